@@ -1,0 +1,27 @@
+import type Database from 'better-sqlite3'
+import type { GatehouseConfig } from '../config/schema.js'
+import type { DB } from '../db/index.js'
+
+/** Time comes from here, never from Date.now() in the domain, so expiry is testable without sleeping. */
+export interface Clock {
+  now(): number
+}
+
+export const systemClock: Clock = { now: () => Date.now() }
+
+/** Who is asking: recorded on sessions and audit events. */
+export interface RequestMeta {
+  ipAddress: string | null
+  userAgent: string | null
+}
+
+export interface AuthContext {
+  db: DB
+  sqlite: Database.Database
+  /** The live configuration: read it at use, never cache it, so panel edits apply at once. */
+  config(): GatehouseConfig
+  clock: Clock
+  secret: string
+  /** Origin + base path, e.g. http://127.0.0.1:4280/api/auth */
+  baseURL: string
+}

@@ -1,0 +1,60 @@
+/**
+ * Every error leaves Gatehouse as an APIError: an HTTP status, a stable `code` and the spec's
+ * message. The wire body is `{code, message}`.
+ */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 422 | 429 | 500 | 503
+
+export class APIError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    readonly code: string,
+    message: string,
+    /** Extra response headers (e.g. X-Retry-After). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'APIError'
+  }
+}
+
+/** The messages of SPEC §8, with the code better-auth puts on the wire for each. */
+export const ERR = {
+  USER_NOT_FOUND: 'User not found',
+  FAILED_TO_CREATE_USER: 'Failed to create user',
+  FAILED_TO_CREATE_SESSION: 'Failed to create session',
+  FAILED_TO_UPDATE_USER: 'Failed to update user',
+  FAILED_TO_GET_SESSION: 'Failed to get session',
+  INVALID_PASSWORD: 'Invalid password',
+  INVALID_EMAIL: 'Invalid email',
+  INVALID_EMAIL_OR_PASSWORD: 'Invalid email or password',
+  SOCIAL_ACCOUNT_ALREADY_LINKED: 'Social account already linked',
+  PROVIDER_NOT_FOUND: 'Provider not found',
+  INVALID_TOKEN: 'invalid token',
+  ID_TOKEN_NOT_SUPPORTED: 'id_token not supported',
+  FAILED_TO_GET_USER_INFO: 'Failed to get user info',
+  USER_EMAIL_NOT_FOUND: 'User email not found',
+  EMAIL_NOT_VERIFIED: 'Email not verified',
+  PASSWORD_TOO_SHORT: 'Password too short',
+  PASSWORD_TOO_LONG: 'Password too long',
+  USER_ALREADY_EXISTS: 'User already exists',
+  EMAIL_CAN_NOT_BE_UPDATED: 'Email can not be updated',
+  CREDENTIAL_ACCOUNT_NOT_FOUND: 'Credential account not found',
+  SESSION_EXPIRED: 'Session expired. Re-authenticate to perform this action.',
+  FAILED_TO_UNLINK_LAST_ACCOUNT: "You can't unlink your last account",
+  ACCOUNT_NOT_FOUND: 'Account not found',
+  USER_ALREADY_HAS_PASSWORD: 'User already has a password. Provide that to delete the account.',
+  SESSION_NOT_FOUND: 'Session not found',
+  SESSION_NOT_FRESH: 'Session is not fresh',
+  EMAIL_PASSWORD_SIGN_UP_DISABLED: 'Email and password sign up is not enabled',
+  EMAIL_PASSWORD_DISABLED: 'Email and password is not enabled',
+  BANNED_USER: 'You have been banned from this application. Please contact support if you believe this is an error.',
+  TOO_MANY_REQUESTS: 'Too many requests. Please try again later.',
+  UNAUTHORIZED: 'Unauthorized',
+  NOT_FOUND: 'Not Found',
+  INVALID_ORIGIN: 'Invalid origin',
+} as const
+
+export type ErrorKey = keyof typeof ERR
+
+export const fail = (status: ErrorStatus, key: ErrorKey, code: string = key): APIError =>
+  new APIError(status, code, ERR[key])

@@ -1,0 +1,190 @@
+import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm'
+import { generateId } from '../crypto/random.js'
+import type { DB } from '../db/index.js'
+import { session, user } from '../db/schema.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
+import { fail } from './errors.js'
+
+export type SessionRow = typeof session.$inferSelect
+export type UserRow = typeof user.$inferSelect
+export interface SessionWithUser {
+  session: SessionRow
+  user: UserRow
+}
+
+const DAY_MS = 86_400_000
+
+/** The lookup behind every authenticated request, prepared once per database. */
+const byTokenStatements = new WeakMap<DB, ReturnType<typeof prepareByToken>>()
+function prepareByToken(db: DB) {
+  return db
+    .select({ session, user })
+    .from(session)
+    .innerJoin(user, eq(session.userId, user.id))
+    .where(eq(session.token, sql.placeholder('token')))
+    .prepare()
+}
+
+export function findSessionByToken(ctx: AuthContext, token: string): SessionWithUser | null {
+  let stmt = byTokenStatements.get(ctx.db)
+  if (!stmt) {
+    stmt = prepareByToken(ctx.db)
+    byTokenStatements.set(ctx.db, stmt)
+  }
+  return stmt.get({ token }) ?? null
+}
+
+export interface CreateSessionOptions {
+  rememberMe?: boolean
+  meta: RequestMeta
+  impersonatedBy?: string | null
+  /** Overrides the configured lifetime (seconds), e.g. for impersonation sessions. */
+  expiresIn?: number
+  activeOrganizationId?: string | null
+}
+
+/**
+ * Throws BANNED_USER if the user is banned; clears a ban whose expiry has passed (SPEC §4 Ban:
+ * "An expired ban is cleared at the next session creation").
+ */
+export function assertNotBanned(ctx: AuthContext, target: UserRow): UserRow {
+  if (!target.banned) return target
+  const now = ctx.clock.now()
+  if (target.banExpires && target.banExpires.getTime() <= now) {
+    const cleared = { banned: false, banReason: null, banExpires: null, updatedAt: new Date(now) }
+    ctx.db.update(user).set(cleared).where(eq(user.id, target.id)).run()
+    return { ...target, ...cleared }
+  }
+  throw fail(403, 'BANNED_USER')
+}
+
+/** Creates a session for a user; every way of signing in goes through here. */
+export function createSession(ctx: AuthContext, target: UserRow, options: CreateSessionOptions): SessionWithUser {
+  const current = assertNotBanned(ctx, target)
+  const now = ctx.clock.now()
+  const { session: conf, advanced } = ctx.config()
+  const lifetimeMs =
+    options.expiresIn !== undefined
+      ? options.expiresIn * 1000
+      : options.rememberMe === false
+        ? DAY_MS
+        : conf.expiresIn * 1000
+  const tracking = !advanced.ipAddress.disableIpTracking
+  const row: SessionRow = {
+    id: generateId(),
+    token: generateId(32),
+    userId: current.id,
+    expiresAt: new Date(now + lifetimeMs),
+    ipAddress: tracking ? (options.meta.ipAddress ?? '') : '',
+    userAgent: options.meta.userAgent ?? '',
+    createdAt: new Date(now),
+    updatedAt: new Date(now),
+    impersonatedBy: options.impersonatedBy ?? null,
+    activeOrganizationId: options.activeOrganizationId ?? null,
+  }
+  ctx.db.insert(session).values(row).run()
+  return { session: row, user: current }
+}
+
+export type ResolvedSession =
+  | { status: 'none' }
+  | { status: 'expired'; userId: string }
+  | { status: 'active'; data: SessionWithUser; refreshed: boolean }
+
+/**
+ * Looks a session token up and applies the lifecycle of SPEC §4: an expired session is deleted;
+ * a session whose last refresh is at least `updateAge` old gets its expiry extended (unless
+ * refresh is off for this request or in the config).
+ */
+export function resolveSession(
+  ctx: AuthContext,
+  token: string,
+  options: { allowRefresh: boolean },
+): ResolvedSession {
+  const found = findSessionByToken(ctx, token)
+  if (!found) return { status: 'none' }
+  const now = ctx.clock.now()
+  if (found.session.expiresAt.getTime() <= now) {
+    ctx.db.delete(session).where(eq(session.id, found.session.id)).run()
+    return { status: 'expired', userId: found.user.id }
+  }
+  const conf = ctx.config().session
+  if (!options.allowRefresh || conf.disableSessionRefresh) {
+    return { status: 'active', data: found, refreshed: false }
+  }
+  const expiresInMs = conf.expiresIn * 1000
+  const lastRefresh = found.session.expiresAt.getTime() - expiresInMs
+  if (lastRefresh + conf.updateAge * 1000 > now) {
+    return { status: 'active', data: found, refreshed: false }
+  }
+  const patch = { expiresAt: new Date(now + expiresInMs), updatedAt: new Date(now) }
+  ctx.db.update(session).set(patch).where(eq(session.id, found.session.id)).run()
+  return { status: 'active', data: { session: { ...found.session, ...patch }, user: found.user }, refreshed: true }
+}
+
+/** SPEC §5 Freshness: created within `session.freshAge` seconds; 0 disables the check. */
+export function isSessionFresh(ctx: AuthContext, row: SessionRow): boolean {
+  const freshAge = ctx.config().session.freshAge
+  if (freshAge === 0) return true
+  return ctx.clock.now() - row.createdAt.getTime() < freshAge * 1000
+}
+
+/** Unexpired sessions of a user, impersonation sessions hidden (SPEC §6). */
+export function listUserSessions(ctx: AuthContext, userId: string): SessionRow[] {
+  return ctx.db
+    .select()
+    .from(session)
+    .where(
+      and(
+        eq(session.userId, userId),
+        gt(session.expiresAt, new Date(ctx.clock.now())),
+        isNull(session.impersonatedBy),
+      ),
+    )
+    .all()
+}
+
+export function deleteSession(ctx: AuthContext, token: string): void {
+  ctx.db.delete(session).where(eq(session.token, token)).run()
+}
+
+export function signOut(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): void {
+  deleteSession(ctx, current.session.token)
+  recordAudit(ctx, { type: 'user.sign-out', actorUserId: current.user.id, target: current.session.id, meta })
+}
+
+/** Revokes one of the caller's own sessions by token. Another user's token is UNAUTHORIZED. */
+export function revokeOwnSession(ctx: AuthContext, userId: string, token: string, meta: RequestMeta): void {
+  const found = ctx.db.select().from(session).where(eq(session.token, token)).get()
+  if (!found) throw fail(400, 'SESSION_NOT_FOUND')
+  if (found.userId !== userId) throw fail(401, 'UNAUTHORIZED')
+  ctx.db.delete(session).where(eq(session.id, found.id)).run()
+  recordAudit(ctx, { type: 'session.revoked', actorUserId: userId, target: found.id, meta })
+}
+
+export function revokeAllSessions(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId = userId): number {
+  const result = ctx.db.delete(session).where(eq(session.userId, userId)).run()
+  recordAudit(ctx, {
+    type: 'session.revoked-all',
+    actorUserId,
+    targetUserId: userId,
+    detail: { count: result.changes },
+    meta,
+  })
+  return result.changes
+}
+
+export function revokeOtherSessions(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): number {
+  const result = ctx.db
+    .delete(session)
+    .where(and(eq(session.userId, current.user.id), ne(session.id, current.session.id)))
+    .run()
+  recordAudit(ctx, {
+    type: 'session.revoked-others',
+    actorUserId: current.user.id,
+    detail: { count: result.changes },
+    meta,
+  })
+  return result.changes
+}

@@ -1,0 +1,72 @@
+/**
+ * Trusted-origin matching (SPEC §5 "Trusted origins", reference §6.2).
+ *
+ * A trusted entry is one of:
+ *  - an http(s) origin, matched exactly against a URL's origin;
+ *  - a pattern with `*` / `?`, matched against the URL's host[:port] (or, when the pattern has a
+ *    scheme, against the whole origin);
+ *  - a custom-scheme prefix such as `myapp://`, matched by prefix.
+ */
+
+/** A safe same-site relative path: no `//`, `\`, encoded slashes, fragments or control characters. */
+const SAFE_RELATIVE = /^\/(?!\/|\\|%2f|%5c)[\w\-.+/@]*(?:\?[\w\-.+/=&%@]*)?$/i
+
+function globToRegExp(glob: string): RegExp {
+  const escaped = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/\\\\]*').replace(/\?/g, '[^/\\\\]')
+  return new RegExp(`^${escaped}$`, 'i')
+}
+
+function parse(url: string): URL | null {
+  try {
+    return new URL(url)
+  } catch {
+    return null
+  }
+}
+
+export function matchesTrustedEntry(url: URL, raw: string, entry: string): boolean {
+  if (entry.includes('*') || entry.includes('?')) {
+    if (entry.includes('://')) return globToRegExp(entry).test(url.origin)
+    return globToRegExp(entry).test(url.host)
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    const trusted = parse(entry)
+    return trusted !== null && trusted.origin === url.origin
+  }
+  return raw.startsWith(entry)
+}
+
+export interface TrustCheckOptions {
+  /** Relative paths are acceptable (callback URLs), or not (the Origin header). */
+  allowRelative: boolean
+}
+
+export function isTrustedURL(candidate: string, trusted: readonly string[], options: TrustCheckOptions): boolean {
+  if (candidate.startsWith('/')) return options.allowRelative && SAFE_RELATIVE.test(candidate)
+  // Control characters and whitespace are never part of a legitimate absolute callback.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point
+  if (/[\u0000-\u0020\u007f]/.test(candidate)) return false
+  const url = parse(candidate)
+  if (!url) return false
+  // Credentials in a URL (https://trusted@evil) are a classic redirect trick.
+  if (url.username || url.password) return false
+  return trusted.some((entry) => matchesTrustedEntry(url, candidate, entry))
+}
+
+/** Validation of an entry before it enters the config: a clear reason, or null when valid. */
+export function describeInvalidTrustedOrigin(entry: string): string | null {
+  const value = entry.trim()
+  if (!value) return 'a trusted origin must not be empty'
+  if (value !== entry) return 'a trusted origin must not have surrounding spaces'
+  if (value.includes('*') || value.includes('?')) return null
+  if (/^https?:\/\//i.test(value)) {
+    const url = parse(value)
+    if (!url) return `"${entry}" is not a valid URL`
+    if (url.pathname !== '/' || url.search || url.hash || url.username) {
+      return `"${entry}" must be an origin only (scheme, host and port), like ${url.origin}`
+    }
+    return null
+  }
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return null
+  return `"${entry}" must start with http://, https:// or an app scheme such as myapp://`
+}

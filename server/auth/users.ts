@@ -1,0 +1,233 @@
+import { and, eq } from 'drizzle-orm'
+import { z } from 'zod'
+import { burnPasswordCheck, hashPassword, verifyPassword } from '../crypto/password.js'
+import { generateId } from '../crypto/random.js'
+import { account, user } from '../db/schema.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
+import { APIError, fail } from './errors.js'
+import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
+
+const emailFormat = z.email()
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
+
+export function assertValidEmail(email: string): void {
+  if (!emailFormat.safeParse(email).success) throw fail(400, 'INVALID_EMAIL')
+}
+
+export function assertPasswordLength(ctx: AuthContext, password: string): void {
+  const { minPasswordLength, maxPasswordLength } = ctx.config().emailAndPassword
+  if (password.length < minPasswordLength) throw fail(400, 'PASSWORD_TOO_SHORT')
+  if (password.length > maxPasswordLength) throw fail(400, 'PASSWORD_TOO_LONG')
+}
+
+/** A user as the wire shows it: configured additional fields flattened onto the row. */
+export type PublicUser = Omit<UserRow, 'additionalFields'> & Record<string, unknown>
+
+export function toPublicUser(row: UserRow): PublicUser {
+  const { additionalFields, ...rest } = row
+  return additionalFields ? { ...additionalFields, ...rest } : rest
+}
+
+/** Fields a client must never set on itself: better-auth refuses them with FIELD_NOT_ALLOWED. */
+const PROTECTED_FIELDS = ['role', 'banned', 'banReason', 'banExpires'] as const
+
+function notAllowed(field: string): APIError {
+  return new APIError(400, 'FIELD_NOT_ALLOWED', `${field} is not allowed to be set`)
+}
+
+const fieldValue = {
+  string: z.string(),
+  number: z.number(),
+  boolean: z.boolean(),
+  date: z.coerce.date(),
+} as const
+
+/**
+ * Reads the configured additional user fields (anything else a client sends, such as
+ * emailVerified or id, is ignored) from a client's free-form input (SPEC §3, §5):
+ * type-checked, `input:false` fields refused, required ones enforced on creation.
+ */
+export function readAdditionalFields(
+  ctx: AuthContext,
+  input: Record<string, unknown>,
+  mode: 'create' | 'update',
+): Record<string, unknown> {
+  for (const field of PROTECTED_FIELDS) if (field in input) throw notAllowed(field)
+  const out: Record<string, unknown> = {}
+  for (const [name, def] of Object.entries(ctx.config().user.additionalFields)) {
+    const present = Object.hasOwn(input, name) && input[name] !== undefined
+    if (present && !def.input) throw notAllowed(name)
+    if (!present) {
+      if (mode === 'create') {
+        if (def.defaultValue !== undefined) out[name] = def.defaultValue
+        else if (def.required && def.input) throw new APIError(400, `${name.toUpperCase()}_IS_REQUIRED`, `${name} is required`)
+      }
+      continue
+    }
+    const value = input[name]
+    if (value === null && !def.required) {
+      out[name] = null
+      continue
+    }
+    const parsed = fieldValue[def.type].safeParse(value)
+    if (!parsed.success) throw new APIError(400, 'VALIDATION_ERROR', `[body.${name}] expected a ${def.type}`)
+    out[name] = parsed.data
+  }
+  return out
+}
+
+export function findUserByEmail(ctx: AuthContext, email: string): UserRow | undefined {
+  return ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))).get()
+}
+
+export function findUserById(ctx: AuthContext, id: string): UserRow | undefined {
+  return ctx.db.select().from(user).where(eq(user.id, id)).get()
+}
+
+export function findCredentialAccount(ctx: AuthContext, userId: string) {
+  return ctx.db
+    .select()
+    .from(account)
+    .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
+    .get()
+}
+
+const isUniqueViolation = (e: unknown): boolean =>
+  e instanceof Error && 'code' in e && String((e as { code: unknown }).code).startsWith('SQLITE_CONSTRAINT_UNIQUE')
+
+export interface NewUserInput {
+  name: string
+  email: string
+  image?: string | null
+  emailVerified?: boolean
+  role?: string | null
+  additionalFields?: Record<string, unknown>
+}
+
+/**
+ * Inserts a user and, with a password hash, its credential account, in one transaction.
+ * The hash is computed by the caller beforehand: no transaction is held open while hashing.
+ */
+export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
+  const now = new Date(ctx.clock.now())
+  const row: UserRow = {
+    id: generateId(),
+    name: input.name,
+    email: normalizeEmail(input.email),
+    emailVerified: input.emailVerified ?? false,
+    image: input.image ?? null,
+    createdAt: now,
+    updatedAt: now,
+    username: null,
+    displayUsername: null,
+    role: input.role ?? 'user',
+    banned: false,
+    banReason: null,
+    banExpires: null,
+    additionalFields:
+      input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
+  }
+  try {
+    ctx.db.transaction((tx) => {
+      tx.insert(user).values(row).run()
+      if (passwordHash !== null) {
+        tx.insert(account)
+          .values({
+            id: generateId(),
+            accountId: row.id,
+            providerId: 'credential',
+            userId: row.id,
+            password: passwordHash,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .run()
+      }
+    })
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
+    throw e
+  }
+  return row
+}
+
+export interface SignUpInput {
+  name: string
+  email: string
+  password: string
+  image?: string | null
+  rememberMe?: boolean
+  /** Everything else the client sent: candidates for additional fields. */
+  extra: Record<string, unknown>
+}
+
+export interface SignUpResult {
+  user: UserRow
+  session: SessionWithUser | null
+}
+
+export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: RequestMeta): Promise<SignUpResult> {
+  const conf = ctx.config().emailAndPassword
+  if (!conf.enabled || conf.disableSignUp) {
+    throw new APIError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED', 'Email and password sign up is not enabled')
+  }
+  assertValidEmail(input.email)
+  assertPasswordLength(ctx, input.password)
+  const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
+  if (findUserByEmail(ctx, input.email)) {
+    recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
+    throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
+  }
+  const hash = await hashPassword(input.password)
+  const created = insertUser(ctx, { ...input, additionalFields }, hash)
+  recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, meta })
+  if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, session: null }
+  const session = createSession(ctx, created, { rememberMe: input.rememberMe, meta })
+  return { user: created, session }
+}
+
+export interface SignInInput {
+  email: string
+  password: string
+  rememberMe?: boolean
+}
+
+export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: RequestMeta): Promise<SessionWithUser> {
+  if (!ctx.config().emailAndPassword.enabled) {
+    throw new APIError(400, 'EMAIL_PASSWORD_DISABLED', 'Email and password is not enabled')
+  }
+  assertValidEmail(input.email)
+  const found = findUserByEmail(ctx, input.email)
+  const credential = found ? findCredentialAccount(ctx, found.id) : undefined
+  const refuse = (reason: string) => {
+    recordAudit(ctx, {
+      type: 'user.sign-in',
+      outcome: 'failure',
+      targetUserId: found?.id ?? null,
+      detail: { reason, email: normalizeEmail(input.email) },
+      meta,
+    })
+    return fail(401, 'INVALID_EMAIL_OR_PASSWORD')
+  }
+  if (!found || !credential?.password) {
+    await burnPasswordCheck(input.password)
+    throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER')
+  }
+  if (!(await verifyPassword(credential.password, input.password))) throw refuse('INVALID_PASSWORD')
+  if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
+    recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
+    throw fail(403, 'EMAIL_NOT_VERIFIED')
+  }
+  try {
+    const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
+    recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
+    return created
+  } catch (e) {
+    if (e instanceof APIError) {
+      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: e.code }, meta })
+    }
+    throw e
+  }
+}

@@ -1,0 +1,144 @@
+import { parseArgs } from 'node:util'
+import { resolve } from 'node:path'
+import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
+import { createGatehouse } from './gatehouse.js'
+
+const USAGE = `Usage: gatehouse serve [options]
+
+Options (each also an environment variable):
+  --port <n>               GATEHOUSE_PORT             API port (default 4280)
+  --host <addr>            GATEHOUSE_HOST             API address (default 127.0.0.1)
+  --data-dir <dir>         GATEHOUSE_DATA_DIR         data directory (default ./data)
+  --base-url <url>         GATEHOUSE_BASE_URL         public URL (default http://HOST:PORT)
+  --trusted-origins <list> GATEHOUSE_TRUSTED_ORIGINS  comma-separated trusted origins
+  --smtp-url <url>         GATEHOUSE_SMTP_URL         SMTP server for outgoing mail
+  --rate-limit <on|off>    GATEHOUSE_RATE_LIMIT       request rate limiting (default on)
+  --config <file>          GATEHOUSE_CONFIG           JSON file merged over the stored config
+                           GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
+  -h, --help                                          this help
+`
+
+export interface ServeOptions {
+  port: number
+  host: string
+  dataDir: string
+  baseURL?: string
+  secret?: string
+  smtpUrl?: string
+  overrides: Record<string, unknown>
+}
+
+/** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
+export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeOptions {
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'base-url': { type: 'string' },
+        'trusted-origins': { type: 'string' },
+        'smtp-url': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        config: { type: 'string' },
+      },
+    })
+  } catch (e) {
+    throw new ConfigError((e as Error).message)
+  }
+  const flag = (name: string, variable: string): string | undefined => {
+    const value = parsed.values[name]
+    return typeof value === 'string' ? value : env[variable] || undefined
+  }
+
+  const portText = flag('port', 'GATEHOUSE_PORT') ?? '4280'
+  const port = Number(portText)
+  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`port: "${portText}" is not a port number (0-65535)`)
+
+  const baseURL = flag('base-url', 'GATEHOUSE_BASE_URL')
+  if (baseURL !== undefined) {
+    let url: URL | null = null
+    try {
+      url = new URL(baseURL)
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`base-url: "${baseURL}" is not an http(s) URL`)
+  }
+
+  let overrides: Record<string, unknown> = {}
+  const configFile = flag('config', 'GATEHOUSE_CONFIG')
+  if (configFile) overrides = readJsonFile(resolve(configFile), 'config file')
+
+  const origins = flag('trusted-origins', 'GATEHOUSE_TRUSTED_ORIGINS')
+  if (origins !== undefined) overrides = deepMerge(overrides, { trustedOrigins: origins.split(',').map((s) => s.trim()) })
+
+  const rateLimit = flag('rate-limit', 'GATEHOUSE_RATE_LIMIT')
+  if (rateLimit !== undefined) {
+    if (rateLimit !== 'on' && rateLimit !== 'off') throw new ConfigError(`rate-limit: "${rateLimit}" must be on or off`)
+    overrides = deepMerge(overrides, { rateLimit: { enabled: rateLimit === 'on' } })
+  }
+
+  return {
+    port,
+    host: flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1',
+    dataDir: resolve(flag('data-dir', 'GATEHOUSE_DATA_DIR') ?? './data'),
+    baseURL,
+    secret: env.GATEHOUSE_SECRET || undefined,
+    smtpUrl: flag('smtp-url', 'GATEHOUSE_SMTP_URL'),
+    overrides,
+  }
+}
+
+async function serveCommand(argv: string[]): Promise<void> {
+  const options = readServeOptions(argv, process.env)
+  const gatehouse = createGatehouse({
+    dataDir: options.dataDir,
+    port: options.port,
+    host: options.host,
+    baseURL: options.baseURL,
+    secret: options.secret,
+    config: options.overrides,
+  })
+  const url = await gatehouse.listen()
+  console.log(`Gatehouse API listening on ${url}`)
+  console.log(`Data directory: ${options.dataDir}`)
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    console.log(`${signal} received, shutting down`)
+    await gatehouse.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  try {
+    if (command === undefined || command === 'serve') {
+      if (rest.includes('-h') || rest.includes('--help')) {
+        process.stdout.write(USAGE)
+        return 0
+      }
+      await serveCommand(rest)
+      return -1
+    }
+    process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
+    return 2
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${e.message}\n`)
+      return 2
+    }
+    throw e
+  }
+}

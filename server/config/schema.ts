@@ -1,0 +1,141 @@
+import { z } from 'zod'
+import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
+
+/**
+ * The runtime configuration. Keys use better-auth's option names wherever one exists so
+ * that better-auth users recognise them; every default comes from SPEC §9.
+ * Durations are in seconds, like better-auth's options.
+ */
+
+const seconds = z.number().int().min(0)
+
+export const trustedOriginEntry = z.string().superRefine((value, ctx) => {
+  const problem = describeInvalidTrustedOrigin(value)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem })
+})
+
+const additionalField = z.object({
+  type: z.enum(['string', 'number', 'boolean', 'date']),
+  required: z.boolean().default(false),
+  defaultValue: z.union([z.string(), z.number(), z.boolean(), z.null()]).optional(),
+  /** false: clients may not set it (better-auth's `input: false`). */
+  input: z.boolean().default(true),
+})
+
+const rateLimitRule = z.object({ window: z.number().int().min(1), max: z.number().int().min(1) })
+
+export const configSchema = z
+  .object({
+    basePath: z
+      .string()
+      .regex(/^\/[A-Za-z0-9/_-]*$/, 'must start with / and contain only path characters')
+      .default('/api/auth'),
+    trustedOrigins: z.array(trustedOriginEntry).default([]),
+    disabledPaths: z.array(z.string().startsWith('/')).default([]),
+    emailAndPassword: z
+      .object({
+        enabled: z.boolean().default(true),
+        disableSignUp: z.boolean().default(false),
+        minPasswordLength: z.number().int().min(1).default(8),
+        maxPasswordLength: z.number().int().min(1).default(128),
+        requireEmailVerification: z.boolean().default(false),
+        autoSignIn: z.boolean().default(true),
+        resetPasswordTokenExpiresIn: seconds.default(3600),
+        revokeSessionsOnPasswordReset: z.boolean().default(false),
+      })
+      .prefault({}),
+    emailVerification: z
+      .object({
+        sendOnSignUp: z.boolean().default(false),
+        autoSignInAfterVerification: z.boolean().default(false),
+        expiresIn: seconds.default(3600),
+      })
+      .prefault({}),
+    session: z
+      .object({
+        expiresIn: seconds.default(604800),
+        updateAge: seconds.default(86400),
+        freshAge: seconds.default(86400),
+        disableSessionRefresh: z.boolean().default(false),
+        cookieCache: z
+          .object({ enabled: z.boolean().default(false), maxAge: seconds.default(300) })
+          .prefault({}),
+      })
+      .prefault({}),
+    rateLimit: z
+      .object({
+        enabled: z.boolean().default(true),
+        window: z.number().int().min(1).default(10),
+        max: z.number().int().min(1).default(100),
+        storage: z.enum(['memory', 'database']).default('memory'),
+        /** Paths (prefix match) that get the strict rule. */
+        strictPaths: z
+          .array(z.string().startsWith('/'))
+          .default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
+        strict: rateLimitRule.default({ window: 10, max: 3 }),
+        /** Exact path (or prefix ending in `*`) → rule, applied after the built-in ones. */
+        customRules: z.record(z.string(), rateLimitRule).default({}),
+      })
+      .prefault({}),
+    user: z
+      .object({
+        additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
+        changeEmail: z.object({ enabled: z.boolean().default(false) }).prefault({}),
+        deleteUser: z
+          .object({ enabled: z.boolean().default(false), deleteTokenExpiresIn: seconds.default(86400) })
+          .prefault({}),
+      })
+      .prefault({}),
+    account: z
+      .object({
+        accountLinking: z
+          .object({
+            enabled: z.boolean().default(true),
+            trustedProviders: z.array(z.string()).default([]),
+            allowDifferentEmails: z.boolean().default(false),
+            allowUnlinkingAll: z.boolean().default(false),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    advanced: z
+      .object({
+        cookiePrefix: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"')
+          .default('better-auth'),
+        /** Unset: secure cookies exactly when the base URL is https. */
+        useSecureCookies: z.boolean().optional(),
+        disableCSRFCheck: z.boolean().default(false),
+        ipAddress: z
+          .object({
+            ipAddressHeaders: z.array(z.string().min(1)).default(['x-forwarded-for']),
+            disableIpTracking: z.boolean().default(false),
+            /** Peers whose forwarding headers are believed. */
+            trustedProxies: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    if (c.emailAndPassword.minPasswordLength > c.emailAndPassword.maxPasswordLength) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['emailAndPassword', 'minPasswordLength'],
+        message: 'must not exceed emailAndPassword.maxPasswordLength',
+      })
+    }
+  })
+
+export type GatehouseConfig = z.output<typeof configSchema>
+export type GatehouseConfigInput = z.input<typeof configSchema>
+export type AdditionalField = z.output<typeof additionalField>
+
+/** "emailAndPassword.minPasswordLength: Too small: expected number to be >=1" — one line, naming the field. */
+export function describeConfigError(error: z.ZodError): string {
+  const issue = error.issues[0]
+  if (!issue) return 'invalid configuration'
+  const path = issue.path.map(String).join('.')
+  return path ? `${path}: ${issue.message}` : issue.message
+}

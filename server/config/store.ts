@@ -1,0 +1,101 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { configSchema, describeConfigError, type GatehouseConfig } from './schema.js'
+
+/** A configuration problem the operator must fix: one line naming the field. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+type Json = Record<string, unknown>
+
+const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Deep merge of plain objects; arrays and scalars from `over` replace those of `base`. */
+export function deepMerge(base: Json, over: Json): Json {
+  const out: Json = { ...base }
+  for (const [key, value] of Object.entries(over)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue
+    const current = out[key]
+    out[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value
+  }
+  return out
+}
+
+export function readJsonFile(file: string, label: string): Json {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (e) {
+    throw new ConfigError(`${label} ${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new ConfigError(`${label} ${file}: not valid JSON (${(e as Error).message})`)
+  }
+  if (!isPlainObject(value)) throw new ConfigError(`${label} ${file}: must contain a JSON object`)
+  return value
+}
+
+function parse(value: Json, label: string): GatehouseConfig {
+  const parsed = configSchema.safeParse(value)
+  if (!parsed.success) throw new ConfigError(`${label}: ${describeConfigError(parsed.error)}`)
+  return parsed.data
+}
+
+type Listener = (config: GatehouseConfig) => void
+
+/**
+ * The live configuration. Layers, later ones winning: SPEC defaults, the file stored in the data
+ * directory (what the control panel edits), then `--config` and command-line/environment
+ * overrides. Updates validate first and never write an invalid file.
+ */
+export class ConfigStore {
+  private stored: Json
+  private current: GatehouseConfig
+  private readonly listeners = new Set<Listener>()
+
+  constructor(
+    private readonly file: string | null,
+    private readonly overrides: Json = {},
+  ) {
+    this.stored = file && existsSync(file) ? readJsonFile(file, 'config file') : {}
+    if (file && existsSync(file)) parse(this.stored, `config file ${file}`)
+    this.current = parse(deepMerge(this.stored, overrides), 'configuration')
+  }
+
+  get(): GatehouseConfig {
+    return this.current
+  }
+
+  /** The stored layer only (what the panel shows as editable). */
+  storedLayer(): Json {
+    return structuredClone(this.stored)
+  }
+
+  /** Applies a partial change; throws ConfigError (and changes nothing) if the result is invalid. */
+  update(patch: Json): GatehouseConfig {
+    const stored = deepMerge(this.stored, patch)
+    parse(stored, 'configuration')
+    const next = parse(deepMerge(stored, this.overrides), 'configuration')
+    if (this.file) {
+      const tmp = `${this.file}.tmp`
+      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
+      renameSync(tmp, this.file)
+    }
+    this.stored = stored
+    this.current = next
+    for (const listener of this.listeners) listener(next)
+    return next
+  }
+
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+}
+

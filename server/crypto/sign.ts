@@ -1,0 +1,42 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+/** HMAC-SHA256 of `value` keyed by the secret, standard base64 with padding (44 chars). */
+export function hmacBase64(secret: string, value: string): string {
+  return createHmac('sha256', secret).update(value).digest('base64')
+}
+
+export function hmacBase64Url(secret: string, value: string): string {
+  return createHmac('sha256', secret).update(value).digest('base64url')
+}
+
+/** better-auth's signed cookie value: `value.base64(hmac)` (not yet percent-encoded). */
+export function signValue(secret: string, value: string): string {
+  return `${value}.${hmacBase64(secret, value)}`
+}
+
+/**
+ * Reverses signValue. Accepts the percent-encoded and decoded forms. Returns the value, or null
+ * if the signature is missing, malformed or wrong.
+ */
+export function unsignValue(secret: string, signed: string): string | null {
+  let raw = signed
+  if (raw.includes('%')) {
+    try {
+      raw = decodeURIComponent(raw)
+    } catch {
+      return null
+    }
+  }
+  const dot = raw.lastIndexOf('.')
+  if (dot < 1) return null
+  const value = raw.slice(0, dot)
+  const signature = raw.slice(dot + 1)
+  if (signature.length !== 44 || !signature.endsWith('=')) return null
+  return safeEqual(signature, hmacBase64(secret, value)) ? value : null
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a)
+  const bb = Buffer.from(b)
+  return ab.length === bb.length && timingSafeEqual(ab, bb)
+}

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { schema } from './schema.js'
+
+export type DB = BetterSQLite3Database<typeof schema>
+
+export interface Database_ {
+  db: DB
+  sqlite: Database.Database
+  close(): void
+}
+
+export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
+
+/**
+ * Opens (creating if needed) the SQLite database, sets the pragmas every connection needs and
+ * applies pending migrations. WAL with synchronous=FULL: a write acknowledged to a client is on
+ * disk before the answer leaves, so it survives a killed process or a power cut.
+ */
+export function openDatabase(file: string, options: { migrations?: string } = {}): Database_ {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  const sqlite = new Database(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = FULL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = drizzle({ client: sqlite, schema })
+  migrate(db, { migrationsFolder: options.migrations ?? migrationsFolder })
+  return {
+    db,
+    sqlite,
+    close() {
+      if (sqlite.open) sqlite.close()
+    },
+  }
+}

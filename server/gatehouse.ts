@@ -1,0 +1,107 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { H3 } from 'h3'
+import { serve } from 'h3'
+import type { AuthContext, Clock } from './auth/context.js'
+import { systemClock } from './auth/context.js'
+import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './auth/rate-limit.js'
+import type { GatehouseConfigInput } from './config/schema.js'
+import { ConfigStore } from './config/store.js'
+import { type Database_, openDatabase } from './db/index.js'
+import { createAuthApp } from './http/app.js'
+import { coreRoutes } from './http/routes/core.js'
+import { DEFAULT_SECRET, resolveSecret } from './secret.js'
+
+export interface Logger {
+  info(message: string): void
+  warn(message: string): void
+  error(message: string, error?: unknown): void
+}
+
+export const consoleLogger: Logger = {
+  info: (m) => console.log(m),
+  warn: (m) => console.warn(`warning: ${m}`),
+  error: (m, e) => console.error(m, e ?? ''),
+}
+
+export interface GatehouseOptions {
+  /** Holds gatehouse.db, config.json and the generated secret. null: in-memory, nothing on disk. */
+  dataDir: string | null
+  port?: number
+  host?: string
+  /** Public origin the API is reached at; default http://HOST:PORT. */
+  baseURL?: string
+  secret?: string
+  /** Overrides merged over the stored config (from --config and flags). */
+  config?: GatehouseConfigInput | Record<string, unknown>
+  clock?: Clock
+  logger?: Logger
+}
+
+export interface Gatehouse {
+  app: H3
+  ctx: AuthContext
+  config: ConfigStore
+  database: Database_
+  /** Listens on host:port; resolves with the API URL. */
+  listen(): Promise<string>
+  close(): Promise<void>
+}
+
+export function createGatehouse(options: GatehouseOptions): Gatehouse {
+  const logger = options.logger ?? consoleLogger
+  const host = options.host ?? '127.0.0.1'
+  const port = options.port ?? 4280
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
+  const store = new ConfigStore(
+    options.dataDir ? join(options.dataDir, 'config.json') : null,
+    (options.config ?? {}) as Record<string, unknown>,
+  )
+  const secret = resolveSecret(options.secret, options.dataDir)
+  if (secret === DEFAULT_SECRET) {
+    logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
+  }
+  const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:')
+  const origin = (options.baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
+  const ctx: AuthContext = {
+    db: database.db,
+    sqlite: database.sqlite,
+    config: () => store.get(),
+    clock: options.clock ?? systemClock,
+    secret,
+    baseURL: `${origin}${store.get().basePath}`,
+  }
+
+  const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
+  const databaseLimits = new DatabaseRateLimitStore(ctx)
+  const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'database' ? databaseLimits : memoryLimits)
+
+  const app = createAuthApp({
+    ctx,
+    routes: [...coreRoutes],
+    rateLimitStore,
+    onUnexpectedError: (error, path) => logger.error(`unexpected error on ${path}:`, error),
+  })
+
+  let server: ReturnType<typeof serve> | null = null
+  return {
+    app,
+    ctx,
+    config: store,
+    database,
+    async listen() {
+      server = serve(app, { port, hostname: host, silent: true, gracefulShutdown: false })
+      await server.ready()
+      const address = server.node?.server?.address()
+      const actualPort = address && typeof address === 'object' ? address.port : port
+      const listening = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
+      // With port 0 the real port is known only now; the default base URL follows it.
+      if (!options.baseURL) ctx.baseURL = `${listening}${store.get().basePath}`
+      return `${listening}${store.get().basePath}`
+    },
+    async close() {
+      if (server) await server.close(true)
+      database.close()
+    },
+  }
+}

@@ -1,0 +1,180 @@
+import { H3, type H3Event } from 'h3'
+import type { z } from 'zod'
+import type { AuthContext } from '../auth/context.js'
+import { APIError, ERR } from '../auth/errors.js'
+import { consume, type RateLimitStore, ruleFor } from '../auth/rate-limit.js'
+import { isSessionFresh } from '../auth/sessions.js'
+import { isTrustedURL } from '../auth/trusted-origins.js'
+import { readBody } from './body.js'
+import { clientIp, rateLimitIdentity } from './client-ip.js'
+import { cookieNames, parseCookieHeader } from './cookies.js'
+import type { ResponseDraft, Route, RouteContext } from './route.js'
+import { resolveRequestSession } from './session.js'
+
+export interface HttpAppOptions {
+  ctx: AuthContext
+  routes: Route[]
+  rateLimitStore: () => RateLimitStore
+  /** Called with unexpected errors (never sent to the client). */
+  onUnexpectedError?: (error: unknown, route: string) => void
+}
+
+const JSON_TYPE = 'application/json'
+
+function jsonResponse(value: unknown, draft: ResponseDraft): Response {
+  draft.headers.set('content-type', JSON_TYPE)
+  return new Response(JSON.stringify(value ?? null), { status: draft.status, headers: draft.headers })
+}
+
+function errorResponse(error: APIError, draft: ResponseDraft): Response {
+  for (const [k, v] of Object.entries(error.headers)) draft.headers.set(k, v)
+  draft.status = error.status
+  return jsonResponse({ code: error.code, message: error.message }, draft)
+}
+
+/** A handler may return a finished Response (redirects, HTML); the draft's cookies still apply. */
+function finish(result: unknown, draft: ResponseDraft): Response {
+  if (result instanceof Response) {
+    for (const cookie of draft.headers.getSetCookie()) result.headers.append('set-cookie', cookie)
+    for (const [k, v] of draft.headers) if (k !== 'set-cookie' && !result.headers.has(k)) result.headers.set(k, v)
+    return result
+  }
+  return jsonResponse(result, draft)
+}
+
+function validate(schema: z.ZodType, value: unknown, where: 'body' | 'query'): unknown {
+  const parsed = schema.safeParse(value)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  const path = [where, ...(issue?.path ?? []).map(String)].join('.')
+  throw new APIError(400, 'VALIDATION_ERROR', `[${path}] ${issue?.message ?? 'Invalid input'}`)
+}
+
+const CALLBACK_FIELDS = [
+  ['callbackURL', 'callbackURL', 'INVALID_CALLBACK_URL'],
+  ['redirectTo', 'redirectURL', 'INVALID_REDIRECT_URL'],
+  ['errorCallbackURL', 'errorCallbackURL', 'INVALID_ERROR_CALLBACK_URL'],
+  ['newUserCallbackURL', 'newUserCallbackURL', 'INVALID_NEW_USER_CALLBACK_URL'],
+] as const
+
+export function trustedOrigins(ctx: AuthContext): string[] {
+  return [...ctx.config().trustedOrigins, new URL(ctx.baseURL).origin]
+}
+
+/** Refuses a redirect target that is neither a trusted origin nor a safe relative path. */
+export function assertTrustedCallback(ctx: AuthContext, value: unknown, label: string, code: string): void {
+  if (value === undefined || value === null || value === '') return
+  if (typeof value !== 'string' || !isTrustedURL(value, trustedOrigins(ctx), { allowRelative: true })) {
+    throw new APIError(403, code, `Invalid ${label}`)
+  }
+}
+
+function originOf(value: string | null): string | null {
+  if (!value) return null
+  try {
+    return new URL(value).origin
+  } catch {
+    return 'null'
+  }
+}
+
+/**
+ * CSRF defence on POST (SPEC §5, reference §6.2 with current better-auth's stricter rules):
+ * a request carrying cookies must come from a trusted Origin (or Referer); sign-in and sign-up are
+ * also checked without cookies when the browser says where it comes from, and cross-site
+ * top-level navigations to them are refused (Fetch Metadata).
+ */
+function checkOrigin(rc: RouteContext): void {
+  const { ctx, request, path } = rc
+  if (ctx.config().advanced.disableCSRFCheck) return
+  const headers = request.headers
+  const origin = headers.get('origin') ?? originOf(headers.get('referer'))
+  const loginPath = path.startsWith('/sign-in') || path.startsWith('/sign-up')
+  if (loginPath && headers.get('sec-fetch-site') === 'cross-site' && headers.get('sec-fetch-mode') === 'navigate') {
+    throw new APIError(403, 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED', 'Cross-site navigation login blocked')
+  }
+  if (headers.has('cookie') && rc.cookies.size > 0) {
+    if (!origin || origin === 'null') throw new APIError(403, 'MISSING_OR_NULL_ORIGIN', 'Missing or null Origin')
+  } else if (!loginPath || !origin) {
+    return
+  }
+  if (!isTrustedURL(origin, trustedOrigins(ctx), { allowRelative: false })) {
+    throw new APIError(403, 'INVALID_ORIGIN', ERR.INVALID_ORIGIN)
+  }
+}
+
+function checkCallbacks(rc: RouteContext, rawBody: unknown): void {
+  const body = rawBody && typeof rawBody === 'object' ? (rawBody as Record<string, unknown>) : {}
+  for (const [field, label, code] of CALLBACK_FIELDS) {
+    const value = body[field] ?? (field === 'callbackURL' ? rc.url.searchParams.get('callbackURL') : undefined)
+    assertTrustedCallback(rc.ctx, value, label, code)
+  }
+}
+
+/** Builds the h3 app serving the declared routes under the base path. */
+export function createAuthApp(options: HttpAppOptions): H3 {
+  const { ctx } = options
+  const base = ctx.config().basePath
+  const app = new H3()
+
+  const run = async (event: H3Event, route: Route | null): Promise<Response> => {
+    const config = ctx.config()
+    const request = event.req
+    const url = event.url
+    const path = url.pathname.startsWith(base) ? url.pathname.slice(base.length) || '/' : url.pathname
+    const draft: ResponseDraft = { status: 200, headers: new Headers() }
+    const ipAddress = clientIp((request as { ip?: string }).ip, request.headers, config.advanced.ipAddress)
+    const rc: RouteContext = {
+      ctx,
+      request,
+      url,
+      path,
+      params: (event.context.params as Record<string, string> | undefined) ?? {},
+      body: undefined,
+      query: undefined,
+      meta: { ipAddress, userAgent: request.headers.get('user-agent') },
+      session: null,
+      cookies: parseCookieHeader(request.headers.get('cookie')),
+      names: cookieNames(config, ctx.baseURL),
+      response: draft,
+    }
+    try {
+      if (config.rateLimit.enabled && ipAddress) {
+        const key = `${rateLimitIdentity(ipAddress)}${path}`
+        const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
+        if (!decision.allowed) {
+          const retry = String(decision.retryAfterSeconds)
+          throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
+        }
+      }
+      if (!route || route.method !== request.method || config.disabledPaths.includes(path)) {
+        throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
+      }
+      const rawBody = route.method === 'POST' ? await readBody(request) : undefined
+      if (route.method === 'POST') checkOrigin(rc)
+      rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
+      rc.query = route.query ? validate(route.query, Object.fromEntries(url.searchParams), 'query') : undefined
+      if (route.method === 'POST') checkCallbacks(rc, rawBody)
+      if (route.auth !== 'none') {
+        const resolved = resolveRequestSession(rc)
+        if (resolved.status !== 'active') throw new APIError(401, 'UNAUTHORIZED', ERR.UNAUTHORIZED)
+        if (route.auth === 'fresh' && !isSessionFresh(ctx, resolved.data.session)) {
+          throw new APIError(403, 'SESSION_NOT_FRESH', ERR.SESSION_NOT_FRESH)
+        }
+        rc.session = resolved.data
+      }
+      return finish(await route.handler(rc), draft)
+    } catch (error) {
+      if (error instanceof APIError) return errorResponse(error, draft)
+      options.onUnexpectedError?.(error, path)
+      return errorResponse(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
+    }
+  }
+
+  for (const route of options.routes) {
+    app.on(route.method, `${base}${route.path}`, (event) => run(event, route))
+  }
+  // Everything else answers the JSON 404, after counting against the rate limit like any path.
+  app.all('/**', (event) => run(event, null))
+  return app
+}

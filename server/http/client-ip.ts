@@ -1,0 +1,58 @@
+import { BlockList, isIP } from 'node:net'
+import type { GatehouseConfig } from '../config/schema.js'
+
+const normalize = (ip: string): string => (ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip)
+
+const proxyLists = new WeakMap<readonly string[], BlockList>()
+function proxyList(entries: readonly string[]): BlockList {
+  let list = proxyLists.get(entries)
+  if (!list) {
+    list = new BlockList()
+    for (const entry of entries) {
+      const [address, bits] = entry.split('/')
+      const family = isIP(address ?? '')
+      if (!address || !family) continue
+      const type = family === 6 ? 'ipv6' : 'ipv4'
+      if (bits !== undefined) list.addSubnet(address, Number(bits), type)
+      else list.addAddress(address, type)
+    }
+    proxyLists.set(entries, list)
+  }
+  return list
+}
+
+/**
+ * The client's address: the first valid entry of the configured forwarding headers when the
+ * direct peer is a trusted proxy (default: loopback), otherwise the peer itself.
+ */
+export function clientIp(peer: string | undefined, headers: Headers, conf: GatehouseConfig['advanced']['ipAddress']): string | null {
+  const direct = peer ? normalize(peer) : null
+  const peerFamily = direct ? isIP(direct) : 0
+  const trusted = direct !== null && peerFamily !== 0 && proxyList(conf.trustedProxies).check(direct, peerFamily === 6 ? 'ipv6' : 'ipv4')
+  if (trusted || direct === null) {
+    for (const name of conf.ipAddressHeaders) {
+      const value = headers.get(name)
+      if (!value) continue
+      const first = normalize(value.split(',')[0]?.trim() ?? '')
+      if (isIP(first)) return first
+    }
+  }
+  return direct
+}
+
+function expandIPv6(ip: string): string[] {
+  const [head = '', tail = ''] = ip.split('::')
+  const h = head ? head.split(':') : []
+  const t = ip.includes('::') ? (tail ? tail.split(':') : []) : []
+  const missing = 8 - h.length - t.length
+  return [...h, ...Array(Math.max(0, missing)).fill('0'), ...t]
+}
+
+/** The rate-limit identity of an address: IPv6 clients are grouped per /64 (one subscriber). */
+export function rateLimitIdentity(ip: string): string {
+  if (isIP(ip) !== 6) return ip
+  return `${expandIPv6(ip.toLowerCase())
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
+}

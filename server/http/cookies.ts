@@ -1,0 +1,102 @@
+import type { GatehouseConfig } from '../config/schema.js'
+import { hmacBase64Url, safeEqual, signValue, unsignValue } from '../crypto/sign.js'
+import { APIError } from '../auth/errors.js'
+
+/** Cookie names and attributes exactly as better-auth writes them (reference §2). */
+export interface CookieNames {
+  sessionToken: string
+  sessionData: string
+  dontRemember: string
+  adminSession: string
+  secure: boolean
+}
+
+export function cookieNames(config: GatehouseConfig, baseURL: string): CookieNames {
+  const secure = config.advanced.useSecureCookies ?? baseURL.startsWith('https://')
+  const prefix = `${secure ? '__Secure-' : ''}${config.advanced.cookiePrefix}.`
+  return {
+    sessionToken: `${prefix}session_token`,
+    sessionData: `${prefix}session_data`,
+    dontRemember: `${prefix}dont_remember`,
+    adminSession: `${prefix}admin_session`,
+    secure,
+  }
+}
+
+/** `name=value; Max-Age=…; Path=/; HttpOnly; [Secure; ]SameSite=Lax`, better-auth's attribute order. */
+export function serializeCookie(name: string, value: string, secure: boolean, maxAge?: number): string {
+  let out = `${name}=${value}`
+  if (maxAge !== undefined) out += `; Max-Age=${Math.max(0, Math.floor(maxAge))}`
+  out += '; Path=/; HttpOnly'
+  if (secure) out += '; Secure'
+  return `${out}; SameSite=Lax`
+}
+
+export function parseCookieHeader(header: string | null): Map<string, string> {
+  const out = new Map<string, string>()
+  if (!header) return out
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 1) continue
+    const name = part.slice(0, eq).trim()
+    if (!out.has(name)) out.set(name, part.slice(eq + 1).trim())
+  }
+  return out
+}
+
+export const signedCookieValue = (secret: string, value: string): string => encodeURIComponent(signValue(secret, value))
+
+/**
+ * The session token a request carries: the signed session cookie, else an `Authorization: Bearer`
+ * value in any of the forms better-auth clients store (percent-encoded signed, decoded signed,
+ * or the raw 32-character token).
+ */
+export function readSessionToken(
+  secret: string,
+  names: CookieNames,
+  cookies: Map<string, string>,
+  authorization: string | null,
+): string | null {
+  const cookie = cookies.get(names.sessionToken)
+  if (cookie) return unsignValue(secret, cookie)
+  if (!authorization?.startsWith('Bearer ')) return null
+  const bearer = authorization.slice(7).trim()
+  if (!bearer) return null
+  if (bearer.includes('.') || bearer.includes('%')) return unsignValue(secret, bearer)
+  return /^[A-Za-z0-9]{32}$/.test(bearer) ? bearer : null
+}
+
+/** Session-data cookie cache (SPEC §3): base64url JSON with an HMAC over its content. */
+const COOKIE_CACHE_LIMIT = 4093
+
+interface CachePayload {
+  session: unknown
+  expiresAt: number
+  signature: string
+}
+
+export function encodeSessionCache(secret: string, data: unknown, expiresAt: number): string {
+  const body = JSON.stringify({ session: data, expiresAt })
+  const payload = { session: data, expiresAt, signature: hmacBase64Url(secret, body) }
+  const encoded = Buffer.from(JSON.stringify(payload)).toString('base64url')
+  if (encoded.length > COOKIE_CACHE_LIMIT) {
+    throw new APIError(500, 'SESSION_DATA_TOO_LARGE', 'Session data exceeds cookie size limit')
+  }
+  return encoded
+}
+
+/**
+ * The cached get-session answer if the cookie is authentic and unexpired, else null. It is
+ * returned to the client as is, so it stays in its JSON form.
+ */
+export function decodeSessionCache(secret: string, cookie: string, now: number): unknown {
+  try {
+    const payload = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as CachePayload
+    if (typeof payload?.signature !== 'string' || typeof payload.expiresAt !== 'number') return null
+    const expected = hmacBase64Url(secret, JSON.stringify({ session: payload.session, expiresAt: payload.expiresAt }))
+    if (!safeEqual(expected, payload.signature) || payload.expiresAt <= now) return null
+    return payload.session
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,71 @@
+import type { z } from 'zod'
+import type { AuthContext, RequestMeta } from '../auth/context.js'
+import type { SessionWithUser } from '../auth/sessions.js'
+import type { CookieNames } from './cookies.js'
+
+/**
+ * An endpoint is declared, not only handled: method, path, input schemas and what it requires.
+ * The app registers the declarations; the same list drives disabled paths and rate-limit rules.
+ */
+export type AuthRequirement = 'none' | 'session' | 'fresh'
+
+/** Status and headers of the answer being built; handlers add cookies here. */
+export interface ResponseDraft {
+  status: number
+  headers: Headers
+}
+
+export interface RouteContext<B = unknown, Q = unknown, S = SessionWithUser | null> {
+  ctx: AuthContext
+  request: Request
+  url: URL
+  /** Path relative to the base path, e.g. /sign-in/email */
+  path: string
+  params: Record<string, string>
+  body: B
+  query: Q
+  meta: RequestMeta
+  session: S
+  /** Cookies the request carried. */
+  cookies: Map<string, string>
+  names: CookieNames
+  response: ResponseDraft
+}
+
+export type SessionFor<A extends AuthRequirement> = A extends 'none' ? null : SessionWithUser
+
+export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends AuthRequirement> {
+  method: 'GET' | 'POST'
+  /** Relative to the base path; `:name` segments become params. */
+  path: string
+  body?: B
+  query?: Q
+  auth?: A
+  handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
+}
+
+export interface Route {
+  method: 'GET' | 'POST'
+  path: string
+  body?: z.ZodType
+  query?: z.ZodType
+  auth: AuthRequirement
+  handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
+}
+
+export function defineRoute<
+  B extends z.ZodType = z.ZodUnknown,
+  Q extends z.ZodType = z.ZodUnknown,
+  A extends AuthRequirement = 'none',
+>(def: RouteDef<B, Q, A>): Route {
+  return {
+    method: def.method,
+    path: def.path,
+    body: def.body,
+    query: def.query,
+    auth: def.auth ?? 'none',
+    // The runner validates body and query against the schemas and resolves the session the
+    // declaration asks for before calling, so the erased types hold at run time.
+    handler: def.handler as Route['handler'],
+  }
+}

@@ -1,0 +1,164 @@
+import { z } from 'zod'
+import {
+  listUserSessions,
+  revokeAllSessions,
+  revokeOtherSessions,
+  revokeOwnSession,
+  findSessionByToken,
+  signOut,
+} from '../../auth/sessions.js'
+import { signInEmail, signUpEmail, toPublicUser } from '../../auth/users.js'
+import { decodeSessionCache } from '../cookies.js'
+import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
+import { defineRoute } from '../route.js'
+import {
+  clearSessionCookies,
+  expireCookie,
+  publicSession,
+  requestSessionToken,
+  resolveRequestSession,
+  setSessionCacheCookie,
+  setSessionCookies,
+} from '../session.js'
+
+const flag = z
+  .union([z.boolean(), z.enum(['true', 'false'])])
+  .optional()
+  .transform((v) => v === true || v === 'true')
+
+export const coreRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/ok',
+    handler: () => ({ ok: true }),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/error',
+    query: z.looseObject({ error: z.string().optional() }),
+    handler: ({ query }) =>
+      new Response(renderErrorPage(query.error || 'Unknown'), {
+        headers: { 'content-type': 'text/html; charset=utf-8', ...HTML_SECURITY_HEADERS },
+      }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/sign-up/email',
+    body: z.looseObject({
+      name: z.string(),
+      email: z.string(),
+      password: z.string(),
+      image: z.string().nullish(),
+      callbackURL: z.string().optional(),
+      rememberMe: z.boolean().optional(),
+    }),
+    handler: async (rc) => {
+      const { body } = rc
+      const result = await signUpEmail(
+        rc.ctx,
+        { name: body.name, email: body.email, password: body.password, image: body.image, rememberMe: body.rememberMe, extra: body },
+        rc.meta,
+      )
+      if (result.session) setSessionCookies(rc, result.session, { dontRemember: body.rememberMe === false })
+      return { token: result.session?.session.token ?? null, user: toPublicUser(result.user) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/sign-in/email',
+    body: z.object({
+      email: z.string(),
+      password: z.string(),
+      callbackURL: z.string().optional(),
+      rememberMe: z.boolean().optional(),
+    }),
+    handler: async (rc) => {
+      const { body } = rc
+      const created = await signInEmail(rc.ctx, body, rc.meta)
+      setSessionCookies(rc, created, { dontRemember: body.rememberMe === false })
+      if (body.callbackURL) rc.response.headers.set('location', body.callbackURL)
+      return {
+        redirect: Boolean(body.callbackURL),
+        token: created.session.token,
+        ...(body.callbackURL ? { url: body.callbackURL } : {}),
+        user: toPublicUser(created.user),
+      }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/sign-out',
+    handler: (rc) => {
+      const token = requestSessionToken(rc)
+      const current = token ? findSessionByToken(rc.ctx, token) : null
+      if (current) signOut(rc.ctx, current, rc.meta)
+      clearSessionCookies(rc)
+      return { success: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/get-session',
+    query: z.looseObject({ disableCookieCache: flag, disableRefresh: flag }),
+    handler: (rc) => {
+      const { ctx, names, query } = rc
+      rc.response.headers.set('cache-control', 'no-store')
+      const cacheConf = ctx.config().session.cookieCache
+      const cachedCookie = rc.cookies.get(names.sessionData)
+      if (cachedCookie !== undefined) {
+        const cached = cacheConf.enabled && !query.disableCookieCache ? decodeSessionCache(ctx.secret, cachedCookie, ctx.clock.now()) : null
+        if (cached) return cached
+        expireCookie(rc, names.sessionData)
+      }
+      const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
+      if (resolved.status !== 'active') return null
+      const answer = publicSession(resolved.data)
+      // A refresh already re-issued the cache with the new cookies.
+      if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, answer)
+      return answer
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/list-sessions',
+    auth: 'session',
+    handler: ({ ctx, session }) => listUserSessions(ctx, session.user.id),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/revoke-session',
+    auth: 'session',
+    body: z.object({ token: z.string().min(1) }),
+    handler: ({ ctx, session, body, meta }) => {
+      revokeOwnSession(ctx, session.user.id, body.token, meta)
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/revoke-sessions',
+    auth: 'session',
+    handler: ({ ctx, session, meta }) => {
+      revokeAllSessions(ctx, session.user.id, meta)
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/revoke-other-sessions',
+    auth: 'session',
+    handler: ({ ctx, session, meta }) => {
+      revokeOtherSessions(ctx, session, meta)
+      return { status: true }
+    },
+  }),
+]

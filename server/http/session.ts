@@ -1,0 +1,74 @@
+import { type ResolvedSession, resolveSession, type SessionWithUser } from '../auth/sessions.js'
+import { toPublicUser } from '../auth/users.js'
+import { unsignValue } from '../crypto/sign.js'
+import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
+import type { RouteContext } from './route.js'
+
+type AnyRouteContext = RouteContext<unknown, unknown, unknown>
+
+/** The session as the wire shows it. */
+export function publicSession(data: SessionWithUser) {
+  return { session: data.session, user: toPublicUser(data.user) }
+}
+
+/** True when the request carries a validly signed dont_remember cookie (rememberMe was off). */
+export function hasDontRemember(rc: AnyRouteContext): boolean {
+  const raw = rc.cookies.get(rc.names.dontRemember)
+  return raw !== undefined && unsignValue(rc.ctx.secret, raw) === 'true'
+}
+
+export function requestSessionToken(rc: AnyRouteContext): string | null {
+  return readSessionToken(rc.ctx.secret, rc.names, rc.cookies, rc.request.headers.get('authorization'))
+}
+
+function appendCookie(rc: AnyRouteContext, name: string, value: string, maxAge?: number): void {
+  rc.response.headers.append('set-cookie', serializeCookie(name, value, rc.names.secure, maxAge))
+}
+
+/**
+ * Sets the session cookie (plus dont_remember when rememberMe was off, plus the cookie cache when
+ * enabled), as better-auth does after sign-in, sign-up and refresh.
+ */
+export function setSessionCookies(rc: AnyRouteContext, data: SessionWithUser, options: { dontRemember: boolean; maxAge?: number }): void {
+  const { ctx, names } = rc
+  const conf = ctx.config().session
+  const signed = signedCookieValue(ctx.secret, data.session.token)
+  appendCookie(rc, names.sessionToken, signed, options.dontRemember ? undefined : (options.maxAge ?? conf.expiresIn))
+  if (options.dontRemember) appendCookie(rc, names.dontRemember, signedCookieValue(ctx.secret, 'true'))
+  if (conf.cookieCache.enabled) setSessionCacheCookie(rc, publicSession(data))
+  // better-auth's bearer plugin: lets apps that cannot keep cookies pick the token up.
+  rc.response.headers.set('set-auth-token', signed)
+  rc.response.headers.set('access-control-expose-headers', 'set-auth-token')
+}
+
+/** The session_data cookie cache holding a get-session answer for `cookieCache.maxAge` seconds. */
+export function setSessionCacheCookie(rc: AnyRouteContext, answer: ReturnType<typeof publicSession>): void {
+  const maxAge = rc.ctx.config().session.cookieCache.maxAge
+  const cache = encodeSessionCache(rc.ctx.secret, answer, rc.ctx.clock.now() + maxAge * 1000)
+  appendCookie(rc, rc.names.sessionData, cache, maxAge)
+}
+
+export function expireCookie(rc: AnyRouteContext, name: string): void {
+  appendCookie(rc, name, '', 0)
+}
+
+export function clearSessionCookies(rc: AnyRouteContext): void {
+  for (const name of [rc.names.sessionToken, rc.names.sessionData, rc.names.dontRemember]) expireCookie(rc, name)
+}
+
+/**
+ * Resolves the request's session with the lifecycle rules, and keeps the cookies in step: an
+ * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
+ */
+export function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): ResolvedSession {
+  const token = requestSessionToken(rc)
+  if (!token) return { status: 'none' }
+  const dontRemember = hasDontRemember(rc)
+  const result = resolveSession(rc.ctx, token, { allowRefresh: !dontRemember && !options.disableRefresh })
+  if (result.status === 'expired') clearSessionCookies(rc)
+  if (result.status === 'active' && result.refreshed) {
+    const remaining = (result.data.session.expiresAt.getTime() - rc.ctx.clock.now()) / 1000
+    setSessionCookies(rc, result.data, { dontRemember, maxAge: remaining })
+  }
+  return result
+}
