@@ -9,7 +9,8 @@ import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigStore } from './config/store.js'
 import { type Database_, openDatabase } from './db/index.js'
 import { createAuthApp } from './http/app.js'
-import { coreRoutes } from './http/routes/core.js'
+import { allRoutes } from './http/routes/index.js'
+import { createLogMailer } from './mail/types.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
 
 export interface Logger {
@@ -70,6 +71,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     clock: options.clock ?? systemClock,
     secret,
     baseURL: `${origin}${store.get().basePath}`,
+    mailer: createLogMailer((line) => logger.info(line)),
   }
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
@@ -78,7 +80,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
 
   const app = createAuthApp({
     ctx,
-    routes: [...coreRoutes],
+    routes: allRoutes,
     rateLimitStore,
     onUnexpectedError: (error, path) => logger.error(`unexpected error on ${path}:`, error),
   })

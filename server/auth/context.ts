@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { DB } from '../db/index.js'
+import type { Mailer } from '../mail/types.js'
 
 /** Time comes from here, never from Date.now() in the domain, so expiry is testable without sleeping. */
 export interface Clock {
@@ -24,4 +25,5 @@ export interface AuthContext {
   secret: string
   /** Origin + base path, e.g. http://127.0.0.1:4280/api/auth */
   baseURL: string
+  mailer: Mailer
 }

@@ -233,6 +233,34 @@ export const auditEvent = sqliteTable(
   ],
 )
 
+/** Every message the product sends, kept so the panel can show it and failed ones can be retried. */
+export const mailOutbox = sqliteTable(
+  'mailOutbox',
+  {
+    id: text('id').primaryKey(),
+    to: text('to').notNull(),
+    subject: text('subject').notNull(),
+    kind: text('kind').notNull(),
+    text: text('text').notNull(),
+    html: text('html').notNull(),
+    status: text('status', { enum: ['queued', 'sent', 'failed'] }).notNull().default('queued'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+    sentAt: timestamp('sentAt'),
+  },
+  (t) => [index('mail_outbox_status_idx').on(t.status, t.createdAt), index('mail_outbox_created_at_idx').on(t.createdAt)],
+)
+
+/** Failed password checks per normalised identifier (brute-force defence). */
+export const loginThrottle = sqliteTable('loginThrottle', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  windowStart: integer('windowStart').notNull(),
+  lockedUntil: integer('lockedUntil'),
+})
+
 export const schema = {
   user,
   session,
@@ -246,4 +274,6 @@ export const schema = {
   invitation,
   apikey,
   auditEvent,
+  mailOutbox,
+  loginThrottle,
 }

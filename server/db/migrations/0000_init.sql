@@ -85,6 +85,30 @@ CREATE TABLE `keypair` (
 	`createdAt` integer NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `loginThrottle` (
+	`key` text PRIMARY KEY NOT NULL,
+	`failures` integer DEFAULT 0 NOT NULL,
+	`windowStart` integer NOT NULL,
+	`lockedUntil` integer
+);
+--> statement-breakpoint
+CREATE TABLE `mailOutbox` (
+	`id` text PRIMARY KEY NOT NULL,
+	`to` text NOT NULL,
+	`subject` text NOT NULL,
+	`kind` text NOT NULL,
+	`text` text NOT NULL,
+	`html` text NOT NULL,
+	`status` text DEFAULT 'queued' NOT NULL,
+	`error` text,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`createdAt` integer NOT NULL,
+	`updatedAt` integer NOT NULL,
+	`sentAt` integer
+);
+--> statement-breakpoint
+CREATE INDEX `mail_outbox_status_idx` ON `mailOutbox` (`status`,`createdAt`);--> statement-breakpoint
+CREATE INDEX `mail_outbox_created_at_idx` ON `mailOutbox` (`createdAt`);--> statement-breakpoint
 CREATE TABLE `member` (
 	`id` text PRIMARY KEY NOT NULL,
 	`organizationId` text NOT NULL,

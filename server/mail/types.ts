@@ -1,0 +1,27 @@
+/** What the domain asks of mail delivery. Implementations queue in the outbox and deliver in the background. */
+export type MailKind = 'verification' | 'password-reset' | 'change-email' | 'delete-account' | 'invitation' | 'test'
+
+export interface OutgoingMail {
+  to: string
+  subject: string
+  kind: MailKind
+  text: string
+  html: string
+}
+
+export interface Mailer {
+  /**
+   * Records the message and schedules its delivery; returns at once and never waits for the SMTP
+   * conversation, so response times do not reveal whether a message was sent.
+   */
+  send(mail: OutgoingMail): void
+}
+
+/** Until SMTP is configured (or in the account-lifecycle work), messages are only logged. */
+export function createLogMailer(log: (line: string) => void): Mailer {
+  return {
+    send(mail) {
+      log(`mail (${mail.kind}) to ${mail.to}: ${mail.subject}`)
+    },
+  }
+}
