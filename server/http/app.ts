@@ -91,7 +91,7 @@ function checkOrigin(rc: RouteContext): void {
   const origin = headers.get('origin') ?? originOf(headers.get('referer'))
   const loginPath = path.startsWith('/sign-in') || path.startsWith('/sign-up')
   if (loginPath && headers.get('sec-fetch-site') === 'cross-site' && headers.get('sec-fetch-mode') === 'navigate') {
-    throw new APIError(403, 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED', 'Cross-site navigation login blocked')
+    throw new APIError(403, 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED', 'Cross-site navigation login blocked. This request appears to be a CSRF attack.')
   }
   if (headers.has('cookie') && rc.cookies.size > 0) {
     if (!origin || origin === 'null') throw new APIError(403, 'MISSING_OR_NULL_ORIGIN', 'Missing or null Origin')

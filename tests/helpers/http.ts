@@ -101,3 +101,25 @@ export async function signUp(base: string, overrides: Record<string, unknown> = 
   if (res.status !== 200) throw new Error(`sign-up failed: ${res.status} ${res.text}`)
   return { client, user: res.body.user, token: res.body.token, email, password }
 }
+
+/**
+ * One request through node:http, for headers fetch will not send as given (fetch sets its own
+ * Sec-Fetch-* values) and for malformed requests.
+ */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; text: string }> {
+  return import('node:http').then(
+    ({ request }) =>
+      new Promise((resolve, reject) => {
+        const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+        })
+        req.on('error', reject)
+        req.end(options.body)
+      }),
+  )
+}
