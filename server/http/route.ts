@@ -32,6 +32,21 @@ export interface RouteContext<B = unknown, Q = unknown, S = SessionWithUser | nu
   response: ResponseDraft
 }
 
+/** A non-JSON answer (HTML page, empty redirect body). */
+export class TextBody {
+  constructor(
+    readonly text: string,
+    readonly contentType = 'text/plain; charset=utf-8',
+  ) {}
+}
+
+/** A 302 to `location`; cookies set on the draft go with it. */
+export function redirectTo(rc: { response: ResponseDraft }, location: string): TextBody {
+  rc.response.status = 302
+  rc.response.headers.set('location', location)
+  return new TextBody('')
+}
+
 export type SessionFor<A extends AuthRequirement> = A extends 'none' ? null : SessionWithUser
 
 export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends AuthRequirement> {

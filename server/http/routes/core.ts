@@ -10,7 +10,7 @@ import {
 import { signInEmail, signUpEmail, toPublicUser } from '../../auth/users.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
-import { defineRoute } from '../route.js'
+import { defineRoute, TextBody } from '../route.js'
 import {
   clearSessionCookies,
   expireCookie,
@@ -37,10 +37,10 @@ export const coreRoutes = [
     method: 'GET',
     path: '/error',
     query: z.looseObject({ error: z.string().optional() }),
-    handler: ({ query }) =>
-      new Response(renderErrorPage(query.error || 'Unknown'), {
-        headers: { 'content-type': 'text/html; charset=utf-8', ...HTML_SECURITY_HEADERS },
-      }),
+    handler: ({ query, response }) => {
+      for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS)) response.headers.set(name, value)
+      return new TextBody(renderErrorPage(query.error || 'Unknown'), 'text/html; charset=utf-8')
+    },
   }),
 
   defineRoute({

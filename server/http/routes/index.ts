@@ -1,5 +1,7 @@
 import type { Route } from '../route.js'
+import { accountRoutes } from './account.js'
 import { coreRoutes } from './core.js'
+import { organizationRoutes } from './organization.js'
 
 /** Every HTTP endpoint under the base path. Each feature area adds its declarations here. */
-export const allRoutes: Route[] = [...coreRoutes]
+export const allRoutes: Route[] = [...coreRoutes, ...accountRoutes, ...organizationRoutes]

@@ -1,0 +1,329 @@
+import { z } from 'zod'
+import {
+  acceptInvitation,
+  cancelInvitation,
+  checkOrgPermission,
+  checkSlug,
+  createOrganization,
+  createTeam,
+  deleteOrganization,
+  getActiveMember,
+  getActiveMemberRole,
+  getFullOrganization,
+  getInvitation,
+  inviteMember,
+  leaveOrganization,
+  listInvitations,
+  listMembers,
+  listTeams,
+  listUserOrganizations,
+  MEMBER_FILTER_FIELDS,
+  MEMBER_FILTER_OPERATORS,
+  MEMBER_SORT_FIELDS,
+  rejectInvitation,
+  removeMember,
+  removeTeam,
+  setActiveOrganization,
+  updateMemberRole,
+  updateOrganization,
+  updateTeam,
+} from '../../auth/organizations/index.js'
+import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
+import { defineRoute, type RouteContext } from '../route.js'
+import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../session.js'
+
+/**
+ * better-auth's organization endpoints (reference §4.4, with the 1.7 additions the current client
+ * calls). add-member is deliberately absent: it is server-only (a domain function the control
+ * panel calls), so over HTTP it answers 404 like better-auth.
+ */
+
+type AuthedContext = RouteContext<unknown, unknown, SessionWithUser>
+
+const actorOf = (rc: AuthedContext) => ({
+  kind: 'user' as const,
+  user: rc.session.user,
+  session: rc.session.session,
+  meta: rc.meta,
+})
+
+/**
+ * The caller's session changed its active organization: re-issue the cookie cache so get-session
+ * shows it at once, and (for set-active, as better-auth does) the session cookie too.
+ */
+function reflectSession(rc: AuthedContext, changed: SessionRow | null, options: { reissueToken?: boolean } = {}): void {
+  if (!changed) return
+  const data: SessionWithUser = { session: changed, user: rc.session.user }
+  rc.session = data
+  if (options.reissueToken) {
+    const remaining = Math.max(0, Math.floor((changed.expiresAt.getTime() - rc.ctx.clock.now()) / 1000))
+    setSessionCookies(rc, data, { dontRemember: hasDontRemember(rc), maxAge: remaining })
+  } else if (rc.ctx.config().session.cookieCache.enabled) {
+    setSessionCacheCookie(rc, publicSession(data))
+  }
+}
+
+const roleInput = z.union([z.string(), z.array(z.string())])
+const optionalId = z.string().min(1).optional()
+const metadata = z.record(z.string(), z.unknown())
+const permissionsInput = z.record(z.string(), z.array(z.string()))
+const count = z.coerce.number().int().min(0)
+
+export const organizationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/organization/create',
+    auth: 'session',
+    body: z.object({
+      name: z.string().min(1),
+      slug: z.string().min(1),
+      userId: z.string().optional(),
+      logo: z.string().nullish(),
+      metadata: metadata.optional(),
+      keepCurrentActiveOrganization: z.boolean().optional(),
+    }),
+    handler: (rc) => {
+      const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
+      reflectSession(rc, session)
+      return organization
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/check-slug',
+    auth: 'session',
+    body: z.object({ slug: z.string().min(1) }),
+    handler: (rc) => checkSlug(rc.ctx, rc.body.slug),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/update',
+    auth: 'session',
+    body: z.object({
+      data: z.object({
+        name: z.string().min(1).optional(),
+        slug: z.string().min(1).optional(),
+        logo: z.string().nullish(),
+        metadata: metadata.nullish(),
+      }),
+      organizationId: optionalId,
+    }),
+    handler: (rc) => updateOrganization(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/delete',
+    auth: 'session',
+    body: z.object({ organizationId: z.string().min(1) }),
+    handler: (rc) => {
+      const { organization, session } = deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+      reflectSession(rc, session)
+      return organization
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list',
+    auth: 'session',
+    handler: (rc) => listUserOrganizations(rc.ctx, rc.session.user.id),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/get-full-organization',
+    auth: 'session',
+    query: z.object({ organizationId: optionalId, organizationSlug: optionalId, membersLimit: count.optional() }),
+    handler: (rc) => getFullOrganization(rc.ctx, actorOf(rc), rc.query),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/set-active',
+    auth: 'session',
+    body: z.object({ organizationId: z.string().min(1).nullish(), organizationSlug: optionalId }),
+    handler: (rc) => {
+      const { organization, session } = setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
+      reflectSession(rc, session, { reissueToken: true })
+      return organization
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/invite-member',
+    auth: 'session',
+    body: z.object({
+      email: z.string(),
+      role: roleInput,
+      organizationId: optionalId,
+      resend: z.boolean().optional(),
+      teamId: optionalId,
+    }),
+    handler: (rc) => inviteMember(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/accept-invitation',
+    auth: 'session',
+    body: z.object({ invitationId: z.string().min(1) }),
+    handler: (rc) => {
+      const { invitation, member, session } = acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
+      reflectSession(rc, session)
+      return { invitation, member }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/reject-invitation',
+    auth: 'session',
+    body: z.object({ invitationId: z.string().min(1) }),
+    handler: (rc) => rejectInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/cancel-invitation',
+    auth: 'session',
+    body: z.object({ invitationId: z.string().min(1) }),
+    handler: (rc) => cancelInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/get-invitation',
+    auth: 'session',
+    query: z.object({ id: z.string().min(1) }),
+    handler: (rc) => getInvitation(rc.ctx, actorOf(rc), rc.query.id),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list-invitations',
+    auth: 'session',
+    query: z.object({ organizationId: optionalId }),
+    handler: (rc) => listInvitations(rc.ctx, actorOf(rc), rc.query.organizationId),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/remove-member',
+    auth: 'session',
+    body: z.object({ memberIdOrEmail: z.string().min(1), organizationId: optionalId }),
+    handler: (rc) => {
+      const { member, session } = removeMember(rc.ctx, actorOf(rc), rc.body)
+      reflectSession(rc, session)
+      return { member }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/update-member-role',
+    auth: 'session',
+    body: z.object({ memberId: z.string().min(1), role: roleInput, organizationId: optionalId }),
+    handler: (rc) => updateMemberRole(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/get-active-member',
+    auth: 'session',
+    handler: (rc) => getActiveMember(rc.ctx, actorOf(rc)),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/get-active-member-role',
+    auth: 'session',
+    query: z.object({ userId: optionalId, organizationId: optionalId, organizationSlug: optionalId }),
+    handler: (rc) => getActiveMemberRole(rc.ctx, actorOf(rc), rc.query),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list-members',
+    auth: 'session',
+    query: z.object({
+      organizationId: optionalId,
+      organizationSlug: optionalId,
+      limit: count.optional(),
+      offset: count.optional(),
+      sortBy: z.enum(MEMBER_SORT_FIELDS).optional(),
+      sortDirection: z.enum(['asc', 'desc']).optional(),
+      filterField: z.enum(MEMBER_FILTER_FIELDS).optional(),
+      filterOperator: z.enum(MEMBER_FILTER_OPERATORS).optional(),
+      filterValue: z.string().optional(),
+    }),
+    handler: (rc) => listMembers(rc.ctx, actorOf(rc), rc.query),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/leave',
+    auth: 'session',
+    body: z.object({ organizationId: z.string().min(1) }),
+    handler: (rc) => {
+      const { member, session } = leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+      reflectSession(rc, session)
+      return member
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/has-permission',
+    auth: 'session',
+    body: z
+      .object({ permissions: permissionsInput.optional(), permission: permissionsInput.optional(), organizationId: optionalId })
+      .refine((b) => b.permissions !== undefined || b.permission !== undefined, {
+        message: 'invalid permission check. no permission(s) were passed.',
+        path: ['permissions'],
+      }),
+    handler: (rc) =>
+      checkOrgPermission(rc.ctx, actorOf(rc), {
+        organizationId: rc.body.organizationId,
+        permissions: rc.body.permissions ?? rc.body.permission ?? {},
+      }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/create-team',
+    auth: 'session',
+    body: z.object({ name: z.string().min(1), organizationId: optionalId }),
+    handler: (rc) => createTeam(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list-teams',
+    auth: 'session',
+    query: z.object({ organizationId: optionalId }),
+    handler: (rc) => listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/update-team',
+    auth: 'session',
+    body: z.object({
+      teamId: z.string().min(1),
+      data: z.looseObject({ name: z.string().min(1).optional(), organizationId: optionalId }),
+    }),
+    handler: (rc) => updateTeam(rc.ctx, actorOf(rc), { teamId: rc.body.teamId, data: { name: rc.body.data.name } }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/remove-team',
+    auth: 'session',
+    body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
+    handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
+  }),
+]
