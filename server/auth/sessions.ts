@@ -4,7 +4,7 @@ import type { DB } from '../db/index.js'
 import { session, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
-import { fail } from './errors.js'
+import { APIError, fail } from './errors.js'
 
 export type SessionRow = typeof session.$inferSelect
 export type UserRow = typeof user.$inferSelect
@@ -56,7 +56,7 @@ export function assertNotBanned(ctx: AuthContext, target: UserRow): UserRow {
     ctx.db.update(user).set(cleared).where(eq(user.id, target.id)).run()
     return { ...target, ...cleared }
   }
-  throw fail(403, 'BANNED_USER')
+  throw new APIError(403, 'BANNED_USER', ctx.config().admin.bannedUserMessage)
 }
 
 /** Creates a session for a user; every way of signing in goes through here. */
@@ -110,7 +110,8 @@ export function resolveSession(
     return { status: 'expired', userId: found.user.id }
   }
   const conf = ctx.config().session
-  if (!options.allowRefresh || conf.disableSessionRefresh) {
+  // An impersonation session keeps its short, fixed lifetime (SPEC §9: 3600 s).
+  if (!options.allowRefresh || conf.disableSessionRefresh || found.session.impersonatedBy) {
     return { status: 'active', data: found, refreshed: false }
   }
   const expiresInMs = conf.expiresIn * 1000

@@ -6,7 +6,9 @@ import { account, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
+import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
+import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
 
 const emailFormat = z.email()
 
@@ -103,6 +105,9 @@ export interface NewUserInput {
   image?: string | null
   emailVerified?: boolean
   role?: string | null
+  /** Already validated and lower-cased (username.ts readUsernameFields). */
+  username?: string | null
+  displayUsername?: string | null
   additionalFields?: Record<string, unknown>
 }
 
@@ -120,9 +125,9 @@ export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: 
     image: input.image ?? null,
     createdAt: now,
     updatedAt: now,
-    username: null,
-    displayUsername: null,
-    role: input.role ?? 'user',
+    username: input.username ?? null,
+    displayUsername: input.displayUsername ?? null,
+    role: input.role ?? ctx.config().admin.defaultRole,
     banned: false,
     banReason: null,
     banExpires: null,
@@ -147,6 +152,7 @@ export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: 
       }
     })
   } catch (e) {
+    if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
     if (isUniqueViolation(e)) throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
     throw e
   }
@@ -176,13 +182,18 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
   assertValidEmail(input.email)
   assertPasswordLength(ctx, input.password)
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
+  const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
   if (findUserByEmail(ctx, input.email)) {
     recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
     throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
   }
   const hash = await hashPassword(input.password)
-  const created = insertUser(ctx, { ...input, additionalFields }, hash)
+  const created = insertUser(ctx, { ...input, ...usernameFields, additionalFields }, hash)
   recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, meta })
+  if (ctx.config().emailVerification.sendOnSignUp || conf.requireEmailVerification) {
+    const callbackURL = typeof input.extra.callbackURL === 'string' ? input.extra.callbackURL : undefined
+    await sendVerificationEmailIfEnabled(ctx, created, callbackURL)
+  }
   if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, session: null }
   const session = createSession(ctx, created, { rememberMe: input.rememberMe, meta })
   return { user: created, session }
@@ -192,6 +203,8 @@ export interface SignInInput {
   email: string
   password: string
   rememberMe?: boolean
+  /** Where the verification link of a refused unverified sign-in leads. */
+  callbackURL?: string
 }
 
 export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: RequestMeta): Promise<SessionWithUser> {
@@ -218,6 +231,8 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
   if (!(await verifyPassword(credential.password, input.password))) throw refuse('INVALID_PASSWORD')
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
     recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
+    // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
+    await sendVerificationEmailIfEnabled(ctx, found, input.callbackURL)
     throw fail(403, 'EMAIL_NOT_VERIFIED')
   }
   try {
