@@ -100,6 +100,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     host: options.host,
     baseURL: options.baseURL,
     secret: options.secret,
+    smtpUrl: options.smtpUrl,
     config: options.overrides,
   })
   const url = await gatehouse.listen()

@@ -10,7 +10,7 @@ import { ConfigStore } from './config/store.js'
 import { type Database_, openDatabase } from './db/index.js'
 import { createAuthApp } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
-import { createLogMailer } from './mail/types.js'
+import { OutboxMailer } from './mail/outbox.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
 
 export interface Logger {
@@ -33,6 +33,8 @@ export interface GatehouseOptions {
   /** Public origin the API is reached at; default http://HOST:PORT. */
   baseURL?: string
   secret?: string
+  /** SMTP server for outgoing mail (--smtp-url / GATEHOUSE_SMTP_URL); wins over the config's mail.smtp. */
+  smtpUrl?: string
   /** Overrides merged over the stored config (from --config and flags). */
   config?: GatehouseConfigInput | Record<string, unknown>
   clock?: Clock
@@ -64,15 +66,20 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
   const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:')
   const origin = (options.baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
+  const clock = options.clock ?? systemClock
+  const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger })
   const ctx: AuthContext = {
     db: database.db,
     sqlite: database.sqlite,
     config: () => store.get(),
-    clock: options.clock ?? systemClock,
+    clock,
     secret,
     baseURL: `${origin}${store.get().basePath}`,
-    mailer: createLogMailer((line) => logger.info(line)),
+    mailer,
   }
+  // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
+  store.onChange(() => mailer.wake())
+  mailer.wake()
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
   const databaseLimits = new DatabaseRateLimitStore(ctx)
@@ -103,6 +110,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     },
     async close() {
       if (server) await server.close(true)
+      await mailer.close()
       database.close()
     },
   }

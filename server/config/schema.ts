@@ -47,6 +47,8 @@ export const configSchema = z
         autoSignIn: z.boolean().default(true),
         resetPasswordTokenExpiresIn: seconds.default(3600),
         revokeSessionsOnPasswordReset: z.boolean().default(false),
+        /** better-auth's `sendResetPassword` hook, as a switch: false answers "Reset password isn't enabled". */
+        sendResetPassword: z.boolean().default(true),
       })
       .prefault({}),
     emailVerification: z
@@ -54,6 +56,28 @@ export const configSchema = z
         sendOnSignUp: z.boolean().default(false),
         autoSignInAfterVerification: z.boolean().default(false),
         expiresIn: seconds.default(3600),
+        /** better-auth's `sendVerificationEmail` hook, as a switch: false answers "Verification email isn't enabled". */
+        sendVerificationEmail: z.boolean().default(true),
+      })
+      .prefault({}),
+    /** Verification records (reset, delete-account, OAuth state): expired ones are removed at each lookup. */
+    verification: z.object({ disableCleanup: z.boolean().default(false) }).prefault({}),
+    /** Outgoing mail: every message goes through the outbox; SMTP delivers it when configured. */
+    mail: z
+      .object({
+        from: z.string().min(3).default('Gatehouse <no-reply@localhost>'),
+        appName: z.string().min(1).default('Gatehouse'),
+        smtp: z
+          .object({
+            /** smtp://user:pass@host:port or smtps://... (--smtp-url / GATEHOUSE_SMTP_URL win over it). */
+            url: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional(),
+            host: z.string().min(1).optional(),
+            port: z.number().int().min(1).max(65535).optional(),
+            secure: z.boolean().optional(),
+            user: z.string().optional(),
+            password: z.string().optional(),
+          })
+          .prefault({}),
       })
       .prefault({}),
     session: z
@@ -85,9 +109,20 @@ export const configSchema = z
     user: z
       .object({
         additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
-        changeEmail: z.object({ enabled: z.boolean().default(false) }).prefault({}),
+        changeEmail: z
+          .object({
+            enabled: z.boolean().default(false),
+            /** better-auth's `sendChangeEmailVerification` hook, as a switch (confirmation mail to the current address). */
+            sendChangeEmailVerification: z.boolean().default(true),
+          })
+          .prefault({}),
         deleteUser: z
-          .object({ enabled: z.boolean().default(false), deleteTokenExpiresIn: seconds.default(86400) })
+          .object({
+            enabled: z.boolean().default(false),
+            deleteTokenExpiresIn: seconds.default(86400),
+            /** better-auth's `sendDeleteAccountVerification` hook, as a switch: deletion then always goes through a mailed link. */
+            sendDeleteAccountVerification: z.boolean().default(false),
+          })
           .prefault({}),
       })
       .prefault({}),

@@ -15,9 +15,15 @@ export interface Mailer {
    * conversation, so response times do not reveal whether a message was sent.
    */
   send(mail: OutgoingMail): void
+  /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */
+  wake?(): void
+  /** Resolves when no delivery is in progress and nothing deliverable is queued. */
+  whenIdle?(): Promise<void>
+  /** Finishes the delivery in progress (bounded) and releases the SMTP connections. */
+  close?(): Promise<void>
 }
 
-/** Until SMTP is configured (or in the account-lifecycle work), messages are only logged. */
+/** A mailer that only logs; for tools that build a context without an outbox. */
 export function createLogMailer(log: (line: string) => void): Mailer {
   return {
     send(mail) {

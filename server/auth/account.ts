@@ -1,0 +1,320 @@
+import { and, eq } from 'drizzle-orm'
+import { hashPassword, verifyPassword } from '../crypto/password.js'
+import { generateId, generateLowerToken } from '../crypto/random.js'
+import { account, session, user } from '../db/schema.js'
+import { deleteAccountEmail } from '../mail/templates.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
+import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from './email-verification.js'
+import { APIError, fail } from './errors.js'
+import { createSession, isSessionFresh, type SessionWithUser, type UserRow } from './sessions.js'
+import { assertPasswordLength, findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields } from './users.js'
+import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
+import { consumeVerification, createVerification } from './verification.js'
+
+/**
+ * The signed-in user's own account (SPEC §4–§6): profile, password, email, linked accounts and
+ * deletion. Every function takes the caller's resolved session; the HTTP layer only parses input
+ * and shapes cookies. set-password is server-only: the control panel calls it, HTTP does not.
+ */
+
+export type AccountRow = typeof account.$inferSelect
+
+// ---------------------------------------------------------------------------------------------
+// Profile
+
+const validation = (field: string, expected: string) => new APIError(400, 'VALIDATION_ERROR', `[body.${field}] expected ${expected}`)
+
+/**
+ * POST /update-user: name, image and configured additional fields from a free-form record. An
+ * `email` key is refused (EMAIL_CAN_NOT_BE_UPDATED); unknown keys are ignored; nothing to change
+ * answers without writing.
+ */
+export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Record<string, unknown>, meta: RequestMeta): UserRow {
+  if (input.email !== undefined) throw fail(400, 'EMAIL_CAN_NOT_BE_UPDATED')
+  const { name, image, ...rest } = input
+  const patch: Partial<UserRow> = {}
+  if (name !== undefined) {
+    if (typeof name !== 'string') throw validation('name', 'a string')
+    patch.name = name
+  }
+  if (image !== undefined) {
+    if (image !== null && typeof image !== 'string') throw validation('image', 'a string or null')
+    patch.image = image
+  }
+  // username / displayUsername: the username feature's rules (length, characters, uniqueness).
+  Object.assign(patch, readUsernameFields(ctx, rest, { mode: 'update', currentUserId: current.user.id }))
+  const additional = readAdditionalFields(ctx, rest, 'update')
+  if (Object.keys(additional).length > 0) patch.additionalFields = { ...(current.user.additionalFields ?? {}), ...additional }
+  if (Object.keys(patch).length === 0) return current.user
+  patch.updatedAt = new Date(ctx.clock.now())
+  try {
+    ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
+  } catch (e) {
+    if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
+    throw e
+  }
+  recordAudit(ctx, {
+    type: 'user.updated',
+    actorUserId: current.user.id,
+    detail: { fields: [...Object.keys(patch).filter((k) => k !== 'updatedAt' && k !== 'additionalFields'), ...Object.keys(additional)] },
+    meta,
+  })
+  return { ...current.user, ...patch }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Passwords
+
+async function assertCurrentPassword(ctx: AuthContext, userId: string, password: string, meta: RequestMeta, action: string): Promise<void> {
+  const credential = findCredentialAccount(ctx, userId)
+  if (!credential?.password) throw fail(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
+  if (!(await verifyPassword(credential.password, password))) {
+    recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
+    throw fail(400, 'INVALID_PASSWORD')
+  }
+}
+
+export interface ChangePasswordInput {
+  newPassword: string
+  currentPassword: string
+  revokeOtherSessions?: boolean
+}
+
+/**
+ * POST /change-password. With revokeOtherSessions every session of the user (the current one
+ * included) is deleted and a new one is returned (SPEC §4 Password change).
+ */
+export async function changePassword(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: ChangePasswordInput,
+  meta: RequestMeta,
+): Promise<{ user: UserRow; session: SessionWithUser | null }> {
+  assertPasswordLength(ctx, input.newPassword)
+  await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed')
+  const hash = await hashPassword(input.newPassword)
+  const now = new Date(ctx.clock.now())
+  const created = ctx.db.transaction(() => {
+    ctx.db
+      .update(account)
+      .set({ password: hash, updatedAt: now })
+      .where(and(eq(account.userId, current.user.id), eq(account.providerId, 'credential')))
+      .run()
+    if (!input.revokeOtherSessions) return null
+    ctx.db.delete(session).where(eq(session.userId, current.user.id)).run()
+    return createSession(ctx, current.user, { meta })
+  })
+  recordAudit(ctx, {
+    type: 'user.password-changed',
+    actorUserId: current.user.id,
+    detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
+    meta,
+  })
+  return { user: current.user, session: created }
+}
+
+/**
+ * Sets a password for a user who has none (e.g. signed up through a social provider): server
+ * only (better-auth's set-password is not routed over HTTP); the control panel calls this.
+ */
+export async function setPassword(ctx: AuthContext, userId: string, newPassword: string, meta: RequestMeta | null = null): Promise<void> {
+  assertPasswordLength(ctx, newPassword)
+  const existing = findCredentialAccount(ctx, userId)
+  if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
+  if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')
+  const hash = await hashPassword(newPassword)
+  const now = new Date(ctx.clock.now())
+  if (existing) {
+    ctx.db.update(account).set({ password: hash, updatedAt: now }).where(eq(account.id, existing.id)).run()
+  } else {
+    ctx.db
+      .insert(account)
+      .values({ id: generateId(), accountId: userId, providerId: 'credential', userId, password: hash, createdAt: now, updatedAt: now })
+      .run()
+  }
+  recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Email change
+
+export interface ChangeEmailResult {
+  /** The user as it now is (the address changed only on the unverified path). */
+  user: UserRow
+  changed: boolean
+}
+
+/**
+ * POST /change-email (SPEC §4 Email change). An unverified address is replaced at once (and the
+ * new one gets a verification mail when verification mail is on); a verified one stays until the
+ * owner approves the change from the confirmation mail sent to it.
+ */
+export async function changeEmail(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: { newEmail: string; callbackURL?: string | null },
+  meta: RequestMeta,
+): Promise<ChangeEmailResult> {
+  const conf = ctx.config().user.changeEmail
+  if (!conf.enabled) throw new APIError(400, 'CHANGE_EMAIL_DISABLED', 'Change email is disabled')
+  const newEmail = normalizeEmail(input.newEmail)
+  if (newEmail === current.user.email) throw new APIError(400, 'EMAIL_IS_THE_SAME', 'Email is the same')
+  if (findUserByEmail(ctx, newEmail)) throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
+
+  if (!current.user.emailVerified) {
+    const patch = { email: newEmail, emailVerified: false, updatedAt: new Date(ctx.clock.now()) }
+    try {
+      ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
+    } catch (e) {
+      // Taken between the check and the write.
+      if (e instanceof Error && String((e as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) {
+        throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
+      }
+      throw e
+    }
+    const updated: UserRow = { ...current.user, ...patch }
+    recordAudit(ctx, {
+      type: 'user.email-changed',
+      actorUserId: updated.id,
+      detail: { from: current.user.email, to: newEmail, confirmed: false },
+      meta,
+    })
+    await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
+    return { user: updated, changed: true }
+  }
+
+  if (!conf.sendChangeEmailVerification) {
+    throw new APIError(400, 'VERIFICATION_EMAIL_NOT_ENABLED', "Verification email isn't enabled")
+  }
+  await sendChangeEmailConfirmation(ctx, current.user, newEmail, input.callbackURL)
+  recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
+  return { user: current.user, changed: false }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deletion
+
+export type DeleteUserMessage = 'User deleted' | 'Verification email sent'
+
+const deleteIdentifier = (token: string) => `delete-account-${token}`
+
+function assertDeleteEnabled(ctx: AuthContext): void {
+  if (!ctx.config().user.deleteUser.enabled) throw fail(404, 'NOT_FOUND')
+}
+
+/** Removes the user's sessions, accounts and then the user, in one transaction (SPEC §4). */
+export function removeUser(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId: string | null = userId): void {
+  ctx.db.transaction((tx) => {
+    tx.delete(session).where(eq(session.userId, userId)).run()
+    tx.delete(account).where(eq(account.userId, userId)).run()
+    tx.delete(user).where(eq(user.id, userId)).run()
+  })
+  recordAudit(ctx, { type: 'user.deleted', actorUserId, targetUserId: userId, meta })
+}
+
+function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): void {
+  if (!consumeVerification(ctx, deleteIdentifier(token), current.user.id)) throw fail(404, 'INVALID_TOKEN')
+  removeUser(ctx, current.user.id, meta)
+}
+
+/**
+ * POST /delete-user. Order as better-auth: a given password is checked first; a token deletes
+ * through the mailed-link logic; with `sendDeleteAccountVerification` a link is mailed (a user
+ * with a password must give it); otherwise the password or a fresh session authorises deletion.
+ */
+export async function deleteUser(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: { password?: string; token?: string; callbackURL?: string | null },
+  meta: RequestMeta,
+): Promise<DeleteUserMessage> {
+  assertDeleteEnabled(ctx)
+  const conf = ctx.config().user.deleteUser
+  if (input.password) await assertCurrentPassword(ctx, current.user.id, input.password, meta, 'user.deleted')
+  if (input.token) {
+    deleteWithToken(ctx, current, input.token, meta)
+    return 'User deleted'
+  }
+  if (conf.sendDeleteAccountVerification) {
+    if (!input.password && findCredentialAccount(ctx, current.user.id)?.password) {
+      throw new APIError(400, 'USER_ALREADY_HAS_PASSWORD', 'User already has a password. Provide that to delete the account.')
+    }
+    const token = generateLowerToken(32)
+    createVerification(ctx, deleteIdentifier(token), current.user.id, conf.deleteTokenExpiresIn)
+    const url = `${ctx.baseURL}/delete-user/callback?token=${token}&callbackURL=${encodeURIComponent(input.callbackURL || '/')}`
+    ctx.mailer.send(deleteAccountEmail(ctx.config().mail.appName, current.user, url, conf.deleteTokenExpiresIn))
+    recordAudit(ctx, { type: 'user.delete-requested', actorUserId: current.user.id, meta })
+    return 'Verification email sent'
+  }
+  if (!input.password && !isSessionFresh(ctx, current.session)) throw fail(400, 'SESSION_EXPIRED')
+  removeUser(ctx, current.user.id, meta)
+  return 'User deleted'
+}
+
+/** GET /delete-user/callback: the mailed link, opened while signed in as the same user. */
+export function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): void {
+  assertDeleteEnabled(ctx)
+  if (!current) throw fail(404, 'FAILED_TO_GET_USER_INFO')
+  deleteWithToken(ctx, current, token, meta)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linked accounts
+
+export interface PublicAccount {
+  id: string
+  /** better-auth 1.2 name */
+  provider: string
+  /** current better-auth name */
+  providerId: string
+  accountId: string
+  userId: string
+  createdAt: Date
+  updatedAt: Date
+  scopes: string[]
+}
+
+export function listAccounts(ctx: AuthContext, userId: string): PublicAccount[] {
+  return ctx.db
+    .select()
+    .from(account)
+    .where(eq(account.userId, userId))
+    .orderBy(account.createdAt)
+    .all()
+    .map((a) => ({
+      id: a.id,
+      provider: a.providerId,
+      providerId: a.providerId,
+      accountId: a.accountId,
+      userId: a.userId,
+      createdAt: a.createdAt,
+      updatedAt: a.updatedAt,
+      scopes: a.scope ? a.scope.split(',').filter(Boolean) : [],
+    }))
+}
+
+/**
+ * POST /unlink-account. Accepts both wire shapes: 1.2's `{providerId, accountId?}` (accountId =
+ * the provider's id for the account) and the current `{accountId}` (our account row id). The
+ * last account stays unless `account.accountLinking.allowUnlinkingAll`.
+ */
+export function unlinkAccount(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: { providerId?: string; accountId?: string },
+  meta: RequestMeta,
+): void {
+  const accounts = ctx.db.select().from(account).where(eq(account.userId, current.user.id)).all()
+  if (accounts.length === 1 && !ctx.config().account.accountLinking.allowUnlinkingAll) {
+    throw fail(400, 'FAILED_TO_UNLINK_LAST_ACCOUNT')
+  }
+  const match = accounts.find((a) =>
+    input.providerId !== undefined
+      ? a.providerId === input.providerId && (input.accountId === undefined || a.accountId === input.accountId || a.id === input.accountId)
+      : a.id === input.accountId,
+  )
+  if (!match) throw fail(400, 'ACCOUNT_NOT_FOUND')
+  ctx.db.delete(account).where(eq(account.id, match.id)).run()
+  recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
+}

@@ -1,0 +1,167 @@
+import { eq } from 'drizzle-orm'
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import { z } from 'zod'
+import { user } from '../db/schema.js'
+import { changeEmailConfirmation, verificationEmail } from '../mail/templates.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
+import { APIError, fail } from './errors.js'
+import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
+import { findUserByEmail, normalizeEmail } from './users.js'
+
+/**
+ * Email verification (SPEC §4, reference §5.2): a stateless HS256 JWT keyed by the auth secret,
+ * carrying `email`, optionally `updateTo` (email change) and the `userId` it was issued to, valid
+ * `emailVerification.expiresIn` seconds. The link is `{base}/verify-email?token=&callbackURL=`.
+ */
+
+export interface VerificationClaims {
+  email: string
+  updateTo?: string
+  userId?: string
+}
+
+const claimsSchema = z.object({ email: z.string().min(1), updateTo: z.string().optional(), userId: z.string().optional() })
+
+const key = (ctx: AuthContext) => new TextEncoder().encode(ctx.secret)
+
+export async function createEmailVerificationToken(ctx: AuthContext, claims: VerificationClaims): Promise<string> {
+  const now = Math.floor(ctx.clock.now() / 1000)
+  return new SignJWT({
+    email: normalizeEmail(claims.email),
+    ...(claims.updateTo ? { updateTo: normalizeEmail(claims.updateTo) } : {}),
+    ...(claims.userId ? { userId: claims.userId } : {}),
+  })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt(now)
+    .setExpirationTime(now + ctx.config().emailVerification.expiresIn)
+    .sign(key(ctx))
+}
+
+export type VerifyEmailErrorCode = 'invalid_token' | 'token_expired' | 'user_not_found' | 'unauthorized'
+
+/** A refusal of GET /verify-email: appended to the callbackURL, or 401 with the code as message. */
+export class VerifyEmailError extends Error {
+  constructor(readonly error: VerifyEmailErrorCode) {
+    super(error)
+    this.name = 'VerifyEmailError'
+  }
+}
+
+export async function readEmailVerificationToken(ctx: AuthContext, token: string): Promise<VerificationClaims> {
+  let payload: unknown
+  try {
+    ;({ payload } = await jwtVerify(token, key(ctx), { algorithms: ['HS256'], currentDate: new Date(ctx.clock.now()) }))
+  } catch (e) {
+    throw new VerifyEmailError(e instanceof joseErrors.JWTExpired ? 'token_expired' : 'invalid_token')
+  }
+  const parsed = claimsSchema.safeParse(payload)
+  if (!parsed.success) throw new VerifyEmailError('invalid_token')
+  return parsed.data
+}
+
+export function verificationLink(ctx: AuthContext, token: string, callbackURL?: string | null): string {
+  return `${ctx.baseURL}/verify-email?token=${token}&callbackURL=${encodeURIComponent(callbackURL || '/')}`
+}
+
+function assertVerificationEmailEnabled(ctx: AuthContext): void {
+  if (!ctx.config().emailVerification.sendVerificationEmail) {
+    throw new APIError(400, 'VERIFICATION_EMAIL_NOT_ENABLED', "Verification email isn't enabled")
+  }
+}
+
+/** Mails a verification link for the user's current address (throws when verification mail is off). */
+export async function sendVerificationEmail(ctx: AuthContext, target: UserRow, callbackURL?: string | null): Promise<void> {
+  assertVerificationEmailEnabled(ctx)
+  const token = await createEmailVerificationToken(ctx, { email: target.email, userId: target.id })
+  ctx.mailer.send(verificationEmail(ctx.config().mail.appName, target, verificationLink(ctx, token, callbackURL)))
+}
+
+/** Sends the mail only when verification mail is enabled; for flows where it is optional. */
+export async function sendVerificationEmailIfEnabled(ctx: AuthContext, target: UserRow, callbackURL?: string | null): Promise<boolean> {
+  if (!ctx.config().emailVerification.sendVerificationEmail) return false
+  await sendVerificationEmail(ctx, target, callbackURL)
+  return true
+}
+
+/** POST /send-verification-email: a fresh link for a known address (sent even if already verified). */
+export async function requestVerificationEmail(
+  ctx: AuthContext,
+  input: { email: string; callbackURL?: string | null },
+  meta: RequestMeta,
+): Promise<void> {
+  assertVerificationEmailEnabled(ctx)
+  const found = findUserByEmail(ctx, input.email)
+  if (!found) throw fail(400, 'USER_NOT_FOUND')
+  await sendVerificationEmail(ctx, found, input.callbackURL)
+  recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
+}
+
+/** Mails the change-email confirmation to the current address, the new one encoded in the token. */
+export async function sendChangeEmailConfirmation(
+  ctx: AuthContext,
+  target: UserRow,
+  newEmail: string,
+  callbackURL?: string | null,
+): Promise<void> {
+  const token = await createEmailVerificationToken(ctx, { email: target.email, updateTo: newEmail, userId: target.id })
+  ctx.mailer.send(changeEmailConfirmation(ctx.config().mail.appName, target, newEmail, verificationLink(ctx, token, callbackURL)))
+}
+
+export type VerifyEmailResult =
+  /** Plain verification; `session` is set when a session was created or re-issued (autoSignInAfterVerification). */
+  | { kind: 'verified'; user: UserRow; session: SessionWithUser | null }
+  /** Email change confirmed: the address is replaced and the caller's session carries the new user. */
+  | { kind: 'email-changed'; user: UserRow; session: SessionWithUser }
+
+/**
+ * GET /verify-email. A plain token sets emailVerified (idempotent: a token may be replayed until it
+ * expires). A change-email token needs the session of the user whose current address it names;
+ * it replaces the address, marks it unverified and mails a verification link to the new address.
+ */
+export async function verifyEmail(
+  ctx: AuthContext,
+  input: { token: string; callbackURL?: string | null; session: SessionWithUser | null },
+  meta: RequestMeta,
+): Promise<VerifyEmailResult> {
+  const claims = await readEmailVerificationToken(ctx, input.token)
+  const now = new Date(ctx.clock.now())
+
+  if (claims.updateTo) {
+    const current = input.session
+    if (!current || current.user.email !== claims.email || (claims.userId && claims.userId !== current.user.id)) {
+      throw new VerifyEmailError('unauthorized')
+    }
+    const taken = findUserByEmail(ctx, claims.updateTo)
+    if (taken && taken.id !== current.user.id) throw new VerifyEmailError('invalid_token')
+    const patch = { email: claims.updateTo, emailVerified: false, updatedAt: now }
+    ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
+    const updated: UserRow = { ...current.user, ...patch }
+    recordAudit(ctx, {
+      type: 'user.email-changed',
+      actorUserId: updated.id,
+      detail: { from: claims.email, to: claims.updateTo, confirmed: true },
+      meta,
+    })
+    await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
+    return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
+  }
+
+  const found = findUserByEmail(ctx, claims.email)
+  if (!found) throw new VerifyEmailError('user_not_found')
+  if (claims.userId && claims.userId !== found.id) throw new VerifyEmailError('invalid_token')
+  if (found.emailVerified) return { kind: 'verified', user: found, session: null }
+
+  ctx.db.update(user).set({ emailVerified: true, updatedAt: now }).where(eq(user.id, found.id)).run()
+  const verified: UserRow = { ...found, emailVerified: true, updatedAt: now }
+  recordAudit(ctx, { type: 'user.email-verified', actorUserId: verified.id, detail: { email: verified.email }, meta })
+
+  if (!ctx.config().emailVerification.autoSignInAfterVerification) return { kind: 'verified', user: verified, session: null }
+  if (input.session && input.session.user.id === verified.id) {
+    return { kind: 'verified', user: verified, session: { session: input.session.session, user: verified } }
+  }
+  const created = createSession(ctx, verified, { meta })
+  recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
+  return { kind: 'verified', user: verified, session: created }
+}
+

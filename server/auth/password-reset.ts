@@ -1,0 +1,110 @@
+import { and, eq } from 'drizzle-orm'
+import { hashPassword } from '../crypto/password.js'
+import { generateId } from '../crypto/random.js'
+import { account, session, verification } from '../db/schema.js'
+import { passwordResetEmail } from '../mail/templates.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
+import { APIError, fail } from './errors.js'
+import { assertPasswordLength, findUserByEmail, findUserById } from './users.js'
+import { createVerification, findVerification } from './verification.js'
+
+/**
+ * Password reset (SPEC §4): a 24-character token stored as `reset-password:{token}` (value: the
+ * user id), valid `resetPasswordTokenExpiresIn` seconds, deleted when used.
+ */
+
+export const RESET_REQUEST_MESSAGE = 'If this email exists in our system, check your email for the reset link'
+
+const identifier = (token: string) => `reset-password:${token}`
+
+/**
+ * Runs work after the answer has left. Errors never reach the caller; they are recorded in the
+ * audit log (unless the database is already closed at shutdown).
+ */
+function inBackground(ctx: AuthContext, type: string, task: () => void | Promise<void>): void {
+  setImmediate(async () => {
+    try {
+      await task()
+    } catch (e) {
+      try {
+        recordAudit(ctx, { type, outcome: 'failure', detail: { error: e instanceof Error ? e.message : String(e) } })
+      } catch {}
+    }
+  })
+}
+
+/**
+ * POST /request-password-reset (and /forget-password). The answer is the same for known and
+ * unknown addresses and leaves after one indexed lookup: creating the token, writing the outbox
+ * and the SMTP conversation all happen after it, so its timing does not tell whether the address
+ * exists.
+ */
+export function requestPasswordReset(ctx: AuthContext, input: { email: string; redirectTo?: string | null }, meta: RequestMeta): void {
+  const conf = ctx.config().emailAndPassword
+  if (!conf.sendResetPassword) throw new APIError(400, 'RESET_PASSWORD_DISABLED', "Reset password isn't enabled")
+  const found = findUserByEmail(ctx, input.email)
+  inBackground(ctx, 'user.password-reset-requested', () => {
+    if (!found) {
+      recordAudit(ctx, { type: 'user.password-reset-requested', outcome: 'failure', detail: { reason: 'UNKNOWN_EMAIL' }, meta })
+      return
+    }
+    const expiresIn = ctx.config().emailAndPassword.resetPasswordTokenExpiresIn
+    const token = generateId(24)
+    createVerification(ctx, identifier(token), found.id, expiresIn)
+    const url = `${ctx.baseURL}/reset-password/${token}?callbackURL=${input.redirectTo ? encodeURIComponent(input.redirectTo) : ''}`
+    ctx.mailer.send(passwordResetEmail(ctx.config().mail.appName, found, url, expiresIn))
+    recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
+  })
+}
+
+/** GET /reset-password/{token}: whether the token is (still) valid; it is not consumed. */
+export function isResetTokenValid(ctx: AuthContext, token: string): boolean {
+  return token.length > 0 && findVerification(ctx, identifier(token)) !== undefined
+}
+
+/**
+ * POST /reset-password: sets the new password on the user's credential account (creating one when
+ * the user has none), consumes the token, and revokes every session when
+ * `revokeSessionsOnPasswordReset` is set.
+ */
+export async function resetPassword(
+  ctx: AuthContext,
+  input: { token: string | undefined; newPassword: string },
+  meta: RequestMeta,
+): Promise<void> {
+  if (!input.token) throw fail(400, 'INVALID_TOKEN')
+  assertPasswordLength(ctx, input.newPassword)
+  const pending = findVerification(ctx, identifier(input.token))
+  if (!pending) throw fail(400, 'INVALID_TOKEN')
+  const target = findUserById(ctx, pending.value)
+  if (!target) throw fail(400, 'USER_NOT_FOUND')
+  const hash = await hashPassword(input.newPassword)
+  const revoke = ctx.config().emailAndPassword.revokeSessionsOnPasswordReset
+  let revoked = 0
+  ctx.db.transaction((tx) => {
+    // Consumed here, after the hashing: of two concurrent resets with one token, one wins.
+    if (tx.delete(verification).where(eq(verification.id, pending.id)).run().changes !== 1) throw fail(400, 'INVALID_TOKEN')
+    const now = new Date(ctx.clock.now())
+    const updated = tx
+      .update(account)
+      .set({ password: hash, updatedAt: now })
+      .where(and(eq(account.userId, target.id), eq(account.providerId, 'credential')))
+      .run()
+    if (updated.changes === 0) {
+      tx.insert(account)
+        .values({
+          id: generateId(),
+          accountId: target.id,
+          providerId: 'credential',
+          userId: target.id,
+          password: hash,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run()
+    }
+    if (revoke) revoked = tx.delete(session).where(eq(session.userId, target.id)).run().changes
+  })
+  recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })
+}

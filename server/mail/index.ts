@@ -1,0 +1,63 @@
+import { z } from 'zod'
+import type { AuthContext } from '../auth/context.js'
+import { APIError } from '../auth/errors.js'
+import {
+  findOutboxMessage,
+  listOutbox,
+  type OutboxPage,
+  type OutboxQuery,
+  type OutboxRow,
+  queueMail,
+  requeueFailed,
+} from './outbox.js'
+import { testEmail } from './templates.js'
+
+/**
+ * What the control panel calls for mail: the outbox list, retrying failed messages and a test
+ * email. Each takes the same AuthContext as the domain; delivery itself runs in the mailer.
+ */
+
+export type { OutboxPage, OutboxQuery, OutboxRow, OutboxStatus } from './outbox.js'
+export { OutboxMailer, smtpSettings } from './outbox.js'
+
+export function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}): OutboxPage {
+  return listOutbox(ctx.db, query)
+}
+
+/** Re-queues one failed message and starts its delivery. Returns the row as it now stands. */
+export function retryMail(ctx: AuthContext, id: string): OutboxRow {
+  const found = findOutboxMessage(ctx.db, id)
+  if (!found) throw new APIError(404, 'MAIL_NOT_FOUND', 'Mail not found')
+  if (found.status === 'failed') {
+    requeueFailed(ctx.db, ctx.clock, [id])
+    ctx.mailer.wake?.()
+  }
+  return findOutboxMessage(ctx.db, id) ?? found
+}
+
+/** Re-queues every failed message; returns how many. */
+export function retryAllFailedMail(ctx: AuthContext): number {
+  const n = requeueFailed(ctx.db, ctx.clock)
+  if (n > 0) ctx.mailer.wake?.()
+  return n
+}
+
+/** Resolves when the mailer has finished what it can deliver now. */
+export async function waitForMailDelivery(ctx: AuthContext): Promise<void> {
+  await ctx.mailer.whenIdle?.()
+}
+
+const address = z.email()
+
+/**
+ * Sends a test message through the outbox and waits for the delivery attempt, so the panel can
+ * show at once whether SMTP works. Returns the outbox row (sent, failed with the error, or queued
+ * when no SMTP server is configured).
+ */
+export async function sendTestEmail(ctx: AuthContext, to: string): Promise<OutboxRow> {
+  if (!address.safeParse(to).success) throw new APIError(400, 'INVALID_EMAIL', 'Invalid email')
+  const row = queueMail(ctx.db, ctx.clock, testEmail(ctx.config().mail.appName, to.trim().toLowerCase()))
+  ctx.mailer.wake?.()
+  await ctx.mailer.whenIdle?.()
+  return findOutboxMessage(ctx.db, row.id) ?? row
+}

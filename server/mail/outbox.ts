@@ -1,0 +1,276 @@
+import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
+import { createTransport } from 'nodemailer'
+import type { Clock } from '../auth/context.js'
+import type { GatehouseConfig } from '../config/schema.js'
+import { generateId } from '../crypto/random.js'
+import type { DB } from '../db/index.js'
+import { mailOutbox } from '../db/schema.js'
+import type { Mailer, OutgoingMail } from './types.js'
+
+/**
+ * The mail outbox: every message is first a row (queued), then an SMTP delivery in the background
+ * (sent, or failed with the error). A failed message stays in the table and can be retried; a
+ * queued one survives a restart and is delivered when the server (or SMTP) comes back.
+ */
+
+export type OutboxRow = typeof mailOutbox.$inferSelect
+export type OutboxStatus = OutboxRow['status']
+
+export interface MailLogger {
+  info(message: string): void
+  warn(message: string): void
+}
+
+export interface OutboxMailerOptions {
+  db: DB
+  clock: Clock
+  config: () => GatehouseConfig
+  /** --smtp-url / GATEHOUSE_SMTP_URL: wins over the config's mail.smtp. */
+  smtpUrl?: string
+  logger: MailLogger
+}
+
+/** SMTP connection settings, from the flag or the config; null when none is configured. */
+export interface SmtpSettings {
+  url?: string
+  host?: string
+  port?: number
+  secure?: boolean
+  auth?: { user: string; pass: string }
+}
+
+export function smtpSettings(config: GatehouseConfig, smtpUrl?: string): SmtpSettings | null {
+  const url = smtpUrl || config.mail.smtp.url
+  if (url) return { url }
+  const { host, port, secure, user, password } = config.mail.smtp
+  if (!host) return null
+  return {
+    host,
+    port: port ?? (secure ? 465 : 587),
+    secure: secure ?? port === 465,
+    ...(user ? { auth: { user, pass: password ?? '' } } : {}),
+  }
+}
+
+/** Where a message goes in the logs: the SMTP password never appears. */
+export function describeSmtp(settings: SmtpSettings): string {
+  if (settings.url) {
+    try {
+      const u = new URL(settings.url)
+      return `${u.protocol}//${u.host}`
+    } catch {
+      return 'smtp (invalid url)'
+    }
+  }
+  return `smtp://${settings.host}:${settings.port}`
+}
+
+/** Inserts one message into the outbox as queued and returns its row. */
+export function queueMail(db: DB, clock: Clock, mail: OutgoingMail): OutboxRow {
+  const now = new Date(clock.now())
+  const row: OutboxRow = {
+    id: generateId(),
+    to: mail.to,
+    subject: mail.subject,
+    kind: mail.kind,
+    text: mail.text,
+    html: mail.html,
+    status: 'queued',
+    error: null,
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+    sentAt: null,
+  }
+  db.insert(mailOutbox).values(row).run()
+  return row
+}
+
+type Transport = ReturnType<typeof createTransport>
+
+const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+
+export class OutboxMailer implements Mailer {
+  private transport: { key: string; value: Transport } | null = null
+  private running = false
+  private again = false
+  private closed = false
+  private idleWaiters: Array<() => void> = []
+  private warnedNoSmtp = false
+
+  constructor(private readonly options: OutboxMailerOptions) {}
+
+  send(mail: OutgoingMail): void {
+    const row = queueMail(this.options.db, this.options.clock, mail)
+    const settings = this.settings()
+    if (!settings) {
+      this.options.logger.info(`mail (${row.kind}) to ${row.to} queued as ${row.id}, not sent: no SMTP server configured`)
+      if (!this.warnedNoSmtp) {
+        this.warnedNoSmtp = true
+        this.options.logger.warn('no SMTP server configured (--smtp-url or mail.smtp): messages stay in the outbox')
+      }
+      return
+    }
+    this.wake()
+  }
+
+  wake(): void {
+    if (this.closed) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = true
+    // Never in the caller's turn: the answer leaves before any SMTP work starts.
+    setImmediate(() => void this.drain())
+  }
+
+  whenIdle(): Promise<void> {
+    if (!this.running) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await Promise.race([this.whenIdle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())])
+    this.transport?.value.close()
+    this.transport = null
+  }
+
+  private settings(): SmtpSettings | null {
+    return smtpSettings(this.options.config(), this.options.smtpUrl)
+  }
+
+  /** The transport for the current settings; rebuilt when the config changes them. */
+  private transportFor(settings: SmtpSettings): Transport {
+    const key = JSON.stringify(settings)
+    if (this.transport?.key !== key) {
+      this.transport?.value.close()
+      this.transport = { key, value: createTransport({ ...settings, ...TIMEOUTS }) }
+    }
+    return this.transport.value
+  }
+
+  private nextQueued(after: Set<string>): OutboxRow | undefined {
+    const rows = this.options.db
+      .select()
+      .from(mailOutbox)
+      .where(eq(mailOutbox.status, 'queued'))
+      .orderBy(mailOutbox.createdAt)
+      .limit(after.size + 1)
+      .all()
+    return rows.find((r) => !after.has(r.id))
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      do {
+        this.again = false
+        const attempted = new Set<string>()
+        for (;;) {
+          if (this.closed && attempted.size > 0) break
+          const settings = this.settings()
+          if (!settings) break
+          const row = this.nextQueued(attempted)
+          if (!row) break
+          attempted.add(row.id)
+          await this.deliver(row, settings)
+        }
+      } while (this.again && !this.closed)
+    } finally {
+      this.running = false
+      for (const resolve of this.idleWaiters.splice(0)) resolve()
+    }
+  }
+
+  private async deliver(row: OutboxRow, settings: SmtpSettings): Promise<void> {
+    const { db, clock, config, logger } = this.options
+    let error: string | null = null
+    try {
+      await this.transportFor(settings).sendMail({
+        from: config().mail.from,
+        to: row.to,
+        subject: row.subject,
+        text: row.text,
+        html: row.html,
+      })
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e)
+      // A broken connection must not poison the next attempt.
+      this.transport?.value.close()
+      this.transport = null
+    }
+    const now = new Date(clock.now())
+    try {
+      db.update(mailOutbox)
+        .set({
+          status: error ? 'failed' : 'sent',
+          error,
+          attempts: row.attempts + 1,
+          updatedAt: now,
+          sentAt: error ? null : now,
+        })
+        .where(eq(mailOutbox.id, row.id))
+        .run()
+    } catch {
+      // The database closed under a delivery at shutdown: the row stays queued and goes out next start.
+      return
+    }
+    if (error) logger.warn(`mail ${row.id} (${row.kind}) to ${row.to} failed via ${describeSmtp(settings)}: ${error}`)
+    else logger.info(`mail ${row.id} (${row.kind}) to ${row.to} sent via ${describeSmtp(settings)}`)
+  }
+}
+
+export interface OutboxQuery {
+  status?: OutboxStatus
+  kind?: string
+  to?: string
+  limit?: number
+  offset?: number
+}
+
+export interface OutboxPage {
+  messages: OutboxRow[]
+  total: number
+  limit: number
+  offset: number
+}
+
+/** The outbox, newest first, for the control panel. */
+export function listOutbox(db: DB, query: OutboxQuery = {}): OutboxPage {
+  const limit = Math.min(Math.max(query.limit ?? 100, 1), 1000)
+  const offset = Math.max(query.offset ?? 0, 0)
+  const filters: SQL[] = []
+  if (query.status) filters.push(eq(mailOutbox.status, query.status))
+  if (query.kind) filters.push(eq(mailOutbox.kind, query.kind))
+  if (query.to) filters.push(eq(mailOutbox.to, query.to.toLowerCase()))
+  const where = filters.length > 0 ? and(...filters) : undefined
+  const messages = db
+    .select()
+    .from(mailOutbox)
+    .where(where)
+    .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
+    .limit(limit)
+    .offset(offset)
+    .all()
+  const total = db.select({ n: count() }).from(mailOutbox).where(where).get()?.n ?? 0
+  return { messages, total, limit, offset }
+}
+
+export function findOutboxMessage(db: DB, id: string): OutboxRow | undefined {
+  return db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()
+}
+
+/**
+ * Puts failed messages back in the queue (one by id, or every failed one) and starts delivery.
+ * Returns how many were re-queued; a message that is not failed is left alone.
+ */
+export function requeueFailed(db: DB, clock: Clock, ids?: string[]): number {
+  const failed = eq(mailOutbox.status, 'failed')
+  const result = db
+    .update(mailOutbox)
+    .set({ status: 'queued', updatedAt: new Date(clock.now()) })
+    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed)
+    .run()
+  return result.changes
+}

@@ -1,0 +1,144 @@
+import type { MailKind, OutgoingMail } from './types.js'
+
+/**
+ * HTML + plain-text messages of the account lifecycle. Every value that comes from a user or a
+ * request (names, addresses, URLs) is escaped in the HTML part; links are absolute URLs on the
+ * configured base URL (SPEC §2).
+ */
+
+export function escapeHtml(value: string): string {
+  return value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+}
+
+interface Layout {
+  to: string
+  kind: MailKind
+  subject: string
+  appName: string
+  greeting: string
+  lines: string[]
+  action?: { label: string; url: string }
+  footer: string
+}
+
+/** One shape for every message: greeting, a few lines, one button (and the raw link), a footer. */
+export function renderMail(layout: Layout): OutgoingMail {
+  const { action } = layout
+  const text = [
+    layout.greeting,
+    '',
+    ...layout.lines,
+    ...(action ? ['', `${action.label}: ${action.url}`] : []),
+    '',
+    layout.footer,
+    '',
+    `— ${layout.appName}`,
+  ].join('\n')
+  const p = (s: string) => `<p style="margin:0 0 16px">${escapeHtml(s)}</p>`
+  const button = action
+    ? `<p style="margin:24px 0"><a href="${escapeHtml(action.url)}" style="background:#1c7ed6;color:#fff;padding:10px 18px;border-radius:4px;text-decoration:none;display:inline-block">${escapeHtml(action.label)}</a></p>` +
+      `<p style="margin:0 0 16px;font-size:13px;color:#555">If the button does not work, open this link:<br><a href="${escapeHtml(action.url)}">${escapeHtml(action.url)}</a></p>`
+    : ''
+  const html = `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(layout.subject)}</title></head>
+<body style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;color:#222;line-height:1.5;max-width:560px;margin:0 auto;padding:24px">
+<h1 style="font-size:20px;margin:0 0 16px">${escapeHtml(layout.subject)}</h1>
+${p(layout.greeting)}
+${layout.lines.map(p).join('\n')}
+${button}
+<p style="margin:24px 0 0;font-size:13px;color:#555">${escapeHtml(layout.footer)}</p>
+<p style="margin:8px 0 0;font-size:13px;color:#555">— ${escapeHtml(layout.appName)}</p>
+</body></html>`
+  return { to: layout.to, subject: layout.subject, kind: layout.kind, text, html }
+}
+
+interface Recipient {
+  email: string
+  name?: string | null
+}
+
+const greet = (user: Recipient) => (user.name ? `Hello ${user.name},` : 'Hello,')
+
+export function verificationEmail(appName: string, user: Recipient, url: string): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'verification',
+    subject: `Verify your email address for ${appName}`,
+    appName,
+    greeting: greet(user),
+    lines: [`Please confirm that ${user.email} is your email address.`],
+    action: { label: 'Verify email address', url },
+    footer: 'If you did not ask for this, you can ignore this message.',
+  })
+}
+
+export function passwordResetEmail(appName: string, user: Recipient, url: string, expiresInSeconds: number): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'password-reset',
+    subject: `Reset your ${appName} password`,
+    appName,
+    greeting: greet(user),
+    lines: [
+      'Someone asked to reset the password of your account.',
+      `The link below is valid for ${describeDuration(expiresInSeconds)} and can be used once.`,
+    ],
+    action: { label: 'Choose a new password', url },
+    footer: 'If you did not ask for this, ignore this message: your password stays as it is.',
+  })
+}
+
+export function changeEmailConfirmation(appName: string, user: Recipient, newEmail: string, url: string): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'change-email',
+    subject: `Confirm your new email address for ${appName}`,
+    appName,
+    greeting: greet(user),
+    lines: [`Someone asked to change the email address of your account from ${user.email} to ${newEmail}.`],
+    action: { label: 'Approve the change', url },
+    footer: 'If you did not ask for this, ignore this message and consider changing your password.',
+  })
+}
+
+export function deleteAccountEmail(appName: string, user: Recipient, url: string, expiresInSeconds: number): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'delete-account',
+    subject: `Confirm the deletion of your ${appName} account`,
+    appName,
+    greeting: greet(user),
+    lines: [
+      'Someone asked to delete your account. Deletion removes your profile, sign-in methods and sessions and cannot be undone.',
+      `The link below is valid for ${describeDuration(expiresInSeconds)}; open it while signed in.`,
+    ],
+    action: { label: 'Delete my account', url },
+    footer: 'If you did not ask for this, ignore this message: nothing will be deleted.',
+  })
+}
+
+export function testEmail(appName: string, to: string): OutgoingMail {
+  return renderMail({
+    to,
+    kind: 'test',
+    subject: `${appName} test email`,
+    appName,
+    greeting: 'Hello,',
+    lines: [`This is a test message from ${appName}. Mail delivery works.`],
+    footer: 'You received this because an administrator sent a test email from the control panel.',
+  })
+}
+
+function describeDuration(seconds: number): string {
+  if (seconds % 86400 === 0) return plural(seconds / 86400, 'day')
+  if (seconds % 3600 === 0) return plural(seconds / 3600, 'hour')
+  if (seconds % 60 === 0) return plural(seconds / 60, 'minute')
+  return plural(seconds, 'second')
+}
+
+const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`
