@@ -51,10 +51,14 @@ export function requestPasswordReset(ctx: AuthContext, input: { email: string; r
     }
     const expiresIn = ctx.config().emailAndPassword.resetPasswordTokenExpiresIn
     const token = generateId(24)
-    createVerification(ctx, identifier(token), found.id, expiresIn)
     const url = `${ctx.baseURL}/reset-password/${token}?callbackURL=${input.redirectTo ? encodeURIComponent(input.redirectTo) : ''}`
-    ctx.mailer.send(passwordResetEmail(ctx.config().mail.appName, found, url, expiresIn))
-    recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
+    const mail = passwordResetEmail(ctx.config().mail.appName, found, url, expiresIn)
+    // One commit (one fsync) like the unknown-address branch's single audit write.
+    ctx.db.transaction(() => {
+      createVerification(ctx, identifier(token), found.id, expiresIn)
+      ctx.mailer.send(mail)
+      recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
+    })
   })
 }
 
