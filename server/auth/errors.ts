@@ -2,7 +2,7 @@
  * Every error leaves Gatehouse as an APIError: an HTTP status, a stable `code` and the spec's
  * message. The wire body is `{code, message}`.
  */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 422 | 429 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 414 | 415 | 422 | 429 | 500 | 503
 
 export class APIError extends Error {
   constructor(

@@ -14,6 +14,9 @@ export interface RateRecord {
   lastRequest: number
 }
 
+/** Clients already refused in their current window: the first refusal is audited, the rest are not. */
+const refused = new WeakMap<RateLimitStore, Map<string, number>>()
+
 export interface RateLimitStore {
   get(key: string): RateRecord | undefined
   set(key: string, record: RateRecord): void
@@ -74,7 +77,7 @@ export function ruleFor(config: GatehouseConfig['rateLimit'], path: string): Rat
   return rule
 }
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number }
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; firstRefusal: boolean }
 
 /**
  * Counts one request. The read and the write happen in one synchronous step on one event loop,
@@ -89,7 +92,17 @@ export function consume(store: RateLimitStore, key: string, rule: RateRule, now:
   }
   const elapsed = now - record.lastRequest
   if (elapsed < windowMs && record.count >= rule.max) {
-    return { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000) }
+    let seen = refused.get(store)
+    if (!seen) {
+      seen = new Map()
+      refused.set(store, seen)
+    }
+    const firstRefusal = seen.get(key) !== record.lastRequest
+    if (firstRefusal) {
+      if (seen.size > 10_000) seen.clear()
+      seen.set(key, record.lastRequest)
+    }
+    return { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000), firstRefusal }
   }
   store.set(key, { count: elapsed > windowMs ? 1 : record.count + 1, lastRequest: now })
   return { allowed: true }

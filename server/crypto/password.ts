@@ -1,4 +1,5 @@
-import { scrypt, timingSafeEqual, randomBytes } from 'node:crypto'
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { passwordHashQueue } from './hash-queue.js'
 
 /**
  * scrypt exactly as SPEC §9 and better-auth: N=16384, r=16, p=1, 64-byte key, the password
@@ -12,9 +13,12 @@ const PARAMS = { N: 16384, r: 16, p: 1, maxmem: 64 * 1024 * 1024 } as const
 const KEY_LENGTH = 64
 
 function deriveKey(password: string, salt: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, PARAMS, (err, key) => (err ? reject(err) : resolve(key)))
-  })
+  return passwordHashQueue.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, PARAMS, (err, key) => (err ? reject(err) : resolve(key)))
+      }),
+  )
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -1,7 +1,9 @@
 import { H3, type H3Event } from 'h3'
 import type { z } from 'zod'
 import type { AuthContext } from '../auth/context.js'
+import { recordAudit } from '../auth/audit.js'
 import { APIError, ERR } from '../auth/errors.js'
+import { HashQueueFullError, passwordHashQueue } from '../crypto/hash-queue.js'
 import { consume, type RateLimitStore, ruleFor } from '../auth/rate-limit.js'
 import { isSessionFresh } from '../auth/sessions.js'
 import { isTrustedURL } from '../auth/trusted-origins.js'
@@ -20,6 +22,7 @@ export interface HttpAppOptions {
 }
 
 const JSON_TYPE = 'application/json'
+const MAX_URL_LENGTH = 8192
 
 /*
  * Answers are written onto h3's lazily created event.res and returned as strings: building a web
@@ -152,19 +155,34 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       response: draft,
     }
     try {
+      if (url.href.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
       if (config.rateLimit.enabled && ipAddress) {
         const key = `${rateLimitIdentity(ipAddress)}${path}`
         const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
         if (!decision.allowed) {
+          // One audit event per client and path per refused burst, so a flood cannot turn
+          // into a flood of database writes.
+          if (decision.firstRefusal) recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
           const retry = String(decision.retryAfterSeconds)
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
       }
+      passwordHashQueue.maxPending = config.security.passwordHashQueue
       if (!route || route.method !== request.method || config.disabledPaths.includes(path)) {
         throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
       }
       const rawBody = route.method === 'POST' ? await readBody(request) : undefined
-      if (route.method === 'POST') checkOrigin(rc)
+      if (route.method === 'POST') {
+        try {
+          checkOrigin(rc)
+        } catch (refusal) {
+          if (refusal instanceof APIError) {
+            const origin = request.headers.get('origin') ?? request.headers.get('referer')
+            recordAudit(ctx, { type: 'security.csrf-refused', outcome: 'failure', detail: { path, code: refusal.code, origin }, meta: rc.meta })
+          }
+          throw refusal
+        }
+      }
       rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
       rc.query = route.query ? validate(route.query, Object.fromEntries(url.searchParams), 'query') : undefined
       if (route.method === 'POST') checkCallbacks(rc, rawBody)
@@ -179,6 +197,9 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       return finish(await route.handler(rc), draft)
     } catch (error) {
       if (error instanceof APIError) return errorBody(error, draft)
+      if (error instanceof HashQueueFullError) {
+        return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
+      }
       options.onUnexpectedError?.(error, path)
       return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
     }
