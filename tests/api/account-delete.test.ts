@@ -1,0 +1,179 @@
+import { eq, like } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { account, session, user, verification } from '../../server/db/schema.js'
+import { signUp } from '../helpers/http.js'
+import { anonymous, follow, linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
+
+const SUBJECT = /^Confirm the deletion of your/
+
+let m: MailServer
+beforeAll(async () => {
+  m = await startMailServer()
+  await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: true } } })
+})
+afterAll(() => m.close())
+
+const db = () => m.server.gatehouse.ctx.db
+const gone = (id: string) => ({
+  user: db().select().from(user).where(eq(user.id, id)).get(),
+  sessions: db().select().from(session).where(eq(session.userId, id)).all(),
+  accounts: db().select().from(account).where(eq(account.userId, id)).all(),
+})
+const expectDeleted = (id: string) => expect(gone(id)).toEqual({ user: undefined, sessions: [], accounts: [] })
+const cleared = (cookies: string[]) =>
+  ['session_token', 'session_data', 'dont_remember'].every((n) => cookies.some((c) => c.startsWith(`better-auth.${n}=;`) && c.includes('Max-Age=0')))
+
+const withMailFlow = async (fn: () => Promise<void>) => {
+  await m.server.gatehouse.config.update({ user: { deleteUser: { sendDeleteAccountVerification: true } } })
+  try {
+    await fn()
+  } finally {
+    await m.server.gatehouse.config.update({ user: { deleteUser: { sendDeleteAccountVerification: false } } })
+  }
+}
+
+describe('POST /delete-user directly', () => {
+  it('with the password: removes sessions, accounts and the user and clears the cookies', async () => {
+    const signed = await signUp(m.server.base)
+    const res = await signed.client.post('/delete-user', { password: signed.password })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ success: true, message: 'User deleted' })
+    expect(cleared(res.cookies)).toBe(true)
+    expectDeleted(signed.user.id)
+    expect((await signed.client.get('/get-session')).body).toBeNull()
+  })
+
+  it('with a fresh session and no password; a stale session is refused with SESSION_EXPIRED', async () => {
+    const fresh = await signUp(m.server.base)
+    expect((await fresh.client.post('/delete-user', {})).body).toEqual({ success: true, message: 'User deleted' })
+    expectDeleted(fresh.user.id)
+
+    const stale = await signUp(m.server.base)
+    m.server.clock.advanceSeconds(86400)
+    const refused = await stale.client.post('/delete-user', {})
+    expect(refused.status).toBe(400)
+    expect(refused.body).toEqual({ code: 'SESSION_EXPIRED', message: 'Session expired. Re-authenticate to perform this action.' })
+    expect(gone(stale.user.id).user).toBeDefined()
+    // The password still works on a stale session.
+    expect((await stale.client.post('/delete-user', { password: stale.password })).body).toEqual({ success: true, message: 'User deleted' })
+  })
+
+  it('refuses a wrong password, a password for a user without one, no session, and answers 404 when disabled', async () => {
+    const signed = await signUp(m.server.base)
+    const wrong = await signed.client.post('/delete-user', { password: 'not my password' })
+    expect(wrong.status).toBe(400)
+    expect(wrong.body).toEqual({ code: 'INVALID_PASSWORD', message: 'Invalid password' })
+    db().delete(account).where(eq(account.userId, signed.user.id)).run()
+    const noCredential = await signed.client.post('/delete-user', { password: 'whatever123' })
+    expect(noCredential.status).toBe(400)
+    expect(noCredential.body).toEqual({ code: 'CREDENTIAL_ACCOUNT_NOT_FOUND', message: 'Credential account not found' })
+    expect((await anonymous(m.server).post('/delete-user', {})).status).toBe(401)
+
+    await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: false } } })
+    try {
+      const disabled = await signed.client.post('/delete-user', {})
+      expect(disabled.status).toBe(404)
+      expect(disabled.body).toEqual({ code: 'NOT_FOUND', message: 'Not Found' })
+      expect((await signed.client.get('/delete-user/callback?token=x')).status).toBe(404)
+    } finally {
+      await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: true } } })
+    }
+    expect(gone(signed.user.id).user).toBeDefined()
+  })
+})
+
+describe('deletion through the mailed link', () => {
+  it('mails a 32-char [0-9a-z] token link; opening it signed in deletes the user and redirects', async () => {
+    await withMailFlow(async () => {
+      const signed = await signUp(m.server.base)
+      const { result, mail } = await withMail(m, signed.email, SUBJECT, () =>
+        signed.client.post('/delete-user', { password: signed.password, callbackURL: '/goodbye' }),
+      )
+      expect(result.body).toEqual({ success: true, message: 'Verification email sent' })
+      expect(result.cookies).toEqual([])
+      const link = linkIn(mail, `${m.server.base}/delete-user/callback?token=`)
+      const token = new URL(link).searchParams.get('token') as string
+      expect(token).toMatch(/^[0-9a-z]{32}$/)
+      expect(new URL(link).searchParams.get('callbackURL')).toBe('/goodbye')
+      const row = db().select().from(verification).where(eq(verification.identifier, `delete-account-${token}`)).get()
+      expect(row).toMatchObject({ value: signed.user.id })
+      expect(row?.expiresAt.getTime()).toBe(m.server.clock.now() + 86400_000)
+      expect(gone(signed.user.id).user).toBeDefined()
+
+      // Not signed in: refused, nothing consumed.
+      const stranger = await follow(anonymous(m.server), link)
+      expect(stranger.status).toBe(404)
+      expect(stranger.body).toEqual({ code: 'FAILED_TO_GET_USER_INFO', message: 'Failed to get user info' })
+
+      const res = await follow(signed.client, link)
+      expect(res.status).toBe(302)
+      expect(res.headers.get('location')).toBe('/goodbye')
+      expect(cleared(res.cookies)).toBe(true)
+      expectDeleted(signed.user.id)
+      expect(db().select().from(verification).where(eq(verification.identifier, `delete-account-${token}`)).get()).toBeUndefined()
+    })
+  })
+
+  it('a user with a password must give it; the token also works in the POST body; tokens are single-use and per user', async () => {
+    await withMailFlow(async () => {
+      const signed = await signUp(m.server.base)
+      const noPassword = await signed.client.post('/delete-user', {})
+      expect(noPassword.status).toBe(400)
+      expect(noPassword.body).toEqual({
+        code: 'USER_ALREADY_HAS_PASSWORD',
+        message: 'User already has a password. Provide that to delete the account.',
+      })
+      const { mail } = await withMail(m, signed.email, SUBJECT, () => signed.client.post('/delete-user', { password: signed.password }))
+      const token = new URL(linkIn(mail, `${m.server.base}/delete-user/callback`)).searchParams.get('token') as string
+
+      const other = await signUp(m.server.base)
+      const foreign = await other.client.post('/delete-user', { token })
+      expect(foreign.status).toBe(404)
+      expect(foreign.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
+      expect(gone(other.user.id).user).toBeDefined()
+
+      const ok = await signed.client.post('/delete-user', { token })
+      expect(ok.body).toEqual({ success: true, message: 'User deleted' })
+      expectDeleted(signed.user.id)
+
+      const third = await signUp(m.server.base)
+      const { mail: thirdMail } = await withMail(m, third.email, SUBJECT, () => third.client.post('/delete-user', { password: third.password }))
+      const link = linkIn(thirdMail, `${m.server.base}/delete-user/callback`)
+      const plain = await follow(third.client, link.replace(/&callbackURL=.*$/, ''))
+      expect(plain.status).toBe(200)
+      expect(plain.body).toEqual({ success: true, message: 'User deleted' })
+      const replay = await follow(third.client, link)
+      expect(replay.status).toBe(404)
+    })
+  })
+
+  it('an expired token is refused and expired records are cleaned up when found', async () => {
+    await withMailFlow(async () => {
+      const signed = await signUp(m.server.base)
+      const { mail } = await withMail(m, signed.email, SUBJECT, () => signed.client.post('/delete-user', { password: signed.password }))
+      const link = linkIn(mail, `${m.server.base}/delete-user/callback`)
+      m.server.clock.advanceSeconds(86400)
+      const res = await follow(signed.client, link)
+      expect(res.status).toBe(404)
+      expect(res.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
+      expect(gone(signed.user.id).user).toBeDefined()
+      const expired = db()
+        .select()
+        .from(verification)
+        .where(like(verification.identifier, 'delete-account-%'))
+        .all()
+        .filter((v) => v.expiresAt.getTime() <= m.server.clock.now())
+      expect(expired).toEqual([])
+    })
+  })
+
+  it('refuses an untrusted callbackURL on the callback and on the request', async () => {
+    const signed = await signUp(m.server.base)
+    const cb = await signed.client.get('/delete-user/callback?token=abc&callbackURL=https://evil.example/')
+    expect(cb.status).toBe(403)
+    expect(cb.body).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
+    const post = await signed.client.post('/delete-user', { callbackURL: 'https://evil.example/' })
+    expect(post.status).toBe(403)
+    expect(gone(signed.user.id).user).toBeDefined()
+  })
+})
