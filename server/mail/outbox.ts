@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { createTransport } from 'nodemailer'
 import type { Clock } from '../auth/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
@@ -156,7 +156,7 @@ export class OutboxMailer implements Mailer {
       .select()
       .from(mailOutbox)
       .where(eq(mailOutbox.status, 'queued'))
-      .orderBy(mailOutbox.createdAt)
+      .orderBy(mailOutbox.createdAt, sql`rowid`)
       .limit(after.size + 1)
       .all()
     return rows.find((r) => !after.has(r.id))
@@ -249,7 +249,7 @@ export function listOutbox(db: DB, query: OutboxQuery = {}): OutboxPage {
     .select()
     .from(mailOutbox)
     .where(where)
-    .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
+    .orderBy(desc(mailOutbox.createdAt), desc(sql`rowid`))
     .limit(limit)
     .offset(offset)
     .all()
