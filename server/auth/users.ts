@@ -4,6 +4,7 @@ import { burnPasswordCheck, hashPassword, verifyPassword } from '../crypto/passw
 import { generateId } from '../crypto/random.js'
 import { account, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
+import { clearPasswordFailures, throttledPasswordCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 import { sendVerificationEmailIfEnabled } from './email-verification.js'
@@ -224,21 +225,38 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
     })
     return fail(401, 'INVALID_EMAIL_OR_PASSWORD')
   }
-  if (!found || !credential?.password) {
-    await burnPasswordCheck(input.password)
-    throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER')
+  const key = throttleKey('email', input.email)
+  const matched = await throttledPasswordCheck(
+    ctx,
+    key,
+    meta,
+    async () => {
+      if (!credential?.password) {
+        await burnPasswordCheck(input.password)
+        return false
+      }
+      return verifyPassword(credential.password, input.password)
+    },
+    { targetUserId: found?.id, clearOnSuccess: false },
+  )
+  if (!found || !credential?.password || !matched) {
+    throw refuse(!found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD')
   }
-  if (!(await verifyPassword(credential.password, input.password))) throw refuse('INVALID_PASSWORD')
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
+    clearPasswordFailures(ctx, key)
     recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
     // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
     await sendVerificationEmailIfEnabled(ctx, found, input.callbackURL)
     throw fail(403, 'EMAIL_NOT_VERIFIED')
   }
   try {
-    const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
-    recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
-    return created
+    // One commit for the session and its audit event: each commit is an fsync.
+    return ctx.db.transaction(() => {
+      clearPasswordFailures(ctx, key)
+      const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
+      recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
+      return created
+    })
   } catch (e) {
     if (e instanceof APIError) {
       recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: e.code }, meta })

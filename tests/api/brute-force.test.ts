@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clearAccountLock, listAccountLocks } from '../../server/auth/throttle.js'
+import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(() => server.close())
+
+const attempt = (email: string, password: string, ip = '203.0.113.1') =>
+  new HttpClient(server.base, { headers: { 'x-forwarded-for': ip } }).post('/sign-in/email', { email, password })
+
+describe('per-account throttling of password checks', () => {
+  it('locks an account for 15 minutes after 10 failures, whatever the client address', async () => {
+    const { email, password, user } = await signUp(server.base)
+    for (let i = 0; i < 10; i++) expect((await attempt(email, 'wrong-password', `198.51.100.${i}`)).status).toBe(401)
+    const locked = await attempt(email, password, '192.0.2.99')
+    expect(locked.status).toBe(429)
+    expect(locked.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
+    expect(locked.headers.get('x-retry-after')).toBe('900')
+
+    const events = server.gatehouse.database.sqlite
+      .prepare("select count(*) as n from auditEvent where type = 'security.account-locked' and targetUserId = ?")
+      .get(user.id) as { n: number }
+    expect(events.n).toBe(1)
+
+    server.clock.advanceSeconds(899)
+    expect((await attempt(email, password)).status).toBe(429)
+    server.clock.advanceSeconds(2)
+    expect((await attempt(email, password)).status).toBe(200)
+  })
+
+  it('answers an unknown email exactly like a known one', async () => {
+    const email = uniqueEmail('ghost')
+    for (let i = 0; i < 10; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+    const locked = await attempt(email, 'wrong-password')
+    expect(locked.status).toBe(429)
+    expect(locked.headers.get('x-retry-after')).toBe('900')
+  })
+
+  it('admits no more than 10 checks out of 50 parallel wrong attempts', async () => {
+    const { email } = await signUp(server.base)
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(email, `wrong-${i}`, `203.0.113.${i + 10}`)))
+    const statuses = answers.map((a) => a.status)
+    expect(statuses.filter((s) => s === 401)).toHaveLength(10)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40)
+  })
+
+  it('starts the count over after a successful sign-in', async () => {
+    const { email, password } = await signUp(server.base)
+    for (let i = 0; i < 9; i++) await attempt(email, 'wrong-password')
+    expect((await attempt(email, password)).status).toBe(200)
+    for (let i = 0; i < 9; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+    expect((await attempt(email, password)).status).toBe(200)
+  })
+
+  it('lets an administrator see and lift a lock', async () => {
+    const { email, password } = await signUp(server.base)
+    for (let i = 0; i < 11; i++) await attempt(email, 'wrong-password')
+    const key = `email:${email}`
+    expect(listAccountLocks(server.gatehouse.ctx).map((l) => l.key)).toContain(key)
+    expect(clearAccountLock(server.gatehouse.ctx, key, null, null)).toBe(true)
+    expect((await attempt(email, password)).status).toBe(200)
+    const unlocked = server.gatehouse.database.sqlite
+      .prepare("select count(*) as n from auditEvent where type = 'security.account-unlocked' and target = ?")
+      .get(key) as { n: number }
+    expect(unlocked.n).toBe(1)
+  })
+
+  it('can be switched off in the config', async () => {
+    const { email, password } = await signUp(server.base)
+    server.gatehouse.config.update({ security: { accountLockout: { enabled: false } } })
+    try {
+      for (let i = 0; i < 12; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+      expect((await attempt(email, password)).status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ security: { accountLockout: { enabled: true } } })
+    }
+  })
+})
