@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ADMIN_STATEMENTS } from '../auth/access.js'
 import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
+import { socialProvidersSchema } from '../oauth/options.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -126,6 +127,8 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /** socialProviders.<id>: the 18 OAuth providers (server/oauth/options.ts). */
+    socialProviders: socialProvidersSchema,
     account: z
       .object({
         accountLinking: z

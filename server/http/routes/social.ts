@@ -1,0 +1,195 @@
+import { z } from 'zod'
+import { APIError } from '../../auth/errors.js'
+import { toPublicUser } from '../../auth/users.js'
+import { unsignValue } from '../../crypto/sign.js'
+import {
+  accountInfo,
+  getAccessToken,
+  handleCallback,
+  linkWithIdToken,
+  refreshAccessToken,
+  requireProvider,
+  signInWithIdToken,
+  startAuthorization,
+} from '../../oauth/flow.js'
+import { STATE_TTL_MS } from '../../oauth/state.js'
+import { serializeCookie, signedCookieValue } from '../cookies.js'
+import { defineRoute, type RouteContext } from '../route.js'
+import { setSessionCookies } from '../session.js'
+
+type AnyRouteContext = RouteContext<unknown, unknown, unknown>
+
+/** better-auth 1.7's signed `state` cookie: binds an OAuth state to the browser that started it. */
+const stateCookieName = (rc: AnyRouteContext): string =>
+  `${rc.names.secure ? '__Secure-' : ''}${rc.ctx.config().advanced.cookiePrefix}.state`
+
+function setStateCookie(rc: AnyRouteContext, state: string): void {
+  const value = signedCookieValue(rc.ctx.secret, state)
+  rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), value, rc.names.secure, STATE_TTL_MS / 1000))
+}
+
+function browserState(rc: AnyRouteContext): string | null {
+  const raw = rc.cookies.get(stateCookieName(rc))
+  return raw ? unsignValue(rc.ctx.secret, raw) : null
+}
+
+const redirect = (location: string): Response => new Response(null, { status: 302, headers: { location } })
+
+const idTokenSchema = z.object({
+  token: z.string().min(1),
+  nonce: z.string().optional(),
+  accessToken: z.string().optional(),
+  refreshToken: z.string().optional(),
+  expiresAt: z.number().optional(),
+})
+
+const accountSelector = z.object({
+  providerId: z.string().min(1).optional(),
+  accountId: z.string().min(1).optional(),
+  userId: z.string().optional(),
+})
+
+/** Query or form parameters of a provider's callback: strings only. */
+function callbackParams(source: unknown): Record<string, string> | null {
+  if (!source || typeof source !== 'object' || Array.isArray(source)) return null
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(source)) {
+    if (typeof value === 'string') out[key] = value
+    else if (value !== undefined && value !== null) return null
+  }
+  return out
+}
+
+export const socialRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/sign-in/social',
+    body: z.object({
+      provider: z.string().min(1),
+      callbackURL: z.string().optional(),
+      newUserCallbackURL: z.string().optional(),
+      errorCallbackURL: z.string().optional(),
+      disableRedirect: z.boolean().optional(),
+      idToken: idTokenSchema.optional(),
+      scopes: z.array(z.string().min(1)).optional(),
+      requestSignUp: z.boolean().optional(),
+      loginHint: z.string().optional(),
+    }),
+    handler: async (rc) => {
+      const { ctx, body } = rc
+      const provider = requireProvider(ctx, body.provider)
+      if (body.idToken) {
+        const created = await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta)
+        setSessionCookies(rc, created, { dontRemember: false })
+        return { redirect: false, token: created.session.token, url: undefined, user: toPublicUser(created.user) }
+      }
+      const { url, state } = await startAuthorization(ctx, provider, body)
+      setStateCookie(rc, state)
+      return { url, redirect: !body.disableRedirect }
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/callback/:id',
+    handler: async (rc) => {
+      const { ctx } = rc
+      const params = callbackParams(Object.fromEntries(rc.url.searchParams))
+      if (!params) return redirect(`${ctx.baseURL}/error?error=invalid_callback_request`)
+      const outcome = await handleCallback(ctx, {
+        providerId: rc.params.id ?? '',
+        params,
+        browserState: browserState(rc),
+        meta: rc.meta,
+      })
+      if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0))
+      if (outcome.session) setSessionCookies(rc, outcome.session, { dontRemember: false })
+      return redirect(outcome.location)
+    },
+  }),
+
+  /**
+   * form_post callbacks (Apple) arrive as cross-site POSTs, which carry no Lax cookies: answer
+   * with a redirect to the GET callback so the browser presents its state cookie (better-auth 1.7).
+   */
+  defineRoute({
+    method: 'POST',
+    path: '/callback/:id',
+    handler: (rc) => {
+      const { ctx } = rc
+      const params = callbackParams(rc.body)
+      if (!params) return redirect(`${ctx.baseURL}/error?error=invalid_callback_request`)
+      const query = new URLSearchParams({ ...Object.fromEntries(rc.url.searchParams), ...params })
+      return redirect(`${ctx.baseURL}/callback/${encodeURIComponent(rc.params.id ?? '')}?${query}`)
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/link-social',
+    auth: 'session',
+    body: z.object({
+      provider: z.string().min(1),
+      callbackURL: z.string().optional(),
+      errorCallbackURL: z.string().optional(),
+      scopes: z.array(z.string().min(1)).optional(),
+      disableRedirect: z.boolean().optional(),
+      loginHint: z.string().optional(),
+      idToken: idTokenSchema.optional(),
+    }),
+    handler: async (rc) => {
+      const { ctx, body, session } = rc
+      const provider = requireProvider(ctx, body.provider)
+      if (!ctx.config().account.accountLinking.enabled) {
+        throw new APIError(400, 'LINKING_NOT_ALLOWED', 'Account linking is not allowed')
+      }
+      const link = { userId: session.user.id, email: session.user.email }
+      if (body.idToken) {
+        await linkWithIdToken(ctx, provider, body.idToken, link, rc.meta)
+        return { url: '', status: true, redirect: false }
+      }
+      const { url, state } = await startAuthorization(ctx, provider, {
+        callbackURL: body.callbackURL,
+        errorCallbackURL: body.errorCallbackURL,
+        scopes: body.scopes,
+        loginHint: body.loginHint,
+        link,
+      })
+      setStateCookie(rc, state)
+      return { url, redirect: !body.disableRedirect }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/get-access-token',
+    auth: 'session',
+    body: accountSelector,
+    handler: ({ ctx, body, session }) => getAccessToken(ctx, session.user.id, body),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/refresh-token',
+    auth: 'session',
+    body: accountSelector,
+    handler: ({ ctx, body, session }) => refreshAccessToken(ctx, session.user.id, body),
+  }),
+
+  // better-auth ≥1.4: GET with the internal account id; 1.2: POST with the provider's account id.
+  defineRoute({
+    method: 'GET',
+    path: '/account-info',
+    auth: 'session',
+    query: z.looseObject({ accountId: z.string().min(1) }),
+    handler: ({ ctx, query, session }) => accountInfo(ctx, session.user.id, query.accountId),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/account-info',
+    auth: 'session',
+    body: z.object({ accountId: z.string().min(1) }),
+    handler: ({ ctx, body, session }) => accountInfo(ctx, session.user.id, body.accountId),
+  }),
+]

@@ -1,0 +1,624 @@
+import { and, eq, ne } from 'drizzle-orm'
+import { decodeJwt, errors as joseErrors, jwtVerify } from 'jose'
+import * as oauth from 'oauth4webapi'
+import { recordAudit } from '../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../auth/context.js'
+import { APIError, ERR } from '../auth/errors.js'
+import { createSession, type SessionWithUser } from '../auth/sessions.js'
+import { revealSecret } from '../crypto/encrypt.js'
+import { account } from '../db/schema.js'
+import { KeySetUnavailable, keySetsFor } from './jwks.js'
+import {
+  type AccountRow,
+  findOrCreateOAuthUser,
+  linkOAuthAccount,
+  OAuthFlowError,
+  openToken,
+  tokenColumns,
+} from './linking.js'
+import { isProviderId, type ProviderOptions } from './options.js'
+import { providers } from './providers/index.js'
+import { consumeState, createState, generateCodeVerifier } from './state.js'
+import type { OAuthTokens, ProfileContext, ProviderDefinition, ProviderProfile } from './types.js'
+
+/** Outgoing provider calls give up after this long. */
+const PROVIDER_TIMEOUT_MS = 10_000
+const USER_AGENT = 'Gatehouse'
+/** SPEC §9: refresh when the access token expires in under 5000 ms. */
+export const REFRESH_THRESHOLD_MS = 5_000
+/** Leeway for ID-token expiry checks. */
+const CLOCK_TOLERANCE_S = 60
+
+export interface ResolvedProvider {
+  def: ProviderDefinition
+  options: ProviderOptions
+  clientId: string
+  clientSecret: string | null
+  endpoints: Record<string, string>
+  redirectURI: string
+}
+
+/** The configured, enabled provider `id` with its endpoints resolved, or null (SPEC §8: 404). */
+export function resolveProvider(ctx: AuthContext, id: string): ResolvedProvider | null {
+  if (!isProviderId(id)) return null
+  const options: ProviderOptions | undefined = ctx.config().socialProviders[id]
+  if (!options?.enabled) return null
+  const def = providers[id] as ProviderDefinition
+  const defaults = def.endpoints(options)
+  const endpoints: Record<string, string> = { ...defaults }
+  for (const [name, url] of Object.entries(options.endpoints ?? {})) if (url) endpoints[name] = url
+  return {
+    def,
+    options,
+    clientId: options.clientId ?? '',
+    clientSecret: revealSecret(ctx.secret, options.clientSecret, 'client-secret'),
+    endpoints,
+    redirectURI: options.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
+  }
+}
+
+export function requireProvider(ctx: AuthContext, id: string): ResolvedProvider {
+  const resolved = resolveProvider(ctx, id)
+  if (!resolved) throw new APIError(404, 'PROVIDER_NOT_FOUND', ERR.PROVIDER_NOT_FOUND)
+  return resolved
+}
+
+// ---------------------------------------------------------------- authorization request
+
+export interface AuthorizationInput {
+  callbackURL?: string
+  errorCallbackURL?: string
+  newUserCallbackURL?: string
+  scopes?: string[]
+  loginHint?: string
+  requestSignUp?: boolean
+  link?: { userId: string; email: string }
+}
+
+function scopesFor(rp: ResolvedProvider, extra: string[] = []): string[] {
+  const all = [...(rp.options.disableDefaultScope ? [] : rp.def.scopes), ...rp.options.scope, ...extra]
+  return [...new Set(all)]
+}
+
+/**
+ * Starts the redirect flow (SPEC §7 Outgoing calls): a single-use state stored for 10 minutes
+ * with a 128-character PKCE verifier, and the provider's authorization URL.
+ */
+export async function startAuthorization(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  input: AuthorizationInput,
+): Promise<{ url: string; state: string }> {
+  const { def, options } = rp
+  if (def.requireClientSecret && (!options.clientId || !rp.clientSecret)) {
+    throw new APIError(500, 'CLIENT_ID_AND_SECRET_REQUIRED', 'CLIENT_ID_AND_SECRET_REQUIRED')
+  }
+  const pkce = options.pkce ?? def.pkce
+  const codeVerifier = generateCodeVerifier()
+  const state = createState(ctx, {
+    providerId: def.id,
+    callbackURL: input.callbackURL || new URL(ctx.baseURL).origin,
+    codeVerifier,
+    errorURL: input.errorCallbackURL || undefined,
+    newUserURL: input.newUserCallbackURL || undefined,
+    link: input.link,
+    requestSignUp: input.requestSignUp || undefined,
+  })
+  const url = new URL(rp.endpoints.authorization as string)
+  const params = url.searchParams
+  params.set('response_type', def.responseType ?? 'code')
+  const clientIdParam = def.clientIdParam ?? 'client_id'
+  params.set(clientIdParam, clientIdParam === 'client_key' ? (options.clientKey ?? rp.clientId) : rp.clientId)
+  params.set('state', state)
+  const scopes = scopesFor(rp, input.scopes)
+  if (scopes.length > 0) params.set('scope', scopes.join(def.scopeSeparator ?? ' '))
+  params.set('redirect_uri', rp.redirectURI)
+  const extra = { prompt: options.prompt, ...def.authorizationParams?.(options, { loginHint: input.loginHint }) }
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined && value !== '') params.set(key, value)
+  if (pkce) {
+    params.set('code_challenge_method', 'S256')
+    params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier))
+  }
+  return { url: url.toString(), state }
+}
+
+// ---------------------------------------------------------------- token endpoint
+
+class TokenEndpointError extends Error {}
+
+function clientAuth(rp: ResolvedProvider): oauth.ClientAuth {
+  const secret = rp.clientSecret
+  switch (rp.def.tokenAuth) {
+    case 'basic':
+      return oauth.ClientSecretBasic(secret ?? '')
+    case 'tiktok':
+      return (_as, _client, body) => {
+        body.delete('client_id')
+        body.set('client_key', rp.options.clientKey ?? rp.clientId)
+        if (secret) body.set('client_secret', secret)
+      }
+    default:
+      return secret ? oauth.ClientSecretPost(secret) : oauth.None()
+  }
+}
+
+function authorizationServer(rp: ResolvedProvider): oauth.AuthorizationServer {
+  const issuer = rp.def.idTokenIssuer?.(rp.options)?.[0] ?? new URL(rp.endpoints.token as string).origin
+  return { issuer, token_endpoint: rp.endpoints.token }
+}
+
+const requestOptions = (additional: Record<string, string | undefined> = {}) => {
+  const additionalParameters: Record<string, string> = {}
+  for (const [k, v] of Object.entries(additional)) if (v !== undefined) additionalParameters[k] = v
+  return {
+    additionalParameters,
+    headers: { 'user-agent': USER_AGENT },
+    signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+    [oauth.allowInsecureRequests]: true,
+  }
+}
+
+const asDate = (ctx: AuthContext, seconds: unknown): Date | undefined => {
+  const n = typeof seconds === 'string' ? Number.parseFloat(seconds) : seconds
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? new Date(ctx.clock.now() + n * 1000) : undefined
+}
+
+/**
+ * Reads a token endpoint answer. Providers differ (GitHub answers errors with 200, some omit
+ * token_type), so this is lenient about shape and strict about errors.
+ */
+async function readTokenResponse(ctx: AuthContext, response: Response): Promise<OAuthTokens> {
+  const text = await response.text()
+  let body: Record<string, unknown>
+  try {
+    body = JSON.parse(text) as Record<string, unknown>
+  } catch {
+    body = Object.fromEntries(new URLSearchParams(text))
+  }
+  if (!response.ok || typeof body !== 'object' || body === null || body.error) {
+    throw new TokenEndpointError(String(body?.error ?? `HTTP ${response.status}`))
+  }
+  // TikTok nests the tokens under `data` in some API versions.
+  const data = (typeof body.data === 'object' && body.data !== null && !('access_token' in body) ? body.data : body) as Record<string, unknown>
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
+  const accessToken = str(data.access_token)
+  const idToken = str(data.id_token)
+  if (!accessToken && !idToken) throw new TokenEndpointError('no token in response')
+  const scope = data.scope
+  const scopes = Array.isArray(scope) ? scope.map(String) : typeof scope === 'string' && scope ? scope.split(' ') : []
+  return {
+    tokenType: str(data.token_type),
+    accessToken,
+    refreshToken: str(data.refresh_token),
+    idToken,
+    accessTokenExpiresAt: asDate(ctx, data.expires_in),
+    refreshTokenExpiresAt: asDate(ctx, data.refresh_token_expires_in ?? data.refresh_expires_in),
+    scopes,
+    raw: data,
+  }
+}
+
+/** The authorization code exchange (SPEC §7): form-encoded, with the PKCE verifier and client credentials. */
+export async function exchangeCode(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  code: string,
+  codeVerifier: string,
+  callback: Record<string, string>,
+): Promise<OAuthTokens> {
+  const as = authorizationServer(rp)
+  const client: oauth.Client = { client_id: rp.clientId }
+  const params = oauth.validateAuthResponse(as, client, new URLSearchParams({ code }), oauth.skipStateCheck)
+  const verifier = (rp.options.pkce ?? rp.def.pkce) ? codeVerifier : oauth.nopkce
+  const response = await oauth.authorizationCodeGrantRequest(
+    as,
+    client,
+    clientAuth(rp),
+    params,
+    rp.redirectURI,
+    verifier,
+    requestOptions(rp.def.tokenParams?.(callback)),
+  )
+  return readTokenResponse(ctx, response)
+}
+
+/** grant_type=refresh_token at the provider's token endpoint. */
+export async function refreshProviderTokens(ctx: AuthContext, rp: ResolvedProvider, refreshToken: string, scopes: string[]): Promise<OAuthTokens> {
+  const as = authorizationServer(rp)
+  const client: oauth.Client = { client_id: rp.clientId }
+  const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(rp), refreshToken, requestOptions(rp.def.refreshParams?.(scopes)))
+  return readTokenResponse(ctx, response)
+}
+
+// ---------------------------------------------------------------- profile
+
+/**
+ * Claims of an ID token received straight from the provider's token endpoint (OIDC Core §3.1.3.7:
+ * the TLS channel authenticates it, so no signature check): audience, expiry, and the issuer
+ * where the provider has a fixed one.
+ */
+export function checkedIdTokenClaims(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  idToken: string | undefined,
+  options: { ignoreExpiry?: boolean } = {},
+): Record<string, unknown> | null {
+  if (!idToken) return null
+  let claims: Record<string, unknown>
+  try {
+    claims = decodeJwt(idToken) as Record<string, unknown>
+  } catch {
+    return null
+  }
+  const audiences = [rp.clientId, rp.options.appBundleIdentifier].filter((a): a is string => Boolean(a))
+  const aud = claims.aud
+  const audOk = Array.isArray(aud) ? aud.some((a) => audiences.includes(String(a))) : audiences.includes(String(aud))
+  if (!audOk) return null
+  const now = ctx.clock.now() / 1000
+  if (typeof claims.exp !== 'number') return null
+  if (!options.ignoreExpiry && claims.exp + CLOCK_TOLERANCE_S < now) return null
+  const issuers = rp.def.idTokenIssuer?.(rp.options)
+  if (issuers && !issuers.includes(String(claims.iss))) return null
+  return claims
+}
+
+export function profileContext(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  tokens: OAuthTokens,
+  callback: Record<string, string>,
+  /** account-info reads the ID token stored at sign-in, which may have expired since. */
+  storedTokens = false,
+): ProfileContext {
+  const send = async (url: string, init: Parameters<ProfileContext['fetchJson']>[1] = {}) => {
+    const headers = new Headers({ accept: 'application/json', 'user-agent': USER_AGENT, ...init.headers })
+    if (init.bearer !== false && tokens.accessToken) headers.set('authorization', `Bearer ${tokens.accessToken}`)
+    return fetch(url, { method: init.method ?? 'GET', headers, body: init.body, signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) })
+  }
+  return {
+    ctx,
+    options: rp.options,
+    clientId: rp.clientId,
+    endpoints: rp.endpoints as ProfileContext['endpoints'],
+    tokens,
+    callback,
+    async fetchJson(url, init) {
+      const response = await send(url, init)
+      if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+      return response.json()
+    },
+    async fetchBytes(url) {
+      const response = await send(url)
+      return response.ok ? Buffer.from(await response.arrayBuffer()) : null
+    },
+    idTokenClaims: () => checkedIdTokenClaims(ctx, rp, tokens.idToken, { ignoreExpiry: storedTokens }),
+  }
+}
+
+async function fetchProfile(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  tokens: OAuthTokens,
+  callback: Record<string, string>,
+  storedTokens = false,
+): Promise<ProviderProfile | null> {
+  try {
+    return await rp.def.getUserInfo(profileContext(ctx, rp, tokens, callback, storedTokens))
+  } catch {
+    return null
+  }
+}
+
+// ---------------------------------------------------------------- callback
+
+export interface CallbackInput {
+  providerId: string
+  params: Record<string, string>
+  /** The state the browser's signed `state` cookie carries, or null. */
+  browserState: string | null
+  meta: RequestMeta
+}
+
+export interface CallbackOutcome {
+  location: string
+  session?: SessionWithUser
+  /** The state was looked at: the browser's state cookie is spent. */
+  stateUsed: boolean
+}
+
+export function errorLocation(base: string, code: string, description?: string): string {
+  let out = `${base}${base.includes('?') ? '&' : '?'}error=${encodeURIComponent(code)}`
+  if (description !== undefined) out += `&error_description=${encodeURIComponent(description)}`
+  return out
+}
+
+/**
+ * GET|POST /callback/{id} (SPEC §7, §8): checks the state (bound to the browser, single use,
+ * 10 minutes), exchanges the code, reads the profile, signs in or links, and says where to send
+ * the browser. Every failure is a redirect with an `error` code.
+ */
+export async function handleCallback(ctx: AuthContext, input: CallbackInput): Promise<CallbackOutcome> {
+  const defaultError = `${ctx.baseURL}/error`
+  const { params, meta } = input
+  const { state, code, error } = params
+  if (!state) {
+    if (error) return { location: errorLocation(defaultError, error, params.error_description), stateUsed: false }
+    return { location: errorLocation(defaultError, 'state_not_found'), stateUsed: false }
+  }
+  if (!input.browserState || input.browserState !== state) {
+    return { location: errorLocation(defaultError, 'state_mismatch'), stateUsed: false }
+  }
+  const data = consumeState(ctx, state)
+  if (!data) return { location: errorLocation(defaultError, 'please_restart_the_process'), stateUsed: true }
+  const errorURL = data.errorURL ?? defaultError
+  const fail = (c: string, description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
+  if (data.providerId !== input.providerId) return fail('state_mismatch')
+  if (error) return fail(error, params.error_description)
+  if (!code) return fail('no_code')
+  const rp = resolveProvider(ctx, input.providerId)
+  if (!rp) return fail('oauth_provider_not_found')
+  const issuers = rp.def.idTokenIssuer?.(rp.options)
+  if (params.iss && issuers && !issuers.includes(params.iss)) return fail('issuer_mismatch')
+
+  let tokens: OAuthTokens
+  try {
+    tokens = await exchangeCode(ctx, rp, code, data.codeVerifier, params)
+  } catch {
+    return fail('invalid_code')
+  }
+  const profile = await fetchProfile(ctx, rp, tokens, params)
+  if (!profile) return fail('unable_to_get_user_info')
+  if (!profile.user.email) return fail('email_not_found')
+  if (!data.callbackURL) return fail('no_callback_url')
+
+  try {
+    if (data.link) {
+      linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
+      return { location: data.callbackURL, stateUsed: true }
+    }
+    const { user, isNew } = findOrCreateOAuthUser(ctx, {
+      providerId: rp.def.id,
+      options: rp.options,
+      profile: profile.user,
+      tokens,
+      requestSignUp: data.requestSignUp ?? false,
+      meta,
+    })
+    const session = openSession(ctx, user, rp.def.id, meta)
+    return { location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL, session, stateUsed: true }
+  } catch (e) {
+    if (e instanceof OAuthFlowError) return fail(e.code)
+    if (e instanceof APIError && e.code === 'BANNED_USER') {
+      return { location: errorLocation(defaultError, 'banned', e.message), stateUsed: true }
+    }
+    throw e
+  }
+}
+
+function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): SessionWithUser {
+  try {
+    const session = createSession(ctx, user, { meta })
+    recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
+    return session
+  } catch (e) {
+    if (e instanceof APIError) {
+      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
+      throw e
+    }
+    throw new OAuthFlowError('unable_to_create_session')
+  }
+}
+
+// ---------------------------------------------------------------- ID-token sign-in
+
+export interface IdTokenInput {
+  token: string
+  nonce?: string
+  accessToken?: string
+  refreshToken?: string
+  /** Access token expiry, ms since the epoch (better-auth's client sends a number). */
+  expiresAt?: number
+}
+
+const invalidToken = () => new APIError(401, 'INVALID_TOKEN', ERR.INVALID_TOKEN)
+
+/** Verifies an ID token an app obtained itself (signature with the provider's key set, issuer, audience, age, nonce). */
+export async function verifyIdToken(ctx: AuthContext, rp: ResolvedProvider, token: string, nonce?: string): Promise<Record<string, unknown>> {
+  const check = rp.def.idTokenSignIn
+  if (!check) throw new APIError(404, 'ID_TOKEN_NOT_SUPPORTED', ERR.ID_TOKEN_NOT_SUPPORTED)
+  if (rp.options.disableIdTokenSignIn) throw invalidToken()
+  try {
+    const { payload } = await jwtVerify(token, keySetsFor(ctx).resolver(rp.endpoints[check.jwksEndpoint] as string), {
+      issuer: check.issuers(rp.options),
+      audience: check.audiences(rp.options, rp.clientId),
+      algorithms: check.algorithms,
+      maxTokenAge: check.maxTokenAge,
+      clockTolerance: CLOCK_TOLERANCE_S,
+      currentDate: new Date(ctx.clock.now()),
+    })
+    if (nonce !== undefined && payload.nonce !== nonce) throw invalidToken()
+    return payload as Record<string, unknown>
+  } catch (e) {
+    if (e instanceof KeySetUnavailable && check.keysUnavailable) {
+      const { status, code, message } = check.keysUnavailable
+      throw new APIError(status, code, message)
+    }
+    if (e instanceof APIError) throw e
+    if (e instanceof joseErrors.JOSEError || e instanceof KeySetUnavailable || e instanceof TypeError) throw invalidToken()
+    throw e
+  }
+}
+
+const flowErrorToAPI = (e: OAuthFlowError): APIError =>
+  new APIError(401, e.code.toUpperCase().replace(/[^A-Z0-9_]/g, ''), e.code.replace(/_/g, ' '))
+
+async function profileFromIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput): Promise<{ profile: ProviderProfile; tokens: OAuthTokens }> {
+  const claims = await verifyIdToken(ctx, rp, input.token, input.nonce)
+  const profile = rp.def.profileFromIdToken?.(claims, rp.options) ?? null
+  if (!profile) throw new APIError(401, 'FAILED_TO_GET_USER_INFO', ERR.FAILED_TO_GET_USER_INFO)
+  if (!profile.user.email) throw new APIError(401, 'USER_EMAIL_NOT_FOUND', ERR.USER_EMAIL_NOT_FOUND)
+  const tokens: OAuthTokens = {
+    accessToken: input.accessToken,
+    refreshToken: input.refreshToken,
+    idToken: input.token,
+    accessTokenExpiresAt: input.expiresAt ? new Date(input.expiresAt) : undefined,
+    scopes: [],
+    raw: {},
+  }
+  return { profile, tokens }
+}
+
+/** /sign-in/social with `idToken`: verified token → find or create the user → session. */
+export async function signInWithIdToken(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  input: IdTokenInput,
+  requestSignUp: boolean,
+  meta: RequestMeta,
+): Promise<SessionWithUser> {
+  const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
+  try {
+    const { user } = findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
+    return openSession(ctx, user, rp.def.id, meta)
+  } catch (e) {
+    if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
+    throw e
+  }
+}
+
+/** /link-social with `idToken` (better-auth 1.7). */
+export async function linkWithIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput, link: { userId: string; email: string }, meta: RequestMeta): Promise<void> {
+  const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
+  try {
+    linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
+  } catch (e) {
+    if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
+    throw e
+  }
+}
+
+// ---------------------------------------------------------------- provider tokens of an account
+
+export interface AccountSelector {
+  providerId?: string
+  /** The internal account id (better-auth 1.7) or the provider's account id (1.2). */
+  accountId?: string
+}
+
+/** The user's social account matching the selector; SPEC §6: only the user's own accounts. */
+export function findUserAccount(ctx: AuthContext, userId: string, selector: AccountSelector): AccountRow {
+  if (!selector.providerId && !selector.accountId) throw new APIError(400, 'ACCOUNT_NOT_FOUND', ERR.ACCOUNT_NOT_FOUND)
+  const rows = ctx.db
+    .select()
+    .from(account)
+    .where(and(eq(account.userId, userId), ne(account.providerId, 'credential')))
+    .all()
+  const found = rows.find(
+    (a) =>
+      (!selector.providerId || a.providerId === selector.providerId) &&
+      (!selector.accountId || a.id === selector.accountId || a.accountId === selector.accountId),
+  )
+  if (!found) throw new APIError(400, 'ACCOUNT_NOT_FOUND', ERR.ACCOUNT_NOT_FOUND)
+  return found
+}
+
+const notSupported = (providerId: string) =>
+  new APIError(400, `PROVIDER_${providerId.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_IS_NOT_SUPPORTED`, `Provider ${providerId} is not supported.`)
+
+export interface AccessTokenAnswer {
+  accessToken: string | undefined
+  accessTokenExpiresAt: Date | undefined
+  scopes: string[]
+  idToken: string | undefined
+}
+
+async function refreshAccount(ctx: AuthContext, rp: ResolvedProvider, row: AccountRow): Promise<AccountRow> {
+  const refreshToken = openToken(ctx, row.refreshToken)
+  if (!refreshToken) throw new Error('no refresh token')
+  const scopes = row.scope ? row.scope.split(',') : []
+  const tokens = await refreshProviderTokens(ctx, rp, refreshToken, scopes)
+  const columns = { ...tokenColumns(ctx, { ...tokens, scopes: tokens.scopes }), updatedAt: new Date(ctx.clock.now()) }
+  ctx.db.update(account).set(columns).where(eq(account.id, row.id)).run()
+  return { ...row, ...columns }
+}
+
+/**
+ * POST /get-access-token: the account's access token, refreshed first when it expires within
+ * 5000 ms and a refresh token exists (SPEC §5).
+ */
+export async function getAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector): Promise<AccessTokenAnswer> {
+  const row = findUserAccount(ctx, userId, selector)
+  const rp = resolveProvider(ctx, row.providerId)
+  if (!rp) throw notSupported(row.providerId)
+  let current = row
+  const expiresAt = row.accessTokenExpiresAt?.getTime()
+  const due = expiresAt === undefined || expiresAt - ctx.clock.now() < REFRESH_THRESHOLD_MS
+  if (row.refreshToken && due && rp.def.refresh) {
+    try {
+      current = await refreshAccount(ctx, rp, row)
+    } catch {
+      throw new APIError(400, 'FAILED_TO_GET_A_VALID_ACCESS_TOKEN', 'Failed to get a valid access token')
+    }
+  }
+  return {
+    accessToken: openToken(ctx, current.accessToken) ?? undefined,
+    accessTokenExpiresAt: current.accessTokenExpiresAt ?? undefined,
+    scopes: current.scope ? current.scope.split(',') : [],
+    idToken: openToken(ctx, current.idToken) ?? undefined,
+  }
+}
+
+/** POST /refresh-token: always asks the provider. */
+export async function refreshAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector) {
+  const row = findUserAccount(ctx, userId, selector)
+  const rp = resolveProvider(ctx, row.providerId)
+  if (!rp) throw notSupported(row.providerId)
+  if (!rp.def.refresh) {
+    throw new APIError(400, 'PROVIDER_DOES_NOT_SUPPORT_TOKEN_REFRESHING', `Provider ${row.providerId} does not support token refreshing.`)
+  }
+  if (!row.refreshToken) throw new APIError(400, 'REFRESH_TOKEN_NOT_FOUND', 'Refresh token not found')
+  let current: AccountRow
+  try {
+    current = await refreshAccount(ctx, rp, row)
+  } catch {
+    throw new APIError(400, 'FAILED_TO_REFRESH_ACCESS_TOKEN', 'Failed to refresh access token')
+  }
+  const scopes = current.scope ? current.scope.split(',') : []
+  return {
+    tokenType: 'bearer',
+    accessToken: openToken(ctx, current.accessToken) ?? undefined,
+    refreshToken: openToken(ctx, current.refreshToken) ?? undefined,
+    accessTokenExpiresAt: current.accessTokenExpiresAt ?? undefined,
+    refreshTokenExpiresAt: current.refreshTokenExpiresAt ?? undefined,
+    scope: current.scope ?? undefined,
+    scopes,
+    idToken: openToken(ctx, current.idToken) ?? undefined,
+    providerId: current.providerId,
+    accountId: current.accountId,
+  }
+}
+
+/** /account-info: the provider's current view of the account, read with its (refreshed) token. */
+export async function accountInfo(ctx: AuthContext, userId: string, accountId: string) {
+  const row = findUserAccount(ctx, userId, { accountId })
+  const rp = resolveProvider(ctx, row.providerId)
+  if (!rp) {
+    throw new APIError(
+      500,
+      'PROVIDER_ACCOUNT_PROVIDER_NOT_CONFIGURED',
+      `Provider account provider is ${row.providerId} but it is not configured`,
+    )
+  }
+  const access = await getAccessToken(ctx, userId, { accountId: row.id })
+  const tokens: OAuthTokens = {
+    accessToken: access.accessToken,
+    idToken: access.idToken,
+    accessTokenExpiresAt: access.accessTokenExpiresAt,
+    scopes: access.scopes,
+    raw: {},
+  }
+  const profile = await fetchProfile(ctx, rp, tokens, {}, true)
+  if (!profile) throw new APIError(400, 'FAILED_TO_GET_USER_INFO', ERR.FAILED_TO_GET_USER_INFO)
+  const { id, name, email, image, emailVerified } = profile.user
+  return { user: { id, name, email, image, emailVerified }, data: profile.data }
+}
