@@ -185,7 +185,7 @@ export const configSchema = z
         invitationExpiresIn: seconds.default(172800),
         cancelPendingInvitationsOnReInvite: z.boolean().default(false),
         /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default {origin}/accept-invitation/{id}. */
-        invitationURL: z.string().url().optional(),
+        invitationURL: z.url().nullish(),
         teams: z
           .object({
             enabled: z.boolean().default(true),

@@ -47,7 +47,7 @@ export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
 }
 
 /** The accept link: the configured template (`{id}` replaced) or {origin}/accept-invitation/{id}. */
-export function invitationURL(template: string | undefined, baseURL: string, invitationId: string): string {
+export function invitationURL(template: string | null | undefined, baseURL: string, invitationId: string): string {
   const id = encodeURIComponent(invitationId)
   if (template) return template.includes('{id}') ? template.replaceAll('{id}', id) : `${template.replace(/\/+$/, '')}/${id}`
   return `${new URL(baseURL).origin}/accept-invitation/${id}`
