@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { createGatehouse } from './gatehouse.js'
+import { DEFAULT_PANEL_PORT } from './panel/http.js'
+import { startBrowserPanel } from './panel/index.js'
 
 const USAGE = `Usage: gatehouse serve [options]
 
@@ -14,6 +16,7 @@ Options (each also an environment variable):
   --smtp-url <url>         GATEHOUSE_SMTP_URL         SMTP server for outgoing mail
   --rate-limit <on|off>    GATEHOUSE_RATE_LIMIT       request rate limiting (default on)
   --config <file>          GATEHOUSE_CONFIG           JSON file merged over the stored config
+  --panel-port <n>         GATEHOUSE_PANEL_PORT       control panel port on 127.0.0.1 (default 4281)
                            GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
   -h, --help                                          this help
 `
@@ -26,6 +29,8 @@ export interface ServeOptions {
   secret?: string
   smtpUrl?: string
   overrides: Record<string, unknown>
+  /** The browser control panel's port (always bound to 127.0.0.1). */
+  panelPort: number
 }
 
 /** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
@@ -45,6 +50,7 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
         'smtp-url': { type: 'string' },
         'rate-limit': { type: 'string' },
         config: { type: 'string' },
+        'panel-port': { type: 'string' },
       },
     })
   } catch (e) {
@@ -58,6 +64,13 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
   const portText = flag('port', 'GATEHOUSE_PORT') ?? '4280'
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`port: "${portText}" is not a port number (0-65535)`)
+
+  // An ephemeral API port (--port 0, tests) gets an ephemeral panel port unless one is named.
+  const panelPortText = flag('panel-port', 'GATEHOUSE_PANEL_PORT') ?? String(port === 0 ? 0 : DEFAULT_PANEL_PORT)
+  const panelPort = Number(panelPortText)
+  if (!/^\d+$/.test(panelPortText) || panelPort > 65535) {
+    throw new ConfigError(`panel-port: "${panelPortText}" is not a port number (0-65535)`)
+  }
 
   const baseURL = flag('base-url', 'GATEHOUSE_BASE_URL')
   if (baseURL !== undefined) {
@@ -89,6 +102,7 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
     secret: env.GATEHOUSE_SECRET || undefined,
     smtpUrl: flag('smtp-url', 'GATEHOUSE_SMTP_URL'),
     overrides,
+    panelPort,
   }
 }
 
@@ -106,11 +120,17 @@ async function serveCommand(argv: string[]): Promise<void> {
   const url = await gatehouse.listen()
   console.log(`Gatehouse API listening on ${url}`)
   console.log(`Data directory: ${options.dataDir}`)
+  const panel = await startBrowserPanel(gatehouse, options.panelPort).catch((e: NodeJS.ErrnoException) => {
+    console.warn(`warning: control panel not started (${e.code ?? e.message}); choose another --panel-port`)
+    return null
+  })
+  if (panel) console.log(`Control panel: ${panel.loginURL}  (opens the panel; keep this link private)`)
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     console.log(`${signal} received, shutting down`)
+    await panel?.close()
     await gatehouse.close()
     process.exit(0)
   }

@@ -39,6 +39,8 @@ export interface GatehouseOptions {
   config?: GatehouseConfigInput | Record<string, unknown>
   clock?: Clock
   logger?: Logger
+  /** Folder of the drizzle migrations, when the sources are bundled (the Electron app). */
+  migrations?: string
 }
 
 export interface Gatehouse {
@@ -64,7 +66,9 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
-  const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:')
+  const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:', {
+    migrations: options.migrations,
+  })
   const origin = (options.baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
   const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger })

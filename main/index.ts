@@ -1,0 +1,3 @@
+import { startDesktop } from './app.js'
+
+void startDesktop()

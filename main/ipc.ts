@@ -1,0 +1,49 @@
+import type { IpcMain, IpcMainInvokeEvent } from 'electron'
+import { channelOf, opNames, type PanelResult } from '../server/panel/contract.js'
+import type { PanelService } from '../server/panel/service.js'
+import { openExternalSafely } from './window.js'
+
+export const OPEN_EXTERNAL_CHANNEL = 'gatehouse:open-external'
+
+const refused: PanelResult = {
+  ok: false,
+  error: { code: 'FORBIDDEN_SENDER', message: 'This request did not come from the Gatehouse window', status: 403 },
+}
+
+/**
+ * Registers every contract operation on IPC. Each call is answered only if it comes from the
+ * main frame of the app's own window (never an iframe, another window or a navigated page), and
+ * its input is validated by the contract's schema (inside `dispatch`) before any domain code runs.
+ */
+export function registerPanelIpc(
+  ipcMain: Pick<IpcMain, 'handle' | 'removeHandler'>,
+  service: PanelService,
+  isTrustedSender: (event: IpcMainInvokeEvent) => boolean,
+): () => void {
+  for (const op of opNames) {
+    ipcMain.handle(channelOf(op), (event, input: unknown) => {
+      if (!isTrustedSender(event)) return refused
+      return service.dispatch(op, input)
+    })
+  }
+  ipcMain.handle(OPEN_EXTERNAL_CHANNEL, (event, url: unknown) => {
+    if (!isTrustedSender(event) || typeof url !== 'string') return false
+    return openExternalSafely(url)
+  })
+  return () => {
+    for (const op of opNames) ipcMain.removeHandler(channelOf(op))
+    ipcMain.removeHandler(OPEN_EXTERNAL_CHANNEL)
+  }
+}
+
+/** The sender check: the main frame of `window`, showing the app's own page. */
+export function trustedSenderCheck(
+  getMainFrame: () => IpcMainInvokeEvent['senderFrame'] | undefined,
+  isAppURL: (url: string) => boolean,
+): (event: IpcMainInvokeEvent) => boolean {
+  return (event) => {
+    const frame = event.senderFrame
+    const main = getMainFrame()
+    return Boolean(frame && main && frame === main && frame.parent === null && isAppURL(frame.url))
+  }
+}

@@ -1,0 +1,101 @@
+import { type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import {
+  contract,
+  type GatehouseBridge,
+  type OpInput,
+  type OpName,
+  type OpOutput,
+  type PanelFailure,
+  type PanelResult,
+} from '../../server/panel/contract'
+
+declare global {
+  interface Window {
+    /** Present in the desktop app (preload); absent in the browser panel. */
+    gatehouse?: GatehouseBridge
+  }
+}
+
+/** A failed operation: the server's code and message, and field issues for forms. */
+export class PanelCallError extends Error {
+  readonly code: string
+  readonly status: number
+  readonly issues: Array<{ path: string; message: string }>
+  constructor(failure: PanelFailure) {
+    super(failure.message)
+    this.name = 'PanelCallError'
+    this.code = failure.code
+    this.status = failure.status
+    this.issues = failure.issues ?? []
+  }
+}
+
+async function overHttp(op: OpName, input: unknown): Promise<PanelResult> {
+  const response = await fetch(`./panel/api/${op}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(input ?? {}),
+    credentials: 'same-origin',
+  })
+  const body = (await response.json().catch(() => null)) as unknown
+  if (response.ok) return { ok: true, data: body }
+  const failure = (body ?? {}) as Partial<PanelFailure>
+  return {
+    ok: false,
+    error: {
+      code: failure.code ?? 'HTTP_ERROR',
+      message: failure.message ?? `Request failed (${response.status})`,
+      status: response.status,
+      issues: failure.issues,
+    },
+  }
+}
+
+export const transport = (): 'ipc' | 'http' => (window.gatehouse ? 'ipc' : 'http')
+
+/** Calls one panel operation over IPC (desktop) or loopback HTTP (browser). */
+export async function call<K extends OpName>(op: K, input: OpInput<K>): Promise<OpOutput<K>> {
+  const result = window.gatehouse ? await window.gatehouse.call(op, input) : await overHttp(op, input)
+  if (!result.ok) throw new PanelCallError(result.error)
+  return result.data as OpOutput<K>
+}
+
+export function useOp<K extends OpName>(
+  op: K,
+  input: OpInput<K>,
+  options: Omit<UseQueryOptions<OpOutput<K>, PanelCallError>, 'queryKey' | 'queryFn'> = {},
+) {
+  return useQuery<OpOutput<K>, PanelCallError>({
+    queryKey: [op, input],
+    queryFn: () => call(op, input),
+    ...options,
+  })
+}
+
+/** A mutation; on success every cached query is refreshed (the server is the source of truth). */
+export function useOpMutation<K extends OpName>(op: K) {
+  const client = useQueryClient()
+  return useMutation<OpOutput<K>, PanelCallError, OpInput<K>>({
+    mutationFn: (input) => call(op, input),
+    onSuccess: () => {
+      if (contract[op].mutates) void client.invalidateQueries()
+    },
+  })
+}
+
+export function openExternal(url: string): void {
+  if (window.gatehouse) void window.gatehouse.openExternal(url)
+  else window.open(url, '_blank', 'noopener,noreferrer')
+}
+
+/** Saves text as a file (audit export) in both transports. */
+export function download(filename: string, mime: string, content: string): void {
+  const url = URL.createObjectURL(new Blob([content], { type: mime }))
+  const a = document.createElement('a')
+  a.href = url
+  a.download = filename
+  document.body.appendChild(a)
+  a.click()
+  a.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 1000)
+}

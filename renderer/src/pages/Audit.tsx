@@ -1,0 +1,163 @@
+import { Button, Card, Group, Pagination, SegmentedControl, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core'
+import { DateTimePicker } from '@mantine/dates'
+import { useDebouncedValue } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
+import { IconDownload, IconFilterOff } from '@tabler/icons-react'
+import dayjs from 'dayjs'
+import { useState } from 'react'
+import type { AuditFilter } from '../../../server/panel/contract'
+import { call, download, type PanelCallError, useOp } from '../api'
+import { AuditTable } from '../components/AuditTable'
+import { ErrorNotice, Loading, PageHeader } from '../components/common'
+
+const PAGE = 50
+
+export default function Audit() {
+  const [type, setType] = useState<string | null>(null)
+  const [user, setUser] = useState('')
+  const [ip, setIp] = useState('')
+  const [outcome, setOutcome] = useState('all')
+  const [from, setFrom] = useState<string | null>(null)
+  const [to, setTo] = useState<string | null>(null)
+  const [page, setPage] = useState(1)
+  const [exporting, setExporting] = useState<string | null>(null)
+  const [debouncedUser] = useDebouncedValue(user.trim(), 300)
+  const [debouncedIp] = useDebouncedValue(ip.trim(), 300)
+
+  const filter: AuditFilter = {
+    ...(type ? { type } : {}),
+    ...(debouncedUser ? { user: debouncedUser } : {}),
+    ...(debouncedIp ? { ip: debouncedIp } : {}),
+    ...(outcome !== 'all' ? { outcome: outcome as 'success' | 'failure' } : {}),
+    ...(from ? { from: dayjs(from).valueOf() } : {}),
+    ...(to ? { to: dayjs(to).valueOf() } : {}),
+  }
+  const types = useOp('audit.types', {})
+  const list = useOp('audit.list', { ...filter, limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
+  const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE))
+  const filtered = Object.keys(filter).length > 0
+
+  const exportAs = async (format: 'csv' | 'json') => {
+    setExporting(format)
+    try {
+      const file = await call('audit.export', { ...filter, format })
+      download(file.filename, file.mime, file.content)
+      notifications.show({ color: 'teal', title: 'Exported', message: `${file.count} events in ${file.filename}` })
+    } catch (e) {
+      notifications.show({ color: 'red', title: 'Export failed', message: (e as PanelCallError).message })
+    } finally {
+      setExporting(null)
+    }
+  }
+
+  const reset = () => {
+    setType(null)
+    setUser('')
+    setIp('')
+    setOutcome('all')
+    setFrom(null)
+    setTo(null)
+    setPage(1)
+  }
+
+  return (
+    <Stack>
+      <PageHeader
+        title="Audit log"
+        description="Every sign-in, sign-up, session change and admin action, newest first. The log is append-only."
+        actions={
+          <>
+            <Button variant="default" leftSection={<IconDownload size={16} />} loading={exporting === 'csv'} onClick={() => exportAs('csv')} data-testid="export-csv">
+              CSV
+            </Button>
+            <Button variant="default" leftSection={<IconDownload size={16} />} loading={exporting === 'json'} onClick={() => exportAs('json')} data-testid="export-json">
+              JSON
+            </Button>
+          </>
+        }
+      />
+      <Card withBorder padding="md">
+        <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
+          <Select
+            label="Event type"
+            placeholder="All events"
+            data={types.data ?? []}
+            value={type}
+            onChange={(v) => {
+              setType(v)
+              setPage(1)
+            }}
+            searchable
+            clearable
+            data-testid="filter-type"
+          />
+          <TextInput
+            label="User"
+            placeholder="User id or email"
+            value={user}
+            onChange={(e) => {
+              setUser(e.currentTarget.value)
+              setPage(1)
+            }}
+            data-testid="filter-user"
+          />
+          <TextInput
+            label="IP address"
+            placeholder="Starts with, e.g. 192.168."
+            value={ip}
+            onChange={(e) => {
+              setIp(e.currentTarget.value)
+              setPage(1)
+            }}
+            data-testid="filter-ip"
+          />
+          <DateTimePicker label="From" placeholder="Any time" value={from} onChange={setFrom} clearable />
+          <DateTimePicker label="To" placeholder="Now" value={to} onChange={setTo} clearable />
+          <Stack gap={4}>
+            <Text size="sm" fw={500}>
+              Outcome
+            </Text>
+            <SegmentedControl
+              value={outcome}
+              onChange={(v) => {
+                setOutcome(v)
+                setPage(1)
+              }}
+              data={[
+                { label: 'All', value: 'all' },
+                { label: 'Success', value: 'success' },
+                { label: 'Failure', value: 'failure' },
+              ]}
+              data-testid="filter-outcome"
+            />
+          </Stack>
+        </SimpleGrid>
+        {filtered && (
+          <Group mt="sm">
+            <Button size="xs" variant="subtle" leftSection={<IconFilterOff size={14} />} onClick={reset}>
+              Clear filters
+            </Button>
+          </Group>
+        )}
+      </Card>
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      <Card withBorder padding="md">
+        <Group justify="space-between" mb="sm">
+          <Text size="sm" c="dimmed" data-testid="audit-total">
+            {list.data ? `${list.data.total} event${list.data.total === 1 ? '' : 's'}` : ' '}
+          </Text>
+          <Pagination total={pages} value={page} onChange={setPage} size="sm" />
+        </Group>
+        {!list.data ? (
+          <Loading />
+        ) : list.data.events.length === 0 ? (
+          <Text c="dimmed" size="sm" ta="center" p="lg">
+            {filtered ? 'No event matches these filters.' : 'The log is empty: events appear as users sign up and sign in.'}
+          </Text>
+        ) : (
+          <AuditTable events={list.data.events} />
+        )}
+      </Card>
+    </Stack>
+  )
+}

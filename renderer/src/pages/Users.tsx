@@ -1,0 +1,638 @@
+import {
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Code,
+  Divider,
+  Drawer,
+  Group,
+  Modal,
+  NumberInput,
+  Pagination,
+  PasswordInput,
+  Select,
+  Stack,
+  Table,
+  Tabs,
+  TagsInput,
+  Text,
+  TextInput,
+  Textarea,
+  Tooltip,
+  UnstyledButton,
+} from '@mantine/core'
+import { useForm } from '@mantine/form'
+import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
+import {
+  IconBan,
+  IconChevronDown,
+  IconChevronUp,
+  IconCircleCheck,
+  IconKey,
+  IconLogout,
+  IconMailCheck,
+  IconSearch,
+  IconSelector,
+  IconUserPlus,
+  IconUserShield,
+} from '@tabler/icons-react'
+import { type ReactNode, useState } from 'react'
+import type { UserView } from '../../../server/panel/contract'
+import { type PanelCallError, useOp, useOpMutation } from '../api'
+import { AuditTable } from '../components/AuditTable'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../components/common'
+import { dateTime, fromNow } from '../format'
+
+const PAGE = 25
+
+function failed(title: string) {
+  return (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
+}
+const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
+
+function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const create = useOpMutation('users.create')
+  const form = useForm({
+    initialValues: { name: '', email: '', password: '', role: 'user', emailVerified: false },
+    validate: {
+      name: (v) => (v.trim() ? null : 'Name is required'),
+      email: (v) => (/^\S+@\S+\.\S+$/.test(v) ? null : 'Invalid email'),
+      password: (v) => (v ? null : 'Password is required'),
+    },
+  })
+  return (
+    <Modal opened={opened} onClose={onClose} title="Create user" centered>
+      <form
+        onSubmit={form.onSubmit(async (values) => {
+          try {
+            const { user } = await create.mutateAsync({ ...values, role: values.role || undefined })
+            done(`${user.email} can sign in now`)
+            form.reset()
+            onClose()
+          } catch (e) {
+            const error = e as PanelCallError
+            if (error.code.startsWith('PASSWORD')) form.setFieldError('password', error.message)
+            else if (error.code.includes('EMAIL') || error.code === 'USER_ALREADY_EXISTS') form.setFieldError('email', error.message)
+            else failed('User not created')(error)
+          }
+        })}
+      >
+        <Stack>
+          <TextInput label="Name" required {...form.getInputProps('name')} data-testid="create-name" />
+          <TextInput label="Email" required {...form.getInputProps('email')} data-testid="create-email" />
+          <PasswordInput label="Password" required {...form.getInputProps('password')} data-testid="create-password" />
+          <TextInput label="Role" description="Comma-separated for several" {...form.getInputProps('role')} />
+          <Checkbox label="Email already verified" {...form.getInputProps('emailVerified', { type: 'checkbox' })} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={create.isPending} data-testid="create-submit">
+              Create user
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+function BanUser({ user }: { user: UserView }) {
+  const [opened, { open, close }] = useDisclosure(false)
+  const ban = useOpMutation('users.ban')
+  const [reason, setReason] = useState('')
+  const [hours, setHours] = useState<number | ''>('')
+  return (
+    <>
+      <Button size="xs" color="red" variant="light" leftSection={<IconBan size={14} />} onClick={open} data-testid="ban-user">
+        Ban
+      </Button>
+      <Modal opened={opened} onClose={close} title={`Ban ${user.email}`} centered>
+        <Stack>
+          <Text size="sm">The user is signed out everywhere and cannot sign in until the ban ends or is lifted.</Text>
+          <Textarea label="Reason" placeholder="No reason" value={reason} onChange={(e) => setReason(e.currentTarget.value)} data-testid="ban-reason" />
+          <NumberInput label="Ends after (hours)" placeholder="Never" min={1} value={hours} onChange={(v) => setHours(typeof v === 'number' ? v : '')} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button
+              color="red"
+              loading={ban.isPending}
+              data-testid="ban-confirm"
+              onClick={() =>
+                ban.mutate(
+                  { userId: user.id, ...(reason ? { banReason: reason } : {}), ...(hours ? { banExpiresIn: hours * 3600 } : {}) },
+                  {
+                    onSuccess: () => {
+                      done(`${user.email} is banned`)
+                      close()
+                    },
+                    onError: failed('Not banned'),
+                  },
+                )
+              }
+            >
+              Ban user
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  )
+}
+
+function SetPassword({ user }: { user: UserView }) {
+  const [opened, { open, close }] = useDisclosure(false)
+  const set = useOpMutation('users.setPassword')
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  return (
+    <>
+      <Button size="xs" variant="light" leftSection={<IconKey size={14} />} onClick={open}>
+        Set password
+      </Button>
+      <Modal opened={opened} onClose={close} title={`New password for ${user.email}`} centered>
+        <Stack>
+          <PasswordInput label="New password" value={password} error={error} onChange={(e) => setPassword(e.currentTarget.value)} />
+          <Group justify="flex-end">
+            <Button
+              loading={set.isPending}
+              onClick={() =>
+                set.mutate(
+                  { userId: user.id, newPassword: password },
+                  {
+                    onSuccess: () => {
+                      done('Password changed')
+                      setPassword('')
+                      close()
+                    },
+                    onError: (e) => setError(e.message),
+                  },
+                )
+              }
+            >
+              Set password
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  )
+}
+
+function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () => void }) {
+  const detail = useOp('users.get', { userId: userId ?? '' }, { enabled: Boolean(userId) })
+  const unban = useOpMutation('users.unban')
+  const verify = useOpMutation('users.verifyEmail')
+  const revokeOne = useOpMutation('users.revokeSession')
+  const revokeAll = useOpMutation('users.revokeSessions')
+  const remove = useOpMutation('users.remove')
+  const setRole = useOpMutation('users.setRole')
+  const impersonate = useOpMutation('users.impersonationLink')
+  const [roles, setRoles] = useState<string[] | null>(null)
+  const user = detail.data?.user
+
+  return (
+    <Drawer opened={Boolean(userId)} onClose={onClose} position="right" size="xl" title={user ? user.email : 'User'}>
+      <ErrorNotice error={detail.error} />
+      {!user ? (
+        !detail.error && <Loading />
+      ) : (
+        <Stack data-testid="user-drawer">
+          <Group gap="xs">
+            <Badge variant="light">{user.role ?? 'user'}</Badge>
+            {user.emailVerified ? <Badge color="teal" variant="light">verified</Badge> : <Badge color="gray" variant="light">unverified</Badge>}
+            {user.banned && (
+              <Badge color="red" data-testid="banned-badge">
+                banned{user.banExpires ? ` until ${dateTime(user.banExpires)}` : ''}
+              </Badge>
+            )}
+          </Group>
+          <Table fz="sm" verticalSpacing={4}>
+            <Table.Tbody>
+              <Table.Tr>
+                <Table.Th w={140}>Name</Table.Th>
+                <Table.Td>{user.name}</Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Id</Table.Th>
+                <Table.Td>
+                  <Code>{user.id}</Code>
+                </Table.Td>
+              </Table.Tr>
+              {user.username && (
+                <Table.Tr>
+                  <Table.Th>Username</Table.Th>
+                  <Table.Td>{user.displayUsername ?? user.username}</Table.Td>
+                </Table.Tr>
+              )}
+              <Table.Tr>
+                <Table.Th>Created</Table.Th>
+                <Table.Td>{dateTime(user.createdAt)}</Table.Td>
+              </Table.Tr>
+              {user.banned && (
+                <Table.Tr>
+                  <Table.Th>Ban reason</Table.Th>
+                  <Table.Td>{user.banReason ?? 'No reason'}</Table.Td>
+                </Table.Tr>
+              )}
+            </Table.Tbody>
+          </Table>
+          <Group gap="xs">
+            {user.banned ? (
+              <Button
+                size="xs"
+                variant="light"
+                color="teal"
+                leftSection={<IconCircleCheck size={14} />}
+                loading={unban.isPending}
+                onClick={() => unban.mutate({ userId: user.id }, { onSuccess: () => done('Ban lifted'), onError: failed('Not unbanned') })}
+                data-testid="unban-user"
+              >
+                Unban
+              </Button>
+            ) : (
+              <BanUser user={user} />
+            )}
+            <SetPassword user={user} />
+            {!user.emailVerified && (
+              <Button
+                size="xs"
+                variant="light"
+                leftSection={<IconMailCheck size={14} />}
+                onClick={() => verify.mutate({ userId: user.id }, { onSuccess: () => done('Email verified'), onError: failed('Not verified') })}
+              >
+                Mark email verified
+              </Button>
+            )}
+            <Button
+              size="xs"
+              variant="light"
+              leftSection={<IconUserShield size={14} />}
+              loading={impersonate.isPending}
+              onClick={() =>
+                impersonate.mutate(
+                  { userId: user.id },
+                  {
+                    onSuccess: (link) => {
+                      void navigator.clipboard?.writeText(link.url)
+                      notifications.show({ color: 'teal', title: 'Impersonation link copied', message: `Valid until ${dateTime(link.expiresAt)}` })
+                    },
+                    onError: failed('No impersonation link'),
+                  },
+                )
+              }
+            >
+              Impersonation link
+            </Button>
+            <ConfirmButton
+              label="Delete user"
+              title="Delete this user?"
+              message={`${user.email}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
+              confirmLabel="Delete"
+              loading={remove.isPending}
+              testId="remove-user"
+              onConfirm={() => remove.mutateAsync({ userId: user.id }).then(onClose, failed('Not deleted'))}
+            />
+          </Group>
+          <Group align="flex-end" gap="xs">
+            <TagsInput
+              style={{ flex: 1 }}
+              label="Roles"
+              value={roles ?? (user.role ?? 'user').split(',').filter(Boolean)}
+              onChange={setRoles}
+            />
+            <Button
+              variant="light"
+              disabled={!roles || roles.length === 0}
+              loading={setRole.isPending}
+              onClick={() =>
+                roles &&
+                setRole.mutate(
+                  { userId: user.id, role: roles },
+                  {
+                    onSuccess: () => {
+                      setRoles(null)
+                      done('Role saved')
+                    },
+                    onError: failed('Role not saved'),
+                  },
+                )
+              }
+            >
+              Save roles
+            </Button>
+          </Group>
+          <Divider />
+          <Tabs defaultValue="sessions">
+            <Tabs.List>
+              <Tabs.Tab value="sessions">Sessions ({detail.data?.sessions.length ?? 0})</Tabs.Tab>
+              <Tabs.Tab value="accounts">Accounts ({detail.data?.accounts.length ?? 0})</Tabs.Tab>
+              <Tabs.Tab value="orgs">Organizations ({detail.data?.memberships.length ?? 0})</Tabs.Tab>
+              <Tabs.Tab value="audit">Audit trail</Tabs.Tab>
+            </Tabs.List>
+            <Tabs.Panel value="sessions" pt="sm">
+              {detail.data?.sessions.length === 0 ? (
+                <Text size="sm" c="dimmed">
+                  No active session.
+                </Text>
+              ) : (
+                <Stack gap="xs">
+                  <Group justify="flex-end">
+                    <ConfirmButton
+                      label="Revoke all"
+                      leftSection={<IconLogout size={14} />}
+                      title="Revoke every session?"
+                      message="The user is signed out on every device."
+                      confirmLabel="Revoke all"
+                      testId="revoke-all"
+                      onConfirm={() => revokeAll.mutateAsync({ userId: user.id }).then(() => done('Sessions revoked'), failed('Not revoked'))}
+                    />
+                  </Group>
+                  <Table fz="sm" data-testid="sessions-table">
+                    <Table.Thead>
+                      <Table.Tr>
+                        <Table.Th>Created</Table.Th>
+                        <Table.Th>Expires</Table.Th>
+                        <Table.Th>IP / agent</Table.Th>
+                        <Table.Th />
+                      </Table.Tr>
+                    </Table.Thead>
+                    <Table.Tbody>
+                      {detail.data?.sessions.map((s) => (
+                        <Table.Tr key={s.id}>
+                          <Table.Td>{fromNow(s.createdAt)}</Table.Td>
+                          <Table.Td>{dateTime(s.expiresAt)}</Table.Td>
+                          <Table.Td>
+                            <Text size="xs">{s.ipAddress || '—'}</Text>
+                            <Text size="xs" c="dimmed" lineClamp={1}>
+                              {s.userAgent}
+                            </Text>
+                            {s.impersonatedBy && (
+                              <Badge size="xs" color="orange">
+                                impersonation
+                              </Badge>
+                            )}
+                          </Table.Td>
+                          <Table.Td>
+                            <Button
+                              size="compact-xs"
+                              variant="subtle"
+                              color="red"
+                              onClick={() =>
+                                revokeOne.mutate({ userId: user.id, sessionId: s.id }, { onSuccess: () => done('Session revoked'), onError: failed('Not revoked') })
+                              }
+                            >
+                              Revoke
+                            </Button>
+                          </Table.Td>
+                        </Table.Tr>
+                      ))}
+                    </Table.Tbody>
+                  </Table>
+                </Stack>
+              )}
+            </Tabs.Panel>
+            <Tabs.Panel value="accounts" pt="sm">
+              <Table fz="sm">
+                <Table.Tbody>
+                  {detail.data?.accounts.map((a) => (
+                    <Table.Tr key={a.id}>
+                      <Table.Td>
+                        <Badge variant="light">{a.providerId}</Badge>
+                      </Table.Td>
+                      <Table.Td>
+                        <Code>{a.accountId}</Code>
+                      </Table.Td>
+                      <Table.Td>{a.scope ?? ''}</Table.Td>
+                      <Table.Td>{dateTime(a.createdAt)}</Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </Tabs.Panel>
+            <Tabs.Panel value="orgs" pt="sm">
+              {detail.data?.memberships.length === 0 ? (
+                <Text size="sm" c="dimmed">
+                  Not a member of any organization.
+                </Text>
+              ) : (
+                <Table fz="sm">
+                  <Table.Tbody>
+                    {detail.data?.memberships.map((m) => (
+                      <Table.Tr key={m.organizationId}>
+                        <Table.Td>{m.name}</Table.Td>
+                        <Table.Td>
+                          <Code>{m.slug}</Code>
+                        </Table.Td>
+                        <Table.Td>
+                          <Badge variant="light">{m.role}</Badge>
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              )}
+            </Tabs.Panel>
+            <Tabs.Panel value="audit" pt="sm">
+              <AuditTable events={detail.data?.audit ?? []} compact />
+            </Tabs.Panel>
+          </Tabs>
+        </Stack>
+      )}
+    </Drawer>
+  )
+}
+
+function SortHeader({
+  field,
+  sort,
+  onSort,
+  children,
+}: {
+  field: string
+  sort: { by: string; dir: 'asc' | 'desc' }
+  onSort: (field: string) => void
+  children: ReactNode
+}) {
+  const Icon = sort.by !== field ? IconSelector : sort.dir === 'asc' ? IconChevronUp : IconChevronDown
+  return (
+    <Table.Th>
+      <UnstyledButton onClick={() => onSort(field)}>
+        <Group gap={4} wrap="nowrap">
+          <Text fw={600} size="sm">
+            {children}
+          </Text>
+          <Icon size={14} />
+        </Group>
+      </UnstyledButton>
+    </Table.Th>
+  )
+}
+
+export default function Users() {
+  const [search, setSearch] = useState('')
+  const [field, setField] = useState<'email' | 'name'>('email')
+  const [operator, setOperator] = useState<'contains' | 'starts_with' | 'ends_with'>('contains')
+  const [filter, setFilter] = useState<string>('all')
+  const [sort, setSort] = useState<{ by: string; dir: 'asc' | 'desc' }>({ by: 'createdAt', dir: 'desc' })
+  const [page, setPage] = useState(1)
+  const [selected, setSelected] = useState<string | null>(null)
+  const [creating, { open, close }] = useDisclosure(false)
+  const [debounced] = useDebouncedValue(search.trim(), 300)
+
+  const filterInput =
+    filter === 'banned'
+      ? { filterField: 'banned', filterValue: true, filterOperator: 'eq' as const }
+      : filter === 'admins'
+        ? { filterField: 'role', filterValue: 'admin', filterOperator: 'contains' as const }
+        : {}
+  const list = useOp(
+    'users.list',
+    {
+      ...(debounced ? { searchValue: debounced, searchField: field, searchOperator: operator } : {}),
+      ...filterInput,
+      sortBy: sort.by,
+      sortDirection: sort.dir,
+      limit: PAGE,
+      offset: (page - 1) * PAGE,
+    },
+    { placeholderData: (prev) => prev },
+  )
+  const onSort = (by: string) => setSort((s) => ({ by, dir: s.by === by && s.dir === 'asc' ? 'desc' : 'asc' }))
+
+  return (
+    <Stack>
+      <PageHeader
+        title="Users"
+        description="Everyone who can sign in. Click a user for sessions, accounts, organizations and actions."
+        actions={
+          <Button leftSection={<IconUserPlus size={16} />} onClick={open} data-testid="create-user">
+            Create user
+          </Button>
+        }
+      />
+      <Card withBorder padding="md">
+        <Group align="flex-end" gap="sm">
+          <TextInput
+            style={{ flex: 1, minWidth: 200 }}
+            label="Search"
+            leftSection={<IconSearch size={16} />}
+            placeholder="Search users"
+            value={search}
+            onChange={(e) => {
+              setSearch(e.currentTarget.value)
+              setPage(1)
+            }}
+            data-testid="user-search"
+          />
+          <Select label="In" w={110} data={['email', 'name']} value={field} onChange={(v) => v && setField(v as 'email' | 'name')} allowDeselect={false} />
+          <Select
+            label="Match"
+            w={140}
+            data={[
+              { value: 'contains', label: 'contains' },
+              { value: 'starts_with', label: 'starts with' },
+              { value: 'ends_with', label: 'ends with' },
+            ]}
+            value={operator}
+            onChange={(v) => v && setOperator(v as typeof operator)}
+            allowDeselect={false}
+          />
+          <Select
+            label="Show"
+            w={140}
+            data={[
+              { value: 'all', label: 'All users' },
+              { value: 'banned', label: 'Banned' },
+              { value: 'admins', label: 'Admins' },
+            ]}
+            value={filter}
+            onChange={(v) => {
+              setFilter(v ?? 'all')
+              setPage(1)
+            }}
+            allowDeselect={false}
+          />
+        </Group>
+      </Card>
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      <Card withBorder padding="md">
+        {!list.data ? (
+          !list.error && <Loading />
+        ) : list.data.users.length === 0 ? (
+          <Text c="dimmed" size="sm" ta="center" p="lg">
+            {debounced || filter !== 'all' ? 'No user matches.' : 'No users yet. Create one, or let people sign up through your app.'}
+          </Text>
+        ) : (
+          <Table.ScrollContainer minWidth={800}>
+            <Table highlightOnHover verticalSpacing="sm" data-testid="users-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <SortHeader field="name" sort={sort} onSort={onSort}>
+                    Name
+                  </SortHeader>
+                  <SortHeader field="email" sort={sort} onSort={onSort}>
+                    Email
+                  </SortHeader>
+                  <SortHeader field="role" sort={sort} onSort={onSort}>
+                    Role
+                  </SortHeader>
+                  <Table.Th>Status</Table.Th>
+                  <SortHeader field="createdAt" sort={sort} onSort={onSort}>
+                    Created
+                  </SortHeader>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {list.data.users.map((u) => (
+                  <Table.Tr key={u.id} style={{ cursor: 'pointer' }} onClick={() => setSelected(u.id)} data-testid={`user-row-${u.email}`}>
+                    <Table.Td>{u.name}</Table.Td>
+                    <Table.Td>{u.email}</Table.Td>
+                    <Table.Td>
+                      <Badge variant="light">{u.role ?? 'user'}</Badge>
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {u.banned && <Badge color="red">banned</Badge>}
+                        {u.emailVerified ? (
+                          <Badge color="teal" variant="light">
+                            verified
+                          </Badge>
+                        ) : (
+                          <Badge color="gray" variant="light">
+                            unverified
+                          </Badge>
+                        )}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>
+                      <Tooltip label={dateTime(u.createdAt)} withArrow>
+                        <Text size="sm">{fromNow(u.createdAt)}</Text>
+                      </Tooltip>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+        {list.data && list.data.total > PAGE && (
+          <Group justify="flex-end" mt="sm">
+            <Pagination total={Math.ceil(list.data.total / PAGE)} value={page} onChange={setPage} size="sm" />
+          </Group>
+        )}
+        {list.data && (
+          <Text size="xs" c="dimmed" mt="xs" data-testid="users-total">
+            {list.data.total} user{list.data.total === 1 ? '' : 's'}
+          </Text>
+        )}
+      </Card>
+      <CreateUser opened={creating} onClose={close} />
+      <UserDrawer userId={selected} onClose={() => setSelected(null)} />
+    </Stack>
+  )
+}

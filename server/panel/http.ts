@@ -1,0 +1,257 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { PanelService } from './service.js'
+
+/**
+ * The browser control panel: the renderer and the panel operations on a listener of its own,
+ * bound to 127.0.0.1 only, gated by a token printed at start-up. Opening the printed URL
+ * exchanges the token for an HttpOnly, SameSite=Strict cookie and redirects to the panel.
+ */
+
+export const DEFAULT_PANEL_PORT = 4281
+const API_PREFIX = '/panel/api/'
+const MAX_BODY = 1024 * 1024
+
+/** The same policy as renderer/index.html's meta tag; Mantine injects <style> elements. */
+export const PANEL_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json',
+}
+
+/** out/renderer next to the project root (where `npm run build` puts the renderer). */
+export const defaultAssetsDir = (): string => resolve(dirname(fileURLToPath(import.meta.url)), '../../out/renderer')
+
+export interface PanelServerOptions {
+  service: PanelService
+  /** 0 picks a free port. */
+  port?: number
+  assetsDir?: string
+  /** Fixed token (tests); default: 32 random bytes. */
+  token?: string
+  /** Called (once at a time) when the renderer's files are missing; resolves true once they exist. */
+  prepareAssets?: () => Promise<boolean>
+}
+
+export interface PanelServer {
+  /** http://127.0.0.1:PORT */
+  origin: string
+  port: number
+  token: string
+  /** The URL to open: it carries the token once and logs the browser in. */
+  loginURL: string
+  close(): Promise<void>
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2933}
+h1{font-size:1.4rem}code{background:#f1f3f5;padding:.1rem .3rem;border-radius:4px}</style></head>
+<body><h1>${title}</h1>${body}</body></html>`
+}
+
+const REFUSED = page(
+  'Gatehouse control panel: token required',
+  '<p>This panel only opens from the link Gatehouse printed when it started, which carries the access token ' +
+    '(<code>http://127.0.0.1:PORT/?token=…</code>).</p><p>The token was missing or wrong. Copy the link from the ' +
+    'server output and open it again; restarting the server prints a new one.</p>',
+)
+
+const NOT_BUILT = page(
+  'Gatehouse control panel is not built',
+  '<p>The panel&rsquo;s files are missing. Run <code>npm run build</code> once, then reload this page.</p>',
+)
+
+function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY) {
+        reject(Object.assign(new Error('body too large'), { status: 413 }))
+        req.destroy()
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8')
+      if (!text) return resolveBody({})
+      try {
+        resolveBody(JSON.parse(text))
+      } catch {
+        reject(Object.assign(new Error('invalid JSON'), { status: 400 }))
+      }
+    })
+    req.on('error', reject)
+  })
+}
+
+export async function startPanelServer(options: PanelServerOptions): Promise<PanelServer> {
+  const token = options.token ?? randomBytes(32).toString('base64url')
+  const tokenDigest = digest(token)
+  const assetsDir = resolve(options.assetsDir ?? defaultAssetsDir())
+  let port = options.port ?? DEFAULT_PANEL_PORT
+  let cookieName = `gatehouse_panel_${port}`
+  let allowedHosts = new Set<string>()
+  let ownOrigins = new Set<string>()
+
+  const tokenMatches = (candidate: string | undefined | null): boolean =>
+    typeof candidate === 'string' && candidate.length > 0 && candidate.length < 512 && timingSafeEqual(digest(candidate), tokenDigest)
+
+  const authenticated = (req: IncomingMessage): boolean => {
+    const auth = req.headers.authorization
+    if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim())) return true
+    for (const part of (req.headers.cookie ?? '').split(';')) {
+      const eq = part.indexOf('=')
+      if (eq > 0 && part.slice(0, eq).trim() === cookieName && tokenMatches(decodeURIComponent(part.slice(eq + 1).trim()))) {
+        return true
+      }
+    }
+    return false
+  }
+
+  const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      'content-type': type,
+      'content-security-policy': PANEL_CSP,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'same-origin',
+      'cache-control': 'no-store',
+      ...extra,
+    })
+    res.end(body)
+  }
+  const sendJson = (res: ServerResponse, status: number, value: unknown) =>
+    send(res, status, 'application/json', JSON.stringify(value))
+
+  let preparing: Promise<boolean> | null = null
+  const serveStatic = async (res: ServerResponse, pathname: string) => {
+    const index = join(assetsDir, 'index.html')
+    if (!existsSync(index) && options.prepareAssets) {
+      preparing ??= options.prepareAssets().finally(() => {
+        preparing = null
+      })
+      await preparing
+    }
+    if (!existsSync(index)) return send(res, 503, 'text/html; charset=utf-8', NOT_BUILT)
+    let file = index
+    const decoded = decodeURIComponent(pathname)
+    if (decoded !== '/' && !decoded.includes('\0')) {
+      const candidate = normalize(join(assetsDir, decoded))
+      if (candidate.startsWith(assetsDir + sep) && existsSync(candidate) && statSync(candidate).isFile()) file = candidate
+    }
+    const hashed = file.includes(`${sep}assets${sep}`)
+    send(res, 200, TYPES[extname(file)] ?? 'application/octet-stream', readFileSync(file), {
+      'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-store',
+    })
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // DNS rebinding: a page on another name that resolves to 127.0.0.1 is refused.
+    if (!allowedHosts.has((req.headers.host ?? '').toLowerCase())) {
+      return send(res, 421, 'text/plain; charset=utf-8', 'Misdirected request')
+    }
+    const url = new URL(req.url ?? '/', `http://${req.headers.host}`)
+
+    if (url.pathname.startsWith(API_PREFIX)) {
+      if (!authenticated(req)) return sendJson(res, 401, { code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' })
+      if (req.method !== 'POST') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use POST' })
+      // Requests from other sites: refused even with the cookie (it is SameSite=Strict anyway).
+      const origin = req.headers.origin
+      const fetchSite = req.headers['sec-fetch-site']
+      if ((origin && !ownOrigins.has(origin)) || (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none')) {
+        return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+      }
+      if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+        return sendJson(res, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send application/json' })
+      }
+      let input: unknown
+      try {
+        input = await readJsonBody(req)
+      } catch (e) {
+        const status = (e as { status?: number }).status ?? 400
+        return sendJson(res, status, { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_JSON', message: (e as Error).message })
+      }
+      const op = decodeURIComponent(url.pathname.slice(API_PREFIX.length))
+      const result = await options.service.dispatch(op, input)
+      return result.ok ? sendJson(res, 200, result.data) : sendJson(res, result.error.status, result.error)
+    }
+
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'Method not allowed')
+
+    if (url.searchParams.has('token')) {
+      if (!tokenMatches(url.searchParams.get('token'))) return send(res, 401, 'text/html; charset=utf-8', REFUSED)
+      url.searchParams.delete('token')
+      const rest = url.searchParams.toString()
+      return send(res, 303, 'text/plain; charset=utf-8', '', {
+        location: `${url.pathname}${rest ? `?${rest}` : ''}`,
+        'set-cookie': `${cookieName}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict`,
+      })
+    }
+    if (!authenticated(req)) return send(res, 401, 'text/html; charset=utf-8', REFUSED)
+    return serveStatic(res, url.pathname)
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' })
+      else res.destroy()
+    })
+  })
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject)
+    // Loopback only: the panel is never reachable from the LAN.
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolveListen()
+    })
+  })
+  port = (server.address() as AddressInfo).port
+  cookieName = `gatehouse_panel_${port}`
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`])
+  ownOrigins = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`])
+  const origin = `http://127.0.0.1:${port}`
+  return {
+    origin,
+    port,
+    token,
+    loginURL: `${origin}/?token=${token}`,
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        server.close(() => resolveClose())
+        server.closeAllConnections()
+      }),
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * Which panel areas have their domain functions in this build. The panel grows with the server:
+ * an area's operations answer NOT_AVAILABLE until its domain module exists.
+ */
+export function features() {
+  return { admin: false, organizations: false, providers: false, email: false }
+}

@@ -1,0 +1,96 @@
+import { configSchema } from '../../config/schema.js'
+import { deepMerge } from '../../config/store.js'
+import type { HandlerGroup } from '../service.js'
+import { PanelError } from '../service.js'
+
+type Json = Record<string, unknown>
+
+const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Secrets (provider client secrets, SMTP password) have write-only fields in their own views. */
+const SECRET_KEY = /(secret|password)$/i
+
+/** Keys read once when the server starts. */
+export const RESTART_REQUIRED = ['basePath']
+
+export function withoutSecrets(value: Json): Json {
+  const out: Json = {}
+  for (const [key, v] of Object.entries(value)) {
+    if (SECRET_KEY.test(key)) continue
+    out[key] = isPlainObject(v) ? withoutSecrets(v) : v
+  }
+  return out
+}
+
+/** Dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
+export function differingPaths(a: unknown, b: unknown, prefix = ''): string[] {
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)])
+    return [...keys].flatMap((k) => differingPaths(a[k], b[k], prefix ? `${prefix}.${k}` : k))
+  }
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix]
+}
+
+/** Every path named by a patch, down to its leaves. */
+function leafPaths(value: Json, prefix = ''): string[] {
+  return Object.entries(value).flatMap(([k, v]) => {
+    const path = prefix ? `${prefix}.${k}` : k
+    return isPlainObject(v) && Object.keys(v).length > 0 ? leafPaths(v, path) : [path]
+  })
+}
+
+export const settingsHandlers: HandlerGroup<'settings.get' | 'settings.update' | 'settings.validate'> = (env) => {
+  const store = env.gatehouse.config
+
+  /** Where start-up options (--config, flags, environment) mask the stored layer. */
+  const overridden = (): string[] => {
+    const storedOnly = configSchema.safeParse(store.storedLayer())
+    if (!storedOnly.success) return []
+    return differingPaths(storedOnly.data, store.get()).filter((p) => !SECRET_KEY.test(p))
+  }
+
+  const check = (patch: Json) => {
+    for (const path of leafPaths(patch)) {
+      if (path.split('.').some((part) => SECRET_KEY.test(part))) {
+        throw new PanelError(400, 'SECRET_NOT_EDITABLE_HERE', `${path} is set in its own view`)
+      }
+      if (RESTART_REQUIRED.includes(path)) {
+        throw new PanelError(400, 'RESTART_REQUIRED', `${path} is read at start-up: set it with --config and restart`, [
+          { path, message: 'read at start-up: set it with --config and restart' },
+        ])
+      }
+    }
+    // The same schema the server loads its configuration with.
+    const parsed = configSchema.safeParse(deepMerge(store.storedLayer(), patch))
+    return parsed.success
+      ? []
+      : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
+  }
+
+  return {
+    'settings.get'() {
+      return {
+        effective: withoutSecrets(store.get() as Json),
+        stored: withoutSecrets(store.storedLayer()),
+        overridden: overridden(),
+        restartRequired: RESTART_REQUIRED,
+      }
+    },
+
+    'settings.validate'({ patch }) {
+      const issues = check(patch)
+      return { valid: issues.length === 0, issues }
+    },
+
+    'settings.update'({ patch }) {
+      const issues = check(patch)
+      if (issues.length > 0) {
+        const first = issues[0]!
+        throw new PanelError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`, issues)
+      }
+      // ConfigStore validates again, writes the file atomically and notifies listeners: live.
+      const next = store.update(patch)
+      return { effective: withoutSecrets(next as Json), overridden: overridden() }
+    },
+  }
+}

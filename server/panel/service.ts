@@ -1,0 +1,110 @@
+import type { z } from 'zod'
+import { APIError } from '../auth/errors.js'
+import { ConfigError } from '../config/store.js'
+import type { Gatehouse, Logger } from '../gatehouse.js'
+import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
+import { auditHandlers } from './ops/audit.js'
+import { emailHandlers } from './ops/email.js'
+import { organizationHandlers } from './ops/organizations.js'
+import { providerHandlers } from './ops/providers.js'
+import { settingsHandlers } from './ops/settings.js'
+import { systemHandlers } from './ops/system.js'
+import { userHandlers } from './ops/users.js'
+
+/** What the panel operations run against: the same Gatehouse the HTTP API serves. */
+export interface PanelEnv {
+  gatehouse: Gatehouse
+  /** The API URL (origin + base path) as it is reachable now. */
+  apiURL(): string
+  mode: 'desktop' | 'browser'
+  version: string
+  /** Wall-clock start time (uptime); domain timestamps use the injected clock. */
+  startedAt: number
+  logger: Logger
+}
+
+/** A refusal raised by the panel layer itself (the domain raises APIError). */
+export class PanelError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly issues?: Array<{ path: string; message: string }>,
+  ) {
+    super(message)
+    this.name = 'PanelError'
+  }
+}
+
+export const notAvailable = (what: string): PanelError =>
+  new PanelError(501, 'NOT_AVAILABLE', `${what} is not available in this build of Gatehouse yet`)
+
+type Input<K extends OpName> = z.output<Contract[K]['input']>
+export type Handler<K extends OpName> = (input: Input<K>) => Promise<OpOutput<K>> | OpOutput<K>
+export type Handlers = { [K in OpName]: Handler<K> }
+export type HandlerGroup<K extends OpName> = (env: PanelEnv) => { [P in K]: Handler<P> }
+
+export interface PanelService {
+  env: PanelEnv
+  /** Validates the input against the contract, runs the operation, validates its output. Never throws. */
+  dispatch(op: string, input: unknown): Promise<PanelResult>
+}
+
+const issuesOf = (error: z.ZodError): Array<{ path: string; message: string }> =>
+  error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
+
+function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
+  if (error instanceof PanelError) {
+    return { code: error.code, message: error.message, status: error.status, ...(error.issues ? { issues: error.issues } : {}) }
+  }
+  if (error instanceof APIError) return { code: error.code, message: error.message, status: error.status }
+  if (error instanceof ConfigError) return { code: 'INVALID_CONFIG', message: error.message, status: 400 }
+  logger.error(`panel operation ${op} failed:`, error)
+  return { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 }
+}
+
+export function createPanelService(env: PanelEnv): PanelService {
+  const handlers: Handlers = {
+    ...systemHandlers(env),
+    ...settingsHandlers(env),
+    ...auditHandlers(env),
+    ...userHandlers(env),
+    ...organizationHandlers(env),
+    ...providerHandlers(env),
+    ...emailHandlers(env),
+  }
+  return {
+    env,
+    async dispatch(op, input) {
+      if (!isOpName(op)) return { ok: false, error: { code: 'UNKNOWN_OPERATION', message: `Unknown operation ${op}`, status: 404 } }
+      const def = contract[op]
+      const parsed = def.input.safeParse(input ?? {})
+      if (!parsed.success) {
+        const issues = issuesOf(parsed.error)
+        const first = issues[0]
+        return {
+          ok: false,
+          error: {
+            code: 'VALIDATION_ERROR',
+            message: first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'Invalid input',
+            status: 400,
+            issues,
+          },
+        }
+      }
+      try {
+        const handler = handlers[op] as (value: unknown) => unknown
+        const result = await handler(parsed.data)
+        // The output schema is also a filter: fields it does not name (hashes, tokens) never leave.
+        const out = def.output.safeParse(result)
+        if (!out.success) {
+          env.logger.error(`panel operation ${op} returned a value outside its contract:`, out.error)
+          return { ok: false, error: { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 } }
+        }
+        return { ok: true, data: out.data }
+      } catch (error) {
+        return { ok: false, error: toFailure(error, env.logger, op) }
+      }
+    },
+  }
+}

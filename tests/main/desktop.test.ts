@@ -1,0 +1,287 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { IpcMainInvokeEvent, WebContents } from 'electron'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { channelOf, opNames, type PanelResult } from '../../server/panel/contract.js'
+import { createPanelService } from '../../server/panel/service.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
+import { FakeFrame, FakeWebContents, fakeElectron, state } from './fake-electron.js'
+
+vi.mock('electron', async () => (await import('./fake-electron.js')).fakeElectron)
+
+const { OPEN_EXTERNAL_CHANNEL, registerPanelIpc, trustedSenderCheck } = await import('../../main/ipc.js')
+const { hardenContents, sameAppURL, windowOptions } = await import('../../main/window.js')
+const { loadOrCreateSecret } = await import('../../main/secrets.js')
+
+const APP_URL = 'file:///opt/gatehouse/out/renderer/index.html'
+const event = (frame: FakeFrame | null) => ({ senderFrame: frame }) as unknown as IpcMainInvokeEvent
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(async () => {
+  await server.close()
+})
+beforeEach(() => {
+  state.handlers.clear()
+  state.exposed.clear()
+  vi.mocked(fakeElectron.shell.openExternal).mockClear()
+})
+
+function register() {
+  const mainFrame = new FakeFrame(APP_URL)
+  const service = createPanelService({
+    gatehouse: server.gatehouse,
+    apiURL: () => server.base,
+    mode: 'desktop',
+    version: 'test',
+    startedAt: Date.now(),
+    logger: silentLogger,
+  })
+  registerPanelIpc(fakeElectron.ipcMain, service, trustedSenderCheck(() => mainFrame as never, sameAppURL(APP_URL)))
+  const invoke = (channel: string, frame: FakeFrame | null, input?: unknown) =>
+    state.handlers.get(channel)!(event(frame), input) as Promise<PanelResult>
+  return { mainFrame, invoke }
+}
+
+describe('main: IPC registration of the panel contract', () => {
+  it('registers one handler per contract operation, plus open-external, and nothing else', () => {
+    register()
+    expect(opNames.length).toBeGreaterThan(30)
+    expect([...state.handlers.keys()].sort()).toEqual([...opNames.map(channelOf), OPEN_EXTERNAL_CHANNEL].sort())
+  })
+
+  it('answers a call from the app window through the same domain as the HTTP API', async () => {
+    const { mainFrame, invoke } = register()
+    const info = await invoke(channelOf('server.info'), mainFrame, {})
+    expect(info).toMatchObject({ ok: true, data: { apiURL: server.base, mode: 'desktop', version: 'test' } })
+    const overview = await invoke(channelOf('overview.get'), mainFrame, { range: 'days' })
+    expect(overview.ok).toBe(true)
+    if (overview.ok) expect((overview.data as { activity: unknown[] }).activity).toHaveLength(14)
+  })
+
+  it('validates every input against the contract before any domain code runs', async () => {
+    const { mainFrame, invoke } = register()
+    const before = server.gatehouse.config.get()
+    const cases: Array<[string, unknown, string]> = [
+      [channelOf('settings.update'), { patch: 'not an object' }, 'patch'],
+      [channelOf('settings.update'), { patch: {}, extra: true }, ''],
+      [channelOf('audit.list'), { limit: 100_000 }, 'limit'],
+      [channelOf('overview.get'), { range: 'weeks' }, 'range'],
+      [channelOf('users.ban'), { userId: '' }, 'userId'],
+      [channelOf('users.create'), null, 'name'],
+    ]
+    for (const [channel, input, path] of cases) {
+      const result = await invoke(channel, mainFrame, input)
+      expect(result.ok, `${channel} ${JSON.stringify(input)}`).toBe(false)
+      if (!result.ok) {
+        expect(result.error.code).toBe('VALIDATION_ERROR')
+        expect(result.error.status).toBe(400)
+        if (path) expect(result.error.issues?.[0]?.path).toBe(path)
+      }
+    }
+    // A valid shape that breaks a config rule is refused by the config schema, with the field named.
+    const bad = await invoke(channelOf('settings.update'), mainFrame, { patch: { trustedOrigins: [''] } })
+    expect(bad).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_CONFIG', issues: [{ path: 'trustedOrigins.0', message: 'a trusted origin must not be empty' }] },
+    })
+    expect(server.gatehouse.config.get()).toEqual(before)
+  })
+
+  it('refuses senders other than the main frame of the app window', async () => {
+    const { mainFrame, invoke } = register()
+    const forbidden = { ok: false, error: { code: 'FORBIDDEN_SENDER', status: 403 } }
+    // A subframe (an iframe inside the window), even one showing the app's own page.
+    expect(await invoke(channelOf('server.info'), new FakeFrame(APP_URL, mainFrame), {})).toMatchObject(forbidden)
+    // Another top-level frame (another window or web contents).
+    expect(await invoke(channelOf('server.info'), new FakeFrame(APP_URL), {})).toMatchObject(forbidden)
+    // No frame at all (the frame went away).
+    expect(await invoke(channelOf('server.info'), null, {})).toMatchObject(forbidden)
+    // The main frame after it navigated elsewhere.
+    mainFrame.url = 'https://evil.example/'
+    expect(await invoke(channelOf('users.create'), mainFrame, { name: 'x', email: 'x@x.io', password: 'p' })).toMatchObject(forbidden)
+    expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'https://example.com')).toBe(false)
+    expect(fakeElectron.shell.openExternal).not.toHaveBeenCalled()
+    // Back on the app page (another view is a hash route): accepted.
+    mainFrame.url = `${APP_URL}#/users`
+    expect((await invoke(channelOf('server.info'), mainFrame, {})).ok).toBe(true)
+  })
+
+  it('opens only http(s) links externally', async () => {
+    const { mainFrame, invoke } = register()
+    expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'file:///etc/passwd')).toBe(false)
+    expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'javascript:alert(1)')).toBe(false)
+    expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'https://user:pw@example.com/')).toBe(false)
+    expect(fakeElectron.shell.openExternal).not.toHaveBeenCalled()
+    expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'https://github.com/settings/developers')).toBe(true)
+    expect(fakeElectron.shell.openExternal).toHaveBeenCalledWith('https://github.com/settings/developers')
+  })
+})
+
+describe('main: window security', () => {
+  it('sets isolation, sandbox and no Node integration', () => {
+    const options = windowOptions('/app/out/preload/index.cjs')
+    expect(options.webPreferences).toMatchObject({
+      preload: '/app/out/preload/index.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+    })
+  })
+
+  it('blocks navigation and new windows to other origins; http(s) goes to the browser', () => {
+    const contents = new FakeWebContents(APP_URL)
+    hardenContents(contents as unknown as WebContents, sameAppURL(APP_URL))
+    const navigate = (url: string) => {
+      const e = { preventDefault: vi.fn() }
+      contents.emit('will-navigate', e, url)
+      return e.preventDefault.mock.calls.length > 0
+    }
+    expect(navigate(`${APP_URL}#/audit`)).toBe(false)
+    expect(navigate('https://evil.example/phish')).toBe(true)
+    expect(fakeElectron.shell.openExternal).toHaveBeenCalledWith('https://evil.example/phish')
+    expect(navigate('file:///etc/passwd')).toBe(true)
+    expect(fakeElectron.shell.openExternal).toHaveBeenCalledTimes(1)
+
+    expect(contents.windowOpenHandler?.({ url: 'https://docs.example/' })).toEqual({ action: 'deny' })
+    expect(fakeElectron.shell.openExternal).toHaveBeenLastCalledWith('https://docs.example/')
+    expect(contents.windowOpenHandler?.({ url: APP_URL })).toEqual({ action: 'deny' })
+    expect(contents.windowOpenHandler?.({ url: 'smb://share/x' })).toEqual({ action: 'deny' })
+    expect(fakeElectron.shell.openExternal).toHaveBeenCalledTimes(2)
+
+    const webview = { preventDefault: vi.fn() }
+    contents.emit('will-attach-webview', webview)
+    expect(webview.preventDefault).toHaveBeenCalled()
+  })
+})
+
+describe('preload', () => {
+  it('exposes one frozen window.gatehouse bridge mapped onto the contract channels', async () => {
+    await import('../../preload/index.js')
+    const bridge = state.exposed.get('gatehouse') as {
+      transport: string
+      call(op: string, input: unknown): Promise<PanelResult>
+      openExternal(url: string): Promise<void>
+    }
+    expect([...state.exposed.keys()]).toEqual(['gatehouse'])
+    expect(Object.isFrozen(bridge)).toBe(true)
+    expect(bridge.transport).toBe('ipc')
+    const invoke = vi.mocked(fakeElectron.ipcRenderer.invoke)
+    for (const op of opNames) {
+      invoke.mockClear()
+      await bridge.call(op, { probe: op })
+      expect(invoke).toHaveBeenCalledWith(channelOf(op), { probe: op })
+    }
+    invoke.mockClear()
+    const refused = await bridge.call('../../etc', {})
+    expect(refused).toMatchObject({ ok: false, error: { code: 'UNKNOWN_OPERATION' } })
+    expect(invoke).not.toHaveBeenCalled()
+    await bridge.openExternal('https://example.com/')
+    expect(invoke).toHaveBeenCalledWith(OPEN_EXTERNAL_CHANNEL, 'https://example.com/')
+  })
+})
+
+describe('main: auth secret at rest', () => {
+  it('is encrypted with safeStorage, migrated from a plaintext file, or 0600 plaintext without a keychain', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'))
+    try {
+      const first = await loadOrCreateSecret(dir, fakeElectron.safeStorage)
+      expect(first.storage).toBe('safeStorage')
+      expect(first.secret.length).toBeGreaterThanOrEqual(43)
+      const onDisk = readFileSync(join(dir, 'secret.enc'), 'utf8')
+      expect(onDisk).not.toContain(first.secret)
+      expect(statSync(join(dir, 'secret.enc')).mode & 0o777).toBe(0o600)
+      expect((await loadOrCreateSecret(dir, fakeElectron.safeStorage)).secret).toBe(first.secret)
+
+      const legacy = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'))
+      writeFileSync(join(legacy, 'secret'), 'legacy-plaintext-secret\n')
+      expect(await loadOrCreateSecret(legacy, fakeElectron.safeStorage)).toEqual({ secret: 'legacy-plaintext-secret', storage: 'safeStorage' })
+      expect(existsSync(join(legacy, 'secret'))).toBe(false)
+      rmSync(legacy, { recursive: true })
+
+      state.encryptionAvailable = false
+      const plain = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'))
+      const result = await loadOrCreateSecret(plain, fakeElectron.safeStorage)
+      expect(result.storage).toBe('file')
+      expect(readFileSync(join(plain, 'secret'), 'utf8').trim()).toBe(result.secret)
+      expect(statSync(join(plain, 'secret')).mode & 0o777).toBe(0o600)
+      await expect(loadOrCreateSecret(dir, fakeElectron.safeStorage)).rejects.toThrow(/keychain/)
+      rmSync(plain, { recursive: true })
+    } finally {
+      state.encryptionAvailable = true
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('main: desktop app lifecycle', () => {
+  it('starts the server in-process under userData, one hardened window, tray, and quits cleanly', async () => {
+    const userData = mkdtempSync(join(tmpdir(), 'gatehouse-userdata-'))
+    state.userData = userData
+    const saved = { ...process.env }
+    process.env.GATEHOUSE_PORT = '0'
+    delete process.env.GATEHOUSE_DATA_DIR
+    delete process.env.GATEHOUSE_SECRET
+    try {
+      const { startDesktop } = await import('../../main/app.js')
+      const desktop = await startDesktop()
+      expect(desktop).not.toBeNull()
+      const gatehouse = desktop!.gatehouse
+      const apiURL = gatehouse.ctx.baseURL
+      expect((await fetch(`${apiURL}/ok`)).status).toBe(200)
+      expect(gatehouse.database.sqlite.name).toBe(join(userData, 'data', 'gatehouse.db'))
+      expect(existsSync(join(userData, 'data', 'secret.enc'))).toBe(true)
+      expect(existsSync(join(userData, 'data', 'secret'))).toBe(false)
+
+      expect(state.windows).toHaveLength(1)
+      const win = state.windows[0]!
+      expect(win.options.webPreferences).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false })
+      expect(String((win.options.webPreferences as { preload: string }).preload)).toMatch(/out\/preload\/index\.cjs$|preload\/index\.cjs$/)
+      expect(win.loaded).toMatch(/renderer\/index\.html$/)
+      expect([...state.handlers.keys()]).toEqual(expect.arrayContaining(opNames.map(channelOf)))
+
+      // The window's own main frame may call; the result comes from the in-process server.
+      const info = (await state.handlers.get(channelOf('server.info'))!(event(win.webContents.mainFrame), {})) as PanelResult
+      expect(info).toMatchObject({ ok: true, data: { apiURL, mode: 'desktop', version: '9.9.9-test' } })
+
+      const tray = state.trays[0]!
+      const labels = tray.menu.map((i) => i.label).filter(Boolean)
+      expect(labels).toEqual(['Show Gatehouse', 'Copy API URL', 'Quit Gatehouse'])
+      tray.menu.find((i) => i.label === 'Copy API URL')!.click!()
+      expect(state.clipboard).toBe(apiURL)
+
+      // Single instance: a second launch shows the existing window.
+      win.hide()
+      fakeElectron.app.emit('second-instance')
+      expect(win.visible).toBe(true)
+
+      // Quit: before-quit holds the quit until the server has closed, then quits for real.
+      const prevented = fakeElectron.app.quit()
+      expect(prevented).toBe(true)
+      await vi.waitFor(() => expect(state.quitCalls).toBe(2))
+      expect(gatehouse.database.sqlite.open).toBe(false)
+      await expect(fetch(`${apiURL}/ok`)).rejects.toThrow()
+    } finally {
+      process.env = saved
+      rmSync(userData, { recursive: true, force: true })
+    }
+  })
+
+  it('a second instance quits at once', async () => {
+    vi.resetModules()
+    state.singleInstance = false
+    const before = state.quitCalls
+    const { startDesktop } = await import('../../main/app.js')
+    expect(await startDesktop()).toBeNull()
+    expect(state.quitCalls).toBe(before + 1)
+    state.singleInstance = true
+  })
+})
