@@ -118,7 +118,8 @@ describe('account lifecycle through the official better-auth client', () => {
     // The current client unlinks by account row id.
     const unlinked = await client.unlinkAccount({ accountId: `gh${id}` })
     expect(unlinked.data).toEqual({ status: true })
-    const last = await client.unlinkAccount({ providerId: 'credential' })
+    const credential = accounts.data?.find((a) => a.providerId === 'credential')
+    const last = await client.unlinkAccount({ accountId: credential?.id as string })
     expect(last.error?.status).toBe(400)
     expect(last.error?.code).toBe(BASE_ERROR_CODES.FAILED_TO_UNLINK_LAST_ACCOUNT.code)
   })
