@@ -108,12 +108,12 @@ export async function signUp(base: string, overrides: Record<string, unknown> = 
  */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer },
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: import('node:http').Agent },
 ): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; text: string }> {
   return import('node:http').then(
     ({ request }) =>
       new Promise((resolve, reject) => {
-        const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+        const req = request(url, { method: options.method ?? 'GET', headers: options.headers, agent: options.agent }, (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
           res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
