@@ -49,12 +49,20 @@ const accountSelector = z.object({
   userId: z.string().optional(),
 })
 
-/** Query or form parameters of a provider's callback: strings only. */
+/** The parameters a provider's callback may carry (SPEC §7), each of bounded length. */
+const CALLBACK_PARAMS = new Set(['code', 'state', 'error', 'error_description', 'device_id', 'user', 'iss', 'scope'])
+const MAX_CALLBACK_PARAM = 4096
+
+/**
+ * Query or form parameters of a provider's callback: known keys, strings only, bounded, so
+ * nothing an attacker sends is echoed unbounded into a redirect (found by the fuzz test).
+ */
 function callbackParams(source: unknown): Record<string, string> | null {
   if (!source || typeof source !== 'object' || Array.isArray(source)) return null
   const out: Record<string, string> = {}
   for (const [key, value] of Object.entries(source)) {
-    if (typeof value === 'string') out[key] = value
+    if (!CALLBACK_PARAMS.has(key)) continue
+    if (typeof value === 'string' && value.length <= MAX_CALLBACK_PARAM) out[key] = value
     else if (value !== undefined && value !== null) return null
   }
   return out
@@ -119,7 +127,9 @@ export const socialRoutes = [
       const { ctx } = rc
       const params = callbackParams(rc.body)
       if (!params) return redirect(`${ctx.baseURL}/error?error=invalid_callback_request`)
-      const query = new URLSearchParams({ ...Object.fromEntries(rc.url.searchParams), ...params })
+      const fromQuery = callbackParams(Object.fromEntries(rc.url.searchParams))
+      if (!fromQuery) return redirect(`${ctx.baseURL}/error?error=invalid_callback_request`)
+      const query = new URLSearchParams({ ...fromQuery, ...params })
       return redirect(`${ctx.baseURL}/callback/${encodeURIComponent(rc.params.id ?? '')}?${query}`)
     },
   }),
