@@ -127,6 +127,20 @@ describe('password reset by mail', () => {
     expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toBeUndefined()
   })
 
+  it('keeps expired records when verification.disableCleanup is set (they are still refused)', async () => {
+    await m.server.gatehouse.config.update({ verification: { disableCleanup: true } })
+    try {
+      const { email } = await signUp(m.server.base)
+      const token = tokenOf(await resetLink(email))
+      m.server.clock.advanceSeconds(3601)
+      const expired = await anonymous(m.server).post('/reset-password', { newPassword: 'long enough password', token })
+      expect(expired.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
+      expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toBeDefined()
+    } finally {
+      await m.server.gatehouse.config.update({ verification: { disableCleanup: false } })
+    }
+  })
+
   it('refuses an untrusted redirectTo / callbackURL, an invalid email, and answers 400 when reset is switched off', async () => {
     const { email } = await signUp(m.server.base)
     const client = anonymous(m.server)
