@@ -4,6 +4,7 @@ import { burnPasswordCheck, hashPassword, verifyPassword } from '../crypto/passw
 import { generateId } from '../crypto/random.js'
 import { account, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
+import { assertPasswordPolicy } from './password-policy.js'
 import { clearPasswordFailures, throttledPasswordCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
@@ -181,7 +182,7 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
     throw new APIError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED', 'Email and password sign up is not enabled')
   }
   assertValidEmail(input.email)
-  assertPasswordLength(ctx, input.password)
+  assertPasswordPolicy(ctx, input.password, [input.email, input.name])
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
   const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
   if (findUserByEmail(ctx, input.email)) {

@@ -141,6 +141,33 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    organization: z
+      .object({
+        allowUserToCreateOrganization: z.boolean().default(true),
+        /** Organizations one user may belong to when creating another; unset: unlimited. */
+        organizationLimit: z.number().int().min(0).optional(),
+        creatorRole: z.string().min(1).default('owner'),
+        membershipLimit: z.number().int().min(1).default(100),
+        /** Pending invitations per organization. */
+        invitationLimit: z.number().int().min(0).default(100),
+        invitationExpiresIn: seconds.default(172800),
+        cancelPendingInvitationsOnReInvite: z.boolean().default(false),
+        /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default {origin}/accept-invitation/{id}. */
+        invitationURL: z.url().nullish(),
+        teams: z
+          .object({
+            enabled: z.boolean().default(true),
+            /** Teams per organization; unset: unlimited. */
+            maximumTeams: z.number().int().min(1).optional(),
+            allowRemovingAllTeams: z.boolean().default(false),
+          })
+          .prefault({}),
+        /** Custom roles: name → resource → allowed actions. Added to (or overriding) owner, admin and member. */
+        roles: z
+          .record(z.string().regex(/^[A-Za-z0-9_-]+$/), z.record(z.string(), z.array(z.string())))
+          .default({}),
+      })
+      .prefault({}),
     /** Administrator feature (SPEC §6 Admin, reference §8): roles, bans, impersonation. */
     admin: z
       .object({
@@ -173,31 +200,22 @@ export const configSchema = z
         maxUsernameLength: z.number().int().min(1).default(30),
       })
       .prefault({}),
-    organization: z
+    /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
+    security: z
       .object({
-        allowUserToCreateOrganization: z.boolean().default(true),
-        /** Organizations one user may belong to when creating another; unset: unlimited. */
-        organizationLimit: z.number().int().min(0).optional(),
-        creatorRole: z.string().min(1).default('owner'),
-        membershipLimit: z.number().int().min(1).default(100),
-        /** Pending invitations per organization. */
-        invitationLimit: z.number().int().min(0).default(100),
-        invitationExpiresIn: seconds.default(172800),
-        cancelPendingInvitationsOnReInvite: z.boolean().default(false),
-        /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default {origin}/accept-invitation/{id}. */
-        invitationURL: z.url().nullish(),
-        teams: z
+        /** Password hashes waiting for a thread; beyond this the server answers 503 at once. */
+        passwordHashQueue: z.number().int().min(1).default(64),
+        /** Per-account throttling of password checks (OWASP ASVS 2.2.1). */
+        accountLockout: z
           .object({
             enabled: z.boolean().default(true),
-            /** Teams per organization; unset: unlimited. */
-            maximumTeams: z.number().int().min(1).optional(),
-            allowRemovingAllTeams: z.boolean().default(false),
+            maxFailures: z.number().int().min(1).default(10),
+            window: z.number().int().min(1).default(900),
+            lockDuration: z.number().int().min(1).default(900),
           })
           .prefault({}),
-        /** Custom roles: name → resource → allowed actions. Added to (or overriding) owner, admin and member. */
-        roles: z
-          .record(z.string().regex(/^[A-Za-z0-9_-]+$/), z.record(z.string(), z.array(z.string())))
-          .default({}),
+        /** Refuse passwords found in a common-password dictionary (zxcvbn-ts). */
+        rejectCommonPasswords: z.boolean().default(false),
       })
       .prefault({}),
     advanced: z
