@@ -3,6 +3,7 @@ import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
+import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError } from './errors.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
 import { assertPasswordLength, findCredentialAccount } from './users.js'
@@ -112,6 +113,8 @@ export interface SignInUsernameInput {
   username: string
   password: string
   rememberMe?: boolean
+  /** Where the verification link (sent when the email is unverified) leads afterwards. */
+  callbackURL?: string
 }
 
 /**
@@ -152,6 +155,8 @@ export async function signInUsername(
       detail: { method: 'username', reason: 'EMAIL_NOT_VERIFIED' },
       meta,
     })
+    // A fresh verification link goes out first, so the refused user can verify (SPEC §8 Username).
+    await sendVerificationEmailIfEnabled(ctx, found, input.callbackURL)
     throw usernameError(403, 'EMAIL_NOT_VERIFIED')
   }
   try {

@@ -1,0 +1,222 @@
+import { z } from 'zod'
+import {
+  adminUpdateUser,
+  banUser,
+  checkPermission,
+  createUser,
+  FILTER_OPERATORS,
+  getUser,
+  impersonateUser,
+  listSessionsOfUser,
+  listUsers,
+  removeUser,
+  revokeUserSession,
+  revokeUserSessions,
+  SEARCH_FIELDS,
+  SEARCH_OPERATORS,
+  setRole,
+  setUserPassword,
+  stopImpersonating,
+  unbanUser,
+  userActor,
+} from '../../auth/admin.js'
+import { toPublicUser } from '../../auth/users.js'
+import { unsignValue } from '../../crypto/sign.js'
+import { serializeCookie, signedCookieValue } from '../cookies.js'
+import { defineRoute, type RouteContext } from '../route.js'
+import { clearSessionCookies, expireCookie, hasDontRemember, setSessionCookies } from '../session.js'
+
+/** Admin endpoints (SPEC §7 Admin, reference §4.3, §4.5, §8). Rules live in server/auth/admin.ts. */
+
+const userId = z.string().min(1)
+const roleInput = z.union([z.string().min(1), z.array(z.string().min(1))])
+const permissionRecord = z.record(z.string(), z.array(z.string()))
+const queryNumber = z.union([z.string(), z.number()])
+
+type AnyRouteContext = RouteContext<unknown, unknown, unknown>
+
+function setAdminSessionCookie(rc: AnyRouteContext, value: string): void {
+  const { ctx, names } = rc
+  rc.response.headers.append(
+    'set-cookie',
+    serializeCookie(names.adminSession, signedCookieValue(ctx.secret, value), names.secure, ctx.config().session.expiresIn),
+  )
+}
+
+export const adminRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/admin/set-role',
+    auth: 'session',
+    body: z.object({ userId, role: roleInput }),
+    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(setRole(ctx, userActor(session.user), body, meta)) }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/create-user',
+    auth: 'session',
+    body: z.object({
+      email: z.string(),
+      password: z.string().optional(),
+      name: z.string(),
+      role: roleInput.optional(),
+      data: z.record(z.string(), z.unknown()).optional(),
+    }),
+    handler: async ({ ctx, session, body, meta }) => ({
+      user: toPublicUser(await createUser(ctx, userActor(session.user), body, meta)),
+    }),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/admin/list-users',
+    auth: 'session',
+    query: z.object({
+      searchValue: z.string().optional(),
+      searchField: z.enum(SEARCH_FIELDS).optional(),
+      searchOperator: z.enum(SEARCH_OPERATORS).optional(),
+      limit: queryNumber.optional(),
+      offset: queryNumber.optional(),
+      sortBy: z.string().optional(),
+      sortDirection: z.enum(['asc', 'desc']).optional(),
+      filterField: z.string().optional(),
+      filterValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
+      filterOperator: z.enum(FILTER_OPERATORS).optional(),
+    }),
+    handler: ({ ctx, session, query }) => {
+      const result = listUsers(ctx, userActor(session.user), query)
+      return { ...result, users: result.users.map(toPublicUser) }
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/admin/get-user',
+    auth: 'session',
+    query: z.object({ id: userId }),
+    handler: ({ ctx, session, query }) => toPublicUser(getUser(ctx, userActor(session.user), query.id)),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/update-user',
+    auth: 'session',
+    body: z.object({ userId, data: z.record(z.string(), z.unknown()) }),
+    handler: ({ ctx, session, body, meta }) => toPublicUser(adminUpdateUser(ctx, userActor(session.user), body, meta)),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/list-user-sessions',
+    auth: 'session',
+    body: z.object({ userId }),
+    handler: ({ ctx, session, body }) => ({ sessions: listSessionsOfUser(ctx, userActor(session.user), body.userId) }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/ban-user',
+    auth: 'session',
+    body: z.object({ userId, banReason: z.string().optional(), banExpiresIn: z.number().positive().optional() }),
+    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(banUser(ctx, userActor(session.user), body, meta)) }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/unban-user',
+    auth: 'session',
+    body: z.object({ userId }),
+    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(unbanUser(ctx, userActor(session.user), body, meta)) }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/impersonate-user',
+    auth: 'session',
+    body: z.object({ userId }),
+    handler: (rc) => {
+      const admin = rc.session
+      const created = impersonateUser(rc.ctx, admin, rc.body, rc.meta)
+      // better-auth's sequence: clear the admin's cookies, keep the admin's session in a signed
+      // admin_session cookie, then a browser-session cookie for the impersonation session.
+      const adminDontRemember = hasDontRemember(rc) ? 'true' : ''
+      clearSessionCookies(rc)
+      setAdminSessionCookie(rc, `${admin.session.token}:${adminDontRemember}`)
+      setSessionCookies(rc, created, { dontRemember: true })
+      return { session: created.session, user: toPublicUser(created.user) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/stop-impersonating',
+    auth: 'session',
+    handler: (rc) => {
+      const raw = rc.cookies.get(rc.names.adminSession)
+      const adminCookie = raw ? unsignValue(rc.ctx.secret, raw) : null
+      const { admin, dontRemember } = stopImpersonating(rc.ctx, rc.session, adminCookie, rc.meta)
+      expireCookie(rc, rc.names.adminSession)
+      if (!dontRemember) expireCookie(rc, rc.names.dontRemember)
+      setSessionCookies(rc, admin, { dontRemember })
+      return { session: admin.session, user: toPublicUser(admin.user) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/revoke-user-session',
+    auth: 'session',
+    body: z.object({ sessionToken: z.string().min(1) }),
+    handler: ({ ctx, session, body, meta }) => {
+      revokeUserSession(ctx, userActor(session.user), body.sessionToken, meta)
+      return { success: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/revoke-user-sessions',
+    auth: 'session',
+    body: z.object({ userId }),
+    handler: ({ ctx, session, body, meta }) => {
+      revokeUserSessions(ctx, userActor(session.user), body.userId, meta)
+      return { success: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/remove-user',
+    auth: 'session',
+    body: z.object({ userId }),
+    handler: ({ ctx, session, body, meta }) => {
+      removeUser(ctx, userActor(session.user), body.userId, meta)
+      return { success: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/set-user-password',
+    auth: 'session',
+    body: z.object({ userId, newPassword: z.string() }),
+    handler: async ({ ctx, session, body, meta }) => {
+      await setUserPassword(ctx, userActor(session.user), body, meta)
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/admin/has-permission',
+    auth: 'session',
+    body: z.object({
+      userId: z.string().optional(),
+      role: z.string().optional(),
+      permissions: permissionRecord.optional(),
+      permission: permissionRecord.optional(),
+    }),
+    handler: ({ ctx, session, body }) => ({ error: null, success: checkPermission(ctx, session.user, body) }),
+  }),
+]

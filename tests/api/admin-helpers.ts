@@ -1,0 +1,55 @@
+import { createAuthClient } from 'better-auth/client'
+import { adminClient, usernameClient } from 'better-auth/client/plugins'
+import { setRole, systemActor } from '../../server/auth/admin.js'
+import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import type { TestServer } from '../helpers/server.js'
+
+/** The official better-auth client with the username and admin plugins, cookies in a jar, Origin sent. */
+export function officialClient(server: TestServer, jar = new CookieJar()) {
+  /** Set-Cookie lines of the last response. */
+  const last = { setCookies: [] as string[] }
+  const client = createAuthClient({
+    baseURL: server.origin,
+    plugins: [usernameClient(), adminClient()],
+    fetchOptions: {
+      customFetchImpl: async (input, init) => {
+        const headers = new Headers(init?.headers)
+        headers.set('origin', server.origin)
+        const cookie = jar.header()
+        if (cookie) headers.set('cookie', cookie)
+        const response = await fetch(input, { ...init, headers, redirect: 'manual' })
+        jar.store(response)
+        last.setCookies = response.headers.getSetCookie()
+        return response
+      },
+    },
+  })
+  return { client, jar, last }
+}
+
+export type Official = ReturnType<typeof officialClient>
+
+export interface Member extends Official {
+  id: string
+  email: string
+  password: string
+  name: string
+}
+
+/** Signs a new user up through the official client; the client keeps the session. */
+export async function member(server: TestServer, extra: { name?: string; username?: string; email?: string } = {}): Promise<Member> {
+  const official = officialClient(server)
+  const email = extra.email ?? uniqueEmail('adm')
+  const password = 'correct horse battery'
+  const name = extra.name ?? 'Member'
+  const res = await official.client.signUp.email({ email, password, name, ...(extra.username ? { username: extra.username } : {}) })
+  if (res.error || !res.data) throw new Error(`sign-up failed: ${JSON.stringify(res.error)}`)
+  return { ...official, id: res.data.user.id, email, password, name }
+}
+
+/** A signed-in administrator: a member promoted by the operator (as `gatehouse user set-role` does). */
+export async function administrator(server: TestServer, role = 'admin'): Promise<Member> {
+  const m = await member(server, { name: 'Admin' })
+  setRole(server.gatehouse.ctx, systemActor('cli'), { userId: m.id, role }, null)
+  return m
+}
