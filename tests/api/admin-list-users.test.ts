@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { banUser, createUser, systemActor } from '../../server/auth/admin.js'
+import { HttpClient } from '../helpers/http.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+import { administrator, type Member, member } from './admin-helpers.js'
+
+/**
+ * list-users query semantics (SPEC §7, reference §8.5) against a known population. Expected
+ * answers are computed from the population in plain JavaScript, independently of the SQL.
+ */
+
+interface Person {
+  id: string
+  name: string
+  email: string
+  role: string
+  banned: boolean
+  createdAt: number
+}
+
+const FIRST = ['Ann', 'Bob', 'Cid', 'Dee', 'Eve']
+const LAST = ['Stone', 'River', 'Hill_Top']
+const panel = systemActor('panel')
+
+let server: TestServer
+let admin: Member
+const people: Person[] = []
+
+beforeAll(async () => {
+  server = await startTestServer()
+  admin = await administrator(server)
+  const ctx = server.gatehouse.ctx
+  const adminRow = { id: admin.id, name: admin.name, email: admin.email, role: 'admin', banned: false, createdAt: server.clock.now() }
+  people.push(adminRow)
+  for (let i = 0; i < 25; i++) {
+    server.clock.advanceSeconds(10)
+    const name = `${FIRST[i % 5]} ${LAST[i % 3]} ${String(i).padStart(2, '0')}`
+    const email = `${FIRST[i % 5]?.toLowerCase()}${i}@${i % 2 === 0 ? 'alpha' : 'beta'}.test`
+    const role = i % 4 === 0 ? 'admin' : 'user'
+    const created = await createUser(ctx, panel, { email, name, role }, null)
+    const banned = i % 6 === 0
+    if (banned) banUser(ctx, panel, { userId: created.id, banReason: 'test' }, null)
+    people.push({ id: created.id, name, email, role, banned, createdAt: server.clock.now() })
+  }
+})
+afterAll(() => server.close())
+
+interface Page {
+  users: Array<{ id: string; name: string }>
+  total: number
+  limit?: number
+  offset?: number
+}
+
+async function list(query: Record<string, string | number | boolean>): Promise<Page> {
+  const res = await admin.client.admin.listUsers({ query })
+  if (res.error) throw new Error(JSON.stringify(res.error))
+  return res.data as unknown as Page
+}
+
+const ids = (xs: Array<{ id: string }>) => xs.map((x) => x.id)
+const byName = (a: Person, b: Person) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+const lower = (s: string) => s.toLowerCase()
+
+describe('list-users', () => {
+  it('lists everyone in insertion order with total, default limit 100 and offset 0', async () => {
+    const page = await list({})
+    expect(page.total).toBe(people.length)
+    expect(page.limit).toBe(100)
+    expect(page.offset).toBe(0)
+    expect(ids(page.users)).toEqual(ids(people))
+    expect(page.users[1]).toMatchObject({ email: people[1]?.email, role: people[1]?.role })
+  })
+
+  it('searches email (default field and operator) through the trigram index and by a short term', async () => {
+    const beta = await list({ searchValue: 'BETA.t' })
+    const expected = people.filter((p) => p.email.includes('beta.t'))
+    expect(beta.total).toBe(expected.length)
+    expect(ids(beta.users)).toEqual(ids(expected))
+    const short = await list({ searchValue: 'e1', searchField: 'email' })
+    const expectedShort = people.filter((p) => p.email.includes('e1'))
+    expect(short.total).toBe(expectedShort.length)
+    expect(ids(short.users)).toEqual(ids(expectedShort))
+    const none = await list({ searchValue: 'zzzqqq' })
+    expect(none).toEqual({ users: [], total: 0, limit: 100, offset: 0 })
+  })
+
+  it('searches names with contains, starts_with and ends_with, wildcards taken literally', async () => {
+    const cases: Array<[string, string, (n: string) => boolean]> = [
+      ['contains', 'river', (n) => lower(n).includes('river')],
+      ['starts_with', 'dee', (n) => lower(n).startsWith('dee')],
+      ['ends_with', '07', (n) => n.endsWith('07')],
+      ['contains', 'hill_top', (n) => lower(n).includes('hill_top')],
+      ['contains', 'l_t', (n) => lower(n).includes('l_t')],
+      ['contains', '%', (n) => n.includes('%')],
+      ['contains', 'a"b', (n) => n.includes('a"b')],
+    ]
+    for (const [searchOperator, searchValue, match] of cases) {
+      const page = await list({ searchField: 'name', searchOperator, searchValue })
+      const expected = people.filter((p) => match(p.name))
+      expect(page.total, `${searchOperator} ${searchValue}`).toBe(expected.length)
+      expect(ids(page.users), `${searchOperator} ${searchValue}`).toEqual(ids(expected))
+    }
+  })
+
+  it('filters by role, banned, name and createdAt with each operator', async () => {
+    const middle = people[12]?.createdAt as number
+    const cases: Array<[Record<string, string | number | boolean>, (p: Person) => boolean]> = [
+      [{ filterField: 'role', filterValue: 'admin' }, (p) => p.role === 'admin'],
+      [{ filterField: 'role', filterValue: 'admin', filterOperator: 'ne' }, (p) => p.role !== 'admin'],
+      [{ filterField: 'banned', filterValue: true }, (p) => p.banned],
+      [{ filterField: 'banned', filterValue: 'false' }, (p) => !p.banned],
+      [{ filterField: 'name', filterValue: 'stone', filterOperator: 'contains' }, (p) => lower(p.name).includes('stone')],
+      [{ filterField: 'createdAt', filterValue: middle, filterOperator: 'lt' }, (p) => p.createdAt < middle],
+      [{ filterField: 'createdAt', filterValue: middle, filterOperator: 'lte' }, (p) => p.createdAt <= middle],
+      [{ filterField: 'createdAt', filterValue: new Date(middle).toISOString(), filterOperator: 'gt' }, (p) => p.createdAt > middle],
+      [{ filterField: 'createdAt', filterValue: middle, filterOperator: 'gte' }, (p) => p.createdAt >= middle],
+      [{ filterValue: people[3]?.email as string }, (p) => p.email === people[3]?.email],
+    ]
+    for (const [query, match] of cases) {
+      const page = await list(query)
+      const expected = people.filter(match)
+      expect(page.total, JSON.stringify(query)).toBe(expected.length)
+      expect(ids(page.users), JSON.stringify(query)).toEqual(ids(expected))
+    }
+  })
+
+  it('ANDs search and filter, sorts and pages, with the total of all matches', async () => {
+    const matches = people.filter((p) => p.email.includes('alpha') && p.role === 'user').sort(byName).reverse()
+    const page = await list({
+      searchValue: 'alpha',
+      filterField: 'role',
+      filterValue: 'user',
+      sortBy: 'name',
+      sortDirection: 'desc',
+      limit: 3,
+      offset: 2,
+    })
+    expect(page.total).toBe(matches.length)
+    expect(page.limit).toBe(3)
+    expect(page.offset).toBe(2)
+    expect(ids(page.users)).toEqual(ids(matches.slice(2, 5)))
+
+    // Pages of a sort walk everyone exactly once, in order, for indexed and unindexed columns.
+    for (const sortBy of ['name', 'createdAt', 'role', 'email']) {
+      const seen: string[] = []
+      for (let offset = 0; offset < people.length; offset += 7) {
+        const p = await list({ sortBy, sortDirection: 'asc', limit: 7, offset })
+        expect(p.total).toBe(people.length)
+        seen.push(...ids(p.users))
+      }
+      const key = (x: Person) => (sortBy === 'createdAt' ? x.createdAt : (x[sortBy as 'name' | 'role' | 'email'] as string))
+      const expected = people
+        .map((x, i) => ({ x, i }))
+        .sort((a, b) => (key(a.x) < key(b.x) ? -1 : key(a.x) > key(b.x) ? 1 : a.i - b.i))
+        .map(({ x }) => x.id)
+      expect(seen, sortBy).toEqual(expected)
+    }
+    // A short (index-walk) search sorted by name, and an offset past the end.
+    const dense = await list({ searchValue: 'e', searchField: 'name', sortBy: 'name', limit: 2 })
+    const denseExpected = people.filter((p) => lower(p.name).includes('e')).sort(byName)
+    expect(dense.total).toBe(denseExpected.length)
+    expect(ids(dense.users)).toEqual(ids(denseExpected.slice(0, 2)))
+    const past = await list({ limit: 10, offset: 500 })
+    expect(past).toEqual({ users: [], total: people.length, limit: 10, offset: 500 })
+  })
+
+  it('answers no users and total 0 for unknown fields or impossible values, 400 for bad enums', async () => {
+    expect(await list({ filterField: 'password', filterValue: 'x' })).toEqual({ users: [], total: 0 })
+    expect(await list({ sortBy: 'nope' })).toEqual({ users: [], total: 0 })
+    expect(await list({ filterField: 'banned', filterValue: 'maybe' })).toEqual({ users: [], total: 0 })
+    expect(await list({ filterField: 'createdAt', filterValue: 'not a date', filterOperator: 'lt' })).toEqual({ users: [], total: 0 })
+    const raw = new HttpClient(server.base)
+    raw.jar.cookies.set('better-auth.session_token', admin.jar.get('better-auth.session_token') as string)
+    const bad = await raw.get('/admin/list-users?searchOperator=like&searchValue=x')
+    expect(bad.status).toBe(400)
+    expect(bad.body).toMatchObject({ code: 'VALIDATION_ERROR' })
+  })
+
+  it('keeps the search index in step with new, renamed, re-addressed and removed users', async () => {
+    const fresh = await member(server, { name: 'Quentin Zebulon' })
+    expect(ids((await list({ searchValue: 'zebulon', searchField: 'name' })).users)).toEqual([fresh.id])
+    await admin.client.admin.updateUser({ userId: fresh.id, data: { name: 'Quentin Xylophone', email: 'xylo@gamma.test' } })
+    expect((await list({ searchValue: 'zebulon', searchField: 'name' })).total).toBe(0)
+    expect(ids((await list({ searchValue: 'xylophone', searchField: 'name' })).users)).toEqual([fresh.id])
+    expect(ids((await list({ searchValue: 'xylo@gam' })).users)).toEqual([fresh.id])
+    expect((await list({ searchValue: fresh.email })).total).toBe(0)
+    await admin.client.admin.removeUser({ userId: fresh.id })
+    expect((await list({ searchValue: 'xylophone', searchField: 'name' })).total).toBe(0)
+    const leftovers = server.gatehouse.ctx.sqlite.prepare('SELECT count(*) AS n FROM user_search WHERE userId = ?').get(fresh.id)
+    expect(leftovers).toEqual({ n: 0 })
+  })
+})
