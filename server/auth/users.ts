@@ -8,6 +8,7 @@ import { assertPasswordPolicy } from './password-policy.js'
 import { clearPasswordFailures, throttledPasswordCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
+import { existingAccountEmail } from '../mail/templates.js'
 import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
 import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
@@ -117,9 +118,10 @@ export interface NewUserInput {
  * Inserts a user and, with a password hash, its credential account, in one transaction.
  * The hash is computed by the caller beforehand: no transaction is held open while hashing.
  */
-export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
+/** The row a new user would get; insertUser stores it. */
+function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   const now = new Date(ctx.clock.now())
-  const row: UserRow = {
+  return {
     id: generateId(),
     name: input.name,
     email: normalizeEmail(input.email),
@@ -136,6 +138,11 @@ export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: 
     additionalFields:
       input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
+}
+
+export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
+  const row = unsavedUser(ctx, input)
+  const now = row.createdAt
   try {
     ctx.db.transaction((tx) => {
       tx.insert(user).values(row).run()
@@ -185,7 +192,22 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
   assertPasswordPolicy(ctx, input.password, [input.email, input.name])
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
   const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
-  if (findUserByEmail(ctx, input.email)) {
+  const existing = findUserByEmail(ctx, input.email)
+  if (existing && conf.requireEmailVerification) {
+    // Enumeration protection (as current better-auth): the same answer, and the same hashing
+    // work, as a real sign-up; the owner of the address is told by mail instead.
+    await hashPassword(input.password)
+    ctx.mailer.send(existingAccountEmail(ctx.config().mail.appName, existing))
+    recordAudit(ctx, {
+      type: 'user.sign-up',
+      outcome: 'failure',
+      targetUserId: existing.id,
+      detail: { reason: 'USER_ALREADY_EXISTS', concealed: true },
+      meta,
+    })
+    return { user: unsavedUser(ctx, { ...input, ...usernameFields, additionalFields }), session: null }
+  }
+  if (existing) {
     recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
     throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
   }

@@ -122,6 +122,26 @@ export function deleteAccountEmail(appName: string, user: Recipient, url: string
   })
 }
 
+/**
+ * Sent instead of an error when someone signs up with an address that already has an account
+ * while email verification is required: the answer to the request reveals nothing, the owner
+ * learns what happened.
+ */
+export function existingAccountEmail(appName: string, user: Recipient): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'account-exists',
+    subject: `Someone tried to sign up to ${appName} with your address`,
+    appName,
+    greeting: greet(user),
+    lines: [
+      `Someone tried to create a new ${appName} account with this email address, which already has one.`,
+      'If it was you, sign in with your existing account, or reset your password if you forgot it.',
+    ],
+    footer: 'If it was not you, you can ignore this message: your account is unchanged.',
+  })
+}
+
 export function testEmail(appName: string, to: string): OutgoingMail {
   return renderMail({
     to,
