@@ -77,6 +77,8 @@ export const SECTIONS: SectionSpec[] = [
       { path: 'emailAndPassword.autoSignIn', label: 'Sign in right after sign-up', kind: 'switch' },
       { path: 'emailAndPassword.resetPasswordTokenExpiresIn', label: 'Password reset link lifetime', kind: 'seconds' },
       { path: 'emailAndPassword.revokeSessionsOnPasswordReset', label: 'Revoke sessions on password reset', kind: 'switch' },
+      { path: 'emailAndPassword.sendResetPassword', label: 'Password reset by email', kind: 'switch' },
+      { path: 'emailVerification.sendVerificationEmail', label: 'Verification emails', kind: 'switch' },
       { path: 'emailVerification.sendOnSignUp', label: 'Send a verification email on sign-up', kind: 'switch' },
       { path: 'emailVerification.autoSignInAfterVerification', label: 'Sign in after verification', kind: 'switch' },
       { path: 'emailVerification.expiresIn', label: 'Verification link lifetime', kind: 'seconds' },
@@ -120,6 +122,17 @@ export const SECTIONS: SectionSpec[] = [
 ]
 
 /** Keys edited elsewhere: their own section (trusted origins), read-only, or another view. */
+/** Titles of the generic sections (one per top-level key that no curated section covers). */
+export const GROUP_TITLES: Record<string, { title: string; description: string }> = {
+  admin: { title: 'Administration and roles', description: 'Who counts as an administrator, roles, bans and impersonation.' },
+  organization: { title: 'Organizations', description: 'Creation, limits, invitations, teams and custom roles.' },
+  username: { title: 'Usernames', description: 'Sign-in with a username.' },
+  security: { title: 'Defences', description: 'Password-hash queue, account lockout and common-password rejection.' },
+  verification: { title: 'Verification records', description: 'One-time tokens for resets, deletions and OAuth state.' },
+  emailVerification: { title: 'Email verification', description: 'Verification links.' },
+  user: { title: 'Users', description: 'Account self-service.' },
+}
+
 export const HANDLED_ELSEWHERE = ['trustedOrigins', 'basePath', 'socialProviders', 'providers', 'mail', 'email', 'smtp']
 
 type Json = Record<string, unknown>
@@ -148,7 +161,7 @@ export function otherFields(effective: Json): FieldSpec[] {
     }
     if (!path) return
     const key = path.split('.').pop() ?? path
-    const label = `${path.split('.').slice(0, -1).join(' › ')}${path.includes('.') ? ' › ' : ''}${humanize(key)}`
+    const label = [...path.split('.').slice(1, -1).map(humanize), humanize(key)].join(' › ')
     const kind: FieldKind =
       typeof value === 'boolean'
         ? 'switch'

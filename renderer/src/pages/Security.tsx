@@ -24,7 +24,7 @@ import { trustedOriginEntry } from '../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../api'
 import { ErrorNotice, Loading, PageHeader } from '../components/common'
 import { duration } from '../format'
-import { diff, type FieldSpec, getPath, otherFields, SECTIONS } from '../settings-fields'
+import { diff, type FieldSpec, GROUP_TITLES, getPath, otherFields, SECTIONS } from '../settings-fields'
 
 type Json = Record<string, unknown>
 
@@ -317,19 +317,21 @@ function SettingsForm({ effective, overridden, basePath }: { effective: Json; ov
           </Stack>
         </Card>
       ))}
-      {others.length > 0 && (
-        <Card withBorder padding="lg" data-testid="section-other">
-          <Title order={4}>More settings</Title>
+      {[...new Set(others.map((f) => f.path.split('.')[0] ?? ''))].map((group) => (
+        <Card withBorder padding="lg" key={group} data-testid={`section-${group}`}>
+          <Title order={4}>{GROUP_TITLES[group]?.title ?? group}</Title>
           <Text size="sm" c="dimmed" mb="md">
-            Roles, plugins and other features.
+            {GROUP_TITLES[group]?.description ?? 'More settings.'}
           </Text>
           <Stack gap="md">
-            {others.map((f) => (
-              <Field key={f.path} spec={f} form={form} overridden={isOverridden(f.path)} />
-            ))}
+            {others
+              .filter((f) => f.path.split('.')[0] === group)
+              .map((f) => (
+                <Field key={f.path} spec={f} form={form} overridden={isOverridden(f.path)} />
+              ))}
           </Stack>
         </Card>
-      )}
+      ))}
       <Card withBorder padding="lg">
         <Title order={4}>Read at start-up</Title>
         <Text size="sm" c="dimmed">

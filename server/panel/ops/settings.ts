@@ -8,7 +8,9 @@ type Json = Record<string, unknown>
 const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Secrets (provider client secrets, SMTP password) have write-only fields in their own views. */
-const SECRET_KEY = /(secret|password)$/i
+const SECRET_KEY = /^(password|pass|secret|clientSecret|privateKey|apiKey)$/i
+/** scheme://user:password@host → scheme://user@host (an SMTP URL carries its password). */
+const withoutUserinfoPassword = (value: string): string => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1@')
 
 /** Keys read once when the server starts. */
 export const RESTART_REQUIRED = ['basePath']
@@ -17,7 +19,7 @@ export function withoutSecrets(value: Json): Json {
   const out: Json = {}
   for (const [key, v] of Object.entries(value)) {
     if (SECRET_KEY.test(key)) continue
-    out[key] = isPlainObject(v) ? withoutSecrets(v) : v
+    out[key] = isPlainObject(v) ? withoutSecrets(v) : typeof v === 'string' ? withoutUserinfoPassword(v) : v
   }
   return out
 }
@@ -46,7 +48,7 @@ export const settingsHandlers: HandlerGroup<'settings.get' | 'settings.update' |
   const overridden = (): string[] => {
     const storedOnly = configSchema.safeParse(store.storedLayer())
     if (!storedOnly.success) return []
-    return differingPaths(storedOnly.data, store.get()).filter((p) => !SECRET_KEY.test(p))
+    return differingPaths(storedOnly.data, store.get()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
   }
 
   const check = (patch: Json) => {

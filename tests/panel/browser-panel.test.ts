@@ -1,0 +1,217 @@
+import { rmSync } from 'node:fs'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from './harness.js'
+
+/**
+ * The browser control panel against the real server: Debian's Chromium driven by playwright-core,
+ * the renderer built as `npm run build` builds it, the panel's own loopback listener and token.
+ */
+
+let assets: string
+let browser: Browser
+let h: PanelHarness
+let context: BrowserContext
+let page: Page
+
+beforeAll(async () => {
+  ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
+  h = await startPanelHarness(assets)
+  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
+  page = await context.newPage()
+  // Fail a step well inside the test's 15 s with the locator named in the error.
+  page.setDefaultTimeout(7_000)
+  // Each test can run alone: the browser opens the printed URL once (the gate test checks it in detail).
+  await page.goto(h.panel.loginURL)
+}, 120_000)
+
+afterAll(async () => {
+  await context?.close()
+  await browser?.close()
+  await h?.close()
+  if (assets) rmSync(assets, { recursive: true, force: true })
+})
+
+const api = (op: string, init: RequestInit = {}) =>
+  fetch(`${h.panel.origin}/panel/api/${op}`, {
+    method: 'POST',
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    body: init.body ?? '{}',
+  })
+
+let loads = 0
+/** A full page load of a view (a hash change alone would keep the cached data). */
+async function open(view: string, heading: string): Promise<void> {
+  await page.goto(`${h.panel.origin}/?load=${++loads}#/${view}`)
+  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
+}
+
+describe('browser panel', () => {
+  it('is bound to 127.0.0.1 and gated by the start-up token', { timeout: 15_000 }, async () => {
+    expect(h.panel.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(h.panel.loginURL).toBe(`${h.panel.origin}/?token=${h.panel.token}`)
+
+    // Missing and wrong tokens are refused, for the page and for the operations.
+    const missing = await fetch(`${h.panel.origin}/`)
+    expect(missing.status).toBe(401)
+    expect(await missing.text()).toContain('token required')
+    expect((await fetch(`${h.panel.origin}/?token=${h.panel.token}x`)).status).toBe(401)
+    expect((await fetch(`${h.panel.origin}/assets/`)).status).toBe(401)
+    const noToken = await api('server.info')
+    expect(noToken.status).toBe(401)
+    expect(await noToken.json()).toEqual({ code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' })
+    expect((await api('server.info', { headers: { cookie: `gatehouse_panel_${h.panel.port}=nope` } })).status).toBe(401)
+
+    // Even with the token: other sites, other Host names (DNS rebinding) and non-JSON bodies are refused.
+    const bearer = { authorization: `Bearer ${h.panel.token}` }
+    expect((await api('server.info', { headers: { ...bearer, origin: 'https://evil.example' } })).status).toBe(403)
+    expect((await api('server.info', { headers: { ...bearer, 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
+    expect((await api('server.info', { headers: { ...bearer, 'content-type': 'text/plain' } })).status).toBe(415)
+    const unknown = await api('nope.nothing', { headers: bearer })
+    expect(unknown.status).toBe(404)
+    expect((await unknown.json()).code).toBe('UNKNOWN_OPERATION')
+
+    // In the browser: a wrong token shows the refusal; the printed URL logs in and drops the token from the URL.
+    const wrong = await page.goto(`${h.panel.origin}/?token=wrong`)
+    expect(wrong?.status()).toBe(401)
+    await page.getByText('token required').first().waitFor()
+    await page.goto(h.panel.loginURL)
+    expect(page.url()).toBe(`${h.panel.origin}/`)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    const cookie = (await context.cookies()).find((c) => c.name === `gatehouse_panel_${h.panel.port}`)
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', value: h.panel.token })
+    await page.getByTestId('api-url').filter({ hasText: h.server.base }).waitFor()
+    const index = await fetch(`${h.panel.origin}/`, { headers: bearer })
+    expect(index.status).toBe(200)
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'")
+    expect(index.headers.get('x-frame-options')).toBe('DENY')
+  })
+
+  it('overview shows the real counts, activity and recent events', { timeout: 15_000 }, async () => {
+    const a = await signUp(h.server.base)
+    await signUp(h.server.base)
+    const client = new HttpClient(h.server.base)
+    expect((await client.post('/sign-in/email', { email: a.email, password: 'wrong password!' })).status).toBe(401)
+    expect((await client.post('/sign-in/email', { email: a.email, password: a.password })).status).toBe(200)
+    h.server.clock.advance(-2 * 3600_000)
+    await signUp(h.server.base)
+    h.server.clock.advance(2 * 3600_000)
+
+    await open('overview', 'Overview')
+    await page.getByTestId('count-users').filter({ hasText: '3' }).waitFor()
+    await page.getByTestId('count-sessions').filter({ hasText: '4' }).waitFor()
+    await page.getByTestId('count-organizations').filter({ hasText: '0' }).waitFor()
+    await page.getByText('Sign-ins and failures').waitFor()
+    // Recent events come from the audit log: the failed sign-in is there.
+    await page.getByTestId('audit-table').getByText('failure').first().waitFor()
+    await screenshot(page, 'overview', true)
+  })
+
+  it('a trusted origin added in the panel is accepted by the API at once', { timeout: 15_000 }, async () => {
+    const app = 'http://app.panel-test.example:3000'
+    const fromApp = new HttpClient(h.server.base, { origin: app })
+    const before = await fromApp.post('/sign-up/email', { name: 'Before', email: uniqueEmail(), password: 'correct horse battery' })
+    expect(before.status).toBe(403)
+    expect(before.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+
+    await open('security', 'Security')
+    await page.getByTestId('no-origins').waitFor()
+    // The config schema's rules, inline: a path is refused with the reason.
+    await page.getByTestId('new-origin').fill('https://app.example.com/callback')
+    await page.getByTestId('add-origin').click()
+    await page.getByText('must be an origin only (scheme, host and port), like https://app.example.com').waitFor()
+    await page.getByTestId('new-origin').fill(app)
+    await page.getByTestId('add-origin').click()
+    await page.getByRole('textbox', { name: 'Trusted origin 1' }).waitFor()
+    await page.getByTestId('unsaved').waitFor()
+    await page.getByTestId('save-settings').click()
+    await page.getByText('Settings saved').waitFor()
+    expect(h.server.gatehouse.config.get().trustedOrigins).toEqual([app])
+
+    const after = await fromApp.post('/sign-up/email', { name: 'After', email: uniqueEmail(), password: 'correct horse battery' })
+    expect(after.status).toBe(200)
+    // Start-up overrides are flagged (the test server turns rate limiting off with an override).
+    await page.getByTestId('section-rate-limit').getByText('set at start-up').waitFor()
+    await screenshot(page, 'security')
+  })
+
+  it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 15_000 }, async () => {
+    await open('security', 'Security')
+    const min = page.getByTestId('setting-emailAndPassword.minPasswordLength')
+    await min.fill('500')
+    await page.getByTestId('save-settings').click()
+    await page.getByText('must not exceed emailAndPassword.maxPasswordLength').first().waitFor()
+    expect(h.server.gatehouse.config.get().emailAndPassword.minPasswordLength).toBe(8)
+    await min.fill('10')
+    await page.getByTestId('save-settings').click()
+    await page.getByText('Settings saved').first().waitFor()
+    expect(h.server.gatehouse.config.get().emailAndPassword.minPasswordLength).toBe(10)
+    const short = await new HttpClient(h.server.base).post('/sign-up/email', { name: 'S', email: uniqueEmail(), password: '123456789' })
+    expect(short.body).toEqual({ code: 'PASSWORD_TOO_SHORT', message: 'Password too short' })
+    h.server.gatehouse.config.update({ emailAndPassword: { minPasswordLength: 8 } })
+  })
+
+  it('audit log filters by outcome and user, and exports what it shows', { timeout: 15_000 }, async () => {
+    const victim = await signUp(h.server.base)
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: 'not it at all' })).status).toBe(401)
+
+    await open('audit', 'Audit log')
+    await page.getByTestId('filter-user').fill(victim.email)
+    await page.getByTestId('audit-total').filter({ hasText: '2 events' }).waitFor()
+    await page.getByTestId('filter-outcome').getByText('Failure').click()
+    await page.getByTestId('audit-total').filter({ hasText: '1 event' }).waitFor()
+    await page.getByTestId('audit-table').getByText('INVALID_PASSWORD').waitFor()
+
+    const download = page.waitForEvent('download')
+    await page.getByTestId('export-json').click()
+    const file = await download
+    expect(file.suggestedFilename()).toMatch(/^gatehouse-audit-.*\.json$/)
+    const exported = JSON.parse(await streamText(await file.createReadStream())) as Array<Record<string, unknown>>
+    expect(exported).toHaveLength(1)
+    expect(exported[0]).toMatchObject({ type: 'user.sign-in', outcome: 'failure', targetUserId: victim.user.id })
+    await screenshot(page, 'audit')
+  })
+
+  it('a user created in the panel signs in over the HTTP API', { timeout: 15_000 }, async () => {
+    const email = uniqueEmail('panel')
+    await open('users', 'Users')
+    await page.getByTestId('create-user').click()
+    await page.getByTestId('create-name').fill('Panel Made')
+    await page.getByTestId('create-email').fill(email)
+    await page.getByTestId('create-password').fill('short')
+    await page.getByTestId('create-submit').click()
+    await page.getByText('Password too short').waitFor()
+    await page.getByTestId('create-password').fill('panel-made password')
+    await page.getByTestId('create-submit').click()
+    await page.getByTestId(`user-row-${email}`).waitFor()
+
+    const client = new HttpClient(h.server.base)
+    const signIn = await client.post<{ user: { email: string; name: string } }>('/sign-in/email', { email, password: 'panel-made password' })
+    expect(signIn.status).toBe(200)
+    expect(signIn.body.user).toMatchObject({ email, name: 'Panel Made' })
+    await page.getByTestId(`user-row-${email}`).click()
+    await page.getByTestId('user-drawer').waitFor()
+    await page.getByTestId('sessions-table').waitFor()
+    await screenshot(page, 'users')
+  })
+
+  it('every view renders (screenshots)', { timeout: 15_000 }, async () => {
+    for (const [view, heading] of [
+      ['organizations', 'Organizations'],
+      ['providers', 'Providers'],
+      ['email', 'Email'],
+    ] as const) {
+      await open(view, heading)
+      await page.waitForLoadState('networkidle')
+      await screenshot(page, view)
+    }
+  })
+})
+
+async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer))
+  return Buffer.concat(chunks).toString('utf8')
+}
