@@ -4,11 +4,13 @@ import { generateId, generateLowerToken } from '../crypto/random.js'
 import { account, session, user } from '../db/schema.js'
 import { deleteAccountEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
+import { assertPasswordPolicy } from './password-policy.js'
+import { throttledPasswordCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError, fail } from './errors.js'
 import { createSession, isSessionFresh, type SessionWithUser, type UserRow } from './sessions.js'
-import { assertPasswordLength, findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields } from './users.js'
+import { findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields } from './users.js'
 import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
 import { consumeVerification, createVerification } from './verification.js'
 
@@ -66,10 +68,17 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
 // ---------------------------------------------------------------------------------------------
 // Passwords
 
+/**
+ * Checks the current password of a signed-in user, under the same per-account throttle as
+ * sign-in (a stolen session must not become an oracle for the password).
+ */
 async function assertCurrentPassword(ctx: AuthContext, userId: string, password: string, meta: RequestMeta, action: string): Promise<void> {
   const credential = findCredentialAccount(ctx, userId)
   if (!credential?.password) throw fail(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
-  if (!(await verifyPassword(credential.password, password))) {
+  const owner = ctx.db.select({ email: user.email }).from(user).where(eq(user.id, userId)).get()
+  const key = throttleKey('email', owner?.email ?? userId)
+  const hash = credential.password
+  if (!(await throttledPasswordCheck(ctx, key, meta, () => verifyPassword(hash, password), { targetUserId: userId }))) {
     recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
     throw fail(400, 'INVALID_PASSWORD')
   }
@@ -91,7 +100,7 @@ export async function changePassword(
   input: ChangePasswordInput,
   meta: RequestMeta,
 ): Promise<{ user: UserRow; session: SessionWithUser | null }> {
-  assertPasswordLength(ctx, input.newPassword)
+  assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name])
   await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed')
   const hash = await hashPassword(input.newPassword)
   const now = new Date(ctx.clock.now())
@@ -119,7 +128,7 @@ export async function changePassword(
  * only (better-auth's set-password is not routed over HTTP); the control panel calls this.
  */
 export async function setPassword(ctx: AuthContext, userId: string, newPassword: string, meta: RequestMeta | null = null): Promise<void> {
-  assertPasswordLength(ctx, newPassword)
+  assertPasswordPolicy(ctx, newPassword)
   const existing = findCredentialAccount(ctx, userId)
   if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
   if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')
@@ -158,6 +167,8 @@ export async function changeEmail(
 ): Promise<ChangeEmailResult> {
   const conf = ctx.config().user.changeEmail
   if (!conf.enabled) throw new APIError(400, 'CHANGE_EMAIL_DISABLED', 'Change email is disabled')
+  // Taking over an account by changing its address should need a recent sign-in (docs/SECURITY.md).
+  if (conf.requireFreshSession && !isSessionFresh(ctx, current.session)) throw fail(403, 'SESSION_NOT_FRESH')
   const newEmail = normalizeEmail(input.newEmail)
   if (newEmail === current.user.email) throw new APIError(400, 'EMAIL_IS_THE_SAME', 'Email is the same')
   if (findUserByEmail(ctx, newEmail)) throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")

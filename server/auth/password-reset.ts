@@ -6,7 +6,8 @@ import { passwordResetEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
-import { assertPasswordLength, findUserByEmail, findUserById } from './users.js'
+import { assertPasswordPolicy } from './password-policy.js'
+import { findUserByEmail, findUserById } from './users.js'
 import { createVerification, findVerification } from './verification.js'
 
 /**
@@ -78,7 +79,7 @@ export async function resetPassword(
   meta: RequestMeta,
 ): Promise<void> {
   if (!input.token) throw fail(400, 'INVALID_TOKEN')
-  assertPasswordLength(ctx, input.newPassword)
+  assertPasswordPolicy(ctx, input.newPassword)
   const pending = findVerification(ctx, identifier(input.token))
   if (!pending) throw fail(400, 'INVALID_TOKEN')
   const target = findUserById(ctx, pending.value)

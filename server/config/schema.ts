@@ -115,6 +115,8 @@ export const configSchema = z
             enabled: z.boolean().default(false),
             /** better-auth's `sendChangeEmailVerification` hook, as a switch (confirmation mail to the current address). */
             sendChangeEmailVerification: z.boolean().default(true),
+            /** Changing the address needs a session younger than session.freshAge (Gatehouse default; better-auth has no such check). */
+            requireFreshSession: z.boolean().default(true),
           })
           .prefault({}),
         deleteUser: z

@@ -80,3 +80,38 @@ describe('per-account throttling of password checks', () => {
     }
   })
 })
+
+describe('password checks of signed-in users share the account throttle', () => {
+  it('locks the account after 10 wrong current passwords on change-password, sign-in included', async () => {
+    const { client, email, password } = await signUp(server.base)
+    for (let i = 0; i < 10; i++) {
+      const res = await client.post('/change-password', { currentPassword: `wrong-${i}-password`, newPassword: 'new-password-123' })
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({ code: 'INVALID_PASSWORD', message: 'Invalid password' })
+    }
+    const locked = await client.post('/change-password', { currentPassword: password, newPassword: 'new-password-123' })
+    expect(locked.status).toBe(429)
+    expect((await attempt(email, password)).status).toBe(429)
+  })
+})
+
+describe('changing the email address needs a fresh session', () => {
+  it('refuses change-email on a session older than freshAge, by default', async () => {
+    server.gatehouse.config.update({ user: { changeEmail: { enabled: true } } })
+    try {
+      const { client } = await signUp(server.base)
+      server.clock.advanceSeconds(86_400 + 1)
+      const stale = await client.post('/change-email', { newEmail: uniqueEmail('new') })
+      expect(stale.status).toBe(403)
+      expect(stale.body).toEqual({ code: 'SESSION_NOT_FRESH', message: 'Session is not fresh' })
+
+      const { client: fresh } = await signUp(server.base)
+      expect((await fresh.post('/change-email', { newEmail: uniqueEmail('new') })).status).toBe(200)
+
+      server.gatehouse.config.update({ user: { changeEmail: { requireFreshSession: false } } })
+      expect((await client.post('/change-email', { newEmail: uniqueEmail('new') })).status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ user: { changeEmail: { enabled: false, requireFreshSession: true } } })
+    }
+  })
+})
