@@ -215,6 +215,7 @@ export class FakeProvider {
   }
 
   close(): Promise<void> {
+    this.server?.closeAllConnections()
     return new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
   }
 }
