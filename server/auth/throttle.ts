@@ -34,11 +34,10 @@ export function reservePasswordAttempt(ctx: AuthContext, key: string): void {
     if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now)
     const fresh = !row || now - row.windowStart >= conf.window * 1000 || (row.lockedUntil !== null && row.lockedUntil <= now)
     const failures = fresh ? 0 : row.failures
-    if (failures >= conf.maxFailures) {
-      const lockedUntil = now + conf.lockDuration * 1000
-      tx.update(loginThrottle).set({ lockedUntil }).where(eq(loginThrottle.key, key)).run()
-      throw locked(lockedUntil - now)
-    }
+    // The limit is reached by checks still in flight: refuse this one for a moment. Only checks
+    // that really failed lock the key (recordPasswordFailure), so a burst of correct sign-ins
+    // (many devices at once) never locks an account.
+    if (failures >= conf.maxFailures) throw locked(1000)
     tx.insert(loginThrottle)
       .values({ key, failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null })
       .onConflictDoUpdate({
@@ -49,7 +48,7 @@ export function reservePasswordAttempt(ctx: AuthContext, key: string): void {
   })
 }
 
-/** The check failed: the reserved attempt stays counted; reaching the limit locks the key. */
+/** The check failed: the reserved attempt stays counted; a failure that reaches the limit locks the key. */
 export function recordPasswordFailure(ctx: AuthContext, key: string, meta: RequestMeta | null, targetUserId?: string | null): void {
   const conf = ctx.config().security.accountLockout
   if (!conf.enabled) return

@@ -115,3 +115,14 @@ describe('changing the email address needs a fresh session', () => {
     }
   })
 })
+
+describe('bursts of correct sign-ins', () => {
+  it('never lock an account: over-limit checks in flight get a brief 429, then the account works', async () => {
+    const { email, password } = await signUp(server.base)
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => attempt(email, password, `192.0.2.${i + 1}`)))
+    const statuses = answers.map((a) => a.status)
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(10)
+    for (const a of answers.filter((x) => x.status === 429)) expect(a.headers.get('x-retry-after')).toBe('1')
+    expect((await attempt(email, password)).status).toBe(200)
+  })
+})
