@@ -1,0 +1,145 @@
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createUser, setRole, systemActor } from './auth/admin.js'
+import { type AuthContext, systemClock } from './auth/context.js'
+import { APIError } from './auth/errors.js'
+import { findUserByEmail } from './auth/users.js'
+import { ConfigError, ConfigStore } from './config/store.js'
+import { openDatabase } from './db/index.js'
+import { createLogMailer } from './mail/types.js'
+import { resolveSecret } from './secret.js'
+
+/**
+ * `gatehouse user ...`: user administration straight on the data directory, whether or not a
+ * server is running on it (SQLite WAL with a busy timeout lets both write), so the first
+ * administrator of a fresh install needs no HTTP call. It goes through the same domain functions
+ * as the admin endpoints, as the operator, and is audited as such.
+ */
+
+export const USER_USAGE = `Usage: gatehouse user create --email <email> --password <password> --name <name> [--role <role>[,<role>...]]
+       gatehouse user set-role --email <email> --role <role>[,<role>...]
+
+Options:
+  --data-dir <dir>   GATEHOUSE_DATA_DIR   data directory (default ./data)
+  -h, --help                              this help
+
+Roles are the built-in admin and user plus the custom roles of the data directory's config.
+`
+
+const OPTIONS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  name: { type: 'string' },
+  role: { type: 'string' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+export interface CliIO {
+  out(line: string): void
+  err(line: string): void
+}
+
+const stdio: CliIO = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+}
+
+/** A domain context on the data directory: its database, its config and secret; mail is only logged. */
+function openContext(dataDir: string, io: CliIO): { ctx: AuthContext; close(): void } {
+  const store = new ConfigStore(join(dataDir, 'config.json'))
+  const database = openDatabase(join(dataDir, 'gatehouse.db'))
+  const ctx: AuthContext = {
+    db: database.db,
+    sqlite: database.sqlite,
+    config: () => store.get(),
+    clock: systemClock,
+    secret: resolveSecret(process.env.GATEHOUSE_SECRET || undefined, dataDir),
+    baseURL: `http://127.0.0.1${store.get().basePath}`,
+    mailer: createLogMailer((line) => io.err(line)),
+  }
+  return { ctx, close: () => database.close() }
+}
+
+const roleList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r.length > 0)
+
+/** Runs `gatehouse user <subcommand>`; returns the exit code (0 done, 1 refused, 2 usage). */
+export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIO = stdio): Promise<number> {
+  const [sub, ...rest] = argv
+  if (sub === undefined || sub === '-h' || sub === '--help' || sub === 'help') {
+    io.out(USER_USAGE)
+    return sub === undefined ? 2 : 0
+  }
+  if (sub !== 'create' && sub !== 'set-role') {
+    io.err(`gatehouse: unknown user command "${sub}"\n\n${USER_USAGE}`)
+    return 2
+  }
+  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string }
+  try {
+    values = parseArgs({ args: rest, options: OPTIONS, allowPositionals: false, strict: true }).values
+  } catch (e) {
+    io.err(`gatehouse: ${(e as Error).message}\n\n${USER_USAGE}`)
+    return 2
+  }
+  if (values.help) {
+    io.out(USER_USAGE)
+    return 0
+  }
+  const required = sub === 'create' ? (['email', 'password', 'name'] as const) : (['email', 'role'] as const)
+  const missing = required.filter((k) => !values[k])
+  if (missing.length > 0) {
+    io.err(`gatehouse: user ${sub} needs ${missing.map((k) => `--${k}`).join(', ')}\n\n${USER_USAGE}`)
+    return 2
+  }
+  const roles = values.role !== undefined ? roleList(values.role) : undefined
+  if (roles !== undefined && roles.length === 0) {
+    io.err('gatehouse: --role must name at least one role')
+    return 2
+  }
+  const dataDir = resolve(values['data-dir'] ?? (env.GATEHOUSE_DATA_DIR || './data'))
+  let opened: ReturnType<typeof openContext>
+  try {
+    opened = openContext(dataDir, io)
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      io.err(`gatehouse: ${e.message}`)
+      return 2
+    }
+    throw e
+  }
+  const { ctx } = opened
+  const actor = systemActor('cli')
+  try {
+    const email = values.email as string
+    if (sub === 'create') {
+      const created = await createUser(
+        ctx,
+        actor,
+        { email, password: values.password as string, name: values.name as string, role: roles },
+        null,
+      )
+      io.out(`Created user ${created.email} (id ${created.id}, role ${created.role})`)
+      return 0
+    }
+    const target = findUserByEmail(ctx, email)
+    if (!target) {
+      io.err(`gatehouse: no user with email ${email}`)
+      return 1
+    }
+    const updated = setRole(ctx, actor, { userId: target.id, role: roles as string[] }, null)
+    io.out(`Set role of ${updated.email} to ${updated.role} (was ${target.role ?? 'none'})`)
+    return 0
+  } catch (e) {
+    if (e instanceof APIError) {
+      io.err(`gatehouse: ${e.message} (${e.code})`)
+      return 1
+    }
+    throw e
+  } finally {
+    opened.close()
+  }
+}
