@@ -391,7 +391,8 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
     if (e instanceof APIError && e.code === 'BANNED_USER') {
       return { location: errorLocation(defaultError, 'banned', e.message), stateUsed: true }
     }
-    throw e
+    // SPEC §8 / reference §7.3: a database failure while signing in still ends in a redirect.
+    return { location: errorLocation(defaultError, 'internal_server_error'), stateUsed: true }
   }
 }
 
