@@ -8,9 +8,37 @@ import { hashPassword, verifyPassword } from '../server/crypto/password.js'
 
 const port = Number(process.argv[2] ?? 4391)
 const storedHash = await hashPassword('bench-password-123')
+// The same answer, field for field, as a real get-session (session row + user row), so the
+// comparison measures the work, not the size of the answer.
+const now = new Date().toISOString()
 const session = JSON.stringify({
-  session: { id: 'x'.repeat(32), token: 't'.repeat(32), userId: 'u'.repeat(32), expiresAt: new Date().toISOString() },
-  user: { id: 'u'.repeat(32), email: 'bench@example.com', name: 'Bench', emailVerified: false },
+  session: {
+    id: 'i'.repeat(32),
+    token: 't'.repeat(32),
+    userId: 'u'.repeat(32),
+    expiresAt: now,
+    ipAddress: '127.0.0.1',
+    userAgent: '',
+    createdAt: now,
+    updatedAt: now,
+    impersonatedBy: null,
+    activeOrganizationId: null,
+  },
+  user: {
+    id: 'u'.repeat(32),
+    name: 'Bench',
+    email: 'bench@example.com',
+    emailVerified: false,
+    image: null,
+    createdAt: now,
+    updatedAt: now,
+    username: null,
+    displayUsername: null,
+    role: 'user',
+    banned: false,
+    banReason: null,
+    banExpires: null,
+  },
 })
 
 createServer((req, res) => {

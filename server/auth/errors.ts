@@ -5,15 +5,22 @@
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 414 | 415 | 422 | 429 | 500 | 503
 
 export class APIError extends Error {
-  constructor(
-    readonly status: ErrorStatus,
-    readonly code: string,
-    message: string,
-    /** Extra response headers (e.g. X-Retry-After). */
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: ErrorStatus
+  readonly code: string
+  /** Extra response headers (e.g. X-Retry-After). */
+  readonly headers: Record<string, string>
+
+  constructor(status: ErrorStatus, code: string, message: string, headers: Record<string, string> = {}) {
+    // An APIError is an answer, not a bug: skip capturing a stack trace, which costs more than
+    // the rest of a 401 or 404 (and floods of those are what attacks look like).
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message)
+    Error.stackTraceLimit = limit
     this.name = 'APIError'
+    this.status = status
+    this.code = code
+    this.headers = headers
   }
 }
 

@@ -155,7 +155,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       response: draft,
     }
     try {
-      if (url.href.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
+      if (url.pathname.length + url.search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
       if (config.rateLimit.enabled && ipAddress) {
         const key = `${rateLimitIdentity(ipAddress)}${path}`
         const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
