@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { startSmtpSink } from '../helpers/smtp.js'
 import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from './harness.js'
 
 /**
@@ -197,6 +198,78 @@ describe('browser panel', () => {
     await screenshot(page, 'users')
   })
 
+  it('banning a user in the panel kills their API session', { timeout: 15_000 }, async () => {
+    const victim = await signUp(h.server.base)
+    expect((await victim.client.get<{ user: { id: string } }>('/get-session')).body?.user.id).toBe(victim.user.id)
+
+    await open('users', 'Users')
+    await page.getByTestId('user-search').fill(victim.email)
+    await page.getByTestId(`user-row-${victim.email}`).click()
+    await page.getByTestId('ban-user').click()
+    await page.getByTestId('ban-reason').fill('panel test')
+    await page.getByTestId('ban-confirm').click()
+    await page.getByTestId('banned-badge').waitFor()
+
+    expect((await victim.client.get('/get-session', { 'cache-control': 'no-cache' })).body).toBeNull()
+    const again = await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: victim.password })
+    expect(again.status).toBe(403)
+    expect(again.body).toMatchObject({ code: 'BANNED_USER' })
+    await screenshot(page, 'users-ban')
+
+    await page.getByTestId('unban-user').click()
+    await page.getByTestId('ban-user').waitFor()
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: victim.password })).status).toBe(200)
+  })
+
+  it('a provider configured in the panel is used by /sign-in/social at once', { timeout: 15_000 }, async () => {
+    const social = () => new HttpClient(h.server.base).post<{ url: string; redirect: boolean }>('/sign-in/social', { provider: 'github', callbackURL: '/done' })
+    expect((await social()).status).toBe(404)
+
+    await open('providers', 'Providers')
+    const card = page.getByTestId('provider-github')
+    await card.getByText(`${h.server.base}/callback/github`).waitFor()
+    await page.getByTestId('provider-github-client-id').fill('panel-client-id-123')
+    await page.getByTestId('provider-github-secret').fill('panel-client-secret-456')
+    await page.getByTestId('provider-github-enabled').check()
+    await page.getByTestId('provider-github-save').click()
+    await page.getByText('GitHub saved').waitFor()
+
+    const answer = await social()
+    expect(answer.status).toBe(200)
+    const url = new URL(answer.body.url)
+    expect(url.origin).toBe('https://github.com')
+    expect(url.searchParams.get('client_id')).toBe('panel-client-id-123')
+    expect(url.searchParams.get('redirect_uri')).toBe(`${h.server.base}/callback/github`)
+    // The secret is sealed at rest and never sent back to the renderer.
+    const stored = h.server.gatehouse.config.storedLayer() as { socialProviders: { github: { clientSecret: string } } }
+    expect(stored.socialProviders.github.clientSecret).toMatch(/^enc:/)
+    expect(stored.socialProviders.github.clientSecret).not.toContain('panel-client-secret-456')
+    await card.getByText('Stored (encrypted). Leave empty to keep it.').waitFor()
+    await screenshot(page, 'providers')
+  })
+
+  it('SMTP set in the panel delivers a test email to a loopback sink', { timeout: 15_000 }, async () => {
+    const sink = await startSmtpSink()
+    try {
+      await open('email', 'Email')
+      await page.getByTestId('smtp-host').fill('127.0.0.1')
+      await page.getByTestId('smtp-port').fill(String(sink.port))
+      await page.getByTestId('smtp-save').click()
+      await page.getByText('SMTP saved').waitFor()
+      const to = uniqueEmail('smtp')
+      await page.getByTestId('test-to').fill(to)
+      await page.getByTestId('test-send').click()
+      const mail = await sink.waitFor(to, () => true, 8_000)
+      expect(mail.subject.length).toBeGreaterThan(0)
+      await page.getByText('Test email sent').waitFor()
+      await page.getByRole('tab', { name: 'Outbox' }).click()
+      await page.getByTestId('outbox-table').getByText(to).waitFor()
+      await screenshot(page, 'email')
+    } finally {
+      await sink.close()
+    }
+  })
+
   it('every view renders (screenshots)', { timeout: 15_000 }, async () => {
     for (const [view, heading] of [
       ['organizations', 'Organizations'],
@@ -205,7 +278,9 @@ describe('browser panel', () => {
     ] as const) {
       await open(view, heading)
       await page.waitForLoadState('networkidle')
-      await screenshot(page, view)
+      expect(await page.getByTestId('not-available').count()).toBe(0)
+      expect(await page.getByTestId('error-notice').count()).toBe(0)
+      await screenshot(page, `view-${view}`)
     }
   })
 })

@@ -1,14 +1,226 @@
-import { Stack } from '@mantine/core'
-import { useOp } from '../api'
+import {
+  Badge,
+  Button,
+  Card,
+  Group,
+  NumberInput,
+  PasswordInput,
+  SegmentedControl,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Table,
+  Tabs,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core'
+import { useForm } from '@mantine/form'
+import { notifications } from '@mantine/notifications'
+import { IconDeviceFloppy, IconRefresh, IconSend } from '@tabler/icons-react'
+import { useState } from 'react'
+import { type PanelCallError, useOp, useOpMutation } from '../api'
 import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import { dateTime } from '../format'
 
-export default function Email() {
-  const settings = useOp('email.get', {})
+function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string } }) {
+  const save = useOpMutation('email.update')
+  const form = useForm({ initialValues: { host: smtp.host, port: smtp.port, secure: smtp.secure, user: smtp.user, password: '', from: smtp.from } })
+  return (
+    <form
+      onSubmit={form.onSubmit(async (values) => {
+        try {
+          await save.mutateAsync({ ...values, password: values.password || undefined })
+          notifications.show({ color: 'teal', title: 'SMTP saved', message: 'New messages use these settings.' })
+        } catch (e) {
+          const error = e as PanelCallError
+          for (const issue of error.issues) form.setFieldError(issue.path.replace(/^mail\.(smtp\.)?/, ''), issue.message)
+          notifications.show({ color: 'red', title: 'Not saved', message: error.message })
+        }
+      })}
+    >
+      <Stack gap="sm">
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <TextInput label="SMTP host" placeholder="smtp.example.com" {...form.getInputProps('host')} data-testid="smtp-host" />
+          <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} data-testid="smtp-port" />
+          <TextInput label="User" {...form.getInputProps('user')} />
+          <PasswordInput
+            label="Password"
+            placeholder={smtp.hasPassword ? '••••••••' : ''}
+            description={smtp.hasPassword ? 'Stored. Leave empty to keep it.' : undefined}
+            {...form.getInputProps('password')}
+          />
+          <TextInput label="From" {...form.getInputProps('from')} />
+          <Switch mt="lg" label="TLS from the start (port 465)" {...form.getInputProps('secure', { type: 'checkbox' })} data-testid="smtp-secure" />
+        </SimpleGrid>
+        <Group justify="flex-end">
+          <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
+            Save SMTP settings
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  )
+}
+
+function TestEmail() {
+  const send = useOpMutation('email.sendTest')
+  const [to, setTo] = useState('')
+  return (
+    <Group align="flex-end">
+      <TextInput style={{ flex: 1 }} label="Send a test email to" placeholder="you@example.com" value={to} onChange={(e) => setTo(e.currentTarget.value)} data-testid="test-to" />
+      <Button
+        leftSection={<IconSend size={16} />}
+        loading={send.isPending}
+        data-testid="test-send"
+        onClick={() =>
+          send.mutate(
+            { to },
+            {
+              onSuccess: (r) =>
+                notifications.show({
+                  color: r.status === 'sent' ? 'teal' : 'yellow',
+                  title: r.status === 'sent' ? 'Test email sent' : 'Test email queued',
+                  message: r.status === 'sent' ? `Delivered to the SMTP server for ${to}` : 'No SMTP server is configured yet.',
+                }),
+              onError: (e) => notifications.show({ color: 'red', title: 'Test email failed', message: e.message }),
+            },
+          )
+        }
+      >
+        Send test
+      </Button>
+    </Group>
+  )
+}
+
+function Templates({ kinds }: { kinds: string[] }) {
+  const [kind, setKind] = useState(kinds[0] ?? 'verification')
+  const preview = useOp('email.preview', { kind })
   return (
     <Stack>
-      <PageHeader title="Email" description="Outgoing mail: SMTP, templates and the outbox." />
-      <ErrorNotice error={settings.error} />
-      {settings.isPending && <Loading />}
+      <Select label="Template" data={kinds} value={kind} onChange={(v) => v && setKind(v)} allowDeselect={false} w={260} />
+      <ErrorNotice error={preview.error} />
+      {preview.data && (
+        <Card withBorder padding="md">
+          <Text fw={600} mb="xs">
+            {preview.data.subject}
+          </Text>
+          {/* Rendered in a sandboxed frame: no scripts, no same-origin access. */}
+          <iframe title="Email preview" sandbox="" srcDoc={preview.data.html} style={{ width: '100%', height: 360, border: 0, background: 'white' }} />
+        </Card>
+      )}
+    </Stack>
+  )
+}
+
+function Outbox() {
+  const [status, setStatus] = useState('all')
+  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sent' | 'failed' }, { refetchInterval: 5_000 })
+  const retry = useOpMutation('email.retry')
+  return (
+    <Stack>
+      <SegmentedControl
+        w={320}
+        value={status}
+        onChange={setStatus}
+        data={[
+          { label: 'All', value: 'all' },
+          { label: 'Queued', value: 'queued' },
+          { label: 'Sent', value: 'sent' },
+          { label: 'Failed', value: 'failed' },
+        ]}
+      />
+      <ErrorNotice error={outbox.error} />
+      {!outbox.data ? (
+        <Loading />
+      ) : outbox.data.messages.length === 0 ? (
+        <Text size="sm" c="dimmed">
+          No message here. Verification, reset and invitation emails appear as they are sent.
+        </Text>
+      ) : (
+        <Table fz="sm" striped data-testid="outbox-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Created</Table.Th>
+              <Table.Th>To</Table.Th>
+              <Table.Th>Subject</Table.Th>
+              <Table.Th>Kind</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {outbox.data.messages.map((m) => (
+              <Table.Tr key={m.id}>
+                <Table.Td>{dateTime(m.createdAt)}</Table.Td>
+                <Table.Td>{m.to}</Table.Td>
+                <Table.Td>{m.subject}</Table.Td>
+                <Table.Td>
+                  <Badge variant="light">{m.kind}</Badge>
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={m.status === 'sent' ? 'teal' : m.status === 'failed' ? 'red' : 'yellow'}>{m.status}</Badge>
+                  {m.error && (
+                    <Text size="xs" c="red">
+                      {m.error}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  {m.status === 'failed' && (
+                    <Button size="compact-xs" variant="light" leftSection={<IconRefresh size={12} />} onClick={() => retry.mutate({ id: m.id })}>
+                      Retry
+                    </Button>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Stack>
+  )
+}
+
+export default function Email() {
+  const settings = useOp('email.get', {}, { refetchOnWindowFocus: false })
+  return (
+    <Stack>
+      <PageHeader title="Email" description="Outgoing mail: every message goes through the outbox and is delivered by SMTP in the background." />
+      <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
+      {!settings.data ? (
+        !settings.error && <Loading />
+      ) : (
+        <Tabs defaultValue="smtp">
+          <Tabs.List>
+            <Tabs.Tab value="smtp">SMTP</Tabs.Tab>
+            <Tabs.Tab value="templates">Templates</Tabs.Tab>
+            <Tabs.Tab value="outbox">Outbox</Tabs.Tab>
+          </Tabs.List>
+          <Tabs.Panel value="smtp" pt="md">
+            <Stack>
+              <Card withBorder padding="lg">
+                <Group mb="sm" gap="xs">
+                  <Title order={4}>SMTP server</Title>
+                  {settings.data.configured ? <Badge color="teal">configured</Badge> : <Badge color="gray">not configured: messages wait in the outbox</Badge>}
+                </Group>
+                <SmtpForm key={JSON.stringify(settings.data.smtp)} smtp={settings.data.smtp} />
+              </Card>
+              <Card withBorder padding="lg">
+                <TestEmail />
+              </Card>
+            </Stack>
+          </Tabs.Panel>
+          <Tabs.Panel value="templates" pt="md">
+            <Templates kinds={settings.data.templates} />
+          </Tabs.Panel>
+          <Tabs.Panel value="outbox" pt="md">
+            <Outbox />
+          </Tabs.Panel>
+        </Tabs>
+      )}
     </Stack>
   )
 }

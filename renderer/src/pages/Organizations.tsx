@@ -1,14 +1,335 @@
-import { Stack } from '@mantine/core'
-import { useOp } from '../api'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import { Badge, Button, Card, Code, Drawer, Group, Modal, Pagination, Select, Stack, Table, Tabs, Text, TextInput } from '@mantine/core'
+import { useForm } from '@mantine/form'
+import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
+import { IconBuildingPlus, IconMailPlus, IconPlus, IconSearch } from '@tabler/icons-react'
+import { useState } from 'react'
+import { type PanelCallError, useOp, useOpMutation } from '../api'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../components/common'
+import { dateTime, fromNow } from '../format'
+
+const PAGE = 25
+const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
+const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
+
+function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const create = useOpMutation('orgs.create')
+  const users = useOp('users.list', { limit: 200, sortBy: 'email', sortDirection: 'asc' }, { enabled: opened })
+  const form = useForm({
+    initialValues: { name: '', slug: '', ownerUserId: '' },
+    validate: {
+      name: (v) => (v.trim() ? null : 'Name is required'),
+      slug: (v) => (/^[a-z0-9-]+$/.test(v) ? null : 'Lowercase letters, digits and dashes'),
+      ownerUserId: (v) => (v ? null : 'Choose the owner'),
+    },
+  })
+  return (
+    <Modal opened={opened} onClose={onClose} title="Create organization" centered>
+      <form
+        onSubmit={form.onSubmit((values) =>
+          create.mutate(values, {
+            onSuccess: () => {
+              done(`${values.name} created`)
+              form.reset()
+              onClose()
+            },
+            onError: (e) => (e.message.toLowerCase().includes('slug') || e.message.includes('exists') ? form.setFieldError('slug', e.message) : failed('Not created')(e)),
+          }),
+        )}
+      >
+        <Stack>
+          <TextInput
+            label="Name"
+            {...form.getInputProps('name')}
+            onChange={(e) => {
+              const name = e.currentTarget.value
+              form.setFieldValue('name', name)
+              if (!form.isTouched('slug')) form.setFieldValue('slug', name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''))
+            }}
+          />
+          <TextInput label="Slug" {...form.getInputProps('slug')} />
+          <Select
+            label="Owner"
+            searchable
+            placeholder="Pick a user"
+            data={(users.data?.users ?? []).map((u) => ({ value: u.id, label: `${u.name} <${u.email}>` }))}
+            {...form.getInputProps('ownerUserId')}
+          />
+          <Group justify="flex-end">
+            <Button type="submit" loading={create.isPending}>
+              Create
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () => void }) {
+  const detail = useOp('orgs.get', { organizationId: id ?? '' }, { enabled: Boolean(id) })
+  const setRole = useOpMutation('orgs.updateMemberRole')
+  const removeMember = useOpMutation('orgs.removeMember')
+  const createTeam = useOpMutation('orgs.createTeam')
+  const renameTeam = useOpMutation('orgs.renameTeam')
+  const removeTeam = useOpMutation('orgs.removeTeam')
+  const invite = useOpMutation('orgs.invite')
+  const cancel = useOpMutation('orgs.cancelInvitation')
+  const [teamName, setTeamName] = useState('')
+  const [inviteEmail, setInviteEmail] = useState('')
+  const [inviteRole, setInviteRole] = useState('member')
+  const org = detail.data
+  return (
+    <Drawer opened={Boolean(id)} onClose={onClose} position="right" size="xl" title={org?.organization.name ?? 'Organization'}>
+      <ErrorNotice error={detail.error} />
+      {!org ? (
+        !detail.error && <Loading />
+      ) : (
+        <Stack>
+          <Group gap="xs">
+            <Code>{org.organization.slug}</Code>
+            <Text size="sm" c="dimmed">
+              created {dateTime(org.organization.createdAt)}
+            </Text>
+          </Group>
+          <Tabs defaultValue="members">
+            <Tabs.List>
+              <Tabs.Tab value="members">Members ({org.members.length})</Tabs.Tab>
+              <Tabs.Tab value="teams">Teams ({org.teams.length})</Tabs.Tab>
+              <Tabs.Tab value="invitations">Invitations ({org.invitations.length})</Tabs.Tab>
+            </Tabs.List>
+            <Tabs.Panel value="members" pt="sm">
+              <Table fz="sm">
+                <Table.Tbody>
+                  {org.members.map((m) => (
+                    <Table.Tr key={m.id}>
+                      <Table.Td>
+                        <Text size="sm">{m.user?.name}</Text>
+                        <Text size="xs" c="dimmed">
+                          {m.user?.email}
+                        </Text>
+                      </Table.Td>
+                      <Table.Td w={160}>
+                        <Select
+                          size="xs"
+                          data={[...new Set(['owner', 'admin', 'member', m.role])]}
+                          value={m.role}
+                          allowDeselect={false}
+                          onChange={(role) =>
+                            role && setRole.mutate({ organizationId: org.organization.id, memberId: m.id, role }, { onSuccess: () => done('Role changed'), onError: failed('Role not changed') })
+                          }
+                        />
+                      </Table.Td>
+                      <Table.Td w={90}>
+                        <ConfirmButton
+                          label="Remove"
+                          title="Remove this member?"
+                          message={`${m.user?.email ?? m.userId} loses access to ${org.organization.name}.`}
+                          confirmLabel="Remove"
+                          onConfirm={() => removeMember.mutateAsync({ organizationId: org.organization.id, memberId: m.id }).then(() => done('Member removed'), failed('Not removed'))}
+                        />
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </Tabs.Panel>
+            <Tabs.Panel value="teams" pt="sm">
+              <Stack gap="xs">
+                {org.teams.length === 0 && (
+                  <Text size="sm" c="dimmed">
+                    No team yet.
+                  </Text>
+                )}
+                {org.teams.map((t) => (
+                  <Group key={t.id} gap="xs" wrap="nowrap">
+                    <TextInput
+                      style={{ flex: 1 }}
+                      size="xs"
+                      defaultValue={t.name}
+                      aria-label={`Team ${t.name}`}
+                      onBlur={(e) => {
+                        const name = e.currentTarget.value.trim()
+                        if (name && name !== t.name) renameTeam.mutate({ organizationId: org.organization.id, teamId: t.id, name }, { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') })
+                      }}
+                    />
+                    <ConfirmButton
+                      label="Remove"
+                      title="Remove this team?"
+                      message={`Members of ${t.name} stay in the organization.`}
+                      confirmLabel="Remove"
+                      onConfirm={() => removeTeam.mutateAsync({ organizationId: org.organization.id, teamId: t.id }).then(() => done('Team removed'), failed('Not removed'))}
+                    />
+                  </Group>
+                ))}
+                <Group gap="xs">
+                  <TextInput size="xs" style={{ flex: 1 }} placeholder="New team name" value={teamName} onChange={(e) => setTeamName(e.currentTarget.value)} />
+                  <Button
+                    size="xs"
+                    variant="light"
+                    leftSection={<IconPlus size={14} />}
+                    disabled={!teamName.trim()}
+                    onClick={() =>
+                      createTeam.mutate(
+                        { organizationId: org.organization.id, name: teamName.trim() },
+                        {
+                          onSuccess: () => {
+                            setTeamName('')
+                            done('Team created')
+                          },
+                          onError: failed('Team not created'),
+                        },
+                      )
+                    }
+                  >
+                    Add team
+                  </Button>
+                </Group>
+              </Stack>
+            </Tabs.Panel>
+            <Tabs.Panel value="invitations" pt="sm">
+              <Stack gap="xs">
+                <Group gap="xs" align="flex-end">
+                  <TextInput size="xs" style={{ flex: 1 }} label="Invite email" value={inviteEmail} onChange={(e) => setInviteEmail(e.currentTarget.value)} />
+                  <Select size="xs" w={120} label="Role" data={['member', 'admin', 'owner']} value={inviteRole} onChange={(v) => v && setInviteRole(v)} allowDeselect={false} />
+                  <Button
+                    size="xs"
+                    leftSection={<IconMailPlus size={14} />}
+                    loading={invite.isPending}
+                    onClick={() =>
+                      invite.mutate(
+                        { organizationId: org.organization.id, email: inviteEmail, role: inviteRole },
+                        {
+                          onSuccess: () => {
+                            setInviteEmail('')
+                            done('Invitation sent')
+                          },
+                          onError: failed('Not invited'),
+                        },
+                      )
+                    }
+                  >
+                    Invite
+                  </Button>
+                </Group>
+                <Table fz="sm">
+                  <Table.Tbody>
+                    {org.invitations.map((i) => (
+                      <Table.Tr key={i.id}>
+                        <Table.Td>{i.email}</Table.Td>
+                        <Table.Td>{i.role}</Table.Td>
+                        <Table.Td>
+                          <Badge variant="light" color={i.status === 'pending' ? 'yellow' : i.status === 'accepted' ? 'teal' : 'gray'}>
+                            {i.status}
+                          </Badge>
+                        </Table.Td>
+                        <Table.Td>expires {fromNow(i.expiresAt)}</Table.Td>
+                        <Table.Td>
+                          {i.status === 'pending' && (
+                            <Group gap={4} wrap="nowrap">
+                              <Button
+                                size="compact-xs"
+                                variant="subtle"
+                                onClick={() =>
+                                  invite.mutate(
+                                    { organizationId: org.organization.id, email: i.email, role: i.role ?? 'member', resend: true },
+                                    { onSuccess: () => done('Invitation re-sent'), onError: failed('Not re-sent') },
+                                  )
+                                }
+                              >
+                                Resend
+                              </Button>
+                              <Button
+                                size="compact-xs"
+                                variant="subtle"
+                                color="red"
+                                onClick={() => cancel.mutate({ organizationId: org.organization.id, invitationId: i.id }, { onSuccess: () => done('Invitation canceled'), onError: failed('Not canceled') })}
+                              >
+                                Cancel
+                              </Button>
+                            </Group>
+                          )}
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Stack>
+            </Tabs.Panel>
+          </Tabs>
+        </Stack>
+      )}
+    </Drawer>
+  )
+}
 
 export default function Organizations() {
-  const list = useOp('orgs.list', {})
+  const [search, setSearch] = useState('')
+  const [page, setPage] = useState(1)
+  const [selected, setSelected] = useState<string | null>(null)
+  const [creating, { open, close }] = useDisclosure(false)
+  const [debounced] = useDebouncedValue(search.trim(), 300)
+  const list = useOp('orgs.list', { ...(debounced ? { search: debounced } : {}), limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
   return (
     <Stack>
-      <PageHeader title="Organizations" description="Organizations, their members, teams and invitations." />
-      <ErrorNotice error={list.error} />
-      {list.isPending && <Loading />}
+      <PageHeader
+        title="Organizations"
+        description="Organizations with their members, teams and invitations."
+        actions={
+          <Button leftSection={<IconBuildingPlus size={16} />} onClick={open}>
+            Create organization
+          </Button>
+        }
+      />
+      <TextInput
+        leftSection={<IconSearch size={16} />}
+        placeholder="Search by name or slug"
+        value={search}
+        onChange={(e) => {
+          setSearch(e.currentTarget.value)
+          setPage(1)
+        }}
+      />
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      <Card withBorder padding="md">
+        {!list.data ? (
+          !list.error && <Loading />
+        ) : list.data.organizations.length === 0 ? (
+          <Text c="dimmed" size="sm" ta="center" p="lg">
+            {debounced ? 'No organization matches.' : 'No organizations yet. Users create them through your app, or create one here.'}
+          </Text>
+        ) : (
+          <Table highlightOnHover verticalSpacing="sm" data-testid="orgs-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Slug</Table.Th>
+                <Table.Th>Members</Table.Th>
+                <Table.Th>Created</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data.organizations.map((o) => (
+                <Table.Tr key={o.id} style={{ cursor: 'pointer' }} onClick={() => setSelected(o.id)}>
+                  <Table.Td>{o.name}</Table.Td>
+                  <Table.Td>
+                    <Code>{o.slug}</Code>
+                  </Table.Td>
+                  <Table.Td>{o.members}</Table.Td>
+                  <Table.Td>{fromNow(o.createdAt)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+        {list.data && list.data.total > PAGE && (
+          <Group justify="flex-end" mt="sm">
+            <Pagination total={Math.ceil(list.data.total / PAGE)} value={page} onChange={setPage} size="sm" />
+          </Group>
+        )}
+      </Card>
+      <CreateOrganization opened={creating} onClose={close} />
+      <OrganizationDrawer id={selected} onClose={() => setSelected(null)} />
     </Stack>
   )
 }

@@ -1,17 +1,112 @@
-import type { HandlerGroup } from '../service.js'
-import { notAvailable } from '../service.js'
+import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
+import {
+  changeEmailConfirmation,
+  deleteAccountEmail,
+  existingAccountEmail,
+  passwordResetEmail,
+  testEmail,
+  verificationEmail,
+} from '../../mail/templates.js'
+import { renderInvitationMail } from '../../mail/invitation-template.js'
+import { type HandlerGroup, PanelError } from '../service.js'
 
-const unavailable = () => {
-  throw notAvailable('Email delivery')
+type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
+
+const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
+
+export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
+  const { ctx, config: store } = env.gatehouse
+
+  const previews = (): Record<string, () => { subject: string; text: string; html: string }> => {
+    const app = store.get().mail.appName
+    const link = (path: string) => `${ctx.baseURL}${path}`
+    return {
+      verification: () => verificationEmail(app, sampleUser, link('/verify-email?token=sample')),
+      'password-reset': () => passwordResetEmail(app, sampleUser, link('/reset-password/sample'), 3600),
+      'change-email': () => changeEmailConfirmation(app, sampleUser, 'ada@new.example.com', link('/verify-email?token=sample')),
+      'delete-account': () => deleteAccountEmail(app, sampleUser, link('/delete-user/callback?token=sample'), 86400),
+      'account-exists': () => existingAccountEmail(app, sampleUser),
+      invitation: () =>
+        renderInvitationMail({
+          organizationName: 'Analytical Engines',
+          inviterName: 'Charles Babbage',
+          inviterEmail: 'charles@example.com',
+          role: 'member',
+          url: link('/accept-invitation/sample'),
+          expiresAt: new Date(ctx.clock.now() + 172800_000),
+        }),
+      test: () => testEmail(app, sampleUser.email),
+    }
+  }
+
+  return {
+    'email.get'() {
+      const { mail } = store.get()
+      return {
+        smtp: {
+          host: mail.smtp.host ?? '',
+          port: mail.smtp.port ?? 587,
+          secure: mail.smtp.secure ?? false,
+          user: mail.smtp.user ?? '',
+          hasPassword: Boolean(mail.smtp.password),
+          from: mail.from,
+        },
+        configured: smtpSettings(store.get()) !== null,
+        templates: Object.keys(previews()),
+      }
+    },
+
+    'email.update'(input) {
+      store.update({
+        mail: {
+          from: input.from,
+          smtp: {
+            host: input.host || undefined,
+            port: input.port || undefined,
+            secure: input.secure,
+            user: input.user || undefined,
+            ...(input.password ? { password: input.password } : {}),
+          },
+        },
+      })
+      return { success: true }
+    },
+
+    async 'email.sendTest'({ to }) {
+      const row = await sendTestEmail(ctx, to)
+      if (row.status === 'failed') throw new PanelError(502, 'SMTP_FAILED', row.error ?? 'Delivery failed')
+      return { id: row.id, status: row.status }
+    },
+
+    'email.preview'({ kind }) {
+      const render = previews()[kind]
+      if (!render) throw new PanelError(404, 'TEMPLATE_NOT_FOUND', `No template ${kind}`)
+      const { subject, text, html } = render()
+      return { subject, text, html }
+    },
+
+    'email.outbox'(input) {
+      const page = listMailOutbox(ctx, input)
+      return {
+        total: page.total,
+        messages: page.messages.map((m) => ({
+          id: m.id,
+          to: m.to,
+          subject: m.subject,
+          kind: m.kind,
+          status: m.status,
+          error: m.error,
+          attempts: m.attempts,
+          createdAt: m.createdAt.getTime(),
+          updatedAt: m.updatedAt.getTime(),
+          sentAt: m.sentAt ? m.sentAt.getTime() : null,
+        })),
+      }
+    },
+
+    'email.retry'({ id }) {
+      retryMail(ctx, id)
+      return { success: true }
+    },
+  }
 }
-
-export const emailHandlers: HandlerGroup<
-  'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
-> = () => ({
-  'email.get': unavailable,
-  'email.update': unavailable,
-  'email.sendTest': unavailable,
-  'email.preview': unavailable,
-  'email.outbox': unavailable,
-  'email.retry': unavailable,
-})

@@ -3,5 +3,5 @@
  * an area's operations answer NOT_AVAILABLE until its domain module exists.
  */
 export function features() {
-  return { admin: false, organizations: false, providers: false, email: false }
+  return { admin: true, organizations: true, providers: true, email: true }
 }

@@ -1,9 +1,21 @@
-import { and, asc, count, desc, eq, gt, like, or, type SQL } from 'drizzle-orm'
-import { recordAudit } from '../../auth/audit.js'
-import { revokeAllSessions } from '../../auth/sessions.js'
-import { assertPasswordLength, assertValidEmail, findUserById, insertUser, toPublicUser } from '../../auth/users.js'
-import { hashPassword } from '../../crypto/password.js'
-import { account, auditEvent, member, organization, session, user } from '../../db/schema.js'
+import { and, desc, eq, or } from 'drizzle-orm'
+import {
+  banUser,
+  createUser,
+  getUser,
+  listSessionsOfUser,
+  listUsers,
+  removeUser,
+  revokeUserSession,
+  revokeUserSessions,
+  setEmailVerified,
+  setRole,
+  setUserPassword,
+  systemActor,
+  unbanUser,
+} from '../../auth/admin.js'
+import { findUserById, toPublicUser } from '../../auth/users.js'
+import { account, auditEvent, member, organization, session, type user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
 import { type HandlerGroup, notAvailable, PanelError, type PanelEnv } from '../service.js'
 import { toAuditView } from './audit.js'
@@ -52,7 +64,6 @@ export function requireUser(env: PanelEnv, userId: string): UserRow {
   return found
 }
 
-const SORTABLE = { createdAt: user.createdAt, updatedAt: user.updatedAt, name: user.name, email: user.email, role: user.role } as const
 
 type UserOps =
   | 'users.list'
@@ -68,35 +79,21 @@ type UserOps =
   | 'users.remove'
   | 'users.impersonationLink'
 
+const actor = systemActor('panel')
+
 export const userHandlers: HandlerGroup<UserOps> = (env) => {
   const ctx = env.gatehouse.ctx
   return {
     'users.list'(input) {
-      const conditions: SQL[] = []
-      if (input.searchValue) {
-        const column = input.searchField === 'name' ? user.name : user.email
-        const v = input.searchValue
-        const pattern =
-          input.searchOperator === 'starts_with' ? `${v}%` : input.searchOperator === 'ends_with' ? `%${v}` : `%${v}%`
-        conditions.push(like(column, pattern))
-      }
-      const where = conditions.length ? and(...conditions) : undefined
-      const sortColumn = SORTABLE[(input.sortBy ?? 'createdAt') as keyof typeof SORTABLE] ?? user.createdAt
-      const order = input.sortDirection === 'asc' ? asc(sortColumn) : desc(sortColumn)
-      const total = ctx.db.select({ n: count() }).from(user).where(where).get()?.n ?? 0
-      const rows = ctx.db.select().from(user).where(where).orderBy(order).limit(input.limit).offset(input.offset).all()
-      return { users: rows.map(toUserView), total, limit: input.limit, offset: input.offset }
+      // list-users semantics: the same domain function as GET /admin/list-users.
+      const result = listUsers(ctx, actor, input)
+      return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
     'users.get'({ userId }) {
-      const found = requireUser(env, userId)
+      const found = getUser(ctx, actor, userId)
       const accounts = ctx.db.select().from(account).where(eq(account.userId, userId)).all()
-      const sessions = ctx.db
-        .select()
-        .from(session)
-        .where(and(eq(session.userId, userId), gt(session.expiresAt, new Date(ctx.clock.now()))))
-        .orderBy(desc(session.createdAt))
-        .all()
+      const sessions = listSessionsOfUser(ctx, actor, userId).reverse()
       const memberships = ctx.db
         .select({ organizationId: organization.id, name: organization.name, slug: organization.slug, role: member.role })
         .from(member)
@@ -128,48 +125,69 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
     },
 
     async 'users.create'(input) {
-      assertValidEmail(input.email)
-      assertPasswordLength(ctx, input.password)
-      const hash = await hashPassword(input.password)
-      const created = insertUser(ctx, { name: input.name, email: input.email, role: input.role, emailVerified: input.emailVerified }, hash)
-      recordAudit(ctx, { type: 'admin.create-user', targetUserId: created.id, meta: PANEL_META, detail: { via: 'panel' } })
+      const created = await createUser(
+        ctx,
+        actor,
+        {
+          name: input.name,
+          email: input.email,
+          password: input.password,
+          ...(input.role ? { role: input.role.split(',').map((r) => r.trim()).filter(Boolean) } : {}),
+          data: input.emailVerified ? { emailVerified: true } : {},
+        },
+        PANEL_META,
+      )
       return { user: toUserView(created) }
     },
 
+    'users.setRole'({ userId, role }) {
+      return { user: toUserView(setRole(ctx, actor, { userId, role }, PANEL_META)) }
+    },
+
+    'users.ban'(input) {
+      return { user: toUserView(banUser(ctx, actor, input, PANEL_META)) }
+    },
+
+    'users.unban'({ userId }) {
+      return { user: toUserView(unbanUser(ctx, actor, { userId }, PANEL_META)) }
+    },
+
+    async 'users.setPassword'(input) {
+      await setUserPassword(ctx, actor, input, PANEL_META)
+      return { status: true }
+    },
+
+    'users.verifyEmail'({ userId }) {
+      return { user: toUserView(setEmailVerified(ctx, actor, userId, true, PANEL_META)) }
+    },
+
     'users.revokeSession'({ userId, sessionId }) {
-      requireUser(env, userId)
-      const result = ctx.db.delete(session).where(and(eq(session.id, sessionId), eq(session.userId, userId))).run()
-      if (result.changes === 0) throw new PanelError(404, 'SESSION_NOT_FOUND', 'Session not found')
-      recordAudit(ctx, { type: 'session.revoked', targetUserId: userId, target: sessionId, meta: PANEL_META, detail: { via: 'panel' } })
+      // The renderer never sees session tokens: it names the session by id.
+      const found = ctx.db
+        .select({ token: session.token })
+        .from(session)
+        .where(and(eq(session.id, sessionId), eq(session.userId, userId)))
+        .get()
+      if (!found) throw new PanelError(404, 'SESSION_NOT_FOUND', 'Session not found')
+      revokeUserSession(ctx, actor, found.token, PANEL_META)
       return { success: true }
     },
 
     'users.revokeSessions'({ userId }) {
-      requireUser(env, userId)
-      revokeAllSessions(ctx, userId, PANEL_META, null as unknown as string)
+      getUser(ctx, actor, userId)
+      revokeUserSessions(ctx, actor, userId, PANEL_META)
       return { success: true }
     },
 
-    'users.setRole'() {
-      throw notAvailable('Setting roles')
+    'users.remove'({ userId }) {
+      removeUser(ctx, actor, userId, PANEL_META)
+      return { success: true }
     },
-    'users.ban'() {
-      throw notAvailable('Banning users')
-    },
-    'users.unban'() {
-      throw notAvailable('Unbanning users')
-    },
-    'users.setPassword'() {
-      throw notAvailable('Setting passwords')
-    },
-    'users.verifyEmail'() {
-      throw notAvailable('Verifying emails')
-    },
-    'users.remove'() {
-      throw notAvailable('Removing users')
-    },
+
     'users.impersonationLink'() {
-      throw notAvailable('Impersonation')
+      // admin.impersonateUser needs an administrator's session (the impersonation is recorded
+      // against it and stop-impersonating restores it); the panel acts without one.
+      throw notAvailable('Impersonation from the panel (sign in as an administrator and use /admin/impersonate-user)')
     },
   }
 }
