@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { IpcMainInvokeEvent, WebContents } from 'electron'
+import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { channelOf, opNames, type PanelResult } from '../../server/panel/contract.js'
 import { createPanelService } from '../../server/panel/service.js'
@@ -40,7 +40,7 @@ function register() {
     startedAt: Date.now(),
     logger: silentLogger,
   })
-  registerPanelIpc(fakeElectron.ipcMain, service, trustedSenderCheck(() => mainFrame as never, sameAppURL(APP_URL)))
+  registerPanelIpc(fakeElectron.ipcMain as unknown as Pick<IpcMain, 'handle' | 'removeHandler'>, service, trustedSenderCheck(() => mainFrame as never, sameAppURL(APP_URL)))
   const invoke = (channel: string, frame: FakeFrame | null, input?: unknown) =>
     state.handlers.get(channel)!(event(frame), input) as Promise<PanelResult>
   return { mainFrame, invoke }
