@@ -163,6 +163,8 @@ describe('list-users', () => {
     expect(ids(dense.users)).toEqual(ids(denseExpected.slice(0, 2)))
     const past = await list({ limit: 10, offset: 500 })
     expect(past).toEqual({ users: [], total: people.length, limit: 10, offset: 500 })
+    const pastSearch = await list({ searchValue: 'alpha', limit: 10, offset: 500 })
+    expect(pastSearch).toEqual({ users: [], total: people.filter((p) => p.email.includes('alpha')).length, limit: 10, offset: 500 })
   })
 
   it('answers no users and total 0 for unknown fields or impossible values, 400 for bad enums', async () => {

@@ -401,3 +401,49 @@ describe('concurrency', () => {
     expect(roles.at(-1)?.detail).toMatchObject({ after: { role: final.role } })
   })
 })
+
+describe('access control from the config', () => {
+  it('applies custom roles, adminUserIds and the ban options live', async () => {
+    const config = server.gatehouse.config
+    await config.update({
+      admin: {
+        roles: { support: { user: ['list', 'ban'] } },
+        defaultBanReason: 'Policy',
+        defaultBanExpiresIn: 120,
+        bannedUserMessage: 'Account suspended.',
+      },
+    })
+    try {
+      const helper = await member(server)
+      const victim = await member(server)
+      expect((await admin.client.admin.setRole({ userId: helper.id, role: 'support' as 'admin' })).error).toBeNull()
+      expect((await helper.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
+      const ban = await helper.client.admin.banUser({ userId: victim.id })
+      expect(ban.data?.user).toMatchObject({ banned: true, banReason: 'Policy' })
+      expect(new Date(ban.data?.user.banExpires as Date).getTime()).toBe(server.clock.now() + 120_000)
+      const refused = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
+      expect(refused.error).toMatchObject({ status: 403, code: 'BANNED_USER', message: 'Account suspended.' })
+      const setRole = await helper.client.admin.setRole({ userId: victim.id, role: 'admin' })
+      expect(setRole.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE' })
+      expect((await helper.client.admin.impersonateUser({ userId: victim.id })).error).toMatchObject({ status: 403 })
+
+      const listed = await member(server)
+      expect((await listed.client.admin.removeUser({ userId: victim.id })).error).toMatchObject({ status: 403 })
+      await config.update({ admin: { adminUserIds: [listed.id] } })
+      const removed = await listed.client.admin.removeUser({ userId: victim.id })
+      expect(removed.data).toEqual({ success: true })
+      await config.update({ admin: { adminUserIds: [] } })
+      expect((await listed.client.admin.listUsers({ query: {} })).error).toMatchObject({ status: 403 })
+    } finally {
+      // (A stored custom role stays: config patches merge; it is harmless here.)
+      await config.update({ admin: { defaultBanReason: 'No reason', defaultBanExpiresIn: undefined, bannedUserMessage: BANNED.message } })
+    }
+  })
+
+  it('refuses an invalid custom role definition in the config', () => {
+    const config = server.gatehouse.config
+    expect(() => config.update({ admin: { roles: { bad: { user: ['fly'] } } } })).toThrow(/admin\.roles\.bad\.user/)
+    expect(() => config.update({ admin: { roles: { 'a,b': { user: ['list'] } } } })).toThrow(/admin\.roles/)
+    expect(Object.keys(config.get().admin.roles)).not.toContain('bad')
+  })
+})
