@@ -198,3 +198,25 @@ describe('POST /sign-in/username', () => {
     }
   })
 })
+
+describe('username on update-user', () => {
+  it('changes the username under the same rules; your own current one is accepted', async () => {
+    const mine = uname('Mine')
+    const theirs = uname('Theirs')
+    const me = await member(m.server, { username: mine })
+    await member(m.server, { username: theirs })
+    const client = new HttpClient(m.server.base)
+    client.jar.cookies.set('better-auth.session_token', me.jar.get('better-auth.session_token') as string)
+    const taken = await client.post('/update-user', { username: theirs.toUpperCase() })
+    expect(taken.status).toBe(422)
+    expect(taken.body).toEqual({ code: 'USERNAME_IS_ALREADY_TAKEN', message: 'username is already taken. please try another.' })
+    const invalid = await client.post('/update-user', { username: 'x!' })
+    expect(invalid.status).toBe(422)
+    expect((await client.post('/update-user', { username: mine })).status).toBe(200)
+    const next = uname('Next')
+    expect((await client.post('/update-user', { username: next })).body).toEqual({ status: true })
+    expect(row(me.email)).toMatchObject({ username: next.toLowerCase(), displayUsername: next })
+    const signIn = await officialClient(m.server).client.signIn.username({ username: next, password: me.password })
+    expect(signIn.error).toBeNull()
+  })
+})
