@@ -103,7 +103,14 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     config: store,
     database,
     async listen() {
-      server = serve(app, { port, hostname: host, silent: true, gracefulShutdown: false })
+      server = serve(app, {
+        port,
+        hostname: host,
+        silent: true,
+        gracefulShutdown: false,
+        // Slow or oversized clients are cut off by the listener itself (slowloris, header floods).
+        node: { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 },
+      })
       await server.ready()
       const address = server.node?.server?.address()
       const actualPort = address && typeof address === 'object' ? address.port : port
