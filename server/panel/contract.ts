@@ -241,6 +241,14 @@ export const contract = {
     z.object({ valid: z.boolean(), issues: z.array(settingsIssueSchema) }),
   ),
 
+  // Brute-force locks (docs/SECURITY.md)
+  'security.locks': query(
+    'Identifiers locked right now by the per-account password throttle',
+    none,
+    z.object({ locks: z.array(z.object({ key: z.string(), failures: z.number(), lockedUntil: ms })) }),
+  ),
+  'security.unlock': mutation('Lifts the lock of one identifier (e.g. email:ada@example.com)', z.object({ key: z.string().min(1).max(400) }).strict(), ok),
+
   // Audit log
   'audit.list': query(
     'Audit events matching a filter, newest first',

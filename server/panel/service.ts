@@ -8,6 +8,7 @@ import { emailHandlers } from './ops/email.js'
 import { organizationHandlers } from './ops/organizations.js'
 import { providerHandlers } from './ops/providers.js'
 import { settingsHandlers } from './ops/settings.js'
+import { securityHandlers } from './ops/security.js'
 import { systemHandlers } from './ops/system.js'
 import { userHandlers } from './ops/users.js'
 
@@ -67,6 +68,7 @@ export function createPanelService(env: PanelEnv): PanelService {
   const handlers: Handlers = {
     ...systemHandlers(env),
     ...settingsHandlers(env),
+    ...securityHandlers(env),
     ...auditHandlers(env),
     ...userHandlers(env),
     ...organizationHandlers(env),

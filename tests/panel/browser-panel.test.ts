@@ -270,6 +270,18 @@ describe('browser panel', () => {
     }
   })
 
+  it('shows accounts locked by failed passwords and lifts a lock', { timeout: 15_000 }, async () => {
+    const { email, password } = await signUp(h.server.base)
+    for (let i = 0; i < 11; i++) await new HttpClient(h.server.base).post('/sign-in/email', { email, password: 'not-the-password' })
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(429)
+
+    await open('security', 'Security')
+    const row = page.getByTestId('locked-accounts').getByRole('row', { name: new RegExp(`email:${email}`) })
+    await row.getByRole('button', { name: 'Unlock' }).click()
+    await page.getByText(`email:${email} unlocked`).waitFor()
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(200)
+  })
+
   it('every view renders (screenshots)', { timeout: 15_000 }, async () => {
     for (const [view, heading] of [
       ['organizations', 'Organizations'],

@@ -10,6 +10,7 @@ import {
   Select,
   Stack,
   Switch,
+  Table,
   TagsInput,
   Text,
   TextInput,
@@ -18,7 +19,7 @@ import {
 } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { notifications } from '@mantine/notifications'
-import { IconDeviceFloppy, IconInfoCircle, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
+import { IconDeviceFloppy, IconInfoCircle, IconLockOpen, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
 import { useEffect, useMemo, useState } from 'react'
 import { trustedOriginEntry } from '../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../api'
@@ -342,6 +343,63 @@ function SettingsForm({ effective, overridden, basePath }: { effective: Json; ov
   )
 }
 
+/** Accounts locked by the password throttle, with a way to lift each lock. */
+function LockedAccounts() {
+  const locks = useOp('security.locks', {})
+  const unlock = useOpMutation('security.unlock')
+  const rows = locks.data?.locks ?? []
+  return (
+    <Card withBorder padding="lg" data-testid="locked-accounts">
+      <Title order={4}>Locked accounts</Title>
+      <Text size="sm" c="dimmed" mb="md">
+        Identifiers with too many failed password checks. They unlock by themselves when the time shown has passed.
+      </Text>
+      <ErrorNotice error={locks.error ?? unlock.error} onRetry={() => void locks.refetch()} />
+      {rows.length === 0 ? (
+        <Text size="sm">No account is locked.</Text>
+      ) : (
+        <Table fz="sm" striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Identifier</Table.Th>
+              <Table.Th>Failures</Table.Th>
+              <Table.Th>Locked until</Table.Th>
+              <Table.Th />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {rows.map((lock) => (
+              <Table.Tr key={lock.key}>
+                <Table.Td>
+                  <code>{lock.key}</code>
+                </Table.Td>
+                <Table.Td>{lock.failures}</Table.Td>
+                <Table.Td>{new Date(lock.lockedUntil).toLocaleString()}</Table.Td>
+                <Table.Td>
+                  <Button
+                    size="xs"
+                    variant="light"
+                    leftSection={<IconLockOpen size={14} />}
+                    loading={unlock.isPending && unlock.variables?.key === lock.key}
+                    onClick={() =>
+                      unlock.mutate(
+                        { key: lock.key },
+                        { onSuccess: () => notifications.show({ message: `${lock.key} unlocked`, color: 'green' }) },
+                      )
+                    }
+                  >
+                    Unlock
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Card>
+  )
+}
+
 export default function Security() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   return (
@@ -351,6 +409,7 @@ export default function Security() {
         description="Every setting of the server. Saved settings are validated with the server's own rules and take effect at once."
       />
       <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
+      <LockedAccounts />
       {settings.data ? (
         <SettingsForm
           key={JSON.stringify(settings.data.effective)}

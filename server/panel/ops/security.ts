@@ -1,0 +1,10 @@
+import { clearAccountLock, listAccountLocks } from '../../auth/throttle.js'
+import type { HandlerGroup } from '../service.js'
+
+/** The panel's view of the per-account password throttle: the same domain functions, no rules here. */
+export const securityHandlers: HandlerGroup<'security.locks' | 'security.unlock'> = (env) => ({
+  'security.locks': () => ({
+    locks: listAccountLocks(env.gatehouse.ctx).map((lock) => ({ ...lock, lockedUntil: lock.lockedUntil.getTime() })),
+  }),
+  'security.unlock': ({ key }) => ({ success: clearAccountLock(env.gatehouse.ctx, key, null, null) }),
+})
