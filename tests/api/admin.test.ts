@@ -447,3 +447,36 @@ describe('access control from the config', () => {
     expect(Object.keys(config.get().admin.roles)).not.toContain('bad')
   })
 })
+
+describe('audit trail', () => {
+  it('holds a success event with actor and target for every kind of admin action performed above', () => {
+    const types = [
+      'admin.create-user',
+      'admin.set-role',
+      'admin.ban-user',
+      'admin.unban-user',
+      'admin.impersonate-user',
+      'admin.stop-impersonating',
+      'admin.revoke-user-session',
+      'admin.revoke-user-sessions',
+      'admin.remove-user',
+      'admin.set-user-password',
+      'admin.update-user',
+    ]
+    const events = server.gatehouse.ctx.db
+      .select()
+      .from(auditEvent)
+      .where(and(inArray(auditEvent.type, types), eq(auditEvent.outcome, 'success'), eq(auditEvent.actorUserId, admin.id)))
+      .all()
+    for (const type of types) {
+      const ofType = events.filter((e) => e.type === type)
+      expect(ofType.length, type).toBeGreaterThan(0)
+      expect(
+        ofType.every((e) => typeof e.targetUserId === 'string' && e.ipAddress === '127.0.0.1'),
+        type,
+      ).toBe(true)
+    }
+    const password = events.find((e) => e.type === 'admin.set-user-password')
+    expect(JSON.stringify(password?.detail)).not.toContain('brand new password')
+  })
+})
