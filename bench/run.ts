@@ -108,6 +108,9 @@ const scenarios: Record<string, Scenario> = {
   },
 }
 
+/** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts). */
+const selected = Object.entries(scenarios).filter(([name]) => !process.env.BENCH_ONLY || name === process.env.BENCH_ONLY)
+
 interface Sample {
   rps: number
   p50: number
@@ -130,7 +133,7 @@ async function main() {
     for (const t of targets) await prepare(t)
     const samples = new Map<string, Sample[]>()
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [scenario, run] of Object.entries(scenarios)) {
+      for (const [scenario, run] of selected) {
         // Alternate the order each round so no server always runs on a warmer or cooler machine.
         const order = round % 2 === 0 ? targets : [...targets].reverse()
         for (const t of order) {
@@ -147,7 +150,7 @@ async function main() {
       `| scenario | server | req/s (median) | p50 ms | p99 ms | failed | vs better-auth | vs bare |`,
       `|---|---|---:|---:|---:|---:|---:|---:|`,
     ]
-    for (const scenario of Object.keys(scenarios)) {
+    for (const [scenario] of selected) {
       const stat = (name: string) => {
         const s = samples.get(`${scenario}|${name}`) ?? []
         return { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failures: s.reduce((a, x) => a + x.failures, 0) }

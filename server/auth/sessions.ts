@@ -3,6 +3,7 @@ import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { session, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
+import { ChangeGuardedCache } from './session-cache.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 
@@ -26,13 +27,26 @@ function prepareByToken(db: DB) {
     .prepare()
 }
 
+const sessionCaches = new WeakMap<DB, ChangeGuardedCache<SessionWithUser>>()
+
+/**
+ * The session and its user for a token. Answers from a cache that any database write empties
+ * (server/auth/session-cache.ts); the objects returned are shared and must not be mutated.
+ */
 export function findSessionByToken(ctx: AuthContext, token: string): SessionWithUser | null {
   let stmt = byTokenStatements.get(ctx.db)
-  if (!stmt) {
+  let cache = sessionCaches.get(ctx.db)
+  if (!stmt || !cache) {
     stmt = prepareByToken(ctx.db)
+    cache = new ChangeGuardedCache(ctx.sqlite)
     byTokenStatements.set(ctx.db, stmt)
+    sessionCaches.set(ctx.db, cache)
   }
-  return stmt.get({ token }) ?? null
+  const cached = cache.get(token)
+  if (cached) return cached
+  const found = stmt.get({ token }) ?? null
+  if (found) cache.set(token, found)
+  return found
 }
 
 export interface CreateSessionOptions {

@@ -15,10 +15,32 @@ export function signValue(secret: string, value: string): string {
 }
 
 /**
+ * Verified signed values, per secret. The mapping is deterministic, so a cookie presented again
+ * (every request of a session) skips the HMAC: creating a native Hmac per request costs far more
+ * under load than in a loop. Bounded, so a flood of forged values cannot grow it.
+ */
+const verified = new Map<string, Map<string, string | null>>()
+const MAX_VERIFIED = 10_000
+
+/**
  * Reverses signValue. Accepts the percent-encoded and decoded forms. Returns the value, or null
  * if the signature is missing, malformed or wrong.
  */
 export function unsignValue(secret: string, signed: string): string | null {
+  let memo = verified.get(secret)
+  if (!memo) {
+    memo = new Map()
+    verified.set(secret, memo)
+  }
+  const known = memo.get(signed)
+  if (known !== undefined) return known
+  const value = verifySignedValue(secret, signed)
+  if (memo.size >= MAX_VERIFIED) memo.clear()
+  memo.set(signed, value)
+  return value
+}
+
+function verifySignedValue(secret: string, signed: string): string | null {
   let raw = signed
   if (raw.includes('%')) {
     try {

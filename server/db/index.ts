@@ -14,7 +14,8 @@ export interface Database_ {
   close(): void
 }
 
-export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
+/** From the package root, so it also holds when this module runs bundled (dist/server/*.mjs). */
+export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'server', 'db', 'migrations')
 
 /**
  * Opens (creating if needed) the SQLite database, sets the pragmas every connection needs and

@@ -1,6 +1,6 @@
 import { H3, type H3Event } from 'h3'
 import type { z } from 'zod'
-import type { AuthContext } from '../auth/context.js'
+import type { AuthContext, RequestMeta } from '../auth/context.js'
 import { recordAudit } from '../auth/audit.js'
 import { APIError, ERR } from '../auth/errors.js'
 import { HashQueueFullError, passwordHashQueue } from '../crypto/hash-queue.js'
@@ -28,18 +28,21 @@ const MAX_URL_LENGTH = 8192
  * Answers are written onto h3's lazily created event.res and returned as strings: building a web
  * Response per request costs about three times as much as letting h3 send a string.
  */
-function json(value: unknown, draft: ResponseDraft): string {
+function json(value: unknown, draft: ResponseDraft): unknown {
+  // h3 serialises plain objects and arrays with a shared JSON content-type header, without
+  // building a Headers object for this response; only a bare null needs spelling out.
+  if (value !== null && value !== undefined && typeof value === 'object') return value
   draft.headers.set('content-type', JSON_TYPE)
   return JSON.stringify(value ?? null)
 }
 
-function errorBody(error: APIError, draft: ResponseDraft): string {
+function errorBody(error: APIError, draft: ResponseDraft): unknown {
   for (const [k, v] of Object.entries(error.headers)) draft.headers.set(k, v)
   draft.status = error.status
   return json({ code: error.code, message: error.message }, draft)
 }
 
-function finish(result: unknown, draft: ResponseDraft): string | Response {
+function finish(result: unknown, draft: ResponseDraft): unknown {
   if (result instanceof TextBody) {
     draft.headers.set('content-type', result.contentType)
     return result.text
@@ -123,7 +126,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
   const base = ctx.config().basePath
   const app = new H3()
 
-  const run = async (event: H3Event, route: Route | null): Promise<string | Response> => {
+  const run = async (event: H3Event, route: Route | null): Promise<unknown> => {
     const config = ctx.config()
     const request = event.req
     const url = event.url
@@ -139,7 +142,9 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         return event.res.headers
       },
     }
-    const ipAddress = clientIp((request as { ip?: string }).ip, request.headers, config.advanced.ipAddress)
+    // Computed on first use: most requests need only some of these.
+    let meta: RequestMeta | undefined
+    let cookies: Map<string, string> | undefined
     const rc: RouteContext = {
       ctx,
       request,
@@ -148,15 +153,25 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       params: (event.context.params as Record<string, string> | undefined) ?? {},
       body: undefined,
       query: undefined,
-      meta: { ipAddress, userAgent: request.headers.get('user-agent') },
+      get meta() {
+        meta ??= {
+          ipAddress: clientIp((request as { ip?: string }).ip, request.headers, config.advanced.ipAddress),
+          userAgent: request.headers.get('user-agent'),
+        }
+        return meta
+      },
       session: null,
-      cookies: parseCookieHeader(request.headers.get('cookie')),
+      get cookies() {
+        cookies ??= parseCookieHeader(request.headers.get('cookie'))
+        return cookies
+      },
       names: cookieNames(config, ctx.baseURL),
       response: draft,
     }
     try {
       if (url.pathname.length + url.search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
-      if (config.rateLimit.enabled && ipAddress) {
+      const ipAddress = config.rateLimit.enabled ? rc.meta.ipAddress : null
+      if (ipAddress) {
         const key = `${rateLimitIdentity(ipAddress)}${path}`
         const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
         if (!decision.allowed) {
@@ -184,7 +199,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         }
       }
       rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
-      rc.query = route.query ? validate(route.query, Object.fromEntries(url.searchParams), 'query') : undefined
+      rc.query = route.query ? validate(route.query, url.search ? Object.fromEntries(url.searchParams) : {}, 'query') : undefined
       if (route.method === 'POST') checkCallbacks(rc, rawBody)
       if (route.auth !== 'none') {
         const resolved = resolveRequestSession(rc)

@@ -11,7 +11,18 @@ export interface CookieNames {
   secure: boolean
 }
 
+const namesCache = new WeakMap<GatehouseConfig, { baseURL: string; names: CookieNames }>()
+
+/** The names for a configuration, computed once per configuration object (it is replaced on every change). */
 export function cookieNames(config: GatehouseConfig, baseURL: string): CookieNames {
+  const cached = namesCache.get(config)
+  if (cached?.baseURL === baseURL) return cached.names
+  const names = computeCookieNames(config, baseURL)
+  namesCache.set(config, { baseURL, names })
+  return names
+}
+
+function computeCookieNames(config: GatehouseConfig, baseURL: string): CookieNames {
   const secure = config.advanced.useSecureCookies ?? baseURL.startsWith('https://')
   const prefix = `${secure ? '__Secure-' : ''}${config.advanced.cookiePrefix}.`
   return {

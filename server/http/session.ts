@@ -11,6 +11,21 @@ export function publicSession(data: SessionWithUser) {
   return { session: data.session, user: toPublicUser(data.user) }
 }
 
+/**
+ * The get-session answer serialised. Session lookups hand out the same object until the database
+ * changes (server/auth/session-cache.ts), so its JSON is kept with it: serialising six dates
+ * costs more than the rest of the request.
+ */
+const serialized = new WeakMap<SessionWithUser, string>()
+export function publicSessionJSON(data: SessionWithUser): string {
+  let json = serialized.get(data)
+  if (json === undefined) {
+    json = JSON.stringify(publicSession(data))
+    serialized.set(data, json)
+  }
+  return json
+}
+
 /** True when the request carries a validly signed dont_remember cookie (rememberMe was off). */
 export function hasDontRemember(rc: AnyRouteContext): boolean {
   const raw = rc.cookies.get(rc.names.dontRemember)

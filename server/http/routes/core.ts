@@ -15,6 +15,7 @@ import {
   clearSessionCookies,
   expireCookie,
   publicSession,
+  publicSessionJSON,
   requestSessionToken,
   resolveRequestSession,
   setSessionCacheCookie,
@@ -117,10 +118,9 @@ export const coreRoutes = [
       }
       const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
       if (resolved.status !== 'active') return null
-      const answer = publicSession(resolved.data)
       // A refresh already re-issued the cache with the new cookies.
-      if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, answer)
-      return answer
+      if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
+      return new TextBody(publicSessionJSON(resolved.data), 'application/json')
     },
   }),
 
