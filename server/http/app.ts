@@ -131,17 +131,8 @@ export function createAuthApp(options: HttpAppOptions): H3 {
     const request = event.req
     const url = event.url
     const path = url.pathname.startsWith(base) ? url.pathname.slice(base.length) || '/' : url.pathname
-    const draft: ResponseDraft = {
-      get status() {
-        return event.res.status ?? 200
-      },
-      set status(value: number) {
-        event.res.status = value
-      },
-      get headers() {
-        return event.res.headers
-      },
-    }
+    // h3's own response state is the draft: its headers are created only when first touched.
+    const draft: ResponseDraft = event.res
     // Computed on first use: most requests need only some of these.
     let meta: RequestMeta | undefined
     let cookies: Map<string, string> | undefined

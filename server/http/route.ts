@@ -11,7 +11,8 @@ export type AuthRequirement = 'none' | 'session' | 'fresh'
 
 /** Status and headers of the answer being built; handlers add cookies here. */
 export interface ResponseDraft {
-  status: number
+  /** Unset means 200. */
+  status?: number
   headers: Headers
 }
 
