@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
+import { throttledPasswordCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError } from './errors.js'
@@ -142,11 +143,24 @@ export async function signInUsername(
   if (input.password.length > ctx.config().emailAndPassword.maxPasswordLength) assertPasswordLength(ctx, input.password)
   const found = findUserByUsername(ctx, input.username)
   const credential = found ? findCredentialAccount(ctx, found.id) : undefined
-  if (!found || !credential?.password) {
-    await burnPasswordCheck(input.password)
-    throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER', found)
-  }
-  if (!(await verifyPassword(credential.password, input.password))) throw refuse('INVALID_PASSWORD', found)
+  // Per-account throttle (docs/SECURITY.md): a known account shares its counter with email
+  // sign-in; an unknown username is counted under its own name, so both answer alike.
+  const key = found ? throttleKey('email', found.email) : throttleKey('username', normalizeUsername(input.username))
+  const matched = await throttledPasswordCheck(
+    ctx,
+    key,
+    meta,
+    async () => {
+      if (!credential?.password) {
+        await burnPasswordCheck(input.password)
+        return false
+      }
+      return verifyPassword(credential.password, input.password)
+    },
+    { targetUserId: found?.id },
+  )
+  if (!found || !credential?.password) throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER', found)
+  if (!matched) throw refuse('INVALID_PASSWORD', found)
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
     recordAudit(ctx, {
       type: 'user.sign-in',

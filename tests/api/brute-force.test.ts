@@ -126,3 +126,20 @@ describe('bursts of correct sign-ins', () => {
     expect((await attempt(email, password)).status).toBe(200)
   })
 })
+
+describe('username sign-in shares the account throttle', () => {
+  it('counts failures by username against the account, and unknown usernames alike', async () => {
+    const username = `lock_${Date.now().toString(36)}`
+    const { email, password } = await signUp(server.base, { username })
+    const byUsername = (u: string, p: string) => new HttpClient(server.base).post('/sign-in/username', { username: u, password: p })
+    for (let i = 0; i < 10; i++) expect((await byUsername(username, 'wrong-password')).status).toBe(401)
+    const locked = await byUsername(username, password)
+    expect(locked.status).toBe(429)
+    expect(locked.headers.get('x-retry-after')).toBe('900')
+    expect((await attempt(email, password)).status).toBe(429)
+
+    const ghost = `ghost_${Date.now().toString(36)}`
+    for (let i = 0; i < 10; i++) expect((await byUsername(ghost, 'wrong-password')).status).toBe(401)
+    expect((await byUsername(ghost, 'wrong-password')).status).toBe(429)
+  })
+})
