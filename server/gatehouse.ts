@@ -57,7 +57,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const logger = options.logger ?? consoleLogger
   const host = options.host ?? '127.0.0.1'
   const port = options.port ?? 4280
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const store = new ConfigStore(
     options.dataDir ? join(options.dataDir, 'config.json') : null,
     (options.config ?? {}) as Record<string, unknown>,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
@@ -23,7 +23,13 @@ export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '.
  * disk before the answer leaves, so it survives a killed process or a power cut.
  */
 export function openDatabase(file: string, options: { migrations?: string } = {}): Database_ {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+    // Password hashes and session tokens live here: owner only. SQLite gives the -wal and -shm
+    // files the database file's permissions, so setting them before opening covers all three.
+    closeSync(openSync(file, 'a', 0o600))
+    chmodSync(file, 0o600)
+  }
   const sqlite = new Database(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = FULL')

@@ -18,13 +18,15 @@ afterEach(() => {
 
 describe('gatehouse serve', () => {
   it('starts on the embedded default, persists a 0600 secret, and stops cleanly on SIGTERM', async () => {
-    const dataDir = tempDir()
+    const dataDir = join(tempDir(), 'fresh')
     const server = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: '' })
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/auth$/)
     const ok = await fetch(`${server.url}/ok`)
     expect(await ok.json()).toEqual({ ok: true })
     expect(statSync(join(dataDir, 'secret')).mode & 0o777).toBe(0o600)
-    expect(statSync(join(dataDir, 'gatehouse.db')).isFile()).toBe(true)
+    // The database holds password hashes and tokens: owner only, WAL files included.
+    for (const file of ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm']) expect(statSync(join(dataDir, file)).mode & 0o777, file).toBe(0o600)
     server.child.kill('SIGTERM')
     expect(await server.exited).toEqual({ code: 0, signal: null })
     expect(server.output()).toContain('SIGTERM received, shutting down')
