@@ -181,6 +181,7 @@ export function otherFields(effective: Json): FieldSpec[] {
 }
 
 /** The nested patch that turns `before` into `after` (arrays and records replace whole). */
+/** The change from `before` to `after` as a JSON Merge Patch: a removed key becomes `null`. */
 export function diff(before: unknown, after: unknown): unknown {
   if (isPlainObject(before) && isPlainObject(after)) {
     const out: Json = {}
@@ -188,6 +189,7 @@ export function diff(before: unknown, after: unknown): unknown {
       const d = diff(before[key], after[key])
       if (d !== undefined) out[key] = d
     }
+    for (const key of Object.keys(before)) if (!(key in after)) out[key] = null
     return Object.keys(out).length ? out : undefined
   }
   return JSON.stringify(before) === JSON.stringify(after) ? undefined : after

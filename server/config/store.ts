@@ -24,6 +24,24 @@ export function deepMerge(base: Json, over: Json): Json {
   return out
 }
 
+/**
+ * JSON Merge Patch (RFC 7386): objects merge key by key, `null` removes a key (its default, or a
+ * start-up value, applies again), anything else replaces.
+ */
+export function applyMergePatch(base: Json, patch: Json): Json {
+  const out: Json = { ...base }
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue
+    if (value === null) {
+      delete out[key]
+      continue
+    }
+    const current = out[key]
+    out[key] = isPlainObject(value) ? applyMergePatch(isPlainObject(current) ? current : {}, value) : value
+  }
+  return out
+}
+
 export function readJsonFile(file: string, label: string): Json {
   let text: string
   try {
@@ -77,9 +95,12 @@ export class ConfigStore {
     return structuredClone(this.stored)
   }
 
-  /** Applies a partial change; throws ConfigError (and changes nothing) if the result is invalid. */
+  /**
+   * Applies a partial change as a JSON Merge Patch (`null` removes a key); throws ConfigError (and
+   * changes nothing) if the result is invalid.
+   */
   update(patch: Json): GatehouseConfig {
-    const stored = deepMerge(this.stored, patch)
+    const stored = applyMergePatch(this.stored, patch)
     parse(stored, 'configuration')
     const next = parse(deepMerge(stored, this.overrides), 'configuration')
     if (this.file) {
@@ -91,6 +112,19 @@ export class ConfigStore {
     this.current = next
     for (const listener of this.listeners) listener(next)
     return next
+  }
+
+  /**
+   * What is wrong with a change, without applying it: the same merge and schema as update(), as a
+   * list of `{path, message}` (empty when the change is valid).
+   */
+  problems(patch: Json): Array<{ path: string; message: string }> {
+    const stored = applyMergePatch(this.stored, patch)
+    for (const candidate of [stored, deepMerge(stored, this.overrides)]) {
+      const parsed = configSchema.safeParse(candidate)
+      if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
+    }
+    return []
   }
 
   onChange(listener: Listener): () => void {

@@ -1,5 +1,4 @@
 import { configSchema } from '../../config/schema.js'
-import { deepMerge } from '../../config/store.js'
 import type { HandlerGroup } from '../service.js'
 import { PanelError } from '../service.js'
 
@@ -62,11 +61,8 @@ export const settingsHandlers: HandlerGroup<'settings.get' | 'settings.update' |
         ])
       }
     }
-    // The same schema the server loads its configuration with.
-    const parsed = configSchema.safeParse(deepMerge(store.storedLayer(), patch))
-    return parsed.success
-      ? []
-      : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
+    // The same merge and schema as the change itself (ConfigStore.update).
+    return store.problems(patch)
   }
 
   return {
