@@ -71,7 +71,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   })
   const origin = (options.baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
-  const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger })
+  const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger, secret })
   const ctx: AuthContext = {
     db: database.db,
     sqlite: database.sqlite,

@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { createTransport } from 'nodemailer'
 import type { Clock } from '../auth/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
+import { revealSecret } from '../crypto/encrypt.js'
 import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { mailOutbox } from '../db/schema.js'
@@ -28,6 +29,8 @@ export interface OutboxMailerOptions {
   /** --smtp-url / GATEHOUSE_SMTP_URL: wins over the config's mail.smtp. */
   smtpUrl?: string
   logger: MailLogger
+  /** The auth secret: opens an SMTP password the control panel stored sealed. */
+  secret?: string
 }
 
 /** SMTP connection settings, from the flag or the config; null when none is configured. */
@@ -39,16 +42,24 @@ export interface SmtpSettings {
   auth?: { user: string; pass: string }
 }
 
-export function smtpSettings(config: GatehouseConfig, smtpUrl?: string): SmtpSettings | null {
+/** The purpose bound into a sealed SMTP password (server/crypto/encrypt.ts). */
+export const SMTP_PASSWORD_PURPOSE = 'smtp-password'
+
+/**
+ * SMTP connection settings, from the flag or the config; null when none is configured. The
+ * password may be stored sealed (the control panel seals it); `secret` opens it.
+ */
+export function smtpSettings(config: GatehouseConfig, smtpUrl?: string, secret?: string): SmtpSettings | null {
   const url = smtpUrl || config.mail.smtp.url
   if (url) return { url }
   const { host, port, secure, user, password } = config.mail.smtp
   if (!host) return null
+  const pass = secret ? revealSecret(secret, password, SMTP_PASSWORD_PURPOSE) : password
   return {
     host,
     port: port ?? (secure ? 465 : 587),
     secure: secure ?? port === 465,
-    ...(user ? { auth: { user, pass: password ?? '' } } : {}),
+    ...(user ? { auth: { user, pass: pass ?? '' } } : {}),
   }
 }
 
@@ -138,7 +149,7 @@ export class OutboxMailer implements Mailer {
   }
 
   private settings(): SmtpSettings | null {
-    return smtpSettings(this.options.config(), this.options.smtpUrl)
+    return smtpSettings(this.options.config(), this.options.smtpUrl, this.options.secret)
   }
 
   /** The transport for the current settings; rebuilt when the config changes them. */

@@ -1,4 +1,6 @@
+import { encryptSecret } from '../../crypto/encrypt.js'
 import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
+import { SMTP_PASSWORD_PURPOSE } from '../../mail/outbox.js'
 import {
   changeEmailConfirmation,
   deleteAccountEmail,
@@ -65,7 +67,8 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
             port: input.port || undefined,
             secure: input.secure,
             user: input.user || undefined,
-            ...(input.password ? { password: input.password } : {}),
+            // Sealed at rest (AES-256-GCM, key derived from the auth secret); the mailer opens it.
+            ...(input.password ? { password: encryptSecret(ctx.secret, input.password, SMTP_PASSWORD_PURPOSE) } : {}),
           },
         },
       })
