@@ -1,4 +1,5 @@
 import { desc, eq, gt } from 'drizzle-orm'
+import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
@@ -113,4 +114,32 @@ export async function throttledPasswordCheck(
   if (!ok) recordPasswordFailure(ctx, key, meta, options.targetUserId)
   else if (options.clearOnSuccess !== false) clearPasswordFailures(ctx, key)
   return ok
+}
+
+/**
+ * A sign-in's password check under the throttle: verifies against the stored hash, or, when the
+ * identity has none (unknown user, no credential account), spends the same work and fails, so
+ * the answer and its timing reveal nothing.
+ */
+export function throttledCredentialCheck(
+  ctx: AuthContext,
+  key: string,
+  meta: RequestMeta | null,
+  storedHash: string | null | undefined,
+  password: string,
+  options: { targetUserId?: string | null; clearOnSuccess?: boolean } = {},
+): Promise<boolean> {
+  return throttledPasswordCheck(
+    ctx,
+    key,
+    meta,
+    async () => {
+      if (!storedHash) {
+        await burnPasswordCheck(password)
+        return false
+      }
+      return verifyPassword(storedHash, password)
+    },
+    options,
+  )
 }

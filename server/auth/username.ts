@@ -1,8 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
-import { throttledPasswordCheck, throttleKey } from './throttle.js'
+import { throttledCredentialCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError } from './errors.js'
@@ -146,19 +145,7 @@ export async function signInUsername(
   // Per-account throttle (docs/SECURITY.md): a known account shares its counter with email
   // sign-in; an unknown username is counted under its own name, so both answer alike.
   const key = found ? throttleKey('email', found.email) : throttleKey('username', normalizeUsername(input.username))
-  const matched = await throttledPasswordCheck(
-    ctx,
-    key,
-    meta,
-    async () => {
-      if (!credential?.password) {
-        await burnPasswordCheck(input.password)
-        return false
-      }
-      return verifyPassword(credential.password, input.password)
-    },
-    { targetUserId: found?.id },
-  )
+  const matched = await throttledCredentialCheck(ctx, key, meta, credential?.password, input.password, { targetUserId: found?.id })
   if (!found || !credential?.password) throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER', found)
   if (!matched) throw refuse('INVALID_PASSWORD', found)
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {

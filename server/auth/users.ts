@@ -1,11 +1,11 @@
 import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
-import { burnPasswordCheck, hashPassword, verifyPassword } from '../crypto/password.js'
+import { hashPassword } from '../crypto/password.js'
 import { generateId } from '../crypto/random.js'
 import { account, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import { assertPasswordPolicy } from './password-policy.js'
-import { clearPasswordFailures, throttledPasswordCheck, throttleKey } from './throttle.js'
+import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 import { existingAccountEmail } from '../mail/templates.js'
@@ -249,19 +249,10 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
     return fail(401, 'INVALID_EMAIL_OR_PASSWORD')
   }
   const key = throttleKey('email', input.email)
-  const matched = await throttledPasswordCheck(
-    ctx,
-    key,
-    meta,
-    async () => {
-      if (!credential?.password) {
-        await burnPasswordCheck(input.password)
-        return false
-      }
-      return verifyPassword(credential.password, input.password)
-    },
-    { targetUserId: found?.id, clearOnSuccess: false },
-  )
+  const matched = await throttledCredentialCheck(ctx, key, meta, credential?.password, input.password, {
+    targetUserId: found?.id,
+    clearOnSuccess: false,
+  })
   if (!found || !credential?.password || !matched) {
     throw refuse(!found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD')
   }

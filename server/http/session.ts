@@ -87,3 +87,18 @@ export function resolveRequestSession(rc: AnyRouteContext, options: { disableRef
   }
   return result
 }
+
+/**
+ * The answer to a successful sign-in (email or username): the session cookies, a Location header
+ * when a callbackURL was given, and `{redirect, token, url?, user}`.
+ */
+export function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
+  setSessionCookies(rc, created, { dontRemember: request.rememberMe === false })
+  if (request.callbackURL) rc.response.headers.set('location', request.callbackURL)
+  return {
+    redirect: Boolean(request.callbackURL),
+    token: created.session.token,
+    ...(request.callbackURL ? { url: request.callbackURL } : {}),
+    user: toPublicUser(created.user),
+  }
+}

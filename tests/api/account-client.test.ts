@@ -3,7 +3,7 @@ import { createAuthClient } from 'better-auth/client'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
-import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
 let m: MailServer
@@ -21,15 +21,7 @@ function officialClient(jar = new CookieJar()) {
   const client = createAuthClient({
     baseURL: m.server.origin,
     fetchOptions: {
-      customFetchImpl: async (input, init) => {
-        const headers = new Headers(init?.headers)
-        headers.set('origin', m.server.origin)
-        const cookie = jar.header()
-        if (cookie) headers.set('cookie', cookie)
-        const response = await fetch(input, { ...init, headers, redirect: 'manual' })
-        jar.store(response)
-        return response
-      },
+      customFetchImpl: jarFetch(m.server.origin, jar, { redirect: 'manual' }),
     },
   })
   return { client, jar }

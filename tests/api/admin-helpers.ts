@@ -1,7 +1,7 @@
 import { createAuthClient } from 'better-auth/client'
 import { adminClient, usernameClient } from 'better-auth/client/plugins'
 import { setRole, systemActor } from '../../server/auth/admin.js'
-import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
 import type { TestServer } from '../helpers/server.js'
 
 /** The official better-auth client with the username and admin plugins, cookies in a jar, Origin sent. */
@@ -12,16 +12,9 @@ export function officialClient(server: TestServer, jar = new CookieJar()) {
     baseURL: server.origin,
     plugins: [usernameClient(), adminClient()],
     fetchOptions: {
-      customFetchImpl: async (input, init) => {
-        const headers = new Headers(init?.headers)
-        headers.set('origin', server.origin)
-        const cookie = jar.header()
-        if (cookie) headers.set('cookie', cookie)
-        const response = await fetch(input, { ...init, headers, redirect: 'manual' })
-        jar.store(response)
-        last.setCookies = response.headers.getSetCookie()
-        return response
-      },
+      customFetchImpl: jarFetch(server.origin, jar, { redirect: 'manual', onResponse: (response) => {
+          last.setCookies = response.headers.getSetCookie()
+        } }),
     },
   })
   return { client, jar, last }

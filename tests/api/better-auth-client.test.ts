@@ -1,7 +1,7 @@
 import { BASE_ERROR_CODES } from '@better-auth/core/error'
 import { createAuthClient } from 'better-auth/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -15,15 +15,7 @@ function officialClient(jar = new CookieJar()) {
   const client = createAuthClient({
     baseURL: server.origin,
     fetchOptions: {
-      customFetchImpl: async (input, init) => {
-        const headers = new Headers(init?.headers)
-        headers.set('origin', server.origin)
-        const cookie = jar.header()
-        if (cookie) headers.set('cookie', cookie)
-        const response = await fetch(input, { ...init, headers })
-        jar.store(response)
-        return response
-      },
+      customFetchImpl: jarFetch(server.origin, jar),
     },
   })
   return { client, jar }

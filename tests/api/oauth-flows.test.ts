@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
-import { CookieJar, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -332,15 +332,7 @@ describe('the official better-auth client', () => {
     return createAuthClient({
       baseURL: server.origin,
       fetchOptions: {
-        customFetchImpl: async (input, init) => {
-          const headers = new Headers(init?.headers)
-          headers.set('origin', server.origin)
-          const cookie = jar.header()
-          if (cookie) headers.set('cookie', cookie)
-          const response = await fetch(input, { ...init, headers })
-          jar.store(response)
-          return response
-        },
+        customFetchImpl: jarFetch(server.origin, jar),
       },
     })
   }

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inviteMember, resendInvitation, systemActor } from '../../server/auth/organizations/index.js'
 import { auditEvent } from '../../server/db/schema.js'
-import { type CookieJar, signUp, uniqueEmail } from '../helpers/http.js'
+import { type CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { type ReceivedMail, type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
 
@@ -24,15 +24,7 @@ function client(jar: CookieJar) {
     baseURL: server.origin,
     plugins: [organizationClient({ teams: { enabled: true } })],
     fetchOptions: {
-      customFetchImpl: async (input, init) => {
-        const headers = new Headers(init?.headers)
-        headers.set('origin', server.origin)
-        const cookie = jar.header()
-        if (cookie) headers.set('cookie', cookie)
-        const response = await fetch(input, { ...init, headers })
-        jar.store(response)
-        return response
-      },
+      customFetchImpl: jarFetch(server.origin, jar),
     },
   })
 }

@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addMember, systemActor } from '../../server/auth/organizations/index.js'
 import { auditEvent, member } from '../../server/db/schema.js'
-import { CookieJar, HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -19,15 +19,7 @@ function officialClient(srv: TestServer, jar = new CookieJar()) {
     baseURL: srv.origin,
     plugins: [organizationClient({ teams: { enabled: true } })],
     fetchOptions: {
-      customFetchImpl: async (input, init) => {
-        const headers = new Headers(init?.headers)
-        headers.set('origin', srv.origin)
-        const cookie = jar.header()
-        if (cookie) headers.set('cookie', cookie)
-        const response = await fetch(input, { ...init, headers })
-        jar.store(response)
-        return response
-      },
+      customFetchImpl: jarFetch(srv.origin, jar),
     },
   })
 }

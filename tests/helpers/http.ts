@@ -123,3 +123,20 @@ export function rawRequest(
       }),
   )
 }
+
+/**
+ * A fetch for the official better-auth client that behaves like a browser app on `origin`: it
+ * sends the Origin header and keeps cookies in `jar`.
+ */
+export function jarFetch(origin: string, jar: CookieJar, options: { redirect?: RequestRedirect; onResponse?: (response: Response) => void } = {}) {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const headers = new Headers(init?.headers)
+    headers.set('origin', origin)
+    const cookie = jar.header()
+    if (cookie) headers.set('cookie', cookie)
+    const response = await fetch(input, { ...init, headers, ...(options.redirect ? { redirect: options.redirect } : {}) })
+    jar.store(response)
+    options.onResponse?.(response)
+    return response
+  }
+}

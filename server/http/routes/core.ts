@@ -20,6 +20,7 @@ import {
   resolveRequestSession,
   setSessionCacheCookie,
   setSessionCookies,
+  signedInAnswer,
 } from '../session.js'
 
 const flag = z
@@ -78,15 +79,7 @@ export const coreRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      const created = await signInEmail(rc.ctx, body, rc.meta)
-      setSessionCookies(rc, created, { dontRemember: body.rememberMe === false })
-      if (body.callbackURL) rc.response.headers.set('location', body.callbackURL)
-      return {
-        redirect: Boolean(body.callbackURL),
-        token: created.session.token,
-        ...(body.callbackURL ? { url: body.callbackURL } : {}),
-        user: toPublicUser(created.user),
-      }
+      return signedInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
     },
   }),
 
