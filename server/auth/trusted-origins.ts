@@ -27,6 +27,9 @@ function parse(url: string): URL | null {
 export function matchesTrustedEntry(url: URL, raw: string, entry: string): boolean {
   if (entry.includes('*') || entry.includes('?')) {
     if (entry.includes('://')) return globToRegExp(entry).test(url.origin)
+    // A host-only pattern names web hosts: `javascript://x.example.org/%0Aalert(1)` has that
+    // host too, and a client that follows the returned url would run it.
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
     return globToRegExp(entry).test(url.host)
   }
   if (url.protocol === 'http:' || url.protocol === 'https:') {

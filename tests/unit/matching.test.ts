@@ -31,6 +31,8 @@ describe('trusted origins', () => {
     expect(isTrustedURL('https://example.org.evil.com/', trusted, { allowRelative: true })).toBe(false)
     expect(isTrustedURL('/ok', trusted, { allowRelative: false })).toBe(false)
     expect(isTrustedURL('https://app.example.com\n.evil.com', trusted, { allowRelative: true })).toBe(false)
+    expect(isTrustedURL('javascript://a.example.org/%0Aalert(1)', trusted, { allowRelative: true })).toBe(false)
+    expect(isTrustedURL('data://a.example.org/x', trusted, { allowRelative: true })).toBe(false)
   })
   it('refuses empty and malformed entries in the config with a reason', () => {
     expect(describeInvalidTrustedOrigin('')).toBe('a trusted origin must not be empty')
