@@ -119,6 +119,32 @@ describe('main: IPC registration of the panel contract', () => {
     expect(await invoke(OPEN_EXTERNAL_CHANNEL, mainFrame, 'https://github.com/settings/developers')).toBe(true)
     expect(fakeElectron.shell.openExternal).toHaveBeenCalledWith('https://github.com/settings/developers')
   })
+
+  it('settings.get never carries a secret, not even the password of an SMTP URL whose user is an email', async () => {
+    const own = await startTestServer({
+      config: {
+        mail: { smtp: { url: 'smtp://me@gmail.com:hunter2-smtp@smtp.gmail.com:587' } },
+        socialProviders: { github: { clientId: 'gh-id', clientSecret: 'gh-secret-value' } },
+      },
+    })
+    try {
+      const service = createPanelService({ gatehouse: own.gatehouse, apiURL: () => own.base, mode: 'desktop', version: 'test', startedAt: Date.now(), logger: silentLogger })
+      const result = await service.dispatch('settings.get', {})
+      expect(result.ok).toBe(true)
+      const text = JSON.stringify(result)
+      expect(text).not.toContain('hunter2')
+      expect(text).not.toContain('gh-secret-value')
+      expect(text).not.toContain(own.gatehouse.ctx.secret)
+      if (result.ok) {
+        const { effective } = result.data as { effective: { mail: { smtp: { url: string } }; socialProviders: { github: Record<string, unknown> } } }
+        expect(effective.mail.smtp.url).toBe('smtp://me@gmail.com@smtp.gmail.com:587')
+        expect(effective.socialProviders.github.clientId).toBe('gh-id')
+        expect(effective.socialProviders.github).not.toHaveProperty('clientSecret')
+      }
+    } finally {
+      await own.close()
+    }
+  })
 })
 
 describe('main: window security', () => {

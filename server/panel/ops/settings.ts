@@ -8,8 +8,16 @@ const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== 
 
 /** Secrets (provider client secrets, SMTP password) have write-only fields in their own views. */
 const SECRET_KEY = /^(password|pass|secret|clientSecret|privateKey|apiKey)$/i
-/** scheme://user:password@host → scheme://user@host (an SMTP URL carries its password). */
-const withoutUserinfoPassword = (value: string): string => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1@')
+/**
+ * scheme://user:password@host → scheme://user@host (an SMTP URL carries its password). The userinfo
+ * ends at the last "@" of the authority and the user at its first ":", as URL parsers read it, so
+ * smtp://me@gmail.com:pw@smtp.gmail.com keeps nothing of the password either.
+ */
+const withoutUserinfoPassword = (value: string): string => {
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(value)
+  const colon = match?.[2]?.indexOf(':') ?? -1
+  return match && colon >= 0 ? `${match[1]}${match[2]?.slice(0, colon)}@${value.slice(match[0].length)}` : value
+}
 
 /** Keys read once when the server starts. */
 export const RESTART_REQUIRED = ['basePath']
