@@ -163,7 +163,10 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       if (url.pathname.length + url.search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
       const ipAddress = config.rateLimit.enabled ? rc.meta.ipAddress : null
       if (ipAddress) {
-        const key = `${rateLimitIdentity(ipAddress)}${path}`
+        // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
+        // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
+        // fresh count and a new store entry, bypassing the limit and growing memory or the table.
+        const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
         const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
         if (!decision.allowed) {
           // One audit event per client and path per refused burst, so a flood cannot turn
