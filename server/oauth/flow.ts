@@ -16,7 +16,7 @@ import {
   openToken,
   tokenColumns,
 } from './linking.js'
-import { isProviderId, type ProviderOptions } from './options.js'
+import { CLIENT_SECRET_PURPOSE, isProviderId, type ProviderOptions } from './options.js'
 import { providers } from './providers/index.js'
 import { consumeState, createState, generateCodeVerifier } from './state.js'
 import type { OAuthTokens, ProfileContext, ProviderDefinition, ProviderProfile } from './types.js'
@@ -51,7 +51,7 @@ export function resolveProvider(ctx: AuthContext, id: string): ResolvedProvider 
     def,
     options,
     clientId: options.clientId ?? '',
-    clientSecret: revealSecret(ctx.secret, options.clientSecret, 'client-secret'),
+    clientSecret: revealSecret(ctx.secret, options.clientSecret, CLIENT_SECRET_PURPOSE),
     endpoints,
     redirectURI: options.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
   }

@@ -28,6 +28,9 @@ export const PROVIDER_IDS = [
 
 export type ProviderId = (typeof PROVIDER_IDS)[number]
 
+/** The purpose bound into a sealed client secret (server/crypto/encrypt.ts); the control panel seals, the flow opens. */
+export const CLIENT_SECRET_PURPOSE = 'client-secret'
+
 export const isProviderId = (value: string): value is ProviderId => (PROVIDER_IDS as readonly string[]).includes(value)
 
 /** Every URL a provider calls, by name; each can be overridden under `socialProviders.<id>.endpoints`. */

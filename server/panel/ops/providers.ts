@@ -1,11 +1,15 @@
 import { encryptSecret } from '../../crypto/encrypt.js'
-import { PROVIDER_ENDPOINTS, PROVIDER_IDS, type ProviderId, type ProviderOptions } from '../../oauth/options.js'
+import {
+  CLIENT_SECRET_PURPOSE,
+  isProviderId,
+  PROVIDER_ENDPOINTS,
+  PROVIDER_IDS,
+  type ProviderId,
+  type ProviderOptions,
+} from '../../oauth/options.js'
 import { providers } from '../../oauth/providers/index.js'
 import type { ProviderView } from '../contract.js'
 import { type HandlerGroup, PanelError } from '../service.js'
-
-/** Client secrets are sealed (AES-256-GCM, key derived from the auth secret) before they reach config.json. */
-export const CLIENT_SECRET_PURPOSE = 'client-secret'
 
 export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update'> = (env) => {
   const { ctx, config: store } = env.gatehouse
@@ -35,10 +39,8 @@ export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update
     },
 
     'providers.update'(input) {
-      if (!(PROVIDER_IDS as readonly string[]).includes(input.id)) {
-        throw new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${input.id} not found`)
-      }
-      const id = input.id as ProviderId
+      const { id } = input
+      if (!isProviderId(id)) throw new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`)
       const names = PROVIDER_ENDPOINTS[id] as readonly string[]
       const unknown = Object.keys(input.overrides).find((n) => !names.includes(n))
       if (unknown) {
@@ -62,6 +64,7 @@ export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update
             [id]: {
               enabled: input.enabled,
               clientId: input.clientId,
+              // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
               ...(input.clientSecret ? { clientSecret: encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE) } : {}),
               scope: input.scopes,
               endpoints,
