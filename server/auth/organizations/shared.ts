@@ -23,7 +23,9 @@ export type OrgActor =
 
 export const systemActor = (actorUserId: string | null = null): OrgActor => ({ kind: 'system', actorUserId })
 
-export const userActor = (data: { user: UserRow; session: SessionRow }, meta: RequestMeta | null): OrgActor => ({
+export type SignedInOrgActor = Extract<OrgActor, { kind: 'user' }> & { session: SessionRow }
+
+export const userActor = (data: { user: UserRow; session: SessionRow }, meta: RequestMeta | null): SignedInOrgActor => ({
   kind: 'user',
   user: data.user,
   session: data.session,

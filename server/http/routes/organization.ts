@@ -27,6 +27,7 @@ import {
   updateMemberRole,
   updateOrganization,
   updateTeam,
+  userActor,
 } from '../../auth/organizations/index.js'
 import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
 import { defineRoute, type RouteContext } from '../route.js'
@@ -40,12 +41,7 @@ import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookie
 
 type AuthedContext = RouteContext<unknown, unknown, SessionWithUser>
 
-const actorOf = (rc: AuthedContext) => ({
-  kind: 'user' as const,
-  user: rc.session.user,
-  session: rc.session.session,
-  meta: rc.meta,
-})
+const actorOf = (rc: AuthedContext) => userActor(rc.session, rc.meta)
 
 /**
  * The caller's session changed its active organization: re-issue the cookie cache so get-session
