@@ -121,13 +121,16 @@ describe('hostile input', () => {
   }, 180_000)
 
   it('survives path tricks, oversized and duplicated headers', async () => {
-    const paths = ['/api/auth/../api/auth/ok', '/api/auth//ok', '/api/auth/%2e%2e/%2e%2e/etc/passwd', '/api/auth/ok%00', `/api/auth/${'a/'.repeat(3000)}`, '/%', '/api/auth/\u00e9']
+    // Paths are matched as sent (no dot-segment or slash normalisation): none of these is a route.
+    const paths = ['/api/auth/../api/auth/ok', '/api/auth//ok', '/api/auth/%2e%2e/%2e%2e/etc/passwd', '/api/auth/ok%00', `/api/auth/${'a/'.repeat(3000)}`, '/api/auth/\u00e9']
     for (const path of paths) {
       const res = await rawRequest(`${server.origin}${encodeURI(path).replace(/%25/g, '%')}`, {})
-      expect(res.status, path).toBeLessThan(500)
-      expect(res.text).not.toMatch(FORBIDDEN_IN_BODY)
+      expect([res.status, res.text], path).toEqual([404, '{"code":"NOT_FOUND","message":"Not Found"}'])
     }
-    const huge = await rawRequest(`${server.base}/get-session`, { headers: { 'x-filler': 'a'.repeat(20_000) } }).catch(() => ({ status: 431 }))
+    const malformed = await rawRequest(`${server.origin}/%`, {})
+    expect(malformed.status).toBe(400)
+    expect(malformed.text).not.toMatch(FORBIDDEN_IN_BODY)
+    const huge = await rawRequest(`${server.base}/get-session`, { headers: { 'x-filler': 'a'.repeat(20_000) } })
     expect(huge.status).toBe(431)
     const duplicated = await rawRequest(`${server.base}/get-session`, {
       headers: { cookie: ['better-auth.session_token=a', 'better-auth.session_token=b'].join('; '), 'x-forwarded-for': '1.1.1.1, , ,,not-ip' },
