@@ -6,7 +6,8 @@ import { inviteMember, resendInvitation, systemActor } from '../../server/auth/o
 import { auditEvent } from '../../server/db/schema.js'
 import { type CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
-import { type ReceivedMail, type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
+import { linkIn } from './account-helpers.js'
 
 let sink: SmtpSink
 let server: TestServer
@@ -34,12 +35,6 @@ async function person(email = uniqueEmail('mail'), name = 'Test User') {
   return { id: signed.user.id, email, client: client(signed.client.jar) }
 }
 
-function acceptLink(mail: ReceivedMail, prefix: string): string {
-  const link = mail.text.match(/https?:\/\/\S+/g)?.find((u) => u.startsWith(prefix))
-  if (!link) throw new Error(`no ${prefix} link in:\n${mail.text}`)
-  return link
-}
-
 describe('invitation mail through SMTP', () => {
   it('invite → mail with the accept link → recipient signs up, reads and accepts it', async () => {
     const alice = await person(uniqueEmail('inviter'), 'Alice <Admin>')
@@ -52,7 +47,7 @@ describe('invitation mail through SMTP', () => {
 
     const mail = await sink.waitFor(bobEmail)
     expect(mail.subject).toBe('Alice <Admin> invited you to join Rock & Roll <Ltd>')
-    const link = acceptLink(mail, `${server.origin}/accept-invitation/`)
+    const link = linkIn(mail, `${server.origin}/accept-invitation/`)
     expect(link).toBe(`${server.origin}/accept-invitation/${invitationId}`)
     expect(mail.text).toContain(`Alice <Admin> (${alice.email}) invited you to join Rock & Roll <Ltd> as admin.`)
     expect(mail.text).toContain('2026-01-03 12:00:00 UTC')
@@ -83,7 +78,7 @@ describe('invitation mail through SMTP', () => {
       const again = await alice.client.organization.inviteMember({ email, role: 'member', resend: true })
       expect(again.data?.id).toBe(first.data?.id)
       const second = await sink.waitFor(email, (m) => m.text.includes('https://app.example/join'))
-      expect(acceptLink(second, 'https://app.example/join')).toBe(`https://app.example/join?invite=${first.data?.id}`)
+      expect(linkIn(second, 'https://app.example/join')).toBe(`https://app.example/join?invite=${first.data?.id}`)
       expect(sink.inbox.filter((m) => m.to.includes(email))).toHaveLength(2)
     } finally {
       server.gatehouse.config.update({ organization: { invitationURL: null } })
