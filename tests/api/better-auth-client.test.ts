@@ -28,7 +28,8 @@ describe('the official better-auth client against Gatehouse', () => {
     const signUp = await client.signUp.email({ name: 'Official', email, password: 'password1234' })
     expect(signUp.error).toBeNull()
     expect(signUp.data?.user.email).toBe(email)
-    expect(jar.get('better-auth.session_token')).toBeDefined()
+    // The signed cookie: the session token, a dot and the URL-encoded HMAC.
+    expect(jar.get('better-auth.session_token')).toMatch(new RegExp(`^${signUp.data?.token}\\.[A-Za-z0-9%]+%3D$`))
 
     const session = await client.getSession()
     expect(session.error).toBeNull()
