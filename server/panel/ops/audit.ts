@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, like, lte, or, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lte, or, type SQL, sql } from 'drizzle-orm'
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { findUserByEmail } from '../../auth/users.js'
 import { auditEvent } from '../../db/schema.js'
 import type { AuditEventView, AuditFilter } from '../contract.js'
@@ -8,16 +9,17 @@ type AuditRow = typeof auditEvent.$inferSelect
 
 export const toAuditView = (row: AuditRow): AuditEventView => ({ ...row, createdAt: row.createdAt.getTime() })
 
-/** Escapes LIKE wildcards so a filter value matches literally. */
-const literal = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
+/** `column` starts with `prefix`, taken literally (LIKE wildcards escaped, with the ESCAPE clause that makes the escapes count). */
+const startsWith = (column: SQLiteColumn, prefix: string): SQL =>
+  sql`${column} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`
 
 function whereOf(env: PanelEnv, filter: AuditFilter): SQL | undefined {
   const conditions: SQL[] = []
   if (filter.type) {
-    conditions.push(filter.type.endsWith('*') ? sql`${auditEvent.type} LIKE ${`${literal(filter.type.slice(0, -1))}%`} ESCAPE '\\'` : eq(auditEvent.type, filter.type))
+    conditions.push(filter.type.endsWith('*') ? startsWith(auditEvent.type, filter.type.slice(0, -1)) : eq(auditEvent.type, filter.type))
   }
   if (filter.outcome) conditions.push(eq(auditEvent.outcome, filter.outcome))
-  if (filter.ip) conditions.push(like(auditEvent.ipAddress, `${literal(filter.ip)}%`))
+  if (filter.ip) conditions.push(startsWith(auditEvent.ipAddress, filter.ip))
   if (filter.from !== undefined) conditions.push(gte(auditEvent.createdAt, new Date(filter.from)))
   if (filter.to !== undefined) conditions.push(lte(auditEvent.createdAt, new Date(filter.to)))
   if (filter.user) {
