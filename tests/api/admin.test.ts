@@ -78,7 +78,9 @@ describe('refusals', () => {
     const res = await anon.post('/admin/ban-user', { userId: admin.id })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ code: 'UNAUTHORIZED', message: 'Unauthorized' })
-    expect((await anon.get('/admin/list-users')).status).toBe(401)
+    const list = await anon.get('/admin/list-users')
+    expect(list.status).toBe(401)
+    expect(list.body).toEqual({ code: 'UNAUTHORIZED', message: 'Unauthorized' })
   })
 
   it('refuses every admin action to a plain user with 403 and the spec message, changing nothing', async () => {

@@ -131,10 +131,11 @@ describe('organization create, list, check-slug, full organization, set-active',
     const anonymous = new HttpClient(server.base)
     const res = await anonymous.post('/organization/create', { name: 'X', slug: slug() })
     expect(res.status).toBe(401)
+    expect(res.body).toEqual({ code: 'UNAUTHORIZED', message: 'Unauthorized' })
     const alice = await person()
     const empty = await alice.http.post<{ code: string }>('/organization/create', { name: '', slug: slug() })
     expect(empty.status).toBe(400)
-    expect(empty.body.code).toBe('VALIDATION_ERROR')
+    expect(empty.body).toEqual({ code: 'VALIDATION_ERROR', message: '[body.name] Too small: expected string to have >=1 characters' })
   })
 
   it('set-active switches, unsets with null, refuses a non-member and re-issues the session cookie', async () => {
