@@ -69,6 +69,15 @@ export interface PanelServer {
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
 
+/** decodeURIComponent, or null for malformed percent-encoding (a 4xx, never a 500). */
+const decoded = (value: string): string | null => {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return null
+  }
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -132,7 +141,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim())) return true
     for (const part of (req.headers.cookie ?? '').split(';')) {
       const eq = part.indexOf('=')
-      if (eq > 0 && part.slice(0, eq).trim() === cookieName && tokenMatches(decodeURIComponent(part.slice(eq + 1).trim()))) {
+      if (eq > 0 && part.slice(0, eq).trim() === cookieName && tokenMatches(decoded(part.slice(eq + 1).trim()))) {
         return true
       }
     }
@@ -167,9 +176,9 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     }
     if (!existsSync(index)) return send(res, 503, 'text/html; charset=utf-8', NOT_BUILT)
     let file = index
-    const decoded = decodeURIComponent(pathname)
-    if (decoded !== '/' && !decoded.includes('\0')) {
-      const candidate = normalize(join(assetsDir, decoded))
+    const path = decoded(pathname)
+    if (path && path !== '/' && !path.includes('\0')) {
+      const candidate = normalize(join(assetsDir, path))
       if (candidate.startsWith(assetsDir + sep) && existsSync(candidate) && statSync(candidate).isFile()) file = candidate
     }
     const hashed = file.includes(`${sep}assets${sep}`)
@@ -204,7 +213,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
         const status = (e as { status?: number }).status ?? 400
         return sendJson(res, status, { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_JSON', message: (e as Error).message })
       }
-      const op = decodeURIComponent(url.pathname.slice(API_PREFIX.length))
+      const op = decoded(url.pathname.slice(API_PREFIX.length)) ?? ''
       const result = await options.service.dispatch(op, input)
       return result.ok ? sendJson(res, 200, result.data) : sendJson(res, result.error.status, result.error)
     }
