@@ -1,3 +1,5 @@
+import { escapeHtml } from './templates.js'
+
 /** The organization invitation mail: plain text and HTML, both carrying the accept link. */
 
 export interface InvitationMailInput {
@@ -15,9 +17,6 @@ export interface RenderedMail {
   text: string
   html: string
 }
-
-const escapeHtml = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
 
 /** Mail headers must stay on one line whatever the organization is called. */
 const oneLine = (value: string): string => value.replace(/[\r\n]+/g, ' ').trim()
