@@ -125,6 +125,10 @@ export class OutboxMailer implements Mailer {
     this.wake()
   }
 
+  isConfigured(): boolean {
+    return this.settings() !== null
+  }
+
   wake(): void {
     if (this.closed) return
     if (this.running) {

@@ -15,6 +15,8 @@ export interface Mailer {
    * conversation, so response times do not reveal whether a message was sent.
    */
   send(mail: OutgoingMail): void
+  /** Whether an SMTP server is configured now (--smtp-url or mail.smtp). */
+  isConfigured?(): boolean
   /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */
   wake?(): void
   /** Resolves when no delivery is in progress and nothing deliverable is queued. */

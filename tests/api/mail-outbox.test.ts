@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { listMailOutbox, retryAllFailedMail, retryMail, sendTestEmail, waitForMailDelivery } from '../../server/mail/index.js'
+import { listMailOutbox, OutboxMailer, retryAllFailedMail, retryMail, sendTestEmail, waitForMailDelivery } from '../../server/mail/index.js'
+import { createPanelService } from '../../server/panel/service.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 import { startSmtpSink } from '../helpers/smtp.js'
 
 /** A loopback port where nothing listens (an SMTP server that is down). */
@@ -147,6 +148,23 @@ describe('mail outbox', () => {
       } finally {
         await sink.close()
       }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('counts as configured with the --smtp-url flag alone, for the mailer and for the panel', async () => {
+    const server = await startTestServer()
+    try {
+      const { ctx, config } = server.gatehouse
+      const quiet = { info() {}, warn() {} }
+      const mailer = (smtpUrl?: string) => new OutboxMailer({ db: ctx.db, clock: ctx.clock, config: () => config.get(), smtpUrl, logger: quiet })
+      expect(mailer().isConfigured()).toBe(false)
+      expect(mailer('smtp://127.0.0.1:2525').isConfigured()).toBe(true)
+      const panel = createPanelService({ gatehouse: server.gatehouse, apiURL: () => server.base, mode: 'browser', version: 'test', startedAt: 0, logger: silentLogger })
+      expect(await panel.dispatch('email.get', {})).toMatchObject({ ok: true, data: { configured: false, smtp: { hasPassword: false } } })
+      config.update({ mail: { smtp: { host: '127.0.0.1', port: 2525 } } })
+      expect(await panel.dispatch('email.get', {})).toMatchObject({ ok: true, data: { configured: true, smtp: { host: '127.0.0.1', port: 2525 } } })
     } finally {
       await server.close()
     }

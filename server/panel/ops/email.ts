@@ -53,7 +53,8 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
           hasPassword: Boolean(mail.smtp.password),
           from: mail.from,
         },
-        configured: smtpSettings(store.get()) !== null,
+        // The mailer knows the --smtp-url flag too, which the config does not hold.
+        configured: ctx.mailer.isConfigured?.() ?? smtpSettings(store.get()) !== null,
         templates: Object.keys(previews()),
       }
     },
