@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../crypto/password.js'
-import { generateId, generateLowerToken } from '../crypto/random.js'
+import { generateLowerToken } from '../crypto/random.js'
 import { account, session, user } from '../db/schema.js'
 import { deleteAccountEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
@@ -10,7 +10,7 @@ import type { AuthContext, RequestMeta } from './context.js'
 import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError, fail } from './errors.js'
 import { createSession, isSessionFresh, type SessionWithUser, type UserRow } from './sessions.js'
-import { findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields } from './users.js'
+import { deleteUserRows, findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields, storeCredentialPassword } from './users.js'
 import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
 import { consumeVerification, createVerification } from './verification.js'
 
@@ -132,16 +132,7 @@ export async function setPassword(ctx: AuthContext, userId: string, newPassword:
   const existing = findCredentialAccount(ctx, userId)
   if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
   if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')
-  const hash = await hashPassword(newPassword)
-  const now = new Date(ctx.clock.now())
-  if (existing) {
-    ctx.db.update(account).set({ password: hash, updatedAt: now }).where(eq(account.id, existing.id)).run()
-  } else {
-    ctx.db
-      .insert(account)
-      .values({ id: generateId(), accountId: userId, providerId: 'credential', userId, password: hash, createdAt: now, updatedAt: now })
-      .run()
-  }
+  storeCredentialPassword(ctx, userId, await hashPassword(newPassword))
   recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
 }
 
@@ -215,18 +206,15 @@ function assertDeleteEnabled(ctx: AuthContext): void {
 }
 
 /** Removes the user's sessions, accounts and then the user, in one transaction (SPEC §4). */
-export function removeUser(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId: string | null = userId): void {
-  ctx.db.transaction((tx) => {
-    tx.delete(session).where(eq(session.userId, userId)).run()
-    tx.delete(account).where(eq(account.userId, userId)).run()
-    tx.delete(user).where(eq(user.id, userId)).run()
-  })
-  recordAudit(ctx, { type: 'user.deleted', actorUserId, targetUserId: userId, meta })
+/** A user deleting their own account (password, fresh session or mailed token already checked). */
+function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): void {
+  ctx.db.transaction(() => deleteUserRows(ctx, userId))
+  recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
 }
 
 function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): void {
   if (!consumeVerification(ctx, deleteIdentifier(token), current.user.id)) throw fail(404, 'INVALID_TOKEN')
-  removeUser(ctx, current.user.id, meta)
+  deleteOwnAccount(ctx, current.user.id, meta)
 }
 
 /**
@@ -259,7 +247,7 @@ export async function deleteUser(
     return 'Verification email sent'
   }
   if (!input.password && !isSessionFresh(ctx, current.session)) throw fail(400, 'SESSION_EXPIRED')
-  removeUser(ctx, current.user.id, meta)
+  deleteOwnAccount(ctx, current.user.id, meta)
   return 'User deleted'
 }
 

@@ -1,8 +1,7 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { hashPassword } from '../crypto/password.js'
-import { generateId } from '../crypto/random.js'
-import { account, session, user } from '../db/schema.js'
+import { session, user } from '../db/schema.js'
 import {
   hasPermission,
   isAdministrator,
@@ -20,12 +19,13 @@ import { isUsernameConflict, readUsernameFields, usernameError } from './usernam
 import {
   assertPasswordLength,
   assertValidEmail,
-  findCredentialAccount,
+  deleteUserRows,
   findUserByEmail,
   findUserById,
   insertUser,
   normalizeEmail,
   readAdditionalFields,
+  storeCredentialPassword,
 } from './users.js'
 
 /**
@@ -427,9 +427,7 @@ export function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta:
   if (actorId(actor) === userId) throw adminError(400, 'YOU_CANNOT_REMOVE_YOURSELF')
   ctx.db.transaction(() => {
     const before = requireUser(ctx, userId)
-    ctx.db.delete(session).where(eq(session.userId, userId)).run()
-    ctx.db.delete(account).where(eq(account.userId, userId)).run()
-    ctx.db.delete(user).where(eq(user.id, userId)).run()
+    deleteUserRows(ctx, userId)
     audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { email: before.email, name: before.name, role: before.role, username: before.username } },
@@ -451,17 +449,8 @@ export async function setUserPassword(
   const hash = await hashPassword(input.newPassword)
   ctx.db.transaction(() => {
     const target = requireUser(ctx, input.userId)
-    const now = new Date(ctx.clock.now())
-    const credential = findCredentialAccount(ctx, target.id)
-    if (credential) {
-      ctx.db.update(account).set({ password: hash, updatedAt: now }).where(eq(account.id, credential.id)).run()
-    } else {
-      ctx.db
-        .insert(account)
-        .values({ id: generateId(), accountId: target.id, providerId: 'credential', userId: target.id, password: hash, createdAt: now, updatedAt: now })
-        .run()
-    }
-    audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: !credential } })
+    const { created } = storeCredentialPassword(ctx, target.id, hash)
+    audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
   }, immediate)
 }
 

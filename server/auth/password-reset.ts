@@ -1,13 +1,13 @@
-import { and, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { hashPassword } from '../crypto/password.js'
 import { generateId } from '../crypto/random.js'
-import { account, session, verification } from '../db/schema.js'
+import { session, verification } from '../db/schema.js'
 import { passwordResetEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 import { assertPasswordPolicy } from './password-policy.js'
-import { findUserByEmail, findUserById } from './users.js'
+import { findUserByEmail, findUserById, storeCredentialPassword } from './users.js'
 import { createVerification, findVerification } from './verification.js'
 
 /**
@@ -90,25 +90,7 @@ export async function resetPassword(
   ctx.db.transaction((tx) => {
     // Consumed here, after the hashing: of two concurrent resets with one token, one wins.
     if (tx.delete(verification).where(eq(verification.id, pending.id)).run().changes !== 1) throw fail(400, 'INVALID_TOKEN')
-    const now = new Date(ctx.clock.now())
-    const updated = tx
-      .update(account)
-      .set({ password: hash, updatedAt: now })
-      .where(and(eq(account.userId, target.id), eq(account.providerId, 'credential')))
-      .run()
-    if (updated.changes === 0) {
-      tx.insert(account)
-        .values({
-          id: generateId(),
-          accountId: target.id,
-          providerId: 'credential',
-          userId: target.id,
-          password: hash,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .run()
-    }
+    storeCredentialPassword(ctx, target.id, hash)
     if (revoke) revoked = tx.delete(session).where(eq(session.userId, target.id)).run().changes
   })
   recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })

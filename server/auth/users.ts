@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
 import { hashPassword } from '../crypto/password.js'
 import { generateId } from '../crypto/random.js'
-import { account, user } from '../db/schema.js'
+import { account, session, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import { assertPasswordPolicy } from './password-policy.js'
 import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from './throttle.js'
@@ -97,6 +97,33 @@ export function findCredentialAccount(ctx: AuthContext, userId: string) {
     .from(account)
     .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
     .get()
+}
+
+/**
+ * Sets the password hash of a user's credential account, creating the account when the user has
+ * none (a social-only user). Runs inside the caller's transaction when there is one. Returns
+ * whether the account was created.
+ */
+export function storeCredentialPassword(ctx: AuthContext, userId: string, hash: string): { created: boolean } {
+  const now = new Date(ctx.clock.now())
+  const updated = ctx.db
+    .update(account)
+    .set({ password: hash, updatedAt: now })
+    .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
+    .run()
+  if (updated.changes > 0) return { created: false }
+  ctx.db
+    .insert(account)
+    .values({ id: generateId(), accountId: userId, providerId: 'credential', userId, password: hash, createdAt: now, updatedAt: now })
+    .run()
+  return { created: true }
+}
+
+/** Deletes a user with its sessions, then its accounts, then the user row (SPEC §4 Account deletion), in the caller's transaction. */
+export function deleteUserRows(ctx: AuthContext, userId: string): void {
+  ctx.db.delete(session).where(eq(session.userId, userId)).run()
+  ctx.db.delete(account).where(eq(account.userId, userId)).run()
+  ctx.db.delete(user).where(eq(user.id, userId)).run()
 }
 
 const isUniqueViolation = (e: unknown): boolean =>
