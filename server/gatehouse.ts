@@ -7,6 +7,7 @@ import { systemClock } from './auth/context.js'
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './auth/rate-limit.js'
 import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigStore } from './config/store.js'
+import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type Database_, openDatabase } from './db/index.js'
 import { createAuthApp } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
@@ -83,6 +84,11 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
   // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
   store.onChange(() => mailer.wake())
+  // The hash queue is per process; its depth follows the live config.
+  passwordHashQueue.maxPending = store.get().security.passwordHashQueue
+  store.onChange((config) => {
+    passwordHashQueue.maxPending = config.security.passwordHashQueue
+  })
   mailer.wake()
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())

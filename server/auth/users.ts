@@ -141,10 +141,6 @@ export interface NewUserInput {
   additionalFields?: Record<string, unknown>
 }
 
-/**
- * Inserts a user and, with a password hash, its credential account, in one transaction.
- * The hash is computed by the caller beforehand: no transaction is held open while hashing.
- */
 /** The row a new user would get; insertUser stores it. */
 function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   const now = new Date(ctx.clock.now())
@@ -167,6 +163,10 @@ function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   }
 }
 
+/**
+ * Inserts a user and, with a password hash, its credential account, in one transaction.
+ * The hash is computed by the caller beforehand: no transaction is held open while hashing.
+ */
 export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
   const row = unsavedUser(ctx, input)
   const now = row.createdAt

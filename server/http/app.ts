@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import type { AuthContext, RequestMeta } from '../auth/context.js'
 import { recordAudit } from '../auth/audit.js'
 import { APIError, ERR } from '../auth/errors.js'
-import { HashQueueFullError, passwordHashQueue } from '../crypto/hash-queue.js'
+import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { consume, type RateLimitStore, ruleFor } from '../auth/rate-limit.js'
 import { isSessionFresh } from '../auth/sessions.js'
 import { isTrustedURL } from '../auth/trusted-origins.js'
@@ -176,7 +176,6 @@ export function createAuthApp(options: HttpAppOptions): H3 {
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
       }
-      passwordHashQueue.maxPending = config.security.passwordHashQueue
       if (!route || route.method !== request.method || config.disabledPaths.includes(path)) {
         throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
       }

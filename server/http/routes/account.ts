@@ -14,7 +14,7 @@ import { isResetTokenValid, RESET_REQUEST_MESSAGE, requestPasswordReset, resetPa
 import type { SessionWithUser } from '../../auth/sessions.js'
 import { toPublicUser } from '../../auth/users.js'
 import { assertTrustedCallback } from '../app.js'
-import { defineRoute, type RouteContext } from '../route.js'
+import { defineRoute, redirect, type RouteContext } from '../route.js'
 import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../session.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
@@ -29,8 +29,6 @@ function optionalSession(rc: AnyRouteContext): SessionWithUser | null {
   const resolved = resolveRequestSession(rc)
   return resolved.status === 'active' ? resolved.data : null
 }
-
-const redirect = (location: string): Response => new Response(null, { status: 302, headers: { location } })
 
 /** callbackURL + `error=code`, joined with ? or & (reference §4.1 verify-email). */
 function withError(callbackURL: string, error: string): string {

@@ -14,7 +14,7 @@ import {
 } from '../../oauth/flow.js'
 import { STATE_TTL_MS } from '../../oauth/state.js'
 import { serializeCookie, signedCookieValue } from '../cookies.js'
-import { defineRoute, type RouteContext } from '../route.js'
+import { defineRoute, redirect, type RouteContext } from '../route.js'
 import { setSessionCookies } from '../session.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
@@ -32,8 +32,6 @@ function browserState(rc: AnyRouteContext): string | null {
   const raw = rc.cookies.get(stateCookieName(rc))
   return raw ? unsignValue(rc.ctx.secret, raw) : null
 }
-
-const redirect = (location: string): Response => new Response(null, { status: 302, headers: { location } })
 
 const idTokenSchema = z.object({
   token: z.string().min(1),
