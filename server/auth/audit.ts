@@ -1,4 +1,6 @@
-import { auditEvent } from '../db/schema.js'
+import { and, count, desc, eq, gte, lte, or, type SQL, sql } from 'drizzle-orm'
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
+import { auditEvent, user } from '../db/schema.js'
 import type { AuthContext, RequestMeta } from './context.js'
 
 export type AuditEventType =
@@ -36,4 +38,74 @@ export function recordAudit(ctx: AuthContext, event: AuditInput): void {
       createdAt: new Date(ctx.clock.now()),
     })
     .run()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the log (control panel)
+
+export type AuditRow = typeof auditEvent.$inferSelect
+
+export interface AuditQuery {
+  /** An exact type, or a prefix ending in `*` (e.g. `security.*`). */
+  type?: string
+  /** A user id or an email address: matched as actor, target, or the email a failed sign-in named. */
+  user?: string
+  /** An address prefix. */
+  ip?: string
+  outcome?: 'success' | 'failure'
+  /** Epoch milliseconds, inclusive. */
+  from?: number
+  to?: number
+}
+
+/** `column` starts with `prefix`, taken literally (LIKE wildcards escaped, with the ESCAPE clause that makes the escapes count). */
+const startsWith = (column: SQLiteColumn, prefix: string): SQL => sql`${column} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`
+
+function whereOf(ctx: AuthContext, query: AuditQuery): SQL | undefined {
+  const conditions: SQL[] = []
+  if (query.type) {
+    conditions.push(query.type.endsWith('*') ? startsWith(auditEvent.type, query.type.slice(0, -1)) : eq(auditEvent.type, query.type))
+  }
+  if (query.outcome) conditions.push(eq(auditEvent.outcome, query.outcome))
+  if (query.ip) conditions.push(startsWith(auditEvent.ipAddress, query.ip))
+  if (query.from !== undefined) conditions.push(gte(auditEvent.createdAt, new Date(query.from)))
+  if (query.to !== undefined) conditions.push(lte(auditEvent.createdAt, new Date(query.to)))
+  if (query.user) {
+    const value = query.user.trim()
+    const ids = [value]
+    if (value.includes('@')) {
+      const found = ctx.db.select({ id: user.id }).from(user).where(eq(user.email, value.toLowerCase())).get()
+      if (found) ids.push(found.id)
+    }
+    const byUser: SQL[] = ids.flatMap((id) => [eq(auditEvent.actorUserId, id), eq(auditEvent.targetUserId, id)])
+    if (value.includes('@')) byUser.push(sql`lower(json_extract(${auditEvent.detail}, '$.email')) = ${value.toLowerCase()}`)
+    const any = or(...byUser)
+    if (any) conditions.push(any)
+  }
+  return conditions.length ? and(...conditions) : undefined
+}
+
+/** Events matching a query, newest first; `limit` unset means all of them (exports). */
+export function queryAuditEvents(ctx: AuthContext, query: AuditQuery, page: { limit?: number; offset?: number } = {}): { events: AuditRow[]; total: number } {
+  const where = whereOf(ctx, query)
+  const total = ctx.db.select({ n: count() }).from(auditEvent).where(where).get()?.n ?? 0
+  const ordered = ctx.db.select().from(auditEvent).where(where).orderBy(desc(auditEvent.createdAt), desc(auditEvent.id))
+  const events = page.limit === undefined ? ordered.all() : ordered.limit(page.limit).offset(page.offset ?? 0).all()
+  return { events, total }
+}
+
+/** The event types present in the log. */
+export function auditEventTypes(ctx: AuthContext): string[] {
+  return ctx.db
+    .selectDistinct({ type: auditEvent.type })
+    .from(auditEvent)
+    .orderBy(auditEvent.type)
+    .all()
+    .map((r) => r.type)
+}
+
+/** The latest events, or the latest ones a user took part in (as actor or target). */
+export function recentAuditEvents(ctx: AuthContext, limit: number, userId?: string): AuditRow[] {
+  const byUser = userId ? or(eq(auditEvent.actorUserId, userId), eq(auditEvent.targetUserId, userId)) : undefined
+  return ctx.db.select().from(auditEvent).where(byUser).orderBy(desc(auditEvent.id)).limit(limit).all()
 }

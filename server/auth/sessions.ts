@@ -160,6 +160,15 @@ export function listUserSessions(ctx: AuthContext, userId: string): SessionRow[]
     .all()
 }
 
+/** One of a user's sessions by its id (the control panel names sessions by id, never by token). */
+export function findUserSessionById(ctx: AuthContext, userId: string, sessionId: string): SessionRow | undefined {
+  return ctx.db
+    .select()
+    .from(session)
+    .where(and(eq(session.id, sessionId), eq(session.userId, userId)))
+    .get()
+}
+
 export function deleteSession(ctx: AuthContext, token: string): void {
   ctx.db.delete(session).where(eq(session.token, token)).run()
 }

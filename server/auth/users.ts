@@ -91,6 +91,11 @@ export function findUserById(ctx: AuthContext, id: string): UserRow | undefined 
   return ctx.db.select().from(user).where(eq(user.id, id)).get()
 }
 
+/** Every account row of a user (credential and linked providers), oldest first. */
+export function listAccountRows(ctx: AuthContext, userId: string) {
+  return ctx.db.select().from(account).where(eq(account.userId, userId)).orderBy(account.createdAt).all()
+}
+
 export function findCredentialAccount(ctx: AuthContext, userId: string) {
   return ctx.db
     .select()

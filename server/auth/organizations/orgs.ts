@@ -197,6 +197,16 @@ export function listUserOrganizations(ctx: AuthContext, userId: string): Organiz
     .map((r) => toOrganizationJSON(r.organization))
 }
 
+/** A user's memberships with each organization's name and slug (control panel). */
+export function listUserMemberships(ctx: AuthContext, userId: string): Array<{ organizationId: string; name: string; slug: string; role: string }> {
+  return ctx.db
+    .select({ organizationId: organization.id, name: organization.name, slug: organization.slug, role: member.role })
+    .from(member)
+    .innerJoin(organization, eq(member.organizationId, organization.id))
+    .where(eq(member.userId, userId))
+    .all()
+}
+
 export type TeamWithCount = TeamRow & { memberCount: number }
 
 export type FullOrganization = OrganizationJSON & {

@@ -1,4 +1,6 @@
-import { and, desc, eq, or } from 'drizzle-orm'
+import { recentAuditEvents } from '../../auth/audit.js'
+import { listUserMemberships } from '../../auth/organizations/index.js'
+import { findUserSessionById } from '../../auth/sessions.js'
 import {
   banUser,
   createUser,
@@ -14,8 +16,8 @@ import {
   systemActor,
   unbanUser,
 } from '../../auth/admin.js'
-import { findUserById, toPublicUser } from '../../auth/users.js'
-import { account, auditEvent, member, organization, session, type user } from '../../db/schema.js'
+import { findUserById, listAccountRows, toPublicUser } from '../../auth/users.js'
+import type { session, user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
 import { type HandlerGroup, notAvailable, PanelError, type PanelEnv } from '../service.js'
 import { toAuditView } from './audit.js'
@@ -92,21 +94,10 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
 
     'users.get'({ userId }) {
       const found = getUser(ctx, actor, userId)
-      const accounts = ctx.db.select().from(account).where(eq(account.userId, userId)).all()
+      const accounts = listAccountRows(ctx, userId)
       const sessions = listSessionsOfUser(ctx, actor, userId).reverse()
-      const memberships = ctx.db
-        .select({ organizationId: organization.id, name: organization.name, slug: organization.slug, role: member.role })
-        .from(member)
-        .innerJoin(organization, eq(member.organizationId, organization.id))
-        .where(eq(member.userId, userId))
-        .all()
-      const audit = ctx.db
-        .select()
-        .from(auditEvent)
-        .where(or(eq(auditEvent.actorUserId, userId), eq(auditEvent.targetUserId, userId)))
-        .orderBy(desc(auditEvent.id))
-        .limit(50)
-        .all()
+      const memberships = listUserMemberships(ctx, userId)
+      const audit = recentAuditEvents(ctx, 50, userId)
       return {
         user: toUserView(found),
         accounts: accounts.map((a) => ({
@@ -163,11 +154,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
 
     'users.revokeSession'({ userId, sessionId }) {
       // The renderer never sees session tokens: it names the session by id.
-      const found = ctx.db
-        .select({ token: session.token })
-        .from(session)
-        .where(and(eq(session.id, sessionId), eq(session.userId, userId)))
-        .get()
+      const found = findUserSessionById(ctx, userId, sessionId)
       if (!found) throw new PanelError(404, 'SESSION_NOT_FOUND', 'Session not found')
       revokeUserSession(ctx, actor, found.token, PANEL_META)
       return { success: true }

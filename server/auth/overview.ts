@@ -1,0 +1,51 @@
+import { and, count, eq, gt, gte, like, sql } from 'drizzle-orm'
+import { auditEvent, organization, session, user } from '../db/schema.js'
+import type { AuthContext } from './context.js'
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+/** What the control panel's overview counts. */
+export function serverCounts(ctx: AuthContext) {
+  const one = (q: { get(): { n: number } | undefined }) => q.get()?.n ?? 0
+  const { db } = ctx
+  return {
+    users: one(db.select({ n: count() }).from(user)),
+    activeSessions: one(db.select({ n: count() }).from(session).where(gt(session.expiresAt, new Date(ctx.clock.now())))),
+    organizations: one(db.select({ n: count() }).from(organization)),
+    bannedUsers: one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
+  }
+}
+
+export interface ActivityBucket {
+  /** Epoch milliseconds of the bucket's start. */
+  start: number
+  signIns: number
+  failures: number
+}
+
+/**
+ * Sign-ins and failed sign-ins from the audit log, in buckets aligned on the hour (last 24) or the
+ * UTC day (last 14), oldest first, zero-filled.
+ */
+export function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): ActivityBucket[] {
+  const size = range === 'hours' ? HOUR : DAY
+  const buckets = range === 'hours' ? 24 : 14
+  const last = Math.floor(ctx.clock.now() / size) * size
+  const first = last - (buckets - 1) * size
+  const bucket = sql<number>`(${auditEvent.createdAt} / ${size}) * ${size}`
+  const rows = ctx.db
+    .select({ start: bucket, outcome: auditEvent.outcome, n: count() })
+    .from(auditEvent)
+    .where(and(like(auditEvent.type, '%sign-in%'), gte(auditEvent.createdAt, new Date(first))))
+    .groupBy(bucket, auditEvent.outcome)
+    .all()
+  const activity: ActivityBucket[] = Array.from({ length: buckets }, (_, i) => ({ start: first + i * size, signIns: 0, failures: 0 }))
+  for (const row of rows) {
+    const slot = activity[Math.round((Number(row.start) - first) / size)]
+    if (!slot) continue
+    if (row.outcome === 'success') slot.signIns += row.n
+    else slot.failures += row.n
+  }
+  return activity
+}
