@@ -11,6 +11,7 @@ import {
   type SessionAction,
   type UserAction,
 } from './access.js'
+import { generateId } from '../crypto/random.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError } from './errors.js'
@@ -27,6 +28,7 @@ import {
   readAdditionalFields,
   storeCredentialPassword,
 } from './users.js'
+import { consumeVerification, createVerification } from './verification.js'
 
 /**
  * Administrator user management (SPEC §4 Ban/Impersonation, §5 Admin, §6, §7 Admin, §8 Admin).
@@ -486,8 +488,60 @@ export function impersonateUser(
   return created
 }
 
+/** `impersonatedBy` of sessions opened from a control-panel link: no administrator session stands behind them. */
+export const PANEL_IMPERSONATOR = 'gatehouse:panel'
+/** A panel impersonation link is good for one use within this many seconds. */
+export const IMPERSONATION_LINK_TTL = 60
+
+const linkIdentifier = (token: string): string => `impersonation-link:${token}`
+
+/**
+ * The control panel's "impersonation link": a one-time token, valid for a minute, that
+ * GET /admin/impersonation-link exchanges for an impersonation session in whatever browser opens
+ * it. The same permission and admin-protection rules as /admin/impersonate-user apply.
+ */
+export function createImpersonationLink(
+  ctx: AuthContext,
+  actor: Actor,
+  userId: string,
+  meta: RequestMeta | null,
+): { token: string; expiresAt: Date } {
+  const event = { type: 'admin.impersonation-link', meta }
+  authorize(ctx, actor, ['user', 'impersonate'], 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', event, userId)
+  const target = requireUser(ctx, userId)
+  if (isAdministrator(ctx.config(), { userId: target.id, role: target.role }) && !actorMay(ctx, actor, ['user', 'impersonate-admins'])) {
+    audit(ctx, actor, event, { outcome: 'failure', targetUserId: target.id, detail: { reason: 'YOU_CANNOT_IMPERSONATE_ADMINS' } })
+    throw adminError(403, 'YOU_CANNOT_IMPERSONATE_ADMINS')
+  }
+  const token = generateId(32)
+  const row = createVerification(ctx, linkIdentifier(token), target.id, IMPERSONATION_LINK_TTL)
+  audit(ctx, actor, event, { targetUserId: target.id })
+  return { token, expiresAt: row.expiresAt }
+}
+
+/** Exchanges a panel link's token, once, for an impersonation session; null when it is unknown, used or expired. */
+export function redeemImpersonationLink(ctx: AuthContext, token: string, meta: RequestMeta): SessionWithUser | null {
+  const row = consumeVerification(ctx, linkIdentifier(token))
+  const target = row ? findUserById(ctx, row.value) : undefined
+  if (!target) return null
+  const created = createSession(ctx, target, {
+    meta,
+    impersonatedBy: PANEL_IMPERSONATOR,
+    expiresIn: ctx.config().admin.impersonationSessionDuration,
+  })
+  recordAudit(ctx, {
+    type: 'admin.impersonate-user',
+    targetUserId: target.id,
+    target: created.session.id,
+    detail: { via: 'panel-link' },
+    meta,
+  })
+  return created
+}
+
 export interface StoppedImpersonation {
-  admin: SessionWithUser
+  /** null for a session opened from a panel link: there is no administrator session to return to. */
+  admin: SessionWithUser | null
   /** The admin's session had rememberMe off: restore it as a browser-session cookie. */
   dontRemember: boolean
 }
@@ -504,6 +558,11 @@ export function stopImpersonating(
 ): StoppedImpersonation {
   const adminId = current.session.impersonatedBy
   if (!adminId) throw adminError(400, 'YOU_ARE_NOT_IMPERSONATING_ANYONE')
+  if (adminId === PANEL_IMPERSONATOR) {
+    ctx.db.delete(session).where(eq(session.id, current.session.id)).run()
+    recordAudit(ctx, { type: 'admin.stop-impersonating', targetUserId: current.user.id, target: current.session.id, detail: { via: 'panel-link' }, meta })
+    return { admin: null, dontRemember: false }
+  }
   if (!findUserById(ctx, adminId)) throw adminError(500, 'FAILED_TO_FIND_USER')
   if (!adminCookie) throw adminError(500, 'FAILED_TO_FIND_ADMIN_SESSION')
   const colon = adminCookie.indexOf(':')

@@ -37,9 +37,6 @@ export class PanelError extends Error {
   }
 }
 
-export const notAvailable = (what: string): PanelError =>
-  new PanelError(501, 'NOT_AVAILABLE', `${what} is not available in this build of Gatehouse yet`)
-
 type Input<K extends OpName> = z.output<Contract[K]['input']>
 export type Handler<K extends OpName> = (input: Input<K>) => Promise<OpOutput<K>> | OpOutput<K>
 export type Handlers = { [K in OpName]: Handler<K> }

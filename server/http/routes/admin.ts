@@ -9,6 +9,7 @@ import {
   impersonateUser,
   listSessionsOfUser,
   listUsers,
+  redeemImpersonationLink,
   removeUser,
   revokeUserSession,
   revokeUserSessions,
@@ -23,7 +24,8 @@ import {
 import { toPublicUser } from '../../auth/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../cookies.js'
-import { defineRoute, type RouteContext } from '../route.js'
+import { assertTrustedCallback } from '../app.js'
+import { defineRoute, type RouteContext, redirect } from '../route.js'
 import { clearSessionCookies, expireCookie, hasDontRemember, setSessionCookies } from '../session.js'
 
 /** Admin endpoints (SPEC §7 Admin, reference §4.3, §4.5, §8). Rules live in server/auth/admin.ts. */
@@ -157,9 +159,34 @@ export const adminRoutes = [
       const adminCookie = raw ? unsignValue(rc.ctx.secret, raw) : null
       const { admin, dontRemember } = stopImpersonating(rc.ctx, rc.session, adminCookie, rc.meta)
       expireCookie(rc, rc.names.adminSession)
+      if (!admin) {
+        // Opened from a panel link: nobody to return to, so the browser is simply signed out.
+        clearSessionCookies(rc)
+        return { session: null, user: null }
+      }
       if (!dontRemember) expireCookie(rc, rc.names.dontRemember)
       setSessionCookies(rc, admin, { dontRemember })
       return { session: admin.session, user: toPublicUser(admin.user) }
+    },
+  }),
+
+  /**
+   * Opens a control-panel impersonation link: the one-time token becomes an impersonation session
+   * (a browser-session cookie) in this browser, then the browser goes on to callbackURL, by
+   * default the first trusted app origin.
+   */
+  defineRoute({
+    method: 'GET',
+    path: '/admin/impersonation-link',
+    query: z.object({ token: z.string().min(1).max(200), callbackURL: z.string().max(2048).optional() }),
+    handler: (rc) => {
+      const { ctx, query } = rc
+      assertTrustedCallback(ctx, query.callbackURL, 'callbackURL', 'INVALID_CALLBACK_URL')
+      const created = redeemImpersonationLink(ctx, query.token, rc.meta)
+      if (!created) return redirect(`${ctx.baseURL}/error?error=invalid_token`)
+      setSessionCookies(rc, created, { dontRemember: true })
+      const appOrigin = ctx.config().trustedOrigins.find((o) => /^https?:\/\/[^*?]+$/.test(o))
+      return redirect(query.callbackURL || (appOrigin ? `${appOrigin}/` : '/'))
     },
   }),
 

@@ -3,6 +3,7 @@ import { listUserMemberships } from '../../auth/organizations/index.js'
 import { findUserSessionById } from '../../auth/sessions.js'
 import {
   banUser,
+  createImpersonationLink,
   createUser,
   getUser,
   listSessionsOfUser,
@@ -19,7 +20,7 @@ import {
 import { findUserById, listAccountRows, toPublicUser } from '../../auth/users.js'
 import type { session, user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
-import { type HandlerGroup, notAvailable, PanelError, type PanelEnv } from '../service.js'
+import { type HandlerGroup, PanelError, type PanelEnv } from '../service.js'
 import { toAuditView } from './audit.js'
 
 type UserRow = typeof user.$inferSelect
@@ -171,10 +172,9 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { success: true }
     },
 
-    'users.impersonationLink'() {
-      // admin.impersonateUser needs an administrator's session (the impersonation is recorded
-      // against it and stop-impersonating restores it); the panel acts without one.
-      throw notAvailable('Impersonation from the panel (sign in as an administrator and use /admin/impersonate-user)')
+    'users.impersonationLink'({ userId }) {
+      const { token, expiresAt } = createImpersonationLink(ctx, actor, userId, PANEL_META)
+      return { url: `${env.apiURL()}/admin/impersonation-link?token=${token}`, expiresAt: expiresAt.getTime() }
     },
   }
 }
