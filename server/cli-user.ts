@@ -16,10 +16,11 @@ import { resolveSecret } from './secret.js'
  * as the admin endpoints, as the operator, and is audited as such.
  */
 
-export const USER_USAGE = `Usage: gatehouse user create --email <email> --password <password> --name <name> [--role <role>[,<role>...]]
+export const USER_USAGE = `Usage: gatehouse user create --email <email> (--password <password> | --password-stdin) --name <name> [--role <role>[,<role>...]]
        gatehouse user set-role --email <email> --role <role>[,<role>...]
 
 Options:
+  --password-stdin                        read the password from standard input (keeps it out of ps and shell history)
   --data-dir <dir>   GATEHOUSE_DATA_DIR   data directory (default ./data)
   -h, --help                              this help
 
@@ -29,11 +30,22 @@ Roles are the built-in admin and user plus the custom roles of the data director
 const OPTIONS = {
   email: { type: 'string' },
   password: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
   name: { type: 'string' },
   role: { type: 'string' },
   'data-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
+
+/** The first line of a stream (a password piped in), without its line ending. */
+async function readFirstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = ''
+  for await (const chunk of stream) {
+    text += chunk.toString()
+    if (text.includes('\n')) break
+  }
+  return text.split(/\r?\n/)[0] ?? ''
+}
 
 export interface CliIO {
   out(line: string): void
@@ -89,6 +101,7 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.out(USER_USAGE)
     return 0
   }
+  if (values['password-stdin'] && values.password === undefined) values = { ...values, password: await readFirstLine(process.stdin) }
   const required = sub === 'create' ? (['email', 'password', 'name'] as const) : (['email', 'role'] as const)
   const missing = required.filter((k) => !values[k])
   if (missing.length > 0) {

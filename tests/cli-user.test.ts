@@ -87,6 +87,20 @@ describe('on a fresh install, without a server', () => {
     const unknown = await runCli(['user', 'promote', '--data-dir', dir])
     expect(unknown.code).toBe(2)
   })
+
+  it('takes the password from standard input with --password-stdin, keeping it out of the process list', async () => {
+    const dir = freshDir()
+    const email = uniqueEmail('stdin')
+    const res = await runCli(['user', 'create', '--email', email, '--password-stdin', '--name', 'Piped', '--data-dir', dir], {}, 20_000, 'piped password 123\n')
+    expect(res.code).toBe(0)
+    expect(res.stdout).toMatch(new RegExp(`^Created user ${email} \\(id [A-Za-z0-9]{32}, role user\\)\n$`))
+    server = await startTestServer({ dataDir: dir, keepData: true })
+    const { client } = officialClient(server)
+    const signIn = await client.signIn.email({ email, password: 'piped password 123' })
+    expect(signIn.error).toBeNull()
+    await server.close()
+    server = null
+  })
 })
 
 describe('while a server runs on the same data directory', () => {

@@ -48,9 +48,18 @@ export function startServerProcess(args: string[], env: Record<string, string> =
 }
 
 /** Runs the CLI to completion (bounded) and returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [GATEHOUSE_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [GATEHOUSE_BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    })
+    if (input !== undefined) child.stdin?.end(input)
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (c: Buffer) => {

@@ -64,6 +64,8 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
         mail: {
           from: input.from,
           smtp: {
+            // Host settings saved here are the ones used: a stored SMTP URL would win over them.
+            url: null,
             host: input.host || undefined,
             port: input.port || undefined,
             secure: input.secure,
