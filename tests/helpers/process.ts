@@ -62,10 +62,10 @@ export function runCli(
     if (input !== undefined) child.stdin?.end(input)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (c: Buffer) => {
+    child.stdout?.on('data', (c: Buffer) => {
       stdout += c.toString()
     })
-    child.stderr.on('data', (c: Buffer) => {
+    child.stderr?.on('data', (c: Buffer) => {
       stderr += c.toString()
     })
     const timer = setTimeout(() => {
