@@ -2,7 +2,7 @@ import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { createTransport } from 'nodemailer'
 import type { Clock } from '../auth/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
-import { revealSecret } from '../crypto/encrypt.js'
+import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
 import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { mailOutbox } from '../db/schema.js'
@@ -43,7 +43,10 @@ export interface SmtpSettings {
 }
 
 /** The purpose bound into a sealed SMTP password (server/crypto/encrypt.ts). */
-export const SMTP_PASSWORD_PURPOSE = 'smtp-password'
+const SMTP_PASSWORD_PURPOSE = 'smtp-password'
+
+/** Seals an SMTP password for config.json (AES-256-GCM, key derived from the auth secret); smtpSettings opens it. */
+export const sealSmtpPassword = (secret: string, plaintext: string): string => encryptSecret(secret, plaintext, SMTP_PASSWORD_PURPOSE)
 
 /**
  * SMTP connection settings, from the flag or the config; null when none is configured. The

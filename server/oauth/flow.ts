@@ -5,7 +5,7 @@ import { recordAudit } from '../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../auth/context.js'
 import { APIError, ERR } from '../auth/errors.js'
 import { createSession, type SessionWithUser } from '../auth/sessions.js'
-import { revealSecret } from '../crypto/encrypt.js'
+import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
 import { account } from '../db/schema.js'
 import { KeySetUnavailable, keySetsFor } from './jwks.js'
 import {
@@ -25,6 +25,10 @@ import type { OAuthTokens, ProfileContext, ProviderDefinition, ProviderProfile }
 const PROVIDER_TIMEOUT_MS = 10_000
 const USER_AGENT = 'Gatehouse'
 /** SPEC §9: refresh when the access token expires in under 5000 ms. */
+
+/** Seals a provider client secret for config.json (AES-256-GCM, key derived from the auth secret); the flow opens it. */
+export const sealClientSecret = (ctx: AuthContext, plaintext: string): string => encryptSecret(ctx.secret, plaintext, CLIENT_SECRET_PURPOSE)
+
 export const REFRESH_THRESHOLD_MS = 5_000
 /** Leeway for ID-token expiry checks. */
 const CLOCK_TOLERANCE_S = 60

@@ -1,6 +1,5 @@
-import { encryptSecret } from '../../crypto/encrypt.js'
 import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
-import { SMTP_PASSWORD_PURPOSE } from '../../mail/outbox.js'
+import { sealSmtpPassword } from '../../mail/outbox.js'
 import {
   changeEmailConfirmation,
   deleteAccountEmail,
@@ -71,7 +70,7 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
             secure: input.secure,
             user: input.user || undefined,
             // Sealed at rest (AES-256-GCM, key derived from the auth secret); the mailer opens it.
-            ...(input.password ? { password: encryptSecret(ctx.secret, input.password, SMTP_PASSWORD_PURPOSE) } : {}),
+            ...(input.password ? { password: sealSmtpPassword(ctx.secret, input.password) } : {}),
           },
         },
       })

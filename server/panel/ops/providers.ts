@@ -1,6 +1,5 @@
-import { encryptSecret } from '../../crypto/encrypt.js'
+import { sealClientSecret } from '../../oauth/flow.js'
 import {
-  CLIENT_SECRET_PURPOSE,
   isProviderId,
   PROVIDER_ENDPOINTS,
   PROVIDER_IDS,
@@ -65,7 +64,7 @@ export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update
               enabled: input.enabled,
               clientId: input.clientId,
               // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
-              ...(input.clientSecret ? { clientSecret: encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE) } : {}),
+              ...(input.clientSecret ? { clientSecret: sealClientSecret(ctx, input.clientSecret) } : {}),
               scope: input.scopes,
               endpoints,
             },
