@@ -9,6 +9,7 @@ import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type Database_, openDatabase } from './db/index.js'
+import { features } from './features/index.js'
 import { createAuthApp } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
 import { OutboxMailer } from './mail/outbox.js'
@@ -95,6 +96,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const databaseLimits = new DatabaseRateLimitStore(ctx)
   const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'database' ? databaseLimits : memoryLimits)
 
+  const stopFeatures = features.map((feature) => feature.start?.({ ctx, logger })).filter((stop) => stop !== undefined)
+
   const app = createAuthApp({
     ctx,
     routes: allRoutes,
@@ -127,6 +130,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     },
     async close() {
       if (server) await server.close(true)
+      for (const stop of stopFeatures) await stop()
       await mailer.close()
       database.close()
     },

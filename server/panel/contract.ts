@@ -1,4 +1,8 @@
 import { z } from 'zod'
+import { featureContracts } from '../features/panel-contracts.js'
+import { mutation, none, ok, type OpDef, query } from './op.js'
+
+export type { OpDef } from './op.js'
 
 /**
  * The control panel's operation contract: every operation is declared once, here, with the zod
@@ -9,29 +13,6 @@ import { z } from 'zod'
  * Times cross the boundary as epoch milliseconds (JSON-safe for the HTTP transport).
  */
 
-export interface OpDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  summary: string
-  /** Changes state: the renderer invalidates its cached queries after it succeeds. */
-  mutates: boolean
-  input: I
-  output: O
-}
-
-const query = <I extends z.ZodType, O extends z.ZodType>(summary: string, input: I, output: O): OpDef<I, O> => ({
-  summary,
-  mutates: false,
-  input,
-  output,
-})
-const mutation = <I extends z.ZodType, O extends z.ZodType>(summary: string, input: I, output: O): OpDef<I, O> => ({
-  summary,
-  mutates: true,
-  input,
-  output,
-})
-
-const none = z.object({}).strict()
-const ok = z.object({ success: z.boolean() })
 const ms = z.number()
 const id = z.string().min(1).max(200)
 const json = z.record(z.string(), z.unknown())
@@ -182,7 +163,7 @@ export const settingsIssueSchema = z.object({ path: z.string(), message: z.strin
 
 // ---------------------------------------------------------------- the operations
 
-export const contract = {
+const coreContract = {
   // Server and overview
   'server.info': query(
     'Where the server listens and how it runs',
@@ -493,6 +474,9 @@ export const contract = {
   ),
   'email.retry': mutation('Queues a failed message again', z.object({ id }).strict(), ok),
 } satisfies Record<string, OpDef>
+
+/** Core operations and those of every feature folder. */
+export const contract = { ...coreContract, ...featureContracts } satisfies Record<string, OpDef>
 
 export type Contract = typeof contract
 export type OpName = keyof Contract

@@ -1,0 +1,33 @@
+import type { AuthContext } from './auth/context.js'
+import type { Logger } from './gatehouse.js'
+import type { Route } from './http/route.js'
+import type { PanelEnv } from './panel/service.js'
+
+/**
+ * A capability declared in one object: what it adds to the HTTP API, the control panel and the
+ * server's lifecycle. The composition root (gatehouse.ts) and the panel service read the list in
+ * features/index.ts; nothing else needs to know a feature exists.
+ *
+ * Its config section is a zod object in the feature's config.ts, added under the plugin's key in
+ * config/schema.ts; its tables sit in the feature's schema.ts, re-exported by db/schema.ts for
+ * drizzle-kit; its panel contract (zod only, shared with the renderer) in panel-contract.ts, listed
+ * in features/panel-contracts.ts.
+ */
+export interface Feature {
+  /** better-auth's plugin id where one exists (`api-key`, `jwt`, `two-factor`, …). */
+  id: string
+  /** Endpoints under the base path. */
+  routes?: Route[]
+  /** The handlers of the operations the feature declares in its panel contract. */
+  panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
+  /** Background work started with the server (jobs, caches); the returned function stops it. */
+  start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
+}
+
+export interface FeatureRuntime {
+  ctx: AuthContext
+  logger: Logger
+}
+
+/** Identity at run time; the type checks the declaration where it is written. */
+export const defineFeature = (feature: Feature): Feature => feature

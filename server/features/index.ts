@@ -1,0 +1,9 @@
+import type { Feature } from '../feature.js'
+
+/**
+ * Every feature folder, once. The composition root mounts their routes and starts their background
+ * work; the panel service registers their operations. A feature listed here needs no other edit
+ * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
+ * its panel contract (features/panel-contracts.ts).
+ */
+export const features: Feature[] = []

@@ -1,0 +1,5 @@
+/**
+ * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
+ * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
+ */
+export const featureContracts = {}

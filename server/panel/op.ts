@@ -1,0 +1,27 @@
+import { z } from 'zod'
+
+/** One panel operation: its input and output schemas (shared with the renderer: zod only). */
+export interface OpDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  summary: string
+  /** Changes state: the renderer invalidates its cached queries after it succeeds. */
+  mutates: boolean
+  input: I
+  output: O
+}
+
+export const query = <I extends z.ZodType, O extends z.ZodType>(summary: string, input: I, output: O): OpDef<I, O> => ({
+  summary,
+  mutates: false,
+  input,
+  output,
+})
+
+export const mutation = <I extends z.ZodType, O extends z.ZodType>(summary: string, input: I, output: O): OpDef<I, O> => ({
+  summary,
+  mutates: true,
+  input,
+  output,
+})
+
+export const none = z.object({}).strict()
+export const ok = z.object({ success: z.boolean() })
