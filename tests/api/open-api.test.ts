@@ -31,7 +31,7 @@ describe('GET /open-api/generate-schema', () => {
     expect(document.openapi).toBe('3.1.1')
     expect(document.servers).toEqual([{ url: server.base }])
     const validator = new Validator()
-    const result = await validator.validate(document as unknown as object)
+    const result = await validator.validate(document as unknown as Parameters<Validator['validate']>[0])
     expect(result.errors ?? []).toEqual([])
     expect(result.valid).toBe(true)
     expect(validator.version).toBe('3.1')
