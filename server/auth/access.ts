@@ -1,9 +1,12 @@
 import type { GatehouseConfig } from '../config/schema.js'
+import { type PermissionRequest, parseRoleList, rolesGrant, statementsGrant } from '../core/access-control.js'
+
+export { joinRoles, type PermissionRequest } from '../core/access-control.js'
 
 /**
  * Administrator access control (SPEC §6, reference §8): resources and their actions, the
  * built-in roles, custom roles from the config, and the permission check every admin action
- * goes through. (Organization roles have their own rules elsewhere.)
+ * goes through, on the one access engine of core/access-control.ts.
  */
 export const ADMIN_STATEMENTS = {
   user: [
@@ -28,13 +31,10 @@ export type UserAction = AdminAction<'user'>
 export type SessionAction = AdminAction<'session'>
 
 /** What a role may do: resource → allowed actions. */
-export interface RoleDefinition {
+export type RoleDefinition = {
   user?: readonly UserAction[]
   session?: readonly SessionAction[]
 }
-
-/** A permission request as better-auth's has-permission takes it: resource → actions (all required). */
-export type PermissionRequest = Record<string, readonly string[]>
 
 /**
  * The built-in roles. `admin` may do everything except impersonate other administrators
@@ -56,29 +56,14 @@ export function knownRoles(config: GatehouseConfig): Record<string, RoleDefiniti
   return { ...BUILT_IN_ROLES, ...config.admin.roles }
 }
 
-/** A user's role column as a list ("admin,support" → ["admin", "support"]). */
+/** A user's role column as a list ("admin,support" → ["admin", "support"]); none: the default role. */
 export function splitRoles(role: string | null | undefined, config: GatehouseConfig): string[] {
-  return (role || config.admin.defaultRole || 'user')
-    .split(',')
-    .map((r) => r.trim())
-    .filter((r) => r.length > 0)
-}
-
-/** The stored form of one or several roles: comma-separated (SPEC §7 set-role). */
-export function joinRoles(role: string | readonly string[]): string {
-  return (typeof role === 'string' ? [role] : role).map((r) => r.trim()).join(',')
+  return parseRoleList(role || config.admin.defaultRole || 'user')
 }
 
 /** True when the role allows every requested action on every requested resource. */
 export function roleAuthorizes(definition: RoleDefinition, request: PermissionRequest): boolean {
-  const entries = Object.entries(request)
-  if (entries.length === 0) return false
-  for (const [resource, actions] of entries) {
-    if (resource !== 'user' && resource !== 'session') return false
-    const allowed: readonly string[] = definition[resource] ?? []
-    if (actions.length === 0 || !actions.every((action) => allowed.includes(action))) return false
-  }
-  return true
+  return statementsGrant(definition, request)
 }
 
 export interface PermissionSubject {
@@ -92,11 +77,7 @@ export interface PermissionSubject {
  */
 export function hasPermission(config: GatehouseConfig, subject: PermissionSubject, request: PermissionRequest): boolean {
   if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
-  const roles = knownRoles(config)
-  return splitRoles(subject.role, config).some((name) => {
-    const definition = Object.hasOwn(roles, name) ? roles[name] : undefined
-    return definition !== undefined && roleAuthorizes(definition, request)
-  })
+  return rolesGrant(knownRoles(config), splitRoles(subject.role, config), request)
 }
 
 /** An administrator by the config: one of `adminRoles`, or listed in `adminUserIds`. */

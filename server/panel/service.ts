@@ -4,6 +4,7 @@ import { ConfigError } from '../config/store.js'
 import { features } from '../features/index.js'
 import type { Gatehouse, Logger } from '../gatehouse.js'
 import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
+import { PanelError } from './errors.js'
 import { auditHandlers } from './ops/audit.js'
 import { emailHandlers } from './ops/email.js'
 import { organizationHandlers } from './ops/organizations.js'
@@ -25,23 +26,12 @@ export interface PanelEnv {
   logger: Logger
 }
 
-/** A refusal raised by the panel layer itself (the domain raises APIError). */
-export class PanelError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly issues?: Array<{ path: string; message: string }>,
-  ) {
-    super(message)
-    this.name = 'PanelError'
-  }
-}
-
 type Input<K extends OpName> = z.output<Contract[K]['input']>
 export type Handler<K extends OpName> = (input: Input<K>) => Promise<OpOutput<K>> | OpOutput<K>
 export type Handlers = { [K in OpName]: Handler<K> }
 export type HandlerGroup<K extends OpName> = (env: PanelEnv) => { [P in K]: Handler<P> }
+
+export { PanelError } from './errors.js'
 
 export interface PanelService {
   env: PanelEnv

@@ -3,6 +3,7 @@ import type { Route } from '../route.js'
 import { accountRoutes } from './account.js'
 import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
+import { openApiRoutes } from './open-api.js'
 import { organizationRoutes } from './organization.js'
 import { socialRoutes } from './social.js'
 import { usernameRoutes } from './username.js'
@@ -16,4 +17,6 @@ export const allRoutes: Route[] = [
   ...organizationRoutes,
   ...socialRoutes,
   ...features.flatMap((feature) => feature.routes ?? []),
+  // The OpenAPI document describes every route above, and itself.
+  ...openApiRoutes(() => allRoutes),
 ]

@@ -9,7 +9,8 @@ import {
   verificationEmail,
 } from '../../mail/templates.js'
 import { renderInvitationMail } from '../../mail/invitation-template.js'
-import { type HandlerGroup, PanelError } from '../service.js'
+import { PanelError } from '../errors.js'
+import type { HandlerGroup } from '../service.js'
 
 type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
 

@@ -8,7 +8,8 @@ import {
 } from '../../oauth/options.js'
 import { providers } from '../../oauth/providers/index.js'
 import type { ProviderView } from '../contract.js'
-import { type HandlerGroup, PanelError } from '../service.js'
+import { PanelError } from '../errors.js'
+import type { HandlerGroup } from '../service.js'
 
 export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update'> = (env) => {
   const { ctx, config: store } = env.gatehouse

@@ -1,6 +1,6 @@
 import { configSchema } from '../../config/schema.js'
 import type { HandlerGroup } from '../service.js'
-import { PanelError } from '../service.js'
+import { PanelError } from '../errors.js'
 
 type Json = Record<string, unknown>
 

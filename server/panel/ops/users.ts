@@ -20,7 +20,8 @@ import {
 import { findUserById, listAccountRows, toPublicUser } from '../../auth/users.js'
 import type { session, user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
-import { type HandlerGroup, PanelError, type PanelEnv } from '../service.js'
+import { PanelError } from '../errors.js'
+import type { HandlerGroup, PanelEnv } from '../service.js'
 import { toAuditView } from './audit.js'
 
 type UserRow = typeof user.$inferSelect

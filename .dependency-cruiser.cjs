@@ -1,0 +1,29 @@
+/**
+ * `npm run check:deps`: no import cycles at run time (type-only imports are erased and left out),
+ * and features import core, never each other except through what they declare.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle: modules that need each other to load.',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'features-stay-apart',
+      severity: 'error',
+      comment: 'A feature folder imports core and framework modules, not another feature.',
+      from: { path: '^server/features/([^/]+)/' },
+      to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
+    exclude: { path: ['^node_modules', '^out', '^dist'] },
+  },
+}
