@@ -41,6 +41,13 @@ function codeAt(totpURI: string, timestamp: number): string {
 
 const now = () => server.clock.now()
 
+/** enable's answer narrowed to the TOTP method (the default). */
+function totpAnswer(data: unknown): { method: 'totp'; totpURI: string; backupCodes: string[] } {
+  const answer = data as { method: string; totpURI: string; backupCodes: string[] }
+  expect(answer.method).toBe('totp')
+  return answer as { method: 'totp'; totpURI: string; backupCodes: string[] }
+}
+
 /** Signs up and enrols TOTP through the official client; returns the URI, backup codes and a signed-in client. */
 async function enrolled(extra: Record<string, unknown> = {}) {
   const email = uniqueEmail('mfa')
@@ -49,8 +56,7 @@ async function enrolled(extra: Record<string, unknown> = {}) {
   expect(up.error).toBeNull()
   const enable = await client.twoFactor.enable({ password: PASSWORD })
   expect(enable.error).toBeNull()
-  const totpURI = enable.data?.totpURI as string
-  const backupCodes = enable.data?.backupCodes as string[]
+  const { totpURI, backupCodes } = totpAnswer(enable.data)
   // Not on until a first code is verified.
   expect((await client.getSession()).data?.user.twoFactorEnabled).toBe(false)
   const first = await client.twoFactor.verifyTotp({ code: codeAt(totpURI, now()) })
@@ -76,7 +82,7 @@ describe('two-factor enrolment (better-auth twoFactor wire, official client)', (
     await client.signUp.email({ name: 'Enrol', email, password: PASSWORD })
     const wrongPassword = await client.twoFactor.enable({ password: 'not it at all' })
     expect(wrongPassword.error).toMatchObject({ status: 400, code: 'INVALID_PASSWORD', message: 'Invalid password' })
-    const enable = await client.twoFactor.enable({ password: PASSWORD, issuer: 'Acme' })
+    const enable = { data: totpAnswer((await client.twoFactor.enable({ password: PASSWORD, issuer: 'Acme' })).data) }
     expect(enable.data?.method).toBe('totp')
     expect(enable.data?.totpURI).toMatch(/^otpauth:\/\/totp\/Acme:/)
     expect(enable.data?.backupCodes).toHaveLength(10)
