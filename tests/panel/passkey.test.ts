@@ -5,8 +5,9 @@ import { build } from 'esbuild'
 import type { Browser, CDPSession, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, passkey } from '../../server/db/schema.js'
+import { createPanelService } from '../../server/panel/service.js'
 import { uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 // The one place this file launches Chromium (the shared launch may move to tests/helpers/browser.ts).
 import { launchChromium } from './harness.js'
 
@@ -194,7 +195,7 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
     const page = await context.newPage()
     await open(page, good)
     await authenticator(page)
-    await signedUpUser(page)
+    const owner = await signedUpUser(page)
     expect((await call(page, 'passkey.addPasskey', { name: 'Good' })).error).toBeNull()
     await call(page, 'signOut')
 
@@ -208,6 +209,22 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
     expect(register.error).toMatchObject({ status: 500, code: 'FAILED_TO_VERIFY_REGISTRATION', message: 'Failed to verify registration' })
     const names = server.gatehouse.ctx.db.select().from(passkey).all().map((p) => p.name)
     expect(names).not.toContain('Bad')
+
+    // An administrator removes the passkey from the panel: audited, the owner is told by mail, it no longer signs in.
+    const panel = createPanelService({ gatehouse: server.gatehouse, apiURL: () => server.base, mode: 'browser', version: 'test', startedAt: Date.now(), logger: silentLogger })
+    const ownerId = (server.gatehouse.ctx.sqlite.prepare('SELECT id FROM user WHERE email = ?').get(owner) as { id: string }).id
+    const factors = await panel.dispatch('twoFactor.userFactors', { userId: ownerId })
+    const keys = factors.ok ? (factors.data as { passkeys: Array<{ id: string; name: string }> }).passkeys : []
+    expect(keys.map((k) => k.name)).toEqual(['Good'])
+    expect(await panel.dispatch('passkey.remove', { userId: ownerId, passkeyId: keys[0]?.id })).toEqual({ ok: true, data: { success: true } })
+    const notice = server.gatehouse.ctx.sqlite.prepare("SELECT kind, text FROM mailOutbox WHERE \"to\" = ? ORDER BY createdAt DESC").get(owner) as { kind: string; text: string }
+    expect(notice.kind).toBe('security-notice')
+    expect(notice.text).toContain('the passkey "Good"')
+    expect(server.gatehouse.ctx.db.select().from(auditEvent).all().some((e) => e.type === 'passkey.removed' && e.targetUserId === ownerId)).toBe(true)
+    await call(page, 'signOut')
+    await open(page, good)
+    const gone = await call(page, 'signIn.passkey')
+    expect(gone.error).toMatchObject({ status: 401, code: 'PASSKEY_NOT_FOUND' })
     await context.close()
   })
 
