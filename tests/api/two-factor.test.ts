@@ -138,6 +138,15 @@ describe('sign-in with a second factor', () => {
     expect(noCookie.error).toMatchObject({ status: 401, code: 'INVALID_TWO_FACTOR_COOKIE', message: 'Invalid two factor cookie' })
   })
 
+  it('a browser already signed in loses its session cookie when the second step is due', async () => {
+    const { email, client, jar } = await enrolled()
+    expect(jar.get('better-auth.session_token')).toBeDefined()
+    const again = await client.signIn.email({ email, password: PASSWORD })
+    expect(again.data).toEqual({ twoFactorRedirect: true, twoFactorMethods: ['totp', 'otp'] })
+    expect(jar.get('better-auth.session_token')).toBeUndefined()
+    expect(jar.get('better-auth.two_factor')).toBeDefined()
+  })
+
   it('verify-totp creates the session; ±1 step is accepted, 2 steps are not, and a code is accepted once', async () => {
     const { email, totpURI } = await enrolled()
     // The step before now must not be the one enrolment used.

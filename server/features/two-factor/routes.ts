@@ -4,7 +4,7 @@ import { createSession, deleteSession, type SessionWithUser } from '../../auth/s
 import { toPublicUser } from '../../auth/users.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
-import { hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
+import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
 import type { PasswordSignInOutcome } from '../../feature.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from './cookies.js'
 import { twoFactorError } from './errors.js'
@@ -222,6 +222,8 @@ export function afterPasswordVerified(rc: AnyRC, signedIn: SessionWithUser, requ
     expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
   }
   deleteSession(ctx, signedIn.session.token)
+  // Any earlier session cookie goes (better-auth's deleteSessionCookie): the second step must not run as someone else.
+  clearSessionCookies(rc)
   const challenge = openChallenge(ctx, userRow, rc.meta)
   setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
   // rememberMe=false carries over to the session the second step creates.
