@@ -228,6 +228,29 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
     await context.close()
   })
 
+  it('works on a host name other than localhost (rpID and origin from config)', async () => {
+    // Chromium resolves *.localhost to loopback and treats it as a secure context: a stand-in for a LAN name.
+    const lan = good.replace('//localhost:', '//gatehouse.localhost:')
+    const before = server.gatehouse.config.get()
+    server.gatehouse.config.update({ trustedOrigins: [good, other, lan], passkey: { rpID: 'gatehouse.localhost', origin: lan } })
+    const context = await browser.newContext()
+    try {
+      const page = await context.newPage()
+      await open(page, lan)
+      await authenticator(page)
+      const email = await signedUpUser(page)
+      const added = await call(page, 'passkey.addPasskey', { name: 'LAN' })
+      expect(added.error).toBeNull()
+      await call(page, 'signOut')
+      const signedIn = await call(page, 'signIn.passkey')
+      expect(signedIn.error).toBeNull()
+      expect(signedIn.data).toMatchObject({ user: { email } })
+    } finally {
+      await context.close()
+      server.gatehouse.config.update({ trustedOrigins: before.trustedOrigins, passkey: { rpID: 'localhost', origin: good } })
+    }
+  })
+
   it('renames and deletes its own passkeys; another user cannot', async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
