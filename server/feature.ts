@@ -1,6 +1,7 @@
 import type { AuthContext } from './auth/context.js'
+import type { SessionWithUser } from './auth/sessions.js'
 import type { Logger } from './gatehouse.js'
-import type { Route } from './http/route.js'
+import type { Route, RouteContext } from './http/route.js'
 import type { PanelEnv } from './panel/service.js'
 
 /**
@@ -22,7 +23,19 @@ export interface Feature {
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
+  /**
+   * Called by a password sign-in (email or username) once the password matched and the session
+   * was created, before the answer is sent: may replace the answer (the feature then owns the
+   * session, e.g. deletes it while a second factor is due) or add fields to it.
+   */
+  afterPasswordVerified?: (
+    rc: RouteContext<unknown, unknown, unknown>,
+    signedIn: SessionWithUser,
+    request: { rememberMe?: boolean },
+  ) => PasswordSignInOutcome | undefined
 }
+
+export type PasswordSignInOutcome = { answer: unknown } | { extra: Record<string, unknown> }
 
 export interface FeatureRuntime {
   ctx: AuthContext

@@ -163,6 +163,7 @@ function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banned: false,
     banReason: null,
     banExpires: null,
+    twoFactorEnabled: false,
     additionalFields:
       input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }

@@ -2,6 +2,8 @@ import { z } from 'zod'
 import { ADMIN_STATEMENTS } from '../auth/access.js'
 import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
+import { passkeyConfig } from '../features/passkey/config.js'
+import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersSchema } from '../oauth/options.js'
 
 /**
@@ -202,6 +204,8 @@ export const configSchema = z
         maxUsernameLength: z.number().int().min(1).default(30),
       })
       .prefault({}),
+    twoFactor: twoFactorConfig,
+    passkey: passkeyConfig,
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({

@@ -1,4 +1,7 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+// Feature tables are declared in their feature folders; listed here for drizzle-kit and the typed DB.
+import { passkey } from '../features/passkey/schema.js'
+import { twoFactor } from '../features/two-factor/schema.js'
 
 /**
  * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
@@ -27,6 +30,8 @@ export const user = sqliteTable(
     banExpires: timestamp('banExpires'),
     /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
     additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
+    // two-factor feature (better-auth's twoFactor plugin)
+    twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),
@@ -276,4 +281,8 @@ export const schema = {
   auditEvent,
   mailOutbox,
   loginThrottle,
+  twoFactor,
+  passkey,
 }
+
+export { passkey, twoFactor }

@@ -1,6 +1,7 @@
 import { type ResolvedSession, resolveSession, type SessionWithUser } from '../auth/sessions.js'
 import { toPublicUser } from '../auth/users.js'
 import { unsignValue } from '../crypto/sign.js'
+import { features } from '../features/index.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
 
@@ -93,6 +94,13 @@ export function resolveRequestSession(rc: AnyRouteContext, options: { disableRef
  * when a callbackURL was given, and `{redirect, token, url?, user}`.
  */
 export function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
+  // Features may stand in for the session (a second factor is due) or add to the answer.
+  let extra: Record<string, unknown> = {}
+  for (const feature of features) {
+    const outcome = feature.afterPasswordVerified?.(rc, created, request)
+    if (outcome && 'answer' in outcome) return outcome.answer
+    if (outcome) extra = { ...extra, ...outcome.extra }
+  }
   setSessionCookies(rc, created, { dontRemember: request.rememberMe === false })
   if (request.callbackURL) rc.response.headers.set('location', request.callbackURL)
   return {
@@ -100,5 +108,6 @@ export function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, re
     token: created.session.token,
     ...(request.callbackURL ? { url: request.callbackURL } : {}),
     user: toPublicUser(created.user),
+    ...extra,
   }
 }

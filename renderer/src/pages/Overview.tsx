@@ -6,6 +6,7 @@ import { type ReactNode, useState } from 'react'
 import { useOp } from '../api'
 import { AuditTable } from '../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import { SecondFactorSummary } from '../features/two-factor/SecondFactorSummary'
 import { bytes, dateTime, duration } from '../format'
 
 function Stat({ label, value, icon, testId }: { label: string; value: number; icon: ReactNode; testId: string }) {
@@ -42,6 +43,7 @@ export default function Overview() {
   return (
     <Stack>
       <PageHeader title="Overview" description="How this Gatehouse is doing right now." />
+      <SecondFactorSummary />
       <ErrorNotice error={overview.error ?? info.error} onRetry={() => void overview.refetch()} />
       {overview.data ? (
         <SimpleGrid cols={{ base: 2, md: 4 }}>

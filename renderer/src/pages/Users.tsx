@@ -43,6 +43,7 @@ import type { UserView } from '../../../server/panel/contract'
 import { type PanelCallError, useOp, useOpMutation } from '../api'
 import { AuditTable } from '../components/AuditTable'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../components/common'
+import { UserSecondFactors } from '../features/two-factor/UserSecondFactors'
 import { dateTime, fromNow } from '../format'
 
 const PAGE = 25
@@ -333,6 +334,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               <Tabs.Tab value="accounts">Accounts ({detail.data?.accounts.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="orgs">Organizations ({detail.data?.memberships.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="audit">Audit trail</Tabs.Tab>
+              <Tabs.Tab value="second-factors">Second factors</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="sessions" pt="sm">
               {detail.data?.sessions.length === 0 ? (
@@ -439,6 +441,9 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             </Tabs.Panel>
             <Tabs.Panel value="audit" pt="sm">
               <AuditTable events={detail.data?.audit ?? []} compact />
+            </Tabs.Panel>
+            <Tabs.Panel value="second-factors" pt="sm">
+              {user && <UserSecondFactors userId={user.id} email={user.email} />}
             </Tabs.Panel>
           </Tabs>
         </Stack>

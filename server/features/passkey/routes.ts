@@ -1,0 +1,125 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { z } from 'zod'
+import { APIError, ERR } from '../../auth/errors.js'
+import { defineRoute, type RouteContext } from '../../http/route.js'
+import { publicSession, resolveRequestSession, setSessionCookies } from '../../http/session.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../two-factor/cookies.js'
+import {
+  authenticationOptions,
+  CHALLENGE_MAX_AGE,
+  deleteOwnPasskey,
+  listPasskeys,
+  registrationOptions,
+  renameOwnPasskey,
+  verifyAuthentication,
+  verifyRegistration,
+} from './service.js'
+
+type AnyRC = RouteContext<unknown, unknown, unknown>
+
+/** @better-auth/passkey's challenge cookie (`advanced.webAuthnChallengeCookie`), under the cookie prefix. */
+const CHALLENGE_COOKIE = 'better-auth-passkey'
+
+function assertEnabled(rc: AnyRC): void {
+  if (!rc.ctx.config().passkey.enabled) throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
+}
+
+/** The cookie name is `${prefix}.better-auth-passkey`: the plugin-cookie helper maps session_token's slot. */
+const challengeToken = (rc: AnyRC) => readSignedCookie(rc, CHALLENGE_COOKIE)
+
+export const passkeyRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/passkey/generate-register-options',
+    auth: 'fresh',
+    query: z
+      .looseObject({ authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(), name: z.string().optional() })
+      .optional(),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const { options, token } = await registrationOptions(rc.ctx, rc.session, rc.query ?? {})
+      setSignedCookie(rc, CHALLENGE_COOKIE, token, CHALLENGE_MAX_AGE)
+      return options
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/passkey/generate-authenticate-options',
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const resolved = resolveRequestSession(rc)
+      const { options, token } = await authenticationOptions(rc.ctx, resolved.status === 'active' ? resolved.data : null)
+      setSignedCookie(rc, CHALLENGE_COOKIE, token, CHALLENGE_MAX_AGE)
+      return options
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/passkey/verify-registration',
+    auth: 'fresh',
+    body: z.looseObject({ response: z.looseObject({ id: z.string(), response: z.looseObject({}) }), name: z.string().optional() }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const row = await verifyRegistration(
+        rc.ctx,
+        rc.session,
+        { response: rc.body.response as unknown as RegistrationResponseJSON, name: rc.body.name, origin: rc.request.headers.get('origin'), token: challengeToken(rc) },
+        rc.meta,
+      )
+      expirePluginCookie(rc, CHALLENGE_COOKIE)
+      return row
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/passkey/verify-authentication',
+    body: z.object({ response: z.record(z.string(), z.unknown()) }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const created = await verifyAuthentication(
+        rc.ctx,
+        { response: rc.body.response as unknown as AuthenticationResponseJSON, origin: rc.request.headers.get('origin'), token: challengeToken(rc) },
+        rc.meta,
+      )
+      expirePluginCookie(rc, CHALLENGE_COOKIE)
+      setSessionCookies(rc, created, { dontRemember: false })
+      return publicSession(created)
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/passkey/list-user-passkeys',
+    auth: 'session',
+    handler: (rc) => {
+      assertEnabled(rc)
+      return listPasskeys(rc.ctx, rc.session.user.id)
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/passkey/delete-passkey',
+    auth: 'session',
+    body: z.object({ id: z.string().min(1) }),
+    handler: (rc) => {
+      assertEnabled(rc)
+      deleteOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.meta)
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/passkey/update-passkey',
+    auth: 'session',
+    body: z.object({ id: z.string().min(1), name: z.string() }),
+    handler: (rc) => {
+      assertEnabled(rc)
+      return { passkey: renameOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.body.name, rc.meta) }
+    },
+  }),
+]

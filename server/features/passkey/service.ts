@@ -1,0 +1,209 @@
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { APIError } from '../../auth/errors.js'
+import { createSession, type SessionWithUser, type UserRow } from '../../auth/sessions.js'
+import { findUserById } from '../../auth/users.js'
+import { generateId, generateLowerToken } from '../../crypto/random.js'
+import { consumeVerification, createVerification } from '../../auth/verification.js'
+import { passkeyError } from './errors.js'
+import type { PasskeyRow } from './schema.js'
+import { deletePasskey, findPasskey, findPasskeyByCredential, insertPasskey, listPasskeys, recordPasskeyUse, renamePasskey } from './store.js'
+
+/** @better-auth/passkey's ceremonies on @simplewebauthn/server, with the relying party and origins from config. */
+
+export const CHALLENGE_MAX_AGE = 300
+
+/** The relying-party id: `passkey.rpID`, else the host name of the base URL (a LAN name works). */
+export function rpIdOf(ctx: AuthContext): string {
+  return ctx.config().passkey.rpID ?? new URL(ctx.baseURL).hostname
+}
+
+/** Origins a ceremony may come from: `passkey.origin`, else the base URL's origin and the exact trusted origins. */
+export function allowedOrigins(ctx: AuthContext): string[] {
+  const configured = ctx.config().passkey.origin
+  if (configured) return Array.isArray(configured) ? configured : [configured]
+  const exact = ctx.config().trustedOrigins.filter((o) => /^https?:\/\/[^*]+$/.test(o)).map((o) => o.replace(/\/+$/, ''))
+  return [new URL(ctx.baseURL).origin, ...exact]
+}
+
+interface Pending {
+  type: 'registration' | 'authentication'
+  expectedChallenge: string
+  userData: { id: string; name?: string; displayName?: string }
+}
+
+/** Stores a ceremony's challenge for 5 minutes; returns the handle the signed cookie carries. */
+function storeChallenge(ctx: AuthContext, pending: Pending): string {
+  const token = generateId(32)
+  createVerification(ctx, token, JSON.stringify(pending), CHALLENGE_MAX_AGE)
+  return token
+}
+
+function takeChallenge(ctx: AuthContext, token: string | null, type: Pending['type']): Pending {
+  if (!token) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
+  const row = consumeVerification(ctx, token)
+  if (!row) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
+  const pending = JSON.parse(row.value) as Pending
+  if (pending.type !== type) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
+  return pending
+}
+
+export async function registrationOptions(ctx: AuthContext, current: SessionWithUser, query: { name?: string; authenticatorAttachment?: 'platform' | 'cross-platform' }) {
+  const u = current.user
+  const name = u.email || u.id
+  const options = await generateRegistrationOptions({
+    rpName: ctx.config().passkey.rpName ?? ctx.config().mail.appName,
+    rpID: rpIdOf(ctx),
+    userID: new TextEncoder().encode(generateLowerToken(32)),
+    userName: query.name || name,
+    userDisplayName: name,
+    attestationType: 'none',
+    excludeCredentials: listPasskeys(ctx, u.id).map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never,
+    authenticatorSelection: {
+      residentKey: 'preferred',
+      userVerification: 'preferred',
+      ...(query.authenticatorAttachment ? { authenticatorAttachment: query.authenticatorAttachment } : {}),
+    },
+  })
+  const token = storeChallenge(ctx, { type: 'registration', expectedChallenge: options.challenge, userData: { id: u.id, name, displayName: name } })
+  return { options, token }
+}
+
+export async function verifyRegistration(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: { response: RegistrationResponseJSON; name?: string; origin: string | null; token: string | null },
+  meta: RequestMeta,
+): Promise<PasskeyRow> {
+  if (!input.origin) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
+  const pending = takeChallenge(ctx, input.token, 'registration')
+  if (pending.userData.id !== current.user.id) throw passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY')
+  let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']
+  try {
+    const result = await verifyRegistrationResponse({
+      response: input.response,
+      expectedChallenge: pending.expectedChallenge,
+      expectedOrigin: allowedOrigins(ctx),
+      expectedRPID: rpIdOf(ctx),
+      requireUserVerification: false,
+    })
+    if (!result.verified) throw new Error('not verified')
+    info = result.registrationInfo
+  } catch (e) {
+    recordAudit(ctx, { type: 'passkey.registered', outcome: 'failure', actorUserId: current.user.id, detail: { reason: e instanceof Error ? e.message : 'FAILED' }, meta })
+    // better-auth answers a refused registration with 500 FAILED_TO_VERIFY_REGISTRATION.
+    throw passkeyError(500, 'FAILED_TO_VERIFY_REGISTRATION')
+  }
+  const { credential, credentialDeviceType, credentialBackedUp, aaguid } = info
+  if (findPasskeyByCredential(ctx, credential.id)) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
+  const row = insertPasskey(ctx, {
+    name: input.name ?? null,
+    userId: current.user.id,
+    credentialID: credential.id,
+    publicKey: Buffer.from(credential.publicKey).toString('base64'),
+    counter: credential.counter,
+    deviceType: credentialDeviceType,
+    backedUp: credentialBackedUp,
+    transports: input.response.response.transports?.join(',') ?? '',
+    createdAt: new Date(ctx.clock.now()),
+    aaguid,
+  })
+  recordAudit(ctx, { type: 'passkey.registered', actorUserId: current.user.id, target: row.id, detail: { name: row.name, deviceType: row.deviceType, backedUp: row.backedUp }, meta })
+  return row
+}
+
+export async function authenticationOptions(ctx: AuthContext, current: SessionWithUser | null) {
+  const mine = current ? listPasskeys(ctx, current.user.id) : []
+  const options = await generateAuthenticationOptions({
+    rpID: rpIdOf(ctx),
+    userVerification: 'preferred',
+    ...(mine.length ? { allowCredentials: mine.map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never } : {}),
+  })
+  const token = storeChallenge(ctx, { type: 'authentication', expectedChallenge: options.challenge, userData: { id: current?.user.id ?? '' } })
+  return { options, token }
+}
+
+/** Sign-in with a passkey (discoverable: no email typed). The counter must grow; a clone presenting an old one is refused. */
+export async function verifyAuthentication(
+  ctx: AuthContext,
+  input: { response: AuthenticationResponseJSON; origin: string | null; token: string | null },
+  meta: RequestMeta,
+): Promise<SessionWithUser> {
+  if (!input.origin) throw new APIError(400, 'BAD_REQUEST', 'origin missing')
+  const pending = takeChallenge(ctx, input.token, 'authentication')
+  const found = typeof input.response?.id === 'string' ? findPasskeyByCredential(ctx, input.response.id) : undefined
+  if (!found) {
+    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', detail: { reason: 'PASSKEY_NOT_FOUND' }, meta })
+    throw passkeyError(401, 'PASSKEY_NOT_FOUND')
+  }
+  let next: { counter: number; backedUp: boolean; deviceType: string }
+  try {
+    const result = await verifyAuthenticationResponse({
+      response: input.response,
+      expectedChallenge: pending.expectedChallenge,
+      expectedOrigin: allowedOrigins(ctx),
+      expectedRPID: rpIdOf(ctx),
+      credential: {
+        id: found.credentialID,
+        publicKey: new Uint8Array(Buffer.from(found.publicKey, 'base64')),
+        counter: found.counter,
+        transports: found.transports ? (found.transports.split(',') as never) : undefined,
+      },
+      requireUserVerification: false,
+    })
+    if (!result.verified) throw new Error('not verified')
+    const info = result.authenticationInfo
+    next = { counter: info.newCounter, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType }
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : 'FAILED'
+    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason }, meta })
+    throw passkeyError(400, 'AUTHENTICATION_FAILED')
+  }
+  if (!recordPasskeyUse(ctx, found.id, found.counter, next)) {
+    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason: 'CONCURRENT_USE' }, meta })
+    throw passkeyError(400, 'AUTHENTICATION_FAILED')
+  }
+  const owner = findUserById(ctx, found.userId) as UserRow | undefined
+  if (!owner) throw passkeyError(500, 'USER_NOT_FOUND')
+  try {
+    const created = createSession(ctx, owner, { meta })
+    recordAudit(ctx, { type: 'passkey.sign-in', actorUserId: owner.id, target: found.id, detail: { counter: next.counter }, meta })
+    recordAudit(ctx, { type: 'user.sign-in', actorUserId: owner.id, target: created.session.id, detail: { method: 'passkey' }, meta })
+    return created
+  } catch (e) {
+    if (e instanceof APIError) recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
+    throw e
+  }
+}
+
+/** A user's own passkey, or the refusal better-auth gives (404 unknown, 401 someone else's). */
+function ownPasskey(ctx: AuthContext, userId: string, id: string, forbidden: APIError): PasskeyRow {
+  const row = findPasskey(ctx, id)
+  if (!row) throw passkeyError(404, 'PASSKEY_NOT_FOUND')
+  if (row.userId !== userId) throw forbidden
+  return row
+}
+
+export function renameOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, name: string, meta: RequestMeta): PasskeyRow {
+  ownPasskey(ctx, current.user.id, id, passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY'))
+  const updated = renamePasskey(ctx, id, name)
+  if (!updated) throw passkeyError(500, 'FAILED_TO_UPDATE_PASSKEY')
+  recordAudit(ctx, { type: 'passkey.renamed', actorUserId: current.user.id, target: id, detail: { name }, meta })
+  return updated
+}
+
+export function deleteOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, meta: RequestMeta): void {
+  ownPasskey(ctx, current.user.id, id, new APIError(401, 'UNAUTHORIZED', 'Unauthorized'))
+  deletePasskey(ctx, id)
+  recordAudit(ctx, { type: 'passkey.deleted', actorUserId: current.user.id, target: id, meta })
+}
+
+export { listPasskeys }

@@ -1,0 +1,234 @@
+import { z } from 'zod'
+import { APIError, ERR } from '../../auth/errors.js'
+import { createSession, deleteSession, type SessionWithUser } from '../../auth/sessions.js'
+import { toPublicUser } from '../../auth/users.js'
+import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
+import { defineRoute, type RouteContext } from '../../http/route.js'
+import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
+import type { PasswordSignInOutcome } from '../../feature.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from './cookies.js'
+import { twoFactorError } from './errors.js'
+import {
+  consumeTrustedDevice,
+  disableTwoFactor,
+  enableTwoFactor,
+  enforcementFor,
+  forgetTrustedDevice,
+  getTotpUri,
+  openChallenge,
+  regenerateBackupCodes,
+  resolveVerifier,
+  sendOtp,
+  trustDevice,
+  type Verified,
+  type Verifier,
+  verifyBackupCode,
+  verifyOtp,
+  verifyTotp,
+} from './service.js'
+import { recordAudit } from '../../auth/audit.js'
+
+type AnyRC = RouteContext<unknown, unknown, unknown>
+
+export const TWO_FACTOR_COOKIE = 'two_factor'
+export const TRUST_DEVICE_COOKIE = 'trust_device'
+
+function assertEnabled(rc: AnyRC): void {
+  if (!rc.ctx.config().twoFactor.enabled) throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
+}
+
+/** The session if the request has one, else the sign-in challenge of the two_factor cookie (better-auth's verifyTwoFactor). */
+function verifierOf(rc: AnyRC): Verifier {
+  const resolved = resolveRequestSession(rc)
+  const current = resolved.status === 'active' ? resolved.data : null
+  return resolveVerifier(rc.ctx, current, current ? null : readSignedCookie(rc, TWO_FACTOR_COOKIE))
+}
+
+/** Re-issues the session after the user row changed (better-auth creates a new session and deletes the old). */
+function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: SessionWithUser['user']): SessionWithUser {
+  const created = createSession(rc.ctx, userRow, { meta: rc.meta, activeOrganizationId: current.session.activeOrganizationId })
+  deleteSession(rc.ctx, current.session.token)
+  setSessionCookies(rc, created, { dontRemember: hasDontRemember(rc) })
+  return created
+}
+
+/** The answer of a verified code: a completed sign-in sets the session (and trust_device when asked). */
+function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
+  if (result.created) {
+    setSessionCookies(rc, result.created, { dontRemember: hasDontRemember(rc) })
+    expirePluginCookie(rc, TWO_FACTOR_COOKIE)
+    if (trust) {
+      const device = trustDevice(rc.ctx, result.user.id)
+      setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
+      // A trusted browser keeps its session: drop the browser-session marker (as better-auth).
+      expirePluginCookie(rc, 'dont_remember')
+      recordAudit(rc.ctx, { type: 'two-factor.device-trusted', actorUserId: result.user.id, meta: rc.meta })
+    }
+    return { token: result.created.session.token, user: toPublicUser(result.user) }
+  }
+  if (v.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  const current = result.enabledNow ? reissueSession(rc, v.current, result.user) : v.current
+  return { token: current.session.token, user: toPublicUser(result.user) }
+}
+
+/** On a failed check of a sign-in challenge that is now void, the cookie goes too. */
+function withChallengeCookie<T>(rc: AnyRC, run: () => T): T {
+  try {
+    return run()
+  } catch (e) {
+    if (e instanceof APIError && (e.code === 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE' || e.code === 'INVALID_TWO_FACTOR_COOKIE')) {
+      if (rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TWO_FACTOR_COOKIE))) expirePluginCookie(rc, TWO_FACTOR_COOKIE)
+    }
+    throw e
+  }
+}
+
+const password = z.string().optional()
+const codeBody = z.object({ code: z.string(), trustDevice: z.boolean().optional() })
+
+export const twoFactorRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/enable',
+    auth: 'session',
+    body: z.object({ password, issuer: z.string().optional(), method: z.enum(['otp', 'totp']).default('totp') }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const answer = await enableTwoFactor(rc.ctx, rc.session, rc.body, rc.meta)
+      if (answer.method === 'otp') reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: true })
+      return answer
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/disable',
+    auth: 'session',
+    body: z.object({ password }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      await disableTwoFactor(rc.ctx, rc.session, rc.body.password, rc.meta)
+      reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: false })
+      const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
+      if (trusted) {
+        forgetTrustedDevice(rc.ctx, trusted)
+        expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
+      }
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/get-totp-uri',
+    auth: 'session',
+    body: z.object({ password }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      return { totpURI: await getTotpUri(rc.ctx, rc.session, rc.body.password, rc.meta) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/generate-backup-codes',
+    auth: 'session',
+    body: z.object({ password }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      return { status: true, backupCodes: await regenerateBackupCodes(rc.ctx, rc.session, rc.body.password, rc.meta) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/verify-totp',
+    body: codeBody,
+    handler: (rc) => {
+      assertEnabled(rc)
+      return withChallengeCookie(rc, () => {
+        const v = verifierOf(rc)
+        return verifiedAnswer(rc, v, verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      })
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/send-otp',
+    body: z.object({ trustDevice: z.boolean().optional() }).optional(),
+    handler: (rc) => {
+      assertEnabled(rc)
+      return withChallengeCookie(rc, () => {
+        sendOtp(rc.ctx, verifierOf(rc), rc.meta)
+        return { status: true }
+      })
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/verify-otp',
+    body: codeBody,
+    handler: (rc) => {
+      assertEnabled(rc)
+      return withChallengeCookie(rc, () => {
+        const v = verifierOf(rc)
+        return verifiedAnswer(rc, v, verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      })
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/verify-backup-code',
+    body: z.object({ code: z.string(), disableSession: z.boolean().optional(), trustDevice: z.boolean().optional() }),
+    handler: (rc) => {
+      assertEnabled(rc)
+      return withChallengeCookie(rc, () => {
+        const v = verifierOf(rc)
+        return verifiedAnswer(rc, v, verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      })
+    },
+  }),
+]
+
+/**
+ * The sign-in interception (better-auth's after-hook on /sign-in/email and /sign-in/username):
+ * a user with two-factor on gets `{twoFactorRedirect, twoFactorMethods}` and the two_factor
+ * cookie instead of the session, unless the browser holds a valid trust_device cookie (rotated).
+ * Users of an enforced role without a second factor are told their deadline, then refused.
+ */
+export function afterPasswordVerified(rc: AnyRC, signedIn: SessionWithUser, request: { rememberMe?: boolean }): PasswordSignInOutcome | undefined {
+  const { ctx } = rc
+  if (!ctx.config().twoFactor.enabled) return undefined
+  const userRow = signedIn.user
+  if (!userRow.twoFactorEnabled) {
+    const rule = enforcementFor(ctx, userRow)
+    if (rule.status === 'none') return undefined
+    if (rule.status === 'grace') return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
+    deleteSession(ctx, signedIn.session.token)
+    recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
+    throw twoFactorError(403, 'TWO_FACTOR_ENROLLMENT_REQUIRED')
+  }
+  const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
+  if (consumeTrustedDevice(ctx, userRow.id, trusted)) {
+    const device = trustDevice(ctx, userRow.id)
+    setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
+    recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
+    return undefined
+  }
+  if (trusted !== null || rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TRUST_DEVICE_COOKIE))) {
+    expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
+  }
+  deleteSession(ctx, signedIn.session.token)
+  // Any earlier session cookie goes (better-auth's deleteSessionCookie): the second step must not run as someone else.
+  clearSessionCookies(rc)
+  const challenge = openChallenge(ctx, userRow, rc.meta)
+  setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
+  // rememberMe=false carries over to the session the second step creates.
+  if (request.rememberMe === false) {
+    rc.response.headers.append('set-cookie', serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure))
+  }
+  return { answer: { twoFactorRedirect: true, twoFactorMethods: challenge.methods } }
+}

@@ -1,0 +1,401 @@
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { recordAudit } from '../../auth/audit.js'
+import { APIError } from '../../auth/errors.js'
+import { createSession, deleteSession, type SessionWithUser, type UserRow } from '../../auth/sessions.js'
+import { clearPasswordFailures, recordPasswordFailure, reservePasswordAttempt, throttledPasswordCheck, throttleKey } from '../../auth/throttle.js'
+import { findCredentialAccount, findUserById } from '../../auth/users.js'
+import { verifyPassword } from '../../crypto/password.js'
+import { generateId } from '../../crypto/random.js'
+import { hmacBase64Url, safeEqual } from '../../crypto/sign.js'
+import {
+  matchTotp,
+  newBackupCodes,
+  newMailedCode,
+  newTotpSecret,
+  openBackupCodes,
+  openTotpSecret,
+  sealBackupCodes,
+  sealTotpSecret,
+  spendBackupCode,
+  totpURI,
+} from './codes.js'
+import { twoFactorError } from './errors.js'
+import { twoFactorCodeEmail } from './mail.js'
+import { safeEqualStrings } from './random.js'
+import {
+  deleteTrustedDevices,
+  deleteTwoFactor,
+  dropVerification,
+  findTwoFactor,
+  hasPasskey,
+  markTwoFactorVerified,
+  putVerification,
+  readVerification,
+  reserveCounter,
+  setBackupCodes,
+  setTwoFactorEnabled,
+  swapBackupCodes,
+  upsertTwoFactor,
+} from './store.js'
+
+/**
+ * The two-factor domain (better-auth's twoFactor plugin, race-safe): enrolment, the sign-in
+ * challenge, code checks under two limits (attempts per challenge, failures per account through
+ * the shared login throttle), trusted devices. Every check of a code runs synchronously from its
+ * reservation to its outcome, so parallel requests are serialised by the event loop and SQLite.
+ */
+
+const conf = (ctx: AuthContext) => ctx.config().twoFactor
+const accountKey = (userId: string) => `two-factor:${userId}`
+const attemptsId = (challengeId: string) => `2fa-attempts-${challengeId}`
+const otpId = (key: string) => `2fa-otp-${key}`
+const otpAttemptsId = (key: string) => `2fa-otp-attempts-${key}`
+const lastStepId = (userId: string) => `2fa-totp-step-${userId}`
+const graceId = (userId: string) => `2fa-enrol-grace-${userId}`
+
+export type Method = 'totp' | 'otp' | 'backup-code'
+
+// ---------------------------------------------------------------------------------------------
+// Password-guarded management (session)
+
+async function assertPassword(ctx: AuthContext, userRow: UserRow, password: string | undefined, meta: RequestMeta, action: string): Promise<void> {
+  const credential = findCredentialAccount(ctx, userRow.id)
+  if (!credential?.password) throw twoFactorError(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
+  const hash = credential.password
+  const ok = password
+    ? await throttledPasswordCheck(ctx, throttleKey('email', userRow.email), meta, () => verifyPassword(hash, password), { targetUserId: userRow.id })
+    : false
+  if (!ok) {
+    recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userRow.id, detail: { reason: 'INVALID_PASSWORD' }, meta })
+    throw twoFactorError(400, 'INVALID_PASSWORD')
+  }
+}
+
+const issuerOf = (ctx: AuthContext, issuer?: string) => issuer || conf(ctx).issuer || ctx.config().mail.appName
+
+export type EnableAnswer = { method: 'totp'; totpURI: string; backupCodes: string[] } | { method: 'otp' }
+
+/** POST /two-factor/enable. TOTP is pending (`verified: false`) until a first valid code; OTP is on at once. */
+export async function enableTwoFactor(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: { password?: string; issuer?: string; method: 'totp' | 'otp' },
+  meta: RequestMeta,
+): Promise<EnableAnswer> {
+  const userRow = current.user
+  await assertPassword(ctx, userRow, input.password, meta, 'two-factor.enable')
+  const c = conf(ctx)
+  if (input.method === 'otp') {
+    if (!c.otpOptions.enabled) throw twoFactorError(400, 'OTP_NOT_CONFIGURED')
+    setTwoFactorEnabled(ctx, userRow.id, true)
+    recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
+    return { method: 'otp' }
+  }
+  if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
+  const existing = findTwoFactor(ctx, userRow.id)
+  if (existing && existing.verified !== false) throw twoFactorError(400, 'TOTP_ALREADY_ENABLED')
+  const secret = newTotpSecret()
+  const backupCodes = newBackupCodes(c.backupCodeOptions)
+  upsertTwoFactor(ctx, userRow.id, {
+    secret: sealTotpSecret(ctx.secret, secret),
+    backupCodes: sealBackupCodes(ctx.secret, backupCodes),
+    verified: false,
+  })
+  recordAudit(ctx, { type: 'two-factor.enrolment-started', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
+  return { method: 'totp', totpURI: totpURI(secret, c.totpOptions, issuerOf(ctx, input.issuer), userRow.email), backupCodes }
+}
+
+/** POST /two-factor/disable: TOTP row, trusted devices and the flag go. */
+export async function disableTwoFactor(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<void> {
+  await assertPassword(ctx, current.user, password, meta, 'two-factor.disable')
+  removeSecondFactor(ctx, current.user.id)
+  recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, meta })
+}
+
+/** Turns two-factor off for a user: flag, TOTP secret and backup codes, trusted devices. */
+export function removeSecondFactor(ctx: AuthContext, userId: string): { trustedDevices: number } {
+  return ctx.db.transaction(() => {
+    setTwoFactorEnabled(ctx, userId, false)
+    deleteTwoFactor(ctx, userId)
+    dropVerification(ctx, lastStepId(userId))
+    return { trustedDevices: deleteTrustedDevices(ctx, userId) }
+  })
+}
+
+export async function getTotpUri(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string> {
+  const c = conf(ctx)
+  if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
+  const row = findTwoFactor(ctx, current.user.id)
+  if (!row) throw twoFactorError(400, 'TOTP_NOT_ENABLED')
+  await assertPassword(ctx, current.user, password, meta, 'two-factor.get-totp-uri')
+  const secret = openTotpSecret(ctx.secret, row.secret)
+  if (secret === null) throw twoFactorError(400, 'TOTP_NOT_ENABLED')
+  return totpURI(secret, c.totpOptions, issuerOf(ctx), current.user.email)
+}
+
+export async function regenerateBackupCodes(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string[]> {
+  if (!current.user.twoFactorEnabled) throw twoFactorError(400, 'TWO_FACTOR_NOT_ENABLED')
+  await assertPassword(ctx, current.user, password, meta, 'two-factor.backup-codes-generated')
+  const row = findTwoFactor(ctx, current.user.id)
+  if (!row) throw twoFactorError(400, 'TWO_FACTOR_NOT_ENABLED')
+  const codes = newBackupCodes(conf(ctx).backupCodeOptions)
+  setBackupCodes(ctx, row.id, sealBackupCodes(ctx.secret, codes))
+  recordAudit(ctx, { type: 'two-factor.backup-codes-generated', actorUserId: current.user.id, meta })
+  return codes
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sign-in challenge
+
+export interface Challenge {
+  id: string
+  expiresAt: number
+  methods: Array<'totp' | 'otp'>
+}
+
+/** Opens a challenge for a user whose password was right: a verification record (value = user id) and its attempt counter. */
+export function openChallenge(ctx: AuthContext, userRow: UserRow, meta: RequestMeta): Challenge {
+  const c = conf(ctx)
+  const id = `2fa-${generateId(20)}`
+  const expiresAt = ctx.clock.now() + c.twoFactorCookieMaxAge * 1000
+  putVerification(ctx, id, userRow.id, expiresAt)
+  putVerification(ctx, attemptsId(id), '0', expiresAt)
+  const methods: Array<'totp' | 'otp'> = []
+  const row = findTwoFactor(ctx, userRow.id)
+  if (!c.totpOptions.disable && row && row.verified !== false) methods.push('totp')
+  if (c.otpOptions.enabled) methods.push('otp')
+  recordAudit(ctx, { type: 'two-factor.challenge', actorUserId: userRow.id, detail: { methods }, meta })
+  return { id, expiresAt, methods }
+}
+
+/** Who is verifying: a signed-in user (enrolment, step-up) or the holder of a sign-in challenge. */
+export type Verifier = { kind: 'session'; current: SessionWithUser } | { kind: 'sign-in'; challengeId: string; user: UserRow }
+
+export function resolveVerifier(ctx: AuthContext, current: SessionWithUser | null, challengeId: string | null): Verifier {
+  if (current) return { kind: 'session', current }
+  if (!challengeId) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  const record = readVerification(ctx, challengeId)
+  const found = record ? findUserById(ctx, record.value) : undefined
+  if (!found) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  return { kind: 'sign-in', challengeId, user: found }
+}
+
+const verifierUser = (v: Verifier): UserRow => (v.kind === 'session' ? v.current.user : v.user)
+/** The key mailed codes are filed under (better-auth's: the challenge id, or user!session). */
+const verifierKey = (v: Verifier): string => (v.kind === 'session' ? `${v.current.user.id}!${v.current.session.id}` : v.challengeId)
+
+/**
+ * Reserves one attempt before a code is looked at: on the challenge (at most `allowedAttempts`,
+ * then the challenge is void) and on the account (the login throttle: 10 failures lock second-
+ * factor verification for 15 minutes by default). Throws the refusal; returns the account key.
+ */
+function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, meta: RequestMeta): string {
+  const userRow = verifierUser(v)
+  if (v.kind === 'sign-in') {
+    const reserved = reserveCounter(ctx, attemptsId(v.challengeId), conf(ctx).allowedAttempts)
+    if (reserved === null) {
+      dropVerification(ctx, v.challengeId)
+      dropVerification(ctx, attemptsId(v.challengeId))
+      recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'TOO_MANY_ATTEMPTS' }, meta })
+      throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
+    }
+  }
+  const key = accountKey(userRow.id)
+  try {
+    reservePasswordAttempt(ctx, key)
+  } catch (e) {
+    if (e instanceof APIError && e.status === 429) {
+      recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'LOCKED' }, meta })
+      throw twoFactorError(429, 'ACCOUNT_TEMPORARILY_LOCKED', e.headers)
+    }
+    throw e
+  }
+  return key
+}
+
+function refuse(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, error: APIError): APIError {
+  const userRow = verifierUser(v)
+  recordPasswordFailure(ctx, key, meta, userRow.id)
+  recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: error.code }, meta })
+  return error
+}
+
+export interface Verified {
+  user: UserRow
+  /** A sign-in completed: the new session. */
+  created: SessionWithUser | null
+  /** The session path enabled two-factor just now (the caller re-issues the session). */
+  enabledNow: boolean
+}
+
+/** A code passed: clears the account count, completes enrolment or the sign-in. */
+function succeed(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+  clearPasswordFailures(ctx, key)
+  const userRow = verifierUser(v)
+  if (v.kind === 'session') {
+    let enabledNow = false
+    const row = findTwoFactor(ctx, userRow.id)
+    if (method === 'totp' && row && row.verified !== true) {
+      markTwoFactorVerified(ctx, row.id)
+      if (!userRow.twoFactorEnabled) {
+        setTwoFactorEnabled(ctx, userRow.id, true)
+        enabledNow = true
+      }
+      recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
+    } else if (method === 'otp' && !userRow.twoFactorEnabled) {
+      setTwoFactorEnabled(ctx, userRow.id, true)
+      enabledNow = true
+      recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
+    } else {
+      recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method, step: 'session' }, meta })
+    }
+    const fresh = enabledNow ? { ...userRow, twoFactorEnabled: true } : userRow
+    return { user: fresh, created: null, enabledNow }
+  }
+  // The challenge is spent once: of two parallel right answers only one gets a session.
+  if (dropVerification(ctx, v.challengeId) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  dropVerification(ctx, attemptsId(v.challengeId))
+  const created = ctx.db.transaction(() => {
+    const session = createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
+    recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
+    recordAudit(ctx, { type: 'user.sign-in', actorUserId: userRow.id, target: session.session.id, detail: { secondFactor: method }, meta })
+    return session
+  })
+  return { user: userRow, created, enabledNow: false }
+}
+
+/** POST /two-factor/verify-totp. A code counts once: its time step must be after the last accepted one. */
+export function verifyTotp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+  const c = conf(ctx)
+  if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
+  const userRow = verifierUser(v)
+  const row = findTwoFactor(ctx, userRow.id)
+  if (!row || (v.kind === 'sign-in' && row.verified === false)) throw twoFactorError(400, 'TOTP_NOT_ENABLED')
+  const key = reserveAttempt(ctx, v, 'totp', meta)
+  const secret = openTotpSecret(ctx.secret, row.secret)
+  const now = ctx.clock.now()
+  const step = secret === null ? null : matchTotp(secret, code, now, c.totpOptions)
+  const last = readVerification(ctx, lastStepId(userRow.id))
+  if (step === null || (last && step <= Number(last.value))) {
+    throw refuse(ctx, v, key, 'totp', meta, twoFactorError(401, 'INVALID_CODE'))
+  }
+  dropVerification(ctx, lastStepId(userRow.id))
+  // Kept until the step can no longer be presented (now + window + 1 steps).
+  putVerification(ctx, lastStepId(userRow.id), String(step), now + (c.totpOptions.window + 2) * c.totpOptions.period * 1000)
+  return succeed(ctx, v, key, 'totp', meta, options)
+}
+
+/** POST /two-factor/verify-backup-code: a code is spent by a compare-and-swap on the sealed list. */
+export function verifyBackupCode(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+  const userRow = verifierUser(v)
+  const row = findTwoFactor(ctx, userRow.id)
+  if (!row) throw twoFactorError(400, 'BACKUP_CODES_NOT_ENABLED')
+  const key = reserveAttempt(ctx, v, 'backup-code', meta)
+  const codes = openBackupCodes(ctx.secret, row.backupCodes)
+  const left = codes ? spendBackupCode(codes, code) : null
+  if (!left || !swapBackupCodes(ctx, row.id, row.backupCodes, sealBackupCodes(ctx.secret, left))) {
+    throw refuse(ctx, v, key, 'backup-code', meta, twoFactorError(401, 'INVALID_BACKUP_CODE'))
+  }
+  recordAudit(ctx, { type: 'two-factor.backup-code-used', actorUserId: userRow.id, detail: { remaining: left.length }, meta })
+  return succeed(ctx, v, key, 'backup-code', meta, options)
+}
+
+/** POST /two-factor/send-otp: a fresh code by mail (through the outbox), valid otpOptions.period minutes. */
+export function sendOtp(ctx: AuthContext, v: Verifier, meta: RequestMeta): void {
+  const c = conf(ctx)
+  if (!c.otpOptions.enabled) throw twoFactorError(400, 'OTP_NOT_CONFIGURED')
+  const userRow = verifierUser(v)
+  const key = verifierKey(v)
+  const code = newMailedCode(c.otpOptions.digits)
+  const expiresAt = ctx.clock.now() + c.otpOptions.period * 60_000
+  ctx.db.transaction(() => {
+    dropVerification(ctx, otpId(key))
+    dropVerification(ctx, otpAttemptsId(key))
+    putVerification(ctx, otpId(key), hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`), expiresAt)
+    putVerification(ctx, otpAttemptsId(key), '0', expiresAt)
+  })
+  ctx.mailer.send(twoFactorCodeEmail(ctx.config().mail.appName, userRow, code, c.otpOptions.period))
+  recordAudit(ctx, { type: 'two-factor.otp-sent', actorUserId: userRow.id, meta })
+}
+
+/** POST /two-factor/verify-otp: the mailed code, at most otpOptions.allowedAttempts tries, used once. */
+export function verifyOtp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+  const c = conf(ctx)
+  const key = verifierKey(v)
+  const stored = readVerification(ctx, otpId(key))
+  if (!stored) throw twoFactorError(400, 'OTP_HAS_EXPIRED')
+  if (reserveCounter(ctx, otpAttemptsId(key), c.otpOptions.allowedAttempts) === null) {
+    dropVerification(ctx, otpId(key))
+    throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
+  }
+  const accountKeyValue = reserveAttempt(ctx, v, 'otp', meta)
+  if (!safeEqualStrings(stored.value, hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`))) {
+    throw refuse(ctx, v, accountKeyValue, 'otp', meta, twoFactorError(401, 'INVALID_CODE'))
+  }
+  dropVerification(ctx, otpId(key))
+  dropVerification(ctx, otpAttemptsId(key))
+  return succeed(ctx, v, accountKeyValue, 'otp', meta, options)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trusted devices: `hmac(user!id)!id`, backed by a verification record, rotated on every use.
+
+export function trustDevice(ctx: AuthContext, userId: string): { cookieValue: string; maxAge: number } {
+  const maxAge = conf(ctx).trustDeviceMaxAge
+  const identifier = `trust-device-${generateId(32)}`
+  putVerification(ctx, identifier, userId, ctx.clock.now() + maxAge * 1000)
+  return { cookieValue: `${hmacBase64Url(ctx.secret, `${userId}!${identifier}`)}!${identifier}`, maxAge }
+}
+
+/** Whether a trust_device value is valid for this user now; if so it is spent (the caller sets the rotated one). */
+export function consumeTrustedDevice(ctx: AuthContext, userId: string, value: string | null): boolean {
+  if (!value) return false
+  const [token, identifier] = value.split('!')
+  if (!token || !identifier?.startsWith('trust-device-')) return false
+  if (!safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`))) return false
+  const record = readVerification(ctx, identifier)
+  if (!record || record.value !== userId) return false
+  return dropVerification(ctx, identifier) === 1
+}
+
+/** Ends a trusted device named by its cookie value (sign-out of trust, disable). */
+export function forgetTrustedDevice(ctx: AuthContext, value: string | null): void {
+  const identifier = value?.split('!')[1]
+  if (identifier?.startsWith('trust-device-')) dropVerification(ctx, identifier)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enforcement (Gatehouse): roles that must have a second factor, with an enrolment grace period.
+
+export type Enforcement = { status: 'none' } | { status: 'grace'; deadline: number } | { status: 'refused' }
+
+export function enforcementFor(ctx: AuthContext, userRow: UserRow): Enforcement {
+  const rule = conf(ctx).enforcement
+  if (!conf(ctx).enabled || rule.roles.length === 0) return { status: 'none' }
+  const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
+  if (!roles.some((r) => rule.roles.includes(r))) return { status: 'none' }
+  if (userRow.twoFactorEnabled || hasPasskey(ctx, userRow.id)) return { status: 'none' }
+  const now = ctx.clock.now()
+  let record = readVerification(ctx, graceId(userRow.id))
+  if (!record) {
+    const deadline = now + rule.gracePeriod * 1000
+    // Kept well past the deadline, so an expired grace is not restarted by the cleanup.
+    putVerification(ctx, graceId(userRow.id), String(deadline), deadline + 3650 * 86_400_000)
+    record = readVerification(ctx, graceId(userRow.id))
+  }
+  const deadline = Number(record?.value ?? now)
+  return deadline > now ? { status: 'grace', deadline } : { status: 'refused' }
+}
+
+/** The deadline of a user's enrolment grace, if one started. */
+export function graceDeadline(ctx: AuthContext, userId: string): number | null {
+  const record = readVerification(ctx, graceId(userId))
+  return record ? Number(record.value) : null
+}
+
+/** An administrator restarts a user's grace period (it starts again at their next sign-in). */
+export function resetGrace(ctx: AuthContext, userId: string): void {
+  dropVerification(ctx, graceId(userId))
+}
+
+export { deleteSession, findUserById }
