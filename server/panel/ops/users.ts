@@ -21,7 +21,7 @@ import { findUserById, listAccountRows, toPublicUser } from '../../auth/users.js
 import type { session, user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
 import { type HandlerGroup, PanelError, type PanelEnv } from '../service.js'
-import { toAuditView } from './audit.js'
+import { peopleOf, toAuditView } from './audit.js'
 
 type UserRow = typeof user.$inferSelect
 type SessionRow = typeof session.$inferSelect
@@ -113,6 +113,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
         sessions: sessions.map(toSessionView),
         memberships,
         audit: audit.map(toAuditView),
+        people: peopleOf(ctx, audit),
       }
     },
 
