@@ -139,7 +139,7 @@ describe('browser panel', () => {
     // Start-up overrides are flagged (the test server turns rate limiting off with an override).
     await page.getByTestId('settings-nav-rate-limits').click()
     await page.getByTestId('section-rate-limits').getByText('set at start-up').first().waitFor()
-    await screenshot(page, 'settings')
+    await screenshot(page, 'settings', true)
   })
 
   it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 15_000 }, async () => {
@@ -179,7 +179,7 @@ describe('browser panel', () => {
     const exported = JSON.parse(await streamText(await file.createReadStream())) as Array<Record<string, unknown>>
     expect(exported).toHaveLength(1)
     expect(exported[0]).toMatchObject({ type: 'user.sign-in', outcome: 'failure', targetUserId: victim.user.id })
-    await screenshot(page, 'audit')
+    await screenshot(page, 'audit', true)
   })
 
   it('a user created in the panel signs in over the HTTP API', { timeout: 15_000 }, async () => {
@@ -202,7 +202,7 @@ describe('browser panel', () => {
     await page.getByTestId(`user-row-${email}`).click()
     await page.getByTestId('user-drawer').waitFor()
     await page.getByTestId('sessions-table').waitFor()
-    await screenshot(page, 'users')
+    await screenshot(page, 'users', true)
   })
 
   it('banning a user in the panel kills their API session', { timeout: 15_000 }, async () => {
@@ -256,7 +256,7 @@ describe('browser panel', () => {
     expect(stored.socialProviders.github.clientSecret).not.toContain('panel-client-secret-456')
     await card.getByText('Stored (encrypted). Leave empty to keep it.').waitFor()
     await page.getByTestId('provider-github-status').filter({ hasText: 'enabled' }).waitFor()
-    await screenshot(page, 'providers')
+    await screenshot(page, 'provider-configured', true)
     await page.keyboard.press('Escape')
   })
 
@@ -276,7 +276,7 @@ describe('browser panel', () => {
       await page.getByText('Test email sent').waitFor()
       await page.getByRole('tab', { name: 'Outbox' }).click()
       await page.getByTestId('outbox-table').getByText(to).waitFor()
-      await screenshot(page, 'email')
+      await screenshot(page, 'email', true)
     } finally {
       await sink.close()
     }
@@ -304,7 +304,7 @@ describe('browser panel', () => {
       await page.waitForLoadState('networkidle')
       expect(await page.getByTestId('not-available').count()).toBe(0)
       expect(await page.getByTestId('error-notice').count()).toBe(0)
-      await screenshot(page, `view-${view}`)
+      await screenshot(page, `view-${view}`, view === 'organizations')
     }
   })
 })

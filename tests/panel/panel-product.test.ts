@@ -178,7 +178,7 @@ describe('the panel reads like a product', () => {
     await page.getByRole('tooltip').filter({ hasText: `User id ${ada.user.id}` }).waitFor()
     // No JSON in the detail column.
     for (const text of await page.getByTestId('audit-detail').allTextContents()) expect(text).not.toMatch(/[{}"]/)
-    await screenshot(page, 'audit', true)
+    await screenshot(page, 'audit-people', true)
 
     await open('overview', 'Overview')
     await page.getByTestId('audit-table').getByText(ada.email).first().waitFor()
@@ -255,7 +255,7 @@ describe('the panel reads like a product', () => {
       await page.getByTestId('provider-gitlab').getByText(`${h.server.base}/callback/gitlab`).waitFor()
       // Each row has its logo.
       expect(await page.getByTestId('provider-gitlab').locator('svg.tabler-icon-brand-gitlab').count()).toBe(1)
-      await screenshot(page, 'providers', true)
+      await screenshot(page, 'providers-list', true)
 
       // The drawer by keyboard: it takes focus, keeps it, and gives it back on Escape.
       await page.getByTestId('provider-github-configure').focus()

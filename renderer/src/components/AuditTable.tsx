@@ -5,7 +5,7 @@ import { dateTime, fromNow } from '../format'
 
 export function OutcomeBadge({ outcome }: { outcome: 'success' | 'failure' }) {
   return (
-    <Badge size="sm" variant="light" color={outcome === 'success' ? 'teal.9' : 'red.9'}>
+    <Badge size="sm" variant="outline" color={outcome === 'success' ? 'teal.9' : 'red.9'}>
       {outcome}
     </Badge>
   )
@@ -69,7 +69,7 @@ export function AuditTable({
             <Table.Th>Event</Table.Th>
             <Table.Th>Outcome</Table.Th>
             <Table.Th>Person</Table.Th>
-            {!compact && <Table.Th>IP address</Table.Th>}
+            {!compact && <Table.Th style={{ whiteSpace: 'nowrap' }}>IP address</Table.Th>}
             <Table.Th>Detail</Table.Th>
           </Table.Tr>
         </Table.Thead>
@@ -81,7 +81,9 @@ export function AuditTable({
               <Table.Tr key={e.id}>
                 <Table.Td>
                   <Tooltip label={dateTime(e.createdAt)} withArrow>
-                    <Text size="sm">{compact ? fromNow(e.createdAt) : dateTime(e.createdAt)}</Text>
+                    <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
+                      {compact ? fromNow(e.createdAt) : dateTime(e.createdAt)}
+                    </Text>
                   </Tooltip>
                 </Table.Td>
                 <Table.Td>

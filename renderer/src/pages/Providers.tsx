@@ -79,7 +79,7 @@ const STATUS = {
 function Logo({ id }: { id: string }) {
   const Icon = LOGOS[id] ?? IconKey
   return (
-    <ThemeIcon variant="light" color="gray.8" size={32} radius="md" aria-hidden>
+    <ThemeIcon variant="default" size={32} radius="md" aria-hidden>
       <Icon size={20} />
     </ThemeIcon>
   )
@@ -90,7 +90,7 @@ function CopyURI({ value }: { value: string }) {
     <CopyButton value={value}>
       {({ copied, copy }) => (
         <Tooltip label={copied ? 'Copied' : 'Copy'} withArrow>
-          <ActionIcon variant="subtle" color="gray.8" size="sm" onClick={copy} aria-label="Copy redirect URI">
+          <ActionIcon variant="subtle" color="gray" size="sm" onClick={copy} aria-label="Copy redirect URI">
             {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
           </ActionIcon>
         </Tooltip>
@@ -160,7 +160,7 @@ function TestSignIn({ provider }: { provider: ProviderView }) {
           Test sign-in
         </Button>
         {state.status === 'pending' && (
-          <Button variant="subtle" color="gray.8" onClick={() => setState({ status: 'idle' })}>
+          <Button variant="default" onClick={() => setState({ status: 'idle' })}>
             Stop waiting
           </Button>
         )}

@@ -145,7 +145,7 @@ function TrustedOrigins({ value, onChange, error, disabled }: FieldProps) {
       <Group gap="xs" align="flex-start" wrap="nowrap">
         <TextInput
           style={{ flex: 1 }}
-          placeholder="https://app.example.com"
+          placeholder="Add an origin, e.g. https://app.example.com"
           aria-label="New trusted origin"
           value={draft}
           error={draftError}
@@ -185,7 +185,7 @@ function Field(props: FieldProps & { overridden: boolean }) {
       {spec.label}
       {overridden && (
         <Tooltip label="Set by a start-up option (--config, a flag or the environment), which wins over the panel" withArrow>
-          <Badge size="xs" color="orange.9" variant="light">
+          <Badge size="xs" color="orange.9" variant="outline">
             set at start-up
           </Badge>
         </Tooltip>
@@ -313,7 +313,7 @@ function SectionForm({
       </Stack>
       <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
         {patch && (
-          <Badge color="yellow.9" variant="light" data-testid="unsaved">
+          <Badge color="orange.9" variant="outline" data-testid="unsaved">
             {changes.length} unsaved change{changes.length === 1 ? '' : 's'}
           </Badge>
         )}
