@@ -26,11 +26,12 @@ const theme = createTheme({
 
 /**
  * WCAG AA contrast (4.5:1) for secondary text: Mantine's "dimmed" is gray 6 (3.3:1 on white) in
- * the light scheme; gray 7 reads as secondary and passes.
+ * the light scheme; gray 7 reads as secondary and passes. Placeholders likewise (the date
+ * pickers draw theirs as text).
  */
 const resolver: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
+  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)', '--mantine-color-placeholder': 'var(--mantine-color-gray-7)' },
   dark: {},
 })
 

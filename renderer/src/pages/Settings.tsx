@@ -185,7 +185,7 @@ function Field(props: FieldProps & { overridden: boolean }) {
       {spec.label}
       {overridden && (
         <Tooltip label="Set by a start-up option (--config, a flag or the environment), which wins over the panel" withArrow>
-          <Badge size="xs" color="orange.9" variant="outline">
+          <Badge size="xs" color="grape.9" variant="outline">
             set at start-up
           </Badge>
         </Tooltip>
@@ -313,7 +313,7 @@ function SectionForm({
       </Stack>
       <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
         {patch && (
-          <Badge color="orange.9" variant="outline" data-testid="unsaved">
+          <Badge color="indigo.9" variant="outline" data-testid="unsaved">
             {changes.length} unsaved change{changes.length === 1 ? '' : 's'}
           </Badge>
         )}

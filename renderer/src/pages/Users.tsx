@@ -372,7 +372,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                               {s.userAgent}
                             </Text>
                             {s.impersonatedBy && (
-                              <Badge size="xs" color="orange.9">
+                              <Badge size="xs" color="grape.9">
                                 impersonation
                               </Badge>
                             )}
