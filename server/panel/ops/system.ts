@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs'
-import { and, isNotNull, ne } from 'drizzle-orm'
+import { and, inArray, isNotNull, ne } from 'drizzle-orm'
 import { isAdministrator } from '../../auth/access.js'
 import { recentAuditEvents } from '../../auth/audit.js'
 import { serverCounts, signInActivity } from '../../auth/overview.js'
@@ -38,7 +38,7 @@ export function setupChecklist(env: PanelEnv): SetupStep[] {
     .where(and(isNotNull(user.role), ne(user.role, config.admin.defaultRole)))
     .all()
   const byId = config.admin.adminUserIds.length
-    ? ctx.db.select({ id: user.id, email: user.email, role: user.role }).from(user).all().filter((u) => config.admin.adminUserIds.includes(u.id))
+    ? ctx.db.select({ id: user.id, email: user.email, role: user.role }).from(user).where(inArray(user.id, config.admin.adminUserIds.slice(0, 500))).all()
     : []
   const admin = [...byId, ...candidates].find((u) => isAdministrator(config, { userId: u.id, role: u.role }))
   return [
