@@ -203,6 +203,13 @@ describe('the panel reads like a product', () => {
     await lifetime.fill('3600')
     await page.getByTestId('setting-advanced.cookiePrefix').fill('acme')
     await page.getByTestId('unsaved').filter({ hasText: '2 unsaved changes' }).waitFor()
+    // Moving to another section keeps the draft, and the section list says where one waits.
+    await nav.getByText('Mail', { exact: true }).click()
+    await page.getByTestId('section-mail').waitFor()
+    await page.getByTestId('settings-nav-sessions').getByText('unsaved').waitFor()
+    await page.getByTestId('settings-nav-sessions').click()
+    expect(await page.getByTestId('setting-session.expiresIn').inputValue()).toBe('3600 s')
+    await page.getByTestId('unsaved').filter({ hasText: '2 unsaved changes' }).waitFor()
 
     // The review modal, by keyboard: focus moves in, Tab stays in, Escape closes and gives focus back.
     await page.getByTestId('save-settings').focus()

@@ -259,14 +259,20 @@ function SectionForm({
   effective,
   overridden,
   extra,
+  draft,
+  onDraft,
 }: {
   section: SectionSpec
   effective: Json
   overridden: string[]
   extra?: ReactNode
+  /** Unsaved values kept by the page, so moving to another section loses nothing. */
+  draft: Values | undefined
+  onDraft: (values: Values | undefined) => void
 }) {
   const initial = useMemo(() => Object.fromEntries(section.fields.map((f) => [f.path, getPath(effective, f.path)])), [section, effective])
-  const [values, setValues] = useState<Values>(initial)
+  const values = draft ?? initial
+  const setValues = (update: (prev: Values) => Values) => onDraft(update(values))
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [reviewing, setReviewing] = useState(false)
   const save = useOpMutation('settings.update')
@@ -278,6 +284,7 @@ function SectionForm({
     if (!patch) return
     try {
       await save.mutateAsync({ patch })
+      onDraft(undefined)
       setErrors({})
       notifications.show({ color: 'teal', title: `${section.title} saved`, message: 'In effect from the next request; no restart needed.' })
     } catch (e) {
@@ -322,7 +329,7 @@ function SectionForm({
           leftSection={<IconRestore size={16} />}
           disabled={!patch}
           onClick={() => {
-            setValues(initial)
+            onDraft(undefined)
             setErrors({})
           }}
         >
@@ -445,6 +452,7 @@ function ReadAtStartUp({ basePath }: { basePath: string }) {
 export default function Settings() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const [current, setCurrent] = useState(sectionFromHash)
+  const [drafts, setDrafts] = useState<Record<string, Values>>({})
   useEffect(() => {
     const update = () => setCurrent(sectionFromHash())
     window.addEventListener('hashchange', update)
@@ -475,6 +483,13 @@ export default function Settings() {
                   key={s.id}
                   href={`#/settings?section=${s.id}`}
                   label={s.title}
+                  rightSection={
+                    drafts[s.id] && sectionPatch(s.fields, settings.data.effective, drafts[s.id] as Values) ? (
+                      <Badge size="xs" color="indigo.9" variant="outline">
+                        unsaved
+                      </Badge>
+                    ) : undefined
+                  }
                   active={s.id === section.id}
                   aria-current={s.id === section.id ? 'page' : undefined}
                   data-testid={`settings-nav-${s.id}`}
@@ -492,6 +507,15 @@ export default function Settings() {
               section={section}
               effective={settings.data.effective}
               overridden={settings.data.overridden}
+              draft={drafts[section.id]}
+              onDraft={(values) =>
+                setDrafts((prev) => {
+                  const next = { ...prev }
+                  if (values) next[section.id] = values
+                  else delete next[section.id]
+                  return next
+                })
+              }
               extra={
                 section.id === 'application' ? (
                   <ReadAtStartUp basePath={String(settings.data.effective.basePath ?? '')} />
