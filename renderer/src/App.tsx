@@ -24,6 +24,7 @@ import {
   IconMail,
   IconMoon,
   IconShieldLock,
+  IconSettings,
   IconSun,
   IconUsers,
 } from '@tabler/icons-react'
@@ -37,15 +38,19 @@ const views = {
   users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./pages/Users')) },
   organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./pages/Organizations')) },
   providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./pages/Providers')) },
-  security: { label: 'Security', icon: IconShieldLock, Page: lazy(() => import('./pages/Security')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./pages/Settings')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 
 export type ViewName = keyof typeof views
 
+/** Old addresses that still open the right view. */
+const MOVED: Record<string, ViewName> = { security: 'settings' }
+
 const viewFromHash = (): ViewName => {
-  const name = window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? ''
+  const raw = window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? ''
+  const name = MOVED[raw] ?? raw
   return name in views ? (name as ViewName) : 'overview'
 }
 

@@ -33,7 +33,11 @@ export function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): Activ
   const buckets = range === 'hours' ? 24 : 14
   const last = Math.floor(ctx.clock.now() / size) * size
   const first = last - (buckets - 1) * size
-  const bucket = sql<number>`(${auditEvent.createdAt} / ${size}) * ${size}`
+  // The size is written into the SQL as an integer literal: better-sqlite3 binds every JS number
+  // as a REAL, and `createdAt / 3600000.0` is not floored, so events in the second half of the
+  // current hour landed in a bucket past the end and were dropped (the chart stayed empty).
+  const literal = sql.raw(String(Math.trunc(size)))
+  const bucket = sql<number>`(${auditEvent.createdAt} / ${literal}) * ${literal}`
   const rows = ctx.db
     .select({ start: bucket, outcome: auditEvent.outcome, n: count() })
     .from(auditEvent)

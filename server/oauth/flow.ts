@@ -18,7 +18,7 @@ import {
 } from './linking.js'
 import { CLIENT_SECRET_PURPOSE, isProviderId, type ProviderOptions } from './options.js'
 import { providers } from './providers/index.js'
-import { consumeState, createState, generateCodeVerifier } from './state.js'
+import { consumeState, createState, generateCodeVerifier, isTestState, recordTestResult, type StateData } from './state.js'
 import type { OAuthTokens, ProfileContext, ProviderDefinition, ProviderProfile } from './types.js'
 
 /** Outgoing provider calls give up after this long. */
@@ -43,10 +43,10 @@ export interface ResolvedProvider {
 }
 
 /** The configured, enabled provider `id` with its endpoints resolved, or null (SPEC §8: 404). */
-export function resolveProvider(ctx: AuthContext, id: string): ResolvedProvider | null {
+export function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false): ResolvedProvider | null {
   if (!isProviderId(id)) return null
   const options: ProviderOptions | undefined = ctx.config().socialProviders[id]
-  if (!options?.enabled) return null
+  if (!options || (!options.enabled && !evenIfOff)) return null
   const def = providers[id] as ProviderDefinition
   const defaults = def.endpoints(options)
   const endpoints: Record<string, string> = { ...defaults }
@@ -77,6 +77,8 @@ export interface AuthorizationInput {
   loginHint?: string
   requestSignUp?: boolean
   link?: { userId: string; email: string }
+  /** A test sign-in from the control panel (see testCallback). */
+  test?: boolean
 }
 
 function scopesFor(rp: ResolvedProvider, extra: string[] = []): string[] {
@@ -107,6 +109,7 @@ export async function startAuthorization(
     newUserURL: input.newUserCallbackURL || undefined,
     link: input.link,
     requestSignUp: input.requestSignUp || undefined,
+    test: input.test || undefined,
   })
   const url = new URL(rp.endpoints.authorization as string)
   const params = url.searchParams
@@ -349,11 +352,13 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
     if (error) return { location: errorLocation(defaultError, error, params.error_description), stateUsed: false }
     return { location: errorLocation(defaultError, 'state_not_found'), stateUsed: false }
   }
-  if (!input.browserState || input.browserState !== state) {
+  // A panel test state is bound to no browser (the panel is on another origin): it signs nobody in.
+  if ((!input.browserState || input.browserState !== state) && !isTestState(ctx, state)) {
     return { location: errorLocation(defaultError, 'state_mismatch'), stateUsed: false }
   }
   const data = consumeState(ctx, state)
   if (!data) return { location: errorLocation(defaultError, 'please_restart_the_process'), stateUsed: true }
+  if (data.test) return testCallback(ctx, input, state, data)
   const errorURL = data.errorURL ?? defaultError
   const fail = (c: string, description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
   if (data.providerId !== input.providerId) return fail('state_mismatch')
@@ -398,6 +403,45 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
     // SPEC §8 / reference §7.3: a database failure while signing in still ends in a redirect.
     return { location: errorLocation(defaultError, 'internal_server_error'), stateUsed: true }
   }
+}
+
+/**
+ * The callback of a test sign-in started in the control panel: the same checks, code exchange and
+ * profile read as a real one, then the outcome is kept for the panel (providers.testResult) and
+ * audited. No user, account or session is created.
+ */
+async function testCallback(ctx: AuthContext, input: CallbackInput, state: string, data: StateData): Promise<CallbackOutcome> {
+  const { params, meta } = input
+  const report = (code: string | null, profile: ProviderProfile['user'] | null = null): CallbackOutcome => {
+    const outcome = code ? 'failure' : 'success'
+    recordTestResult(ctx, state, {
+      outcome,
+      code,
+      profile: profile ? { id: profile.id, name: profile.name, email: profile.email ?? null, emailVerified: profile.emailVerified } : null,
+    })
+    recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
+    return {
+      location: code ? errorLocation(data.errorURL ?? `${ctx.baseURL}/error`, code) : data.callbackURL,
+      stateUsed: false,
+    }
+  }
+  if (data.providerId !== input.providerId) return report('state_mismatch')
+  if (params.error) return report(params.error)
+  if (!params.code) return report('no_code')
+  const rp = resolveProvider(ctx, input.providerId, true)
+  if (!rp) return report('oauth_provider_not_found')
+  const issuers = rp.def.idTokenIssuer?.(rp.options)
+  if (params.iss && issuers && !issuers.includes(params.iss)) return report('issuer_mismatch')
+  let tokens: OAuthTokens
+  try {
+    tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
+  } catch {
+    return report('invalid_code')
+  }
+  const profile = await fetchProfile(ctx, rp, tokens, params)
+  if (!profile) return report('unable_to_get_user_info')
+  if (!profile.user.email) return report('email_not_found', profile.user)
+  return report(null, profile.user)
 }
 
 function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): SessionWithUser {

@@ -21,6 +21,8 @@ const stateData = z.object({
   newUserURL: z.string().optional(),
   link: z.object({ userId: z.string(), email: z.string() }).optional(),
   requestSignUp: z.boolean().optional(),
+  /** A test sign-in started from the control panel: it signs nobody in, it only reports (see testResult). */
+  test: z.boolean().optional(),
   expiresAt: z.number(),
 })
 
@@ -82,6 +84,56 @@ export function consumeState(ctx: AuthContext, state: string): StateData | null 
     const parsed = stateData.safeParse(JSON.parse(row.value))
     if (!parsed.success || parsed.data.expiresAt <= now) return null
     return parsed.data
+  } catch {
+    return null
+  }
+}
+
+// ---------------------------------------------------------------- control panel test sign-ins
+
+const TEST_RESULT_PREFIX = 'auth-test-result:'
+
+export const testResultSchema = z.object({
+  outcome: z.enum(['success', 'failure']),
+  /** The error code the flow ended with (state_mismatch, invalid_code, email_not_found...). */
+  code: z.string().nullable(),
+  profile: z.object({ id: z.string(), name: z.string(), email: z.string().nullable(), emailVerified: z.boolean() }).nullable(),
+})
+export type TestResult = z.output<typeof testResultSchema>
+
+/** Whether `state` is a stored test state (read without consuming it: the callback consumes it). */
+export function isTestState(ctx: AuthContext, state: string): boolean {
+  const row = ctx.db.select().from(verification).where(eq(verification.identifier, `${IDENTIFIER_PREFIX}${state}`)).get()
+  if (!row) return false
+  try {
+    return stateData.safeParse(JSON.parse(row.value)).data?.test === true
+  } catch {
+    return false
+  }
+}
+
+/** Keeps the outcome of a test sign-in for the panel to read, as long as a state lives. */
+export function recordTestResult(ctx: AuthContext, state: string, result: TestResult): void {
+  const now = ctx.clock.now()
+  ctx.db
+    .insert(verification)
+    .values({
+      id: generateId(),
+      identifier: `${TEST_RESULT_PREFIX}${state}`,
+      value: JSON.stringify(result),
+      expiresAt: new Date(now + STATE_TTL_MS),
+      createdAt: new Date(now),
+      updatedAt: new Date(now),
+    })
+    .run()
+}
+
+/** The outcome of a test sign-in, or null while the provider has not called back. */
+export function readTestResult(ctx: AuthContext, state: string): TestResult | null {
+  const row = ctx.db.select().from(verification).where(eq(verification.identifier, `${TEST_RESULT_PREFIX}${state}`)).get()
+  if (!row || row.expiresAt.getTime() <= ctx.clock.now()) return null
+  try {
+    return testResultSchema.parse(JSON.parse(row.value))
   } catch {
     return null
   }

@@ -33,6 +33,21 @@ export const auditEventSchema = z.object({
 })
 export type AuditEventView = z.infer<typeof auditEventSchema>
 
+/** The person an event names, shown instead of the bare id. */
+export const personSchema = z.object({ id: z.string(), name: z.string(), email: z.string() })
+export type PersonView = z.infer<typeof personSchema>
+/** The people a list of events names, by user id. */
+export const peopleSchema = z.record(z.string(), personSchema)
+
+/** One step of the first-run checklist on the overview. */
+export const setupStepSchema = z.object({
+  id: z.enum(['baseURL', 'trustedOrigin', 'smtp', 'admin']),
+  done: z.boolean(),
+  /** What is set now (the base URL, the first origin, the SMTP host, the admin's email), if anything. */
+  value: z.string().nullable(),
+})
+export type SetupStep = z.infer<typeof setupStepSchema>
+
 export const auditFilterSchema = z
   .object({
     type: z.string().max(200).optional(),
@@ -135,6 +150,8 @@ export const providerViewSchema = z.object({
   id: z.string(),
   name: z.string(),
   enabled: z.boolean(),
+  /** off: no client id; configured: a client id but turned off; enabled: in use. */
+  status: z.enum(['off', 'configured', 'enabled']),
   clientId: z.string(),
   /** The secret never leaves the server: only whether one is stored. */
   hasClientSecret: z.boolean(),
@@ -195,6 +212,9 @@ const coreContract = {
       }),
       activity: z.array(activityBucketSchema),
       recent: z.array(auditEventSchema),
+      people: peopleSchema,
+      /** The first-run checklist: shown until every step is done. */
+      setup: z.array(setupStepSchema),
     }),
   ),
 
@@ -237,7 +257,7 @@ const coreContract = {
       limit: z.number().int().min(1).max(500).default(50),
       offset: z.number().int().min(0).default(0),
     }),
-    z.object({ events: z.array(auditEventSchema), total: z.number() }),
+    z.object({ events: z.array(auditEventSchema), total: z.number(), people: peopleSchema }),
   ),
   'audit.types': query('Event types present in the log', none, z.array(z.string())),
   'audit.export': query(
@@ -276,6 +296,7 @@ const coreContract = {
         z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() }),
       ),
       audit: z.array(auditEventSchema),
+      people: peopleSchema,
     }),
   ),
   'users.create': mutation(
@@ -418,6 +439,20 @@ const coreContract = {
       })
       .strict(),
     providerViewSchema,
+  ),
+  'providers.testSignIn': mutation(
+    "Starts a test sign-in: the provider's authorization URL to open and the id to read the outcome with (nobody is signed in)",
+    z.object({ id: z.string().min(1).max(40) }).strict(),
+    z.object({ url: z.string(), testId: z.string() }),
+  ),
+  'providers.testResult': query(
+    'The outcome of a test sign-in: pending until the provider calls back, then success or the error code',
+    z.object({ testId: z.string().min(1).max(100) }).strict(),
+    z.object({
+      status: z.enum(['pending', 'success', 'failure']),
+      code: z.string().nullable(),
+      profile: z.object({ id: z.string(), name: z.string(), email: z.string().nullable(), emailVerified: z.boolean() }).nullable(),
+    }),
   ),
 
   // Email

@@ -117,7 +117,7 @@ describe('browser panel', () => {
     expect(before.status).toBe(403)
     expect(before.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
 
-    await open('security', 'Security')
+    await open('settings', 'Settings')
     await page.getByTestId('no-origins').waitFor()
     // The config schema's rules, inline: a path is refused with the reason.
     await page.getByTestId('new-origin').fill('https://app.example.com/callback')
@@ -128,26 +128,33 @@ describe('browser panel', () => {
     await page.getByRole('textbox', { name: 'Trusted origin 1' }).waitFor()
     await page.getByTestId('unsaved').waitFor()
     await page.getByTestId('save-settings').click()
-    await page.getByText('Settings saved').waitFor()
+    // Before saving, the list of what will change.
+    await page.getByTestId('review-changes').getByText(`none → ${app}`).waitFor()
+    await page.getByTestId('confirm-save').click()
+    await page.getByText('Application and URLs saved').waitFor()
     expect(h.server.gatehouse.config.get().trustedOrigins).toEqual([app])
 
     const after = await fromApp.post('/sign-up/email', { name: 'After', email: uniqueEmail(), password: 'correct horse battery' })
     expect(after.status).toBe(200)
     // Start-up overrides are flagged (the test server turns rate limiting off with an override).
-    await page.getByTestId('section-rate-limit').getByText('set at start-up').waitFor()
-    await screenshot(page, 'security')
+    await page.getByTestId('settings-nav-rate-limits').click()
+    await page.getByTestId('section-rate-limits').getByText('set at start-up').first().waitFor()
+    await screenshot(page, 'settings', true)
   })
 
   it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 15_000 }, async () => {
-    await open('security', 'Security')
+    await page.goto(`${h.panel.origin}/?load=${++loads}#/settings?section=sign-in`)
     const min = page.getByTestId('setting-emailAndPassword.minPasswordLength')
     await min.fill('500')
     await page.getByTestId('save-settings').click()
+    await page.getByTestId('confirm-save').click()
     await page.getByText('must not exceed emailAndPassword.maxPasswordLength').first().waitFor()
     expect(h.server.gatehouse.config.get().emailAndPassword.minPasswordLength).toBe(8)
     await min.fill('10')
     await page.getByTestId('save-settings').click()
-    await page.getByText('Settings saved').first().waitFor()
+    await page.getByTestId('review-changes').getByText('Shortest password').waitFor()
+    await page.getByTestId('confirm-save').click()
+    await page.getByText('Sign-in and passwords saved').first().waitFor()
     expect(h.server.gatehouse.config.get().emailAndPassword.minPasswordLength).toBe(10)
     const short = await new HttpClient(h.server.base).post('/sign-up/email', { name: 'S', email: uniqueEmail(), password: '123456789' })
     expect(short.body).toEqual({ code: 'PASSWORD_TOO_SHORT', message: 'Password too short' })
@@ -172,7 +179,7 @@ describe('browser panel', () => {
     const exported = JSON.parse(await streamText(await file.createReadStream())) as Array<Record<string, unknown>>
     expect(exported).toHaveLength(1)
     expect(exported[0]).toMatchObject({ type: 'user.sign-in', outcome: 'failure', targetUserId: victim.user.id })
-    await screenshot(page, 'audit')
+    await screenshot(page, 'audit', true)
   })
 
   it('a user created in the panel signs in over the HTTP API', { timeout: 15_000 }, async () => {
@@ -195,7 +202,7 @@ describe('browser panel', () => {
     await page.getByTestId(`user-row-${email}`).click()
     await page.getByTestId('user-drawer').waitFor()
     await page.getByTestId('sessions-table').waitFor()
-    await screenshot(page, 'users')
+    await screenshot(page, 'users', true)
   })
 
   it('banning a user in the panel kills their API session', { timeout: 15_000 }, async () => {
@@ -226,8 +233,11 @@ describe('browser panel', () => {
     expect((await social()).status).toBe(404)
 
     await open('providers', 'Providers')
-    const card = page.getByTestId('provider-github')
-    await card.getByText(`${h.server.base}/callback/github`).waitFor()
+    const row = page.getByTestId('provider-github')
+    await row.getByText(`${h.server.base}/callback/github`).waitFor()
+    await page.getByTestId('provider-github-status').filter({ hasText: 'off' }).waitFor()
+    await page.getByTestId('provider-github-configure').click()
+    const card = page.getByRole('dialog', { name: 'GitHub sign-in' })
     await page.getByTestId('provider-github-client-id').fill('panel-client-id-123')
     await page.getByTestId('provider-github-secret').fill('panel-client-secret-456')
     await page.getByTestId('provider-github-enabled').check()
@@ -245,7 +255,9 @@ describe('browser panel', () => {
     expect(stored.socialProviders.github.clientSecret).toMatch(/^enc:/)
     expect(stored.socialProviders.github.clientSecret).not.toContain('panel-client-secret-456')
     await card.getByText('Stored (encrypted). Leave empty to keep it.').waitFor()
-    await screenshot(page, 'providers')
+    await page.getByTestId('provider-github-status').filter({ hasText: 'enabled' }).waitFor()
+    await screenshot(page, 'provider-configured', true)
+    await page.keyboard.press('Escape')
   })
 
   it('SMTP set in the panel delivers a test email to a loopback sink', { timeout: 15_000 }, async () => {
@@ -264,7 +276,7 @@ describe('browser panel', () => {
       await page.getByText('Test email sent').waitFor()
       await page.getByRole('tab', { name: 'Outbox' }).click()
       await page.getByTestId('outbox-table').getByText(to).waitFor()
-      await screenshot(page, 'email')
+      await screenshot(page, 'email', true)
     } finally {
       await sink.close()
     }
@@ -275,7 +287,7 @@ describe('browser panel', () => {
     for (let i = 0; i < 11; i++) await new HttpClient(h.server.base).post('/sign-in/email', { email, password: 'not-the-password' })
     expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(429)
 
-    await open('security', 'Security')
+    await page.goto(`${h.panel.origin}/?load=${++loads}#/settings?section=rate-limits`)
     const row = page.getByTestId('locked-accounts').getByRole('row', { name: new RegExp(`email:${email}`) })
     await row.getByRole('button', { name: 'Unlock' }).click()
     await page.getByText(`email:${email} unlocked`).waitFor()
@@ -292,7 +304,7 @@ describe('browser panel', () => {
       await page.waitForLoadState('networkidle')
       expect(await page.getByTestId('not-available').count()).toBe(0)
       expect(await page.getByTestId('error-notice').count()).toBe(0)
-      await screenshot(page, `view-${view}`)
+      await screenshot(page, `view-${view}`, view === 'organizations')
     }
   })
 })

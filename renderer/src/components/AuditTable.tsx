@@ -1,18 +1,65 @@
-import { Badge, Code, Table, Text, Tooltip } from '@mantine/core'
-import type { AuditEventView } from '../../../server/panel/contract'
+import { Badge, Table, Text, Tooltip } from '@mantine/core'
+import type { AuditEventView, PersonView } from '../../../server/panel/contract'
+import { eventDetail, eventTitle } from '../audit-text'
 import { dateTime, fromNow } from '../format'
 
 export function OutcomeBadge({ outcome }: { outcome: 'success' | 'failure' }) {
   return (
-    <Badge size="sm" variant="light" color={outcome === 'success' ? 'teal' : 'red'}>
+    <Badge size="sm" variant="outline" color={outcome === 'success' ? 'teal.9' : 'red.9'}>
       {outcome}
     </Badge>
   )
 }
 
-const short = (id: string | null) => (id ? `${id.slice(0, 8)}…` : '—')
+/** The person an event names: name and email, the id on hover; an unknown id as itself. */
+export function Person({ id, people, fallback }: { id: string | null; people: Record<string, PersonView>; fallback?: string | null }) {
+  if (!id) {
+    return (
+      <Text size="sm" c="dimmed">
+        {fallback ?? 'nobody'}
+      </Text>
+    )
+  }
+  const person = people[id]
+  return (
+    <Tooltip label={`User id ${id}`} withArrow>
+      <div data-testid="audit-person" data-user-id={id}>
+        {person ? (
+          <>
+            <Text size="sm" fw={500} lineClamp={1}>
+              {person.name}
+            </Text>
+            <Text size="xs" c="dimmed" lineClamp={1}>
+              {person.email}
+            </Text>
+          </>
+        ) : (
+          <Text size="sm" c="dimmed">
+            deleted user ({id.slice(0, 8)}…)
+          </Text>
+        )}
+      </div>
+    </Tooltip>
+  )
+}
 
-export function AuditTable({ events, compact = false }: { events: AuditEventView[]; compact?: boolean }) {
+/** Who an event is about: its target, else its actor; else an email the detail names (a failed sign-in). */
+function subjectOf(e: AuditEventView): { id: string | null; fallback: string | null } {
+  const id = e.targetUserId ?? e.actorUserId
+  const email = typeof e.detail?.email === 'string' ? e.detail.email : null
+  const via = typeof e.detail?.via === 'string' ? `the ${e.detail.via}` : null
+  return { id, fallback: email ?? via }
+}
+
+export function AuditTable({
+  events,
+  people,
+  compact = false,
+}: {
+  events: AuditEventView[]
+  people: Record<string, PersonView>
+  compact?: boolean
+}) {
   return (
     <Table.ScrollContainer minWidth={compact ? 500 : 900}>
       <Table striped highlightOnHover verticalSpacing="xs" fz="sm" data-testid="audit-table">
@@ -21,42 +68,46 @@ export function AuditTable({ events, compact = false }: { events: AuditEventView
             <Table.Th>When</Table.Th>
             <Table.Th>Event</Table.Th>
             <Table.Th>Outcome</Table.Th>
-            <Table.Th>User</Table.Th>
-            {!compact && <Table.Th>IP address</Table.Th>}
-            {!compact && <Table.Th>Detail</Table.Th>}
+            <Table.Th>Person</Table.Th>
+            {!compact && <Table.Th style={{ whiteSpace: 'nowrap' }}>IP address</Table.Th>}
+            <Table.Th>Detail</Table.Th>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {events.map((e) => (
-            <Table.Tr key={e.id}>
-              <Table.Td>
-                <Tooltip label={dateTime(e.createdAt)} withArrow>
-                  <Text size="sm">{compact ? fromNow(e.createdAt) : dateTime(e.createdAt)}</Text>
-                </Tooltip>
-              </Table.Td>
-              <Table.Td>
-                <Code>{e.type}</Code>
-              </Table.Td>
-              <Table.Td>
-                <OutcomeBadge outcome={e.outcome} />
-              </Table.Td>
-              <Table.Td>
-                <Tooltip label={e.targetUserId ?? e.actorUserId ?? 'no user'} withArrow>
-                  <Text size="sm" ff="monospace">
-                    {short(e.targetUserId ?? e.actorUserId)}
-                  </Text>
-                </Tooltip>
-              </Table.Td>
-              {!compact && <Table.Td>{e.ipAddress || '—'}</Table.Td>}
-              {!compact && (
+          {events.map((e) => {
+            const subject = subjectOf(e)
+            const byAdmin = e.actorUserId && e.targetUserId && e.actorUserId !== e.targetUserId
+            return (
+              <Table.Tr key={e.id}>
                 <Table.Td>
-                  <Text size="xs" ff="monospace" lineClamp={2}>
-                    {e.detail ? JSON.stringify(e.detail) : ''}
+                  <Tooltip label={dateTime(e.createdAt)} withArrow>
+                    <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
+                      {compact ? fromNow(e.createdAt) : dateTime(e.createdAt)}
+                    </Text>
+                  </Tooltip>
+                </Table.Td>
+                <Table.Td>
+                  <Tooltip label={e.type} withArrow>
+                    <Text size="sm">{eventTitle(e.type)}</Text>
+                  </Tooltip>
+                </Table.Td>
+                <Table.Td>
+                  <OutcomeBadge outcome={e.outcome} />
+                </Table.Td>
+                <Table.Td>
+                  <Person id={subject.id} people={people} fallback={subject.fallback} />
+                </Table.Td>
+                {!compact && <Table.Td>{e.ipAddress || '—'}</Table.Td>}
+                <Table.Td>
+                  <Text size="sm" lineClamp={2} data-testid="audit-detail">
+                    {[eventDetail(e.detail), byAdmin ? `by ${people[e.actorUserId as string]?.email ?? e.actorUserId}` : '']
+                      .filter(Boolean)
+                      .join(' · ')}
                   </Text>
                 </Table.Td>
-              )}
-            </Table.Tr>
-          ))}
+              </Table.Tr>
+            )
+          })}
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>

@@ -146,7 +146,15 @@ export default function Audit() {
           <Text size="sm" c="dimmed" data-testid="audit-total">
             {list.data ? `${list.data.total} event${list.data.total === 1 ? '' : 's'}` : ' '}
           </Text>
-          <Pagination total={pages} value={page} onChange={setPage} size="sm" />
+          <Pagination
+            total={pages}
+            value={page}
+            onChange={setPage}
+            size="sm"
+            aria-label="Audit log pages"
+            getControlProps={(control) => ({ 'aria-label': control === 'previous' ? 'Previous page' : control === 'next' ? 'Next page' : control === 'first' ? 'First page' : 'Last page' })}
+            getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
+          />
         </Group>
         {!list.data ? (
           <Loading />
@@ -155,7 +163,7 @@ export default function Audit() {
             {filtered ? 'No event matches these filters.' : 'The log is empty: events appear as users sign up and sign in.'}
           </Text>
         ) : (
-          <AuditTable events={list.data.events} />
+          <AuditTable events={list.data.events} people={list.data.people} />
         )}
       </Card>
     </Stack>

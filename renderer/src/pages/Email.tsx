@@ -158,10 +158,12 @@ function Outbox() {
                 <Table.Td>{m.to}</Table.Td>
                 <Table.Td>{m.subject}</Table.Td>
                 <Table.Td>
-                  <Badge variant="light">{m.kind}</Badge>
+                  <Badge variant="outline">{m.kind}</Badge>
                 </Table.Td>
                 <Table.Td>
-                  <Badge color={m.status === 'sent' ? 'teal' : m.status === 'failed' ? 'red' : 'yellow'}>{m.status}</Badge>
+                  <Badge color={m.status === 'sent' ? 'teal.9' : m.status === 'failed' ? 'red.9' : 'yellow.4'} autoContrast>
+                    {m.status}
+                  </Badge>
                   {m.error && (
                     <Text size="xs" c="red">
                       {m.error}
@@ -204,7 +206,11 @@ export default function Email() {
               <Card withBorder padding="lg">
                 <Group mb="sm" gap="xs">
                   <Title order={4}>SMTP server</Title>
-                  {settings.data.configured ? <Badge color="teal">configured</Badge> : <Badge color="gray">not configured: messages wait in the outbox</Badge>}
+                  {settings.data.configured ? (
+                    <Badge color="teal.9">configured</Badge>
+                  ) : (
+                    <Badge color="gray.7">not configured: messages wait in the outbox</Badge>
+                  )}
                 </Group>
                 <SmtpForm key={JSON.stringify(settings.data.smtp)} smtp={settings.data.smtp} />
               </Card>

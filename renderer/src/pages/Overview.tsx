@@ -1,6 +1,7 @@
 import { BarChart } from '@mantine/charts'
-import { Card, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, ThemeIcon, Title } from '@mantine/core'
-import { IconBuilding, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
+import { Anchor, Card, Group, List, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, ThemeIcon, Title } from '@mantine/core'
+import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
+import type { SetupStep } from '../../../server/panel/contract'
 import dayjs from 'dayjs'
 import { type ReactNode, useState } from 'react'
 import { useOp } from '../api'
@@ -29,12 +30,99 @@ function Stat({ label, value, icon, testId }: { label: string; value: number; ic
   )
 }
 
+const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value: string | null) => string; href: string; link: string }> = {
+  baseURL: {
+    title: 'A base URL other machines can reach',
+    todo: 'The server answers on a loopback address only. Start it with --host 0.0.0.0 and --base-url set to the LAN name apps use.',
+    done: (v) => `Apps reach it at ${v}.`,
+    href: '#/settings?section=application',
+    link: 'Application and URLs',
+  },
+  trustedOrigin: {
+    title: "Your app's origin",
+    todo: 'Add the origin of the web app that signs users in (e.g. https://app.example.com), or browsers refuse its calls.',
+    done: (v) => `${v} is trusted.`,
+    href: '#/settings?section=application',
+    link: 'Trusted origins',
+  },
+  smtp: {
+    title: 'SMTP, proven by a test mail',
+    todo: 'Verification and password reset emails wait in the outbox until an SMTP server delivers them. Set one and send a test mail.',
+    done: (v) => `Mail goes out through ${v}.`,
+    href: '#/email',
+    link: 'Email',
+  },
+  admin: {
+    title: 'The first administrator',
+    todo: 'Create a user with the admin role (or run gatehouse user create --role admin).',
+    done: (v) => `${v} is an administrator.`,
+    href: '#/users',
+    link: 'Users',
+  },
+}
+
+/** Shown until every step is done; each step reads the live server, so it ticks itself off. */
+function FirstRun({ steps }: { steps: SetupStep[] }) {
+  const done = steps.filter((s) => s.done).length
+  if (done === steps.length) return null
+  return (
+    <Card withBorder padding="lg" data-testid="first-run">
+      <Group justify="space-between" mb="xs">
+        <Title order={3} size="h4">
+          Get this Gatehouse ready
+        </Title>
+        <Text size="sm" data-testid="first-run-progress">
+          {done} of {steps.length} done
+        </Text>
+      </Group>
+      <Progress value={(done / steps.length) * 100} size="sm" mb="md" aria-label="Set-up progress" />
+      <List spacing="md" center>
+        {steps.map((step) => {
+          const text = STEPS[step.id]
+          return (
+            <List.Item
+              key={step.id}
+              data-testid={`setup-${step.id}`}
+              data-done={step.done}
+              icon={
+                step.done ? (
+                  <ThemeIcon color="teal.9" variant="transparent" size={24} role="img" aria-label="done">
+                    <IconCircleCheckFilled size={22} />
+                  </ThemeIcon>
+                ) : (
+                  <ThemeIcon color="gray.7" variant="transparent" size={24} role="img" aria-label="to do">
+                    <IconCircleDashed size={22} />
+                  </ThemeIcon>
+                )
+              }
+            >
+              <Text size="sm" fw={600} td={step.done ? 'line-through' : undefined}>
+                {text.title}
+              </Text>
+              <Text size="sm" c="dimmed">
+                {step.done ? text.done(step.value) : text.todo}{' '}
+                {!step.done && (
+                  <Anchor href={text.href} size="sm" data-testid={`setup-${step.id}-link`}>
+                    Go to {text.link}
+                  </Anchor>
+                )}
+              </Text>
+            </List.Item>
+          )
+        })}
+      </List>
+    </Card>
+  )
+}
+
 export default function Overview() {
   const [range, setRange] = useState<'hours' | 'days'>('hours')
   const info = useOp('server.info', {}, { refetchInterval: 10_000 })
   const overview = useOp('overview.get', { range }, { refetchInterval: 10_000 })
 
-  const chart = (overview.data?.activity ?? []).map((b) => ({
+  const activity = overview.data?.activity ?? []
+  const totals = activity.reduce((t, b) => ({ signIns: t.signIns + b.signIns, failures: t.failures + b.failures }), { signIns: 0, failures: 0 })
+  const chart = activity.map((b) => ({
     when: range === 'hours' ? dayjs(b.start).format('HH:00') : dayjs(b.start).format('MMM D'),
     'Sign-ins': b.signIns,
     Failures: b.failures,
@@ -45,6 +133,7 @@ export default function Overview() {
       <PageHeader title="Overview" description="How this Gatehouse is doing right now." />
       <SecondFactorSummary />
       <ErrorNotice error={overview.error ?? info.error} onRetry={() => void overview.refetch()} />
+      {overview.data && <FirstRun steps={overview.data.setup} />}
       {overview.data ? (
         <SimpleGrid cols={{ base: 2, md: 4 }}>
           <Stat label="Users" value={overview.data.counts.users} icon={<IconUsers />} testId="count-users" />
@@ -69,7 +158,16 @@ export default function Overview() {
       <SimpleGrid cols={{ base: 1, lg: 3 }}>
         <Card withBorder padding="md" style={{ gridColumn: 'span 2' }}>
           <Group justify="space-between" mb="sm">
-            <Title order={4}>Sign-ins and failures</Title>
+            <div>
+              <Title order={3} size="h4">
+                Sign-ins and failures
+              </Title>
+              <Text size="sm" c="dimmed" data-testid="activity-summary">
+                {overview.data
+                  ? `${totals.signIns} sign-in${totals.signIns === 1 ? '' : 's'}, ${totals.failures} failed, ${range === 'hours' ? 'in the last 24 hours' : 'in the last 14 days'}`
+                  : ' '}
+              </Text>
+            </div>
             <SegmentedControl
               size="xs"
               value={range}
@@ -85,8 +183,8 @@ export default function Overview() {
             data={chart}
             dataKey="when"
             series={[
-              { name: 'Sign-ins', color: 'teal.6' },
-              { name: 'Failures', color: 'red.6' },
+              { name: 'Sign-ins', color: 'teal.7' },
+              { name: 'Failures', color: 'red.7' },
             ]}
             withLegend
             tickLine="y"
@@ -94,7 +192,7 @@ export default function Overview() {
           />
         </Card>
         <Card withBorder padding="md">
-          <Title order={4} mb="sm">
+          <Title order={3} size="h4" mb="sm">
             Server
           </Title>
           {info.data && (
@@ -136,7 +234,7 @@ export default function Overview() {
       </SimpleGrid>
 
       <Card withBorder padding="md">
-        <Title order={4} mb="sm">
+        <Title order={3} size="h4" mb="sm">
           Recent events
         </Title>
         {overview.data && overview.data.recent.length === 0 ? (
@@ -144,7 +242,7 @@ export default function Overview() {
             Nothing has happened yet. Sign-ups, sign-ins and admin actions appear here as they occur.
           </Text>
         ) : (
-          <AuditTable events={overview.data?.recent ?? []} compact />
+          <AuditTable events={overview.data?.recent ?? []} people={overview.data?.people ?? {}} compact />
         )}
       </Card>
     </Stack>

@@ -1,29 +1,205 @@
 import {
   ActionIcon,
+  Alert,
   Badge,
   Button,
   Card,
   Code,
   CopyButton,
+  Drawer,
   Group,
   PasswordInput,
-  SimpleGrid,
   Stack,
   Switch,
+  Table,
   TagsInput,
   Text,
   TextInput,
-  Title,
+  ThemeIcon,
   Tooltip,
 } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { notifications } from '@mantine/notifications'
-import { IconCheck, IconCopy, IconDeviceFloppy } from '@tabler/icons-react'
+import {
+  IconBrandApple,
+  IconBrandDiscord,
+  IconBrandDropbox,
+  IconBrandFacebook,
+  IconBrandGithub,
+  IconBrandGitlab,
+  IconBrandGoogle,
+  IconBrandKick,
+  IconBrandLinkedin,
+  IconBrandReddit,
+  IconBrandSpotify,
+  IconBrandTiktok,
+  IconBrandTwitch,
+  IconBrandVk,
+  IconBrandWindows,
+  IconBrandX,
+  IconBrandZoom,
+  IconCheck,
+  IconCopy,
+  IconDeviceFloppy,
+  IconKey,
+  IconPlayerPlay,
+  IconSettings,
+} from '@tabler/icons-react'
+import { type ComponentType, useEffect, useRef, useState } from 'react'
 import type { ProviderView } from '../../../server/panel/contract'
-import { type PanelCallError, useOp, useOpMutation } from '../api'
+import { call, openExternal, type PanelCallError, useOp, useOpMutation } from '../api'
 import { ErrorNotice, Loading, PageHeader } from '../components/common'
 
-function ProviderCard({ provider }: { provider: ProviderView }) {
+const LOGOS: Record<string, ComponentType<{ size?: number }>> = {
+  apple: IconBrandApple,
+  discord: IconBrandDiscord,
+  dropbox: IconBrandDropbox,
+  facebook: IconBrandFacebook,
+  github: IconBrandGithub,
+  gitlab: IconBrandGitlab,
+  google: IconBrandGoogle,
+  kick: IconBrandKick,
+  linkedin: IconBrandLinkedin,
+  microsoft: IconBrandWindows,
+  reddit: IconBrandReddit,
+  spotify: IconBrandSpotify,
+  tiktok: IconBrandTiktok,
+  twitch: IconBrandTwitch,
+  twitter: IconBrandX,
+  vk: IconBrandVk,
+  zoom: IconBrandZoom,
+}
+
+const STATUS = {
+  enabled: { color: 'teal.9', label: 'enabled' },
+  configured: { color: 'blue.9', label: 'configured, off' },
+  off: { color: 'gray.8', label: 'off' },
+} as const
+
+function Logo({ id }: { id: string }) {
+  const Icon = LOGOS[id] ?? IconKey
+  return (
+    <ThemeIcon variant="default" size={32} radius="md" aria-hidden>
+      <Icon size={20} />
+    </ThemeIcon>
+  )
+}
+
+function CopyURI({ value }: { value: string }) {
+  return (
+    <CopyButton value={value}>
+      {({ copied, copy }) => (
+        <Tooltip label={copied ? 'Copied' : 'Copy'} withArrow>
+          <ActionIcon variant="subtle" color="gray" size="sm" onClick={copy} aria-label="Copy redirect URI">
+            {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
+          </ActionIcon>
+        </Tooltip>
+      )}
+    </CopyButton>
+  )
+}
+
+type TestState = { status: 'idle' } | { status: 'pending'; testId: string } | { status: 'success'; email: string | null; name: string } | { status: 'failure'; code: string }
+
+/**
+ * "Test sign-in": opens the provider's page in a new window, then asks the server until the
+ * provider has called back. Nobody is signed in; the outcome is the profile or the error code.
+ */
+function TestSignIn({ provider }: { provider: ProviderView }) {
+  const [state, setState] = useState<TestState>({ status: 'idle' })
+  const popup = useRef<Window | null>(null)
+  const start = useOpMutation('providers.testSignIn')
+  useEffect(() => {
+    if (state.status !== 'pending') return
+    let stopped = false
+    const poll = async () => {
+      while (!stopped) {
+        const result = await call('providers.testResult', { testId: state.testId }).catch(() => null)
+        if (stopped) return
+        if (result && result.status !== 'pending') {
+          // Closes it where the browser lets us (the panel's cross-origin isolation may not).
+          popup.current?.close()
+          setState(
+            result.status === 'success'
+              ? { status: 'success', email: result.profile?.email ?? null, name: result.profile?.name ?? '' }
+              : { status: 'failure', code: result.code ?? 'unknown_error' },
+          )
+          return
+        }
+        await new Promise((r) => setTimeout(r, 700))
+      }
+    }
+    void poll()
+    return () => {
+      stopped = true
+    }
+  }, [state])
+  return (
+    <Stack gap="xs" data-testid="test-sign-in">
+      <Group>
+        <Button
+          variant="light"
+          leftSection={<IconPlayerPlay size={16} />}
+          loading={start.isPending || state.status === 'pending'}
+          disabled={provider.status === 'off'}
+          data-testid="test-sign-in-start"
+          onClick={() =>
+            start.mutate(
+              { id: provider.id },
+              {
+                onSuccess: ({ url, testId }) => {
+                  if (window.gatehouse) openExternal(url)
+                  else popup.current = window.open(url, 'gatehouse-test-sign-in', 'width=520,height=700')
+                  setState({ status: 'pending', testId })
+                },
+                onError: (e) => setState({ status: 'failure', code: e.code }),
+              },
+            )
+          }
+        >
+          Test sign-in
+        </Button>
+        {state.status === 'pending' && (
+          <Button variant="default" onClick={() => setState({ status: 'idle' })}>
+            Stop waiting
+          </Button>
+        )}
+      </Group>
+      <Text size="xs" c="dimmed">
+        Opens {provider.name} in a new window; sign in there. Nobody is signed in here: the result (who the provider says you
+        are, or its error code) appears below, and you can close that window.
+      </Text>
+      {state.status === 'success' && (
+        <Alert color="teal" title="Test sign-in worked" data-testid="test-sign-in-result">
+          {provider.name} answered with {state.name}
+          {state.email ? ` <${state.email}>` : ''}.
+        </Alert>
+      )}
+      {state.status === 'failure' && (
+        <Alert color="red" title="Test sign-in failed" data-testid="test-sign-in-result">
+          Error code <Code>{state.code}</Code>
+        </Alert>
+      )}
+    </Stack>
+  )
+}
+
+function ProviderDrawer({ provider, onClose }: { provider: ProviderView | null; onClose: () => void }) {
+  return (
+    <Drawer
+      opened={Boolean(provider)}
+      onClose={onClose}
+      position="right"
+      size="lg"
+      title={provider ? `${provider.name} sign-in` : 'Provider'}
+      data-testid="provider-drawer"
+    >
+      {provider && <ProviderForm key={provider.id} provider={provider} />}
+    </Drawer>
+  )
+}
+
+function ProviderForm({ provider }: { provider: ProviderView }) {
   const save = useOpMutation('providers.update')
   const form = useForm({
     initialValues: {
@@ -48,55 +224,47 @@ function ProviderCard({ provider }: { provider: ProviderView }) {
     }
   })
   return (
-    <Card withBorder padding="lg" data-testid={`provider-${provider.id}`}>
+    <Stack gap="lg">
+      <div>
+        <Text size="sm" fw={500}>
+          1. Register this redirect URI with {provider.name}
+        </Text>
+        <Group gap={4} wrap="nowrap">
+          <Code style={{ wordBreak: 'break-all' }} data-testid="drawer-redirect-uri">
+            {provider.redirectURI}
+          </Code>
+          <CopyURI value={provider.redirectURI} />
+        </Group>
+      </div>
       <form onSubmit={submit}>
         <Stack gap="sm">
-          <Group justify="space-between">
-            <Group gap="xs">
-              <Title order={4}>{provider.name}</Title>
-              {provider.enabled ? (
-                <Badge color="teal" variant="light">
-                  enabled
-                </Badge>
-              ) : (
-                <Badge color="gray" variant="light">
-                  off
-                </Badge>
-              )}
-            </Group>
-            <Switch label="Enabled" {...form.getInputProps('enabled', { type: 'checkbox' })} data-testid={`provider-${provider.id}-enabled`} />
-          </Group>
-          <div>
-            <Text size="xs" c="dimmed">
-              Redirect URI to register with {provider.name}
-            </Text>
-            <Group gap={4} wrap="nowrap">
-              <Code style={{ wordBreak: 'break-all' }}>{provider.redirectURI}</Code>
-              <CopyButton value={provider.redirectURI}>
-                {({ copied, copy }) => (
-                  <Tooltip label={copied ? 'Copied' : 'Copy'} withArrow>
-                    <ActionIcon variant="subtle" size="sm" onClick={copy} aria-label="Copy redirect URI">
-                      {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
-                    </ActionIcon>
-                  </Tooltip>
-                )}
-              </CopyButton>
-            </Group>
-          </div>
+          <Text size="sm" fw={500}>
+            2. Paste the client id and secret it gives you
+          </Text>
           <TextInput label="Client id" {...form.getInputProps('clientId')} data-testid={`provider-${provider.id}-client-id`} />
           <PasswordInput
             label="Client secret"
-            description={provider.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set'}
+            description={provider.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
             placeholder={provider.hasClientSecret ? '••••••••' : ''}
             {...form.getInputProps('clientSecret')}
             data-testid={`provider-${provider.id}-secret`}
           />
-          <TagsInput label="Extra scopes" description="Added to the provider's defaults" {...form.getInputProps('scopes')} />
-          <Switch label="Trusted for account linking" {...form.getInputProps('trustedForLinking', { type: 'checkbox' })} />
+          <Switch
+            label="Users can sign in with it"
+            description="Turn on once the test sign-in works."
+            {...form.getInputProps('enabled', { type: 'checkbox' })}
+            data-testid={`provider-${provider.id}-enabled`}
+          />
+          <TagsInput label="Extra scopes" description="Asked for on top of the provider's defaults." {...form.getInputProps('scopes')} />
+          <Switch
+            label="Trust its email addresses for linking"
+            description="Sign-in joins the account with the same email even if the provider does not say it is verified."
+            {...form.getInputProps('trustedForLinking', { type: 'checkbox' })}
+          />
           <details>
             <summary>
               <Text span size="sm">
-                Endpoint overrides
+                Endpoint overrides (self-hosted or test servers)
               </Text>
             </summary>
             <Stack gap="xs" mt="xs">
@@ -106,35 +274,92 @@ function ProviderCard({ provider }: { provider: ProviderView }) {
             </Stack>
           </details>
           <Group justify="flex-end">
-            <Button type="submit" size="xs" leftSection={<IconDeviceFloppy size={14} />} loading={save.isPending} data-testid={`provider-${provider.id}-save`}>
-              Save
+            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid={`provider-${provider.id}-save`}>
+              Save {provider.name}
             </Button>
           </Group>
         </Stack>
       </form>
-    </Card>
+      <div>
+        <Text size="sm" fw={500} mb={4}>
+          3. Try it
+        </Text>
+        <TestSignIn provider={provider} />
+      </div>
+    </Stack>
   )
 }
 
 export default function Providers() {
   const list = useOp('providers.list', {}, { refetchOnWindowFocus: false })
+  const [selected, setSelected] = useState<string | null>(null)
   const enabled = list.data?.filter((p) => p.enabled).length ?? 0
+  const current = list.data?.find((p) => p.id === selected) ?? null
   return (
     <Stack>
       <PageHeader
         title="Providers"
-        description={`Social sign-in. Register the redirect URI with each provider, then paste its client id and secret. ${list.data ? `${enabled} of ${list.data.length} enabled.` : ''}`}
+        description={`Sign-in with another service's account. Pick one, register its redirect URI there, then paste the client id and secret. ${list.data ? `${enabled} of ${list.data.length} enabled.` : ''}`}
       />
       <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
       {!list.data ? (
         !list.error && <Loading />
       ) : (
-        <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }}>
-          {list.data.map((p) => (
-            <ProviderCard key={p.id} provider={p} />
-          ))}
-        </SimpleGrid>
+        <Card withBorder padding={0}>
+          <Table verticalSpacing="xs" highlightOnHover data-testid="providers-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Provider</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Redirect URI</Table.Th>
+                <Table.Th>
+                  <span style={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>Actions</span>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data.map((p) => (
+                <Table.Tr key={p.id} data-testid={`provider-${p.id}`}>
+                  <Table.Td>
+                    <Group gap="sm" wrap="nowrap">
+                      <Logo id={p.id} />
+                      <Text size="sm" fw={500}>
+                        {p.name}
+                      </Text>
+                    </Group>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge variant="outline" color={STATUS[p.status].color} data-testid={`provider-${p.id}-status`}>
+                      {STATUS[p.status].label}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap">
+                      <Text size="xs" ff="monospace" style={{ wordBreak: 'break-all' }}>
+                        {p.redirectURI}
+                      </Text>
+                      <CopyURI value={p.redirectURI} />
+                    </Group>
+                  </Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      leftSection={<IconSettings size={14} />}
+                      onClick={() => setSelected(p.id)}
+                      aria-label={`Configure ${p.name}`}
+                      data-testid={`provider-${p.id}-configure`}
+                    >
+                      Configure
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Card>
       )}
+      <ProviderDrawer provider={current} onClose={() => setSelected(null)} />
     </Stack>
   )
 }

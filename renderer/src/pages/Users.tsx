@@ -207,7 +207,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             <Badge variant="light">{user.role ?? 'user'}</Badge>
             {user.emailVerified ? <Badge color="teal" variant="light">verified</Badge> : <Badge color="gray" variant="light">unverified</Badge>}
             {user.banned && (
-              <Badge color="red" data-testid="banned-badge">
+              <Badge color="red.9" data-testid="banned-badge">
                 banned{user.banExpires ? ` until ${dateTime(user.banExpires)}` : ''}
               </Badge>
             )}
@@ -374,7 +374,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                               {s.userAgent}
                             </Text>
                             {s.impersonatedBy && (
-                              <Badge size="xs" color="orange">
+                              <Badge size="xs" color="grape.9">
                                 impersonation
                               </Badge>
                             )}
@@ -440,7 +440,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               )}
             </Tabs.Panel>
             <Tabs.Panel value="audit" pt="sm">
-              <AuditTable events={detail.data?.audit ?? []} compact />
+              <AuditTable events={detail.data?.audit ?? []} people={detail.data?.people ?? {}} compact />
             </Tabs.Panel>
             <Tabs.Panel value="second-factors" pt="sm">
               {user && <UserSecondFactors userId={user.id} email={user.email} />}
@@ -602,7 +602,7 @@ export default function Users() {
                     </Table.Td>
                     <Table.Td>
                       <Group gap={4}>
-                        {u.banned && <Badge color="red">banned</Badge>}
+                        {u.banned && <Badge color="red.9">banned</Badge>}
                         {u.emailVerified ? (
                           <Badge color="teal" variant="light">
                             verified

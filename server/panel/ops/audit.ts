@@ -1,8 +1,28 @@
+import { inArray } from 'drizzle-orm'
 import { type AuditRow, auditEventTypes, queryAuditEvents } from '../../auth/audit.js'
-import type { AuditEventView } from '../contract.js'
+import type { AuthContext } from '../../auth/context.js'
+import { user } from '../../db/schema.js'
+import type { AuditEventView, PersonView } from '../contract.js'
 import type { HandlerGroup } from '../service.js'
 
 export const toAuditView = (row: AuditRow): AuditEventView => ({ ...row, createdAt: row.createdAt.getTime() })
+
+/**
+ * The people the events name (actor and target), by id: the panel shows a name and an email
+ * instead of an id. A deleted user is simply absent (the row keeps its id).
+ */
+export function peopleOf(ctx: AuthContext, rows: AuditRow[]): Record<string, PersonView> {
+  const ids = [...new Set(rows.flatMap((r) => [r.actorUserId, r.targetUserId]).filter((id): id is string => Boolean(id)))]
+  const people: Record<string, PersonView> = {}
+  // SQLite allows 999 bound parameters per statement: look the ids up in slices.
+  for (let i = 0; i < ids.length; i += 500) {
+    const slice = ids.slice(i, i + 500)
+    for (const row of ctx.db.select({ id: user.id, name: user.name, email: user.email }).from(user).where(inArray(user.id, slice)).all()) {
+      people[row.id] = row
+    }
+  }
+  return people
+}
 
 const CSV_COLUMNS = ['id', 'createdAt', 'type', 'outcome', 'actorUserId', 'targetUserId', 'target', 'ipAddress', 'userAgent', 'detail'] as const
 
@@ -27,7 +47,7 @@ export function toCsv(events: AuditEventView[]): string {
 export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.export'> = (env) => ({
   'audit.list'({ limit, offset, ...query }) {
     const { events, total } = queryAuditEvents(env.gatehouse.ctx, query, { limit, offset })
-    return { events: events.map(toAuditView), total }
+    return { events: events.map(toAuditView), total, people: peopleOf(env.gatehouse.ctx, events) }
   },
 
   'audit.types'() {

@@ -1,4 +1,5 @@
-import { sealClientSecret } from '../../oauth/flow.js'
+import { APIError } from '../../auth/errors.js'
+import { resolveProvider, sealClientSecret, startAuthorization } from '../../oauth/flow.js'
 import {
   isProviderId,
   PROVIDER_ENDPOINTS,
@@ -7,11 +8,14 @@ import {
   type ProviderOptions,
 } from '../../oauth/options.js'
 import { providers } from '../../oauth/providers/index.js'
+import { readTestResult } from '../../oauth/state.js'
 import type { ProviderView } from '../contract.js'
 import { PanelError } from '../errors.js'
 import type { HandlerGroup } from '../service.js'
 
-export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update'> = (env) => {
+type ProviderOps = 'providers.list' | 'providers.update' | 'providers.testSignIn' | 'providers.testResult'
+
+export const providerHandlers: HandlerGroup<ProviderOps> = (env) => {
   const { ctx, config: store } = env.gatehouse
 
   const view = (id: ProviderId): ProviderView => {
@@ -19,10 +23,12 @@ export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update
     const options = config.socialProviders[id] as ProviderOptions | undefined
     const overrides: Record<string, string> = {}
     for (const [name, url] of Object.entries(options?.endpoints ?? {})) if (url) overrides[name] = url
+    const enabled = Boolean(options?.enabled && options.clientId)
     return {
       id,
       name: providers[id].name,
-      enabled: Boolean(options?.enabled && options.clientId),
+      enabled,
+      status: enabled ? 'enabled' : options?.clientId ? 'configured' : 'off',
       clientId: options?.clientId ?? '',
       hasClientSecret: Boolean(options?.clientSecret),
       scopes: options?.scope ?? [],
@@ -80,6 +86,25 @@ export const providerHandlers: HandlerGroup<'providers.list' | 'providers.update
         throw new PanelError(400, 'INVALID_CONFIG', message, [{ path: field, message: message.slice(path.length + 2) }])
       }
       return view(id)
+    },
+
+    async 'providers.testSignIn'({ id }) {
+      if (!isProviderId(id)) throw new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`)
+      // A provider that is configured but off can be tried before it is turned on.
+      const rp = resolveProvider(ctx, id, true)
+      if (!rp?.clientId) throw new PanelError(400, 'PROVIDER_NOT_CONFIGURED', `Set a client id for ${providers[id].name} first`)
+      try {
+        const { url, state } = await startAuthorization(ctx, rp, { test: true, callbackURL: `${ctx.baseURL}/ok` })
+        return { url, testId: state }
+      } catch (e) {
+        if (e instanceof APIError) throw new PanelError(400, e.code, e.code === 'CLIENT_ID_AND_SECRET_REQUIRED' ? 'A client secret is required first' : e.message)
+        throw e
+      }
+    },
+
+    'providers.testResult'({ testId }) {
+      const result = readTestResult(ctx, testId)
+      return result ? { status: result.outcome, code: result.code, profile: result.profile } : { status: 'pending' as const, code: null, profile: null }
     },
   }
 }

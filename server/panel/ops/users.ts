@@ -22,7 +22,7 @@ import type { session, user } from '../../db/schema.js'
 import type { SessionView, UserView } from '../contract.js'
 import { PanelError } from '../errors.js'
 import type { HandlerGroup, PanelEnv } from '../service.js'
-import { toAuditView } from './audit.js'
+import { peopleOf, toAuditView } from './audit.js'
 
 type UserRow = typeof user.$inferSelect
 type SessionRow = typeof session.$inferSelect
@@ -114,6 +114,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
         sessions: sessions.map(toSessionView),
         memberships,
         audit: audit.map(toAuditView),
+        people: peopleOf(ctx, audit),
       }
     },
 

@@ -1,0 +1,82 @@
+/** Audit events as sentences: what happened, and the detail as readable text instead of JSON. */
+
+const TITLES: Record<string, string> = {
+  'user.sign-up': 'Signed up',
+  'user.sign-in': 'Signed in',
+  'user.sign-out': 'Signed out',
+  'user.updated': 'Profile updated',
+  'user.deleted': 'Account deleted',
+  'user.delete-requested': 'Asked to delete the account',
+  'user.password-changed': 'Changed the password',
+  'user.password-set': 'Password set',
+  'user.password-reset': 'Reset the password',
+  'user.password-reset-requested': 'Asked for a password reset',
+  'user.email-verified': 'Verified the email address',
+  'user.verification-email-sent': 'Verification email sent',
+  'user.email-change-requested': 'Asked to change the email address',
+  'user.email-changed': 'Email address changed',
+  'session.revoked': 'Session ended',
+  'session.revoked-all': 'Every session ended',
+  'session.revoked-others': 'Other sessions ended',
+  'session.expired': 'Session expired',
+  'account.linked': 'Provider account linked',
+  'account.unlinked': 'Provider account unlinked',
+  'security.rate-limited': 'Too many requests',
+  'security.csrf-refused': 'Request from an untrusted origin refused',
+  'security.account-locked': 'Account locked after failed passwords',
+  'security.account-unlocked': 'Account unlocked',
+  'admin.impersonate-user': 'Impersonation started',
+  'admin.stop-impersonating': 'Impersonation ended',
+  'provider.test-sign-in': 'Provider test sign-in',
+}
+
+/** Failure codes in words. */
+const REASONS: Record<string, string> = {
+  INVALID_PASSWORD: 'wrong password',
+  INVALID_EMAIL_OR_PASSWORD: 'wrong email or password',
+  UNKNOWN_EMAIL: 'no account with this email',
+  EMAIL_NOT_VERIFIED: 'email not verified yet',
+  USER_ALREADY_EXISTS: 'the email is already registered',
+  BANNED_USER: 'the user is banned',
+  ACCOUNT_LOCKED: 'the account is locked',
+  signup_disabled: 'sign-up is closed',
+  account_not_linked: 'the provider account is not linked',
+}
+
+const humanize = (text: string) =>
+  text
+    .replace(/[._-]+/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .replace(/^./, (c) => c.toUpperCase())
+
+export function eventTitle(type: string): string {
+  return TITLES[type] ?? humanize(type)
+}
+
+const PROVIDER_NAMES: Record<string, string> = { github: 'GitHub', gitlab: 'GitLab', linkedin: 'LinkedIn', tiktok: 'TikTok', vk: 'VK' }
+const providerName = (id: string) => PROVIDER_NAMES[id] ?? id.charAt(0).toUpperCase() + id.slice(1)
+
+function value(v: unknown): string {
+  if (v === null || v === undefined) return '—'
+  if (typeof v === 'boolean') return v ? 'yes' : 'no'
+  if (Array.isArray(v)) return v.map(value).join(', ')
+  if (typeof v === 'object') return JSON.stringify(v)
+  return String(v)
+}
+
+/** The detail as a short sentence, e.g. "Reason: wrong password · email: ada@example.com". */
+export function eventDetail(detail: Record<string, unknown> | null): string {
+  if (!detail) return ''
+  const parts: string[] = []
+  for (const [key, v] of Object.entries(detail)) {
+    if (key === 'concealed') continue
+    if (key === 'reason' && typeof v === 'string') parts.push(`Reason: ${REASONS[v] ?? v}${REASONS[v] ? ` (${v})` : ''}`)
+    else if ((key === 'provider' || key === 'providerId') && typeof v === 'string') parts.push(`with ${providerName(v)}`)
+    else if (key === 'via') parts.push(`via ${value(v)}`)
+    else if (key === 'revokedSessions') parts.push(typeof v === 'number' ? `${v} sessions ended` : v ? 'other sessions ended' : 'other sessions kept')
+    else if (key === 'fields' && Array.isArray(v)) parts.push(`changed: ${v.join(', ')}`)
+    else parts.push(`${humanize(key).toLowerCase()}: ${value(v)}`)
+  }
+  return parts.join(' · ')
+}
