@@ -1,5 +1,9 @@
+import { networkContract } from './network/panel-contract.js'
+
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
-export const featureContracts = {}
+export const featureContracts = {
+  ...networkContract,
+}

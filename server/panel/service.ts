@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import { APIError } from '../auth/errors.js'
 import { ConfigError } from '../config/store.js'
 import { features } from '../features/index.js'
+import type { featureContracts } from '../features/panel-contracts.js'
 import type { Gatehouse, Logger } from '../gatehouse.js'
 import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
 import { auditHandlers } from './ops/audit.js'
@@ -73,7 +74,7 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...providerHandlers(env),
     ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.
-    ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Record<string, never>),
+    ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Pick<Handlers, keyof typeof featureContracts>),
   }
   return {
     env,
