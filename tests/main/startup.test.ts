@@ -361,6 +361,16 @@ describe('desktop: window, menus, permissions, CSP', () => {
     expect(DEV_CSP).toContain("script-src 'self' 'unsafe-inline';")
     expect(DEV_CSP).toContain("connect-src 'self' ws://localhost:* ws://127.0.0.1:*;")
     expect(DEV_CSP.replace(" 'unsafe-inline'", '').replace(' ws://localhost:* ws://127.0.0.1:*', '')).toBe(PANEL_CSP)
+
+    // electron-vite dev serves index.html with the dev policy in its meta tag; builds keep the strict one.
+    const { devCspPlugin } = await import('../../electron.vite.config.js')
+    const plugin = devCspPlugin()
+    expect(plugin.apply).toBe('serve')
+    const html = readFileSync(join(import.meta.dirname, '../../renderer/index.html'), 'utf8')
+    const served = (plugin.transformIndexHtml as (h: string) => string)(html)
+    expect(served).toContain(`content="${DEV_CSP}"`)
+    expect(html).toContain("script-src 'self';")
+    expect(served).not.toContain("script-src 'self';")
   })
 })
 
