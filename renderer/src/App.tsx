@@ -23,6 +23,7 @@ import {
   IconListDetails,
   IconMail,
   IconMoon,
+  IconNetwork,
   IconShieldLock,
   IconSun,
   IconUsers,
@@ -40,6 +41,7 @@ const views = {
   security: { label: 'Security', icon: IconShieldLock, Page: lazy(() => import('./pages/Security')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 
 export type ViewName = keyof typeof views

@@ -410,7 +410,7 @@ describe('desktop: the Network section over IPC', () => {
     const refused = await call(win, 'network.apply', { listen: 'loopback', interface: null, port: 4999, baseURL: null })
     expect(refused).toEqual({
       ok: false,
-      error: { code: 'STARTUP_OVERRIDE', status: 409, message: 'The port is set at start-up by GATEHOUSE_PORT; change it there (it wins over the panel)' },
+      error: { code: 'STARTUP_OVERRIDE', status: 403, message: 'The port is set at start-up by GATEHOUSE_PORT; change it there (it wins over the panel)' },
     })
   })
 })
