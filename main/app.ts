@@ -31,6 +31,7 @@ import {
   ensureDataDir,
   existingAncestor,
   failurePrompt,
+  interfaceGonePrompt,
   OPEN_FOLDER,
   portPrompt,
   QUIT,
@@ -122,7 +123,15 @@ async function startServer(p: ReturnType<typeof paths>): Promise<{ gatehouse: Ga
     try {
       let network: ReturnType<typeof resolveNetwork>
       try {
-        network = resolveNetwork(readNetworkSettings(options.dataDir), options.network)
+        const settings = readNetworkSettings(options.dataDir)
+        try {
+          network = resolveNetwork(settings, options.network)
+        } catch (e) {
+          // The chosen interface is gone (another network, a cable out): this computer only, this time.
+          if (!(e instanceof ConfigError) || settings.listen !== 'lan') throw e
+          if ((await ask(dialog, interfaceGonePrompt(e.message))) === QUIT) return quitAfterFailure()
+          network = resolveNetwork({ ...settings, listen: 'loopback', interface: null }, options.network)
+        }
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e
         if ((await ask(dialog, badOptionPrompt(e.message))) === OPEN_FOLDER) openFolder(options.dataDir)

@@ -146,3 +146,13 @@ export const unprotectedSecretPrompt = (protection: string): Prompt => ({
   detail: protection,
   buttons: ['OK'],
 })
+
+export const LOOPBACK_THIS_TIME = 'Listen on this computer only'
+
+export const interfaceGonePrompt = (message: string): Prompt => ({
+  type: 'warning',
+  title: 'Gatehouse: the network interface is gone',
+  message: 'The network interface Gatehouse should listen on has no address now.',
+  detail: `${message}\n\nGatehouse can start listening on this computer only (127.0.0.1) for now; other machines cannot reach it until you choose an interface again in Network. The saved setting is kept.`,
+  buttons: [LOOPBACK_THIS_TIME, QUIT],
+})

@@ -250,6 +250,20 @@ describe('desktop start-up: every failure ends in a dialog, then goes on or quit
     expect(existsSync(join(dataDir(), 'network.json'))).toBe(false)
   })
 
+  it('a saved LAN interface that is gone: this computer only for now, the saved setting kept', async () => {
+    mkdirSync(dataDir(), { recursive: true })
+    const port = await loopbackPort(false)
+    const saved = { listen: 'lan', interface: 'eth-gone', port, baseURL: null }
+    writeFileSync(join(dataDir(), 'network.json'), JSON.stringify(saved))
+    state.answer = () => 'Listen on this computer only'
+    const desktop = await expectRunning(await start())
+    expect(state.dialogs).toHaveLength(1)
+    expect(state.dialogs[0]!.message).toBe('The network interface Gatehouse should listen on has no address now.')
+    expect(state.dialogs[0]!.detail).toContain('interface "eth-gone" has no IPv4 address now')
+    expect(desktop.gatehouse.listening()).toEqual({ host: '127.0.0.1', port })
+    expect(JSON.parse(readFileSync(join(dataDir(), 'network.json'), 'utf8'))).toEqual(saved)
+  })
+
   it('any other failure (a damaged database) offers to try again, open the data folder, or quit', async () => {
     mkdirSync(dataDir(), { recursive: true })
     writeFileSync(join(dataDir(), 'gatehouse.db'), 'this is not a SQLite database, just text long enough to be read as a header...')
