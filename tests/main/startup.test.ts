@@ -428,3 +428,19 @@ describe('desktop: the Network section over IPC', () => {
     })
   })
 })
+
+describe('desktop: main/index.ts', () => {
+  it('an error start-up did not foresee still ends in a dialog and exit code 1', async () => {
+    vi.resetModules()
+    vi.doMock('../../main/app.js', () => ({ startDesktop: () => Promise.reject(new Error('something unforeseen')) }))
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      await import('../../main/index.js')
+      await vi.waitFor(() => expect(state.exitCodes).toEqual([1]))
+      expect(fakeElectron.dialog.showErrorBox).toHaveBeenCalledWith('Gatehouse could not start', expect.stringContaining('something unforeseen'))
+    } finally {
+      spy.mockRestore()
+      vi.doUnmock('../../main/app.js')
+    }
+  })
+})
