@@ -22,6 +22,9 @@ Options (each also an environment variable):
   --panel-port <n>         GATEHOUSE_PANEL_PORT       control panel port on 127.0.0.1 (default 4281)
                            GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
   -h, --help                                          this help
+
+Without --host/--port/--base-url, the API listens where the control panel's Network section
+saved it (DATA_DIR/network.json), else on 127.0.0.1:4280.
 `
 
 export interface ServeOptions {
