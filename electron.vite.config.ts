@@ -1,6 +1,19 @@
 import { resolve } from 'node:path'
 import { defineConfig } from 'electron-vite'
+import type { Plugin } from 'vite'
+import { DEV_CSP } from './main/csp'
 import { rendererConfig } from './vite.renderer.config'
+
+/**
+ * `electron-vite dev` only: index.html's CSP meta tag gets the dev policy (main/csp.ts), which lets
+ * Vite's inline React-refresh preamble and its HMR WebSocket run. Builds keep the strict policy.
+ */
+export const devCspPlugin = (): Plugin => ({
+  name: 'gatehouse:dev-csp',
+  apply: 'serve',
+  transformIndexHtml: (html) =>
+    html.replace(/(<meta\s+http-equiv="Content-Security-Policy"\s+content=")[^"]*(")/, (_m, open: string, close: string) => `${open}${DEV_CSP}${close}`),
+})
 
 /**
  * `npm run build`: out/main/index.js (ESM, the server bundled in), out/preload/index.cjs
@@ -31,6 +44,7 @@ export default defineConfig({
   },
   renderer: {
     ...rendererConfig,
+    plugins: [...(rendererConfig.plugins ?? []), devCspPlugin()],
     build: { ...rendererConfig.build },
   },
 })

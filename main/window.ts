@@ -1,7 +1,8 @@
+import type { PermissionCheckHandlerHandlerDetails, PermissionRequest } from 'electron'
 import { type BrowserWindowConstructorOptions, shell, type WebContents } from 'electron'
 
 /** The renderer's window: isolated, sandboxed, no Node, no webviews, no insecure content. */
-export function windowOptions(preloadPath: string, iconPath?: string): BrowserWindowConstructorOptions {
+export function windowOptions(preloadPath: string, iconPath?: string, devTools = false): BrowserWindowConstructorOptions {
   return {
     width: 1320,
     height: 860,
@@ -25,6 +26,8 @@ export function windowOptions(preloadPath: string, iconPath?: string): BrowserWi
       navigateOnDragDrop: false,
       spellcheck: false,
       safeDialogs: true,
+      // DevTools only in development (`electron-vite dev`, unpackaged runs).
+      devTools,
     },
   }
 }
@@ -77,5 +80,23 @@ export function sameAppURL(appURL: string): (url: string) => boolean {
     } catch {
       return false
     }
+  }
+}
+
+/** Permissions the app's own window may use: writing the clipboard (the copy buttons). */
+const GRANTED = new Set(['clipboard-sanitized-write'])
+
+/**
+ * The session's permission handlers: the clipboard write for the app's own page in its own window
+ * (so every "Copied" the panel shows is true), nothing else, for nobody else.
+ */
+export function permissionHandlers(isOwnContents: (contents: WebContents | null) => boolean, isAppURL: (url: string) => boolean) {
+  const allowed = (contents: WebContents | null, permission: string, url: string | undefined) =>
+    GRANTED.has(permission) && isOwnContents(contents) && typeof url === 'string' && isAppURL(url)
+  return {
+    request: (contents: WebContents, permission: string, callback: (granted: boolean) => void, details: PermissionRequest | { requestingUrl?: string }) =>
+      callback(allowed(contents, permission, (details as { requestingUrl?: string }).requestingUrl ?? contents.getURL())),
+    check: (contents: WebContents | null, permission: string, requestingOrigin: string, details: PermissionCheckHandlerHandlerDetails) =>
+      allowed(contents, permission, details.requestingUrl ?? requestingOrigin),
   }
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { userCommand } from './cli-user.js'
 import { createGatehouse } from './gatehouse.js'
+import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 
@@ -21,6 +22,9 @@ Options (each also an environment variable):
   --panel-port <n>         GATEHOUSE_PANEL_PORT       control panel port on 127.0.0.1 (default 4281)
                            GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
   -h, --help                                          this help
+
+Without --host/--port/--base-url, the API listens where the control panel's Network section
+saved it (DATA_DIR/network.json), else on 127.0.0.1:4280.
 `
 
 export interface ServeOptions {
@@ -33,6 +37,8 @@ export interface ServeOptions {
   overrides: Record<string, unknown>
   /** The browser control panel's port (always bound to 127.0.0.1). */
   panelPort: number
+  /** Host, port and base URL given as flags or variables: they win over the Network panel's settings. */
+  network: NetworkOverrides
 }
 
 /** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
@@ -62,6 +68,8 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
     const value = parsed.values[name]
     return typeof value === 'string' ? value : env[variable] || undefined
   }
+  const sourceOf = (name: string, variable: string): string | undefined =>
+    typeof parsed.values[name] === 'string' ? `--${name}` : env[variable] ? variable : undefined
 
   const portText = flag('port', 'GATEHOUSE_PORT') ?? '4280'
   const port = Number(portText)
@@ -96,30 +104,73 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
     overrides = deepMerge(overrides, { rateLimit: { enabled: rateLimit === 'on' } })
   }
 
+  const host = flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1'
+  const network: NetworkOverrides = {}
+  const portSource = sourceOf('port', 'GATEHOUSE_PORT')
+  const hostSource = sourceOf('host', 'GATEHOUSE_HOST')
+  const baseSource = sourceOf('base-url', 'GATEHOUSE_BASE_URL')
+  if (portSource) network.port = { value: port, source: portSource }
+  if (hostSource) network.host = { value: host, source: hostSource }
+  if (baseSource && baseURL) network.baseURL = { value: baseURL, source: baseSource }
+
   return {
     port,
-    host: flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1',
+    host,
     dataDir: resolve(flag('data-dir', 'GATEHOUSE_DATA_DIR') ?? './data'),
     baseURL,
     secret: env.GATEHOUSE_SECRET || undefined,
     smtpUrl: flag('smtp-url', 'GATEHOUSE_SMTP_URL'),
     overrides,
     panelPort,
+    network,
   }
+}
+
+/** A start-up failure the operator fixes: one line, exit code 1. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'StartupError'
+  }
+}
+
+/** The one-line message for a listener that could not bind (a taken port, a missing address). */
+export function listenFailure(error: unknown, host: string, port: number, flags: { port: string; host: string }): string | null {
+  const code = (error as NodeJS.ErrnoException)?.code
+  if (code === 'EADDRINUSE') {
+    return `port ${port} on ${host} is already in use (another Gatehouse or another program); choose another port with ${flags.port}`
+  }
+  if (code === 'EACCES') return `port ${port} on ${host} needs privileges this user lacks; choose a port above 1023 with ${flags.port}`
+  if (code === 'EADDRNOTAVAIL') return `address ${host} is not an address of this machine; choose another with ${flags.host}`
+  return null
 }
 
 async function serveCommand(argv: string[]): Promise<void> {
   const options = readServeOptions(argv, process.env)
+  // Flags and variables win over the Network panel's stored settings (data/network.json).
+  const network = resolveNetwork(readNetworkSettings(options.dataDir), options.network)
   const gatehouse = createGatehouse({
     dataDir: options.dataDir,
-    port: options.port,
-    host: options.host,
-    baseURL: options.baseURL,
+    port: network.port,
+    host: network.host,
+    baseURL: network.baseURL,
     secret: options.secret,
     smtpUrl: options.smtpUrl,
     config: options.overrides,
   })
-  const url = await gatehouse.listen()
+  let url: string
+  try {
+    url = await gatehouse.listen()
+  } catch (error) {
+    const message = listenFailure(error, network.host, network.port, {
+      port: '--port <n> (or GATEHOUSE_PORT)',
+      host: '--host <address> (or GATEHOUSE_HOST)',
+    })
+    await gatehouse.close()
+    if (message) throw new StartupError(message)
+    throw error
+  }
+  registerNetworkRuntime(gatehouse, { dataDir: options.dataDir, overrides: options.network })
   console.log(`Gatehouse API listening on ${url}`)
   console.log(`Data directory: ${options.dataDir}`)
   const panel = await startBrowserPanel(gatehouse, options.panelPort).catch((e: NodeJS.ErrnoException) => {
@@ -162,6 +213,10 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof ConfigError) {
       process.stderr.write(`gatehouse: ${e.message}\n`)
       return 2
+    }
+    if (e instanceof StartupError) {
+      process.stderr.write(`gatehouse: ${e.message}\n`)
+      return 1
     }
     throw e
   }

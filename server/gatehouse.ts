@@ -50,15 +50,29 @@ export interface Gatehouse {
   ctx: AuthContext
   config: ConfigStore
   database: Database_
-  /** Listens on host:port; resolves with the API URL. */
-  listen(): Promise<string>
+  /**
+   * Listens on host:port; resolves with the API URL. `at` moves the listener (the Network panel):
+   * a new host, port or base URL (null: back to http://HOST:PORT). Call closeListener() first.
+   */
+  listen(at?: ListenAt): Promise<string>
+  /** Stops the HTTP listener only (the database, mailer and jobs keep running). */
+  closeListener(): Promise<void>
+  /** Where the HTTP listener is bound now (null when it is not). */
+  listening(): { host: string; port: number } | null
   close(): Promise<void>
+}
+
+export interface ListenAt {
+  host?: string
+  port?: number
+  baseURL?: string | null
 }
 
 export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const logger = options.logger ?? consoleLogger
-  const host = options.host ?? '127.0.0.1'
-  const port = options.port ?? 4280
+  let host = options.host ?? '127.0.0.1'
+  let port = options.port ?? 4280
+  let baseURL = options.baseURL
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const store = new ConfigStore(
     options.dataDir ? join(options.dataDir, 'config.json') : null,
@@ -71,7 +85,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:', {
     migrations: options.migrations,
   })
-  const origin = (options.baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
+  const origin = (baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
   const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger, secret })
   const ctx: AuthContext = {
@@ -106,13 +120,24 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   })
 
   let server: ReturnType<typeof serve> | null = null
+  let bound: { host: string; port: number } | null = null
+  const closeListener = async () => {
+    const current = server
+    server = null
+    bound = null
+    if (current) await current.close(true)
+  }
   return {
     app,
     ctx,
     config: store,
     database,
-    async listen() {
-      server = serve(app, {
+    async listen(at) {
+      if (server) throw new Error('the HTTP listener is already running; close it first')
+      if (at?.host !== undefined) host = at.host
+      if (at?.port !== undefined) port = at.port
+      if (at?.baseURL !== undefined) baseURL = at.baseURL ?? undefined
+      const candidate = serve(app, {
         port,
         hostname: host,
         silent: true,
@@ -120,16 +145,26 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         // Slow or oversized clients are cut off by the listener itself (slowloris, header floods).
         node: { maxHeaderSize: 16 * 1024, headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 },
       })
-      await server.ready()
-      const address = server.node?.server?.address()
+      try {
+        await candidate.ready()
+      } catch (error) {
+        // A taken port (EADDRINUSE) or a missing address: nothing stays half-open.
+        await candidate.close(true).catch(() => {})
+        throw error
+      }
+      server = candidate
+      const address = candidate.node?.server?.address()
       const actualPort = address && typeof address === 'object' ? address.port : port
       const listening = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
+      bound = { host, port: actualPort }
       // With port 0 the real port is known only now; the default base URL follows it.
-      if (!options.baseURL) ctx.baseURL = `${listening}${store.get().basePath}`
+      ctx.baseURL = `${(baseURL ?? listening).replace(/\/+$/, '')}${store.get().basePath}`
       return `${listening}${store.get().basePath}`
     },
+    closeListener,
+    listening: () => bound,
     async close() {
-      if (server) await server.close(true)
+      await closeListener()
       for (const stop of stopFeatures) await stop()
       await mailer.close()
       database.close()

@@ -23,6 +23,7 @@ import {
   IconListDetails,
   IconMail,
   IconMoon,
+  IconNetwork,
   IconShieldLock,
   IconSettings,
   IconSun,
@@ -40,6 +41,7 @@ const views = {
   providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./pages/Providers')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
   settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./pages/Settings')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 

@@ -1,6 +1,7 @@
 import type { Feature } from '../feature.js'
 import { passkeyFeature } from './passkey/index.js'
 import { twoFactorFeature } from './two-factor/index.js'
+import { networkFeature } from './network/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -8,4 +9,4 @@ import { twoFactorFeature } from './two-factor/index.js'
  * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
  * its panel contract (features/panel-contracts.ts).
  */
-export const features: Feature[] = [twoFactorFeature, passkeyFeature]
+export const features: Feature[] = [twoFactorFeature, passkeyFeature, networkFeature]

@@ -1,7 +1,11 @@
 import { twoFactorContract } from './two-factor/panel-contract.js'
+import { networkContract } from './network/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
-export const featureContracts = { ...twoFactorContract }
+export const featureContracts = {
+  ...twoFactorContract,
+  ...networkContract,
+}

@@ -229,7 +229,7 @@ describe('main: auth secret at rest', () => {
 
       const legacy = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'))
       writeFileSync(join(legacy, 'secret'), 'legacy-plaintext-secret\n')
-      expect(await loadOrCreateSecret(legacy, fakeElectron.safeStorage)).toEqual({ secret: 'legacy-plaintext-secret', storage: 'safeStorage' })
+      expect(await loadOrCreateSecret(legacy, fakeElectron.safeStorage)).toMatchObject({ secret: 'legacy-plaintext-secret', storage: 'safeStorage', changed: true })
       expect(existsSync(join(legacy, 'secret'))).toBe(false)
       rmSync(legacy, { recursive: true })
 
@@ -239,7 +239,7 @@ describe('main: auth secret at rest', () => {
       expect(result.storage).toBe('file')
       expect(readFileSync(join(plain, 'secret'), 'utf8').trim()).toBe(result.secret)
       expect(statSync(join(plain, 'secret')).mode & 0o777).toBe(0o600)
-      await expect(loadOrCreateSecret(dir, fakeElectron.safeStorage)).rejects.toThrow(/keychain/)
+      await expect(loadOrCreateSecret(dir, fakeElectron.safeStorage)).rejects.toMatchObject({ name: 'SecretError', kind: 'unavailable', sealed: true, message: expect.stringMatching(/keyring.*not available now/) })
       rmSync(plain, { recursive: true })
     } finally {
       state.encryptionAvailable = true

@@ -24,6 +24,9 @@ export class FakeWebContents extends EventEmitter {
   setWindowOpenHandler(handler: (details: { url: string }) => { action: string }) {
     this.windowOpenHandler = handler
   }
+  getURL() {
+    return this.mainFrame.url
+  }
 }
 
 export const state = {
@@ -38,6 +41,32 @@ export const state = {
   userData: '',
   appPath: process.cwd(),
   encryptionAvailable: true,
+  /** What safeStorage.getSelectedStorageBackend() answers (Linux): a real keyring by default. */
+  storageBackend: 'gnome_libsecret',
+  /** Makes safeStorage fail as a keychain would (null: it works). */
+  decryptFailure: null as string | null,
+  encryptFailure: null as string | null,
+  /** Every message box shown, in order, and the function that picks the button (by label). */
+  dialogs: [] as Array<{ type?: string; title?: string; message: string; detail?: string; buttons: string[] }>,
+  answer: (_box: { message: string; buttons: string[] }): string | undefined => undefined,
+  openedPaths: [] as string[],
+  exitCodes: [] as number[],
+}
+
+/** Resets what one start-up test may have changed. */
+export function resetState(): void {
+  state.handlers.clear()
+  state.windows.length = 0
+  state.trays.length = 0
+  state.appEvents.clear()
+  state.dialogs.length = 0
+  state.openedPaths.length = 0
+  state.exitCodes.length = 0
+  state.answer = () => undefined
+  state.encryptionAvailable = true
+  state.storageBackend = 'gnome_libsecret'
+  state.decryptFailure = null
+  state.encryptFailure = null
 }
 
 export class FakeBrowserWindow extends EventEmitter {
@@ -113,7 +142,9 @@ export const fakeElectron = {
       emitApp('before-quit', { preventDefault: () => (prevented = true) })
       return prevented
     },
-    exit: vi.fn(),
+    exit: vi.fn((code: number) => {
+      state.exitCodes.push(code)
+    }),
     emit: emitApp,
   },
   BrowserWindow: FakeBrowserWindow,
@@ -128,19 +159,41 @@ export const fakeElectron = {
       state.clipboard = text
     },
   },
-  dialog: { showErrorBox: vi.fn() },
-  shell: { openExternal: vi.fn(() => Promise.resolve()) },
+  dialog: {
+    showErrorBox: vi.fn(),
+    showMessageBox: vi.fn(async (options: { type?: string; title?: string; message: string; detail?: string; buttons: string[]; cancelId?: number }) => {
+      state.dialogs.push(options)
+      const label = state.answer(options)
+      const index = label === undefined ? -1 : options.buttons.indexOf(label)
+      if (label !== undefined && index < 0) throw new Error(`no button "${label}" in ${JSON.stringify(options.buttons)}`)
+      return { response: index < 0 ? (options.cancelId ?? options.buttons.length - 1) : index, checkboxChecked: false }
+    }),
+  },
+  shell: {
+    openExternal: vi.fn(() => Promise.resolve()),
+    openPath: vi.fn(async (path: string) => {
+      state.openedPaths.push(path)
+      return ''
+    }),
+  },
   session: {
     defaultSession: {
       setPermissionRequestHandler: vi.fn(),
+      setPermissionCheckHandler: vi.fn(),
       webRequest: { onHeadersReceived: vi.fn() },
     },
   },
   safeStorage: {
     isAsyncEncryptionAvailable: () => Promise.resolve(state.encryptionAvailable),
-    encryptStringAsync: (plain: string) => Promise.resolve(Buffer.from(`enc:${Buffer.from(plain).toString('base64')}`)),
+    encryptStringAsync: (plain: string) =>
+      state.encryptFailure
+        ? Promise.reject(new Error(state.encryptFailure))
+        : Promise.resolve(Buffer.from(`enc:${Buffer.from(plain).toString('base64')}`)),
     decryptStringAsync: (data: Buffer) =>
-      Promise.resolve({ result: Buffer.from(data.toString().slice(4), 'base64').toString(), shouldReEncrypt: false }),
+      state.decryptFailure
+        ? Promise.reject(new Error(state.decryptFailure))
+        : Promise.resolve({ result: Buffer.from(data.toString().slice(4), 'base64').toString(), shouldReEncrypt: false }),
+    getSelectedStorageBackend: () => state.storageBackend,
   },
   ipcMain: {
     handle(channel: string, listener: Listener) {

@@ -279,8 +279,18 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                   { userId: user.id },
                   {
                     onSuccess: (link) => {
-                      void navigator.clipboard?.writeText(link.url)
-                      notifications.show({ color: 'teal', title: 'Impersonation link copied', message: `Valid until ${dateTime(link.expiresAt)}` })
+                      // "Copied" only once the clipboard took it; otherwise the link is shown to copy by hand.
+                      const write = navigator.clipboard ? navigator.clipboard.writeText(link.url) : Promise.reject(new Error('no clipboard'))
+                      write.then(
+                        () => notifications.show({ color: 'teal', title: 'Impersonation link copied', message: `Valid until ${dateTime(link.expiresAt)}` }),
+                        () =>
+                          notifications.show({
+                            color: 'yellow',
+                            title: 'Impersonation link (not copied: the clipboard refused)',
+                            message: `${link.url} (valid until ${dateTime(link.expiresAt)})`,
+                            autoClose: false,
+                          }),
+                      )
                     },
                     onError: failed('No impersonation link'),
                   },
