@@ -20,13 +20,27 @@ export interface Feature {
   routes?: Route[]
   /** The handlers of the operations the feature declares in its panel contract. */
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
+  /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */
+  panelDownloads?: (env: PanelEnv) => Record<string, (name: string) => PanelDownload | null>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
+  /** Runs when a server opens a data directory, before its database is opened (staged restores). */
+  beforeOpen?: (dataDir: string, logger: Logger) => void
+}
+
+export interface PanelDownload {
+  file: string
+  filename: string
+  type: string
 }
 
 export interface FeatureRuntime {
   ctx: AuthContext
   logger: Logger
+  /** null: in-memory, nothing on disk. */
+  dataDir: string | null
+  /** The migrations folder the database was opened with. */
+  migrationsFolder: string
 }
 
 /** Identity at run time; the type checks the declaration where it is written. */

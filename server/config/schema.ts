@@ -3,6 +3,7 @@ import { ADMIN_STATEMENTS } from '../auth/access.js'
 import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { socialProvidersSchema } from '../oauth/options.js'
+import { backupConfigSchema } from '../features/backup/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -202,6 +203,8 @@ export const configSchema = z
         maxUsernameLength: z.number().int().min(1).default(30),
       })
       .prefault({}),
+    /** Scheduled backups (server/features/backup). */
+    backup: backupConfigSchema,
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({

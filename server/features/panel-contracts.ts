@@ -1,5 +1,7 @@
+import { backupContract } from './backup/panel-contract.js'
+
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
-export const featureContracts = {}
+export const featureContracts = { ...backupContract }
