@@ -10,8 +10,8 @@
  *   node bin/build-server.js            build
  *   node bin/build-server.js --if-stale build only when the sources changed
  */
-import { readdirSync, readFileSync, renameSync, statSync, writeFileSync, mkdirSync, existsSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -47,25 +47,46 @@ export function isFresh() {
   }
 }
 
+/**
+ * One ES module per entry plus shared chunks, npm packages bundled in (fewer files to resolve and
+ * read at start), except better-sqlite3 (native). Modules the server imports lazily (nodemailer at
+ * the first delivery, the zxcvbn dictionaries when common passwords are refused) become chunks
+ * loaded only then.
+ */
 export async function buildServer() {
   const before = sourceFingerprint()
   const esbuild = await import('esbuild')
   try {
     const result = await esbuild.build({
-      entryPoints: [join(root, 'server', 'main.ts')],
+      entryPoints: { main: join(root, 'server', 'main.ts') },
       bundle: true,
+      splitting: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
-      packages: 'external',
+      outdir: outDir,
+      outExtension: { '.js': '.mjs' },
+      chunkNames: 'chunk-[hash]',
+      external: ['better-sqlite3', 'vite'],
+      // Bundled CommonJS packages call require(); give them Node's.
+      banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
       write: false,
       logLevel: 'silent',
     })
     mkdirSync(outDir, { recursive: true })
-    // Written aside and renamed: processes starting at the same time never read half a file.
-    const tmp = `${outFile}.${process.pid}.tmp`
-    writeFileSync(tmp, result.outputFiles[0].contents)
-    renameSync(tmp, outFile)
+    // Chunks first, the entry last, each written aside and renamed: processes starting at the same
+    // time never read half a file. Older chunks stay a day (a running server may still load one).
+    const outputs = [...result.outputFiles].sort((a, b) => (a.path === outFile ? 1 : 0) - (b.path === outFile ? 1 : 0))
+    for (const file of outputs) {
+      const tmp = `${file.path}.${process.pid}.tmp`
+      writeFileSync(tmp, file.contents)
+      renameSync(tmp, file.path)
+    }
+    const current = new Set(outputs.map((f) => basename(f.path)))
+    for (const name of readdirSync(outDir)) {
+      const path = join(outDir, name)
+      if (name.startsWith('chunk-') && !current.has(name) && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { force: true })
+    }
     const stampTmp = `${stampFile}.${process.pid}.tmp`
     writeFileSync(stampTmp, before)
     renameSync(stampTmp, stampFile)

@@ -18,6 +18,7 @@ import {
   IconBuilding,
   IconCheck,
   IconCopy,
+  IconDatabaseExport,
   IconGauge,
   IconKey,
   IconListDetails,
@@ -40,6 +41,8 @@ const views = {
   security: { label: 'Security', icon: IconShieldLock, Page: lazy(() => import('./pages/Security')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  // Backups (feature folder renderer/src/features/backup; issue 12a).
+  backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 
 export type ViewName = keyof typeof views
