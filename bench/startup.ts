@@ -21,7 +21,8 @@ import { buildServer, isFresh } from '../bin/build-server.js'
 const RUNS = Number(process.env.STARTUP_RUNS ?? 10)
 const IDLE_MS = Number(process.env.STARTUP_IDLE_MS ?? 2000)
 const root = join(import.meta.dirname, '..')
-const bin = join(root, 'bin', 'gatehouse.js')
+// STARTUP_BIN: another entry point to compare (e.g. an older bin/gatehouse.js).
+const bin = process.env.STARTUP_BIN ?? join(root, 'bin', 'gatehouse.js')
 
 /** pid and every descendant (Linux /proc). */
 function processTree(pid: number): number[] {
