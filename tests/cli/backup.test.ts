@@ -92,8 +92,11 @@ describe('gatehouse backup and restore', () => {
     const before = [...acknowledged]
     const archive = join(tempDir(), 'snap.tar.gz')
     const backup = await runCli(['backup', '--out', archive, '--data-dir', dataDir], { GATEHOUSE_SECRET: '' }, 60_000)
+    // The server kept acknowledging writes while the backup ran.
+    const during = acknowledged.length - before.length
     stop = true
     await Promise.all([signUps, updates])
+    expect(during).toBeGreaterThan(0)
     expect(backup.stderr).toBe('')
     expect(backup.code).toBe(0)
     expect(backup.stdout).toContain(`Backup written: ${archive}`)

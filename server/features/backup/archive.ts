@@ -80,6 +80,8 @@ export interface BackupSource {
   version: string
   now: number
   kind?: BackupManifest['kind']
+  /** 'backup' from the server's own connection (default), 'vacuum' from another process. */
+  method?: 'backup' | 'vacuum'
   progress?: (fraction: number, phase: 'snapshot' | 'archive') => void
 }
 
@@ -96,7 +98,7 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
   mkdirSync(work, { mode: 0o700 })
   try {
     const db = join(work, 'gatehouse.db')
-    await snapshot(source.sqlite, db, (f) => source.progress?.(f * 0.8, 'snapshot'))
+    await snapshot(source.sqlite, db, source.method ?? 'backup', (f) => source.progress?.(f * 0.8, 'snapshot'))
     const copy = openExisting(db)
     let counts: Record<string, number>
     let schemaVersion: number

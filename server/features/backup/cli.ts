@@ -81,7 +81,8 @@ export function backupCommand(argv: string[]): Promise<number> {
         // The secret in use: GATEHOUSE_SECRET when set (it wins at serve), else the stored one.
         const stored = join(dataDir, 'secret')
         const secret = process.env.GATEHOUSE_SECRET || (existsSync(stored) ? readFileSync(stored, 'utf8').trim() : undefined)
-        const result = await createBackup({ sqlite, dataDir, secret, migrationsFolder, version: packageVersion(), now }, out)
+        // VACUUM INTO: one read transaction, unaffected by the server's writes meanwhile.
+        const result = await createBackup({ sqlite, dataDir, secret, migrationsFolder, version: packageVersion(), now, method: 'vacuum' }, out)
         const m = result.manifest
         process.stdout.write(
           `Backup written: ${result.file} (${kb(result.size)})\n` +

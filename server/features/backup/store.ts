@@ -37,17 +37,31 @@ export function integrityCheck(sqlite: Database.Database): string {
 }
 
 /**
- * An online, consistent copy through SQLite's backup API: the source keeps serving reads and
- * writes; the copy is the database as of the end of the backup (a write by another connection
- * restarts it). Progress is reported as a fraction.
+ * An online, consistent copy of a live database; the source keeps serving reads and writes.
+ * - 'backup' (the server's own connection): SQLite's backup API, in steps between which the event
+ *   loop runs, with progress; writes made meanwhile through the same connection are carried into
+ *   the copy, so it is the database as of the end of the backup.
+ * - 'vacuum' (another process, the CLI): VACUUM INTO, one read transaction, so the copy is the
+ *   database as of its start. The backup API would restart at every write the server makes and
+ *   might never finish under steady load.
  */
-export async function snapshot(source: Database.Database, destination: string, progress?: (fraction: number) => void): Promise<void> {
-  await source.backup(destination, {
-    progress({ totalPages, remainingPages }) {
-      progress?.(totalPages === 0 ? 1 : (totalPages - remainingPages) / totalPages)
-      return 256
-    },
-  })
+export async function snapshot(
+  source: Database.Database,
+  destination: string,
+  method: 'backup' | 'vacuum',
+  progress?: (fraction: number) => void,
+): Promise<void> {
+  if (method === 'vacuum') {
+    source.prepare('VACUUM INTO ?').run(destination)
+    progress?.(1)
+  } else {
+    await source.backup(destination, {
+      progress({ totalPages, remainingPages }) {
+        progress?.(totalPages === 0 ? 1 : (totalPages - remainingPages) / totalPages)
+        return 256
+      },
+    })
+  }
   // One self-contained file: rollback journal instead of WAL, nothing beside it.
   const copy = new Database(destination)
   try {
