@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGatehouse } from '../../server/gatehouse.js'
+import { restoreArchive } from '../../server/features/backup/archive.js'
 import { backupServiceOf } from '../../server/features/backup/service.js'
 import { startBrowserPanel } from '../../server/panel/index.js'
 import { signUp } from '../helpers/http.js'
@@ -150,6 +152,28 @@ describe('backup panel operations', () => {
       expect(((await outside.json()) as { code: string }).code).toBe('VALIDATION_ERROR')
     } finally {
       await panel.close()
+    }
+  })
+})
+
+describe('restore and the desktop app', () => {
+  it("moves the desktop app's keychain-encrypted secret aside when the archive carries a secret", async () => {
+    const server = await startTestServer()
+    servers.push(server)
+    const service = backupServiceOf(server.gatehouse.ctx)
+    if (!service) throw new Error('no backup service')
+    const made = await service.start('manual')
+    const target = mkdtempSync(join(tmpdir(), 'gatehouse-desktop-'))
+    try {
+      mkdirSync(target, { recursive: true })
+      writeFileSync(join(target, 'secret.enc'), 'keychain-encrypted')
+      const result = await restoreArchive(made.file, target, service.migrationsFolder, server.clock.now())
+      // The restored secret is the one in use when the backup was made; the app re-encrypts it.
+      expect(readFileSync(join(target, 'secret'), 'utf8').trim()).toBe('test-secret-0123456789-abcdefghijkl')
+      expect(existsSync(join(target, 'secret.enc'))).toBe(false)
+      expect(readFileSync(join(result.replacedDir as string, 'secret.enc'), 'utf8')).toBe('keychain-encrypted')
+    } finally {
+      rmSync(target, { recursive: true, force: true })
     }
   })
 })

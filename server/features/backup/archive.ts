@@ -34,8 +34,17 @@ import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
 export const FORMAT = 'gatehouse-backup'
 export const FORMAT_VERSION = 1
 export const DATA_FILES = ['gatehouse.db', 'config.json', 'secret'] as const
-/** What a restore moves aside in the data directory (the database's WAL files included). */
-export const REPLACED_FILES = ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'config.json', 'secret'] as const
+/**
+ * What a restore moves aside in the data directory: the database with its WAL files, the stored
+ * config, and the secret (`secret.enc` is the desktop app's keychain-encrypted one; the app
+ * re-encrypts a restored plain `secret` at its next start).
+ */
+export const REPLACED_FILES = ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'config.json', 'secret', 'secret.enc'] as const
+const SECRET_FILES: readonly string[] = ['secret', 'secret.enc']
+
+/** The files a restore of `archiveFiles` replaces: the secret only when the archive carries one. */
+export const replacedBy = (archiveFiles: readonly string[]): string[] =>
+  REPLACED_FILES.filter((name) => archiveFiles.includes('secret') || !SECRET_FILES.includes(name))
 export const BACKUPS_DIR = 'backups'
 export const PID_FILE = 'gatehouse.pid'
 export const RESTORE_MARKER = 'restore.json'
@@ -313,7 +322,7 @@ export interface RestoreResult {
  */
 export function swapIn(staging: string, dataDir: string, manifest: BackupManifest, now: number, archive: string): RestoreResult {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const present = REPLACED_FILES.filter((name) => existsSync(join(dataDir, name)))
+  const present = replacedBy(manifest.files.map((f) => f.name)).filter((name) => existsSync(join(dataDir, name)))
   let replacedDir: string | null = null
   if (present.length > 0) {
     replacedDir = join(dataDir, `replaced-${new Date(now).toISOString().replaceAll(':', '-')}`)

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { PanelError, type PanelEnv } from '../../panel/service.js'
-import { pendingRestore, REPLACED_FILES, stageRestore } from './archive.js'
+import { pendingRestore, replacedBy, stageRestore } from './archive.js'
 import { BackupError } from './errors.js'
 import type { BackupRow } from './panel-contract.js'
 import { type BackupListing, type BackupService, backupServiceOf } from './service.js'
@@ -73,7 +73,9 @@ export const backupPanel = (env: PanelEnv) => {
         if (!listing) throw new PanelError(404, 'BACKUP_NOT_FOUND', 'no such backup')
         return {
           dataDir: s.dataDir,
-          replaces: REPLACED_FILES.filter((f) => existsSync(join(s.dataDir, f))).map((f) => join(s.dataDir, f)),
+          replaces: replacedBy(listing.manifest?.files.map((f) => f.name) ?? [])
+            .filter((f) => existsSync(join(s.dataDir, f)))
+            .map((f) => join(s.dataDir, f)),
           current: rowCounts(env.gatehouse.ctx.sqlite),
           backup: toRow(listing),
         }
