@@ -53,7 +53,7 @@ export function isFresh() {
  * the first delivery, the zxcvbn dictionaries when common passwords are refused) become chunks
  * loaded only then.
  */
-export async function buildServer() {
+export async function buildServer({ prune = false } = {}) {
   const before = sourceFingerprint()
   const esbuild = await import('esbuild')
   try {
@@ -75,7 +75,9 @@ export async function buildServer() {
     })
     mkdirSync(outDir, { recursive: true })
     // Chunks first, the entry last, each written aside and renamed: processes starting at the same
-    // time never read half a file. Older chunks stay a day (a running server may still load one).
+    // time never read half a file. A server already running may still load a chunk of its own build
+    // later (nodemailer at its first mail), so the rebuild at start never deletes chunks; an explicit
+    // build (npm run build:server, npm install) removes those of other builds older than a day.
     const outputs = [...result.outputFiles].sort((a, b) => (a.path === outFile ? 1 : 0) - (b.path === outFile ? 1 : 0))
     for (const file of outputs) {
       const tmp = `${file.path}.${process.pid}.tmp`
@@ -83,7 +85,7 @@ export async function buildServer() {
       renameSync(tmp, file.path)
     }
     const current = new Set(outputs.map((f) => basename(f.path)))
-    for (const name of readdirSync(outDir)) {
+    for (const name of prune ? readdirSync(outDir) : []) {
       const path = join(outDir, name)
       if (name.startsWith('chunk-') && !current.has(name) && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { force: true })
     }
@@ -100,6 +102,6 @@ export async function buildServer() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv.includes('--if-stale') && isFresh()) process.exit(0)
   const started = Date.now()
-  await buildServer()
+  await buildServer({ prune: true })
   console.log(`gatehouse: built ${relative(root, outFile)} in ${Date.now() - started} ms`)
 }
