@@ -8,8 +8,13 @@
  * service is stopped before the server starts. So an edited checkout, or a test run, never runs an
  * old bundle. If esbuild is missing, the sources run through tsx.
  */
+import module from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { buildServer, isFresh, outFile } from './build-server.js'
+
+// Node 22.1+: keep V8's compiled code of the bundle between starts (compiling it is most of the
+// start-up CPU time). Absent on Node 20: nothing happens.
+module.enableCompileCache?.()
 
 let entry = outFile
 if (!isFresh()) {
