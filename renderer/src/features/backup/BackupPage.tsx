@@ -9,6 +9,8 @@ import { bytes, dateTime } from '../../format'
 
 type Schedule = 'off' | 'hourly' | 'daily' | 'weekly'
 
+const plural = (n: number | undefined, noun: string): string => (n === undefined ? `? ${noun}s` : `${n} ${noun}${n === 1 ? '' : 's'}`)
+
 const SCHEDULES: Array<{ value: Schedule; label: string }> = [
   { value: 'off', label: 'Off (manual backups only)' },
   { value: 'hourly', label: 'Every hour' },
@@ -122,7 +124,7 @@ function RestoreModal({ name, onClose }: { name: string; onClose: () => void }) 
       {plan.data && !done && (
         <Stack gap="sm">
           <Text size="sm">
-            The backup <Code>{name}</Code> of {dateTime(plan.data.backup.createdAt)} ({plan.data.backup.rowCounts?.user ?? '?'} users) is checked
+            The backup <Code>{name}</Code> of {dateTime(plan.data.backup.createdAt)} ({plural(plan.data.backup.rowCounts?.user, 'user')}) is checked
             first (checksums, integrity, schema version). At the next start of Gatehouse it replaces, in <Code>{plan.data.dataDir}</Code>:
           </Text>
           <List size="sm" data-testid="restore-replaces">
@@ -133,7 +135,7 @@ function RestoreModal({ name, onClose }: { name: string; onClose: () => void }) 
             ))}
           </List>
           <Text size="sm">
-            Today's data ({plan.data.current.user ?? 0} users, {plan.data.current.session ?? 0} sessions) is kept aside until the restored data has
+            Today's data ({plural(plan.data.current.user ?? 0, 'user')}, {plural(plan.data.current.session ?? 0, 'session')}) is kept aside until the restored data has
             started once. Everything written after the backup is lost.
           </Text>
           <TextInput
