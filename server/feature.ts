@@ -21,6 +21,8 @@ export interface Feature {
   routes?: Route[]
   /** The handlers of the operations the feature declares in its panel contract. */
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
+  /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */
+  panelDownloads?: (env: PanelEnv) => Record<string, (name: string) => PanelDownload | null>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
   /**
@@ -33,6 +35,14 @@ export interface Feature {
     signedIn: SessionWithUser,
     request: { rememberMe?: boolean },
   ) => PasswordSignInOutcome | undefined
+  /** Runs when a server opens a data directory, before its database is opened (staged restores). */
+  beforeOpen?: (dataDir: string, logger: Logger) => void
+}
+
+export interface PanelDownload {
+  file: string
+  filename: string
+  type: string
 }
 
 export type PasswordSignInOutcome = { answer: unknown } | { extra: Record<string, unknown> }
@@ -40,6 +50,10 @@ export type PasswordSignInOutcome = { answer: unknown } | { extra: Record<string
 export interface FeatureRuntime {
   ctx: AuthContext
   logger: Logger
+  /** null: in-memory, nothing on disk. */
+  dataDir: string | null
+  /** The migrations folder the database was opened with. */
+  migrationsFolder: string
 }
 
 /** Identity at run time; the type checks the declaration where it is written. */

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { H3 } from 'h3'
 import { serve } from 'h3'
@@ -50,6 +50,8 @@ export interface Gatehouse {
   ctx: AuthContext
   config: ConfigStore
   database: Database_
+  /** Holds the database, config.json, the secret and backups/ (null: in-memory). */
+  dataDir: string | null
   /**
    * Listens on host:port; resolves with the API URL. `at` moves the listener (the Network panel):
    * a new host, port or base URL (null: back to http://HOST:PORT). Call closeListener() first.
@@ -82,6 +84,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
+  if (options.dataDir) for (const feature of features) feature.beforeOpen?.(options.dataDir, logger)
   const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:', {
     migrations: options.migrations,
   })
@@ -110,7 +113,15 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const databaseLimits = new DatabaseRateLimitStore(ctx)
   const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'database' ? databaseLimits : memoryLimits)
 
-  const stopFeatures = features.map((feature) => feature.start?.({ ctx, logger })).filter((stop) => stop !== undefined)
+  // A server has this data directory open: `gatehouse restore` refuses to write under it.
+  const pidFile = options.dataDir ? join(options.dataDir, 'gatehouse.pid') : null
+  if (pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
+
+  const stopFeatures = features
+    .map((feature) =>
+      feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }),
+    )
+    .filter((stop) => stop !== undefined)
 
   const app = createAuthApp({
     ctx,
@@ -132,6 +143,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     ctx,
     config: store,
     database,
+    dataDir: options.dataDir,
     async listen(at) {
       if (server) throw new Error('the HTTP listener is already running; close it first')
       if (at?.host !== undefined) host = at.host
@@ -168,6 +180,9 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       for (const stop of stopFeatures) await stop()
       await mailer.close()
       database.close()
+      try {
+        if (pidFile && readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true })
+      } catch {}
     },
   }
 }

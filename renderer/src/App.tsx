@@ -18,6 +18,7 @@ import {
   IconBuilding,
   IconCheck,
   IconCopy,
+  IconDatabaseExport,
   IconGauge,
   IconKey,
   IconListDetails,
@@ -42,6 +43,8 @@ const views = {
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
   network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
+  // Backups (feature folder renderer/src/features/backup; issue 12a).
+  backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
   settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./pages/Settings')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 

@@ -100,7 +100,7 @@ export async function changePassword(
   input: ChangePasswordInput,
   meta: RequestMeta,
 ): Promise<{ user: UserRow; session: SessionWithUser | null }> {
-  assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name])
+  await assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name])
   await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed')
   const hash = await hashPassword(input.newPassword)
   const now = new Date(ctx.clock.now())
@@ -128,7 +128,7 @@ export async function changePassword(
  * only (better-auth's set-password is not routed over HTTP); the control panel calls this.
  */
 export async function setPassword(ctx: AuthContext, userId: string, newPassword: string, meta: RequestMeta | null = null): Promise<void> {
-  assertPasswordPolicy(ctx, newPassword)
+  await assertPasswordPolicy(ctx, newPassword)
   const existing = findCredentialAccount(ctx, userId)
   if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
   if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')

@@ -79,7 +79,7 @@ export async function resetPassword(
   meta: RequestMeta,
 ): Promise<void> {
   if (!input.token) throw fail(400, 'INVALID_TOKEN')
-  assertPasswordPolicy(ctx, input.newPassword)
+  await assertPasswordPolicy(ctx, input.newPassword)
   const pending = findVerification(ctx, identifier(input.token))
   if (!pending) throw fail(400, 'INVALID_TOKEN')
   const target = findUserById(ctx, pending.value)

@@ -222,7 +222,7 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
     throw new APIError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED', 'Email and password sign up is not enabled')
   }
   assertValidEmail(input.email)
-  assertPasswordPolicy(ctx, input.password, [input.email, input.name])
+  await assertPasswordPolicy(ctx, input.password, [input.email, input.name])
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
   const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
   const existing = findUserByEmail(ctx, input.email)

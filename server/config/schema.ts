@@ -5,6 +5,7 @@ import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersSchema } from '../oauth/options.js'
+import { backupConfigSchema } from '../features/backup/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -206,6 +207,8 @@ export const configSchema = z
       .prefault({}),
     twoFactor: twoFactorConfig,
     passkey: passkeyConfig,
+    /** Scheduled backups (server/features/backup). */
+    backup: backupConfigSchema,
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({

@@ -11,6 +11,8 @@ export type DB = BetterSQLite3Database<typeof schema>
 export interface Database_ {
   db: DB
   sqlite: Database.Database
+  /** The migrations applied at open (their count is the schema version). */
+  migrationsFolder: string
   close(): void
 }
 
@@ -36,10 +38,12 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   const db = drizzle({ client: sqlite, schema })
-  migrate(db, { migrationsFolder: options.migrations ?? migrationsFolder })
+  const folder = options.migrations ?? migrationsFolder
+  migrate(db, { migrationsFolder: folder })
   return {
     db,
     sqlite,
+    migrationsFolder: folder,
     close() {
       if (sqlite.open) sqlite.close()
     },

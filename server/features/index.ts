@@ -2,6 +2,8 @@ import type { Feature } from '../feature.js'
 import { passkeyFeature } from './passkey/index.js'
 import { twoFactorFeature } from './two-factor/index.js'
 import { networkFeature } from './network/index.js'
+import { backupFeature } from './backup/index.js'
+import { healthFeature } from './health/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -9,4 +11,4 @@ import { networkFeature } from './network/index.js'
  * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
  * its panel contract (features/panel-contracts.ts).
  */
-export const features: Feature[] = [twoFactorFeature, passkeyFeature, networkFeature]
+export const features: Feature[] = [twoFactorFeature, passkeyFeature, networkFeature, backupFeature, healthFeature]

@@ -1,5 +1,6 @@
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
+import { backupContract } from './backup/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -8,4 +9,5 @@ import { networkContract } from './network/panel-contract.js'
 export const featureContracts = {
   ...twoFactorContract,
   ...networkContract,
+  ...backupContract,
 }

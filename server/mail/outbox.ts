@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
-import { createTransport } from 'nodemailer'
+import type { createTransport } from 'nodemailer'
 import type { Clock } from '../auth/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
 import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
@@ -160,9 +160,11 @@ export class OutboxMailer implements Mailer {
   }
 
   /** The transport for the current settings; rebuilt when the config changes them. */
-  private transportFor(settings: SmtpSettings): Transport {
+  private async transportFor(settings: SmtpSettings): Promise<Transport> {
     const key = JSON.stringify(settings)
     if (this.transport?.key !== key) {
+      // Loaded at the first delivery: a server that sends no mail never loads nodemailer.
+      const { createTransport } = await import('nodemailer')
       this.transport?.value.close()
       this.transport = { key, value: createTransport({ ...settings, ...TIMEOUTS }) }
     }
@@ -205,7 +207,7 @@ export class OutboxMailer implements Mailer {
     const { db, clock, config, logger } = this.options
     let error: string | null = null
     try {
-      await this.transportFor(settings).sendMail({
+      await (await this.transportFor(settings)).sendMail({
         from: config().mail.from,
         to: row.to,
         subject: row.subject,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
@@ -230,6 +230,21 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
       })
     }
     if (!authenticated(req)) return send(res, 401, 'text/html; charset=utf-8', REFUSED)
+    const download = /^\/panel\/download\/([a-z]+)\/([^/]+)$/.exec(url.pathname)
+    if (download) {
+      const found = options.service.download(download[1] as string, decoded(download[2] as string) ?? '')
+      if (!found) return sendJson(res, 404, { code: 'NOT_FOUND', message: 'No such file' })
+      res.writeHead(200, {
+        'content-type': found.type,
+        'content-length': String(statSync(found.file).size),
+        'content-disposition': `attachment; filename="${found.filename.replace(/[^\w.-]/g, '_')}"`,
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+      })
+      if (req.method === 'HEAD') return res.end()
+      createReadStream(found.file).pipe(res)
+      return
+    }
     return serveStatic(res, url.pathname)
   }
 

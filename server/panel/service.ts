@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { APIError } from '../auth/errors.js'
 import { ConfigError } from '../config/store.js'
+import type { PanelDownload } from '../feature.js'
 import { features } from '../features/index.js'
 import type { featureContracts } from '../features/panel-contracts.js'
 import type { Gatehouse, Logger } from '../gatehouse.js'
@@ -38,6 +39,8 @@ export interface PanelService {
   env: PanelEnv
   /** Validates the input against the contract, runs the operation, validates its output. Never throws. */
   dispatch(op: string, input: unknown): Promise<PanelResult>
+  /** A file a feature offers for download (GET /panel/download/<kind>/<name>), or null. */
+  download(kind: string, name: string): PanelDownload | null
 }
 
 const issuesOf = (error: z.ZodError): Array<{ path: string; message: string }> =>
@@ -64,10 +67,16 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...providerHandlers(env),
     ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.
+    // (Their input and output are checked against the contract at dispatch, like every operation.)
     ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Pick<Handlers, keyof typeof featureContracts>),
   }
+  const downloads = Object.assign({}, ...features.map((feature) => feature.panelDownloads?.(env) ?? {})) as Record<
+    string,
+    (name: string) => PanelDownload | null
+  >
   return {
     env,
+    download: (kind, name) => (Object.hasOwn(downloads, kind) ? (downloads[kind]?.(name) ?? null) : null),
     async dispatch(op, input) {
       if (!isOpName(op)) return { ok: false, error: { code: 'UNKNOWN_OPERATION', message: `Unknown operation ${op}`, status: 404 } }
       const def = contract[op]

@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
+import { launchBrowser } from '../helpers/browser.js'
 import { silentLogger, startTestServer, type TestServer, type TestServerOptions } from '../helpers/server.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -21,21 +22,8 @@ export async function buildRenderer(): Promise<string> {
   return outDir
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-}
+/** Chromium for the panel tests: the shared launcher (system Chromium, else the one npm installed). */
+export const launchChromium = launchBrowser
 
 export interface PanelHarness {
   server: TestServer

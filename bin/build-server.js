@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * Builds the headless server once: server/main.ts → dist/server/main.mjs (one ES module, npm
+ * packages left external), plus dist/server/sources.json, the fingerprint (path, size, mtime) of
+ * every source it was built from. `npm install` runs this (the `prepare` script), and so does
+ * `npm run build`; bin/gatehouse.js then starts the built file without any compiler, and rebuilds
+ * first only when a source differs from the fingerprint (so an edited checkout, or a test run,
+ * never runs an old bundle).
+ *
+ *   node bin/build-server.js            build
+ *   node bin/build-server.js --if-stale build only when the sources changed
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+// Two levels below the root, like the sources, so paths resolved from import.meta.url still hold.
+export const outDir = join(root, 'dist', 'server')
+export const outFile = join(outDir, 'main.mjs')
+const stampFile = join(outDir, 'sources.json')
+
+/** "path size mtime" of every TypeScript source under server/, sorted; cheap (stat only). */
+export function sourceFingerprint() {
+  const lines = []
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name.endsWith('.ts')) {
+        const stat = statSync(path)
+        lines.push(`${relative(root, path)} ${stat.size} ${stat.mtimeMs}`)
+      }
+    }
+  }
+  walk(join(root, 'server'))
+  return lines.sort().join('\n')
+}
+
+/** True when dist/server/main.mjs exists and was built from exactly the sources on disk. */
+export function isFresh() {
+  if (!existsSync(join(root, 'server', 'main.ts'))) return existsSync(outFile) // an install without sources
+  try {
+    return existsSync(outFile) && readFileSync(stampFile, 'utf8') === sourceFingerprint()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * One ES module per entry plus shared chunks, npm packages bundled in (fewer files to resolve and
+ * read at start), except better-sqlite3 (native). Modules the server imports lazily (nodemailer at
+ * the first delivery, the zxcvbn dictionaries when common passwords are refused) become chunks
+ * loaded only then.
+ */
+export async function buildServer({ prune = false } = {}) {
+  const before = sourceFingerprint()
+  const esbuild = await import('esbuild')
+  try {
+    const result = await esbuild.build({
+      entryPoints: { main: join(root, 'server', 'main.ts') },
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outdir: outDir,
+      outExtension: { '.js': '.mjs' },
+      chunkNames: 'chunk-[hash]',
+      external: ['better-sqlite3', 'vite'],
+      // Bundled CommonJS packages call require(); give them Node's.
+      banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
+      write: false,
+      logLevel: 'silent',
+    })
+    mkdirSync(outDir, { recursive: true })
+    // Chunks first, the entry last, each written aside and renamed: processes starting at the same
+    // time never read half a file. A server already running may still load a chunk of its own build
+    // later (nodemailer at its first mail), so the rebuild at start never deletes chunks; an explicit
+    // build (npm run build:server, npm install) removes those of other builds older than a day.
+    const outputs = [...result.outputFiles].sort((a, b) => (a.path === outFile ? 1 : 0) - (b.path === outFile ? 1 : 0))
+    for (const file of outputs) {
+      const tmp = `${file.path}.${process.pid}.tmp`
+      writeFileSync(tmp, file.contents)
+      renameSync(tmp, file.path)
+    }
+    const current = new Set(outputs.map((f) => basename(f.path)))
+    for (const name of prune ? readdirSync(outDir) : []) {
+      const path = join(outDir, name)
+      if (name.startsWith('chunk-') && !current.has(name) && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { force: true })
+    }
+    const stampTmp = `${stampFile}.${process.pid}.tmp`
+    writeFileSync(stampTmp, before)
+    renameSync(stampTmp, stampFile)
+  } finally {
+    // esbuild's service process must not outlive the build (gatehouse serve leaves no helper).
+    await esbuild.stop()
+  }
+  return outFile
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv.includes('--if-stale') && isFresh()) process.exit(0)
+  const started = Date.now()
+  await buildServer({ prune: true })
+  console.log(`gatehouse: built ${relative(root, outFile)} in ${Date.now() - started} ms`)
+}

@@ -1,0 +1,413 @@
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  chmodSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { hostname } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createGunzip, createGzip } from 'node:zlib'
+import type Database from 'better-sqlite3'
+import { z } from 'zod'
+import { openDatabase } from '../../db/index.js'
+import { BackupError, backupErrors } from './errors.js'
+import { appliedMigrations, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
+import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
+
+/**
+ * A backup is one `.tar.gz`: `manifest.json` first, then `gatehouse.db` (an online snapshot),
+ * `config.json` (the stored configuration, when there is one) and `secret` (the auth secret, which
+ * opens sealed provider and SMTP secrets). The manifest names the Gatehouse version, the schema
+ * version (applied migrations), the creation time, row counts and each file's SHA-256.
+ */
+
+export const FORMAT = 'gatehouse-backup'
+export const FORMAT_VERSION = 1
+export const DATA_FILES = ['gatehouse.db', 'config.json', 'secret'] as const
+/**
+ * What a restore moves aside in the data directory: the database with its WAL files, the stored
+ * config, and the secret (`secret.enc` is the desktop app's keychain-encrypted one; the app
+ * re-encrypts a restored plain `secret` at its next start).
+ */
+export const REPLACED_FILES = ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'config.json', 'secret', 'secret.enc'] as const
+const SECRET_FILES: readonly string[] = ['secret', 'secret.enc']
+
+/** The files a restore of `archiveFiles` replaces: the secret only when the archive carries one. */
+export const replacedBy = (archiveFiles: readonly string[]): string[] =>
+  REPLACED_FILES.filter((name) => archiveFiles.includes('secret') || !SECRET_FILES.includes(name))
+export const BACKUPS_DIR = 'backups'
+export const PID_FILE = 'gatehouse.pid'
+export const RESTORE_MARKER = 'restore.json'
+export const PENDING_DIR = 'restore-pending'
+
+export const manifestSchema = z.object({
+  format: z.literal(FORMAT),
+  formatVersion: z.literal(FORMAT_VERSION),
+  gatehouseVersion: z.string(),
+  schemaVersion: z.number().int().min(0),
+  schemaTag: z.string().nullable(),
+  createdAt: z.string(),
+  hostname: z.string(),
+  kind: z.enum(['manual', 'scheduled']),
+  rowCounts: z.record(z.string(), z.number().int().min(0)),
+  files: z.array(z.object({ name: z.enum(DATA_FILES), size: z.number().int().min(0), sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
+})
+export type BackupManifest = z.infer<typeof manifestSchema>
+
+const sha256File = async (file: string): Promise<string> => {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
+
+/** `gatehouse-backup-20261123-154500-123[-auto].tar.gz` from an epoch time (UTC). */
+export function archiveName(now: number, kind: BackupManifest['kind']): string {
+  const iso = new Date(now).toISOString() // 2026-11-23T15:45:00.123Z
+  const stamp = `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`
+  return `gatehouse-backup-${stamp}${kind === 'scheduled' ? '-auto' : ''}.tar.gz`
+}
+
+export const isArchiveName = (name: string): boolean => /^gatehouse-backup-\d{8}-\d{6}-\d{3}(-auto)?\.tar\.gz$/.test(name)
+
+export interface BackupSource {
+  /** The live database (the server's connection, or one the CLI opened). */
+  sqlite: Database.Database
+  dataDir: string
+  /** The auth secret in use (written as `secret` when given). */
+  secret?: string
+  migrationsFolder: string
+  version: string
+  now: number
+  kind?: BackupManifest['kind']
+  /** 'backup' from the server's own connection (default), 'vacuum' from another process. */
+  method?: 'backup' | 'vacuum'
+  progress?: (fraction: number, phase: 'snapshot' | 'archive') => void
+}
+
+export interface BackupResult {
+  file: string
+  size: number
+  manifest: BackupManifest
+}
+
+/** Takes an online snapshot and writes the archive to `out` (written aside, then renamed). */
+export async function createBackup(source: BackupSource, out: string): Promise<BackupResult> {
+  mkdirSync(dirname(out), { recursive: true, mode: 0o700 })
+  const work = join(dirname(out), `.backup-${process.pid}-${randomBytes(4).toString('hex')}`)
+  mkdirSync(work, { mode: 0o700 })
+  try {
+    const db = join(work, 'gatehouse.db')
+    await snapshot(source.sqlite, db, source.method ?? 'backup', (f) => source.progress?.(f * 0.8, 'snapshot'))
+    const copy = openExisting(db)
+    let counts: Record<string, number>
+    let schemaVersion: number
+    try {
+      counts = rowCounts(copy)
+      schemaVersion = appliedMigrations(copy)
+    } finally {
+      copy.close()
+    }
+    const files: Array<{ name: (typeof DATA_FILES)[number]; path: string }> = [{ name: 'gatehouse.db', path: db }]
+    const config = join(source.dataDir, 'config.json')
+    if (existsSync(config)) files.push({ name: 'config.json', path: config })
+    const secretFile = join(source.dataDir, 'secret')
+    if (source.secret) {
+      writeFileSync(join(work, 'secret'), `${source.secret}\n`, { mode: 0o600 })
+      files.push({ name: 'secret', path: join(work, 'secret') })
+    } else if (existsSync(secretFile)) files.push({ name: 'secret', path: secretFile })
+
+    const entries = []
+    for (const file of files) {
+      entries.push({ ...file, size: statSync(file.path).size, sha256: await sha256File(file.path) })
+    }
+    const tags = knownMigrations(source.migrationsFolder)
+    const manifest: BackupManifest = {
+      format: FORMAT,
+      formatVersion: FORMAT_VERSION,
+      gatehouseVersion: source.version,
+      schemaVersion,
+      schemaTag: tags[schemaVersion - 1] ?? null,
+      createdAt: new Date(source.now).toISOString(),
+      hostname: hostname(),
+      kind: source.kind ?? 'manual',
+      rowCounts: counts,
+      files: entries.map(({ name, size, sha256 }) => ({ name, size, sha256 })),
+    }
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)
+    const mtime = Math.floor(source.now / 1000)
+    const total = entries.reduce((sum, e) => sum + e.size, 0) || 1
+    let written = 0
+    const tar = new PassThrough()
+    const tmp = `${out}.${process.pid}.tmp`
+    const writing = pipeline(tar, createGzip({ level: 6 }), createWriteStream(tmp, { mode: 0o600 }))
+    const write = (chunk: Buffer) => (tar.write(chunk) ? Promise.resolve() : new Promise<void>((r) => tar.once('drain', r)))
+    await write(tarHeader('manifest.json', manifestBytes.length, mtime))
+    await write(manifestBytes)
+    await write(tarPadding(manifestBytes.length))
+    for (const entry of entries) {
+      await write(tarHeader(entry.name, entry.size, mtime))
+      let copied = 0
+      for await (const chunk of createReadStream(entry.path)) {
+        copied += (chunk as Buffer).length
+        await write(chunk as Buffer)
+        written += (chunk as Buffer).length
+        source.progress?.(0.8 + (0.2 * written) / total, 'archive')
+      }
+      // A file that changed size while being read (config.json rewritten) would break the format.
+      if (copied !== entry.size) throw new BackupError('BACKUP_RACE', `${entry.name} changed while the backup was written; try again`)
+      await write(tarPadding(entry.size))
+    }
+    tar.end(tarEnd())
+    await writing
+    chmodSync(tmp, 0o600)
+    renameSync(tmp, out)
+    return { file: out, size: statSync(out).size, manifest }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+    for (const name of readdirSync(dirname(out))) {
+      if (name.startsWith(`${basename(out)}.${process.pid}.`)) rmSync(join(dirname(out), name), { force: true })
+    }
+  }
+}
+
+/**
+ * Reads an archive into `target` (created; must not exist) and verifies it: the manifest first,
+ * every listed file present with its size and SHA-256, nothing else; the database passes
+ * integrity_check, carries the schema version and row counts the manifest states, and is not newer
+ * than this build. Older schema versions are migrated in `target`. Throws BackupError (one line).
+ */
+export async function verifyArchive(file: string, target: string, migrationsFolder: string): Promise<BackupManifest> {
+  if (!existsSync(file) || !statSync(file).isFile()) throw backupErrors.noArchive(file)
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+  mkdirSync(target, { mode: 0o700 })
+  let manifest: BackupManifest | null = null
+  const seen = new Set<string>()
+  try {
+    const gunzip = createGunzip()
+    const source = createReadStream(file).pipe(gunzip)
+    await readTar(source, async (entry, body) => {
+      if (!manifest) {
+        if (entry.name !== 'manifest.json' || entry.type !== 'file' || entry.size > 1024 * 1024) throw backupErrors.noManifest()
+        const chunks: Buffer[] = []
+        for await (const chunk of body) chunks.push(chunk)
+        let json: unknown
+        try {
+          json = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        } catch {
+          throw backupErrors.badManifest('not JSON')
+        }
+        const parsed = manifestSchema.safeParse(json)
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]
+          throw backupErrors.badManifest(`${issue?.path.join('.') || 'value'}: ${issue?.message}`)
+        }
+        manifest = parsed.data
+        return
+      }
+      const listed = manifest.files.find((f) => f.name === entry.name)
+      if (!listed || entry.type !== 'file' || seen.has(entry.name)) throw backupErrors.unexpectedFile(entry.name)
+      seen.add(entry.name)
+      const hash = createHash('sha256')
+      let size = 0
+      const out = createWriteStream(join(target, entry.name), { mode: 0o600 })
+      await pipeline(
+        body,
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            hash.update(chunk)
+            size += chunk.length
+            yield chunk
+          }
+        },
+        out,
+      )
+      if (size !== listed.size || hash.digest('hex') !== listed.sha256) throw backupErrors.checksum(entry.name)
+    })
+  } catch (error) {
+    if (error instanceof BackupError) throw error
+    if (error instanceof TarError) throw /truncated/.test(error.message) ? backupErrors.truncated() : backupErrors.notTar()
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test((error as Error).message)) throw backupErrors.truncated()
+    if (code === 'Z_DATA_ERROR') throw /header/.test((error as Error).message) ? backupErrors.notGzip() : backupErrors.truncated()
+    throw error
+  }
+  const found = manifest as BackupManifest | null
+  if (!found) throw backupErrors.noManifest()
+  for (const listed of found.files) if (!seen.has(listed.name)) throw backupErrors.missingFile(listed.name)
+  if (!seen.has('gatehouse.db')) throw backupErrors.missingFile('gatehouse.db')
+
+  const known = knownMigrations(migrationsFolder)
+  if (found.schemaVersion > known.length) throw backupErrors.newerSchema(found.schemaVersion, known.length)
+  const db = join(target, 'gatehouse.db')
+  let sqlite: Database.Database
+  try {
+    sqlite = openExisting(db)
+  } catch (error) {
+    throw backupErrors.integrity((error as Error).message)
+  }
+  try {
+    let integrity: string
+    try {
+      integrity = integrityCheck(sqlite)
+    } catch (error) {
+      throw backupErrors.integrity((error as Error).message)
+    }
+    if (integrity !== 'ok') throw backupErrors.integrity(integrity.slice(0, 200))
+    if (appliedMigrations(sqlite) !== found.schemaVersion) throw backupErrors.schemaMismatch()
+    const counts = rowCounts(sqlite)
+    for (const [table, count] of Object.entries(found.rowCounts)) if (counts[table] !== count) throw backupErrors.rowCounts(table)
+    for (const table of Object.keys(counts)) if (!(table in found.rowCounts)) throw backupErrors.rowCounts(table)
+  } finally {
+    sqlite.close()
+  }
+  if (found.schemaVersion < known.length) {
+    // An archive from an earlier version: bring it to this schema before anything is replaced.
+    const migrated = openDatabase(db, { migrations: migrationsFolder })
+    migrated.close()
+  }
+  return found
+}
+
+/** Reads only the manifest (for listings): null when the archive has none. */
+export async function readManifest(file: string): Promise<BackupManifest | null> {
+  let manifest: BackupManifest | null = null
+  const stop = new Error('stop')
+  try {
+    await readTar(createReadStream(file).pipe(createGunzip()), async (entry, body) => {
+      if (entry.name !== 'manifest.json') throw stop
+      const chunks: Buffer[] = []
+      for await (const chunk of body) chunks.push(chunk)
+      const parsed = manifestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+      manifest = parsed.success ? parsed.data : null
+      throw stop
+    })
+  } catch {}
+  return manifest
+}
+
+/** The pid of a live server on `dataDir` (its pid file names a running process), else null. */
+export function runningServer(dataDir: string): number | null {
+  const file = join(dataDir, PID_FILE)
+  if (!existsSync(file)) return null
+  const pid = Number(readFileSync(file, 'utf8').trim())
+  if (!Number.isInteger(pid) || pid <= 0) return null
+  try {
+    process.kill(pid, 0)
+    return pid
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : null
+  }
+}
+
+export interface RestoreResult {
+  manifest: BackupManifest
+  /** Where the replaced files were moved (null: nothing was there). */
+  replacedDir: string | null
+}
+
+/**
+ * Moves the data files of a verified staging folder into `dataDir`. What was there is moved into
+ * `dataDir/replaced-<time>/` and named in `restore.json`; the next server start on the restored
+ * data removes both.
+ */
+export function swapIn(staging: string, dataDir: string, manifest: BackupManifest, now: number, archive: string): RestoreResult {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const present = replacedBy(manifest.files.map((f) => f.name)).filter((name) => existsSync(join(dataDir, name)))
+  let replacedDir: string | null = null
+  if (present.length > 0) {
+    replacedDir = join(dataDir, `replaced-${new Date(now).toISOString().replaceAll(':', '-')}`)
+    mkdirSync(replacedDir, { mode: 0o700 })
+    for (const name of present) renameSync(join(dataDir, name), join(replacedDir, name))
+  }
+  for (const name of DATA_FILES) {
+    if (existsSync(join(staging, name))) {
+      renameSync(join(staging, name), join(dataDir, name))
+      chmodSync(join(dataDir, name), 0o600)
+    }
+  }
+  writeFileSync(
+    join(dataDir, RESTORE_MARKER),
+    `${JSON.stringify({ restoredAt: new Date(now).toISOString(), archive, createdAt: manifest.createdAt, replaced: replacedDir ? basename(replacedDir) : null }, null, 2)}\n`,
+    { mode: 0o600 },
+  )
+  return { manifest, replacedDir }
+}
+
+/**
+ * `gatehouse restore`: verify into a staging folder beside the data directory, then swap in.
+ * Refused (nothing touched) under a running server or when verification fails.
+ */
+export async function restoreArchive(file: string, dataDir: string, migrationsFolder: string, now: number): Promise<RestoreResult> {
+  const pid = runningServer(dataDir)
+  if (pid !== null) throw backupErrors.serverRunning(pid)
+  const staging = join(dirname(dataDir), `.${basename(dataDir)}.restore-${process.pid}-${randomBytes(4).toString('hex')}`)
+  try {
+    const manifest = await verifyArchive(file, staging, migrationsFolder)
+    return swapIn(staging, dataDir, manifest, now, basename(file))
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The panel's restore: the server is running, so the verified archive is staged in
+ * `dataDir/restore-pending/` and swapped in by the next start, before the database opens.
+ */
+export async function stageRestore(file: string, dataDir: string, migrationsFolder: string): Promise<BackupManifest> {
+  const pending = join(dataDir, PENDING_DIR)
+  rmSync(pending, { recursive: true, force: true })
+  const staging = join(dataDir, `.${PENDING_DIR}-${randomBytes(4).toString('hex')}`)
+  try {
+    const manifest = await verifyArchive(file, staging, migrationsFolder)
+    writeFileSync(join(staging, 'manifest.json'), JSON.stringify({ archive: basename(file), manifest }), { mode: 0o600 })
+    renameSync(staging, pending)
+    return manifest
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+/** The restore staged by the panel, if any: its archive name and manifest. */
+export function pendingRestore(dataDir: string): { archive: string; manifest: BackupManifest } | null {
+  const file = join(dataDir, PENDING_DIR, 'manifest.json')
+  if (!existsSync(file)) return null
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as { archive: string; manifest: BackupManifest }
+  } catch {
+    return null
+  }
+}
+
+/** At start, before the database opens: swaps in a restore the panel staged. */
+export function applyPendingRestore(dataDir: string, now: number): RestoreResult | null {
+  const pending = pendingRestore(dataDir)
+  if (!pending) return null
+  const result = swapIn(join(dataDir, PENDING_DIR), dataDir, pending.manifest, now, pending.archive)
+  rmSync(join(dataDir, PENDING_DIR), { recursive: true, force: true })
+  return result
+}
+
+/** After the restored data has started once: the replaced files and the marker go. */
+export function finishRestore(dataDir: string): { archive: string; replaced: string | null } | null {
+  const marker = join(dataDir, RESTORE_MARKER)
+  if (!existsSync(marker)) return null
+  let info: { archive: string; replaced: string | null }
+  try {
+    info = JSON.parse(readFileSync(marker, 'utf8')) as { archive: string; replaced: string | null }
+  } catch {
+    info = { archive: '?', replaced: null }
+  }
+  if (info.replaced && /^replaced-[0-9TZ.-]+$/.test(info.replaced)) rmSync(join(dataDir, info.replaced), { recursive: true, force: true })
+  rmSync(marker, { force: true })
+  return info
+}

@@ -1,0 +1,48 @@
+import { defineFeature } from '../../feature.js'
+import { applyPendingRestore, finishRestore } from './archive.js'
+import { backupDownloads, backupPanel } from './panel.js'
+import { BackupService, registerBackupService } from './service.js'
+
+/** How often the scheduler looks at the clock (the schedule itself is config: backup.schedule). */
+const TICK_MS = 60_000
+
+/**
+ * Backups: `gatehouse backup` / `gatehouse restore` (server/cli.ts), scheduled backups with
+ * retention run here, the panel's backup view, and the start-up half of a restore (a restore the
+ * panel staged is swapped in before the database opens; the replaced data is removed once the
+ * restored data has started).
+ */
+export const backupFeature = defineFeature({
+  id: 'backup',
+  panel: backupPanel,
+  panelDownloads: backupDownloads,
+  beforeOpen(dataDir, logger) {
+    const applied = applyPendingRestore(dataDir, Date.now())
+    if (applied) {
+      logger.info(`Restoring the backup of ${applied.manifest.createdAt} staged in the control panel`)
+    }
+  },
+  start({ ctx, logger, dataDir, migrationsFolder }) {
+    if (!dataDir) return undefined
+    const finished = finishRestore(dataDir)
+    if (finished) {
+      logger.info(
+        `Restored data (${finished.archive}) started${finished.replaced ? `; removed the replaced data (${finished.replaced})` : ''}`,
+      )
+    }
+    const service = new BackupService(ctx, dataDir, migrationsFolder, logger)
+    registerBackupService(service)
+    const tick = () => {
+      service.tick().catch((error: Error) => logger.error('scheduled backup failed:', error))
+    }
+    const first = setTimeout(tick, 5_000)
+    const timer = setInterval(tick, TICK_MS)
+    first.unref()
+    timer.unref()
+    return async () => {
+      clearTimeout(first)
+      clearInterval(timer)
+      await service.settle()
+    }
+  },
+})

@@ -1,0 +1,147 @@
+import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { createBrotliDecompress } from 'node:zlib'
+import { type Browser, chromium } from 'playwright-core'
+import { extractTar } from '../../server/features/backup/tar.js'
+
+/**
+ * The one way browser tests start Chromium. The system's Chromium (/usr/bin/chromium, or
+ * GATEHOUSE_CHROMIUM) is used when present; otherwise the Chromium that npm installed with
+ * @sparticuz/chromium (a dev dependency shipping a brotli-compressed headless shell, with the NSS
+ * libraries and fonts it needs) is unpacked once into a cache folder and used. If neither can run,
+ * launchBrowser() throws with the reason: a browser test never skips silently.
+ *
+ * GATEHOUSE_CHROMIUM=bundled ignores the system binary (how the fallback is tested).
+ */
+
+const SYSTEM_CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+]
+
+export interface ChromiumBinary {
+  executablePath: string
+  source: 'system' | 'bundled'
+  env: Record<string, string>
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+async function inflate(file: string, target: string, tar: boolean): Promise<void> {
+  const source = createReadStream(file).pipe(createBrotliDecompress())
+  if (tar) await extractTar(source, target)
+  else await pipeline(source, (await import('node:fs')).createWriteStream(target, { mode: 0o755 }))
+}
+
+/**
+ * Unpacks @sparticuz/chromium into <tmp>/gatehouse-chromium-<version> once. Concurrent test
+ * workers wait for the one that holds the lock (a directory, created atomically).
+ */
+async function bundledChromium(): Promise<ChromiumBinary> {
+  const require = createRequire(import.meta.url)
+  let packageDir: string
+  try {
+    // build/index.js; the package exports nothing else.
+    packageDir = join(dirname(require.resolve('@sparticuz/chromium')), '..')
+  } catch {
+    throw new Error('no Chromium: /usr/bin/chromium is absent and @sparticuz/chromium is not installed (run npm install)')
+  }
+  const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string }
+  const bin = join(packageDir, 'bin')
+  const dir = join(tmpdir(), `gatehouse-chromium-${version}-${process.arch}`)
+  const ready = join(dir, '.ready')
+  const lock = `${dir}.lock`
+  const result = (): ChromiumBinary => ({
+    executablePath: join(dir, 'chromium'),
+    source: 'bundled',
+    env: {
+      LD_LIBRARY_PATH: [join(dir, 'lib'), dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),
+      FONTCONFIG_PATH: dir,
+      FONTCONFIG_FILE: join(dir, 'fonts.conf'),
+    },
+  })
+  for (let waited = 0; !existsSync(ready); waited += 200) {
+    let locked = false
+    try {
+      mkdirSync(lock)
+      locked = true
+    } catch {
+      // Another worker unpacks; a lock older than two minutes belongs to a dead one.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true })
+      } catch {}
+    }
+    if (locked) {
+      try {
+        if (!existsSync(ready)) {
+          const staging = `${dir}.${process.pid}.tmp`
+          rmSync(staging, { recursive: true, force: true })
+          mkdirSync(staging, { recursive: true })
+          await Promise.all([
+            inflate(join(bin, 'chromium.br'), join(staging, 'chromium'), false),
+            inflate(join(bin, 'swiftshader.tar.br'), staging, true),
+            inflate(join(bin, 'fonts.tar.br'), staging, true),
+            // NSS, NSPR and expat: absent on a machine with Node and nothing else.
+            inflate(join(bin, 'al2023.tar.br'), staging, true),
+          ])
+          writeFileSync(
+            join(staging, 'fonts.conf'),
+            `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(dir, 'fonts')}</dir>\n  <dir>/usr/share/fonts</dir>\n  <cachedir>${join(dir, 'fonts-cache')}</cachedir>\n</fontconfig>\n`,
+          )
+          writeFileSync(join(staging, '.ready'), `${version}\n`)
+          rmSync(dir, { recursive: true, force: true })
+          renameSync(staging, dir)
+        }
+      } finally {
+        rmSync(lock, { recursive: true, force: true })
+      }
+      break
+    }
+    if (waited > 180_000) throw new Error(`timed out waiting for another process to unpack Chromium into ${dir}`)
+    await sleep(200)
+  }
+  return result()
+}
+
+/** Which Chromium the browser tests use (see the module comment). */
+export async function findChromium(): Promise<ChromiumBinary> {
+  const choice = process.env.GATEHOUSE_CHROMIUM
+  if (choice && choice !== 'bundled' && choice !== 'system') {
+    if (!existsSync(choice)) throw new Error(`GATEHOUSE_CHROMIUM=${choice}: no such file`)
+    return { executablePath: choice, source: 'system', env: {} }
+  }
+  if (choice !== 'bundled') {
+    const system = SYSTEM_CHROMIUM.find((path) => existsSync(path))
+    if (system) return { executablePath: system, source: 'system', env: {} }
+    if (choice === 'system') throw new Error('GATEHOUSE_CHROMIUM=system but no system Chromium is installed')
+  }
+  return bundledChromium()
+}
+
+/** Starts a headless Chromium for a test; close it in afterAll. */
+export async function launchBrowser(): Promise<Browser> {
+  const binary = await findChromium()
+  try {
+    return await chromium.launch({
+      executablePath: binary.executablePath,
+      args: FLAGS,
+      env: { ...(process.env as Record<string, string>), ...binary.env },
+    })
+  } catch (error) {
+    throw new Error(`could not start ${binary.source} Chromium (${binary.executablePath}): ${(error as Error).message}`)
+  }
+}
