@@ -1,4 +1,5 @@
-import type { AuthContext } from './auth/context.js'
+import type { AuthContext, RequestMeta } from './auth/context.js'
+import type { SessionWithUser } from './auth/sessions.js'
 import type { Logger } from './gatehouse.js'
 import type { Route } from './http/route.js'
 import type { PanelEnv } from './panel/service.js'
@@ -20,8 +21,22 @@ export interface Feature {
   routes?: Route[]
   /** The handlers of the operations the feature declares in its panel contract. */
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
+  /**
+   * Session resolution from something other than the session cookie (the api-key feature's
+   * `enableSessionForAPIKeys`), asked first. Undefined when it does not apply; throws APIError to
+   * refuse the request.
+   */
+  requestSession?: (ctx: AuthContext, request: Request, meta: RequestMeta) => SessionWithUser | undefined
+  /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
+  sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
+}
+
+/** A get-session answer: the session and the public user (from the database or the cookie cache). */
+export interface SessionAnswer {
+  session: { id: string; userId: string; activeOrganizationId?: string | null }
+  user: { id: string } & Record<string, unknown>
 }
 
 export interface FeatureRuntime {

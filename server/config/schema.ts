@@ -3,6 +3,8 @@ import { ADMIN_STATEMENTS } from '../auth/access.js'
 import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { socialProvidersSchema } from '../oauth/options.js'
+import { apiKeyConfig } from '../features/api-key/config.js'
+import { jwtConfig } from '../features/jwt/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -220,6 +222,8 @@ export const configSchema = z
         rejectCommonPasswords: z.boolean().default(false),
       })
       .prefault({}),
+    apiKey: apiKeyConfig,
+    jwt: jwtConfig,
     advanced: z
       .object({
         cookiePrefix: z

@@ -1,4 +1,6 @@
 import type { Feature } from '../feature.js'
+import { apiKeyFeature } from './api-key/index.js'
+import { jwtFeature } from './jwt/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -6,4 +8,4 @@ import type { Feature } from '../feature.js'
  * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
  * its panel contract (features/panel-contracts.ts).
  */
-export const features: Feature[] = []
+export const features: Feature[] = [apiKeyFeature, jwtFeature]

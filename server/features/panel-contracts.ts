@@ -1,5 +1,8 @@
+import { apiKeyContract } from './api-key/panel-contract.js'
+import { jwtContract } from './jwt/panel-contract.js'
+
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
-export const featureContracts = {}
+export const featureContracts = { ...apiKeyContract, ...jwtContract }

@@ -73,7 +73,7 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...providerHandlers(env),
     ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.
-    ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Record<string, never>),
+    ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Handlers),
   }
   return {
     env,

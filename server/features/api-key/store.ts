@@ -1,0 +1,203 @@
+import { and, asc, count, desc, eq, isNotNull, like, lt, or, sql } from 'drizzle-orm'
+import type Database from 'better-sqlite3'
+import type { AuthContext } from '../../auth/context.js'
+import type { DB } from '../../db/index.js'
+import { member, user } from '../../db/schema.js'
+import { type ApiKeyRow, apikey } from './schema.js'
+
+/**
+ * Every SQL statement of the api-key feature, and the in-memory cache keys are verified from.
+ *
+ * The cache maps a key's hash to its row. Every write made here (create, update, disable,
+ * delete) empties it at once; verifications update the cached row in place after their write,
+ * so it never lags this process. Another process's commits (`PRAGMA data_version`) empty it
+ * too, looked for at most every 250 ms.
+ */
+class KeyCache {
+  readonly rows = new Map<string, ApiKeyRow>()
+  private readonly version: Database.Statement
+  private seen = -1
+  private checkedAt = Number.NEGATIVE_INFINITY
+
+  constructor(sqlite: Database.Database) {
+    this.version = sqlite.prepare('pragma data_version').pluck()
+  }
+
+  fresh(): Map<string, ApiKeyRow> {
+    const now = performance.now()
+    if (now - this.checkedAt >= 250) {
+      this.checkedAt = now
+      const v = Number(this.version.get())
+      if (v !== this.seen) {
+        this.rows.clear()
+        this.seen = v
+      }
+    }
+    return this.rows
+  }
+}
+
+interface Prepared {
+  cache: KeyCache
+  byHash: { get(params: { key: string }): ApiKeyRow | undefined }
+  usage: Database.Statement
+}
+
+const prepared = new WeakMap<DB, Prepared>()
+
+function prep(ctx: AuthContext): Prepared {
+  let p = prepared.get(ctx.db)
+  if (!p) {
+    p = {
+      cache: new KeyCache(ctx.sqlite),
+      byHash: ctx.db
+        .select()
+        .from(apikey)
+        .where(eq(apikey.key, sql.placeholder('key')))
+        .prepare(),
+      usage: ctx.sqlite.prepare(
+        'update apikey set remaining = ?, lastRefillAt = ?, requestCount = ?, lastRequest = ?, updatedAt = ? where id = ?',
+      ),
+    }
+    prepared.set(ctx.db, p)
+  }
+  return p
+}
+
+/** Empties the verification cache (any change to a key). */
+export function invalidateKeyCache(ctx: AuthContext): void {
+  prep(ctx).cache.rows.clear()
+}
+
+/** The row of a key hash, from the cache when it holds it. */
+export function findKeyByHash(ctx: AuthContext, hash: string): ApiKeyRow | undefined {
+  const p = prep(ctx)
+  const rows = p.cache.fresh()
+  let row = rows.get(hash)
+  if (row) return row
+  row = p.byHash.get({ key: hash })
+  if (row) {
+    if (rows.size >= 10_000) rows.clear()
+    rows.set(hash, row)
+  }
+  return row
+}
+
+export interface UsageWrite {
+  remaining: number | null
+  lastRefillAt: Date | null
+  requestCount: number
+  lastRequest: Date | null
+  updatedAt: Date
+}
+
+/**
+ * Writes a verification's counters and applies them to the cached row. Synchronous: no other
+ * verification runs between the caller's decision and this write, so counting is atomic.
+ */
+export function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageWrite): void {
+  const ms = (d: Date | null) => (d ? d.getTime() : null)
+  prep(ctx).usage.run(usage.remaining, ms(usage.lastRefillAt), usage.requestCount, ms(usage.lastRequest), ms(usage.updatedAt), row.id)
+  Object.assign(row, usage)
+}
+
+export function insertKey(ctx: AuthContext, row: ApiKeyRow): ApiKeyRow {
+  ctx.db.insert(apikey).values(row).run()
+  invalidateKeyCache(ctx)
+  return row
+}
+
+export function findKeyById(ctx: AuthContext, id: string): ApiKeyRow | undefined {
+  return ctx.db.select().from(apikey).where(eq(apikey.id, id)).get()
+}
+
+export function updateKeyRow(ctx: AuthContext, id: string, values: Partial<ApiKeyRow>): ApiKeyRow | undefined {
+  invalidateKeyCache(ctx)
+  return ctx.db.update(apikey).set(values).where(eq(apikey.id, id)).returning().get()
+}
+
+export function deleteKeyRow(ctx: AuthContext, id: string): boolean {
+  invalidateKeyCache(ctx)
+  return ctx.db.delete(apikey).where(eq(apikey.id, id)).run().changes > 0
+}
+
+export function deleteExpiredKeys(ctx: AuthContext, now: number): number {
+  const changes = ctx.db
+    .delete(apikey)
+    .where(and(isNotNull(apikey.expiresAt), lt(apikey.expiresAt, new Date(now))))
+    .run().changes
+  if (changes > 0) invalidateKeyCache(ctx)
+  return changes
+}
+
+const SORTABLE = {
+  createdAt: apikey.createdAt,
+  updatedAt: apikey.updatedAt,
+  name: apikey.name,
+  expiresAt: apikey.expiresAt,
+  lastRequest: apikey.lastRequest,
+  remaining: apikey.remaining,
+  enabled: apikey.enabled,
+} as const
+
+export function listKeysByReference(
+  ctx: AuthContext,
+  referenceId: string,
+  options: { sortBy?: string; sortDirection?: 'asc' | 'desc'; limit?: number; offset?: number },
+): { rows: ApiKeyRow[]; total: number } {
+  const where = eq(apikey.referenceId, referenceId)
+  const column = options.sortBy && Object.hasOwn(SORTABLE, options.sortBy) ? SORTABLE[options.sortBy as keyof typeof SORTABLE] : undefined
+  let q = ctx.db.select().from(apikey).where(where).$dynamic()
+  if (column) q = q.orderBy(options.sortDirection === 'desc' ? desc(column) : asc(column))
+  else q = q.orderBy(asc(apikey.createdAt))
+  if (options.limit !== undefined) q = q.limit(options.limit)
+  if (options.offset !== undefined) q = q.offset(options.offset).limit(options.limit ?? -1)
+  const total = ctx.db.select({ n: count() }).from(apikey).where(where).get()?.n ?? 0
+  return { rows: q.all(), total }
+}
+
+export interface KeyWithOwner {
+  row: ApiKeyRow
+  ownerEmail: string | null
+  ownerName: string | null
+}
+
+/** Every key, newest first, optionally only those whose owner's email, name or id, or the key's name, contains `search`. */
+export function listAllKeys(
+  ctx: AuthContext,
+  options: { userId?: string; search?: string; limit: number; offset: number },
+): { keys: KeyWithOwner[]; total: number } {
+  const term = options.search?.trim()
+  const pattern = term ? `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined
+  const owner = options.userId ? eq(apikey.referenceId, options.userId) : undefined
+  const matching = pattern
+    ? or(
+        sql`${user.email} like ${pattern} escape '\\'`,
+        sql`${user.name} like ${pattern} escape '\\'`,
+        like(apikey.referenceId, pattern),
+        sql`${apikey.name} like ${pattern} escape '\\'`,
+      )
+    : undefined
+  const where = owner && matching ? and(owner, matching) : (owner ?? matching)
+  const rows = ctx.db
+    .select({ row: apikey, ownerEmail: user.email, ownerName: user.name })
+    .from(apikey)
+    .leftJoin(user, eq(user.id, apikey.referenceId))
+    .where(where)
+    .orderBy(desc(apikey.createdAt))
+    .limit(options.limit)
+    .offset(options.offset)
+    .all()
+  const total =
+    ctx.db.select({ n: count() }).from(apikey).leftJoin(user, eq(user.id, apikey.referenceId)).where(where).get()?.n ?? 0
+  return { keys: rows, total }
+}
+
+/** The caller's membership row in an organization (organization-owned keys). */
+export function findMembership(ctx: AuthContext, userId: string, organizationId: string): { role: string } | undefined {
+  return ctx.db
+    .select({ role: member.role })
+    .from(member)
+    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))
+    .get()
+}
