@@ -2,12 +2,14 @@ import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { userCommand } from './cli-user.js'
+import { jwtCommand } from './features/jwt/cli.js'
 import { createGatehouse } from './gatehouse.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 
 const USAGE = `Usage: gatehouse serve [options]
        gatehouse user create|set-role [options]   (user administration: gatehouse user --help)
+       gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -156,6 +158,7 @@ export async function main(argv: string[]): Promise<number> {
       return -1
     }
     if (command === 'user') return await userCommand(rest)
+    if (command === 'jwt') return await jwtCommand(rest)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

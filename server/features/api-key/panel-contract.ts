@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query } from '../../panel/op.js'
 
 /** The control panel's API-key operations (zod only: shared with the renderer). Times are epoch ms. */
 
@@ -71,4 +71,10 @@ export const apiKeyContract = {
     apiKeyViewSchema,
   ),
   'apiKey.delete': mutation('Deletes a key (takes effect on the next request)', z.object({ keyId: id }).strict(), ok),
+  'apiKey.settings': query('The effective `apiKey.*` configuration', none, z.record(z.string(), z.unknown())),
+  'apiKey.configure': mutation(
+    'Applies a JSON Merge Patch to the `apiKey.*` configuration, live (validated by the config schema)',
+    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.record(z.string(), z.unknown()),
+  ),
 }

@@ -1,5 +1,6 @@
 import { findUserById } from '../../auth/users.js'
 import type { PanelEnv } from '../../panel/service.js'
+import { sectionSettings } from '../settings-ops.js'
 import { apiKeyError } from './errors.js'
 import { createApiKey, deleteApiKey, toWire, updateApiKey } from './keys.js'
 import type { ApiKeyView } from './panel-contract.js'
@@ -42,7 +43,10 @@ export const apiKeyPanel = (env: PanelEnv) => {
     const owner = findUserById(ctx, referenceId)
     return { ownerEmail: owner?.email ?? null, ownerName: owner?.name ?? null }
   }
+  const settings = sectionSettings(env, 'apiKey')
   return {
+    'apiKey.settings': settings.read,
+    'apiKey.configure': settings.apply,
     'apiKey.list': (input: { userId?: string; search?: string; limit: number; offset: number }) => {
       const { keys, total } = listAllKeys(ctx, input)
       return { keys: keys.map((k) => view(k.row, k)), total }

@@ -25,4 +25,10 @@ export const jwtContract = {
     none,
     z.object({ id: z.string(), alg: z.string(), retired: z.array(z.string()) }),
   ),
+  'jwt.settings': query('The effective `jwt.*` configuration', none, z.record(z.string(), z.unknown())),
+  'jwt.configure': mutation(
+    'Applies a JSON Merge Patch to the `jwt.*` configuration, live (validated by the config schema)',
+    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.record(z.string(), z.unknown()),
+  ),
 }
