@@ -307,6 +307,9 @@ describe('atomic counting', () => {
     const refused = answers.filter((a) => a.status !== 200)
     expect(refused).toHaveLength(15)
     for (const a of refused) expect(a.body).toEqual({ code: 'RATE_LIMITED', message: 'Rate limit exceeded.' })
+    // Counters of keys without a quota are written within a second; the panel reads them flushed.
+    const listed = await op<{ keys: Array<{ requestCount: number }> }>('apiKey.list', { userId: owner.user.id })
+    expect(listed.keys[0]?.requestCount).toBe(5)
     const row = server.gatehouse.ctx.db.select().from(apikey).where(eq(apikey.key, await defaultKeyHasher(key))).get()
     expect(row?.requestCount).toBe(5)
   })

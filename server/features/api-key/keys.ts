@@ -15,6 +15,7 @@ import {
   findKeyByHash,
   findKeyById,
   findMembership,
+  findOwner,
   insertKey,
   listKeysByReference,
   updateKeyRow,
@@ -455,7 +456,7 @@ export function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta: Requ
     throw apiKeyError(403, 'INVALID_API_KEY')
   }
   const row = verifyApiKey(ctx, key, { meta })
-  const owner = c.references === 'user' ? findUserById(ctx, row.referenceId) : undefined
+  const owner = c.references === 'user' ? findOwner(ctx, row.referenceId) : undefined
   if (!owner) throw apiKeyError(401, 'INVALID_REFERENCE_ID_FROM_API_KEY')
   const now = ctx.clock.now()
   if (owner.banned && (!owner.banExpires || owner.banExpires.getTime() > now)) throw apiKeyError(401, 'USER_BANNED')
