@@ -16,6 +16,7 @@ import {
 import { useDisclosure } from '@mantine/hooks'
 import {
   IconBuilding,
+  IconCertificate,
   IconCheck,
   IconCopy,
   IconGauge,
@@ -40,6 +41,8 @@ const views = {
   security: { label: 'Security', icon: IconShieldLock, Page: lazy(() => import('./pages/Security')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
+  'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 
 export type ViewName = keyof typeof views
