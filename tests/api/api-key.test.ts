@@ -236,6 +236,34 @@ describe('API key errors, by status and code', () => {
     expect((await withKey(key)).status).toBe(429)
   })
 
+  it('name and expiry rules from the config (live)', async () => {
+    await op('apiKey.configure', { patch: { requireName: true, keyExpiration: { disableCustomExpiresTime: true } } })
+    try {
+      expectError(await owner.client.post('/api-key/create', {}), 400, 'NAME_REQUIRED', 'API Key name is required.')
+      expectError(
+        await owner.client.post('/api-key/create', { name: 'n', expiresIn: 86_400 * 2 }),
+        400,
+        'KEY_DISABLED_EXPIRATION',
+        'Custom key expiration values are disabled.',
+      )
+    } finally {
+      await op('apiKey.configure', { patch: { requireName: null, keyExpiration: null } })
+    }
+  })
+
+  it("a banned or deleted owner's key is refused", async () => {
+    const banned = await signUp(server.base)
+    const bannedKey = await serverKey(banned.user.id, { rateLimitEnabled: false })
+    expect((await withKey(bannedKey)).status).toBe(200)
+    await op('users.ban', { userId: banned.user.id })
+    expectError(await withKey(bannedKey), 401, 'USER_BANNED', 'User is banned')
+
+    const removed = await signUp(server.base)
+    const orphan = await serverKey(removed.user.id, { rateLimitEnabled: false })
+    await op('users.remove', { userId: removed.user.id })
+    expectError(await withKey(orphan), 401, 'INVALID_REFERENCE_ID_FROM_API_KEY', 'The reference id from the API key is invalid.')
+  })
+
   it('metadata refused when disabled (live config)', async () => {
     await op('apiKey.configure', { patch: { enableMetadata: false } })
     try {

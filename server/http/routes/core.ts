@@ -105,7 +105,12 @@ export const coreRoutes = [
       const { ctx, names, query } = rc
       rc.response.headers.set('cache-control', 'no-store')
       // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header).
-      const answered = (answer: SessionAnswer) => Promise.all(features.map((f) => f.sessionAnswered?.(ctx, answer, rc.response.headers)))
+      const answered = async (answer: SessionAnswer) => {
+        for (const feature of features) {
+          const pending = feature.sessionAnswered?.(ctx, answer, rc.response.headers)
+          if (pending) await pending
+        }
+      }
       const cacheConf = ctx.config().session.cookieCache
       const cachedCookie = rc.cookies.get(names.sessionData)
       if (cachedCookie !== undefined) {
