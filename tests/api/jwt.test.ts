@@ -192,6 +192,22 @@ describe('rotation', () => {
     }
   })
 
+  it('rotates by itself when the signing key is older than jwks.rotationInterval', async () => {
+    await op('jwt.configure', { patch: { jwks: { rotationInterval: 3600 } } })
+    try {
+      const user = await signUp(server.base)
+      const first = decodeProtectedHeader(await tokenOf(user)).kid
+      server.clock.advanceSeconds(1800)
+      expect(decodeProtectedHeader(await tokenOf(user)).kid).toBe(first)
+      server.clock.advanceSeconds(1801)
+      const second = decodeProtectedHeader(await tokenOf(user)).kid
+      expect(second).not.toBe(first)
+      expect((await jwks()).map((k) => k.kid)).toEqual(expect.arrayContaining([first, second]))
+    } finally {
+      await op('jwt.configure', { patch: { jwks: { rotationInterval: null } } })
+    }
+  })
+
   it('CLI rotation on the data directory of the running server', async () => {
     const user = await signUp(server.base)
     const before = decodeProtectedHeader(await tokenOf(user)).kid
