@@ -86,6 +86,13 @@ describe('API keys through the official apiKeyClient', () => {
     expect(got.data?.name).toBe('ci')
     expect(got.data?.metadata).toEqual({ team: 'ops' })
 
+    await client.apiKey.create({ name: 'second' })
+    const page = await client.apiKey.list({ query: { offset: 1, sortBy: 'name', sortDirection: 'asc' } })
+    expect(page.data?.total).toBe(2)
+    expect(page.data?.apiKeys.map((k) => k.name)).toEqual(['second'])
+    const firstOnly = await client.apiKey.list({ query: { limit: 1, sortBy: 'name', sortDirection: 'desc' } })
+    expect(firstOnly.data?.apiKeys.map((k) => k.name)).toEqual(['second'])
+    await client.apiKey.delete({ keyId: page.data?.apiKeys[0]?.id as string })
     const list = await client.apiKey.list()
     expect(list.data?.total).toBe(1)
     expect(list.data?.apiKeys.map((k) => k.id)).toEqual([data.id])
@@ -409,6 +416,31 @@ describe('switched off', () => {
       }
     } finally {
       await op('apiKey.configure', { patch: { enabled: true } })
+    }
+  })
+})
+
+describe('hostile input', () => {
+  it('malformed bodies and queries are 4xx with {code, message}, never 500', async () => {
+    const owner = await signUp(server.base)
+    const junk: unknown[] = [null, [], 'text', 42, { keyId: 5 }, { name: ['x'] }, { expiresIn: 'soon' }, { metadata: null }, { key: {} }, { prefix: '../' }, { keyId: 'x'.repeat(5000) }]
+    const paths = ['/api-key/create', '/api-key/update', '/api-key/delete', '/api-key/verify']
+    for (const path of paths) {
+      for (const body of junk) {
+        const res = await owner.client.request('POST', path, { raw: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+        expect(res.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500)
+        if (res.status >= 400) expect(Object.keys(res.body as object).sort()).toEqual(['code', 'message'])
+      }
+    }
+    for (const query of ['', '?id=', '?limit=-1', '?limit=abc', '?sortBy=__proto__', '?sortDirection=sideways', '?offset=1e9']) {
+      for (const path of ['/api-key/get', '/api-key/list']) {
+        const res = await owner.client.get(`${path}${query}`)
+        expect(res.status, `${path}${query}`).toBeLessThan(500)
+      }
+    }
+    for (const key of ['', ' ', 'x'.repeat(10_000), '\u00e9'.repeat(64)]) {
+      const res = await anonymous().get('/get-session', { 'x-api-key': encodeURIComponent(key) || 'x' })
+      expect(res.status).toBeLessThan(500)
     }
   })
 })

@@ -222,10 +222,11 @@ export function listKeysByReference(
   let q = ctx.db.select().from(apikey).where(where).$dynamic()
   if (column) q = q.orderBy(options.sortDirection === 'desc' ? desc(column) : asc(column))
   else q = q.orderBy(asc(apikey.createdAt))
-  if (options.limit !== undefined) q = q.limit(options.limit)
-  if (options.offset !== undefined) q = q.offset(options.offset).limit(options.limit ?? -1)
-  const total = ctx.db.select({ n: count() }).from(apikey).where(where).get()?.n ?? 0
-  return { rows: q.all(), total }
+  // An owner has few keys: page in memory (drizzle drops a LIMIT of -1, and OFFSET needs one).
+  const all = q.all()
+  const start = options.offset ?? 0
+  const rows = all.slice(start, options.limit === undefined ? undefined : start + options.limit)
+  return { rows, total: all.length }
 }
 
 export interface KeyWithOwner {
