@@ -188,6 +188,20 @@ describe('API key errors, by status and code', () => {
     )
     expectError(await anonymous().post('/api-key/update', { keyId: id, name: 'x' }), 401, 'UNAUTHORIZED_SESSION', 'Unauthorized or invalid session')
     expect((await anonymous().get('/api-key/list')).status).toBe(401)
+    const refusals = server.gatehouse.ctx.db
+      .select()
+      .from(auditEvent)
+      .where(eq(auditEvent.actorUserId, other.user.id))
+      .all()
+      .filter((e) => e.type === 'api-key.refused')
+      .map((e) => e.detail)
+    expect(refusals).toEqual(
+      expect.arrayContaining([
+        { code: 'KEY_NOT_FOUND', path: '/api-key/get' },
+        { code: 'KEY_NOT_FOUND', path: '/api-key/delete' },
+        { code: 'KEY_NOT_FOUND', path: '/api-key/update' },
+      ]),
+    )
   })
 
   it('verification: invalid, short, disabled, expired, usage, rate limit, permissions', async () => {

@@ -353,13 +353,17 @@ export function deleteApiKey(ctx: AuthContext, keyId: string, caller: Caller): {
 // One audit event per key (or "unknown") and refusal code per minute: a flood of bad keys must
 // not become a flood of writes.
 const refusalAudits = new Map<string, number>()
-function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined, meta: RequestMeta | null): void {
+function firstRefusalThisMinute(ctx: AuthContext, slot: string): boolean {
   const now = ctx.clock.now()
-  const slot = `${row?.id ?? 'unknown'}:${code}`
   const last = refusalAudits.get(slot)
-  if (last !== undefined && now - last < 60_000 && now >= last) return
+  if (last !== undefined && now - last < 60_000 && now >= last) return false
   if (refusalAudits.size > 10_000) refusalAudits.clear()
   refusalAudits.set(slot, now)
+  return true
+}
+
+function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined, meta: RequestMeta | null): void {
+  if (!firstRefusalThisMinute(ctx, `${row?.id ?? 'unknown'}:${code}`)) return
   recordAudit(ctx, {
     type: 'api-key.refused',
     outcome: 'failure',
@@ -368,6 +372,12 @@ function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined
     detail: { code },
     meta,
   })
+}
+
+/** A refused management request (create, read, update, delete, list): audited like a refused key. */
+export function auditManagementRefusal(ctx: AuthContext, path: string, code: string, actorUserId: string | null, meta: RequestMeta): void {
+  if (!firstRefusalThisMinute(ctx, `${actorUserId ?? meta.ipAddress ?? 'anonymous'}:${path}:${code}`)) return
+  recordAudit(ctx, { type: 'api-key.refused', outcome: 'failure', actorUserId, detail: { code, path }, meta })
 }
 
 /**

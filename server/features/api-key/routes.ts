@@ -1,9 +1,11 @@
 import { z } from 'zod'
 import type { AuthContext } from '../../auth/context.js'
 import { APIError } from '../../auth/errors.js'
-import { defineRoute, type Route } from '../../http/route.js'
+import type { SessionWithUser } from '../../auth/sessions.js'
+import { defineRoute, type Route, type RouteContext } from '../../http/route.js'
 import { resolveRequestSession } from '../../http/session.js'
 import {
+  auditManagementRefusal,
   createApiKey,
   createBody,
   deleteApiKey,
@@ -18,16 +20,36 @@ import {
 
 const enabled = (ctx: AuthContext): boolean => ctx.config().apiKey.enabled
 
-/** @better-auth/api-key's endpoints (paths, bodies and answers as upstream), plus `verify`. */
-export const apiKeyRoutes: Route[] = [
+/** The session when there is one (create and update also serve server-side callers upstream); kept on the context for the audit. */
+function optionalSession(rc: RouteContext<unknown, unknown, unknown>): SessionWithUser | null {
+  const resolved = resolveRequestSession(rc)
+  const session = resolved.status === 'active' ? resolved.data : null
+  rc.session = session
+  return session
+}
+
+type Handler = Route['handler']
+/** Refusals of the management endpoints land in the audit log (at most once a minute per caller, path and code). */
+const audited =
+  (handler: Handler): Handler =>
+  async (rc) => {
+    try {
+      return await handler(rc)
+    } catch (error) {
+      if (error instanceof APIError) auditManagementRefusal(rc.ctx, rc.path, error.code, rc.session?.user.id ?? null, rc.meta)
+      throw error
+    }
+  }
+
+/** The plugin's management endpoints. */
+const managementRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/api-key/create',
     body: createBody,
     enabled,
     handler: (rc) => {
-      const resolved = resolveRequestSession(rc)
-      const session = resolved.status === 'active' ? resolved.data : null
+      const session = optionalSession(rc)
       return createApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
     },
   }),
@@ -47,8 +69,7 @@ export const apiKeyRoutes: Route[] = [
     body: updateBody,
     enabled,
     handler: (rc) => {
-      const resolved = resolveRequestSession(rc)
-      const session = resolved.status === 'active' ? resolved.data : null
+      const session = optionalSession(rc)
       return updateApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
     },
   }),
@@ -71,6 +92,11 @@ export const apiKeyRoutes: Route[] = [
     handler: ({ ctx, query, session }) => listApiKeys(ctx, session.user.id, query),
   }),
 
+]
+
+/** @better-auth/api-key's endpoints (paths, bodies and answers as upstream), plus `verify`. */
+export const apiKeyRoutes: Route[] = [
+  ...managementRoutes.map((route) => ({ ...route, handler: audited(route.handler) })),
   /**
    * Gatehouse's HTTP form of the plugin's server-only `auth.api.verifyApiKey` (services on the
    * LAN have no in-process server API): the same `{valid, error, key}` answer; counts a use.
