@@ -88,7 +88,7 @@ describe('api-key and jwt against better-auth', () => {
       const stamp = `${Date.now()}${sides.length}`
       sides.push({ call, cookie: await user(call, `diff${stamp}@example.com`), other: await user(call, `other${stamp}@example.com`) })
     }
-    const both = async (run: (s: Side) => Promise<Answer>) => Promise.all(sides.map(run))
+    const both = async (run: (s: Side) => Promise<Answer>) => (await Promise.all(sides.map(run))) as [Answer, Answer]
 
     const [baCreated, ghCreated] = await both((s) => s.call('POST', '/api-key/create', { name: 'diff', metadata: { a: 1 } }, { cookie: s.cookie }))
     expect(ghCreated.status).toBe(baCreated.status)
@@ -123,12 +123,12 @@ describe('api-key and jwt against better-auth', () => {
     }
 
     // A key acting as its owner; then disabled.
-    const [baSession, ghSession] = await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))
+    const [baSession, ghSession] = (await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))) as [Answer, Answer]
     expect(ghSession.status).toBe(200)
     expect((ghSession.body as { session: { id: string } }).session.id).toBe(keys[1]?.id)
     expect((baSession.body as { session: { id: string } }).session.id).toBe(keys[0]?.id)
     await Promise.all(sides.map((s, i) => s.call('POST', '/api-key/update', { keyId: keys[i]?.id, enabled: false }, { cookie: s.cookie })))
-    const [baDisabled, ghDisabled] = await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))
+    const [baDisabled, ghDisabled] = (await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))) as [Answer, Answer]
     expect(errorOf(ghDisabled)).toEqual({ status: 401, code: 'KEY_DISABLED', message: 'API Key is disabled' })
     expect(errorOf(ghDisabled)).toEqual(errorOf(baDisabled))
 

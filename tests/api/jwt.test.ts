@@ -102,6 +102,8 @@ describe('tokens (official jwtClient)', () => {
       },
     })
     expect(decodeJwt(headerJwt as unknown as string).sub).toBe(userId)
+    // The header's token carries the same user fields as /token's (no raw database columns).
+    expect(Object.keys(decodeJwt(headerJwt as unknown as string)).sort()).toEqual(Object.keys(claims).sort())
     expect(exposed).toContain('set-auth-jwt')
 
     const keys = await client.jwks()

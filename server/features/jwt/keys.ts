@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3'
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
 import { recordAudit } from '../../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import type { UserRow } from '../../auth/sessions.js'
+import { toPublicUser } from '../../auth/users.js'
 import { decryptSecret, encryptSecret } from '../../crypto/encrypt.js'
 import { generateId } from '../../crypto/random.js'
 import type { SessionAnswer } from '../../feature.js'
@@ -151,7 +153,9 @@ const baseOrigin = (ctx: AuthContext): string => new URL(ctx.baseURL).origin
 /** The token's claims: the user's fields (better-auth's default payload), `sub`, and the configured extras. */
 export function tokenPayload(ctx: AuthContext, answer: SessionAnswer): Record<string, unknown> {
   const claims = conf(ctx).jwt.claims
-  const payload: Record<string, unknown> = { ...answer.user }
+  // A user row from the database carries configured fields as one JSON column: flatten it as the wire does.
+  const user = 'additionalFields' in answer.user ? toPublicUser(answer.user as unknown as UserRow) : answer.user
+  const payload: Record<string, unknown> = { ...user }
   const orgId = answer.session.activeOrganizationId ?? null
   if (claims.activeOrganization || claims.teams) {
     const membership = orgId ? findMembership(ctx, answer.user.id, orgId) : undefined
