@@ -6,7 +6,7 @@ import type { GatehouseBridge, PanelResult } from '../server/panel/contract.js'
  * IPC channels (`gatehouse:<op>`, as channelOf() in the contract); main validates every input and
  * checks the sender. Kept free of imports besides electron so it runs in the sandbox.
  */
-const OPERATION = /^[a-z]+\.[A-Za-z]+$/
+const OPERATION = /^[a-z][A-Za-z]*\.[A-Za-z]+$/
 
 const bridge: GatehouseBridge = {
   transport: 'ipc',

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { userCommand } from './cli-user.js'
 import { backupCommand, restoreCommand } from './features/backup/cli.js'
+import { jwtCommand } from './features/jwt/cli.js'
 import { createGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
@@ -12,6 +13,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse user create|set-role [options]   (user administration: gatehouse user --help)
        gatehouse backup [--out <file>]            (backup and restore: gatehouse backup --help)
        gatehouse restore <file> --data-dir <dir>
+       gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -212,6 +214,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'user') return await userCommand(rest)
     if (command === 'backup') return await backupCommand(rest)
     if (command === 'restore') return await restoreCommand(rest)
+    if (command === 'jwt') return await jwtCommand(rest)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

@@ -1,4 +1,4 @@
-import type { AuthContext } from './auth/context.js'
+import type { AuthContext, RequestMeta } from './auth/context.js'
 import type { SessionWithUser } from './auth/sessions.js'
 import type { Logger } from './gatehouse.js'
 import type { Route, RouteContext } from './http/route.js'
@@ -23,6 +23,14 @@ export interface Feature {
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
   /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */
   panelDownloads?: (env: PanelEnv) => Record<string, (name: string) => PanelDownload | null>
+  /**
+   * Session resolution from something other than the session cookie (the api-key feature's
+   * `enableSessionForAPIKeys`), asked first. Undefined when it does not apply; throws APIError to
+   * refuse the request.
+   */
+  requestSession?: (ctx: AuthContext, request: Request, meta: RequestMeta) => SessionWithUser | undefined
+  /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
+  sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
   /**
@@ -46,6 +54,12 @@ export interface PanelDownload {
 }
 
 export type PasswordSignInOutcome = { answer: unknown } | { extra: Record<string, unknown> }
+
+/** A get-session answer: the session and the public user (from the database or the cookie cache). */
+export interface SessionAnswer {
+  session: { id: string; userId: string; activeOrganizationId?: string | null }
+  user: { id: string } & Record<string, unknown>
+}
 
 export interface FeatureRuntime {
   ctx: AuthContext

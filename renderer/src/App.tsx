@@ -16,6 +16,7 @@ import {
 import { useDisclosure } from '@mantine/hooks'
 import {
   IconBuilding,
+  IconCertificate,
   IconCheck,
   IconCopy,
   IconDatabaseExport,
@@ -45,6 +46,8 @@ const views = {
   network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
   // Backups (feature folder renderer/src/features/backup; issue 12a).
   backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
+  'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
+  'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
   settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./pages/Settings')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 

@@ -85,3 +85,17 @@ export function isAdministrator(config: GatehouseConfig, subject: PermissionSubj
   if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
   return splitRoles(subject.role, config).some((r) => config.admin.adminRoles.includes(r))
 }
+
+/**
+ * The general form of the check (better-auth's `role(statements).authorize(request)`): every
+ * requested resource must be granted with every requested action. Used where statements are
+ * free-form (API key permissions).
+ */
+export function statementsAuthorize(granted: Readonly<Record<string, readonly string[]>>, request: PermissionRequest): boolean {
+  const entries = Object.entries(request)
+  if (entries.length === 0) return false
+  return entries.every(([resource, actions]) => {
+    const allowed = Object.hasOwn(granted, resource) ? granted[resource] : undefined
+    return Array.isArray(allowed) && actions.length > 0 && actions.every((action) => allowed.includes(action))
+  })
+}

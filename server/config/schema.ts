@@ -5,6 +5,8 @@ import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersSchema } from '../oauth/options.js'
+import { apiKeyConfig } from '../features/api-key/config.js'
+import { jwtConfig } from '../features/jwt/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
 
 /**
@@ -227,6 +229,8 @@ export const configSchema = z
         rejectCommonPasswords: z.boolean().default(false),
       })
       .prefault({}),
+    apiKey: apiKeyConfig,
+    jwt: jwtConfig,
     advanced: z
       .object({
         cookiePrefix: z

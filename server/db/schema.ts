@@ -1,7 +1,12 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-// Feature tables are declared in their feature folders; listed here for drizzle-kit and the typed DB.
+// Feature tables are declared in their feature folders (features/<name>/schema.ts); re-exported here
+// for drizzle-kit and the typed DB.
+import { apikey } from '../features/api-key/schema.js'
+import { keypair } from '../features/jwt/schema.js'
 import { passkey } from '../features/passkey/schema.js'
 import { twoFactor } from '../features/two-factor/schema.js'
+
+export { apikey, keypair }
 
 /**
  * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
@@ -108,13 +113,6 @@ export const rateLimit = sqliteTable('rateLimit', {
   lastRequest: integer('lastRequest').notNull(),
 })
 
-export const keypair = sqliteTable('keypair', {
-  id: text('id').primaryKey(),
-  publicKey: text('publicKey').notNull(),
-  privateKey: text('privateKey').notNull(),
-  createdAt: timestamp('createdAt').notNull(),
-})
-
 export const organization = sqliteTable(
   'organization',
   {
@@ -184,36 +182,6 @@ export const invitation = sqliteTable(
 )
 
 /** Referenced by SPEC §3 without fields; better-auth's api-key plugin columns. */
-export const apikey = sqliteTable(
-  'apikey',
-  {
-    id: text('id').primaryKey(),
-    name: text('name'),
-    start: text('start'),
-    prefix: text('prefix'),
-    key: text('key').notNull(),
-    userId: text('userId')
-      .notNull()
-      .references(() => user.id, { onDelete: 'cascade' }),
-    refillInterval: integer('refillInterval'),
-    refillAmount: integer('refillAmount'),
-    lastRefillAt: timestamp('lastRefillAt'),
-    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
-    rateLimitEnabled: integer('rateLimitEnabled', { mode: 'boolean' }).notNull().default(true),
-    rateLimitTimeWindow: integer('rateLimitTimeWindow'),
-    rateLimitMax: integer('rateLimitMax'),
-    requestCount: integer('requestCount').notNull().default(0),
-    remaining: integer('remaining'),
-    lastRequest: timestamp('lastRequest'),
-    expiresAt: timestamp('expiresAt'),
-    createdAt: timestamp('createdAt').notNull(),
-    updatedAt: timestamp('updatedAt').notNull(),
-    permissions: text('permissions'),
-    metadata: text('metadata'),
-  },
-  (t) => [index('apikey_user_id_idx').on(t.userId), uniqueIndex('apikey_key_unique').on(t.key)],
-)
-
 /** Gatehouse's append-only audit log. Never updated or deleted by the application. */
 export const auditEvent = sqliteTable(
   'auditEvent',

@@ -1,3 +1,5 @@
+import { apiKeyContract } from './api-key/panel-contract.js'
+import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
 import { backupContract } from './backup/panel-contract.js'
@@ -7,6 +9,8 @@ import { backupContract } from './backup/panel-contract.js'
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
 export const featureContracts = {
+  ...apiKeyContract,
+  ...jwtContract,
   ...twoFactorContract,
   ...networkContract,
   ...backupContract,

@@ -176,7 +176,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
       }
-      if (!route || route.method !== request.method || config.disabledPaths.includes(path)) {
+      if (!route || route.method !== request.method || config.disabledPaths.includes(path) || route.enabled?.(ctx) === false) {
         throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
       }
       const rawBody = route.method === 'POST' ? await readBody(request) : undefined

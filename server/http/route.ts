@@ -53,6 +53,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
   body?: B
   query?: Q
   auth?: A
+  /** False while the route's feature is switched off: the route answers 404 as if absent. */
+  enabled?: (ctx: AuthContext) => boolean
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -62,6 +64,7 @@ export interface Route {
   body?: z.ZodType
   query?: z.ZodType
   auth: AuthRequirement
+  enabled?: (ctx: AuthContext) => boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -76,6 +79,7 @@ export function defineRoute<
     body: def.body,
     query: def.query,
     auth: def.auth ?? 'none',
+    enabled: def.enabled,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

@@ -77,6 +77,10 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
  * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
  */
 export function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): ResolvedSession {
+  for (const feature of features) {
+    const data = feature.requestSession?.(rc.ctx, rc.request, rc.meta)
+    if (data) return { status: 'active', data, refreshed: false }
+  }
   const token = requestSessionToken(rc)
   if (!token) return { status: 'none' }
   const dontRemember = hasDontRemember(rc)

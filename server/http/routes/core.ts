@@ -8,6 +8,8 @@ import {
   signOut,
 } from '../../auth/sessions.js'
 import { signInEmail, signUpEmail, toPublicUser } from '../../auth/users.js'
+import type { SessionAnswer } from '../../feature.js'
+import { features } from '../../features/index.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
 import { defineRoute, TextBody } from '../route.js'
@@ -99,20 +101,31 @@ export const coreRoutes = [
     method: 'GET',
     path: '/get-session',
     query: z.looseObject({ disableCookieCache: flag, disableRefresh: flag }),
-    handler: (rc) => {
+    handler: async (rc) => {
       const { ctx, names, query } = rc
       rc.response.headers.set('cache-control', 'no-store')
+      // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header).
+      const answered = async (answer: SessionAnswer) => {
+        for (const feature of features) {
+          const pending = feature.sessionAnswered?.(ctx, answer, rc.response.headers)
+          if (pending) await pending
+        }
+      }
       const cacheConf = ctx.config().session.cookieCache
       const cachedCookie = rc.cookies.get(names.sessionData)
       if (cachedCookie !== undefined) {
         const cached = cacheConf.enabled && !query.disableCookieCache ? decodeSessionCache(ctx.secret, cachedCookie, ctx.clock.now()) : null
-        if (cached) return cached
+        if (cached) {
+          await answered(cached as SessionAnswer)
+          return cached
+        }
         expireCookie(rc, names.sessionData)
       }
       const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
       if (resolved.status !== 'active') return null
       // A refresh already re-issued the cache with the new cookies.
       if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
+      await answered(resolved.data)
       return new TextBody(publicSessionJSON(resolved.data), 'application/json')
     },
   }),

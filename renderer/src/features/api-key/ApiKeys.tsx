@@ -1,0 +1,222 @@
+import {
+  ActionIcon,
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  Modal,
+  NumberInput,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  TextInput,
+  Tooltip,
+} from '@mantine/core'
+import { IconCheck, IconCopy, IconKey, IconPlus, IconSearch, IconTrash } from '@tabler/icons-react'
+import { useState } from 'react'
+import { useOp, useOpMutation } from '../../api'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { dateTime, fromNow } from '../../format'
+
+/** `#/api-keys?user=<id>` shows one user's keys. */
+const userFromHash = (): string => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('user') ?? ''
+
+function Settings() {
+  const settings = useOp('apiKey.settings', {})
+  const configure = useOpMutation('apiKey.configure')
+  if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} /> : <Loading />
+  const s = settings.data as { enabled: boolean; enableSessionForAPIKeys: boolean; apiKeyHeaders: string | string[] }
+  const set = (patch: Record<string, unknown>) => configure.mutate({ patch })
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Switch
+          label="API keys enabled"
+          description="Off: the /api-key/* endpoints answer 404"
+          checked={s.enabled}
+          onChange={(e) => set({ enabled: e.currentTarget.checked })}
+          data-testid="apikey-enabled"
+        />
+        <Switch
+          label="A key acts as its owner's session (enableSessionForAPIKeys)"
+          checked={s.enableSessionForAPIKeys}
+          onChange={(e) => set({ enableSessionForAPIKeys: e.currentTarget.checked })}
+          data-testid="apikey-session"
+        />
+        <Text size="sm" c="dimmed">
+          Header: <Code>{Array.isArray(s.apiKeyHeaders) ? s.apiKeyHeaders.join(', ') : s.apiKeyHeaders}</Code>
+        </Text>
+        <ErrorNotice error={configure.error} />
+      </Stack>
+    </Card>
+  )
+}
+
+function CreateKey({ defaultUser, onCreated }: { defaultUser: string; onCreated: (key: string) => void }) {
+  const create = useOpMutation('apiKey.create')
+  const [userId, setUserId] = useState(defaultUser)
+  const [name, setName] = useState('')
+  const [days, setDays] = useState<number | string>('')
+  const [remaining, setRemaining] = useState<number | string>('')
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Group grow align="flex-end">
+          <TextInput label="Owner (user id)" value={userId} onChange={(e) => setUserId(e.currentTarget.value)} data-testid="apikey-owner" />
+          <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-testid="apikey-name" />
+          <NumberInput label="Expires in (days)" value={days} onChange={setDays} min={1} placeholder="never" />
+          <NumberInput label="Uses (remaining)" value={remaining} onChange={setRemaining} min={0} placeholder="unlimited" />
+        </Group>
+        <Group justify="flex-end">
+          <Button
+            leftSection={<IconPlus size={16} />}
+            loading={create.isPending}
+            disabled={!userId}
+            data-testid="apikey-create"
+            onClick={() =>
+              create.mutate(
+                {
+                  userId,
+                  ...(name ? { name } : {}),
+                  ...(typeof days === 'number' ? { expiresIn: days * 86_400 } : {}),
+                  ...(typeof remaining === 'number' ? { remaining } : {}),
+                },
+                { onSuccess: (data) => onCreated(data.key) },
+              )
+            }
+          >
+            Create key
+          </Button>
+        </Group>
+        <ErrorNotice error={create.error} />
+      </Stack>
+    </Card>
+  )
+}
+
+/** The secret, shown once. */
+function SecretModal({ secret, onClose }: { secret: string | null; onClose: () => void }) {
+  return (
+    <Modal opened={secret !== null} onClose={onClose} title="New API key" centered size="lg">
+      <Stack>
+        <Alert color="yellow" icon={<IconKey size={16} />}>
+          Copy the key now: it is stored only as a hash and will not be shown again.
+        </Alert>
+        <Group wrap="nowrap">
+          <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="apikey-secret">
+            {secret}
+          </Code>
+          <CopyButton value={secret ?? ''}>
+            {({ copied, copy }) => (
+              <Tooltip label={copied ? 'Copied' : 'Copy'} withArrow>
+                <ActionIcon variant="light" color={copied ? 'teal' : 'gray'} onClick={copy} aria-label="Copy key" data-testid="apikey-copy">
+                  {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
+                </ActionIcon>
+              </Tooltip>
+            )}
+          </CopyButton>
+        </Group>
+        <Group justify="flex-end">
+          <Button onClick={onClose}>Done</Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
+}
+
+export default function ApiKeysPage() {
+  const [user] = useState(userFromHash)
+  const [search, setSearch] = useState('')
+  const [secret, setSecret] = useState<string | null>(null)
+  const list = useOp('apiKey.list', { ...(user ? { userId: user } : {}), ...(search ? { search } : {}), limit: 100, offset: 0 })
+  const setEnabled = useOpMutation('apiKey.setEnabled')
+  const remove = useOpMutation('apiKey.delete')
+  return (
+    <Stack>
+      <PageHeader
+        title="API keys"
+        description={user ? `Keys of user ${user}` : 'Keys services use instead of a session (x-api-key). Every change and refusal is in the audit log.'}
+      />
+      <Settings />
+      <CreateKey defaultUser={user} onCreated={setSecret} />
+      <SecretModal secret={secret} onClose={() => setSecret(null)} />
+      <TextInput
+        leftSection={<IconSearch size={16} />}
+        placeholder="Search by owner email, name or id, or key name"
+        value={search}
+        onChange={(e) => setSearch(e.currentTarget.value)}
+        data-testid="apikey-search"
+      />
+      <ErrorNotice error={list.error ?? setEnabled.error ?? remove.error} />
+      {!list.data ? (
+        <Loading />
+      ) : (
+        <Table striped highlightOnHover data-testid="apikey-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Key</Table.Th>
+              <Table.Th>Owner</Table.Th>
+              <Table.Th>State</Table.Th>
+              <Table.Th>Last use</Table.Th>
+              <Table.Th>Uses left</Table.Th>
+              <Table.Th>Expires</Table.Th>
+              <Table.Th />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {list.data.keys.map((k) => (
+              <Table.Tr key={k.id} data-testid={`apikey-row-${k.id}`}>
+                <Table.Td>{k.name ?? '—'}</Table.Td>
+                <Table.Td>
+                  <Code>{k.start ? `${k.start}…` : '—'}</Code>
+                </Table.Td>
+                <Table.Td>
+                  <a href={`#/api-keys?user=${encodeURIComponent(k.referenceId)}`}>{k.ownerEmail ?? k.referenceId}</a>
+                </Table.Td>
+                <Table.Td>
+                  <Badge color={k.enabled ? 'teal' : 'gray'} variant="light">
+                    {k.enabled ? 'enabled' : 'disabled'}
+                  </Badge>
+                </Table.Td>
+                <Table.Td title={dateTime(k.lastRequest)}>{k.lastRequest ? fromNow(k.lastRequest) : 'never'}</Table.Td>
+                <Table.Td>{k.remaining ?? '∞'}</Table.Td>
+                <Table.Td>{k.expiresAt ? dateTime(k.expiresAt) : 'never'}</Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap" justify="flex-end">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      onClick={() => setEnabled.mutate({ keyId: k.id, enabled: !k.enabled })}
+                      data-testid={`apikey-toggle-${k.id}`}
+                    >
+                      {k.enabled ? 'Disable' : 'Enable'}
+                    </Button>
+                    <ConfirmButton
+                      label="Delete"
+                      leftSection={<IconTrash size={14} />}
+                      title="Delete API key"
+                      message={`Requests with ${k.start ?? 'this key'}… are refused from the next one on.`}
+                      confirmLabel="Delete"
+                      onConfirm={() => remove.mutate({ keyId: k.id })}
+                      testId={`apikey-delete-${k.id}`}
+                    />
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      {list.data && (
+        <Text size="sm" c="dimmed">
+          {list.data.total} key{list.data.total === 1 ? '' : 's'}
+        </Text>
+      )}
+    </Stack>
+  )
+}

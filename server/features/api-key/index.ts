@@ -1,0 +1,15 @@
+import { defineFeature } from '../../feature.js'
+import { sessionFromApiKey } from './keys.js'
+import { apiKeyPanel } from './panel.js'
+import { apiKeyRoutes } from './routes.js'
+import { flushUsage } from './store.js'
+
+/** API keys (@better-auth/api-key's wire): services call with a key instead of a session. */
+export const apiKeyFeature = defineFeature({
+  id: 'api-key',
+  routes: apiKeyRoutes,
+  panel: apiKeyPanel,
+  // Counters kept in memory are written when the server stops.
+  start: ({ ctx }) => () => flushUsage(ctx),
+  requestSession: (ctx, request, meta) => sessionFromApiKey(ctx, request.headers, meta),
+})

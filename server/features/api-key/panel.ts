@@ -1,0 +1,83 @@
+import { findUserById } from '../../auth/users.js'
+import type { PanelEnv } from '../../panel/service.js'
+import { sectionSettings } from '../settings-ops.js'
+import { apiKeyError } from './errors.js'
+import { createApiKey, deleteApiKey, toWire, updateApiKey } from './keys.js'
+import type { ApiKeyView } from './panel-contract.js'
+import type { ApiKeyRow } from './schema.js'
+import { findKeyById, listAllKeys } from './store.js'
+
+const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
+const t = (d: Date | null): number | null => (d ? d.getTime() : null)
+
+function view(row: ApiKeyRow, owner: { ownerEmail: string | null; ownerName: string | null }): ApiKeyView {
+  const wire = toWire(row)
+  return {
+    id: row.id,
+    name: row.name,
+    start: row.start,
+    prefix: row.prefix,
+    referenceId: row.referenceId,
+    ...owner,
+    enabled: row.enabled,
+    remaining: row.remaining,
+    refillAmount: row.refillAmount,
+    refillInterval: row.refillInterval,
+    rateLimitEnabled: row.rateLimitEnabled,
+    rateLimitTimeWindow: row.rateLimitTimeWindow,
+    rateLimitMax: row.rateLimitMax,
+    requestCount: row.requestCount,
+    lastRequest: t(row.lastRequest),
+    expiresAt: t(row.expiresAt),
+    createdAt: row.createdAt.getTime(),
+    updatedAt: row.updatedAt.getTime(),
+    permissions: (wire.permissions as Record<string, string[]> | null) ?? null,
+  }
+}
+
+/** The panel acts as the server side of the plugin (it may set quotas, limits and permissions). */
+export const apiKeyPanel = (env: PanelEnv) => {
+  const ctx = env.gatehouse.ctx
+  const server = (userId?: string) => ({ kind: 'server' as const, userId, meta: PANEL_META })
+  const ownerOf = (referenceId: string) => {
+    const owner = findUserById(ctx, referenceId)
+    return { ownerEmail: owner?.email ?? null, ownerName: owner?.name ?? null }
+  }
+  const settings = sectionSettings(env, 'apiKey')
+  return {
+    'apiKey.settings': settings.read,
+    'apiKey.configure': settings.apply,
+    'apiKey.list': (input: { userId?: string; search?: string; limit: number; offset: number }) => {
+      const { keys, total } = listAllKeys(ctx, input)
+      return { keys: keys.map((k) => view(k.row, k)), total }
+    },
+    'apiKey.create': (input: {
+      userId: string
+      name?: string
+      prefix?: string
+      expiresIn?: number
+      remaining?: number
+      refillAmount?: number
+      refillInterval?: number
+      rateLimitEnabled?: boolean
+      rateLimitTimeWindow?: number
+      rateLimitMax?: number
+      permissions?: Record<string, string[]>
+    }) => {
+      const { userId, remaining, expiresIn, ...rest } = input
+      const created = createApiKey(ctx, { ...rest, remaining: remaining ?? null, expiresIn: expiresIn ?? null }, server(userId))
+      const row = findKeyById(ctx, created.id)
+      if (!row) throw new Error('created key vanished')
+      return { key: created.key, apiKey: view(row, ownerOf(row.referenceId)) }
+    },
+    'apiKey.setEnabled': ({ keyId, enabled }: { keyId: string; enabled: boolean }) => {
+      const existing = findKeyById(ctx, keyId)
+      if (!existing) throw apiKeyError(404, 'KEY_NOT_FOUND')
+      const updated = updateApiKey(ctx, { keyId, enabled }, server(existing.referenceId))
+      const row = findKeyById(ctx, updated.id)
+      if (!row) throw new Error('updated key vanished')
+      return view(row, ownerOf(row.referenceId))
+    },
+    'apiKey.delete': ({ keyId }: { keyId: string }) => deleteApiKey(ctx, keyId, server()),
+  }
+}

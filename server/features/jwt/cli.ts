@@ -1,0 +1,70 @@
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { type AuthContext, systemClock } from '../../auth/context.js'
+import { ConfigError, ConfigStore } from '../../config/store.js'
+import { openDatabase } from '../../db/index.js'
+import { createLogMailer } from '../../mail/types.js'
+import { resolveSecret } from '../../secret.js'
+import { listSigningKeys, rotateSigningKey } from './keys.js'
+
+export const JWT_USAGE = `Usage: gatehouse jwt rotate [--data-dir <dir>]   a new signing key signs from now on; the old one stays in the JWKS for the grace period
+       gatehouse jwt keys [--data-dir <dir>]     the signing keys and their state
+
+Works on the data directory whether or not a server runs on it (a running server sees the change
+within a second). The auth secret is the data directory's, or GATEHOUSE_SECRET.
+`
+
+/** Runs `gatehouse jwt <subcommand>`; returns the exit code (0 done, 2 usage). */
+export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [sub, ...rest] = argv
+  if (sub === undefined || sub === '-h' || sub === '--help' || sub === 'help') {
+    process.stdout.write(JWT_USAGE)
+    return sub === undefined ? 2 : 0
+  }
+  if (sub !== 'rotate' && sub !== 'keys') {
+    process.stderr.write(`gatehouse: unknown jwt command "${sub}"\n\n${JWT_USAGE}`)
+    return 2
+  }
+  let dataDirFlag: string | undefined
+  try {
+    dataDirFlag = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' } }, strict: true }).values['data-dir']
+  } catch (e) {
+    process.stderr.write(`gatehouse: ${(e as Error).message}\n\n${JWT_USAGE}`)
+    return 2
+  }
+  const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
+  let store: ConfigStore
+  try {
+    store = new ConfigStore(join(dataDir, 'config.json'))
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${e.message}\n`)
+      return 2
+    }
+    throw e
+  }
+  const database = openDatabase(join(dataDir, 'gatehouse.db'))
+  const ctx: AuthContext = {
+    db: database.db,
+    sqlite: database.sqlite,
+    config: () => store.get(),
+    clock: systemClock,
+    secret: resolveSecret(env.GATEHOUSE_SECRET || undefined, dataDir),
+    baseURL: `http://127.0.0.1${store.get().basePath}`,
+    mailer: createLogMailer((line) => process.stderr.write(`${line}\n`)),
+  }
+  try {
+    if (sub === 'rotate') {
+      const rotated = await rotateSigningKey(ctx, { via: 'cli' })
+      process.stdout.write(`New signing key ${rotated.id} (${rotated.alg}); retired: ${rotated.retired.join(', ') || 'none'}\n`)
+      return 0
+    }
+    for (const key of listSigningKeys(ctx)) {
+      const state = key.signing ? 'signing' : key.retiredAt ? `retired, leaves the JWKS ${new Date(key.removedAt ?? 0).toISOString()}` : 'published'
+      process.stdout.write(`${key.id}  ${key.alg}  created ${new Date(key.createdAt).toISOString()}  ${state}\n`)
+    }
+    return 0
+  } finally {
+    database.close()
+  }
+}

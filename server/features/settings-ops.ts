@@ -1,0 +1,23 @@
+import { APIError } from '../auth/errors.js'
+import type { PanelEnv } from '../panel/service.js'
+
+type Json = Record<string, unknown>
+
+/**
+ * A feature's own settings operations: read its config section and apply a merge patch to it,
+ * live, through the same store and schema as the settings view. (The generic settings view
+ * treats any key named `apiKey` as a secret and will not edit it, so the api-key section is
+ * edited here; the jwt feature uses the same pair for symmetry.)
+ */
+export function sectionSettings(env: PanelEnv, section: 'apiKey' | 'jwt') {
+  const store = env.gatehouse.config
+  return {
+    read: (): Json => store.get()[section] as unknown as Json,
+    apply: ({ patch }: { patch: Json }): Json => {
+      const issues = store.problems({ [section]: patch })
+      const first = issues[0]
+      if (first) throw new APIError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`)
+      return store.update({ [section]: patch })[section] as unknown as Json
+    },
+  }
+}
