@@ -58,6 +58,7 @@ describe('settings fields', () => {
     expect(SECTIONS.map((s) => s.title)).toEqual([
       'Application and URLs',
       'Sign-in and passwords',
+      'Two-factor and passkeys',
       'Sessions and cookies',
       'Rate limits and lockout',
       'Users and accounts',
@@ -71,7 +72,7 @@ describe('settings fields', () => {
     const effective = configSchema.parse({}) as Record<string, unknown>
     expect(uncoveredFields(effective).map((f) => f.path)).toEqual([])
     // A key a new feature adds still gets a generic control.
-    expect(uncoveredFields({ ...effective, twoFactor: { issuer: 'x' } }).map((f) => f.path)).toEqual(['twoFactor.issuer'])
+    expect(uncoveredFields({ ...effective, newFeature: { someOption: 'x' } }).map((f) => f.path)).toEqual(['newFeature.someOption'])
   })
 
   it('a section patch holds only that section, with null for a cleared optional key', () => {
