@@ -14,9 +14,16 @@ module.exports = {
     {
       name: 'features-stay-apart',
       severity: 'error',
-      comment: 'A feature folder imports core and framework modules, not another feature.',
-      from: { path: '^server/features/([^/]+)/' },
+      comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/two-factor/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
+    },
+    {
+      name: 'two-factor-depends-on-passkey-only',
+      severity: 'error',
+      comment: 'Declared dependency: a passkey counts as a second factor, so two-factor reads passkeys; nothing else.',
+      from: { path: '^server/features/two-factor/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(two-factor|passkey)/'] },
     },
   ],
   options: {

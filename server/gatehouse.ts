@@ -99,6 +99,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     secret,
     baseURL: `${origin}${store.get().basePath}`,
     mailer,
+    features,
   }
   // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
   store.onChange(() => mailer.wake())

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { DB } from '../db/index.js'
+import type { Feature } from '../feature.js'
 import type { Mailer } from '../mail/types.js'
 
 /** Time comes from here, never from Date.now() in the domain, so expiry is testable without sleeping. */
@@ -26,4 +27,9 @@ export interface AuthContext {
   /** Origin + base path, e.g. http://127.0.0.1:4280/api/auth */
   baseURL: string
   mailer: Mailer
+  /**
+   * The features this server runs (set by the composition root), so core code calls their hooks
+   * without importing the feature list, which imports core. Absent in tool contexts (CLI): no hooks.
+   */
+  features?: readonly Feature[]
 }

@@ -1,7 +1,6 @@
 import { type ResolvedSession, resolveSession, type SessionWithUser } from '../auth/sessions.js'
 import { toPublicUser } from '../auth/users.js'
 import { unsignValue } from '../crypto/sign.js'
-import { features } from '../features/index.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
 
@@ -77,7 +76,7 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
  * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
  */
 export function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): ResolvedSession {
-  for (const feature of features) {
+  for (const feature of rc.ctx.features ?? []) {
     const data = feature.requestSession?.(rc.ctx, rc.request, rc.meta)
     if (data) return { status: 'active', data, refreshed: false }
   }
@@ -100,7 +99,7 @@ export function resolveRequestSession(rc: AnyRouteContext, options: { disableRef
 export function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
   // Features may stand in for the session (a second factor is due) or add to the answer.
   let extra: Record<string, unknown> = {}
-  for (const feature of features) {
+  for (const feature of rc.ctx.features ?? []) {
     const outcome = feature.afterPasswordVerified?.(rc, created, request)
     if (outcome && 'answer' in outcome) return outcome.answer
     if (outcome) extra = { ...extra, ...outcome.extra }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { APIError, ERR } from '../../auth/errors.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { publicSession, resolveRequestSession, setSessionCookies } from '../../http/session.js'
-import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../two-factor/cookies.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import {
   authenticationOptions,
   CHALLENGE_MAX_AGE,

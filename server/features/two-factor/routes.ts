@@ -6,7 +6,7 @@ import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
 import type { PasswordSignInOutcome } from '../../feature.js'
-import { expirePluginCookie, readSignedCookie, setSignedCookie } from './cookies.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { twoFactorError } from './errors.js'
 import {
   consumeTrustedDevice,

@@ -9,7 +9,6 @@ import {
 } from '../../auth/sessions.js'
 import { signInEmail, signUpEmail, toPublicUser } from '../../auth/users.js'
 import type { SessionAnswer } from '../../feature.js'
-import { features } from '../../features/index.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
 import { defineRoute, TextBody } from '../route.js'
@@ -106,7 +105,7 @@ export const coreRoutes = [
       rc.response.headers.set('cache-control', 'no-store')
       // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header).
       const answered = async (answer: SessionAnswer) => {
-        for (const feature of features) {
+        for (const feature of ctx.features ?? []) {
           const pending = feature.sessionAnswered?.(ctx, answer, rc.response.headers)
           if (pending) await pending
         }

@@ -1,6 +1,6 @@
-import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
-import type { RouteContext } from '../../http/route.js'
-import { unsignValue } from '../../crypto/sign.js'
+import { serializeCookie, signedCookieValue } from './cookies.js'
+import type { RouteContext } from './route.js'
+import { unsignValue } from '../crypto/sign.js'
 
 type AnyRC = RouteContext<unknown, unknown, unknown>
 
