@@ -48,7 +48,8 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
   Object.assign(patch, readUsernameFields(ctx, rest, { mode: 'update', currentUserId: current.user.id }))
   const additional = readAdditionalFields(ctx, rest, 'update')
   if (Object.keys(additional).length > 0) patch.additionalFields = { ...(current.user.additionalFields ?? {}), ...additional }
-  if (Object.keys(patch).length === 0) return current.user
+  // better-auth 1.7: a body naming no field it can update is refused.
+  if (Object.keys(patch).length === 0) throw fail(400, 'NO_FIELDS_TO_UPDATE')
   patch.updatedAt = new Date(ctx.clock.now())
   try {
     ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()

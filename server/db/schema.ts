@@ -51,6 +51,8 @@ export const session = sqliteTable(
     updatedAt: timestamp('updatedAt').notNull(),
     impersonatedBy: text('impersonatedBy'),
     activeOrganizationId: text('activeOrganizationId'),
+    /** organization teams (better-auth 1.7): the team the session acts in, null when none. */
+    activeTeamId: text('activeTeamId'),
   },
   (t) => [
     uniqueIndex('session_token_unique').on(t.token),
@@ -156,6 +158,25 @@ export const member = sqliteTable(
     index('member_user_id_idx').on(t.userId),
     uniqueIndex('member_org_user_unique').on(t.organizationId, t.userId),
   ],
+)
+
+/**
+ * Team membership (better-auth 1.7's `teamMember`): a user may belong to several teams of an
+ * organization. `member.teamId` is the 1.2-era single team, still filled with the first team.
+ */
+export const teamMember = sqliteTable(
+  'teamMember',
+  {
+    id: text('id').primaryKey(),
+    teamId: text('teamId')
+      .notNull()
+      .references(() => team.id, { onDelete: 'cascade' }),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('createdAt'),
+  },
+  (t) => [uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId), index('team_member_user_id_idx').on(t.userId)],
 )
 
 export const invitation = sqliteTable(
@@ -271,6 +292,7 @@ export const schema = {
   organization,
   team,
   member,
+  teamMember,
   invitation,
   apikey,
   auditEvent,
