@@ -766,3 +766,61 @@ describe('provider special checks', () => {
     expect(callback.headers.get('location')).toBe(`${server.base}/error?error=invalid_code`)
   })
 })
+
+/**
+ * Issue 11: every documented claim that can mark a provider's address verified, through the
+ * whole callback; and the negative of each (the claim absent or naming another address).
+ */
+describe('verified-email claims', () => {
+  const byId = (id: ProviderId) => cases.find((c) => c.id === id) as Case
+  let n = 0
+
+  async function microsoftUser(extra: Record<string, unknown>) {
+    n += 1
+    const email = `megan${n}@contoso.com`
+    const claims = {
+      aud: CLIENT_ID,
+      iss: 'https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0',
+      iat: now(),
+      nbf: now(),
+      exp: now() + 3600,
+      name: 'Megan Bowen',
+      email,
+      sub: `ms-claims-${n}`,
+      tid: '9188040d-6c67-4c5b-b112-36a304b66dad',
+      ver: '2.0',
+      ...extra,
+    }
+    for (const [k, v] of Object.entries(claims)) if (v === '$email') (claims as Record<string, unknown>)[k] = [email]
+    const { browser, callback } = await runFlow(byId('microsoft'), {
+      token: () => ({ token_type: 'Bearer', access_token: ACCESS, expires_in: 3599, id_token: unsignedJwt(claims) }),
+    })
+    expect(callback.headers.get('location')).toBe('/done')
+    const session = (await (await browser.request(`${server.base}/get-session`)).json()) as { user: { email: string; emailVerified: boolean } }
+    expect(session.user.email).toBe(email)
+    return session.user
+  }
+
+  it('microsoft: verified_primary_email listing the address marks it verified (no email_verified)', async () => {
+    expect((await microsoftUser({ verified_primary_email: '$email' })).emailVerified).toBe(true)
+  })
+
+  it('microsoft: verified_secondary_email listing the address marks it verified', async () => {
+    expect((await microsoftUser({ verified_secondary_email: '$email' })).emailVerified).toBe(true)
+  })
+
+  it('microsoft: xms_edov true marks it verified; false or absent does not', async () => {
+    expect((await microsoftUser({ xms_edov: true })).emailVerified).toBe(true)
+    expect((await microsoftUser({ xms_edov: false })).emailVerified).toBe(false)
+    expect((await microsoftUser({})).emailVerified).toBe(false)
+  })
+
+  it('microsoft: verified_primary_email naming another address does not vouch for this one', async () => {
+    expect((await microsoftUser({ verified_primary_email: ['someone.else@contoso.com'] })).emailVerified).toBe(false)
+  })
+
+  it('microsoft: an explicit email_verified decides over the other claims', async () => {
+    expect((await microsoftUser({ email_verified: false, verified_primary_email: '$email', xms_edov: true })).emailVerified).toBe(false)
+    expect((await microsoftUser({ email_verified: 'true' })).emailVerified).toBe(true)
+  })
+})
