@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../crypto/password.js'
 import { generateLowerToken } from '../crypto/random.js'
 import { account, session, user } from '../db/schema.js'
-import { deleteAccountEmail } from '../mail/templates.js'
+import { deleteAccountEmail, emailChangedNotice, passwordChangedNotice } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import { assertPasswordPolicy } from './password-policy.js'
 import { throttledPasswordCheck, throttleKey } from './throttle.js'
@@ -121,6 +121,7 @@ export async function changePassword(
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
     meta,
   })
+  ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, current.user, now, 'changed'))
   return { user: current.user, session: created }
 }
 
@@ -183,6 +184,7 @@ export async function changeEmail(
       detail: { from: current.user.email, to: newEmail, confirmed: false },
       meta,
     })
+    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, newEmail, patch.updatedAt))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { user: updated, changed: true }
   }

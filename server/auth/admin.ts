@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, t
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { hashPassword } from '../crypto/password.js'
 import { session, user } from '../db/schema.js'
+import { passwordChangedNotice } from '../mail/templates.js'
 import {
   hasPermission,
   isAdministrator,
@@ -453,6 +454,7 @@ export async function setUserPassword(
     const target = requireUser(ctx, input.userId)
     const { created } = storeCredentialPassword(ctx, target.id, hash)
     audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
+    ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
   }, immediate)
 }
 

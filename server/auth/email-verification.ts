@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import { z } from 'zod'
 import { user } from '../db/schema.js'
-import { changeEmailConfirmation, verificationEmail } from '../mail/templates.js'
+import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
@@ -159,6 +159,7 @@ export async function verifyEmail(
       detail: { from: claims.email, to: claims.updateTo, confirmed: true },
       meta,
     })
+    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, claims.updateTo, now))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
   }

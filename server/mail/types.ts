@@ -1,5 +1,14 @@
 /** What the domain asks of mail delivery. Implementations queue in the outbox and deliver in the background. */
-export type MailKind = 'verification' | 'password-reset' | 'change-email' | 'delete-account' | 'invitation' | 'test' | 'account-exists'
+export type MailKind =
+  | 'verification'
+  | 'password-reset'
+  | 'change-email'
+  | 'delete-account'
+  | 'invitation'
+  | 'test'
+  | 'account-exists'
+  | 'email-changed-notice'
+  | 'password-changed-notice'
 
 export interface OutgoingMail {
   to: string
