@@ -82,7 +82,7 @@ describe('list-users', () => {
     expect(short.total).toBe(expectedShort.length)
     expect(ids(short.users)).toEqual(ids(expectedShort))
     const none = await list({ searchValue: 'zzzqqq' })
-    expect(none).toEqual({ users: [], total: 0, limit: 100, offset: 0 })
+    expect(none).toEqual({ users: [], total: 0 }) // limit and offset are echoed only when given (better-auth 1.7)
   })
 
   it('searches names with contains, starts_with and ends_with, wildcards taken literally', async () => {
