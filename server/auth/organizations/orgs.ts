@@ -84,7 +84,8 @@ export function createOrganization(
       ctx.db.insert(organization).values(row).run()
       let defaultTeam: TeamRow | null = null
       if (conf.teams.enabled) {
-        defaultTeam = { id: generateId(), name: row.name, organizationId: row.id, createdAt: now, updatedAt: now }
+        // As better-auth 1.7 creates it: never updated yet.
+        defaultTeam = { id: generateId(), name: row.name, organizationId: row.id, createdAt: now, updatedAt: null }
         ctx.db.insert(team).values(defaultTeam).run()
       }
       const creator: MemberRow = {

@@ -86,7 +86,9 @@ export const organizationRoutes = [
     handler: (rc) => {
       const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
-      return organization
+      // better-auth 1.7 answers create without `metadata` when none was given.
+      const { metadata, ...rest } = organization
+      return rc.body.metadata ? organization : rest
     },
   }),
 
