@@ -6,8 +6,10 @@ import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
 import { admin, organization, username } from 'better-auth/plugins'
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../server/auth/admin.js'
+import { user } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -27,6 +29,8 @@ interface Target {
   base: string
   /** Makes a user an administrator directly in the database (the operator's way on each side). */
   promote(userId: string): void
+  /** Marks a user's address verified directly in the database. */
+  verify(userId: string): void
   close(): Promise<void>
 }
 
@@ -56,6 +60,7 @@ async function startBetterAuth(): Promise<Target> {
     name: 'better-auth',
     base: `${origin}/api/auth`,
     promote: (userId) => sqlite.prepare("update user set role = 'admin' where id = ?").run(userId),
+    verify: (userId) => sqlite.prepare('update user set emailVerified = 1 where id = ?').run(userId),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -71,6 +76,7 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
     base: server.base,
     server,
     promote: (userId) => setRole(server.gatehouse.ctx, systemActor('cli'), { userId, role: 'admin' }, null),
+    verify: (userId) => server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId)).run(),
     close: () => server.close(),
   }
 }
@@ -205,13 +211,18 @@ async function scenario(target: Target): Promise<Run> {
     'fetch metadata without origin on sign-up',
     await new HttpClient(target.base, { origin: null }).post('/sign-up/email', { name: 'X', email: uniqueEmail('meta'), password: 'correct horse battery' }, { 'sec-fetch-site': 'same-origin' }),
   )
-  record('sign-in', await alice.client.post('/sign-in/email', { email: alice.email, password: 'correct horse battery' }))
+  const signedIn = record('sign-in', await alice.client.post('/sign-in/email', { email: alice.email, password: 'correct horse battery' }))
+  // The session this client now runs on.
+  alice.token = (signedIn.body as { token: string }).token
   record('update-user with nothing to update', await alice.client.post('/update-user', {}))
   record('update-user name', await alice.client.post('/update-user', { name: 'Alice A.' }))
   record('send-verification-email unknown address', await anon.post('/send-verification-email', { email: uniqueEmail('ghost') }))
   record('send-verification-email other address with session', await alice.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email own address', await alice.client.post('/send-verification-email', { email: alice.email }))
   record('list-sessions', await alice.client.get('/list-sessions'))
+  target.verify(bob.id as string)
+  record('send-verification-email verified address with session', await bob.client.post('/send-verification-email', { email: bob.email }))
+  record('send-verification-email verified address without session', await anon.post('/send-verification-email', { email: bob.email }))
 
   // Organizations and teams.
   record('create organization', await alice.client.post('/organization/create', { name: 'Org A', slug: `org-a-${tag}` }))
@@ -292,6 +303,35 @@ describe('Gatehouse answers like better-auth 1.7', () => {
     }
     if (process.env.DIFF_DUMP) writeFileSync(process.env.DIFF_DUMP, mismatches.join('\n\n'))
     expect(mismatches).toEqual([])
+  })
+
+  it('the answers the issue names are the ones both give', () => {
+    for (const { seen } of [runs.g, runs.b]) {
+      expect(seen.get('POST get-session')).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED' })
+      expect(seen.get('invalid JSON')).toMatchObject({ status: 400, code: 'BAD_REQUEST', message: 'Invalid JSON in request body' })
+      expect(seen.get('fetch metadata without origin on sign-in')).toMatchObject({ status: 403, code: 'MISSING_OR_NULL_ORIGIN' })
+      expect(seen.get('fetch metadata without origin on sign-up')).toMatchObject({ status: 403, code: 'MISSING_OR_NULL_ORIGIN' })
+      expect(seen.get('send-verification-email unknown address')).toMatchObject({ status: 200, shape: { status: 'boolean' } })
+      expect(seen.get('send-verification-email other address with session')).toMatchObject({ status: 400, code: 'EMAIL_MISMATCH', message: 'Email mismatch' })
+      expect(seen.get('send-verification-email verified address with session')).toMatchObject({
+        status: 400,
+        code: 'EMAIL_ALREADY_VERIFIED',
+        message: 'Email is already verified',
+      })
+      expect(seen.get('send-verification-email verified address without session')).toMatchObject({ status: 200 })
+      expect(seen.get('update-user with nothing to update')).toMatchObject({ status: 400, message: 'No fields to update' })
+      expect(seen.get('set-active-team of a team the caller is not in')).toMatchObject({ status: 403, code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM' })
+      expect(seen.get('add-team-member to a team of another organization')).toMatchObject({ status: 400, code: 'TEAM_NOT_FOUND' })
+      expect(seen.get('get-session with active team')?.shape).toMatchObject({ session: { activeTeamId: 'string' } })
+      expect(seen.get('get-session')?.shape).toMatchObject({ session: { activeTeamId: 'null' } })
+      expect(Object.keys(seen.get('list-users without limit')?.shape as object)).toEqual(['total', 'users'])
+      expect(Object.keys(seen.get('list-users with limit and offset')?.shape as object)).toEqual(['limit', 'offset', 'total', 'users'])
+      for (const step of ['revoke-session own', 'revoke-sessions']) {
+        const cookies = seen.get(step)?.cookies ?? {}
+        expect(cookies['better-auth.session_token'], step).toMatchObject({ value: 'empty', 'max-age': '0' })
+        expect(cookies['better-auth.session_data'], step).toMatchObject({ value: 'empty', 'max-age': '0' })
+      }
+    }
   })
 
   it('/error shows error_description, HTML-escaped, on both', async () => {
