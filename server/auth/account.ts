@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../crypto/password.js'
 import { generateLowerToken } from '../crypto/random.js'
 import { account, session, user } from '../db/schema.js'
-import { deleteAccountEmail } from '../mail/templates.js'
+import { deleteAccountEmail, emailChangedNotice, passwordChangedNotice } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import { assertPasswordPolicy } from './password-policy.js'
 import { throttledPasswordCheck, throttleKey } from './throttle.js'
@@ -48,7 +48,8 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
   Object.assign(patch, readUsernameFields(ctx, rest, { mode: 'update', currentUserId: current.user.id }))
   const additional = readAdditionalFields(ctx, rest, 'update')
   if (Object.keys(additional).length > 0) patch.additionalFields = { ...(current.user.additionalFields ?? {}), ...additional }
-  if (Object.keys(patch).length === 0) return current.user
+  // better-auth 1.7: a body naming no field it can update is refused.
+  if (Object.keys(patch).length === 0) throw fail(400, 'NO_FIELDS_TO_UPDATE')
   patch.updatedAt = new Date(ctx.clock.now())
   try {
     ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
@@ -120,6 +121,7 @@ export async function changePassword(
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
     meta,
   })
+  ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, current.user, now, 'changed'))
   return { user: current.user, session: created }
 }
 
@@ -182,6 +184,7 @@ export async function changeEmail(
       detail: { from: current.user.email, to: newEmail, confirmed: false },
       meta,
     })
+    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, newEmail, patch.updatedAt))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { user: updated, changed: true }
   }

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, t
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { hashPassword } from '../crypto/password.js'
 import { session, user } from '../db/schema.js'
+import { passwordChangedNotice } from '../mail/templates.js'
 import {
   hasPermission,
   isAdministrator,
@@ -453,6 +454,7 @@ export async function setUserPassword(
     const target = requireUser(ctx, input.userId)
     const { created } = storeCredentialPassword(ctx, target.id, hash)
     audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
+    ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
   }, immediate)
 }
 
@@ -643,7 +645,7 @@ export interface ListUsersResult {
   offset?: number
 }
 
-type ColumnKind = 'text' | 'boolean' | 'date'
+type ColumnKind = 'text' | 'boolean' | 'date' | 'number'
 
 /** The user columns list-users may filter and sort on (anything else fails the query). */
 const LISTABLE: Record<string, { column: SQLiteColumn; kind: ColumnKind; indexed: boolean }> = {
@@ -676,7 +678,7 @@ const trigramCandidateLimit = (rows: number): number => Math.max(500, Math.min(2
 
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-function likeCondition(column: SQLiteColumn, operator: string, value: string): SQL {
+function likeCondition(column: SQLiteColumn | SQL, operator: string, value: string): SQL {
   const v = escapeLike(value)
   const pattern = operator === 'starts_with' ? `${v}%` : operator === 'ends_with' ? `%${v}` : `%${v}%`
   return sql`${column} LIKE ${pattern} ESCAPE '\\'`
@@ -693,24 +695,47 @@ function coerce(kind: ColumnKind, value: string | number | boolean): string | nu
     if (typeof value === 'boolean' || Number.isNaN(ms)) throw new UnanswerableQuery('not a date')
     return new Date(ms)
   }
+  if (kind === 'number') {
+    const n = typeof value === 'boolean' || value === '' ? Number.NaN : Number(value)
+    if (!Number.isFinite(n)) throw new UnanswerableQuery('not a number')
+    return n
+  }
   return String(value)
 }
 
-function filterCondition(fieldName: string, operator: FilterOperator, raw: FilterValue): SQL {
-  const field = Object.hasOwn(LISTABLE, fieldName) ? LISTABLE[fieldName] : undefined
+/**
+ * A configured additional user field (user.additionalFields) as a filter target: its value read
+ * from the JSON column. Dates are stored as ISO strings, so they compare as ISO strings.
+ */
+function additionalFieldTarget(ctx: AuthContext, name: string): { column: SQL; kind: ColumnKind; json: true } | undefined {
+  const fields = ctx.config().user.additionalFields
+  const def = Object.hasOwn(fields, name) ? fields[name] : undefined
+  if (!def) return undefined
+  const path = `$."${name.replace(/"/g, '')}"`
+  return { column: sql`json_extract(${user.additionalFields}, ${path})`, kind: def.type === 'string' ? 'text' : def.type, json: true }
+}
+
+function filterCondition(ctx: AuthContext, fieldName: string, operator: FilterOperator, raw: FilterValue): SQL {
+  const field: { column: SQLiteColumn | SQL; kind: ColumnKind; json?: true } | undefined = Object.hasOwn(LISTABLE, fieldName)
+    ? LISTABLE[fieldName]
+    : additionalFieldTarget(ctx, fieldName)
   if (!field) throw new UnanswerableQuery(`unknown field ${fieldName}`)
-  const { column, kind } = field
+  // Typed as SQL for drizzle's operator overloads; a real column still binds through its own mapping.
+  const column = field.column as SQL
+  const { kind } = field
+  // A JSON value is compared as JSON holds it: dates as their ISO strings.
+  const bind = (v: string | number | boolean | Date) => (field.json && v instanceof Date ? v.toISOString() : v)
   if (operator === 'contains' || operator === 'starts_with' || operator === 'ends_with') {
     if (kind !== 'text' || Array.isArray(raw)) throw new UnanswerableQuery('text operator on a non-text value')
     return likeCondition(column, operator, String(raw))
   }
   if (operator === 'in' || operator === 'not_in') {
-    const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map((v) => coerce(kind, v))
+    const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map((v) => bind(coerce(kind, v)))
     if (list.length === 0) throw new UnanswerableQuery('empty list')
     return operator === 'in' ? inArray(column, list) : notInArray(column, list)
   }
   if (Array.isArray(raw)) throw new UnanswerableQuery('list value for a scalar operator')
-  const value = coerce(kind, raw)
+  const value = bind(coerce(kind, raw))
   if (kind === 'boolean') {
     // Rows written before the column existed hold NULL, which means false.
     const flag = sql`coalesce(${column}, 0)`
@@ -792,7 +817,7 @@ export function listUsers(ctx: AuthContext, actor: Actor, query: ListUsersQuery)
       conditions.push(likeCondition(column, query.searchOperator ?? 'contains', query.searchValue))
     }
     if (query.filterValue !== undefined) {
-      conditions.push(filterCondition(query.filterField ?? 'email', query.filterOperator ?? 'eq', query.filterValue))
+      conditions.push(filterCondition(ctx, query.filterField ?? 'email', query.filterOperator ?? 'eq', query.filterValue))
     }
     const where = conditions.length > 0 ? and(...conditions) : undefined
     const countAll = () => ctx.db.select({ n: count() }).from(user).where(where).get()?.n ?? 0

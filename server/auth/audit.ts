@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lte, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { auditEvent, user } from '../db/schema.js'
 import type { AuthContext, RequestMeta } from './context.js'
@@ -92,6 +92,37 @@ export function queryAuditEvents(ctx: AuthContext, query: AuditQuery, page: { li
   const ordered = ctx.db.select().from(auditEvent).where(where).orderBy(desc(auditEvent.createdAt), desc(auditEvent.id))
   const events = page.limit === undefined ? ordered.all() : ordered.limit(page.limit).offset(page.offset ?? 0).all()
   return { events, total }
+}
+
+/**
+ * One page of every event matching a query, newest first, after a keyset cursor (the last row of
+ * the previous page): exports walk the whole log page by page, in bounded memory, with no cap,
+ * and rows appended meanwhile (newer) never shift the pages still to come.
+ */
+export function auditEventsPage(
+  ctx: AuthContext,
+  query: AuditQuery,
+  after: { createdAt: number; id: number } | null,
+  size: number,
+): { events: AuditRow[]; total: number; next: { createdAt: number; id: number } | null } {
+  const where = whereOf(ctx, query)
+  const total = ctx.db.select({ n: count() }).from(auditEvent).where(where).get()?.n ?? 0
+  const cursor = after
+    ? or(
+        lt(auditEvent.createdAt, new Date(after.createdAt)),
+        and(eq(auditEvent.createdAt, new Date(after.createdAt)), lt(auditEvent.id, after.id)),
+      )
+    : undefined
+  const events = ctx.db
+    .select()
+    .from(auditEvent)
+    .where(and(where, cursor))
+    .orderBy(desc(auditEvent.createdAt), desc(auditEvent.id))
+    .limit(size)
+    .all()
+  const last = events[events.length - 1]
+  const next = events.length === size && last ? { createdAt: last.createdAt.getTime(), id: last.id } : null
+  return { events, total, next }
 }
 
 /** The event types present in the log. */

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import { z } from 'zod'
 import { user } from '../db/schema.js'
-import { changeEmailConfirmation, verificationEmail } from '../mail/templates.js'
+import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
@@ -84,15 +84,31 @@ export async function sendVerificationEmailIfEnabled(ctx: AuthContext, target: U
   return true
 }
 
-/** POST /send-verification-email: a fresh link for a known address (sent even if already verified). */
+/**
+ * POST /send-verification-email (better-auth 1.7). Signed out, the answer never says whether the
+ * address has an account: an unknown or already verified address gets no mail but the same answer
+ * (a token is still signed so both paths do the same work). Signed in, only the session's own,
+ * unverified address: another one is EMAIL_MISMATCH, a verified one EMAIL_ALREADY_VERIFIED.
+ */
 export async function requestVerificationEmail(
   ctx: AuthContext,
-  input: { email: string; callbackURL?: string | null },
+  input: { email: string; callbackURL?: string | null; session?: SessionWithUser | null },
   meta: RequestMeta,
 ): Promise<void> {
   assertVerificationEmailEnabled(ctx)
+  if (input.session) {
+    const own = input.session.user
+    if (own.email.toLowerCase() !== input.email.toLowerCase()) throw fail(400, 'EMAIL_MISMATCH')
+    if (own.emailVerified) throw fail(400, 'EMAIL_ALREADY_VERIFIED')
+    await sendVerificationEmail(ctx, own, input.callbackURL)
+    recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: own.id, meta })
+    return
+  }
   const found = findUserByEmail(ctx, input.email)
-  if (!found) throw fail(400, 'USER_NOT_FOUND')
+  if (!found || found.emailVerified) {
+    await createEmailVerificationToken(ctx, { email: normalizeEmail(input.email) })
+    return
+  }
   await sendVerificationEmail(ctx, found, input.callbackURL)
   recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
 }
@@ -143,6 +159,7 @@ export async function verifyEmail(
       detail: { from: claims.email, to: claims.updateTo, confirmed: true },
       meta,
     })
+    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, claims.updateTo, now))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
   }

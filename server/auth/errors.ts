@@ -58,6 +58,11 @@ export const ERR = {
   TOO_MANY_REQUESTS: 'Too many requests. Please try again later.',
   UNAUTHORIZED: 'Unauthorized',
   NOT_FOUND: 'Not Found',
+  METHOD_NOT_ALLOWED: 'Method Not Allowed',
+  METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED: 'POST method requires deferSessionRefresh to be enabled in session config',
+  EMAIL_MISMATCH: 'Email mismatch',
+  EMAIL_ALREADY_VERIFIED: 'Email is already verified',
+  NO_FIELDS_TO_UPDATE: 'No fields to update',
   INVALID_ORIGIN: 'Invalid origin',
 } as const
 

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { hashPassword } from '../crypto/password.js'
 import { generateId } from '../crypto/random.js'
 import { session, verification } from '../db/schema.js'
-import { passwordResetEmail } from '../mail/templates.js'
+import { passwordChangedNotice, passwordResetEmail } from '../mail/templates.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
@@ -94,4 +94,5 @@ export async function resetPassword(
     if (revoke) revoked = tx.delete(session).where(eq(session.userId, target.id)).run().changes
   })
   recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })
+  ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'reset'))
 }

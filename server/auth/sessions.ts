@@ -96,6 +96,7 @@ export function createSession(ctx: AuthContext, target: UserRow, options: Create
     updatedAt: new Date(now),
     impersonatedBy: options.impersonatedBy ?? null,
     activeOrganizationId: options.activeOrganizationId ?? null,
+    activeTeamId: null,
   }
   ctx.db.insert(session).values(row).run()
   return { session: row, user: current }

@@ -61,6 +61,8 @@ export const session = sqliteTable(
     updatedAt: timestamp('updatedAt').notNull(),
     impersonatedBy: text('impersonatedBy'),
     activeOrganizationId: text('activeOrganizationId'),
+    /** organization teams (better-auth 1.7): the team the session acts in, null when none. */
+    activeTeamId: text('activeTeamId'),
   },
   (t) => [
     uniqueIndex('session_token_unique').on(t.token),
@@ -161,6 +163,25 @@ export const member = sqliteTable(
   ],
 )
 
+/**
+ * Team membership (better-auth 1.7's `teamMember`): a user may belong to several teams of an
+ * organization. `member.teamId` is the 1.2-era single team, still filled with the first team.
+ */
+export const teamMember = sqliteTable(
+  'teamMember',
+  {
+    id: text('id').primaryKey(),
+    teamId: text('teamId')
+      .notNull()
+      .references(() => team.id, { onDelete: 'cascade' }),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('createdAt'),
+  },
+  (t) => [uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId), index('team_member_user_id_idx').on(t.userId)],
+)
+
 export const invitation = sqliteTable(
   'invitation',
   {
@@ -244,6 +265,7 @@ export const schema = {
   organization,
   team,
   member,
+  teamMember,
   invitation,
   apikey,
   auditEvent,

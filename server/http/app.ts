@@ -102,7 +102,11 @@ function checkOrigin(rc: RouteContext): void {
   if (loginPath && headers.get('sec-fetch-site') === 'cross-site' && headers.get('sec-fetch-mode') === 'navigate') {
     throw new APIError(403, 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED', 'Cross-site navigation login blocked. This request appears to be a CSRF attack.')
   }
-  if (headers.has('cookie') && rc.cookies.size > 0) {
+  const withCookies = headers.has('cookie') && rc.cookies.size > 0
+  // A browser always sends Origin with a fetch that carries Fetch Metadata; one without it on a
+  // sign-in or sign-up is refused as better-auth 1.7 does.
+  const fetchMetadata = ['sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest'].some((name) => headers.get(name)?.trim())
+  if (withCookies || (loginPath && fetchMetadata)) {
     if (!origin || origin === 'null') throw new APIError(403, 'MISSING_OR_NULL_ORIGIN', 'Missing or null Origin')
   } else if (!loginPath || !origin) {
     return
@@ -125,6 +129,17 @@ export function createAuthApp(options: HttpAppOptions): H3 {
   const { ctx } = options
   const base = ctx.config().basePath
   const app = new H3()
+
+  // The methods each declared path takes, so a known path asked with another method answers 405.
+  const patterns = options.routes.map((r) => ({
+    route: r,
+    method: r.method,
+    regex: new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`),
+  }))
+  // A switched-off feature's routes (Route.enabled) do not count: their paths answer 404.
+  const methodsOf = (path: string): string[] => [
+    ...new Set(patterns.filter((p) => p.regex.test(path) && p.route.enabled?.(ctx) !== false).map((p) => p.method)),
+  ]
 
   const run = async (event: H3Event, route: Route | null): Promise<unknown> => {
     const config = ctx.config()
@@ -176,7 +191,16 @@ export function createAuthApp(options: HttpAppOptions): H3 {
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
       }
-      if (!route || route.method !== request.method || config.disabledPaths.includes(path) || route.enabled?.(ctx) === false) {
+      const disabled = config.disabledPaths.includes(path) || route?.enabled?.(ctx) === false
+      if (!route || route.method !== request.method || disabled) {
+        const allowed = disabled ? [] : methodsOf(path)
+        if (allowed.length > 0 && !allowed.includes(request.method)) {
+          draft.headers.set('allow', allowed.join(', '))
+          if (path === '/get-session' && request.method === 'POST') {
+            throw new APIError(405, 'METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED', ERR.METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED)
+          }
+          throw new APIError(405, 'METHOD_NOT_ALLOWED', ERR.METHOD_NOT_ALLOWED)
+        }
         throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
       }
       const rawBody = route.method === 'POST' ? await readBody(request) : undefined

@@ -54,7 +54,7 @@ export async function readBody(request: Request): Promise<unknown> {
     try {
       return JSON.parse(text)
     } catch {
-      throw invalid('Request body is not valid JSON')
+      throw new APIError(400, 'BAD_REQUEST', 'Invalid JSON in request body')
     }
   }
   if (type === 'application/x-www-form-urlencoded') return fromForm(new URLSearchParams(text))

@@ -9,9 +9,13 @@ export const HTML_SECURITY_HEADERS: Record<string, string> = {
   'referrer-policy': 'no-referrer',
 }
 
-/** GET /error (SPEC §2): heading, generic message, the escaped error code, a link back to /. */
-export function renderErrorPage(code: string): string {
+/**
+ * GET /error (SPEC §2): heading, generic message, the escaped error code (and, as better-auth 1.7
+ * shows it, the escaped error_description), a link back to /.
+ */
+export function renderErrorPage(code: string, description?: string): string {
   const safe = escapeHtml(code.slice(0, 200))
+  const detail = description ? `\n<p>${escapeHtml(description.slice(0, 500))}</p>` : ''
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -29,7 +33,7 @@ a{color:#1c7ed6}
 <main>
 <h1>Something went wrong</h1>
 <p>We encountered an unexpected error while signing you in. Please try again.</p>
-<p>Error code: <code>${safe}</code></p>
+<p>Error code: <code>${safe}</code></p>${detail}
 <p><a href="/">Return to Application</a></p>
 </main>
 </body>

@@ -142,6 +142,62 @@ export function existingAccountEmail(appName: string, user: Recipient): Outgoing
   })
 }
 
+/**
+ * An address shown in a notice sent elsewhere: the first and last character of the local part
+ * and the domain's top level stay, the rest is starred (j***e@e***.com), so the mail tells the
+ * owner where their account went without handing the full address to whoever reads the old inbox.
+ */
+export function maskEmail(address: string): string {
+  const at = address.lastIndexOf('@')
+  if (at < 1) return '***'
+  const local = address.slice(0, at)
+  const domain = address.slice(at + 1)
+  const maskedLocal = local.length <= 2 ? `${local[0]}***` : `${local[0]}***${local[local.length - 1]}`
+  const dot = domain.lastIndexOf('.')
+  const maskedDomain = dot > 0 ? `${domain[0]}***${domain.slice(dot)}` : `${domain[0] ?? ''}***`
+  return `${maskedLocal}@${maskedDomain}`
+}
+
+/** A moment as every recipient reads it the same way: 2026-11-23 15:55 UTC. */
+export function formatNoticeTime(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+/** Sent to the previous address once an account's email address changed (either path). */
+export function emailChangedNotice(appName: string, user: Recipient, newEmail: string, at: Date): OutgoingMail {
+  return renderMail({
+    to: user.email,
+    kind: 'email-changed-notice',
+    subject: `The email address of your ${appName} account was changed`,
+    appName,
+    greeting: greet(user),
+    lines: [
+      `On ${formatNoticeTime(at)} the email address of your ${appName} account was changed from ${user.email} to ${maskEmail(newEmail)}.`,
+      'Messages about the account now go to the new address; this is the last one sent to this address.',
+    ],
+    footer: `If you did not make this change, your account may be in someone else's hands: contact the administrator of ${appName} at once and reset your password.`,
+  })
+}
+
+/** Sent to the account's address when its password was changed, reset or set by an administrator. */
+export function passwordChangedNotice(
+  appName: string,
+  user: Recipient,
+  at: Date,
+  how: 'changed' | 'reset' | 'set-by-admin',
+): OutgoingMail {
+  const what = { changed: 'changed', reset: 'reset with a link sent to this address', 'set-by-admin': 'set by an administrator' }[how]
+  return renderMail({
+    to: user.email,
+    kind: 'password-changed-notice',
+    subject: `Your ${appName} password was changed`,
+    appName,
+    greeting: greet(user),
+    lines: [`On ${formatNoticeTime(at)} the password of your ${appName} account (${user.email}) was ${what}.`],
+    footer: `If you did not do this, reset your password now from the sign-in page and contact the administrator of ${appName}.`,
+  })
+}
+
 export function testEmail(appName: string, to: string): OutgoingMail {
   return renderMail({
     to,

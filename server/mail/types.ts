@@ -1,5 +1,16 @@
 /** What the domain asks of mail delivery. Implementations queue in the outbox and deliver in the background. */
-export type MailKind = 'verification' | 'password-reset' | 'change-email' | 'delete-account' | 'invitation' | 'test' | 'account-exists' | 'two-factor-otp' | 'security-notice'
+export type MailKind =
+  | 'verification'
+  | 'password-reset'
+  | 'change-email'
+  | 'delete-account'
+  | 'invitation'
+  | 'test'
+  | 'account-exists'
+  | 'email-changed-notice'
+  | 'password-changed-notice'
+  | 'two-factor-otp'
+  | 'security-notice'
 
 export interface OutgoingMail {
   to: string

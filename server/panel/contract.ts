@@ -265,6 +265,23 @@ const coreContract = {
     auditFilterSchema.extend({ format: z.enum(['csv', 'json']) }),
     z.object({ filename: z.string(), mime: z.string(), content: z.string(), count: z.number() }),
   ),
+  'audit.exportPage': query(
+    'One page of an export of every event matching a filter, newest first: the client asks page after page (after = the cursor returned) until done, showing progress against total',
+    auditFilterSchema.extend({
+      format: z.enum(['csv', 'json']),
+      after: z.object({ createdAt: ms, id: z.number().int() }).nullable().default(null),
+      size: z.number().int().min(1).max(5000).default(1000),
+    }),
+    z.object({
+      /** CSV lines (the header on the first page) or JSON array items joined with ",\n" (the client adds the brackets). */
+      content: z.string(),
+      count: z.number(),
+      total: z.number(),
+      next: z.object({ createdAt: ms, id: z.number().int() }).nullable(),
+      filename: z.string(),
+      mime: z.string(),
+    }),
+  ),
 
   // Users
   'users.list': query(

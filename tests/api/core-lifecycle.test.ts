@@ -194,7 +194,7 @@ describe('malformed input never becomes a 500', () => {
   it('answers broken bodies with 4xx and a JSON error', async () => {
     const client = new HttpClient(server.base)
     const cases: Array<[string, Record<string, string>, number, string]> = [
-      ['{"email":', { 'content-type': 'application/json' }, 400, 'VALIDATION_ERROR'],
+      ['{"email":', { 'content-type': 'application/json' }, 400, 'BAD_REQUEST'],
       ['null', { 'content-type': 'application/json' }, 400, 'VALIDATION_ERROR'],
       ['[]', { 'content-type': 'application/json' }, 400, 'VALIDATION_ERROR'],
       ['{"email":1,"password":2}', { 'content-type': 'application/json' }, 400, 'VALIDATION_ERROR'],
@@ -207,6 +207,8 @@ describe('malformed input never becomes a 500', () => {
       expect(res.body, raw).toMatchObject({ code })
       expect(typeof (res.body as { message: unknown }).message).toBe('string')
     }
+    const broken = await client.request('POST', '/sign-in/email', { raw: '{"email":', headers: { 'content-type': 'application/json' } })
+    expect(broken.body).toEqual({ code: 'BAD_REQUEST', message: 'Invalid JSON in request body' })
     const missing = await client.post('/sign-up/email', { email: uniqueEmail() })
     expect(missing.body).toEqual({ code: 'VALIDATION_ERROR', message: '[body.name] Invalid input: expected string, received undefined' })
   })
@@ -230,17 +232,26 @@ describe('malformed input never becomes a 500', () => {
     expect(res.cookies.some((c) => c.startsWith('better-auth.dont_remember='))).toBe(true)
   })
 
-  it('answers unknown paths, wrong methods and disabled paths with 404 Not Found', async () => {
+  it('answers unknown and disabled paths with 404 Not Found, a wrong method on a known path with 405', async () => {
     const client = new HttpClient(server.base)
     for (const [method, path] of [
       ['GET', '/nope'],
-      ['GET', '/sign-in/email'],
       ['POST', '/revoke-sessions'],
     ] as const) {
       const res = await client.request(method, path)
       expect(res.status, path).toBe(404)
       expect(res.body).toEqual({ code: 'NOT_FOUND', message: 'Not Found' })
     }
+    const wrong = await client.request('GET', '/sign-in/email')
+    expect(wrong.status).toBe(405)
+    expect(wrong.headers.get('allow')).toBe('POST')
+    expect(wrong.body).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'Method Not Allowed' })
+    const postSession = await client.request('POST', '/get-session')
+    expect(postSession.status).toBe(405)
+    expect(postSession.body).toEqual({
+      code: 'METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED',
+      message: 'POST method requires deferSessionRefresh to be enabled in session config',
+    })
   })
 
   it('serves /ok and an /error page with the code escaped and security headers', async () => {

@@ -4,6 +4,7 @@ import { account, user } from '../../server/db/schema.js'
 import { resolveProvider } from '../../server/oauth/flow.js'
 import { PROVIDER_IDS, type ProviderId } from '../../server/oauth/options.js'
 import { Browser, basicCredentials, FakeProvider, type FakeAnswer, type RecordedRequest, s256, unsignedJwt } from '../helpers/oauth-fakes.js'
+import { signUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -764,5 +765,92 @@ describe('provider special checks', () => {
     const c = byId('github')
     const { callback } = await runFlow(c, { token: () => ({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' }) })
     expect(callback.headers.get('location')).toBe(`${server.base}/error?error=invalid_code`)
+  })
+})
+
+/**
+ * Issue 11: every documented claim that can mark a provider's address verified, through the
+ * whole callback; and the negative of each (the claim absent or naming another address).
+ */
+describe('verified-email claims', () => {
+  const byId = (id: ProviderId) => cases.find((c) => c.id === id) as Case
+  let n = 0
+
+  async function microsoftUser(extra: Record<string, unknown>, fixedEmail?: string) {
+    n += 1
+    const email = fixedEmail ?? `megan${n}@contoso.com`
+    const claims = {
+      aud: CLIENT_ID,
+      iss: 'https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0',
+      iat: now(),
+      nbf: now(),
+      exp: now() + 3600,
+      name: 'Megan Bowen',
+      email,
+      sub: `ms-claims-${n}`,
+      tid: '9188040d-6c67-4c5b-b112-36a304b66dad',
+      ver: '2.0',
+      ...extra,
+    }
+    for (const [k, v] of Object.entries(claims)) if (v === '$email') (claims as Record<string, unknown>)[k] = [email]
+    const { browser, callback } = await runFlow(byId('microsoft'), {
+      token: () => ({ token_type: 'Bearer', access_token: ACCESS, expires_in: 3599, id_token: unsignedJwt(claims) }),
+    })
+    expect(callback.headers.get('location')).toBe('/done')
+    const session = (await (await browser.request(`${server.base}/get-session`)).json()) as { user: { email: string; emailVerified: boolean } }
+    expect(session.user.email).toBe(email)
+    return session.user as { id: string; email: string; emailVerified: boolean }
+  }
+
+  it('microsoft: an address vouched for by verified_primary_email links to the existing account with it', async () => {
+    const email = `existing.${Date.now().toString(36)}@contoso.com`
+    const existing = await signUp(server.base, { email })
+    const signedIn = await microsoftUser({ verified_primary_email: '$email' }, email)
+    expect(signedIn.id).toBe(existing.user.id)
+    const linked = server.gatehouse.ctx.db.select().from(account).where(eq(account.userId, existing.user.id)).all()
+    expect(linked.map((a) => a.providerId).sort()).toEqual(['credential', 'microsoft'])
+  })
+
+  it('microsoft: without a verification claim the same link is refused (account_not_linked)', async () => {
+    const email = `unlinked.${Date.now().toString(36)}@contoso.com`
+    await signUp(server.base, { email })
+    n += 1
+    const claims = {
+      aud: CLIENT_ID,
+      iss: 'https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0',
+      iat: now(),
+      exp: now() + 3600,
+      name: 'No Claim',
+      email,
+      sub: `ms-claims-${n}`,
+      tid: '9188040d-6c67-4c5b-b112-36a304b66dad',
+    }
+    const { callback } = await runFlow(byId('microsoft'), {
+      token: () => ({ token_type: 'Bearer', access_token: ACCESS, expires_in: 3599, id_token: unsignedJwt(claims) }),
+    })
+    expect(callback.headers.get('location')).toMatch(/error=account_not_linked/)
+  })
+
+  it('microsoft: verified_primary_email listing the address marks it verified (no email_verified)', async () => {
+    expect((await microsoftUser({ verified_primary_email: '$email' })).emailVerified).toBe(true)
+  })
+
+  it('microsoft: verified_secondary_email listing the address marks it verified', async () => {
+    expect((await microsoftUser({ verified_secondary_email: '$email' })).emailVerified).toBe(true)
+  })
+
+  it('microsoft: xms_edov true marks it verified; false or absent does not', async () => {
+    expect((await microsoftUser({ xms_edov: true })).emailVerified).toBe(true)
+    expect((await microsoftUser({ xms_edov: false })).emailVerified).toBe(false)
+    expect((await microsoftUser({})).emailVerified).toBe(false)
+  })
+
+  it('microsoft: verified_primary_email naming another address does not vouch for this one', async () => {
+    expect((await microsoftUser({ verified_primary_email: ['someone.else@contoso.com'] })).emailVerified).toBe(false)
+  })
+
+  it('microsoft: an explicit email_verified decides over the other claims', async () => {
+    expect((await microsoftUser({ email_verified: false, verified_primary_email: '$email', xms_edov: true })).emailVerified).toBe(false)
+    expect((await microsoftUser({ email_verified: 'true' })).emailVerified).toBe(true)
   })
 })

@@ -34,9 +34,9 @@ describe('change-guarded cache', () => {
     b.close()
   })
 
-  it('is emptied by a commit from another connection (the CLI on the same data directory)', () => {
+  it('is emptied by a commit from another connection (the CLI on the same data directory) at the very next lookup', () => {
     const { a, b } = open()
-    const cache = new ChangeGuardedCache<string>(a, 100, 0)
+    const cache = new ChangeGuardedCache<string>(a)
     cache.set('x', 'cached')
     expect(cache.get('x')).toBe('cached')
     b.prepare("insert into t values ('k2', 'v')").run()

@@ -1,11 +1,11 @@
-import { Button, Card, Group, Pagination, SegmentedControl, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core'
+import { Button, Card, Group, Pagination, Progress, SegmentedControl, Select, SimpleGrid, Stack, Text, TextInput } from '@mantine/core'
 import { DateTimePicker } from '@mantine/dates'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
 import { IconDownload, IconFilterOff } from '@tabler/icons-react'
 import dayjs from 'dayjs'
 import { useState } from 'react'
-import type { AuditFilter } from '../../../server/panel/contract'
+import type { AuditFilter, OpOutput } from '../../../server/panel/contract'
 import { call, download, type PanelCallError, useOp } from '../api'
 import { AuditTable } from '../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../components/common'
@@ -21,6 +21,7 @@ export default function Audit() {
   const [to, setTo] = useState<string | null>(null)
   const [page, setPage] = useState(1)
   const [exporting, setExporting] = useState<string | null>(null)
+  const [progress, setProgress] = useState<{ done: number; total: number } | null>(null)
   const [debouncedUser] = useDebouncedValue(user.trim(), 300)
   const [debouncedIp] = useDebouncedValue(ip.trim(), 300)
 
@@ -37,16 +38,36 @@ export default function Audit() {
   const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE))
   const filtered = Object.keys(filter).length > 0
 
+  /**
+   * Exports every matching event, page after page (no cap): the server answers 1000 rows at a
+   * time after a cursor, the bar shows how many of the total are in, and the file is saved once
+   * all pages are.
+   */
   const exportAs = async (format: 'csv' | 'json') => {
     setExporting(format)
+    setProgress({ done: 0, total: 0 })
     try {
-      const file = await call('audit.export', { ...filter, format })
-      download(file.filename, file.mime, file.content)
-      notifications.show({ color: 'teal', title: 'Exported', message: `${file.count} events in ${file.filename}` })
+      const parts: string[] = []
+      let after: { createdAt: number; id: number } | null = null
+      let done = 0
+      let file: { filename: string; mime: string } | null = null
+      for (;;) {
+        const page: OpOutput<'audit.exportPage'> = await call('audit.exportPage', { ...filter, format, after, size: 1000 })
+        file ??= { filename: page.filename, mime: page.mime }
+        if (page.content) parts.push(page.content)
+        done += page.count
+        setProgress({ done, total: Math.max(page.total, done) })
+        if (!page.next) break
+        after = page.next
+      }
+      const content = format === 'csv' ? parts.join('') : `[\n${parts.join(',\n')}${parts.length ? '\n' : ''}]\n`
+      if (file) download(file.filename, file.mime, content)
+      notifications.show({ color: 'teal', title: 'Exported', message: `${done} events in ${file?.filename ?? ''}` })
     } catch (e) {
       notifications.show({ color: 'red', title: 'Export failed', message: (e as PanelCallError).message })
     } finally {
       setExporting(null)
+      setProgress(null)
     }
   }
 
@@ -73,6 +94,14 @@ export default function Audit() {
             <Button variant="default" leftSection={<IconDownload size={16} />} loading={exporting === 'json'} onClick={() => exportAs('json')} data-testid="export-json">
               JSON
             </Button>
+            {progress && (
+              <Stack gap={2} w={160} data-testid="export-progress" aria-live="polite">
+                <Progress value={progress.total ? (100 * progress.done) / progress.total : 0} size="sm" animated />
+                <Text size="xs" c="dimmed">
+                  {progress.done} of {progress.total} events
+                </Text>
+              </Stack>
+            )}
           </>
         }
       />

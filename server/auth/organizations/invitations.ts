@@ -21,6 +21,7 @@ import {
   requirePermission,
   type SessionChange,
   setSessionActiveOrganization,
+  setSessionActiveTeam,
   targetOrganizationId,
 } from './shared.js'
 
@@ -254,10 +255,12 @@ export function acceptInvitation(
         .where(and(eq(invitation.id, found.id), eq(invitation.status, 'pending')))
         .run()
       if (updated.changes !== 1) throw orgError(400, 'FAILED_TO_RETRIEVE_INVITATION')
-      const changed =
+      let changed =
         actor.session.activeOrganizationId === found.organizationId
           ? null
           : setSessionActiveOrganization(ctx, actor.session, found.organizationId)
+      // better-auth 1.7: an invitation to one team makes that team the session's active one.
+      if (teamId) changed = setSessionActiveTeam(ctx, changed ?? actor.session, teamId)
       auditOrg(ctx, actor, {
         type: 'invitation.accepted',
         target: found.organizationId,

@@ -11,6 +11,8 @@ import {
   assertTeamsEnabled,
   auditOrg,
   insertionOrder,
+  joinTeam,
+  leaveOrganizationTeams,
   clearActiveOrganization,
   findMembership,
   type MemberRow,
@@ -96,6 +98,7 @@ export function insertMemberChecked(
     createdAt: new Date(ctx.clock.now()),
   }
   ctx.db.insert(member).values(row).run()
+  if (input.teamId) joinTeam(ctx, input.teamId, input.userId)
   return row
 }
 
@@ -147,7 +150,7 @@ export function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInp
 function sessionAfterRemoval(actor: OrgActor, organizationId: string, removedUserId: string): SessionRow | null {
   if (actor.kind !== 'user' || !actor.session) return null
   if (actor.user.id !== removedUserId || actor.session.activeOrganizationId !== organizationId) return null
-  return { ...actor.session, activeOrganizationId: null }
+  return { ...actor.session, activeOrganizationId: null, activeTeamId: null }
 }
 
 /**
@@ -178,6 +181,7 @@ export function removeMember(
       }
       const removed = withUser(ctx, target)
       ctx.db.delete(member).where(eq(member.id, target.id)).run()
+      leaveOrganizationTeams(ctx, orgId, target.userId)
       clearActiveOrganization(ctx, orgId, target.userId)
       auditOrg(ctx, actor, {
         type: 'member.removed',
@@ -205,6 +209,7 @@ export function leaveOrganization(
         throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER')
       }
       ctx.db.delete(member).where(eq(member.id, own.id)).run()
+      leaveOrganizationTeams(ctx, organizationId, actor.user.id)
       clearActiveOrganization(ctx, organizationId, actor.user.id)
       auditOrg(ctx, actor, { type: 'member.left', target: organizationId, detail: { memberId: own.id, role: own.role } })
       return { member: own, session: sessionAfterRemoval(actor, organizationId, actor.user.id) }

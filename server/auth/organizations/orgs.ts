@@ -1,11 +1,12 @@
 import { asc, count, desc, eq, or, sql } from 'drizzle-orm'
 import { generateId } from '../../crypto/random.js'
-import { invitation, member, organization, team, user } from '../../db/schema.js'
+import { invitation, member, organization, team, teamMember, user } from '../../db/schema.js'
 import type { AuthContext } from '../context.js'
 import type { SessionRow } from '../sessions.js'
 import {
   auditOrg,
   insertionOrder,
+  joinTeam,
   clearActiveOrganization,
   findMembership,
   type InvitationRow,
@@ -20,6 +21,7 @@ import {
   requirePermission,
   type SessionChange,
   setSessionActiveOrganization,
+  setSessionActiveTeam,
   type TeamRow,
   targetOrganizationId,
   toOrganizationJSON,
@@ -82,7 +84,8 @@ export function createOrganization(
       ctx.db.insert(organization).values(row).run()
       let defaultTeam: TeamRow | null = null
       if (conf.teams.enabled) {
-        defaultTeam = { id: generateId(), name: row.name, organizationId: row.id, createdAt: now, updatedAt: now }
+        // As better-auth 1.7 creates it: never updated yet.
+        defaultTeam = { id: generateId(), name: row.name, organizationId: row.id, createdAt: now, updatedAt: null }
         ctx.db.insert(team).values(defaultTeam).run()
       }
       const creator: MemberRow = {
@@ -94,9 +97,12 @@ export function createOrganization(
         createdAt: now,
       }
       ctx.db.insert(member).values(creator).run()
+      if (defaultTeam) joinTeam(ctx, defaultTeam.id, creatorId)
       let changed: SessionRow | null = null
       if (actor.kind === 'user' && actor.session && !input.keepCurrentActiveOrganization) {
         changed = setSessionActiveOrganization(ctx, actor.session, row.id)
+        // better-auth 1.7: the default team, which the creator joined, becomes the active team.
+        if (defaultTeam) changed = setSessionActiveTeam(ctx, changed, defaultTeam.id)
       }
       auditOrg(ctx, actor, {
         type: 'organization.created',
@@ -180,7 +186,7 @@ export function deleteOrganization(
   )
   let changed: SessionRow | null = null
   if (actor.kind === 'user' && actor.session?.activeOrganizationId === organizationId) {
-    changed = { ...actor.session, activeOrganizationId: null }
+    changed = { ...actor.session, activeOrganizationId: null, activeTeamId: null }
   }
   return { organization: toOrganizationJSON(current), session: changed }
 }
@@ -230,7 +236,7 @@ export function listMembersWithUsers(ctx: AuthContext, organizationId: string, l
 
 export function listTeamsWithCounts(ctx: AuthContext, organizationId: string): TeamWithCount[] {
   return ctx.db
-    .select({ team, memberCount: sql<number>`(select count(*) from ${member} where ${member.teamId} = ${team.id})` })
+    .select({ team, memberCount: sql<number>`(select count(*) from ${teamMember} where ${teamMember.teamId} = ${team.id})` })
     .from(team)
     .where(eq(team.organizationId, organizationId))
     .orderBy(asc(team.createdAt), insertionOrder(team))

@@ -1,7 +1,8 @@
-import { and, eq, type SQL, sql } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { generateId } from '../../crypto/random.js'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
-import type { invitation, organization, team } from '../../db/schema.js'
-import { member, session, user } from '../../db/schema.js'
+import type { invitation, organization } from '../../db/schema.js'
+import { member, session, team, teamMember, user } from '../../db/schema.js'
 import { type AuditInput, recordAudit } from '../audit.js'
 import type { AuthContext, RequestMeta } from '../context.js'
 import { APIError, type ErrorStatus } from '../errors.js'
@@ -12,6 +13,7 @@ export type OrganizationRow = typeof organization.$inferSelect
 export type MemberRow = typeof member.$inferSelect
 export type InvitationRow = typeof invitation.$inferSelect
 export type TeamRow = typeof team.$inferSelect
+export type TeamMemberRow = typeof teamMember.$inferSelect
 
 /**
  * Who acts. A signed-in user is held to membership and role permissions; the system (the control
@@ -72,6 +74,12 @@ export const ORG_ERR = {
   YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM: 'You are not allowed to update this team',
   YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM: 'You are not allowed to delete this team',
   TEAMS_ARE_NOT_ENABLED: 'Teams are not enabled',
+  TEAM_MEMBER_LIMIT_REACHED: 'Team member limit reached',
+  USER_IS_NOT_A_MEMBER_OF_THE_TEAM: 'User is not a member of the team',
+  YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM: 'You do not have an active team',
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_TEAM_MEMBER: 'You are not allowed to create a new member',
+  YOU_ARE_NOT_ALLOWED_TO_REMOVE_A_TEAM_MEMBER: 'You are not allowed to remove a team member',
+  YOU_ARE_NOT_ALLOWED_TO_ACCESS_THIS_ORGANIZATION: 'You are not allowed to access this organization as an owner',
   NOT_AUTHENTICATED: 'Not authenticated',
 } as const
 
@@ -178,12 +186,53 @@ export function setSessionActiveOrganization(ctx: AuthContext, row: SessionRow, 
   return { ...row, activeOrganizationId: organizationId }
 }
 
+/** Moves one session's active team (null clears it); returns the updated row. */
+export function setSessionActiveTeam(ctx: AuthContext, row: SessionRow, teamId: string | null): SessionRow {
+  ctx.db.update(session).set({ activeTeamId: teamId }).where(eq(session.id, row.id)).run()
+  return { ...row, activeTeamId: teamId }
+}
+
 /** Every session of `userId` (or of everyone, without it) pointing at an organization it may no longer use. */
 export function clearActiveOrganization(ctx: AuthContext, organizationId: string, userId?: string): void {
   const where = userId
     ? and(eq(session.activeOrganizationId, organizationId), eq(session.userId, userId))
     : eq(session.activeOrganizationId, organizationId)
-  ctx.db.update(session).set({ activeOrganizationId: null }).where(where).run()
+  ctx.db.update(session).set({ activeOrganizationId: null, activeTeamId: null }).where(where).run()
+}
+
+export function findTeamMembership(ctx: AuthContext, teamId: string, userId: string): TeamMemberRow | undefined {
+  return ctx.db
+    .select()
+    .from(teamMember)
+    .where(and(eq(teamMember.teamId, teamId), eq(teamMember.userId, userId)))
+    .get()
+}
+
+/** Puts a user in a team (better-auth's findOrCreateTeamMember): the existing row when already there. */
+export function joinTeam(ctx: AuthContext, teamId: string, userId: string): TeamMemberRow {
+  const existing = findTeamMembership(ctx, teamId, userId)
+  if (existing) return existing
+  const row: TeamMemberRow = { id: generateId(), teamId, userId, createdAt: new Date(ctx.clock.now()) }
+  ctx.db.insert(teamMember).values(row).run()
+  return row
+}
+
+/**
+ * A member left (or was removed from) an organization: their memberships of its teams go too,
+ * and no session of theirs keeps one of those teams active.
+ */
+export function leaveOrganizationTeams(ctx: AuthContext, organizationId: string, userId: string): void {
+  const teamIds = ctx.db.select({ id: team.id }).from(team).where(eq(team.organizationId, organizationId)).all().map((t) => t.id)
+  if (teamIds.length === 0) return
+  ctx.db
+    .delete(teamMember)
+    .where(and(eq(teamMember.userId, userId), inArray(teamMember.teamId, teamIds)))
+    .run()
+  ctx.db
+    .update(session)
+    .set({ activeTeamId: null })
+    .where(and(eq(session.userId, userId), inArray(session.activeTeamId, teamIds)))
+    .run()
 }
 
 /** The actor's session after a change of its active organization, when there was one. */

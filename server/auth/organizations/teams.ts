@@ -1,16 +1,24 @@
-import { asc, count, eq } from 'drizzle-orm'
+import { and, asc, count, eq, inArray } from 'drizzle-orm'
 import { generateId } from '../../crypto/random.js'
-import { team } from '../../db/schema.js'
+import { member, session, team, teamMember } from '../../db/schema.js'
 import type { AuthContext } from '../context.js'
+import { roleHasPermission } from '../org-access.js'
 import { findOrganizationById } from './orgs.js'
 import {
   assertTeamsEnabled,
   auditOrg,
+  findMembership,
+  findTeamMembership,
   insertionOrder,
+  joinTeam,
   type OrgActor,
   orgError,
   requireMember,
   requirePermission,
+  type SessionChange,
+  type SignedInOrgActor,
+  setSessionActiveTeam,
+  type TeamMemberRow,
   type TeamRow,
   targetOrganizationId,
 } from './shared.js'
@@ -97,8 +105,12 @@ export function removeTeam(
       if (!ctx.config().organization.teams.allowRemovingAllTeams && countTeams(ctx, found.organizationId) <= 1) {
         throw orgError(400, 'UNABLE_TO_REMOVE_LAST_TEAM')
       }
-      if (caller && caller.teamId === found.id) throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM')
+      if (caller && actor.kind === 'user' && actor.session?.activeTeamId === found.id) {
+        throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM')
+      }
       ctx.db.delete(team).where(eq(team.id, found.id)).run()
+      // No session keeps a team that is gone as its active one (its teamMember rows cascade).
+      ctx.db.update(session).set({ activeTeamId: null }).where(eq(session.activeTeamId, found.id)).run()
       auditOrg(ctx, actor, { type: 'team.removed', target: found.organizationId, detail: { teamId: found.id, name: found.name } })
     },
     { behavior: 'immediate' },
@@ -112,4 +124,176 @@ export function listTeams(ctx: AuthContext, actor: OrgActor, organizationId?: st
   const orgId = targetOrganizationId(actor, organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
   requireMember(ctx, actor, orgId, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
   return ctx.db.select().from(team).where(eq(team.organizationId, orgId)).orderBy(asc(team.createdAt), insertionOrder(team)).all()
+}
+
+/** A team of `organizationId`, or TEAM_NOT_FOUND: a team id is only ever honoured inside its own organization. */
+function teamInOrganization(ctx: AuthContext, teamId: string, organizationId: string): TeamRow {
+  const found = findTeamById(ctx, teamId)
+  if (!found || found.organizationId !== organizationId) throw orgError(400, 'TEAM_NOT_FOUND')
+  return found
+}
+
+/**
+ * set-active-team: `teamId: null` clears it; no teamId re-reads the current one. The team must be
+ * in the session's active organization and the caller one of its members.
+ */
+export function setActiveTeam(
+  ctx: AuthContext,
+  actor: SignedInOrgActor,
+  teamId: string | null | undefined,
+): { team: TeamRow | null } & SessionChange {
+  assertTeamsEnabled(ctx)
+  const current = actor.session
+  if (teamId === null) {
+    if (!current.activeTeamId) return { team: null, session: null }
+    return { team: null, session: setSessionActiveTeam(ctx, current, null) }
+  }
+  const wanted = teamId || current.activeTeamId
+  if (!wanted) return { team: null, session: null }
+  if (!current.activeOrganizationId) throw orgError(400, 'NO_ACTIVE_ORGANIZATION')
+  const found = teamInOrganization(ctx, wanted, current.activeOrganizationId)
+  if (!findTeamMembership(ctx, found.id, actor.user.id)) throw orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
+  const changed = setSessionActiveTeam(ctx, current, found.id)
+  auditOrg(ctx, actor, {
+    type: 'team.active-set',
+    target: current.id,
+    detail: { teamId: found.id, previous: current.activeTeamId ?? null },
+  })
+  return { team: found, session: changed }
+}
+
+/** Teams of the user (or of `userId`, for a member with member:update), in organizations they still belong to. */
+export function listUserTeams(
+  ctx: AuthContext,
+  actor: SignedInOrgActor,
+  query: { userId?: string; organizationId?: string },
+): TeamRow[] {
+  assertTeamsEnabled(ctx)
+  const targetUserId = query.userId || actor.user.id
+  const organizationId = query.organizationId || actor.session.activeOrganizationId
+  const teamsOf = (userId: string): TeamRow[] =>
+    ctx.db
+      .select({ team })
+      .from(teamMember)
+      .innerJoin(team, eq(teamMember.teamId, team.id))
+      .where(eq(teamMember.userId, userId))
+      .orderBy(asc(teamMember.createdAt), insertionOrder(teamMember))
+      .all()
+      .map((r) => r.team)
+  if (targetUserId !== actor.user.id) {
+    if (!organizationId) throw orgError(400, 'NO_ACTIVE_ORGANIZATION')
+    const requester = findMembership(ctx, organizationId, actor.user.id)
+    if (!requester) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
+    if (!roleHasPermission(ctx.config(), requester.role, { member: ['update'] })) {
+      throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
+    }
+    if (!findMembership(ctx, organizationId, targetUserId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    return teamsOf(targetUserId).filter((t) => t.organizationId === organizationId)
+  }
+  if (query.organizationId) {
+    if (!findMembership(ctx, query.organizationId, actor.user.id)) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
+    return teamsOf(actor.user.id).filter((t) => t.organizationId === query.organizationId)
+  }
+  const memberOf = new Set(
+    ctx.db
+      .select({ organizationId: member.organizationId })
+      .from(member)
+      .where(eq(member.userId, actor.user.id))
+      .all()
+      .map((m) => m.organizationId),
+  )
+  return teamsOf(actor.user.id).filter((t) => memberOf.has(t.organizationId))
+}
+
+/** The members of a team (default: the active team); the caller must belong to it. */
+export function listTeamMembers(ctx: AuthContext, actor: SignedInOrgActor, teamId?: string): TeamMemberRow[] {
+  assertTeamsEnabled(ctx)
+  const wanted = teamId || actor.session.activeTeamId
+  if (!wanted) throw orgError(400, 'YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM')
+  const found = findTeamById(ctx, wanted)
+  if (!found) throw orgError(400, 'TEAM_NOT_FOUND')
+  if (!findMembership(ctx, found.organizationId, actor.user.id) || !findTeamMembership(ctx, found.id, actor.user.id)) {
+    throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
+  }
+  return ctx.db
+    .select()
+    .from(teamMember)
+    .where(eq(teamMember.teamId, found.id))
+    .orderBy(asc(teamMember.createdAt), insertionOrder(teamMember))
+    .all()
+}
+
+interface TeamMemberInput {
+  teamId: string
+  userId: string
+  organizationId?: string
+}
+
+/**
+ * Checks shared by add- and remove-team-member: the caller is a member of the organization with
+ * `member:<action>`, the user is a member of it too, and the team is one of its teams.
+ */
+function teamMemberChange(
+  ctx: AuthContext,
+  actor: OrgActor,
+  input: TeamMemberInput,
+  action: 'update' | 'delete',
+  denied: ReturnType<typeof orgError>,
+): { organizationId: string; team: TeamRow } {
+  assertTeamsEnabled(ctx)
+  const organizationId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
+  requirePermission(ctx, actor, organizationId, { member: [action] }, denied, orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
+  if (!findMembership(ctx, organizationId, input.userId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+  const found = teamInOrganization(ctx, input.teamId, organizationId)
+  if (!findOrganizationById(ctx, organizationId)) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
+  return { organizationId, team: found }
+}
+
+/** add-team-member: puts a member of the organization in one of its teams (idempotent). */
+export function addTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): TeamMemberRow {
+  const { organizationId, team: found } = teamMemberChange(
+    ctx,
+    actor,
+    input,
+    'update',
+    orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_TEAM_MEMBER'),
+  )
+  return ctx.db.transaction(
+    () => {
+      const existing = findTeamMembership(ctx, found.id, input.userId)
+      if (existing) return existing
+      const row = joinTeam(ctx, found.id, input.userId)
+      auditOrg(ctx, actor, { type: 'team.member-added', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+      return row
+    },
+    { behavior: 'immediate' },
+  )
+}
+
+/** remove-team-member: takes a member out of a team; their sessions stop having it active. */
+export function removeTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): { message: string } {
+  const { organizationId, team: found } = teamMemberChange(
+    ctx,
+    actor,
+    input,
+    'delete',
+    orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_REMOVE_A_TEAM_MEMBER'),
+  )
+  ctx.db.transaction(
+    () => {
+      if (!findTeamMembership(ctx, found.id, input.userId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
+      ctx.db
+        .delete(teamMember)
+        .where(and(eq(teamMember.teamId, found.id), eq(teamMember.userId, input.userId)))
+        .run()
+      ctx.db
+        .update(session)
+        .set({ activeTeamId: null })
+        .where(and(eq(session.userId, input.userId), inArray(session.activeTeamId, [found.id])))
+        .run()
+      auditOrg(ctx, actor, { type: 'team.member-removed', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+    },
+    { behavior: 'immediate' },
+  )
+  return { message: 'Team member removed successfully.' }
 }

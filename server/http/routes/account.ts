@@ -61,8 +61,8 @@ export const accountRoutes = [
     method: 'POST',
     path: '/send-verification-email',
     body: z.object({ email: z.email(), callbackURL: z.string().optional() }),
-    handler: async ({ ctx, body, meta }) => {
-      await requestVerificationEmail(ctx, body, meta)
+    handler: async (rc) => {
+      await requestVerificationEmail(rc.ctx, { ...rc.body, session: optionalSession(rc) }, rc.meta)
       return { status: true }
     },
   }),

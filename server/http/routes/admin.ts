@@ -87,8 +87,11 @@ export const adminRoutes = [
       filterOperator: z.enum(FILTER_OPERATORS).optional(),
     }),
     handler: ({ ctx, session, query }) => {
-      const result = listUsers(ctx, userActor(session.user), query)
-      return { ...result, users: result.users.map(toPublicUser) }
+      const { users, total } = listUsers(ctx, userActor(session.user), query)
+      // better-auth 1.7 echoes limit and offset only when the request gave them (non-zero).
+      const limit = Number(query.limit) || undefined
+      const offset = Number(query.offset) || undefined
+      return { users: users.map(toPublicUser), total, ...(limit ? { limit } : {}), ...(offset ? { offset } : {}) }
     },
   }),
 

@@ -39,10 +39,10 @@ export const coreRoutes = [
   defineRoute({
     method: 'GET',
     path: '/error',
-    query: z.looseObject({ error: z.string().optional() }),
+    query: z.looseObject({ error: z.string().optional(), error_description: z.string().optional() }),
     handler: ({ query, response }) => {
       for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS)) response.headers.set(name, value)
-      return new TextBody(renderErrorPage(query.error || 'Unknown'), 'text/html; charset=utf-8')
+      return new TextBody(renderErrorPage(query.error || 'Unknown', query.error_description), 'text/html; charset=utf-8')
     },
   }),
 
@@ -141,8 +141,11 @@ export const coreRoutes = [
     path: '/revoke-session',
     auth: 'session',
     body: z.object({ token: z.string().min(1) }),
-    handler: ({ ctx, session, body, meta }) => {
+    handler: (rc) => {
+      const { ctx, session, body, meta } = rc
       revokeOwnSession(ctx, session.user.id, body.token, meta)
+      // better-auth 1.7: revoking the session the request runs on signs this client out too.
+      if (body.token === session.session.token) clearSessionCookies(rc)
       return { status: true }
     },
   }),
@@ -151,8 +154,9 @@ export const coreRoutes = [
     method: 'POST',
     path: '/revoke-sessions',
     auth: 'session',
-    handler: ({ ctx, session, meta }) => {
-      revokeAllSessions(ctx, session.user.id, meta)
+    handler: (rc) => {
+      revokeAllSessions(rc.ctx, rc.session.user.id, rc.meta)
+      clearSessionCookies(rc)
       return { status: true }
     },
   }),

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import {
   acceptInvitation,
+  addTeamMember,
   cancelInvitation,
   checkOrgPermission,
   checkSlug,
@@ -15,7 +16,9 @@ import {
   leaveOrganization,
   listInvitations,
   listMembers,
+  listTeamMembers,
   listTeams,
+  listUserTeams,
   listUserOrganizations,
   MEMBER_FILTER_FIELDS,
   MEMBER_FILTER_OPERATORS,
@@ -23,7 +26,9 @@ import {
   rejectInvitation,
   removeMember,
   removeTeam,
+  removeTeamMember,
   setActiveOrganization,
+  setActiveTeam,
   updateMemberRole,
   updateOrganization,
   updateTeam,
@@ -81,7 +86,9 @@ export const organizationRoutes = [
     handler: (rc) => {
       const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
-      return organization
+      // better-auth 1.7 answers create without `metadata` when none was given.
+      const { metadata, ...rest } = organization
+      return rc.body.metadata ? organization : rest
     },
   }),
 
@@ -321,5 +328,49 @@ export const organizationRoutes = [
     auth: 'session',
     body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
     handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/set-active-team',
+    auth: 'session',
+    body: z.object({ teamId: z.string().nullish() }),
+    handler: (rc) => {
+      const { team, session } = setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
+      reflectSession(rc, session, { reissueToken: true })
+      return team
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list-user-teams',
+    auth: 'session',
+    query: z.object({ userId: optionalId, organizationId: optionalId }),
+    handler: (rc) => listUserTeams(rc.ctx, actorOf(rc), rc.query),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/organization/list-team-members',
+    auth: 'session',
+    query: z.object({ teamId: optionalId }),
+    handler: (rc) => listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/add-team-member',
+    auth: 'session',
+    body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
+    handler: (rc) => addTeamMember(rc.ctx, actorOf(rc), rc.body),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/organization/remove-team-member',
+    auth: 'session',
+    body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
+    handler: (rc) => removeTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
 ]

@@ -6,8 +6,9 @@ const fromClaims = (c: Record<string, unknown>): ProviderProfile | null => {
   const id = str(c.sub)
   if (!id) return null
   return {
-    // Limited Login tokens carry only confirmed addresses.
-    user: { id, name: str(c.name) ?? '', email: str(c.email), image: str(c.picture), emailVerified: true },
+    // Limited Login tokens document no verification claim: the address is not vouched for
+    // (better-auth 1.7 answers false too), unless a token ever carries email_verified.
+    user: { id, name: str(c.name) ?? '', email: str(c.email), image: str(c.picture), emailVerified: c.email_verified === true || c.email_verified === 'true' },
     data: c,
   }
 }

@@ -2,10 +2,29 @@ import { defineProvider, str } from '../types.js'
 
 const base = (tenant: string) => `https://login.microsoftonline.com/${tenant}/oauth2/v2.0`
 
+const listed = (claim: unknown, email: string): boolean => {
+  const values = Array.isArray(claim) ? claim : typeof claim === 'string' ? [claim] : []
+  return values.some((v) => typeof v === 'string' && v.toLowerCase() === email.toLowerCase())
+}
+
+/**
+ * Whether Entra vouches for the token's email, from its documented optional claims: an explicit
+ * `email_verified` decides; otherwise the address must be among `verified_primary_email` (sourced
+ * from the user's PrimaryAuthoritativeEmail) or `verified_secondary_email` (as better-auth 1.7
+ * reads them), or `xms_edov` (the email domain is verified by the tenant) must be true.
+ */
+export function microsoftEmailVerified(c: Record<string, unknown>): boolean {
+  const email = str(c.email)
+  if (c.email_verified !== undefined && c.email_verified !== null) return c.email_verified === true || c.email_verified === 'true'
+  if (!email) return false
+  if (listed(c.verified_primary_email, email) || listed(c.verified_secondary_email, email)) return true
+  return c.xms_edov === true || c.xms_edov === 'true' || c.xms_edov === 1 || c.xms_edov === '1'
+}
+
 /**
  * Microsoft Entra ID: profile from the ID token, photo fetched with the bearer token
  * (SPEC §9: 48 px by default). The email counts as verified only when the token says so
- * (`email_verified` or `xms_edov`): Entra does not verify the email claim of every tenant.
+ * (microsoftEmailVerified): Entra does not verify the email claim of every tenant.
  */
 export const microsoft = defineProvider({
   id: 'microsoft',
@@ -29,9 +48,8 @@ export const microsoft = defineProvider({
       const bytes = await pc.fetchBytes(pc.endpoints.photo).catch(() => null)
       if (bytes && bytes.length > 0) image = `data:image/jpeg;base64,${bytes.toString('base64')}`
     }
-    const verified = c.email_verified ?? c.xms_edov
     return {
-      user: { id, name: str(c.name) ?? '', email: str(c.email), image, emailVerified: verified === true || verified === 'true' },
+      user: { id, name: str(c.name) ?? '', email: str(c.email), image, emailVerified: microsoftEmailVerified(c) },
       data: c,
     }
   },

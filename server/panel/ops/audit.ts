@@ -1,5 +1,5 @@
 import { inArray } from 'drizzle-orm'
-import { type AuditRow, auditEventTypes, queryAuditEvents } from '../../auth/audit.js'
+import { type AuditRow, auditEventsPage, auditEventTypes, queryAuditEvents } from '../../auth/audit.js'
 import type { AuthContext } from '../../auth/context.js'
 import { user } from '../../db/schema.js'
 import type { AuditEventView, PersonView } from '../contract.js'
@@ -34,17 +34,17 @@ function csvCell(value: unknown): string {
   return `"${safe.replace(/"/g, '""')}"`
 }
 
-export function toCsv(events: AuditEventView[]): string {
-  const lines = [CSV_COLUMNS.join(',')]
+export function toCsv(events: AuditEventView[], header = true): string {
+  const lines = header ? [CSV_COLUMNS.join(',')] : []
   for (const e of events) {
     lines.push(
       CSV_COLUMNS.map((c) => (c === 'createdAt' ? csvCell(new Date(e.createdAt).toISOString()) : csvCell(e[c]))).join(','),
     )
   }
-  return `${lines.join('\r\n')}\r\n`
+  return lines.length ? `${lines.join('\r\n')}\r\n` : ''
 }
 
-export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.export'> = (env) => ({
+export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.export' | 'audit.exportPage'> = (env) => ({
   'audit.list'({ limit, offset, ...query }) {
     const { events, total } = queryAuditEvents(env.gatehouse.ctx, query, { limit, offset })
     return { events: events.map(toAuditView), total, people: peopleOf(env.gatehouse.ctx, events) }
@@ -52,6 +52,23 @@ export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.e
 
   'audit.types'() {
     return auditEventTypes(env.gatehouse.ctx)
+  },
+
+  'audit.exportPage'({ format, after, size, ...filter }) {
+    const { ctx } = env.gatehouse
+    const { events, total, next } = auditEventsPage(ctx, filter, after, size)
+    const views = events.map(toAuditView)
+    const stamp = new Date(ctx.clock.now()).toISOString().replace(/[:.]/g, '-')
+    const content =
+      format === 'csv' ? toCsv(views, after === null) : views.map((e) => JSON.stringify(e, null, 2)).join(',\n')
+    return {
+      content,
+      count: views.length,
+      total,
+      next,
+      filename: `gatehouse-audit-${stamp}.${format}`,
+      mime: format === 'csv' ? 'text/csv' : 'application/json',
+    }
   },
 
   'audit.export'({ format, ...filter }) {

@@ -1,0 +1,55 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+import { administrator } from './admin-helpers.js'
+
+/**
+ * Issue 11: a change made by another process (the CLI, SQL on the database file) is seen by the
+ * very next request, not after the session cache's next periodic look.
+ */
+let server: TestServer
+let other: Database.Database
+
+beforeAll(async () => {
+  server = await startTestServer()
+  other = new Database(join(server.dataDir, 'gatehouse.db'))
+  other.pragma('busy_timeout = 5000')
+})
+afterAll(async () => {
+  other.close()
+  await server.close()
+})
+
+describe('changes made by another process', () => {
+  it('a demotion by SQL on the file refuses list-users on the very next request', async () => {
+    const admin = await administrator(server)
+    // Warm the session cache: the same session answers twice from it.
+    expect((await admin.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
+    expect((await admin.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
+    other.prepare("update user set role = 'user' where id = ?").run(admin.id)
+    const refused = await admin.client.admin.listUsers({ query: { limit: 1 } })
+    expect(refused.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', message: 'You are not allowed to list users' })
+  })
+
+  it('a session deleted by another process is gone on the very next get-session', async () => {
+    const admin = await administrator(server)
+    const before = await admin.client.getSession()
+    expect(before.data?.user.id).toBe(admin.id)
+    expect((await admin.client.getSession()).data?.user.id).toBe(admin.id)
+    other.prepare('delete from session where userId = ?').run(admin.id)
+    const after = await admin.client.getSession()
+    expect(after.error).toBeNull()
+    expect(after.data).toBeNull()
+  })
+
+  it('a ban written by another process refuses the next admin call and the role change is seen too', async () => {
+    const admin = await administrator(server)
+    expect((await admin.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
+    other.prepare("update user set role = 'user,admin' where id = ?").run(admin.id)
+    expect((await admin.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
+    other.prepare('delete from user where id = ?').run(admin.id)
+    const gone = await admin.client.admin.listUsers({ query: { limit: 1 } })
+    expect(gone.error).toMatchObject({ status: 401, code: 'UNAUTHORIZED' })
+  })
+})
