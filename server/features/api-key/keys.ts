@@ -483,6 +483,7 @@ export function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta: Requ
       expiresAt: row.expiresAt ?? new Date(now + ctx.config().session.expiresIn * 1000),
       impersonatedBy: null,
       activeOrganizationId: null,
+      activeTeamId: null,
     },
   }
 }
