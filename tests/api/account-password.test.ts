@@ -5,7 +5,7 @@ import { setPassword } from '../../server/auth/account.js'
 import { account, verification } from '../../server/db/schema.js'
 import { listMailOutbox } from '../../server/mail/index.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer } from '../helpers/server.js'
+import { serverLog, startTestServer } from '../helpers/server.js'
 import { anonymous, follow, linkIn, type MailServer, settle, startMailServer, withMail } from './account-helpers.js'
 
 const SUBJECT = /^Reset your .* password$/
@@ -175,15 +175,15 @@ describe('password reset by mail', () => {
     const server = await startTestServer({ config: { mail: { smtp: { url: `smtp://127.0.0.1:${port}` } } } })
     try {
       const { email } = await signUp(server.base)
-      const started = performance.now()
+      // Order, not speed: the answer is complete while the SMTP conversation has not even had
+      // its greeting (the server never sends one), so the endpoint cannot have waited for it.
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
-      const elapsed = performance.now() - started
-      expect(res.status).toBe(200)
-      expect(elapsed).toBeLessThan(1000)
-      // Delivery has reached the SMTP server (which never answers); the message stays queued.
+      expect([res.status, res.body]).toEqual([200, { status: true, message: 'If this email exists in our system, check your email for the reset link' }])
       await vi.waitFor(() => expect(sockets.length).toBeGreaterThan(0), { timeout: 5_000 })
       const rows = listMailOutbox(server.gatehouse.ctx, { to: email }).messages
-      expect(rows.map((r) => [r.kind, r.status])).toEqual([['password-reset', 'queued']])
+      expect(rows.map((r) => [r.kind, r.status, r.sentAt])).toEqual([['password-reset', 'queued', null]])
+      // Cutting the silent SMTP server off below fails the delivery: expected here.
+      serverLog.allowWarning(/\(password-reset\) to .* failed via smtp:/)
     } finally {
       for (const s of sockets) s.destroy()
       await server.close()
