@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { decodeProtectedHeader, decodeJwt } from 'jose'
+import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../server/db/schema.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { TEST_SECRET } from '../helpers/signatures.js'
 import { anonymous, follow, linkIn, type MailServer, mailsTo, startMailServer, withMail } from './account-helpers.js'
 
 const SUBJECT = /^Verify your email address/
@@ -32,8 +33,13 @@ describe('email verification by link', () => {
     const url = new URL(link)
     expect(url.searchParams.get('callbackURL')).toBe('/')
     const token = url.searchParams.get('token') as string
-    expect(decodeProtectedHeader(token)).toEqual({ alg: 'HS256' })
-    const claims = decodeJwt(token)
+    // Verified with jose and the test secret (HS256 only), at the server's clock.
+    const { payload: claims, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(TEST_SECRET), {
+      algorithms: ['HS256'],
+      currentDate: new Date(m.server.clock.now()),
+    })
+    expect(protectedHeader).toEqual({ alg: 'HS256' })
+    await expect(jwtVerify(token, new TextEncoder().encode('another-secret-0123456789abcdef'), { currentDate: new Date(m.server.clock.now()) })).rejects.toThrow()
     expect(claims.email).toBe(email)
     expect((claims.exp as number) - (claims.iat as number)).toBe(3600)
     expect(userRow(email)?.emailVerified).toBe(false)
