@@ -91,6 +91,8 @@ export interface TestServerOptions {
   dataDir?: string
   /** Keep the data directory after close (restart tests). */
   keepData?: boolean
+  /** Public URL the server believes it is reached at (e.g. https://… for secure cookies). */
+  baseURL?: string
 }
 
 /** The real server on a loopback port with a real SQLite file in a temporary directory. */
@@ -101,6 +103,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     port: 0,
     host: '127.0.0.1',
+    baseURL: options.baseURL,
     secret: options.secret ?? 'test-secret-0123456789-abcdefghijkl',
     config: { rateLimit: { enabled: false }, ...options.config },
     clock,
