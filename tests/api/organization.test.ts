@@ -131,6 +131,36 @@ describe('organization create, list, check-slug, full organization, set-active',
     expect((await bob.client.organization.list()).data).toEqual([])
   })
 
+  it('organizationLimit counts the memberships of the creator; allowUserToCreateOrganization=false refuses everyone', async () => {
+    const alice = await person()
+    server.gatehouse.config.update({ organization: { organizationLimit: 2 } })
+    try {
+      await createOrg(alice)
+      await createOrg(alice)
+      expectError(await alice.client.organization.create({ name: 'Third', slug: slug('third') }), 403, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS')
+      expect((await alice.client.organization.list()).data).toHaveLength(2)
+      // A membership by invitation counts as well.
+      const bob = await person()
+      const bobs = await createOrg(bob)
+      await join(bob, alice, bobs.id)
+      server.gatehouse.config.update({ organization: { organizationLimit: 3 } })
+      expectError(await alice.client.organization.create({ name: 'Fourth', slug: slug('fourth') }), 403, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS')
+    } finally {
+      server.gatehouse.config.update({ organization: { organizationLimit: null } })
+    }
+    expect((await alice.client.organization.create({ name: 'Fine', slug: slug('fine') })).error).toBeNull()
+
+    server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: false } })
+    try {
+      const carol = await person()
+      const refused = slug('refused')
+      expectError(await carol.client.organization.create({ name: 'No', slug: refused }), 403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION')
+      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
+    } finally {
+      server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: null } })
+    }
+  })
+
   it('requires a session and validates name and slug', async () => {
     const anonymous = new HttpClient(server.base)
     const res = await anonymous.post('/organization/create', { name: 'X', slug: slug() })
