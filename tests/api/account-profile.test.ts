@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
-import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'
 import { TEST_SECRET } from '../helpers/signatures.js'
 import { anonymous, follow, linkIn, type MailServer, mailsTo, settle, startMailServer, withMail } from './account-helpers.js'
 
@@ -68,10 +68,10 @@ describe('POST /update-user', () => {
     expect(badName.status).toBe(400)
     expect(badName.body.code).toBe('VALIDATION_ERROR')
     const notObject = await signed.client.request<{ code: string }>('POST', '/update-user', { raw: '[1,2]', headers: { 'content-type': 'application/json' } })
-    expect(notObject.status).toBe(400)
+    expect(statusAndBody(notObject)).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body] Invalid input: expected record, received array' }])
     expect(userRow(signed.user.id)).toEqual(before)
 
-    expect((await anonymous(m.server).post('/update-user', { name: 'x' })).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).post('/update-user', { name: 'x' }))).toEqual([401, ERRORS.UNAUTHORIZED])
   })
 })
 
@@ -93,7 +93,7 @@ describe('POST /change-email', () => {
     expect(verified.headers.get('location')).toBe('/settings')
     expect(userRow(signed.user.id)?.emailVerified).toBe(true)
     // The old address can sign in no more; the new one can.
-    expect((await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password })).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     expect((await anonymous(m.server).post('/sign-in/email', { email: newEmail, password: signed.password })).status).toBe(200)
   })
 
@@ -150,7 +150,7 @@ describe('POST /change-email', () => {
     const evil = await signed.client.post('/change-email', { newEmail: uniqueEmail(), callbackURL: 'https://evil.example' })
     expect(evil.status).toBe(403)
     expect(evil.body).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
-    expect((await anonymous(m.server).post('/change-email', { newEmail: uniqueEmail() })).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).post('/change-email', { newEmail: uniqueEmail() }))).toEqual([401, ERRORS.UNAUTHORIZED])
 
     db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id)).run()
     await m.server.gatehouse.config.update({ user: { changeEmail: { sendChangeEmailVerification: false } } })
@@ -215,7 +215,7 @@ describe('linked accounts', () => {
       scopes: ['read:user', 'user:email'],
     })
     expect(Object.keys(credential ?? {})).not.toContain('password')
-    expect((await anonymous(m.server).get('/list-accounts')).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).get('/list-accounts'))).toEqual([401, ERRORS.UNAUTHORIZED])
   })
 
   it('POST /unlink-account by provider (1.2 shape) or by account row id (current shape); never the last one', async () => {

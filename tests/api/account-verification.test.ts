@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../server/db/schema.js'
-import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'
 import { TEST_SECRET } from '../helpers/signatures.js'
 import { anonymous, follow, linkIn, type MailServer, mailsTo, startMailServer, withMail } from './account-helpers.js'
 
@@ -209,7 +209,7 @@ describe('requireEmailVerification', () => {
 
       // A wrong password reveals nothing and sends nothing.
       const wrong = await client.post('/sign-in/email', { email, password: 'wrong-password' })
-      expect(wrong.status).toBe(401)
+      expect(statusAndBody(wrong)).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
 
       expect((await follow(anonymous(m.server), link)).status).toBe(302)
       const ok = await client.post<{ token: string }>('/sign-in/email', { email, password: 'password123' })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { HttpClient, signUp, uniqueEmail, statusAndBody, ERRORS } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { signedCookie, TEST_SECRET } from '../helpers/signatures.js'
 
@@ -147,7 +147,7 @@ describe('sessions', () => {
     const alice = await signUp(server.base)
     const bob = await signUp(server.base)
     const res = await alice.client.post('/revoke-session', { token: bob.token })
-    expect(res.status).toBe(401)
+    expect(statusAndBody(res)).toEqual([401, ERRORS.UNAUTHORIZED])
     expect((await bob.client.get('/get-session')).body).toMatchObject({ session: { token: bob.token } })
   })
 

@@ -101,9 +101,10 @@ describe('browser panel', () => {
     h.server.clock.advance(2 * 3600_000)
 
     await open('overview', 'Overview')
-    await page.getByTestId('count-users').filter({ hasText: '3' }).waitFor()
-    await page.getByTestId('count-sessions').filter({ hasText: '4' }).waitFor()
-    await page.getByTestId('count-organizations').filter({ hasText: '0' }).waitFor()
+    // Whole numbers, not substrings ('3' would also match 13 or 30).
+    await page.getByTestId('count-users').filter({ hasText: /^3$/ }).waitFor()
+    await page.getByTestId('count-sessions').filter({ hasText: /^4$/ }).waitFor()
+    await page.getByTestId('count-organizations').filter({ hasText: /^0$/ }).waitFor()
     await page.getByText('Sign-ins and failures').waitFor()
     // Recent events come from the audit log: the failed sign-in is there.
     await page.getByTestId('audit-table').getByText('failure').first().waitFor()
@@ -260,7 +261,7 @@ describe('browser panel', () => {
       await page.getByTestId('test-to').fill(to)
       await page.getByTestId('test-send').click()
       const mail = await sink.waitFor(to, () => true, 8_000)
-      expect(mail.subject.length).toBeGreaterThan(0)
+      expect(mail.subject).toBe('Gatehouse test email')
       await page.getByText('Test email sent').waitFor()
       await page.getByRole('tab', { name: 'Outbox' }).click()
       await page.getByTestId('outbox-table').getByText(to).waitFor()
