@@ -146,14 +146,17 @@ describe('origin and callback URL checks', () => {
     const anonymous = new HttpClient(server.base, { origin: 'https://evil.example' })
     const res = await anonymous.post('/sign-in/email', { email: uniqueEmail(), password: 'password123' })
     expect(res.status).toBe(403)
-    expect(res.body).toMatchObject({ code: 'INVALID_ORIGIN' })
+    expect(res.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
     const nav = await rawRequest(`${server.base}/sign-in/email`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' },
       body: new URLSearchParams({ email: uniqueEmail(), password: 'password123' }).toString(),
     })
     expect(nav.status).toBe(403)
-    expect(JSON.parse(nav.text)).toMatchObject({ code: 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED' })
+    expect(JSON.parse(nav.text)).toEqual({
+      code: 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED',
+      message: 'Cross-site navigation login blocked. This request appears to be a CSRF attack.',
+    })
   })
 
   it('accepts trusted and safe relative callback URLs and refuses the rest', async () => {
@@ -229,7 +232,7 @@ describe('malformed input never becomes a 500', () => {
       headers: { 'content-type': 'application/json' },
     })
     expect(res.status).toBe(413)
-    expect(res.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' })
+    expect(res.body).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' })
   })
 
   it('accepts form-encoded sign-in bodies', async () => {

@@ -88,7 +88,7 @@ describe('impersonation link from the control panel', () => {
     const row = findUserById(server.gatehouse.ctx, regular.user.id)
     if (!row) throw new Error('user missing')
     expect(() => createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).toThrow(
-      expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS' }),
+      expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', message: 'You are not allowed to impersonate users' }),
     )
   })
 })

@@ -131,7 +131,7 @@ describe('mail outbox', () => {
       expect(failed).toMatchObject({ to: 'admin@example.com', kind: 'test', status: 'failed' })
       expect(failed.error).toMatch(/ECONNREFUSED/)
       await sendTestEmail(ctx, 'second@example.com')
-      await expect(sendTestEmail(ctx, 'not an address')).rejects.toMatchObject({ status: 400, code: 'INVALID_EMAIL' })
+      await expect(sendTestEmail(ctx, 'not an address')).rejects.toMatchObject({ status: 400, code: 'INVALID_EMAIL', message: 'Invalid email' })
       expect(listMailOutbox(ctx, { status: 'failed', kind: 'test' }).total).toBe(2)
 
       const sink = await startSmtpSink(port)

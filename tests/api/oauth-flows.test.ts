@@ -119,7 +119,7 @@ describe('state and callback errors', () => {
   it('refuses an untrusted callbackURL before creating any state', async () => {
     const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider: 'github', callbackURL: 'https://evil.example/x' }, server.origin)
     expect(res.status).toBe(403)
-    expect(await res.json()).toMatchObject({ code: 'INVALID_CALLBACK_URL' })
+    expect(await res.json()).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
   })
 
   it('redirects missing state, wrong state and provider errors to the error page', async () => {
