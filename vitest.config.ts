@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'],
     environment: 'node',
+    // Fails any test whose server logged an error or an undeclared warning (tests/helpers/server.ts).
+    setupFiles: ['tests/setup/server-log.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

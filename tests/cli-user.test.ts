@@ -119,7 +119,7 @@ describe('while a server runs on the same data directory', () => {
     expect(signIn.error).toBeNull()
     expect(signIn.data?.user).toMatchObject({ role: 'user' })
     const before = await client.admin.listUsers({ query: {} })
-    expect(before.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS' })
+    expect(before.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', message: 'You are not allowed to list users' })
 
     // A custom role stored in the data directory's config is known to the CLI.
     await server.gatehouse.config.update({ admin: { roles: { support: { user: ['list', 'get'] } } } })
@@ -131,7 +131,7 @@ describe('while a server runs on the same data directory', () => {
     expect(after.error).toBeNull()
     expect(after.data?.users.map((u) => u.email)).toContain(email)
     const banAttempt = await client.admin.banUser({ userId: signIn.data?.user.id as string })
-    expect(banAttempt.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS' })
+    expect(banAttempt.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', message: 'You are not allowed to ban users' })
 
     const events = server.gatehouse.ctx.db
       .select()

@@ -86,8 +86,11 @@ interface CachePayload {
   signature: string
 }
 
+/** What the signature covers (better-auth): the session data's fields spread beside expiresAt. */
+const signedCacheBody = (data: unknown, expiresAt: number): string => JSON.stringify({ ...(data as Record<string, unknown>), expiresAt })
+
 export function encodeSessionCache(secret: string, data: unknown, expiresAt: number): string {
-  const body = JSON.stringify({ session: data, expiresAt })
+  const body = signedCacheBody(data, expiresAt)
   const payload = { session: data, expiresAt, signature: hmacBase64Url(secret, body) }
   const encoded = Buffer.from(JSON.stringify(payload)).toString('base64url')
   if (encoded.length > COOKIE_CACHE_LIMIT) {
@@ -104,7 +107,8 @@ export function decodeSessionCache(secret: string, cookie: string, now: number):
   try {
     const payload = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as CachePayload
     if (typeof payload?.signature !== 'string' || typeof payload.expiresAt !== 'number') return null
-    const expected = hmacBase64Url(secret, JSON.stringify({ session: payload.session, expiresAt: payload.expiresAt }))
+    if (typeof payload.session !== 'object' || payload.session === null) return null
+    const expected = hmacBase64Url(secret, signedCacheBody(payload.session, payload.expiresAt))
     if (!safeEqual(expected, payload.signature) || payload.expiresAt <= now) return null
     return payload.session
   } catch {

@@ -24,11 +24,16 @@ interface Entry {
 /**
  * Remote key sets (Apple, Facebook, Google) cached per URL. Time comes from the injected clock,
  * so the 10-minute cache and the 30-second cooldown are testable; the 5-second timeout is a real
- * network timeout. A token whose `kid` is not in the cached set triggers a refetch, at most once
+ * network timeout whose signal tests can replace (`timeoutSignal`). A token whose `kid` is not in the cached set triggers a refetch, at most once
  * per cooldown; jose selects and imports the key.
  */
 export class RemoteKeySets {
   private readonly entries = new Map<string, Entry>()
+  /**
+   * The abort signal bounding one key-set fetch (default: a real `KEY_SET_TIMEOUT_MS` timer).
+   * Replaceable so tests can fire the timeout themselves instead of waiting for it.
+   */
+  timeoutSignal: (ms: number) => AbortSignal = (ms) => AbortSignal.timeout(ms)
 
   constructor(
     private readonly ctx: AuthContext,
@@ -40,7 +45,7 @@ export class RemoteKeySets {
     try {
       const response = await this.fetchImpl(url, {
         headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(KEY_SET_TIMEOUT_MS),
+        signal: this.timeoutSignal(KEY_SET_TIMEOUT_MS),
       })
       if (!response.ok) throw new Error(`HTTP ${response.status}`)
       const body = (await response.json()) as JSONWebKeySet

@@ -1,7 +1,7 @@
 import { eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, session, user, verification } from '../../server/db/schema.js'
-import { signUp } from '../helpers/http.js'
+import { signUp, ERRORS, statusAndBody } from '../helpers/http.js'
 import { anonymous, follow, linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
 const SUBJECT = /^Confirm the deletion of your/
@@ -67,14 +67,14 @@ describe('POST /delete-user directly', () => {
     const noCredential = await signed.client.post('/delete-user', { password: 'whatever123' })
     expect(noCredential.status).toBe(400)
     expect(noCredential.body).toEqual({ code: 'CREDENTIAL_ACCOUNT_NOT_FOUND', message: 'Credential account not found' })
-    expect((await anonymous(m.server).post('/delete-user', {})).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).post('/delete-user', {}))).toEqual([401, ERRORS.UNAUTHORIZED])
 
     await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: false } } })
     try {
       const disabled = await signed.client.post('/delete-user', {})
       expect(disabled.status).toBe(404)
       expect(disabled.body).toEqual({ code: 'NOT_FOUND', message: 'Not Found' })
-      expect((await signed.client.get('/delete-user/callback?token=x')).status).toBe(404)
+      expect(statusAndBody(await signed.client.get('/delete-user/callback?token=x'))).toEqual([404, ERRORS.NOT_FOUND])
     } finally {
       await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: true } } })
     }

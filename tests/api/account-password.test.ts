@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { setPassword } from '../../server/auth/account.js'
 import { account, verification } from '../../server/db/schema.js'
 import { listMailOutbox } from '../../server/mail/index.js'
-import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer } from '../helpers/server.js'
+import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'
+import { serverLog, startTestServer } from '../helpers/server.js'
 import { anonymous, follow, linkIn, type MailServer, settle, startMailServer, withMail } from './account-helpers.js'
 
 const SUBJECT = /^Reset your .* password$/
@@ -49,7 +49,7 @@ describe('password reset by mail', () => {
     expect(reset.body).toEqual({ status: true })
     expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toBeUndefined()
 
-    expect((await anonymous(m.server).post('/sign-in/email', { email, password: 'correct horse battery' })).status).toBe(401)
+    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email, password: 'correct horse battery' }))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     expect((await anonymous(m.server).post('/sign-in/email', { email, password: 'brand new password' })).status).toBe(200)
 
     // The token is single-use.
@@ -175,15 +175,15 @@ describe('password reset by mail', () => {
     const server = await startTestServer({ config: { mail: { smtp: { url: `smtp://127.0.0.1:${port}` } } } })
     try {
       const { email } = await signUp(server.base)
-      const started = performance.now()
+      // Order, not speed: the answer is complete while the SMTP conversation has not even had
+      // its greeting (the server never sends one), so the endpoint cannot have waited for it.
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
-      const elapsed = performance.now() - started
-      expect(res.status).toBe(200)
-      expect(elapsed).toBeLessThan(1000)
-      // Delivery has reached the SMTP server (which never answers); the message stays queued.
+      expect([res.status, res.body]).toEqual([200, { status: true, message: 'If this email exists in our system, check your email for the reset link' }])
       await vi.waitFor(() => expect(sockets.length).toBeGreaterThan(0), { timeout: 5_000 })
       const rows = listMailOutbox(server.gatehouse.ctx, { to: email }).messages
-      expect(rows.map((r) => [r.kind, r.status])).toEqual([['password-reset', 'queued']])
+      expect(rows.map((r) => [r.kind, r.status, r.sentAt])).toEqual([['password-reset', 'queued', null]])
+      // Cutting the silent SMTP server off below fails the delivery: expected here.
+      serverLog.allowWarning(/\(password-reset\) to .* failed via smtp:/)
     } finally {
       for (const s of sockets) s.destroy()
       await server.close()
@@ -245,7 +245,7 @@ describe('POST /change-password', () => {
     expect(none.status).toBe(400)
     expect(none.body).toEqual({ code: 'CREDENTIAL_ACCOUNT_NOT_FOUND', message: 'Credential account not found' })
     const anon = await anonymous(m.server).post('/change-password', { currentPassword: 'whatever1', newPassword: 'whatever2' })
-    expect(anon.status).toBe(401)
+    expect(statusAndBody(anon)).toEqual([401, ERRORS.UNAUTHORIZED])
   })
 })
 
@@ -253,7 +253,7 @@ describe('set-password (server only)', () => {
   it('is not routed over HTTP', async () => {
     const signed = await signUp(m.server.base)
     const res = await signed.client.post('/set-password', { newPassword: 'some new password' })
-    expect(res.status).toBe(404)
+    expect(statusAndBody(res)).toEqual([404, ERRORS.NOT_FOUND])
   })
 
   it('sets a first password for a user without one and refuses a user who has one', async () => {

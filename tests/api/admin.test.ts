@@ -1,12 +1,36 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, session, user } from '../../server/db/schema.js'
-import { unsignValue } from '../../server/crypto/sign.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { verifySignedCookie } from '../helpers/signatures.js'
 import { administrator, type Member, member, officialClient } from './admin-helpers.js'
 
 const SECRET = 'test-secret-0123456789-abcdefghijkl'
+/** The admin plugin's messages (better-auth's error codes), written out. */
+const messages: Record<string, string> = {
+    YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: 'You are not allowed to create users',
+    YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: 'You are not allowed to list users',
+    YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: 'You are not allowed to change users role',
+    YOU_ARE_NOT_ALLOWED_TO_BAN_USERS: 'You are not allowed to ban users',
+    YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS: 'You are not allowed to list users sessions',
+    YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS: 'You are not allowed to impersonate users',
+    YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS: 'You are not allowed to revoke users sessions',
+    YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS: 'You are not allowed to delete users',
+    YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD: 'You are not allowed to set users password',
+    YOU_ARE_NOT_ALLOWED_TO_GET_USER: 'You are not allowed to get user',
+    YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: 'You are not allowed to update users',
+  YOU_CANNOT_REMOVE_YOURSELF: 'You cannot remove yourself',
+  YOU_CANNOT_IMPERSONATE_ADMINS: 'You cannot impersonate admins',
+  NO_DATA_TO_UPDATE: 'No data to update',
+  PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER: 'Password cannot be updated through update-user. Use the set-user-password endpoint instead',
+  USER_NOT_FOUND: 'User not found',
+  PASSWORD_TOO_SHORT: 'Password too short',
+  INVALID_EMAIL_OR_PASSWORD: 'Invalid email or password',
+}
+/** `{status, code, message}` of an admin refusal, for toMatchObject / toEqual. */
+const refusal = (status: number, code: string) => ({ status, code, message: messages[code] })
+
 const BANNED = {
   code: 'BANNED_USER',
   message: 'You have been banned from this application. Please contact support if you believe this is an error.',
@@ -103,19 +127,6 @@ describe('refusals', () => {
       ['YOU_ARE_NOT_ALLOWED_TO_GET_USER', () => a.getUser({ query: { id: victim.id } })],
       ['YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', () => a.updateUser({ userId: victim.id, data: { name: 'Hacked' } })],
     ]
-    const messages: Record<string, string> = {
-      YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: 'You are not allowed to create users',
-      YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: 'You are not allowed to list users',
-      YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: 'You are not allowed to change users role',
-      YOU_ARE_NOT_ALLOWED_TO_BAN_USERS: 'You are not allowed to ban users',
-      YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS: 'You are not allowed to list users sessions',
-      YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS: 'You are not allowed to impersonate users',
-      YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS: 'You are not allowed to revoke users sessions',
-      YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS: 'You are not allowed to delete users',
-      YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD: 'You are not allowed to set users password',
-      YOU_ARE_NOT_ALLOWED_TO_GET_USER: 'You are not allowed to get user',
-      YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: 'You are not allowed to update users',
-    }
     for (const [code, call] of cases) {
       const res = await call()
       expect(res.error, code).toMatchObject({ status: 403, code, message: messages[code] })
@@ -127,7 +138,7 @@ describe('refusals', () => {
     // Refusals are audited too.
     const refused = auditOf(victim.id, ['admin.ban-user', 'admin.unban-user', 'admin.remove-user'])
     expect(refused.map((e) => e.outcome)).toEqual(['failure', 'failure', 'failure'])
-    expect(refused.every((e) => e.actorUserId === plain.id)).toBe(true)
+    expect(refused.map((e) => e.actorUserId)).toEqual([plain.id, plain.id, plain.id])
   })
 })
 
@@ -210,7 +221,7 @@ describe('bans', () => {
     expect(res.data?.user.banReason).toBe('spam')
     expect(new Date(res.data?.user.banExpires as Date).getTime()).toBe(server.clock.now() + 60_000)
     const early = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
-    expect(early.error).toMatchObject({ status: 403, code: 'BANNED_USER' })
+    expect(early.error).toMatchObject({ status: 403, ...BANNED })
     server.clock.advanceSeconds(61)
     const late = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
     expect(late.error).toBeNull()
@@ -246,7 +257,8 @@ describe('impersonation', () => {
     expect(cookies[3]).toMatch(/^better-auth\.admin_session=[^;]+; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/)
     expect(cookies[4]).toMatch(new RegExp(`^better-auth\\.session_token=${impSession.token}\\.[^;]+; Path=/; HttpOnly; SameSite=Lax$`))
     expect(cookies[5]).toMatch(/^better-auth\.dont_remember=true\.[^;]+; Path=\/; HttpOnly; SameSite=Lax$/)
-    expect(unsignValue(SECRET, admin.jar.get('better-auth.admin_session') as string)).toBe(`${adminToken}:`)
+    // Verified with node:crypto's HMAC and the test secret, not the server's unsign code.
+    expect(verifySignedCookie(SECRET, admin.jar.get('better-auth.admin_session') as string)).toBe(`${adminToken}:`)
 
     const current = await imp.client.getSession()
     expect(current.data?.user.id).toBe(target.id)
@@ -292,7 +304,7 @@ describe('impersonation', () => {
     expect(stop.error).toMatchObject({ status: 400, code: 'YOU_ARE_NOT_IMPERSONATING_ANYONE', message: 'You are not impersonating anyone' })
     const other = await administrator(server)
     const adminTarget = await admin.client.admin.impersonateUser({ userId: other.id })
-    expect(adminTarget.error).toMatchObject({ status: 403, code: 'YOU_CANNOT_IMPERSONATE_ADMINS' })
+    expect(adminTarget.error).toMatchObject(refusal(403, 'YOU_CANNOT_IMPERSONATE_ADMINS'))
     const unknown = await admin.client.admin.impersonateUser({ userId: 'nobody' })
     expect(unknown.error).toMatchObject({ status: 404, code: 'USER_NOT_FOUND', message: 'User not found' })
     expect((await admin.client.getSession()).data?.user.id).toBe(admin.id)
@@ -319,11 +331,11 @@ describe('sessions, passwords, removal, get and update', () => {
   it('sets a user’s password, enforcing the length rules', async () => {
     const target = await member(server)
     const short = await admin.client.admin.setUserPassword({ userId: target.id, newPassword: 'short' })
-    expect(short.error).toMatchObject({ status: 400, code: 'PASSWORD_TOO_SHORT' })
+    expect(short.error).toMatchObject(refusal(400, 'PASSWORD_TOO_SHORT'))
     const res = await admin.client.admin.setUserPassword({ userId: target.id, newPassword: 'brand new password' })
     expect(res.data).toEqual({ status: true })
     const old = await officialClient(server).client.signIn.email({ email: target.email, password: target.password })
-    expect(old.error).toMatchObject({ status: 401 })
+    expect(old.error).toMatchObject(refusal(401, 'INVALID_EMAIL_OR_PASSWORD'))
     const fresh = await officialClient(server).client.signIn.email({ email: target.email, password: 'brand new password' })
     expect(fresh.error).toBeNull()
   })
@@ -336,9 +348,9 @@ describe('sessions, passwords, removal, get and update', () => {
     expect(sessionsOf(target.id)).toHaveLength(0)
     expect((await target.client.getSession()).data).toBeNull()
     const self = await admin.client.admin.removeUser({ userId: admin.id })
-    expect(self.error).toMatchObject({ status: 400, code: 'YOU_CANNOT_REMOVE_YOURSELF' })
+    expect(self.error).toMatchObject(refusal(400, 'YOU_CANNOT_REMOVE_YOURSELF'))
     const gone = await admin.client.admin.removeUser({ userId: target.id })
-    expect(gone.error).toMatchObject({ status: 404, code: 'USER_NOT_FOUND' })
+    expect(gone.error).toMatchObject(refusal(404, 'USER_NOT_FOUND'))
   })
 
   it('gets and updates a user', async () => {
@@ -352,9 +364,9 @@ describe('sessions, passwords, removal, get and update', () => {
     expect(updated.error).toBeNull()
     expect(updated.data).toMatchObject({ name: 'Renamed', emailVerified: true, username: 'renamed_user', displayUsername: 'Renamed_User' })
     const empty = await admin.client.admin.updateUser({ userId: target.id, data: {} })
-    expect(empty.error).toMatchObject({ status: 400, code: 'NO_DATA_TO_UPDATE' })
+    expect(empty.error).toMatchObject(refusal(400, 'NO_DATA_TO_UPDATE'))
     const pw = await admin.client.admin.updateUser({ userId: target.id, data: { password: 'x' } })
-    expect(pw.error).toMatchObject({ status: 400, code: 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER' })
+    expect(pw.error).toMatchObject(refusal(400, 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER'))
     const ban = await admin.client.admin.updateUser({ userId: target.id, data: { banned: true, banReason: 'via update' } })
     expect(ban.data).toMatchObject({ banned: true, banReason: 'via update' })
     expect(sessionsOf(target.id)).toHaveLength(0)
@@ -364,7 +376,7 @@ describe('sessions, passwords, removal, get and update', () => {
       after: { name: 'Renamed', emailVerified: true, username: 'renamed_user', displayUsername: 'Renamed_User' },
     })
     const missing = await admin.client.admin.getUser({ query: { id: 'nobody' } })
-    expect(missing.error).toMatchObject({ status: 404, code: 'USER_NOT_FOUND' })
+    expect(missing.error).toMatchObject(refusal(404, 'USER_NOT_FOUND'))
   })
 })
 
@@ -426,16 +438,16 @@ describe('access control from the config', () => {
       const refused = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
       expect(refused.error).toMatchObject({ status: 403, code: 'BANNED_USER', message: 'Account suspended.' })
       const setRole = await helper.client.admin.setRole({ userId: victim.id, role: 'admin' })
-      expect(setRole.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE' })
-      expect((await helper.client.admin.impersonateUser({ userId: victim.id })).error).toMatchObject({ status: 403 })
+      expect(setRole.error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE'))
+      expect((await helper.client.admin.impersonateUser({ userId: victim.id })).error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS'))
 
       const listed = await member(server)
-      expect((await listed.client.admin.removeUser({ userId: victim.id })).error).toMatchObject({ status: 403 })
+      expect((await listed.client.admin.removeUser({ userId: victim.id })).error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS'))
       await config.update({ admin: { adminUserIds: [listed.id] } })
       const removed = await listed.client.admin.removeUser({ userId: victim.id })
       expect(removed.data).toEqual({ success: true })
       await config.update({ admin: { adminUserIds: [] } })
-      expect((await listed.client.admin.listUsers({ query: {} })).error).toMatchObject({ status: 403 })
+      expect((await listed.client.admin.listUsers({ query: {} })).error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS'))
     } finally {
       // (A stored custom role stays: config patches merge; it is harmless here.)
       await config.update({ admin: { defaultBanReason: 'No reason', defaultBanExpiresIn: undefined, bannedUserMessage: BANNED.message } })

@@ -69,10 +69,12 @@ describe('the official better-auth client against Gatehouse', () => {
     const short = await officialClient().client.signUp.email({ name: 'C', email: uniqueEmail(), password: 'short' })
     expect(short.error?.status).toBe(400)
     expect(short.error?.code).toBe(BASE_ERROR_CODES.PASSWORD_TOO_SHORT.code)
+    expect(short.error?.message).toBe(BASE_ERROR_CODES.PASSWORD_TOO_SHORT.message)
 
     const wrong = await officialClient().client.signIn.email({ email, password: 'not the password' })
     expect(wrong.error?.status).toBe(401)
     expect(wrong.error?.code).toBe(BASE_ERROR_CODES.INVALID_EMAIL_OR_PASSWORD.code)
+    expect(wrong.error?.message).toBe(BASE_ERROR_CODES.INVALID_EMAIL_OR_PASSWORD.message)
   })
 
   it('keeps a rememberMe=false session in a browser-session cookie', async () => {

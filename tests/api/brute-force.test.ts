@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clearAccountLock, listAccountLocks } from '../../server/auth/throttle.js'
-import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { ERRORS, HttpClient, signUp, uniqueEmail, statusAndBody } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -15,9 +15,9 @@ const attempt = (email: string, password: string, ip = '203.0.113.1') =>
 describe('per-account throttling of password checks', () => {
   it('locks an account for 15 minutes after 10 failures, whatever the client address', async () => {
     const { email, password, user } = await signUp(server.base)
-    for (let i = 0; i < 10; i++) expect((await attempt(email, 'wrong-password', `198.51.100.${i}`)).status).toBe(401)
+    for (let i = 0; i < 10; i++) expect(statusAndBody(await attempt(email, 'wrong-password', `198.51.100.${i}`))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     const locked = await attempt(email, password, '192.0.2.99')
-    expect(locked.status).toBe(429)
+    expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
     expect(locked.headers.get('x-retry-after')).toBe('900')
 
@@ -27,16 +27,16 @@ describe('per-account throttling of password checks', () => {
     expect(events.n).toBe(1)
 
     server.clock.advanceSeconds(899)
-    expect((await attempt(email, password)).status).toBe(429)
+    expect(statusAndBody(await attempt(email, password))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     server.clock.advanceSeconds(2)
     expect((await attempt(email, password)).status).toBe(200)
   })
 
   it('answers an unknown email exactly like a known one', async () => {
     const email = uniqueEmail('ghost')
-    for (let i = 0; i < 10; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+    for (let i = 0; i < 10; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     const locked = await attempt(email, 'wrong-password')
-    expect(locked.status).toBe(429)
+    expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.headers.get('x-retry-after')).toBe('900')
   })
 
@@ -52,7 +52,7 @@ describe('per-account throttling of password checks', () => {
     const { email, password } = await signUp(server.base)
     for (let i = 0; i < 9; i++) await attempt(email, 'wrong-password')
     expect((await attempt(email, password)).status).toBe(200)
-    for (let i = 0; i < 9; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+    for (let i = 0; i < 9; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     expect((await attempt(email, password)).status).toBe(200)
   })
 
@@ -73,7 +73,7 @@ describe('per-account throttling of password checks', () => {
     const { email, password } = await signUp(server.base)
     server.gatehouse.config.update({ security: { accountLockout: { enabled: false } } })
     try {
-      for (let i = 0; i < 12; i++) expect((await attempt(email, 'wrong-password')).status).toBe(401)
+      for (let i = 0; i < 12; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
       expect((await attempt(email, password)).status).toBe(200)
     } finally {
       server.gatehouse.config.update({ security: { accountLockout: { enabled: true } } })
@@ -90,8 +90,8 @@ describe('password checks of signed-in users share the account throttle', () => 
       expect(res.body).toEqual({ code: 'INVALID_PASSWORD', message: 'Invalid password' })
     }
     const locked = await client.post('/change-password', { currentPassword: password, newPassword: 'new-password-123' })
-    expect(locked.status).toBe(429)
-    expect((await attempt(email, password)).status).toBe(429)
+    expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
+    expect(statusAndBody(await attempt(email, password))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
   })
 })
 
@@ -133,14 +133,14 @@ describe('username sign-in shares the account throttle', () => {
     const username = `lock_${Date.now().toString(36)}`
     const { email, password } = await signUp(server.base, { username })
     const byUsername = (u: string, p: string) => new HttpClient(server.base).post('/sign-in/username', { username: u, password: p })
-    for (let i = 0; i < 10; i++) expect((await byUsername(username, 'wrong-password')).status).toBe(401)
+    for (let i = 0; i < 10; i++) expect(statusAndBody(await byUsername(username, 'wrong-password'))).toEqual([401, { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' }])
     const locked = await byUsername(username, password)
-    expect(locked.status).toBe(429)
+    expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.headers.get('x-retry-after')).toBe('900')
-    expect((await attempt(email, password)).status).toBe(429)
+    expect(statusAndBody(await attempt(email, password))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
 
     const ghost = `ghost_${Date.now().toString(36)}`
-    for (let i = 0; i < 10; i++) expect((await byUsername(ghost, 'wrong-password')).status).toBe(401)
-    expect((await byUsername(ghost, 'wrong-password')).status).toBe(429)
+    for (let i = 0; i < 10; i++) expect(statusAndBody(await byUsername(ghost, 'wrong-password'))).toEqual([401, { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' }])
+    expect(statusAndBody(await byUsername(ghost, 'wrong-password'))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
   })
 })

@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
+import { passwordHashQueue } from '../../server/crypto/hash-queue.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { openSessionData, signedCookie, TEST_SECRET } from '../helpers/signatures.js'
 
 const DAY = 86_400
 
@@ -45,12 +47,18 @@ describe('session lifetime with an injected clock', () => {
   it('never refreshes a rememberMe=false session, which lasts one day', async () => {
     const { email, password } = await signUp(server.base)
     const client = new HttpClient(server.base)
-    const signIn = await client.post('/sign-in/email', { email, password, rememberMe: false })
-    const cookie = signIn.cookies.find((c) => c.startsWith('better-auth.session_token=')) ?? ''
-    expect(cookie).not.toContain('Max-Age')
-    expect(signIn.cookies.some((c) => c.startsWith('better-auth.dont_remember=true.'))).toBe(true)
+    const signIn = await client.post<{ token: string }>('/sign-in/email', { email, password, rememberMe: false })
+    expect(signIn.status).toBe(200)
+    // Session cookies (no Max-Age), signatures recomputed with node:crypto and the test secret.
+    expect(signIn.cookies).toEqual([
+      `better-auth.session_token=${signedCookie(TEST_SECRET, signIn.body.token)}; Path=/; HttpOnly; SameSite=Lax`,
+      `better-auth.dont_remember=${signedCookie(TEST_SECRET, 'true')}; Path=/; HttpOnly; SameSite=Lax`,
+    ])
+    const signedInAt = server.clock.now()
     server.clock.advanceSeconds(DAY - 10)
     const later = await client.get<{ session: { expiresAt: string } }>('/get-session')
+    expect(later.status).toBe(200)
+    expect(new Date(later.body.session.expiresAt).getTime()).toBe(signedInAt + DAY * 1000)
     expect(later.cookies).toEqual([])
     server.clock.advanceSeconds(20)
     expect((await client.get('/get-session')).body).toBeNull()
@@ -60,7 +68,7 @@ describe('session lifetime with an injected clock', () => {
     const { client } = await signUp(server.base)
     server.clock.advanceSeconds(7 * DAY + 5)
     const res = await client.get('/list-sessions')
-    expect(res.status).toBe(401)
+    expect([res.status, res.body]).toEqual([401, { code: 'UNAUTHORIZED', message: 'Unauthorized' }])
   })
 
   it('rejects a tampered session cookie', async () => {
@@ -82,8 +90,12 @@ describe('cookie cache', () => {
 
   it('serves get-session from the signed session_data cookie for 300 s', async () => {
     const { client, user, token } = await signUp(server.base)
-    const data = client.jar.get('better-auth.session_data')
-    expect(data).toMatch(/^[A-Za-z0-9_-]+$/)
+    const data = client.jar.get('better-auth.session_data') as string
+    // Opened and its HMAC checked by the test's own code (reference §2.3), not the server's.
+    const opened = openSessionData(TEST_SECRET, data)
+    expect(opened?.expiresAt).toBe(server.clock.now() + 300_000)
+    expect(opened?.session).toMatchObject({ user: { id: user.id }, session: { token } })
+    expect(openSessionData('another-secret-0123456789-abcdefgh', data)).toBeNull()
     // Revoke behind the cache's back: the cache still answers until it expires (better-auth's trade-off).
     server.gatehouse.database.sqlite.prepare('delete from session where token = ?').run(token)
     const cached = await client.get<{ user: { id: string } }>('/get-session')
@@ -134,14 +146,17 @@ describe('origin and callback URL checks', () => {
     const anonymous = new HttpClient(server.base, { origin: 'https://evil.example' })
     const res = await anonymous.post('/sign-in/email', { email: uniqueEmail(), password: 'password123' })
     expect(res.status).toBe(403)
-    expect(res.body).toMatchObject({ code: 'INVALID_ORIGIN' })
+    expect(res.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
     const nav = await rawRequest(`${server.base}/sign-in/email`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' },
       body: new URLSearchParams({ email: uniqueEmail(), password: 'password123' }).toString(),
     })
     expect(nav.status).toBe(403)
-    expect(JSON.parse(nav.text)).toMatchObject({ code: 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED' })
+    expect(JSON.parse(nav.text)).toEqual({
+      code: 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED',
+      message: 'Cross-site navigation login blocked. This request appears to be a CSRF attack.',
+    })
   })
 
   it('accepts trusted and safe relative callback URLs and refuses the rest', async () => {
@@ -219,7 +234,7 @@ describe('malformed input never becomes a 500', () => {
       headers: { 'content-type': 'application/json' },
     })
     expect(res.status).toBe(413)
-    expect(res.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' })
+    expect(res.body).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' })
   })
 
   it('accepts form-encoded sign-in bodies', async () => {
@@ -308,5 +323,166 @@ describe('additional user fields', () => {
     const session = await client.get<{ user: Record<string, unknown> }>('/get-session')
     expect(session.body.user).toMatchObject({ company: 'Acme', plan: 'free', age: 42 })
     expect(session.body.user).not.toHaveProperty('additionalFields')
+  })
+})
+
+describe('the cookie cache size limit', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({ config: { session: { cookieCache: { enabled: true } } } })
+  })
+  afterAll(() => server.close())
+
+  it('issues session_data up to the limit and answers 500 SESSION_DATA_TOO_LARGE beyond 4093 characters', async () => {
+    const { client, user } = await signUp(server.base, { name: 'n' })
+    const jsonLength = (cookie: string) => Buffer.from(cookie, 'base64url').toString('utf8').length
+    const first = jsonLength(client.jar.get('better-auth.session_data') as string)
+    // Every ASCII character added to the name adds one to the JSON and 4/3 to its base64url form:
+    // 3069 JSON characters encode to 4092 (the longest length at or under 4093), 3070 to 4094.
+    const setName = (length: number) => server.gatehouse.ctx.sqlite.prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
+    setName(1 + 3069 - first)
+    const fits = await client.get<{ user: { name: string } }>('/get-session?disableCookieCache=true')
+    expect(fits.status).toBe(200)
+    // disableCookieCache clears the old cookie first, then issues the new one.
+    const cache = fits.cookies.findLast((c) => c.startsWith('better-auth.session_data=ey'))?.split(';')[0]?.split('=')[1] ?? 'missing'
+    expect(cache.length).toBe(4092)
+    expect(openSessionData(TEST_SECRET, cache)?.session).toMatchObject({ user: { name: 'n'.repeat(1 + 3069 - first) } })
+
+    setName(1 + 3070 - first)
+    const tooLarge = await client.get('/get-session?disableCookieCache=true')
+    expect([tooLarge.status, tooLarge.body]).toEqual([500, { code: 'SESSION_DATA_TOO_LARGE', message: 'Session data exceeds cookie size limit' }])
+  })
+})
+
+describe('password work for unknown identities', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(() => server.close())
+
+  it('runs exactly one password hash per sign-in attempt, whether or not the account exists', async () => {
+    const { email, password } = await signUp(server.base)
+    // The server runs in this process: every scrypt run passes through the hash queue.
+    const spy = vi.spyOn(passwordHashQueue, 'run')
+    try {
+      const hashesFor = async (body: Record<string, unknown>) => {
+        spy.mockClear()
+        const res = await new HttpClient(server.base).post('/sign-in/email', body)
+        return [res.status, (res.body as { code?: string } | null)?.code ?? null, spy.mock.calls.length]
+      }
+      expect(await hashesFor({ email: uniqueEmail('ghost'), password })).toEqual([401, 'INVALID_EMAIL_OR_PASSWORD', 1])
+      expect(await hashesFor({ email, password: 'wrong password' })).toEqual([401, 'INVALID_EMAIL_OR_PASSWORD', 1])
+      expect(await hashesFor({ email, password })).toEqual([200, null, 1])
+      // A user without a password (social only): the same work again.
+      const social = uniqueEmail('social')
+      server.gatehouse.ctx.sqlite
+        .prepare("insert into user (id, name, email, emailVerified, createdAt, updatedAt) values ('socialonly0000000000000000000001', 'S', ?, 1, 0, 0)")
+        .run(social)
+      expect(await hashesFor({ email: social, password })).toEqual([401, 'INVALID_EMAIL_OR_PASSWORD', 1])
+    } finally {
+      spy.mockRestore()
+    }
+  })
+})
+
+describe('email and password switches', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(() => server.close())
+
+  it('emailAndPassword.enabled=false refuses sign-up and sign-in with their own errors', async () => {
+    const { email, password } = await signUp(server.base)
+    server.gatehouse.config.update({ emailAndPassword: { enabled: false } })
+    try {
+      const up = await new HttpClient(server.base).post('/sign-up/email', { name: 'X', email: uniqueEmail(), password: 'password123' })
+      expect([up.status, up.body]).toEqual([400, { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' }])
+      const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password })
+      expect([inn.status, inn.body]).toEqual([400, { code: 'EMAIL_PASSWORD_DISABLED', message: 'Email and password is not enabled' }])
+      expect(inn.cookies).toEqual([])
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { enabled: null } })
+    }
+    expect((await new HttpClient(server.base).post('/sign-in/email', { email, password })).status).toBe(200)
+  })
+
+  it('disableSignUp refuses new accounts but still signs existing ones in', async () => {
+    const { email, password } = await signUp(server.base)
+    server.gatehouse.config.update({ emailAndPassword: { disableSignUp: true } })
+    try {
+      const fresh = uniqueEmail('refused')
+      const up = await new HttpClient(server.base).post('/sign-up/email', { name: 'X', email: fresh, password: 'password123' })
+      expect([up.status, up.body]).toEqual([400, { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' }])
+      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from user where email = ?').get(fresh)).toEqual({ n: 0 })
+      const inn = await new HttpClient(server.base).post<{ user: { email: string } }>('/sign-in/email', { email, password })
+      expect([inn.status, inn.body.user?.email]).toEqual([200, email])
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { disableSignUp: null } })
+    }
+  })
+
+  it('autoSignIn=false creates the user without a session or cookie', async () => {
+    server.gatehouse.config.update({ emailAndPassword: { autoSignIn: false } })
+    try {
+      const email = uniqueEmail('manual')
+      const up = await new HttpClient(server.base).post<{ token: string | null; user: { id: string; email: string } }>('/sign-up/email', { name: 'M', email, password: 'password123' })
+      expect(up.status).toBe(200)
+      expect(up.body.token).toBeNull()
+      expect(up.body.user).toMatchObject({ email, name: 'M', emailVerified: false })
+      expect(up.cookies).toEqual([])
+      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({ n: 0 })
+      const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password: 'password123' })
+      expect(inn.status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { autoSignIn: null } })
+    }
+  })
+})
+
+describe('session.disableSessionRefresh', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({ config: { session: { disableSessionRefresh: true } } })
+  })
+  afterAll(() => server.close())
+
+  it('never extends a session: the expiry stays where sign-in put it, and it ends there', async () => {
+    const { client } = await signUp(server.base)
+    const first = await client.get<{ session: { expiresAt: string; updatedAt: string } }>('/get-session')
+    const expiresAt = first.body.session.expiresAt
+    expect(new Date(expiresAt).getTime()).toBe(server.clock.now() + 7 * DAY * 1000)
+    server.clock.advanceSeconds(DAY + 1)
+    const later = await client.get<{ session: { expiresAt: string; updatedAt: string } }>('/get-session')
+    expect([later.status, later.body.session.expiresAt, later.body.session.updatedAt]).toEqual([200, expiresAt, first.body.session.updatedAt])
+    expect(later.cookies).toEqual([])
+    server.clock.advanceSeconds(6 * DAY)
+    expect((await client.get('/get-session')).body).toBeNull()
+  })
+})
+
+describe('cookies on an https base URL', () => {
+  let server: TestServer
+  const PUBLIC = 'https://auth.example.test'
+  beforeAll(async () => {
+    server = await startTestServer({ baseURL: PUBLIC })
+  })
+  afterAll(() => server.close())
+
+  it('prefixes every cookie with __Secure- and marks it Secure; the unprefixed name is not read', async () => {
+    const client = new HttpClient(server.base, { origin: PUBLIC })
+    const up = await client.post<{ token: string }>('/sign-up/email', { name: 'S', email: uniqueEmail('secure'), password: 'password123', rememberMe: false })
+    expect(up.status).toBe(200)
+    expect(up.cookies).toEqual([
+      `__Secure-better-auth.session_token=${signedCookie(TEST_SECRET, up.body.token)}; Path=/; HttpOnly; Secure; SameSite=Lax`,
+      `__Secure-better-auth.dont_remember=${signedCookie(TEST_SECRET, 'true')}; Path=/; HttpOnly; Secure; SameSite=Lax`,
+    ])
+    const me = await client.get<{ session: { token: string } }>('/get-session')
+    expect(me.body.session.token).toBe(up.body.token)
+    const unprefixed = await new HttpClient(server.base, { origin: PUBLIC }).get('/get-session', {
+      cookie: `better-auth.session_token=${signedCookie(TEST_SECRET, up.body.token)}`,
+    })
+    expect(unprefixed.body).toBeNull()
   })
 })

@@ -48,8 +48,9 @@ describe('impersonation link from the control panel', () => {
     expect(session.body.session.impersonatedBy).toBe('gatehouse:panel')
     expect(new Date(session.body.session.expiresAt).getTime()).toBe(server.clock.now() + 3_600_000)
     // The user does not see it among their own sessions.
-    const own = await target.client.get<Array<{ impersonatedBy: string | null }>>('/list-sessions')
-    expect(own.body.every((s) => s.impersonatedBy === null)).toBe(true)
+    const own = await target.client.get<Array<{ impersonatedBy: string | null; token: string }>>('/list-sessions')
+    expect(own.status).toBe(200)
+    expect(own.body.map((s) => [s.token, s.impersonatedBy])).toEqual([[target.token, null]])
 
     const replay = await new HttpClient(server.base, { origin: null }).get(url.slice(server.base.length))
     expect(replay.status).toBe(302)
@@ -87,7 +88,7 @@ describe('impersonation link from the control panel', () => {
     const row = findUserById(server.gatehouse.ctx, regular.user.id)
     if (!row) throw new Error('user missing')
     expect(() => createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).toThrow(
-      expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS' }),
+      expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', message: 'You are not allowed to impersonate users' }),
     )
   })
 })

@@ -2,17 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decryptSecret, encryptSecret, revealSecret } from '../../server/crypto/encrypt.js'
 import { Browser, FakeProvider } from '../helpers/oauth-fakes.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { openSealed } from '../helpers/signatures.js'
 
 const SECRET = 'test-secret-0123456789-abcdefghijkl'
 
 describe('encryption at rest (AES-256-GCM, key from the auth secret by HKDF)', () => {
-  it('round-trips, uses a fresh IV each time, and refuses tampering, another purpose or another secret', () => {
+  it('round-trips, uses a fresh IV each time, and refuses tampering, another purpose or another secret', async () => {
     const a = encryptSecret(SECRET, 'gho_token', 'oauth-token')
     const b = encryptSecret(SECRET, 'gho_token', 'oauth-token')
     expect(a).toMatch(/^enc:v1:[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/)
     expect(a).not.toBe(b)
     expect(a).not.toContain('gho_token')
     expect(decryptSecret(SECRET, a, 'oauth-token')).toBe('gho_token')
+    // Opened by an independent implementation (WebCrypto, HKDF and AES-GCM from the documented parameters).
+    expect(await openSealed(SECRET, a, 'oauth-token')).toBe('gho_token')
+    expect(await openSealed(SECRET, a, 'client-secret')).toBeNull()
+    expect(await openSealed('another-secret-0123456789-abcdefgh', a, 'oauth-token')).toBeNull()
     expect(decryptSecret(SECRET, a, 'client-secret')).toBeNull()
     expect(decryptSecret('another-secret-0123456789-abcdefgh', a, 'oauth-token')).toBeNull()
     const body = a.split('.')[1] as string
@@ -59,5 +64,9 @@ describe('a sealed client secret in the configuration', () => {
     const cb = await browser.request(`${server.base}/callback/spotify?code=c&state=${state}`)
     expect(cb.headers.get('location')).toBe('/ok')
     expect(JSON.stringify(server.gatehouse.config.get().socialProviders.spotify)).not.toContain('sp-secret-in-clear')
+    // The provider token is stored sealed for its purpose, and opens with the independent code.
+    const stored = server.gatehouse.ctx.sqlite.prepare("select accessToken from account where providerId = 'spotify' and accountId = 'sp-1'").get() as { accessToken: string }
+    expect(stored.accessToken).toMatch(/^enc:v1:/)
+    expect(await openSealed(SECRET, stored.accessToken, 'oauth-token')).toBe('at')
   })
 })

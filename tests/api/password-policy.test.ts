@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { HttpClient, uniqueEmail, statusAndBody } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -24,7 +24,7 @@ describe('common-password rejection', () => {
         expect(res.body).toEqual({ code: 'PASSWORD_TOO_COMMON', message: 'Password is too common. Please choose a less guessable one.' })
       }
       const own = await client.post('/sign-up/email', { name: 'Marguerite', email: uniqueEmail('marguerite'), password: 'marguerite1' })
-      expect(own.status).toBe(400)
+      expect(statusAndBody(own)).toEqual([400, { code: 'PASSWORD_TOO_COMMON', message: 'Password is too common. Please choose a less guessable one.' }])
       const strong = await client.post('/sign-up/email', { name: 'P', email: uniqueEmail(), password: 'violet tractor anchors 42' })
       expect(strong.status).toBe(200)
     } finally {

@@ -24,6 +24,16 @@ const json = (body: unknown): FakeAnswer => ({ json: body })
 const unauthorized: FakeAnswer = { status: 401, json: { error: 'invalid_token' } }
 /** A profile endpoint that insists on the bearer token. */
 const guarded = (body: () => unknown) => (req: RecordedRequest) => (bearer(req) ? json(body()) : unauthorized)
+/**
+ * What fake handlers found wrong in the requests they got. A handler never calls `expect` (a
+ * throw there would become an anonymous 500 at the server); it answers 400 and records why, and
+ * the test asserts the list is empty.
+ */
+const handlerProblems: string[] = []
+const refuse = (why: string): FakeAnswer => {
+  handlerProblems.push(why)
+  return { status: 400, json: { error: 'invalid_request', error_description: why } }
+}
 
 type Auth = 'post' | 'basic' | 'tiktok'
 
@@ -38,7 +48,7 @@ interface Case {
   routes: (f: FakeProvider) => void
   callbackExtra?: Record<string, string>
   authorizationChecks?: (url: URL) => void
-  expected: { accountId: string; name: string; email: string; image: string | null; emailVerified: boolean; scope?: string }
+  expected: { accountId: string; name: string; email: string; image: string | null; emailVerified: boolean; scope: string | null }
 }
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46])
@@ -73,7 +83,7 @@ const cases: Case[] = [
       expect(url.searchParams.get('response_mode')).toBe('form_post')
       expect(url.searchParams.get('scope')).toBe('email name')
     },
-    expected: { accountId: '001234.5678abcdef.0999', name: 'Ada Lovelace', email: 'ada@privaterelay.appleid.com', image: null, emailVerified: true },
+    expected: { accountId: '001234.5678abcdef.0999', name: 'Ada Lovelace', email: 'ada@privaterelay.appleid.com', image: null, emailVerified: true, scope: null },
   },
   {
     id: 'discord',
@@ -121,7 +131,8 @@ const cases: Case[] = [
     token: () => ({ access_token: ACCESS, token_type: 'bearer', expires_in: 5183944 }),
     routes: (f) =>
       f.on('GET', '/facebook/me', (req) => {
-        expect(req.query.get('fields')).toBe('id,name,email,picture')
+        // A wrong request is answered 400 and recorded; the test reports it by name.
+        if (req.query.get('fields') !== 'id,name,email,picture') return refuse(`facebook fields ${req.query.get('fields')}`)
         return guarded(() => ({
           id: '10158000000000001',
           name: 'Fay Cebook',
@@ -135,6 +146,7 @@ const cases: Case[] = [
       email: 'fay@example.com',
       image: 'https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=1',
       emailVerified: false,
+      scope: null,
     },
   },
   {
@@ -233,7 +245,7 @@ const cases: Case[] = [
     }),
     routes: () => {},
     authorizationChecks: (url) => expect(url.searchParams.get('include_granted_scopes')).toBe('true'),
-    expected: { accountId: '110169484474386276334', name: 'Gina Google', email: 'gina@gmail.com', image: 'https://lh3.googleusercontent.com/a/ACg8ocK', emailVerified: true },
+    expected: { accountId: '110169484474386276334', name: 'Gina Google', email: 'gina@gmail.com', image: 'https://lh3.googleusercontent.com/a/ACg8ocK', emailVerified: true, scope: 'openid,https://www.googleapis.com/auth/userinfo.email,https://www.googleapis.com/auth/userinfo.profile' },
   },
   {
     id: 'spotify',
@@ -259,7 +271,7 @@ const cases: Case[] = [
           uri: 'spotify:user:wizzler',
         })),
       ),
-    expected: { accountId: 'wizzler', name: 'JM Wizzler', email: 'email@example.com', image: 'https://i.scdn.co/image/ab6775700000ee85', emailVerified: false },
+    expected: { accountId: 'wizzler', name: 'JM Wizzler', email: 'email@example.com', image: 'https://i.scdn.co/image/ab6775700000ee85', emailVerified: false, scope: 'user-read-email' },
   },
   {
     id: 'twitch',
@@ -353,6 +365,7 @@ const cases: Case[] = [
       email: 'franz@dropbox.com',
       image: 'https://dl-web.dropbox.com/account_photo/get/dbaphid%3AAAH?size=128x128',
       emailVerified: true,
+      scope: 'account_info.read',
     },
   },
   {
@@ -367,7 +380,7 @@ const cases: Case[] = [
         '/kick/public/v1/users',
         guarded(() => ({ data: [{ email: 'streamer@kick.com', name: 'streamer', profile_picture: 'https://files.kick.com/images/user/1/profile_image.webp', user_id: 123456 }], message: 'OK' })),
       ),
-    expected: { accountId: '123456', name: 'streamer', email: 'streamer@kick.com', image: 'https://files.kick.com/images/user/1/profile_image.webp', emailVerified: false },
+    expected: { accountId: '123456', name: 'streamer', email: 'streamer@kick.com', image: 'https://files.kick.com/images/user/1/profile_image.webp', emailVerified: false, scope: 'user:read' },
   },
   {
     id: 'linkedin',
@@ -396,6 +409,7 @@ const cases: Case[] = [
       email: 'doe@email.com',
       image: 'https://media.licdn-ei.com/dms/image/C5F03AQHqK8v7tB1HCQ/profile-displayphoto-shrink_100_100/0/',
       emailVerified: true,
+      scope: 'email,openid,profile',
     },
   },
   {
@@ -405,7 +419,7 @@ const cases: Case[] = [
     endpoints: { userInfo: '/gitlab/api/v4/user' },
     token: () => ({ access_token: ACCESS, token_type: 'Bearer', expires_in: 7200, refresh_token: 'r.gitlab', scope: 'read_user', created_at: 1607635748 }),
     routes: (f) => f.on('GET', '/gitlab/api/v4/user', guarded(() => gitlabUser)),
-    expected: { accountId: '1', name: 'John Smith', email: 'john@example.com', image: 'https://gitlab.example.com/uploads/user/avatar/1/cd8.jpeg', emailVerified: true },
+    expected: { accountId: '1', name: 'John Smith', email: 'john@example.com', image: 'https://gitlab.example.com/uploads/user/avatar/1/cd8.jpeg', emailVerified: true, scope: 'read_user' },
   },
   {
     id: 'tiktok',
@@ -424,7 +438,7 @@ const cases: Case[] = [
     }),
     routes: (f) =>
       f.on('GET', '/tiktok/v2/user/info/', (req) => {
-        expect(req.query.get('fields')).toBe('open_id,avatar_large_url,display_name,username')
+        if (req.query.get('fields') !== 'open_id,avatar_large_url,display_name,username') return refuse(`tiktok fields ${req.query.get('fields')}`)
         return guarded(() => ({
           data: {
             user: {
@@ -450,6 +464,7 @@ const cases: Case[] = [
       email: '723f24d7-e717-40f8-a2b6-cb8464cd23b4@tiktok.placeholder.invalid',
       image: 'https://p16-sign-va.tiktokcdn.com/large.jpeg',
       emailVerified: false,
+      scope: 'user.info.profile',
     },
   },
   {
@@ -472,6 +487,7 @@ const cases: Case[] = [
       email: 'abc12@reddit.placeholder.invalid',
       image: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png',
       emailVerified: false,
+      scope: 'identity',
     },
   },
   {
@@ -501,6 +517,7 @@ const cases: Case[] = [
       email: '1516563360@roblox.placeholder.invalid',
       image: 'https://tr.rbxcdn.com/30DAY-AvatarHeadshot/150/150/AvatarHeadshot/Webp/noFilter',
       emailVerified: false,
+      scope: 'openid,profile',
     },
   },
   {
@@ -515,7 +532,7 @@ const cases: Case[] = [
         if (req.form.get('access_token') !== ACCESS || req.form.get('client_id') !== CLIENT_ID) return unauthorized
         return json({ user: { ...vkUser } })
       }),
-    expected: { accountId: '1234567890', name: 'Ivan Ivanov', email: 'ivan@example.ru', image: 'https://pp.userapi.com/avatar.jpg', emailVerified: false },
+    expected: { accountId: '1234567890', name: 'Ivan Ivanov', email: 'ivan@example.ru', image: 'https://pp.userapi.com/avatar.jpg', emailVerified: false, scope: 'email,phone' },
   },
   {
     id: 'zoom',
@@ -542,7 +559,7 @@ const cases: Case[] = [
         })),
       ),
     authorizationChecks: (url) => expect(url.searchParams.has('scope')).toBe(false),
-    expected: { accountId: 'KDcuGIm1QgePTO8WbOqwIQ', name: 'Jill Chill', email: 'jchill@example.com', image: 'https://lh4.googleusercontent.com/avatar.png', emailVerified: true },
+    expected: { accountId: 'KDcuGIm1QgePTO8WbOqwIQ', name: 'Jill Chill', email: 'jchill@example.com', image: 'https://lh4.googleusercontent.com/avatar.png', emailVerified: true, scope: 'user:read' },
   },
 ]
 
@@ -589,6 +606,7 @@ afterAll(async () => {
 /** The whole redirect flow for one provider; returns the callback answer and what the fake saw. */
 async function runFlow(c: Case, overrides: { token?: () => Record<string, unknown> } = {}) {
   fake.reset()
+  handlerProblems.length = 0
   c.routes(fake)
   let authorization: URL | null = null
   fake.on('POST', `/${c.id}/token`, (req) => checkToken(c, req, authorization, overrides.token ?? c.token))
@@ -650,6 +668,7 @@ describe('the 18 providers', () => {
   for (const c of cases) {
     it(`${c.id}: authorization URL, code exchange, profile mapping, account and session`, async () => {
       const { browser, callback, authorization } = await runFlow(c)
+      expect(handlerProblems).toEqual([])
       expect(authorization.origin + authorization.pathname).toBe(`${fake.url}/${c.id}/authorize`)
       expect(authorization.searchParams.get('redirect_uri')).toBe(`${server.base}/callback/${c.id}`)
       expect(authorization.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{32}$/)
@@ -664,7 +683,8 @@ describe('the 18 providers', () => {
       expect(acc).toMatchObject({ providerId: c.id, userId: session.user.id })
       expect(acc?.accessToken).toMatch(/^enc:v1:/)
       expect(acc?.accessToken).not.toContain(ACCESS)
-      if (scope) expect(acc?.scope).toBe(scope)
+      // Every case names the scope it expects stored (null where the provider reports none).
+      expect(acc?.scope).toBe(scope)
     })
   }
 })

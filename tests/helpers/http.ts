@@ -140,3 +140,14 @@ export function jarFetch(origin: string, jar: CookieJar, options: { redirect?: R
     return response
   }
 }
+
+/** Error bodies the spec names, written out once for the tests. */
+export const ERRORS = {
+  UNAUTHORIZED: { code: 'UNAUTHORIZED', message: 'Unauthorized' },
+  INVALID_EMAIL_OR_PASSWORD: { code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Invalid email or password' },
+  TOO_MANY_REQUESTS: { code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' },
+  NOT_FOUND: { code: 'NOT_FOUND', message: 'Not Found' },
+} as const
+
+/** `[status, body]` of an answer, to compare with one `toEqual`. */
+export const statusAndBody = (res: { status: number; body: unknown }): [number, unknown] => [res.status, res.body]

@@ -19,15 +19,57 @@ export class TestClock implements Clock {
   }
 }
 
+export interface LoggedEntry {
+  level: 'warn' | 'error'
+  message: string
+  error?: unknown
+}
+
+/**
+ * Everything a test server logged at warn or error level. `tests/setup/server-log.ts` (a vitest
+ * setup file, so every test file gets it) fails a test that leaves an entry nobody allowed.
+ */
+export const serverLog = {
+  entries: [] as LoggedEntry[],
+  allowed: [] as { level: LoggedEntry['level']; pattern: RegExp; seen: number }[],
+  /** Warnings every test may leave: logged by design on a server without SMTP. */
+  alwaysAllowed: [/^no SMTP server configured/] as RegExp[],
+  /**
+   * Declares a warning the current test expects (cleared after each test). Matching entries do
+   * not fail the test.
+   */
+  allowWarning(pattern: RegExp): void {
+    serverLog.allowed.push({ level: 'warn', pattern, seen: 0 })
+  },
+  /** Declares an error the current test provokes on purpose (cleared after each test). */
+  allowError(pattern: RegExp): void {
+    serverLog.allowed.push({ level: 'error', pattern, seen: 0 })
+  },
+  /** Removes and returns the entries no allowance covers. */
+  takeUnexpected(): LoggedEntry[] {
+    const unexpected = serverLog.entries.filter((entry) => {
+      if (entry.level === 'warn' && serverLog.alwaysAllowed.some((p) => p.test(entry.message))) return false
+      const allowance = serverLog.allowed.find((a) => a.level === entry.level && a.pattern.test(entry.message))
+      if (allowance) allowance.seen++
+      return !allowance
+    })
+    serverLog.entries = []
+    return unexpected
+  },
+}
+
+/** The logger every test server gets: nothing printed, warnings and errors kept in `serverLog`. */
 export const silentLogger: Logger & { errors: unknown[]; warnings: string[] } = {
   errors: [],
   warnings: [],
   info() {},
   warn(m) {
     silentLogger.warnings.push(m)
+    serverLog.entries.push({ level: 'warn', message: m })
   },
   error(m, e) {
     silentLogger.errors.push(e ?? m)
+    serverLog.entries.push({ level: 'error', message: m, error: e })
   },
 }
 
@@ -49,6 +91,8 @@ export interface TestServerOptions {
   dataDir?: string
   /** Keep the data directory after close (restart tests). */
   keepData?: boolean
+  /** Public URL the server believes it is reached at (e.g. https://… for secure cookies). */
+  baseURL?: string
 }
 
 /** The real server on a loopback port with a real SQLite file in a temporary directory. */
@@ -59,6 +103,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     port: 0,
     host: '127.0.0.1',
+    baseURL: options.baseURL,
     secret: options.secret ?? 'test-secret-0123456789-abcdefghijkl',
     config: { rateLimit: { enabled: false }, ...options.config },
     clock,

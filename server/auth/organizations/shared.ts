@@ -42,7 +42,7 @@ export const ORG_ERR = {
   YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION: 'You are not allowed to create a new organization',
   YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS: 'You have reached the maximum number of organizations',
   ORGANIZATION_ALREADY_EXISTS: 'Organization already exists',
-  ORGANIZATION_SLUG_ALREADY_TAKEN: 'slug is taken',
+  ORGANIZATION_SLUG_ALREADY_TAKEN: 'Organization slug already taken',
   ORGANIZATION_NOT_FOUND: 'Organization not found',
   USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: 'User is not a member of the organization',
   YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION: 'You are not a member of this organization',
