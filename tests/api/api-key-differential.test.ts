@@ -2,7 +2,7 @@ import { apiKey } from '@better-auth/api-key'
 import Database from 'better-sqlite3'
 import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
-import { jwt } from 'better-auth/plugins'
+import { jwt, twoFactor } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPanelService } from '../../server/panel/service.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
@@ -42,7 +42,8 @@ beforeAll(async () => {
     rateLimit: { enabled: false },
     telemetry: { enabled: false },
     logger: { disabled: true },
-    plugins: [apiKey({ enableSessionForAPIKeys: true, enableMetadata: true }), jwt()],
+    // twoFactor: Gatehouse always ships it, so users (and JWT claims) carry twoFactorEnabled.
+    plugins: [apiKey({ enableSessionForAPIKeys: true, enableMetadata: true }), jwt(), twoFactor()],
   }
   const { runMigrations } = await getMigrations(options)
   await runMigrations()

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
-import { admin, organization, username } from 'better-auth/plugins'
+import { admin, organization, twoFactor, username } from 'better-auth/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../server/auth/admin.js'
@@ -51,7 +51,9 @@ async function startBetterAuth(): Promise<Target> {
     logger: { disabled: true },
     // better-auth skips every origin check when it detects a test runner; production checks them.
     advanced: { disableOriginCheck: false },
-    plugins: [organization({ teams: { enabled: true } }), admin(), username()],
+    // twoFactor: Gatehouse always ships the two-factor feature, so its users carry twoFactorEnabled
+    // (false here), as better-auth's do once the plugin is installed.
+    plugins: [organization({ teams: { enabled: true } }), admin(), username(), twoFactor()],
   }
   const { runMigrations } = await getMigrations(options)
   await runMigrations()
