@@ -7,7 +7,7 @@ import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
-import { findUserByEmail, normalizeEmail } from './users.js'
+import { findUserByEmail, normalizeEmail } from './user-store.js'
 
 /**
  * Email verification (SPEC §4, reference §5.2): a stateless HS256 JWT keyed by the auth secret,

@@ -1,7 +1,12 @@
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core'
 import type { AuthContext } from './context.js'
-import { APIError } from './errors.js'
-import { assertPasswordLength } from './users.js'
+import { APIError, fail } from './errors.js'
+
+export function assertPasswordLength(ctx: AuthContext, password: string): void {
+  const { minPasswordLength, maxPasswordLength } = ctx.config().emailAndPassword
+  if (password.length < minPasswordLength) throw fail(400, 'PASSWORD_TOO_SHORT')
+  if (password.length > maxPasswordLength) throw fail(400, 'PASSWORD_TOO_LONG')
+}
 
 /**
  * Loaded and built on first use: the dictionaries take ~60 ms and ~13 MB, and most servers never

@@ -6,7 +6,8 @@ import type { AuthContext, RequestMeta } from './context.js'
 import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { APIError } from './errors.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
-import { assertPasswordLength, findCredentialAccount } from './users.js'
+import { assertPasswordLength } from './password-policy.js'
+import { findCredentialAccount } from './user-store.js'
 
 /**
  * Username feature (SPEC §5 Username, §8 Username, reference §1.3 and §4.2): sign-in by

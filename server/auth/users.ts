@@ -5,6 +5,7 @@ import { generateId } from '../crypto/random.js'
 import { account, session, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import { assertPasswordPolicy } from './password-policy.js'
+import { findCredentialAccount, findUserByEmail, normalizeEmail } from './user-store.js'
 import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from './throttle.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
@@ -13,18 +14,15 @@ import { sendVerificationEmailIfEnabled } from './email-verification.js'
 import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
 import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
 
-const emailFormat = z.email()
+// Lookups live in user-store.ts and the length rule in password-policy.ts (modules that import
+// nothing of this one, so username, verification and policy rules can use them without a cycle).
+export { findCredentialAccount, findUserByEmail, findUserById, listAccountRows, normalizeEmail } from './user-store.js'
+export { assertPasswordLength } from './password-policy.js'
 
-export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
+const emailFormat = z.email()
 
 export function assertValidEmail(email: string): void {
   if (!emailFormat.safeParse(email).success) throw fail(400, 'INVALID_EMAIL')
-}
-
-export function assertPasswordLength(ctx: AuthContext, password: string): void {
-  const { minPasswordLength, maxPasswordLength } = ctx.config().emailAndPassword
-  if (password.length < minPasswordLength) throw fail(400, 'PASSWORD_TOO_SHORT')
-  if (password.length > maxPasswordLength) throw fail(400, 'PASSWORD_TOO_LONG')
 }
 
 /** A user as the wire shows it: configured additional fields flattened onto the row. */
@@ -81,27 +79,6 @@ export function readAdditionalFields(
     out[name] = parsed.data
   }
   return out
-}
-
-export function findUserByEmail(ctx: AuthContext, email: string): UserRow | undefined {
-  return ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))).get()
-}
-
-export function findUserById(ctx: AuthContext, id: string): UserRow | undefined {
-  return ctx.db.select().from(user).where(eq(user.id, id)).get()
-}
-
-/** Every account row of a user (credential and linked providers), oldest first. */
-export function listAccountRows(ctx: AuthContext, userId: string) {
-  return ctx.db.select().from(account).where(eq(account.userId, userId)).orderBy(account.createdAt).all()
-}
-
-export function findCredentialAccount(ctx: AuthContext, userId: string) {
-  return ctx.db
-    .select()
-    .from(account)
-    .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
-    .get()
 }
 
 /**

@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { user } from '../../db/schema.js'
+import { user } from '../../db/core-schema.js'
 
 /** @better-auth/passkey's `passkey` table, column for column. `publicKey` is the COSE key in base64. */
 export const passkey = sqliteTable(

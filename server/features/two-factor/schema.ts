@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { user } from '../../db/schema.js'
+import { user } from '../../db/core-schema.js'
 
 /**
  * better-auth's `twoFactor` table (plugins/two-factor/schema.ts), column for column. `secret` and

@@ -1,0 +1,30 @@
+import { and, eq } from 'drizzle-orm'
+import { account, user } from '../db/schema.js'
+import type { AuthContext } from './context.js'
+import type { UserRow } from './sessions.js'
+
+/** The user and account lookups every account rule needs (re-exported by users.ts). */
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
+
+export function findUserByEmail(ctx: AuthContext, email: string): UserRow | undefined {
+  return ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))).get()
+}
+
+export function findUserById(ctx: AuthContext, id: string): UserRow | undefined {
+  return ctx.db.select().from(user).where(eq(user.id, id)).get()
+}
+
+/** Every account row of a user (credential and linked providers), oldest first. */
+export function listAccountRows(ctx: AuthContext, userId: string) {
+  return ctx.db.select().from(account).where(eq(account.userId, userId)).orderBy(account.createdAt).all()
+}
+
+export function findCredentialAccount(ctx: AuthContext, userId: string) {
+  return ctx.db
+    .select()
+    .from(account)
+    .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
+    .get()
+}
+

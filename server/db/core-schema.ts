@@ -1,0 +1,248 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+/**
+ * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
+ * (audit events). Dates are stored as epoch milliseconds; booleans as 0/1.
+ */
+
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
+
+export const user = sqliteTable(
+  'user',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    email: text('email').notNull(),
+    emailVerified: integer('emailVerified', { mode: 'boolean' }).notNull().default(false),
+    image: text('image'),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+    // username feature
+    username: text('username'),
+    displayUsername: text('displayUsername'),
+    // admin feature
+    role: text('role').default('user'),
+    banned: integer('banned', { mode: 'boolean' }).default(false),
+    banReason: text('banReason'),
+    banExpires: timestamp('banExpires'),
+    /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
+    additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
+    // two-factor feature (better-auth's twoFactor plugin)
+    twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
+  },
+  (t) => [
+    uniqueIndex('user_email_unique').on(t.email),
+    uniqueIndex('user_username_unique').on(t.username),
+    index('user_created_at_idx').on(t.createdAt),
+    index('user_name_idx').on(t.name),
+  ],
+)
+
+export const session = sqliteTable(
+  'session',
+  {
+    id: text('id').primaryKey(),
+    token: text('token').notNull(),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    expiresAt: timestamp('expiresAt').notNull(),
+    ipAddress: text('ipAddress'),
+    userAgent: text('userAgent'),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+    impersonatedBy: text('impersonatedBy'),
+    activeOrganizationId: text('activeOrganizationId'),
+    /** organization teams (better-auth 1.7): the team the session acts in, null when none. */
+    activeTeamId: text('activeTeamId'),
+  },
+  (t) => [
+    uniqueIndex('session_token_unique').on(t.token),
+    index('session_user_id_idx').on(t.userId),
+    index('session_expires_at_idx').on(t.expiresAt),
+  ],
+)
+
+export const account = sqliteTable(
+  'account',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('accountId').notNull(),
+    providerId: text('providerId').notNull(),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    accessToken: text('accessToken'),
+    refreshToken: text('refreshToken'),
+    idToken: text('idToken'),
+    accessTokenExpiresAt: timestamp('accessTokenExpiresAt'),
+    refreshTokenExpiresAt: timestamp('refreshTokenExpiresAt'),
+    scope: text('scope'),
+    password: text('password'),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+  },
+  (t) => [
+    index('account_user_id_idx').on(t.userId),
+    uniqueIndex('account_provider_account_unique').on(t.providerId, t.accountId),
+  ],
+)
+
+export const verification = sqliteTable(
+  'verification',
+  {
+    id: text('id').primaryKey(),
+    identifier: text('identifier').notNull(),
+    value: text('value').notNull(),
+    expiresAt: timestamp('expiresAt').notNull(),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+  },
+  (t) => [index('verification_identifier_idx').on(t.identifier), index('verification_expires_at_idx').on(t.expiresAt)],
+)
+
+export const rateLimit = sqliteTable('rateLimit', {
+  key: text('key').primaryKey(),
+  count: integer('count').notNull(),
+  lastRequest: integer('lastRequest').notNull(),
+})
+
+export const organization = sqliteTable(
+  'organization',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    logo: text('logo'),
+    metadata: text('metadata'),
+    createdAt: timestamp('createdAt').notNull(),
+  },
+  (t) => [uniqueIndex('organization_slug_unique').on(t.slug)],
+)
+
+export const team = sqliteTable(
+  'team',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    organizationId: text('organizationId')
+      .notNull()
+      .references(() => organization.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt'),
+  },
+  (t) => [index('team_organization_id_idx').on(t.organizationId)],
+)
+
+export const member = sqliteTable(
+  'member',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organizationId')
+      .notNull()
+      .references(() => organization.id, { onDelete: 'cascade' }),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    role: text('role').notNull().default('member'),
+    teamId: text('teamId').references(() => team.id, { onDelete: 'set null' }),
+    createdAt: timestamp('createdAt').notNull(),
+  },
+  (t) => [
+    index('member_organization_id_idx').on(t.organizationId),
+    index('member_user_id_idx').on(t.userId),
+    uniqueIndex('member_org_user_unique').on(t.organizationId, t.userId),
+  ],
+)
+
+/**
+ * Team membership (better-auth 1.7's `teamMember`): a user may belong to several teams of an
+ * organization. `member.teamId` is the 1.2-era single team, still filled with the first team.
+ */
+export const teamMember = sqliteTable(
+  'teamMember',
+  {
+    id: text('id').primaryKey(),
+    teamId: text('teamId')
+      .notNull()
+      .references(() => team.id, { onDelete: 'cascade' }),
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('createdAt'),
+  },
+  (t) => [uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId), index('team_member_user_id_idx').on(t.userId)],
+)
+
+export const invitation = sqliteTable(
+  'invitation',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organizationId')
+      .notNull()
+      .references(() => organization.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    role: text('role'),
+    status: text('status').notNull().default('pending'),
+    teamId: text('teamId').references(() => team.id, { onDelete: 'set null' }),
+    inviterId: text('inviterId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    expiresAt: timestamp('expiresAt').notNull(),
+    createdAt: timestamp('createdAt'),
+  },
+  (t) => [index('invitation_organization_id_idx').on(t.organizationId), index('invitation_email_idx').on(t.email)],
+)
+
+/** Referenced by SPEC §3 without fields; better-auth's api-key plugin columns. */
+/** Gatehouse's append-only audit log. Never updated or deleted by the application. */
+export const auditEvent = sqliteTable(
+  'auditEvent',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    type: text('type').notNull(),
+    outcome: text('outcome', { enum: ['success', 'failure'] }).notNull(),
+    actorUserId: text('actorUserId'),
+    targetUserId: text('targetUserId'),
+    /** What the action touched beyond a user (a session id, an organization id...). */
+    target: text('target'),
+    ipAddress: text('ipAddress'),
+    userAgent: text('userAgent'),
+    detail: text('detail', { mode: 'json' }).$type<Record<string, unknown>>(),
+    createdAt: timestamp('createdAt').notNull(),
+  },
+  (t) => [
+    index('audit_created_at_idx').on(t.createdAt),
+    index('audit_type_idx').on(t.type, t.createdAt),
+    index('audit_actor_idx').on(t.actorUserId),
+    index('audit_target_idx').on(t.targetUserId),
+  ],
+)
+
+/** Every message the product sends, kept so the panel can show it and failed ones can be retried. */
+export const mailOutbox = sqliteTable(
+  'mailOutbox',
+  {
+    id: text('id').primaryKey(),
+    to: text('to').notNull(),
+    subject: text('subject').notNull(),
+    kind: text('kind').notNull(),
+    text: text('text').notNull(),
+    html: text('html').notNull(),
+    status: text('status', { enum: ['queued', 'sent', 'failed'] }).notNull().default('queued'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+    sentAt: timestamp('sentAt'),
+  },
+  (t) => [index('mail_outbox_status_idx').on(t.status, t.createdAt), index('mail_outbox_created_at_idx').on(t.createdAt)],
+)
+
+/** Failed password checks per normalised identifier (brute-force defence). */
+export const loginThrottle = sqliteTable('loginThrottle', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  windowStart: integer('windowStart').notNull(),
+  lockedUntil: integer('lockedUntil'),
+})
