@@ -44,7 +44,7 @@ export default function SigningKeysPage() {
           <ConfirmButton
             label="Rotate"
             leftSection={<IconRefresh size={14} />}
-            color="blue"
+            color="indigo"
             variant="filled"
             size="sm"
             title="Rotate the signing key"
