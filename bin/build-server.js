@@ -53,6 +53,26 @@ export function isFresh() {
  * the first delivery, the zxcvbn dictionaries when common passwords are refused) become chunks
  * loaded only then.
  */
+/**
+ * zod re-exports all of its ~40 message locales as a namespace (`z.locales`), which a bundler cannot
+ * drop; the server uses only English (set by zod itself). Inside zod, `../locales/index.js` becomes
+ * English alone: about 0.3 MB less source for V8 to hold at every start.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]zod[\\/]/.test(args.importer)) return undefined
+      return { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' }
+    })
+    build.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: "export { default as en } from './en.js'",
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }))
+  },
+}
+
 export async function buildServer({ prune = false } = {}) {
   const before = sourceFingerprint()
   const esbuild = await import('esbuild')
@@ -68,6 +88,11 @@ export async function buildServer({ prune = false } = {}) {
       outExtension: { '.js': '.mjs' },
       chunkNames: 'chunk-[hash]',
       external: ['better-sqlite3', 'vite'],
+      plugins: [zodEnglishOnly],
+      // Whitespace and syntax only (names stay, so stack traces stay readable): V8 keeps the source
+      // text of every loaded module in memory for lazy compilation, so a smaller text is less RSS.
+      minifyWhitespace: true,
+      minifySyntax: true,
       // Bundled CommonJS packages call require(); give them Node's.
       banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
       write: false,

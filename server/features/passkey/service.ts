@@ -1,11 +1,4 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { recordAudit } from '../../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../../auth/context.js'
 import { APIError } from '../../auth/errors.js'
@@ -16,6 +9,16 @@ import { consumeVerification, createVerification } from '../../auth/verification
 import { passkeyError } from './errors.js'
 import type { PasskeyRow } from './schema.js'
 import { deletePasskey, findPasskey, findPasskeyByCredential, insertPasskey, listPasskeys, recordPasskeyUse, renamePasskey } from './store.js'
+
+/**
+ * @simplewebauthn/server and its X.509/ASN.1 stack are about 0.8 MB of the server bundle: loaded at
+ * the first passkey ceremony, not at every start (most servers never enable passkeys).
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | null = null
+const loadWebAuthn = () => {
+  webauthn ??= import('@simplewebauthn/server')
+  return webauthn
+}
 
 /** @better-auth/passkey's ceremonies on @simplewebauthn/server, with the relying party and origins from config. */
 
@@ -59,7 +62,7 @@ function takeChallenge(ctx: AuthContext, token: string | null, type: Pending['ty
 export async function registrationOptions(ctx: AuthContext, current: SessionWithUser, query: { name?: string; authenticatorAttachment?: 'platform' | 'cross-platform' }) {
   const u = current.user
   const name = u.email || u.id
-  const options = await generateRegistrationOptions({
+  const options = await (await loadWebAuthn()).generateRegistrationOptions({
     rpName: ctx.config().passkey.rpName ?? ctx.config().mail.appName,
     rpID: rpIdOf(ctx),
     userID: new TextEncoder().encode(generateLowerToken(32)),
@@ -86,9 +89,9 @@ export async function verifyRegistration(
   if (!input.origin) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
   const pending = takeChallenge(ctx, input.token, 'registration')
   if (pending.userData.id !== current.user.id) throw passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY')
-  let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']
+  let info: Awaited<ReturnType<typeof import('@simplewebauthn/server').verifyRegistrationResponse>>['registrationInfo']
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await loadWebAuthn()).verifyRegistrationResponse({
       response: input.response,
       expectedChallenge: pending.expectedChallenge,
       expectedOrigin: allowedOrigins(ctx),
@@ -122,7 +125,7 @@ export async function verifyRegistration(
 
 export async function authenticationOptions(ctx: AuthContext, current: SessionWithUser | null) {
   const mine = current ? listPasskeys(ctx, current.user.id) : []
-  const options = await generateAuthenticationOptions({
+  const options = await (await loadWebAuthn()).generateAuthenticationOptions({
     rpID: rpIdOf(ctx),
     userVerification: 'preferred',
     ...(mine.length ? { allowCredentials: mine.map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never } : {}),
@@ -146,7 +149,7 @@ export async function verifyAuthentication(
   }
   let next: { counter: number; backedUp: boolean; deviceType: string }
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await loadWebAuthn()).verifyAuthenticationResponse({
       response: input.response,
       expectedChallenge: pending.expectedChallenge,
       expectedOrigin: allowedOrigins(ctx),
