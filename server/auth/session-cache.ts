@@ -13,8 +13,7 @@ import type Database from 'better-sqlite3'
  */
 export class ChangeGuardedCache<V> {
   private readonly entries = new Map<string, V>()
-  private readonly changes: Database.Statement
-  private readonly version: Database.Statement
+  private readonly state: Database.Statement<[], [number, number]>
   private changesSeen = -1
   private versionSeen = -1
 
@@ -22,8 +21,8 @@ export class ChangeGuardedCache<V> {
     sqlite: Database.Database,
     private readonly maxEntries = 10_000,
   ) {
-    this.changes = sqlite.prepare('select total_changes()').pluck()
-    this.version = sqlite.prepare('pragma data_version').pluck()
+    // One statement for both counters: pragma_data_version is the table-valued form of the pragma.
+    this.state = sqlite.prepare<[], [number, number]>('select total_changes(), data_version from pragma_data_version').raw()
   }
 
   /**
@@ -32,8 +31,7 @@ export class ChangeGuardedCache<V> {
    * are cheap enough for every request.
    */
   private check(): void {
-    const changes = Number(this.changes.get())
-    const version = Number(this.version.get())
+    const [changes, version] = this.state.get() as [number, number]
     if (changes !== this.changesSeen || version !== this.versionSeen) {
       this.entries.clear()
       this.changesSeen = changes
