@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import { account, user } from '../db/schema.js'
 import type { AuthContext } from './context.js'
 import type { UserRow } from './sessions.js'
@@ -28,3 +28,13 @@ export function findCredentialAccount(ctx: AuthContext, userId: string) {
     .get()
 }
 
+/** Name and email of each user among `ids` (absent: deleted), for showing people instead of ids. */
+export function findPeopleByIds(ctx: AuthContext, ids: readonly string[]): Array<{ id: string; name: string; email: string }> {
+  const found: Array<{ id: string; name: string; email: string }> = []
+  // SQLite allows 999 bound parameters per statement: look the ids up in slices.
+  for (let i = 0; i < ids.length; i += 500) {
+    const slice = ids.slice(i, i + 500)
+    found.push(...ctx.db.select({ id: user.id, name: user.name, email: user.email }).from(user).where(inArray(user.id, slice)).all())
+  }
+  return found
+}

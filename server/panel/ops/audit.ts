@@ -1,7 +1,6 @@
-import { inArray } from 'drizzle-orm'
 import { type AuditRow, auditEventsPage, auditEventTypes, queryAuditEvents } from '../../auth/audit.js'
 import type { AuthContext } from '../../auth/context.js'
-import { user } from '../../db/schema.js'
+import { findPeopleByIds } from '../../auth/user-store.js'
 import type { AuditEventView, PersonView } from '../contract.js'
 import type { HandlerGroup } from '../service.js'
 
@@ -14,13 +13,7 @@ export const toAuditView = (row: AuditRow): AuditEventView => ({ ...row, created
 export function peopleOf(ctx: AuthContext, rows: AuditRow[]): Record<string, PersonView> {
   const ids = [...new Set(rows.flatMap((r) => [r.actorUserId, r.targetUserId]).filter((id): id is string => Boolean(id)))]
   const people: Record<string, PersonView> = {}
-  // SQLite allows 999 bound parameters per statement: look the ids up in slices.
-  for (let i = 0; i < ids.length; i += 500) {
-    const slice = ids.slice(i, i + 500)
-    for (const row of ctx.db.select({ id: user.id, name: user.name, email: user.email }).from(user).where(inArray(user.id, slice)).all()) {
-      people[row.id] = row
-    }
-  }
+  for (const person of findPeopleByIds(ctx, ids)) people[person.id] = person
   return people
 }
 
