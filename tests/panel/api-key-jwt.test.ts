@@ -1,38 +1,20 @@
-import { rmSync } from 'node:fs'
+
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../helpers/http.js'
-import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from './harness.js'
+import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
 
 /** The API-key and signing-key views in real Chromium against the real server. */
 
-let assets: string
-let browser: Browser
 let h: PanelHarness
-let context: BrowserContext
 let page: Page
 
-beforeAll(async () => {
-  ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
-  h = await startPanelHarness(assets)
-  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
-  page = await context.newPage()
-  page.setDefaultTimeout(7_000)
-  await page.goto(h.panel.loginURL)
-}, 180_000)
-
-afterAll(async () => {
-  await context?.close()
-  await browser?.close()
-  await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
+const session = usePanelPage()
+beforeAll(() => {
+  ;({ h, page } = session)
 })
 
-let loads = 0
-async function open(view: string, heading: string): Promise<void> {
-  await page.goto(`${h.panel.origin}/?load=${++loads}#/${view}`)
-  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
-}
+const open = viewOpener(session)
 
 describe('API keys view', () => {
   it('switches the feature on, creates a key shown once with a copy button, disables and deletes it', { timeout: 30_000 }, async () => {

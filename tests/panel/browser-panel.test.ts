@@ -1,37 +1,22 @@
-import { rmSync } from 'node:fs'
+
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { startSmtpSink } from '../helpers/smtp.js'
-import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from './harness.js'
+import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
 
 /**
  * The browser control panel against the real server: Debian's Chromium driven by playwright-core,
  * the renderer built as `npm run build` builds it, the panel's own loopback listener and token.
  */
 
-let assets: string
-let browser: Browser
 let h: PanelHarness
 let context: BrowserContext
 let page: Page
 
-beforeAll(async () => {
-  ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
-  h = await startPanelHarness(assets)
-  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
-  page = await context.newPage()
-  // Fail a step well inside the test's 15 s with the locator named in the error.
-  page.setDefaultTimeout(7_000)
-  // Each test can run alone: the browser opens the printed URL once (the gate test checks it in detail).
-  await page.goto(h.panel.loginURL)
-}, 120_000)
-
-afterAll(async () => {
-  await context?.close()
-  await browser?.close()
-  await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
+const session = usePanelPage()
+beforeAll(() => {
+  ;({ h, context, page } = session)
 })
 
 const api = (op: string, init: RequestInit = {}) =>
@@ -42,12 +27,8 @@ const api = (op: string, init: RequestInit = {}) =>
     body: init.body ?? '{}',
   })
 
-let loads = 0
 /** A full page load of a view (a hash change alone would keep the cached data). */
-async function open(view: string, heading: string): Promise<void> {
-  await page.goto(`${h.panel.origin}/?load=${++loads}#/${view}`)
-  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
-}
+const open = viewOpener(session)
 
 describe('browser panel', () => {
   it('is bound to 127.0.0.1 and gated by the start-up token', { timeout: 15_000 }, async () => {
@@ -150,7 +131,7 @@ describe('browser panel', () => {
   })
 
   it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 15_000 }, async () => {
-    await page.goto(`${h.panel.origin}/?load=${++loads}#/settings?section=sign-in`)
+    await open('settings?section=sign-in', 'Settings')
     const min = page.getByTestId('setting-emailAndPassword.minPasswordLength')
     await min.fill('500')
     await page.getByTestId('save-settings').click()
@@ -294,7 +275,7 @@ describe('browser panel', () => {
     for (let i = 0; i < 11; i++) await new HttpClient(h.server.base).post('/sign-in/email', { email, password: 'not-the-password' })
     expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(429)
 
-    await page.goto(`${h.panel.origin}/?load=${++loads}#/settings?section=rate-limits`)
+    await open('settings?section=rate-limits', 'Settings')
     const row = page.getByTestId('locked-accounts').getByRole('row', { name: new RegExp(`email:${email}`) })
     await row.getByRole('button', { name: 'Unlock' }).click()
     await page.getByText(`email:${email} unlocked`).waitFor()

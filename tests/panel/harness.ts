@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
 import { launchBrowser } from '../helpers/browser.js'
 import { silentLogger, startTestServer, type TestServer, type TestServerOptions } from '../helpers/server.js'
@@ -50,5 +51,47 @@ export async function screenshot(page: Page, name: string, docs = false): Promis
   if (docs && process.env.GATEHOUSE_UPDATE_DOCS_SCREENSHOTS === '1') {
     mkdirSync(DOCS_SCREENSHOTS, { recursive: true })
     await page.screenshot({ path: join(DOCS_SCREENSHOTS, `${name}.png`) })
+  }
+}
+
+export interface PanelPage {
+  browser: Browser
+  context: BrowserContext
+  page: Page
+  h: PanelHarness
+}
+
+/**
+ * The set-up most panel tests share, registered as the file's first beforeAll/afterAll: the
+ * renderer built, Chromium launched, the real server and panel listener started, one light-mode
+ * page signed in through the printed URL (steps fail at 7 s, well inside a test's limit, with the
+ * locator named). `session` is filled before the file's own beforeAll hooks run.
+ */
+export function usePanelPage(timeout = 180_000): PanelPage {
+  const session = {} as PanelPage
+  let assets = ''
+  beforeAll(async () => {
+    ;[assets, session.browser] = await Promise.all([buildRenderer(), launchChromium()])
+    session.h = await startPanelHarness(assets)
+    session.context = await session.browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
+    session.page = await session.context.newPage()
+    session.page.setDefaultTimeout(7_000)
+    await session.page.goto(session.h.panel.loginURL)
+  }, timeout)
+  afterAll(async () => {
+    await session.context?.close()
+    await session.browser?.close()
+    await session.h?.close()
+    if (assets) rmSync(assets, { recursive: true, force: true })
+  })
+  return session
+}
+
+/** Opens a view by its hash and waits for its heading (a fresh load each time: no state carried over). */
+export function viewOpener(session: PanelPage): (view: string, heading: string) => Promise<void> {
+  let loads = 0
+  return async (view, heading) => {
+    await session.page.goto(`${session.h.panel.origin}/?load=${++loads}#/${view}`)
+    await session.page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
   }
 }

@@ -1,12 +1,12 @@
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { OpOutput } from '../../server/panel/contract.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { FakeProvider } from '../helpers/oauth-fakes.js'
 import { startSmtpSink } from '../helpers/smtp.js'
-import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from './harness.js'
+import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
 
 /**
  * The panel as a product (issue 12 §3): first-run checklist, the sign-in chart against the audit
@@ -17,33 +17,15 @@ import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPane
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-let assets: string
-let browser: Browser
 let h: PanelHarness
-let context: BrowserContext
 let page: Page
 
-beforeAll(async () => {
-  ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
-  h = await startPanelHarness(assets)
-  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
-  page = await context.newPage()
-  page.setDefaultTimeout(7_000)
-  await page.goto(h.panel.loginURL)
-}, 120_000)
-
-afterAll(async () => {
-  await context?.close()
-  await browser?.close()
-  await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
+const session = usePanelPage()
+beforeAll(() => {
+  ;({ h, page } = session)
 })
 
-let loads = 0
-async function open(hash: string, heading: string): Promise<void> {
-  await page.goto(`${h.panel.origin}/?load=${++loads}#/${hash}`)
-  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
-}
+const open = viewOpener(session)
 
 async function op<K extends string>(name: K, input: unknown = {}): Promise<K extends keyof OpOutputs ? OpOutputs[K] : unknown> {
   const result = await h.panel.service.dispatch(name, input)
