@@ -1,15 +1,15 @@
 
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../helpers/http.js'
-import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
+import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './harness.js'
 
 /** The API-key and signing-key views in real Chromium against the real server. */
 
 let h: PanelHarness
 let page: Page
 
-const session = usePanelPage()
+const session = panelPageForFile()
 beforeAll(() => {
   ;({ h, page } = session)
 })

@@ -1,9 +1,9 @@
 
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { startSmtpSink } from '../helpers/smtp.js'
-import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
+import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './harness.js'
 
 /**
  * The browser control panel against the real server: Debian's Chromium driven by playwright-core,
@@ -14,7 +14,7 @@ let h: PanelHarness
 let context: BrowserContext
 let page: Page
 
-const session = usePanelPage()
+const session = panelPageForFile()
 beforeAll(() => {
   ;({ h, context, page } = session)
 })

@@ -67,7 +67,7 @@ export interface PanelPage {
  * page signed in through the printed URL (steps fail at 7 s, well inside a test's limit, with the
  * locator named). `session` is filled before the file's own beforeAll hooks run.
  */
-export function usePanelPage(timeout = 180_000): PanelPage {
+export function panelPageForFile(timeout = 180_000): PanelPage {
   const session = {} as PanelPage
   let assets = ''
   beforeAll(async () => {

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { OpOutput } from '../../server/panel/contract.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { FakeProvider } from '../helpers/oauth-fakes.js'
 import { startSmtpSink } from '../helpers/smtp.js'
-import { type PanelHarness, screenshot, usePanelPage, viewOpener } from './harness.js'
+import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './harness.js'
 
 /**
  * The panel as a product (issue 12 §3): first-run checklist, the sign-in chart against the audit
@@ -20,7 +20,7 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 let h: PanelHarness
 let page: Page
 
-const session = usePanelPage()
+const session = panelPageForFile()
 beforeAll(() => {
   ;({ h, page } = session)
 })
