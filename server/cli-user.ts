@@ -62,7 +62,10 @@ function openContext(dataDir: string, io: CliIO): { ctx: AuthContext; close(): v
   const store = new ConfigStore(join(dataDir, 'config.json'))
   const database = openDatabase(join(dataDir, 'gatehouse.db'))
   const ctx: AuthContext = {
-    db: database.db,
+    get db() {
+      return this.storage.db
+    },
+    storage: database.storage,
     sqlite: database.sqlite,
     config: () => store.get(),
     clock: systemClock,

@@ -92,7 +92,10 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const clock = options.clock ?? systemClock
   const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger, secret })
   const ctx: AuthContext = {
-    db: database.db,
+    get db() {
+      return this.storage.db
+    },
+    storage: database.storage,
     sqlite: database.sqlite,
     config: () => store.get(),
     clock,

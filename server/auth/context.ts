@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { DB } from '../db/index.js'
+import type { Storage } from '../db/storage.js'
 import type { Feature } from '../feature.js'
 import type { Mailer } from '../mail/types.js'
 
@@ -18,7 +19,11 @@ export interface RequestMeta {
 }
 
 export interface AuthContext {
-  db: DB
+  /** The query handle of the current async context (a transaction's inside `storage.transaction`). */
+  readonly db: DB
+  /** The storage port: transactions and the dialect. Rules never touch a driver directly. */
+  storage: Storage
+  /** SQLite only: the driver, for the change counters of the caches. Never used by rules. */
   sqlite: Database.Database
   /** The live configuration: read it at use, never cache it, so panel edits apply at once. */
   config(): GatehouseConfig

@@ -5,12 +5,15 @@ import Database from 'better-sqlite3'
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { schema } from './schema.js'
+import { type Storage, sqliteStorage } from './storage.js'
 
 export type DB = BetterSQLite3Database<typeof schema>
 
 export interface Database_ {
   db: DB
   sqlite: Database.Database
+  /** The port store modules go through (transactions, the current handle). */
+  storage: Storage
   /** The migrations applied at open (their count is the schema version). */
   migrationsFolder: string
   close(): void
@@ -43,6 +46,7 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
   return {
     db,
     sqlite,
+    storage: sqliteStorage(db, sqlite),
     migrationsFolder: folder,
     close() {
       if (sqlite.open) sqlite.close()

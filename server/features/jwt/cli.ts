@@ -45,7 +45,10 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
   }
   const database = openDatabase(join(dataDir, 'gatehouse.db'))
   const ctx: AuthContext = {
-    db: database.db,
+    get db() {
+      return this.storage.db
+    },
+    storage: database.storage,
     sqlite: database.sqlite,
     config: () => store.get(),
     clock: systemClock,

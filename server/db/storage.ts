@@ -1,0 +1,62 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type Database from 'better-sqlite3'
+import type { DB } from './index.js'
+
+/**
+ * The storage port every store module goes through.
+ *
+ * Rules (so that a network database can sit behind the same store code):
+ * - Queries are awaited (`await db.select()...`, `await db.insert(...)`), never run with the
+ *   synchronous `.get()/.run()/.all()` of better-sqlite3. For one row use `firstRow(query)`.
+ * - `db` is read at each use (`ctx.db`): inside `transaction` it is the transaction's handle, so a
+ *   store function called from a transaction joins it without being handed a `tx`.
+ * - A transaction body awaits only queries: no hashing, mail or network inside it (on SQLite the
+ *   body holds the single write lock until it ends).
+ */
+export interface Storage {
+  readonly dialect: 'sqlite' | 'postgres'
+  /** The handle for the current async context: the open transaction's, or the pool's. */
+  readonly db: DB
+  /**
+   * Runs `body` in one transaction: committed when it resolves, rolled back when it throws. A call
+   * from inside a transaction joins the outer one (one commit at the outermost level).
+   */
+  transaction<T>(body: () => Promise<T>): Promise<T>
+}
+
+/** The first row of a query, or undefined: the dialect-neutral form of better-sqlite3's `.get()`. */
+export async function firstRow<T>(query: PromiseLike<T[]>): Promise<T | undefined> {
+  return (await query)[0]
+}
+
+/**
+ * SQLite through better-sqlite3: one connection, so transactions are serialised by a promise chain
+ * and opened with BEGIN IMMEDIATE (the write lock is taken at the start, never upgraded mid-way,
+ * which would fail with SQLITE_BUSY under concurrent writers from other processes).
+ * drizzle's own better-sqlite3 transaction cannot take an async body, hence the explicit statements.
+ */
+export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
+  const inTransaction = new AsyncLocalStorage<true>()
+  let tail: Promise<unknown> = Promise.resolve()
+  return {
+    dialect: 'sqlite',
+    db,
+    async transaction<T>(body: () => Promise<T>): Promise<T> {
+      if (inTransaction.getStore()) return body()
+      const run = async (): Promise<T> => {
+        sqlite.exec('BEGIN IMMEDIATE')
+        try {
+          const result = await inTransaction.run(true, body)
+          sqlite.exec('COMMIT')
+          return result
+        } catch (error) {
+          if (sqlite.inTransaction) sqlite.exec('ROLLBACK')
+          throw error
+        }
+      }
+      const result = tail.then(run, run)
+      tail = result.catch(() => {})
+      return result
+    },
+  }
+}
