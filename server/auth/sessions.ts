@@ -188,6 +188,16 @@ export function revokeOwnSession(ctx: AuthContext, userId: string, token: string
   recordAudit(ctx, { type: 'session.revoked', actorUserId: userId, target: found.id, meta })
 }
 
+/**
+ * Deletes every session of a user: the one rule behind a ban, a password change, a reset, an
+ * account deletion and an admin's revoke. Returns how many were ended. Joins the caller's
+ * transaction (ctx.storage.transaction) when there is one.
+ */
+export async function deleteUserSessions(ctx: AuthContext, userId: string): Promise<number> {
+  const ended = await ctx.db.delete(session).where(eq(session.userId, userId)).returning({ id: session.id })
+  return ended.length
+}
+
 export function revokeAllSessions(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId = userId): number {
   const result = ctx.db.delete(session).where(eq(session.userId, userId)).run()
   recordAudit(ctx, {

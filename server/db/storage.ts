@@ -60,3 +60,28 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
     },
   }
 }
+
+/**
+ * Whether a write failed on a unique constraint, on either engine, optionally on one column
+ * (`'user.email'`): the one place a clash is recognised. SQLite reports
+ * `SQLITE_CONSTRAINT_UNIQUE` with "UNIQUE constraint failed: user.email"; PostgreSQL reports
+ * SQLSTATE 23505 with the index name (drizzle-kit names them `<table>_<column>_unique`) and a
+ * detail "Key (email)=(...) already exists."
+ */
+export function isUniqueViolation(error: unknown, column?: `${string}.${string}`): boolean {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+  if (!(cause instanceof Error)) return false
+  const { code, constraint, detail, table } = cause as Error & { code?: unknown; constraint?: unknown; detail?: unknown; table?: unknown }
+  if (code === '23505') {
+    if (!column) return true
+    const [tableName, columnName] = column.split('.')
+    return (
+      (typeof constraint === 'string' && constraint.includes(columnName as string) && (table === undefined || table === tableName)) ||
+      (typeof detail === 'string' && detail.includes(`(${columnName})`))
+    )
+  }
+  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT_UNIQUE')) {
+    return !column || cause.message.includes(column)
+  }
+  return false
+}
