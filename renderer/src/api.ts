@@ -21,12 +21,21 @@ export class PanelCallError extends Error {
   readonly code: string
   readonly status: number
   readonly issues: Array<{ path: string; message: string }>
+  /** The input field the server named for this error, if any. */
+  readonly field: string | undefined
   constructor(failure: PanelFailure) {
     super(failure.message)
     this.name = 'PanelCallError'
     this.code = failure.code
     this.status = failure.status
     this.issues = failure.issues ?? []
+    this.field = failure.field
+  }
+
+  /** The message to show beside `field`: the server's domain error for it, or a validation issue on it. */
+  messageFor(field: string): string | undefined {
+    if (this.field === field) return this.message
+    return this.issues.find((issue) => issue.path === field)?.message
   }
 }
 
@@ -46,6 +55,7 @@ async function overHttp(op: OpName, input: unknown): Promise<PanelResult> {
       code: failure.code ?? 'HTTP_ERROR',
       message: failure.message ?? `Request failed (${response.status})`,
       status: response.status,
+      ...(failure.field ? { field: failure.field } : {}),
       issues: failure.issues,
     },
   }

@@ -9,8 +9,13 @@ export class APIError extends Error {
   readonly code: string
   /** Extra response headers (e.g. X-Retry-After). */
   readonly headers: Record<string, string>
+  /**
+   * The input field the error concerns, when there is one ('email', 'slug', ...): the panel shows
+   * the message beside that field. Not on the HTTP wire, whose body stays better-auth's `{code, message}`.
+   */
+  readonly field: string | undefined
 
-  constructor(status: ErrorStatus, code: string, message: string, headers: Record<string, string> = {}) {
+  constructor(status: ErrorStatus, code: string, message: string, headers: Record<string, string> = {}, field?: string) {
     // An APIError is an answer, not a bug: skip capturing a stack trace, which costs more than
     // the rest of a 401 or 404 (and floods of those are what attacks look like).
     const limit = Error.stackTraceLimit
@@ -21,6 +26,7 @@ export class APIError extends Error {
     this.status = status
     this.code = code
     this.headers = headers
+    this.field = field
   }
 }
 

@@ -544,6 +544,8 @@ export interface PanelFailure {
   code: string
   message: string
   status: number
+  /** The input field a domain error concerns (APIError.field): forms show the message beside it. */
+  field?: string
   issues?: Array<{ path: string; message: string }>
 }
 

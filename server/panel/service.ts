@@ -50,7 +50,9 @@ function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
   if (error instanceof PanelError) {
     return { code: error.code, message: error.message, status: error.status, ...(error.issues ? { issues: error.issues } : {}) }
   }
-  if (error instanceof APIError) return { code: error.code, message: error.message, status: error.status }
+  if (error instanceof APIError) {
+    return { code: error.code, message: error.message, status: error.status, ...(error.field ? { field: error.field } : {}) }
+  }
   if (error instanceof ConfigError) return { code: 'INVALID_CONFIG', message: error.message, status: 400 }
   logger.error(`panel operation ${op} failed:`, error)
   return { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 }
