@@ -108,7 +108,7 @@ export const adminRoutes = [
     path: '/admin/update-user',
     auth: 'session',
     body: z.object({ userId, data: z.record(z.string(), z.unknown()) }),
-    handler: ({ ctx, session, body, meta }) => toPublicUser(adminUpdateUser(ctx, userActor(session.user), body, meta)),
+    handler: async ({ ctx, session, body, meta }) => toPublicUser(await adminUpdateUser(ctx, userActor(session.user), body, meta)),
   }),
 
   defineRoute({
