@@ -426,18 +426,18 @@ export function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: strin
 // remove-user, set-user-password
 
 /** Deletes the user with their sessions and accounts (SPEC §7). Removing oneself is refused. */
-export function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): void {
+export async function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.remove-user', meta }
   authorize(ctx, actor, ['user', 'delete'], 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS', event, userId)
   if (actorId(actor) === userId) throw adminError(400, 'YOU_CANNOT_REMOVE_YOURSELF')
-  ctx.db.transaction(() => {
+  await ctx.storage.transaction(async () => {
     const before = requireUser(ctx, userId)
-    deleteUserRows(ctx, userId)
+    await deleteUserRows(ctx, userId)
     audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { email: before.email, name: before.name, role: before.role, username: before.username } },
     })
-  }, immediate)
+  })
 }
 
 /** Sets a user's password, creating the credential account if the user had none. */

@@ -220,8 +220,8 @@ export const adminRoutes = [
     path: '/admin/remove-user',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body, meta }) => {
-      removeUser(ctx, userActor(session.user), body.userId, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await removeUser(ctx, userActor(session.user), body.userId, meta)
       return { success: true }
     },
   }),
