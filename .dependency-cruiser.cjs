@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/two-factor/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -24,6 +24,22 @@ module.exports = {
       comment: 'Declared dependency: a passkey counts as a second factor, so two-factor reads passkeys; nothing else.',
       from: { path: '^server/features/two-factor/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(two-factor|passkey)/'] },
+    },
+    {
+      name: 'username-depends-on-email-password-only',
+      severity: 'error',
+      comment:
+        'Declared dependency: username sign-in is email-password\'s password sign-in sequence (better-auth\'s username plugin needs emailAndPassword); nothing else.',
+      from: { path: '^server/features/username/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(username|email-password)/'] },
+    },
+    {
+      name: 'account-depends-on-email-password-only',
+      severity: 'error',
+      comment:
+        'Declared dependency: the account endpoints use email-password\'s password policy, verification mail, notices and route helpers; nothing else.',
+      from: { path: '^server/features/account/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(account|email-password)/'] },
     },
   ],
   options: {

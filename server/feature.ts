@@ -1,5 +1,7 @@
 import type { AuthContext, RequestMeta } from './auth/context.js'
-import type { SessionWithUser } from './auth/sessions.js'
+import type { APIError } from './auth/errors.js'
+import type { SessionWithUser, UserRow } from './auth/sessions.js'
+import type { UserFieldsOptions } from './auth/users.js'
 import type { Logger } from './gatehouse.js'
 import type { Route, RouteContext } from './http/route.js'
 import type { PanelEnv } from './panel/service.js'
@@ -43,6 +45,14 @@ export interface Feature {
     signedIn: SessionWithUser,
     request: { rememberMe?: boolean },
   ) => PasswordSignInOutcome | undefined
+  /**
+   * User columns the feature owns (the username feature's username / displayUsername), read from a
+   * client's free-form user input by sign-up, update-user and admin create/update
+   * (users.ts readFeatureUserFields): validated; {} when none of its fields is present.
+   */
+  readUserFields?: (ctx: AuthContext, input: Record<string, unknown>, options: UserFieldsOptions) => Promise<Partial<UserRow>>
+  /** The feature's answer to a unique clash on one of its user columns (users.ts userWriteError); undefined: not its column. */
+  userFieldClash?: (error: unknown) => APIError | undefined
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
 }

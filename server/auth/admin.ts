@@ -2,7 +2,8 @@ import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, t
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { hashPassword } from '../crypto/password.js'
 import { session, user } from '../db/schema.js'
-import { passwordChangedNotice } from '../mail/templates.js'
+import { passwordChangedNotice } from '../features/email-password/mail.js'
+import { assertPasswordLength } from '../features/email-password/password-policy.js'
 import {
   hasPermission,
   isAdministrator,
@@ -17,9 +18,8 @@ import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError } from './errors.js'
 import { createSession, findSessionByToken, type SessionRow, type SessionWithUser, type UserRow } from './sessions.js'
-import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
+import { isUniqueViolation } from '../db/storage.js'
 import {
-  assertPasswordLength,
   assertValidEmail,
   deleteUserRows,
   findUserByEmail,
@@ -27,7 +27,9 @@ import {
   insertUser,
   normalizeEmail,
   readAdditionalFields,
+  readFeatureUserFields,
   storeCredentialPassword,
+  userWriteError,
 } from './users.js'
 import { consumeVerification, createVerification } from './verification.js'
 
@@ -189,7 +191,7 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
   }
   assertValidEmail(input.email)
   if (input.password !== undefined) assertPasswordLength(ctx, input.password)
-  const usernameFields = readUsernameFields(ctx, data, { mode: 'create' })
+  const usernameFields = await readFeatureUserFields(ctx, data, { mode: 'create' })
   const { username: _u, displayUsername: _d, emailVerified, image, ...rest } = data
   const additionalFields = readAdditionalFields(ctx, rest, 'create')
   if (findUserByEmail(ctx, input.email)) {
@@ -199,7 +201,7 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
   const hash = input.password !== undefined ? await hashPassword(input.password) : null
   let created: UserRow
   try {
-    created = insertUser(
+    created = await insertUser(
       ctx,
       {
         name: input.name,
@@ -256,12 +258,12 @@ export function getUser(ctx: AuthContext, actor: Actor, userId: string): UserRow
  * POST /admin/update-user (current better-auth): changes any profile column. Role changes need
  * set-role, ban fields need ban (and may not ban oneself), email fields need set-email.
  */
-export function adminUpdateUser(
+export async function adminUpdateUser(
   ctx: AuthContext,
   actor: Actor,
   input: { userId: string; data: Record<string, unknown> },
   meta: RequestMeta | null,
-): UserRow {
+): Promise<UserRow> {
   const event = { type: 'admin.update-user', meta }
   authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, input.userId)
   const data = input.data
@@ -305,7 +307,7 @@ export function adminUpdateUser(
     patch.name = data.name
   }
   if (has('image')) patch.image = typeof data.image === 'string' ? data.image : null
-  Object.assign(patch, readUsernameFields(ctx, data, { mode: 'update', currentUserId: input.userId }))
+  Object.assign(patch, await readFeatureUserFields(ctx, data, { mode: 'update', currentUserId: input.userId }))
   const known = new Set(['role', 'banned', 'banReason', 'banExpires', 'email', 'emailVerified', 'name', 'image', 'username', 'displayUsername'])
   const extra = Object.fromEntries(Object.entries(data).filter(([k]) => !known.has(k)))
   const additional = readAdditionalFields(ctx, extra, 'update')
@@ -322,7 +324,7 @@ export function adminUpdateUser(
       return updated
     }, immediate)
   } catch (e) {
-    if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
+    if (isUniqueViolation(e, 'user.username')) throw userWriteError(ctx, e)
     if (e instanceof Error && /UNIQUE constraint failed: user\.email/.test(e.message)) throw adminError(400, 'USER_ALREADY_EXISTS')
     throw e
   }
@@ -424,18 +426,18 @@ export function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: strin
 // remove-user, set-user-password
 
 /** Deletes the user with their sessions and accounts (SPEC §7). Removing oneself is refused. */
-export function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): void {
+export async function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.remove-user', meta }
   authorize(ctx, actor, ['user', 'delete'], 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS', event, userId)
   if (actorId(actor) === userId) throw adminError(400, 'YOU_CANNOT_REMOVE_YOURSELF')
-  ctx.db.transaction(() => {
+  await ctx.storage.transaction(async () => {
     const before = requireUser(ctx, userId)
-    deleteUserRows(ctx, userId)
+    await deleteUserRows(ctx, userId)
     audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { email: before.email, name: before.name, role: before.role, username: before.username } },
     })
-  }, immediate)
+  })
 }
 
 /** Sets a user's password, creating the credential account if the user had none. */
@@ -450,12 +452,12 @@ export async function setUserPassword(
   assertPasswordLength(ctx, input.newPassword)
   requireUser(ctx, input.userId)
   const hash = await hashPassword(input.newPassword)
-  ctx.db.transaction(() => {
+  await ctx.storage.transaction(async () => {
     const target = requireUser(ctx, input.userId)
-    const { created } = storeCredentialPassword(ctx, target.id, hash)
+    const { created } = await storeCredentialPassword(ctx, target.id, hash)
     audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
     ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
-  }, immediate)
+  })
 }
 
 // ---------------------------------------------------------------------------------------------

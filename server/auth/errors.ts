@@ -30,7 +30,10 @@ export class APIError extends Error {
   }
 }
 
-/** The messages of SPEC §8, with the code better-auth puts on the wire for each. */
+/**
+ * The messages of SPEC §8 that core and several features share, with the code better-auth puts on
+ * the wire for each. A feature's own messages are in its errors.ts.
+ */
 export const ERR = {
   USER_NOT_FOUND: 'User not found',
   FAILED_TO_CREATE_USER: 'Failed to create user',
@@ -39,40 +42,27 @@ export const ERR = {
   FAILED_TO_GET_SESSION: 'Failed to get session',
   INVALID_PASSWORD: 'Invalid password',
   INVALID_EMAIL: 'Invalid email',
-  INVALID_EMAIL_OR_PASSWORD: 'Invalid email or password',
   SOCIAL_ACCOUNT_ALREADY_LINKED: 'Social account already linked',
   PROVIDER_NOT_FOUND: 'Provider not found',
   INVALID_TOKEN: 'invalid token',
   ID_TOKEN_NOT_SUPPORTED: 'id_token not supported',
   FAILED_TO_GET_USER_INFO: 'Failed to get user info',
   USER_EMAIL_NOT_FOUND: 'User email not found',
-  EMAIL_NOT_VERIFIED: 'Email not verified',
-  PASSWORD_TOO_SHORT: 'Password too short',
-  PASSWORD_TOO_LONG: 'Password too long',
   USER_ALREADY_EXISTS: 'User already exists',
-  EMAIL_CAN_NOT_BE_UPDATED: 'Email can not be updated',
   CREDENTIAL_ACCOUNT_NOT_FOUND: 'Credential account not found',
-  SESSION_EXPIRED: 'Session expired. Re-authenticate to perform this action.',
-  FAILED_TO_UNLINK_LAST_ACCOUNT: "You can't unlink your last account",
   ACCOUNT_NOT_FOUND: 'Account not found',
-  USER_ALREADY_HAS_PASSWORD: 'User already has a password. Provide that to delete the account.',
   SESSION_NOT_FOUND: 'Session not found',
   SESSION_NOT_FRESH: 'Session is not fresh',
-  EMAIL_PASSWORD_SIGN_UP_DISABLED: 'Email and password sign up is not enabled',
-  EMAIL_PASSWORD_DISABLED: 'Email and password is not enabled',
   BANNED_USER: 'You have been banned from this application. Please contact support if you believe this is an error.',
   TOO_MANY_REQUESTS: 'Too many requests. Please try again later.',
   UNAUTHORIZED: 'Unauthorized',
   NOT_FOUND: 'Not Found',
   METHOD_NOT_ALLOWED: 'Method Not Allowed',
   METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED: 'POST method requires deferSessionRefresh to be enabled in session config',
-  EMAIL_MISMATCH: 'Email mismatch',
-  EMAIL_ALREADY_VERIFIED: 'Email is already verified',
-  NO_FIELDS_TO_UPDATE: 'No fields to update',
   INVALID_ORIGIN: 'Invalid origin',
 } as const
 
 export type ErrorKey = keyof typeof ERR
 
-export const fail = (status: ErrorStatus, key: ErrorKey, code: string = key): APIError =>
-  new APIError(status, code, ERR[key])
+export const fail = (status: ErrorStatus, key: ErrorKey, code: string = key, field?: string): APIError =>
+  new APIError(status, code, ERR[key], {}, field)

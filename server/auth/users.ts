@@ -1,29 +1,33 @@
 import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
-import { hashPassword } from '../crypto/password.js'
 import { generateId } from '../crypto/random.js'
-import { account, session, user } from '../db/schema.js'
-import { recordAudit } from './audit.js'
-import { assertPasswordPolicy } from './password-policy.js'
-import { findCredentialAccount, findUserByEmail, normalizeEmail } from './user-store.js'
-import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from './throttle.js'
-import type { AuthContext, RequestMeta } from './context.js'
-import { APIError, fail } from './errors.js'
-import { existingAccountEmail } from '../mail/templates.js'
-import { sendVerificationEmailIfEnabled } from './email-verification.js'
-import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
-import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
+import { account, user } from '../db/schema.js'
+import { isUniqueViolation } from '../db/storage.js'
+import type { AuthContext } from './context.js'
+import { APIError, ERR } from './errors.js'
+import { deleteUserSessions, type UserRow } from './sessions.js'
+import { normalizeEmail } from './user-store.js'
 
-// Lookups live in user-store.ts and the length rule in password-policy.ts (modules that import
-// nothing of this one, so username, verification and policy rules can use them without a cycle).
+/**
+ * The user rules every feature shares (core): the public shape of a user, the email format, the
+ * configured additional fields, user creation and deletion, and the credential password column.
+ * It imports core only: the email-password, username and account features, admin and social
+ * sign-in all build on it, none of them is imported here. Features that bring user columns of
+ * their own (username) plug in through the Feature hooks `readUserFields` / `userFieldClash`.
+ */
+
+// Lookups live in user-store.ts (re-exported: most callers want both).
 export { findCredentialAccount, findUserByEmail, findUserById, listAccountRows, normalizeEmail } from './user-store.js'
-export { assertPasswordLength } from './password-policy.js'
 
 const emailFormat = z.email()
 
 export function assertValidEmail(email: string): void {
-  if (!emailFormat.safeParse(email).success) throw fail(400, 'INVALID_EMAIL')
+  if (!emailFormat.safeParse(email).success) throw new APIError(400, 'INVALID_EMAIL', ERR.INVALID_EMAIL, {}, 'email')
 }
+
+/** USER_ALREADY_EXISTS (an address that has an account): the one place it is built. */
+export const userAlreadyExists = (status: 400 | 422 = 422): APIError =>
+  new APIError(status, 'USER_ALREADY_EXISTS', ERR.USER_ALREADY_EXISTS, {}, 'email')
 
 /** A user as the wire shows it: configured additional fields flattened onto the row. */
 export type PublicUser = Omit<UserRow, 'additionalFields'> & Record<string, unknown>
@@ -37,7 +41,7 @@ export function toPublicUser(row: UserRow): PublicUser {
 const PROTECTED_FIELDS = ['role', 'banned', 'banReason', 'banExpires'] as const
 
 function notAllowed(field: string): APIError {
-  return new APIError(400, 'FIELD_NOT_ALLOWED', `${field} is not allowed to be set`)
+  return new APIError(400, 'FIELD_NOT_ALLOWED', `${field} is not allowed to be set`, {}, field)
 }
 
 const fieldValue = {
@@ -65,7 +69,7 @@ export function readAdditionalFields(
     if (!present) {
       if (mode === 'create') {
         if (def.defaultValue !== undefined) out[name] = def.defaultValue
-        else if (def.required && def.input) throw new APIError(400, `${name.toUpperCase()}_IS_REQUIRED`, `${name} is required`)
+        else if (def.required && def.input) throw new APIError(400, `${name.toUpperCase()}_IS_REQUIRED`, `${name} is required`, {}, name)
       }
       continue
     }
@@ -75,41 +79,75 @@ export function readAdditionalFields(
       continue
     }
     const parsed = fieldValue[def.type].safeParse(value)
-    if (!parsed.success) throw new APIError(400, 'VALIDATION_ERROR', `[body.${name}] expected a ${def.type}`)
+    if (!parsed.success) throw new APIError(400, 'VALIDATION_ERROR', `[body.${name}] expected a ${def.type}`, {}, name)
     out[name] = parsed.data
   }
   return out
 }
 
+/** Options of a feature's user-field reader: a new user, or an update of `currentUserId`. */
+export interface UserFieldsOptions {
+  mode: 'create' | 'update'
+  currentUserId?: string | null
+}
+
+/**
+ * The user columns the running features read from a client's free-form input (the username
+ * feature: username / displayUsername), validated; {} when none of their fields is present.
+ */
+export async function readFeatureUserFields(
+  ctx: AuthContext,
+  input: Record<string, unknown>,
+  options: UserFieldsOptions,
+): Promise<Partial<UserRow>> {
+  const out: Partial<UserRow> = {}
+  for (const feature of ctx.features ?? []) {
+    if (feature.readUserFields) Object.assign(out, await feature.readUserFields(ctx, input, options))
+  }
+  return out
+}
+
+/**
+ * What a failed write of user columns answers: a clash on a feature's unique column by that
+ * feature's error (USERNAME_IS_ALREADY_TAKEN), on the email by USER_ALREADY_EXISTS; anything else
+ * unchanged.
+ */
+export function userWriteError(ctx: AuthContext, error: unknown): unknown {
+  for (const feature of ctx.features ?? []) {
+    const mapped = feature.userFieldClash?.(error)
+    if (mapped) return mapped
+  }
+  if (isUniqueViolation(error, 'user.email')) return userAlreadyExists()
+  return error
+}
+
 /**
  * Sets the password hash of a user's credential account, creating the account when the user has
- * none (a social-only user). Runs inside the caller's transaction when there is one. Returns
- * whether the account was created.
+ * none (a social-only user). Joins the caller's transaction when there is one. Returns whether
+ * the account was created.
  */
-export function storeCredentialPassword(ctx: AuthContext, userId: string, hash: string): { created: boolean } {
+export async function storeCredentialPassword(ctx: AuthContext, userId: string, hash: string): Promise<{ created: boolean }> {
   const now = new Date(ctx.clock.now())
-  const updated = ctx.db
+  const updated = await ctx.db
     .update(account)
     .set({ password: hash, updatedAt: now })
     .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
-    .run()
-  if (updated.changes > 0) return { created: false }
-  ctx.db
+    .returning({ id: account.id })
+  if (updated.length > 0) return { created: false }
+  await ctx.db
     .insert(account)
     .values({ id: generateId(), accountId: userId, providerId: 'credential', userId, password: hash, createdAt: now, updatedAt: now })
-    .run()
   return { created: true }
 }
 
-/** Deletes a user with its sessions, then its accounts, then the user row (SPEC §4 Account deletion), in the caller's transaction. */
-export function deleteUserRows(ctx: AuthContext, userId: string): void {
-  ctx.db.delete(session).where(eq(session.userId, userId)).run()
-  ctx.db.delete(account).where(eq(account.userId, userId)).run()
-  ctx.db.delete(user).where(eq(user.id, userId)).run()
+/** Deletes a user with its sessions, then its accounts, then the user row (SPEC §4 Account deletion), in one transaction. */
+export async function deleteUserRows(ctx: AuthContext, userId: string): Promise<void> {
+  await ctx.storage.transaction(async () => {
+    await deleteUserSessions(ctx, userId)
+    await ctx.db.delete(account).where(eq(account.userId, userId))
+    await ctx.db.delete(user).where(eq(user.id, userId))
+  })
 }
-
-const isUniqueViolation = (e: unknown): boolean =>
-  e instanceof Error && 'code' in e && String((e as { code: unknown }).code).startsWith('SQLITE_CONSTRAINT_UNIQUE')
 
 export interface NewUserInput {
   name: string
@@ -117,14 +155,14 @@ export interface NewUserInput {
   image?: string | null
   emailVerified?: boolean
   role?: string | null
-  /** Already validated and lower-cased (username.ts readUsernameFields). */
+  /** Already validated and lower-cased (readFeatureUserFields). */
   username?: string | null
   displayUsername?: string | null
   additionalFields?: Record<string, unknown>
 }
 
-/** The row a new user would get; insertUser stores it. */
-function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
+/** The row a new user would get; insertUser stores it (sign-up also shows it without storing). */
+export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   const now = new Date(ctx.clock.now())
   return {
     id: generateId(),
@@ -147,144 +185,43 @@ function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
 }
 
 /**
- * Inserts a user and, with a password hash, its credential account, in one transaction.
- * The hash is computed by the caller beforehand: no transaction is held open while hashing.
+ * User creation (sign-up, admin create-user, social sign-in): inserts a user and, with a password
+ * hash, its credential account, in one transaction. The hash is computed by the caller beforehand:
+ * no transaction is held open while hashing. A clash answers through userWriteError
+ * (USER_ALREADY_EXISTS 422, USERNAME_IS_ALREADY_TAKEN).
  */
-export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
+export async function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): Promise<UserRow> {
   const row = unsavedUser(ctx, input)
   const now = row.createdAt
   try {
-    ctx.db.transaction((tx) => {
-      tx.insert(user).values(row).run()
+    await ctx.storage.transaction(async () => {
+      await ctx.db.insert(user).values(row)
       if (passwordHash !== null) {
-        tx.insert(account)
-          .values({
-            id: generateId(),
-            accountId: row.id,
-            providerId: 'credential',
-            userId: row.id,
-            password: passwordHash,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .run()
+        await ctx.db.insert(account).values({
+          id: generateId(),
+          accountId: row.id,
+          providerId: 'credential',
+          userId: row.id,
+          password: passwordHash,
+          createdAt: now,
+          updatedAt: now,
+        })
       }
     })
   } catch (e) {
-    if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
-    if (isUniqueViolation(e)) throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
-    throw e
+    throw userWriteError(ctx, e)
   }
   return row
 }
 
-export interface SignUpInput {
-  name: string
-  email: string
-  password: string
-  image?: string | null
-  rememberMe?: boolean
-  /** Everything else the client sent: candidates for additional fields. */
-  extra: Record<string, unknown>
-}
-
-export interface SignUpResult {
-  user: UserRow
-  session: SessionWithUser | null
-}
-
-export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: RequestMeta): Promise<SignUpResult> {
-  const conf = ctx.config().emailAndPassword
-  if (!conf.enabled || conf.disableSignUp) {
-    throw new APIError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED', 'Email and password sign up is not enabled')
-  }
-  assertValidEmail(input.email)
-  await assertPasswordPolicy(ctx, input.password, [input.email, input.name])
-  const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
-  const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
-  const existing = findUserByEmail(ctx, input.email)
-  if (existing && conf.requireEmailVerification) {
-    // Enumeration protection (as current better-auth): the same answer, and the same hashing
-    // work, as a real sign-up; the owner of the address is told by mail instead.
-    await hashPassword(input.password)
-    ctx.mailer.send(existingAccountEmail(ctx.config().mail.appName, existing))
-    recordAudit(ctx, {
-      type: 'user.sign-up',
-      outcome: 'failure',
-      targetUserId: existing.id,
-      detail: { reason: 'USER_ALREADY_EXISTS', concealed: true },
-      meta,
-    })
-    return { user: unsavedUser(ctx, { ...input, ...usernameFields, additionalFields }), session: null }
-  }
-  if (existing) {
-    recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
-    throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
-  }
-  const hash = await hashPassword(input.password)
-  const created = insertUser(ctx, { ...input, ...usernameFields, additionalFields }, hash)
-  recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, meta })
-  if (ctx.config().emailVerification.sendOnSignUp || conf.requireEmailVerification) {
-    const callbackURL = typeof input.extra.callbackURL === 'string' ? input.extra.callbackURL : undefined
-    await sendVerificationEmailIfEnabled(ctx, created, callbackURL)
-  }
-  if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, session: null }
-  const session = createSession(ctx, created, { rememberMe: input.rememberMe, meta })
-  return { user: created, session }
-}
-
-export interface SignInInput {
-  email: string
-  password: string
-  rememberMe?: boolean
-  /** Where the verification link of a refused unverified sign-in leads. */
-  callbackURL?: string
-}
-
-export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: RequestMeta): Promise<SessionWithUser> {
-  if (!ctx.config().emailAndPassword.enabled) {
-    throw new APIError(400, 'EMAIL_PASSWORD_DISABLED', 'Email and password is not enabled')
-  }
-  assertValidEmail(input.email)
-  const found = findUserByEmail(ctx, input.email)
-  const credential = found ? findCredentialAccount(ctx, found.id) : undefined
-  const refuse = (reason: string) => {
-    recordAudit(ctx, {
-      type: 'user.sign-in',
-      outcome: 'failure',
-      targetUserId: found?.id ?? null,
-      detail: { reason, email: normalizeEmail(input.email) },
-      meta,
-    })
-    return fail(401, 'INVALID_EMAIL_OR_PASSWORD')
-  }
-  const key = throttleKey('email', input.email)
-  const matched = await throttledCredentialCheck(ctx, key, meta, credential?.password, input.password, {
-    targetUserId: found?.id,
-    clearOnSuccess: false,
-  })
-  if (!found || !credential?.password || !matched) {
-    throw refuse(!found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD')
-  }
-  if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
-    clearPasswordFailures(ctx, key)
-    recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
-    // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
-    await sendVerificationEmailIfEnabled(ctx, found, input.callbackURL)
-    throw fail(403, 'EMAIL_NOT_VERIFIED')
-  }
+/**
+ * Writes columns of a user row (profile, email, verification flag; updatedAt is the caller's),
+ * answering a clash through userWriteError. Joins the caller's transaction when there is one.
+ */
+export async function updateUserColumns(ctx: AuthContext, userId: string, patch: Partial<UserRow>): Promise<void> {
   try {
-    // One commit for the session and its audit event: each commit is an fsync.
-    return ctx.db.transaction(() => {
-      clearPasswordFailures(ctx, key)
-      const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
-      recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
-      return created
-    })
+    await ctx.db.update(user).set(patch).where(eq(user.id, userId))
   } catch (e) {
-    if (e instanceof APIError) {
-      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: e.code }, meta })
-    }
-    throw e
+    throw userWriteError(ctx, e)
   }
 }

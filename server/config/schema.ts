@@ -8,6 +8,9 @@ import { socialProvidersSchema } from '../oauth/options.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
+import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/account/config.js'
+import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
+import { usernameConfig } from '../features/username/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -43,29 +46,8 @@ export const configSchema = z
       .default('/api/auth'),
     trustedOrigins: z.array(trustedOriginEntry).default([]),
     disabledPaths: z.array(z.string().startsWith('/')).default([]),
-    emailAndPassword: z
-      .object({
-        enabled: z.boolean().default(true),
-        disableSignUp: z.boolean().default(false),
-        minPasswordLength: z.number().int().min(1).default(8),
-        maxPasswordLength: z.number().int().min(1).default(128),
-        requireEmailVerification: z.boolean().default(false),
-        autoSignIn: z.boolean().default(true),
-        resetPasswordTokenExpiresIn: seconds.default(3600),
-        revokeSessionsOnPasswordReset: z.boolean().default(false),
-        /** better-auth's `sendResetPassword` hook, as a switch: false answers "Reset password isn't enabled". */
-        sendResetPassword: z.boolean().default(true),
-      })
-      .prefault({}),
-    emailVerification: z
-      .object({
-        sendOnSignUp: z.boolean().default(false),
-        autoSignInAfterVerification: z.boolean().default(false),
-        expiresIn: seconds.default(3600),
-        /** better-auth's `sendVerificationEmail` hook, as a switch: false answers "Verification email isn't enabled". */
-        sendVerificationEmail: z.boolean().default(true),
-      })
-      .prefault({}),
+    emailAndPassword: emailAndPasswordConfig,
+    emailVerification: emailVerificationConfig,
     /** Verification records (reset, delete-account, OAuth state): expired ones are removed at each lookup. */
     verification: z.object({ disableCleanup: z.boolean().default(false) }).prefault({}),
     /** Outgoing mail: every message goes through the outbox; SMTP delivers it when configured. */
@@ -115,39 +97,13 @@ export const configSchema = z
     user: z
       .object({
         additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
-        changeEmail: z
-          .object({
-            enabled: z.boolean().default(false),
-            /** better-auth's `sendChangeEmailVerification` hook, as a switch (confirmation mail to the current address). */
-            sendChangeEmailVerification: z.boolean().default(true),
-            /** Changing the address needs a session younger than session.freshAge (Gatehouse default; better-auth has no such check). */
-            requireFreshSession: z.boolean().default(true),
-          })
-          .prefault({}),
-        deleteUser: z
-          .object({
-            enabled: z.boolean().default(false),
-            deleteTokenExpiresIn: seconds.default(86400),
-            /** better-auth's `sendDeleteAccountVerification` hook, as a switch: deletion then always goes through a mailed link. */
-            sendDeleteAccountVerification: z.boolean().default(false),
-          })
-          .prefault({}),
+        changeEmail: changeEmailConfig,
+        deleteUser: deleteUserConfig,
       })
       .prefault({}),
     /** socialProviders.<id>: the 18 OAuth providers (server/oauth/options.ts). */
     socialProviders: socialProvidersSchema,
-    account: z
-      .object({
-        accountLinking: z
-          .object({
-            enabled: z.boolean().default(true),
-            trustedProviders: z.array(z.string()).default([]),
-            allowDifferentEmails: z.boolean().default(false),
-            allowUnlinkingAll: z.boolean().default(false),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    account: accountConfig,
     organization: z
       .object({
         allowUserToCreateOrganization: z.boolean().default(true),
@@ -201,12 +157,7 @@ export const configSchema = z
       })
       .prefault({}),
     /** Username feature (SPEC §5 Username). */
-    username: z
-      .object({
-        minUsernameLength: z.number().int().min(1).default(3),
-        maxUsernameLength: z.number().int().min(1).default(30),
-      })
-      .prefault({}),
+    username: usernameConfig,
     twoFactor: twoFactorConfig,
     passkey: passkeyConfig,
     /** Scheduled backups (server/features/backup). */

@@ -385,7 +385,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
       linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
       return { location: data.callbackURL, stateUsed: true }
     }
-    const { user, isNew } = findOrCreateOAuthUser(ctx, {
+    const { user, isNew } = await findOrCreateOAuthUser(ctx, {
       providerId: rp.def.id,
       options: rp.options,
       profile: profile.user,
@@ -527,7 +527,7 @@ export async function signInWithIdToken(
 ): Promise<SessionWithUser> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    const { user } = findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
+    const { user } = await findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
     return openSession(ctx, user, rp.def.id, meta)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)

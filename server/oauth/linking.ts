@@ -104,7 +104,7 @@ export interface SignInInput {
  * account when the rules allow), else creates the user with the account. Errors carry the
  * callback's error codes (account_not_linked, signup_disabled, unable_to_create_user…).
  */
-export function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): { user: UserRow; isNew: boolean } {
+export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): Promise<{ user: UserRow; isNew: boolean }> {
   const { providerId, profile, tokens, options, meta } = input
   const linked = findProviderAccount(ctx, providerId, profile.id)
   if (linked) {
@@ -148,9 +148,9 @@ export function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): { u
   if (!email) throw new OAuthFlowError('email_not_found')
   let created: UserRow
   try {
-    created = ctx.db.transaction(() => {
-      const row = insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
-      insertAccount(ctx, row.id, providerId, profile, tokens)
+    created = await ctx.storage.transaction(async () => {
+      const row = await insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
+      await insertAccount(ctx, row.id, providerId, profile, tokens)
       return row
     })
   } catch {

@@ -1,7 +1,7 @@
 import { createServer, type Socket } from 'node:net'
 import { and, eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { setPassword } from '../../server/auth/account.js'
+import { setPassword } from '../../server/features/account/rules.js'
 import { account, verification } from '../../server/db/schema.js'
 import { listMailOutbox } from '../../server/mail/index.js'
 import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'

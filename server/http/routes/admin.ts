@@ -108,7 +108,7 @@ export const adminRoutes = [
     path: '/admin/update-user',
     auth: 'session',
     body: z.object({ userId, data: z.record(z.string(), z.unknown()) }),
-    handler: ({ ctx, session, body, meta }) => toPublicUser(adminUpdateUser(ctx, userActor(session.user), body, meta)),
+    handler: async ({ ctx, session, body, meta }) => toPublicUser(await adminUpdateUser(ctx, userActor(session.user), body, meta)),
   }),
 
   defineRoute({
@@ -220,8 +220,8 @@ export const adminRoutes = [
     path: '/admin/remove-user',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body, meta }) => {
-      removeUser(ctx, userActor(session.user), body.userId, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await removeUser(ctx, userActor(session.user), body.userId, meta)
       return { success: true }
     },
   }),

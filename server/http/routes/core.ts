@@ -7,7 +7,6 @@ import {
   findSessionByToken,
   signOut,
 } from '../../auth/sessions.js'
-import { signInEmail, signUpEmail, toPublicUser } from '../../auth/users.js'
 import type { SessionAnswer } from '../../feature.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
@@ -20,8 +19,6 @@ import {
   requestSessionToken,
   resolveRequestSession,
   setSessionCacheCookie,
-  setSessionCookies,
-  signedInAnswer,
 } from '../session.js'
 
 const flag = z
@@ -43,44 +40,6 @@ export const coreRoutes = [
     handler: ({ query, response }) => {
       for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS)) response.headers.set(name, value)
       return new TextBody(renderErrorPage(query.error || 'Unknown', query.error_description), 'text/html; charset=utf-8')
-    },
-  }),
-
-  defineRoute({
-    method: 'POST',
-    path: '/sign-up/email',
-    body: z.looseObject({
-      name: z.string(),
-      email: z.string(),
-      password: z.string(),
-      image: z.string().nullish(),
-      callbackURL: z.string().optional(),
-      rememberMe: z.boolean().optional(),
-    }),
-    handler: async (rc) => {
-      const { body } = rc
-      const result = await signUpEmail(
-        rc.ctx,
-        { name: body.name, email: body.email, password: body.password, image: body.image, rememberMe: body.rememberMe, extra: body },
-        rc.meta,
-      )
-      if (result.session) setSessionCookies(rc, result.session, { dontRemember: body.rememberMe === false })
-      return { token: result.session?.session.token ?? null, user: toPublicUser(result.user) }
-    },
-  }),
-
-  defineRoute({
-    method: 'POST',
-    path: '/sign-in/email',
-    body: z.object({
-      email: z.string(),
-      password: z.string(),
-      callbackURL: z.string().optional(),
-      rememberMe: z.boolean().optional(),
-    }),
-    handler: async (rc) => {
-      const { body } = rc
-      return signedInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
     },
   }),
 

@@ -1,13 +1,8 @@
 import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
 import { sealSmtpPassword } from '../../mail/outbox.js'
-import {
-  changeEmailConfirmation,
-  deleteAccountEmail,
-  existingAccountEmail,
-  passwordResetEmail,
-  testEmail,
-  verificationEmail,
-} from '../../mail/templates.js'
+import { testEmail } from '../../mail/templates.js'
+import { deleteAccountEmail } from '../../features/account/mail.js'
+import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from '../../features/email-password/mail.js'
 import { renderInvitationMail } from '../../mail/invitation-template.js'
 import { PanelError } from '../errors.js'
 import type { HandlerGroup } from '../service.js'

@@ -169,8 +169,8 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { success: true }
     },
 
-    'users.remove'({ userId }) {
-      removeUser(ctx, actor, userId, PANEL_META)
+    async 'users.remove'({ userId }) {
+      await removeUser(ctx, actor, userId, PANEL_META)
       return { success: true }
     },
 

@@ -1,18 +1,26 @@
-import { and, eq } from 'drizzle-orm'
-import { hashPassword, verifyPassword } from '../crypto/password.js'
-import { generateLowerToken } from '../crypto/random.js'
-import { account, session, user } from '../db/schema.js'
-import { deleteAccountEmail, emailChangedNotice, passwordChangedNotice } from '../mail/templates.js'
-import { recordAudit } from './audit.js'
-import { assertPasswordPolicy } from './password-policy.js'
-import { throttledPasswordCheck, throttleKey } from './throttle.js'
-import type { AuthContext, RequestMeta } from './context.js'
-import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from './email-verification.js'
-import { APIError, fail } from './errors.js'
-import { createSession, isSessionFresh, type SessionWithUser, type UserRow } from './sessions.js'
-import { deleteUserRows, findCredentialAccount, findUserByEmail, normalizeEmail, readAdditionalFields, storeCredentialPassword } from './users.js'
-import { isUsernameConflict, readUsernameFields, usernameError } from './username.js'
-import { consumeVerification, createVerification } from './verification.js'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { APIError, fail } from '../../auth/errors.js'
+import { createSession, deleteUserSessions, isSessionFresh, type SessionWithUser, type UserRow } from '../../auth/sessions.js'
+import { throttledPasswordCheck, throttleKey } from '../../auth/throttle.js'
+import { findCredentialAccount, findUserByEmail, findUserById, listAccountRows, normalizeEmail } from '../../auth/user-store.js'
+import {
+  deleteUserRows,
+  readAdditionalFields,
+  readFeatureUserFields,
+  storeCredentialPassword,
+  updateUserColumns,
+} from '../../auth/users.js'
+import { consumeVerification, createVerification } from '../../auth/verification.js'
+import { hashPassword, verifyPassword } from '../../crypto/password.js'
+import { generateLowerToken } from '../../crypto/random.js'
+import { emailPasswordError } from '../email-password/errors.js'
+import { emailChangedNotice, passwordChangedNotice } from '../email-password/mail.js'
+import { assertPasswordPolicy } from '../email-password/password-policy.js'
+import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from '../email-password/verification.js'
+import { accountError } from './errors.js'
+import { deleteAccountEmail } from './mail.js'
+import { deleteAccountRow } from './store.js'
 
 /**
  * The signed-in user's own account (SPEC §4–§6): profile, password, email, linked accounts and
@@ -20,20 +28,24 @@ import { consumeVerification, createVerification } from './verification.js'
  * and shapes cookies. set-password is server-only: the control panel calls it, HTTP does not.
  */
 
-export type AccountRow = typeof account.$inferSelect
-
 // ---------------------------------------------------------------------------------------------
 // Profile
 
-const validation = (field: string, expected: string) => new APIError(400, 'VALIDATION_ERROR', `[body.${field}] expected ${expected}`)
+const validation = (field: string, expected: string) =>
+  new APIError(400, 'VALIDATION_ERROR', `[body.${field}] expected ${expected}`, {}, field)
 
 /**
- * POST /update-user: name, image and configured additional fields from a free-form record. An
- * `email` key is refused (EMAIL_CAN_NOT_BE_UPDATED); unknown keys are ignored; nothing to change
- * answers without writing.
+ * POST /update-user: name, image, feature columns (username) and configured additional fields
+ * from a free-form record. An `email` key is refused (EMAIL_CAN_NOT_BE_UPDATED); unknown keys are
+ * ignored; a body naming nothing to change is refused (NO_FIELDS_TO_UPDATE).
  */
-export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Record<string, unknown>, meta: RequestMeta): UserRow {
-  if (input.email !== undefined) throw fail(400, 'EMAIL_CAN_NOT_BE_UPDATED')
+export async function updateUser(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  input: Record<string, unknown>,
+  meta: RequestMeta,
+): Promise<UserRow> {
+  if (input.email !== undefined) throw accountError(400, 'EMAIL_CAN_NOT_BE_UPDATED')
   const { name, image, ...rest } = input
   const patch: Partial<UserRow> = {}
   if (name !== undefined) {
@@ -45,19 +57,14 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
     patch.image = image
   }
   // username / displayUsername: the username feature's rules (length, characters, uniqueness).
-  Object.assign(patch, readUsernameFields(ctx, rest, { mode: 'update', currentUserId: current.user.id }))
+  Object.assign(patch, await readFeatureUserFields(ctx, rest, { mode: 'update', currentUserId: current.user.id }))
   const additional = readAdditionalFields(ctx, rest, 'update')
   if (Object.keys(additional).length > 0) patch.additionalFields = { ...(current.user.additionalFields ?? {}), ...additional }
   // better-auth 1.7: a body naming no field it can update is refused.
-  if (Object.keys(patch).length === 0) throw fail(400, 'NO_FIELDS_TO_UPDATE')
+  if (Object.keys(patch).length === 0) throw accountError(400, 'NO_FIELDS_TO_UPDATE')
   patch.updatedAt = new Date(ctx.clock.now())
-  try {
-    ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
-  } catch (e) {
-    if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
-    throw e
-  }
-  recordAudit(ctx, {
+  await updateUserColumns(ctx, current.user.id, patch)
+  await recordAudit(ctx, {
     type: 'user.updated',
     actorUserId: current.user.id,
     detail: { fields: [...Object.keys(patch).filter((k) => k !== 'updatedAt' && k !== 'additionalFields'), ...Object.keys(additional)] },
@@ -73,15 +80,22 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
  * Checks the current password of a signed-in user, under the same per-account throttle as
  * sign-in (a stolen session must not become an oracle for the password).
  */
-async function assertCurrentPassword(ctx: AuthContext, userId: string, password: string, meta: RequestMeta, action: string): Promise<void> {
-  const credential = findCredentialAccount(ctx, userId)
+async function assertCurrentPassword(
+  ctx: AuthContext,
+  userId: string,
+  password: string,
+  meta: RequestMeta,
+  action: string,
+  field: string,
+): Promise<void> {
+  const credential = await findCredentialAccount(ctx, userId)
   if (!credential?.password) throw fail(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
-  const owner = ctx.db.select({ email: user.email }).from(user).where(eq(user.id, userId)).get()
+  const owner = await findUserById(ctx, userId)
   const key = throttleKey('email', owner?.email ?? userId)
   const hash = credential.password
   if (!(await throttledPasswordCheck(ctx, key, meta, () => verifyPassword(hash, password), { targetUserId: userId }))) {
-    recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
-    throw fail(400, 'INVALID_PASSWORD')
+    await recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
+    throw fail(400, 'INVALID_PASSWORD', 'INVALID_PASSWORD', field)
   }
 }
 
@@ -101,27 +115,23 @@ export async function changePassword(
   input: ChangePasswordInput,
   meta: RequestMeta,
 ): Promise<{ user: UserRow; session: SessionWithUser | null }> {
-  await assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name])
-  await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed')
+  await assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name], 'newPassword')
+  await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed', 'currentPassword')
   const hash = await hashPassword(input.newPassword)
   const now = new Date(ctx.clock.now())
-  const created = ctx.db.transaction(() => {
-    ctx.db
-      .update(account)
-      .set({ password: hash, updatedAt: now })
-      .where(and(eq(account.userId, current.user.id), eq(account.providerId, 'credential')))
-      .run()
+  const created = await ctx.storage.transaction(async () => {
+    await storeCredentialPassword(ctx, current.user.id, hash)
     if (!input.revokeOtherSessions) return null
-    ctx.db.delete(session).where(eq(session.userId, current.user.id)).run()
-    return createSession(ctx, current.user, { meta })
+    await deleteUserSessions(ctx, current.user.id)
+    return await createSession(ctx, current.user, { meta })
   })
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'user.password-changed',
     actorUserId: current.user.id,
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
     meta,
   })
-  ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, current.user, now, 'changed'))
+  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, current.user, now, 'changed'))
   return { user: current.user, session: created }
 }
 
@@ -130,12 +140,12 @@ export async function changePassword(
  * only (better-auth's set-password is not routed over HTTP); the control panel calls this.
  */
 export async function setPassword(ctx: AuthContext, userId: string, newPassword: string, meta: RequestMeta | null = null): Promise<void> {
-  await assertPasswordPolicy(ctx, newPassword)
-  const existing = findCredentialAccount(ctx, userId)
-  if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
-  if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')
-  storeCredentialPassword(ctx, userId, await hashPassword(newPassword))
-  recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
+  await assertPasswordPolicy(ctx, newPassword, [], 'newPassword')
+  const existing = await findCredentialAccount(ctx, userId)
+  if (existing?.password) throw accountError(400, 'PASSWORD_ALREADY_SET')
+  if (!existing && !(await findUserById(ctx, userId))) throw fail(404, 'USER_NOT_FOUND')
+  await storeCredentialPassword(ctx, userId, await hashPassword(newPassword))
+  await recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,41 +169,37 @@ export async function changeEmail(
   meta: RequestMeta,
 ): Promise<ChangeEmailResult> {
   const conf = ctx.config().user.changeEmail
-  if (!conf.enabled) throw new APIError(400, 'CHANGE_EMAIL_DISABLED', 'Change email is disabled')
+  if (!conf.enabled) throw accountError(400, 'CHANGE_EMAIL_DISABLED')
   // Taking over an account by changing its address should need a recent sign-in (docs/SECURITY.md).
   if (conf.requireFreshSession && !isSessionFresh(ctx, current.session)) throw fail(403, 'SESSION_NOT_FRESH')
   const newEmail = normalizeEmail(input.newEmail)
-  if (newEmail === current.user.email) throw new APIError(400, 'EMAIL_IS_THE_SAME', 'Email is the same')
-  if (findUserByEmail(ctx, newEmail)) throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
+  if (newEmail === current.user.email) throw accountError(400, 'EMAIL_IS_THE_SAME')
+  if (await findUserByEmail(ctx, newEmail)) throw accountError(400, 'COULDNT_UPDATE_YOUR_EMAIL')
 
   if (!current.user.emailVerified) {
     const patch = { email: newEmail, emailVerified: false, updatedAt: new Date(ctx.clock.now()) }
     try {
-      ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
+      await updateUserColumns(ctx, current.user.id, patch)
     } catch (e) {
       // Taken between the check and the write.
-      if (e instanceof Error && String((e as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) {
-        throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
-      }
+      if (e instanceof APIError && e.code === 'USER_ALREADY_EXISTS') throw accountError(400, 'COULDNT_UPDATE_YOUR_EMAIL')
       throw e
     }
     const updated: UserRow = { ...current.user, ...patch }
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.email-changed',
       actorUserId: updated.id,
       detail: { from: current.user.email, to: newEmail, confirmed: false },
       meta,
     })
-    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, newEmail, patch.updatedAt))
+    await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, newEmail, patch.updatedAt))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { user: updated, changed: true }
   }
 
-  if (!conf.sendChangeEmailVerification) {
-    throw new APIError(400, 'VERIFICATION_EMAIL_NOT_ENABLED', "Verification email isn't enabled")
-  }
+  if (!conf.sendChangeEmailVerification) throw emailPasswordError(400, 'VERIFICATION_EMAIL_NOT_ENABLED')
   await sendChangeEmailConfirmation(ctx, current.user, newEmail, input.callbackURL)
-  recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
+  await recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
   return { user: current.user, changed: false }
 }
 
@@ -208,16 +214,15 @@ function assertDeleteEnabled(ctx: AuthContext): void {
   if (!ctx.config().user.deleteUser.enabled) throw fail(404, 'NOT_FOUND')
 }
 
-/** Removes the user's sessions, accounts and then the user, in one transaction (SPEC §4). */
 /** A user deleting their own account (password, fresh session or mailed token already checked). */
-function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): void {
-  ctx.db.transaction(() => deleteUserRows(ctx, userId))
-  recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
+async function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): Promise<void> {
+  await deleteUserRows(ctx, userId)
+  await recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
 }
 
-function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): void {
-  if (!consumeVerification(ctx, deleteIdentifier(token), current.user.id)) throw fail(404, 'INVALID_TOKEN')
-  deleteOwnAccount(ctx, current.user.id, meta)
+async function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): Promise<void> {
+  if (!(await consumeVerification(ctx, deleteIdentifier(token), current.user.id))) throw fail(404, 'INVALID_TOKEN')
+  await deleteOwnAccount(ctx, current.user.id, meta)
 }
 
 /**
@@ -233,32 +238,32 @@ export async function deleteUser(
 ): Promise<DeleteUserMessage> {
   assertDeleteEnabled(ctx)
   const conf = ctx.config().user.deleteUser
-  if (input.password) await assertCurrentPassword(ctx, current.user.id, input.password, meta, 'user.deleted')
+  if (input.password) await assertCurrentPassword(ctx, current.user.id, input.password, meta, 'user.deleted', 'password')
   if (input.token) {
-    deleteWithToken(ctx, current, input.token, meta)
+    await deleteWithToken(ctx, current, input.token, meta)
     return 'User deleted'
   }
   if (conf.sendDeleteAccountVerification) {
-    if (!input.password && findCredentialAccount(ctx, current.user.id)?.password) {
-      throw new APIError(400, 'USER_ALREADY_HAS_PASSWORD', 'User already has a password. Provide that to delete the account.')
+    if (!input.password && (await findCredentialAccount(ctx, current.user.id))?.password) {
+      throw accountError(400, 'USER_ALREADY_HAS_PASSWORD')
     }
     const token = generateLowerToken(32)
-    createVerification(ctx, deleteIdentifier(token), current.user.id, conf.deleteTokenExpiresIn)
+    await createVerification(ctx, deleteIdentifier(token), current.user.id, conf.deleteTokenExpiresIn)
     const url = `${ctx.baseURL}/delete-user/callback?token=${token}&callbackURL=${encodeURIComponent(input.callbackURL || '/')}`
-    ctx.mailer.send(deleteAccountEmail(ctx.config().mail.appName, current.user, url, conf.deleteTokenExpiresIn))
-    recordAudit(ctx, { type: 'user.delete-requested', actorUserId: current.user.id, meta })
+    await ctx.mailer.send(deleteAccountEmail(ctx.config().mail.appName, current.user, url, conf.deleteTokenExpiresIn))
+    await recordAudit(ctx, { type: 'user.delete-requested', actorUserId: current.user.id, meta })
     return 'Verification email sent'
   }
-  if (!input.password && !isSessionFresh(ctx, current.session)) throw fail(400, 'SESSION_EXPIRED')
-  deleteOwnAccount(ctx, current.user.id, meta)
+  if (!input.password && !isSessionFresh(ctx, current.session)) throw accountError(400, 'SESSION_EXPIRED')
+  await deleteOwnAccount(ctx, current.user.id, meta)
   return 'User deleted'
 }
 
 /** GET /delete-user/callback: the mailed link, opened while signed in as the same user. */
-export function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): void {
+export async function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): Promise<void> {
   assertDeleteEnabled(ctx)
   if (!current) throw fail(404, 'FAILED_TO_GET_USER_INFO')
-  deleteWithToken(ctx, current, token, meta)
+  await deleteWithToken(ctx, current, token, meta)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,23 +282,17 @@ export interface PublicAccount {
   scopes: string[]
 }
 
-export function listAccounts(ctx: AuthContext, userId: string): PublicAccount[] {
-  return ctx.db
-    .select()
-    .from(account)
-    .where(eq(account.userId, userId))
-    .orderBy(account.createdAt)
-    .all()
-    .map((a) => ({
-      id: a.id,
-      provider: a.providerId,
-      providerId: a.providerId,
-      accountId: a.accountId,
-      userId: a.userId,
-      createdAt: a.createdAt,
-      updatedAt: a.updatedAt,
-      scopes: a.scope ? a.scope.split(',').filter(Boolean) : [],
-    }))
+export async function listAccounts(ctx: AuthContext, userId: string): Promise<PublicAccount[]> {
+  return (await listAccountRows(ctx, userId)).map((a) => ({
+    id: a.id,
+    provider: a.providerId,
+    providerId: a.providerId,
+    accountId: a.accountId,
+    userId: a.userId,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    scopes: a.scope ? a.scope.split(',').filter(Boolean) : [],
+  }))
 }
 
 /**
@@ -301,15 +300,15 @@ export function listAccounts(ctx: AuthContext, userId: string): PublicAccount[] 
  * the provider's id for the account) and the current `{accountId}` (our account row id). The
  * last account stays unless `account.accountLinking.allowUnlinkingAll`.
  */
-export function unlinkAccount(
+export async function unlinkAccount(
   ctx: AuthContext,
   current: SessionWithUser,
   input: { providerId?: string; accountId?: string },
   meta: RequestMeta,
-): void {
-  const accounts = ctx.db.select().from(account).where(eq(account.userId, current.user.id)).all()
+): Promise<void> {
+  const accounts = await listAccountRows(ctx, current.user.id)
   if (accounts.length === 1 && !ctx.config().account.accountLinking.allowUnlinkingAll) {
-    throw fail(400, 'FAILED_TO_UNLINK_LAST_ACCOUNT')
+    throw accountError(400, 'FAILED_TO_UNLINK_LAST_ACCOUNT')
   }
   const match = accounts.find((a) =>
     input.providerId !== undefined
@@ -317,6 +316,6 @@ export function unlinkAccount(
       : a.id === input.accountId,
   )
   if (!match) throw fail(400, 'ACCOUNT_NOT_FOUND')
-  ctx.db.delete(account).where(eq(account.id, match.id)).run()
-  recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
+  await deleteAccountRow(ctx, match.id)
+  await recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
 }

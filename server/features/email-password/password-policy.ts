@@ -1,11 +1,15 @@
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core'
-import type { AuthContext } from './context.js'
-import { APIError, fail } from './errors.js'
+import type { AuthContext } from '../../auth/context.js'
+import { emailPasswordError } from './errors.js'
 
-export function assertPasswordLength(ctx: AuthContext, password: string): void {
+/**
+ * The configured length of a new password (`emailAndPassword.min/maxPasswordLength`); `field`
+ * names the form field checked (newPassword on change and reset).
+ */
+export function assertPasswordLength(ctx: AuthContext, password: string, field = 'password'): void {
   const { minPasswordLength, maxPasswordLength } = ctx.config().emailAndPassword
-  if (password.length < minPasswordLength) throw fail(400, 'PASSWORD_TOO_SHORT')
-  if (password.length > maxPasswordLength) throw fail(400, 'PASSWORD_TOO_LONG')
+  if (password.length < minPasswordLength) throw emailPasswordError(400, 'PASSWORD_TOO_SHORT', field)
+  if (password.length > maxPasswordLength) throw emailPasswordError(400, 'PASSWORD_TOO_LONG', field)
 }
 
 /**
@@ -40,9 +44,10 @@ export async function assertPasswordPolicy(
   ctx: AuthContext,
   password: string,
   userInputs: Array<string | null | undefined> = [],
+  field = 'password',
 ): Promise<void> {
-  assertPasswordLength(ctx, password)
+  assertPasswordLength(ctx, password, field)
   if (!ctx.config().security.rejectCommonPasswords) return
   const inputs = userInputs.flatMap((v) => (v ? [v, ...v.split(/[@.\s_-]+/)] : [])).filter((v) => v.length > 2)
-  if (await isCommonPassword(password, inputs)) throw new APIError(400, 'PASSWORD_TOO_COMMON', 'Password is too common. Please choose a less guessable one.')
+  if (await isCommonPassword(password, inputs)) throw emailPasswordError(400, 'PASSWORD_TOO_COMMON', field)
 }

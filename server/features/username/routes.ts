@@ -1,7 +1,8 @@
 import { z } from 'zod'
-import { isUsernameAvailable, signInUsername } from '../../auth/username.js'
-import { defineRoute } from '../route.js'
-import { signedInAnswer } from '../session.js'
+import { defineRoute } from '../../http/route.js'
+import { signedInAnswer } from '../../http/session.js'
+import { isUsernameAvailable } from './rules.js'
+import { signInUsername } from './sign-in.js'
 
 /** Username feature endpoints (SPEC §7 Core, reference §4.2 and §4.5). */
 export const usernameRoutes = [
@@ -24,6 +25,6 @@ export const usernameRoutes = [
     method: 'POST',
     path: '/is-username-available',
     body: z.object({ username: z.string() }),
-    handler: ({ ctx, body }) => ({ available: isUsernameAvailable(ctx, body.username) }),
+    handler: async ({ ctx, body }) => ({ available: await isUsernameAvailable(ctx, body.username) }),
   }),
 ]

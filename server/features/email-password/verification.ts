@@ -1,13 +1,13 @@
-import { eq } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import { z } from 'zod'
-import { user } from '../db/schema.js'
-import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from '../mail/templates.js'
-import { recordAudit } from './audit.js'
-import type { AuthContext, RequestMeta } from './context.js'
-import { APIError, fail } from './errors.js'
-import { createSession, type SessionWithUser, type UserRow } from './sessions.js'
-import { findUserByEmail, normalizeEmail } from './user-store.js'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { APIError } from '../../auth/errors.js'
+import { createSession, type SessionWithUser, type UserRow } from '../../auth/sessions.js'
+import { findUserByEmail, normalizeEmail } from '../../auth/user-store.js'
+import { updateUserColumns } from '../../auth/users.js'
+import { emailPasswordError } from './errors.js'
+import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from './mail.js'
 
 /**
  * Email verification (SPEC §4, reference §5.2): a stateless HS256 JWT keyed by the auth secret,
@@ -65,16 +65,14 @@ export function verificationLink(ctx: AuthContext, token: string, callbackURL?: 
 }
 
 function assertVerificationEmailEnabled(ctx: AuthContext): void {
-  if (!ctx.config().emailVerification.sendVerificationEmail) {
-    throw new APIError(400, 'VERIFICATION_EMAIL_NOT_ENABLED', "Verification email isn't enabled")
-  }
+  if (!ctx.config().emailVerification.sendVerificationEmail) throw emailPasswordError(400, 'VERIFICATION_EMAIL_NOT_ENABLED')
 }
 
 /** Mails a verification link for the user's current address (throws when verification mail is off). */
 export async function sendVerificationEmail(ctx: AuthContext, target: UserRow, callbackURL?: string | null): Promise<void> {
   assertVerificationEmailEnabled(ctx)
   const token = await createEmailVerificationToken(ctx, { email: target.email, userId: target.id })
-  ctx.mailer.send(verificationEmail(ctx.config().mail.appName, target, verificationLink(ctx, token, callbackURL)))
+  await ctx.mailer.send(verificationEmail(ctx.config().mail.appName, target, verificationLink(ctx, token, callbackURL)))
 }
 
 /** Sends the mail only when verification mail is enabled; for flows where it is optional. */
@@ -98,19 +96,19 @@ export async function requestVerificationEmail(
   assertVerificationEmailEnabled(ctx)
   if (input.session) {
     const own = input.session.user
-    if (own.email.toLowerCase() !== input.email.toLowerCase()) throw fail(400, 'EMAIL_MISMATCH')
-    if (own.emailVerified) throw fail(400, 'EMAIL_ALREADY_VERIFIED')
+    if (own.email.toLowerCase() !== input.email.toLowerCase()) throw emailPasswordError(400, 'EMAIL_MISMATCH')
+    if (own.emailVerified) throw emailPasswordError(400, 'EMAIL_ALREADY_VERIFIED')
     await sendVerificationEmail(ctx, own, input.callbackURL)
-    recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: own.id, meta })
+    await recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: own.id, meta })
     return
   }
-  const found = findUserByEmail(ctx, input.email)
+  const found = await findUserByEmail(ctx, input.email)
   if (!found || found.emailVerified) {
     await createEmailVerificationToken(ctx, { email: normalizeEmail(input.email) })
     return
   }
   await sendVerificationEmail(ctx, found, input.callbackURL)
-  recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
+  await recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
 }
 
 /** Mails the change-email confirmation to the current address, the new one encoded in the token. */
@@ -121,7 +119,7 @@ export async function sendChangeEmailConfirmation(
   callbackURL?: string | null,
 ): Promise<void> {
   const token = await createEmailVerificationToken(ctx, { email: target.email, updateTo: newEmail, userId: target.id })
-  ctx.mailer.send(changeEmailConfirmation(ctx.config().mail.appName, target, newEmail, verificationLink(ctx, token, callbackURL)))
+  await ctx.mailer.send(changeEmailConfirmation(ctx.config().mail.appName, target, newEmail, verificationLink(ctx, token, callbackURL)))
 }
 
 export type VerifyEmailResult =
@@ -148,37 +146,43 @@ export async function verifyEmail(
     if (!current || current.user.email !== claims.email || (claims.userId && claims.userId !== current.user.id)) {
       throw new VerifyEmailError('unauthorized')
     }
-    const taken = findUserByEmail(ctx, claims.updateTo)
+    const taken = await findUserByEmail(ctx, claims.updateTo)
     if (taken && taken.id !== current.user.id) throw new VerifyEmailError('invalid_token')
     const patch = { email: claims.updateTo, emailVerified: false, updatedAt: now }
-    ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
+    try {
+      await updateUserColumns(ctx, current.user.id, patch)
+    } catch (e) {
+      // Taken between the check and the write.
+      if (e instanceof APIError && e.code === 'USER_ALREADY_EXISTS') throw new VerifyEmailError('invalid_token')
+      throw e
+    }
     const updated: UserRow = { ...current.user, ...patch }
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.email-changed',
       actorUserId: updated.id,
       detail: { from: claims.email, to: claims.updateTo, confirmed: true },
       meta,
     })
-    ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, claims.updateTo, now))
+    await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, claims.updateTo, now))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
   }
 
-  const found = findUserByEmail(ctx, claims.email)
+  const found = await findUserByEmail(ctx, claims.email)
   if (!found) throw new VerifyEmailError('user_not_found')
   if (claims.userId && claims.userId !== found.id) throw new VerifyEmailError('invalid_token')
   if (found.emailVerified) return { kind: 'verified', user: found, session: null }
 
-  ctx.db.update(user).set({ emailVerified: true, updatedAt: now }).where(eq(user.id, found.id)).run()
+  await updateUserColumns(ctx, found.id, { emailVerified: true, updatedAt: now })
   const verified: UserRow = { ...found, emailVerified: true, updatedAt: now }
-  recordAudit(ctx, { type: 'user.email-verified', actorUserId: verified.id, detail: { email: verified.email }, meta })
+  await recordAudit(ctx, { type: 'user.email-verified', actorUserId: verified.id, detail: { email: verified.email }, meta })
 
   if (!ctx.config().emailVerification.autoSignInAfterVerification) return { kind: 'verified', user: verified, session: null }
   if (input.session && input.session.user.id === verified.id) {
     return { kind: 'verified', user: verified, session: { session: input.session.session, user: verified } }
   }
-  const created = createSession(ctx, verified, { meta })
-  recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
+  const created = await createSession(ctx, verified, { meta })
+  await recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
   return { kind: 'verified', user: verified, session: created }
 }
 

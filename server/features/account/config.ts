@@ -1,0 +1,38 @@
+import { z } from 'zod'
+
+const seconds = z.number().int().min(0)
+
+/** `user.changeEmail.*`: better-auth's option names. */
+export const changeEmailConfig = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** better-auth's `sendChangeEmailVerification` hook, as a switch (confirmation mail to the current address). */
+    sendChangeEmailVerification: z.boolean().default(true),
+    /** Changing the address needs a session younger than session.freshAge (Gatehouse default; better-auth has no such check). */
+    requireFreshSession: z.boolean().default(true),
+  })
+  .prefault({})
+
+/** `user.deleteUser.*`: better-auth's option names. */
+export const deleteUserConfig = z
+  .object({
+    enabled: z.boolean().default(false),
+    deleteTokenExpiresIn: seconds.default(86400),
+    /** better-auth's `sendDeleteAccountVerification` hook, as a switch: deletion then always goes through a mailed link. */
+    sendDeleteAccountVerification: z.boolean().default(false),
+  })
+  .prefault({})
+
+/** `account.*`: better-auth's option names (linking is used by social sign-in too). */
+export const accountConfig = z
+  .object({
+    accountLinking: z
+      .object({
+        enabled: z.boolean().default(true),
+        trustedProviders: z.array(z.string()).default([]),
+        allowDifferentEmails: z.boolean().default(false),
+        allowUnlinkingAll: z.boolean().default(false),
+      })
+      .prefault({}),
+  })
+  .prefault({})

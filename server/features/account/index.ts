@@ -1,0 +1,12 @@
+import { defineFeature } from '../../feature.js'
+import { accountRoutes } from './routes.js'
+
+/**
+ * The signed-in user's own account (better-auth's user / account options): update-user,
+ * change-password, change-email, delete-user with its mailed confirmation, list-accounts and
+ * unlink-account, and the notices to the old address. set-password (server only) is in rules.ts.
+ */
+export const accountFeature = defineFeature({
+  id: 'account',
+  routes: accountRoutes,
+})

@@ -1,0 +1,30 @@
+import { z } from 'zod'
+
+const seconds = z.number().int().min(0)
+
+/** `emailAndPassword.*`: better-auth's option names. */
+export const emailAndPasswordConfig = z
+  .object({
+    enabled: z.boolean().default(true),
+    disableSignUp: z.boolean().default(false),
+    minPasswordLength: z.number().int().min(1).default(8),
+    maxPasswordLength: z.number().int().min(1).default(128),
+    requireEmailVerification: z.boolean().default(false),
+    autoSignIn: z.boolean().default(true),
+    resetPasswordTokenExpiresIn: seconds.default(3600),
+    revokeSessionsOnPasswordReset: z.boolean().default(false),
+    /** better-auth's `sendResetPassword` hook, as a switch: false answers "Reset password isn't enabled". */
+    sendResetPassword: z.boolean().default(true),
+  })
+  .prefault({})
+
+/** `emailVerification.*`: better-auth's option names. */
+export const emailVerificationConfig = z
+  .object({
+    sendOnSignUp: z.boolean().default(false),
+    autoSignInAfterVerification: z.boolean().default(false),
+    expiresIn: seconds.default(3600),
+    /** better-auth's `sendVerificationEmail` hook, as a switch: false answers "Verification email isn't enabled". */
+    sendVerificationEmail: z.boolean().default(true),
+  })
+  .prefault({})

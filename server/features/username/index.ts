@@ -1,0 +1,14 @@
+import { defineFeature } from '../../feature.js'
+import { readUsernameFields, usernameClash } from './rules.js'
+import { usernameRoutes } from './routes.js'
+
+/**
+ * Usernames (better-auth's username plugin): sign-in by username, is-username-available, and the
+ * username / displayUsername columns every user write reads through `readUserFields`.
+ */
+export const usernameFeature = defineFeature({
+  id: 'username',
+  routes: usernameRoutes,
+  readUserFields: readUsernameFields,
+  userFieldClash: usernameClash,
+})
