@@ -4,7 +4,6 @@ import { accountRoutes } from './account.js'
 import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
-import { organizationRoutes } from './organization.js'
 import { socialRoutes } from './social.js'
 import { usernameRoutes } from './username.js'
 
@@ -14,7 +13,6 @@ export const allRoutes: Route[] = [
   ...usernameRoutes,
   ...adminRoutes,
   ...accountRoutes,
-  ...organizationRoutes,
   ...socialRoutes,
   ...features.flatMap((feature) => feature.routes ?? []),
   // The OpenAPI document describes every route above, and itself.

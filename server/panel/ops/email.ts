@@ -8,7 +8,7 @@ import {
   testEmail,
   verificationEmail,
 } from '../../mail/templates.js'
-import { renderInvitationMail } from '../../mail/invitation-template.js'
+import { renderInvitationMail } from '../../features/organization/mail.js'
 import { PanelError } from '../errors.js'
 import type { HandlerGroup } from '../service.js'
 

@@ -1,42 +1,30 @@
 import { z } from 'zod'
+import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
+import { defineRoute, type RouteContext } from '../../http/route.js'
+import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
+import { ORG_MESSAGES } from './errors.js'
+import { acceptInvitation, cancelInvitation, getInvitation, inviteMember, listInvitations, rejectInvitation } from './invitations.js'
 import {
-  acceptInvitation,
-  addTeamMember,
-  cancelInvitation,
   checkOrgPermission,
-  checkSlug,
-  createOrganization,
-  createTeam,
-  deleteOrganization,
   getActiveMember,
   getActiveMemberRole,
-  getFullOrganization,
-  getInvitation,
-  inviteMember,
   leaveOrganization,
-  listInvitations,
   listMembers,
-  listTeamMembers,
-  listTeams,
-  listUserTeams,
-  listUserOrganizations,
-  MEMBER_FILTER_FIELDS,
-  MEMBER_FILTER_OPERATORS,
-  MEMBER_SORT_FIELDS,
-  rejectInvitation,
   removeMember,
-  removeTeam,
-  removeTeamMember,
-  setActiveOrganization,
-  setActiveTeam,
   updateMemberRole,
+} from './members.js'
+import {
+  checkSlug,
+  createOrganization,
+  deleteOrganization,
+  getFullOrganization,
+  listUserOrganizations,
+  setActiveOrganization,
   updateOrganization,
-  updateTeam,
-  userActor,
-} from '../../auth/organizations/index.js'
-import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
-import { defineRoute, type RouteContext } from '../route.js'
-import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../session.js'
+} from './orgs.js'
+import { userActor } from './shared.js'
+import { MEMBER_FILTER_FIELDS, MEMBER_FILTER_OPERATORS, MEMBER_SORT_FIELDS } from './store.js'
+import { addTeamMember, createTeam, listTeamMembers, listTeams, listUserTeams, removeTeam, removeTeamMember, setActiveTeam, updateTeam } from './teams.js'
 
 /**
  * better-auth's organization endpoints (reference §4.4, with the 1.7 additions the current client
@@ -83,8 +71,8 @@ export const organizationRoutes = [
       metadata: metadata.optional(),
       keepCurrentActiveOrganization: z.boolean().optional(),
     }),
-    handler: (rc) => {
-      const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await createOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       // better-auth 1.7 answers create without `metadata` when none was given.
       const { metadata, ...rest } = organization
@@ -121,8 +109,8 @@ export const organizationRoutes = [
     path: '/organization/delete',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { organization, session } = deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { organization, session } = await deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return organization
     },
@@ -148,8 +136,8 @@ export const organizationRoutes = [
     path: '/organization/set-active',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1).nullish(), organizationSlug: optionalId }),
-    handler: (rc) => {
-      const { organization, session } = setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session, { reissueToken: true })
       return organization
     },
@@ -174,8 +162,8 @@ export const organizationRoutes = [
     path: '/organization/accept-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { invitation, member, session } = acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
+    handler: async (rc) => {
+      const { invitation, member, session } = await acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
       reflectSession(rc, session)
       return { invitation, member }
     },
@@ -218,8 +206,8 @@ export const organizationRoutes = [
     path: '/organization/remove-member',
     auth: 'session',
     body: z.object({ memberIdOrEmail: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => {
-      const { member, session } = removeMember(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { member, session } = await removeMember(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       return { member }
     },
@@ -271,8 +259,8 @@ export const organizationRoutes = [
     path: '/organization/leave',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { member, session } = leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { member, session } = await leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return member
     },
@@ -285,7 +273,7 @@ export const organizationRoutes = [
     body: z
       .object({ permissions: permissionsInput.optional(), permission: permissionsInput.optional(), organizationId: optionalId })
       .refine((b) => b.permissions !== undefined || b.permission !== undefined, {
-        message: 'invalid permission check. no permission(s) were passed.',
+        message: ORG_MESSAGES.NO_PERMISSIONS_PASSED,
         path: ['permissions'],
       }),
     handler: (rc) =>
@@ -335,8 +323,8 @@ export const organizationRoutes = [
     path: '/organization/set-active-team',
     auth: 'session',
     body: z.object({ teamId: z.string().nullish() }),
-    handler: (rc) => {
-      const { team, session } = setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
+    handler: async (rc) => {
+      const { team, session } = await setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
       reflectSession(rc, session, { reissueToken: true })
       return team
     },
