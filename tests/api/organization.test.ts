@@ -626,6 +626,11 @@ describe('teams', () => {
       expect([listTeams.status, listTeams.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
       const full = await alice.client.organization.getFullOrganization()
       expect(full.data?.teams).toBeNull()
+      // As if the endpoints did not exist: no 401 for an anonymous caller, no 405 for another method.
+      const anonymous = await new HttpClient(noTeams.base).post('/organization/add-team-member', { teamId: 't', userId: 'u' })
+      expect([anonymous.status, anonymous.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
+      const wrongMethod = await alice.http.get('/organization/create-team')
+      expect([wrongMethod.status, wrongMethod.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
     } finally {
       await noTeams.close()
     }

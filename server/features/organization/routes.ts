@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { AuthContext } from '../../auth/context.js'
 import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
@@ -57,6 +58,9 @@ const optionalId = z.string().min(1).optional()
 const metadata = z.record(z.string(), z.unknown())
 const permissionsInput = z.record(z.string(), z.array(z.string()))
 const count = z.coerce.number().int().min(0)
+
+/** Team endpoints exist only with `organization.teams.enabled` (otherwise 404, as without better-auth's teams option). */
+const teamsEnabled = (ctx: AuthContext): boolean => ctx.config().organization.teams.enabled
 
 export const organizationRoutes = [
   defineRoute({
@@ -287,6 +291,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/create-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ name: z.string().min(1), organizationId: optionalId }),
     handler: (rc) => createTeam(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -295,6 +300,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-teams',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ organizationId: optionalId }),
     handler: (rc) => listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
@@ -303,6 +309,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/update-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({
       teamId: z.string().min(1),
       data: z.looseObject({ name: z.string().min(1).optional(), organizationId: optionalId }),
@@ -314,6 +321,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/remove-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
     handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -322,6 +330,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/set-active-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().nullish() }),
     handler: async (rc) => {
       const { team, session } = await setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
@@ -334,6 +343,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-user-teams',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ userId: optionalId, organizationId: optionalId }),
     handler: (rc) => listUserTeams(rc.ctx, actorOf(rc), rc.query),
   }),
@@ -342,6 +352,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-team-members',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ teamId: optionalId }),
     handler: (rc) => listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
   }),
@@ -350,6 +361,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/add-team-member',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
     handler: (rc) => addTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -358,6 +370,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/remove-team-member',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
     handler: (rc) => removeTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
