@@ -39,7 +39,7 @@ import { Loading } from './components/common'
 const views = {
   overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./pages/Overview')) },
   users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./pages/Users')) },
-  organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./pages/Organizations')) },
+  organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
   providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./pages/Providers')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },

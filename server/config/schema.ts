@@ -7,6 +7,7 @@ import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersSchema } from '../oauth/options.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
+import { organizationConfig } from '../features/organization/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
 import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/account/config.js'
 import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
@@ -104,33 +105,7 @@ export const configSchema = z
     /** socialProviders.<id>: the 18 OAuth providers (server/oauth/options.ts). */
     socialProviders: socialProvidersSchema,
     account: accountConfig,
-    organization: z
-      .object({
-        allowUserToCreateOrganization: z.boolean().default(true),
-        /** Organizations one user may belong to when creating another; unset: unlimited. */
-        organizationLimit: z.number().int().min(0).optional(),
-        creatorRole: z.string().min(1).default('owner'),
-        membershipLimit: z.number().int().min(1).default(100),
-        /** Pending invitations per organization. */
-        invitationLimit: z.number().int().min(0).default(100),
-        invitationExpiresIn: seconds.default(172800),
-        cancelPendingInvitationsOnReInvite: z.boolean().default(false),
-        /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default {origin}/accept-invitation/{id}. */
-        invitationURL: z.url().nullish(),
-        teams: z
-          .object({
-            enabled: z.boolean().default(true),
-            /** Teams per organization; unset: unlimited. */
-            maximumTeams: z.number().int().min(1).optional(),
-            allowRemovingAllTeams: z.boolean().default(false),
-          })
-          .prefault({}),
-        /** Custom roles: name → resource → allowed actions. Added to (or overriding) owner, admin and member. */
-        roles: z
-          .record(z.string().regex(/^[A-Za-z0-9_-]+$/), z.record(z.string(), z.array(z.string())))
-          .default({}),
-      })
-      .prefault({}),
+    organization: organizationConfig,
     /** Administrator feature (SPEC §6 Admin, reference §8): roles, bans, impersonation. */
     admin: z
       .object({

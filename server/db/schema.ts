@@ -5,26 +5,22 @@
  */
 import { apikey } from '../features/api-key/schema.js'
 import { keypair } from '../features/jwt/schema.js'
+import { invitation, member, organization, team, teamMember } from '../features/organization/schema.js'
 import { passkey } from '../features/passkey/schema.js'
 import { twoFactor } from '../features/two-factor/schema.js'
 import {
   account,
   auditEvent,
-  invitation,
   loginThrottle,
   mailOutbox,
-  member,
-  organization,
   rateLimit,
   session,
-  team,
-  teamMember,
   user,
   verification,
 } from './core-schema.js'
 
 export * from './core-schema.js'
-export { apikey, keypair, passkey, twoFactor }
+export { apikey, invitation, keypair, member, organization, passkey, team, teamMember, twoFactor }
 
 export const schema = {
   user,

@@ -4,6 +4,7 @@ import { emailPasswordFeature } from './email-password/index.js'
 import { usernameFeature } from './username/index.js'
 import { apiKeyFeature } from './api-key/index.js'
 import { jwtFeature } from './jwt/index.js'
+import { organizationFeature } from './organization/index.js'
 import { passkeyFeature } from './passkey/index.js'
 import { twoFactorFeature } from './two-factor/index.js'
 import { networkFeature } from './network/index.js'
@@ -20,6 +21,7 @@ export const features: Feature[] = [
   emailPasswordFeature,
   usernameFeature,
   accountFeature,
+  organizationFeature,
   apiKeyFeature,
   jwtFeature,
   twoFactorFeature,

@@ -2,6 +2,7 @@ import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
+import { organizationContract } from './organization/panel-contract.js'
 import { backupContract } from './backup/panel-contract.js'
 
 /**
@@ -9,6 +10,7 @@ import { backupContract } from './backup/panel-contract.js'
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
 export const featureContracts = {
+  ...organizationContract,
   ...apiKeyContract,
   ...jwtContract,
   ...twoFactorContract,

@@ -4,7 +4,7 @@ export type MailKind =
   | 'password-reset'
   | 'change-email'
   | 'delete-account'
-  | 'invitation'
+  | (string & {}) // kinds a feature folder brings (organization: 'invitation')
   | 'test'
   | 'account-exists'
   | 'email-changed-notice'

@@ -105,47 +105,6 @@ export const accountRowSchema = z.object({
   updatedAt: ms,
 })
 
-export const organizationRowSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  slug: z.string(),
-  logo: z.string().nullable(),
-  metadata: z.string().nullable(),
-  createdAt: ms,
-  members: z.number(),
-})
-export type OrganizationView = z.infer<typeof organizationRowSchema>
-
-export const memberRowSchema = z.object({
-  id: z.string(),
-  userId: z.string(),
-  organizationId: z.string(),
-  role: z.string(),
-  teamId: z.string().nullable(),
-  createdAt: ms,
-  user: z.object({ id: z.string(), name: z.string(), email: z.string() }).nullable(),
-})
-
-export const teamRowSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  organizationId: z.string(),
-  createdAt: ms,
-  updatedAt: ms.nullable(),
-})
-
-export const invitationRowSchema = z.object({
-  id: z.string(),
-  organizationId: z.string(),
-  email: z.string(),
-  role: z.string().nullable(),
-  status: z.string(),
-  teamId: z.string().nullable(),
-  inviterId: z.string(),
-  expiresAt: ms,
-  createdAt: ms.nullable(),
-})
-
 export const providerViewSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -367,77 +326,6 @@ const coreContract = {
     'A one-time link that signs the browser in as the user (an impersonation session)',
     z.object({ userId: id }).strict(),
     z.object({ url: z.string(), expiresAt: ms }),
-  ),
-
-  // Organizations
-  'orgs.list': query(
-    'Organizations, searchable by name or slug',
-    z
-      .object({
-        search: z.string().max(200).optional(),
-        limit: z.number().int().min(1).max(500).default(25),
-        offset: z.number().int().min(0).default(0),
-      })
-      .strict(),
-    z.object({ organizations: z.array(organizationRowSchema), total: z.number() }),
-  ),
-  'orgs.get': query(
-    'An organization with members, teams and invitations',
-    z.object({ organizationId: id }).strict(),
-    z.object({
-      organization: organizationRowSchema,
-      members: z.array(memberRowSchema),
-      teams: z.array(teamRowSchema),
-      invitations: z.array(invitationRowSchema),
-    }),
-  ),
-  'orgs.create': mutation(
-    'Creates an organization owned by a user',
-    z.object({ name: z.string().min(1).max(200), slug: z.string().min(1).max(200), ownerUserId: id }).strict(),
-    z.object({ organization: organizationRowSchema }),
-  ),
-  'orgs.updateMemberRole': mutation(
-    "Changes a member's role",
-    z.object({ organizationId: id, memberId: id, role: z.string().min(1).max(200) }).strict(),
-    ok,
-  ),
-  'orgs.removeMember': mutation(
-    'Removes a member (the last owner cannot be removed)',
-    z.object({ organizationId: id, memberId: id }).strict(),
-    ok,
-  ),
-  'orgs.createTeam': mutation(
-    'Creates a team',
-    z.object({ organizationId: id, name: z.string().min(1).max(200) }).strict(),
-    z.object({ team: teamRowSchema }),
-  ),
-  'orgs.renameTeam': mutation(
-    'Renames a team',
-    z.object({ organizationId: id, teamId: id, name: z.string().min(1).max(200) }).strict(),
-    z.object({ team: teamRowSchema }),
-  ),
-  'orgs.removeTeam': mutation(
-    'Removes a team',
-    z.object({ organizationId: id, teamId: id }).strict(),
-    ok,
-  ),
-  'orgs.invite': mutation(
-    'Invites an email address',
-    z
-      .object({
-        organizationId: id,
-        email: z.string().min(3).max(320),
-        role: z.string().min(1).max(200),
-        teamId: id.optional(),
-        resend: z.boolean().optional(),
-      })
-      .strict(),
-    z.object({ invitation: invitationRowSchema }),
-  ),
-  'orgs.cancelInvitation': mutation(
-    'Cancels a pending invitation',
-    z.object({ organizationId: id, invitationId: id }).strict(),
-    ok,
   ),
 
   // Providers

@@ -9,7 +9,6 @@ import { type Contract, contract, isOpName, type OpName, type OpOutput, type Pan
 import { PanelError } from './errors.js'
 import { auditHandlers } from './ops/audit.js'
 import { emailHandlers } from './ops/email.js'
-import { organizationHandlers } from './ops/organizations.js'
 import { providerHandlers } from './ops/providers.js'
 import { settingsHandlers } from './ops/settings.js'
 import { securityHandlers } from './ops/security.js'
@@ -65,7 +64,6 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...securityHandlers(env),
     ...auditHandlers(env),
     ...userHandlers(env),
-    ...organizationHandlers(env),
     ...providerHandlers(env),
     ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.

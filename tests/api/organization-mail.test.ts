@@ -2,7 +2,8 @@ import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inviteMember, resendInvitation, systemActor } from '../../server/auth/organizations/index.js'
+import { inviteMember, resendInvitation } from '../../server/features/organization/invitations.js'
+import { systemActor } from '../../server/features/organization/shared.js'
 import { auditEvent } from '../../server/db/schema.js'
 import { type CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -91,10 +92,10 @@ describe('invitation mail through SMTP', () => {
     const orgId = created.data?.id as string
     const ctx = server.gatehouse.ctx
     const email = uniqueEmail('panel')
-    const row = inviteMember(ctx, systemActor(), { organizationId: orgId, email, role: 'member' })
+    const row = await inviteMember(ctx, systemActor(), { organizationId: orgId, email, role: 'member' })
     expect(row.inviterId).toBe(alice.id)
     await sink.waitFor(email)
-    resendInvitation(ctx, systemActor(), row.id)
+    await resendInvitation(ctx, systemActor(), row.id)
     await sink.waitFor(email, (m) => sink.inbox.filter((x) => x.to.includes(email)).indexOf(m) === 1)
     const events = ctx.db.select().from(auditEvent).where(eq(auditEvent.target, orgId)).all()
     const created_ = events.find((e) => e.type === 'invitation.created')

@@ -2,7 +2,8 @@ import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { addMember, systemActor } from '../../server/auth/organizations/index.js'
+import { addMember } from '../../server/features/organization/members.js'
+import { systemActor } from '../../server/features/organization/shared.js'
 import { auditEvent, member } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -403,12 +404,12 @@ describe('members', () => {
       expect([http.status, http.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
 
       const ctx = limited.gatehouse.ctx
-      const added = addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: ['admin', 'member'] })
+      const added = await addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: ['admin', 'member'] })
       expect(added).toMatchObject({ userId: bob.id, role: 'admin,member', organizationId: org.id })
-      expect(() => addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).toThrow(
+      await expect(addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).rejects.toThrow(
         'User is already a member of this organization',
       )
-      expect(() => addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).toThrow(
+      await expect(addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).rejects.toThrow(
         'Organization membership limit reached',
       )
       const inv = await alice.client.organization.inviteMember({ email: carol.email, role: 'member' })
@@ -625,6 +626,11 @@ describe('teams', () => {
       expect([listTeams.status, listTeams.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
       const full = await alice.client.organization.getFullOrganization()
       expect(full.data?.teams).toBeNull()
+      // As if the endpoints did not exist: no 401 for an anonymous caller, no 405 for another method.
+      const anonymous = await new HttpClient(noTeams.base).post('/organization/add-team-member', { teamId: 't', userId: 'u' })
+      expect([anonymous.status, anonymous.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
+      const wrongMethod = await alice.http.get('/organization/create-team')
+      expect([wrongMethod.status, wrongMethod.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
     } finally {
       await noTeams.close()
     }

@@ -295,6 +295,64 @@ describe('browser panel', () => {
       await screenshot(page, `view-${view}`, view === 'organizations')
     }
   })
+
+  it('creating an organization with a taken slug shows the error beside the slug field', { timeout: 20_000 }, async () => {
+    const owner = await signUp(h.server.base)
+    const slug = `taken-${Date.now().toString(36)}`
+    const first = await api('orgs.create', {
+      headers: { authorization: `Bearer ${h.panel.token}` },
+      body: JSON.stringify({ name: 'First', slug, ownerUserId: owner.user.id }),
+    })
+    expect(first.status).toBe(200)
+    // The panel's failure names the field (kept off the auth API's wire, which stays {code, message}).
+    const again = await api('orgs.create', {
+      headers: { authorization: `Bearer ${h.panel.token}` },
+      body: JSON.stringify({ name: 'Again', slug, ownerUserId: owner.user.id }),
+    })
+    expect([again.status, await again.json()]).toEqual([
+      400,
+      { code: 'ORGANIZATION_ALREADY_EXISTS', message: 'Organization already exists', status: 400, field: 'slug' },
+    ])
+
+    await open('organizations', 'Organizations')
+    await page.getByRole('button', { name: 'Create organization' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Create organization' })
+    await dialog.getByLabel('Name').fill('Second')
+    const slugInput = dialog.getByRole('textbox', { name: 'Slug' })
+    await slugInput.fill(slug)
+    await page.getByTestId('org-owner').click()
+    await page.getByRole('option', { name: `Test User <${owner.email}>` }).click()
+    await dialog.getByRole('button', { name: 'Create' }).click()
+
+    // The server names the field (PanelFailure.field = 'slug'); the form shows the catalogue's message under it.
+    await expect.poll(() => slugInput.getAttribute('aria-invalid')).toBe('true')
+    const describedBy = (await slugInput.getAttribute('aria-describedby')) ?? ''
+    const errorId = describedBy.split(' ').find((id) => id.endsWith('-error'))
+    expect(errorId).toBeTruthy()
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toBe('Organization already exists')
+    // The other fields carry no error, and no notification stood in for the field error.
+    expect(await dialog.getByLabel('Name').getAttribute('aria-invalid')).not.toBe('true')
+    expect(await page.getByText('Not created').count()).toBe(0)
+    await screenshot(page, 'organization-slug-taken')
+
+    // Another slug goes through, and the dialog closes.
+    await slugInput.fill(`${slug}-2`)
+    await expect.poll(() => slugInput.getAttribute('aria-invalid')).not.toBe('true')
+    await dialog.getByRole('button', { name: 'Create' }).click()
+    await dialog.waitFor({ state: 'hidden' })
+    await page.getByTestId('orgs-table').getByText(`${slug}-2`).waitFor()
+
+    // Inviting someone who is already a member: the message sits beside the email field.
+    await page.getByTestId('orgs-table').getByText(`${slug}-2`).click()
+    await page.getByRole('tab', { name: /Invitations/ }).click()
+    const email = page.getByRole('textbox', { name: 'Invite email' })
+    await email.fill(owner.email)
+    await page.getByRole('button', { name: 'Invite' }).click()
+    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true')
+    const emailError = ((await email.getAttribute('aria-describedby')) ?? '').split(' ').find((id) => id.endsWith('-error'))
+    expect(await page.locator(`[id="${emailError}"]`).textContent()).toBe('User is already a member of this organization')
+    expect(await page.getByText('Not invited').count()).toBe(0)
+  })
 })
 
 async function streamText(stream: NodeJS.ReadableStream): Promise<string> {

@@ -3,14 +3,12 @@ import type { Route } from '../route.js'
 import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
-import { organizationRoutes } from './organization.js'
 import { socialRoutes } from './social.js'
 
 /** Every HTTP endpoint under the base path: the core areas', then those of every feature folder. */
 export const allRoutes: Route[] = [
   ...coreRoutes,
   ...adminRoutes,
-  ...organizationRoutes,
   ...socialRoutes,
   ...features.flatMap((feature) => feature.routes ?? []),
   // The OpenAPI document describes every route above, and itself.

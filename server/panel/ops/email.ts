@@ -3,7 +3,7 @@ import { sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { deleteAccountEmail } from '../../features/account/mail.js'
 import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from '../../features/email-password/mail.js'
-import { renderInvitationMail } from '../../mail/invitation-template.js'
+import { renderInvitationMail } from '../../features/organization/mail.js'
 import { PanelError } from '../errors.js'
 import type { HandlerGroup } from '../service.js'
 

@@ -1,5 +1,5 @@
 import { recentAuditEvents } from '../../auth/audit.js'
-import { listUserMemberships } from '../../auth/organizations/index.js'
+import { listUserMemberships } from '../../features/organization/orgs.js'
 import { findUserSessionById } from '../../auth/sessions.js'
 import {
   banUser,
@@ -94,11 +94,11 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
-    'users.get'({ userId }) {
+    async 'users.get'({ userId }) {
       const found = getUser(ctx, actor, userId)
       const accounts = listAccountRows(ctx, userId)
       const sessions = listSessionsOfUser(ctx, actor, userId).reverse()
-      const memberships = listUserMemberships(ctx, userId)
+      const memberships = await listUserMemberships(ctx, userId)
       const audit = recentAuditEvents(ctx, 50, userId)
       return {
         user: toUserView(found),

@@ -1,4 +1,4 @@
-import { escapeHtml } from './templates.js'
+import { escapeHtml } from '../../mail/templates.js'
 
 /** The organization invitation mail: plain text and HTML, both carrying the accept link. */
 

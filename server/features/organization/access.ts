@@ -1,12 +1,10 @@
-import type { GatehouseConfig } from '../config/schema.js'
-import { type PermissionRequest, parseRoleList, rolesGrant, type Statements } from '../core/access-control.js'
-
-export { joinRoles, type PermissionRequest, parseRoleList, type Statements } from '../core/access-control.js'
+import type { GatehouseConfig } from '../../config/schema.js'
+import { type PermissionRequest, parseRoleList, rolesGrant, type Statements } from '../../core/access-control.js'
 
 /**
- * Organization access control (SPEC §6, reference §9.1): a member's role string in an
- * organization, split on commas, against the role table, on the one access engine of
- * core/access-control.ts.
+ * Organization access control (SPEC §6, reference §9.1): the feature's statements and default
+ * roles on the one access engine of core/access-control.ts (role parsing, joining and the check
+ * live there). A member's role string, split on commas, is looked up in the role table.
  */
 
 /** The resources and actions of the organization feature. */
@@ -17,7 +15,7 @@ export const ORG_STATEMENTS = {
   team: ['create', 'update', 'delete'],
 } as const satisfies Statements
 
-export const DEFAULT_ORG_ROLES: Record<string, Statements> = {
+export const DEFAULT_ORG_ROLES: Readonly<Record<string, Statements>> = {
   owner: {
     organization: ['update', 'delete'],
     member: ['create', 'update', 'delete'],

@@ -1,42 +1,31 @@
 import { z } from 'zod'
+import type { AuthContext } from '../../auth/context.js'
+import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
+import { defineRoute, type RouteContext } from '../../http/route.js'
+import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
+import { ORG_MESSAGES } from './errors.js'
+import { acceptInvitation, cancelInvitation, getInvitation, inviteMember, listInvitations, rejectInvitation } from './invitations.js'
 import {
-  acceptInvitation,
-  addTeamMember,
-  cancelInvitation,
   checkOrgPermission,
-  checkSlug,
-  createOrganization,
-  createTeam,
-  deleteOrganization,
   getActiveMember,
   getActiveMemberRole,
-  getFullOrganization,
-  getInvitation,
-  inviteMember,
   leaveOrganization,
-  listInvitations,
   listMembers,
-  listTeamMembers,
-  listTeams,
-  listUserTeams,
-  listUserOrganizations,
-  MEMBER_FILTER_FIELDS,
-  MEMBER_FILTER_OPERATORS,
-  MEMBER_SORT_FIELDS,
-  rejectInvitation,
   removeMember,
-  removeTeam,
-  removeTeamMember,
-  setActiveOrganization,
-  setActiveTeam,
   updateMemberRole,
+} from './members.js'
+import {
+  checkSlug,
+  createOrganization,
+  deleteOrganization,
+  getFullOrganization,
+  listUserOrganizations,
+  setActiveOrganization,
   updateOrganization,
-  updateTeam,
-  userActor,
-} from '../../auth/organizations/index.js'
-import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
-import { defineRoute, type RouteContext } from '../route.js'
-import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../session.js'
+} from './orgs.js'
+import { userActor } from './shared.js'
+import { MEMBER_FILTER_FIELDS, MEMBER_FILTER_OPERATORS, MEMBER_SORT_FIELDS } from './store.js'
+import { addTeamMember, createTeam, listTeamMembers, listTeams, listUserTeams, removeTeam, removeTeamMember, setActiveTeam, updateTeam } from './teams.js'
 
 /**
  * better-auth's organization endpoints (reference §4.4, with the 1.7 additions the current client
@@ -70,6 +59,9 @@ const metadata = z.record(z.string(), z.unknown())
 const permissionsInput = z.record(z.string(), z.array(z.string()))
 const count = z.coerce.number().int().min(0)
 
+/** Team endpoints exist only with `organization.teams.enabled` (otherwise 404, as without better-auth's teams option). */
+const teamsEnabled = (ctx: AuthContext): boolean => ctx.config().organization.teams.enabled
+
 export const organizationRoutes = [
   defineRoute({
     method: 'POST',
@@ -83,8 +75,8 @@ export const organizationRoutes = [
       metadata: metadata.optional(),
       keepCurrentActiveOrganization: z.boolean().optional(),
     }),
-    handler: (rc) => {
-      const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await createOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       // better-auth 1.7 answers create without `metadata` when none was given.
       const { metadata, ...rest } = organization
@@ -121,8 +113,8 @@ export const organizationRoutes = [
     path: '/organization/delete',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { organization, session } = deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { organization, session } = await deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return organization
     },
@@ -148,8 +140,8 @@ export const organizationRoutes = [
     path: '/organization/set-active',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1).nullish(), organizationSlug: optionalId }),
-    handler: (rc) => {
-      const { organization, session } = setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session, { reissueToken: true })
       return organization
     },
@@ -174,8 +166,8 @@ export const organizationRoutes = [
     path: '/organization/accept-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { invitation, member, session } = acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
+    handler: async (rc) => {
+      const { invitation, member, session } = await acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
       reflectSession(rc, session)
       return { invitation, member }
     },
@@ -218,8 +210,8 @@ export const organizationRoutes = [
     path: '/organization/remove-member',
     auth: 'session',
     body: z.object({ memberIdOrEmail: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => {
-      const { member, session } = removeMember(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { member, session } = await removeMember(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       return { member }
     },
@@ -271,8 +263,8 @@ export const organizationRoutes = [
     path: '/organization/leave',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { member, session } = leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { member, session } = await leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return member
     },
@@ -285,7 +277,7 @@ export const organizationRoutes = [
     body: z
       .object({ permissions: permissionsInput.optional(), permission: permissionsInput.optional(), organizationId: optionalId })
       .refine((b) => b.permissions !== undefined || b.permission !== undefined, {
-        message: 'invalid permission check. no permission(s) were passed.',
+        message: ORG_MESSAGES.NO_PERMISSIONS_PASSED,
         path: ['permissions'],
       }),
     handler: (rc) =>
@@ -299,6 +291,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/create-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ name: z.string().min(1), organizationId: optionalId }),
     handler: (rc) => createTeam(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -307,6 +300,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-teams',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ organizationId: optionalId }),
     handler: (rc) => listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
@@ -315,6 +309,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/update-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({
       teamId: z.string().min(1),
       data: z.looseObject({ name: z.string().min(1).optional(), organizationId: optionalId }),
@@ -326,6 +321,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/remove-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
     handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -334,9 +330,10 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/set-active-team',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().nullish() }),
-    handler: (rc) => {
-      const { team, session } = setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
+    handler: async (rc) => {
+      const { team, session } = await setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
       reflectSession(rc, session, { reissueToken: true })
       return team
     },
@@ -346,6 +343,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-user-teams',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ userId: optionalId, organizationId: optionalId }),
     handler: (rc) => listUserTeams(rc.ctx, actorOf(rc), rc.query),
   }),
@@ -354,6 +352,7 @@ export const organizationRoutes = [
     method: 'GET',
     path: '/organization/list-team-members',
     auth: 'session',
+    enabled: teamsEnabled,
     query: z.object({ teamId: optionalId }),
     handler: (rc) => listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
   }),
@@ -362,6 +361,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/add-team-member',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
     handler: (rc) => addTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
@@ -370,6 +370,7 @@ export const organizationRoutes = [
     method: 'POST',
     path: '/organization/remove-team-member',
     auth: 'session',
+    enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
     handler: (rc) => removeTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),

@@ -4,13 +4,29 @@ import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
 import { IconBuildingPlus, IconMailPlus, IconPlus, IconSearch } from '@tabler/icons-react'
 import { useState } from 'react'
-import { type PanelCallError, useOp, useOpMutation } from '../api'
-import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../components/common'
-import { dateTime, fromNow } from '../format'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { dateTime, fromNow } from '../../format'
 
 const PAGE = 25
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
+
+/**
+ * Puts a failed operation's message beside the form field the server named (PanelCallError.field,
+ * or a validation issue's path); a failure that concerns no field of this form is a notification.
+ */
+function showFieldErrors(e: PanelCallError, setFieldError: (field: string, message: string) => void, fields: readonly string[], title: string): void {
+  let shown = false
+  for (const field of fields) {
+    const message = e.messageFor(field)
+    if (message) {
+      setFieldError(field, message)
+      shown = true
+    }
+  }
+  if (!shown) failed(title)(e)
+}
 
 function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useOpMutation('orgs.create')
@@ -33,7 +49,7 @@ function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () 
               form.reset()
               onClose()
             },
-            onError: (e) => (e.message.toLowerCase().includes('slug') || e.message.includes('exists') ? form.setFieldError('slug', e.message) : failed('Not created')(e)),
+            onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug', 'ownerUserId'], 'Not created'),
           }),
         )}
       >
@@ -50,6 +66,7 @@ function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () 
           <TextInput label="Slug" {...form.getInputProps('slug')} />
           <Select
             label="Owner"
+            data-testid="org-owner"
             searchable
             placeholder="Pick a user"
             data={(users.data?.users ?? []).map((u) => ({ value: u.id, label: `${u.name} <${u.email}>` }))}
@@ -78,6 +95,10 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
   const [teamName, setTeamName] = useState('')
   const [inviteEmail, setInviteEmail] = useState('')
   const [inviteRole, setInviteRole] = useState('member')
+  // Errors the server named a field for, shown beside that field (never guessed from the message).
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({})
+  const setFieldError = (field: string, message: string) => setFieldErrors((current) => ({ ...current, [field]: message }))
+  const clearFieldErrors = () => setFieldErrors({})
   const org = detail.data
   return (
     <Drawer opened={Boolean(id)} onClose={onClose} position="right" size="xl" title={org?.organization.name ?? 'Organization'}>
@@ -163,7 +184,18 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                   </Group>
                 ))}
                 <Group gap="xs">
-                  <TextInput size="xs" style={{ flex: 1 }} placeholder="New team name" value={teamName} onChange={(e) => setTeamName(e.currentTarget.value)} />
+                  <TextInput
+                    size="xs"
+                    style={{ flex: 1 }}
+                    placeholder="New team name"
+                    aria-label="New team name"
+                    value={teamName}
+                    error={fieldErrors.teamName}
+                    onChange={(e) => {
+                      setTeamName(e.currentTarget.value)
+                      clearFieldErrors()
+                    }}
+                  />
                   <Button
                     size="xs"
                     variant="light"
@@ -177,7 +209,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                             setTeamName('')
                             done('Team created')
                           },
-                          onError: failed('Team not created'),
+                          onError: (e) => showFieldErrors(e, (field, message) => setFieldError(field === 'name' ? 'teamName' : field, message), ['teamName', 'name'], 'Team not created'),
                         },
                       )
                     }
@@ -190,8 +222,30 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
             <Tabs.Panel value="invitations" pt="sm">
               <Stack gap="xs">
                 <Group gap="xs" align="flex-end">
-                  <TextInput size="xs" style={{ flex: 1 }} label="Invite email" value={inviteEmail} onChange={(e) => setInviteEmail(e.currentTarget.value)} />
-                  <Select size="xs" w={120} label="Role" data={['member', 'admin', 'owner']} value={inviteRole} onChange={(v) => v && setInviteRole(v)} allowDeselect={false} />
+                  <TextInput
+                    size="xs"
+                    style={{ flex: 1 }}
+                    label="Invite email"
+                    value={inviteEmail}
+                    error={fieldErrors.email}
+                    onChange={(e) => {
+                      setInviteEmail(e.currentTarget.value)
+                      clearFieldErrors()
+                    }}
+                  />
+                  <Select
+                    size="xs"
+                    w={120}
+                    label="Role"
+                    data={['member', 'admin', 'owner']}
+                    value={inviteRole}
+                    error={fieldErrors.role}
+                    onChange={(v) => {
+                      if (v) setInviteRole(v)
+                      clearFieldErrors()
+                    }}
+                    allowDeselect={false}
+                  />
                   <Button
                     size="xs"
                     leftSection={<IconMailPlus size={14} />}
@@ -204,7 +258,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                             setInviteEmail('')
                             done('Invitation sent')
                           },
-                          onError: failed('Not invited'),
+                          onError: (e) => showFieldErrors(e, setFieldError, ['email', 'role'], 'Not invited'),
                         },
                       )
                     }

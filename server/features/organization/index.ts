@@ -1,0 +1,15 @@
+import { defineFeature } from '../../feature.js'
+import { organizationPanel } from './panel.js'
+import { organizationRoutes } from './routes.js'
+
+/**
+ * Organizations with members, teams and invitations (better-auth's organization plugin; SPEC
+ * §3–§9). config.ts (`organization.*`), schema.ts (its tables), errors.ts, access.ts (statements
+ * and default roles on core/access-control.ts), store.ts (all its SQL), the rules (orgs, members,
+ * invitations, teams), routes.ts, panel-contract.ts / panel.ts and mail.ts (the invitation mail).
+ */
+export const organizationFeature = defineFeature({
+  id: 'organization',
+  routes: organizationRoutes,
+  panel: organizationPanel,
+})

@@ -1,0 +1,117 @@
+import { parseRoleList } from '../../core/access-control.js'
+import type { HandlerGroup } from '../../panel/service.js'
+import type { OrganizationJSON } from './shared.js'
+import { cancelInvitation, inviteMember } from './invitations.js'
+import { removeMember, updateMemberRole } from './members.js'
+import { createOrganization, getOrganizationDetail, searchOrganizations } from './orgs.js'
+import type { InvitationView, OrganizationView, TeamView } from './panel-contract.js'
+import type { InvitationRow, TeamRow } from './schema.js'
+import { systemActor } from './shared.js'
+import { createTeam, removeTeam, updateTeam } from './teams.js'
+
+type OrgOps =
+  | 'orgs.list'
+  | 'orgs.get'
+  | 'orgs.create'
+  | 'orgs.updateMemberRole'
+  | 'orgs.removeMember'
+  | 'orgs.createTeam'
+  | 'orgs.renameTeam'
+  | 'orgs.removeTeam'
+  | 'orgs.invite'
+  | 'orgs.cancelInvitation'
+
+const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
+
+const toOrgView = (org: OrganizationJSON, members: number): OrganizationView => ({
+  id: org.id,
+  name: org.name,
+  slug: org.slug,
+  logo: org.logo,
+  metadata: org.metadata ? JSON.stringify(org.metadata) : null,
+  createdAt: org.createdAt.getTime(),
+  members,
+})
+
+const toTeamView = (t: TeamRow): TeamView => ({ ...t, createdAt: t.createdAt.getTime(), updatedAt: t.updatedAt ? t.updatedAt.getTime() : null })
+
+const toInvitationView = (i: InvitationRow): InvitationView => ({
+  ...i,
+  expiresAt: i.expiresAt.getTime(),
+  createdAt: i.createdAt ? i.createdAt.getTime() : null,
+})
+
+/** The panel acts as the system (the server's owner): the domain's permission rules for members do not apply, its invariants do. */
+const actor = () => ({ ...systemActor(null), meta: PANEL_META })
+
+export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
+  const ctx = env.gatehouse.ctx
+  return {
+    async 'orgs.list'(input) {
+      const result = await searchOrganizations(ctx, input)
+      return { organizations: result.organizations.map((o) => toOrgView(o, o.memberCount)), total: result.total }
+    },
+
+    async 'orgs.get'({ organizationId }) {
+      const detail = await getOrganizationDetail(ctx, organizationId)
+      return {
+        organization: toOrgView(detail, detail.members.length),
+        members: detail.members.map((m) => ({
+          id: m.id,
+          userId: m.userId,
+          organizationId: m.organizationId,
+          role: m.role,
+          teamId: m.teamId,
+          createdAt: m.createdAt.getTime(),
+          user: m.user ? { id: m.user.id, name: m.user.name, email: m.user.email } : null,
+        })),
+        teams: (detail.teams ?? []).map(toTeamView),
+        invitations: detail.invitations.map(toInvitationView),
+      }
+    },
+
+    async 'orgs.create'({ name, slug, ownerUserId }) {
+      const { organization } = await createOrganization(ctx, actor(), { name, slug, userId: ownerUserId, keepCurrentActiveOrganization: true })
+      return { organization: toOrgView(organization, organization.members.length) }
+    },
+
+    async 'orgs.updateMemberRole'({ organizationId, memberId, role }) {
+      await updateMemberRole(ctx, actor(), { organizationId, memberId, role: parseRoleList(role) })
+      return { success: true }
+    },
+
+    async 'orgs.removeMember'({ organizationId, memberId }) {
+      await removeMember(ctx, actor(), { organizationId, memberIdOrEmail: memberId })
+      return { success: true }
+    },
+
+    async 'orgs.createTeam'({ organizationId, name }) {
+      return { team: toTeamView(await createTeam(ctx, actor(), { organizationId, name })) }
+    },
+
+    async 'orgs.renameTeam'({ teamId, name }) {
+      return { team: toTeamView(await updateTeam(ctx, actor(), { teamId, data: { name } })) }
+    },
+
+    async 'orgs.removeTeam'({ organizationId, teamId }) {
+      await removeTeam(ctx, actor(), { organizationId, teamId })
+      return { success: true }
+    },
+
+    async 'orgs.invite'({ organizationId, email, role, teamId, resend }) {
+      const invitation = await inviteMember(ctx, actor(), {
+        organizationId,
+        email,
+        role: parseRoleList(role),
+        ...(teamId ? { teamId } : {}),
+        ...(resend ? { resend } : {}),
+      })
+      return { invitation: toInvitationView(invitation) }
+    },
+
+    async 'orgs.cancelInvitation'({ invitationId }) {
+      await cancelInvitation(ctx, actor(), invitationId)
+      return { success: true }
+    },
+  }
+}
