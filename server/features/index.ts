@@ -1,4 +1,5 @@
 import type { Feature } from '../feature.js'
+import { adminFeature } from './admin/index.js'
 import { apiKeyFeature } from './api-key/index.js'
 import { jwtFeature } from './jwt/index.js'
 import { passkeyFeature } from './passkey/index.js'
@@ -13,4 +14,4 @@ import { healthFeature } from './health/index.js'
  * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
  * its panel contract (features/panel-contracts.ts).
  */
-export const features: Feature[] = [apiKeyFeature, jwtFeature, twoFactorFeature, passkeyFeature, networkFeature, backupFeature, healthFeature]
+export const features: Feature[] = [adminFeature, apiKeyFeature, jwtFeature, twoFactorFeature, passkeyFeature, networkFeature, backupFeature, healthFeature]

@@ -1,3 +1,4 @@
+import { adminContract } from './admin/panel-contract.js'
 import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
@@ -9,6 +10,7 @@ import { backupContract } from './backup/panel-contract.js'
  * only zod contract modules (features/<name>/panel-contract.ts) are imported here.
  */
 export const featureContracts = {
+  ...adminContract,
   ...apiKeyContract,
   ...jwtContract,
   ...twoFactorContract,

@@ -14,7 +14,6 @@ import { providerHandlers } from './ops/providers.js'
 import { settingsHandlers } from './ops/settings.js'
 import { securityHandlers } from './ops/security.js'
 import { systemHandlers } from './ops/system.js'
-import { userHandlers } from './ops/users.js'
 
 /** What the panel operations run against: the same Gatehouse the HTTP API serves. */
 export interface PanelEnv {
@@ -64,7 +63,6 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...settingsHandlers(env),
     ...securityHandlers(env),
     ...auditHandlers(env),
-    ...userHandlers(env),
     ...organizationHandlers(env),
     ...providerHandlers(env),
     ...emailHandlers(env),

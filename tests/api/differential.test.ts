@@ -8,7 +8,7 @@ import { toNodeHandler } from 'better-auth/node'
 import { admin, organization, twoFactor, username } from 'better-auth/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setRole, systemActor } from '../../server/auth/admin.js'
+import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { user } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -28,7 +28,7 @@ interface Target {
   name: 'gatehouse' | 'better-auth'
   base: string
   /** Makes a user an administrator directly in the database (the operator's way on each side). */
-  promote(userId: string): void
+  promote(userId: string): unknown
   /** Marks a user's address verified directly in the database. */
   verify(userId: string): void
   close(): Promise<void>
@@ -262,7 +262,7 @@ async function scenario(target: Target): Promise<Run> {
   record('list-user-teams bob after removal', await bob.client.get('/organization/list-user-teams'))
 
   // Admin.
-  target.promote(alice.id as string)
+  await target.promote(alice.id as string)
   record('list-users without limit', await alice.client.get('/admin/list-users'))
   record('list-users with limit and offset', await alice.client.get('/admin/list-users?limit=1&offset=1'))
 

@@ -1,7 +1,6 @@
 import { features } from '../../features/index.js'
 import type { Route } from '../route.js'
 import { accountRoutes } from './account.js'
-import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
 import { organizationRoutes } from './organization.js'
@@ -12,7 +11,6 @@ import { usernameRoutes } from './username.js'
 export const allRoutes: Route[] = [
   ...coreRoutes,
   ...usernameRoutes,
-  ...adminRoutes,
   ...accountRoutes,
   ...organizationRoutes,
   ...socialRoutes,
