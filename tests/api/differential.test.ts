@@ -30,7 +30,7 @@ interface Target {
   /** Makes a user an administrator directly in the database (the operator's way on each side). */
   promote(userId: string): unknown
   /** Marks a user's address verified directly in the database. */
-  verify(userId: string): void
+  verify(userId: string): unknown
   close(): Promise<void>
 }
 
@@ -78,7 +78,9 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
     base: server.base,
     server,
     promote: (userId) => setRole(server.gatehouse.ctx, systemActor('cli'), { userId, role: 'admin' }, null),
-    verify: (userId) => server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId)).run(),
+    verify: async (userId) => {
+      await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId))
+    },
     close: () => server.close(),
   }
 }
@@ -222,7 +224,7 @@ async function scenario(target: Target): Promise<Run> {
   record('send-verification-email other address with session', await alice.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email own address', await alice.client.post('/send-verification-email', { email: alice.email }))
   record('list-sessions', await alice.client.get('/list-sessions'))
-  target.verify(bob.id as string)
+  await target.verify(bob.id as string)
   record('send-verification-email verified address with session', await bob.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email verified address without session', await anon.post('/send-verification-email', { email: bob.email }))
 
