@@ -16,7 +16,7 @@ import {
 } from '../../auth/organizations/index.js'
 import type { OrganizationView } from '../contract.js'
 import type { HandlerGroup } from '../service.js'
-import { PANEL_META } from '../op.js'
+import { PANEL_META } from './users.js'
 
 type OrgOps =
   | 'orgs.list'
