@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account)/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -40,6 +40,14 @@ module.exports = {
         'Declared dependency: the account endpoints use email-password\'s password policy, verification mail, notices and route helpers; nothing else.',
       from: { path: '^server/features/account/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(account|email-password)/'] },
+    },
+    {
+      name: 'admin-depends-on-email-password-and-organization-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: an admin setting a password applies email-password's policy and notice; the panel's user page lists the user's organization memberships. Nothing else.",
+      from: { path: '^server/features/admin/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(admin|email-password|organization)/'] },
     },
   ],
   options: {

@@ -14,7 +14,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createUser, type ListUsersQuery, listUsers, systemActor } from '../server/auth/admin.js'
+import { createUser, type ListUsersQuery, listUsers, systemActor } from '../server/features/admin/index.js'
 import { createGatehouse } from '../server/gatehouse.js'
 
 const USERS = Number(process.env.BENCH_USERS ?? 100_000)
@@ -148,7 +148,7 @@ async function main() {
       const h1 = performance.now()
       if (res.status !== 200 || !Array.isArray(body.users)) throw new Error(`list-users failed: ${res.status}`)
       const d0 = performance.now()
-      listUsers(ctx, actor, q)
+      await listUsers(ctx, actor, q)
       const d1 = performance.now()
       if (i >= 10) {
         http.push(h1 - h0)

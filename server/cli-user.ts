@@ -1,11 +1,12 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createUser, setRole, systemActor } from './auth/admin.js'
 import { type AuthContext, systemClock } from './auth/context.js'
 import { APIError } from './auth/errors.js'
 import { findUserByEmail } from './auth/users.js'
+import { parseRoleList } from './core/access-control.js'
 import { ConfigError, ConfigStore } from './config/store.js'
 import { openDatabase } from './db/index.js'
+import { createUser, setRole, systemActor } from './features/admin/index.js'
 import { createLogMailer } from './mail/types.js'
 import { resolveSecret } from './secret.js'
 
@@ -76,12 +77,6 @@ function openContext(dataDir: string, io: CliIO): { ctx: AuthContext; close(): v
   return { ctx, close: () => database.close() }
 }
 
-const roleList = (value: string): string[] =>
-  value
-    .split(',')
-    .map((r) => r.trim())
-    .filter((r) => r.length > 0)
-
 /** Runs `gatehouse user <subcommand>`; returns the exit code (0 done, 1 refused, 2 usage). */
 export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIO = stdio): Promise<number> {
   const [sub, ...rest] = argv
@@ -111,7 +106,7 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.err(`gatehouse: user ${sub} needs ${missing.map((k) => `--${k}`).join(', ')}\n\n${USER_USAGE}`)
     return 2
   }
-  const roles = values.role !== undefined ? roleList(values.role) : undefined
+  const roles = values.role !== undefined ? parseRoleList(values.role) : undefined
   if (roles !== undefined && roles.length === 0) {
     io.err('gatehouse: --role must name at least one role')
     return 2
@@ -141,12 +136,12 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       io.out(`Created user ${created.email} (id ${created.id}, role ${created.role})`)
       return 0
     }
-    const target = findUserByEmail(ctx, email)
+    const target = await findUserByEmail(ctx, email)
     if (!target) {
       io.err(`gatehouse: no user with email ${email}`)
       return 1
     }
-    const updated = setRole(ctx, actor, { userId: target.id, role: roles as string[] }, null)
+    const updated = await setRole(ctx, actor, { userId: target.id, role: roles as string[] }, null)
     io.out(`Set role of ${updated.email} to ${updated.role} (was ${target.role ?? 'none'})`)
     return 0
   } catch (e) {

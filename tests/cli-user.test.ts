@@ -58,7 +58,7 @@ describe('on a fresh install, without a server', () => {
     expect(signIn.data?.user).toMatchObject({ email, name: 'First Admin', role: 'admin' })
     const listed = await client.admin.listUsers({ query: {} })
     expect(listed.data?.total).toBe(1)
-    const [created] = server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, 'admin.create-user')).all()
+    const [created] = await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, 'admin.create-user'))
     expect(created).toMatchObject({ actorUserId: null, targetUserId: signIn.data?.user.id, detail: { via: 'cli', role: 'admin' } })
   })
 
@@ -133,13 +133,12 @@ describe('while a server runs on the same data directory', () => {
     const banAttempt = await client.admin.banUser({ userId: signIn.data?.user.id as string })
     expect(banAttempt.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', message: 'You are not allowed to ban users' })
 
-    const events = server.gatehouse.ctx.db
+    const events = await server.gatehouse.ctx.db
       .select()
       .from(auditEvent)
       .where(and(eq(auditEvent.type, 'admin.set-role'), eq(auditEvent.targetUserId, signIn.data?.user.id as string)))
-      .all()
     expect(events).toHaveLength(1)
     expect(events[0]?.detail).toEqual({ via: 'cli', before: { role: 'user' }, after: { role: 'support,user' } })
-    expect(server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)).get()?.role).toBe('support,user')
+    expect((await server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)))[0]?.role).toBe('support,user')
   })
 })

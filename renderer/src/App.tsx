@@ -38,7 +38,7 @@ import { Loading } from './components/common'
 /** One lazily loaded chunk per view. */
 const views = {
   overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./pages/Overview')) },
-  users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./pages/Users')) },
+  users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./features/admin/Users')) },
   organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
   providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./pages/Providers')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },

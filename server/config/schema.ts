@@ -1,6 +1,4 @@
 import { z } from 'zod'
-import { ADMIN_STATEMENTS } from '../auth/access.js'
-import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
@@ -12,6 +10,7 @@ import { backupConfigSchema } from '../features/backup/config.js'
 import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/account/config.js'
 import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
 import { usernameConfig } from '../features/username/config.js'
+import { adminConfig } from '../features/admin/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -33,9 +32,6 @@ const additionalField = z.object({
   /** false: clients may not set it (better-auth's `input: false`). */
   input: z.boolean().default(true),
 })
-
-/** A role name as stored in user.role (comma-separated lists, so no commas). */
-const roleName = z.string().regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, "_" and "-"')
 
 const rateLimitRule = z.object({ window: z.number().int().min(1), max: z.number().int().min(1) })
 
@@ -107,30 +103,7 @@ export const configSchema = z
     account: accountConfig,
     organization: organizationConfig,
     /** Administrator feature (SPEC §6 Admin, reference §8): roles, bans, impersonation. */
-    admin: z
-      .object({
-        defaultRole: roleName.default('user'),
-        /** Roles that make a user an administrator (impersonating them needs `impersonate-admins`). */
-        adminRoles: z.array(roleName).default(['admin']),
-        /** These user ids pass every admin permission check. */
-        adminUserIds: z.array(z.string().min(1)).default([]),
-        impersonationSessionDuration: seconds.min(1).default(3600),
-        defaultBanReason: z.string().min(1).default('No reason'),
-        /** Seconds a ban lasts when ban-user gives no banExpiresIn; unset: until lifted. */
-        defaultBanExpiresIn: seconds.min(1).optional(),
-        bannedUserMessage: z.string().min(1).default(ERR.BANNED_USER),
-        /** Custom roles: name → resource → allowed actions. Added to (or replacing) the built-in admin and user. */
-        roles: z
-          .record(
-            roleName,
-            z.strictObject({
-              user: z.array(z.enum(ADMIN_STATEMENTS.user)).optional(),
-              session: z.array(z.enum(ADMIN_STATEMENTS.session)).optional(),
-            }),
-          )
-          .default({}),
-      })
-      .prefault({}),
+    admin: adminConfig,
     /** Username feature (SPEC §5 Username). */
     username: usernameConfig,
     twoFactor: twoFactorConfig,

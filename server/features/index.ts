@@ -2,6 +2,7 @@ import type { Feature } from '../feature.js'
 import { accountFeature } from './account/index.js'
 import { emailPasswordFeature } from './email-password/index.js'
 import { usernameFeature } from './username/index.js'
+import { adminFeature } from './admin/index.js'
 import { apiKeyFeature } from './api-key/index.js'
 import { jwtFeature } from './jwt/index.js'
 import { organizationFeature } from './organization/index.js'
@@ -21,6 +22,7 @@ export const features: Feature[] = [
   emailPasswordFeature,
   usernameFeature,
   accountFeature,
+  adminFeature,
   organizationFeature,
   apiKeyFeature,
   jwtFeature,

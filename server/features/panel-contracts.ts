@@ -1,3 +1,4 @@
+import { adminContract } from './admin/panel-contract.js'
 import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
@@ -11,6 +12,7 @@ import { backupContract } from './backup/panel-contract.js'
  */
 export const featureContracts = {
   ...organizationContract,
+  ...adminContract,
   ...apiKeyContract,
   ...jwtContract,
   ...twoFactorContract,

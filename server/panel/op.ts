@@ -25,3 +25,6 @@ export const mutation = <I extends z.ZodType, O extends z.ZodType>(summary: stri
 
 export const none = z.object({}).strict()
 export const ok = z.object({ success: z.boolean() })
+
+/** The request meta of a panel operation: the panel acts as the server itself, audit events name it instead of a user. */
+export const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }

@@ -13,7 +13,6 @@ import { providerHandlers } from './ops/providers.js'
 import { settingsHandlers } from './ops/settings.js'
 import { securityHandlers } from './ops/security.js'
 import { systemHandlers } from './ops/system.js'
-import { userHandlers } from './ops/users.js'
 
 /** What the panel operations run against: the same Gatehouse the HTTP API serves. */
 export interface PanelEnv {
@@ -63,7 +62,6 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...settingsHandlers(env),
     ...securityHandlers(env),
     ...auditHandlers(env),
-    ...userHandlers(env),
     ...providerHandlers(env),
     ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setUserPassword, systemActor } from '../../server/auth/admin.js'
+import { setUserPassword, systemActor } from '../../server/features/admin/index.js'
 import { mailOutbox, user } from '../../server/db/schema.js'
 import { maskEmail } from '../../server/mail/templates.js'
 import { signUp, uniqueEmail } from '../helpers/http.js'

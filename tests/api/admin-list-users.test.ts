@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { banUser, createUser, systemActor } from '../../server/auth/admin.js'
+import { banUser, createUser, systemActor } from '../../server/features/admin/index.js'
 import { HttpClient } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { administrator, type Member, member } from './admin-helpers.js'
@@ -39,7 +39,7 @@ beforeAll(async () => {
     const role = i % 4 === 0 ? 'admin' : 'user'
     const created = await createUser(ctx, panel, { email, name, role }, null)
     const banned = i % 6 === 0
-    if (banned) banUser(ctx, panel, { userId: created.id, banReason: 'test' }, null)
+    if (banned) await banUser(ctx, panel, { userId: created.id, banReason: 'test' }, null)
     people.push({ id: created.id, name, email, role, banned, createdAt: server.clock.now() })
   }
 })

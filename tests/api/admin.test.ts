@@ -44,15 +44,14 @@ beforeAll(async () => {
 })
 afterAll(() => server.close())
 
-const row = (id: string) => server.gatehouse.ctx.db.select().from(user).where(eq(user.id, id)).get()
-const sessionsOf = (id: string) => server.gatehouse.ctx.db.select().from(session).where(eq(session.userId, id)).all()
-const auditOf = (targetUserId: string, types: string[]) =>
-  server.gatehouse.ctx.db
+const row = async (id: string) => (await server.gatehouse.ctx.db.select().from(user).where(eq(user.id, id)))[0]
+const sessionsOf = async (id: string) => await server.gatehouse.ctx.db.select().from(session).where(eq(session.userId, id))
+const auditOf = async (targetUserId: string, types: string[]) =>
+  await server.gatehouse.ctx.db
     .select()
     .from(auditEvent)
     .where(and(eq(auditEvent.targetUserId, targetUserId), inArray(auditEvent.type, types)))
     .orderBy(asc(auditEvent.id))
-    .all()
 
 describe('create-user', () => {
   it('creates a user with a credential account and the default or given role(s)', async () => {
@@ -71,7 +70,7 @@ describe('create-user', () => {
       data: { emailVerified: true, username: 'Multi.Role' },
     })
     expect(multi.data?.user).toMatchObject({ role: 'admin,user', emailVerified: true, username: 'multi.role', displayUsername: 'Multi.Role' })
-    const created = auditOf(multi.data?.user.id as string, ['admin.create-user'])
+    const created = await auditOf(multi.data?.user.id as string, ['admin.create-user'])
     expect(created).toHaveLength(1)
     expect(created[0]).toMatchObject({ actorUserId: admin.id, outcome: 'success' })
   })
@@ -110,7 +109,7 @@ describe('refusals', () => {
   it('refuses every admin action to a plain user with 403 and the spec message, changing nothing', async () => {
     const plain = await member(server)
     const victim = await member(server)
-    const [victimSession] = sessionsOf(victim.id)
+    const [victimSession] = await sessionsOf(victim.id)
     const a = plain.client.admin
     const cases: Array<[string, () => Promise<{ error: unknown }>]> = [
       ['YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS', () => a.createUser({ email: uniqueEmail(), password: 'password1234', name: 'X' })],
@@ -131,12 +130,12 @@ describe('refusals', () => {
       const res = await call()
       expect(res.error, code).toMatchObject({ status: 403, code, message: messages[code] })
     }
-    const after = row(victim.id)
+    const after = await row(victim.id)
     expect(after).toMatchObject({ role: 'user', banned: false, name: victim.name })
-    expect(sessionsOf(victim.id).map((s) => s.token)).toEqual([victimSession?.token])
+    expect((await sessionsOf(victim.id)).map((s) => s.token)).toEqual([victimSession?.token])
     expect(plain.jar.get('better-auth.admin_session')).toBeUndefined()
     // Refusals are audited too.
-    const refused = auditOf(victim.id, ['admin.ban-user', 'admin.unban-user', 'admin.remove-user'])
+    const refused = await auditOf(victim.id, ['admin.ban-user', 'admin.unban-user', 'admin.remove-user'])
     expect(refused.map((e) => e.outcome)).toEqual(['failure', 'failure', 'failure'])
     expect(refused.map((e) => e.actorUserId)).toEqual([plain.id, plain.id, plain.id])
   })
@@ -152,8 +151,8 @@ describe('set-role and has-permission', () => {
     expect(listed.error).toBeNull()
     const many = await admin.client.admin.setRole({ userId: target.id, role: ['user', 'admin'] })
     expect(many.data?.user.role).toBe('user,admin')
-    expect(row(target.id)?.role).toBe('user,admin')
-    const events = auditOf(target.id, ['admin.set-role'])
+    expect((await row(target.id))?.role).toBe('user,admin')
+    const events = await auditOf(target.id, ['admin.set-role'])
     expect(events.map((e) => e.detail)).toEqual([
       { before: { role: 'user' }, after: { role: 'admin' } },
       { before: { role: 'admin' }, after: { role: 'user,admin' } },
@@ -188,21 +187,21 @@ describe('bans', () => {
     const victim = await member(server, { username: `ban_${Date.now().toString(36)}` })
     const second = officialClient(server)
     await second.client.signIn.email({ email: victim.email, password: victim.password })
-    expect(sessionsOf(victim.id)).toHaveLength(2)
+    expect((await sessionsOf(victim.id))).toHaveLength(2)
 
     const res = await admin.client.admin.banUser({ userId: victim.id })
     expect(res.error).toBeNull()
     expect(res.data?.user).toMatchObject({ id: victim.id, banned: true, banReason: 'No reason', banExpires: null })
-    expect(sessionsOf(victim.id)).toHaveLength(0)
+    expect((await sessionsOf(victim.id))).toHaveLength(0)
     expect((await victim.client.getSession()).data).toBeNull()
 
     const byEmail = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
     expect(byEmail.error).toMatchObject({ status: 403, ...BANNED })
-    const username = row(victim.id)?.username as string
+    const username = (await row(victim.id))?.username as string
     const byUsername = await officialClient(server).client.signIn.username({ username, password: victim.password })
     expect(byUsername.error).toMatchObject({ status: 403, ...BANNED })
 
-    const [event] = auditOf(victim.id, ['admin.ban-user'])
+    const [event] = await auditOf(victim.id, ['admin.ban-user'])
     expect(event?.detail).toEqual({
       before: { banned: false, banReason: null, banExpires: null },
       after: { banned: true, banReason: 'No reason', banExpires: null },
@@ -225,13 +224,15 @@ describe('bans', () => {
     server.clock.advanceSeconds(61)
     const late = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
     expect(late.error).toBeNull()
-    expect(row(victim.id)).toMatchObject({ banned: false, banReason: null, banExpires: null })
+    expect((await row(victim.id))).toMatchObject({ banned: false, banReason: null, banExpires: null })
   })
 
   it('refuses to ban yourself', async () => {
     const res = await admin.client.admin.banUser({ userId: admin.id })
     expect(res.error).toMatchObject({ status: 400, code: 'YOU_CANNOT_BAN_YOURSELF', message: 'You cannot ban yourself' })
-    expect(row(admin.id)?.banned).toBe(false)
+    expect((await row(admin.id))?.banned).toBe(false)
+    // The refusal is audited (not rolled back with the ban it refused).
+    expect((await auditOf(admin.id, ['admin.ban-user'])).at(-1)).toMatchObject({ outcome: 'failure', detail: { reason: 'YOU_CANNOT_BAN_YOURSELF' } })
     expect((await admin.client.getSession()).data?.user.id).toBe(admin.id)
   })
 })
@@ -280,8 +281,8 @@ describe('impersonation', () => {
       new RegExp(`^better-auth\\.session_token=${adminToken}\\.[^;]+; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax$`),
     )
     expect((await admin.client.getSession()).data?.user.id).toBe(admin.id)
-    expect(server.gatehouse.ctx.db.select().from(session).where(eq(session.token, impSession.token)).get()).toBeUndefined()
-    const events = auditOf(target.id, ['admin.impersonate-user', 'admin.stop-impersonating'])
+    expect((await server.gatehouse.ctx.db.select().from(session).where(eq(session.token, impSession.token)))[0]).toBeUndefined()
+    const events = await auditOf(target.id, ['admin.impersonate-user', 'admin.stop-impersonating'])
     expect(events.map((e) => [e.type, e.actorUserId])).toEqual([
       ['admin.impersonate-user', admin.id],
       ['admin.stop-impersonating', admin.id],
@@ -321,10 +322,10 @@ describe('sessions, passwords, removal, get and update', () => {
     const [first] = listed.data?.sessions ?? []
     const one = await admin.client.admin.revokeUserSession({ sessionToken: first?.token as string })
     expect(one.data).toEqual({ success: true })
-    expect(sessionsOf(target.id)).toHaveLength(1)
+    expect((await sessionsOf(target.id))).toHaveLength(1)
     const all = await admin.client.admin.revokeUserSessions({ userId: target.id })
     expect(all.data).toEqual({ success: true })
-    expect(sessionsOf(target.id)).toHaveLength(0)
+    expect((await sessionsOf(target.id))).toHaveLength(0)
     expect((await other.client.getSession()).data).toBeNull()
   })
 
@@ -344,8 +345,8 @@ describe('sessions, passwords, removal, get and update', () => {
     const target = await member(server)
     const res = await admin.client.admin.removeUser({ userId: target.id })
     expect(res.data).toEqual({ success: true })
-    expect(row(target.id)).toBeUndefined()
-    expect(sessionsOf(target.id)).toHaveLength(0)
+    expect((await row(target.id))).toBeUndefined()
+    expect((await sessionsOf(target.id))).toHaveLength(0)
     expect((await target.client.getSession()).data).toBeNull()
     const self = await admin.client.admin.removeUser({ userId: admin.id })
     expect(self.error).toMatchObject(refusal(400, 'YOU_CANNOT_REMOVE_YOURSELF'))
@@ -369,8 +370,8 @@ describe('sessions, passwords, removal, get and update', () => {
     expect(pw.error).toMatchObject(refusal(400, 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER'))
     const ban = await admin.client.admin.updateUser({ userId: target.id, data: { banned: true, banReason: 'via update' } })
     expect(ban.data).toMatchObject({ banned: true, banReason: 'via update' })
-    expect(sessionsOf(target.id)).toHaveLength(0)
-    const [event] = auditOf(target.id, ['admin.update-user'])
+    expect((await sessionsOf(target.id))).toHaveLength(0)
+    const [event] = await auditOf(target.id, ['admin.update-user'])
     expect(event?.detail).toEqual({
       before: { name: target.name, emailVerified: false, username: null, displayUsername: null },
       after: { name: 'Renamed', emailVerified: true, username: 'renamed_user', displayUsername: 'Renamed_User' },
@@ -390,16 +391,16 @@ describe('concurrency', () => {
     })
     const results = await Promise.all(calls)
     expect(results.map((r) => r.error)).toEqual(Array(20).fill(null))
-    const final = row(victim.id)
+    const final = await row(victim.id)
     if (!final) throw new Error('victim vanished')
     if (final.banned) {
       expect(final.banReason).toMatch(/^reason \d+$/)
       expect(final.banExpires).toBeInstanceOf(Date)
-      expect(sessionsOf(victim.id)).toHaveLength(0)
+      expect((await sessionsOf(victim.id))).toHaveLength(0)
     } else {
       expect(final).toMatchObject({ banReason: null, banExpires: null })
     }
-    const bans = auditOf(victim.id, ['admin.ban-user', 'admin.unban-user'])
+    const bans = await auditOf(victim.id, ['admin.ban-user', 'admin.unban-user'])
     expect(bans).toHaveLength(14)
     expect(bans.at(-1)?.detail).toMatchObject({
       after: { banned: Boolean(final.banned), banReason: final.banReason, banExpires: final.banExpires?.toISOString() ?? null },
@@ -410,7 +411,7 @@ describe('concurrency', () => {
       const cur = bans[i]?.detail as { before: unknown }
       expect(cur.before).toEqual(prev.after)
     }
-    const roles = auditOf(victim.id, ['admin.set-role'])
+    const roles = await auditOf(victim.id, ['admin.set-role'])
     expect(roles).toHaveLength(6)
     expect(roles.at(-1)?.detail).toMatchObject({ after: { role: final.role } })
   })
@@ -463,7 +464,7 @@ describe('access control from the config', () => {
 })
 
 describe('audit trail', () => {
-  it('holds a success event with actor and target for every kind of admin action performed above', () => {
+  it('holds a success event with actor and target for every kind of admin action performed above', async () => {
     const types = [
       'admin.create-user',
       'admin.set-role',
@@ -477,11 +478,10 @@ describe('audit trail', () => {
       'admin.set-user-password',
       'admin.update-user',
     ]
-    const events = server.gatehouse.ctx.db
+    const events = await server.gatehouse.ctx.db
       .select()
       .from(auditEvent)
       .where(and(inArray(auditEvent.type, types), eq(auditEvent.outcome, 'success'), eq(auditEvent.actorUserId, admin.id)))
-      .all()
     for (const type of types) {
       const ofType = events.filter((e) => e.type === type)
       expect(ofType.length, type).toBeGreaterThan(0)

@@ -8,7 +8,7 @@ import { toNodeHandler } from 'better-auth/node'
 import { admin, organization, twoFactor, username } from 'better-auth/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setRole, systemActor } from '../../server/auth/admin.js'
+import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { user } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -28,9 +28,9 @@ interface Target {
   name: 'gatehouse' | 'better-auth'
   base: string
   /** Makes a user an administrator directly in the database (the operator's way on each side). */
-  promote(userId: string): void
+  promote(userId: string): unknown
   /** Marks a user's address verified directly in the database. */
-  verify(userId: string): void
+  verify(userId: string): unknown
   close(): Promise<void>
 }
 
@@ -78,7 +78,9 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
     base: server.base,
     server,
     promote: (userId) => setRole(server.gatehouse.ctx, systemActor('cli'), { userId, role: 'admin' }, null),
-    verify: (userId) => server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId)).run(),
+    verify: async (userId) => {
+      await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId))
+    },
     close: () => server.close(),
   }
 }
@@ -222,7 +224,7 @@ async function scenario(target: Target): Promise<Run> {
   record('send-verification-email other address with session', await alice.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email own address', await alice.client.post('/send-verification-email', { email: alice.email }))
   record('list-sessions', await alice.client.get('/list-sessions'))
-  target.verify(bob.id as string)
+  await target.verify(bob.id as string)
   record('send-verification-email verified address with session', await bob.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email verified address without session', await anon.post('/send-verification-email', { email: bob.email }))
 
@@ -262,7 +264,7 @@ async function scenario(target: Target): Promise<Run> {
   record('list-user-teams bob after removal', await bob.client.get('/organization/list-user-teams'))
 
   // Admin.
-  target.promote(alice.id as string)
+  await target.promote(alice.id as string)
   record('list-users without limit', await alice.client.get('/admin/list-users'))
   record('list-users with limit and offset', await alice.client.get('/admin/list-users?limit=1&offset=1'))
 

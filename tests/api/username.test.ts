@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUser, systemActor } from '../../server/auth/admin.js'
+import { createUser, systemActor } from '../../server/features/admin/index.js'
 import { auditEvent, user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail, statusAndBody } from '../helpers/http.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'

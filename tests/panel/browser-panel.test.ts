@@ -193,6 +193,35 @@ describe('browser panel', () => {
     await screenshot(page, 'users', true)
   })
 
+  it('creating a user with a taken email shows the error beside the email field', { timeout: 15_000 }, async () => {
+    const taken = await signUp(h.server.base)
+    await open('users', 'Users')
+    await page.getByTestId('create-user').click()
+    await page.getByTestId('create-name').fill('Second Holder')
+    await page.getByTestId('create-email').fill(taken.email)
+    await page.getByTestId('create-password').fill('second holder password')
+    await page.getByTestId('create-submit').click()
+
+    // The server's error names the field: the email input is marked invalid and described by it.
+    const email = page.getByTestId('create-email')
+    await expect.poll(() => email.getAttribute('aria-invalid')).toBe('true')
+    const described = ((await email.getAttribute('aria-describedby')) ?? '').split(/\s+/).filter(Boolean)
+    const texts = await Promise.all(described.map((id) => page.locator(`[id="${id}"]`).textContent()))
+    expect(texts).toContain('User already exists')
+    // Beside the email only: not on another field, not as a notification.
+    expect(await page.getByTestId('create-password').getAttribute('aria-invalid')).not.toBe('true')
+    expect(await page.getByTestId('create-name').getAttribute('aria-invalid')).not.toBe('true')
+    expect(await page.getByText('User not created').count()).toBe(0)
+    // And nothing was created.
+    const listed = await api('users.list', {
+      headers: { authorization: `Bearer ${h.panel.token}` },
+      body: JSON.stringify({ searchValue: taken.email }),
+    })
+    expect(((await listed.json()) as { total: number }).total).toBe(1)
+    await screenshot(page, 'users-create-taken-email')
+    await page.keyboard.press('Escape')
+  })
+
   it('banning a user in the panel kills their API session', { timeout: 15_000 }, async () => {
     const victim = await signUp(h.server.base)
     expect((await victim.client.get<{ user: { id: string } }>('/get-session')).body?.user.id).toBe(victim.user.id)

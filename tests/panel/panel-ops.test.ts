@@ -60,6 +60,41 @@ describe('panel operations for the product views', () => {
     expect(detail.people[kept.user.id]).toMatchObject({ email: kept.email })
   })
 
+  it('user operations name the field an error concerns (the form shows it there), and keep the wire code and message', async () => {
+    const taken = await signUp(server.base)
+    const create = (input: Record<string, unknown>) =>
+      op('users.create', { name: 'Second', email: taken.email, password: 'a long enough password', ...input })
+    expect(await create({})).toEqual({
+      ok: false,
+      error: { code: 'USER_ALREADY_EXISTS', message: 'User already exists', status: 400, field: 'email' },
+    })
+    expect(await create({ email: 'not an email' })).toEqual({
+      ok: false,
+      error: { code: 'INVALID_EMAIL', message: 'Invalid email', status: 400, field: 'email' },
+    })
+    expect(await create({ email: 'fresh-field@example.com', password: 'short' })).toEqual({
+      ok: false,
+      error: { code: 'PASSWORD_TOO_SHORT', message: 'Password too short', status: 400, field: 'password' },
+    })
+    expect(await create({ email: 'fresh-field@example.com', role: 'admin, nobody' })).toEqual({
+      ok: false,
+      error: { code: 'YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE', message: 'You are not allowed to set a non-existent role value', status: 400, field: 'role' },
+    })
+    expect(await op('users.setRole', { userId: taken.user.id, role: 'nobody' })).toMatchObject({ ok: false, error: { field: 'role' } })
+    expect(await op('users.setPassword', { userId: taken.user.id, newPassword: 'short' })).toMatchObject({
+      ok: false,
+      error: { code: 'PASSWORD_TOO_SHORT', field: 'newPassword' },
+    })
+    // Nothing was created by the refused calls; a valid one with several roles stores them joined.
+    const created = await data<{ user: { email: string; role: string } }>('users.create', {
+      name: 'Fresh',
+      email: 'fresh-field@example.com',
+      password: 'a long enough password',
+      role: ' admin , user ,',
+    })
+    expect(created.user).toMatchObject({ email: 'fresh-field@example.com', role: 'admin,user' })
+  })
+
   it('a test sign-in needs a client id, and its state signs nobody in', async () => {
     const missing = await op('providers.testSignIn', { id: 'gitlab' })
     expect(missing).toEqual({ ok: false, error: { code: 'PROVIDER_NOT_CONFIGURED', message: 'Set a client id for GitLab first', status: 400 } })

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { splitRoles, statementsAuthorize } from '../../auth/access.js'
+import { parseRoleList, statementsGrant } from '../../core/access-control.js'
 import { recordAudit } from '../../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../../auth/context.js'
 import type { SessionWithUser } from '../../auth/sessions.js'
@@ -140,11 +140,11 @@ function assertOrgPermission(ctx: AuthContext, userId: string, organizationId: s
   const membership = findMembership(ctx, userId, organizationId)
   if (!membership) throw apiKeyError(403, 'USER_NOT_MEMBER_OF_ORGANIZATION')
   const orgConf = ctx.config().organization
-  const roles = splitRoles(membership.role, ctx.config())
+  const roles = parseRoleList(membership.role)
   const allowed = roles.some((role) => {
     if (role === orgConf.creatorRole) return true
     const custom = Object.hasOwn(orgConf.roles, role) ? orgConf.roles[role] : undefined
-    return custom !== undefined && statementsAuthorize(custom, { apiKey: [action] })
+    return custom !== undefined && statementsGrant(custom, { apiKey: [action] })
   })
   if (!allowed) throw apiKeyError(403, 'INSUFFICIENT_API_KEY_PERMISSIONS')
 }
@@ -402,7 +402,7 @@ export function verifyApiKey(
     }
     if (options.permissions) {
       const granted = parseJSON(row.permissions) as Record<string, string[]> | null
-      if (!granted || !statementsAuthorize(granted, options.permissions)) throw apiKeyError(401, 'KEY_NOT_FOUND')
+      if (!granted || !statementsGrant(granted, options.permissions)) throw apiKeyError(401, 'KEY_NOT_FOUND')
     }
     if (row.remaining === 0 && row.refillAmount === null) {
       deleteKeyRow(ctx, row.id)

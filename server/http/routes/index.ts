@@ -1,6 +1,5 @@
 import { features } from '../../features/index.js'
 import type { Route } from '../route.js'
-import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
 import { socialRoutes } from './social.js'
@@ -8,7 +7,6 @@ import { socialRoutes } from './social.js'
 /** Every HTTP endpoint under the base path: the core areas', then those of every feature folder. */
 export const allRoutes: Route[] = [
   ...coreRoutes,
-  ...adminRoutes,
   ...socialRoutes,
   ...features.flatMap((feature) => feature.routes ?? []),
   // The OpenAPI document describes every route above, and itself.

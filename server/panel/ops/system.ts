@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import { and, inArray, isNotNull, ne } from 'drizzle-orm'
-import { isAdministrator } from '../../auth/access.js'
+import { isAdministrator } from '../../features/admin/access.js'
 import { recentAuditEvents } from '../../auth/audit.js'
 import { serverCounts, signInActivity } from '../../auth/overview.js'
 import { user } from '../../db/schema.js'

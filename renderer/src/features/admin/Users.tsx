@@ -39,12 +39,13 @@ import {
   IconUserShield,
 } from '@tabler/icons-react'
 import { type ReactNode, useState } from 'react'
-import type { UserView } from '../../../server/panel/contract'
-import { type PanelCallError, useOp, useOpMutation } from '../api'
-import { AuditTable } from '../components/AuditTable'
-import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../components/common'
-import { UserSecondFactors } from '../features/two-factor/UserSecondFactors'
-import { dateTime, fromNow } from '../format'
+import { parseRoleList } from '../../../../server/core/access-control'
+import type { UserView } from '../../../../server/features/admin/panel-contract'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { AuditTable } from '../../components/AuditTable'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { UserSecondFactors } from '../two-factor/UserSecondFactors'
+import { dateTime, fromNow } from '../../format'
 
 const PAGE = 25
 
@@ -52,6 +53,8 @@ function failed(title: string) {
   return (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 }
 const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
+
+const CREATE_FIELDS = ['name', 'email', 'password', 'role'] as const
 
 function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useOpMutation('users.create')
@@ -73,10 +76,14 @@ function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void 
             form.reset()
             onClose()
           } catch (e) {
+            // The server names the field an error concerns: shown beside it, else as a notice.
             const error = e as PanelCallError
-            if (error.code.startsWith('PASSWORD')) form.setFieldError('password', error.message)
-            else if (error.code.includes('EMAIL') || error.code === 'USER_ALREADY_EXISTS') form.setFieldError('email', error.message)
-            else failed('User not created')(error)
+            const beside = CREATE_FIELDS.filter((field) => {
+              const message = error.messageFor(field)
+              if (message) form.setFieldError(field, message)
+              return message !== undefined
+            })
+            if (beside.length === 0) failed('User not created')(error)
           }
         })}
       >
@@ -84,7 +91,7 @@ function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void 
           <TextInput label="Name" required {...form.getInputProps('name')} data-testid="create-name" />
           <TextInput label="Email" required {...form.getInputProps('email')} data-testid="create-email" />
           <PasswordInput label="Password" required {...form.getInputProps('password')} data-testid="create-password" />
-          <TextInput label="Role" description="Comma-separated for several" {...form.getInputProps('role')} />
+          <TextInput label="Role" description="Comma-separated for several" {...form.getInputProps('role')} data-testid="create-role" />
           <Checkbox label="Email already verified" {...form.getInputProps('emailVerified', { type: 'checkbox' })} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
@@ -170,7 +177,11 @@ function SetPassword({ user }: { user: UserView }) {
                       setPassword('')
                       close()
                     },
-                    onError: (e) => setError(e.message),
+                    onError: (e) => {
+                      const message = e.messageFor('newPassword')
+                      setError(message ?? null)
+                      if (!message) failed('Password not set')(e)
+                    },
                   },
                 )
               }
@@ -194,6 +205,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
   const setRole = useOpMutation('users.setRole')
   const impersonate = useOpMutation('users.impersonationLink')
   const [roles, setRoles] = useState<string[] | null>(null)
+  const [roleError, setRoleError] = useState<string | null>(null)
   const user = detail.data?.user
 
   return (
@@ -313,8 +325,12 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             <TagsInput
               style={{ flex: 1 }}
               label="Roles"
-              value={roles ?? (user.role ?? 'user').split(',').filter(Boolean)}
-              onChange={setRoles}
+              value={roles ?? parseRoleList(user.role ?? 'user')}
+              onChange={(value) => {
+                setRoles(value)
+                setRoleError(null)
+              }}
+              error={roleError}
             />
             <Button
               variant="light"
@@ -329,7 +345,11 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                       setRoles(null)
                       done('Role saved')
                     },
-                    onError: failed('Role not saved'),
+                    onError: (e) => {
+                      const message = e.messageFor('role')
+                      setRoleError(message ?? null)
+                      if (!message) failed('Role not saved')(e)
+                    },
                   },
                 )
               }

@@ -1,7 +1,7 @@
-import type { GatehouseConfig } from '../config/schema.js'
-import { type PermissionRequest, parseRoleList, rolesGrant, statementsGrant } from '../core/access-control.js'
+import type { GatehouseConfig } from '../../config/schema.js'
+import { type PermissionRequest, parseRoleList, rolesGrant, statementsGrant } from '../../core/access-control.js'
 
-export { joinRoles, type PermissionRequest } from '../core/access-control.js'
+export { joinRoles, type PermissionRequest } from '../../core/access-control.js'
 
 /**
  * Administrator access control (SPEC §6, reference §8): resources and their actions, the
@@ -84,18 +84,4 @@ export function hasPermission(config: GatehouseConfig, subject: PermissionSubjec
 export function isAdministrator(config: GatehouseConfig, subject: PermissionSubject): boolean {
   if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
   return splitRoles(subject.role, config).some((r) => config.admin.adminRoles.includes(r))
-}
-
-/**
- * The general form of the check (better-auth's `role(statements).authorize(request)`): every
- * requested resource must be granted with every requested action. Used where statements are
- * free-form (API key permissions).
- */
-export function statementsAuthorize(granted: Readonly<Record<string, readonly string[]>>, request: PermissionRequest): boolean {
-  const entries = Object.entries(request)
-  if (entries.length === 0) return false
-  return entries.every(([resource, actions]) => {
-    const allowed = Object.hasOwn(granted, resource) ? granted[resource] : undefined
-    return Array.isArray(allowed) && actions.length > 0 && actions.every((action) => allowed.includes(action))
-  })
 }

@@ -1,0 +1,21 @@
+import { defineFeature } from '../../feature.js'
+import { adminPanel } from './panel.js'
+import { adminRoutes } from './routes.js'
+
+/**
+ * better-auth's admin plugin: users created, listed, changed and removed by administrators, roles
+ * and permissions (access.ts on the one access engine), bans, other users' sessions, impersonation
+ * and the control panel's one-time impersonation link. Its config section is `admin` (config.ts).
+ */
+export const adminFeature = defineFeature({
+  id: 'admin',
+  routes: adminRoutes,
+  panel: adminPanel,
+})
+
+// The rules other entry points (the `gatehouse user` CLI, tests, benchmarks) call directly.
+export { type Actor, systemActor, userActor } from './actor.js'
+export { banUser, unbanUser } from './bans.js'
+export { createImpersonationLink } from './impersonation.js'
+export { type ListUsersQuery, listUsers } from './list-users.js'
+export { createUser, setRole, setUserPassword } from './users.js'

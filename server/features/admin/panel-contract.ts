@@ -1,0 +1,137 @@
+import { z } from 'zod'
+import { mutation, ok, query } from '../../panel/op.js'
+import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
+
+/** The control panel's user operations (zod only: shared with the renderer). Times are epoch ms. */
+
+const ms = z.number()
+const id = z.string().min(1).max(200)
+
+export const userRowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string(),
+  emailVerified: z.boolean(),
+  image: z.string().nullable(),
+  username: z.string().nullable(),
+  displayUsername: z.string().nullable(),
+  role: z.string().nullable(),
+  banned: z.boolean().nullable(),
+  banReason: z.string().nullable(),
+  banExpires: ms.nullable(),
+  createdAt: ms,
+  updatedAt: ms,
+})
+export type UserView = z.infer<typeof userRowSchema>
+
+export const sessionRowSchema = z.object({
+  id: z.string(),
+  /** The first characters only: the panel never needs (nor shows) a whole bearer token. */
+  tokenPreview: z.string(),
+  userId: z.string(),
+  expiresAt: ms,
+  createdAt: ms,
+  updatedAt: ms,
+  ipAddress: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  impersonatedBy: z.string().nullable(),
+  activeOrganizationId: z.string().nullable(),
+})
+export type SessionView = z.infer<typeof sessionRowSchema>
+
+export const accountRowSchema = z.object({
+  id: z.string(),
+  providerId: z.string(),
+  accountId: z.string(),
+  scope: z.string().nullable(),
+  hasPassword: z.boolean(),
+  createdAt: ms,
+  updatedAt: ms,
+})
+
+export const adminContract = {
+  'users.list': query(
+    'Users with list-users semantics (search, filter, sort, pagination)',
+    z
+      .object({
+        searchValue: z.string().max(320).optional(),
+        searchField: z.enum(['email', 'name']).optional(),
+        searchOperator: z.enum(['contains', 'starts_with', 'ends_with']).optional(),
+        filterField: z.string().max(64).optional(),
+        filterValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
+        filterOperator: z.enum(['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'contains']).optional(),
+        sortBy: z.string().max(64).optional(),
+        sortDirection: z.enum(['asc', 'desc']).optional(),
+        limit: z.number().int().min(1).max(500).default(25),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    z.object({ users: z.array(userRowSchema), total: z.number(), limit: z.number(), offset: z.number() }),
+  ),
+  'users.get': query(
+    'One user with accounts, sessions, organizations and audit trail',
+    z.object({ userId: id }).strict(),
+    z.object({
+      user: userRowSchema,
+      accounts: z.array(accountRowSchema),
+      sessions: z.array(sessionRowSchema),
+      memberships: z.array(
+        z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() }),
+      ),
+      audit: z.array(auditEventSchema),
+      people: peopleSchema,
+    }),
+  ),
+  'users.create': mutation(
+    'Creates a user with an email and password',
+    z
+      .object({
+        name: z.string().min(1).max(200),
+        email: z.string().min(1).max(320),
+        password: z.string().min(1).max(1024),
+        role: z.string().max(200).optional(),
+        emailVerified: z.boolean().optional(),
+      })
+      .strict(),
+    z.object({ user: userRowSchema }),
+  ),
+  'users.setRole': mutation(
+    'Sets a user role (comma-separated for several)',
+    z.object({ userId: id, role: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) }).strict(),
+    z.object({ user: userRowSchema }),
+  ),
+  'users.ban': mutation(
+    'Bans a user (all sessions revoked)',
+    z
+      .object({
+        userId: id,
+        banReason: z.string().max(500).optional(),
+        banExpiresIn: z.number().int().min(1).optional(),
+      })
+      .strict(),
+    z.object({ user: userRowSchema }),
+  ),
+  'users.unban': mutation('Lifts a ban', z.object({ userId: id }).strict(), z.object({ user: userRowSchema })),
+  'users.setPassword': mutation(
+    "Sets a user's password",
+    z.object({ userId: id, newPassword: z.string().min(1).max(1024) }).strict(),
+    z.object({ status: z.boolean() }),
+  ),
+  'users.verifyEmail': mutation(
+    "Marks a user's email as verified",
+    z.object({ userId: id }).strict(),
+    z.object({ user: userRowSchema }),
+  ),
+  'users.revokeSession': mutation(
+    'Revokes one session',
+    z.object({ userId: id, sessionId: id }).strict(),
+    ok,
+  ),
+  'users.revokeSessions': mutation('Revokes every session of a user', z.object({ userId: id }).strict(), ok),
+  'users.remove': mutation('Deletes a user', z.object({ userId: id }).strict(), ok),
+  'users.impersonationLink': mutation(
+    'A one-time link that signs the browser in as the user (an impersonation session)',
+    z.object({ userId: id }).strict(),
+    z.object({ url: z.string(), expiresAt: ms }),
+  ),
+}

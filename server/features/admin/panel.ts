@@ -1,0 +1,150 @@
+import { recentAuditEvents } from '../../auth/audit.js'
+import { listUserMemberships } from '../organization/orgs.js'
+import { findUserSessionById, type SessionRow, type UserRow } from '../../auth/sessions.js'
+import { listAccountRows, toPublicUser } from '../../auth/users.js'
+import { parseRoleList } from '../../core/access-control.js'
+import { PANEL_META } from '../../panel/op.js'
+import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
+import type { PanelEnv } from '../../panel/service.js'
+import { systemActor } from './actor.js'
+import { banUser, unbanUser } from './bans.js'
+import { adminError } from './errors.js'
+import { createImpersonationLink } from './impersonation.js'
+import { listUsers } from './list-users.js'
+import type { adminContract, SessionView, UserView } from './panel-contract.js'
+import { listSessionsOfUser, revokeUserSession, revokeUserSessions } from './sessions.js'
+import { createUser, getUser, removeUser, setEmailVerified, setRole, setUserPassword } from './users.js'
+import type { z } from 'zod'
+
+type Input<K extends keyof typeof adminContract> = z.output<(typeof adminContract)[K]['input']>
+
+export const toUserView = (row: UserRow): UserView => {
+  const pub = toPublicUser(row)
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    emailVerified: row.emailVerified,
+    image: row.image,
+    username: row.username,
+    displayUsername: row.displayUsername,
+    role: row.role,
+    banned: row.banned,
+    banReason: row.banReason,
+    banExpires: row.banExpires ? row.banExpires.getTime() : null,
+    createdAt: pub.createdAt.getTime(),
+    updatedAt: pub.updatedAt.getTime(),
+  }
+}
+
+export const toSessionView = (row: SessionRow): SessionView => ({
+  id: row.id,
+  tokenPreview: `${row.token.slice(0, 6)}…`,
+  userId: row.userId,
+  expiresAt: row.expiresAt.getTime(),
+  createdAt: row.createdAt.getTime(),
+  updatedAt: row.updatedAt.getTime(),
+  ipAddress: row.ipAddress,
+  userAgent: row.userAgent,
+  impersonatedBy: row.impersonatedBy,
+  activeOrganizationId: row.activeOrganizationId,
+})
+
+/** The panel's user operations: the operator acts through the same admin rules as the HTTP API. */
+export const adminPanel = (env: PanelEnv) => {
+  const ctx = env.gatehouse.ctx
+  const actor = systemActor('panel')
+  return {
+    async 'users.list'(input: Input<'users.list'>) {
+      // list-users semantics: the same domain function as GET /admin/list-users.
+      const result = await listUsers(ctx, actor, input)
+      return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
+    },
+
+    async 'users.get'({ userId }: Input<'users.get'>) {
+      const found = await getUser(ctx, actor, userId)
+      const accounts = await listAccountRows(ctx, userId)
+      const sessions = (await listSessionsOfUser(ctx, actor, userId)).reverse()
+      const memberships = await listUserMemberships(ctx, userId)
+      const audit = await recentAuditEvents(ctx, 50, userId)
+      return {
+        user: toUserView(found),
+        accounts: accounts.map((a) => ({
+          id: a.id,
+          providerId: a.providerId,
+          accountId: a.accountId,
+          scope: a.scope,
+          hasPassword: Boolean(a.password),
+          createdAt: a.createdAt.getTime(),
+          updatedAt: a.updatedAt.getTime(),
+        })),
+        sessions: sessions.map(toSessionView),
+        memberships,
+        audit: audit.map(toAuditView),
+        people: await peopleOf(ctx, audit),
+      }
+    },
+
+    async 'users.create'(input: Input<'users.create'>) {
+      const roles = parseRoleList(input.role)
+      const created = await createUser(
+        ctx,
+        actor,
+        {
+          name: input.name,
+          email: input.email,
+          password: input.password,
+          ...(roles.length > 0 ? { role: roles } : {}),
+          data: input.emailVerified ? { emailVerified: true } : {},
+        },
+        PANEL_META,
+      )
+      return { user: toUserView(created) }
+    },
+
+    async 'users.setRole'({ userId, role }: Input<'users.setRole'>) {
+      return { user: toUserView(await setRole(ctx, actor, { userId, role }, PANEL_META)) }
+    },
+
+    async 'users.ban'(input: Input<'users.ban'>) {
+      return { user: toUserView(await banUser(ctx, actor, input, PANEL_META)) }
+    },
+
+    async 'users.unban'({ userId }: Input<'users.unban'>) {
+      return { user: toUserView(await unbanUser(ctx, actor, { userId }, PANEL_META)) }
+    },
+
+    async 'users.setPassword'(input: Input<'users.setPassword'>) {
+      await setUserPassword(ctx, actor, input, PANEL_META)
+      return { status: true }
+    },
+
+    async 'users.verifyEmail'({ userId }: Input<'users.verifyEmail'>) {
+      return { user: toUserView(await setEmailVerified(ctx, actor, userId, true, PANEL_META)) }
+    },
+
+    async 'users.revokeSession'({ userId, sessionId }: Input<'users.revokeSession'>) {
+      // The renderer never sees session tokens: it names the session by id.
+      const found = await findUserSessionById(ctx, userId, sessionId)
+      if (!found) throw adminError(404, 'SESSION_NOT_FOUND')
+      await revokeUserSession(ctx, actor, found.token, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.revokeSessions'({ userId }: Input<'users.revokeSessions'>) {
+      await getUser(ctx, actor, userId)
+      await revokeUserSessions(ctx, actor, userId, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.remove'({ userId }: Input<'users.remove'>) {
+      await removeUser(ctx, actor, userId, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.impersonationLink'({ userId }: Input<'users.impersonationLink'>) {
+      const { token, expiresAt } = await createImpersonationLink(ctx, actor, userId, PANEL_META)
+      return { url: `${env.apiURL()}/admin/impersonation-link?token=${token}`, expiresAt: expiresAt.getTime() }
+    },
+  }
+}

@@ -1,0 +1,304 @@
+import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, type SQL, sql } from 'drizzle-orm'
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
+import type { AuthContext } from '../../auth/context.js'
+import type { SessionRow, UserRow } from '../../auth/sessions.js'
+import { session, user } from '../../db/schema.js'
+import { firstRow } from '../../db/storage.js'
+
+/**
+ * Every query of the admin feature (the storage port's rules: awaited, joinable from
+ * ctx.storage.transaction). SQLite-only accelerations (row ids, the trigram index, index hints)
+ * sit behind `ctx.storage.dialect === 'sqlite'` with a portable form beside them.
+ */
+
+const isSqlite = (ctx: AuthContext): boolean => ctx.storage.dialect === 'sqlite'
+
+// ---------------------------------------------------------------------------------------------
+// users and sessions
+
+/** Writes a patch to one user (updatedAt from the clock); undefined when there is no such user. */
+export async function updateUserRow(ctx: AuthContext, userId: string, patch: Partial<UserRow>): Promise<UserRow | undefined> {
+  return firstRow(
+    ctx.db
+      .update(user)
+      .set({ ...patch, updatedAt: new Date(ctx.clock.now()) })
+      .where(eq(user.id, userId))
+      .returning(),
+  )
+}
+
+/** A user's unexpired sessions, impersonation sessions included, oldest first. */
+export async function activeSessionsOfUser(ctx: AuthContext, userId: string): Promise<SessionRow[]> {
+  return ctx.db
+    .select()
+    .from(session)
+    .where(and(eq(session.userId, userId), gt(session.expiresAt, new Date(ctx.clock.now()))))
+    .orderBy(asc(session.createdAt))
+}
+
+/** Deletes one session by token; what it was, or undefined when there was none. */
+export async function deleteSessionByToken(ctx: AuthContext, token: string): Promise<{ id: string; userId: string } | undefined> {
+  return firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// list-users
+
+export type ColumnKind = 'text' | 'boolean' | 'date' | 'number'
+export type TextOperator = 'contains' | 'starts_with' | 'ends_with'
+export type FilterOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'not_in' | TextOperator
+export type FilterValue = string | number | boolean | Array<string | number>
+
+/** A query that cannot be answered (unknown column, impossible value): list-users then answers no users. */
+export class UnanswerableQuery extends Error {}
+
+/** The user columns list-users may filter and sort on (anything else fails the query). */
+const LISTABLE: Record<string, { column: SQLiteColumn; kind: ColumnKind; indexed: boolean }> = {
+  id: { column: user.id, kind: 'text', indexed: true },
+  name: { column: user.name, kind: 'text', indexed: true },
+  email: { column: user.email, kind: 'text', indexed: true },
+  emailVerified: { column: user.emailVerified, kind: 'boolean', indexed: false },
+  image: { column: user.image, kind: 'text', indexed: false },
+  createdAt: { column: user.createdAt, kind: 'date', indexed: true },
+  updatedAt: { column: user.updatedAt, kind: 'date', indexed: false },
+  username: { column: user.username, kind: 'text', indexed: true },
+  displayUsername: { column: user.displayUsername, kind: 'text', indexed: false },
+  role: { column: user.role, kind: 'text', indexed: false },
+  banned: { column: user.banned, kind: 'boolean', indexed: false },
+  banReason: { column: user.banReason, kind: 'text', indexed: false },
+  banExpires: { column: user.banExpires, kind: 'date', indexed: false },
+}
+
+export interface UserQuery {
+  search?: { field: 'email' | 'name'; operator: TextOperator; value: string }
+  filter?: { field: string; operator: FilterOperator; value: FilterValue }
+  sortBy: string | null
+  direction: 'asc' | 'desc'
+  limit: number
+  offset: number
+}
+
+/**
+ * A search goes through the trigram index when its rarest trigram occurs in at most this many
+ * rows: a fiftieth of the table, between 500 and 2 000 (measured at 100 000 users: phrase
+ * matching costs about as much as a covering-index LIKE scan once a few thousand rows match).
+ * Above that the plain scan, which also fills a page early, is cheaper.
+ */
+const trigramCandidateLimit = (rows: number): number => Math.max(500, Math.min(2_000, Math.floor(rows / 50)))
+
+const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** Case-insensitive substring match (SQLite's LIKE is; PostgreSQL needs ILIKE). */
+function likeCondition(ctx: AuthContext, column: SQLiteColumn | SQL, operator: TextOperator, value: string): SQL {
+  const v = escapeLike(value)
+  const pattern = operator === 'starts_with' ? `${v}%` : operator === 'ends_with' ? `%${v}` : `%${v}%`
+  return isSqlite(ctx) ? sql`${column} LIKE ${pattern} ESCAPE '\\'` : sql`${column} ILIKE ${pattern} ESCAPE '\\'`
+}
+
+function coerce(kind: ColumnKind, value: string | number | boolean): string | number | boolean | Date {
+  if (kind === 'boolean') {
+    if (value === true || value === 'true' || value === 1 || value === '1') return true
+    if (value === false || value === 'false' || value === 0 || value === '0') return false
+    throw new UnanswerableQuery('not a boolean')
+  }
+  if (kind === 'date') {
+    const ms = typeof value === 'number' ? value : /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value))
+    if (typeof value === 'boolean' || Number.isNaN(ms)) throw new UnanswerableQuery('not a date')
+    return new Date(ms)
+  }
+  if (kind === 'number') {
+    const n = typeof value === 'boolean' || value === '' ? Number.NaN : Number(value)
+    if (!Number.isFinite(n)) throw new UnanswerableQuery('not a number')
+    return n
+  }
+  return String(value)
+}
+
+/**
+ * A configured additional user field (user.additionalFields) as a filter target: its value read
+ * from the JSON column. Dates are stored as ISO strings, so they compare as ISO strings.
+ */
+function additionalFieldTarget(ctx: AuthContext, name: string): { column: SQL; kind: ColumnKind; json: true } | undefined {
+  const fields = ctx.config().user.additionalFields
+  const def = Object.hasOwn(fields, name) ? fields[name] : undefined
+  if (!def) return undefined
+  const kind: ColumnKind = def.type === 'string' ? 'text' : def.type
+  if (isSqlite(ctx)) {
+    const path = `$."${name.replace(/"/g, '')}"`
+    return { column: sql`json_extract(${user.additionalFields}, ${path})`, kind, json: true }
+  }
+  return { column: sql`(${user.additionalFields}::jsonb ->> ${name})`, kind, json: true }
+}
+
+function filterCondition(ctx: AuthContext, fieldName: string, operator: FilterOperator, raw: FilterValue): SQL {
+  const field: { column: SQLiteColumn | SQL; kind: ColumnKind; json?: true } | undefined = Object.hasOwn(LISTABLE, fieldName)
+    ? LISTABLE[fieldName]
+    : additionalFieldTarget(ctx, fieldName)
+  if (!field) throw new UnanswerableQuery(`unknown field ${fieldName}`)
+  // Typed as SQL for drizzle's operator overloads; a real column still binds through its own mapping.
+  const column = field.column as SQL
+  const { kind } = field
+  // A JSON value is compared as JSON holds it: dates as their ISO strings.
+  const bind = (v: string | number | boolean | Date) => (field.json && v instanceof Date ? v.toISOString() : v)
+  if (operator === 'contains' || operator === 'starts_with' || operator === 'ends_with') {
+    if (kind !== 'text' || Array.isArray(raw)) throw new UnanswerableQuery('text operator on a non-text value')
+    return likeCondition(ctx, column, operator, String(raw))
+  }
+  if (operator === 'in' || operator === 'not_in') {
+    const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map((v) => bind(coerce(kind, v)))
+    if (list.length === 0) throw new UnanswerableQuery('empty list')
+    return operator === 'in' ? inArray(column, list) : notInArray(column, list)
+  }
+  if (Array.isArray(raw)) throw new UnanswerableQuery('list value for a scalar operator')
+  const value = bind(coerce(kind, raw))
+  if (kind === 'boolean') {
+    // Rows written before the column existed hold NULL, which means false.
+    const flag = isSqlite(ctx) ? sql`coalesce(${column}, 0)` : sql`coalesce(${column}, false)`
+    const bit = isSqlite(ctx) ? (value ? 1 : 0) : value === true
+    if (operator === 'eq') return sql`${flag} = ${bit}`
+    if (operator === 'ne') return sql`${flag} <> ${bit}`
+  }
+  switch (operator) {
+    case 'eq':
+      return eq(column, value)
+    case 'ne':
+      return ne(column, value)
+    case 'lt':
+      return lt(column, value)
+    case 'lte':
+      return lte(column, value)
+    case 'gt':
+      return gt(column, value)
+    case 'gte':
+      return gte(column, value)
+  }
+}
+
+/**
+ * About how many users there are, cheaply: on SQLite max(rowid) in O(log n) (deletions only
+ * make it larger); elsewhere a count.
+ */
+export async function estimateUserCount(ctx: AuthContext): Promise<number> {
+  const n = isSqlite(ctx)
+    ? sql<number>`coalesce(max(${user}.rowid), 0)`
+    : sql<number>`count(*)`
+  return Number((await firstRow(ctx.db.select({ n }).from(user)))?.n ?? 0)
+}
+
+/** Trigrams of a search term, as the FTS5 trigram tokenizer (case-insensitive) stores them. */
+function trigrams(term: string): string[] {
+  const chars = [...term.toLowerCase()]
+  const out = new Set<string>()
+  for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(''))
+  return [...out]
+}
+
+/**
+ * Narrows a substring search through SQLite's trigram index (migration 0001_user_search) when it
+ * pays: the term has at least 3 characters and its rarest trigram occurs in few rows. Returns the
+ * candidate condition, or null to let the plain LIKE scan (cheap for common terms) do it. The LIKE
+ * condition is always applied as well, so the index only ever removes rows that cannot match.
+ */
+async function trigramCandidates(ctx: AuthContext, field: 'email' | 'name', term: string): Promise<SQL | null> {
+  if (!isSqlite(ctx)) return null
+  const grams = trigrams(term)
+  if (grams.length === 0) return null
+  const row = await firstRow(
+    ctx.db
+      .select({ n: sql<number>`count(*)`, least: sql<number | null>`min(doc)` })
+      .from(sql`user_search_vocab`)
+      .where(sql`col = ${field} AND term IN (${sql.join(grams.map((g) => sql`${g}`), sql`, `)})`),
+  )
+  // A trigram absent from the index: nothing can match.
+  if (!row || Number(row.n) < grams.length) return sql`0`
+  if ((row.least ?? 0) > trigramCandidateLimit(await estimateUserCount(ctx))) return null
+  const phrase = `${field} : "${term.replace(/"/g, '""')}"`
+  return sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`
+}
+
+/**
+ * One page of users and the total matching: search and filter ANDed, total counted with the same
+ * conditions, sorted on a listed column with ties broken by insertion order. Throws
+ * UnanswerableQuery for a query naming an unknown column or an impossible value.
+ */
+export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ users: UserRow[]; total: number }> {
+  const { limit, offset } = query
+  const sqlite = isSqlite(ctx)
+  const conditions: SQL[] = []
+  let narrowed = false
+  if (query.search) {
+    const { field, operator, value } = query.search
+    const candidates = await trigramCandidates(ctx, field, value)
+    if (candidates) {
+      conditions.push(candidates)
+      narrowed = true
+    }
+    conditions.push(likeCondition(ctx, field === 'name' ? user.name : user.email, operator, value))
+  }
+  if (query.filter) conditions.push(filterCondition(ctx, query.filter.field, query.filter.operator, query.filter.value))
+  const where = conditions.length > 0 ? and(...conditions) : undefined
+  const countAll = async () => Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+
+  const sortInfo = query.sortBy === null ? null : Object.hasOwn(LISTABLE, query.sortBy) ? LISTABLE[query.sortBy] : undefined
+  if (sortInfo === undefined) throw new UnanswerableQuery(`unknown sort field ${query.sortBy}`)
+  const direction = query.direction === 'desc' ? desc : asc
+  // Insertion order: SQLite's rowid; elsewhere creation time, then id.
+  const rowid = sql`${user}.rowid`
+  const insertion = (): SQL[] => (sqlite ? [direction(rowid)] : [direction(user.createdAt), direction(user.id)])
+  const order = (useIndex: boolean): SQL[] => {
+    if (!sortInfo) return insertion()
+    // "+column" keeps SQLite from walking the column's index when sorting the few matches is cheaper.
+    const key = useIndex || !sqlite ? sortInfo.column : sql`+${sortInfo.column}`
+    return [direction(key), ...insertion()]
+  }
+  if (narrowed) {
+    // (SQLite only.) Few candidates: one pass sorts their row ids and counts them; then the page's rows.
+    const page = await ctx.db
+      .select({ r: rowid, total: sql<number>`count(*) OVER ()` })
+      .from(user)
+      .where(where)
+      .orderBy(...order(false))
+      .limit(limit)
+      .offset(offset)
+    if (page.length === 0) return { users: [], total: await countAll() }
+    const rows = await ctx.db
+      .select({ u: user, r: rowid })
+      .from(user)
+      .where(
+        inArray(
+          rowid,
+          page.map((p) => p.r),
+        ),
+      )
+    const byRowid = new Map(rows.map((x) => [x.r, x.u]))
+    const users = page.map((p) => byRowid.get(p.r)).filter((u): u is UserRow => u !== undefined)
+    return { users, total: Number(page[0]?.total ?? 0) }
+  }
+  const total = await countAll()
+  if (total === 0 || offset >= total) return { users: [], total }
+  if (sqlite && !where && (!sortInfo || sortInfo.indexed)) {
+    // A page of everyone: walk only the (covering) index to the page, then fetch its rows.
+    const keys = ctx.db
+      .select({ r: rowid })
+      .from(user)
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(inArray(rowid, keys))
+      .orderBy(...order(true))
+    return { users, total }
+  }
+  // Walking the sort index pays when matches are dense enough to fill the page early.
+  const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
+  const users = await ctx.db
+    .select()
+    .from(user)
+    .where(where)
+    .orderBy(...order(dense))
+    .limit(limit)
+    .offset(offset)
+  return { users, total }
+}
