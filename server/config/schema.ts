@@ -4,7 +4,7 @@ import { ERR } from '../auth/errors.js'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
-import { socialProvidersSchema } from '../oauth/options.js'
+import { accountConfig, socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
@@ -134,20 +134,10 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
-    /** socialProviders.<id>: the 18 OAuth providers (server/oauth/options.ts). */
-    socialProviders: socialProvidersSchema,
-    account: z
-      .object({
-        accountLinking: z
-          .object({
-            enabled: z.boolean().default(true),
-            trustedProviders: z.array(z.string()).default([]),
-            allowDifferentEmails: z.boolean().default(false),
-            allowUnlinkingAll: z.boolean().default(false),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    /** socialProviders.<id>: the 18 OAuth providers (server/features/social/options.ts). */
+    socialProviders: socialProvidersConfig,
+    /** account.accountLinking (server/features/social/config.ts). */
+    account: accountConfig,
     organization: z
       .object({
         allowUserToCreateOrganization: z.boolean().default(true),

@@ -5,7 +5,6 @@ import { adminRoutes } from './admin.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
 import { organizationRoutes } from './organization.js'
-import { socialRoutes } from './social.js'
 import { usernameRoutes } from './username.js'
 
 /** Every HTTP endpoint under the base path: the core areas', then those of every feature folder. */
@@ -15,7 +14,6 @@ export const allRoutes: Route[] = [
   ...adminRoutes,
   ...accountRoutes,
   ...organizationRoutes,
-  ...socialRoutes,
   ...features.flatMap((feature) => feature.routes ?? []),
   // The OpenAPI document describes every route above, and itself.
   ...openApiRoutes(() => allRoutes),

@@ -94,7 +94,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
-    'users.get'({ userId }) {
+    async 'users.get'({ userId }) {
       const found = getUser(ctx, actor, userId)
       const accounts = listAccountRows(ctx, userId)
       const sessions = listSessionsOfUser(ctx, actor, userId).reverse()
@@ -114,7 +114,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
         sessions: sessions.map(toSessionView),
         memberships,
         audit: audit.map(toAuditView),
-        people: peopleOf(ctx, audit),
+        people: await peopleOf(ctx, audit),
       }
     },
 

@@ -46,9 +46,9 @@ import {
   IconSettings,
 } from '@tabler/icons-react'
 import { type ComponentType, useEffect, useRef, useState } from 'react'
-import type { ProviderView } from '../../../server/panel/contract'
-import { call, openExternal, type PanelCallError, useOp, useOpMutation } from '../api'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import type { ProviderView } from '../../../../server/features/social/panel-contract'
+import { call, openExternal, type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 
 const LOGOS: Record<string, ComponentType<{ size?: number }>> = {
   apple: IconBrandApple,
