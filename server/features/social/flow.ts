@@ -340,6 +340,36 @@ export function errorLocation(base: string, code: CallbackErrorCode | (string & 
   return out
 }
 
+type VerifiedCallback =
+  | { ok: true; rp: ResolvedProvider; tokens: OAuthTokens; profile: ProviderProfile }
+  | { ok: false; code: CallbackErrorCode | (string & {}); description?: string; profile?: ProviderProfile['user'] }
+
+/**
+ * The checks every callback makes once its state is consumed, in order: the state's provider, the
+ * provider's own error, a code, the provider configured, the issuer (RFC 9207), the code
+ * exchange, the profile and its email. Shared by real and panel test sign-ins (the one rule).
+ */
+async function verifyCallback(ctx: AuthContext, input: CallbackInput, data: StateData, evenIfOff: boolean): Promise<VerifiedCallback> {
+  const { params } = input
+  if (data.providerId !== input.providerId) return { ok: false, code: 'state_mismatch' }
+  if (params.error) return { ok: false, code: params.error, description: params.error_description }
+  if (!params.code) return { ok: false, code: 'no_code' }
+  const rp = resolveProvider(ctx, input.providerId, evenIfOff)
+  if (!rp) return { ok: false, code: 'oauth_provider_not_found' }
+  const issuers = rp.def.idTokenIssuer?.(rp.options)
+  if (params.iss && issuers && !issuers.includes(params.iss)) return { ok: false, code: 'issuer_mismatch' }
+  let tokens: OAuthTokens
+  try {
+    tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
+  } catch {
+    return { ok: false, code: 'invalid_code' }
+  }
+  const profile = await fetchProfile(ctx, rp, tokens, params)
+  if (!profile) return { ok: false, code: 'unable_to_get_user_info' }
+  if (!profile.user.email) return { ok: false, code: 'email_not_found', profile: profile.user }
+  return { ok: true, rp, tokens, profile }
+}
+
 /**
  * GET|POST /callback/{id} (SPEC §7, §8): checks the state (bound to the browser, single use,
  * 10 minutes), exchanges the code, reads the profile, signs in or links, and says where to send
@@ -348,7 +378,7 @@ export function errorLocation(base: string, code: CallbackErrorCode | (string & 
 export async function handleCallback(ctx: AuthContext, input: CallbackInput): Promise<CallbackOutcome> {
   const defaultError = `${ctx.baseURL}/error`
   const { params, meta } = input
-  const { state, code, error } = params
+  const { state, error } = params
   if (!state) {
     if (error) return { location: errorLocation(defaultError, error, params.error_description), stateUsed: false }
     return { location: errorLocation(defaultError, 'state_not_found'), stateUsed: false }
@@ -362,23 +392,9 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
   if (data.test) return testCallback(ctx, input, state, data)
   const errorURL = data.errorURL ?? defaultError
   const fail = (c: CallbackErrorCode | (string & {}), description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
-  if (data.providerId !== input.providerId) return fail('state_mismatch')
-  if (error) return fail(error, params.error_description)
-  if (!code) return fail('no_code')
-  const rp = resolveProvider(ctx, input.providerId)
-  if (!rp) return fail('oauth_provider_not_found')
-  const issuers = rp.def.idTokenIssuer?.(rp.options)
-  if (params.iss && issuers && !issuers.includes(params.iss)) return fail('issuer_mismatch')
-
-  let tokens: OAuthTokens
-  try {
-    tokens = await exchangeCode(ctx, rp, code, data.codeVerifier, params)
-  } catch {
-    return fail('invalid_code')
-  }
-  const profile = await fetchProfile(ctx, rp, tokens, params)
-  if (!profile) return fail('unable_to_get_user_info')
-  if (!profile.user.email) return fail('email_not_found')
+  const verified = await verifyCallback(ctx, input, data, false)
+  if (!verified.ok) return fail(verified.code, verified.description)
+  const { rp, tokens, profile } = verified
   if (!data.callbackURL) return fail('no_callback_url')
 
   try {
@@ -412,7 +428,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
  * audited. No user, account or session is created.
  */
 async function testCallback(ctx: AuthContext, input: CallbackInput, state: string, data: StateData): Promise<CallbackOutcome> {
-  const { params, meta } = input
+  const { meta } = input
   const report = async (code: CallbackErrorCode | (string & {}) | null, profile: ProviderProfile['user'] | null = null): Promise<CallbackOutcome> => {
     const outcome = code ? 'failure' : 'success'
     await recordTestResult(ctx, state, {
@@ -426,23 +442,9 @@ async function testCallback(ctx: AuthContext, input: CallbackInput, state: strin
       stateUsed: false,
     }
   }
-  if (data.providerId !== input.providerId) return report('state_mismatch')
-  if (params.error) return report(params.error)
-  if (!params.code) return report('no_code')
-  const rp = resolveProvider(ctx, input.providerId, true)
-  if (!rp) return report('oauth_provider_not_found')
-  const issuers = rp.def.idTokenIssuer?.(rp.options)
-  if (params.iss && issuers && !issuers.includes(params.iss)) return report('issuer_mismatch')
-  let tokens: OAuthTokens
-  try {
-    tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
-  } catch {
-    return report('invalid_code')
-  }
-  const profile = await fetchProfile(ctx, rp, tokens, params)
-  if (!profile) return report('unable_to_get_user_info')
-  if (!profile.user.email) return report('email_not_found', profile.user)
-  return report(null, profile.user)
+  const verified = await verifyCallback(ctx, input, data, true)
+  if (!verified.ok) return report(verified.code, verified.profile ?? null)
+  return report(null, verified.profile.user)
 }
 
 async function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): Promise<SessionWithUser> {
