@@ -14,8 +14,8 @@ const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i
  * delivered mail, and an administrator. Each step reads the live state, so it ticks itself off.
  */
 export async function setupChecklist(env: PanelEnv): Promise<SetupStep[]> {
-  const { ctx, config: store } = env.gatehouse
-  const config = store.get()
+  const { ctx } = env.gatehouse
+  const config = ctx.config()
   const host = new URL(ctx.baseURL).hostname
   const smtp = ctx.mailer.isConfigured?.() ?? smtpSettings(config) !== null
   const delivered = smtp && (await listMailOutbox(ctx, { status: 'sent', limit: 1 })).total > 0

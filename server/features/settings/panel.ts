@@ -57,7 +57,7 @@ export const settingsPanel = (env: PanelEnv) => {
   const overridden = (): string[] => {
     const storedOnly = configSchema.safeParse(store.storedLayer())
     if (!storedOnly.success) return []
-    return differingPaths(storedOnly.data, store.get()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
+    return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
   }
 
   const check = (patch: Json): Issue[] => {
@@ -72,7 +72,7 @@ export const settingsPanel = (env: PanelEnv) => {
   return {
     'settings.get'() {
       return {
-        effective: withoutSecrets(store.get() as Json),
+        effective: withoutSecrets(env.gatehouse.ctx.config() as Json),
         stored: withoutSecrets(store.storedLayer()),
         overridden: overridden(),
         restartRequired: RESTART_REQUIRED,

@@ -22,7 +22,7 @@ export const socialPanel = (env: PanelEnv) => {
   const { ctx, config: store } = env.gatehouse
 
   const view = (id: ProviderId): ProviderView => {
-    const config = store.get()
+    const config = ctx.config()
     const options = config.socialProviders[id] as ProviderOptions | undefined
     const overrides: Record<string, string> = {}
     for (const [name, url] of Object.entries(options?.endpoints ?? {})) if (url) overrides[name] = url
@@ -54,7 +54,7 @@ export const socialPanel = (env: PanelEnv) => {
       const unknown = Object.keys(input.overrides).find((n) => !names.includes(n))
       if (unknown) throw providerPanelError.notAnEndpoint(id, unknown)
       if (input.enabled && !input.clientId) throw providerPanelError.clientIdRequired()
-      const config = store.get()
+      const config = ctx.config()
       // Every endpoint named: an empty override is removed (undefined), a URL set.
       const endpoints = Object.fromEntries(names.map((n) => [n, input.overrides[n] || undefined]))
       const trusted = config.account.accountLinking.trustedProviders.filter((p) => p !== id)

@@ -21,7 +21,7 @@ export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
     return {
       apiURL,
       origin: url.origin,
-      basePath: env.gatehouse.config.get().basePath,
+      basePath: env.gatehouse.ctx.config().basePath,
       port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
       version: env.version,
       startedAt: env.startedAt,
