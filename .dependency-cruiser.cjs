@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin)/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -48,6 +48,13 @@ module.exports = {
         "Declared dependency: an admin setting a password applies email-password's policy and notice; the panel's user page lists the user's organization memberships. Nothing else.",
       from: { path: '^server/features/admin/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(admin|email-password|organization)/'] },
+    },
+    {
+      name: 'overview-depends-on-admin-only',
+      severity: 'error',
+      comment: "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule. Nothing else.",
+      from: { path: '^server/features/overview/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin)/'] },
     },
   ],
   options: {

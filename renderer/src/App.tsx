@@ -37,18 +37,18 @@ import { Loading } from './components/common'
 
 /** One lazily loaded chunk per view. */
 const views = {
-  overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./pages/Overview')) },
+  overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./features/overview/OverviewPage')) },
   users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./features/admin/Users')) },
   organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
-  providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./pages/Providers')) },
+  providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./features/social/ProvidersPage')) },
   email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
-  audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./pages/Audit')) },
+  audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./features/audit/AuditPage')) },
   network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
   // Backups (feature folder renderer/src/features/backup; issue 12a).
   backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
   'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
   'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
-  settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./pages/Settings')) },
+  settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./features/settings/SettingsPage')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 
 export type ViewName = keyof typeof views

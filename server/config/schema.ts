@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
-import { socialProvidersSchema } from '../oauth/options.js'
+import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
@@ -98,8 +98,9 @@ export const configSchema = z
         deleteUser: deleteUserConfig,
       })
       .prefault({}),
-    /** socialProviders.<id>: the 18 OAuth providers (server/oauth/options.ts). */
-    socialProviders: socialProvidersSchema,
+    /** socialProviders.<id>: the 18 OAuth providers (server/features/social/options.ts). */
+    socialProviders: socialProvidersConfig,
+    /** account.accountLinking (server/features/account/config.ts; social sign-in links by it too). */
     account: accountConfig,
     organization: organizationConfig,
     /** Administrator feature (SPEC §6 Admin, reference §8): roles, bans, impersonation. */

@@ -11,6 +11,10 @@ import { twoFactorFeature } from './two-factor/index.js'
 import { networkFeature } from './network/index.js'
 import { backupFeature } from './backup/index.js'
 import { healthFeature } from './health/index.js'
+import { socialFeature } from './social/index.js'
+import { auditFeature } from './audit/index.js'
+import { overviewFeature } from './overview/index.js'
+import { settingsFeature } from './settings/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -31,4 +35,8 @@ export const features: Feature[] = [
   networkFeature,
   backupFeature,
   healthFeature,
+  socialFeature,
+  auditFeature,
+  overviewFeature,
+  settingsFeature,
 ]

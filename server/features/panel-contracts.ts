@@ -5,6 +5,10 @@ import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
 import { organizationContract } from './organization/panel-contract.js'
 import { backupContract } from './backup/panel-contract.js'
+import { socialContract } from './social/panel-contract.js'
+import { auditContract } from './audit/panel-contract.js'
+import { overviewContract } from './overview/panel-contract.js'
+import { settingsContract } from './settings/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -18,4 +22,8 @@ export const featureContracts = {
   ...twoFactorContract,
   ...networkContract,
   ...backupContract,
+  ...socialContract,
+  ...auditContract,
+  ...overviewContract,
+  ...settingsContract,
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { featureContracts } from '../features/panel-contracts.js'
 import { mutation, none, ok, type OpDef, query } from './op.js'
-import { auditEventSchema, peopleSchema } from './shapes.js'
 
 export type { OpDef } from './op.js'
 
@@ -16,52 +15,15 @@ export type { OpDef } from './op.js'
 
 const ms = z.number()
 const id = z.string().min(1).max(200)
-const json = z.record(z.string(), z.unknown())
 
 // ---------------------------------------------------------------- shared shapes
 
 export { type AuditEventView, auditEventSchema, type PersonView, peopleSchema, personSchema } from './shapes.js'
 
-/** One step of the first-run checklist on the overview. */
-export const setupStepSchema = z.object({
-  id: z.enum(['baseURL', 'trustedOrigin', 'smtp', 'admin']),
-  done: z.boolean(),
-  /** What is set now (the base URL, the first origin, the SMTP host, the admin's email), if anything. */
-  value: z.string().nullable(),
-})
-export type SetupStep = z.infer<typeof setupStepSchema>
-
-export const auditFilterSchema = z
-  .object({
-    type: z.string().max(200).optional(),
-    /** A user id or an email address (matched as actor, target, or the email a failed sign-in named). */
-    user: z.string().max(320).optional(),
-    ip: z.string().max(100).optional(),
-    outcome: z.enum(['success', 'failure']).optional(),
-    from: ms.optional(),
-    to: ms.optional(),
-  })
-  .strict()
-export type AuditFilter = z.infer<typeof auditFilterSchema>
-
-export const activityBucketSchema = z.object({ start: ms, signIns: z.number(), failures: z.number() })
-
-export const providerViewSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  enabled: z.boolean(),
-  /** off: no client id; configured: a client id but turned off; enabled: in use. */
-  status: z.enum(['off', 'configured', 'enabled']),
-  clientId: z.string(),
-  /** The secret never leaves the server: only whether one is stored. */
-  hasClientSecret: z.boolean(),
-  scopes: z.array(z.string()),
-  trustedForLinking: z.boolean(),
-  overrides: z.record(z.string(), z.string()),
-  redirectURI: z.string(),
-  overridableEndpoints: z.array(z.string()),
-})
-export type ProviderView = z.infer<typeof providerViewSchema>
+// Moved to their feature folders; named here for the modules that import them from the contract.
+export type { AuditFilter } from '../features/audit/panel-contract.js'
+export type { SetupStep } from '../features/overview/panel-contract.js'
+export type { ProviderView } from '../features/social/panel-contract.js'
 
 export const mailRowSchema = z.object({
   id: z.string(),
@@ -75,8 +37,6 @@ export const mailRowSchema = z.object({
   updatedAt: ms,
   sentAt: ms.nullable(),
 })
-
-export const settingsIssueSchema = z.object({ path: z.string(), message: z.string() })
 
 // ---------------------------------------------------------------- the operations
 
@@ -100,121 +60,6 @@ const coreContract = {
       features: z.object({ admin: z.boolean(), organizations: z.boolean(), providers: z.boolean(), email: z.boolean() }),
     }),
   ),
-  'overview.get': query(
-    'Counts, sign-in activity and the latest audit events',
-    z.object({ range: z.enum(['hours', 'days']).default('hours') }).strict(),
-    z.object({
-      counts: z.object({
-        users: z.number(),
-        activeSessions: z.number(),
-        organizations: z.number(),
-        bannedUsers: z.number(),
-      }),
-      activity: z.array(activityBucketSchema),
-      recent: z.array(auditEventSchema),
-      people: peopleSchema,
-      /** The first-run checklist: shown until every step is done. */
-      setup: z.array(setupStepSchema),
-    }),
-  ),
-
-  // Settings
-  'settings.get': query(
-    'The effective configuration, the stored layer and the keys start-up options override',
-    none,
-    z.object({
-      effective: json,
-      stored: json,
-      /** Dotted paths whose effective value comes from --config, flags or the environment. */
-      overridden: z.array(z.string()),
-      /** Keys that only apply at start-up (changing them needs a restart). */
-      restartRequired: z.array(z.string()),
-    }),
-  ),
-  'settings.update': mutation(
-    'Validates a partial change with the config schema and applies it live',
-    z.object({ patch: json }).strict(),
-    z.object({ effective: json, overridden: z.array(z.string()) }),
-  ),
-  'settings.validate': query(
-    'Validates a partial change without applying it',
-    z.object({ patch: json }).strict(),
-    z.object({ valid: z.boolean(), issues: z.array(settingsIssueSchema) }),
-  ),
-
-  // Brute-force locks (docs/SECURITY.md)
-  'security.locks': query(
-    'Identifiers locked right now by the per-account password throttle',
-    none,
-    z.object({ locks: z.array(z.object({ key: z.string(), failures: z.number(), lockedUntil: ms })) }),
-  ),
-  'security.unlock': mutation('Lifts the lock of one identifier (e.g. email:ada@example.com)', z.object({ key: z.string().min(1).max(400) }).strict(), ok),
-
-  // Audit log
-  'audit.list': query(
-    'Audit events matching a filter, newest first',
-    auditFilterSchema.extend({
-      limit: z.number().int().min(1).max(500).default(50),
-      offset: z.number().int().min(0).default(0),
-    }),
-    z.object({ events: z.array(auditEventSchema), total: z.number(), people: peopleSchema }),
-  ),
-  'audit.types': query('Event types present in the log', none, z.array(z.string())),
-  'audit.export': query(
-    'Every event matching a filter as a CSV or JSON file',
-    auditFilterSchema.extend({ format: z.enum(['csv', 'json']) }),
-    z.object({ filename: z.string(), mime: z.string(), content: z.string(), count: z.number() }),
-  ),
-  'audit.exportPage': query(
-    'One page of an export of every event matching a filter, newest first: the client asks page after page (after = the cursor returned) until done, showing progress against total',
-    auditFilterSchema.extend({
-      format: z.enum(['csv', 'json']),
-      after: z.object({ createdAt: ms, id: z.number().int() }).nullable().default(null),
-      size: z.number().int().min(1).max(5000).default(1000),
-    }),
-    z.object({
-      /** CSV lines (the header on the first page) or JSON array items joined with ",\n" (the client adds the brackets). */
-      content: z.string(),
-      count: z.number(),
-      total: z.number(),
-      next: z.object({ createdAt: ms, id: z.number().int() }).nullable(),
-      filename: z.string(),
-      mime: z.string(),
-    }),
-  ),
-
-  // Providers
-  'providers.list': query('The social providers and their settings', none, z.array(providerViewSchema)),
-  'providers.update': mutation(
-    "Saves a provider's settings (a missing clientSecret keeps the stored one)",
-    z
-      .object({
-        id: z.string().min(1).max(40),
-        enabled: z.boolean(),
-        clientId: z.string().max(500),
-        clientSecret: z.string().max(4000).optional(),
-        scopes: z.array(z.string().min(1).max(200)).max(50),
-        trustedForLinking: z.boolean(),
-        overrides: z.record(z.string(), z.string().max(2000)),
-      })
-      .strict(),
-    providerViewSchema,
-  ),
-  'providers.testSignIn': mutation(
-    "Starts a test sign-in: the provider's authorization URL to open and the id to read the outcome with (nobody is signed in)",
-    z.object({ id: z.string().min(1).max(40) }).strict(),
-    z.object({ url: z.string(), testId: z.string() }),
-  ),
-  'providers.testResult': query(
-    'The outcome of a test sign-in: pending until the provider calls back, then success or the error code',
-    z.object({ testId: z.string().min(1).max(100) }).strict(),
-    z.object({
-      status: z.enum(['pending', 'success', 'failure']),
-      code: z.string().nullable(),
-      profile: z.object({ id: z.string(), name: z.string(), email: z.string().nullable(), emailVerified: z.boolean() }).nullable(),
-    }),
-  ),
-
   // Email
   'email.get': query(
     'SMTP settings (password write-only) and the message kinds',

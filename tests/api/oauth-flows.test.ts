@@ -1,7 +1,7 @@
 import { createAuthClient } from 'better-auth/client'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { keySetsFor } from '../../server/oauth/jwks.js'
+import { keySetsFor } from '../../server/features/social/jwks.js'
 import { account, user } from '../../server/db/schema.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
 import { CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'

@@ -277,6 +277,26 @@ describe('browser panel', () => {
     await page.keyboard.press('Escape')
   })
 
+  it('a provider form shows the refusal beside the field the server named (clientId), not in a guess from the text', { timeout: 15_000 }, async () => {
+    await open('providers', 'Providers')
+    await page.getByTestId('provider-gitlab-configure').click()
+    const input = page.getByTestId('provider-gitlab-client-id')
+    await input.fill('')
+    await page.getByTestId('provider-gitlab-enabled').check()
+    await page.getByTestId('provider-gitlab-save').click()
+    await page.getByText('GitLab not saved').waitFor()
+    // The field is marked invalid and its own error text (aria-describedby) carries the message.
+    expect(await input.getAttribute('aria-invalid')).toBe('true')
+    const describedBy = (await input.getAttribute('aria-describedby')) ?? ''
+    const errorId = describedBy.split(' ').find((id) => id.endsWith('-error'))
+    expect(errorId).toBeTruthy()
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toBe('required to enable the provider')
+    // Nothing was stored.
+    const stored = h.server.gatehouse.config.storedLayer() as { socialProviders?: { gitlab?: unknown } }
+    expect(stored.socialProviders?.gitlab).toBeUndefined()
+    await page.keyboard.press('Escape')
+  })
+
   it('SMTP set in the panel delivers a test email to a loopback sink', { timeout: 15_000 }, async () => {
     const sink = await startSmtpSink()
     try {

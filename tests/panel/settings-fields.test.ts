@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { configSchema } from '../../server/config/schema.js'
-import { diff, EDITED_ELSEWHERE, getPath, SECTIONS, sectionPatch, uncoveredFields } from '../../renderer/src/settings-fields.js'
+import { diff, EDITED_ELSEWHERE, getPath, SECTIONS, sectionPatch, uncoveredFields } from '../../renderer/src/features/settings/settings-fields.js'
 
 /** Unwraps default/prefault/optional/nullable/pipe down to the schema that holds the shape. */
 function unwrap(schema: z.ZodType): z.ZodType {

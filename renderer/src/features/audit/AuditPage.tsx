@@ -5,10 +5,11 @@ import { notifications } from '@mantine/notifications'
 import { IconDownload, IconFilterOff } from '@tabler/icons-react'
 import dayjs from 'dayjs'
 import { useState } from 'react'
-import type { AuditFilter, OpOutput } from '../../../server/panel/contract'
-import { call, download, type PanelCallError, useOp } from '../api'
-import { AuditTable } from '../components/AuditTable'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import type { OpOutput } from '../../../../server/panel/contract'
+import type { AuditFilter } from '../../../../server/features/audit/panel-contract'
+import { call, download, type PanelCallError, useOp } from '../../api'
+import { AuditTable } from '../../components/AuditTable'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 
 const PAGE = 50
 

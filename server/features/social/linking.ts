@@ -1,26 +1,15 @@
-import { and, eq } from 'drizzle-orm'
-import { recordAudit } from '../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../auth/context.js'
-import type { UserRow } from '../auth/sessions.js'
-import { findUserByEmail, findUserById, insertUser, normalizeEmail } from '../auth/users.js'
-import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
-import { generateId } from '../crypto/random.js'
-import { account, user } from '../db/schema.js'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import type { UserRow } from '../../auth/sessions.js'
+import { findUserByEmail, findUserById, insertUser, normalizeEmail } from '../../auth/users.js'
+import { encryptSecret, revealSecret } from '../../crypto/encrypt.js'
+import { generateId } from '../../crypto/random.js'
+import { type CallbackErrorCode, OAuthFlowError } from './errors.js'
 import type { ProviderId, ProviderOptions } from './options.js'
+import { type AccountRow, findProviderAccount, insertAccount as insertAccountRow, updateAccount, updateUserProfile } from './store.js'
 import type { MappedUser, OAuthTokens } from './types.js'
 
-export type AccountRow = typeof account.$inferSelect
-
-/** A failed step of the OAuth flow; `code` is the `error` parameter of SPEC §8's redirects. */
-export class OAuthFlowError extends Error {
-  constructor(
-    readonly code: string,
-    readonly description?: string,
-  ) {
-    super(code)
-    this.name = 'OAuthFlowError'
-  }
-}
+export type { AccountRow } from './store.js'
 
 const TOKEN_PURPOSE = 'oauth-token'
 
@@ -46,15 +35,7 @@ export function tokenColumns(ctx: AuthContext, tokens: OAuthTokens) {
   return columns
 }
 
-export function findProviderAccount(ctx: AuthContext, providerId: string, accountId: string): AccountRow | undefined {
-  return ctx.db
-    .select()
-    .from(account)
-    .where(and(eq(account.providerId, providerId), eq(account.accountId, accountId)))
-    .get()
-}
-
-function insertAccount(ctx: AuthContext, userId: string, providerId: string, profile: MappedUser, tokens: OAuthTokens): AccountRow {
+async function insertAccount(ctx: AuthContext, userId: string, providerId: string, profile: MappedUser, tokens: OAuthTokens): Promise<AccountRow> {
   const now = new Date(ctx.clock.now())
   const row = {
     id: generateId(),
@@ -72,16 +53,12 @@ function insertAccount(ctx: AuthContext, userId: string, providerId: string, pro
     updatedAt: now,
     ...tokenColumns(ctx, tokens),
   } satisfies AccountRow
-  ctx.db.insert(account).values(row).run()
+  await insertAccountRow(ctx, row)
   return row
 }
 
-function updateAccountTokens(ctx: AuthContext, row: AccountRow, tokens: OAuthTokens): void {
-  ctx.db
-    .update(account)
-    .set({ ...tokenColumns(ctx, tokens), updatedAt: new Date(ctx.clock.now()) })
-    .where(eq(account.id, row.id))
-    .run()
+export async function updateAccountTokens(ctx: AuthContext, row: AccountRow, tokens: OAuthTokens): Promise<void> {
+  await updateAccount(ctx, row.id, { ...tokenColumns(ctx, tokens), updatedAt: new Date(ctx.clock.now()) })
 }
 
 /** SPEC §5 Account linking: not disabled, and the provider is trusted or vouches for the email. */
@@ -106,24 +83,24 @@ export interface SignInInput {
  */
 export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): Promise<{ user: UserRow; isNew: boolean }> {
   const { providerId, profile, tokens, options, meta } = input
-  const linked = findProviderAccount(ctx, providerId, profile.id)
+  const linked = await findProviderAccount(ctx, providerId, profile.id)
   if (linked) {
-    const owner = findUserById(ctx, linked.userId)
+    const owner = await findUserById(ctx, linked.userId)
     if (!owner) throw new OAuthFlowError('internal_server_error')
-    updateAccountTokens(ctx, linked, tokens)
+    await updateAccountTokens(ctx, linked, tokens)
     if (options.overrideUserInfoOnSignIn) {
       const patch = { name: profile.name || owner.name, image: profile.image ?? owner.image, updatedAt: new Date(ctx.clock.now()) }
-      ctx.db.update(user).set(patch).where(eq(user.id, owner.id)).run()
+      await updateUserProfile(ctx, owner.id, patch)
       return { user: { ...owner, ...patch }, isNew: false }
     }
     return { user: owner, isNew: false }
   }
 
   const email = profile.email ? normalizeEmail(profile.email) : null
-  const existing = email ? findUserByEmail(ctx, email) : undefined
+  const existing = email ? await findUserByEmail(ctx, email) : undefined
   if (existing) {
     if (!linkingAllowed(ctx, providerId, profile)) {
-      recordAudit(ctx, {
+      await recordAudit(ctx, {
         type: 'account.linked',
         outcome: 'failure',
         targetUserId: existing.id,
@@ -133,21 +110,22 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
       throw new OAuthFlowError('account_not_linked')
     }
     try {
-      insertAccount(ctx, existing.id, providerId, profile, tokens)
+      await insertAccount(ctx, existing.id, providerId, profile, tokens)
     } catch {
       throw new OAuthFlowError('unable_to_link_account')
     }
-    recordAudit(ctx, { type: 'account.linked', actorUserId: existing.id, detail: { provider: providerId, accountId: profile.id }, meta })
+    await recordAudit(ctx, { type: 'account.linked', actorUserId: existing.id, detail: { provider: providerId, accountId: profile.id }, meta })
     return { user: existing, isNew: false }
   }
 
   if (options.disableSignUp || (options.disableImplicitSignUp && !input.requestSignUp)) {
-    recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { provider: providerId, reason: 'signup_disabled' }, meta })
+    await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { provider: providerId, reason: 'signup_disabled' }, meta })
     throw new OAuthFlowError('signup_disabled')
   }
   if (!email) throw new OAuthFlowError('email_not_found')
   let created: UserRow
   try {
+    // The user and its provider account together: a user without a way in is never left behind.
     created = await ctx.storage.transaction(async () => {
       const row = await insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
       await insertAccount(ctx, row.id, providerId, profile, tokens)
@@ -156,7 +134,7 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
   } catch {
     throw new OAuthFlowError('unable_to_create_user')
   }
-  recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, detail: { provider: providerId }, meta })
+  await recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, detail: { provider: providerId }, meta })
   return { user: created, isNew: true }
 }
 
@@ -169,28 +147,27 @@ export interface LinkInput {
 }
 
 /** /link-social's callback: attaches the provider account to the signed-in user who started it. */
-export function linkOAuthAccount(ctx: AuthContext, input: LinkInput): void {
+export async function linkOAuthAccount(ctx: AuthContext, input: LinkInput): Promise<void> {
   const { providerId, profile, tokens, link, meta } = input
-  const fail = (code: string): never => {
-    recordAudit(ctx, { type: 'account.linked', outcome: 'failure', targetUserId: link.userId, detail: { provider: providerId, reason: code }, meta })
+  const fail = async (code: CallbackErrorCode): Promise<never> => {
+    await recordAudit(ctx, { type: 'account.linked', outcome: 'failure', targetUserId: link.userId, detail: { provider: providerId, reason: code }, meta })
     throw new OAuthFlowError(code)
   }
-  const existing = findProviderAccount(ctx, providerId, profile.id)
+  const existing = await findProviderAccount(ctx, providerId, profile.id)
   if (existing) {
-    if (existing.userId !== link.userId) fail('account_already_linked_to_different_user')
-    updateAccountTokens(ctx, existing, tokens)
+    if (existing.userId !== link.userId) await fail('account_already_linked_to_different_user')
+    await updateAccountTokens(ctx, existing, tokens)
     return
   }
-  if (!linkingAllowed(ctx, providerId, profile)) fail('unable_to_link_account')
+  if (!linkingAllowed(ctx, providerId, profile)) await fail('unable_to_link_account')
   const sameEmail = profile.email !== null && normalizeEmail(profile.email) === normalizeEmail(link.email)
-  if (!sameEmail && !ctx.config().account.accountLinking.allowDifferentEmails) fail("email_doesn't_match")
-  if (!findUserById(ctx, link.userId)) fail('unable_to_link_account')
+  if (!sameEmail && !ctx.config().account.accountLinking.allowDifferentEmails) await fail("email_doesn't_match")
+  if (!(await findUserById(ctx, link.userId))) await fail('unable_to_link_account')
   try {
-    insertAccount(ctx, link.userId, providerId, profile, tokens)
+    await insertAccount(ctx, link.userId, providerId, profile, tokens)
   } catch {
-    fail('unable_to_link_account')
+    return fail('unable_to_link_account')
   }
-  recordAudit(ctx, { type: 'account.linked', actorUserId: link.userId, detail: { provider: providerId, accountId: profile.id }, meta })
+  await recordAudit(ctx, { type: 'account.linked', actorUserId: link.userId, detail: { provider: providerId, accountId: profile.id }, meta })
 }
 
-export { updateAccountTokens }

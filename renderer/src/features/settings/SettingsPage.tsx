@@ -26,10 +26,10 @@ import {
 import { notifications } from '@mantine/notifications'
 import { IconDeviceFloppy, IconInfoCircle, IconLockOpen, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
 import { type ReactNode, useEffect, useMemo, useState } from 'react'
-import { trustedOriginEntry } from '../../../server/config/schema'
-import { type PanelCallError, useOp, useOpMutation } from '../api'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
-import { duration } from '../format'
+import { trustedOriginEntry } from '../../../../server/config/schema'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { duration } from '../../format'
 import {
   describeValue,
   type FieldSpec,
@@ -38,7 +38,7 @@ import {
   type SectionSpec,
   sectionPatch,
   uncoveredFields,
-} from '../settings-fields'
+} from './settings-fields'
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>

@@ -1,8 +1,9 @@
 import { configSchema } from '../../config/schema.js'
-import type { HandlerGroup } from '../service.js'
-import { PanelError } from '../errors.js'
+import type { PanelEnv } from '../../panel/service.js'
+import { settingsError } from './errors.js'
 
 type Json = Record<string, unknown>
+type Issue = { path: string; message: string }
 
 const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -48,26 +49,21 @@ function leafPaths(value: Json, prefix = ''): string[] {
   })
 }
 
-export const settingsHandlers: HandlerGroup<'settings.get' | 'settings.update' | 'settings.validate'> = (env) => {
+/** The Settings view: the config store's merge and schema, applied live. */
+export const settingsPanel = (env: PanelEnv) => {
   const store = env.gatehouse.config
 
   /** Where start-up options (--config, flags, environment) mask the stored layer. */
   const overridden = (): string[] => {
     const storedOnly = configSchema.safeParse(store.storedLayer())
     if (!storedOnly.success) return []
-    return differingPaths(storedOnly.data, store.get()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
+    return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
   }
 
-  const check = (patch: Json) => {
+  const check = (patch: Json): Issue[] => {
     for (const path of leafPaths(patch)) {
-      if (path.split('.').some((part) => SECRET_KEY.test(part))) {
-        throw new PanelError(400, 'SECRET_NOT_EDITABLE_HERE', `${path} is set in its own view`)
-      }
-      if (RESTART_REQUIRED.includes(path)) {
-        throw new PanelError(400, 'RESTART_REQUIRED', `${path} is read at start-up: set it with --config and restart`, [
-          { path, message: 'read at start-up: set it with --config and restart' },
-        ])
-      }
+      if (path.split('.').some((part) => SECRET_KEY.test(part))) throw settingsError.secretNotEditableHere(path)
+      if (RESTART_REQUIRED.includes(path)) throw settingsError.restartRequired(path)
     }
     // The same merge and schema as the change itself (ConfigStore.update).
     return store.problems(patch)
@@ -76,24 +72,21 @@ export const settingsHandlers: HandlerGroup<'settings.get' | 'settings.update' |
   return {
     'settings.get'() {
       return {
-        effective: withoutSecrets(store.get() as Json),
+        effective: withoutSecrets(env.gatehouse.ctx.config() as Json),
         stored: withoutSecrets(store.storedLayer()),
         overridden: overridden(),
         restartRequired: RESTART_REQUIRED,
       }
     },
 
-    'settings.validate'({ patch }) {
+    'settings.validate'({ patch }: { patch: Json }) {
       const issues = check(patch)
       return { valid: issues.length === 0, issues }
     },
 
-    'settings.update'({ patch }) {
+    'settings.update'({ patch }: { patch: Json }) {
       const issues = check(patch)
-      if (issues.length > 0) {
-        const first = issues[0]!
-        throw new PanelError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`, issues)
-      }
+      if (issues.length > 0) throw settingsError.invalidConfig(issues)
       // ConfigStore validates again, writes the file atomically and notifies listeners: live.
       const next = store.update(patch)
       return { effective: withoutSecrets(next as Json), overridden: overridden() }

@@ -1,25 +1,28 @@
 import { APIError } from '../../auth/errors.js'
-import { resolveProvider, sealClientSecret, startAuthorization } from '../../oauth/flow.js'
-import {
-  isProviderId,
-  PROVIDER_ENDPOINTS,
-  PROVIDER_IDS,
-  type ProviderId,
-  type ProviderOptions,
-} from '../../oauth/options.js'
-import { providers } from '../../oauth/providers/index.js'
-import { readTestResult } from '../../oauth/state.js'
-import type { ProviderView } from '../contract.js'
-import { PanelError } from '../errors.js'
-import type { HandlerGroup } from '../service.js'
+import type { PanelEnv } from '../../panel/service.js'
+import { providerPanelError } from './errors.js'
+import { resolveProvider, sealClientSecret, startAuthorization } from './flow.js'
+import { isProviderId, PROVIDER_ENDPOINTS, PROVIDER_IDS, type ProviderId, type ProviderOptions } from './options.js'
+import type { ProviderView } from './panel-contract.js'
+import { providers } from './providers/index.js'
+import { readTestResult } from './state.js'
 
-type ProviderOps = 'providers.list' | 'providers.update' | 'providers.testSignIn' | 'providers.testResult'
+interface ProviderUpdate {
+  id: string
+  enabled: boolean
+  clientId: string
+  clientSecret?: string
+  scopes: string[]
+  trustedForLinking: boolean
+  overrides: Record<string, string>
+}
 
-export const providerHandlers: HandlerGroup<ProviderOps> = (env) => {
+/** The Providers view: the same config store and flow as the HTTP API, no rules here. */
+export const socialPanel = (env: PanelEnv) => {
   const { ctx, config: store } = env.gatehouse
 
   const view = (id: ProviderId): ProviderView => {
-    const config = store.get()
+    const config = ctx.config()
     const options = config.socialProviders[id] as ProviderOptions | undefined
     const overrides: Record<string, string> = {}
     for (const [name, url] of Object.entries(options?.endpoints ?? {})) if (url) overrides[name] = url
@@ -40,26 +43,18 @@ export const providerHandlers: HandlerGroup<ProviderOps> = (env) => {
   }
 
   return {
-    'providers.list'() {
+    'providers.list'(): ProviderView[] {
       return PROVIDER_IDS.map(view)
     },
 
-    'providers.update'(input) {
+    'providers.update'(input: ProviderUpdate): ProviderView {
       const { id } = input
-      if (!isProviderId(id)) throw new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`)
+      if (!isProviderId(id)) throw providerPanelError.notFound(id)
       const names = PROVIDER_ENDPOINTS[id] as readonly string[]
       const unknown = Object.keys(input.overrides).find((n) => !names.includes(n))
-      if (unknown) {
-        throw new PanelError(400, 'INVALID_CONFIG', `${unknown} is not an endpoint of ${id}`, [
-          { path: `overrides.${unknown}`, message: `not an endpoint of ${id}` },
-        ])
-      }
-      if (input.enabled && !input.clientId) {
-        throw new PanelError(400, 'INVALID_CONFIG', 'A client id is required to enable the provider', [
-          { path: 'clientId', message: 'required to enable the provider' },
-        ])
-      }
-      const config = store.get()
+      if (unknown) throw providerPanelError.notAnEndpoint(id, unknown)
+      if (input.enabled && !input.clientId) throw providerPanelError.clientIdRequired()
+      const config = ctx.config()
       // Every endpoint named: an empty override is removed (undefined), a URL set.
       const endpoints = Object.fromEntries(names.map((n) => [n, input.overrides[n] || undefined]))
       const trusted = config.account.accountLinking.trustedProviders.filter((p) => p !== id)
@@ -83,27 +78,27 @@ export const providerHandlers: HandlerGroup<ProviderOps> = (env) => {
         const message = (e as Error).message.replace(/^configuration: /, '')
         const path = message.split(':')[0] ?? ''
         const field = path.replace(`socialProviders.${id}.`, '').replace(/^endpoints\./, 'overrides.').replace(/^scope/, 'scopes')
-        throw new PanelError(400, 'INVALID_CONFIG', message, [{ path: field, message: message.slice(path.length + 2) }])
+        throw providerPanelError.invalidConfig(message, field, message.slice(path.length + 2))
       }
       return view(id)
     },
 
-    async 'providers.testSignIn'({ id }) {
-      if (!isProviderId(id)) throw new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`)
+    async 'providers.testSignIn'({ id }: { id: string }) {
+      if (!isProviderId(id)) throw providerPanelError.notFound(id)
       // A provider that is configured but off can be tried before it is turned on.
       const rp = resolveProvider(ctx, id, true)
-      if (!rp?.clientId) throw new PanelError(400, 'PROVIDER_NOT_CONFIGURED', `Set a client id for ${providers[id].name} first`)
+      if (!rp?.clientId) throw providerPanelError.notConfigured(providers[id].name)
       try {
         const { url, state } = await startAuthorization(ctx, rp, { test: true, callbackURL: `${ctx.baseURL}/ok` })
         return { url, testId: state }
       } catch (e) {
-        if (e instanceof APIError) throw new PanelError(400, e.code, e.code === 'CLIENT_ID_AND_SECRET_REQUIRED' ? 'A client secret is required first' : e.message)
+        if (e instanceof APIError && e.code === 'CLIENT_ID_AND_SECRET_REQUIRED') throw providerPanelError.secretRequired()
         throw e
       }
     },
 
-    'providers.testResult'({ testId }) {
-      const result = readTestResult(ctx, testId)
+    async 'providers.testResult'({ testId }: { testId: string }) {
+      const result = await readTestResult(ctx, testId)
       return result ? { status: result.outcome, code: result.code, profile: result.profile } : { status: 'pending' as const, code: null, profile: null }
     },
   }

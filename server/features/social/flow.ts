@@ -1,24 +1,25 @@
-import { and, eq, ne } from 'drizzle-orm'
 import { decodeJwt, errors as joseErrors, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
-import { recordAudit } from '../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../auth/context.js'
-import { APIError, ERR } from '../auth/errors.js'
-import { createSession, type SessionWithUser } from '../auth/sessions.js'
-import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
-import { account } from '../db/schema.js'
-import { KeySetUnavailable, keySetsFor } from './jwks.js'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { APIError } from '../../auth/errors.js'
+import { createSession, type SessionWithUser } from '../../auth/sessions.js'
+import { encryptSecret, revealSecret } from '../../crypto/encrypt.js'
 import {
-  type AccountRow,
-  findOrCreateOAuthUser,
-  linkOAuthAccount,
+  accountProviderNotConfigured,
+  type CallbackErrorCode,
+  flowErrorToAPI,
   OAuthFlowError,
-  openToken,
-  tokenColumns,
-} from './linking.js'
+  providerNotSupported,
+  refreshNotSupported,
+  socialError,
+} from './errors.js'
+import { KeySetUnavailable, keySetsFor } from './jwks.js'
+import { findOrCreateOAuthUser, linkOAuthAccount, openToken, tokenColumns } from './linking.js'
 import { CLIENT_SECRET_PURPOSE, isProviderId, type ProviderOptions } from './options.js'
 import { providers } from './providers/index.js'
 import { consumeState, createState, generateCodeVerifier, isTestState, recordTestResult, type StateData } from './state.js'
+import { type AccountRow, listSocialAccounts, updateAccount } from './store.js'
 import type { OAuthTokens, ProfileContext, ProviderDefinition, ProviderProfile } from './types.js'
 
 /** Outgoing provider calls give up after this long. */
@@ -63,7 +64,7 @@ export function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false)
 
 export function requireProvider(ctx: AuthContext, id: string): ResolvedProvider {
   const resolved = resolveProvider(ctx, id)
-  if (!resolved) throw new APIError(404, 'PROVIDER_NOT_FOUND', ERR.PROVIDER_NOT_FOUND)
+  if (!resolved) throw socialError('PROVIDER_NOT_FOUND')
   return resolved
 }
 
@@ -97,11 +98,11 @@ export async function startAuthorization(
 ): Promise<{ url: string; state: string }> {
   const { def, options } = rp
   if (def.requireClientSecret && (!options.clientId || !rp.clientSecret)) {
-    throw new APIError(500, 'CLIENT_ID_AND_SECRET_REQUIRED', 'CLIENT_ID_AND_SECRET_REQUIRED')
+    throw socialError('CLIENT_ID_AND_SECRET_REQUIRED')
   }
   const pkce = options.pkce ?? def.pkce
   const codeVerifier = generateCodeVerifier()
-  const state = createState(ctx, {
+  const state = await createState(ctx, {
     providerId: def.id,
     callbackURL: input.callbackURL || new URL(ctx.baseURL).origin,
     codeVerifier,
@@ -333,10 +334,40 @@ export interface CallbackOutcome {
   stateUsed: boolean
 }
 
-export function errorLocation(base: string, code: string, description?: string): string {
+export function errorLocation(base: string, code: CallbackErrorCode | (string & {}), description?: string): string {
   let out = `${base}${base.includes('?') ? '&' : '?'}error=${encodeURIComponent(code)}`
   if (description !== undefined) out += `&error_description=${encodeURIComponent(description)}`
   return out
+}
+
+type VerifiedCallback =
+  | { ok: true; rp: ResolvedProvider; tokens: OAuthTokens; profile: ProviderProfile }
+  | { ok: false; code: CallbackErrorCode | (string & {}); description?: string; profile?: ProviderProfile['user'] }
+
+/**
+ * The checks every callback makes once its state is consumed, in order: the state's provider, the
+ * provider's own error, a code, the provider configured, the issuer (RFC 9207), the code
+ * exchange, the profile and its email. Shared by real and panel test sign-ins (the one rule).
+ */
+async function verifyCallback(ctx: AuthContext, input: CallbackInput, data: StateData, evenIfOff: boolean): Promise<VerifiedCallback> {
+  const { params } = input
+  if (data.providerId !== input.providerId) return { ok: false, code: 'state_mismatch' }
+  if (params.error) return { ok: false, code: params.error, description: params.error_description }
+  if (!params.code) return { ok: false, code: 'no_code' }
+  const rp = resolveProvider(ctx, input.providerId, evenIfOff)
+  if (!rp) return { ok: false, code: 'oauth_provider_not_found' }
+  const issuers = rp.def.idTokenIssuer?.(rp.options)
+  if (params.iss && issuers && !issuers.includes(params.iss)) return { ok: false, code: 'issuer_mismatch' }
+  let tokens: OAuthTokens
+  try {
+    tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
+  } catch {
+    return { ok: false, code: 'invalid_code' }
+  }
+  const profile = await fetchProfile(ctx, rp, tokens, params)
+  if (!profile) return { ok: false, code: 'unable_to_get_user_info' }
+  if (!profile.user.email) return { ok: false, code: 'email_not_found', profile: profile.user }
+  return { ok: true, rp, tokens, profile }
 }
 
 /**
@@ -347,42 +378,28 @@ export function errorLocation(base: string, code: string, description?: string):
 export async function handleCallback(ctx: AuthContext, input: CallbackInput): Promise<CallbackOutcome> {
   const defaultError = `${ctx.baseURL}/error`
   const { params, meta } = input
-  const { state, code, error } = params
+  const { state, error } = params
   if (!state) {
     if (error) return { location: errorLocation(defaultError, error, params.error_description), stateUsed: false }
     return { location: errorLocation(defaultError, 'state_not_found'), stateUsed: false }
   }
   // A panel test state is bound to no browser (the panel is on another origin): it signs nobody in.
-  if ((!input.browserState || input.browserState !== state) && !isTestState(ctx, state)) {
+  if ((!input.browserState || input.browserState !== state) && !(await isTestState(ctx, state))) {
     return { location: errorLocation(defaultError, 'state_mismatch'), stateUsed: false }
   }
-  const data = consumeState(ctx, state)
+  const data = await consumeState(ctx, state)
   if (!data) return { location: errorLocation(defaultError, 'please_restart_the_process'), stateUsed: true }
   if (data.test) return testCallback(ctx, input, state, data)
   const errorURL = data.errorURL ?? defaultError
-  const fail = (c: string, description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
-  if (data.providerId !== input.providerId) return fail('state_mismatch')
-  if (error) return fail(error, params.error_description)
-  if (!code) return fail('no_code')
-  const rp = resolveProvider(ctx, input.providerId)
-  if (!rp) return fail('oauth_provider_not_found')
-  const issuers = rp.def.idTokenIssuer?.(rp.options)
-  if (params.iss && issuers && !issuers.includes(params.iss)) return fail('issuer_mismatch')
-
-  let tokens: OAuthTokens
-  try {
-    tokens = await exchangeCode(ctx, rp, code, data.codeVerifier, params)
-  } catch {
-    return fail('invalid_code')
-  }
-  const profile = await fetchProfile(ctx, rp, tokens, params)
-  if (!profile) return fail('unable_to_get_user_info')
-  if (!profile.user.email) return fail('email_not_found')
+  const fail = (c: CallbackErrorCode | (string & {}), description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
+  const verified = await verifyCallback(ctx, input, data, false)
+  if (!verified.ok) return fail(verified.code, verified.description)
+  const { rp, tokens, profile } = verified
   if (!data.callbackURL) return fail('no_callback_url')
 
   try {
     if (data.link) {
-      linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
+      await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
       return { location: data.callbackURL, stateUsed: true }
     }
     const { user, isNew } = await findOrCreateOAuthUser(ctx, {
@@ -393,7 +410,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
       requestSignUp: data.requestSignUp ?? false,
       meta,
     })
-    const session = openSession(ctx, user, rp.def.id, meta)
+    const session = await openSession(ctx, user, rp.def.id, meta)
     return { location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL, session, stateUsed: true }
   } catch (e) {
     if (e instanceof OAuthFlowError) return fail(e.code)
@@ -411,47 +428,33 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
  * audited. No user, account or session is created.
  */
 async function testCallback(ctx: AuthContext, input: CallbackInput, state: string, data: StateData): Promise<CallbackOutcome> {
-  const { params, meta } = input
-  const report = (code: string | null, profile: ProviderProfile['user'] | null = null): CallbackOutcome => {
+  const { meta } = input
+  const report = async (code: CallbackErrorCode | (string & {}) | null, profile: ProviderProfile['user'] | null = null): Promise<CallbackOutcome> => {
     const outcome = code ? 'failure' : 'success'
-    recordTestResult(ctx, state, {
+    await recordTestResult(ctx, state, {
       outcome,
       code,
       profile: profile ? { id: profile.id, name: profile.name, email: profile.email ?? null, emailVerified: profile.emailVerified } : null,
     })
-    recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
+    await recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
     return {
       location: code ? errorLocation(data.errorURL ?? `${ctx.baseURL}/error`, code) : data.callbackURL,
       stateUsed: false,
     }
   }
-  if (data.providerId !== input.providerId) return report('state_mismatch')
-  if (params.error) return report(params.error)
-  if (!params.code) return report('no_code')
-  const rp = resolveProvider(ctx, input.providerId, true)
-  if (!rp) return report('oauth_provider_not_found')
-  const issuers = rp.def.idTokenIssuer?.(rp.options)
-  if (params.iss && issuers && !issuers.includes(params.iss)) return report('issuer_mismatch')
-  let tokens: OAuthTokens
-  try {
-    tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
-  } catch {
-    return report('invalid_code')
-  }
-  const profile = await fetchProfile(ctx, rp, tokens, params)
-  if (!profile) return report('unable_to_get_user_info')
-  if (!profile.user.email) return report('email_not_found', profile.user)
-  return report(null, profile.user)
+  const verified = await verifyCallback(ctx, input, data, true)
+  if (!verified.ok) return report(verified.code, verified.profile ?? null)
+  return report(null, verified.profile.user)
 }
 
-function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): SessionWithUser {
+async function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): Promise<SessionWithUser> {
   try {
-    const session = createSession(ctx, user, { meta })
-    recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
+    const session = await createSession(ctx, user, { meta })
+    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
     return session
   } catch (e) {
     if (e instanceof APIError) {
-      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
+      await recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
       throw e
     }
     throw new OAuthFlowError('unable_to_create_session')
@@ -469,13 +472,12 @@ export interface IdTokenInput {
   expiresAt?: number
 }
 
-const invalidToken = () => new APIError(401, 'INVALID_TOKEN', ERR.INVALID_TOKEN)
 
 /** Verifies an ID token an app obtained itself (signature with the provider's key set, issuer, audience, age, nonce). */
 export async function verifyIdToken(ctx: AuthContext, rp: ResolvedProvider, token: string, nonce?: string): Promise<Record<string, unknown>> {
   const check = rp.def.idTokenSignIn
-  if (!check) throw new APIError(404, 'ID_TOKEN_NOT_SUPPORTED', ERR.ID_TOKEN_NOT_SUPPORTED)
-  if (rp.options.disableIdTokenSignIn) throw invalidToken()
+  if (!check) throw socialError('ID_TOKEN_NOT_SUPPORTED')
+  if (rp.options.disableIdTokenSignIn) throw socialError('INVALID_TOKEN')
   try {
     const { payload } = await jwtVerify(token, keySetsFor(ctx).resolver(rp.endpoints[check.jwksEndpoint] as string), {
       issuer: check.issuers(rp.options),
@@ -485,27 +487,21 @@ export async function verifyIdToken(ctx: AuthContext, rp: ResolvedProvider, toke
       clockTolerance: CLOCK_TOLERANCE_S,
       currentDate: new Date(ctx.clock.now()),
     })
-    if (nonce !== undefined && payload.nonce !== nonce) throw invalidToken()
+    if (nonce !== undefined && payload.nonce !== nonce) throw socialError('INVALID_TOKEN')
     return payload as Record<string, unknown>
   } catch (e) {
-    if (e instanceof KeySetUnavailable && check.keysUnavailable) {
-      const { status, code, message } = check.keysUnavailable
-      throw new APIError(status, code, message)
-    }
+    if (e instanceof KeySetUnavailable && check.keysUnavailable) throw socialError(check.keysUnavailable)
     if (e instanceof APIError) throw e
-    if (e instanceof joseErrors.JOSEError || e instanceof KeySetUnavailable || e instanceof TypeError) throw invalidToken()
+    if (e instanceof joseErrors.JOSEError || e instanceof KeySetUnavailable || e instanceof TypeError) throw socialError('INVALID_TOKEN')
     throw e
   }
 }
 
-const flowErrorToAPI = (e: OAuthFlowError): APIError =>
-  new APIError(401, e.code.toUpperCase().replace(/[^A-Z0-9_]/g, ''), e.code.replace(/_/g, ' '))
-
 async function profileFromIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput): Promise<{ profile: ProviderProfile; tokens: OAuthTokens }> {
   const claims = await verifyIdToken(ctx, rp, input.token, input.nonce)
   const profile = rp.def.profileFromIdToken?.(claims, rp.options) ?? null
-  if (!profile) throw new APIError(401, 'FAILED_TO_GET_USER_INFO', ERR.FAILED_TO_GET_USER_INFO)
-  if (!profile.user.email) throw new APIError(401, 'USER_EMAIL_NOT_FOUND', ERR.USER_EMAIL_NOT_FOUND)
+  if (!profile) throw socialError('FAILED_TO_GET_USER_INFO')
+  if (!profile.user.email) throw socialError('USER_EMAIL_NOT_FOUND')
   const tokens: OAuthTokens = {
     accessToken: input.accessToken,
     refreshToken: input.refreshToken,
@@ -528,7 +524,7 @@ export async function signInWithIdToken(
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
     const { user } = await findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
-    return openSession(ctx, user, rp.def.id, meta)
+    return await openSession(ctx, user, rp.def.id, meta)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e
@@ -539,7 +535,7 @@ export async function signInWithIdToken(
 export async function linkWithIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput, link: { userId: string; email: string }, meta: RequestMeta): Promise<void> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
+    await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e
@@ -555,24 +551,17 @@ export interface AccountSelector {
 }
 
 /** The user's social account matching the selector; SPEC §6: only the user's own accounts. */
-export function findUserAccount(ctx: AuthContext, userId: string, selector: AccountSelector): AccountRow {
-  if (!selector.providerId && !selector.accountId) throw new APIError(400, 'ACCOUNT_NOT_FOUND', ERR.ACCOUNT_NOT_FOUND)
-  const rows = ctx.db
-    .select()
-    .from(account)
-    .where(and(eq(account.userId, userId), ne(account.providerId, 'credential')))
-    .all()
+export async function findUserAccount(ctx: AuthContext, userId: string, selector: AccountSelector): Promise<AccountRow> {
+  if (!selector.providerId && !selector.accountId) throw socialError('ACCOUNT_NOT_FOUND')
+  const rows = await listSocialAccounts(ctx, userId)
   const found = rows.find(
     (a) =>
       (!selector.providerId || a.providerId === selector.providerId) &&
       (!selector.accountId || a.id === selector.accountId || a.accountId === selector.accountId),
   )
-  if (!found) throw new APIError(400, 'ACCOUNT_NOT_FOUND', ERR.ACCOUNT_NOT_FOUND)
+  if (!found) throw socialError('ACCOUNT_NOT_FOUND')
   return found
 }
-
-const notSupported = (providerId: string) =>
-  new APIError(400, `PROVIDER_${providerId.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_IS_NOT_SUPPORTED`, `Provider ${providerId} is not supported.`)
 
 export interface AccessTokenAnswer {
   accessToken: string | undefined
@@ -587,7 +576,7 @@ async function refreshAccount(ctx: AuthContext, rp: ResolvedProvider, row: Accou
   const scopes = row.scope ? row.scope.split(',') : []
   const tokens = await refreshProviderTokens(ctx, rp, refreshToken, scopes)
   const columns = { ...tokenColumns(ctx, { ...tokens, scopes: tokens.scopes }), updatedAt: new Date(ctx.clock.now()) }
-  ctx.db.update(account).set(columns).where(eq(account.id, row.id)).run()
+  await updateAccount(ctx, row.id, columns)
   return { ...row, ...columns }
 }
 
@@ -596,9 +585,9 @@ async function refreshAccount(ctx: AuthContext, rp: ResolvedProvider, row: Accou
  * 5000 ms and a refresh token exists (SPEC §5).
  */
 export async function getAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector): Promise<AccessTokenAnswer> {
-  const row = findUserAccount(ctx, userId, selector)
+  const row = await findUserAccount(ctx, userId, selector)
   const rp = resolveProvider(ctx, row.providerId)
-  if (!rp) throw notSupported(row.providerId)
+  if (!rp) throw providerNotSupported(row.providerId)
   let current = row
   const expiresAt = row.accessTokenExpiresAt?.getTime()
   const due = expiresAt === undefined || expiresAt - ctx.clock.now() < REFRESH_THRESHOLD_MS
@@ -606,7 +595,7 @@ export async function getAccessToken(ctx: AuthContext, userId: string, selector:
     try {
       current = await refreshAccount(ctx, rp, row)
     } catch {
-      throw new APIError(400, 'FAILED_TO_GET_A_VALID_ACCESS_TOKEN', 'Failed to get a valid access token')
+      throw socialError('FAILED_TO_GET_A_VALID_ACCESS_TOKEN')
     }
   }
   return {
@@ -619,18 +608,16 @@ export async function getAccessToken(ctx: AuthContext, userId: string, selector:
 
 /** POST /refresh-token: always asks the provider. */
 export async function refreshAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector) {
-  const row = findUserAccount(ctx, userId, selector)
+  const row = await findUserAccount(ctx, userId, selector)
   const rp = resolveProvider(ctx, row.providerId)
-  if (!rp) throw notSupported(row.providerId)
-  if (!rp.def.refresh) {
-    throw new APIError(400, 'PROVIDER_DOES_NOT_SUPPORT_TOKEN_REFRESHING', `Provider ${row.providerId} does not support token refreshing.`)
-  }
-  if (!row.refreshToken) throw new APIError(400, 'REFRESH_TOKEN_NOT_FOUND', 'Refresh token not found')
+  if (!rp) throw providerNotSupported(row.providerId)
+  if (!rp.def.refresh) throw refreshNotSupported(row.providerId)
+  if (!row.refreshToken) throw socialError('REFRESH_TOKEN_NOT_FOUND')
   let current: AccountRow
   try {
     current = await refreshAccount(ctx, rp, row)
   } catch {
-    throw new APIError(400, 'FAILED_TO_REFRESH_ACCESS_TOKEN', 'Failed to refresh access token')
+    throw socialError('FAILED_TO_REFRESH_ACCESS_TOKEN')
   }
   const scopes = current.scope ? current.scope.split(',') : []
   return {
@@ -649,15 +636,9 @@ export async function refreshAccessToken(ctx: AuthContext, userId: string, selec
 
 /** /account-info: the provider's current view of the account, read with its (refreshed) token. */
 export async function accountInfo(ctx: AuthContext, userId: string, accountId: string) {
-  const row = findUserAccount(ctx, userId, { accountId })
+  const row = await findUserAccount(ctx, userId, { accountId })
   const rp = resolveProvider(ctx, row.providerId)
-  if (!rp) {
-    throw new APIError(
-      500,
-      'PROVIDER_ACCOUNT_PROVIDER_NOT_CONFIGURED',
-      `Provider account provider is ${row.providerId} but it is not configured`,
-    )
-  }
+  if (!rp) throw accountProviderNotConfigured(row.providerId)
   const access = await getAccessToken(ctx, userId, { accountId: row.id })
   const tokens: OAuthTokens = {
     accessToken: access.accessToken,
@@ -667,7 +648,7 @@ export async function accountInfo(ctx: AuthContext, userId: string, accountId: s
     raw: {},
   }
   const profile = await fetchProfile(ctx, rp, tokens, {}, true)
-  if (!profile) throw new APIError(400, 'FAILED_TO_GET_USER_INFO', ERR.FAILED_TO_GET_USER_INFO)
+  if (!profile) throw socialError('FAILED_TO_GET_USER_INFO', 400)
   const { id, name, email, image, emailVerified } = profile.user
   return { user: { id, name, email, image, emailVerified }, data: profile.data }
 }

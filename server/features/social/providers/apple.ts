@@ -54,7 +54,7 @@ export const apple = defineProvider({
     audiences: (o, clientId) => [o.appBundleIdentifier ?? clientId],
     algorithms: ['RS256', 'ES256'],
     maxTokenAge: '1h',
-    keysUnavailable: { status: 400, code: 'KEYS_NOT_FOUND', message: 'Keys not found' },
+    keysUnavailable: 'KEYS_NOT_FOUND',
   },
   profileFromIdToken: (claims) => fromClaims(claims, null),
   getUserInfo: async (pc) => {

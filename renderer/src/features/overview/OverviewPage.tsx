@@ -1,14 +1,14 @@
 import { BarChart } from '@mantine/charts'
 import { Anchor, Card, Group, List, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, ThemeIcon, Title } from '@mantine/core'
 import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
-import type { SetupStep } from '../../../server/panel/contract'
+import type { SetupStep } from '../../../../server/features/overview/panel-contract'
 import dayjs from 'dayjs'
 import { type ReactNode, useState } from 'react'
-import { useOp } from '../api'
-import { AuditTable } from '../components/AuditTable'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
-import { SecondFactorSummary } from '../features/two-factor/SecondFactorSummary'
-import { bytes, dateTime, duration } from '../format'
+import { useOp } from '../../api'
+import { AuditTable } from '../../components/AuditTable'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
+import { bytes, dateTime, duration } from '../../format'
 
 function Stat({ label, value, icon, testId }: { label: string; value: number; icon: ReactNode; testId: string }) {
   return (

@@ -1,4 +1,5 @@
-import type { AuthContext } from '../auth/context.js'
+import type { AuthContext } from '../../auth/context.js'
+import type { SocialErrorCode } from './errors.js'
 import type { EndpointName, ProviderId, ProviderOptions } from './options.js'
 
 /** Tokens as the engine keeps them, whatever the provider's response looked like. */
@@ -58,10 +59,10 @@ export interface IdTokenCheck {
   /** Apple: at most 1 hour old. */
   maxTokenAge?: string
   /** Answer when the key set cannot be fetched (Apple: 400 "Keys not found"). */
-  keysUnavailable?: { status: 400 | 401; code: string; message: string }
+  keysUnavailable?: SocialErrorCode
 }
 
-/** One provider: a small declarative object (server/oauth/providers/<id>.ts). */
+/** One provider: a small declarative object (server/features/social/providers/<id>.ts). */
 export interface ProviderDefinition<P extends ProviderId = ProviderId> {
   id: P
   name: string

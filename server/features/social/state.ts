@@ -1,9 +1,8 @@
-import { and, desc, eq, like, lte } from 'drizzle-orm'
 import { z } from 'zod'
-import type { AuthContext } from '../auth/context.js'
-import { APIError } from '../auth/errors.js'
-import { generateId, randomString } from '../crypto/random.js'
-import { verification } from '../db/schema.js'
+import type { AuthContext } from '../../auth/context.js'
+import { generateId, randomString } from '../../crypto/random.js'
+import { socialError } from './errors.js'
+import { deleteExpiredVerifications, deleteVerification, findVerification, insertVerification } from './store.js'
 
 /** SPEC §9: OAuth state 10 min; state 32 characters; code verifier 128 characters. */
 export const STATE_TTL_MS = 600_000
@@ -31,34 +30,27 @@ export type StateData = z.output<typeof stateData>
 export const generateState = (): string => randomString(STATE_LENGTH, STATE_ALPHABET)
 export const generateCodeVerifier = (): string => randomString(CODE_VERIFIER_LENGTH, STATE_ALPHABET)
 
-function purgeExpired(ctx: AuthContext): void {
+async function purgeExpired(ctx: AuthContext): Promise<void> {
   if (ctx.config().verification?.disableCleanup) return
-  ctx.db
-    .delete(verification)
-    .where(and(like(verification.identifier, `${IDENTIFIER_PREFIX}%`), lte(verification.expiresAt, new Date(ctx.clock.now()))))
-    .run()
+  await deleteExpiredVerifications(ctx, IDENTIFIER_PREFIX, new Date(ctx.clock.now()))
 }
 
 /** Stores a new OAuth state as a verification record (SPEC §3, §4) and returns the state string. */
-export function createState(ctx: AuthContext, data: Omit<StateData, 'expiresAt'>): string {
-  purgeExpired(ctx)
+export async function createState(ctx: AuthContext, data: Omit<StateData, 'expiresAt'>): Promise<string> {
+  await purgeExpired(ctx)
   const state = generateState()
   const now = ctx.clock.now()
   const expiresAt = now + STATE_TTL_MS
   try {
-    ctx.db
-      .insert(verification)
-      .values({
-        id: generateId(),
-        identifier: `${IDENTIFIER_PREFIX}${state}`,
-        value: JSON.stringify({ ...data, expiresAt }),
-        expiresAt: new Date(expiresAt),
-        createdAt: new Date(now),
-        updatedAt: new Date(now),
-      })
-      .run()
+    await insertVerification(ctx, {
+      id: generateId(),
+      identifier: `${IDENTIFIER_PREFIX}${state}`,
+      value: JSON.stringify({ ...data, expiresAt }),
+      expiresAt: new Date(expiresAt),
+      createdAt: new Date(now),
+    })
   } catch {
-    throw new APIError(500, 'UNABLE_TO_CREATE_VERIFICATION', 'Unable to create verification')
+    throw socialError('UNABLE_TO_CREATE_VERIFICATION')
   }
   return state
 }
@@ -67,17 +59,12 @@ export function createState(ctx: AuthContext, data: Omit<StateData, 'expiresAt'>
  * Takes a state out of the store: single use, so the record is deleted whether or not it is
  * still valid. Null when unknown, already used, expired or unreadable.
  */
-export function consumeState(ctx: AuthContext, state: string): StateData | null {
+export async function consumeState(ctx: AuthContext, state: string): Promise<StateData | null> {
   const identifier = `${IDENTIFIER_PREFIX}${state}`
-  const row = ctx.db
-    .select()
-    .from(verification)
-    .where(eq(verification.identifier, identifier))
-    .orderBy(desc(verification.createdAt))
-    .get()
-  purgeExpired(ctx)
+  const row = await findVerification(ctx, identifier)
+  await purgeExpired(ctx)
   if (!row) return null
-  ctx.db.delete(verification).where(eq(verification.identifier, identifier)).run()
+  await deleteVerification(ctx, identifier)
   const now = ctx.clock.now()
   if (row.expiresAt.getTime() <= now) return null
   try {
@@ -102,8 +89,8 @@ export const testResultSchema = z.object({
 export type TestResult = z.output<typeof testResultSchema>
 
 /** Whether `state` is a stored test state (read without consuming it: the callback consumes it). */
-export function isTestState(ctx: AuthContext, state: string): boolean {
-  const row = ctx.db.select().from(verification).where(eq(verification.identifier, `${IDENTIFIER_PREFIX}${state}`)).get()
+export async function isTestState(ctx: AuthContext, state: string): Promise<boolean> {
+  const row = await findVerification(ctx, `${IDENTIFIER_PREFIX}${state}`)
   if (!row) return false
   try {
     return stateData.safeParse(JSON.parse(row.value)).data?.test === true
@@ -113,24 +100,20 @@ export function isTestState(ctx: AuthContext, state: string): boolean {
 }
 
 /** Keeps the outcome of a test sign-in for the panel to read, as long as a state lives. */
-export function recordTestResult(ctx: AuthContext, state: string, result: TestResult): void {
+export async function recordTestResult(ctx: AuthContext, state: string, result: TestResult): Promise<void> {
   const now = ctx.clock.now()
-  ctx.db
-    .insert(verification)
-    .values({
-      id: generateId(),
-      identifier: `${TEST_RESULT_PREFIX}${state}`,
-      value: JSON.stringify(result),
-      expiresAt: new Date(now + STATE_TTL_MS),
-      createdAt: new Date(now),
-      updatedAt: new Date(now),
-    })
-    .run()
+  await insertVerification(ctx, {
+    id: generateId(),
+    identifier: `${TEST_RESULT_PREFIX}${state}`,
+    value: JSON.stringify(result),
+    expiresAt: new Date(now + STATE_TTL_MS),
+    createdAt: new Date(now),
+  })
 }
 
 /** The outcome of a test sign-in, or null while the provider has not called back. */
-export function readTestResult(ctx: AuthContext, state: string): TestResult | null {
-  const row = ctx.db.select().from(verification).where(eq(verification.identifier, `${TEST_RESULT_PREFIX}${state}`)).get()
+export async function readTestResult(ctx: AuthContext, state: string): Promise<TestResult | null> {
+  const row = await findVerification(ctx, `${TEST_RESULT_PREFIX}${state}`)
   if (!row || row.expiresAt.getTime() <= ctx.clock.now()) return null
   try {
     return testResultSchema.parse(JSON.parse(row.value))

@@ -1,7 +1,10 @@
 import { z } from 'zod'
-import { APIError } from '../../auth/errors.js'
 import { toPublicUser } from '../../auth/users.js'
 import { unsignValue } from '../../crypto/sign.js'
+import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
+import { defineRoute, redirect, type RouteContext } from '../../http/route.js'
+import { setSessionCookies } from '../../http/session.js'
+import { socialError } from './errors.js'
 import {
   accountInfo,
   getAccessToken,
@@ -11,11 +14,8 @@ import {
   requireProvider,
   signInWithIdToken,
   startAuthorization,
-} from '../../oauth/flow.js'
-import { STATE_TTL_MS } from '../../oauth/state.js'
-import { serializeCookie, signedCookieValue } from '../cookies.js'
-import { defineRoute, redirect, type RouteContext } from '../route.js'
-import { setSessionCookies } from '../session.js'
+} from './flow.js'
+import { STATE_TTL_MS } from './state.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -148,9 +148,7 @@ export const socialRoutes = [
     handler: async (rc) => {
       const { ctx, body, session } = rc
       const provider = requireProvider(ctx, body.provider)
-      if (!ctx.config().account.accountLinking.enabled) {
-        throw new APIError(400, 'LINKING_NOT_ALLOWED', 'Account linking is not allowed')
-      }
+      if (!ctx.config().account.accountLinking.enabled) throw socialError('LINKING_NOT_ALLOWED')
       const link = { userId: session.user.id, email: session.user.email }
       if (body.idToken) {
         await linkWithIdToken(ctx, provider, body.idToken, link, rc.meta)

@@ -46,9 +46,9 @@ import {
   IconSettings,
 } from '@tabler/icons-react'
 import { type ComponentType, useEffect, useRef, useState } from 'react'
-import type { ProviderView } from '../../../server/panel/contract'
-import { call, openExternal, type PanelCallError, useOp, useOpMutation } from '../api'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
+import type { ProviderView } from '../../../../server/features/social/panel-contract'
+import { call, openExternal, type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 
 const LOGOS: Record<string, ComponentType<{ size?: number }>> = {
   apple: IconBrandApple,
@@ -219,7 +219,12 @@ function ProviderForm({ provider }: { provider: ProviderView }) {
       notifications.show({ color: 'teal', title: `${provider.name} saved`, message: 'Sign-in uses the new settings at once.' })
     } catch (e) {
       const error = e as PanelCallError
-      for (const issue of error.issues) form.setFieldError(issue.path, issue.message)
+      // Each field shows the message the server named it in (never read from the message text).
+      const fields = ['clientId', 'clientSecret', 'scopes', ...provider.overridableEndpoints.map((n) => `overrides.${n}`)]
+      for (const field of fields) {
+        const message = error.messageFor(field)
+        if (message) form.setFieldError(field, message)
+      }
       notifications.show({ color: 'red', title: `${provider.name} not saved`, message: error.message })
     }
   })

@@ -1,0 +1,38 @@
+import { z } from 'zod'
+import { query } from '../../panel/op.js'
+import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
+
+/** The overview's operation (zod only: shared with the renderer). Times are epoch ms. */
+
+const ms = z.number()
+
+/** One step of the first-run checklist on the overview. */
+export const setupStepSchema = z.object({
+  id: z.enum(['baseURL', 'trustedOrigin', 'smtp', 'admin']),
+  done: z.boolean(),
+  /** What is set now (the base URL, the first origin, the SMTP host, the admin's email), if anything. */
+  value: z.string().nullable(),
+})
+export type SetupStep = z.infer<typeof setupStepSchema>
+
+export const activityBucketSchema = z.object({ start: ms, signIns: z.number(), failures: z.number() })
+
+export const overviewContract = {
+  'overview.get': query(
+    'Counts, sign-in activity and the latest audit events',
+    z.object({ range: z.enum(['hours', 'days']).default('hours') }).strict(),
+    z.object({
+      counts: z.object({
+        users: z.number(),
+        activeSessions: z.number(),
+        organizations: z.number(),
+        bannedUsers: z.number(),
+      }),
+      activity: z.array(activityBucketSchema),
+      recent: z.array(auditEventSchema),
+      people: peopleSchema,
+      /** The first-run checklist: shown until every step is done. */
+      setup: z.array(setupStepSchema),
+    }),
+  ),
+}

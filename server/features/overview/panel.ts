@@ -1,0 +1,45 @@
+import { isAdministrator } from '../admin/access.js'
+import { recentAuditEvents } from '../../auth/audit.js'
+import { serverCounts, signInActivity } from '../../auth/overview.js'
+import { listMailOutbox, smtpSettings } from '../../mail/index.js'
+import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
+import type { PanelEnv } from '../../panel/service.js'
+import type { SetupStep } from './panel-contract.js'
+import { adminCandidates } from './store.js'
+
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i
+
+/**
+ * The first-run checklist: a base URL other machines can reach, an app's origin, SMTP proven by a
+ * delivered mail, and an administrator. Each step reads the live state, so it ticks itself off.
+ */
+export async function setupChecklist(env: PanelEnv): Promise<SetupStep[]> {
+  const { ctx } = env.gatehouse
+  const config = ctx.config()
+  const host = new URL(ctx.baseURL).hostname
+  const smtp = ctx.mailer.isConfigured?.() ?? smtpSettings(config) !== null
+  const delivered = smtp && (await listMailOutbox(ctx, { status: 'sent', limit: 1 })).total > 0
+  const candidates = await adminCandidates(ctx, config.admin.defaultRole, config.admin.adminUserIds)
+  const admin = candidates.find((u) => isAdministrator(config, { userId: u.id, role: u.role }))
+  return [
+    { id: 'baseURL', done: !LOOPBACK.test(host), value: ctx.baseURL },
+    { id: 'trustedOrigin', done: config.trustedOrigins.length > 0, value: config.trustedOrigins[0] ?? null },
+    { id: 'smtp', done: delivered, value: smtp ? (config.mail.smtp.host ?? 'SMTP URL') : null },
+    { id: 'admin', done: Boolean(admin), value: admin?.email ?? null },
+  ]
+}
+
+/** The overview: counts, sign-in activity, the latest events and the first-run checklist. */
+export const overviewPanel = (env: PanelEnv) => ({
+  async 'overview.get'({ range }: { range: 'hours' | 'days' }) {
+    const { ctx } = env.gatehouse
+    const recent = await recentAuditEvents(ctx, 12)
+    return {
+      counts: await serverCounts(ctx),
+      activity: await signInActivity(ctx, range),
+      recent: recent.map(toAuditView),
+      people: await peopleOf(ctx, recent),
+      setup: await setupChecklist(env),
+    }
+  },
+})
