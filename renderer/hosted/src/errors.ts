@@ -48,3 +48,9 @@ export function errorsOf(error: unknown, rename: Record<string, string> = {}): F
   if (field) return { fields: { [rename[field] ?? field]: error.message }, form: null }
   return { fields: {}, form: error.message }
 }
+
+/**
+ * aria-invalid for a field: Mantine's PasswordInput does not set it on its inner input (TextInput
+ * does), so password fields pass it explicitly.
+ */
+export const invalid = (errors: FormErrors, field: string): true | undefined => (errors.fields[field] ? true : undefined)

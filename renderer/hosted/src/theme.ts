@@ -32,7 +32,8 @@ export function themeFor(color: string): { theme: MantineThemeOverride; resolver
     primaryColor: 'brand',
     primaryShade: 6,
     autoContrast: true,
-    luminanceThreshold: 0.4,
+    // Black text above this luminance, white below: 0.179 is where both contrast equally (WCAG).
+    luminanceThreshold: 0.179,
     defaultRadius: 'md',
     fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
     components: {
@@ -47,6 +48,8 @@ export function themeFor(color: string): { theme: MantineThemeOverride; resolver
       // Mantine's "dimmed" (gray 6) is 3.3:1 on white; gray 7 passes AA.
       '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
       '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+      // Field errors: red 6 is 3.3:1 on white; red 9 passes AA for the message and the typed text.
+      '--mantine-color-error': 'var(--mantine-color-red-9)',
     },
     dark: {},
   })

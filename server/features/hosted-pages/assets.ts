@@ -71,16 +71,20 @@ export function renderIndex(template: string, nonce: string, title: string): str
  * injects at run time (its CSS variables), admitted by a nonce minted per response and handed to
  * Mantine through a meta tag (`getStyleNonce`); no 'unsafe-inline'. Inline `style` attributes set by
  * React go through the CSSOM, which CSP does not govern. Images: 'self', data: (Mantine's inline
- * SVG icons) and the configured logo's origin. form-action 'self', except on the sign-out page whose
+ * SVG icons) and the configured logo's origin; on the consent page also any https: image (the
+ * OIDC client's logo, registered by an administrator, may live anywhere). form-action 'self', except on the sign-out page whose
  * form posts to the OIDC end-session endpoint, which then redirects to the application's
  * post-logout URI (any origin or app scheme): Chromium applies form-action to that redirect too.
  */
-export function contentSecurityPolicy(nonce: string, options: { logoOrigin?: string | null; formAnywhere?: boolean }): string {
+export function contentSecurityPolicy(
+  nonce: string,
+  options: { logoOrigin?: string | null; formAnywhere?: boolean; anyHttpsImage?: boolean },
+): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
     `style-src 'self' 'nonce-${nonce}'`,
-    `img-src 'self' data:${options.logoOrigin ? ` ${options.logoOrigin}` : ''}`,
+    `img-src 'self' data:${options.logoOrigin ? ` ${options.logoOrigin}` : ''}${options.anyHttpsImage ? ' https:' : ''}`,
     "font-src 'self'",
     "connect-src 'self'",
     "manifest-src 'self'",
@@ -95,6 +99,6 @@ export function contentSecurityPolicy(nonce: string, options: { logoOrigin?: str
 export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
 }

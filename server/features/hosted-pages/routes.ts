@@ -98,7 +98,7 @@ export const hostedPagesRoutes = [
       const page = params.page ?? ''
       if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
       const nonce = newNonce()
-      const csp = contentSecurityPolicy(nonce, { logoOrigin: logoOrigin(ctx.config().hostedPages.logo), formAnywhere: page === 'sign-out' })
+      const csp = contentSecurityPolicy(nonce, { logoOrigin: logoOrigin(ctx.config().hostedPages.logo), formAnywhere: page === 'sign-out', anyHttpsImage: page === 'consent' })
       const dir = hostedAssetsDir()
       const log = buildLog.logger
       await ensureHostedAssets(dir, (line) => log?.info(line))

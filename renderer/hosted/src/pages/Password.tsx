@@ -2,7 +2,7 @@ import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../App'
 import { api, pageURL } from '../api'
-import { errorsOf, type FormErrors, NO_ERRORS } from '../errors'
+import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { keepReturnTo } from './SignIn'
 
@@ -110,8 +110,8 @@ export function ResetPasswordPage({ config }: PageProps) {
       <FormAlert message={errors.form} />
       <form onSubmit={submit} noValidate aria-label="Choose a new password">
         <Stack gap="sm">
-          <PasswordInput name="password" label="New password" autoComplete="new-password" required error={errors.fields.password} autoFocus />
-          <PasswordInput name="confirm" label="Repeat the new password" autoComplete="new-password" required error={errors.fields.confirm} />
+          <PasswordInput name="password" label="New password" autoComplete="new-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} autoFocus />
+          <PasswordInput name="confirm" label="Repeat the new password" autoComplete="new-password" required error={errors.fields.confirm} aria-invalid={invalid(errors, 'confirm')} />
           <Button type="submit" loading={busy} fullWidth>
             Change password
           </Button>

@@ -3,7 +3,7 @@ import { startAuthentication } from '@simplewebauthn/browser'
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../App'
 import { ApiError, api, pageURL } from '../api'
-import { errorsOf, type FormErrors, NO_ERRORS } from '../errors'
+import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
 
@@ -137,7 +137,7 @@ export function SignInPage({ config }: PageProps) {
               error={errors.fields.identifier}
               autoFocus
             />
-            <PasswordInput name="password" label="Password" autoComplete="current-password" required error={errors.fields.password} />
+            <PasswordInput name="password" label="Password" autoComplete="current-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} />
             <Checkbox name="rememberMe" label="Keep me signed in" defaultChecked />
             <Button type="submit" loading={busy} fullWidth>
               Sign in
@@ -245,7 +245,7 @@ function SecondFactorStep({ methods, onDone }: { methods: SecondFactor[]; onDone
           Send a code
         </Button>
       ) : null}
-      <form onSubmit={submit} noValidate aria-label="Verification code">
+      <form onSubmit={submit} noValidate aria-label="Second factor">
         <Stack gap="sm">
           <TextInput
             key={method}

@@ -2,7 +2,7 @@ import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../App'
 import { api, pageURL } from '../api'
-import { errorsOf, type FormErrors, NO_ERRORS } from '../errors'
+import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
 import { keepReturnTo } from './SignIn'
@@ -71,7 +71,7 @@ export function SignUpPage({ config }: PageProps) {
         <Stack gap="sm">
           <TextInput name="name" label="Name" autoComplete="name" required error={errors.fields.name} autoFocus />
           <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} />
-          <PasswordInput name="password" label="Password" autoComplete="new-password" required error={errors.fields.password} />
+          <PasswordInput name="password" label="Password" autoComplete="new-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} />
           <Button type="submit" loading={busy} fullWidth>
             Create account
           </Button>
