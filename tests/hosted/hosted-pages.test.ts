@@ -8,7 +8,8 @@ import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { createPanelService } from '../../server/panel/service.js'
+import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
 
 /**
@@ -261,6 +262,7 @@ describe('hosted pages', () => {
     await page.getByRole('button', { name: 'Verify' }).click()
     await expect.poll(() => code.getAttribute('aria-invalid')).toBe('true')
     await page.getByText('Invalid code').waitFor()
+    expect(await axe(page)).toEqual([])
 
     await code.fill(totp.generate({ timestamp: server.clock.now() }))
     await page.getByRole('button', { name: 'Verify' }).click()
@@ -404,8 +406,20 @@ describe('hosted pages', () => {
     const button = page.getByRole('button', { name: 'Sign in', exact: true })
     expect(await button.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(107, 47, 160)')
 
-    // Changed in the panel (the same store): the next page load shows it.
-    server.gatehouse.config.update({ appName: 'Team Login', hostedPages: { color: '#0b7a3e' } })
+    // Changed through the panel's Settings operation: the next page load shows it.
+    const panel = createPanelService({
+      gatehouse: server.gatehouse,
+      apiURL: () => server.base,
+      mode: 'browser',
+      version: 'test',
+      startedAt: Date.now(),
+      logger: silentLogger,
+    })
+    const refused = await panel.dispatch('settings.update', { patch: { hostedPages: { color: 'purple' } } })
+    expect(refused.ok).toBe(false)
+    expect(refused.ok ? null : refused.error.message).toBe('hostedPages.color: must be a hex colour such as #1c64d8')
+    const changed = await panel.dispatch('settings.update', { patch: { appName: 'Team Login', hostedPages: { color: '#0b7a3e' } } })
+    expect(changed.ok).toBe(true)
     await page.reload()
     await page.getByRole('heading', { level: 1, name: 'Sign in to Team Login' }).waitFor()
     expect(await button.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(11, 122, 62)')

@@ -3,11 +3,26 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+/**
+ * The project root: the nearest folder above this module holding package.json (this module runs
+ * from server/features/hosted-pages in a checkout, from dist/server/main.mjs after the server
+ * build, and from out/main/index.js inside the desktop app: different depths).
+ */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'package.json'))) return dir
+    const parent = dirname(dir)
+    if (parent === dir) break
+    dir = parent
+  }
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+}
+
+const root = projectRoot()
 
 /**
- * Where the built pages live: out/hosted beside the project root (from the sources, from
- * dist/server/main.mjs and from out/main/index.js alike, all two levels below the root), or
+ * Where the built pages live: out/hosted under the project root, or
  * GATEHOUSE_HOSTED_ASSETS (tests build into a temporary folder; packagers may point elsewhere).
  */
 export const hostedAssetsDir = (): string => resolve(process.env.GATEHOUSE_HOSTED_ASSETS ?? join(root, 'out', 'hosted'))
