@@ -271,6 +271,53 @@ describe('hosted pages', () => {
     await context.close()
   })
 
+  it('signs in with a passkey (virtual authenticator) through the passkey feature', async () => {
+    // WebAuthn needs a host name, not an IP: the same server reached as http://localhost:PORT.
+    const local = `http://localhost:${new URL(server.origin).port}`
+    server.gatehouse.config.update({ trustedOrigins: [local], passkey: { enabled: true, rpID: 'localhost', origin: local } })
+    try {
+      const user = await signUp(server.base, { password: PASSWORD })
+      const { context, page } = await newPage()
+      const cdp = await context.newCDPSession(page)
+      await cdp.send('WebAuthn.enable')
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      })
+      // Registration (the panel's or an app's job) done here with the raw WebAuthn API and the user's fresh session.
+      await context.addCookies([{ name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: local }])
+      await page.goto(`${local}/api/auth/ui/sign-in`)
+      const registered = await page.evaluate(async () => {
+        const b64u = (buf: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+        const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0))
+        const options = await (await fetch('/api/auth/passkey/generate-register-options')).json()
+        const credential = (await navigator.credentials.create({
+          publicKey: { ...options, challenge: bytes(options.challenge), user: { ...options.user, id: bytes(options.user.id) }, excludeCredentials: [] },
+        })) as PublicKeyCredential
+        const r = credential.response as AuthenticatorAttestationResponse
+        const response = {
+          id: credential.id,
+          rawId: b64u(credential.rawId),
+          type: credential.type,
+          clientExtensionResults: {},
+          response: { clientDataJSON: b64u(r.clientDataJSON), attestationObject: b64u(r.attestationObject), transports: r.getTransports() },
+        }
+        const answer = await fetch('/api/auth/passkey/verify-registration', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ response }) })
+        return answer.status
+      })
+      expect(registered).toBe(200)
+
+      await context.clearCookies()
+      const returnTo = `${local}/api/auth/get-session`
+      await page.goto(`${local}/api/auth/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+      await page.waitForURL(returnTo)
+      expect(JSON.parse((await page.locator('pre').first().textContent()) ?? 'null').user.email).toBe(user.email)
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ trustedOrigins: null, passkey: null })
+    }
+  })
+
   it('signs up, and the verification mail lands on the verify-email page', async () => {
     const { context, page } = await newPage()
     const email = uniqueEmail('hosted')
