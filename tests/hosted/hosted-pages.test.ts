@@ -318,6 +318,32 @@ describe('hosted pages', () => {
     }
   })
 
+  it('shows a button per enabled social provider, which starts /sign-in/social with callbackURL = returnTo', async () => {
+    const provider = new URL(logoURL).origin
+    server.gatehouse.config.update({
+      socialProviders: { github: { clientId: 'hosted-client', clientSecret: 'hosted-secret', endpoints: { authorization: `${provider}/authorize` } } },
+    })
+    try {
+      const config = (await (await fetch(`${server.base}/ui/api/config`)).json()) as { socialProviders: unknown }
+      expect(config.socialProviders).toEqual([{ id: 'github', name: 'GitHub' }])
+      const { context, page } = await newPage()
+      const returnTo = `${server.base}/get-session`
+      await page.goto(ui('sign-in', { returnTo }))
+      expect(await axe(page)).toEqual([])
+      const started = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/social`)
+      await page.getByRole('button', { name: 'Continue with GitHub' }).click()
+      expect((await started).postDataJSON()).toEqual({ provider: 'github', callbackURL: returnTo, errorCallbackURL: ui('error') })
+      await page.waitForURL((url) => url.origin === provider && url.pathname === '/authorize')
+      const authorize = new URL(page.url())
+      expect(authorize.searchParams.get('client_id')).toBe('hosted-client')
+      expect(authorize.searchParams.get('redirect_uri')).toBe(`${server.base}/callback/github`)
+      expect(authorize.searchParams.get('state')).toBeTruthy()
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ socialProviders: null })
+    }
+  })
+
   it('signs up, and the verification mail lands on the verify-email page', async () => {
     const { context, page } = await newPage()
     const email = uniqueEmail('hosted')
