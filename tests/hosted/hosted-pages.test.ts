@@ -79,7 +79,7 @@ afterAll(async () => {
 })
 
 /** A fresh browser context (no cookies) and page that records CSP violations. */
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+async function newPage(violations = cspViolations): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
   // Injected through the protocol (not an inline script): it sees every violation the page meets.
   await context.addInitScript(() => {
@@ -90,9 +90,9 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   const page = await context.newPage()
   page.setDefaultTimeout(10_000)
   page.on('console', (m) => {
-    if (/Content Security Policy|CSP violation/i.test(m.text())) cspViolations.push(`${page.url()}: ${m.text()}`)
+    if (/Content Security Policy|CSP violation/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`)
   })
-  page.on('pageerror', (e) => cspViolations.push(`${page.url()}: page error ${e.message}`))
+  page.on('pageerror', (e) => violations.push(`${page.url()}: page error ${e.message}`))
   return { context, page }
 }
 
@@ -168,6 +168,14 @@ describe('hosted pages', () => {
     const traversal = await fetch(`${server.base}/ui/assets/..%2Findex.html`)
     expect(traversal.status).toBe(404)
 
+    // Switched off: every /ui path answers the JSON 404 as if absent.
+    server.gatehouse.config.update({ hostedPages: { enabled: false } })
+    for (const path of ['/ui/sign-in', '/ui/api/config', '/ui']) {
+      const off = await fetch(`${server.base}${path}`)
+      expect([path, off.status, await off.json()]).toEqual([path, 404, { code: 'NOT_FOUND', message: 'Not Found' }])
+    }
+    server.gatehouse.config.update({ hostedPages: { enabled: null } })
+
     const config = await fetch(`${server.base}/ui/api/config`)
     expect(config.status).toBe(200)
     expect(await config.json()).toEqual({
@@ -214,6 +222,19 @@ describe('hosted pages', () => {
     expect(cookie?.httpOnly).toBe(true)
     const session = JSON.parse((await page.locator('pre').first().textContent()) ?? 'null') as { user: { email: string } }
     expect(session.user.email).toBe(user.email)
+    await context.close()
+  })
+
+  it('signs in with a username (no @: /sign-in/username)', async () => {
+    const username = `page_${Date.now().toString(36)}`
+    await signUp(server.base, { password: PASSWORD, username })
+    const { context, page } = await newPage()
+    await page.goto(ui('sign-in'))
+    const posted = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/username`)
+    await signInThroughPage(page, username, PASSWORD)
+    expect((await posted).postDataJSON()).toEqual({ username, password: PASSWORD, rememberMe: true })
+    await page.getByTestId('signed-in').waitFor()
+    expect(await sessionCookie(context)).toBeDefined()
     await context.close()
   })
 
@@ -436,6 +457,12 @@ describe('hosted pages', () => {
     await page.getByRole('button', { name: 'Allow' }).click()
     await page.waitForURL(`${server.base}/ui/error?error=consent_given_stand_in`)
     expect(fake.posts).toEqual([{ path: '/oidc/interaction/uid-123/consent', body: '{}', withSession: true, origin: server.origin }])
+
+    // Deny posts /abort and follows its redirectTo.
+    await page.goto(ui('consent', { interaction: 'uid-123' }))
+    await page.getByRole('button', { name: 'Deny' }).click()
+    await page.waitForURL(`${server.base}/ui/error?error=access_denied`)
+    expect(fake.posts[1]).toEqual({ path: '/oidc/interaction/uid-123/abort', body: '{}', withSession: true, origin: server.origin })
     await context.close()
   })
 
@@ -501,8 +528,21 @@ describe('hosted pages', () => {
     await context.close()
   })
 
-  it('no page met a CSP violation or a script error', () => {
+  it('no page met a CSP violation or a script error (and the watch does see one)', async () => {
     expect(cspViolations).toEqual([])
+    // The same page with a nonce that does not match its meta tag: Mantine's <style> elements are refused, and seen.
+    const seen: string[] = []
+    const { context, page } = await newPage(seen)
+    await page.route(ui('sign-in'), async (route) => {
+      const response = await route.fetch()
+      const headers = response.headers()
+      headers['content-security-policy'] = (headers['content-security-policy'] ?? '').replace(/'nonce-[^']+'/, "'nonce-not-the-one'")
+      await route.fulfill({ response, headers })
+    })
+    await page.goto(ui('sign-in'))
+    await expect.poll(() => seen.length).toBeGreaterThan(0)
+    expect(seen.join('\n')).toContain('style-src')
+    await context.close()
   })
 })
 
@@ -535,6 +575,9 @@ async function fakeOidcInteraction(page: Page): Promise<{ posts: FakePost[] }> {
     }
     if (request.method() === 'POST' && path === '/oidc/interaction/uid-123/consent') {
       return route.fulfill({ json: { redirectTo: `${server.base}/ui/error?error=consent_given_stand_in` } })
+    }
+    if (request.method() === 'POST' && path === '/oidc/interaction/uid-123/abort') {
+      return route.fulfill({ json: { redirectTo: `${server.base}/ui/error?error=access_denied` } })
     }
     if (request.method() === 'POST' && path === '/oidc/session/end/confirm') {
       return route.fulfill({ status: 303, headers: { location: `${server.base}/ui/sign-out?done=1` } })
