@@ -238,6 +238,28 @@ describe('hosted pages', () => {
     await context.close()
   })
 
+  it('works under another base path (pages, assets, API calls and returnTo follow it)', async () => {
+    const other = await startTestServer({ clock: new TestClock(Date.now()), config: { basePath: '/sso' } })
+    try {
+      expect(other.base).toBe(`${other.origin}/sso`)
+      const user = await signUp(other.base, { password: PASSWORD })
+      const { context, page } = await newPage()
+      // /api/auth on the same origin is outside this server's base path: refused.
+      await page.goto(`${other.base}/ui/sign-in?returnTo=${encodeURIComponent(`${other.origin}/api/auth/get-session`)}`)
+      await signInThroughPage(page, user.email, PASSWORD)
+      await page.getByTestId('signed-in').waitFor()
+      await context.clearCookies()
+      const returnTo = `${other.base}/get-session`
+      await page.goto(`${other.base}/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
+      await signInThroughPage(page, user.email, PASSWORD)
+      await page.waitForURL(returnTo)
+      expect(JSON.parse((await page.locator('pre').first().textContent()) ?? 'null').user.email).toBe(user.email)
+      await context.close()
+    } finally {
+      await other.close()
+    }
+  })
+
   it('refuses every returnTo that is not this origin under the base path (open redirect)', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
     const outside = [
