@@ -22,15 +22,15 @@ const VERIFY_PATH: Record<SecondFactor, string> = {
 }
 
 /** Signed in: go to the accepted returnTo, else show the done state. */
-function useFinish(): [string | null, (who: string | null) => void] {
-  const [done, setDone] = useState<string | null>(null)
+function useFinish(): [{ who: string | null } | null, (who: string | null) => void] {
+  const [done, setDone] = useState<{ who: string | null } | null>(null)
   const finish = (who: string | null) => {
     const target = returnToParam()
     if (target) {
       location.assign(target)
       return
     }
-    setDone(who ?? 'you')
+    setDone({ who })
   }
   return [done, finish]
 }
@@ -46,7 +46,7 @@ export function SignInPage({ config }: PageProps) {
   if (done || alreadyDone) {
     return (
       <Layout config={config} title="You are signed in">
-        <Text data-testid="signed-in">{done ? `Signed in as ${done}.` : 'You are signed in.'} You can close this page or return to the application.</Text>
+        <Text data-testid="signed-in">{done?.who ? `Signed in as ${done.who}.` : 'You are signed in.'} You can close this page or return to the application.</Text>
       </Layout>
     )
   }
