@@ -282,9 +282,9 @@ describe('hosted pages', () => {
     await context.close()
   })
 
-  it('asks for the second factor when sign-in answers twoFactorRedirect, and accepts a real TOTP code', async () => {
+  it('asks for the second factor when sign-in answers twoFactorRedirect: a real TOTP code, a mailed code, a backup code', async () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Mfa Page' })
-    const enable = await user.client.post<{ totpURI: string }>('/two-factor/enable', { password: PASSWORD })
+    const enable = await user.client.post<{ totpURI: string; backupCodes: string[] }>('/two-factor/enable', { password: PASSWORD })
     expect(enable.status).toBe(200)
     const totp = URI.parse(enable.body.totpURI) as TOTP
     const enrol = await user.client.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: server.clock.now() }) })
@@ -311,6 +311,28 @@ describe('hosted pages', () => {
     await page.getByRole('button', { name: 'Verify' }).click()
     await page.waitForURL(returnTo)
     expect(JSON.parse((await page.locator('pre').first().textContent()) ?? 'null').user.email).toBe(user.email)
+
+    // The other two methods of the step: a code by email (through the SMTP sink) and a backup code.
+    await context.clearCookies()
+    await page.goto(ui('sign-in'))
+    await signInThroughPage(page, user.email, PASSWORD)
+    await page.getByText('Code by email').click()
+    await page.getByRole('button', { name: 'Send a code' }).click()
+    const mail = await sink.waitFor(user.email, (m) => /verification code/.test(m.subject))
+    const mailed = /is (\d{6})\./.exec(mail.text)?.[1] ?? ''
+    expect(mailed).toMatch(/^\d{6}$/)
+    await page.getByLabel(/^Verification code/).fill(mailed)
+    await page.getByRole('button', { name: 'Verify' }).click()
+    await page.getByTestId('signed-in').waitFor()
+
+    await context.clearCookies()
+    await page.goto(ui('sign-in'))
+    await signInThroughPage(page, user.email, PASSWORD)
+    await page.getByText('Backup code', { exact: true }).click()
+    await page.getByRole('textbox', { name: /^Backup code/ }).fill(enable.body.backupCodes[0] ?? '')
+    await page.getByRole('button', { name: 'Verify' }).click()
+    await page.getByTestId('signed-in').waitFor()
+    expect(await sessionCookie(context)).toBeDefined()
     await context.close()
   })
 
