@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview)/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -55,6 +55,13 @@ module.exports = {
       comment: "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule. Nothing else.",
       from: { path: '^server/features/overview/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin)/'] },
+    },
+    {
+      name: 'hosted-pages-depends-on-social-only',
+      severity: 'error',
+      comment: 'Declared dependency: the sign-in page offers a button per enabled social provider, named by the social feature. Nothing else.',
+      from: { path: '^server/features/hosted-pages/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(hosted-pages|social)/'] },
     },
   ],
   options: {

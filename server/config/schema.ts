@@ -11,6 +11,7 @@ import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/
 import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
 import { usernameConfig } from '../features/username/config.js'
 import { adminConfig } from '../features/admin/config.js'
+import { hostedPagesConfig } from '../features/hosted-pages/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -37,6 +38,8 @@ const rateLimitRule = z.object({ window: z.number().int().min(1), max: z.number(
 
 export const configSchema = z
   .object({
+    /** better-auth's `appName`: the name the hosted pages show (unset: mail.appName). */
+    appName: z.string().min(1).max(100).optional(),
     basePath: z
       .string()
       .regex(/^\/[A-Za-z0-9/_-]*$/, 'must start with / and contain only path characters')
@@ -131,6 +134,8 @@ export const configSchema = z
       .prefault({}),
     apiKey: apiKeyConfig,
     jwt: jwtConfig,
+    /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
+    hostedPages: hostedPagesConfig,
     advanced: z
       .object({
         cookiePrefix: z

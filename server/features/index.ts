@@ -15,6 +15,7 @@ import { socialFeature } from './social/index.js'
 import { auditFeature } from './audit/index.js'
 import { overviewFeature } from './overview/index.js'
 import { settingsFeature } from './settings/index.js'
+import { hostedPagesFeature } from './hosted-pages/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -39,4 +40,5 @@ export const features: Feature[] = [
   auditFeature,
   overviewFeature,
   settingsFeature,
+  hostedPagesFeature,
 ]

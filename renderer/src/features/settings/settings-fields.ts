@@ -73,6 +73,20 @@ export const SECTIONS: SectionSpec[] = [
         help: 'Sessions and the audit log keep no IP address.',
         kind: 'switch',
       },
+      {
+        path: 'hostedPages.enabled',
+        label: 'Hosted sign-in pages',
+        help: 'Serve the sign-in, sign-up, password reset, consent and sign-out pages under {base path}/ui/.',
+        kind: 'switch',
+      },
+      { path: 'appName', label: 'Application name on the pages', help: 'Shown as the heading of the hosted pages; empty uses the mail application name.', kind: 'optional-text' },
+      {
+        path: 'hostedPages.logo',
+        label: 'Logo on the pages',
+        help: 'An https:// address of an image, or a path on this server; empty shows the name only.',
+        kind: 'optional-text',
+      },
+      { path: 'hostedPages.color', label: 'Colour of the pages', help: 'Buttons and links, as #rrggbb; button text turns black or white to stay readable.', kind: 'text' },
     ],
   },
   {

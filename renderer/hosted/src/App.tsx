@@ -1,0 +1,46 @@
+import { Anchor, Text } from '@mantine/core'
+import { type PublicConfig, pageName, pageURL } from './api'
+import { FormAlert, Layout } from './Layout'
+import { ConsentPage } from './pages/Consent'
+import { ErrorPage } from './pages/ErrorPage'
+import { ForgotPasswordPage, ResetPasswordPage } from './pages/Password'
+import { SignInPage } from './pages/SignIn'
+import { SignOutPage } from './pages/SignOut'
+import { SignUpPage } from './pages/SignUp'
+import { VerifyEmailPage } from './pages/VerifyEmail'
+
+export interface PageProps {
+  config: PublicConfig
+}
+
+const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
+  'sign-in': SignInPage,
+  'sign-up': SignUpPage,
+  'forgot-password': ForgotPasswordPage,
+  'reset-password': ResetPasswordPage,
+  'verify-email': VerifyEmailPage,
+  consent: ConsentPage,
+  'sign-out': SignOutPage,
+  error: ErrorPage,
+}
+
+export function App({ config, configError }: { config: PublicConfig; configError: string | null }) {
+  if (configError) {
+    return (
+      <Layout config={config} title="Unavailable">
+        <FormAlert message={configError} />
+      </Layout>
+    )
+  }
+  const Page = PAGES[pageName]
+  if (!Page) {
+    return (
+      <Layout config={config} title="Page not found">
+        <Text>
+          <Anchor href={pageURL('sign-in')}>Go to sign-in</Anchor>
+        </Text>
+      </Layout>
+    )
+  }
+  return <Page config={config} />
+}

@@ -1,0 +1,72 @@
+/**
+ * The hosted pages talk to the better-auth API of the server that serves them, same origin, with
+ * the session cookie. The base path is read from the page's own address: `{basePath}/ui/<page>`.
+ */
+export const basePath: string = location.pathname.replace(/\/ui(?:\/[^/]*)?\/?$/, '')
+
+/** The page name: the last segment of `{basePath}/ui/<page>`. */
+export const pageName: string = /\/ui\/([^/]+)\/?$/.exec(location.pathname)?.[1] ?? 'sign-in'
+
+/** A URL of a hosted page, absolute (links in mail and callbackURLs need the origin). */
+export const pageURL = (page: string, params: Record<string, string> = {}): string => {
+  const url = new URL(`${basePath}/ui/${page}`, location.origin)
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
+  return url.href
+}
+
+/** A refusal of the API: better-auth's body `{code, message}` and the status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface PublicConfig {
+  appName: string
+  logo: string | null
+  color: string
+  emailAndPassword: boolean
+  signUp: boolean
+  username: boolean
+  passkey: boolean
+  twoFactor: boolean
+  forgotPassword?: boolean
+  socialProviders: Array<{ id: string; name: string }>
+}
+
+/** GET when no body is given, POST JSON otherwise; the path is relative to the base path. */
+export async function api<T>(path: string, body?: unknown, init: { accept?: string } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: init.accept ?? 'application/json' }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let response: Response
+  try {
+    response = await fetch(`${basePath}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
+  } catch {
+    throw new ApiError(0, 'NETWORK_ERROR', 'The server could not be reached. Check your connection and try again.')
+  }
+  const text = await response.text()
+  let data: unknown = null
+  try {
+    data = text ? JSON.parse(text) : null
+  } catch {
+    data = null
+  }
+  if (!response.ok) {
+    const failure = (data ?? {}) as { code?: unknown; message?: unknown }
+    throw new ApiError(
+      response.status,
+      typeof failure.code === 'string' ? failure.code : `HTTP_${response.status}`,
+      typeof failure.message === 'string' && failure.message ? failure.message : `The request failed (HTTP ${response.status}).`,
+    )
+  }
+  return data as T
+}

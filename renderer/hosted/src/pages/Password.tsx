@@ -1,0 +1,122 @@
+import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core'
+import { type FormEvent, useState } from 'react'
+import type { PageProps } from '../App'
+import { api, pageURL } from '../api'
+import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
+import { FormAlert, Layout } from '../Layout'
+import { keepReturnTo } from './SignIn'
+
+/** Asks for a reset mail whose link (GET /reset-password/:token) leads back to the reset page with ?token=. */
+export function ForgotPasswordPage({ config }: PageProps) {
+  const [busy, setBusy] = useState(false)
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  const [answer, setAnswer] = useState<string | null>(null)
+
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const email = String(new FormData(event.currentTarget).get('email') ?? '').trim()
+    if (!email) return setErrors({ fields: { email: 'Enter your email' }, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      const result = await api<{ message?: string }>('/request-password-reset', {
+        email,
+        redirectTo: pageURL('reset-password', keepReturnTo()),
+      })
+      setAnswer(result.message ?? 'Check your email for the reset link.')
+    } catch (e) {
+      setErrors(errorsOf(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <Layout config={config} title="Reset your password">
+      {answer ? (
+        <Text role="status" data-testid="reset-requested">
+          {answer}
+        </Text>
+      ) : (
+        <>
+          <Text size="sm">Enter the email address of your account and we will send you a link to choose a new password.</Text>
+          <FormAlert message={errors.form} />
+          <form onSubmit={submit} noValidate aria-label="Reset your password">
+            <Stack gap="sm">
+              <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} autoFocus />
+              <Button type="submit" loading={busy} fullWidth>
+                Send reset link
+              </Button>
+            </Stack>
+          </form>
+        </>
+      )}
+      <Anchor href={pageURL('sign-in', keepReturnTo())} size="sm">
+        Back to sign-in
+      </Anchor>
+    </Layout>
+  )
+}
+
+/** The target of the reset mail's link: `?token=` when the token is valid, `?error=INVALID_TOKEN` otherwise. */
+export function ResetPasswordPage({ config }: PageProps) {
+  const params = new URLSearchParams(location.search)
+  const token = params.get('token')
+  const linkError = params.get('error')
+  const [busy, setBusy] = useState(false)
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  const [done, setDone] = useState(false)
+
+  if (done) {
+    return (
+      <Layout config={config} title="Password changed">
+        <Text role="status" data-testid="password-changed">
+          Your password is changed. Sign in with your new password.
+        </Text>
+        <Anchor href={pageURL('sign-in', keepReturnTo())}>Go to sign-in</Anchor>
+      </Layout>
+    )
+  }
+  if (!token || linkError) {
+    return (
+      <Layout config={config} title="This link does not work">
+        <FormAlert message="The reset link is invalid or has expired. Ask for a new one." />
+        <Anchor href={pageURL('forgot-password', keepReturnTo())}>Ask for a new link</Anchor>
+      </Layout>
+    )
+  }
+
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    const password = String(form.get('password') ?? '')
+    const confirm = String(form.get('confirm') ?? '')
+    if (!password) return setErrors({ fields: { password: 'Choose a new password' }, form: null })
+    if (password !== confirm) return setErrors({ fields: { confirm: 'The two passwords differ' }, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      await api('/reset-password', { newPassword: password, token })
+      setDone(true)
+    } catch (e) {
+      setErrors(errorsOf(e, { newPassword: 'password' }))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <Layout config={config} title="Choose a new password">
+      <FormAlert message={errors.form} />
+      <form onSubmit={submit} noValidate aria-label="Choose a new password">
+        <Stack gap="sm">
+          <PasswordInput name="password" label="New password" autoComplete="new-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} autoFocus />
+          <PasswordInput name="confirm" label="Repeat the new password" autoComplete="new-password" required error={errors.fields.confirm} aria-invalid={invalid(errors, 'confirm')} />
+          <Button type="submit" loading={busy} fullWidth>
+            Change password
+          </Button>
+        </Stack>
+      </form>
+    </Layout>
+  )
+}

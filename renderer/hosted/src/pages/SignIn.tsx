@@ -1,0 +1,268 @@
+import { Anchor, Button, Checkbox, Divider, Group, PasswordInput, SegmentedControl, Stack, Text, TextInput } from '@mantine/core'
+import { startAuthentication } from '@simplewebauthn/browser'
+import { type FormEvent, useState } from 'react'
+import type { PageProps } from '../App'
+import { ApiError, api, pageURL } from '../api'
+import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
+import { FormAlert, Layout } from '../Layout'
+import { returnToParam } from '../return-to'
+
+type SecondFactor = 'totp' | 'otp' | 'backup'
+interface SignInAnswer {
+  twoFactorRedirect?: boolean
+  twoFactorMethods?: string[]
+  user?: { name?: string; email?: string }
+}
+
+const FACTOR_LABELS: Record<SecondFactor, string> = { totp: 'Authenticator app', otp: 'Code by email', backup: 'Backup code' }
+const VERIFY_PATH: Record<SecondFactor, string> = {
+  totp: '/two-factor/verify-totp',
+  otp: '/two-factor/verify-otp',
+  backup: '/two-factor/verify-backup-code',
+}
+
+/** Signed in: go to the accepted returnTo, else show the done state. */
+function useFinish(): [{ who: string | null } | null, (who: string | null) => void] {
+  const [done, setDone] = useState<{ who: string | null } | null>(null)
+  const finish = (who: string | null) => {
+    const target = returnToParam()
+    if (target) {
+      location.assign(target)
+      return
+    }
+    setDone({ who })
+  }
+  return [done, finish]
+}
+
+export function SignInPage({ config }: PageProps) {
+  const [done, finish] = useFinish()
+  const [step, setStep] = useState<'password' | 'second-factor'>('password')
+  const [methods, setMethods] = useState<SecondFactor[]>([])
+  const [busy, setBusy] = useState(false)
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  const alreadyDone = new URLSearchParams(location.search).has('done')
+
+  if (done || alreadyDone) {
+    return (
+      <Layout config={config} title="You are signed in">
+        <Text data-testid="signed-in">{done?.who ? `Signed in as ${done.who}.` : 'You are signed in.'} You can close this page or return to the application.</Text>
+      </Layout>
+    )
+  }
+
+  if (step === 'second-factor') {
+    return (
+      <Layout config={config} title="Two-step verification">
+        <SecondFactorStep methods={methods} onDone={(who) => finish(who)} />
+      </Layout>
+    )
+  }
+
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    const identifier = String(form.get('identifier') ?? '').trim()
+    const password = String(form.get('password') ?? '')
+    const rememberMe = form.get('rememberMe') === 'on'
+    const missing: Record<string, string> = {}
+    if (!identifier) missing.identifier = config.username ? 'Enter your email or username' : 'Enter your email'
+    if (!password) missing.password = 'Enter your password'
+    if (Object.keys(missing).length) return setErrors({ fields: missing, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      const byEmail = identifier.includes('@') || !config.username
+      const answer = await api<SignInAnswer>(byEmail ? '/sign-in/email' : '/sign-in/username', {
+        ...(byEmail ? { email: identifier } : { username: identifier }),
+        password,
+        rememberMe,
+      })
+      if (answer.twoFactorRedirect) {
+        const offered = (answer.twoFactorMethods ?? ['totp']).filter((m): m is SecondFactor => m === 'totp' || m === 'otp')
+        setMethods([...offered, 'backup'])
+        setStep('second-factor')
+      } else {
+        finish(answer.user?.name || answer.user?.email || null)
+      }
+    } catch (e) {
+      setErrors(errorsOf(e, { email: 'identifier', username: 'identifier' }))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const social = async (provider: string) => {
+    setErrors(NO_ERRORS)
+    try {
+      const answer = await api<{ url?: string }>('/sign-in/social', {
+        provider,
+        callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
+        errorCallbackURL: pageURL('error'),
+      })
+      if (answer.url) location.assign(answer.url)
+    } catch (e) {
+      setErrors(errorsOf(e))
+    }
+  }
+
+  const passkey = async () => {
+    setErrors(NO_ERRORS)
+    setBusy(true)
+    try {
+      const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>('/passkey/generate-authenticate-options')
+      const response = await startAuthentication({ optionsJSON })
+      const answer = await api<SignInAnswer>('/passkey/verify-authentication', { response })
+      finish(answer.user?.name || answer.user?.email || null)
+    } catch (e) {
+      // The browser's own refusal (cancelled, timed out) is not an API error.
+      setErrors(e instanceof ApiError ? errorsOf(e) : { fields: {}, form: 'The passkey sign-in was cancelled or did not complete. Try again.' })
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const idLabel = config.username ? 'Email or username' : 'Email'
+  return (
+    <Layout config={config} title={`Sign in to ${config.appName}`}>
+      <FormAlert message={errors.form} />
+      {config.emailAndPassword ? (
+        <form onSubmit={submit} noValidate aria-label="Sign in with password">
+          <Stack gap="sm">
+            <TextInput
+              name="identifier"
+              label={idLabel}
+              autoComplete={config.username ? 'username' : 'email'}
+              required
+              error={errors.fields.identifier}
+              autoFocus
+            />
+            <PasswordInput name="password" label="Password" autoComplete="current-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} />
+            <Checkbox name="rememberMe" label="Keep me signed in" defaultChecked />
+            <Button type="submit" loading={busy} fullWidth>
+              Sign in
+            </Button>
+          </Stack>
+        </form>
+      ) : null}
+      {config.passkey || config.socialProviders.length ? <Divider label="or" labelPosition="center" /> : null}
+      <Stack gap="xs">
+        {config.passkey ? (
+          <Button variant="default" onClick={passkey} disabled={busy} fullWidth>
+            Sign in with a passkey
+          </Button>
+        ) : null}
+        {config.socialProviders.map((p) => (
+          <Button key={p.id} variant="default" onClick={() => void social(p.id)} fullWidth>
+            Continue with {p.name}
+          </Button>
+        ))}
+      </Stack>
+      <Group justify="space-between" gap="xs">
+        {config.forgotPassword !== false && config.emailAndPassword ? (
+          <Anchor href={pageURL('forgot-password', keepReturnTo())} size="sm">
+            Forgot your password?
+          </Anchor>
+        ) : (
+          <span />
+        )}
+        {config.signUp ? (
+          <Anchor href={pageURL('sign-up', keepReturnTo())} size="sm">
+            Create an account
+          </Anchor>
+        ) : null}
+      </Group>
+    </Layout>
+  )
+}
+
+/** The returnTo query of this page, to carry to the next one. */
+export const keepReturnTo = (): Record<string, string> => {
+  const value = returnToParam()
+  return value ? { returnTo: value } : {}
+}
+
+/** The step after the password when the account has a second factor (two_factor cookie set by the sign-in). */
+function SecondFactorStep({ methods, onDone }: { methods: SecondFactor[]; onDone: (who: string | null) => void }) {
+  const [method, setMethod] = useState<SecondFactor>(methods[0] ?? 'backup')
+  const [busy, setBusy] = useState(false)
+  const [sent, setSent] = useState(false)
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+
+  const sendCode = async () => {
+    setErrors(NO_ERRORS)
+    try {
+      await api('/two-factor/send-otp', {})
+      setSent(true)
+    } catch (e) {
+      setErrors(errorsOf(e))
+    }
+  }
+
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    const code = String(form.get('code') ?? '').trim()
+    if (!code) return setErrors({ fields: { code: 'Enter the code' }, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      const answer = await api<{ user?: { name?: string; email?: string } }>(VERIFY_PATH[method], {
+        code,
+        trustDevice: form.get('trustDevice') === 'on',
+      })
+      onDone(answer.user?.name || answer.user?.email || null)
+    } catch (e) {
+      setErrors(errorsOf(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const hint: Record<SecondFactor, string> = {
+    totp: 'Enter the 6-digit code your authenticator app shows.',
+    otp: sent ? 'We sent a code to your email address. Enter it below.' : 'We can send a one-time code to your email address.',
+    backup: 'Enter one of the backup codes you saved when you set up two-step verification.',
+  }
+  return (
+    <Stack gap="sm">
+      {methods.length > 1 ? (
+        <SegmentedControl
+          aria-label="Verification method"
+          value={method}
+          onChange={(v) => {
+            setMethod(v as SecondFactor)
+            setErrors(NO_ERRORS)
+          }}
+          data={methods.map((m) => ({ value: m, label: FACTOR_LABELS[m] }))}
+          fullWidth
+        />
+      ) : null}
+      <Text size="sm">{hint[method]}</Text>
+      <FormAlert message={errors.form} />
+      {method === 'otp' && !sent ? (
+        <Button variant="default" onClick={() => void sendCode()}>
+          Send a code
+        </Button>
+      ) : null}
+      <form onSubmit={submit} noValidate aria-label="Second factor">
+        <Stack gap="sm">
+          <TextInput
+            key={method}
+            name="code"
+            label={method === 'backup' ? 'Backup code' : 'Verification code'}
+            autoComplete="one-time-code"
+            inputMode={method === 'backup' ? 'text' : 'numeric'}
+            required
+            error={errors.fields.code}
+            autoFocus
+          />
+          <Checkbox name="trustDevice" label="Trust this browser (skip this step next time)" />
+          <Button type="submit" loading={busy} fullWidth>
+            Verify
+          </Button>
+        </Stack>
+      </form>
+    </Stack>
+  )
+}

@@ -1,0 +1,65 @@
+import { Button, Text } from '@mantine/core'
+import { useRef, useState } from 'react'
+import type { PageProps } from '../App'
+import { api } from '../api'
+import { FormAlert, Layout } from '../Layout'
+import { safeReturnTo } from '../return-to'
+
+/**
+ * End-session confirmation. `?action=<url>&xsrf=<token>`: the OIDC provider's confirm form
+ * (accepted only on this origin under the base path); on confirm, sign out of Gatehouse, then post
+ * `xsrf` and `logout=yes` to it. Without `action`: sign out of Gatehouse only. `?done=1`: signed out.
+ */
+export function SignOutPage({ config }: PageProps) {
+  const params = new URLSearchParams(location.search)
+  const action = safeReturnTo(params.get('action'))
+  const xsrf = params.get('xsrf') ?? ''
+  const [done, setDone] = useState(params.has('done'))
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | null>(params.get('action') && !action ? 'The sign-out request is not valid.' : null)
+  const form = useRef<HTMLFormElement>(null)
+
+  if (done) {
+    return (
+      <Layout config={config} title="You are signed out">
+        <Text data-testid="signed-out">You are signed out of {config.appName}. You can close this page.</Text>
+      </Layout>
+    )
+  }
+
+  const confirm = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      await api('/sign-out', {})
+    } catch (e) {
+      // No session any more is what was asked for; anything else is shown.
+      if ((e as { status?: number }).status !== 401) {
+        setError((e as Error).message)
+        setBusy(false)
+        return
+      }
+    }
+    if (action && form.current) form.current.submit()
+    else {
+      setDone(true)
+      setBusy(false)
+    }
+  }
+
+  return (
+    <Layout config={config} title="Sign out">
+      <Text>Do you want to sign out of {config.appName}?</Text>
+      <FormAlert message={error} />
+      {action ? (
+        <form ref={form} method="post" action={action} hidden>
+          <input type="hidden" name="xsrf" value={xsrf} />
+          <input type="hidden" name="logout" value="yes" />
+        </form>
+      ) : null}
+      <Button onClick={() => void confirm()} loading={busy} fullWidth>
+        Sign out
+      </Button>
+    </Layout>
+  )
+}

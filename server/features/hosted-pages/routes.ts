@@ -1,0 +1,126 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { extname, join } from 'node:path'
+import type { AuthContext } from '../../auth/context.js'
+import type { Logger } from '../../gatehouse.js'
+import { defineRoute, redirect } from '../../http/route.js'
+import { providers } from '../social/providers/index.js'
+import { isProviderId } from '../social/options.js'
+import {
+  contentSecurityPolicy,
+  ensureHostedAssets,
+  hostedAssetsDir,
+  indexTemplate,
+  newNonce,
+  renderIndex,
+  SECURITY_HEADERS,
+} from './assets.js'
+import { HOSTED_PAGES_ERRORS, hostedPagesError } from './errors.js'
+
+/** Every page the app renders, at `{basePath}/ui/<page>` (the contract of issue 17). */
+export const HOSTED_PAGES = ['sign-in', 'consent', 'sign-out', 'error', 'sign-up', 'forgot-password', 'reset-password', 'verify-email'] as const
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+}
+
+const enabled = (ctx: AuthContext) => ctx.config().hostedPages.enabled
+
+/** The logger the feature's start() received (the first-request build reports through it). */
+export const buildLog: { logger: Pick<Logger, 'info' | 'warn'> | null } = { logger: null }
+
+/** The name the pages show: better-auth's `appName`, else the mail's. */
+export const appNameOf = (ctx: AuthContext): string => ctx.config().appName ?? ctx.config().mail.appName
+
+function logoOrigin(logo: string | undefined): string | null {
+  if (!logo || logo.startsWith('/')) return null
+  try {
+    return new URL(logo).origin
+  } catch {
+    return null
+  }
+}
+
+/** `GET /ui/api/config`: what the pages need to draw themselves, from the live configuration. */
+export function publicConfig(ctx: AuthContext) {
+  const c = ctx.config()
+  const off = (path: string) => c.disabledPaths.includes(path)
+  const password = c.emailAndPassword.enabled
+  return {
+    appName: appNameOf(ctx),
+    logo: c.hostedPages.logo ?? null,
+    color: c.hostedPages.color,
+    emailAndPassword: password && !off('/sign-in/email'),
+    signUp: password && !c.emailAndPassword.disableSignUp && !off('/sign-up/email'),
+    username: password && !off('/sign-in/username'),
+    passkey: c.passkey.enabled,
+    twoFactor: c.twoFactor.enabled,
+    forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
+    socialProviders: Object.entries(c.socialProviders)
+      .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
+      .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name })),
+  }
+}
+
+function pageResponse(status: number, body: string, csp: string): Response {
+  return new Response(body, {
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp, 'cache-control': 'no-store', ...SECURITY_HEADERS },
+  })
+}
+
+export const hostedPagesRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/ui/api/config',
+    enabled,
+    handler: ({ ctx, response }) => {
+      response.headers.set('cache-control', 'no-store')
+      return publicConfig(ctx)
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/ui',
+    enabled,
+    handler: ({ ctx }) => redirect(`${ctx.config().basePath}/ui/sign-in`),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/ui/:page',
+    enabled,
+    handler: async ({ ctx, params }) => {
+      const page = params.page ?? ''
+      if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
+      const nonce = newNonce()
+      const csp = contentSecurityPolicy(nonce, { logoOrigin: logoOrigin(ctx.config().hostedPages.logo), formAnywhere: page === 'sign-out', anyHttpsImage: page === 'consent' })
+      const dir = hostedAssetsDir()
+      const log = buildLog.logger
+      await ensureHostedAssets(dir, (line) => log?.info(line))
+      const template = indexTemplate(dir)
+      if (!template) return pageResponse(503, `<!doctype html><html lang="en"><title>Not built</title><p>${HOSTED_PAGES_ERRORS.HOSTED_PAGES_NOT_BUILT}</p></html>`, csp)
+      return pageResponse(200, renderIndex(template, nonce, appNameOf(ctx)), csp)
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/ui/assets/:file',
+    enabled,
+    handler: ({ params }) => {
+      const name = params.file ?? ''
+      const type = TYPES[extname(name)]
+      const file = join(hostedAssetsDir(), 'assets', name)
+      if (!/^[A-Za-z0-9_.-]+$/.test(name) || name.startsWith('.') || !type || !existsSync(file)) throw hostedPagesError(404, 'NOT_FOUND')
+      return new Response(readFileSync(file), {
+        status: 200,
+        headers: { 'content-type': type, 'cache-control': 'public, max-age=31536000, immutable', ...SECURITY_HEADERS },
+      })
+    },
+  }),
+]
