@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AuthContext, RequestMeta } from './auth/context.js'
 import type { SessionWithUser } from './auth/sessions.js'
 import type { Logger } from './gatehouse.js'
@@ -43,6 +44,16 @@ export interface Feature {
     signedIn: SessionWithUser,
     request: { rememberMe?: boolean },
   ) => PasswordSignInOutcome | undefined
+  /**
+   * A Node request handler (Koa or Connect style) serving paths under the base path that no
+   * declared route takes: the OIDC provider feature mounts oidc-provider so. `handles` is asked
+   * with the path relative to the base path (after the rate limit); `handle` gets Node's request
+   * (its `url` as received) and response and writes the answer itself.
+   */
+  mount?: {
+    handles(ctx: AuthContext, path: string): boolean
+    handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void>
+  }
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
 }

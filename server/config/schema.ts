@@ -7,6 +7,7 @@ import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersSchema } from '../oauth/options.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
+import { oidcProviderConfig } from '../features/oidc-provider/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
 
 /**
@@ -231,6 +232,7 @@ export const configSchema = z
       .prefault({}),
     apiKey: apiKeyConfig,
     jwt: jwtConfig,
+    oidcProvider: oidcProviderConfig,
     advanced: z
       .object({
         cookiePrefix: z

@@ -5,6 +5,7 @@
  */
 import { apikey } from '../features/api-key/schema.js'
 import { keypair } from '../features/jwt/schema.js'
+import { oidcClient, oidcModel } from '../features/oidc-provider/schema.js'
 import { passkey } from '../features/passkey/schema.js'
 import { twoFactor } from '../features/two-factor/schema.js'
 import {
@@ -24,7 +25,7 @@ import {
 } from './core-schema.js'
 
 export * from './core-schema.js'
-export { apikey, keypair, passkey, twoFactor }
+export { apikey, keypair, oidcClient, oidcModel, passkey, twoFactor }
 
 export const schema = {
   user,
@@ -44,4 +45,6 @@ export const schema = {
   loginThrottle,
   twoFactor,
   passkey,
+  oidcModel,
+  oidcClient,
 }

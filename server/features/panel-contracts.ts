@@ -1,5 +1,6 @@
 import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
+import { oidcContract } from './oidc-provider/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
 import { backupContract } from './backup/panel-contract.js'
@@ -11,6 +12,7 @@ import { backupContract } from './backup/panel-contract.js'
 export const featureContracts = {
   ...apiKeyContract,
   ...jwtContract,
+  ...oidcContract,
   ...twoFactorContract,
   ...networkContract,
   ...backupContract,

@@ -80,8 +80,8 @@ const algOf = (row: KeypairRow): string => row.alg ?? DEFAULT_ALG
 const isLive = (row: KeypairRow, now: number): boolean => !row.expiresAt || row.expiresAt.getTime() > now
 
 /** Generates and stores a key pair of the configured algorithm; the private JWK is sealed. */
-async function mintKey(ctx: AuthContext): Promise<KeypairRow> {
-  const pair = conf(ctx).jwks.keyPairConfig
+async function mintKey(ctx: AuthContext, alg: string = conf(ctx).jwks.keyPairConfig.alg): Promise<KeypairRow> {
+  const pair = { ...conf(ctx).jwks.keyPairConfig, alg }
   const { publicKey, privateKey } =
     pair.alg === 'RS256'
       ? await generateKeyPair('RS256', { modulusLength: pair.modulusLength, extractable: true })
@@ -274,4 +274,27 @@ export async function rotateSigningKey(
     meta: by.meta ?? null,
   })
   return { id: row.id, alg: algOf(row), retired }
+}
+
+/**
+ * The private JWKs (with `kid` and `alg`) of every live key, newest first, for the OpenID provider
+ * feature, which signs ID tokens itself. Relying parties default to RS256, so a live RS256 key is
+ * minted when there is none (it is published in the JWKS like every other key). `version` changes
+ * whenever the set of keys does.
+ */
+export async function liveSigningJwks(ctx: AuthContext): Promise<{ version: string; keys: (JWK & { kid: string; alg: string })[] }> {
+  pruneRetired(ctx)
+  const now = ctx.clock.now()
+  let live = state(ctx).rows.filter((row) => isLive(row, now))
+  if (!live.some((row) => algOf(row) === 'RS256')) {
+    await mintKey(ctx, 'RS256')
+    live = state(ctx).rows.filter((row) => isLive(row, now))
+  }
+  live.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+  const keys = live.map((row) => {
+    const jwk = decryptSecret(ctx.secret, row.privateKey, SEAL_PURPOSE)
+    if (jwk === null) throw new Error('Failed to decrypt a JWT signing key: the auth secret is not the one it was sealed with.')
+    return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row) }
+  })
+  return { version: live.map((row) => row.id).join(','), keys }
 }
