@@ -68,7 +68,7 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await deleteByGrantId(ctx, grantId)
+      await deleteByGrantId(ctx, this.kind, grantId)
     }
   }
 }

@@ -214,25 +214,25 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         detail: { grantType: koa.oidc.params?.grant_type ?? null },
       })
     })
-    provider.on('grant.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string }) => {
+    provider.on('grant.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
       audit(koa, {
         type: 'oidc.token-refused',
         outcome: 'failure',
         actorUserId: accountIdOf(koa),
         target: koa.oidc?.client?.clientId ?? null,
-        detail: { grantType: koa.oidc?.params?.grant_type ?? null, error: error.error ?? null, description: error.error_description ?? null },
+        detail: { grantType: koa.oidc?.params?.grant_type ?? null, error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
       })
     })
     provider.on('authorization.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.code-issued', actorUserId: accountIdOf(koa), target: koa.oidc.client?.clientId ?? null })
     })
-    provider.on('authorization.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string }) => {
+    provider.on('authorization.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
       audit(koa, {
         type: 'oidc.authorization-refused',
         outcome: 'failure',
         actorUserId: accountIdOf(koa),
         target: koa.oidc?.client?.clientId ?? null,
-        detail: { error: error.error ?? null, description: error.error_description ?? null },
+        detail: { error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
       })
     })
     provider.on('grant.revoked', (koa: KoaContextWithOIDC, grantId: string) => {

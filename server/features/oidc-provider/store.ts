@@ -60,13 +60,14 @@ export async function destroyModel(ctx: AuthContext, kind: string, id: string): 
   await ctx.db.delete(oidcModel).where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
 }
 
-/** Deletes every code and token of a grant (and the grant itself); returns how many rows went. */
-export async function deleteByGrantId(ctx: AuthContext, grantId: string): Promise<number> {
-  return (await ctx.db.delete(oidcModel).where(eq(oidcModel.grantId, grantId)).returning({ id: oidcModel.id })).length
-}
-
-export async function deleteGrant(ctx: AuthContext, grantId: string): Promise<void> {
-  await ctx.db.delete(oidcModel).where(and(eq(oidcModel.kind, 'Grant'), eq(oidcModel.id, grantId)))
+/** Deletes the rows of one kind (codes, access or refresh tokens) issued under a grant. */
+export async function deleteByGrantId(ctx: AuthContext, kind: string, grantId: string): Promise<number> {
+  return (
+    await ctx.db
+      .delete(oidcModel)
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.grantId, grantId)))
+      .returning({ id: oidcModel.id })
+  ).length
 }
 
 /** Removes rows whose expiry has passed. */
