@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { auditEvent, member, organization, team, teamMember, user } from '../../server/db/schema.js'
+import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { createClient } from '../../server/features/oidc-provider/clients.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -260,5 +260,229 @@ describe('authorization code + PKCE', () => {
     expect(audit.filter((a) => a.type === 'oidc.token-issued' && a.target === client.clientId).length).toBeGreaterThanOrEqual(3)
     expect(audit.some((a) => a.type === 'oidc.token-refused' && a.outcome === 'failure')).toBe(true)
     expect(audit.some((a) => a.type === 'oidc.consent-granted' && a.target === client.clientId)).toBe(true)
+  })
+})
+
+describe('refusals (RFC 6749, OIDC Core)', () => {
+  it('an unregistered redirect URI is never redirected to: the error page says invalid_redirect_uri', async () => {
+    const { client } = await newClient({ public: true })
+    const config = await discover(client.clientId)
+    const flow = await startFlow(config, 'openid', { redirect_uri: 'https://evil.example/callback' })
+    const res = await fetch(flow.url, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    const at = new URL(res.headers.get('location') as string)
+    expect(at.origin + at.pathname).toBe(`${server.base}/ui/error`)
+    expect(at.searchParams.get('error')).toBe('invalid_redirect_uri')
+    const audit = await auditTypes()
+    expect(audit.some((a) => a.type === 'oidc.authorization-refused' && a.target === client.clientId)).toBe(true)
+  })
+
+  it('a public client must use PKCE; a confidential one may be allowed without it', async () => {
+    const pub = await newClient({ public: true })
+    const pubConfig = await discover(pub.client.clientId)
+    const url = oidc.buildAuthorizationUrl(pubConfig, { redirect_uri: CALLBACK, scope: 'openid', state: 's1' })
+    const jar = await signedInJar(alice)
+    const back = await browse(jar, url.href)
+    expect(back.origin + back.pathname).toBe(CALLBACK)
+    expect(back.searchParams.get('error')).toBe('invalid_request')
+    expect(back.searchParams.get('error_description')).toBe('Authorization Server policy requires PKCE to be used for this request')
+
+    const gitea = await newClient({ pkceRequired: false, skipConsent: true })
+    const config = await discover(gitea.client.clientId, gitea.clientSecret as string)
+    const state = oidc.randomState()
+    const plain = oidc.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid email', state })
+    const callback = await browse(jar, plain.href)
+    expect(callback.searchParams.get('code')).toBeTruthy()
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state })
+    expect(tokens.claims()?.sub).toBe(alice.user.id)
+  })
+
+  it('a reused code is refused and the tokens issued from it are revoked', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid', { prompt: 'login' })
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(jar, flow)
+    const tokens = await exchange(flow, callback)
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+    const again = await exchange(flow, callback).catch((e: unknown) => e)
+    expect(again).toBeInstanceOf(oidc.ResponseBodyError)
+    expect((again as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false)
+  })
+
+  it('a PKCE verifier that does not match is refused', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(jar, flow)
+    const wrong = await oidc
+      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: oidc.randomPKCECodeVerifier(), expectedState: flow.state, expectedNonce: flow.nonce })
+      .catch((e: unknown) => e)
+    expect((wrong as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect((wrong as oidc.ResponseBodyError).status).toBe(400)
+  })
+
+  it('a wrong client secret is refused with invalid_client (401), by Basic and by POST', async () => {
+    const { client, clientSecret } = await newClient()
+    const token = `${server.base}/oauth2/token`
+    const form = 'content-type'
+    const wrongBasic = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:not-the-secret`).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    })
+    expect(wrongBasic.status).toBe(401)
+    expect(await wrongBasic.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+    const wrongPost = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: 'not-the-secret' }).toString(),
+    })
+    expect(wrongPost.status).toBe(401)
+    expect(await wrongPost.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+    // The stored hash itself is not a secret that works.
+    const stored = (await server.gatehouse.ctx.db.select().from(oidcClient).where(eq(oidcClient.clientId, client.clientId)))[0]
+    expect(stored?.secretHash).toMatch(/^sha256:/)
+    expect(stored?.secretHash).not.toContain(clientSecret as string)
+    const withHash = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: stored?.secretHash as string }).toString(),
+    })
+    expect(withHash.status).toBe(401)
+    // The right one works both ways (client credentials for services).
+    for (const auth of [oidc.ClientSecretBasic(clientSecret as string), oidc.ClientSecretPost(clientSecret as string)]) {
+      const config = await discover(client.clientId, clientSecret as string, auth)
+      const tokens = await oidc.clientCredentialsGrant(config, {})
+      expect(tokens.access_token).toBeTruthy()
+      expect(tokens.token_type.toLowerCase()).toBe('bearer')
+      expect(tokens.refresh_token).toBeUndefined()
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+    }
+    const audit = await auditTypes()
+    expect(
+      audit.some((a) => a.type === 'oidc.token-refused' && a.target === client.clientId && (a.detail as { error: string }).error === 'invalid_client'),
+    ).toBe(true)
+    expect(
+      audit.some((a) => a.type === 'oidc.token-issued' && a.target === client.clientId && (a.detail as { grantType: string }).grantType === 'client_credentials'),
+    ).toBe(true)
+  })
+
+  it('a user outside the client’s allowed organizations or teams is sent back with access_denied', async () => {
+    const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
+    const { client, clientSecret } = await newClient({ allowedTeams: [teamId], skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const back = await authorize(await signedInJar(bob), flow)
+    expect(back.origin + back.pathname).toBe(CALLBACK)
+    expect(back.searchParams.get('error')).toBe('access_denied')
+    expect(back.searchParams.get('error_description')).toBe('The account is not allowed to use this application')
+    // A team member gets in.
+    const ok = await startFlow(config, 'openid')
+    ok.url.searchParams.delete('prompt')
+    const code = await authorize(await signedInJar(alice), ok)
+    expect(code.searchParams.get('code')).toBeTruthy()
+    const audit = await auditTypes()
+    expect(audit.some((a) => a.type === 'oidc.access-denied' && a.target === client.clientId)).toBe(true)
+  })
+
+  it('an expired code is refused (the adapter reads expiry from Gatehouse’s clock)', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(await signedInJar(alice), flow)
+    server.clock.advanceSeconds(61)
+    const late = await exchange(flow, callback).catch((e: unknown) => e)
+    expect((late as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+
+  it('a banned user cannot sign in to a client nor refresh; a deleted one cannot refresh', async () => {
+    const carol = await signUp(server.base, { name: 'Carol', password: PASSWORD })
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(carol)
+    const flow = await startFlow(config, 'openid offline_access')
+    flow.url.searchParams.set('prompt', 'consent')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    expect(tokens.refresh_token).toBeTruthy()
+    await server.gatehouse.ctx.db.update(user).set({ banned: true }).where(eq(user.id, carol.user.id))
+    const refused = await oidc.refreshTokenGrant(config, tokens.refresh_token as string).catch((e: unknown) => e)
+    expect((refused as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    const flow2 = await startFlow(config, 'openid')
+    flow2.url.searchParams.delete('prompt')
+    const back = await authorize(jar, flow2)
+    expect(back.searchParams.get('error')).toBe('access_denied')
+
+    const dave = await signUp(server.base, { name: 'Dave', password: PASSWORD })
+    const daveFlow = await startFlow(config, 'openid offline_access')
+    daveFlow.url.searchParams.set('prompt', 'consent')
+    const daveTokens = await exchange(daveFlow, await authorize(await signedInJar(dave), daveFlow))
+    await server.gatehouse.ctx.db.delete(user).where(eq(user.id, dave.user.id))
+    const gone = await oidc.refreshTokenGrant(config, daveTokens.refresh_token as string).catch((e: unknown) => e)
+    expect((gone as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+})
+
+describe('sessions', () => {
+  it('signing out of Gatehouse ends the OIDC session; end-session goes through the hosted sign-out page', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+
+    // RP-initiated logout: the confirmation is the hosted sign-out page, which signs out of
+    // Gatehouse and then posts the form oidc-provider asked for.
+    const endSession = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: `${RP}/signed-out`, state: 'bye' })
+    const page = await browse(jar, endSession.href)
+    expect(page.pathname).toBe('/api/auth/ui/sign-out')
+    const action = page.searchParams.get('action') as string
+    const xsrf = page.searchParams.get('xsrf') as string
+    expect(action).toBe(`${server.base}/oauth2/endsession/confirm`)
+    const signOut = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar.header(), 'content-type': 'application/json' }, body: '{}' })
+    expect(signOut.status).toBe(200)
+    jar.store(signOut)
+    const done = await browse(jar, action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+    })
+    expect(done.href).toBe(`${RP}/signed-out?state=bye`)
+    expect((await auditTypes()).some((a) => a.type === 'oidc.signed-out' && a.target === client.clientId)).toBe(true)
+
+    // Signed out of Gatehouse only (no end-session call): the next authorize asks to sign in.
+    const jar2 = await signedInJar(alice)
+    const f2 = await startFlow(config, 'openid')
+    f2.url.searchParams.delete('prompt')
+    expect((await authorize(jar2, f2)).searchParams.get('code')).toBeTruthy()
+    const out = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar2.header(), 'content-type': 'application/json' }, body: '{}' })
+    expect(out.status).toBe(200)
+    jar2.store(out)
+    const f3 = await startFlow(config, 'openid')
+    f3.url.searchParams.delete('prompt')
+    const at = await authorize(jar2, f3)
+    expect(at.pathname).toBe('/api/auth/ui/sign-in')
+  })
+
+  it('groups follow oidcProvider.groups, live', async () => {
+    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: true } } })
+    try {
+      const { client, clientSecret } = await newClient({ skipConsent: true })
+      const config = await discover(client.clientId, clientSecret as string)
+      const flow = await startFlow(config, 'openid groups')
+      flow.url.searchParams.delete('prompt')
+      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      expect(tokens.claims()?.groups).toEqual(['acme', 'gatehouse:user'])
+      expect(tokens.claims()?.email).toBeUndefined()
+    } finally {
+      server.gatehouse.config.update({ oidcProvider: { groups: null } })
+    }
   })
 })

@@ -247,7 +247,7 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
     ...(row.secretHash ? { client_secret: row.secretHash } : {}),
-    'urn:gatehouse:pkce_required': row.public || row.pkceRequired,
-    'urn:gatehouse:skip_consent': row.skipConsent,
+    gatehouse_pkce_required: row.public || row.pkceRequired,
+    gatehouse_skip_consent: row.skipConsent,
   }
 }
