@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import Provider, { type ClientInstance, type KoaContextWithOIDC, interactionPolicy } from 'oidc-provider'
+import type Provider from 'oidc-provider'
+import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
 import { recordAudit } from '../../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../../auth/context.js'
 import type { Logger } from '../../gatehouse.js'
@@ -90,6 +91,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     if (current?.key === key) return current
     const base = ctx.config().basePath
     const audit = auditOf(ctx, logger)
+    // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
+    const { default: Provider, interactionPolicy } = await import('oidc-provider')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
