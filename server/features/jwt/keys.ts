@@ -282,9 +282,15 @@ export async function rotateSigningKey(
  * minted when there is none (it is published in the JWKS like every other key). `version` changes
  * whenever the set of keys does.
  */
-export async function liveSigningJwks(ctx: AuthContext): Promise<{ version: string; keys: (JWK & { kid: string; alg: string })[] }> {
+type LiveJwks = { version: string; keys: (JWK & { kid: string; alg: string })[] }
+const liveJwksCache = new WeakMap<KeypairRow[], LiveJwks>()
+
+export async function liveSigningJwks(ctx: AuthContext): Promise<LiveJwks> {
   pruneRetired(ctx)
   const now = ctx.clock.now()
+  // Decrypted once per set of keys (the rows array is replaced whenever the keys change).
+  const cached = liveJwksCache.get(state(ctx).rows)
+  if (cached && cached.keys.length === state(ctx).rows.filter((row) => isLive(row, now)).length) return cached
   let live = state(ctx).rows.filter((row) => isLive(row, now))
   if (!live.some((row) => algOf(row) === 'RS256')) {
     await mintKey(ctx, 'RS256')
@@ -296,5 +302,7 @@ export async function liveSigningJwks(ctx: AuthContext): Promise<{ version: stri
     if (jwk === null) throw new Error('Failed to decrypt a JWT signing key: the auth secret is not the one it was sealed with.')
     return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row) }
   })
-  return { version: live.map((row) => row.id).join(','), keys }
+  const result = { version: live.map((row) => row.id).join(','), keys }
+  liveJwksCache.set(state(ctx).rows, result)
+  return result
 }
