@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/two-factor/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|oidc-provider)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -24,6 +24,13 @@ module.exports = {
       comment: 'Declared dependency: a passkey counts as a second factor, so two-factor reads passkeys; nothing else.',
       from: { path: '^server/features/two-factor/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(two-factor|passkey)/'] },
+    },
+    {
+      name: 'oidc-provider-depends-on-jwt-only',
+      severity: 'error',
+      comment: 'Declared dependency: the OpenID provider signs ID tokens with the jwt feature\'s keys and publishes its JWKS; nothing else.',
+      from: { path: '^server/features/oidc-provider/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
     },
   ],
   options: {
