@@ -9,6 +9,7 @@ import { resolveSecret } from '../../secret.js'
 import { allClients, type ClientView, createClient, removeClient } from './clients.js'
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
+           [--post-logout-redirect-uri URI …]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
 
@@ -16,6 +17,7 @@ Options:
   --data-dir <dir>   the data directory (default ./data, or GATEHOUSE_DATA_DIR)
   --public           a public client (no secret; PKCE required)
   --skip-consent     a first-party client: users are not asked to consent
+  --post-logout-redirect-uri URI   where the app may send users after signing out (repeatable)
   --json             machine-readable output (create: {"clientId", "clientSecret"}; the secret is shown this once)
 
 Works on the data directory whether or not a server runs on it; a running server sees the change
@@ -42,7 +44,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   }
   if (group !== 'client') return usage(`unknown oidc command "${group}"`)
   if (sub !== 'create' && sub !== 'list' && sub !== 'delete') return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
-  let values: { 'data-dir'?: string; name?: string; 'redirect-uri'?: string[]; public?: boolean; 'skip-consent'?: boolean; json?: boolean; 'client-id'?: string }
+  let values: { 'data-dir'?: string; name?: string; 'redirect-uri'?: string[]; 'post-logout-redirect-uri'?: string[]; public?: boolean; 'skip-consent'?: boolean; json?: boolean; 'client-id'?: string }
   try {
     values = parseArgs({
       args: rest,
@@ -50,6 +52,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
         'data-dir': { type: 'string' },
         name: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean' },
         'skip-consent': { type: 'boolean' },
         json: { type: 'boolean' },
@@ -92,7 +95,11 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     if (sub === 'create') {
       const { client, clientSecret } = await createClient(
         ctx,
-        { name: values.name as string, redirectUris: values['redirect-uri'] ?? [], public: values.public ?? false, skipConsent: values['skip-consent'] ?? false },
+        {
+          name: values.name as string,
+          redirectUris: values['redirect-uri'] ?? [],
+          postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+          public: values.public ?? false, skipConsent: values['skip-consent'] ?? false },
         by,
       )
       if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)
