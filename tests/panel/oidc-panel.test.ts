@@ -24,6 +24,12 @@ describe('Single sign-on view', () => {
     await open('sso', 'Single sign-on')
     await page.getByTestId('oidc-enabled').click()
     await expect.poll(async () => (await fetch(`${h.server.base}/.well-known/openid-configuration`)).status).toBe(200)
+    // The groups claim and the lifetimes are edited here too, live.
+    await page.getByTestId('oidc-groups-userRole').click()
+    await expect.poll(() => h.server.gatehouse.config.get().oidcProvider.groups.userRole).toBe(true)
+    await page.getByTestId('oidc-ttl-accessToken').fill('900')
+    await page.getByTestId('oidc-ttl-accessToken').blur()
+    await expect.poll(() => h.server.gatehouse.config.get().oidcProvider.ttl.accessToken).toBe(900)
 
     await page.getByTestId('oidc-recipe').click()
     await page.getByRole('option', { name: 'Grafana' }).click()

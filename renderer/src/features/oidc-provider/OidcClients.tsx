@@ -1,4 +1,4 @@
-import { Badge, Button, Card, Checkbox, Code, Group, Modal, Select, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core'
+import { Badge, Button, Card, Checkbox, Code, Group, Modal, NumberInput, Select, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core'
 import { IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
@@ -122,6 +122,68 @@ function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown
   )
 }
 
+const GROUP_SWITCHES = [
+  ['organizations', 'Organization slugs (acme)'],
+  ['roles', 'Roles in them (acme:admin)'],
+  ['teams', 'Teams (acme/Developers)'],
+  ['userRole', 'Gatehouse role (gatehouse:admin)'],
+] as const
+
+const LIFETIMES = [
+  ['authorizationCode', 'Authorization code'],
+  ['accessToken', 'Access token'],
+  ['idToken', 'ID token'],
+  ['refreshToken', 'Refresh token'],
+  ['clientCredentials', 'Client-credentials token'],
+  ['session', 'SSO session'],
+  ['grant', 'Consent (grant)'],
+  ['interaction', 'Sign-in request'],
+] as const
+
+/** `oidcProvider.groups` and `oidcProvider.ttl`, applied live. */
+function ProviderSettings() {
+  const settings = useOp('oidc.settings', {})
+  const configure = useOpMutation('oidc.configure')
+  if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />
+  const s = settings.data as { groups: Record<string, boolean>; ttl: Record<string, number> }
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Text fw={500}>The groups claim lists</Text>
+        <Group>
+          {GROUP_SWITCHES.map(([key, label]) => (
+            <Switch
+              key={key}
+              label={label}
+              checked={s.groups[key] === true}
+              onChange={(e) => configure.mutate({ patch: { groups: { [key]: e.currentTarget.checked } } })}
+              data-testid={`oidc-groups-${key}`}
+            />
+          ))}
+        </Group>
+        <Text fw={500}>Lifetimes (seconds)</Text>
+        <Group>
+          {LIFETIMES.map(([key, label]) => (
+            <NumberInput
+              key={key}
+              label={label}
+              w={170}
+              min={1}
+              defaultValue={s.ttl[key]}
+              onBlur={(e) => {
+                const value = Number(e.currentTarget.value)
+                if (Number.isInteger(value) && value !== s.ttl[key]) configure.mutate({ patch: { ttl: { [key]: value } } })
+              }}
+              data-testid={`oidc-ttl-${key}`}
+            />
+          ))}
+        </Group>
+        <ErrorNotice error={configure.error} />
+      </Stack>
+    </Card>
+  )
+}
+
 export default function OidcClientsPage() {
   const clients = useOp('oidc.clients', {})
   const configure = useOpMutation('oidc.configure')
@@ -145,6 +207,7 @@ export default function OidcClientsPage() {
         />
         <ErrorNotice error={configure.error} />
       </Card>
+      <ProviderSettings />
       <CreateClient
         issuer={issuer}
         onCreated={(s) => {
