@@ -461,7 +461,10 @@ describe('sessions', () => {
     const jar2 = await signedInJar(alice)
     const f2 = await startFlow(config, 'openid')
     f2.url.searchParams.delete('prompt')
-    expect((await authorize(jar2, f2)).searchParams.get('code')).toBeTruthy()
+    const sessionTokens = await exchange(f2, await authorize(jar2, f2))
+    // Without offline_access the refresh token lives as long as the session.
+    const stillIn = await oidc.refreshTokenGrant(config, sessionTokens.refresh_token as string)
+    expect(stillIn.refresh_token).toBeTruthy()
     const out = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar2.header(), 'content-type': 'application/json' }, body: '{}' })
     expect(out.status).toBe(200)
     jar2.store(out)
@@ -469,6 +472,9 @@ describe('sessions', () => {
     f3.url.searchParams.delete('prompt')
     const at = await authorize(jar2, f3)
     expect(at.pathname).toBe('/api/auth/ui/sign-in')
+    // …and the tokens bound to that session can no longer be refreshed.
+    const after = await oidc.refreshTokenGrant(config, stillIn.refresh_token as string).catch((e: unknown) => e)
+    expect((after as oidc.ResponseBodyError).error).toBe('invalid_grant')
   })
 
   it('groups follow oidcProvider.groups, live', async () => {

@@ -22,6 +22,7 @@ CREATE TABLE `oidcModel` (
 	`grantId` text,
 	`uid` text,
 	`userCode` text,
+	`gatehouseSessionId` text,
 	`consumedAt` integer,
 	`expiresAt` integer,
 	PRIMARY KEY(`kind`, `id`)
@@ -30,4 +31,5 @@ CREATE TABLE `oidcModel` (
 CREATE INDEX `oidc_model_grant_id_idx` ON `oidcModel` (`grantId`);--> statement-breakpoint
 CREATE INDEX `oidc_model_uid_idx` ON `oidcModel` (`uid`);--> statement-breakpoint
 CREATE INDEX `oidc_model_user_code_idx` ON `oidcModel` (`userCode`);--> statement-breakpoint
+CREATE INDEX `oidc_model_gatehouse_session_id_idx` ON `oidcModel` (`gatehouseSessionId`);--> statement-breakpoint
 CREATE INDEX `oidc_model_expires_at_idx` ON `oidcModel` (`expiresAt`);

@@ -6,6 +6,7 @@ import type { Logger } from '../../gatehouse.js'
 import type { RouteContext } from '../../http/route.js'
 import { resolveRequestSession } from '../../http/session.js'
 import { jwksJSON } from '../jwt/keys.js'
+import { dropEndedSession, gatehouseRequest } from './adapter.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { INTERACTION_PREFIX, OIDC_ROUTES, providerCache, requestState } from './provider.js'
@@ -45,7 +46,13 @@ async function handle(rc: RouteContext, req: IncomingMessage, res: ServerRespons
   const { ctx } = rc
   const provider = await cacheFor(ctx).get()
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
-  requestState.set(req, { userId: resolved.status === 'active' ? resolved.data.user.id : null, meta: rc.meta })
+  const active = resolved.status === 'active' ? resolved.data : null
+  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta })
+  return gatehouseRequest.run({ sessionId: active?.session.id ?? null }, () => serve(rc, provider, req, res))
+}
+
+async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
   if (rc.path.startsWith(INTERACTION_PREFIX)) return handleInteraction(ctx, provider, rc.path, req, res)
   if (rc.path === OIDC_ROUTES.jwks && req.method === 'GET') {
     // The jwt feature's JWKS: every published key, including retired ones in their grace period.
@@ -56,6 +63,8 @@ async function handle(rc: RouteContext, req: IncomingMessage, res: ServerRespons
     res.end(body)
     return
   }
+  const ssoCookie = rc.cookies.get('_session')
+  if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)
   // oidc-provider routes relative to its mount; the issuer's path is the base path.
   const path = rc.path === AS_METADATA ? DISCOVERY : rc.path
   const url = `${path}${rc.url.search}`

@@ -17,6 +17,8 @@ export const oidcModel = sqliteTable(
     grantId: text('grantId'),
     uid: text('uid'),
     userCode: text('userCode'),
+    /** Sessions only: the Gatehouse session it was signed in from (signing out of that ends it). */
+    gatehouseSessionId: text('gatehouseSessionId'),
     /** Set by oidc-provider's `consume` (codes, rotated refresh tokens). */
     consumedAt: timestamp('consumedAt'),
     expiresAt: timestamp('expiresAt'),
@@ -26,6 +28,7 @@ export const oidcModel = sqliteTable(
     index('oidc_model_grant_id_idx').on(t.grantId),
     index('oidc_model_uid_idx').on(t.uid),
     index('oidc_model_user_code_idx').on(t.userCode),
+    index('oidc_model_gatehouse_session_id_idx').on(t.gatehouseSessionId),
     index('oidc_model_expires_at_idx').on(t.expiresAt),
   ],
 )

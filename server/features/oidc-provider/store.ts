@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, isNotNull, lte } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
 import type { AuthContext } from '../../auth/context.js'
-import { member, organization, team, teamMember } from '../../db/core-schema.js'
+import { member, organization, session, team, teamMember } from '../../db/core-schema.js'
 import { firstRow } from '../../db/storage.js'
 import { type OidcClientRow, type OidcModelRow, oidcClient, oidcModel } from './schema.js'
 
@@ -8,8 +8,10 @@ import { type OidcClientRow, type OidcModelRow, oidcClient, oidcModel } from './
 
 // ------------------------------------------------------------------ oidc-provider's models
 
+/** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
 export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
-  const { kind, id, ...rest } = row
+  const { kind, id, gatehouseSessionId, ...others } = row
+  const rest = gatehouseSessionId ? { ...others, gatehouseSessionId } : others
   await ctx.db
     .insert(oidcModel)
     .values(row)
@@ -78,6 +80,11 @@ export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<
       .where(and(isNotNull(oidcModel.expiresAt), lte(oidcModel.expiresAt, now)))
       .returning({ id: oidcModel.id })
   ).length
+}
+
+/** Whether a Gatehouse session still exists and has not expired. */
+export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string, now: Date): Promise<boolean> {
+  return (await firstRow(ctx.db.select({ id: session.id }).from(session).where(and(eq(session.id, sessionId), gt(session.expiresAt, now))))) !== undefined
 }
 
 // ------------------------------------------------------------------ clients
