@@ -15,7 +15,7 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages)/' },
+      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider)/' },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -62,6 +62,13 @@ module.exports = {
       comment: 'Declared dependency: the sign-in page offers a button per enabled social provider, named by the social feature. Nothing else.',
       from: { path: '^server/features/hosted-pages/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(hosted-pages|social)/'] },
+    },
+    {
+      name: 'oidc-provider-depends-on-jwt-only',
+      severity: 'error',
+      comment: 'Declared dependency: the OpenID provider signs ID tokens with the jwt feature\'s keys and publishes its JWKS; nothing else.',
+      from: { path: '^server/features/oidc-provider/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
     },
   ],
   options: {

@@ -4,6 +4,7 @@ import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { userCommand } from './cli-user.js'
 import { backupCommand, restoreCommand } from './features/backup/cli.js'
 import { jwtCommand } from './features/jwt/cli.js'
+import { oidcCommand } from './features/oidc-provider/cli.js'
 import { createGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
@@ -14,6 +15,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse backup [--out <file>]            (backup and restore: gatehouse backup --help)
        gatehouse restore <file> --data-dir <dir>
        gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
+       gatehouse oidc client create|list|delete   (OpenID Connect clients: gatehouse oidc --help)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -215,6 +217,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'backup') return await backupCommand(rest)
     if (command === 'restore') return await restoreCommand(rest)
     if (command === 'jwt') return await jwtCommand(rest)
+    if (command === 'oidc') return await oidcCommand(rest)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AuthContext, RequestMeta } from './auth/context.js'
 import type { APIError } from './auth/errors.js'
 import type { SessionWithUser, UserRow } from './auth/sessions.js'
@@ -53,6 +54,16 @@ export interface Feature {
   readUserFields?: (ctx: AuthContext, input: Record<string, unknown>, options: UserFieldsOptions) => Promise<Partial<UserRow>>
   /** The feature's answer to a unique clash on one of its user columns (users.ts userWriteError); undefined: not its column. */
   userFieldClash?: (error: unknown) => APIError | undefined
+  /**
+   * A Node request handler (Koa or Connect style) serving paths under the base path that no
+   * declared route takes: the OIDC provider feature mounts oidc-provider so. `handles` is asked
+   * with the path relative to the base path (after the rate limit); `handle` gets Node's request
+   * (its `url` as received) and response and writes the answer itself.
+   */
+  mount?: {
+    handles(ctx: AuthContext, path: string): boolean
+    handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void>
+  }
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
 }

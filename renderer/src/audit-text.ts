@@ -28,6 +28,19 @@ const TITLES: Record<string, string> = {
   'admin.impersonate-user': 'Impersonation started',
   'admin.stop-impersonating': 'Impersonation ended',
   'provider.test-sign-in': 'Provider test sign-in',
+  'oidc.token-issued': 'Token issued to an application (single sign-on)',
+  'oidc.token-refused': 'Token refused to an application',
+  'oidc.code-issued': 'Signed in to an application (single sign-on)',
+  'oidc.authorization-refused': 'Application sign-in refused',
+  'oidc.access-denied': 'Not allowed to use an application',
+  'oidc.consent-granted': 'Allowed an application',
+  'oidc.consent-denied': 'Denied an application',
+  'oidc.grant-revoked': 'Application access revoked',
+  'oidc.signed-out': 'Signed out of an application',
+  'oidc.client-created': 'Application registered (single sign-on)',
+  'oidc.client-updated': 'Application changed',
+  'oidc.client-secret-rotated': 'Application secret rotated',
+  'oidc.client-deleted': 'Application deleted',
 }
 
 /** Failure codes in words. */

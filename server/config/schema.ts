@@ -6,6 +6,7 @@ import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
+import { oidcProviderConfig } from '../features/oidc-provider/config.js'
 import { backupConfigSchema } from '../features/backup/config.js'
 import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/account/config.js'
 import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
@@ -136,6 +137,7 @@ export const configSchema = z
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,
+    oidcProvider: oidcProviderConfig,
     advanced: z
       .object({
         cookiePrefix: z

@@ -6,6 +6,7 @@
 import { apikey } from '../features/api-key/schema.js'
 import { keypair } from '../features/jwt/schema.js'
 import { invitation, member, organization, team, teamMember } from '../features/organization/schema.js'
+import { oidcClient, oidcModel } from '../features/oidc-provider/schema.js'
 import { passkey } from '../features/passkey/schema.js'
 import { twoFactor } from '../features/two-factor/schema.js'
 import {
@@ -20,7 +21,7 @@ import {
 } from './core-schema.js'
 
 export * from './core-schema.js'
-export { apikey, invitation, keypair, member, organization, passkey, team, teamMember, twoFactor }
+export { apikey, invitation, keypair, member, oidcClient, oidcModel, organization, passkey, team, teamMember, twoFactor }
 
 export const schema = {
   user,
@@ -40,4 +41,6 @@ export const schema = {
   loginThrottle,
   twoFactor,
   passkey,
+  oidcModel,
+  oidcClient,
 }

@@ -6,6 +6,7 @@ import { adminFeature } from './admin/index.js'
 import { apiKeyFeature } from './api-key/index.js'
 import { jwtFeature } from './jwt/index.js'
 import { organizationFeature } from './organization/index.js'
+import { oidcProviderFeature } from './oidc-provider/index.js'
 import { passkeyFeature } from './passkey/index.js'
 import { twoFactorFeature } from './two-factor/index.js'
 import { networkFeature } from './network/index.js'
@@ -41,4 +42,5 @@ export const features: Feature[] = [
   overviewFeature,
   settingsFeature,
   hostedPagesFeature,
+  oidcProviderFeature,
 ]

@@ -1,6 +1,7 @@
 import { adminContract } from './admin/panel-contract.js'
 import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
+import { oidcContract } from './oidc-provider/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
 import { organizationContract } from './organization/panel-contract.js'
@@ -19,6 +20,7 @@ export const featureContracts = {
   ...adminContract,
   ...apiKeyContract,
   ...jwtContract,
+  ...oidcContract,
   ...twoFactorContract,
   ...networkContract,
   ...backupContract,

@@ -9,7 +9,7 @@ type Json = Record<string, unknown>
  * treats any key named `apiKey` as a secret and will not edit it, so the api-key section is
  * edited here; the jwt feature uses the same pair for symmetry.)
  */
-export function sectionSettings(env: PanelEnv, section: 'apiKey' | 'jwt') {
+export function sectionSettings(env: PanelEnv, section: 'apiKey' | 'jwt' | 'oidcProvider') {
   const store = env.gatehouse.config
   return {
     read: (): Json => store.get()[section] as unknown as Json,

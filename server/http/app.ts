@@ -1,4 +1,5 @@
-import { H3, type H3Event } from 'h3'
+import { fromNodeHandler, H3, type H3Event } from 'h3'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
 import type { AuthContext, RequestMeta } from '../auth/context.js'
 import { recordAudit } from '../auth/audit.js'
@@ -192,6 +193,12 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         }
       }
       const disabled = config.disabledPaths.includes(path) || route?.enabled?.(ctx) === false
+      if (!route && !disabled) {
+        // A feature serving a whole subtree with a Node handler (oidc-provider): it writes the answer.
+        const mount = ctx.features?.find((f) => f.mount?.handles(ctx, path))?.mount
+        // srvx's Node adapter over node:http: HTTP/1 requests and responses.
+        if (mount) return await fromNodeHandler((req, res) => mount.handle(rc, req as IncomingMessage, res as ServerResponse))(event)
+      }
       if (!route || route.method !== request.method || disabled) {
         const allowed = disabled ? [] : methodsOf(path)
         if (allowed.length > 0 && !allowed.includes(request.method)) {

@@ -80,8 +80,8 @@ const algOf = (row: KeypairRow): string => row.alg ?? DEFAULT_ALG
 const isLive = (row: KeypairRow, now: number): boolean => !row.expiresAt || row.expiresAt.getTime() > now
 
 /** Generates and stores a key pair of the configured algorithm; the private JWK is sealed. */
-async function mintKey(ctx: AuthContext): Promise<KeypairRow> {
-  const pair = conf(ctx).jwks.keyPairConfig
+async function mintKey(ctx: AuthContext, alg: string = conf(ctx).jwks.keyPairConfig.alg): Promise<KeypairRow> {
+  const pair = { ...conf(ctx).jwks.keyPairConfig, alg }
   const { publicKey, privateKey } =
     pair.alg === 'RS256'
       ? await generateKeyPair('RS256', { modulusLength: pair.modulusLength, extractable: true })
@@ -274,4 +274,35 @@ export async function rotateSigningKey(
     meta: by.meta ?? null,
   })
   return { id: row.id, alg: algOf(row), retired }
+}
+
+/**
+ * The private JWKs (with `kid` and `alg`) of every live key, newest first, for the OpenID provider
+ * feature, which signs ID tokens itself. Relying parties default to RS256, so a live RS256 key is
+ * minted when there is none (it is published in the JWKS like every other key). `version` changes
+ * whenever the set of keys does.
+ */
+type LiveJwks = { version: string; keys: (JWK & { kid: string; alg: string })[] }
+const liveJwksCache = new WeakMap<KeypairRow[], LiveJwks>()
+
+export async function liveSigningJwks(ctx: AuthContext): Promise<LiveJwks> {
+  pruneRetired(ctx)
+  const now = ctx.clock.now()
+  // Decrypted once per set of keys (the rows array is replaced whenever the keys change).
+  const cached = liveJwksCache.get(state(ctx).rows)
+  if (cached && cached.keys.length === state(ctx).rows.filter((row) => isLive(row, now)).length) return cached
+  let live = state(ctx).rows.filter((row) => isLive(row, now))
+  if (!live.some((row) => algOf(row) === 'RS256')) {
+    await mintKey(ctx, 'RS256')
+    live = state(ctx).rows.filter((row) => isLive(row, now))
+  }
+  live.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+  const keys = live.map((row) => {
+    const jwk = decryptSecret(ctx.secret, row.privateKey, SEAL_PURPOSE)
+    if (jwk === null) throw new Error('Failed to decrypt a JWT signing key: the auth secret is not the one it was sealed with.')
+    return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row) }
+  })
+  const result = { version: live.map((row) => row.id).join(','), keys }
+  liveJwksCache.set(state(ctx).rows, result)
+  return result
 }

@@ -396,6 +396,7 @@ export const EDITED_ELSEWHERE: Record<string, string> = {
   apiKey: 'the API keys view (its settings card)',
   jwt: 'the Signing keys view',
   backup: 'the Backups view (schedule and retention)',
+  oidcProvider: 'the Single sign-on view (switch, groups claim, lifetimes)',
 }
 
 type Json = Record<string, unknown>

@@ -1,0 +1,163 @@
+/**
+ * The OpenID provider's token endpoint: refresh-token grants (each one rotates the token, so every
+ * request carries the token the previous answer returned) and client-credentials grants, against
+ * Gatehouse in its own process on loopback. Not a test. Reports requests per second and per
+ * CPU-second of the server process (its user + system time from /proc), i.e. per core.
+ * Keycloak's sizing guide: 120 refresh-token requests per second per vCPU.
+ *
+ *   node bin/run-ts.js bench/oidc.ts                          # 3 s per scenario, 16 clients
+ *   BENCH_DURATION=5 BENCH_CONCURRENCY=32 node bin/run-ts.js bench/oidc.ts
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 3)
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+const PORT = Number(process.env.BENCH_PORT ?? 4391)
+const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
+const root = join(import.meta.dirname, '..')
+const bin = join(root, 'bin', 'gatehouse.js')
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-oidc-'))
+const origin = `http://127.0.0.1:${PORT}`
+const base = `${origin}/api/auth`
+const CALLBACK = 'http://127.0.0.1:9/callback'
+
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name).
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+function startServer(): Promise<ChildProcess> {
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  const child = spawn(process.execPath, [...profile, bin, 'serve', '--port', String(PORT), '--data-dir', dataDir], {
+    env: { ...process.env, GATEHOUSE_SECRET: SECRET, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('gatehouse did not start')), 30_000)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('listening on')) {
+        clearTimeout(timer)
+        resolve(child)
+      }
+    })
+  })
+}
+
+class Jar {
+  cookies = new Map<string, string>()
+  store(res: Response) {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';')
+      const i = pair.indexOf('=')
+      this.cookies.set(pair.slice(0, i), pair.slice(i + 1))
+    }
+  }
+  header() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+  }
+}
+
+/** One authorization code flow through the Gatehouse session; returns the refresh token. */
+async function refreshTokenFor(clientId: string, basic: string, jar: Jar): Promise<string> {
+  const verifier = 'v'.repeat(43) + Math.random().toString(36).slice(2)
+  const { createHash } = await import('node:crypto')
+  const challenge = createHash('sha256').update(verifier).digest('base64url')
+  let url = `${base}/oauth2/authorize?${new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: CALLBACK,
+    scope: 'openid offline_access',
+    prompt: 'consent',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })}`
+  for (let hop = 0; hop < 10 && url.startsWith(origin); hop++) {
+    const res = await fetch(url, { headers: { cookie: jar.header() }, redirect: 'manual' })
+    jar.store(res)
+    url = new URL(res.headers.get('location') as string, url).href
+  }
+  const code = new URL(url).searchParams.get('code')
+  if (!code) throw new Error(`no code: ${url}`)
+  const res = await fetch(`${base}/oauth2/token`, {
+    method: 'POST',
+    headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier }),
+  })
+  const body = (await res.json()) as { refresh_token?: string }
+  if (!body.refresh_token) throw new Error(`no refresh token: ${JSON.stringify(body)}`)
+  return body.refresh_token
+}
+
+async function measure(name: string, pid: number, worker: () => Promise<() => Promise<boolean>>): Promise<void> {
+  // Set up one after the other (the authorization flows share the browser's cookies).
+  const workers: (() => Promise<boolean>)[] = []
+  for (let i = 0; i < CONCURRENCY; i++) workers.push(await worker())
+  let ok = 0
+  let failed = 0
+  const cpu0 = cpuSeconds(pid)
+  const t0 = performance.now()
+  const until = t0 + DURATION * 1000
+  await Promise.all(
+    workers.map(async (step) => {
+      while (performance.now() < until) {
+        if (await step()) ok++
+        else failed++
+      }
+    }),
+  )
+  const seconds = (performance.now() - t0) / 1000
+  const cpu = cpuSeconds(pid) - cpu0
+  const perSecond = ok / seconds
+  const perCore = ok / cpu
+  console.log(
+    `| ${name} | ${Math.round(perSecond)} | ${cpu.toFixed(2)} s / ${seconds.toFixed(1)} s | ${Math.round(perCore)} | ${(perCore / 120).toFixed(1)}× | ${failed} |`,
+  )
+}
+
+async function main(): Promise<void> {
+  writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider: { enabled: true }, rateLimit: { enabled: false } }))
+  const created = execFileSync(process.execPath, [bin, 'oidc', 'client', 'create', '--name', 'Bench', '--redirect-uri', CALLBACK, '--skip-consent', '--json', '--data-dir', dataDir], {
+    env: { ...process.env, GATEHOUSE_SECRET: SECRET },
+  }).toString()
+  const { clientId, clientSecret } = JSON.parse(created) as { clientId: string; clientSecret: string }
+  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
+  const server = await startServer()
+  const pid = server.pid as number
+  try {
+    const user = { name: 'Bench', email: 'bench@example.com', password: 'bench-password-123' }
+    const headers = { 'content-type': 'application/json', origin }
+    await fetch(`${base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify(user) })
+    const jar = new Jar()
+    jar.store(await fetch(`${base}/sign-in/email`, { method: 'POST', headers, body: JSON.stringify(user) }))
+    const form = { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }
+
+    console.log(`\nOIDC token endpoint, ${CONCURRENCY} concurrent clients, ${DURATION} s per scenario (server CPU from /proc)\n`)
+    console.log('| grant | requests/s | server CPU / wall | requests per CPU-second (per core) | vs Keycloak 120/s/vCPU | failed |')
+    console.log('|---|---|---|---|---|---|')
+    await measure('refresh_token (rotating)', pid, async () => {
+      let token = await refreshTokenFor(clientId, basic, jar)
+      return async () => {
+        const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=${token}` })
+        const body = (await res.json()) as { refresh_token?: string }
+        if (res.status !== 200 || !body.refresh_token) return false
+        token = body.refresh_token
+        return true
+      }
+    })
+    await measure('client_credentials', pid, async () => async () => {
+      const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' })
+      await res.arrayBuffer()
+      return res.status === 200
+    })
+  } finally {
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server.once('exit', resolve))
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+await main()

@@ -1,0 +1,285 @@
+import { Badge, Button, Card, Checkbox, Code, Group, Modal, NumberInput, Select, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core'
+import { IconPlus } from '@tabler/icons-react'
+import { useState } from 'react'
+import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
+import { useOp, useOpMutation } from '../../api'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { dateTime } from '../../format'
+import { fillRecipe, RECIPES, type Recipe } from './recipes'
+
+/** The secret of a client just created or rotated: shown this once. */
+function SecretModal({ shown, issuer, onClose }: { shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null; issuer: string; onClose: () => void }) {
+  if (!shown) return null
+  const values = { issuer, clientId: shown.client.clientId, clientSecret: shown.clientSecret }
+  return (
+    <Modal opened onClose={onClose} title={`${shown.client.name}: copy these now`} size="lg" centered>
+      <Stack>
+        <Text size="sm">
+          Client ID <Code data-testid="oidc-new-client-id">{shown.client.clientId}</Code>
+        </Text>
+        {shown.clientSecret ? (
+          <Text size="sm">
+            Client secret <Code data-testid="oidc-new-client-secret">{shown.clientSecret}</Code> (shown this once; only its hash is stored)
+          </Text>
+        ) : (
+          <Text size="sm">Public client: no secret, PKCE required.</Text>
+        )}
+        {shown.recipe ? (
+          <>
+            <Text size="sm" fw={500}>
+              Paste into {shown.recipe.name}
+            </Text>
+            <Code block>{fillRecipe(shown.recipe.paste, values)}</Code>
+          </>
+        ) : null}
+        <Button onClick={onClose}>Done</Button>
+      </Stack>
+    </Modal>
+  )
+}
+
+function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe }) => void }) {
+  const create = useOpMutation('oidc.createClient')
+  const [recipeId, setRecipeId] = useState<string | null>(null)
+  const [name, setName] = useState('')
+  const [uris, setUris] = useState('')
+  const [isPublic, setPublic] = useState(false)
+  const [pkce, setPkce] = useState(true)
+  const [skipConsent, setSkipConsent] = useState(false)
+  const recipe = RECIPES.find((r) => r.id === recipeId)
+  const useRecipe = (id: string | null) => {
+    setRecipeId(id)
+    const r = RECIPES.find((x) => x.id === id)
+    if (!r) return
+    setName(r.name)
+    setUris(r.redirectUris.join('\n'))
+    setPublic(r.public ?? false)
+    setPkce(!r.noPkce)
+  }
+  return (
+    <Card withBorder>
+      <Stack>
+        <Select
+          label="Recipe"
+          placeholder="Pick an application (optional)"
+          data={RECIPES.map((r) => ({ value: r.id, label: r.name }))}
+          value={recipeId}
+          onChange={useRecipe}
+          clearable
+          data-testid="oidc-recipe"
+        />
+        {recipe ? (
+          <Text size="sm" c="dimmed">
+            Redirect URI pattern: {recipe.redirectUris.map((u) => <Code key={u}>{u}</Code>)}. Replace APP with the application’s URL. Its documentation:{' '}
+            {recipe.docs}
+          </Text>
+        ) : null}
+        <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} error={create.error?.messageFor('name')} data-testid="oidc-name" />
+        <Textarea
+          label="Redirect URIs (one per line)"
+          autosize
+          minRows={2}
+          value={uris}
+          onChange={(e) => setUris(e.currentTarget.value)}
+          error={create.error?.messageFor('redirectUris')}
+          data-testid="oidc-redirect-uris"
+        />
+        <Group>
+          <Checkbox label="Public client (mobile or single-page app: no secret, PKCE)" checked={isPublic} onChange={(e) => setPublic(e.currentTarget.checked)} />
+          <Checkbox label="Require PKCE" checked={isPublic || pkce} disabled={isPublic} onChange={(e) => setPkce(e.currentTarget.checked)} />
+          <Checkbox label="Skip consent (first-party app)" checked={skipConsent} onChange={(e) => setSkipConsent(e.currentTarget.checked)} />
+        </Group>
+        <ErrorNotice error={create.error && !create.error.field ? create.error : null} />
+        <Group>
+          <Button
+            leftSection={<IconPlus size={14} />}
+            loading={create.isPending}
+            data-testid="oidc-create"
+            onClick={() =>
+              create.mutate(
+                {
+                  name,
+                  redirectUris: uris
+                    .split('\n')
+                    .map((u) => u.trim())
+                    .filter(Boolean),
+                  public: isPublic,
+                  pkceRequired: pkce,
+                  skipConsent,
+                },
+                { onSuccess: (answer) => onCreated({ ...answer, recipe }) },
+              )
+            }
+          >
+            Register application
+          </Button>
+          <Text size="xs" c="dimmed">
+            Issuer: <Code>{issuer}</Code>
+          </Text>
+        </Group>
+      </Stack>
+    </Card>
+  )
+}
+
+const GROUP_SWITCHES = [
+  ['organizations', 'Organization slugs (acme)'],
+  ['roles', 'Roles in them (acme:admin)'],
+  ['teams', 'Teams (acme/Developers)'],
+  ['userRole', 'Gatehouse role (gatehouse:admin)'],
+] as const
+
+const LIFETIMES = [
+  ['authorizationCode', 'Authorization code'],
+  ['accessToken', 'Access token'],
+  ['idToken', 'ID token'],
+  ['refreshToken', 'Refresh token'],
+  ['clientCredentials', 'Client-credentials token'],
+  ['session', 'SSO session'],
+  ['grant', 'Consent (grant)'],
+  ['interaction', 'Sign-in request'],
+] as const
+
+/** `oidcProvider.groups` and `oidcProvider.ttl`, applied live. */
+function ProviderSettings() {
+  const settings = useOp('oidc.settings', {})
+  const configure = useOpMutation('oidc.configure')
+  if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />
+  const s = settings.data as { groups: Record<string, boolean>; ttl: Record<string, number> }
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Text fw={500}>The groups claim lists</Text>
+        <Group>
+          {GROUP_SWITCHES.map(([key, label]) => (
+            <Switch
+              key={key}
+              label={label}
+              checked={s.groups[key] === true}
+              onChange={(e) => configure.mutate({ patch: { groups: { [key]: e.currentTarget.checked } } })}
+              data-testid={`oidc-groups-${key}`}
+            />
+          ))}
+        </Group>
+        <Text fw={500}>Lifetimes (seconds)</Text>
+        <Group>
+          {LIFETIMES.map(([key, label]) => (
+            <NumberInput
+              key={key}
+              label={label}
+              w={170}
+              min={1}
+              defaultValue={s.ttl[key]}
+              onBlur={(e) => {
+                const value = Number(e.currentTarget.value)
+                if (Number.isInteger(value) && value !== s.ttl[key]) configure.mutate({ patch: { ttl: { [key]: value } } })
+              }}
+              data-testid={`oidc-ttl-${key}`}
+            />
+          ))}
+        </Group>
+        <ErrorNotice error={configure.error} />
+      </Stack>
+    </Card>
+  )
+}
+
+export default function OidcClientsPage() {
+  const clients = useOp('oidc.clients', {})
+  const configure = useOpMutation('oidc.configure')
+  const rotate = useOpMutation('oidc.rotateSecret')
+  const remove = useOpMutation('oidc.deleteClient')
+  const [shown, setShown] = useState<{ client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null>(null)
+  if (!clients.data) return clients.error ? <ErrorNotice error={clients.error} onRetry={() => void clients.refetch()} /> : <Loading />
+  const { issuer, enabled } = clients.data
+  return (
+    <Stack>
+      <PageHeader
+        title="Single sign-on"
+        description="Gatehouse as an OpenID Connect provider: Grafana, Gitea, Nextcloud, Immich and other apps sign their users in here."
+      />
+      <Card withBorder>
+        <Switch
+          label={`OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`}
+          checked={enabled}
+          onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })}
+          data-testid="oidc-enabled"
+        />
+        <ErrorNotice error={configure.error} />
+      </Card>
+      <ProviderSettings />
+      <CreateClient
+        issuer={issuer}
+        onCreated={(s) => {
+          setShown(s)
+          void clients.refetch()
+        }}
+      />
+      <ErrorNotice error={rotate.error ?? remove.error} />
+      {clients.data.clients.length === 0 ? (
+        <Text c="dimmed">No application yet.</Text>
+      ) : (
+        <Table striped data-testid="oidc-clients">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Application</Table.Th>
+              <Table.Th>Client ID</Table.Th>
+              <Table.Th>Redirect URIs</Table.Th>
+              <Table.Th>Kind</Table.Th>
+              <Table.Th>Created</Table.Th>
+              <Table.Th />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {clients.data.clients.map((c) => (
+              <Table.Tr key={c.clientId}>
+                <Table.Td>{c.name}</Table.Td>
+                <Table.Td>
+                  <Code>{c.clientId}</Code>
+                </Table.Td>
+                <Table.Td>
+                  <Stack gap={2}>
+                    {c.redirectUris.map((u) => (
+                      <Code key={u}>{u}</Code>
+                    ))}
+                  </Stack>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap={4}>
+                    <Badge variant="light">{c.public ? 'public' : 'confidential'}</Badge>
+                    {c.pkceRequired ? null : <Badge variant="light" color="yellow">PKCE optional</Badge>}
+                    {c.skipConsent ? <Badge variant="light" color="gray">no consent</Badge> : null}
+                    {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? <Badge variant="light" color="grape">restricted</Badge> : null}
+                  </Group>
+                </Table.Td>
+                <Table.Td>{dateTime(c.createdAt)}</Table.Td>
+                <Table.Td>
+                  <Group gap={4} justify="flex-end">
+                    {c.public ? null : (
+                      <ConfirmButton
+                        label="New secret"
+                        color="indigo"
+                        title={`New secret for ${c.name}`}
+                        message="The current secret stops working at once; paste the new one into the application."
+                        confirmLabel="Rotate"
+                        onConfirm={() => rotate.mutate({ clientId: c.clientId }, { onSuccess: (answer) => setShown(answer) })}
+                      />
+                    )}
+                    <ConfirmButton
+                      label="Delete"
+                      title={`Delete ${c.name}`}
+                      message="The application can no longer sign users in; its tokens stop working."
+                      confirmLabel="Delete"
+                      onConfirm={() => remove.mutate({ clientId: c.clientId }, { onSuccess: () => void clients.refetch() })}
+                    />
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <SecretModal shown={shown} issuer={issuer} onClose={() => setShown(null)} />
+    </Stack>
+  )
+}

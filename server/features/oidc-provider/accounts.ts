@@ -1,0 +1,66 @@
+import type { AuthContext } from '../../auth/context.js'
+import type { UserRow } from '../../auth/sessions.js'
+import { findUserById } from '../../auth/users.js'
+import type { OidcProviderConfig } from './config.js'
+import type { OidcClientRow } from './schema.js'
+import { userMemberships, userTeams } from './store.js'
+
+/**
+ * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
+ * expired) or a deleted one has no account here: oidc-provider then refuses the code exchange and
+ * every refresh. A client limited to organizations or teams admits only their members.
+ */
+
+export function isBanned(ctx: AuthContext, row: UserRow): boolean {
+  if (!row.banned) return false
+  return !row.banExpires || row.banExpires.getTime() > ctx.clock.now()
+}
+
+/** The user when they exist and are not banned. */
+export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
+  const row = await findUserById(ctx, userId)
+  if (!row || isBanned(ctx, row)) return undefined
+  return row
+}
+
+/** Whether the user belongs to one of the client's allowed organizations or teams (no limit: everyone). */
+export async function mayUseClient(ctx: AuthContext, userId: string, client: Pick<OidcClientRow, 'allowedOrganizations' | 'allowedTeams'>): Promise<boolean> {
+  if (client.allowedOrganizations.length === 0 && client.allowedTeams.length === 0) return true
+  if (client.allowedOrganizations.length > 0) {
+    const orgs = new Set(client.allowedOrganizations)
+    if ((await userMemberships(ctx, userId)).some((m) => orgs.has(m.organizationId))) return true
+  }
+  if (client.allowedTeams.length > 0) {
+    const teams = new Set(client.allowedTeams)
+    if ((await userTeams(ctx, userId)).some((t) => teams.has(t.teamId))) return true
+  }
+  return false
+}
+
+/** The `groups` claim, as `oidcProvider.groups` says: `acme`, `acme:admin`, `acme/Developers`, `gatehouse:admin`. */
+export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProviderConfig['groups']): Promise<string[]> {
+  const groups: string[] = []
+  if (conf.organizations || conf.roles) {
+    for (const m of await userMemberships(ctx, row.id)) {
+      if (conf.organizations) groups.push(m.slug)
+      if (conf.roles) for (const role of m.role.split(',').map((r) => r.trim()).filter(Boolean)) groups.push(`${m.slug}:${role}`)
+    }
+  }
+  if (conf.teams) for (const t of await userTeams(ctx, row.id)) groups.push(`${t.slug}/${t.teamName}`)
+  if (conf.userRole && row.role) for (const role of row.role.split(',').map((r) => r.trim()).filter(Boolean)) groups.push(`gatehouse:${role}`)
+  return [...new Set(groups)]
+}
+
+/** Every claim Gatehouse can release; oidc-provider keeps those the granted scopes cover. */
+export async function userClaims(ctx: AuthContext, row: UserRow): Promise<Record<string, unknown>> {
+  return {
+    sub: row.id,
+    email: row.email,
+    email_verified: row.emailVerified,
+    name: row.name,
+    picture: row.image ?? undefined,
+    preferred_username: row.username ?? row.email,
+    updated_at: Math.floor(row.updatedAt.getTime() / 1000),
+    groups: await groupsOf(ctx, row, ctx.config().oidcProvider.groups),
+  }
+}

@@ -1,0 +1,100 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { AuthContext } from '../../auth/context.js'
+import { clientMetadata } from './clients.js'
+import {
+  consumeModel,
+  deleteByGrantId,
+  destroyModel,
+  findClient,
+  findModel,
+  findModelByUid,
+  findModelByUserCode,
+  gatehouseSessionActive,
+  upsertModel,
+} from './store.js'
+
+/**
+ * Ends the SSO session behind an authorization request when the Gatehouse session it was signed in
+ * from has ended (signed out, revoked or expired): the request then starts a new sign-in.
+ */
+export async function dropEndedSession(ctx: AuthContext, sessionId: string): Promise<void> {
+  const row = await findModel(ctx, 'Session', sessionId)
+  if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now())))) {
+    await destroyModel(ctx, 'Session', sessionId)
+  }
+}
+
+/** The Gatehouse session of the request oidc-provider is serving (set by the mount). */
+export const gatehouseRequest = new AsyncLocalStorage<{ sessionId: string | null }>()
+
+/**
+ * oidc-provider's storage on Gatehouse's database. Every model (Session, Interaction, Grant,
+ * AuthorizationCode, AccessToken, RefreshToken, ClientCredentials, …) is a row keyed by kind and
+ * id; expiry is kept from Gatehouse's clock and checked on every read, so a test clock expires a
+ * code without waiting. Clients are read from the client table at each use (no cache): a client
+ * created, changed or deleted by the CLI or the panel counts on the next request.
+ */
+export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter {
+  return class GatehouseAdapter implements Adapter {
+    constructor(private readonly kind: string) {}
+
+    private live(row: { payload: string; expiresAt: Date | null } | undefined): AdapterPayload | undefined {
+      if (!row) return undefined
+      if (row.expiresAt && row.expiresAt.getTime() <= ctx.clock.now()) return undefined
+      return JSON.parse(row.payload) as AdapterPayload
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.kind === 'Client') return
+      await upsertModel(ctx, {
+        kind: this.kind,
+        id,
+        payload: JSON.stringify(payload),
+        grantId: typeof payload.grantId === 'string' ? payload.grantId : null,
+        uid: typeof payload.uid === 'string' ? payload.uid : null,
+        userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+        // An SSO session remembers the Gatehouse session it was signed in from.
+        gatehouseSessionId: this.kind === 'Session' ? (gatehouseRequest.getStore()?.sessionId ?? null) : null,
+        consumedAt: typeof payload.consumed === 'number' ? new Date(payload.consumed * 1000) : null,
+        expiresAt: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
+      })
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.kind === 'Client') {
+        const row = await findClient(ctx, id)
+        return row ? (clientMetadata(row) as AdapterPayload) : undefined
+      }
+      return this.live(await findModel(ctx, this.kind, id))
+    }
+
+    /**
+     * By uid oidc-provider checks that the session a token expires with is still there: once its
+     * Gatehouse session has ended (signed out, revoked, expired), it is not. (Read by its cookie,
+     * `find`, it still is, so the end-session confirmation that follows a Gatehouse sign-out works;
+     * an authorization request drops such a session first, see dropEndedSession.)
+     */
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      const row = await findModelByUid(ctx, this.kind, uid)
+      if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now())))) return undefined
+      return this.live(row)
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return this.live(await findModelByUserCode(ctx, this.kind, userCode))
+    }
+
+    async consume(id: string): Promise<void> {
+      await consumeModel(ctx, this.kind, id, new Date(ctx.clock.now()))
+    }
+
+    async destroy(id: string): Promise<void> {
+      await destroyModel(ctx, this.kind, id)
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await deleteByGrantId(ctx, this.kind, grantId)
+    }
+  }
+}

@@ -1,0 +1,253 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { randomString } from '../../crypto/random.js'
+import { oidcError } from './errors.js'
+import type { OidcClientRow } from './schema.js'
+import { deleteClient, existingOrganizations, existingTeams, findClient, insertClient, listClients, updateClient } from './store.js'
+
+/**
+ * Relying parties: created, changed and deleted here (panel and CLI). The secret is 43 random
+ * characters shown once; only its SHA-256 is stored (a high-entropy secret needs no slow hash),
+ * and oidc-provider compares against that hash (see provider.ts).
+ */
+
+export interface ClientInput {
+  name: string
+  redirectUris: string[]
+  postLogoutRedirectUris?: string[]
+  logo?: string | null
+  public?: boolean
+  /** Confidential clients only (a public client always needs PKCE). Default true. */
+  pkceRequired?: boolean
+  skipConsent?: boolean
+  allowedOrganizations?: string[]
+  allowedTeams?: string[]
+}
+
+export interface ClientView {
+  clientId: string
+  name: string
+  logo: string | null
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  public: boolean
+  pkceRequired: boolean
+  skipConsent: boolean
+  allowedOrganizations: string[]
+  allowedTeams: string[]
+  createdAt: number
+  updatedAt: number
+  secretRotatedAt: number | null
+}
+
+export interface By {
+  via: 'panel' | 'cli'
+  actorUserId?: string | null
+  meta?: RequestMeta | null
+}
+
+const SECRET_PREFIX = 'sha256:'
+
+export const hashClientSecret = (secret: string): string => `${SECRET_PREFIX}${createHash('sha256').update(secret).digest('base64url')}`
+
+/** Constant-time comparison of a presented secret with the stored hash. */
+export function secretMatches(stored: string | null | undefined, presented: string): boolean {
+  if (!stored || !presented) return false
+  const a = Buffer.from(stored)
+  const b = Buffer.from(hashClientSecret(presented))
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+const newSecret = (): string => randomString(43)
+const newClientId = (): string => randomString(24, 'abcdefghijklmnopqrstuvwxyz0123456789')
+
+/**
+ * A redirect URI: absolute, no fragment; http(s) or a private-use scheme (RFC 8252: `app.immich:/…`,
+ * `com.example.app:/callback`). javascript:, data: and file: are refused.
+ */
+export function isValidRedirectUri(value: string): boolean {
+  if (value.length > 2048 || /\s/.test(value)) return false
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return false
+  }
+  if (url.hash || value.includes('#')) return false
+  const scheme = url.protocol.slice(0, -1).toLowerCase()
+  if (scheme === 'http' || scheme === 'https') return url.hostname !== ''
+  if (['javascript', 'data', 'file', 'blob', 'vbscript', 'about'].includes(scheme)) return false
+  return /^[a-z][a-z0-9+.-]*$/.test(scheme)
+}
+
+function normaliseUris(values: string[] | undefined, required: boolean): string[] {
+  const uris = [...new Set((values ?? []).map((v) => v.trim()).filter(Boolean))]
+  if (required && uris.length === 0) throw oidcError(400, 'REDIRECT_URI_REQUIRED')
+  for (const uri of uris) if (!isValidRedirectUri(uri)) throw oidcError(400, 'INVALID_REDIRECT_URI')
+  return uris
+}
+
+function checkLogo(logo: string | null | undefined): string | null {
+  if (!logo) return null
+  try {
+    const url = new URL(logo)
+    if (url.protocol === 'https:' || url.protocol === 'http:') return logo
+  } catch {}
+  throw oidcError(400, 'INVALID_LOGO')
+}
+
+async function checkGroups(ctx: AuthContext, orgs: string[], teams: string[]): Promise<void> {
+  const foundOrgs = new Set(await existingOrganizations(ctx, orgs))
+  if (orgs.some((id) => !foundOrgs.has(id))) throw oidcError(400, 'UNKNOWN_ORGANIZATION')
+  const foundTeams = new Set(await existingTeams(ctx, teams))
+  if (teams.some((id) => !foundTeams.has(id))) throw oidcError(400, 'UNKNOWN_TEAM')
+}
+
+export function toClientView(row: OidcClientRow): ClientView {
+  return {
+    clientId: row.clientId,
+    name: row.name,
+    logo: row.logo,
+    redirectUris: row.redirectUris,
+    postLogoutRedirectUris: row.postLogoutRedirectUris,
+    public: row.public,
+    pkceRequired: row.public || row.pkceRequired,
+    skipConsent: row.skipConsent,
+    allowedOrganizations: row.allowedOrganizations,
+    allowedTeams: row.allowedTeams,
+    createdAt: row.createdAt.getTime(),
+    updatedAt: row.updatedAt.getTime(),
+    secretRotatedAt: row.secretRotatedAt ? row.secretRotatedAt.getTime() : null,
+  }
+}
+
+/** Registers a client; the answer carries the secret (null for a public client), shown this once. */
+export async function createClient(ctx: AuthContext, input: ClientInput, by: By): Promise<{ client: ClientView; clientSecret: string | null }> {
+  const name = input.name.trim()
+  if (!name) throw oidcError(400, 'NAME_REQUIRED')
+  const redirectUris = normaliseUris(input.redirectUris, true)
+  const postLogoutRedirectUris = normaliseUris(input.postLogoutRedirectUris, false)
+  const logo = checkLogo(input.logo)
+  const allowedOrganizations = [...new Set(input.allowedOrganizations ?? [])]
+  const allowedTeams = [...new Set(input.allowedTeams ?? [])]
+  await checkGroups(ctx, allowedOrganizations, allowedTeams)
+  const isPublic = input.public ?? false
+  const secret = isPublic ? null : newSecret()
+  const now = new Date(ctx.clock.now())
+  const row: OidcClientRow = {
+    clientId: newClientId(),
+    name,
+    logo,
+    redirectUris,
+    postLogoutRedirectUris,
+    secretHash: secret ? hashClientSecret(secret) : null,
+    public: isPublic,
+    pkceRequired: isPublic || (input.pkceRequired ?? true),
+    skipConsent: input.skipConsent ?? false,
+    allowedOrganizations,
+    allowedTeams,
+    createdAt: now,
+    updatedAt: now,
+    secretRotatedAt: null,
+  }
+  await insertClient(ctx, row)
+  await recordAudit(ctx, {
+    type: 'oidc.client-created',
+    actorUserId: by.actorUserId ?? null,
+    target: row.clientId,
+    detail: { via: by.via, name, public: isPublic },
+    meta: by.meta ?? null,
+  })
+  return { client: toClientView(row), clientSecret: secret }
+}
+
+export async function getClient(ctx: AuthContext, clientId: string): Promise<ClientView> {
+  const row = await findClient(ctx, clientId)
+  if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  return toClientView(row)
+}
+
+export async function allClients(ctx: AuthContext): Promise<ClientView[]> {
+  return (await listClients(ctx)).map(toClientView)
+}
+
+export type ClientPatch = Partial<Omit<ClientInput, 'public'>>
+
+/** Changes a client's settings (its id, kind and secret stay). */
+export async function changeClient(ctx: AuthContext, clientId: string, patch: ClientPatch, by: By): Promise<ClientView> {
+  const current = await findClient(ctx, clientId)
+  if (!current) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  const next: Partial<OidcClientRow> = { updatedAt: new Date(ctx.clock.now()) }
+  if (patch.name !== undefined) {
+    next.name = patch.name.trim()
+    if (!next.name) throw oidcError(400, 'NAME_REQUIRED')
+  }
+  if (patch.redirectUris !== undefined) next.redirectUris = normaliseUris(patch.redirectUris, true)
+  if (patch.postLogoutRedirectUris !== undefined) next.postLogoutRedirectUris = normaliseUris(patch.postLogoutRedirectUris, false)
+  if (patch.logo !== undefined) next.logo = checkLogo(patch.logo)
+  if (patch.pkceRequired !== undefined) next.pkceRequired = current.public || patch.pkceRequired
+  if (patch.skipConsent !== undefined) next.skipConsent = patch.skipConsent
+  if (patch.allowedOrganizations !== undefined) next.allowedOrganizations = [...new Set(patch.allowedOrganizations)]
+  if (patch.allowedTeams !== undefined) next.allowedTeams = [...new Set(patch.allowedTeams)]
+  await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
+  const row = await updateClient(ctx, clientId, next)
+  if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  await recordAudit(ctx, {
+    type: 'oidc.client-updated',
+    actorUserId: by.actorUserId ?? null,
+    target: clientId,
+    detail: { via: by.via, fields: Object.keys(patch) },
+    meta: by.meta ?? null,
+  })
+  return toClientView(row)
+}
+
+/** A new secret for a confidential client; the old one stops working at once. */
+export async function rotateClientSecret(ctx: AuthContext, clientId: string, by: By): Promise<{ client: ClientView; clientSecret: string }> {
+  const current = await findClient(ctx, clientId)
+  if (!current) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  if (current.public) throw oidcError(400, 'PUBLIC_CLIENT_HAS_NO_SECRET')
+  const secret = newSecret()
+  const now = new Date(ctx.clock.now())
+  const row = await updateClient(ctx, clientId, { secretHash: hashClientSecret(secret), secretRotatedAt: now, updatedAt: now })
+  if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  await recordAudit(ctx, {
+    type: 'oidc.client-secret-rotated',
+    actorUserId: by.actorUserId ?? null,
+    target: clientId,
+    detail: { via: by.via },
+    meta: by.meta ?? null,
+  })
+  return { client: toClientView(row), clientSecret: secret }
+}
+
+export async function removeClient(ctx: AuthContext, clientId: string, by: By): Promise<void> {
+  if (!(await deleteClient(ctx, clientId))) throw oidcError(404, 'CLIENT_NOT_FOUND')
+  await recordAudit(ctx, {
+    type: 'oidc.client-deleted',
+    actorUserId: by.actorUserId ?? null,
+    target: clientId,
+    detail: { via: by.via },
+    meta: by.meta ?? null,
+  })
+}
+
+/** oidc-provider's client metadata for a stored client (read from the database at each use). */
+export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
+  return {
+    client_id: row.clientId,
+    client_name: row.name,
+    ...(row.logo ? { logo_uri: row.logo } : {}),
+    redirect_uris: row.redirectUris,
+    post_logout_redirect_uris: row.postLogoutRedirectUris,
+    grant_types: row.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'],
+    response_types: ['code'],
+    token_endpoint_auth_method: row.public ? 'none' : 'client_secret_basic',
+    // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
+    application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
+    ...(row.secretHash ? { client_secret: row.secretHash } : {}),
+    gatehouse_pkce_required: row.public || row.pkceRequired,
+    gatehouse_skip_consent: row.skipConsent,
+  }
+}

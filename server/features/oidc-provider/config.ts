@@ -1,0 +1,39 @@
+import { z } from 'zod'
+
+/**
+ * `oidcProvider.*`: Gatehouse as an OpenID Connect provider for other applications (Grafana,
+ * Gitea, Nextcloud, …). Off by default; switchable live. Lifetimes are seconds.
+ */
+export const oidcProviderConfig = z
+  .object({
+    enabled: z.boolean().default(false),
+    ttl: z
+      .object({
+        authorizationCode: z.number().int().min(10).max(600).default(60),
+        accessToken: z.number().int().min(60).max(86_400).default(3600),
+        idToken: z.number().int().min(60).max(86_400).default(3600),
+        refreshToken: z.number().int().min(300).default(30 * 86_400),
+        clientCredentials: z.number().int().min(60).max(86_400).default(3600),
+        /** The OIDC session (SSO) cookie and record; it also ends when the Gatehouse session does. */
+        session: z.number().int().min(300).default(14 * 86_400),
+        grant: z.number().int().min(300).default(365 * 86_400),
+        interaction: z.number().int().min(60).max(86_400).default(3600),
+      })
+      .prefault({}),
+    /** What the `groups` claim lists (scope `groups`). */
+    groups: z
+      .object({
+        /** Each organization's slug. */
+        organizations: z.boolean().default(true),
+        /** `<org slug>:<role>` for the member's role(s). */
+        roles: z.boolean().default(true),
+        /** `<org slug>/<team name>` for each team. */
+        teams: z.boolean().default(true),
+        /** Gatehouse's admin role as `gatehouse:<role>` (e.g. `gatehouse:admin`). */
+        userRole: z.boolean().default(false),
+      })
+      .prefault({}),
+  })
+  .prefault({})
+
+export type OidcProviderConfig = z.output<typeof oidcProviderConfig>

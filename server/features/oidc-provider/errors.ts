@@ -1,0 +1,29 @@
+import { APIError, type ErrorStatus } from '../../auth/errors.js'
+
+/** The OIDC provider feature's own error codes and messages (Gatehouse's, no better-auth counterpart). */
+export const OIDC_ERRORS = {
+  CLIENT_NOT_FOUND: 'OIDC client not found',
+  INVALID_REDIRECT_URI: 'Redirect URI must be an absolute URI without a fragment (http(s) or a custom scheme)',
+  REDIRECT_URI_REQUIRED: 'At least one redirect URI is required',
+  NAME_REQUIRED: 'Client name is required',
+  INVALID_LOGO: 'Logo must be an http(s) URL',
+  PUBLIC_CLIENT_HAS_NO_SECRET: 'A public client has no secret to rotate',
+  UNKNOWN_ORGANIZATION: 'Unknown organization',
+  UNKNOWN_TEAM: 'Unknown team',
+  INTERACTION_NOT_FOUND: 'Sign-in request not found or expired',
+  OIDC_DISABLED: 'The OpenID Connect provider is disabled',
+} as const
+
+export type OidcErrorCode = keyof typeof OIDC_ERRORS
+
+/** The form field each error concerns (panel forms show it beside that field). */
+const FIELDS: Partial<Record<OidcErrorCode, string>> = {
+  INVALID_REDIRECT_URI: 'redirectUris',
+  REDIRECT_URI_REQUIRED: 'redirectUris',
+  NAME_REQUIRED: 'name',
+  INVALID_LOGO: 'logo',
+  UNKNOWN_ORGANIZATION: 'allowedOrganizations',
+  UNKNOWN_TEAM: 'allowedTeams',
+}
+
+export const oidcError = (status: ErrorStatus, code: OidcErrorCode): APIError => new APIError(status, code, OIDC_ERRORS[code], {}, FIELDS[code])

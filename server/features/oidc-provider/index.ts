@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type Provider from 'oidc-provider'
+import type { AuthContext } from '../../auth/context.js'
+import { defineFeature } from '../../feature.js'
+import type { Logger } from '../../gatehouse.js'
+import type { RouteContext } from '../../http/route.js'
+import { resolveRequestSession } from '../../http/session.js'
+import { jwksJSON } from '../jwt/keys.js'
+import { dropEndedSession, gatehouseRequest } from './adapter.js'
+import { handleInteraction } from './interaction.js'
+import { oidcPanel } from './panel.js'
+import { INTERACTION_PREFIX, OIDC_ROUTES, providerCache, requestState } from './provider.js'
+import { deleteExpiredModels } from './store.js'
+
+const DISCOVERY = '/.well-known/openid-configuration'
+const AS_METADATA = '/.well-known/oauth-authorization-server'
+
+const caches = new WeakMap<AuthContext, ReturnType<typeof providerCache>>()
+let logger: Logger = { info() {}, warn() {}, error: (m, e) => console.error(m, e ?? '') }
+
+function cacheFor(ctx: AuthContext): ReturnType<typeof providerCache> {
+  let cache = caches.get(ctx)
+  if (!cache) {
+    cache = providerCache(ctx, logger)
+    caches.set(ctx, cache)
+  }
+  return cache
+}
+
+const callbacks = new WeakMap<Provider, ReturnType<Provider['callback']>>()
+
+/** Koa composes its middleware in callback(): once per provider instance. */
+function callbackOf(provider: Provider): ReturnType<Provider['callback']> {
+  let cb = callbacks.get(provider)
+  if (!cb) {
+    cb = provider.callback()
+    callbacks.set(provider, cb)
+  }
+  return cb
+}
+
+const isOidcPath = (path: string): boolean =>
+  path.startsWith('/oauth2/') || path === DISCOVERY || path === AS_METADATA || path.startsWith(INTERACTION_PREFIX)
+
+async function handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  const provider = await cacheFor(ctx).get()
+  const resolved = await resolveRequestSession(rc, { disableRefresh: true })
+  const active = resolved.status === 'active' ? resolved.data : null
+  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta })
+  return gatehouseRequest.run({ sessionId: active?.session.id ?? null }, () => serve(rc, provider, req, res))
+}
+
+async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  if (rc.path.startsWith(INTERACTION_PREFIX)) return handleInteraction(ctx, provider, rc.path, req, res)
+  if (rc.path === OIDC_ROUTES.jwks && req.method === 'GET') {
+    // The jwt feature's JWKS: every published key, including retired ones in their grace period.
+    const body = await jwksJSON(ctx)
+    res.statusCode = 200
+    res.setHeader('content-type', 'application/json; charset=utf-8')
+    res.setHeader('cache-control', `public, max-age=${ctx.config().jwt.jwks.cacheMaxAge}`)
+    res.end(body)
+    return
+  }
+  const ssoCookie = rc.cookies.get('_session')
+  if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)
+  // oidc-provider routes relative to its mount; the issuer's path is the base path.
+  const path = rc.path === AS_METADATA ? DISCOVERY : rc.path
+  const url = `${path}${rc.url.search}`
+  const mounted = req as IncomingMessage & { originalUrl?: string }
+  mounted.originalUrl = `${ctx.config().basePath}${url}`
+  mounted.url = url
+  await callbackOf(provider)(req, res)
+}
+
+/** Gatehouse as an OpenID Connect provider (panva's oidc-provider), under the base path. */
+export const oidcProviderFeature = defineFeature({
+  id: 'oidc-provider',
+  panel: oidcPanel,
+  mount: {
+    handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),
+    handle,
+  },
+  start: (runtime) => {
+    logger = runtime.logger
+    // Expired codes, tokens, sessions and interactions are removed hourly.
+    const timer = setInterval(
+      () => {
+        deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now())).catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
+      },
+      3_600_000,
+    )
+    timer.unref()
+    return () => clearInterval(timer)
+  },
+})

@@ -1,0 +1,133 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type Provider from 'oidc-provider'
+import type { InteractionDetails } from 'oidc-provider'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext } from '../../auth/context.js'
+import { activeUser, mayUseClient } from './accounts.js'
+import { OIDC_ERRORS } from './errors.js'
+import { INTERACTION_PREFIX, requestState } from './provider.js'
+import { findClient } from './store.js'
+
+/**
+ * The interaction routes oidc-provider sends the browser to (B/oidc/interaction/<uid>): the login
+ * step is finished from the Gatehouse session (SSO) or sent to the hosted sign-in page; consent
+ * is asked on the hosted consent page, which reads and answers the JSON routes below.
+ */
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  res.setHeader('content-type', 'application/json')
+  res.setHeader('cache-control', 'no-store')
+  res.setHeader('content-length', Buffer.byteLength(text))
+  res.end(text)
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.statusCode = 303
+  res.setHeader('location', location)
+  res.setHeader('cache-control', 'no-store')
+  res.setHeader('content-length', '0')
+  res.end()
+}
+
+function errorPage(ctx: AuthContext, error: string, description: string): string {
+  const target = new URL(`${ctx.baseURL}/ui/error`)
+  target.searchParams.set('error', error)
+  target.searchParams.set('error_description', description)
+  return target.href
+}
+
+const scopesOf = (details: InteractionDetails): string[] =>
+  String(details.params.scope ?? '')
+    .split(' ')
+    .filter(Boolean)
+
+async function audit(ctx: AuthContext, req: IncomingMessage, event: Parameters<typeof recordAudit>[1]): Promise<void> {
+  await recordAudit(ctx, { meta: requestState.get(req)?.meta ?? null, ...event })
+}
+
+/** Grants what the authorization request asked for and is not granted yet; returns the grant id. */
+async function grantRequested(provider: Provider, details: InteractionDetails, accountId: string, clientId: string): Promise<string> {
+  const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId, clientId })
+  const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> }
+  if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+  if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims)
+  for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
+  return grant.save()
+}
+
+/** Same-origin check for the consent POSTs (the hosted page calls them with fetch). */
+function sameOrigin(ctx: AuthContext, req: IncomingMessage): boolean {
+  const origin = req.headers.origin ?? (req.headers.referer ? new URL(req.headers.referer).origin : undefined)
+  return origin === new URL(ctx.baseURL).origin
+}
+
+export async function handleInteraction(ctx: AuthContext, provider: Provider, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const rest = path.slice(INTERACTION_PREFIX.length).split('/')
+  const uid = rest[0] ?? ''
+  const action = rest[1] ?? ''
+  const wantsJson = action === 'details' || (req.method === 'GET' && String(req.headers.accept ?? '').includes('application/json'))
+  const allowed = (req.method === 'GET' && (action === '' || action === 'details')) || (req.method === 'POST' && (action === 'consent' || action === 'abort'))
+  if (!allowed || rest.length > 2) return sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' })
+
+  let details: InteractionDetails
+  try {
+    details = await provider.interactionDetails(req, res)
+    if (details.uid !== uid) throw new Error('interaction mismatch')
+  } catch {
+    if (wantsJson || req.method === 'POST') return sendJson(res, 404, { code: 'INTERACTION_NOT_FOUND', message: OIDC_ERRORS.INTERACTION_NOT_FOUND })
+    return redirect(res, errorPage(ctx, 'invalid_request', OIDC_ERRORS.INTERACTION_NOT_FOUND))
+  }
+  const clientId = String(details.params.client_id ?? '')
+  const client = await findClient(ctx, clientId)
+  const userId = requestState.get(req)?.userId ?? null
+
+  if (wantsJson) {
+    return sendJson(res, 200, {
+      uid: details.uid,
+      prompt: details.prompt.name === 'login' ? 'login' : 'consent',
+      client: { clientId, name: client?.name ?? clientId, logo: client?.logo ?? null },
+      scopes: scopesOf(details),
+    })
+  }
+
+  const here = `${ctx.baseURL}${INTERACTION_PREFIX}${uid}`
+  const signIn = `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(here)}`
+
+  if (req.method === 'POST') {
+    if (!sameOrigin(ctx, req)) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+    const accountId = details.session?.accountId
+    if (!userId || !accountId || accountId !== userId) return sendJson(res, 401, { code: 'UNAUTHORIZED', message: 'Unauthorized' })
+    if (action === 'abort') {
+      const redirectTo = await provider.interactionResult(req, res, { error: 'access_denied', error_description: 'End-User aborted interaction' })
+      await audit(ctx, req, { type: 'oidc.consent-denied', outcome: 'failure', actorUserId: userId, target: clientId, detail: { scopes: scopesOf(details) } })
+      return sendJson(res, 200, { redirectTo })
+    }
+    const grantId = await grantRequested(provider, details, accountId, clientId)
+    const redirectTo = await provider.interactionResult(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true })
+    await audit(ctx, req, { type: 'oidc.consent-granted', actorUserId: userId, target: clientId, detail: { scopes: scopesOf(details) } })
+    return sendJson(res, 200, { redirectTo })
+  }
+
+  if (details.prompt.name === 'login') {
+    if (!userId) return redirect(res, signIn)
+    const user = await activeUser(ctx, userId)
+    if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
+      const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'
+      const returnTo = await provider.interactionResult(req, res, { error: 'access_denied', error_description: description })
+      await audit(ctx, req, { type: 'oidc.access-denied', outcome: 'failure', actorUserId: userId, target: clientId, detail: { reason: description } })
+      return redirect(res, returnTo)
+    }
+    const returnTo = await provider.interactionResult(req, res, { login: { accountId: user.id, remember: true } })
+    return redirect(res, returnTo)
+  }
+
+  // Consent: the signed-in user must be the one the request is for.
+  if (!userId || userId !== details.session?.accountId) return redirect(res, signIn)
+  if (client?.skipConsent) {
+    const grantId = await grantRequested(provider, details, userId, clientId)
+    return redirect(res, await provider.interactionResult(req, res, { consent: { grantId } }))
+  }
+  return redirect(res, `${ctx.baseURL}/ui/consent?interaction=${encodeURIComponent(uid)}`)
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod'
+import { mutation, none, ok, query } from '../../panel/op.js'
+
+/** The control panel's OIDC client operations (zod only: shared with the renderer). Times are epoch ms. */
+
+const uri = z.string().min(1).max(2048)
+const ids = z.array(z.string().min(1).max(200)).max(100)
+
+export const oidcClientViewSchema = z.object({
+  clientId: z.string(),
+  name: z.string(),
+  logo: z.string().nullable(),
+  redirectUris: z.array(z.string()),
+  postLogoutRedirectUris: z.array(z.string()),
+  public: z.boolean(),
+  pkceRequired: z.boolean(),
+  skipConsent: z.boolean(),
+  allowedOrganizations: z.array(z.string()),
+  allowedTeams: z.array(z.string()),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  secretRotatedAt: z.number().nullable(),
+})
+export type OidcClientView = z.output<typeof oidcClientViewSchema>
+
+const clientFields = {
+  name: z.string().min(1).max(200),
+  redirectUris: z.array(uri).min(1).max(50),
+  postLogoutRedirectUris: z.array(uri).max(50).optional(),
+  logo: z.string().max(2048).nullable().optional(),
+  pkceRequired: z.boolean().optional(),
+  skipConsent: z.boolean().optional(),
+  allowedOrganizations: ids.optional(),
+  allowedTeams: ids.optional(),
+}
+
+export const oidcContract = {
+  'oidc.clients': query(
+    'Applications that sign their users in through Gatehouse (OpenID Connect clients), with the issuer URL',
+    none,
+    z.object({ clients: z.array(oidcClientViewSchema), issuer: z.string(), enabled: z.boolean() }),
+  ),
+  'oidc.createClient': mutation(
+    'Registers an OpenID Connect client; the secret is in this answer only',
+    z.object({ ...clientFields, public: z.boolean().optional() }).strict(),
+    z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
+  ),
+  'oidc.updateClient': mutation(
+    'Changes a client’s name, logo, redirect URIs, PKCE, consent and group restriction',
+    z.object({ clientId: z.string().min(1), ...clientFields, name: clientFields.name.optional(), redirectUris: clientFields.redirectUris.optional() }).strict(),
+    oidcClientViewSchema,
+  ),
+  'oidc.rotateSecret': mutation(
+    'A new secret for a confidential client (shown once); the old one stops working at once',
+    z.object({ clientId: z.string().min(1) }).strict(),
+    z.object({ client: oidcClientViewSchema, clientSecret: z.string() }),
+  ),
+  'oidc.deleteClient': mutation('Deletes a client (its tokens stop working)', z.object({ clientId: z.string().min(1) }).strict(), ok),
+  'oidc.settings': query('The effective `oidcProvider.*` configuration', none, z.record(z.string(), z.unknown())),
+  'oidc.configure': mutation(
+    'Applies a JSON Merge Patch to the `oidcProvider.*` configuration, live (validated by the config schema)',
+    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.record(z.string(), z.unknown()),
+  ),
+}

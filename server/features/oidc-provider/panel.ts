@@ -1,0 +1,23 @@
+import type { PanelEnv } from '../../panel/service.js'
+import { sectionSettings } from '../settings-ops.js'
+import { allClients, type ClientInput, type ClientPatch, changeClient, createClient, removeClient, rotateClientSecret } from './clients.js'
+
+const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
+const BY = { via: 'panel' as const, meta: PANEL_META }
+
+export const oidcPanel = (env: PanelEnv) => {
+  const ctx = env.gatehouse.ctx
+  const settings = sectionSettings(env, 'oidcProvider')
+  return {
+    'oidc.settings': settings.read,
+    'oidc.configure': settings.apply,
+    'oidc.clients': async () => ({ clients: await allClients(ctx), issuer: ctx.baseURL, enabled: ctx.config().oidcProvider.enabled }),
+    'oidc.createClient': (input: ClientInput) => createClient(ctx, input, BY),
+    'oidc.updateClient': ({ clientId, ...patch }: ClientPatch & { clientId: string }) => changeClient(ctx, clientId, patch, BY),
+    'oidc.rotateSecret': ({ clientId }: { clientId: string }) => rotateClientSecret(ctx, clientId, BY),
+    'oidc.deleteClient': async ({ clientId }: { clientId: string }) => {
+      await removeClient(ctx, clientId, BY)
+      return { success: true }
+    },
+  }
+}

@@ -1,0 +1,260 @@
+import { createHmac } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type Provider from 'oidc-provider'
+import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
+import { recordAudit } from '../../auth/audit.js'
+import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import type { Logger } from '../../gatehouse.js'
+import { liveSigningJwks } from '../jwt/keys.js'
+import { activeUser, mayUseClient, userClaims } from './accounts.js'
+import { databaseAdapter } from './adapter.js'
+import { secretMatches } from './clients.js'
+import { findClient } from './store.js'
+
+/**
+ * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
+ * storage = Gatehouse's database, signing keys = the jwt feature's (an RS256 key always among
+ * them), sign-in and consent = Gatehouse's session and hosted pages. One instance per issuer,
+ * key set and configuration, rebuilt when one of them changes.
+ */
+
+/** Paths of oidc-provider's endpoints under the base path (better-auth's oauth-provider names). */
+export const OIDC_ROUTES = {
+  authorization: '/oauth2/authorize',
+  token: '/oauth2/token',
+  userinfo: '/oauth2/userinfo',
+  jwks: '/oauth2/jwks',
+  revocation: '/oauth2/revoke',
+  introspection: '/oauth2/introspect',
+  end_session: '/oauth2/endsession',
+  pushed_authorization_request: '/oauth2/par',
+}
+
+export const INTERACTION_PREFIX = '/oidc/interaction/'
+
+/** What the mount learned about the request before handing it to oidc-provider. */
+export interface GatehouseRequestState {
+  /** The Gatehouse session's user (null: none, signed out or expired). */
+  userId: string | null
+  meta: RequestMeta
+}
+
+export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
+
+const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'groups']
+
+export const CLAIMS: Record<string, string[]> = {
+  openid: ['sub'],
+  email: ['email', 'email_verified'],
+  profile: ['name', 'picture', 'preferred_username', 'updated_at'],
+  groups: ['groups'],
+}
+
+const PKCE_REQUIRED = 'gatehouse_pkce_required'
+const SKIP_CONSENT = 'gatehouse_skip_consent'
+
+export const clientSkipsConsent = (client: ClientInstance | undefined): boolean => client?.[SKIP_CONSENT] === true
+
+function cookieKeys(secret: string): string[] {
+  return [createHmac('sha256', secret).update('gatehouse oidc-provider cookies').digest('base64url')]
+}
+
+function auditOf(ctx: AuthContext, logger: Logger) {
+  return (koa: KoaContextWithOIDC, event: Parameters<typeof recordAudit>[1]): void => {
+    const state = requestState.get(koa.req)
+    const write = async () => {
+      await recordAudit(ctx, { meta: state?.meta ?? null, ...event })
+    }
+    write().catch((error) => logger.error('could not record an OIDC audit event:', error))
+  }
+}
+
+function accountIdOf(koa: KoaContextWithOIDC): string | null {
+  const entities = koa.oidc?.entities as Record<string, { accountId?: string } | undefined> | undefined
+  return entities?.Account?.accountId ?? entities?.Grant?.accountId ?? koa.oidc?.session?.accountId ?? null
+}
+
+interface Built {
+  key: string
+  provider: Provider
+}
+
+export function providerCache(ctx: AuthContext, logger: Logger) {
+  let current: Built | null = null
+  // Builds run one at a time (the first one may mint the RS256 key).
+  let chain: Promise<unknown> = Promise.resolve()
+
+  const build = async (): Promise<Built> => {
+    const conf = ctx.config().oidcProvider
+    const { version, keys } = await liveSigningJwks(ctx)
+    const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
+    if (current?.key === key) return current
+    const base = ctx.config().basePath
+    const audit = auditOf(ctx, logger)
+    // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
+    const { default: Provider, interactionPolicy } = await import('oidc-provider')
+
+    const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
+    // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
+    // means signed out here too, and the login step runs again.
+    policy.get('login').checks.unshift(
+      new interactionPolicy.Check('gatehouse_session', 'The Gatehouse session ended or changed', 'login_required', (koa) => {
+        const state = requestState.get(koa.req)
+        const accountId = koa.oidc.session?.accountId
+        if (!accountId) return false
+        return !koa.oidc.account || !state || state.userId !== accountId
+      }),
+    )
+
+    const provider = new Provider(ctx.baseURL, {
+      adapter: databaseAdapter(ctx),
+      jwks: { keys },
+      findAccount: async (koa, sub) => {
+        const user = await activeUser(ctx, sub)
+        if (!user) return undefined
+        const clientId = koa.oidc?.client?.clientId
+        if (clientId) {
+          const client = await findClient(ctx, clientId)
+          if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
+        }
+        return { accountId: user.id, claims: async () => (await userClaims(ctx, user)) as { sub: string } }
+      },
+      claims: CLAIMS,
+      scopes: SCOPES,
+      conformIdTokenClaims: false,
+      routes: OIDC_ROUTES,
+      responseTypes: ['code'],
+      cookies: { keys: cookieKeys(ctx.secret) },
+      clientDefaults: { id_token_signed_response_alg: 'RS256', grant_types: ['authorization_code'], response_types: ['code'] },
+      enabledJWA: {
+        idTokenSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
+        userinfoSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
+        introspectionSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
+        authorizationSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
+      },
+      clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT] },
+      pkce: {
+        required: (_koa, client) => client.clientAuthMethod === 'none' || client[PKCE_REQUIRED] !== false,
+      },
+      features: {
+        devInteractions: { enabled: false },
+        revocation: { enabled: true },
+        introspection: { enabled: true },
+        clientCredentials: { enabled: true },
+        userinfo: { enabled: true },
+        rpInitiatedLogout: {
+          enabled: true,
+          logoutSource: async (koa: KoaContextWithOIDC, form: string) => {
+            const action = /action="([^"]+)"/.exec(form)?.[1] ?? ''
+            const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? ''
+            const target = new URL(`${ctx.baseURL}/ui/sign-out`)
+            target.searchParams.set('action', action.replace(/&amp;/g, '&'))
+            target.searchParams.set('xsrf', xsrf)
+            koa.redirect(target.href)
+          },
+          postLogoutSuccessSource: async (koa: KoaContextWithOIDC) => {
+            koa.redirect(`${ctx.baseURL}/ui/sign-out?done=1`)
+          },
+        },
+      },
+      interactions: {
+        url: (_koa: KoaContextWithOIDC, interaction: { uid: string }) => `${base}${INTERACTION_PREFIX}${interaction.uid}`,
+        policy,
+      },
+      // Skip-consent (first-party) clients get the requested scopes granted without a screen.
+      loadExistingGrant: async (koa: KoaContextWithOIDC) => {
+        const oidc = koa.oidc as KoaContextWithOIDC['oidc'] & {
+          result?: { consent?: { grantId?: string } }
+          session: { grantIdFor(clientId: string): string | undefined; accountId?: string }
+          client: ClientInstance
+          requestParamOIDCScopes: Set<string>
+          requestParamClaims: Set<string>
+        }
+        const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
+        const found = grantId ? await provider.Grant.find(grantId) : undefined
+        if (!clientSkipsConsent(oidc.client) || !oidc.session.accountId) return found
+        const grant = found ?? new provider.Grant({ accountId: oidc.session.accountId, clientId: oidc.client.clientId })
+        grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '))
+        if (oidc.requestParamClaims.size > 0) grant.addOIDCClaims([...oidc.requestParamClaims])
+        await grant.save()
+        return grant
+      },
+      rotateRefreshToken: true,
+      issueRefreshToken: async (_koa: KoaContextWithOIDC, client: ClientInstance) => client.grantTypeAllowed('refresh_token'),
+      ttl: {
+        AccessToken: conf.ttl.accessToken,
+        AuthorizationCode: conf.ttl.authorizationCode,
+        ClientCredentials: conf.ttl.clientCredentials,
+        IdToken: conf.ttl.idToken,
+        RefreshToken: conf.ttl.refreshToken,
+        Session: conf.ttl.session,
+        Grant: conf.ttl.grant,
+        Interaction: conf.ttl.interaction,
+      },
+      renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
+        const target = new URL(`${ctx.baseURL}/ui/error`)
+        target.searchParams.set('error', out.error ?? 'server_error')
+        if (out.error_description) target.searchParams.set('error_description', out.error_description)
+        koa.redirect(target.href)
+      },
+    })
+    // Secrets are stored as their SHA-256: compare the presented one's hash.
+    provider.Client.prototype.compareClientSecret = function compare(this: { clientSecret?: string }, actual: string) {
+      return secretMatches(this.clientSecret, actual)
+    }
+    // Redirect URIs were validated when the client was saved: http(s) and private-use schemes
+    // (app.immich:///oauth-callback) may sit in one list, which oidc-provider's web/native split forbids.
+    const Schema = (provider.Client as unknown as { Schema: { prototype: Record<string, unknown> } }).Schema
+    Schema.prototype.redirectUris = function redirectUris() {}
+    provider.proxy = ctx.baseURL.startsWith('https:')
+
+    provider.on('grant.success', (koa: KoaContextWithOIDC) => {
+      audit(koa, {
+        type: 'oidc.token-issued',
+        actorUserId: accountIdOf(koa),
+        target: koa.oidc.client?.clientId ?? null,
+        detail: { grantType: koa.oidc.params?.grant_type ?? null },
+      })
+    })
+    provider.on('grant.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
+      audit(koa, {
+        type: 'oidc.token-refused',
+        outcome: 'failure',
+        actorUserId: accountIdOf(koa),
+        target: koa.oidc?.client?.clientId ?? null,
+        detail: { grantType: koa.oidc?.params?.grant_type ?? null, error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
+      })
+    })
+    provider.on('authorization.success', (koa: KoaContextWithOIDC) => {
+      audit(koa, { type: 'oidc.code-issued', actorUserId: accountIdOf(koa), target: koa.oidc.client?.clientId ?? null })
+    })
+    provider.on('authorization.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
+      audit(koa, {
+        type: 'oidc.authorization-refused',
+        outcome: 'failure',
+        actorUserId: accountIdOf(koa),
+        target: koa.oidc?.client?.clientId ?? null,
+        detail: { error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
+      })
+    })
+    provider.on('grant.revoked', (koa: KoaContextWithOIDC, grantId: string) => {
+      audit(koa, { type: 'oidc.grant-revoked', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null, detail: { grantId, route: koa.oidc?.route ?? null } })
+    })
+    provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
+      audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
+    })
+    provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
+    current = { key, provider }
+    return current
+  }
+
+  return {
+    /** The provider for the current issuer, keys and configuration (built on first use). */
+    async get(): Promise<Provider> {
+      const next = chain.then(build)
+      chain = next.catch(() => {})
+      return (await next).provider
+    },
+  }
+}

@@ -1,0 +1,60 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
+
+/**
+ * What oidc-provider stores through its adapter (sessions, interactions, grants, codes, access
+ * and refresh tokens, …): one row per model instance, keyed by kind and id, the payload as JSON,
+ * with the columns its lookups need (grantId for revocation, uid for sessions, userCode for the
+ * device flow) and the expiry, checked against Gatehouse's clock on every read.
+ */
+export const oidcModel = sqliteTable(
+  'oidcModel',
+  {
+    kind: text('kind').notNull(),
+    id: text('id').notNull(),
+    payload: text('payload').notNull(),
+    grantId: text('grantId'),
+    uid: text('uid'),
+    userCode: text('userCode'),
+    /** Sessions only: the Gatehouse session it was signed in from (signing out of that ends it). */
+    gatehouseSessionId: text('gatehouseSessionId'),
+    /** Set by oidc-provider's `consume` (codes, rotated refresh tokens). */
+    consumedAt: timestamp('consumedAt'),
+    expiresAt: timestamp('expiresAt'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.id] }),
+    index('oidc_model_grant_id_idx').on(t.grantId),
+    index('oidc_model_uid_idx').on(t.uid),
+    index('oidc_model_user_code_idx').on(t.userCode),
+    index('oidc_model_gatehouse_session_id_idx').on(t.gatehouseSessionId),
+    index('oidc_model_expires_at_idx').on(t.expiresAt),
+  ],
+)
+
+/**
+ * A relying party (an application signing its users in through Gatehouse). `secretHash` is the
+ * SHA-256 of the secret, which is shown once; null for a public client (PKCE, no secret).
+ * `allowedOrganizations` / `allowedTeams`: JSON arrays of ids; when either is non-empty only
+ * members of one of them may sign in to this client.
+ */
+export const oidcClient = sqliteTable('oidcClient', {
+  clientId: text('clientId').primaryKey(),
+  name: text('name').notNull(),
+  logo: text('logo'),
+  redirectUris: text('redirectUris', { mode: 'json' }).$type<string[]>().notNull(),
+  postLogoutRedirectUris: text('postLogoutRedirectUris', { mode: 'json' }).$type<string[]>().notNull(),
+  secretHash: text('secretHash'),
+  public: integer('public', { mode: 'boolean' }).notNull().default(false),
+  pkceRequired: integer('pkceRequired', { mode: 'boolean' }).notNull().default(true),
+  skipConsent: integer('skipConsent', { mode: 'boolean' }).notNull().default(false),
+  allowedOrganizations: text('allowedOrganizations', { mode: 'json' }).$type<string[]>().notNull(),
+  allowedTeams: text('allowedTeams', { mode: 'json' }).$type<string[]>().notNull(),
+  createdAt: timestamp('createdAt').notNull(),
+  updatedAt: timestamp('updatedAt').notNull(),
+  secretRotatedAt: timestamp('secretRotatedAt'),
+})
+
+export type OidcModelRow = typeof oidcModel.$inferSelect
+export type OidcClientRow = typeof oidcClient.$inferSelect

@@ -1,0 +1,155 @@
+import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
+import type { AuthContext } from '../../auth/context.js'
+import { member, oidcClient, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
+import { firstRow } from '../../db/storage.js'
+import type { OidcClientRow, OidcModelRow } from './schema.js'
+
+/** Every SQL statement of the OIDC provider feature. */
+
+// ------------------------------------------------------------------ oidc-provider's models
+
+/** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
+export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
+  const { kind, id, gatehouseSessionId, ...others } = row
+  const rest = gatehouseSessionId ? { ...others, gatehouseSessionId } : others
+  await ctx.db
+    .insert(oidcModel)
+    .values(row)
+    .onConflictDoUpdate({ target: [oidcModel.kind, oidcModel.id], set: rest })
+}
+
+export async function findModel(ctx: AuthContext, kind: string, id: string): Promise<OidcModelRow | undefined> {
+  return firstRow(
+    ctx.db
+      .select()
+      .from(oidcModel)
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id))),
+  )
+}
+
+export async function findModelByUid(ctx: AuthContext, kind: string, uid: string): Promise<OidcModelRow | undefined> {
+  return firstRow(
+    ctx.db
+      .select()
+      .from(oidcModel)
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.uid, uid))),
+  )
+}
+
+export async function findModelByUserCode(ctx: AuthContext, kind: string, userCode: string): Promise<OidcModelRow | undefined> {
+  return firstRow(
+    ctx.db
+      .select()
+      .from(oidcModel)
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.userCode, userCode))),
+  )
+}
+
+/** Marks a model consumed: its payload gains `consumed` (epoch seconds) as oidc-provider expects. */
+export async function consumeModel(ctx: AuthContext, kind: string, id: string, at: Date): Promise<void> {
+  await ctx.storage.transaction(async () => {
+    const row = await findModel(ctx, kind, id)
+    if (!row) return
+    const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), consumed: Math.floor(at.getTime() / 1000) }
+    await ctx.db
+      .update(oidcModel)
+      .set({ payload: JSON.stringify(payload), consumedAt: at })
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
+  })
+}
+
+export async function destroyModel(ctx: AuthContext, kind: string, id: string): Promise<void> {
+  await ctx.db.delete(oidcModel).where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
+}
+
+/** Deletes the rows of one kind (codes, access or refresh tokens) issued under a grant. */
+export async function deleteByGrantId(ctx: AuthContext, kind: string, grantId: string): Promise<number> {
+  return (
+    await ctx.db
+      .delete(oidcModel)
+      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.grantId, grantId)))
+      .returning({ id: oidcModel.id })
+  ).length
+}
+
+/** Removes rows whose expiry has passed. */
+export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<number> {
+  return (
+    await ctx.db
+      .delete(oidcModel)
+      .where(and(isNotNull(oidcModel.expiresAt), lte(oidcModel.expiresAt, now)))
+      .returning({ id: oidcModel.id })
+  ).length
+}
+
+/** Whether a Gatehouse session still exists and has not expired. */
+export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string, now: Date): Promise<boolean> {
+  return (await firstRow(ctx.db.select({ id: session.id }).from(session).where(and(eq(session.id, sessionId), gt(session.expiresAt, now))))) !== undefined
+}
+
+// ------------------------------------------------------------------ clients
+
+export async function insertClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
+  await ctx.db.insert(oidcClient).values(row)
+}
+
+export async function findClient(ctx: AuthContext, clientId: string): Promise<OidcClientRow | undefined> {
+  return firstRow(ctx.db.select().from(oidcClient).where(eq(oidcClient.clientId, clientId)))
+}
+
+export async function listClients(ctx: AuthContext): Promise<OidcClientRow[]> {
+  return ctx.db.select().from(oidcClient).orderBy(asc(oidcClient.createdAt), asc(oidcClient.clientId))
+}
+
+export async function updateClient(ctx: AuthContext, clientId: string, patch: Partial<Omit<OidcClientRow, 'clientId'>>): Promise<OidcClientRow | undefined> {
+  return (await ctx.db.update(oidcClient).set(patch).where(eq(oidcClient.clientId, clientId)).returning())[0]
+}
+
+export async function deleteClient(ctx: AuthContext, clientId: string): Promise<boolean> {
+  return (await ctx.db.delete(oidcClient).where(eq(oidcClient.clientId, clientId)).returning({ id: oidcClient.clientId })).length > 0
+}
+
+// ------------------------------------------------------------------ memberships (claims, access)
+
+export interface MembershipRow {
+  organizationId: string
+  slug: string
+  role: string
+}
+
+export async function userMemberships(ctx: AuthContext, userId: string): Promise<MembershipRow[]> {
+  return ctx.db
+    .select({ organizationId: member.organizationId, slug: organization.slug, role: member.role })
+    .from(member)
+    .innerJoin(organization, eq(organization.id, member.organizationId))
+    .where(eq(member.userId, userId))
+    .orderBy(asc(organization.slug))
+}
+
+export interface TeamMembershipRow {
+  teamId: string
+  teamName: string
+  slug: string
+}
+
+export async function userTeams(ctx: AuthContext, userId: string): Promise<TeamMembershipRow[]> {
+  return ctx.db
+    .select({ teamId: team.id, teamName: team.name, slug: organization.slug })
+    .from(teamMember)
+    .innerJoin(team, eq(team.id, teamMember.teamId))
+    .innerJoin(organization, eq(organization.id, team.organizationId))
+    .where(eq(teamMember.userId, userId))
+    .orderBy(asc(organization.slug), asc(team.name))
+}
+
+/** Which of these organization ids exist. */
+export async function existingOrganizations(ctx: AuthContext, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return []
+  return (await ctx.db.select({ id: organization.id }).from(organization).where(inArray(organization.id, ids))).map((r) => r.id)
+}
+
+/** Which of these team ids exist. */
+export async function existingTeams(ctx: AuthContext, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return []
+  return (await ctx.db.select({ id: team.id }).from(team).where(inArray(team.id, ids))).map((r) => r.id)
+}

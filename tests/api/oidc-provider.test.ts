@@ -1,0 +1,494 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
+import * as oidc from 'openid-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
+import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+
+/**
+ * Gatehouse as an OpenID provider, against panva's openid-client as the relying party, on the
+ * real server over loopback. The browser's part (authorize → sign-in → consent → callback) is
+ * played here by a cookie jar following redirects; tests/panel/oidc-browser.test.ts plays it in
+ * Chromium.
+ */
+
+const RP = 'http://rp.example.test'
+const CALLBACK = `${RP}/callback`
+const PASSWORD = 'correct horse battery'
+
+let server: TestServer
+let issuer: string
+
+const insecure = { execute: [oidc.allowInsecureRequests] }
+
+async function discover(clientId: string, secret?: string, auth?: oidc.ClientAuth) {
+  return oidc.discovery(new URL(issuer), clientId, secret, auth ?? (secret ? oidc.ClientSecretBasic(secret) : oidc.None()), insecure)
+}
+
+async function newClient(options: Partial<Parameters<typeof createClient>[1]> = {}) {
+  return createClient(
+    server.gatehouse.ctx,
+    { name: 'Test RP', redirectUris: [CALLBACK], postLogoutRedirectUris: [`${RP}/signed-out`], ...options },
+    { via: 'cli' },
+  )
+}
+
+/** Follows redirects inside Gatehouse with the jar; stops at a hosted page (/ui/…) or a URL outside it. */
+async function browse(jar: CookieJar, start: string, init: RequestInit = {}): Promise<URL> {
+  let url = start
+  let request = init
+  for (let hop = 0; hop < 20; hop++) {
+    const headers = new Headers(request.headers)
+    const cookie = jar.header()
+    if (cookie) headers.set('cookie', cookie)
+    const res = await fetch(url, { ...request, headers, redirect: 'manual' })
+    jar.store(res)
+    await res.arrayBuffer()
+    const location = res.headers.get('location')
+    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`no redirect from ${url}: ${res.status}`)
+    const next = new URL(location, url)
+    if (next.origin !== server.origin || next.pathname.startsWith('/api/auth/ui/')) return next
+    url = next.href
+    request = {}
+  }
+  throw new Error('too many redirects')
+}
+
+async function signedInJar(person: SignedUp): Promise<CookieJar> {
+  const jar = new CookieJar()
+  const res = await fetch(`${server.base}/sign-in/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: server.origin },
+    body: JSON.stringify({ email: person.email, password: PASSWORD }),
+  })
+  expect(res.status).toBe(200)
+  jar.store(res)
+  return jar
+}
+
+async function consent(jar: CookieJar, at: URL, action: 'consent' | 'abort' = 'consent'): Promise<URL> {
+  expect(at.pathname).toBe('/api/auth/ui/consent')
+  const uid = at.searchParams.get('interaction') as string
+  const details = await fetch(`${server.base}/oidc/interaction/${uid}`, { headers: { accept: 'application/json', cookie: jar.header() } })
+  expect(details.status).toBe(200)
+  const body = (await details.json()) as { uid: string; prompt: string; client: { name: string }; scopes: string[] }
+  expect(body.uid).toBe(uid)
+  expect(body.prompt).toBe('consent')
+  const res = await fetch(`${server.base}/oidc/interaction/${uid}/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: server.origin, cookie: jar.header() },
+    body: '{}',
+  })
+  expect(res.status).toBe(200)
+  jar.store(res)
+  const { redirectTo } = (await res.json()) as { redirectTo: string }
+  return browse(jar, redirectTo)
+}
+
+interface Flow {
+  config: oidc.Configuration
+  verifier: string
+  state: string
+  nonce: string
+  url: URL
+}
+
+async function startFlow(config: oidc.Configuration, scope = 'openid email profile groups offline_access', extra: Record<string, string> = {}): Promise<Flow> {
+  const verifier = oidc.randomPKCECodeVerifier()
+  const state = oidc.randomState()
+  const nonce = oidc.randomNonce()
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: CALLBACK,
+    scope,
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    prompt: 'consent',
+    ...extra,
+  })
+  return { config, verifier, state, nonce, url }
+}
+
+/** authorize → SSO from the jar's session → consent → the callback URL with the code. */
+async function authorize(jar: CookieJar, flow: Flow): Promise<URL> {
+  let at = await browse(jar, flow.url.href)
+  if (at.pathname === '/api/auth/ui/consent') at = await consent(jar, at)
+  return at
+}
+
+const exchange = (flow: Flow, callback: URL) =>
+  oidc.authorizationCodeGrant(flow.config, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce })
+
+async function auditTypes(): Promise<{ type: string; outcome: string; target: string | null; detail: unknown }[]> {
+  return server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, auditEvent.type))
+}
+
+let alice: SignedUp
+let orgId: string
+let teamId: string
+
+beforeAll(async () => {
+  server = await startTestServer({ config: { oidcProvider: { enabled: true } } })
+  issuer = server.base
+  alice = await signUp(server.base, { name: 'Alice Doe', password: PASSWORD, username: undefined })
+  const db = server.gatehouse.ctx.db
+  const now = new Date(server.clock.now())
+  orgId = 'org_acme'
+  teamId = 'team_devs'
+  await db.insert(organization).values({ id: orgId, name: 'Acme', slug: 'acme', createdAt: now })
+  await db.insert(team).values({ id: teamId, name: 'Developers', organizationId: orgId, createdAt: now })
+  await db.insert(member).values({ id: 'm1', organizationId: orgId, userId: alice.user.id, role: 'admin', createdAt: now })
+  await db.insert(teamMember).values({ id: 'tm1', teamId, userId: alice.user.id, createdAt: now })
+})
+
+afterAll(async () => {
+  await server?.close()
+})
+
+describe('discovery', () => {
+  it('answers at the base path with the issuer, endpoints, PKCE S256 and RS256', async () => {
+    const { client } = await newClient()
+    const config = await discover(client.clientId, 'x')
+    const meta = config.serverMetadata()
+    expect(meta.issuer).toBe(server.base)
+    expect(meta.authorization_endpoint).toBe(`${server.base}/oauth2/authorize`)
+    expect(meta.token_endpoint).toBe(`${server.base}/oauth2/token`)
+    expect(meta.userinfo_endpoint).toBe(`${server.base}/oauth2/userinfo`)
+    expect(meta.jwks_uri).toBe(`${server.base}/oauth2/jwks`)
+    expect(meta.revocation_endpoint).toBe(`${server.base}/oauth2/revoke`)
+    expect(meta.introspection_endpoint).toBe(`${server.base}/oauth2/introspect`)
+    expect(meta.end_session_endpoint).toBe(`${server.base}/oauth2/endsession`)
+    expect(meta.code_challenge_methods_supported).toEqual(['S256'])
+    expect(meta.id_token_signing_alg_values_supported).toContain('RS256')
+    expect(meta.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']))
+    expect(meta.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['client_secret_basic', 'client_secret_post', 'none']))
+    expect(meta.claims_supported).toEqual(expect.arrayContaining(['sub', 'email', 'email_verified', 'name', 'picture', 'preferred_username', 'groups']))
+    const asMeta = await fetch(`${server.base}/.well-known/oauth-authorization-server`)
+    expect(asMeta.status).toBe(200)
+    expect(((await asMeta.json()) as { issuer: string }).issuer).toBe(server.base)
+    const jwks = (await (await fetch(`${server.base}/oauth2/jwks`)).json()) as { keys: { alg: string; kid: string; d?: string }[] }
+    expect(jwks.keys.some((k) => k.alg === 'RS256')).toBe(true)
+    expect(jwks.keys.every((k) => k.d === undefined)).toBe(true)
+  })
+
+  it('is not there while oidcProvider.enabled is off', async () => {
+    const off = await startTestServer()
+    try {
+      const res = await fetch(`${off.base}/.well-known/openid-configuration`)
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ code: 'NOT_FOUND', message: 'Not Found' })
+    } finally {
+      await off.close()
+    }
+  })
+})
+
+describe('authorization code + PKCE', () => {
+  it('signs in through the Gatehouse session, asks consent, issues verified tokens, userinfo, refresh with rotation, revocation', async () => {
+    const { client, clientSecret } = await newClient()
+    const config = await discover(client.clientId, clientSecret as string)
+    oidc.enableNonRepudiationChecks(config)
+
+    // No Gatehouse session: the interaction sends the browser to the hosted sign-in page.
+    const anonymous = new CookieJar()
+    const flow0 = await startFlow(config)
+    const signIn = await browse(anonymous, flow0.url.href)
+    expect(signIn.pathname).toBe('/api/auth/ui/sign-in')
+    const returnTo = signIn.searchParams.get('returnTo') as string
+    expect(returnTo).toMatch(new RegExp(`^${server.base}/oidc/interaction/[A-Za-z0-9_-]+$`))
+
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config)
+    const callback = await authorize(jar, flow)
+    expect(callback.origin + callback.pathname).toBe(CALLBACK)
+    expect(callback.searchParams.get('code')).toBeTruthy()
+
+    const tokens = await exchange(flow, callback)
+    expect(tokens.token_type.toLowerCase()).toBe('bearer')
+    expect(tokens.refresh_token).toBeTruthy()
+    const claims = tokens.claims() as Record<string, unknown>
+    expect(claims.iss).toBe(server.base)
+    expect(claims.aud).toBe(client.clientId)
+    expect(claims.sub).toBe(alice.user.id)
+    expect(claims.email).toBe(alice.email)
+    expect(claims.email_verified).toBe(false)
+    expect(claims.name).toBe('Alice Doe')
+    expect(claims.preferred_username).toBe(alice.email)
+    expect(claims.groups).toEqual(['acme', 'acme:admin', 'acme/Developers'])
+    // The ID token verifies against the published JWKS, signed RS256.
+    const idToken = tokens.id_token as string
+    expect(decodeProtectedHeader(idToken).alg).toBe('RS256')
+    const verified = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), { issuer: server.base, audience: client.clientId })
+    expect(verified.payload.sub).toBe(alice.user.id)
+
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, alice.user.id)
+    expect(info).toMatchObject({ sub: alice.user.id, email: alice.email, name: 'Alice Doe', groups: ['acme', 'acme:admin', 'acme/Developers'] })
+
+    // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.
+    const flow2 = await startFlow(config, 'openid email', { prompt: '' })
+    flow2.url.searchParams.delete('prompt')
+    const again = await browse(jar, flow2.url.href)
+    expect(again.origin + again.pathname).toBe(CALLBACK)
+    const tokens2 = await exchange(flow2, again)
+    const introspect = async (token: string) => (await oidc.tokenIntrospection(config, token)).active
+    expect(await introspect(tokens2.access_token)).toBe(true)
+
+    // Refresh rotates the refresh token; the old one, used again, is refused and kills the grant.
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string)
+    expect(refreshed.refresh_token).toBeTruthy()
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
+    const reuse = await oidc.refreshTokenGrant(config, tokens.refresh_token as string).catch((e: unknown) => e)
+    expect(reuse).toBeInstanceOf(oidc.ResponseBodyError)
+    expect((reuse as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect((reuse as oidc.ResponseBodyError).status).toBe(400)
+    const afterReuse = await oidc.refreshTokenGrant(config, refreshed.refresh_token as string).catch((e: unknown) => e)
+    expect((afterReuse as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    // …and every token of that grant: the access token from the SSO sign-in is dead too.
+    expect(await introspect(tokens2.access_token)).toBe(false)
+
+    // Revocation (RFC 7009) of an access token.
+    const flow3 = await startFlow(config, 'openid')
+    const tokens3 = await exchange(flow3, await authorize(jar, flow3))
+    expect(await introspect(tokens3.access_token)).toBe(true)
+    await oidc.tokenRevocation(config, tokens3.access_token)
+    expect(await introspect(tokens3.access_token)).toBe(false)
+
+    const audit = await auditTypes()
+    expect(audit.filter((a) => a.type === 'oidc.token-issued' && a.target === client.clientId).length).toBeGreaterThanOrEqual(3)
+    expect(audit.some((a) => a.type === 'oidc.token-refused' && a.outcome === 'failure')).toBe(true)
+    expect(audit.some((a) => a.type === 'oidc.consent-granted' && a.target === client.clientId)).toBe(true)
+  })
+})
+
+describe('refusals (RFC 6749, OIDC Core)', () => {
+  it('an unregistered redirect URI is never redirected to: the error page says invalid_redirect_uri', async () => {
+    const { client } = await newClient({ public: true })
+    const config = await discover(client.clientId)
+    const flow = await startFlow(config, 'openid', { redirect_uri: 'https://evil.example/callback' })
+    const res = await fetch(flow.url, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    const at = new URL(res.headers.get('location') as string)
+    expect(at.origin + at.pathname).toBe(`${server.base}/ui/error`)
+    expect(at.searchParams.get('error')).toBe('invalid_redirect_uri')
+    const audit = await auditTypes()
+    expect(audit.some((a) => a.type === 'oidc.authorization-refused' && a.target === client.clientId)).toBe(true)
+  })
+
+  it('a public client must use PKCE; a confidential one may be allowed without it', async () => {
+    const pub = await newClient({ public: true })
+    const pubConfig = await discover(pub.client.clientId)
+    const url = oidc.buildAuthorizationUrl(pubConfig, { redirect_uri: CALLBACK, scope: 'openid', state: 's1' })
+    const jar = await signedInJar(alice)
+    const back = await browse(jar, url.href)
+    expect(back.origin + back.pathname).toBe(CALLBACK)
+    expect(back.searchParams.get('error')).toBe('invalid_request')
+    expect(back.searchParams.get('error_description')).toBe('Authorization Server policy requires PKCE to be used for this request')
+
+    const gitea = await newClient({ pkceRequired: false, skipConsent: true })
+    const config = await discover(gitea.client.clientId, gitea.clientSecret as string)
+    const state = oidc.randomState()
+    const plain = oidc.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid email', state })
+    const callback = await browse(jar, plain.href)
+    expect(callback.searchParams.get('code')).toBeTruthy()
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state })
+    expect(tokens.claims()?.sub).toBe(alice.user.id)
+  })
+
+  it('a reused code is refused and the tokens issued from it are revoked', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid', { prompt: 'login' })
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(jar, flow)
+    const tokens = await exchange(flow, callback)
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+    const again = await exchange(flow, callback).catch((e: unknown) => e)
+    expect(again).toBeInstanceOf(oidc.ResponseBodyError)
+    expect((again as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false)
+  })
+
+  it('a PKCE verifier that does not match is refused', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(jar, flow)
+    const wrong = await oidc
+      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: oidc.randomPKCECodeVerifier(), expectedState: flow.state, expectedNonce: flow.nonce })
+      .catch((e: unknown) => e)
+    expect((wrong as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect((wrong as oidc.ResponseBodyError).status).toBe(400)
+  })
+
+  it('a wrong client secret is refused with invalid_client (401), by Basic and by POST', async () => {
+    const { client, clientSecret } = await newClient()
+    const token = `${server.base}/oauth2/token`
+    const form = 'content-type'
+    const wrongBasic = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:not-the-secret`).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    })
+    expect(wrongBasic.status).toBe(401)
+    expect(await wrongBasic.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+    const wrongPost = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: 'not-the-secret' }).toString(),
+    })
+    expect(wrongPost.status).toBe(401)
+    expect(await wrongPost.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+    // The stored hash itself is not a secret that works.
+    const stored = (await server.gatehouse.ctx.db.select().from(oidcClient).where(eq(oidcClient.clientId, client.clientId)))[0]
+    expect(stored?.secretHash).toMatch(/^sha256:/)
+    expect(stored?.secretHash).not.toContain(clientSecret as string)
+    const withHash = await fetch(token, {
+      method: 'POST',
+      headers: { [form]: 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: stored?.secretHash as string }).toString(),
+    })
+    expect(withHash.status).toBe(401)
+    // The right one works both ways (client credentials for services).
+    for (const auth of [oidc.ClientSecretBasic(clientSecret as string), oidc.ClientSecretPost(clientSecret as string)]) {
+      const config = await discover(client.clientId, clientSecret as string, auth)
+      const tokens = await oidc.clientCredentialsGrant(config, {})
+      expect(tokens.access_token).toBeTruthy()
+      expect(tokens.token_type.toLowerCase()).toBe('bearer')
+      expect(tokens.refresh_token).toBeUndefined()
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+    }
+    const audit = await auditTypes()
+    expect(
+      audit.some((a) => a.type === 'oidc.token-refused' && a.target === client.clientId && (a.detail as { error: string }).error === 'invalid_client'),
+    ).toBe(true)
+    expect(
+      audit.some((a) => a.type === 'oidc.token-issued' && a.target === client.clientId && (a.detail as { grantType: string }).grantType === 'client_credentials'),
+    ).toBe(true)
+  })
+
+  it('a user outside the client’s allowed organizations or teams is sent back with access_denied', async () => {
+    const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
+    const { client, clientSecret } = await newClient({ allowedTeams: [teamId], skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const back = await authorize(await signedInJar(bob), flow)
+    expect(back.origin + back.pathname).toBe(CALLBACK)
+    expect(back.searchParams.get('error')).toBe('access_denied')
+    expect(back.searchParams.get('error_description')).toBe('The account is not allowed to use this application')
+    // A team member gets in.
+    const ok = await startFlow(config, 'openid')
+    ok.url.searchParams.delete('prompt')
+    const code = await authorize(await signedInJar(alice), ok)
+    expect(code.searchParams.get('code')).toBeTruthy()
+    const audit = await auditTypes()
+    expect(audit.some((a) => a.type === 'oidc.access-denied' && a.target === client.clientId)).toBe(true)
+  })
+
+  it('an expired code is refused (the adapter reads expiry from Gatehouse’s clock)', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const callback = await authorize(await signedInJar(alice), flow)
+    server.clock.advanceSeconds(61)
+    const late = await exchange(flow, callback).catch((e: unknown) => e)
+    expect((late as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+
+  it('a banned user cannot sign in to a client nor refresh; a deleted one cannot refresh', async () => {
+    const carol = await signUp(server.base, { name: 'Carol', password: PASSWORD })
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(carol)
+    const flow = await startFlow(config, 'openid offline_access')
+    flow.url.searchParams.set('prompt', 'consent')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    expect(tokens.refresh_token).toBeTruthy()
+    await server.gatehouse.ctx.db.update(user).set({ banned: true }).where(eq(user.id, carol.user.id))
+    const refused = await oidc.refreshTokenGrant(config, tokens.refresh_token as string).catch((e: unknown) => e)
+    expect((refused as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    const flow2 = await startFlow(config, 'openid')
+    flow2.url.searchParams.delete('prompt')
+    const back = await authorize(jar, flow2)
+    expect(back.searchParams.get('error')).toBe('access_denied')
+
+    const dave = await signUp(server.base, { name: 'Dave', password: PASSWORD })
+    const daveFlow = await startFlow(config, 'openid offline_access')
+    daveFlow.url.searchParams.set('prompt', 'consent')
+    const daveTokens = await exchange(daveFlow, await authorize(await signedInJar(dave), daveFlow))
+    await server.gatehouse.ctx.db.delete(user).where(eq(user.id, dave.user.id))
+    const gone = await oidc.refreshTokenGrant(config, daveTokens.refresh_token as string).catch((e: unknown) => e)
+    expect((gone as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+})
+
+describe('sessions', () => {
+  it('signing out of Gatehouse ends the OIDC session; end-session goes through the hosted sign-out page', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+
+    // RP-initiated logout: the confirmation is the hosted sign-out page, which signs out of
+    // Gatehouse and then posts the form oidc-provider asked for.
+    const endSession = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: `${RP}/signed-out`, state: 'bye' })
+    const page = await browse(jar, endSession.href)
+    expect(page.pathname).toBe('/api/auth/ui/sign-out')
+    const action = page.searchParams.get('action') as string
+    const xsrf = page.searchParams.get('xsrf') as string
+    expect(action).toBe(`${server.base}/oauth2/endsession/confirm`)
+    const signOut = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar.header(), 'content-type': 'application/json' }, body: '{}' })
+    expect(signOut.status).toBe(200)
+    jar.store(signOut)
+    const done = await browse(jar, action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+    })
+    expect(done.href).toBe(`${RP}/signed-out?state=bye`)
+    expect((await auditTypes()).some((a) => a.type === 'oidc.signed-out' && a.target === client.clientId)).toBe(true)
+
+    // Signed out of Gatehouse only (no end-session call): the next authorize asks to sign in.
+    const jar2 = await signedInJar(alice)
+    const f2 = await startFlow(config, 'openid')
+    f2.url.searchParams.delete('prompt')
+    const sessionTokens = await exchange(f2, await authorize(jar2, f2))
+    // Without offline_access the refresh token lives as long as the session.
+    const stillIn = await oidc.refreshTokenGrant(config, sessionTokens.refresh_token as string)
+    expect(stillIn.refresh_token).toBeTruthy()
+    const out = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar2.header(), 'content-type': 'application/json' }, body: '{}' })
+    expect(out.status).toBe(200)
+    jar2.store(out)
+    const f3 = await startFlow(config, 'openid')
+    f3.url.searchParams.delete('prompt')
+    const at = await authorize(jar2, f3)
+    expect(at.pathname).toBe('/api/auth/ui/sign-in')
+    // …and the tokens bound to that session can no longer be refreshed.
+    const after = await oidc.refreshTokenGrant(config, stillIn.refresh_token as string).catch((e: unknown) => e)
+    expect((after as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+
+  it('groups follow oidcProvider.groups, live', async () => {
+    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: true } } })
+    try {
+      const { client, clientSecret } = await newClient({ skipConsent: true })
+      const config = await discover(client.clientId, clientSecret as string)
+      const flow = await startFlow(config, 'openid groups')
+      flow.url.searchParams.delete('prompt')
+      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      expect(tokens.claims()?.groups).toEqual(['acme', 'gatehouse:user'])
+      expect(tokens.claims()?.email).toBeUndefined()
+    } finally {
+      server.gatehouse.config.update({ oidcProvider: { groups: null } })
+    }
+  })
+})

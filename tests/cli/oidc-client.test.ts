@@ -1,0 +1,78 @@
+import * as oidc from 'openid-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/process.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+
+/**
+ * `gatehouse oidc client create|list|delete` on the data directory of a running server (the real
+ * CLI process, the real server on loopback): the server sees each change at its next request.
+ */
+
+let server: TestServer
+const insecure = { execute: [oidc.allowInsecureRequests] }
+
+beforeAll(async () => {
+  server = await startTestServer({ config: { oidcProvider: { enabled: true } } })
+})
+afterAll(async () => {
+  await server?.close()
+})
+
+const cli = (...args: string[]) => runCli(['oidc', 'client', ...args, '--data-dir', server.dataDir])
+
+describe('gatehouse oidc client', () => {
+  it('create --json prints the id and the secret once; the running server accepts them at once; list and delete', async () => {
+    const created = await cli('create', '--name', 'Grafana', '--redirect-uri', 'https://grafana.example.com/login/generic_oauth', '--json')
+    expect(created.stderr).toBe('')
+    expect(created.code).toBe(0)
+    const { clientId, clientSecret } = JSON.parse(created.stdout) as { clientId: string; clientSecret: string }
+    expect(Object.keys(JSON.parse(created.stdout))).toEqual(['clientId', 'clientSecret'])
+    expect(clientId).toMatch(/^[a-z0-9]{24}$/)
+    expect(clientSecret).toMatch(/^[A-Za-z0-9]{43}$/)
+
+    const config = await oidc.discovery(new URL(server.base), clientId, clientSecret, oidc.ClientSecretBasic(clientSecret), insecure)
+    expect((await oidc.clientCredentialsGrant(config, {})).access_token).toBeTruthy()
+
+    const pub = await cli('create', '--name', 'Immich', '--redirect-uri', 'app.immich:///oauth-callback', '--redirect-uri', 'https://immich.example.com/auth/login', '--public', '--skip-consent', '--json')
+    expect(pub.code).toBe(0)
+    const immich = JSON.parse(pub.stdout) as { clientId: string; clientSecret: string | null }
+    expect(immich.clientSecret).toBeNull()
+
+    const listed = await cli('list', '--json')
+    expect(listed.code).toBe(0)
+    const clients = JSON.parse(listed.stdout) as { clientId: string; name: string; public: boolean; skipConsent: boolean; redirectUris: string[] }[]
+    expect(clients.map((c) => [c.name, c.public, c.skipConsent])).toEqual([
+      ['Grafana', false, false],
+      ['Immich', true, true],
+    ])
+    expect(clients[1]?.redirectUris).toEqual(['app.immich:///oauth-callback', 'https://immich.example.com/auth/login'])
+    expect(listed.stdout).not.toContain(clientSecret)
+
+    const text = await cli('list')
+    expect(text.stdout).toContain(`${clientId}  Grafana  (confidential, pkce required, consent asked)`)
+
+    const deleted = await cli('delete', '--client-id', clientId)
+    expect(deleted.code).toBe(0)
+    expect(deleted.stdout).toBe(`Deleted OIDC client ${clientId}\n`)
+    const refused = await fetch(`${server.base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    })
+    expect(refused.status).toBe(401)
+    expect(await refused.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+
+    const again = await cli('delete', '--client-id', clientId)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toBe('gatehouse: OIDC client not found\n')
+  })
+
+  it('refuses bad input with the usage (exit 2) or the reason (exit 1)', async () => {
+    const missing = await cli('create', '--name', 'X')
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('create needs --name and at least one --redirect-uri')
+    const bad = await cli('create', '--name', 'X', '--redirect-uri', 'javascript:alert(1)')
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toBe('gatehouse: Redirect URI must be an absolute URI without a fragment (http(s) or a custom scheme)\n')
+  })
+})
