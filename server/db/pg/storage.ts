@@ -1,18 +1,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
-import type { DB } from '../index.js'
+import { type DB, migrationsFolder } from '../index.js'
 import type { Storage } from '../storage.js'
 import { pgSchema } from './schema.js'
 
 export type PgDB = NodePgDatabase<typeof pgSchema>
 
-/** From the package root, so it also holds when this module runs bundled (dist/server/*.mjs). */
-export const pgMigrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'db', 'pg', 'migrations')
+/** Beside the SQLite migrations (whose path also holds when bundled into dist/server/*.mjs). */
+export const pgMigrationsFolder = join(migrationsFolder, '..', 'pg', 'migrations')
 
 /** The key of the advisory lock migrations run under ("gatehouse" as a 64-bit number). */
 export const MIGRATION_LOCK_KEY = 0x6761746568_6f7573n
