@@ -60,7 +60,8 @@ function checkPoolSize(text: string, source: string): number {
 export function redact(url: string): string {
   try {
     const u = new URL(url)
-    if (u.password) u.password = '***'
+    if (!u.password) return url
+    u.password = '***'
     return u.toString()
   } catch {
     return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
