@@ -53,6 +53,13 @@ describe('maintained user counts (proposal)', () => {
     const prefix = sqlite.prepare("SELECT count(*) FROM user WHERE lower(email) >= ? AND lower(email) < ? AND email LIKE ? ESCAPE '\\'").pluck()
     expect(prefix.get('u1', 'u2', 'u1%')).toBe(count("email LIKE 'u1%'"))
     expect(prefix.get('u1', 'u2', 'u1%')).toBeGreaterThan(5)
+    // An ASCII prefix: the range alone is exact (SQLite's lower() and LIKE both fold ASCII only).
+    const range = sqlite.prepare('SELECT count(*) FROM user WHERE lower(email) >= ? AND lower(email) < ?').pluck()
+    for (const p of ['u', 'u1', 'U2', 'u5', 'x']) {
+      const lower = p.toLowerCase()
+      const upper = lower.slice(0, -1) + String.fromCharCode(lower.charCodeAt(lower.length - 1) + 1)
+      expect(range.get(lower, upper)).toBe(count("email LIKE ? ESCAPE '\\'", `${p}%`))
+    }
     const plan = sqlite.prepare("EXPLAIN QUERY PLAN SELECT count(*) FROM user WHERE lower(email) >= 'u1' AND lower(email) < 'u2'").all()
     expect(JSON.stringify(plan)).toContain('user_email_lower_idx')
   })
