@@ -2,9 +2,10 @@
 -- migration of the pg folder (drizzle.pg.config.ts). The GIN trigram indexes on lower(email) and
 -- lower(name) are already in 0001_init.
 
--- starts_with: a btree range on lower(email) (text_pattern_ops: LIKE 'li%' whatever the collation).
-CREATE INDEX IF NOT EXISTS "user_email_lower_prefix_idx" ON "user" (lower("email") text_pattern_ops);
-CREATE INDEX IF NOT EXISTS "user_name_lower_prefix_idx" ON "user" (lower("name") text_pattern_ops);
+-- starts_with: a btree range on lower(email) (text_pattern_ops: LIKE 'li%' whatever the collation);
+-- INCLUDE (email) lets PostgreSQL count from the index alone (index-only scan on an expression index).
+CREATE INDEX IF NOT EXISTS "user_email_lower_prefix_idx" ON "user" (lower("email") text_pattern_ops) INCLUDE ("email");
+CREATE INDEX IF NOT EXISTS "user_name_lower_prefix_idx" ON "user" (lower("name") text_pattern_ops) INCLUDE ("name");
 CREATE INDEX IF NOT EXISTS "user_role_idx" ON "user" ("role", "createdAt");
 CREATE INDEX IF NOT EXISTS "user_banned_idx" ON "user" ((coalesce("banned", false)), "createdAt");
 
