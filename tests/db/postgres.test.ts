@@ -6,6 +6,8 @@
 import { and, count, eq, sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as bound from '../../server/db/schema.js'
+import { openPostgresEngine } from '../../server/db/pg/index.js'
 import { listenForChanges } from '../../server/db/pg/change-signal.js'
 import { pgSchema } from '../../server/db/pg/schema.js'
 import { openPostgres, type PostgresDatabase, pgMigrationsFolder } from '../../server/db/pg/storage.js'
@@ -191,6 +193,31 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
     expect(outcomes.filter((o) => o === 'joined')).toHaveLength(3)
     const [final] = await db().select({ n: count() }).from(member).where(and(eq(member.organizationId, 'org')))
     expect(final?.n).toBe(3)
+  })
+
+  it('openPostgresEngine: store code importing tables from server/db/schema.ts runs on PostgreSQL; its writes move the change signal', async () => {
+    const fresh = await server.createDatabase()
+    const engine = await openPostgresEngine({ kind: 'postgres', url: fresh, poolSize: 3 })
+    try {
+      expect(bound.boundDialect).toBe('postgres')
+      expect(bound.user).toBe(pgSchema.user)
+      expect(engine.database.pool.options.max).toBe(3)
+      const { storage } = engine.database
+      // What a store function does after the async port: ctx.db + the tables of server/db/schema.ts.
+      await engine.changes.sync()
+      const before = engine.changes.version()
+      await storage.transaction(async () => {
+        await storage.db.insert(bound.user).values(newUser('bound'))
+      })
+      const [row] = await storage.db.select().from(bound.user).where(eq(bound.user.id, 'bound'))
+      expect(row?.createdAt).toEqual(at)
+      expect(row?.emailVerified).toBe(false)
+      await engine.changes.sync()
+      expect(engine.changes.version()).toBe(before + 1)
+    } finally {
+      await engine.close()
+      bound.bindTables(bound.schema, 'sqlite')
+    }
   })
 
   it('change signal: a committed write to a watched table from another connection moves version() by the next sync(); rateLimit does not', async () => {
