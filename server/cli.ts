@@ -7,7 +7,6 @@ import { jwtCommand } from './features/jwt/cli.js'
 import { createGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { assertFlagsServable, takeEngineFlags } from './db/engine.js'
-import { migrateCommand } from './db/pg/migrate-command.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 
@@ -212,7 +211,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // The engine flags of every command (server/db/engine.ts), taken out before each command parses its own.
     const { argv: rest, flags: engine } = takeEngineFlags(args, process.env)
-    if (command === 'migrate') return await migrateCommand(rest, engine)
+    // Loaded on demand: node-postgres and the pg schema stay out of every other command's start-up.
+    if (command === 'migrate') return await (await import('./db/pg/migrate-command.js')).migrateCommand(rest, engine)
     if (!(rest.includes('-h') || rest.includes('--help'))) assertFlagsServable(engine)
     if (command === undefined || command === 'serve') {
       if (rest.includes('-h') || rest.includes('--help')) {
