@@ -7,6 +7,7 @@ import { jwtCommand } from './features/jwt/cli.js'
 import { oidcCommand } from './features/oidc-provider/cli.js'
 import { createGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
+import { assertFlagsServable, takeEngineFlags } from './db/engine.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 
@@ -16,6 +17,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse restore <file> --data-dir <dir>
        gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
        gatehouse oidc client create|list|delete   (OpenID Connect clients: gatehouse oidc --help)
+       gatehouse migrate --to postgres://…        (copy the data directory's SQLite into an empty PostgreSQL)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -27,9 +29,13 @@ Options (each also an environment variable):
   --rate-limit <on|off>    GATEHOUSE_RATE_LIMIT       request rate limiting (default on)
   --config <file>          GATEHOUSE_CONFIG           JSON file merged over the stored config
   --panel-port <n>         GATEHOUSE_PANEL_PORT       control panel port on 127.0.0.1 (default 4281)
+  --database-url <url>     GATEHOUSE_DATABASE_URL     postgres://… shared database (default: SQLite in the data dir)
+  --database-pool-size <n> GATEHOUSE_DATABASE_POOL_SIZE  PostgreSQL connections per instance (default 10)
+  --redis-url <url>        GATEHOUSE_REDIS_URL        Redis/Valkey secondary storage (rate limits, caches)
                            GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
   -h, --help                                          this help
 
+--database-url, --database-pool-size and --redis-url are accepted by every command.
 Without --host/--port/--base-url, the API listens where the control panel's Network section
 saved it (DATA_DIR/network.json), else on 127.0.0.1:4280.
 `
@@ -199,12 +205,17 @@ async function serveCommand(argv: string[]): Promise<void> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
+  const [command, ...args] = argv
   if (command === '-h' || command === '--help' || command === 'help') {
     process.stdout.write(USAGE)
     return 0
   }
   try {
+    // The engine flags of every command (server/db/engine.ts), taken out before each command parses its own.
+    const { argv: rest, flags: engine } = takeEngineFlags(args, process.env)
+    // Loaded on demand: node-postgres and the pg schema stay out of every other command's start-up.
+    if (command === 'migrate') return await (await import('./db/pg/migrate-command.js')).migrateCommand(rest, engine)
+    if (!(rest.includes('-h') || rest.includes('--help'))) assertFlagsServable(engine)
     if (command === undefined || command === 'serve') {
       if (rest.includes('-h') || rest.includes('--help')) {
         process.stdout.write(USAGE)

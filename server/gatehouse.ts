@@ -8,6 +8,7 @@ import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } fro
 import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
+import { assertEngineServable, resolveEngine } from './db/engine.js'
 import { type Database_, openDatabase } from './db/index.js'
 import { features } from './features/index.js'
 import { createAuthApp } from './http/app.js'
@@ -84,6 +85,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
+  assertEngineServable(resolveEngine({}, store.get().database))
   if (options.dataDir) for (const feature of features) feature.beforeOpen?.(options.dataDir, logger)
   const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:', {
     migrations: options.migrations,
@@ -115,7 +117,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
   const databaseLimits = new DatabaseRateLimitStore(ctx)
-  const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'database' ? databaseLimits : memoryLimits)
+  const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'memory' ? memoryLimits : databaseLimits)
 
   // A server has this data directory open: `gatehouse restore` refuses to write under it.
   const pidFile = options.dataDir ? join(options.dataDir, 'gatehouse.pid') : null

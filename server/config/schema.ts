@@ -80,12 +80,28 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /**
+     * The shared database (several instances): postgres://… selects PostgreSQL (--database-url /
+     * GATEHOUSE_DATABASE_URL win over it); absent, the data directory's SQLite file.
+     */
+    database: z
+      .object({
+        url: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+        /** Connections of the PostgreSQL pool of each instance. */
+        poolSize: z.number().int().min(1).max(1000).default(10),
+      })
+      .prefault({}),
+    /** Redis or Valkey as better-auth's secondary storage (--redis-url / GATEHOUSE_REDIS_URL win over it). */
+    secondaryStorage: z
+      .object({ url: z.string().regex(/^(redis|rediss|valkey|valkeys):\/\//, 'must start with redis:// or rediss://').optional() })
+      .prefault({}),
     rateLimit: z
       .object({
         enabled: z.boolean().default(true),
         window: z.number().int().min(1).default(10),
         max: z.number().int().min(1).default(100),
-        storage: z.enum(['memory', 'database']).default('memory'),
+        /** secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters). */
+        storage: z.enum(['memory', 'database', 'secondary-storage']).default('memory'),
         /** Paths (prefix match) that get the strict rule. */
         strictPaths: z
           .array(z.string().startsWith('/'))

@@ -3,8 +3,8 @@ import type Database from 'better-sqlite3'
 import type { AuthContext } from '../../auth/context.js'
 import { ChangeGuardedCache } from '../../auth/session-cache.js'
 import type { DB } from '../../db/index.js'
-import { member, user } from '../../db/schema.js'
-import { type ApiKeyRow, apikey } from './schema.js'
+import { apikey, member, user } from '../../db/schema.js'
+import type { ApiKeyRow } from './schema.js'
 
 /**
  * Every SQL statement of the api-key feature, and the in-memory cache keys are verified from.

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNotNull, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../auth/context.js'
-import { member } from '../../db/schema.js'
-import { type KeypairRow, keypair } from './schema.js'
+import { keypair, member } from '../../db/schema.js'
+import type { KeypairRow } from './schema.js'
 
 /** Every SQL statement of the jwt feature. */
 

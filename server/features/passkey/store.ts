@@ -1,7 +1,8 @@
 import { and, asc, eq } from 'drizzle-orm'
 import type { AuthContext } from '../../auth/context.js'
 import { generateId } from '../../crypto/random.js'
-import { type PasskeyRow, passkey } from './schema.js'
+import { passkey } from '../../db/schema.js'
+import type { PasskeyRow } from './schema.js'
 
 /** Every SQL statement of the passkey feature. */
 

@@ -1,9 +1,8 @@
 import { and, count, eq, like, lte, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../auth/context.js'
 import { generateId } from '../../crypto/random.js'
-import { user, verification } from '../../db/schema.js'
-import { passkey } from '../passkey/schema.js'
-import { type TwoFactorRow, twoFactor } from './schema.js'
+import { passkey, twoFactor, user, verification } from '../../db/schema.js'
+import type { TwoFactorRow } from './schema.js'
 
 /** Every SQL statement of the two-factor feature. Synchronous (better-sqlite3): a read and the write that follows it cannot interleave with another request. */
 

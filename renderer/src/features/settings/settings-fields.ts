@@ -206,11 +206,12 @@ export const SECTIONS: SectionSpec[] = [
       {
         path: 'rateLimit.storage',
         label: 'Where counts are kept',
-        help: 'Memory is fastest; the database keeps counts across restarts.',
+        help: 'Memory is fastest; the database keeps counts across restarts; secondary storage (--redis-url) shares them between instances.',
         kind: 'select',
         options: [
           { value: 'memory', label: 'Memory' },
           { value: 'database', label: 'Database' },
+          { value: 'secondary-storage', label: 'Secondary storage (Redis)' },
         ],
       },
       {
@@ -397,6 +398,8 @@ export const EDITED_ELSEWHERE: Record<string, string> = {
   jwt: 'the Signing keys view',
   backup: 'the Backups view (schedule and retention)',
   oidcProvider: 'the Single sign-on view (switch, groups claim, lifetimes)',
+  database: 'read at start-up: --database-url / GATEHOUSE_DATABASE_URL (or --config) and a restart',
+  secondaryStorage: 'read at start-up: --redis-url / GATEHOUSE_REDIS_URL (or --config) and a restart',
 }
 
 type Json = Record<string, unknown>

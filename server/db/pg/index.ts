@@ -1,0 +1,38 @@
+/**
+ * The PostgreSQL engine of a process, for the composition root (createGatehouse, the CLI's
+ * openContext) once PostgreSQL is switched on (server/db/engine.ts POSTGRES_SERVING):
+ *
+ *   const engine = resolveEngine(flags, config.database)
+ *   if (engine.kind === 'postgres') { const pgEngine = await openPostgresEngine(engine); ... }
+ *
+ * It rebinds the table exports of server/db/schema.ts to the pg-core mirror (before any query),
+ * opens the pool (migrations applied under the advisory lock) and starts listening for changes.
+ */
+import type { Engine } from '../engine.js'
+import { bindTables } from '../schema.js'
+import { type ChangeSignal, listenForChanges } from './change-signal.js'
+import { pgSchema } from './schema.js'
+import { openPostgres, type PostgresDatabase } from './storage.js'
+
+export interface PostgresEngine {
+  database: PostgresDatabase
+  changes: ChangeSignal
+  close(): Promise<void>
+}
+
+export async function openPostgresEngine(engine: Extract<Engine, { kind: 'postgres' }>): Promise<PostgresEngine> {
+  bindTables(pgSchema, 'postgres')
+  const database = await openPostgres(engine.url, { poolSize: engine.poolSize })
+  const changes = await listenForChanges(engine.url).catch(async (error) => {
+    await database.close()
+    throw error
+  })
+  return {
+    database,
+    changes,
+    async close() {
+      await changes.close()
+      await database.close()
+    },
+  }
+}

@@ -1,0 +1,153 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
+import { migrate } from 'drizzle-orm/node-postgres/migrator'
+import pg from 'pg'
+import { type DB, migrationsFolder } from '../index.js'
+import type { Storage } from '../storage.js'
+import { pgSchema } from './schema.js'
+
+export type PgDB = NodePgDatabase<typeof pgSchema>
+
+/** Beside the SQLite migrations (whose path also holds when bundled into dist/server/*.mjs). */
+export const pgMigrationsFolder = join(migrationsFolder, '..', 'pg', 'migrations')
+
+/** The key of the advisory lock migrations run under ("gatehouse" as a 64-bit number). */
+export const MIGRATION_LOCK_KEY = 0x6761746568_6f7573n
+
+/**
+ * int8 (count(*), sum, bigint columns) and numeric come back from node-postgres as strings; every
+ * such value Gatehouse reads is far below 2^53, so they are parsed to numbers (a value that would
+ * lose precision stays a string rather than silently change). drizzle's node-postgres driver reads
+ * pg's global parsers for every type but dates, hence the global registration (once per process).
+ */
+let parsersSet = false
+function setNumberParsers(): void {
+  if (parsersSet) return
+  parsersSet = true
+  const toNumber = (value: string): number | string => {
+    const n = Number(value)
+    return Number.isSafeInteger(n) || (!Number.isInteger(n) && Number.isFinite(n)) ? n : value
+  }
+  pg.types.setTypeParser(pg.types.builtins.INT8, toNumber)
+  pg.types.setTypeParser(pg.types.builtins.NUMERIC, toNumber)
+}
+
+export interface PostgresOptions {
+  /** Connections in the pool (config `database.poolSize`); 10 by default. */
+  poolSize?: number
+  /** Isolation of `storage.transaction`; serializable by default (see postgresStorage). */
+  isolation?: 'serializable' | 'repeatable read' | 'read committed'
+  migrationsFolder?: string
+  /** Skip migrations (the target check of `gatehouse migrate --to` opens before migrating). */
+  migrate?: boolean
+}
+
+export interface PostgresDatabase {
+  /** The pool's handle; `storage.db` is the one to use (the transaction's inside one). */
+  db: PgDB
+  pool: pg.Pool
+  storage: Storage
+  migrationsFolder: string
+  close(): Promise<void>
+}
+
+/**
+ * Applies pending migrations while holding a session-level advisory lock on one connection, so
+ * instances starting together run them once: the first takes the lock and migrates, the others
+ * wait for it, then find nothing left to apply.
+ */
+export async function migratePostgres(pool: pg.Pool, migrationsFolder = pgMigrationsFolder): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()])
+    try {
+      await migrate(drizzle({ client, schema: pgSchema }), { migrationsFolder })
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()])
+    }
+  } finally {
+    client.release()
+  }
+}
+
+/** Opens a pool on `url` and (unless told not to) applies pending migrations. */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
+  setNumberParsers()
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+  // An idle client losing its connection (server restart) must not crash the process.
+  pool.on('error', () => {})
+  const folder = options.migrationsFolder ?? pgMigrationsFolder
+  try {
+    if (options.migrate !== false) await migratePostgres(pool, folder)
+  } catch (error) {
+    await pool.end()
+    throw error
+  }
+  const db = drizzle({ client: pool, schema: pgSchema })
+  return {
+    db,
+    pool,
+    storage: postgresStorage(db, { isolation: options.isolation }),
+    migrationsFolder: folder,
+    close: () => pool.end(),
+  }
+}
+
+/** SQLSTATEs after which a whole transaction may simply run again. */
+const RETRYABLE = new Set(['40001', '40P01'])
+const MAX_ATTEMPTS = 10
+
+function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as Error & { code?: unknown }).code
+    if (typeof code === 'string') return code
+  }
+  return undefined
+}
+
+/**
+ * PostgreSQL through node-postgres: `db` is the pool's handle, or inside `transaction` the
+ * transaction's (an AsyncLocalStorage holds it, so store functions called from the body join it
+ * without being handed a `tx`; a nested `transaction` call joins the outer one).
+ *
+ * Transactions are SERIALIZABLE by default and re-run on a serialization failure or deadlock
+ * (40001/40P01), up to ten times: the store code was written against SQLite, where BEGIN IMMEDIATE
+ * serialises every writer, so its read-then-write bodies (the last free seat of an organization,
+ * one user per email) rely on serializable behaviour. A body awaits only queries (storage rules),
+ * so running it again is safe.
+ */
+export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptions['isolation'] } = {}): Storage {
+  const current = new AsyncLocalStorage<PgDB>()
+  const isolationLevel = options.isolation ?? 'serializable'
+  return {
+    dialect: 'postgres',
+    get db() {
+      // The store code is typed against the SQLite handle; at run time the pg handle answers the
+      // same query-builder calls (select/insert/update/delete, returning, onConflict...).
+      return (current.getStore() ?? root) as unknown as DB
+    },
+    async transaction<T>(body: () => Promise<T>): Promise<T> {
+      if (current.getStore()) return body()
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await root.transaction((tx) => current.run(tx as unknown as PgDB, body), { isolationLevel })
+        } catch (error) {
+          const state = sqlState(error)
+          if (!state || !RETRYABLE.has(state) || attempt >= MAX_ATTEMPTS) throw error
+          // A short, growing, jittered pause so the colliding transactions do not meet again.
+          await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt))
+        }
+      }
+    },
+  }
+}
+
+/** Whether the database holds any table of the public schema (used to refuse a non-empty target). */
+export async function publicTables(db: PgDB): Promise<string[]> {
+  const rows = await db.execute<{ table_name: string }>(
+    sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
+  )
+  return rows.rows.map((r) => r.table_name)
+}
