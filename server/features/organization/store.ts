@@ -1,20 +1,9 @@
 import { and, asc, count, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { AuthContext } from '../../auth/context.js'
-import { session, user } from '../../db/core-schema.js'
+import { invitation, member, organization, session, team, teamMember, user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
-import {
-  type InvitationRow,
-  invitation,
-  type MemberRow,
-  member,
-  type OrganizationRow,
-  organization,
-  type TeamMemberRow,
-  type TeamRow,
-  team,
-  teamMember,
-} from './schema.js'
+import type { InvitationRow, MemberRow, OrganizationRow, TeamMemberRow, TeamRow } from './schema.js'
 
 /**
  * Every SQL statement of the organization feature. All asynchronous (the storage port); called
