@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import * as oidc from 'openid-client'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
@@ -7,15 +10,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../server/features/oidc-provider/clients.js'
 import { launchBrowser } from '../helpers/browser.js'
 import { signUp } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 
 /**
- * The browser part of authorization code + PKCE in real Chromium: authorize → the hosted sign-in
- * page (B/ui/sign-in, served by the hosted-pages feature; here the page only needs to be
- * same-origin, so the test signs in by calling the better-auth API from it, as that page does) →
- * back to the interaction (SSO) → the hosted consent page's calls (details JSON, POST consent) →
- * the relying party's callback, where openid-client exchanges the code.
+ * End to end in real Chromium, through Gatehouse's own hosted pages: authorize → the hosted
+ * sign-in page (B/ui/sign-in: the form is filled and submitted like a person does) → back to the
+ * interaction → the hosted consent page (Allow) → the relying party's callback, where
+ * openid-client exchanges the code; then SSO on a second authorize, and RP-initiated logout
+ * through the hosted sign-out page (B/ui/sign-out → oidc-provider's end-session confirm).
  */
+
+const root = resolve(import.meta.dirname, '../..')
+let assets = ''
+
+async function buildHostedPages(): Promise<string> {
+  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
+  const { build } = await import('vite')
+  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
+  return outDir
+}
 
 let CALLBACK = ''
 let server: TestServer
@@ -23,8 +36,10 @@ let browser: Browser
 let rp: Server
 
 beforeAll(async () => {
-  server = await startTestServer({ config: { oidcProvider: { enabled: true } } })
-  browser = await launchBrowser()
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser()])
+  process.env.GATEHOUSE_HOSTED_ASSETS = assets
+  // Real time: the browser drops cookies whose expiry (from the server's clock) lies in the past.
+  server = await startTestServer({ clock: new TestClock(Date.now()), config: { oidcProvider: { enabled: true } } })
   // The relying party's callback: a page on another loopback port.
   rp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>relying party</p>'))
   await new Promise<void>((resolve) => rp.listen(0, '127.0.0.1', resolve))
@@ -34,7 +49,9 @@ afterAll(async () => {
   await new Promise((resolve) => rp?.close(resolve))
   await browser?.close()
   await server?.close()
-})
+  delete process.env.GATEHOUSE_HOSTED_ASSETS
+  if (assets) rmSync(assets, { recursive: true, force: true })
+}, 120_000)
 
 async function waitForPath(page: Page, path: string): Promise<URL> {
   await page.waitForURL((url) => url.pathname === path || url.href.startsWith(CALLBACK))
@@ -63,36 +80,25 @@ describe('OIDC in Chromium', () => {
       const signIn = await waitForPath(page, '/api/auth/ui/sign-in')
       const returnTo = signIn.searchParams.get('returnTo') as string
       expect(returnTo.startsWith(`${server.base}/oidc/interaction/`)).toBe(true)
-      // What the hosted sign-in page does: the better-auth API, then on to returnTo.
-      const status = await page.evaluate(
-        async ({ email }) => {
-          const res = await fetch('/api/auth/sign-in/email', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ email, password: 'correct horse battery' }),
-          })
-          return res.status
-        },
-        { email: person.email },
-      )
-      expect(status).toBe(200)
-      await page.goto(returnTo)
+      // The hosted sign-in page, used as a person does: fill, submit, and it goes on to returnTo.
+      await page.getByLabel(/^Email or username/).fill(person.email)
+      await page.getByLabel(/^Password/).fill('correct horse battery')
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
       const consentPage = await waitForPath(page, '/api/auth/ui/consent')
       const uid = consentPage.searchParams.get('interaction') as string
-      // What the hosted consent page does: read the request, then POST Allow.
-      const answer = await page.evaluate(async (id) => {
-        const details = await (await fetch(`/api/auth/oidc/interaction/${id}`, { headers: { accept: 'application/json' } })).json()
-        const res = await fetch(`/api/auth/oidc/interaction/${id}/consent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-        return { details, status: res.status, body: await res.json() }
+      const details = await page.evaluate(async (id) => {
+        const res = await fetch(`/api/auth/oidc/interaction/${id}`, { headers: { accept: 'application/json' } })
+        return res.json()
       }, uid)
-      expect(answer.details).toEqual({
+      expect(details).toEqual({
         uid,
         prompt: 'consent',
         client: { clientId: client.clientId, name: 'Grafana', logo: null },
         scopes: ['openid', 'email', 'profile', 'groups'],
       })
-      expect(answer.status).toBe(200)
-      await page.goto(answer.body.redirectTo)
+      // The hosted consent page names the client; Allow sends the browser on to the callback.
+      await page.getByRole('heading', { level: 1, name: 'Allow Grafana?' }).waitFor()
+      await page.getByRole('button', { name: 'Allow' }).click()
       const callback = await waitForPath(page, '/callback')
       expect(callback.origin + callback.pathname).toBe(CALLBACK)
 
@@ -116,6 +122,21 @@ describe('OIDC in Chromium', () => {
       const straight = await waitForPath(page, '/callback')
       expect(straight.searchParams.get('code')).toBeTruthy()
       expect(straight.searchParams.get('state')).toBe('again')
+
+      // RP-initiated logout: end-session → the hosted sign-out page → Sign out → signed out of
+      // Gatehouse and of the OIDC session: the next authorize asks for a sign-in again.
+      const sessionCookie = (await context.cookies(server.base)).find((c) => c.name === 'better-auth.session_token')
+      expect(sessionCookie?.value).toBeTruthy()
+      const logout = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string })
+      await page.goto(logout.href)
+      await waitForPath(page, '/api/auth/ui/sign-out')
+      await page.getByRole('heading', { level: 1, name: 'Sign out' }).waitFor()
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByTestId('signed-out').waitFor()
+      const cookies = await context.cookies(server.base)
+      expect(cookies.find((c) => c.name === 'better-auth.session_token')).toBeUndefined()
+      await page.goto(second.href)
+      await waitForPath(page, '/api/auth/ui/sign-in')
     } finally {
       await context.close()
     }
