@@ -58,7 +58,7 @@ describe('OIDC client recipes', () => {
     let urlsRead = 0
     for (const recipe of RECIPES) {
       const pasted = recipe.paste.replaceAll('{issuer}', server.base)
-      for (const [, url] of pasted.matchAll(/(http:\/\/127\.0\.0\.1:\d+\/api\/auth\/[^\s"]+)/g)) {
+      for (const [url] of pasted.matchAll(/http:\/\/127\.0\.0\.1:\d+\/api\/auth\/[^\s"]+/g)) {
         expect(Object.values(discovery).includes(url) || url.endsWith('/.well-known/openid-configuration'), `${recipe.id}: ${url}`).toBe(true)
         urlsRead++
       }
