@@ -141,12 +141,12 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       io.out(`Created user ${created.email} (id ${created.id}, role ${created.role})`)
       return 0
     }
-    const target = findUserByEmail(ctx, email)
+    const target = await findUserByEmail(ctx, email)
     if (!target) {
       io.err(`gatehouse: no user with email ${email}`)
       return 1
     }
-    const updated = setRole(ctx, actor, { userId: target.id, role: roles as string[] }, null)
+    const updated = await setRole(ctx, actor, { userId: target.id, role: roles as string[] }, null)
     io.out(`Set role of ${updated.email} to ${updated.role} (was ${target.role ?? 'none'})`)
     return 0
   } catch (e) {

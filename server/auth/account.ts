@@ -32,7 +32,7 @@ const validation = (field: string, expected: string) => new APIError(400, 'VALID
  * `email` key is refused (EMAIL_CAN_NOT_BE_UPDATED); unknown keys are ignored; nothing to change
  * answers without writing.
  */
-export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Record<string, unknown>, meta: RequestMeta): UserRow {
+export async function updateUser(ctx: AuthContext, current: SessionWithUser, input: Record<string, unknown>, meta: RequestMeta): Promise<UserRow> {
   if (input.email !== undefined) throw fail(400, 'EMAIL_CAN_NOT_BE_UPDATED')
   const { name, image, ...rest } = input
   const patch: Partial<UserRow> = {}
@@ -57,7 +57,7 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
     if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
     throw e
   }
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'user.updated',
     actorUserId: current.user.id,
     detail: { fields: [...Object.keys(patch).filter((k) => k !== 'updatedAt' && k !== 'additionalFields'), ...Object.keys(additional)] },
@@ -74,13 +74,13 @@ export function updateUser(ctx: AuthContext, current: SessionWithUser, input: Re
  * sign-in (a stolen session must not become an oracle for the password).
  */
 async function assertCurrentPassword(ctx: AuthContext, userId: string, password: string, meta: RequestMeta, action: string): Promise<void> {
-  const credential = findCredentialAccount(ctx, userId)
+  const credential = await findCredentialAccount(ctx, userId)
   if (!credential?.password) throw fail(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
   const owner = ctx.db.select({ email: user.email }).from(user).where(eq(user.id, userId)).get()
   const key = throttleKey('email', owner?.email ?? userId)
   const hash = credential.password
   if (!(await throttledPasswordCheck(ctx, key, meta, () => verifyPassword(hash, password), { targetUserId: userId }))) {
-    recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
+    await recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userId, detail: { reason: 'INVALID_PASSWORD' }, meta })
     throw fail(400, 'INVALID_PASSWORD')
   }
 }
@@ -105,7 +105,7 @@ export async function changePassword(
   await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed')
   const hash = await hashPassword(input.newPassword)
   const now = new Date(ctx.clock.now())
-  const created = ctx.db.transaction(() => {
+  const created = await ctx.storage.transaction(async () => {
     ctx.db
       .update(account)
       .set({ password: hash, updatedAt: now })
@@ -113,9 +113,9 @@ export async function changePassword(
       .run()
     if (!input.revokeOtherSessions) return null
     ctx.db.delete(session).where(eq(session.userId, current.user.id)).run()
-    return createSession(ctx, current.user, { meta })
+    return await createSession(ctx, current.user, { meta })
   })
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'user.password-changed',
     actorUserId: current.user.id,
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
@@ -131,11 +131,11 @@ export async function changePassword(
  */
 export async function setPassword(ctx: AuthContext, userId: string, newPassword: string, meta: RequestMeta | null = null): Promise<void> {
   await assertPasswordPolicy(ctx, newPassword)
-  const existing = findCredentialAccount(ctx, userId)
+  const existing = await findCredentialAccount(ctx, userId)
   if (existing?.password) throw new APIError(400, 'PASSWORD_ALREADY_SET', 'User already has a password set')
   if (!existing && !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, userId)).get()) throw fail(404, 'USER_NOT_FOUND')
   storeCredentialPassword(ctx, userId, await hashPassword(newPassword))
-  recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
+  await recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ export async function changeEmail(
   if (conf.requireFreshSession && !isSessionFresh(ctx, current.session)) throw fail(403, 'SESSION_NOT_FRESH')
   const newEmail = normalizeEmail(input.newEmail)
   if (newEmail === current.user.email) throw new APIError(400, 'EMAIL_IS_THE_SAME', 'Email is the same')
-  if (findUserByEmail(ctx, newEmail)) throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
+  if (await findUserByEmail(ctx, newEmail)) throw new APIError(400, 'COULDNT_UPDATE_YOUR_EMAIL', "Couldn't update your email")
 
   if (!current.user.emailVerified) {
     const patch = { email: newEmail, emailVerified: false, updatedAt: new Date(ctx.clock.now()) }
@@ -178,7 +178,7 @@ export async function changeEmail(
       throw e
     }
     const updated: UserRow = { ...current.user, ...patch }
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.email-changed',
       actorUserId: updated.id,
       detail: { from: current.user.email, to: newEmail, confirmed: false },
@@ -193,7 +193,7 @@ export async function changeEmail(
     throw new APIError(400, 'VERIFICATION_EMAIL_NOT_ENABLED', "Verification email isn't enabled")
   }
   await sendChangeEmailConfirmation(ctx, current.user, newEmail, input.callbackURL)
-  recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
+  await recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
   return { user: current.user, changed: false }
 }
 
@@ -210,14 +210,14 @@ function assertDeleteEnabled(ctx: AuthContext): void {
 
 /** Removes the user's sessions, accounts and then the user, in one transaction (SPEC §4). */
 /** A user deleting their own account (password, fresh session or mailed token already checked). */
-function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): void {
-  ctx.db.transaction(() => deleteUserRows(ctx, userId))
-  recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
+async function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): Promise<void> {
+  await ctx.storage.transaction(async () => deleteUserRows(ctx, userId))
+  await recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
 }
 
-function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): void {
-  if (!consumeVerification(ctx, deleteIdentifier(token), current.user.id)) throw fail(404, 'INVALID_TOKEN')
-  deleteOwnAccount(ctx, current.user.id, meta)
+async function deleteWithToken(ctx: AuthContext, current: SessionWithUser, token: string, meta: RequestMeta): Promise<void> {
+  if (!await consumeVerification(ctx, deleteIdentifier(token), current.user.id)) throw fail(404, 'INVALID_TOKEN')
+  await deleteOwnAccount(ctx, current.user.id, meta)
 }
 
 /**
@@ -235,30 +235,30 @@ export async function deleteUser(
   const conf = ctx.config().user.deleteUser
   if (input.password) await assertCurrentPassword(ctx, current.user.id, input.password, meta, 'user.deleted')
   if (input.token) {
-    deleteWithToken(ctx, current, input.token, meta)
+    await deleteWithToken(ctx, current, input.token, meta)
     return 'User deleted'
   }
   if (conf.sendDeleteAccountVerification) {
-    if (!input.password && findCredentialAccount(ctx, current.user.id)?.password) {
+    if (!input.password && (await findCredentialAccount(ctx, current.user.id))?.password) {
       throw new APIError(400, 'USER_ALREADY_HAS_PASSWORD', 'User already has a password. Provide that to delete the account.')
     }
     const token = generateLowerToken(32)
-    createVerification(ctx, deleteIdentifier(token), current.user.id, conf.deleteTokenExpiresIn)
+    await createVerification(ctx, deleteIdentifier(token), current.user.id, conf.deleteTokenExpiresIn)
     const url = `${ctx.baseURL}/delete-user/callback?token=${token}&callbackURL=${encodeURIComponent(input.callbackURL || '/')}`
     ctx.mailer.send(deleteAccountEmail(ctx.config().mail.appName, current.user, url, conf.deleteTokenExpiresIn))
-    recordAudit(ctx, { type: 'user.delete-requested', actorUserId: current.user.id, meta })
+    await recordAudit(ctx, { type: 'user.delete-requested', actorUserId: current.user.id, meta })
     return 'Verification email sent'
   }
   if (!input.password && !isSessionFresh(ctx, current.session)) throw fail(400, 'SESSION_EXPIRED')
-  deleteOwnAccount(ctx, current.user.id, meta)
+  await deleteOwnAccount(ctx, current.user.id, meta)
   return 'User deleted'
 }
 
 /** GET /delete-user/callback: the mailed link, opened while signed in as the same user. */
-export function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): void {
+export async function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): Promise<void> {
   assertDeleteEnabled(ctx)
   if (!current) throw fail(404, 'FAILED_TO_GET_USER_INFO')
-  deleteWithToken(ctx, current, token, meta)
+  await deleteWithToken(ctx, current, token, meta)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,12 +301,12 @@ export function listAccounts(ctx: AuthContext, userId: string): PublicAccount[] 
  * the provider's id for the account) and the current `{accountId}` (our account row id). The
  * last account stays unless `account.accountLinking.allowUnlinkingAll`.
  */
-export function unlinkAccount(
+export async function unlinkAccount(
   ctx: AuthContext,
   current: SessionWithUser,
   input: { providerId?: string; accountId?: string },
   meta: RequestMeta,
-): void {
+): Promise<void> {
   const accounts = ctx.db.select().from(account).where(eq(account.userId, current.user.id)).all()
   if (accounts.length === 1 && !ctx.config().account.accountLinking.allowUnlinkingAll) {
     throw fail(400, 'FAILED_TO_UNLINK_LAST_ACCOUNT')
@@ -318,5 +318,5 @@ export function unlinkAccount(
   )
   if (!match) throw fail(400, 'ACCOUNT_NOT_FOUND')
   ctx.db.delete(account).where(eq(account.id, match.id)).run()
-  recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
+  await recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
 }

@@ -98,13 +98,13 @@ interface AuditContext {
   meta: RequestMeta | null
 }
 
-function audit(
+async function audit(
   ctx: AuthContext,
   actor: Actor,
   event: AuditContext,
   fields: { targetUserId?: string | null; target?: string | null; detail?: Record<string, unknown>; outcome?: 'success' | 'failure' },
-): void {
-  recordAudit(ctx, {
+): Promise<void> {
+  await recordAudit(ctx, {
     type: event.type,
     outcome: fields.outcome ?? 'success',
     actorUserId: actorId(actor),
@@ -116,21 +116,21 @@ function audit(
 }
 
 /** Refuses (403 with the endpoint's message) and records the refusal. */
-function authorize(
+async function authorize(
   ctx: AuthContext,
   actor: Actor,
   permission: Permission,
   denied: AdminErrorKey,
   event: AuditContext,
   targetUserId: string | null = null,
-): void {
+): Promise<void> {
   if (actorMay(ctx, actor, permission)) return
-  audit(ctx, actor, event, { outcome: 'failure', targetUserId, detail: { reason: denied } })
+  await audit(ctx, actor, event, { outcome: 'failure', targetUserId, detail: { reason: denied } })
   throw adminError(403, denied)
 }
 
-function requireUser(ctx: AuthContext, userId: string): UserRow {
-  const found = findUserById(ctx, userId)
+async function requireUser(ctx: AuthContext, userId: string): Promise<UserRow> {
+  const found = await findUserById(ctx, userId)
   if (!found) throw adminError(404, 'USER_NOT_FOUND')
   return found
 }
@@ -152,7 +152,6 @@ const banState = (row: UserRow) => ({
   banExpires: row.banExpires?.toISOString() ?? null,
 })
 
-const immediate = { behavior: 'immediate' } as const
 
 function updateUserRow(ctx: AuthContext, userId: string, patch: Partial<UserRow>): UserRow {
   const updated = ctx.db
@@ -179,12 +178,12 @@ export interface CreateUserInput {
 
 export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUserInput, meta: RequestMeta | null): Promise<UserRow> {
   const event = { type: 'admin.create-user', meta }
-  authorize(ctx, actor, ['user', 'create'], 'YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS', event)
+  await authorize(ctx, actor, ['user', 'create'], 'YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS', event)
   const { role: dataRole, banned: _b, banReason: _r, banExpires: _e, ...data } = input.data ?? {}
   const requestedRole = input.role ?? (typeof dataRole === 'string' || Array.isArray(dataRole) ? (dataRole as string | string[]) : undefined)
   let role: string | undefined
   if (requestedRole !== undefined) {
-    authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event)
+    await authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event)
     role = assertKnownRoles(ctx, requestedRole)
   }
   assertValidEmail(input.email)
@@ -192,14 +191,14 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
   const usernameFields = readUsernameFields(ctx, data, { mode: 'create' })
   const { username: _u, displayUsername: _d, emailVerified, image, ...rest } = data
   const additionalFields = readAdditionalFields(ctx, rest, 'create')
-  if (findUserByEmail(ctx, input.email)) {
-    audit(ctx, actor, event, { outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS', email: normalizeEmail(input.email) } })
+  if (await findUserByEmail(ctx, input.email)) {
+    await audit(ctx, actor, event, { outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS', email: normalizeEmail(input.email) } })
     throw adminError(400, 'USER_ALREADY_EXISTS')
   }
   const hash = input.password !== undefined ? await hashPassword(input.password) : null
   let created: UserRow
   try {
-    created = insertUser(
+    created = await insertUser(
       ctx,
       {
         name: input.name,
@@ -217,7 +216,7 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
     if (e instanceof APIError && e.code === 'USER_ALREADY_EXISTS') throw adminError(400, 'USER_ALREADY_EXISTS')
     throw e
   }
-  audit(ctx, actor, event, {
+  await audit(ctx, actor, event, {
     targetUserId: created.id,
     detail: { email: created.email, role: created.role, credential: hash !== null },
   })
@@ -227,43 +226,43 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
 // ---------------------------------------------------------------------------------------------
 // set-role
 
-export function setRole(
+export async function setRole(
   ctx: AuthContext,
   actor: Actor,
   input: { userId: string; role: string | readonly string[] },
   meta: RequestMeta | null,
-): UserRow {
+): Promise<UserRow> {
   const event = { type: 'admin.set-role', meta }
-  authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event, input.userId)
+  await authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event, input.userId)
   const role = assertKnownRoles(ctx, input.role)
-  return ctx.db.transaction(() => {
-    const before = requireUser(ctx, input.userId)
+  return ctx.storage.transaction(async () => {
+    const before = await requireUser(ctx, input.userId)
     const updated = updateUserRow(ctx, input.userId, { role })
-    audit(ctx, actor, event, { targetUserId: updated.id, detail: { before: { role: before.role }, after: { role } } })
+    await audit(ctx, actor, event, { targetUserId: updated.id, detail: { before: { role: before.role }, after: { role } } })
     return updated
-  }, immediate)
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
 // get-user / update-user
 
-export function getUser(ctx: AuthContext, actor: Actor, userId: string): UserRow {
-  authorize(ctx, actor, ['user', 'get'], 'YOU_ARE_NOT_ALLOWED_TO_GET_USER', { type: 'admin.get-user', meta: null }, userId)
-  return requireUser(ctx, userId)
+export async function getUser(ctx: AuthContext, actor: Actor, userId: string): Promise<UserRow> {
+  await authorize(ctx, actor, ['user', 'get'], 'YOU_ARE_NOT_ALLOWED_TO_GET_USER', { type: 'admin.get-user', meta: null }, userId)
+  return await requireUser(ctx, userId)
 }
 
 /**
  * POST /admin/update-user (current better-auth): changes any profile column. Role changes need
  * set-role, ban fields need ban (and may not ban oneself), email fields need set-email.
  */
-export function adminUpdateUser(
+export async function adminUpdateUser(
   ctx: AuthContext,
   actor: Actor,
   input: { userId: string; data: Record<string, unknown> },
   meta: RequestMeta | null,
-): UserRow {
+): Promise<UserRow> {
   const event = { type: 'admin.update-user', meta }
-  authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, input.userId)
+  await authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, input.userId)
   const data = input.data
   const has = (key: string) => Object.hasOwn(data, key)
   if (Object.keys(data).length === 0) throw adminError(400, 'NO_DATA_TO_UPDATE')
@@ -271,7 +270,7 @@ export function adminUpdateUser(
   if (has('id')) throw adminError(400, 'USER_ID_CANNOT_BE_UPDATED')
   const patch: Partial<UserRow> = {}
   if (has('role')) {
-    authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event, input.userId)
+    await authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event, input.userId)
     const value = data.role
     if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
       throw new APIError(400, 'INVALID_ROLE_TYPE', 'Invalid role type')
@@ -279,7 +278,7 @@ export function adminUpdateUser(
     patch.role = assertKnownRoles(ctx, value as string | string[])
   }
   if (has('banned') || has('banReason') || has('banExpires')) {
-    authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
+    await authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
     if (data.banned === true && actorId(actor) === input.userId) throw adminError(400, 'YOU_CANNOT_BAN_YOURSELF')
     if (has('banned')) patch.banned = data.banned === true
     if (has('banReason')) patch.banReason = typeof data.banReason === 'string' ? data.banReason : null
@@ -290,11 +289,11 @@ export function adminUpdateUser(
     }
   }
   if (has('email') || has('emailVerified')) {
-    authorize(ctx, actor, ['user', 'set-email'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL', event, input.userId)
+    await authorize(ctx, actor, ['user', 'set-email'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL', event, input.userId)
     if (has('email')) {
       const email = String(data.email)
       assertValidEmail(email)
-      const holder = findUserByEmail(ctx, email)
+      const holder = await findUserByEmail(ctx, email)
       if (holder && holder.id !== input.userId) throw adminError(400, 'USER_ALREADY_EXISTS')
       patch.email = normalizeEmail(email)
     }
@@ -310,17 +309,17 @@ export function adminUpdateUser(
   const extra = Object.fromEntries(Object.entries(data).filter(([k]) => !known.has(k)))
   const additional = readAdditionalFields(ctx, extra, 'update')
   try {
-    return ctx.db.transaction(() => {
-      const before = requireUser(ctx, input.userId)
+    return ctx.storage.transaction(async () => {
+      const before = await requireUser(ctx, input.userId)
       if (Object.keys(additional).length > 0) patch.additionalFields = { ...before.additionalFields, ...additional }
       const updated = updateUserRow(ctx, input.userId, patch)
       if (patch.banned === true) ctx.db.delete(session).where(eq(session.userId, input.userId)).run()
       const changed = Object.keys(patch)
       const pick = (row: UserRow) =>
         Object.fromEntries(changed.map((k) => [k, k === 'banExpires' ? (row.banExpires?.toISOString() ?? null) : row[k as keyof UserRow]]))
-      audit(ctx, actor, event, { targetUserId: updated.id, detail: { before: pick(before), after: pick(updated) } })
+      await audit(ctx, actor, event, { targetUserId: updated.id, detail: { before: pick(before), after: pick(updated) } })
       return updated
-    }, immediate)
+    })
   } catch (e) {
     if (isUsernameConflict(e)) throw usernameError(422, 'USERNAME_IS_ALREADY_TAKEN')
     if (e instanceof Error && /UNIQUE constraint failed: user\.email/.test(e.message)) throw adminError(400, 'USER_ALREADY_EXISTS')
@@ -329,18 +328,18 @@ export function adminUpdateUser(
 }
 
 /** The control panel's "mark email verified" (and its reverse). */
-export function setEmailVerified(ctx: AuthContext, actor: Actor, userId: string, verified: boolean, meta: RequestMeta | null): UserRow {
+export async function setEmailVerified(ctx: AuthContext, actor: Actor, userId: string, verified: boolean, meta: RequestMeta | null): Promise<UserRow> {
   const event = { type: 'admin.set-email-verified', meta }
-  authorize(ctx, actor, ['user', 'set-email'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL', event, userId)
-  return ctx.db.transaction(() => {
-    const before = requireUser(ctx, userId)
+  await authorize(ctx, actor, ['user', 'set-email'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL', event, userId)
+  return ctx.storage.transaction(async () => {
+    const before = await requireUser(ctx, userId)
     const updated = updateUserRow(ctx, userId, { emailVerified: verified })
-    audit(ctx, actor, event, {
+    await audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { emailVerified: before.emailVerified }, after: { emailVerified: verified } },
     })
     return updated
-  }, immediate)
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,14 +353,14 @@ export interface BanInput {
 }
 
 /** Bans a user and deletes every session of theirs, in one transaction (SPEC §4 Ban). */
-export function banUser(ctx: AuthContext, actor: Actor, input: BanInput, meta: RequestMeta | null): UserRow {
+export async function banUser(ctx: AuthContext, actor: Actor, input: BanInput, meta: RequestMeta | null): Promise<UserRow> {
   const event = { type: 'admin.ban-user', meta }
-  authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
+  await authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
   const conf = ctx.config().admin
-  return ctx.db.transaction(() => {
-    const before = requireUser(ctx, input.userId)
+  return ctx.storage.transaction(async () => {
+    const before = await requireUser(ctx, input.userId)
     if (actorId(actor) === input.userId) {
-      audit(ctx, actor, event, { outcome: 'failure', targetUserId: input.userId, detail: { reason: 'YOU_CANNOT_BAN_YOURSELF' } })
+      await audit(ctx, actor, event, { outcome: 'failure', targetUserId: input.userId, detail: { reason: 'YOU_CANNOT_BAN_YOURSELF' } })
       throw adminError(400, 'YOU_CANNOT_BAN_YOURSELF')
     }
     const expiresIn = input.banExpiresIn ?? conf.defaultBanExpiresIn
@@ -371,31 +370,31 @@ export function banUser(ctx: AuthContext, actor: Actor, input: BanInput, meta: R
       banExpires: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
     })
     const revoked = ctx.db.delete(session).where(eq(session.userId, input.userId)).run().changes
-    audit(ctx, actor, event, {
+    await audit(ctx, actor, event, {
       targetUserId: input.userId,
       detail: { before: banState(before), after: banState(updated), sessionsRevoked: revoked },
     })
     return updated
-  }, immediate)
+  })
 }
 
-export function unbanUser(ctx: AuthContext, actor: Actor, input: { userId: string }, meta: RequestMeta | null): UserRow {
+export async function unbanUser(ctx: AuthContext, actor: Actor, input: { userId: string }, meta: RequestMeta | null): Promise<UserRow> {
   const event = { type: 'admin.unban-user', meta }
-  authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
-  return ctx.db.transaction(() => {
-    const before = requireUser(ctx, input.userId)
+  await authorize(ctx, actor, ['user', 'ban'], 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', event, input.userId)
+  return ctx.storage.transaction(async () => {
+    const before = await requireUser(ctx, input.userId)
     const updated = updateUserRow(ctx, input.userId, { banned: false, banReason: null, banExpires: null })
-    audit(ctx, actor, event, { targetUserId: input.userId, detail: { before: banState(before), after: banState(updated) } })
+    await audit(ctx, actor, event, { targetUserId: input.userId, detail: { before: banState(before), after: banState(updated) } })
     return updated
-  }, immediate)
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
 // sessions
 
 /** The user's unexpired sessions, impersonation sessions included (an admin should see them). */
-export function listSessionsOfUser(ctx: AuthContext, actor: Actor, userId: string): SessionRow[] {
-  authorize(ctx, actor, ['session', 'list'], 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS', { type: 'admin.list-user-sessions', meta: null }, userId)
+export async function listSessionsOfUser(ctx: AuthContext, actor: Actor, userId: string): Promise<SessionRow[]> {
+  await authorize(ctx, actor, ['session', 'list'], 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS', { type: 'admin.list-user-sessions', meta: null }, userId)
   return ctx.db
     .select()
     .from(session)
@@ -405,18 +404,18 @@ export function listSessionsOfUser(ctx: AuthContext, actor: Actor, userId: strin
 }
 
 /** Revokes one session by token; unknown tokens succeed too (better-auth). */
-export function revokeUserSession(ctx: AuthContext, actor: Actor, sessionToken: string, meta: RequestMeta | null): void {
+export async function revokeUserSession(ctx: AuthContext, actor: Actor, sessionToken: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.revoke-user-session', meta }
-  authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event)
+  await authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event)
   const removed = ctx.db.delete(session).where(eq(session.token, sessionToken)).returning({ id: session.id, userId: session.userId }).get()
-  audit(ctx, actor, event, { targetUserId: removed?.userId ?? null, target: removed?.id ?? null, detail: { found: Boolean(removed) } })
+  await audit(ctx, actor, event, { targetUserId: removed?.userId ?? null, target: removed?.id ?? null, detail: { found: Boolean(removed) } })
 }
 
-export function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): number {
+export async function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<number> {
   const event = { type: 'admin.revoke-user-sessions', meta }
-  authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event, userId)
+  await authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event, userId)
   const revoked = ctx.db.delete(session).where(eq(session.userId, userId)).run().changes
-  audit(ctx, actor, event, { targetUserId: userId, detail: { count: revoked } })
+  await audit(ctx, actor, event, { targetUserId: userId, detail: { count: revoked } })
   return revoked
 }
 
@@ -424,18 +423,18 @@ export function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: strin
 // remove-user, set-user-password
 
 /** Deletes the user with their sessions and accounts (SPEC §7). Removing oneself is refused. */
-export function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): void {
+export async function removeUser(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.remove-user', meta }
-  authorize(ctx, actor, ['user', 'delete'], 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS', event, userId)
+  await authorize(ctx, actor, ['user', 'delete'], 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS', event, userId)
   if (actorId(actor) === userId) throw adminError(400, 'YOU_CANNOT_REMOVE_YOURSELF')
-  ctx.db.transaction(() => {
-    const before = requireUser(ctx, userId)
+  await ctx.storage.transaction(async () => {
+    const before = await requireUser(ctx, userId)
     deleteUserRows(ctx, userId)
-    audit(ctx, actor, event, {
+    await audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { email: before.email, name: before.name, role: before.role, username: before.username } },
     })
-  }, immediate)
+  })
 }
 
 /** Sets a user's password, creating the credential account if the user had none. */
@@ -446,16 +445,16 @@ export async function setUserPassword(
   meta: RequestMeta | null,
 ): Promise<void> {
   const event = { type: 'admin.set-user-password', meta }
-  authorize(ctx, actor, ['user', 'set-password'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD', event, input.userId)
+  await authorize(ctx, actor, ['user', 'set-password'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD', event, input.userId)
   assertPasswordLength(ctx, input.newPassword)
-  requireUser(ctx, input.userId)
+  await requireUser(ctx, input.userId)
   const hash = await hashPassword(input.newPassword)
-  ctx.db.transaction(() => {
-    const target = requireUser(ctx, input.userId)
+  await ctx.storage.transaction(async () => {
+    const target = await requireUser(ctx, input.userId)
     const { created } = storeCredentialPassword(ctx, target.id, hash)
-    audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
+    await audit(ctx, actor, event, { targetUserId: target.id, detail: { createdCredential: created } })
     ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
-  }, immediate)
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,27 +465,27 @@ export async function setUserPassword(
  * `impersonationSessionDuration` seconds (SPEC §4). Impersonating an administrator needs the
  * `impersonate-admins` permission, which the built-in admin role does not have.
  */
-export function impersonateUser(
+export async function impersonateUser(
   ctx: AuthContext,
   admin: SessionWithUser,
   input: { userId: string },
   meta: RequestMeta,
-): SessionWithUser {
+): Promise<SessionWithUser> {
   const actor = userActor(admin.user)
   const event = { type: 'admin.impersonate-user', meta }
-  authorize(ctx, actor, ['user', 'impersonate'], 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', event, input.userId)
-  const target = requireUser(ctx, input.userId)
+  await authorize(ctx, actor, ['user', 'impersonate'], 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', event, input.userId)
+  const target = await requireUser(ctx, input.userId)
   const config = ctx.config()
   if (isAdministrator(config, { userId: target.id, role: target.role }) && !actorMay(ctx, actor, ['user', 'impersonate-admins'])) {
-    audit(ctx, actor, event, { outcome: 'failure', targetUserId: target.id, detail: { reason: 'YOU_CANNOT_IMPERSONATE_ADMINS' } })
+    await audit(ctx, actor, event, { outcome: 'failure', targetUserId: target.id, detail: { reason: 'YOU_CANNOT_IMPERSONATE_ADMINS' } })
     throw adminError(403, 'YOU_CANNOT_IMPERSONATE_ADMINS')
   }
-  const created = createSession(ctx, target, {
+  const created = await createSession(ctx, target, {
     meta,
     impersonatedBy: admin.user.id,
     expiresIn: config.admin.impersonationSessionDuration,
   })
-  audit(ctx, actor, event, { targetUserId: target.id, target: created.session.id, detail: { adminSessionId: admin.session.id } })
+  await audit(ctx, actor, event, { targetUserId: target.id, target: created.session.id, detail: { adminSessionId: admin.session.id } })
   return created
 }
 
@@ -502,36 +501,36 @@ const linkIdentifier = (token: string): string => `impersonation-link:${token}`
  * GET /admin/impersonation-link exchanges for an impersonation session in whatever browser opens
  * it. The same permission and admin-protection rules as /admin/impersonate-user apply.
  */
-export function createImpersonationLink(
+export async function createImpersonationLink(
   ctx: AuthContext,
   actor: Actor,
   userId: string,
   meta: RequestMeta | null,
-): { token: string; expiresAt: Date } {
+): Promise<{ token: string; expiresAt: Date }> {
   const event = { type: 'admin.impersonation-link', meta }
-  authorize(ctx, actor, ['user', 'impersonate'], 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', event, userId)
-  const target = requireUser(ctx, userId)
+  await authorize(ctx, actor, ['user', 'impersonate'], 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', event, userId)
+  const target = await requireUser(ctx, userId)
   if (isAdministrator(ctx.config(), { userId: target.id, role: target.role }) && !actorMay(ctx, actor, ['user', 'impersonate-admins'])) {
-    audit(ctx, actor, event, { outcome: 'failure', targetUserId: target.id, detail: { reason: 'YOU_CANNOT_IMPERSONATE_ADMINS' } })
+    await audit(ctx, actor, event, { outcome: 'failure', targetUserId: target.id, detail: { reason: 'YOU_CANNOT_IMPERSONATE_ADMINS' } })
     throw adminError(403, 'YOU_CANNOT_IMPERSONATE_ADMINS')
   }
   const token = generateId(32)
-  const row = createVerification(ctx, linkIdentifier(token), target.id, IMPERSONATION_LINK_TTL)
-  audit(ctx, actor, event, { targetUserId: target.id })
+  const row = await createVerification(ctx, linkIdentifier(token), target.id, IMPERSONATION_LINK_TTL)
+  await audit(ctx, actor, event, { targetUserId: target.id })
   return { token, expiresAt: row.expiresAt }
 }
 
 /** Exchanges a panel link's token, once, for an impersonation session; null when it is unknown, used or expired. */
-export function redeemImpersonationLink(ctx: AuthContext, token: string, meta: RequestMeta): SessionWithUser | null {
-  const row = consumeVerification(ctx, linkIdentifier(token))
-  const target = row ? findUserById(ctx, row.value) : undefined
+export async function redeemImpersonationLink(ctx: AuthContext, token: string, meta: RequestMeta): Promise<SessionWithUser | null> {
+  const row = await consumeVerification(ctx, linkIdentifier(token))
+  const target = row ? await findUserById(ctx, row.value) : undefined
   if (!target) return null
-  const created = createSession(ctx, target, {
+  const created = await createSession(ctx, target, {
     meta,
     impersonatedBy: PANEL_IMPERSONATOR,
     expiresIn: ctx.config().admin.impersonationSessionDuration,
   })
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'admin.impersonate-user',
     targetUserId: target.id,
     target: created.session.id,
@@ -552,30 +551,30 @@ export interface StoppedImpersonation {
  * Ends an impersonation: deletes the impersonation session and hands back the admin's own
  * session, found through the value of the signed admin_session cookie ("<token>:<dontRemember>").
  */
-export function stopImpersonating(
+export async function stopImpersonating(
   ctx: AuthContext,
   current: SessionWithUser,
   adminCookie: string | null,
   meta: RequestMeta,
-): StoppedImpersonation {
+): Promise<StoppedImpersonation> {
   const adminId = current.session.impersonatedBy
   if (!adminId) throw adminError(400, 'YOU_ARE_NOT_IMPERSONATING_ANYONE')
   if (adminId === PANEL_IMPERSONATOR) {
     ctx.db.delete(session).where(eq(session.id, current.session.id)).run()
-    recordAudit(ctx, { type: 'admin.stop-impersonating', targetUserId: current.user.id, target: current.session.id, detail: { via: 'panel-link' }, meta })
+    await recordAudit(ctx, { type: 'admin.stop-impersonating', targetUserId: current.user.id, target: current.session.id, detail: { via: 'panel-link' }, meta })
     return { admin: null, dontRemember: false }
   }
-  if (!findUserById(ctx, adminId)) throw adminError(500, 'FAILED_TO_FIND_USER')
+  if (!await findUserById(ctx, adminId)) throw adminError(500, 'FAILED_TO_FIND_USER')
   if (!adminCookie) throw adminError(500, 'FAILED_TO_FIND_ADMIN_SESSION')
   const colon = adminCookie.indexOf(':')
   const token = colon < 0 ? adminCookie : adminCookie.slice(0, colon)
   const dontRemember = colon >= 0 && adminCookie.slice(colon + 1).length > 0
-  const admin = findSessionByToken(ctx, token)
+  const admin = await findSessionByToken(ctx, token)
   if (!admin || admin.user.id !== adminId || admin.session.expiresAt.getTime() <= ctx.clock.now()) {
     throw adminError(500, 'FAILED_TO_FIND_ADMIN_SESSION')
   }
   ctx.db.delete(session).where(eq(session.id, current.session.id)).run()
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'admin.stop-impersonating',
     actorUserId: adminId,
     targetUserId: current.user.id,
@@ -601,14 +600,14 @@ export interface PermissionCheckInput {
  * POST /admin/has-permission and the panel's permission preview. Subject: the signed-in user,
  * else `role`, else the user with `userId`.
  */
-export function checkPermission(ctx: AuthContext, caller: UserRow | null, input: PermissionCheckInput): boolean {
+export async function checkPermission(ctx: AuthContext, caller: UserRow | null, input: PermissionCheckInput): Promise<boolean> {
   const permissions = input.permissions ?? input.permission
   if (!permissions) throw adminError(400, 'INVALID_PERMISSION_CHECK')
   let subject: { userId?: string | null; role?: string | null }
   if (caller) subject = { userId: caller.id, role: caller.role }
   else if (input.role) subject = { userId: input.userId ?? null, role: input.role }
   else if (input.userId) {
-    const found = findUserById(ctx, input.userId)
+    const found = await findUserById(ctx, input.userId)
     if (!found) throw new APIError(400, 'USER_NOT_FOUND', 'user not found')
     subject = { userId: found.id, role: found.role }
   } else throw new APIError(400, 'USER_ID_OR_ROLE_IS_REQUIRED', 'user id or role is required')
@@ -799,8 +798,8 @@ function toCount(value: number | string | undefined, fallback: number): number {
  * the same conditions, sortBy any listed column (ties broken by insertion order), limit 100 by
  * default. A query naming an unknown column or an impossible value answers no users, total 0.
  */
-export function listUsers(ctx: AuthContext, actor: Actor, query: ListUsersQuery): ListUsersResult {
-  authorize(ctx, actor, ['user', 'list'], 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', { type: 'admin.list-users', meta: null })
+export async function listUsers(ctx: AuthContext, actor: Actor, query: ListUsersQuery): Promise<ListUsersResult> {
+  await authorize(ctx, actor, ['user', 'list'], 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', { type: 'admin.list-users', meta: null })
   const limit = toCount(query.limit, DEFAULT_LIMIT)
   const offset = toCount(query.offset, 0)
   try {

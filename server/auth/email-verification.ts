@@ -101,16 +101,16 @@ export async function requestVerificationEmail(
     if (own.email.toLowerCase() !== input.email.toLowerCase()) throw fail(400, 'EMAIL_MISMATCH')
     if (own.emailVerified) throw fail(400, 'EMAIL_ALREADY_VERIFIED')
     await sendVerificationEmail(ctx, own, input.callbackURL)
-    recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: own.id, meta })
+    await recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: own.id, meta })
     return
   }
-  const found = findUserByEmail(ctx, input.email)
+  const found = await findUserByEmail(ctx, input.email)
   if (!found || found.emailVerified) {
     await createEmailVerificationToken(ctx, { email: normalizeEmail(input.email) })
     return
   }
   await sendVerificationEmail(ctx, found, input.callbackURL)
-  recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
+  await recordAudit(ctx, { type: 'user.verification-email-sent', targetUserId: found.id, meta })
 }
 
 /** Mails the change-email confirmation to the current address, the new one encoded in the token. */
@@ -148,12 +148,12 @@ export async function verifyEmail(
     if (!current || current.user.email !== claims.email || (claims.userId && claims.userId !== current.user.id)) {
       throw new VerifyEmailError('unauthorized')
     }
-    const taken = findUserByEmail(ctx, claims.updateTo)
+    const taken = await findUserByEmail(ctx, claims.updateTo)
     if (taken && taken.id !== current.user.id) throw new VerifyEmailError('invalid_token')
     const patch = { email: claims.updateTo, emailVerified: false, updatedAt: now }
     ctx.db.update(user).set(patch).where(eq(user.id, current.user.id)).run()
     const updated: UserRow = { ...current.user, ...patch }
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.email-changed',
       actorUserId: updated.id,
       detail: { from: claims.email, to: claims.updateTo, confirmed: true },
@@ -164,21 +164,21 @@ export async function verifyEmail(
     return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
   }
 
-  const found = findUserByEmail(ctx, claims.email)
+  const found = await findUserByEmail(ctx, claims.email)
   if (!found) throw new VerifyEmailError('user_not_found')
   if (claims.userId && claims.userId !== found.id) throw new VerifyEmailError('invalid_token')
   if (found.emailVerified) return { kind: 'verified', user: found, session: null }
 
   ctx.db.update(user).set({ emailVerified: true, updatedAt: now }).where(eq(user.id, found.id)).run()
   const verified: UserRow = { ...found, emailVerified: true, updatedAt: now }
-  recordAudit(ctx, { type: 'user.email-verified', actorUserId: verified.id, detail: { email: verified.email }, meta })
+  await recordAudit(ctx, { type: 'user.email-verified', actorUserId: verified.id, detail: { email: verified.email }, meta })
 
   if (!ctx.config().emailVerification.autoSignInAfterVerification) return { kind: 'verified', user: verified, session: null }
   if (input.session && input.session.user.id === verified.id) {
     return { kind: 'verified', user: verified, session: { session: input.session.session, user: verified } }
   }
-  const created = createSession(ctx, verified, { meta })
-  recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
+  const created = await createSession(ctx, verified, { meta })
+  await recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
   return { kind: 'verified', user: verified, session: created }
 }
 

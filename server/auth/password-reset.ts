@@ -29,7 +29,7 @@ function inBackground(ctx: AuthContext, type: string, task: () => void | Promise
       await task()
     } catch (e) {
       try {
-        recordAudit(ctx, { type, outcome: 'failure', detail: { error: e instanceof Error ? e.message : String(e) } })
+        await recordAudit(ctx, { type, outcome: 'failure', detail: { error: e instanceof Error ? e.message : String(e) } })
       } catch {}
     }
   })
@@ -41,13 +41,13 @@ function inBackground(ctx: AuthContext, type: string, task: () => void | Promise
  * and the SMTP conversation all happen after it, so its timing does not tell whether the address
  * exists.
  */
-export function requestPasswordReset(ctx: AuthContext, input: { email: string; redirectTo?: string | null }, meta: RequestMeta): void {
+export async function requestPasswordReset(ctx: AuthContext, input: { email: string; redirectTo?: string | null }, meta: RequestMeta): Promise<void> {
   const conf = ctx.config().emailAndPassword
   if (!conf.sendResetPassword) throw new APIError(400, 'RESET_PASSWORD_DISABLED', "Reset password isn't enabled")
-  const found = findUserByEmail(ctx, input.email)
-  inBackground(ctx, 'user.password-reset-requested', () => {
+  const found = await findUserByEmail(ctx, input.email)
+  inBackground(ctx, 'user.password-reset-requested', async () => {
     if (!found) {
-      recordAudit(ctx, { type: 'user.password-reset-requested', outcome: 'failure', detail: { reason: 'UNKNOWN_EMAIL' }, meta })
+      await recordAudit(ctx, { type: 'user.password-reset-requested', outcome: 'failure', detail: { reason: 'UNKNOWN_EMAIL' }, meta })
       return
     }
     const expiresIn = ctx.config().emailAndPassword.resetPasswordTokenExpiresIn
@@ -55,17 +55,17 @@ export function requestPasswordReset(ctx: AuthContext, input: { email: string; r
     const url = `${ctx.baseURL}/reset-password/${token}?callbackURL=${input.redirectTo ? encodeURIComponent(input.redirectTo) : ''}`
     const mail = passwordResetEmail(ctx.config().mail.appName, found, url, expiresIn)
     // One commit (one fsync) like the unknown-address branch's single audit write.
-    ctx.db.transaction(() => {
-      createVerification(ctx, identifier(token), found.id, expiresIn)
+    await ctx.storage.transaction(async () => {
+      await createVerification(ctx, identifier(token), found.id, expiresIn)
       ctx.mailer.send(mail)
-      recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
+      await recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
     })
   })
 }
 
 /** GET /reset-password/{token}: whether the token is (still) valid; it is not consumed. */
-export function isResetTokenValid(ctx: AuthContext, token: string): boolean {
-  return token.length > 0 && findVerification(ctx, identifier(token)) !== undefined
+export async function isResetTokenValid(ctx: AuthContext, token: string): Promise<boolean> {
+  return token.length > 0 && await findVerification(ctx, identifier(token)) !== undefined
 }
 
 /**
@@ -80,19 +80,19 @@ export async function resetPassword(
 ): Promise<void> {
   if (!input.token) throw fail(400, 'INVALID_TOKEN')
   await assertPasswordPolicy(ctx, input.newPassword)
-  const pending = findVerification(ctx, identifier(input.token))
+  const pending = await findVerification(ctx, identifier(input.token))
   if (!pending) throw fail(400, 'INVALID_TOKEN')
-  const target = findUserById(ctx, pending.value)
+  const target = await findUserById(ctx, pending.value)
   if (!target) throw fail(400, 'USER_NOT_FOUND')
   const hash = await hashPassword(input.newPassword)
   const revoke = ctx.config().emailAndPassword.revokeSessionsOnPasswordReset
   let revoked = 0
-  ctx.db.transaction((tx) => {
+  await ctx.storage.transaction(async () => {
     // Consumed here, after the hashing: of two concurrent resets with one token, one wins.
-    if (tx.delete(verification).where(eq(verification.id, pending.id)).run().changes !== 1) throw fail(400, 'INVALID_TOKEN')
+    if (ctx.db.delete(verification).where(eq(verification.id, pending.id)).run().changes !== 1) throw fail(400, 'INVALID_TOKEN')
     storeCredentialPassword(ctx, target.id, hash)
-    if (revoke) revoked = tx.delete(session).where(eq(session.userId, target.id)).run().changes
+    if (revoke) revoked = ctx.db.delete(session).where(eq(session.userId, target.id)).run().changes
   })
-  recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })
+  await recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })
   ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'reset'))
 }

@@ -128,8 +128,8 @@ export async function signInUsername(
   input: SignInUsernameInput,
   meta: RequestMeta,
 ): Promise<SessionWithUser> {
-  const refuse = (reason: string, target: UserRow | undefined) => {
-    recordAudit(ctx, {
+  const refuse = async (reason: string, target: UserRow | undefined) => {
+    await recordAudit(ctx, {
       type: 'user.sign-in',
       outcome: 'failure',
       targetUserId: target?.id ?? null,
@@ -138,19 +138,19 @@ export async function signInUsername(
     })
     return usernameError(401, 'INVALID_USERNAME_OR_PASSWORD')
   }
-  if (!input.username || !input.password) throw refuse('MISSING_CREDENTIALS', undefined)
+  if (!input.username || !input.password) throw await refuse('MISSING_CREDENTIALS', undefined)
   assertValidUsername(ctx, input.username)
   if (input.password.length > ctx.config().emailAndPassword.maxPasswordLength) assertPasswordLength(ctx, input.password)
   const found = findUserByUsername(ctx, input.username)
-  const credential = found ? findCredentialAccount(ctx, found.id) : undefined
+  const credential = found ? await findCredentialAccount(ctx, found.id) : undefined
   // Per-account throttle (docs/SECURITY.md): a known account shares its counter with email
   // sign-in; an unknown username is counted under its own name, so both answer alike.
   const key = found ? throttleKey('email', found.email) : throttleKey('username', normalizeUsername(input.username))
   const matched = await throttledCredentialCheck(ctx, key, meta, credential?.password, input.password, { targetUserId: found?.id })
-  if (!found || !credential?.password) throw refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER', found)
-  if (!matched) throw refuse('INVALID_PASSWORD', found)
+  if (!found || !credential?.password) throw await refuse(found ? 'NO_CREDENTIAL' : 'UNKNOWN_USER', found)
+  if (!matched) throw await refuse('INVALID_PASSWORD', found)
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.sign-in',
       outcome: 'failure',
       targetUserId: found.id,
@@ -162,8 +162,8 @@ export async function signInUsername(
     throw usernameError(403, 'EMAIL_NOT_VERIFIED')
   }
   try {
-    const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
-    recordAudit(ctx, {
+    const created = await createSession(ctx, found, { rememberMe: input.rememberMe, meta })
+    await recordAudit(ctx, {
       type: 'user.sign-in',
       actorUserId: found.id,
       target: created.session.id,
@@ -173,7 +173,7 @@ export async function signInUsername(
     return created
   } catch (e) {
     if (e instanceof APIError) {
-      recordAudit(ctx, {
+      await recordAudit(ctx, {
         type: 'user.sign-in',
         outcome: 'failure',
         targetUserId: found.id,

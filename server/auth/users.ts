@@ -150,14 +150,14 @@ function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
  * Inserts a user and, with a password hash, its credential account, in one transaction.
  * The hash is computed by the caller beforehand: no transaction is held open while hashing.
  */
-export function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): UserRow {
+export async function insertUser(ctx: AuthContext, input: NewUserInput, passwordHash: string | null): Promise<UserRow> {
   const row = unsavedUser(ctx, input)
   const now = row.createdAt
   try {
-    ctx.db.transaction((tx) => {
-      tx.insert(user).values(row).run()
+    await ctx.storage.transaction(async () => {
+      ctx.db.insert(user).values(row).run()
       if (passwordHash !== null) {
-        tx.insert(account)
+        ctx.db.insert(account)
           .values({
             id: generateId(),
             accountId: row.id,
@@ -202,13 +202,13 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
   await assertPasswordPolicy(ctx, input.password, [input.email, input.name])
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
   const usernameFields = readUsernameFields(ctx, input.extra, { mode: 'create' })
-  const existing = findUserByEmail(ctx, input.email)
+  const existing = await findUserByEmail(ctx, input.email)
   if (existing && conf.requireEmailVerification) {
     // Enumeration protection (as current better-auth): the same answer, and the same hashing
     // work, as a real sign-up; the owner of the address is told by mail instead.
     await hashPassword(input.password)
     ctx.mailer.send(existingAccountEmail(ctx.config().mail.appName, existing))
-    recordAudit(ctx, {
+    await recordAudit(ctx, {
       type: 'user.sign-up',
       outcome: 'failure',
       targetUserId: existing.id,
@@ -218,18 +218,18 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
     return { user: unsavedUser(ctx, { ...input, ...usernameFields, additionalFields }), session: null }
   }
   if (existing) {
-    recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
+    await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
     throw new APIError(422, 'USER_ALREADY_EXISTS', 'User already exists')
   }
   const hash = await hashPassword(input.password)
-  const created = insertUser(ctx, { ...input, ...usernameFields, additionalFields }, hash)
-  recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, meta })
+  const created = await insertUser(ctx, { ...input, ...usernameFields, additionalFields }, hash)
+  await recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, meta })
   if (ctx.config().emailVerification.sendOnSignUp || conf.requireEmailVerification) {
     const callbackURL = typeof input.extra.callbackURL === 'string' ? input.extra.callbackURL : undefined
     await sendVerificationEmailIfEnabled(ctx, created, callbackURL)
   }
   if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, session: null }
-  const session = createSession(ctx, created, { rememberMe: input.rememberMe, meta })
+  const session = await createSession(ctx, created, { rememberMe: input.rememberMe, meta })
   return { user: created, session }
 }
 
@@ -246,10 +246,10 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
     throw new APIError(400, 'EMAIL_PASSWORD_DISABLED', 'Email and password is not enabled')
   }
   assertValidEmail(input.email)
-  const found = findUserByEmail(ctx, input.email)
-  const credential = found ? findCredentialAccount(ctx, found.id) : undefined
-  const refuse = (reason: string) => {
-    recordAudit(ctx, {
+  const found = await findUserByEmail(ctx, input.email)
+  const credential = found ? await findCredentialAccount(ctx, found.id) : undefined
+  const refuse = async (reason: string) => {
+    await recordAudit(ctx, {
       type: 'user.sign-in',
       outcome: 'failure',
       targetUserId: found?.id ?? null,
@@ -264,26 +264,26 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
     clearOnSuccess: false,
   })
   if (!found || !credential?.password || !matched) {
-    throw refuse(!found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD')
+    throw await refuse(!found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD')
   }
   if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
-    clearPasswordFailures(ctx, key)
-    recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
+    await clearPasswordFailures(ctx, key)
+    await recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: 'EMAIL_NOT_VERIFIED' }, meta })
     // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
     await sendVerificationEmailIfEnabled(ctx, found, input.callbackURL)
     throw fail(403, 'EMAIL_NOT_VERIFIED')
   }
   try {
     // One commit for the session and its audit event: each commit is an fsync.
-    return ctx.db.transaction(() => {
-      clearPasswordFailures(ctx, key)
-      const created = createSession(ctx, found, { rememberMe: input.rememberMe, meta })
-      recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
+    return ctx.storage.transaction(async () => {
+      await clearPasswordFailures(ctx, key)
+      const created = await createSession(ctx, found, { rememberMe: input.rememberMe, meta })
+      await recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })
       return created
     })
   } catch (e) {
     if (e instanceof APIError) {
-      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: e.code }, meta })
+      await recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found.id, detail: { reason: e.code }, meta })
     }
     throw e
   }

@@ -382,10 +382,10 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
 
   try {
     if (data.link) {
-      linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
+      await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
       return { location: data.callbackURL, stateUsed: true }
     }
-    const { user, isNew } = findOrCreateOAuthUser(ctx, {
+    const { user, isNew } = await findOrCreateOAuthUser(ctx, {
       providerId: rp.def.id,
       options: rp.options,
       profile: profile.user,
@@ -393,7 +393,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
       requestSignUp: data.requestSignUp ?? false,
       meta,
     })
-    const session = openSession(ctx, user, rp.def.id, meta)
+    const session = await openSession(ctx, user, rp.def.id, meta)
     return { location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL, session, stateUsed: true }
   } catch (e) {
     if (e instanceof OAuthFlowError) return fail(e.code)
@@ -412,14 +412,14 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
  */
 async function testCallback(ctx: AuthContext, input: CallbackInput, state: string, data: StateData): Promise<CallbackOutcome> {
   const { params, meta } = input
-  const report = (code: string | null, profile: ProviderProfile['user'] | null = null): CallbackOutcome => {
+  const report = async (code: string | null, profile: ProviderProfile['user'] | null = null): Promise<CallbackOutcome> => {
     const outcome = code ? 'failure' : 'success'
     recordTestResult(ctx, state, {
       outcome,
       code,
       profile: profile ? { id: profile.id, name: profile.name, email: profile.email ?? null, emailVerified: profile.emailVerified } : null,
     })
-    recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
+    await recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
     return {
       location: code ? errorLocation(data.errorURL ?? `${ctx.baseURL}/error`, code) : data.callbackURL,
       stateUsed: false,
@@ -444,14 +444,14 @@ async function testCallback(ctx: AuthContext, input: CallbackInput, state: strin
   return report(null, profile.user)
 }
 
-function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): SessionWithUser {
+async function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): Promise<SessionWithUser> {
   try {
-    const session = createSession(ctx, user, { meta })
-    recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
+    const session = await createSession(ctx, user, { meta })
+    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
     return session
   } catch (e) {
     if (e instanceof APIError) {
-      recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
+      await recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
       throw e
     }
     throw new OAuthFlowError('unable_to_create_session')
@@ -527,8 +527,8 @@ export async function signInWithIdToken(
 ): Promise<SessionWithUser> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    const { user } = findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
-    return openSession(ctx, user, rp.def.id, meta)
+    const { user } = await findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
+    return await openSession(ctx, user, rp.def.id, meta)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e
@@ -539,7 +539,7 @@ export async function signInWithIdToken(
 export async function linkWithIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput, link: { userId: string; email: string }, meta: RequestMeta): Promise<void> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
+    await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e

@@ -104,11 +104,11 @@ export interface SignInInput {
  * account when the rules allow), else creates the user with the account. Errors carry the
  * callback's error codes (account_not_linked, signup_disabled, unable_to_create_user…).
  */
-export function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): { user: UserRow; isNew: boolean } {
+export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): Promise<{ user: UserRow; isNew: boolean }> {
   const { providerId, profile, tokens, options, meta } = input
   const linked = findProviderAccount(ctx, providerId, profile.id)
   if (linked) {
-    const owner = findUserById(ctx, linked.userId)
+    const owner = await findUserById(ctx, linked.userId)
     if (!owner) throw new OAuthFlowError('internal_server_error')
     updateAccountTokens(ctx, linked, tokens)
     if (options.overrideUserInfoOnSignIn) {
@@ -120,10 +120,10 @@ export function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): { u
   }
 
   const email = profile.email ? normalizeEmail(profile.email) : null
-  const existing = email ? findUserByEmail(ctx, email) : undefined
+  const existing = email ? await findUserByEmail(ctx, email) : undefined
   if (existing) {
     if (!linkingAllowed(ctx, providerId, profile)) {
-      recordAudit(ctx, {
+      await recordAudit(ctx, {
         type: 'account.linked',
         outcome: 'failure',
         targetUserId: existing.id,
@@ -137,26 +137,26 @@ export function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput): { u
     } catch {
       throw new OAuthFlowError('unable_to_link_account')
     }
-    recordAudit(ctx, { type: 'account.linked', actorUserId: existing.id, detail: { provider: providerId, accountId: profile.id }, meta })
+    await recordAudit(ctx, { type: 'account.linked', actorUserId: existing.id, detail: { provider: providerId, accountId: profile.id }, meta })
     return { user: existing, isNew: false }
   }
 
   if (options.disableSignUp || (options.disableImplicitSignUp && !input.requestSignUp)) {
-    recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { provider: providerId, reason: 'signup_disabled' }, meta })
+    await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { provider: providerId, reason: 'signup_disabled' }, meta })
     throw new OAuthFlowError('signup_disabled')
   }
   if (!email) throw new OAuthFlowError('email_not_found')
   let created: UserRow
   try {
-    created = ctx.db.transaction(() => {
-      const row = insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
+    created = await ctx.storage.transaction(async () => {
+      const row = await insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
       insertAccount(ctx, row.id, providerId, profile, tokens)
       return row
     })
   } catch {
     throw new OAuthFlowError('unable_to_create_user')
   }
-  recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, detail: { provider: providerId }, meta })
+  await recordAudit(ctx, { type: 'user.sign-up', actorUserId: created.id, detail: { provider: providerId }, meta })
   return { user: created, isNew: true }
 }
 
@@ -169,28 +169,28 @@ export interface LinkInput {
 }
 
 /** /link-social's callback: attaches the provider account to the signed-in user who started it. */
-export function linkOAuthAccount(ctx: AuthContext, input: LinkInput): void {
+export async function linkOAuthAccount(ctx: AuthContext, input: LinkInput): Promise<void> {
   const { providerId, profile, tokens, link, meta } = input
-  const fail = (code: string): never => {
-    recordAudit(ctx, { type: 'account.linked', outcome: 'failure', targetUserId: link.userId, detail: { provider: providerId, reason: code }, meta })
+  const fail = async (code: string): Promise<never> => {
+    await recordAudit(ctx, { type: 'account.linked', outcome: 'failure', targetUserId: link.userId, detail: { provider: providerId, reason: code }, meta })
     throw new OAuthFlowError(code)
   }
   const existing = findProviderAccount(ctx, providerId, profile.id)
   if (existing) {
-    if (existing.userId !== link.userId) fail('account_already_linked_to_different_user')
+    if (existing.userId !== link.userId) await fail('account_already_linked_to_different_user')
     updateAccountTokens(ctx, existing, tokens)
     return
   }
-  if (!linkingAllowed(ctx, providerId, profile)) fail('unable_to_link_account')
+  if (!linkingAllowed(ctx, providerId, profile)) await fail('unable_to_link_account')
   const sameEmail = profile.email !== null && normalizeEmail(profile.email) === normalizeEmail(link.email)
-  if (!sameEmail && !ctx.config().account.accountLinking.allowDifferentEmails) fail("email_doesn't_match")
-  if (!findUserById(ctx, link.userId)) fail('unable_to_link_account')
+  if (!sameEmail && !ctx.config().account.accountLinking.allowDifferentEmails) await fail("email_doesn't_match")
+  if (!await findUserById(ctx, link.userId)) await fail('unable_to_link_account')
   try {
     insertAccount(ctx, link.userId, providerId, profile, tokens)
   } catch {
-    fail('unable_to_link_account')
+    await fail('unable_to_link_account')
   }
-  recordAudit(ctx, { type: 'account.linked', actorUserId: link.userId, detail: { provider: providerId, accountId: profile.id }, meta })
+  await recordAudit(ctx, { type: 'account.linked', actorUserId: link.userId, detail: { provider: providerId, accountId: profile.id }, meta })
 }
 
 export { updateAccountTokens }

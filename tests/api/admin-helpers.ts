@@ -43,6 +43,6 @@ export async function member(server: TestServer, extra: { name?: string; usernam
 /** A signed-in administrator: a member promoted by the operator (as `gatehouse user set-role` does). */
 export async function administrator(server: TestServer, role = 'admin'): Promise<Member> {
   const m = await member(server, { name: 'Admin' })
-  setRole(server.gatehouse.ctx, systemActor('cli'), { userId: m.id, role }, null)
+  await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: m.id, role }, null)
   return m
 }

@@ -39,7 +39,7 @@ beforeAll(async () => {
     const role = i % 4 === 0 ? 'admin' : 'user'
     const created = await createUser(ctx, panel, { email, name, role }, null)
     const banned = i % 6 === 0
-    if (banned) banUser(ctx, panel, { userId: created.id, banReason: 'test' }, null)
+    if (banned) await banUser(ctx, panel, { userId: created.id, banReason: 'test' }, null)
     people.push({ id: created.id, name, email, role, banned, createdAt: server.clock.now() })
   }
 })

@@ -77,7 +77,7 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
     name: 'gatehouse',
     base: server.base,
     server,
-    promote: (userId) => setRole(server.gatehouse.ctx, systemActor('cli'), { userId, role: 'admin' }, null),
+    promote: async (userId) => await setRole(server.gatehouse.ctx, systemActor('cli'), { userId, role: 'admin' }, null),
     verify: (userId) => server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId)).run(),
     close: () => server.close(),
   }

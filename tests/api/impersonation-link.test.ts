@@ -85,9 +85,9 @@ describe('impersonation link from the control panel', () => {
   it('follows the impersonation permission for user actors', async () => {
     const regular = await signUp(server.base)
     const target = await signUp(server.base)
-    const row = findUserById(server.gatehouse.ctx, regular.user.id)
+    const row = await findUserById(server.gatehouse.ctx, regular.user.id)
     if (!row) throw new Error('user missing')
-    expect(() => createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).toThrow(
+    expect(async () => await createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).toThrow(
       expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', message: 'You are not allowed to impersonate users' }),
     )
   })

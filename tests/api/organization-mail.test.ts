@@ -91,10 +91,10 @@ describe('invitation mail through SMTP', () => {
     const orgId = created.data?.id as string
     const ctx = server.gatehouse.ctx
     const email = uniqueEmail('panel')
-    const row = inviteMember(ctx, systemActor(), { organizationId: orgId, email, role: 'member' })
+    const row = await inviteMember(ctx, systemActor(), { organizationId: orgId, email, role: 'member' })
     expect(row.inviterId).toBe(alice.id)
     await sink.waitFor(email)
-    resendInvitation(ctx, systemActor(), row.id)
+    await resendInvitation(ctx, systemActor(), row.id)
     await sink.waitFor(email, (m) => sink.inbox.filter((x) => x.to.includes(email)).indexOf(m) === 1)
     const events = ctx.db.select().from(auditEvent).where(eq(auditEvent.target, orgId)).all()
     const created_ = events.find((e) => e.type === 'invitation.created')

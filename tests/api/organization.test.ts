@@ -403,12 +403,12 @@ describe('members', () => {
       expect([http.status, http.body]).toEqual([404, { code: 'NOT_FOUND', message: 'Not Found' }])
 
       const ctx = limited.gatehouse.ctx
-      const added = addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: ['admin', 'member'] })
+      const added = await addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: ['admin', 'member'] })
       expect(added).toMatchObject({ userId: bob.id, role: 'admin,member', organizationId: org.id })
-      expect(() => addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).toThrow(
+      expect(async () => await addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).toThrow(
         'User is already a member of this organization',
       )
-      expect(() => addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).toThrow(
+      expect(async () => await addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).toThrow(
         'Organization membership limit reached',
       )
       const inv = await alice.client.organization.inviteMember({ email: carol.email, role: 'member' })

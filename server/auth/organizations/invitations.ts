@@ -108,10 +108,10 @@ export interface InviteMemberInput {
  * address is refused unless `resend` (which renews and re-sends it) or
  * cancelPendingInvitationsOnReInvite (which cancels it and creates a new one).
  */
-export function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMemberInput): InvitationRow {
+export async function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMemberInput): Promise<InvitationRow> {
   const conf = ctx.config().organization
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'ORGANIZATION_NOT_FOUND'))
-  const caller = requirePermission(
+  const caller = await requirePermission(
     ctx,
     actor,
     orgId,
@@ -133,12 +133,12 @@ export function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMem
     assertTeamInOrganization(ctx, orgId, input.teamId)
   }
   const inviterId = actor.kind === 'user' ? actor.user.id : (input.inviterId ?? defaultInviter(ctx, orgId))
-  if (!inviterId || !findMembership(ctx, orgId, inviterId)) throw orgError(400, 'MEMBER_NOT_FOUND')
+  if (!inviterId || !await findMembership(ctx, orgId, inviterId)) throw orgError(400, 'MEMBER_NOT_FOUND')
 
   const now = ctx.clock.now()
   const expiresAt = new Date(now + conf.invitationExpiresIn * 1000)
-  const row = ctx.db.transaction(
-    () => {
+  const row = await ctx.storage.transaction(
+    async () => {
       const already = ctx.db
         .select({ id: member.id })
         .from(member)
@@ -153,7 +153,7 @@ export function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMem
           throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE')
         }
         ctx.db.update(invitation).set({ expiresAt }).where(eq(invitation.id, existing.id)).run()
-        auditOrg(ctx, actor, { type: 'invitation.resent', target: orgId, detail: { invitationId: existing.id, email } })
+        await auditOrg(ctx, actor, { type: 'invitation.resent', target: orgId, detail: { invitationId: existing.id, email } })
         return { ...existing, expiresAt }
       }
       if (existing && !conf.cancelPendingInvitationsOnReInvite) {
@@ -161,7 +161,7 @@ export function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMem
       }
       for (const old of pending) {
         ctx.db.update(invitation).set({ status: 'canceled' }).where(eq(invitation.id, old.id)).run()
-        auditOrg(ctx, actor, { type: 'invitation.canceled', target: orgId, detail: { invitationId: old.id, email, reason: 're-invite' } })
+        await auditOrg(ctx, actor, { type: 'invitation.canceled', target: orgId, detail: { invitationId: old.id, email, reason: 're-invite' } })
       }
       if (countPending(ctx, orgId) >= conf.invitationLimit) throw orgError(403, 'INVITATION_LIMIT_REACHED')
       const created: InvitationRow = {
@@ -176,24 +176,23 @@ export function inviteMember(ctx: AuthContext, actor: OrgActor, input: InviteMem
         createdAt: new Date(now),
       }
       ctx.db.insert(invitation).values(created).run()
-      auditOrg(ctx, actor, {
+      await auditOrg(ctx, actor, {
         type: 'invitation.created',
         target: orgId,
         detail: { invitationId: created.id, email, role, teamId: created.teamId },
       })
       return created
     },
-    { behavior: 'immediate' },
   )
   sendInvitationMail(ctx, row, org)
   return row
 }
 
 /** Renews a pending invitation's expiry and sends its mail again (control panel "resend"). */
-export function resendInvitation(ctx: AuthContext, actor: OrgActor, invitationId: string): InvitationRow {
+export async function resendInvitation(ctx: AuthContext, actor: OrgActor, invitationId: string): Promise<InvitationRow> {
   const found = findInvitationById(ctx, invitationId)
   if (found?.status !== 'pending') throw orgError(400, 'INVITATION_NOT_FOUND')
-  const caller = requirePermission(
+  const caller = await requirePermission(
     ctx,
     actor,
     found.organizationId,
@@ -207,7 +206,7 @@ export function resendInvitation(ctx: AuthContext, actor: OrgActor, invitationId
   if (!org) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const expiresAt = new Date(ctx.clock.now() + ctx.config().organization.invitationExpiresIn * 1000)
   ctx.db.update(invitation).set({ expiresAt }).where(eq(invitation.id, found.id)).run()
-  auditOrg(ctx, actor, { type: 'invitation.resent', target: found.organizationId, detail: { invitationId: found.id, email: found.email } })
+  await auditOrg(ctx, actor, { type: 'invitation.resent', target: found.organizationId, detail: { invitationId: found.id, email: found.email } })
   const row = { ...found, expiresAt }
   sendInvitationMail(ctx, row, org)
   return row
@@ -228,22 +227,22 @@ function recipientInvitation(ctx: AuthContext, actor: UserActor, invitationId: s
  * invitation marked accepted in one IMMEDIATE transaction, so concurrent accepts cannot exceed
  * the membership limit. The organization becomes the session's active one.
  */
-export function acceptInvitation(
+export async function acceptInvitation(
   ctx: AuthContext,
   actor: UserActor & { session: SessionRow },
   invitationId: string,
-): { invitation: InvitationRow; member: MemberRow } & SessionChange {
-  return ctx.db.transaction(
-    () => {
+): Promise<{ invitation: InvitationRow; member: MemberRow } & SessionChange> {
+  return ctx.storage.transaction(
+    async () => {
       const found = recipientInvitation(ctx, actor, invitationId)
-      if (!findMembership(ctx, found.organizationId, found.inviterId)) {
+      if (!await findMembership(ctx, found.organizationId, found.inviterId)) {
         throw orgError(400, 'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION')
       }
       const teamId =
         found.teamId && ctx.config().organization.teams.enabled
           ? (ctx.db.select({ id: team.id }).from(team).where(eq(team.id, found.teamId)).get()?.id ?? null)
           : null
-      const created = insertMemberChecked(ctx, {
+      const created = await insertMemberChecked(ctx, {
         organizationId: found.organizationId,
         userId: actor.user.id,
         role: found.role || 'member',
@@ -261,38 +260,36 @@ export function acceptInvitation(
           : setSessionActiveOrganization(ctx, actor.session, found.organizationId)
       // better-auth 1.7: an invitation to one team makes that team the session's active one.
       if (teamId) changed = setSessionActiveTeam(ctx, changed ?? actor.session, teamId)
-      auditOrg(ctx, actor, {
+      await auditOrg(ctx, actor, {
         type: 'invitation.accepted',
         target: found.organizationId,
         detail: { invitationId: found.id, memberId: created.id, role: created.role },
       })
       return { invitation: { ...found, status: 'accepted' }, member: created, session: changed }
     },
-    { behavior: 'immediate' },
   )
 }
 
-export function rejectInvitation(
+export async function rejectInvitation(
   ctx: AuthContext,
   actor: UserActor,
   invitationId: string,
-): { invitation: InvitationRow; member: null } {
-  return ctx.db.transaction(
-    () => {
+): Promise<{ invitation: InvitationRow; member: null }> {
+  return ctx.storage.transaction(
+    async () => {
       const found = recipientInvitation(ctx, actor, invitationId)
       ctx.db.update(invitation).set({ status: 'rejected' }).where(eq(invitation.id, found.id)).run()
-      auditOrg(ctx, actor, { type: 'invitation.rejected', target: found.organizationId, detail: { invitationId: found.id } })
+      await auditOrg(ctx, actor, { type: 'invitation.rejected', target: found.organizationId, detail: { invitationId: found.id } })
       return { invitation: { ...found, status: 'rejected' }, member: null }
     },
-    { behavior: 'immediate' },
   )
 }
 
 /** Cancels a pending invitation; needs invitation:cancel in the invitation's own organization. */
-export function cancelInvitation(ctx: AuthContext, actor: OrgActor, invitationId: string): InvitationRow {
+export async function cancelInvitation(ctx: AuthContext, actor: OrgActor, invitationId: string): Promise<InvitationRow> {
   const found = findInvitationById(ctx, invitationId)
   if (!found) throw orgError(400, 'INVITATION_NOT_FOUND')
-  requirePermission(
+  await requirePermission(
     ctx,
     actor,
     found.organizationId,
@@ -301,18 +298,18 @@ export function cancelInvitation(ctx: AuthContext, actor: OrgActor, invitationId
   )
   if (found.status !== 'pending') throw orgError(400, 'INVITATION_NOT_FOUND')
   ctx.db.update(invitation).set({ status: 'canceled' }).where(eq(invitation.id, found.id)).run()
-  auditOrg(ctx, actor, { type: 'invitation.canceled', target: found.organizationId, detail: { invitationId: found.id } })
+  await auditOrg(ctx, actor, { type: 'invitation.canceled', target: found.organizationId, detail: { invitationId: found.id } })
   return { ...found, status: 'canceled' }
 }
 
 export type InvitationDetail = InvitationRow & { organizationName: string; organizationSlug: string; inviterEmail: string }
 
 /** get-invitation: what the recipient needs to decide. */
-export function getInvitation(ctx: AuthContext, actor: UserActor, invitationId: string): InvitationDetail {
+export async function getInvitation(ctx: AuthContext, actor: UserActor, invitationId: string): Promise<InvitationDetail> {
   const found = recipientInvitation(ctx, actor, invitationId)
   const org = findOrganizationById(ctx, found.organizationId)
   if (!org) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
-  if (!findMembership(ctx, found.organizationId, found.inviterId)) {
+  if (!await findMembership(ctx, found.organizationId, found.inviterId)) {
     throw orgError(400, 'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION')
   }
   const inviter = ctx.db.select({ email: user.email }).from(user).where(eq(user.id, found.inviterId)).get()
@@ -320,9 +317,9 @@ export function getInvitation(ctx: AuthContext, actor: UserActor, invitationId: 
 }
 
 /** All invitations (every status) of an organization; members only. */
-export function listInvitations(ctx: AuthContext, actor: OrgActor, organizationId?: string): InvitationRow[] {
+export async function listInvitations(ctx: AuthContext, actor: OrgActor, organizationId?: string): Promise<InvitationRow[]> {
   const orgId = targetOrganizationId(actor, organizationId, orgError(400, 'ORGANIZATION_ID_IS_REQUIRED'))
-  requireMember(ctx, actor, orgId, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
+  await requireMember(ctx, actor, orgId, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
   return ctx.db
     .select()
     .from(invitation)

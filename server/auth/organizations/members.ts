@@ -79,12 +79,12 @@ export function assertTeamInOrganization(ctx: AuthContext, organizationId: strin
  * member, and the membership limit is not reached. Call it inside an IMMEDIATE transaction so
  * the count and the insert are one atomic step.
  */
-export function insertMemberChecked(
+export async function insertMemberChecked(
   ctx: AuthContext,
   input: { organizationId: string; userId: string; role: string; teamId: string | null },
-): MemberRow {
+): Promise<MemberRow> {
   if (!findOrganizationById(ctx, input.organizationId)) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
-  if (findMembership(ctx, input.organizationId, input.userId)) {
+  if (await findMembership(ctx, input.organizationId, input.userId)) {
     throw orgError(400, 'USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION')
   }
   const members = ctx.db.select({ n: count() }).from(member).where(eq(member.organizationId, input.organizationId)).get()?.n ?? 0
@@ -110,9 +110,9 @@ export interface AddMemberInput {
 }
 
 /** Adds an existing user as a member directly (server / control panel; no HTTP route). */
-export function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInput): MemberRow {
+export async function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInput): Promise<MemberRow> {
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  requirePermission(
+  await requirePermission(
     ctx,
     actor,
     orgId,
@@ -122,7 +122,7 @@ export function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInp
   )
   const role = checkRoles(ctx, input.role)
   if (actor.kind === 'user' && includesCreatorRole(ctx.config(), role)) {
-    const caller = findMembership(ctx, orgId, actor.user.id)
+    const caller = await findMembership(ctx, orgId, actor.user.id)
     if (!caller || !includesCreatorRole(ctx.config(), caller.role)) {
       throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE')
     }
@@ -132,10 +132,10 @@ export function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInp
     assertTeamInOrganization(ctx, orgId, input.teamId)
   }
   if (!ctx.db.select({ id: user.id }).from(user).where(eq(user.id, input.userId)).get()) throw fail(400, 'USER_NOT_FOUND')
-  return ctx.db.transaction(
-    () => {
-      const row = insertMemberChecked(ctx, { organizationId: orgId, userId: input.userId, role, teamId: input.teamId ?? null })
-      auditOrg(ctx, actor, {
+  return ctx.storage.transaction(
+    async () => {
+      const row = await insertMemberChecked(ctx, { organizationId: orgId, userId: input.userId, role, teamId: input.teamId ?? null })
+      await auditOrg(ctx, actor, {
         type: 'member.added',
         target: orgId,
         targetUserId: input.userId,
@@ -143,7 +143,6 @@ export function addMember(ctx: AuthContext, actor: OrgActor, input: AddMemberInp
       })
       return row
     },
-    { behavior: 'immediate' },
   )
 }
 
@@ -157,16 +156,16 @@ function sessionAfterRemoval(actor: OrgActor, organizationId: string, removedUse
  * Removes a member, named by member id or (when the value contains '@') by email. An owner can be
  * removed only by an owner, and never the last one.
  */
-export function removeMember(
+export async function removeMember(
   ctx: AuthContext,
   actor: OrgActor,
   input: { memberIdOrEmail: string; organizationId?: string },
-): { member: MemberWithUser } & SessionChange {
+): Promise<{ member: MemberWithUser } & SessionChange> {
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  const caller = requireMember(ctx, actor, orgId, orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
+  const caller = await requireMember(ctx, actor, orgId, orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
   const conf = ctx.config()
-  return ctx.db.transaction(
-    () => {
+  return ctx.storage.transaction(
+    async () => {
       const target = input.memberIdOrEmail.includes('@')
         ? findMemberByEmail(ctx, orgId, input.memberIdOrEmail)
         : findMemberById(ctx, input.memberIdOrEmail)
@@ -183,7 +182,7 @@ export function removeMember(
       ctx.db.delete(member).where(eq(member.id, target.id)).run()
       leaveOrganizationTeams(ctx, orgId, target.userId)
       clearActiveOrganization(ctx, orgId, target.userId)
-      auditOrg(ctx, actor, {
+      await auditOrg(ctx, actor, {
         type: 'member.removed',
         target: orgId,
         targetUserId: target.userId,
@@ -191,19 +190,18 @@ export function removeMember(
       })
       return { member: removed, session: sessionAfterRemoval(actor, orgId, target.userId) }
     },
-    { behavior: 'immediate' },
   )
 }
 
 /** Leaves an organization; the last owner cannot. */
-export function leaveOrganization(
+export async function leaveOrganization(
   ctx: AuthContext,
   actor: Extract<OrgActor, { kind: 'user' }>,
   organizationId: string,
-): { member: MemberRow } & SessionChange {
-  return ctx.db.transaction(
-    () => {
-      const own = findMembership(ctx, organizationId, actor.user.id)
+): Promise<{ member: MemberRow } & SessionChange> {
+  return ctx.storage.transaction(
+    async () => {
+      const own = await findMembership(ctx, organizationId, actor.user.id)
       if (!own) throw orgError(400, 'MEMBER_NOT_FOUND')
       if (includesCreatorRole(ctx.config(), own.role) && countOwners(ctx, organizationId) <= 1) {
         throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER')
@@ -211,10 +209,9 @@ export function leaveOrganization(
       ctx.db.delete(member).where(eq(member.id, own.id)).run()
       leaveOrganizationTeams(ctx, organizationId, actor.user.id)
       clearActiveOrganization(ctx, organizationId, actor.user.id)
-      auditOrg(ctx, actor, { type: 'member.left', target: organizationId, detail: { memberId: own.id, role: own.role } })
+      await auditOrg(ctx, actor, { type: 'member.left', target: organizationId, detail: { memberId: own.id, role: own.role } })
       return { member: own, session: sessionAfterRemoval(actor, organizationId, actor.user.id) }
     },
-    { behavior: 'immediate' },
   )
 }
 
@@ -222,17 +219,17 @@ export function leaveOrganization(
  * Changes a member's role(s). Only an owner may touch an owner or grant the owner role; the last
  * owner cannot be demoted.
  */
-export function updateMemberRole(
+export async function updateMemberRole(
   ctx: AuthContext,
   actor: OrgActor,
   input: { memberId: string; role: string | string[]; organizationId?: string },
-): MemberRow {
+): Promise<MemberRow> {
   const conf = ctx.config()
   const role = checkRoles(ctx, input.role)
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  const caller = requireMember(ctx, actor, orgId, orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
-  return ctx.db.transaction(
-    () => {
+  const caller = await requireMember(ctx, actor, orgId, orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
+  return ctx.storage.transaction(
+    async () => {
       const target = findMemberById(ctx, input.memberId)
       if (!target) throw orgError(400, 'MEMBER_NOT_FOUND')
       if (target.organizationId !== orgId) throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
@@ -249,7 +246,7 @@ export function updateMemberRole(
         throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER')
       }
       ctx.db.update(member).set({ role }).where(eq(member.id, target.id)).run()
-      auditOrg(ctx, actor, {
+      await auditOrg(ctx, actor, {
         type: 'member.role-updated',
         target: orgId,
         targetUserId: target.userId,
@@ -257,38 +254,37 @@ export function updateMemberRole(
       })
       return { ...target, role }
     },
-    { behavior: 'immediate' },
   )
 }
 
 /** The caller's member row (+ user) in the active organization. */
-export function getActiveMember(ctx: AuthContext, actor: Extract<OrgActor, { kind: 'user' }>): MemberWithUser {
+export async function getActiveMember(ctx: AuthContext, actor: Extract<OrgActor, { kind: 'user' }>): Promise<MemberWithUser> {
   const orgId = actor.session?.activeOrganizationId
   if (!orgId) throw orgError(400, 'NO_ACTIVE_ORGANIZATION')
-  const own = findMembership(ctx, orgId, actor.user.id)
+  const own = await findMembership(ctx, orgId, actor.user.id)
   if (!own) throw orgError(400, 'MEMBER_NOT_FOUND')
   return withUser(ctx, own)
 }
 
-function readableOrgForMembers(
+async function readableOrgForMembers(
   ctx: AuthContext,
   actor: OrgActor,
   selector: { organizationId?: string; organizationSlug?: string },
 ) {
-  const found = resolveReadableOrganization(ctx, actor, selector, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
+  const found = await resolveReadableOrganization(ctx, actor, selector, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
   if (!found) throw orgError(400, 'NO_ACTIVE_ORGANIZATION')
   return found
 }
 
 /** `{role}` of the caller (or of `userId`) in the addressed organization. */
-export function getActiveMemberRole(
+export async function getActiveMemberRole(
   ctx: AuthContext,
   actor: OrgActor,
   query: { userId?: string; organizationId?: string; organizationSlug?: string },
-): { role: string } {
-  const { org, member: caller } = readableOrgForMembers(ctx, actor, query)
+): Promise<{ role: string }> {
+  const { org, member: caller } = await readableOrgForMembers(ctx, actor, query)
   if (!query.userId && caller) return { role: caller.role }
-  const other = query.userId ? findMembership(ctx, org.id, query.userId) : undefined
+  const other = query.userId ? await findMembership(ctx, org.id, query.userId) : undefined
   if (!other) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
   return { role: other.role }
 }
@@ -342,12 +338,12 @@ function memberFilter(query: ListMembersQuery): SQL | undefined {
 }
 
 /** A page of an organization's members (+ user) with the total matching; members only. */
-export function listMembers(
+export async function listMembers(
   ctx: AuthContext,
   actor: OrgActor,
   query: ListMembersQuery,
-): { members: MemberWithUser[]; total: number } {
-  const { org } = readableOrgForMembers(ctx, actor, query)
+): Promise<{ members: MemberWithUser[]; total: number }> {
+  const { org } = await readableOrgForMembers(ctx, actor, query)
   const where = and(eq(member.organizationId, org.id), memberFilter(query))
   const total =
     ctx.db.select({ n: count() }).from(member).innerJoin(user, eq(member.userId, user.id)).where(where).get()?.n ?? 0
@@ -365,13 +361,13 @@ export function listMembers(
 }
 
 /** has-permission: whether the caller's role(s) in the addressed organization grant `permissions`. */
-export function checkOrgPermission(
+export async function checkOrgPermission(
   ctx: AuthContext,
   actor: Extract<OrgActor, { kind: 'user' }>,
   input: { organizationId?: string; permissions: PermissionRequest },
-): { error: null; success: boolean } {
+): Promise<{ error: null; success: boolean }> {
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  const own = findMembership(ctx, orgId, actor.user.id)
+  const own = await findMembership(ctx, orgId, actor.user.id)
   if (!own) throw orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
   return { error: null, success: roleHasPermission(ctx.config(), own.role, input.permissions) }
 }

@@ -52,11 +52,11 @@ export type CreatedOrganization = OrganizationJSON & { members: MemberRow[] }
  * team named after it that the creator joins). It becomes the creator's active organization
  * unless keepCurrentActiveOrganization.
  */
-export function createOrganization(
+export async function createOrganization(
   ctx: AuthContext,
   actor: OrgActor,
   input: CreateOrganizationInput,
-): { organization: CreatedOrganization } & SessionChange {
+): Promise<{ organization: CreatedOrganization } & SessionChange> {
   const conf = ctx.config().organization
   const creatorId = actor.kind === 'user' ? actor.user.id : input.userId
   if (!creatorId || !ctx.db.select({ id: user.id }).from(user).where(eq(user.id, creatorId)).get()) {
@@ -66,8 +66,8 @@ export function createOrganization(
     throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION')
   }
   const now = new Date(ctx.clock.now())
-  const result = ctx.db.transaction(
-    () => {
+  const result = await ctx.storage.transaction(
+    async () => {
       if (conf.organizationLimit !== undefined) {
         const owned = ctx.db.select({ n: count() }).from(member).where(eq(member.userId, creatorId)).get()?.n ?? 0
         if (owned >= conf.organizationLimit) throw orgError(403, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS')
@@ -104,7 +104,7 @@ export function createOrganization(
         // better-auth 1.7: the default team, which the creator joined, becomes the active team.
         if (defaultTeam) changed = setSessionActiveTeam(ctx, changed, defaultTeam.id)
       }
-      auditOrg(ctx, actor, {
+      await auditOrg(ctx, actor, {
         type: 'organization.created',
         target: row.id,
         targetUserId: creatorId,
@@ -112,7 +112,6 @@ export function createOrganization(
       })
       return { organization: { ...toOrganizationJSON(row), members: [creator] }, session: changed }
     },
-    { behavior: 'immediate' },
   )
   return result
 }
@@ -128,9 +127,9 @@ export interface UpdateOrganizationInput {
   data: { name?: string; slug?: string; logo?: string | null; metadata?: Record<string, unknown> | null }
 }
 
-export function updateOrganization(ctx: AuthContext, actor: OrgActor, input: UpdateOrganizationInput): OrganizationJSON {
+export async function updateOrganization(ctx: AuthContext, actor: OrgActor, input: UpdateOrganizationInput): Promise<OrganizationJSON> {
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'ORGANIZATION_NOT_FOUND'))
-  requirePermission(
+  await requirePermission(
     ctx,
     actor,
     orgId,
@@ -152,7 +151,7 @@ export function updateOrganization(ctx: AuthContext, actor: OrgActor, input: Upd
   if (data.metadata !== undefined) patch.metadata = data.metadata === null ? null : JSON.stringify(data.metadata)
   if (Object.keys(patch).length > 0) {
     ctx.db.update(organization).set(patch).where(eq(organization.id, orgId)).run()
-    auditOrg(ctx, actor, { type: 'organization.updated', target: orgId, detail: { fields: Object.keys(patch) } })
+    await auditOrg(ctx, actor, { type: 'organization.updated', target: orgId, detail: { fields: Object.keys(patch) } })
   }
   return toOrganizationJSON({ ...current, ...patch })
 }
@@ -161,12 +160,12 @@ export function updateOrganization(ctx: AuthContext, actor: OrgActor, input: Upd
  * Deletes an organization with its members, invitations and teams; every session that had it
  * active loses it.
  */
-export function deleteOrganization(
+export async function deleteOrganization(
   ctx: AuthContext,
   actor: OrgActor,
   organizationId: string,
-): { organization: OrganizationJSON } & SessionChange {
-  requirePermission(
+): Promise<{ organization: OrganizationJSON } & SessionChange> {
+  await requirePermission(
     ctx,
     actor,
     organizationId,
@@ -176,13 +175,12 @@ export function deleteOrganization(
   )
   const current = findOrganizationById(ctx, organizationId)
   if (!current) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
-  ctx.db.transaction(
-    () => {
+  await ctx.storage.transaction(
+    async () => {
       clearActiveOrganization(ctx, organizationId)
       ctx.db.delete(organization).where(eq(organization.id, organizationId)).run()
-      auditOrg(ctx, actor, { type: 'organization.deleted', target: organizationId, detail: { slug: current.slug } })
+      await auditOrg(ctx, actor, { type: 'organization.deleted', target: organizationId, detail: { slug: current.slug } })
     },
-    { behavior: 'immediate' },
   )
   let changed: SessionRow | null = null
   if (actor.kind === 'user' && actor.session?.activeOrganizationId === organizationId) {
@@ -271,12 +269,12 @@ export interface OrganizationSelector {
  * An unknown slug is ORGANIZATION_NOT_FOUND; an id the caller is not a member of (or that does
  * not exist) is 403, so outsiders learn nothing.
  */
-export function resolveReadableOrganization(
+export async function resolveReadableOrganization(
   ctx: AuthContext,
   actor: OrgActor,
   selector: OrganizationSelector,
   notMember = orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'),
-): { org: OrganizationRow; member: MemberRow | null } | null {
+): Promise<{ org: OrganizationRow; member: MemberRow | null } | null> {
   let orgId: string | null | undefined = selector.organizationId
   if (selector.organizationSlug) {
     const bySlug = findOrganizationBySlug(ctx, selector.organizationSlug)
@@ -285,18 +283,18 @@ export function resolveReadableOrganization(
   }
   if (!orgId && actor.kind === 'user') orgId = actor.session?.activeOrganizationId
   if (!orgId) return null
-  const caller = requireMember(ctx, actor, orgId, notMember)
+  const caller = await requireMember(ctx, actor, orgId, notMember)
   const org = findOrganizationById(ctx, orgId)
   if (!org) throw actor.kind === 'user' ? notMember : orgError(404, 'ORGANIZATION_NOT_FOUND')
   return { org, member: caller }
 }
 
-export function getFullOrganization(
+export async function getFullOrganization(
   ctx: AuthContext,
   actor: OrgActor,
   selector: OrganizationSelector & { membersLimit?: number },
-): FullOrganization | null {
-  const found = resolveReadableOrganization(ctx, actor, selector)
+): Promise<FullOrganization | null> {
+  const found = await resolveReadableOrganization(ctx, actor, selector)
   return found ? buildFullOrganization(ctx, found.org, selector.membersLimit) : null
 }
 
@@ -304,16 +302,16 @@ export function getFullOrganization(
  * set-active: `organizationId: null` unsets; neither id nor slug re-reads the current one.
  * Only a member may make an organization active.
  */
-export function setActiveOrganization(
+export async function setActiveOrganization(
   ctx: AuthContext,
   actor: Extract<OrgActor, { kind: 'user' }> & { session: SessionRow },
   selector: OrganizationSelector,
-): { organization: FullOrganization | null } & SessionChange {
+): Promise<{ organization: FullOrganization | null } & SessionChange> {
   const current = actor.session
   if (selector.organizationId === null && !selector.organizationSlug) {
     if (!current.activeOrganizationId) return { organization: null, session: null }
     const changed = setSessionActiveOrganization(ctx, current, null)
-    auditOrg(ctx, actor, {
+    await auditOrg(ctx, actor, {
       type: 'organization.active-set',
       target: current.id,
       detail: { organizationId: null, previous: current.activeOrganizationId },
@@ -328,13 +326,13 @@ export function setActiveOrganization(
   }
   if (!orgId) orgId = current.activeOrganizationId
   if (!orgId) return { organization: null, session: null }
-  if (!findMembership(ctx, orgId, actor.user.id)) throw orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+  if (!await findMembership(ctx, orgId, actor.user.id)) throw orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
   const org = findOrganizationById(ctx, orgId)
   if (!org) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   let changed: SessionRow | null = null
   if (current.activeOrganizationId !== orgId) {
     changed = setSessionActiveOrganization(ctx, current, orgId)
-    auditOrg(ctx, actor, {
+    await auditOrg(ctx, actor, {
       type: 'organization.active-set',
       target: current.id,
       detail: { organizationId: orgId, previous: current.activeOrganizationId },

@@ -140,23 +140,23 @@ export function targetOrganizationId(actor: OrgActor, explicit: string | null | 
 }
 
 /** The caller's membership, or `error` (users only; the system is no member and needs none). */
-export function requireMember(ctx: AuthContext, actor: OrgActor, organizationId: string, error: APIError): MemberRow | null {
+export async function requireMember(ctx: AuthContext, actor: OrgActor, organizationId: string, error: APIError): Promise<MemberRow | null> {
   if (actor.kind === 'system') return null
-  const found = findMembership(ctx, organizationId, actor.user.id)
+  const found = await findMembership(ctx, organizationId, actor.user.id)
   if (!found) throw error
   return found
 }
 
 /** Membership plus a permission of the caller's role(s); the system passes. */
-export function requirePermission(
+export async function requirePermission(
   ctx: AuthContext,
   actor: OrgActor,
   organizationId: string,
   permissions: PermissionRequest,
   denied: APIError,
   notMember: APIError = denied,
-): MemberRow | null {
-  const caller = requireMember(ctx, actor, organizationId, notMember)
+): Promise<MemberRow | null> {
+  const caller = await requireMember(ctx, actor, organizationId, notMember)
   if (caller && !roleHasPermission(ctx.config(), caller.role, permissions)) throw denied
   return caller
 }
@@ -166,9 +166,9 @@ export function actorUserId(actor: OrgActor): string | null {
 }
 
 /** Appends the audit event of an organization change, naming the actor and how it acted. */
-export function auditOrg(ctx: AuthContext, actor: OrgActor, event: Omit<AuditInput, 'actorUserId' | 'meta'>): void {
+export async function auditOrg(ctx: AuthContext, actor: OrgActor, event: Omit<AuditInput, 'actorUserId' | 'meta'>): Promise<void> {
   const by = actorUserId(actor)
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     ...event,
     actorUserId: by,
     targetUserId: event.targetUserId ?? by,

@@ -33,10 +33,10 @@ function countTeams(ctx: AuthContext, organizationId: string): number {
   return ctx.db.select({ n: count() }).from(team).where(eq(team.organizationId, organizationId)).get()?.n ?? 0
 }
 
-export function createTeam(ctx: AuthContext, actor: OrgActor, input: { name: string; organizationId?: string }): TeamRow {
+export async function createTeam(ctx: AuthContext, actor: OrgActor, input: { name: string; organizationId?: string }): Promise<TeamRow> {
   assertTeamsEnabled(ctx)
   const orgId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  requirePermission(
+  await requirePermission(
     ctx,
     actor,
     orgId,
@@ -46,31 +46,30 @@ export function createTeam(ctx: AuthContext, actor: OrgActor, input: { name: str
   )
   if (!findOrganizationById(ctx, orgId)) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const maximum = ctx.config().organization.teams.maximumTeams
-  return ctx.db.transaction(
-    () => {
+  return ctx.storage.transaction(
+    async () => {
       if (maximum !== undefined && countTeams(ctx, orgId) >= maximum) {
         throw orgError(400, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_TEAMS')
       }
       const now = new Date(ctx.clock.now())
       const row: TeamRow = { id: generateId(), name: input.name, organizationId: orgId, createdAt: now, updatedAt: now }
       ctx.db.insert(team).values(row).run()
-      auditOrg(ctx, actor, { type: 'team.created', target: orgId, detail: { teamId: row.id, name: row.name } })
+      await auditOrg(ctx, actor, { type: 'team.created', target: orgId, detail: { teamId: row.id, name: row.name } })
       return row
     },
-    { behavior: 'immediate' },
   )
 }
 
 /** Renames a team. The team's own organization is the one whose permissions apply. */
-export function updateTeam(ctx: AuthContext, actor: OrgActor, input: { teamId: string; data: { name?: string } }): TeamRow {
+export async function updateTeam(ctx: AuthContext, actor: OrgActor, input: { teamId: string; data: { name?: string } }): Promise<TeamRow> {
   assertTeamsEnabled(ctx)
   const found = findTeamById(ctx, input.teamId)
   if (!found) throw orgError(400, 'TEAM_NOT_FOUND')
-  requirePermission(ctx, actor, found.organizationId, { team: ['update'] }, orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM'))
+  await requirePermission(ctx, actor, found.organizationId, { team: ['update'] }, orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM'))
   if (input.data.name === undefined || input.data.name === found.name) return found
   const patch = { name: input.data.name, updatedAt: new Date(ctx.clock.now()) }
   ctx.db.update(team).set(patch).where(eq(team.id, found.id)).run()
-  auditOrg(ctx, actor, {
+  await auditOrg(ctx, actor, {
     type: 'team.updated',
     target: found.organizationId,
     detail: { teamId: found.id, from: found.name, to: patch.name },
@@ -82,17 +81,17 @@ export function updateTeam(ctx: AuthContext, actor: OrgActor, input: { teamId: s
  * Removes a team (its members and invitations keep no team). The last team stays unless
  * teams.allowRemovingAllTeams; a member cannot remove the team they belong to.
  */
-export function removeTeam(
+export async function removeTeam(
   ctx: AuthContext,
   actor: OrgActor,
   input: { teamId: string; organizationId?: string },
-): { message: string } {
+): Promise<{ message: string }> {
   assertTeamsEnabled(ctx)
   const found = findTeamById(ctx, input.teamId)
   if (!found || (input.organizationId && input.organizationId !== found.organizationId)) {
     throw orgError(400, 'TEAM_NOT_FOUND')
   }
-  const caller = requirePermission(
+  const caller = await requirePermission(
     ctx,
     actor,
     found.organizationId,
@@ -100,8 +99,8 @@ export function removeTeam(
     orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_TEAMS_IN_THIS_ORGANIZATION'),
     orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM'),
   )
-  ctx.db.transaction(
-    () => {
+  await ctx.storage.transaction(
+    async () => {
       if (!ctx.config().organization.teams.allowRemovingAllTeams && countTeams(ctx, found.organizationId) <= 1) {
         throw orgError(400, 'UNABLE_TO_REMOVE_LAST_TEAM')
       }
@@ -111,18 +110,17 @@ export function removeTeam(
       ctx.db.delete(team).where(eq(team.id, found.id)).run()
       // No session keeps a team that is gone as its active one (its teamMember rows cascade).
       ctx.db.update(session).set({ activeTeamId: null }).where(eq(session.activeTeamId, found.id)).run()
-      auditOrg(ctx, actor, { type: 'team.removed', target: found.organizationId, detail: { teamId: found.id, name: found.name } })
+      await auditOrg(ctx, actor, { type: 'team.removed', target: found.organizationId, detail: { teamId: found.id, name: found.name } })
     },
-    { behavior: 'immediate' },
   )
   return { message: 'Team removed successfully.' }
 }
 
 /** An organization's teams; members only. */
-export function listTeams(ctx: AuthContext, actor: OrgActor, organizationId?: string): TeamRow[] {
+export async function listTeams(ctx: AuthContext, actor: OrgActor, organizationId?: string): Promise<TeamRow[]> {
   assertTeamsEnabled(ctx)
   const orgId = targetOrganizationId(actor, organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  requireMember(ctx, actor, orgId, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
+  await requireMember(ctx, actor, orgId, orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION'))
   return ctx.db.select().from(team).where(eq(team.organizationId, orgId)).orderBy(asc(team.createdAt), insertionOrder(team)).all()
 }
 
@@ -137,11 +135,11 @@ function teamInOrganization(ctx: AuthContext, teamId: string, organizationId: st
  * set-active-team: `teamId: null` clears it; no teamId re-reads the current one. The team must be
  * in the session's active organization and the caller one of its members.
  */
-export function setActiveTeam(
+export async function setActiveTeam(
   ctx: AuthContext,
   actor: SignedInOrgActor,
   teamId: string | null | undefined,
-): { team: TeamRow | null } & SessionChange {
+): Promise<{ team: TeamRow | null } & SessionChange> {
   assertTeamsEnabled(ctx)
   const current = actor.session
   if (teamId === null) {
@@ -154,7 +152,7 @@ export function setActiveTeam(
   const found = teamInOrganization(ctx, wanted, current.activeOrganizationId)
   if (!findTeamMembership(ctx, found.id, actor.user.id)) throw orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
   const changed = setSessionActiveTeam(ctx, current, found.id)
-  auditOrg(ctx, actor, {
+  await auditOrg(ctx, actor, {
     type: 'team.active-set',
     target: current.id,
     detail: { teamId: found.id, previous: current.activeTeamId ?? null },
@@ -163,11 +161,11 @@ export function setActiveTeam(
 }
 
 /** Teams of the user (or of `userId`, for a member with member:update), in organizations they still belong to. */
-export function listUserTeams(
+export async function listUserTeams(
   ctx: AuthContext,
   actor: SignedInOrgActor,
   query: { userId?: string; organizationId?: string },
-): TeamRow[] {
+): Promise<TeamRow[]> {
   assertTeamsEnabled(ctx)
   const targetUserId = query.userId || actor.user.id
   const organizationId = query.organizationId || actor.session.activeOrganizationId
@@ -182,16 +180,16 @@ export function listUserTeams(
       .map((r) => r.team)
   if (targetUserId !== actor.user.id) {
     if (!organizationId) throw orgError(400, 'NO_ACTIVE_ORGANIZATION')
-    const requester = findMembership(ctx, organizationId, actor.user.id)
+    const requester = await findMembership(ctx, organizationId, actor.user.id)
     if (!requester) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
     if (!roleHasPermission(ctx.config(), requester.role, { member: ['update'] })) {
       throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
     }
-    if (!findMembership(ctx, organizationId, targetUserId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    if (!await findMembership(ctx, organizationId, targetUserId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
     return teamsOf(targetUserId).filter((t) => t.organizationId === organizationId)
   }
   if (query.organizationId) {
-    if (!findMembership(ctx, query.organizationId, actor.user.id)) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
+    if (!await findMembership(ctx, query.organizationId, actor.user.id)) throw orgError(403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
     return teamsOf(actor.user.id).filter((t) => t.organizationId === query.organizationId)
   }
   const memberOf = new Set(
@@ -206,13 +204,13 @@ export function listUserTeams(
 }
 
 /** The members of a team (default: the active team); the caller must belong to it. */
-export function listTeamMembers(ctx: AuthContext, actor: SignedInOrgActor, teamId?: string): TeamMemberRow[] {
+export async function listTeamMembers(ctx: AuthContext, actor: SignedInOrgActor, teamId?: string): Promise<TeamMemberRow[]> {
   assertTeamsEnabled(ctx)
   const wanted = teamId || actor.session.activeTeamId
   if (!wanted) throw orgError(400, 'YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM')
   const found = findTeamById(ctx, wanted)
   if (!found) throw orgError(400, 'TEAM_NOT_FOUND')
-  if (!findMembership(ctx, found.organizationId, actor.user.id) || !findTeamMembership(ctx, found.id, actor.user.id)) {
+  if (!await findMembership(ctx, found.organizationId, actor.user.id) || !findTeamMembership(ctx, found.id, actor.user.id)) {
     throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
   }
   return ctx.db
@@ -233,54 +231,53 @@ interface TeamMemberInput {
  * Checks shared by add- and remove-team-member: the caller is a member of the organization with
  * `member:<action>`, the user is a member of it too, and the team is one of its teams.
  */
-function teamMemberChange(
+async function teamMemberChange(
   ctx: AuthContext,
   actor: OrgActor,
   input: TeamMemberInput,
   action: 'update' | 'delete',
   denied: ReturnType<typeof orgError>,
-): { organizationId: string; team: TeamRow } {
+): Promise<{ organizationId: string; team: TeamRow }> {
   assertTeamsEnabled(ctx)
   const organizationId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  requirePermission(ctx, actor, organizationId, { member: [action] }, denied, orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
-  if (!findMembership(ctx, organizationId, input.userId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+  await requirePermission(ctx, actor, organizationId, { member: [action] }, denied, orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
+  if (!await findMembership(ctx, organizationId, input.userId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
   const found = teamInOrganization(ctx, input.teamId, organizationId)
   if (!findOrganizationById(ctx, organizationId)) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   return { organizationId, team: found }
 }
 
 /** add-team-member: puts a member of the organization in one of its teams (idempotent). */
-export function addTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): TeamMemberRow {
-  const { organizationId, team: found } = teamMemberChange(
+export async function addTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): Promise<TeamMemberRow> {
+  const { organizationId, team: found } = await teamMemberChange(
     ctx,
     actor,
     input,
     'update',
     orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_TEAM_MEMBER'),
   )
-  return ctx.db.transaction(
-    () => {
+  return ctx.storage.transaction(
+    async () => {
       const existing = findTeamMembership(ctx, found.id, input.userId)
       if (existing) return existing
       const row = joinTeam(ctx, found.id, input.userId)
-      auditOrg(ctx, actor, { type: 'team.member-added', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+      await auditOrg(ctx, actor, { type: 'team.member-added', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
       return row
     },
-    { behavior: 'immediate' },
   )
 }
 
 /** remove-team-member: takes a member out of a team; their sessions stop having it active. */
-export function removeTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): { message: string } {
-  const { organizationId, team: found } = teamMemberChange(
+export async function removeTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamMemberInput): Promise<{ message: string }> {
+  const { organizationId, team: found } = await teamMemberChange(
     ctx,
     actor,
     input,
     'delete',
     orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_REMOVE_A_TEAM_MEMBER'),
   )
-  ctx.db.transaction(
-    () => {
+  await ctx.storage.transaction(
+    async () => {
       if (!findTeamMembership(ctx, found.id, input.userId)) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
       ctx.db
         .delete(teamMember)
@@ -291,9 +288,8 @@ export function removeTeamMember(ctx: AuthContext, actor: OrgActor, input: TeamM
         .set({ activeTeamId: null })
         .where(and(eq(session.userId, input.userId), inArray(session.activeTeamId, [found.id])))
         .run()
-      auditOrg(ctx, actor, { type: 'team.member-removed', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+      await auditOrg(ctx, actor, { type: 'team.member-removed', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
     },
-    { behavior: 'immediate' },
   )
   return { message: 'Team member removed successfully.' }
 }

@@ -25,8 +25,8 @@ function reissueCookies(rc: AnyRouteContext, data: SessionWithUser): void {
 }
 
 /** The caller's session on an endpoint where it is optional. */
-function optionalSession(rc: AnyRouteContext): SessionWithUser | null {
-  const resolved = resolveRequestSession(rc)
+async function optionalSession(rc: AnyRouteContext): Promise<SessionWithUser | null> {
+  const resolved = await resolveRequestSession(rc)
   return resolved.status === 'active' ? resolved.data : null
 }
 
@@ -49,8 +49,8 @@ const requestReset = (path: string) =>
     method: 'POST',
     path,
     body: passwordResetBody,
-    handler: ({ ctx, body, meta }) => {
-      requestPasswordReset(ctx, body, meta)
+    handler: async ({ ctx, body, meta }) => {
+      await requestPasswordReset(ctx, body, meta)
       return { status: true, message: RESET_REQUEST_MESSAGE }
     },
   })
@@ -62,7 +62,7 @@ export const accountRoutes = [
     path: '/send-verification-email',
     body: z.object({ email: z.email(), callbackURL: z.string().optional() }),
     handler: async (rc) => {
-      await requestVerificationEmail(rc.ctx, { ...rc.body, session: optionalSession(rc) }, rc.meta)
+      await requestVerificationEmail(rc.ctx, { ...rc.body, session: await optionalSession(rc) }, rc.meta)
       return { status: true }
     },
   }),
@@ -76,7 +76,7 @@ export const accountRoutes = [
       assertTrustedCallback(ctx, query.callbackURL, 'callbackURL', 'INVALID_CALLBACK_URL')
       let result: Awaited<ReturnType<typeof verifyEmail>>
       try {
-        result = await verifyEmail(ctx, { token: query.token, callbackURL: query.callbackURL, session: optionalSession(rc) }, rc.meta)
+        result = await verifyEmail(ctx, { token: query.token, callbackURL: query.callbackURL, session: await optionalSession(rc) }, rc.meta)
       } catch (e) {
         if (!(e instanceof VerifyEmailError)) throw e
         if (query.callbackURL) return redirect(withError(query.callbackURL, e.error))
@@ -97,13 +97,13 @@ export const accountRoutes = [
     method: 'GET',
     path: '/reset-password/:token',
     query: z.looseObject({ callbackURL: z.string().optional() }),
-    handler: ({ ctx, params, query }) => {
+    handler: async ({ ctx, params, query }) => {
       const callbackURL = query.callbackURL
       assertTrustedCallback(ctx, callbackURL, 'callbackURL', 'INVALID_CALLBACK_URL')
       if (!callbackURL) return redirect(resolveCallback(ctx.baseURL, `${ctx.baseURL}/error`, { error: 'INVALID_TOKEN' }))
       const token = params.token ?? ''
       return redirect(
-        resolveCallback(ctx.baseURL, callbackURL, isResetTokenValid(ctx, token) ? { token } : { error: 'INVALID_TOKEN' }),
+        resolveCallback(ctx.baseURL, callbackURL, await isResetTokenValid(ctx, token) ? { token } : { error: 'INVALID_TOKEN' }),
       )
     },
   }),
@@ -124,8 +124,8 @@ export const accountRoutes = [
     path: '/update-user',
     auth: 'session',
     body: z.record(z.string(), z.unknown()),
-    handler: (rc) => {
-      const updated = updateUser(rc.ctx, rc.session, rc.body, rc.meta)
+    handler: async (rc) => {
+      const updated = await updateUser(rc.ctx, rc.session, rc.body, rc.meta)
       if (updated !== rc.session.user) reissueCookies(rc, { session: rc.session.session, user: updated })
       return { status: true }
     },
@@ -173,10 +173,10 @@ export const accountRoutes = [
     method: 'GET',
     path: '/delete-user/callback',
     query: z.looseObject({ token: z.string(), callbackURL: z.string().optional() }),
-    handler: (rc) => {
+    handler: async (rc) => {
       const { ctx, query } = rc
       assertTrustedCallback(ctx, query.callbackURL, 'callbackURL', 'INVALID_CALLBACK_URL')
-      confirmDeleteUser(ctx, optionalSession(rc), query.token, rc.meta)
+      await confirmDeleteUser(ctx, await optionalSession(rc), query.token, rc.meta)
       clearSessionCookies(rc)
       if (query.callbackURL) return redirect(query.callbackURL)
       return { success: true, message: 'User deleted' }
@@ -200,8 +200,8 @@ export const accountRoutes = [
       .refine((b) => b.providerId !== undefined || b.accountId !== undefined, {
         message: 'providerId or accountId is required',
       }),
-    handler: ({ ctx, session, body, meta }) => {
-      unlinkAccount(ctx, session, body, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await unlinkAccount(ctx, session, body, meta)
       return { status: true }
     },
   }),

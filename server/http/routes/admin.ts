@@ -51,7 +51,7 @@ export const adminRoutes = [
     path: '/admin/set-role',
     auth: 'session',
     body: z.object({ userId, role: roleInput }),
-    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(setRole(ctx, userActor(session.user), body, meta)) }),
+    handler: async ({ ctx, session, body, meta }) => ({ user: toPublicUser(await setRole(ctx, userActor(session.user), body, meta)) }),
   }),
 
   defineRoute({
@@ -86,8 +86,8 @@ export const adminRoutes = [
       filterValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
       filterOperator: z.enum(FILTER_OPERATORS).optional(),
     }),
-    handler: ({ ctx, session, query }) => {
-      const { users, total } = listUsers(ctx, userActor(session.user), query)
+    handler: async ({ ctx, session, query }) => {
+      const { users, total } = await listUsers(ctx, userActor(session.user), query)
       // better-auth 1.7 echoes limit and offset only when the request gave them (non-zero).
       const limit = Number(query.limit) || undefined
       const offset = Number(query.offset) || undefined
@@ -100,7 +100,7 @@ export const adminRoutes = [
     path: '/admin/get-user',
     auth: 'session',
     query: z.object({ id: userId }),
-    handler: ({ ctx, session, query }) => toPublicUser(getUser(ctx, userActor(session.user), query.id)),
+    handler: async ({ ctx, session, query }) => toPublicUser(await getUser(ctx, userActor(session.user), query.id)),
   }),
 
   defineRoute({
@@ -108,7 +108,7 @@ export const adminRoutes = [
     path: '/admin/update-user',
     auth: 'session',
     body: z.object({ userId, data: z.record(z.string(), z.unknown()) }),
-    handler: ({ ctx, session, body, meta }) => toPublicUser(adminUpdateUser(ctx, userActor(session.user), body, meta)),
+    handler: async ({ ctx, session, body, meta }) => toPublicUser(await adminUpdateUser(ctx, userActor(session.user), body, meta)),
   }),
 
   defineRoute({
@@ -116,7 +116,7 @@ export const adminRoutes = [
     path: '/admin/list-user-sessions',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body }) => ({ sessions: listSessionsOfUser(ctx, userActor(session.user), body.userId) }),
+    handler: async ({ ctx, session, body }) => ({ sessions: await listSessionsOfUser(ctx, userActor(session.user), body.userId) }),
   }),
 
   defineRoute({
@@ -124,7 +124,7 @@ export const adminRoutes = [
     path: '/admin/ban-user',
     auth: 'session',
     body: z.object({ userId, banReason: z.string().optional(), banExpiresIn: z.number().positive().optional() }),
-    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(banUser(ctx, userActor(session.user), body, meta)) }),
+    handler: async ({ ctx, session, body, meta }) => ({ user: toPublicUser(await banUser(ctx, userActor(session.user), body, meta)) }),
   }),
 
   defineRoute({
@@ -132,7 +132,7 @@ export const adminRoutes = [
     path: '/admin/unban-user',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body, meta }) => ({ user: toPublicUser(unbanUser(ctx, userActor(session.user), body, meta)) }),
+    handler: async ({ ctx, session, body, meta }) => ({ user: toPublicUser(await unbanUser(ctx, userActor(session.user), body, meta)) }),
   }),
 
   defineRoute({
@@ -140,9 +140,9 @@ export const adminRoutes = [
     path: '/admin/impersonate-user',
     auth: 'session',
     body: z.object({ userId }),
-    handler: (rc) => {
+    handler: async (rc) => {
       const admin = rc.session
-      const created = impersonateUser(rc.ctx, admin, rc.body, rc.meta)
+      const created = await impersonateUser(rc.ctx, admin, rc.body, rc.meta)
       // better-auth's sequence: clear the admin's cookies, keep the admin's session in a signed
       // admin_session cookie, then a browser-session cookie for the impersonation session.
       const adminDontRemember = hasDontRemember(rc) ? 'true' : ''
@@ -157,10 +157,10 @@ export const adminRoutes = [
     method: 'POST',
     path: '/admin/stop-impersonating',
     auth: 'session',
-    handler: (rc) => {
+    handler: async (rc) => {
       const raw = rc.cookies.get(rc.names.adminSession)
       const adminCookie = raw ? unsignValue(rc.ctx.secret, raw) : null
-      const { admin, dontRemember } = stopImpersonating(rc.ctx, rc.session, adminCookie, rc.meta)
+      const { admin, dontRemember } = await stopImpersonating(rc.ctx, rc.session, adminCookie, rc.meta)
       expireCookie(rc, rc.names.adminSession)
       if (!admin) {
         // Opened from a panel link: nobody to return to, so the browser is simply signed out.
@@ -182,10 +182,10 @@ export const adminRoutes = [
     method: 'GET',
     path: '/admin/impersonation-link',
     query: z.object({ token: z.string().min(1).max(200), callbackURL: z.string().max(2048).optional() }),
-    handler: (rc) => {
+    handler: async (rc) => {
       const { ctx, query } = rc
       assertTrustedCallback(ctx, query.callbackURL, 'callbackURL', 'INVALID_CALLBACK_URL')
-      const created = redeemImpersonationLink(ctx, query.token, rc.meta)
+      const created = await redeemImpersonationLink(ctx, query.token, rc.meta)
       if (!created) return redirect(`${ctx.baseURL}/error?error=invalid_token`)
       setSessionCookies(rc, created, { dontRemember: true })
       const appOrigin = ctx.config().trustedOrigins.find((o) => /^https?:\/\/[^*?]+$/.test(o))
@@ -198,8 +198,8 @@ export const adminRoutes = [
     path: '/admin/revoke-user-session',
     auth: 'session',
     body: z.object({ sessionToken: z.string().min(1) }),
-    handler: ({ ctx, session, body, meta }) => {
-      revokeUserSession(ctx, userActor(session.user), body.sessionToken, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await revokeUserSession(ctx, userActor(session.user), body.sessionToken, meta)
       return { success: true }
     },
   }),
@@ -209,8 +209,8 @@ export const adminRoutes = [
     path: '/admin/revoke-user-sessions',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body, meta }) => {
-      revokeUserSessions(ctx, userActor(session.user), body.userId, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await revokeUserSessions(ctx, userActor(session.user), body.userId, meta)
       return { success: true }
     },
   }),
@@ -220,8 +220,8 @@ export const adminRoutes = [
     path: '/admin/remove-user',
     auth: 'session',
     body: z.object({ userId }),
-    handler: ({ ctx, session, body, meta }) => {
-      removeUser(ctx, userActor(session.user), body.userId, meta)
+    handler: async ({ ctx, session, body, meta }) => {
+      await removeUser(ctx, userActor(session.user), body.userId, meta)
       return { success: true }
     },
   }),
@@ -247,6 +247,6 @@ export const adminRoutes = [
       permissions: permissionRecord.optional(),
       permission: permissionRecord.optional(),
     }),
-    handler: ({ ctx, session, body }) => ({ error: null, success: checkPermission(ctx, session.user, body) }),
+    handler: async ({ ctx, session, body }) => ({ error: null, success: await checkPermission(ctx, session.user, body) }),
   }),
 ]

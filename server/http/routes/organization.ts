@@ -83,8 +83,8 @@ export const organizationRoutes = [
       metadata: metadata.optional(),
       keepCurrentActiveOrganization: z.boolean().optional(),
     }),
-    handler: (rc) => {
-      const { organization, session } = createOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await createOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       // better-auth 1.7 answers create without `metadata` when none was given.
       const { metadata, ...rest } = organization
@@ -113,7 +113,7 @@ export const organizationRoutes = [
       }),
       organizationId: optionalId,
     }),
-    handler: (rc) => updateOrganization(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await updateOrganization(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -121,8 +121,8 @@ export const organizationRoutes = [
     path: '/organization/delete',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { organization, session } = deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { organization, session } = await deleteOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return organization
     },
@@ -140,7 +140,7 @@ export const organizationRoutes = [
     path: '/organization/get-full-organization',
     auth: 'session',
     query: z.object({ organizationId: optionalId, organizationSlug: optionalId, membersLimit: count.optional() }),
-    handler: (rc) => getFullOrganization(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await getFullOrganization(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -148,8 +148,8 @@ export const organizationRoutes = [
     path: '/organization/set-active',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1).nullish(), organizationSlug: optionalId }),
-    handler: (rc) => {
-      const { organization, session } = setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { organization, session } = await setActiveOrganization(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session, { reissueToken: true })
       return organization
     },
@@ -166,7 +166,7 @@ export const organizationRoutes = [
       resend: z.boolean().optional(),
       teamId: optionalId,
     }),
-    handler: (rc) => inviteMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await inviteMember(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -174,8 +174,8 @@ export const organizationRoutes = [
     path: '/organization/accept-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { invitation, member, session } = acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
+    handler: async (rc) => {
+      const { invitation, member, session } = await acceptInvitation(rc.ctx, actorOf(rc), rc.body.invitationId)
       reflectSession(rc, session)
       return { invitation, member }
     },
@@ -186,7 +186,7 @@ export const organizationRoutes = [
     path: '/organization/reject-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => rejectInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+    handler: async (rc) => await rejectInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
   }),
 
   defineRoute({
@@ -194,7 +194,7 @@ export const organizationRoutes = [
     path: '/organization/cancel-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => cancelInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+    handler: async (rc) => await cancelInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
   }),
 
   defineRoute({
@@ -202,7 +202,7 @@ export const organizationRoutes = [
     path: '/organization/get-invitation',
     auth: 'session',
     query: z.object({ id: z.string().min(1) }),
-    handler: (rc) => getInvitation(rc.ctx, actorOf(rc), rc.query.id),
+    handler: async (rc) => await getInvitation(rc.ctx, actorOf(rc), rc.query.id),
   }),
 
   defineRoute({
@@ -210,7 +210,7 @@ export const organizationRoutes = [
     path: '/organization/list-invitations',
     auth: 'session',
     query: z.object({ organizationId: optionalId }),
-    handler: (rc) => listInvitations(rc.ctx, actorOf(rc), rc.query.organizationId),
+    handler: async (rc) => await listInvitations(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
 
   defineRoute({
@@ -218,8 +218,8 @@ export const organizationRoutes = [
     path: '/organization/remove-member',
     auth: 'session',
     body: z.object({ memberIdOrEmail: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => {
-      const { member, session } = removeMember(rc.ctx, actorOf(rc), rc.body)
+    handler: async (rc) => {
+      const { member, session } = await removeMember(rc.ctx, actorOf(rc), rc.body)
       reflectSession(rc, session)
       return { member }
     },
@@ -230,14 +230,14 @@ export const organizationRoutes = [
     path: '/organization/update-member-role',
     auth: 'session',
     body: z.object({ memberId: z.string().min(1), role: roleInput, organizationId: optionalId }),
-    handler: (rc) => updateMemberRole(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await updateMemberRole(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
     method: 'GET',
     path: '/organization/get-active-member',
     auth: 'session',
-    handler: (rc) => getActiveMember(rc.ctx, actorOf(rc)),
+    handler: async (rc) => await getActiveMember(rc.ctx, actorOf(rc)),
   }),
 
   defineRoute({
@@ -245,7 +245,7 @@ export const organizationRoutes = [
     path: '/organization/get-active-member-role',
     auth: 'session',
     query: z.object({ userId: optionalId, organizationId: optionalId, organizationSlug: optionalId }),
-    handler: (rc) => getActiveMemberRole(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await getActiveMemberRole(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -263,7 +263,7 @@ export const organizationRoutes = [
       filterOperator: z.enum(MEMBER_FILTER_OPERATORS).optional(),
       filterValue: z.string().optional(),
     }),
-    handler: (rc) => listMembers(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await listMembers(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -271,8 +271,8 @@ export const organizationRoutes = [
     path: '/organization/leave',
     auth: 'session',
     body: z.object({ organizationId: z.string().min(1) }),
-    handler: (rc) => {
-      const { member, session } = leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
+    handler: async (rc) => {
+      const { member, session } = await leaveOrganization(rc.ctx, actorOf(rc), rc.body.organizationId)
       reflectSession(rc, session)
       return member
     },
@@ -288,8 +288,8 @@ export const organizationRoutes = [
         message: 'invalid permission check. no permission(s) were passed.',
         path: ['permissions'],
       }),
-    handler: (rc) =>
-      checkOrgPermission(rc.ctx, actorOf(rc), {
+    handler: async (rc) =>
+      await checkOrgPermission(rc.ctx, actorOf(rc), {
         organizationId: rc.body.organizationId,
         permissions: rc.body.permissions ?? rc.body.permission ?? {},
       }),
@@ -300,7 +300,7 @@ export const organizationRoutes = [
     path: '/organization/create-team',
     auth: 'session',
     body: z.object({ name: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => createTeam(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await createTeam(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -308,7 +308,7 @@ export const organizationRoutes = [
     path: '/organization/list-teams',
     auth: 'session',
     query: z.object({ organizationId: optionalId }),
-    handler: (rc) => listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
+    handler: async (rc) => await listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
 
   defineRoute({
@@ -319,7 +319,7 @@ export const organizationRoutes = [
       teamId: z.string().min(1),
       data: z.looseObject({ name: z.string().min(1).optional(), organizationId: optionalId }),
     }),
-    handler: (rc) => updateTeam(rc.ctx, actorOf(rc), { teamId: rc.body.teamId, data: { name: rc.body.data.name } }),
+    handler: async (rc) => await updateTeam(rc.ctx, actorOf(rc), { teamId: rc.body.teamId, data: { name: rc.body.data.name } }),
   }),
 
   defineRoute({
@@ -327,7 +327,7 @@ export const organizationRoutes = [
     path: '/organization/remove-team',
     auth: 'session',
     body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await removeTeam(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -335,8 +335,8 @@ export const organizationRoutes = [
     path: '/organization/set-active-team',
     auth: 'session',
     body: z.object({ teamId: z.string().nullish() }),
-    handler: (rc) => {
-      const { team, session } = setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
+    handler: async (rc) => {
+      const { team, session } = await setActiveTeam(rc.ctx, actorOf(rc), rc.body.teamId)
       reflectSession(rc, session, { reissueToken: true })
       return team
     },
@@ -347,7 +347,7 @@ export const organizationRoutes = [
     path: '/organization/list-user-teams',
     auth: 'session',
     query: z.object({ userId: optionalId, organizationId: optionalId }),
-    handler: (rc) => listUserTeams(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await listUserTeams(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -355,7 +355,7 @@ export const organizationRoutes = [
     path: '/organization/list-team-members',
     auth: 'session',
     query: z.object({ teamId: optionalId }),
-    handler: (rc) => listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
+    handler: async (rc) => await listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
   }),
 
   defineRoute({
@@ -363,7 +363,7 @@ export const organizationRoutes = [
     path: '/organization/add-team-member',
     auth: 'session',
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
-    handler: (rc) => addTeamMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await addTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -371,6 +371,6 @@ export const organizationRoutes = [
     path: '/organization/remove-team-member',
     auth: 'session',
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
-    handler: (rc) => removeTeamMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await removeTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
 ]

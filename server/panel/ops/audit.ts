@@ -10,10 +10,10 @@ export const toAuditView = (row: AuditRow): AuditEventView => ({ ...row, created
  * The people the events name (actor and target), by id: the panel shows a name and an email
  * instead of an id. A deleted user is simply absent (the row keeps its id).
  */
-export function peopleOf(ctx: AuthContext, rows: AuditRow[]): Record<string, PersonView> {
+export async function peopleOf(ctx: AuthContext, rows: AuditRow[]): Promise<Record<string, PersonView>> {
   const ids = [...new Set(rows.flatMap((r) => [r.actorUserId, r.targetUserId]).filter((id): id is string => Boolean(id)))]
   const people: Record<string, PersonView> = {}
-  for (const person of findPeopleByIds(ctx, ids)) people[person.id] = person
+  for (const person of await findPeopleByIds(ctx, ids)) people[person.id] = person
   return people
 }
 
@@ -38,18 +38,18 @@ export function toCsv(events: AuditEventView[], header = true): string {
 }
 
 export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.export' | 'audit.exportPage'> = (env) => ({
-  'audit.list'({ limit, offset, ...query }) {
-    const { events, total } = queryAuditEvents(env.gatehouse.ctx, query, { limit, offset })
-    return { events: events.map(toAuditView), total, people: peopleOf(env.gatehouse.ctx, events) }
+  async 'audit.list'({ limit, offset, ...query }) {
+    const { events, total } = await queryAuditEvents(env.gatehouse.ctx, query, { limit, offset })
+    return { events: events.map(toAuditView), total, people: await peopleOf(env.gatehouse.ctx, events) }
   },
 
-  'audit.types'() {
-    return auditEventTypes(env.gatehouse.ctx)
+  async 'audit.types'() {
+    return await auditEventTypes(env.gatehouse.ctx)
   },
 
-  'audit.exportPage'({ format, after, size, ...filter }) {
+  async 'audit.exportPage'({ format, after, size, ...filter }) {
     const { ctx } = env.gatehouse
-    const { events, total, next } = auditEventsPage(ctx, filter, after, size)
+    const { events, total, next } = await auditEventsPage(ctx, filter, after, size)
     const views = events.map(toAuditView)
     const stamp = new Date(ctx.clock.now()).toISOString().replace(/[:.]/g, '-')
     const content =
@@ -64,9 +64,9 @@ export const auditHandlers: HandlerGroup<'audit.list' | 'audit.types' | 'audit.e
     }
   },
 
-  'audit.export'({ format, ...filter }) {
+  async 'audit.export'({ format, ...filter }) {
     const { clock } = env.gatehouse.ctx
-    const events = queryAuditEvents(env.gatehouse.ctx, filter).events.map(toAuditView)
+    const events = (await queryAuditEvents(env.gatehouse.ctx, filter)).events.map(toAuditView)
     const stamp = new Date(clock.now()).toISOString().replace(/[:.]/g, '-')
     return format === 'csv'
       ? { filename: `gatehouse-audit-${stamp}.csv`, mime: 'text/csv', content: toCsv(events), count: events.length }

@@ -77,36 +77,36 @@ export const organizationHandlers: HandlerGroup<OrgOps> = (env) => {
       }
     },
 
-    'orgs.create'({ name, slug, ownerUserId }) {
-      const { organization } = createOrganization(ctx, actor(), { name, slug, userId: ownerUserId, keepCurrentActiveOrganization: true })
+    async 'orgs.create'({ name, slug, ownerUserId }) {
+      const { organization } = await createOrganization(ctx, actor(), { name, slug, userId: ownerUserId, keepCurrentActiveOrganization: true })
       return { organization: toOrgView(organization, organization.members.length) }
     },
 
-    'orgs.updateMemberRole'({ organizationId, memberId, role }) {
-      updateMemberRole(ctx, actor(), { organizationId, memberId, role: role.split(',').map((r) => r.trim()).filter(Boolean) })
+    async 'orgs.updateMemberRole'({ organizationId, memberId, role }) {
+      await updateMemberRole(ctx, actor(), { organizationId, memberId, role: role.split(',').map((r) => r.trim()).filter(Boolean) })
       return { success: true }
     },
 
-    'orgs.removeMember'({ organizationId, memberId }) {
-      removeMember(ctx, actor(), { organizationId, memberIdOrEmail: memberId })
+    async 'orgs.removeMember'({ organizationId, memberId }) {
+      await removeMember(ctx, actor(), { organizationId, memberIdOrEmail: memberId })
       return { success: true }
     },
 
-    'orgs.createTeam'({ organizationId, name }) {
-      return { team: toTeamView(createTeam(ctx, actor(), { organizationId, name })) }
+    async 'orgs.createTeam'({ organizationId, name }) {
+      return { team: toTeamView(await createTeam(ctx, actor(), { organizationId, name })) }
     },
 
-    'orgs.renameTeam'({ teamId, name }) {
-      return { team: toTeamView(updateTeam(ctx, actor(), { teamId, data: { name } })) }
+    async 'orgs.renameTeam'({ teamId, name }) {
+      return { team: toTeamView(await updateTeam(ctx, actor(), { teamId, data: { name } })) }
     },
 
-    'orgs.removeTeam'({ organizationId, teamId }) {
-      removeTeam(ctx, actor(), { organizationId, teamId })
+    async 'orgs.removeTeam'({ organizationId, teamId }) {
+      await removeTeam(ctx, actor(), { organizationId, teamId })
       return { success: true }
     },
 
-    'orgs.invite'({ organizationId, email, role, teamId, resend }) {
-      const invitation = inviteMember(ctx, actor(), {
+    async 'orgs.invite'({ organizationId, email, role, teamId, resend }) {
+      const invitation = await inviteMember(ctx, actor(), {
         organizationId,
         email,
         role: role.split(',').map((r) => r.trim()).filter(Boolean),
@@ -116,8 +116,8 @@ export const organizationHandlers: HandlerGroup<OrgOps> = (env) => {
       return { invitation: toInvitationView(invitation) }
     },
 
-    'orgs.cancelInvitation'({ invitationId }) {
-      cancelInvitation(ctx, actor(), invitationId)
+    async 'orgs.cancelInvitation'({ invitationId }) {
+      await cancelInvitation(ctx, actor(), invitationId)
       return { success: true }
     },
   }

@@ -3,8 +3,8 @@ import type { HandlerGroup } from '../service.js'
 
 /** The panel's view of the per-account password throttle: the same domain functions, no rules here. */
 export const securityHandlers: HandlerGroup<'security.locks' | 'security.unlock'> = (env) => ({
-  'security.locks': () => ({
-    locks: listAccountLocks(env.gatehouse.ctx).map((lock) => ({ ...lock, lockedUntil: lock.lockedUntil.getTime() })),
+  'security.locks': async () => ({
+    locks: (await listAccountLocks(env.gatehouse.ctx)).map((lock) => ({ ...lock, lockedUntil: lock.lockedUntil.getTime() })),
   }),
-  'security.unlock': ({ key }) => ({ success: clearAccountLock(env.gatehouse.ctx, key, null, null) }),
+  'security.unlock': async ({ key }) => ({ success: await clearAccountLock(env.gatehouse.ctx, key, null, null) }),
 })

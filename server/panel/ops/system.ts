@@ -26,12 +26,12 @@ const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i
  * The first-run checklist: a base URL other machines can reach, an app's origin, SMTP proven by a
  * delivered mail, and an administrator. Each step reads the live state, so it ticks itself off.
  */
-export function setupChecklist(env: PanelEnv): SetupStep[] {
+export async function setupChecklist(env: PanelEnv): Promise<SetupStep[]> {
   const { ctx, config: store } = env.gatehouse
   const config = store.get()
   const host = new URL(ctx.baseURL).hostname
   const smtp = ctx.mailer.isConfigured?.() ?? smtpSettings(config) !== null
-  const delivered = smtp && listMailOutbox(ctx, { status: 'sent', limit: 1 }).total > 0
+  const delivered = smtp && (await listMailOutbox(ctx, { status: 'sent', limit: 1 })).total > 0
   const candidates = ctx.db
     .select({ id: user.id, email: user.email, role: user.role })
     .from(user)
@@ -69,15 +69,15 @@ export const systemHandlers: HandlerGroup<'server.info' | 'overview.get'> = (env
     }
   },
 
-  'overview.get'({ range }) {
+  async 'overview.get'({ range }) {
     const { ctx } = env.gatehouse
-    const recent = recentAuditEvents(ctx, 12)
+    const recent = await recentAuditEvents(ctx, 12)
     return {
-      counts: serverCounts(ctx),
-      activity: signInActivity(ctx, range),
+      counts: await serverCounts(ctx),
+      activity: await signInActivity(ctx, range),
       recent: recent.map(toAuditView),
-      people: peopleOf(ctx, recent),
-      setup: setupChecklist(env),
+      people: await peopleOf(ctx, recent),
+      setup: await setupChecklist(env),
     }
   },
 })

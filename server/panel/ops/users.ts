@@ -62,8 +62,8 @@ export const toSessionView = (row: SessionRow): SessionView => ({
   activeOrganizationId: row.activeOrganizationId,
 })
 
-export function requireUser(env: PanelEnv, userId: string): UserRow {
-  const found = findUserById(env.gatehouse.ctx, userId)
+export async function requireUser(env: PanelEnv, userId: string): Promise<UserRow> {
+  const found = await findUserById(env.gatehouse.ctx, userId)
   if (!found) throw new PanelError(404, 'USER_NOT_FOUND', 'User not found')
   return found
 }
@@ -88,18 +88,18 @@ const actor = systemActor('panel')
 export const userHandlers: HandlerGroup<UserOps> = (env) => {
   const ctx = env.gatehouse.ctx
   return {
-    'users.list'(input) {
+    async 'users.list'(input) {
       // list-users semantics: the same domain function as GET /admin/list-users.
-      const result = listUsers(ctx, actor, input)
+      const result = await listUsers(ctx, actor, input)
       return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
-    'users.get'({ userId }) {
-      const found = getUser(ctx, actor, userId)
-      const accounts = listAccountRows(ctx, userId)
-      const sessions = listSessionsOfUser(ctx, actor, userId).reverse()
+    async 'users.get'({ userId }) {
+      const found = await getUser(ctx, actor, userId)
+      const accounts = await listAccountRows(ctx, userId)
+      const sessions = (await listSessionsOfUser(ctx, actor, userId)).reverse()
       const memberships = listUserMemberships(ctx, userId)
-      const audit = recentAuditEvents(ctx, 50, userId)
+      const audit = await recentAuditEvents(ctx, 50, userId)
       return {
         user: toUserView(found),
         accounts: accounts.map((a) => ({
@@ -114,7 +114,7 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
         sessions: sessions.map(toSessionView),
         memberships,
         audit: audit.map(toAuditView),
-        people: peopleOf(ctx, audit),
+        people: await peopleOf(ctx, audit),
       }
     },
 
@@ -134,16 +134,16 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { user: toUserView(created) }
     },
 
-    'users.setRole'({ userId, role }) {
-      return { user: toUserView(setRole(ctx, actor, { userId, role }, PANEL_META)) }
+    async 'users.setRole'({ userId, role }) {
+      return { user: toUserView(await setRole(ctx, actor, { userId, role }, PANEL_META)) }
     },
 
-    'users.ban'(input) {
-      return { user: toUserView(banUser(ctx, actor, input, PANEL_META)) }
+    async 'users.ban'(input) {
+      return { user: toUserView(await banUser(ctx, actor, input, PANEL_META)) }
     },
 
-    'users.unban'({ userId }) {
-      return { user: toUserView(unbanUser(ctx, actor, { userId }, PANEL_META)) }
+    async 'users.unban'({ userId }) {
+      return { user: toUserView(await unbanUser(ctx, actor, { userId }, PANEL_META)) }
     },
 
     async 'users.setPassword'(input) {
@@ -151,31 +151,31 @@ export const userHandlers: HandlerGroup<UserOps> = (env) => {
       return { status: true }
     },
 
-    'users.verifyEmail'({ userId }) {
-      return { user: toUserView(setEmailVerified(ctx, actor, userId, true, PANEL_META)) }
+    async 'users.verifyEmail'({ userId }) {
+      return { user: toUserView(await setEmailVerified(ctx, actor, userId, true, PANEL_META)) }
     },
 
-    'users.revokeSession'({ userId, sessionId }) {
+    async 'users.revokeSession'({ userId, sessionId }) {
       // The renderer never sees session tokens: it names the session by id.
-      const found = findUserSessionById(ctx, userId, sessionId)
+      const found = await findUserSessionById(ctx, userId, sessionId)
       if (!found) throw new PanelError(404, 'SESSION_NOT_FOUND', 'Session not found')
-      revokeUserSession(ctx, actor, found.token, PANEL_META)
+      await revokeUserSession(ctx, actor, found.token, PANEL_META)
       return { success: true }
     },
 
-    'users.revokeSessions'({ userId }) {
-      getUser(ctx, actor, userId)
-      revokeUserSessions(ctx, actor, userId, PANEL_META)
+    async 'users.revokeSessions'({ userId }) {
+      await getUser(ctx, actor, userId)
+      await revokeUserSessions(ctx, actor, userId, PANEL_META)
       return { success: true }
     },
 
-    'users.remove'({ userId }) {
-      removeUser(ctx, actor, userId, PANEL_META)
+    async 'users.remove'({ userId }) {
+      await removeUser(ctx, actor, userId, PANEL_META)
       return { success: true }
     },
 
-    'users.impersonationLink'({ userId }) {
-      const { token, expiresAt } = createImpersonationLink(ctx, actor, userId, PANEL_META)
+    async 'users.impersonationLink'({ userId }) {
+      const { token, expiresAt } = await createImpersonationLink(ctx, actor, userId, PANEL_META)
       return { url: `${env.apiURL()}/admin/impersonation-link?token=${token}`, expiresAt: expiresAt.getTime() }
     },
   }
