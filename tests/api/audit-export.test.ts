@@ -22,13 +22,13 @@ beforeAll(async () => {
     logger: silentLogger,
   })
   const { ctx } = server.gatehouse
-  ctx.sqlite.transaction(async () => {
+  await ctx.storage.transaction(async () => {
     for (let i = 0; i < ROWS; i++) {
       // Several events per millisecond: the cursor must break ties by id.
       if (i % 3 === 0) server.clock.advanceSeconds(0.001)
       await recordAudit(ctx, { type: i % 2 ? 'export.odd' : 'export.even', outcome: 'success', detail: { n: i } })
     }
-  })()
+  })
 })
 afterAll(() => server.close())
 

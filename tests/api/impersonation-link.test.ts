@@ -87,7 +87,7 @@ describe('impersonation link from the control panel', () => {
     const target = await signUp(server.base)
     const row = await findUserById(server.gatehouse.ctx, regular.user.id)
     if (!row) throw new Error('user missing')
-    expect(async () => await createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).toThrow(
+    await expect(createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).rejects.toThrow(
       expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', message: 'You are not allowed to impersonate users' }),
     )
   })

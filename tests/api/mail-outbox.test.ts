@@ -73,7 +73,7 @@ describe('mail outbox', () => {
         expect((await retryMail(server.gatehouse.ctx, failed?.id as string)).status).toBe('sent')
         await settle(server)
         expect(sink.inbox.filter((m) => m.to.includes(email))).toHaveLength(1)
-        expect(async () => await retryMail(server.gatehouse.ctx, 'nope')).toThrow('Mail not found')
+        await expect(retryMail(server.gatehouse.ctx, 'nope')).rejects.toThrow('Mail not found')
       } finally {
         await sink.close()
       }

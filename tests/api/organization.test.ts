@@ -405,10 +405,10 @@ describe('members', () => {
       const ctx = limited.gatehouse.ctx
       const added = await addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: ['admin', 'member'] })
       expect(added).toMatchObject({ userId: bob.id, role: 'admin,member', organizationId: org.id })
-      expect(async () => await addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).toThrow(
+      await expect(addMember(ctx, systemActor(), { organizationId: org.id, userId: bob.id, role: 'member' })).rejects.toThrow(
         'User is already a member of this organization',
       )
-      expect(async () => await addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).toThrow(
+      await expect(addMember(ctx, systemActor(), { organizationId: org.id, userId: carol.id, role: 'member' })).rejects.toThrow(
         'Organization membership limit reached',
       )
       const inv = await alice.client.organization.inviteMember({ email: carol.email, role: 'member' })
