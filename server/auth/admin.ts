@@ -309,7 +309,7 @@ export async function adminUpdateUser(
   const extra = Object.fromEntries(Object.entries(data).filter(([k]) => !known.has(k)))
   const additional = readAdditionalFields(ctx, extra, 'update')
   try {
-    return ctx.storage.transaction(async () => {
+    return await ctx.storage.transaction(async () => {
       const before = await requireUser(ctx, input.userId)
       if (Object.keys(additional).length > 0) patch.additionalFields = { ...before.additionalFields, ...additional }
       const updated = updateUserRow(ctx, input.userId, patch)

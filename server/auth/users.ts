@@ -275,7 +275,7 @@ export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: Re
   }
   try {
     // One commit for the session and its audit event: each commit is an fsync.
-    return ctx.storage.transaction(async () => {
+    return await ctx.storage.transaction(async () => {
       await clearPasswordFailures(ctx, key)
       const created = await createSession(ctx, found, { rememberMe: input.rememberMe, meta })
       await recordAudit(ctx, { type: 'user.sign-in', actorUserId: found.id, target: created.session.id, meta })

@@ -72,9 +72,9 @@ async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: b
 }
 
 /** On a failed check of a sign-in challenge that is now void, the cookie goes too. */
-function withChallengeCookie<T>(rc: AnyRC, run: () => T): T {
+async function withChallengeCookie<T>(rc: AnyRC, run: () => Promise<T>): Promise<T> {
   try {
-    return run()
+    return await run()
   } catch (e) {
     if (e instanceof APIError && (e.code === 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE' || e.code === 'INVALID_TWO_FACTOR_COOKIE')) {
       if (rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TWO_FACTOR_COOKIE))) expirePluginCookie(rc, TWO_FACTOR_COOKIE)

@@ -97,7 +97,7 @@ export async function deleteExpiredVerifications(ctx: AuthContext): Promise<void
 
 export async function secondFactorCounts(ctx: AuthContext): Promise<{ users: number; withTotp: number; withPasskey: number; withAny: number }> {
   const hasKey = sql`EXISTS (SELECT 1 FROM ${passkey} WHERE ${passkey.userId} = ${user.id})`
-  const totp = sql`${user.twoFactorEnabled} = ${true}`
+  const totp = eq(user.twoFactorEnabled, true)
   const row = await firstRow(
     ctx.db
       .select({
