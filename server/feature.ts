@@ -31,7 +31,7 @@ export interface Feature {
    * `enableSessionForAPIKeys`), asked first. Undefined when it does not apply; throws APIError to
    * refuse the request.
    */
-  requestSession?: (ctx: AuthContext, request: Request, meta: RequestMeta) => SessionWithUser | undefined
+  requestSession?: (ctx: AuthContext, request: Request, meta: RequestMeta) => Promise<SessionWithUser | undefined>
   /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
   sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
@@ -45,7 +45,7 @@ export interface Feature {
     rc: RouteContext<unknown, unknown, unknown>,
     signedIn: SessionWithUser,
     request: { rememberMe?: boolean },
-  ) => PasswordSignInOutcome | undefined
+  ) => Promise<PasswordSignInOutcome | undefined>
   /**
    * User columns the feature owns (the username feature's username / displayUsername), read from a
    * client's free-form user input by sign-up, update-user and admin create/update

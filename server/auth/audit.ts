@@ -1,6 +1,7 @@
 import { and, count, desc, eq, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { auditEvent, user } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import type { AuthContext, RequestMeta } from './context.js'
 
 export type AuditEventType =
@@ -23,8 +24,8 @@ export interface AuditInput {
 }
 
 /** Appends one event to the audit log. The log is append-only: nothing updates or deletes it. */
-export function recordAudit(ctx: AuthContext, event: AuditInput): void {
-  ctx.db
+export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<void> {
+  await ctx.db
     .insert(auditEvent)
     .values({
       type: event.type,
@@ -37,7 +38,6 @@ export function recordAudit(ctx: AuthContext, event: AuditInput): void {
       detail: event.detail ?? null,
       createdAt: new Date(ctx.clock.now()),
     })
-    .run()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ export interface AuditQuery {
 /** `column` starts with `prefix`, taken literally (LIKE wildcards escaped, with the ESCAPE clause that makes the escapes count). */
 const startsWith = (column: SQLiteColumn, prefix: string): SQL => sql`${column} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`
 
-function whereOf(ctx: AuthContext, query: AuditQuery): SQL | undefined {
+async function whereOf(ctx: AuthContext, query: AuditQuery): Promise<SQL | undefined> {
   const conditions: SQL[] = []
   if (query.type) {
     conditions.push(query.type.endsWith('*') ? startsWith(auditEvent.type, query.type.slice(0, -1)) : eq(auditEvent.type, query.type))
@@ -74,11 +74,16 @@ function whereOf(ctx: AuthContext, query: AuditQuery): SQL | undefined {
     const value = query.user.trim()
     const ids = [value]
     if (value.includes('@')) {
-      const found = ctx.db.select({ id: user.id }).from(user).where(eq(user.email, value.toLowerCase())).get()
+      const found = await firstRow(ctx.db.select({ id: user.id }).from(user).where(eq(user.email, value.toLowerCase())))
       if (found) ids.push(found.id)
     }
     const byUser: SQL[] = ids.flatMap((id) => [eq(auditEvent.actorUserId, id), eq(auditEvent.targetUserId, id)])
-    if (value.includes('@')) byUser.push(sql`lower(json_extract(${auditEvent.detail}, '$.email')) = ${value.toLowerCase()}`)
+    if (value.includes('@')) {
+      // The one JSON read of the log: each engine spells it its own way.
+      const email =
+        ctx.storage.dialect === 'postgres' ? sql`(${auditEvent.detail})::jsonb ->> 'email'` : sql`json_extract(${auditEvent.detail}, '$.email')`
+      byUser.push(sql`lower(${email}) = ${value.toLowerCase()}`)
+    }
     const any = or(...byUser)
     if (any) conditions.push(any)
   }
@@ -86,11 +91,15 @@ function whereOf(ctx: AuthContext, query: AuditQuery): SQL | undefined {
 }
 
 /** Events matching a query, newest first; `limit` unset means all of them (exports). */
-export function queryAuditEvents(ctx: AuthContext, query: AuditQuery, page: { limit?: number; offset?: number } = {}): { events: AuditRow[]; total: number } {
-  const where = whereOf(ctx, query)
-  const total = ctx.db.select({ n: count() }).from(auditEvent).where(where).get()?.n ?? 0
-  const ordered = ctx.db.select().from(auditEvent).where(where).orderBy(desc(auditEvent.createdAt), desc(auditEvent.id))
-  const events = page.limit === undefined ? ordered.all() : ordered.limit(page.limit).offset(page.offset ?? 0).all()
+export async function queryAuditEvents(
+  ctx: AuthContext,
+  query: AuditQuery,
+  page: { limit?: number; offset?: number } = {},
+): Promise<{ events: AuditRow[]; total: number }> {
+  const where = await whereOf(ctx, query)
+  const total = (await firstRow(ctx.db.select({ n: count() }).from(auditEvent).where(where)))?.n ?? 0
+  const ordered = ctx.db.select().from(auditEvent).where(where).orderBy(desc(auditEvent.createdAt), desc(auditEvent.id)).$dynamic()
+  const events = page.limit === undefined ? await ordered : await ordered.limit(page.limit).offset(page.offset ?? 0)
   return { events, total }
 }
 
@@ -99,44 +108,39 @@ export function queryAuditEvents(ctx: AuthContext, query: AuditQuery, page: { li
  * the previous page): exports walk the whole log page by page, in bounded memory, with no cap,
  * and rows appended meanwhile (newer) never shift the pages still to come.
  */
-export function auditEventsPage(
+export async function auditEventsPage(
   ctx: AuthContext,
   query: AuditQuery,
   after: { createdAt: number; id: number } | null,
   size: number,
-): { events: AuditRow[]; total: number; next: { createdAt: number; id: number } | null } {
-  const where = whereOf(ctx, query)
-  const total = ctx.db.select({ n: count() }).from(auditEvent).where(where).get()?.n ?? 0
+): Promise<{ events: AuditRow[]; total: number; next: { createdAt: number; id: number } | null }> {
+  const where = await whereOf(ctx, query)
+  const total = (await firstRow(ctx.db.select({ n: count() }).from(auditEvent).where(where)))?.n ?? 0
   const cursor = after
     ? or(
         lt(auditEvent.createdAt, new Date(after.createdAt)),
         and(eq(auditEvent.createdAt, new Date(after.createdAt)), lt(auditEvent.id, after.id)),
       )
     : undefined
-  const events = ctx.db
+  const events = await ctx.db
     .select()
     .from(auditEvent)
     .where(and(where, cursor))
     .orderBy(desc(auditEvent.createdAt), desc(auditEvent.id))
     .limit(size)
-    .all()
   const last = events[events.length - 1]
   const next = events.length === size && last ? { createdAt: last.createdAt.getTime(), id: last.id } : null
   return { events, total, next }
 }
 
 /** The event types present in the log. */
-export function auditEventTypes(ctx: AuthContext): string[] {
-  return ctx.db
-    .selectDistinct({ type: auditEvent.type })
-    .from(auditEvent)
-    .orderBy(auditEvent.type)
-    .all()
-    .map((r) => r.type)
+export async function auditEventTypes(ctx: AuthContext): Promise<string[]> {
+  const rows = await ctx.db.selectDistinct({ type: auditEvent.type }).from(auditEvent).orderBy(auditEvent.type)
+  return rows.map((r) => r.type)
 }
 
 /** The latest events, or the latest ones a user took part in (as actor or target). */
-export function recentAuditEvents(ctx: AuthContext, limit: number, userId?: string): AuditRow[] {
+export async function recentAuditEvents(ctx: AuthContext, limit: number, userId?: string): Promise<AuditRow[]> {
   const byUser = userId ? or(eq(auditEvent.actorUserId, userId), eq(auditEvent.targetUserId, userId)) : undefined
-  return ctx.db.select().from(auditEvent).where(byUser).orderBy(desc(auditEvent.id)).limit(limit).all()
+  return ctx.db.select().from(auditEvent).where(byUser).orderBy(desc(auditEvent.id)).limit(limit)
 }

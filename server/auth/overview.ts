@@ -1,19 +1,20 @@
 import { and, count, eq, gt, gte, like, sql } from 'drizzle-orm'
 import { auditEvent, organization, session, user } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
 
 /** What the control panel's overview counts. */
-export function serverCounts(ctx: AuthContext) {
-  const one = (q: { get(): { n: number } | undefined }) => q.get()?.n ?? 0
+export async function serverCounts(ctx: AuthContext) {
+  const one = async (q: PromiseLike<Array<{ n: number }>>) => (await firstRow(q))?.n ?? 0
   const { db } = ctx
   return {
-    users: one(db.select({ n: count() }).from(user)),
-    activeSessions: one(db.select({ n: count() }).from(session).where(gt(session.expiresAt, new Date(ctx.clock.now())))),
-    organizations: one(db.select({ n: count() }).from(organization)),
-    bannedUsers: one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
+    users: await one(db.select({ n: count() }).from(user)),
+    activeSessions: await one(db.select({ n: count() }).from(session).where(gt(session.expiresAt, new Date(ctx.clock.now())))),
+    organizations: await one(db.select({ n: count() }).from(organization)),
+    bannedUsers: await one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
   }
 }
 
@@ -28,7 +29,7 @@ export interface ActivityBucket {
  * Sign-ins and failed sign-ins from the audit log, in buckets aligned on the hour (last 24) or the
  * UTC day (last 14), oldest first, zero-filled.
  */
-export function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): ActivityBucket[] {
+export async function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): Promise<ActivityBucket[]> {
   const size = range === 'hours' ? HOUR : DAY
   const buckets = range === 'hours' ? 24 : 14
   const last = Math.floor(ctx.clock.now() / size) * size
@@ -38,12 +39,11 @@ export function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): Activ
   // current hour landed in a bucket past the end and were dropped (the chart stayed empty).
   const literal = sql.raw(String(Math.trunc(size)))
   const bucket = sql<number>`(${auditEvent.createdAt} / ${literal}) * ${literal}`
-  const rows = ctx.db
+  const rows = await ctx.db
     .select({ start: bucket, outcome: auditEvent.outcome, n: count() })
     .from(auditEvent)
     .where(and(like(auditEvent.type, '%sign-in%'), gte(auditEvent.createdAt, new Date(first))))
     .groupBy(bucket, auditEvent.outcome)
-    .all()
   const activity: ActivityBucket[] = Array.from({ length: buckets }, (_, i) => ({ start: first + i * size, signIns: 0, failures: 0 }))
   for (const row of rows) {
     const slot = activity[Math.round((Number(row.start) - first) / size)]

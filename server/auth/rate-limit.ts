@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { GatehouseConfig } from '../config/schema.js'
 import { rateLimit } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 
 /**
@@ -17,9 +18,12 @@ export interface RateRecord {
 /** Clients already refused in their current window: the first refusal is audited, the rest are not. */
 const refused = new WeakMap<RateLimitStore, Map<string, number>>()
 
+/**
+ * Where the counts live. `consume` reads and writes one client's record atomically: the memory
+ * store synchronously (no await on the request path), the database store in one transaction.
+ */
 export interface RateLimitStore {
-  get(key: string): RateRecord | undefined
-  set(key: string, record: RateRecord): void
+  consume(key: string, rule: RateRule, now: number): RateDecision | Promise<RateDecision>
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -28,13 +32,13 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   constructor(private readonly clock: () => number) {}
 
-  get(key: string): RateRecord | undefined {
-    return this.records.get(key)
-  }
-
-  set(key: string, record: RateRecord): void {
-    this.records.set(key, record)
-    this.sweep()
+  consume(key: string, rule: RateRule, now: number): RateDecision {
+    const { decision, next } = decide(this, key, this.records.get(key), rule, now)
+    if (next) {
+      this.records.set(key, next)
+      this.sweep()
+    }
+    return decision
   }
 
   /** Forgets clients idle for over ten minutes, so memory stays bounded under address churn. */
@@ -49,16 +53,19 @@ export class MemoryRateLimitStore implements RateLimitStore {
 export class DatabaseRateLimitStore implements RateLimitStore {
   constructor(private readonly ctx: AuthContext) {}
 
-  get(key: string): RateRecord | undefined {
-    return this.ctx.db.select().from(rateLimit).where(eq(rateLimit.key, key)).get()
-  }
-
-  set(key: string, record: RateRecord): void {
-    this.ctx.db
-      .insert(rateLimit)
-      .values({ key, ...record })
-      .onConflictDoUpdate({ target: rateLimit.key, set: record })
-      .run()
+  consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
+    const { ctx } = this
+    return ctx.storage.transaction(async () => {
+      const record = await firstRow(ctx.db.select().from(rateLimit).where(eq(rateLimit.key, key)))
+      const { decision, next } = decide(this, key, record, rule, now)
+      if (next) {
+        await ctx.db
+          .insert(rateLimit)
+          .values({ key, ...next })
+          .onConflictDoUpdate({ target: rateLimit.key, set: next })
+      }
+      return decision
+    })
   }
 }
 
@@ -80,16 +87,23 @@ export function ruleFor(config: GatehouseConfig['rateLimit'], path: string): Rat
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; firstRefusal: boolean }
 
 /**
- * Counts one request. The read and the write happen in one synchronous step on one event loop,
- * so concurrent requests cannot both slip under the limit.
+ * Counts one request against `store` (atomically: see RateLimitStore). A memory store answers
+ * synchronously.
  */
-export function consume(store: RateLimitStore, key: string, rule: RateRule, now: number): RateDecision {
+export function consume(store: RateLimitStore, key: string, rule: RateRule, now: number): RateDecision | Promise<RateDecision> {
+  return store.consume(key, rule, now)
+}
+
+/** The limiter's rule on one client's record: the decision and the record to store (none when refused). */
+function decide(
+  store: RateLimitStore,
+  key: string,
+  record: RateRecord | undefined,
+  rule: RateRule,
+  now: number,
+): { decision: RateDecision; next: RateRecord | null } {
   const windowMs = rule.window * 1000
-  const record = store.get(key)
-  if (!record) {
-    store.set(key, { count: 1, lastRequest: now })
-    return { allowed: true }
-  }
+  if (!record) return { decision: { allowed: true }, next: { count: 1, lastRequest: now } }
   const elapsed = now - record.lastRequest
   if (elapsed < windowMs && record.count >= rule.max) {
     let seen = refused.get(store)
@@ -102,8 +116,7 @@ export function consume(store: RateLimitStore, key: string, rule: RateRule, now:
       if (seen.size > 10_000) seen.clear()
       seen.set(key, record.lastRequest)
     }
-    return { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000), firstRefusal }
+    return { decision: { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000), firstRefusal }, next: null }
   }
-  store.set(key, { count: elapsed > windowMs ? 1 : record.count + 1, lastRequest: now })
-  return { allowed: true }
+  return { decision: { allowed: true }, next: { count: elapsed > windowMs ? 1 : record.count + 1, lastRequest: now } }
 }

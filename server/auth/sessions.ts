@@ -1,6 +1,7 @@
-import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, ne } from 'drizzle-orm'
 import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
+import { firstRow } from '../db/storage.js'
 import { session, user } from '../db/schema.js'
 import { recordAudit } from './audit.js'
 import { ChangeGuardedCache } from './session-cache.js'
@@ -16,35 +17,29 @@ export interface SessionWithUser {
 
 const DAY_MS = 86_400_000
 
-/** The lookup behind every authenticated request, prepared once per database. */
-const byTokenStatements = new WeakMap<DB, ReturnType<typeof prepareByToken>>()
-function prepareByToken(db: DB) {
-  return db
-    .select({ session, user })
-    .from(session)
-    .innerJoin(user, eq(session.userId, user.id))
-    .where(eq(session.token, sql.placeholder('token')))
-    .prepare()
-}
-
 const sessionCaches = new WeakMap<DB, ChangeGuardedCache<SessionWithUser>>()
+
+function sessionCache(ctx: AuthContext): ChangeGuardedCache<SessionWithUser> {
+  let cache = sessionCaches.get(ctx.db)
+  if (!cache) {
+    cache = new ChangeGuardedCache(ctx.storage.changeSignal({ ownWrites: true }))
+    sessionCaches.set(ctx.db, cache)
+  }
+  return cache
+}
 
 /**
  * The session and its user for a token. Answers from a cache that any database write empties
- * (server/auth/session-cache.ts); the objects returned are shared and must not be mutated.
+ * (server/auth/session-cache.ts); the objects returned are shared and must not be mutated. A cache
+ * hit awaits no query (the hot path of every authenticated request).
  */
-export function findSessionByToken(ctx: AuthContext, token: string): SessionWithUser | null {
-  let stmt = byTokenStatements.get(ctx.db)
-  let cache = sessionCaches.get(ctx.db)
-  if (!stmt || !cache) {
-    stmt = prepareByToken(ctx.db)
-    cache = new ChangeGuardedCache(ctx.sqlite)
-    byTokenStatements.set(ctx.db, stmt)
-    sessionCaches.set(ctx.db, cache)
-  }
+export async function findSessionByToken(ctx: AuthContext, token: string): Promise<SessionWithUser | null> {
+  const cache = sessionCache(ctx)
   const cached = cache.get(token)
   if (cached) return cached
-  const found = stmt.get({ token }) ?? null
+  const found =
+    (await firstRow(ctx.db.select({ session, user }).from(session).innerJoin(user, eq(session.userId, user.id)).where(eq(session.token, token)))) ??
+    null
   if (found) cache.set(token, found)
   return found
 }
@@ -62,20 +57,20 @@ export interface CreateSessionOptions {
  * Throws BANNED_USER if the user is banned; clears a ban whose expiry has passed (SPEC §4 Ban:
  * "An expired ban is cleared at the next session creation").
  */
-export function assertNotBanned(ctx: AuthContext, target: UserRow): UserRow {
+export async function assertNotBanned(ctx: AuthContext, target: UserRow): Promise<UserRow> {
   if (!target.banned) return target
   const now = ctx.clock.now()
   if (target.banExpires && target.banExpires.getTime() <= now) {
     const cleared = { banned: false, banReason: null, banExpires: null, updatedAt: new Date(now) }
-    ctx.db.update(user).set(cleared).where(eq(user.id, target.id)).run()
+    await ctx.db.update(user).set(cleared).where(eq(user.id, target.id))
     return { ...target, ...cleared }
   }
   throw new APIError(403, 'BANNED_USER', ctx.config().admin.bannedUserMessage)
 }
 
 /** Creates a session for a user; every way of signing in goes through here. */
-export function createSession(ctx: AuthContext, target: UserRow, options: CreateSessionOptions): SessionWithUser {
-  const current = assertNotBanned(ctx, target)
+export async function createSession(ctx: AuthContext, target: UserRow, options: CreateSessionOptions): Promise<SessionWithUser> {
+  const current = await assertNotBanned(ctx, target)
   const now = ctx.clock.now()
   const { session: conf, advanced } = ctx.config()
   const lifetimeMs =
@@ -98,7 +93,7 @@ export function createSession(ctx: AuthContext, target: UserRow, options: Create
     activeOrganizationId: options.activeOrganizationId ?? null,
     activeTeamId: null,
   }
-  ctx.db.insert(session).values(row).run()
+  await ctx.db.insert(session).values(row)
   return { session: row, user: current }
 }
 
@@ -112,16 +107,16 @@ export type ResolvedSession =
  * a session whose last refresh is at least `updateAge` old gets its expiry extended (unless
  * refresh is off for this request or in the config).
  */
-export function resolveSession(
+export async function resolveSession(
   ctx: AuthContext,
   token: string,
   options: { allowRefresh: boolean },
-): ResolvedSession {
-  const found = findSessionByToken(ctx, token)
+): Promise<ResolvedSession> {
+  const found = await findSessionByToken(ctx, token)
   if (!found) return { status: 'none' }
   const now = ctx.clock.now()
   if (found.session.expiresAt.getTime() <= now) {
-    ctx.db.delete(session).where(eq(session.id, found.session.id)).run()
+    await ctx.db.delete(session).where(eq(session.id, found.session.id))
     return { status: 'expired', userId: found.user.id }
   }
   const conf = ctx.config().session
@@ -135,7 +130,7 @@ export function resolveSession(
     return { status: 'active', data: found, refreshed: false }
   }
   const patch = { expiresAt: new Date(now + expiresInMs), updatedAt: new Date(now) }
-  ctx.db.update(session).set(patch).where(eq(session.id, found.session.id)).run()
+  await ctx.db.update(session).set(patch).where(eq(session.id, found.session.id))
   return { status: 'active', data: { session: { ...found.session, ...patch }, user: found.user }, refreshed: true }
 }
 
@@ -147,7 +142,7 @@ export function isSessionFresh(ctx: AuthContext, row: SessionRow): boolean {
 }
 
 /** Unexpired sessions of a user, impersonation sessions hidden (SPEC §6). */
-export function listUserSessions(ctx: AuthContext, userId: string): SessionRow[] {
+export async function listUserSessions(ctx: AuthContext, userId: string): Promise<SessionRow[]> {
   return ctx.db
     .select()
     .from(session)
@@ -158,34 +153,29 @@ export function listUserSessions(ctx: AuthContext, userId: string): SessionRow[]
         isNull(session.impersonatedBy),
       ),
     )
-    .all()
 }
 
 /** One of a user's sessions by its id (the control panel names sessions by id, never by token). */
-export function findUserSessionById(ctx: AuthContext, userId: string, sessionId: string): SessionRow | undefined {
-  return ctx.db
-    .select()
-    .from(session)
-    .where(and(eq(session.id, sessionId), eq(session.userId, userId)))
-    .get()
+export async function findUserSessionById(ctx: AuthContext, userId: string, sessionId: string): Promise<SessionRow | undefined> {
+  return firstRow(ctx.db.select().from(session).where(and(eq(session.id, sessionId), eq(session.userId, userId))))
 }
 
-export function deleteSession(ctx: AuthContext, token: string): void {
-  ctx.db.delete(session).where(eq(session.token, token)).run()
+export async function deleteSession(ctx: AuthContext, token: string): Promise<void> {
+  await ctx.db.delete(session).where(eq(session.token, token))
 }
 
-export function signOut(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): void {
-  deleteSession(ctx, current.session.token)
-  recordAudit(ctx, { type: 'user.sign-out', actorUserId: current.user.id, target: current.session.id, meta })
+export async function signOut(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): Promise<void> {
+  await deleteSession(ctx, current.session.token)
+  await recordAudit(ctx, { type: 'user.sign-out', actorUserId: current.user.id, target: current.session.id, meta })
 }
 
 /** Revokes one of the caller's own sessions by token. Another user's token is UNAUTHORIZED. */
-export function revokeOwnSession(ctx: AuthContext, userId: string, token: string, meta: RequestMeta): void {
-  const found = ctx.db.select().from(session).where(eq(session.token, token)).get()
+export async function revokeOwnSession(ctx: AuthContext, userId: string, token: string, meta: RequestMeta): Promise<void> {
+  const found = await firstRow(ctx.db.select().from(session).where(eq(session.token, token)))
   if (!found) throw fail(400, 'SESSION_NOT_FOUND')
   if (found.userId !== userId) throw fail(401, 'UNAUTHORIZED')
-  ctx.db.delete(session).where(eq(session.id, found.id)).run()
-  recordAudit(ctx, { type: 'session.revoked', actorUserId: userId, target: found.id, meta })
+  await ctx.db.delete(session).where(eq(session.id, found.id))
+  await recordAudit(ctx, { type: 'session.revoked', actorUserId: userId, target: found.id, meta })
 }
 
 /**
@@ -198,28 +188,28 @@ export async function deleteUserSessions(ctx: AuthContext, userId: string): Prom
   return ended.length
 }
 
-export function revokeAllSessions(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId = userId): number {
-  const result = ctx.db.delete(session).where(eq(session.userId, userId)).run()
-  recordAudit(ctx, {
+export async function revokeAllSessions(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId = userId): Promise<number> {
+  const count = await deleteUserSessions(ctx, userId)
+  await recordAudit(ctx, {
     type: 'session.revoked-all',
     actorUserId,
     targetUserId: userId,
-    detail: { count: result.changes },
+    detail: { count },
     meta,
   })
-  return result.changes
+  return count
 }
 
-export function revokeOtherSessions(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): number {
-  const result = ctx.db
+export async function revokeOtherSessions(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): Promise<number> {
+  const ended = await ctx.db
     .delete(session)
     .where(and(eq(session.userId, current.user.id), ne(session.id, current.session.id)))
-    .run()
-  recordAudit(ctx, {
+    .returning({ id: session.id })
+  await recordAudit(ctx, {
     type: 'session.revoked-others',
     actorUserId: current.user.id,
-    detail: { count: result.changes },
+    detail: { count: ended.length },
     meta,
   })
-  return result.changes
+  return ended.length
 }

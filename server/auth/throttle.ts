@@ -1,6 +1,7 @@
 import { desc, eq, gt } from 'drizzle-orm'
 import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, ERR } from './errors.js'
@@ -12,9 +13,9 @@ import { APIError, ERR } from './errors.js'
  * identifier answers like the rate limiter (429 + X-Retry-After), so the answer never tells
  * whether an account exists.
  *
- * An attempt is counted *before* the password is checked, in one synchronous SQLite step, so
- * parallel guesses cannot slip past the threshold while their hashes are being computed; a
- * successful check then clears the count.
+ * An attempt is counted *before* the password is checked, in one transaction (read and write
+ * together, transactions serialised), so parallel guesses cannot slip past the threshold while
+ * their hashes are being computed; a successful check then clears the count.
  */
 export type ThrottleKind = 'email' | 'username' | 'user'
 
@@ -26,12 +27,12 @@ function locked(retryAfterMs: number): APIError {
 }
 
 /** Counts one password check for `key`, or throws 429 if the key is locked. */
-export function reservePasswordAttempt(ctx: AuthContext, key: string): void {
+export async function reservePasswordAttempt(ctx: AuthContext, key: string): Promise<void> {
   const conf = ctx.config().security.accountLockout
   if (!conf.enabled) return
   const now = ctx.clock.now()
-  ctx.db.transaction((tx) => {
-    const row = tx.select().from(loginThrottle).where(eq(loginThrottle.key, key)).get()
+  await ctx.storage.transaction(async () => {
+    const row = await firstRow(ctx.db.select().from(loginThrottle).where(eq(loginThrottle.key, key)))
     if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now)
     const fresh = !row || now - row.windowStart >= conf.window * 1000 || (row.lockedUntil !== null && row.lockedUntil <= now)
     const failures = fresh ? 0 : row.failures
@@ -39,25 +40,30 @@ export function reservePasswordAttempt(ctx: AuthContext, key: string): void {
     // that really failed lock the key (recordPasswordFailure), so a burst of correct sign-ins
     // (many devices at once) never locks an account.
     if (failures >= conf.maxFailures) throw locked(1000)
-    tx.insert(loginThrottle)
+    await ctx.db
+      .insert(loginThrottle)
       .values({ key, failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null })
       .onConflictDoUpdate({
         target: loginThrottle.key,
         set: { failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null },
       })
-      .run()
   })
 }
 
 /** The check failed: the reserved attempt stays counted; a failure that reaches the limit locks the key. */
-export function recordPasswordFailure(ctx: AuthContext, key: string, meta: RequestMeta | null, targetUserId?: string | null): void {
+export async function recordPasswordFailure(ctx: AuthContext, key: string, meta: RequestMeta | null, targetUserId?: string | null): Promise<void> {
   const conf = ctx.config().security.accountLockout
   if (!conf.enabled) return
-  const row = ctx.db.select().from(loginThrottle).where(eq(loginThrottle.key, key)).get()
-  if (!row || row.failures < conf.maxFailures || row.lockedUntil) return
   const lockedUntil = ctx.clock.now() + conf.lockDuration * 1000
-  ctx.db.update(loginThrottle).set({ lockedUntil }).where(eq(loginThrottle.key, key)).run()
-  recordAudit(ctx, {
+  // Read and lock together, so of two failures reaching the limit at once only one locks and audits.
+  const row = await ctx.storage.transaction(async () => {
+    const current = await firstRow(ctx.db.select().from(loginThrottle).where(eq(loginThrottle.key, key)))
+    if (!current || current.failures < conf.maxFailures || current.lockedUntil) return undefined
+    await ctx.db.update(loginThrottle).set({ lockedUntil }).where(eq(loginThrottle.key, key))
+    return current
+  })
+  if (!row) return
+  await recordAudit(ctx, {
     type: 'security.account-locked',
     outcome: 'failure',
     targetUserId: targetUserId ?? null,
@@ -68,9 +74,9 @@ export function recordPasswordFailure(ctx: AuthContext, key: string, meta: Reque
 }
 
 /** The check succeeded: the count starts over. */
-export function clearPasswordFailures(ctx: AuthContext, key: string): void {
+export async function clearPasswordFailures(ctx: AuthContext, key: string): Promise<void> {
   if (!ctx.config().security.accountLockout.enabled) return
-  ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run()
+  await ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key))
 }
 
 export interface AccountLock {
@@ -80,21 +86,20 @@ export interface AccountLock {
 }
 
 /** Identifiers locked right now (for the control panel). */
-export function listAccountLocks(ctx: AuthContext): AccountLock[] {
-  return ctx.db
+export async function listAccountLocks(ctx: AuthContext): Promise<AccountLock[]> {
+  const rows = await ctx.db
     .select()
     .from(loginThrottle)
     .where(gt(loginThrottle.lockedUntil, ctx.clock.now()))
     .orderBy(desc(loginThrottle.lockedUntil))
-    .all()
-    .map((row) => ({ key: row.key, failures: row.failures, lockedUntil: new Date(row.lockedUntil ?? 0) }))
+  return rows.map((row) => ({ key: row.key, failures: row.failures, lockedUntil: new Date(row.lockedUntil ?? 0) }))
 }
 
 /** An administrator lifts a lock. Returns whether there was one. */
-export function clearAccountLock(ctx: AuthContext, key: string, actorUserId: string | null, meta: RequestMeta | null): boolean {
-  const result = ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run()
-  if (result.changes > 0) recordAudit(ctx, { type: 'security.account-unlocked', actorUserId, targetUserId: null, target: key, meta })
-  return result.changes > 0
+export async function clearAccountLock(ctx: AuthContext, key: string, actorUserId: string | null, meta: RequestMeta | null): Promise<boolean> {
+  const removed = await ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key)).returning({ key: loginThrottle.key })
+  if (removed.length > 0) await recordAudit(ctx, { type: 'security.account-unlocked', actorUserId, targetUserId: null, target: key, meta })
+  return removed.length > 0
 }
 
 /**
@@ -109,10 +114,10 @@ export async function throttledPasswordCheck(
   check: () => Promise<boolean>,
   options: { targetUserId?: string | null; clearOnSuccess?: boolean } = {},
 ): Promise<boolean> {
-  reservePasswordAttempt(ctx, key)
+  await reservePasswordAttempt(ctx, key)
   const ok = await check()
-  if (!ok) recordPasswordFailure(ctx, key, meta, options.targetUserId)
-  else if (options.clearOnSuccess !== false) clearPasswordFailures(ctx, key)
+  if (!ok) await recordPasswordFailure(ctx, key, meta, options.targetUserId)
+  else if (options.clearOnSuccess !== false) await clearPasswordFailures(ctx, key)
   return ok
 }
 

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { account, user } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 import type { UserRow } from './sessions.js'
 
@@ -7,34 +8,35 @@ import type { UserRow } from './sessions.js'
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
 
-export function findUserByEmail(ctx: AuthContext, email: string): UserRow | undefined {
-  return ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))).get()
+export async function findUserByEmail(ctx: AuthContext, email: string): Promise<UserRow | undefined> {
+  return firstRow(ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))))
 }
 
-export function findUserById(ctx: AuthContext, id: string): UserRow | undefined {
-  return ctx.db.select().from(user).where(eq(user.id, id)).get()
+export async function findUserById(ctx: AuthContext, id: string): Promise<UserRow | undefined> {
+  return firstRow(ctx.db.select().from(user).where(eq(user.id, id)))
 }
 
 /** Every account row of a user (credential and linked providers), oldest first. */
-export function listAccountRows(ctx: AuthContext, userId: string) {
-  return ctx.db.select().from(account).where(eq(account.userId, userId)).orderBy(account.createdAt).all()
+export async function listAccountRows(ctx: AuthContext, userId: string) {
+  return ctx.db.select().from(account).where(eq(account.userId, userId)).orderBy(account.createdAt)
 }
 
-export function findCredentialAccount(ctx: AuthContext, userId: string) {
-  return ctx.db
-    .select()
-    .from(account)
-    .where(and(eq(account.userId, userId), eq(account.providerId, 'credential')))
-    .get()
+export async function findCredentialAccount(ctx: AuthContext, userId: string) {
+  return firstRow(
+    ctx.db
+      .select()
+      .from(account)
+      .where(and(eq(account.userId, userId), eq(account.providerId, 'credential'))),
+  )
 }
 
 /** Name and email of each user among `ids` (absent: deleted), for showing people instead of ids. */
-export function findPeopleByIds(ctx: AuthContext, ids: readonly string[]): Array<{ id: string; name: string; email: string }> {
+export async function findPeopleByIds(ctx: AuthContext, ids: readonly string[]): Promise<Array<{ id: string; name: string; email: string }>> {
   const found: Array<{ id: string; name: string; email: string }> = []
   // SQLite allows 999 bound parameters per statement: look the ids up in slices.
   for (let i = 0; i < ids.length; i += 500) {
     const slice = ids.slice(i, i + 500)
-    found.push(...ctx.db.select({ id: user.id, name: user.name, email: user.email }).from(user).where(inArray(user.id, slice)).all())
+    found.push(...(await ctx.db.select({ id: user.id, name: user.name, email: user.email }).from(user).where(inArray(user.id, slice))))
   }
   return found
 }

@@ -1,6 +1,7 @@
 import { desc, eq, lte } from 'drizzle-orm'
 import { generateId } from '../crypto/random.js'
 import { verification } from '../db/schema.js'
+import { firstRow } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 
 /**
@@ -11,7 +12,7 @@ import type { AuthContext } from './context.js'
 
 export type VerificationRow = typeof verification.$inferSelect
 
-export function createVerification(ctx: AuthContext, identifier: string, value: string, expiresInSeconds: number): VerificationRow {
+export async function createVerification(ctx: AuthContext, identifier: string, value: string, expiresInSeconds: number): Promise<VerificationRow> {
   const now = ctx.clock.now()
   const row: VerificationRow = {
     id: generateId(),
@@ -21,25 +22,25 @@ export function createVerification(ctx: AuthContext, identifier: string, value: 
     createdAt: new Date(now),
     updatedAt: new Date(now),
   }
-  ctx.db.insert(verification).values(row).run()
+  await ctx.db.insert(verification).values(row)
   return row
 }
 
 /** Removes every expired record; returns how many. */
-export function cleanupExpiredVerifications(ctx: AuthContext): number {
-  return ctx.db.delete(verification).where(lte(verification.expiresAt, new Date(ctx.clock.now()))).run().changes
+export async function cleanupExpiredVerifications(ctx: AuthContext): Promise<number> {
+  const removed = await ctx.db
+    .delete(verification)
+    .where(lte(verification.expiresAt, new Date(ctx.clock.now())))
+    .returning({ id: verification.id })
+  return removed.length
 }
 
 /** The newest unexpired record for an identifier (expired ones are cleaned up first). */
-export function findVerification(ctx: AuthContext, identifier: string): VerificationRow | undefined {
-  if (!ctx.config().verification.disableCleanup) cleanupExpiredVerifications(ctx)
-  const row = ctx.db
-    .select()
-    .from(verification)
-    .where(eq(verification.identifier, identifier))
-    .orderBy(desc(verification.createdAt))
-    .limit(1)
-    .get()
+export async function findVerification(ctx: AuthContext, identifier: string): Promise<VerificationRow | undefined> {
+  if (!ctx.config().verification.disableCleanup) await cleanupExpiredVerifications(ctx)
+  const row = await firstRow(
+    ctx.db.select().from(verification).where(eq(verification.identifier, identifier)).orderBy(desc(verification.createdAt)).limit(1),
+  )
   if (!row || row.expiresAt.getTime() <= ctx.clock.now()) return undefined
   return row
 }
@@ -48,14 +49,14 @@ export function findVerification(ctx: AuthContext, identifier: string): Verifica
  * Deletes the record and returns it, exactly once: of two concurrent consumers only one gets it.
  * Checks the value too when one is given (e.g. the user id a delete token was issued to).
  */
-export function consumeVerification(ctx: AuthContext, identifier: string, expectedValue?: string): VerificationRow | undefined {
-  const row = findVerification(ctx, identifier)
+export async function consumeVerification(ctx: AuthContext, identifier: string, expectedValue?: string): Promise<VerificationRow | undefined> {
+  const row = await findVerification(ctx, identifier)
   if (!row || (expectedValue !== undefined && row.value !== expectedValue)) return undefined
-  const deleted = ctx.db.delete(verification).where(eq(verification.id, row.id)).run()
-  return deleted.changes === 1 ? row : undefined
+  const deleted = await ctx.db.delete(verification).where(eq(verification.id, row.id)).returning({ id: verification.id })
+  return deleted.length === 1 ? row : undefined
 }
 
 /** Removes every record of an identifier (e.g. after a successful reset). */
-export function deleteVerifications(ctx: AuthContext, identifier: string): void {
-  ctx.db.delete(verification).where(eq(verification.identifier, identifier)).run()
+export async function deleteVerifications(ctx: AuthContext, identifier: string): Promise<void> {
+  await ctx.db.delete(verification).where(eq(verification.identifier, identifier))
 }

@@ -142,7 +142,7 @@ export const mailOutbox = sqliteTable(
     kind: text('kind').notNull(),
     text: text('text').notNull(),
     html: text('html').notNull(),
-    status: text('status', { enum: ['queued', 'sent', 'failed'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'sending', 'sent', 'failed'] }).notNull().default('queued'),
     error: text('error'),
     attempts: integer('attempts').notNull().default(0),
     createdAt: timestamp('createdAt').notNull(),

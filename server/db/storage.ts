@@ -22,6 +22,54 @@ export interface Storage {
    * from inside a transaction joins the outer one (one commit at the outermost level).
    */
   transaction<T>(body: () => Promise<T>): Promise<T>
+  /**
+   * A signal telling an in-memory cache that the database may have changed since it last asked
+   * (each signal keeps its own "last seen"). `ownWrites: true` also counts this process's writes
+   * (the session cache, which must never serve a row this process just changed); without it only
+   * other processes' commits count (caches that invalidate themselves on their own writes).
+   * SQLite: `total_changes()` and `PRAGMA data_version`, read synchronously (no table is touched).
+   * PostgreSQL later: a flag set by LISTEN/NOTIFY.
+   */
+  changeSignal(options?: { ownWrites?: boolean }): ChangeSignal
+}
+
+/** Whether the database may have changed since the previous call; the first call answers true. */
+export interface ChangeSignal {
+  changed(): boolean
+}
+
+/**
+ * The SQLite change signal: `total_changes()` counts every row this connection inserted, updated
+ * or deleted; `data_version` changes when another connection (the CLI on the same data directory,
+ * SQL run on the file) commits. Both read counters of the connection, no table, so they are cheap
+ * enough for every request.
+ */
+export function sqliteChangeSignal(sqlite: Database.Database, options: { ownWrites?: boolean } = {}): ChangeSignal {
+  if (options.ownWrites) {
+    // One statement for both counters: pragma_data_version is the table-valued form of the pragma.
+    const state = sqlite.prepare<[], [number, number]>('select total_changes(), data_version from pragma_data_version').raw()
+    let changesSeen = -1
+    let versionSeen = -1
+    return {
+      changed() {
+        const [changes, version] = state.get() as [number, number]
+        if (changes === changesSeen && version === versionSeen) return false
+        changesSeen = changes
+        versionSeen = version
+        return true
+      },
+    }
+  }
+  const version = sqlite.prepare('pragma data_version').pluck()
+  let seen = -1
+  return {
+    changed() {
+      const v = Number(version.get())
+      if (v === seen) return false
+      seen = v
+      return true
+    },
+  }
 }
 
 /** The first row of a query, or undefined: the dialect-neutral form of better-sqlite3's `.get()`. */
@@ -58,6 +106,7 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
       tail = result.catch(() => {})
       return result
     },
+    changeSignal: (options) => sqliteChangeSignal(sqlite, options),
   }
 }
 

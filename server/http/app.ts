@@ -183,11 +183,11 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
         // fresh count and a new store entry, bypassing the limit and growing memory or the table.
         const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
-        const decision = consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
+        const decision = await consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
         if (!decision.allowed) {
           // One audit event per client and path per refused burst, so a flood cannot turn
           // into a flood of database writes.
-          if (decision.firstRefusal) recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
+          if (decision.firstRefusal) await recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
           const retry = String(decision.retryAfterSeconds)
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
@@ -217,7 +217,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         } catch (refusal) {
           if (refusal instanceof APIError) {
             const origin = request.headers.get('origin') ?? request.headers.get('referer')
-            recordAudit(ctx, { type: 'security.csrf-refused', outcome: 'failure', detail: { path, code: refusal.code, origin }, meta: rc.meta })
+            await recordAudit(ctx, { type: 'security.csrf-refused', outcome: 'failure', detail: { path, code: refusal.code, origin }, meta: rc.meta })
           }
           throw refusal
         }
@@ -226,7 +226,7 @@ export function createAuthApp(options: HttpAppOptions): H3 {
       rc.query = route.query ? validate(route.query, url.search ? Object.fromEntries(url.searchParams) : {}, 'query') : undefined
       if (route.method === 'POST') checkCallbacks(rc, rawBody)
       if (route.auth !== 'none') {
-        const resolved = resolveRequestSession(rc)
+        const resolved = await resolveRequestSession(rc)
         if (resolved.status !== 'active') throw new APIError(401, 'UNAUTHORIZED', ERR.UNAUTHORIZED)
         if (route.auth === 'fresh' && !isSessionFresh(ctx, resolved.data.session)) {
           throw new APIError(403, 'SESSION_NOT_FRESH', ERR.SESSION_NOT_FRESH)

@@ -75,15 +75,16 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
  * Resolves the request's session with the lifecycle rules, and keeps the cookies in step: an
  * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
  */
-export function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): ResolvedSession {
+export async function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): Promise<ResolvedSession> {
   for (const feature of rc.ctx.features ?? []) {
-    const data = feature.requestSession?.(rc.ctx, rc.request, rc.meta)
+    if (!feature.requestSession) continue
+    const data = await feature.requestSession(rc.ctx, rc.request, rc.meta)
     if (data) return { status: 'active', data, refreshed: false }
   }
   const token = requestSessionToken(rc)
   if (!token) return { status: 'none' }
   const dontRemember = hasDontRemember(rc)
-  const result = resolveSession(rc.ctx, token, { allowRefresh: !dontRemember && !options.disableRefresh })
+  const result = await resolveSession(rc.ctx, token, { allowRefresh: !dontRemember && !options.disableRefresh })
   if (result.status === 'expired') clearSessionCookies(rc)
   if (result.status === 'active' && result.refreshed) {
     const remaining = (result.data.session.expiresAt.getTime() - rc.ctx.clock.now()) / 1000
@@ -96,11 +97,11 @@ export function resolveRequestSession(rc: AnyRouteContext, options: { disableRef
  * The answer to a successful sign-in (email or username): the session cookies, a Location header
  * when a callbackURL was given, and `{redirect, token, url?, user}`.
  */
-export function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
+export async function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
   // Features may stand in for the session (a second factor is due) or add to the answer.
   let extra: Record<string, unknown> = {}
   for (const feature of rc.ctx.features ?? []) {
-    const outcome = feature.afterPasswordVerified?.(rc, created, request)
+    const outcome = await feature.afterPasswordVerified?.(rc, created, request)
     if (outcome && 'answer' in outcome) return outcome.answer
     if (outcome) extra = { ...extra, ...outcome.extra }
   }

@@ -20,24 +20,24 @@ import { testEmail } from './templates.js'
 export type { OutboxPage, OutboxQuery, OutboxRow, OutboxStatus } from './outbox.js'
 export { OutboxMailer, smtpSettings } from './outbox.js'
 
-export function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}): OutboxPage {
-  return listOutbox(ctx.db, query)
+export async function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}): Promise<OutboxPage> {
+  return await listOutbox(ctx.db, query)
 }
 
 /** Re-queues one failed message and starts its delivery. Returns the row as it now stands. */
-export function retryMail(ctx: AuthContext, id: string): OutboxRow {
-  const found = findOutboxMessage(ctx.db, id)
+export async function retryMail(ctx: AuthContext, id: string): Promise<OutboxRow> {
+  const found = await findOutboxMessage(ctx.db, id)
   if (!found) throw new APIError(404, 'MAIL_NOT_FOUND', 'Mail not found')
   if (found.status === 'failed') {
-    requeueFailed(ctx.db, ctx.clock, [id])
+    await requeueFailed(ctx.db, ctx.clock, [id])
     ctx.mailer.wake?.()
   }
-  return findOutboxMessage(ctx.db, id) ?? found
+  return await findOutboxMessage(ctx.db, id) ?? found
 }
 
 /** Re-queues every failed message; returns how many. */
-export function retryAllFailedMail(ctx: AuthContext): number {
-  const n = requeueFailed(ctx.db, ctx.clock)
+export async function retryAllFailedMail(ctx: AuthContext): Promise<number> {
+  const n = await requeueFailed(ctx.db, ctx.clock)
   if (n > 0) ctx.mailer.wake?.()
   return n
 }
@@ -56,8 +56,8 @@ const address = z.email()
  */
 export async function sendTestEmail(ctx: AuthContext, to: string): Promise<OutboxRow> {
   if (!address.safeParse(to).success) throw new APIError(400, 'INVALID_EMAIL', 'Invalid email')
-  const row = queueMail(ctx.db, ctx.clock, testEmail(ctx.config().mail.appName, to.trim().toLowerCase()))
+  const row = await queueMail(ctx.db, ctx.clock, testEmail(ctx.config().mail.appName, to.trim().toLowerCase()))
   ctx.mailer.wake?.()
   await ctx.mailer.whenIdle?.()
-  return findOutboxMessage(ctx.db, row.id) ?? row
+  return await findOutboxMessage(ctx.db, row.id) ?? row
 }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../auth/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
@@ -7,6 +7,7 @@ import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { mailOutbox } from '../db/schema.js'
 import type { Mailer, OutgoingMail } from './types.js'
+import { firstRow } from '../db/storage.js'
 
 /**
  * The mail outbox: every message is first a row (queued), then an SMTP delivery in the background
@@ -80,7 +81,7 @@ export function describeSmtp(settings: SmtpSettings): string {
 }
 
 /** Inserts one message into the outbox as queued and returns its row. */
-export function queueMail(db: DB, clock: Clock, mail: OutgoingMail): OutboxRow {
+export async function queueMail(db: DB, clock: Clock, mail: OutgoingMail): Promise<OutboxRow> {
   const now = new Date(clock.now())
   const row: OutboxRow = {
     id: generateId(),
@@ -96,13 +97,16 @@ export function queueMail(db: DB, clock: Clock, mail: OutgoingMail): OutboxRow {
     updatedAt: now,
     sentAt: null,
   }
-  db.insert(mailOutbox).values(row).run()
+  await db.insert(mailOutbox).values(row)
   return row
 }
 
 type Transport = ReturnType<typeof createTransport>
 
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+
+/** A message `sending` for longer than this was abandoned (its process stopped): longer than any delivery's timeouts. */
+const STALE_SENDING_MS = 10 * 60_000
 
 export class OutboxMailer implements Mailer {
   private transport: { key: string; value: Transport } | null = null
@@ -114,8 +118,8 @@ export class OutboxMailer implements Mailer {
 
   constructor(private readonly options: OutboxMailerOptions) {}
 
-  send(mail: OutgoingMail): void {
-    const row = queueMail(this.options.db, this.options.clock, mail)
+  async send(mail: OutgoingMail): Promise<void> {
+    const row = await queueMail(this.options.db, this.options.clock, mail)
     const settings = this.settings()
     if (!settings) {
       this.options.logger.info(`mail (${row.kind}) to ${row.to} queued as ${row.id}, not sent: no SMTP server configured`)
@@ -171,19 +175,50 @@ export class OutboxMailer implements Mailer {
     return this.transport.value
   }
 
-  private nextQueued(after: Set<string>): OutboxRow | undefined {
-    const rows = this.options.db
+  private async nextQueued(after: Set<string>): Promise<OutboxRow | undefined> {
+    const rows = (await this.options.db
       .select()
       .from(mailOutbox)
       .where(eq(mailOutbox.status, 'queued'))
       .orderBy(mailOutbox.createdAt, sql`rowid`)
-      .limit(after.size + 1)
-      .all()
+      .limit(after.size + 1))
     return rows.find((r) => !after.has(r.id))
+  }
+
+  /**
+   * The next queued message, claimed (queued → sending in one conditional update) before it is
+   * sent: of two processes on one database (the server and the CLI, or several servers on a
+   * network database) only one sends it.
+   */
+  private async claimNext(after: Set<string>): Promise<OutboxRow | undefined> {
+    const { db, clock } = this.options
+    for (;;) {
+      const candidate = await this.nextQueued(after)
+      if (!candidate) return undefined
+      const claimed = await db
+        .update(mailOutbox)
+        .set({ status: 'sending', updatedAt: new Date(clock.now()) })
+        .where(and(eq(mailOutbox.id, candidate.id), eq(mailOutbox.status, 'queued')))
+        .returning({ id: mailOutbox.id })
+      if (claimed.length === 1) return candidate
+      // Another process claimed it first.
+      after.add(candidate.id)
+    }
+  }
+
+  /** Messages left `sending` by a process that stopped mid-delivery go back to the queue. */
+  private async reviveStale(): Promise<void> {
+    const { db, clock } = this.options
+    const before = new Date(clock.now() - STALE_SENDING_MS)
+    await db
+      .update(mailOutbox)
+      .set({ status: 'queued', updatedAt: new Date(clock.now()) })
+      .where(and(eq(mailOutbox.status, 'sending'), lt(mailOutbox.updatedAt, before)))
   }
 
   private async drain(): Promise<void> {
     try {
+      await this.reviveStale()
       do {
         this.again = false
         const attempted = new Set<string>()
@@ -191,7 +226,7 @@ export class OutboxMailer implements Mailer {
           if (this.closed && attempted.size > 0) break
           const settings = this.settings()
           if (!settings) break
-          const row = this.nextQueued(attempted)
+          const row = await this.claimNext(attempted)
           if (!row) break
           attempted.add(row.id)
           await this.deliver(row, settings)
@@ -222,7 +257,7 @@ export class OutboxMailer implements Mailer {
     }
     const now = new Date(clock.now())
     try {
-      db.update(mailOutbox)
+      await db.update(mailOutbox)
         .set({
           status: error ? 'failed' : 'sent',
           error,
@@ -231,9 +266,9 @@ export class OutboxMailer implements Mailer {
           sentAt: error ? null : now,
         })
         .where(eq(mailOutbox.id, row.id))
-        .run()
     } catch {
-      // The database closed under a delivery at shutdown: the row stays queued and goes out next start.
+      // The database closed under a delivery at shutdown: the row stays `sending` and is queued
+      // again (reviveStale) by a later start.
       return
     }
     if (error) logger.warn(`mail ${row.id} (${row.kind}) to ${row.to} failed via ${describeSmtp(settings)}: ${error}`)
@@ -257,7 +292,7 @@ export interface OutboxPage {
 }
 
 /** The outbox, newest first, for the control panel. */
-export function listOutbox(db: DB, query: OutboxQuery = {}): OutboxPage {
+export async function listOutbox(db: DB, query: OutboxQuery = {}): Promise<OutboxPage> {
   const limit = Math.min(Math.max(query.limit ?? 100, 1), 1000)
   const offset = Math.max(query.offset ?? 0, 0)
   const filters: SQL[] = []
@@ -265,32 +300,30 @@ export function listOutbox(db: DB, query: OutboxQuery = {}): OutboxPage {
   if (query.kind) filters.push(eq(mailOutbox.kind, query.kind))
   if (query.to) filters.push(eq(mailOutbox.to, query.to.toLowerCase()))
   const where = filters.length > 0 ? and(...filters) : undefined
-  const messages = db
+  const messages = (await db
     .select()
     .from(mailOutbox)
     .where(where)
     .orderBy(desc(mailOutbox.createdAt), desc(sql`rowid`))
     .limit(limit)
-    .offset(offset)
-    .all()
-  const total = db.select({ n: count() }).from(mailOutbox).where(where).get()?.n ?? 0
+    .offset(offset))
+  const total = (await firstRow(db.select({ n: count() }).from(mailOutbox).where(where)))?.n ?? 0
   return { messages, total, limit, offset }
 }
 
-export function findOutboxMessage(db: DB, id: string): OutboxRow | undefined {
-  return db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()
+export async function findOutboxMessage(db: DB, id: string): Promise<OutboxRow | undefined> {
+  return (await firstRow(db.select().from(mailOutbox).where(eq(mailOutbox.id, id))))
 }
 
 /**
  * Puts failed messages back in the queue (one by id, or every failed one) and starts delivery.
  * Returns how many were re-queued; a message that is not failed is left alone.
  */
-export function requeueFailed(db: DB, clock: Clock, ids?: string[]): number {
+export async function requeueFailed(db: DB, clock: Clock, ids?: string[]): Promise<number> {
   const failed = eq(mailOutbox.status, 'failed')
-  const result = db
+  const result = (await db
     .update(mailOutbox)
     .set({ status: 'queued', updatedAt: new Date(clock.now()) })
-    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed)
-    .run()
+    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed))
   return result.changes
 }

@@ -23,9 +23,10 @@ export interface OutgoingMail {
 export interface Mailer {
   /**
    * Records the message and schedules its delivery; returns at once and never waits for the SMTP
-   * conversation, so response times do not reveal whether a message was sent.
+   * conversation, so response times do not reveal whether a message was sent. Resolves once the
+   * message is recorded (await it: a failed insert then reaches the caller).
    */
-  send(mail: OutgoingMail): void
+  send(mail: OutgoingMail): void | Promise<void>
   /** Whether an SMTP server is configured now (--smtp-url or mail.smtp). */
   isConfigured?(): boolean
   /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */

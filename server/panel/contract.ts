@@ -30,7 +30,7 @@ export const mailRowSchema = z.object({
   to: z.string(),
   subject: z.string(),
   kind: z.string(),
-  status: z.enum(['queued', 'sent', 'failed']),
+  status: z.enum(['queued', 'sending', 'sent', 'failed']),
   error: z.string().nullable(),
   attempts: z.number(),
   createdAt: ms,

@@ -180,7 +180,7 @@ describe('password reset by mail', () => {
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
       expect([res.status, res.body]).toEqual([200, { status: true, message: 'If this email exists in our system, check your email for the reset link' }])
       await vi.waitFor(() => expect(sockets.length).toBeGreaterThan(0), { timeout: 5_000 })
-      const rows = listMailOutbox(server.gatehouse.ctx, { to: email }).messages
+      const rows = (await listMailOutbox(server.gatehouse.ctx, { to: email })).messages
       expect(rows.map((r) => [r.kind, r.status, r.sentAt])).toEqual([['password-reset', 'queued', null]])
       // Cutting the silent SMTP server off below fails the delivery: expected here.
       serverLog.allowWarning(/\(password-reset\) to .* failed via smtp:/)

@@ -22,13 +22,13 @@ beforeAll(async () => {
     logger: silentLogger,
   })
   const { ctx } = server.gatehouse
-  ctx.sqlite.transaction(() => {
+  await ctx.storage.transaction(async () => {
     for (let i = 0; i < ROWS; i++) {
       // Several events per millisecond: the cursor must break ties by id.
       if (i % 3 === 0) server.clock.advanceSeconds(0.001)
-      recordAudit(ctx, { type: i % 2 ? 'export.odd' : 'export.even', outcome: 'success', detail: { n: i } })
+      await recordAudit(ctx, { type: i % 2 ? 'export.odd' : 'export.even', outcome: 'success', detail: { n: i } })
     }
-  })()
+  })
 })
 afterAll(() => server.close())
 
@@ -93,7 +93,7 @@ describe('audit export page by page', () => {
     const first = await panel.dispatch('audit.exportPage', { type: 'export.*', format: 'csv', after: null, size: 1000 })
     if (!first.ok) throw new Error('first page failed')
     server.clock.advanceSeconds(1)
-    recordAudit(server.gatehouse.ctx, { type: 'export.late', outcome: 'success' })
+    await recordAudit(server.gatehouse.ctx, { type: 'export.late', outcome: 'success' })
     const { pages } = await exportAll({ type: 'export.*', format: 'csv' }, 1000)
     const rest = await panel.dispatch('audit.exportPage', { type: 'export.*', format: 'csv', after: (first.data as Page).next, size: 5000 })
     if (!rest.ok) throw new Error('second page failed')

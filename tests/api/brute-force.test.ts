@@ -60,8 +60,8 @@ describe('per-account throttling of password checks', () => {
     const { email, password } = await signUp(server.base)
     for (let i = 0; i < 11; i++) await attempt(email, 'wrong-password')
     const key = `email:${email}`
-    expect(listAccountLocks(server.gatehouse.ctx).map((l) => l.key)).toContain(key)
-    expect(clearAccountLock(server.gatehouse.ctx, key, null, null)).toBe(true)
+    expect((await listAccountLocks(server.gatehouse.ctx)).map((l) => l.key)).toContain(key)
+    expect(await clearAccountLock(server.gatehouse.ctx, key, null, null)).toBe(true)
     expect((await attempt(email, password)).status).toBe(200)
     const unlocked = server.gatehouse.database.sqlite
       .prepare("select count(*) as n from auditEvent where type = 'security.account-unlocked' and target = ?")

@@ -34,7 +34,7 @@ describe('mail outbox', () => {
       expect(received.html).not.toContain('<script>')
       expect(received.text).toContain('Hello <script>alert(1)</script>,')
       await settle(server)
-      const page = listMailOutbox(server.gatehouse.ctx, { to: email })
+      const page = await listMailOutbox(server.gatehouse.ctx, { to: email })
       expect(page.total).toBe(1)
       const [row] = page.messages
       expect(row).toMatchObject({ to: email, kind: 'verification', status: 'sent', attempts: 1, error: null, subject: received.subject })
@@ -55,25 +55,25 @@ describe('mail outbox', () => {
       await signUp(server.base, { email })
       expect((await requestVerification(server, email)).status).toBe(200)
       await settle(server)
-      const [failed] = listMailOutbox(server.gatehouse.ctx, { to: email }).messages
+      const [failed] = (await listMailOutbox(server.gatehouse.ctx, { to: email })).messages
       expect(failed).toMatchObject({ status: 'failed', attempts: 1, sentAt: null })
       expect(failed?.error).toMatch(/ECONNREFUSED/)
-      expect(listMailOutbox(server.gatehouse.ctx, { status: 'failed' }).total).toBe(1)
+      expect((await listMailOutbox(server.gatehouse.ctx, { status: 'failed' })).total).toBe(1)
 
       const sink = await startSmtpSink(port)
       try {
-        const queued = retryMail(server.gatehouse.ctx, failed?.id as string)
+        const queued = await retryMail(server.gatehouse.ctx, failed?.id as string)
         expect(queued.status).toBe('queued')
         const received = await sink.waitFor(email)
         expect(received.subject).toBe(failed?.subject)
         await settle(server)
-        const [sent] = listMailOutbox(server.gatehouse.ctx, { to: email }).messages
+        const [sent] = (await listMailOutbox(server.gatehouse.ctx, { to: email })).messages
         expect(sent).toMatchObject({ id: failed?.id, status: 'sent', attempts: 2 })
         // Retrying a sent message does nothing.
-        expect(retryMail(server.gatehouse.ctx, failed?.id as string).status).toBe('sent')
+        expect((await retryMail(server.gatehouse.ctx, failed?.id as string)).status).toBe('sent')
         await settle(server)
         expect(sink.inbox.filter((m) => m.to.includes(email))).toHaveLength(1)
-        expect(() => retryMail(server.gatehouse.ctx, 'nope')).toThrow('Mail not found')
+        await expect(retryMail(server.gatehouse.ctx, 'nope')).rejects.toThrow('Mail not found')
       } finally {
         await sink.close()
       }
@@ -91,13 +91,13 @@ describe('mail outbox', () => {
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
       expect(res.body).toMatchObject({ status: true })
       await settle(server)
-      expect(listMailOutbox(server.gatehouse.ctx, { to: email }).messages.map((r) => [r.kind, r.status])).toEqual([['password-reset', 'queued']])
+      expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages.map((r) => [r.kind, r.status])).toEqual([['password-reset', 'queued']])
 
       server.gatehouse.config.update({ mail: { smtp: { host: '127.0.0.1', port: sink.port, secure: false } } })
       const received = await sink.waitFor(email)
       expect(received.subject).toMatch(/^Reset your/)
       await settle(server)
-      expect(listMailOutbox(server.gatehouse.ctx, { to: email }).messages[0]?.status).toBe('sent')
+      expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages[0]?.status).toBe('sent')
     } finally {
       await server.close()
       await sink.close()
@@ -132,19 +132,19 @@ describe('mail outbox', () => {
       expect(failed.error).toMatch(/ECONNREFUSED/)
       await sendTestEmail(ctx, 'second@example.com')
       await expect(sendTestEmail(ctx, 'not an address')).rejects.toMatchObject({ status: 400, code: 'INVALID_EMAIL', message: 'Invalid email' })
-      expect(listMailOutbox(ctx, { status: 'failed', kind: 'test' }).total).toBe(2)
+      expect((await listMailOutbox(ctx, { status: 'failed', kind: 'test' })).total).toBe(2)
 
       const sink = await startSmtpSink(port)
       try {
-        expect(retryAllFailedMail(ctx)).toBe(2)
+        expect(await retryAllFailedMail(ctx)).toBe(2)
         await sink.waitFor('admin@example.com')
         await sink.waitFor('second@example.com')
         await settle(server)
-        expect(listMailOutbox(ctx, { status: 'sent' }).total).toBe(2)
+        expect((await listMailOutbox(ctx, { status: 'sent' })).total).toBe(2)
         const ok = await sendTestEmail(ctx, 'third@example.com')
         expect(ok).toMatchObject({ status: 'sent', attempts: 1 })
         // Newest first, paged.
-        const page = listMailOutbox(ctx, { limit: 1, offset: 0 })
+        const page = await listMailOutbox(ctx, { limit: 1, offset: 0 })
         expect(page).toMatchObject({ total: 3, limit: 1, offset: 0 })
         expect(page.messages[0]?.to).toBe('third@example.com')
       } finally {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ChangeGuardedCache } from '../../server/auth/session-cache.js'
+import { sqliteChangeSignal } from '../../server/db/storage.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -23,7 +24,7 @@ function open() {
 describe('change-guarded cache', () => {
   it('serves entries until this connection writes anything', () => {
     const { a, b } = open()
-    const cache = new ChangeGuardedCache<string>(a)
+    const cache = new ChangeGuardedCache<string>(sqliteChangeSignal(a, { ownWrites: true }))
     cache.set('x', 'cached')
     expect(cache.get('x')).toBe('cached')
     a.prepare('select count(*) from t').get()
@@ -36,7 +37,7 @@ describe('change-guarded cache', () => {
 
   it('is emptied by a commit from another connection (the CLI on the same data directory) at the very next lookup', () => {
     const { a, b } = open()
-    const cache = new ChangeGuardedCache<string>(a)
+    const cache = new ChangeGuardedCache<string>(sqliteChangeSignal(a, { ownWrites: true }))
     cache.set('x', 'cached')
     expect(cache.get('x')).toBe('cached')
     b.prepare("insert into t values ('k2', 'v')").run()
@@ -47,7 +48,7 @@ describe('change-guarded cache', () => {
 
   it('stays bounded under a flood of distinct keys', () => {
     const { a, b } = open()
-    const cache = new ChangeGuardedCache<number>(a, 100)
+    const cache = new ChangeGuardedCache<number>(sqliteChangeSignal(a, { ownWrites: true }), 100)
     for (let i = 0; i < 1000; i++) cache.set(`k${i}`, i)
     expect(cache.get('k0')).toBeUndefined()
     expect(cache.get('k999')).toBe(999)

@@ -5,7 +5,8 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import { type DB, migrationsFolder } from '../index.js'
-import type { Storage } from '../storage.js'
+import type { ChangeSignal as CacheChangeSignal, Storage } from '../storage.js'
+import type { ChangeSignal } from './change-signal.js'
 import { pgSchema } from './schema.js'
 
 export type PgDB = NodePgDatabase<typeof pgSchema>
@@ -118,7 +119,10 @@ function sqlState(error: unknown): string | undefined {
  * one user per email) rely on serializable behaviour. A body awaits only queries (storage rules),
  * so running it again is safe.
  */
-export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptions['isolation'] } = {}): Storage {
+export function postgresStorage(
+  root: PgDB,
+  options: { isolation?: PostgresOptions['isolation']; changes?: ChangeSignal } = {},
+): Storage {
   const current = new AsyncLocalStorage<PgDB>()
   const isolationLevel = options.isolation ?? 'serializable'
   return {
@@ -127,6 +131,25 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       // The store code is typed against the SQLite handle; at run time the pg handle answers the
       // same query-builder calls (select/insert/update/delete, returning, onConflict...).
       return (current.getStore() ?? root) as unknown as DB
+    },
+    /**
+     * The caches' synchronous "changed?" answered from the LISTEN/NOTIFY version. Without a
+     * listener every call answers true (the caches then never serve a stale entry, they just do
+     * not cache). Strictly no stale window needs `changes.sync()` awaited first: the caches'
+     * asynchronous check is the next step of the PostgreSQL work (issue 14).
+     */
+    changeSignal(): CacheChangeSignal {
+      const changes = options.changes
+      if (!changes) return { changed: () => true }
+      let seen = -1
+      return {
+        changed() {
+          const now = changes.version()
+          if (now === seen) return false
+          seen = now
+          return true
+        },
+      }
     },
     async transaction<T>(body: () => Promise<T>): Promise<T> {
       if (current.getStore()) return body()

@@ -115,17 +115,17 @@ export type WireApiKey = ReturnType<typeof toWire>
 
 // Expired keys are swept at most every 10 s, as upstream does on its endpoints.
 const lastSweep = new WeakMap<AuthContext['db'], number>()
-function sweepExpired(ctx: AuthContext): void {
+async function sweepExpired(ctx: AuthContext): Promise<void> {
   const now = ctx.clock.now()
   const last = lastSweep.get(ctx.db)
   if (last !== undefined && now - last < 10_000 && now >= last) return
   lastSweep.set(ctx.db, now)
-  deleteExpiredKeys(ctx, now)
+  await deleteExpiredKeys(ctx, now)
 }
 
-function audit(ctx: AuthContext, type: string, caller: Caller | null, row: Pick<ApiKeyRow, 'id' | 'referenceId'>, detail?: Record<string, unknown>) {
+async function audit(ctx: AuthContext, type: string, caller: Caller | null, row: Pick<ApiKeyRow, 'id' | 'referenceId'>, detail?: Record<string, unknown>) {
   const actor = caller?.kind === 'client' ? (caller.session?.user.id ?? null) : (caller?.actorUserId ?? null)
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type,
     actorUserId: actor,
     targetUserId: row.referenceId,
@@ -136,8 +136,8 @@ function audit(ctx: AuthContext, type: string, caller: Caller | null, row: Pick<
 }
 
 /** Organization-owned keys: the caller must be a member whose role may act on API keys. */
-function assertOrgPermission(ctx: AuthContext, userId: string, organizationId: string, action: 'create' | 'read' | 'update' | 'delete') {
-  const membership = findMembership(ctx, userId, organizationId)
+async function assertOrgPermission(ctx: AuthContext, userId: string, organizationId: string, action: 'create' | 'read' | 'update' | 'delete') {
+  const membership = await findMembership(ctx, userId, organizationId)
   if (!membership) throw apiKeyError(403, 'USER_NOT_MEMBER_OF_ORGANIZATION')
   const orgConf = ctx.config().organization
   const roles = parseRoleList(membership.role)
@@ -160,7 +160,7 @@ function checkName(c: ApiKeyConfig, name: string): void {
   if (name.length < c.minimumNameLength || name.length > c.maximumNameLength) throw apiKeyError(400, 'INVALID_NAME_LENGTH')
 }
 
-export function createApiKey(ctx: AuthContext, input: CreateInput, caller: Caller): WireApiKey & { key: string } {
+export async function createApiKey(ctx: AuthContext, input: CreateInput, caller: Caller): Promise<WireApiKey & { key: string }> {
   const c = conf(ctx)
   const client = caller.kind === 'client'
   if (
@@ -182,14 +182,14 @@ export function createApiKey(ctx: AuthContext, input: CreateInput, caller: Calle
     if (!input.organizationId) throw apiKeyError(400, 'ORGANIZATION_ID_REQUIRED')
     const userId = client ? sessionUserId : caller.userId
     if (!userId) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
-    assertOrgPermission(ctx, userId, input.organizationId, 'create')
+    await assertOrgPermission(ctx, userId, input.organizationId, 'create')
     referenceId = input.organizationId
   } else if (client) {
     if (!sessionUserId) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
     referenceId = sessionUserId
   } else {
     const userId = caller.userId ?? input.userId
-    if (!userId || !findUserById(ctx, userId)) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
+    if (!userId || !await findUserById(ctx, userId)) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
     referenceId = userId
   }
   const { metadata, refillAmount, refillInterval, expiresIn, prefix, name } = input
@@ -205,7 +205,7 @@ export function createApiKey(ctx: AuthContext, input: CreateInput, caller: Calle
   }
   if (name) checkName(c, name)
   else if (c.requireName) throw apiKeyError(400, 'NAME_REQUIRED')
-  sweepExpired(ctx)
+  await sweepExpired(ctx)
 
   const now = ctx.clock.now()
   const usedPrefix = prefix || c.defaultPrefix
@@ -235,45 +235,45 @@ export function createApiKey(ctx: AuthContext, input: CreateInput, caller: Calle
     permissions: input.permissions ? JSON.stringify(input.permissions) : null,
     metadata: metadata ? JSON.stringify(metadata) : null,
   }
-  insertKey(ctx, row)
-  audit(ctx, 'api-key.created', caller, row, { name: row.name, start: row.start })
+  await insertKey(ctx, row)
+  await audit(ctx, 'api-key.created', caller, row, { name: row.name, start: row.start })
   return { ...toWire(row), key }
 }
 
 /** The key if the caller owns it (or may act on its organization), else 404 as upstream. */
-function ownedKey(ctx: AuthContext, keyId: string, userId: string, action: 'read' | 'update' | 'delete'): ApiKeyRow {
-  const row = findKeyById(ctx, keyId)
+async function ownedKey(ctx: AuthContext, keyId: string, userId: string, action: 'read' | 'update' | 'delete'): Promise<ApiKeyRow> {
+  const row = await findKeyById(ctx, keyId)
   if (!row) throw apiKeyError(404, 'KEY_NOT_FOUND')
-  if (conf(ctx).references === 'organization') assertOrgPermission(ctx, userId, row.referenceId, action)
+  if (conf(ctx).references === 'organization') await assertOrgPermission(ctx, userId, row.referenceId, action)
   else if (row.referenceId !== userId) throw apiKeyError(404, 'KEY_NOT_FOUND')
   return row
 }
 
-export function getApiKey(ctx: AuthContext, id: string, userId: string): WireApiKey {
-  const row = ownedKey(ctx, id, userId, 'read')
-  sweepExpired(ctx)
+export async function getApiKey(ctx: AuthContext, id: string, userId: string): Promise<WireApiKey> {
+  const row = await ownedKey(ctx, id, userId, 'read')
+  await sweepExpired(ctx)
   return toWire(row)
 }
 
-export function listApiKeys(ctx: AuthContext, userId: string, query: z.output<typeof listQuery>) {
+export async function listApiKeys(ctx: AuthContext, userId: string, query: z.output<typeof listQuery>) {
   const c = conf(ctx)
   const organizationId = query?.organizationId
-  if (organizationId) assertOrgPermission(ctx, userId, organizationId, 'read')
+  if (organizationId) await assertOrgPermission(ctx, userId, organizationId, 'read')
   const expected = organizationId ? 'organization' : 'user'
   const { rows, total } =
     expected === c.references
-      ? listKeysByReference(ctx, organizationId ?? userId, {
+      ? await listKeysByReference(ctx, organizationId ?? userId, {
           sortBy: query?.sortBy,
           sortDirection: query?.sortDirection,
           limit: query?.limit,
           offset: query?.offset,
         })
       : { rows: [], total: 0 }
-  sweepExpired(ctx)
+  await sweepExpired(ctx)
   return { apiKeys: rows.map(toWire), total, limit: query?.limit, offset: query?.offset }
 }
 
-export function updateApiKey(ctx: AuthContext, input: UpdateInput, caller: Caller): WireApiKey {
+export async function updateApiKey(ctx: AuthContext, input: UpdateInput, caller: Caller): Promise<WireApiKey> {
   const c = conf(ctx)
   const client = caller.kind === 'client'
   const sessionUserId = client ? caller.session?.user.id : undefined
@@ -292,7 +292,7 @@ export function updateApiKey(ctx: AuthContext, input: UpdateInput, caller: Calle
   ) {
     throw apiKeyError(400, 'SERVER_ONLY_PROPERTY')
   }
-  const row = ownedKey(ctx, input.keyId, userId, 'update')
+  const row = await ownedKey(ctx, input.keyId, userId, 'update')
   const values: Partial<ApiKeyRow> = {}
   if (input.name !== undefined) {
     checkName(c, input.name)
@@ -321,29 +321,29 @@ export function updateApiKey(ctx: AuthContext, input: UpdateInput, caller: Calle
   if (input.permissions !== undefined) values.permissions = input.permissions === null ? null : JSON.stringify(input.permissions)
   if (Object.keys(values).length === 0) throw apiKeyError(400, 'NO_VALUES_TO_UPDATE')
   values.updatedAt = new Date(ctx.clock.now())
-  const updated = updateKeyRow(ctx, row.id, values)
+  const updated = await updateKeyRow(ctx, row.id, values)
   if (!updated) throw apiKeyError(500, 'FAILED_TO_UPDATE_API_KEY')
   const changed = Object.keys(values).filter((k) => k !== 'updatedAt')
-  audit(ctx, input.enabled === false ? 'api-key.disabled' : 'api-key.updated', caller, updated, { fields: changed })
-  sweepExpired(ctx)
+  await audit(ctx, input.enabled === false ? 'api-key.disabled' : 'api-key.updated', caller, updated, { fields: changed })
+  await sweepExpired(ctx)
   return toWire(updated)
 }
 
-export function deleteApiKey(ctx: AuthContext, keyId: string, caller: Caller): { success: true } {
+export async function deleteApiKey(ctx: AuthContext, keyId: string, caller: Caller): Promise<{ success: true }> {
   let row: ApiKeyRow
   if (caller.kind === 'client') {
     const session = caller.session
     if (!session) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
     if (session.user.banned === true) throw apiKeyError(401, 'USER_BANNED')
-    row = ownedKey(ctx, keyId, session.user.id, 'delete')
+    row = await ownedKey(ctx, keyId, session.user.id, 'delete')
   } else {
-    const found = findKeyById(ctx, keyId)
+    const found = await findKeyById(ctx, keyId)
     if (!found) throw apiKeyError(404, 'KEY_NOT_FOUND')
     row = found
   }
-  deleteKeyRow(ctx, row.id)
-  audit(ctx, 'api-key.deleted', caller, row, { name: row.name, start: row.start })
-  sweepExpired(ctx)
+  await deleteKeyRow(ctx, row.id)
+  await audit(ctx, 'api-key.deleted', caller, row, { name: row.name, start: row.start })
+  await sweepExpired(ctx)
   return { success: true }
 }
 
@@ -362,9 +362,9 @@ function firstRefusalThisMinute(ctx: AuthContext, slot: string): boolean {
   return true
 }
 
-function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined, meta: RequestMeta | null): void {
+async function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined, meta: RequestMeta | null): Promise<void> {
   if (!firstRefusalThisMinute(ctx, `${row?.id ?? 'unknown'}:${code}`)) return
-  recordAudit(ctx, {
+  await recordAudit(ctx, {
     type: 'api-key.refused',
     outcome: 'failure',
     targetUserId: row?.referenceId ?? null,
@@ -375,9 +375,9 @@ function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | undefined
 }
 
 /** A refused management request (create, read, update, delete, list): audited like a refused key. */
-export function auditManagementRefusal(ctx: AuthContext, path: string, code: string, actorUserId: string | null, meta: RequestMeta): void {
+export async function auditManagementRefusal(ctx: AuthContext, path: string, code: string, actorUserId: string | null, meta: RequestMeta): Promise<void> {
   if (!firstRefusalThisMinute(ctx, `${actorUserId ?? meta.ipAddress ?? 'anonymous'}:${path}:${code}`)) return
-  recordAudit(ctx, { type: 'api-key.refused', outcome: 'failure', actorUserId, detail: { code, path }, meta })
+  await recordAudit(ctx, { type: 'api-key.refused', outcome: 'failure', actorUserId, detail: { code, path }, meta })
 }
 
 /**
@@ -385,19 +385,19 @@ export function auditManagementRefusal(ctx: AuthContext, path: string, code: str
  * (refilled when due) and its rate limit. Synchronous from lookup to write: verifications
  * cannot interleave, so 20 parallel requests on a key with 5 uses left give exactly 5 passes.
  */
-export function verifyApiKey(
+export async function verifyApiKey(
   ctx: AuthContext,
   key: string,
   options: { permissions?: Record<string, string[]>; meta?: RequestMeta | null } = {},
-): ApiKeyRow {
+): Promise<ApiKeyRow> {
   const meta = options.meta ?? null
-  const row = findKeyByHash(ctx, hashApiKey(key))
+  const row = await findKeyByHash(ctx, hashApiKey(key))
   try {
     if (!row) throw apiKeyError(401, 'INVALID_API_KEY')
     if (!row.enabled) throw apiKeyError(401, 'KEY_DISABLED')
     const now = ctx.clock.now()
     if (row.expiresAt && now > row.expiresAt.getTime()) {
-      deleteKeyRow(ctx, row.id)
+      await deleteKeyRow(ctx, row.id)
       throw apiKeyError(401, 'KEY_EXPIRED')
     }
     if (options.permissions) {
@@ -405,7 +405,7 @@ export function verifyApiKey(
       if (!granted || !statementsGrant(granted, options.permissions)) throw apiKeyError(401, 'KEY_NOT_FOUND')
     }
     if (row.remaining === 0 && row.refillAmount === null) {
-      deleteKeyRow(ctx, row.id)
+      await deleteKeyRow(ctx, row.id)
       throw apiKeyError(429, 'USAGE_EXCEEDED')
     }
     let remaining = row.remaining
@@ -434,10 +434,10 @@ export function verifyApiKey(
       }
       lastRequest = new Date(now)
     }
-    writeUsage(ctx, row, { remaining, lastRefillAt, requestCount, lastRequest, updatedAt: new Date(now) })
+    await writeUsage(ctx, row, { remaining, lastRefillAt, requestCount, lastRequest, updatedAt: new Date(now) })
     return row
   } catch (error) {
-    if (error instanceof Error && 'code' in error) auditRefusal(ctx, String((error as { code: unknown }).code), row, meta)
+    if (error instanceof Error && 'code' in error) await auditRefusal(ctx, String((error as { code: unknown }).code), row, meta)
     throw error
   }
 }
@@ -456,17 +456,17 @@ export function keyFromHeaders(c: ApiKeyConfig, headers: Headers): string | null
  * `enableSessionForAPIKeys`: a request carrying a key acts as the key's owner. The session is
  * synthetic (never stored): its id is the key's id, as upstream.
  */
-export function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta: RequestMeta): SessionWithUser | undefined {
+export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta: RequestMeta): Promise<SessionWithUser | undefined> {
   const c = conf(ctx)
   if (!c.enabled || !c.enableSessionForAPIKeys) return undefined
   const key = keyFromHeaders(c, headers)
   if (!key) return undefined
   if (key.length < c.defaultKeyLength) {
-    auditRefusal(ctx, 'INVALID_API_KEY', undefined, meta)
+    await auditRefusal(ctx, 'INVALID_API_KEY', undefined, meta)
     throw apiKeyError(403, 'INVALID_API_KEY')
   }
-  const row = verifyApiKey(ctx, key, { meta })
-  const owner = c.references === 'user' ? findOwner(ctx, row.referenceId) : undefined
+  const row = await verifyApiKey(ctx, key, { meta })
+  const owner = c.references === 'user' ? await findOwner(ctx, row.referenceId) : undefined
   if (!owner) throw apiKeyError(401, 'INVALID_REFERENCE_ID_FROM_API_KEY')
   const now = ctx.clock.now()
   if (owner.banned && (!owner.banExpires || owner.banExpires.getTime() > now)) throw apiKeyError(401, 'USER_BANNED')

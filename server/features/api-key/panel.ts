@@ -39,19 +39,19 @@ function view(row: ApiKeyRow, owner: { ownerEmail: string | null; ownerName: str
 export const apiKeyPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx
   const server = (userId?: string) => ({ kind: 'server' as const, userId, meta: PANEL_META })
-  const ownerOf = (referenceId: string) => {
-    const owner = findUserById(ctx, referenceId)
+  const ownerOf = async (referenceId: string) => {
+    const owner = await findUserById(ctx, referenceId)
     return { ownerEmail: owner?.email ?? null, ownerName: owner?.name ?? null }
   }
   const settings = sectionSettings(env, 'apiKey')
   return {
     'apiKey.settings': settings.read,
     'apiKey.configure': settings.apply,
-    'apiKey.list': (input: { userId?: string; search?: string; limit: number; offset: number }) => {
-      const { keys, total } = listAllKeys(ctx, input)
+    'apiKey.list': async (input: { userId?: string; search?: string; limit: number; offset: number }) => {
+      const { keys, total } = await listAllKeys(ctx, input)
       return { keys: keys.map((k) => view(k.row, k)), total }
     },
-    'apiKey.create': (input: {
+    'apiKey.create': async (input: {
       userId: string
       name?: string
       prefix?: string
@@ -65,19 +65,19 @@ export const apiKeyPanel = (env: PanelEnv) => {
       permissions?: Record<string, string[]>
     }) => {
       const { userId, remaining, expiresIn, ...rest } = input
-      const created = createApiKey(ctx, { ...rest, remaining: remaining ?? null, expiresIn: expiresIn ?? null }, server(userId))
-      const row = findKeyById(ctx, created.id)
+      const created = await createApiKey(ctx, { ...rest, remaining: remaining ?? null, expiresIn: expiresIn ?? null }, server(userId))
+      const row = await findKeyById(ctx, created.id)
       if (!row) throw new Error('created key vanished')
-      return { key: created.key, apiKey: view(row, ownerOf(row.referenceId)) }
+      return { key: created.key, apiKey: view(row, await ownerOf(row.referenceId)) }
     },
-    'apiKey.setEnabled': ({ keyId, enabled }: { keyId: string; enabled: boolean }) => {
-      const existing = findKeyById(ctx, keyId)
+    'apiKey.setEnabled': async ({ keyId, enabled }: { keyId: string; enabled: boolean }) => {
+      const existing = await findKeyById(ctx, keyId)
       if (!existing) throw apiKeyError(404, 'KEY_NOT_FOUND')
-      const updated = updateApiKey(ctx, { keyId, enabled }, server(existing.referenceId))
-      const row = findKeyById(ctx, updated.id)
+      const updated = await updateApiKey(ctx, { keyId, enabled }, server(existing.referenceId))
+      const row = await findKeyById(ctx, updated.id)
       if (!row) throw new Error('updated key vanished')
-      return view(row, ownerOf(row.referenceId))
+      return view(row, await ownerOf(row.referenceId))
     },
-    'apiKey.delete': ({ keyId }: { keyId: string }) => deleteApiKey(ctx, keyId, server()),
+    'apiKey.delete': async ({ keyId }: { keyId: string }) => await deleteApiKey(ctx, keyId, server()),
   }
 }

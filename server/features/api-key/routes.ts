@@ -21,8 +21,8 @@ import {
 const enabled = (ctx: AuthContext): boolean => ctx.config().apiKey.enabled
 
 /** The session when there is one (create and update also serve server-side callers upstream); kept on the context for the audit. */
-function optionalSession(rc: RouteContext<unknown, unknown, unknown>): SessionWithUser | null {
-  const resolved = resolveRequestSession(rc)
+async function optionalSession(rc: RouteContext<unknown, unknown, unknown>): Promise<SessionWithUser | null> {
+  const resolved = await resolveRequestSession(rc)
   const session = resolved.status === 'active' ? resolved.data : null
   rc.session = session
   return session
@@ -36,7 +36,7 @@ const audited =
     try {
       return await handler(rc)
     } catch (error) {
-      if (error instanceof APIError) auditManagementRefusal(rc.ctx, rc.path, error.code, rc.session?.user.id ?? null, rc.meta)
+      if (error instanceof APIError) await auditManagementRefusal(rc.ctx, rc.path, error.code, rc.session?.user.id ?? null, rc.meta)
       throw error
     }
   }
@@ -48,9 +48,9 @@ const managementRoutes: Route[] = [
     path: '/api-key/create',
     body: createBody,
     enabled,
-    handler: (rc) => {
-      const session = optionalSession(rc)
-      return createApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
+    handler: async (rc) => {
+      const session = await optionalSession(rc)
+      return await createApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
     },
   }),
 
@@ -60,7 +60,7 @@ const managementRoutes: Route[] = [
     query: z.object({ configId: z.string().optional(), id: z.string() }),
     auth: 'session',
     enabled,
-    handler: ({ ctx, query, session }) => getApiKey(ctx, query.id, session.user.id),
+    handler: async ({ ctx, query, session }) => await getApiKey(ctx, query.id, session.user.id),
   }),
 
   defineRoute({
@@ -68,9 +68,9 @@ const managementRoutes: Route[] = [
     path: '/api-key/update',
     body: updateBody,
     enabled,
-    handler: (rc) => {
-      const session = optionalSession(rc)
-      return updateApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
+    handler: async (rc) => {
+      const session = await optionalSession(rc)
+      return await updateApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
     },
   }),
 
@@ -80,7 +80,7 @@ const managementRoutes: Route[] = [
     body: z.object({ configId: z.string().optional(), keyId: z.string() }),
     auth: 'session',
     enabled,
-    handler: ({ ctx, body, session, meta }) => deleteApiKey(ctx, body.keyId, { kind: 'client', session, meta }),
+    handler: async ({ ctx, body, session, meta }) => await deleteApiKey(ctx, body.keyId, { kind: 'client', session, meta }),
   }),
 
   defineRoute({
@@ -89,7 +89,7 @@ const managementRoutes: Route[] = [
     query: listQuery,
     auth: 'session',
     enabled,
-    handler: ({ ctx, query, session }) => listApiKeys(ctx, session.user.id, query),
+    handler: async ({ ctx, query, session }) => await listApiKeys(ctx, session.user.id, query),
   }),
 
 ]
@@ -106,9 +106,9 @@ export const apiKeyRoutes: Route[] = [
     path: '/api-key/verify',
     body: z.object({ configId: z.string().optional(), key: z.string(), permissions: z.record(z.string(), z.array(z.string())).optional() }),
     enabled,
-    handler: ({ ctx, body, meta }) => {
+    handler: async ({ ctx, body, meta }) => {
       try {
-        const row = verifyApiKey(ctx, body.key, { permissions: body.permissions, meta })
+        const row = await verifyApiKey(ctx, body.key, { permissions: body.permissions, meta })
         return { valid: true, error: null, key: toWire(row) }
       } catch (error) {
         if (!(error instanceof APIError)) throw error

@@ -1,8 +1,8 @@
 import { and, asc, count, desc, eq, isNotNull, like, lt, or, sql } from 'drizzle-orm'
-import type Database from 'better-sqlite3'
 import type { AuthContext } from '../../auth/context.js'
 import { ChangeGuardedCache } from '../../auth/session-cache.js'
 import type { DB } from '../../db/index.js'
+import { type ChangeSignal, firstRow } from '../../db/storage.js'
 import { apikey, member, user } from '../../db/schema.js'
 import type { ApiKeyRow } from './schema.js'
 
@@ -22,23 +22,19 @@ import type { ApiKeyRow } from './schema.js'
  */
 class KeyCache {
   readonly rows = new Map<string, ApiKeyRow>()
-  private readonly version: Database.Statement
-  private seen = -1
   private checkedAt = Number.NEGATIVE_INFINITY
 
-  constructor(sqlite: Database.Database) {
-    this.version = sqlite.prepare('pragma data_version').pluck()
-  }
+  /** `signal`: other processes' commits (the storage's change signal, own writes not counted). */
+  constructor(private readonly signal: ChangeSignal) {}
 
-  fresh(flush: () => void): Map<string, ApiKeyRow> {
+  /** The cached rows; when another process committed, `flush` runs first and the cache starts empty. */
+  async fresh(flush: () => Promise<void>): Promise<Map<string, ApiKeyRow>> {
     const now = performance.now()
     if (now - this.checkedAt >= 250) {
       this.checkedAt = now
-      const v = Number(this.version.get())
-      if (v !== this.seen) {
-        flush()
+      if (this.signal.changed()) {
+        await flush()
         this.rows.clear()
-        this.seen = v
       }
     }
     return this.rows
@@ -47,14 +43,10 @@ class KeyCache {
 
 interface Prepared {
   cache: KeyCache
-  byHash: { get(params: { key: string }): ApiKeyRow | undefined }
-  owner: { get(params: { id: string }): typeof user.$inferSelect | undefined }
   owners: ChangeGuardedCache<typeof user.$inferSelect>
-  usage: Database.Statement
   /** Rows whose counters are not written yet. */
   pending: Map<string, ApiKeyRow>
   timer: NodeJS.Timeout | null
-  flushAll: (rows: ApiKeyRow[]) => void
 }
 
 const prepared = new WeakMap<DB, Prepared>()
@@ -63,41 +55,32 @@ function prep(ctx: AuthContext): Prepared {
   let p = prepared.get(ctx.db)
   if (!p) {
     p = {
-      cache: new KeyCache(ctx.sqlite),
-      byHash: ctx.db
-        .select()
-        .from(apikey)
-        .where(eq(apikey.key, sql.placeholder('key')))
-        .prepare(),
-      owner: ctx.db
-        .select()
-        .from(user)
-        .where(eq(user.id, sql.placeholder('id')))
-        .prepare(),
-      owners: new ChangeGuardedCache(ctx.sqlite),
-      usage: ctx.sqlite.prepare(
-        'update apikey set remaining = ?, lastRefillAt = ?, requestCount = ?, lastRequest = ?, updatedAt = ? where id = ?',
-      ),
+      cache: new KeyCache(ctx.storage.changeSignal()),
+      owners: new ChangeGuardedCache(ctx.storage.changeSignal({ ownWrites: true })),
       pending: new Map(),
       timer: null,
-      flushAll: () => {},
     }
-    const stmt = p.usage
-    p.flushAll = ctx.sqlite.transaction((rows: ApiKeyRow[]) => {
-      for (const row of rows) runUsage(stmt, row, row)
-    })
     prepared.set(ctx.db, p)
   }
   return p
 }
 
-const ms = (d: Date | null) => (d ? d.getTime() : null)
-function runUsage(stmt: Database.Statement, row: ApiKeyRow, usage: UsageWrite): void {
-  stmt.run(usage.remaining, ms(usage.lastRefillAt), usage.requestCount, ms(usage.lastRequest), ms(usage.updatedAt), row.id)
+/** One key's counters written (joins the caller's transaction when there is one). */
+async function writeUsageRow(ctx: AuthContext, id: string, usage: UsageWrite): Promise<void> {
+  await ctx.db
+    .update(apikey)
+    .set({
+      remaining: usage.remaining,
+      lastRefillAt: usage.lastRefillAt,
+      requestCount: usage.requestCount,
+      lastRequest: usage.lastRequest,
+      updatedAt: usage.updatedAt,
+    })
+    .where(eq(apikey.id, id))
 }
 
-/** Writes the counters kept in memory (one transaction). */
-export function flushUsage(ctx: AuthContext): void {
+/** Writes the counters kept in memory (one transaction through the storage port). */
+export async function flushUsage(ctx: AuthContext): Promise<void> {
   const p = prep(ctx)
   if (p.timer) {
     clearTimeout(p.timer)
@@ -106,38 +89,44 @@ export function flushUsage(ctx: AuthContext): void {
   if (p.pending.size === 0) return
   const rows = [...p.pending.values()]
   p.pending.clear()
-  p.flushAll(rows)
+  await ctx.storage.transaction(async () => {
+    for (const row of rows) await writeUsageRow(ctx, row.id, row)
+  })
 }
 
 /** Empties the verification cache (any change to a key), after writing pending counters. */
-export function invalidateKeyCache(ctx: AuthContext): void {
-  flushUsage(ctx)
+export async function invalidateKeyCache(ctx: AuthContext): Promise<void> {
+  await flushUsage(ctx)
   prep(ctx).cache.rows.clear()
 }
 
-/** The row of a key hash, from the cache when it holds it. */
-export function findKeyByHash(ctx: AuthContext, hash: string): ApiKeyRow | undefined {
+/** The row of a key hash, from the cache when it holds it (a hit awaits no query). */
+export async function findKeyByHash(ctx: AuthContext, hash: string): Promise<ApiKeyRow | undefined> {
   const p = prep(ctx)
-  const rows = p.cache.fresh(() => flushUsage(ctx))
+  const rows = await p.cache.fresh(async () => await flushUsage(ctx))
   let row = rows.get(hash)
   if (row) return row
-  row = p.byHash.get({ key: hash })
+  row = await firstRow(ctx.db.select().from(apikey).where(eq(apikey.key, hash)))
   if (row) {
     if (rows.size >= 10_000) rows.clear()
+    // Another lookup of the same key may have filled the cache meanwhile: keep one row per key,
+    // so counters applied to it in memory are never split over two objects.
+    const again = rows.get(hash)
+    if (again) return again
     rows.set(hash, row)
   }
   return row
 }
 
 /**
- * A key owner's user row, read on every request a key acts as its owner: prepared once and
- * cached until the database changes at all (a ban or a role change is seen at once).
+ * A key owner's user row, read on every request a key acts as its owner: cached until the
+ * database changes at all (a ban or a role change is seen at once).
  */
-export function findOwner(ctx: AuthContext, id: string): typeof user.$inferSelect | undefined {
+export async function findOwner(ctx: AuthContext, id: string): Promise<typeof user.$inferSelect | undefined> {
   const p = prep(ctx)
   let row = p.owners.get(id)
   if (row) return row
-  row = p.owner.get({ id })
+  row = await firstRow(ctx.db.select().from(user).where(eq(user.id, id)))
   if (row) p.owners.set(id, row)
   return row
 }
@@ -152,52 +141,52 @@ export interface UsageWrite {
 
 /**
  * Applies a verification's counters to the cached row and writes them: at once for a key with a
- * quota, within a second otherwise. Synchronous: no other verification runs between the
- * caller's decision and this update, so counting is atomic.
+ * quota, within a second otherwise. The cached row is updated before the first await: no other
+ * verification runs between the caller's decision and this update, so counting is atomic.
  */
-export function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageWrite): void {
+export async function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageWrite): Promise<void> {
   const p = prep(ctx)
+  // Applied to the cached row before any await: the next verification of this key sees it.
   Object.assign(row, usage)
   if (usage.remaining !== null) {
     p.pending.delete(row.id)
-    runUsage(p.usage, row, usage)
+    await writeUsageRow(ctx, row.id, usage)
     return
   }
   p.pending.set(row.id, row)
   if (!p.timer) {
-    p.timer = setTimeout(() => flushUsage(ctx), 1000)
+    p.timer = setTimeout(() => void flushUsage(ctx).catch(() => {}), 1000)
     p.timer.unref()
   }
 }
 
-export function insertKey(ctx: AuthContext, row: ApiKeyRow): ApiKeyRow {
-  ctx.db.insert(apikey).values(row).run()
-  invalidateKeyCache(ctx)
+export async function insertKey(ctx: AuthContext, row: ApiKeyRow): Promise<ApiKeyRow> {
+  await ctx.db.insert(apikey).values(row)
+  await invalidateKeyCache(ctx)
   return row
 }
 
-export function findKeyById(ctx: AuthContext, id: string): ApiKeyRow | undefined {
-  flushUsage(ctx)
-  return ctx.db.select().from(apikey).where(eq(apikey.id, id)).get()
+export async function findKeyById(ctx: AuthContext, id: string): Promise<ApiKeyRow | undefined> {
+  await flushUsage(ctx)
+  return (await firstRow(ctx.db.select().from(apikey).where(eq(apikey.id, id))))
 }
 
-export function updateKeyRow(ctx: AuthContext, id: string, values: Partial<ApiKeyRow>): ApiKeyRow | undefined {
-  invalidateKeyCache(ctx)
-  return ctx.db.update(apikey).set(values).where(eq(apikey.id, id)).returning().get()
+export async function updateKeyRow(ctx: AuthContext, id: string, values: Partial<ApiKeyRow>): Promise<ApiKeyRow | undefined> {
+  await invalidateKeyCache(ctx)
+  return (await firstRow(ctx.db.update(apikey).set(values).where(eq(apikey.id, id)).returning()))
 }
 
-export function deleteKeyRow(ctx: AuthContext, id: string): boolean {
-  invalidateKeyCache(ctx)
-  return ctx.db.delete(apikey).where(eq(apikey.id, id)).run().changes > 0
+export async function deleteKeyRow(ctx: AuthContext, id: string): Promise<boolean> {
+  await invalidateKeyCache(ctx)
+  return (await ctx.db.delete(apikey).where(eq(apikey.id, id)).returning()).length > 0
 }
 
-export function deleteExpiredKeys(ctx: AuthContext, now: number): number {
-  flushUsage(ctx)
-  const changes = ctx.db
+export async function deleteExpiredKeys(ctx: AuthContext, now: number): Promise<number> {
+  await flushUsage(ctx)
+  const changes = (await ctx.db
     .delete(apikey)
-    .where(and(isNotNull(apikey.expiresAt), lt(apikey.expiresAt, new Date(now))))
-    .run().changes
-  if (changes > 0) invalidateKeyCache(ctx)
+    .where(and(isNotNull(apikey.expiresAt), lt(apikey.expiresAt, new Date(now)))).returning()).length
+  if (changes > 0) await invalidateKeyCache(ctx)
   return changes
 }
 
@@ -211,19 +200,19 @@ const SORTABLE = {
   enabled: apikey.enabled,
 } as const
 
-export function listKeysByReference(
+export async function listKeysByReference(
   ctx: AuthContext,
   referenceId: string,
   options: { sortBy?: string; sortDirection?: 'asc' | 'desc'; limit?: number; offset?: number },
-): { rows: ApiKeyRow[]; total: number } {
-  flushUsage(ctx)
+): Promise<{ rows: ApiKeyRow[]; total: number }> {
+  await flushUsage(ctx)
   const where = eq(apikey.referenceId, referenceId)
   const column = options.sortBy && Object.hasOwn(SORTABLE, options.sortBy) ? SORTABLE[options.sortBy as keyof typeof SORTABLE] : undefined
   let q = ctx.db.select().from(apikey).where(where).$dynamic()
   if (column) q = q.orderBy(options.sortDirection === 'desc' ? desc(column) : asc(column))
   else q = q.orderBy(asc(apikey.createdAt))
   // An owner has few keys: page in memory (drizzle drops a LIMIT of -1, and OFFSET needs one).
-  const all = q.all()
+  const all = await q
   const start = options.offset ?? 0
   const rows = all.slice(start, options.limit === undefined ? undefined : start + options.limit)
   return { rows, total: all.length }
@@ -236,42 +225,40 @@ export interface KeyWithOwner {
 }
 
 /** Every key, newest first, optionally only those whose owner's email, name or id, or the key's name, contains `search`. */
-export function listAllKeys(
+export async function listAllKeys(
   ctx: AuthContext,
   options: { userId?: string; search?: string; limit: number; offset: number },
-): { keys: KeyWithOwner[]; total: number } {
-  flushUsage(ctx)
+): Promise<{ keys: KeyWithOwner[]; total: number }> {
+  await flushUsage(ctx)
   const term = options.search?.trim()
   const pattern = term ? `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined
   const owner = options.userId ? eq(apikey.referenceId, options.userId) : undefined
   const matching = pattern
     ? or(
-        sql`${user.email} like ${pattern} escape '\\'`,
-        sql`${user.name} like ${pattern} escape '\\'`,
+        sql`lower(${user.email}) like lower(${pattern}) escape '\\'`,
+        sql`lower(${user.name}) like lower(${pattern}) escape '\\'`,
         like(apikey.referenceId, pattern),
-        sql`${apikey.name} like ${pattern} escape '\\'`,
+        sql`lower(${apikey.name}) like lower(${pattern}) escape '\\'`,
       )
     : undefined
   const where = owner && matching ? and(owner, matching) : (owner ?? matching)
-  const rows = ctx.db
+  const rows = (await ctx.db
     .select({ row: apikey, ownerEmail: user.email, ownerName: user.name })
     .from(apikey)
     .leftJoin(user, eq(user.id, apikey.referenceId))
     .where(where)
     .orderBy(desc(apikey.createdAt))
     .limit(options.limit)
-    .offset(options.offset)
-    .all()
+    .offset(options.offset))
   const total =
-    ctx.db.select({ n: count() }).from(apikey).leftJoin(user, eq(user.id, apikey.referenceId)).where(where).get()?.n ?? 0
+    (await firstRow(ctx.db.select({ n: count() }).from(apikey).leftJoin(user, eq(user.id, apikey.referenceId)).where(where)))?.n ?? 0
   return { keys: rows, total }
 }
 
 /** The caller's membership row in an organization (organization-owned keys). */
-export function findMembership(ctx: AuthContext, userId: string, organizationId: string): { role: string } | undefined {
-  return ctx.db
+export async function findMembership(ctx: AuthContext, userId: string, organizationId: string): Promise<{ role: string } | undefined> {
+  return (await firstRow(ctx.db
     .select({ role: member.role })
     .from(member)
-    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))
-    .get()
+    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))))
 }

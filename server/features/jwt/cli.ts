@@ -62,7 +62,7 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
       process.stdout.write(`New signing key ${rotated.id} (${rotated.alg}); retired: ${rotated.retired.join(', ') || 'none'}\n`)
       return 0
     }
-    for (const key of listSigningKeys(ctx)) {
+    for (const key of await listSigningKeys(ctx)) {
       const state = key.signing ? 'signing' : key.retiredAt ? `retired, leaves the JWKS ${new Date(key.removedAt ?? 0).toISOString()}` : 'published'
       process.stdout.write(`${key.id}  ${key.alg}  created ${new Date(key.createdAt).toISOString()}  ${state}\n`)
     }

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3'
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
 import { recordAudit } from '../../auth/audit.js'
 import type { AuthContext, RequestMeta } from '../../auth/context.js'
@@ -6,6 +5,7 @@ import type { UserRow } from '../../auth/sessions.js'
 import { toPublicUser } from '../../auth/users.js'
 import { decryptSecret, encryptSecret } from '../../crypto/encrypt.js'
 import { generateId } from '../../crypto/random.js'
+import type { ChangeSignal } from '../../db/storage.js'
 import type { SessionAnswer } from '../../feature.js'
 import { durationSeconds, type JwtConfig } from './config.js'
 import type { KeypairRow } from './schema.js'
@@ -18,7 +18,7 @@ import { allKeypairs, deleteKeypairsRetiredBefore, findMembership, insertKeypair
  *
  * The keys are read once and kept in memory with their imported private key; a change made here
  * drops that at once, another process's (`gatehouse jwt rotate` on the data directory) is seen
- * within 250 ms through `PRAGMA data_version`.
+ * within 250 ms through the storage's change signal (SQLite: `PRAGMA data_version`).
  */
 
 const SEAL_PURPOSE = 'jwt-signing-key'
@@ -26,8 +26,8 @@ const DEFAULT_ALG = 'EdDSA'
 
 interface KeyState {
   rows: KeypairRow[]
-  versionStmt: Database.Statement
-  version: number
+  /** Other processes' commits (`gatehouse jwt rotate` on the data directory). */
+  signal: ChangeSignal
   checkedAt: number
   stale: boolean
   privateKeys: Map<string, CryptoKey>
@@ -38,13 +38,12 @@ interface KeyState {
 
 const states = new WeakMap<AuthContext['db'], KeyState>()
 
-function state(ctx: AuthContext): KeyState {
+async function state(ctx: AuthContext): Promise<KeyState> {
   let s = states.get(ctx.db)
   if (!s) {
     s = {
       rows: [],
-      versionStmt: ctx.sqlite.prepare('pragma data_version').pluck(),
-      version: -1,
+      signal: ctx.storage.changeSignal(),
       checkedAt: Number.NEGATIVE_INFINITY,
       stale: true,
       privateKeys: new Map(),
@@ -56,14 +55,10 @@ function state(ctx: AuthContext): KeyState {
   const now = performance.now()
   if (now - s.checkedAt >= 250) {
     s.checkedAt = now
-    const v = Number(s.versionStmt.get())
-    if (v !== s.version) {
-      s.version = v
-      s.stale = true
-    }
+    if (s.signal.changed()) s.stale = true
   }
   if (s.stale) {
-    s.rows = allKeypairs(ctx)
+    s.rows = await allKeypairs(ctx)
     s.stale = false
     s.jwks = null
   }
@@ -99,13 +94,13 @@ async function mintKey(ctx: AuthContext, alg: string = conf(ctx).jwks.keyPairCon
     crv: typeof publicJwk.crv === 'string' ? publicJwk.crv : null,
     expiresAt: null,
   }
-  insertKeypair(ctx, row)
+  await insertKeypair(ctx, row)
   invalidate(ctx)
   return row
 }
 
-function mintOnce(ctx: AuthContext): Promise<KeypairRow> {
-  const s = state(ctx)
+async function mintOnce(ctx: AuthContext): Promise<KeypairRow> {
+  const s = await state(ctx)
   if (!s.minting) {
     s.minting = mintKey(ctx).finally(() => {
       s.minting = null
@@ -120,20 +115,20 @@ async function signingKey(ctx: AuthContext): Promise<KeypairRow> {
   const now = ctx.clock.now()
   const alg = c.jwks.keyPairConfig.alg
   let live: KeypairRow | undefined
-  for (const row of state(ctx).rows) {
+  for (const row of (await state(ctx)).rows) {
     if (algOf(row) === alg && isLive(row, now) && (!live || row.createdAt >= live.createdAt)) live = row
   }
   if (live && c.jwks.rotationInterval && live.createdAt.getTime() + c.jwks.rotationInterval * 1000 <= now) {
-    retireKeypair(ctx, live.id, new Date(now))
+    await retireKeypair(ctx, live.id, new Date(now))
     invalidate(ctx)
-    recordAudit(ctx, { type: 'jwt.key-rotated', target: live.id, detail: { via: 'rotationInterval', alg } })
+    await recordAudit(ctx, { type: 'jwt.key-rotated', target: live.id, detail: { via: 'rotationInterval', alg } })
     live = undefined
   }
   return live ?? (await mintOnce(ctx))
 }
 
 async function privateKeyOf(ctx: AuthContext, row: KeypairRow): Promise<CryptoKey> {
-  const s = state(ctx)
+  const s = await state(ctx)
   let key = s.privateKeys.get(row.id)
   if (!key) {
     const jwk = decryptSecret(ctx.secret, row.privateKey, SEAL_PURPOSE)
@@ -151,14 +146,14 @@ async function privateKeyOf(ctx: AuthContext, row: KeypairRow): Promise<CryptoKe
 const baseOrigin = (ctx: AuthContext): string => new URL(ctx.baseURL).origin
 
 /** The token's claims: the user's fields (better-auth's default payload), `sub`, and the configured extras. */
-export function tokenPayload(ctx: AuthContext, answer: SessionAnswer): Record<string, unknown> {
+export async function tokenPayload(ctx: AuthContext, answer: SessionAnswer): Promise<Record<string, unknown>> {
   const claims = conf(ctx).jwt.claims
   // A user row from the database carries configured fields as one JSON column: flatten it as the wire does.
   const user = 'additionalFields' in answer.user ? toPublicUser(answer.user as unknown as UserRow) : answer.user
   const payload: Record<string, unknown> = { ...user }
   const orgId = answer.session.activeOrganizationId ?? null
   if (claims.activeOrganization || claims.teams) {
-    const membership = orgId ? findMembership(ctx, answer.user.id, orgId) : undefined
+    const membership = orgId ? await findMembership(ctx, answer.user.id, orgId) : undefined
     if (claims.activeOrganization) {
       payload.activeOrganizationId = orgId
       payload.organizationRole = membership?.role ?? null
@@ -175,7 +170,7 @@ export async function signSessionToken(ctx: AuthContext, answer: SessionAnswer):
   const key = await privateKeyOf(ctx, row)
   const iat = Math.floor(ctx.clock.now() / 1000)
   const origin = baseOrigin(ctx)
-  return new SignJWT(tokenPayload(ctx, answer))
+  return new SignJWT(await tokenPayload(ctx, answer))
     .setProtectedHeader({ alg: algOf(row), kid: row.id })
     .setIssuedAt(iat)
     .setExpirationTime(iat + durationSeconds(c.jwt.expirationTime))
@@ -186,25 +181,25 @@ export async function signSessionToken(ctx: AuthContext, answer: SessionAnswer):
 }
 
 /** Deletes keys whose grace period is over. */
-function pruneRetired(ctx: AuthContext): void {
+async function pruneRetired(ctx: AuthContext): Promise<void> {
   const cutoff = new Date(ctx.clock.now() - conf(ctx).jwks.gracePeriod * 1000)
-  const s = state(ctx)
+  const s = await state(ctx)
   if (!s.rows.some((r) => r.expiresAt && r.expiresAt < cutoff)) return
-  const removed = deleteKeypairsRetiredBefore(ctx, cutoff)
+  const removed = await deleteKeypairsRetiredBefore(ctx, cutoff)
   if (removed.length > 0) {
     invalidate(ctx)
     for (const id of removed) s.privateKeys.delete(id)
-    recordAudit(ctx, { type: 'jwt.key-removed', detail: { keys: removed } })
+    await recordAudit(ctx, { type: 'jwt.key-removed', detail: { keys: removed } })
   }
 }
 
 /** The JWKS document (JSON text): live keys and retired ones still in their grace period. */
 export async function jwksJSON(ctx: AuthContext): Promise<string> {
-  pruneRetired(ctx)
-  let s = state(ctx)
+  await pruneRetired(ctx)
+  let s = await state(ctx)
   if (s.rows.length === 0) {
     await mintOnce(ctx)
-    s = state(ctx)
+    s = await state(ctx)
   }
   const ids = s.rows.map((r) => r.id).join(',')
   if (s.jwks?.ids !== ids) {
@@ -232,11 +227,11 @@ export interface SigningKeyView {
 }
 
 /** The keys as the panel shows them (no private material). */
-export function listSigningKeys(ctx: AuthContext): SigningKeyView[] {
-  pruneRetired(ctx)
+export async function listSigningKeys(ctx: AuthContext): Promise<SigningKeyView[]> {
+  await pruneRetired(ctx)
   const c = conf(ctx)
   const now = ctx.clock.now()
-  const rows = state(ctx).rows
+  const rows = (await state(ctx)).rows
   let signing: KeypairRow | undefined
   for (const row of rows) {
     if (algOf(row) === c.jwks.keyPairConfig.alg && isLive(row, now) && (!signing || row.createdAt >= signing.createdAt)) signing = row
@@ -262,11 +257,11 @@ export async function rotateSigningKey(
   ctx: AuthContext,
   by: { via: 'panel' | 'cli'; actorUserId?: string | null; meta?: RequestMeta | null },
 ): Promise<{ id: string; alg: string; retired: string[] }> {
-  const retired = retireLiveKeypairs(ctx, new Date(ctx.clock.now()))
+  const retired = await retireLiveKeypairs(ctx, new Date(ctx.clock.now()))
   invalidate(ctx)
   const row = await mintKey(ctx)
-  pruneRetired(ctx)
-  recordAudit(ctx, {
+  await pruneRetired(ctx)
+  await recordAudit(ctx, {
     type: 'jwt.key-rotated',
     actorUserId: by.actorUserId ?? null,
     target: row.id,
@@ -286,15 +281,17 @@ type LiveJwks = { version: string; keys: (JWK & { kid: string; alg: string })[] 
 const liveJwksCache = new WeakMap<KeypairRow[], LiveJwks>()
 
 export async function liveSigningJwks(ctx: AuthContext): Promise<LiveJwks> {
-  pruneRetired(ctx)
+  await pruneRetired(ctx)
   const now = ctx.clock.now()
   // Decrypted once per set of keys (the rows array is replaced whenever the keys change).
-  const cached = liveJwksCache.get(state(ctx).rows)
-  if (cached && cached.keys.length === state(ctx).rows.filter((row) => isLive(row, now)).length) return cached
-  let live = state(ctx).rows.filter((row) => isLive(row, now))
+  let rows = (await state(ctx)).rows
+  const cached = liveJwksCache.get(rows)
+  if (cached && cached.keys.length === rows.filter((row) => isLive(row, now)).length) return cached
+  let live = rows.filter((row) => isLive(row, now))
   if (!live.some((row) => algOf(row) === 'RS256')) {
     await mintKey(ctx, 'RS256')
-    live = state(ctx).rows.filter((row) => isLive(row, now))
+    rows = (await state(ctx)).rows
+    live = rows.filter((row) => isLive(row, now))
   }
   live.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
   const keys = live.map((row) => {
@@ -303,6 +300,6 @@ export async function liveSigningJwks(ctx: AuthContext): Promise<LiveJwks> {
     return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row) }
   })
   const result = { version: live.map((row) => row.id).join(','), keys }
-  liveJwksCache.set(state(ctx).rows, result)
+  liveJwksCache.set(rows, result)
   return result
 }

@@ -10,9 +10,9 @@ export const jwtPanel = (env: PanelEnv) => {
   return {
     'jwt.settings': settings.read,
     'jwt.configure': settings.apply,
-    'jwt.keys': () => {
+    'jwt.keys': async () => {
       const c = ctx.config().jwt
-      return { keys: listSigningKeys(ctx), gracePeriod: c.jwks.gracePeriod, alg: c.jwks.keyPairConfig.alg, enabled: c.enabled }
+      return { keys: await listSigningKeys(ctx), gracePeriod: c.jwks.gracePeriod, alg: c.jwks.keyPairConfig.alg, enabled: c.enabled }
     },
     'jwt.rotate': () => rotateSigningKey(ctx, { via: 'panel', meta: PANEL_META }),
   }

@@ -2,47 +2,45 @@ import { and, asc, eq, isNotNull, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../auth/context.js'
 import { keypair, member } from '../../db/schema.js'
 import type { KeypairRow } from './schema.js'
+import { firstRow } from '../../db/storage.js'
 
 /** Every SQL statement of the jwt feature. */
 
-export function allKeypairs(ctx: AuthContext): KeypairRow[] {
-  return ctx.db.select().from(keypair).orderBy(asc(keypair.createdAt)).all()
+export async function allKeypairs(ctx: AuthContext): Promise<KeypairRow[]> {
+  return (await ctx.db.select().from(keypair).orderBy(asc(keypair.createdAt)))
 }
 
-export function insertKeypair(ctx: AuthContext, row: KeypairRow): void {
-  ctx.db.insert(keypair).values(row).run()
+export async function insertKeypair(ctx: AuthContext, row: KeypairRow): Promise<void> {
+  await ctx.db.insert(keypair).values(row)
 }
 
 /** Marks every live key retired at `at` (rotation); returns their ids. */
-export function retireLiveKeypairs(ctx: AuthContext, at: Date): string[] {
-  return ctx.db
+export async function retireLiveKeypairs(ctx: AuthContext, at: Date): Promise<string[]> {
+  return (await ctx.db
     .update(keypair)
     .set({ expiresAt: at })
     .where(isNull(keypair.expiresAt))
-    .returning({ id: keypair.id })
-    .all()
+    .returning({ id: keypair.id }))
     .map((r) => r.id)
 }
 
-export function retireKeypair(ctx: AuthContext, id: string, at: Date): void {
-  ctx.db.update(keypair).set({ expiresAt: at }).where(eq(keypair.id, id)).run()
+export async function retireKeypair(ctx: AuthContext, id: string, at: Date): Promise<void> {
+  await ctx.db.update(keypair).set({ expiresAt: at }).where(eq(keypair.id, id))
 }
 
 /** Deletes keys retired before `before` (their grace period is over); returns their ids. */
-export function deleteKeypairsRetiredBefore(ctx: AuthContext, before: Date): string[] {
-  return ctx.db
+export async function deleteKeypairsRetiredBefore(ctx: AuthContext, before: Date): Promise<string[]> {
+  return (await ctx.db
     .delete(keypair)
     .where(and(isNotNull(keypair.expiresAt), lt(keypair.expiresAt, before)))
-    .returning({ id: keypair.id })
-    .all()
+    .returning({ id: keypair.id }))
     .map((r) => r.id)
 }
 
 /** The user's role and team in an organization (token claims). */
-export function findMembership(ctx: AuthContext, userId: string, organizationId: string): { role: string; teamId: string | null } | undefined {
-  return ctx.db
+export async function findMembership(ctx: AuthContext, userId: string, organizationId: string): Promise<{ role: string; teamId: string | null } | undefined> {
+  return (await firstRow(ctx.db
     .select({ role: member.role, teamId: member.teamId })
     .from(member)
-    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))
-    .get()
+    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))))
 }

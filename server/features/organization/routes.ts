@@ -105,7 +105,7 @@ export const organizationRoutes = [
       }),
       organizationId: optionalId,
     }),
-    handler: (rc) => updateOrganization(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await updateOrganization(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -132,7 +132,7 @@ export const organizationRoutes = [
     path: '/organization/get-full-organization',
     auth: 'session',
     query: z.object({ organizationId: optionalId, organizationSlug: optionalId, membersLimit: count.optional() }),
-    handler: (rc) => getFullOrganization(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await getFullOrganization(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -158,7 +158,7 @@ export const organizationRoutes = [
       resend: z.boolean().optional(),
       teamId: optionalId,
     }),
-    handler: (rc) => inviteMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await inviteMember(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -178,7 +178,7 @@ export const organizationRoutes = [
     path: '/organization/reject-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => rejectInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+    handler: async (rc) => await rejectInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
   }),
 
   defineRoute({
@@ -186,7 +186,7 @@ export const organizationRoutes = [
     path: '/organization/cancel-invitation',
     auth: 'session',
     body: z.object({ invitationId: z.string().min(1) }),
-    handler: (rc) => cancelInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
+    handler: async (rc) => await cancelInvitation(rc.ctx, actorOf(rc), rc.body.invitationId),
   }),
 
   defineRoute({
@@ -194,7 +194,7 @@ export const organizationRoutes = [
     path: '/organization/get-invitation',
     auth: 'session',
     query: z.object({ id: z.string().min(1) }),
-    handler: (rc) => getInvitation(rc.ctx, actorOf(rc), rc.query.id),
+    handler: async (rc) => await getInvitation(rc.ctx, actorOf(rc), rc.query.id),
   }),
 
   defineRoute({
@@ -202,7 +202,7 @@ export const organizationRoutes = [
     path: '/organization/list-invitations',
     auth: 'session',
     query: z.object({ organizationId: optionalId }),
-    handler: (rc) => listInvitations(rc.ctx, actorOf(rc), rc.query.organizationId),
+    handler: async (rc) => await listInvitations(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
 
   defineRoute({
@@ -222,14 +222,14 @@ export const organizationRoutes = [
     path: '/organization/update-member-role',
     auth: 'session',
     body: z.object({ memberId: z.string().min(1), role: roleInput, organizationId: optionalId }),
-    handler: (rc) => updateMemberRole(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await updateMemberRole(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
     method: 'GET',
     path: '/organization/get-active-member',
     auth: 'session',
-    handler: (rc) => getActiveMember(rc.ctx, actorOf(rc)),
+    handler: async (rc) => await getActiveMember(rc.ctx, actorOf(rc)),
   }),
 
   defineRoute({
@@ -237,7 +237,7 @@ export const organizationRoutes = [
     path: '/organization/get-active-member-role',
     auth: 'session',
     query: z.object({ userId: optionalId, organizationId: optionalId, organizationSlug: optionalId }),
-    handler: (rc) => getActiveMemberRole(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await getActiveMemberRole(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -255,7 +255,7 @@ export const organizationRoutes = [
       filterOperator: z.enum(MEMBER_FILTER_OPERATORS).optional(),
       filterValue: z.string().optional(),
     }),
-    handler: (rc) => listMembers(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await listMembers(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -280,8 +280,8 @@ export const organizationRoutes = [
         message: ORG_MESSAGES.NO_PERMISSIONS_PASSED,
         path: ['permissions'],
       }),
-    handler: (rc) =>
-      checkOrgPermission(rc.ctx, actorOf(rc), {
+    handler: async (rc) =>
+      await checkOrgPermission(rc.ctx, actorOf(rc), {
         organizationId: rc.body.organizationId,
         permissions: rc.body.permissions ?? rc.body.permission ?? {},
       }),
@@ -293,7 +293,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     body: z.object({ name: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => createTeam(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await createTeam(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -302,7 +302,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     query: z.object({ organizationId: optionalId }),
-    handler: (rc) => listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
+    handler: async (rc) => await listTeams(rc.ctx, actorOf(rc), rc.query.organizationId),
   }),
 
   defineRoute({
@@ -314,7 +314,7 @@ export const organizationRoutes = [
       teamId: z.string().min(1),
       data: z.looseObject({ name: z.string().min(1).optional(), organizationId: optionalId }),
     }),
-    handler: (rc) => updateTeam(rc.ctx, actorOf(rc), { teamId: rc.body.teamId, data: { name: rc.body.data.name } }),
+    handler: async (rc) => await updateTeam(rc.ctx, actorOf(rc), { teamId: rc.body.teamId, data: { name: rc.body.data.name } }),
   }),
 
   defineRoute({
@@ -323,7 +323,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), organizationId: optionalId }),
-    handler: (rc) => removeTeam(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await removeTeam(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -345,7 +345,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     query: z.object({ userId: optionalId, organizationId: optionalId }),
-    handler: (rc) => listUserTeams(rc.ctx, actorOf(rc), rc.query),
+    handler: async (rc) => await listUserTeams(rc.ctx, actorOf(rc), rc.query),
   }),
 
   defineRoute({
@@ -354,7 +354,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     query: z.object({ teamId: optionalId }),
-    handler: (rc) => listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
+    handler: async (rc) => await listTeamMembers(rc.ctx, actorOf(rc), rc.query.teamId),
   }),
 
   defineRoute({
@@ -363,7 +363,7 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
-    handler: (rc) => addTeamMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await addTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
 
   defineRoute({
@@ -372,6 +372,6 @@ export const organizationRoutes = [
     auth: 'session',
     enabled: teamsEnabled,
     body: z.object({ teamId: z.string().min(1), userId: z.coerce.string().min(1), organizationId: optionalId }),
-    handler: (rc) => removeTeamMember(rc.ctx, actorOf(rc), rc.body),
+    handler: async (rc) => await removeTeamMember(rc.ctx, actorOf(rc), rc.body),
   }),
 ]

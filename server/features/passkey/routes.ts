@@ -48,7 +48,7 @@ export const passkeyRoutes = [
     path: '/passkey/generate-authenticate-options',
     handler: async (rc) => {
       assertEnabled(rc)
-      const resolved = resolveRequestSession(rc)
+      const resolved = await resolveRequestSession(rc)
       const { options, token } = await authenticationOptions(rc.ctx, resolved.status === 'active' ? resolved.data : null)
       setSignedCookie(rc, CHALLENGE_COOKIE, token, CHALLENGE_MAX_AGE)
       return options
@@ -94,9 +94,9 @@ export const passkeyRoutes = [
     method: 'GET',
     path: '/passkey/list-user-passkeys',
     auth: 'session',
-    handler: (rc) => {
+    handler: async (rc) => {
       assertEnabled(rc)
-      return listPasskeys(rc.ctx, rc.session.user.id)
+      return await listPasskeys(rc.ctx, rc.session.user.id)
     },
   }),
 
@@ -105,9 +105,9 @@ export const passkeyRoutes = [
     path: '/passkey/delete-passkey',
     auth: 'session',
     body: z.object({ id: z.string().min(1) }),
-    handler: (rc) => {
+    handler: async (rc) => {
       assertEnabled(rc)
-      deleteOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.meta)
+      await deleteOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.meta)
       return { status: true }
     },
   }),
@@ -117,9 +117,9 @@ export const passkeyRoutes = [
     path: '/passkey/update-passkey',
     auth: 'session',
     body: z.object({ id: z.string().min(1), name: z.string() }),
-    handler: (rc) => {
+    handler: async (rc) => {
       assertEnabled(rc)
-      return { passkey: renameOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.body.name, rc.meta) }
+      return { passkey: await renameOwnPasskey(rc.ctx, rc.session, rc.body.id, rc.body.name, rc.meta) }
     },
   }),
 ]

@@ -44,15 +44,15 @@ interface Pending {
 }
 
 /** Stores a ceremony's challenge for 5 minutes; returns the handle the signed cookie carries. */
-function storeChallenge(ctx: AuthContext, pending: Pending): string {
+async function storeChallenge(ctx: AuthContext, pending: Pending): Promise<string> {
   const token = generateId(32)
-  createVerification(ctx, token, JSON.stringify(pending), CHALLENGE_MAX_AGE)
+  await createVerification(ctx, token, JSON.stringify(pending), CHALLENGE_MAX_AGE)
   return token
 }
 
-function takeChallenge(ctx: AuthContext, token: string | null, type: Pending['type']): Pending {
+async function takeChallenge(ctx: AuthContext, token: string | null, type: Pending['type']): Promise<Pending> {
   if (!token) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
-  const row = consumeVerification(ctx, token)
+  const row = await consumeVerification(ctx, token)
   if (!row) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
   const pending = JSON.parse(row.value) as Pending
   if (pending.type !== type) throw passkeyError(400, 'CHALLENGE_NOT_FOUND')
@@ -69,14 +69,14 @@ export async function registrationOptions(ctx: AuthContext, current: SessionWith
     userName: query.name || name,
     userDisplayName: name,
     attestationType: 'none',
-    excludeCredentials: listPasskeys(ctx, u.id).map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never,
+    excludeCredentials: (await listPasskeys(ctx, u.id)).map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never,
     authenticatorSelection: {
       residentKey: 'preferred',
       userVerification: 'preferred',
       ...(query.authenticatorAttachment ? { authenticatorAttachment: query.authenticatorAttachment } : {}),
     },
   })
-  const token = storeChallenge(ctx, { type: 'registration', expectedChallenge: options.challenge, userData: { id: u.id, name, displayName: name } })
+  const token = await storeChallenge(ctx, { type: 'registration', expectedChallenge: options.challenge, userData: { id: u.id, name, displayName: name } })
   return { options, token }
 }
 
@@ -87,7 +87,7 @@ export async function verifyRegistration(
   meta: RequestMeta,
 ): Promise<PasskeyRow> {
   if (!input.origin) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
-  const pending = takeChallenge(ctx, input.token, 'registration')
+  const pending = await takeChallenge(ctx, input.token, 'registration')
   if (pending.userData.id !== current.user.id) throw passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY')
   let info: Awaited<ReturnType<typeof import('@simplewebauthn/server').verifyRegistrationResponse>>['registrationInfo']
   try {
@@ -101,13 +101,13 @@ export async function verifyRegistration(
     if (!result.verified) throw new Error('not verified')
     info = result.registrationInfo
   } catch (e) {
-    recordAudit(ctx, { type: 'passkey.registered', outcome: 'failure', actorUserId: current.user.id, detail: { reason: e instanceof Error ? e.message : 'FAILED' }, meta })
+    await recordAudit(ctx, { type: 'passkey.registered', outcome: 'failure', actorUserId: current.user.id, detail: { reason: e instanceof Error ? e.message : 'FAILED' }, meta })
     // better-auth answers a refused registration with 500 FAILED_TO_VERIFY_REGISTRATION.
     throw passkeyError(500, 'FAILED_TO_VERIFY_REGISTRATION')
   }
   const { credential, credentialDeviceType, credentialBackedUp, aaguid } = info
-  if (findPasskeyByCredential(ctx, credential.id)) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
-  const row = insertPasskey(ctx, {
+  if (await findPasskeyByCredential(ctx, credential.id)) throw passkeyError(400, 'FAILED_TO_VERIFY_REGISTRATION')
+  const row = await insertPasskey(ctx, {
     name: input.name ?? null,
     userId: current.user.id,
     credentialID: credential.id,
@@ -119,18 +119,18 @@ export async function verifyRegistration(
     createdAt: new Date(ctx.clock.now()),
     aaguid,
   })
-  recordAudit(ctx, { type: 'passkey.registered', actorUserId: current.user.id, target: row.id, detail: { name: row.name, deviceType: row.deviceType, backedUp: row.backedUp }, meta })
+  await recordAudit(ctx, { type: 'passkey.registered', actorUserId: current.user.id, target: row.id, detail: { name: row.name, deviceType: row.deviceType, backedUp: row.backedUp }, meta })
   return row
 }
 
 export async function authenticationOptions(ctx: AuthContext, current: SessionWithUser | null) {
-  const mine = current ? listPasskeys(ctx, current.user.id) : []
+  const mine = current ? await listPasskeys(ctx, current.user.id) : []
   const options = await (await loadWebAuthn()).generateAuthenticationOptions({
     rpID: rpIdOf(ctx),
     userVerification: 'preferred',
     ...(mine.length ? { allowCredentials: mine.map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never } : {}),
   })
-  const token = storeChallenge(ctx, { type: 'authentication', expectedChallenge: options.challenge, userData: { id: current?.user.id ?? '' } })
+  const token = await storeChallenge(ctx, { type: 'authentication', expectedChallenge: options.challenge, userData: { id: current?.user.id ?? '' } })
   return { options, token }
 }
 
@@ -141,10 +141,10 @@ export async function verifyAuthentication(
   meta: RequestMeta,
 ): Promise<SessionWithUser> {
   if (!input.origin) throw new APIError(400, 'BAD_REQUEST', 'origin missing')
-  const pending = takeChallenge(ctx, input.token, 'authentication')
-  const found = typeof input.response?.id === 'string' ? findPasskeyByCredential(ctx, input.response.id) : undefined
+  const pending = await takeChallenge(ctx, input.token, 'authentication')
+  const found = typeof input.response?.id === 'string' ? await findPasskeyByCredential(ctx, input.response.id) : undefined
   if (!found) {
-    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', detail: { reason: 'PASSKEY_NOT_FOUND' }, meta })
+    await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', detail: { reason: 'PASSKEY_NOT_FOUND' }, meta })
     throw passkeyError(401, 'PASSKEY_NOT_FOUND')
   }
   let next: { counter: number; backedUp: boolean; deviceType: string }
@@ -167,46 +167,46 @@ export async function verifyAuthentication(
     next = { counter: info.newCounter, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType }
   } catch (e) {
     const reason = e instanceof Error ? e.message : 'FAILED'
-    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason }, meta })
+    await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason }, meta })
     throw passkeyError(400, 'AUTHENTICATION_FAILED')
   }
-  if (!recordPasskeyUse(ctx, found.id, found.counter, next)) {
-    recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason: 'CONCURRENT_USE' }, meta })
+  if (!await recordPasskeyUse(ctx, found.id, found.counter, next)) {
+    await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason: 'CONCURRENT_USE' }, meta })
     throw passkeyError(400, 'AUTHENTICATION_FAILED')
   }
-  const owner = findUserById(ctx, found.userId) as UserRow | undefined
+  const owner = await findUserById(ctx, found.userId) as UserRow | undefined
   if (!owner) throw passkeyError(500, 'USER_NOT_FOUND')
   try {
-    const created = createSession(ctx, owner, { meta })
-    recordAudit(ctx, { type: 'passkey.sign-in', actorUserId: owner.id, target: found.id, detail: { counter: next.counter }, meta })
-    recordAudit(ctx, { type: 'user.sign-in', actorUserId: owner.id, target: created.session.id, detail: { method: 'passkey' }, meta })
+    const created = await createSession(ctx, owner, { meta })
+    await recordAudit(ctx, { type: 'passkey.sign-in', actorUserId: owner.id, target: found.id, detail: { counter: next.counter }, meta })
+    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: owner.id, target: created.session.id, detail: { method: 'passkey' }, meta })
     return created
   } catch (e) {
-    if (e instanceof APIError) recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
+    if (e instanceof APIError) await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
     throw e
   }
 }
 
 /** A user's own passkey, or the refusal better-auth gives (404 unknown, 401 someone else's). */
-function ownPasskey(ctx: AuthContext, userId: string, id: string, forbidden: APIError): PasskeyRow {
-  const row = findPasskey(ctx, id)
+async function ownPasskey(ctx: AuthContext, userId: string, id: string, forbidden: APIError): Promise<PasskeyRow> {
+  const row = await findPasskey(ctx, id)
   if (!row) throw passkeyError(404, 'PASSKEY_NOT_FOUND')
   if (row.userId !== userId) throw forbidden
   return row
 }
 
-export function renameOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, name: string, meta: RequestMeta): PasskeyRow {
-  ownPasskey(ctx, current.user.id, id, passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY'))
-  const updated = renamePasskey(ctx, id, name)
+export async function renameOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, name: string, meta: RequestMeta): Promise<PasskeyRow> {
+  await ownPasskey(ctx, current.user.id, id, passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY'))
+  const updated = await renamePasskey(ctx, id, name)
   if (!updated) throw passkeyError(500, 'FAILED_TO_UPDATE_PASSKEY')
-  recordAudit(ctx, { type: 'passkey.renamed', actorUserId: current.user.id, target: id, detail: { name }, meta })
+  await recordAudit(ctx, { type: 'passkey.renamed', actorUserId: current.user.id, target: id, detail: { name }, meta })
   return updated
 }
 
-export function deleteOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, meta: RequestMeta): void {
-  ownPasskey(ctx, current.user.id, id, new APIError(401, 'UNAUTHORIZED', 'Unauthorized'))
-  deletePasskey(ctx, id)
-  recordAudit(ctx, { type: 'passkey.deleted', actorUserId: current.user.id, target: id, meta })
+export async function deleteOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, meta: RequestMeta): Promise<void> {
+  await ownPasskey(ctx, current.user.id, id, new APIError(401, 'UNAUTHORIZED', 'Unauthorized'))
+  await deletePasskey(ctx, id)
+  await recordAudit(ctx, { type: 'passkey.deleted', actorUserId: current.user.id, target: id, meta })
 }
 
 export { listPasskeys }

@@ -3,24 +3,25 @@ import type { AuthContext } from '../../auth/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey } from '../../db/schema.js'
 import type { PasskeyRow } from './schema.js'
+import { firstRow } from '../../db/storage.js'
 
 /** Every SQL statement of the passkey feature. */
 
-export function listPasskeys(ctx: AuthContext, userId: string): PasskeyRow[] {
-  return ctx.db.select().from(passkey).where(eq(passkey.userId, userId)).orderBy(asc(passkey.createdAt)).all()
+export async function listPasskeys(ctx: AuthContext, userId: string): Promise<PasskeyRow[]> {
+  return (await ctx.db.select().from(passkey).where(eq(passkey.userId, userId)).orderBy(asc(passkey.createdAt)))
 }
 
-export function findPasskey(ctx: AuthContext, id: string): PasskeyRow | undefined {
-  return ctx.db.select().from(passkey).where(eq(passkey.id, id)).get()
+export async function findPasskey(ctx: AuthContext, id: string): Promise<PasskeyRow | undefined> {
+  return (await firstRow(ctx.db.select().from(passkey).where(eq(passkey.id, id))))
 }
 
-export function findPasskeyByCredential(ctx: AuthContext, credentialID: string): PasskeyRow | undefined {
-  return ctx.db.select().from(passkey).where(eq(passkey.credentialID, credentialID)).get()
+export async function findPasskeyByCredential(ctx: AuthContext, credentialID: string): Promise<PasskeyRow | undefined> {
+  return (await firstRow(ctx.db.select().from(passkey).where(eq(passkey.credentialID, credentialID))))
 }
 
-export function insertPasskey(ctx: AuthContext, values: Omit<PasskeyRow, 'id'>): PasskeyRow {
+export async function insertPasskey(ctx: AuthContext, values: Omit<PasskeyRow, 'id'>): Promise<PasskeyRow> {
   const row = { id: generateId(), ...values }
-  ctx.db.insert(passkey).values(row).run()
+  await ctx.db.insert(passkey).values(row)
   return row
 }
 
@@ -28,14 +29,14 @@ export function insertPasskey(ctx: AuthContext, values: Omit<PasskeyRow, 'id'>):
  * Stores the counter and backup state of a use, only if the stored counter is still the one the
  * check was made against: of two parallel uses of one signature only one passes.
  */
-export function recordPasskeyUse(ctx: AuthContext, id: string, expectedCounter: number, next: { counter: number; backedUp: boolean; deviceType: string }): boolean {
-  return ctx.db.update(passkey).set(next).where(and(eq(passkey.id, id), eq(passkey.counter, expectedCounter))).run().changes === 1
+export async function recordPasskeyUse(ctx: AuthContext, id: string, expectedCounter: number, next: { counter: number; backedUp: boolean; deviceType: string }): Promise<boolean> {
+  return (await ctx.db.update(passkey).set(next).where(and(eq(passkey.id, id), eq(passkey.counter, expectedCounter))).returning()).length === 1
 }
 
-export function renamePasskey(ctx: AuthContext, id: string, name: string): PasskeyRow | undefined {
-  return ctx.db.update(passkey).set({ name }).where(eq(passkey.id, id)).returning().get()
+export async function renamePasskey(ctx: AuthContext, id: string, name: string): Promise<PasskeyRow | undefined> {
+  return (await firstRow(ctx.db.update(passkey).set({ name }).where(eq(passkey.id, id)).returning()))
 }
 
-export function deletePasskey(ctx: AuthContext, id: string): boolean {
-  return ctx.db.delete(passkey).where(eq(passkey.id, id)).run().changes === 1
+export async function deletePasskey(ctx: AuthContext, id: string): Promise<boolean> {
+  return (await ctx.db.delete(passkey).where(eq(passkey.id, id)).returning()).length === 1
 }

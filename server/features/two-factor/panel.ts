@@ -11,14 +11,14 @@ import { deletePasskey, findPasskey, listPasskeys } from '../passkey/store.js'
 /** Panel handlers: the same domain functions as the API; every change audited as the operator. */
 export const twoFactorPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx
-  const userOf = (userId: string) => {
-    const found = findUserById(ctx, userId)
+  const userOf = async (userId: string) => {
+    const found = await findUserById(ctx, userId)
     if (!found) throw new PanelError(404, 'USER_NOT_FOUND', 'User not found')
     return found
   }
   return {
-    'twoFactor.overview': () => {
-      const counts = secondFactorCounts(ctx)
+    'twoFactor.overview': async () => {
+      const counts = await secondFactorCounts(ctx)
       const config = ctx.config()
       return {
         enabled: config.twoFactor.enabled,
@@ -28,17 +28,17 @@ export const twoFactorPanel = (env: PanelEnv) => {
         enforcement: config.twoFactor.enforcement,
       }
     },
-    'twoFactor.userFactors': ({ userId }: { userId: string }) => {
-      const u = userOf(userId)
-      const row = findTwoFactor(ctx, userId)
+    'twoFactor.userFactors': async ({ userId }: { userId: string }) => {
+      const u = await userOf(userId)
+      const row = await findTwoFactor(ctx, userId)
       const codes = row ? openBackupCodes(ctx.secret, row.backupCodes) : null
       return {
         twoFactorEnabled: Boolean(u.twoFactorEnabled),
         totp: !row ? ('none' as const) : row.verified === false ? ('pending' as const) : ('verified' as const),
         backupCodesLeft: codes ? codes.length : null,
-        trustedDevices: countTrustedDevices(ctx, userId),
-        graceDeadline: graceDeadline(ctx, userId),
-        passkeys: listPasskeys(ctx, userId).map((p) => ({
+        trustedDevices: await countTrustedDevices(ctx, userId),
+        graceDeadline: await graceDeadline(ctx, userId),
+        passkeys: (await listPasskeys(ctx, userId)).map((p) => ({
           id: p.id,
           name: p.name,
           deviceType: p.deviceType,
@@ -48,30 +48,30 @@ export const twoFactorPanel = (env: PanelEnv) => {
         })),
       }
     },
-    'twoFactor.reset': ({ userId }: { userId: string }) => {
-      const u = userOf(userId)
-      const removed = removeSecondFactor(ctx, userId)
-      recordAudit(ctx, { type: 'two-factor.reset', targetUserId: userId, detail: { via: 'panel', trustedDevices: removed.trustedDevices } })
+    'twoFactor.reset': async ({ userId }: { userId: string }) => {
+      const u = await userOf(userId)
+      const removed = await removeSecondFactor(ctx, userId)
+      await recordAudit(ctx, { type: 'two-factor.reset', targetUserId: userId, detail: { via: 'panel', trustedDevices: removed.trustedDevices } })
       ctx.mailer.send(factorRemovedEmail(ctx.config().mail.appName, u, 'two-factor authentication (authenticator app, backup codes and trusted devices)'))
       return { success: true }
     },
-    'twoFactor.resetGrace': ({ userId }: { userId: string }) => {
-      userOf(userId)
-      resetGrace(ctx, userId)
-      recordAudit(ctx, { type: 'two-factor.grace-reset', targetUserId: userId, detail: { via: 'panel' } })
+    'twoFactor.resetGrace': async ({ userId }: { userId: string }) => {
+      await userOf(userId)
+      await resetGrace(ctx, userId)
+      await recordAudit(ctx, { type: 'two-factor.grace-reset', targetUserId: userId, detail: { via: 'panel' } })
       return { success: true }
     },
-    'twoFactor.setEnforcement': ({ roles, gracePeriod }: { roles: string[]; gracePeriod?: number }) => {
+    'twoFactor.setEnforcement': async ({ roles, gracePeriod }: { roles: string[]; gracePeriod?: number }) => {
       env.gatehouse.config.update({ twoFactor: { enforcement: { roles, ...(gracePeriod !== undefined ? { gracePeriod } : {}) } } })
-      recordAudit(ctx, { type: 'two-factor.enforcement-changed', detail: { roles, gracePeriod, via: 'panel' } })
+      await recordAudit(ctx, { type: 'two-factor.enforcement-changed', detail: { roles, gracePeriod, via: 'panel' } })
       return { success: true }
     },
-    'passkey.remove': ({ userId, passkeyId }: { userId: string; passkeyId: string }) => {
-      const u = userOf(userId)
-      const row = findPasskey(ctx, passkeyId)
+    'passkey.remove': async ({ userId, passkeyId }: { userId: string; passkeyId: string }) => {
+      const u = await userOf(userId)
+      const row = await findPasskey(ctx, passkeyId)
       if (!row || row.userId !== userId) throw new PanelError(404, 'PASSKEY_NOT_FOUND', 'Passkey not found')
-      deletePasskey(ctx, passkeyId)
-      recordAudit(ctx, { type: 'passkey.removed', targetUserId: userId, target: passkeyId, detail: { name: row.name, via: 'panel' } })
+      await deletePasskey(ctx, passkeyId)
+      await recordAudit(ctx, { type: 'passkey.removed', targetUserId: userId, target: passkeyId, detail: { name: row.name, via: 'panel' } })
       ctx.mailer.send(factorRemovedEmail(ctx.config().mail.appName, u, `the passkey ${row.name ? `"${row.name}"` : 'without a name'}`))
       return { success: true }
     },

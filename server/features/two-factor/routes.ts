@@ -38,43 +38,43 @@ function assertEnabled(rc: AnyRC): void {
 }
 
 /** The session if the request has one, else the sign-in challenge of the two_factor cookie (better-auth's verifyTwoFactor). */
-function verifierOf(rc: AnyRC): Verifier {
-  const resolved = resolveRequestSession(rc)
+async function verifierOf(rc: AnyRC): Promise<Verifier> {
+  const resolved = await resolveRequestSession(rc)
   const current = resolved.status === 'active' ? resolved.data : null
-  return resolveVerifier(rc.ctx, current, current ? null : readSignedCookie(rc, TWO_FACTOR_COOKIE))
+  return await resolveVerifier(rc.ctx, current, current ? null : readSignedCookie(rc, TWO_FACTOR_COOKIE))
 }
 
 /** Re-issues the session after the user row changed (better-auth creates a new session and deletes the old). */
-function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: SessionWithUser['user']): SessionWithUser {
-  const created = createSession(rc.ctx, userRow, { meta: rc.meta, activeOrganizationId: current.session.activeOrganizationId })
-  deleteSession(rc.ctx, current.session.token)
+async function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: SessionWithUser['user']): Promise<SessionWithUser> {
+  const created = await createSession(rc.ctx, userRow, { meta: rc.meta, activeOrganizationId: current.session.activeOrganizationId })
+  await deleteSession(rc.ctx, current.session.token)
   setSessionCookies(rc, created, { dontRemember: hasDontRemember(rc) })
   return created
 }
 
 /** The answer of a verified code: a completed sign-in sets the session (and trust_device when asked). */
-function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
+async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
   if (result.created) {
     setSessionCookies(rc, result.created, { dontRemember: hasDontRemember(rc) })
     expirePluginCookie(rc, TWO_FACTOR_COOKIE)
     if (trust) {
-      const device = trustDevice(rc.ctx, result.user.id)
+      const device = await trustDevice(rc.ctx, result.user.id)
       setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
       // A trusted browser keeps its session: drop the browser-session marker (as better-auth).
       expirePluginCookie(rc, 'dont_remember')
-      recordAudit(rc.ctx, { type: 'two-factor.device-trusted', actorUserId: result.user.id, meta: rc.meta })
+      await recordAudit(rc.ctx, { type: 'two-factor.device-trusted', actorUserId: result.user.id, meta: rc.meta })
     }
     return { token: result.created.session.token, user: toPublicUser(result.user) }
   }
   if (v.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
-  const current = result.enabledNow ? reissueSession(rc, v.current, result.user) : v.current
+  const current = result.enabledNow ? await reissueSession(rc, v.current, result.user) : v.current
   return { token: current.session.token, user: toPublicUser(result.user) }
 }
 
 /** On a failed check of a sign-in challenge that is now void, the cookie goes too. */
-function withChallengeCookie<T>(rc: AnyRC, run: () => T): T {
+async function withChallengeCookie<T>(rc: AnyRC, run: () => Promise<T>): Promise<T> {
   try {
-    return run()
+    return await run()
   } catch (e) {
     if (e instanceof APIError && (e.code === 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE' || e.code === 'INVALID_TWO_FACTOR_COOKIE')) {
       if (rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TWO_FACTOR_COOKIE))) expirePluginCookie(rc, TWO_FACTOR_COOKIE)
@@ -95,7 +95,7 @@ export const twoFactorRoutes = [
     handler: async (rc) => {
       assertEnabled(rc)
       const answer = await enableTwoFactor(rc.ctx, rc.session, rc.body, rc.meta)
-      if (answer.method === 'otp') reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: true })
+      if (answer.method === 'otp') await reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: true })
       return answer
     },
   }),
@@ -108,10 +108,10 @@ export const twoFactorRoutes = [
     handler: async (rc) => {
       assertEnabled(rc)
       await disableTwoFactor(rc.ctx, rc.session, rc.body.password, rc.meta)
-      reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: false })
+      await reissueSession(rc, rc.session, { ...rc.session.user, twoFactorEnabled: false })
       const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
       if (trusted) {
-        forgetTrustedDevice(rc.ctx, trusted)
+        await forgetTrustedDevice(rc.ctx, trusted)
         expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
       }
       return { status: true }
@@ -146,9 +146,9 @@ export const twoFactorRoutes = [
     body: codeBody,
     handler: (rc) => {
       assertEnabled(rc)
-      return withChallengeCookie(rc, () => {
-        const v = verifierOf(rc)
-        return verifiedAnswer(rc, v, verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      return withChallengeCookie(rc, async () => {
+        const v = await verifierOf(rc)
+        return await verifiedAnswer(rc, v, await verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
       })
     },
   }),
@@ -159,8 +159,8 @@ export const twoFactorRoutes = [
     body: z.object({ trustDevice: z.boolean().optional() }).optional(),
     handler: (rc) => {
       assertEnabled(rc)
-      return withChallengeCookie(rc, () => {
-        sendOtp(rc.ctx, verifierOf(rc), rc.meta)
+      return withChallengeCookie(rc, async () => {
+        await sendOtp(rc.ctx, await verifierOf(rc), rc.meta)
         return { status: true }
       })
     },
@@ -172,9 +172,9 @@ export const twoFactorRoutes = [
     body: codeBody,
     handler: (rc) => {
       assertEnabled(rc)
-      return withChallengeCookie(rc, () => {
-        const v = verifierOf(rc)
-        return verifiedAnswer(rc, v, verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      return withChallengeCookie(rc, async () => {
+        const v = await verifierOf(rc)
+        return await verifiedAnswer(rc, v, await verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
       })
     },
   }),
@@ -185,9 +185,9 @@ export const twoFactorRoutes = [
     body: z.object({ code: z.string(), disableSession: z.boolean().optional(), trustDevice: z.boolean().optional() }),
     handler: (rc) => {
       assertEnabled(rc)
-      return withChallengeCookie(rc, () => {
-        const v = verifierOf(rc)
-        return verifiedAnswer(rc, v, verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+      return withChallengeCookie(rc, async () => {
+        const v = await verifierOf(rc)
+        return await verifiedAnswer(rc, v, await verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
       })
     },
   }),
@@ -199,32 +199,32 @@ export const twoFactorRoutes = [
  * cookie instead of the session, unless the browser holds a valid trust_device cookie (rotated).
  * Users of an enforced role without a second factor are told their deadline, then refused.
  */
-export function afterPasswordVerified(rc: AnyRC, signedIn: SessionWithUser, request: { rememberMe?: boolean }): PasswordSignInOutcome | undefined {
+export async function afterPasswordVerified(rc: AnyRC, signedIn: SessionWithUser, request: { rememberMe?: boolean }): Promise<PasswordSignInOutcome | undefined> {
   const { ctx } = rc
   if (!ctx.config().twoFactor.enabled) return undefined
   const userRow = signedIn.user
   if (!userRow.twoFactorEnabled) {
-    const rule = enforcementFor(ctx, userRow)
+    const rule = await enforcementFor(ctx, userRow)
     if (rule.status === 'none') return undefined
     if (rule.status === 'grace') return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
-    deleteSession(ctx, signedIn.session.token)
-    recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
+    await deleteSession(ctx, signedIn.session.token)
+    await recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
     throw twoFactorError(403, 'TWO_FACTOR_ENROLLMENT_REQUIRED')
   }
   const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
-  if (consumeTrustedDevice(ctx, userRow.id, trusted)) {
-    const device = trustDevice(ctx, userRow.id)
+  if (await consumeTrustedDevice(ctx, userRow.id, trusted)) {
+    const device = await trustDevice(ctx, userRow.id)
     setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
-    recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
+    await recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
     return undefined
   }
   if (trusted !== null || rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TRUST_DEVICE_COOKIE))) {
     expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
   }
-  deleteSession(ctx, signedIn.session.token)
+  await deleteSession(ctx, signedIn.session.token)
   // Any earlier session cookie goes (better-auth's deleteSessionCookie): the second step must not run as someone else.
   clearSessionCookies(rc)
-  const challenge = openChallenge(ctx, userRow, rc.meta)
+  const challenge = await openChallenge(ctx, userRow, rc.meta)
   setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
   // rememberMe=false carries over to the session the second step creates.
   if (request.rememberMe === false) {

@@ -59,14 +59,14 @@ export type Method = 'totp' | 'otp' | 'backup-code'
 // Password-guarded management (session)
 
 async function assertPassword(ctx: AuthContext, userRow: UserRow, password: string | undefined, meta: RequestMeta, action: string): Promise<void> {
-  const credential = findCredentialAccount(ctx, userRow.id)
+  const credential = await findCredentialAccount(ctx, userRow.id)
   if (!credential?.password) throw twoFactorError(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
   const hash = credential.password
   const ok = password
     ? await throttledPasswordCheck(ctx, throttleKey('email', userRow.email), meta, () => verifyPassword(hash, password), { targetUserId: userRow.id })
     : false
   if (!ok) {
-    recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userRow.id, detail: { reason: 'INVALID_PASSWORD' }, meta })
+    await recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userRow.id, detail: { reason: 'INVALID_PASSWORD' }, meta })
     throw twoFactorError(400, 'INVALID_PASSWORD')
   }
 }
@@ -87,45 +87,45 @@ export async function enableTwoFactor(
   const c = conf(ctx)
   if (input.method === 'otp') {
     if (!c.otpOptions.enabled) throw twoFactorError(400, 'OTP_NOT_CONFIGURED')
-    setTwoFactorEnabled(ctx, userRow.id, true)
-    recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
+    await setTwoFactorEnabled(ctx, userRow.id, true)
+    await recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
     return { method: 'otp' }
   }
   if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
-  const existing = findTwoFactor(ctx, userRow.id)
+  const existing = await findTwoFactor(ctx, userRow.id)
   if (existing && existing.verified !== false) throw twoFactorError(400, 'TOTP_ALREADY_ENABLED')
   const secret = newTotpSecret()
   const backupCodes = newBackupCodes(c.backupCodeOptions)
-  upsertTwoFactor(ctx, userRow.id, {
+  await upsertTwoFactor(ctx, userRow.id, {
     secret: sealTotpSecret(ctx.secret, secret),
     backupCodes: sealBackupCodes(ctx.secret, backupCodes),
     verified: false,
   })
-  recordAudit(ctx, { type: 'two-factor.enrolment-started', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
+  await recordAudit(ctx, { type: 'two-factor.enrolment-started', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
   return { method: 'totp', totpURI: totpURI(secret, c.totpOptions, issuerOf(ctx, input.issuer), userRow.email), backupCodes }
 }
 
 /** POST /two-factor/disable: TOTP row, trusted devices and the flag go. */
 export async function disableTwoFactor(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<void> {
   await assertPassword(ctx, current.user, password, meta, 'two-factor.disable')
-  removeSecondFactor(ctx, current.user.id)
-  recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, meta })
+  await removeSecondFactor(ctx, current.user.id)
+  await recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, meta })
 }
 
 /** Turns two-factor off for a user: flag, TOTP secret and backup codes, trusted devices. */
-export function removeSecondFactor(ctx: AuthContext, userId: string): { trustedDevices: number } {
-  return ctx.db.transaction(() => {
-    setTwoFactorEnabled(ctx, userId, false)
-    deleteTwoFactor(ctx, userId)
-    dropVerification(ctx, lastStepId(userId))
-    return { trustedDevices: deleteTrustedDevices(ctx, userId) }
+export async function removeSecondFactor(ctx: AuthContext, userId: string): Promise<{ trustedDevices: number }> {
+  return ctx.storage.transaction(async () => {
+    await setTwoFactorEnabled(ctx, userId, false)
+    await deleteTwoFactor(ctx, userId)
+    await dropVerification(ctx, lastStepId(userId))
+    return { trustedDevices: await deleteTrustedDevices(ctx, userId) }
   })
 }
 
 export async function getTotpUri(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string> {
   const c = conf(ctx)
   if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
-  const row = findTwoFactor(ctx, current.user.id)
+  const row = await findTwoFactor(ctx, current.user.id)
   if (!row) throw twoFactorError(400, 'TOTP_NOT_ENABLED')
   await assertPassword(ctx, current.user, password, meta, 'two-factor.get-totp-uri')
   const secret = openTotpSecret(ctx.secret, row.secret)
@@ -136,11 +136,11 @@ export async function getTotpUri(ctx: AuthContext, current: SessionWithUser, pas
 export async function regenerateBackupCodes(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string[]> {
   if (!current.user.twoFactorEnabled) throw twoFactorError(400, 'TWO_FACTOR_NOT_ENABLED')
   await assertPassword(ctx, current.user, password, meta, 'two-factor.backup-codes-generated')
-  const row = findTwoFactor(ctx, current.user.id)
+  const row = await findTwoFactor(ctx, current.user.id)
   if (!row) throw twoFactorError(400, 'TWO_FACTOR_NOT_ENABLED')
   const codes = newBackupCodes(conf(ctx).backupCodeOptions)
-  setBackupCodes(ctx, row.id, sealBackupCodes(ctx.secret, codes))
-  recordAudit(ctx, { type: 'two-factor.backup-codes-generated', actorUserId: current.user.id, meta })
+  await setBackupCodes(ctx, row.id, sealBackupCodes(ctx.secret, codes))
+  await recordAudit(ctx, { type: 'two-factor.backup-codes-generated', actorUserId: current.user.id, meta })
   return codes
 }
 
@@ -154,28 +154,28 @@ export interface Challenge {
 }
 
 /** Opens a challenge for a user whose password was right: a verification record (value = user id) and its attempt counter. */
-export function openChallenge(ctx: AuthContext, userRow: UserRow, meta: RequestMeta): Challenge {
+export async function openChallenge(ctx: AuthContext, userRow: UserRow, meta: RequestMeta): Promise<Challenge> {
   const c = conf(ctx)
   const id = `2fa-${generateId(20)}`
   const expiresAt = ctx.clock.now() + c.twoFactorCookieMaxAge * 1000
-  putVerification(ctx, id, userRow.id, expiresAt)
-  putVerification(ctx, attemptsId(id), '0', expiresAt)
+  await putVerification(ctx, id, userRow.id, expiresAt)
+  await putVerification(ctx, attemptsId(id), '0', expiresAt)
   const methods: Array<'totp' | 'otp'> = []
-  const row = findTwoFactor(ctx, userRow.id)
+  const row = await findTwoFactor(ctx, userRow.id)
   if (!c.totpOptions.disable && row && row.verified !== false) methods.push('totp')
   if (c.otpOptions.enabled) methods.push('otp')
-  recordAudit(ctx, { type: 'two-factor.challenge', actorUserId: userRow.id, detail: { methods }, meta })
+  await recordAudit(ctx, { type: 'two-factor.challenge', actorUserId: userRow.id, detail: { methods }, meta })
   return { id, expiresAt, methods }
 }
 
 /** Who is verifying: a signed-in user (enrolment, step-up) or the holder of a sign-in challenge. */
 export type Verifier = { kind: 'session'; current: SessionWithUser } | { kind: 'sign-in'; challengeId: string; user: UserRow }
 
-export function resolveVerifier(ctx: AuthContext, current: SessionWithUser | null, challengeId: string | null): Verifier {
+export async function resolveVerifier(ctx: AuthContext, current: SessionWithUser | null, challengeId: string | null): Promise<Verifier> {
   if (current) return { kind: 'session', current }
   if (!challengeId) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
-  const record = readVerification(ctx, challengeId)
-  const found = record ? findUserById(ctx, record.value) : undefined
+  const record = await readVerification(ctx, challengeId)
+  const found = record ? await findUserById(ctx, record.value) : undefined
   if (!found) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
   return { kind: 'sign-in', challengeId, user: found }
 }
@@ -189,23 +189,23 @@ const verifierKey = (v: Verifier): string => (v.kind === 'session' ? `${v.curren
  * then the challenge is void) and on the account (the login throttle: 10 failures lock second-
  * factor verification for 15 minutes by default). Throws the refusal; returns the account key.
  */
-function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, meta: RequestMeta): string {
+async function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, meta: RequestMeta): Promise<string> {
   const userRow = verifierUser(v)
   if (v.kind === 'sign-in') {
-    const reserved = reserveCounter(ctx, attemptsId(v.challengeId), conf(ctx).allowedAttempts)
+    const reserved = await reserveCounter(ctx, attemptsId(v.challengeId), conf(ctx).allowedAttempts)
     if (reserved === null) {
-      dropVerification(ctx, v.challengeId)
-      dropVerification(ctx, attemptsId(v.challengeId))
-      recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'TOO_MANY_ATTEMPTS' }, meta })
+      await dropVerification(ctx, v.challengeId)
+      await dropVerification(ctx, attemptsId(v.challengeId))
+      await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'TOO_MANY_ATTEMPTS' }, meta })
       throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
     }
   }
   const key = accountKey(userRow.id)
   try {
-    reservePasswordAttempt(ctx, key)
+    await reservePasswordAttempt(ctx, key)
   } catch (e) {
     if (e instanceof APIError && e.status === 429) {
-      recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'LOCKED' }, meta })
+      await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'LOCKED' }, meta })
       throw twoFactorError(429, 'ACCOUNT_TEMPORARILY_LOCKED', e.headers)
     }
     throw e
@@ -213,10 +213,10 @@ function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, meta: Req
   return key
 }
 
-function refuse(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, error: APIError): APIError {
+async function refuse(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, error: APIError): Promise<APIError> {
   const userRow = verifierUser(v)
-  recordPasswordFailure(ctx, key, meta, userRow.id)
-  recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: error.code }, meta })
+  await recordPasswordFailure(ctx, key, meta, userRow.id)
+  await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: error.code }, meta })
   return error
 }
 
@@ -229,139 +229,139 @@ export interface Verified {
 }
 
 /** A code passed: clears the account count, completes enrolment or the sign-in. */
-function succeed(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
-  clearPasswordFailures(ctx, key)
+async function succeed(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
+  await clearPasswordFailures(ctx, key)
   const userRow = verifierUser(v)
   if (v.kind === 'session') {
     let enabledNow = false
-    const row = findTwoFactor(ctx, userRow.id)
+    const row = await findTwoFactor(ctx, userRow.id)
     if (method === 'totp' && row && row.verified !== true) {
-      markTwoFactorVerified(ctx, row.id)
+      await markTwoFactorVerified(ctx, row.id)
       if (!userRow.twoFactorEnabled) {
-        setTwoFactorEnabled(ctx, userRow.id, true)
+        await setTwoFactorEnabled(ctx, userRow.id, true)
         enabledNow = true
       }
-      recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
+      await recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'totp' }, meta })
     } else if (method === 'otp' && !userRow.twoFactorEnabled) {
-      setTwoFactorEnabled(ctx, userRow.id, true)
+      await setTwoFactorEnabled(ctx, userRow.id, true)
       enabledNow = true
-      recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
+      await recordAudit(ctx, { type: 'two-factor.enabled', actorUserId: userRow.id, detail: { method: 'otp' }, meta })
     } else {
-      recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method, step: 'session' }, meta })
+      await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method, step: 'session' }, meta })
     }
     const fresh = enabledNow ? { ...userRow, twoFactorEnabled: true } : userRow
     return { user: fresh, created: null, enabledNow }
   }
   // The challenge is spent once: of two parallel right answers only one gets a session.
-  if (dropVerification(ctx, v.challengeId) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
-  dropVerification(ctx, attemptsId(v.challengeId))
-  const created = ctx.db.transaction(() => {
-    const session = createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
-    recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
-    recordAudit(ctx, { type: 'user.sign-in', actorUserId: userRow.id, target: session.session.id, detail: { secondFactor: method }, meta })
+  if (await dropVerification(ctx, v.challengeId) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  await dropVerification(ctx, attemptsId(v.challengeId))
+  const created = await ctx.storage.transaction(async () => {
+    const session = await createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
+    await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
+    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: userRow.id, target: session.session.id, detail: { secondFactor: method }, meta })
     return session
   })
   return { user: userRow, created, enabledNow: false }
 }
 
 /** POST /two-factor/verify-totp. A code counts once: its time step must be after the last accepted one. */
-export function verifyTotp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+export async function verifyTotp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
   const c = conf(ctx)
   if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
   const userRow = verifierUser(v)
-  const row = findTwoFactor(ctx, userRow.id)
+  const row = await findTwoFactor(ctx, userRow.id)
   if (!row || (v.kind === 'sign-in' && row.verified === false)) throw twoFactorError(400, 'TOTP_NOT_ENABLED')
-  const key = reserveAttempt(ctx, v, 'totp', meta)
+  const key = await reserveAttempt(ctx, v, 'totp', meta)
   const secret = openTotpSecret(ctx.secret, row.secret)
   const now = ctx.clock.now()
   const step = secret === null ? null : matchTotp(secret, code, now, c.totpOptions)
-  const last = readVerification(ctx, lastStepId(userRow.id))
+  const last = await readVerification(ctx, lastStepId(userRow.id))
   if (step === null || (last && step <= Number(last.value))) {
-    throw refuse(ctx, v, key, 'totp', meta, twoFactorError(401, 'INVALID_CODE'))
+    throw await refuse(ctx, v, key, 'totp', meta, twoFactorError(401, 'INVALID_CODE'))
   }
-  dropVerification(ctx, lastStepId(userRow.id))
+  await dropVerification(ctx, lastStepId(userRow.id))
   // Kept until the step can no longer be presented (now + window + 1 steps).
-  putVerification(ctx, lastStepId(userRow.id), String(step), now + (c.totpOptions.window + 2) * c.totpOptions.period * 1000)
-  return succeed(ctx, v, key, 'totp', meta, options)
+  await putVerification(ctx, lastStepId(userRow.id), String(step), now + (c.totpOptions.window + 2) * c.totpOptions.period * 1000)
+  return await succeed(ctx, v, key, 'totp', meta, options)
 }
 
 /** POST /two-factor/verify-backup-code: a code is spent by a compare-and-swap on the sealed list. */
-export function verifyBackupCode(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+export async function verifyBackupCode(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
   const userRow = verifierUser(v)
-  const row = findTwoFactor(ctx, userRow.id)
+  const row = await findTwoFactor(ctx, userRow.id)
   if (!row) throw twoFactorError(400, 'BACKUP_CODES_NOT_ENABLED')
-  const key = reserveAttempt(ctx, v, 'backup-code', meta)
+  const key = await reserveAttempt(ctx, v, 'backup-code', meta)
   const codes = openBackupCodes(ctx.secret, row.backupCodes)
   const left = codes ? spendBackupCode(codes, code) : null
-  if (!left || !swapBackupCodes(ctx, row.id, row.backupCodes, sealBackupCodes(ctx.secret, left))) {
-    throw refuse(ctx, v, key, 'backup-code', meta, twoFactorError(401, 'INVALID_BACKUP_CODE'))
+  if (!left || !await swapBackupCodes(ctx, row.id, row.backupCodes, sealBackupCodes(ctx.secret, left))) {
+    throw await refuse(ctx, v, key, 'backup-code', meta, twoFactorError(401, 'INVALID_BACKUP_CODE'))
   }
-  recordAudit(ctx, { type: 'two-factor.backup-code-used', actorUserId: userRow.id, detail: { remaining: left.length }, meta })
-  return succeed(ctx, v, key, 'backup-code', meta, options)
+  await recordAudit(ctx, { type: 'two-factor.backup-code-used', actorUserId: userRow.id, detail: { remaining: left.length }, meta })
+  return await succeed(ctx, v, key, 'backup-code', meta, options)
 }
 
 /** POST /two-factor/send-otp: a fresh code by mail (through the outbox), valid otpOptions.period minutes. */
-export function sendOtp(ctx: AuthContext, v: Verifier, meta: RequestMeta): void {
+export async function sendOtp(ctx: AuthContext, v: Verifier, meta: RequestMeta): Promise<void> {
   const c = conf(ctx)
   if (!c.otpOptions.enabled) throw twoFactorError(400, 'OTP_NOT_CONFIGURED')
   const userRow = verifierUser(v)
   const key = verifierKey(v)
   const code = newMailedCode(c.otpOptions.digits)
   const expiresAt = ctx.clock.now() + c.otpOptions.period * 60_000
-  ctx.db.transaction(() => {
-    dropVerification(ctx, otpId(key))
-    dropVerification(ctx, otpAttemptsId(key))
-    putVerification(ctx, otpId(key), hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`), expiresAt)
-    putVerification(ctx, otpAttemptsId(key), '0', expiresAt)
+  await ctx.storage.transaction(async () => {
+    await dropVerification(ctx, otpId(key))
+    await dropVerification(ctx, otpAttemptsId(key))
+    await putVerification(ctx, otpId(key), hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`), expiresAt)
+    await putVerification(ctx, otpAttemptsId(key), '0', expiresAt)
   })
   ctx.mailer.send(twoFactorCodeEmail(ctx.config().mail.appName, userRow, code, c.otpOptions.period))
-  recordAudit(ctx, { type: 'two-factor.otp-sent', actorUserId: userRow.id, meta })
+  await recordAudit(ctx, { type: 'two-factor.otp-sent', actorUserId: userRow.id, meta })
 }
 
 /** POST /two-factor/verify-otp: the mailed code, at most otpOptions.allowedAttempts tries, used once. */
-export function verifyOtp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Verified {
+export async function verifyOtp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
   const c = conf(ctx)
   const key = verifierKey(v)
-  const stored = readVerification(ctx, otpId(key))
+  const stored = await readVerification(ctx, otpId(key))
   if (!stored) throw twoFactorError(400, 'OTP_HAS_EXPIRED')
-  if (reserveCounter(ctx, otpAttemptsId(key), c.otpOptions.allowedAttempts) === null) {
-    dropVerification(ctx, otpId(key))
+  if (await reserveCounter(ctx, otpAttemptsId(key), c.otpOptions.allowedAttempts) === null) {
+    await dropVerification(ctx, otpId(key))
     throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
   }
-  const accountKeyValue = reserveAttempt(ctx, v, 'otp', meta)
+  const accountKeyValue = await reserveAttempt(ctx, v, 'otp', meta)
   if (!safeEqualStrings(stored.value, hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`))) {
-    throw refuse(ctx, v, accountKeyValue, 'otp', meta, twoFactorError(401, 'INVALID_CODE'))
+    throw await refuse(ctx, v, accountKeyValue, 'otp', meta, twoFactorError(401, 'INVALID_CODE'))
   }
-  dropVerification(ctx, otpId(key))
-  dropVerification(ctx, otpAttemptsId(key))
-  return succeed(ctx, v, accountKeyValue, 'otp', meta, options)
+  await dropVerification(ctx, otpId(key))
+  await dropVerification(ctx, otpAttemptsId(key))
+  return await succeed(ctx, v, accountKeyValue, 'otp', meta, options)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Trusted devices: `hmac(user!id)!id`, backed by a verification record, rotated on every use.
 
-export function trustDevice(ctx: AuthContext, userId: string): { cookieValue: string; maxAge: number } {
+export async function trustDevice(ctx: AuthContext, userId: string): Promise<{ cookieValue: string; maxAge: number }> {
   const maxAge = conf(ctx).trustDeviceMaxAge
   const identifier = `trust-device-${generateId(32)}`
-  putVerification(ctx, identifier, userId, ctx.clock.now() + maxAge * 1000)
+  await putVerification(ctx, identifier, userId, ctx.clock.now() + maxAge * 1000)
   return { cookieValue: `${hmacBase64Url(ctx.secret, `${userId}!${identifier}`)}!${identifier}`, maxAge }
 }
 
 /** Whether a trust_device value is valid for this user now; if so it is spent (the caller sets the rotated one). */
-export function consumeTrustedDevice(ctx: AuthContext, userId: string, value: string | null): boolean {
+export async function consumeTrustedDevice(ctx: AuthContext, userId: string, value: string | null): Promise<boolean> {
   if (!value) return false
   const [token, identifier] = value.split('!')
   if (!token || !identifier?.startsWith('trust-device-')) return false
   if (!safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`))) return false
-  const record = readVerification(ctx, identifier)
+  const record = await readVerification(ctx, identifier)
   if (!record || record.value !== userId) return false
-  return dropVerification(ctx, identifier) === 1
+  return await dropVerification(ctx, identifier) === 1
 }
 
 /** Ends a trusted device named by its cookie value (sign-out of trust, disable). */
-export function forgetTrustedDevice(ctx: AuthContext, value: string | null): void {
+export async function forgetTrustedDevice(ctx: AuthContext, value: string | null): Promise<void> {
   const identifier = value?.split('!')[1]
-  if (identifier?.startsWith('trust-device-')) dropVerification(ctx, identifier)
+  if (identifier?.startsWith('trust-device-')) await dropVerification(ctx, identifier)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,33 +369,33 @@ export function forgetTrustedDevice(ctx: AuthContext, value: string | null): voi
 
 export type Enforcement = { status: 'none' } | { status: 'grace'; deadline: number } | { status: 'refused' }
 
-export function enforcementFor(ctx: AuthContext, userRow: UserRow): Enforcement {
+export async function enforcementFor(ctx: AuthContext, userRow: UserRow): Promise<Enforcement> {
   const rule = conf(ctx).enforcement
   if (!conf(ctx).enabled || rule.roles.length === 0) return { status: 'none' }
   const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
   if (!roles.some((r) => rule.roles.includes(r))) return { status: 'none' }
-  if (userRow.twoFactorEnabled || hasPasskey(ctx, userRow.id)) return { status: 'none' }
+  if (userRow.twoFactorEnabled || await hasPasskey(ctx, userRow.id)) return { status: 'none' }
   const now = ctx.clock.now()
-  let record = readVerification(ctx, graceId(userRow.id))
+  let record = await readVerification(ctx, graceId(userRow.id))
   if (!record) {
     const deadline = now + rule.gracePeriod * 1000
     // Kept well past the deadline, so an expired grace is not restarted by the cleanup.
-    putVerification(ctx, graceId(userRow.id), String(deadline), deadline + 3650 * 86_400_000)
-    record = readVerification(ctx, graceId(userRow.id))
+    await putVerification(ctx, graceId(userRow.id), String(deadline), deadline + 3650 * 86_400_000)
+    record = await readVerification(ctx, graceId(userRow.id))
   }
   const deadline = Number(record?.value ?? now)
   return deadline > now ? { status: 'grace', deadline } : { status: 'refused' }
 }
 
 /** The deadline of a user's enrolment grace, if one started. */
-export function graceDeadline(ctx: AuthContext, userId: string): number | null {
-  const record = readVerification(ctx, graceId(userId))
+export async function graceDeadline(ctx: AuthContext, userId: string): Promise<number | null> {
+  const record = await readVerification(ctx, graceId(userId))
   return record ? Number(record.value) : null
 }
 
 /** An administrator restarts a user's grace period (it starts again at their next sign-in). */
-export function resetGrace(ctx: AuthContext, userId: string): void {
-  dropVerification(ctx, graceId(userId))
+export async function resetGrace(ctx: AuthContext, userId: string): Promise<void> {
+  await dropVerification(ctx, graceId(userId))
 }
 
 export { deleteSession, findUserById }

@@ -3,111 +3,113 @@ import type { AuthContext } from '../../auth/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey, twoFactor, user, verification } from '../../db/schema.js'
 import type { TwoFactorRow } from './schema.js'
+import { firstRow } from '../../db/storage.js'
 
-/** Every SQL statement of the two-factor feature. Synchronous (better-sqlite3): a read and the write that follows it cannot interleave with another request. */
+/** Every SQL statement of the two-factor feature (async: the storage port). A read and the write that depends on it go in one `ctx.storage.transaction`, or are one conditional statement. */
 
-export function findTwoFactor(ctx: AuthContext, userId: string): TwoFactorRow | undefined {
-  return ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId)).get()
+export async function findTwoFactor(ctx: AuthContext, userId: string): Promise<TwoFactorRow | undefined> {
+  return (await firstRow(ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId))))
 }
 
-export function upsertTwoFactor(ctx: AuthContext, userId: string, values: { secret: string; backupCodes: string; verified: boolean }): void {
-  const existing = findTwoFactor(ctx, userId)
-  if (existing) ctx.db.update(twoFactor).set(values).where(eq(twoFactor.id, existing.id)).run()
-  else ctx.db.insert(twoFactor).values({ id: generateId(), userId, ...values, failedVerificationCount: 0 }).run()
+export async function upsertTwoFactor(ctx: AuthContext, userId: string, values: { secret: string; backupCodes: string; verified: boolean }): Promise<void> {
+  const existing = await findTwoFactor(ctx, userId)
+  if (existing) (await ctx.db.update(twoFactor).set(values).where(eq(twoFactor.id, existing.id)))
+  else (await ctx.db.insert(twoFactor).values({ id: generateId(), userId, ...values, failedVerificationCount: 0 }))
 }
 
-export function markTwoFactorVerified(ctx: AuthContext, id: string): void {
-  ctx.db.update(twoFactor).set({ verified: true }).where(eq(twoFactor.id, id)).run()
+export async function markTwoFactorVerified(ctx: AuthContext, id: string): Promise<void> {
+  await ctx.db.update(twoFactor).set({ verified: true }).where(eq(twoFactor.id, id))
 }
 
 /** Replaces the backup codes only if they are still `expected` (a code is spent once, even by parallel requests). */
-export function swapBackupCodes(ctx: AuthContext, id: string, expected: string, next: string): boolean {
-  return ctx.db.update(twoFactor).set({ backupCodes: next }).where(and(eq(twoFactor.id, id), eq(twoFactor.backupCodes, expected))).run().changes === 1
+export async function swapBackupCodes(ctx: AuthContext, id: string, expected: string, next: string): Promise<boolean> {
+  return (await ctx.db.update(twoFactor).set({ backupCodes: next }).where(and(eq(twoFactor.id, id), eq(twoFactor.backupCodes, expected))).returning()).length === 1
 }
 
-export function setBackupCodes(ctx: AuthContext, id: string, sealed: string): void {
-  ctx.db.update(twoFactor).set({ backupCodes: sealed }).where(eq(twoFactor.id, id)).run()
+export async function setBackupCodes(ctx: AuthContext, id: string, sealed: string): Promise<void> {
+  await ctx.db.update(twoFactor).set({ backupCodes: sealed }).where(eq(twoFactor.id, id))
 }
 
-export function deleteTwoFactor(ctx: AuthContext, userId: string): number {
-  return ctx.db.delete(twoFactor).where(eq(twoFactor.userId, userId)).run().changes
+export async function deleteTwoFactor(ctx: AuthContext, userId: string): Promise<number> {
+  return (await ctx.db.delete(twoFactor).where(eq(twoFactor.userId, userId)).returning()).length
 }
 
-export function setTwoFactorEnabled(ctx: AuthContext, userId: string, enabled: boolean): void {
-  ctx.db.update(user).set({ twoFactorEnabled: enabled, updatedAt: new Date(ctx.clock.now()) }).where(eq(user.id, userId)).run()
+export async function setTwoFactorEnabled(ctx: AuthContext, userId: string, enabled: boolean): Promise<void> {
+  await ctx.db.update(user).set({ twoFactorEnabled: enabled, updatedAt: new Date(ctx.clock.now()) }).where(eq(user.id, userId))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Verification records: challenges (`2fa-…`), attempt counters, mailed codes, trusted devices.
 
-export function putVerification(ctx: AuthContext, identifier: string, value: string, expiresAt: number): void {
+export async function putVerification(ctx: AuthContext, identifier: string, value: string, expiresAt: number): Promise<void> {
   const now = new Date(ctx.clock.now())
-  ctx.db.insert(verification).values({ id: generateId(), identifier, value, expiresAt: new Date(expiresAt), createdAt: now, updatedAt: now }).run()
+  await ctx.db.insert(verification).values({ id: generateId(), identifier, value, expiresAt: new Date(expiresAt), createdAt: now, updatedAt: now })
 }
 
 /** The unexpired record of an identifier (newest), without deleting it. */
-export function readVerification(ctx: AuthContext, identifier: string) {
-  const row = ctx.db.select().from(verification).where(eq(verification.identifier, identifier)).orderBy(sql`${verification.createdAt} desc`).limit(1).get()
+export async function readVerification(ctx: AuthContext, identifier: string) {
+  const row = (await firstRow(ctx.db.select().from(verification).where(eq(verification.identifier, identifier)).orderBy(sql`${verification.createdAt} desc`).limit(1)))
   return row && row.expiresAt.getTime() > ctx.clock.now() ? row : undefined
 }
 
-export function setVerificationValue(ctx: AuthContext, identifier: string, value: string): void {
-  ctx.db.update(verification).set({ value, updatedAt: new Date(ctx.clock.now()) }).where(eq(verification.identifier, identifier)).run()
+export async function setVerificationValue(ctx: AuthContext, identifier: string, value: string): Promise<void> {
+  await ctx.db.update(verification).set({ value, updatedAt: new Date(ctx.clock.now()) }).where(eq(verification.identifier, identifier))
 }
 
-export function dropVerification(ctx: AuthContext, identifier: string): number {
-  return ctx.db.delete(verification).where(eq(verification.identifier, identifier)).run().changes
+export async function dropVerification(ctx: AuthContext, identifier: string): Promise<number> {
+  return (await ctx.db.delete(verification).where(eq(verification.identifier, identifier)).returning()).length
 }
 
 /**
  * Reserves one attempt on a counter record (`value` = attempts so far): returns the new count, or
  * null when the record is gone or `limit` attempts were already made. One SQL statement.
  */
-export function reserveCounter(ctx: AuthContext, identifier: string, limit: number): number | null {
-  const row = ctx.db
+export async function reserveCounter(ctx: AuthContext, identifier: string, limit: number): Promise<number | null> {
+  const row = (await firstRow(ctx.db
     .update(verification)
     .set({ value: sql`CAST(${verification.value} AS INTEGER) + 1` })
     .where(and(eq(verification.identifier, identifier), sql`CAST(${verification.value} AS INTEGER) < ${limit}`, sql`${verification.expiresAt} > ${ctx.clock.now()}`))
-    .returning({ value: verification.value })
-    .get()
+    .returning({ value: verification.value })))
   return row ? Number(row.value) : null
 }
 
 /** Trusted-device records of a user (identifier `trust-device-…`, value = user id). */
-export function countTrustedDevices(ctx: AuthContext, userId: string): number {
+export async function countTrustedDevices(ctx: AuthContext, userId: string): Promise<number> {
   return (
-    ctx.db
+    (await firstRow(ctx.db
       .select({ n: count() })
       .from(verification)
-      .where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId), sql`${verification.expiresAt} > ${ctx.clock.now()}`))
-      .get()?.n ?? 0
+      .where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId), sql`${verification.expiresAt} > ${ctx.clock.now()}`))))?.n ?? 0
   )
 }
 
-export function deleteTrustedDevices(ctx: AuthContext, userId: string): number {
-  return ctx.db.delete(verification).where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId))).run().changes
+export async function deleteTrustedDevices(ctx: AuthContext, userId: string): Promise<number> {
+  return (await ctx.db.delete(verification).where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId))).returning()).length
 }
 
-export function deleteExpiredVerifications(ctx: AuthContext): void {
-  ctx.db.delete(verification).where(lte(verification.expiresAt, new Date(ctx.clock.now()))).run()
+export async function deleteExpiredVerifications(ctx: AuthContext): Promise<void> {
+  await ctx.db.delete(verification).where(lte(verification.expiresAt, new Date(ctx.clock.now())))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Overview and enforcement
 
-export function secondFactorCounts(ctx: AuthContext): { users: number; withTotp: number; withPasskey: number; withAny: number } {
-  const row = ctx.sqlite
-    .prepare(
-      `SELECT count(*) AS users,
-              sum(CASE WHEN u.twoFactorEnabled = 1 THEN 1 ELSE 0 END) AS withTotp,
-              sum(CASE WHEN EXISTS (SELECT 1 FROM passkey p WHERE p.userId = u.id) THEN 1 ELSE 0 END) AS withPasskey,
-              sum(CASE WHEN u.twoFactorEnabled = 1 OR EXISTS (SELECT 1 FROM passkey p WHERE p.userId = u.id) THEN 1 ELSE 0 END) AS withAny
-         FROM user u`,
-    )
-    .get() as { users: number; withTotp: number | null; withPasskey: number | null; withAny: number | null }
-  return { users: row.users, withTotp: row.withTotp ?? 0, withPasskey: row.withPasskey ?? 0, withAny: row.withAny ?? 0 }
+export async function secondFactorCounts(ctx: AuthContext): Promise<{ users: number; withTotp: number; withPasskey: number; withAny: number }> {
+  const hasKey = sql`EXISTS (SELECT 1 FROM ${passkey} WHERE ${passkey.userId} = ${user.id})`
+  const totp = eq(user.twoFactorEnabled, true)
+  const row = await firstRow(
+    ctx.db
+      .select({
+        users: count(),
+        withTotp: sql<number | null>`sum(CASE WHEN ${totp} THEN 1 ELSE 0 END)`,
+        withPasskey: sql<number | null>`sum(CASE WHEN ${hasKey} THEN 1 ELSE 0 END)`,
+        withAny: sql<number | null>`sum(CASE WHEN ${totp} OR ${hasKey} THEN 1 ELSE 0 END)`,
+      })
+      .from(user),
+  )
+  return { users: row?.users ?? 0, withTotp: Number(row?.withTotp ?? 0), withPasskey: Number(row?.withPasskey ?? 0), withAny: Number(row?.withAny ?? 0) }
 }
 
-export function hasPasskey(ctx: AuthContext, userId: string): boolean {
-  return ctx.db.select({ id: passkey.id }).from(passkey).where(eq(passkey.userId, userId)).limit(1).get() !== undefined
+export async function hasPasskey(ctx: AuthContext, userId: string): Promise<boolean> {
+  return (await firstRow(ctx.db.select({ id: passkey.id }).from(passkey).where(eq(passkey.userId, userId)).limit(1))) !== undefined
 }

@@ -17,7 +17,7 @@ export const usernameRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return signedInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
+      return await signedInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
     },
   }),
 

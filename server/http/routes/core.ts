@@ -46,10 +46,10 @@ export const coreRoutes = [
   defineRoute({
     method: 'POST',
     path: '/sign-out',
-    handler: (rc) => {
+    handler: async (rc) => {
       const token = requestSessionToken(rc)
-      const current = token ? findSessionByToken(rc.ctx, token) : null
-      if (current) signOut(rc.ctx, current, rc.meta)
+      const current = token ? await findSessionByToken(rc.ctx, token) : null
+      if (current) await signOut(rc.ctx, current, rc.meta)
       clearSessionCookies(rc)
       return { success: true }
     },
@@ -79,7 +79,7 @@ export const coreRoutes = [
         }
         expireCookie(rc, names.sessionData)
       }
-      const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
+      const resolved = await resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
       if (resolved.status !== 'active') return null
       // A refresh already re-issued the cache with the new cookies.
       if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
@@ -92,7 +92,7 @@ export const coreRoutes = [
     method: 'GET',
     path: '/list-sessions',
     auth: 'session',
-    handler: ({ ctx, session }) => listUserSessions(ctx, session.user.id),
+    handler: async ({ ctx, session }) => await listUserSessions(ctx, session.user.id),
   }),
 
   defineRoute({
@@ -100,9 +100,9 @@ export const coreRoutes = [
     path: '/revoke-session',
     auth: 'session',
     body: z.object({ token: z.string().min(1) }),
-    handler: (rc) => {
+    handler: async (rc) => {
       const { ctx, session, body, meta } = rc
-      revokeOwnSession(ctx, session.user.id, body.token, meta)
+      await revokeOwnSession(ctx, session.user.id, body.token, meta)
       // better-auth 1.7: revoking the session the request runs on signs this client out too.
       if (body.token === session.session.token) clearSessionCookies(rc)
       return { status: true }
@@ -113,8 +113,8 @@ export const coreRoutes = [
     method: 'POST',
     path: '/revoke-sessions',
     auth: 'session',
-    handler: (rc) => {
-      revokeAllSessions(rc.ctx, rc.session.user.id, rc.meta)
+    handler: async (rc) => {
+      await revokeAllSessions(rc.ctx, rc.session.user.id, rc.meta)
       clearSessionCookies(rc)
       return { status: true }
     },
@@ -124,8 +124,8 @@ export const coreRoutes = [
     method: 'POST',
     path: '/revoke-other-sessions',
     auth: 'session',
-    handler: ({ ctx, session, meta }) => {
-      revokeOtherSessions(ctx, session, meta)
+    handler: async ({ ctx, session, meta }) => {
+      await revokeOtherSessions(ctx, session, meta)
       return { status: true }
     },
   }),

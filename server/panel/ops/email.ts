@@ -86,8 +86,8 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
       return { subject, text, html }
     },
 
-    'email.outbox'(input) {
-      const page = listMailOutbox(ctx, input)
+    async 'email.outbox'(input) {
+      const page = await listMailOutbox(ctx, input)
       return {
         total: page.total,
         messages: page.messages.map((m) => ({
@@ -105,8 +105,8 @@ export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
       }
     },
 
-    'email.retry'({ id }) {
-      retryMail(ctx, id)
+    async 'email.retry'({ id }) {
+      await retryMail(ctx, id)
       return { success: true }
     },
   }
