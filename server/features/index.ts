@@ -6,6 +6,7 @@ import { twoFactorFeature } from './two-factor/index.js'
 import { networkFeature } from './network/index.js'
 import { backupFeature } from './backup/index.js'
 import { healthFeature } from './health/index.js'
+import { mailFeature } from './mail/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -13,4 +14,4 @@ import { healthFeature } from './health/index.js'
  * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
  * its panel contract (features/panel-contracts.ts).
  */
-export const features: Feature[] = [apiKeyFeature, jwtFeature, twoFactorFeature, passkeyFeature, networkFeature, backupFeature, healthFeature]
+export const features: Feature[] = [apiKeyFeature, jwtFeature, twoFactorFeature, passkeyFeature, networkFeature, backupFeature, healthFeature, mailFeature]

@@ -3,6 +3,7 @@ import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
 import { networkContract } from './network/panel-contract.js'
 import { backupContract } from './backup/panel-contract.js'
+import { mailContract } from './mail/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -14,4 +15,5 @@ export const featureContracts = {
   ...twoFactorContract,
   ...networkContract,
   ...backupContract,
+  ...mailContract,
 }

@@ -8,7 +8,6 @@ import type { Gatehouse, Logger } from '../gatehouse.js'
 import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
 import { PanelError } from './errors.js'
 import { auditHandlers } from './ops/audit.js'
-import { emailHandlers } from './ops/email.js'
 import { organizationHandlers } from './ops/organizations.js'
 import { providerHandlers } from './ops/providers.js'
 import { settingsHandlers } from './ops/settings.js'
@@ -67,7 +66,6 @@ export function createPanelService(env: PanelEnv): PanelService {
     ...userHandlers(env),
     ...organizationHandlers(env),
     ...providerHandlers(env),
-    ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.
     // (Their input and output are checked against the contract at dispatch, like every operation.)
     ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Pick<Handlers, keyof typeof featureContracts>),

@@ -9,14 +9,15 @@ import {
   verificationEmail,
 } from '../../mail/templates.js'
 import { renderInvitationMail } from '../../mail/invitation-template.js'
-import { PanelError } from '../errors.js'
-import type { HandlerGroup } from '../service.js'
+import { PanelError } from '../../panel/errors.js'
+import type { HandlerGroup } from '../../panel/service.js'
 
 type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
 
 const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
 
-export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
+/** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
+export const mailPanel: HandlerGroup<EmailOps> = (env) => {
   const { ctx, config: store } = env.gatehouse
 
   const previews = (): Record<string, () => { subject: string; text: string; html: string }> => {
