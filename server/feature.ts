@@ -18,6 +18,11 @@ import type { PanelEnv } from './panel/service.js'
  * in features/panel-contracts.ts.
  */
 export interface Feature {
+  /**
+   * The mail the feature sends, rendered with sample data for the Email view's previews: kind →
+   * message. `sample` gives the application name, a sample recipient and absolute links.
+   */
+  mailPreviews?: (sample: MailSample) => Record<string, () => RenderedMail>
   /** better-auth's plugin id where one exists (`api-key`, `jwt`, `two-factor`, …). */
   id: string
   /** Endpoints under the base path. */
@@ -93,3 +98,18 @@ export interface FeatureRuntime {
 
 /** Identity at run time; the type checks the declaration where it is written. */
 export const defineFeature = (feature: Feature): Feature => feature
+
+/** What a mail preview is rendered with (the Email view). */
+export interface MailSample {
+  appName: string
+  user: { name: string; email: string }
+  /** An absolute URL under the API's base path. */
+  link(path: string): string
+  now: number
+}
+
+export interface RenderedMail {
+  subject: string
+  text: string
+  html: string
+}

@@ -41,7 +41,7 @@ const views = {
   users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./features/admin/Users')) },
   organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
   providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./features/social/ProvidersPage')) },
-  email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./pages/Email')) },
+  email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./features/mail/EmailPage')) },
   audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./features/audit/AuditPage')) },
   network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
   // Backups (feature folder renderer/src/features/backup; issue 12a).

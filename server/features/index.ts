@@ -17,6 +17,7 @@ import { auditFeature } from './audit/index.js'
 import { overviewFeature } from './overview/index.js'
 import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
+import { mailFeature } from './mail/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -43,4 +44,5 @@ export const features: Feature[] = [
   settingsFeature,
   hostedPagesFeature,
   oidcProviderFeature,
+  mailFeature,
 ]

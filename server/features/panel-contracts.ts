@@ -10,6 +10,7 @@ import { socialContract } from './social/panel-contract.js'
 import { auditContract } from './audit/panel-contract.js'
 import { overviewContract } from './overview/panel-contract.js'
 import { settingsContract } from './settings/panel-contract.js'
+import { mailContract } from './mail/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -28,4 +29,5 @@ export const featureContracts = {
   ...auditContract,
   ...overviewContract,
   ...settingsContract,
+  ...mailContract,
 }

@@ -115,6 +115,7 @@ export class OutboxMailer implements Mailer {
   private closed = false
   private idleWaiters: Array<() => void> = []
   private warnedNoSmtp = false
+  private revived = false
 
   constructor(private readonly options: OutboxMailerOptions) {}
 
@@ -144,7 +145,12 @@ export class OutboxMailer implements Mailer {
     }
     this.running = true
     // Never in the caller's turn: the answer leaves before any SMTP work starts.
-    setImmediate(() => void this.drain())
+    setImmediate(() =>
+      void this.drain().catch((error: unknown) => {
+        // The database was busy or closed (shutdown): what is queued goes out at the next wake.
+        this.options.logger.warn(`mail delivery paused: ${error instanceof Error ? error.message : String(error)}`)
+      }),
+    )
   }
 
   whenIdle(): Promise<void> {
@@ -208,12 +214,19 @@ export class OutboxMailer implements Mailer {
 
   /** Messages left `sending` by a process that stopped mid-delivery go back to the queue. */
   private async reviveStale(): Promise<void> {
+    // Once per process, when there is somewhere to deliver to; a busy database is tried again at the next wake.
+    if (this.revived || !this.settings()) return
     const { db, clock } = this.options
     const before = new Date(clock.now() - STALE_SENDING_MS)
-    await db
-      .update(mailOutbox)
-      .set({ status: 'queued', updatedAt: new Date(clock.now()) })
-      .where(and(eq(mailOutbox.status, 'sending'), lt(mailOutbox.updatedAt, before)))
+    try {
+      await db
+        .update(mailOutbox)
+        .set({ status: 'queued', updatedAt: new Date(clock.now()) })
+        .where(and(eq(mailOutbox.status, 'sending'), lt(mailOutbox.updatedAt, before)))
+      this.revived = true
+    } catch {
+      // Busy or closed: next time.
+    }
   }
 
   private async drain(): Promise<void> {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { featureContracts } from '../features/panel-contracts.js'
-import { mutation, none, ok, type OpDef, query } from './op.js'
+import { none, type OpDef, query } from './op.js'
 
 export type { OpDef } from './op.js'
 
@@ -14,7 +14,6 @@ export type { OpDef } from './op.js'
  */
 
 const ms = z.number()
-const id = z.string().min(1).max(200)
 
 // ---------------------------------------------------------------- shared shapes
 
@@ -24,19 +23,6 @@ export { type AuditEventView, auditEventSchema, type PersonView, peopleSchema, p
 export type { AuditFilter } from '../features/audit/panel-contract.js'
 export type { SetupStep } from '../features/overview/panel-contract.js'
 export type { ProviderView } from '../features/social/panel-contract.js'
-
-export const mailRowSchema = z.object({
-  id: z.string(),
-  to: z.string(),
-  subject: z.string(),
-  kind: z.string(),
-  status: z.enum(['queued', 'sending', 'sent', 'failed']),
-  error: z.string().nullable(),
-  attempts: z.number(),
-  createdAt: ms,
-  updatedAt: ms,
-  sentAt: ms.nullable(),
-})
 
 // ---------------------------------------------------------------- the operations
 
@@ -60,59 +46,6 @@ const coreContract = {
       features: z.object({ admin: z.boolean(), organizations: z.boolean(), providers: z.boolean(), email: z.boolean() }),
     }),
   ),
-  // Email
-  'email.get': query(
-    'SMTP settings (password write-only) and the message kinds',
-    none,
-    z.object({
-      smtp: z.object({
-        host: z.string(),
-        port: z.number(),
-        secure: z.boolean(),
-        user: z.string(),
-        hasPassword: z.boolean(),
-        from: z.string(),
-      }),
-      configured: z.boolean(),
-      templates: z.array(z.string()),
-    }),
-  ),
-  'email.update': mutation(
-    'Saves SMTP settings (a missing password keeps the stored one)',
-    z
-      .object({
-        host: z.string().max(300),
-        port: z.number().int().min(0).max(65535),
-        secure: z.boolean(),
-        user: z.string().max(300),
-        password: z.string().max(1000).optional(),
-        from: z.string().max(320),
-      })
-      .strict(),
-    ok,
-  ),
-  'email.sendTest': mutation(
-    'Sends a test message through the configured SMTP server',
-    z.object({ to: z.string().min(3).max(320) }).strict(),
-    z.object({ id: z.string().nullable(), status: z.string() }),
-  ),
-  'email.preview': query(
-    'Renders a template with sample data',
-    z.object({ kind: z.string().min(1).max(60) }).strict(),
-    z.object({ subject: z.string(), text: z.string(), html: z.string() }),
-  ),
-  'email.outbox': query(
-    'Messages in the outbox, newest first',
-    z
-      .object({
-        status: z.enum(['queued', 'sent', 'failed']).optional(),
-        limit: z.number().int().min(1).max(500).default(50),
-        offset: z.number().int().min(0).default(0),
-      })
-      .strict(),
-    z.object({ messages: z.array(mailRowSchema), total: z.number() }),
-  ),
-  'email.retry': mutation('Queues a failed message again', z.object({ id }).strict(), ok),
 } satisfies Record<string, OpDef>
 
 /** Core operations and those of every feature folder. */

@@ -7,7 +7,6 @@ import type { featureContracts } from '../features/panel-contracts.js'
 import type { Gatehouse, Logger } from '../gatehouse.js'
 import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
 import { PanelError } from './errors.js'
-import { emailHandlers } from './ops/email.js'
 import { systemHandlers } from './ops/system.js'
 
 /** What the panel operations run against: the same Gatehouse the HTTP API serves. */
@@ -55,7 +54,6 @@ function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
 export function createPanelService(env: PanelEnv): PanelService {
   const handlers: Handlers = {
     ...systemHandlers(env),
-    ...emailHandlers(env),
     // Feature folders declare their operations in their panel contract and handle them here.
     // (Their input and output are checked against the contract at dispatch, like every operation.)
     ...(Object.assign({}, ...features.map((feature) => feature.panel?.(env) ?? {})) as Pick<Handlers, keyof typeof featureContracts>),

@@ -259,7 +259,7 @@ export const mailOutbox = pgTable(
     kind: text('kind').notNull(),
     text: text('text').notNull(),
     html: text('html').notNull(),
-    status: text('status', { enum: ['queued','sent','failed'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued','sending','sent','failed'] }).notNull().default('queued'),
     error: text('error'),
     attempts: bigint('attempts', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),

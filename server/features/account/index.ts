@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { deleteAccountEmail } from './mail.js'
 import { accountRoutes } from './routes.js'
 
 /**
@@ -9,4 +10,7 @@ import { accountRoutes } from './routes.js'
 export const accountFeature = defineFeature({
   id: 'account',
   routes: accountRoutes,
+  mailPreviews: ({ appName, user, link }) => ({
+    'delete-account': () => deleteAccountEmail(appName, user, link('/delete-user/callback?token=sample'), 86400),
+  }),
 })

@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 
-/** All of the backup feature's SQL. */
+/**
+ * All of the backup feature's SQL. SQLite-specific by nature: a backup here is a copy of the
+ * database file (VACUUM INTO, integrity_check, the file's own tables and migration journal), so
+ * these functions take the driver. A PostgreSQL storage implements its own backup later (pg_dump
+ * or COPY) behind the same feature; nothing outside this module and the archive code touches it.
+ */
 
 /** Rows per table (SQLite's own tables left out), sorted by name. */
 export function rowCounts(sqlite: Database.Database): Record<string, number> {

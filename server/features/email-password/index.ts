@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from './mail.js'
 import { emailPasswordRoutes } from './routes.js'
 
 /**
@@ -9,4 +10,10 @@ import { emailPasswordRoutes } from './routes.js'
 export const emailPasswordFeature = defineFeature({
   id: 'email-password',
   routes: emailPasswordRoutes,
+  mailPreviews: ({ appName, user, link }) => ({
+    verification: () => verificationEmail(appName, user, link('/verify-email?token=sample')),
+    'password-reset': () => passwordResetEmail(appName, user, link('/reset-password/sample'), 3600),
+    'change-email': () => changeEmailConfirmation(appName, user, 'ada@new.example.com', link('/verify-email?token=sample')),
+    'account-exists': () => existingAccountEmail(appName, user),
+  }),
 })

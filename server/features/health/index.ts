@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { defineFeature } from '../../feature.js'
 import { defineRoute } from '../../http/route.js'
 import { healthErrors } from './errors.js'
-import { appliedMigrationCount, probeWrite } from './store.js'
+import { databaseWritable, migrationCount } from './store.js'
 
 /** How long the readiness check waits for the database's write lock. */
 const WRITE_PROBE_MS = 1_000
@@ -29,15 +29,13 @@ export const healthFeature = defineFeature({
     defineRoute({
       method: 'GET',
       path: '/ready',
-      handler: ({ ctx, response }) => {
+      handler: async ({ ctx, response }) => {
         const migrations = expected.get(ctx)
-        if (migrations === undefined || appliedMigrationCount(ctx.sqlite) < migrations) {
+        if (migrations === undefined || (await migrationCount(ctx)) < migrations) {
           response.status = 503
           return healthErrors.MIGRATIONS_PENDING
         }
-        try {
-          probeWrite(ctx.sqlite, WRITE_PROBE_MS)
-        } catch {
+        if (!(await databaseWritable(ctx, WRITE_PROBE_MS))) {
           response.status = 503
           return healthErrors.DATABASE_NOT_WRITABLE
         }

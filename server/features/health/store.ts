@@ -1,6 +1,27 @@
 import type Database from 'better-sqlite3'
+import type { AuthContext } from '../../auth/context.js'
 
-/** All of the readiness check's SQL. */
+/**
+ * All of the readiness check's SQL. SQLite-specific by nature (a write probe under the file's
+ * write lock, drizzle's migration journal read from the file): the readiness route calls only
+ * `databaseWritable` and `migrationCount`, which a PostgreSQL storage implements later with its
+ * own probe (e.g. `SELECT 1` on a writable connection, `drizzle.__drizzle_migrations`).
+ */
+
+/** Whether the database takes a write within `timeoutMs` (see probeWrite). */
+export async function databaseWritable(ctx: AuthContext, timeoutMs: number): Promise<boolean> {
+  try {
+    probeWrite(ctx.sqlite, timeoutMs)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Migrations recorded as applied. */
+export async function migrationCount(ctx: AuthContext): Promise<number> {
+  return appliedMigrationCount(ctx.sqlite)
+}
 
 /**
  * Whether the database takes a write now: a real, idempotent write (the header's user_version set

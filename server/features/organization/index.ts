@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { renderInvitationMail } from './mail.js'
 import { organizationPanel } from './panel.js'
 import { organizationRoutes } from './routes.js'
 
@@ -12,4 +13,15 @@ export const organizationFeature = defineFeature({
   id: 'organization',
   routes: organizationRoutes,
   panel: organizationPanel,
+  mailPreviews: ({ link, now }) => ({
+    invitation: () =>
+      renderInvitationMail({
+        organizationName: 'Analytical Engines',
+        inviterName: 'Charles Babbage',
+        inviterEmail: 'charles@example.com',
+        role: 'member',
+        url: link('/accept-invitation/sample'),
+        expiresAt: new Date(now + 172800_000),
+      }),
+  }),
 })

@@ -20,9 +20,9 @@ import { useForm } from '@mantine/form'
 import { notifications } from '@mantine/notifications'
 import { IconDeviceFloppy, IconRefresh, IconSend } from '@tabler/icons-react'
 import { useState } from 'react'
-import { type PanelCallError, useOp, useOpMutation } from '../api'
-import { ErrorNotice, Loading, PageHeader } from '../components/common'
-import { dateTime } from '../format'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { dateTime } from '../../format'
 
 function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string } }) {
   const save = useOpMutation('email.update')
@@ -117,7 +117,7 @@ function Templates({ kinds }: { kinds: string[] }) {
 
 function Outbox() {
   const [status, setStatus] = useState('all')
-  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sent' | 'failed' }, { refetchInterval: 5_000 })
+  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sending' | 'sent' | 'failed' }, { refetchInterval: 5_000 })
   const retry = useOpMutation('email.retry')
   return (
     <Stack>
@@ -128,6 +128,7 @@ function Outbox() {
         data={[
           { label: 'All', value: 'all' },
           { label: 'Queued', value: 'queued' },
+          { label: 'Sending', value: 'sending' },
           { label: 'Sent', value: 'sent' },
           { label: 'Failed', value: 'failed' },
         ]}

@@ -1,37 +1,24 @@
 import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
 import { sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
-import { deleteAccountEmail } from '../../features/account/mail.js'
-import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from '../../features/email-password/mail.js'
-import { renderInvitationMail } from '../../features/organization/mail.js'
-import { PanelError } from '../errors.js'
-import type { HandlerGroup } from '../service.js'
+import { PanelError } from '../../panel/errors.js'
+import type { HandlerGroup } from '../../panel/service.js'
 
 type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
 
 const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
 
-export const emailHandlers: HandlerGroup<EmailOps> = (env) => {
+/** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
+export const mailPanel: HandlerGroup<EmailOps> = (env) => {
   const { ctx, config: store } = env.gatehouse
 
   const previews = (): Record<string, () => { subject: string; text: string; html: string }> => {
     const app = store.get().mail.appName
     const link = (path: string) => `${ctx.baseURL}${path}`
+    // Each feature renders its own mail (Feature.mailPreviews); the test message is the mail view's.
+    const sample = { appName: app, user: sampleUser, link, now: ctx.clock.now() }
     return {
-      verification: () => verificationEmail(app, sampleUser, link('/verify-email?token=sample')),
-      'password-reset': () => passwordResetEmail(app, sampleUser, link('/reset-password/sample'), 3600),
-      'change-email': () => changeEmailConfirmation(app, sampleUser, 'ada@new.example.com', link('/verify-email?token=sample')),
-      'delete-account': () => deleteAccountEmail(app, sampleUser, link('/delete-user/callback?token=sample'), 86400),
-      'account-exists': () => existingAccountEmail(app, sampleUser),
-      invitation: () =>
-        renderInvitationMail({
-          organizationName: 'Analytical Engines',
-          inviterName: 'Charles Babbage',
-          inviterEmail: 'charles@example.com',
-          role: 'member',
-          url: link('/accept-invitation/sample'),
-          expiresAt: new Date(ctx.clock.now() + 172800_000),
-        }),
+      ...Object.assign({}, ...(ctx.features ?? []).map((feature) => feature.mailPreviews?.(sample) ?? {})),
       test: () => testEmail(app, sampleUser.email),
     }
   }

@@ -1,0 +1,76 @@
+import { z } from 'zod'
+import { mutation, none, ok, query } from '../../panel/op.js'
+
+/** The Email view's operations: SMTP settings, template previews, the outbox (zod only: shared with the renderer). */
+
+const id = z.string().min(1).max(200)
+/** Epoch milliseconds. */
+const ms = z.number()
+
+export const mailRowSchema = z.object({
+  id: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  kind: z.string(),
+  status: z.enum(['queued', 'sending', 'sent', 'failed']),
+  error: z.string().nullable(),
+  attempts: z.number(),
+  createdAt: ms,
+  updatedAt: ms,
+  sentAt: ms.nullable(),
+})
+
+export const mailContract = {
+  'email.get': query(
+    'SMTP settings (password write-only) and the message kinds',
+    none,
+    z.object({
+      smtp: z.object({
+        host: z.string(),
+        port: z.number(),
+        secure: z.boolean(),
+        user: z.string(),
+        hasPassword: z.boolean(),
+        from: z.string(),
+      }),
+      configured: z.boolean(),
+      templates: z.array(z.string()),
+    }),
+  ),
+  'email.update': mutation(
+    'Saves SMTP settings (a missing password keeps the stored one)',
+    z
+      .object({
+        host: z.string().max(300),
+        port: z.number().int().min(0).max(65535),
+        secure: z.boolean(),
+        user: z.string().max(300),
+        password: z.string().max(1000).optional(),
+        from: z.string().max(320),
+      })
+      .strict(),
+    ok,
+  ),
+  'email.sendTest': mutation(
+    'Sends a test message through the configured SMTP server',
+    z.object({ to: z.string().min(3).max(320) }).strict(),
+    z.object({ id: z.string().nullable(), status: z.string() }),
+  ),
+  'email.preview': query(
+    'Renders a template with sample data',
+    z.object({ kind: z.string().min(1).max(60) }).strict(),
+    z.object({ subject: z.string(), text: z.string(), html: z.string() }),
+  ),
+  'email.outbox': query(
+    'Messages in the outbox, newest first',
+    z
+      .object({
+        status: z.enum(['queued', 'sending', 'sent', 'failed']).optional(),
+        limit: z.number().int().min(1).max(500).default(50),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    z.object({ messages: z.array(mailRowSchema), total: z.number() }),
+  ),
+  'email.retry': mutation('Queues a failed message again', z.object({ id }).strict(), ok),
+}
