@@ -184,20 +184,31 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
         }
         // Verification: what PostgreSQL now holds, read back through the pg mirror.
         const actual = new Checksum()
-        const primary = pgTableConfig(to).columns.find((c) => c.primary)
-        if (!primary) throw new Error(`${name} has no primary key`)
-        let after: unknown
+        // Keyset pages over the primary key: one column, or a composite one (oidcModel: kind + id).
+        const config = pgTableConfig(to)
+        const single = config.columns.find((c) => c.primary)
+        const keyColumns = single ? [single] : (config.primaryKeys[0]?.columns ?? [])
+        if (keyColumns.length === 0) throw new Error(`${name} has no primary key`)
+        const propertyOf = (column: unknown) => Object.entries(to).find(([, c]) => c === column)?.[0] as string
+        let after: unknown[] | undefined
         for (;;) {
-          const where = after === undefined ? undefined : sql`${primary} > ${after}`
+          const where =
+            after === undefined
+              ? undefined
+              : sql`(${sql.join(keyColumns, sql`, `)}) > (${sql.join(
+                  after.map((value) => sql`${value}`),
+                  sql`, `,
+                )})`
           const page = (await target
             .select()
             .from(to)
             .where(where)
-            .orderBy(primary)
+            .orderBy(...keyColumns)
             .limit(batch * 4)) as Record<string, unknown>[]
           if (page.length === 0) break
           for (const row of page) actual.add(row)
-          after = page[page.length - 1]?.[Object.entries(to).find(([, c]) => c === primary)?.[0] as string]
+          const last = page[page.length - 1] as Record<string, unknown>
+          after = keyColumns.map((column) => last[propertyOf(column)])
         }
         const count = await client.query<{ n: number }>(`select count(*)::int as n from "${name}"`)
         if (count.rows[0]?.n !== expected.rows || actual.rows !== expected.rows) {

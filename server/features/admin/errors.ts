@@ -73,7 +73,8 @@ export async function onField<T>(field: string, check: () => T | Promise<T>): Pr
   try {
     return await check()
   } catch (e) {
-    if (e instanceof APIError && e.field === undefined) throw new APIError(e.status, e.code, e.message, e.headers, field)
+    // The check names its own input (email-password's policy says 'password'); here the input is `field`.
+    if (e instanceof APIError && e.field !== field) throw new APIError(e.status, e.code, e.message, e.headers, field)
     throw e
   }
 }
