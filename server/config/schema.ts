@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { describeInvalidTrustedOrigin } from '../auth/trusted-origins.js'
+import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'

@@ -1,4 +1,4 @@
-import { APIError } from '../auth/errors.js'
+import { APIError } from '../core/errors.js'
 import type { PanelEnv } from '../panel/service.js'
 
 type Json = Record<string, unknown>

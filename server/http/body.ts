@@ -1,4 +1,4 @@
-import { APIError } from '../auth/errors.js'
+import { APIError } from '../core/errors.js'
 
 export const MAX_BODY_BYTES = 1024 * 1024
 

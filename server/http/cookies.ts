@@ -1,6 +1,6 @@
 import type { GatehouseConfig } from '../config/schema.js'
 import { hmacBase64Url, safeEqual, signValue, unsignValue } from '../crypto/sign.js'
-import { APIError } from '../auth/errors.js'
+import { APIError } from '../core/errors.js'
 
 /** Cookie names and attributes exactly as better-auth writes them (reference §2). */
 export interface CookieNames {

@@ -1,6 +1,6 @@
 import type { z } from 'zod'
-import type { AuthContext, RequestMeta } from '../auth/context.js'
-import type { SessionWithUser } from '../auth/sessions.js'
+import type { AuthContext, RequestMeta } from '../core/context.js'
+import type { SessionWithUser } from '../core/sessions.js'
 import type { CookieNames } from './cookies.js'
 
 /**

@@ -1,5 +1,5 @@
-import { type ResolvedSession, resolveSession, type SessionWithUser } from '../auth/sessions.js'
-import { toPublicUser } from '../auth/users.js'
+import { type ResolvedSession, resolveSession, type SessionWithUser } from '../core/sessions.js'
+import { toPublicUser } from '../core/users.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
@@ -13,7 +13,7 @@ export function publicSession(data: SessionWithUser) {
 
 /**
  * The get-session answer serialised. Session lookups hand out the same object until the database
- * changes (server/auth/session-cache.ts), so its JSON is kept with it: serialising six dates
+ * changes (server/core/session-cache.ts), so its JSON is kept with it: serialising six dates
  * costs more than the rest of the request.
  */
 const serialized = new WeakMap<SessionWithUser, string>()

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import type { AuthContext } from '../auth/context.js'
-import { APIError } from '../auth/errors.js'
+import type { AuthContext } from '../core/context.js'
+import { APIError } from '../core/errors.js'
 import {
   findOutboxMessage,
   listOutbox,

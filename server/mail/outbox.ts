@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import type { createTransport } from 'nodemailer'
-import type { Clock } from '../auth/context.js'
+import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
 import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
 import { generateId } from '../crypto/random.js'

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { APIError } from '../auth/errors.js'
+import { APIError } from '../core/errors.js'
 import { ConfigError } from '../config/store.js'
 import type { PanelDownload } from '../feature.js'
 import { features } from '../features/index.js'

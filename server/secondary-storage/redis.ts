@@ -2,7 +2,7 @@
  * better-auth's secondary storage (`SecondaryStorage` of @better-auth/core: get, set with a TTL in
  * seconds, delete, getAndDelete, increment) on Redis or Valkey through ioredis: `--redis-url
  * redis://…` / GATEHOUSE_REDIS_URL. Shared by every instance: rate-limit counters
- * (rateLimit.storage 'secondary-storage', server/auth/secondary-rate-limit.ts) and shared caches.
+ * (rateLimit.storage 'secondary-storage', server/core/secondary-rate-limit.ts) and shared caches.
  * Keys are prefixed (default "gatehouse:") so one Redis can serve several installs.
  */
 import { Redis } from 'ioredis'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { recordAudit } from '../../server/auth/audit.js'
+import { recordAudit } from '../../server/core/audit.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 

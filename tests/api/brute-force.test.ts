@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clearAccountLock, listAccountLocks } from '../../server/auth/throttle.js'
+import { clearAccountLock, listAccountLocks } from '../../server/core/throttle.js'
 import { ERRORS, HttpClient, signUp, uniqueEmail, statusAndBody } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 

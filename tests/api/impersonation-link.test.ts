@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createImpersonationLink, userActor } from '../../server/features/admin/index.js'
-import { findUserById } from '../../server/auth/users.js'
+import { findUserById } from '../../server/core/users.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { HttpClient, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'

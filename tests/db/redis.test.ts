@@ -3,7 +3,7 @@
  * with TTL, delete, getAndDelete, increment) and the shared, race-safe rate-limit store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SecondaryStorageRateLimitStore } from '../../server/auth/secondary-rate-limit.js'
+import { SecondaryStorageRateLimitStore } from '../../server/core/secondary-rate-limit.js'
 import { redisSecondaryStorage, type SecondaryStorage } from '../../server/secondary-storage/redis.js'
 import { type RedisServer, redisUnavailable, startRedis, warnSkipped } from '../helpers/engines.js'
 

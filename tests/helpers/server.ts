@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Clock } from '../../server/auth/context.js'
+import type { Clock } from '../../server/core/context.js'
 import type { GatehouseConfigInput } from '../../server/config/schema.js'
 import { createGatehouse, type Gatehouse, type Logger } from '../../server/gatehouse.js'
 

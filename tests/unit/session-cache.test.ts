@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ChangeGuardedCache } from '../../server/auth/session-cache.js'
+import { ChangeGuardedCache } from '../../server/core/session-cache.js'
 import { sqliteChangeSignal } from '../../server/db/storage.js'
 
 const dirs: string[] = []

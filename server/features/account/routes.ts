@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { toPublicUser } from '../../auth/users.js'
+import { toPublicUser } from '../../core/users.js'
 import { assertTrustedCallback } from '../../http/app.js'
 import { defineRoute, redirect } from '../../http/route.js'
 import { clearSessionCookies } from '../../http/session.js'

@@ -1,17 +1,17 @@
-import { recordAudit } from '../../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import { APIError, fail } from '../../auth/errors.js'
-import { createSession, deleteUserSessions, isSessionFresh, type SessionWithUser, type UserRow } from '../../auth/sessions.js'
-import { throttledPasswordCheck, throttleKey } from '../../auth/throttle.js'
-import { findCredentialAccount, findUserByEmail, findUserById, listAccountRows, normalizeEmail } from '../../auth/user-store.js'
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { APIError, fail } from '../../core/errors.js'
+import { createSession, deleteUserSessions, isSessionFresh, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import { findCredentialAccount, findUserByEmail, findUserById, listAccountRows, normalizeEmail } from '../../core/user-store.js'
 import {
   deleteUserRows,
   readAdditionalFields,
   readFeatureUserFields,
   storeCredentialPassword,
   updateUserColumns,
-} from '../../auth/users.js'
-import { consumeVerification, createVerification } from '../../auth/verification.js'
+} from '../../core/users.js'
+import { consumeVerification, createVerification } from '../../core/verification.js'
 import { hashPassword, verifyPassword } from '../../crypto/password.js'
 import { generateLowerToken } from '../../crypto/random.js'
 import { emailPasswordError } from '../email-password/errors.js'

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { account } from '../../db/schema.js'
 
 export type AccountRow = typeof account.$inferSelect

@@ -1,7 +1,7 @@
-import { recordAudit } from '../../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import type { UserRow } from '../../auth/sessions.js'
-import { findUserById } from '../../auth/users.js'
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import type { UserRow } from '../../core/sessions.js'
+import { findUserById } from '../../core/users.js'
 import { hasPermission, isAdministrator, joinRoles, knownRoles, type SessionAction, type UserAction } from './access.js'
 import { type AdminErrorKey, adminError } from './errors.js'
 

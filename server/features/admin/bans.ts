@@ -1,5 +1,5 @@
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import { deleteUserSessions, type UserRow } from '../../auth/sessions.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { deleteUserSessions, type UserRow } from '../../core/sessions.js'
 import { type Actor, actorId, audit, authorize, refuse, requireUser } from './actor.js'
 import { patchUser } from './users.js'
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ERR } from '../../auth/errors.js'
+import { ERR } from '../../core/errors.js'
 import { ADMIN_STATEMENTS } from './access.js'
 
 /**

@@ -1,4 +1,4 @@
-import { APIError, ERR, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, ERR, type ErrorStatus } from '../../core/errors.js'
 
 /**
  * The admin plugin's messages (SPEC §8) with current better-auth's codes: the only place they are

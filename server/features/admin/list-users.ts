@@ -1,5 +1,5 @@
-import type { AuthContext } from '../../auth/context.js'
-import type { UserRow } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import type { UserRow } from '../../core/sessions.js'
 import { type Actor, authorize } from './actor.js'
 import { type FilterOperator, type FilterValue, queryUsers } from './store.js'
 

@@ -1,6 +1,6 @@
-import type { AuthContext } from '../../auth/context.js'
-import type { UserRow } from '../../auth/sessions.js'
-import { findUserById } from '../../auth/users.js'
+import type { AuthContext } from '../../core/context.js'
+import type { UserRow } from '../../core/sessions.js'
+import { findUserById } from '../../core/users.js'
 import { hasPermission, type PermissionRequest, type PermissionSubject } from './access.js'
 import { adminError } from './errors.js'
 

@@ -6,7 +6,7 @@ import { FILTER_OPERATORS, listUsers, SEARCH_FIELDS, SEARCH_OPERATORS } from './
 import { checkPermission } from './permissions.js'
 import { listSessionsOfUser, revokeUserSession, revokeUserSessions } from './sessions.js'
 import { adminUpdateUser, createUser, getUser, removeUser, setRole, setUserPassword } from './users.js'
-import { toPublicUser } from '../../auth/users.js'
+import { toPublicUser } from '../../core/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { assertTrustedCallback } from '../../http/app.js'

@@ -1,5 +1,5 @@
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import { deleteUserSessions, type SessionRow } from '../../auth/sessions.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { deleteUserSessions, type SessionRow } from '../../core/sessions.js'
 import { type Actor, audit, authorize } from './actor.js'
 import { activeSessionsOfUser, deleteSessionByToken } from './store.js'
 

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
-import type { AuthContext } from '../../auth/context.js'
-import type { SessionRow, UserRow } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import type { SessionRow, UserRow } from '../../core/sessions.js'
 import { session, user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 

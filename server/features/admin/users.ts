@@ -1,6 +1,6 @@
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import { APIError } from '../../auth/errors.js'
-import { deleteUserSessions, type UserRow } from '../../auth/sessions.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { APIError } from '../../core/errors.js'
+import { deleteUserSessions, type UserRow } from '../../core/sessions.js'
 import {
   assertValidEmail,
   deleteUserRows,
@@ -11,7 +11,7 @@ import {
   readFeatureUserFields,
   storeCredentialPassword,
   userWriteError,
-} from '../../auth/users.js'
+} from '../../core/users.js'
 import { hashPassword } from '../../crypto/password.js'
 import { isUniqueViolation } from '../../db/storage.js'
 import { passwordChangedNotice } from '../email-password/mail.js'

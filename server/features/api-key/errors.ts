@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /** @better-auth/api-key's error codes and messages (src/error-codes.ts), the only place they are spelled. */
 export const API_KEY_ERRORS = {

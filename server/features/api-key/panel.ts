@@ -1,4 +1,4 @@
-import { findUserById } from '../../auth/users.js'
+import { findUserById } from '../../core/users.js'
 import type { PanelEnv } from '../../panel/service.js'
 import { sectionSettings } from '../settings-ops.js'
 import { apiKeyError } from './errors.js'

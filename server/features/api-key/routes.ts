@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import type { AuthContext } from '../../auth/context.js'
-import { APIError } from '../../auth/errors.js'
-import type { SessionWithUser } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import { APIError } from '../../core/errors.js'
+import type { SessionWithUser } from '../../core/sessions.js'
 import { defineRoute, type Route, type RouteContext } from '../../http/route.js'
 import { resolveRequestSession } from '../../http/session.js'
 import {

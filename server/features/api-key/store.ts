@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, isNotNull, like, lt, or, sql } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
-import { ChangeGuardedCache } from '../../auth/session-cache.js'
+import type { AuthContext } from '../../core/context.js'
+import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { DB } from '../../db/index.js'
 import { type ChangeSignal, firstRow } from '../../db/storage.js'
 import { apikey, member, user } from '../../db/schema.js'

@@ -1,4 +1,4 @@
-import { type AuditQuery, auditEventsPage, auditEventTypes, queryAuditEvents } from '../../auth/audit.js'
+import { type AuditQuery, auditEventsPage, auditEventTypes, queryAuditEvents } from '../../core/audit.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/service.js'
 import { exportFilename, exportMime, toCsv } from './export.js'

@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /** The email-password feature's messages (SPEC §8, better-auth's BASE_ERROR_CODES), the only place they are spelled. */
 export const EMAIL_PASSWORD_ERR = {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 
 /**
  * All of the readiness check's SQL. SQLite-specific by nature (a write probe under the file's

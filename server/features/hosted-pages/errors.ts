@@ -1,4 +1,4 @@
-import { APIError } from '../../auth/errors.js'
+import { APIError } from '../../core/errors.js'
 
 /** The hosted pages' error catalogue (their only messages spelled on the server). */
 export const HOSTED_PAGES_ERRORS = {

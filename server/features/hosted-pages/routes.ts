@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import type { Logger } from '../../gatehouse.js'
 import { defineRoute, redirect } from '../../http/route.js'
 import { providers } from '../social/providers/index.js'

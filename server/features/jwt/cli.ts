@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { type AuthContext, systemClock } from '../../auth/context.js'
+import { type AuthContext, systemClock } from '../../core/context.js'
 import { ConfigError, ConfigStore } from '../../config/store.js'
 import { openDatabase } from '../../db/index.js'
 import { createLogMailer } from '../../mail/types.js'

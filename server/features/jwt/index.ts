@@ -1,4 +1,4 @@
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { defineFeature, type SessionAnswer } from '../../feature.js'
 import { signSessionToken } from './keys.js'
 import { jwtPanel } from './panel.js'

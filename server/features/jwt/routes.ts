@@ -1,5 +1,5 @@
-import type { AuthContext } from '../../auth/context.js'
-import { toPublicUser } from '../../auth/users.js'
+import type { AuthContext } from '../../core/context.js'
+import { toPublicUser } from '../../core/users.js'
 import { defineRoute, type Route, TextBody } from '../../http/route.js'
 import { jwksJSON, signSessionToken } from './keys.js'
 

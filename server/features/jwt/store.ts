@@ -1,5 +1,5 @@
 import { and, asc, eq, isNotNull, isNull, lt } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { keypair, member } from '../../db/schema.js'
 import type { KeypairRow } from './schema.js'
 import { firstRow } from '../../db/storage.js'

@@ -1,4 +1,4 @@
-import { APIError } from '../../auth/errors.js'
+import { APIError } from '../../core/errors.js'
 
 /**
  * The Network section's refusals: the only place their messages are spelled. (APIError, not the

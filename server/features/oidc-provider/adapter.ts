@@ -1,6 +1,6 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { clientMetadata } from './clients.js'
 import {
   consumeModel,

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { recordAudit } from '../../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
 import { oidcError } from './errors.js'
 import type { OidcClientRow } from './schema.js'

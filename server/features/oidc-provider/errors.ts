@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /** The OIDC provider feature's own error codes and messages (Gatehouse's, no better-auth counterpart). */
 export const OIDC_ERRORS = {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { defineFeature } from '../../feature.js'
 import type { Logger } from '../../gatehouse.js'
 import type { RouteContext } from '../../http/route.js'

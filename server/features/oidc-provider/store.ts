@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { member, oidcClient, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 import type { OidcClientRow, OidcModelRow } from './schema.js'

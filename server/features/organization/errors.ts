@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /**
  * The organization error catalogue, the only place its messages are spelled: the spec's wording

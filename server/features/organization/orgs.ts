@@ -1,5 +1,5 @@
-import type { AuthContext } from '../../auth/context.js'
-import type { SessionRow } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import type { SessionRow } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import { orgError } from './errors.js'
 import type { InvitationRow, MemberRow, OrganizationRow, TeamRow } from './schema.js'

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import type { AuthContext } from '../../auth/context.js'
-import type { SessionRow, SessionWithUser } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import type { SessionRow, SessionWithUser } from '../../core/sessions.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { hasDontRemember, publicSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
 import { ORG_MESSAGES } from './errors.js'

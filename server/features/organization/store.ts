@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { invitation, member, organization, session, team, teamMember, user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 import type { InvitationRow, MemberRow, OrganizationRow, TeamMemberRow, TeamRow } from './schema.js'

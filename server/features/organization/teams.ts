@@ -1,5 +1,5 @@
-import type { AuthContext } from '../../auth/context.js'
-import type { APIError } from '../../auth/errors.js'
+import type { AuthContext } from '../../core/context.js'
+import type { APIError } from '../../core/errors.js'
 import { generateId } from '../../crypto/random.js'
 import { roleHasPermission } from './access.js'
 import { ORG_MESSAGES, orgError } from './errors.js'

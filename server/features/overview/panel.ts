@@ -1,6 +1,6 @@
 import { isAdministrator } from '../admin/access.js'
-import { recentAuditEvents } from '../../auth/audit.js'
-import { serverCounts, signInActivity } from '../../auth/overview.js'
+import { recentAuditEvents } from '../../core/audit.js'
+import { serverCounts, signInActivity } from '../../core/overview.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/service.js'

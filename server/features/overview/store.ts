@@ -1,5 +1,5 @@
 import { and, inArray, isNotNull, ne } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { user } from '../../db/schema.js'
 
 /** The overview's own SQL: who might be an administrator (for the first-run checklist). */

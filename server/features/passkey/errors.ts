@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /** @better-auth/passkey's PASSKEY_ERROR_CODES (src/error-codes.ts). */
 export const PASSKEY_ERRORS = {

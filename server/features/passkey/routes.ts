@@ -1,6 +1,6 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { z } from 'zod'
-import { APIError, ERR } from '../../auth/errors.js'
+import { APIError, ERR } from '../../core/errors.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { publicSession, resolveRequestSession, setSessionCookies } from '../../http/session.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey } from '../../db/schema.js'
 import type { PasskeyRow } from './schema.js'

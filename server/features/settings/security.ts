@@ -1,4 +1,4 @@
-import { clearAccountLock, listAccountLocks } from '../../auth/throttle.js'
+import { clearAccountLock, listAccountLocks } from '../../core/throttle.js'
 import type { PanelEnv } from '../../panel/service.js'
 
 /** The panel's view of the per-account password throttle: the same domain functions, no rules here. */

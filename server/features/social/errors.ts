@@ -1,4 +1,4 @@
-import { APIError, ERR, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, ERR, type ErrorStatus } from '../../core/errors.js'
 import { PanelError } from '../../panel/errors.js'
 
 /**

@@ -1,9 +1,9 @@
 import { decodeJwt, errors as joseErrors, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
-import { recordAudit } from '../../auth/audit.js'
-import type { AuthContext, RequestMeta } from '../../auth/context.js'
-import { APIError } from '../../auth/errors.js'
-import { createSession, type SessionWithUser } from '../../auth/sessions.js'
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { APIError } from '../../core/errors.js'
+import { createSession, type SessionWithUser } from '../../core/sessions.js'
 import { encryptSecret, revealSecret } from '../../crypto/encrypt.js'
 import {
   accountProviderNotConfigured,

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 
 /** SPEC §9 Key-set fetch: timeout 5 s, cooldown 30 s, cache 10 min. */
 export const KEY_SET_TIMEOUT_MS = 5_000

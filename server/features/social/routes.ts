@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { toPublicUser } from '../../auth/users.js'
+import { toPublicUser } from '../../core/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, redirect, type RouteContext } from '../../http/route.js'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { generateId, randomString } from '../../crypto/random.js'
 import { socialError } from './errors.js'
 import { deleteExpiredVerifications, deleteVerification, findVerification, insertVerification } from './store.js'

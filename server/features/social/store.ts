@@ -1,5 +1,5 @@
 import { and, desc, eq, like, lte, ne } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { account, user, verification } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import type { SocialErrorCode } from './errors.js'
 import type { EndpointName, ProviderId, ProviderOptions } from './options.js'
 

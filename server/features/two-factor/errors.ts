@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /** better-auth's TWO_FACTOR_ERROR_CODES (plugins/two-factor/error-code.ts), plus Gatehouse's enforcement. */
 export const TWO_FACTOR_ERRORS = {

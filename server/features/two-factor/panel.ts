@@ -1,5 +1,5 @@
-import { recordAudit } from '../../auth/audit.js'
-import { findUserById } from '../../auth/users.js'
+import { recordAudit } from '../../core/audit.js'
+import { findUserById } from '../../core/users.js'
 import type { PanelEnv } from '../../panel/service.js'
 import { PanelError } from '../../panel/service.js'
 import { openBackupCodes } from './codes.js'

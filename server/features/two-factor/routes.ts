@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { APIError, ERR } from '../../auth/errors.js'
-import { createSession, deleteSession, type SessionWithUser } from '../../auth/sessions.js'
-import { toPublicUser } from '../../auth/users.js'
+import { APIError, ERR } from '../../core/errors.js'
+import { createSession, deleteSession, type SessionWithUser } from '../../core/sessions.js'
+import { toPublicUser } from '../../core/users.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
@@ -26,7 +26,7 @@ import {
   verifyOtp,
   verifyTotp,
 } from './service.js'
-import { recordAudit } from '../../auth/audit.js'
+import { recordAudit } from '../../core/audit.js'
 
 type AnyRC = RouteContext<unknown, unknown, unknown>
 

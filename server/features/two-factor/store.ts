@@ -1,5 +1,5 @@
 import { and, count, eq, like, lte, sql } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
+import type { AuthContext } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey, twoFactor, user, verification } from '../../db/schema.js'
 import type { TwoFactorRow } from './schema.js'

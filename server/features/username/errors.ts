@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../auth/errors.js'
+import { APIError, type ErrorStatus } from '../../core/errors.js'
 
 /**
  * The username feature's messages (SPEC §8 Username, current better-auth's keys), the only place

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
-import type { AuthContext } from '../../auth/context.js'
-import type { UserRow } from '../../auth/sessions.js'
+import type { AuthContext } from '../../core/context.js'
+import type { UserRow } from '../../core/sessions.js'
 import { user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 

@@ -6,7 +6,7 @@ import {
   revokeOwnSession,
   findSessionByToken,
   signOut,
-} from '../../auth/sessions.js'
+} from '../../core/sessions.js'
 import type { SessionAnswer } from '../../feature.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'

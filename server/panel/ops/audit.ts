@@ -1,6 +1,6 @@
-import type { AuditRow } from '../../auth/audit.js'
-import type { AuthContext } from '../../auth/context.js'
-import { findPeopleByIds } from '../../auth/user-store.js'
+import type { AuditRow } from '../../core/audit.js'
+import type { AuthContext } from '../../core/context.js'
+import { findPeopleByIds } from '../../core/user-store.js'
 import type { AuditEventView, PersonView } from '../shapes.js'
 
 /** Audit rows as the panel views show them (the audit log, the overview, a user's page). */

@@ -30,7 +30,7 @@ function sessionCache(ctx: AuthContext): ChangeGuardedCache<SessionWithUser> {
 
 /**
  * The session and its user for a token. Answers from a cache that any database write empties
- * (server/auth/session-cache.ts); the objects returned are shared and must not be mutated. A cache
+ * (server/core/session-cache.ts); the objects returned are shared and must not be mutated. A cache
  * hit awaits no query (the hot path of every authenticated request).
  */
 export async function findSessionByToken(ctx: AuthContext, token: string): Promise<SessionWithUser | null> {
