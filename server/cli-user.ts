@@ -1,14 +1,12 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { type AuthContext, systemClock } from './core/context.js'
+import type { AuthContext } from './core/context.js'
+import { openToolContext } from './core/tool-context.js'
 import { APIError } from './core/errors.js'
 import { findUserByEmail } from './core/users.js'
 import { parseRoleList } from './core/access-control.js'
 import { ConfigError, ConfigStore } from './config/store.js'
-import { openDatabase } from './db/index.js'
 import { createUser, setRole, systemActor } from './features/admin/index.js'
-import { createLogMailer } from './mail/types.js'
-import { resolveSecret } from './secret.js'
 
 /**
  * `gatehouse user ...`: user administration straight on the data directory, whether or not a
@@ -60,21 +58,7 @@ const stdio: CliIO = {
 
 /** A domain context on the data directory: its database, its config and secret; mail is only logged. */
 function openContext(dataDir: string, io: CliIO): { ctx: AuthContext; close(): void } {
-  const store = new ConfigStore(join(dataDir, 'config.json'))
-  const database = openDatabase(join(dataDir, 'gatehouse.db'))
-  const ctx: AuthContext = {
-    get db() {
-      return this.storage.db
-    },
-    storage: database.storage,
-    sqlite: database.sqlite,
-    config: () => store.get(),
-    clock: systemClock,
-    secret: resolveSecret(process.env.GATEHOUSE_SECRET || undefined, dataDir),
-    baseURL: `http://127.0.0.1${store.get().basePath}`,
-    mailer: createLogMailer((line) => io.err(line)),
-  }
-  return { ctx, close: () => database.close() }
+  return openToolContext(dataDir, new ConfigStore(join(dataDir, 'config.json')), { log: (line) => io.err(line) })
 }
 
 /** Runs `gatehouse user <subcommand>`; returns the exit code (0 done, 1 refused, 2 usage). */

@@ -1,10 +1,7 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { type AuthContext, systemClock } from '../../core/context.js'
+import { openToolContext } from '../../core/tool-context.js'
 import { ConfigError, ConfigStore } from '../../config/store.js'
-import { openDatabase } from '../../db/index.js'
-import { createLogMailer } from '../../mail/types.js'
-import { resolveSecret } from '../../secret.js'
 import { listSigningKeys, rotateSigningKey } from './keys.js'
 
 export const JWT_USAGE = `Usage: gatehouse jwt rotate [--data-dir <dir>]   a new signing key signs from now on; the old one stays in the JWKS for the grace period
@@ -43,19 +40,7 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     }
     throw e
   }
-  const database = openDatabase(join(dataDir, 'gatehouse.db'))
-  const ctx: AuthContext = {
-    get db() {
-      return this.storage.db
-    },
-    storage: database.storage,
-    sqlite: database.sqlite,
-    config: () => store.get(),
-    clock: systemClock,
-    secret: resolveSecret(env.GATEHOUSE_SECRET || undefined, dataDir),
-    baseURL: `http://127.0.0.1${store.get().basePath}`,
-    mailer: createLogMailer((line) => process.stderr.write(`${line}\n`)),
-  }
+  const { ctx, close } = openToolContext(dataDir, store, { env, log: (line) => process.stderr.write(`${line}\n`) })
   try {
     if (sub === 'rotate') {
       const rotated = await rotateSigningKey(ctx, { via: 'cli' })
@@ -68,6 +53,6 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     }
     return 0
   } finally {
-    database.close()
+    close()
   }
 }

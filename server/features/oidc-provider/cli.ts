@@ -1,11 +1,8 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { type AuthContext, systemClock } from '../../core/context.js'
+import { openToolContext } from '../../core/tool-context.js'
 import { APIError } from '../../core/errors.js'
 import { ConfigError, ConfigStore } from '../../config/store.js'
-import { openDatabase } from '../../db/index.js'
-import { createLogMailer } from '../../mail/types.js'
-import { resolveSecret } from '../../secret.js'
 import { allClients, type ClientView, createClient, removeClient } from './clients.js'
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
@@ -77,19 +74,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     }
     throw e
   }
-  const database = openDatabase(join(dataDir, 'gatehouse.db'))
-  const ctx: AuthContext = {
-    get db() {
-      return this.storage.db
-    },
-    storage: database.storage,
-    sqlite: database.sqlite,
-    config: () => store.get(),
-    clock: systemClock,
-    secret: resolveSecret(env.GATEHOUSE_SECRET || undefined, dataDir),
-    baseURL: `http://127.0.0.1${store.get().basePath}`,
-    mailer: createLogMailer((line) => process.stderr.write(`${line}\n`)),
-  }
+  const { ctx, close } = openToolContext(dataDir, store, { env, log: (line) => process.stderr.write(`${line}\n`) })
   const by = { via: 'cli' as const }
   try {
     if (sub === 'create') {
@@ -127,6 +112,6 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     }
     throw e
   } finally {
-    database.close()
+    close()
   }
 }
