@@ -15,7 +15,10 @@ module.exports = {
       name: 'features-stay-apart',
       severity: 'error',
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
-      from: { path: '^server/features/([^/]+)/', pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider)/' },
+      from: {
+        path: '^server/features/([^/]+)/',
+        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider)/',
+      },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
     {
@@ -29,7 +32,7 @@ module.exports = {
       name: 'username-depends-on-email-password-only',
       severity: 'error',
       comment:
-        'Declared dependency: username sign-in is email-password\'s password sign-in sequence (better-auth\'s username plugin needs emailAndPassword); nothing else.',
+        "Declared dependency: username sign-in is email-password's password sign-in sequence (better-auth's username plugin needs emailAndPassword); nothing else.",
       from: { path: '^server/features/username/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(username|email-password)/'] },
     },
@@ -37,7 +40,7 @@ module.exports = {
       name: 'account-depends-on-email-password-only',
       severity: 'error',
       comment:
-        'Declared dependency: the account endpoints use email-password\'s password policy, verification mail, notices and route helpers; nothing else.',
+        "Declared dependency: the account endpoints use email-password's password policy, verification mail, notices and route helpers; nothing else.",
       from: { path: '^server/features/account/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(account|email-password)/'] },
     },
@@ -59,14 +62,15 @@ module.exports = {
     {
       name: 'hosted-pages-depends-on-social-only',
       severity: 'error',
-      comment: 'Declared dependency: the sign-in page offers a button per enabled social provider, named by the social feature. Nothing else.',
+      comment:
+        'Declared dependency: the sign-in page offers a button per enabled social provider, named by the social feature. Nothing else.',
       from: { path: '^server/features/hosted-pages/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(hosted-pages|social)/'] },
     },
     {
       name: 'oidc-provider-depends-on-jwt-only',
       severity: 'error',
-      comment: 'Declared dependency: the OpenID provider signs ID tokens with the jwt feature\'s keys and publishes its JWKS; nothing else.',
+      comment: "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
       to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
     },

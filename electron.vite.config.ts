@@ -12,7 +12,10 @@ export const devCspPlugin = (): Plugin => ({
   name: 'gatehouse:dev-csp',
   apply: 'serve',
   transformIndexHtml: (html) =>
-    html.replace(/(<meta\s+http-equiv="Content-Security-Policy"\s+content=")[^"]*(")/, (_m, open: string, close: string) => `${open}${DEV_CSP}${close}`),
+    html.replace(
+      /(<meta\s+http-equiv="Content-Security-Policy"\s+content=")[^"]*(")/,
+      (_m, open: string, close: string) => `${open}${DEV_CSP}${close}`,
+    ),
 })
 
 /**

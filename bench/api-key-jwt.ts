@@ -78,10 +78,16 @@ async function prepare(t: Target): Promise<void> {
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .join('; ')
-  const created = await fetch(`${t.base}/api-key/create`, { method: 'POST', headers: { ...headers, cookie: t.cookie }, body: JSON.stringify({ name: 'bench' }) })
+  const created = await fetch(`${t.base}/api-key/create`, {
+    method: 'POST',
+    headers: { ...headers, cookie: t.cookie },
+    body: JSON.stringify({ name: 'bench' }),
+  })
   t.key = ((await created.json()) as { key: string }).key
   // Both must answer as the user, with the key and with the cookie.
-  const viaKey = (await (await fetch(`${t.base}/get-session`, { headers: { 'x-api-key': t.key } })).json()) as { user?: { email: string } } | null
+  const viaKey = (await (await fetch(`${t.base}/get-session`, { headers: { 'x-api-key': t.key } })).json()) as {
+    user?: { email: string }
+  } | null
   if (viaKey?.user?.email !== USER.email) throw new Error(`${t.name}: the API key did not act as the user`)
   const token = (await (await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } })).json()) as { token?: string }
   if (!token.token?.includes('.')) throw new Error(`${t.name}: /token gave no token`)
@@ -95,16 +101,28 @@ async function main(): Promise<void> {
   const dataDir = join(workDir, 'gatehouse')
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const configFile = join(workDir, 'config.json')
-  writeFileSync(configFile, JSON.stringify({ apiKey: { enabled: true, enableSessionForAPIKeys: true, rateLimit: { enabled: false } }, jwt: { enabled: true } }))
+  writeFileSync(
+    configFile,
+    JSON.stringify({ apiKey: { enabled: true, enableSessionForAPIKeys: true, rateLimit: { enabled: false } }, jwt: { enabled: true } }),
+  )
   console.error(`benchmark: ${ROUNDS} rounds × ${DURATION} s per scenario and server`)
   const targets = [
-    await start('gatehouse', ['bin/gatehouse.js', 'serve', '--port', '4393', '--data-dir', dataDir, '--rate-limit', 'off', '--config', configFile], 4393),
-    await start('better-auth', [join(root, 'bin', 'run-ts.js'), 'bench/api-key-jwt.ts', '--peer', '4394', join(workDir, 'better-auth.db')], 4394),
+    await start(
+      'gatehouse',
+      ['bin/gatehouse.js', 'serve', '--port', '4393', '--data-dir', dataDir, '--rate-limit', 'off', '--config', configFile],
+      4393,
+    ),
+    await start(
+      'better-auth',
+      [join(root, 'bin', 'run-ts.js'), 'bench/api-key-jwt.ts', '--peer', '4394', join(workDir, 'better-auth.db')],
+      4394,
+    ),
   ]
   const scenarios: Record<string, (t: Target) => ReturnType<typeof autocannon>> = {
     'API key → get-session (x-api-key)': (t) =>
       autocannon({ url: `${t.base}/get-session`, connections: 32, duration: DURATION, headers: { 'x-api-key': t.key } }),
-    'GET /token (cookie)': (t) => autocannon({ url: `${t.base}/token`, connections: 32, duration: DURATION, headers: { cookie: t.cookie } }),
+    'GET /token (cookie)': (t) =>
+      autocannon({ url: `${t.base}/token`, connections: 32, duration: DURATION, headers: { cookie: t.cookie } }),
   }
   try {
     for (const t of targets) await prepare(t)

@@ -17,13 +17,68 @@ import { startPostgres } from '../tests/helpers/engines.js'
 
 const USERS = Number(process.env.BENCH_USERS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 15)
-const FIRST = ['olivia', 'liam', 'emma', 'noah', 'ava', 'elijah', 'sophia', 'lucas', 'mia', 'mateo', 'amelia', 'levi',
-  'harper', 'ezra', 'evelyn', 'james', 'luna', 'asher', 'ella', 'leo', 'chloe', 'henry', 'nora', 'jack', 'zoe']
-const LAST = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez',
-  'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee',
-  'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson']
+const FIRST = [
+  'olivia',
+  'liam',
+  'emma',
+  'noah',
+  'ava',
+  'elijah',
+  'sophia',
+  'lucas',
+  'mia',
+  'mateo',
+  'amelia',
+  'levi',
+  'harper',
+  'ezra',
+  'evelyn',
+  'james',
+  'luna',
+  'asher',
+  'ella',
+  'leo',
+  'chloe',
+  'henry',
+  'nora',
+  'jack',
+  'zoe',
+]
+const LAST = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+]
 const DOMAINS = ['example.com', 'mail.test', 'corp.example', 'lan.local', 'uni.example.org']
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
 const arr = (xs: string[]) => `ARRAY[${xs.map((x) => `'${x}'`).join(',')}]`
 let seed = 7
 const random = () => {
@@ -135,7 +190,9 @@ try {
     today.sort((p, q) => p - q)
     proposed.sort((p, q) => p - q)
     const f = (n: number) => n.toFixed(1)
-    console.log(`| ${shape.name} | ${f(percentile(today, 50))} | ${f(percentile(today, 95))} | ${f(percentile(proposed, 50))} | ${f(percentile(proposed, 95))} | ${same ? 'yes' : 'NO'} |`)
+    console.log(
+      `| ${shape.name} | ${f(percentile(today, 50))} | ${f(percentile(today, 95))} | ${f(percentile(proposed, 50))} | ${f(percentile(proposed, 95))} | ${same ? 'yes' : 'NO'} |`,
+    )
   }
   await database.close()
 } finally {

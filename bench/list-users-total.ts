@@ -19,11 +19,65 @@ const USERS = Number(process.env.BENCH_USERS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 15)
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-total-'))
 
-const FIRST = ['olivia', 'liam', 'emma', 'noah', 'ava', 'elijah', 'sophia', 'lucas', 'mia', 'mateo', 'amelia', 'levi',
-  'harper', 'ezra', 'evelyn', 'james', 'luna', 'asher', 'ella', 'leo', 'chloe', 'henry', 'nora', 'jack', 'zoe']
-const LAST = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez',
-  'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee',
-  'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson']
+const FIRST = [
+  'olivia',
+  'liam',
+  'emma',
+  'noah',
+  'ava',
+  'elijah',
+  'sophia',
+  'lucas',
+  'mia',
+  'mateo',
+  'amelia',
+  'levi',
+  'harper',
+  'ezra',
+  'evelyn',
+  'james',
+  'luna',
+  'asher',
+  'ella',
+  'leo',
+  'chloe',
+  'henry',
+  'nora',
+  'jack',
+  'zoe',
+]
+const LAST = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+]
 const DOMAINS = ['example.com', 'mail.test', 'corp.example', 'lan.local', 'uni.example.org']
 const cap = (s: string) => s[0]?.toUpperCase() + s.slice(1)
 function rng(seed: number) {
@@ -35,12 +89,15 @@ function rng(seed: number) {
 }
 const random = rng(42)
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
 
 const database = openDatabase(join(dir, 'gatehouse.db'))
 const { sqlite } = database
 const t0 = performance.now()
-const insert = sqlite.prepare('INSERT INTO user (id, name, email, emailVerified, image, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+const insert = sqlite.prepare(
+  'INSERT INTO user (id, name, email, emailVerified, image, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+)
 const emails: string[] = []
 const start = Date.UTC(2024, 0, 1)
 sqlite.transaction(() => {
@@ -50,8 +107,17 @@ sqlite.transaction(() => {
     const email = `${first}.${last}${i}@${pick(DOMAINS)}`
     emails.push(email)
     const created = start + i * 60_000 + Math.floor(random() * 60_000)
-    insert.run(`bench${i.toString(36).padStart(27, '0')}`, `${cap(first)} ${cap(last)}`, email, random() < 0.8 ? 1 : 0,
-      random() < 0.3 ? `https://avatars.example.com/${i}.png` : null, created, created, random() < 0.01 ? 'admin' : 'user', random() < 0.02 ? 1 : 0)
+    insert.run(
+      `bench${i.toString(36).padStart(27, '0')}`,
+      `${cap(first)} ${cap(last)}`,
+      email,
+      random() < 0.8 ? 1 : 0,
+      random() < 0.3 ? `https://avatars.example.com/${i}.png` : null,
+      created,
+      created,
+      random() < 0.01 ? 'admin' : 'user',
+      random() < 0.02 ? 1 : 0,
+    )
   }
 })()
 console.log(`filled ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
@@ -96,9 +162,24 @@ function shapes(): Shape[] {
   const allToday = one('SELECT count(*) FROM user')
   const allCounted = one('SELECT coalesce(sum(n), 0) FROM userCount')
   return [
-    { name: 'email contains a 5-7 character fragment', term: fragment, today: (t) => likeEmail(`%${esc(t)}%`), proposed: (t) => ftsCount(phrase('email', t), `%${esc(t)}%`) },
-    { name: 'name contains a first name (~4 %)', term: () => pick(FIRST), today: (t) => likeName(`%${esc(t)}%`), proposed: (t) => ftsNameCount(phrase('name', t), `%${esc(t)}%`) },
-    { name: 'email contains "example" (~60 %), first time', term: () => 'example', today: (t) => likeEmail(`%${t}%`), proposed: (t) => ftsCount(phrase('email', t), `%${t}%`) },
+    {
+      name: 'email contains a 5-7 character fragment',
+      term: fragment,
+      today: (t) => likeEmail(`%${esc(t)}%`),
+      proposed: (t) => ftsCount(phrase('email', t), `%${esc(t)}%`),
+    },
+    {
+      name: 'name contains a first name (~4 %)',
+      term: () => pick(FIRST),
+      today: (t) => likeName(`%${esc(t)}%`),
+      proposed: (t) => ftsNameCount(phrase('name', t), `%${esc(t)}%`),
+    },
+    {
+      name: 'email contains "example" (~60 %), first time',
+      term: () => 'example',
+      today: (t) => likeEmail(`%${t}%`),
+      proposed: (t) => ftsCount(phrase('email', t), `%${t}%`),
+    },
     {
       name: 'email starts_with a 2-letter prefix',
       term: () => pick(FIRST).slice(0, 2),
@@ -145,7 +226,9 @@ for (const shape of shapes()) {
   today.sort((p, q) => p - q)
   proposed.sort((p, q) => p - q)
   const f = (n: number) => n.toFixed(1)
-  console.log(`| ${shape.name} | ${f(percentile(today, 50))} | ${f(percentile(today, 95))} | ${f(percentile(proposed, 50))} | ${f(percentile(proposed, 95))} | ${same ? 'yes' : 'NO'} |`)
+  console.log(
+    `| ${shape.name} | ${f(percentile(today, 50))} | ${f(percentile(today, 95))} | ${f(percentile(proposed, 50))} | ${f(percentile(proposed, 95))} | ${same ? 'yes' : 'NO'} |`,
+  )
 }
 database.close()
 rmSync(dir, { recursive: true, force: true })

@@ -24,11 +24,65 @@ const root = join(import.meta.dirname, '..')
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-list-users-'))
 const quiet = { info() {}, warn() {}, error: (m: string, e?: unknown) => console.error(m, e ?? '') }
 
-const FIRST = ['olivia', 'liam', 'emma', 'noah', 'ava', 'elijah', 'sophia', 'lucas', 'mia', 'mateo', 'amelia', 'levi',
-  'harper', 'ezra', 'evelyn', 'james', 'luna', 'asher', 'ella', 'leo', 'chloe', 'henry', 'nora', 'jack', 'zoe']
-const LAST = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez',
-  'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee',
-  'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson']
+const FIRST = [
+  'olivia',
+  'liam',
+  'emma',
+  'noah',
+  'ava',
+  'elijah',
+  'sophia',
+  'lucas',
+  'mia',
+  'mateo',
+  'amelia',
+  'levi',
+  'harper',
+  'ezra',
+  'evelyn',
+  'james',
+  'luna',
+  'asher',
+  'ella',
+  'leo',
+  'chloe',
+  'henry',
+  'nora',
+  'jack',
+  'zoe',
+]
+const LAST = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+]
 const DOMAINS = ['example.com', 'mail.test', 'corp.example', 'lan.local', 'uni.example.org']
 const cap = (s: string) => s[0]?.toUpperCase() + s.slice(1)
 
@@ -88,7 +142,12 @@ async function main() {
     }
   })()
   const fillSeconds = (performance.now() - t0) / 1000
-  await createUser(ctx, systemActor('cli'), { email: 'bench-admin@example.com', password: 'bench password 1234', name: 'Bench', role: 'admin' }, null)
+  await createUser(
+    ctx,
+    systemActor('cli'),
+    { email: 'bench-admin@example.com', password: 'bench password 1234', name: 'Bench', role: 'admin' },
+    null,
+  )
   const dbBytes = ['gatehouse.db', 'gatehouse.db-wal']
     .map((f) => join(dataDir, f))
     .filter((f) => existsSync(f))
@@ -101,7 +160,10 @@ async function main() {
     headers: { 'content-type': 'application/json', origin },
     body: JSON.stringify({ email: 'bench-admin@example.com', password: 'bench password 1234' }),
   })
-  const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ')
   if (signIn.status !== 200 || !cookie) throw new Error(`sign-in failed: ${signIn.status}`)
 
   // A realistic admin search: a fragment of some user's address (name part, 5-7 characters).
@@ -113,13 +175,19 @@ async function main() {
     return local.slice(at, at + len)
   }
   const scenarios: Scenario[] = [
-    { name: 'search email contains (a 5-7 character fragment of an address), limit 100', query: () => ({ searchValue: fragment(), limit: 100 }) },
+    {
+      name: 'search email contains (a 5-7 character fragment of an address), limit 100',
+      query: () => ({ searchValue: fragment(), limit: 100 }),
+    },
     {
       name: 'search name contains (a first name, ~4 % of users), sortBy name, limit 100',
       query: () => ({ searchValue: pick(FIRST), searchField: 'name', sortBy: 'name', limit: 100 }),
     },
     { name: 'search email contains a common term ("example", ~60 %), limit 100', query: () => ({ searchValue: 'example', limit: 100 }) },
-    { name: 'search email starts_with a 2-letter prefix, sortBy email', query: () => ({ searchValue: pick(FIRST).slice(0, 2), searchOperator: 'starts_with', sortBy: 'email', limit: 100 }) },
+    {
+      name: 'search email starts_with a 2-letter prefix, sortBy email',
+      query: () => ({ searchValue: pick(FIRST).slice(0, 2), searchOperator: 'starts_with', sortBy: 'email', limit: 100 }),
+    },
     {
       name: 'sorted page: sortBy createdAt desc, limit 100, random offset',
       query: () => ({ sortBy: 'createdAt', sortDirection: 'desc', limit: 100, offset: Math.floor(random() * (USERS - 100)) }),
@@ -128,7 +196,10 @@ async function main() {
       name: 'sorted page: sortBy name asc, limit 100, random offset',
       query: () => ({ sortBy: 'name', sortDirection: 'asc', limit: 100, offset: Math.floor(random() * (USERS - 100)) }),
     },
-    { name: 'filter role eq admin, sortBy createdAt desc, limit 100', query: () => ({ filterField: 'role', filterValue: 'admin', sortBy: 'createdAt', sortDirection: 'desc', limit: 100 }) },
+    {
+      name: 'filter role eq admin, sortBy createdAt desc, limit 100',
+      query: () => ({ filterField: 'role', filterValue: 'admin', sortBy: 'createdAt', sortDirection: 'desc', limit: 100 }),
+    },
     { name: 'filter banned eq true, limit 100', query: () => ({ filterField: 'banned', filterValue: 'true', limit: 100 }) },
   ]
 
@@ -178,7 +249,7 @@ async function main() {
     '|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    'How: substring search narrows candidates through an FTS5 trigram index (`user_search`, kept by triggers) when the term has ≥ 3 characters and its rarest trigram is in at most 1/50 of the rows, 500 to 2 000 (counts read from `fts5vocab`), then re-checks with `LIKE` so results are exactly better-auth\'s; common or short terms use the plain `LIKE` scan, which fills a page early. Totals are a `count(*)` with the same conditions. Pages of everyone walk only the covering index to the offset, then fetch 100 rows.',
+    "How: substring search narrows candidates through an FTS5 trigram index (`user_search`, kept by triggers) when the term has ≥ 3 characters and its rarest trigram is in at most 1/50 of the rows, 500 to 2 000 (counts read from `fts5vocab`), then re-checks with `LIKE` so results are exactly better-auth's; common or short terms use the plain `LIKE` scan, which fills a page early. Totals are a `count(*)` with the same conditions. Pages of everyone walk only the covering index to the offset, then fetch 100 rows.",
     '',
   ].join('\n')
   console.log(`\n${section}`)

@@ -120,9 +120,13 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
 
 async function main(): Promise<void> {
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider: { enabled: true }, rateLimit: { enabled: false } }))
-  const created = execFileSync(process.execPath, [bin, 'oidc', 'client', 'create', '--name', 'Bench', '--redirect-uri', CALLBACK, '--skip-consent', '--json', '--data-dir', dataDir], {
-    env: { ...process.env, GATEHOUSE_SECRET: SECRET },
-  }).toString()
+  const created = execFileSync(
+    process.execPath,
+    [bin, 'oidc', 'client', 'create', '--name', 'Bench', '--redirect-uri', CALLBACK, '--skip-consent', '--json', '--data-dir', dataDir],
+    {
+      env: { ...process.env, GATEHOUSE_SECRET: SECRET },
+    },
+  ).toString()
   const { clientId, clientSecret } = JSON.parse(created) as { clientId: string; clientSecret: string }
   const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
   const server = await startServer()
@@ -141,7 +145,11 @@ async function main(): Promise<void> {
     await measure('refresh_token (rotating)', pid, async () => {
       let token = await refreshTokenFor(clientId, basic, jar)
       return async () => {
-        const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=${token}` })
+        const res = await fetch(`${base}/oauth2/token`, {
+          method: 'POST',
+          headers: form,
+          body: `grant_type=refresh_token&refresh_token=${token}`,
+        })
         const body = (await res.json()) as { refresh_token?: string }
         if (res.status !== 200 || !body.refresh_token) return false
         token = body.refresh_token

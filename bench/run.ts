@@ -125,7 +125,11 @@ const median = (xs: number[]) => {
 async function main() {
   console.error(`benchmark: ${ROUNDS} rounds × ${DURATION} s per scenario and server, working dir ${workDir}`)
   const targets = [
-    await start('gatehouse', ['bin/gatehouse.js', 'serve', '--port', '4390', '--data-dir', join(workDir, 'gatehouse'), '--rate-limit', 'off'], 4390),
+    await start(
+      'gatehouse',
+      ['bin/gatehouse.js', 'serve', '--port', '4390', '--data-dir', join(workDir, 'gatehouse'), '--rate-limit', 'off'],
+      4390,
+    ),
     await start('better-auth', [runTs, 'bench/better-auth-server.ts', '4391', join(workDir, 'better-auth.db')], 4391),
     await start('bare', [runTs, 'bench/bare-server.ts', '4392'], 4392),
   ]
@@ -153,7 +157,12 @@ async function main() {
     for (const [scenario] of selected) {
       const stat = (name: string) => {
         const s = samples.get(`${scenario}|${name}`) ?? []
-        return { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failures: s.reduce((a, x) => a + x.failures, 0) }
+        return {
+          rps: median(s.map((x) => x.rps)),
+          p50: median(s.map((x) => x.p50)),
+          p99: median(s.map((x) => x.p99)),
+          failures: s.reduce((a, x) => a + x.failures, 0),
+        }
       }
       const ba = stat('better-auth')
       const bare = stat('bare')

@@ -96,7 +96,9 @@ export async function buildServer({ prune = false } = {}) {
       minifyWhitespace: true,
       minifySyntax: true,
       // Bundled CommonJS packages call require(); give them Node's.
-      banner: { js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __gatehouseRequire } from 'node:module'; const require = __gatehouseRequire(import.meta.url);",
+      },
       write: false,
       logLevel: 'silent',
     })

@@ -220,7 +220,11 @@ export async function startDesktop(): Promise<DesktopApp | null> {
     startedAt: Date.now(),
     logger: consoleLogger,
   })
-  registerPanelIpc(ipcMain, service, trustedSenderCheck(() => win?.webContents.mainFrame, isAppURL))
+  registerPanelIpc(
+    ipcMain,
+    service,
+    trustedSenderCheck(() => win?.webContents.mainFrame, isAppURL),
+  )
 
   let quitting = false
   const show = () => {

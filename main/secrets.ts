@@ -69,7 +69,11 @@ export interface SecretOptions {
  * encrypted file. Provider client secrets and the SMTP password are sealed by the server with a
  * key derived from this secret.
  */
-export async function loadOrCreateSecret(dataDir: string, safeStorage: SafeStorageLike, options: SecretOptions = {}): Promise<SecretResult> {
+export async function loadOrCreateSecret(
+  dataDir: string,
+  safeStorage: SafeStorageLike,
+  options: SecretOptions = {},
+): Promise<SecretResult> {
   const platform = options.platform ?? process.platform
   const encryptedFile = join(dataDir, 'secret.enc')
   const plainFile = join(dataDir, 'secret')

@@ -94,8 +94,12 @@ export function permissionHandlers(isOwnContents: (contents: WebContents | null)
   const allowed = (contents: WebContents | null, permission: string, url: string | undefined) =>
     GRANTED.has(permission) && isOwnContents(contents) && typeof url === 'string' && isAppURL(url)
   return {
-    request: (contents: WebContents, permission: string, callback: (granted: boolean) => void, details: PermissionRequest | { requestingUrl?: string }) =>
-      callback(allowed(contents, permission, (details as { requestingUrl?: string }).requestingUrl ?? contents.getURL())),
+    request: (
+      contents: WebContents,
+      permission: string,
+      callback: (granted: boolean) => void,
+      details: PermissionRequest | { requestingUrl?: string },
+    ) => callback(allowed(contents, permission, (details as { requestingUrl?: string }).requestingUrl ?? contents.getURL())),
     check: (contents: WebContents | null, permission: string, requestingOrigin: string, details: PermissionCheckHandlerHandlerDetails) =>
       allowed(contents, permission, details.requestingUrl ?? requestingOrigin),
   }

@@ -124,9 +124,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
 
   const stopFeatures = features
-    .map((feature) =>
-      feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }),
-    )
+    .map((feature) => feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }))
     .filter((stop) => stop !== undefined)
 
   const app = createAuthApp({

@@ -91,7 +91,12 @@ describe('on a fresh install, without a server', () => {
   it('takes the password from standard input with --password-stdin, keeping it out of the process list', async () => {
     const dir = freshDir()
     const email = uniqueEmail('stdin')
-    const res = await runCli(['user', 'create', '--email', email, '--password-stdin', '--name', 'Piped', '--data-dir', dir], {}, 20_000, 'piped password 123\n')
+    const res = await runCli(
+      ['user', 'create', '--email', email, '--password-stdin', '--name', 'Piped', '--data-dir', dir],
+      {},
+      20_000,
+      'piped password 123\n',
+    )
     expect(res.code).toBe(0)
     expect(res.stdout).toMatch(new RegExp(`^Created user ${email} \\(id [A-Za-z0-9]{32}, role user\\)\n$`))
     server = await startTestServer({ dataDir: dir, keepData: true })
@@ -112,14 +117,29 @@ describe('while a server runs on the same data directory', () => {
 
   it('creates a user the server sees at once, and set-role applies to an existing session', async () => {
     const email = uniqueEmail('live')
-    const created = await runCli(['user', 'create', '--email', email, '--password', 'password1234', '--name', 'Live', '--data-dir', server.dataDir])
+    const created = await runCli([
+      'user',
+      'create',
+      '--email',
+      email,
+      '--password',
+      'password1234',
+      '--name',
+      'Live',
+      '--data-dir',
+      server.dataDir,
+    ])
     expect(created.code).toBe(0)
     const { client } = officialClient(server)
     const signIn = await client.signIn.email({ email, password: 'password1234' })
     expect(signIn.error).toBeNull()
     expect(signIn.data?.user).toMatchObject({ role: 'user' })
     const before = await client.admin.listUsers({ query: {} })
-    expect(before.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', message: 'You are not allowed to list users' })
+    expect(before.error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS',
+      message: 'You are not allowed to list users',
+    })
 
     // A custom role stored in the data directory's config is known to the CLI.
     await server.gatehouse.config.update({ admin: { roles: { support: { user: ['list', 'get'] } } } })
@@ -131,7 +151,11 @@ describe('while a server runs on the same data directory', () => {
     expect(after.error).toBeNull()
     expect(after.data?.users.map((u) => u.email)).toContain(email)
     const banAttempt = await client.admin.banUser({ userId: signIn.data?.user.id as string })
-    expect(banAttempt.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', message: 'You are not allowed to ban users' })
+    expect(banAttempt.error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS',
+      message: 'You are not allowed to ban users',
+    })
 
     const events = await server.gatehouse.ctx.db
       .select()

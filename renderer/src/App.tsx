@@ -113,11 +113,7 @@ function ColorSchemeToggle() {
   const { setColorScheme } = useMantineColorScheme()
   const computed = useComputedColorScheme('light')
   return (
-    <ActionIcon
-      variant="default"
-      aria-label="Toggle color scheme"
-      onClick={() => setColorScheme(computed === 'light' ? 'dark' : 'light')}
-    >
+    <ActionIcon variant="default" aria-label="Toggle color scheme" onClick={() => setColorScheme(computed === 'light' ? 'dark' : 'light')}>
       {computed === 'light' ? <IconMoon size={16} /> : <IconSun size={16} />}
     </ActionIcon>
   )
@@ -131,11 +127,7 @@ export function App() {
     document.title = `${views[view].label} · Gatehouse`
   }, [view])
   return (
-    <AppShell
-      header={{ height: 56 }}
-      navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
-      padding="lg"
-    >
+    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="lg">
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">

@@ -87,7 +87,8 @@ export function eventDetail(detail: Record<string, unknown> | null): string {
     if (key === 'reason' && typeof v === 'string') parts.push(`Reason: ${REASONS[v] ?? v}${REASONS[v] ? ` (${v})` : ''}`)
     else if ((key === 'provider' || key === 'providerId') && typeof v === 'string') parts.push(`with ${providerName(v)}`)
     else if (key === 'via') parts.push(`via ${value(v)}`)
-    else if (key === 'revokedSessions') parts.push(typeof v === 'number' ? `${v} sessions ended` : v ? 'other sessions ended' : 'other sessions kept')
+    else if (key === 'revokedSessions')
+      parts.push(typeof v === 'number' ? `${v} sessions ended` : v ? 'other sessions ended' : 'other sessions kept')
     else if (key === 'fields' && Array.isArray(v)) parts.push(`changed: ${v.join(', ')}`)
     else parts.push(`${humanize(key).toLowerCase()}: ${value(v)}`)
   }

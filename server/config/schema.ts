@@ -59,7 +59,10 @@ export const configSchema = z
         smtp: z
           .object({
             /** smtp://user:pass@host:port or smtps://... (--smtp-url / GATEHOUSE_SMTP_URL win over it). */
-            url: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional(),
+            url: z
+              .string()
+              .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+              .optional(),
             host: z.string().min(1).optional(),
             port: z.number().int().min(1).max(65535).optional(),
             secure: z.boolean().optional(),
@@ -75,9 +78,7 @@ export const configSchema = z
         updateAge: seconds.default(86400),
         freshAge: seconds.default(86400),
         disableSessionRefresh: z.boolean().default(false),
-        cookieCache: z
-          .object({ enabled: z.boolean().default(false), maxAge: seconds.default(300) })
-          .prefault({}),
+        cookieCache: z.object({ enabled: z.boolean().default(false), maxAge: seconds.default(300) }).prefault({}),
       })
       .prefault({}),
     /**
@@ -86,14 +87,22 @@ export const configSchema = z
      */
     database: z
       .object({
-        url: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+        url: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+          .optional(),
         /** Connections of the PostgreSQL pool of each instance. */
         poolSize: z.number().int().min(1).max(1000).default(10),
       })
       .prefault({}),
     /** Redis or Valkey as better-auth's secondary storage (--redis-url / GATEHOUSE_REDIS_URL win over it). */
     secondaryStorage: z
-      .object({ url: z.string().regex(/^(redis|rediss|valkey|valkeys):\/\//, 'must start with redis:// or rediss://').optional() })
+      .object({
+        url: z
+          .string()
+          .regex(/^(redis|rediss|valkey|valkeys):\/\//, 'must start with redis:// or rediss://')
+          .optional(),
+      })
       .prefault({}),
     rateLimit: z
       .object({
@@ -103,9 +112,7 @@ export const configSchema = z
         /** secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters). */
         storage: z.enum(['memory', 'database', 'secondary-storage']).default('memory'),
         /** Paths (prefix match) that get the strict rule. */
-        strictPaths: z
-          .array(z.string().startsWith('/'))
-          .default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
+        strictPaths: z.array(z.string().startsWith('/')).default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
         strict: rateLimitRule.default({ window: 10, max: 3 }),
         /** Exact path (or prefix ending in `*`) → rule, applied after the built-in ones. */
         customRules: z.record(z.string(), rateLimitRule).default({}),

@@ -132,4 +132,3 @@ export class ConfigStore {
     return () => this.listeners.delete(listener)
   }
 }
-

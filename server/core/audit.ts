@@ -25,19 +25,17 @@ export interface AuditInput {
 
 /** Appends one event to the audit log. The log is append-only: nothing updates or deletes it. */
 export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<void> {
-  await ctx.db
-    .insert(auditEvent)
-    .values({
-      type: event.type,
-      outcome: event.outcome ?? 'success',
-      actorUserId: event.actorUserId ?? null,
-      targetUserId: event.targetUserId ?? event.actorUserId ?? null,
-      target: event.target ?? null,
-      ipAddress: event.meta?.ipAddress ?? null,
-      userAgent: event.meta?.userAgent ?? null,
-      detail: event.detail ?? null,
-      createdAt: new Date(ctx.clock.now()),
-    })
+  await ctx.db.insert(auditEvent).values({
+    type: event.type,
+    outcome: event.outcome ?? 'success',
+    actorUserId: event.actorUserId ?? null,
+    targetUserId: event.targetUserId ?? event.actorUserId ?? null,
+    target: event.target ?? null,
+    ipAddress: event.meta?.ipAddress ?? null,
+    userAgent: event.meta?.userAgent ?? null,
+    detail: event.detail ?? null,
+    createdAt: new Date(ctx.clock.now()),
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -59,7 +57,8 @@ export interface AuditQuery {
 }
 
 /** `column` starts with `prefix`, taken literally (LIKE wildcards escaped, with the ESCAPE clause that makes the escapes count). */
-const startsWith = (column: SQLiteColumn, prefix: string): SQL => sql`${column} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`
+const startsWith = (column: SQLiteColumn, prefix: string): SQL =>
+  sql`${column} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`
 
 async function whereOf(ctx: AuthContext, query: AuditQuery): Promise<SQL | undefined> {
   const conditions: SQL[] = []
@@ -81,7 +80,9 @@ async function whereOf(ctx: AuthContext, query: AuditQuery): Promise<SQL | undef
     if (value.includes('@')) {
       // The one JSON read of the log: each engine spells it its own way.
       const email =
-        ctx.storage.dialect === 'postgres' ? sql`(${auditEvent.detail})::jsonb ->> 'email'` : sql`json_extract(${auditEvent.detail}, '$.email')`
+        ctx.storage.dialect === 'postgres'
+          ? sql`(${auditEvent.detail})::jsonb ->> 'email'`
+          : sql`json_extract(${auditEvent.detail}, '$.email')`
       byUser.push(sql`lower(${email}) = ${value.toLowerCase()}`)
     }
     const any = or(...byUser)

@@ -12,7 +12,12 @@ export async function serverCounts(ctx: AuthContext) {
   const { db } = ctx
   return {
     users: await one(db.select({ n: count() }).from(user)),
-    activeSessions: await one(db.select({ n: count() }).from(session).where(gt(session.expiresAt, new Date(ctx.clock.now())))),
+    activeSessions: await one(
+      db
+        .select({ n: count() })
+        .from(session)
+        .where(gt(session.expiresAt, new Date(ctx.clock.now()))),
+    ),
     organizations: await one(db.select({ n: count() }).from(organization)),
     bannedUsers: await one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
   }

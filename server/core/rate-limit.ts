@@ -116,7 +116,10 @@ function decide(
       if (seen.size > 10_000) seen.clear()
       seen.set(key, record.lastRequest)
     }
-    return { decision: { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000), firstRefusal }, next: null }
+    return {
+      decision: { allowed: false, retryAfterSeconds: Math.ceil((record.lastRequest + windowMs - now) / 1000), firstRefusal },
+      next: null,
+    }
   }
   return { decision: { allowed: true }, next: { count: elapsed > windowMs ? 1 : record.count + 1, lastRequest: now } }
 }

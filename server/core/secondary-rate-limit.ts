@@ -67,7 +67,15 @@ export class SecondaryStorageRateLimitStore {
   /** Counts one request atomically across every instance sharing the Redis. */
   async consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
     const windowMs = rule.window * 1000
-    const result = (await this.client.eval(CONSUME, 1, `rl:${key}`, now, windowMs, rule.max, Math.max(this.idleExpiryMs, windowMs * 2))) as number[]
+    const result = (await this.client.eval(
+      CONSUME,
+      1,
+      `rl:${key}`,
+      now,
+      windowMs,
+      rule.max,
+      Math.max(this.idleExpiryMs, windowMs * 2),
+    )) as number[]
     if (result[0] === 1) return { allowed: true }
     return { allowed: false, retryAfterSeconds: Math.ceil(Number(result[1]) / 1000), firstRefusal: result[2] === 1 }
   }

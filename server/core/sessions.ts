@@ -38,8 +38,9 @@ export async function findSessionByToken(ctx: AuthContext, token: string): Promi
   const cached = cache.get(token)
   if (cached) return cached
   const found =
-    (await firstRow(ctx.db.select({ session, user }).from(session).innerJoin(user, eq(session.userId, user.id)).where(eq(session.token, token)))) ??
-    null
+    (await firstRow(
+      ctx.db.select({ session, user }).from(session).innerJoin(user, eq(session.userId, user.id)).where(eq(session.token, token)),
+    )) ?? null
   if (found) cache.set(token, found)
   return found
 }
@@ -74,11 +75,7 @@ export async function createSession(ctx: AuthContext, target: UserRow, options: 
   const now = ctx.clock.now()
   const { session: conf, advanced } = ctx.config()
   const lifetimeMs =
-    options.expiresIn !== undefined
-      ? options.expiresIn * 1000
-      : options.rememberMe === false
-        ? DAY_MS
-        : conf.expiresIn * 1000
+    options.expiresIn !== undefined ? options.expiresIn * 1000 : options.rememberMe === false ? DAY_MS : conf.expiresIn * 1000
   const tracking = !advanced.ipAddress.disableIpTracking
   const row: SessionRow = {
     id: generateId(),
@@ -107,11 +104,7 @@ export type ResolvedSession =
  * a session whose last refresh is at least `updateAge` old gets its expiry extended (unless
  * refresh is off for this request or in the config).
  */
-export async function resolveSession(
-  ctx: AuthContext,
-  token: string,
-  options: { allowRefresh: boolean },
-): Promise<ResolvedSession> {
+export async function resolveSession(ctx: AuthContext, token: string, options: { allowRefresh: boolean }): Promise<ResolvedSession> {
   const found = await findSessionByToken(ctx, token)
   if (!found) return { status: 'none' }
   const now = ctx.clock.now()
@@ -146,18 +139,17 @@ export async function listUserSessions(ctx: AuthContext, userId: string): Promis
   return ctx.db
     .select()
     .from(session)
-    .where(
-      and(
-        eq(session.userId, userId),
-        gt(session.expiresAt, new Date(ctx.clock.now())),
-        isNull(session.impersonatedBy),
-      ),
-    )
+    .where(and(eq(session.userId, userId), gt(session.expiresAt, new Date(ctx.clock.now())), isNull(session.impersonatedBy)))
 }
 
 /** One of a user's sessions by its id (the control panel names sessions by id, never by token). */
 export async function findUserSessionById(ctx: AuthContext, userId: string, sessionId: string): Promise<SessionRow | undefined> {
-  return firstRow(ctx.db.select().from(session).where(and(eq(session.id, sessionId), eq(session.userId, userId))))
+  return firstRow(
+    ctx.db
+      .select()
+      .from(session)
+      .where(and(eq(session.id, sessionId), eq(session.userId, userId))),
+  )
 }
 
 export async function deleteSession(ctx: AuthContext, token: string): Promise<void> {

@@ -51,7 +51,12 @@ export async function reservePasswordAttempt(ctx: AuthContext, key: string): Pro
 }
 
 /** The check failed: the reserved attempt stays counted; a failure that reaches the limit locks the key. */
-export async function recordPasswordFailure(ctx: AuthContext, key: string, meta: RequestMeta | null, targetUserId?: string | null): Promise<void> {
+export async function recordPasswordFailure(
+  ctx: AuthContext,
+  key: string,
+  meta: RequestMeta | null,
+  targetUserId?: string | null,
+): Promise<void> {
   const conf = ctx.config().security.accountLockout
   if (!conf.enabled) return
   const lockedUntil = ctx.clock.now() + conf.lockDuration * 1000
@@ -96,7 +101,12 @@ export async function listAccountLocks(ctx: AuthContext): Promise<AccountLock[]>
 }
 
 /** An administrator lifts a lock. Returns whether there was one. */
-export async function clearAccountLock(ctx: AuthContext, key: string, actorUserId: string | null, meta: RequestMeta | null): Promise<boolean> {
+export async function clearAccountLock(
+  ctx: AuthContext,
+  key: string,
+  actorUserId: string | null,
+  meta: RequestMeta | null,
+): Promise<boolean> {
   const removed = await ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key)).returning({ key: loginThrottle.key })
   if (removed.length > 0) await recordAudit(ctx, { type: 'security.account-unlocked', actorUserId, targetUserId: null, target: key, meta })
   return removed.length > 0

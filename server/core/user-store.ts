@@ -9,7 +9,12 @@ import type { UserRow } from './sessions.js'
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
 
 export async function findUserByEmail(ctx: AuthContext, email: string): Promise<UserRow | undefined> {
-  return firstRow(ctx.db.select().from(user).where(eq(user.email, normalizeEmail(email))))
+  return firstRow(
+    ctx.db
+      .select()
+      .from(user)
+      .where(eq(user.email, normalizeEmail(email))),
+  )
 }
 
 export async function findUserById(ctx: AuthContext, id: string): Promise<UserRow | undefined> {
@@ -31,7 +36,10 @@ export async function findCredentialAccount(ctx: AuthContext, userId: string) {
 }
 
 /** Name and email of each user among `ids` (absent: deleted), for showing people instead of ids. */
-export async function findPeopleByIds(ctx: AuthContext, ids: readonly string[]): Promise<Array<{ id: string; name: string; email: string }>> {
+export async function findPeopleByIds(
+  ctx: AuthContext,
+  ids: readonly string[],
+): Promise<Array<{ id: string; name: string; email: string }>> {
   const found: Array<{ id: string; name: string; email: string }> = []
   // SQLite allows 999 bound parameters per statement: look the ids up in slices.
   for (let i = 0; i < ids.length; i += 500) {

@@ -56,11 +56,7 @@ const fieldValue = {
  * emailVerified or id, is ignored) from a client's free-form input (SPEC §3, §5):
  * type-checked, `input:false` fields refused, required ones enforced on creation.
  */
-export function readAdditionalFields(
-  ctx: AuthContext,
-  input: Record<string, unknown>,
-  mode: 'create' | 'update',
-): Record<string, unknown> {
+export function readAdditionalFields(ctx: AuthContext, input: Record<string, unknown>, mode: 'create' | 'update'): Record<string, unknown> {
   for (const field of PROTECTED_FIELDS) if (field in input) throw notAllowed(field)
   const out: Record<string, unknown> = {}
   for (const [name, def] of Object.entries(ctx.config().user.additionalFields)) {
@@ -179,8 +175,7 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banReason: null,
     banExpires: null,
     twoFactorEnabled: false,
-    additionalFields:
-      input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
+    additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }
 

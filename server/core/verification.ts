@@ -12,7 +12,12 @@ import type { AuthContext } from './context.js'
 
 export type VerificationRow = typeof verification.$inferSelect
 
-export async function createVerification(ctx: AuthContext, identifier: string, value: string, expiresInSeconds: number): Promise<VerificationRow> {
+export async function createVerification(
+  ctx: AuthContext,
+  identifier: string,
+  value: string,
+  expiresInSeconds: number,
+): Promise<VerificationRow> {
   const now = ctx.clock.now()
   const row: VerificationRow = {
     id: generateId(),
@@ -49,7 +54,11 @@ export async function findVerification(ctx: AuthContext, identifier: string): Pr
  * Deletes the record and returns it, exactly once: of two concurrent consumers only one gets it.
  * Checks the value too when one is given (e.g. the user id a delete token was issued to).
  */
-export async function consumeVerification(ctx: AuthContext, identifier: string, expectedValue?: string): Promise<VerificationRow | undefined> {
+export async function consumeVerification(
+  ctx: AuthContext,
+  identifier: string,
+  expectedValue?: string,
+): Promise<VerificationRow | undefined> {
   const row = await findVerification(ctx, identifier)
   if (!row || (expectedValue !== undefined && row.value !== expectedValue)) return undefined
   const deleted = await ctx.db.delete(verification).where(eq(verification.id, row.id)).returning({ id: verification.id })

@@ -82,10 +82,7 @@ export const account = sqliteTable(
     createdAt: timestamp('createdAt').notNull(),
     updatedAt: timestamp('updatedAt').notNull(),
   },
-  (t) => [
-    index('account_user_id_idx').on(t.userId),
-    uniqueIndex('account_provider_account_unique').on(t.providerId, t.accountId),
-  ],
+  (t) => [index('account_user_id_idx').on(t.userId), uniqueIndex('account_provider_account_unique').on(t.providerId, t.accountId)],
 )
 
 export const verification = sqliteTable(
@@ -142,7 +139,9 @@ export const mailOutbox = sqliteTable(
     kind: text('kind').notNull(),
     text: text('text').notNull(),
     html: text('html').notNull(),
-    status: text('status', { enum: ['queued', 'sending', 'sent', 'failed'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'sending', 'sent', 'failed'] })
+      .notNull()
+      .default('queued'),
     error: text('error'),
     attempts: integer('attempts').notNull().default(0),
     createdAt: timestamp('createdAt').notNull(),

@@ -29,9 +29,7 @@ export interface EngineFlags {
   redisUrl?: string
 }
 
-export type Engine =
-  | { kind: 'sqlite' }
-  | { kind: 'postgres'; url: string; poolSize: number }
+export type Engine = { kind: 'sqlite' } | { kind: 'postgres'; url: string; poolSize: number }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
@@ -46,7 +44,8 @@ export function checkDatabaseUrl(url: string, source: string): string {
 }
 
 export function checkRedisUrl(url: string, source: string): string {
-  if (!/^(redis|rediss|valkey|valkeys):\/\//.test(url)) throw new ConfigError(`${source}: "${redact(url)}" is not a redis:// (or rediss://) URL`)
+  if (!/^(redis|rediss|valkey|valkeys):\/\//.test(url))
+    throw new ConfigError(`${source}: "${redact(url)}" is not a redis:// (or rediss://) URL`)
   return url
 }
 
@@ -90,7 +89,8 @@ export function takeEngineFlags(argv: string[], env: NodeJS.ProcessEnv): { argv:
       continue
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i]
-    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new ConfigError(`option '${name} <value>' argument missing`)
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--')))
+      throw new ConfigError(`option '${name} <value>' argument missing`)
     found[names[name]] = value
   }
   const flags: EngineFlags = {}

@@ -101,7 +101,11 @@ function checkOrigin(rc: RouteContext): void {
   const origin = headers.get('origin') ?? originOf(headers.get('referer'))
   const loginPath = path.startsWith('/sign-in') || path.startsWith('/sign-up')
   if (loginPath && headers.get('sec-fetch-site') === 'cross-site' && headers.get('sec-fetch-mode') === 'navigate') {
-    throw new APIError(403, 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED', 'Cross-site navigation login blocked. This request appears to be a CSRF attack.')
+    throw new APIError(
+      403,
+      'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED',
+      'Cross-site navigation login blocked. This request appears to be a CSRF attack.',
+    )
   }
   const withCookies = headers.has('cookie') && rc.cookies.size > 0
   // A browser always sends Origin with a fetch that carries Fetch Metadata; one without it on a
@@ -187,7 +191,8 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         if (!decision.allowed) {
           // One audit event per client and path per refused burst, so a flood cannot turn
           // into a flood of database writes.
-          if (decision.firstRefusal) await recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
+          if (decision.firstRefusal)
+            await recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
           const retry = String(decision.retryAfterSeconds)
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }
@@ -217,7 +222,12 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         } catch (refusal) {
           if (refusal instanceof APIError) {
             const origin = request.headers.get('origin') ?? request.headers.get('referer')
-            await recordAudit(ctx, { type: 'security.csrf-refused', outcome: 'failure', detail: { path, code: refusal.code, origin }, meta: rc.meta })
+            await recordAudit(ctx, {
+              type: 'security.csrf-refused',
+              outcome: 'failure',
+              detail: { path, code: refusal.code, origin },
+              meta: rc.meta,
+            })
           }
           throw refusal
         }

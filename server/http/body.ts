@@ -60,7 +60,9 @@ export async function readBody(request: Request): Promise<unknown> {
   if (type === 'application/x-www-form-urlencoded') return fromForm(new URLSearchParams(text))
   if (type === 'multipart/form-data') {
     try {
-      const form = await new Response(new Uint8Array(bytes), { headers: { 'content-type': request.headers.get('content-type') ?? '' } }).formData()
+      const form = await new Response(new Uint8Array(bytes), {
+        headers: { 'content-type': request.headers.get('content-type') ?? '' },
+      }).formData()
       return fromForm(form.entries())
     } catch {
       throw invalid('Request body is not valid multipart/form-data')

@@ -60,7 +60,18 @@ function openApiPath(path: string): { path: string; params: string[] } {
 }
 
 /** The first path segment names the area (`/organization/create` → Organization); core routes are Default. */
-const CORE_SEGMENTS = new Set(['sign-up', 'sign-in', 'sign-out', 'get-session', 'list-sessions', 'revoke-session', 'revoke-sessions', 'revoke-other-sessions', 'ok', 'error'])
+const CORE_SEGMENTS = new Set([
+  'sign-up',
+  'sign-in',
+  'sign-out',
+  'get-session',
+  'list-sessions',
+  'revoke-session',
+  'revoke-sessions',
+  'revoke-other-sessions',
+  'ok',
+  'error',
+])
 function tagOf(path: string): string {
   const segment = path.split('/')[1] ?? ''
   if (!segment || CORE_SEGMENTS.has(segment) || !path.slice(1).includes('/')) return 'Default'

@@ -8,7 +8,10 @@ type AnyRC = RouteContext<unknown, unknown, unknown>
 export const pluginCookieName = (rc: AnyRC, name: string): string => rc.names.sessionToken.replace(/session_token$/, name)
 
 export function setSignedCookie(rc: AnyRC, name: string, value: string, maxAge: number): void {
-  rc.response.headers.append('set-cookie', serializeCookie(pluginCookieName(rc, name), signedCookieValue(rc.ctx.secret, value), rc.names.secure, maxAge))
+  rc.response.headers.append(
+    'set-cookie',
+    serializeCookie(pluginCookieName(rc, name), signedCookieValue(rc.ctx.secret, value), rc.names.secure, maxAge),
+  )
 }
 
 export function readSignedCookie(rc: AnyRC, name: string): string | null {

@@ -68,11 +68,9 @@ export interface Route {
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
-export function defineRoute<
-  B extends z.ZodType = z.ZodUnknown,
-  Q extends z.ZodType = z.ZodUnknown,
-  A extends AuthRequirement = 'none',
->(def: RouteDef<B, Q, A>): Route {
+export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, A extends AuthRequirement = 'none'>(
+  def: RouteDef<B, Q, A>,
+): Route {
   return {
     method: def.method,
     path: def.path,

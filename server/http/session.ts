@@ -97,7 +97,11 @@ export async function resolveRequestSession(rc: AnyRouteContext, options: { disa
  * The answer to a successful sign-in (email or username): the session cookies, a Location header
  * when a callbackURL was given, and `{redirect, token, url?, user}`.
  */
-export async function signedInAnswer(rc: AnyRouteContext, created: SessionWithUser, request: { rememberMe?: boolean; callbackURL?: string }) {
+export async function signedInAnswer(
+  rc: AnyRouteContext,
+  created: SessionWithUser,
+  request: { rememberMe?: boolean; callbackURL?: string },
+) {
   // Features may stand in for the session (a second factor is due) or add to the answer.
   let extra: Record<string, unknown> = {}
   for (const feature of rc.ctx.features ?? []) {

@@ -1,15 +1,7 @@
 import { z } from 'zod'
 import type { AuthContext } from '../core/context.js'
 import { APIError } from '../core/errors.js'
-import {
-  findOutboxMessage,
-  listOutbox,
-  type OutboxPage,
-  type OutboxQuery,
-  type OutboxRow,
-  queueMail,
-  requeueFailed,
-} from './outbox.js'
+import { findOutboxMessage, listOutbox, type OutboxPage, type OutboxQuery, type OutboxRow, queueMail, requeueFailed } from './outbox.js'
 import { testEmail } from './templates.js'
 
 /**
@@ -32,7 +24,7 @@ export async function retryMail(ctx: AuthContext, id: string): Promise<OutboxRow
     await requeueFailed(ctx.db, ctx.clock, [id])
     ctx.mailer.wake?.()
   }
-  return await findOutboxMessage(ctx.db, id) ?? found
+  return (await findOutboxMessage(ctx.db, id)) ?? found
 }
 
 /** Re-queues every failed message; returns how many. */
@@ -59,5 +51,5 @@ export async function sendTestEmail(ctx: AuthContext, to: string): Promise<Outbo
   const row = await queueMail(ctx.db, ctx.clock, testEmail(ctx.config().mail.appName, to.trim().toLowerCase()))
   ctx.mailer.wake?.()
   await ctx.mailer.whenIdle?.()
-  return await findOutboxMessage(ctx.db, row.id) ?? row
+  return (await findOutboxMessage(ctx.db, row.id)) ?? row
 }

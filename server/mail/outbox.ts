@@ -145,11 +145,12 @@ export class OutboxMailer implements Mailer {
     }
     this.running = true
     // Never in the caller's turn: the answer leaves before any SMTP work starts.
-    setImmediate(() =>
-      void this.drain().catch((error: unknown) => {
-        // The database was busy or closed (shutdown): what is queued goes out at the next wake.
-        this.options.logger.warn(`mail delivery paused: ${error instanceof Error ? error.message : String(error)}`)
-      }),
+    setImmediate(
+      () =>
+        void this.drain().catch((error: unknown) => {
+          // The database was busy or closed (shutdown): what is queued goes out at the next wake.
+          this.options.logger.warn(`mail delivery paused: ${error instanceof Error ? error.message : String(error)}`)
+        }),
     )
   }
 
@@ -182,12 +183,12 @@ export class OutboxMailer implements Mailer {
   }
 
   private async nextQueued(after: Set<string>): Promise<OutboxRow | undefined> {
-    const rows = (await this.options.db
+    const rows = await this.options.db
       .select()
       .from(mailOutbox)
       .where(eq(mailOutbox.status, 'queued'))
       .orderBy(mailOutbox.createdAt, sql`rowid`)
-      .limit(after.size + 1))
+      .limit(after.size + 1)
     return rows.find((r) => !after.has(r.id))
   }
 
@@ -270,7 +271,8 @@ export class OutboxMailer implements Mailer {
     }
     const now = new Date(clock.now())
     try {
-      await db.update(mailOutbox)
+      await db
+        .update(mailOutbox)
         .set({
           status: error ? 'failed' : 'sent',
           error,
@@ -313,19 +315,19 @@ export async function listOutbox(db: DB, query: OutboxQuery = {}): Promise<Outbo
   if (query.kind) filters.push(eq(mailOutbox.kind, query.kind))
   if (query.to) filters.push(eq(mailOutbox.to, query.to.toLowerCase()))
   const where = filters.length > 0 ? and(...filters) : undefined
-  const messages = (await db
+  const messages = await db
     .select()
     .from(mailOutbox)
     .where(where)
     .orderBy(desc(mailOutbox.createdAt), desc(sql`rowid`))
     .limit(limit)
-    .offset(offset))
+    .offset(offset)
   const total = (await firstRow(db.select({ n: count() }).from(mailOutbox).where(where)))?.n ?? 0
   return { messages, total, limit, offset }
 }
 
 export async function findOutboxMessage(db: DB, id: string): Promise<OutboxRow | undefined> {
-  return (await firstRow(db.select().from(mailOutbox).where(eq(mailOutbox.id, id))))
+  return await firstRow(db.select().from(mailOutbox).where(eq(mailOutbox.id, id)))
 }
 
 /**
@@ -334,9 +336,9 @@ export async function findOutboxMessage(db: DB, id: string): Promise<OutboxRow |
  */
 export async function requeueFailed(db: DB, clock: Clock, ids?: string[]): Promise<number> {
   const failed = eq(mailOutbox.status, 'failed')
-  const result = (await db
+  const result = await db
     .update(mailOutbox)
     .set({ status: 'queued', updatedAt: new Date(clock.now()) })
-    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed))
+    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed)
   return result.changes
 }

@@ -162,8 +162,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     })
     res.end(body)
   }
-  const sendJson = (res: ServerResponse, status: number, value: unknown) =>
-    send(res, status, 'application/json', JSON.stringify(value))
+  const sendJson = (res: ServerResponse, status: number, value: unknown) => send(res, status, 'application/json', JSON.stringify(value))
 
   let preparing: Promise<boolean> | null = null
   const serveStatic = async (res: ServerResponse, pathname: string) => {

@@ -24,10 +24,7 @@ export const apiURLOf = (gatehouse: Gatehouse) => (): string => gatehouse.ctx.ba
  * Starts the browser control panel for a running Gatehouse: loopback only, token-gated. If its
  * port is taken the API keeps running and the reason is logged (the panel is an extra).
  */
-export async function startBrowserPanel(
-  gatehouse: Gatehouse,
-  portOrOptions: number | BrowserPanelOptions,
-): Promise<BrowserPanel> {
+export async function startBrowserPanel(gatehouse: Gatehouse, portOrOptions: number | BrowserPanelOptions): Promise<BrowserPanel> {
   const options = typeof portOrOptions === 'number' ? { port: portOrOptions } : portOrOptions
   const logger = options.logger ?? consoleLogger
   const service = createPanelService({
@@ -44,8 +41,7 @@ export async function startBrowserPanel(
     port: options.port,
     token: options.token,
     assetsDir,
-    prepareAssets:
-      options.buildOnDemand === false ? undefined : () => ensurePanelAssets(assetsDir, (line) => logger.info(line)),
+    prepareAssets: options.buildOnDemand === false ? undefined : () => ensurePanelAssets(assetsDir, (line) => logger.info(line)),
   })
   return { ...server, service }
 }

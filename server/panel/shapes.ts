@@ -27,4 +27,3 @@ export const personSchema = z.object({ id: z.string(), name: z.string(), email: 
 export type PersonView = z.infer<typeof personSchema>
 /** The people a list of events names, by user id. */
 export const peopleSchema = z.record(z.string(), personSchema)
-

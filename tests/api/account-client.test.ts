@@ -41,7 +41,9 @@ describe('account lifecycle through the official better-auth client', () => {
   it('verifies email with verifyEmail({query}) and re-sends with sendVerificationEmail', async () => {
     const { client, email, verifyLink } = await signedUpClient()
     const token = new URL(verifyLink).searchParams.get('token') as string
-    const { result: resent } = await withMail(m, email, /^Verify your email/, () => client.sendVerificationEmail({ email, callbackURL: '/' }))
+    const { result: resent } = await withMail(m, email, /^Verify your email/, () =>
+      client.sendVerificationEmail({ email, callbackURL: '/' }),
+    )
     expect(resent.data).toEqual({ status: true })
     const verified = await client.verifyEmail({ query: { token } })
     expect(verified.error).toBeNull()
@@ -52,7 +54,11 @@ describe('account lifecycle through the official better-auth client', () => {
     const other = await client.sendVerificationEmail({ email: uniqueEmail('ghost') })
     expect(other.error).toMatchObject({ status: 400, code: BASE_ERROR_CODES.EMAIL_MISMATCH.code, message: 'Email mismatch' })
     const again = await client.sendVerificationEmail({ email })
-    expect(again.error).toMatchObject({ status: 400, code: BASE_ERROR_CODES.EMAIL_ALREADY_VERIFIED.code, message: 'Email is already verified' })
+    expect(again.error).toMatchObject({
+      status: 400,
+      code: BASE_ERROR_CODES.EMAIL_ALREADY_VERIFIED.code,
+      message: 'Email is already verified',
+    })
     const bad = await client.verifyEmail({ query: { token: 'garbage' } })
     expect(bad.error?.status).toBe(401)
     expect(bad.error?.code).toBe(BASE_ERROR_CODES.INVALID_TOKEN.code)
@@ -105,7 +111,10 @@ describe('account lifecycle through the official better-auth client', () => {
     expect(same.error?.message).toBe('Email is the same')
 
     const now = new Date(m.server.clock.now())
-    db().insert(account).values({ id: `gh${id}`, userId: id, providerId: 'github', accountId: 'gh-77', createdAt: now, updatedAt: now }).run()
+    db()
+      .insert(account)
+      .values({ id: `gh${id}`, userId: id, providerId: 'github', accountId: 'gh-77', createdAt: now, updatedAt: now })
+      .run()
     const accounts = await client.listAccounts()
     expect(accounts.error).toBeNull()
     expect(accounts.data?.map((a) => a.providerId).sort()).toEqual(['credential', 'github'])
@@ -128,7 +137,10 @@ describe('account lifecycle through the official better-auth client', () => {
     jar.store(res)
     expect(res.status).toBe(302)
     expect(res.headers.get('location')).toBe('/done')
-    expect((await client.getSession({ query: { disableCookieCache: true } })).data?.user).toMatchObject({ email: newEmail, emailVerified: false })
+    expect((await client.getSession({ query: { disableCookieCache: true } })).data?.user).toMatchObject({
+      email: newEmail,
+      emailVerified: false,
+    })
   })
 
   it('deleteUser with the password, and through the mailed link', async () => {

@@ -21,7 +21,9 @@ const gone = (id: string) => ({
 })
 const expectDeleted = (id: string) => expect(gone(id)).toEqual({ user: undefined, sessions: [], accounts: [] })
 const cleared = (cookies: string[]) =>
-  ['session_token', 'session_data', 'dont_remember'].every((n) => cookies.some((c) => c.startsWith(`better-auth.${n}=;`) && c.includes('Max-Age=0')))
+  ['session_token', 'session_data', 'dont_remember'].every((n) =>
+    cookies.some((c) => c.startsWith(`better-auth.${n}=;`) && c.includes('Max-Age=0')),
+  )
 
 const withMailFlow = async (fn: () => Promise<void>) => {
   await m.server.gatehouse.config.update({ user: { deleteUser: { sendDeleteAccountVerification: true } } })
@@ -95,7 +97,11 @@ describe('deletion through the mailed link', () => {
       const token = new URL(link).searchParams.get('token') as string
       expect(token).toMatch(/^[0-9a-z]{32}$/)
       expect(new URL(link).searchParams.get('callbackURL')).toBe('/goodbye')
-      const row = db().select().from(verification).where(eq(verification.identifier, `delete-account-${token}`)).get()
+      const row = db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `delete-account-${token}`))
+        .get()
       expect(row).toMatchObject({ value: signed.user.id })
       expect(row?.expiresAt.getTime()).toBe(m.server.clock.now() + 86400_000)
       expect(gone(signed.user.id).user).toMatchObject({ id: signed.user.id })
@@ -110,7 +116,13 @@ describe('deletion through the mailed link', () => {
       expect(res.headers.get('location')).toBe('/goodbye')
       expect(cleared(res.cookies)).toBe(true)
       expectDeleted(signed.user.id)
-      expect(db().select().from(verification).where(eq(verification.identifier, `delete-account-${token}`)).get()).toBeUndefined()
+      expect(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `delete-account-${token}`))
+          .get(),
+      ).toBeUndefined()
     })
   })
 
@@ -137,7 +149,9 @@ describe('deletion through the mailed link', () => {
       expectDeleted(signed.user.id)
 
       const third = await signUp(m.server.base)
-      const { mail: thirdMail } = await withMail(m, third.email, SUBJECT, () => third.client.post('/delete-user', { password: third.password }))
+      const { mail: thirdMail } = await withMail(m, third.email, SUBJECT, () =>
+        third.client.post('/delete-user', { password: third.password }),
+      )
       const link = linkIn(thirdMail, `${m.server.base}/delete-user/callback`)
       const plain = await follow(third.client, link.replace(/&callbackURL=.*$/, ''))
       expect(plain.status).toBe(200)

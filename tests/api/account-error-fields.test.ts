@@ -83,7 +83,9 @@ describe('errors name their field', () => {
     expect(
       await refusal(() => changePassword(ctx(), current, { currentPassword: 'wrong password!', newPassword: 'another good one' }, meta)),
     ).toEqual({ status: 400, code: 'INVALID_PASSWORD', message: 'Invalid password', field: 'currentPassword' })
-    expect(await refusal(() => changePassword(ctx(), current, { currentPassword: 'correct horse battery', newPassword: 'x' }, meta))).toEqual({
+    expect(
+      await refusal(() => changePassword(ctx(), current, { currentPassword: 'correct horse battery', newPassword: 'x' }, meta)),
+    ).toEqual({
       status: 400,
       code: 'PASSWORD_TOO_SHORT',
       message: 'Password too short',

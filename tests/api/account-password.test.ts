@@ -36,7 +36,11 @@ describe('password reset by mail', () => {
     const token = tokenOf(link)
     expect(token).toMatch(/^[A-Za-z0-9]{24}$/)
     expect(new URL(link).searchParams.get('callbackURL')).toBe(`${m.server.origin}/reset`)
-    const row = db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()
+    const row = db()
+      .select()
+      .from(verification)
+      .where(eq(verification.identifier, `reset-password:${token}`))
+      .get()
     expect(row?.expiresAt.getTime()).toBe(m.server.clock.now() + 3600_000)
 
     const browser = anonymous(m.server)
@@ -47,9 +51,18 @@ describe('password reset by mail', () => {
     const reset = await browser.post('/reset-password', { newPassword: 'brand new password', token })
     expect(reset.status).toBe(200)
     expect(reset.body).toEqual({ status: true })
-    expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toBeUndefined()
+    expect(
+      db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `reset-password:${token}`))
+        .get(),
+    ).toBeUndefined()
 
-    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email, password: 'correct horse battery' }))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email, password: 'correct horse battery' }))).toEqual([
+      401,
+      ERRORS.INVALID_EMAIL_OR_PASSWORD,
+    ])
     expect((await anonymous(m.server).post('/sign-in/email', { email, password: 'brand new password' })).status).toBe(200)
 
     // The token is single-use.
@@ -124,7 +137,13 @@ describe('password reset by mail', () => {
     expect(expired.status).toBe(400)
     expect(expired.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
     // Expired records are removed when found.
-    expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toBeUndefined()
+    expect(
+      db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `reset-password:${token}`))
+        .get(),
+    ).toBeUndefined()
   })
 
   it('keeps expired records when verification.disableCleanup is set (they are still refused)', async () => {
@@ -135,7 +154,13 @@ describe('password reset by mail', () => {
       m.server.clock.advanceSeconds(3601)
       const expired = await anonymous(m.server).post('/reset-password', { newPassword: 'long enough password', token })
       expect(expired.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
-      expect(db().select().from(verification).where(eq(verification.identifier, `reset-password:${token}`)).get()).toMatchObject({ value: user.id })
+      expect(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `reset-password:${token}`))
+          .get(),
+      ).toMatchObject({ value: user.id })
     } finally {
       await m.server.gatehouse.config.update({ verification: { disableCleanup: false } })
     }
@@ -178,7 +203,10 @@ describe('password reset by mail', () => {
       // Order, not speed: the answer is complete while the SMTP conversation has not even had
       // its greeting (the server never sends one), so the endpoint cannot have waited for it.
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
-      expect([res.status, res.body]).toEqual([200, { status: true, message: 'If this email exists in our system, check your email for the reset link' }])
+      expect([res.status, res.body]).toEqual([
+        200,
+        { status: true, message: 'If this email exists in our system, check your email for the reset link' },
+      ])
       await vi.waitFor(() => expect(sockets.length).toBeGreaterThan(0), { timeout: 5_000 })
       const rows = (await listMailOutbox(server.gatehouse.ctx, { to: email })).messages
       // Claimed by this process for delivery (queued → sending), not sent: the SMTP server is silent.

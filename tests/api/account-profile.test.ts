@@ -12,7 +12,8 @@ const CONFIRM = /^Confirm your new email address/
 let m: MailServer
 /** The link's JWT, verified with jose and the test secret (HS256) at the server's clock. */
 const verifiedClaims = async (token: string) =>
-  (await jwtVerify(token, new TextEncoder().encode(TEST_SECRET), { algorithms: ['HS256'], currentDate: new Date(m.server.clock.now()) })).payload
+  (await jwtVerify(token, new TextEncoder().encode(TEST_SECRET), { algorithms: ['HS256'], currentDate: new Date(m.server.clock.now()) }))
+    .payload
 beforeAll(async () => {
   m = await startMailServer()
   await m.server.gatehouse.config.update({
@@ -69,8 +70,14 @@ describe('POST /update-user', () => {
     const badName = await signed.client.post<{ code: string }>('/update-user', { name: 42 })
     expect(badName.status).toBe(400)
     expect(badName.body).toEqual({ code: 'VALIDATION_ERROR', message: '[body.name] expected a string' })
-    const notObject = await signed.client.request<{ code: string }>('POST', '/update-user', { raw: '[1,2]', headers: { 'content-type': 'application/json' } })
-    expect(statusAndBody(notObject)).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body] Invalid input: expected record, received array' }])
+    const notObject = await signed.client.request<{ code: string }>('POST', '/update-user', {
+      raw: '[1,2]',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(statusAndBody(notObject)).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: '[body] Invalid input: expected record, received array' },
+    ])
     expect(userRow(signed.user.id)).toEqual(before)
 
     expect(statusAndBody(await anonymous(m.server).post('/update-user', { name: 'x' }))).toEqual([401, ERRORS.UNAUTHORIZED])
@@ -95,7 +102,10 @@ describe('POST /change-email', () => {
     expect(verified.headers.get('location')).toBe('/settings')
     expect(userRow(signed.user.id)?.emailVerified).toBe(true)
     // The old address can sign in no more; the new one can.
-    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([
+      401,
+      ERRORS.INVALID_EMAIL_OR_PASSWORD,
+    ])
     expect((await anonymous(m.server).post('/sign-in/email', { email: newEmail, password: signed.password })).status).toBe(200)
   })
 
@@ -236,7 +246,10 @@ describe('linked accounts', () => {
     expect(notFound.status).toBe(400)
     expect(notFound.body).toEqual({ code: 'ACCOUNT_NOT_FOUND', message: 'Account not found' })
     const neither = await signed.client.post<{ code: string }>('/unlink-account', {})
-    expect([neither.status, neither.body]).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body] providerId or accountId is required' }])
+    expect([neither.status, neither.body]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: '[body] providerId or accountId is required' },
+    ])
     expect((await signed.client.post('/unlink-account', { providerId: 'discord' })).body).toEqual({ status: true })
     const last = await signed.client.post('/unlink-account', { providerId: 'credential' })
     expect(last.status).toBe(400)

@@ -39,7 +39,9 @@ describe('email verification by link', () => {
       currentDate: new Date(m.server.clock.now()),
     })
     expect(protectedHeader).toEqual({ alg: 'HS256' })
-    await expect(jwtVerify(token, new TextEncoder().encode('another-secret-0123456789abcdef'), { currentDate: new Date(m.server.clock.now()) })).rejects.toThrow()
+    await expect(
+      jwtVerify(token, new TextEncoder().encode('another-secret-0123456789abcdef'), { currentDate: new Date(m.server.clock.now()) }),
+    ).rejects.toThrow()
     expect(claims.email).toBe(email)
     expect((claims.exp as number) - (claims.iat as number)).toBe(3600)
     expect(userRow(email)?.emailVerified).toBe(false)
@@ -190,7 +192,10 @@ describe('GET /verify-email refusals', () => {
 
 describe('requireEmailVerification', () => {
   it('signs up without a session, refuses sign-in with 403 and mails a new link; after verifying, sign-in works', async () => {
-    await m.server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true }, emailVerification: { sendOnSignUp: false } })
+    await m.server.gatehouse.config.update({
+      emailAndPassword: { requireEmailVerification: true },
+      emailVerification: { sendOnSignUp: false },
+    })
     try {
       const email = uniqueEmail('required')
       const client = new HttpClient(m.server.base)

@@ -12,9 +12,12 @@ export function officialClient(server: TestServer, jar = new CookieJar()) {
     baseURL: server.origin,
     plugins: [usernameClient(), adminClient()],
     fetchOptions: {
-      customFetchImpl: jarFetch(server.origin, jar, { redirect: 'manual', onResponse: (response) => {
+      customFetchImpl: jarFetch(server.origin, jar, {
+        redirect: 'manual',
+        onResponse: (response) => {
           last.setCookies = response.headers.getSetCookie()
-        } }),
+        },
+      }),
     },
   })
   return { client, jar, last }

@@ -52,14 +52,22 @@ async function list(query: Record<string, string | number | boolean>) {
   return res.data as { users: Array<{ email: string }>; total: number; limit?: number; offset?: number }
 }
 const emails = (r: { users: Array<{ email: string }> }) => r.users.map((u) => u.email).sort()
-const expected = (pred: (p: Person) => boolean) => people.filter(pred).map((p) => p.email).sort()
+const expected = (pred: (p: Person) => boolean) =>
+  people
+    .filter(pred)
+    .map((p) => p.email)
+    .sort()
 
 describe('list-users filters on configured additional fields', () => {
   it.each([
     ['plan eq pro', { filterField: 'plan', filterValue: 'pro' }, (p: Person) => p.plan === 'pro'],
     ['plan ne pro', { filterField: 'plan', filterValue: 'pro', filterOperator: 'ne' }, (p: Person) => p.plan !== 'pro'],
     ['plan starts_with t', { filterField: 'plan', filterValue: 't', filterOperator: 'starts_with' }, (p: Person) => p.plan.startsWith('t')],
-    ['plan in free,team', { filterField: 'plan', filterValue: 'free,team', filterOperator: 'in' }, (p: Person) => ['free', 'team'].includes(p.plan)],
+    [
+      'plan in free,team',
+      { filterField: 'plan', filterValue: 'free,team', filterOperator: 'in' },
+      (p: Person) => ['free', 'team'].includes(p.plan),
+    ],
     ['seats gt 5', { filterField: 'seats', filterValue: 5, filterOperator: 'gt' }, (p: Person) => p.seats > 5],
     ['seats lte 3', { filterField: 'seats', filterValue: '3', filterOperator: 'lte' }, (p: Person) => p.seats <= 3],
     ['trial true', { filterField: 'trial', filterValue: true }, (p: Person) => p.trial],

@@ -126,7 +126,10 @@ describe('list-users', () => {
   })
 
   it('ANDs search and filter, sorts and pages, with the total of all matches', async () => {
-    const matches = people.filter((p) => p.email.includes('alpha') && p.role === 'user').sort(byName).reverse()
+    const matches = people
+      .filter((p) => p.email.includes('alpha') && p.role === 'user')
+      .sort(byName)
+      .reverse()
     const page = await list({
       searchValue: 'alpha',
       filterField: 'role',
@@ -176,7 +179,10 @@ describe('list-users', () => {
     raw.jar.cookies.set('better-auth.session_token', admin.jar.get('better-auth.session_token') as string)
     const bad = await raw.get('/admin/list-users?searchOperator=like&searchValue=x')
     expect(bad.status).toBe(400)
-    expect(bad.body).toEqual({ code: 'VALIDATION_ERROR', message: '[query.searchOperator] Invalid option: expected one of "contains"|"starts_with"|"ends_with"' })
+    expect(bad.body).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: '[query.searchOperator] Invalid option: expected one of "contains"|"starts_with"|"ends_with"',
+    })
   })
 
   it('keeps the search index in step with new, renamed, re-addressed and removed users', async () => {

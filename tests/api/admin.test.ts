@@ -9,17 +9,17 @@ import { administrator, type Member, member, officialClient } from './admin-help
 const SECRET = 'test-secret-0123456789-abcdefghijkl'
 /** The admin plugin's messages (better-auth's error codes), written out. */
 const messages: Record<string, string> = {
-    YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: 'You are not allowed to create users',
-    YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: 'You are not allowed to list users',
-    YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: 'You are not allowed to change users role',
-    YOU_ARE_NOT_ALLOWED_TO_BAN_USERS: 'You are not allowed to ban users',
-    YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS: 'You are not allowed to list users sessions',
-    YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS: 'You are not allowed to impersonate users',
-    YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS: 'You are not allowed to revoke users sessions',
-    YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS: 'You are not allowed to delete users',
-    YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD: 'You are not allowed to set users password',
-    YOU_ARE_NOT_ALLOWED_TO_GET_USER: 'You are not allowed to get user',
-    YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: 'You are not allowed to update users',
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: 'You are not allowed to create users',
+  YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: 'You are not allowed to list users',
+  YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: 'You are not allowed to change users role',
+  YOU_ARE_NOT_ALLOWED_TO_BAN_USERS: 'You are not allowed to ban users',
+  YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS: 'You are not allowed to list users sessions',
+  YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS: 'You are not allowed to impersonate users',
+  YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS: 'You are not allowed to revoke users sessions',
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS: 'You are not allowed to delete users',
+  YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD: 'You are not allowed to set users password',
+  YOU_ARE_NOT_ALLOWED_TO_GET_USER: 'You are not allowed to get user',
+  YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: 'You are not allowed to update users',
   YOU_CANNOT_REMOVE_YOURSELF: 'You cannot remove yourself',
   YOU_CANNOT_IMPERSONATE_ADMINS: 'You cannot impersonate admins',
   NO_DATA_TO_UPDATE: 'No data to update',
@@ -69,7 +69,12 @@ describe('create-user', () => {
       role: ['admin', 'user'],
       data: { emailVerified: true, username: 'Multi.Role' },
     })
-    expect(multi.data?.user).toMatchObject({ role: 'admin,user', emailVerified: true, username: 'multi.role', displayUsername: 'Multi.Role' })
+    expect(multi.data?.user).toMatchObject({
+      role: 'admin,user',
+      emailVerified: true,
+      username: 'multi.role',
+      displayUsername: 'Multi.Role',
+    })
     const created = await auditOf(multi.data?.user.id as string, ['admin.create-user'])
     expect(created).toHaveLength(1)
     expect(created[0]).toMatchObject({ actorUserId: admin.id, outcome: 'success' })
@@ -187,12 +192,12 @@ describe('bans', () => {
     const victim = await member(server, { username: `ban_${Date.now().toString(36)}` })
     const second = officialClient(server)
     await second.client.signIn.email({ email: victim.email, password: victim.password })
-    expect((await sessionsOf(victim.id))).toHaveLength(2)
+    expect(await sessionsOf(victim.id)).toHaveLength(2)
 
     const res = await admin.client.admin.banUser({ userId: victim.id })
     expect(res.error).toBeNull()
     expect(res.data?.user).toMatchObject({ id: victim.id, banned: true, banReason: 'No reason', banExpires: null })
-    expect((await sessionsOf(victim.id))).toHaveLength(0)
+    expect(await sessionsOf(victim.id)).toHaveLength(0)
     expect((await victim.client.getSession()).data).toBeNull()
 
     const byEmail = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
@@ -224,7 +229,7 @@ describe('bans', () => {
     server.clock.advanceSeconds(61)
     const late = await officialClient(server).client.signIn.email({ email: victim.email, password: victim.password })
     expect(late.error).toBeNull()
-    expect((await row(victim.id))).toMatchObject({ banned: false, banReason: null, banExpires: null })
+    expect(await row(victim.id)).toMatchObject({ banned: false, banReason: null, banExpires: null })
   })
 
   it('refuses to ban yourself', async () => {
@@ -232,7 +237,10 @@ describe('bans', () => {
     expect(res.error).toMatchObject({ status: 400, code: 'YOU_CANNOT_BAN_YOURSELF', message: 'You cannot ban yourself' })
     expect((await row(admin.id))?.banned).toBe(false)
     // The refusal is audited (not rolled back with the ban it refused).
-    expect((await auditOf(admin.id, ['admin.ban-user'])).at(-1)).toMatchObject({ outcome: 'failure', detail: { reason: 'YOU_CANNOT_BAN_YOURSELF' } })
+    expect((await auditOf(admin.id, ['admin.ban-user'])).at(-1)).toMatchObject({
+      outcome: 'failure',
+      detail: { reason: 'YOU_CANNOT_BAN_YOURSELF' },
+    })
     expect((await admin.client.getSession()).data?.user.id).toBe(admin.id)
   })
 })
@@ -322,10 +330,10 @@ describe('sessions, passwords, removal, get and update', () => {
     const [first] = listed.data?.sessions ?? []
     const one = await admin.client.admin.revokeUserSession({ sessionToken: first?.token as string })
     expect(one.data).toEqual({ success: true })
-    expect((await sessionsOf(target.id))).toHaveLength(1)
+    expect(await sessionsOf(target.id)).toHaveLength(1)
     const all = await admin.client.admin.revokeUserSessions({ userId: target.id })
     expect(all.data).toEqual({ success: true })
-    expect((await sessionsOf(target.id))).toHaveLength(0)
+    expect(await sessionsOf(target.id)).toHaveLength(0)
     expect((await other.client.getSession()).data).toBeNull()
   })
 
@@ -345,8 +353,8 @@ describe('sessions, passwords, removal, get and update', () => {
     const target = await member(server)
     const res = await admin.client.admin.removeUser({ userId: target.id })
     expect(res.data).toEqual({ success: true })
-    expect((await row(target.id))).toBeUndefined()
-    expect((await sessionsOf(target.id))).toHaveLength(0)
+    expect(await row(target.id)).toBeUndefined()
+    expect(await sessionsOf(target.id)).toHaveLength(0)
     expect((await target.client.getSession()).data).toBeNull()
     const self = await admin.client.admin.removeUser({ userId: admin.id })
     expect(self.error).toMatchObject(refusal(400, 'YOU_CANNOT_REMOVE_YOURSELF'))
@@ -370,7 +378,7 @@ describe('sessions, passwords, removal, get and update', () => {
     expect(pw.error).toMatchObject(refusal(400, 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER'))
     const ban = await admin.client.admin.updateUser({ userId: target.id, data: { banned: true, banReason: 'via update' } })
     expect(ban.data).toMatchObject({ banned: true, banReason: 'via update' })
-    expect((await sessionsOf(target.id))).toHaveLength(0)
+    expect(await sessionsOf(target.id)).toHaveLength(0)
     const [event] = await auditOf(target.id, ['admin.update-user'])
     expect(event?.detail).toEqual({
       before: { name: target.name, emailVerified: false, username: null, displayUsername: null },
@@ -396,7 +404,7 @@ describe('concurrency', () => {
     if (final.banned) {
       expect(final.banReason).toMatch(/^reason \d+$/)
       expect(final.banExpires).toBeInstanceOf(Date)
-      expect((await sessionsOf(victim.id))).toHaveLength(0)
+      expect(await sessionsOf(victim.id)).toHaveLength(0)
     } else {
       expect(final).toMatchObject({ banReason: null, banExpires: null })
     }
@@ -440,10 +448,14 @@ describe('access control from the config', () => {
       expect(refused.error).toMatchObject({ status: 403, code: 'BANNED_USER', message: 'Account suspended.' })
       const setRole = await helper.client.admin.setRole({ userId: victim.id, role: 'admin' })
       expect(setRole.error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE'))
-      expect((await helper.client.admin.impersonateUser({ userId: victim.id })).error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS'))
+      expect((await helper.client.admin.impersonateUser({ userId: victim.id })).error).toMatchObject(
+        refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS'),
+      )
 
       const listed = await member(server)
-      expect((await listed.client.admin.removeUser({ userId: victim.id })).error).toMatchObject(refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS'))
+      expect((await listed.client.admin.removeUser({ userId: victim.id })).error).toMatchObject(
+        refusal(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS'),
+      )
       await config.update({ admin: { adminUserIds: [listed.id] } })
       const removed = await listed.client.admin.removeUser({ userId: victim.id })
       expect(removed.data).toEqual({ success: true })

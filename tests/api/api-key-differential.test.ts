@@ -80,7 +80,11 @@ async function user(call: Caller, email: string): Promise<string> {
     .join('; ')
 }
 
-const errorOf = (a: Answer) => ({ status: a.status, code: (a.body as { code?: string })?.code, message: (a.body as { message?: string })?.message })
+const errorOf = (a: Answer) => ({
+  status: a.status,
+  code: (a.body as { code?: string })?.code,
+  message: (a.body as { message?: string })?.message,
+})
 
 describe('api-key and jwt against better-auth', () => {
   it('the same statuses, codes, messages and fields', async () => {
@@ -91,7 +95,9 @@ describe('api-key and jwt against better-auth', () => {
     }
     const both = async (run: (s: Side) => Promise<Answer>) => (await Promise.all(sides.map(run))) as [Answer, Answer]
 
-    const [baCreated, ghCreated] = await both((s) => s.call('POST', '/api-key/create', { name: 'diff', metadata: { a: 1 } }, { cookie: s.cookie }))
+    const [baCreated, ghCreated] = await both((s) =>
+      s.call('POST', '/api-key/create', { name: 'diff', metadata: { a: 1 } }, { cookie: s.cookie }),
+    )
     expect(ghCreated.status).toBe(baCreated.status)
     expect(Object.keys(ghCreated.body as object).sort()).toEqual(Object.keys(baCreated.body as object).sort())
     const keys = [baCreated.body as { id: string; key: string }, ghCreated.body as { id: string; key: string }]
@@ -124,12 +130,16 @@ describe('api-key and jwt against better-auth', () => {
     }
 
     // A key acting as its owner; then disabled.
-    const [baSession, ghSession] = (await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))) as [Answer, Answer]
+    const [baSession, ghSession] = (await Promise.all(
+      sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })),
+    )) as [Answer, Answer]
     expect(ghSession.status).toBe(200)
     expect((ghSession.body as { session: { id: string } }).session.id).toBe(keys[1]?.id)
     expect((baSession.body as { session: { id: string } }).session.id).toBe(keys[0]?.id)
     await Promise.all(sides.map((s, i) => s.call('POST', '/api-key/update', { keyId: keys[i]?.id, enabled: false }, { cookie: s.cookie })))
-    const [baDisabled, ghDisabled] = (await Promise.all(sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })))) as [Answer, Answer]
+    const [baDisabled, ghDisabled] = (await Promise.all(
+      sides.map((s, i) => s.call('GET', '/get-session', undefined, { 'x-api-key': keys[i]?.key as string })),
+    )) as [Answer, Answer]
     expect(errorOf(ghDisabled)).toEqual({ status: 401, code: 'KEY_DISABLED', message: 'API Key is disabled' })
     expect(errorOf(ghDisabled)).toEqual(errorOf(baDisabled))
 
@@ -140,8 +150,11 @@ describe('api-key and jwt against better-auth', () => {
 
     // JWT: same claims and header fields (values differ: users, keys and times).
     const [baToken, ghToken] = await both((s) => s.call('GET', '/token', undefined, { cookie: s.cookie }))
-    const claims = (a: Answer) => Object.keys(JSON.parse(Buffer.from((a.body as { token: string }).token.split('.')[1] as string, 'base64url').toString())).sort()
-    expect(claims(ghToken).filter((c) => !['role', 'banned', 'banReason', 'banExpires', 'username', 'displayUsername'].includes(c))).toEqual(claims(baToken))
+    const claims = (a: Answer) =>
+      Object.keys(JSON.parse(Buffer.from((a.body as { token: string }).token.split('.')[1] as string, 'base64url').toString())).sort()
+    expect(
+      claims(ghToken).filter((c) => !['role', 'banned', 'banReason', 'banExpires', 'username', 'displayUsername'].includes(c)),
+    ).toEqual(claims(baToken))
     const [baJwks, ghJwks] = await both((s) => s.call('GET', '/jwks'))
     const jwkFields = (a: Answer) => Object.keys((a.body as { keys: object[] }).keys[0] as object).sort()
     expect(jwkFields(ghJwks)).toEqual(jwkFields(baJwks))

@@ -9,7 +9,14 @@ let server: TestServer
 let panel: PanelService
 
 const panelFor = (s: TestServer) =>
-  createPanelService({ gatehouse: s.gatehouse, apiURL: () => s.base, mode: 'browser', version: 'test', startedAt: Date.now(), logger: silentLogger })
+  createPanelService({
+    gatehouse: s.gatehouse,
+    apiURL: () => s.base,
+    mode: 'browser',
+    version: 'test',
+    startedAt: Date.now(),
+    logger: silentLogger,
+  })
 
 async function op<T = Record<string, unknown>>(p: PanelService, name: string, input: unknown): Promise<T> {
   const result = await p.dispatch(name, input)
@@ -42,7 +49,11 @@ describe('organization-owned keys', () => {
     const org = await owner.client.post<{ id: string }>('/organization/create', { name: 'Keys Inc', slug: `keys-${Date.now()}` })
     expect(org.status).toBe(200)
     orgId = org.body.id
-    const invited = await owner.client.post<{ id: string }>('/organization/invite-member', { email: member.email, role: 'member', organizationId: orgId })
+    const invited = await owner.client.post<{ id: string }>('/organization/invite-member', {
+      email: member.email,
+      role: 'member',
+      organizationId: orgId,
+    })
     expect(invited.status).toBe(200)
     const accepted = await member.client.post('/organization/accept-invitation', { invitationId: invited.body.id })
     expect(accepted.status).toBe(200)
@@ -67,7 +78,10 @@ describe('organization-owned keys', () => {
       'INSUFFICIENT_API_KEY_PERMISSIONS',
       'You do not have permission to perform this action on organization API keys.',
     )
-    const created = await owner.client.post<{ id: string; key: string; referenceId: string }>('/api-key/create', { organizationId: orgId, name: 'org' })
+    const created = await owner.client.post<{ id: string; key: string; referenceId: string }>('/api-key/create', {
+      organizationId: orgId,
+      name: 'org',
+    })
     expect(created.status).toBe(200)
     expect(created.body.referenceId).toBe(orgId)
 
@@ -105,16 +119,24 @@ describe('counters across a restart', () => {
     const p1 = panelFor(first)
     await op(p1, 'apiKey.configure', { patch: { enabled: true, enableSessionForAPIKeys: true } })
     const user = await signUp(first.base)
-    const { key, apiKey } = await op<{ key: string; apiKey: { id: string } }>(p1, 'apiKey.create', { userId: user.user.id, rateLimitMax: 10, rateLimitTimeWindow: 600_000 })
+    const { key, apiKey } = await op<{ key: string; apiKey: { id: string } }>(p1, 'apiKey.create', {
+      userId: user.user.id,
+      rateLimitMax: 10,
+      rateLimitTimeWindow: 600_000,
+    })
     for (let i = 0; i < 3; i++) expect((await new HttpClient(first.base).get('/get-session', { 'x-api-key': key })).status).toBe(200)
     const usedAt = first.clock.now()
     await first.close()
 
     const second = await startTestServer({ dataDir: first.dataDir })
     try {
-      const listed = await op<{ keys: Array<{ id: string; requestCount: number; lastRequest: number | null }> }>(panelFor(second), 'apiKey.list', {
-        userId: user.user.id,
-      })
+      const listed = await op<{ keys: Array<{ id: string; requestCount: number; lastRequest: number | null }> }>(
+        panelFor(second),
+        'apiKey.list',
+        {
+          userId: user.user.id,
+        },
+      )
       expect(listed.keys).toEqual([expect.objectContaining({ id: apiKey.id, requestCount: 3, lastRequest: usedAt })])
     } finally {
       await second.close()

@@ -42,7 +42,8 @@ async function serverKey(userId: string, extra: Record<string, unknown> = {}): P
 }
 
 const anonymous = () => new HttpClient(server.base, { origin: null })
-const withKey = (key: string) => anonymous().get<{ user: { id: string }; session: { id: string } } | null>('/get-session', { 'x-api-key': key })
+const withKey = (key: string) =>
+  anonymous().get<{ user: { id: string }; session: { id: string } } | null>('/get-session', { 'x-api-key': key })
 
 function officialClient(jar = new CookieJar()) {
   return createAuthClient({
@@ -127,7 +128,12 @@ describe('API key errors, by status and code', () => {
 
   it('creation rules', async () => {
     expectError(await anonymous().post('/api-key/create', { name: 'x' }), 401, 'UNAUTHORIZED_SESSION', 'Unauthorized or invalid session')
-    for (const body of [{ remaining: 5 }, { permissions: { files: ['read'] } }, { rateLimitMax: 3 }, { refillAmount: 1, refillInterval: 1000 }]) {
+    for (const body of [
+      { remaining: 5 },
+      { permissions: { files: ['read'] } },
+      { rateLimitMax: 3 },
+      { refillAmount: 1, refillInterval: 1000 },
+    ]) {
       expectError(
         await owner.client.post('/api-key/create', body),
         400,
@@ -135,7 +141,12 @@ describe('API key errors, by status and code', () => {
         "The property you're trying to set can only be set from the server auth instance only.",
       )
     }
-    expectError(await owner.client.post('/api-key/create', { userId: other.user.id }), 401, 'UNAUTHORIZED_SESSION', 'Unauthorized or invalid session')
+    expectError(
+      await owner.client.post('/api-key/create', { userId: other.user.id }),
+      401,
+      'UNAUTHORIZED_SESSION',
+      'Unauthorized or invalid session',
+    )
     expectError(
       await owner.client.post('/api-key/create', { expiresIn: 3600 }),
       400,
@@ -160,7 +171,12 @@ describe('API key errors, by status and code', () => {
       'INVALID_NAME_LENGTH',
       'The name length is either too large or too small.',
     )
-    expectError(await owner.client.post('/api-key/create', { metadata: 'text' }), 400, 'INVALID_METADATA_TYPE', 'metadata must be an object or undefined')
+    expectError(
+      await owner.client.post('/api-key/create', { metadata: 'text' }),
+      400,
+      'INVALID_METADATA_TYPE',
+      'metadata must be an object or undefined',
+    )
     await expect(op('apiKey.create', { userId: owner.user.id, refillAmount: 5 })).rejects.toMatchObject({
       status: 400,
       code: 'REFILL_AMOUNT_AND_INTERVAL_REQUIRED',
@@ -186,7 +202,12 @@ describe('API key errors, by status and code', () => {
       'SERVER_ONLY_PROPERTY',
       "The property you're trying to set can only be set from the server auth instance only.",
     )
-    expectError(await anonymous().post('/api-key/update', { keyId: id, name: 'x' }), 401, 'UNAUTHORIZED_SESSION', 'Unauthorized or invalid session')
+    expectError(
+      await anonymous().post('/api-key/update', { keyId: id, name: 'x' }),
+      401,
+      'UNAUTHORIZED_SESSION',
+      'Unauthorized or invalid session',
+    )
     expect((await anonymous().get('/api-key/list')).status).toBe(401)
     const refusals = server.gatehouse.ctx.db
       .select()
@@ -235,7 +256,10 @@ describe('API key errors, by status and code', () => {
     expect((await withKey(throttled)).status).toBe(200)
 
     const scoped = await serverKey(owner.user.id, { permissions: { files: ['read', 'write'] } })
-    const ok = await anonymous().post<{ valid: boolean; key: { permissions: unknown } }>('/api-key/verify', { key: scoped, permissions: { files: ['read'] } })
+    const ok = await anonymous().post<{ valid: boolean; key: { permissions: unknown } }>('/api-key/verify', {
+      key: scoped,
+      permissions: { files: ['read'] },
+    })
     expect(ok.body.valid).toBe(true)
     expect(ok.body.key.permissions).toEqual({ files: ['read', 'write'] })
     const denied = await anonymous().post('/api-key/verify', { key: scoped, permissions: { files: ['delete'] } })
@@ -359,7 +383,11 @@ describe('atomic counting', () => {
     // Counters of keys without a quota are written within a second; the panel reads them flushed.
     const listed = await op<{ keys: Array<{ requestCount: number }> }>('apiKey.list', { userId: owner.user.id })
     expect(listed.keys[0]?.requestCount).toBe(5)
-    const row = server.gatehouse.ctx.db.select().from(apikey).where(eq(apikey.key, await defaultKeyHasher(key))).get()
+    const row = server.gatehouse.ctx.db
+      .select()
+      .from(apikey)
+      .where(eq(apikey.key, await defaultKeyHasher(key)))
+      .get()
     expect(row?.requestCount).toBe(5)
   })
 })
@@ -394,7 +422,9 @@ describe('panel and audit', () => {
     expect(created.apiKey.ownerEmail).toBe(email)
     expect(created.apiKey.lastRequest).toBeNull()
     await withKey(created.key)
-    const found = await op<{ keys: Array<{ id: string; lastRequest: number | null }>; total: number }>('apiKey.list', { search: email.slice(0, 12) })
+    const found = await op<{ keys: Array<{ id: string; lastRequest: number | null }>; total: number }>('apiKey.list', {
+      search: email.slice(0, 12),
+    })
     expect(found.total).toBe(1)
     expect(found.keys[0]?.id).toBe(created.apiKey.id)
     expect(found.keys[0]?.lastRequest).toBe(server.clock.now())
@@ -437,7 +467,19 @@ describe('switched off', () => {
 describe('hostile input', () => {
   it('malformed bodies and queries are 4xx with {code, message}, never 500', async () => {
     const owner = await signUp(server.base)
-    const junk: unknown[] = [null, [], 'text', 42, { keyId: 5 }, { name: ['x'] }, { expiresIn: 'soon' }, { metadata: null }, { key: {} }, { prefix: '../' }, { keyId: 'x'.repeat(5000) }]
+    const junk: unknown[] = [
+      null,
+      [],
+      'text',
+      42,
+      { keyId: 5 },
+      { name: ['x'] },
+      { expiresIn: 'soon' },
+      { metadata: null },
+      { key: {} },
+      { prefix: '../' },
+      { keyId: 'x'.repeat(5000) },
+    ]
     const paths = ['/api-key/create', '/api-key/update', '/api-key/delete', '/api-key/verify']
     for (const path of paths) {
       for (const body of junk) {

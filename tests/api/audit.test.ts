@@ -20,7 +20,9 @@ interface AuditRow {
 
 const eventsFor = (userId: string) =>
   server.gatehouse.database.sqlite
-    .prepare('select type, outcome, actorUserId, targetUserId, ipAddress, userAgent, detail from auditEvent where targetUserId = ? order by id')
+    .prepare(
+      'select type, outcome, actorUserId, targetUserId, ipAddress, userAgent, detail from auditEvent where targetUserId = ? order by id',
+    )
     .all(userId) as AuditRow[]
 
 describe('audit log', () => {

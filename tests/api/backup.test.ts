@@ -70,7 +70,14 @@ describe('backup panel operations', () => {
       await signUp(server.base)
       const empty = await call('backup.list')
       expect(empty.status).toBe(200)
-      expect(empty.body).toMatchObject({ dataDir: server.dataDir, directory: join(server.dataDir, 'backups'), schedule: 'off', keep: 7, backups: [], job: null })
+      expect(empty.body).toMatchObject({
+        dataDir: server.dataDir,
+        directory: join(server.dataDir, 'backups'),
+        schedule: 'off',
+        keep: 7,
+        backups: [],
+        job: null,
+      })
 
       const started = await call('backup.create')
       expect(started.status).toBe(200)
@@ -94,7 +101,9 @@ describe('backup panel operations', () => {
       expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${name}"`)
       expect(Buffer.from(await download.arrayBuffer()).equals(readFileSync(join(server.dataDir, 'backups', name)))).toBe(true)
       expect((await fetch(`${panel.origin}/panel/download/backup/${name}`)).status).toBe(401)
-      const missing = await fetch(`${panel.origin}/panel/download/backup/..%2Fsecret`, { headers: { authorization: `Bearer ${panel.token}` } })
+      const missing = await fetch(`${panel.origin}/panel/download/backup/..%2Fsecret`, {
+        headers: { authorization: `Bearer ${panel.token}` },
+      })
       expect(missing.status).toBe(404)
 
       // A user made after the backup: the restore will remove it.
@@ -102,13 +111,18 @@ describe('backup panel operations', () => {
       const plan = await call('backup.restorePlan', { name })
       expect(plan.status).toBe(200)
       expect(plan.body.replaces).toEqual(
-        ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'secret'].filter((f) => existsSync(join(server.dataDir, f))).map((f) => join(server.dataDir, f)),
+        ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'secret']
+          .filter((f) => existsSync(join(server.dataDir, f)))
+          .map((f) => join(server.dataDir, f)),
       )
       expect((plan.body.current as Record<string, number>).user).toBe(2)
       expect(((plan.body.backup as Record<string, unknown>).rowCounts as Record<string, number>).user).toBe(1)
 
       const wrong = await call('backup.restore', { name, confirm: 'gatehouse-backup-20000101-000000-000.tar.gz' })
-      expect(wrong).toEqual({ status: 400, body: { code: 'CONFIRMATION_MISMATCH', message: 'Type the backup name to confirm the restore', status: 400 } })
+      expect(wrong).toEqual({
+        status: 400,
+        body: { code: 'CONFIRMATION_MISMATCH', message: 'Type the backup name to confirm the restore', status: 400 },
+      })
       const restore = await call('backup.restore', { name, confirm: name })
       expect(restore.status).toBe(200)
       expect(restore.body.staged).toBe(true)
@@ -121,11 +135,18 @@ describe('backup panel operations', () => {
     await server.gatehouse.close()
     servers.pop()
 
-    const reopened = createGatehouse({ dataDir: server.dataDir, port: 0, secret: 'test-secret-0123456789-abcdefghijkl', logger: silentLogger })
+    const reopened = createGatehouse({
+      dataDir: server.dataDir,
+      port: 0,
+      secret: 'test-secret-0123456789-abcdefghijkl',
+      logger: silentLogger,
+    })
     try {
       const users = reopened.ctx.sqlite.prepare('SELECT count(*) FROM user').pluck().get()
       expect(users).toBe(1)
-      expect(readdirSync(server.dataDir).filter((n) => n.startsWith('replaced-') || n === 'restore.json' || n === 'restore-pending')).toEqual([])
+      expect(
+        readdirSync(server.dataDir).filter((n) => n.startsWith('replaced-') || n === 'restore.json' || n === 'restore-pending'),
+      ).toEqual([])
     } finally {
       await reopened.close()
     }

@@ -15,7 +15,8 @@ const attempt = (email: string, password: string, ip = '203.0.113.1') =>
 describe('per-account throttling of password checks', () => {
   it('locks an account for 15 minutes after 10 failures, whatever the client address', async () => {
     const { email, password, user } = await signUp(server.base)
-    for (let i = 0; i < 10; i++) expect(statusAndBody(await attempt(email, 'wrong-password', `198.51.100.${i}`))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+    for (let i = 0; i < 10; i++)
+      expect(statusAndBody(await attempt(email, 'wrong-password', `198.51.100.${i}`))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     const locked = await attempt(email, password, '192.0.2.99')
     expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
@@ -34,7 +35,8 @@ describe('per-account throttling of password checks', () => {
 
   it('answers an unknown email exactly like a known one', async () => {
     const email = uniqueEmail('ghost')
-    for (let i = 0; i < 10; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+    for (let i = 0; i < 10; i++)
+      expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     const locked = await attempt(email, 'wrong-password')
     expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.headers.get('x-retry-after')).toBe('900')
@@ -52,7 +54,8 @@ describe('per-account throttling of password checks', () => {
     const { email, password } = await signUp(server.base)
     for (let i = 0; i < 9; i++) await attempt(email, 'wrong-password')
     expect((await attempt(email, password)).status).toBe(200)
-    for (let i = 0; i < 9; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+    for (let i = 0; i < 9; i++)
+      expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
     expect((await attempt(email, password)).status).toBe(200)
   })
 
@@ -73,7 +76,8 @@ describe('per-account throttling of password checks', () => {
     const { email, password } = await signUp(server.base)
     server.gatehouse.config.update({ security: { accountLockout: { enabled: false } } })
     try {
-      for (let i = 0; i < 12; i++) expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+      for (let i = 0; i < 12; i++)
+        expect(statusAndBody(await attempt(email, 'wrong-password'))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
       expect((await attempt(email, password)).status).toBe(200)
     } finally {
       server.gatehouse.config.update({ security: { accountLockout: { enabled: true } } })
@@ -133,14 +137,22 @@ describe('username sign-in shares the account throttle', () => {
     const username = `lock_${Date.now().toString(36)}`
     const { email, password } = await signUp(server.base, { username })
     const byUsername = (u: string, p: string) => new HttpClient(server.base).post('/sign-in/username', { username: u, password: p })
-    for (let i = 0; i < 10; i++) expect(statusAndBody(await byUsername(username, 'wrong-password'))).toEqual([401, { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' }])
+    for (let i = 0; i < 10; i++)
+      expect(statusAndBody(await byUsername(username, 'wrong-password'))).toEqual([
+        401,
+        { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' },
+      ])
     const locked = await byUsername(username, password)
     expect(statusAndBody(locked)).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
     expect(locked.headers.get('x-retry-after')).toBe('900')
     expect(statusAndBody(await attempt(email, password))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
 
     const ghost = `ghost_${Date.now().toString(36)}`
-    for (let i = 0; i < 10; i++) expect(statusAndBody(await byUsername(ghost, 'wrong-password'))).toEqual([401, { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' }])
+    for (let i = 0; i < 10; i++)
+      expect(statusAndBody(await byUsername(ghost, 'wrong-password'))).toEqual([
+        401,
+        { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' },
+      ])
     expect(statusAndBody(await byUsername(ghost, 'wrong-password'))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
   })
 })

@@ -111,7 +111,9 @@ describe('cookie cache', () => {
     expect((await client.get('/get-session')).body).toBeNull()
 
     const other = await signUp(server.base)
-    const forged = Buffer.from(JSON.stringify({ session: { user: { id: 'x' } }, expiresAt: server.clock.now() + 1e6, signature: 'AAAA' })).toString('base64url')
+    const forged = Buffer.from(
+      JSON.stringify({ session: { user: { id: 'x' } }, expiresAt: server.clock.now() + 1e6, signature: 'AAAA' }),
+    ).toString('base64url')
     other.client.jar.cookies.set('better-auth.session_data', forged)
     const res = await other.client.get<{ user: { id: string } }>('/get-session')
     expect(res.body.user.id).toBe(other.user.id)
@@ -131,12 +133,15 @@ describe('origin and callback URL checks', () => {
     const evil = await client.post('/revoke-other-sessions', undefined, { origin: 'https://evil.example' })
     expect(evil.status).toBe(403)
     expect(evil.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
-    const missing = await new HttpClient(server.base, { origin: null, headers: { cookie: client.jar.header() } }).post('/revoke-other-sessions')
-    expect(missing.status).toBe(403)
-    expect(missing.body).toEqual({ code: 'MISSING_OR_NULL_ORIGIN', message: 'Missing or null Origin' })
-    const referer = await new HttpClient(server.base, { origin: null, headers: { cookie: client.jar.header(), referer: 'https://app.example.com/page' } }).post(
+    const missing = await new HttpClient(server.base, { origin: null, headers: { cookie: client.jar.header() } }).post(
       '/revoke-other-sessions',
     )
+    expect(missing.status).toBe(403)
+    expect(missing.body).toEqual({ code: 'MISSING_OR_NULL_ORIGIN', message: 'Missing or null Origin' })
+    const referer = await new HttpClient(server.base, {
+      origin: null,
+      headers: { cookie: client.jar.header(), referer: 'https://app.example.com/page' },
+    }).post('/revoke-other-sessions')
     expect(referer.status).toBe(200)
     const trusted = await client.post('/revoke-other-sessions', undefined, { origin: 'https://app.example.com' })
     expect(trusted.status).toBe(200)
@@ -307,9 +312,21 @@ describe('additional user fields', () => {
     const missing = await client.post('/sign-up/email', { name: 'X', email: uniqueEmail(), password: 'password123' })
     expect(missing.status).toBe(400)
     expect(missing.body).toEqual({ code: 'COMPANY_IS_REQUIRED', message: 'company is required' })
-    const protectedField = await client.post('/sign-up/email', { name: 'X', email: uniqueEmail(), password: 'password123', company: 'A', plan: 'pro' })
+    const protectedField = await client.post('/sign-up/email', {
+      name: 'X',
+      email: uniqueEmail(),
+      password: 'password123',
+      company: 'A',
+      plan: 'pro',
+    })
     expect(protectedField.body).toEqual({ code: 'FIELD_NOT_ALLOWED', message: 'plan is not allowed to be set' })
-    const wrongType = await client.post('/sign-up/email', { name: 'X', email: uniqueEmail(), password: 'password123', company: 'A', age: 'old' })
+    const wrongType = await client.post('/sign-up/email', {
+      name: 'X',
+      email: uniqueEmail(),
+      password: 'password123',
+      company: 'A',
+      age: 'old',
+    })
     expect(wrongType.status).toBe(400)
     const ok = await client.post<{ user: Record<string, unknown> }>('/sign-up/email', {
       name: 'X',
@@ -339,18 +356,26 @@ describe('the cookie cache size limit', () => {
     const first = jsonLength(client.jar.get('better-auth.session_data') as string)
     // Every ASCII character added to the name adds one to the JSON and 4/3 to its base64url form:
     // 3069 JSON characters encode to 4092 (the longest length at or under 4093), 3070 to 4094.
-    const setName = (length: number) => server.gatehouse.ctx.sqlite.prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
+    const setName = (length: number) =>
+      server.gatehouse.ctx.sqlite.prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
     setName(1 + 3069 - first)
     const fits = await client.get<{ user: { name: string } }>('/get-session?disableCookieCache=true')
     expect(fits.status).toBe(200)
     // disableCookieCache clears the old cookie first, then issues the new one.
-    const cache = fits.cookies.findLast((c) => c.startsWith('better-auth.session_data=ey'))?.split(';')[0]?.split('=')[1] ?? 'missing'
+    const cache =
+      fits.cookies
+        .findLast((c) => c.startsWith('better-auth.session_data=ey'))
+        ?.split(';')[0]
+        ?.split('=')[1] ?? 'missing'
     expect(cache.length).toBe(4092)
     expect(openSessionData(TEST_SECRET, cache)?.session).toMatchObject({ user: { name: 'n'.repeat(1 + 3069 - first) } })
 
     setName(1 + 3070 - first)
     const tooLarge = await client.get('/get-session?disableCookieCache=true')
-    expect([tooLarge.status, tooLarge.body]).toEqual([500, { code: 'SESSION_DATA_TOO_LARGE', message: 'Session data exceeds cookie size limit' }])
+    expect([tooLarge.status, tooLarge.body]).toEqual([
+      500,
+      { code: 'SESSION_DATA_TOO_LARGE', message: 'Session data exceeds cookie size limit' },
+    ])
   })
 })
 
@@ -377,7 +402,9 @@ describe('password work for unknown identities', () => {
       // A user without a password (social only): the same work again.
       const social = uniqueEmail('social')
       server.gatehouse.ctx.sqlite
-        .prepare("insert into user (id, name, email, emailVerified, createdAt, updatedAt) values ('socialonly0000000000000000000001', 'S', ?, 1, 0, 0)")
+        .prepare(
+          "insert into user (id, name, email, emailVerified, createdAt, updatedAt) values ('socialonly0000000000000000000001', 'S', ?, 1, 0, 0)",
+        )
         .run(social)
       expect(await hashesFor({ email: social, password })).toEqual([401, 'INVALID_EMAIL_OR_PASSWORD', 1])
     } finally {
@@ -398,7 +425,10 @@ describe('email and password switches', () => {
     server.gatehouse.config.update({ emailAndPassword: { enabled: false } })
     try {
       const up = await new HttpClient(server.base).post('/sign-up/email', { name: 'X', email: uniqueEmail(), password: 'password123' })
-      expect([up.status, up.body]).toEqual([400, { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' }])
+      expect([up.status, up.body]).toEqual([
+        400,
+        { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' },
+      ])
       const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password })
       expect([inn.status, inn.body]).toEqual([400, { code: 'EMAIL_PASSWORD_DISABLED', message: 'Email and password is not enabled' }])
       expect(inn.cookies).toEqual([])
@@ -414,7 +444,10 @@ describe('email and password switches', () => {
     try {
       const fresh = uniqueEmail('refused')
       const up = await new HttpClient(server.base).post('/sign-up/email', { name: 'X', email: fresh, password: 'password123' })
-      expect([up.status, up.body]).toEqual([400, { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' }])
+      expect([up.status, up.body]).toEqual([
+        400,
+        { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' },
+      ])
       expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from user where email = ?').get(fresh)).toEqual({ n: 0 })
       const inn = await new HttpClient(server.base).post<{ user: { email: string } }>('/sign-in/email', { email, password })
       expect([inn.status, inn.body.user?.email]).toEqual([200, email])
@@ -427,12 +460,18 @@ describe('email and password switches', () => {
     server.gatehouse.config.update({ emailAndPassword: { autoSignIn: false } })
     try {
       const email = uniqueEmail('manual')
-      const up = await new HttpClient(server.base).post<{ token: string | null; user: { id: string; email: string } }>('/sign-up/email', { name: 'M', email, password: 'password123' })
+      const up = await new HttpClient(server.base).post<{ token: string | null; user: { id: string; email: string } }>('/sign-up/email', {
+        name: 'M',
+        email,
+        password: 'password123',
+      })
       expect(up.status).toBe(200)
       expect(up.body.token).toBeNull()
       expect(up.body.user).toMatchObject({ email, name: 'M', emailVerified: false })
       expect(up.cookies).toEqual([])
-      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({ n: 0 })
+      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({
+        n: 0,
+      })
       const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password: 'password123' })
       expect(inn.status).toBe(200)
     } finally {
@@ -455,7 +494,11 @@ describe('session.disableSessionRefresh', () => {
     expect(new Date(expiresAt).getTime()).toBe(server.clock.now() + 7 * DAY * 1000)
     server.clock.advanceSeconds(DAY + 1)
     const later = await client.get<{ session: { expiresAt: string; updatedAt: string } }>('/get-session')
-    expect([later.status, later.body.session.expiresAt, later.body.session.updatedAt]).toEqual([200, expiresAt, first.body.session.updatedAt])
+    expect([later.status, later.body.session.expiresAt, later.body.session.updatedAt]).toEqual([
+      200,
+      expiresAt,
+      first.body.session.updatedAt,
+    ])
     expect(later.cookies).toEqual([])
     server.clock.advanceSeconds(6 * DAY)
     expect((await client.get('/get-session')).body).toBeNull()
@@ -472,7 +515,12 @@ describe('cookies on an https base URL', () => {
 
   it('prefixes every cookie with __Secure- and marks it Secure; the unprefixed name is not read', async () => {
     const client = new HttpClient(server.base, { origin: PUBLIC })
-    const up = await client.post<{ token: string }>('/sign-up/email', { name: 'S', email: uniqueEmail('secure'), password: 'password123', rememberMe: false })
+    const up = await client.post<{ token: string }>('/sign-up/email', {
+      name: 'S',
+      email: uniqueEmail('secure'),
+      password: 'password123',
+      rememberMe: false,
+    })
     expect(up.status).toBe(200)
     expect(up.cookies).toEqual([
       `__Secure-better-auth.session_token=${signedCookie(TEST_SECRET, up.body.token)}; Path=/; HttpOnly; Secure; SameSite=Lax`,

@@ -24,7 +24,9 @@ describe('sign-up and sign-in by email', () => {
     expect(res.body.user.id).toMatch(/^[A-Za-z0-9]{32}$/)
     // The signature recomputed here with node:crypto and the test secret, not by the server's code.
     const cookie = res.cookies.find((c) => c.startsWith('better-auth.session_token='))
-    expect(cookie).toBe(`better-auth.session_token=${signedCookie(TEST_SECRET, res.body.token)}; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax`)
+    expect(cookie).toBe(
+      `better-auth.session_token=${signedCookie(TEST_SECRET, res.body.token)}; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax`,
+    )
   })
 
   it('refuses a duplicate email with 422 USER_ALREADY_EXISTS, case-insensitively', async () => {

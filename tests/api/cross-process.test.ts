@@ -29,7 +29,11 @@ describe('changes made by another process', () => {
     expect((await admin.client.admin.listUsers({ query: { limit: 1 } })).error).toBeNull()
     other.prepare("update user set role = 'user' where id = ?").run(admin.id)
     const refused = await admin.client.admin.listUsers({ query: { limit: 1 } })
-    expect(refused.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', message: 'You are not allowed to list users' })
+    expect(refused.error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS',
+      message: 'You are not allowed to list users',
+    })
   })
 
   it('a session deleted by another process is gone on the very next get-session', async () => {

@@ -200,20 +200,39 @@ async function scenario(target: Target): Promise<Run> {
     [alice, 'Alice'],
     [bob, 'Bob'],
   ] as const) {
-    const res = record(`sign-up ${name}`, await who.client.post('/sign-up/email', { name, email: who.email, password: 'correct horse battery', username: `${name.toLowerCase()}${tag}` }))
+    const res = record(
+      `sign-up ${name}`,
+      await who.client.post('/sign-up/email', {
+        name,
+        email: who.email,
+        password: 'correct horse battery',
+        username: `${name.toLowerCase()}${tag}`,
+      }),
+    )
     who.id = (res.body as { user: { id: string } }).user.id
     who.token = (res.body as { token: string }).token
   }
   record('get-session', await alice.client.get('/get-session'))
   record('POST get-session', await alice.client.post('/get-session'))
-  record('invalid JSON', await anon.request('POST', '/sign-in/email', { raw: '{"email":', headers: { 'content-type': 'application/json' } }))
+  record(
+    'invalid JSON',
+    await anon.request('POST', '/sign-in/email', { raw: '{"email":', headers: { 'content-type': 'application/json' } }),
+  )
   record(
     'fetch metadata without origin on sign-in',
-    await new HttpClient(target.base, { origin: null }).post('/sign-in/email', { email: alice.email, password: 'x' }, { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }),
+    await new HttpClient(target.base, { origin: null }).post(
+      '/sign-in/email',
+      { email: alice.email, password: 'x' },
+      { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' },
+    ),
   )
   record(
     'fetch metadata without origin on sign-up',
-    await new HttpClient(target.base, { origin: null }).post('/sign-up/email', { name: 'X', email: uniqueEmail('meta'), password: 'correct horse battery' }, { 'sec-fetch-site': 'same-origin' }),
+    await new HttpClient(target.base, { origin: null }).post(
+      '/sign-up/email',
+      { name: 'X', email: uniqueEmail('meta'), password: 'correct horse battery' },
+      { 'sec-fetch-site': 'same-origin' },
+    ),
   )
   const signedIn = record('sign-in', await alice.client.post('/sign-in/email', { email: alice.email, password: 'correct horse battery' }))
   // The session this client now runs on.
@@ -245,7 +264,10 @@ async function scenario(target: Target): Promise<Run> {
   record('add-team-member bob', await alice.client.post('/organization/add-team-member', { teamId: second, userId: bob.id }))
   record('add-team-member alice', await alice.client.post('/organization/add-team-member', { teamId: second, userId: alice.id }))
   record('add-team-member non-member', await alice.client.post('/organization/add-team-member', { teamId: second, userId: 'nobody' }))
-  record('add-team-member by a plain member', await bob.client.post('/organization/add-team-member', { teamId: defaultTeam, userId: bob.id, organizationId: orgA }))
+  record(
+    'add-team-member by a plain member',
+    await bob.client.post('/organization/add-team-member', { teamId: defaultTeam, userId: bob.id, organizationId: orgA }),
+  )
   record('set-active-team', await alice.client.post('/organization/set-active-team', { teamId: second }))
   record('get-session with active team', await alice.client.get('/get-session'))
   record('list-team-members', await alice.client.get(`/organization/list-team-members?teamId=${second}`))
@@ -257,10 +279,17 @@ async function scenario(target: Target): Promise<Run> {
   // Bob's own organization: its team is out of reach from organization A.
   record('create organization B', await bob.client.post('/organization/create', { name: 'Org B', slug: `org-b-${tag}` }))
   record('list-user-teams bob', await bob.client.get('/organization/list-user-teams'))
-  const bobTeam = body<Array<{ organizationId: string; id: string }>>('list-user-teams bob').find((t) => t.organizationId !== orgA)?.id as string
-  record('add-team-member to a team of another organization', await alice.client.post('/organization/add-team-member', { teamId: bobTeam, userId: alice.id }))
+  const bobTeam = body<Array<{ organizationId: string; id: string }>>('list-user-teams bob').find((t) => t.organizationId !== orgA)
+    ?.id as string
+  record(
+    'add-team-member to a team of another organization',
+    await alice.client.post('/organization/add-team-member', { teamId: bobTeam, userId: alice.id }),
+  )
   record('list-team-members of another organization', await alice.client.get(`/organization/list-team-members?teamId=${bobTeam}`))
-  record('remove member bob from A', await alice.client.post('/organization/remove-member', { memberIdOrEmail: bob.email, organizationId: orgA }))
+  record(
+    'remove member bob from A',
+    await alice.client.post('/organization/remove-member', { memberIdOrEmail: bob.email, organizationId: orgA }),
+  )
   record('list-user-teams bob after removal', await bob.client.get('/organization/list-user-teams'))
 
   // Admin.
@@ -316,7 +345,11 @@ describe('Gatehouse answers like better-auth 1.7', () => {
       expect(seen.get('fetch metadata without origin on sign-in')).toMatchObject({ status: 403, code: 'MISSING_OR_NULL_ORIGIN' })
       expect(seen.get('fetch metadata without origin on sign-up')).toMatchObject({ status: 403, code: 'MISSING_OR_NULL_ORIGIN' })
       expect(seen.get('send-verification-email unknown address')).toMatchObject({ status: 200, shape: { status: 'boolean' } })
-      expect(seen.get('send-verification-email other address with session')).toMatchObject({ status: 400, code: 'EMAIL_MISMATCH', message: 'Email mismatch' })
+      expect(seen.get('send-verification-email other address with session')).toMatchObject({
+        status: 400,
+        code: 'EMAIL_MISMATCH',
+        message: 'Email mismatch',
+      })
       expect(seen.get('send-verification-email verified address with session')).toMatchObject({
         status: 400,
         code: 'EMAIL_ALREADY_VERIFIED',
@@ -324,7 +357,10 @@ describe('Gatehouse answers like better-auth 1.7', () => {
       })
       expect(seen.get('send-verification-email verified address without session')).toMatchObject({ status: 200 })
       expect(seen.get('update-user with nothing to update')).toMatchObject({ status: 400, message: 'No fields to update' })
-      expect(seen.get('set-active-team of a team the caller is not in')).toMatchObject({ status: 403, code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM' })
+      expect(seen.get('set-active-team of a team the caller is not in')).toMatchObject({
+        status: 403,
+        code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM',
+      })
       expect(seen.get('add-team-member to a team of another organization')).toMatchObject({ status: 400, code: 'TEAM_NOT_FOUND' })
       expect(seen.get('get-session with active team')?.shape).toMatchObject({ session: { activeTeamId: 'string' } })
       expect(seen.get('get-session')?.shape).toMatchObject({ session: { activeTeamId: 'null' } })

@@ -13,11 +13,19 @@ type SignUpAnswer = { token: string | null; user: Record<string, unknown> }
 describe('sign-up does not reveal registered addresses when verification is required', () => {
   it('answers a duplicate sign-up exactly like a new one and mails the owner instead', async () => {
     const email = uniqueEmail('owner')
-    const first = await new HttpClient(env.server.base).post<SignUpAnswer>('/sign-up/email', { name: 'Owner', email, password: 'password1234' })
+    const first = await new HttpClient(env.server.base).post<SignUpAnswer>('/sign-up/email', {
+      name: 'Owner',
+      email,
+      password: 'password1234',
+    })
     expect(first.status).toBe(200)
     await env.sink.waitFor(email, (m) => m.subject.toLowerCase().includes('verify'))
 
-    const again = await new HttpClient(env.server.base).post<SignUpAnswer>('/sign-up/email', { name: 'Intruder', email, password: 'other-password' })
+    const again = await new HttpClient(env.server.base).post<SignUpAnswer>('/sign-up/email', {
+      name: 'Intruder',
+      email,
+      password: 'other-password',
+    })
     expect(again.status).toBe(200)
     expect(again.cookies).toEqual([])
     expect(again.body.token).toBeNull()

@@ -124,7 +124,16 @@ const extraFields: readonly [string, string][] = [
 ]
 
 interface ZodLike {
-  def?: { type?: string; innerType?: ZodLike; options?: ZodLike[]; element?: ZodLike; shape?: Record<string, ZodLike>; values?: unknown[]; entries?: Record<string, unknown>; in?: ZodLike }
+  def?: {
+    type?: string
+    innerType?: ZodLike
+    options?: ZodLike[]
+    element?: ZodLike
+    shape?: Record<string, ZodLike>
+    values?: unknown[]
+    entries?: Record<string, unknown>
+    in?: ZodLike
+  }
   shape?: Record<string, ZodLike>
 }
 
@@ -168,7 +177,11 @@ function hostileValue(g: Gen, field: string, schema: ZodLike | undefined, depth 
 function hostileBody(g: Gen, schema: unknown): string {
   // Routes that read their body by hand (update-user) get the fields a profile update takes.
   const shape: Record<string, ZodLike | undefined> = (schema as ZodLike | undefined)?.shape ?? { name: undefined, image: undefined }
-  const body = Object.fromEntries(Object.entries(shape).map(([k, s]) => [k, hostileValue(g, k, s)]).filter(([, v]) => v !== null))
+  const body = Object.fromEntries(
+    Object.entries(shape)
+      .map(([k, s]) => [k, hostileValue(g, k, s)])
+      .filter(([, v]) => v !== null),
+  )
   const json = JSON.stringify(body)
   const extras = g.rand() < 0.5 ? [] : Array.from({ length: 1 + Math.floor(g.rand() * 3) }, () => g.pick(extraFields))
   if (extras.length === 0) return json
@@ -191,7 +204,10 @@ function malformedBody(g: Gen, fields: string[]): { body: string | Buffer; type:
     case 2:
       return { body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]), type: 'application/json' }
     case 3:
-      return { body: pick(['a=%zz&b', '%%%', `${fields[0] ?? 'x'}[]=1&${fields[0] ?? 'x'}[]=2`, `email=${'%'.repeat(100)}`]), type: 'application/x-www-form-urlencoded' }
+      return {
+        body: pick(['a=%zz&b', '%%%', `${fields[0] ?? 'x'}[]=1&${fields[0] ?? 'x'}[]=2`, `email=${'%'.repeat(100)}`]),
+        type: 'application/x-www-form-urlencoded',
+      }
     case 4:
       return { body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n', type: 'multipart/form-data; boundary=y' }
     case 5:
@@ -201,14 +217,24 @@ function malformedBody(g: Gen, fields: string[]): { body: string | Buffer; type:
     default: {
       // Every known field holds a wrong-typed or hostile value: no email is valid in it, so
       // sign-in and sign-up stop at validation, before any hash.
-      const entries = fields.map((f) => `${JSON.stringify(f)}:${f === 'email' || f === 'newEmail' ? pick(badValues.filter((v) => !v.includes('@'))) : pick(badValues)}`)
+      const entries = fields.map(
+        (f) =>
+          `${JSON.stringify(f)}:${f === 'email' || f === 'newEmail' ? pick(badValues.filter((v) => !v.includes('@'))) : pick(badValues)}`,
+      )
       return { body: `{${entries.join(',')}}`, type: pick(['application/json', 'application/json; charset=utf-8', null]) }
     }
   }
 }
 
 /** Routes whose valid-shaped bodies would run a password hash (sign-in always hashes): only malformed bodies go there. */
-const HASHING = new Set(['/sign-in/email', '/sign-in/username', '/change-password', '/delete-user', '/admin/set-user-password', '/admin/create-user'])
+const HASHING = new Set([
+  '/sign-in/email',
+  '/sign-in/username',
+  '/change-password',
+  '/delete-user',
+  '/admin/set-user-password',
+  '/admin/create-user',
+])
 /** Routes that end the signed-in session: never sent with its cookie. */
 const SESSION_ENDING = new Set(['/sign-out', '/revoke-sessions', '/delete-user', '/change-password', '/admin/stop-impersonating'])
 
@@ -219,7 +245,16 @@ const WORKERS = 16
 // A safety bound (a hung server fails the test instead of stalling CI), far above a normal run.
 const TIME_BOUND_MS = 240_000
 
-function describeRequest(r: { worker: number; seed: number; n: number; kind: string; method: string; url: string; headers: Record<string, string>; body?: string | Buffer }): string {
+function describeRequest(r: {
+  worker: number
+  seed: number
+  n: number
+  kind: string
+  method: string
+  url: string
+  headers: Record<string, string>
+  body?: string | Buffer
+}): string {
   const body = r.body === undefined ? '' : typeof r.body === 'string' ? r.body : `<bytes ${r.body.toString('hex')}>`
   const shown = body.length > 16_384 ? `${body.slice(0, 16_384)}… (${body.length} characters in all)` : body
   return `worker ${r.worker} (seed ${r.seed}) request #${r.n} [${r.kind}]\n${r.method} ${r.url}\n${Object.entries(r.headers)
@@ -232,7 +267,7 @@ describe('hostile input', () => {
     const prototypeKeys = (o: object) => Object.getOwnPropertyNames(o).sort()
     const before = { object: prototypeKeys(Object.prototype), array: prototypeKeys(Array.prototype), fn: prototypeKeys(Function.prototype) }
     const baseSeed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 0x7fffffff))
-    const seeds = Array.from({ length: WORKERS }, (_, i) => (Math.imul(baseSeed ^ (i * 0x9e3779b9), 2654435761) >>> 0) || 1)
+    const seeds = Array.from({ length: WORKERS }, (_, i) => Math.imul(baseSeed ^ (i * 0x9e3779b9), 2654435761) >>> 0 || 1)
     console.log(`fuzz: FUZZ_SEED=${baseSeed} (worker seeds ${seeds.join(', ')})`)
 
     const agent = new Agent({ keepAlive: true, maxSockets: WORKERS })
@@ -254,7 +289,9 @@ describe('hostile input', () => {
         const route = pick(routes)
         const valid = route.method === 'POST' && !HASHING.has(route.path) && rand() < 0.4
         const kind = route.method === 'GET' ? 'get' : valid ? 'hostile' : 'malformed'
-        const path = route.path.replace(/:[A-Za-z]+/g, () => encodeURIComponent(pick(['..', '%00', 'x'.repeat(3000), '\u00e9\u202e', '<>"\'', '1', 'github'])))
+        const path = route.path.replace(/:[A-Za-z]+/g, () =>
+          encodeURIComponent(pick(['..', '%00', 'x'.repeat(3000), '\u00e9\u202e', '<>"\'', '1', 'github'])),
+        )
         const query =
           rand() < 0.5
             ? `?${pick(['a=1&a=2', 'token=', 'callbackURL=javascript:alert(1)', 'limit=-1&offset=1e309', `x=${'y'.repeat(4000)}`, '%zz', 'disableCookieCache=maybe', 'id=__proto__', 'organizationId=x&userId=%00', 'searchValue=%ED%A0%BE', 'limit=9007199254740993'])}`
@@ -274,19 +311,31 @@ describe('hostile input', () => {
         if (rand() < 0.1) headers.authorization = pick(['Bearer', 'Bearer %', 'Bearer a.b.c', 'Basic xx', `Bearer ${'z'.repeat(2000)}`])
         const method = rand() < 0.05 ? pick(['PUT', 'DELETE', 'PATCH', 'OPTIONS']) : route.method
         const url = `${server.base}${path}${query}`
-        const res = await rawRequest(url, { method, headers, body, agent }).catch((e: Error) => ({ status: 0, text: e.message, headers: {} }))
+        const res = await rawRequest(url, { method, headers, body, agent }).catch((e: Error) => ({
+          status: 0,
+          text: e.message,
+          headers: {},
+        }))
         const counts = histogram[kind]
         counts.set(res.status, (counts.get(res.status) ?? 0) + 1)
         if (res.status >= 500 || res.status === 0 || FORBIDDEN_IN_BODY.test(res.text)) {
-          failures.push(`${describeRequest({ worker: index, seed: seeds[index] ?? 1, n, kind, method, url, headers, body })}\n→ ${res.status} ${res.text.slice(0, 500)}`)
+          failures.push(
+            `${describeRequest({ worker: index, seed: seeds[index] ?? 1, n, kind, method, url, headers, body })}\n→ ${res.status} ${res.text.slice(0, 500)}`,
+          )
         }
       }
     }
     await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i)))
     agent.destroy()
 
-    const show = (m: Map<number, number>) => [...m].sort(([a], [b]) => a - b).map(([s, c]) => `${s}×${c}`).join(' ')
-    console.log(`fuzz: ${sent} requests in ${Date.now() - startedAt} ms\n  GET: ${show(histogram.get)}\n  malformed POST: ${show(histogram.malformed)}\n  valid-but-hostile POST: ${show(histogram.hostile)}`)
+    const show = (m: Map<number, number>) =>
+      [...m]
+        .sort(([a], [b]) => a - b)
+        .map(([s, c]) => `${s}×${c}`)
+        .join(' ')
+    console.log(
+      `fuzz: ${sent} requests in ${Date.now() - startedAt} ms\n  GET: ${show(histogram.get)}\n  malformed POST: ${show(histogram.malformed)}\n  valid-but-hostile POST: ${show(histogram.hostile)}`,
+    )
     expect(failures, `FUZZ_SEED=${baseSeed}`).toEqual([])
     expect(sent, `only ${sent} requests within ${TIME_BOUND_MS} ms`).toBeGreaterThanOrEqual(TOTAL)
 
@@ -300,7 +349,11 @@ describe('hostile input', () => {
     // No prototype pollution in the process that served all of this.
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
     expect(([] as unknown as Record<string, unknown>).polluted).toBeUndefined()
-    expect({ object: prototypeKeys(Object.prototype), array: prototypeKeys(Array.prototype), fn: prototypeKeys(Function.prototype) }).toEqual(before)
+    expect({
+      object: prototypeKeys(Object.prototype),
+      array: prototypeKeys(Array.prototype),
+      fn: prototypeKeys(Function.prototype),
+    }).toEqual(before)
 
     // The signed-in session lived through the run, and still names the same user.
     const me = await new HttpClient(server.base).get<{ user: { id: string } }>('/get-session', { cookie })
@@ -330,10 +383,16 @@ describe('hostile input', () => {
     expect(row?.email).toMatch(/^[^\s@]+@[^\s@]+\.[^\s@]+$/)
     expect(typeof row?.name).toBe('string')
     expect(row!.updatedAt).toBeGreaterThanOrEqual(row!.createdAt)
-    const credentials = db.prepare("select password from account where userId = ? and providerId = 'credential'").all(victim.user.id) as { password: string }[]
+    const credentials = db.prepare("select password from account where userId = ? and providerId = 'credential'").all(victim.user.id) as {
+      password: string
+    }[]
     expect(credentials).toHaveLength(1)
     expect(credentials[0]?.password).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/)
-    const owners = db.prepare("select count(*) as n from organization o where not exists (select 1 from member m where m.organizationId = o.id and m.role = 'owner')").get() as { n: number }
+    const owners = db
+      .prepare(
+        "select count(*) as n from organization o where not exists (select 1 from member m where m.organizationId = o.id and m.role = 'owner')",
+      )
+      .get() as { n: number }
     expect(owners.n).toBe(0)
     const signIn = await new HttpClient(server.base).post('/sign-in/email', { email: row?.email, password: victim.password })
     expect(signIn.status).toBe(200)
@@ -342,7 +401,14 @@ describe('hostile input', () => {
 
   it('survives path tricks, oversized and duplicated headers', async () => {
     // Paths are matched as sent (no dot-segment or slash normalisation): none of these is a route.
-    const paths = ['/api/auth/../api/auth/ok', '/api/auth//ok', '/api/auth/%2e%2e/%2e%2e/etc/passwd', '/api/auth/ok%00', `/api/auth/${'a/'.repeat(3000)}`, '/api/auth/\u00e9']
+    const paths = [
+      '/api/auth/../api/auth/ok',
+      '/api/auth//ok',
+      '/api/auth/%2e%2e/%2e%2e/etc/passwd',
+      '/api/auth/ok%00',
+      `/api/auth/${'a/'.repeat(3000)}`,
+      '/api/auth/\u00e9',
+    ]
     for (const path of paths) {
       const res = await rawRequest(`${server.origin}${encodeURI(path).replace(/%25/g, '%')}`, {})
       expect([res.status, res.text], path).toEqual([404, '{"code":"NOT_FOUND","message":"Not Found"}'])
@@ -353,7 +419,10 @@ describe('hostile input', () => {
     const huge = await rawRequest(`${server.base}/get-session`, { headers: { 'x-filler': 'a'.repeat(20_000) } })
     expect(huge.status).toBe(431)
     const duplicated = await rawRequest(`${server.base}/get-session`, {
-      headers: { cookie: ['better-auth.session_token=a', 'better-auth.session_token=b'].join('; '), 'x-forwarded-for': '1.1.1.1, , ,,not-ip' },
+      headers: {
+        cookie: ['better-auth.session_token=a', 'better-auth.session_token=b'].join('; '),
+        'x-forwarded-for': '1.1.1.1, , ,,not-ip',
+      },
     })
     expect([duplicated.status, duplicated.text]).toEqual([200, 'null'])
     expect((await rawRequest(`${server.base}/ok`, {})).status).toBe(200)

@@ -61,7 +61,9 @@ describe('impersonation link from the control panel', () => {
   it('expires after a minute and refuses an untrusted callbackURL', async () => {
     const target = await signUp(server.base)
     const url = await linkFor(target.user.id)
-    const bad = await new HttpClient(server.base).get(`${url.slice(server.base.length)}&callbackURL=${encodeURIComponent('https://evil.example/')}`)
+    const bad = await new HttpClient(server.base).get(
+      `${url.slice(server.base.length)}&callbackURL=${encodeURIComponent('https://evil.example/')}`,
+    )
     expect(bad.status).toBe(403)
     expect(bad.body).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
 
@@ -88,7 +90,11 @@ describe('impersonation link from the control panel', () => {
     const row = await findUserById(server.gatehouse.ctx, regular.user.id)
     if (!row) throw new Error('user missing')
     await expect(createImpersonationLink(server.gatehouse.ctx, userActor(row), target.user.id, null)).rejects.toThrow(
-      expect.objectContaining({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS', message: 'You are not allowed to impersonate users' }),
+      expect.objectContaining({
+        status: 403,
+        code: 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS',
+        message: 'You are not allowed to impersonate users',
+      }),
     )
   })
 })

@@ -25,11 +25,20 @@ async function op<T = Record<string, unknown>>(name: string, input: unknown = {}
   return result.data as T
 }
 
-type Verdict = { ok: true; payload: Record<string, unknown>; header: { alg: string; kid: string } } | { ok: false; code: string; message: string }
+type Verdict =
+  | { ok: true; payload: Record<string, unknown>; header: { alg: string; kid: string } }
+  | { ok: false; code: string; message: string }
 
 /** Verifies in a separate node process with jose's createRemoteJWKSet against /jwks, at the server's clock. */
 async function verifyElsewhere(token: string): Promise<Verdict> {
-  const { stdout } = await run(process.execPath, [VERIFIER, `${server.base}/jwks`, token, server.origin, server.origin, String(server.clock.now())])
+  const { stdout } = await run(process.execPath, [
+    VERIFIER,
+    `${server.base}/jwks`,
+    token,
+    server.origin,
+    server.origin,
+    String(server.clock.now()),
+  ])
   return JSON.parse(stdout) as Verdict
 }
 
@@ -158,7 +167,9 @@ describe('rotation', () => {
     expect((await verifyElsewhere(before)).ok).toBe(true)
     expect((await verifyElsewhere(after)).ok).toBe(true)
 
-    const listed = await op<{ keys: Array<{ id: string; signing: boolean; retiredAt: number | null; removedAt: number | null }> }>('jwt.keys')
+    const listed = await op<{ keys: Array<{ id: string; signing: boolean; retiredAt: number | null; removedAt: number | null }> }>(
+      'jwt.keys',
+    )
     expect(listed.keys.find((k) => k.signing)?.id).toBe(rotated.id)
     const old = listed.keys.find((k) => k.id === oldKid)
     expect(old?.removedAt).toBe((old?.retiredAt as number) + 3600_000)
@@ -167,7 +178,13 @@ describe('rotation', () => {
     server.clock.advanceSeconds(3601)
     const fresh = await tokenOf(user)
     expect((await jwks()).map((k) => k.kid)).toEqual([rotated.id])
-    expect(server.gatehouse.ctx.db.select().from(keypair).where(eq(keypair.id, oldKid as string)).get()).toBeUndefined()
+    expect(
+      server.gatehouse.ctx.db
+        .select()
+        .from(keypair)
+        .where(eq(keypair.id, oldKid as string))
+        .get(),
+    ).toBeUndefined()
     // Refused (it has also expired by now; the next test isolates the removed key).
     expect((await verifyElsewhere(before)).ok).toBe(false)
     expect(await verifyElsewhere(fresh)).toMatchObject({ ok: true })

@@ -17,8 +17,7 @@ async function settle(server: TestServer): Promise<void> {
   await waitForMailDelivery(server.gatehouse.ctx)
 }
 
-const requestVerification = (server: TestServer, email: string) =>
-  new HttpClient(server.base).post('/send-verification-email', { email })
+const requestVerification = (server: TestServer, email: string) => new HttpClient(server.base).post('/send-verification-email', { email })
 
 describe('mail outbox', () => {
   it('records every message: queued, then sent with the time and attempt count; the HTML escapes user input', async () => {
@@ -91,7 +90,9 @@ describe('mail outbox', () => {
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
       expect(res.body).toMatchObject({ status: true })
       await settle(server)
-      expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages.map((r) => [r.kind, r.status])).toEqual([['password-reset', 'queued']])
+      expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages.map((r) => [r.kind, r.status])).toEqual([
+        ['password-reset', 'queued'],
+      ])
 
       server.gatehouse.config.update({ mail: { smtp: { host: '127.0.0.1', port: sink.port, secure: false } } })
       const received = await sink.waitFor(email)
@@ -131,7 +132,11 @@ describe('mail outbox', () => {
       expect(failed).toMatchObject({ to: 'admin@example.com', kind: 'test', status: 'failed' })
       expect(failed.error).toMatch(/ECONNREFUSED/)
       await sendTestEmail(ctx, 'second@example.com')
-      await expect(sendTestEmail(ctx, 'not an address')).rejects.toMatchObject({ status: 400, code: 'INVALID_EMAIL', message: 'Invalid email' })
+      await expect(sendTestEmail(ctx, 'not an address')).rejects.toMatchObject({
+        status: 400,
+        code: 'INVALID_EMAIL',
+        message: 'Invalid email',
+      })
       expect((await listMailOutbox(ctx, { status: 'failed', kind: 'test' })).total).toBe(2)
 
       const sink = await startSmtpSink(port)
@@ -160,13 +165,24 @@ describe('mail outbox', () => {
     try {
       const { ctx, config } = server.gatehouse
       const quiet = { info() {}, warn() {} }
-      const mailer = (smtpUrl?: string) => new OutboxMailer({ db: ctx.db, clock: ctx.clock, config: () => config.get(), smtpUrl, logger: quiet })
+      const mailer = (smtpUrl?: string) =>
+        new OutboxMailer({ db: ctx.db, clock: ctx.clock, config: () => config.get(), smtpUrl, logger: quiet })
       expect(mailer().isConfigured()).toBe(false)
       expect(mailer('smtp://127.0.0.1:2525').isConfigured()).toBe(true)
-      const panel = createPanelService({ gatehouse: server.gatehouse, apiURL: () => server.base, mode: 'browser', version: 'test', startedAt: 0, logger: silentLogger })
+      const panel = createPanelService({
+        gatehouse: server.gatehouse,
+        apiURL: () => server.base,
+        mode: 'browser',
+        version: 'test',
+        startedAt: 0,
+        logger: silentLogger,
+      })
       expect(await panel.dispatch('email.get', {})).toMatchObject({ ok: true, data: { configured: false, smtp: { hasPassword: false } } })
       config.update({ mail: { smtp: { host: '127.0.0.1', port: 2525 } } })
-      expect(await panel.dispatch('email.get', {})).toMatchObject({ ok: true, data: { configured: true, smtp: { host: '127.0.0.1', port: 2525 } } })
+      expect(await panel.dispatch('email.get', {})).toMatchObject({
+        ok: true,
+        data: { configured: true, smtp: { host: '127.0.0.1', port: 2525 } },
+      })
     } finally {
       await server.close()
     }

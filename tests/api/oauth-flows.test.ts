@@ -44,9 +44,19 @@ beforeAll(async () => {
       if (!req.form.get('refresh_token')?.startsWith('refresh-')) return { status: 400, json: { error: 'invalid_grant' } }
     }
     tokenCounter++
-    return { json: { access_token: `access-${tokenCounter}`, token_type: 'bearer', expires_in: 3600, refresh_token: `refresh-${tokenCounter}`, scope: 'read:user,user:email' } }
+    return {
+      json: {
+        access_token: `access-${tokenCounter}`,
+        token_type: 'bearer',
+        expires_in: 3600,
+        refresh_token: `refresh-${tokenCounter}`,
+        scope: 'read:user,user:email',
+      },
+    }
   })
-  fake.on('GET', '/gh/user', (req) => (req.headers.authorization?.startsWith('Bearer access-') ? { json: ghProfile } : { status: 401, json: {} }))
+  fake.on('GET', '/gh/user', (req) =>
+    req.headers.authorization?.startsWith('Bearer access-') ? { json: ghProfile } : { status: 401, json: {} },
+  )
   fake.on('GET', '/gh/emails', () => ({ json: ghEmails }))
   fake.on('GET', '/apple/keys', () => (appleKeysDown ? { status: 503, body: 'down' } : { json: { keys: [appleKey.publicJwk] } }))
   fake.on('GET', '/facebook/jwks', () =>
@@ -67,7 +77,12 @@ beforeAll(async () => {
             emails: `${fake.url}/gh/emails`,
           },
         },
-        apple: { clientId: 'com.example.web', clientSecret: 'apple-jwt', appBundleIdentifier: 'com.example.app', endpoints: { jwks: `${fake.url}/apple/keys` } },
+        apple: {
+          clientId: 'com.example.web',
+          clientSecret: 'apple-jwt',
+          appBundleIdentifier: 'com.example.app',
+          endpoints: { jwks: `${fake.url}/apple/keys` },
+        },
         facebook: { clientId: 'fb-app-id', clientSecret: 'fb-secret', endpoints: { jwks: `${fake.url}/facebook/jwks` } },
         discord: { enabled: false, clientId: 'x', clientSecret: 'y' },
       },
@@ -117,7 +132,11 @@ describe('state and callback errors', () => {
   })
 
   it('refuses an untrusted callbackURL before creating any state', async () => {
-    const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider: 'github', callbackURL: 'https://evil.example/x' }, server.origin)
+    const res = await new Browser().postJson(
+      `${server.base}/sign-in/social`,
+      { provider: 'github', callbackURL: 'https://evil.example/x' },
+      server.origin,
+    )
     expect(res.status).toBe(403)
     expect(await res.json()).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
   })
@@ -179,7 +198,11 @@ describe('sign-up switches and linking rules', () => {
     } finally {
       server.gatehouse.config.update({ account: { accountLinking: { trustedProviders: [] } } })
     }
-    const linked = db().select().from(account).where(and(eq(account.userId, local.user.id), eq(account.providerId, 'github'))).all()
+    const linked = db()
+      .select()
+      .from(account)
+      .where(and(eq(account.userId, local.user.id), eq(account.providerId, 'github')))
+      .all()
     expect(linked).toHaveLength(1)
   })
 
@@ -257,7 +280,11 @@ describe('provider tokens', () => {
     const b = new Browser()
     await viaGitHub(b)
     const me = await currentUser(b)
-    const row = db().select().from(account).where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github'))).get()
+    const row = db()
+      .select()
+      .from(account)
+      .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github')))
+      .get()
     if (!row) throw new Error('no account')
     const first = `access-${tokenCounter}`
     const post = async (path: string, body: unknown) => {
@@ -267,7 +294,11 @@ describe('provider tokens', () => {
     const fresh = await post('/get-access-token', { providerId: 'github' })
     expect(fresh).toEqual({
       status: 200,
-      body: { accessToken: first, accessTokenExpiresAt: new Date(server.clock.now() + 3600_000).toISOString(), scopes: ['read:user', 'user:email'] },
+      body: {
+        accessToken: first,
+        accessTokenExpiresAt: new Date(server.clock.now() + 3600_000).toISOString(),
+        scopes: ['read:user', 'user:email'],
+      },
     })
     // 1.7 clients select by internal account id, 1.2 by provider and provider account id.
     expect((await post('/get-access-token', { accountId: row.id })).body.accessToken).toBe(first)
@@ -287,7 +318,11 @@ describe('provider tokens', () => {
 
     const forced = await post('/refresh-token', { accountId: row.id })
     expect(forced.status).toBe(200)
-    expect(forced.body).toMatchObject({ accessToken: `access-${tokenCounter}`, refreshToken: `refresh-${tokenCounter}`, providerId: 'github' })
+    expect(forced.body).toMatchObject({
+      accessToken: `access-${tokenCounter}`,
+      refreshToken: `refresh-${tokenCounter}`,
+      providerId: 'github',
+    })
 
     refreshFails = true
     expect(await post('/refresh-token', { accountId: row.id })).toEqual({
@@ -299,8 +334,15 @@ describe('provider tokens', () => {
       status: 400,
       body: { code: 'FAILED_TO_GET_A_VALID_ACCESS_TOKEN', message: 'Failed to get a valid access token' },
     })
-    expect(await post('/get-access-token', { providerId: 'apple' })).toEqual({ status: 400, body: { code: 'ACCOUNT_NOT_FOUND', message: 'Account not found' } })
-    const anonymous = await new Browser().postJson(`${server.base}/get-access-token`, { providerId: 'github', userId: me?.id }, server.origin)
+    expect(await post('/get-access-token', { providerId: 'apple' })).toEqual({
+      status: 400,
+      body: { code: 'ACCOUNT_NOT_FOUND', message: 'Account not found' },
+    })
+    const anonymous = await new Browser().postJson(
+      `${server.base}/get-access-token`,
+      { providerId: 'github', userId: me?.id },
+      server.origin,
+    )
     expect([anonymous.status, await anonymous.json()]).toEqual([401, UNAUTHORIZED])
   })
 
@@ -308,7 +350,11 @@ describe('provider tokens', () => {
     const b = new Browser()
     await viaGitHub(b)
     const me = await currentUser(b)
-    const row = db().select().from(account).where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github'))).get()
+    const row = db()
+      .select()
+      .from(account)
+      .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github')))
+      .get()
     if (!row) throw new Error('no account')
     const viaGet = await b.request(`${server.base}/account-info?accountId=${row.id}`)
     expect(viaGet.status).toBe(200)
@@ -366,7 +412,11 @@ describe('the official better-auth client', () => {
       headers: { cookie: jar.header() },
     })
     expect(back.headers.get('location')).toBe('/linked')
-    const accounts = db().select().from(account).where(eq(account.userId, session.data?.user.id as string)).all()
+    const accounts = db()
+      .select()
+      .from(account)
+      .where(eq(account.userId, session.data?.user.id as string))
+      .all()
     expect(accounts.map((a) => a.accountId).sort()).toEqual([firstGitHubId, '42000500'].sort())
   })
 })
@@ -375,21 +425,38 @@ describe('ID-token sign-in: Apple and Facebook key sets', () => {
   const post = (body: unknown) => new Browser().postJson(`${server.base}/sign-in/social`, body, server.origin)
   const iat = () => Math.floor(server.clock.now() / 1000)
   /** Every ID-token refusal is the same 401 (better-auth: INVALID_TOKEN, "invalid token"). */
-  const expectInvalidToken = async (res: Response) => expect([res.status, await res.json()]).toEqual([401, { code: 'INVALID_TOKEN', message: 'invalid token' }])
+  const expectInvalidToken = async (res: Response) =>
+    expect([res.status, await res.json()]).toEqual([401, { code: 'INVALID_TOKEN', message: 'invalid token' }])
 
   it('apple: signature, issuer, audience (bundle id), nonce and a 1-hour maximum age', async () => {
-    const claims = { iss: 'https://appleid.apple.com', aud: 'com.example.app', sub: '000111.apple', email: uniqueEmail('apple'), email_verified: 'true', nonce: 'n-1' }
+    const claims = {
+      iss: 'https://appleid.apple.com',
+      aud: 'com.example.app',
+      sub: '000111.apple',
+      email: uniqueEmail('apple'),
+      email_verified: 'true',
+      nonce: 'n-1',
+    }
     const ok = await post({ provider: 'apple', idToken: { token: await appleKey.sign(claims, { issuedAt: iat() }), nonce: 'n-1' } })
     expect(ok.status).toBe(200)
     expect(((await ok.json()) as { user: Record<string, unknown> }).user).toMatchObject({ email: claims.email, emailVerified: true })
 
     const badNonce = await post({ provider: 'apple', idToken: { token: await appleKey.sign(claims, { issuedAt: iat() }), nonce: 'n-2' } })
     await expectInvalidToken(badNonce)
-    const old = await post({ provider: 'apple', idToken: { token: await appleKey.sign(claims, { issuedAt: iat() - 3700, expiresIn: 86400 }) } })
+    const old = await post({
+      provider: 'apple',
+      idToken: { token: await appleKey.sign(claims, { issuedAt: iat() - 3700, expiresIn: 86400 }) },
+    })
     await expectInvalidToken(old)
-    const wrongAud = await post({ provider: 'apple', idToken: { token: await appleKey.sign({ ...claims, aud: 'com.other' }, { issuedAt: iat() }) } })
+    const wrongAud = await post({
+      provider: 'apple',
+      idToken: { token: await appleKey.sign({ ...claims, aud: 'com.other' }, { issuedAt: iat() }) },
+    })
     await expectInvalidToken(wrongAud)
-    const wrongIss = await post({ provider: 'apple', idToken: { token: await appleKey.sign({ ...claims, iss: 'https://evil.example' }, { issuedAt: iat() }) } })
+    const wrongIss = await post({
+      provider: 'apple',
+      idToken: { token: await appleKey.sign({ ...claims, iss: 'https://evil.example' }, { issuedAt: iat() }) },
+    })
     await expectInvalidToken(wrongIss)
     const otherKey = await createSigningKey('RS256')
     const forged = await post({ provider: 'apple', idToken: { token: await otherKey.sign(claims, { issuedAt: iat() }) } })
@@ -409,7 +476,10 @@ describe('ID-token sign-in: Apple and Facebook key sets', () => {
       .sign(new TextEncoder().encode('fb-secret-fb-secret-fb-secret-32b'))
     const refused = await post({ provider: 'facebook', idToken: { token: hs } })
     await expectInvalidToken(refused)
-    const wrongAud = await post({ provider: 'facebook', idToken: { token: await facebookKey.sign({ ...claims, aud: 'other-app' }, { issuedAt: iat() }) } })
+    const wrongAud = await post({
+      provider: 'facebook',
+      idToken: { token: await facebookKey.sign({ ...claims, aud: 'other-app' }, { issuedAt: iat() }) },
+    })
     await expectInvalidToken(wrongAud)
   })
 
@@ -420,7 +490,15 @@ describe('ID-token sign-in: Apple and Facebook key sets', () => {
     const previous = appleKey
     appleKey = await createSigningKey('RS256')
     try {
-      const res = await post({ provider: 'apple', idToken: { token: await appleKey.sign({ iss: 'https://appleid.apple.com', aud: 'com.example.app', sub: 'x', email: 'x@example.com' }, { issuedAt: iat() }) } })
+      const res = await post({
+        provider: 'apple',
+        idToken: {
+          token: await appleKey.sign(
+            { iss: 'https://appleid.apple.com', aud: 'com.example.app', sub: 'x', email: 'x@example.com' },
+            { issuedAt: iat() },
+          ),
+        },
+      })
       expect(res.status).toBe(400)
       expect(await res.json()).toEqual({ code: 'KEYS_NOT_FOUND', message: 'Keys not found' })
     } finally {
@@ -470,7 +548,15 @@ describe('ID-token sign-in: Apple and Facebook key sets', () => {
       const fetchesBefore = fake.calls('GET', '/facebook/jwks').length
       const stranger = await createSigningKey('RS256')
       let answered = false
-      const pending = post({ provider: 'facebook', idToken: { token: await stranger.sign({ iss: 'https://www.facebook.com', aud: 'fb-app-id', sub: '3', email: 'h@example.com' }, { issuedAt: iat() }) } }).finally(() => {
+      const pending = post({
+        provider: 'facebook',
+        idToken: {
+          token: await stranger.sign(
+            { iss: 'https://www.facebook.com', aud: 'fb-app-id', sub: '3', email: 'h@example.com' },
+            { issuedAt: iat() },
+          ),
+        },
+      }).finally(() => {
         answered = true
       })
       await vi.waitFor(() => expect(fake.calls('GET', '/facebook/jwks').length).toBe(fetchesBefore + 1), { timeout: 10_000 })

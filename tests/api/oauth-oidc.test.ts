@@ -11,7 +11,13 @@ import { startTestServer, TestClock, type TestServer } from '../helpers/server.j
 const CLIENT_ID = 'gatehouse-web-client'
 const CLIENT_SECRET = 'a-client-secret-that-is-long-enough-for-hs256-0123456789'
 const APP_CALLBACK = 'http://127.0.0.1:9/app-callback'
-const ALICE = { sub: 'alice-0001', email: 'alice.oidc@example.com', email_verified: true, name: 'Alice Liddell', picture: 'https://img.example.com/alice.png' }
+const ALICE = {
+  sub: 'alice-0001',
+  email: 'alice.oidc@example.com',
+  email_verified: true,
+  name: 'Alice Liddell',
+  picture: 'https://img.example.com/alice.png',
+}
 const BOB = { sub: 'bob-0002', email: 'bob.oidc@example.com', email_verified: true, name: 'Bob Builder' }
 
 let server: TestServer
@@ -76,7 +82,11 @@ describe('social sign-in against a real OpenID provider', () => {
     const state = url.searchParams.get('state') as string
     expect(state).toMatch(/^[A-Za-z0-9_-]{32}$/)
     // The state is a verification record valid for 10 minutes, and the browser holds it signed.
-    const row = db().select().from(verification).where(eq(verification.identifier, `auth-state:${state}`)).get()
+    const row = db()
+      .select()
+      .from(verification)
+      .where(eq(verification.identifier, `auth-state:${state}`))
+      .get()
     expect(row?.expiresAt.getTime()).toBe(server.clock.now() + 600_000)
     const stored = JSON.parse(row?.value ?? '{}') as { codeVerifier: string; callbackURL: string }
     expect(stored.codeVerifier).toMatch(/^[A-Za-z0-9_-]{128}$/)
@@ -94,10 +104,18 @@ describe('social sign-in against a real OpenID provider', () => {
     expect(callback.status).toBe(302)
     expect(callback.headers.get('location')).toBe('/welcome')
     const cookies = callback.headers.getSetCookie()
-    expect(cookies).toContainEqual(expect.stringMatching(/^better-auth\.session_token=[A-Za-z0-9]{32}\..+; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/))
+    expect(cookies).toContainEqual(
+      expect.stringMatching(/^better-auth\.session_token=[A-Za-z0-9]{32}\..+; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/),
+    )
     expect(cookies).toContain('better-auth.state=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
     // The state is single use: its record is gone.
-    expect(db().select().from(verification).where(eq(verification.identifier, `auth-state:${state}`)).get()).toBeUndefined()
+    expect(
+      db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `auth-state:${state}`))
+        .get(),
+    ).toBeUndefined()
 
     const session = await browser.request(`${server.base}/get-session`)
     const body = (await session.json()) as { user: Record<string, unknown> }
@@ -185,8 +203,21 @@ describe('social sign-in against a real OpenID provider', () => {
       const res = await browser.request(back.toString())
       expect(res.headers.get('location')).toBe(`${server.base}/error?error=please_restart_the_process`)
       const state = url.searchParams.get('state') as string
-      expect(db().select().from(verification).where(eq(verification.identifier, `auth-state:${state}`)).get()).toBeUndefined()
-      expect(db().select().from(verification).where(like(verification.identifier, 'auth-state:%')).all().filter((r) => r.expiresAt.getTime() <= server.clock.now())).toHaveLength(0)
+      expect(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `auth-state:${state}`))
+          .get(),
+      ).toBeUndefined()
+      expect(
+        db()
+          .select()
+          .from(verification)
+          .where(like(verification.identifier, 'auth-state:%'))
+          .all()
+          .filter((r) => r.expiresAt.getTime() <= server.clock.now()),
+      ).toHaveLength(0)
     } finally {
       server.clock.advance(-600_001)
     }
@@ -229,7 +260,11 @@ describe('ID-token sign-in with tokens signed by the provider', () => {
   it('verifies signature (key set fetched from the provider), issuer, audience and nonce', async () => {
     const idToken = await appIdToken(ALICE.sub, 'nonce-123')
     const browser = new Browser()
-    const res = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'google', idToken: { token: idToken, nonce: 'nonce-123' } }, server.origin)
+    const res = await browser.postJson(
+      `${server.base}/sign-in/social`,
+      { provider: 'google', idToken: { token: idToken, nonce: 'nonce-123' } },
+      server.origin,
+    )
     expect(res.status).toBe(200)
     const body = (await res.json()) as { redirect: boolean; token: string; user: Record<string, unknown> }
     expect(body.redirect).toBe(false)
@@ -237,14 +272,22 @@ describe('ID-token sign-in with tokens signed by the provider', () => {
     expect(body.user).toMatchObject({ email: ALICE.email, name: ALICE.name, emailVerified: true })
     expect(res.headers.getSetCookie()).toContainEqual(expect.stringMatching(new RegExp(`^better-auth\\.session_token=${body.token}\\.`)))
 
-    const wrongNonce = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'google', idToken: { token: idToken, nonce: 'other' } }, server.origin)
+    const wrongNonce = await browser.postJson(
+      `${server.base}/sign-in/social`,
+      { provider: 'google', idToken: { token: idToken, nonce: 'other' } },
+      server.origin,
+    )
     expect(wrongNonce.status).toBe(401)
     expect(await wrongNonce.json()).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
 
     const [h, p, s] = idToken.split('.') as [string, string, string]
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, email: 'mallory@example.com' })).toString('base64url')}.${s}`
-    const tampered = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'google', idToken: { token: forged } }, server.origin)
+    const tampered = await browser.postJson(
+      `${server.base}/sign-in/social`,
+      { provider: 'google', idToken: { token: forged } },
+      server.origin,
+    )
     expect(tampered.status).toBe(401)
     expect(await tampered.json()).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
   })
@@ -253,7 +296,11 @@ describe('ID-token sign-in with tokens signed by the provider', () => {
     const idToken = await appIdToken(BOB.sub, 'n')
     server.clock.advance(2 * 3600_000)
     try {
-      const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider: 'google', idToken: { token: idToken } }, server.origin)
+      const res = await new Browser().postJson(
+        `${server.base}/sign-in/social`,
+        { provider: 'google', idToken: { token: idToken } },
+        server.origin,
+      )
       expect(res.status).toBe(401)
       expect(await res.json()).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
     } finally {

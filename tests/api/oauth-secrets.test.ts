@@ -65,7 +65,9 @@ describe('a sealed client secret in the configuration', () => {
     expect(cb.headers.get('location')).toBe('/ok')
     expect(JSON.stringify(server.gatehouse.config.get().socialProviders.spotify)).not.toContain('sp-secret-in-clear')
     // The provider token is stored sealed for its purpose, and opens with the independent code.
-    const stored = server.gatehouse.ctx.sqlite.prepare("select accessToken from account where providerId = 'spotify' and accountId = 'sp-1'").get() as { accessToken: string }
+    const stored = server.gatehouse.ctx.sqlite
+      .prepare("select accessToken from account where providerId = 'spotify' and accountId = 'sp-1'")
+      .get() as { accessToken: string }
     expect(stored.accessToken).toMatch(/^enc:v1:/)
     expect(await openSealed(SECRET, stored.accessToken, 'oauth-token')).toBe('at')
   })

@@ -95,7 +95,11 @@ interface Flow {
   url: URL
 }
 
-async function startFlow(config: oidc.Configuration, scope = 'openid email profile groups offline_access', extra: Record<string, string> = {}): Promise<Flow> {
+async function startFlow(
+  config: oidc.Configuration,
+  scope = 'openid email profile groups offline_access',
+  extra: Record<string, string> = {},
+): Promise<Flow> {
   const verifier = oidc.randomPKCECodeVerifier()
   const state = oidc.randomState()
   const nonce = oidc.randomNonce()
@@ -120,7 +124,11 @@ async function authorize(jar: CookieJar, flow: Flow): Promise<URL> {
 }
 
 const exchange = (flow: Flow, callback: URL) =>
-  oidc.authorizationCodeGrant(flow.config, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce })
+  oidc.authorizationCodeGrant(flow.config, callback, {
+    pkceCodeVerifier: flow.verifier,
+    expectedState: flow.state,
+    expectedNonce: flow.nonce,
+  })
 
 async function auditTypes(): Promise<{ type: string; outcome: string; target: string | null; detail: unknown }[]> {
   return server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, auditEvent.type))
@@ -164,8 +172,12 @@ describe('discovery', () => {
     expect(meta.code_challenge_methods_supported).toEqual(['S256'])
     expect(meta.id_token_signing_alg_values_supported).toContain('RS256')
     expect(meta.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']))
-    expect(meta.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['client_secret_basic', 'client_secret_post', 'none']))
-    expect(meta.claims_supported).toEqual(expect.arrayContaining(['sub', 'email', 'email_verified', 'name', 'picture', 'preferred_username', 'groups']))
+    expect(meta.token_endpoint_auth_methods_supported).toEqual(
+      expect.arrayContaining(['client_secret_basic', 'client_secret_post', 'none']),
+    )
+    expect(meta.claims_supported).toEqual(
+      expect.arrayContaining(['sub', 'email', 'email_verified', 'name', 'picture', 'preferred_username', 'groups']),
+    )
     const asMeta = await fetch(`${server.base}/.well-known/oauth-authorization-server`)
     expect(asMeta.status).toBe(200)
     expect(((await asMeta.json()) as { issuer: string }).issuer).toBe(server.base)
@@ -221,11 +233,19 @@ describe('authorization code + PKCE', () => {
     // The ID token verifies against the published JWKS, signed RS256.
     const idToken = tokens.id_token as string
     expect(decodeProtectedHeader(idToken).alg).toBe('RS256')
-    const verified = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), { issuer: server.base, audience: client.clientId })
+    const verified = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), {
+      issuer: server.base,
+      audience: client.clientId,
+    })
     expect(verified.payload.sub).toBe(alice.user.id)
 
     const info = await oidc.fetchUserInfo(config, tokens.access_token, alice.user.id)
-    expect(info).toMatchObject({ sub: alice.user.id, email: alice.email, name: 'Alice Doe', groups: ['acme', 'acme:admin', 'acme/Developers'] })
+    expect(info).toMatchObject({
+      sub: alice.user.id,
+      email: alice.email,
+      name: 'Alice Doe',
+      groups: ['acme', 'acme:admin', 'acme/Developers'],
+    })
 
     // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.
     const flow2 = await startFlow(config, 'openid email', { prompt: '' })
@@ -320,7 +340,11 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     flow.url.searchParams.delete('prompt')
     const callback = await authorize(jar, flow)
     const wrong = await oidc
-      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: oidc.randomPKCECodeVerifier(), expectedState: flow.state, expectedNonce: flow.nonce })
+      .authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      })
       .catch((e: unknown) => e)
     expect((wrong as oidc.ResponseBodyError).error).toBe('invalid_grant')
     expect((wrong as oidc.ResponseBodyError).status).toBe(400)
@@ -332,7 +356,10 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     const form = 'content-type'
     const wrongBasic = await fetch(token, {
       method: 'POST',
-      headers: { [form]: 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:not-the-secret`).toString('base64')}` },
+      headers: {
+        [form]: 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.clientId}:not-the-secret`).toString('base64')}`,
+      },
       body: 'grant_type=client_credentials',
     })
     expect(wrongBasic.status).toBe(401)
@@ -340,7 +367,11 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     const wrongPost = await fetch(token, {
       method: 'POST',
       headers: { [form]: 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: 'not-the-secret' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: 'not-the-secret',
+      }).toString(),
     })
     expect(wrongPost.status).toBe(401)
     expect(await wrongPost.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
@@ -351,7 +382,11 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     const withHash = await fetch(token, {
       method: 'POST',
       headers: { [form]: 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: stored?.secretHash as string }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.clientId,
+        client_secret: stored?.secretHash as string,
+      }).toString(),
     })
     expect(withHash.status).toBe(401)
     // The right one works both ways (client credentials for services).
@@ -365,10 +400,18 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     }
     const audit = await auditTypes()
     expect(
-      audit.some((a) => a.type === 'oidc.token-refused' && a.target === client.clientId && (a.detail as { error: string }).error === 'invalid_client'),
+      audit.some(
+        (a) =>
+          a.type === 'oidc.token-refused' && a.target === client.clientId && (a.detail as { error: string }).error === 'invalid_client',
+      ),
     ).toBe(true)
     expect(
-      audit.some((a) => a.type === 'oidc.token-issued' && a.target === client.clientId && (a.detail as { grantType: string }).grantType === 'client_credentials'),
+      audit.some(
+        (a) =>
+          a.type === 'oidc.token-issued' &&
+          a.target === client.clientId &&
+          (a.detail as { grantType: string }).grantType === 'client_credentials',
+      ),
     ).toBe(true)
   })
 
@@ -440,13 +483,21 @@ describe('sessions', () => {
 
     // RP-initiated logout: the confirmation is the hosted sign-out page, which signs out of
     // Gatehouse and then posts the form oidc-provider asked for.
-    const endSession = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: `${RP}/signed-out`, state: 'bye' })
+    const endSession = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: `${RP}/signed-out`,
+      state: 'bye',
+    })
     const page = await browse(jar, endSession.href)
     expect(page.pathname).toBe('/api/auth/ui/sign-out')
     const action = page.searchParams.get('action') as string
     const xsrf = page.searchParams.get('xsrf') as string
     expect(action).toBe(`${server.base}/oauth2/endsession/confirm`)
-    const signOut = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar.header(), 'content-type': 'application/json' }, body: '{}' })
+    const signOut = await fetch(`${server.base}/sign-out`, {
+      method: 'POST',
+      headers: { origin: server.origin, cookie: jar.header(), 'content-type': 'application/json' },
+      body: '{}',
+    })
     expect(signOut.status).toBe(200)
     jar.store(signOut)
     const done = await browse(jar, action, {
@@ -465,7 +516,11 @@ describe('sessions', () => {
     // Without offline_access the refresh token lives as long as the session.
     const stillIn = await oidc.refreshTokenGrant(config, sessionTokens.refresh_token as string)
     expect(stillIn.refresh_token).toBeTruthy()
-    const out = await fetch(`${server.base}/sign-out`, { method: 'POST', headers: { origin: server.origin, cookie: jar2.header(), 'content-type': 'application/json' }, body: '{}' })
+    const out = await fetch(`${server.base}/sign-out`, {
+      method: 'POST',
+      headers: { origin: server.origin, cookie: jar2.header(), 'content-type': 'application/json' },
+      body: '{}',
+    })
     expect(out.status).toBe(200)
     jar2.store(out)
     const f3 = await startFlow(config, 'openid')

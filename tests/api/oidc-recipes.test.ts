@@ -11,7 +11,10 @@ import { startTestServer, type TestServer } from '../helpers/server.js'
  */
 const DOCUMENTED_REDIRECTS: Record<string, { uris: string[]; source: string }> = {
   // Grafana generic OAuth: "<grafana URL>/login/generic_oauth".
-  grafana: { uris: ['APP/login/generic_oauth'], source: 'grafana.com/docs/grafana/latest/setup-grafana/configure-security/configure-authentication/generic-oauth/' },
+  grafana: {
+    uris: ['APP/login/generic_oauth'],
+    source: 'grafana.com/docs/grafana/latest/setup-grafana/configure-security/configure-authentication/generic-oauth/',
+  },
   // Gitea/Forgejo OAuth2 sources: "<ROOT_URL>/user/oauth2/<authentication name>/callback".
   gitea: { uris: ['APP/user/oauth2/Gatehouse/callback'], source: 'docs.gitea.com/usage/authentication' },
   // Nextcloud user_oidc: "<nextcloud>/apps/user_oidc/code" (index.php/ before apps/ without pretty URLs).
@@ -53,16 +56,21 @@ describe('OIDC client recipes', () => {
   it('only tell applications to read claims and endpoints the provider announces', async () => {
     const discovery = (await (await fetch(`${server.base}/.well-known/openid-configuration`)).json()) as Record<string, unknown>
     const claims = discovery.claims_supported as string[]
-    for (const claim of ['sub', 'email', 'email_verified', 'name', 'picture', 'preferred_username', 'groups']) expect(claims).toContain(claim)
+    for (const claim of ['sub', 'email', 'email_verified', 'name', 'picture', 'preferred_username', 'groups'])
+      expect(claims).toContain(claim)
     let claimsRead = 0
     let urlsRead = 0
     for (const recipe of RECIPES) {
       const pasted = recipe.paste.replaceAll('{issuer}', server.base)
       for (const [url] of pasted.matchAll(/http:\/\/127\.0\.0\.1:\d+\/api\/auth\/[^\s"]+/g)) {
-        expect(Object.values(discovery).includes(url) || url.endsWith('/.well-known/openid-configuration'), `${recipe.id}: ${url}`).toBe(true)
+        expect(Object.values(discovery).includes(url) || url.endsWith('/.well-known/openid-configuration'), `${recipe.id}: ${url}`).toBe(
+          true,
+        )
         urlsRead++
       }
-      for (const [, claim] of pasted.matchAll(/(?:(?:login|name|email|groups)_attribute_path|claim|identifier|mapping-[a-z-]+)[^=:\n]*[=:]\s*"?([a-z_]+)/gi)) {
+      for (const [, claim] of pasted.matchAll(
+        /(?:(?:login|name|email|groups)_attribute_path|claim|identifier|mapping-[a-z-]+)[^=:\n]*[=:]\s*"?([a-z_]+)/gi,
+      )) {
         expect(claims, `${recipe.id} reads ${claim}`).toContain(claim)
         claimsRead++
       }

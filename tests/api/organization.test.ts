@@ -93,7 +93,12 @@ describe('organization create, list, check-slug, full organization, set-active',
   it('creates with the creator as owner in a default team and makes it active', async () => {
     const alice = await person()
     const s = slug()
-    const res = await alice.client.organization.create({ name: 'Acme Inc', slug: s, metadata: { plan: 'pro' }, logo: 'https://x.test/l.png' })
+    const res = await alice.client.organization.create({
+      name: 'Acme Inc',
+      slug: s,
+      metadata: { plan: 'pro' },
+      logo: 'https://x.test/l.png',
+    })
     expect(res.error).toBeNull()
     const org = res.data
     expect(org).toMatchObject({ name: 'Acme Inc', slug: s, logo: 'https://x.test/l.png', metadata: { plan: 'pro' } })
@@ -138,14 +143,22 @@ describe('organization create, list, check-slug, full organization, set-active',
     try {
       await createOrg(alice)
       await createOrg(alice)
-      expectError(await alice.client.organization.create({ name: 'Third', slug: slug('third') }), 403, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS')
+      expectError(
+        await alice.client.organization.create({ name: 'Third', slug: slug('third') }),
+        403,
+        'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS',
+      )
       expect((await alice.client.organization.list()).data).toHaveLength(2)
       // A membership by invitation counts as well.
       const bob = await person()
       const bobs = await createOrg(bob)
       await join(bob, alice, bobs.id)
       server.gatehouse.config.update({ organization: { organizationLimit: 3 } })
-      expectError(await alice.client.organization.create({ name: 'Fourth', slug: slug('fourth') }), 403, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS')
+      expectError(
+        await alice.client.organization.create({ name: 'Fourth', slug: slug('fourth') }),
+        403,
+        'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS',
+      )
     } finally {
       server.gatehouse.config.update({ organization: { organizationLimit: null } })
     }
@@ -155,7 +168,11 @@ describe('organization create, list, check-slug, full organization, set-active',
     try {
       const carol = await person()
       const refused = slug('refused')
-      expectError(await carol.client.organization.create({ name: 'No', slug: refused }), 403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION')
+      expectError(
+        await carol.client.organization.create({ name: 'No', slug: refused }),
+        403,
+        'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION',
+      )
       expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
     } finally {
       server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: null } })
@@ -280,7 +297,11 @@ describe('update and delete', () => {
     expect(await activeOrgOf(alice)).toBeNull()
     expect(await activeOrgOf(bob)).toBeNull()
     expect((await bob.client.organization.list()).data).toEqual([])
-    expectError(await alice.client.organization.getFullOrganization({ query: { organizationId: org.id } }), 403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    expectError(
+      await alice.client.organization.getFullOrganization({ query: { organizationId: org.id } }),
+      403,
+      'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
+    )
     expect(auditTypes(org.id)).toContain('organization.deleted')
   })
 })
@@ -332,9 +353,22 @@ describe('members', () => {
     // a comma-separated admin role grants admin permissions
     expect((await carol.client.organization.hasPermission({ permissions: { member: ['update'] } })).data?.success).toBe(true)
 
-    expectError(await bob.client.organization.updateMemberRole({ memberId: carolId, role: 'owner' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
-    expectError(await bob.client.organization.updateMemberRole({ memberId: aliceId, role: 'member' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
-    expectError(await alice.client.organization.updateMemberRole({ memberId: carolId, role: 'wizard' as 'member' }), 400, 'ROLE_NOT_FOUND', 'Role not found: wizard')
+    expectError(
+      await bob.client.organization.updateMemberRole({ memberId: carolId, role: 'owner' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER',
+    )
+    expectError(
+      await bob.client.organization.updateMemberRole({ memberId: aliceId, role: 'member' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER',
+    )
+    expectError(
+      await alice.client.organization.updateMemberRole({ memberId: carolId, role: 'wizard' as 'member' }),
+      400,
+      'ROLE_NOT_FOUND',
+      'Role not found: wizard',
+    )
     expectError(
       await alice.client.organization.updateMemberRole({ memberId: aliceId, role: 'admin' }),
       400,
@@ -347,7 +381,11 @@ describe('members', () => {
     expect(auditTypes(org.id).filter((t) => t === 'member.role-updated')).toHaveLength(3)
 
     await carol.client.organization.updateMemberRole({ memberId: carolId, role: 'member' }).then((r) => expect(r.error).toBeNull())
-    expectError(await carol.client.organization.updateMemberRole({ memberId: bobId, role: 'member' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
+    expectError(
+      await carol.client.organization.updateMemberRole({ memberId: bobId, role: 'member' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER',
+    )
   })
 
   it('removes members by id or email, keeps the last owner, and leave follows the same rule', async () => {
@@ -361,7 +399,11 @@ describe('members', () => {
     await join(alice, dave, org.id, 'member')
     const aliceId = org.members[0]?.id as string
 
-    expectError(await carol.client.organization.removeMember({ memberIdOrEmail: bob.email }), 403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER')
+    expectError(
+      await carol.client.organization.removeMember({ memberIdOrEmail: bob.email }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER',
+    )
     expectError(await bob.client.organization.removeMember({ memberIdOrEmail: aliceId }), 403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER')
     expectError(
       await alice.client.organization.removeMember({ memberIdOrEmail: aliceId }),
@@ -381,7 +423,11 @@ describe('members', () => {
     expect(await activeOrgOf(carol)).toBeNull()
     const byEmail = await alice.client.organization.removeMember({ memberIdOrEmail: dave.email.toUpperCase() })
     expect(byEmail.data?.member.userId).toBe(dave.id)
-    expectError(await dave.client.organization.listMembers({ query: { organizationId: org.id } }), 403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
+    expectError(
+      await dave.client.organization.listMembers({ query: { organizationId: org.id } }),
+      403,
+      'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION',
+    )
 
     const left = await bob.client.organization.leave({ organizationId: org.id })
     expect(left.data).toMatchObject({ userId: bob.id, role: 'admin' })
@@ -436,14 +482,22 @@ describe('invitations', () => {
     expect(inv.data?.expiresAt.getTime()).toBe(server.clock.now() + 172_800_000)
     const invitationId = inv.data?.id as string
 
-    expectError(await alice.client.organization.inviteMember({ email: bob.email, role: 'admin' }), 400, 'USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION')
+    expectError(
+      await alice.client.organization.inviteMember({ email: bob.email, role: 'admin' }),
+      400,
+      'USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION',
+    )
     server.clock.advanceSeconds(3600)
     const resent = await alice.client.organization.inviteMember({ email: bob.email, role: 'admin', resend: true })
     expect(resent.data?.id).toBe(invitationId)
     expect(resent.data?.expiresAt.getTime()).toBe(server.clock.now() + 172_800_000)
 
     const carol = await person()
-    expectError(await carol.client.organization.getInvitation({ query: { id: invitationId } }), 403, 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION')
+    expectError(
+      await carol.client.organization.getInvitation({ query: { id: invitationId } }),
+      403,
+      'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION',
+    )
     expectError(await carol.client.organization.acceptInvitation({ invitationId }), 403, 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION')
     expectError(await carol.client.organization.rejectInvitation({ invitationId }), 403, 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION')
 
@@ -455,7 +509,11 @@ describe('invitations', () => {
     expect(accepted.data?.member).toMatchObject({ userId: bob.id, role: 'admin', organizationId: org.id })
     expect(await activeOrgOf(bob)).toBe(org.id)
     expectError(await bob.client.organization.acceptInvitation({ invitationId }), 400, 'INVITATION_NOT_FOUND', 'Invitation not found')
-    expectError(await alice.client.organization.inviteMember({ email: bob.email, role: 'member' }), 400, 'USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION')
+    expectError(
+      await alice.client.organization.inviteMember({ email: bob.email, role: 'member' }),
+      400,
+      'USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION',
+    )
 
     const listed = await bob.client.organization.listInvitations()
     expect(listed.data?.map((i) => [i.id, i.status])).toEqual([[invitationId, 'accepted']])
@@ -481,21 +539,42 @@ describe('invitations', () => {
     const again = await bob.client.organization.inviteMember({ email: dave.email, role: 'member' })
     const againId = again.data?.id as string
     server.clock.advanceSeconds(172_800 - 1)
-    expect((await dave.client.organization.getInvitation({ query: { id: againId } })).data).toMatchObject({ id: againId, status: 'pending' })
+    expect((await dave.client.organization.getInvitation({ query: { id: againId } })).data).toMatchObject({
+      id: againId,
+      status: 'pending',
+    })
     server.clock.advanceSeconds(2)
     expectError(await dave.client.organization.getInvitation({ query: { id: againId } }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.acceptInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.rejectInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
     expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from member where userId = ?').get(dave.id)).toEqual({ n: 0 })
 
-    expectError(await carol.client.organization.inviteMember({ email: dave.email, role: 'member' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION')
-    expectError(await bob.client.organization.inviteMember({ email: dave.email, role: 'owner' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE', 'You are not allowed to invite a user with this role')
-    expectError(await bob.client.organization.inviteMember({ email: dave.email, role: 'wizard' as 'member' }), 400, 'ROLE_NOT_FOUND', 'Role not found: wizard')
+    expectError(
+      await carol.client.organization.inviteMember({ email: dave.email, role: 'member' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION',
+    )
+    expectError(
+      await bob.client.organization.inviteMember({ email: dave.email, role: 'owner' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE',
+      'You are not allowed to invite a user with this role',
+    )
+    expectError(
+      await bob.client.organization.inviteMember({ email: dave.email, role: 'wizard' as 'member' }),
+      400,
+      'ROLE_NOT_FOUND',
+      'Role not found: wizard',
+    )
     expectError(await bob.client.organization.inviteMember({ email: 'not-an-email', role: 'member' }), 400, 'INVALID_EMAIL')
 
     const third = await bob.client.organization.inviteMember({ email: dave.email, role: 'member' })
     const thirdId = third.data?.id as string
-    expectError(await carol.client.organization.cancelInvitation({ invitationId: thirdId }), 403, 'YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION')
+    expectError(
+      await carol.client.organization.cancelInvitation({ invitationId: thirdId }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION',
+    )
     const canceled = await alice.client.organization.cancelInvitation({ invitationId: thirdId })
     expect(canceled.data).toMatchObject({ id: thirdId, status: 'canceled' })
     expectError(await dave.client.organization.acceptInvitation({ invitationId: thirdId }), 400, 'INVITATION_NOT_FOUND')
@@ -510,7 +589,11 @@ describe('invitations', () => {
       'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION',
       'Inviter is no longer a member of the organization',
     )
-    expectError(await dave.client.organization.acceptInvitation({ invitationId: fourthId }), 400, 'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION')
+    expectError(
+      await dave.client.organization.acceptInvitation({ invitationId: fourthId }),
+      400,
+      'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION',
+    )
 
     const all = await alice.client.organization.listInvitations({ query: { organizationId: org.id } })
     expect(all.data?.map((i) => i.status).sort()).toEqual(['accepted', 'accepted', 'canceled', 'pending', 'pending', 'rejected'])
@@ -559,9 +642,16 @@ describe('teams', () => {
 
     const created = await bob.client.organization.createTeam({ name: 'Platform' })
     expect(created.data).toMatchObject({ name: 'Platform', organizationId: org.id })
-    expectError(await carol.client.organization.createTeam({ name: 'Rogue' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_TEAMS_IN_THIS_ORGANIZATION')
+    expectError(
+      await carol.client.organization.createTeam({ name: 'Rogue' }),
+      403,
+      'YOU_ARE_NOT_ALLOWED_TO_CREATE_TEAMS_IN_THIS_ORGANIZATION',
+    )
     const empty = await bob.http.post<{ code: string }>('/organization/create-team', { name: '' })
-    expect([empty.status, empty.body]).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body.name] Too small: expected string to have >=1 characters' }])
+    expect([empty.status, empty.body]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: '[body.name] Too small: expected string to have >=1 characters' },
+    ])
 
     const teams = await carol.client.organization.listTeams()
     expect(teams.data?.map((t) => t.name)).toEqual(['Acme', 'Platform'])
@@ -570,7 +660,10 @@ describe('teams', () => {
     expect(renamed.data).toMatchObject({ id: teamId, name: 'Infra' })
     expectError(await carol.client.organization.updateTeam({ teamId, data: { name: 'x' } }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM')
     const blank = await bob.http.post<{ code: string }>('/organization/update-team', { teamId, data: { name: '' } })
-    expect([blank.status, blank.body]).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body.data.name] Too small: expected string to have >=1 characters' }])
+    expect([blank.status, blank.body]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: '[body.data.name] Too small: expected string to have >=1 characters' },
+    ])
 
     // An invitation into a team puts the new member in it.
     const dave = await person()
@@ -578,7 +671,11 @@ describe('teams', () => {
     expect(inv.data).toMatchObject({ teamId })
     const accepted = await dave.client.organization.acceptInvitation({ invitationId: inv.data?.id as string })
     expect((accepted.data?.member as { teamId?: string } | undefined)?.teamId).toBe(teamId)
-    expectError(await bob.client.organization.inviteMember({ email: 'x@example.com', role: 'member', teamId: 'nope' }), 400, 'TEAM_NOT_FOUND')
+    expectError(
+      await bob.client.organization.inviteMember({ email: 'x@example.com', role: 'member', teamId: 'nope' }),
+      400,
+      'TEAM_NOT_FOUND',
+    )
 
     expectError(await carol.client.organization.removeTeam({ teamId }), 403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_TEAMS_IN_THIS_ORGANIZATION')
     expectError(await alice.client.organization.removeTeam({ teamId: defaultTeamId }), 403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM')
@@ -678,13 +775,25 @@ describe('cross-tenant isolation', () => {
     expectError(await a.listInvitations({ query: { organizationId: orgB.id } }), 403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
     expectError(await a.listTeams({ query: { organizationId: orgB.id } }), 403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
     expectError(await a.getActiveMemberRole({ query: { organizationId: orgB.id } }), 403, 'YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION')
-    expectError(await a.hasPermission({ organizationId: orgB.id, permissions: { member: ['delete'] } }), 403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    expectError(
+      await a.hasPermission({ organizationId: orgB.id, permissions: { member: ['delete'] } }),
+      403,
+      'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
+    )
 
     // changes addressed at B, explicitly or through B's object ids while A is active
-    expectError(await a.inviteMember({ email: 'x@example.com', role: 'member', organizationId: orgB.id }), 403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    expectError(
+      await a.inviteMember({ email: 'x@example.com', role: 'member', organizationId: orgB.id }),
+      403,
+      'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
+    )
     expectError(await a.cancelInvitation({ invitationId: bInviteId }), 403, 'YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION')
     expectError(await a.removeMember({ memberIdOrEmail: erinInB }), 403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER')
-    expectError(await a.removeMember({ memberIdOrEmail: erinInB, organizationId: orgB.id }), 403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
+    expectError(
+      await a.removeMember({ memberIdOrEmail: erinInB, organizationId: orgB.id }),
+      403,
+      'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
+    )
     expectError(await a.removeMember({ memberIdOrEmail: erin.email }), 400, 'MEMBER_NOT_FOUND')
     expectError(await a.updateMemberRole({ memberId: erinInB, role: 'admin' }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER')
     expectError(await a.updateTeam({ teamId: bTeamId, data: { name: 'pwned' } }), 403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM')

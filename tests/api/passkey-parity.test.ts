@@ -39,17 +39,25 @@ afterAll(async () => {
   await gatehouse.close()
 })
 
-const cookieShape = (cookies: string[]) =>
-  cookies.map((c) => c.replace(/=[^;]*/, '=<value>')).filter((c) => c.includes('passkey'))
+const cookieShape = (cookies: string[]) => cookies.map((c) => c.replace(/=[^;]*/, '=<value>')).filter((c) => c.includes('passkey'))
 
 async function scenario(base: string) {
   const out: Record<string, unknown> = {}
   const anon = new HttpClient(base)
   const auth = await anon.get<Record<string, unknown>>('/passkey/generate-authenticate-options')
-  out.authenticate = { status: auth.status, keys: Object.keys(auth.body).sort(), userVerification: auth.body.userVerification, cookies: cookieShape(auth.cookies) }
+  out.authenticate = {
+    status: auth.status,
+    keys: Object.keys(auth.body).sort(),
+    userVerification: auth.body.userVerification,
+    cookies: cookieShape(auth.cookies),
+  }
   out.noSessionRegister = (await anon.get('/passkey/generate-register-options')).status
-  out.unknownCredential = await anon.post('/passkey/verify-authentication', { response: { id: 'nope', response: {} } }).then((r) => ({ status: r.status, body: r.body }))
-  out.noChallenge = await new HttpClient(base).post('/passkey/verify-authentication', { response: { id: 'nope', response: {} } }).then((r) => ({ status: r.status, body: r.body }))
+  out.unknownCredential = await anon
+    .post('/passkey/verify-authentication', { response: { id: 'nope', response: {} } })
+    .then((r) => ({ status: r.status, body: r.body }))
+  out.noChallenge = await new HttpClient(base)
+    .post('/passkey/verify-authentication', { response: { id: 'nope', response: {} } })
+    .then((r) => ({ status: r.status, body: r.body }))
 
   const user = new HttpClient(base)
   await user.post('/sign-up/email', { name: 'Parity', email: uniqueEmail('pkparity'), password: 'correct horse battery' })
@@ -64,10 +72,14 @@ async function scenario(base: string) {
     pubKeyCredParams: reg.body.pubKeyCredParams,
     cookies: cookieShape(reg.cookies),
   }
-  out.badRegistration = await user.post('/passkey/verify-registration', { response: { id: 'x', rawId: 'x', type: 'public-key', response: {} } }).then((r) => ({ status: r.status, body: r.body }))
+  out.badRegistration = await user
+    .post('/passkey/verify-registration', { response: { id: 'x', rawId: 'x', type: 'public-key', response: {} } })
+    .then((r) => ({ status: r.status, body: r.body }))
   out.list = (await user.get('/passkey/list-user-passkeys')).body
   out.deleteUnknown = await user.post('/passkey/delete-passkey', { id: 'nope' }).then((r) => ({ status: r.status, body: r.body }))
-  out.updateUnknown = await user.post('/passkey/update-passkey', { id: 'nope', name: 'x' }).then((r) => ({ status: r.status, body: r.body }))
+  out.updateUnknown = await user
+    .post('/passkey/update-passkey', { id: 'nope', name: 'x' })
+    .then((r) => ({ status: r.status, body: r.body }))
   return out
 }
 

@@ -13,23 +13,30 @@ afterAll(() => server.close())
 describe('passkey options and refusals', () => {
   it('authentication options: rpId from the base URL host, the signed challenge cookie for 5 minutes, no allowCredentials when signed out', async () => {
     const client = new HttpClient(server.base)
-    const res = await client.get<{ challenge: string; rpId: string; allowCredentials?: unknown[]; userVerification: string }>('/passkey/generate-authenticate-options')
+    const res = await client.get<{ challenge: string; rpId: string; allowCredentials?: unknown[]; userVerification: string }>(
+      '/passkey/generate-authenticate-options',
+    )
     expect(res.status).toBe(200)
     expect(res.body.rpId).toBe('127.0.0.1')
     expect(res.body.userVerification).toBe('preferred')
     expect(res.body.allowCredentials ?? []).toEqual([])
     expect(res.body.challenge).toMatch(/^[A-Za-z0-9_-]{20,}$/)
     const cookie = res.cookies.find((c) => c.startsWith('better-auth.better-auth-passkey='))
-    expect(cookie).toMatch(/^better-auth\.better-auth-passkey=[A-Za-z0-9]{32}\.[A-Za-z0-9%]+%3D; Max-Age=300; Path=\/; HttpOnly; SameSite=Lax$/)
+    expect(cookie).toMatch(
+      /^better-auth\.better-auth-passkey=[A-Za-z0-9]{32}\.[A-Za-z0-9%]+%3D; Max-Age=300; Path=\/; HttpOnly; SameSite=Lax$/,
+    )
   })
 
   it('uses the configured relying-party id and name (a LAN host name)', async () => {
     server.gatehouse.config.update({ passkey: { rpID: 'gatehouse.lan', rpName: 'Home auth' } })
     try {
       const { client } = await signUp(server.base)
-      const reg = await client.get<{ rp: { id: string; name: string }; attestation: string; authenticatorSelection: Record<string, string>; user: { name: string } }>(
-        '/passkey/generate-register-options?name=Laptop',
-      )
+      const reg = await client.get<{
+        rp: { id: string; name: string }
+        attestation: string
+        authenticatorSelection: Record<string, string>
+        user: { name: string }
+      }>('/passkey/generate-register-options?name=Laptop')
       expect(reg.status).toBe(200)
       expect(reg.body.rp).toEqual({ id: 'gatehouse.lan', name: 'Home auth' })
       expect(reg.body.attestation).toBe('none')
@@ -57,11 +64,15 @@ describe('passkey options and refusals', () => {
 
     const fresh = await signUp(server.base)
     await fresh.client.get('/passkey/generate-register-options')
-    const bogus = await fresh.client.post('/passkey/verify-registration', { response: { id: 'abc', rawId: 'abc', type: 'public-key', response: {} } })
+    const bogus = await fresh.client.post('/passkey/verify-registration', {
+      response: { id: 'abc', rawId: 'abc', type: 'public-key', response: {} },
+    })
     expect(bogus.status).toBe(500)
     expect(bogus.body).toEqual({ code: 'FAILED_TO_VERIFY_REGISTRATION', message: 'Failed to verify registration' })
     // The challenge was spent by that attempt.
-    const again = await fresh.client.post('/passkey/verify-registration', { response: { id: 'abc', rawId: 'abc', type: 'public-key', response: {} } })
+    const again = await fresh.client.post('/passkey/verify-registration', {
+      response: { id: 'abc', rawId: 'abc', type: 'public-key', response: {} },
+    })
     expect(again.body).toEqual({ code: 'CHALLENGE_NOT_FOUND', message: 'Challenge not found' })
 
     const unknown = new HttpClient(server.base)

@@ -24,7 +24,10 @@ describe('common-password rejection', () => {
         expect(res.body).toEqual({ code: 'PASSWORD_TOO_COMMON', message: 'Password is too common. Please choose a less guessable one.' })
       }
       const own = await client.post('/sign-up/email', { name: 'Marguerite', email: uniqueEmail('marguerite'), password: 'marguerite1' })
-      expect(statusAndBody(own)).toEqual([400, { code: 'PASSWORD_TOO_COMMON', message: 'Password is too common. Please choose a less guessable one.' }])
+      expect(statusAndBody(own)).toEqual([
+        400,
+        { code: 'PASSWORD_TOO_COMMON', message: 'Password is too common. Please choose a less guessable one.' },
+      ])
       const strong = await client.post('/sign-up/email', { name: 'P', email: uniqueEmail(), password: 'violet tractor anchors 42' })
       expect(strong.status).toBe(200)
     } finally {

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
 import { resolveProvider } from '../../server/features/social/flow.js'
 import { PROVIDER_IDS, type ProviderId } from '../../server/features/social/options.js'
-import { Browser, basicCredentials, FakeProvider, type FakeAnswer, type RecordedRequest, s256, unsignedJwt } from '../helpers/oauth-fakes.js'
+import {
+  Browser,
+  basicCredentials,
+  FakeProvider,
+  type FakeAnswer,
+  type RecordedRequest,
+  s256,
+  unsignedJwt,
+} from '../helpers/oauth-fakes.js'
 import { signUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -83,7 +91,14 @@ const cases: Case[] = [
       expect(url.searchParams.get('response_mode')).toBe('form_post')
       expect(url.searchParams.get('scope')).toBe('email name')
     },
-    expected: { accountId: '001234.5678abcdef.0999', name: 'Ada Lovelace', email: 'ada@privaterelay.appleid.com', image: null, emailVerified: true, scope: null },
+    expected: {
+      accountId: '001234.5678abcdef.0999',
+      name: 'Ada Lovelace',
+      email: 'ada@privaterelay.appleid.com',
+      image: null,
+      emailVerified: true,
+      scope: null,
+    },
   },
   {
     id: 'discord',
@@ -137,7 +152,9 @@ const cases: Case[] = [
           id: '10158000000000001',
           name: 'Fay Cebook',
           email: 'fay@example.com',
-          picture: { data: { height: 50, is_silhouette: false, url: 'https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=1', width: 50 } },
+          picture: {
+            data: { height: 50, is_silhouette: false, url: 'https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=1', width: 50 },
+          },
         }))(req)
       }),
     expected: {
@@ -159,7 +176,14 @@ const cases: Case[] = [
       f.on(
         'GET',
         '/github/user',
-        guarded(() => ({ login: 'octocat', id: 583231, avatar_url: 'https://avatars.githubusercontent.com/u/583231?v=4', name: 'The Octocat', email: null, type: 'User' })),
+        guarded(() => ({
+          login: 'octocat',
+          id: 583231,
+          avatar_url: 'https://avatars.githubusercontent.com/u/583231?v=4',
+          name: 'The Octocat',
+          email: null,
+          type: 'User',
+        })),
       )
       f.on(
         'GET',
@@ -208,7 +232,9 @@ const cases: Case[] = [
       }),
     }),
     routes: (f) =>
-      f.on('GET', '/microsoft/v1.0/me/photos/48x48/$value', (req) => (bearer(req) ? { body: JPEG, headers: { 'content-type': 'image/jpeg' } } : unauthorized)),
+      f.on('GET', '/microsoft/v1.0/me/photos/48x48/$value', (req) =>
+        bearer(req) ? { body: JPEG, headers: { 'content-type': 'image/jpeg' } } : unauthorized,
+      ),
     expected: {
       accountId: 'AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ',
       name: 'Megan Bowen',
@@ -245,7 +271,14 @@ const cases: Case[] = [
     }),
     routes: () => {},
     authorizationChecks: (url) => expect(url.searchParams.get('include_granted_scopes')).toBe('true'),
-    expected: { accountId: '110169484474386276334', name: 'Gina Google', email: 'gina@gmail.com', image: 'https://lh3.googleusercontent.com/a/ACg8ocK', emailVerified: true, scope: 'openid,https://www.googleapis.com/auth/userinfo.email,https://www.googleapis.com/auth/userinfo.profile' },
+    expected: {
+      accountId: '110169484474386276334',
+      name: 'Gina Google',
+      email: 'gina@gmail.com',
+      image: 'https://lh3.googleusercontent.com/a/ACg8ocK',
+      emailVerified: true,
+      scope: 'openid,https://www.googleapis.com/auth/userinfo.email,https://www.googleapis.com/auth/userinfo.profile',
+    },
   },
   {
     id: 'spotify',
@@ -271,7 +304,14 @@ const cases: Case[] = [
           uri: 'spotify:user:wizzler',
         })),
       ),
-    expected: { accountId: 'wizzler', name: 'JM Wizzler', email: 'email@example.com', image: 'https://i.scdn.co/image/ab6775700000ee85', emailVerified: false, scope: 'user-read-email' },
+    expected: {
+      accountId: 'wizzler',
+      name: 'JM Wizzler',
+      email: 'email@example.com',
+      image: 'https://i.scdn.co/image/ab6775700000ee85',
+      emailVerified: false,
+      scope: 'user-read-email',
+    },
   },
   {
     id: 'twitch',
@@ -313,7 +353,13 @@ const cases: Case[] = [
     auth: 'basic',
     pkce: true,
     endpoints: { userInfo: '/twitter/2/users/me' },
-    token: () => ({ token_type: 'bearer', expires_in: 7200, access_token: ACCESS, scope: 'users.read tweet.read offline.access users.email', refresh_token: 'r.x' }),
+    token: () => ({
+      token_type: 'bearer',
+      expires_in: 7200,
+      access_token: ACCESS,
+      scope: 'users.read tweet.read offline.access users.email',
+      refresh_token: 'r.x',
+    }),
     routes: (f) =>
       f.on('GET', '/twitter/2/users/me', (req) => {
         if (!bearer(req)) return unauthorized
@@ -350,7 +396,13 @@ const cases: Case[] = [
         '/dropbox/2/users/get_current_account',
         guarded(() => ({
           account_id: 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc',
-          name: { given_name: 'Franz', surname: 'Ferdinand', familiar_name: 'Franz', display_name: 'Franz Ferdinand (Personal)', abbreviated_name: 'FF' },
+          name: {
+            given_name: 'Franz',
+            surname: 'Ferdinand',
+            familiar_name: 'Franz',
+            display_name: 'Franz Ferdinand (Personal)',
+            abbreviated_name: 'FF',
+          },
           email: 'franz@dropbox.com',
           email_verified: true,
           disabled: false,
@@ -378,16 +430,39 @@ const cases: Case[] = [
       f.on(
         'GET',
         '/kick/public/v1/users',
-        guarded(() => ({ data: [{ email: 'streamer@kick.com', name: 'streamer', profile_picture: 'https://files.kick.com/images/user/1/profile_image.webp', user_id: 123456 }], message: 'OK' })),
+        guarded(() => ({
+          data: [
+            {
+              email: 'streamer@kick.com',
+              name: 'streamer',
+              profile_picture: 'https://files.kick.com/images/user/1/profile_image.webp',
+              user_id: 123456,
+            },
+          ],
+          message: 'OK',
+        })),
       ),
-    expected: { accountId: '123456', name: 'streamer', email: 'streamer@kick.com', image: 'https://files.kick.com/images/user/1/profile_image.webp', emailVerified: false, scope: 'user:read' },
+    expected: {
+      accountId: '123456',
+      name: 'streamer',
+      email: 'streamer@kick.com',
+      image: 'https://files.kick.com/images/user/1/profile_image.webp',
+      emailVerified: false,
+      scope: 'user:read',
+    },
   },
   {
     id: 'linkedin',
     auth: 'post',
     pkce: false,
     endpoints: { userInfo: '/linkedin/v2/userinfo' },
-    token: () => ({ access_token: ACCESS, expires_in: 5183999, scope: 'email,openid,profile', token_type: 'Bearer', id_token: 'eyJ.linkedin.opaque' }),
+    token: () => ({
+      access_token: ACCESS,
+      expires_in: 5183999,
+      scope: 'email,openid,profile',
+      token_type: 'Bearer',
+      id_token: 'eyJ.linkedin.opaque',
+    }),
     routes: (f) =>
       f.on(
         'GET',
@@ -417,9 +492,28 @@ const cases: Case[] = [
     auth: 'post',
     pkce: true,
     endpoints: { userInfo: '/gitlab/api/v4/user' },
-    token: () => ({ access_token: ACCESS, token_type: 'Bearer', expires_in: 7200, refresh_token: 'r.gitlab', scope: 'read_user', created_at: 1607635748 }),
-    routes: (f) => f.on('GET', '/gitlab/api/v4/user', guarded(() => gitlabUser)),
-    expected: { accountId: '1', name: 'John Smith', email: 'john@example.com', image: 'https://gitlab.example.com/uploads/user/avatar/1/cd8.jpeg', emailVerified: true, scope: 'read_user' },
+    token: () => ({
+      access_token: ACCESS,
+      token_type: 'Bearer',
+      expires_in: 7200,
+      refresh_token: 'r.gitlab',
+      scope: 'read_user',
+      created_at: 1607635748,
+    }),
+    routes: (f) =>
+      f.on(
+        'GET',
+        '/gitlab/api/v4/user',
+        guarded(() => gitlabUser),
+      ),
+    expected: {
+      accountId: '1',
+      name: 'John Smith',
+      email: 'john@example.com',
+      image: 'https://gitlab.example.com/uploads/user/avatar/1/cd8.jpeg',
+      emailVerified: true,
+      scope: 'read_user',
+    },
   },
   {
     id: 'tiktok',
@@ -438,7 +532,8 @@ const cases: Case[] = [
     }),
     routes: (f) =>
       f.on('GET', '/tiktok/v2/user/info/', (req) => {
-        if (req.query.get('fields') !== 'open_id,avatar_large_url,display_name,username') return refuse(`tiktok fields ${req.query.get('fields')}`)
+        if (req.query.get('fields') !== 'open_id,avatar_large_url,display_name,username')
+          return refuse(`tiktok fields ${req.query.get('fields')}`)
         return guarded(() => ({
           data: {
             user: {
@@ -478,7 +573,13 @@ const cases: Case[] = [
       f.on(
         'GET',
         '/reddit/api/v1/me',
-        guarded(() => ({ id: 'abc12', name: 'spez', icon_img: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png?width=256&height=256&s=abc', has_verified_email: true, oauth_client_id: CLIENT_ID })),
+        guarded(() => ({
+          id: 'abc12',
+          name: 'spez',
+          icon_img: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png?width=256&height=256&s=abc',
+          has_verified_email: true,
+          oauth_client_id: CLIENT_ID,
+        })),
       ),
     authorizationChecks: (url) => expect(url.searchParams.get('duration')).toBe('permanent'),
     expected: {
@@ -526,13 +627,28 @@ const cases: Case[] = [
     pkce: true,
     endpoints: { userInfo: '/vk/oauth2/user_info' },
     callbackExtra: { device_id: 'device-42', type: 'code_v2', expires_in: '600' },
-    token: () => ({ refresh_token: 'r.vk', access_token: ACCESS, id_token: 'vk.id.token', token_type: 'Bearer', expires_in: 3600, user_id: 1234567890, scope: 'email phone' }),
+    token: () => ({
+      refresh_token: 'r.vk',
+      access_token: ACCESS,
+      id_token: 'vk.id.token',
+      token_type: 'Bearer',
+      expires_in: 3600,
+      user_id: 1234567890,
+      scope: 'email phone',
+    }),
     routes: (f) =>
       f.on('POST', '/vk/oauth2/user_info', (req) => {
         if (req.form.get('access_token') !== ACCESS || req.form.get('client_id') !== CLIENT_ID) return unauthorized
         return json({ user: { ...vkUser } })
       }),
-    expected: { accountId: '1234567890', name: 'Ivan Ivanov', email: 'ivan@example.ru', image: 'https://pp.userapi.com/avatar.jpg', emailVerified: false, scope: 'email,phone' },
+    expected: {
+      accountId: '1234567890',
+      name: 'Ivan Ivanov',
+      email: 'ivan@example.ru',
+      image: 'https://pp.userapi.com/avatar.jpg',
+      emailVerified: false,
+      scope: 'email,phone',
+    },
   },
   {
     id: 'zoom',
@@ -559,7 +675,14 @@ const cases: Case[] = [
         })),
       ),
     authorizationChecks: (url) => expect(url.searchParams.has('scope')).toBe(false),
-    expected: { accountId: 'KDcuGIm1QgePTO8WbOqwIQ', name: 'Jill Chill', email: 'jchill@example.com', image: 'https://lh4.googleusercontent.com/avatar.png', emailVerified: true, scope: 'user:read' },
+    expected: {
+      accountId: 'KDcuGIm1QgePTO8WbOqwIQ',
+      name: 'Jill Chill',
+      email: 'jchill@example.com',
+      image: 'https://lh4.googleusercontent.com/avatar.png',
+      emailVerified: true,
+      scope: 'user:read',
+    },
   },
 ]
 
@@ -579,7 +702,17 @@ beforeEach(() => {
     created_at: '2012-05-23T08:00:58Z',
     confirmed_at: '2012-05-23T09:05:22Z',
   }
-  vkUser = { user_id: '1234567890', first_name: 'Ivan', last_name: 'Ivanov', phone: '79991234567', avatar: 'https://pp.userapi.com/avatar.jpg', email: 'ivan@example.ru', sex: 2, verified: false, birthday: '01.01.2000' }
+  vkUser = {
+    user_id: '1234567890',
+    first_name: 'Ivan',
+    last_name: 'Ivanov',
+    phone: '79991234567',
+    avatar: 'https://pp.userapi.com/avatar.jpg',
+    email: 'ivan@example.ru',
+    sex: 2,
+    verified: false,
+    birthday: '01.01.2000',
+  }
 })
 
 function endpointsFor(c: Case): Record<string, string> {
@@ -644,7 +777,8 @@ function checkToken(c: Case, req: RecordedRequest, authorization: URL | null, an
   if (f.get('grant_type') !== 'authorization_code') return bad('grant_type')
   if (f.get('code') !== `code-for-${c.id}`) return bad('code')
   if (f.get('redirect_uri') !== `${server.base}/callback/${c.id}`) return bad('redirect_uri')
-  if (req.headers['content-type'] !== 'application/x-www-form-urlencoded;charset=UTF-8') return bad(`content-type ${req.headers['content-type']}`)
+  if (req.headers['content-type'] !== 'application/x-www-form-urlencoded;charset=UTF-8')
+    return bad(`content-type ${req.headers['content-type']}`)
   const challenge = authorization.searchParams.get('code_challenge')
   if (c.pkce) {
     const verifier = f.get('code_verifier') ?? ''
@@ -654,9 +788,12 @@ function checkToken(c: Case, req: RecordedRequest, authorization: URL | null, an
     const creds = basicCredentials(req)
     if (creds?.id !== CLIENT_ID || creds.secret !== CLIENT_SECRET || f.has('client_secret')) return bad('basic auth')
   } else if (c.auth === 'tiktok') {
-    if (f.get('client_key') !== 'tiktok-client-key' || f.get('client_secret') !== CLIENT_SECRET || f.has('client_id')) return bad('client_key')
-  } else if (f.get('client_id') !== CLIENT_ID || f.get('client_secret') !== CLIENT_SECRET || req.headers.authorization) return bad('post auth')
-  if (c.id === 'vk' && (f.get('device_id') !== 'device-42' || f.get('state') !== authorization.searchParams.get('state'))) return bad('vk device_id')
+    if (f.get('client_key') !== 'tiktok-client-key' || f.get('client_secret') !== CLIENT_SECRET || f.has('client_id'))
+      return bad('client_key')
+  } else if (f.get('client_id') !== CLIENT_ID || f.get('client_secret') !== CLIENT_SECRET || req.headers.authorization)
+    return bad('post auth')
+  if (c.id === 'vk' && (f.get('device_id') !== 'device-42' || f.get('state') !== authorization.searchParams.get('state')))
+    return bad('vk device_id')
   return json(answer())
 }
 
@@ -783,7 +920,9 @@ describe('provider special checks', () => {
 
   it('a token endpoint error (GitHub answers 200 with an error field) redirects with invalid_code', async () => {
     const c = byId('github')
-    const { callback } = await runFlow(c, { token: () => ({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' }) })
+    const { callback } = await runFlow(c, {
+      token: () => ({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' }),
+    })
     expect(callback.headers.get('location')).toBe(`${server.base}/error?error=invalid_code`)
   })
 })
@@ -817,7 +956,9 @@ describe('verified-email claims', () => {
       token: () => ({ token_type: 'Bearer', access_token: ACCESS, expires_in: 3599, id_token: unsignedJwt(claims) }),
     })
     expect(callback.headers.get('location')).toBe('/done')
-    const session = (await (await browser.request(`${server.base}/get-session`)).json()) as { user: { email: string; emailVerified: boolean } }
+    const session = (await (await browser.request(`${server.base}/get-session`)).json()) as {
+      user: { email: string; emailVerified: boolean }
+    }
     expect(session.user.email).toBe(email)
     return session.user as { id: string; email: string; emailVerified: boolean }
   }

@@ -15,7 +15,8 @@ for (const storage of ['memory', 'database'] as const) {
     it('allows 3 sign-in attempts per 10 s per client, then answers 429 with X-Retry-After', async () => {
       const client = from('203.0.113.7')
       const body = { email: uniqueEmail(), password: 'wrong-password' }
-      for (let i = 0; i < 3; i++) expect(statusAndBody(await client.post('/sign-in/email', body))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
+      for (let i = 0; i < 3; i++)
+        expect(statusAndBody(await client.post('/sign-in/email', body))).toEqual([401, ERRORS.INVALID_EMAIL_OR_PASSWORD])
       const limited = await client.post('/sign-in/email', body)
       expect(limited.status).toBe(429)
       expect(limited.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
@@ -40,9 +41,16 @@ for (const storage of ['memory', 'database'] as const) {
 
     it('groups IPv6 clients by /64', async () => {
       const body = { email: uniqueEmail(), password: 'wrong-password' }
-      for (let i = 1; i <= 3; i++) expect(statusAndBody(await from(`2001:db8:1:2::${i}`).post('/sign-up/email', body))).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body.name] Invalid input: expected string, received undefined' }])
+      for (let i = 1; i <= 3; i++)
+        expect(statusAndBody(await from(`2001:db8:1:2::${i}`).post('/sign-up/email', body))).toEqual([
+          400,
+          { code: 'VALIDATION_ERROR', message: '[body.name] Invalid input: expected string, received undefined' },
+        ])
       expect(statusAndBody(await from('2001:db8:1:2:ffff::9').post('/sign-up/email', body))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
-      expect(statusAndBody(await from('2001:db8:1:3::1').post('/sign-up/email', body))).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body.name] Invalid input: expected string, received undefined' }])
+      expect(statusAndBody(await from('2001:db8:1:3::1').post('/sign-up/email', body))).toEqual([
+        400,
+        { code: 'VALIDATION_ERROR', message: '[body.name] Invalid input: expected string, received undefined' },
+      ])
     })
   })
 }

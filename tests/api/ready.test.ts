@@ -40,7 +40,10 @@ describe('GET /ready', () => {
     const server = await startTestServer()
     servers.push(server)
     const { sqlite } = server.gatehouse.ctx
-    const last = sqlite.prepare('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get() as Record<string, unknown>
+    const last = sqlite.prepare('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get() as Record<
+      string,
+      unknown
+    >
     sqlite.prepare('DELETE FROM __drizzle_migrations WHERE created_at = ?').run(last.created_at)
     const res = await fetch(`${server.base}/ready`)
     expect(res.status).toBe(503)

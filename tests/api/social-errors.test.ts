@@ -16,7 +16,13 @@ function sources(dir: string): string[] {
 
 describe('the social error catalogue', () => {
   it("spells better-auth's base messages as better-auth 1.7 does", () => {
-    for (const code of ['PROVIDER_NOT_FOUND', 'ID_TOKEN_NOT_SUPPORTED', 'FAILED_TO_GET_USER_INFO', 'USER_EMAIL_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] as const) {
+    for (const code of [
+      'PROVIDER_NOT_FOUND',
+      'ID_TOKEN_NOT_SUPPORTED',
+      'FAILED_TO_GET_USER_INFO',
+      'USER_EMAIL_NOT_FOUND',
+      'ACCOUNT_NOT_FOUND',
+    ] as const) {
       expect([code, SOCIAL_ERRORS[code]]).toEqual([code, BASE_ERROR_CODES[code].message])
     }
     // Measured on the wire (reference/better-auth-wire.md): the ID-token refusal is lower-case.

@@ -80,7 +80,11 @@ describe('teams with the 1.7 organization client', () => {
     const teamId = second.data?.id as string
     expect(second.data).toMatchObject({ name: 'Second' })
     const refused = await alice.client.organization.setActiveTeam({ teamId })
-    expect(refused.error).toMatchObject({ status: 403, code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM', message: 'User is not a member of the team' })
+    expect(refused.error).toMatchObject({
+      status: 403,
+      code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM',
+      message: 'User is not a member of the team',
+    })
     const added = await alice.client.organization.addTeamMember({ teamId, userId: alice.id })
     expect(added.data).toMatchObject({ teamId, userId: alice.id })
     const again = await alice.client.organization.addTeamMember({ teamId, userId: alice.id })
@@ -130,7 +134,8 @@ describe('teams with the 1.7 organization client', () => {
     const mallory = await person()
     await createOrg(alice)
     const foreignOrg = await createOrg(mallory)
-    const foreignTeam = (await mallory.client.organization.listUserTeams()).data?.find((t) => t.organizationId === foreignOrg.id)?.id as string
+    const foreignTeam = (await mallory.client.organization.listUserTeams()).data?.find((t) => t.organizationId === foreignOrg.id)
+      ?.id as string
     const notFound = { status: 400, code: 'TEAM_NOT_FOUND', message: 'Team not found' }
     expect((await alice.client.organization.addTeamMember({ teamId: foreignTeam, userId: alice.id })).error).toMatchObject(notFound)
     expect((await alice.client.organization.removeTeamMember({ teamId: foreignTeam, userId: alice.id })).error).toMatchObject(notFound)
@@ -139,7 +144,9 @@ describe('teams with the 1.7 organization client', () => {
       status: 400,
       code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM',
     })
-    expect((await alice.client.organization.addTeamMember({ teamId: foreignTeam, userId: mallory.id, organizationId: foreignOrg.id })).error).toMatchObject({
+    expect(
+      (await alice.client.organization.addTeamMember({ teamId: foreignTeam, userId: mallory.id, organizationId: foreignOrg.id })).error,
+    ).toMatchObject({
       status: 400,
       code: 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     })

@@ -16,13 +16,24 @@ const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
   server = await startTestServer({ config: { twoFactor: { enabled: true } } })
-  panel = createPanelService({ gatehouse: server.gatehouse, apiURL: () => server.base, mode: 'browser', version: 'test', startedAt: Date.now(), logger: silentLogger })
+  panel = createPanelService({
+    gatehouse: server.gatehouse,
+    apiURL: () => server.base,
+    mode: 'browser',
+    version: 'test',
+    startedAt: Date.now(),
+    logger: silentLogger,
+  })
 })
 afterAll(() => server.close())
 
 function client() {
   const jar = new CookieJar()
-  return createAuthClient({ baseURL: server.origin, plugins: [twoFactorClient()], fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) } })
+  return createAuthClient({
+    baseURL: server.origin,
+    plugins: [twoFactorClient()],
+    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
+  })
 }
 
 async function ok<T>(op: string, input: unknown): Promise<T> {
@@ -47,7 +58,14 @@ describe('panel: second factors', () => {
     expect(after.without).toBe(before.without)
 
     const factors = await ok<Record<string, unknown>>('twoFactor.userFactors', { userId })
-    expect(factors).toEqual({ twoFactorEnabled: true, totp: 'verified', backupCodesLeft: 10, trustedDevices: 0, graceDeadline: null, passkeys: [] })
+    expect(factors).toEqual({
+      twoFactorEnabled: true,
+      totp: 'verified',
+      backupCodesLeft: 10,
+      trustedDevices: 0,
+      graceDeadline: null,
+      passkeys: [],
+    })
 
     expect(await ok('twoFactor.reset', { userId })).toEqual({ success: true })
     expect(await ok('twoFactor.userFactors', { userId })).toMatchObject({ twoFactorEnabled: false, totp: 'none', backupCodesLeft: null })
@@ -73,7 +91,10 @@ describe('panel: second factors', () => {
       const deadline = (await ok<{ graceDeadline: number }>('twoFactor.userFactors', { userId })).graceDeadline
       expect(deadline).toBe(server.clock.now() + 600_000)
       server.clock.advanceSeconds(601)
-      expect((await client().signIn.email({ email, password: PASSWORD })).error).toMatchObject({ status: 403, code: 'TWO_FACTOR_ENROLLMENT_REQUIRED' })
+      expect((await client().signIn.email({ email, password: PASSWORD })).error).toMatchObject({
+        status: 403,
+        code: 'TWO_FACTOR_ENROLLMENT_REQUIRED',
+      })
       await ok('twoFactor.resetGrace', { userId })
       expect((await client().signIn.email({ email, password: PASSWORD })).error).toBeNull()
     } finally {

@@ -71,7 +71,9 @@ async function scenario(side: Side) {
   out.enable = { status: enable.status, keys: Object.keys(enable.body).sort(), codes: enable.body.backupCodes.length }
   const totp = URI.parse(enable.body.totpURI) as TOTP
   out.uri = { digits: totp.digits, period: totp.period, algorithm: totp.algorithm }
-  const first = await client.post<{ user: Record<string, unknown> }>('/two-factor/verify-totp', { code: totp.generate({ timestamp: side.now() }) })
+  const first = await client.post<{ user: Record<string, unknown> }>('/two-factor/verify-totp', {
+    code: totp.generate({ timestamp: side.now() }),
+  })
   out.firstVerify = { status: first.status, keys: Object.keys(first.body).sort(), twoFactorEnabled: first.body.user.twoFactorEnabled }
 
   const browser = new HttpClient(side.base)
@@ -79,7 +81,9 @@ async function scenario(side: Side) {
   out.signIn = { status: signIn.status, body: signIn.body, cookies: setNames(signIn.cookies) }
   const wrong = await browser.post('/two-factor/verify-totp', { code: '00000a' })
   out.wrong = { status: wrong.status, body: wrong.body }
-  const backup = await browser.post<{ user: Record<string, unknown> }>('/two-factor/verify-backup-code', { code: enable.body.backupCodes[0] })
+  const backup = await browser.post<{ user: Record<string, unknown> }>('/two-factor/verify-backup-code', {
+    code: enable.body.backupCodes[0],
+  })
   out.backup = { status: backup.status, keys: Object.keys(backup.body).sort(), cookies: setNames(backup.cookies) }
 
   const again = new HttpClient(side.base)

@@ -95,7 +95,9 @@ describe('two-factor enrolment (better-auth twoFactor wire, official client)', (
     const pending = await other.client.signIn.email({ email, password: PASSWORD })
     expect(pending.data).toMatchObject({ redirect: false, user: { email, twoFactorEnabled: false } })
     // A wrong first code does not enable it.
-    const wrong = await client.twoFactor.verifyTotp({ code: '000000' === codeAt(enable.data?.totpURI as string, now()) ? '111111' : '000000' })
+    const wrong = await client.twoFactor.verifyTotp({
+      code: '000000' === codeAt(enable.data?.totpURI as string, now()) ? '111111' : '000000',
+    })
     expect(wrong.error).toMatchObject({ status: 401, code: 'INVALID_CODE', message: 'Invalid code' })
     const ok = await client.twoFactor.verifyTotp({ code: codeAt(enable.data?.totpURI as string, now()) })
     expect(ok.error).toBeNull()
@@ -211,7 +213,12 @@ describe('sign-in with a second factor', () => {
 
     const d = await challenged(email)
     await d.client.twoFactor.sendOtp()
-    const second = server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)).get()
+    const second = server.gatehouse.ctx.db
+      .select()
+      .from(mailOutbox)
+      .where(eq(mailOutbox.to, email))
+      .orderBy(desc(mailOutbox.createdAt))
+      .get()
     const code2 = /verification code is (\d{6})/.exec(second?.text ?? '')?.[1] as string
     server.clock.advanceSeconds(181)
     const late = await d.client.twoFactor.verifyOtp({ code: code2 })
@@ -251,7 +258,9 @@ describe('sign-in with a second factor', () => {
     const signedIn = new HttpClient(`${server.origin}/api/auth`)
     signedIn.jar.cookies.set('better-auth.session_token', raw.jar.get('better-auth.session_token') as string)
     expect((await signedIn.post('/two-factor/disable', { password: PASSWORD })).body).toEqual({ status: true })
-    const count = server.gatehouse.ctx.sqlite.prepare("SELECT count(*) AS n FROM verification WHERE identifier LIKE 'trust-device-%'").get() as { n: number }
+    const count = server.gatehouse.ctx.sqlite
+      .prepare("SELECT count(*) AS n FROM verification WHERE identifier LIKE 'trust-device-%'")
+      .get() as { n: number }
     expect(count.n).toBe(0)
     const plain = await officialClient().client.signIn.email({ email, password: PASSWORD })
     expect(plain.data).toMatchObject({ redirect: false, user: { email, twoFactorEnabled: false } })
@@ -268,7 +277,11 @@ describe('guessing is bounded', () => {
       expect((await c.client.twoFactor.verifyTotp({ code: bad })).error).toMatchObject({ status: 401, code: 'INVALID_CODE' })
     }
     const sixth = await c.client.twoFactor.verifyTotp({ code: good })
-    expect(sixth.error).toMatchObject({ status: 400, code: 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE', message: 'Too many attempts. Please request a new code.' })
+    expect(sixth.error).toMatchObject({
+      status: 400,
+      code: 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE',
+      message: 'Too many attempts. Please request a new code.',
+    })
     expect(c.jar.get('better-auth.two_factor')).toBeUndefined()
     const d = await challenged(email)
     expect((await d.client.twoFactor.verifyTotp({ code: good })).error).toBeNull()
@@ -297,7 +310,9 @@ describe('guessing is bounded', () => {
       .from(auditEvent)
       .where(eq(auditEvent.targetUserId, userId))
       .all()
-      .filter((e) => e.type === 'two-factor.verify' && e.outcome === 'failure' && (e.detail as { reason?: string })?.reason === 'INVALID_CODE')
+      .filter(
+        (e) => e.type === 'two-factor.verify' && e.outcome === 'failure' && (e.detail as { reason?: string })?.reason === 'INVALID_CODE',
+      )
     expect(failures).toHaveLength(5)
   })
 
@@ -307,7 +322,10 @@ describe('guessing is bounded', () => {
     for (let round = 0; round < 2; round++) {
       const c = await challenged(email)
       for (let i = 0; i < 5; i++) {
-        expect((await c.client.twoFactor.verifyTotp({ code: bad(codeAt(totpURI, now())) })).error).toMatchObject({ status: 401, code: 'INVALID_CODE' })
+        expect((await c.client.twoFactor.verifyTotp({ code: bad(codeAt(totpURI, now())) })).error).toMatchObject({
+          status: 401,
+          code: 'INVALID_CODE',
+        })
       }
     }
     const locked = await challenged(email)
@@ -364,8 +382,20 @@ describe('audit', () => {
       .all()
       .map((e) => `${e.type}:${e.outcome}`)
     expect(types).toEqual(expect.arrayContaining(['two-factor.enrolment-started:success', 'two-factor.enabled:success']))
-    const all = new Set(server.gatehouse.ctx.db.select().from(auditEvent).all().map((e) => `${e.type}:${e.outcome}`))
-    for (const t of ['two-factor.challenge:success', 'two-factor.verify:success', 'two-factor.verify:failure', 'two-factor.disabled:success', 'two-factor.otp-sent:success']) {
+    const all = new Set(
+      server.gatehouse.ctx.db
+        .select()
+        .from(auditEvent)
+        .all()
+        .map((e) => `${e.type}:${e.outcome}`),
+    )
+    for (const t of [
+      'two-factor.challenge:success',
+      'two-factor.verify:success',
+      'two-factor.verify:failure',
+      'two-factor.disabled:success',
+      'two-factor.otp-sent:success',
+    ]) {
       expect(all.has(t)).toBe(true)
     }
   })

@@ -55,7 +55,10 @@ describe('username on sign-up', () => {
       expect(res.status, String(value)).toBe(status)
       expect(res.body, String(value)).toEqual(body)
     }
-    expect(statusAndBody(await attempt(42))).toEqual([400, { code: 'VALIDATION_ERROR', message: '[body.username] Invalid input: expected string' }])
+    expect(statusAndBody(await attempt(42))).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: '[body.username] Invalid input: expected string' },
+    ])
   })
 
   it('follows the configured length limits live', async () => {
@@ -105,7 +108,9 @@ describe('POST /sign-in/username', () => {
     })
     expect(res.data).toMatchObject({ redirect: false })
     const cookie = last.setCookies.find((c) => c.startsWith('better-auth.session_token='))
-    expect(cookie).toMatch(new RegExp(`^better-auth\\.session_token=${res.data?.token}\\.[^;]+; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax$`))
+    expect(cookie).toMatch(
+      new RegExp(`^better-auth\\.session_token=${res.data?.token}\\.[^;]+; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax$`),
+    )
     expect((await client.getSession()).data?.user.id).toBe(signedUp.id)
   })
 
@@ -174,7 +179,10 @@ describe('POST /sign-in/username', () => {
     expect(long.body).toEqual({ code: 'USERNAME_TOO_LONG', message: 'username is too long' })
     const missing = await client.post('/sign-in/username', { username: 'someone' })
     expect(missing.status).toBe(400)
-    expect(missing.body).toEqual({ code: 'VALIDATION_ERROR', message: '[body.password] Invalid input: expected string, received undefined' })
+    expect(missing.body).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: '[body.password] Invalid input: expected string, received undefined',
+    })
   })
 
   it('refuses an unverified email with 403 and mails a fresh verification link when verification is required', async () => {

@@ -162,8 +162,16 @@ describe('gatehouse backup and restore', () => {
       gzipSync(Buffer.concat([tarHeader('notes.txt', other.length, 0), other, tarPadding(other.length), tarEnd()])),
       /^gatehouse: not a Gatehouse backup \(no manifest\.json first in the archive\)$/,
     ])
-    cases.push(['not gzip', Buffer.from('SQLite format 3\0 and then some'), /^gatehouse: not a Gatehouse backup \(not a gzip-compressed archive\)$/])
-    cases.push(['gzip, not tar', gzipSync(Buffer.from('just text, not a tar archive at all')), /^gatehouse: backup archive is truncated|^gatehouse: not a Gatehouse backup/])
+    cases.push([
+      'not gzip',
+      Buffer.from('SQLite format 3\0 and then some'),
+      /^gatehouse: not a Gatehouse backup \(not a gzip-compressed archive\)$/,
+    ])
+    cases.push([
+      'gzip, not tar',
+      gzipSync(Buffer.from('just text, not a tar archive at all')),
+      /^gatehouse: backup archive is truncated|^gatehouse: not a Gatehouse backup/,
+    ])
 
     const before = tree(dataDir)
     const siblings = readdirSync(dirname(dataDir)).sort()
@@ -210,7 +218,10 @@ describe('gatehouse backup and restore', () => {
     const replacedDb = new Database(join(dataDir, aside[0] as string, 'gatehouse.db'), { readonly: true })
     expect(replacedDb.prepare('SELECT count(*) FROM user WHERE email = ?').pluck().get(later)).toBe(1)
     replacedDb.close()
-    expect(JSON.parse(readFileSync(join(dataDir, 'restore.json'), 'utf8'))).toMatchObject({ archive: 'one-user.tar.gz', replaced: aside[0] })
+    expect(JSON.parse(readFileSync(join(dataDir, 'restore.json'), 'utf8'))).toMatchObject({
+      archive: 'one-user.tar.gz',
+      replaced: aside[0],
+    })
 
     const again = await startServerProcess(['--port', '0', '--data-dir', dataDir, '--rate-limit', 'off'], { GATEHOUSE_SECRET: '' })
     expect(again.output()).toContain(`Restored data (one-user.tar.gz) started; removed the replaced data (${aside[0]})`)
@@ -278,7 +289,14 @@ describe('gatehouse backup and restore', () => {
     const newer = join(tempDir(), 'newer.tar.gz')
     writeFileSync(
       newer,
-      gzipSync(Buffer.concat([tarHeader('manifest.json', edited.length, 0), edited, tarPadding(edited.length), tar.subarray(512 + Math.ceil(size / 512) * 512)])),
+      gzipSync(
+        Buffer.concat([
+          tarHeader('manifest.json', edited.length, 0),
+          edited,
+          tarPadding(edited.length),
+          tar.subarray(512 + Math.ceil(size / 512) * 512),
+        ]),
+      ),
     )
     const target = join(tempDir(), 't')
     const refused = await runCli(['restore', newer, '--data-dir', target])

@@ -46,7 +46,9 @@ function checkDatabase(ack: Acknowledged): void {
       const row = user.get(email) as { id: string } | undefined
       if (!row) return 'absent'
       const creds = credential.all(row.id) as { password: string }[]
-      return creds.length === 1 && /^[0-9a-f]{32}:[0-9a-f]{128}$/.test(creds[0]?.password ?? '') ? 'whole' : `half (${creds.length} credential accounts)`
+      return creds.length === 1 && /^[0-9a-f]{32}:[0-9a-f]{128}$/.test(creds[0]?.password ?? '')
+        ? 'whole'
+        : `half (${creds.length} credential accounts)`
     }
     const wholeOrganization = (slug: string) => {
       const row = organization.get(slug) as { id: string } | undefined
@@ -57,9 +59,12 @@ function checkDatabase(ack: Acknowledged): void {
     for (const email of ack.users) expect(wholeUser(email), email).toBe('whole')
     for (const email of ack.unansweredUsers) expect(['whole', 'absent'], `in flight: ${email}`).toContain(wholeUser(email))
     for (const { slug, ownerId } of ack.organizations) expect(wholeOrganization(slug), slug).toEqual({ state: 'whole', owners: [ownerId] })
-    for (const slug of ack.unansweredOrganizations) expect(['whole', 'absent'], `in flight: ${slug}`).toContain(wholeOrganization(slug).state)
+    for (const slug of ack.unansweredOrganizations)
+      expect(['whole', 'absent'], `in flight: ${slug}`).toContain(wholeOrganization(slug).state)
     for (const userId of new Set(ack.sessions.map((s) => s.userId))) {
-      expect((session.get(userId) as { n: number }).n, userId).toBeGreaterThanOrEqual(ack.sessions.filter((s) => s.userId === userId).length)
+      expect((session.get(userId) as { n: number }).n, userId).toBeGreaterThanOrEqual(
+        ack.sessions.filter((s) => s.userId === userId).length,
+      )
     }
   } finally {
     db.close()
@@ -162,7 +167,9 @@ describe('crash safety', () => {
       expect((await server.exited).signal).toBe('SIGKILL')
       checkDatabase(ack)
     }
-    console.log(`crash: requests in flight at each kill: ${inFlightAtKill.join(' ')}; unanswered sign-ups ${ack.unansweredUsers.length}, organizations ${ack.unansweredOrganizations.length}`)
+    console.log(
+      `crash: requests in flight at each kill: ${inFlightAtKill.join(' ')}; unanswered sign-ups ${ack.unansweredUsers.length}, organizations ${ack.unansweredOrganizations.length}`,
+    )
     // The kills land while writes are in flight (three writers run without pause).
     expect(inFlightAtKill.filter((n) => n > 0).length).toBeGreaterThanOrEqual(10)
     expect(ack.unansweredUsers.length + ack.unansweredOrganizations.length).toBeGreaterThan(0)
@@ -185,7 +192,10 @@ describe('crash safety', () => {
         expect(listed.status).toBe(200)
         const expected = ack.organizations.filter((o) => o.ownerId === owner.user.id).map((o) => o.slug)
         const slugs = new Set(listed.body.map((o) => o.slug))
-        expect(expected.filter((slug) => !slugs.has(slug)), owner.email).toEqual([])
+        expect(
+          expected.filter((slug) => !slugs.has(slug)),
+          owner.email,
+        ).toEqual([])
       }
     } finally {
       server.child.kill('SIGTERM')

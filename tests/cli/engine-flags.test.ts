@@ -21,7 +21,13 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 function cli(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [GATEHOUSE_BIN, ...args], {
     encoding: 'utf8',
-    env: { ...process.env, GATEHOUSE_DATABASE_URL: '', GATEHOUSE_REDIS_URL: '', GATEHOUSE_SECRET: 'engine-test-secret-0123456789abcdef', ...env },
+    env: {
+      ...process.env,
+      GATEHOUSE_DATABASE_URL: '',
+      GATEHOUSE_REDIS_URL: '',
+      GATEHOUSE_SECRET: 'engine-test-secret-0123456789abcdef',
+      ...env,
+    },
     timeout: 20_000,
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
@@ -30,7 +36,16 @@ function cli(args: string[], env: Record<string, string> = {}) {
 describe('takeEngineFlags', () => {
   it('takes the three flags (spaced or with =) out of argv and leaves the rest in order', () => {
     const { argv, flags } = takeEngineFlags(
-      ['--data-dir', 'x', '--database-url', 'postgres://u:p@h:5432/db', '--database-pool-size=4', '--redis-url=redis://127.0.0.1:6379', '--port', '0'],
+      [
+        '--data-dir',
+        'x',
+        '--database-url',
+        'postgres://u:p@h:5432/db',
+        '--database-pool-size=4',
+        '--redis-url=redis://127.0.0.1:6379',
+        '--port',
+        '0',
+      ],
       {},
     )
     expect(argv).toEqual(['--data-dir', 'x', '--port', '0'])
@@ -54,8 +69,12 @@ describe('takeEngineFlags', () => {
       }
       throw new Error('accepted')
     }
-    expect(refused(['--database-url', 'mysql://u:secret@h/db'])).toBe('--database-url: "mysql://u:***@h/db" is not a postgres:// (or postgresql://) URL')
-    expect(refused([], { GATEHOUSE_DATABASE_URL: 'sqlite:x' })).toBe('GATEHOUSE_DATABASE_URL: "sqlite:x" is not a postgres:// (or postgresql://) URL')
+    expect(refused(['--database-url', 'mysql://u:secret@h/db'])).toBe(
+      '--database-url: "mysql://u:***@h/db" is not a postgres:// (or postgresql://) URL',
+    )
+    expect(refused([], { GATEHOUSE_DATABASE_URL: 'sqlite:x' })).toBe(
+      'GATEHOUSE_DATABASE_URL: "sqlite:x" is not a postgres:// (or postgresql://) URL',
+    )
     expect(refused(['--database-pool-size', '0'])).toBe('--database-pool-size: "0" is not a pool size (1-1000)')
     expect(refused([], { GATEHOUSE_DATABASE_POOL_SIZE: 'ten' })).toBe('GATEHOUSE_DATABASE_POOL_SIZE: "ten" is not a pool size (1-1000)')
     expect(refused(['--redis-url', 'http://r'])).toBe('--redis-url: "http://r" is not a redis:// (or rediss://) URL')
@@ -66,7 +85,11 @@ describe('takeEngineFlags', () => {
   it('resolveEngine: flags over config; the pool size defaults to 10', () => {
     expect(resolveEngine({})).toEqual({ kind: 'sqlite' })
     expect(resolveEngine({}, { url: 'postgres://h/c', poolSize: 3 })).toEqual({ kind: 'postgres', url: 'postgres://h/c', poolSize: 3 })
-    expect(resolveEngine({ databaseUrl: 'postgres://h/f' }, { url: 'postgres://h/c' })).toEqual({ kind: 'postgres', url: 'postgres://h/f', poolSize: 10 })
+    expect(resolveEngine({ databaseUrl: 'postgres://h/f' }, { url: 'postgres://h/c' })).toEqual({
+      kind: 'postgres',
+      url: 'postgres://h/f',
+      poolSize: 10,
+    })
     expect(resolveEngine({ databaseUrl: 'postgres://h/f', poolSize: 2 }, { poolSize: 3 })).toMatchObject({ poolSize: 2 })
   })
 })
@@ -76,8 +99,31 @@ describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear ref
   it('serve and every data-directory command refuse --database-url / GATEHOUSE_DATABASE_URL (exit 2)', () => {
     for (const args of [
       ['serve', '--port', '0', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
-      ['user', 'create', '--email', 'a@example.com', '--password', 'correct horse battery', '--name', 'A', '--data-dir', dataDir, '--database-url=postgres://127.0.0.1:1/x'],
-      ['user', 'set-role', '--email', 'a@example.com', '--role', 'admin', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
+      [
+        'user',
+        'create',
+        '--email',
+        'a@example.com',
+        '--password',
+        'correct horse battery',
+        '--name',
+        'A',
+        '--data-dir',
+        dataDir,
+        '--database-url=postgres://127.0.0.1:1/x',
+      ],
+      [
+        'user',
+        'set-role',
+        '--email',
+        'a@example.com',
+        '--role',
+        'admin',
+        '--data-dir',
+        dataDir,
+        '--database-url',
+        'postgres://127.0.0.1:1/x',
+      ],
       ['backup', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
       ['jwt', 'keys', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
     ]) {
@@ -97,7 +143,12 @@ describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear ref
 
   it('config database.url is refused at start too (createGatehouse)', () => {
     expect(() =>
-      createGatehouse({ dataDir: null, secret: 'engine-test-secret-0123456789abcdef', config: { database: { url: 'postgres://127.0.0.1:1/x' } }, logger: silentLogger }),
+      createGatehouse({
+        dataDir: null,
+        secret: 'engine-test-secret-0123456789abcdef',
+        config: { database: { url: 'postgres://127.0.0.1:1/x' } },
+        logger: silentLogger,
+      }),
     ).toThrow(POSTGRES_NOT_READY)
   })
 

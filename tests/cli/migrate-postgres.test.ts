@@ -27,7 +27,10 @@ const unavailable = postgresUnavailable()
 warnSkipped('tests/cli/migrate-postgres.test.ts (gatehouse migrate --to postgres)', unavailable)
 
 function migrate(args: string[]) {
-  const result = spawnSync(process.execPath, [GATEHOUSE_BIN, 'migrate', ...args], { encoding: 'utf8', env: { ...process.env, GATEHOUSE_DATABASE_URL: '' } })
+  const result = spawnSync(process.execPath, [GATEHOUSE_BIN, 'migrate', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GATEHOUSE_DATABASE_URL: '' },
+  })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
@@ -69,12 +72,18 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
       expect(org.status).toBe(200)
       const team = await owner.client.post('/organization/create-team', { name: 'Blue', organizationId: org.body.id })
       expect(team.status).toBe(200)
-      const invited = await owner.client.post<{ id: string }>('/organization/invite-member', { email: guest.email, role: 'member', organizationId: org.body.id })
+      const invited = await owner.client.post<{ id: string }>('/organization/invite-member', {
+        email: guest.email,
+        role: 'member',
+        organizationId: org.body.id,
+      })
       expect(invited.status).toBe(200)
       expect((await guest.client.post('/organization/accept-invitation', { invitationId: invited.body.id })).status).toBe(200)
       const key = await owner.client.post('/api-key/create', { name: 'ci', metadata: { env: 'prod' } })
       expect(key.status).toBe(200)
-      expect((await new HttpClient(server.base).post('/request-password-reset', { email: owner.email, redirectTo: '/reset' })).status).toBe(200)
+      expect((await new HttpClient(server.base).post('/request-password-reset', { email: owner.email, redirectTo: '/reset' })).status).toBe(
+        200,
+      )
     } finally {
       await server.close()
     }
@@ -104,7 +113,21 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
       const fromSqlite = await dump(async (key) => (await source.db.select().from((schema as never)[key])) as Record<string, unknown>[])
       const fromPostgres = await dump(async (key) => (await target.select().from((pgSchema as never)[key])) as Record<string, unknown>[])
       // Not a vacuous comparison: the run filled these tables.
-      for (const key of ['user', 'session', 'account', 'organization', 'member', 'team', 'invitation', 'apikey', 'auditEvent', 'verification', 'mailOutbox', 'rateLimit', 'loginThrottle']) {
+      for (const key of [
+        'user',
+        'session',
+        'account',
+        'organization',
+        'member',
+        'team',
+        'invitation',
+        'apikey',
+        'auditEvent',
+        'verification',
+        'mailOutbox',
+        'rateLimit',
+        'loginThrottle',
+      ]) {
         expect(fromSqlite[key]?.length, key).toBeGreaterThan(0)
       }
       expect(fromPostgres).toEqual(fromSqlite)
@@ -132,7 +155,9 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
       await pool.query('insert into "notes" values (1)')
       const run = migrate(['--to', url, '--data-dir', dataDir])
       expect(run.code).toBe(1)
-      expect(run.stderr).toBe('gatehouse: migrate: the target database is not empty (1 table: public.notes); migrate copies into an empty database only\n')
+      expect(run.stderr).toBe(
+        'gatehouse: migrate: the target database is not empty (1 table: public.notes); migrate copies into an empty database only\n',
+      )
       const tables = await pool.query("select table_name from information_schema.tables where table_schema = 'public'")
       expect(tables.rows).toEqual([{ table_name: 'notes' }])
     } finally {
@@ -147,13 +172,18 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
     try {
       // A row PostgreSQL will refuse (a NUL byte in text) makes the copy fail after the schema and earlier tables.
       const source = openDatabase(join(dataDir, 'gatehouse.db'))
-      original = source.sqlite.prepare('select rowid as r, subject from mailOutbox order by rowid limit 1').get() as { r: number; subject: string }
+      original = source.sqlite.prepare('select rowid as r, subject from mailOutbox order by rowid limit 1').get() as {
+        r: number
+        subject: string
+      }
       source.sqlite.prepare("update mailOutbox set subject = 'bad' || char(0) || 'byte' where rowid = ?").run(original.r)
       source.close()
       const run = migrate(['--to', url, '--data-dir', dataDir])
       expect(run.code).toBe(1)
       expect(run.stderr).toMatch(/^gatehouse: migrate: /)
-      const tables = await pool.query("select table_schema, table_name from information_schema.tables where table_schema in ('public', 'drizzle')")
+      const tables = await pool.query(
+        "select table_schema, table_name from information_schema.tables where table_schema in ('public', 'drizzle')",
+      )
       expect(tables.rows).toEqual([])
     } finally {
       const source = openDatabase(join(dataDir, 'gatehouse.db'))

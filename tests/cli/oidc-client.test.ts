@@ -33,14 +33,31 @@ describe('gatehouse oidc client', () => {
     const config = await oidc.discovery(new URL(server.base), clientId, clientSecret, oidc.ClientSecretBasic(clientSecret), insecure)
     expect((await oidc.clientCredentialsGrant(config, {})).access_token).toBeTruthy()
 
-    const pub = await cli('create', '--name', 'Immich', '--redirect-uri', 'app.immich:///oauth-callback', '--redirect-uri', 'https://immich.example.com/auth/login', '--public', '--skip-consent', '--json')
+    const pub = await cli(
+      'create',
+      '--name',
+      'Immich',
+      '--redirect-uri',
+      'app.immich:///oauth-callback',
+      '--redirect-uri',
+      'https://immich.example.com/auth/login',
+      '--public',
+      '--skip-consent',
+      '--json',
+    )
     expect(pub.code).toBe(0)
     const immich = JSON.parse(pub.stdout) as { clientId: string; clientSecret: string | null }
     expect(immich.clientSecret).toBeNull()
 
     const listed = await cli('list', '--json')
     expect(listed.code).toBe(0)
-    const clients = JSON.parse(listed.stdout) as { clientId: string; name: string; public: boolean; skipConsent: boolean; redirectUris: string[] }[]
+    const clients = JSON.parse(listed.stdout) as {
+      clientId: string
+      name: string
+      public: boolean
+      skipConsent: boolean
+      redirectUris: string[]
+    }[]
     expect(clients.map((c) => [c.name, c.public, c.skipConsent])).toEqual([
       ['Grafana', false, false],
       ['Immich', true, true],
@@ -56,7 +73,10 @@ describe('gatehouse oidc client', () => {
     expect(deleted.stdout).toBe(`Deleted OIDC client ${clientId}\n`)
     const refused = await fetch(`${server.base}/oauth2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      },
       body: 'grant_type=client_credentials',
     })
     expect(refused.status).toBe(401)

@@ -26,7 +26,8 @@ describe('gatehouse serve', () => {
     expect(await ok.json()).toEqual({ ok: true })
     expect(statSync(join(dataDir, 'secret')).mode & 0o777).toBe(0o600)
     // The database holds password hashes and tokens: owner only, WAL files included.
-    for (const file of ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm']) expect(statSync(join(dataDir, file)).mode & 0o777, file).toBe(0o600)
+    for (const file of ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm'])
+      expect(statSync(join(dataDir, file)).mode & 0o777, file).toBe(0o600)
     server.child.kill('SIGTERM')
     expect(await server.exited).toEqual({ code: 0, signal: null })
     expect(server.output()).toContain('SIGTERM received, shutting down')
@@ -50,7 +51,8 @@ describe('gatehouse serve', () => {
     const client = new HttpClient(server.url, { origin: 'https://app.example.com' })
     const res = await client.post('/sign-up/email', { name: 'E', email: uniqueEmail(), password: 'password123' })
     expect(res.status).toBe(200)
-    for (let i = 0; i < 5; i++) expect((await client.post('/sign-in/email', { email: uniqueEmail(), password: 'x'.repeat(8) })).status).toBe(401)
+    for (let i = 0; i < 5; i++)
+      expect((await client.post('/sign-in/email', { email: uniqueEmail(), password: 'x'.repeat(8) })).status).toBe(401)
     server.child.kill('SIGTERM')
     await server.exited
   })

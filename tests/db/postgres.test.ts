@@ -78,20 +78,19 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       expect(columns.rows.map((c): [string, boolean] => [c.column_name, c.is_nullable === 'NO']).sort(byName)).toEqual(
         config.columns.map((c): [string, boolean] => [c.name, c.notNull]).sort(byName),
       )
-      const indexes = await database.pool.query<{ indexname: string }>("select indexname from pg_indexes where schemaname = 'public' and tablename = $1", [
-        config.name,
-      ])
+      const indexes = await database.pool.query<{ indexname: string }>(
+        "select indexname from pg_indexes where schemaname = 'public' and tablename = $1",
+        [config.name],
+      )
       const names = indexes.rows.map((r) => r.indexname)
       for (const index of config.indexes) expect(names).toContain(index.config.name)
     }
     const ext = await database.pool.query("select extname from pg_extension where extname = 'pg_trgm'")
     expect(ext.rowCount).toBe(1)
-    const plan = await database.pool.query(
-      "explain select id from \"user\" where lower(email) like '%smith12%'",
-    )
+    const plan = await database.pool.query('explain select id from "user" where lower(email) like \'%smith12%\'')
     // The planner may still prefer a scan on an empty table; the index must at least be usable.
     await database.pool.query('set enable_seqscan = off')
-    const forced = await database.pool.query("explain select id from \"user\" where lower(email) like '%smith12%'")
+    const forced = await database.pool.query('explain select id from "user" where lower(email) like \'%smith12%\'')
     await database.pool.query('reset enable_seqscan')
     expect(plan.rows.length).toBeGreaterThan(0)
     expect(JSON.stringify(forced.rows)).toContain('user_email_trgm_idx')
@@ -185,13 +184,18 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
         storage.transaction(async () => {
           const [taken] = await db().select({ n: count() }).from(member).where(eq(member.organizationId, 'org'))
           if ((taken?.n ?? 0) >= 3) return 'full'
-          await db().insert(member).values({ id: `m-${id}`, organizationId: 'org', userId: id, role: 'member', createdAt: at })
+          await db()
+            .insert(member)
+            .values({ id: `m-${id}`, organizationId: 'org', userId: id, role: 'member', createdAt: at })
           return 'joined'
         }),
       ),
     )
     expect(outcomes.filter((o) => o === 'joined')).toHaveLength(3)
-    const [final] = await db().select({ n: count() }).from(member).where(and(eq(member.organizationId, 'org')))
+    const [final] = await db()
+      .select({ n: count() })
+      .from(member)
+      .where(and(eq(member.organizationId, 'org')))
     expect(final?.n).toBe(3)
   })
 

@@ -111,7 +111,7 @@ describe.skipIf(unavailable)('rate limit on secondary storage (rateLimit.storage
     expect(decisions.filter((d) => !d.allowed && d.firstRefusal)).toHaveLength(1)
   })
 
-  it('set then get round-trips a record (the other stores\' interface)', async () => {
+  it("set then get round-trips a record (the other stores' interface)", async () => {
     await one.set('manual', { count: 7, lastRequest: t0 })
     expect(await two.get('manual')).toEqual({ count: 7, lastRequest: t0 })
     expect(await two.get('nobody')).toBeUndefined()

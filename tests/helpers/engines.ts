@@ -52,7 +52,8 @@ export function postgresUnavailable(): string | undefined {
   if (!postgresBin()) {
     return 'no PostgreSQL 14+ server binaries (install Debian\'s "postgresql" package, or set PG_BIN to a bin directory holding initdb and postgres)'
   }
-  if (process.getuid?.() === 0 && unprivileged() === undefined) return 'running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as'
+  if (process.getuid?.() === 0 && unprivileged() === undefined)
+    return 'running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as'
   return undefined
 }
 
@@ -112,7 +113,22 @@ export async function startPostgres(): Promise<PostgresServer> {
   let log = ''
   const child = spawn(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+    ],
     { ...as, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   child.stdout?.on('data', (c: Buffer) => {

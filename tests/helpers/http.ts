@@ -44,7 +44,11 @@ export class HttpClient {
     private readonly options: ClientOptions = {},
   ) {}
 
-  async request<T = unknown>(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Answer<T>> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    init: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...this.options.headers, ...init.headers }
     const origin = this.options.origin === undefined ? new URL(this.base).origin : this.options.origin
     if (origin && !('origin' in headers)) headers.origin = origin
@@ -128,7 +132,11 @@ export function rawRequest(
  * A fetch for the official better-auth client that behaves like a browser app on `origin`: it
  * sends the Origin header and keeps cookies in `jar`.
  */
-export function jarFetch(origin: string, jar: CookieJar, options: { redirect?: RequestRedirect; onResponse?: (response: Response) => void } = {}) {
+export function jarFetch(
+  origin: string,
+  jar: CookieJar,
+  options: { redirect?: RequestRedirect; onResponse?: (response: Response) => void } = {},
+) {
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const headers = new Headers(init?.headers)
     headers.set('origin', origin)

@@ -57,7 +57,12 @@ export async function openSealed(secret: string, sealed: string, purpose: string
   const subtle = webcrypto.subtle
   const ikm = await subtle.importKey('raw', new TextEncoder().encode(secret), 'HKDF', false, ['deriveKey'])
   const key = await subtle.deriveKey(
-    { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode('gatehouse/encrypt'), info: new TextEncoder().encode('aes-256-gcm v1') },
+    {
+      name: 'HKDF',
+      hash: 'SHA-256',
+      salt: new TextEncoder().encode('gatehouse/encrypt'),
+      info: new TextEncoder().encode('aes-256-gcm v1'),
+    },
     ikm,
     { name: 'AES-GCM', length: 256 },
     false,
@@ -65,7 +70,12 @@ export async function openSealed(secret: string, sealed: string, purpose: string
   )
   try {
     const plain = await subtle.decrypt(
-      { name: 'AES-GCM', iv: Buffer.from(match[1] as string, 'base64url'), additionalData: new TextEncoder().encode(purpose), tagLength: 128 },
+      {
+        name: 'AES-GCM',
+        iv: Buffer.from(match[1] as string, 'base64url'),
+        additionalData: new TextEncoder().encode(purpose),
+        tagLength: 128,
+      },
       key,
       Buffer.from(match[2] as string, 'base64url'),
     )

@@ -106,7 +106,16 @@ async function axe(page: Page): Promise<Violation[]> {
   await page.waitForLoadState('networkidle')
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (ctx: unknown, o: unknown) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe.run
+    const run = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: unknown,
+            o: unknown,
+          ) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
+        }
+      }
+    ).axe.run
     const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
     return result.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`) }))
   })
@@ -346,17 +355,36 @@ describe('hosted pages', () => {
       const cdp = await context.newCDPSession(page)
       await cdp.send('WebAuthn.enable')
       await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
       })
       // Registration (the panel's or an app's job) done here with the raw WebAuthn API and the user's fresh session.
-      await context.addCookies([{ name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: local }])
+      await context.addCookies([
+        { name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: local },
+      ])
       await page.goto(`${local}/api/auth/ui/sign-in`)
       const registered = await page.evaluate(async () => {
-        const b64u = (buf: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
-        const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0))
+        const b64u = (buf: ArrayBuffer) =>
+          btoa(String.fromCharCode(...new Uint8Array(buf)))
+            .replace(/\+/g, '-')
+            .replace(/\//g, '_')
+            .replace(/=+$/, '')
+        const bytes = (s: string) =>
+          Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0))
         const options = await (await fetch('/api/auth/passkey/generate-register-options')).json()
         const credential = (await navigator.credentials.create({
-          publicKey: { ...options, challenge: bytes(options.challenge), user: { ...options.user, id: bytes(options.user.id) }, excludeCredentials: [] },
+          publicKey: {
+            ...options,
+            challenge: bytes(options.challenge),
+            user: { ...options.user, id: bytes(options.user.id) },
+            excludeCredentials: [],
+          },
         })) as PublicKeyCredential
         const r = credential.response as AuthenticatorAttestationResponse
         const response = {
@@ -366,7 +394,11 @@ describe('hosted pages', () => {
           clientExtensionResults: {},
           response: { clientDataJSON: b64u(r.clientDataJSON), attestationObject: b64u(r.attestationObject), transports: r.getTransports() },
         }
-        const answer = await fetch('/api/auth/passkey/verify-registration', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ response }) })
+        const answer = await fetch('/api/auth/passkey/verify-registration', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ response }),
+        })
         return answer.status
       })
       expect(registered).toBe(200)
@@ -386,7 +418,9 @@ describe('hosted pages', () => {
   it('shows a button per enabled social provider, which starts /sign-in/social with callbackURL = returnTo', async () => {
     const provider = new URL(logoURL).origin
     server.gatehouse.config.update({
-      socialProviders: { github: { clientId: 'hosted-client', clientSecret: 'hosted-secret', endpoints: { authorization: `${provider}/authorize` } } },
+      socialProviders: {
+        github: { clientId: 'hosted-client', clientSecret: 'hosted-secret', endpoints: { authorization: `${provider}/authorize` } },
+      },
     })
     try {
       const config = (await (await fetch(`${server.base}/ui/api/config`)).json()) as { socialProviders: unknown }
@@ -458,7 +492,10 @@ describe('hosted pages', () => {
     expect(await axe(page)).toEqual([])
     await page.getByLabel(/^Email/).fill(user.email)
     await page.getByRole('button', { name: 'Send reset link' }).click()
-    await page.getByTestId('reset-requested').filter({ hasText: 'If this email exists in our system, check your email for the reset link' }).waitFor()
+    await page
+      .getByTestId('reset-requested')
+      .filter({ hasText: 'If this email exists in our system, check your email for the reset link' })
+      .waitFor()
 
     const mail = await sink.waitFor(user.email, (m) => /reset/i.test(m.subject))
     const link = linkIn(mail.text)
@@ -491,7 +528,9 @@ describe('hosted pages', () => {
   it('consent: reads the interaction, shows the client and scopes, posts Allow and follows redirectTo (OIDC stand-in)', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
     const { context, page } = await newPage()
-    await context.addCookies([{ name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: server.origin }])
+    await context.addCookies([
+      { name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: server.origin },
+    ])
     const fake = await fakeOidcInteraction(page)
     await page.goto(ui('consent', { interaction: 'uid-123' }))
     await page.getByRole('heading', { level: 1, name: 'Allow Grafana?' }).waitFor()
@@ -524,7 +563,9 @@ describe('hosted pages', () => {
     await page.waitForURL(ui('sign-out', { done: '1' }))
     await page.getByTestId('signed-out').waitFor()
     expect(await axe(page)).toEqual([])
-    expect(fake.posts).toEqual([{ path: '/oidc/session/end/confirm', body: 'xsrf=xsrf-token-1&logout=yes', withSession: false, origin: server.origin }])
+    expect(fake.posts).toEqual([
+      { path: '/oidc/session/end/confirm', body: 'xsrf=xsrf-token-1&logout=yes', withSession: false, origin: server.origin },
+    ])
     // The session itself is gone on the server.
     expect((await user.client.get('/get-session')).body).toBeNull()
 
@@ -610,11 +651,21 @@ async function fakeOidcInteraction(page: Page): Promise<{ posts: FakePost[] }> {
     const path = new URL(request.url()).pathname.slice(base.length)
     const headers = await request.allHeaders()
     if (request.method() === 'POST') {
-      posts.push({ path, body: request.postData() ?? '', withSession: (headers.cookie ?? '').includes('better-auth.session_token='), origin: headers.origin ?? null })
+      posts.push({
+        path,
+        body: request.postData() ?? '',
+        withSession: (headers.cookie ?? '').includes('better-auth.session_token='),
+        origin: headers.origin ?? null,
+      })
     }
     if (request.method() === 'GET' && path === '/oidc/interaction/uid-123') {
       return route.fulfill({
-        json: { uid: 'uid-123', prompt: 'consent', client: { clientId: 'grafana', name: 'Grafana', logo: logoURL }, scopes: ['openid', 'profile', 'email'] },
+        json: {
+          uid: 'uid-123',
+          prompt: 'consent',
+          client: { clientId: 'grafana', name: 'Grafana', logo: logoURL },
+          scopes: ['openid', 'profile', 'email'],
+        },
       })
     }
     if (request.method() === 'POST' && path === '/oidc/interaction/uid-123/consent') {

@@ -40,7 +40,11 @@ function register() {
     startedAt: Date.now(),
     logger: silentLogger,
   })
-  registerPanelIpc(fakeElectron.ipcMain as unknown as Pick<IpcMain, 'handle' | 'removeHandler'>, service, trustedSenderCheck(() => mainFrame as never, sameAppURL(APP_URL)))
+  registerPanelIpc(
+    fakeElectron.ipcMain as unknown as Pick<IpcMain, 'handle' | 'removeHandler'>,
+    service,
+    trustedSenderCheck(() => mainFrame as never, sameAppURL(APP_URL)),
+  )
   const invoke = (channel: string, frame: FakeFrame | null, input?: unknown) =>
     state.handlers.get(channel)!(event(frame), input) as Promise<PanelResult>
   return { mainFrame, invoke }
@@ -211,7 +215,14 @@ describe('main: IPC registration of the panel contract', () => {
       },
     })
     try {
-      const service = createPanelService({ gatehouse: own.gatehouse, apiURL: () => own.base, mode: 'desktop', version: 'test', startedAt: Date.now(), logger: silentLogger })
+      const service = createPanelService({
+        gatehouse: own.gatehouse,
+        apiURL: () => own.base,
+        mode: 'desktop',
+        version: 'test',
+        startedAt: Date.now(),
+        logger: silentLogger,
+      })
       const result = await service.dispatch('settings.get', {})
       expect(result.ok).toBe(true)
       const text = JSON.stringify(result)
@@ -219,7 +230,9 @@ describe('main: IPC registration of the panel contract', () => {
       expect(text).not.toContain('gh-secret-value')
       expect(text).not.toContain(own.gatehouse.ctx.secret)
       if (result.ok) {
-        const { effective } = result.data as { effective: { mail: { smtp: { url: string } }; socialProviders: { github: Record<string, unknown> } } }
+        const { effective } = result.data as {
+          effective: { mail: { smtp: { url: string } }; socialProviders: { github: Record<string, unknown> } }
+        }
         expect(effective.mail.smtp.url).toBe('smtp://me@gmail.com@smtp.gmail.com:587')
         expect(effective.socialProviders.github.clientId).toBe('gh-id')
         expect(effective.socialProviders.github).not.toHaveProperty('clientSecret')
@@ -313,7 +326,11 @@ describe('main: auth secret at rest', () => {
 
       const legacy = mkdtempSync(join(tmpdir(), 'gatehouse-secret-'))
       writeFileSync(join(legacy, 'secret'), 'legacy-plaintext-secret\n')
-      expect(await loadOrCreateSecret(legacy, fakeElectron.safeStorage)).toMatchObject({ secret: 'legacy-plaintext-secret', storage: 'safeStorage', changed: true })
+      expect(await loadOrCreateSecret(legacy, fakeElectron.safeStorage)).toMatchObject({
+        secret: 'legacy-plaintext-secret',
+        storage: 'safeStorage',
+        changed: true,
+      })
       expect(existsSync(join(legacy, 'secret'))).toBe(false)
       rmSync(legacy, { recursive: true })
 
@@ -323,7 +340,12 @@ describe('main: auth secret at rest', () => {
       expect(result.storage).toBe('file')
       expect(readFileSync(join(plain, 'secret'), 'utf8').trim()).toBe(result.secret)
       expect(statSync(join(plain, 'secret')).mode & 0o777).toBe(0o600)
-      await expect(loadOrCreateSecret(dir, fakeElectron.safeStorage)).rejects.toMatchObject({ name: 'SecretError', kind: 'unavailable', sealed: true, message: expect.stringMatching(/keyring.*not available now/) })
+      await expect(loadOrCreateSecret(dir, fakeElectron.safeStorage)).rejects.toMatchObject({
+        name: 'SecretError',
+        kind: 'unavailable',
+        sealed: true,
+        message: expect.stringMatching(/keyring.*not available now/),
+      })
       rmSync(plain, { recursive: true })
     } finally {
       state.encryptionAvailable = true

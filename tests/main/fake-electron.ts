@@ -161,13 +161,15 @@ export const fakeElectron = {
   },
   dialog: {
     showErrorBox: vi.fn(),
-    showMessageBox: vi.fn(async (options: { type?: string; title?: string; message: string; detail?: string; buttons: string[]; cancelId?: number }) => {
-      state.dialogs.push(options)
-      const label = state.answer(options)
-      const index = label === undefined ? -1 : options.buttons.indexOf(label)
-      if (label !== undefined && index < 0) throw new Error(`no button "${label}" in ${JSON.stringify(options.buttons)}`)
-      return { response: index < 0 ? (options.cancelId ?? options.buttons.length - 1) : index, checkboxChecked: false }
-    }),
+    showMessageBox: vi.fn(
+      async (options: { type?: string; title?: string; message: string; detail?: string; buttons: string[]; cancelId?: number }) => {
+        state.dialogs.push(options)
+        const label = state.answer(options)
+        const index = label === undefined ? -1 : options.buttons.indexOf(label)
+        if (label !== undefined && index < 0) throw new Error(`no button "${label}" in ${JSON.stringify(options.buttons)}`)
+        return { response: index < 0 ? (options.cancelId ?? options.buttons.length - 1) : index, checkboxChecked: false }
+      },
+    ),
   },
   shell: {
     openExternal: vi.fn(() => Promise.resolve()),

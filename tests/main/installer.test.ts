@@ -18,7 +18,16 @@ const run = promisify(execFile)
 
 const SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX'
 /** Electron's fuse order (FuseV1Options); '1' enabled, '0' disabled: Electron's defaults. */
-const FUSES = ['runAsNode', 'cookieEncryption', 'nodeOptions', 'nodeCliInspect', 'asarIntegrity', 'onlyLoadAppFromAsar', 'browserV8Snapshot', 'fileProtocolPrivileges']
+const FUSES = [
+  'runAsNode',
+  'cookieEncryption',
+  'nodeOptions',
+  'nodeCliInspect',
+  'asarIntegrity',
+  'onlyLoadAppFromAsar',
+  'browserV8Snapshot',
+  'fileProtocolPrivileges',
+]
 const DEFAULTS = '10110001'
 
 let work: string
@@ -29,7 +38,11 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'gatehouse-installer-'))
   const dist = join(work, 'electron-dist')
   mkdirSync(dist)
-  writeFileSync(join(dist, 'electron'), Buffer.concat([Buffer.from('stub '), Buffer.from(SENTINEL), Buffer.from([1, FUSES.length]), Buffer.from(DEFAULTS)]), { mode: 0o755 })
+  writeFileSync(
+    join(dist, 'electron'),
+    Buffer.concat([Buffer.from('stub '), Buffer.from(SENTINEL), Buffer.from([1, FUSES.length]), Buffer.from(DEFAULTS)]),
+    { mode: 0o755 },
+  )
   for (const file of ['chrome-sandbox', 'chrome_crashpad_handler', 'icudtl.dat', 'resources.pak', 'v8_context_snapshot.bin', 'LICENSE']) {
     writeFileSync(join(dist, file), '')
   }
@@ -37,7 +50,16 @@ beforeAll(async () => {
   const out = join(work, 'out')
   await run(
     'npx',
-    ['electron-builder', '--linux', '--dir', '--config', 'electron-builder.yml', `-c.electronDist=${dist}`, '-c.electronVersion=45.4.1', `-c.directories.output=${out}`],
+    [
+      'electron-builder',
+      '--linux',
+      '--dir',
+      '--config',
+      'electron-builder.yml',
+      `-c.electronDist=${dist}`,
+      '-c.electronVersion=45.4.1',
+      `-c.directories.output=${out}`,
+    ],
     { cwd: root, maxBuffer: 64 * 1024 * 1024 },
   )
   unpacked = join(out, 'linux-unpacked')

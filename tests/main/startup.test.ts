@@ -390,7 +390,10 @@ describe('desktop: window, menus, permissions, CSP', () => {
 
 describe('desktop: the Network section over IPC', () => {
   const call = async (win: FakeBrowserWindow, op: string, input: unknown) =>
-    (await state.handlers.get(channelOf(op as never))!({ senderFrame: win.webContents.mainFrame } as unknown as IpcMainInvokeEvent, input)) as PanelResult
+    (await state.handlers.get(channelOf(op as never))!(
+      { senderFrame: win.webContents.mainFrame } as unknown as IpcMainInvokeEvent,
+      input,
+    )) as PanelResult
 
   it('moves the listener to another loopback port, saves it, and the tray copies the new URL', async () => {
     const first = await loopbackPort(false)
@@ -401,15 +404,28 @@ describe('desktop: the Network section over IPC', () => {
     const got = await call(win, 'network.get', {})
     expect(got).toMatchObject({
       ok: true,
-      data: { stored: { listen: 'loopback', port: first }, current: { host: '127.0.0.1', port: first, listening: true }, overrides: {}, canSave: true },
+      data: {
+        stored: { listen: 'loopback', port: first },
+        current: { host: '127.0.0.1', port: first, listening: true },
+        overrides: {},
+        canSave: true,
+      },
     })
 
     const second = await loopbackPort(false)
     const applied = await call(win, 'network.apply', { listen: 'loopback', interface: null, port: second, baseURL: null })
-    expect(applied).toEqual({ ok: true, data: { applied: true, apiURL: `http://127.0.0.1:${second}/api/auth`, host: '127.0.0.1', port: second } })
+    expect(applied).toEqual({
+      ok: true,
+      data: { applied: true, apiURL: `http://127.0.0.1:${second}/api/auth`, host: '127.0.0.1', port: second },
+    })
     expect((await fetch(`http://127.0.0.1:${second}/api/auth/ok`)).status).toBe(200)
     await expect(fetch(`http://127.0.0.1:${first}/api/auth/ok`)).rejects.toThrow()
-    expect(JSON.parse(readFileSync(join(dataDir(), 'network.json'), 'utf8'))).toEqual({ listen: 'loopback', interface: null, port: second, baseURL: null })
+    expect(JSON.parse(readFileSync(join(dataDir(), 'network.json'), 'utf8'))).toEqual({
+      listen: 'loopback',
+      interface: null,
+      port: second,
+      baseURL: null,
+    })
     state.trays[0]!.menu.find((i) => i.label === 'Copy API URL')!.click!()
     expect(state.clipboard).toBe(`http://127.0.0.1:${second}/api/auth`)
     expect(desktop.gatehouse.ctx.baseURL).toBe(`http://127.0.0.1:${second}/api/auth`)
@@ -424,7 +440,11 @@ describe('desktop: the Network section over IPC', () => {
     const refused = await call(win, 'network.apply', { listen: 'loopback', interface: null, port: 4999, baseURL: null })
     expect(refused).toEqual({
       ok: false,
-      error: { code: 'STARTUP_OVERRIDE', status: 403, message: 'The port is set at start-up by GATEHOUSE_PORT; change it there (it wins over the panel)' },
+      error: {
+        code: 'STARTUP_OVERRIDE',
+        status: 403,
+        message: 'The port is set at start-up by GATEHOUSE_PORT; change it there (it wins over the panel)',
+      },
     })
   })
 })
@@ -437,7 +457,10 @@ describe('desktop: main/index.ts', () => {
     try {
       await import('../../main/index.js')
       await vi.waitFor(() => expect(state.exitCodes).toEqual([1]))
-      expect(fakeElectron.dialog.showErrorBox).toHaveBeenCalledWith('Gatehouse could not start', expect.stringContaining('something unforeseen'))
+      expect(fakeElectron.dialog.showErrorBox).toHaveBeenCalledWith(
+        'Gatehouse could not start',
+        expect.stringContaining('something unforeseen'),
+      )
     } finally {
       spy.mockRestore()
       vi.doUnmock('../../main/app.js')

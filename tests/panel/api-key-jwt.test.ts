@@ -1,4 +1,3 @@
-
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../helpers/http.js'

@@ -29,7 +29,9 @@ afterAll(async () => {
 })
 
 describe('backups view', () => {
-  it('creates a backup with progress, lists it with its row counts, downloads it, and stages a confirmed restore naming what it replaces', { timeout: 60_000 }, async () => {
+  it('creates a backup with progress, lists it with its row counts, downloads it, and stages a confirmed restore naming what it replaces', {
+    timeout: 60_000,
+  }, async () => {
     await signUp(h.server.base)
     await page.goto(`${h.panel.origin}/#/backup`)
     await page.getByRole('heading', { level: 2, name: 'Backups' }).waitFor()

@@ -1,4 +1,3 @@
-
 import type { BrowserContext, Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
@@ -45,7 +44,10 @@ describe('browser panel', () => {
     expect(noToken.status).toBe(401)
     expect(await noToken.json()).toEqual({ code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' })
     const wrongCookie = await api('server.info', { headers: { cookie: `gatehouse_panel_${h.panel.port}=nope` } })
-    expect([wrongCookie.status, await wrongCookie.json()]).toEqual([401, { code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' }])
+    expect([wrongCookie.status, await wrongCookie.json()]).toEqual([
+      401,
+      { code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' },
+    ])
 
     // Even with the token: other sites, other Host names (DNS rebinding) and non-JSON bodies are refused.
     const bearer = { authorization: `Bearer ${h.panel.token}` }
@@ -151,7 +153,9 @@ describe('browser panel', () => {
 
   it('audit log filters by outcome and user, and exports what it shows', { timeout: 15_000 }, async () => {
     const victim = await signUp(h.server.base)
-    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: 'not it at all' })).status).toBe(401)
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: 'not it at all' })).status).toBe(
+      401,
+    )
 
     await open('audit', 'Audit log')
     await page.getByTestId('filter-user').fill(victim.email)
@@ -184,7 +188,10 @@ describe('browser panel', () => {
     await page.getByTestId(`user-row-${email}`).waitFor()
 
     const client = new HttpClient(h.server.base)
-    const signIn = await client.post<{ user: { email: string; name: string } }>('/sign-in/email', { email, password: 'panel-made password' })
+    const signIn = await client.post<{ user: { email: string; name: string } }>('/sign-in/email', {
+      email,
+      password: 'panel-made password',
+    })
     expect(signIn.status).toBe(200)
     expect(signIn.body.user).toMatchObject({ email, name: 'Panel Made' })
     await page.getByTestId(`user-row-${email}`).click()
@@ -242,11 +249,17 @@ describe('browser panel', () => {
 
     await page.getByTestId('unban-user').click()
     await page.getByTestId('ban-user').waitFor()
-    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: victim.password })).status).toBe(200)
+    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: victim.password })).status).toBe(
+      200,
+    )
   })
 
   it('a provider configured in the panel is used by /sign-in/social at once', { timeout: 15_000 }, async () => {
-    const social = () => new HttpClient(h.server.base).post<{ url: string; redirect: boolean }>('/sign-in/social', { provider: 'github', callbackURL: '/done' })
+    const social = () =>
+      new HttpClient(h.server.base).post<{ url: string; redirect: boolean }>('/sign-in/social', {
+        provider: 'github',
+        callbackURL: '/done',
+      })
     expect((await social()).status).toBe(404)
 
     await open('providers', 'Providers')
@@ -277,7 +290,9 @@ describe('browser panel', () => {
     await page.keyboard.press('Escape')
   })
 
-  it('a provider form shows the refusal beside the field the server named (clientId), not in a guess from the text', { timeout: 15_000 }, async () => {
+  it('a provider form shows the refusal beside the field the server named (clientId), not in a guess from the text', {
+    timeout: 15_000,
+  }, async () => {
     await open('providers', 'Providers')
     await page.getByTestId('provider-gitlab-configure').click()
     const input = page.getByTestId('provider-gitlab-client-id')

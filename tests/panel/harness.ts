@@ -73,7 +73,12 @@ export function panelPageForFile(timeout = 180_000): PanelPage {
   beforeAll(async () => {
     ;[assets, session.browser] = await Promise.all([buildRenderer(), launchChromium()])
     session.h = await startPanelHarness(assets)
-    session.context = await session.browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
+    session.context = await session.browser.newContext({
+      viewport: { width: 1360, height: 900 },
+      timezoneId: 'UTC',
+      locale: 'en-GB',
+      colorScheme: 'light',
+    })
     session.page = await session.context.newPage()
     session.page.setDefaultTimeout(7_000)
     await session.page.goto(session.h.panel.loginURL)

@@ -50,7 +50,9 @@ function describeMachine() {
   system.hostname = () => 'gatehouse-box'
   system.interfaces = () => ({
     lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
-    'lan-test': [{ address: '127.0.0.1', netmask: '255.255.255.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '127.0.0.1/24' }],
+    'lan-test': [
+      { address: '127.0.0.1', netmask: '255.255.255.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '127.0.0.1/24' },
+    ],
   })
 }
 
@@ -118,7 +120,9 @@ describe('Network section', () => {
     await screenshot(page, 'network', true)
   })
 
-  it('applies a new port by restarting the listener only; the API answers there and the setting is saved', { timeout: 45_000 }, async () => {
+  it('applies a new port by restarting the listener only; the API answers there and the setting is saved', {
+    timeout: 45_000,
+  }, async () => {
     const before = h.server.gatehouse.listening()!.port
     const next = await loopbackPort(false)
     await open('network', 'Network')
@@ -165,7 +169,10 @@ describe('Network section', () => {
 
     await page.getByTestId('network-base-url').fill(`http://127.0.0.1:${closed}`)
     await page.getByTestId('network-check').click()
-    await page.getByTestId('network-check-result').getByText(/No answer from this machine \(ECONNREFUSED\)/).waitFor()
+    await page
+      .getByTestId('network-check-result')
+      .getByText(/No answer from this machine \(ECONNREFUSED\)/)
+      .waitFor()
   })
 
   it('listens on a chosen LAN interface and applies a base URL picked from the proposals', { timeout: 45_000 }, async () => {

@@ -62,7 +62,9 @@ describe('OIDC in Chromium', () => {
   it('authorization code + PKCE: sign-in, consent, callback, code exchange, ID token against the JWKS', async () => {
     const person = await signUp(server.base, { name: 'Erin', password: 'correct horse battery' })
     const { client, clientSecret } = await createClient(server.gatehouse.ctx, { name: 'Grafana', redirectUris: [CALLBACK] }, { via: 'cli' })
-    const config = await oidc.discovery(new URL(server.base), client.clientId, clientSecret as string, undefined, { execute: [oidc.allowInsecureRequests] })
+    const config = await oidc.discovery(new URL(server.base), client.clientId, clientSecret as string, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    })
     const verifier = oidc.randomPKCECodeVerifier()
     const state = oidc.randomState()
     const url = oidc.buildAuthorizationUrl(config, {

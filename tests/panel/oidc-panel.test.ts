@@ -15,12 +15,17 @@ const open = viewOpener(session)
 const clientCredentials = (clientId: string, secret: string) =>
   fetch(`${h.server.base}/oauth2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+    },
     body: 'grant_type=client_credentials',
   })
 
 describe('Single sign-on view', () => {
-  it('switches the provider on, registers Grafana from its recipe, shows the secret once with the text to paste, deletes it', { timeout: 60_000 }, async () => {
+  it('switches the provider on, registers Grafana from its recipe, shows the secret once with the text to paste, deletes it', {
+    timeout: 60_000,
+  }, async () => {
     await open('sso', 'Single sign-on')
     await page.getByTestId('oidc-enabled').click()
     await expect.poll(async () => (await fetch(`${h.server.base}/.well-known/openid-configuration`)).status).toBe(200)

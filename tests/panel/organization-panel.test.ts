@@ -87,9 +87,9 @@ describe('organization panel operations', () => {
       status: 400,
       field: 'teamName',
     })
-    expect((await data<{ team: { name: string } }>('orgs.renameTeam', { organizationId: orgId, teamId: team.id, name: 'Operations' })).team.name).toBe(
-      'Operations',
-    )
+    expect(
+      (await data<{ team: { name: string } }>('orgs.renameTeam', { organizationId: orgId, teamId: team.id, name: 'Operations' })).team.name,
+    ).toBe('Operations')
 
     // Invitations: unknown role, bad address and an existing member name their fields.
     expect(await failure('orgs.invite', { organizationId: orgId, email: other.email, role: 'wizard' })).toEqual({
@@ -123,7 +123,9 @@ describe('organization panel operations', () => {
     })
     await data('orgs.invite', { organizationId: orgId, email: other.email, role: 'member', resend: true })
     expect(await data('orgs.cancelInvitation', { organizationId: orgId, invitationId: invited.invitation.id })).toEqual({ success: true })
-    expect((await data<OrgDetail>('orgs.get', { organizationId: orgId })).invitations).toMatchObject([{ email: other.email, status: 'canceled' }])
+    expect((await data<OrgDetail>('orgs.get', { organizationId: orgId })).invitations).toMatchObject([
+      { email: other.email, status: 'canceled' },
+    ])
 
     // Roles: the last owner cannot be demoted or removed; the user view lists the membership.
     const ownerMember = detail.members[0]?.id as string
@@ -135,7 +137,9 @@ describe('organization panel operations', () => {
     expect(await failure('orgs.removeMember', { organizationId: orgId, memberId: ownerMember })).toMatchObject({
       code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
     })
-    expect(await data('orgs.updateMemberRole', { organizationId: orgId, memberId: ownerMember, role: 'owner,admin' })).toEqual({ success: true })
+    expect(await data('orgs.updateMemberRole', { organizationId: orgId, memberId: ownerMember, role: 'owner,admin' })).toEqual({
+      success: true,
+    })
     const user = await data<{ memberships: unknown[] }>('users.get', { userId: owner.user.id })
     expect(user.memberships).toEqual([{ organizationId: orgId, name: 'Panel Org', slug, role: 'owner,admin' }])
 

@@ -52,7 +52,9 @@ describe('panel operations for the product views', () => {
     const gone = await signUp(server.base, { name: 'Soon Gone' })
     const kept = await signUp(server.base, { name: 'Still Here' })
     await data('users.remove', { userId: gone.user.id })
-    const list = await data<{ events: Array<{ targetUserId: string | null }>; people: Record<string, unknown> }>('audit.list', { limit: 500 })
+    const list = await data<{ events: Array<{ targetUserId: string | null }>; people: Record<string, unknown> }>('audit.list', {
+      limit: 500,
+    })
     expect(list.people[kept.user.id]).toEqual({ id: kept.user.id, name: 'Still Here', email: kept.email })
     expect(list.people[gone.user.id]).toBeUndefined()
     expect(list.events.some((e) => e.targetUserId === gone.user.id)).toBe(true)
@@ -78,7 +80,12 @@ describe('panel operations for the product views', () => {
     })
     expect(await create({ email: 'fresh-field@example.com', role: 'admin, nobody' })).toEqual({
       ok: false,
-      error: { code: 'YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE', message: 'You are not allowed to set a non-existent role value', status: 400, field: 'role' },
+      error: {
+        code: 'YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE',
+        message: 'You are not allowed to set a non-existent role value',
+        status: 400,
+        field: 'role',
+      },
     })
     expect(await op('users.setRole', { userId: taken.user.id, role: 'nobody' })).toMatchObject({ ok: false, error: { field: 'role' } })
     expect(await op('users.setPassword', { userId: taken.user.id, newPassword: 'short' })).toMatchObject({
@@ -97,11 +104,25 @@ describe('panel operations for the product views', () => {
 
   it('a test sign-in needs a client id, and its state signs nobody in', async () => {
     const missing = await op('providers.testSignIn', { id: 'gitlab' })
-    expect(missing).toEqual({ ok: false, error: { code: 'PROVIDER_NOT_CONFIGURED', message: 'Set a client id for GitLab first', status: 400 } })
-    expect(await op('providers.testSignIn', { id: 'nope' })).toMatchObject({ ok: false, error: { code: 'PROVIDER_NOT_FOUND', status: 404 } })
+    expect(missing).toEqual({
+      ok: false,
+      error: { code: 'PROVIDER_NOT_CONFIGURED', message: 'Set a client id for GitLab first', status: 400 },
+    })
+    expect(await op('providers.testSignIn', { id: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'PROVIDER_NOT_FOUND', status: 404 },
+    })
 
     // Configured but off: it can be tried, and it stays off for real sign-ins.
-    await data('providers.update', { id: 'gitlab', enabled: false, clientId: 'gl-client', clientSecret: 'gl-secret', scopes: [], trustedForLinking: false, overrides: {} })
+    await data('providers.update', {
+      id: 'gitlab',
+      enabled: false,
+      clientId: 'gl-client',
+      clientSecret: 'gl-secret',
+      scopes: [],
+      trustedForLinking: false,
+      overrides: {},
+    })
     expect((await data<Array<{ id: string; status: string }>>('providers.list')).find((p) => p.id === 'gitlab')?.status).toBe('configured')
     const started = await data<{ url: string; testId: string }>('providers.testSignIn', { id: 'gitlab' })
     const url = new URL(started.url)
@@ -115,7 +136,11 @@ describe('panel operations for the product views', () => {
     expect(back.status).toBe(302)
     expect(back.headers.get('location')).toBe(`${server.base}/error?error=access_denied`)
     expect(back.headers.get('set-cookie')).toBeNull()
-    expect(await data('providers.testResult', { testId: started.testId })).toEqual({ status: 'failure', code: 'access_denied', profile: null })
+    expect(await data('providers.testResult', { testId: started.testId })).toEqual({
+      status: 'failure',
+      code: 'access_denied',
+      profile: null,
+    })
     // Single use.
     const replay = await fetch(`${server.base}/callback/gitlab?state=${started.testId}&code=x`, { redirect: 'manual' })
     expect(replay.headers.get('location')).toBe(`${server.base}/error?error=state_mismatch`)

@@ -51,9 +51,22 @@ async function axe(): Promise<Violation[]> {
   await page.waitForTimeout(400)
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (ctx: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe.run
+    const run = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: unknown,
+            options: unknown,
+          ) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
+        }
+      }
+    ).axe.run
     const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`) }))
+    return result.violations.map((v) => ({
+      id: v.id,
+      help: v.help,
+      nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`),
+    }))
   })
 }
 
@@ -61,7 +74,12 @@ async function axe(): Promise<Violation[]> {
 const focused = (selector: string) =>
   page.evaluate((sel) => {
     const el = document.activeElement as HTMLElement | null
-    return { testId: el?.dataset.testid ?? null, text: el?.textContent?.trim() ?? '', inside: Boolean(el?.closest(sel)), tag: el?.tagName ?? '' }
+    return {
+      testId: el?.dataset.testid ?? null,
+      text: el?.textContent?.trim() ?? '',
+      inside: Boolean(el?.closest(sel)),
+      tag: el?.tagName ?? '',
+    }
   }, selector)
 
 describe('the panel reads like a product', () => {
@@ -125,7 +143,11 @@ describe('the panel reads like a product', () => {
     // Bucket the audit log independently and compare every bucket.
     const expected = overview.activity.map((b) => {
       const inBucket = audit.events.filter((e) => e.createdAt >= b.start && e.createdAt < b.start + 3600_000)
-      return { start: b.start, signIns: inBucket.filter((e) => e.outcome === 'success').length, failures: inBucket.filter((e) => e.outcome === 'failure').length }
+      return {
+        start: b.start,
+        signIns: inBucket.filter((e) => e.outcome === 'success').length,
+        failures: inBucket.filter((e) => e.outcome === 'failure').length,
+      }
     })
     expect(overview.activity).toEqual(expected)
     const last = overview.activity.at(-1)
@@ -133,11 +155,16 @@ describe('the panel reads like a product', () => {
     expect(last?.signIns).toBeGreaterThanOrEqual(1)
     expect(last?.failures).toBe(2)
     const days = await op('overview.get', { range: 'days' })
-    expect(days.activity.at(-1)?.failures).toBe(audit.events.filter((e) => e.outcome === 'failure' && e.createdAt >= (days.activity.at(-1)?.start ?? 0)).length)
+    expect(days.activity.at(-1)?.failures).toBe(
+      audit.events.filter((e) => e.outcome === 'failure' && e.createdAt >= (days.activity.at(-1)?.start ?? 0)).length,
+    )
 
     await open('overview', 'Overview')
     const total = overview.activity.reduce((n, b) => n + b.signIns, 0)
-    await page.getByTestId('activity-summary').filter({ hasText: `${total} sign-in${total === 1 ? '' : 's'}, 2 failed` }).waitFor()
+    await page
+      .getByTestId('activity-summary')
+      .filter({ hasText: `${total} sign-in${total === 1 ? '' : 's'}, 2 failed` })
+      .waitFor()
     // The bars are drawn (recharts renders one rectangle per non-zero value).
     await page.locator('.recharts-bar-rectangle path').first().waitFor()
     expect(await page.locator('.recharts-bar-rectangle path').count()).toBeGreaterThanOrEqual(2)
@@ -157,7 +184,10 @@ describe('the panel reads like a product', () => {
     await failed.getByText('Reason: wrong password (INVALID_PASSWORD)').waitFor()
     expect(await table.textContent()).not.toContain(ada.user.id)
     await failed.getByTestId('audit-person').hover()
-    await page.getByRole('tooltip').filter({ hasText: `User id ${ada.user.id}` }).waitFor()
+    await page
+      .getByRole('tooltip')
+      .filter({ hasText: `User id ${ada.user.id}` })
+      .waitFor()
     // No JSON in the detail column.
     for (const text of await page.getByTestId('audit-detail').allTextContents()) expect(text).not.toMatch(/[{}"]/)
     await screenshot(page, 'audit-people', true)
@@ -169,7 +199,16 @@ describe('the panel reads like a product', () => {
   it('settings: sections, human labels, and a review of the changes before each section is saved', { timeout: 30_000 }, async () => {
     await open('settings', 'Settings')
     const nav = page.getByRole('navigation', { name: 'Settings sections' })
-    for (const title of ['Application and URLs', 'Sign-in and passwords', 'Sessions and cookies', 'Rate limits and lockout', 'Users and accounts', 'Organizations', 'Admin roles', 'Mail']) {
+    for (const title of [
+      'Application and URLs',
+      'Sign-in and passwords',
+      'Sessions and cookies',
+      'Rate limits and lockout',
+      'Users and accounts',
+      'Organizations',
+      'Admin roles',
+      'Mail',
+    ]) {
       await nav.getByText(title, { exact: true }).waitFor()
     }
     await screenshot(page, 'settings-application', true)
@@ -225,7 +264,9 @@ describe('the panel reads like a product', () => {
 
   it('providers: a compact list, a drawer, and a test sign-in that reports success or the error code', { timeout: 40_000 }, async () => {
     const fake = await new FakeProvider().start()
-    let tokenAnswer: { status?: number; json: unknown } = { json: { access_token: 'gho_test', token_type: 'bearer', scope: 'read:user,user:email' } }
+    let tokenAnswer: { status?: number; json: unknown } = {
+      json: { access_token: 'gho_test', token_type: 'bearer', scope: 'read:user,user:email' },
+    }
     fake
       .on('GET', '/login/oauth/authorize', (req) => {
         const back = new URL(req.query.get('redirect_uri') ?? '')
@@ -382,7 +423,7 @@ describe('the panel reads like a product', () => {
     await page.keyboard.press('Escape')
     const failing = Object.fromEntries(Object.entries(results).filter(([, v]) => v.length > 0))
     // On failure, the whole report (rule, element, contrast figures) goes to the log.
-    if (Object.keys(failing).length) console.error("axe violations:", JSON.stringify(failing, null, 2))
+    if (Object.keys(failing).length) console.error('axe violations:', JSON.stringify(failing, null, 2))
     expect(failing).toEqual({})
   })
 })

@@ -36,12 +36,21 @@ describe('panel: second factors', () => {
   it('counts users without a second factor, shows a user’s factors and resets two-factor', { timeout: 60_000 }, async () => {
     const { server } = h
     const jar = new CookieJar()
-    const client = createAuthClient({ baseURL: server.origin, plugins: [twoFactorClient()], fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) } })
+    const client = createAuthClient({
+      baseURL: server.origin,
+      plugins: [twoFactorClient()],
+      fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
+    })
     const email = uniqueEmail('drawer')
     await client.signUp.email({ name: 'Drawer', email, password: PASSWORD })
     const enable = (await client.twoFactor.enable({ password: PASSWORD })).data as { totpURI: string }
-    expect((await client.twoFactor.verifyTotp({ code: (URI.parse(enable.totpURI) as TOTP).generate({ timestamp: server.clock.now() }) })).error).toBeNull()
-    await createAuthClient({ baseURL: server.origin, fetchOptions: { customFetchImpl: jarFetch(server.origin, new CookieJar()) } }).signUp.email({
+    expect(
+      (await client.twoFactor.verifyTotp({ code: (URI.parse(enable.totpURI) as TOTP).generate({ timestamp: server.clock.now() }) })).error,
+    ).toBeNull()
+    await createAuthClient({
+      baseURL: server.origin,
+      fetchOptions: { customFetchImpl: jarFetch(server.origin, new CookieJar()) },
+    }).signUp.email({
       name: 'Plain',
       email: uniqueEmail('plain'),
       password: PASSWORD,
@@ -64,7 +73,10 @@ describe('panel: second factors', () => {
     await page.getByTestId('reset-two-factor').click()
     await page.getByRole('dialog').getByRole('button', { name: 'Reset', exact: true }).click()
     await page.getByText(`Two-factor of ${email} is reset`).waitFor()
-    const signIn = await createAuthClient({ baseURL: server.origin, fetchOptions: { customFetchImpl: jarFetch(server.origin, new CookieJar()) } }).signIn.email({
+    const signIn = await createAuthClient({
+      baseURL: server.origin,
+      fetchOptions: { customFetchImpl: jarFetch(server.origin, new CookieJar()) },
+    }).signIn.email({
       email,
       password: PASSWORD,
     })

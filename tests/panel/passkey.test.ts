@@ -27,7 +27,9 @@ const pages: Server[] = []
 async function pageServer(): Promise<string> {
   const http = createServer(async (req, res) => {
     if (req.url === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body><script type="module" src="/app.js"></script></body></html>')
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><html><body><script type="module" src="/app.js"></script></body></html>')
       return
     }
     if (req.url === '/app.js') {
@@ -80,7 +82,10 @@ beforeAll(async () => {
   good = await pageServer()
   other = await pageServer()
   // Both page origins may call the API (CSRF check); only `good` is a passkey origin.
-  server.gatehouse.config.update({ trustedOrigins: [good, other], passkey: { enabled: true, rpID: 'localhost', rpName: 'Gatehouse test', origin: good } })
+  server.gatehouse.config.update({
+    trustedOrigins: [good, other],
+    passkey: { enabled: true, rpID: 'localhost', rpName: 'Gatehouse test', origin: good },
+  })
   browser = await launchChromium()
 }, 120_000)
 
@@ -135,7 +140,14 @@ async function signedUpUser(page: Page): Promise<string> {
 }
 
 const rows = (userId: string) =>
-  server.gatehouse.ctx.sqlite.prepare('SELECT * FROM passkey WHERE userId = ?').all(userId) as Array<{ id: string; counter: number; backedUp: number; deviceType: string; credentialID: string; name: string }>
+  server.gatehouse.ctx.sqlite.prepare('SELECT * FROM passkey WHERE userId = ?').all(userId) as Array<{
+    id: string
+    counter: number
+    backedUp: number
+    deviceType: string
+    credentialID: string
+    name: string
+  }>
 
 describe('passkeys in real Chromium with a virtual authenticator (official passkeyClient)', () => {
   it('registers, signs in without an email (discoverable), the counter grows; a clone with an old counter is refused', async () => {
@@ -185,7 +197,11 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
     expect(cloned.error).toMatchObject({ status: 400, code: 'AUTHENTICATION_FAILED', message: 'Authentication failed' })
     expect(rows(userId)[0]?.counter).toBe(afterSecond)
     expect((await call(page, 'getSession')).data).toBeNull()
-    const refused = server.gatehouse.ctx.db.select().from(auditEvent).all().filter((e) => e.type === 'passkey.sign-in' && e.outcome === 'failure' && e.targetUserId === userId)
+    const refused = server.gatehouse.ctx.db
+      .select()
+      .from(auditEvent)
+      .all()
+      .filter((e) => e.type === 'passkey.sign-in' && e.outcome === 'failure' && e.targetUserId === userId)
     expect(JSON.stringify(refused.map((e) => e.detail))).toMatch(/counter/i)
     await context.close()
   })
@@ -207,20 +223,42 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
     await signedUpUser(page)
     const register = await call(page, 'passkey.addPasskey', { name: 'Bad' })
     expect(register.error).toMatchObject({ status: 500, code: 'FAILED_TO_VERIFY_REGISTRATION', message: 'Failed to verify registration' })
-    const names = server.gatehouse.ctx.db.select().from(passkey).all().map((p) => p.name)
+    const names = server.gatehouse.ctx.db
+      .select()
+      .from(passkey)
+      .all()
+      .map((p) => p.name)
     expect(names).not.toContain('Bad')
 
     // An administrator removes the passkey from the panel: audited, the owner is told by mail, it no longer signs in.
-    const panel = createPanelService({ gatehouse: server.gatehouse, apiURL: () => server.base, mode: 'browser', version: 'test', startedAt: Date.now(), logger: silentLogger })
+    const panel = createPanelService({
+      gatehouse: server.gatehouse,
+      apiURL: () => server.base,
+      mode: 'browser',
+      version: 'test',
+      startedAt: Date.now(),
+      logger: silentLogger,
+    })
     const ownerId = (server.gatehouse.ctx.sqlite.prepare('SELECT id FROM user WHERE email = ?').get(owner) as { id: string }).id
     const factors = await panel.dispatch('twoFactor.userFactors', { userId: ownerId })
     const keys = factors.ok ? (factors.data as { passkeys: Array<{ id: string; name: string }> }).passkeys : []
     expect(keys.map((k) => k.name)).toEqual(['Good'])
-    expect(await panel.dispatch('passkey.remove', { userId: ownerId, passkeyId: keys[0]?.id })).toEqual({ ok: true, data: { success: true } })
-    const notice = server.gatehouse.ctx.sqlite.prepare("SELECT kind, text FROM mailOutbox WHERE \"to\" = ? ORDER BY createdAt DESC").get(owner) as { kind: string; text: string }
+    expect(await panel.dispatch('passkey.remove', { userId: ownerId, passkeyId: keys[0]?.id })).toEqual({
+      ok: true,
+      data: { success: true },
+    })
+    const notice = server.gatehouse.ctx.sqlite
+      .prepare('SELECT kind, text FROM mailOutbox WHERE "to" = ? ORDER BY createdAt DESC')
+      .get(owner) as { kind: string; text: string }
     expect(notice.kind).toBe('security-notice')
     expect(notice.text).toContain('the passkey "Good"')
-    expect(server.gatehouse.ctx.db.select().from(auditEvent).all().some((e) => e.type === 'passkey.removed' && e.targetUserId === ownerId)).toBe(true)
+    expect(
+      server.gatehouse.ctx.db
+        .select()
+        .from(auditEvent)
+        .all()
+        .some((e) => e.type === 'passkey.removed' && e.targetUserId === ownerId),
+    ).toBe(true)
     await call(page, 'signOut')
     await open(page, good)
     const gone = await call(page, 'signIn.passkey')

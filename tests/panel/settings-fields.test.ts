@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { configSchema } from '../../server/config/schema.js'
-import { diff, EDITED_ELSEWHERE, getPath, SECTIONS, sectionPatch, uncoveredFields } from '../../renderer/src/features/settings/settings-fields.js'
+import {
+  diff,
+  EDITED_ELSEWHERE,
+  getPath,
+  SECTIONS,
+  sectionPatch,
+  uncoveredFields,
+} from '../../renderer/src/features/settings/settings-fields.js'
 
 /** Unwraps default/prefault/optional/nullable/pipe down to the schema that holds the shape. */
 function unwrap(schema: z.ZodType): z.ZodType {
   let s = schema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; in?: z.ZodType } } }
   for (;;) {
     const def = s._zod.def
-    if (def.innerType && ['default', 'prefault', 'optional', 'nullable', 'nonoptional', 'readonly', 'catch'].includes(def.type)) s = def.innerType as never
+    if (def.innerType && ['default', 'prefault', 'optional', 'nullable', 'nonoptional', 'readonly', 'catch'].includes(def.type))
+      s = def.innerType as never
     else if (def.type === 'pipe' && def.in) s = def.in as never
     else return s as unknown as z.ZodType
   }

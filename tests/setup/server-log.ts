@@ -9,13 +9,19 @@ import { type LoggedEntry, serverLog } from '../helpers/server.js'
  */
 const describe = (entries: LoggedEntry[]): string =>
   entries
-    .map((e) => `${e.level}: ${e.message}${e.error === undefined ? '' : ` ${e.error instanceof Error ? (e.error.stack ?? e.error.message) : String(e.error)}`}`)
+    .map(
+      (e) =>
+        `${e.level}: ${e.message}${e.error === undefined ? '' : ` ${e.error instanceof Error ? (e.error.stack ?? e.error.message) : String(e.error)}`}`,
+    )
     .join('\n')
 
 afterEach(() => {
   const unexpected = serverLog.takeUnexpected()
   serverLog.allowed = []
-  if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected entr${unexpected.length === 1 ? 'y' : 'ies'}:\n${describe(unexpected)}`)
+  if (unexpected.length > 0)
+    throw new Error(
+      `the server logged ${unexpected.length} unexpected entr${unexpected.length === 1 ? 'y' : 'ies'}:\n${describe(unexpected)}`,
+    )
 })
 
 // Entries logged after the last test ended (background jobs still running at close).

@@ -18,7 +18,10 @@ describe('config store', () => {
   it('applies changes as a JSON Merge Patch: null removes a key and its default applies again', () => {
     const path = file()
     const store = new ConfigStore(path)
-    store.update({ rateLimit: { customRules: { '/a': { window: 5, max: 1 }, '/b': { window: 5, max: 2 } } }, advanced: { useSecureCookies: true } })
+    store.update({
+      rateLimit: { customRules: { '/a': { window: 5, max: 1 }, '/b': { window: 5, max: 2 } } },
+      advanced: { useSecureCookies: true },
+    })
     expect(Object.keys(store.get().rateLimit.customRules)).toEqual(['/a', '/b'])
     store.update({ rateLimit: { customRules: { '/a': null } }, advanced: { useSecureCookies: null } })
     expect(Object.keys(store.get().rateLimit.customRules)).toEqual(['/b'])

@@ -19,13 +19,25 @@ afterAll(() => {
 })
 
 const proposal = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'proposals', 'list-users-total.sqlite.sql'), 'utf8')
-const insert = sqlite.prepare('INSERT INTO user (id, name, email, emailVerified, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, 0, 0, 0, ?, ?)')
-const grouped = () => sqlite.prepare("SELECT coalesce(role, '') AS role, coalesce(banned, 0) AS banned, count(*) AS n FROM user GROUP BY 1, 2 ORDER BY 1, 2").all()
+const insert = sqlite.prepare(
+  'INSERT INTO user (id, name, email, emailVerified, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, 0, 0, 0, ?, ?)',
+)
+const grouped = () =>
+  sqlite
+    .prepare("SELECT coalesce(role, '') AS role, coalesce(banned, 0) AS banned, count(*) AS n FROM user GROUP BY 1, 2 ORDER BY 1, 2")
+    .all()
 const maintained = () => sqlite.prepare('SELECT role, banned, n FROM userCount WHERE n > 0 ORDER BY 1, 2').all()
 
 describe('maintained user counts (proposal)', () => {
   it('the migration counts the users already there', () => {
-    for (let i = 0; i < 50; i++) insert.run(`u${i}`, `Name ${i}`, `U${i}@Example.com`, i % 10 === 0 ? 'admin' : i % 7 === 0 ? null : 'user', i % 5 === 0 ? 1 : i % 11 === 0 ? null : 0)
+    for (let i = 0; i < 50; i++)
+      insert.run(
+        `u${i}`,
+        `Name ${i}`,
+        `U${i}@Example.com`,
+        i % 10 === 0 ? 'admin' : i % 7 === 0 ? null : 'user',
+        i % 5 === 0 ? 1 : i % 11 === 0 ? null : 0,
+      )
     sqlite.exec(proposal)
     expect(maintained()).toEqual(grouped())
   })
@@ -43,14 +55,20 @@ describe('maintained user counts (proposal)', () => {
   })
 
   it('answers each filter total as today count(*) does', () => {
-    const count = (where: string, ...args: unknown[]) => sqlite.prepare(`SELECT count(*) FROM user WHERE ${where}`).pluck().get(...args)
+    const count = (where: string, ...args: unknown[]) =>
+      sqlite
+        .prepare(`SELECT count(*) FROM user WHERE ${where}`)
+        .pluck()
+        .get(...args)
     const counted = (role: string) => sqlite.prepare('SELECT coalesce(sum(n), 0) FROM userCount WHERE role = ?').pluck().get(role)
     const banned = (b: number) => sqlite.prepare('SELECT coalesce(sum(n), 0) FROM userCount WHERE banned = ?').pluck().get(b)
     for (const role of ['admin', 'user', 'admin,user', 'nobody']) expect(counted(role)).toBe(count('role = ?', role))
     for (const b of [0, 1]) expect(banned(b)).toBe(count('coalesce(banned, 0) = ?', b))
     expect(sqlite.prepare('SELECT sum(n) FROM userCount').pluck().get()).toBe(count('1'))
     // starts_with through the lower(email) range: the same rows as LIKE (ASCII case-insensitive).
-    const prefix = sqlite.prepare("SELECT count(*) FROM user WHERE lower(email) >= ? AND lower(email) < ? AND email LIKE ? ESCAPE '\\'").pluck()
+    const prefix = sqlite
+      .prepare("SELECT count(*) FROM user WHERE lower(email) >= ? AND lower(email) < ? AND email LIKE ? ESCAPE '\\'")
+      .pluck()
     expect(prefix.get('u1', 'u2', 'u1%')).toBe(count("email LIKE 'u1%'"))
     expect(prefix.get('u1', 'u2', 'u1%')).toBeGreaterThan(5)
     // An ASCII prefix: the range alone is exact (SQLite's lower() and LIKE both fold ASCII only).

@@ -14,8 +14,23 @@ function machine(host = 'Office-PC') {
   system.interfaces = () => ({
     lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
     eth0: [
-      { address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '02:00:00:00:00:01', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
-      { address: '192.168.1.20', netmask: '255.255.255.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '192.168.1.20/24' },
+      {
+        address: 'fe80::1',
+        netmask: 'ffff:ffff:ffff:ffff::',
+        family: 'IPv6',
+        mac: '02:00:00:00:00:01',
+        internal: false,
+        cidr: 'fe80::1/64',
+        scopeid: 2,
+      },
+      {
+        address: '192.168.1.20',
+        netmask: '255.255.255.0',
+        family: 'IPv4',
+        mac: '02:00:00:00:00:01',
+        internal: false,
+        cidr: '192.168.1.20/24',
+      },
     ],
   })
 }
@@ -37,8 +52,14 @@ describe('network settings', () => {
 
   it('resolve the host from the choice; all interfaces without a base URL get the LAN address, never 0.0.0.0', () => {
     machine()
-    expect(resolveNetwork({ listen: 'loopback', interface: null, port: 4280, baseURL: null }, {})).toEqual({ host: '127.0.0.1', port: 4280 })
-    expect(resolveNetwork({ listen: 'lan', interface: 'eth0', port: 4280, baseURL: null }, {})).toEqual({ host: '192.168.1.20', port: 4280 })
+    expect(resolveNetwork({ listen: 'loopback', interface: null, port: 4280, baseURL: null }, {})).toEqual({
+      host: '127.0.0.1',
+      port: 4280,
+    })
+    expect(resolveNetwork({ listen: 'lan', interface: 'eth0', port: 4280, baseURL: null }, {})).toEqual({
+      host: '192.168.1.20',
+      port: 4280,
+    })
     expect(resolveNetwork({ listen: 'lan', interface: null, port: 4281, baseURL: null }, {})).toEqual({
       host: '0.0.0.0',
       port: 4281,

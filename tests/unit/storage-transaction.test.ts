@@ -23,8 +23,10 @@ function open(): Database_ {
   return database
 }
 
-const insert = (database: Database_, n: number, tag: string) => database.storage.db.run(sql`INSERT INTO probe (n, tag) VALUES (${n}, ${tag})`)
-const rows = (database: Database_) => database.sqlite.prepare('SELECT n, tag FROM probe ORDER BY rowid').all() as Array<{ n: number; tag: string }>
+const insert = (database: Database_, n: number, tag: string) =>
+  database.storage.db.run(sql`INSERT INTO probe (n, tag) VALUES (${n}, ${tag})`)
+const rows = (database: Database_) =>
+  database.sqlite.prepare('SELECT n, tag FROM probe ORDER BY rowid').all() as Array<{ n: number; tag: string }>
 
 describe('storage.transaction (SQLite)', () => {
   it('commits what the body wrote when it resolves, and returns its value', async () => {

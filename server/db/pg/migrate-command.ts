@@ -147,10 +147,15 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
     try {
       // The schema, inside the transaction (drizzle's journal too, so servers find it migrated).
       await client.query('CREATE SCHEMA IF NOT EXISTS drizzle')
-      await client.query('CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)')
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)',
+      )
       for (const migration of readMigrationFiles({ migrationsFolder: options.migrationsFolder ?? pgMigrationsFolder })) {
         for (const statement of migration.sql) if (statement.trim()) await client.query(statement)
-        await client.query('insert into drizzle.__drizzle_migrations ("hash", "created_at") values ($1, $2)', [migration.hash, migration.folderMillis])
+        await client.query('insert into drizzle.__drizzle_migrations ("hash", "created_at") values ($1, $2)', [
+          migration.hash,
+          migration.folderMillis,
+        ])
       }
 
       for (const key of copyOrder()) {
@@ -236,7 +241,9 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
 
 /** The CLI entry. Exit codes: 0 copied and verified, 1 refused or failed (one line on stderr), 2 usage. */
 export async function migrateCommand(argv: string[], engine: EngineFlags): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: { to: { type: 'string' }; 'data-dir': { type: 'string' }; help: { type: 'boolean'; short: 'h' } } }>>
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: { to: { type: 'string' }; 'data-dir': { type: 'string' }; help: { type: 'boolean'; short: 'h' } } }>
+  >
   try {
     parsed = parseArgs({
       args: argv,

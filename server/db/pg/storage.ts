@@ -119,10 +119,7 @@ function sqlState(error: unknown): string | undefined {
  * one user per email) rely on serializable behaviour. A body awaits only queries (storage rules),
  * so running it again is safe.
  */
-export function postgresStorage(
-  root: PgDB,
-  options: { isolation?: PostgresOptions['isolation']; changes?: ChangeSignal } = {},
-): Storage {
+export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptions['isolation']; changes?: ChangeSignal } = {}): Storage {
   const current = new AsyncLocalStorage<PgDB>()
   const isolationLevel = options.isolation ?? 'serializable'
   return {

@@ -260,7 +260,12 @@ export async function deleteUser(
 }
 
 /** GET /delete-user/callback: the mailed link, opened while signed in as the same user. */
-export async function confirmDeleteUser(ctx: AuthContext, current: SessionWithUser | null, token: string, meta: RequestMeta): Promise<void> {
+export async function confirmDeleteUser(
+  ctx: AuthContext,
+  current: SessionWithUser | null,
+  token: string,
+  meta: RequestMeta,
+): Promise<void> {
   assertDeleteEnabled(ctx)
   if (!current) throw fail(404, 'FAILED_TO_GET_USER_INFO')
   await deleteWithToken(ctx, current, token, meta)
@@ -317,5 +322,11 @@ export async function unlinkAccount(
   )
   if (!match) throw fail(400, 'ACCOUNT_NOT_FOUND')
   await deleteAccountRow(ctx, match.id)
-  await recordAudit(ctx, { type: 'account.unlinked', actorUserId: current.user.id, target: match.id, detail: { providerId: match.providerId }, meta })
+  await recordAudit(ctx, {
+    type: 'account.unlinked',
+    actorUserId: current.user.id,
+    target: match.id,
+    detail: { providerId: match.providerId },
+    meta,
+  })
 }

@@ -9,19 +9,7 @@ export { joinRoles, type PermissionRequest } from '../../core/access-control.js'
  * goes through, on the one access engine of core/access-control.ts.
  */
 export const ADMIN_STATEMENTS = {
-  user: [
-    'create',
-    'list',
-    'set-role',
-    'ban',
-    'impersonate',
-    'impersonate-admins',
-    'delete',
-    'set-password',
-    'set-email',
-    'get',
-    'update',
-  ],
+  user: ['create', 'list', 'set-role', 'ban', 'impersonate', 'impersonate-admins', 'delete', 'set-password', 'set-email', 'get', 'update'],
   session: ['list', 'revoke', 'delete'],
 } as const
 

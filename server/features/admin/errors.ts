@@ -24,8 +24,7 @@ export const ADMIN_ERR = {
   YOU_CANNOT_IMPERSONATE_ADMINS: 'You cannot impersonate admins',
   YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE: 'You are not allowed to set a non-existent role value',
   NO_DATA_TO_UPDATE: 'No data to update',
-  PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER:
-    'Password cannot be updated through update-user. Use the set-user-password endpoint instead',
+  PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER: 'Password cannot be updated through update-user. Use the set-user-password endpoint instead',
   USER_ID_CANNOT_BE_UPDATED: 'User id cannot be updated',
   YOU_ARE_NOT_IMPERSONATING_ANYONE: 'You are not impersonating anyone',
   FAILED_TO_FIND_USER: 'Failed to find user',

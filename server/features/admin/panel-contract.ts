@@ -75,9 +75,7 @@ export const adminContract = {
       user: userRowSchema,
       accounts: z.array(accountRowSchema),
       sessions: z.array(sessionRowSchema),
-      memberships: z.array(
-        z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() }),
-      ),
+      memberships: z.array(z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() })),
       audit: z.array(auditEventSchema),
       people: peopleSchema,
     }),
@@ -117,16 +115,8 @@ export const adminContract = {
     z.object({ userId: id, newPassword: z.string().min(1).max(1024) }).strict(),
     z.object({ status: z.boolean() }),
   ),
-  'users.verifyEmail': mutation(
-    "Marks a user's email as verified",
-    z.object({ userId: id }).strict(),
-    z.object({ user: userRowSchema }),
-  ),
-  'users.revokeSession': mutation(
-    'Revokes one session',
-    z.object({ userId: id, sessionId: id }).strict(),
-    ok,
-  ),
+  'users.verifyEmail': mutation("Marks a user's email as verified", z.object({ userId: id }).strict(), z.object({ user: userRowSchema })),
+  'users.revokeSession': mutation('Revokes one session', z.object({ userId: id, sessionId: id }).strict(), ok),
   'users.revokeSessions': mutation('Revokes every session of a user', z.object({ userId: id }).strict(), ok),
   'users.remove': mutation('Deletes a user', z.object({ userId: id }).strict(), ok),
   'users.impersonationLink': mutation(

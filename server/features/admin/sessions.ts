@@ -17,7 +17,11 @@ export async function revokeUserSession(ctx: AuthContext, actor: Actor, sessionT
   const event = { type: 'admin.revoke-user-session', meta }
   await authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event)
   const removed = await deleteSessionByToken(ctx, sessionToken)
-  await audit(ctx, actor, event, { targetUserId: removed?.userId ?? null, target: removed?.id ?? null, detail: { found: Boolean(removed) } })
+  await audit(ctx, actor, event, {
+    targetUserId: removed?.userId ?? null,
+    target: removed?.id ?? null,
+    detail: { found: Boolean(removed) },
+  })
 }
 
 /** Revokes every session of a user; how many there were. */

@@ -179,9 +179,7 @@ function filterCondition(ctx: AuthContext, fieldName: string, operator: FilterOp
  * make it larger); elsewhere a count.
  */
 export async function estimateUserCount(ctx: AuthContext): Promise<number> {
-  const n = isSqlite(ctx)
-    ? sql<number>`coalesce(max(${user}.rowid), 0)`
-    : sql<number>`count(*)`
+  const n = isSqlite(ctx) ? sql<number>`coalesce(max(${user}.rowid), 0)` : sql<number>`count(*)`
   return Number((await firstRow(ctx.db.select({ n }).from(user)))?.n ?? 0)
 }
 
@@ -207,7 +205,12 @@ async function trigramCandidates(ctx: AuthContext, field: 'email' | 'name', term
     ctx.db
       .select({ n: sql<number>`count(*)`, least: sql<number | null>`min(doc)` })
       .from(sql`user_search_vocab`)
-      .where(sql`col = ${field} AND term IN (${sql.join(grams.map((g) => sql`${g}`), sql`, `)})`),
+      .where(
+        sql`col = ${field} AND term IN (${sql.join(
+          grams.map((g) => sql`${g}`),
+          sql`, `,
+        )})`,
+      ),
   )
   // A trigram absent from the index: nothing can match.
   if (!row || Number(row.n) < grams.length) return sql`0`

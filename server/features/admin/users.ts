@@ -53,7 +53,8 @@ export async function createUser(ctx: AuthContext, actor: Actor, input: CreateUs
   const event = { type: 'admin.create-user', meta }
   await authorize(ctx, actor, ['user', 'create'], 'YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS', event)
   const { role: dataRole, banned: _b, banReason: _r, banExpires: _e, ...data } = input.data ?? {}
-  const requestedRole = input.role ?? (typeof dataRole === 'string' || Array.isArray(dataRole) ? (dataRole as string | string[]) : undefined)
+  const requestedRole =
+    input.role ?? (typeof dataRole === 'string' || Array.isArray(dataRole) ? (dataRole as string | string[]) : undefined)
   let role: string | undefined
   if (requestedRole !== undefined) {
     await authorize(ctx, actor, ['user', 'set-role'], 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE', event)
@@ -124,7 +125,18 @@ export async function getUser(ctx: AuthContext, actor: Actor, userId: string): P
   return requireUser(ctx, userId)
 }
 
-const UPDATE_COLUMNS = new Set(['role', 'banned', 'banReason', 'banExpires', 'email', 'emailVerified', 'name', 'image', 'username', 'displayUsername'])
+const UPDATE_COLUMNS = new Set([
+  'role',
+  'banned',
+  'banReason',
+  'banExpires',
+  'email',
+  'emailVerified',
+  'name',
+  'image',
+  'username',
+  'displayUsername',
+])
 
 /**
  * POST /admin/update-user (current better-auth): changes any profile column. Role changes need

@@ -10,6 +10,9 @@ export const apiKeyFeature = defineFeature({
   routes: apiKeyRoutes,
   panel: apiKeyPanel,
   // Counters kept in memory are written when the server stops.
-  start: ({ ctx }) => async () => await flushUsage(ctx),
+  start:
+    ({ ctx }) =>
+    async () =>
+      await flushUsage(ctx),
   requestSession: async (ctx, request, meta) => await sessionFromApiKey(ctx, request.headers, meta),
 })

@@ -123,7 +123,13 @@ async function sweepExpired(ctx: AuthContext): Promise<void> {
   await deleteExpiredKeys(ctx, now)
 }
 
-async function audit(ctx: AuthContext, type: string, caller: Caller | null, row: Pick<ApiKeyRow, 'id' | 'referenceId'>, detail?: Record<string, unknown>) {
+async function audit(
+  ctx: AuthContext,
+  type: string,
+  caller: Caller | null,
+  row: Pick<ApiKeyRow, 'id' | 'referenceId'>,
+  detail?: Record<string, unknown>,
+) {
   const actor = caller?.kind === 'client' ? (caller.session?.user.id ?? null) : (caller?.actorUserId ?? null)
   await recordAudit(ctx, {
     type,
@@ -136,7 +142,12 @@ async function audit(ctx: AuthContext, type: string, caller: Caller | null, row:
 }
 
 /** Organization-owned keys: the caller must be a member whose role may act on API keys. */
-async function assertOrgPermission(ctx: AuthContext, userId: string, organizationId: string, action: 'create' | 'read' | 'update' | 'delete') {
+async function assertOrgPermission(
+  ctx: AuthContext,
+  userId: string,
+  organizationId: string,
+  action: 'create' | 'read' | 'update' | 'delete',
+) {
   const membership = await findMembership(ctx, userId, organizationId)
   if (!membership) throw apiKeyError(403, 'USER_NOT_MEMBER_OF_ORGANIZATION')
   const orgConf = ctx.config().organization
@@ -189,7 +200,7 @@ export async function createApiKey(ctx: AuthContext, input: CreateInput, caller:
     referenceId = sessionUserId
   } else {
     const userId = caller.userId ?? input.userId
-    if (!userId || !await findUserById(ctx, userId)) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
+    if (!userId || !(await findUserById(ctx, userId))) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
     referenceId = userId
   }
   const { metadata, refillAmount, refillInterval, expiresIn, prefix, name } = input
@@ -310,8 +321,10 @@ export async function updateApiKey(ctx: AuthContext, input: UpdateInput, caller:
   }
   if (input.remaining !== undefined) values.remaining = input.remaining
   if (input.refillAmount !== undefined || input.refillInterval !== undefined) {
-    if (input.refillAmount !== undefined && input.refillInterval === undefined) throw apiKeyError(400, 'REFILL_AMOUNT_AND_INTERVAL_REQUIRED')
-    if (input.refillInterval !== undefined && input.refillAmount === undefined) throw apiKeyError(400, 'REFILL_INTERVAL_AND_AMOUNT_REQUIRED')
+    if (input.refillAmount !== undefined && input.refillInterval === undefined)
+      throw apiKeyError(400, 'REFILL_AMOUNT_AND_INTERVAL_REQUIRED')
+    if (input.refillInterval !== undefined && input.refillAmount === undefined)
+      throw apiKeyError(400, 'REFILL_INTERVAL_AND_AMOUNT_REQUIRED')
     values.refillAmount = input.refillAmount
     values.refillInterval = input.refillInterval
   }
@@ -375,7 +388,13 @@ async function auditRefusal(ctx: AuthContext, code: string, row: ApiKeyRow | und
 }
 
 /** A refused management request (create, read, update, delete, list): audited like a refused key. */
-export async function auditManagementRefusal(ctx: AuthContext, path: string, code: string, actorUserId: string | null, meta: RequestMeta): Promise<void> {
+export async function auditManagementRefusal(
+  ctx: AuthContext,
+  path: string,
+  code: string,
+  actorUserId: string | null,
+  meta: RequestMeta,
+): Promise<void> {
   if (!firstRefusalThisMinute(ctx, `${actorUserId ?? meta.ipAddress ?? 'anonymous'}:${path}:${code}`)) return
   await recordAudit(ctx, { type: 'api-key.refused', outcome: 'failure', actorUserId, detail: { code, path }, meta })
 }

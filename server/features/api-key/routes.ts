@@ -91,7 +91,6 @@ const managementRoutes: Route[] = [
     enabled,
     handler: async ({ ctx, query, session }) => await listApiKeys(ctx, session.user.id, query),
   }),
-
 ]
 
 /** @better-auth/api-key's endpoints (paths, bodies and answers as upstream), plus `verify`. */

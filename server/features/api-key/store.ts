@@ -168,12 +168,12 @@ export async function insertKey(ctx: AuthContext, row: ApiKeyRow): Promise<ApiKe
 
 export async function findKeyById(ctx: AuthContext, id: string): Promise<ApiKeyRow | undefined> {
   await flushUsage(ctx)
-  return (await firstRow(ctx.db.select().from(apikey).where(eq(apikey.id, id))))
+  return await firstRow(ctx.db.select().from(apikey).where(eq(apikey.id, id)))
 }
 
 export async function updateKeyRow(ctx: AuthContext, id: string, values: Partial<ApiKeyRow>): Promise<ApiKeyRow | undefined> {
   await invalidateKeyCache(ctx)
-  return (await firstRow(ctx.db.update(apikey).set(values).where(eq(apikey.id, id)).returning()))
+  return await firstRow(ctx.db.update(apikey).set(values).where(eq(apikey.id, id)).returning())
 }
 
 export async function deleteKeyRow(ctx: AuthContext, id: string): Promise<boolean> {
@@ -183,9 +183,12 @@ export async function deleteKeyRow(ctx: AuthContext, id: string): Promise<boolea
 
 export async function deleteExpiredKeys(ctx: AuthContext, now: number): Promise<number> {
   await flushUsage(ctx)
-  const changes = (await ctx.db
-    .delete(apikey)
-    .where(and(isNotNull(apikey.expiresAt), lt(apikey.expiresAt, new Date(now)))).returning()).length
+  const changes = (
+    await ctx.db
+      .delete(apikey)
+      .where(and(isNotNull(apikey.expiresAt), lt(apikey.expiresAt, new Date(now))))
+      .returning()
+  ).length
   if (changes > 0) await invalidateKeyCache(ctx)
   return changes
 }
@@ -242,14 +245,14 @@ export async function listAllKeys(
       )
     : undefined
   const where = owner && matching ? and(owner, matching) : (owner ?? matching)
-  const rows = (await ctx.db
+  const rows = await ctx.db
     .select({ row: apikey, ownerEmail: user.email, ownerName: user.name })
     .from(apikey)
     .leftJoin(user, eq(user.id, apikey.referenceId))
     .where(where)
     .orderBy(desc(apikey.createdAt))
     .limit(options.limit)
-    .offset(options.offset))
+    .offset(options.offset)
   const total =
     (await firstRow(ctx.db.select({ n: count() }).from(apikey).leftJoin(user, eq(user.id, apikey.referenceId)).where(where)))?.n ?? 0
   return { keys: rows, total }
@@ -257,8 +260,10 @@ export async function listAllKeys(
 
 /** The caller's membership row in an organization (organization-owned keys). */
 export async function findMembership(ctx: AuthContext, userId: string, organizationId: string): Promise<{ role: string } | undefined> {
-  return (await firstRow(ctx.db
-    .select({ role: member.role })
-    .from(member)
-    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))))
+  return await firstRow(
+    ctx.db
+      .select({ role: member.role })
+      .from(member)
+      .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId))),
+  )
 }

@@ -2,7 +2,18 @@ import type { AuditEventView } from '../../panel/shapes.js'
 
 /** The audit export's file formats: CSV safe to open in a spreadsheet, and JSON. */
 
-const CSV_COLUMNS = ['id', 'createdAt', 'type', 'outcome', 'actorUserId', 'targetUserId', 'target', 'ipAddress', 'userAgent', 'detail'] as const
+const CSV_COLUMNS = [
+  'id',
+  'createdAt',
+  'type',
+  'outcome',
+  'actorUserId',
+  'targetUserId',
+  'target',
+  'ipAddress',
+  'userAgent',
+  'detail',
+] as const
 
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return ''
@@ -15,9 +26,7 @@ function csvCell(value: unknown): string {
 export function toCsv(events: AuditEventView[], header = true): string {
   const lines = header ? [CSV_COLUMNS.join(',')] : []
   for (const e of events) {
-    lines.push(
-      CSV_COLUMNS.map((c) => (c === 'createdAt' ? csvCell(new Date(e.createdAt).toISOString()) : csvCell(e[c]))).join(','),
-    )
+    lines.push(CSV_COLUMNS.map((c) => (c === 'createdAt' ? csvCell(new Date(e.createdAt).toISOString()) : csvCell(e[c]))).join(','))
   }
   return lines.length ? `${lines.join('\r\n')}\r\n` : ''
 }

@@ -82,7 +82,10 @@ export function backupCommand(argv: string[]): Promise<number> {
         const stored = join(dataDir, 'secret')
         const secret = process.env.GATEHOUSE_SECRET || (existsSync(stored) ? readFileSync(stored, 'utf8').trim() : undefined)
         // VACUUM INTO: one read transaction, unaffected by the server's writes meanwhile.
-        const result = await createBackup({ sqlite, dataDir, secret, migrationsFolder, version: packageVersion(), now, method: 'vacuum' }, out)
+        const result = await createBackup(
+          { sqlite, dataDir, secret, migrationsFolder, version: packageVersion(), now, method: 'vacuum' },
+          out,
+        )
         const m = result.manifest
         process.stdout.write(
           `Backup written: ${result.file} (${kb(result.size)})\n` +

@@ -23,9 +23,13 @@ export const backupErrors = {
   missingFile: (name: string) => new BackupError('BACKUP_TRUNCATED', `backup archive lacks ${name}, which its manifest lists`),
   checksum: (name: string) => new BackupError('BACKUP_TAMPERED', `checksum mismatch for ${name}: the archive was altered or damaged`),
   integrity: (detail: string) => new BackupError('BACKUP_CORRUPT', `the database in the backup fails integrity_check: ${detail}`),
-  rowCounts: (table: string) => new BackupError('BACKUP_TAMPERED', `row count of ${table} differs from the manifest: the archive was altered`),
+  rowCounts: (table: string) =>
+    new BackupError('BACKUP_TAMPERED', `row count of ${table} differs from the manifest: the archive was altered`),
   newerSchema: (theirs: number, ours: number) =>
-    new BackupError('BACKUP_NEWER_SCHEMA', `backup has schema version ${theirs}, newer than this Gatehouse knows (${ours}); upgrade Gatehouse first`),
+    new BackupError(
+      'BACKUP_NEWER_SCHEMA',
+      `backup has schema version ${theirs}, newer than this Gatehouse knows (${ours}); upgrade Gatehouse first`,
+    ),
   schemaMismatch: () => new BackupError('BACKUP_FOREIGN', "the backup's migrations are not this Gatehouse's (foreign database)"),
   serverRunning: (pid: number) =>
     new BackupError('SERVER_RUNNING', `a Gatehouse server (pid ${pid}) is running on this data directory; stop it before restoring`),

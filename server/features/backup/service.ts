@@ -3,15 +3,7 @@ import { join } from 'node:path'
 import type { AuthContext } from '../../core/context.js'
 import type { Logger } from '../../gatehouse.js'
 import { packageVersion } from '../../panel/build.js'
-import {
-  archiveName,
-  BACKUPS_DIR,
-  type BackupManifest,
-  type BackupResult,
-  createBackup,
-  isArchiveName,
-  readManifest,
-} from './archive.js'
+import { archiveName, BACKUPS_DIR, type BackupManifest, type BackupResult, createBackup, isArchiveName, readManifest } from './archive.js'
 import { SCHEDULE_MS } from './config.js'
 import { backupErrors } from './errors.js'
 
@@ -109,7 +101,12 @@ export class BackupService {
     const out: BackupListing[] = []
     for (const name of names) {
       const file = join(this.directory, name)
-      out.push({ name, size: statSync(file).size, createdAt: timeOfName(name) ?? statSync(file).mtimeMs, manifest: await readManifest(file) })
+      out.push({
+        name,
+        size: statSync(file).size,
+        createdAt: timeOfName(name) ?? statSync(file).mtimeMs,
+        manifest: await readManifest(file),
+      })
     }
     return out
   }
@@ -129,7 +126,11 @@ export class BackupService {
   async tick(): Promise<BackupResult | null> {
     const { schedule, keep } = this.ctx.config().backup
     if (schedule === 'off' || this.current) return null
-    const auto = existsSync(this.directory) ? readdirSync(this.directory).filter((n) => isArchiveName(n) && n.includes('-auto')).sort() : []
+    const auto = existsSync(this.directory)
+      ? readdirSync(this.directory)
+          .filter((n) => isArchiveName(n) && n.includes('-auto'))
+          .sort()
+      : []
     const last = auto.length ? timeOfName(auto[auto.length - 1] as string) : null
     const now = this.ctx.clock.now()
     if (last !== null && now - last < SCHEDULE_MS[schedule]) return null
@@ -141,7 +142,9 @@ export class BackupService {
 
   /** Deletes scheduled backups beyond `keep`, oldest first; manual ones are never pruned. */
   prune(keep: number): string[] {
-    const auto = readdirSync(this.directory).filter((n) => isArchiveName(n) && n.includes('-auto')).sort()
+    const auto = readdirSync(this.directory)
+      .filter((n) => isArchiveName(n) && n.includes('-auto'))
+      .sort()
     const doomed = auto.slice(0, Math.max(0, auto.length - keep))
     for (const name of doomed) rmSync(join(this.directory, name), { force: true })
     return doomed

@@ -17,7 +17,10 @@ export function rowCounts(sqlite: Database.Database): Record<string, number> {
     .all() as string[]
   const counts: Record<string, number> = {}
   for (const table of tables) {
-    counts[table] = sqlite.prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`).pluck().get() as number
+    counts[table] = sqlite
+      .prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`)
+      .pluck()
+      .get() as number
   }
   return counts
 }

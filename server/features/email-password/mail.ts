@@ -87,12 +87,7 @@ export function emailChangedNotice(appName: string, user: Recipient, newEmail: s
 }
 
 /** Sent to the account's address when its password was changed, reset or set by an administrator. */
-export function passwordChangedNotice(
-  appName: string,
-  user: Recipient,
-  at: Date,
-  how: 'changed' | 'reset' | 'set-by-admin',
-): OutgoingMail {
+export function passwordChangedNotice(appName: string, user: Recipient, at: Date, how: 'changed' | 'reset' | 'set-by-admin'): OutgoingMail {
   const what = { changed: 'changed', reset: 'reset with a link sent to this address', 'set-by-admin': 'set by an administrator' }[how]
   return renderMail({
     to: user.email,

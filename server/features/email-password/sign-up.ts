@@ -2,7 +2,14 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
 import { findUserByEmail } from '../../core/user-store.js'
-import { assertValidEmail, insertUser, readAdditionalFields, readFeatureUserFields, unsavedUser, userAlreadyExists } from '../../core/users.js'
+import {
+  assertValidEmail,
+  insertUser,
+  readAdditionalFields,
+  readFeatureUserFields,
+  unsavedUser,
+  userAlreadyExists,
+} from '../../core/users.js'
 import { hashPassword } from '../../crypto/password.js'
 import { emailPasswordError } from './errors.js'
 import { existingAccountEmail } from './mail.js'

@@ -182,7 +182,12 @@ export async function verifyEmail(
     return { kind: 'verified', user: verified, session: { session: input.session.session, user: verified } }
   }
   const created = await createSession(ctx, verified, { meta })
-  await recordAudit(ctx, { type: 'user.sign-in', actorUserId: verified.id, target: created.session.id, detail: { via: 'email-verification' }, meta })
+  await recordAudit(ctx, {
+    type: 'user.sign-in',
+    actorUserId: verified.id,
+    target: created.session.id,
+    detail: { via: 'email-verification' },
+    meta,
+  })
   return { kind: 'verified', user: verified, session: created }
 }
-

@@ -75,9 +75,7 @@ const escapeHtml = (s: string): string =>
 
 /** The page: the build's index.html with the request's style nonce and the application's name as title. */
 export function renderIndex(template: string, nonce: string, title: string): string {
-  return template
-    .replace('__GATEHOUSE_STYLE_NONCE__', nonce)
-    .replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
+  return template.replace('__GATEHOUSE_STYLE_NONCE__', nonce).replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
 }
 
 /**

@@ -17,7 +17,16 @@ import {
 import { HOSTED_PAGES_ERRORS, hostedPagesError } from './errors.js'
 
 /** Every page the app renders, at `{basePath}/ui/<page>` (the contract of issue 17). */
-export const HOSTED_PAGES = ['sign-in', 'consent', 'sign-out', 'error', 'sign-up', 'forgot-password', 'reset-password', 'verify-email'] as const
+export const HOSTED_PAGES = [
+  'sign-in',
+  'consent',
+  'sign-out',
+  'error',
+  'sign-up',
+  'forgot-password',
+  'reset-password',
+  'verify-email',
+] as const
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -68,7 +77,12 @@ export function publicConfig(ctx: AuthContext) {
 function pageResponse(status: number, body: string, csp: string): Response {
   return new Response(body, {
     status,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp, 'cache-control': 'no-store', ...SECURITY_HEADERS },
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': csp,
+      'cache-control': 'no-store',
+      ...SECURITY_HEADERS,
+    },
   })
 }
 
@@ -98,12 +112,21 @@ export const hostedPagesRoutes = [
       const page = params.page ?? ''
       if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
       const nonce = newNonce()
-      const csp = contentSecurityPolicy(nonce, { logoOrigin: logoOrigin(ctx.config().hostedPages.logo), formAnywhere: page === 'sign-out', anyHttpsImage: page === 'consent' })
+      const csp = contentSecurityPolicy(nonce, {
+        logoOrigin: logoOrigin(ctx.config().hostedPages.logo),
+        formAnywhere: page === 'sign-out',
+        anyHttpsImage: page === 'consent',
+      })
       const dir = hostedAssetsDir()
       const log = buildLog.logger
       await ensureHostedAssets(dir, (line) => log?.info(line))
       const template = indexTemplate(dir)
-      if (!template) return pageResponse(503, `<!doctype html><html lang="en"><title>Not built</title><p>${HOSTED_PAGES_ERRORS.HOSTED_PAGES_NOT_BUILT}</p></html>`, csp)
+      if (!template)
+        return pageResponse(
+          503,
+          `<!doctype html><html lang="en"><title>Not built</title><p>${HOSTED_PAGES_ERRORS.HOSTED_PAGES_NOT_BUILT}</p></html>`,
+          csp,
+        )
       return pageResponse(200, renderIndex(template, nonce, appNameOf(ctx)), csp)
     },
   }),

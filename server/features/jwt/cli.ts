@@ -48,7 +48,11 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
       return 0
     }
     for (const key of await listSigningKeys(ctx)) {
-      const state = key.signing ? 'signing' : key.retiredAt ? `retired, leaves the JWKS ${new Date(key.removedAt ?? 0).toISOString()}` : 'published'
+      const state = key.signing
+        ? 'signing'
+        : key.retiredAt
+          ? `retired, leaves the JWKS ${new Date(key.removedAt ?? 0).toISOString()}`
+          : 'published'
       process.stdout.write(`${key.id}  ${key.alg}  created ${new Date(key.createdAt).toISOString()}  ${state}\n`)
     }
     return 0

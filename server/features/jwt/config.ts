@@ -3,7 +3,12 @@ import { z } from 'zod'
 /** `15m`, `1h`, `900s`, `7d` or a number of seconds. */
 export const durationText = z.union([
   z.number().int().min(1),
-  z.string().regex(/^\d+\s*(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|week|weeks)?$/i, 'a duration like "15m", "1h" or "900s"'),
+  z
+    .string()
+    .regex(
+      /^\d+\s*(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|week|weeks)?$/i,
+      'a duration like "15m", "1h" or "900s"',
+    ),
 ])
 
 export const JWT_ALGS = ['EdDSA', 'ES256', 'RS256'] as const

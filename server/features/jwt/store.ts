@@ -7,7 +7,7 @@ import { firstRow } from '../../db/storage.js'
 /** Every SQL statement of the jwt feature. */
 
 export async function allKeypairs(ctx: AuthContext): Promise<KeypairRow[]> {
-  return (await ctx.db.select().from(keypair).orderBy(asc(keypair.createdAt)))
+  return await ctx.db.select().from(keypair).orderBy(asc(keypair.createdAt))
 }
 
 export async function insertKeypair(ctx: AuthContext, row: KeypairRow): Promise<void> {
@@ -16,12 +16,9 @@ export async function insertKeypair(ctx: AuthContext, row: KeypairRow): Promise<
 
 /** Marks every live key retired at `at` (rotation); returns their ids. */
 export async function retireLiveKeypairs(ctx: AuthContext, at: Date): Promise<string[]> {
-  return (await ctx.db
-    .update(keypair)
-    .set({ expiresAt: at })
-    .where(isNull(keypair.expiresAt))
-    .returning({ id: keypair.id }))
-    .map((r) => r.id)
+  return (await ctx.db.update(keypair).set({ expiresAt: at }).where(isNull(keypair.expiresAt)).returning({ id: keypair.id })).map(
+    (r) => r.id,
+  )
 }
 
 export async function retireKeypair(ctx: AuthContext, id: string, at: Date): Promise<void> {
@@ -30,17 +27,24 @@ export async function retireKeypair(ctx: AuthContext, id: string, at: Date): Pro
 
 /** Deletes keys retired before `before` (their grace period is over); returns their ids. */
 export async function deleteKeypairsRetiredBefore(ctx: AuthContext, before: Date): Promise<string[]> {
-  return (await ctx.db
-    .delete(keypair)
-    .where(and(isNotNull(keypair.expiresAt), lt(keypair.expiresAt, before)))
-    .returning({ id: keypair.id }))
-    .map((r) => r.id)
+  return (
+    await ctx.db
+      .delete(keypair)
+      .where(and(isNotNull(keypair.expiresAt), lt(keypair.expiresAt, before)))
+      .returning({ id: keypair.id })
+  ).map((r) => r.id)
 }
 
 /** The user's role and team in an organization (token claims). */
-export async function findMembership(ctx: AuthContext, userId: string, organizationId: string): Promise<{ role: string; teamId: string | null } | undefined> {
-  return (await firstRow(ctx.db
-    .select({ role: member.role, teamId: member.teamId })
-    .from(member)
-    .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId)))))
+export async function findMembership(
+  ctx: AuthContext,
+  userId: string,
+  organizationId: string,
+): Promise<{ role: string; teamId: string | null } | undefined> {
+  return await firstRow(
+    ctx.db
+      .select({ role: member.role, teamId: member.teamId })
+      .from(member)
+      .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId))),
+  )
 }

@@ -6,7 +6,10 @@ const settings = z.object({
   listen: z.enum(['loopback', 'lan']),
   interface: z.string().min(1).max(100).nullable(),
   port: z.number().int().min(1).max(65535),
-  baseURL: z.url({ protocol: /^https?$/, error: 'a base URL is an http(s) URL' }).max(2000).nullable(),
+  baseURL: z
+    .url({ protocol: /^https?$/, error: 'a base URL is an http(s) URL' })
+    .max(2000)
+    .nullable(),
 })
 
 const override = z.object({ value: z.string(), source: z.string() })

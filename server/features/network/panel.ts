@@ -58,7 +58,8 @@ export const networkPanel = (env: PanelEnv) => {
       } else host = ALL_INTERFACES_HOST
       host = overrides.host?.value ?? host
       const port = overrides.port?.value ?? input.port
-      const baseURL = overrides.baseURL?.value ?? input.baseURL ?? (host === ALL_INTERFACES_HOST ? (proposeBaseURLs(port)[0]?.url ?? null) : null)
+      const baseURL =
+        overrides.baseURL?.value ?? input.baseURL ?? (host === ALL_INTERFACES_HOST ? (proposeBaseURLs(port)[0]?.url ?? null) : null)
 
       const previous = gatehouse.listening()
       if (!previous) throw networkErrors.notListening()
@@ -82,7 +83,12 @@ export const networkPanel = (env: PanelEnv) => {
         if (isTaken(error)) return refused()
         throw error
       }
-      writeNetworkSettings(dataDir, { listen: input.listen, interface: input.listen === 'lan' ? input.interface : null, port: input.port, baseURL: input.baseURL })
+      writeNetworkSettings(dataDir, {
+        listen: input.listen,
+        interface: input.listen === 'lan' ? input.interface : null,
+        port: input.port,
+        baseURL: input.baseURL,
+      })
       env.logger.info(`API listener moved to ${host}:${port} (${env.apiURL()})`)
       return { applied: true, apiURL: env.apiURL(), host, port }
     },

@@ -22,7 +22,11 @@ export const networkSettingsSchema = z
     interface: z.string().min(1).max(100).nullable().default(null),
     port: z.number().int().min(1).max(65535).default(DEFAULT_PORT),
     /** The public URL apps use; null: proposed from the address the API listens on. */
-    baseURL: z.url({ protocol: /^https?$/ }).max(2000).nullable().default(null),
+    baseURL: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .nullable()
+      .default(null),
   })
   .strict()
 export type NetworkSettings = z.infer<typeof networkSettingsSchema>

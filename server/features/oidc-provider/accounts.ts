@@ -24,7 +24,11 @@ export async function activeUser(ctx: AuthContext, userId: string): Promise<User
 }
 
 /** Whether the user belongs to one of the client's allowed organizations or teams (no limit: everyone). */
-export async function mayUseClient(ctx: AuthContext, userId: string, client: Pick<OidcClientRow, 'allowedOrganizations' | 'allowedTeams'>): Promise<boolean> {
+export async function mayUseClient(
+  ctx: AuthContext,
+  userId: string,
+  client: Pick<OidcClientRow, 'allowedOrganizations' | 'allowedTeams'>,
+): Promise<boolean> {
   if (client.allowedOrganizations.length === 0 && client.allowedTeams.length === 0) return true
   if (client.allowedOrganizations.length > 0) {
     const orgs = new Set(client.allowedOrganizations)
@@ -43,11 +47,21 @@ export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProvide
   if (conf.organizations || conf.roles) {
     for (const m of await userMemberships(ctx, row.id)) {
       if (conf.organizations) groups.push(m.slug)
-      if (conf.roles) for (const role of m.role.split(',').map((r) => r.trim()).filter(Boolean)) groups.push(`${m.slug}:${role}`)
+      if (conf.roles)
+        for (const role of m.role
+          .split(',')
+          .map((r) => r.trim())
+          .filter(Boolean))
+          groups.push(`${m.slug}:${role}`)
     }
   }
   if (conf.teams) for (const t of await userTeams(ctx, row.id)) groups.push(`${t.slug}/${t.teamName}`)
-  if (conf.userRole && row.role) for (const role of row.role.split(',').map((r) => r.trim()).filter(Boolean)) groups.push(`gatehouse:${role}`)
+  if (conf.userRole && row.role)
+    for (const role of row.role
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean))
+      groups.push(`gatehouse:${role}`)
   return [...new Set(groups)]
 }
 

@@ -77,7 +77,8 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
      */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
       const row = await findModelByUid(ctx, this.kind, uid)
-      if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now())))) return undefined
+      if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now()))))
+        return undefined
       return this.live(row)
     }
 

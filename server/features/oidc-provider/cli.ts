@@ -40,8 +40,18 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     return group === undefined ? 2 : 0
   }
   if (group !== 'client') return usage(`unknown oidc command "${group}"`)
-  if (sub !== 'create' && sub !== 'list' && sub !== 'delete') return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
-  let values: { 'data-dir'?: string; name?: string; 'redirect-uri'?: string[]; 'post-logout-redirect-uri'?: string[]; public?: boolean; 'skip-consent'?: boolean; json?: boolean; 'client-id'?: string }
+  if (sub !== 'create' && sub !== 'list' && sub !== 'delete')
+    return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
+  let values: {
+    'data-dir'?: string
+    name?: string
+    'redirect-uri'?: string[]
+    'post-logout-redirect-uri'?: string[]
+    public?: boolean
+    'skip-consent'?: boolean
+    json?: boolean
+    'client-id'?: string
+  }
   try {
     values = parseArgs({
       args: rest,
@@ -60,7 +70,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   } catch (e) {
     return usage((e as Error).message)
   }
-  if (sub === 'create' && (!values.name || !values['redirect-uri']?.length)) return usage('create needs --name and at least one --redirect-uri')
+  if (sub === 'create' && (!values.name || !values['redirect-uri']?.length))
+    return usage('create needs --name and at least one --redirect-uri')
   if (sub === 'delete' && !values['client-id']) return usage('delete needs --client-id')
 
   const dataDir = resolve(values['data-dir'] ?? (env.GATEHOUSE_DATA_DIR || './data'))
@@ -84,7 +95,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           name: values.name as string,
           redirectUris: values['redirect-uri'] ?? [],
           postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
-          public: values.public ?? false, skipConsent: values['skip-consent'] ?? false },
+          public: values.public ?? false,
+          skipConsent: values['skip-consent'] ?? false,
+        },
         by,
       )
       if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)

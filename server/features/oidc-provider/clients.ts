@@ -123,7 +123,11 @@ export function toClientView(row: OidcClientRow): ClientView {
 }
 
 /** Registers a client; the answer carries the secret (null for a public client), shown this once. */
-export async function createClient(ctx: AuthContext, input: ClientInput, by: By): Promise<{ client: ClientView; clientSecret: string | null }> {
+export async function createClient(
+  ctx: AuthContext,
+  input: ClientInput,
+  by: By,
+): Promise<{ client: ClientView; clientSecret: string | null }> {
   const name = input.name.trim()
   if (!name) throw oidcError(400, 'NAME_REQUIRED')
   const redirectUris = normaliseUris(input.redirectUris, true)
@@ -204,7 +208,11 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
 }
 
 /** A new secret for a confidential client; the old one stops working at once. */
-export async function rotateClientSecret(ctx: AuthContext, clientId: string, by: By): Promise<{ client: ClientView; clientSecret: string }> {
+export async function rotateClientSecret(
+  ctx: AuthContext,
+  clientId: string,
+  by: By,
+): Promise<{ client: ClientView; clientSecret: string }> {
   const current = await findClient(ctx, clientId)
   if (!current) throw oidcError(404, 'CLIENT_NOT_FOUND')
   if (current.public) throw oidcError(400, 'PUBLIC_CLIENT_HAS_NO_SECRET')

@@ -12,11 +12,23 @@ export const oidcProviderConfig = z
         authorizationCode: z.number().int().min(10).max(600).default(60),
         accessToken: z.number().int().min(60).max(86_400).default(3600),
         idToken: z.number().int().min(60).max(86_400).default(3600),
-        refreshToken: z.number().int().min(300).default(30 * 86_400),
+        refreshToken: z
+          .number()
+          .int()
+          .min(300)
+          .default(30 * 86_400),
         clientCredentials: z.number().int().min(60).max(86_400).default(3600),
         /** The OIDC session (SSO) cookie and record; it also ends when the Gatehouse session does. */
-        session: z.number().int().min(300).default(14 * 86_400),
-        grant: z.number().int().min(300).default(365 * 86_400),
+        session: z
+          .number()
+          .int()
+          .min(300)
+          .default(14 * 86_400),
+        grant: z
+          .number()
+          .int()
+          .min(300)
+          .default(365 * 86_400),
         interaction: z.number().int().min(60).max(86_400).default(3600),
       })
       .prefault({}),

@@ -26,4 +26,5 @@ const FIELDS: Partial<Record<OidcErrorCode, string>> = {
   UNKNOWN_TEAM: 'allowedTeams',
 }
 
-export const oidcError = (status: ErrorStatus, code: OidcErrorCode): APIError => new APIError(status, code, OIDC_ERRORS[code], {}, FIELDS[code])
+export const oidcError = (status: ErrorStatus, code: OidcErrorCode): APIError =>
+  new APIError(status, code, OIDC_ERRORS[code], {}, FIELDS[code])

@@ -85,12 +85,11 @@ export const oidcProviderFeature = defineFeature({
   start: (runtime) => {
     logger = runtime.logger
     // Expired codes, tokens, sessions and interactions are removed hourly.
-    const timer = setInterval(
-      () => {
-        deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now())).catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
-      },
-      3_600_000,
-    )
+    const timer = setInterval(() => {
+      deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now())).catch((error) =>
+        runtime.logger.error('OIDC cleanup failed:', error),
+      )
+    }, 3_600_000)
     timer.unref()
     return () => clearInterval(timer)
   },

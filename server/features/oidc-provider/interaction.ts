@@ -50,7 +50,11 @@ async function audit(ctx: AuthContext, req: IncomingMessage, event: Parameters<t
 /** Grants what the authorization request asked for and is not granted yet; returns the grant id. */
 async function grantRequested(provider: Provider, details: InteractionDetails, accountId: string, clientId: string): Promise<string> {
   const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId, clientId })
-  const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> }
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[]
+    missingOIDCClaims?: string[]
+    missingResourceScopes?: Record<string, string[]>
+  }
   if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
   if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims)
   for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
@@ -63,12 +67,20 @@ function sameOrigin(ctx: AuthContext, req: IncomingMessage): boolean {
   return origin === new URL(ctx.baseURL).origin
 }
 
-export async function handleInteraction(ctx: AuthContext, provider: Provider, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleInteraction(
+  ctx: AuthContext,
+  provider: Provider,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const rest = path.slice(INTERACTION_PREFIX.length).split('/')
   const uid = rest[0] ?? ''
   const action = rest[1] ?? ''
   const wantsJson = action === 'details' || (req.method === 'GET' && String(req.headers.accept ?? '').includes('application/json'))
-  const allowed = (req.method === 'GET' && (action === '' || action === 'details')) || (req.method === 'POST' && (action === 'consent' || action === 'abort'))
+  const allowed =
+    (req.method === 'GET' && (action === '' || action === 'details')) ||
+    (req.method === 'POST' && (action === 'consent' || action === 'abort'))
   if (!allowed || rest.length > 2) return sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' })
 
   let details: InteractionDetails
@@ -76,7 +88,8 @@ export async function handleInteraction(ctx: AuthContext, provider: Provider, pa
     details = await provider.interactionDetails(req, res)
     if (details.uid !== uid) throw new Error('interaction mismatch')
   } catch {
-    if (wantsJson || req.method === 'POST') return sendJson(res, 404, { code: 'INTERACTION_NOT_FOUND', message: OIDC_ERRORS.INTERACTION_NOT_FOUND })
+    if (wantsJson || req.method === 'POST')
+      return sendJson(res, 404, { code: 'INTERACTION_NOT_FOUND', message: OIDC_ERRORS.INTERACTION_NOT_FOUND })
     return redirect(res, errorPage(ctx, 'invalid_request', OIDC_ERRORS.INTERACTION_NOT_FOUND))
   }
   const clientId = String(details.params.client_id ?? '')
@@ -100,8 +113,17 @@ export async function handleInteraction(ctx: AuthContext, provider: Provider, pa
     const accountId = details.session?.accountId
     if (!userId || !accountId || accountId !== userId) return sendJson(res, 401, { code: 'UNAUTHORIZED', message: 'Unauthorized' })
     if (action === 'abort') {
-      const redirectTo = await provider.interactionResult(req, res, { error: 'access_denied', error_description: 'End-User aborted interaction' })
-      await audit(ctx, req, { type: 'oidc.consent-denied', outcome: 'failure', actorUserId: userId, target: clientId, detail: { scopes: scopesOf(details) } })
+      const redirectTo = await provider.interactionResult(req, res, {
+        error: 'access_denied',
+        error_description: 'End-User aborted interaction',
+      })
+      await audit(ctx, req, {
+        type: 'oidc.consent-denied',
+        outcome: 'failure',
+        actorUserId: userId,
+        target: clientId,
+        detail: { scopes: scopesOf(details) },
+      })
       return sendJson(res, 200, { redirectTo })
     }
     const grantId = await grantRequested(provider, details, accountId, clientId)
@@ -116,7 +138,13 @@ export async function handleInteraction(ctx: AuthContext, provider: Provider, pa
     if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
       const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'
       const returnTo = await provider.interactionResult(req, res, { error: 'access_denied', error_description: description })
-      await audit(ctx, req, { type: 'oidc.access-denied', outcome: 'failure', actorUserId: userId, target: clientId, detail: { reason: description } })
+      await audit(ctx, req, {
+        type: 'oidc.access-denied',
+        outcome: 'failure',
+        actorUserId: userId,
+        target: clientId,
+        detail: { reason: description },
+      })
       return redirect(res, returnTo)
     }
     const returnTo = await provider.interactionResult(req, res, { login: { accountId: user.id, remember: true } })

@@ -121,6 +121,11 @@ declare module 'oidc-provider' {
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>
     on(event: string, listener: (...args: never[]) => void): this
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
-    interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>
+    interactionResult(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<string>
   }
 }

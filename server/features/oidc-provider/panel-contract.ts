@@ -47,7 +47,14 @@ export const oidcContract = {
   ),
   'oidc.updateClient': mutation(
     'Changes a client’s name, logo, redirect URIs, PKCE, consent and group restriction',
-    z.object({ clientId: z.string().min(1), ...clientFields, name: clientFields.name.optional(), redirectUris: clientFields.redirectUris.optional() }).strict(),
+    z
+      .object({
+        clientId: z.string().min(1),
+        ...clientFields,
+        name: clientFields.name.optional(),
+        redirectUris: clientFields.redirectUris.optional(),
+      })
+      .strict(),
     oidcClientViewSchema,
   ),
   'oidc.rotateSecret': mutation(

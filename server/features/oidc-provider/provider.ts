@@ -223,23 +223,36 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         outcome: 'failure',
         actorUserId: accountIdOf(koa),
         target: koa.oidc?.client?.clientId ?? null,
-        detail: { grantType: koa.oidc?.params?.grant_type ?? null, error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
+        detail: {
+          grantType: koa.oidc?.params?.grant_type ?? null,
+          error: error.error ?? null,
+          description: error.error_description ?? null,
+          reason: error.error_detail ?? null,
+        },
       })
     })
     provider.on('authorization.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.code-issued', actorUserId: accountIdOf(koa), target: koa.oidc.client?.clientId ?? null })
     })
-    provider.on('authorization.error', (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
+    provider.on(
+      'authorization.error',
+      (koa: KoaContextWithOIDC, error: { error?: string; error_description?: string; error_detail?: string }) => {
+        audit(koa, {
+          type: 'oidc.authorization-refused',
+          outcome: 'failure',
+          actorUserId: accountIdOf(koa),
+          target: koa.oidc?.client?.clientId ?? null,
+          detail: { error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
+        })
+      },
+    )
+    provider.on('grant.revoked', (koa: KoaContextWithOIDC, grantId: string) => {
       audit(koa, {
-        type: 'oidc.authorization-refused',
-        outcome: 'failure',
+        type: 'oidc.grant-revoked',
         actorUserId: accountIdOf(koa),
         target: koa.oidc?.client?.clientId ?? null,
-        detail: { error: error.error ?? null, description: error.error_description ?? null, reason: error.error_detail ?? null },
+        detail: { grantId, route: koa.oidc?.route ?? null },
       })
-    })
-    provider.on('grant.revoked', (koa: KoaContextWithOIDC, grantId: string) => {
-      audit(koa, { type: 'oidc.grant-revoked', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null, detail: { grantId, route: koa.oidc?.route ?? null } })
     })
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })

@@ -84,7 +84,14 @@ export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<
 
 /** Whether a Gatehouse session still exists and has not expired. */
 export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string, now: Date): Promise<boolean> {
-  return (await firstRow(ctx.db.select({ id: session.id }).from(session).where(and(eq(session.id, sessionId), gt(session.expiresAt, now))))) !== undefined
+  return (
+    (await firstRow(
+      ctx.db
+        .select({ id: session.id })
+        .from(session)
+        .where(and(eq(session.id, sessionId), gt(session.expiresAt, now))),
+    )) !== undefined
+  )
 }
 
 // ------------------------------------------------------------------ clients
@@ -101,7 +108,11 @@ export async function listClients(ctx: AuthContext): Promise<OidcClientRow[]> {
   return ctx.db.select().from(oidcClient).orderBy(asc(oidcClient.createdAt), asc(oidcClient.clientId))
 }
 
-export async function updateClient(ctx: AuthContext, clientId: string, patch: Partial<Omit<OidcClientRow, 'clientId'>>): Promise<OidcClientRow | undefined> {
+export async function updateClient(
+  ctx: AuthContext,
+  clientId: string,
+  patch: Partial<Omit<OidcClientRow, 'clientId'>>,
+): Promise<OidcClientRow | undefined> {
   return (await ctx.db.update(oidcClient).set(patch).where(eq(oidcClient.clientId, clientId)).returning())[0]
 }
 

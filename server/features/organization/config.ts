@@ -25,9 +25,7 @@ export const organizationConfig = z
       })
       .prefault({}),
     /** Custom roles: name → resource → allowed actions. Added to (or overriding) owner, admin and member. */
-    roles: z
-      .record(z.string().regex(/^[A-Za-z0-9_-]+$/), z.record(z.string(), z.array(z.string())))
-      .default({}),
+    roles: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), z.record(z.string(), z.array(z.string()))).default({}),
   })
   .prefault({})
 

@@ -114,7 +114,11 @@ export async function inviteMember(ctx: AuthContext, actor: OrgActor, input: Inv
     }
     for (const old of pending) {
       await updateInvitationRow(ctx, old.id, { status: 'canceled' })
-      await auditOrg(ctx, actor, { type: 'invitation.canceled', target: orgId, detail: { invitationId: old.id, email, reason: 're-invite' } })
+      await auditOrg(ctx, actor, {
+        type: 'invitation.canceled',
+        target: orgId,
+        detail: { invitationId: old.id, email, reason: 're-invite' },
+      })
     }
     if ((await countPendingInvitations(ctx, orgId)) >= conf.invitationLimit) throw orgError(403, 'INVITATION_LIMIT_REACHED')
     const created: InvitationRow = {
@@ -158,7 +162,11 @@ export async function resendInvitation(ctx: AuthContext, actor: OrgActor, invita
   if (!org) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const expiresAt = new Date(ctx.clock.now() + ctx.config().organization.invitationExpiresIn * 1000)
   await updateInvitationRow(ctx, found.id, { expiresAt })
-  await auditOrg(ctx, actor, { type: 'invitation.resent', target: found.organizationId, detail: { invitationId: found.id, email: found.email } })
+  await auditOrg(ctx, actor, {
+    type: 'invitation.resent',
+    target: found.organizationId,
+    detail: { invitationId: found.id, email: found.email },
+  })
   const row = { ...found, expiresAt }
   await sendInvitationMail(ctx, row, org)
   return row
@@ -228,7 +236,13 @@ export async function rejectInvitation(
 export async function cancelInvitation(ctx: AuthContext, actor: OrgActor, invitationId: string): Promise<InvitationRow> {
   const found = await findInvitationById(ctx, invitationId)
   if (!found) throw orgError(400, 'INVITATION_NOT_FOUND')
-  await requirePermission(ctx, actor, found.organizationId, { invitation: ['cancel'] }, orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION'))
+  await requirePermission(
+    ctx,
+    actor,
+    found.organizationId,
+    { invitation: ['cancel'] },
+    orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION'),
+  )
   if (found.status !== 'pending') throw orgError(400, 'INVITATION_NOT_FOUND')
   await updateInvitationRow(ctx, found.id, { status: 'canceled' })
   await auditOrg(ctx, actor, { type: 'invitation.canceled', target: found.organizationId, detail: { invitationId: found.id } })

@@ -24,7 +24,10 @@ const oneLine = (value: string): string => value.replace(/[\r\n]+/g, ' ').trim()
 export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
   const org = oneLine(input.organizationName)
   const inviter = oneLine(input.inviterName) || input.inviterEmail
-  const expires = input.expiresAt.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')
+  const expires = input.expiresAt
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, ' UTC')
   const subject = `${inviter} invited you to join ${org}`
   const text = [
     `${inviter} (${input.inviterEmail}) invited you to join ${org} as ${input.role}.`,

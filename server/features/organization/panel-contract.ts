@@ -102,11 +102,7 @@ export const organizationContract = {
     z.object({ organizationId: id, teamId: id, name: z.string().min(1).max(200) }).strict(),
     z.object({ team: teamRowSchema }),
   ),
-  'orgs.removeTeam': mutation(
-    'Removes a team',
-    z.object({ organizationId: id, teamId: id }).strict(),
-    ok,
-  ),
+  'orgs.removeTeam': mutation('Removes a team', z.object({ organizationId: id, teamId: id }).strict(), ok),
   'orgs.invite': mutation(
     'Invites an email address',
     z
@@ -120,10 +116,5 @@ export const organizationContract = {
       .strict(),
     z.object({ invitation: invitationRowSchema }),
   ),
-  'orgs.cancelInvitation': mutation(
-    'Cancels a pending invitation',
-    z.object({ organizationId: id, invitationId: id }).strict(),
-    ok,
-  ),
-
+  'orgs.cancelInvitation': mutation('Cancels a pending invitation', z.object({ organizationId: id, invitationId: id }).strict(), ok),
 }

@@ -33,7 +33,11 @@ const toOrgView = (org: OrganizationJSON, members: number): OrganizationView => 
   members,
 })
 
-const toTeamView = (t: TeamRow): TeamView => ({ ...t, createdAt: t.createdAt.getTime(), updatedAt: t.updatedAt ? t.updatedAt.getTime() : null })
+const toTeamView = (t: TeamRow): TeamView => ({
+  ...t,
+  createdAt: t.createdAt.getTime(),
+  updatedAt: t.updatedAt ? t.updatedAt.getTime() : null,
+})
 
 const toInvitationView = (i: InvitationRow): InvitationView => ({
   ...i,
@@ -71,7 +75,12 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
     },
 
     async 'orgs.create'({ name, slug, ownerUserId }) {
-      const { organization } = await createOrganization(ctx, actor(), { name, slug, userId: ownerUserId, keepCurrentActiveOrganization: true })
+      const { organization } = await createOrganization(ctx, actor(), {
+        name,
+        slug,
+        userId: ownerUserId,
+        keepCurrentActiveOrganization: true,
+      })
       return { organization: toOrgView(organization, organization.members.length) }
     },
 

@@ -25,7 +25,17 @@ import {
 } from './orgs.js'
 import { userActor } from './shared.js'
 import { MEMBER_FILTER_FIELDS, MEMBER_FILTER_OPERATORS, MEMBER_SORT_FIELDS } from './store.js'
-import { addTeamMember, createTeam, listTeamMembers, listTeams, listUserTeams, removeTeam, removeTeamMember, setActiveTeam, updateTeam } from './teams.js'
+import {
+  addTeamMember,
+  createTeam,
+  listTeamMembers,
+  listTeams,
+  listUserTeams,
+  removeTeam,
+  removeTeamMember,
+  setActiveTeam,
+  updateTeam,
+} from './teams.js'
 
 /**
  * better-auth's organization endpoints (reference §4.4, with the 1.7 additions the current client

@@ -279,7 +279,11 @@ export async function insertInvitation(ctx: AuthContext, row: InvitationRow): Pr
   await ctx.db.insert(invitation).values(row)
 }
 
-export async function updateInvitationRow(ctx: AuthContext, id: string, patch: Partial<Pick<InvitationRow, 'status' | 'expiresAt'>>): Promise<void> {
+export async function updateInvitationRow(
+  ctx: AuthContext,
+  id: string,
+  patch: Partial<Pick<InvitationRow, 'status' | 'expiresAt'>>,
+): Promise<void> {
   await ctx.db.update(invitation).set(patch).where(eq(invitation.id, id))
 }
 

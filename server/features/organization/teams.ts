@@ -215,7 +215,14 @@ async function teamMemberChange(
 ): Promise<{ organizationId: string; team: TeamRow }> {
   assertTeamsEnabled(ctx)
   const organizationId = targetOrganizationId(actor, input.organizationId, orgError(400, 'NO_ACTIVE_ORGANIZATION'))
-  await requirePermission(ctx, actor, organizationId, { member: [action] }, denied, orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'))
+  await requirePermission(
+    ctx,
+    actor,
+    organizationId,
+    { member: [action] },
+    denied,
+    orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'),
+  )
   if (!(await findMembership(ctx, organizationId, input.userId))) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION')
   const found = await teamInOrganization(ctx, input.teamId, organizationId)
   if (!(await findOrganizationById(ctx, organizationId))) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
@@ -235,7 +242,12 @@ export async function addTeamMember(ctx: AuthContext, actor: OrgActor, input: Te
     const existing = await findTeamMembership(ctx, found.id, input.userId)
     if (existing) return existing
     const row = await joinTeam(ctx, found.id, input.userId)
-    await auditOrg(ctx, actor, { type: 'team.member-added', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+    await auditOrg(ctx, actor, {
+      type: 'team.member-added',
+      target: organizationId,
+      targetUserId: input.userId,
+      detail: { teamId: found.id },
+    })
     return row
   })
 }
@@ -252,7 +264,12 @@ export async function removeTeamMember(ctx: AuthContext, actor: OrgActor, input:
   await ctx.storage.transaction(async () => {
     if (!(await findTeamMembership(ctx, found.id, input.userId))) throw orgError(400, 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM')
     await deleteTeamMemberships(ctx, input.userId, [found.id])
-    await auditOrg(ctx, actor, { type: 'team.member-removed', target: organizationId, targetUserId: input.userId, detail: { teamId: found.id } })
+    await auditOrg(ctx, actor, {
+      type: 'team.member-removed',
+      target: organizationId,
+      targetUserId: input.userId,
+      detail: { teamId: found.id },
+    })
   })
   return { message: ORG_MESSAGES.TEAM_MEMBER_REMOVED }
 }

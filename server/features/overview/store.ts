@@ -17,6 +17,11 @@ export async function adminCandidates(ctx: AuthContext, defaultRole: string, adm
     .select(columns)
     .from(user)
     .where(and(isNotNull(user.role), ne(user.role, defaultRole)))
-  const byId = adminUserIds.length ? await ctx.db.select(columns).from(user).where(inArray(user.id, adminUserIds.slice(0, 500))) : []
+  const byId = adminUserIds.length
+    ? await ctx.db
+        .select(columns)
+        .from(user)
+        .where(inArray(user.id, adminUserIds.slice(0, 500)))
+    : []
   return [...byId, ...byRole]
 }

@@ -65,7 +65,12 @@ export const passkeyRoutes = [
       const row = await verifyRegistration(
         rc.ctx,
         rc.session,
-        { response: rc.body.response as unknown as RegistrationResponseJSON, name: rc.body.name, origin: rc.request.headers.get('origin'), token: challengeToken(rc) },
+        {
+          response: rc.body.response as unknown as RegistrationResponseJSON,
+          name: rc.body.name,
+          origin: rc.request.headers.get('origin'),
+          token: challengeToken(rc),
+        },
         rc.meta,
       )
       expirePluginCookie(rc, CHALLENGE_COOKIE)
@@ -81,7 +86,11 @@ export const passkeyRoutes = [
       assertEnabled(rc)
       const created = await verifyAuthentication(
         rc.ctx,
-        { response: rc.body.response as unknown as AuthenticationResponseJSON, origin: rc.request.headers.get('origin'), token: challengeToken(rc) },
+        {
+          response: rc.body.response as unknown as AuthenticationResponseJSON,
+          origin: rc.request.headers.get('origin'),
+          token: challengeToken(rc),
+        },
         rc.meta,
       )
       expirePluginCookie(rc, CHALLENGE_COOKIE)

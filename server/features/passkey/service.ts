@@ -8,7 +8,15 @@ import { generateId, generateLowerToken } from '../../crypto/random.js'
 import { consumeVerification, createVerification } from '../../core/verification.js'
 import { passkeyError } from './errors.js'
 import type { PasskeyRow } from './schema.js'
-import { deletePasskey, findPasskey, findPasskeyByCredential, insertPasskey, listPasskeys, recordPasskeyUse, renamePasskey } from './store.js'
+import {
+  deletePasskey,
+  findPasskey,
+  findPasskeyByCredential,
+  insertPasskey,
+  listPasskeys,
+  recordPasskeyUse,
+  renamePasskey,
+} from './store.js'
 
 /**
  * @simplewebauthn/server and its X.509/ASN.1 stack are about 0.8 MB of the server bundle: loaded at
@@ -33,7 +41,10 @@ export function rpIdOf(ctx: AuthContext): string {
 export function allowedOrigins(ctx: AuthContext): string[] {
   const configured = ctx.config().passkey.origin
   if (configured) return Array.isArray(configured) ? configured : [configured]
-  const exact = ctx.config().trustedOrigins.filter((o) => /^https?:\/\/[^*]+$/.test(o)).map((o) => o.replace(/\/+$/, ''))
+  const exact = ctx
+    .config()
+    .trustedOrigins.filter((o) => /^https?:\/\/[^*]+$/.test(o))
+    .map((o) => o.replace(/\/+$/, ''))
   return [new URL(ctx.baseURL).origin, ...exact]
 }
 
@@ -59,7 +70,11 @@ async function takeChallenge(ctx: AuthContext, token: string | null, type: Pendi
   return pending
 }
 
-export async function registrationOptions(ctx: AuthContext, current: SessionWithUser, query: { name?: string; authenticatorAttachment?: 'platform' | 'cross-platform' }) {
+export async function registrationOptions(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  query: { name?: string; authenticatorAttachment?: 'platform' | 'cross-platform' },
+) {
   const u = current.user
   const name = u.email || u.id
   const options = await (await loadWebAuthn()).generateRegistrationOptions({
@@ -69,14 +84,21 @@ export async function registrationOptions(ctx: AuthContext, current: SessionWith
     userName: query.name || name,
     userDisplayName: name,
     attestationType: 'none',
-    excludeCredentials: (await listPasskeys(ctx, u.id)).map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never,
+    excludeCredentials: (await listPasskeys(ctx, u.id)).map((p) => ({
+      id: p.credentialID,
+      transports: p.transports ? p.transports.split(',') : undefined,
+    })) as never,
     authenticatorSelection: {
       residentKey: 'preferred',
       userVerification: 'preferred',
       ...(query.authenticatorAttachment ? { authenticatorAttachment: query.authenticatorAttachment } : {}),
     },
   })
-  const token = await storeChallenge(ctx, { type: 'registration', expectedChallenge: options.challenge, userData: { id: u.id, name, displayName: name } })
+  const token = await storeChallenge(ctx, {
+    type: 'registration',
+    expectedChallenge: options.challenge,
+    userData: { id: u.id, name, displayName: name },
+  })
   return { options, token }
 }
 
@@ -101,7 +123,13 @@ export async function verifyRegistration(
     if (!result.verified) throw new Error('not verified')
     info = result.registrationInfo
   } catch (e) {
-    await recordAudit(ctx, { type: 'passkey.registered', outcome: 'failure', actorUserId: current.user.id, detail: { reason: e instanceof Error ? e.message : 'FAILED' }, meta })
+    await recordAudit(ctx, {
+      type: 'passkey.registered',
+      outcome: 'failure',
+      actorUserId: current.user.id,
+      detail: { reason: e instanceof Error ? e.message : 'FAILED' },
+      meta,
+    })
     // better-auth answers a refused registration with 500 FAILED_TO_VERIFY_REGISTRATION.
     throw passkeyError(500, 'FAILED_TO_VERIFY_REGISTRATION')
   }
@@ -119,7 +147,13 @@ export async function verifyRegistration(
     createdAt: new Date(ctx.clock.now()),
     aaguid,
   })
-  await recordAudit(ctx, { type: 'passkey.registered', actorUserId: current.user.id, target: row.id, detail: { name: row.name, deviceType: row.deviceType, backedUp: row.backedUp }, meta })
+  await recordAudit(ctx, {
+    type: 'passkey.registered',
+    actorUserId: current.user.id,
+    target: row.id,
+    detail: { name: row.name, deviceType: row.deviceType, backedUp: row.backedUp },
+    meta,
+  })
   return row
 }
 
@@ -128,9 +162,20 @@ export async function authenticationOptions(ctx: AuthContext, current: SessionWi
   const options = await (await loadWebAuthn()).generateAuthenticationOptions({
     rpID: rpIdOf(ctx),
     userVerification: 'preferred',
-    ...(mine.length ? { allowCredentials: mine.map((p) => ({ id: p.credentialID, transports: p.transports ? p.transports.split(',') : undefined })) as never } : {}),
+    ...(mine.length
+      ? {
+          allowCredentials: mine.map((p) => ({
+            id: p.credentialID,
+            transports: p.transports ? p.transports.split(',') : undefined,
+          })) as never,
+        }
+      : {}),
   })
-  const token = await storeChallenge(ctx, { type: 'authentication', expectedChallenge: options.challenge, userData: { id: current?.user.id ?? '' } })
+  const token = await storeChallenge(ctx, {
+    type: 'authentication',
+    expectedChallenge: options.challenge,
+    userData: { id: current?.user.id ?? '' },
+  })
   return { options, token }
 }
 
@@ -167,14 +212,28 @@ export async function verifyAuthentication(
     next = { counter: info.newCounter, backedUp: info.credentialBackedUp, deviceType: info.credentialDeviceType }
   } catch (e) {
     const reason = e instanceof Error ? e.message : 'FAILED'
-    await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason }, meta })
+    await recordAudit(ctx, {
+      type: 'passkey.sign-in',
+      outcome: 'failure',
+      targetUserId: found.userId,
+      target: found.id,
+      detail: { reason },
+      meta,
+    })
     throw passkeyError(400, 'AUTHENTICATION_FAILED')
   }
-  if (!await recordPasskeyUse(ctx, found.id, found.counter, next)) {
-    await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: found.userId, target: found.id, detail: { reason: 'CONCURRENT_USE' }, meta })
+  if (!(await recordPasskeyUse(ctx, found.id, found.counter, next))) {
+    await recordAudit(ctx, {
+      type: 'passkey.sign-in',
+      outcome: 'failure',
+      targetUserId: found.userId,
+      target: found.id,
+      detail: { reason: 'CONCURRENT_USE' },
+      meta,
+    })
     throw passkeyError(400, 'AUTHENTICATION_FAILED')
   }
-  const owner = await findUserById(ctx, found.userId) as UserRow | undefined
+  const owner = (await findUserById(ctx, found.userId)) as UserRow | undefined
   if (!owner) throw passkeyError(500, 'USER_NOT_FOUND')
   try {
     const created = await createSession(ctx, owner, { meta })
@@ -182,7 +241,8 @@ export async function verifyAuthentication(
     await recordAudit(ctx, { type: 'user.sign-in', actorUserId: owner.id, target: created.session.id, detail: { method: 'passkey' }, meta })
     return created
   } catch (e) {
-    if (e instanceof APIError) await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
+    if (e instanceof APIError)
+      await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
     throw e
   }
 }
@@ -195,7 +255,13 @@ async function ownPasskey(ctx: AuthContext, userId: string, id: string, forbidde
   return row
 }
 
-export async function renameOwnPasskey(ctx: AuthContext, current: SessionWithUser, id: string, name: string, meta: RequestMeta): Promise<PasskeyRow> {
+export async function renameOwnPasskey(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  id: string,
+  name: string,
+  meta: RequestMeta,
+): Promise<PasskeyRow> {
   await ownPasskey(ctx, current.user.id, id, passkeyError(401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY'))
   const updated = await renamePasskey(ctx, id, name)
   if (!updated) throw passkeyError(500, 'FAILED_TO_UPDATE_PASSKEY')

@@ -38,5 +38,9 @@ export const settingsContract = {
     none,
     z.object({ locks: z.array(z.object({ key: z.string(), failures: z.number(), lockedUntil: ms })) }),
   ),
-  'security.unlock': mutation('Lifts the lock of one identifier (e.g. email:ada@example.com)', z.object({ key: z.string().min(1).max(400) }).strict(), ok),
+  'security.unlock': mutation(
+    'Lifts the lock of one identifier (e.g. email:ada@example.com)',
+    z.object({ key: z.string().min(1).max(400) }).strict(),
+    ok,
+  ),
 }

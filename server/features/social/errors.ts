@@ -78,11 +78,23 @@ export const providerNotSupported = (providerId: string): APIError => {
 }
 
 export const refreshNotSupported = (providerId: string): APIError =>
-  new APIError(400, 'PROVIDER_DOES_NOT_SUPPORT_TOKEN_REFRESHING', `Provider ${providerId} does not support token refreshing.`, {}, 'providerId')
+  new APIError(
+    400,
+    'PROVIDER_DOES_NOT_SUPPORT_TOKEN_REFRESHING',
+    `Provider ${providerId} does not support token refreshing.`,
+    {},
+    'providerId',
+  )
 
 /** /account-info for an account whose provider is not configured (better-auth 1.2's wording). */
 export const accountProviderNotConfigured = (providerId: string): APIError =>
-  new APIError(500, 'PROVIDER_ACCOUNT_PROVIDER_NOT_CONFIGURED', `Provider account provider is ${providerId} but it is not configured`, {}, 'accountId')
+  new APIError(
+    500,
+    'PROVIDER_ACCOUNT_PROVIDER_NOT_CONFIGURED',
+    `Provider account provider is ${providerId} but it is not configured`,
+    {},
+    'accountId',
+  )
 
 // ---------------------------------------------------------------- callback error codes
 
@@ -134,7 +146,9 @@ export const flowErrorToAPI = (e: OAuthFlowError): APIError =>
 export const providerPanelError = {
   notFound: (id: string) => new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`),
   notAnEndpoint: (id: string, name: string) =>
-    new PanelError(400, 'INVALID_CONFIG', `${name} is not an endpoint of ${id}`, [{ path: `overrides.${name}`, message: `not an endpoint of ${id}` }]),
+    new PanelError(400, 'INVALID_CONFIG', `${name} is not an endpoint of ${id}`, [
+      { path: `overrides.${name}`, message: `not an endpoint of ${id}` },
+    ]),
   clientIdRequired: () =>
     new PanelError(400, 'INVALID_CONFIG', 'A client id is required to enable the provider', [
       { path: 'clientId', message: 'required to enable the provider' },

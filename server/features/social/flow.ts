@@ -187,7 +187,10 @@ async function readTokenResponse(ctx: AuthContext, response: Response): Promise<
     throw new TokenEndpointError(String(body?.error ?? `HTTP ${response.status}`))
   }
   // TikTok nests the tokens under `data` in some API versions.
-  const data = (typeof body.data === 'object' && body.data !== null && !('access_token' in body) ? body.data : body) as Record<string, unknown>
+  const data = (typeof body.data === 'object' && body.data !== null && !('access_token' in body) ? body.data : body) as Record<
+    string,
+    unknown
+  >
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
   const accessToken = str(data.access_token)
   const idToken = str(data.id_token)
@@ -231,10 +234,21 @@ export async function exchangeCode(
 }
 
 /** grant_type=refresh_token at the provider's token endpoint. */
-export async function refreshProviderTokens(ctx: AuthContext, rp: ResolvedProvider, refreshToken: string, scopes: string[]): Promise<OAuthTokens> {
+export async function refreshProviderTokens(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  refreshToken: string,
+  scopes: string[],
+): Promise<OAuthTokens> {
   const as = authorizationServer(rp)
   const client: oauth.Client = { client_id: rp.clientId }
-  const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(rp), refreshToken, requestOptions(rp.def.refreshParams?.(scopes)))
+  const response = await oauth.refreshTokenGrantRequest(
+    as,
+    client,
+    clientAuth(rp),
+    refreshToken,
+    requestOptions(rp.def.refreshParams?.(scopes)),
+  )
   return readTokenResponse(ctx, response)
 }
 
@@ -391,7 +405,10 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
   if (!data) return { location: errorLocation(defaultError, 'please_restart_the_process'), stateUsed: true }
   if (data.test) return testCallback(ctx, input, state, data)
   const errorURL = data.errorURL ?? defaultError
-  const fail = (c: CallbackErrorCode | (string & {}), description?: string): CallbackOutcome => ({ location: errorLocation(errorURL, c, description), stateUsed: true })
+  const fail = (c: CallbackErrorCode | (string & {}), description?: string): CallbackOutcome => ({
+    location: errorLocation(errorURL, c, description),
+    stateUsed: true,
+  })
   const verified = await verifyCallback(ctx, input, data, false)
   if (!verified.ok) return fail(verified.code, verified.description)
   const { rp, tokens, profile } = verified
@@ -429,14 +446,22 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
  */
 async function testCallback(ctx: AuthContext, input: CallbackInput, state: string, data: StateData): Promise<CallbackOutcome> {
   const { meta } = input
-  const report = async (code: CallbackErrorCode | (string & {}) | null, profile: ProviderProfile['user'] | null = null): Promise<CallbackOutcome> => {
+  const report = async (
+    code: CallbackErrorCode | (string & {}) | null,
+    profile: ProviderProfile['user'] | null = null,
+  ): Promise<CallbackOutcome> => {
     const outcome = code ? 'failure' : 'success'
     await recordTestResult(ctx, state, {
       outcome,
       code,
       profile: profile ? { id: profile.id, name: profile.name, email: profile.email ?? null, emailVerified: profile.emailVerified } : null,
     })
-    await recordAudit(ctx, { type: 'provider.test-sign-in', outcome, detail: { provider: data.providerId, ...(code ? { reason: code } : {}) }, meta })
+    await recordAudit(ctx, {
+      type: 'provider.test-sign-in',
+      outcome,
+      detail: { provider: data.providerId, ...(code ? { reason: code } : {}) },
+      meta,
+    })
     return {
       location: code ? errorLocation(data.errorURL ?? `${ctx.baseURL}/error`, code) : data.callbackURL,
       stateUsed: false,
@@ -447,14 +472,31 @@ async function testCallback(ctx: AuthContext, input: CallbackInput, state: strin
   return report(null, verified.profile.user)
 }
 
-async function openSession(ctx: AuthContext, user: Parameters<typeof createSession>[1], providerId: string, meta: RequestMeta): Promise<SessionWithUser> {
+async function openSession(
+  ctx: AuthContext,
+  user: Parameters<typeof createSession>[1],
+  providerId: string,
+  meta: RequestMeta,
+): Promise<SessionWithUser> {
   try {
     const session = await createSession(ctx, user, { meta })
-    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, target: session.session.id, detail: { provider: providerId }, meta })
+    await recordAudit(ctx, {
+      type: 'user.sign-in',
+      actorUserId: user.id,
+      target: session.session.id,
+      detail: { provider: providerId },
+      meta,
+    })
     return session
   } catch (e) {
     if (e instanceof APIError) {
-      await recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: user.id, detail: { provider: providerId, reason: e.code }, meta })
+      await recordAudit(ctx, {
+        type: 'user.sign-in',
+        outcome: 'failure',
+        targetUserId: user.id,
+        detail: { provider: providerId, reason: e.code },
+        meta,
+      })
       throw e
     }
     throw new OAuthFlowError('unable_to_create_session')
@@ -472,9 +514,13 @@ export interface IdTokenInput {
   expiresAt?: number
 }
 
-
 /** Verifies an ID token an app obtained itself (signature with the provider's key set, issuer, audience, age, nonce). */
-export async function verifyIdToken(ctx: AuthContext, rp: ResolvedProvider, token: string, nonce?: string): Promise<Record<string, unknown>> {
+export async function verifyIdToken(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  token: string,
+  nonce?: string,
+): Promise<Record<string, unknown>> {
   const check = rp.def.idTokenSignIn
   if (!check) throw socialError('ID_TOKEN_NOT_SUPPORTED')
   if (rp.options.disableIdTokenSignIn) throw socialError('INVALID_TOKEN')
@@ -497,7 +543,11 @@ export async function verifyIdToken(ctx: AuthContext, rp: ResolvedProvider, toke
   }
 }
 
-async function profileFromIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput): Promise<{ profile: ProviderProfile; tokens: OAuthTokens }> {
+async function profileFromIdToken(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  input: IdTokenInput,
+): Promise<{ profile: ProviderProfile; tokens: OAuthTokens }> {
   const claims = await verifyIdToken(ctx, rp, input.token, input.nonce)
   const profile = rp.def.profileFromIdToken?.(claims, rp.options) ?? null
   if (!profile) throw socialError('FAILED_TO_GET_USER_INFO')
@@ -523,7 +573,14 @@ export async function signInWithIdToken(
 ): Promise<SessionWithUser> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    const { user } = await findOrCreateOAuthUser(ctx, { providerId: rp.def.id, options: rp.options, profile: profile.user, tokens, requestSignUp, meta })
+    const { user } = await findOrCreateOAuthUser(ctx, {
+      providerId: rp.def.id,
+      options: rp.options,
+      profile: profile.user,
+      tokens,
+      requestSignUp,
+      meta,
+    })
     return await openSession(ctx, user, rp.def.id, meta)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
@@ -532,7 +589,13 @@ export async function signInWithIdToken(
 }
 
 /** /link-social with `idToken` (better-auth 1.7). */
-export async function linkWithIdToken(ctx: AuthContext, rp: ResolvedProvider, input: IdTokenInput, link: { userId: string; email: string }, meta: RequestMeta): Promise<void> {
+export async function linkWithIdToken(
+  ctx: AuthContext,
+  rp: ResolvedProvider,
+  input: IdTokenInput,
+  link: { userId: string; email: string },
+  meta: RequestMeta,
+): Promise<void> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
     await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })

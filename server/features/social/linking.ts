@@ -35,7 +35,13 @@ export function tokenColumns(ctx: AuthContext, tokens: OAuthTokens) {
   return columns
 }
 
-async function insertAccount(ctx: AuthContext, userId: string, providerId: string, profile: MappedUser, tokens: OAuthTokens): Promise<AccountRow> {
+async function insertAccount(
+  ctx: AuthContext,
+  userId: string,
+  providerId: string,
+  profile: MappedUser,
+  tokens: OAuthTokens,
+): Promise<AccountRow> {
   const now = new Date(ctx.clock.now())
   const row = {
     id: generateId(),
@@ -114,7 +120,12 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
     } catch {
       throw new OAuthFlowError('unable_to_link_account')
     }
-    await recordAudit(ctx, { type: 'account.linked', actorUserId: existing.id, detail: { provider: providerId, accountId: profile.id }, meta })
+    await recordAudit(ctx, {
+      type: 'account.linked',
+      actorUserId: existing.id,
+      detail: { provider: providerId, accountId: profile.id },
+      meta,
+    })
     return { user: existing, isNew: false }
   }
 
@@ -127,7 +138,11 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
   try {
     // The user and its provider account together: a user without a way in is never left behind.
     created = await ctx.storage.transaction(async () => {
-      const row = await insertUser(ctx, { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified }, null)
+      const row = await insertUser(
+        ctx,
+        { name: profile.name || email, email, image: profile.image, emailVerified: profile.emailVerified },
+        null,
+      )
       await insertAccount(ctx, row.id, providerId, profile, tokens)
       return row
     })
@@ -150,7 +165,13 @@ export interface LinkInput {
 export async function linkOAuthAccount(ctx: AuthContext, input: LinkInput): Promise<void> {
   const { providerId, profile, tokens, link, meta } = input
   const fail = async (code: CallbackErrorCode): Promise<never> => {
-    await recordAudit(ctx, { type: 'account.linked', outcome: 'failure', targetUserId: link.userId, detail: { provider: providerId, reason: code }, meta })
+    await recordAudit(ctx, {
+      type: 'account.linked',
+      outcome: 'failure',
+      targetUserId: link.userId,
+      detail: { provider: providerId, reason: code },
+      meta,
+    })
     throw new OAuthFlowError(code)
   }
   const existing = await findProviderAccount(ctx, providerId, profile.id)
@@ -168,6 +189,10 @@ export async function linkOAuthAccount(ctx: AuthContext, input: LinkInput): Prom
   } catch {
     return fail('unable_to_link_account')
   }
-  await recordAudit(ctx, { type: 'account.linked', actorUserId: link.userId, detail: { provider: providerId, accountId: profile.id }, meta })
+  await recordAudit(ctx, {
+    type: 'account.linked',
+    actorUserId: link.userId,
+    detail: { provider: providerId, accountId: profile.id },
+    meta,
+  })
 }
-

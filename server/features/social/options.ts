@@ -82,8 +82,23 @@ const commonOptions = {
   display: z.string().optional(),
   hd: z.string().optional(),
   /** microsoft */
-  tenantId: z.string().regex(/^[A-Za-z0-9.-]+$/).default('common'),
-  profilePhotoSize: z.union([z.literal(48), z.literal(64), z.literal(96), z.literal(120), z.literal(240), z.literal(360), z.literal(432), z.literal(504), z.literal(648)]).default(48),
+  tenantId: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/)
+    .default('common'),
+  profilePhotoSize: z
+    .union([
+      z.literal(48),
+      z.literal(64),
+      z.literal(96),
+      z.literal(120),
+      z.literal(240),
+      z.literal(360),
+      z.literal(432),
+      z.literal(504),
+      z.literal(648),
+    ])
+    .default(48),
   disableProfilePhoto: z.boolean().default(false),
   /** facebook */
   fields: z.array(z.string().min(1)).default([]),
@@ -100,7 +115,9 @@ const commonOptions = {
 
 function providerOptions<P extends ProviderId>(id: P) {
   const names = PROVIDER_ENDPOINTS[id] as readonly string[]
-  const endpoints = z.strictObject(Object.fromEntries(names.map((n) => [n, httpURL.optional()])) as Record<EndpointName<P>, z.ZodOptional<typeof httpURL>>)
+  const endpoints = z.strictObject(
+    Object.fromEntries(names.map((n) => [n, httpURL.optional()])) as Record<EndpointName<P>, z.ZodOptional<typeof httpURL>>,
+  )
   return z.object({ ...commonOptions, endpoints: endpoints.optional() })
 }
 

@@ -77,7 +77,10 @@ export const socialPanel = (env: PanelEnv) => {
         // The config schema names the field: socialProviders.<id>.endpoints.token: Invalid URL
         const message = (e as Error).message.replace(/^configuration: /, '')
         const path = message.split(':')[0] ?? ''
-        const field = path.replace(`socialProviders.${id}.`, '').replace(/^endpoints\./, 'overrides.').replace(/^scope/, 'scopes')
+        const field = path
+          .replace(`socialProviders.${id}.`, '')
+          .replace(/^endpoints\./, 'overrides.')
+          .replace(/^scope/, 'scopes')
         throw providerPanelError.invalidConfig(message, field, message.slice(path.length + 2))
       }
       return view(id)
@@ -99,7 +102,9 @@ export const socialPanel = (env: PanelEnv) => {
 
     async 'providers.testResult'({ testId }: { testId: string }) {
       const result = await readTestResult(ctx, testId)
-      return result ? { status: result.outcome, code: result.code, profile: result.profile } : { status: 'pending' as const, code: null, profile: null }
+      return result
+        ? { status: result.outcome, code: result.code, profile: result.profile }
+        : { status: 'pending' as const, code: null, profile: null }
     },
   }
 }

@@ -37,7 +37,13 @@ export async function deleteVerification(ctx: AuthContext, identifier: string): 
 // ---------------------------------------------------------------- provider accounts
 
 export const findProviderAccount = (ctx: AuthContext, providerId: string, accountId: string): Promise<AccountRow | undefined> =>
-  firstRow(ctx.db.select().from(account).where(and(eq(account.providerId, providerId), eq(account.accountId, accountId))).limit(1))
+  firstRow(
+    ctx.db
+      .select()
+      .from(account)
+      .where(and(eq(account.providerId, providerId), eq(account.accountId, accountId)))
+      .limit(1),
+  )
 
 /** A user's accounts other than the credential one. */
 export const listSocialAccounts = (ctx: AuthContext, userId: string): Promise<AccountRow[]> =>
@@ -55,6 +61,10 @@ export async function updateAccount(ctx: AuthContext, id: string, columns: Parti
 }
 
 /** The name and image a provider reports, written over the user's on sign-in (overrideUserInfoOnSignIn). */
-export async function updateUserProfile(ctx: AuthContext, userId: string, patch: { name: string; image: string | null; updatedAt: Date }): Promise<void> {
+export async function updateUserProfile(
+  ctx: AuthContext,
+  userId: string,
+  patch: { name: string; image: string | null; updatedAt: Date },
+): Promise<void> {
   await ctx.db.update(user).set(patch).where(eq(user.id, userId))
 }

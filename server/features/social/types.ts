@@ -41,7 +41,10 @@ export interface ProfileContext<P extends ProviderId = ProviderId> {
   /** Parameters the provider sent to the callback (Apple's `user`, VK's `device_id`). */
   callback: Record<string, string>
   /** GET (or POST) a JSON document with the bearer access token; throws on a non-2xx answer. */
-  fetchJson(url: string, init?: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | URLSearchParams; bearer?: boolean }): Promise<unknown>
+  fetchJson(
+    url: string,
+    init?: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string | URLSearchParams; bearer?: boolean },
+  ): Promise<unknown>
   /** The same, returning the raw bytes (Microsoft's photo); null on a non-2xx answer. */
   fetchBytes(url: string): Promise<Buffer | null>
   /** Claims of the ID token from the token endpoint, already checked (audience, expiry, issuer when known). */

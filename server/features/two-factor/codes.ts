@@ -42,7 +42,8 @@ export function newBackupCodes(conf: TwoFactorConfig['backupCodeOptions']): stri
   })
 }
 
-export const sealBackupCodes = (appSecret: string, codes: string[]): string => encryptSecret(appSecret, JSON.stringify(codes), BACKUP_PURPOSE)
+export const sealBackupCodes = (appSecret: string, codes: string[]): string =>
+  encryptSecret(appSecret, JSON.stringify(codes), BACKUP_PURPOSE)
 
 export function openBackupCodes(appSecret: string, stored: string): string[] | null {
   const json = stored.startsWith('enc:') ? decryptSecret(appSecret, stored, BACKUP_PURPOSE) : stored

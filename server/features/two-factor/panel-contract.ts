@@ -47,5 +47,9 @@ export const twoFactorContract = {
     z.object({ roles: z.array(z.string().min(1)), gracePeriod: z.number().int().min(0).optional() }),
     ok,
   ),
-  'passkey.remove': mutation("Remove one of a user's passkeys; the user is told by mail", z.object({ userId: z.string().min(1), passkeyId: z.string().min(1) }), ok),
+  'passkey.remove': mutation(
+    "Remove one of a user's passkeys; the user is told by mail",
+    z.object({ userId: z.string().min(1), passkeyId: z.string().min(1) }),
+    ok,
+  ),
 }

@@ -51,8 +51,14 @@ export const twoFactorPanel = (env: PanelEnv) => {
     'twoFactor.reset': async ({ userId }: { userId: string }) => {
       const u = await userOf(userId)
       const removed = await removeSecondFactor(ctx, userId)
-      await recordAudit(ctx, { type: 'two-factor.reset', targetUserId: userId, detail: { via: 'panel', trustedDevices: removed.trustedDevices } })
-      ctx.mailer.send(factorRemovedEmail(ctx.config().mail.appName, u, 'two-factor authentication (authenticator app, backup codes and trusted devices)'))
+      await recordAudit(ctx, {
+        type: 'two-factor.reset',
+        targetUserId: userId,
+        detail: { via: 'panel', trustedDevices: removed.trustedDevices },
+      })
+      ctx.mailer.send(
+        factorRemovedEmail(ctx.config().mail.appName, u, 'two-factor authentication (authenticator app, backup codes and trusted devices)'),
+      )
       return { success: true }
     },
     'twoFactor.resetGrace': async ({ userId }: { userId: string }) => {

@@ -148,7 +148,12 @@ export const twoFactorRoutes = [
       assertEnabled(rc)
       return withChallengeCookie(rc, async () => {
         const v = await verifierOf(rc)
-        return await verifiedAnswer(rc, v, await verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+        return await verifiedAnswer(
+          rc,
+          v,
+          await verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
+          rc.body.trustDevice,
+        )
       })
     },
   }),
@@ -174,7 +179,12 @@ export const twoFactorRoutes = [
       assertEnabled(rc)
       return withChallengeCookie(rc, async () => {
         const v = await verifierOf(rc)
-        return await verifiedAnswer(rc, v, await verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+        return await verifiedAnswer(
+          rc,
+          v,
+          await verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
+          rc.body.trustDevice,
+        )
       })
     },
   }),
@@ -187,7 +197,12 @@ export const twoFactorRoutes = [
       assertEnabled(rc)
       return withChallengeCookie(rc, async () => {
         const v = await verifierOf(rc)
-        return await verifiedAnswer(rc, v, await verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }), rc.body.trustDevice)
+        return await verifiedAnswer(
+          rc,
+          v,
+          await verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
+          rc.body.trustDevice,
+        )
       })
     },
   }),
@@ -199,14 +214,19 @@ export const twoFactorRoutes = [
  * cookie instead of the session, unless the browser holds a valid trust_device cookie (rotated).
  * Users of an enforced role without a second factor are told their deadline, then refused.
  */
-export async function afterPasswordVerified(rc: AnyRC, signedIn: SessionWithUser, request: { rememberMe?: boolean }): Promise<PasswordSignInOutcome | undefined> {
+export async function afterPasswordVerified(
+  rc: AnyRC,
+  signedIn: SessionWithUser,
+  request: { rememberMe?: boolean },
+): Promise<PasswordSignInOutcome | undefined> {
   const { ctx } = rc
   if (!ctx.config().twoFactor.enabled) return undefined
   const userRow = signedIn.user
   if (!userRow.twoFactorEnabled) {
     const rule = await enforcementFor(ctx, userRow)
     if (rule.status === 'none') return undefined
-    if (rule.status === 'grace') return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
+    if (rule.status === 'grace')
+      return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
     await deleteSession(ctx, signedIn.session.token)
     await recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
     throw twoFactorError(403, 'TWO_FACTOR_ENROLLMENT_REQUIRED')

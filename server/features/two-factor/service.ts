@@ -2,7 +2,13 @@ import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { recordAudit } from '../../core/audit.js'
 import { APIError } from '../../core/errors.js'
 import { createSession, deleteSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
-import { clearPasswordFailures, recordPasswordFailure, reservePasswordAttempt, throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import {
+  clearPasswordFailures,
+  recordPasswordFailure,
+  reservePasswordAttempt,
+  throttledPasswordCheck,
+  throttleKey,
+} from '../../core/throttle.js'
 import { findCredentialAccount, findUserById } from '../../core/users.js'
 import { verifyPassword } from '../../crypto/password.js'
 import { generateId } from '../../crypto/random.js'
@@ -58,12 +64,20 @@ export type Method = 'totp' | 'otp' | 'backup-code'
 // ---------------------------------------------------------------------------------------------
 // Password-guarded management (session)
 
-async function assertPassword(ctx: AuthContext, userRow: UserRow, password: string | undefined, meta: RequestMeta, action: string): Promise<void> {
+async function assertPassword(
+  ctx: AuthContext,
+  userRow: UserRow,
+  password: string | undefined,
+  meta: RequestMeta,
+  action: string,
+): Promise<void> {
   const credential = await findCredentialAccount(ctx, userRow.id)
   if (!credential?.password) throw twoFactorError(400, 'CREDENTIAL_ACCOUNT_NOT_FOUND')
   const hash = credential.password
   const ok = password
-    ? await throttledPasswordCheck(ctx, throttleKey('email', userRow.email), meta, () => verifyPassword(hash, password), { targetUserId: userRow.id })
+    ? await throttledPasswordCheck(ctx, throttleKey('email', userRow.email), meta, () => verifyPassword(hash, password), {
+        targetUserId: userRow.id,
+      })
     : false
   if (!ok) {
     await recordAudit(ctx, { type: action, outcome: 'failure', actorUserId: userRow.id, detail: { reason: 'INVALID_PASSWORD' }, meta })
@@ -106,7 +120,12 @@ export async function enableTwoFactor(
 }
 
 /** POST /two-factor/disable: TOTP row, trusted devices and the flag go. */
-export async function disableTwoFactor(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<void> {
+export async function disableTwoFactor(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  password: string | undefined,
+  meta: RequestMeta,
+): Promise<void> {
   await assertPassword(ctx, current.user, password, meta, 'two-factor.disable')
   await removeSecondFactor(ctx, current.user.id)
   await recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, meta })
@@ -122,7 +141,12 @@ export async function removeSecondFactor(ctx: AuthContext, userId: string): Prom
   })
 }
 
-export async function getTotpUri(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string> {
+export async function getTotpUri(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  password: string | undefined,
+  meta: RequestMeta,
+): Promise<string> {
   const c = conf(ctx)
   if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
   const row = await findTwoFactor(ctx, current.user.id)
@@ -133,7 +157,12 @@ export async function getTotpUri(ctx: AuthContext, current: SessionWithUser, pas
   return totpURI(secret, c.totpOptions, issuerOf(ctx), current.user.email)
 }
 
-export async function regenerateBackupCodes(ctx: AuthContext, current: SessionWithUser, password: string | undefined, meta: RequestMeta): Promise<string[]> {
+export async function regenerateBackupCodes(
+  ctx: AuthContext,
+  current: SessionWithUser,
+  password: string | undefined,
+  meta: RequestMeta,
+): Promise<string[]> {
   if (!current.user.twoFactorEnabled) throw twoFactorError(400, 'TWO_FACTOR_NOT_ENABLED')
   await assertPassword(ctx, current.user, password, meta, 'two-factor.backup-codes-generated')
   const row = await findTwoFactor(ctx, current.user.id)
@@ -196,7 +225,13 @@ async function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, met
     if (reserved === null) {
       await dropVerification(ctx, v.challengeId)
       await dropVerification(ctx, attemptsId(v.challengeId))
-      await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'TOO_MANY_ATTEMPTS' }, meta })
+      await recordAudit(ctx, {
+        type: 'two-factor.verify',
+        outcome: 'failure',
+        targetUserId: userRow.id,
+        detail: { method, reason: 'TOO_MANY_ATTEMPTS' },
+        meta,
+      })
       throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
     }
   }
@@ -205,7 +240,13 @@ async function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, met
     await reservePasswordAttempt(ctx, key)
   } catch (e) {
     if (e instanceof APIError && e.status === 429) {
-      await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: 'LOCKED' }, meta })
+      await recordAudit(ctx, {
+        type: 'two-factor.verify',
+        outcome: 'failure',
+        targetUserId: userRow.id,
+        detail: { method, reason: 'LOCKED' },
+        meta,
+      })
       throw twoFactorError(429, 'ACCOUNT_TEMPORARILY_LOCKED', e.headers)
     }
     throw e
@@ -216,7 +257,13 @@ async function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, met
 async function refuse(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, error: APIError): Promise<APIError> {
   const userRow = verifierUser(v)
   await recordPasswordFailure(ctx, key, meta, userRow.id)
-  await recordAudit(ctx, { type: 'two-factor.verify', outcome: 'failure', targetUserId: userRow.id, detail: { method, reason: error.code }, meta })
+  await recordAudit(ctx, {
+    type: 'two-factor.verify',
+    outcome: 'failure',
+    targetUserId: userRow.id,
+    detail: { method, reason: error.code },
+    meta,
+  })
   return error
 }
 
@@ -229,7 +276,14 @@ export interface Verified {
 }
 
 /** A code passed: clears the account count, completes enrolment or the sign-in. */
-async function succeed(ctx: AuthContext, v: Verifier, key: string, method: Method, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
+async function succeed(
+  ctx: AuthContext,
+  v: Verifier,
+  key: string,
+  method: Method,
+  meta: RequestMeta,
+  options: { rememberMe: boolean },
+): Promise<Verified> {
   await clearPasswordFailures(ctx, key)
   const userRow = verifierUser(v)
   if (v.kind === 'session') {
@@ -253,19 +307,31 @@ async function succeed(ctx: AuthContext, v: Verifier, key: string, method: Metho
     return { user: fresh, created: null, enabledNow }
   }
   // The challenge is spent once: of two parallel right answers only one gets a session.
-  if (await dropVerification(ctx, v.challengeId) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+  if ((await dropVerification(ctx, v.challengeId)) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
   await dropVerification(ctx, attemptsId(v.challengeId))
   const created = await ctx.storage.transaction(async () => {
     const session = await createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
     await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
-    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: userRow.id, target: session.session.id, detail: { secondFactor: method }, meta })
+    await recordAudit(ctx, {
+      type: 'user.sign-in',
+      actorUserId: userRow.id,
+      target: session.session.id,
+      detail: { secondFactor: method },
+      meta,
+    })
     return session
   })
   return { user: userRow, created, enabledNow: false }
 }
 
 /** POST /two-factor/verify-totp. A code counts once: its time step must be after the last accepted one. */
-export async function verifyTotp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
+export async function verifyTotp(
+  ctx: AuthContext,
+  v: Verifier,
+  code: string,
+  meta: RequestMeta,
+  options: { rememberMe: boolean },
+): Promise<Verified> {
   const c = conf(ctx)
   if (c.totpOptions.disable) throw twoFactorError(400, 'TOTP_NOT_CONFIGURED')
   const userRow = verifierUser(v)
@@ -286,14 +352,20 @@ export async function verifyTotp(ctx: AuthContext, v: Verifier, code: string, me
 }
 
 /** POST /two-factor/verify-backup-code: a code is spent by a compare-and-swap on the sealed list. */
-export async function verifyBackupCode(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
+export async function verifyBackupCode(
+  ctx: AuthContext,
+  v: Verifier,
+  code: string,
+  meta: RequestMeta,
+  options: { rememberMe: boolean },
+): Promise<Verified> {
   const userRow = verifierUser(v)
   const row = await findTwoFactor(ctx, userRow.id)
   if (!row) throw twoFactorError(400, 'BACKUP_CODES_NOT_ENABLED')
   const key = await reserveAttempt(ctx, v, 'backup-code', meta)
   const codes = openBackupCodes(ctx.secret, row.backupCodes)
   const left = codes ? spendBackupCode(codes, code) : null
-  if (!left || !await swapBackupCodes(ctx, row.id, row.backupCodes, sealBackupCodes(ctx.secret, left))) {
+  if (!left || !(await swapBackupCodes(ctx, row.id, row.backupCodes, sealBackupCodes(ctx.secret, left)))) {
     throw await refuse(ctx, v, key, 'backup-code', meta, twoFactorError(401, 'INVALID_BACKUP_CODE'))
   }
   await recordAudit(ctx, { type: 'two-factor.backup-code-used', actorUserId: userRow.id, detail: { remaining: left.length }, meta })
@@ -319,12 +391,18 @@ export async function sendOtp(ctx: AuthContext, v: Verifier, meta: RequestMeta):
 }
 
 /** POST /two-factor/verify-otp: the mailed code, at most otpOptions.allowedAttempts tries, used once. */
-export async function verifyOtp(ctx: AuthContext, v: Verifier, code: string, meta: RequestMeta, options: { rememberMe: boolean }): Promise<Verified> {
+export async function verifyOtp(
+  ctx: AuthContext,
+  v: Verifier,
+  code: string,
+  meta: RequestMeta,
+  options: { rememberMe: boolean },
+): Promise<Verified> {
   const c = conf(ctx)
   const key = verifierKey(v)
   const stored = await readVerification(ctx, otpId(key))
   if (!stored) throw twoFactorError(400, 'OTP_HAS_EXPIRED')
-  if (await reserveCounter(ctx, otpAttemptsId(key), c.otpOptions.allowedAttempts) === null) {
+  if ((await reserveCounter(ctx, otpAttemptsId(key), c.otpOptions.allowedAttempts)) === null) {
     await dropVerification(ctx, otpId(key))
     throw twoFactorError(400, 'TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE')
   }
@@ -355,7 +433,7 @@ export async function consumeTrustedDevice(ctx: AuthContext, userId: string, val
   if (!safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`))) return false
   const record = await readVerification(ctx, identifier)
   if (!record || record.value !== userId) return false
-  return await dropVerification(ctx, identifier) === 1
+  return (await dropVerification(ctx, identifier)) === 1
 }
 
 /** Ends a trusted device named by its cookie value (sign-out of trust, disable). */
@@ -374,7 +452,7 @@ export async function enforcementFor(ctx: AuthContext, userRow: UserRow): Promis
   if (!conf(ctx).enabled || rule.roles.length === 0) return { status: 'none' }
   const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
   if (!roles.some((r) => rule.roles.includes(r))) return { status: 'none' }
-  if (userRow.twoFactorEnabled || await hasPasskey(ctx, userRow.id)) return { status: 'none' }
+  if (userRow.twoFactorEnabled || (await hasPasskey(ctx, userRow.id))) return { status: 'none' }
   const now = ctx.clock.now()
   let record = await readVerification(ctx, graceId(userRow.id))
   if (!record) {

@@ -8,13 +8,17 @@ import { firstRow } from '../../db/storage.js'
 /** Every SQL statement of the two-factor feature (async: the storage port). A read and the write that depends on it go in one `ctx.storage.transaction`, or are one conditional statement. */
 
 export async function findTwoFactor(ctx: AuthContext, userId: string): Promise<TwoFactorRow | undefined> {
-  return (await firstRow(ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId))))
+  return await firstRow(ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId)))
 }
 
-export async function upsertTwoFactor(ctx: AuthContext, userId: string, values: { secret: string; backupCodes: string; verified: boolean }): Promise<void> {
+export async function upsertTwoFactor(
+  ctx: AuthContext,
+  userId: string,
+  values: { secret: string; backupCodes: string; verified: boolean },
+): Promise<void> {
   const existing = await findTwoFactor(ctx, userId)
-  if (existing) (await ctx.db.update(twoFactor).set(values).where(eq(twoFactor.id, existing.id)))
-  else (await ctx.db.insert(twoFactor).values({ id: generateId(), userId, ...values, failedVerificationCount: 0 }))
+  if (existing) await ctx.db.update(twoFactor).set(values).where(eq(twoFactor.id, existing.id))
+  else await ctx.db.insert(twoFactor).values({ id: generateId(), userId, ...values, failedVerificationCount: 0 })
 }
 
 export async function markTwoFactorVerified(ctx: AuthContext, id: string): Promise<void> {
@@ -23,7 +27,15 @@ export async function markTwoFactorVerified(ctx: AuthContext, id: string): Promi
 
 /** Replaces the backup codes only if they are still `expected` (a code is spent once, even by parallel requests). */
 export async function swapBackupCodes(ctx: AuthContext, id: string, expected: string, next: string): Promise<boolean> {
-  return (await ctx.db.update(twoFactor).set({ backupCodes: next }).where(and(eq(twoFactor.id, id), eq(twoFactor.backupCodes, expected))).returning()).length === 1
+  return (
+    (
+      await ctx.db
+        .update(twoFactor)
+        .set({ backupCodes: next })
+        .where(and(eq(twoFactor.id, id), eq(twoFactor.backupCodes, expected)))
+        .returning()
+    ).length === 1
+  )
 }
 
 export async function setBackupCodes(ctx: AuthContext, id: string, sealed: string): Promise<void> {
@@ -35,7 +47,10 @@ export async function deleteTwoFactor(ctx: AuthContext, userId: string): Promise
 }
 
 export async function setTwoFactorEnabled(ctx: AuthContext, userId: string, enabled: boolean): Promise<void> {
-  await ctx.db.update(user).set({ twoFactorEnabled: enabled, updatedAt: new Date(ctx.clock.now()) }).where(eq(user.id, userId))
+  await ctx.db
+    .update(user)
+    .set({ twoFactorEnabled: enabled, updatedAt: new Date(ctx.clock.now()) })
+    .where(eq(user.id, userId))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -43,17 +58,24 @@ export async function setTwoFactorEnabled(ctx: AuthContext, userId: string, enab
 
 export async function putVerification(ctx: AuthContext, identifier: string, value: string, expiresAt: number): Promise<void> {
   const now = new Date(ctx.clock.now())
-  await ctx.db.insert(verification).values({ id: generateId(), identifier, value, expiresAt: new Date(expiresAt), createdAt: now, updatedAt: now })
+  await ctx.db
+    .insert(verification)
+    .values({ id: generateId(), identifier, value, expiresAt: new Date(expiresAt), createdAt: now, updatedAt: now })
 }
 
 /** The unexpired record of an identifier (newest), without deleting it. */
 export async function readVerification(ctx: AuthContext, identifier: string) {
-  const row = (await firstRow(ctx.db.select().from(verification).where(eq(verification.identifier, identifier)).orderBy(sql`${verification.createdAt} desc`).limit(1)))
+  const row = await firstRow(
+    ctx.db.select().from(verification).where(eq(verification.identifier, identifier)).orderBy(sql`${verification.createdAt} desc`).limit(1),
+  )
   return row && row.expiresAt.getTime() > ctx.clock.now() ? row : undefined
 }
 
 export async function setVerificationValue(ctx: AuthContext, identifier: string, value: string): Promise<void> {
-  await ctx.db.update(verification).set({ value, updatedAt: new Date(ctx.clock.now()) }).where(eq(verification.identifier, identifier))
+  await ctx.db
+    .update(verification)
+    .set({ value, updatedAt: new Date(ctx.clock.now()) })
+    .where(eq(verification.identifier, identifier))
 }
 
 export async function dropVerification(ctx: AuthContext, identifier: string): Promise<number> {
@@ -65,26 +87,49 @@ export async function dropVerification(ctx: AuthContext, identifier: string): Pr
  * null when the record is gone or `limit` attempts were already made. One SQL statement.
  */
 export async function reserveCounter(ctx: AuthContext, identifier: string, limit: number): Promise<number | null> {
-  const row = (await firstRow(ctx.db
-    .update(verification)
-    .set({ value: sql`CAST(${verification.value} AS INTEGER) + 1` })
-    .where(and(eq(verification.identifier, identifier), sql`CAST(${verification.value} AS INTEGER) < ${limit}`, sql`${verification.expiresAt} > ${ctx.clock.now()}`))
-    .returning({ value: verification.value })))
+  const row = await firstRow(
+    ctx.db
+      .update(verification)
+      .set({ value: sql`CAST(${verification.value} AS INTEGER) + 1` })
+      .where(
+        and(
+          eq(verification.identifier, identifier),
+          sql`CAST(${verification.value} AS INTEGER) < ${limit}`,
+          sql`${verification.expiresAt} > ${ctx.clock.now()}`,
+        ),
+      )
+      .returning({ value: verification.value }),
+  )
   return row ? Number(row.value) : null
 }
 
 /** Trusted-device records of a user (identifier `trust-device-…`, value = user id). */
 export async function countTrustedDevices(ctx: AuthContext, userId: string): Promise<number> {
   return (
-    (await firstRow(ctx.db
-      .select({ n: count() })
-      .from(verification)
-      .where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId), sql`${verification.expiresAt} > ${ctx.clock.now()}`))))?.n ?? 0
+    (
+      await firstRow(
+        ctx.db
+          .select({ n: count() })
+          .from(verification)
+          .where(
+            and(
+              like(verification.identifier, 'trust-device-%'),
+              eq(verification.value, userId),
+              sql`${verification.expiresAt} > ${ctx.clock.now()}`,
+            ),
+          ),
+      )
+    )?.n ?? 0
   )
 }
 
 export async function deleteTrustedDevices(ctx: AuthContext, userId: string): Promise<number> {
-  return (await ctx.db.delete(verification).where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId))).returning()).length
+  return (
+    await ctx.db
+      .delete(verification)
+      .where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId)))
+      .returning()
+  ).length
 }
 
 export async function deleteExpiredVerifications(ctx: AuthContext): Promise<void> {
@@ -94,7 +139,9 @@ export async function deleteExpiredVerifications(ctx: AuthContext): Promise<void
 // ---------------------------------------------------------------------------------------------
 // Overview and enforcement
 
-export async function secondFactorCounts(ctx: AuthContext): Promise<{ users: number; withTotp: number; withPasskey: number; withAny: number }> {
+export async function secondFactorCounts(
+  ctx: AuthContext,
+): Promise<{ users: number; withTotp: number; withPasskey: number; withAny: number }> {
   const hasKey = sql`EXISTS (SELECT 1 FROM ${passkey} WHERE ${passkey.userId} = ${user.id})`
   const totp = eq(user.twoFactorEnabled, true)
   const row = await firstRow(
@@ -107,7 +154,12 @@ export async function secondFactorCounts(ctx: AuthContext): Promise<{ users: num
       })
       .from(user),
   )
-  return { users: row?.users ?? 0, withTotp: Number(row?.withTotp ?? 0), withPasskey: Number(row?.withPasskey ?? 0), withAny: Number(row?.withAny ?? 0) }
+  return {
+    users: row?.users ?? 0,
+    withTotp: Number(row?.withTotp ?? 0),
+    withPasskey: Number(row?.withPasskey ?? 0),
+    withAny: Number(row?.withAny ?? 0),
+  }
 }
 
 export async function hasPasskey(ctx: AuthContext, userId: string): Promise<boolean> {

@@ -8,5 +8,10 @@ import { firstRow } from '../../db/storage.js'
 export const normalizeUsername = (username: string): string => username.toLowerCase()
 
 export function findUserByUsername(ctx: AuthContext, username: string): Promise<UserRow | undefined> {
-  return firstRow(ctx.db.select().from(user).where(eq(user.username, normalizeUsername(username))))
+  return firstRow(
+    ctx.db
+      .select()
+      .from(user)
+      .where(eq(user.username, normalizeUsername(username))),
+  )
 }

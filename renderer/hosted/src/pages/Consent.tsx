@@ -32,7 +32,11 @@ export function ConsentPage({ config }: PageProps) {
     api<Interaction>(`/oidc/interaction/${encodeURIComponent(uid)}`)
       .then(setInteraction)
       .catch((e: unknown) =>
-        setError(e instanceof ApiError && e.status === 404 ? 'This sign-in request has expired. Start again from the application.' : (e as Error).message),
+        setError(
+          e instanceof ApiError && e.status === 404
+            ? 'This sign-in request has expired. Start again from the application.'
+            : (e as Error).message,
+        ),
       )
   }, [uid])
 

@@ -110,8 +110,23 @@ export function ResetPasswordPage({ config }: PageProps) {
       <FormAlert message={errors.form} />
       <form onSubmit={submit} noValidate aria-label="Choose a new password">
         <Stack gap="sm">
-          <PasswordInput name="password" label="New password" autoComplete="new-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} autoFocus />
-          <PasswordInput name="confirm" label="Repeat the new password" autoComplete="new-password" required error={errors.fields.confirm} aria-invalid={invalid(errors, 'confirm')} />
+          <PasswordInput
+            name="password"
+            label="New password"
+            autoComplete="new-password"
+            required
+            error={errors.fields.password}
+            aria-invalid={invalid(errors, 'password')}
+            autoFocus
+          />
+          <PasswordInput
+            name="confirm"
+            label="Repeat the new password"
+            autoComplete="new-password"
+            required
+            error={errors.fields.confirm}
+            aria-invalid={invalid(errors, 'confirm')}
+          />
           <Button type="submit" loading={busy} fullWidth>
             Change password
           </Button>

@@ -46,7 +46,9 @@ export function SignInPage({ config }: PageProps) {
   if (done || alreadyDone) {
     return (
       <Layout config={config} title="You are signed in">
-        <Text data-testid="signed-in">{done?.who ? `Signed in as ${done.who}.` : 'You are signed in.'} You can close this page or return to the application.</Text>
+        <Text data-testid="signed-in">
+          {done?.who ? `Signed in as ${done.who}.` : 'You are signed in.'} You can close this page or return to the application.
+        </Text>
       </Layout>
     )
   }
@@ -116,7 +118,9 @@ export function SignInPage({ config }: PageProps) {
       finish(answer.user?.name || answer.user?.email || null)
     } catch (e) {
       // The browser's own refusal (cancelled, timed out) is not an API error.
-      setErrors(e instanceof ApiError ? errorsOf(e) : { fields: {}, form: 'The passkey sign-in was cancelled or did not complete. Try again.' })
+      setErrors(
+        e instanceof ApiError ? errorsOf(e) : { fields: {}, form: 'The passkey sign-in was cancelled or did not complete. Try again.' },
+      )
     } finally {
       setBusy(false)
     }
@@ -137,7 +141,14 @@ export function SignInPage({ config }: PageProps) {
               error={errors.fields.identifier}
               autoFocus
             />
-            <PasswordInput name="password" label="Password" autoComplete="current-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} />
+            <PasswordInput
+              name="password"
+              label="Password"
+              autoComplete="current-password"
+              required
+              error={errors.fields.password}
+              aria-invalid={invalid(errors, 'password')}
+            />
             <Checkbox name="rememberMe" label="Keep me signed in" defaultChecked />
             <Button type="submit" loading={busy} fullWidth>
               Sign in

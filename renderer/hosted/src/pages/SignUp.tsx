@@ -71,7 +71,14 @@ export function SignUpPage({ config }: PageProps) {
         <Stack gap="sm">
           <TextInput name="name" label="Name" autoComplete="name" required error={errors.fields.name} autoFocus />
           <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} />
-          <PasswordInput name="password" label="Password" autoComplete="new-password" required error={errors.fields.password} aria-invalid={invalid(errors, 'password')} />
+          <PasswordInput
+            name="password"
+            label="Password"
+            autoComplete="new-password"
+            required
+            error={errors.fields.password}
+            aria-invalid={invalid(errors, 'password')}
+          />
           <Button type="submit" loading={busy} fullWidth>
             Create account
           </Button>

@@ -23,7 +23,11 @@ export function VerifyEmailPage({ config }: PageProps) {
   const token = params.get('token')
   const linkError = params.get('error')
   const [state, setState] = useState<{ ok: boolean; message: string | null } | null>(
-    token ? null : linkError ? { ok: false, message: LINK_ERRORS[linkError] ?? `The link could not be used (${linkError}).` } : { ok: true, message: null },
+    token
+      ? null
+      : linkError
+        ? { ok: false, message: LINK_ERRORS[linkError] ?? `The link could not be used (${linkError}).` }
+        : { ok: true, message: null },
   )
 
   useEffect(() => {
@@ -46,7 +50,11 @@ export function VerifyEmailPage({ config }: PageProps) {
   const next = returnToParam()
   return (
     <Layout config={config} title={state.ok ? 'Email verified' : 'Email not verified'}>
-      {state.ok ? <Text data-testid="email-verified">Your email address is confirmed. Thank you.</Text> : <FormAlert message={state.message} />}
+      {state.ok ? (
+        <Text data-testid="email-verified">Your email address is confirmed. Thank you.</Text>
+      ) : (
+        <FormAlert message={state.message} />
+      )}
       {next ? <Anchor href={next}>Continue</Anchor> : <Anchor href={pageURL('sign-in', keepReturnTo())}>Go to sign-in</Anchor>}
     </Layout>
   )

@@ -120,8 +120,20 @@ function BanUser({ user }: { user: UserView }) {
       <Modal opened={opened} onClose={close} title={`Ban ${user.email}`} centered>
         <Stack>
           <Text size="sm">The user is signed out everywhere and cannot sign in until the ban ends or is lifted.</Text>
-          <Textarea label="Reason" placeholder="No reason" value={reason} onChange={(e) => setReason(e.currentTarget.value)} data-testid="ban-reason" />
-          <NumberInput label="Ends after (hours)" placeholder="Never" min={1} value={hours} onChange={(v) => setHours(typeof v === 'number' ? v : '')} />
+          <Textarea
+            label="Reason"
+            placeholder="No reason"
+            value={reason}
+            onChange={(e) => setReason(e.currentTarget.value)}
+            data-testid="ban-reason"
+          />
+          <NumberInput
+            label="Ends after (hours)"
+            placeholder="Never"
+            min={1}
+            value={hours}
+            onChange={(v) => setHours(typeof v === 'number' ? v : '')}
+          />
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel
@@ -217,7 +229,15 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
         <Stack data-testid="user-drawer">
           <Group gap="xs">
             <Badge variant="light">{user.role ?? 'user'}</Badge>
-            {user.emailVerified ? <Badge color="teal" variant="light">verified</Badge> : <Badge color="gray" variant="light">unverified</Badge>}
+            {user.emailVerified ? (
+              <Badge color="teal" variant="light">
+                verified
+              </Badge>
+            ) : (
+              <Badge color="gray" variant="light">
+                unverified
+              </Badge>
+            )}
             {user.banned && (
               <Badge color="red.9" data-testid="banned-badge">
                 banned{user.banExpires ? ` until ${dateTime(user.banExpires)}` : ''}
@@ -276,7 +296,9 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                 size="xs"
                 variant="light"
                 leftSection={<IconMailCheck size={14} />}
-                onClick={() => verify.mutate({ userId: user.id }, { onSuccess: () => done('Email verified'), onError: failed('Not verified') })}
+                onClick={() =>
+                  verify.mutate({ userId: user.id }, { onSuccess: () => done('Email verified'), onError: failed('Not verified') })
+                }
               >
                 Mark email verified
               </Button>
@@ -292,9 +314,16 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                   {
                     onSuccess: (link) => {
                       // "Copied" only once the clipboard took it; otherwise the link is shown to copy by hand.
-                      const write = navigator.clipboard ? navigator.clipboard.writeText(link.url) : Promise.reject(new Error('no clipboard'))
+                      const write = navigator.clipboard
+                        ? navigator.clipboard.writeText(link.url)
+                        : Promise.reject(new Error('no clipboard'))
                       write.then(
-                        () => notifications.show({ color: 'teal', title: 'Impersonation link copied', message: `Valid until ${dateTime(link.expiresAt)}` }),
+                        () =>
+                          notifications.show({
+                            color: 'teal',
+                            title: 'Impersonation link copied',
+                            message: `Valid until ${dateTime(link.expiresAt)}`,
+                          }),
                         () =>
                           notifications.show({
                             color: 'yellow',
@@ -381,7 +410,9 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                       message="The user is signed out on every device."
                       confirmLabel="Revoke all"
                       testId="revoke-all"
-                      onConfirm={() => revokeAll.mutateAsync({ userId: user.id }).then(() => done('Sessions revoked'), failed('Not revoked'))}
+                      onConfirm={() =>
+                        revokeAll.mutateAsync({ userId: user.id }).then(() => done('Sessions revoked'), failed('Not revoked'))
+                      }
                     />
                   </Group>
                   <Table fz="sm" data-testid="sessions-table">
@@ -415,7 +446,10 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                               variant="subtle"
                               color="red"
                               onClick={() =>
-                                revokeOne.mutate({ userId: user.id, sessionId: s.id }, { onSuccess: () => done('Session revoked'), onError: failed('Not revoked') })
+                                revokeOne.mutate(
+                                  { userId: user.id, sessionId: s.id },
+                                  { onSuccess: () => done('Session revoked'), onError: failed('Not revoked') },
+                                )
                               }
                             >
                               Revoke
@@ -564,7 +598,14 @@ export default function Users() {
             }}
             data-testid="user-search"
           />
-          <Select label="In" w={110} data={['email', 'name']} value={field} onChange={(v) => v && setField(v as 'email' | 'name')} allowDeselect={false} />
+          <Select
+            label="In"
+            w={110}
+            data={['email', 'name']}
+            value={field}
+            onChange={(v) => v && setField(v as 'email' | 'name')}
+            allowDeselect={false}
+          />
           <Select
             label="Match"
             w={140}

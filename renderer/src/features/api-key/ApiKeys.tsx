@@ -139,7 +139,11 @@ export default function ApiKeysPage() {
     <Stack>
       <PageHeader
         title="API keys"
-        description={user ? `Keys of user ${user}` : 'Keys services use instead of a session (x-api-key). Every change and refusal is in the audit log.'}
+        description={
+          user
+            ? `Keys of user ${user}`
+            : 'Keys services use instead of a session (x-api-key). Every change and refusal is in the audit log.'
+        }
       />
       <Settings />
       <CreateKey defaultUser={user} onCreated={setSecret} />

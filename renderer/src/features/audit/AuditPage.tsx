@@ -89,10 +89,22 @@ export default function Audit() {
         description="Every sign-in, sign-up, session change and admin action, newest first. The log is append-only."
         actions={
           <>
-            <Button variant="default" leftSection={<IconDownload size={16} />} loading={exporting === 'csv'} onClick={() => exportAs('csv')} data-testid="export-csv">
+            <Button
+              variant="default"
+              leftSection={<IconDownload size={16} />}
+              loading={exporting === 'csv'}
+              onClick={() => exportAs('csv')}
+              data-testid="export-csv"
+            >
               CSV
             </Button>
-            <Button variant="default" leftSection={<IconDownload size={16} />} loading={exporting === 'json'} onClick={() => exportAs('json')} data-testid="export-json">
+            <Button
+              variant="default"
+              leftSection={<IconDownload size={16} />}
+              loading={exporting === 'json'}
+              onClick={() => exportAs('json')}
+              data-testid="export-json"
+            >
               JSON
             </Button>
             {progress && (
@@ -182,7 +194,16 @@ export default function Audit() {
             onChange={setPage}
             size="sm"
             aria-label="Audit log pages"
-            getControlProps={(control) => ({ 'aria-label': control === 'previous' ? 'Previous page' : control === 'next' ? 'Next page' : control === 'first' ? 'First page' : 'Last page' })}
+            getControlProps={(control) => ({
+              'aria-label':
+                control === 'previous'
+                  ? 'Previous page'
+                  : control === 'next'
+                    ? 'Next page'
+                    : control === 'first'
+                      ? 'First page'
+                      : 'Last page',
+            })}
             getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
           />
         </Group>

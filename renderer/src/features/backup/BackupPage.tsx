@@ -1,4 +1,21 @@
-import { Alert, Anchor, Button, Card, Code, Group, List, Modal, NumberInput, Progress, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core'
+import {
+  Alert,
+  Anchor,
+  Button,
+  Card,
+  Code,
+  Group,
+  List,
+  Modal,
+  NumberInput,
+  Progress,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconDatabaseExport, IconDeviceFloppy, IconDownload, IconRestore, IconTrash } from '@tabler/icons-react'
 import { useQueryClient } from '@tanstack/react-query'
@@ -52,7 +69,14 @@ function ScheduleForm({ schedule, keep }: { schedule: Schedule; keep: number }) 
           onClick={async () => {
             try {
               await save.mutateAsync({ schedule: value, keep: count })
-              notifications.show({ color: 'teal', title: 'Schedule saved', message: value === 'off' ? 'No scheduled backups.' : `Backups ${SCHEDULES.find((s) => s.value === value)?.label.toLowerCase()}, keeping ${count}.` })
+              notifications.show({
+                color: 'teal',
+                title: 'Schedule saved',
+                message:
+                  value === 'off'
+                    ? 'No scheduled backups.'
+                    : `Backups ${SCHEDULES.find((s) => s.value === value)?.label.toLowerCase()}, keeping ${count}.`,
+              })
             } catch (e) {
               notifications.show({ color: 'red', title: 'Not saved', message: (e as PanelCallError).message })
             }
@@ -124,8 +148,9 @@ function RestoreModal({ name, onClose }: { name: string; onClose: () => void }) 
       {plan.data && !done && (
         <Stack gap="sm">
           <Text size="sm">
-            The backup <Code>{name}</Code> of {dateTime(plan.data.backup.createdAt)} ({plural(plan.data.backup.rowCounts?.user, 'user')}) is checked
-            first (checksums, integrity, schema version). At the next start of Gatehouse it replaces, in <Code>{plan.data.dataDir}</Code>:
+            The backup <Code>{name}</Code> of {dateTime(plan.data.backup.createdAt)} ({plural(plan.data.backup.rowCounts?.user, 'user')}) is
+            checked first (checksums, integrity, schema version). At the next start of Gatehouse it replaces, in{' '}
+            <Code>{plan.data.dataDir}</Code>:
           </Text>
           <List size="sm" data-testid="restore-replaces">
             {plan.data.replaces.map((file) => (
@@ -135,8 +160,8 @@ function RestoreModal({ name, onClose }: { name: string; onClose: () => void }) 
             ))}
           </List>
           <Text size="sm">
-            Today's data ({plural(plan.data.current.user ?? 0, 'user')}, {plural(plan.data.current.session ?? 0, 'session')}) is kept aside until the restored data has
-            started once. Everything written after the backup is lost.
+            Today's data ({plural(plan.data.current.user ?? 0, 'user')}, {plural(plan.data.current.session ?? 0, 'session')}) is kept aside
+            until the restored data has started once. Everything written after the backup is lost.
           </Text>
           <TextInput
             label="Type the backup name to confirm"
@@ -189,7 +214,8 @@ export default function BackupPage() {
       <Stack gap="lg">
         {data.pendingRestore && (
           <Alert color="orange" icon={<IconAlertTriangle size={18} />} title="Restore waiting for a restart" data-testid="pending-restore">
-            The backup {data.pendingRestore.archive} ({data.pendingRestore.createdAt}) replaces the current data at the next start of Gatehouse.
+            The backup {data.pendingRestore.archive} ({data.pendingRestore.createdAt}) replaces the current data at the next start of
+            Gatehouse.
           </Alert>
         )}
         <ScheduleForm schedule={data.schedule} keep={data.keep} />
@@ -198,7 +224,8 @@ export default function BackupPage() {
             Backups
           </Title>
           <Text size="sm" mb="sm">
-            Folder: <Code>{data.directory}</Code>. Restore one from the command line with <Code>gatehouse restore FILE --data-dir DIR</Code>, or here.
+            Folder: <Code>{data.directory}</Code>. Restore one from the command line with <Code>gatehouse restore FILE --data-dir DIR</Code>
+            , or here.
           </Text>
           {data.backups.length === 0 ? (
             <Text size="sm" data-testid="backups-empty">
@@ -229,13 +256,24 @@ export default function BackupPage() {
                     <Table.Td>
                       <Group gap="xs" wrap="nowrap">
                         {transport() === 'http' && (
-                          <Anchor href={`./panel/download/backup/${encodeURIComponent(b.name)}`} download={b.name} size="sm" aria-label={`Download ${b.name}`}>
+                          <Anchor
+                            href={`./panel/download/backup/${encodeURIComponent(b.name)}`}
+                            download={b.name}
+                            size="sm"
+                            aria-label={`Download ${b.name}`}
+                          >
                             <Group gap={4} wrap="nowrap">
                               <IconDownload size={16} /> Download
                             </Group>
                           </Anchor>
                         )}
-                        <Button size="compact-sm" variant="light" color="orange" leftSection={<IconRestore size={14} />} onClick={() => setRestoring(b.name)}>
+                        <Button
+                          size="compact-sm"
+                          variant="light"
+                          color="orange"
+                          leftSection={<IconRestore size={14} />}
+                          onClick={() => setRestoring(b.name)}
+                        >
                           Restore
                         </Button>
                         <Button

@@ -26,7 +26,9 @@ import { dateTime } from '../../format'
 
 function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string } }) {
   const save = useOpMutation('email.update')
-  const form = useForm({ initialValues: { host: smtp.host, port: smtp.port, secure: smtp.secure, user: smtp.user, password: '', from: smtp.from } })
+  const form = useForm({
+    initialValues: { host: smtp.host, port: smtp.port, secure: smtp.secure, user: smtp.user, password: '', from: smtp.from },
+  })
   return (
     <form
       onSubmit={form.onSubmit(async (values) => {
@@ -52,7 +54,12 @@ function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolea
             {...form.getInputProps('password')}
           />
           <TextInput label="From" {...form.getInputProps('from')} />
-          <Switch mt="lg" label="TLS from the start (port 465)" {...form.getInputProps('secure', { type: 'checkbox' })} data-testid="smtp-secure" />
+          <Switch
+            mt="lg"
+            label="TLS from the start (port 465)"
+            {...form.getInputProps('secure', { type: 'checkbox' })}
+            data-testid="smtp-secure"
+          />
         </SimpleGrid>
         <Group justify="flex-end">
           <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
@@ -69,7 +76,14 @@ function TestEmail() {
   const [to, setTo] = useState('')
   return (
     <Group align="flex-end">
-      <TextInput style={{ flex: 1 }} label="Send a test email to" placeholder="you@example.com" value={to} onChange={(e) => setTo(e.currentTarget.value)} data-testid="test-to" />
+      <TextInput
+        style={{ flex: 1 }}
+        label="Send a test email to"
+        placeholder="you@example.com"
+        value={to}
+        onChange={(e) => setTo(e.currentTarget.value)}
+        data-testid="test-to"
+      />
       <Button
         leftSection={<IconSend size={16} />}
         loading={send.isPending}
@@ -108,7 +122,12 @@ function Templates({ kinds }: { kinds: string[] }) {
             {preview.data.subject}
           </Text>
           {/* Rendered in a sandboxed frame: no scripts, no same-origin access. */}
-          <iframe title="Email preview" sandbox="" srcDoc={preview.data.html} style={{ width: '100%', height: 360, border: 0, background: 'white' }} />
+          <iframe
+            title="Email preview"
+            sandbox=""
+            srcDoc={preview.data.html}
+            style={{ width: '100%', height: 360, border: 0, background: 'white' }}
+          />
         </Card>
       )}
     </Stack>
@@ -117,7 +136,9 @@ function Templates({ kinds }: { kinds: string[] }) {
 
 function Outbox() {
   const [status, setStatus] = useState('all')
-  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sending' | 'sent' | 'failed' }, { refetchInterval: 5_000 })
+  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sending' | 'sent' | 'failed' }, {
+    refetchInterval: 5_000,
+  })
   const retry = useOpMutation('email.retry')
   return (
     <Stack>
@@ -173,7 +194,12 @@ function Outbox() {
                 </Table.Td>
                 <Table.Td>
                   {m.status === 'failed' && (
-                    <Button size="compact-xs" variant="light" leftSection={<IconRefresh size={12} />} onClick={() => retry.mutate({ id: m.id })}>
+                    <Button
+                      size="compact-xs"
+                      variant="light"
+                      leftSection={<IconRefresh size={12} />}
+                      onClick={() => retry.mutate({ id: m.id })}
+                    >
                       Retry
                     </Button>
                   )}
@@ -191,7 +217,10 @@ export default function Email() {
   const settings = useOp('email.get', {}, { refetchOnWindowFocus: false })
   return (
     <Stack>
-      <PageHeader title="Email" description="Outgoing mail: every message goes through the outbox and is delivered by SMTP in the background." />
+      <PageHeader
+        title="Email"
+        description="Outgoing mail: every message goes through the outbox and is delivered by SMTP in the background."
+      />
       <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
       {!settings.data ? (
         !settings.error && <Loading />

@@ -1,18 +1,4 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Code,
-  Group,
-  NumberInput,
-  Radio,
-  Select,
-  Stack,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core'
+import { Alert, Badge, Button, Card, Code, Group, NumberInput, Radio, Select, Stack, Text, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconCircleCheck, IconLock, IconNetwork, IconPlugConnected } from '@tabler/icons-react'
 import { useEffect, useState } from 'react'
@@ -114,14 +100,15 @@ export default function NetworkPage() {
             <Title order={4}>Listen on</Title>
             <OverrideNote source={overrides.host?.source} />
           </Group>
-          <Radio.Group
-            value={form.listen}
-            onChange={(value) => setForm({ ...form, listen: value as Listen })}
-            name="listen"
-          >
+          <Radio.Group value={form.listen} onChange={(value) => setForm({ ...form, listen: value as Listen })} name="listen">
             <Stack gap="xs">
               <Radio value="loopback" label="This computer only (127.0.0.1)" disabled={!!overrides.host} data-testid="listen-loopback" />
-              <Radio value="lan" label="The local network (other computers can call it)" disabled={!!overrides.host} data-testid="listen-lan" />
+              <Radio
+                value="lan"
+                label="The local network (other computers can call it)"
+                disabled={!!overrides.host}
+                data-testid="listen-lan"
+              />
             </Stack>
           </Radio.Group>
           {form.listen === 'lan' && (

@@ -1,4 +1,20 @@
-import { Badge, Button, Card, Checkbox, Code, Group, Modal, NumberInput, Select, Stack, Switch, Table, Text, Textarea, TextInput } from '@mantine/core'
+import {
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Code,
+  Group,
+  Modal,
+  NumberInput,
+  Select,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core'
 import { IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
@@ -8,7 +24,15 @@ import { dateTime } from '../../format'
 import { fillRecipe, RECIPES, type Recipe } from './recipes'
 
 /** The secret of a client just created or rotated: shown this once. */
-function SecretModal({ shown, issuer, onClose }: { shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null; issuer: string; onClose: () => void }) {
+function SecretModal({
+  shown,
+  issuer,
+  onClose,
+}: {
+  shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null
+  issuer: string
+  onClose: () => void
+}) {
   if (!shown) return null
   const values = { issuer, clientId: shown.client.clientId, clientSecret: shown.clientSecret }
   return (
@@ -38,7 +62,13 @@ function SecretModal({ shown, issuer, onClose }: { shown: { client: OidcClientVi
   )
 }
 
-function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe }) => void }) {
+function CreateClient({
+  issuer,
+  onCreated,
+}: {
+  issuer: string
+  onCreated: (shown: { client: OidcClientView; clientSecret: string | null; recipe?: Recipe }) => void
+}) {
   const create = useOpMutation('oidc.createClient')
   const [recipeId, setRecipeId] = useState<string | null>(null)
   const [name, setName] = useState('')
@@ -70,11 +100,20 @@ function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown
         />
         {recipe ? (
           <Text size="sm" c="dimmed">
-            Redirect URI pattern: {recipe.redirectUris.map((u) => <Code key={u}>{u}</Code>)}. Replace APP with the application’s URL. Its documentation:{' '}
-            {recipe.docs}
+            Redirect URI pattern:{' '}
+            {recipe.redirectUris.map((u) => (
+              <Code key={u}>{u}</Code>
+            ))}
+            . Replace APP with the application’s URL. Its documentation: {recipe.docs}
           </Text>
         ) : null}
-        <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} error={create.error?.messageFor('name')} data-testid="oidc-name" />
+        <TextInput
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.currentTarget.value)}
+          error={create.error?.messageFor('name')}
+          data-testid="oidc-name"
+        />
         <Textarea
           label="Redirect URIs (one per line)"
           autosize
@@ -85,9 +124,22 @@ function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown
           data-testid="oidc-redirect-uris"
         />
         <Group>
-          <Checkbox label="Public client (mobile or single-page app: no secret, PKCE)" checked={isPublic} onChange={(e) => setPublic(e.currentTarget.checked)} />
-          <Checkbox label="Require PKCE" checked={isPublic || pkce} disabled={isPublic} onChange={(e) => setPkce(e.currentTarget.checked)} />
-          <Checkbox label="Skip consent (first-party app)" checked={skipConsent} onChange={(e) => setSkipConsent(e.currentTarget.checked)} />
+          <Checkbox
+            label="Public client (mobile or single-page app: no secret, PKCE)"
+            checked={isPublic}
+            onChange={(e) => setPublic(e.currentTarget.checked)}
+          />
+          <Checkbox
+            label="Require PKCE"
+            checked={isPublic || pkce}
+            disabled={isPublic}
+            onChange={(e) => setPkce(e.currentTarget.checked)}
+          />
+          <Checkbox
+            label="Skip consent (first-party app)"
+            checked={skipConsent}
+            onChange={(e) => setSkipConsent(e.currentTarget.checked)}
+          />
         </Group>
         <ErrorNotice error={create.error && !create.error.field ? create.error : null} />
         <Group>
@@ -247,9 +299,21 @@ export default function OidcClientsPage() {
                 <Table.Td>
                   <Group gap={4}>
                     <Badge variant="light">{c.public ? 'public' : 'confidential'}</Badge>
-                    {c.pkceRequired ? null : <Badge variant="light" color="yellow">PKCE optional</Badge>}
-                    {c.skipConsent ? <Badge variant="light" color="gray">no consent</Badge> : null}
-                    {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? <Badge variant="light" color="grape">restricted</Badge> : null}
+                    {c.pkceRequired ? null : (
+                      <Badge variant="light" color="yellow">
+                        PKCE optional
+                      </Badge>
+                    )}
+                    {c.skipConsent ? (
+                      <Badge variant="light" color="gray">
+                        no consent
+                      </Badge>
+                    ) : null}
+                    {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? (
+                      <Badge variant="light" color="grape">
+                        restricted
+                      </Badge>
+                    ) : null}
                   </Group>
                 </Table.Td>
                 <Table.Td>{dateTime(c.createdAt)}</Table.Td>

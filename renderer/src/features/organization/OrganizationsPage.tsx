@@ -16,7 +16,12 @@ const done = (message: string) => notifications.show({ color: 'teal', title: 'Do
  * Puts a failed operation's message beside the form field the server named (PanelCallError.field,
  * or a validation issue's path); a failure that concerns no field of this form is a notification.
  */
-function showFieldErrors(e: PanelCallError, setFieldError: (field: string, message: string) => void, fields: readonly string[], title: string): void {
+function showFieldErrors(
+  e: PanelCallError,
+  setFieldError: (field: string, message: string) => void,
+  fields: readonly string[],
+  title: string,
+): void {
   let shown = false
   for (const field of fields) {
     const message = e.messageFor(field)
@@ -60,7 +65,14 @@ function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () 
             onChange={(e) => {
               const name = e.currentTarget.value
               form.setFieldValue('name', name)
-              if (!form.isTouched('slug')) form.setFieldValue('slug', name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''))
+              if (!form.isTouched('slug'))
+                form.setFieldValue(
+                  'slug',
+                  name
+                    .toLowerCase()
+                    .replace(/[^a-z0-9]+/g, '-')
+                    .replace(/^-|-$/g, ''),
+                )
             }}
           />
           <TextInput label="Slug" {...form.getInputProps('slug')} />
@@ -137,7 +149,11 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                           value={m.role}
                           allowDeselect={false}
                           onChange={(role) =>
-                            role && setRole.mutate({ organizationId: org.organization.id, memberId: m.id, role }, { onSuccess: () => done('Role changed'), onError: failed('Role not changed') })
+                            role &&
+                            setRole.mutate(
+                              { organizationId: org.organization.id, memberId: m.id, role },
+                              { onSuccess: () => done('Role changed'), onError: failed('Role not changed') },
+                            )
                           }
                         />
                       </Table.Td>
@@ -147,7 +163,11 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                           title="Remove this member?"
                           message={`${m.user?.email ?? m.userId} loses access to ${org.organization.name}.`}
                           confirmLabel="Remove"
-                          onConfirm={() => removeMember.mutateAsync({ organizationId: org.organization.id, memberId: m.id }).then(() => done('Member removed'), failed('Not removed'))}
+                          onConfirm={() =>
+                            removeMember
+                              .mutateAsync({ organizationId: org.organization.id, memberId: m.id })
+                              .then(() => done('Member removed'), failed('Not removed'))
+                          }
                         />
                       </Table.Td>
                     </Table.Tr>
@@ -171,7 +191,11 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                       aria-label={`Team ${t.name}`}
                       onBlur={(e) => {
                         const name = e.currentTarget.value.trim()
-                        if (name && name !== t.name) renameTeam.mutate({ organizationId: org.organization.id, teamId: t.id, name }, { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') })
+                        if (name && name !== t.name)
+                          renameTeam.mutate(
+                            { organizationId: org.organization.id, teamId: t.id, name },
+                            { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') },
+                          )
                       }}
                     />
                     <ConfirmButton
@@ -179,7 +203,11 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                       title="Remove this team?"
                       message={`Members of ${t.name} stay in the organization.`}
                       confirmLabel="Remove"
-                      onConfirm={() => removeTeam.mutateAsync({ organizationId: org.organization.id, teamId: t.id }).then(() => done('Team removed'), failed('Not removed'))}
+                      onConfirm={() =>
+                        removeTeam
+                          .mutateAsync({ organizationId: org.organization.id, teamId: t.id })
+                          .then(() => done('Team removed'), failed('Not removed'))
+                      }
                     />
                   </Group>
                 ))}
@@ -209,7 +237,13 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                             setTeamName('')
                             done('Team created')
                           },
-                          onError: (e) => showFieldErrors(e, (field, message) => setFieldError(field === 'name' ? 'teamName' : field, message), ['teamName', 'name'], 'Team not created'),
+                          onError: (e) =>
+                            showFieldErrors(
+                              e,
+                              (field, message) => setFieldError(field === 'name' ? 'teamName' : field, message),
+                              ['teamName', 'name'],
+                              'Team not created',
+                            ),
                         },
                       )
                     }
@@ -297,7 +331,12 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                                 size="compact-xs"
                                 variant="subtle"
                                 color="red"
-                                onClick={() => cancel.mutate({ organizationId: org.organization.id, invitationId: i.id }, { onSuccess: () => done('Invitation canceled'), onError: failed('Not canceled') })}
+                                onClick={() =>
+                                  cancel.mutate(
+                                    { organizationId: org.organization.id, invitationId: i.id },
+                                    { onSuccess: () => done('Invitation canceled'), onError: failed('Not canceled') },
+                                  )
+                                }
                               >
                                 Cancel
                               </Button>
@@ -323,7 +362,11 @@ export default function Organizations() {
   const [selected, setSelected] = useState<string | null>(null)
   const [creating, { open, close }] = useDisclosure(false)
   const [debounced] = useDebouncedValue(search.trim(), 300)
-  const list = useOp('orgs.list', { ...(debounced ? { search: debounced } : {}), limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
+  const list = useOp(
+    'orgs.list',
+    { ...(debounced ? { search: debounced } : {}), limit: PAGE, offset: (page - 1) * PAGE },
+    { placeholderData: (prev) => prev },
+  )
   return (
     <Stack>
       <PageHeader

@@ -30,36 +30,37 @@ function Stat({ label, value, icon, testId }: { label: string; value: number; ic
   )
 }
 
-const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value: string | null) => string; href: string; link: string }> = {
-  baseURL: {
-    title: 'A base URL other machines can reach',
-    todo: 'The server answers on a loopback address only. Start it with --host 0.0.0.0 and --base-url set to the LAN name apps use.',
-    done: (v) => `Apps reach it at ${v}.`,
-    href: '#/settings?section=application',
-    link: 'Application and URLs',
-  },
-  trustedOrigin: {
-    title: "Your app's origin",
-    todo: 'Add the origin of the web app that signs users in (e.g. https://app.example.com), or browsers refuse its calls.',
-    done: (v) => `${v} is trusted.`,
-    href: '#/settings?section=application',
-    link: 'Trusted origins',
-  },
-  smtp: {
-    title: 'SMTP, proven by a test mail',
-    todo: 'Verification and password reset emails wait in the outbox until an SMTP server delivers them. Set one and send a test mail.',
-    done: (v) => `Mail goes out through ${v}.`,
-    href: '#/email',
-    link: 'Email',
-  },
-  admin: {
-    title: 'The first administrator',
-    todo: 'Create a user with the admin role (or run gatehouse user create --role admin).',
-    done: (v) => `${v} is an administrator.`,
-    href: '#/users',
-    link: 'Users',
-  },
-}
+const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value: string | null) => string; href: string; link: string }> =
+  {
+    baseURL: {
+      title: 'A base URL other machines can reach',
+      todo: 'The server answers on a loopback address only. Start it with --host 0.0.0.0 and --base-url set to the LAN name apps use.',
+      done: (v) => `Apps reach it at ${v}.`,
+      href: '#/settings?section=application',
+      link: 'Application and URLs',
+    },
+    trustedOrigin: {
+      title: "Your app's origin",
+      todo: 'Add the origin of the web app that signs users in (e.g. https://app.example.com), or browsers refuse its calls.',
+      done: (v) => `${v} is trusted.`,
+      href: '#/settings?section=application',
+      link: 'Trusted origins',
+    },
+    smtp: {
+      title: 'SMTP, proven by a test mail',
+      todo: 'Verification and password reset emails wait in the outbox until an SMTP server delivers them. Set one and send a test mail.',
+      done: (v) => `Mail goes out through ${v}.`,
+      href: '#/email',
+      link: 'Email',
+    },
+    admin: {
+      title: 'The first administrator',
+      todo: 'Create a user with the admin role (or run gatehouse user create --role admin).',
+      done: (v) => `${v} is an administrator.`,
+      href: '#/users',
+      link: 'Users',
+    },
+  }
 
 /** Shown until every step is done; each step reads the live server, so it ticks itself off. */
 function FirstRun({ steps }: { steps: SetupStep[] }) {
@@ -121,7 +122,10 @@ export default function Overview() {
   const overview = useOp('overview.get', { range }, { refetchInterval: 10_000 })
 
   const activity = overview.data?.activity ?? []
-  const totals = activity.reduce((t, b) => ({ signIns: t.signIns + b.signIns, failures: t.failures + b.failures }), { signIns: 0, failures: 0 })
+  const totals = activity.reduce((t, b) => ({ signIns: t.signIns + b.signIns, failures: t.failures + b.failures }), {
+    signIns: 0,
+    failures: 0,
+  })
   const chart = activity.map((b) => ({
     when: range === 'hours' ? dayjs(b.start).format('HH:00') : dayjs(b.start).format('MMM D'),
     'Sign-ins': b.signIns,
@@ -137,18 +141,8 @@ export default function Overview() {
       {overview.data ? (
         <SimpleGrid cols={{ base: 2, md: 4 }}>
           <Stat label="Users" value={overview.data.counts.users} icon={<IconUsers />} testId="count-users" />
-          <Stat
-            label="Active sessions"
-            value={overview.data.counts.activeSessions}
-            icon={<IconDeviceDesktop />}
-            testId="count-sessions"
-          />
-          <Stat
-            label="Organizations"
-            value={overview.data.counts.organizations}
-            icon={<IconBuilding />}
-            testId="count-organizations"
-          />
+          <Stat label="Active sessions" value={overview.data.counts.activeSessions} icon={<IconDeviceDesktop />} testId="count-sessions" />
+          <Stat label="Organizations" value={overview.data.counts.organizations} icon={<IconBuilding />} testId="count-organizations" />
           <Stat label="Banned users" value={overview.data.counts.bannedUsers} icon={<IconUserOff />} testId="count-banned" />
         </SimpleGrid>
       ) : (

@@ -42,7 +42,8 @@ export function PasskeyTable({ userId, passkeys }: { userId: string; passkeys: P
           <Table.Tr key={p.id}>
             <Table.Td>{p.name ?? <Text c="dimmed">unnamed</Text>}</Table.Td>
             <Table.Td>
-              <Badge variant="light">{p.deviceType === 'multiDevice' ? 'synced' : 'device-bound'}</Badge> {p.backedUp && <Badge color="gray">backed up</Badge>}
+              <Badge variant="light">{p.deviceType === 'multiDevice' ? 'synced' : 'device-bound'}</Badge>{' '}
+              {p.backedUp && <Badge color="gray">backed up</Badge>}
             </Table.Td>
             <Table.Td>{p.counter}</Table.Td>
             <Table.Td>{p.createdAt ? dateTime(p.createdAt) : '—'}</Table.Td>

@@ -30,15 +30,7 @@ import { trustedOriginEntry } from '../../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { duration } from '../../format'
-import {
-  describeValue,
-  type FieldSpec,
-  getPath,
-  SECTIONS,
-  type SectionSpec,
-  sectionPatch,
-  uncoveredFields,
-} from './settings-fields'
+import { describeValue, type FieldSpec, getPath, SECTIONS, type SectionSpec, sectionPatch, uncoveredFields } from './settings-fields'
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>
@@ -102,8 +94,8 @@ function TrustedOrigins({ value, onChange, error, disabled }: FieldProps) {
           Trusted origins
         </Text>
         <Text size="xs" c="gray.7" className="help">
-          Web apps allowed to sign users in and receive redirects: exact origins (https://app.example.com), wildcards
-          (*.example.com) or app schemes (myapp://). The API&rsquo;s own origin is always trusted.
+          Web apps allowed to sign users in and receive redirects: exact origins (https://app.example.com), wildcards (*.example.com) or app
+          schemes (myapp://). The API&rsquo;s own origin is always trusted.
         </Text>
       </div>
       {origins.length === 0 && (
@@ -235,7 +227,15 @@ function Field(props: FieldProps & { overridden: boolean }) {
     case 'tags':
       return <TagsInput {...common} value={Array.isArray(value) ? (value as string[]) : []} clearable onChange={onChange} />
     case 'select':
-      return <Select {...common} data={spec.options ?? []} value={String(value ?? '')} allowDeselect={false} onChange={(v) => v && onChange(v)} />
+      return (
+        <Select
+          {...common}
+          data={spec.options ?? []}
+          value={String(value ?? '')}
+          allowDeselect={false}
+          onChange={(v) => v && onChange(v)}
+        />
+      )
     case 'tristate':
       return (
         <Select
@@ -335,7 +335,12 @@ function SectionForm({
         >
           Discard
         </Button>
-        <Button leftSection={<IconDeviceFloppy size={16} />} disabled={!patch} onClick={() => setReviewing(true)} data-testid="save-settings">
+        <Button
+          leftSection={<IconDeviceFloppy size={16} />}
+          disabled={!patch}
+          onClick={() => setReviewing(true)}
+          data-testid="save-settings"
+        >
           Review and save
         </Button>
       </Group>
@@ -438,8 +443,8 @@ function ReadAtStartUp({ basePath }: { basePath: string }) {
     <Alert color="blue" variant="light" icon={<IconInfoCircle />} title="Set when the server starts" data-testid="base-url">
       <Stack gap={4}>
         <Text size="sm">
-          Base URL: <Code>{info.data?.apiURL ?? '…'}</Code>. Apps and the links in emails use it. For other machines on the LAN
-          start with <Code>--host 0.0.0.0 --base-url http://NAME:PORT</Code> (or behind a proxy, its https URL).
+          Base URL: <Code>{info.data?.apiURL ?? '…'}</Code>. Apps and the links in emails use it. For other machines on the LAN start with{' '}
+          <Code>--host 0.0.0.0 --base-url http://NAME:PORT</Code> (or behind a proxy, its https URL).
         </Text>
         <Text size="sm">
           Base path: <Code>{basePath}</Code>. Change it with <Code>--config</Code> and a restart.

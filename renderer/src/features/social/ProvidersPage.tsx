@@ -99,7 +99,11 @@ function CopyURI({ value }: { value: string }) {
   )
 }
 
-type TestState = { status: 'idle' } | { status: 'pending'; testId: string } | { status: 'success'; email: string | null; name: string } | { status: 'failure'; code: string }
+type TestState =
+  | { status: 'idle' }
+  | { status: 'pending'; testId: string }
+  | { status: 'success'; email: string | null; name: string }
+  | { status: 'failure'; code: string }
 
 /**
  * "Test sign-in": opens the provider's page in a new window, then asks the server until the
@@ -166,8 +170,8 @@ function TestSignIn({ provider }: { provider: ProviderView }) {
         )}
       </Group>
       <Text size="xs" c="dimmed">
-        Opens {provider.name} in a new window; sign in there. Nobody is signed in here: the result (who the provider says you
-        are, or its error code) appears below, and you can close that window.
+        Opens {provider.name} in a new window; sign in there. Nobody is signed in here: the result (who the provider says you are, or its
+        error code) appears below, and you can close that window.
       </Text>
       {state.status === 'success' && (
         <Alert color="teal" title="Test sign-in worked" data-testid="test-sign-in-result">
@@ -279,7 +283,12 @@ function ProviderForm({ provider }: { provider: ProviderView }) {
             </Stack>
           </details>
           <Group justify="flex-end">
-            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid={`provider-${provider.id}-save`}>
+            <Button
+              type="submit"
+              leftSection={<IconDeviceFloppy size={16} />}
+              loading={save.isPending}
+              data-testid={`provider-${provider.id}-save`}
+            >
               Save {provider.name}
             </Button>
           </Group>

@@ -32,13 +32,22 @@ export function SecondFactorSummary() {
         </SimpleGrid>
         <Group align="flex-end">
           <TagsInput label="Require a second factor for roles" placeholder="e.g. admin" value={roles} onChange={setRoles} w={320} />
-          <NumberInput label="Grace period (days)" min={0} value={graceDays} onChange={(v) => setGraceDays(typeof v === 'number' ? v : '')} w={160} />
+          <NumberInput
+            label="Grace period (days)"
+            min={0}
+            value={graceDays}
+            onChange={(v) => setGraceDays(typeof v === 'number' ? v : '')}
+            w={160}
+          />
           <Button
             loading={save.isPending}
             onClick={() =>
               save.mutate(
                 { roles, ...(graceDays !== '' ? { gracePeriod: graceDays * 86_400 } : {}) },
-                { onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'Enforcement updated' }), onError: failed('Not saved') },
+                {
+                  onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'Enforcement updated' }),
+                  onError: failed('Not saved'),
+                },
               )
             }
           >

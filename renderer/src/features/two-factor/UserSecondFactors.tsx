@@ -43,7 +43,17 @@ export function UserSecondFactors({ userId, email }: { userId: string; email: st
               <Table.Td>
                 <Group gap="xs">
                   <Text size="sm">{dateTime(f.graceDeadline)}</Text>
-                  <Button size="compact-xs" variant="subtle" loading={grace.isPending} onClick={() => grace.mutate({ userId }, { onSuccess: () => done('The grace period starts again at the next sign-in'), onError: failed('Not changed') })}>
+                  <Button
+                    size="compact-xs"
+                    variant="subtle"
+                    loading={grace.isPending}
+                    onClick={() =>
+                      grace.mutate(
+                        { userId },
+                        { onSuccess: () => done('The grace period starts again at the next sign-in'), onError: failed('Not changed') },
+                      )
+                    }
+                  >
                     Restart grace period
                   </Button>
                 </Group>
@@ -62,7 +72,9 @@ export function UserSecondFactors({ userId, email }: { userId: string; email: st
             confirmLabel="Reset"
             loading={reset.isPending}
             testId="reset-two-factor"
-            onConfirm={() => reset.mutate({ userId }, { onSuccess: () => done(`Two-factor of ${email} is reset`), onError: failed('Not reset') })}
+            onConfirm={() =>
+              reset.mutate({ userId }, { onSuccess: () => done(`Two-factor of ${email} is reset`), onError: failed('Not reset') })
+            }
           />
         </Group>
       )}

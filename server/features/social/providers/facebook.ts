@@ -8,7 +8,13 @@ const fromClaims = (c: Record<string, unknown>): ProviderProfile | null => {
   return {
     // Limited Login tokens document no verification claim: the address is not vouched for
     // (better-auth 1.7 answers false too), unless a token ever carries email_verified.
-    user: { id, name: str(c.name) ?? '', email: str(c.email), image: str(c.picture), emailVerified: c.email_verified === true || c.email_verified === 'true' },
+    user: {
+      id,
+      name: str(c.name) ?? '',
+      email: str(c.email),
+      image: str(c.picture),
+      emailVerified: c.email_verified === true || c.email_verified === 'true',
+    },
     data: c,
   }
 }
