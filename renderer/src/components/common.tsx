@@ -1,5 +1,6 @@
 import { Alert, Button, EmptyState, Group, Loader, Modal, Stack, Text, Title } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
+import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconClockHour4 } from '@tabler/icons-react'
 import type { ReactNode } from 'react'
 import type { PanelCallError } from '../api'
@@ -112,4 +113,25 @@ export function ConfirmButton({
       </Modal>
     </>
   )
+}
+
+/**
+ * Puts a failed operation's message beside the form field the server named (PanelCallError.field,
+ * or a validation issue's path); a failure that concerns no field of this form is a notification.
+ */
+export function showFieldErrors(
+  e: PanelCallError,
+  setFieldError: (field: string, message: string) => void,
+  fields: readonly string[],
+  title: string,
+): void {
+  let shown = false
+  for (const field of fields) {
+    const message = e.messageFor(field)
+    if (message) {
+      setFieldError(field, message)
+      shown = true
+    }
+  }
+  if (!shown) notifications.show({ color: 'red', title, message: e.message })
 }

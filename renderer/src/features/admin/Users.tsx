@@ -43,7 +43,7 @@ import { parseRoleList } from '../../../../server/core/access-control'
 import type { UserView } from '../../../../server/features/admin/panel-contract'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
-import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
 import { dateTime, fromNow } from '../../format'
 
@@ -77,13 +77,7 @@ function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void 
             onClose()
           } catch (e) {
             // The server names the field an error concerns: shown beside it, else as a notice.
-            const error = e as PanelCallError
-            const beside = CREATE_FIELDS.filter((field) => {
-              const message = error.messageFor(field)
-              if (message) form.setFieldError(field, message)
-              return message !== undefined
-            })
-            if (beside.length === 0) failed('User not created')(error)
+            showFieldErrors(e as PanelCallError, form.setFieldError, CREATE_FIELDS, 'User not created')
           }
         })}
       >
@@ -190,9 +184,8 @@ function SetPassword({ user }: { user: UserView }) {
                       close()
                     },
                     onError: (e) => {
-                      const message = e.messageFor('newPassword')
-                      setError(message ?? null)
-                      if (!message) failed('Password not set')(e)
+                      setError(null)
+                      showFieldErrors(e, (_, message) => setError(message), ['newPassword'], 'Password not set')
                     },
                   },
                 )
@@ -375,9 +368,8 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                       done('Role saved')
                     },
                     onError: (e) => {
-                      const message = e.messageFor('role')
-                      setRoleError(message ?? null)
-                      if (!message) failed('Role not saved')(e)
+                      setRoleError(null)
+                      showFieldErrors(e, (_, message) => setRoleError(message), ['role'], 'Role not saved')
                     },
                   },
                 )

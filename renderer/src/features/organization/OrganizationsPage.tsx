@@ -5,33 +5,12 @@ import { notifications } from '@mantine/notifications'
 import { IconBuildingPlus, IconMailPlus, IconPlus, IconSearch } from '@tabler/icons-react'
 import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
-import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { dateTime, fromNow } from '../../format'
 
 const PAGE = 25
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
-
-/**
- * Puts a failed operation's message beside the form field the server named (PanelCallError.field,
- * or a validation issue's path); a failure that concerns no field of this form is a notification.
- */
-function showFieldErrors(
-  e: PanelCallError,
-  setFieldError: (field: string, message: string) => void,
-  fields: readonly string[],
-  title: string,
-): void {
-  let shown = false
-  for (const field of fields) {
-    const message = e.messageFor(field)
-    if (message) {
-      setFieldError(field, message)
-      shown = true
-    }
-  }
-  if (!shown) failed(title)(e)
-}
 
 function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useOpMutation('orgs.create')
