@@ -1,11 +1,8 @@
-import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import type { AuthContext } from './core/context.js'
 import { openToolContext } from './core/tool-context.js'
 import { APIError } from './core/errors.js'
 import { findUserByEmail } from './core/users.js'
 import { parseRoleList } from './core/access-control.js'
-import { ConfigError, ConfigStore } from './config/store.js'
 import { createUser, setRole, systemActor } from './features/admin/index.js'
 
 /**
@@ -56,11 +53,6 @@ const stdio: CliIO = {
   err: (line) => process.stderr.write(`${line}\n`),
 }
 
-/** A domain context on the data directory: its database, its config and secret; mail is only logged. */
-function openContext(dataDir: string, io: CliIO): { ctx: AuthContext; close(): void } {
-  return openToolContext(dataDir, new ConfigStore(join(dataDir, 'config.json')), { log: (line) => io.err(line) })
-}
-
 /** Runs `gatehouse user <subcommand>`; returns the exit code (0 done, 1 refused, 2 usage). */
 export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIO = stdio): Promise<number> {
   const [sub, ...rest] = argv
@@ -95,16 +87,10 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.err('gatehouse: --role must name at least one role')
     return 2
   }
-  const dataDir = resolve(values['data-dir'] ?? (env.GATEHOUSE_DATA_DIR || './data'))
-  let opened: ReturnType<typeof openContext>
-  try {
-    opened = openContext(dataDir, io)
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      io.err(`gatehouse: ${e.message}`)
-      return 2
-    }
-    throw e
+  const opened = openToolContext(values['data-dir'], { env, log: (line) => io.err(line) })
+  if ('error' in opened) {
+    io.err(`gatehouse: ${opened.error}`)
+    return 2
   }
   const { ctx } = opened
   const actor = systemActor('cli')

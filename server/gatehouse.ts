@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { H3 } from 'h3'
 import { serve } from 'h3'
 import type { AuthContext, Clock } from './core/context.js'
-import { systemClock } from './core/context.js'
+import { createAuthContext, systemClock } from './core/context.js'
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './core/rate-limit.js'
 import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigStore } from './config/store.js'
@@ -93,19 +93,14 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const origin = (baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
   const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger, secret })
-  const ctx: AuthContext = {
-    get db() {
-      return this.storage.db
-    },
-    storage: database.storage,
-    sqlite: database.sqlite,
+  const ctx = createAuthContext(database, {
     config: () => store.get(),
     clock,
     secret,
     baseURL: `${origin}${store.get().basePath}`,
     mailer,
     features,
-  }
+  })
   // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
   store.onChange(() => mailer.wake())
   // The hash queue is per process; its depth follows the live config.

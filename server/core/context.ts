@@ -23,7 +23,7 @@ export interface AuthContext {
   readonly db: DB
   /** The storage port: transactions and the dialect. Rules never touch a driver directly. */
   storage: Storage
-  /** SQLite only: the driver, for the change counters of the caches. Never used by rules. */
+  /** SQLite only: the driver, for what is SQLite by nature (health's write probe, backup's VACUUM INTO). Never used by rules. */
   sqlite: Database.Database
   /** The live configuration: read it at use, never cache it, so panel edits apply at once. */
   config(): GatehouseConfig
@@ -37,4 +37,22 @@ export interface AuthContext {
    * without importing the feature list, which imports core. Absent in tool contexts (CLI): no hooks.
    */
   features?: readonly Feature[]
+}
+
+/**
+ * An AuthContext on an open database: `db` always reads the storage port's current handle (the
+ * transaction's inside `storage.transaction`). The one constructor for the server and the CLI tools.
+ */
+export function createAuthContext(
+  database: { storage: Storage; sqlite: Database.Database },
+  rest: Omit<AuthContext, 'db' | 'storage' | 'sqlite'>,
+): AuthContext {
+  return {
+    get db() {
+      return this.storage.db
+    },
+    storage: database.storage,
+    sqlite: database.sqlite,
+    ...rest,
+  }
 }

@@ -1,7 +1,5 @@
-import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
-import { ConfigError, ConfigStore } from '../../config/store.js'
 import { listSigningKeys, rotateSigningKey } from './keys.js'
 
 export const JWT_USAGE = `Usage: gatehouse jwt rotate [--data-dir <dir>]   a new signing key signs from now on; the old one stays in the JWKS for the grace period
@@ -29,18 +27,12 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     process.stderr.write(`gatehouse: ${(e as Error).message}\n\n${JWT_USAGE}`)
     return 2
   }
-  const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
-  let store: ConfigStore
-  try {
-    store = new ConfigStore(join(dataDir, 'config.json'))
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`gatehouse: ${e.message}\n`)
-      return 2
-    }
-    throw e
+  const opened = openToolContext(dataDirFlag, { env, log: (line) => process.stderr.write(`${line}\n`) })
+  if ('error' in opened) {
+    process.stderr.write(`gatehouse: ${opened.error}\n`)
+    return 2
   }
-  const { ctx, close } = openToolContext(dataDir, store, { env, log: (line) => process.stderr.write(`${line}\n`) })
+  const { ctx, close } = opened
   try {
     if (sub === 'rotate') {
       const rotated = await rotateSigningKey(ctx, { via: 'cli' })

@@ -1,8 +1,6 @@
-import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
 import { APIError } from '../../core/errors.js'
-import { ConfigError, ConfigStore } from '../../config/store.js'
 import { allClients, type ClientView, createClient, removeClient } from './clients.js'
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
@@ -74,18 +72,12 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     return usage('create needs --name and at least one --redirect-uri')
   if (sub === 'delete' && !values['client-id']) return usage('delete needs --client-id')
 
-  const dataDir = resolve(values['data-dir'] ?? (env.GATEHOUSE_DATA_DIR || './data'))
-  let store: ConfigStore
-  try {
-    store = new ConfigStore(join(dataDir, 'config.json'))
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`gatehouse: ${e.message}\n`)
-      return 2
-    }
-    throw e
+  const opened = openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
+  if ('error' in opened) {
+    process.stderr.write(`gatehouse: ${opened.error}\n`)
+    return 2
   }
-  const { ctx, close } = openToolContext(dataDir, store, { env, log: (line) => process.stderr.write(`${line}\n`) })
+  const { ctx, close } = opened
   const by = { via: 'cli' as const }
   try {
     if (sub === 'create') {
