@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { findClient } from '../../server/features/oidc-provider/store.js'
+import { signUp } from '../helpers/http.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
 
 /** The Single sign-on view in real Chromium against the real server: switch, recipe, secret once, delete. */
@@ -57,6 +59,18 @@ describe('Single sign-on view', () => {
     await page.getByRole('button', { name: 'Done' }).click()
     await page.getByTestId('oidc-clients').waitFor()
     expect(await page.content()).not.toContain(secret)
+
+    // Access: only members of a chosen organization may sign in to the client.
+    const owner = await signUp(h.server.base)
+    const org = await owner.client.post<{ id: string }>('/organization/create', { name: 'Grafana Users', slug: 'grafana-users' })
+    expect(org.status).toBe(200)
+    await page.getByTestId('oidc-clients').getByRole('button', { name: 'Access' }).click()
+    await page.getByTestId('oidc-allowed-orgs').click()
+    await page.getByRole('option', { name: 'Grafana Users (grafana-users)' }).click()
+    await page.keyboard.press('Escape') // closes the options list, which covers the Save button
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
+    await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.allowedOrganizations).toEqual([org.body.id])
+    await page.getByTestId('oidc-clients').getByText('restricted').waitFor()
 
     await page.getByTestId('oidc-clients').getByRole('button', { name: 'Delete' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click()

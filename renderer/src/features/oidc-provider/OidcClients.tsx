@@ -6,6 +6,7 @@ import {
   Code,
   Group,
   Modal,
+  MultiSelect,
   NumberInput,
   Select,
   Stack,
@@ -22,6 +23,51 @@ import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime } from '../../format'
 import { fillRecipe, RECIPES, type Recipe } from './recipes'
+
+/**
+ * Who may sign in to a client: members of the chosen organizations (and of the teams already set
+ * through the panel operation or the CLI, kept as they are). Empty: every Gatehouse user.
+ */
+function AccessModal({ client, onClose }: { client: OidcClientView | null; onClose: () => void }) {
+  const orgs = useOp('orgs.list', { limit: 500 }, { enabled: client !== null })
+  const update = useOpMutation('oidc.updateClient')
+  const [chosen, setChosen] = useState<string[] | null>(null)
+  if (!client) return null
+  const value = chosen ?? client.allowedOrganizations
+  const close = () => {
+    setChosen(null)
+    onClose()
+  }
+  return (
+    <Modal opened onClose={close} title={`Who may sign in to ${client.name}`} centered>
+      <Stack>
+        <MultiSelect
+          label="Members of these organizations"
+          description="Empty: every Gatehouse user. Anyone else is sent back to the application with access_denied."
+          data={(orgs.data?.organizations ?? []).map((o) => ({ value: o.id, label: `${o.name} (${o.slug})` }))}
+          value={value}
+          onChange={setChosen}
+          searchable
+          error={update.error?.messageFor('allowedOrganizations')}
+          data-testid="oidc-allowed-orgs"
+        />
+        {client.allowedTeams.length > 0 ? (
+          <Text size="sm" c="dimmed">
+            Members of {client.allowedTeams.length} chosen team(s) are allowed too.
+          </Text>
+        ) : null}
+        <Group justify="flex-end">
+          <Button
+            loading={update.isPending}
+            onClick={() => update.mutate({ clientId: client.clientId, allowedOrganizations: value }, { onSuccess: close })}
+          >
+            Save
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
+}
 
 /** The secret of a client just created or rotated: shown this once. */
 function SecretModal({
@@ -241,6 +287,7 @@ export default function OidcClientsPage() {
   const configure = useOpMutation('oidc.configure')
   const rotate = useOpMutation('oidc.rotateSecret')
   const remove = useOpMutation('oidc.deleteClient')
+  const [access, setAccess] = useState<OidcClientView | null>(null)
   const [shown, setShown] = useState<{ client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null>(null)
   if (!clients.data) return clients.error ? <ErrorNotice error={clients.error} onRetry={() => void clients.refetch()} /> : <Loading />
   const { issuer, enabled } = clients.data
@@ -319,6 +366,9 @@ export default function OidcClientsPage() {
                 <Table.Td>{dateTime(c.createdAt)}</Table.Td>
                 <Table.Td>
                   <Group gap={4} justify="flex-end">
+                    <Button size="xs" variant="light" onClick={() => setAccess(c)}>
+                      Access
+                    </Button>
                     {c.public ? null : (
                       <ConfirmButton
                         label="New secret"
@@ -344,6 +394,13 @@ export default function OidcClientsPage() {
         </Table>
       )}
       <SecretModal shown={shown} issuer={issuer} onClose={() => setShown(null)} />
+      <AccessModal
+        client={access}
+        onClose={() => {
+          setAccess(null)
+          void clients.refetch()
+        }}
+      />
     </Stack>
   )
 }
