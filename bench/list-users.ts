@@ -115,13 +115,15 @@ async function main() {
     logger: quiet,
   })
   const { ctx } = gatehouse
+  const { sqlite } = ctx
+  if (!sqlite) throw new Error('bench/list-users.ts loads users into SQLite')
   const t0 = performance.now()
-  const insert = ctx.sqlite.prepare(
+  const insert = sqlite.prepare(
     'INSERT INTO user (id, name, email, emailVerified, image, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   )
   const start = Date.UTC(2024, 0, 1)
   const emails: string[] = []
-  ctx.sqlite.transaction(() => {
+  sqlite.transaction(() => {
     for (let i = 0; i < USERS; i++) {
       const first = pick(FIRST)
       const last = pick(LAST)

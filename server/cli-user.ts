@@ -87,7 +87,7 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.err('gatehouse: --role must name at least one role')
     return 2
   }
-  const opened = openToolContext(values['data-dir'], { env, log: (line) => io.err(line) })
+  const opened = await openToolContext(values['data-dir'], { env, log: (line) => io.err(line) })
   if ('error' in opened) {
     io.err(`gatehouse: ${opened.error}`)
     return 2
@@ -121,6 +121,6 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     }
     throw e
   } finally {
-    opened.close()
+    await opened.close()
   }
 }

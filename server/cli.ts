@@ -5,9 +5,9 @@ import { userCommand } from './cli-user.js'
 import { backupCommand, restoreCommand } from './features/backup/cli.js'
 import { jwtCommand } from './features/jwt/cli.js'
 import { oidcCommand } from './features/oidc-provider/cli.js'
-import { createGatehouse } from './gatehouse.js'
+import { openGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
-import { assertFlagsServable, takeEngineFlags } from './db/engine.js'
+import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 
@@ -158,11 +158,12 @@ export function listenFailure(error: unknown, host: string, port: number, flags:
   return null
 }
 
-async function serveCommand(argv: string[]): Promise<void> {
+async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> {
   const options = readServeOptions(argv, process.env)
   // Flags and variables win over the Network panel's stored settings (data/network.json).
   const network = resolveNetwork(readNetworkSettings(options.dataDir), options.network)
-  const gatehouse = createGatehouse({
+  const gatehouse = await openGatehouse({
+    engine,
     dataDir: options.dataDir,
     port: network.port,
     host: network.host,
@@ -186,6 +187,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   registerNetworkRuntime(gatehouse, { dataDir: options.dataDir, overrides: options.network })
   console.log(`Gatehouse API listening on ${url}`)
   console.log(`Data directory: ${options.dataDir}`)
+  if (gatehouse.database.dialect === 'postgres') console.log(`Database: ${gatehouse.database.location}`)
   const panel = await startBrowserPanel(gatehouse, options.panelPort).catch((e: NodeJS.ErrnoException) => {
     console.warn(`warning: control panel not started (${e.code ?? e.message}); choose another --panel-port`)
     return null
@@ -215,20 +217,21 @@ export async function main(argv: string[]): Promise<number> {
     const { argv: rest, flags: engine } = takeEngineFlags(args, process.env)
     // Loaded on demand: node-postgres and the pg schema stay out of every other command's start-up.
     if (command === 'migrate') return await (await import('./db/pg/migrate-command.js')).migrateCommand(rest, engine)
-    if (!(rest.includes('-h') || rest.includes('--help'))) assertFlagsServable(engine)
+    // The tool commands read the engine from their environment (openToolContext), flags included.
+    const env = engineEnvironment(process.env, engine)
     if (command === undefined || command === 'serve') {
       if (rest.includes('-h') || rest.includes('--help')) {
         process.stdout.write(USAGE)
         return 0
       }
-      await serveCommand(rest)
+      await serveCommand(rest, engine)
       return -1
     }
-    if (command === 'user') return await userCommand(rest)
-    if (command === 'backup') return await backupCommand(rest)
-    if (command === 'restore') return await restoreCommand(rest)
-    if (command === 'jwt') return await jwtCommand(rest)
-    if (command === 'oidc') return await oidcCommand(rest)
+    if (command === 'user') return await userCommand(rest, env)
+    if (command === 'backup') return await backupCommand(rest, env)
+    if (command === 'restore') return await restoreCommand(rest, env)
+    if (command === 'jwt') return await jwtCommand(rest, env)
+    if (command === 'oidc') return await oidcCommand(rest, env)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

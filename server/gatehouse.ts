@@ -1,15 +1,19 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type Database from 'better-sqlite3'
 import type { H3 } from 'h3'
 import { serve } from 'h3'
 import type { AuthContext, Clock } from './core/context.js'
 import { createAuthContext, systemClock } from './core/context.js'
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './core/rate-limit.js'
 import type { GatehouseConfigInput } from './config/schema.js'
-import { ConfigStore } from './config/store.js'
+import { ConfigError, ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
-import { assertEngineServable, resolveEngine } from './db/engine.js'
-import { type Database_, openDatabase } from './db/index.js'
+import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
+import { type DB, openDatabase } from './db/index.js'
+import type { Storage } from './db/storage.js'
+import type { SecondaryStorage } from './secondary-storage/redis.js'
+import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
 import { createAuthApp } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
@@ -50,7 +54,7 @@ export interface Gatehouse {
   app: H3
   ctx: AuthContext
   config: ConfigStore
-  database: Database_
+  database: GatehouseDatabase
   /** Holds the database, config.json, the secret and backups/ (null: in-memory). */
   dataDir: string | null
   /**
@@ -71,11 +75,35 @@ export interface ListenAt {
   baseURL?: string | null
 }
 
-export function createGatehouse(options: GatehouseOptions): Gatehouse {
+/**
+ * The database a server runs on: SQLite in the data directory (the default, and the desktop app's),
+ * or PostgreSQL shared by several instances (`--database-url` / GATEHOUSE_DATABASE_URL / config
+ * `database.url`). Everything above the storage port is the same on both.
+ */
+export interface GatehouseDatabase {
+  dialect: 'sqlite' | 'postgres'
+  /** The pool's (or connection's) handle; rules use `ctx.db`, which is the transaction's inside one. */
+  db: DB
+  storage: Storage
+  /** SQLite only (null on PostgreSQL): the driver, for what is SQLite by nature (backups, the write probe). */
+  sqlite: Database.Database | null
+  /** Where the data is, for people: the SQLite file, or the PostgreSQL URL without its password. */
+  location: string
+  /** The migrations applied at open (their count is the schema version). */
+  migrationsFolder: string
+  close(): void | Promise<void>
+}
+
+/** The config, secret and data directory of a server about to open its database. */
+interface Prepared {
+  options: GatehouseOptions
+  logger: Logger
+  store: ConfigStore
+  secret: string
+}
+
+function prepare(options: GatehouseOptions): Prepared {
   const logger = options.logger ?? consoleLogger
-  let host = options.host ?? '127.0.0.1'
-  let port = options.port ?? 4280
-  let baseURL = options.baseURL
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const store = new ConfigStore(
     options.dataDir ? join(options.dataDir, 'config.json') : null,
@@ -85,14 +113,89 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
-  assertEngineServable(resolveEngine({}, store.get().database))
   if (options.dataDir) for (const feature of features) feature.beforeOpen?.(options.dataDir, logger)
-  const database = openDatabase(options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:', {
-    migrations: options.migrations,
-  })
+  return { options, logger, store, secret }
+}
+
+function openSqliteDatabase(options: GatehouseOptions): GatehouseDatabase {
+  const file = options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:'
+  const opened = openDatabase(file, { migrations: options.migrations })
+  return { dialect: 'sqlite', ...opened, location: file }
+}
+
+/**
+ * A server on the data directory's SQLite database (synchronous: the desktop app and most tests).
+ * A config whose `database.url` selects PostgreSQL is refused here: `openGatehouse` opens that.
+ */
+export function createGatehouse(options: GatehouseOptions): Gatehouse {
+  const prepared = prepare(options)
+  if (resolveEngine({}, prepared.store.get().database).kind === 'postgres') {
+    throw new ConfigError(
+      'config database.url selects PostgreSQL: open this server with openGatehouse (gatehouse serve), not createGatehouse',
+    )
+  }
+  return assemble(prepared, openSqliteDatabase(options), null)
+}
+
+/**
+ * A server on the engine the flags (`--database-url`, `--redis-url` and their variables) or the
+ * config's `database.url` / `secondaryStorage.url` select: PostgreSQL (migrations applied under an
+ * advisory lock, LISTEN/NOTIFY for the caches) and optionally Redis/Valkey, else SQLite.
+ */
+export async function openGatehouse(options: GatehouseOptions & { engine?: EngineFlags }): Promise<Gatehouse> {
+  const prepared = prepare(options)
+  const config = prepared.store.get()
+  const engine = resolveEngine(options.engine ?? {}, config.database)
+  const redisUrl = options.engine?.redisUrl ?? config.secondaryStorage.url
+  let secondary: (SecondaryStorage & { client: unknown }) | null = null
+  if (redisUrl) {
+    // Loaded on demand: ioredis stays out of a server that does not use it.
+    const { redisSecondaryStorage } = await import('./secondary-storage/redis.js')
+    secondary = await redisSecondaryStorage(redisUrl).catch((error: Error) => {
+      throw new ConfigError(`secondary storage ${redact(redisUrl)}: ${error.message}`)
+    })
+  }
+  try {
+    if (engine.kind === 'sqlite') return assemble(prepared, openSqliteDatabase(options), secondary)
+    const { openPostgresEngine } = await import('./db/pg/index.js')
+    const pg = await openPostgresEngine(engine).catch((error: Error) => {
+      throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
+    })
+    return assemble(
+      prepared,
+      {
+        dialect: 'postgres',
+        db: pg.database.db as unknown as DB,
+        storage: pg.database.storage,
+        sqlite: null,
+        location: redact(engine.url),
+        migrationsFolder: pg.database.migrationsFolder,
+        close: () => pg.close(),
+      },
+      secondary,
+    )
+  } catch (error) {
+    await secondary?.close()
+    throw error
+  }
+}
+
+function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (SecondaryStorage & { client: unknown }) | null): Gatehouse {
+  const { options, logger, store, secret } = prepared
+  let host = options.host ?? '127.0.0.1'
+  let port = options.port ?? 4280
+  let baseURL = options.baseURL
   const origin = (baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
-  const mailer = new OutboxMailer({ db: database.db, clock, config: () => store.get(), smtpUrl: options.smtpUrl, logger, secret })
+  const mailer = new OutboxMailer({
+    db: database.db,
+    dialect: database.dialect,
+    clock,
+    config: () => store.get(),
+    smtpUrl: options.smtpUrl,
+    logger,
+    secret,
+  })
   const ctx = createAuthContext(database, {
     config: () => store.get(),
     clock,
@@ -112,7 +215,16 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
   const databaseLimits = new DatabaseRateLimitStore(ctx)
-  const rateLimitStore = (): RateLimitStore => (store.get().rateLimit.storage === 'memory' ? memoryLimits : databaseLimits)
+  const sharedLimits = secondary ? new SecondaryStorageRateLimitStore(secondary) : null
+  if (store.get().rateLimit.storage === 'secondary-storage' && !sharedLimits) {
+    logger.warn('rateLimit.storage is "secondary-storage" but no --redis-url is set: the counters are kept in the database')
+  }
+  const rateLimitStore = (): RateLimitStore => {
+    const storage = store.get().rateLimit.storage
+    if (storage === 'memory') return memoryLimits
+    if (storage === 'secondary-storage' && sharedLimits) return sharedLimits
+    return databaseLimits
+  }
 
   // A server has this data directory open: `gatehouse restore` refuses to write under it.
   const pidFile = options.dataDir ? join(options.dataDir, 'gatehouse.pid') : null
@@ -178,7 +290,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       await closeListener()
       for (const stop of stopFeatures) await stop()
       await mailer.close()
-      database.close()
+      await database.close()
+      await secondary?.close()
       try {
         if (pidFile && readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true })
       } catch {}

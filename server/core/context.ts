@@ -23,8 +23,11 @@ export interface AuthContext {
   readonly db: DB
   /** The storage port: transactions and the dialect. Rules never touch a driver directly. */
   storage: Storage
-  /** SQLite only: the driver, for what is SQLite by nature (health's write probe, backup's VACUUM INTO). Never used by rules. */
-  sqlite: Database.Database
+  /**
+   * SQLite only (null on PostgreSQL): the driver, for what is SQLite by nature (health's write
+   * probe, backup's VACUUM INTO). Never used by rules.
+   */
+  sqlite: Database.Database | null
   /** The live configuration: read it at use, never cache it, so panel edits apply at once. */
   config(): GatehouseConfig
   clock: Clock
@@ -44,7 +47,7 @@ export interface AuthContext {
  * transaction's inside `storage.transaction`). The one constructor for the server and the CLI tools.
  */
 export function createAuthContext(
-  database: { storage: Storage; sqlite: Database.Database },
+  database: { storage: Storage; sqlite: Database.Database | null },
   rest: Omit<AuthContext, 'db' | 'storage' | 'sqlite'>,
 ): AuthContext {
   return {

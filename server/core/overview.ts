@@ -43,7 +43,10 @@ export async function signInActivity(ctx: AuthContext, range: 'hours' | 'days'):
   // as a REAL, and `createdAt / 3600000.0` is not floored, so events in the second half of the
   // current hour landed in a bucket past the end and were dropped (the chart stayed empty).
   const literal = sql.raw(String(Math.trunc(size)))
-  const bucket = sql<number>`(${auditEvent.createdAt} / ${literal}) * ${literal}`
+  // PostgreSQL stores a timestamptz: its epoch milliseconds are bucketed the same way (bigint division floors).
+  const millis =
+    ctx.storage.dialect === 'sqlite' ? sql`${auditEvent.createdAt}` : sql`(extract(epoch from ${auditEvent.createdAt}) * 1000)::bigint`
+  const bucket = sql<number>`(${millis} / ${literal}) * ${literal}`
   const rows = await ctx.db
     .select({ start: bucket, outcome: auditEvent.outcome, n: count() })
     .from(auditEvent)

@@ -13,11 +13,18 @@ import type { ChangeSignal } from '../db/storage.js'
  */
 export class ChangeGuardedCache<V> {
   private readonly entries = new Map<string, V>()
+  /**
+   * PostgreSQL: await before `get` so that no commit of another instance made before this request
+   * is missed (one shared round trip on the listening connection). Undefined on SQLite.
+   */
+  readonly sync: (() => Promise<void>) | undefined
 
   constructor(
     private readonly signal: ChangeSignal,
     private readonly maxEntries = 10_000,
-  ) {}
+  ) {
+    this.sync = signal.sync
+  }
 
   /** Empties the cache when the database changed since the last look. */
   private check(): void {

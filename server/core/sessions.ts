@@ -31,10 +31,12 @@ function sessionCache(ctx: AuthContext): ChangeGuardedCache<SessionWithUser> {
 /**
  * The session and its user for a token. Answers from a cache that any database write empties
  * (server/core/session-cache.ts); the objects returned are shared and must not be mutated. A cache
- * hit awaits no query (the hot path of every authenticated request).
+ * hit awaits no query on SQLite (the hot path of every authenticated request); on PostgreSQL it
+ * awaits the change signal's sync, so a revocation committed on another instance is never missed.
  */
 export async function findSessionByToken(ctx: AuthContext, token: string): Promise<SessionWithUser | null> {
   const cache = sessionCache(ctx)
+  if (cache.sync) await cache.sync()
   const cached = cache.get(token)
   if (cached) return cached
   const found =

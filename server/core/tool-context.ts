@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path'
 import { ConfigError, ConfigStore } from '../config/store.js'
+import { redact, resolveEngine, takeEngineFlags } from '../db/engine.js'
 import { openDatabase } from '../db/index.js'
 import { createLogMailer } from '../mail/types.js'
 import { resolveSecret } from '../secret.js'
@@ -8,30 +9,45 @@ import { type AuthContext, createAuthContext, systemClock } from './context.js'
 /**
  * A domain context for a command-line tool (`gatehouse user`, `jwt`, `oidc client`) on a data
  * directory (`--data-dir`, else GATEHOUSE_DATA_DIR, else ./data), with or without a running
- * server: its database, its stored config and its secret. No features' hooks, no outbox: mail is
- * only written to `log` (the CLI's stderr). An unreadable config.json is answered as `{ error }`
- * for the command to print (exit code 2).
+ * server: its stored config, its secret and its database, which is the data directory's SQLite
+ * file or the PostgreSQL of GATEHOUSE_DATABASE_URL (the CLI turns `--database-url` into it) or of
+ * config `database.url`. A write made here reaches every running instance at once: SQLite's
+ * data_version and PostgreSQL's change notifications empty their caches. No features' hooks, no
+ * outbox: mail is only written to `log` (the CLI's stderr). An unreadable config.json or an
+ * unreachable database is answered as `{ error }` for the command to print (exit code 2).
  */
-export function openToolContext(
+export async function openToolContext(
   dataDirFlag: string | undefined,
   options: { env?: NodeJS.ProcessEnv; log: (line: string) => void },
-): { ctx: AuthContext; close(): void } | { error: string } {
+): Promise<{ ctx: AuthContext; close(): Promise<void> } | { error: string }> {
   const env = options.env ?? process.env
   const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
   let store: ConfigStore
+  let engine: ReturnType<typeof resolveEngine>
   try {
     store = new ConfigStore(join(dataDir, 'config.json'))
+    engine = resolveEngine(takeEngineFlags([], env).flags, store.get().database)
   } catch (e) {
     if (e instanceof ConfigError) return { error: e.message }
     throw e
   }
-  const database = openDatabase(join(dataDir, 'gatehouse.db'))
-  const ctx = createAuthContext(database, {
+  const rest = {
     config: () => store.get(),
     clock: systemClock,
     secret: resolveSecret(env.GATEHOUSE_SECRET || undefined, dataDir),
     baseURL: `http://127.0.0.1${store.get().basePath}`,
     mailer: createLogMailer(options.log),
-  })
-  return { ctx, close: () => database.close() }
+  }
+  if (engine.kind === 'sqlite') {
+    const database = openDatabase(join(dataDir, 'gatehouse.db'))
+    return { ctx: createAuthContext(database, rest), close: async () => database.close() }
+  }
+  // Loaded on demand: node-postgres stays out of a SQLite tool's start-up.
+  const { openPostgresEngine } = await import('../db/pg/index.js')
+  try {
+    const pg = await openPostgresEngine(engine)
+    return { ctx: createAuthContext({ storage: pg.database.storage, sqlite: null }, rest), close: () => pg.close() }
+  } catch (e) {
+    return { error: `database ${redact(engine.url)}: ${(e as Error).message}` }
+  }
 }

@@ -10,17 +10,6 @@
  */
 import { ConfigError } from '../config/store.js'
 
-/**
- * Whether this build serves on PostgreSQL. The store code becomes asynchronous with the storage
- * port (issue 13); until that merge a synchronous store function would half-work on a network
- * database, so a PostgreSQL URL is refused with POSTGRES_NOT_READY rather than half-served.
- * The lead turns this on at the merge (and wires openEngine into createGatehouse / openContext).
- */
-export const POSTGRES_SERVING = false
-
-export const POSTGRES_NOT_READY =
-  'PostgreSQL needs the asynchronous storage port (issue 13), which this build does not have yet: run without --database-url (SQLite in the data directory), or use a build where PostgreSQL is switched on. `gatehouse migrate --to postgres://…` already works.'
-
 export const DEFAULT_POOL_SIZE = 10
 
 export interface EngineFlags {
@@ -114,23 +103,15 @@ export function resolveEngine(flags: EngineFlags, config?: { url?: string | unde
   }
 }
 
-/** The refusal of a PostgreSQL engine while this build cannot serve on it (see POSTGRES_SERVING). */
-export class EngineNotReady extends ConfigError {
-  constructor() {
-    super(POSTGRES_NOT_READY)
-    this.name = 'EngineNotReady'
-  }
-}
-
-export function assertEngineServable(engine: Engine): void {
-  if (engine.kind === 'postgres' && !POSTGRES_SERVING) throw new EngineNotReady()
-}
-
-export const REDIS_NOT_READY =
-  'Redis secondary storage needs the asynchronous rate limiter (issue 13), which this build does not have yet: run without --redis-url / GATEHOUSE_REDIS_URL.'
-
-/** What the CLI checks before any command but migrate: refuses what this build cannot serve yet. */
-export function assertFlagsServable(flags: EngineFlags): void {
-  assertEngineServable(resolveEngine(flags))
-  if (flags.redisUrl !== undefined && !POSTGRES_SERVING) throw new ConfigError(REDIS_NOT_READY)
+/**
+ * The environment a tool command (user, backup, restore, jwt, oidc) runs with: the engine flags
+ * taken out of argv become the variables they stand for, so every command resolves its engine the
+ * same way (openToolContext), from flags, variables or the data directory's config.
+ */
+export function engineEnvironment(env: NodeJS.ProcessEnv, flags: EngineFlags): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env }
+  if (flags.databaseUrl !== undefined) out.GATEHOUSE_DATABASE_URL = flags.databaseUrl
+  if (flags.poolSize !== undefined) out.GATEHOUSE_DATABASE_POOL_SIZE = String(flags.poolSize)
+  if (flags.redisUrl !== undefined) out.GATEHOUSE_REDIS_URL = flags.redisUrl
+  return out
 }

@@ -28,14 +28,26 @@ export interface Storage {
    * (the session cache, which must never serve a row this process just changed); without it only
    * other processes' commits count (caches that invalidate themselves on their own writes).
    * SQLite: `total_changes()` and `PRAGMA data_version`, read synchronously (no table is touched).
-   * PostgreSQL later: a flag set by LISTEN/NOTIFY.
+   * PostgreSQL: a version moved by LISTEN/NOTIFY, with `sync()` for strictness.
    */
   changeSignal(options?: { ownWrites?: boolean }): ChangeSignal
+  /**
+   * Runs a scheduled job's body on one instance at a time: on PostgreSQL under a transaction-level
+   * advisory lock named after the job (an instance that finds it taken skips this run and answers
+   * false); on SQLite, one file on one machine, simply runs it. The body awaits only queries.
+   */
+  exclusive(job: string, body: () => Promise<void>): Promise<boolean>
 }
 
 /** Whether the database may have changed since the previous call; the first call answers true. */
 export interface ChangeSignal {
   changed(): boolean
+  /**
+   * PostgreSQL only: resolves once every change committed (by any instance) before the call is
+   * reflected in `changed()`. A cache that must have no stale window awaits it before trusting an
+   * entry. Absent on SQLite, whose counters are read synchronously and are always current.
+   */
+  sync?: () => Promise<void>
 }
 
 /**
@@ -107,6 +119,10 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
       return result
     },
     changeSignal: (options) => sqliteChangeSignal(sqlite, options),
+    async exclusive(_job, body) {
+      await body()
+      return true
+    },
   }
 }
 

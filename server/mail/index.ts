@@ -13,7 +13,7 @@ export type { OutboxPage, OutboxQuery, OutboxRow, OutboxStatus } from './outbox.
 export { OutboxMailer, smtpSettings } from './outbox.js'
 
 export async function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}): Promise<OutboxPage> {
-  return await listOutbox(ctx.db, query)
+  return await listOutbox(ctx.db, query, ctx.storage.dialect)
 }
 
 /** Re-queues one failed message and starts its delivery. Returns the row as it now stands. */

@@ -7,7 +7,7 @@ import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { mailOutbox } from '../db/schema.js'
 import type { Mailer, OutgoingMail } from './types.js'
-import { firstRow } from '../db/storage.js'
+import { firstRow, type Storage } from '../db/storage.js'
 
 /**
  * The mail outbox: every message is first a row (queued), then an SMTP delivery in the background
@@ -25,6 +25,8 @@ export interface MailLogger {
 
 export interface OutboxMailerOptions {
   db: DB
+  /** The engine behind `db` ('sqlite' by default): PostgreSQL claims with FOR UPDATE SKIP LOCKED. */
+  dialect?: Storage['dialect']
   clock: Clock
   config: () => GatehouseConfig
   /** --smtp-url / GATEHOUSE_SMTP_URL: wins over the config's mail.smtp. */
@@ -193,12 +195,24 @@ export class OutboxMailer implements Mailer {
   }
 
   /**
-   * The next queued message, claimed (queued → sending in one conditional update) before it is
-   * sent: of two processes on one database (the server and the CLI, or several servers on a
-   * network database) only one sends it.
+   * The next queued message, claimed (queued → sending) before it is sent: of several processes
+   * on one database (the server and the CLI, or several instances on PostgreSQL) only one sends it.
+   * PostgreSQL: one statement whose subquery locks the oldest queued row and skips rows another
+   * instance has locked (FOR UPDATE SKIP LOCKED), so instances never wait on each other. SQLite:
+   * a conditional update (queued → sending) of the oldest queued row, retried when another
+   * process won it.
    */
   private async claimNext(after: Set<string>): Promise<OutboxRow | undefined> {
     const { db, clock } = this.options
+    if (this.options.dialect === 'postgres') {
+      const oldest = sql`(select ${mailOutbox.id} from ${mailOutbox} where ${mailOutbox.status} = 'queued' order by ${mailOutbox.createdAt}, ${mailOutbox.id} limit 1 for update skip locked)`
+      const [claimed] = await db
+        .update(mailOutbox)
+        .set({ status: 'sending', updatedAt: new Date(clock.now()) })
+        .where(and(eq(mailOutbox.id, oldest), eq(mailOutbox.status, 'queued')))
+        .returning()
+      return claimed
+    }
     for (;;) {
       const candidate = await this.nextQueued(after)
       if (!candidate) return undefined
@@ -307,7 +321,7 @@ export interface OutboxPage {
 }
 
 /** The outbox, newest first, for the control panel. */
-export async function listOutbox(db: DB, query: OutboxQuery = {}): Promise<OutboxPage> {
+export async function listOutbox(db: DB, query: OutboxQuery = {}, dialect: Storage['dialect'] = 'sqlite'): Promise<OutboxPage> {
   const limit = Math.min(Math.max(query.limit ?? 100, 1), 1000)
   const offset = Math.max(query.offset ?? 0, 0)
   const filters: SQL[] = []
@@ -319,7 +333,8 @@ export async function listOutbox(db: DB, query: OutboxQuery = {}): Promise<Outbo
     .select()
     .from(mailOutbox)
     .where(where)
-    .orderBy(desc(mailOutbox.createdAt), desc(sql`rowid`))
+    // Newest first; SQLite's rowid keeps insertion order within one millisecond, PostgreSQL the id.
+    .orderBy(desc(mailOutbox.createdAt), dialect === 'sqlite' ? desc(sql`rowid`) : desc(mailOutbox.id))
     .limit(limit)
     .offset(offset)
   const total = (await firstRow(db.select({ n: count() }).from(mailOutbox).where(where)))?.n ?? 0

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { banUser, createUser, systemActor } from '../../server/features/admin/index.js'
 import { HttpClient } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 import { administrator, type Member, member } from './admin-helpers.js'
 
 /**
@@ -195,7 +195,7 @@ describe('list-users', () => {
     expect((await list({ searchValue: fresh.email })).total).toBe(0)
     await admin.client.admin.removeUser({ userId: fresh.id })
     expect((await list({ searchValue: 'xylophone', searchField: 'name' })).total).toBe(0)
-    const leftovers = server.gatehouse.ctx.sqlite.prepare('SELECT count(*) AS n FROM user_search WHERE userId = ?').get(fresh.id)
+    const leftovers = sqliteOf(server.gatehouse.ctx).prepare('SELECT count(*) AS n FROM user_search WHERE userId = ?').get(fresh.id)
     expect(leftovers).toEqual({ n: 0 })
   })
 })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -19,7 +19,7 @@ interface AuditRow {
 }
 
 const eventsFor = (userId: string) =>
-  server.gatehouse.database.sqlite
+  sqliteOf(server.gatehouse.database)
     .prepare(
       'select type, outcome, actorUserId, targetUserId, ipAddress, userAgent, detail from auditEvent where targetUserId = ? order by id',
     )
@@ -51,7 +51,7 @@ describe('audit log', () => {
   it('records failures for unknown identities without a target', async () => {
     const email = `nobody-${Date.now()}@example.com`
     await new HttpClient(server.base).post('/sign-in/email', { email, password: 'whatever123' })
-    const row = server.gatehouse.database.sqlite
+    const row = sqliteOf(server.gatehouse.database)
       .prepare("select outcome, targetUserId, detail from auditEvent where type = 'user.sign-in' and detail like ?")
       .get(`%${email}%`) as AuditRow
     expect(row.outcome).toBe('failure')

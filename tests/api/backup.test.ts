@@ -7,7 +7,7 @@ import { restoreArchive } from '../../server/features/backup/archive.js'
 import { backupServiceOf } from '../../server/features/backup/service.js'
 import { startBrowserPanel } from '../../server/panel/index.js'
 import { signUp } from '../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -142,7 +142,7 @@ describe('backup panel operations', () => {
       logger: silentLogger,
     })
     try {
-      const users = reopened.ctx.sqlite.prepare('SELECT count(*) FROM user').pluck().get()
+      const users = sqliteOf(reopened.ctx).prepare('SELECT count(*) FROM user').pluck().get()
       expect(users).toBe(1)
       expect(
         readdirSync(server.dataDir).filter((n) => n.startsWith('replaced-') || n === 'restore.json' || n === 'restore-pending'),

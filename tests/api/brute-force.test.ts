@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clearAccountLock, listAccountLocks } from '../../server/core/throttle.js'
 import { ERRORS, HttpClient, signUp, uniqueEmail, statusAndBody } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -22,7 +22,7 @@ describe('per-account throttling of password checks', () => {
     expect(locked.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
     expect(locked.headers.get('x-retry-after')).toBe('900')
 
-    const events = server.gatehouse.database.sqlite
+    const events = sqliteOf(server.gatehouse.database)
       .prepare("select count(*) as n from auditEvent where type = 'security.account-locked' and targetUserId = ?")
       .get(user.id) as { n: number }
     expect(events.n).toBe(1)
@@ -66,7 +66,7 @@ describe('per-account throttling of password checks', () => {
     expect((await listAccountLocks(server.gatehouse.ctx)).map((l) => l.key)).toContain(key)
     expect(await clearAccountLock(server.gatehouse.ctx, key, null, null)).toBe(true)
     expect((await attempt(email, password)).status).toBe(200)
-    const unlocked = server.gatehouse.database.sqlite
+    const unlocked = sqliteOf(server.gatehouse.database)
       .prepare("select count(*) as n from auditEvent where type = 'security.account-unlocked' and target = ?")
       .get(key) as { n: number }
     expect(unlocked.n).toBe(1)

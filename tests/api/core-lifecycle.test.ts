@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
 import { passwordHashQueue } from '../../server/crypto/hash-queue.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 import { openSessionData, signedCookie, TEST_SECRET } from '../helpers/signatures.js'
 
 const DAY = 86_400
@@ -40,7 +40,7 @@ describe('session lifetime with an injected clock', () => {
     const res = await client.get('/get-session')
     expect(res.body).toBeNull()
     expect(res.cookies).toContain('better-auth.session_token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
-    const row = server.gatehouse.database.sqlite.prepare('select count(*) as n from session where token = ?').get(token) as { n: number }
+    const row = sqliteOf(server.gatehouse.database).prepare('select count(*) as n from session where token = ?').get(token) as { n: number }
     expect(row.n).toBe(0)
   })
 
@@ -97,7 +97,7 @@ describe('cookie cache', () => {
     expect(opened?.session).toMatchObject({ user: { id: user.id }, session: { token } })
     expect(openSessionData('another-secret-0123456789-abcdefgh', data)).toBeNull()
     // Revoke behind the cache's back: the cache still answers until it expires (better-auth's trade-off).
-    server.gatehouse.database.sqlite.prepare('delete from session where token = ?').run(token)
+    sqliteOf(server.gatehouse.database).prepare('delete from session where token = ?').run(token)
     const cached = await client.get<{ user: { id: string } }>('/get-session')
     expect(cached.body.user.id).toBe(user.id)
     const bypass = await client.get('/get-session?disableCookieCache=true')
@@ -107,7 +107,7 @@ describe('cookie cache', () => {
   it('stops trusting the cache after maxAge, and ignores a forged one', async () => {
     const { client, token } = await signUp(server.base)
     server.clock.advanceSeconds(301)
-    server.gatehouse.database.sqlite.prepare('delete from session where token = ?').run(token)
+    sqliteOf(server.gatehouse.database).prepare('delete from session where token = ?').run(token)
     expect((await client.get('/get-session')).body).toBeNull()
 
     const other = await signUp(server.base)
@@ -357,7 +357,7 @@ describe('the cookie cache size limit', () => {
     // Every ASCII character added to the name adds one to the JSON and 4/3 to its base64url form:
     // 3069 JSON characters encode to 4092 (the longest length at or under 4093), 3070 to 4094.
     const setName = (length: number) =>
-      server.gatehouse.ctx.sqlite.prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
+      sqliteOf(server.gatehouse.ctx).prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
     setName(1 + 3069 - first)
     const fits = await client.get<{ user: { name: string } }>('/get-session?disableCookieCache=true')
     expect(fits.status).toBe(200)
@@ -401,7 +401,7 @@ describe('password work for unknown identities', () => {
       expect(await hashesFor({ email, password })).toEqual([200, null, 1])
       // A user without a password (social only): the same work again.
       const social = uniqueEmail('social')
-      server.gatehouse.ctx.sqlite
+      sqliteOf(server.gatehouse.ctx)
         .prepare(
           "insert into user (id, name, email, emailVerified, createdAt, updatedAt) values ('socialonly0000000000000000000001', 'S', ?, 1, 0, 0)",
         )
@@ -448,7 +448,7 @@ describe('email and password switches', () => {
         400,
         { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' },
       ])
-      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from user where email = ?').get(fresh)).toEqual({ n: 0 })
+      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from user where email = ?').get(fresh)).toEqual({ n: 0 })
       const inn = await new HttpClient(server.base).post<{ user: { email: string } }>('/sign-in/email', { email, password })
       expect([inn.status, inn.body.user?.email]).toEqual([200, email])
     } finally {
@@ -469,7 +469,7 @@ describe('email and password switches', () => {
       expect(up.body.token).toBeNull()
       expect(up.body.user).toMatchObject({ email, name: 'M', emailVerified: false })
       expect(up.cookies).toEqual([])
-      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({
+      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({
         n: 0,
       })
       const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password: 'password123' })

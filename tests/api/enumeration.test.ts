@@ -1,3 +1,4 @@
+import { sqliteOf } from '../helpers/server.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { type MailServer, startMailServer } from './account-helpers.js'
@@ -37,7 +38,7 @@ describe('sign-up does not reveal registered addresses when verification is requ
     expect(notice.text).toContain('already has one')
 
     // The real account is untouched.
-    const rows = env.server.gatehouse.database.sqlite.prepare('select name from user where email = ?').all(email)
+    const rows = sqliteOf(env.server.gatehouse.database).prepare('select name from user where email = ?').all(email)
     expect(rows).toEqual([{ name: 'Owner' }])
   })
 })

@@ -2,7 +2,7 @@ import { Agent } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { allRoutes } from '../../server/http/routes/index.js'
 import { HttpClient, rawRequest, type SignedUp, signUp } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 /**
  * Hostile input never hurts. At least 20 000 requests across every declared endpoint from 16
@@ -363,7 +363,7 @@ describe('hostile input', () => {
 
     // What no request may change: nobody was created (every sign-up body breaks the password
     // policy), the victim's role, ban and verification are untouched, its password still works.
-    const db = server.gatehouse.ctx.sqlite
+    const db = sqliteOf(server.gatehouse.ctx)
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
     expect(db.pragma('foreign_key_check')).toEqual([])
     const users = db.prepare('select id, email, name, role, banned, emailVerified, createdAt, updatedAt from user').all() as {

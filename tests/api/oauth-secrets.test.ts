@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decryptSecret, encryptSecret, revealSecret } from '../../server/crypto/encrypt.js'
 import { Browser, FakeProvider } from '../helpers/oauth-fakes.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 import { openSealed } from '../helpers/signatures.js'
 
 const SECRET = 'test-secret-0123456789-abcdefghijkl'
@@ -65,7 +65,7 @@ describe('a sealed client secret in the configuration', () => {
     expect(cb.headers.get('location')).toBe('/ok')
     expect(JSON.stringify(server.gatehouse.config.get().socialProviders.spotify)).not.toContain('sp-secret-in-clear')
     // The provider token is stored sealed for its purpose, and opens with the independent code.
-    const stored = server.gatehouse.ctx.sqlite
+    const stored = sqliteOf(server.gatehouse.ctx)
       .prepare("select accessToken from account where providerId = 'spotify' and accountId = 'sp-1'")
       .get() as { accessToken: string }
     expect(stored.accessToken).toMatch(/^enc:v1:/)

@@ -6,7 +6,7 @@ import { addMember } from '../../server/features/organization/members.js'
 import { systemActor } from '../../server/features/organization/shared.js'
 import { auditEvent, member } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -173,7 +173,7 @@ describe('organization create, list, check-slug, full organization, set-active',
         403,
         'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION',
       )
-      expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
+      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
     } finally {
       server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: null } })
     }
@@ -547,7 +547,7 @@ describe('invitations', () => {
     expectError(await dave.client.organization.getInvitation({ query: { id: againId } }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.acceptInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.rejectInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
-    expect(server.gatehouse.ctx.sqlite.prepare('select count(*) as n from member where userId = ?').get(dave.id)).toEqual({ n: 0 })
+    expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from member where userId = ?').get(dave.id)).toEqual({ n: 0 })
 
     expectError(
       await carol.client.organization.inviteMember({ email: dave.email, role: 'member' }),

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { sqliteOf, startTestServer, type TestServer } from '../helpers/server.js'
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -39,7 +39,7 @@ describe('GET /ready', () => {
   it('answers 503 MIGRATIONS_PENDING when the database lacks a migration this build ships', async () => {
     const server = await startTestServer()
     servers.push(server)
-    const { sqlite } = server.gatehouse.ctx
+    const sqlite = sqliteOf(server.gatehouse.ctx)
     const last = sqlite.prepare('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get() as Record<
       string,
       unknown

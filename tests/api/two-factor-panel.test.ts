@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, mailOutbox } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 /** The control panel's view of second factors: the panel service the desktop and browser panels call. */
 
@@ -86,7 +86,7 @@ describe('panel: second factors', () => {
       const email = uniqueEmail('boss')
       const up = await client().signUp.email({ name: 'Boss', email, password: PASSWORD })
       const userId = up.data?.user.id as string
-      server.gatehouse.ctx.sqlite.prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(userId)
+      sqliteOf(server.gatehouse.ctx).prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(userId)
       await client().signIn.email({ email, password: PASSWORD })
       const deadline = (await ok<{ graceDeadline: number }>('twoFactor.userFactors', { userId })).graceDeadline
       expect(deadline).toBe(server.clock.now() + 600_000)

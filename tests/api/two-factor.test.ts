@@ -5,7 +5,7 @@ import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, mailOutbox, twoFactor } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 
 let server: TestServer
 const PASSWORD = 'correct horse battery'
@@ -258,7 +258,7 @@ describe('sign-in with a second factor', () => {
     const signedIn = new HttpClient(`${server.origin}/api/auth`)
     signedIn.jar.cookies.set('better-auth.session_token', raw.jar.get('better-auth.session_token') as string)
     expect((await signedIn.post('/two-factor/disable', { password: PASSWORD })).body).toEqual({ status: true })
-    const count = server.gatehouse.ctx.sqlite
+    const count = sqliteOf(server.gatehouse.ctx)
       .prepare("SELECT count(*) AS n FROM verification WHERE identifier LIKE 'trust-device-%'")
       .get() as { n: number }
     expect(count.n).toBe(0)
@@ -352,7 +352,7 @@ describe('enforcement for roles', () => {
       const email = uniqueEmail('boss')
       const { client } = officialClient()
       const up = await client.signUp.email({ name: 'Boss', email, password: PASSWORD })
-      gatehouse.ctx.sqlite.prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(up.data?.user.id)
+      sqliteOf(gatehouse.ctx).prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(up.data?.user.id)
       const first = await officialClient().client.signIn.email({ email, password: PASSWORD })
       // The client revives ISO dates.
       const deadline = new Date(now() + 3600_000)

@@ -1,7 +1,7 @@
 /**
  * The engine options of every command (server/db/engine.ts): --database-url / GATEHOUSE_DATABASE_URL
- * / config database.url, --database-pool-size, --redis-url / GATEHOUSE_REDIS_URL; and, until
- * PostgreSQL is switched on (POSTGRES_SERVING), a clear refusal instead of a half-working server.
+ * / config database.url, --database-pool-size, --redis-url / GATEHOUSE_REDIS_URL; an engine that
+ * cannot be reached is one clear line (password hidden), not a half-started server.
  * CLI runs use dist/server/main.mjs: `npm run build:server` first.
  */
 import { spawnSync } from 'node:child_process'
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../server/config/store.js'
-import { POSTGRES_NOT_READY, POSTGRES_SERVING, REDIS_NOT_READY, redact, resolveEngine, takeEngineFlags } from '../../server/db/engine.js'
+import { redact, resolveEngine, takeEngineFlags } from '../../server/db/engine.js'
 import { createGatehouse } from '../../server/gatehouse.js'
 import { GATEHOUSE_BIN } from '../helpers/process.js'
 import { silentLogger } from '../helpers/server.js'
@@ -94,11 +94,11 @@ describe('takeEngineFlags', () => {
   })
 })
 
-describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear refusal, nothing half-started', () => {
-  const message = `gatehouse: ${POSTGRES_NOT_READY}\n`
-  it('serve and every data-directory command refuse --database-url / GATEHOUSE_DATABASE_URL (exit 2)', () => {
+describe('an engine that cannot be reached: one clear line, nothing half-started', () => {
+  const unreachable = 'postgres://gh:secret@127.0.0.1:1/x'
+  it('serve and every data-directory command name the database (password hidden) and exit 2', () => {
     for (const args of [
-      ['serve', '--port', '0', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
+      ['serve', '--port', '0', '--data-dir', dataDir, '--database-url', unreachable],
       [
         'user',
         'create',
@@ -110,30 +110,36 @@ describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear ref
         'A',
         '--data-dir',
         dataDir,
-        '--database-url=postgres://127.0.0.1:1/x',
+        `--database-url=${unreachable}`,
       ],
-      [
-        'user',
-        'set-role',
-        '--email',
-        'a@example.com',
-        '--role',
-        'admin',
-        '--data-dir',
-        dataDir,
-        '--database-url',
-        'postgres://127.0.0.1:1/x',
-      ],
-      ['backup', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
-      ['jwt', 'keys', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
+      ['user', 'set-role', '--email', 'a@example.com', '--role', 'admin', '--data-dir', dataDir, '--database-url', unreachable],
+      ['jwt', 'keys', '--data-dir', dataDir, '--database-url', unreachable],
     ]) {
       const run = cli(args)
-      expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 2, stderr: message })
+      expect({ args, code: run.code }).toEqual({ args, code: 2 })
+      expect(run.stderr).toMatch(/^gatehouse: database postgres:\/\/gh:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/)
+      expect(run.stderr).not.toContain('secret')
     }
-    const viaEnv = cli(['serve', '--port', '0', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: 'postgres://127.0.0.1:1/x' })
-    expect([viaEnv.code, viaEnv.stderr]).toEqual([2, message])
+    const viaEnv = cli(['serve', '--port', '0', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: unreachable })
+    expect([viaEnv.code, viaEnv.stderr.startsWith('gatehouse: database postgres://gh:***@127.0.0.1:1/x: ')]).toEqual([2, true])
     const redis = cli(['serve', '--port', '0', '--data-dir', dataDir, '--redis-url', 'redis://127.0.0.1:1'])
-    expect([redis.code, redis.stderr]).toEqual([2, `gatehouse: ${REDIS_NOT_READY}\n`])
+    expect(redis.code).toBe(2)
+    expect(redis.stderr).toMatch(/^gatehouse: secondary storage redis:\/\/127\.0\.0\.1:1: /)
+  })
+
+  it('backup and restore say that a PostgreSQL install is backed up with pg_dump (exit 1)', () => {
+    for (const args of [
+      ['backup', '--data-dir', dataDir, '--database-url', unreachable],
+      ['restore', 'x.tar.gz', '--data-dir', dataDir, '--database-url', unreachable],
+    ]) {
+      const run = cli(args)
+      expect({ args, code: run.code, stderr: run.stderr }).toEqual({
+        args,
+        code: 1,
+        stderr:
+          "gatehouse: this install keeps its data in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump / pg_restore, see docs/DEPLOYMENT.md); Gatehouse backups are of the SQLite data directory\n",
+      })
+    }
   })
 
   it('a malformed URL is a usage error whatever the command', () => {
@@ -141,7 +147,7 @@ describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear ref
     expect([run.code, run.stderr]).toEqual([2, 'gatehouse: --database-url: "mysql://x/y" is not a postgres:// (or postgresql://) URL\n'])
   })
 
-  it('config database.url is refused at start too (createGatehouse)', () => {
+  it('config database.url is for openGatehouse: the synchronous SQLite constructor refuses it', () => {
     expect(() =>
       createGatehouse({
         dataDir: null,
@@ -149,7 +155,7 @@ describe.skipIf(POSTGRES_SERVING)('before PostgreSQL is switched on: a clear ref
         config: { database: { url: 'postgres://127.0.0.1:1/x' } },
         logger: silentLogger,
       }),
-    ).toThrow(POSTGRES_NOT_READY)
+    ).toThrow('config database.url selects PostgreSQL: open this server with openGatehouse (gatehouse serve), not createGatehouse')
   })
 
   it('the help of serve still works and names the options', () => {

@@ -1,9 +1,13 @@
+import type Database from 'better-sqlite3'
+import pg from 'pg'
+import { inject, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Clock } from '../../server/core/context.js'
 import type { GatehouseConfigInput } from '../../server/config/schema.js'
-import { createGatehouse, type Gatehouse, type Logger } from '../../server/gatehouse.js'
+import { type Gatehouse, type Logger, openGatehouse } from '../../server/gatehouse.js'
 
 /** A clock the test moves by hand: expiry is tested without sleeping. */
 export class TestClock implements Clock {
@@ -95,11 +99,67 @@ export interface TestServerOptions {
   baseURL?: string
 }
 
-/** The real server on a loopback port with a real SQLite file in a temporary directory. */
+/**
+ * The engine of this test run: 'postgres' in the `postgres` project of vitest.config.ts (the API
+ * suite run a second time, each test server on a fresh PostgreSQL database), else 'sqlite'.
+ */
+export const testEngine: 'sqlite' | 'postgres' = process.env.GATEHOUSE_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+
+/** Marks a test that is SQLite's by nature (it reads the file, or SQLite's own behaviour): skipped on the PostgreSQL run. */
+export const sqliteOnly = testEngine === 'sqlite' ? it : it.skip
+
+const databasesByDataDir = new Map<string, { url: string; drop(): Promise<void> }>()
+
+/** A fresh database for one test server, copied from the run's migrated template; dropped at close. */
+async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = inject('postgresAdminUrl')
+  const name = `t_${process.pid}_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  try {
+    // A template can be copied by one session at a time: concurrent workers retry.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE "${name}" TEMPLATE gatehouse_template`)
+        break
+      } catch (error) {
+        if (attempt >= 50 || !/being accessed by other users/.test(String(error))) throw error
+        await new Promise((r) => setTimeout(r, 50 + Math.random() * 100))
+      }
+    }
+  } finally {
+    await admin.end()
+  }
+  return {
+    url: adminUrl.replace(/\/postgres$/, `/${name}`),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}
+
+/**
+ * The real server on a loopback port: a real SQLite file in a temporary directory, or on the
+ * PostgreSQL run a real PostgreSQL database of its own (the data directory then holds config,
+ * secret and keys only, as on a PostgreSQL install).
+ */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'))
   const clock = options.clock ?? new TestClock()
-  const gatehouse = createGatehouse({
+  // A restart test passes the same data directory again: on PostgreSQL, the same database.
+  let postgres = testEngine === 'postgres' ? (databasesByDataDir.get(dataDir) ?? null) : null
+  if (testEngine === 'postgres' && !postgres) {
+    postgres = await freshPostgresDatabase()
+    databasesByDataDir.set(dataDir, postgres)
+  }
+  const gatehouse = await openGatehouse({
+    engine: postgres ? { databaseUrl: postgres.url } : {},
     dataDir,
     port: 0,
     host: '127.0.0.1',
@@ -119,7 +179,21 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     gatehouse,
     async close() {
       await gatehouse.close()
-      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true })
+      if (!options.keepData) {
+        rmSync(dataDir, { recursive: true, force: true })
+        databasesByDataDir.delete(dataDir)
+        await postgres?.drop()
+      }
     },
   }
+}
+
+/**
+ * The SQLite driver of a test server, for checks that read the file directly. Such a check is
+ * SQLite's by nature: on the PostgreSQL run (GATEHOUSE_TEST_ENGINE=postgres) it fails loudly here
+ * rather than read nothing; those tests are marked `sqliteOnly`.
+ */
+export function sqliteOf(holder: { sqlite: Database.Database | null }): Database.Database {
+  if (!holder.sqlite) throw new Error('this check reads the SQLite file; the server runs on PostgreSQL')
+  return holder.sqlite
 }

@@ -369,7 +369,7 @@ describe('main: desktop app lifecycle', () => {
       const gatehouse = desktop!.gatehouse
       const apiURL = gatehouse.ctx.baseURL
       expect((await fetch(`${apiURL}/ok`)).status).toBe(200)
-      expect(gatehouse.database.sqlite.name).toBe(join(userData, 'data', 'gatehouse.db'))
+      expect(gatehouse.database.location).toBe(join(userData, 'data', 'gatehouse.db'))
       expect(existsSync(join(userData, 'data', 'secret.enc'))).toBe(true)
       expect(existsSync(join(userData, 'data', 'secret'))).toBe(false)
 
@@ -399,7 +399,7 @@ describe('main: desktop app lifecycle', () => {
       const prevented = fakeElectron.app.quit()
       expect(prevented).toBe(true)
       await vi.waitFor(() => expect(state.quitCalls).toBe(2))
-      expect(gatehouse.database.sqlite.open).toBe(false)
+      expect(gatehouse.database.sqlite?.open).toBe(false)
       await expect(fetch(`${apiURL}/ok`)).rejects.toThrow()
     } finally {
       process.env = saved

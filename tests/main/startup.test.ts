@@ -1,3 +1,4 @@
+import { sqliteOf } from '../helpers/server.js'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -129,7 +130,7 @@ describe('desktop start-up: every failure ends in a dialog, then goes on or quit
     // The nearest existing folder is opened (the data folder itself cannot be).
     expect(state.openedPaths).toEqual([userData])
     expect(statSync(join(blocker, 'data')).mode & 0o777).toBe(0o700)
-    expect(desktop.gatehouse.database.sqlite.name).toBe(join(blocker, 'data', 'gatehouse.db'))
+    expect(sqliteOf(desktop.gatehouse.database).name).toBe(join(blocker, 'data', 'gatehouse.db'))
   })
 
   it('an unwritable data directory, and the user quits', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, passkey } from '../../server/db/schema.js'
 import { createPanelService } from '../../server/panel/service.js'
 import { uniqueEmail } from '../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
 // The one place this file launches Chromium (the shared launch may move to tests/helpers/browser.ts).
 import { launchChromium } from './harness.js'
 
@@ -140,7 +140,7 @@ async function signedUpUser(page: Page): Promise<string> {
 }
 
 const rows = (userId: string) =>
-  server.gatehouse.ctx.sqlite.prepare('SELECT * FROM passkey WHERE userId = ?').all(userId) as Array<{
+  sqliteOf(server.gatehouse.ctx).prepare('SELECT * FROM passkey WHERE userId = ?').all(userId) as Array<{
     id: string
     counter: number
     backedUp: number
@@ -239,7 +239,7 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
       startedAt: Date.now(),
       logger: silentLogger,
     })
-    const ownerId = (server.gatehouse.ctx.sqlite.prepare('SELECT id FROM user WHERE email = ?').get(owner) as { id: string }).id
+    const ownerId = (sqliteOf(server.gatehouse.ctx).prepare('SELECT id FROM user WHERE email = ?').get(owner) as { id: string }).id
     const factors = await panel.dispatch('twoFactor.userFactors', { userId: ownerId })
     const keys = factors.ok ? (factors.data as { passkeys: Array<{ id: string; name: string }> }).passkeys : []
     expect(keys.map((k) => k.name)).toEqual(['Good'])
@@ -247,7 +247,7 @@ describe('passkeys in real Chromium with a virtual authenticator (official passk
       ok: true,
       data: { success: true },
     })
-    const notice = server.gatehouse.ctx.sqlite
+    const notice = sqliteOf(server.gatehouse.ctx)
       .prepare('SELECT kind, text FROM mailOutbox WHERE "to" = ? ORDER BY createdAt DESC')
       .get(owner) as { kind: string; text: string }
     expect(notice.kind).toBe('security-notice')

@@ -1,9 +1,6 @@
 /**
- * The PostgreSQL engine of a process, for the composition root (createGatehouse, the CLI's
- * openContext) once PostgreSQL is switched on (server/db/engine.ts POSTGRES_SERVING):
- *
- *   const engine = resolveEngine(flags, config.database)
- *   if (engine.kind === 'postgres') { const pgEngine = await openPostgresEngine(engine); ... }
+ * The PostgreSQL engine of a process, for the composition root (openGatehouse) and the CLI's
+ * tool contexts (openToolContext), loaded on demand when the engine resolves to PostgreSQL.
  *
  * It rebinds the table exports of server/db/schema.ts to the pg-core mirror (before any query),
  * opens the pool (migrations applied under the advisory lock) and starts listening for changes.
@@ -12,7 +9,7 @@ import type { Engine } from '../engine.js'
 import { bindTables } from '../schema.js'
 import { type ChangeSignal, listenForChanges } from './change-signal.js'
 import { pgSchema } from './schema.js'
-import { openPostgres, type PostgresDatabase } from './storage.js'
+import { openPostgres, type PostgresDatabase, postgresStorage } from './storage.js'
 
 export interface PostgresEngine {
   database: PostgresDatabase
@@ -27,6 +24,8 @@ export async function openPostgresEngine(engine: Extract<Engine, { kind: 'postgr
     await database.close()
     throw error
   })
+  // The caches' change signal answers from the listener (server/db/storage.ts ChangeSignal).
+  database.storage = postgresStorage(database.db, { changes })
   return {
     database,
     changes,

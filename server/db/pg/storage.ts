@@ -130,10 +130,10 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       return (current.getStore() ?? root) as unknown as DB
     },
     /**
-     * The caches' synchronous "changed?" answered from the LISTEN/NOTIFY version. Without a
-     * listener every call answers true (the caches then never serve a stale entry, they just do
-     * not cache). Strictly no stale window needs `changes.sync()` awaited first: the caches'
-     * asynchronous check is the next step of the PostgreSQL work (issue 14).
+     * The caches' "changed?" answered from the LISTEN/NOTIFY version; `sync()` first makes it
+     * current (every commit made before the call, by any instance, is counted). Without a
+     * listener every call answers true: the caches then never serve a stale entry, they just do
+     * not cache.
      */
     changeSignal(): CacheChangeSignal {
       const changes = options.changes
@@ -146,7 +146,20 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
           seen = now
           return true
         },
+        sync: () => changes.sync(),
       }
+    },
+    async exclusive(job, body) {
+      return await root.transaction(
+        async (tx) => {
+          const got = await tx.execute<{ got: boolean }>(sql`select pg_try_advisory_xact_lock(hashtext(${`gatehouse:${job}`})) as got`)
+          if (!got.rows[0]?.got) return false
+          await current.run(tx as unknown as PgDB, body)
+          return true
+        },
+        // A cleanup deletes what has expired; it needs no serializable view and must not be re-run.
+        { isolationLevel: 'read committed' },
+      )
     },
     async transaction<T>(body: () => Promise<T>): Promise<T> {
       if (current.getStore()) return body()

@@ -124,6 +124,7 @@ export async function findKeyByHash(ctx: AuthContext, hash: string): Promise<Api
  */
 export async function findOwner(ctx: AuthContext, id: string): Promise<typeof user.$inferSelect | undefined> {
   const p = prep(ctx)
+  if (p.owners.sync) await p.owners.sync()
   let row = p.owners.get(id)
   if (row) return row
   row = await firstRow(ctx.db.select().from(user).where(eq(user.id, id)))

@@ -64,13 +64,19 @@ async function run(argv: string[], command: (parsed: ReturnType<typeof parse>) =
   }
 }
 
+/** Backups are of the SQLite data directory: with --database-url / GATEHOUSE_DATABASE_URL, pg_dump's job. */
+function refuseOnPostgres(env: NodeJS.ProcessEnv): void {
+  if (env.GATEHOUSE_DATABASE_URL) throw backupErrors.postgres()
+}
+
 const dataDirOf = (parsed: ReturnType<typeof parse>) =>
   resolve((parsed.values['data-dir'] as string | undefined) ?? process.env.GATEHOUSE_DATA_DIR ?? './data')
 
-export function backupCommand(argv: string[]): Promise<number> {
+export function backupCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return run(
     argv,
     async (parsed) => {
+      refuseOnPostgres(env)
       const dataDir = dataDirOf(parsed)
       const dbFile = join(dataDir, 'gatehouse.db')
       if (!existsSync(dbFile)) throw backupErrors.noDatabase(dataDir)
@@ -100,10 +106,11 @@ export function backupCommand(argv: string[]): Promise<number> {
   )
 }
 
-export function restoreCommand(argv: string[]): Promise<number> {
+export function restoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return run(
     argv,
     async (parsed) => {
+      refuseOnPostgres(env)
       const [file, ...extra] = parsed.positionals
       if (!file || extra.length > 0 || parsed.values['data-dir'] === undefined) {
         throw new BackupError('USAGE', 'usage: gatehouse restore <file> --data-dir <dir>')

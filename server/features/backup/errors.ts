@@ -36,4 +36,9 @@ export const backupErrors = {
   noDatabase: (dir: string) => new BackupError('NO_DATABASE', `no Gatehouse database in ${dir}`),
   busy: () => new BackupError('BACKUP_IN_PROGRESS', 'a backup is already being made'),
   badName: () => new BackupError('BACKUP_NOT_FOUND', 'no such backup'),
+  postgres: () =>
+    new BackupError(
+      'NOT_AVAILABLE',
+      "this install keeps its data in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump / pg_restore, see docs/DEPLOYMENT.md); Gatehouse backups are of the SQLite data directory",
+    ),
 }

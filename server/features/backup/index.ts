@@ -30,6 +30,12 @@ export const backupFeature = defineFeature({
         `Restored data (${finished.archive}) started${finished.replaced ? `; removed the replaced data (${finished.replaced})` : ''}`,
       )
     }
+    if (!ctx.sqlite) {
+      // PostgreSQL's data is backed up with its own tools; the data directory holds only config.
+      if (ctx.config().backup.schedule !== 'off')
+        logger.info('scheduled backups are off: this install keeps its data in PostgreSQL (back it up with pg_dump)')
+      return undefined
+    }
     const service = new BackupService(ctx, dataDir, migrationsFolder, logger)
     registerBackupService(service)
     const tick = () => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { PanelError, type PanelEnv } from '../../panel/service.js'
 import { pendingRestore, replacedBy, stageRestore } from './archive.js'
-import { BackupError } from './errors.js'
+import { BackupError, backupErrors } from './errors.js'
 import type { BackupRow } from './panel-contract.js'
 import { type BackupListing, type BackupService, backupServiceOf } from './service.js'
 import { rowCounts } from './store.js'
@@ -29,6 +29,10 @@ async function refusing<T>(run: () => Promise<T> | T): Promise<T> {
 
 export const backupPanel = (env: PanelEnv) => {
   const service = (): BackupService => {
+    if (!env.gatehouse.ctx.sqlite) {
+      const refusal = backupErrors.postgres()
+      throw new PanelError(409, refusal.code, refusal.message)
+    }
     const found = backupServiceOf(env.gatehouse.ctx)
     if (!found) throw new PanelError(409, 'NOT_AVAILABLE', 'Backups need a data directory (this server runs in memory)')
     return found
@@ -76,7 +80,7 @@ export const backupPanel = (env: PanelEnv) => {
           replaces: replacedBy(listing.manifest?.files.map((f) => f.name) ?? [])
             .filter((f) => existsSync(join(s.dataDir, f)))
             .map((f) => join(s.dataDir, f)),
-          current: rowCounts(env.gatehouse.ctx.sqlite),
+          current: rowCounts(s.sqlite),
           backup: toRow(listing),
         }
       }),

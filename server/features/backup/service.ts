@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import type Database from 'better-sqlite3'
 import type { AuthContext } from '../../core/context.js'
 import type { Logger } from '../../gatehouse.js'
 import { packageVersion } from '../../panel/build.js'
@@ -47,6 +48,12 @@ export class BackupService {
     readonly logger: Logger,
   ) {}
 
+  /** Backups are of the SQLite data directory (a PostgreSQL install has no service: see index.ts). */
+  get sqlite(): Database.Database {
+    if (!this.ctx.sqlite) throw backupErrors.postgres()
+    return this.ctx.sqlite
+  }
+
   get directory(): string {
     return join(this.dataDir, BACKUPS_DIR)
   }
@@ -60,7 +67,7 @@ export class BackupService {
     this.job = job
     const run = createBackup(
       {
-        sqlite: this.ctx.sqlite,
+        sqlite: this.sqlite,
         dataDir: this.dataDir,
         secret: this.ctx.secret,
         migrationsFolder: this.migrationsFolder,

@@ -1,17 +1,28 @@
 import type Database from 'better-sqlite3'
+import { sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 
 /**
- * All of the readiness check's SQL. SQLite-specific by nature (a write probe under the file's
- * write lock, drizzle's migration journal read from the file): the readiness route calls only
- * `databaseWritable` and `migrationCount`, which a PostgreSQL storage implements later with its
- * own probe (e.g. `SELECT 1` on a writable connection, `drizzle.__drizzle_migrations`).
+ * All of the readiness check's SQL, per engine: the readiness route calls only `databaseWritable`
+ * and `migrationCount`. SQLite: a write probe under the file's write lock and drizzle's journal
+ * in the file. PostgreSQL: a transaction that takes a transaction id (a read-only standby, a
+ * full disk's refusals or a lost connection fail it) within a statement timeout, and drizzle's
+ * journal in the `drizzle` schema.
  */
+
+type Executor = { execute(query: ReturnType<typeof sql>): Promise<{ rows: Record<string, unknown>[] }> }
 
 /** Whether the database takes a write within `timeoutMs` (see probeWrite). */
 export async function databaseWritable(ctx: AuthContext, timeoutMs: number): Promise<boolean> {
   try {
-    probeWrite(ctx.sqlite, timeoutMs)
+    if (ctx.sqlite) probeWrite(ctx.sqlite, timeoutMs)
+    else
+      await ctx.storage.transaction(async () => {
+        const db = ctx.db as unknown as Executor
+        await db.execute(sql.raw(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`))
+        // pg_current_xact_id() assigns a transaction id: refused on a read-only server or standby.
+        await db.execute(sql`select pg_current_xact_id()`)
+      })
     return true
   } catch {
     return false
@@ -20,7 +31,10 @@ export async function databaseWritable(ctx: AuthContext, timeoutMs: number): Pro
 
 /** Migrations recorded as applied. */
 export async function migrationCount(ctx: AuthContext): Promise<number> {
-  return appliedMigrationCount(ctx.sqlite)
+  if (ctx.sqlite) return appliedMigrationCount(ctx.sqlite)
+  const db = ctx.db as unknown as Executor
+  const { rows } = await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)
+  return Number(rows[0]?.n ?? 0)
 }
 
 /**

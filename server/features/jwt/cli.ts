@@ -27,7 +27,7 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     process.stderr.write(`gatehouse: ${(e as Error).message}\n\n${JWT_USAGE}`)
     return 2
   }
-  const opened = openToolContext(dataDirFlag, { env, log: (line) => process.stderr.write(`${line}\n`) })
+  const opened = await openToolContext(dataDirFlag, { env, log: (line) => process.stderr.write(`${line}\n`) })
   if ('error' in opened) {
     process.stderr.write(`gatehouse: ${opened.error}\n`)
     return 2
@@ -49,6 +49,6 @@ export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     }
     return 0
   } finally {
-    close()
+    await close()
   }
 }

@@ -1,4 +1,3 @@
-import { dirname } from 'node:path'
 import type { Gatehouse } from '../../gatehouse.js'
 import type { NetworkOverrides } from './settings.js'
 
@@ -20,6 +19,5 @@ export function registerNetworkRuntime(gatehouse: Gatehouse, runtime: NetworkRun
 export function networkRuntimeOf(gatehouse: Gatehouse): NetworkRuntime {
   const known = runtimes.get(gatehouse)
   if (known) return known
-  const file = gatehouse.database.sqlite.name
-  return { dataDir: file === ':memory:' ? null : dirname(file), overrides: {} }
+  return { dataDir: gatehouse.dataDir, overrides: {} }
 }

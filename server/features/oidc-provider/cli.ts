@@ -72,7 +72,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     return usage('create needs --name and at least one --redirect-uri')
   if (sub === 'delete' && !values['client-id']) return usage('delete needs --client-id')
 
-  const opened = openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
+  const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
   if ('error' in opened) {
     process.stderr.write(`gatehouse: ${opened.error}\n`)
     return 2
@@ -117,6 +117,6 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     }
     throw e
   } finally {
-    close()
+    await close()
   }
 }

@@ -86,9 +86,12 @@ export const oidcProviderFeature = defineFeature({
     logger = runtime.logger
     // Expired codes, tokens, sessions and interactions are removed hourly.
     const timer = setInterval(() => {
-      deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now())).catch((error) =>
-        runtime.logger.error('OIDC cleanup failed:', error),
-      )
+      // One instance at a time when several share a PostgreSQL database.
+      runtime.ctx.storage
+        .exclusive('oidc-cleanup', async () => {
+          await deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now()))
+        })
+        .catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
     }, 3_600_000)
     timer.unref()
     return () => clearInterval(timer)

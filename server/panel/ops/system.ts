@@ -17,7 +17,8 @@ export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
   'server.info'() {
     const apiURL = env.apiURL()
     const url = new URL(apiURL)
-    const file = env.gatehouse.database.sqlite.name
+    const { sqlite, location } = env.gatehouse.database
+    const file = sqlite ? sqlite.name : location
     return {
       apiURL,
       origin: url.origin,
@@ -27,7 +28,7 @@ export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
       startedAt: env.startedAt,
       uptimeSeconds: Math.floor((Date.now() - env.startedAt) / 1000),
       databaseFile: file,
-      databaseBytes: file === ':memory:' ? 0 : fileSize(file),
+      databaseBytes: !sqlite || file === ':memory:' ? 0 : fileSize(file),
       mode: env.mode,
       features: features(),
     }
