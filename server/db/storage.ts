@@ -37,6 +37,15 @@ export interface Storage {
    * false); on SQLite, one file on one machine, simply runs it. The body awaits only queries.
    */
   exclusive(job: string, body: () => Promise<void>): Promise<boolean>
+  /**
+   * Whether the database takes a write within `timeoutMs` (the readiness check). SQLite: an
+   * idempotent write (user_version set to itself) under the file's write lock; PostgreSQL: a
+   * transaction that takes a transaction id under a statement timeout (refused by a read-only
+   * server or standby, a lost connection or a full disk).
+   */
+  acceptsWrites(timeoutMs: number): Promise<boolean>
+  /** Migrations recorded as applied in drizzle's journal table (0 when it does not exist). */
+  appliedMigrations(): Promise<number>
 }
 
 /** Whether the database may have changed since the previous call; the first call answers true. */
@@ -122,6 +131,28 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
     async exclusive(_job, body) {
       await body()
       return true
+    },
+    async acceptsWrites(timeoutMs) {
+      const previous = sqlite.pragma('busy_timeout', { simple: true }) as number
+      sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`)
+      try {
+        sqlite
+          .transaction(() => {
+            const version = sqlite.pragma('user_version', { simple: true }) as number
+            sqlite.pragma(`user_version = ${version}`)
+          })
+          .immediate()
+        return true
+      } catch {
+        // SQLITE_BUSY past the timeout, SQLITE_READONLY, SQLITE_FULL, ...
+        return false
+      } finally {
+        sqlite.pragma(`busy_timeout = ${previous}`)
+      }
+    },
+    async appliedMigrations() {
+      const exists = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+      return exists ? (sqlite.prepare('SELECT count(*) FROM __drizzle_migrations').pluck().get() as number) : 0
     },
   }
 }

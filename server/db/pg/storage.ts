@@ -161,6 +161,24 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
         { isolationLevel: 'read committed' },
       )
     },
+    async acceptsWrites(timeoutMs) {
+      try {
+        await root.transaction(async (tx) => {
+          await tx.execute(sql.raw(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`))
+          // pg_current_xact_id() assigns a transaction id: refused on a read-only server or standby.
+          await tx.execute(sql`select pg_current_xact_id()`)
+        })
+        return true
+      } catch {
+        return false
+      }
+    },
+    async appliedMigrations() {
+      const { rows } = await root.execute<{ n: number }>(
+        sql`select case when to_regclass('drizzle.__drizzle_migrations') is null then 0 else (select count(*)::int from drizzle.__drizzle_migrations) end as n`,
+      )
+      return Number(rows[0]?.n ?? 0)
+    },
     async transaction<T>(body: () => Promise<T>): Promise<T> {
       if (current.getStore()) return body()
       for (let attempt = 1; ; attempt++) {

@@ -3,9 +3,8 @@ import { join } from 'node:path'
 import { defineFeature } from '../../feature.js'
 import { defineRoute } from '../../http/route.js'
 import { healthErrors } from './errors.js'
-import { databaseWritable, migrationCount } from './store.js'
 
-/** How long the readiness check waits for the database's write lock. */
+/** How long the readiness check waits for the database to take a write. */
 const WRITE_PROBE_MS = 1_000
 
 /** Migrations each server's build ships, by its context. */
@@ -16,7 +15,8 @@ const expected = new WeakMap<object, number>()
  * answer `GET /ok`. 200 `{"ready": true}` when every migration this build ships is applied and the
  * database takes a write; otherwise 503 with `{code, message}` (MIGRATIONS_PENDING,
  * DATABASE_NOT_WRITABLE). Migrations run before the listener opens, so a starting server is not
- * reachable at all; a database migrated by no one (or rolled back by hand) answers 503.
+ * reachable at all; a database migrated by no one (or rolled back by hand) answers 503. The
+ * probes are the storage port's (SQLite and PostgreSQL each answer them their own way).
  */
 export const healthFeature = defineFeature({
   id: 'health',
@@ -31,11 +31,11 @@ export const healthFeature = defineFeature({
       path: '/ready',
       handler: async ({ ctx, response }) => {
         const migrations = expected.get(ctx)
-        if (migrations === undefined || (await migrationCount(ctx)) < migrations) {
+        if (migrations === undefined || (await ctx.storage.appliedMigrations()) < migrations) {
           response.status = 503
           return healthErrors.MIGRATIONS_PENDING
         }
-        if (!(await databaseWritable(ctx, WRITE_PROBE_MS))) {
+        if (!(await ctx.storage.acceptsWrites(WRITE_PROBE_MS))) {
           response.status = 503
           return healthErrors.DATABASE_NOT_WRITABLE
         }
