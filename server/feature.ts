@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ZodType } from 'zod'
 import type { AuthContext, RequestMeta } from './core/context.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
@@ -8,16 +9,28 @@ import type { Route, RouteContext } from './http/route.js'
 import type { PanelEnv } from './panel/service.js'
 
 /**
- * A capability declared in one object: what it adds to the HTTP API, the control panel and the
- * server's lifecycle. The composition root (gatehouse.ts) and the panel service read the list in
- * features/index.ts; nothing else needs to know a feature exists.
+ * A capability declared in one object: its config sections, tables and error catalogue, and what
+ * it adds to the HTTP API, the control panel and the server's lifecycle. The composition root
+ * (gatehouse.ts) and the panel service read the list in features/index.ts; nothing else needs to
+ * know a feature exists.
  *
- * Its config section is a zod object in the feature's config.ts, added under the plugin's key in
- * config/schema.ts; its tables sit in the feature's schema.ts, re-exported by db/schema.ts for
- * drizzle-kit; its panel contract (zod only, shared with the renderer) in panel-contract.ts, listed
- * in features/panel-contracts.ts.
+ * Three aggregations stay static because the types of the whole are built from them at compile
+ * time, and because the features' own code imports them (a list built from `features` would be an
+ * import cycle): the config schema (config/schema.ts), the drizzle schema (db/schema.ts, which
+ * drizzle-kit reads) and the panel contracts (features/panel-contracts.ts, shared with the
+ * renderer). tests/unit/feature-declarations.test.ts checks that each of them holds exactly what
+ * the features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
  */
 export interface Feature {
+  /**
+   * The feature's config sections (its config.ts), by their path in the root config, with
+   * better-auth's option names: `{ twoFactor: twoFactorConfig }`, `{ 'user.changeEmail': … }`.
+   */
+  config?: Record<string, ZodType>
+  /** The feature's drizzle tables (its schema.ts module), re-exported by db/schema.ts. */
+  tables?: Record<string, unknown>
+  /** The feature's error catalogue (its errors.ts): the only place its messages are spelled. */
+  errors?: Record<string, unknown>
   /**
    * The mail the feature sends, rendered with sample data for the Email view's previews: kind →
    * message. `sample` gives the application name, a sample recipient and absolute links.

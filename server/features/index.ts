@@ -22,8 +22,9 @@ import { mailFeature } from './mail/index.js'
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
  * work; the panel service registers their operations. A feature listed here needs no other edit
- * outside its folder except its config section (config/schema.ts), its tables (db/schema.ts) and
- * its panel contract (features/panel-contracts.ts).
+ * outside its folder except mounting what it declares in the three static aggregations: its config
+ * sections (config/schema.ts), its tables (db/schema.ts) and its panel contract
+ * (features/panel-contracts.ts); tests/unit/feature-declarations.test.ts checks they match.
  */
 export const features: Feature[] = [
   emailPasswordFeature,

@@ -1,6 +1,8 @@
 import { defineFeature } from '../../feature.js'
 import { deleteAccountEmail } from './mail.js'
 import { accountRoutes } from './routes.js'
+import { ACCOUNT_ERR } from './errors.js'
+import { accountConfig, changeEmailConfig, deleteUserConfig } from './config.js'
 
 /**
  * The signed-in user's own account (better-auth's user / account options): update-user,
@@ -9,6 +11,8 @@ import { accountRoutes } from './routes.js'
  */
 export const accountFeature = defineFeature({
   id: 'account',
+  config: { 'user.changeEmail': changeEmailConfig, 'user.deleteUser': deleteUserConfig, account: accountConfig },
+  errors: ACCOUNT_ERR,
   routes: accountRoutes,
   mailPreviews: ({ appName, user, link }) => ({
     'delete-account': () => deleteAccountEmail(appName, user, link('/delete-user/callback?token=sample'), 86400),

@@ -1,6 +1,8 @@
 import { defineFeature } from '../../feature.js'
 import { adminPanel } from './panel.js'
 import { adminRoutes } from './routes.js'
+import { ADMIN_ERR } from './errors.js'
+import { adminConfig } from './config.js'
 
 /**
  * better-auth's admin plugin: users created, listed, changed and removed by administrators, roles
@@ -9,6 +11,8 @@ import { adminRoutes } from './routes.js'
  */
 export const adminFeature = defineFeature({
   id: 'admin',
+  config: { admin: adminConfig },
+  errors: ADMIN_ERR,
   routes: adminRoutes,
   panel: adminPanel,
 })

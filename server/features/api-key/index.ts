@@ -3,10 +3,16 @@ import { sessionFromApiKey } from './keys.js'
 import { apiKeyPanel } from './panel.js'
 import { apiKeyRoutes } from './routes.js'
 import { flushUsage } from './store.js'
+import { API_KEY_ERRORS } from './errors.js'
+import * as tables from './schema.js'
+import { apiKeyConfig } from './config.js'
 
 /** API keys (@better-auth/api-key's wire): services call with a key instead of a session. */
 export const apiKeyFeature = defineFeature({
   id: 'api-key',
+  config: { apiKey: apiKeyConfig },
+  tables,
+  errors: API_KEY_ERRORS,
   routes: apiKeyRoutes,
   panel: apiKeyPanel,
   // Counters kept in memory are written when the server stops.

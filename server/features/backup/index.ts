@@ -2,6 +2,8 @@ import { defineFeature } from '../../feature.js'
 import { applyPendingRestore, finishRestore } from './archive.js'
 import { backupDownloads, backupPanel } from './panel.js'
 import { BackupService, registerBackupService } from './service.js'
+import { backupErrors } from './errors.js'
+import { backupConfigSchema } from './config.js'
 
 /** How often the scheduler looks at the clock (the schedule itself is config: backup.schedule). */
 const TICK_MS = 60_000
@@ -14,6 +16,8 @@ const TICK_MS = 60_000
  */
 export const backupFeature = defineFeature({
   id: 'backup',
+  config: { backup: backupConfigSchema },
+  errors: backupErrors,
   panel: backupPanel,
   panelDownloads: backupDownloads,
   beforeOpen(dataDir, logger) {

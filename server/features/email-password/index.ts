@@ -1,6 +1,8 @@
 import { defineFeature } from '../../feature.js'
 import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from './mail.js'
 import { emailPasswordRoutes } from './routes.js'
+import { EMAIL_PASSWORD_ERR } from './errors.js'
+import { emailAndPasswordConfig, emailVerificationConfig } from './config.js'
 
 /**
  * Email and password (better-auth's emailAndPassword + emailVerification options): sign-up,
@@ -9,6 +11,8 @@ import { emailPasswordRoutes } from './routes.js'
  */
 export const emailPasswordFeature = defineFeature({
   id: 'email-password',
+  config: { emailAndPassword: emailAndPasswordConfig, emailVerification: emailVerificationConfig },
+  errors: EMAIL_PASSWORD_ERR,
   routes: emailPasswordRoutes,
   mailPreviews: ({ appName, user, link }) => ({
     verification: () => verificationEmail(appName, user, link('/verify-email?token=sample')),

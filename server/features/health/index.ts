@@ -20,6 +20,7 @@ const expected = new WeakMap<object, number>()
  */
 export const healthFeature = defineFeature({
   id: 'health',
+  errors: healthErrors,
   start({ ctx, migrationsFolder }) {
     const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }
     expected.set(ctx, journal.entries.length)

@@ -1,5 +1,7 @@
 import { defineFeature } from '../../feature.js'
 import { buildLog, hostedPagesRoutes } from './routes.js'
+import { HOSTED_PAGES_ERRORS } from './errors.js'
+import { hostedPagesConfig } from './config.js'
 
 /**
  * Gatehouse's hosted end-user pages (issue 17): a small React + Mantine app under
@@ -9,6 +11,8 @@ import { buildLog, hostedPagesRoutes } from './routes.js'
  */
 export const hostedPagesFeature = defineFeature({
   id: 'hosted-pages',
+  config: { hostedPages: hostedPagesConfig },
+  errors: HOSTED_PAGES_ERRORS,
   routes: hostedPagesRoutes,
   start: ({ logger }) => {
     buildLog.logger = logger

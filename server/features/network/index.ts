@@ -1,5 +1,6 @@
 import { defineFeature } from '../../feature.js'
 import { networkPanel } from './panel.js'
+import { networkErrors } from './errors.js'
 
 /**
  * Network: where the API listens (loopback, one LAN interface or all), its port and public base
@@ -8,6 +9,7 @@ import { networkPanel } from './panel.js'
  */
 export const networkFeature = defineFeature({
   id: 'network',
+  errors: networkErrors,
   panel: networkPanel as never,
 })
 

@@ -11,6 +11,9 @@ import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { INTERACTION_PREFIX, OIDC_ROUTES, providerCache, requestState } from './provider.js'
 import { deleteExpiredModels } from './store.js'
+import { OIDC_ERRORS } from './errors.js'
+import * as tables from './schema.js'
+import { oidcProviderConfig } from './config.js'
 
 const DISCOVERY = '/.well-known/openid-configuration'
 const AS_METADATA = '/.well-known/oauth-authorization-server'
@@ -77,6 +80,9 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
 /** Gatehouse as an OpenID Connect provider (panva's oidc-provider), under the base path. */
 export const oidcProviderFeature = defineFeature({
   id: 'oidc-provider',
+  config: { oidcProvider: oidcProviderConfig },
+  tables,
+  errors: OIDC_ERRORS,
   panel: oidcPanel,
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),

@@ -2,6 +2,9 @@ import { defineFeature } from '../../feature.js'
 import { renderInvitationMail } from './mail.js'
 import { organizationPanel } from './panel.js'
 import { organizationRoutes } from './routes.js'
+import { ORG_ERRORS } from './errors.js'
+import * as tables from './schema.js'
+import { organizationConfig } from './config.js'
 
 /**
  * Organizations with members, teams and invitations (better-auth's organization plugin; SPEC
@@ -11,6 +14,9 @@ import { organizationRoutes } from './routes.js'
  */
 export const organizationFeature = defineFeature({
   id: 'organization',
+  config: { organization: organizationConfig },
+  tables,
+  errors: ORG_ERRORS,
   routes: organizationRoutes,
   panel: organizationPanel,
   mailPreviews: ({ link, now }) => ({

@@ -1,6 +1,8 @@
 import { defineFeature } from '../../feature.js'
 import { socialPanel } from './panel.js'
 import { socialRoutes } from './routes.js'
+import { SOCIAL_ERRORS } from './errors.js'
+import { socialProvidersConfig } from './config.js'
 
 /**
  * Social sign-in (better-auth's `socialProviders`): the 18 OAuth/OIDC providers, /sign-in/social,
@@ -9,6 +11,8 @@ import { socialRoutes } from './routes.js'
  */
 export const socialFeature = defineFeature({
   id: 'social',
+  config: { socialProviders: socialProvidersConfig },
+  errors: SOCIAL_ERRORS,
   routes: socialRoutes,
   panel: socialPanel,
 })

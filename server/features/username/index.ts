@@ -1,6 +1,8 @@
 import { defineFeature } from '../../feature.js'
 import { readUsernameFields, usernameClash } from './rules.js'
 import { usernameRoutes } from './routes.js'
+import { USERNAME_ERR } from './errors.js'
+import { usernameConfig } from './config.js'
 
 /**
  * Usernames (better-auth's username plugin): sign-in by username, is-username-available, and the
@@ -8,6 +10,8 @@ import { usernameRoutes } from './routes.js'
  */
 export const usernameFeature = defineFeature({
   id: 'username',
+  config: { username: usernameConfig },
+  errors: USERNAME_ERR,
   routes: usernameRoutes,
   readUserFields: readUsernameFields,
   userFieldClash: usernameClash,

@@ -1,0 +1,117 @@
+/**
+ * Each feature declares its config sections, tables and error catalogue in its defineFeature
+ * (server/feature.ts); the three static aggregations (config/schema.ts, db/schema.ts) must hold
+ * exactly what the features declare, so a feature's folder stays the one place it is described.
+ * Fails when a feature adds a config.ts, schema.ts or errors.ts without declaring it, or when a
+ * root config section or table belongs to no feature and is not core.
+ */
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import type { ZodType } from 'zod'
+import { configSchema } from '../../server/config/schema.js'
+import * as coreTables from '../../server/db/core-schema.js'
+import { schema } from '../../server/db/schema.js'
+import { features } from '../../server/features/index.js'
+
+const featuresDir = join(import.meta.dirname, '../../server/features')
+
+/** Root config sections that belong to the core, not to a feature. */
+const CORE_SECTIONS = [
+  'appName',
+  'basePath',
+  'trustedOrigins',
+  'disabledPaths',
+  'verification',
+  'mail',
+  'session',
+  'database',
+  'secondaryStorage',
+  'rateLimit',
+  'user',
+  'security',
+  'advanced',
+]
+
+/** A zod schema with its defaults/prefaults/optional wrappers removed, one layer at a time. */
+function unwrapped(schema: ZodType): ZodType[] {
+  const layers: ZodType[] = [schema]
+  for (let s = schema; ; ) {
+    const inner = (s as unknown as { _zod: { def: { innerType?: ZodType } } })._zod.def.innerType
+    if (!inner) return layers
+    layers.push(inner)
+    s = inner
+  }
+}
+
+function sectionAt(path: string): ZodType | undefined {
+  let node: ZodType = configSchema
+  for (const key of path.split('.')) {
+    const object = unwrapped(node).find((s) => (s as unknown as { shape?: unknown }).shape) as unknown as
+      | { shape: Record<string, ZodType> }
+      | undefined
+    const next = object?.shape[key]
+    if (!next) return undefined
+    node = next
+  }
+  return node
+}
+
+describe('feature declarations', () => {
+  it('every config section a feature declares is the one config/schema.ts mounts at that path', () => {
+    const declared = features.flatMap((f) => Object.entries(f.config ?? {}).map(([path, schema]) => ({ id: f.id, path, schema })))
+    expect(declared.length).toBeGreaterThan(10)
+    for (const { id, path, schema } of declared) {
+      const mounted = sectionAt(path)
+      expect({ id, path, mounted: mounted !== undefined }).toEqual({ id, path, mounted: true })
+      expect({ id, path, same: unwrapped(mounted as ZodType).includes(schema) || unwrapped(schema).includes(mounted as ZodType) }).toEqual({
+        id,
+        path,
+        same: true,
+      })
+    }
+  })
+
+  it('every root config section is core or declared by exactly one feature', () => {
+    const owners = new Map<string, string[]>()
+    for (const f of features)
+      for (const path of Object.keys(f.config ?? {}))
+        owners.set(path.split('.')[0] as string, [...(owners.get(path.split('.')[0] as string) ?? []), f.id])
+    for (const key of Object.keys(configSchema.shape)) {
+      const owned = owners.get(key)?.length ?? 0
+      const core = CORE_SECTIONS.includes(key)
+      // `user` is core (additionalFields) with feature sections inside it (user.changeEmail, user.deleteUser).
+      expect({ key, accounted: core || owned === 1 }).toEqual({ key, accounted: true })
+    }
+  })
+
+  it('db/schema.ts holds exactly the core tables and the tables the features declare', () => {
+    const declared = new Map<unknown, string>()
+    for (const f of features) for (const [name, table] of Object.entries(f.tables ?? {})) declared.set(table, `${f.id}.${name}`)
+    const core = new Set<unknown>(Object.values(coreTables))
+    for (const [name, table] of Object.entries(schema)) {
+      expect({ name, accounted: core.has(table) || declared.has(table) }).toEqual({ name, accounted: true })
+    }
+    const mounted = new Set(Object.values(schema))
+    for (const [table, where] of declared) expect({ where, mounted: mounted.has(table as never) }).toEqual({ where, mounted: true })
+  })
+
+  it("every feature folder's config.ts, schema.ts and errors.ts is declared by its feature", () => {
+    const byFolder = new Map(features.map((f) => [f.id, f]))
+    const folders = readdirSync(featuresDir, { withFileTypes: true }).filter((d) => d.isDirectory())
+    expect(folders.length).toBe(features.length)
+    for (const folder of folders) {
+      const dir = join(featuresDir, folder.name)
+      // Feature ids are better-auth's plugin ids where one exists; the folder name is the same string.
+      const feature = byFolder.get(folder.name)
+      expect({ folder: folder.name, listed: feature !== undefined }).toEqual({ folder: folder.name, listed: true })
+      const has = (file: string) => existsSync(join(dir, file))
+      expect({
+        folder: folder.name,
+        config: has('config.ts') === (feature?.config !== undefined),
+        tables: has('schema.ts') === (feature?.tables !== undefined),
+        errors: has('errors.ts') === (feature?.errors !== undefined),
+      }).toEqual({ folder: folder.name, config: true, tables: true, errors: true })
+    }
+  })
+})
