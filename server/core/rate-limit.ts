@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { GatehouseConfig } from '../config/schema.js'
 import { rateLimit } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
@@ -20,7 +20,7 @@ const refused = new WeakMap<RateLimitStore, Map<string, number>>()
 
 /**
  * Where the counts live. `consume` reads and writes one client's record atomically: the memory
- * store synchronously (no await on the request path), the database store in one transaction.
+ * store synchronously (no await on the request path), the database store in one statement.
  */
 export interface RateLimitStore {
   consume(key: string, rule: RateRule, now: number): RateDecision | Promise<RateDecision>
@@ -50,22 +50,34 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
+/**
+ * Counts in the `rateLimit` table, shared by every process on the database (several instances on
+ * PostgreSQL). One statement counts a request, on both engines: an upsert whose update applies only
+ * while the client is under its limit (`ON CONFLICT … DO UPDATE … WHERE`), so parallel requests on
+ * any number of instances serialise on the row and can never all slip under the limit, without a
+ * transaction to retry. A request it did not count was refused: the row is then read for the
+ * Retry-After.
+ */
 export class DatabaseRateLimitStore implements RateLimitStore {
   constructor(private readonly ctx: AuthContext) {}
 
-  consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
+  async consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
     const { ctx } = this
-    return ctx.storage.transaction(async () => {
-      const record = await firstRow(ctx.db.select().from(rateLimit).where(eq(rateLimit.key, key)))
-      const { decision, next } = decide(this, key, record, rule, now)
-      if (next) {
-        await ctx.db
-          .insert(rateLimit)
-          .values({ key, ...next })
-          .onConflictDoUpdate({ target: rateLimit.key, set: next })
-      }
-      return decision
-    })
+    const windowMs = rule.window * 1000
+    const elapsed = sql`${now} - ${rateLimit.lastRequest}`
+    const counted = await ctx.db
+      .insert(rateLimit)
+      .values({ key, count: 1, lastRequest: now })
+      .onConflictDoUpdate({
+        target: rateLimit.key,
+        // better-auth's rule (see decide): a gap longer than the window restarts the count.
+        set: { count: sql`case when ${elapsed} > ${windowMs} then 1 else ${rateLimit.count} + 1 end`, lastRequest: now },
+        setWhere: sql`not (${elapsed} < ${windowMs} and ${rateLimit.count} >= ${rule.max})`,
+      })
+      .returning({ count: rateLimit.count })
+    if (counted.length > 0) return { allowed: true }
+    const record = await firstRow(ctx.db.select().from(rateLimit).where(eq(rateLimit.key, key)))
+    return decide(this, key, record, rule, now).decision
   }
 }
 

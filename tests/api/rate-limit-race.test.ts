@@ -1,0 +1,27 @@
+/**
+ * The database rate-limit store under parallel load: one client's 20 simultaneous sign-in attempts
+ * are counted exactly (3 allowed by the strict rule, 17 refused), on SQLite and, in the postgres
+ * project, on PostgreSQL, where the same statement serialises on the counter's row.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+
+describe('database rate limits under parallel requests', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer({ config: { rateLimit: { enabled: true, storage: 'database' } } })
+  })
+  afterAll(() => server.close())
+
+  it('20 parallel sign-ins from one client: exactly 3 pass the strict rule, 17 answer 429', async () => {
+    const client = new HttpClient(server.base, { headers: { 'x-forwarded-for': '203.0.113.50' } })
+    const body = { email: uniqueEmail(), password: 'wrong-password' }
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => client.post('/sign-in/email', body)))).map((r) => r.status)
+    expect(statuses.filter((s) => s === 401)).toHaveLength(3)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(17)
+    // The window restarts after 10 s without a counted request.
+    server.clock.advanceSeconds(11)
+    expect((await client.post('/sign-in/email', body)).status).toBe(401)
+  })
+})
