@@ -1,10 +1,12 @@
 /**
  * The database rate-limit store under parallel load: one client's 20 simultaneous sign-in attempts
  * are counted exactly (3 allowed by the strict rule, 17 refused), on SQLite and, in the postgres
- * project, on PostgreSQL, where the same statement serialises on the counter's row.
+ * project, on PostgreSQL, where the same statement serialises on the counter's row. And the
+ * per-account lockout under 20 simultaneous wrong passwords: exactly 10 checked, the rest refused,
+ * no error (on PostgreSQL the colliding serializable transactions are retried).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 describe('database rate limits under parallel requests', () => {
@@ -23,5 +25,26 @@ describe('database rate limits under parallel requests', () => {
     // The window restarts after 10 s without a counted request.
     server.clock.advanceSeconds(11)
     expect((await client.post('/sign-in/email', body)).status).toBe(401)
+  })
+})
+
+describe('account lockout under parallel wrong passwords', () => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(() => server.close())
+
+  it('20 parallel wrong passwords for one account: 10 are checked (401), 10 refused (429), then the account is locked', async () => {
+    const email = uniqueEmail()
+    await signUp(server.base, { email, password: 'correct horse battery', name: 'Locked' })
+    const client = new HttpClient(server.base)
+    const statuses = (
+      await Promise.all(Array.from({ length: 20 }, () => client.post('/sign-in/email', { email, password: 'wrong-password' })))
+    ).map((r) => r.status)
+    expect(statuses.filter((s) => s === 401)).toHaveLength(10)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10)
+    // Locked: even the right password is refused until the lock expires.
+    expect((await client.post('/sign-in/email', { email, password: 'correct horse battery' })).status).toBe(429)
   })
 })

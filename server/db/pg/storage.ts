@@ -98,7 +98,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 
 /** SQLSTATEs after which a whole transaction may simply run again. */
 const RETRYABLE = new Set(['40001', '40P01'])
-const MAX_ATTEMPTS = 10
+/**
+ * Of N transactions colliding on one row, each round commits at least one, so N - 1 retries always
+ * suffice; 50 covers the bursts one client can cause (the rate limiter refuses beyond that).
+ */
+const MAX_ATTEMPTS = 50
 
 function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
@@ -114,7 +118,7 @@ function sqlState(error: unknown): string | undefined {
  * without being handed a `tx`; a nested `transaction` call joins the outer one).
  *
  * Transactions are SERIALIZABLE by default and re-run on a serialization failure or deadlock
- * (40001/40P01), up to ten times: the store code was written against SQLite, where BEGIN IMMEDIATE
+ * (40001/40P01), up to fifty times: the store code was written against SQLite, where BEGIN IMMEDIATE
  * serialises every writer, so its read-then-write bodies (the last free seat of an organization,
  * one user per email) rely on serializable behaviour. A body awaits only queries (storage rules),
  * so running it again is safe.
@@ -188,7 +192,7 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
           const state = sqlState(error)
           if (!state || !RETRYABLE.has(state) || attempt >= MAX_ATTEMPTS) throw error
           // A short, growing, jittered pause so the colliding transactions do not meet again.
-          await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt))
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 ** attempt, 64)))
         }
       }
     },
