@@ -158,9 +158,21 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
   try {
     if (engine.kind === 'sqlite') return assemble(prepared, openSqliteDatabase(options), secondary)
     const { openPostgresEngine } = await import('./db/pg/index.js')
-    const pg = await openPostgresEngine(engine).catch((error: Error) => {
+    const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
+    let reloadConfig: (() => Promise<void>) | null = null
+    const onChange = (table: string) => {
+      if (table !== SHARED_CONFIG_TABLE || !reloadConfig) return
+      reloadConfig().catch((error: Error) => prepared.logger.warn(`shared configuration not reloaded: ${error.message}`))
+    }
+    const pg = await openPostgresEngine(engine, { onChange }).catch((error: Error) => {
       throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
     })
+    try {
+      reloadConfig = await shareConfig(prepared.store, pg.database.db, prepared.logger)
+    } catch (error) {
+      await pg.close()
+      throw error
+    }
     return assemble(
       prepared,
       {

@@ -76,6 +76,9 @@ export class ConfigStore {
   private stored: Json
   private current: GatehouseConfig
   private readonly listeners = new Set<Listener>()
+  /** Where the stored layer is shared with other instances (PostgreSQL: server/config/shared.ts). */
+  private share: ((stored: Json) => Promise<void>) | null = null
+  private sharing: Promise<void> = Promise.resolve()
 
   constructor(
     private readonly file: string | null,
@@ -110,8 +113,46 @@ export class ConfigStore {
     }
     this.stored = stored
     this.current = next
+    if (this.share) {
+      const share = this.share
+      // In order: a later update never lands before an earlier one.
+      this.sharing = this.sharing.catch(() => {}).then(() => share(stored))
+    }
     for (const listener of this.listeners) listener(next)
     return next
+  }
+
+  /**
+   * Shares the stored layer through `share` from now on (every update is handed to it, in order);
+   * `flushed()` resolves once the last one is written.
+   */
+  shareWith(share: (stored: Json) => Promise<void>): void {
+    this.share = share
+  }
+
+  /** Resolves when every update so far has been shared (rejects with the last sharing error). */
+  flushed(): Promise<void> {
+    return this.sharing
+  }
+
+  /**
+   * Replaces the stored layer with one another instance wrote (the shared config changed): the
+   * same validation as update(); the data directory's file follows it; listeners are told. A layer
+   * equal to the current one changes nothing. Returns whether it applied.
+   */
+  replaceStored(stored: Json): boolean {
+    if (JSON.stringify(stored) === JSON.stringify(this.stored)) return false
+    parse(stored, 'shared configuration')
+    const next = parse(deepMerge(stored, this.overrides), 'configuration')
+    if (this.file) {
+      const tmp = `${this.file}.tmp`
+      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
+      renameSync(tmp, this.file)
+    }
+    this.stored = stored
+    this.current = next
+    for (const listener of this.listeners) listener(next)
+    return true
   }
 
   /**

@@ -17,10 +17,13 @@ export interface PostgresEngine {
   close(): Promise<void>
 }
 
-export async function openPostgresEngine(engine: Extract<Engine, { kind: 'postgres' }>): Promise<PostgresEngine> {
+export async function openPostgresEngine(
+  engine: Extract<Engine, { kind: 'postgres' }>,
+  options: { onChange?: (table: string) => void } = {},
+): Promise<PostgresEngine> {
   bindTables(pgSchema, 'postgres')
   const database = await openPostgres(engine.url, { poolSize: engine.poolSize })
-  const changes = await listenForChanges(engine.url).catch(async (error) => {
+  const changes = await listenForChanges(engine.url, options.onChange).catch(async (error) => {
     await database.close()
     throw error
   })

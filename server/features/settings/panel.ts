@@ -84,11 +84,13 @@ export const settingsPanel = (env: PanelEnv) => {
       return { valid: issues.length === 0, issues }
     },
 
-    'settings.update'({ patch }: { patch: Json }) {
+    async 'settings.update'({ patch }: { patch: Json }) {
       const issues = check(patch)
       if (issues.length > 0) throw settingsError.invalidConfig(issues)
       // ConfigStore validates again, writes the file atomically and notifies listeners: live.
       const next = store.update(patch)
+      // On PostgreSQL, written for the other instances before the answer leaves.
+      await store.flushed()
       return { effective: withoutSecrets(next as Json), overridden: overridden() }
     },
   }

@@ -1,0 +1,100 @@
+/**
+ * Several real `gatehouse serve` processes on one PostgreSQL database (issue 14's guarantees):
+ * each with its own data directory, the same secret and the same public base URL, as behind a load
+ * balancer. Requests name the instance they go to; cookies are carried by hand between them.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Answer, HttpClient } from './http.js'
+import { type RunningServer, startServerProcess } from './process.js'
+
+/** The public origin every instance believes it is reached at (one load balancer in front). */
+export const PUBLIC_ORIGIN = 'http://gatehouse.test'
+export const SHARED_SECRET = 'multi-instance-secret-0123456789abcdef'
+
+export interface Instance {
+  name: string
+  /** The API base on this instance's own port. */
+  base: string
+  /** The control panel's API (POST /panel/api/<op> with the bearer token). */
+  panel: { origin: string; token: string }
+  dataDir: string
+  server: RunningServer
+  /** A client on this instance sending `cookie` (a session taken on any instance). */
+  client(cookie?: string, headers?: Record<string, string>): HttpClient
+  panelCall<T = unknown>(op: string, input?: unknown): Promise<Answer<T>>
+  stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+export interface InstanceOptions {
+  databaseUrl: string
+  /** Per-process overrides (written to a --config file). */
+  config?: Record<string, unknown>
+  redisUrl?: string
+  smtpUrl?: string
+}
+
+export async function startInstance(name: string, options: InstanceOptions): Promise<Instance> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`))
+  const configFile = join(dataDir, 'overrides.json')
+  writeFileSync(configFile, JSON.stringify(options.config ?? {}))
+  const args = ['--port', '0', '--panel-port', '0', '--data-dir', dataDir, '--base-url', PUBLIC_ORIGIN, '--config', configFile]
+  args.push('--database-url', options.databaseUrl)
+  if (options.redisUrl) args.push('--redis-url', options.redisUrl)
+  if (options.smtpUrl) args.push('--smtp-url', options.smtpUrl)
+  const server = await startServerProcess(args, { GATEHOUSE_SECRET: SHARED_SECRET }, 30_000)
+  // The panel line follows the listening line.
+  const deadline = Date.now() + 10_000
+  let panelMatch: RegExpExecArray | null = null
+  while (!(panelMatch = /Control panel: (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(server.output())) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20))
+  if (!panelMatch) throw new Error(`${name}: no control panel line:\n${server.output()}`)
+  const panel = { origin: panelMatch[1] as string, token: panelMatch[2] as string }
+  const base = server.url
+  return {
+    name,
+    base,
+    panel,
+    dataDir,
+    server,
+    client(cookie, headers = {}) {
+      return new HttpClient(base, { origin: PUBLIC_ORIGIN, headers: { ...(cookie ? { cookie } : {}), ...headers } })
+    },
+    async panelCall<T>(op: string, input: unknown = {}) {
+      const response = await fetch(`${panel.origin}/panel/api/${op}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${panel.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+      })
+      const text = await response.text()
+      return { status: response.status, body: (text ? JSON.parse(text) : null) as T, text, headers: response.headers, cookies: [] }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill(signal)
+        const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000)
+        await server.exited
+        clearTimeout(timer)
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The session cookie header from an answer's Set-Cookie (name=value pairs). */
+export const cookieOf = (answer: Answer): string =>
+  answer.cookies
+    .map((c) => c.split(';')[0])
+    .filter((c) => !c?.endsWith('='))
+    .join('; ')
+
+/** Retries `check` (bounded) until it returns true: for what another instance applies asynchronously. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (await check()) return true
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}

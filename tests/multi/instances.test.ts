@@ -1,0 +1,314 @@
+/**
+ * Issue 14's guarantees of several instances, each with real `gatehouse serve` processes on one
+ * throwaway PostgreSQL (tests/helpers/engines.ts), requests alternating between them:
+ * - a revocation, ban, demotion, deletion or password change (revokeOtherSessions) made on one
+ *   instance is refused by the other on its very next request (no sleep in between);
+ * - a change through the CLI reaches the running instances at once;
+ * - the per-account lockout and the rate limits (database and Redis storage) are shared;
+ * - races stay exact: the last free seat of an organization, one email signed up 50 times at once;
+ * - the outbox delivers each message once with both instances draining it;
+ * - config edited in one instance's panel applies on the other without a restart;
+ * - the audit log read on either instance is one log;
+ * - a SIGKILLed instance under write load loses no acknowledged write; the others keep serving.
+ * Needs `npm run build:server` (dist/server/main.mjs).
+ */
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type PostgresServer,
+  postgresUnavailable,
+  type RedisServer,
+  redisUnavailable,
+  startPostgres,
+  startRedis,
+  warnSkipped,
+} from '../helpers/engines.js'
+import { uniqueEmail } from '../helpers/http.js'
+import { cookieOf, eventually, type Instance, SHARED_SECRET, startInstance } from '../helpers/instances.js'
+import { runCli } from '../helpers/process.js'
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
+
+const noPostgres = postgresUnavailable()
+warnSkipped('several instances on PostgreSQL (tests/multi)', noPostgres)
+
+const PASSWORD = 'correct horse battery'
+
+describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
+  let postgres: PostgresServer
+  let databaseUrl: string
+  let smtp: SmtpSink
+  let a: Instance
+  let b: Instance
+  const started: Instance[] = []
+
+  beforeAll(async () => {
+    postgres = await startPostgres()
+    databaseUrl = await postgres.createDatabase('shared')
+    smtp = await startSmtpSink()
+    const config = { rateLimit: { enabled: false }, emailAndPassword: { sendResetPassword: true }, organization: { membershipLimit: 2 } }
+    // Started one after the other: the second finds the migrations applied (advisory lock).
+    a = await startInstance('a', { databaseUrl, config, smtpUrl: smtp.url })
+    b = await startInstance('b', { databaseUrl, config, smtpUrl: smtp.url })
+    started.push(a, b)
+  }, 120_000)
+
+  afterAll(async () => {
+    for (const instance of started) await instance.stop()
+    await smtp?.close()
+    await postgres?.stop()
+  })
+
+  /** Signs a user up on `on` and returns its session cookie. */
+  async function user(on: Instance, email = uniqueEmail()): Promise<{ email: string; id: string; cookie: string }> {
+    const res = await on.client().post<{ user: { id: string } }>('/sign-up/email', { email, password: PASSWORD, name: 'Multi' })
+    expect(res.status).toBe(200)
+    return { email, id: res.body.user.id, cookie: cookieOf(res) }
+  }
+
+  async function signIn(on: Instance, email: string): Promise<string> {
+    const res = await on.client().post('/sign-in/email', { email, password: PASSWORD })
+    expect(res.status).toBe(200)
+    return cookieOf(res)
+  }
+
+  async function sessionUser(on: Instance, cookie: string): Promise<{ id: string; role?: string } | null> {
+    const res = await on.client(cookie).get<{ user: { id: string; role?: string } } | null>('/get-session')
+    expect(res.status).toBe(200)
+    return res.body?.user ?? null
+  }
+
+  /** An administrator created through the CLI on the shared database, signed in on `on`. */
+  async function admin(on: Instance): Promise<string> {
+    const email = uniqueEmail('admin')
+    const created = await runCli(
+      ['user', 'create', '--email', email, '--password', PASSWORD, '--name', 'Admin', '--role', 'admin', '--data-dir', on.dataDir],
+      { GATEHOUSE_DATABASE_URL: databaseUrl, GATEHOUSE_SECRET: SHARED_SECRET },
+    )
+    expect(created.code).toBe(0)
+    return await signIn(on, email)
+  }
+
+  it('a revoked session is refused by the other instance on its next request', async () => {
+    const u = await user(a)
+    expect((await sessionUser(b, u.cookie))?.id).toBe(u.id)
+    const token = decodeURIComponent(u.cookie.split('=')[1] ?? '').split('.')[0]
+    expect((await a.client(u.cookie).post('/revoke-session', { token })).status).toBe(200)
+    expect(await sessionUser(b, u.cookie)).toBeNull()
+  })
+
+  it('a ban, a demotion and a deletion on one instance are refused by the other at once', async () => {
+    const adminCookie = await admin(a)
+    const banned = await user(b)
+    const demoted = await user(b)
+    const deleted = await user(b)
+    // The demoted user is an admin first, using admin routes on b.
+    expect((await a.client(adminCookie).post('/admin/set-role', { userId: demoted.id, role: 'admin' })).status).toBe(200)
+    const demotedCookie = await signIn(b, demoted.email)
+    expect((await b.client(demotedCookie).get('/admin/list-users?limit=1')).status).toBe(200)
+    for (const u of [banned, deleted]) expect((await sessionUser(b, u.cookie))?.id).toBe(u.id)
+
+    expect((await a.client(adminCookie).post('/admin/ban-user', { userId: banned.id })).status).toBe(200)
+    expect(await sessionUser(b, banned.cookie)).toBeNull()
+    expect((await b.client().post('/sign-in/email', { email: banned.email, password: PASSWORD })).status).toBe(403)
+
+    expect((await a.client(adminCookie).post('/admin/set-role', { userId: demoted.id, role: 'user' })).status).toBe(200)
+    expect((await b.client(demotedCookie).get('/admin/list-users?limit=1')).status).toBe(403)
+
+    expect((await a.client(adminCookie).post('/admin/remove-user', { userId: deleted.id })).status).toBe(200)
+    expect(await sessionUser(b, deleted.cookie)).toBeNull()
+  })
+
+  it('a password change with revokeOtherSessions ends the other sessions on every instance', async () => {
+    const u = await user(a)
+    const other = await signIn(b, u.email)
+    expect((await sessionUser(b, other))?.id).toBe(u.id)
+    const changed = await a.client(u.cookie).post('/change-password', {
+      currentPassword: PASSWORD,
+      newPassword: 'another horse battery',
+      revokeOtherSessions: true,
+    })
+    expect(changed.status).toBe(200)
+    expect(await sessionUser(b, other)).toBeNull()
+    expect(await sessionUser(a, other)).toBeNull()
+  })
+
+  it('a role set through the CLI reaches both running instances at once', async () => {
+    const u = await user(a)
+    const onB = await signIn(b, u.email)
+    expect((await b.client(onB).get('/admin/list-users?limit=1')).status).toBe(403)
+    const set = await runCli(['user', 'set-role', '--email', u.email, '--role', 'admin', '--data-dir', a.dataDir], {
+      GATEHOUSE_DATABASE_URL: databaseUrl,
+    })
+    expect(set.code).toBe(0)
+    expect((await b.client(onB).get('/admin/list-users?limit=1')).status).toBe(200)
+    expect((await a.client(u.cookie).get('/admin/list-users?limit=1')).status).toBe(200)
+  })
+
+  it('10 failed sign-ins alternating between instances lock the account on both', async () => {
+    const u = await user(a)
+    for (let i = 0; i < 10; i++) {
+      const on = i % 2 === 0 ? a : b
+      expect((await on.client().post('/sign-in/email', { email: u.email, password: 'wrong-password' })).status).toBe(401)
+    }
+    for (const on of [a, b]) expect((await on.client().post('/sign-in/email', { email: u.email, password: PASSWORD })).status).toBe(429)
+  })
+
+  it('50 parallel sign-ups with one email across both instances create exactly one user', async () => {
+    const email = uniqueEmail('race')
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).client().post('/sign-up/email', { email, password: PASSWORD, name: 'Race' })),
+    )
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1)
+    expect(answers.filter((r) => r.status !== 200).every((r) => r.status === 422)).toBe(true)
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    const { rows } = await client.query('select count(*)::int as n from "user" where email = $1', [email])
+    await client.end()
+    expect(rows[0].n).toBe(1)
+  })
+
+  it('20 parallel accepts of the last free seat, across instances, admit exactly one', async () => {
+    const owner = await user(a)
+    const created = await a
+      .client(owner.cookie)
+      .post<{ id: string }>('/organization/create', { name: 'Seats', slug: `seats-${Date.now()}` })
+    expect(created.status).toBe(200)
+    const invitees = await Promise.all(Array.from({ length: 20 }, (_, i) => user(i % 2 ? a : b)))
+    const invitations: string[] = []
+    for (const invitee of invitees) {
+      const invited = await a
+        .client(owner.cookie)
+        .post<{ id: string }>('/organization/invite-member', { email: invitee.email, role: 'member', organizationId: created.body.id })
+      expect(invited.status).toBe(200)
+      invitations.push(invited.body.id)
+    }
+    const accepts = await Promise.all(
+      invitees.map((invitee, i) =>
+        (i % 2 ? b : a).client(invitee.cookie).post('/organization/accept-invitation', { invitationId: invitations[i] }),
+      ),
+    )
+    expect(accepts.filter((r) => r.status === 200)).toHaveLength(1)
+    const members = await a.client(owner.cookie).get<{ members: unknown[] }>(`/organization/list-members?organizationId=${created.body.id}`)
+    expect(members.body.members).toHaveLength(2)
+  })
+
+  it('the outbox delivers each message exactly once while both instances drain it', async () => {
+    const users = await Promise.all(Array.from({ length: 12 }, (_, i) => user(i % 2 ? a : b, uniqueEmail('outbox'))))
+    const addresses = new Set(users.map((u) => u.email))
+    await Promise.all(
+      users.map((u, i) => (i % 2 ? b : a).client().post('/request-password-reset', { email: u.email, redirectTo: '/reset' })),
+    )
+    const resets = () => smtp.inbox.filter((m) => m.to.some((t) => addresses.has(t)) && /reset/i.test(m.subject))
+    expect(await eventually(async () => resets().length >= users.length, 15_000)).toBe(true)
+    // Long enough for a second delivery of any message to arrive.
+    await new Promise((r) => setTimeout(r, 1_000))
+    const perAddress = new Map<string, number>()
+    for (const m of resets()) for (const t of m.to) perAddress.set(t, (perAddress.get(t) ?? 0) + 1)
+    expect([...perAddress.values()]).toEqual(users.map(() => 1))
+  })
+
+  it('config edited in the panel of one instance applies on the other without a restart', async () => {
+    const email = uniqueEmail()
+    expect((await b.client().post('/sign-up/email', { email, password: PASSWORD, name: 'Before' })).status).toBe(200)
+    const updated = await a.panelCall('settings.update', { patch: { disabledPaths: ['/sign-up/email'] } })
+    expect(updated.status).toBe(200)
+    expect(
+      await eventually(
+        async () => (await b.client().post('/sign-up/email', { email: uniqueEmail(), password: PASSWORD, name: 'X' })).status === 404,
+      ),
+    ).toBe(true)
+    expect((await b.panelCall<{ stored: { disabledPaths?: string[] } }>('settings.get')).body.stored.disabledPaths).toEqual([
+      '/sign-up/email',
+    ])
+    expect((await a.panelCall('settings.update', { patch: { disabledPaths: null } })).status).toBe(200)
+    expect(
+      await eventually(
+        async () => (await b.client().post('/sign-up/email', { email: uniqueEmail(), password: PASSWORD, name: 'X' })).status === 200,
+      ),
+    ).toBe(true)
+  })
+
+  it('the audit log read on either instance holds the events of both', async () => {
+    const onA = await user(a, uniqueEmail('audit-a'))
+    const onB = await user(b, uniqueEmail('audit-b'))
+    for (const instance of [a, b]) {
+      const listed = await instance.panelCall<{ events: { detail: unknown; targetUserId: string | null }[] }>('audit.list', { limit: 500 })
+      expect(listed.status).toBe(200)
+      const targets = new Set(listed.body.events.map((e) => e.targetUserId))
+      expect([targets.has(onA.id), targets.has(onB.id)]).toEqual([true, true])
+    }
+  })
+
+  it('a SIGKILLed instance under write load loses no acknowledged write, and the others keep serving', async () => {
+    const c = await startInstance('c', { databaseUrl, config: { rateLimit: { enabled: false } } })
+    started.push(c)
+    const acknowledged: string[] = []
+    let killed = false
+    const writer = async (on: Instance) => {
+      for (let i = 0; i < 15; i++) {
+        if (on === c && killed) return
+        const email = uniqueEmail('load')
+        try {
+          const res = await on.client().post('/sign-up/email', { email, password: PASSWORD, name: 'Load' })
+          if (res.status === 200) acknowledged.push(email)
+        } catch {
+          // The killed instance's connection was cut: not acknowledged.
+        }
+      }
+    }
+    const load = Promise.all([writer(a), writer(c), writer(c), writer(b)])
+    await eventually(async () => acknowledged.length >= 6, 20_000)
+    c.server.child.kill('SIGKILL')
+    killed = true
+    await load
+    expect(acknowledged.length).toBeGreaterThan(6)
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    const { rows } = await client.query<{ email: string }>('select email from "user" where email = any($1)', [acknowledged])
+    await client.end()
+    expect(rows.map((r) => r.email).sort()).toEqual([...acknowledged].sort())
+    for (const on of [a, b]) expect((await on.client().get('/ok')).status).toBe(200)
+    expect((await (await user(b)).cookie).length).toBeGreaterThan(0)
+  })
+})
+
+describe.skipIf(noPostgres)('rate limits shared by several instances', () => {
+  const noRedis = redisUnavailable()
+  warnSkipped('the Redis rate-limit storage across instances', noRedis)
+  let postgres: PostgresServer
+  let redis: RedisServer | undefined
+  const started: Instance[] = []
+
+  beforeAll(async () => {
+    postgres = await startPostgres()
+    if (!noRedis) redis = await startRedis()
+  }, 60_000)
+  afterAll(async () => {
+    for (const instance of started) await instance.stop()
+    await redis?.stop()
+    await postgres?.stop()
+  })
+
+  const storages = ['database', ...(noRedis ? [] : ['secondary-storage'])] as const
+  for (const storage of storages) {
+    it(`3 sign-ins per 10 s from one client across two instances (${storage}), also in parallel`, async () => {
+      const databaseUrl = await postgres.createDatabase(`limits_${storage.replace('-', '_')}`)
+      const config = { rateLimit: { enabled: true, storage } }
+      const redisUrl = storage === 'secondary-storage' ? redis?.url : undefined
+      const a = await startInstance('rl-a', { databaseUrl, config, redisUrl })
+      const b = await startInstance('rl-b', { databaseUrl, config, redisUrl })
+      started.push(a, b)
+      const body = { email: uniqueEmail(), password: 'wrong-password' }
+      const from = (on: Instance, ip: string) => on.client(undefined, { 'x-forwarded-for': ip })
+      const sequential = [a, b, a, b].map((on) => from(on, '203.0.113.9'))
+      const statuses: number[] = []
+      for (const client of sequential) statuses.push((await client.post('/sign-in/email', body)).status)
+      expect(statuses).toEqual([401, 401, 401, 429])
+      const parallel = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => from(i % 2 ? a : b, '203.0.113.10').post('/sign-in/email', body)),
+      )
+      expect(parallel.filter((r) => r.status === 401)).toHaveLength(3)
+      expect(parallel.filter((r) => r.status === 429)).toHaveLength(17)
+    })
+  }
+})
