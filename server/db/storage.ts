@@ -67,13 +67,17 @@ export interface ChangeSignal {
  */
 export function sqliteChangeSignal(sqlite: Database.Database, options: { ownWrites?: boolean } = {}): ChangeSignal {
   if (options.ownWrites) {
-    // One statement for both counters: pragma_data_version is the table-valued form of the pragma.
-    const state = sqlite.prepare<[], [number, number]>('select total_changes(), data_version from pragma_data_version').raw()
+    // Two statements: the table-valued form (`select total_changes(), data_version from
+    // pragma_data_version`) costs more than both together (a virtual table per call: about 4 µs
+    // against 2.5 + 0.1 µs), and this runs on every request.
+    const totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck()
+    const dataVersion = sqlite.prepare<[], number>('pragma data_version').pluck()
     let changesSeen = -1
     let versionSeen = -1
     return {
       changed() {
-        const [changes, version] = state.get() as [number, number]
+        const changes = totalChanges.get() as number
+        const version = dataVersion.get() as number
         if (changes === changesSeen && version === versionSeen) return false
         changesSeen = changes
         versionSeen = version
@@ -107,11 +111,21 @@ export async function firstRow<T>(query: PromiseLike<T[]>): Promise<T | undefine
 export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
   const inTransaction = new AsyncLocalStorage<true>()
   let tail: Promise<unknown> = Promise.resolve()
+  // Outermost transactions queued or running. On Node 20 an enabled AsyncLocalStorage keeps a
+  // promise hook on every promise the process creates (the get-session path included); with none
+  // pending, no async context can be inside a transaction, so the storage is disabled (getStore()
+  // answers undefined) until the next transaction's run() enables it again.
+  let pending = 0
+  const settled = () => {
+    pending -= 1
+    if (pending === 0) inTransaction.disable()
+  }
   return {
     dialect: 'sqlite',
     db,
     async transaction<T>(body: () => Promise<T>): Promise<T> {
       if (inTransaction.getStore()) return body()
+      pending += 1
       const run = async (): Promise<T> => {
         sqlite.exec('BEGIN IMMEDIATE')
         try {
@@ -124,7 +138,7 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
         }
       }
       const result = tail.then(run, run)
-      tail = result.catch(() => {})
+      tail = result.then(settled, settled)
       return result
     },
     changeSignal: (options) => sqliteChangeSignal(sqlite, options),
