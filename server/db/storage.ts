@@ -28,7 +28,8 @@ export interface Storage {
    * (each signal keeps its own "last seen"). `ownWrites: true` also counts this process's writes
    * (the session cache, which must never serve a row this process just changed); without it only
    * other processes' commits count (caches that invalidate themselves on their own writes).
-   * SQLite: `total_changes()` and `PRAGMA data_version`, read synchronously (no table is touched).
+   * SQLite: `total_changes()` and the WAL-index header of the -shm file (Linux) or
+   * `PRAGMA data_version`, read synchronously (no table is touched).
    * PostgreSQL: a version moved by LISTEN/NOTIFY, with `sync()` for strictness.
    */
   changeSignal(options?: { ownWrites?: boolean }): ChangeSignal
