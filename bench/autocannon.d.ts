@@ -7,6 +7,8 @@ declare module 'autocannon' {
     p90: number
     p99: number
     max: number
+    /** Only on `requests`: how many were answered in the run. */
+    total: number
   }
   export interface RequestSpec {
     method?: string

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
-import type { AuthContext, RequestMeta } from './core/context.js'
+import type { AuthContext } from './core/context.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
 import type { UserFieldsOptions } from './core/users.js'
@@ -46,10 +46,12 @@ export interface Feature {
   panelDownloads?: (env: PanelEnv) => Record<string, (name: string) => PanelDownload | null>
   /**
    * Session resolution from something other than the session cookie (the api-key feature's
-   * `enableSessionForAPIKeys`), asked first. Undefined when it does not apply; throws APIError to
-   * refuse the request.
+   * `enableSessionForAPIKeys`), asked first. Undefined (not a promise) when it does not apply, so
+   * that the cookie path of every request awaits nothing for it; a promise of undefined when it
+   * looked and found nothing; throws (or rejects with) APIError to refuse the request. `rc.meta` is
+   * computed on first read: read it only when needed.
    */
-  requestSession?: (ctx: AuthContext, request: Request, meta: RequestMeta) => Promise<SessionWithUser | undefined>
+  requestSession?: (rc: RouteContext<unknown, unknown, unknown>) => Promise<SessionWithUser | undefined> | undefined
   /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
   sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /** Background work started with the server (jobs, caches); the returned function stops it. */

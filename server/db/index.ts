@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { schema } from './schema.js'
-import { type Storage, sqliteStorage } from './storage.js'
+import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
 
 export type DB = BetterSQLite3Database<typeof schema>
 
@@ -50,6 +50,7 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
     migrationsFolder: folder,
     close() {
       if (sqlite.open) sqlite.close()
+      closeChangeSignals(sqlite)
     },
   }
 }

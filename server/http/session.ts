@@ -77,8 +77,9 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
  */
 export async function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): Promise<ResolvedSession> {
   for (const feature of rc.ctx.features ?? []) {
-    if (!feature.requestSession) continue
-    const data = await feature.requestSession(rc.ctx, rc.request, rc.meta)
+    const pending = feature.requestSession?.(rc)
+    if (pending === undefined) continue
+    const data = await pending
     if (data) return { status: 'active', data, refreshed: false }
   }
   const token = requestSessionToken(rc)

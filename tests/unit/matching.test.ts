@@ -14,6 +14,16 @@ describe('client IP', () => {
     expect(clientIp('127.0.0.1', headers('not-an-ip'), ipConf)).toBe('127.0.0.1')
     expect(clientIp('10.1.2.3', headers('203.0.113.1'), { ...ipConf, trustedProxies: ['10.0.0.0/8'] })).toBe('203.0.113.1')
   })
+  it('takes the first configured header holding an address, from a trusted proxy only', () => {
+    const conf = { ...ipConf, ipAddressHeaders: ['x-real-ip', 'x-forwarded-for'] }
+    const both = new Headers({ 'x-real-ip': 'garbage', 'x-forwarded-for': '203.0.113.7' })
+    expect(clientIp('127.0.0.1', both, conf)).toBe('203.0.113.7')
+    expect(clientIp('198.51.100.9', both, conf)).toBe('198.51.100.9')
+    expect(clientIp('198.51.100.9', new Headers(), conf)).toBe('198.51.100.9')
+    // No peer address (not a socket): the header is all there is.
+    expect(clientIp(undefined, both, conf)).toBe('203.0.113.7')
+    expect(clientIp(undefined, new Headers(), conf)).toBe(null)
+  })
   it('groups IPv6 addresses by /64', () => {
     expect(rateLimitIdentity('2001:db8:0:1::5')).toBe('2001:db8:0:1::/64')
     expect(rateLimitIdentity('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64')

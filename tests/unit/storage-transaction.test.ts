@@ -76,6 +76,30 @@ describe('storage.transaction (SQLite)', () => {
     expect(rows(database)).toEqual([])
   })
 
+  it('a transaction after the storage went idle still joins nested calls, and code outside sees no transaction', async () => {
+    const database = open()
+    // The context store is switched off between transactions (server/db/storage.ts): the next
+    // transaction switches it on again.
+    await database.storage.transaction(async () => insert(database, 1, 'first'))
+    await new Promise((resolve) => setImmediate(resolve))
+    const failure = database.storage.transaction(async () => {
+      await insert(database, 2, 'outer')
+      await database.storage.transaction(async () => {
+        expect(database.sqlite.inTransaction).toBe(true)
+        await insert(database, 3, 'inner')
+      })
+      throw new Error('outer fails')
+    })
+    await expect(failure).rejects.toThrow('outer fails')
+    // Outside any transaction, a call opens its own (and commits it).
+    await database.storage.transaction(async () => insert(database, 4, 'after'))
+    expect(database.sqlite.inTransaction).toBe(false)
+    expect(rows(database)).toEqual([
+      { n: 1, tag: 'first' },
+      { n: 4, tag: 'after' },
+    ])
+  })
+
   it('serialises concurrent transactions: their writes never interleave, and one failing leaves the other intact', async () => {
     const database = open()
     const writer = (tag: string, fail = false) =>

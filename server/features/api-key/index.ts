@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { sessionFromApiKey } from './keys.js'
+import { keyFromHeaders, sessionFromApiKey } from './keys.js'
 import { apiKeyPanel } from './panel.js'
 import { apiKeyRoutes } from './routes.js'
 import { flushUsage } from './store.js'
@@ -20,5 +20,10 @@ export const apiKeyFeature = defineFeature({
     ({ ctx }) =>
     async () =>
       await flushUsage(ctx),
-  requestSession: async (ctx, request, meta) => await sessionFromApiKey(ctx, request.headers, meta),
+  // Nothing to do (no promise, no client address worked out) unless a key header is present.
+  requestSession: (rc) => {
+    const c = rc.ctx.config().apiKey
+    if (!c.enabled || !c.enableSessionForAPIKeys || !keyFromHeaders(c, rc.request.headers)) return undefined
+    return sessionFromApiKey(rc.ctx, rc.request.headers, rc.meta)
+  },
 })

@@ -62,19 +62,24 @@ export const coreRoutes = [
     handler: async (rc) => {
       const { ctx, names, query } = rc
       rc.response.headers.set('cache-control', 'no-store')
-      // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header).
-      const answered = async (answer: SessionAnswer) => {
+      // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header). A
+      // promise only when a feature has work to wait for: with none, the answer awaits nothing.
+      const answered = (answer: SessionAnswer): Promise<void> | undefined => {
+        let chain: Promise<void> | undefined
         for (const feature of ctx.features ?? []) {
-          const pending = feature.sessionAnswered?.(ctx, answer, rc.response.headers)
-          if (pending) await pending
+          if (!feature.sessionAnswered) continue
+          if (chain) chain = chain.then(() => feature.sessionAnswered?.(ctx, answer, rc.response.headers))
+          else chain = feature.sessionAnswered(ctx, answer, rc.response.headers) || undefined
         }
+        return chain
       }
       const cacheConf = ctx.config().session.cookieCache
       const cachedCookie = rc.cookies.get(names.sessionData)
       if (cachedCookie !== undefined) {
         const cached = cacheConf.enabled && !query.disableCookieCache ? decodeSessionCache(ctx.secret, cachedCookie, ctx.clock.now()) : null
         if (cached) {
-          await answered(cached as SessionAnswer)
+          const pending = answered(cached as SessionAnswer)
+          if (pending) await pending
           return cached
         }
         expireCookie(rc, names.sessionData)
@@ -83,7 +88,8 @@ export const coreRoutes = [
       if (resolved.status !== 'active') return null
       // A refresh already re-issued the cache with the new cookies.
       if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
-      await answered(resolved.data)
+      const pending = answered(resolved.data)
+      if (pending) await pending
       return new TextBody(publicSessionJSON(resolved.data), 'application/json')
     },
   }),
