@@ -169,7 +169,15 @@ async function main() {
   try {
     const ghUrl = await server.createDatabase('gatehouse')
     const baUrl = await server.createDatabase('better_auth')
-    const [p1, p2, pp1, pp2, pba, panel1, panel2] = await Promise.all(Array.from({ length: 7 }, () => freePort()))
+    const [p1, p2, pp1, pp2, pba, panel1, panel2] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ])
     const serve = (port: number, dir: string, panelPort: number) => [
       'bin/gatehouse.js',
       'serve',
