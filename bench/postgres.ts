@@ -5,6 +5,9 @@
  *   - gatehouse ×1 proxy  the same instance behind bench/round-robin-proxy.ts (one upstream): what
  *                         the proxy alone costs
  *   - gatehouse ×2 proxy  two instances (same database, same secret) behind the round-robin proxy
+ *   - gatehouse ×2 direct the two instances without the proxy: autocannon runs against each at once
+ *                         with half the connections, the request rates summed (what two instances
+ *                         give when the proxy is not the limit)
  *   - better-auth         better-auth 1.7 on the same PostgreSQL server (its Kysely `pg` adapter,
  *                         a separate database), admin plugin on
  * Scenarios: get-session (one signed-in user), sign-in, list-users (an administrator, first page of
@@ -38,6 +41,8 @@ interface Target {
   origin: string
   cookie: string
   adminCookie: string
+  /** A load split over several targets: autocannon runs against each with its share of connections. */
+  parts?: Target[]
 }
 
 const children: ChildProcess[] = []
@@ -112,27 +117,39 @@ async function target(name: string, origin: string): Promise<Target> {
   return { name, base, origin, cookie, adminCookie }
 }
 
-type Scenario = (t: Target) => Promise<Result>
+type Scenario = (t: Target, share: number) => Promise<Result>
 const scenarios: Record<string, Scenario> = {
-  'GET /get-session': (t) =>
-    autocannon({ url: `${t.base}/get-session`, connections: 32, duration: DURATION, headers: { cookie: t.cookie } }),
-  'POST /sign-in/email': (t) =>
+  'GET /get-session': (t, share) =>
+    autocannon({ url: `${t.base}/get-session`, connections: 32 * share, duration: DURATION, headers: { cookie: t.cookie } }),
+  'POST /sign-in/email': (t, share) =>
     autocannon({
       url: `${t.base}/sign-in/email`,
-      connections: 8,
+      connections: 8 * share,
       duration: DURATION,
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: t.origin },
       body: JSON.stringify({ email: USER.email, password: USER.password }),
     }),
-  'GET /admin/list-users (100 of a few thousand)': (t) =>
+  'GET /admin/list-users (100 of a few thousand)': (t, share) =>
     autocannon({
       url: `${t.base}/admin/list-users?limit=100`,
-      connections: 16,
+      connections: 16 * share,
       duration: DURATION,
       headers: { cookie: t.adminCookie },
     }),
 }
+/** Runs a scenario on a target; on a split target, on every part at once (connections divided), summed. */
+async function measure(run: Scenario, t: Target): Promise<{ rps: number; p50: number; p99: number; failures: number }> {
+  const parts = t.parts ?? [t]
+  const results = await Promise.all(parts.map((p) => run(p, 1 / parts.length)))
+  return {
+    rps: results.reduce((a, r) => a + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    failures: results.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+  }
+}
+
 const selected = Object.entries(scenarios).filter(([name]) => !process.env.BENCH_ONLY || name === process.env.BENCH_ONLY)
 
 /** scrypt hashes per second on this machine with better-auth's parameters, libuv pool kept busy. */
@@ -204,10 +221,13 @@ async function main() {
     await start('proxy ×2', [runTs, 'bench/round-robin-proxy.ts', String(pp2), o(p1), o(p2)])
     await seed('gatehouse', o(p1), ghUrl)
     await seed('better-auth', o(pba), baUrl)
-    const targets = [
-      await target('gatehouse ×1', o(p1)),
+    const a = await target('gatehouse ×1', o(p1))
+    const b = await target('gatehouse B', o(p2))
+    const targets: Target[] = [
+      a,
       await target('gatehouse ×1 via proxy', o(pp1)),
       await target('gatehouse ×2 via proxy', o(pp2)),
+      { ...a, name: 'gatehouse ×2 direct (load split)', parts: [a, b] },
       await target('better-auth', o(pba)),
     ]
     const samples = new Map<string, { rps: number; p50: number; p99: number; failures: number }[]>()
@@ -215,13 +235,10 @@ async function main() {
       for (const [scenario, run] of selected) {
         const order = round % 2 === 0 ? targets : [...targets].reverse()
         for (const t of order) {
-          const r = await run(t)
+          const r = await measure(run, t)
           const key = `${scenario}|${t.name}`
-          samples.set(key, [
-            ...(samples.get(key) ?? []),
-            { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts },
-          ])
-          console.error(`round ${round + 1} ${scenario} ${t.name}: ${r.requests.average.toFixed(0)} req/s p99 ${r.latency.p99} ms`)
+          samples.set(key, [...(samples.get(key) ?? []), r])
+          console.error(`round ${round + 1} ${scenario} ${t.name}: ${r.rps.toFixed(0)} req/s p99 ${r.p99} ms`)
         }
       }
     }
