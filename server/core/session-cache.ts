@@ -36,8 +36,16 @@ export class ChangeGuardedCache<V> {
     return this.entries.get(key)
   }
 
+  /**
+   * Stores a value read after a `get` missed. If the database changed since that `get` (another
+   * request or process committed while the value was being read), the value may predate the change
+   * and is not stored: the next lookup reads again.
+   */
   set(key: string, value: V): void {
-    this.check()
+    if (this.signal.changed()) {
+      this.entries.clear()
+      return
+    }
     // A flood of distinct tokens cannot grow memory: past the bound, start over.
     if (this.entries.size >= this.maxEntries) this.entries.clear()
     this.entries.set(key, value)

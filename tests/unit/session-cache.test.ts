@@ -25,6 +25,7 @@ describe('change-guarded cache', () => {
   it('serves entries until this connection writes anything', () => {
     const { a, b } = open()
     const cache = new ChangeGuardedCache<string>(sqliteChangeSignal(a, { ownWrites: true }))
+    expect(cache.get('x')).toBeUndefined()
     cache.set('x', 'cached')
     expect(cache.get('x')).toBe('cached')
     a.prepare('select count(*) from t').get()
@@ -38,6 +39,7 @@ describe('change-guarded cache', () => {
   it('is emptied by a commit from another connection (the CLI on the same data directory) at the very next lookup', () => {
     const { a, b } = open()
     const cache = new ChangeGuardedCache<string>(sqliteChangeSignal(a, { ownWrites: true }))
+    expect(cache.get('x')).toBeUndefined()
     cache.set('x', 'cached')
     expect(cache.get('x')).toBe('cached')
     b.prepare("insert into t values ('k2', 'v')").run()
@@ -46,9 +48,24 @@ describe('change-guarded cache', () => {
     b.close()
   })
 
+  it('does not store a value read while another connection committed (it may predate the commit)', () => {
+    const { a, b } = open()
+    const cache = new ChangeGuardedCache<string>(sqliteChangeSignal(a, { ownWrites: true }))
+    expect(cache.get('x')).toBeUndefined()
+    // The miss's query runs here; meanwhile the CLI revokes what it read.
+    b.prepare("insert into t values ('k3', 'v')").run()
+    cache.set('x', 'read before the commit')
+    expect(cache.get('x')).toBeUndefined()
+    cache.set('x', 'read after')
+    expect(cache.get('x')).toBe('read after')
+    a.close()
+    b.close()
+  })
+
   it('stays bounded under a flood of distinct keys', () => {
     const { a, b } = open()
     const cache = new ChangeGuardedCache<number>(sqliteChangeSignal(a, { ownWrites: true }), 100)
+    cache.get('k0')
     for (let i = 0; i < 1000; i++) cache.set(`k${i}`, i)
     expect(cache.get('k0')).toBeUndefined()
     expect(cache.get('k999')).toBe(999)
