@@ -25,7 +25,8 @@ describe('on a fresh install, without a server', () => {
   let dataDir: string
   let server: TestServer | null = null
   beforeAll(() => {
-    dataDir = freshDir()
+    // Not created yet: the first command on a new install creates the data directory.
+    dataDir = join(freshDir(), 'data')
   })
   afterAll(async () => {
     await server?.close()

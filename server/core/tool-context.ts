@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ConfigError, ConfigStore } from '../config/store.js'
 import { redact, resolveEngine, takeEngineFlags } from '../db/engine.js'
@@ -22,6 +23,8 @@ export async function openToolContext(
 ): Promise<{ ctx: AuthContext; close(): Promise<void> } | { error: string }> {
   const env = options.env ?? process.env
   const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
+  // A first command on a new install (say `user create` before the first start) creates it, as serve does.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   let store: ConfigStore
   let engine: ReturnType<typeof resolveEngine>
   try {
