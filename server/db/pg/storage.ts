@@ -148,7 +148,14 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 
 /** SQLSTATEs after which a whole transaction may simply run again. */
 const RETRYABLE = new Set(['40001', '40P01'])
-const MAX_ATTEMPTS = 10
+/**
+ * Each round of colliding transactions lets at least one commit: a burst of N writers of one row
+ * (30 devices signing in to one account at once: the login throttle's row) needs up to N rounds,
+ * and ten were measured too few for 30 on a loaded machine.
+ */
+const MAX_ATTEMPTS = 40
+/** The pause before a retry grows up to this many milliseconds (jittered below it). */
+const MAX_RETRY_PAUSE_MS = 256
 
 function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
@@ -164,7 +171,7 @@ function sqlState(error: unknown): string | undefined {
  * without being handed a `tx`; a nested `transaction` call joins the outer one).
  *
  * Transactions are SERIALIZABLE by default and re-run on a serialization failure or deadlock
- * (40001/40P01), up to ten times: the store code was written against SQLite, where BEGIN IMMEDIATE
+ * (40001/40P01), up to forty times: the store code was written against SQLite, where BEGIN IMMEDIATE
  * serialises every writer, so its read-then-write bodies (the last free seat of an organization,
  * one user per email) rely on serializable behaviour. A body awaits only queries (storage rules),
  * so running it again is safe.
@@ -238,7 +245,7 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
           const state = sqlState(error)
           if (!state || !RETRYABLE.has(state) || attempt >= MAX_ATTEMPTS) throw error
           // A short, growing, jittered pause so the colliding transactions do not meet again.
-          await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt))
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 ** attempt, MAX_RETRY_PAUSE_MS)))
         }
       }
     },
