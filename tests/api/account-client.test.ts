@@ -3,6 +3,7 @@ import { createAuthClient } from 'better-auth/client'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
@@ -111,10 +112,9 @@ describe('account lifecycle through the official better-auth client', () => {
     expect(same.error?.message).toBe('Email is the same')
 
     const now = new Date(m.server.clock.now())
-    db()
+    await db()
       .insert(account)
       .values({ id: `gh${id}`, userId: id, providerId: 'github', accountId: 'gh-77', createdAt: now, updatedAt: now })
-      .run()
     const accounts = await client.listAccounts()
     expect(accounts.error).toBeNull()
     expect(accounts.data?.map((a) => a.providerId).sort()).toEqual(['credential', 'github'])
@@ -129,7 +129,7 @@ describe('account lifecycle through the official better-auth client', () => {
 
   it('changeEmail for a verified user: confirmation mail, link followed in the same browser', async () => {
     const { client, jar, email, id } = await signedUpClient()
-    db().update(user).set({ emailVerified: true }).where(eq(user.id, id)).run()
+    await db().update(user).set({ emailVerified: true }).where(eq(user.id, id))
     const newEmail = uniqueEmail('confirmed')
     const { mail } = await withMail(m, email, /^Confirm your new email/, () => client.changeEmail({ newEmail, callbackURL: '/done' }))
     // The browser that holds the session opens the link.
@@ -159,7 +159,7 @@ describe('account lifecycle through the official better-auth client', () => {
       expect(result.data).toEqual({ success: true, message: 'Verification email sent' })
       const token = new URL(linkIn(mail, `${m.server.base}/delete-user/callback`)).searchParams.get('token') as string
       expect((await viaMail.client.deleteUser({ token })).data).toEqual({ success: true, message: 'User deleted' })
-      expect(db().select().from(user).where(eq(user.id, viaMail.id)).get()).toBeUndefined()
+      expect(await firstRow(db().select().from(user).where(eq(user.id, viaMail.id)))).toBeUndefined()
     } finally {
       await m.server.gatehouse.config.update({ user: { deleteUser: { sendDeleteAccountVerification: false } } })
     }

@@ -1,6 +1,7 @@
 import { eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, session, user, verification } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { signUp, ERRORS, statusAndBody } from '../helpers/http.js'
 import { anonymous, follow, linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
@@ -14,12 +15,12 @@ beforeAll(async () => {
 afterAll(() => m.close())
 
 const db = () => m.server.gatehouse.ctx.db
-const gone = (id: string) => ({
-  user: db().select().from(user).where(eq(user.id, id)).get(),
-  sessions: db().select().from(session).where(eq(session.userId, id)).all(),
-  accounts: db().select().from(account).where(eq(account.userId, id)).all(),
+const gone = async (id: string) => ({
+  user: await firstRow(db().select().from(user).where(eq(user.id, id))),
+  sessions: await db().select().from(session).where(eq(session.userId, id)),
+  accounts: await db().select().from(account).where(eq(account.userId, id)),
 })
-const expectDeleted = (id: string) => expect(gone(id)).toEqual({ user: undefined, sessions: [], accounts: [] })
+const expectDeleted = async (id: string) => expect(await gone(id)).toEqual({ user: undefined, sessions: [], accounts: [] })
 const cleared = (cookies: string[]) =>
   ['session_token', 'session_data', 'dont_remember'].every((n) =>
     cookies.some((c) => c.startsWith(`better-auth.${n}=;`) && c.includes('Max-Age=0')),
@@ -41,21 +42,21 @@ describe('POST /delete-user directly', () => {
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, message: 'User deleted' })
     expect(cleared(res.cookies)).toBe(true)
-    expectDeleted(signed.user.id)
+    await expectDeleted(signed.user.id)
     expect((await signed.client.get('/get-session')).body).toBeNull()
   })
 
   it('with a fresh session and no password; a stale session is refused with SESSION_EXPIRED', async () => {
     const fresh = await signUp(m.server.base)
     expect((await fresh.client.post('/delete-user', {})).body).toEqual({ success: true, message: 'User deleted' })
-    expectDeleted(fresh.user.id)
+    await expectDeleted(fresh.user.id)
 
     const stale = await signUp(m.server.base)
     m.server.clock.advanceSeconds(86400)
     const refused = await stale.client.post('/delete-user', {})
     expect(refused.status).toBe(400)
     expect(refused.body).toEqual({ code: 'SESSION_EXPIRED', message: 'Session expired. Re-authenticate to perform this action.' })
-    expect(gone(stale.user.id).user).toMatchObject({ id: stale.user.id })
+    expect((await gone(stale.user.id)).user).toMatchObject({ id: stale.user.id })
     // The password still works on a stale session.
     expect((await stale.client.post('/delete-user', { password: stale.password })).body).toEqual({ success: true, message: 'User deleted' })
   })
@@ -65,7 +66,7 @@ describe('POST /delete-user directly', () => {
     const wrong = await signed.client.post('/delete-user', { password: 'not my password' })
     expect(wrong.status).toBe(400)
     expect(wrong.body).toEqual({ code: 'INVALID_PASSWORD', message: 'Invalid password' })
-    db().delete(account).where(eq(account.userId, signed.user.id)).run()
+    await db().delete(account).where(eq(account.userId, signed.user.id))
     const noCredential = await signed.client.post('/delete-user', { password: 'whatever123' })
     expect(noCredential.status).toBe(400)
     expect(noCredential.body).toEqual({ code: 'CREDENTIAL_ACCOUNT_NOT_FOUND', message: 'Credential account not found' })
@@ -80,7 +81,7 @@ describe('POST /delete-user directly', () => {
     } finally {
       await m.server.gatehouse.config.update({ user: { deleteUser: { enabled: true } } })
     }
-    expect(gone(signed.user.id).user).toMatchObject({ id: signed.user.id })
+    expect((await gone(signed.user.id)).user).toMatchObject({ id: signed.user.id })
   })
 })
 
@@ -97,14 +98,15 @@ describe('deletion through the mailed link', () => {
       const token = new URL(link).searchParams.get('token') as string
       expect(token).toMatch(/^[0-9a-z]{32}$/)
       expect(new URL(link).searchParams.get('callbackURL')).toBe('/goodbye')
-      const row = db()
-        .select()
-        .from(verification)
-        .where(eq(verification.identifier, `delete-account-${token}`))
-        .get()
+      const row = await firstRow(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `delete-account-${token}`)),
+      )
       expect(row).toMatchObject({ value: signed.user.id })
       expect(row?.expiresAt.getTime()).toBe(m.server.clock.now() + 86400_000)
-      expect(gone(signed.user.id).user).toMatchObject({ id: signed.user.id })
+      expect((await gone(signed.user.id)).user).toMatchObject({ id: signed.user.id })
 
       // Not signed in: refused, nothing consumed.
       const stranger = await follow(anonymous(m.server), link)
@@ -115,13 +117,14 @@ describe('deletion through the mailed link', () => {
       expect(res.status).toBe(302)
       expect(res.headers.get('location')).toBe('/goodbye')
       expect(cleared(res.cookies)).toBe(true)
-      expectDeleted(signed.user.id)
+      await expectDeleted(signed.user.id)
       expect(
-        db()
-          .select()
-          .from(verification)
-          .where(eq(verification.identifier, `delete-account-${token}`))
-          .get(),
+        await firstRow(
+          db()
+            .select()
+            .from(verification)
+            .where(eq(verification.identifier, `delete-account-${token}`)),
+        ),
       ).toBeUndefined()
     })
   })
@@ -142,11 +145,11 @@ describe('deletion through the mailed link', () => {
       const foreign = await other.client.post('/delete-user', { token })
       expect(foreign.status).toBe(404)
       expect(foreign.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
-      expect(gone(other.user.id).user).toMatchObject({ id: other.user.id })
+      expect((await gone(other.user.id)).user).toMatchObject({ id: other.user.id })
 
       const ok = await signed.client.post('/delete-user', { token })
       expect(ok.body).toEqual({ success: true, message: 'User deleted' })
-      expectDeleted(signed.user.id)
+      await expectDeleted(signed.user.id)
 
       const third = await signUp(m.server.base)
       const { mail: thirdMail } = await withMail(m, third.email, SUBJECT, () =>
@@ -173,13 +176,10 @@ describe('deletion through the mailed link', () => {
       const res = await follow(signed.client, link)
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
-      expect(gone(signed.user.id).user).toMatchObject({ id: signed.user.id })
-      const expired = db()
-        .select()
-        .from(verification)
-        .where(like(verification.identifier, 'delete-account-%'))
-        .all()
-        .filter((v) => v.expiresAt.getTime() <= m.server.clock.now())
+      expect((await gone(signed.user.id)).user).toMatchObject({ id: signed.user.id })
+      const expired = (await db().select().from(verification).where(like(verification.identifier, 'delete-account-%'))).filter(
+        (v) => v.expiresAt.getTime() <= m.server.clock.now(),
+      )
       expect(expired).toEqual([])
     })
   })
@@ -192,6 +192,6 @@ describe('deletion through the mailed link', () => {
     const post = await signed.client.post('/delete-user', { callbackURL: 'https://evil.example/' })
     expect(post.status).toBe(403)
     expect(post.body).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
-    expect(gone(signed.user.id).user).toMatchObject({ id: signed.user.id })
+    expect((await gone(signed.user.id)).user).toMatchObject({ id: signed.user.id })
   })
 })

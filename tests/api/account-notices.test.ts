@@ -23,12 +23,7 @@ beforeAll(async () => {
 afterAll(() => m.close())
 
 const db = () => m.server.gatehouse.ctx.db
-const outboxRow = (to: string, kind: string) =>
-  db()
-    .select()
-    .from(mailOutbox)
-    .all()
-    .filter((r) => r.to === to && r.kind === kind)
+const outboxRow = async (to: string, kind: string) => (await db().select().from(mailOutbox)).filter((r) => r.to === to && r.kind === kind)
 
 describe('masking', () => {
   it('keeps the first and last letter of the local part and the top-level domain', () => {
@@ -48,23 +43,23 @@ describe('email change notices', () => {
     expect(mail.text).toContain(maskEmail(newEmail))
     expect(mail.text).not.toContain(newEmail)
     expect(mail.text).toContain('If you did not make this change')
-    expect(outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
+    expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
   })
 
   it('confirmed path: the notice goes to the old address once the change is approved, not before', async () => {
     const signed = await signUp(m.server.base)
-    db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id)).run()
+    await db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id))
     const newEmail = uniqueEmail('confirmed')
     const { mail: confirm } = await withMail(m, signed.email, /^Confirm your new email address/, () =>
       signed.client.post('/change-email', { newEmail }),
     )
     await settle(m)
-    expect(outboxRow(signed.email, 'email-changed-notice')).toHaveLength(0)
+    expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(0)
     const link = linkIn(confirm, `${m.server.base}/verify-email`)
     const { mail } = await withMail(m, signed.email, CHANGED, () => follow(signed.client, link))
     expect(mail.text).toContain(maskEmail(newEmail))
     expect(mail.text).not.toContain(newEmail)
-    expect(outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
+    expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
   })
 })
 
@@ -78,7 +73,7 @@ describe('password notices', () => {
     expect(mail.text).toContain('2026-11-23 15:55 UTC')
     expect(mail.text).toContain('was changed.')
     expect(mail.text).toContain('If you did not do this, reset your password now')
-    expect(outboxRow(signed.email, 'password-changed-notice')).toHaveLength(1)
+    expect(await outboxRow(signed.email, 'password-changed-notice')).toHaveLength(1)
   })
 
   it('a reset through the mailed link mails the account address', async () => {
@@ -107,6 +102,6 @@ describe('password notices', () => {
     const res = await signed.client.post('/change-password', { currentPassword: 'wrong password!', newPassword: 'another long password' })
     expect(res.status).toBe(400)
     await settle(m)
-    expect(outboxRow(signed.email, 'password-changed-notice')).toHaveLength(0)
+    expect(await outboxRow(signed.email, 'password-changed-notice')).toHaveLength(0)
   })
 })

@@ -3,6 +3,7 @@ import { and, eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { setPassword } from '../../server/features/account/rules.js'
 import { account, verification } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { listMailOutbox } from '../../server/mail/index.js'
 import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'
 import { serverLog, startTestServer } from '../helpers/server.js'
@@ -36,11 +37,12 @@ describe('password reset by mail', () => {
     const token = tokenOf(link)
     expect(token).toMatch(/^[A-Za-z0-9]{24}$/)
     expect(new URL(link).searchParams.get('callbackURL')).toBe(`${m.server.origin}/reset`)
-    const row = db()
-      .select()
-      .from(verification)
-      .where(eq(verification.identifier, `reset-password:${token}`))
-      .get()
+    const row = await firstRow(
+      db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `reset-password:${token}`)),
+    )
     expect(row?.expiresAt.getTime()).toBe(m.server.clock.now() + 3600_000)
 
     const browser = anonymous(m.server)
@@ -52,11 +54,12 @@ describe('password reset by mail', () => {
     expect(reset.status).toBe(200)
     expect(reset.body).toEqual({ status: true })
     expect(
-      db()
-        .select()
-        .from(verification)
-        .where(eq(verification.identifier, `reset-password:${token}`))
-        .get(),
+      await firstRow(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `reset-password:${token}`)),
+      ),
     ).toBeUndefined()
 
     expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email, password: 'correct horse battery' }))).toEqual([
@@ -107,10 +110,10 @@ describe('password reset by mail', () => {
 
   it('creates a credential account when the user has none', async () => {
     const { email, user } = await signUp(m.server.base)
-    db().delete(account).where(eq(account.userId, user.id)).run()
+    await db().delete(account).where(eq(account.userId, user.id))
     const token = tokenOf(await resetLink(email))
     expect((await anonymous(m.server).post('/reset-password', { newPassword: 'first password ever', token })).status).toBe(200)
-    const rows = db().select().from(account).where(eq(account.userId, user.id)).all()
+    const rows = await db().select().from(account).where(eq(account.userId, user.id))
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ providerId: 'credential', accountId: user.id })
     expect((await anonymous(m.server).post('/sign-in/email', { email, password: 'first password ever' })).status).toBe(200)
@@ -138,11 +141,12 @@ describe('password reset by mail', () => {
     expect(expired.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
     // Expired records are removed when found.
     expect(
-      db()
-        .select()
-        .from(verification)
-        .where(eq(verification.identifier, `reset-password:${token}`))
-        .get(),
+      await firstRow(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `reset-password:${token}`)),
+      ),
     ).toBeUndefined()
   })
 
@@ -155,11 +159,12 @@ describe('password reset by mail', () => {
       const expired = await anonymous(m.server).post('/reset-password', { newPassword: 'long enough password', token })
       expect(expired.body).toEqual({ code: 'INVALID_TOKEN', message: 'invalid token' })
       expect(
-        db()
-          .select()
-          .from(verification)
-          .where(eq(verification.identifier, `reset-password:${token}`))
-          .get(),
+        await firstRow(
+          db()
+            .select()
+            .from(verification)
+            .where(eq(verification.identifier, `reset-password:${token}`)),
+        ),
       ).toMatchObject({ value: user.id })
     } finally {
       await m.server.gatehouse.config.update({ verification: { disableCleanup: false } })
@@ -266,10 +271,9 @@ describe('POST /change-password', () => {
     expect(short.body).toEqual({ code: 'PASSWORD_TOO_SHORT', message: 'Password too short' })
     const long = await signed.client.post('/change-password', { currentPassword: signed.password, newPassword: 'y'.repeat(129) })
     expect(long.body).toEqual({ code: 'PASSWORD_TOO_LONG', message: 'Password too long' })
-    db()
+    await db()
       .delete(account)
       .where(and(eq(account.userId, signed.user.id), eq(account.providerId, 'credential')))
-      .run()
     const none = await signed.client.post('/change-password', { currentPassword: signed.password, newPassword: 'a different password' })
     expect(none.status).toBe(400)
     expect(none.body).toEqual({ code: 'CREDENTIAL_ACCOUNT_NOT_FOUND', message: 'Credential account not found' })
@@ -294,7 +298,7 @@ describe('set-password (server only)', () => {
       message: 'User already has a password set',
     })
     await expect(setPassword(ctx, signed.user.id, 'short')).rejects.toMatchObject({ code: 'PASSWORD_TOO_SHORT' })
-    db().delete(account).where(eq(account.userId, signed.user.id)).run()
+    await db().delete(account).where(eq(account.userId, signed.user.id))
     await setPassword(ctx, signed.user.id, 'panel chosen password')
     expect((await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: 'panel chosen password' })).status).toBe(200)
     await expect(setPassword(ctx, 'no-such-user', 'panel chosen password')).rejects.toMatchObject({ status: 404, code: 'USER_NOT_FOUND' })
@@ -331,7 +335,7 @@ describe.runIf(process.env.GATEHOUSE_MEASURE === '1')('reset-request timing (mea
       return `median ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(2)} ms, max ${at(1).toFixed(2)} ms`
     }
     console.log(`request-password-reset, ${n} each:\n  known   ${stats(known)}\n  unknown ${stats(unknown)}`)
-    const sent = db().select().from(verification).where(like(verification.identifier, 'reset-password:%')).all()
+    const sent = await db().select().from(verification).where(like(verification.identifier, 'reset-password:%'))
     expect(sent.length).toBeGreaterThanOrEqual(n)
   })
 })

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { HttpClient, signUp, uniqueEmail, ERRORS, statusAndBody } from '../helpers/http.js'
 import { TEST_SECRET } from '../helpers/signatures.js'
 import { anonymous, follow, linkIn, type MailServer, mailsTo, settle, startMailServer, withMail } from './account-helpers.js'
@@ -24,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => m.close())
 
 const db = () => m.server.gatehouse.ctx.db
-const userRow = (id: string) => db().select().from(user).where(eq(user.id, id)).get()
+const userRow = async (id: string) => await firstRow(db().select().from(user).where(eq(user.id, id)))
 
 interface SessionAnswer {
   user: Record<string, unknown>
@@ -45,19 +46,19 @@ describe('POST /update-user', () => {
 
     const unset = await signed.client.post('/update-user', { image: null })
     expect(unset.body).toEqual({ status: true })
-    expect(userRow(signed.user.id)?.image).toBeNull()
-    expect(userRow(signed.user.id)?.additionalFields).toEqual({ nickname: 'nick' })
+    expect((await userRow(signed.user.id))?.image).toBeNull()
+    expect((await userRow(signed.user.id))?.additionalFields).toEqual({ nickname: 'nick' })
   })
 
   it('refuses a body with nothing to update without writing, and refuses email, input:false fields and bad types', async () => {
     const signed = await signUp(m.server.base)
-    const before = userRow(signed.user.id)
+    const before = await userRow(signed.user.id)
     m.server.clock.advanceSeconds(1)
     // better-auth 1.7: unknown keys alone are "No fields to update".
     const empty = await signed.client.post('/update-user', { id: 'x' })
     expect(empty.status).toBe(400)
     expect(empty.body).toEqual({ code: 'NO_FIELDS_TO_UPDATE', message: 'No fields to update' })
-    expect(userRow(signed.user.id)).toEqual(before)
+    expect(await userRow(signed.user.id)).toEqual(before)
 
     const email = await signed.client.post('/update-user', { email: uniqueEmail() })
     expect(email.status).toBe(400)
@@ -78,7 +79,7 @@ describe('POST /update-user', () => {
       400,
       { code: 'VALIDATION_ERROR', message: '[body] Invalid input: expected record, received array' },
     ])
-    expect(userRow(signed.user.id)).toEqual(before)
+    expect(await userRow(signed.user.id)).toEqual(before)
 
     expect(statusAndBody(await anonymous(m.server).post('/update-user', { name: 'x' }))).toEqual([401, ERRORS.UNAUTHORIZED])
   })
@@ -93,14 +94,14 @@ describe('POST /change-email', () => {
     )
     expect(result.status).toBe(200)
     expect(result.body).toEqual({ status: true })
-    expect(userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
+    expect(await userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
     const session = await signed.client.get<SessionAnswer>('/get-session')
     expect(session.body.user.email).toBe(newEmail)
     const link = linkIn(mail, `${m.server.base}/verify-email`)
     expect((await verifiedClaims(new URL(link).searchParams.get('token') as string)).email).toBe(newEmail)
     const verified = await follow(anonymous(m.server), link)
     expect(verified.headers.get('location')).toBe('/settings')
-    expect(userRow(signed.user.id)?.emailVerified).toBe(true)
+    expect((await userRow(signed.user.id))?.emailVerified).toBe(true)
     // The old address can sign in no more; the new one can.
     expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([
       401,
@@ -111,14 +112,14 @@ describe('POST /change-email', () => {
 
   it('verified address: confirmation to the current address; its link (signed in) switches to the new address, unverified, and mails it', async () => {
     const signed = await signUp(m.server.base)
-    db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id)).run()
+    await db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id))
     const newEmail = uniqueEmail('confirmed')
     const { result, mail } = await withMail(m, signed.email, CONFIRM, () =>
       signed.client.post('/change-email', { newEmail, callbackURL: '/changed' }),
     )
     expect(result.body).toEqual({ status: true })
     expect(mail.text).toContain(newEmail)
-    expect(userRow(signed.user.id)).toMatchObject({ email: signed.email, emailVerified: true })
+    expect(await userRow(signed.user.id)).toMatchObject({ email: signed.email, emailVerified: true })
     const link = linkIn(mail, `${m.server.base}/verify-email`)
     const claims = await verifiedClaims(new URL(link).searchParams.get('token') as string)
     expect(claims).toMatchObject({ email: signed.email, updateTo: newEmail })
@@ -136,7 +137,7 @@ describe('POST /change-email', () => {
     expect(confirmed.status).toBe(200)
     expect(confirmed.body.status).toBe(true)
     expect(confirmed.body.user).toMatchObject({ email: newEmail, emailVerified: false })
-    expect(userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
+    expect(await userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
     expect((await signed.client.get<SessionAnswer>('/get-session')).body.user.email).toBe(newEmail)
 
     // The confirmation cannot be replayed: the current address no longer matches.
@@ -144,7 +145,7 @@ describe('POST /change-email', () => {
     expect(replay.headers.get('location')).toBe('/changed?error=unauthorized')
 
     await follow(anonymous(m.server), linkIn(verifyMail, `${m.server.base}/verify-email`))
-    expect(userRow(signed.user.id)?.emailVerified).toBe(true)
+    expect((await userRow(signed.user.id))?.emailVerified).toBe(true)
   })
 
   it('refuses the same email, a taken one, an invalid one, a disabled feature, and a verified user without confirmation mail', async () => {
@@ -164,7 +165,7 @@ describe('POST /change-email', () => {
     expect(evil.body).toEqual({ code: 'INVALID_CALLBACK_URL', message: 'Invalid callbackURL' })
     expect(statusAndBody(await anonymous(m.server).post('/change-email', { newEmail: uniqueEmail() }))).toEqual([401, ERRORS.UNAUTHORIZED])
 
-    db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id)).run()
+    await db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id))
     await m.server.gatehouse.config.update({ user: { changeEmail: { sendChangeEmailVerification: false } } })
     try {
       const noMail = await signed.client.post('/change-email', { newEmail: uniqueEmail() })
@@ -182,7 +183,7 @@ describe('POST /change-email', () => {
     } finally {
       await m.server.gatehouse.config.update({ user: { changeEmail: { enabled: true } } })
     }
-    expect(userRow(signed.user.id)?.email).toBe(signed.email)
+    expect((await userRow(signed.user.id))?.email).toBe(signed.email)
   })
 
   it('the unverified path sends no mail when verification mail is off', async () => {
@@ -192,7 +193,7 @@ describe('POST /change-email', () => {
       const newEmail = uniqueEmail('quiet')
       expect((await signed.client.post('/change-email', { newEmail })).body).toEqual({ status: true })
       await settle(m)
-      expect(userRow(signed.user.id)?.email).toBe(newEmail)
+      expect((await userRow(signed.user.id))?.email).toBe(newEmail)
       expect(mailsTo(m.sink, newEmail)).toEqual([])
     } finally {
       await m.server.gatehouse.config.update({ emailVerification: { sendVerificationEmail: true } })
@@ -200,17 +201,17 @@ describe('POST /change-email', () => {
   })
 })
 
-function addAccount(userId: string, providerId: string, accountId: string, scope: string | null = null) {
+async function addAccount(userId: string, providerId: string, accountId: string, scope: string | null = null) {
   const now = new Date(m.server.clock.now())
   const id = `acc${Math.random().toString(36).slice(2)}`
-  db().insert(account).values({ id, userId, providerId, accountId, scope, createdAt: now, updatedAt: now }).run()
+  await db().insert(account).values({ id, userId, providerId, accountId, scope, createdAt: now, updatedAt: now })
   return id
 }
 
 describe('linked accounts', () => {
   it('GET /list-accounts returns both provider and providerId, and scopes as a list', async () => {
     const signed = await signUp(m.server.base)
-    const githubId = addAccount(signed.user.id, 'github', 'gh-123', 'read:user,user:email')
+    const githubId = await addAccount(signed.user.id, 'github', 'gh-123', 'read:user,user:email')
     const res = await signed.client.get<Array<Record<string, unknown>>>('/list-accounts')
     expect(res.status).toBe(200)
     expect(res.body).toHaveLength(2)
@@ -232,8 +233,8 @@ describe('linked accounts', () => {
 
   it('POST /unlink-account by provider (1.2 shape) or by account row id (current shape); never the last one', async () => {
     const signed = await signUp(m.server.base)
-    const a = addAccount(signed.user.id, 'github', 'gh-1')
-    addAccount(signed.user.id, 'github', 'gh-2')
+    const a = await addAccount(signed.user.id, 'github', 'gh-1')
+    await addAccount(signed.user.id, 'github', 'gh-2')
     const byProvider = await signed.client.post('/unlink-account', { providerId: 'github', accountId: 'gh-2' })
     expect(byProvider.body).toEqual({ status: true })
     const byRowId = await signed.client.post('/unlink-account', { accountId: a })
@@ -241,7 +242,7 @@ describe('linked accounts', () => {
     const missing = await signed.client.post('/unlink-account', { providerId: 'google' })
     expect(missing.status).toBe(400)
     expect(missing.body).toEqual({ code: 'FAILED_TO_UNLINK_LAST_ACCOUNT', message: "You can't unlink your last account" })
-    addAccount(signed.user.id, 'discord', 'd-1')
+    await addAccount(signed.user.id, 'discord', 'd-1')
     const notFound = await signed.client.post('/unlink-account', { providerId: 'google' })
     expect(notFound.status).toBe(400)
     expect(notFound.body).toEqual({ code: 'ACCOUNT_NOT_FOUND', message: 'Account not found' })
@@ -266,7 +267,7 @@ describe('linked accounts', () => {
 
   it('unlinking needs a fresh session (403 SESSION_NOT_FRESH after freshAge; freshAge 0 disables the check)', async () => {
     const signed = await signUp(m.server.base)
-    addAccount(signed.user.id, 'github', 'gh-fresh')
+    await addAccount(signed.user.id, 'github', 'gh-fresh')
     m.server.clock.advanceSeconds(86400)
     const stale = await signed.client.post('/unlink-account', { providerId: 'github' })
     expect(stale.status).toBe(403)

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { ERRORS, HttpClient, signUp, statusAndBody, uniqueEmail } from '../helpers/http.js'
 import { TEST_SECRET } from '../helpers/signatures.js'
 import { anonymous, follow, linkIn, type MailServer, mailsTo, settle, startMailServer, withMail } from './account-helpers.js'
@@ -22,7 +23,7 @@ const restore = () =>
     emailAndPassword: { requireEmailVerification: false },
   })
 
-const userRow = (email: string) => m.server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)).get()
+const userRow = async (email: string) => await firstRow(m.server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)))
 
 describe('email verification by link', () => {
   it('mails a signed HS256 link on sign-up; following it verifies the address (JSON without callbackURL)', async () => {
@@ -44,12 +45,12 @@ describe('email verification by link', () => {
     ).rejects.toThrow()
     expect(claims.email).toBe(email)
     expect((claims.exp as number) - (claims.iat as number)).toBe(3600)
-    expect(userRow(email)?.emailVerified).toBe(false)
+    expect((await userRow(email))?.emailVerified).toBe(false)
 
     const res = await follow(anonymous(m.server), link.replace(/&callbackURL=[^&]*/, ''))
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ status: true, user: null })
-    expect(userRow(email)?.emailVerified).toBe(true)
+    expect((await userRow(email))?.emailVerified).toBe(true)
     // Replaying the link before it expires is harmless.
     const again = await follow(anonymous(m.server), link.replace(/&callbackURL=[^&]*/, ''))
     expect(again.body).toEqual({ status: true, user: null })
@@ -66,7 +67,7 @@ describe('email verification by link', () => {
     expect(res.status).toBe(302)
     expect(res.headers.get('location')).toBe(`${m.server.origin}/welcome?from=mail`)
     expect(res.cookies).toEqual([])
-    expect(userRow(email)?.emailVerified).toBe(true)
+    expect((await userRow(email))?.emailVerified).toBe(true)
   })
 
   it('sends nothing on sign-up when sendOnSignUp is off', async () => {
@@ -156,7 +157,7 @@ describe('GET /verify-email refusals', () => {
     const plain = await follow(anonymous(m.server), link.replace(/&callbackURL=.*$/, ''))
     expect(plain.status).toBe(401)
     expect(plain.body).toEqual({ code: 'TOKEN_EXPIRED', message: 'token_expired' })
-    expect(userRow(email)?.emailVerified).toBe(false)
+    expect((await userRow(email))?.emailVerified).toBe(false)
   })
 
   it('a tampered or foreign-key token: invalid_token', async () => {
@@ -173,7 +174,7 @@ describe('GET /verify-email refusals', () => {
 
   it('a token for a user who no longer exists: user_not_found', async () => {
     const { email, link } = await freshLink()
-    m.server.gatehouse.ctx.db.delete(user).where(eq(user.email, email)).run()
+    await m.server.gatehouse.ctx.db.delete(user).where(eq(user.email, email))
     const res = await follow(anonymous(m.server), link.replace(/&callbackURL=.*$/, ''))
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ code: 'USER_NOT_FOUND', message: 'user_not_found' })

@@ -4,6 +4,7 @@ import { createAuthClient } from 'better-auth/client'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apikey, auditEvent } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
@@ -77,7 +78,7 @@ describe('API keys through the official apiKeyClient', () => {
     expect(data.permissions).toBeNull()
 
     // Only the SHA-256 (base64url, the official hasher's form) is stored.
-    const row = server.gatehouse.ctx.db.select().from(apikey).where(eq(apikey.id, data.id)).get()
+    const row = await firstRow(server.gatehouse.ctx.db.select().from(apikey).where(eq(apikey.id, data.id)))
     expect(row?.key).toBe(await defaultKeyHasher(data.key))
     expect(JSON.stringify(row)).not.toContain(data.key)
 
@@ -209,11 +210,7 @@ describe('API key errors, by status and code', () => {
       'Unauthorized or invalid session',
     )
     expect((await anonymous().get('/api-key/list')).status).toBe(401)
-    const refusals = server.gatehouse.ctx.db
-      .select()
-      .from(auditEvent)
-      .where(eq(auditEvent.actorUserId, other.user.id))
-      .all()
+    const refusals = (await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.actorUserId, other.user.id)))
       .filter((e) => e.type === 'api-key.refused')
       .map((e) => e.detail)
     expect(refusals).toEqual(
@@ -383,11 +380,12 @@ describe('atomic counting', () => {
     // Counters of keys without a quota are written within a second; the panel reads them flushed.
     const listed = await op<{ keys: Array<{ requestCount: number }> }>('apiKey.list', { userId: owner.user.id })
     expect(listed.keys[0]?.requestCount).toBe(5)
-    const row = server.gatehouse.ctx.db
-      .select()
-      .from(apikey)
-      .where(eq(apikey.key, await defaultKeyHasher(key)))
-      .get()
+    const row = await firstRow(
+      server.gatehouse.ctx.db
+        .select()
+        .from(apikey)
+        .where(eq(apikey.key, await defaultKeyHasher(key))),
+    )
     expect(row?.requestCount).toBe(5)
   })
 })
@@ -431,12 +429,9 @@ describe('panel and audit', () => {
     await op('apiKey.setEnabled', { keyId: created.apiKey.id, enabled: false })
     await withKey(created.key)
     await op('apiKey.delete', { keyId: created.apiKey.id })
-    const events = server.gatehouse.ctx.db
-      .select()
-      .from(auditEvent)
-      .where(eq(auditEvent.target, created.apiKey.id))
-      .all()
-      .map((e) => `${e.type}:${e.outcome}`)
+    const events = (
+      await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.target, created.apiKey.id)).orderBy(auditEvent.id)
+    ).map((e) => `${e.type}:${e.outcome}`)
     expect(events).toEqual(['api-key.created:success', 'api-key.disabled:success', 'api-key.refused:failure', 'api-key.deleted:success'])
   })
 })

@@ -7,7 +7,7 @@ import { restoreArchive } from '../../server/features/backup/archive.js'
 import { backupServiceOf } from '../../server/features/backup/service.js'
 import { startBrowserPanel } from '../../server/panel/index.js'
 import { signUp } from '../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer, sqliteOf, testEngine } from '../helpers/server.js'
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -16,7 +16,13 @@ afterEach(async () => {
 
 const HOUR = 3_600_000
 
-describe('scheduled backups', () => {
+/**
+ * Backups are archives of the SQLite data directory (the database file, config and secret): SQLite's
+ * by nature, skipped on the PostgreSQL run, where the last block checks that they are refused.
+ */
+const onSqlite = describe.skipIf(testEngine === 'postgres')
+
+onSqlite('scheduled backups', () => {
   it('takes one when the last scheduled one is older than the schedule, and keeps only backup.keep of them', async () => {
     const server = await startTestServer({ config: { backup: { schedule: 'hourly', keep: 2 } } })
     servers.push(server)
@@ -53,7 +59,7 @@ describe('scheduled backups', () => {
   })
 })
 
-describe('backup panel operations', () => {
+onSqlite('backup panel operations', () => {
   it('lists, creates with progress, downloads, and restores at the next start after a confirmation naming what is replaced', async () => {
     const server = await startTestServer({ keepData: true })
     servers.push(server)
@@ -177,7 +183,7 @@ describe('backup panel operations', () => {
   })
 })
 
-describe('restore and the desktop app', () => {
+onSqlite('restore and the desktop app', () => {
   it("moves the desktop app's keychain-encrypted secret aside when the archive carries a secret", async () => {
     const server = await startTestServer()
     servers.push(server)
@@ -195,6 +201,38 @@ describe('restore and the desktop app', () => {
       expect(readFileSync(join(result.replacedDir as string, 'secret.enc'), 'utf8')).toBe('keychain-encrypted')
     } finally {
       rmSync(target, { recursive: true, force: true })
+    }
+  })
+})
+
+describe.runIf(testEngine === 'postgres')('backups on a PostgreSQL install', () => {
+  it('are refused by the panel with a pointer to pg_dump, and no scheduled backup runs', async () => {
+    const server = await startTestServer({ config: { backup: { schedule: 'hourly', keep: 2 } } })
+    servers.push(server)
+    const panel = await startBrowserPanel(server.gatehouse, { port: 0, buildOnDemand: false, logger: silentLogger })
+    try {
+      for (const op of ['backup.list', 'backup.create']) {
+        const res = await fetch(`${panel.origin}/panel/api/${op}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${panel.token}`, 'content-type': 'application/json' },
+          body: '{}',
+        })
+        expect([op, res.status, await res.json()]).toEqual([
+          op,
+          409,
+          {
+            status: 409,
+            code: 'NOT_AVAILABLE',
+            message:
+              "this install keeps its data in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump / pg_restore, see docs/DEPLOYMENT.md); Gatehouse backups are of the SQLite data directory",
+          },
+        ])
+      }
+      server.clock.advance(2 * HOUR)
+      expect(await backupServiceOf(server.gatehouse.ctx)?.tick()).toBeUndefined()
+      expect(existsSync(join(server.dataDir, 'backups'))).toBe(false)
+    } finally {
+      await panel.close()
     }
   })
 })

@@ -1,7 +1,10 @@
+import { and, count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clearAccountLock, listAccountLocks } from '../../server/core/throttle.js'
+import { auditEvent } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { ERRORS, HttpClient, signUp, uniqueEmail, statusAndBody } from '../helpers/http.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -22,10 +25,13 @@ describe('per-account throttling of password checks', () => {
     expect(locked.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
     expect(locked.headers.get('x-retry-after')).toBe('900')
 
-    const events = sqliteOf(server.gatehouse.database)
-      .prepare("select count(*) as n from auditEvent where type = 'security.account-locked' and targetUserId = ?")
-      .get(user.id) as { n: number }
-    expect(events.n).toBe(1)
+    const events = await firstRow(
+      server.gatehouse.ctx.db
+        .select({ n: count() })
+        .from(auditEvent)
+        .where(and(eq(auditEvent.type, 'security.account-locked'), eq(auditEvent.targetUserId, user.id))),
+    )
+    expect(events?.n).toBe(1)
 
     server.clock.advanceSeconds(899)
     expect(statusAndBody(await attempt(email, password))).toEqual([429, ERRORS.TOO_MANY_REQUESTS])
@@ -66,10 +72,13 @@ describe('per-account throttling of password checks', () => {
     expect((await listAccountLocks(server.gatehouse.ctx)).map((l) => l.key)).toContain(key)
     expect(await clearAccountLock(server.gatehouse.ctx, key, null, null)).toBe(true)
     expect((await attempt(email, password)).status).toBe(200)
-    const unlocked = sqliteOf(server.gatehouse.database)
-      .prepare("select count(*) as n from auditEvent where type = 'security.account-unlocked' and target = ?")
-      .get(key) as { n: number }
-    expect(unlocked.n).toBe(1)
+    const unlocked = await firstRow(
+      server.gatehouse.ctx.db
+        .select({ n: count() })
+        .from(auditEvent)
+        .where(and(eq(auditEvent.type, 'security.account-unlocked'), eq(auditEvent.target, key))),
+    )
+    expect(unlocked?.n).toBe(1)
   })
 
   it('can be switched off in the config', async () => {

@@ -1,10 +1,17 @@
+import { count, eq, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
 import { passwordHashQueue } from '../../server/crypto/hash-queue.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { session, user as userTable } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 import { openSessionData, signedCookie, TEST_SECRET } from '../helpers/signatures.js'
 
 const DAY = 86_400
+
+/** How many rows of a table match, read through the server's own database handle (either engine). */
+const countRows = async (server: TestServer, table: typeof session | typeof userTable, where: SQL) =>
+  (await firstRow(server.gatehouse.ctx.db.select({ n: count() }).from(table).where(where)))?.n
 
 describe('session lifetime with an injected clock', () => {
   let server: TestServer
@@ -40,8 +47,7 @@ describe('session lifetime with an injected clock', () => {
     const res = await client.get('/get-session')
     expect(res.body).toBeNull()
     expect(res.cookies).toContain('better-auth.session_token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
-    const row = sqliteOf(server.gatehouse.database).prepare('select count(*) as n from session where token = ?').get(token) as { n: number }
-    expect(row.n).toBe(0)
+    expect(await countRows(server, session, eq(session.token, token))).toBe(0)
   })
 
   it('never refreshes a rememberMe=false session, which lasts one day', async () => {
@@ -97,7 +103,7 @@ describe('cookie cache', () => {
     expect(opened?.session).toMatchObject({ user: { id: user.id }, session: { token } })
     expect(openSessionData('another-secret-0123456789-abcdefgh', data)).toBeNull()
     // Revoke behind the cache's back: the cache still answers until it expires (better-auth's trade-off).
-    sqliteOf(server.gatehouse.database).prepare('delete from session where token = ?').run(token)
+    await server.gatehouse.ctx.db.delete(session).where(eq(session.token, token))
     const cached = await client.get<{ user: { id: string } }>('/get-session')
     expect(cached.body.user.id).toBe(user.id)
     const bypass = await client.get('/get-session?disableCookieCache=true')
@@ -107,7 +113,7 @@ describe('cookie cache', () => {
   it('stops trusting the cache after maxAge, and ignores a forged one', async () => {
     const { client, token } = await signUp(server.base)
     server.clock.advanceSeconds(301)
-    sqliteOf(server.gatehouse.database).prepare('delete from session where token = ?').run(token)
+    await server.gatehouse.ctx.db.delete(session).where(eq(session.token, token))
     expect((await client.get('/get-session')).body).toBeNull()
 
     const other = await signUp(server.base)
@@ -357,8 +363,11 @@ describe('the cookie cache size limit', () => {
     // Every ASCII character added to the name adds one to the JSON and 4/3 to its base64url form:
     // 3069 JSON characters encode to 4092 (the longest length at or under 4093), 3070 to 4094.
     const setName = (length: number) =>
-      sqliteOf(server.gatehouse.ctx).prepare('update user set name = ? where id = ?').run('n'.repeat(length), user.id)
-    setName(1 + 3069 - first)
+      server.gatehouse.ctx.db
+        .update(userTable)
+        .set({ name: 'n'.repeat(length) })
+        .where(eq(userTable.id, user.id))
+    await setName(1 + 3069 - first)
     const fits = await client.get<{ user: { name: string } }>('/get-session?disableCookieCache=true')
     expect(fits.status).toBe(200)
     // disableCookieCache clears the old cookie first, then issues the new one.
@@ -370,7 +379,7 @@ describe('the cookie cache size limit', () => {
     expect(cache.length).toBe(4092)
     expect(openSessionData(TEST_SECRET, cache)?.session).toMatchObject({ user: { name: 'n'.repeat(1 + 3069 - first) } })
 
-    setName(1 + 3070 - first)
+    await setName(1 + 3070 - first)
     const tooLarge = await client.get('/get-session?disableCookieCache=true')
     expect([tooLarge.status, tooLarge.body]).toEqual([
       500,
@@ -401,11 +410,14 @@ describe('password work for unknown identities', () => {
       expect(await hashesFor({ email, password })).toEqual([200, null, 1])
       // A user without a password (social only): the same work again.
       const social = uniqueEmail('social')
-      sqliteOf(server.gatehouse.ctx)
-        .prepare(
-          "insert into user (id, name, email, emailVerified, createdAt, updatedAt) values ('socialonly0000000000000000000001', 'S', ?, 1, 0, 0)",
-        )
-        .run(social)
+      await server.gatehouse.ctx.db.insert(userTable).values({
+        id: 'socialonly0000000000000000000001',
+        name: 'S',
+        email: social,
+        emailVerified: true,
+        createdAt: new Date(0),
+        updatedAt: new Date(0),
+      })
       expect(await hashesFor({ email: social, password })).toEqual([401, 'INVALID_EMAIL_OR_PASSWORD', 1])
     } finally {
       spy.mockRestore()
@@ -448,7 +460,7 @@ describe('email and password switches', () => {
         400,
         { code: 'EMAIL_PASSWORD_SIGN_UP_DISABLED', message: 'Email and password sign up is not enabled' },
       ])
-      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from user where email = ?').get(fresh)).toEqual({ n: 0 })
+      expect(await countRows(server, userTable, eq(userTable.email, fresh))).toBe(0)
       const inn = await new HttpClient(server.base).post<{ user: { email: string } }>('/sign-in/email', { email, password })
       expect([inn.status, inn.body.user?.email]).toEqual([200, email])
     } finally {
@@ -469,9 +481,7 @@ describe('email and password switches', () => {
       expect(up.body.token).toBeNull()
       expect(up.body.user).toMatchObject({ email, name: 'M', emailVerified: false })
       expect(up.cookies).toEqual([])
-      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from session where userId = ?').get(up.body.user.id)).toEqual({
-        n: 0,
-      })
+      expect(await countRows(server, session, eq(session.userId, up.body.user.id))).toBe(0)
       const inn = await new HttpClient(server.base).post('/sign-in/email', { email, password: 'password123' })
       expect(inn.status).toBe(200)
     } finally {

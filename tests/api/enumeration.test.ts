@@ -1,5 +1,6 @@
-import { sqliteOf } from '../helpers/server.js'
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { type MailServer, startMailServer } from './account-helpers.js'
 
@@ -38,7 +39,7 @@ describe('sign-up does not reveal registered addresses when verification is requ
     expect(notice.text).toContain('already has one')
 
     // The real account is untouched.
-    const rows = sqliteOf(env.server.gatehouse.database).prepare('select name from user where email = ?').all(email)
+    const rows = await env.server.gatehouse.ctx.db.select({ name: user.name }).from(user).where(eq(user.email, email))
     expect(rows).toEqual([{ name: 'Owner' }])
   })
 })

@@ -1,8 +1,11 @@
 import { Agent } from 'node:http'
+import { and, count, eq, notExists } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { account, member, organization, user } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { allRoutes } from '../../server/http/routes/index.js'
 import { HttpClient, rawRequest, type SignedUp, signUp } from '../helpers/http.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { startTestServer, type TestServer, sqliteOf, testEngine } from '../helpers/server.js'
 
 /**
  * Hostile input never hurts. At least 20 000 requests across every declared endpoint from 16
@@ -363,37 +366,41 @@ describe('hostile input', () => {
 
     // What no request may change: nobody was created (every sign-up body breaks the password
     // policy), the victim's role, ban and verification are untouched, its password still works.
-    const db = sqliteOf(server.gatehouse.ctx)
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
-    expect(db.pragma('foreign_key_check')).toEqual([])
-    const users = db.prepare('select id, email, name, role, banned, emailVerified, createdAt, updatedAt from user').all() as {
-      id: string
-      email: string
-      name: unknown
-      role: string
-      banned: number
-      emailVerified: number
-      createdAt: number
-      updatedAt: number
-    }[]
+    if (testEngine === 'sqlite') {
+      // The file's own consistency checks (PostgreSQL enforces foreign keys as it writes).
+      const file = sqliteOf(server.gatehouse.ctx)
+      expect(file.pragma('integrity_check', { simple: true })).toBe('ok')
+      expect(file.pragma('foreign_key_check')).toEqual([])
+    }
+    const db = server.gatehouse.ctx.db
+    const users = await db.select().from(user)
     expect(users.map((u) => u.id)).toEqual([victim.user.id])
     const [row] = users
-    expect(row).toMatchObject({ role: 'user', banned: 0, emailVerified: 0 })
+    expect(row).toMatchObject({ role: 'user', banned: false, emailVerified: false })
     expect(row?.email).toBe(row?.email.toLowerCase())
     expect(row?.email).toMatch(/^[^\s@]+@[^\s@]+\.[^\s@]+$/)
     expect(typeof row?.name).toBe('string')
-    expect(row!.updatedAt).toBeGreaterThanOrEqual(row!.createdAt)
-    const credentials = db.prepare("select password from account where userId = ? and providerId = 'credential'").all(victim.user.id) as {
-      password: string
-    }[]
+    expect(row!.updatedAt.getTime()).toBeGreaterThanOrEqual(row!.createdAt.getTime())
+    const credentials = await db
+      .select({ password: account.password })
+      .from(account)
+      .where(and(eq(account.userId, victim.user.id), eq(account.providerId, 'credential')))
     expect(credentials).toHaveLength(1)
     expect(credentials[0]?.password).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/)
-    const owners = db
-      .prepare(
-        "select count(*) as n from organization o where not exists (select 1 from member m where m.organizationId = o.id and m.role = 'owner')",
-      )
-      .get() as { n: number }
-    expect(owners.n).toBe(0)
+    const ownerless = await firstRow(
+      db
+        .select({ n: count() })
+        .from(organization)
+        .where(
+          notExists(
+            db
+              .select({ one: member.id })
+              .from(member)
+              .where(and(eq(member.organizationId, organization.id), eq(member.role, 'owner'))),
+          ),
+        ),
+    )
+    expect(ownerless?.n).toBe(0)
     const signIn = await new HttpClient(server.base).post('/sign-in/email', { email: row?.email, password: victim.password })
     expect(signIn.status).toBe(200)
     expect((await rawRequest(`${server.base}/ok`, {})).status).toBe(200)

@@ -35,6 +35,55 @@ function setNumberParsers(): void {
   pg.types.setTypeParser(pg.types.builtins.NUMERIC, toNumber)
 }
 
+/** U+0000, and a surrogate without its pair: characters SQLite stores and PostgreSQL refuses. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is the character looked for
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+/** The same characters as JSON escapes (how a jsonb parameter carries them). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i
+
+function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd')
+  if (Array.isArray(value)) return value.map(storableJson)
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(UNSTORABLE, '\ufffd'), storableJson(v)]))
+  }
+  return value
+}
+
+/**
+ * A query parameter as PostgreSQL can take it. Text cannot hold U+0000 (SQLSTATE 22021) and jsonb
+ * refuses the escapes \u0000 and a lone surrogate (22P05, 22P02), where SQLite stores all of them:
+ * a request carrying one (a user id, a name, an audit detail echoing the input) failed with a 500
+ * on PostgreSQL only. They are sent as U+FFFD instead, which node-postgres already does for a lone
+ * surrogate in text: such a value is stored with the replacement character, and a lookup by it
+ * finds nothing, as on SQLite.
+ */
+export function storableParam(value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const text = value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value
+  if ((text.startsWith('{') || text.startsWith('[')) && UNSTORABLE_ESCAPE.test(text)) {
+    try {
+      return JSON.stringify(storableJson(JSON.parse(text)))
+    } catch {
+      // Not JSON after all: plain text, sent as it is.
+    }
+  }
+  return text
+}
+
+/** Makes every query of a pool's client send its parameters through `storableParam`. */
+function storableParams(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const [config, values] = args
+    if (Array.isArray(values)) args[1] = values.map(storableParam)
+    else if (config && typeof config === 'object' && !('submit' in config) && Array.isArray((config as pg.QueryConfig).values)) {
+      args[0] = { ...config, values: (config as pg.QueryConfig).values?.map(storableParam) }
+    }
+    return query(...args)
+  }
+}
+
 export interface PostgresOptions {
   /** Connections in the pool (config `database.poolSize`); 10 by default. */
   poolSize?: number
@@ -79,6 +128,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => {})
+  pool.on('connect', storableParams)
   const folder = options.migrationsFolder ?? pgMigrationsFolder
   try {
     if (options.migrate !== false) await migratePostgres(pool, folder)
@@ -99,10 +149,13 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 /** SQLSTATEs after which a whole transaction may simply run again. */
 const RETRYABLE = new Set(['40001', '40P01'])
 /**
- * Of N transactions colliding on one row, each round commits at least one, so N - 1 retries always
- * suffice; 50 covers the bursts one client can cause (the rate limiter refuses beyond that).
+ * Each round of colliding transactions lets at least one commit: a burst of N writers of one row
+ * (30 devices signing in to one account at once: the login throttle's row) needs up to N rounds,
+ * and ten were measured too few for 30 on a loaded machine; fifty leaves room.
  */
 const MAX_ATTEMPTS = 50
+/** The pause before a retry grows up to this many milliseconds (jittered below it). */
+const MAX_RETRY_PAUSE_MS = 256
 
 function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
@@ -192,7 +245,7 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
           const state = sqlState(error)
           if (!state || !RETRYABLE.has(state) || attempt >= MAX_ATTEMPTS) throw error
           // A short, growing, jittered pause so the colliding transactions do not meet again.
-          await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 ** attempt, 64)))
+          await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 ** attempt, MAX_RETRY_PAUSE_MS)))
         }
       }
     },

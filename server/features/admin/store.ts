@@ -52,21 +52,36 @@ export type FilterValue = string | number | boolean | Array<string | number>
 /** A query that cannot be answered (unknown column, impossible value): list-users then answers no users. */
 export class UnanswerableQuery extends Error {}
 
-/** The user columns list-users may filter and sort on (anything else fails the query). */
-const LISTABLE: Record<string, { column: SQLiteColumn; kind: ColumnKind; indexed: boolean }> = {
-  id: { column: user.id, kind: 'text', indexed: true },
-  name: { column: user.name, kind: 'text', indexed: true },
-  email: { column: user.email, kind: 'text', indexed: true },
-  emailVerified: { column: user.emailVerified, kind: 'boolean', indexed: false },
-  image: { column: user.image, kind: 'text', indexed: false },
-  createdAt: { column: user.createdAt, kind: 'date', indexed: true },
-  updatedAt: { column: user.updatedAt, kind: 'date', indexed: false },
-  username: { column: user.username, kind: 'text', indexed: true },
-  displayUsername: { column: user.displayUsername, kind: 'text', indexed: false },
-  role: { column: user.role, kind: 'text', indexed: false },
-  banned: { column: user.banned, kind: 'boolean', indexed: false },
-  banReason: { column: user.banReason, kind: 'text', indexed: false },
-  banExpires: { column: user.banExpires, kind: 'date', indexed: false },
+type Listable = Record<string, { column: SQLiteColumn; kind: ColumnKind; indexed: boolean }>
+let listableFor: { table: typeof user; columns: Listable } | undefined
+
+/**
+ * The user columns list-users may filter and sort on (anything else fails the query). Built on
+ * use, not at import: on PostgreSQL the table exports are rebound to the pg-core mirror after this
+ * module loads, and a column of the SQLite table would bind its values the SQLite way.
+ */
+function listable(): Listable {
+  if (listableFor?.table !== user) {
+    listableFor = {
+      table: user,
+      columns: {
+        id: { column: user.id, kind: 'text', indexed: true },
+        name: { column: user.name, kind: 'text', indexed: true },
+        email: { column: user.email, kind: 'text', indexed: true },
+        emailVerified: { column: user.emailVerified, kind: 'boolean', indexed: false },
+        image: { column: user.image, kind: 'text', indexed: false },
+        createdAt: { column: user.createdAt, kind: 'date', indexed: true },
+        updatedAt: { column: user.updatedAt, kind: 'date', indexed: false },
+        username: { column: user.username, kind: 'text', indexed: true },
+        displayUsername: { column: user.displayUsername, kind: 'text', indexed: false },
+        role: { column: user.role, kind: 'text', indexed: false },
+        banned: { column: user.banned, kind: 'boolean', indexed: false },
+        banReason: { column: user.banReason, kind: 'text', indexed: false },
+        banExpires: { column: user.banExpires, kind: 'date', indexed: false },
+      },
+    }
+  }
+  return listableFor.columns
 }
 
 export interface UserQuery {
@@ -127,12 +142,20 @@ function additionalFieldTarget(ctx: AuthContext, name: string): { column: SQL; k
     const path = `$."${name.replace(/"/g, '')}"`
     return { column: sql`json_extract(${user.additionalFields}, ${path})`, kind, json: true }
   }
-  return { column: sql`(${user.additionalFields}::jsonb ->> ${name})`, kind, json: true }
+  // PostgreSQL: `->>` yields text, which would compare numbers and booleans as strings ('10' < '5');
+  // numbers and booleans are cast when the JSON holds that type (else NULL, which matches no
+  // comparison, as a value of another type does on SQLite). ISO dates compare byte-wise, as on SQLite.
+  const value = sql`(${user.additionalFields}::jsonb -> ${name})`
+  const text = sql`(${user.additionalFields}::jsonb ->> ${name})`
+  if (kind === 'number') return { column: sql`(CASE WHEN jsonb_typeof(${value}) = 'number' THEN ${text}::numeric END)`, kind, json: true }
+  if (kind === 'boolean') return { column: sql`(CASE WHEN jsonb_typeof(${value}) = 'boolean' THEN ${text}::boolean END)`, kind, json: true }
+  if (kind === 'date') return { column: sql`(${text} COLLATE "C")`, kind, json: true }
+  return { column: text, kind, json: true }
 }
 
 function filterCondition(ctx: AuthContext, fieldName: string, operator: FilterOperator, raw: FilterValue): SQL {
-  const field: { column: SQLiteColumn | SQL; kind: ColumnKind; json?: true } | undefined = Object.hasOwn(LISTABLE, fieldName)
-    ? LISTABLE[fieldName]
+  const field: { column: SQLiteColumn | SQL; kind: ColumnKind; json?: true } | undefined = Object.hasOwn(listable(), fieldName)
+    ? listable()[fieldName]
     : additionalFieldTarget(ctx, fieldName)
   if (!field) throw new UnanswerableQuery(`unknown field ${fieldName}`)
   // Typed as SQL for drizzle's operator overloads; a real column still binds through its own mapping.
@@ -242,7 +265,7 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   const where = conditions.length > 0 ? and(...conditions) : undefined
   const countAll = async () => Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
 
-  const sortInfo = query.sortBy === null ? null : Object.hasOwn(LISTABLE, query.sortBy) ? LISTABLE[query.sortBy] : undefined
+  const sortInfo = query.sortBy === null ? null : Object.hasOwn(listable(), query.sortBy) ? listable()[query.sortBy] : undefined
   if (sortInfo === undefined) throw new UnanswerableQuery(`unknown sort field ${query.sortBy}`)
   const direction = query.direction === 'desc' ? desc : asc
   // Insertion order: SQLite's rowid; elsewhere creation time, then id.

@@ -409,6 +409,19 @@ export async function verifyApiKey(
   key: string,
   options: { permissions?: Record<string, string[]>; meta?: RequestMeta | null } = {},
 ): Promise<ApiKeyRow> {
+  // A use counted over a stale quota is not written (writeUsage): decide again from the stored
+  // row. Each retry means another verification's use was written, so this ends.
+  for (;;) {
+    const verified = await verifyOnce(ctx, key, options)
+    if (verified) return verified
+  }
+}
+
+async function verifyOnce(
+  ctx: AuthContext,
+  key: string,
+  options: { permissions?: Record<string, string[]>; meta?: RequestMeta | null },
+): Promise<ApiKeyRow | null> {
   const meta = options.meta ?? null
   const row = await findKeyByHash(ctx, hashApiKey(key))
   try {
@@ -453,7 +466,7 @@ export async function verifyApiKey(
       }
       lastRequest = new Date(now)
     }
-    await writeUsage(ctx, row, { remaining, lastRefillAt, requestCount, lastRequest, updatedAt: new Date(now) })
+    if (!(await writeUsage(ctx, row, { remaining, lastRefillAt, requestCount, lastRequest, updatedAt: new Date(now) }))) return null
     return row
   } catch (error) {
     if (error instanceof Error && 'code' in error) await auditRefusal(ctx, String((error as { code: unknown }).code), row, meta)

@@ -102,6 +102,12 @@ export async function invalidateKeyCache(ctx: AuthContext): Promise<void> {
 
 /** The row of a key hash, from the cache when it holds it (a hit awaits no query). */
 export async function findKeyByHash(ctx: AuthContext, hash: string): Promise<ApiKeyRow | undefined> {
+  const row = await cachedKeyByHash(ctx, hash)
+  if (row && row.remaining !== null) return await storedQuotaRow(ctx, row.id)
+  return row
+}
+
+async function cachedKeyByHash(ctx: AuthContext, hash: string): Promise<ApiKeyRow | undefined> {
   const p = prep(ctx)
   const rows = await p.cache.fresh(async () => await flushUsage(ctx))
   let row = rows.get(hash)
@@ -116,6 +122,16 @@ export async function findKeyByHash(ctx: AuthContext, hash: string): Promise<Api
     rows.set(hash, row)
   }
   return row
+}
+
+/**
+ * A key with a quota is decided on its stored row, read for each verification (its uses are
+ * written at once anyway): the cached row may lag another instance's uses, and on PostgreSQL the
+ * cache is emptied by any commit, this instance's own too, so two rows of one key could be counted
+ * down side by side. `writeUsage` then writes the use only over the value it was decided on.
+ */
+async function storedQuotaRow(ctx: AuthContext, id: string): Promise<ApiKeyRow | undefined> {
+  return await firstRow(ctx.db.select().from(apikey).where(eq(apikey.id, id)))
 }
 
 /**
@@ -141,24 +157,41 @@ export interface UsageWrite {
 }
 
 /**
- * Applies a verification's counters to the cached row and writes them: at once for a key with a
- * quota, within a second otherwise. The cached row is updated before the first await: no other
- * verification runs between the caller's decision and this update, so counting is atomic.
+ * Applies a verification's counters to the row and writes them: at once for a key with a quota,
+ * within a second otherwise. The cached row is updated before the first await: no other
+ * verification of this process runs between the caller's decision and this update.
+ *
+ * A key with a quota (its row read from storage for this verification) is written only over the
+ * value the decision was made on (compare-and-set): another verification, of this instance or
+ * another, may have counted a use since the read. false: nothing was counted; the caller decides
+ * again from the stored row.
  */
-export async function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageWrite): Promise<void> {
+export async function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageWrite): Promise<boolean> {
   const p = prep(ctx)
+  const decidedOn = row.remaining
   // Applied to the cached row before any await: the next verification of this key sees it.
   Object.assign(row, usage)
-  if (usage.remaining !== null) {
+  if (usage.remaining !== null && decidedOn !== null) {
     p.pending.delete(row.id)
-    await writeUsageRow(ctx, row.id, usage)
-    return
+    const written = await ctx.db
+      .update(apikey)
+      .set({
+        remaining: usage.remaining,
+        lastRefillAt: usage.lastRefillAt,
+        requestCount: usage.requestCount,
+        lastRequest: usage.lastRequest,
+        updatedAt: usage.updatedAt,
+      })
+      .where(and(eq(apikey.id, row.id), eq(apikey.remaining, decidedOn)))
+      .returning({ id: apikey.id })
+    return written.length > 0
   }
   p.pending.set(row.id, row)
   if (!p.timer) {
     p.timer = setTimeout(() => void flushUsage(ctx).catch(() => {}), 1000)
     p.timer.unref()
   }
+  return true
 }
 
 export async function insertKey(ctx: AuthContext, row: ApiKeyRow): Promise<ApiKeyRow> {
