@@ -56,8 +56,9 @@ function reflectSession(rc: AuthedContext, changed: SessionRow | null, options: 
   const data: SessionWithUser = { session: changed, user: rc.session.user }
   rc.session = data
   if (options.reissueToken) {
-    const remaining = Math.max(0, Math.floor((changed.expiresAt.getTime() - rc.ctx.clock.now()) / 1000))
-    setSessionCookies(rc, data, { dontRemember: hasDontRemember(rc), maxAge: remaining })
+    // better-auth 1.7's set-active / set-active-team call setSessionCookie without a maxAge: the
+    // cookie gets the full session.expiresIn, not the session's remaining lifetime.
+    setSessionCookies(rc, data, { dontRemember: hasDontRemember(rc) })
   } else if (rc.ctx.config().session.cookieCache.enabled) {
     setSessionCacheCookie(rc, publicSession(data))
   }
