@@ -65,8 +65,9 @@ export const backupPanel = (env: PanelEnv) => {
         service().remove(name)
         return { success: true }
       }),
-    'backup.schedule': ({ schedule, keep }: { schedule: 'off' | 'hourly' | 'daily' | 'weekly'; keep: number }) => {
+    'backup.schedule': async ({ schedule, keep }: { schedule: 'off' | 'hourly' | 'daily' | 'weekly'; keep: number }) => {
       env.gatehouse.config.update({ backup: { schedule, keep } })
+      await env.gatehouse.config.flushed()
       return { success: true }
     },
     'backup.restorePlan': ({ name }: { name: string }) =>

@@ -69,6 +69,8 @@ export const twoFactorPanel = (env: PanelEnv) => {
     },
     'twoFactor.setEnforcement': async ({ roles, gracePeriod }: { roles: string[]; gracePeriod?: number }) => {
       env.gatehouse.config.update({ twoFactor: { enforcement: { roles, ...(gracePeriod !== undefined ? { gracePeriod } : {}) } } })
+      // On PostgreSQL, shared with the other instances before the answer leaves.
+      await env.gatehouse.config.flushed()
       await recordAudit(ctx, { type: 'two-factor.enforcement-changed', detail: { roles, gracePeriod, via: 'panel' } })
       return { success: true }
     },
