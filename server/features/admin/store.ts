@@ -207,22 +207,52 @@ async function trigramCandidates(ctx: AuthContext, field: 'email' | 'name', term
   if (!isSqlite(ctx)) return null
   const grams = trigrams(term)
   if (grams.length === 0) return null
-  const row = await firstRow(
-    ctx.db
-      .select({ n: sql<number>`count(*)`, least: sql<number | null>`min(doc)` })
+  const counts = await trigramDocCounts(ctx, field, grams)
+  // A trigram absent from the index: nothing can match.
+  if (counts.some((n) => n === 0)) return sql`0`
+  if (Math.min(...counts) > trigramCandidateLimit(await estimateUserCount(ctx))) return null
+  const phrase = `${field} : "${term.replace(/"/g, '""')}"`
+  return sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`
+}
+
+/**
+ * How many rows hold each trigram (fts5vocab), remembered for a while: fts5vocab counts a term's
+ * documents by reading its whole doclist, about 90 ms for the common trigrams of 1 M addresses
+ * ("exa", "mpl"), paid on every search otherwise. A remembered count only steers the choice
+ * between the index and the scan (the LIKE re-check keeps results exact whatever it says), so it
+ * may be a little old; an absent trigram (0, "nothing can match") is never remembered.
+ */
+const TRIGRAM_COUNT_TTL_MS = 5 * 60_000
+const trigramCounts = new WeakMap<DB, Map<string, { n: number; at: number }>>()
+
+async function trigramDocCounts(ctx: AuthContext, field: 'email' | 'name', grams: string[]): Promise<number[]> {
+  let known = trigramCounts.get(ctx.db)
+  if (!known) {
+    known = new Map()
+    trigramCounts.set(ctx.db, known)
+  }
+  const now = ctx.clock.now()
+  const fresh = (gram: string) => {
+    const hit = known.get(`${field}:${gram}`)
+    return hit && now - hit.at < TRIGRAM_COUNT_TTL_MS ? hit.n : undefined
+  }
+  const missing = grams.filter((g) => fresh(g) === undefined)
+  if (missing.length > 0) {
+    const rows = await ctx.db
+      .select({ term: sql<string>`term`, n: sql<number>`doc` })
       .from(sql`user_search_vocab`)
       .where(
         sql`col = ${field} AND term IN (${sql.join(
-          grams.map((g) => sql`${g}`),
+          missing.map((g) => sql`${g}`),
           sql`, `,
         )})`,
-      ),
-  )
-  // A trigram absent from the index: nothing can match.
-  if (!row || Number(row.n) < grams.length) return sql`0`
-  if ((row.least ?? 0) > trigramCandidateLimit(await estimateUserCount(ctx))) return null
-  const phrase = `${field} : "${term.replace(/"/g, '""')}"`
-  return sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`
+      )
+    if (known.size > 50_000) known.clear()
+    for (const row of rows) if (Number(row.n) > 0) known.set(`${field}:${row.term}`, { n: Number(row.n), at: now })
+    const found = new Map(rows.map((r) => [r.term, Number(r.n)]))
+    return grams.map((g) => fresh(g) ?? found.get(g) ?? 0)
+  }
+  return grams.map((g) => fresh(g) ?? 0)
 }
 
 // ---------------------------------------------------------------------------------------------
