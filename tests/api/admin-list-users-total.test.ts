@@ -174,6 +174,8 @@ describe('list-users exact total', () => {
     const rows = await everyone()
     const cases = [
       { query: {}, plain: {} },
+      { query: { sortBy: 'name', sortDirection: 'desc' as const, limit: 10, offset: 50 }, plain: {} },
+      { query: { sortBy: 'createdAt', limit: 10, offset: 330 }, plain: {} },
       { query: { filterField: 'role', filterValue: 'admin' }, plain: { filter: { field: 'role', operator: 'eq', value: 'admin' } } },
       { query: { filterField: 'banned', filterValue: 'true' }, plain: { filter: { field: 'banned', operator: 'eq', value: true } } },
       {

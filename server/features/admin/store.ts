@@ -505,6 +505,23 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
       .orderBy(...order(true))
     return { users, total }
   }
+  if (!sqlite && !where && offset > 0) {
+    // A deep page of everyone on PostgreSQL: the ids of the page from an index-only scan (the
+    // (column, createdAt, id) indexes of migration list_users_counts), then only those rows; an
+    // OFFSET over the table itself visits every skipped row.
+    const keys = ctx.db
+      .select({ id: user.id })
+      .from(user)
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(inArray(user.id, keys))
+      .orderBy(...order(true))
+    return { users, total }
+  }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
   const users = await ctx.db

@@ -9,6 +9,14 @@ CREATE INDEX IF NOT EXISTS "user_email_lower_prefix_idx" ON "user" (lower("email
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "user_name_lower_prefix_idx" ON "user" (lower("name") text_pattern_ops) INCLUDE ("name");
 --> statement-breakpoint
+-- Deep pages of everyone (ORDER BY col, "createdAt", id OFFSET n): the page's ids come from an
+-- index-only scan of these, not from visiting every skipped row of the table.
+CREATE INDEX IF NOT EXISTS "user_created_at_id_idx" ON "user" ("createdAt", "id");
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "user_name_created_at_id_idx" ON "user" ("name", "createdAt", "id");
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "user_email_created_at_id_idx" ON "user" ("email", "createdAt", "id");
+--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "user_role_idx" ON "user" ("role", "createdAt");
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "user_banned_idx" ON "user" ((coalesce("banned", false)), "createdAt");
