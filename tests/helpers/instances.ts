@@ -46,9 +46,12 @@ export async function startInstance(name: string, options: InstanceOptions): Pro
   const server = await startServerProcess(args, { GATEHOUSE_SECRET: SHARED_SECRET }, 30_000)
   // The panel line follows the listening line.
   const deadline = Date.now() + 10_000
-  let panelMatch: RegExpExecArray | null = null
-  while (!(panelMatch = /Control panel: (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(server.output())) && Date.now() < deadline)
+  const panelLine = () => /Control panel: (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(server.output())
+  let panelMatch = panelLine()
+  while (!panelMatch && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20))
+    panelMatch = panelLine()
+  }
   if (!panelMatch) throw new Error(`${name}: no control panel line:\n${server.output()}`)
   const panel = { origin: panelMatch[1] as string, token: panelMatch[2] as string }
   const base = server.url

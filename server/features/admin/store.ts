@@ -2,8 +2,9 @@ import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, t
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { AuthContext } from '../../core/context.js'
 import type { SessionRow, UserRow } from '../../core/sessions.js'
+import type { DB } from '../../db/index.js'
 import { session, user } from '../../db/schema.js'
-import { firstRow } from '../../db/storage.js'
+import { type ChangeSignal, firstRow } from '../../db/storage.js'
 
 /**
  * Every query of the admin feature (the storage port's rules: awaited, joinable from
@@ -103,11 +104,16 @@ const trigramCandidateLimit = (rows: number): number => Math.max(500, Math.min(2
 
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-/** Case-insensitive substring match (SQLite's LIKE is; PostgreSQL needs ILIKE). */
+/**
+ * Case-insensitive substring match. SQLite's LIKE is case-insensitive (ASCII). On PostgreSQL
+ * `lower(col) LIKE lower(pattern)` rather than ILIKE: the GIN trigram indexes (0001_init) and the
+ * text_pattern_ops prefix indexes (0004_list_users_counts) are built on lower(col), so only this
+ * form can use them.
+ */
 function likeCondition(ctx: AuthContext, column: SQLiteColumn | SQL, operator: TextOperator, value: string): SQL {
   const v = escapeLike(value)
   const pattern = operator === 'starts_with' ? `${v}%` : operator === 'ends_with' ? `%${v}` : `%${v}%`
-  return isSqlite(ctx) ? sql`${column} LIKE ${pattern} ESCAPE '\\'` : sql`${column} ILIKE ${pattern} ESCAPE '\\'`
+  return isSqlite(ctx) ? sql`${column} LIKE ${pattern} ESCAPE '\\'` : sql`lower(${column}) LIKE lower(${pattern}) ESCAPE '\\'`
 }
 
 function coerce(kind: ColumnKind, value: string | number | boolean): string | number | boolean | Date {
@@ -224,32 +230,217 @@ async function trigramCandidates(ctx: AuthContext, field: 'email' | 'name', term
   if (!isSqlite(ctx)) return null
   const grams = trigrams(term)
   if (grams.length === 0) return null
-  const row = await firstRow(
-    ctx.db
-      .select({ n: sql<number>`count(*)`, least: sql<number | null>`min(doc)` })
-      .from(sql`user_search_vocab`)
-      .where(
-        sql`col = ${field} AND term IN (${sql.join(
-          grams.map((g) => sql`${g}`),
-          sql`, `,
-        )})`,
-      ),
-  )
+  const counts = await trigramDocCounts(ctx, field, grams)
   // A trigram absent from the index: nothing can match.
-  if (!row || Number(row.n) < grams.length) return sql`0`
-  if ((row.least ?? 0) > trigramCandidateLimit(await estimateUserCount(ctx))) return null
+  if (counts.some((n) => n === 0)) return sql`0`
+  if (Math.min(...counts) > trigramCandidateLimit(await estimateUserCount(ctx))) return null
   const phrase = `${field} : "${term.replace(/"/g, '""')}"`
   return sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`
 }
 
 /**
- * One page of users and the total matching: search and filter ANDed, total counted with the same
- * conditions, sorted on a listed column with ties broken by insertion order. Throws
- * UnanswerableQuery for a query naming an unknown column or an impossible value.
+ * How many rows hold each trigram (fts5vocab), remembered for a while: fts5vocab counts a term's
+ * documents by reading its whole doclist, about 90 ms for the common trigrams of 1 M addresses
+ * ("exa", "mpl"), paid on every search otherwise. A remembered count only steers the choice
+ * between the index and the scan (the LIKE re-check keeps results exact whatever it says), so it
+ * may be a little old; an absent trigram (0, "nothing can match") is never remembered.
  */
-export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ users: UserRow[]; total: number }> {
-  const { limit, offset } = query
-  const sqlite = isSqlite(ctx)
+const TRIGRAM_COUNT_TTL_MS = 5 * 60_000
+const trigramCounts = new WeakMap<DB, Map<string, { n: number; at: number }>>()
+
+async function trigramDocCounts(ctx: AuthContext, field: 'email' | 'name', grams: string[]): Promise<number[]> {
+  let known = trigramCounts.get(ctx.db)
+  if (!known) {
+    known = new Map()
+    trigramCounts.set(ctx.db, known)
+  }
+  const now = ctx.clock.now()
+  const fresh = (gram: string) => {
+    const hit = known.get(`${field}:${gram}`)
+    return hit && now - hit.at < TRIGRAM_COUNT_TTL_MS ? hit.n : undefined
+  }
+  const missing = grams.filter((g) => fresh(g) === undefined)
+  if (missing.length > 0) {
+    const rows = await ctx.db
+      .select({ term: sql<string>`term`, n: sql<number>`doc` })
+      .from(sql`user_search_vocab`)
+      .where(
+        sql`col = ${field} AND term IN (${sql.join(
+          missing.map((g) => sql`${g}`),
+          sql`, `,
+        )})`,
+      )
+    if (known.size > 50_000) known.clear()
+    for (const row of rows) if (Number(row.n) > 0) known.set(`${field}:${row.term}`, { n: Number(row.n), at: now })
+    const found = new Map(rows.map((r) => [r.term, Number(r.n)]))
+    return grams.map((g) => fresh(g) ?? found.get(g) ?? 0)
+  }
+  return grams.map((g) => fresh(g) ?? 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// the exact total (docs/proposals/list-users-total.md)
+
+/**
+ * Exact totals of queries that no index answers (a common substring, a filter the maintained
+ * counts do not cover), kept while the database has not changed at all: the storage's change
+ * signal with this process's own writes counted (SQLite: total_changes() and data_version;
+ * PostgreSQL: the LISTEN/NOTIFY version, made current by `sync()` first). Any write anywhere
+ * empties it, so an entry can never be stale; a repeated query or the next page of a search then
+ * costs no count. A count that ran while the database changed is not stored (the epoch moved).
+ */
+export class ExactTotalCache {
+  private readonly entries = new Map<string, number>()
+  private epoch = 0
+
+  constructor(
+    private readonly signal: ChangeSignal,
+    private readonly maxEntries = 256,
+  ) {}
+
+  private check(): void {
+    if (this.signal.changed()) {
+      this.entries.clear()
+      this.epoch++
+    }
+  }
+
+  /** Makes the signal current (PostgreSQL) and answers the epoch a count started in. */
+  async begin(): Promise<number> {
+    if (this.signal.sync) await this.signal.sync()
+    this.check()
+    return this.epoch
+  }
+
+  get(key: string): number | undefined {
+    this.check()
+    const total = this.entries.get(key)
+    if (total !== undefined) {
+      // Least recently used goes first: re-insert at the end.
+      this.entries.delete(key)
+      this.entries.set(key, total)
+    }
+    return total
+  }
+
+  /** Stores a total counted since `begin()` answered `epoch`, unless the database changed meanwhile. */
+  set(key: string, total: number, epoch: number): void {
+    this.check()
+    if (epoch !== this.epoch) return
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next()
+      if (!oldest.done) this.entries.delete(oldest.value)
+    }
+    this.entries.set(key, total)
+  }
+}
+
+const totalCaches = new WeakMap<DB, ExactTotalCache>()
+
+function totalCache(ctx: AuthContext): ExactTotalCache {
+  let cache = totalCaches.get(ctx.db)
+  if (!cache) {
+    cache = new ExactTotalCache(ctx.storage.changeSignal({ ownWrites: true }))
+    totalCaches.set(ctx.db, cache)
+  }
+  return cache
+}
+
+/** How a total was found (tests check each path against a plain count). */
+export type TotalPath = 'maintained' | 'prefix' | 'cached' | 'counted'
+
+const userCountTable = sql`"userCount"`
+
+/**
+ * The condition on the maintained `userCount` rows (migration list_users_counts: users per exact
+ * role string, '' for NULL, and ban state, NULL as not banned) that sums to the total of a query
+ * without a search, or undefined when the filter is not one they answer: none (everyone),
+ * `role eq|in` non-empty strings (`ne` would need NULL roles apart from ''), `banned eq|ne`.
+ */
+function maintainedCondition(ctx: AuthContext, filter: UserQuery['filter']): SQL | undefined {
+  if (!filter) return sql`1 = 1`
+  const { field, operator, value } = filter
+  if (field === 'role' && (operator === 'eq' || operator === 'in')) {
+    const list =
+      operator === 'in'
+        ? (Array.isArray(value) ? value : String(value).split(',')).map(String)
+        : Array.isArray(value)
+          ? []
+          : [String(value)]
+    if (list.length === 0 || list.some((role) => role === '')) return undefined
+    return sql`"role" IN (${sql.join(
+      list.map((role) => sql`${role}`),
+      sql`, `,
+    )})`
+  }
+  if (field === 'banned' && (operator === 'eq' || operator === 'ne') && !Array.isArray(value)) {
+    const flag = coerce('boolean', value) === (operator === 'eq')
+    return isSqlite(ctx) ? sql`"banned" = ${flag ? 1 : 0}` : sql`"banned" = ${flag}`
+  }
+  return undefined
+}
+
+/** A non-empty printable-ASCII prefix: lower() folds it exactly as LIKE does, on both engines. */
+const asciiPrefix = (value: string): boolean => /^[\x20-\x7e]+$/.test(value)
+
+/**
+ * `col LIKE 'prefix%'` counted from the lower(col) index alone: on SQLite a range
+ * [lower(prefix), successor) on the expression index (exact for an ASCII prefix: SQLite's lower()
+ * and LIKE fold ASCII only, and the range holds exactly the strings starting with it); on
+ * PostgreSQL `lower(col) LIKE lower(prefix)%`, which the text_pattern_ops index with INCLUDE (col)
+ * answers with an index-only scan.
+ */
+async function prefixCount(ctx: AuthContext, field: 'email' | 'name', prefix: string): Promise<number> {
+  const column = field === 'name' ? user.name : user.email
+  let where: SQL
+  if (isSqlite(ctx)) {
+    const low = prefix.toLowerCase()
+    const high = low.slice(0, -1) + String.fromCharCode(low.charCodeAt(low.length - 1) + 1)
+    where = sql`lower(${column}) >= ${low} AND lower(${column}) < ${high}`
+  } else {
+    where = sql`lower(${column}) LIKE ${`${escapeLike(prefix.toLowerCase())}%`} ESCAPE '\\'`
+  }
+  return Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+}
+
+/**
+ * The exact total of a query without a page, by the cheapest exact means: the maintained counts
+ * (everyone, a role, a ban state), the lower(col) index (an ASCII starts_with search alone), else
+ * `count(*)` with the query's own conditions through the exact-total cache.
+ */
+export async function exactTotal(
+  ctx: AuthContext,
+  query: Pick<UserQuery, 'search' | 'filter'>,
+  where: SQL | undefined,
+): Promise<{ total: number; path: TotalPath }> {
+  const { search, filter } = query
+  if (!search) {
+    const condition = maintainedCondition(ctx, filter)
+    if (condition) {
+      const row = await firstRow(ctx.db.select({ n: sql<number | string>`coalesce(sum("n"), 0)` }).from(userCountTable).where(condition))
+      return { total: Number(row?.n ?? 0), path: 'maintained' }
+    }
+  } else if (!filter && search.operator === 'starts_with' && asciiPrefix(search.value)) {
+    return { total: await prefixCount(ctx, search.field, search.value), path: 'prefix' }
+  }
+  const cache = totalCache(ctx)
+  // The filter's meaning depends on the configured additional field it may name.
+  const fields = ctx.config().user.additionalFields
+  const definition = filter && !Object.hasOwn(listable(), filter.field) && Object.hasOwn(fields, filter.field) ? fields[filter.field] : null
+  const key = JSON.stringify([search ?? null, filter ?? null, definition ?? null])
+  const epoch = await cache.begin()
+  const hit = cache.get(key)
+  if (hit !== undefined) return { total: hit, path: 'cached' }
+  const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+  cache.set(key, total, epoch)
+  return { total, path: 'counted' }
+}
+
+/** Builds the WHERE of a query (search ANDed with filter) and whether the trigram index narrowed it. */
+async function conditionsOf(
+  ctx: AuthContext,
+  query: Pick<UserQuery, 'search' | 'filter'>,
+): Promise<{ where: SQL | undefined; narrowed: boolean }> {
   const conditions: SQL[] = []
   let narrowed = false
   if (query.search) {
@@ -262,8 +453,28 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
     conditions.push(likeCondition(ctx, field === 'name' ? user.name : user.email, operator, value))
   }
   if (query.filter) conditions.push(filterCondition(ctx, query.filter.field, query.filter.operator, query.filter.value))
-  const where = conditions.length > 0 ? and(...conditions) : undefined
-  const countAll = async () => Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+  return { where: conditions.length > 0 ? and(...conditions) : undefined, narrowed }
+}
+
+/** The total of a query alone, with the path that found it (for the exactness tests and benches). */
+export async function countUsers(
+  ctx: AuthContext,
+  query: Pick<UserQuery, 'search' | 'filter'>,
+): Promise<{ total: number; path: TotalPath }> {
+  const { where } = await conditionsOf(ctx, query)
+  return exactTotal(ctx, query, where)
+}
+
+/**
+ * One page of users and the total matching: search and filter ANDed, total counted with the same
+ * conditions, sorted on a listed column with ties broken by insertion order. Throws
+ * UnanswerableQuery for a query naming an unknown column or an impossible value.
+ */
+export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ users: UserRow[]; total: number }> {
+  const { limit, offset } = query
+  const sqlite = isSqlite(ctx)
+  const { where, narrowed } = await conditionsOf(ctx, query)
+  const countAll = async () => (await exactTotal(ctx, query, where)).total
 
   const sortInfo = query.sortBy === null ? null : Object.hasOwn(listable(), query.sortBy) ? listable()[query.sortBy] : undefined
   if (sortInfo === undefined) throw new UnanswerableQuery(`unknown sort field ${query.sortBy}`)
@@ -314,6 +525,23 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
       .select()
       .from(user)
       .where(inArray(rowid, keys))
+      .orderBy(...order(true))
+    return { users, total }
+  }
+  if (!sqlite && !where && offset > 0) {
+    // A deep page of everyone on PostgreSQL: the ids of the page from an index-only scan (the
+    // (column, createdAt, id) indexes of migration list_users_counts), then only those rows; an
+    // OFFSET over the table itself visits every skipped row.
+    const keys = ctx.db
+      .select({ id: user.id })
+      .from(user)
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(inArray(user.id, keys))
       .orderBy(...order(true))
     return { users, total }
   }
