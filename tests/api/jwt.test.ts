@@ -11,6 +11,7 @@ import { createPanelService, type PanelService } from '../../server/panel/servic
 import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { runCli } from '../helpers/process.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 const run = promisify(execFile)
 const VERIFIER = join(import.meta.dirname, '..', 'helpers', 'jwt-verifier.mjs')
@@ -134,7 +135,7 @@ describe('tokens (official jwtClient)', () => {
     const res = await new HttpClient(server.base).get('/jwks')
     expect(res.headers.get('cache-control')).toBe('public, max-age=300')
     expect(res.headers.get('content-type')).toContain('application/json')
-    for (const row of server.gatehouse.ctx.db.select().from(keypair).all()) {
+    for (const row of await server.gatehouse.ctx.db.select().from(keypair)) {
       expect(row.privateKey.startsWith('enc:v1:')).toBe(true)
       expect(row.privateKey).not.toContain('"d"')
       expect(JSON.parse(row.publicKey)).not.toHaveProperty('d')
@@ -179,21 +180,18 @@ describe('rotation', () => {
     const fresh = await tokenOf(user)
     expect((await jwks()).map((k) => k.kid)).toEqual([rotated.id])
     expect(
-      server.gatehouse.ctx.db
-        .select()
-        .from(keypair)
-        .where(eq(keypair.id, oldKid as string))
-        .get(),
+      await firstRow(
+        server.gatehouse.ctx.db
+          .select()
+          .from(keypair)
+          .where(eq(keypair.id, oldKid as string)),
+      ),
     ).toBeUndefined()
     // Refused (it has also expired by now; the next test isolates the removed key).
     expect((await verifyElsewhere(before)).ok).toBe(false)
     expect(await verifyElsewhere(fresh)).toMatchObject({ ok: true })
 
-    const types = server.gatehouse.ctx.db
-      .select({ type: auditEvent.type })
-      .from(auditEvent)
-      .all()
-      .map((e) => e.type)
+    const types = (await server.gatehouse.ctx.db.select({ type: auditEvent.type }).from(auditEvent)).map((e) => e.type)
     expect(types).toEqual(expect.arrayContaining(['jwt.key-rotated', 'jwt.key-removed']))
   })
 

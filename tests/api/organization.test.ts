@@ -1,12 +1,12 @@
 import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
-import { and, eq } from 'drizzle-orm'
+import { and, count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addMember } from '../../server/features/organization/members.js'
 import { systemActor } from '../../server/features/organization/shared.js'
-import { auditEvent, member } from '../../server/db/schema.js'
+import { auditEvent, member, organization } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -80,13 +80,10 @@ async function activeOrgOf(p: Person): Promise<string | null | undefined> {
   return (res.data?.session as { activeOrganizationId?: string | null } | undefined)?.activeOrganizationId
 }
 
-function auditTypes(orgId: string): string[] {
-  return server.gatehouse.ctx.db
-    .select({ type: auditEvent.type })
-    .from(auditEvent)
-    .where(eq(auditEvent.target, orgId))
-    .all()
-    .map((r) => r.type)
+async function auditTypes(orgId: string): Promise<string[]> {
+  return (await server.gatehouse.ctx.db.select({ type: auditEvent.type }).from(auditEvent).where(eq(auditEvent.target, orgId))).map(
+    (r) => r.type,
+  )
 }
 
 describe('organization create, list, check-slug, full organization, set-active', () => {
@@ -116,7 +113,7 @@ describe('organization create, list, check-slug, full organization, set-active',
     const defaultTeam = full.data?.teams?.[0]
     expect(defaultTeam).toMatchObject({ name: 'Acme Inc', organizationId: org?.id })
     expect((org?.members[0] as { teamId?: string } | undefined)?.teamId).toBe(defaultTeam?.id)
-    expect(auditTypes(org?.id as string)).toContain('organization.created')
+    expect(await auditTypes(org?.id as string)).toContain('organization.created')
   })
 
   it('refuses a taken slug, answers check-slug, and lists the caller organizations', async () => {
@@ -173,7 +170,9 @@ describe('organization create, list, check-slug, full organization, set-active',
         403,
         'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION',
       )
-      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
+      expect(await server.gatehouse.ctx.db.select({ n: count() }).from(organization).where(eq(organization.slug, refused))).toEqual([
+        { n: 0 },
+      ])
     } finally {
       server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: null } })
     }
@@ -280,7 +279,7 @@ describe('update and delete', () => {
       'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     )
     expectError(await outsider.client.organization.update({ data: { name: 'x' } }), 400, 'ORGANIZATION_NOT_FOUND')
-    expect(auditTypes(org.id).filter((t) => t === 'organization.updated')).toHaveLength(2)
+    expect((await auditTypes(org.id)).filter((t) => t === 'organization.updated')).toHaveLength(2)
   })
 
   it('only the owner deletes; members and sessions lose the organization', async () => {
@@ -302,7 +301,7 @@ describe('update and delete', () => {
       403,
       'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     )
-    expect(auditTypes(org.id)).toContain('organization.deleted')
+    expect(await auditTypes(org.id)).toContain('organization.deleted')
   })
 })
 
@@ -378,7 +377,7 @@ describe('members', () => {
     expect(promoted.data?.role).toBe('owner')
     const demoted = await bob.client.organization.updateMemberRole({ memberId: aliceId, role: 'admin' })
     expect(demoted.data?.role).toBe('admin')
-    expect(auditTypes(org.id).filter((t) => t === 'member.role-updated')).toHaveLength(3)
+    expect((await auditTypes(org.id)).filter((t) => t === 'member.role-updated')).toHaveLength(3)
 
     await carol.client.organization.updateMemberRole({ memberId: carolId, role: 'member' }).then((r) => expect(r.error).toBeNull())
     expectError(
@@ -434,7 +433,7 @@ describe('members', () => {
     expect(await activeOrgOf(bob)).toBeNull()
     expectError(await bob.client.organization.leave({ organizationId: org.id }), 400, 'MEMBER_NOT_FOUND')
 
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     expect(types.filter((t) => t === 'member.removed')).toHaveLength(2)
     expect(types).toContain('member.left')
   })
@@ -517,7 +516,7 @@ describe('invitations', () => {
 
     const listed = await bob.client.organization.listInvitations()
     expect(listed.data?.map((i) => [i.id, i.status])).toEqual([[invitationId, 'accepted']])
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     for (const t of ['invitation.created', 'invitation.resent', 'invitation.accepted']) expect(types).toContain(t)
   })
 
@@ -547,7 +546,7 @@ describe('invitations', () => {
     expectError(await dave.client.organization.getInvitation({ query: { id: againId } }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.acceptInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.rejectInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
-    expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from member where userId = ?').get(dave.id)).toEqual({ n: 0 })
+    expect(await server.gatehouse.ctx.db.select({ n: count() }).from(member).where(eq(member.userId, dave.id))).toEqual([{ n: 0 }])
 
     expectError(
       await carol.client.organization.inviteMember({ email: dave.email, role: 'member' }),
@@ -597,7 +596,7 @@ describe('invitations', () => {
 
     const all = await alice.client.organization.listInvitations({ query: { organizationId: org.id } })
     expect(all.data?.map((i) => i.status).sort()).toEqual(['accepted', 'accepted', 'canceled', 'pending', 'pending', 'rejected'])
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     expect(types).toContain('invitation.rejected')
     expect(types).toContain('invitation.canceled')
     const loner = await person()
@@ -686,7 +685,7 @@ describe('teams', () => {
     const members = await alice.client.organization.listMembers()
     expect(members.data?.members.find((m) => m.userId === dave.id)).toMatchObject({ teamId })
     expect(members.data?.members.find((m) => m.userId === alice.id)).toMatchObject({ teamId: null })
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     for (const t of ['team.created', 'team.updated', 'team.removed']) expect(types).toContain(t)
   })
 
@@ -838,13 +837,12 @@ describe('membership limit under concurrency', () => {
       for (const r of refused) {
         expect(r.body).toEqual({ code: 'ORGANIZATION_MEMBERSHIP_LIMIT_REACHED', message: 'Organization membership limit reached' })
       }
-      const rows = limited.gatehouse.ctx.db.select().from(member).where(eq(member.organizationId, org.id)).all()
+      const rows = await limited.gatehouse.ctx.db.select().from(member).where(eq(member.organizationId, org.id))
       expect(rows).toHaveLength(3)
-      const pending = limited.gatehouse.ctx.db
+      const pending = await limited.gatehouse.ctx.db
         .select()
         .from(member)
         .where(and(eq(member.organizationId, org.id), eq(member.role, 'member')))
-        .all()
       expect(pending).toHaveLength(2)
     } finally {
       await limited.close()
