@@ -126,6 +126,9 @@ describe('organization create, list, check-slug, full organization, set-active',
     const free = await alice.client.organization.checkSlug({ slug: slug('free') })
     expect(free.data).toEqual({ status: true })
 
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const second = await createOrg(alice, { keepCurrentActiveOrganization: true })
     expect(await activeOrgOf(alice)).toBe(first.id)
     const list = await alice.client.organization.list()
@@ -310,6 +313,9 @@ describe('members', () => {
     const alice = await person()
     const bob = await person()
     const org = await createOrg(alice)
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     await join(alice, bob, org.id, 'member')
 
     const active = await bob.client.organization.getActiveMember()
@@ -609,8 +615,12 @@ describe('invitations', () => {
       const alice = await person(limited)
       const org = await createOrg(alice)
       const first = await alice.client.organization.inviteMember({ email: 'one@example.com', role: 'member' })
+      // Lists come in creation order; a new millisecond makes that order one both engines agree on
+      // (PostgreSQL has no insertion order to break a tie within one).
+      limited.clock.advance(1)
       const replaced = await alice.client.organization.inviteMember({ email: 'one@example.com', role: 'admin' })
       expect(replaced.data?.id).not.toBe(first.data?.id)
+      limited.clock.advance(1)
       await alice.client.organization.inviteMember({ email: 'two@example.com', role: 'member' })
       expectError(
         await alice.client.organization.inviteMember({ email: 'three@example.com', role: 'member' }),
@@ -639,6 +649,9 @@ describe('teams', () => {
     await join(alice, carol, org.id, 'member')
     const defaultTeamId = (org.members[0] as { teamId?: string }).teamId as string
 
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const created = await bob.client.organization.createTeam({ name: 'Platform' })
     expect(created.data).toMatchObject({ name: 'Platform', organizationId: org.id })
     expectError(
@@ -760,8 +773,12 @@ describe('cross-tenant isolation', () => {
     const erin = await person()
     const orgA = await createOrg(alice)
     const orgB = await createOrg(carol)
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const bTeam = await carol.client.organization.createTeam({ name: 'B team' })
     const bTeamId = bTeam.data?.id as string
+    server.clock.advance(1)
     const erinInB = await join(carol, erin, orgB.id, 'member')
     const bInvite = await carol.client.organization.inviteMember({ email: 'someone@example.com', role: 'member' })
     const bInviteId = bInvite.data?.id as string
