@@ -10,7 +10,7 @@ import { auditEvent, keypair } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { runCli } from '../helpers/process.js'
-import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, TestClock, type TestServer, testEngine } from '../helpers/server.js'
 import { firstRow } from '../../server/db/storage.js'
 
 const run = promisify(execFile)
@@ -228,7 +228,14 @@ describe('rotation', () => {
   it('CLI rotation on the data directory of the running server', async () => {
     const user = await signUp(server.base)
     const before = decodeProtectedHeader(await tokenOf(user)).kid
-    const out = await runCli(['jwt', 'rotate', '--data-dir', server.dataDir], { GATEHOUSE_SECRET: SECRET })
+    // On the PostgreSQL run the keys live in the server's database: the CLI is pointed at it too
+    // (the test database has no password, so its location is its URL).
+    const where = [
+      '--data-dir',
+      server.dataDir,
+      ...(testEngine === 'postgres' ? ['--database-url', server.gatehouse.database.location] : []),
+    ]
+    const out = await runCli(['jwt', 'rotate', ...where], { GATEHOUSE_SECRET: SECRET })
     expect(out.stderr).toBe('')
     expect(out.code).toBe(0)
     const newKid = /New signing key (\S+)/.exec(out.stdout)?.[1]
@@ -240,7 +247,7 @@ describe('rotation', () => {
       kid = decodeProtectedHeader(await tokenOf(user)).kid
     }
     expect(kid).toBe(newKid)
-    const listed = await runCli(['jwt', 'keys', '--data-dir', server.dataDir], { GATEHOUSE_SECRET: SECRET })
+    const listed = await runCli(['jwt', 'keys', ...where], { GATEHOUSE_SECRET: SECRET })
     expect(listed.stdout).toContain(`${newKid}  EdDSA`)
     expect(listed.stdout).toContain('signing')
   })
