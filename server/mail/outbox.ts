@@ -355,5 +355,7 @@ export async function requeueFailed(db: DB, clock: Clock, ids?: string[]): Promi
     .update(mailOutbox)
     .set({ status: 'queued', updatedAt: new Date(clock.now()) })
     .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed)
-  return result.changes
+    // Counted from the returned rows: better-sqlite3 reports `changes`, node-postgres `rowCount`.
+    .returning({ id: mailOutbox.id })
+  return result.length
 }

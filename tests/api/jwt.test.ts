@@ -10,7 +10,8 @@ import { auditEvent, keypair } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { runCli } from '../helpers/process.js'
-import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, TestClock, type TestServer, testEngine } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 const run = promisify(execFile)
 const VERIFIER = join(import.meta.dirname, '..', 'helpers', 'jwt-verifier.mjs')
@@ -134,7 +135,7 @@ describe('tokens (official jwtClient)', () => {
     const res = await new HttpClient(server.base).get('/jwks')
     expect(res.headers.get('cache-control')).toBe('public, max-age=300')
     expect(res.headers.get('content-type')).toContain('application/json')
-    for (const row of server.gatehouse.ctx.db.select().from(keypair).all()) {
+    for (const row of await server.gatehouse.ctx.db.select().from(keypair)) {
       expect(row.privateKey.startsWith('enc:v1:')).toBe(true)
       expect(row.privateKey).not.toContain('"d"')
       expect(JSON.parse(row.publicKey)).not.toHaveProperty('d')
@@ -179,21 +180,18 @@ describe('rotation', () => {
     const fresh = await tokenOf(user)
     expect((await jwks()).map((k) => k.kid)).toEqual([rotated.id])
     expect(
-      server.gatehouse.ctx.db
-        .select()
-        .from(keypair)
-        .where(eq(keypair.id, oldKid as string))
-        .get(),
+      await firstRow(
+        server.gatehouse.ctx.db
+          .select()
+          .from(keypair)
+          .where(eq(keypair.id, oldKid as string)),
+      ),
     ).toBeUndefined()
     // Refused (it has also expired by now; the next test isolates the removed key).
     expect((await verifyElsewhere(before)).ok).toBe(false)
     expect(await verifyElsewhere(fresh)).toMatchObject({ ok: true })
 
-    const types = server.gatehouse.ctx.db
-      .select({ type: auditEvent.type })
-      .from(auditEvent)
-      .all()
-      .map((e) => e.type)
+    const types = (await server.gatehouse.ctx.db.select({ type: auditEvent.type }).from(auditEvent)).map((e) => e.type)
     expect(types).toEqual(expect.arrayContaining(['jwt.key-rotated', 'jwt.key-removed']))
   })
 
@@ -230,7 +228,14 @@ describe('rotation', () => {
   it('CLI rotation on the data directory of the running server', async () => {
     const user = await signUp(server.base)
     const before = decodeProtectedHeader(await tokenOf(user)).kid
-    const out = await runCli(['jwt', 'rotate', '--data-dir', server.dataDir], { GATEHOUSE_SECRET: SECRET })
+    // On the PostgreSQL run the keys live in the server's database: the CLI is pointed at it too
+    // (the test database has no password, so its location is its URL).
+    const where = [
+      '--data-dir',
+      server.dataDir,
+      ...(testEngine === 'postgres' ? ['--database-url', server.gatehouse.database.location] : []),
+    ]
+    const out = await runCli(['jwt', 'rotate', ...where], { GATEHOUSE_SECRET: SECRET })
     expect(out.stderr).toBe('')
     expect(out.code).toBe(0)
     const newKid = /New signing key (\S+)/.exec(out.stdout)?.[1]
@@ -242,7 +247,7 @@ describe('rotation', () => {
       kid = decodeProtectedHeader(await tokenOf(user)).kid
     }
     expect(kid).toBe(newKid)
-    const listed = await runCli(['jwt', 'keys', '--data-dir', server.dataDir], { GATEHOUSE_SECRET: SECRET })
+    const listed = await runCli(['jwt', 'keys', ...where], { GATEHOUSE_SECRET: SECRET })
     expect(listed.stdout).toContain(`${newKid}  EdDSA`)
     expect(listed.stdout).toContain('signing')
   })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { listMailOutbox, OutboxMailer, retryAllFailedMail, retryMail, sendTestEmail, waitForMailDelivery } from '../../server/mail/index.js'
 import { createPanelService } from '../../server/panel/service.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
@@ -89,10 +89,17 @@ describe('mail outbox', () => {
       await signUp(server.base, { email })
       const res = await new HttpClient(server.base).post('/request-password-reset', { email })
       expect(res.body).toMatchObject({ status: true })
-      await settle(server)
-      expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages.map((r) => [r.kind, r.status])).toEqual([
-        ['password-reset', 'queued'],
-      ])
+      // The reset mail is written after the answer has left (in the background): on PostgreSQL that
+      // takes several round trips, so wait for the row rather than for one turn of the event loop.
+      await vi.waitFor(
+        async () => {
+          await settle(server)
+          expect((await listMailOutbox(server.gatehouse.ctx, { to: email })).messages.map((r) => [r.kind, r.status])).toEqual([
+            ['password-reset', 'queued'],
+          ])
+        },
+        { timeout: 10_000, interval: 20 },
+      )
 
       server.gatehouse.config.update({ mail: { smtp: { host: '127.0.0.1', port: sink.port, secure: false } } })
       const received = await sink.waitFor(email)
@@ -146,6 +153,8 @@ describe('mail outbox', () => {
         await sink.waitFor('second@example.com')
         await settle(server)
         expect((await listMailOutbox(ctx, { status: 'sent' })).total).toBe(2)
+        // A new millisecond: newest first is then one order on both engines (PostgreSQL has no rowid).
+        server.clock.advance(1)
         const ok = await sendTestEmail(ctx, 'third@example.com')
         expect(ok).toMatchObject({ status: 'sent', attempts: 1 })
         // Newest first, paged.

@@ -6,6 +6,7 @@ import { account, user } from '../../server/db/schema.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
 import { CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 /**
  * The engine's rules, driven through GitHub's definition against a loopback fake: state
@@ -198,11 +199,10 @@ describe('sign-up switches and linking rules', () => {
     } finally {
       server.gatehouse.config.update({ account: { accountLinking: { trustedProviders: [] } } })
     }
-    const linked = db()
+    const linked = await db()
       .select()
       .from(account)
       .where(and(eq(account.userId, local.user.id), eq(account.providerId, 'github')))
-      .all()
     expect(linked).toHaveLength(1)
   })
 
@@ -224,7 +224,7 @@ describe('sign-up switches and linking rules', () => {
     const b = new Browser()
     await viaGitHub(b)
     const id = (await currentUser(b))?.id as string
-    db().update(user).set({ banned: true, banReason: 'spam' }).where(eq(user.id, id)).run()
+    await db().update(user).set({ banned: true, banReason: 'spam' }).where(eq(user.id, id))
     const again = new Browser()
     const location = await viaGitHub(again, { errorCallbackURL: '/oops' })
     expect(location).toBe(
@@ -251,7 +251,7 @@ describe('/link-social', () => {
     const { local, b } = await signedInBrowser()
     setGitHubUser(42_000_300, local.email, true)
     expect(await linkFlow(b)).toBe('/settings')
-    const rows = db().select().from(account).where(eq(account.userId, local.user.id)).all()
+    const rows = await db().select().from(account).where(eq(account.userId, local.user.id))
     expect(rows.map((r) => r.providerId).sort()).toEqual(['credential', 'github'])
   })
 
@@ -280,11 +280,12 @@ describe('provider tokens', () => {
     const b = new Browser()
     await viaGitHub(b)
     const me = await currentUser(b)
-    const row = db()
-      .select()
-      .from(account)
-      .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github')))
-      .get()
+    const row = await firstRow(
+      db()
+        .select()
+        .from(account)
+        .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github'))),
+    )
     if (!row) throw new Error('no account')
     const first = `access-${tokenCounter}`
     const post = async (path: string, body: unknown) => {
@@ -311,7 +312,7 @@ describe('provider tokens', () => {
     expect(refreshed.body.accessToken).toBe(`access-${tokenCounter}`)
     expect(refreshed.body.accessToken).not.toBe(first)
     expect(fake.calls('POST', '/gh/token').at(-1)?.form.get('refresh_token')).toBe(`refresh-${tokenCounter - 1}`)
-    const stored = db().select().from(account).where(eq(account.id, row.id)).get()
+    const stored = await firstRow(db().select().from(account).where(eq(account.id, row.id)))
     expect(stored?.accessToken).toMatch(/^enc:v1:/)
     expect(stored?.refreshToken).toMatch(/^enc:v1:/)
     expect(stored?.accessTokenExpiresAt?.getTime()).toBe(server.clock.now() + 3600_000)
@@ -350,11 +351,12 @@ describe('provider tokens', () => {
     const b = new Browser()
     await viaGitHub(b)
     const me = await currentUser(b)
-    const row = db()
-      .select()
-      .from(account)
-      .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github')))
-      .get()
+    const row = await firstRow(
+      db()
+        .select()
+        .from(account)
+        .where(and(eq(account.userId, me?.id as string), eq(account.providerId, 'github'))),
+    )
     if (!row) throw new Error('no account')
     const viaGet = await b.request(`${server.base}/account-info?accountId=${row.id}`)
     expect(viaGet.status).toBe(200)
@@ -412,11 +414,10 @@ describe('the official better-auth client', () => {
       headers: { cookie: jar.header() },
     })
     expect(back.headers.get('location')).toBe('/linked')
-    const accounts = db()
+    const accounts = await db()
       .select()
       .from(account)
       .where(eq(account.userId, session.data?.user.id as string))
-      .all()
     expect(accounts.map((a) => a.accountId).sort()).toEqual([firstGitHubId, '42000500'].sort())
   })
 })

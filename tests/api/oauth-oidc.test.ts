@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, verification } from '../../server/db/schema.js'
 import { authorizeAtOidcProvider, Browser, locationOf, type OidcProviderHandle, s256, startOidcProvider } from '../helpers/oauth-fakes.js'
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 /**
  * The engine against a real OpenID provider (panva's oidc-provider) configured as Google would
@@ -82,11 +83,12 @@ describe('social sign-in against a real OpenID provider', () => {
     const state = url.searchParams.get('state') as string
     expect(state).toMatch(/^[A-Za-z0-9_-]{32}$/)
     // The state is a verification record valid for 10 minutes, and the browser holds it signed.
-    const row = db()
-      .select()
-      .from(verification)
-      .where(eq(verification.identifier, `auth-state:${state}`))
-      .get()
+    const row = await firstRow(
+      db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `auth-state:${state}`)),
+    )
     expect(row?.expiresAt.getTime()).toBe(server.clock.now() + 600_000)
     const stored = JSON.parse(row?.value ?? '{}') as { codeVerifier: string; callbackURL: string }
     expect(stored.codeVerifier).toMatch(/^[A-Za-z0-9_-]{128}$/)
@@ -110,18 +112,19 @@ describe('social sign-in against a real OpenID provider', () => {
     expect(cookies).toContain('better-auth.state=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
     // The state is single use: its record is gone.
     expect(
-      db()
-        .select()
-        .from(verification)
-        .where(eq(verification.identifier, `auth-state:${state}`))
-        .get(),
+      await firstRow(
+        db()
+          .select()
+          .from(verification)
+          .where(eq(verification.identifier, `auth-state:${state}`)),
+      ),
     ).toBeUndefined()
 
     const session = await browser.request(`${server.base}/get-session`)
     const body = (await session.json()) as { user: Record<string, unknown> }
     expect(body.user).toMatchObject({ email: ALICE.email, name: ALICE.name, image: ALICE.picture, emailVerified: true })
 
-    const acc = db().select().from(account).where(eq(account.accountId, ALICE.sub)).get()
+    const acc = await firstRow(db().select().from(account).where(eq(account.accountId, ALICE.sub)))
     expect(acc).toMatchObject({ providerId: 'google', userId: body.user.id, scope: 'email,profile,openid' })
     // Provider tokens are encrypted at rest.
     expect(acc?.accessToken).toMatch(/^enc:v1:/)
@@ -138,7 +141,7 @@ describe('social sign-in against a real OpenID provider', () => {
     const back2 = await authorizeAtOidcProvider(browser, again.json.url, BOB.sub)
     const res = await browser.request(back2.toString())
     expect(res.headers.get('location')).toBe('/dashboard')
-    const accounts = db().select().from(account).where(eq(account.accountId, BOB.sub)).all()
+    const accounts = await db().select().from(account).where(eq(account.accountId, BOB.sub))
     expect(accounts).toHaveLength(1)
   })
 
@@ -163,13 +166,12 @@ describe('social sign-in against a real OpenID provider', () => {
     const { url, json } = await startSignIn(browser, { callbackURL: '/dashboard', errorCallbackURL: '/oops' })
     const state = url.searchParams.get('state') as string
     const identifier = `auth-state:${state}`
-    const row = db().select().from(verification).where(eq(verification.identifier, identifier)).get()
+    const row = await firstRow(db().select().from(verification).where(eq(verification.identifier, identifier)))
     const data = JSON.parse(row?.value ?? '{}') as Record<string, unknown>
-    db()
+    await db()
       .update(verification)
       .set({ value: JSON.stringify({ ...data, codeVerifier: 'x'.repeat(128) }) })
       .where(eq(verification.identifier, identifier))
-      .run()
     const back = await authorizeAtOidcProvider(browser, json.url, ALICE.sub)
     const res = await browser.request(back.toString())
     expect(res.headers.get('location')).toBe('/oops?error=invalid_code')
@@ -204,19 +206,17 @@ describe('social sign-in against a real OpenID provider', () => {
       expect(res.headers.get('location')).toBe(`${server.base}/error?error=please_restart_the_process`)
       const state = url.searchParams.get('state') as string
       expect(
-        db()
-          .select()
-          .from(verification)
-          .where(eq(verification.identifier, `auth-state:${state}`))
-          .get(),
+        await firstRow(
+          db()
+            .select()
+            .from(verification)
+            .where(eq(verification.identifier, `auth-state:${state}`)),
+        ),
       ).toBeUndefined()
       expect(
-        db()
-          .select()
-          .from(verification)
-          .where(like(verification.identifier, 'auth-state:%'))
-          .all()
-          .filter((r) => r.expiresAt.getTime() <= server.clock.now()),
+        (await db().select().from(verification).where(like(verification.identifier, 'auth-state:%'))).filter(
+          (r) => r.expiresAt.getTime() <= server.clock.now(),
+        ),
       ).toHaveLength(0)
     } finally {
       server.clock.advance(-600_001)

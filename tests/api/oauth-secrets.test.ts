@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decryptSecret, encryptSecret, revealSecret } from '../../server/crypto/encrypt.js'
 import { Browser, FakeProvider } from '../helpers/oauth-fakes.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { and, eq } from 'drizzle-orm'
+import { account } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 import { openSealed } from '../helpers/signatures.js'
 
 const SECRET = 'test-secret-0123456789-abcdefghijkl'
@@ -65,9 +68,13 @@ describe('a sealed client secret in the configuration', () => {
     expect(cb.headers.get('location')).toBe('/ok')
     expect(JSON.stringify(server.gatehouse.config.get().socialProviders.spotify)).not.toContain('sp-secret-in-clear')
     // The provider token is stored sealed for its purpose, and opens with the independent code.
-    const stored = sqliteOf(server.gatehouse.ctx)
-      .prepare("select accessToken from account where providerId = 'spotify' and accountId = 'sp-1'")
-      .get() as { accessToken: string }
+    const stored = await firstRow(
+      server.gatehouse.ctx.db
+        .select({ accessToken: account.accessToken })
+        .from(account)
+        .where(and(eq(account.providerId, 'spotify'), eq(account.accountId, 'sp-1'))),
+    )
+    if (!stored?.accessToken) throw new Error('no stored spotify access token')
     expect(stored.accessToken).toMatch(/^enc:v1:/)
     expect(await openSealed(SECRET, stored.accessToken, 'oauth-token')).toBe('at')
   })

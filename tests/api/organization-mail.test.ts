@@ -97,7 +97,7 @@ describe('invitation mail through SMTP', () => {
     await sink.waitFor(email)
     await resendInvitation(ctx, systemActor(), row.id)
     await sink.waitFor(email, (m) => sink.inbox.filter((x) => x.to.includes(email)).indexOf(m) === 1)
-    const events = ctx.db.select().from(auditEvent).where(eq(auditEvent.target, orgId)).all()
+    const events = await ctx.db.select().from(auditEvent).where(eq(auditEvent.target, orgId))
     const created_ = events.find((e) => e.type === 'invitation.created')
     expect(created_?.detail).toMatchObject({ email, via: 'system' })
     expect(events.some((e) => e.type === 'invitation.resent')).toBe(true)

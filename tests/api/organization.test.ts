@@ -1,12 +1,12 @@
 import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
-import { and, eq } from 'drizzle-orm'
+import { and, count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addMember } from '../../server/features/organization/members.js'
 import { systemActor } from '../../server/features/organization/shared.js'
-import { auditEvent, member } from '../../server/db/schema.js'
+import { auditEvent, member, organization } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
 beforeAll(async () => {
@@ -80,13 +80,10 @@ async function activeOrgOf(p: Person): Promise<string | null | undefined> {
   return (res.data?.session as { activeOrganizationId?: string | null } | undefined)?.activeOrganizationId
 }
 
-function auditTypes(orgId: string): string[] {
-  return server.gatehouse.ctx.db
-    .select({ type: auditEvent.type })
-    .from(auditEvent)
-    .where(eq(auditEvent.target, orgId))
-    .all()
-    .map((r) => r.type)
+async function auditTypes(orgId: string): Promise<string[]> {
+  return (await server.gatehouse.ctx.db.select({ type: auditEvent.type }).from(auditEvent).where(eq(auditEvent.target, orgId))).map(
+    (r) => r.type,
+  )
 }
 
 describe('organization create, list, check-slug, full organization, set-active', () => {
@@ -116,7 +113,7 @@ describe('organization create, list, check-slug, full organization, set-active',
     const defaultTeam = full.data?.teams?.[0]
     expect(defaultTeam).toMatchObject({ name: 'Acme Inc', organizationId: org?.id })
     expect((org?.members[0] as { teamId?: string } | undefined)?.teamId).toBe(defaultTeam?.id)
-    expect(auditTypes(org?.id as string)).toContain('organization.created')
+    expect(await auditTypes(org?.id as string)).toContain('organization.created')
   })
 
   it('refuses a taken slug, answers check-slug, and lists the caller organizations', async () => {
@@ -129,6 +126,9 @@ describe('organization create, list, check-slug, full organization, set-active',
     const free = await alice.client.organization.checkSlug({ slug: slug('free') })
     expect(free.data).toEqual({ status: true })
 
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const second = await createOrg(alice, { keepCurrentActiveOrganization: true })
     expect(await activeOrgOf(alice)).toBe(first.id)
     const list = await alice.client.organization.list()
@@ -173,7 +173,9 @@ describe('organization create, list, check-slug, full organization, set-active',
         403,
         'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION',
       )
-      expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from organization where slug = ?').get(refused)).toEqual({ n: 0 })
+      expect(await server.gatehouse.ctx.db.select({ n: count() }).from(organization).where(eq(organization.slug, refused))).toEqual([
+        { n: 0 },
+      ])
     } finally {
       server.gatehouse.config.update({ organization: { allowUserToCreateOrganization: null } })
     }
@@ -280,7 +282,7 @@ describe('update and delete', () => {
       'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     )
     expectError(await outsider.client.organization.update({ data: { name: 'x' } }), 400, 'ORGANIZATION_NOT_FOUND')
-    expect(auditTypes(org.id).filter((t) => t === 'organization.updated')).toHaveLength(2)
+    expect((await auditTypes(org.id)).filter((t) => t === 'organization.updated')).toHaveLength(2)
   })
 
   it('only the owner deletes; members and sessions lose the organization', async () => {
@@ -302,7 +304,7 @@ describe('update and delete', () => {
       403,
       'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     )
-    expect(auditTypes(org.id)).toContain('organization.deleted')
+    expect(await auditTypes(org.id)).toContain('organization.deleted')
   })
 })
 
@@ -311,6 +313,9 @@ describe('members', () => {
     const alice = await person()
     const bob = await person()
     const org = await createOrg(alice)
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     await join(alice, bob, org.id, 'member')
 
     const active = await bob.client.organization.getActiveMember()
@@ -378,7 +383,7 @@ describe('members', () => {
     expect(promoted.data?.role).toBe('owner')
     const demoted = await bob.client.organization.updateMemberRole({ memberId: aliceId, role: 'admin' })
     expect(demoted.data?.role).toBe('admin')
-    expect(auditTypes(org.id).filter((t) => t === 'member.role-updated')).toHaveLength(3)
+    expect((await auditTypes(org.id)).filter((t) => t === 'member.role-updated')).toHaveLength(3)
 
     await carol.client.organization.updateMemberRole({ memberId: carolId, role: 'member' }).then((r) => expect(r.error).toBeNull())
     expectError(
@@ -434,7 +439,7 @@ describe('members', () => {
     expect(await activeOrgOf(bob)).toBeNull()
     expectError(await bob.client.organization.leave({ organizationId: org.id }), 400, 'MEMBER_NOT_FOUND')
 
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     expect(types.filter((t) => t === 'member.removed')).toHaveLength(2)
     expect(types).toContain('member.left')
   })
@@ -517,7 +522,7 @@ describe('invitations', () => {
 
     const listed = await bob.client.organization.listInvitations()
     expect(listed.data?.map((i) => [i.id, i.status])).toEqual([[invitationId, 'accepted']])
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     for (const t of ['invitation.created', 'invitation.resent', 'invitation.accepted']) expect(types).toContain(t)
   })
 
@@ -547,7 +552,7 @@ describe('invitations', () => {
     expectError(await dave.client.organization.getInvitation({ query: { id: againId } }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.acceptInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
     expectError(await dave.client.organization.rejectInvitation({ invitationId: againId }), 400, 'INVITATION_NOT_FOUND')
-    expect(sqliteOf(server.gatehouse.ctx).prepare('select count(*) as n from member where userId = ?').get(dave.id)).toEqual({ n: 0 })
+    expect(await server.gatehouse.ctx.db.select({ n: count() }).from(member).where(eq(member.userId, dave.id))).toEqual([{ n: 0 }])
 
     expectError(
       await carol.client.organization.inviteMember({ email: dave.email, role: 'member' }),
@@ -597,7 +602,7 @@ describe('invitations', () => {
 
     const all = await alice.client.organization.listInvitations({ query: { organizationId: org.id } })
     expect(all.data?.map((i) => i.status).sort()).toEqual(['accepted', 'accepted', 'canceled', 'pending', 'pending', 'rejected'])
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     expect(types).toContain('invitation.rejected')
     expect(types).toContain('invitation.canceled')
     const loner = await person()
@@ -610,8 +615,12 @@ describe('invitations', () => {
       const alice = await person(limited)
       const org = await createOrg(alice)
       const first = await alice.client.organization.inviteMember({ email: 'one@example.com', role: 'member' })
+      // Lists come in creation order; a new millisecond makes that order one both engines agree on
+      // (PostgreSQL has no insertion order to break a tie within one).
+      limited.clock.advance(1)
       const replaced = await alice.client.organization.inviteMember({ email: 'one@example.com', role: 'admin' })
       expect(replaced.data?.id).not.toBe(first.data?.id)
+      limited.clock.advance(1)
       await alice.client.organization.inviteMember({ email: 'two@example.com', role: 'member' })
       expectError(
         await alice.client.organization.inviteMember({ email: 'three@example.com', role: 'member' }),
@@ -640,6 +649,9 @@ describe('teams', () => {
     await join(alice, carol, org.id, 'member')
     const defaultTeamId = (org.members[0] as { teamId?: string }).teamId as string
 
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const created = await bob.client.organization.createTeam({ name: 'Platform' })
     expect(created.data).toMatchObject({ name: 'Platform', organizationId: org.id })
     expectError(
@@ -686,7 +698,7 @@ describe('teams', () => {
     const members = await alice.client.organization.listMembers()
     expect(members.data?.members.find((m) => m.userId === dave.id)).toMatchObject({ teamId })
     expect(members.data?.members.find((m) => m.userId === alice.id)).toMatchObject({ teamId: null })
-    const types = auditTypes(org.id)
+    const types = await auditTypes(org.id)
     for (const t of ['team.created', 'team.updated', 'team.removed']) expect(types).toContain(t)
   })
 
@@ -761,8 +773,12 @@ describe('cross-tenant isolation', () => {
     const erin = await person()
     const orgA = await createOrg(alice)
     const orgB = await createOrg(carol)
+    // Lists come in creation order; a new millisecond makes that order one both engines agree on
+    // (PostgreSQL has no insertion order to break a tie within one).
+    server.clock.advance(1)
     const bTeam = await carol.client.organization.createTeam({ name: 'B team' })
     const bTeamId = bTeam.data?.id as string
+    server.clock.advance(1)
     const erinInB = await join(carol, erin, orgB.id, 'member')
     const bInvite = await carol.client.organization.inviteMember({ email: 'someone@example.com', role: 'member' })
     const bInviteId = bInvite.data?.id as string
@@ -838,13 +854,12 @@ describe('membership limit under concurrency', () => {
       for (const r of refused) {
         expect(r.body).toEqual({ code: 'ORGANIZATION_MEMBERSHIP_LIMIT_REACHED', message: 'Organization membership limit reached' })
       }
-      const rows = limited.gatehouse.ctx.db.select().from(member).where(eq(member.organizationId, org.id)).all()
+      const rows = await limited.gatehouse.ctx.db.select().from(member).where(eq(member.organizationId, org.id))
       expect(rows).toHaveLength(3)
-      const pending = limited.gatehouse.ctx.db
+      const pending = await limited.gatehouse.ctx.db
         .select()
         .from(member)
         .where(and(eq(member.organizationId, org.id), eq(member.role, 'member')))
-        .all()
       expect(pending).toHaveLength(2)
     } finally {
       await limited.close()

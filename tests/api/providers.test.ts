@@ -14,6 +14,7 @@ import {
 } from '../helpers/oauth-fakes.js'
 import { signUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 /**
  * Each of the 18 providers against a loopback fake answering its token and profile endpoints
@@ -816,7 +817,7 @@ describe('the 18 providers', () => {
       const session = (await (await browser.request(`${server.base}/get-session`)).json()) as { user: Record<string, unknown> }
       const { accountId, scope, ...mapped } = c.expected
       expect(session.user).toMatchObject(mapped)
-      const acc = server.gatehouse.ctx.db.select().from(account).where(eq(account.accountId, accountId)).get()
+      const acc = await firstRow(server.gatehouse.ctx.db.select().from(account).where(eq(account.accountId, accountId)))
       expect(acc).toMatchObject({ providerId: c.id, userId: session.user.id })
       expect(acc?.accessToken).toMatch(/^enc:v1:/)
       expect(acc?.accessToken).not.toContain(ACCESS)
@@ -834,7 +835,7 @@ describe('provider special checks', () => {
     expect((await runFlow(byId('gitlab'))).callback.headers.get('location')).toBe(`${server.base}/error?error=unable_to_get_user_info`)
     gitlabUser = { ...gitlabUser, id: 3, email: 'locked@example.com', state: 'active', locked: true }
     expect((await runFlow(byId('gitlab'))).callback.headers.get('location')).toBe(`${server.base}/error?error=unable_to_get_user_info`)
-    const created = server.gatehouse.ctx.db.select().from(user).where(eq(user.email, 'locked@example.com')).get()
+    const created = await firstRow(server.gatehouse.ctx.db.select().from(user).where(eq(user.email, 'locked@example.com')))
     expect(created).toBeUndefined()
   })
 
@@ -888,7 +889,7 @@ describe('provider special checks', () => {
     const c = byId('apple')
     const { callback } = await runFlow({ ...c, callbackExtra: {} })
     expect(callback.headers.get('location')).toBe('/done')
-    const stored = server.gatehouse.ctx.db.select().from(user).where(eq(user.email, 'ada@privaterelay.appleid.com')).get()
+    const stored = await firstRow(server.gatehouse.ctx.db.select().from(user).where(eq(user.email, 'ada@privaterelay.appleid.com')))
     expect(stored?.name).toBe('Ada Lovelace')
   })
 
@@ -968,7 +969,7 @@ describe('verified-email claims', () => {
     const existing = await signUp(server.base, { email })
     const signedIn = await microsoftUser({ verified_primary_email: '$email' }, email)
     expect(signedIn.id).toBe(existing.user.id)
-    const linked = server.gatehouse.ctx.db.select().from(account).where(eq(account.userId, existing.user.id)).all()
+    const linked = await server.gatehouse.ctx.db.select().from(account).where(eq(account.userId, existing.user.id))
     expect(linked.map((a) => a.providerId).sort()).toEqual(['credential', 'microsoft'])
   })
 

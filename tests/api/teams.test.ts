@@ -150,7 +150,7 @@ describe('teams with the 1.7 organization client', () => {
       status: 400,
       code: 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
     })
-    const rows = server.gatehouse.ctx.db.select().from(teamMember).where(eq(teamMember.teamId, foreignTeam)).all()
+    const rows = await server.gatehouse.ctx.db.select().from(teamMember).where(eq(teamMember.teamId, foreignTeam))
     expect(rows.map((r) => r.userId)).toEqual([mallory.id])
   })
 
@@ -164,8 +164,8 @@ describe('teams with the 1.7 organization client', () => {
     expect((await bob.http.post('/organization/set-active-team', { teamId: team })).status).toBe(200)
     const removed = await alice.client.organization.removeMember({ memberIdOrEmail: bob.email, organizationId: org.id })
     expect(removed.error).toBeNull()
-    expect(server.gatehouse.ctx.db.select().from(teamMember).where(eq(teamMember.userId, bob.id)).all()).toEqual([])
-    const bobSessions = server.gatehouse.ctx.db.select().from(sessionTable).where(eq(sessionTable.userId, bob.id)).all()
+    expect(await server.gatehouse.ctx.db.select().from(teamMember).where(eq(teamMember.userId, bob.id))).toEqual([])
+    const bobSessions = await server.gatehouse.ctx.db.select().from(sessionTable).where(eq(sessionTable.userId, bob.id))
     expect(bobSessions.map((s) => s.activeTeamId)).toEqual([null])
     expect(await activeTeam(bob, true)).toBeNull()
     expect((await bob.client.organization.listUserTeams()).data).toEqual([])

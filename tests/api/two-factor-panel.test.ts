@@ -3,10 +3,11 @@ import { twoFactorClient } from 'better-auth/client/plugins'
 import { desc, eq } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { auditEvent, mailOutbox } from '../../server/db/schema.js'
+import { auditEvent, mailOutbox, user } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 /** The control panel's view of second factors: the panel service the desktop and browser panels call. */
 
@@ -69,10 +70,12 @@ describe('panel: second factors', () => {
 
     expect(await ok('twoFactor.reset', { userId })).toEqual({ success: true })
     expect(await ok('twoFactor.userFactors', { userId })).toMatchObject({ twoFactorEnabled: false, totp: 'none', backupCodesLeft: null })
-    const mail = server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)).get()
+    const mail = await firstRow(
+      server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)),
+    )
     expect(mail?.kind).toBe('security-notice')
     expect(mail?.text).toContain('An administrator removed two-factor authentication')
-    const audit = server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.targetUserId, userId)).all()
+    const audit = await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.targetUserId, userId))
     expect(audit.map((e) => e.type)).toContain('two-factor.reset')
     // The password alone signs in again.
     const plain = await client().signIn.email({ email, password: PASSWORD })
@@ -86,7 +89,7 @@ describe('panel: second factors', () => {
       const email = uniqueEmail('boss')
       const up = await client().signUp.email({ name: 'Boss', email, password: PASSWORD })
       const userId = up.data?.user.id as string
-      sqliteOf(server.gatehouse.ctx).prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(userId)
+      await server.gatehouse.ctx.db.update(user).set({ role: 'admin' }).where(eq(user.id, userId))
       await client().signIn.email({ email, password: PASSWORD })
       const deadline = (await ok<{ graceDeadline: number }>('twoFactor.userFactors', { userId })).graceDeadline
       expect(deadline).toBe(server.clock.now() + 600_000)

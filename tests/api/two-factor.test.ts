@@ -1,11 +1,12 @@
 import { createAuthClient } from 'better-auth/client'
 import { twoFactorClient, usernameClient } from 'better-auth/client/plugins'
-import { desc, eq } from 'drizzle-orm'
+import { count, desc, eq, like } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { auditEvent, mailOutbox, twoFactor } from '../../server/db/schema.js'
+import { auditEvent, mailOutbox, twoFactor, user, verification } from '../../server/db/schema.js'
 import { CookieJar, HttpClient, jarFetch, uniqueEmail } from '../helpers/http.js'
-import { startTestServer, type TestServer, sqliteOf } from '../helpers/server.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+import { firstRow } from '../../server/db/storage.js'
 
 let server: TestServer
 const PASSWORD = 'correct horse battery'
@@ -110,7 +111,7 @@ describe('two-factor enrolment (better-auth twoFactor wire, official client)', (
 
   it('stores the secret and the backup codes encrypted', async () => {
     const { userId, totpURI, backupCodes } = await enrolled()
-    const row = server.gatehouse.ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId)).get()
+    const row = await firstRow(server.gatehouse.ctx.db.select().from(twoFactor).where(eq(twoFactor.userId, userId)))
     expect(row?.secret.startsWith('enc:v1:')).toBe(true)
     expect(row?.backupCodes.startsWith('enc:v1:')).toBe(true)
     const base32 = (URI.parse(totpURI) as TOTP).secret.base32
@@ -201,7 +202,9 @@ describe('sign-in with a second factor', () => {
     const { email } = await enrolled()
     const c = await challenged(email)
     expect((await c.client.twoFactor.sendOtp()).data).toEqual({ status: true })
-    const mail = server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)).get()
+    const mail = await firstRow(
+      server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)),
+    )
     expect(mail?.kind).toBe('two-factor-otp')
     const code = /verification code is (\d{6})/.exec(mail?.text ?? '')?.[1] as string
     expect(code).toMatch(/^\d{6}$/)
@@ -213,12 +216,9 @@ describe('sign-in with a second factor', () => {
 
     const d = await challenged(email)
     await d.client.twoFactor.sendOtp()
-    const second = server.gatehouse.ctx.db
-      .select()
-      .from(mailOutbox)
-      .where(eq(mailOutbox.to, email))
-      .orderBy(desc(mailOutbox.createdAt))
-      .get()
+    const second = await firstRow(
+      server.gatehouse.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.to, email)).orderBy(desc(mailOutbox.createdAt)),
+    )
     const code2 = /verification code is (\d{6})/.exec(second?.text ?? '')?.[1] as string
     server.clock.advanceSeconds(181)
     const late = await d.client.twoFactor.verifyOtp({ code: code2 })
@@ -258,10 +258,11 @@ describe('sign-in with a second factor', () => {
     const signedIn = new HttpClient(`${server.origin}/api/auth`)
     signedIn.jar.cookies.set('better-auth.session_token', raw.jar.get('better-auth.session_token') as string)
     expect((await signedIn.post('/two-factor/disable', { password: PASSWORD })).body).toEqual({ status: true })
-    const count = sqliteOf(server.gatehouse.ctx)
-      .prepare("SELECT count(*) AS n FROM verification WHERE identifier LIKE 'trust-device-%'")
-      .get() as { n: number }
-    expect(count.n).toBe(0)
+    const trusted = await server.gatehouse.ctx.db
+      .select({ n: count() })
+      .from(verification)
+      .where(like(verification.identifier, 'trust-device-%'))
+    expect(trusted).toEqual([{ n: 0 }])
     const plain = await officialClient().client.signIn.email({ email, password: PASSWORD })
     expect(plain.data).toMatchObject({ redirect: false, user: { email, twoFactorEnabled: false } })
   })
@@ -305,14 +306,9 @@ describe('guessing is bounded', () => {
     const tally: Record<string, number> = {}
     for (const a of answers) tally[a] = (tally[a] ?? 0) + 1
     expect(tally).toEqual({ '401 INVALID_CODE': 5, '400 TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE': 1, '401 INVALID_TWO_FACTOR_COOKIE': 44 })
-    const failures = server.gatehouse.ctx.db
-      .select()
-      .from(auditEvent)
-      .where(eq(auditEvent.targetUserId, userId))
-      .all()
-      .filter(
-        (e) => e.type === 'two-factor.verify' && e.outcome === 'failure' && (e.detail as { reason?: string })?.reason === 'INVALID_CODE',
-      )
+    const failures = (await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.targetUserId, userId))).filter(
+      (e) => e.type === 'two-factor.verify' && e.outcome === 'failure' && (e.detail as { reason?: string })?.reason === 'INVALID_CODE',
+    )
     expect(failures).toHaveLength(5)
   })
 
@@ -352,7 +348,10 @@ describe('enforcement for roles', () => {
       const email = uniqueEmail('boss')
       const { client } = officialClient()
       const up = await client.signUp.email({ name: 'Boss', email, password: PASSWORD })
-      sqliteOf(gatehouse.ctx).prepare("UPDATE user SET role = 'admin' WHERE id = ?").run(up.data?.user.id)
+      await gatehouse.ctx.db
+        .update(user)
+        .set({ role: 'admin' })
+        .where(eq(user.id, up.data?.user.id as string))
       const first = await officialClient().client.signIn.email({ email, password: PASSWORD })
       // The client revives ISO dates.
       const deadline = new Date(now() + 3600_000)
@@ -375,20 +374,11 @@ describe('enforcement for roles', () => {
 describe('audit', () => {
   it('records enrolment, challenges, successes, failures and disabling', async () => {
     const { userId } = await enrolled()
-    const types = server.gatehouse.ctx.db
-      .select()
-      .from(auditEvent)
-      .where(eq(auditEvent.targetUserId, userId))
-      .all()
-      .map((e) => `${e.type}:${e.outcome}`)
-    expect(types).toEqual(expect.arrayContaining(['two-factor.enrolment-started:success', 'two-factor.enabled:success']))
-    const all = new Set(
-      server.gatehouse.ctx.db
-        .select()
-        .from(auditEvent)
-        .all()
-        .map((e) => `${e.type}:${e.outcome}`),
+    const types = (await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.targetUserId, userId))).map(
+      (e) => `${e.type}:${e.outcome}`,
     )
+    expect(types).toEqual(expect.arrayContaining(['two-factor.enrolment-started:success', 'two-factor.enabled:success']))
+    const all = new Set((await server.gatehouse.ctx.db.select().from(auditEvent)).map((e) => `${e.type}:${e.outcome}`))
     for (const t of [
       'two-factor.challenge:success',
       'two-factor.verify:success',

@@ -5,6 +5,7 @@ import { auditEvent, user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail, statusAndBody } from '../helpers/http.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 import { member, officialClient } from './admin-helpers.js'
+import { firstRow } from '../../server/db/storage.js'
 
 let m: MailServer
 beforeAll(async () => {
@@ -17,13 +18,13 @@ let n = 0
 const uname = (prefix = 'User') => `${prefix}_${Date.now().toString(36)}${(n++).toString(36)}`.slice(0, 30)
 
 const INVALID = { code: 'INVALID_USERNAME_OR_PASSWORD', message: 'invalid username or password' }
-const row = (email: string) => m.server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)).get()
+const row = async (email: string) => await firstRow(m.server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)))
 
 describe('username on sign-up', () => {
   it('stores the username lower-cased and keeps the typed form as displayUsername', async () => {
     const username = uname('Ada.Love')
     const signedUp = await member(m.server, { username })
-    expect(row(signedUp.email)).toMatchObject({ username: username.toLowerCase(), displayUsername: username })
+    expect(await row(signedUp.email)).toMatchObject({ username: username.toLowerCase(), displayUsername: username })
     const session = await signedUp.client.getSession()
     expect(session.data?.user).toMatchObject({ username: username.toLowerCase(), displayUsername: username })
   })
@@ -34,7 +35,7 @@ describe('username on sign-up', () => {
     const email = uniqueEmail('disp')
     const res = await client.post('/sign-up/email', { name: 'D', email, password: 'password1234', displayUsername: display })
     expect(res.status).toBe(200)
-    expect(row(email)).toMatchObject({ username: display.toLowerCase(), displayUsername: display })
+    expect(await row(email)).toMatchObject({ username: display.toLowerCase(), displayUsername: display })
   })
 
   it('refuses a taken (case-insensitively), too short, too long or invalid username with 422', async () => {
@@ -150,14 +151,14 @@ describe('POST /sign-in/username', () => {
       expect(res.body).toEqual(INVALID)
       expect(res.cookies).toEqual([])
     }
-    const failures = m.server.gatehouse.ctx.db
-      .select()
-      .from(auditEvent)
-      .where(and(eq(auditEvent.type, 'user.sign-in'), eq(auditEvent.outcome, 'failure')))
-      .orderBy(desc(auditEvent.id))
-      .limit(5)
-      .all()
-      .reverse()
+    const failures = (
+      await m.server.gatehouse.ctx.db
+        .select()
+        .from(auditEvent)
+        .where(and(eq(auditEvent.type, 'user.sign-in'), eq(auditEvent.outcome, 'failure')))
+        .orderBy(desc(auditEvent.id))
+        .limit(5)
+    ).reverse()
     expect(failures.map((e) => (e.detail as { reason: string }).reason)).toEqual([
       'INVALID_PASSWORD',
       'UNKNOWN_USER',
@@ -223,7 +224,7 @@ describe('username on update-user', () => {
     expect((await client.post('/update-user', { username: mine })).status).toBe(200)
     const next = uname('Next')
     expect((await client.post('/update-user', { username: next })).body).toEqual({ status: true })
-    expect(row(me.email)).toMatchObject({ username: next.toLowerCase(), displayUsername: next })
+    expect(await row(me.email)).toMatchObject({ username: next.toLowerCase(), displayUsername: next })
     const signIn = await officialClient(m.server).client.signIn.username({ username: next, password: me.password })
     expect(signIn.error).toBeNull()
   })

@@ -223,8 +223,11 @@ async function reserveAttempt(ctx: AuthContext, v: Verifier, method: Method, met
   if (v.kind === 'sign-in') {
     const reserved = await reserveCounter(ctx, attemptsId(v.challengeId), conf(ctx).allowedAttempts)
     if (reserved === null) {
-      await dropVerification(ctx, v.challengeId)
+      const dropped = await dropVerification(ctx, v.challengeId)
       await dropVerification(ctx, attemptsId(v.challengeId))
+      // Of concurrent requests that all found the challenge before it was void, the one that
+      // removes it answers "too many attempts"; for the others it is already gone.
+      if (dropped === 0) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
       await recordAudit(ctx, {
         type: 'two-factor.verify',
         outcome: 'failure',

@@ -1,4 +1,4 @@
-import { and, count, eq, like, lte, sql } from 'drizzle-orm'
+import { and, count, eq, gt, like, lte, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey, twoFactor, user, verification } from '../../db/schema.js'
@@ -90,12 +90,12 @@ export async function reserveCounter(ctx: AuthContext, identifier: string, limit
   const row = await firstRow(
     ctx.db
       .update(verification)
-      .set({ value: sql`CAST(${verification.value} AS INTEGER) + 1` })
+      .set({ value: sql`CAST(CAST(${verification.value} AS INTEGER) + 1 AS TEXT)` })
       .where(
         and(
           eq(verification.identifier, identifier),
           sql`CAST(${verification.value} AS INTEGER) < ${limit}`,
-          sql`${verification.expiresAt} > ${ctx.clock.now()}`,
+          gt(verification.expiresAt, new Date(ctx.clock.now())),
         ),
       )
       .returning({ value: verification.value }),
@@ -115,7 +115,7 @@ export async function countTrustedDevices(ctx: AuthContext, userId: string): Pro
             and(
               like(verification.identifier, 'trust-device-%'),
               eq(verification.value, userId),
-              sql`${verification.expiresAt} > ${ctx.clock.now()}`,
+              gt(verification.expiresAt, new Date(ctx.clock.now())),
             ),
           ),
       )
