@@ -333,7 +333,7 @@ async function main() {
     const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\n'
     const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     const pattern = new RegExp(`${escaped}\\n[\\s\\S]*?(?=\\n## |$)`)
-    const next = pattern.test(current) ? current.replace(pattern, section.trimEnd()) : `${current.trimEnd()}\n\n${section}`
+    const next = pattern.test(current) ? current.replace(pattern, `${section.trimEnd()}\n`) : `${current.trimEnd()}\n\n${section}`
     writeFileSync(file, next.endsWith('\n') ? next : `${next}\n`)
     console.log(`written to ${file}`)
   }

@@ -280,6 +280,8 @@ describe('the panel reads like a product', () => {
     try {
       await open('providers', 'Providers')
       const rows = page.getByTestId('providers-table').locator('tbody tr')
+      // The list arrives after the view opens (a panel call): wait for it before counting.
+      await rows.nth(17).waitFor()
       expect(await rows.count()).toBe(18)
       await page.getByTestId('provider-gitlab-status').filter({ hasText: 'off' }).waitFor()
       await page.getByTestId('provider-gitlab').getByText(`${h.server.base}/callback/gitlab`).waitFor()
