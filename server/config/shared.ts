@@ -1,7 +1,7 @@
 /**
  * The configuration shared by every instance on one PostgreSQL database: the stored layer (what
  * the control panel edits; config.json on a SQLite install) lives in the one-row table
- * "gatehouseConfig" (pg migration 0004_shared_config). Flags, variables and `--config` stay per
+ * "gatehouseConfig" (pg migration 0005_shared_config). Flags, variables and `--config` stay per
  * process, on top of it, as on SQLite.
  *
  * - At start: an empty table is seeded with this instance's stored layer (its data directory's

@@ -72,6 +72,19 @@ type Listener = (config: GatehouseConfig) => void
  * directory (what the control panel edits), then `--config` and command-line/environment
  * overrides. Updates validate first and never write an invalid file.
  */
+/** JSON with every object's keys sorted, so two equal layers compare equal whatever their key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    isPlainObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  )
+}
+
 export class ConfigStore {
   private stored: Json
   private current: GatehouseConfig
@@ -141,7 +154,8 @@ export class ConfigStore {
    * equal to the current one changes nothing. Returns whether it applied.
    */
   replaceStored(stored: Json): boolean {
-    if (JSON.stringify(stored) === JSON.stringify(this.stored)) return false
+    // Compared with keys sorted: PostgreSQL's jsonb gives them back in its own order.
+    if (canonicalJson(stored) === canonicalJson(this.stored)) return false
     parse(stored, 'shared configuration')
     const next = parse(deepMerge(stored, this.overrides), 'configuration')
     if (this.file) {
