@@ -31,10 +31,11 @@ export async function shareConfig(store: ConfigStore, db: PgDB, logger: Logger):
     sql`insert into "gatehouseConfig" ("id", "config", "updatedAt") values (1, ${JSON.stringify(store.storedLayer())}::jsonb, now()) on conflict ("id") do nothing`,
   )
   const reload = async (): Promise<void> => {
+    const mark = store.sharedMark()
     const shared = await readShared(db)
     if (!shared) return
     try {
-      store.replaceStored(shared)
+      store.replaceStored(shared, mark)
     } catch (error) {
       // Written by a newer or older build whose schema differs: keep serving the current config.
       logger.warn(`shared configuration not applied: ${(error as Error).message}`)

@@ -92,6 +92,10 @@ export class ConfigStore {
   /** Where the stored layer is shared with other instances (PostgreSQL: server/config/shared.ts). */
   private share: ((stored: Json) => Promise<void>) | null = null
   private sharing: Promise<void> = Promise.resolve()
+  /** Local updates not yet written to the shared layer. */
+  private unshared = 0
+  /** Counts local updates: a reload that read the shared layer before one must not apply it. */
+  private updates = 0
 
   constructor(
     private readonly file: string | null,
@@ -126,10 +130,17 @@ export class ConfigStore {
     }
     this.stored = stored
     this.current = next
+    this.updates++
     if (this.share) {
       const share = this.share
+      this.unshared++
       // In order: a later update never lands before an earlier one.
-      this.sharing = this.sharing.catch(() => {}).then(() => share(stored))
+      this.sharing = this.sharing
+        .catch(() => {})
+        .then(() => share(stored))
+        .finally(() => {
+          this.unshared--
+        })
     }
     for (const listener of this.listeners) listener(next)
     return next
@@ -143,6 +154,15 @@ export class ConfigStore {
     this.share = share
   }
 
+  /**
+   * A mark to hand back to `replaceStored`: a layer read from the shared store after it is taken
+   * is applied only if no local update happened since and none is still being written (the
+   * notifications of this instance's own earlier writes would otherwise bring back an older layer).
+   */
+  sharedMark(): number {
+    return this.updates
+  }
+
   /** Resolves when every update so far has been shared (rejects with the last sharing error). */
   flushed(): Promise<void> {
     return this.sharing
@@ -151,9 +171,11 @@ export class ConfigStore {
   /**
    * Replaces the stored layer with one another instance wrote (the shared config changed): the
    * same validation as update(); the data directory's file follows it; listeners are told. A layer
-   * equal to the current one changes nothing. Returns whether it applied.
+   * equal to the current one changes nothing, and so does one read before a local update (see
+   * sharedMark). Returns whether it applied.
    */
-  replaceStored(stored: Json): boolean {
+  replaceStored(stored: Json, mark?: number): boolean {
+    if (mark !== undefined && (mark !== this.updates || this.unshared > 0)) return false
     // Compared with keys sorted: PostgreSQL's jsonb gives them back in its own order.
     if (canonicalJson(stored) === canonicalJson(this.stored)) return false
     parse(stored, 'shared configuration')
