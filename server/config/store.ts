@@ -122,14 +122,7 @@ export class ConfigStore {
   update(patch: Json): GatehouseConfig {
     const stored = applyMergePatch(this.stored, patch)
     parse(stored, 'configuration')
-    const next = parse(deepMerge(stored, this.overrides), 'configuration')
-    if (this.file) {
-      const tmp = `${this.file}.tmp`
-      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
-      renameSync(tmp, this.file)
-    }
-    this.stored = stored
-    this.current = next
+    const next = this.commit(stored)
     this.updates++
     if (this.share) {
       const share = this.share
@@ -142,6 +135,19 @@ export class ConfigStore {
           this.unshared--
         })
     }
+    return next
+  }
+
+  /** Writes the stored layer to the file atomically, makes it current and tells the listeners. */
+  private commit(stored: Json): GatehouseConfig {
+    const next = parse(deepMerge(stored, this.overrides), 'configuration')
+    if (this.file) {
+      const tmp = `${this.file}.tmp`
+      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
+      renameSync(tmp, this.file)
+    }
+    this.stored = stored
+    this.current = next
     for (const listener of this.listeners) listener(next)
     return next
   }
@@ -179,15 +185,7 @@ export class ConfigStore {
     // Compared with keys sorted: PostgreSQL's jsonb gives them back in its own order.
     if (canonicalJson(stored) === canonicalJson(this.stored)) return false
     parse(stored, 'shared configuration')
-    const next = parse(deepMerge(stored, this.overrides), 'configuration')
-    if (this.file) {
-      const tmp = `${this.file}.tmp`
-      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
-      renameSync(tmp, this.file)
-    }
-    this.stored = stored
-    this.current = next
-    for (const listener of this.listeners) listener(next)
+    this.commit(stored)
     return true
   }
 

@@ -10,7 +10,7 @@ import { auditEvent, keypair } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { runCli } from '../helpers/process.js'
-import { silentLogger, startTestServer, TestClock, type TestServer, testEngine } from '../helpers/server.js'
+import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { firstRow } from '../../server/db/storage.js'
 
 const run = promisify(execFile)
@@ -230,11 +230,7 @@ describe('rotation', () => {
     const before = decodeProtectedHeader(await tokenOf(user)).kid
     // On the PostgreSQL run the keys live in the server's database: the CLI is pointed at it too
     // (the test database has no password, so its location is its URL).
-    const where = [
-      '--data-dir',
-      server.dataDir,
-      ...(testEngine === 'postgres' ? ['--database-url', server.gatehouse.database.location] : []),
-    ]
+    const where = ['--data-dir', server.dataDir, ...(server.databaseUrl ? ['--database-url', server.databaseUrl] : [])]
     const out = await runCli(['jwt', 'rotate', ...where], { GATEHOUSE_SECRET: SECRET })
     expect(out.stderr).toBe('')
     expect(out.code).toBe(0)

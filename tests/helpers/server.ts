@@ -83,6 +83,8 @@ export interface TestServer {
   /** origin + /api/auth */
   base: string
   dataDir: string
+  /** postgres://… of this server's own database on the PostgreSQL run (undefined on SQLite). */
+  databaseUrl: string | undefined
   clock: TestClock
   gatehouse: Gatehouse
   close(): Promise<void>
@@ -175,6 +177,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     origin,
     base,
     dataDir,
+    databaseUrl: postgres?.url,
     clock,
     gatehouse,
     async close() {

@@ -65,18 +65,18 @@ function prep(ctx: AuthContext): Prepared {
   return p
 }
 
+/** The apikey columns a use writes. */
+const usageColumns = (usage: UsageWrite) => ({
+  remaining: usage.remaining,
+  lastRefillAt: usage.lastRefillAt,
+  requestCount: usage.requestCount,
+  lastRequest: usage.lastRequest,
+  updatedAt: usage.updatedAt,
+})
+
 /** One key's counters written (joins the caller's transaction when there is one). */
 async function writeUsageRow(ctx: AuthContext, id: string, usage: UsageWrite): Promise<void> {
-  await ctx.db
-    .update(apikey)
-    .set({
-      remaining: usage.remaining,
-      lastRefillAt: usage.lastRefillAt,
-      requestCount: usage.requestCount,
-      lastRequest: usage.lastRequest,
-      updatedAt: usage.updatedAt,
-    })
-    .where(eq(apikey.id, id))
+  await ctx.db.update(apikey).set(usageColumns(usage)).where(eq(apikey.id, id))
 }
 
 /** Writes the counters kept in memory (one transaction through the storage port). */
@@ -175,13 +175,7 @@ export async function writeUsage(ctx: AuthContext, row: ApiKeyRow, usage: UsageW
     p.pending.delete(row.id)
     const written = await ctx.db
       .update(apikey)
-      .set({
-        remaining: usage.remaining,
-        lastRefillAt: usage.lastRefillAt,
-        requestCount: usage.requestCount,
-        lastRequest: usage.lastRequest,
-        updatedAt: usage.updatedAt,
-      })
+      .set(usageColumns(usage))
       .where(and(eq(apikey.id, row.id), eq(apikey.remaining, decidedOn)))
       .returning({ id: apikey.id })
     return written.length > 0
