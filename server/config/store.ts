@@ -162,11 +162,13 @@ export class ConfigStore {
 
   /**
    * A mark to hand back to `replaceStored`: a layer read from the shared store after it is taken
-   * is applied only if no local update happened since and none is still being written (the
-   * notifications of this instance's own earlier writes would otherwise bring back an older layer).
+   * is applied only if no local update was still being written when the mark was taken, none
+   * happened since, and none is being written now. Otherwise the read may predate this instance's
+   * own write (the notification of an earlier write of its own would bring back an older layer);
+   * skipping it loses nothing, since the write that lands later notifies again.
    */
   sharedMark(): number {
-    return this.updates
+    return this.unshared > 0 ? -1 : this.updates
   }
 
   /** Resolves when every update so far has been shared (rejects with the last sharing error). */

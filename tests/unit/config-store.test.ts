@@ -49,3 +49,49 @@ describe('config store', () => {
     expect(seen).toEqual([false])
   })
 })
+
+describe('config store shared with other instances', () => {
+  const pending = () => {
+    let release = (): void => {}
+    const written = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    return { written, release }
+  }
+
+  it('applies a layer another instance wrote, and leaves an identical one alone', () => {
+    const store = new ConfigStore(file())
+    const seen: number[] = []
+    store.onChange((c) => seen.push(c.session.expiresIn))
+    expect(store.replaceStored({ session: { expiresIn: 500 } }, store.sharedMark())).toBe(true)
+    expect(store.get().session.expiresIn).toBe(500)
+    expect(store.replaceStored({ session: { expiresIn: 500 } }, store.sharedMark())).toBe(false)
+    expect(seen).toEqual([500])
+  })
+
+  it('does not apply a layer read while its own write was in flight, even once that write has landed', async () => {
+    const store = new ConfigStore(file())
+    const write = pending()
+    store.shareWith(() => write.written)
+    store.update({ session: { expiresIn: 100 } })
+    // A reload starts now: its read may still see the table without the write above.
+    const mark = store.sharedMark()
+    write.release()
+    await store.flushed()
+    expect(store.replaceStored({ session: { expiresIn: 50 } }, mark)).toBe(false)
+    expect(store.get().session.expiresIn).toBe(100)
+    // Marked after the write landed and before any other update: applies.
+    expect(store.replaceStored({ session: { expiresIn: 200 } }, store.sharedMark())).toBe(true)
+    expect(store.get().session.expiresIn).toBe(200)
+  })
+
+  it('does not apply a layer read before a later local update', async () => {
+    const store = new ConfigStore(file())
+    store.shareWith(async () => {})
+    const mark = store.sharedMark()
+    store.update({ session: { expiresIn: 100 } })
+    await store.flushed()
+    expect(store.replaceStored({ session: { expiresIn: 50 } }, mark)).toBe(false)
+    expect(store.get().session.expiresIn).toBe(100)
+  })
+})
