@@ -20,11 +20,14 @@ export async function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}):
 export async function retryMail(ctx: AuthContext, id: string): Promise<OutboxRow> {
   const found = await findOutboxMessage(ctx.db, id)
   if (!found) throw new APIError(404, 'MAIL_NOT_FOUND', 'Mail not found')
-  if (found.status === 'failed') {
-    await requeueFailed(ctx.db, ctx.clock, [id])
-    ctx.mailer.wake?.()
-  }
-  return (await findOutboxMessage(ctx.db, id)) ?? found
+  if (found.status !== 'failed') return found
+  await requeueFailed(ctx.db, ctx.clock, [id])
+  // Read before waking the mailer: the answer is the row as re-queued, not whatever stage of
+  // delivery the mailer has reached by the time a second read returns (on PostgreSQL it often
+  // claimed the message first).
+  const requeued = (await findOutboxMessage(ctx.db, id)) ?? found
+  ctx.mailer.wake?.()
+  return requeued
 }
 
 /** Re-queues every failed message; returns how many. */
