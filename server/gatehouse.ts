@@ -159,9 +159,11 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     if (engine.kind === 'sqlite') return assemble(prepared, openSqliteDatabase(options), secondary)
     const { openPostgresEngine } = await import('./db/pg/index.js')
     const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
+    const { ANY_TABLE } = await import('./db/pg/change-signal.js')
     let reloadConfig: (() => Promise<void>) | null = null
     const onChange = (table: string) => {
-      if (table !== SHARED_CONFIG_TABLE || !reloadConfig) return
+      // ANY_TABLE: the listener was disconnected and may have missed the config's notification.
+      if ((table !== SHARED_CONFIG_TABLE && table !== ANY_TABLE) || !reloadConfig) return
       reloadConfig().catch((error: Error) => prepared.logger.warn(`shared configuration not reloaded: ${error.message}`))
     }
     const pg = await openPostgresEngine(engine, { onChange }).catch((error: Error) => {

@@ -8,7 +8,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as bound from '../../server/db/schema.js'
 import { openPostgresEngine } from '../../server/db/pg/index.js'
-import { listenForChanges } from '../../server/db/pg/change-signal.js'
+import { ANY_TABLE, LISTENER_APPLICATION_NAME, listenForChanges } from '../../server/db/pg/change-signal.js'
 import { pgSchema } from '../../server/db/pg/schema.js'
 import { openPostgres, type PostgresDatabase, pgMigrationsFolder } from '../../server/db/pg/storage.js'
 import { isUniqueViolation } from '../../server/db/storage.js'
@@ -254,6 +254,45 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       expect(seen.slice(1).sort()).toEqual(['session', 'user'])
       // Concurrent sync() calls share round trips and all resolve.
       await Promise.all(Array.from({ length: 50 }, () => signal.sync()))
+    } finally {
+      await other.end()
+      await signal.close()
+    }
+  })
+
+  it('change signal: a lost listening connection empties caches at once, comes back by itself, and then announces that anything may have changed', async () => {
+    const seen: string[] = []
+    const signal = await listenForChanges(url, (table) => seen.push(table), { reconnectDelayMs: 400 })
+    const other = new pg.Client({ connectionString: url })
+    await other.connect()
+    const waitFor = async (what: string, done: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      if (!done()) throw new Error(`timed out waiting for ${what}`)
+    }
+    try {
+      await signal.sync()
+      const v0 = signal.version()
+      const { rows } = await other.query<{ killed: boolean }>(
+        `select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1 and datname = current_database()`,
+        [LISTENER_APPLICATION_NAME],
+      )
+      expect(rows).toEqual([{ killed: true }])
+      await waitFor('the loss to be noticed', () => signal.version() > v0)
+      // Written while nobody listens: its notification is lost for good.
+      await other.query(`update "user" set "banned" = true where "id" = 'types'`)
+      await waitFor('the listener to come back', () => seen.includes(ANY_TABLE))
+      expect(seen).toEqual([ANY_TABLE])
+      const back = await other.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where application_name = $1 and datname = current_database()`,
+        [LISTENER_APPLICATION_NAME],
+      )
+      expect(back.rows[0]?.n).toBe(1)
+      // Listening again: the next write is announced by name.
+      const v1 = signal.version()
+      await other.query(`update "user" set "banned" = false where "id" = 'types'`)
+      await signal.sync()
+      expect(signal.version()).toBe(v1 + 1)
+      expect(seen).toEqual([ANY_TABLE, 'user'])
     } finally {
       await other.end()
       await signal.close()

@@ -207,6 +207,35 @@ describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
     expect([...perAddress.values()]).toEqual(users.map(() => 1))
   })
 
+  it('a config change written while the instances were not listening is applied once they listen again', async () => {
+    const admin = new pg.Client({ connectionString: databaseUrl })
+    await admin.connect()
+    const listeners = async () =>
+      (
+        await admin.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity where application_name = 'gatehouse-listen' and datname = current_database()`,
+        )
+      ).rows[0]?.n
+    const signUpStatus = async (on: Instance) =>
+      (await on.client().post('/sign-up/email', { email: uniqueEmail(), password: PASSWORD, name: 'X' })).status
+    try {
+      expect(await listeners()).toBe(2)
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'gatehouse-listen' and datname = current_database()`,
+      )
+      expect(await eventually(async () => (await listeners()) === 0)).toBe(true)
+      // Written by hand while nobody listens: its notification reaches no one.
+      await admin.query(`update "gatehouseConfig" set "config" = "config" || '{"disabledPaths": ["/sign-up/email"]}'::jsonb where "id" = 1`)
+      expect(await listeners()).toBe(0)
+      expect(await eventually(async () => (await signUpStatus(a)) === 404 && (await signUpStatus(b)) === 404)).toBe(true)
+      expect(await listeners()).toBe(2)
+      expect((await a.panelCall('settings.update', { patch: { disabledPaths: null } })).status).toBe(200)
+      expect(await eventually(async () => (await signUpStatus(b)) === 200)).toBe(true)
+    } finally {
+      await admin.end()
+    }
+  })
+
   it('config edited in the panel of one instance applies on the other without a restart', async () => {
     const email = uniqueEmail()
     expect((await b.client().post('/sign-up/email', { email, password: PASSWORD, name: 'Before' })).status).toBe(200)

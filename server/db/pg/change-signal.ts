@@ -3,6 +3,12 @@ import pg from 'pg'
 /** The channel the gatehouse_change triggers notify on (migration 0002_change_notify). */
 export const CHANGE_CHANNEL = 'gatehouse_change'
 
+/** What `onChange` is told after a lost listening connection is back: any table may have changed. */
+export const ANY_TABLE = '*'
+
+/** The listening connection's name in pg_stat_activity, so an operator can tell it apart. */
+export const LISTENER_APPLICATION_NAME = 'gatehouse-listen'
+
 /**
  * "Has the data an in-memory cache relies on changed since I last looked?", across processes.
  * SQLite answers it with `total_changes()` + `data_version`; PostgreSQL with LISTEN/NOTIFY.
@@ -26,8 +32,13 @@ export interface ChangeSignal {
  * The PostgreSQL change signal: one dedicated connection LISTENs on `gatehouse_change`; the
  * triggers of migration 0002 NOTIFY it (with the table's name) at the commit of any write to
  * user, session, account, organization, member, team, teamMember, apikey, twoFactor, passkey or
- * keypair. Each notification, and each reconnection (notifications may have been missed while
+ * keypair. Each notification, and each loss of the connection (notifications may be missed while
  * disconnected), moves `version()`.
+ *
+ * A lost connection is re-established in the background (after `reconnectDelayMs`, doubling up to
+ * 10 s while PostgreSQL stays away), and also by the next `sync()`. Once listening again, `onChange`
+ * is called with ANY_TABLE: whatever was notified meanwhile is lost, so listeners that keep state
+ * of their own (the shared config) read it again.
  *
  * Why `sync()` is needed for "no stale window": a NOTIFY reaches the listener asynchronously, so
  * a revocation committed on instance A may still be in flight to instance B when the client's
@@ -38,31 +49,73 @@ export interface ChangeSignal {
  * barrier query is in flight wait for the next one, so N concurrent requests cost at most two
  * round trips, not N.
  */
-export async function listenForChanges(url: string, onChange?: (table: string) => void): Promise<ChangeSignal> {
+export async function listenForChanges(
+  url: string,
+  onChange?: (table: string) => void,
+  options: { reconnectDelayMs?: number } = {},
+): Promise<ChangeSignal> {
+  const firstDelay = options.reconnectDelayMs ?? 250
   let version = 0
   let closed = false
   let client: pg.Client | undefined
   let connecting: Promise<pg.Client> | undefined
+  // Set once a connection was lost: the next one to listen announces ANY_TABLE.
+  let missed = false
+  let retry: NodeJS.Timeout | undefined
+  let delay = firstDelay
+
+  const lost = (c: pg.Client): void => {
+    if (client !== c) return
+    client = undefined
+    // Anything may change while nobody listens: caches empty now, state is read again on return.
+    version++
+    missed = true
+    scheduleReconnect()
+  }
+  const scheduleReconnect = (): void => {
+    if (closed || retry) return
+    retry = setTimeout(() => {
+      retry = undefined
+      ensure().then(
+        () => {
+          delay = firstDelay
+        },
+        () => {
+          delay = Math.min(delay * 2, 10_000)
+          scheduleReconnect()
+        },
+      )
+    }, delay)
+    retry.unref()
+  }
 
   const connect = async (): Promise<pg.Client> => {
-    const c = new pg.Client({ connectionString: url })
+    const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME })
     c.on('notification', (message) => {
       if (message.channel !== CHANGE_CHANNEL) return
       version++
       onChange?.(message.payload ?? '')
     })
-    c.on('error', () => {
-      // Lost connection: anything may have changed meanwhile. The next sync() reconnects.
-      if (client === c) client = undefined
-      version++
-    })
-    c.on('end', () => {
-      if (client === c) client = undefined
-      version++
-    })
-    await c.connect()
-    await c.query(`LISTEN ${CHANGE_CHANNEL}`)
+    // pg emits 'error' for a connection lost while idle, and 'end' when it closes.
+    c.on('error', () => lost(c))
+    c.on('end', () => lost(c))
+    try {
+      await c.connect()
+      await c.query(`LISTEN ${CHANGE_CHANNEL}`)
+    } catch (error) {
+      await c.end().catch(() => {})
+      throw error
+    }
+    if (closed) {
+      await c.end().catch(() => {})
+      throw new Error('change signal closed')
+    }
     client = c
+    if (missed) {
+      missed = false
+      version++
+      onChange?.(ANY_TABLE)
+    }
     return c
   }
   const ensure = (): Promise<pg.Client> => {
@@ -104,6 +157,7 @@ export async function listenForChanges(url: string, onChange?: (table: string) =
     sync,
     async close() {
       closed = true
+      clearTimeout(retry)
       const c = client
       client = undefined
       await c?.end().catch(() => {})
