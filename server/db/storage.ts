@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { createRequire } from 'node:module'
 import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import type { DB } from './index.js'
@@ -67,14 +68,19 @@ export interface ChangeSignal {
  * file) is seen in the WAL-index header where the platform allows (below), else through
  * `PRAGMA data_version`. None of them touches a table, so they are cheap enough for every request.
  */
-export function sqliteChangeSignal(sqlite: Database.Database, options: { ownWrites?: boolean } = {}): ChangeSignal {
+export function sqliteChangeSignal(
+  sqlite: Database.Database,
+  /** `headerRead: 'pread'` skips the addon even where it is built (tests cover both ways). */
+  options: { ownWrites?: boolean; headerRead?: WalIndexRead } = {},
+): ChangeSignal {
   if (options.ownWrites) {
     // Two statements: the table-valued form (`select total_changes(), data_version from
     // pragma_data_version`) costs more than both together (a virtual table per call: about 4 µs
     // against 2.5 + 0.1 µs), and this runs on every request.
     const totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck()
     const dataVersion = sqlite.prepare<[], number>('pragma data_version').pluck()
-    let header = walIndexHeader(sqlite)
+    let header = walIndexHeader(sqlite, options.headerRead)
+    if (header) trackReader(sqlite, header.close)
     let headerSeen = Buffer.alloc(WAL_INDEX_HEADERS)
     let headerRead = Buffer.alloc(WAL_INDEX_HEADERS)
     let changesSeen = -1
@@ -112,24 +118,62 @@ export function sqliteChangeSignal(sqlite: Database.Database, options: { ownWrit
 
 /** The two copies of the WAL-index header at the start of the -shm file (48 bytes each). */
 const WAL_INDEX_HEADERS = 96
-const shmReaders = new WeakMap<Database.Database, Set<number>>()
+
+/** What closeChangeSignals releases per connection: descriptors read with pread, or mappings. */
+const shmReaders = new WeakMap<Database.Database, Array<() => void>>()
+
+/**
+ * The optional addon (native/wal-index, built by node-gyp at install, Linux only) that maps the
+ * -shm file: a header read is then a 96-byte memory copy instead of a `pread` system call per
+ * request, which under load costs several microseconds and disturbs the caches of what follows.
+ * Absent (no compiler at install, another platform, a packaging that dropped it): `pread`.
+ */
+interface WalIndexAddon {
+  map(fd: number, length: number): object
+  copy(mapping: object, into: Buffer): void
+  close(mapping: object): void
+}
+let walIndexAddon: WalIndexAddon | null | undefined
+function loadWalIndexAddon(): WalIndexAddon | null {
+  if (walIndexAddon !== undefined) return walIndexAddon
+  try {
+    walIndexAddon = createRequire(import.meta.url)('@gatehouse/wal-index') as WalIndexAddon
+  } catch {
+    walIndexAddon = null
+  }
+  return walIndexAddon
+}
+
+/** How the WAL-index header is read on this machine: 'mmap' (the addon), 'pread', or null (the pragma). */
+export function walIndexReadMethod(sqlite: Database.Database): WalIndexRead | null {
+  const header = walIndexHeader(sqlite)
+  header?.close()
+  return header?.method ?? null
+}
 
 /**
  * Another connection's commits, seen without a read transaction. In WAL mode every commit ends by
  * rewriting the WAL-index header in the -shm file (copy 2, then copy 1), and its `iChange` counter
  * goes up by one at each commit; SQLite itself decides that another connection committed
  * (`PRAGMA data_version` moves) by comparing that header with the copy it saw last. Reading the
- * 96 bytes with one `pread` costs about 1 µs; the pragma opens and closes a read transaction (two
- * `fcntl` locks on the -shm file), which measured 10 to 15 µs per request under load. Any
- * difference from the bytes seen last, torn reads included, counts as a change, so the worst case
- * is one needless emptying of a cache.
+ * 96 bytes through a shared mapping costs about 0.1 µs, with one `pread` about 1 µs in a loop and
+ * several under load; the pragma opens and closes a read transaction (two `fcntl` locks on the
+ * -shm file), which measured 10 to 15 µs per request under load. Any difference from the bytes
+ * seen last, torn reads included, counts as a change, so the worst case is one needless emptying
+ * of a cache.
  *
- * Used only where it is known to hold: Linux, where `read` and SQLite's shared mapping of the file
- * are the same page cache, and only for the very file SQLite has mapped in this process (same path
- * and inode in /proc/self/maps, so a symlink or a stale namesake never stands in). Elsewhere, and
- * if the file ever reads short or fails, null or false: the caller falls back to the pragma.
+ * Used only where it is known to hold: Linux, where `read`, our mapping and SQLite's shared mapping
+ * of the file are the same page cache, and only for the very file SQLite has mapped in this
+ * process (same path and inode in /proc/self/maps, so a symlink or a stale namesake never stands
+ * in). Elsewhere, and if the file ever reads short or fails, null or false: the caller falls back
+ * to the pragma.
  */
-function walIndexHeader(sqlite: Database.Database): { read(into: Buffer): boolean } | null {
+type WalIndexRead = 'mmap' | 'pread'
+
+function walIndexHeader(
+  sqlite: Database.Database,
+  prefer: WalIndexRead = 'mmap',
+): { method: WalIndexRead; read(into: Buffer): boolean; close(): void } | null {
   if (process.platform !== 'linux' || sqlite.memory) return null
   let fd: number | undefined
   try {
@@ -148,10 +192,25 @@ function walIndexHeader(sqlite: Database.Database): { read(into: Buffer): boolea
     return null
   }
   const handle = fd
-  const open = shmReaders.get(sqlite) ?? new Set<number>()
-  open.add(handle)
-  shmReaders.set(sqlite, open)
+  const addon = prefer === 'mmap' ? loadWalIndexAddon() : null
+  if (addon) {
+    try {
+      const mapping = addon.map(handle, WAL_INDEX_HEADERS)
+      closeSync(handle)
+      return {
+        method: 'mmap',
+        read(into) {
+          addon.copy(mapping, into)
+          return true
+        },
+        close: () => addon.close(mapping),
+      }
+    } catch {
+      // Not mappable (a file shorter than the header): pread below, which then reads short.
+    }
+  }
   return {
+    method: 'pread',
     read(into) {
       try {
         return readSync(handle, into, 0, WAL_INDEX_HEADERS, 0) === WAL_INDEX_HEADERS
@@ -159,12 +218,19 @@ function walIndexHeader(sqlite: Database.Database): { read(into: Buffer): boolea
         return false
       }
     },
+    close: () => closeSync(handle),
   }
+}
+
+function trackReader(sqlite: Database.Database, close: () => void): void {
+  const open = shmReaders.get(sqlite) ?? []
+  open.push(close)
+  shmReaders.set(sqlite, open)
 }
 
 /** Closes the -shm readers of the change signals of a connection (when the database is closed). */
 export function closeChangeSignals(sqlite: Database.Database): void {
-  for (const fd of shmReaders.get(sqlite) ?? []) closeSync(fd)
+  for (const close of shmReaders.get(sqlite) ?? []) close()
   shmReaders.delete(sqlite)
 }
 
