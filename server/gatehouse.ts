@@ -1,4 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type { EventEmitter } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { H3 } from 'h3'
@@ -15,7 +17,7 @@ import type { Storage } from './db/storage.js'
 import type { SecondaryStorage } from './secondary-storage/redis.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
-import { createAuthApp } from './http/app.js'
+import { createAuthApp, type DirectHandler } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
 import { OutboxMailer } from './mail/outbox.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
@@ -194,6 +196,20 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
   }
 }
 
+/**
+ * Lets the auth app's direct routes (GET /get-session) answer before srvx's request listener,
+ * which gets every other request as before. Done right after `serve()` returns, before the first
+ * connection can be accepted.
+ */
+function putDirectRoutesFirst(server: EventEmitter, direct: DirectHandler): void {
+  const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>
+  server.removeAllListeners('request')
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (direct(req, res)) return
+    for (const listener of listeners) listener.call(server, req, res)
+  })
+}
+
 function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (SecondaryStorage & { client: unknown }) | null): Gatehouse {
   const { options, logger, store, secret } = prepared
   let host = options.host ?? '127.0.0.1'
@@ -248,7 +264,7 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (S
     .map((feature) => feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }))
     .filter((stop) => stop !== undefined)
 
-  const app = createAuthApp({
+  const { app, direct } = createAuthApp({
     ctx,
     routes: allRoutes,
     rateLimitStore,
@@ -290,6 +306,7 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (S
         throw error
       }
       server = candidate
+      if (candidate.node?.server) putDirectRoutesFirst(candidate.node.server, direct)
       const address = candidate.node?.server?.address()
       const actualPort = address && typeof address === 'object' ? address.port : port
       const listening = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`

@@ -108,25 +108,44 @@ export type ResolvedSession =
  */
 export async function resolveSession(ctx: AuthContext, token: string, options: { allowRefresh: boolean }): Promise<ResolvedSession> {
   const found = await findSessionByToken(ctx, token)
-  if (!found) return { status: 'none' }
-  const now = ctx.clock.now()
-  if (found.session.expiresAt.getTime() <= now) {
+  if (!found) return NO_SESSION
+  const state = sessionState(ctx, found, options)
+  if (state === 'expired') {
     await ctx.db.delete(session).where(eq(session.id, found.session.id))
     return { status: 'expired', userId: found.user.id }
   }
-  const conf = ctx.config().session
-  // An impersonation session keeps its short, fixed lifetime (SPEC §9: 3600 s).
-  if (!options.allowRefresh || conf.disableSessionRefresh || found.session.impersonatedBy) {
-    return { status: 'active', data: found, refreshed: false }
-  }
-  const expiresInMs = conf.expiresIn * 1000
-  const lastRefresh = found.session.expiresAt.getTime() - expiresInMs
-  if (lastRefresh + conf.updateAge * 1000 > now) {
-    return { status: 'active', data: found, refreshed: false }
-  }
-  const patch = { expiresAt: new Date(now + expiresInMs), updatedAt: new Date(now) }
+  if (state === 'active') return { status: 'active', data: found, refreshed: false }
+  const now = ctx.clock.now()
+  const patch = { expiresAt: new Date(now + ctx.config().session.expiresIn * 1000), updatedAt: new Date(now) }
   await ctx.db.update(session).set(patch).where(eq(session.id, found.session.id))
   return { status: 'active', data: { session: { ...found.session, ...patch }, user: found.user }, refreshed: true }
+}
+
+const NO_SESSION: ResolvedSession = Object.freeze({ status: 'none' })
+
+/**
+ * resolveSession's answer when it needs no I/O at all: a session-cache hit that is active and not
+ * due a refresh, on an engine whose cache needs no barrier (SQLite). Undefined otherwise (a miss,
+ * PostgreSQL, an expired session, a refresh due): call resolveSession. The same rules, without a
+ * promise: get-session on a cache hit then awaits nothing.
+ */
+export function resolveCachedSession(ctx: AuthContext, token: string, options: { allowRefresh: boolean }): ResolvedSession | undefined {
+  const cache = sessionCache(ctx)
+  if (cache.sync) return undefined
+  const found = cache.get(token)
+  if (!found || sessionState(ctx, found, options) !== 'active') return undefined
+  return { status: 'active', data: found, refreshed: false }
+}
+
+/** The lifecycle of SPEC §4 for a found session: still active as it is, expired, or due a refresh. */
+function sessionState(ctx: AuthContext, found: SessionWithUser, options: { allowRefresh: boolean }): 'active' | 'expired' | 'refresh' {
+  const now = ctx.clock.now()
+  if (found.session.expiresAt.getTime() <= now) return 'expired'
+  const conf = ctx.config().session
+  // An impersonation session keeps its short, fixed lifetime (SPEC §9: 3600 s).
+  if (!options.allowRefresh || conf.disableSessionRefresh || found.session.impersonatedBy) return 'active'
+  const lastRefresh = found.session.expiresAt.getTime() - conf.expiresIn * 1000
+  return lastRefresh + conf.updateAge * 1000 > now ? 'active' : 'refresh'
 }
 
 /** SPEC §5 Freshness: created within `session.freshAge` seconds; 0 disables the check. */

@@ -1,16 +1,18 @@
 import { fromNodeHandler, H3, type H3Event } from 'h3'
+import { NodeRequest } from 'srvx/node'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
+import type { GatehouseConfig } from '../config/schema.js'
 import type { AuthContext, RequestMeta } from '../core/context.js'
 import { recordAudit } from '../core/audit.js'
 import { APIError, ERR } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
-import { isSessionFresh } from '../core/sessions.js'
+import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
 import { isTrustedURL } from '../core/trusted-origins.js'
 import { readBody } from './body.js'
 import { clientIp, rateLimitIdentity } from './client-ip.js'
-import { cookieNames, parseCookieHeader } from './cookies.js'
+import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
 import { type ResponseDraft, type Route, type RouteContext, TextBody } from './route.js'
 import { resolveRequestSession } from './session.js'
 
@@ -58,6 +60,19 @@ function validate(schema: z.ZodType, value: unknown, where: 'body' | 'query'): u
   const issue = parsed.error.issues[0]
   const path = [where, ...(issue?.path ?? []).map(String)].join('.')
   throw new APIError(400, 'VALIDATION_ERROR', `[${path}] ${issue?.message ?? 'Invalid input'}`)
+}
+
+/**
+ * A route's query without a query string: the same parse every time, so it is done once per
+ * schema (frozen, since every request shares it). An invalid empty query throws as validate does.
+ */
+const emptyQueries = new WeakMap<z.ZodType, unknown>()
+function emptyQuery(schema: z.ZodType): unknown {
+  if (!emptyQueries.has(schema)) {
+    const parsed = validate(schema, {}, 'query')
+    emptyQueries.set(schema, parsed && typeof parsed === 'object' ? Object.freeze(parsed) : parsed)
+  }
+  return emptyQueries.get(schema)
 }
 
 const CALLBACK_FIELDS = [
@@ -129,8 +144,189 @@ function checkCallbacks(rc: RouteContext, rawBody: unknown): void {
   }
 }
 
-/** Builds the h3 app serving the declared routes under the base path. */
-export function createAuthApp(options: HttpAppOptions): H3 {
+/**
+ * The route context of one request. The client address and the cookies are worked out on first
+ * use (most requests need only some of it), by getters on the class rather than closures made per
+ * request.
+ */
+class RequestContext implements RouteContext {
+  body: unknown = undefined
+  query: unknown = undefined
+  session: SessionWithUser | null = null
+  private lazyMeta: RequestMeta | undefined
+  private lazyCookies: Map<string, string> | undefined
+
+  constructor(
+    readonly ctx: AuthContext,
+    readonly request: Request,
+    private readonly urlOf: () => URL,
+    readonly path: string,
+    readonly params: Record<string, string>,
+    readonly names: CookieNames,
+    readonly response: ResponseDraft,
+    private readonly config: GatehouseConfig,
+  ) {}
+
+  /** Parsed on first use: a direct route asked without a query string never needs it. */
+  get url(): URL {
+    return this.urlOf()
+  }
+
+  get meta(): RequestMeta {
+    this.lazyMeta ??= {
+      ipAddress: clientIp((this.request as { ip?: string }).ip, this.request.headers, this.config.advanced.ipAddress),
+      userAgent: this.request.headers.get('user-agent'),
+    }
+    return this.lazyMeta
+  }
+
+  get cookies(): Map<string, string> {
+    this.lazyCookies ??= parseCookieHeader(this.request.headers.get('cookie'))
+    return this.lazyCookies
+  }
+}
+
+/** What the runner needs of a request, from h3's event (routed) or from node:http (direct). */
+interface RunInput {
+  request: Request
+  /** The request target's path and query string (`?…`, or empty), as the URL would give them. */
+  pathname: string
+  search: string
+  url: () => URL
+  params: Record<string, string>
+  response: ResponseDraft
+  /** Routed requests only: a feature's mounted Node handler (oidc-provider) takes over the event. */
+  event?: H3Event
+}
+
+function routedInput(event: H3Event): RunInput {
+  return {
+    request: event.req,
+    pathname: event.url.pathname,
+    search: event.url.search,
+    url: () => event.url,
+    params: (event.context.params as Record<string, string> | undefined) ?? {},
+    // h3's own response state is the draft: its headers are created only when first touched.
+    response: event.res,
+    event,
+  }
+}
+
+/**
+ * The response headers of a direct answer: what web Headers offers, as a plain map. The routes
+ * set only names and values of their own making; undici's Headers validates and sorts on every
+ * use, a large share of a request as cheap as get-session.
+ */
+class DirectHeaders implements Headers {
+  private readonly byName = new Map<string, string>()
+  private readonly cookies: string[] = []
+
+  append(name: string, value: string): void {
+    const key = name.toLowerCase()
+    if (key === 'set-cookie') this.cookies.push(value)
+    else {
+      const current = this.byName.get(key)
+      this.byName.set(key, current === undefined ? value : `${current}, ${value}`)
+    }
+  }
+  set(name: string, value: string): void {
+    const key = name.toLowerCase()
+    if (key === 'set-cookie') this.cookies.splice(0, this.cookies.length, value)
+    else this.byName.set(key, value)
+  }
+  get(name: string): string | null {
+    const key = name.toLowerCase()
+    if (key === 'set-cookie') return this.cookies.length > 0 ? this.cookies.join(', ') : null
+    return this.byName.get(key) ?? null
+  }
+  has(name: string): boolean {
+    const key = name.toLowerCase()
+    return key === 'set-cookie' ? this.cookies.length > 0 : this.byName.has(key)
+  }
+  delete(name: string): void {
+    const key = name.toLowerCase()
+    if (key === 'set-cookie') this.cookies.length = 0
+    else this.byName.delete(key)
+  }
+  getSetCookie(): string[] {
+    return [...this.cookies]
+  }
+  /** As web Headers iterates: names sorted, each set-cookie on its own. */
+  *entries(): HeadersIterator<[string, string]> {
+    const names = [...this.byName.keys()]
+    if (this.cookies.length > 0) names.push('set-cookie')
+    for (const name of names.sort()) {
+      if (name === 'set-cookie') for (const cookie of this.cookies) yield [name, cookie]
+      else yield [name, this.byName.get(name) as string]
+    }
+  }
+  *keys(): HeadersIterator<string> {
+    for (const [name] of this.entries()) yield name
+  }
+  *values(): HeadersIterator<string> {
+    for (const [, value] of this.entries()) yield value
+  }
+  forEach(callback: (value: string, key: string, parent: Headers) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this)
+  }
+  [Symbol.iterator](): HeadersIterator<[string, string]> {
+    return this.entries()
+  }
+}
+
+class DirectDraft implements ResponseDraft {
+  status?: number
+  private lazyHeaders: DirectHeaders | undefined
+  get headers(): DirectHeaders {
+    this.lazyHeaders ??= new DirectHeaders()
+    return this.lazyHeaders
+  }
+}
+
+/** h3's content type for a JSON answer it serialises itself. */
+const H3_JSON_TYPE = 'application/json;charset=UTF-8'
+
+/**
+ * Sends a direct route's result as the routed path would: h3's toResponse (a null answer is an
+ * empty body with content-length 0; a string is sent as it is; anything else is JSON with h3's
+ * content type, the draft's headers on top) and srvx's writer (headers in web Headers order,
+ * `text/plain; charset=UTF-8` for a string without a type, content-length, an empty reason phrase).
+ */
+function writeDirectAnswer(res: ServerResponse, result: unknown, draft: DirectDraft): void {
+  if (result instanceof Response) throw new Error('a direct route answered with a Response: declare it routed')
+  const headers = draft.headers
+  let body: string
+  if (result === null || result === undefined) {
+    body = ''
+    if (!headers.has('content-length')) headers.set('content-length', '0')
+  } else if (typeof result === 'string') {
+    body = result
+  } else {
+    body = JSON.stringify(result)
+    if (!headers.has('content-type')) headers.set('content-type', H3_JSON_TYPE)
+  }
+  const raw: string[] = []
+  for (const [name, value] of headers) raw.push(name, value)
+  if (!headers.has('content-type')) raw.push('content-type', 'text/plain; charset=UTF-8')
+  if (!headers.has('content-length')) raw.push('content-length', String(Buffer.byteLength(body)))
+  res.writeHead(draft.status ?? 200, '', raw)
+  res.end(body)
+}
+
+/**
+ * The routes declared `direct` (GET /get-session), answered from a node:http request listener:
+ * true when it took the request (and will answer it), false to leave it to h3 as usual.
+ */
+export type DirectHandler = (req: IncomingMessage, res: ServerResponse) => boolean
+
+export interface AuthApp {
+  /** Every declared route under the base path (direct ones too, for `app.fetch` and any query). */
+  app: H3
+  direct: DirectHandler
+}
+
+/** Builds the h3 app serving the declared routes under the base path, and its direct handler. */
+export function createAuthApp(options: HttpAppOptions): AuthApp {
   const { ctx } = options
   const base = ctx.config().basePath
   const app = new H3()
@@ -146,41 +342,14 @@ export function createAuthApp(options: HttpAppOptions): H3 {
     ...new Set(patterns.filter((p) => p.regex.test(path) && p.route.enabled?.(ctx) !== false).map((p) => p.method)),
   ]
 
-  const run = async (event: H3Event, route: Route | null): Promise<unknown> => {
+  const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
     const config = ctx.config()
-    const request = event.req
-    const url = event.url
-    const path = url.pathname.startsWith(base) ? url.pathname.slice(base.length) || '/' : url.pathname
-    // h3's own response state is the draft: its headers are created only when first touched.
-    const draft: ResponseDraft = event.res
-    // Computed on first use: most requests need only some of these.
-    let meta: RequestMeta | undefined
-    let cookies: Map<string, string> | undefined
-    const rc: RouteContext = {
-      ctx,
-      request,
-      url,
-      path,
-      params: (event.context.params as Record<string, string> | undefined) ?? {},
-      body: undefined,
-      query: undefined,
-      get meta() {
-        meta ??= {
-          ipAddress: clientIp((request as { ip?: string }).ip, request.headers, config.advanced.ipAddress),
-          userAgent: request.headers.get('user-agent'),
-        }
-        return meta
-      },
-      session: null,
-      get cookies() {
-        cookies ??= parseCookieHeader(request.headers.get('cookie'))
-        return cookies
-      },
-      names: cookieNames(config, ctx.baseURL),
-      response: draft,
-    }
+    const { request, pathname, search, event } = input
+    const path = pathname.startsWith(base) ? pathname.slice(base.length) || '/' : pathname
+    const draft = input.response
+    const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config)
     try {
-      if (url.pathname.length + url.search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
+      if (pathname.length + search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
       const ipAddress = config.rateLimit.enabled ? rc.meta.ipAddress : null
       if (ipAddress) {
         // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
@@ -202,7 +371,8 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         // A feature serving a whole subtree with a Node handler (oidc-provider): it writes the answer.
         const mount = ctx.features?.find((f) => f.mount?.handles(ctx, path))?.mount
         // srvx's Node adapter over node:http: HTTP/1 requests and responses.
-        if (mount) return await fromNodeHandler((req, res) => mount.handle(rc, req as IncomingMessage, res as ServerResponse))(event)
+        if (mount && event)
+          return await fromNodeHandler((req, res) => mount.handle(rc, req as IncomingMessage, res as ServerResponse))(event)
       }
       if (!route || route.method !== request.method || disabled) {
         const allowed = disabled ? [] : methodsOf(path)
@@ -233,7 +403,11 @@ export function createAuthApp(options: HttpAppOptions): H3 {
         }
       }
       rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
-      rc.query = route.query ? validate(route.query, url.search ? Object.fromEntries(url.searchParams) : {}, 'query') : undefined
+      rc.query = route.query
+        ? search
+          ? validate(route.query, Object.fromEntries(rc.url.searchParams), 'query')
+          : emptyQuery(route.query)
+        : undefined
       if (route.method === 'POST') checkCallbacks(rc, rawBody)
       if (route.auth !== 'none') {
         const resolved = await resolveRequestSession(rc)
@@ -255,9 +429,37 @@ export function createAuthApp(options: HttpAppOptions): H3 {
   }
 
   for (const route of options.routes) {
-    app.on(route.method, `${base}${route.path}`, (event) => run(event, route))
+    app.on(route.method, `${base}${route.path}`, (event) => run(routedInput(event), route))
   }
   // Everything else answers the JSON 404, after counting against the rate limit like any path.
-  app.all('/**', (event) => run(event, null))
-  return app
+  app.all('/**', (event) => run(routedInput(event), null))
+
+  /*
+   * A direct route skips what only routing and the web Response emulation need: srvx's fetch
+   * wrapper, h3's app.fetch, router and toResponse, a web Headers object and Response per answer.
+   * The request is srvx's own NodeRequest (the routed path's request object), `run` is the same
+   * (rate limit, disabled paths, query, session, handler, error shapes), and writeDirectAnswer
+   * sends what h3 and srvx would send for the same result. On a session-cache hit this more than
+   * halves the CPU time of get-session (docs/BENCHMARKS.md); tests/api/direct-routes.test.ts
+   * compares both paths' answers. Matched on the raw request target, so any query string, encoding
+   * or trailing slash goes the routed way.
+   */
+  const directRoutes = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [`${base}${r.path}`, r]))
+  const direct: DirectHandler = (req, res) => {
+    const route = req.method === 'GET' && req.url ? directRoutes.get(req.url) : undefined
+    if (!route) return false
+    const request = new NodeRequest({ req, res })
+    const response = new DirectDraft()
+    const failed = (error: unknown) => {
+      options.onUnexpectedError?.(error, route.path)
+      if (!res.headersSent) res.writeHead(500, '')
+      res.end()
+    }
+    // The exact target matched: its path is the target itself, with no query string.
+    const url = () => (request as unknown as { _url: URL })._url
+    const input: RunInput = { request, pathname: req.url as string, search: '', url, params: {}, response }
+    run(input, route).then((result) => writeDirectAnswer(res, result, response), failed)
+    return true
+  }
+  return { app, direct }
 }

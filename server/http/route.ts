@@ -55,6 +55,12 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
   auth?: A
   /** False while the route's feature is switched off: the route answers 404 as if absent. */
   enabled?: (ctx: AuthContext) => boolean
+  /**
+   * Also answered straight from node:http, ahead of h3's router, when a GET asks for exactly this
+   * path (no query string, no params): the same runner, rules and answer, without the router
+   * (server/http/app.ts createAuthApp). For the hottest path of all, GET /get-session.
+   */
+  direct?: boolean
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -65,6 +71,7 @@ export interface Route {
   query?: z.ZodType
   auth: AuthRequirement
   enabled?: (ctx: AuthContext) => boolean
+  direct?: boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -78,6 +85,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     query: def.query,
     auth: def.auth ?? 'none',
     enabled: def.enabled,
+    direct: def.direct,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

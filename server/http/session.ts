@@ -1,4 +1,4 @@
-import { type ResolvedSession, resolveSession, type SessionWithUser } from '../core/sessions.js'
+import { type ResolvedSession, resolveCachedSession, resolveSession, type SessionWithUser } from '../core/sessions.js'
 import { toPublicUser } from '../core/users.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
@@ -74,18 +74,37 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
 /**
  * Resolves the request's session with the lifecycle rules, and keeps the cookies in step: an
  * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
+ * A feature may stand in for the cookie (an API key). Synchronous when nothing needs waiting for
+ * (no feature claims the request and the session is a cache hit, active and not due a refresh):
+ * the hot path of get-session then creates no promise. `await` it either way.
  */
-export async function resolveRequestSession(rc: AnyRouteContext, options: { disableRefresh?: boolean } = {}): Promise<ResolvedSession> {
-  for (const feature of rc.ctx.features ?? []) {
-    const pending = feature.requestSession?.(rc)
+export function resolveRequestSession(
+  rc: AnyRouteContext,
+  options: { disableRefresh?: boolean } = {},
+): ResolvedSession | Promise<ResolvedSession> {
+  return fromFeatures(rc, options, 0)
+}
+
+function fromFeatures(
+  rc: AnyRouteContext,
+  options: { disableRefresh?: boolean },
+  start: number,
+): ResolvedSession | Promise<ResolvedSession> {
+  const features = rc.ctx.features ?? []
+  for (let i = start; i < features.length; i++) {
+    const pending = features[i]?.requestSession?.(rc)
     if (pending === undefined) continue
-    const data = await pending
-    if (data) return { status: 'active', data, refreshed: false }
+    return pending.then((data) => (data ? { status: 'active', data, refreshed: false } : fromFeatures(rc, options, i + 1)))
   }
   const token = requestSessionToken(rc)
   if (!token) return { status: 'none' }
   const dontRemember = hasDontRemember(rc)
-  const result = await resolveSession(rc.ctx, token, { allowRefresh: !dontRemember && !options.disableRefresh })
+  const allowRefresh = !dontRemember && !options.disableRefresh
+  return resolveCachedSession(rc.ctx, token, { allowRefresh }) ?? settleSession(rc, token, dontRemember, allowRefresh)
+}
+
+async function settleSession(rc: AnyRouteContext, token: string, dontRemember: boolean, allowRefresh: boolean): Promise<ResolvedSession> {
+  const result = await resolveSession(rc.ctx, token, { allowRefresh })
   if (result.status === 'expired') clearSessionCookies(rc)
   if (result.status === 'active' && result.refreshed) {
     const remaining = (result.data.session.expiresAt.getTime() - rc.ctx.clock.now()) / 1000

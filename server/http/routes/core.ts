@@ -6,6 +6,7 @@ import {
   revokeOwnSession,
   findSessionByToken,
   signOut,
+  type ResolvedSession,
 } from '../../core/sessions.js'
 import type { SessionAnswer } from '../../feature.js'
 import { decodeSessionCache } from '../cookies.js'
@@ -58,8 +59,11 @@ export const coreRoutes = [
   defineRoute({
     method: 'GET',
     path: '/get-session',
+    // Apps poll it: answered from node:http without h3's router when asked without a query.
+    direct: true,
     query: z.looseObject({ disableCookieCache: flag, disableRefresh: flag }),
-    handler: async (rc) => {
+    // Not async: on a session-cache hit nothing is awaited and no promise is made (server/http/session.ts).
+    handler: (rc) => {
       const { ctx, names, query } = rc
       rc.response.headers.set('cache-control', 'no-store')
       // Feature additions to an answer carrying a session (jwt: the set-auth-jwt header). A
@@ -77,20 +81,18 @@ export const coreRoutes = [
       const cachedCookie = rc.cookies.get(names.sessionData)
       if (cachedCookie !== undefined) {
         const cached = cacheConf.enabled && !query.disableCookieCache ? decodeSessionCache(ctx.secret, cachedCookie, ctx.clock.now()) : null
-        if (cached) {
-          const pending = answered(cached as SessionAnswer)
-          if (pending) await pending
-          return cached
-        }
+        if (cached) return answered(cached as SessionAnswer)?.then(() => cached) ?? cached
         expireCookie(rc, names.sessionData)
       }
-      const resolved = await resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
-      if (resolved.status !== 'active') return null
-      // A refresh already re-issued the cache with the new cookies.
-      if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
-      const pending = answered(resolved.data)
-      if (pending) await pending
-      return new TextBody(publicSessionJSON(resolved.data), 'application/json')
+      const answer = (resolved: ResolvedSession) => {
+        if (resolved.status !== 'active') return null
+        // A refresh already re-issued the cache with the new cookies.
+        if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
+        const body = new TextBody(publicSessionJSON(resolved.data), 'application/json')
+        return answered(resolved.data)?.then(() => body) ?? body
+      }
+      const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
+      return resolved instanceof Promise ? resolved.then(answer) : answer(resolved)
     },
   }),
 
