@@ -5,6 +5,7 @@
  *   BENCH_USERS=1000000 BENCH_RUNS=100 node bin/run-ts.js bench/list-users.ts
  *   BENCH_ENGINE=postgres BENCH_USERS=1000000 BENCH_RUNS=100 node bin/run-ts.js bench/list-users.ts
  *   BENCH_WRITE=0 ...                                                # print only, leave docs/BENCHMARKS.md alone
+ *   BENCH_ONLY="starts_with" ...                                     # only the scenarios whose name holds it
  *
  * Fills a real database with users (SQLite: a data directory, WAL, migrations, search triggers;
  * PostgreSQL: a throwaway server started by tests/helpers/engines.ts, migrated by the server's own
@@ -259,7 +260,8 @@ async function main() {
   const actor = systemActor('panel')
   const loadBefore = loadavg()[0] ?? 0
   const rows: string[] = []
-  for (const scenario of scenarios) {
+  // BENCH_ONLY="starts_with" runs only the scenarios whose name contains it.
+  for (const scenario of scenarios.filter((x) => !process.env.BENCH_ONLY || x.name.includes(process.env.BENCH_ONLY))) {
     const http: number[] = []
     const domain: number[] = []
     let totals = 0

@@ -164,6 +164,23 @@ describe('list-users', () => {
     const denseExpected = people.filter((p) => lower(p.name).includes('e')).sort(byName)
     expect(dense.total).toBe(denseExpected.length)
     expect(ids(dense.users)).toEqual(ids(denseExpected.slice(0, 2)))
+    const denseDesc = await list({ searchValue: 'E', searchField: 'name', sortBy: 'name', sortDirection: 'desc', limit: 2, offset: 3 })
+    expect(ids(denseDesc.users)).toEqual(ids([...denseExpected].reverse().slice(3, 5)))
+    // An email prefix sorted by email, both ways and paged (PostgreSQL takes the page's addresses
+    // from the lower(email) prefix index).
+    const prefixed = people.filter((p) => p.email.startsWith('e')).sort((a, b) => (a.email < b.email ? -1 : 1))
+    for (const [sortDirection, expected] of [
+      ['asc', prefixed],
+      ['desc', [...prefixed].reverse()],
+    ] as const) {
+      const seen: string[] = []
+      for (let offset = 0; offset < prefixed.length; offset += 2) {
+        const p = await list({ searchValue: 'E', searchOperator: 'starts_with', sortBy: 'email', sortDirection, limit: 2, offset })
+        expect(p.total).toBe(prefixed.length)
+        seen.push(...ids(p.users))
+      }
+      expect(seen, sortDirection).toEqual(ids(expected))
+    }
     const past = await list({ limit: 10, offset: 500 })
     expect(past).toEqual({ users: [], total: people.length, limit: 10, offset: 500 })
     const pastSearch = await list({ searchValue: 'alpha', limit: 10, offset: 500 })

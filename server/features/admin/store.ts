@@ -545,8 +545,53 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
       .orderBy(...order(true))
     return { users, total }
   }
+  const search = query.search
+  if (
+    !sqlite &&
+    search &&
+    !query.filter &&
+    sortInfo?.column === user.email &&
+    search.field === 'email' &&
+    search.operator === 'starts_with'
+  ) {
+    // PostgreSQL, an email prefix sorted by email: the page's addresses from the lower(email)
+    // prefix index alone (an index-only scan of the matches and a top-N sort; email is unique, so
+    // it orders the page completely), then only those rows. Sorting on `email || ''` keeps the
+    // planner off the email index: walking it in order reads every address that sorts before the
+    // prefix (most of the table for a late letter), and reading each match's row costs a heap
+    // visit per match.
+    const emails = ctx.db
+      .select({ email: user.email })
+      .from(user)
+      .where(where)
+      .orderBy(direction(sql`${user.email} || ''`))
+      .limit(limit)
+      .offset(offset)
+    const users = await ctx.db.select().from(user).where(inArray(user.email, emails)).orderBy(direction(user.email))
+    return { users, total }
+  }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
+  if (!sqlite && dense && search && search.operator === 'contains') {
+    // PostgreSQL, a substring matched by many (the exact total is known by now): walk the sort
+    // index and stop at the page. The planner cannot know how many rows a substring matches and
+    // may pick the trigram index instead, then fetch and sort every match (tens of thousands of
+    // rows); matching on `col || ''` takes the trigram index out of its choices, as "+col" does
+    // on SQLite.
+    const column = search.field === 'name' ? user.name : user.email
+    const walk = and(
+      likeCondition(ctx, sql`(${column} || '')`, search.operator, search.value),
+      query.filter ? filterCondition(ctx, query.filter.field, query.filter.operator, query.filter.value) : undefined,
+    )
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(walk)
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    return { users, total }
+  }
   const users = await ctx.db
     .select()
     .from(user)
