@@ -572,24 +572,26 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
-  if (!sqlite && dense && search && search.operator === 'contains') {
+  if (!sqlite && dense && search && search.operator === 'contains' && !query.filter) {
     // PostgreSQL, a substring matched by many (the exact total is known by now): walk the sort
-    // index and stop at the page. The planner cannot know how many rows a substring matches and
-    // may pick the trigram index instead, then fetch and sort every match (tens of thousands of
-    // rows); matching on `col || ''` takes the trigram index out of its choices, as "+col" does
-    // on SQLite.
+    // index, stopping at the page, and read only the page's rows. The planner cannot know how many
+    // rows a substring matches and may pick the trigram index instead, then fetch and sort every
+    // match (tens of thousands of rows); matching on `col || ''` takes the trigram index out of its
+    // choices, as "+col" does on SQLite. The walk reads (column, createdAt, id) from the index
+    // alone (the indexes of migration list_users_counts), so skipped entries cost no row visit.
     const column = search.field === 'name' ? user.name : user.email
-    const walk = and(
-      likeCondition(ctx, sql`(${column} || '')`, search.operator, search.value),
-      query.filter ? filterCondition(ctx, query.filter.field, query.filter.operator, query.filter.value) : undefined,
-    )
-    const users = await ctx.db
-      .select()
+    const keys = ctx.db
+      .select({ id: user.id })
       .from(user)
-      .where(walk)
+      .where(likeCondition(ctx, sql`(${column} || '')`, search.operator, search.value))
       .orderBy(...order(true))
       .limit(limit)
       .offset(offset)
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(inArray(user.id, keys))
+      .orderBy(...order(true))
     return { users, total }
   }
   const users = await ctx.db
