@@ -528,23 +528,25 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
       .orderBy(...order(true))
     return { users, total }
   }
-  if (!sqlite && !where && offset > 0) {
-    // A deep page of everyone on PostgreSQL: the ids of the page from an index-only scan (the
-    // (column, createdAt, id) indexes of migration list_users_counts), then only those rows; an
-    // OFFSET over the table itself visits every skipped row.
+  // PostgreSQL: the ids of the page from a walk of the sort index that needs no row (the
+  // (column, createdAt, id) indexes of migration list_users_counts), then only those rows; an
+  // OFFSET over the table itself visits every skipped row.
+  const pageByIds = async (condition: SQL | undefined): Promise<UserRow[]> => {
     const keys = ctx.db
       .select({ id: user.id })
       .from(user)
+      .where(condition)
       .orderBy(...order(true))
       .limit(limit)
       .offset(offset)
-    const users = await ctx.db
+    return ctx.db
       .select()
       .from(user)
       .where(inArray(user.id, keys))
       .orderBy(...order(true))
-    return { users, total }
   }
+  // A deep page of everyone.
+  if (!sqlite && !where && offset > 0) return { users: await pageByIds(undefined), total }
   const search = query.search
   if (
     !sqlite &&
@@ -577,22 +579,10 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
     // index, stopping at the page, and read only the page's rows. The planner cannot know how many
     // rows a substring matches and may pick the trigram index instead, then fetch and sort every
     // match (tens of thousands of rows); matching on `col || ''` takes the trigram index out of its
-    // choices, as "+col" does on SQLite. The walk reads (column, createdAt, id) from the index
-    // alone (the indexes of migration list_users_counts), so skipped entries cost no row visit.
+    // choices, as "+col" does on SQLite. Sorted by the searched column, the walk reads it from
+    // the index alone, so skipped entries cost no row visit.
     const column = search.field === 'name' ? user.name : user.email
-    const keys = ctx.db
-      .select({ id: user.id })
-      .from(user)
-      .where(likeCondition(ctx, sql`(${column} || '')`, search.operator, search.value))
-      .orderBy(...order(true))
-      .limit(limit)
-      .offset(offset)
-    const users = await ctx.db
-      .select()
-      .from(user)
-      .where(inArray(user.id, keys))
-      .orderBy(...order(true))
-    return { users, total }
+    return { users: await pageByIds(likeCondition(ctx, sql`(${column} || '')`, search.operator, search.value)), total }
   }
   const users = await ctx.db
     .select()
