@@ -144,11 +144,14 @@ function loadWalIndexAddon(): WalIndexAddon | null {
   return walIndexAddon
 }
 
-/** How the WAL-index header is read on this machine: 'mmap' (the addon), 'pread', or null (the pragma). */
-export function walIndexReadMethod(sqlite: Database.Database): WalIndexRead | null {
-  const header = walIndexHeader(sqlite)
-  header?.close()
-  return header?.method ?? null
+/**
+ * How this machine reads the WAL-index header of a file database: 'mmap' (the addon is built),
+ * 'pread', or null (not Linux: the pragma). Decided without opening any -shm file: a descriptor
+ * opened and closed here would drop SQLite's POSIX locks on it (see walIndexHeader).
+ */
+export function walIndexReadMethod(): WalIndexRead | null {
+  if (process.platform !== 'linux') return null
+  return loadWalIndexAddon() ? 'mmap' : 'pread'
 }
 
 /**
@@ -196,14 +199,19 @@ function walIndexHeader(
   if (addon) {
     try {
       const mapping = addon.map(handle, WAL_INDEX_HEADERS)
-      closeSync(handle)
+      // The descriptor stays open as long as the mapping: closing any descriptor of a file drops
+      // every POSIX lock this process holds on it, SQLite's own locks on the -shm file included
+      // (another process would then take itself for the first connection and reset the file).
       return {
         method: 'mmap',
         read(into) {
           addon.copy(mapping, into)
           return true
         },
-        close: () => addon.close(mapping),
+        close: () => {
+          addon.close(mapping)
+          closeSync(handle)
+        },
       }
     } catch {
       // Not mappable (a file shorter than the header): pread below, which then reads short.
