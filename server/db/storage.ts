@@ -178,23 +178,25 @@ function walIndexHeader(
   prefer: WalIndexRead = 'mmap',
 ): { method: WalIndexRead; read(into: Buffer): boolean; close(): void } | null {
   if (process.platform !== 'linux' || sqlite.memory) return null
-  let fd: number | undefined
+  // Nothing is opened unless SQLite has the file mapped, and a descriptor of SQLite's own file is
+  // never closed early: closing any descriptor of a file drops every POSIX lock this process holds
+  // on it, SQLite's locks on the -shm file included. Only a namesake (another inode) is closed.
+  let handle: number
   try {
     const shmPath = `${realpathSync(sqlite.name)}-shm`
-    fd = openSync(shmPath, 'r')
-    const inode = String(fstatSync(fd).ino)
-    const mapped = readFileSync('/proc/self/maps', 'utf8')
+    const inodes = readFileSync('/proc/self/maps', 'utf8')
       .split('\n')
-      .some((line) => line.endsWith(` ${shmPath}`) && line.trim().split(/\s+/)[4] === inode)
-    if (!mapped) {
-      closeSync(fd)
+      .filter((line) => line.endsWith(` ${shmPath}`))
+      .map((line) => line.trim().split(/\s+/)[4])
+    if (inodes.length === 0) return null
+    handle = openSync(shmPath, 'r')
+    if (!inodes.includes(String(fstatSync(handle).ino))) {
+      closeSync(handle)
       return null
     }
   } catch {
-    if (fd !== undefined) closeSync(fd)
     return null
   }
-  const handle = fd
   const addon = prefer === 'mmap' ? loadWalIndexAddon() : null
   if (addon) {
     try {
