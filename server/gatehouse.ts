@@ -15,6 +15,7 @@ import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
 import { type DB, openDatabase } from './db/index.js'
 import type { Storage } from './db/storage.js'
 import type { SecondaryStorage } from './secondary-storage/redis.js'
+import { SharedCaches } from './secondary-storage/shared-cache.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
 import { createAuthApp, type DirectHandler } from './http/app.js'
@@ -163,7 +164,11 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
     const { ANY_TABLE } = await import('./db/pg/change-signal.js')
     let reloadConfig: (() => Promise<void>) | null = null
+    // Redis beside PostgreSQL: caches shared by the instances, their epoch moved by every change
+    // this instance is told of (server/secondary-storage/shared-cache.ts).
+    const sharedCaches = secondary ? new SharedCaches(secondary) : undefined
     const onChange = (table: string) => {
+      sharedCaches?.epoch.bump()
       // ANY_TABLE: the listener was disconnected and may have missed the config's notification.
       if ((table !== SHARED_CONFIG_TABLE && table !== ANY_TABLE) || !reloadConfig) return
       reloadConfig().catch((error: Error) => prepared.logger.warn(`shared configuration not reloaded: ${error.message}`))
@@ -189,6 +194,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
         close: () => pg.close(),
       },
       secondary,
+      sharedCaches,
     )
   } catch (error) {
     await secondary?.close()
@@ -210,7 +216,12 @@ function putDirectRoutesFirst(server: EventEmitter, direct: DirectHandler): void
   })
 }
 
-function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (SecondaryStorage & { client: unknown }) | null): Gatehouse {
+function assemble(
+  prepared: Prepared,
+  database: GatehouseDatabase,
+  secondary: (SecondaryStorage & { client: unknown }) | null,
+  sharedCaches?: SharedCaches,
+): Gatehouse {
   const { options, logger, store, secret } = prepared
   let host = options.host ?? '127.0.0.1'
   let port = options.port ?? 4280
@@ -233,6 +244,7 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: (S
     baseURL: `${origin}${store.get().basePath}`,
     mailer,
     features,
+    sharedCaches,
   })
   // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
   store.onChange(() => mailer.wake())

@@ -4,6 +4,7 @@ import type { DB } from '../db/index.js'
 import type { Storage } from '../db/storage.js'
 import type { Feature } from '../feature.js'
 import type { Mailer } from '../mail/types.js'
+import type { SharedCaches } from '../secondary-storage/shared-cache.js'
 
 /** Time comes from here, never from Date.now() in the domain, so expiry is testable without sleeping. */
 export interface Clock {
@@ -40,6 +41,12 @@ export interface AuthContext {
    * without importing the feature list, which imports core. Absent in tool contexts (CLI): no hooks.
    */
   features?: readonly Feature[]
+  /**
+   * Caches shared by every instance through the secondary storage (PostgreSQL with --redis-url
+   * only; server/secondary-storage/shared-cache.ts). Absent otherwise: each instance's in-memory
+   * caches and the database answer.
+   */
+  sharedCaches?: SharedCaches
 }
 
 /**

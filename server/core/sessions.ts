@@ -28,22 +28,39 @@ function sessionCache(ctx: AuthContext): ChangeGuardedCache<SessionWithUser> {
   return cache
 }
 
+/** How long a session may sit in the shared cache (seconds); never past its expiry. */
+const SHARED_SESSION_TTL_SECONDS = 300
+
 /**
  * The session and its user for a token. Answers from a cache that any database write empties
  * (server/core/session-cache.ts); the objects returned are shared and must not be mutated. A cache
  * hit awaits no query on SQLite (the hot path of every authenticated request); on PostgreSQL it
  * awaits the change signal's sync, so a revocation committed on another instance is never missed.
+ * On PostgreSQL with Redis, a miss asks the shared cache next (one Redis round trip), so a session
+ * one instance looked up is not joined again by the others while nothing changed.
  */
 export async function findSessionByToken(ctx: AuthContext, token: string): Promise<SessionWithUser | null> {
   const cache = sessionCache(ctx)
   if (cache.sync) await cache.sync()
   const cached = cache.get(token)
   if (cached) return cached
+  const shared = cache.sync ? ctx.sharedCaches?.namespace<SessionWithUser>('session') : undefined
+  const { hit, epoch } = shared ? await shared.lookup(token) : { hit: undefined, epoch: null }
+  if (hit) {
+    cache.set(token, hit)
+    return hit
+  }
   const found =
     (await firstRow(
       ctx.db.select({ session, user }).from(session).innerJoin(user, eq(session.userId, user.id)).where(eq(session.token, token)),
     )) ?? null
-  if (found) cache.set(token, found)
+  if (found) {
+    cache.set(token, found)
+    if (shared && epoch !== null) {
+      const ttl = Math.min(SHARED_SESSION_TTL_SECONDS, (found.session.expiresAt.getTime() - ctx.clock.now()) / 1000)
+      shared.store(token, found, epoch, ttl)
+    }
+  }
   return found
 }
 
