@@ -4,7 +4,9 @@
  *   - gatehouse ×1        one `gatehouse serve --database-url …`, hit directly
  *   - gatehouse ×1 proxy  the same instance behind bench/round-robin-proxy.ts (one upstream): what
  *                         the proxy alone costs
- *   - gatehouse ×2 proxy  two instances (same database, same secret) behind the round-robin proxy
+ *   - gatehouse ×2 proxy  two instances (same database, same secret) behind the round-robin proxy:
+ *                         per connection in TCP mode by default (as HAProxy `mode tcp`), per request
+ *                         with BENCH_PROXY=http (a node:http proxy, as costly as an instance)
  *   - gatehouse ×2 direct the two instances without the proxy: autocannon runs against each at once
  *                         with half the connections, the request rates summed (what two instances
  *                         give when the proxy is not the limit)
@@ -15,6 +17,7 @@
  * parameters, as many hashes in parallel as libuv's thread pool runs). Prints a Markdown table.
  *
  *   npm run bench:postgres
+ *   BENCH_PROXY=http npm run bench:postgres     # the per-request node:http proxy instead of TCP
  *   BENCH_ROUNDS=3 BENCH_DURATION=8 BENCH_USERS=5000 npm run bench:postgres
  */
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -30,6 +33,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const USERS = Number(process.env.BENCH_USERS ?? 3000)
 const POOL = Number(process.env.BENCH_POOL ?? 10)
+const PROXY_MODE = process.env.BENCH_PROXY === 'http' ? ['--http'] : []
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
 const runTs = join(root, 'bin', 'run-ts.js')
@@ -180,7 +184,7 @@ const median = (xs: number[]) => {
 async function main() {
   const load = loadavg().map((x) => x.toFixed(2))
   console.error(
-    `PostgreSQL benchmark: ${ROUNDS} round(s) × ${DURATION} s, ${USERS} users, pool ${POOL}, ${cpus().length} cores, load ${load.join(' ')}`,
+    `PostgreSQL benchmark: ${ROUNDS} round(s) × ${DURATION} s, ${USERS} users, pool ${POOL}, proxy ${PROXY_MODE.length ? 'http' : 'tcp'}, ${cpus().length} cores, load ${load.join(' ')}`,
   )
   const server = await startPostgres()
   try {
@@ -217,8 +221,8 @@ async function main() {
     await start('gatehouse B', serve(p2, 'b', panel2))
     await start('better-auth', [runTs, 'bench/better-auth-pg-server.ts', String(pba), baUrl, String(POOL)])
     const o = (p: number) => `http://127.0.0.1:${p}`
-    await start('proxy ×1', [runTs, 'bench/round-robin-proxy.ts', String(pp1), o(p1)])
-    await start('proxy ×2', [runTs, 'bench/round-robin-proxy.ts', String(pp2), o(p1), o(p2)])
+    await start('proxy ×1', [runTs, 'bench/round-robin-proxy.ts', ...PROXY_MODE, String(pp1), o(p1)])
+    await start('proxy ×2', [runTs, 'bench/round-robin-proxy.ts', ...PROXY_MODE, String(pp2), o(p1), o(p2)])
     await seed('gatehouse', o(p1), ghUrl)
     await seed('better-auth', o(pba), baUrl)
     const a = await target('gatehouse ×1', o(p1))
