@@ -41,6 +41,8 @@ export async function redisSecondaryStorage(url: string, options: RedisStorageOp
     // A request must not hang on a lost Redis: commands fail fast while it reconnects.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
+    // Nor on a Redis that accepts commands but does not answer them.
+    commandTimeout: 2_000,
   })
   // Errors surface on the commands; the client reconnects by itself.
   client.on('error', () => {})

@@ -80,18 +80,23 @@ export class SharedChangeEpoch {
   }
 }
 
+/**
+ * The key that marks a Date in the JSON below. It holds U+0000, which no value read from the
+ * database can hold (PostgreSQL text refuses it, and storableParam replaces it on the way in), so a
+ * user's own JSON field can never be taken for a date.
+ */
+const DATE_MARK = '\u0000date'
+
 /** JSON that keeps Date values (the rows' timestamps) as dates. */
 function serialize(value: unknown): string {
   return JSON.stringify(value, function (this: Record<string, unknown>, key, v) {
     const raw = this[key]
-    return raw instanceof Date ? { $date: raw.getTime() } : v
+    return raw instanceof Date ? { [DATE_MARK]: raw.getTime() } : v
   })
 }
 
 function deserialize(text: string): unknown {
-  return JSON.parse(text, (_key, v) =>
-    v && typeof v === 'object' && typeof v.$date === 'number' && Object.keys(v).length === 1 ? new Date(v.$date) : v,
-  )
+  return JSON.parse(text, (_key, v) => (v && typeof v === 'object' && typeof v[DATE_MARK] === 'number' ? new Date(v[DATE_MARK]) : v))
 }
 
 interface Entry {
