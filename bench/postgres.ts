@@ -12,6 +12,9 @@
  *                         give when the proxy is not the limit)
  *   - better-auth         better-auth 1.7 on the same PostgreSQL server (its Kysely `pg` adapter,
  *                         a separate database), admin plugin on
+ * Each row also reports the CPU time the server processes behind the target (not autocannon, the
+ * proxy or PostgreSQL) spent per request, from /proc: if two instances spend what one does, the
+ * throughput of two grows with the cores they are given, and a 2-core machine only shows the cores.
  * Scenarios: get-session (one signed-in user), sign-in, list-users (an administrator, first page of
  * 100, BENCH_USERS users loaded). Also measures the scrypt ceiling of this machine (better-auth's
  * parameters, as many hashes in parallel as libuv's thread pool runs). Prints a Markdown table.
@@ -20,9 +23,9 @@
  *   BENCH_PROXY=http npm run bench:postgres     # the per-request node:http proxy instead of TCP
  *   BENCH_ROUNDS=3 BENCH_DURATION=8 BENCH_USERS=5000 npm run bench:postgres
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes, scrypt } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon, { type Result } from 'autocannon'
@@ -47,11 +50,22 @@ interface Target {
   adminCookie: string
   /** A load split over several targets: autocannon runs against each with its share of connections. */
   parts?: Target[]
+  /** The server processes behind it, whose CPU time per request is reported (not the proxy's). */
+  servers: ChildProcess[]
 }
 
 const children: ChildProcess[] = []
 
-function start(name: string, args: string[]): Promise<void> {
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux). */
+const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+function cpuMs(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // Fields 14 and 15 of proc(5), utime and stime, counted from field 3 here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
+}
+
+function start(name: string, args: string[]): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, GATEHOUSE_SECRET: SECRET, NODE_ENV: 'production' },
@@ -64,7 +78,7 @@ function start(name: string, args: string[]): Promise<void> {
     child.stdout?.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('listening on')) {
         clearTimeout(timer)
-        resolve()
+        resolve(child)
       }
     })
   })
@@ -107,7 +121,7 @@ async function seed(name: string, origin: string, databaseUrl: string): Promise<
   }
 }
 
-async function target(name: string, origin: string): Promise<Target> {
+async function target(name: string, origin: string, servers: ChildProcess[]): Promise<Target> {
   const base = `${origin}/api/auth`
   const cookie = await signIn(base, origin, USER)
   const adminCookie = await signIn(base, origin, ADMIN)
@@ -118,7 +132,7 @@ async function target(name: string, origin: string): Promise<Target> {
   const users = (await list.json()) as { users?: unknown[]; total?: number }
   if (list.status !== 200 || users.users?.length !== 100 || (users.total ?? 0) < USERS)
     throw new Error(`${name}: list-users answered ${list.status} ${JSON.stringify(users).slice(0, 200)}`)
-  return { name, base, origin, cookie, adminCookie }
+  return { name, base, origin, cookie, adminCookie, servers }
 }
 
 type Scenario = (t: Target, share: number) => Promise<Result>
@@ -143,10 +157,14 @@ const scenarios: Record<string, Scenario> = {
     }),
 }
 /** Runs a scenario on a target; on a split target, on every part at once (connections divided), summed. */
-async function measure(run: Scenario, t: Target): Promise<{ rps: number; p50: number; p99: number; failures: number }> {
+async function measure(run: Scenario, t: Target): Promise<{ rps: number; p50: number; p99: number; failures: number; cpuUs: number }> {
   const parts = t.parts ?? [t]
+  const cpuBefore = t.servers.reduce((sum, c) => sum + cpuMs(c), 0)
   const results = await Promise.all(parts.map((p) => run(p, 1 / parts.length)))
+  const cpuUsed = t.servers.reduce((sum, c) => sum + cpuMs(c), 0) - cpuBefore
+  const requests = results.reduce((a, r) => a + r.requests.total, 0)
   return {
+    cpuUs: requests > 0 ? (cpuUsed * 1000) / requests : 0,
     rps: results.reduce((a, r) => a + r.requests.average, 0),
     p50: Math.max(...results.map((r) => r.latency.p50)),
     p99: Math.max(...results.map((r) => r.latency.p99)),
@@ -217,24 +235,24 @@ async function main() {
       '--trusted-origins',
       [p1, p2, pp1, pp2].map((p) => `http://127.0.0.1:${p}`).join(','),
     ]
-    await start('gatehouse A', serve(p1, 'a', panel1))
-    await start('gatehouse B', serve(p2, 'b', panel2))
-    await start('better-auth', [runTs, 'bench/better-auth-pg-server.ts', String(pba), baUrl, String(POOL)])
+    const serverA = await start('gatehouse A', serve(p1, 'a', panel1))
+    const serverB = await start('gatehouse B', serve(p2, 'b', panel2))
+    const serverBa = await start('better-auth', [runTs, 'bench/better-auth-pg-server.ts', String(pba), baUrl, String(POOL)])
     const o = (p: number) => `http://127.0.0.1:${p}`
     await start('proxy ×1', [runTs, 'bench/round-robin-proxy.ts', ...PROXY_MODE, String(pp1), o(p1)])
     await start('proxy ×2', [runTs, 'bench/round-robin-proxy.ts', ...PROXY_MODE, String(pp2), o(p1), o(p2)])
     await seed('gatehouse', o(p1), ghUrl)
     await seed('better-auth', o(pba), baUrl)
-    const a = await target('gatehouse ×1', o(p1))
-    const b = await target('gatehouse B', o(p2))
+    const a = await target('gatehouse ×1', o(p1), [serverA])
+    const b = await target('gatehouse B', o(p2), [serverB])
     const targets: Target[] = [
       a,
-      await target('gatehouse ×1 via proxy', o(pp1)),
-      await target('gatehouse ×2 via proxy', o(pp2)),
-      { ...a, name: 'gatehouse ×2 direct (load split)', parts: [a, b] },
-      await target('better-auth', o(pba)),
+      await target('gatehouse ×1 via proxy', o(pp1), [serverA]),
+      await target('gatehouse ×2 via proxy', o(pp2), [serverA, serverB]),
+      { ...a, name: 'gatehouse ×2 direct (load split)', parts: [a, b], servers: [serverA, serverB] },
+      await target('better-auth', o(pba), [serverBa]),
     ]
-    const samples = new Map<string, { rps: number; p50: number; p99: number; failures: number }[]>()
+    const samples = new Map<string, Awaited<ReturnType<typeof measure>>[]>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const [scenario, run] of selected) {
         const order = round % 2 === 0 ? targets : [...targets].reverse()
@@ -248,8 +266,8 @@ async function main() {
     }
     const ceiling = await scryptCeiling(DURATION)
     const lines = [
-      `| scenario | server | req/s | p50 ms | p99 ms | failed | vs better-auth | vs gatehouse ×1 |`,
-      `|---|---|---:|---:|---:|---:|---:|---:|`,
+      `| scenario | server | req/s | p50 ms | p99 ms | failed | vs better-auth | vs gatehouse ×1 | server CPU µs/req |`,
+      `|---|---|---:|---:|---:|---:|---:|---:|---:|`,
     ]
     for (const [scenario] of selected) {
       const stat = (name: string) => {
@@ -259,6 +277,7 @@ async function main() {
           p50: median(s.map((x) => x.p50)),
           p99: median(s.map((x) => x.p99)),
           failures: s.reduce((a, x) => a + x.failures, 0),
+          cpuUs: median(s.map((x) => x.cpuUs)),
         }
       }
       const ba = stat('better-auth')
@@ -266,7 +285,7 @@ async function main() {
       for (const t of targets) {
         const s = stat(t.name)
         lines.push(
-          `| ${scenario} | ${t.name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${s.failures} | ${(s.rps / ba.rps).toFixed(2)}× | ${(s.rps / one.rps).toFixed(2)}× |`,
+          `| ${scenario} | ${t.name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${s.failures} | ${(s.rps / ba.rps).toFixed(2)}× | ${(s.rps / one.rps).toFixed(2)}× | ${s.cpuUs.toFixed(0)} |`,
         )
       }
     }
