@@ -6,6 +6,7 @@
  *   BENCH_ENGINE=postgres BENCH_USERS=1000000 BENCH_RUNS=100 node bin/run-ts.js bench/list-users.ts
  *   BENCH_WRITE=0 ...                                                # print only, leave docs/BENCHMARKS.md alone
  *   BENCH_ONLY="starts_with" ...                                     # only the scenarios whose name holds it
+ *   BENCH_DATA_DIR=/tmp/lu-1m ...                                    # SQLite: keep the filled data directory and reuse it
  *
  * Fills a real database with users (SQLite: a data directory, WAL, migrations, search triggers;
  * PostgreSQL: a throwaway server started by tests/helpers/engines.ts, migrated by the server's own
@@ -35,7 +36,10 @@ const ENGINE = process.env.BENCH_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 20)
 let postgres: PostgresServer | undefined
 const root = join(import.meta.dirname, '..')
-const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-list-users-'))
+/** SQLite: a data directory kept between runs (filled on the first, reused after: the same population). */
+const KEEP = ENGINE === 'sqlite' ? process.env.BENCH_DATA_DIR : undefined
+const dataDir = KEEP ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-list-users-'))
+const reuse = KEEP !== undefined && existsSync(join(KEEP, 'gatehouse.db'))
 const quiet = { info() {}, warn() {}, error: (m: string, e?: unknown) => console.error(m, e ?? '') }
 
 const FIRST = [
@@ -154,7 +158,10 @@ async function main() {
       random() < 0.02 ? 1 : 0,
     ]
   }
-  if (ctx.sqlite) {
+  if (reuse) {
+    // The same rows as the first fill (the generator is deterministic): only the addresses are kept.
+    for (let i = 0; i < USERS; i++) rowAt(i)
+  } else if (ctx.sqlite) {
     const insert = ctx.sqlite.prepare(
       'INSERT INTO user (id, name, email, emailVerified, image, createdAt, updatedAt, role, banned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     )
@@ -188,12 +195,14 @@ async function main() {
     await client.end()
   }
   const fillSeconds = (performance.now() - t0) / 1000
-  await createUser(
-    ctx,
-    systemActor('cli'),
-    { email: 'bench-admin@example.com', password: 'bench password 1234', name: 'Bench', role: 'admin' },
-    null,
-  )
+  if (!reuse) {
+    await createUser(
+      ctx,
+      systemActor('cli'),
+      { email: 'bench-admin@example.com', password: 'bench password 1234', name: 'Bench', role: 'admin' },
+      null,
+    )
+  }
   const dbBytes = ctx.sqlite
     ? ['gatehouse.db', 'gatehouse.db-wal']
         .map((f) => join(dataDir, f))
@@ -344,6 +353,6 @@ async function main() {
 try {
   await main()
 } finally {
-  rmSync(dataDir, { recursive: true, force: true })
+  if (!KEEP) rmSync(dataDir, { recursive: true, force: true })
   await postgres?.stop()
 }

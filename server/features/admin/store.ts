@@ -346,8 +346,12 @@ function totalCache(ctx: AuthContext): ExactTotalCache {
   return cache
 }
 
-/** How a total was found (tests check each path against a plain count). */
-export type TotalPath = 'maintained' | 'prefix' | 'cached' | 'counted'
+/**
+ * How a total was found (tests check each path against a plain count): `term` a remembered term
+ * total (kept exact by triggers), `trigram` counted through SQLite's trigram index, `counted` a
+ * plain count (for a search alone, then remembered as a term).
+ */
+export type TotalPath = 'maintained' | 'prefix' | 'term' | 'trigram' | 'cached' | 'counted'
 
 const userCountTable = sql`"userCount"`
 
@@ -403,10 +407,158 @@ async function prefixCount(ctx: AuthContext, field: 'email' | 'name', prefix: st
   return Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
 }
 
+// ---------------------------------------------------------------------------------------------
+// remembered term totals (migrations list_users_terms)
+
+/** At most this many search terms are remembered; the least recently used is forgotten first. */
+export const MAX_REMEMBERED_TERMS = 256
+/** A remembered term's `usedAt` is rewritten at most this often (a read should rarely write). */
+const TERM_TOUCH_MS = 10 * 60_000
+const termTable = sql`"userTermCount"`
+
+/** A statement run for its effect: drizzle spells it `run` on SQLite and `execute` on PostgreSQL (whose handle this type does not describe). */
+async function runStatement(ctx: AuthContext, statement: SQL): Promise<void> {
+  if (isSqlite(ctx)) await ctx.db.run(statement)
+  else await (ctx.db as unknown as { execute(query: SQL): Promise<unknown> }).execute(statement)
+}
+
+/**
+ * The LIKE pattern of a search as the term rows hold it: the query's own pattern, with ASCII
+ * letters lower-cased on SQLite (its LIKE folds ASCII only, so the meaning is the same and 'Liam'
+ * and 'liam' share a row); on PostgreSQL the store applies SQL lower() to it, as the query does.
+ */
+function termPattern(ctx: AuthContext, search: NonNullable<UserQuery['search']>): string {
+  const v = escapeLike(search.value)
+  const pattern = search.operator === 'starts_with' ? `${v}%` : search.operator === 'ends_with' ? `%${v}` : `%${v}%`
+  return isSqlite(ctx) ? pattern.replace(/[A-Z]/g, (c) => c.toLowerCase()) : pattern
+}
+
+/**
+ * A remembered term's exact total, or undefined when the term is not remembered. SQLite: one row.
+ * PostgreSQL: the term's row (shard 0, its count when added) plus the changes since (shards 1-16),
+ * summed in one statement, so from one snapshot.
+ */
+async function rememberedTotal(ctx: AuthContext, search: NonNullable<UserQuery['search']>): Promise<number | undefined> {
+  const pattern = termPattern(ctx, search)
+  const now = ctx.clock.now()
+  if (isSqlite(ctx)) {
+    const row = await firstRow(
+      ctx.db
+        .select({ n: sql<number>`"n"`, usedAt: sql<number>`"usedAt"` })
+        .from(termTable)
+        .where(sql`"field" = ${search.field} AND "pattern" = ${pattern}`),
+    )
+    if (!row) return undefined
+    if (now - Number(row.usedAt) > TERM_TOUCH_MS) {
+      await runStatement(ctx, sql`UPDATE "userTermCount" SET "usedAt" = ${now} WHERE "field" = ${search.field} AND "pattern" = ${pattern}`)
+    }
+    return Number(row.n)
+  }
+  const row = await firstRow(
+    ctx.db
+      .select({
+        n: sql<string | number | null>`sum("n")`,
+        usedAt: sql<string | number | null>`max("usedAt") FILTER (WHERE "shard" = 0)`,
+        known: sql<boolean | null>`bool_or("shard" = 0)`,
+      })
+      .from(termTable)
+      .where(sql`"field" = ${search.field} AND "pattern" = lower(${pattern})`),
+  )
+  if (!row?.known) return undefined
+  if (now - Number(row.usedAt ?? 0) > TERM_TOUCH_MS) {
+    await runStatement(
+      ctx,
+      sql`UPDATE "userTermCount" SET "usedAt" = ${now} WHERE "field" = ${search.field} AND "pattern" = lower(${pattern}) AND "shard" = 0`,
+    )
+  }
+  return Number(row.n ?? 0)
+}
+
+/**
+ * Counts a search's matches and remembers the term, in one transaction that no write to "user" can
+ * fall into: on SQLite the transaction holds the write lock (BEGIN IMMEDIATE) from before the
+ * count to the commit; on PostgreSQL it first locks "user" in SHARE mode (waiting for the writes
+ * in flight; new writes wait for it) and bumps the epoch row (see migration 0006_list_users_terms
+ * for why). From the commit on, the triggers keep the total exact. The least recently used terms
+ * beyond MAX_REMEMBERED_TERMS are forgotten in the same transaction.
+ */
+async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery['search']>, where: SQL | undefined): Promise<number> {
+  const pattern = termPattern(ctx, search)
+  const now = ctx.clock.now()
+  const field = search.field
+  return ctx.storage.transaction(async () => {
+    if (isSqlite(ctx)) {
+      await runStatement(
+        ctx,
+        sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" ORDER BY "usedAt" LIMIT max(0, (SELECT count(*) FROM "userTermCount") - ${MAX_REMEMBERED_TERMS - 1}))`,
+      )
+      const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+      await runStatement(
+        ctx,
+        sql`INSERT INTO "userTermCount" ("field", "pattern", "n", "usedAt") VALUES (${field}, ${pattern}, ${total}, ${now}) ON CONFLICT DO NOTHING`,
+      )
+      return total
+    }
+    await runStatement(ctx, sql`LOCK TABLE "user" IN SHARE MODE`)
+    await runStatement(ctx, sql`UPDATE "userTermCount" SET "n" = "n" + 1 WHERE "field" = '' AND "pattern" = '' AND "shard" = 0`)
+    await runStatement(
+      ctx,
+      sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '' ORDER BY "usedAt" LIMIT greatest(0, (SELECT count(*) FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '') - ${MAX_REMEMBERED_TERMS - 1}))`,
+    )
+    const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+    // Another instance may have added the term meanwhile (its count then equals this one: both
+    // were taken with every write to "user" held off); its row is kept.
+    await runStatement(
+      ctx,
+      sql`INSERT INTO "userTermCount" ("field", "pattern", "shard", "n", "usedAt") VALUES (${field}, lower(${pattern}), 0, ${total}, ${now}) ON CONFLICT DO NOTHING`,
+    )
+    return total
+  })
+}
+
+/**
+ * Tuning of the list-users count paths. `trigramCountLimit`: above this many phrase candidates a
+ * trigram count (about 2 µs a candidate at 1 M users) is dearer than a scan. Tests lower it to
+ * send small populations down the remembering path.
+ */
+export const listUsersTuning = { trigramCountLimit: 25_000 }
+/** Counting a term's phrase candidates reads the doclists of its trigrams: skip it when one is this common. */
+const TRIGRAM_PHRASE_LIMIT = 200_000
+
+/**
+ * SQLite: the exact total of a search alone through the trigram index, when its candidates are
+ * few: the candidates are the FTS rows holding the term as a phrase of trigrams (case folded the
+ * Unicode way, so never fewer than LIKE's matches), re-checked with the query's own LIKE on the
+ * index's copy of the column (kept by the triggers of 0001_user_search). Undefined when it would
+ * cost more than the scan (a term under 3 characters, a common term).
+ */
+async function trigramCount(ctx: AuthContext, search: NonNullable<UserQuery['search']>): Promise<number | undefined> {
+  if (!isSqlite(ctx)) return undefined
+  const grams = trigrams(search.value)
+  if (grams.length === 0) return undefined
+  const counts = await trigramDocCounts(ctx, search.field, grams)
+  // A trigram absent from the index (never remembered, so current): nothing can match.
+  if (counts.some((n) => n === 0)) return 0
+  if (Math.min(...counts) > TRIGRAM_PHRASE_LIMIT) return undefined
+  const phrase = `${search.field} : "${search.value.replace(/"/g, '""')}"`
+  const candidates = Number(
+    (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase}`)))?.n ?? 0,
+  )
+  if (candidates > listUsersTuning.trigramCountLimit) return undefined
+  if (candidates === 0) return 0
+  const column = sql.raw(search.field === 'name' ? 'name' : 'email')
+  const recheck = likeCondition(ctx, column, search.operator, search.value)
+  return Number(
+    (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase} AND ${recheck}`)))?.n ?? 0,
+  )
+}
+
 /**
  * The exact total of a query without a page, by the cheapest exact means: the maintained counts
- * (everyone, a role, a ban state), the lower(col) index (an ASCII starts_with search alone), else
- * `count(*)` with the query's own conditions through the exact-total cache.
+ * (everyone, a role, a ban state), the lower(col) index (an ASCII starts_with search alone), for a
+ * search alone a remembered term total, then (SQLite) the trigram index when the term's candidates
+ * are few, else a count that remembers the term; anything else `count(*)` with the query's own
+ * conditions through the exact-total cache.
  */
 export async function exactTotal(
   ctx: AuthContext,
@@ -420,8 +572,15 @@ export async function exactTotal(
       const row = await firstRow(ctx.db.select({ n: sql<number | string>`coalesce(sum("n"), 0)` }).from(userCountTable).where(condition))
       return { total: Number(row?.n ?? 0), path: 'maintained' }
     }
-  } else if (!filter && search.operator === 'starts_with' && asciiPrefix(search.value)) {
-    return { total: await prefixCount(ctx, search.field, search.value), path: 'prefix' }
+  } else if (!filter) {
+    if (search.operator === 'starts_with' && asciiPrefix(search.value)) {
+      return { total: await prefixCount(ctx, search.field, search.value), path: 'prefix' }
+    }
+    const remembered = await rememberedTotal(ctx, search)
+    if (remembered !== undefined) return { total: remembered, path: 'term' }
+    const viaIndex = await trigramCount(ctx, search)
+    if (viaIndex !== undefined) return { total: viaIndex, path: 'trigram' }
+    return { total: await countAndRemember(ctx, search, where), path: 'counted' }
   }
   const cache = totalCache(ctx)
   // The filter's meaning depends on the configured additional field it may name.
