@@ -517,11 +517,12 @@ async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery[
 }
 
 /**
- * Tuning of the list-users count paths. `trigramCountLimit`: above this many phrase candidates a
- * trigram count (about 2 µs a candidate at 1 M users) is dearer than a scan. Tests lower it to
- * send small populations down the remembering path.
+ * Tuning of list-users (tests change it to send small populations down the paths of large ones).
+ * `trigramCountLimit`: above this many phrase candidates a trigram count (about 2 µs a candidate
+ * at 1 M users) is dearer than a scan. `sparseWalkRows`: (SQLite) a page walk expected to read
+ * more rows than this takes a search's matches from the trigram index instead.
  */
-export const listUsersTuning = { trigramCountLimit: 25_000 }
+export const listUsersTuning = { trigramCountLimit: 25_000, sparseWalkRows: 50_000 }
 /** Counting a term's phrase candidates reads the doclists of its trigrams: skip it when one is this common. */
 const TRIGRAM_PHRASE_LIMIT = 200_000
 
@@ -672,6 +673,28 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   const total = await countAll()
   if (total === 0 || offset >= total) return { users: [], total }
+  const search = query.search
+  if (sqlite && search && !query.filter && trigrams(search.value).length > 0) {
+    // SQLite, a search alone whose matches are sparse (the exact total is known by now): a walk in
+    // page order would read about (offset + limit) × rows / total rows before the page is full,
+    // the whole table when a term matches a few hundred users. Past `sparseWalkRows`, the matches
+    // come from the trigram index instead (its phrase candidates are the matches, plus only rows
+    // whose Unicode case folding differs from LIKE's, which the LIKE removes), few by then
+    // (under ~2 000 for a first page at 1 M users), sorted without walking an index.
+    const walked = ((offset + limit) * (await estimateUserCount(ctx))) / total
+    if (walked > listUsersTuning.sparseWalkRows) {
+      const phrase = `${search.field} : "${search.value.replace(/"/g, '""')}"`
+      const sortKey = sortInfo ? [direction(sql`+${sortInfo.column}`)] : []
+      const users = await ctx.db
+        .select()
+        .from(user)
+        .where(and(sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`, where))
+        .orderBy(...sortKey, direction(sql`+${rowid}`))
+        .limit(limit)
+        .offset(offset)
+      return { users, total }
+    }
+  }
   if (sqlite && !where && (!sortInfo || sortInfo.indexed)) {
     // A page of everyone: walk only the (covering) index to the page, then fetch its rows.
     const keys = ctx.db
@@ -706,7 +729,6 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // A deep page of everyone.
   if (!sqlite && !where && offset > 0) return { users: await pageByIds(undefined), total }
-  const search = query.search
   if (
     !sqlite &&
     search &&
