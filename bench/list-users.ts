@@ -7,6 +7,7 @@
  *   BENCH_WRITE=0 ...                                                # print only, leave docs/BENCHMARKS.md alone
  *   BENCH_ONLY="starts_with" ...                                     # only the scenarios whose name holds it
  *   BENCH_DATA_DIR=/tmp/lu-1m ...                                    # SQLite: keep the filled data directory and reuse it
+ *   BENCH_HOLD=1 ...                                                 # fill, print the database, wait for SIGTERM (experiments)
  *
  * Fills a real database with users (SQLite: a data directory, WAL, migrations, search triggers;
  * PostgreSQL: a throwaway server started by tests/helpers/engines.ts, migrated by the server's own
@@ -219,6 +220,11 @@ async function main() {
         return Number(size.rows[0]?.n ?? 0)
       })()
 
+  if (process.env.BENCH_HOLD) {
+    // Experiments by hand on the filled database: prints where it is and waits for SIGTERM.
+    console.log(`holding ${databaseUrl ?? join(dataDir, 'gatehouse.db')} (pid ${process.pid}); kill -TERM to end`)
+    await new Promise((resolve) => process.once('SIGTERM', resolve))
+  }
   const base = await gatehouse.listen()
   const origin = new URL(base).origin
   const signIn = await fetch(`${base}/sign-in/email`, {

@@ -226,6 +226,38 @@ describe('list-users', () => {
     }
   })
 
+  it('a substring sorted by the searched column pages through matches that start with it and the others', async () => {
+    // PostgreSQL splits these into the matches starting with the term (from the prefix index) and
+    // the rest (a walk of the sort index); every page of both directions against JavaScript.
+    const cases: Array<['name' | 'email', string]> = [
+      ['name', 'e'],
+      ['name', 'E'],
+      ['name', 'ann'],
+      ['name', 'stone'],
+      ['name', 'hill_'],
+      ['email', 'e'],
+      ['email', 'a'],
+      ['email', 'zzzqqq'],
+    ]
+    for (const [field, term] of cases) {
+      const value = (p: Person) => (field === 'name' ? p.name : p.email)
+      const all = people.filter((p) => lower(value(p)).includes(lower(term)))
+      const asc = [...all].sort((a, b) => (value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0))
+      for (const [sortDirection, expected] of [
+        ['asc', asc],
+        ['desc', [...asc].reverse()],
+      ] as const) {
+        const seen: string[] = []
+        for (let offset = 0; offset < Math.max(1, all.length); offset += 3) {
+          const page = await list({ searchValue: term, searchField: field, sortBy: field, sortDirection, limit: 3, offset })
+          expect(page.total, `${field} ${term} ${sortDirection} ${offset}`).toBe(all.length)
+          seen.push(...ids(page.users))
+        }
+        expect(seen, `${field} ${term} ${sortDirection}`).toEqual(ids(expected))
+      }
+    }
+  })
+
   it('answers no users and total 0 for unknown fields or impossible values, 400 for bad enums', async () => {
     expect(await list({ filterField: 'password', filterValue: 'x' })).toEqual({ users: [], total: 0 })
     expect(await list({ sortBy: 'nope' })).toEqual({ users: [], total: 0 })

@@ -755,6 +755,67 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
+  const searched = search?.field === 'name' ? user.name : user.email
+  if (!sqlite && search && search.operator === 'contains' && !query.filter && sortInfo?.column === searched) {
+    // PostgreSQL, a substring sorted by the searched column ("name contains liam, sortBy name").
+    // Its matches are those that start with the term (P: a few ranges of the sort order, e.g.
+    // "Liam …") and the others (Q: "… Williams"). A walk of the sort index for all of them reads
+    // every key before the first match, most of the index for a late letter ("Zoe …"). Instead:
+    // - P's first `offset + limit` keys from the lower(col) prefix index alone (index-only, top-N;
+    //   sorting on `col || ''` keeps the planner off a walk of the sort index), then their ids
+    //   from the (col, createdAt, id) index between the first and the last of those keys;
+    // - Q's first ones from a walk of that index (as for dense substrings below), skipped when
+    //   Q is empty (|Q| = the exact total − P's count from the prefix index) and stopped at P's
+    //   last key when P fills the page: no match beyond it can be on the page.
+    // The page is the first `offset + limit` of both, in the query's order.
+    const k = offset + limit
+    const prefix = { ...search, operator: 'starts_with' as const }
+    const inP = likeCondition(ctx, searched, 'starts_with', search.value)
+    const inPByValue = likeCondition(ctx, sql`(${searched} || '')`, 'starts_with', search.value)
+    const p = await prefixCount(ctx, prefix.field, prefix.value)
+    const ids: string[] = []
+    let bound: SQL | undefined
+    if (p > 0) {
+      const keys = (
+        await ctx.db
+          .select({ key: searched })
+          .from(user)
+          .where(inP)
+          .orderBy(direction(sql`${searched} || ''`))
+          .limit(k)
+      ).map((r) => r.key)
+      const first = keys[0] as string
+      const last = keys[keys.length - 1] as string
+      const [low, high] = query.direction === 'desc' ? [last, first] : [first, last]
+      const pIds = await ctx.db
+        .select({ id: user.id })
+        .from(user)
+        .where(and(gte(searched, low), lte(searched, high), inP))
+        .orderBy(...order(true))
+        .limit(k)
+      ids.push(...pIds.map((r) => r.id))
+      if (p >= k) bound = query.direction === 'desc' ? gte(searched, last) : lte(searched, last)
+    }
+    if (total - p > 0) {
+      const inQ = and(likeCondition(ctx, sql`(${searched} || '')`, 'contains', search.value), sql`NOT (${inPByValue})`, bound)
+      const qIds = await ctx.db
+        .select({ id: user.id })
+        .from(user)
+        .where(inQ)
+        .orderBy(...order(true))
+        .limit(k)
+      ids.push(...qIds.map((r) => r.id))
+    }
+    if (ids.length === 0) return { users: [], total }
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(inArray(user.id, ids))
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    return { users, total }
+  }
   if (!sqlite && dense && search && search.operator === 'contains' && !query.filter) {
     // PostgreSQL, a substring matched by many (the exact total is known by now): walk the sort
     // index, stopping at the page, and read only the page's rows. The planner cannot know how many
