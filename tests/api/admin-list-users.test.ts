@@ -226,22 +226,33 @@ describe('list-users', () => {
     }
   })
 
-  it('a substring sorted by the searched column pages through matches that start with it and the others', async () => {
+  it('a substring or prefix sorted by the searched column pages through every match in order', async () => {
     // PostgreSQL splits these into the matches starting with the term (from the prefix index) and
     // the rest (a walk of the sort index); every page of both directions against JavaScript.
-    const cases: Array<['name' | 'email', string]> = [
-      ['name', 'e'],
-      ['name', 'E'],
-      ['name', 'ann'],
-      ['name', 'stone'],
-      ['name', 'hill_'],
-      ['email', 'e'],
-      ['email', 'a'],
-      ['email', 'zzzqqq'],
+    // SQLite merges the index ranges of a prefix's case variants (starts_with).
+    const cases: Array<['name' | 'email', 'contains' | 'starts_with', string]> = [
+      ['name', 'contains', 'e'],
+      ['name', 'contains', 'E'],
+      ['name', 'contains', 'ann'],
+      ['name', 'contains', 'stone'],
+      ['name', 'contains', 'hill_'],
+      ['email', 'contains', 'e'],
+      ['email', 'contains', 'a'],
+      ['email', 'contains', 'zzzqqq'],
+      ['name', 'starts_with', 'aNN s'],
+      ['name', 'starts_with', 'DEE'],
+      ['name', 'starts_with', 'e'],
+      ['name', 'starts_with', 'hill'],
+      ['email', 'starts_with', 'ann1'],
+      ['email', 'starts_with', 'BOB11@BETA.T'],
+      ['email', 'starts_with', 'e'],
+      ['email', 'starts_with', 'c_d'],
     ]
-    for (const [field, term] of cases) {
+    for (const [field, operator, term] of cases) {
       const value = (p: Person) => (field === 'name' ? p.name : p.email)
-      const all = people.filter((p) => lower(value(p)).includes(lower(term)))
+      const all = people.filter((p) =>
+        operator === 'contains' ? lower(value(p)).includes(lower(term)) : lower(value(p)).startsWith(lower(term)),
+      )
       const asc = [...all].sort((a, b) => (value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0))
       for (const [sortDirection, expected] of [
         ['asc', asc],
@@ -249,11 +260,19 @@ describe('list-users', () => {
       ] as const) {
         const seen: string[] = []
         for (let offset = 0; offset < Math.max(1, all.length); offset += 3) {
-          const page = await list({ searchValue: term, searchField: field, sortBy: field, sortDirection, limit: 3, offset })
-          expect(page.total, `${field} ${term} ${sortDirection} ${offset}`).toBe(all.length)
+          const page = await list({
+            searchValue: term,
+            searchField: field,
+            searchOperator: operator,
+            sortBy: field,
+            sortDirection,
+            limit: 3,
+            offset,
+          })
+          expect(page.total, `${field} ${operator} ${term} ${sortDirection} ${offset}`).toBe(all.length)
           seen.push(...ids(page.users))
         }
-        expect(seen, `${field} ${term} ${sortDirection}`).toEqual(ids(expected))
+        expect(seen, `${field} ${operator} ${term} ${sortDirection}`).toEqual(ids(expected))
       }
     }
   })

@@ -387,6 +387,20 @@ function maintainedCondition(ctx: AuthContext, filter: UserQuery['filter']): SQL
 /** A non-empty printable-ASCII prefix: lower() folds it exactly as LIKE does, on both engines. */
 const asciiPrefix = (value: string): boolean => /^[\x20-\x7e]+$/.test(value)
 
+/** Every ASCII case variant of a string ("li" → li, lI, Li, LI). */
+function caseVariants(value: string): string[] {
+  let out = ['']
+  for (const c of value) {
+    const lowerC = c.toLowerCase()
+    const upperC = c.toUpperCase()
+    out = lowerC === upperC ? out.map((v) => v + c) : out.flatMap((v) => [v + lowerC, v + upperC])
+  }
+  return out
+}
+
+/** The least string above every string that starts with `value` (printable ASCII, BINARY order). */
+const successor = (value: string): string => value.slice(0, -1) + String.fromCharCode(value.charCodeAt(value.length - 1) + 1)
+
 /**
  * `col LIKE 'prefix%'` counted from the lower(col) index alone: on SQLite a range
  * [lower(prefix), successor) on the expression index (exact for an ASCII prefix: SQLite's lower()
@@ -674,6 +688,7 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   const total = await countAll()
   if (total === 0 || offset >= total) return { users: [], total }
   const search = query.search
+  const searched = search?.field === 'name' ? user.name : user.email
   if (sqlite && search && !query.filter && trigrams(search.value).length > 0) {
     // SQLite, a search alone whose matches are sparse (the exact total is known by now): a walk in
     // page order would read about (offset + limit) × rows / total rows before the page is full,
@@ -694,6 +709,43 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
         .offset(offset)
       return { users, total }
     }
+  }
+  if (
+    sqlite &&
+    search &&
+    !query.filter &&
+    search.operator === 'starts_with' &&
+    asciiPrefix(search.value) &&
+    sortInfo?.column === searched &&
+    sortInfo.indexed
+  ) {
+    // SQLite, a prefix sorted by the searched column ("email starts with li, sortBy email"): LIKE
+    // folds case, so it cannot seek the column's BINARY index, and a walk of that index reads every
+    // key before the prefix. But the keys starting with a case variant of an ASCII prefix ("li",
+    // "lI", "Li", "LI") are each one range of that index: the first `offset + limit` of each range
+    // (index-only), merged in the query's order, hold the page. Variants of the first six
+    // characters at most (64 ranges); LIKE re-checks the rest of a longer prefix in each range.
+    const k = offset + limit
+    const dir = sql.raw(query.direction === 'desc' ? 'DESC' : 'ASC')
+    const branches = caseVariants(search.value.slice(0, 6)).map(
+      (low) =>
+        sql`SELECT * FROM (SELECT ${rowid} AS r, ${searched} AS k FROM ${user} WHERE ${searched} >= ${low} AND ${searched} < ${successor(low)} AND ${where} ORDER BY ${searched} ${dir}, ${rowid} ${dir} LIMIT ${k})`,
+    )
+    const keys = await ctx.db.all<{ r: number }>(
+      sql`SELECT r FROM (${sql.join(branches, sql` UNION ALL `)}) ORDER BY k ${dir}, r ${dir} LIMIT ${limit} OFFSET ${offset}`,
+    )
+    if (keys.length === 0) return { users: [], total }
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(
+        inArray(
+          rowid,
+          keys.map((x) => x.r),
+        ),
+      )
+      .orderBy(...order(true))
+    return { users, total }
   }
   if (sqlite && !where && (!sortInfo || sortInfo.indexed)) {
     // A page of everyone: walk only the (covering) index to the page, then fetch its rows.
@@ -755,7 +807,6 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
-  const searched = search?.field === 'name' ? user.name : user.email
   if (!sqlite && search && search.operator === 'contains' && !query.filter && sortInfo?.column === searched) {
     // PostgreSQL, a substring sorted by the searched column ("name contains liam, sortBy name").
     // Its matches are those that start with the term (P: a few ranges of the sort order, e.g.
