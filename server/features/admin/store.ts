@@ -398,6 +398,31 @@ function caseVariants(value: string): string[] {
   return out
 }
 
+/**
+ * SQLite: the first `k` rows (row id and key, in the order key, rowid) whose indexed text column
+ * starts with an ASCII case variant of `prefix`'s first six characters and meets `condition`:
+ * each variant is one range of the column's BINARY index (read index-only, at most `k` entries
+ * each, at most 64 variants), merged in the query's order.
+ */
+async function variantRangeKeys(
+  ctx: AuthContext,
+  column: SQLiteColumn,
+  prefix: string,
+  condition: SQL | undefined,
+  k: number,
+  desc: boolean,
+): Promise<Array<{ r: number; k: string }>> {
+  const rowid = sql`${user}.rowid`
+  const dir = sql.raw(desc ? 'DESC' : 'ASC')
+  const branches = caseVariants(prefix.slice(0, 6)).map(
+    (low) =>
+      sql`SELECT * FROM (SELECT ${rowid} AS r, ${column} AS k FROM ${user} WHERE ${column} >= ${low} AND ${column} < ${successor(low)} AND ${condition ?? sql`1`} ORDER BY ${column} ${dir}, ${rowid} ${dir} LIMIT ${k})`,
+  )
+  return ctx.db.all<{ r: number; k: string }>(
+    sql`SELECT r, k FROM (${sql.join(branches, sql` UNION ALL `)}) ORDER BY k ${dir}, r ${dir} LIMIT ${k}`,
+  )
+}
+
 /** The least string above every string that starts with `value` (printable ASCII, BINARY order). */
 const successor = (value: string): string => value.slice(0, -1) + String.fromCharCode(value.charCodeAt(value.length - 1) + 1)
 
@@ -725,23 +750,16 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
     // "lI", "Li", "LI") are each one range of that index: the first `offset + limit` of each range
     // (index-only), merged in the query's order, hold the page. Variants of the first six
     // characters at most (64 ranges); LIKE re-checks the rest of a longer prefix in each range.
-    const k = offset + limit
-    const dir = sql.raw(query.direction === 'desc' ? 'DESC' : 'ASC')
-    const branches = caseVariants(search.value.slice(0, 6)).map(
-      (low) =>
-        sql`SELECT * FROM (SELECT ${rowid} AS r, ${searched} AS k FROM ${user} WHERE ${searched} >= ${low} AND ${searched} < ${successor(low)} AND ${where} ORDER BY ${searched} ${dir}, ${rowid} ${dir} LIMIT ${k})`,
-    )
-    const keys = await ctx.db.all<{ r: number }>(
-      sql`SELECT r FROM (${sql.join(branches, sql` UNION ALL `)}) ORDER BY k ${dir}, r ${dir} LIMIT ${limit} OFFSET ${offset}`,
-    )
-    if (keys.length === 0) return { users: [], total }
+    const keys = await variantRangeKeys(ctx, searched, search.value, where, offset + limit, query.direction === 'desc')
+    const page = keys.slice(offset, offset + limit)
+    if (page.length === 0) return { users: [], total }
     const users = await ctx.db
       .select()
       .from(user)
       .where(
         inArray(
           rowid,
-          keys.map((x) => x.r),
+          page.map((x) => x.r),
         ),
       )
       .orderBy(...order(true))
@@ -807,50 +825,70 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
-  if (!sqlite && search && search.operator === 'contains' && !query.filter && sortInfo?.column === searched) {
-    // PostgreSQL, a substring sorted by the searched column ("name contains liam, sortBy name").
-    // Its matches are those that start with the term (P: a few ranges of the sort order, e.g.
-    // "Liam …") and the others (Q: "… Williams"). A walk of the sort index for all of them reads
-    // every key before the first match, most of the index for a late letter ("Zoe …"). Instead:
-    // - P's first `offset + limit` keys from the lower(col) prefix index alone (index-only, top-N;
-    //   sorting on `col || ''` keeps the planner off a walk of the sort index), then their ids
-    //   from the (col, createdAt, id) index between the first and the last of those keys;
-    // - Q's first ones from a walk of that index (as for dense substrings below), skipped when
-    //   Q is empty (|Q| = the exact total − P's count from the prefix index) and stopped at P's
-    //   last key when P fills the page: no match beyond it can be on the page.
+  if (
+    search &&
+    search.operator === 'contains' &&
+    !query.filter &&
+    sortInfo?.column === searched &&
+    (!sqlite || (sortInfo.indexed && asciiPrefix(search.value)))
+  ) {
+    // A substring sorted by the searched column ("name contains liam, sortBy name"). Its matches
+    // are those that start with the term (P: "Liam …", a few ranges of the sort order) and the
+    // others (Q: "… Williams"). A walk of the sort index for all of them reads every key before
+    // the first match, most of the index for a late letter ("Zoe …"). Instead:
+    // - P's first `offset + limit` in the query's order: on SQLite from the ranges of the prefix's
+    //   case variants (as for a prefix below); on PostgreSQL their keys from the lower(col) prefix
+    //   index alone (index-only, top-N; sorting on `col || ''` keeps the planner off a walk of the
+    //   sort index), then their ids from the (col, createdAt, id) index between the first and the
+    //   last of those keys;
+    // - Q's first ones from a walk of the sort index, skipped when Q is empty (|Q| = the exact
+    //   total − P's count from the prefix index) and stopped at P's last key when P fills the
+    //   page: no match beyond it can be on the page.
     // The page is the first `offset + limit` of both, in the query's order.
     const k = offset + limit
-    const prefix = { ...search, operator: 'starts_with' as const }
+    const desc = query.direction === 'desc'
     const inP = likeCondition(ctx, searched, 'starts_with', search.value)
-    const inPByValue = likeCondition(ctx, sql`(${searched} || '')`, 'starts_with', search.value)
-    const p = await prefixCount(ctx, prefix.field, prefix.value)
-    const ids: string[] = []
+    // PostgreSQL: matching on `col || ''` keeps the planner off the trigram index (see below).
+    const matched = sqlite ? searched : sql`(${searched} || '')`
+    const p = await prefixCount(ctx, search.field, search.value)
+    const ids: Array<string | number> = []
     let bound: SQL | undefined
     if (p > 0) {
-      const keys = (
-        await ctx.db
-          .select({ key: searched })
+      let last: string | undefined
+      if (sqlite) {
+        const keys = await variantRangeKeys(ctx, searched, search.value, inP, k, desc)
+        ids.push(...keys.map((x) => x.r))
+        last = keys[keys.length - 1]?.k
+      } else {
+        const keys = (
+          await ctx.db
+            .select({ key: searched })
+            .from(user)
+            .where(inP)
+            .orderBy(direction(sql`${searched} || ''`))
+            .limit(k)
+        ).map((r) => r.key)
+        const first = keys[0] as string
+        last = keys[keys.length - 1] as string
+        const [low, high] = desc ? [last, first] : [first, last]
+        const pIds = await ctx.db
+          .select({ id: user.id })
           .from(user)
-          .where(inP)
-          .orderBy(direction(sql`${searched} || ''`))
+          .where(and(gte(searched, low), lte(searched, high), inP))
+          .orderBy(...order(true))
           .limit(k)
-      ).map((r) => r.key)
-      const first = keys[0] as string
-      const last = keys[keys.length - 1] as string
-      const [low, high] = query.direction === 'desc' ? [last, first] : [first, last]
-      const pIds = await ctx.db
-        .select({ id: user.id })
-        .from(user)
-        .where(and(gte(searched, low), lte(searched, high), inP))
-        .orderBy(...order(true))
-        .limit(k)
-      ids.push(...pIds.map((r) => r.id))
-      if (p >= k) bound = query.direction === 'desc' ? gte(searched, last) : lte(searched, last)
+        ids.push(...pIds.map((r) => r.id))
+      }
+      if (p >= k && last !== undefined) bound = desc ? gte(searched, last) : lte(searched, last)
     }
     if (total - p > 0) {
-      const inQ = and(likeCondition(ctx, sql`(${searched} || '')`, 'contains', search.value), sql`NOT (${inPByValue})`, bound)
+      const inQ = and(
+        likeCondition(ctx, matched, 'contains', search.value),
+        sql`NOT (${likeCondition(ctx, matched, 'starts_with', search.value)})`,
+        bound,
+      )
       const qIds = await ctx.db
-        .select({ id: user.id })
+        .select({ id: sqlite ? sql<number>`${rowid}` : user.id })
         .from(user)
         .where(inQ)
         .orderBy(...order(true))
@@ -861,7 +899,7 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
     const users = await ctx.db
       .select()
       .from(user)
-      .where(inArray(user.id, ids))
+      .where(sqlite ? inArray(rowid, ids) : inArray(user.id, ids as string[]))
       .orderBy(...order(true))
       .limit(limit)
       .offset(offset)
