@@ -561,7 +561,7 @@ async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery[
  * at 1 M users) is dearer than a scan. `sparseWalkRows`: (SQLite) a page walk expected to read
  * more rows than this takes a search's matches from the trigram index instead.
  */
-export const listUsersTuning = { trigramCountLimit: 25_000, sparseWalkRows: 50_000 }
+export const listUsersTuning = { trigramCountLimit: 40_000, sparseWalkRows: 50_000 }
 /** Counting a term's phrase candidates reads the doclists of its trigrams: skip it when one is this common. */
 const TRIGRAM_PHRASE_LIMIT = 200_000
 
@@ -850,26 +850,25 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
     const inP = likeCondition(ctx, searched, 'starts_with', search.value)
     // PostgreSQL: matching on `col || ''` keeps the planner off the trigram index (see below).
     const matched = sqlite ? searched : sql`(${searched} || '')`
-    const p = await prefixCount(ctx, search.field, search.value)
-    const ids: Array<string | number> = []
-    let bound: SQL | undefined
-    if (p > 0) {
-      let last: string | undefined
-      if (sqlite) {
-        const keys = await variantRangeKeys(ctx, searched, search.value, inP, k, desc)
-        ids.push(...keys.map((x) => x.r))
-        last = keys[keys.length - 1]?.k
-      } else {
-        const keys = (
-          await ctx.db
-            .select({ key: searched })
+    // PostgreSQL: P's count and P's first keys on two connections at once (SQLite runs them in turn).
+    const [p, pKeys] = await Promise.all([
+      prefixCount(ctx, search.field, search.value),
+      sqlite
+        ? variantRangeKeys(ctx, searched, search.value, inP, k, desc)
+        : ctx.db
+            .select({ k: searched })
             .from(user)
             .where(inP)
             .orderBy(direction(sql`${searched} || ''`))
-            .limit(k)
-        ).map((r) => r.key)
-        const first = keys[0] as string
-        last = keys[keys.length - 1] as string
+            .limit(k),
+    ])
+    const ids: Array<string | number> = []
+    let bound: SQL | undefined
+    const first = pKeys[0]?.k
+    const last = pKeys[pKeys.length - 1]?.k
+    if (first !== undefined && last !== undefined) {
+      if (sqlite) ids.push(...(pKeys as Array<{ r: number }>).map((x) => x.r))
+      else {
         const [low, high] = desc ? [last, first] : [first, last]
         const pIds = await ctx.db
           .select({ id: user.id })
@@ -879,7 +878,7 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
           .limit(k)
         ids.push(...pIds.map((r) => r.id))
       }
-      if (p >= k && last !== undefined) bound = desc ? gte(searched, last) : lte(searched, last)
+      if (p >= k) bound = desc ? gte(searched, last) : lte(searched, last)
     }
     if (total - p > 0) {
       const inQ = and(
