@@ -366,6 +366,23 @@ describe('list-users remembered term totals', () => {
     await expectTermsExact()
   })
 
+  it('a term with many trigram candidates (SQLite: counted through the trigram index) is remembered too', async () => {
+    const saved = { ...listUsersTuning }
+    listUsersTuning.trigramCountLimit = 40_000
+    listUsersTuning.trigramRememberFrom = 0
+    try {
+      const search = { field: 'email' as const, operator: 'contains' as const, value: 'ALPHA.t' }
+      const expected = async () => (await everyone()).filter((r) => matches(r, { search })).length
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'counted' })
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'term' })
+      await insert([{ id: 't0100', name: 'Alpha Too', email: 'too@alpha.test', role: 'user', banned: false }])
+      await ctx().db.update(user).set({ email: 'gone@nowhere.test' }).where(eq(user.id, 'k0004'))
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'term' })
+    } finally {
+      Object.assign(listUsersTuning, saved)
+    }
+  })
+
   it('keeps at most MAX_REMEMBERED_TERMS terms and forgets the least recently used first', async () => {
     await expectTermsExact()
     // TERMS are the oldest now; fill up with newer terms (each at a later time).

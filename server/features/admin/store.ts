@@ -521,7 +521,11 @@ async function rememberedTotal(ctx: AuthContext, search: NonNullable<UserQuery['
  * for why). From the commit on, the triggers keep the total exact. The least recently used terms
  * beyond MAX_REMEMBERED_TERMS are forgotten in the same transaction.
  */
-async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery['search']>, where: SQL | undefined): Promise<number> {
+async function countAndRemember(
+  ctx: AuthContext,
+  search: NonNullable<UserQuery['search']>,
+  countMatches: () => Promise<number>,
+): Promise<number> {
   const pattern = termPattern(ctx, search)
   const now = ctx.clock.now()
   const field = search.field
@@ -531,7 +535,7 @@ async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery[
         ctx,
         sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" ORDER BY "usedAt" LIMIT max(0, (SELECT count(*) FROM "userTermCount") - ${MAX_REMEMBERED_TERMS - 1}))`,
       )
-      const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+      const total = await countMatches()
       await runStatement(
         ctx,
         sql`INSERT INTO "userTermCount" ("field", "pattern", "n", "usedAt") VALUES (${field}, ${pattern}, ${total}, ${now}) ON CONFLICT DO NOTHING`,
@@ -544,7 +548,7 @@ async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery[
       ctx,
       sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '' ORDER BY "usedAt" LIMIT greatest(0, (SELECT count(*) FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '') - ${MAX_REMEMBERED_TERMS - 1}))`,
     )
-    const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+    const total = await countMatches()
     // Another instance may have added the term meanwhile (its count then equals this one: both
     // were taken with every write to "user" held off); its row is kept.
     await runStatement(
@@ -558,39 +562,49 @@ async function countAndRemember(ctx: AuthContext, search: NonNullable<UserQuery[
 /**
  * Tuning of list-users (tests change it to send small populations down the paths of large ones).
  * `trigramCountLimit`: above this many phrase candidates a trigram count (about 2 µs a candidate
- * at 1 M users) is dearer than a scan. `sparseWalkRows`: (SQLite) a page walk expected to read
+ * at 1 M users) is dearer than a scan. `trigramRememberFrom`: a search with more candidates than
+ * this is remembered once counted (a write), fewer are counted again each time. `sparseWalkRows`: (SQLite) a page walk expected to read
  * more rows than this takes a search's matches from the trigram index instead.
  */
-export const listUsersTuning = { trigramCountLimit: 40_000, sparseWalkRows: 50_000 }
+export const listUsersTuning = { trigramCountLimit: 40_000, trigramRememberFrom: 5_000, sparseWalkRows: 50_000 }
 /** Counting a term's phrase candidates reads the doclists of its trigrams: skip it when one is this common. */
 const TRIGRAM_PHRASE_LIMIT = 200_000
 
 /**
- * SQLite: the exact total of a search alone through the trigram index, when its candidates are
- * few: the candidates are the FTS rows holding the term as a phrase of trigrams (case folded the
- * Unicode way, so never fewer than LIKE's matches), re-checked with the query's own LIKE on the
- * index's copy of the column (kept by the triggers of 0001_user_search). Undefined when it would
- * cost more than the scan (a term under 3 characters, a common term).
+ * SQLite: how to count a search alone through the trigram index, when its candidates are few
+ * enough: the candidates are the FTS rows holding the term as a phrase of trigrams (case folded
+ * the Unicode way, so never fewer than LIKE's matches), re-checked with the query's own LIKE on
+ * the index's copy of the column (kept by the triggers of 0001_user_search). Undefined when it
+ * would cost more than the scan (a term under 3 characters, a common term).
  */
-async function trigramCount(ctx: AuthContext, search: NonNullable<UserQuery['search']>): Promise<number | undefined> {
+async function trigramPlan(
+  ctx: AuthContext,
+  search: NonNullable<UserQuery['search']>,
+): Promise<{ candidates: number; count: () => Promise<number> } | undefined> {
   if (!isSqlite(ctx)) return undefined
   const grams = trigrams(search.value)
   if (grams.length === 0) return undefined
   const counts = await trigramDocCounts(ctx, search.field, grams)
   // A trigram absent from the index (never remembered, so current): nothing can match.
-  if (counts.some((n) => n === 0)) return 0
+  if (counts.some((n) => n === 0)) return { candidates: 0, count: async () => 0 }
   if (Math.min(...counts) > TRIGRAM_PHRASE_LIMIT) return undefined
   const phrase = `${search.field} : "${search.value.replace(/"/g, '""')}"`
   const candidates = Number(
     (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase}`)))?.n ?? 0,
   )
   if (candidates > listUsersTuning.trigramCountLimit) return undefined
-  if (candidates === 0) return 0
   const column = sql.raw(search.field === 'name' ? 'name' : 'email')
   const recheck = likeCondition(ctx, column, search.operator, search.value)
-  return Number(
-    (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase} AND ${recheck}`)))?.n ?? 0,
-  )
+  return {
+    candidates,
+    count: async () =>
+      candidates === 0
+        ? 0
+        : Number(
+            (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase} AND ${recheck}`)))
+              ?.n ?? 0,
+          ),
+  }
 }
 
 /**
@@ -618,9 +632,12 @@ export async function exactTotal(
     }
     const remembered = await rememberedTotal(ctx, search)
     if (remembered !== undefined) return { total: remembered, path: 'term' }
-    const viaIndex = await trigramCount(ctx, search)
-    if (viaIndex !== undefined) return { total: viaIndex, path: 'trigram' }
-    return { total: await countAndRemember(ctx, search, where), path: 'counted' }
+    // Few candidates: counted through the trigram index each time (no write). More: counted once
+    // (through the trigram index, or by a scan when they are too many) and remembered.
+    const viaIndex = await trigramPlan(ctx, search)
+    if (viaIndex && viaIndex.candidates <= listUsersTuning.trigramRememberFrom) return { total: await viaIndex.count(), path: 'trigram' }
+    const scan = async () => Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+    return { total: await countAndRemember(ctx, search, viaIndex?.count ?? scan), path: 'counted' }
   }
   const cache = totalCache(ctx)
   // The filter's meaning depends on the configured additional field it may name.
