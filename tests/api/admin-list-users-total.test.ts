@@ -87,6 +87,7 @@ function matches(row: Row, query: Pick<UserQuery, 'search' | 'filter'>): boolean
 }
 
 const SEARCHED = ['term', 'trigram', 'counted']
+const postgresOnly = testEngine === 'postgres' ? it : it.skip
 
 const SHAPES: Array<{ query: Pick<UserQuery, 'search' | 'filter'>; path: string[] }> = [
   { query: {}, path: ['maintained'] },
@@ -380,6 +381,52 @@ describe('list-users remembered term totals', () => {
       expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'term' })
     } finally {
       Object.assign(listUsersTuning, saved)
+    }
+  })
+
+  postgresOnly('a term added while other transactions write stays exact (PostgreSQL: SHARE lock, epoch row)', async () => {
+    const connect = async () => {
+      const client = new pg.Client({ connectionString: server.databaseUrl })
+      await client.connect()
+      return client
+    }
+    const row = (id: string, email: string) => [id, `Writer ${id}`, email, false, new Date(0), new Date(0), 'user', false]
+    const insertSql =
+      'INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt", role, banned) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)'
+    const exactFor = async (search: NonNullable<UserQuery['search']>) => (await everyone()).filter((r) => matches(r, { search })).length
+    const [a, b, c] = await Promise.all([connect(), connect(), connect()])
+    try {
+      // 1. A writer in flight (its insert not committed) when the term is added: the count waits for it.
+      const first = { field: 'email' as const, operator: 'contains' as const, value: 'inflight' }
+      await a.query('BEGIN')
+      await a.query(insertSql, row('w0001', 'inflight.1@example.com'))
+      const counting = countUsers(ctx(), { search: first })
+      await new Promise((r) => setTimeout(r, 200))
+      await a.query('COMMIT')
+      expect(await counting).toEqual({ total: await exactFor(first), path: 'counted' })
+      expect(await countUsers(ctx(), { search: first })).toEqual({ total: await exactFor(first), path: 'term' })
+
+      // 2. Writers whose snapshot predates the term, writing after it was added: a REPEATABLE READ
+      // one fails (serialization) instead of leaving the count one short; a READ COMMITTED one
+      // sees the term and counts itself.
+      const second = { field: 'email' as const, operator: 'contains' as const, value: 'snapshot' }
+      await b.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+      await b.query('SELECT count(*) FROM "user"')
+      await c.query('BEGIN ISOLATION LEVEL READ COMMITTED')
+      await c.query('SELECT count(*) FROM "user"')
+      expect((await countUsers(ctx(), { search: second })).path).toBe('counted')
+      const failed = await b.query(insertSql, row('w0002', 'snapshot.rr@example.com')).then(
+        () => null,
+        (error: { code?: string }) => error.code,
+      )
+      await b.query(failed ? 'ROLLBACK' : 'COMMIT')
+      expect(failed).toBe('40001')
+      await c.query(insertSql, row('w0003', 'snapshot.rc@example.com'))
+      await c.query('COMMIT')
+      expect(await countUsers(ctx(), { search: second })).toEqual({ total: await exactFor(second), path: 'term' })
+      expect(await exactFor(second)).toBe(1)
+    } finally {
+      await Promise.all([a.end(), b.end(), c.end()])
     }
   })
 
