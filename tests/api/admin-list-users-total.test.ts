@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3'
 import { eq, inArray, sql } from 'drizzle-orm'
 import { join } from 'node:path'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { banUser, listUsers, setRole, systemActor } from '../../server/features/admin/index.js'
-import { countUsers, type UserQuery } from '../../server/features/admin/store.js'
+import { countUsers, listUsersTuning, MAX_REMEMBERED_TERMS, type UserQuery } from '../../server/features/admin/store.js'
 import { user } from '../../server/db/schema.js'
-import { sqliteOnly, startTestServer, type TestServer } from '../helpers/server.js'
+import { sqliteOnly, startTestServer, type TestServer, testEngine } from '../helpers/server.js'
 
 /**
  * The exact `total` of list-users (issue 14, migration list_users_counts) on the engine of the run
@@ -85,6 +86,9 @@ function matches(row: Row, query: Pick<UserQuery, 'search' | 'filter'>): boolean
   return true
 }
 
+const SEARCHED = ['term', 'trigram', 'counted']
+const postgresOnly = testEngine === 'postgres' ? it : it.skip
+
 const SHAPES: Array<{ query: Pick<UserQuery, 'search' | 'filter'>; path: string[] }> = [
   { query: {}, path: ['maintained'] },
   { query: { filter: { field: 'role', operator: 'eq', value: 'admin' } }, path: ['maintained'] },
@@ -103,11 +107,15 @@ const SHAPES: Array<{ query: Pick<UserQuery, 'search' | 'filter'>; path: string[
   { query: { search: { field: 'email', operator: 'starts_with', value: 'a' } }, path: ['prefix'] },
   { query: { search: { field: 'name', operator: 'starts_with', value: 'ann stone1' } }, path: ['prefix'] },
   { query: { search: { field: 'email', operator: 'starts_with', value: 'zzz' } }, path: ['prefix'] },
-  { query: { search: { field: 'email', operator: 'starts_with', value: 'éva' } }, path: ['counted', 'cached'] },
-  { query: { search: { field: 'email', operator: 'contains', value: 'example' } }, path: ['counted', 'cached'] },
-  { query: { search: { field: 'email', operator: 'contains', value: '_m.' } }, path: ['counted', 'cached'] },
-  { query: { search: { field: 'name', operator: 'contains', value: 'stone2' } }, path: ['counted', 'cached'] },
-  { query: { search: { field: 'email', operator: 'ends_with', value: '.ORG' } }, path: ['counted', 'cached'] },
+  // A search alone: a remembered term total, else (SQLite) the trigram index, else a count that remembers it.
+  { query: { search: { field: 'email', operator: 'starts_with', value: 'éva' } }, path: SEARCHED },
+  { query: { search: { field: 'email', operator: 'contains', value: 'example' } }, path: SEARCHED },
+  { query: { search: { field: 'email', operator: 'contains', value: '_m.' } }, path: SEARCHED },
+  { query: { search: { field: 'name', operator: 'contains', value: 'stone2' } }, path: SEARCHED },
+  { query: { search: { field: 'email', operator: 'ends_with', value: '.ORG' } }, path: SEARCHED },
+  { query: { search: { field: 'name', operator: 'contains', value: 'kat' } }, path: SEARCHED },
+  { query: { search: { field: 'email', operator: 'contains', value: 'e' } }, path: SEARCHED },
+  { query: { search: { field: 'email', operator: 'contains', value: 'zq"x' } }, path: SEARCHED },
   {
     query: { search: { field: 'email', operator: 'starts_with', value: 'ann' }, filter: { field: 'role', operator: 'eq', value: 'user' } },
     path: ['counted', 'cached'],
@@ -131,6 +139,14 @@ async function expectExact(): Promise<void> {
 beforeAll(async () => {
   server = await startTestServer()
   await insert(Array.from({ length: 300 }, (_, i) => person(i)))
+  // Characters that fold to ASCII letters in the trigram index's Unicode case folding but not in
+  // LIKE's (KELVIN SIGN, LATIN CAPITAL I WITH DOT ABOVE, LONG S): the trigram count must re-check.
+  await insert([
+    { id: 'k0001', name: 'Kelvin \u212Aate', email: 'kelvin.\u212Aat@alpha.test', role: 'user', banned: false },
+    { id: 'k0002', name: 'Dotted \u0130sa', email: 'dotted.\u0130sa@alpha.test', role: 'user', banned: false },
+    { id: 'k0003', name: 'Long \u017Fstone2', email: 'long.\u017Fs@alpha.test', role: 'user', banned: false },
+    { id: 'k0004', name: 'Plain Kate', email: 'plain.kate@alpha.test', role: 'user', banned: false },
+  ])
 })
 afterAll(() => server.close())
 
@@ -201,8 +217,11 @@ describe('list-users exact total', () => {
     }
   })
 
-  it('a cached total is used while nothing changed and dropped by a write', async () => {
-    const query: Pick<UserQuery, 'search' | 'filter'> = { search: { field: 'email', operator: 'contains', value: 'example' } }
+  it('a cached total (search with a filter) is used while nothing changed and dropped by a write', async () => {
+    const query: Pick<UserQuery, 'search' | 'filter'> = {
+      search: { field: 'email', operator: 'contains', value: 'example' },
+      filter: { field: 'role', operator: 'eq', value: 'user' },
+    }
     const first = await countUsers(ctx(), query)
     const again = await countUsers(ctx(), query)
     expect(again).toEqual({ total: first.total, path: 'cached' })
@@ -218,7 +237,10 @@ describe('list-users exact total', () => {
   })
 
   sqliteOnly('a write by another process (another connection to the file) drops a cached total', async () => {
-    const query: Pick<UserQuery, 'search' | 'filter'> = { search: { field: 'email', operator: 'contains', value: 'example' } }
+    const query: Pick<UserQuery, 'search' | 'filter'> = {
+      search: { field: 'email', operator: 'contains', value: 'example' },
+      filter: { field: 'banned', operator: 'eq', value: false },
+    }
     const before = await countUsers(ctx(), query)
     expect((await countUsers(ctx(), query)).path).toBe('cached')
     const other = new Database(join(server.dataDir, 'gatehouse.db'))
@@ -231,5 +253,203 @@ describe('list-users exact total', () => {
     }
     expect(await countUsers(ctx(), query)).toEqual({ total: before.total + 1, path: 'counted' })
     expect((await countUsers(ctx(), {})).total).toBe((await everyone()).length)
+  })
+})
+
+const ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789'
+
+/** Searches alone whose totals the term rows remember (migrations list_users_terms). */
+const TERMS: Array<NonNullable<UserQuery['search']>> = [
+  { field: 'email', operator: 'contains', value: 'example' },
+  { field: 'email', operator: 'contains', value: 'EXAMPLE' },
+  { field: 'email', operator: 'contains', value: 'li_m' },
+  { field: 'email', operator: 'contains', value: 'li%' },
+  { field: 'email', operator: 'ends_with', value: '.ORG' },
+  { field: 'email', operator: 'starts_with', value: 'éva' },
+  { field: 'name', operator: 'contains', value: 'stone2' },
+  { field: 'name', operator: 'contains', value: 'kat' },
+  { field: 'name', operator: 'ends_with', value: 'e' },
+  { field: 'email', operator: 'contains', value: 'e' },
+]
+
+/** Every term's total: from the term rows, and equal to a count of the rows in JavaScript. */
+async function expectTermsExact(): Promise<void> {
+  const rows = await everyone()
+  for (const search of TERMS) {
+    const expected = rows.filter((r) => matches(r, { search })).length
+    expect({ search, got: await countUsers(ctx(), { search }) }).toEqual({ search, got: { total: expected, path: 'term' } })
+    const page = await listUsers(ctx(), panel, { searchField: search.field, searchOperator: search.operator, searchValue: search.value })
+    expect({ search, total: page.total }).toEqual({ search, total: expected })
+  }
+}
+
+describe('list-users remembered term totals', () => {
+  const tuning = listUsersTuning.trigramCountLimit
+  beforeAll(() => {
+    // Every search alone goes the remembering way (on SQLite a small table's terms are otherwise
+    // counted through the trigram index and never remembered).
+    listUsersTuning.trigramCountLimit = -1
+  })
+  afterAll(() => {
+    listUsersTuning.trigramCountLimit = tuning
+  })
+
+  it('a term is counted once, then read from its row, exact through every kind of write of this process', async () => {
+    const rows = await everyone()
+    for (const search of TERMS) {
+      const first = await countUsers(ctx(), { search })
+      expect(['counted', 'term']).toContain(first.path)
+      expect(first.total).toBe(rows.filter((r) => matches(r, { search })).length)
+    }
+    await expectTermsExact()
+    const db = ctx().db
+    await insert([
+      { id: 't0001', name: 'Liam Stone2', email: 'li_m.new@example.org', role: 'user', banned: false },
+      { id: 't0002', name: 'Kat Kate', email: 'KAT@EXAMPLE.ORG', role: null, banned: null },
+      { id: 't0003', name: 'Nobody', email: 'nobody@nowhere.test', role: 'user', banned: false },
+    ])
+    await expectTermsExact()
+    // An address moved out of and into matches, a name changed, both at once, an unrelated column.
+    await db.update(user).set({ email: 'moved@nowhere.test' }).where(eq(user.id, 't0001'))
+    await db.update(user).set({ email: 'li%x@example.org', name: 'Kat Stone2' }).where(eq(user.id, 't0003'))
+    await db.update(user).set({ name: 'Zed' }).where(eq(user.id, 'u0002'))
+    await db.update(user).set({ role: 'admin', banned: true }).where(eq(user.id, 'u0003'))
+    await db
+      .update(user)
+      .set({ email: sql`${user.email}`, name: sql`${user.name}` })
+      .where(eq(user.id, 'u0009'))
+    await expectTermsExact()
+    await db.delete(user).where(inArray(user.id, ['t0002', 'u0001', 'u0005']))
+    await expectTermsExact()
+  })
+
+  it('totals stay exact through writes of another connection (another process, SQL by hand)', async () => {
+    await expectTermsExact()
+    const statements: Array<[string, unknown[]]> = [
+      [
+        'INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt", role, banned) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+        ['o0001', 'Other Stone2', 'other.li_m@example.com', false, new Date(0), new Date(0), 'user', false],
+      ],
+      ['UPDATE "user" SET email = $1 WHERE id = $2', ['renamed.by.hand@nowhere.test', 'u0007']],
+      ['UPDATE "user" SET name = $1 WHERE id = $2', ['Kathy Hand', 'u0011']],
+      ['DELETE FROM "user" WHERE id IN ($1, $2)', ['u0012', 'u0013']],
+    ]
+    if (testEngine === 'sqlite') {
+      const other = new Database(join(server.dataDir, 'gatehouse.db'))
+      try {
+        for (const [text, values] of statements) {
+          other
+            .prepare(text.replace(/\$\d+/g, '?'))
+            .run(...values.map((v) => (v instanceof Date ? v.getTime() : typeof v === 'boolean' ? Number(v) : v)))
+        }
+        // Inside one transaction of the other connection, too.
+        other.transaction(() => {
+          other.prepare('UPDATE "user" SET email = ? WHERE id = ?').run('back.li_m@example.com', 'u0007')
+          other.prepare('DELETE FROM "user" WHERE id = ?').run('u0014')
+        })()
+      } finally {
+        other.close()
+      }
+    } else {
+      const other = new pg.Client({ connectionString: server.databaseUrl })
+      await other.connect()
+      try {
+        for (const [text, values] of statements) await other.query(text, values)
+        await other.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await other.query('SELECT count(*) FROM "user"')
+        await other.query('UPDATE "user" SET email = $1 WHERE id = $2', ['back.li_m@example.com', 'u0007'])
+        await other.query('DELETE FROM "user" WHERE id = $1', ['u0014'])
+        await other.query('COMMIT')
+      } finally {
+        await other.end()
+      }
+    }
+    await expectTermsExact()
+  })
+
+  it('a term with many trigram candidates (SQLite: counted through the trigram index) is remembered too', async () => {
+    const saved = { ...listUsersTuning }
+    listUsersTuning.trigramCountLimit = 40_000
+    listUsersTuning.trigramRememberFrom = 0
+    try {
+      const search = { field: 'email' as const, operator: 'contains' as const, value: 'ALPHA.t' }
+      const expected = async () => (await everyone()).filter((r) => matches(r, { search })).length
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'counted' })
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'term' })
+      await insert([{ id: 't0100', name: 'Alpha Too', email: 'too@alpha.test', role: 'user', banned: false }])
+      await ctx().db.update(user).set({ email: 'gone@nowhere.test' }).where(eq(user.id, 'k0004'))
+      expect(await countUsers(ctx(), { search })).toEqual({ total: await expected(), path: 'term' })
+    } finally {
+      Object.assign(listUsersTuning, saved)
+    }
+  })
+
+  postgresOnly('a term added while other transactions write stays exact (PostgreSQL: SHARE lock, epoch row)', async () => {
+    const connect = async () => {
+      const client = new pg.Client({ connectionString: server.databaseUrl })
+      await client.connect()
+      return client
+    }
+    const row = (id: string, email: string) => [id, `Writer ${id}`, email, false, new Date(0), new Date(0), 'user', false]
+    const insertSql =
+      'INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt", role, banned) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)'
+    const exactFor = async (search: NonNullable<UserQuery['search']>) => (await everyone()).filter((r) => matches(r, { search })).length
+    const [a, b, c] = await Promise.all([connect(), connect(), connect()])
+    try {
+      // 1. A writer in flight (its insert not committed) when the term is added: the count waits for it.
+      const first = { field: 'email' as const, operator: 'contains' as const, value: 'inflight' }
+      await a.query('BEGIN')
+      await a.query(insertSql, row('w0001', 'inflight.1@example.com'))
+      const counting = countUsers(ctx(), { search: first })
+      await new Promise((r) => setTimeout(r, 200))
+      await a.query('COMMIT')
+      expect(await counting).toEqual({ total: await exactFor(first), path: 'counted' })
+      expect(await countUsers(ctx(), { search: first })).toEqual({ total: await exactFor(first), path: 'term' })
+
+      // 2. Writers whose snapshot predates the term, writing after it was added: a REPEATABLE READ
+      // one fails (serialization) instead of leaving the count one short; a READ COMMITTED one
+      // sees the term and counts itself.
+      const second = { field: 'email' as const, operator: 'contains' as const, value: 'snapshot' }
+      await b.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+      await b.query('SELECT count(*) FROM "user"')
+      await c.query('BEGIN ISOLATION LEVEL READ COMMITTED')
+      await c.query('SELECT count(*) FROM "user"')
+      expect((await countUsers(ctx(), { search: second })).path).toBe('counted')
+      const failed = await b.query(insertSql, row('w0002', 'snapshot.rr@example.com')).then(
+        () => null,
+        (error: { code?: string }) => error.code,
+      )
+      await b.query(failed ? 'ROLLBACK' : 'COMMIT')
+      expect(failed).toBe('40001')
+      await c.query(insertSql, row('w0003', 'snapshot.rc@example.com'))
+      await c.query('COMMIT')
+      expect(await countUsers(ctx(), { search: second })).toEqual({ total: await exactFor(second), path: 'term' })
+      expect(await exactFor(second)).toBe(1)
+    } finally {
+      await Promise.all([a.end(), b.end(), c.end()])
+    }
+  })
+
+  it('keeps at most MAX_REMEMBERED_TERMS terms and forgets the least recently used first', async () => {
+    await expectTermsExact()
+    // TERMS are the oldest now; fill up with newer terms (each at a later time).
+    for (let i = 0; i < MAX_REMEMBERED_TERMS; i++) {
+      server.clock.advanceSeconds(1)
+      // Two characters: no trigram, so never counted through the trigram index.
+      const search = { field: 'email' as const, operator: 'contains' as const, value: `${ALNUM[i % 36]}${ALNUM[Math.floor(i / 36)]}` }
+      expect((await countUsers(ctx(), { search })).path).toBe('counted')
+    }
+    const rows = await everyone()
+    for (const search of TERMS) {
+      const again = await countUsers(ctx(), { search })
+      // Forgotten, so counted again; 'EXAMPLE' shares the row 'example' has just been given back.
+      const path = search.value === 'EXAMPLE' ? 'term' : 'counted'
+      expect({ search, again }).toEqual({ search, again: { total: rows.filter((r) => matches(r, { search })).length, path } })
+    }
+    const remembered = await ctx()
+      .db.select({ n: sql<number>`count(*)` })
+      .from(sql`"userTermCount"`)
+      .where(testEngine === 'sqlite' ? sql`1 = 1` : sql`"shard" = 0 AND "field" <> ''`)
+    expect(Number(remembered[0]?.n)).toBe(MAX_REMEMBERED_TERMS)
   })
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { banUser, createUser, systemActor } from '../../server/features/admin/index.js'
+import { listUsersTuning } from '../../server/features/admin/store.js'
 import { HttpClient } from '../helpers/http.js'
 import { startTestServer, type TestServer, sqliteOf, testEngine } from '../helpers/server.js'
 import { administrator, type Member, member } from './admin-helpers.js'
@@ -185,6 +186,95 @@ describe('list-users', () => {
     expect(past).toEqual({ users: [], total: people.length, limit: 10, offset: 500 })
     const pastSearch = await list({ searchValue: 'alpha', limit: 10, offset: 500 })
     expect(pastSearch).toEqual({ users: [], total: people.filter((p) => p.email.includes('alpha')).length, limit: 10, offset: 500 })
+  })
+
+  it('a sparse search alone (SQLite: matches from the trigram index, sorted) gives the same pages', async () => {
+    const sparse = listUsersTuning.sparseWalkRows
+    listUsersTuning.sparseWalkRows = 0
+    try {
+      const cases: Array<[Record<string, string | number>, (p: Person) => boolean, ((a: Person, b: Person) => number) | null]> = [
+        [{ searchValue: 'BETA.t' }, (p) => p.email.includes('beta.t'), null],
+        [{ searchValue: 'alpha', limit: 3, offset: 2 }, (p) => p.email.includes('alpha'), null],
+        [{ searchValue: 'ann', searchField: 'name', sortBy: 'name' }, (p) => lower(p.name).includes('ann'), byName],
+        [
+          { searchValue: 'stone', searchField: 'name', sortBy: 'name', sortDirection: 'desc', limit: 2, offset: 1 },
+          (p) => lower(p.name).includes('stone'),
+          (a, b) => byName(b, a),
+        ],
+        [
+          { searchValue: 'l_t', searchField: 'name', sortBy: 'createdAt' },
+          (p) => lower(p.name).includes('l_t'),
+          (a, b) => a.createdAt - b.createdAt,
+        ],
+        [
+          { searchValue: '.test', searchOperator: 'ends_with', sortBy: 'email', limit: 4 },
+          (p) => p.email.endsWith('.test'),
+          (a, b) => (a.email < b.email ? -1 : 1),
+        ],
+        [{ searchValue: 'zzzqqq' }, () => false, null],
+      ]
+      for (const [query, match, sort] of cases) {
+        const all = people.filter(match)
+        const sorted = sort ? [...all].sort(sort) : all
+        const from = Number(query.offset ?? 0)
+        const page = await list(query)
+        expect(page.total, JSON.stringify(query)).toBe(all.length)
+        expect(ids(page.users), JSON.stringify(query)).toEqual(ids(sorted.slice(from, from + Number(query.limit ?? 100))))
+      }
+    } finally {
+      listUsersTuning.sparseWalkRows = sparse
+    }
+  })
+
+  it('a substring or prefix sorted by the searched column pages through every match in order', async () => {
+    // PostgreSQL splits these into the matches starting with the term (from the prefix index) and
+    // the rest (a walk of the sort index); every page of both directions against JavaScript.
+    // SQLite merges the index ranges of a prefix's case variants (starts_with).
+    const cases: Array<['name' | 'email', 'contains' | 'starts_with', string]> = [
+      ['name', 'contains', 'e'],
+      ['name', 'contains', 'E'],
+      ['name', 'contains', 'ann'],
+      ['name', 'contains', 'stone'],
+      ['name', 'contains', 'hill_'],
+      ['email', 'contains', 'e'],
+      ['email', 'contains', 'a'],
+      ['email', 'contains', 'zzzqqq'],
+      ['name', 'starts_with', 'aNN s'],
+      ['name', 'starts_with', 'DEE'],
+      ['name', 'starts_with', 'e'],
+      ['name', 'starts_with', 'hill'],
+      ['email', 'starts_with', 'ann1'],
+      ['email', 'starts_with', 'BOB11@BETA.T'],
+      ['email', 'starts_with', 'e'],
+      ['email', 'starts_with', 'c_d'],
+    ]
+    for (const [field, operator, term] of cases) {
+      const value = (p: Person) => (field === 'name' ? p.name : p.email)
+      const all = people.filter((p) =>
+        operator === 'contains' ? lower(value(p)).includes(lower(term)) : lower(value(p)).startsWith(lower(term)),
+      )
+      const asc = [...all].sort((a, b) => (value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0))
+      for (const [sortDirection, expected] of [
+        ['asc', asc],
+        ['desc', [...asc].reverse()],
+      ] as const) {
+        const seen: string[] = []
+        for (let offset = 0; offset < Math.max(1, all.length); offset += 3) {
+          const page = await list({
+            searchValue: term,
+            searchField: field,
+            searchOperator: operator,
+            sortBy: field,
+            sortDirection,
+            limit: 3,
+            offset,
+          })
+          expect(page.total, `${field} ${operator} ${term} ${sortDirection} ${offset}`).toBe(all.length)
+          seen.push(...ids(page.users))
+        }
+        expect(seen, `${field} ${operator} ${term} ${sortDirection}`).toEqual(ids(expected))
+      }
+    }
   })
 
   it('answers no users and total 0 for unknown fields or impossible values, 400 for bad enums', async () => {

@@ -56,9 +56,10 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       const tables = await opened[1]?.pool.query<{ n: number }>(
         "select count(*) as n from information_schema.tables where table_schema = 'public'",
       )
-      // The mirror's tables, plus userCount (written only by the list_users_counts triggers) and the
-      // shared configuration (server/config/shared.ts): neither is a drizzle table.
-      expect(Number(tables?.rows[0]?.n)).toBe(Object.keys(pgSchema).length + 2)
+      // The mirror's tables, plus userCount and userTermCount (written only by the list_users_counts
+      // and list_users_terms triggers and the admin store) and the shared configuration
+      // (server/config/shared.ts): none is a drizzle table.
+      expect(Number(tables?.rows[0]?.n)).toBe(Object.keys(pgSchema).length + 3)
       // A fourth open later finds nothing to apply.
       const again = await openPostgres(fresh)
       const after = await again.pool.query('select count(*) as n from drizzle.__drizzle_migrations')

@@ -346,8 +346,12 @@ function totalCache(ctx: AuthContext): ExactTotalCache {
   return cache
 }
 
-/** How a total was found (tests check each path against a plain count). */
-export type TotalPath = 'maintained' | 'prefix' | 'cached' | 'counted'
+/**
+ * How a total was found (tests check each path against a plain count): `term` a remembered term
+ * total (kept exact by triggers), `trigram` counted through SQLite's trigram index, `counted` a
+ * plain count (for a search alone, then remembered as a term).
+ */
+export type TotalPath = 'maintained' | 'prefix' | 'term' | 'trigram' | 'cached' | 'counted'
 
 const userCountTable = sql`"userCount"`
 
@@ -383,6 +387,45 @@ function maintainedCondition(ctx: AuthContext, filter: UserQuery['filter']): SQL
 /** A non-empty printable-ASCII prefix: lower() folds it exactly as LIKE does, on both engines. */
 const asciiPrefix = (value: string): boolean => /^[\x20-\x7e]+$/.test(value)
 
+/** Every ASCII case variant of a string ("li" → li, lI, Li, LI). */
+function caseVariants(value: string): string[] {
+  let out = ['']
+  for (const c of value) {
+    const lowerC = c.toLowerCase()
+    const upperC = c.toUpperCase()
+    out = lowerC === upperC ? out.map((v) => v + c) : out.flatMap((v) => [v + lowerC, v + upperC])
+  }
+  return out
+}
+
+/**
+ * SQLite: the first `k` rows (row id and key, in the order key, rowid) whose indexed text column
+ * starts with an ASCII case variant of `prefix`'s first six characters and meets `condition`:
+ * each variant is one range of the column's BINARY index (read index-only, at most `k` entries
+ * each, at most 64 variants), merged in the query's order.
+ */
+async function variantRangeKeys(
+  ctx: AuthContext,
+  column: SQLiteColumn,
+  prefix: string,
+  condition: SQL | undefined,
+  k: number,
+  desc: boolean,
+): Promise<Array<{ r: number; k: string }>> {
+  const rowid = sql`${user}.rowid`
+  const dir = sql.raw(desc ? 'DESC' : 'ASC')
+  const branches = caseVariants(prefix.slice(0, 6)).map(
+    (low) =>
+      sql`SELECT * FROM (SELECT ${rowid} AS r, ${column} AS k FROM ${user} WHERE ${column} >= ${low} AND ${column} < ${successor(low)} AND ${condition ?? sql`1`} ORDER BY ${column} ${dir}, ${rowid} ${dir} LIMIT ${k})`,
+  )
+  return ctx.db.all<{ r: number; k: string }>(
+    sql`SELECT r, k FROM (${sql.join(branches, sql` UNION ALL `)}) ORDER BY k ${dir}, r ${dir} LIMIT ${k}`,
+  )
+}
+
+/** The least string above every string that starts with `value` (printable ASCII, BINARY order). */
+const successor = (value: string): string => value.slice(0, -1) + String.fromCharCode(value.charCodeAt(value.length - 1) + 1)
+
 /**
  * `col LIKE 'prefix%'` counted from the lower(col) index alone: on SQLite a range
  * [lower(prefix), successor) on the expression index (exact for an ASCII prefix: SQLite's lower()
@@ -403,10 +446,173 @@ async function prefixCount(ctx: AuthContext, field: 'email' | 'name', prefix: st
   return Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
 }
 
+// ---------------------------------------------------------------------------------------------
+// remembered term totals (migrations list_users_terms)
+
+/** At most this many search terms are remembered; the least recently used is forgotten first. */
+export const MAX_REMEMBERED_TERMS = 256
+/** A remembered term's `usedAt` is rewritten at most this often (a read should rarely write). */
+const TERM_TOUCH_MS = 10 * 60_000
+const termTable = sql`"userTermCount"`
+
+/** A statement run for its effect: drizzle spells it `run` on SQLite and `execute` on PostgreSQL (whose handle this type does not describe). */
+async function runStatement(ctx: AuthContext, statement: SQL): Promise<void> {
+  if (isSqlite(ctx)) await ctx.db.run(statement)
+  else await (ctx.db as unknown as { execute(query: SQL): Promise<unknown> }).execute(statement)
+}
+
+/**
+ * The LIKE pattern of a search as the term rows hold it: the query's own pattern, with ASCII
+ * letters lower-cased on SQLite (its LIKE folds ASCII only, so the meaning is the same and 'Liam'
+ * and 'liam' share a row); on PostgreSQL the store applies SQL lower() to it, as the query does.
+ */
+function termPattern(ctx: AuthContext, search: NonNullable<UserQuery['search']>): string {
+  const v = escapeLike(search.value)
+  const pattern = search.operator === 'starts_with' ? `${v}%` : search.operator === 'ends_with' ? `%${v}` : `%${v}%`
+  return isSqlite(ctx) ? pattern.replace(/[A-Z]/g, (c) => c.toLowerCase()) : pattern
+}
+
+/**
+ * A remembered term's exact total, or undefined when the term is not remembered. SQLite: one row.
+ * PostgreSQL: the term's row (shard 0, its count when added) plus the changes since (shards 1-16),
+ * summed in one statement, so from one snapshot.
+ */
+async function rememberedTotal(ctx: AuthContext, search: NonNullable<UserQuery['search']>): Promise<number | undefined> {
+  const pattern = termPattern(ctx, search)
+  const now = ctx.clock.now()
+  if (isSqlite(ctx)) {
+    const row = await firstRow(
+      ctx.db
+        .select({ n: sql<number>`"n"`, usedAt: sql<number>`"usedAt"` })
+        .from(termTable)
+        .where(sql`"field" = ${search.field} AND "pattern" = ${pattern}`),
+    )
+    if (!row) return undefined
+    if (now - Number(row.usedAt) > TERM_TOUCH_MS) {
+      await runStatement(ctx, sql`UPDATE "userTermCount" SET "usedAt" = ${now} WHERE "field" = ${search.field} AND "pattern" = ${pattern}`)
+    }
+    return Number(row.n)
+  }
+  const row = await firstRow(
+    ctx.db
+      .select({
+        n: sql<string | number | null>`sum("n")`,
+        usedAt: sql<string | number | null>`max("usedAt") FILTER (WHERE "shard" = 0)`,
+        known: sql<boolean | null>`bool_or("shard" = 0)`,
+      })
+      .from(termTable)
+      .where(sql`"field" = ${search.field} AND "pattern" = lower(${pattern})`),
+  )
+  if (!row?.known) return undefined
+  if (now - Number(row.usedAt ?? 0) > TERM_TOUCH_MS) {
+    await runStatement(
+      ctx,
+      sql`UPDATE "userTermCount" SET "usedAt" = ${now} WHERE "field" = ${search.field} AND "pattern" = lower(${pattern}) AND "shard" = 0`,
+    )
+  }
+  return Number(row.n ?? 0)
+}
+
+/**
+ * Counts a search's matches and remembers the term, in one transaction that no write to "user" can
+ * fall into: on SQLite the transaction holds the write lock (BEGIN IMMEDIATE) from before the
+ * count to the commit; on PostgreSQL it first locks "user" in SHARE mode (waiting for the writes
+ * in flight; new writes wait for it) and bumps the epoch row (see migration 0006_list_users_terms
+ * for why). From the commit on, the triggers keep the total exact. The least recently used terms
+ * beyond MAX_REMEMBERED_TERMS are forgotten in the same transaction.
+ */
+async function countAndRemember(
+  ctx: AuthContext,
+  search: NonNullable<UserQuery['search']>,
+  countMatches: () => Promise<number>,
+): Promise<number> {
+  const pattern = termPattern(ctx, search)
+  const now = ctx.clock.now()
+  const field = search.field
+  return ctx.storage.transaction(async () => {
+    if (isSqlite(ctx)) {
+      await runStatement(
+        ctx,
+        sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" ORDER BY "usedAt" LIMIT max(0, (SELECT count(*) FROM "userTermCount") - ${MAX_REMEMBERED_TERMS - 1}))`,
+      )
+      const total = await countMatches()
+      await runStatement(
+        ctx,
+        sql`INSERT INTO "userTermCount" ("field", "pattern", "n", "usedAt") VALUES (${field}, ${pattern}, ${total}, ${now}) ON CONFLICT DO NOTHING`,
+      )
+      return total
+    }
+    await runStatement(ctx, sql`LOCK TABLE "user" IN SHARE MODE`)
+    await runStatement(ctx, sql`UPDATE "userTermCount" SET "n" = "n" + 1 WHERE "field" = '' AND "pattern" = '' AND "shard" = 0`)
+    await runStatement(
+      ctx,
+      sql`DELETE FROM "userTermCount" WHERE ("field", "pattern") IN (SELECT "field", "pattern" FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '' ORDER BY "usedAt" LIMIT greatest(0, (SELECT count(*) FROM "userTermCount" WHERE "shard" = 0 AND "field" <> '') - ${MAX_REMEMBERED_TERMS - 1}))`,
+    )
+    const total = await countMatches()
+    // Another instance may have added the term meanwhile (its count then equals this one: both
+    // were taken with every write to "user" held off); its row is kept.
+    await runStatement(
+      ctx,
+      sql`INSERT INTO "userTermCount" ("field", "pattern", "shard", "n", "usedAt") VALUES (${field}, lower(${pattern}), 0, ${total}, ${now}) ON CONFLICT DO NOTHING`,
+    )
+    return total
+  })
+}
+
+/**
+ * Tuning of list-users (tests change it to send small populations down the paths of large ones).
+ * `trigramCountLimit`: above this many phrase candidates a trigram count (about 2 µs a candidate
+ * at 1 M users) is dearer than a scan. `trigramRememberFrom`: a search with more candidates than
+ * this is remembered once counted (a write), fewer are counted again each time. `sparseWalkRows`: (SQLite) a page walk expected to read
+ * more rows than this takes a search's matches from the trigram index instead.
+ */
+export const listUsersTuning = { trigramCountLimit: 40_000, trigramRememberFrom: 5_000, sparseWalkRows: 50_000 }
+/** Counting a term's phrase candidates reads the doclists of its trigrams: skip it when one is this common. */
+const TRIGRAM_PHRASE_LIMIT = 200_000
+
+/**
+ * SQLite: how to count a search alone through the trigram index, when its candidates are few
+ * enough: the candidates are the FTS rows holding the term as a phrase of trigrams (case folded
+ * the Unicode way, so never fewer than LIKE's matches), re-checked with the query's own LIKE on
+ * the index's copy of the column (kept by the triggers of 0001_user_search). Undefined when it
+ * would cost more than the scan (a term under 3 characters, a common term).
+ */
+async function trigramPlan(
+  ctx: AuthContext,
+  search: NonNullable<UserQuery['search']>,
+): Promise<{ candidates: number; count: () => Promise<number> } | undefined> {
+  if (!isSqlite(ctx)) return undefined
+  const grams = trigrams(search.value)
+  if (grams.length === 0) return undefined
+  const counts = await trigramDocCounts(ctx, search.field, grams)
+  // A trigram absent from the index (never remembered, so current): nothing can match.
+  if (counts.some((n) => n === 0)) return { candidates: 0, count: async () => 0 }
+  if (Math.min(...counts) > TRIGRAM_PHRASE_LIMIT) return undefined
+  const phrase = `${search.field} : "${search.value.replace(/"/g, '""')}"`
+  const candidates = Number(
+    (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase}`)))?.n ?? 0,
+  )
+  if (candidates > listUsersTuning.trigramCountLimit) return undefined
+  const column = sql.raw(search.field === 'name' ? 'name' : 'email')
+  const recheck = likeCondition(ctx, column, search.operator, search.value)
+  return {
+    candidates,
+    count: async () =>
+      candidates === 0
+        ? 0
+        : Number(
+            (await firstRow(ctx.db.select({ n: count() }).from(sql`user_search`).where(sql`user_search MATCH ${phrase} AND ${recheck}`)))
+              ?.n ?? 0,
+          ),
+  }
+}
+
 /**
  * The exact total of a query without a page, by the cheapest exact means: the maintained counts
- * (everyone, a role, a ban state), the lower(col) index (an ASCII starts_with search alone), else
- * `count(*)` with the query's own conditions through the exact-total cache.
+ * (everyone, a role, a ban state), the lower(col) index (an ASCII starts_with search alone), for a
+ * search alone a remembered term total, then (SQLite) the trigram index when the term's candidates
+ * are few, else a count that remembers the term; anything else `count(*)` with the query's own
+ * conditions through the exact-total cache.
  */
 export async function exactTotal(
   ctx: AuthContext,
@@ -420,8 +626,18 @@ export async function exactTotal(
       const row = await firstRow(ctx.db.select({ n: sql<number | string>`coalesce(sum("n"), 0)` }).from(userCountTable).where(condition))
       return { total: Number(row?.n ?? 0), path: 'maintained' }
     }
-  } else if (!filter && search.operator === 'starts_with' && asciiPrefix(search.value)) {
-    return { total: await prefixCount(ctx, search.field, search.value), path: 'prefix' }
+  } else if (!filter) {
+    if (search.operator === 'starts_with' && asciiPrefix(search.value)) {
+      return { total: await prefixCount(ctx, search.field, search.value), path: 'prefix' }
+    }
+    const remembered = await rememberedTotal(ctx, search)
+    if (remembered !== undefined) return { total: remembered, path: 'term' }
+    // Few candidates: counted through the trigram index each time (no write). More: counted once
+    // (through the trigram index, or by a scan when they are too many) and remembered.
+    const viaIndex = await trigramPlan(ctx, search)
+    if (viaIndex && viaIndex.candidates <= listUsersTuning.trigramRememberFrom) return { total: await viaIndex.count(), path: 'trigram' }
+    const scan = async () => Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+    return { total: await countAndRemember(ctx, search, viaIndex?.count ?? scan), path: 'counted' }
   }
   const cache = totalCache(ctx)
   // The filter's meaning depends on the configured additional field it may name.
@@ -513,6 +729,59 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   const total = await countAll()
   if (total === 0 || offset >= total) return { users: [], total }
+  const search = query.search
+  const searched = search?.field === 'name' ? user.name : user.email
+  if (sqlite && search && !query.filter && trigrams(search.value).length > 0) {
+    // SQLite, a search alone whose matches are sparse (the exact total is known by now): a walk in
+    // page order would read about (offset + limit) × rows / total rows before the page is full,
+    // the whole table when a term matches a few hundred users. Past `sparseWalkRows`, the matches
+    // come from the trigram index instead (its phrase candidates are the matches, plus only rows
+    // whose Unicode case folding differs from LIKE's, which the LIKE removes), few by then
+    // (under ~2 000 for a first page at 1 M users), sorted without walking an index.
+    const walked = ((offset + limit) * (await estimateUserCount(ctx))) / total
+    if (walked > listUsersTuning.sparseWalkRows) {
+      const phrase = `${search.field} : "${search.value.replace(/"/g, '""')}"`
+      const sortKey = sortInfo ? [direction(sql`+${sortInfo.column}`)] : []
+      const users = await ctx.db
+        .select()
+        .from(user)
+        .where(and(sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${phrase})`, where))
+        .orderBy(...sortKey, direction(sql`+${rowid}`))
+        .limit(limit)
+        .offset(offset)
+      return { users, total }
+    }
+  }
+  if (
+    sqlite &&
+    search &&
+    !query.filter &&
+    search.operator === 'starts_with' &&
+    asciiPrefix(search.value) &&
+    sortInfo?.column === searched &&
+    sortInfo.indexed
+  ) {
+    // SQLite, a prefix sorted by the searched column ("email starts with li, sortBy email"): LIKE
+    // folds case, so it cannot seek the column's BINARY index, and a walk of that index reads every
+    // key before the prefix. But the keys starting with a case variant of an ASCII prefix ("li",
+    // "lI", "Li", "LI") are each one range of that index: the first `offset + limit` of each range
+    // (index-only), merged in the query's order, hold the page. Variants of the first six
+    // characters at most (64 ranges); LIKE re-checks the rest of a longer prefix in each range.
+    const keys = await variantRangeKeys(ctx, searched, search.value, where, offset + limit, query.direction === 'desc')
+    const page = keys.slice(offset, offset + limit)
+    if (page.length === 0) return { users: [], total }
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(
+        inArray(
+          rowid,
+          page.map((x) => x.r),
+        ),
+      )
+      .orderBy(...order(true))
+    return { users, total }
+  }
   if (sqlite && !where && (!sortInfo || sortInfo.indexed)) {
     // A page of everyone: walk only the (covering) index to the page, then fetch its rows.
     const keys = ctx.db
@@ -547,7 +816,6 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // A deep page of everyone.
   if (!sqlite && !where && offset > 0) return { users: await pageByIds(undefined), total }
-  const search = query.search
   if (
     !sqlite &&
     search &&
@@ -574,6 +842,85 @@ export async function queryUsers(ctx: AuthContext, query: UserQuery): Promise<{ 
   }
   // Walking the sort index pays when matches are dense enough to fill the page early.
   const dense = sortInfo?.indexed === true && total >= 4 * (offset + limit)
+  if (
+    search &&
+    search.operator === 'contains' &&
+    !query.filter &&
+    sortInfo?.column === searched &&
+    (!sqlite || (sortInfo.indexed && asciiPrefix(search.value)))
+  ) {
+    // A substring sorted by the searched column ("name contains liam, sortBy name"). Its matches
+    // are those that start with the term (P: "Liam …", a few ranges of the sort order) and the
+    // others (Q: "… Williams"). A walk of the sort index for all of them reads every key before
+    // the first match, most of the index for a late letter ("Zoe …"). Instead:
+    // - P's first `offset + limit` in the query's order: on SQLite from the ranges of the prefix's
+    //   case variants (as for a prefix below); on PostgreSQL their keys from the lower(col) prefix
+    //   index alone (index-only, top-N; sorting on `col || ''` keeps the planner off a walk of the
+    //   sort index), then their ids from the (col, createdAt, id) index between the first and the
+    //   last of those keys;
+    // - Q's first ones from a walk of the sort index, skipped when Q is empty (|Q| = the exact
+    //   total − P's count from the prefix index) and stopped at P's last key when P fills the
+    //   page: no match beyond it can be on the page.
+    // The page is the first `offset + limit` of both, in the query's order.
+    const k = offset + limit
+    const desc = query.direction === 'desc'
+    const inP = likeCondition(ctx, searched, 'starts_with', search.value)
+    // PostgreSQL: matching on `col || ''` keeps the planner off the trigram index (see below).
+    const matched = sqlite ? searched : sql`(${searched} || '')`
+    // PostgreSQL: P's count and P's first keys on two connections at once (SQLite runs them in turn).
+    const [p, pKeys] = await Promise.all([
+      prefixCount(ctx, search.field, search.value),
+      sqlite
+        ? variantRangeKeys(ctx, searched, search.value, inP, k, desc)
+        : ctx.db
+            .select({ k: searched })
+            .from(user)
+            .where(inP)
+            .orderBy(direction(sql`${searched} || ''`))
+            .limit(k),
+    ])
+    const ids: Array<string | number> = []
+    let bound: SQL | undefined
+    const first = pKeys[0]?.k
+    const last = pKeys[pKeys.length - 1]?.k
+    if (first !== undefined && last !== undefined) {
+      if (sqlite) ids.push(...(pKeys as Array<{ r: number }>).map((x) => x.r))
+      else {
+        const [low, high] = desc ? [last, first] : [first, last]
+        const pIds = await ctx.db
+          .select({ id: user.id })
+          .from(user)
+          .where(and(gte(searched, low), lte(searched, high), inP))
+          .orderBy(...order(true))
+          .limit(k)
+        ids.push(...pIds.map((r) => r.id))
+      }
+      if (p >= k) bound = desc ? gte(searched, last) : lte(searched, last)
+    }
+    if (total - p > 0) {
+      const inQ = and(
+        likeCondition(ctx, matched, 'contains', search.value),
+        sql`NOT (${likeCondition(ctx, matched, 'starts_with', search.value)})`,
+        bound,
+      )
+      const qIds = await ctx.db
+        .select({ id: sqlite ? sql<number>`${rowid}` : user.id })
+        .from(user)
+        .where(inQ)
+        .orderBy(...order(true))
+        .limit(k)
+      ids.push(...qIds.map((r) => r.id))
+    }
+    if (ids.length === 0) return { users: [], total }
+    const users = await ctx.db
+      .select()
+      .from(user)
+      .where(sqlite ? inArray(rowid, ids) : inArray(user.id, ids as string[]))
+      .orderBy(...order(true))
+      .limit(limit)
+      .offset(offset)
+    return { users, total }
+  }
   if (!sqlite && dense && search && search.operator === 'contains' && !query.filter) {
     // PostgreSQL, a substring matched by many (the exact total is known by now): walk the sort
     // index, stopping at the page, and read only the page's rows. The planner cannot know how many
