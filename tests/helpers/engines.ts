@@ -153,8 +153,11 @@ function exited(child: ChildProcess): Promise<void> {
   })
 }
 
-/** Starts a throwaway PostgreSQL (initdb in a temp dir, loopback only, fsync off). */
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * Starts a throwaway PostgreSQL (initdb in a temp dir, loopback only, fsync off). `settings` adds
+ * server settings (`-c name=value`), e.g. a benchmark's shared_buffers sized to its data.
+ */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<PostgresServer> {
   const { bin, why } = postgresBin()
   if (!bin) throw new Error(why)
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'))
@@ -185,6 +188,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       'full_page_writes=off',
       '-c',
       'max_connections=200',
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
     { ...as, stdio: ['ignore', 'pipe', 'pipe'] },
   )
