@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Answer, HttpClient } from './http.js'
-import { type RunningServer, startServerProcess } from './process.js'
+import { expect } from 'vitest'
+import { type Answer, HttpClient, uniqueEmail } from './http.js'
+import { type RunningServer, runCli, startServerProcess } from './process.js'
 
 /** The public origin every instance believes it is reached at (one load balancer in front). */
 export const PUBLIC_ORIGIN = 'http://gatehouse.test'
@@ -100,4 +101,46 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5_00
     if (Date.now() > deadline) return false
     await new Promise((r) => setTimeout(r, 25))
   }
+}
+
+/** The password of every user the multi-instance tests sign up. */
+export const MULTI_PASSWORD = 'correct horse battery'
+
+export interface SignedUp {
+  email: string
+  id: string
+  /** Its session cookie, good on every instance. */
+  cookie: string
+}
+
+/** Signs a user up on `on` (200 expected). */
+export async function signUpOn(on: Instance, email = uniqueEmail()): Promise<SignedUp> {
+  const res = await on.client().post<{ user: { id: string } }>('/sign-up/email', { email, password: MULTI_PASSWORD, name: 'Multi' })
+  expect(res.status).toBe(200)
+  return { email, id: res.body.user.id, cookie: cookieOf(res) }
+}
+
+/** Signs `email` in on `on` (200 expected) and returns the session cookie. */
+export async function signInOn(on: Instance, email: string): Promise<string> {
+  const res = await on.client().post('/sign-in/email', { email, password: MULTI_PASSWORD })
+  expect(res.status).toBe(200)
+  return cookieOf(res)
+}
+
+/** The user get-session answers on `on` for `cookie` (200 expected), or null. */
+export async function sessionUserOn(on: Instance, cookie: string): Promise<{ id: string; role?: string | null } | null> {
+  const res = await on.client(cookie).get<{ user: { id: string; role?: string | null } } | null>('/get-session')
+  expect(res.status).toBe(200)
+  return res.body?.user ?? null
+}
+
+/** An administrator created through the CLI on the shared database, signed in on `on`: its cookie. */
+export async function cliAdminOn(on: Instance, databaseUrl: string): Promise<string> {
+  const email = uniqueEmail('admin')
+  const created = await runCli(
+    ['user', 'create', '--email', email, '--password', MULTI_PASSWORD, '--name', 'Admin', '--role', 'admin', '--data-dir', on.dataDir],
+    { GATEHOUSE_DATABASE_URL: databaseUrl, GATEHOUSE_SECRET: SHARED_SECRET },
+  )
+  expect(created.code).toBe(0)
+  return await signInOn(on, email)
 }

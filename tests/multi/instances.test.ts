@@ -24,14 +24,23 @@ import {
   warnSkipped,
 } from '../helpers/engines.js'
 import { uniqueEmail } from '../helpers/http.js'
-import { cookieOf, eventually, type Instance, SHARED_SECRET, startInstance } from '../helpers/instances.js'
+import {
+  cliAdminOn,
+  eventually,
+  type Instance,
+  MULTI_PASSWORD,
+  sessionUserOn,
+  signInOn,
+  signUpOn,
+  startInstance,
+} from '../helpers/instances.js'
 import { runCli } from '../helpers/process.js'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
 
 const noPostgres = postgresUnavailable()
 warnSkipped('several instances on PostgreSQL (tests/multi)', noPostgres)
 
-const PASSWORD = 'correct horse battery'
+const PASSWORD = MULTI_PASSWORD
 
 describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
   let postgres: PostgresServer
@@ -58,35 +67,10 @@ describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
     await postgres?.stop()
   })
 
-  /** Signs a user up on `on` and returns its session cookie. */
-  async function user(on: Instance, email = uniqueEmail()): Promise<{ email: string; id: string; cookie: string }> {
-    const res = await on.client().post<{ user: { id: string } }>('/sign-up/email', { email, password: PASSWORD, name: 'Multi' })
-    expect(res.status).toBe(200)
-    return { email, id: res.body.user.id, cookie: cookieOf(res) }
-  }
-
-  async function signIn(on: Instance, email: string): Promise<string> {
-    const res = await on.client().post('/sign-in/email', { email, password: PASSWORD })
-    expect(res.status).toBe(200)
-    return cookieOf(res)
-  }
-
-  async function sessionUser(on: Instance, cookie: string): Promise<{ id: string; role?: string } | null> {
-    const res = await on.client(cookie).get<{ user: { id: string; role?: string } } | null>('/get-session')
-    expect(res.status).toBe(200)
-    return res.body?.user ?? null
-  }
-
-  /** An administrator created through the CLI on the shared database, signed in on `on`. */
-  async function admin(on: Instance): Promise<string> {
-    const email = uniqueEmail('admin')
-    const created = await runCli(
-      ['user', 'create', '--email', email, '--password', PASSWORD, '--name', 'Admin', '--role', 'admin', '--data-dir', on.dataDir],
-      { GATEHOUSE_DATABASE_URL: databaseUrl, GATEHOUSE_SECRET: SHARED_SECRET },
-    )
-    expect(created.code).toBe(0)
-    return await signIn(on, email)
-  }
+  const user = (on: Instance, email?: string) => signUpOn(on, email)
+  const signIn = signInOn
+  const sessionUser = sessionUserOn
+  const admin = (on: Instance) => cliAdminOn(on, databaseUrl)
 
   it('a revoked session is refused by the other instance on its next request', async () => {
     const u = await user(a)

@@ -24,14 +24,22 @@ import {
   startRedis,
   warnSkipped,
 } from '../helpers/engines.js'
-import { uniqueEmail } from '../helpers/http.js'
-import { cookieOf, type Instance, SHARED_SECRET, startInstance } from '../helpers/instances.js'
+import {
+  cliAdminOn,
+  type Instance,
+  MULTI_PASSWORD,
+  SHARED_SECRET,
+  sessionUserOn,
+  signInOn,
+  signUpOn,
+  startInstance,
+} from '../helpers/instances.js'
 import { runCli } from '../helpers/process.js'
 
 const unavailable = postgresUnavailable() ?? redisUnavailable()
 warnSkipped('the session cache shared through Redis (tests/multi/shared-cache.test.ts)', unavailable)
 
-const PASSWORD = 'correct horse battery'
+const PASSWORD = MULTI_PASSWORD
 
 /** The session token inside a `better-auth.session_token=<token>.<signature>` cookie. */
 const tokenOf = (cookie: string): string => decodeURIComponent(cookie.split('=')[1] ?? '').split('.')[0] as string
@@ -66,23 +74,9 @@ describe.skipIf(unavailable)('the session cache shared through Redis', () => {
     await postgres?.stop()
   })
 
-  async function user(on: Instance, email = uniqueEmail()): Promise<{ email: string; id: string; cookie: string }> {
-    const res = await on.client().post<{ user: { id: string } }>('/sign-up/email', { email, password: PASSWORD, name: 'Shared' })
-    expect(res.status).toBe(200)
-    return { email, id: res.body.user.id, cookie: cookieOf(res) }
-  }
-
-  async function signIn(on: Instance, email: string): Promise<string> {
-    const res = await on.client().post('/sign-in/email', { email, password: PASSWORD })
-    expect(res.status).toBe(200)
-    return cookieOf(res)
-  }
-
-  async function sessionUser(on: Instance, cookie: string): Promise<{ id: string; role?: string | null; name: string } | null> {
-    const res = await on.client(cookie).get<{ user: { id: string; role?: string | null; name: string } } | null>('/get-session')
-    expect(res.status).toBe(200)
-    return res.body?.user ?? null
-  }
+  const user = (on: Instance) => signUpOn(on)
+  const signIn = signInOn
+  const sessionUser = sessionUserOn
 
   /** Deletes a session row without notifying anyone (triggers off for this statement's session). */
   async function deleteUnnoticed(token: string): Promise<void> {
@@ -121,13 +115,7 @@ describe.skipIf(unavailable)('the session cache shared through Redis', () => {
   })
 
   it('revocation, ban, demotion, deletion and password change are refused at once with both caches warm', async () => {
-    const adminEmail = uniqueEmail('admin')
-    const created = await runCli(
-      ['user', 'create', '--email', adminEmail, '--password', PASSWORD, '--name', 'Admin', '--role', 'admin', '--data-dir', a.dataDir],
-      { GATEHOUSE_DATABASE_URL: databaseUrl, GATEHOUSE_SECRET: SHARED_SECRET },
-    )
-    expect(created.code).toBe(0)
-    const adminCookie = await signIn(a, adminEmail)
+    const adminCookie = await cliAdminOn(a, databaseUrl)
     const revoked = await user(a)
     const banned = await user(b)
     const demoted = await user(b)
