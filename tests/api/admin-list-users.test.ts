@@ -73,6 +73,28 @@ describe('list-users', () => {
     expect(page.users[1]).toMatchObject({ email: people[1]?.email, role: people[1]?.role })
   })
 
+  it('pages everyone sorted by each column, both directions, every offset (deep pages are read from the nearer end)', async () => {
+    const orders: Array<[string, (a: Person, b: Person) => number]> = [
+      ['name', byName],
+      ['email', (a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0)],
+      ['createdAt', (a, b) => a.createdAt - b.createdAt],
+    ]
+    for (const [sortBy, compare] of orders) {
+      const ascending = [...people].sort(compare)
+      for (const [sortDirection, expected] of [
+        ['asc', ascending],
+        ['desc', [...ascending].reverse()],
+      ] as const) {
+        for (let offset = 0; offset <= people.length; offset++) {
+          const page = await list({ sortBy, sortDirection, limit: 4, offset })
+          const what = `${sortBy} ${sortDirection} offset ${offset}`
+          expect(page.total, what).toBe(people.length)
+          expect(ids(page.users), what).toEqual(ids(expected.slice(offset, offset + 4)))
+        }
+      }
+    }
+  })
+
   it('searches email (default field and operator) through the trigram index and by a short term', async () => {
     const beta = await list({ searchValue: 'BETA.t' })
     const expected = people.filter((p) => p.email.includes('beta.t'))
