@@ -178,6 +178,17 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
     expect(ids).toEqual(['tx1', 'tx2'])
   })
 
+  it('transaction isolation: serializable by default, READ COMMITTED when a body asks for it, a nested call keeps the outer one', async () => {
+    const { storage } = database
+    const db = () => storage.db as unknown as typeof database.db
+    const isolation = async () =>
+      (await db().execute<{ level: string }>(sql`select current_setting('transaction_isolation') as level`)).rows[0]?.level
+    expect(await storage.transaction(isolation)).toBe('serializable')
+    expect(await storage.transaction(isolation, { isolation: 'read committed' })).toBe('read committed')
+    expect(await storage.transaction(() => storage.transaction(isolation, { isolation: 'read committed' }))).toBe('serializable')
+    expect(await storage.transaction(() => storage.transaction(isolation), { isolation: 'read committed' })).toBe('read committed')
+  })
+
   it('read-then-write transactions stay exact under parallel load (serializable, re-run on conflict): 20 joins, 3 seats', async () => {
     const { storage } = database
     const db = () => storage.db as unknown as typeof database.db

@@ -5,7 +5,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import { type DB, migrationsFolder } from '../index.js'
-import type { ChangeSignal as CacheChangeSignal, Storage } from '../storage.js'
+import type { ChangeSignal as CacheChangeSignal, Storage, TransactionOptions } from '../storage.js'
 import type { ChangeSignal } from './change-signal.js'
 import { pgSchema } from './schema.js'
 
@@ -236,11 +236,12 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       )
       return Number(rows[0]?.n ?? 0)
     },
-    async transaction<T>(body: () => Promise<T>): Promise<T> {
+    async transaction<T>(body: () => Promise<T>, transactionOptions?: TransactionOptions): Promise<T> {
       if (current.getStore()) return body()
+      const level = transactionOptions?.isolation ?? isolationLevel
       for (let attempt = 1; ; attempt++) {
         try {
-          return await root.transaction((tx) => current.run(tx as unknown as PgDB, body), { isolationLevel })
+          return await root.transaction((tx) => current.run(tx as unknown as PgDB, body), { isolationLevel: level })
         } catch (error) {
           const state = sqlState(error)
           if (!state || !RETRYABLE.has(state) || attempt >= MAX_ATTEMPTS) throw error
