@@ -9,6 +9,7 @@
  *   BENCH_DATA_DIR=/tmp/lu-1m ...                                    # SQLite: keep the filled data directory and reuse it
  *   BENCH_HOLD=1 ...                                                 # fill, print the database, wait for SIGTERM (experiments)
  *   BENCH_PG_SHARED_BUFFERS=1GB ...                                  # PostgreSQL's shared_buffers (default: PostgreSQL's, 128MB)
+ *   BENCH_TRACE=1 ...                                                # print every run (query, HTTP ms, domain ms): which runs make the tail
  *
  * Fills a real database with users (SQLite: a data directory, WAL, migrations, search triggers;
  * PostgreSQL: a throwaway server started by tests/helpers/engines.ts, migrated by the server's own
@@ -315,6 +316,7 @@ async function main() {
       const d0 = performance.now()
       await listUsers(ctx, actor, q)
       const d1 = performance.now()
+      if (process.env.BENCH_TRACE) console.log(`run ${i} ${JSON.stringify(q)} HTTP ${(h1 - h0).toFixed(1)} domain ${(d1 - d0).toFixed(1)}`)
       if (i >= 10) {
         http.push(h1 - h0)
         domain.push(d1 - d0)
