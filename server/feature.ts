@@ -3,6 +3,7 @@ import type { ZodType } from 'zod'
 import type { AuthContext } from './core/context.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
+import type { SignInAttempt } from './core/sign-in.js'
 import type { UserFieldsOptions } from './core/users.js'
 import type { Logger } from './gatehouse.js'
 import type { Route, RouteContext } from './http/route.js'
@@ -57,15 +58,14 @@ export interface Feature {
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
   /**
-   * Called by a password sign-in (email or username) once the password matched and the session
-   * was created, before the answer is sent: may replace the answer (the feature then owns the
-   * session, e.g. deletes it while a second factor is due) or add fields to it.
+   * The sign-in pipeline's second-factor step (server/http/sign-in.ts), asked for every sign-in
+   * whose method asks for an enrolled second factor, before any session exists: `challenge` stands
+   * in for the session (the feature set its cookie; the answer is sent as it is), `extra` adds to
+   * the signed-in answer, undefined lets the sign-in go on. Throws APIError to refuse it.
    */
-  afterPasswordVerified?: (
-    rc: RouteContext<unknown, unknown, unknown>,
-    signedIn: SessionWithUser,
-    request: { rememberMe?: boolean },
-  ) => Promise<PasswordSignInOutcome | undefined>
+  secondFactor?: (rc: RouteContext<unknown, unknown, unknown>, attempt: SignInAttempt) => Promise<SecondFactorOutcome | undefined>
+  /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
+  signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**
    * User columns the feature owns (the username feature's username / displayUsername), read from a
    * client's free-form user input by sign-up, update-user and admin create/update
@@ -94,7 +94,7 @@ export interface PanelDownload {
   type: string
 }
 
-export type PasswordSignInOutcome = { answer: unknown } | { extra: Record<string, unknown> }
+export type SecondFactorOutcome = { challenge: Record<string, unknown> } | { extra: Record<string, unknown> }
 
 /** A get-session answer: the session and the public user (from the database or the cookie cache). */
 export interface SessionAnswer {

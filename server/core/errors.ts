@@ -53,6 +53,7 @@ export const ERR = {
   ACCOUNT_NOT_FOUND: 'Account not found',
   SESSION_NOT_FOUND: 'Session not found',
   SESSION_NOT_FRESH: 'Session is not fresh',
+  EMAIL_NOT_VERIFIED: 'Email not verified',
   BANNED_USER: 'You have been banned from this application. Please contact support if you believe this is an error.',
   TOO_MANY_REQUESTS: 'Too many requests. Please try again later.',
   UNAUTHORIZED: 'Unauthorized',

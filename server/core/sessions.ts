@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, ne } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNull, ne } from 'drizzle-orm'
 import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { firstRow } from '../db/storage.js'
@@ -242,4 +242,46 @@ export async function revokeOtherSessions(ctx: AuthContext, current: SessionWith
     meta,
   })
   return ended.length
+}
+
+/** A user's unexpired sessions, impersonation sessions included, oldest first (the admin's list). */
+export async function activeSessionsOfUser(ctx: AuthContext, userId: string): Promise<SessionRow[]> {
+  return ctx.db
+    .select()
+    .from(session)
+    .where(and(eq(session.userId, userId), gt(session.expiresAt, new Date(ctx.clock.now()))))
+    .orderBy(asc(session.createdAt))
+}
+
+/** Deletes one session by token; what it was, or undefined when there was none. */
+export async function deleteSessionByToken(ctx: AuthContext, token: string): Promise<{ id: string; userId: string } | undefined> {
+  return firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
+}
+
+// ---- a session's active organization and team (the organization feature asks; only this module writes) ----
+
+export async function setSessionActive(
+  ctx: AuthContext,
+  sessionId: string,
+  patch: { activeOrganizationId?: string | null; activeTeamId?: string | null },
+): Promise<void> {
+  await ctx.db.update(session).set(patch).where(eq(session.id, sessionId))
+}
+
+/** Every session of `userId` (or of everyone, without it) that had this organization active loses it and its team. */
+export async function clearActiveOrganization(ctx: AuthContext, organizationId: string, userId?: string): Promise<void> {
+  const where = userId
+    ? and(eq(session.activeOrganizationId, organizationId), eq(session.userId, userId))
+    : eq(session.activeOrganizationId, organizationId)
+  await ctx.db.update(session).set({ activeOrganizationId: null, activeTeamId: null }).where(where)
+}
+
+/** No session keeps one of these teams active (of `userId` only, when given): a team was removed, or the user left it. */
+export async function clearActiveTeams(ctx: AuthContext, teamIds: readonly string[], userId?: string): Promise<void> {
+  if (teamIds.length === 0) return
+  const inTeams = inArray(session.activeTeamId, [...teamIds])
+  await ctx.db
+    .update(session)
+    .set({ activeTeamId: null })
+    .where(userId ? and(eq(session.userId, userId), inTeams) : inTeams)
 }

@@ -1,4 +1,4 @@
-import { desc, eq, gt } from 'drizzle-orm'
+import { and, desc, eq, gt, inArray } from 'drizzle-orm'
 import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
@@ -20,6 +20,9 @@ import { APIError, ERR } from './errors.js'
 export type ThrottleKind = 'email' | 'username' | 'user'
 
 export const throttleKey = (kind: ThrottleKind, identifier: string): string => `${kind}:${identifier.trim().toLowerCase()}`
+
+/** The key second-factor code checks of a user are counted under (ids are case-sensitive: not lower-cased). */
+export const secondFactorThrottleKey = (userId: string): string => `two-factor:${userId}`
 
 function locked(retryAfterMs: number): APIError {
   const retry = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
@@ -48,6 +51,23 @@ export async function reservePasswordAttempt(ctx: AuthContext, key: string): Pro
         set: { failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null },
       })
   })
+}
+
+/**
+ * Throws the lock's 429 when any of `keys` is locked right now: the sign-in pipeline's check, so
+ * an account locked by password or code guesses is locked for every way in, not only the one guessed.
+ */
+export async function accountLockedFor(ctx: AuthContext, keys: string[]): Promise<void> {
+  if (!ctx.config().security.accountLockout.enabled) return
+  const now = ctx.clock.now()
+  const row = await firstRow(
+    ctx.db
+      .select({ lockedUntil: loginThrottle.lockedUntil })
+      .from(loginThrottle)
+      .where(and(inArray(loginThrottle.key, keys), gt(loginThrottle.lockedUntil, now)))
+      .orderBy(desc(loginThrottle.lockedUntil)),
+  )
+  if (row?.lockedUntil) throw locked(row.lockedUntil - now)
 }
 
 /** The check failed: the reserved attempt stays counted; a failure that reaches the limit locks the key. */

@@ -112,30 +112,3 @@ async function settleSession(rc: AnyRouteContext, token: string, dontRemember: b
   }
   return result
 }
-
-/**
- * The answer to a successful sign-in (email or username): the session cookies, a Location header
- * when a callbackURL was given, and `{redirect, token, url?, user}`.
- */
-export async function signedInAnswer(
-  rc: AnyRouteContext,
-  created: SessionWithUser,
-  request: { rememberMe?: boolean; callbackURL?: string },
-) {
-  // Features may stand in for the session (a second factor is due) or add to the answer.
-  let extra: Record<string, unknown> = {}
-  for (const feature of rc.ctx.features ?? []) {
-    const outcome = await feature.afterPasswordVerified?.(rc, created, request)
-    if (outcome && 'answer' in outcome) return outcome.answer
-    if (outcome) extra = { ...extra, ...outcome.extra }
-  }
-  setSessionCookies(rc, created, { dontRemember: request.rememberMe === false })
-  if (request.callbackURL) rc.response.headers.set('location', request.callbackURL)
-  return {
-    redirect: Boolean(request.callbackURL),
-    token: created.session.token,
-    ...(request.callbackURL ? { url: request.callbackURL } : {}),
-    user: toPublicUser(created.user),
-    ...extra,
-  }
-}

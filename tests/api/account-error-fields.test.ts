@@ -5,6 +5,7 @@ import { insertUser } from '../../server/core/users.js'
 import { changeEmail, changePassword, updateUser } from '../../server/features/account/rules.js'
 import { resetPassword } from '../../server/features/email-password/password-reset.js'
 import { signInEmail } from '../../server/features/email-password/sign-in.js'
+import { openSignInSession } from '../../server/core/sign-in.js'
 import { signUpEmail } from '../../server/features/email-password/sign-up.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -45,7 +46,7 @@ const signUpInput = (overrides: Partial<{ email: string; password: string; extra
 async function signedIn(extra: Record<string, unknown> = {}) {
   const input = signUpInput({ extra })
   await signUpEmail(ctx(), input, meta)
-  return signInEmail(ctx(), { email: input.email, password: input.password }, meta)
+  return openSignInSession(ctx(), await signInEmail(ctx(), { email: input.email, password: input.password }, meta), meta)
 }
 
 describe('errors name their field', () => {

@@ -25,15 +25,18 @@ describe('audit log', () => {
     const events = await eventsFor(user.id)
     expect(events.map((e) => [e.type, e.outcome])).toEqual([
       ['user.sign-up', 'success'],
+      // autoSignIn: the sign-up's session is a sign-in, through the same pipeline.
+      ['user.sign-in', 'success'],
       ['user.sign-in', 'failure'],
       ['user.sign-in', 'success'],
       ['session.revoked-others', 'success'],
       ['user.sign-out', 'success'],
     ])
-    const failed = events[1]
+    expect(events[1]?.detail).toEqual({ method: 'email', via: 'sign-up' })
+    const failed = events[2]
     expect(failed).toMatchObject({ actorUserId: null, targetUserId: user.id, ipAddress: '203.0.113.44', userAgent: 'audit-test/1.0' })
-    expect(failed?.detail).toMatchObject({ reason: 'INVALID_PASSWORD' })
-    expect(events[2]).toMatchObject({ actorUserId: user.id, ipAddress: '203.0.113.44' })
+    expect(failed?.detail).toMatchObject({ method: 'email', reason: 'INVALID_PASSWORD' })
+    expect(events[3]).toMatchObject({ actorUserId: user.id, ipAddress: '203.0.113.44', detail: { method: 'email' } })
   })
 
   it('records failures for unknown identities without a target', async () => {
@@ -46,6 +49,6 @@ describe('audit log', () => {
     const row = rows[0]
     expect(row?.outcome).toBe('failure')
     expect(row?.targetUserId).toBeNull()
-    expect(row?.detail).toEqual({ reason: 'UNKNOWN_USER', email })
+    expect(row?.detail).toEqual({ method: 'email', reason: 'UNKNOWN_USER', email })
   })
 })

@@ -1,7 +1,6 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import { deleteUserSessions, type SessionRow } from '../../core/sessions.js'
+import { activeSessionsOfUser, deleteSessionByToken, deleteUserSessions, type SessionRow } from '../../core/sessions.js'
 import { type Actor, audit, authorize } from './actor.js'
-import { activeSessionsOfUser, deleteSessionByToken } from './store.js'
 
 /** An administrator's view of other users' sessions (SPEC §7 Admin). */
 

@@ -1,9 +1,9 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { AuthContext } from '../../core/context.js'
-import type { SessionRow, UserRow } from '../../core/sessions.js'
+import type { UserRow } from '../../core/sessions.js'
 import type { DB } from '../../db/index.js'
-import { session, user } from '../../db/schema.js'
+import { user } from '../../db/schema.js'
 import { type ChangeSignal, firstRow, type TransactionOptions } from '../../db/storage.js'
 
 /**
@@ -26,20 +26,6 @@ export async function updateUserRow(ctx: AuthContext, userId: string, patch: Par
       .where(eq(user.id, userId))
       .returning(),
   )
-}
-
-/** A user's unexpired sessions, impersonation sessions included, oldest first. */
-export async function activeSessionsOfUser(ctx: AuthContext, userId: string): Promise<SessionRow[]> {
-  return ctx.db
-    .select()
-    .from(session)
-    .where(and(eq(session.userId, userId), gt(session.expiresAt, new Date(ctx.clock.now()))))
-    .orderBy(asc(session.createdAt))
-}
-
-/** Deletes one session by token; what it was, or undefined when there was none. */
-export async function deleteSessionByToken(ctx: AuthContext, token: string): Promise<{ id: string; userId: string } | undefined> {
-  return firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
 }
 
 // ---------------------------------------------------------------------------------------------

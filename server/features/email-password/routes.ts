@@ -4,7 +4,8 @@ import type { SessionWithUser } from '../../core/sessions.js'
 import { toPublicUser } from '../../core/users.js'
 import { assertTrustedCallback } from '../../http/app.js'
 import { defineRoute, type RouteContext, redirect } from '../../http/route.js'
-import { hasDontRemember, resolveRequestSession, setSessionCookies, signedInAnswer } from '../../http/session.js'
+import { hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
+import { finishSignIn, secondFactorStepURL, signInAnswer } from '../../http/sign-in.js'
 import { isResetTokenValid, RESET_REQUEST_MESSAGE, requestPasswordReset, resetPassword } from './password-reset.js'
 import { signInEmail } from './sign-in.js'
 import { signUpEmail } from './sign-up.js'
@@ -68,8 +69,9 @@ export const emailPasswordRoutes = [
         { name: body.name, email: body.email, password: body.password, image: body.image, rememberMe: body.rememberMe, extra: body },
         rc.meta,
       )
-      if (result.session) setSessionCookies(rc, result.session, { dontRemember: body.rememberMe === false })
-      return { token: result.session?.session.token ?? null, user: toPublicUser(result.user) }
+      const finished = result.signIn ? await finishSignIn(rc, result.signIn) : null
+      const token = finished?.kind === 'session' ? finished.signedIn.session.token : null
+      return { token, user: toPublicUser(result.user) }
     },
   }),
 
@@ -84,7 +86,7 @@ export const emailPasswordRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return signedInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
+      return signInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
     },
   }),
 
@@ -115,6 +117,11 @@ export const emailPasswordRoutes = [
         throw new APIError(401, e.error.toUpperCase(), e.error)
       }
       if (result.session) reissueCookies(rc, result.session)
+      if (result.kind === 'verified' && result.signIn) {
+        const finished = await finishSignIn(rc, result.signIn)
+        if (finished.kind === 'second-factor' && query.callbackURL)
+          return redirect(secondFactorStepURL(ctx, query.callbackURL) ?? query.callbackURL)
+      }
       if (query.callbackURL) return redirect(query.callbackURL)
       return { status: true, user: result.kind === 'email-changed' ? toPublicUser(result.user) : null }
     },

@@ -1,7 +1,8 @@
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import { APIError } from '../../core/errors.js'
-import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import type { APIError } from '../../core/errors.js'
+import type { UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from '../../core/throttle.js'
 import { findCredentialAccount, findUserByEmail, normalizeEmail } from '../../core/user-store.js'
 import { assertValidEmail } from '../../core/users.js'
@@ -21,7 +22,8 @@ export interface PasswordSignInAttempt {
   rememberMe?: boolean
   /** Where the verification link of a refused unverified sign-in leads. */
   callbackURL?: string
-  /** Audit detail on every event of this sign-in (`{method: 'username'}`). */
+  method: 'email' | 'username'
+  /** Audit detail on every event of this sign-in. */
   detail?: Record<string, unknown>
   /** Audit detail on a refused attempt only: the identifier tried. */
   tried: Record<string, unknown>
@@ -31,16 +33,14 @@ export interface PasswordSignInAttempt {
 }
 
 /**
- * Throttled password check (an unknown account still costs a hash), refusal with its audit
- * event, the verified-email check (a fresh link is mailed before refusing), then the session and
- * its audit event in one commit. Bans are enforced by createSession. The route answers through
- * signedInAnswer, where features act on a verified password (afterPasswordVerified: two-factor).
+ * The first step of a password sign-in: a throttled password check (an unknown account still
+ * costs a hash) and the refusal of a wrong one, with its audit event. What follows a right
+ * password (refusals, second factor, session, cookies) is the sign-in pipeline's
+ * (server/http/sign-in.ts); the cleared throttle count is committed with the session.
  */
-export async function passwordSignIn(ctx: AuthContext, attempt: PasswordSignInAttempt, meta: RequestMeta): Promise<SessionWithUser> {
+export async function identifyByPassword(ctx: AuthContext, attempt: PasswordSignInAttempt, meta: RequestMeta): Promise<SignInAttempt> {
   const { found } = attempt
   const detail = attempt.detail ?? {}
-  const failed = (reason: string) =>
-    recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found?.id ?? null, detail: { ...detail, reason }, meta })
   const credential = found ? await findCredentialAccount(ctx, found.id) : undefined
   const matched = await throttledCredentialCheck(ctx, attempt.throttleKey, meta, credential?.password, attempt.password, {
     targetUserId: found?.id,
@@ -52,35 +52,23 @@ export async function passwordSignIn(ctx: AuthContext, attempt: PasswordSignInAt
       type: 'user.sign-in',
       outcome: 'failure',
       targetUserId: found?.id ?? null,
-      detail: { ...detail, reason, ...attempt.tried },
+      detail: { method: attempt.method, ...detail, reason, ...attempt.tried },
       meta,
     })
     throw attempt.invalidCredentials()
   }
-  if (ctx.config().emailAndPassword.requireEmailVerification && !found.emailVerified) {
-    await clearPasswordFailures(ctx, attempt.throttleKey)
-    await failed('EMAIL_NOT_VERIFIED')
+  return {
+    user: found,
+    method: attempt.method,
+    secondFactor: 'due',
+    rememberMe: attempt.rememberMe,
+    detail: attempt.detail,
+    commit: () => clearPasswordFailures(ctx, attempt.throttleKey),
+    emailNotVerified: attempt.emailNotVerified,
     // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
-    await sendVerificationEmailIfEnabled(ctx, found, attempt.callbackURL)
-    throw attempt.emailNotVerified()
-  }
-  try {
-    // One commit for the session and its audit event: each commit is an fsync.
-    return await ctx.storage.transaction(async () => {
-      await clearPasswordFailures(ctx, attempt.throttleKey)
-      const created = await createSession(ctx, found, { rememberMe: attempt.rememberMe, meta })
-      await recordAudit(ctx, {
-        type: 'user.sign-in',
-        actorUserId: found.id,
-        target: created.session.id,
-        ...(attempt.detail ? { detail: attempt.detail } : {}),
-        meta,
-      })
-      return created
-    })
-  } catch (e) {
-    if (e instanceof APIError) await failed(e.code)
-    throw e
+    onRefused: async (error) => {
+      if (error.code === 'EMAIL_NOT_VERIFIED') await sendVerificationEmailIfEnabled(ctx, found, attempt.callbackURL)
+    },
   }
 }
 
@@ -92,13 +80,14 @@ export interface SignInInput {
   callbackURL?: string
 }
 
-/** POST /sign-in/email. */
-export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: RequestMeta): Promise<SessionWithUser> {
+/** POST /sign-in/email: identifies the user by email and password. */
+export async function signInEmail(ctx: AuthContext, input: SignInInput, meta: RequestMeta): Promise<SignInAttempt> {
   if (!ctx.config().emailAndPassword.enabled) throw emailPasswordError(400, 'EMAIL_PASSWORD_DISABLED')
   assertValidEmail(input.email)
-  return passwordSignIn(
+  return identifyByPassword(
     ctx,
     {
+      method: 'email',
       found: await findUserByEmail(ctx, input.email),
       throttleKey: throttleKey('email', input.email),
       password: input.password,

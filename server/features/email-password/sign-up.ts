@@ -1,6 +1,7 @@
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import type { UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import {
   assertValidEmail,
@@ -28,7 +29,8 @@ export interface SignUpInput {
 
 export interface SignUpResult {
   user: UserRow
-  session: SessionWithUser | null
+  /** autoSignIn: the sign-in the route finishes through the pipeline (server/http/sign-in.ts). */
+  signIn: SignInAttempt | null
 }
 
 /** POST /sign-up/email. */
@@ -53,7 +55,7 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
       detail: { reason: 'USER_ALREADY_EXISTS', concealed: true },
       meta,
     })
-    return { user: unsavedUser(ctx, newUser), session: null }
+    return { user: unsavedUser(ctx, newUser), signIn: null }
   }
   if (existing) {
     await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'USER_ALREADY_EXISTS' }, meta })
@@ -66,7 +68,9 @@ export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: Re
     const callbackURL = typeof input.extra.callbackURL === 'string' ? input.extra.callbackURL : undefined
     await sendVerificationEmailIfEnabled(ctx, created, callbackURL)
   }
-  if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, session: null }
-  const session = await createSession(ctx, created, { rememberMe: input.rememberMe, meta })
-  return { user: created, session }
+  if (!conf.autoSignIn || conf.requireEmailVerification) return { user: created, signIn: null }
+  return {
+    user: created,
+    signIn: { user: created, method: 'email', secondFactor: 'due', rememberMe: input.rememberMe, detail: { via: 'sign-up' } },
+  }
 }

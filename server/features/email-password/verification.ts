@@ -3,7 +3,8 @@ import { z } from 'zod'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
-import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import type { SessionWithUser, UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserByEmail, normalizeEmail } from '../../core/user-store.js'
 import { updateUserColumns } from '../../core/users.js'
 import { emailPasswordError } from './errors.js'
@@ -123,8 +124,11 @@ export async function sendChangeEmailConfirmation(
 }
 
 export type VerifyEmailResult =
-  /** Plain verification; `session` is set when a session was created or re-issued (autoSignInAfterVerification). */
-  | { kind: 'verified'; user: UserRow; session: SessionWithUser | null }
+  /**
+   * Plain verification; `session` is set when the caller's session was re-issued, `signIn` when a
+   * sign-in is due (autoSignInAfterVerification): the route finishes it through the pipeline.
+   */
+  | { kind: 'verified'; user: UserRow; session: SessionWithUser | null; signIn?: SignInAttempt }
   /** Email change confirmed: the address is replaced and the caller's session carries the new user. */
   | { kind: 'email-changed'; user: UserRow; session: SessionWithUser }
 
@@ -181,13 +185,10 @@ export async function verifyEmail(
   if (input.session && input.session.user.id === verified.id) {
     return { kind: 'verified', user: verified, session: { session: input.session.session, user: verified } }
   }
-  const created = await createSession(ctx, verified, { meta })
-  await recordAudit(ctx, {
-    type: 'user.sign-in',
-    actorUserId: verified.id,
-    target: created.session.id,
-    detail: { via: 'email-verification' },
-    meta,
-  })
-  return { kind: 'verified', user: verified, session: created }
+  return {
+    kind: 'verified',
+    user: verified,
+    session: null,
+    signIn: { user: verified, method: 'email-verification', secondFactor: 'due', detail: { via: 'email-verification' } },
+  }
 }

@@ -18,8 +18,8 @@ import {
   type UserOrgActor,
   targetOrganizationId,
 } from './shared.js'
+import { clearActiveOrganization } from '../../core/sessions.js'
 import {
-  clearActiveOrganization,
   countMembers,
   deleteMemberRow,
   deleteTeamMemberships,

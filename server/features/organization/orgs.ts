@@ -16,8 +16,8 @@ import {
   targetOrganizationId,
   toOrganizationJSON,
 } from './shared.js'
+import { clearActiveOrganization } from '../../core/sessions.js'
 import {
-  clearActiveOrganization,
   countMembershipsOfUser,
   deleteOrganizationRow,
   findMembership,

@@ -1,12 +1,12 @@
 import { type AuditInput, recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { type APIError, fail } from '../../core/errors.js'
-import type { SessionRow, UserRow } from '../../core/sessions.js'
+import { type SessionRow, setSessionActive, type UserRow } from '../../core/sessions.js'
 import type { PermissionRequest } from '../../core/access-control.js'
 import { roleHasPermission } from './access.js'
 import { generateId } from '../../crypto/random.js'
 import type { MemberRow, OrganizationRow, TeamMemberRow } from './schema.js'
-import { findMembership, findTeamMembership, insertTeamMember, setSessionActive } from './store.js'
+import { findMembership, findTeamMembership, insertTeamMember } from './store.js'
 
 /**
  * Who acts on organizations, and the checks every rule starts with. A signed-in user is held to

@@ -1,7 +1,8 @@
 import { and, asc, count, desc, eq, gt, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { AuthContext } from '../../core/context.js'
-import { invitation, member, organization, session, team, teamMember, user } from '../../db/schema.js'
+import { invitation, member, organization, team, teamMember, user } from '../../db/schema.js'
+import { clearActiveTeams } from '../../core/sessions.js'
 import { firstRow } from '../../db/storage.js'
 import type { InvitationRow, MemberRow, OrganizationRow, TeamMemberRow, TeamRow } from './schema.js'
 
@@ -318,7 +319,7 @@ export async function updateTeamRow(ctx: AuthContext, id: string, patch: Partial
 /** Deletes a team (its teamMember rows cascade) and clears it from every session that had it active. */
 export async function deleteTeamRow(ctx: AuthContext, id: string): Promise<void> {
   await ctx.db.delete(team).where(eq(team.id, id))
-  await ctx.db.update(session).set({ activeTeamId: null }).where(eq(session.activeTeamId, id))
+  await clearActiveTeams(ctx, [id])
 }
 
 export async function listTeamsOf(ctx: AuthContext, organizationId: string): Promise<TeamRow[]> {
@@ -370,31 +371,10 @@ export async function listTeamMemberRows(ctx: AuthContext, teamId: string): Prom
 export async function deleteTeamMemberships(ctx: AuthContext, userId: string, teamIds: readonly string[]): Promise<void> {
   if (teamIds.length === 0) return
   await ctx.db.delete(teamMember).where(and(eq(teamMember.userId, userId), inArray(teamMember.teamId, [...teamIds])))
-  await ctx.db
-    .update(session)
-    .set({ activeTeamId: null })
-    .where(and(eq(session.userId, userId), inArray(session.activeTeamId, [...teamIds])))
+  await clearActiveTeams(ctx, teamIds, userId)
 }
 
 export async function listTeamIdsOf(ctx: AuthContext, organizationId: string): Promise<string[]> {
   const rows = await ctx.db.select({ id: team.id }).from(team).where(eq(team.organizationId, organizationId))
   return rows.map((t) => t.id)
-}
-
-// ---- sessions' active organization and team -----------------------------------------------
-
-export async function setSessionActive(
-  ctx: AuthContext,
-  sessionId: string,
-  patch: { activeOrganizationId?: string | null; activeTeamId?: string | null },
-): Promise<void> {
-  await ctx.db.update(session).set(patch).where(eq(session.id, sessionId))
-}
-
-/** Every session of `userId` (or of everyone, without it) that had this organization active loses it and its team. */
-export async function clearActiveOrganization(ctx: AuthContext, organizationId: string, userId?: string): Promise<void> {
-  const where = userId
-    ? and(eq(session.activeOrganizationId, organizationId), eq(session.userId, userId))
-    : eq(session.activeOrganizationId, organizationId)
-  await ctx.db.update(session).set({ activeOrganizationId: null, activeTeamId: null }).where(where)
 }

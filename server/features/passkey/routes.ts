@@ -2,7 +2,8 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { z } from 'zod'
 import { APIError, ERR } from '../../core/errors.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
-import { publicSession, resolveRequestSession, setSessionCookies } from '../../http/session.js'
+import { publicSession, resolveRequestSession } from '../../http/session.js'
+import { finishSignIn } from '../../http/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import {
   authenticationOptions,
@@ -84,7 +85,7 @@ export const passkeyRoutes = [
     body: z.object({ response: z.record(z.string(), z.unknown()) }),
     handler: async (rc) => {
       assertEnabled(rc)
-      const created = await verifyAuthentication(
+      const attempt = await verifyAuthentication(
         rc.ctx,
         {
           response: rc.body.response as unknown as AuthenticationResponseJSON,
@@ -94,8 +95,10 @@ export const passkeyRoutes = [
         rc.meta,
       )
       expirePluginCookie(rc, CHALLENGE_COOKIE)
-      setSessionCookies(rc, created, { dontRemember: false })
-      return publicSession(created)
+      const result = await finishSignIn(rc, attempt)
+      // A passkey satisfies the second factor: the pipeline ends with a session.
+      if (result.kind !== 'session') return result.answer
+      return publicSession(result.signedIn)
     },
   }),
 

@@ -2,7 +2,8 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
-import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import type { SessionWithUser, UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserById } from '../../core/users.js'
 import { generateId, generateLowerToken } from '../../crypto/random.js'
 import { consumeVerification, createVerification } from '../../core/verification.js'
@@ -179,12 +180,15 @@ export async function authenticationOptions(ctx: AuthContext, current: SessionWi
   return { options, token }
 }
 
-/** Sign-in with a passkey (discoverable: no email typed). The counter must grow; a clone presenting an old one is refused. */
+/**
+ * Sign-in with a passkey (discoverable: no email typed), its first step: the counter must grow (a
+ * clone presenting an old one is refused); the sign-in pipeline does the rest.
+ */
 export async function verifyAuthentication(
   ctx: AuthContext,
   input: { response: AuthenticationResponseJSON; origin: string | null; token: string | null },
   meta: RequestMeta,
-): Promise<SessionWithUser> {
+): Promise<SignInAttempt> {
   if (!input.origin) throw new APIError(400, 'BAD_REQUEST', 'origin missing')
   const pending = await takeChallenge(ctx, input.token, 'authentication')
   const found = typeof input.response?.id === 'string' ? await findPasskeyByCredential(ctx, input.response.id) : undefined
@@ -235,15 +239,12 @@ export async function verifyAuthentication(
   }
   const owner = (await findUserById(ctx, found.userId)) as UserRow | undefined
   if (!owner) throw passkeyError(500, 'USER_NOT_FOUND')
-  try {
-    const created = await createSession(ctx, owner, { meta })
-    await recordAudit(ctx, { type: 'passkey.sign-in', actorUserId: owner.id, target: found.id, detail: { counter: next.counter }, meta })
-    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: owner.id, target: created.session.id, detail: { method: 'passkey' }, meta })
-    return created
-  } catch (e) {
-    if (e instanceof APIError)
-      await recordAudit(ctx, { type: 'passkey.sign-in', outcome: 'failure', targetUserId: owner.id, detail: { reason: e.code }, meta })
-    throw e
+  return {
+    user: owner,
+    method: 'passkey',
+    // A passkey is a second factor by itself (two-factor reads passkeys as one).
+    secondFactor: 'satisfied',
+    audit: [{ type: 'passkey.sign-in', actorUserId: owner.id, target: found.id, detail: { counter: next.counter } }],
   }
 }
 

@@ -3,7 +3,9 @@ import * as oauth from 'oauth4webapi'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
-import { createSession, type SessionWithUser } from '../../core/sessions.js'
+import type { UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
+import { secondFactorStepURL } from '../../http/sign-in.js'
 import { encryptSecret, revealSecret } from '../../crypto/encrypt.js'
 import {
   accountProviderNotConfigured,
@@ -343,7 +345,10 @@ export interface CallbackInput {
 
 export interface CallbackOutcome {
   location: string
-  session?: SessionWithUser
+  /** The user the callback identified: the route finishes the sign-in through the pipeline. */
+  signIn?: SignInAttempt
+  /** Where a refused sign-in is sent (`errorCallbackURL`, else the default error page). */
+  errorURL?: string
   /** The state was looked at: the browser's state cookie is spent. */
   stateUsed: boolean
 }
@@ -427,13 +432,14 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
       requestSignUp: data.requestSignUp ?? false,
       meta,
     })
-    const session = await openSession(ctx, user, rp.def.id, meta)
-    return { location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL, session, stateUsed: true }
+    return {
+      location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL,
+      signIn: socialSignIn(user, rp.def.id),
+      errorURL,
+      stateUsed: true,
+    }
   } catch (e) {
     if (e instanceof OAuthFlowError) return fail(e.code)
-    if (e instanceof APIError && e.code === 'BANNED_USER') {
-      return { location: errorLocation(defaultError, 'banned', e.message), stateUsed: true }
-    }
     // SPEC §8 / reference §7.3: a database failure while signing in still ends in a redirect.
     return { location: errorLocation(defaultError, 'internal_server_error'), stateUsed: true }
   }
@@ -472,35 +478,30 @@ async function testCallback(ctx: AuthContext, input: CallbackInput, state: strin
   return report(null, verified.profile.user)
 }
 
-async function openSession(
-  ctx: AuthContext,
-  user: Parameters<typeof createSession>[1],
-  providerId: string,
-  meta: RequestMeta,
-): Promise<SessionWithUser> {
-  try {
-    const session = await createSession(ctx, user, { meta })
-    await recordAudit(ctx, {
-      type: 'user.sign-in',
-      actorUserId: user.id,
-      target: session.session.id,
-      detail: { provider: providerId },
-      meta,
-    })
-    return session
-  } catch (e) {
-    if (e instanceof APIError) {
-      await recordAudit(ctx, {
-        type: 'user.sign-in',
-        outcome: 'failure',
-        targetUserId: user.id,
-        detail: { provider: providerId, reason: e.code },
-        meta,
-      })
-      throw e
-    }
-    throw new OAuthFlowError('unable_to_create_session')
-  }
+/** A provider's word identifies the user: the sign-in pipeline (server/http/sign-in.ts) does the rest. */
+function socialSignIn(user: UserRow, providerId: string): SignInAttempt {
+  return { user, method: 'social', secondFactor: 'due', detail: { provider: providerId } }
+}
+
+/**
+ * Where a callback whose sign-in the pipeline refused or held for a second factor sends the
+ * browser: the hosted sign-in page's second step (its two_factor cookie is set), or the error
+ * URL with better-auth's callback code.
+ */
+export function signInStoppedLocation(ctx: AuthContext, outcome: CallbackOutcome, stop: unknown): string {
+  const errorURL = outcome.errorURL ?? `${ctx.baseURL}/error`
+  if (stop === 'second-factor') return secondFactorStepURL(ctx, outcome.location) ?? errorLocation(errorURL, 'two_factor_required')
+  if (stop instanceof APIError && stop.code === 'BANNED_USER') return errorLocation(`${ctx.baseURL}/error`, 'banned', stop.message)
+  const refusal = stop instanceof APIError ? CALLBACK_REFUSALS[stop.code] : undefined
+  // SPEC §8 / reference §7.3: a database failure while signing in still ends in a redirect.
+  return errorLocation(errorURL, refusal ?? 'unable_to_create_session')
+}
+
+/** The pipeline's refusals as better-auth's callback error codes. */
+const CALLBACK_REFUSALS: Record<string, string> = {
+  EMAIL_NOT_VERIFIED: 'email_not_verified',
+  TOO_MANY_REQUESTS: 'too_many_requests',
+  TWO_FACTOR_ENROLLMENT_REQUIRED: 'two_factor_enrollment_required',
 }
 
 // ---------------------------------------------------------------- ID-token sign-in
@@ -563,14 +564,14 @@ async function profileFromIdToken(
   return { profile, tokens }
 }
 
-/** /sign-in/social with `idToken`: verified token → find or create the user → session. */
+/** /sign-in/social with `idToken`: verified token → find or create the user (the pipeline makes the session). */
 export async function signInWithIdToken(
   ctx: AuthContext,
   rp: ResolvedProvider,
   input: IdTokenInput,
   requestSignUp: boolean,
   meta: RequestMeta,
-): Promise<SessionWithUser> {
+): Promise<SignInAttempt> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
     const { user } = await findOrCreateOAuthUser(ctx, {
@@ -581,7 +582,7 @@ export async function signInWithIdToken(
       requestSignUp,
       meta,
     })
-    return await openSession(ctx, user, rp.def.id, meta)
+    return socialSignIn(user, rp.def.id)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e

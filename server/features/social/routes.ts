@@ -3,12 +3,13 @@ import { toPublicUser } from '../../core/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, redirect, type RouteContext } from '../../http/route.js'
-import { setSessionCookies } from '../../http/session.js'
+import { finishSignIn } from '../../http/sign-in.js'
 import { socialError } from './errors.js'
 import {
   accountInfo,
   getAccessToken,
   handleCallback,
+  signInStoppedLocation,
   linkWithIdToken,
   refreshAccessToken,
   requireProvider,
@@ -85,9 +86,9 @@ export const socialRoutes = [
       const { ctx, body } = rc
       const provider = requireProvider(ctx, body.provider)
       if (body.idToken) {
-        const created = await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta)
-        setSessionCookies(rc, created, { dontRemember: false })
-        return { redirect: false, token: created.session.token, url: undefined, user: toPublicUser(created.user) }
+        const result = await finishSignIn(rc, await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta))
+        if (result.kind === 'second-factor') return result.answer
+        return { redirect: false, token: result.signedIn.session.token, url: undefined, user: toPublicUser(result.signedIn.user) }
       }
       const { url, state } = await startAuthorization(ctx, provider, body)
       setStateCookie(rc, state)
@@ -109,7 +110,13 @@ export const socialRoutes = [
         meta: rc.meta,
       })
       if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0))
-      if (outcome.session) setSessionCookies(rc, outcome.session, { dontRemember: false })
+      if (!outcome.signIn) return redirect(outcome.location)
+      try {
+        const result = await finishSignIn(rc, outcome.signIn)
+        if (result.kind === 'second-factor') return redirect(signInStoppedLocation(ctx, outcome, 'second-factor'))
+      } catch (e) {
+        return redirect(signInStoppedLocation(ctx, outcome, e))
+      }
       return redirect(outcome.location)
     },
   }),

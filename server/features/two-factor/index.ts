@@ -1,6 +1,6 @@
 import { defineFeature } from '../../feature.js'
 import { twoFactorPanel } from './panel.js'
-import { afterPasswordVerified, twoFactorRoutes } from './routes.js'
+import { secondFactor, twoFactorRoutes } from './routes.js'
 import { TWO_FACTOR_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { twoFactorConfig } from './config.js'
@@ -13,5 +13,5 @@ export const twoFactorFeature = defineFeature({
   errors: TWO_FACTOR_ERRORS,
   routes: twoFactorRoutes,
   panel: twoFactorPanel,
-  afterPasswordVerified,
+  secondFactor,
 })

@@ -5,7 +5,9 @@ import { toPublicUser } from '../../core/users.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSessionCookies } from '../../http/session.js'
-import type { PasswordSignInOutcome } from '../../feature.js'
+import { finishSignIn } from '../../http/sign-in.js'
+import type { SecondFactorOutcome } from '../../feature.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { twoFactorError } from './errors.js'
 import {
@@ -54,8 +56,10 @@ async function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: Sess
 
 /** The answer of a verified code: a completed sign-in sets the session (and trust_device when asked). */
 async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
-  if (result.created) {
-    setSessionCookies(rc, result.created, { dontRemember: hasDontRemember(rc) })
+  if (result.signIn) {
+    const finished = await finishSignIn(rc, result.signIn)
+    // A passed second factor asks for none: the pipeline always ends with a session here.
+    if (finished.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
     expirePluginCookie(rc, TWO_FACTOR_COOKIE)
     if (trust) {
       const device = await trustDevice(rc.ctx, result.user.id)
@@ -64,7 +68,7 @@ async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: b
       expirePluginCookie(rc, 'dont_remember')
       await recordAudit(rc.ctx, { type: 'two-factor.device-trusted', actorUserId: result.user.id, meta: rc.meta })
     }
-    return { token: result.created.session.token, user: toPublicUser(result.user) }
+    return { token: finished.signedIn.session.token, user: toPublicUser(finished.signedIn.user) }
   }
   if (v.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
   const current = result.enabledNow ? await reissueSession(rc, v.current, result.user) : v.current
@@ -209,25 +213,21 @@ export const twoFactorRoutes = [
 ]
 
 /**
- * The sign-in interception (better-auth's after-hook on /sign-in/email and /sign-in/username):
- * a user with two-factor on gets `{twoFactorRedirect, twoFactorMethods}` and the two_factor
- * cookie instead of the session, unless the browser holds a valid trust_device cookie (rotated).
- * Users of an enforced role without a second factor are told their deadline, then refused.
+ * The sign-in pipeline's second-factor step (better-auth's after-hook on /sign-in/email and
+ * /sign-in/username, here asked by every method that is one factor): a user with two-factor on
+ * gets `{twoFactorRedirect, twoFactorMethods}` and the two_factor cookie instead of a session,
+ * unless the browser holds a valid trust_device cookie (rotated). Users of an enforced role
+ * without a second factor are told their deadline, then refused.
  */
-export async function afterPasswordVerified(
-  rc: AnyRC,
-  signedIn: SessionWithUser,
-  request: { rememberMe?: boolean },
-): Promise<PasswordSignInOutcome | undefined> {
+export async function secondFactor(rc: AnyRC, attempt: SignInAttempt): Promise<SecondFactorOutcome | undefined> {
   const { ctx } = rc
   if (!ctx.config().twoFactor.enabled) return undefined
-  const userRow = signedIn.user
+  const userRow = attempt.user
   if (!userRow.twoFactorEnabled) {
     const rule = await enforcementFor(ctx, userRow)
     if (rule.status === 'none') return undefined
     if (rule.status === 'grace')
       return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
-    await deleteSession(ctx, signedIn.session.token)
     await recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
     throw twoFactorError(403, 'TWO_FACTOR_ENROLLMENT_REQUIRED')
   }
@@ -241,14 +241,13 @@ export async function afterPasswordVerified(
   if (trusted !== null || rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TRUST_DEVICE_COOKIE))) {
     expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
   }
-  await deleteSession(ctx, signedIn.session.token)
   // Any earlier session cookie goes (better-auth's deleteSessionCookie): the second step must not run as someone else.
   clearSessionCookies(rc)
   const challenge = await openChallenge(ctx, userRow, rc.meta)
   setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
   // rememberMe=false carries over to the session the second step creates.
-  if (request.rememberMe === false) {
+  if (attempt.rememberMe === false) {
     rc.response.headers.append('set-cookie', serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure))
   }
-  return { answer: { twoFactorRedirect: true, twoFactorMethods: challenge.methods } }
+  return { challenge: { twoFactorRedirect: true, twoFactorMethods: challenge.methods } }
 }

@@ -1,12 +1,14 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { recordAudit } from '../../core/audit.js'
 import { APIError } from '../../core/errors.js'
-import { createSession, deleteSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import { deleteSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import {
   clearPasswordFailures,
   recordPasswordFailure,
   reservePasswordAttempt,
   throttledPasswordCheck,
+  secondFactorThrottleKey,
   throttleKey,
 } from '../../core/throttle.js'
 import { findCredentialAccount, findUserById } from '../../core/users.js'
@@ -52,7 +54,7 @@ import {
  */
 
 const conf = (ctx: AuthContext) => ctx.config().twoFactor
-const accountKey = (userId: string) => `two-factor:${userId}`
+const accountKey = secondFactorThrottleKey
 const attemptsId = (challengeId: string) => `2fa-attempts-${challengeId}`
 const otpId = (key: string) => `2fa-otp-${key}`
 const otpAttemptsId = (key: string) => `2fa-otp-attempts-${key}`
@@ -272,8 +274,8 @@ async function refuse(ctx: AuthContext, v: Verifier, key: string, method: Method
 
 export interface Verified {
   user: UserRow
-  /** A sign-in completed: the new session. */
-  created: SessionWithUser | null
+  /** A sign-in challenge passed: the sign-in the pipeline finishes (server/http/sign-in.ts). */
+  signIn: SignInAttempt | null
   /** The session path enabled two-factor just now (the caller re-issues the session). */
   enabledNow: boolean
 }
@@ -307,24 +309,23 @@ async function succeed(
       await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method, step: 'session' }, meta })
     }
     const fresh = enabledNow ? { ...userRow, twoFactorEnabled: true } : userRow
-    return { user: fresh, created: null, enabledNow }
+    return { user: fresh, signIn: null, enabledNow }
   }
-  // The challenge is spent once: of two parallel right answers only one gets a session.
-  if ((await dropVerification(ctx, v.challengeId)) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
-  await dropVerification(ctx, attemptsId(v.challengeId))
-  const created = await ctx.storage.transaction(async () => {
-    const session = await createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
-    await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
-    await recordAudit(ctx, {
-      type: 'user.sign-in',
-      actorUserId: userRow.id,
-      target: session.session.id,
-      detail: { secondFactor: method },
-      meta,
-    })
-    return session
-  })
-  return { user: userRow, created, enabledNow: false }
+  // The challenge is spent with the session, once: of two parallel right answers only one gets a session.
+  const challengeId = v.challengeId
+  const signIn: SignInAttempt = {
+    user: userRow,
+    method: 'two-factor',
+    secondFactor: 'passed',
+    rememberMe: options.rememberMe,
+    detail: { secondFactor: method },
+    commit: async () => {
+      if ((await dropVerification(ctx, challengeId)) !== 1) throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
+      await dropVerification(ctx, attemptsId(challengeId))
+    },
+    audit: [{ type: 'two-factor.verify', actorUserId: userRow.id, detail: { method } }],
+  }
+  return { user: userRow, signIn, enabledNow: false }
 }
 
 /** POST /two-factor/verify-totp. A code counts once: its time step must be after the last accepted one. */

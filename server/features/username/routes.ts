@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineRoute } from '../../http/route.js'
-import { signedInAnswer } from '../../http/session.js'
+import { signInAnswer } from '../../http/sign-in.js'
 import { isUsernameAvailable } from './rules.js'
 import { signInUsername } from './sign-in.js'
 
@@ -17,7 +17,7 @@ export const usernameRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return await signedInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
+      return await signInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
     },
   }),
 

@@ -1,9 +1,9 @@
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import type { SessionWithUser } from '../../core/sessions.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
 import { throttleKey } from '../../core/throttle.js'
 import { assertPasswordLength } from '../email-password/password-policy.js'
-import { passwordSignIn } from '../email-password/sign-in.js'
+import { identifyByPassword } from '../email-password/sign-in.js'
 import { usernameError } from './errors.js'
 import { assertValidUsername } from './rules.js'
 import { findUserByUsername, normalizeUsername } from './store.js'
@@ -21,15 +21,14 @@ export interface SignInUsernameInput {
  * miss (unknown username, no credential account, no password, wrong password) is the same 401,
  * and an unknown username still costs a hash computation.
  */
-export async function signInUsername(ctx: AuthContext, input: SignInUsernameInput, meta: RequestMeta): Promise<SessionWithUser> {
-  const detail = { method: 'username' }
+export async function signInUsername(ctx: AuthContext, input: SignInUsernameInput, meta: RequestMeta): Promise<SignInAttempt> {
   const invalidCredentials = () => usernameError(401, 'INVALID_USERNAME_OR_PASSWORD')
   if (!input.username || !input.password) {
     await recordAudit(ctx, {
       type: 'user.sign-in',
       outcome: 'failure',
       targetUserId: null,
-      detail: { ...detail, reason: 'MISSING_CREDENTIALS', username: input.username ? normalizeUsername(input.username) : null },
+      detail: { method: 'username', reason: 'MISSING_CREDENTIALS', username: input.username ? normalizeUsername(input.username) : null },
       meta,
     })
     throw invalidCredentials()
@@ -37,9 +36,10 @@ export async function signInUsername(ctx: AuthContext, input: SignInUsernameInpu
   assertValidUsername(ctx, input.username)
   if (input.password.length > ctx.config().emailAndPassword.maxPasswordLength) assertPasswordLength(ctx, input.password)
   const found = await findUserByUsername(ctx, input.username)
-  return passwordSignIn(
+  return identifyByPassword(
     ctx,
     {
+      method: 'username',
       found,
       // Per-account throttle (docs/SECURITY.md): a known account shares its counter with email
       // sign-in; an unknown username is counted under its own name, so both answer alike.
@@ -47,7 +47,6 @@ export async function signInUsername(ctx: AuthContext, input: SignInUsernameInpu
       password: input.password,
       rememberMe: input.rememberMe,
       callbackURL: input.callbackURL,
-      detail,
       tried: { username: normalizeUsername(input.username) },
       invalidCredentials,
       emailNotVerified: () => usernameError(403, 'EMAIL_NOT_VERIFIED'),
