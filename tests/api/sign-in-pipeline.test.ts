@@ -1,0 +1,312 @@
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loginThrottle, passkey, session, user } from '../../server/db/schema.js'
+import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
+import { startTestServer, type TestServer } from '../helpers/server.js'
+
+/**
+ * The sign-in pipeline's shared rules, once per method (issue 26): every way in is refused or
+ * challenged the same way for a banned user, an unverified one under requireEmailVerification, a
+ * locked account and an enrolled second factor, and none of them leaves a session behind. A new
+ * method is one row of METHODS.
+ */
+
+const PASSWORD = 'correct horse battery'
+const GITHUB = { clientId: 'gh-client', clientSecret: 'gh-secret' }
+
+let server: TestServer
+const fake = new FakeProvider()
+let appleKey: SigningKey
+/** GitHub's answer for the next callback: which account the provider says signed in. */
+let githubUser = { id: 1, email: 'nobody@example.com' }
+
+beforeAll(async () => {
+  await fake.start()
+  let tokens = 0
+  fake.on('POST', '/gh/token', (req: RecordedRequest) =>
+    req.form.get('client_secret') === GITHUB.clientSecret
+      ? { json: { access_token: `access-${++tokens}`, token_type: 'bearer', expires_in: 3600, scope: 'read:user,user:email' } }
+      : { status: 401, json: { error: 'invalid_client' } },
+  )
+  fake.on('GET', '/gh/user', () => ({
+    json: { login: `user${githubUser.id}`, id: githubUser.id, name: `User ${githubUser.id}`, email: null },
+  }))
+  fake.on('GET', '/gh/emails', () => ({ json: [{ email: githubUser.email, verified: true, primary: true }] }))
+  fake.on('GET', '/apple/keys', () => ({ json: { keys: [appleKey.publicJwk] } }))
+  appleKey = await createSigningKey('RS256')
+  server = await startTestServer({
+    config: {
+      passkey: { enabled: true },
+      twoFactor: { enabled: true },
+      socialProviders: {
+        github: {
+          ...GITHUB,
+          endpoints: {
+            authorization: `${fake.url}/gh/authorize`,
+            token: `${fake.url}/gh/token`,
+            userInfo: `${fake.url}/gh/user`,
+            emails: `${fake.url}/gh/emails`,
+          },
+        },
+        apple: {
+          clientId: 'com.example.web',
+          clientSecret: 'apple-jwt',
+          appBundleIdentifier: 'com.example.app',
+          endpoints: { jwks: `${fake.url}/apple/keys` },
+        },
+      },
+    },
+  })
+})
+afterAll(async () => {
+  await server?.close()
+  await fake.close()
+})
+
+const db = () => server.gatehouse.ctx.db
+
+/** How a sign-in attempt ended, the same words for every method. */
+type Outcome = { kind: 'session' } | { kind: 'second-factor' } | { kind: 'refused'; code: string }
+
+interface Method {
+  name: string
+  /** Makes a user who can sign in this way; returns its id. */
+  prepare(): Promise<{ userId: string; signIn: () => Promise<Outcome> }>
+  /** Whether an enrolled second factor is asked for after this method (a passkey is two factors itself). */
+  asksSecondFactor: boolean
+}
+
+/** A JSON sign-in answer in the table's words. */
+async function fromJson(res: { status: number; body: unknown }): Promise<Outcome> {
+  const body = res.body as { token?: string; twoFactorRedirect?: boolean; code?: string; session?: unknown }
+  if (res.status === 200 && body.twoFactorRedirect === true) return { kind: 'second-factor' }
+  if (res.status === 200 && (body.token || body.session)) return { kind: 'session' }
+  return { kind: 'refused', code: `${res.status} ${body.code}` }
+}
+
+/** A provider callback's redirect in the table's words (better-auth's callback error codes). */
+function fromCallback(location: string): Outcome {
+  const url = new URL(location)
+  if (url.pathname.endsWith('/ui/sign-in') && url.searchParams.get('step') === 'two-factor') return { kind: 'second-factor' }
+  const error = url.searchParams.get('error')
+  if (!error) return { kind: 'session' }
+  const asJson: Record<string, string> = {
+    banned: '403 BANNED_USER',
+    email_not_verified: '403 EMAIL_NOT_VERIFIED',
+    too_many_requests: '429 TOO_MANY_REQUESTS',
+  }
+  return { kind: 'refused', code: asJson[error] ?? error }
+}
+
+async function signUpUser(extra: Record<string, unknown> = {}) {
+  const email = uniqueEmail('pipeline')
+  const res = await new HttpClient(server.base).post<{ user: { id: string } }>('/sign-up/email', {
+    name: 'Pipeline',
+    email,
+    password: PASSWORD,
+    ...extra,
+  })
+  expect(res.status).toBe(200)
+  return { email, userId: res.body.user.id }
+}
+
+// ------------------------------------------------------------------ a software authenticator
+
+/** A P-256 credential as a platform authenticator holds it, and its assertions. */
+function softwarePasskey() {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const jwk = publicKey.export({ format: 'jwk' })
+  const x = Buffer.from(jwk.x as string, 'base64url')
+  const y = Buffer.from(jwk.y as string, 'base64url')
+  // COSE_Key {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y} in CBOR.
+  const cose = Buffer.concat([
+    Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+    x,
+    Buffer.from([0x22, 0x58, 0x20]),
+    y,
+  ])
+  const credentialId = randomBytes(16).toString('base64url')
+  let counter = 0
+  return {
+    credentialId,
+    publicKey: cose.toString('base64'),
+    assertion(challenge: string, origin: string, rpId: string) {
+      const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin, crossOrigin: false }))
+      const count = Buffer.alloc(4)
+      count.writeUInt32BE(++counter)
+      // rpIdHash, flags (user present + user verified), signature counter.
+      const authenticatorData = Buffer.concat([createHash('sha256').update(rpId).digest(), Buffer.from([0x05]), count])
+      const signed = Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJSON).digest()])
+      return {
+        id: credentialId,
+        rawId: credentialId,
+        type: 'public-key',
+        response: {
+          clientDataJSON: clientDataJSON.toString('base64url'),
+          authenticatorData: authenticatorData.toString('base64url'),
+          signature: sign('sha256', signed, privateKey).toString('base64url'),
+        },
+        clientExtensionResults: {},
+      }
+    },
+  }
+}
+
+// ------------------------------------------------------------------ the methods
+
+const METHODS: Method[] = [
+  {
+    name: 'email and password',
+    asksSecondFactor: true,
+    async prepare() {
+      const { email, userId } = await signUpUser()
+      return {
+        userId,
+        signIn: async () => fromJson(await new HttpClient(server.base).post('/sign-in/email', { email, password: PASSWORD })),
+      }
+    },
+  },
+  {
+    name: 'username and password',
+    asksSecondFactor: true,
+    async prepare() {
+      const username = `pipe_${randomBytes(4).toString('hex')}`
+      const { userId } = await signUpUser({ username })
+      return {
+        userId,
+        signIn: async () => fromJson(await new HttpClient(server.base).post('/sign-in/username', { username, password: PASSWORD })),
+      }
+    },
+  },
+  {
+    name: 'social provider (authorization code callback)',
+    asksSecondFactor: true,
+    async prepare() {
+      const account = { id: Math.floor(Math.random() * 1e9), email: uniqueEmail('gh') }
+      const signIn = async (): Promise<Outcome> => {
+        githubUser = account
+        const browser = new Browser()
+        const start = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'github', callbackURL: '/done' }, server.origin)
+        expect(start.status).toBe(200)
+        const state = new URL(((await start.json()) as { url: string }).url).searchParams.get('state') as string
+        const res = await browser.request(`${server.base}/callback/github?code=good-code&state=${state}`)
+        expect(res.status).toBe(302)
+        return fromCallback(new URL(res.headers.get('location') as string, server.base).href)
+      }
+      expect(await signIn()).toEqual({ kind: 'session' })
+      const created = await db().select().from(user).where(eq(user.email, account.email))
+      return { userId: created[0]?.id as string, signIn }
+    },
+  },
+  {
+    name: 'social provider (ID token)',
+    asksSecondFactor: true,
+    async prepare() {
+      const claims = {
+        iss: 'https://appleid.apple.com',
+        aud: 'com.example.app',
+        sub: randomBytes(6).toString('hex'),
+        email: uniqueEmail('apple'),
+      }
+      const signIn = async (): Promise<Outcome> => {
+        const token = await appleKey.sign({ ...claims, email_verified: 'true' }, { issuedAt: Math.floor(server.clock.now() / 1000) })
+        const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider: 'apple', idToken: { token } }, server.origin)
+        return fromJson({ status: res.status, body: await res.json() })
+      }
+      expect(await signIn()).toEqual({ kind: 'session' })
+      const created = await db().select().from(user).where(eq(user.email, claims.email))
+      return { userId: created[0]?.id as string, signIn }
+    },
+  },
+  {
+    name: 'passkey',
+    asksSecondFactor: false,
+    async prepare() {
+      const { userId } = await signUpUser()
+      const key = softwarePasskey()
+      await db()
+        .insert(passkey)
+        .values({
+          id: randomBytes(8).toString('hex'),
+          name: 'Laptop',
+          publicKey: key.publicKey,
+          userId,
+          credentialID: key.credentialId,
+          counter: 0,
+          deviceType: 'singleDevice',
+          backedUp: false,
+          transports: 'internal',
+          createdAt: new Date(server.clock.now()),
+        })
+      const signIn = async (): Promise<Outcome> => {
+        const client = new HttpClient(server.base)
+        const options = await client.get<{ challenge: string; rpId: string }>('/passkey/generate-authenticate-options')
+        const response = key.assertion(options.body.challenge, server.origin, options.body.rpId)
+        return fromJson(await client.post('/passkey/verify-authentication', { response }))
+      }
+      return { userId, signIn }
+    },
+  },
+]
+
+const sessionsOf = async (userId: string) => (await db().select().from(session).where(eq(session.userId, userId))).length
+
+describe.each(METHODS)('sign-in pipeline: $name', (method) => {
+  it('signs a user in who meets every rule', async () => {
+    const { userId, signIn } = await method.prepare()
+    const before = await sessionsOf(userId)
+    expect(await signIn()).toEqual({ kind: 'session' })
+    expect(await sessionsOf(userId)).toBe(before + 1)
+  })
+
+  it('refuses a banned user (403 BANNED_USER) and leaves no session', async () => {
+    const { userId, signIn } = await method.prepare()
+    await db().update(user).set({ banned: true, banReason: 'test' }).where(eq(user.id, userId))
+    const before = await sessionsOf(userId)
+    expect(await signIn()).toEqual({ kind: 'refused', code: '403 BANNED_USER' })
+    expect(await sessionsOf(userId)).toBe(before)
+  })
+
+  it('refuses an unverified user while requireEmailVerification is on (403 EMAIL_NOT_VERIFIED)', async () => {
+    const { userId, signIn } = await method.prepare()
+    await db().update(user).set({ emailVerified: false }).where(eq(user.id, userId))
+    const before = await sessionsOf(userId)
+    server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
+    try {
+      expect(await signIn()).toEqual({ kind: 'refused', code: '403 EMAIL_NOT_VERIFIED' })
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
+    }
+    expect(await sessionsOf(userId)).toBe(before)
+  })
+
+  it('refuses a locked account (429 TOO_MANY_REQUESTS) and leaves no session', async () => {
+    const { userId, signIn } = await method.prepare()
+    const [row] = await db().select().from(user).where(eq(user.id, userId))
+    const now = server.clock.now()
+    await db()
+      .insert(loginThrottle)
+      .values({ key: `email:${row?.email}`, failures: 10, windowStart: now, lockedUntil: now + 900_000 })
+    const before = await sessionsOf(userId)
+    expect(await signIn()).toEqual({ kind: 'refused', code: '429 TOO_MANY_REQUESTS' })
+    expect(await sessionsOf(userId)).toBe(before)
+    await db()
+      .delete(loginThrottle)
+      .where(eq(loginThrottle.key, `email:${row?.email}`))
+  })
+
+  it(`${method.asksSecondFactor ? 'asks' : 'does not ask'} an enrolled user for the second factor`, async () => {
+    const { userId, signIn } = await method.prepare()
+    await db().update(user).set({ twoFactorEnabled: true }).where(eq(user.id, userId))
+    const before = await sessionsOf(userId)
+    if (method.asksSecondFactor) {
+      expect(await signIn()).toEqual({ kind: 'second-factor' })
+      expect(await sessionsOf(userId)).toBe(before)
+    } else {
+      expect(await signIn()).toEqual({ kind: 'session' })
+      expect(await sessionsOf(userId)).toBe(before + 1)
+    }
+  })
+})
