@@ -89,7 +89,8 @@ export function signedInBody(rc: AnyRouteContext, signedIn: SessionWithUser, cal
  * pipeline asked for a second factor: the hosted sign-in page's second step, which holds the
  * two_factor cookie, then goes on to `returnTo`. Null when the hosted pages are off.
  */
-export function secondFactorStepURL(ctx: AuthContext, returnTo: string): string | null {
+export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challenge: Record<string, unknown>): string | null {
   if (!ctx.config().hostedPages.enabled) return null
-  return `${ctx.baseURL}/ui/sign-in?${new URLSearchParams({ step: 'two-factor', returnTo })}`
+  const methods = Array.isArray(challenge.twoFactorMethods) ? challenge.twoFactorMethods.join(',') : ''
+  return `${ctx.baseURL}/ui/sign-in?${new URLSearchParams({ step: 'two-factor', methods, returnTo })}`
 }

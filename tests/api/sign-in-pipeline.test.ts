@@ -5,6 +5,7 @@ import { loginThrottle, passkey, session, user } from '../../server/db/schema.js
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { type TOTP, URI } from 'otpauth'
 
 /**
  * The sign-in pipeline's shared rules, once per method (issue 26): every way in is refused or
@@ -308,5 +309,41 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
       expect(await signIn()).toEqual({ kind: 'session' })
       expect(await sessionsOf(userId)).toBe(before + 1)
     }
+  })
+})
+
+describe('a sign-in by redirect held for the second factor', () => {
+  it("a provider's callback leads to the hosted page's second step, whose code finishes the sign-in", async () => {
+    const { email, userId } = await signUpUser()
+    const client = new HttpClient(server.base)
+    await client.post('/sign-in/email', { email, password: PASSWORD })
+    const enable = await client.post<{ totpURI: string }>('/two-factor/enable', { password: PASSWORD })
+    const totp = URI.parse(enable.body.totpURI) as TOTP
+    expect((await client.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: server.clock.now() }) })).status).toBe(200)
+    server.clock.advanceSeconds(30)
+
+    // GitHub vouches for the same (verified) address: the account links, the sign-in is held.
+    githubUser = { id: Math.floor(Math.random() * 1e9), email }
+    const browser = new Browser()
+    const start = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'github', callbackURL: '/app' }, server.origin)
+    const state = new URL(((await start.json()) as { url: string }).url).searchParams.get('state') as string
+    const before = await sessionsOf(userId)
+    const callback = await browser.request(`${server.base}/callback/github?code=good-code&state=${state}`)
+    const held = new URL(callback.headers.get('location') as string)
+    expect(`${held.origin}${held.pathname}`).toBe(`${server.base}/ui/sign-in`)
+    expect(Object.fromEntries(held.searchParams)).toEqual({ step: 'two-factor', methods: 'totp,otp', returnTo: '/app' })
+    expect(await sessionsOf(userId)).toBe(before)
+    expect(browser.jar(server.origin).header()).not.toMatch(/session_token=/)
+
+    const verified = await browser.postJson(
+      `${server.base}/two-factor/verify-totp`,
+      { code: totp.generate({ timestamp: server.clock.now() }) },
+      server.origin,
+    )
+    expect(verified.status).toBe(200)
+    expect(((await verified.json()) as { user: { id: string } }).user.id).toBe(userId)
+    expect(await sessionsOf(userId)).toBe(before + 1)
+    const me = await browser.request(`${server.base}/get-session`)
+    expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email)
   })
 })

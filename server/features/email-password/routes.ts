@@ -120,7 +120,7 @@ export const emailPasswordRoutes = [
       if (result.kind === 'verified' && result.signIn) {
         const finished = await finishSignIn(rc, result.signIn)
         if (finished.kind === 'second-factor' && query.callbackURL)
-          return redirect(secondFactorStepURL(ctx, query.callbackURL) ?? query.callbackURL)
+          return redirect(secondFactorStepURL(ctx, query.callbackURL, finished.answer) ?? query.callbackURL)
       }
       if (query.callbackURL) return redirect(query.callbackURL)
       return { status: true, user: result.kind === 'email-changed' ? toPublicUser(result.user) : null }

@@ -488,9 +488,15 @@ function socialSignIn(user: UserRow, providerId: string): SignInAttempt {
  * browser: the hosted sign-in page's second step (its two_factor cookie is set), or the error
  * URL with better-auth's callback code.
  */
-export function signInStoppedLocation(ctx: AuthContext, outcome: CallbackOutcome, stop: unknown): string {
+export function signInStoppedLocation(
+  ctx: AuthContext,
+  outcome: CallbackOutcome,
+  stop: unknown,
+  challenge: Record<string, unknown> = {},
+): string {
   const errorURL = outcome.errorURL ?? `${ctx.baseURL}/error`
-  if (stop === 'second-factor') return secondFactorStepURL(ctx, outcome.location) ?? errorLocation(errorURL, 'two_factor_required')
+  if (stop === 'second-factor')
+    return secondFactorStepURL(ctx, outcome.location, challenge) ?? errorLocation(errorURL, 'two_factor_required')
   if (stop instanceof APIError && stop.code === 'BANNED_USER') return errorLocation(`${ctx.baseURL}/error`, 'banned', stop.message)
   const refusal = stop instanceof APIError ? CALLBACK_REFUSALS[stop.code] : undefined
   // SPEC §8 / reference §7.3: a database failure while signing in still ends in a redirect.

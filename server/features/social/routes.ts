@@ -113,7 +113,7 @@ export const socialRoutes = [
       if (!outcome.signIn) return redirect(outcome.location)
       try {
         const result = await finishSignIn(rc, outcome.signIn)
-        if (result.kind === 'second-factor') return redirect(signInStoppedLocation(ctx, outcome, 'second-factor'))
+        if (result.kind === 'second-factor') return redirect(signInStoppedLocation(ctx, outcome, 'second-factor', result.answer))
       } catch (e) {
         return redirect(signInStoppedLocation(ctx, outcome, e))
       }

@@ -35,10 +35,27 @@ function useFinish(): [{ who: string | null } | null, (who: string | null) => vo
   return [done, finish]
 }
 
+/** The factors a challenge offers, as the page offers them (a backup code always). */
+const offeredFactors = (methods: readonly string[]): SecondFactor[] => [
+  ...methods.filter((m): m is SecondFactor => m === 'totp' || m === 'otp'),
+  'backup',
+]
+
+/**
+ * `?step=two-factor&methods=totp,otp`: a sign-in by redirect (a provider's callback, a followed
+ * link) was held for a second factor; its challenge cookie is set, so the page starts there.
+ */
+function initialStep(): { step: 'password' | 'second-factor'; methods: SecondFactor[] } {
+  const query = new URLSearchParams(location.search)
+  if (query.get('step') !== 'two-factor') return { step: 'password', methods: [] }
+  return { step: 'second-factor', methods: offeredFactors((query.get('methods') || 'totp').split(',')) }
+}
+
 export function SignInPage({ config }: PageProps) {
   const [done, finish] = useFinish()
-  const [step, setStep] = useState<'password' | 'second-factor'>('password')
-  const [methods, setMethods] = useState<SecondFactor[]>([])
+  const [initial] = useState(initialStep)
+  const [step, setStep] = useState<'password' | 'second-factor'>(initial.step)
+  const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const alreadyDone = new URLSearchParams(location.search).has('done')
@@ -81,8 +98,7 @@ export function SignInPage({ config }: PageProps) {
         rememberMe,
       })
       if (answer.twoFactorRedirect) {
-        const offered = (answer.twoFactorMethods ?? ['totp']).filter((m): m is SecondFactor => m === 'totp' || m === 'otp')
-        setMethods([...offered, 'backup'])
+        setMethods(offeredFactors(answer.twoFactorMethods ?? ['totp']))
         setStep('second-factor')
       } else {
         finish(answer.user?.name || answer.user?.email || null)
