@@ -8,6 +8,7 @@ import { and, eq } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { account, auditEvent, invitation, member, organization, session, user } from '../../server/db/schema.js'
+import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { serverLog, startTestServer, type TestServer, testEngine } from '../helpers/server.js'
 
@@ -153,5 +154,29 @@ describe('all or nothing, when a later write of the operation fails', () => {
     expect(await db().select().from(user).where(eq(user.id, doomed.user.id))).toHaveLength(1)
     expect(await db().select().from(account).where(eq(account.userId, doomed.user.id))).toHaveLength(1)
     expect(await db().select().from(session).where(eq(session.userId, doomed.user.id))).toHaveLength(1)
+  })
+})
+
+describe('an acknowledged action answers only once its mail is queued', () => {
+  it('invite-member and admin set-user-password fail (500) when the outbox insert fails, instead of answering 200 with the mail lost', async () => {
+    const owner = await signUp(server.base)
+    const created = await owner.client.post<{ id: string }>('/organization/create', {
+      name: 'Mail',
+      slug: `atomic-mail-${Date.now().toString(36)}`,
+    })
+    expect(created.status).toBe(200)
+    const admin = await signUp(server.base)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
+    const target = await signUp(server.base)
+
+    await failWrites('mailOutbox', 'INSERT')
+    const invited = await owner.client.post('/organization/invite-member', {
+      email: uniqueEmail('lost'),
+      role: 'member',
+      organizationId: created.body.id,
+    })
+    failedByPlant(invited)
+    const reset = await admin.client.post('/admin/set-user-password', { userId: target.user.id, newPassword: 'another long password' })
+    failedByPlant(reset)
   })
 })
