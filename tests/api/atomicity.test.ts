@@ -4,10 +4,10 @@
  * error: SQLite's RAISE(ABORT), PostgreSQL's RAISE EXCEPTION), then checks that nothing of the
  * earlier writes is left. Both engines.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, like } from 'drizzle-orm'
 import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { account, auditEvent, invitation, member, organization, session, user } from '../../server/db/schema.js'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { account, auditEvent, invitation, member, organization, session, user, verification } from '../../server/db/schema.js'
 import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { serverLog, startTestServer, type TestServer, testEngine } from '../helpers/server.js'
@@ -144,6 +144,33 @@ describe('all or nothing, when a later write of the operation fails', () => {
     for (const remove of installed.splice(0)) await remove()
     expect((await invitee.client.post('/organization/accept-invitation', { invitationId: invited.body.id })).status).toBe(200)
     expect(await db().select().from(auditEvent).where(eq(auditEvent.type, 'invitation.accepted'))).toHaveLength(1)
+  })
+
+  it('password reset: storing the new password fails → the link is not spent and the old password still signs in', async () => {
+    const who = await signUp(server.base)
+    expect((await new HttpClient(server.base).post('/request-password-reset', { email: who.email, redirectTo: '/reset' })).status).toBe(200)
+    // The token is created after the answer (its timing must not tell whether the address exists).
+    const token = await vi.waitFor(
+      async () => {
+        const [link] = await db()
+          .select()
+          .from(verification)
+          .where(and(eq(verification.value, who.user.id), like(verification.identifier, 'reset-password:%')))
+        if (!link) throw new Error('no reset token yet')
+        return link.identifier.slice('reset-password:'.length)
+      },
+      { timeout: 10_000, interval: 20 },
+    )
+    await failWrites('account', 'UPDATE')
+    failedByPlant(await new HttpClient(server.base).post('/reset-password', { token, newPassword: 'a brand new password' }))
+    expect(
+      await db()
+        .select()
+        .from(verification)
+        .where(eq(verification.identifier, `reset-password:${token}`)),
+    ).toHaveLength(1)
+    for (const remove of installed.splice(0)) await remove()
+    expect((await new HttpClient(server.base).post('/sign-in/email', { email: who.email, password: PASSWORD })).status).toBe(200)
   })
 
   it('account deletion: deleting the user row fails → sessions and accounts are all kept', async () => {
