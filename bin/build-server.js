@@ -101,7 +101,8 @@ const lazyCommonJs = {
       const exported = createRequire(args.path)(args.path)
       const names = Object.keys(exported).filter((name) => name !== 'default' && name !== '__esModule')
       const lines = [`import * as cjs from ${JSON.stringify(args.path)}`, 'export default cjs.default']
-      names.forEach((name, i) => lines.push(`const e${i} = cjs[${JSON.stringify(name)}]`, `export { e${i} as ${JSON.stringify(name)} }`))
+      for (const [i, name] of names.entries())
+        lines.push(`const e${i} = cjs[${JSON.stringify(name)}]`, `export { e${i} as ${JSON.stringify(name)} }`)
       return { contents: lines.join('\n'), resolveDir: dirname(args.path), loader: 'js' }
     })
   },
