@@ -21,7 +21,16 @@ export default defineConfig({
     // scrypt is CPU-bound (≈130 ms a hash): two workers match this machine's two cores.
     maxWorkers: 2,
     projects: [
-      { test: { ...shared, name: 'sqlite', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'] } },
+      {
+        test: {
+          ...shared,
+          name: 'sqlite',
+          include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'],
+          exclude: ['tests/panel/**', '**/node_modules/**'],
+        },
+      },
+      // The control panel in Chromium, against the production renderer built once per run.
+      { test: { ...shared, name: 'panel', include: ['tests/panel/**/*.test.ts'], globalSetup: ['tests/setup/renderer-build.ts'] } },
       ...(noPostgres
         ? []
         : [

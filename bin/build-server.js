@@ -11,6 +11,7 @@
  *   node bin/build-server.js --if-stale build only when the sources changed
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -73,6 +74,51 @@ const zodEnglishOnly = {
   },
 }
 
+/**
+ * A lazily imported CommonJS package keeps its named exports. With code splitting, esbuild turns
+ * the target of an `import()` into a chunk whose only export is `default` (module.exports), and
+ * does not unwrap it at the import site (evanw/esbuild#3245): `const { ZxcvbnFactory } = await
+ * import('@zxcvbn-ts/core')` — a CommonJS package on Node — got undefined in the bundle while Node,
+ * running the sources, gives the named exports (it reads them from module.exports). Here such an
+ * `import()` goes through a small ES module that imports the package and re-exports, by name, every
+ * property of its module.exports (read at build time by loading it, as Node would), plus `default`.
+ */
+const lazyCommonJs = {
+  name: 'lazy-commonjs-named-exports',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData === 'lazy-commonjs') return undefined
+      const resolved = await build.resolve(args.path, {
+        kind: 'import-statement',
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: 'lazy-commonjs',
+      })
+      if (resolved.errors.length > 0 || resolved.external || !isCommonJs(resolved.path)) return undefined
+      return { path: resolved.path, namespace: 'lazy-commonjs' }
+    })
+    build.onLoad({ filter: /.*/, namespace: 'lazy-commonjs' }, (args) => {
+      const exported = createRequire(args.path)(args.path)
+      const names = Object.keys(exported).filter((name) => name !== 'default' && name !== '__esModule')
+      const lines = [`import * as cjs from ${JSON.stringify(args.path)}`, 'export default cjs.default']
+      for (const [i, name] of names.entries())
+        lines.push(`const e${i} = cjs[${JSON.stringify(name)}]`, `export { e${i} as ${JSON.stringify(name)} }`)
+      return { contents: lines.join('\n'), resolveDir: dirname(args.path), loader: 'js' }
+    })
+  },
+}
+
+/** How Node loads the file: .cjs, or .js under a package.json without "type": "module". */
+function isCommonJs(file) {
+  if (file.endsWith('.cjs')) return true
+  if (!file.endsWith('.js')) return false
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json')
+    if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')).type !== 'module'
+  }
+  return true
+}
+
 export async function buildServer({ prune = false } = {}) {
   const before = sourceFingerprint()
   const esbuild = await import('esbuild')
@@ -90,7 +136,7 @@ export async function buildServer({ prune = false } = {}) {
       // oidc-provider keys its models and TTLs by class name (`this.name`), which bundling renames
       // (IdToken → IdToken2): it is loaded from node_modules as published.
       external: ['better-sqlite3', 'vite', 'oidc-provider'],
-      plugins: [zodEnglishOnly],
+      plugins: [zodEnglishOnly, lazyCommonJs],
       // Whitespace and syntax only (names stay, so stack traces stay readable): V8 keeps the source
       // text of every loaded module in memory for lazy compilation, so a smaller text is less RSS.
       minifyWhitespace: true,

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { eq, inArray, sql } from 'drizzle-orm'
 import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { banUser, listUsers, setRole, systemActor } from '../../server/features/admin/index.js'
 import { countUsers, listUsersTuning, MAX_REMEMBERED_TERMS, type UserQuery } from '../../server/features/admin/store.js'
 import { user } from '../../server/db/schema.js'
@@ -398,10 +398,20 @@ describe('list-users remembered term totals', () => {
     try {
       // 1. A writer in flight (its insert not committed) when the term is added: the count waits for it.
       const first = { field: 'email' as const, operator: 'contains' as const, value: 'inflight' }
+      const writerPid = (await a.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid
       await a.query('BEGIN')
       await a.query(insertSql, row('w0001', 'inflight.1@example.com'))
       const counting = countUsers(ctx(), { search: first })
-      await new Promise((r) => setTimeout(r, 200))
+      // The count is seen waiting on a lock held by the writer (a count that did not wait would
+      // never show up here), and only then does the writer commit.
+      const blockedByWriter = async () =>
+        (
+          await b.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and $1 = any(pg_blocking_pids(pid))`,
+            [writerPid],
+          )
+        ).rows[0]?.n
+      await vi.waitFor(async () => expect(await blockedByWriter()).toBeGreaterThan(0), { timeout: 10_000, interval: 20 })
       await a.query('COMMIT')
       expect(await counting).toEqual({ total: await exactFor(first), path: 'counted' })
       expect(await countUsers(ctx(), { search: first })).toEqual({ total: await exactFor(first), path: 'term' })

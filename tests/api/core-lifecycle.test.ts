@@ -153,6 +153,25 @@ describe('origin and callback URL checks', () => {
     expect(trusted.status).toBe(200)
   })
 
+  it('refuses look-alike origins: a trusted host (or the server host) as the prefix of another host', async () => {
+    const { client } = await signUp(server.base)
+    const own = new URL(server.base)
+    const lookAlikes = [
+      'https://app.example.com.evil.example',
+      'https://app.example.comevil.example',
+      `${own.protocol}//${own.hostname}.evil.example:${own.port}`,
+      'https://x.trusted.test.evil.example',
+      'https://eviltrusted.test',
+    ]
+    for (const origin of lookAlikes) {
+      const res = await client.post('/revoke-other-sessions', undefined, { origin })
+      expect([origin, res.status, res.body]).toEqual([origin, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' }])
+      const signIn = await new HttpClient(server.base, { origin }).post('/sign-in/email', { email: uniqueEmail(), password: 'password123' })
+      expect([origin, signIn.status]).toEqual([origin, 403])
+    }
+    expect((await client.post('/revoke-other-sessions', undefined, { origin: 'https://x.trusted.test' })).status).toBe(200)
+  })
+
   it('checks sign-in origins and blocks cross-site navigations even without cookies', async () => {
     const anonymous = new HttpClient(server.base, { origin: 'https://evil.example' })
     const res = await anonymous.post('/sign-in/email', { email: uniqueEmail(), password: 'password123' })

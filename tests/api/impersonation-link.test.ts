@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createImpersonationLink, userActor } from '../../server/features/admin/index.js'
+import { createImpersonationLink, setRole, systemActor, userActor } from '../../server/features/admin/index.js'
+import { eq } from 'drizzle-orm'
 import { findUserById } from '../../server/core/users.js'
+import { auditEvent } from '../../server/db/schema.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { HttpClient, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
@@ -8,7 +10,13 @@ import { silentLogger, startTestServer, type TestServer } from '../helpers/serve
 let server: TestServer
 let panel: PanelService
 beforeAll(async () => {
-  server = await startTestServer({ config: { trustedOrigins: ['https://app.example.com'] } })
+  server = await startTestServer({
+    config: {
+      trustedOrigins: ['https://app.example.com'],
+      // A role that may impersonate administrators too (the built-in admin role may not).
+      admin: { roles: { superadmin: { user: ['impersonate', 'impersonate-admins'] } }, adminRoles: ['admin', 'superadmin'] },
+    },
+  })
   panel = createPanelService({
     gatehouse: server.gatehouse,
     apiURL: () => server.base,
@@ -82,6 +90,35 @@ describe('impersonation link from the control panel', () => {
     expect(stopped.body).toEqual({ session: null, user: null })
     expect(stopped.cookies).toContain('better-auth.session_token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax')
     expect((await browser.get('/get-session')).body).toBeNull()
+  })
+
+  it('refuses a link to an administrator for an administrator without user:impersonate-admins; the audit log says so', async () => {
+    const admin = await signUp(server.base)
+    const otherAdmin = await signUp(server.base)
+    const plain = await signUp(server.base)
+    const superAdmin = await signUp(server.base)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: otherAdmin.user.id, role: 'admin' }, null)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: superAdmin.user.id, role: 'superadmin' }, null)
+    const actorOf = async (id: string) => {
+      const row = await findUserById(server.gatehouse.ctx, id)
+      if (!row) throw new Error('user missing')
+      return userActor(row)
+    }
+
+    await expect(createImpersonationLink(server.gatehouse.ctx, await actorOf(admin.user.id), otherAdmin.user.id, null)).rejects.toThrow(
+      expect.objectContaining({ status: 403, code: 'YOU_CANNOT_IMPERSONATE_ADMINS' }),
+    )
+    // Nothing was issued: the refusal is the only admin.impersonation-link entry for that target.
+    const entries = await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.targetUserId, otherAdmin.user.id))
+    expect(entries.filter((e) => e.type === 'admin.impersonation-link').map((e) => e.outcome)).toEqual(['failure'])
+
+    // The same administrator may open a link to a regular user, and a role holding impersonate-admins to an administrator.
+    const toPlain = await createImpersonationLink(server.gatehouse.ctx, await actorOf(admin.user.id), plain.user.id, null)
+    expect(toPlain.token).toMatch(/^[A-Za-z0-9]{32}$/)
+    const toAdmin = await createImpersonationLink(server.gatehouse.ctx, await actorOf(superAdmin.user.id), otherAdmin.user.id, null)
+    const opened = await new HttpClient(server.base, { origin: null }).get(`/admin/impersonation-link?token=${toAdmin.token}`)
+    expect(opened.status).toBe(302)
   })
 
   it('follows the impersonation permission for user actors', async () => {

@@ -26,7 +26,8 @@ let appleKeysDown = false
 let appleKey: SigningKey
 let facebookKey: SigningKey
 let rotatedKey: SigningKey | null = null
-let facebookHangs = false
+/** While set, the Facebook key set answers only once this settles (never, for a hang). */
+let facebookHold: Promise<void> | null = null
 const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'Unauthorized' }
 
 const db = () => server.gatehouse.ctx.db
@@ -60,9 +61,10 @@ beforeAll(async () => {
   )
   fake.on('GET', '/gh/emails', () => ({ json: ghEmails }))
   fake.on('GET', '/apple/keys', () => (appleKeysDown ? { status: 503, body: 'down' } : { json: { keys: [appleKey.publicJwk] } }))
-  fake.on('GET', '/facebook/jwks', () =>
-    facebookHangs ? new Promise(() => {}) : { json: { keys: [facebookKey.publicJwk, ...(rotatedKey ? [rotatedKey.publicJwk] : [])] } },
-  )
+  fake.on('GET', '/facebook/jwks', async () => {
+    if (facebookHold) await facebookHold
+    return { json: { keys: [facebookKey.publicJwk, ...(rotatedKey ? [rotatedKey.publicJwk] : [])] } }
+  })
   appleKey = await createSigningKey('RS256')
   facebookKey = await createSigningKey('RS256')
   server = await startTestServer({
@@ -532,45 +534,66 @@ describe('ID-token sign-in: Apple and Facebook key sets', () => {
     expect(fetches()).toBe(before + 3)
   })
 
-  it('gives up on a key set that does not answer once its 5 s timeout fires', async () => {
-    // An unknown key id after the cooldown makes Gatehouse fetch the set again; the server hangs.
-    // The timeout is fired by the test (order and outcome, no real wait).
-    server.clock.advance(31_000)
-    facebookHangs = true
+  it('waits for a slow key set (a key it brings signs in), and gives up on one that does not answer once its 5 s timeout fires', async () => {
+    // An unknown key id after the cooldown makes Gatehouse fetch the set again. The fake holds the
+    // answer, and the timeout is fired by the test (order and outcome, no real wait).
     const sets = keySetsFor(server.gatehouse.ctx)
     const realTimeout = sets.timeoutSignal
-    const timeout = new AbortController()
     const asked: number[] = []
+    let timeout = new AbortController()
     sets.timeoutSignal = (ms) => {
       asked.push(ms)
       return timeout.signal
     }
-    try {
-      const fetchesBefore = fake.calls('GET', '/facebook/jwks').length
-      const stranger = await createSigningKey('RS256')
-      let answered = false
-      const pending = post({
+    const previousRotated = rotatedKey
+    const signIn = async (key: SigningKey, email: string) =>
+      post({
         provider: 'facebook',
-        idToken: {
-          token: await stranger.sign(
-            { iss: 'https://www.facebook.com', aud: 'fb-app-id', sub: '3', email: 'h@example.com' },
-            { issuedAt: iat() },
-          ),
-        },
-      }).finally(() => {
-        answered = true
+        idToken: { token: await key.sign({ iss: 'https://www.facebook.com', aud: 'fb-app-id', sub: email, email }, { issuedAt: iat() }) },
+      })
+    try {
+      // A fresh set first (older than 10 min: fetched again), so that both steps below are
+      // refetches for an unknown key id, not for a stale set.
+      server.clock.advance(600_001)
+      expect((await signIn(facebookKey, uniqueEmail('freshjwks'))).status).toBe(200)
+      asked.length = 0
+      // 1. The set answers late, with the new key: the sign-in waited for it, so it succeeds (a
+      // sign-in that did not wait would have checked the token against the old set: 401).
+      server.clock.advance(31_000)
+      let release = () => {}
+      facebookHold = new Promise((resolve) => {
+        release = resolve
+      })
+      const slowKey = await createSigningKey('RS256')
+      rotatedKey = slowKey
+      let fetchesBefore = fake.calls('GET', '/facebook/jwks').length
+      const waiting = signIn(slowKey, uniqueEmail('slowjwks'))
+      await vi.waitFor(() => expect(fake.calls('GET', '/facebook/jwks').length).toBe(fetchesBefore + 1), { timeout: 10_000 })
+      // The key set was asked for with the spec's 5 s bound.
+      expect(asked).toEqual([5_000])
+      release()
+      const late = await waiting
+      expect(late.status, await late.clone().text()).toBe(200)
+
+      // 2. The set never answers: the sign-in fails once the timeout fires, not before.
+      server.clock.advance(31_000)
+      facebookHold = new Promise(() => {})
+      timeout = new AbortController()
+      const stranger = await createSigningKey('RS256')
+      fetchesBefore = fake.calls('GET', '/facebook/jwks').length
+      let abortedFirst: boolean | null = null
+      const pending = signIn(stranger, 'h@example.com').finally(() => {
+        abortedFirst = timeout.signal.aborted
       })
       await vi.waitFor(() => expect(fake.calls('GET', '/facebook/jwks').length).toBe(fetchesBefore + 1), { timeout: 10_000 })
-      // The key set was asked for, with the spec's 5 s bound, and the sign-in waits for it.
-      expect(asked).toEqual([5_000])
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(answered).toBe(false)
+      expect(asked).toEqual([5_000, 5_000])
       timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
       const res = await pending
-      expect([res.status, await res.json()]).toEqual([401, { code: 'INVALID_TOKEN', message: 'invalid token' }])
+      expect([res.status, await res.json(), abortedFirst]).toEqual([401, { code: 'INVALID_TOKEN', message: 'invalid token' }, true])
     } finally {
       sets.timeoutSignal = realTimeout
-      facebookHangs = false
+      facebookHold = null
+      rotatedKey = previousRotated
     }
   })
 })

@@ -181,6 +181,26 @@ describe('sign-in with a second factor', () => {
     expect((await e.client.twoFactor.verifyTotp({ code: codeAt(totpURI, now() + 30_000) })).error).toBeNull()
   })
 
+  it('the window is ±1 step: on fresh challenges well past enrolment, codes 2, 3 and 5 steps old and 2 ahead are INVALID_CODE', async () => {
+    const { email, totpURI } = await enrolled()
+    // Ten steps on: every step tried below is later than the one enrolment used, so replay
+    // protection cannot be what refuses them; only the window can.
+    server.clock.advanceSeconds(300)
+    for (const steps of [-2, -3, -5, 2]) {
+      const c = await challenged(email)
+      const res = await c.client.twoFactor.verifyTotp({ code: codeAt(totpURI, now() + steps * 30_000) })
+      expect([steps, res.error?.status, res.error?.code]).toEqual([steps, 401, 'INVALID_CODE'])
+      expect(c.jar.get('better-auth.session_token')).toBeUndefined()
+    }
+    // Inside the window: one step old, then one step ahead, each on a fresh challenge.
+    for (const steps of [-1, 1]) {
+      const c = await challenged(email)
+      const res = await c.client.twoFactor.verifyTotp({ code: codeAt(totpURI, now() + steps * 30_000) })
+      expect([steps, res.error]).toEqual([steps, null])
+      expect((await c.client.getSession()).data?.user.email).toBe(email)
+    }
+  })
+
   it('backup codes work once each, and can be regenerated', async () => {
     const { email, backupCodes, client } = await enrolled()
     const c = await challenged(email)

@@ -184,8 +184,13 @@ describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
     )
     const resets = () => smtp.inbox.filter((m) => m.to.some((t) => addresses.has(t)) && /reset/i.test(m.subject))
     expect(await eventually(async () => resets().length >= users.length, 15_000)).toBe(true)
-    // Long enough for a second delivery of any message to arrive.
-    await new Promise((r) => setTimeout(r, 1_000))
+    // A second delivery would come from an instance's outbox loop still at work. The panel's test
+    // mail answers once that instance's loop is idle (sendTestEmail awaits mailer.whenIdle()), so
+    // after it has answered on both, every delivery either instance started has been made.
+    for (const instance of [a, b]) {
+      const probe = await instance.panelCall<{ status: string }>('email.sendTest', { to: uniqueEmail('idle') })
+      expect([probe.status, probe.body.status]).toEqual([200, 'sent'])
+    }
     const perAddress = new Map<string, number>()
     for (const m of resets()) for (const t of m.to) perAddress.set(t, (perAddress.get(t) ?? 0) + 1)
     expect([...perAddress.values()]).toEqual(users.map(() => 1))

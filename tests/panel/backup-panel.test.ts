@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -25,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
 describe('backups view', () => {

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
 import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
 import { launchBrowser } from '../helpers/browser.js'
 import { silentLogger, startTestServer, type TestServer, type TestServerOptions } from '../helpers/server.js'
@@ -11,16 +10,13 @@ const root = resolve(import.meta.dirname, '../..')
 export const SCREENSHOTS = join(root, 'test-results', 'panel')
 export const DOCS_SCREENSHOTS = join(root, 'docs', 'screenshots')
 
-/** Builds the renderer exactly as `npm run build` does, into a temporary folder. */
+/**
+ * The production renderer: out/renderer, built once for the whole run by `electron-vite build`
+ * (tests/setup/renderer-build.ts, the `panel` project's global setup), the folder `gatehouse
+ * serve` serves. Shared by every panel test file: nothing may write to or remove it.
+ */
 export async function buildRenderer(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-renderer-'))
-  const { build } = await import('vite')
-  await build({
-    configFile: join(root, 'vite.renderer.config.ts'),
-    logLevel: 'silent',
-    build: { outDir, emptyOutDir: true },
-  })
-  return outDir
+  return inject('rendererDir')
 }
 
 /** Chromium for the panel tests: the shared launcher (system Chromium, else the one npm installed). */
@@ -69,9 +65,9 @@ export interface PanelPage {
  */
 export function panelPageForFile(timeout = 180_000): PanelPage {
   const session = {} as PanelPage
-  let assets = ''
   beforeAll(async () => {
-    ;[assets, session.browser] = await Promise.all([buildRenderer(), launchChromium()])
+    const [assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
+    session.browser = browser
     session.h = await startPanelHarness(assets)
     session.context = await session.browser.newContext({
       viewport: { width: 1360, height: 900 },
@@ -87,7 +83,6 @@ export function panelPageForFile(timeout = 180_000): PanelPage {
     await session.context?.close()
     await session.browser?.close()
     await session.h?.close()
-    if (assets) rmSync(assets, { recursive: true, force: true })
   })
   return session
 }

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -42,7 +42,6 @@ afterAll(async () => {
   await context?.close()
   await browser?.close()
   await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
 /** A machine with one LAN interface. Its "LAN" address is 127.0.0.1 so choosing it binds loopback only. */

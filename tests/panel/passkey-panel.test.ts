@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs'
 import { createAuthClient } from 'better-auth/client'
 import { twoFactorClient } from 'better-auth/client/plugins'
 import { type TOTP, URI } from 'otpauth'
@@ -29,7 +28,6 @@ afterAll(async () => {
   await context?.close()
   await browser?.close()
   await h?.close()
-  if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
 describe('panel: second factors', () => {

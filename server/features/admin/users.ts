@@ -271,5 +271,5 @@ export async function setUserPassword(
     await audit(ctx, actor, event, { targetUserId: row.id, detail: { createdCredential: created } })
     return row
   })
-  ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
+  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
 }

@@ -48,7 +48,7 @@ async function sendInvitationMail(ctx: AuthContext, row: InvitationRow, org: Org
     url: invitationURL(conf.invitationURL, ctx.baseURL, row.id),
     expiresAt: row.expiresAt,
   })
-  ctx.mailer.send({ to: row.email, kind: 'invitation', ...mail })
+  await ctx.mailer.send({ to: row.email, kind: 'invitation', ...mail })
 }
 
 export interface InviteMemberInput {

@@ -56,7 +56,7 @@ export const twoFactorPanel = (env: PanelEnv) => {
         targetUserId: userId,
         detail: { via: 'panel', trustedDevices: removed.trustedDevices },
       })
-      ctx.mailer.send(
+      await ctx.mailer.send(
         factorRemovedEmail(ctx.config().mail.appName, u, 'two-factor authentication (authenticator app, backup codes and trusted devices)'),
       )
       return { success: true }
@@ -80,7 +80,9 @@ export const twoFactorPanel = (env: PanelEnv) => {
       if (!row || row.userId !== userId) throw new PanelError(404, 'PASSKEY_NOT_FOUND', 'Passkey not found')
       await deletePasskey(ctx, passkeyId)
       await recordAudit(ctx, { type: 'passkey.removed', targetUserId: userId, target: passkeyId, detail: { name: row.name, via: 'panel' } })
-      ctx.mailer.send(factorRemovedEmail(ctx.config().mail.appName, u, `the passkey ${row.name ? `"${row.name}"` : 'without a name'}`))
+      await ctx.mailer.send(
+        factorRemovedEmail(ctx.config().mail.appName, u, `the passkey ${row.name ? `"${row.name}"` : 'without a name'}`),
+      )
       return { success: true }
     },
   }

@@ -390,7 +390,7 @@ export async function sendOtp(ctx: AuthContext, v: Verifier, meta: RequestMeta):
     await putVerification(ctx, otpId(key), hmacBase64Url(ctx.secret, `2fa-otp:${key}:${code}`), expiresAt)
     await putVerification(ctx, otpAttemptsId(key), '0', expiresAt)
   })
-  ctx.mailer.send(twoFactorCodeEmail(ctx.config().mail.appName, userRow, code, c.otpOptions.period))
+  await ctx.mailer.send(twoFactorCodeEmail(ctx.config().mail.appName, userRow, code, c.otpOptions.period))
   await recordAudit(ctx, { type: 'two-factor.otp-sent', actorUserId: userRow.id, meta })
 }
 
