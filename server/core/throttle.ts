@@ -21,7 +21,8 @@ export type ThrottleKind = 'email' | 'username' | 'user'
 
 export const throttleKey = (kind: ThrottleKind, identifier: string): string => `${kind}:${identifier.trim().toLowerCase()}`
 
-function locked(retryAfterMs: number): APIError {
+function locked(retryAfterMs: number, ctx: AuthContext): APIError {
+  ctx.events.refused('lockout')
   const retry = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
   return new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
 }
@@ -33,13 +34,13 @@ export async function reservePasswordAttempt(ctx: AuthContext, key: string): Pro
   const now = ctx.clock.now()
   await ctx.storage.transaction(async () => {
     const row = await firstRow(ctx.db.select().from(loginThrottle).where(eq(loginThrottle.key, key)))
-    if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now)
+    if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now, ctx)
     const fresh = !row || now - row.windowStart >= conf.window * 1000 || (row.lockedUntil !== null && row.lockedUntil <= now)
     const failures = fresh ? 0 : row.failures
     // The limit is reached by checks still in flight: refuse this one for a moment. Only checks
     // that really failed lock the key (recordPasswordFailure), so a burst of correct sign-ins
     // (many devices at once) never locks an account.
-    if (failures >= conf.maxFailures) throw locked(1000)
+    if (failures >= conf.maxFailures) throw locked(1000, ctx)
     await ctx.db
       .insert(loginThrottle)
       .values({ key, failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null })

@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { APIError } from '../../core/errors.js'
 import type { SessionWithUser } from '../../core/sessions.js'
@@ -84,7 +85,7 @@ export const emailPasswordRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return signedInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
+      return observeSignIn(rc.ctx, 'email', async () => signedInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body))
     },
   }),
 

@@ -189,5 +189,6 @@ export async function verifyEmail(
     detail: { via: 'email-verification' },
     meta,
   })
+  ctx.events.signIn('email-verification', 'success')
   return { kind: 'verified', user: verified, session: created }
 }

@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { z } from 'zod'
 import { APIError, ERR } from '../../core/errors.js'
@@ -82,21 +83,22 @@ export const passkeyRoutes = [
     method: 'POST',
     path: '/passkey/verify-authentication',
     body: z.object({ response: z.record(z.string(), z.unknown()) }),
-    handler: async (rc) => {
-      assertEnabled(rc)
-      const created = await verifyAuthentication(
-        rc.ctx,
-        {
-          response: rc.body.response as unknown as AuthenticationResponseJSON,
-          origin: rc.request.headers.get('origin'),
-          token: challengeToken(rc),
-        },
-        rc.meta,
-      )
-      expirePluginCookie(rc, CHALLENGE_COOKIE)
-      setSessionCookies(rc, created, { dontRemember: false })
-      return publicSession(created)
-    },
+    handler: (rc) =>
+      observeSignIn(rc.ctx, 'passkey', async () => {
+        assertEnabled(rc)
+        const created = await verifyAuthentication(
+          rc.ctx,
+          {
+            response: rc.body.response as unknown as AuthenticationResponseJSON,
+            origin: rc.request.headers.get('origin'),
+            token: challengeToken(rc),
+          },
+          rc.meta,
+        )
+        expirePluginCookie(rc, CHALLENGE_COOKIE)
+        setSessionCookies(rc, created, { dontRemember: false })
+        return publicSession(created)
+      }),
   }),
 
   defineRoute({

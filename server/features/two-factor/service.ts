@@ -324,6 +324,7 @@ async function succeed(
     })
     return session
   })
+  ctx.events.signIn('two-factor', 'success')
   return { user: userRow, created, enabledNow: false }
 }
 

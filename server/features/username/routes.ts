@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { defineRoute } from '../../http/route.js'
 import { signedInAnswer } from '../../http/session.js'
@@ -17,7 +18,7 @@ export const usernameRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return await signedInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
+      return observeSignIn(rc.ctx, 'username', async () => signedInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body))
     },
   }),
 
