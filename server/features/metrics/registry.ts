@@ -18,6 +18,10 @@ const SIGN_IN_METHODS = new Set(['email', 'username', 'social', 'passkey', 'two-
 export function createMetrics(ctx: AuthContext): { registry: Registry; events: ServerEvents } {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  // Gauges named like counters, which `promtool check metrics` refuses; the per-type
+  // nodejs_active_handles / _requests / _resources gauges say the same.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+    registry.removeSingleMetric(name)
   const requests = new RequestStats()
   registry.registerMetric(requests.counterMetric() as never)
   registry.registerMetric(requests.histogramMetric() as never)

@@ -1,4 +1,3 @@
-import { signInRefusal } from '../../core/events.js'
 import { decodeJwt, errors as joseErrors, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
 import { recordAudit } from '../../core/audit.js'
@@ -431,10 +430,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
     const session = await openSession(ctx, user, rp.def.id, meta)
     return { location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL, session, stateUsed: true }
   } catch (e) {
-    if (e instanceof OAuthFlowError) {
-      ctx.events.signIn('social', 'refused')
-      return fail(e.code)
-    }
+    if (e instanceof OAuthFlowError) return fail(e.code)
     if (e instanceof APIError && e.code === 'BANNED_USER') {
       return { location: errorLocation(defaultError, 'banned', e.message), stateUsed: true }
     }
@@ -502,7 +498,6 @@ async function openSession(
         detail: { provider: providerId, reason: e.code },
         meta,
       })
-      ctx.events.signIn('social', signInRefusal(e.code))
       throw e
     }
     throw new OAuthFlowError('unable_to_create_session')

@@ -108,6 +108,9 @@ export const socialRoutes = [
         browserState: browserState(rc),
         meta: rc.meta,
       })
+      // A callback ending on an error page without a session: a refused social sign-in (successes are counted where the session opens).
+      if (!outcome.session && /[?&]error=/.test(outcome.location))
+        ctx.events.signIn('social', /[?&]error=banned\b/.test(outcome.location) ? 'banned' : 'refused')
       if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0))
       if (outcome.session) setSessionCookies(rc, outcome.session, { dontRemember: false })
       return redirect(outcome.location)
