@@ -381,7 +381,11 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         const mount = ctx.features?.find((f) => f.mount?.handles(ctx, path))?.mount
         // srvx's Node adapter over node:http: HTTP/1 requests and responses.
         if (mount && event)
-          return await fromNodeHandler((req, res) => mount.handle(rc, req as IncomingMessage, res as ServerResponse))(event)
+          return await fromNodeHandler((req, res) => {
+            // The handler writes Node's response itself: the draft's headers do not reach it.
+            ;(res as ServerResponse).setHeader('x-request-id', requestId)
+            return mount.handle(rc, req as IncomingMessage, res as ServerResponse)
+          })(event)
       }
       if (!route || route.method !== request.method || disabled) {
         const allowed = disabled ? [] : methodsOf(path)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { metricsListening } from '../../server/features/metrics/index.js'
+import { createClient } from '../../server/features/oidc-provider/clients.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { type Scrape, scrape } from '../helpers/metrics.js'
 import { startTestServer, type TestServer, testEngine } from '../helpers/server.js'
@@ -111,6 +112,36 @@ describe('metrics listener', () => {
       expect(delta('gatehouse_sign_ins_total', { method: 'email', outcome: 'locked' })).toBe(1)
     } finally {
       await server.gatehouse.config.update({ security: { accountLockout: { maxFailures: 10 } } })
+    }
+  })
+
+  it('counts OIDC tokens by grant; the mounted provider is counted under (unmatched), never its raw path', async () => {
+    await server.gatehouse.config.update({ oidcProvider: { enabled: true } })
+    try {
+      const { client, clientSecret } = await createClient(
+        server.gatehouse.ctx,
+        { name: 'Metrics RP', redirectUris: ['https://rp.example.com/callback'] },
+        { via: 'cli' },
+      )
+      const before = await scrape(metricsURL)
+      const token = await fetch(`${server.base}/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`,
+        },
+        body: 'grant_type=client_credentials',
+      })
+      expect(token.status).toBe(200)
+      expect(token.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9_-]+-[0-9a-z]+$/)
+      const after = await scrape(metricsURL)
+      const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels)
+      expect(delta('gatehouse_oidc_tokens_issued_total', { grant: 'client_credentials' })).toBe(1)
+      expect(delta('gatehouse_http_requests_total', { route: '(unmatched)', method: 'POST', status: '200' })).toBe(1)
+      expect(after.text).not.toContain('/oauth2/token')
+      expect(after.text).not.toContain(client.clientId)
+    } finally {
+      await server.gatehouse.config.update({ oidcProvider: { enabled: false } })
     }
   })
 })
