@@ -5,9 +5,13 @@
  *
  *   npm run bench                       # 3 rounds × 5 s per scenario and server
  *   BENCH_ROUNDS=5 BENCH_DURATION=8 npm run bench
+ *
+ * `gatehouse+metrics` is the same build with the Prometheus listener on (--metrics-address, issue
+ * 32), scraped once a second as Prometheus would: the last lines give its throughput against
+ * `gatehouse` (metrics off) per scenario.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon, { type Result } from 'autocannon'
@@ -19,7 +23,7 @@ const runTs = join(root, 'bin', 'run-ts.js')
 const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
 
 interface Target {
-  name: 'gatehouse' | 'better-auth' | 'bare'
+  name: 'gatehouse' | 'gatehouse+metrics' | 'better-auth' | 'bare'
   base: string
   origin: string
   child: ChildProcess
@@ -111,7 +115,23 @@ const scenarios: Record<string, Scenario> = {
 /** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts). */
 const selected = Object.entries(scenarios).filter(([name]) => !process.env.BENCH_ONLY || name === process.env.BENCH_ONLY)
 
+/**
+ * CPU time a process has used, in milliseconds (Linux: /proc/PID/stat utime + stime, at the
+ * kernel's 100 ticks per second). Per request it is a fairer cost than req/s on a busy machine,
+ * where throughput follows whatever else runs.
+ */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
 interface Sample {
+  /** Server CPU milliseconds per 1000 answered requests. */
+  cpu: number
   rps: number
   p50: number
   p99: number
@@ -130,9 +150,33 @@ async function main() {
       ['bin/gatehouse.js', 'serve', '--port', '4390', '--data-dir', join(workDir, 'gatehouse'), '--rate-limit', 'off'],
       4390,
     ),
+    await start(
+      'gatehouse+metrics',
+      [
+        'bin/gatehouse.js',
+        'serve',
+        '--port',
+        '4393',
+        '--data-dir',
+        join(workDir, 'gatehouse-metrics'),
+        '--rate-limit',
+        'off',
+        '--panel-port',
+        '4395',
+        '--metrics-address',
+        '127.0.0.1:4394',
+      ],
+      4393,
+    ),
     await start('better-auth', [runTs, 'bench/better-auth-server.ts', '4391', join(workDir, 'better-auth.db')], 4391),
     await start('bare', [runTs, 'bench/bare-server.ts', '4392'], 4392),
   ]
+  // Scraped as Prometheus would (every second here, every 15 s by default there).
+  const scraper = setInterval(() => {
+    fetch('http://127.0.0.1:4394/metrics')
+      .then((res) => res.text())
+      .catch(() => {})
+  }, 1000)
   try {
     for (const t of targets) await prepare(t)
     const samples = new Map<string, Sample[]>()
@@ -141,12 +185,16 @@ async function main() {
         // Alternate the order each round so no server always runs on a warmer or cooler machine.
         const order = round % 2 === 0 ? targets : [...targets].reverse()
         for (const t of order) {
+          const cpuBefore = cpuMs(t.child.pid)
           const r = await run(t)
+          const cpu = ((cpuMs(t.child.pid) - cpuBefore) / Math.max(1, r.requests.total)) * 1000
           const key = `${scenario}|${t.name}`
           const list = samples.get(key) ?? []
-          list.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts })
+          list.push({ cpu, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts })
           samples.set(key, list)
-          console.error(`round ${round + 1} ${scenario} ${t.name}: ${r.requests.average.toFixed(0)} req/s p99 ${r.latency.p99} ms`)
+          console.error(
+            `round ${round + 1} ${scenario} ${t.name}: ${r.requests.average.toFixed(0)} req/s p99 ${r.latency.p99} ms, ${cpu.toFixed(1)} CPU ms / 1000 req`,
+          )
         }
       }
     }
@@ -173,8 +221,21 @@ async function main() {
         )
       }
     }
+    lines.push(
+      '',
+      '| scenario | metrics on / off: req/s | metrics on / off: requests per CPU second | CPU ms / 1000 req off → on |',
+      '|---|---:|---:|---:|',
+    )
+    for (const [scenario] of selected) {
+      const of = (name: string, key: 'rps' | 'cpu') => median((samples.get(`${scenario}|${name}`) ?? []).map((x) => x[key]))
+      const [offCpu, onCpu] = [of('gatehouse', 'cpu'), of('gatehouse+metrics', 'cpu')]
+      lines.push(
+        `| ${scenario} | ${(of('gatehouse+metrics', 'rps') / of('gatehouse', 'rps')).toFixed(3)}× | ${(offCpu / onCpu).toFixed(3)}× | ${offCpu.toFixed(1)} → ${onCpu.toFixed(1)} |`,
+      )
+    }
     console.log(lines.join('\n'))
   } finally {
+    clearInterval(scraper)
     for (const t of targets) t.child.kill('SIGTERM')
     rmSync(workDir, { recursive: true, force: true })
   }

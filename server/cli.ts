@@ -32,6 +32,9 @@ Options (each also an environment variable):
   --database-url <url>     GATEHOUSE_DATABASE_URL     postgres://… shared database (default: SQLite in the data dir)
   --database-pool-size <n> GATEHOUSE_DATABASE_POOL_SIZE  PostgreSQL connections per instance (default 10)
   --redis-url <url>        GATEHOUSE_REDIS_URL        Redis/Valkey secondary storage (rate limits, caches)
+  --metrics-address <a>    GATEHOUSE_METRICS_ADDRESS  serve Prometheus metrics on host:port (e.g. 127.0.0.1:9959)
+  --log-format <f>         GATEHOUSE_LOG_FORMAT       text (default) or json (one object per line)
+  --log-level <l>          GATEHOUSE_LOG_LEVEL        debug, info (default), warn or error
                            GATEHOUSE_SECRET           auth secret (default: generated in the data dir)
   -h, --help                                          this help
 
@@ -72,6 +75,9 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
         'rate-limit': { type: 'string' },
         config: { type: 'string' },
         'panel-port': { type: 'string' },
+        'metrics-address': { type: 'string' },
+        'log-format': { type: 'string' },
+        'log-level': { type: 'string' },
       },
     })
   } catch (e) {
@@ -115,6 +121,21 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
   if (rateLimit !== undefined) {
     if (rateLimit !== 'on' && rateLimit !== 'off') throw new ConfigError(`rate-limit: "${rateLimit}" must be on or off`)
     overrides = deepMerge(overrides, { rateLimit: { enabled: rateLimit === 'on' } })
+  }
+
+  // Naming an address switches the metrics listener on; the config validates the address.
+  const metricsAddress = flag('metrics-address', 'GATEHOUSE_METRICS_ADDRESS')
+  if (metricsAddress !== undefined) overrides = deepMerge(overrides, { metrics: { enabled: true, address: metricsAddress } })
+  const logFormat = flag('log-format', 'GATEHOUSE_LOG_FORMAT')
+  if (logFormat !== undefined) {
+    if (logFormat !== 'text' && logFormat !== 'json') throw new ConfigError(`log-format: "${logFormat}" must be text or json`)
+    overrides = deepMerge(overrides, { log: { format: logFormat } })
+  }
+  const logLevel = flag('log-level', 'GATEHOUSE_LOG_LEVEL')
+  if (logLevel !== undefined) {
+    if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
+      throw new ConfigError(`log-level: "${logLevel}" must be debug, info, warn or error`)
+    overrides = deepMerge(overrides, { log: { level: logLevel } })
   }
 
   const host = flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1'
@@ -185,19 +206,20 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
     throw error
   }
   registerNetworkRuntime(gatehouse, { dataDir: options.dataDir, overrides: options.network })
-  console.log(`Gatehouse API listening on ${url}`)
-  console.log(`Data directory: ${options.dataDir}`)
-  if (gatehouse.database.dialect === 'postgres') console.log(`Database: ${gatehouse.database.location}`)
+  const log = gatehouse.logger
+  log.info(`Gatehouse API listening on ${url}`)
+  log.info(`Data directory: ${options.dataDir}`)
+  if (gatehouse.database.dialect === 'postgres') log.info(`Database: ${gatehouse.database.location}`)
   const panel = await startBrowserPanel(gatehouse, options.panelPort).catch((e: NodeJS.ErrnoException) => {
-    console.warn(`warning: control panel not started (${e.code ?? e.message}); choose another --panel-port`)
+    log.warn(`control panel not started (${e.code ?? e.message}); choose another --panel-port`)
     return null
   })
-  if (panel) console.log(`Control panel: ${panel.loginURL}  (opens the panel; keep this link private)`)
+  if (panel) log.info(`Control panel: ${panel.loginURL}  (opens the panel; keep this link private)`)
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    console.log(`${signal} received, shutting down`)
+    log.info(`${signal} received, shutting down`)
     await panel?.close()
     await gatehouse.close()
     process.exit(0)

@@ -22,12 +22,9 @@ import { createAuthApp, type DirectHandler } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
 import { OutboxMailer } from './mail/outbox.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
+import { configuredLogger, type Logger, logs, logWith } from './log.js'
 
-export interface Logger {
-  info(message: string): void
-  warn(message: string): void
-  error(message: string, error?: unknown): void
-}
+export type { Logger } from './log.js'
 
 export const consoleLogger: Logger = {
   info: (m) => console.log(m),
@@ -55,6 +52,8 @@ export interface GatehouseOptions {
 
 export interface Gatehouse {
   app: H3
+  /** The server's logger (the CLI writes its own lines through it, so a json log stays json). */
+  logger: Logger
   ctx: AuthContext
   config: ConfigStore
   database: GatehouseDatabase
@@ -106,12 +105,13 @@ interface Prepared {
 }
 
 function prepare(options: GatehouseOptions): Prepared {
-  const logger = options.logger ?? consoleLogger
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
   const store = new ConfigStore(
     options.dataDir ? join(options.dataDir, 'config.json') : null,
     (options.config ?? {}) as Record<string, unknown>,
   )
+  // Without a logger of its own (the CLI), the server logs as `log.format` and `log.level` say.
+  const logger = options.logger ?? configuredLogger(() => store.get().log)
   const secret = resolveSecret(options.secret, options.dataDir)
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
@@ -236,6 +236,7 @@ function assemble(
     smtpUrl: options.smtpUrl,
     logger,
     secret,
+    delivered: (sent) => ctx.events.mailDelivery(sent),
   })
   const ctx = createAuthContext(database, {
     config: () => store.get(),
@@ -280,7 +281,9 @@ function assemble(
     ctx,
     routes: allRoutes,
     rateLimitStore,
-    onUnexpectedError: (error, path) => logger.error(`unexpected error on ${path}:`, error),
+    onUnexpectedError: (error, path, fields) => logWith(logger, 'error', `unexpected error on ${path}`, fields, error),
+    // A line per answered request at debug level; an expected refusal (4xx) is never an error.
+    requestLog: { enabled: () => logs(logger, 'debug'), answered: (fields) => logWith(logger, 'debug', 'request answered', fields) },
   })
 
   let server: ReturnType<typeof serve> | null = null
@@ -293,6 +296,7 @@ function assemble(
   }
   return {
     app,
+    logger,
     ctx,
     config: store,
     database,

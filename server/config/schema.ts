@@ -13,6 +13,7 @@ import { emailAndPasswordConfig, emailVerificationConfig } from '../features/ema
 import { usernameConfig } from '../features/username/config.js'
 import { adminConfig } from '../features/admin/config.js'
 import { hostedPagesConfig } from '../features/hosted-pages/config.js'
+import { metricsConfig } from '../features/metrics/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -161,6 +162,18 @@ export const configSchema = z
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,
     oidcProvider: oidcProviderConfig,
+    /** The Prometheus listener (server/features/metrics; docs/OBSERVABILITY.md). */
+    metrics: metricsConfig,
+    /**
+     * The server's log (docs/OBSERVABILITY.md): `text` (one readable line) or `json` (one object per
+     * line); lines below `level` are dropped (`debug` adds a line per answered request).
+     */
+    log: z
+      .object({
+        format: z.enum(['text', 'json']).default('text'),
+        level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+      })
+      .prefault({}),
     advanced: z
       .object({
         cookiePrefix: z

@@ -34,6 +34,7 @@ export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<
     ipAddress: event.meta?.ipAddress ?? null,
     userAgent: event.meta?.userAgent ?? null,
     detail: event.detail ?? null,
+    requestId: event.meta?.requestId ?? null,
     createdAt: new Date(ctx.clock.now()),
   })
 }

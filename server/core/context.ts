@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { DB } from '../db/index.js'
 import type { Storage } from '../db/storage.js'
+import { noEvents, type ServerEvents } from './events.js'
 import type { Feature } from '../feature.js'
 import type { Mailer } from '../mail/types.js'
 import type { SharedCaches } from '../secondary-storage/shared-cache.js'
@@ -17,6 +18,8 @@ export const systemClock: Clock = { now: () => Date.now() }
 export interface RequestMeta {
   ipAddress: string | null
   userAgent: string | null
+  /** The request's id (its X-Request-Id answer header), recorded on its audit events. */
+  requestId?: string | null
 }
 
 export interface AuthContext {
@@ -47,6 +50,11 @@ export interface AuthContext {
    * caches and the database answer.
    */
   sharedCaches?: SharedCaches
+  /**
+   * What the server tells its observers (core/events.ts): the metrics feature replaces it at start
+   * when `metrics.enabled`; `noEvents` otherwise.
+   */
+  events: ServerEvents
 }
 
 /**
@@ -55,9 +63,10 @@ export interface AuthContext {
  */
 export function createAuthContext(
   database: { storage: Storage; sqlite: Database.Database | null },
-  rest: Omit<AuthContext, 'db' | 'storage' | 'sqlite'>,
+  rest: Omit<AuthContext, 'db' | 'storage' | 'sqlite' | 'events'> & { events?: ServerEvents },
 ): AuthContext {
   return {
+    events: noEvents,
     get db() {
       return this.storage.db
     },

@@ -43,6 +43,7 @@ export async function findSessionByToken(ctx: AuthContext, token: string): Promi
   const cache = sessionCache(ctx)
   if (cache.sync) await cache.sync()
   const cached = cache.get(token)
+  ctx.events.sessionCache(cached !== undefined)
   if (cached) return cached
   const shared = cache.sync ? ctx.sharedCaches?.namespace<SessionWithUser>('session') : undefined
   const { hit, epoch } = shared ? await shared.lookup(token) : { hit: undefined, epoch: null }
@@ -151,6 +152,8 @@ export function resolveCachedSession(ctx: AuthContext, token: string, options: {
   if (cache.sync) return undefined
   const found = cache.get(token)
   if (!found || sessionState(ctx, found, options) !== 'active') return undefined
+  // A miss is counted by findSessionByToken, which the caller asks next.
+  ctx.events.sessionCache(true)
   return { status: 'active', data: found, refreshed: false }
 }
 

@@ -24,7 +24,8 @@ export const throttleKey = (kind: ThrottleKind, identifier: string): string => `
 /** The key second-factor code checks of a user are counted under (ids are case-sensitive: not lower-cased). */
 export const secondFactorThrottleKey = (userId: string): string => `two-factor:${userId}`
 
-function locked(retryAfterMs: number): APIError {
+function locked(retryAfterMs: number, ctx: AuthContext): APIError {
+  ctx.events.refused('lockout')
   const retry = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
   return new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
 }
@@ -36,13 +37,13 @@ export async function reservePasswordAttempt(ctx: AuthContext, key: string): Pro
   const now = ctx.clock.now()
   await ctx.storage.transaction(async () => {
     const row = await firstRow(ctx.db.select().from(loginThrottle).where(eq(loginThrottle.key, key)))
-    if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now)
+    if (row?.lockedUntil && row.lockedUntil > now) throw locked(row.lockedUntil - now, ctx)
     const fresh = !row || now - row.windowStart >= conf.window * 1000 || (row.lockedUntil !== null && row.lockedUntil <= now)
     const failures = fresh ? 0 : row.failures
     // The limit is reached by checks still in flight: refuse this one for a moment. Only checks
     // that really failed lock the key (recordPasswordFailure), so a burst of correct sign-ins
     // (many devices at once) never locks an account.
-    if (failures >= conf.maxFailures) throw locked(1000)
+    if (failures >= conf.maxFailures) throw locked(1000, ctx)
     await ctx.db
       .insert(loginThrottle)
       .values({ key, failures: failures + 1, windowStart: fresh ? now : (row?.windowStart ?? now), lockedUntil: null })
@@ -67,7 +68,7 @@ export async function accountLockedFor(ctx: AuthContext, keys: string[]): Promis
       .where(and(inArray(loginThrottle.key, keys), gt(loginThrottle.lockedUntil, now)))
       .orderBy(desc(loginThrottle.lockedUntil)),
   )
-  if (row?.lockedUntil) throw locked(row.lockedUntil - now)
+  if (row?.lockedUntil) throw locked(row.lockedUntil - now, ctx)
 }
 
 /** The check failed: the reserved attempt stays counted; a failure that reaches the limit locks the key. */

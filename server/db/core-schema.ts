@@ -119,6 +119,8 @@ export const auditEvent = sqliteTable(
     ipAddress: text('ipAddress'),
     userAgent: text('userAgent'),
     detail: text('detail', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** The X-Request-Id of the request that caused the event (null: no request, e.g. the CLI). */
+    requestId: text('requestId'),
     createdAt: timestamp('createdAt').notNull(),
   },
   (t) => [

@@ -50,6 +50,8 @@ export interface Storage {
   acceptsWrites(timeoutMs: number): Promise<boolean>
   /** Migrations recorded as applied in drizzle's journal table (0 when it does not exist). */
   appliedMigrations(): Promise<number>
+  /** PostgreSQL only: this instance's pool, for the metrics (connections, idle ones, requests waiting). */
+  poolStats?: () => { total: number; idle: number; waiting: number }
 }
 
 export interface TransactionOptions {

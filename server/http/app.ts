@@ -15,13 +15,17 @@ import { clientIp, rateLimitIdentity } from './client-ip.js'
 import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
 import { type ResponseDraft, type Route, type RouteContext, TextBody } from './route.js'
 import { resolveRequestSession } from './session.js'
+import type { LogFields } from '../log.js'
+import { requestIdOf } from './request-id.js'
 
 export interface HttpAppOptions {
   ctx: AuthContext
   routes: Route[]
   rateLimitStore: () => RateLimitStore
-  /** Called with unexpected errors (never sent to the client). */
-  onUnexpectedError?: (error: unknown, route: string) => void
+  /** Called with unexpected errors (never sent to the client), once each, with the request's fields. */
+  onUnexpectedError?: (error: unknown, route: string, fields: LogFields) => void
+  /** A line per answered request, built only when `enabled()` (the log level is debug). */
+  requestLog?: { enabled(): boolean; answered(fields: LogFields): void }
 }
 
 const JSON_TYPE = 'application/json'
@@ -165,6 +169,7 @@ class RequestContext implements RouteContext {
     readonly names: CookieNames,
     readonly response: ResponseDraft,
     private readonly config: GatehouseConfig,
+    private readonly requestId: string,
   ) {}
 
   /** Parsed on first use: a direct route asked without a query string never needs it. */
@@ -176,6 +181,7 @@ class RequestContext implements RouteContext {
     this.lazyMeta ??= {
       ipAddress: clientIp((this.request as { ip?: string }).ip, this.request.headers, this.config.advanced.ipAddress),
       userAgent: this.request.headers.get('user-agent'),
+      requestId: this.requestId,
     }
     return this.lazyMeta
   }
@@ -197,6 +203,8 @@ interface RunInput {
   response: ResponseDraft
   /** Routed requests only: a feature's mounted Node handler (oidc-provider) takes over the event. */
   event?: H3Event
+  /** Set by the observing runner: the X-Request-Id of the answer. */
+  requestId?: string
 }
 
 function routedInput(event: H3Event): RunInput {
@@ -342,12 +350,12 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     ...new Set(patterns.filter((p) => p.regex.test(path) && p.route.enabled?.(ctx) !== false).map((p) => p.method)),
   ]
 
-  const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
+  const answer = async (input: RunInput, route: Route | null, requestId: string): Promise<unknown> => {
     const config = ctx.config()
     const { request, pathname, search, event } = input
     const path = pathname.startsWith(base) ? pathname.slice(base.length) || '/' : pathname
     const draft = input.response
-    const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config)
+    const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config, requestId)
     try {
       if (pathname.length + search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
       const ipAddress = config.rateLimit.enabled ? rc.meta.ipAddress : null
@@ -358,6 +366,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
         const decision = await consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
         if (!decision.allowed) {
+          ctx.events.refused('rate-limit')
           // One audit event per client and path per refused burst, so a flood cannot turn
           // into a flood of database writes.
           if (decision.firstRefusal)
@@ -372,7 +381,11 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         const mount = ctx.features?.find((f) => f.mount?.handles(ctx, path))?.mount
         // srvx's Node adapter over node:http: HTTP/1 requests and responses.
         if (mount && event)
-          return await fromNodeHandler((req, res) => mount.handle(rc, req as IncomingMessage, res as ServerResponse))(event)
+          return await fromNodeHandler((req, res) => {
+            // The handler writes Node's response itself: the draft's headers do not reach it.
+            ;(res as ServerResponse).setHeader('x-request-id', requestId)
+            return mount.handle(rc, req as IncomingMessage, res as ServerResponse)
+          })(event)
       }
       if (!route || route.method !== request.method || disabled) {
         const allowed = disabled ? [] : methodsOf(path)
@@ -423,10 +436,39 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       if (error instanceof HashQueueFullError) {
         return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
       }
-      options.onUnexpectedError?.(error, path)
+      options.onUnexpectedError?.(error, path, { requestId, method: request.method, route: route?.path ?? UNMATCHED_ROUTE })
       return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
     }
   }
+
+  // ---- Observability (issue 32, docs/OBSERVABILITY.md) -------------------------------------------
+  // Every answer gets its X-Request-Id; ctx.events counts it by route template (the metrics
+  // feature; nothing when metrics are off) and, at log level debug, one line describes it.
+  // Positional arguments and no object per request unless a line is written.
+  const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
+    const started = performance.now()
+    const { request } = input
+    const requestId = requestIdOf((request as { ip?: string }).ip, request.headers, ctx.config().advanced.ipAddress)
+    input.requestId = requestId
+    input.response.headers.set('x-request-id', requestId)
+    const result = await answer(input, route, requestId)
+    const status = statusOf(result, input)
+    const ms = performance.now() - started
+    ctx.events.requestAnswered(route, request.method, status, ms)
+    if (options.requestLog?.enabled()) {
+      const code = status >= 400 ? (result as { code?: unknown } | null)?.code : undefined
+      options.requestLog.answered({
+        requestId,
+        route: route?.path ?? UNMATCHED_ROUTE,
+        method: request.method,
+        status,
+        durationMs: Math.round(ms * 1000) / 1000,
+        ...(typeof code === 'string' ? { code } : {}),
+      })
+    }
+    return result
+  }
+  // ---- end of observability -----------------------------------------------------------------------
 
   for (const route of options.routes) {
     app.on(route.method, `${base}${route.path}`, (event) => run(routedInput(event), route))
@@ -451,7 +493,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const request = new NodeRequest({ req, res })
     const response = new DirectDraft()
     const failed = (error: unknown) => {
-      options.onUnexpectedError?.(error, route.path)
+      options.onUnexpectedError?.(error, route.path, { requestId: input.requestId, method: 'GET', route: route.path })
       if (!res.headersSent) res.writeHead(500, '')
       res.end()
     }
@@ -462,4 +504,15 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     return true
   }
   return { app, direct }
+}
+
+/** The label of a path no declared route takes (metrics and logs). */
+const UNMATCHED_ROUTE = '(unmatched)'
+
+/** The status an answer leaves with: a web Response's, a mounted Node handler's, else the draft's. */
+function statusOf(result: unknown, input: RunInput): number {
+  if (result instanceof Response) return result.status
+  const node = input.event?.runtime?.node?.res
+  if (node?.headersSent) return node.statusCode
+  return input.response.status ?? 200
 }

@@ -34,6 +34,8 @@ export interface OutboxMailerOptions {
   logger: MailLogger
   /** The auth secret: opens an SMTP password the control panel stored sealed. */
   secret?: string
+  /** Told of each delivery attempt's result (the metrics' `ctx.events.mailDelivery`). */
+  delivered?: (sent: boolean) => void
 }
 
 /** SMTP connection settings, from the flag or the config; null when none is configured. */
@@ -300,6 +302,7 @@ export class OutboxMailer implements Mailer {
       // again (reviveStale) by a later start.
       return
     }
+    this.options.delivered?.(!error)
     if (error) logger.warn(`mail ${row.id} (${row.kind}) to ${row.to} failed via ${describeSmtp(settings)}: ${error}`)
     else logger.info(`mail ${row.id} (${row.kind}) to ${row.to} sent via ${describeSmtp(settings)}`)
   }

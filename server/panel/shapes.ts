@@ -18,6 +18,8 @@ export const auditEventSchema = z.object({
   ipAddress: z.string().nullable(),
   userAgent: z.string().nullable(),
   detail: json.nullable(),
+  /** The X-Request-Id of the request behind the event (issue 32); null for events without one. */
+  requestId: z.string().nullable(),
   createdAt: ms,
 })
 export type AuditEventView = z.infer<typeof auditEventSchema>

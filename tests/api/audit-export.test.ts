@@ -69,7 +69,7 @@ describe('audit export page by page', () => {
       .join('')
       .trimEnd()
       .split('\r\n')
-    expect(lines[0]).toBe('id,createdAt,type,outcome,actorUserId,targetUserId,target,ipAddress,userAgent,detail')
+    expect(lines[0]).toBe('id,createdAt,type,outcome,actorUserId,targetUserId,target,ipAddress,userAgent,detail,requestId')
     expect(lines.filter((l) => l.startsWith('id,'))).toHaveLength(1)
     const ids = lines.slice(1).map((l) => Number(JSON.parse(l.split(',')[0] as string)))
     expect(ids).toHaveLength(ROWS)

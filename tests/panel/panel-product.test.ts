@@ -172,7 +172,8 @@ describe('the panel reads like a product', () => {
 
   it('the audit log and recent events show people and readable detail, the id on hover', { timeout: 20_000 }, async () => {
     const ada = await signUp(h.server.base, { name: 'Ada Lovelace' })
-    expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: ada.email, password: 'wrong password' })).status).toBe(401)
+    const refused = await new HttpClient(h.server.base).post('/sign-in/email', { email: ada.email, password: 'wrong password' })
+    expect(refused.status).toBe(401)
 
     await open('audit', 'Audit log')
     await page.getByTestId('filter-user').fill(ada.email)
@@ -182,6 +183,11 @@ describe('the panel reads like a product', () => {
     await failed.getByText('Ada Lovelace').waitFor()
     await failed.getByTestId('audit-person').getByText(ada.email).waitFor()
     await failed.getByText('Reason: wrong password (INVALID_PASSWORD)').waitFor()
+    // The request id the answer gave (issue 32), under the detail.
+    await failed
+      .getByTestId('audit-request-id')
+      .getByText(`request ${refused.headers.get('x-request-id')}`)
+      .waitFor()
     expect(await table.textContent()).not.toContain(ada.user.id)
     await failed.getByTestId('audit-person').hover()
     await page

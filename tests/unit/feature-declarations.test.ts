@@ -30,6 +30,7 @@ const CORE_SECTIONS = [
   'rateLimit',
   'user',
   'security',
+  'log',
   'advanced',
 ]
 

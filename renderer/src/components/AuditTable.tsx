@@ -104,6 +104,11 @@ export function AuditTable({
                       .filter(Boolean)
                       .join(' · ')}
                   </Text>
+                  {!compact && e.requestId && (
+                    <Text size="xs" c="dimmed" ff="monospace" data-testid="audit-request-id">
+                      request {e.requestId}
+                    </Text>
+                  )}
                 </Table.Td>
               </Table.Tr>
             )

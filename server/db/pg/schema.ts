@@ -240,6 +240,7 @@ export const auditEvent = pgTable(
     ipAddress: text('ipAddress'),
     userAgent: text('userAgent'),
     detail: jsonb('detail').$type<Record<string, unknown>>(),
+    requestId: text('requestId'),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
   },
   (t) => [

@@ -236,6 +236,11 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       )
       return Number(rows[0]?.n ?? 0)
     },
+    poolStats() {
+      // drizzle's node-postgres handle keeps the pool it was made with.
+      const pool = (root as unknown as { $client: pg.Pool }).$client
+      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+    },
     async transaction<T>(body: () => Promise<T>, transactionOptions?: TransactionOptions): Promise<T> {
       if (current.getStore()) return body()
       const level = transactionOptions?.isolation ?? isolationLevel

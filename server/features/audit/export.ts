@@ -13,6 +13,7 @@ const CSV_COLUMNS = [
   'ipAddress',
   'userAgent',
   'detail',
+  'requestId',
 ] as const
 
 function csvCell(value: unknown): string {

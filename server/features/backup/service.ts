@@ -144,6 +144,7 @@ export class BackupService {
     const result = await this.start('scheduled')
     this.prune(keep)
     this.logger.info(`Scheduled backup written: ${result.file}`)
+    this.ctx.events.jobSucceeded('backup')
     return result
   }
 

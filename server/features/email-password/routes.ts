@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { APIError } from '../../core/errors.js'
 import type { SessionWithUser } from '../../core/sessions.js'
@@ -86,7 +87,7 @@ export const emailPasswordRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return signInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body)
+      return observeSignIn(rc.ctx, 'email', async () => signInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body))
     },
   }),
 
@@ -119,6 +120,7 @@ export const emailPasswordRoutes = [
       if (result.session) reissueCookies(rc, result.session)
       if (result.kind === 'verified' && result.signIn) {
         const finished = await finishSignIn(rc, result.signIn)
+        ctx.events.signIn('email-verification', finished.kind === 'second-factor' ? 'second-factor' : 'success')
         if (finished.kind === 'second-factor' && query.callbackURL)
           return redirect(secondFactorStepURL(ctx, query.callbackURL, finished.answer) ?? query.callbackURL)
       }

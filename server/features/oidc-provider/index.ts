@@ -96,6 +96,7 @@ export const oidcProviderFeature = defineFeature({
       runtime.ctx.storage
         .exclusive('oidc-cleanup', async () => {
           await deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now()))
+          runtime.ctx.events.jobSucceeded('oidc-cleanup')
         })
         .catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
     }, 3_600_000)

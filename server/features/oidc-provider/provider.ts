@@ -210,6 +210,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     provider.proxy = ctx.baseURL.startsWith('https:')
 
     provider.on('grant.success', (koa: KoaContextWithOIDC) => {
+      ctx.events.oidcToken(String(koa.oidc.params?.grant_type ?? 'unknown'))
       audit(koa, {
         type: 'oidc.token-issued',
         actorUserId: accountIdOf(koa),

@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { z } from 'zod'
 import { APIError, ERR } from '../../core/errors.js'
@@ -83,23 +84,24 @@ export const passkeyRoutes = [
     method: 'POST',
     path: '/passkey/verify-authentication',
     body: z.object({ response: z.record(z.string(), z.unknown()) }),
-    handler: async (rc) => {
-      assertEnabled(rc)
-      const attempt = await verifyAuthentication(
-        rc.ctx,
-        {
-          response: rc.body.response as unknown as AuthenticationResponseJSON,
-          origin: rc.request.headers.get('origin'),
-          token: challengeToken(rc),
-        },
-        rc.meta,
-      )
-      expirePluginCookie(rc, CHALLENGE_COOKIE)
-      const result = await finishSignIn(rc, attempt)
-      // A passkey satisfies the second factor: the pipeline ends with a session.
-      if (result.kind !== 'session') return result.answer
-      return publicSession(result.signedIn)
-    },
+    handler: (rc) =>
+      observeSignIn(rc.ctx, 'passkey', async () => {
+        assertEnabled(rc)
+        const attempt = await verifyAuthentication(
+          rc.ctx,
+          {
+            response: rc.body.response as unknown as AuthenticationResponseJSON,
+            origin: rc.request.headers.get('origin'),
+            token: challengeToken(rc),
+          },
+          rc.meta,
+        )
+        expirePluginCookie(rc, CHALLENGE_COOKIE)
+        const result = await finishSignIn(rc, attempt)
+        // A passkey satisfies the second factor: the pipeline ends with a session.
+        if (result.kind !== 'session') return result.answer
+        return publicSession(result.signedIn)
+      }),
   }),
 
   defineRoute({

@@ -1,4 +1,6 @@
 import { z } from 'zod'
+import { APIError } from '../../core/errors.js'
+import { signInRefusal } from '../../core/events.js'
 import { toPublicUser } from '../../core/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
@@ -110,11 +112,17 @@ export const socialRoutes = [
         meta: rc.meta,
       })
       if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0))
-      if (!outcome.signIn) return redirect(outcome.location)
+      if (!outcome.signIn) {
+        // A callback ending on an error page before anyone was identified: a refused social sign-in.
+        if (/[?&]error=/.test(outcome.location)) ctx.events.signIn('social', 'refused')
+        return redirect(outcome.location)
+      }
       try {
         const result = await finishSignIn(rc, outcome.signIn)
+        ctx.events.signIn('social', result.kind === 'second-factor' ? 'second-factor' : 'success')
         if (result.kind === 'second-factor') return redirect(signInStoppedLocation(ctx, outcome, 'second-factor', result.answer))
       } catch (e) {
+        ctx.events.signIn('social', signInRefusal(e instanceof APIError ? e.code : undefined))
         return redirect(signInStoppedLocation(ctx, outcome, e))
       }
       return redirect(outcome.location)

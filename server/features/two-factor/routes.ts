@@ -58,6 +58,7 @@ async function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: Sess
 async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
   if (result.signIn) {
     const finished = await finishSignIn(rc, result.signIn)
+    rc.ctx.events.signIn('two-factor', 'success')
     // A passed second factor asks for none: the pipeline always ends with a session here.
     if (finished.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
     expirePluginCookie(rc, TWO_FACTOR_COOKIE)

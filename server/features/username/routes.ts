@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { defineRoute } from '../../http/route.js'
 import { signInAnswer } from '../../http/sign-in.js'
@@ -17,7 +18,7 @@ export const usernameRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return await signInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body)
+      return observeSignIn(rc.ctx, 'username', async () => signInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body))
     },
   }),
 

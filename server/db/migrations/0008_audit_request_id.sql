@@ -1,0 +1,1 @@
+ALTER TABLE `auditEvent` ADD `requestId` text;

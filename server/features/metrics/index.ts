@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http'
+import type { AuthContext } from '../../core/context.js'
+import { defineFeature } from '../../feature.js'
+import { metricsConfig, parseMetricsAddress } from './config.js'
+import { metricsErrors } from './errors.js'
+import { createMetrics } from './registry.js'
+
+/** Where each server's metrics listener is bound, once it is (tests and the start-up line read it). */
+const bound = new WeakMap<AuthContext, Promise<{ host: string; port: number }>>()
+
+/** The metrics listener's address, once bound; undefined when metrics are off. */
+export function metricsListening(ctx: AuthContext): Promise<{ host: string; port: number }> | undefined {
+  return bound.get(ctx)
+}
+
+/**
+ * Prometheus metrics (issue 32, docs/OBSERVABILITY.md): with `metrics.enabled`, the start hook
+ * puts a registry behind `ctx.events` (core/events.ts) and opens a second listener on
+ * `metrics.address` serving `GET /metrics` only, so the API's port never exposes them. Off, the
+ * context keeps `noEvents` and nothing is counted.
+ */
+export const metricsFeature = defineFeature({
+  id: 'metrics',
+  config: { metrics: metricsConfig },
+  errors: metricsErrors,
+  start({ ctx, logger }) {
+    const conf = ctx.config().metrics
+    if (!conf.enabled) return undefined
+    const { registry, events } = createMetrics(ctx)
+    ctx.events = events
+    const server: Server = createServer((req, res) => {
+      const path = req.url?.split('?')[0]
+      if (req.method !== 'GET' || path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(metricsErrors.NOT_FOUND))
+        return
+      }
+      registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': registry.contentType })
+          res.end(text)
+        },
+        (error: unknown) => {
+          logger.error('metrics scrape failed:', error)
+          res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          res.end('scrape failed\n')
+        },
+      )
+    })
+    const { host, port } = parseMetricsAddress(conf.address)
+    const listening = new Promise<{ host: string; port: number }>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => {
+        server.off('error', reject)
+        const address = server.address()
+        resolve({ host, port: address && typeof address === 'object' ? address.port : port })
+      })
+    })
+    listening.then(
+      (at) => logger.info(`Metrics listening on http://${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}/metrics`),
+      (error: NodeJS.ErrnoException) =>
+        logger.error(`metrics listener not started on ${conf.address} (${error.code ?? error.message}); choose another metrics.address`),
+    )
+    bound.set(ctx, listening)
+    return () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+        if (!server.listening) resolve()
+      })
+  },
+})
