@@ -4,7 +4,8 @@ import { APIError } from '../../core/errors.js'
 import { createSession, type SessionWithUser, type UserRow } from '../../core/sessions.js'
 import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from '../../core/throttle.js'
 import { findCredentialAccount, findUserByEmail, normalizeEmail } from '../../core/user-store.js'
-import { assertValidEmail } from '../../core/users.js'
+import { assertValidEmail, replaceForeignPasswordHash } from '../../core/users.js'
+import { hashPassword } from '../../crypto/password.js'
 import { emailPasswordError } from './errors.js'
 import { sendVerificationEmailIfEnabled } from './verification.js'
 
@@ -42,10 +43,11 @@ export async function passwordSignIn(ctx: AuthContext, attempt: PasswordSignInAt
   const failed = (reason: string) =>
     recordAudit(ctx, { type: 'user.sign-in', outcome: 'failure', targetUserId: found?.id ?? null, detail: { ...detail, reason }, meta })
   const credential = found ? await findCredentialAccount(ctx, found.id) : undefined
-  const matched = await throttledCredentialCheck(ctx, attempt.throttleKey, meta, credential?.password, attempt.password, {
+  const check = await throttledCredentialCheck(ctx, attempt.throttleKey, meta, credential?.password, attempt.password, {
     targetUserId: found?.id,
     clearOnSuccess: false,
   })
+  const matched = check.ok
   if (!found || !credential?.password || !matched) {
     const reason = !found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD'
     await recordAudit(ctx, {
@@ -64,10 +66,13 @@ export async function passwordSignIn(ctx: AuthContext, attempt: PasswordSignInAt
     await sendVerificationEmailIfEnabled(ctx, found, attempt.callbackURL)
     throw attempt.emailNotVerified()
   }
+  // An imported foreign hash that matched becomes scrypt in the sign-in's own commit (issue 29).
+  const rehashed = check.rehash ? await hashPassword(attempt.password) : null
   try {
     // One commit for the session and its audit event: each commit is an fsync.
     return await ctx.storage.transaction(async () => {
       await clearPasswordFailures(ctx, attempt.throttleKey)
+      if (rehashed) await replaceForeignPasswordHash(ctx, credential.id, credential.password as string, rehashed)
       const created = await createSession(ctx, found, { rememberMe: attempt.rememberMe, meta })
       await recordAudit(ctx, {
         type: 'user.sign-in',
