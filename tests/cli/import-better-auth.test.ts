@@ -83,7 +83,7 @@ async function makeSource(): Promise<Source> {
         name: p.name,
         ...(p.username ? { username: p.username } : {}),
         ...(p.plan ? { plan: p.plan } : {}),
-      },
+      } as never,
       asResponse: true,
     })
     expect(res.status).toBe(200)
@@ -179,10 +179,18 @@ async function checkImported(dataDir: string, engineArgs: string[], source: Sour
   ])
 }
 
+const noPostgres = postgresUnavailable()
+warnSkipped('tests/cli/import-better-auth.test.ts into PostgreSQL', noPostgres)
+
 describe('gatehouse import better-auth', () => {
   let source: Source
+  let postgres: PostgresServer | undefined
   beforeAll(async () => {
     source = await makeSource()
+    if (!noPostgres) postgres = await startPostgres()
+  }, 60_000)
+  afterAll(async () => {
+    await postgres?.stop()
   })
 
   it('from a SQLite file into SQLite: passwords, sessions (the app secret), organization, members and team carry over', async () => {
@@ -225,19 +233,12 @@ describe('gatehouse import better-auth', () => {
     expect((await runCli(['import', 'better-auth', '--from', join(dataDir, 'missing.db'), '--data-dir', dataDir])).code).toBe(2)
   }, 60_000)
 
-  const noPostgres = postgresUnavailable()
-  warnSkipped('tests/cli/import-better-auth.test.ts into PostgreSQL', noPostgres)
-  describe.skipIf(noPostgres)('into PostgreSQL', () => {
-    let postgres: PostgresServer
-    beforeAll(async () => {
-      postgres = await startPostgres()
-    }, 60_000)
-    afterAll(async () => {
-      await postgres?.stop()
-    })
-    it('from a SQLite file into --database-url: the same checks', async () => {
-      const url = await postgres.createDatabase()
+  it.skipIf(noPostgres)(
+    'from a SQLite file into PostgreSQL (--database-url): the same checks',
+    async () => {
+      const url = await (postgres as PostgresServer).createDatabase()
       await checkImported(join(tempDir(), 'data'), ['--database-url', url], source)
-    }, 120_000)
-  })
+    },
+    120_000,
+  )
 })
