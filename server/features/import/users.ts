@@ -99,7 +99,12 @@ const rowSchema = z
     name: z.string({ error: 'must be a string' }).trim().max(1000).optional(),
     emailVerified: z
       .preprocess(
-        (v) => (typeof v === 'string' && v.trim().toLowerCase() in BOOLEAN_TEXT ? BOOLEAN_TEXT[v.trim().toLowerCase()] : v),
+        (v) =>
+          typeof v === 'string' && v.trim().toLowerCase() in BOOLEAN_TEXT
+            ? BOOLEAN_TEXT[v.trim().toLowerCase()]
+            : v === 0 || v === 1
+              ? v === 1
+              : v,
         z.boolean({ error: 'must be true or false' }),
       )
       .optional(),
@@ -126,7 +131,9 @@ interface Candidate {
 
 /** A row's problem, or its user row. Checks needing no database: format, roles, username rules, hash format. */
 function validate(ctx: AuthContext, line: number, fields: Record<string, unknown>, now: Date): Candidate | ImportProblem {
-  const parsed = rowSchema.safeParse(fields)
+  // A null is an absent field (a query's NULL column, a jq `null`).
+  const present = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null))
+  const parsed = rowSchema.safeParse(present)
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue
     const field = issue.code === 'unrecognized_keys' ? (issue.keys[0] ?? null) : typeof issue.path[0] === 'string' ? issue.path[0] : null
