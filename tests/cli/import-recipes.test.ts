@@ -29,7 +29,8 @@ function recipes(): Map<string, { lang: string; code: string }> {
   return out
 }
 
-const missingTool = (tool: string) => (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0 ? undefined : `${tool} is not installed`)
+const missingTool = (tool: string) =>
+  spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0 ? undefined : `${tool} is not installed`
 const noTools = missingTool('jq') ?? missingTool('yq') ?? missingTool('python3')
 warnSkipped('tests/cli/import-recipes.test.ts (the jq / yq / python3 recipes of docs/IMPORT.md)', noTools)
 const noPostgres = postgresUnavailable()
@@ -74,8 +75,8 @@ describe('docs/IMPORT.md recipes on sample exports', () => {
       const pool = new pg.Pool({ connectionString: url, max: 1 })
       try {
         await pool.query(readFileSync(join(FIXTURES, 'supabase-auth-users.sql'), 'utf8'))
-        const { rows } = await pool.query({ text: recipe.code, rowMode: 'array' })
-        writeFileSync(out, JSON.stringify(rows[0][0]))
+        const { rows } = await pool.query<unknown[]>({ text: recipe.code, rowMode: 'array' })
+        writeFileSync(out, JSON.stringify(rows[0]?.[0]))
       } finally {
         await pool.end()
       }
@@ -93,29 +94,35 @@ describe('docs/IMPORT.md recipes on sample exports', () => {
 
   for (const name of Object.keys(EXPECTED)) {
     const skip = name === 'supabase' ? noPostgres : name === 'pocketbase' ? undefined : noTools
-    it.skipIf(skip)(`${name}: the recipe's file imports and every user signs in with the old password`, async () => {
-      const file = await convert(name)
-      const expected = EXPECTED[name] as Record<string, boolean>
-      const withPassword = Object.values(expected).filter(Boolean).length
-      const run = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--json'])
-      expect([run.code, JSON.parse(run.stdout)]).toEqual([
-        0,
-        { users: Object.keys(expected).length, accounts: withPassword, sessions: 0, organizations: 0, skipped: [], errors: [] },
-      ])
-      for (const [email, hasPassword] of Object.entries(expected)) {
-        const res = await client.post('/sign-in/email', { email, password: PASSWORD })
-        expect([email, res.status]).toEqual([email, hasPassword ? 200 : 401])
-      }
-    }, 60_000)
+    it.skipIf(skip)(
+      `${name}: the recipe's file imports and every user signs in with the old password`,
+      async () => {
+        const file = await convert(name)
+        const expected = EXPECTED[name] as Record<string, boolean>
+        const withPassword = Object.values(expected).filter(Boolean).length
+        const run = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--json'])
+        expect([run.code, JSON.parse(run.stdout)]).toEqual([
+          0,
+          { users: Object.keys(expected).length, accounts: withPassword, sessions: 0, organizations: 0, skipped: [], errors: [] },
+        ])
+        for (const [email, hasPassword] of Object.entries(expected)) {
+          const res = await client.post('/sign-in/email', { email, password: PASSWORD })
+          expect([email, res.status]).toEqual([email, hasPassword ? 200 : 401])
+        }
+      },
+      60_000,
+    )
   }
 
   it.skipIf(noTools)('Authelia: the admins group is the admin role, a disabled user is left out', async () => {
     const db = new Database(join(dataDir, 'gatehouse.db'), { readonly: true })
     try {
-      expect(db.prepare(`select email, role, username from "user" where email like '%.authelia@example.com' order by email`).all()).toEqual([
-        { email: 'harry.authelia@example.com', role: 'user', username: 'harry' },
-        { email: 'john.authelia@example.com', role: 'admin', username: 'john' },
-      ])
+      expect(db.prepare(`select email, role, username from "user" where email like '%.authelia@example.com' order by email`).all()).toEqual(
+        [
+          { email: 'harry.authelia@example.com', role: 'user', username: 'harry' },
+          { email: 'john.authelia@example.com', role: 'admin', username: 'john' },
+        ],
+      )
     } finally {
       db.close()
     }
