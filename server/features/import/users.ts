@@ -329,7 +329,10 @@ export async function importUsersFile(ctx: AuthContext, options: UsersImportOpti
         },
       })
       return result
-    })
+      // PostgreSQL: the unique indexes on email, username and id keep a concurrent writer from
+      // slipping a clashing row in (its insert or ours fails), so serializable's predicate locks
+      // over every looked-up batch would add nothing but cost.
+    }, { isolation: 'read committed' })
     return { report: written.report, refused: false, dryRun: false }
   } catch (e) {
     if (e instanceof RefusedDuringWrite) return { report: refusedReport(e.result.report), refused: true, dryRun: false }
