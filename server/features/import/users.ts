@@ -312,27 +312,30 @@ export async function importUsersFile(ctx: AuthContext, options: UsersImportOpti
   if (isRefused(checked, options.skipInvalid)) return { report: refusedReport(checked.report), refused: true, dryRun: options.dryRun }
   if (options.dryRun || checked.report.users === 0) return { report: checked.report, refused: false, dryRun: options.dryRun }
   try {
-    const written = await ctx.storage.transaction(async () => {
-      const result = await runPass(ctx, options, true)
-      if (isRefused(result, options.skipInvalid)) throw new RefusedDuringWrite(result)
-      const { users, accounts } = result.report
-      await recordAudit(ctx, {
-        type: 'users.imported',
-        detail: {
-          via: options.via,
-          source: 'users-file',
-          format: options.format,
-          users,
-          accounts,
-          skipped: result.report.skipped.length,
-          errors: result.report.errors.length,
-        },
-      })
-      return result
-      // PostgreSQL: the unique indexes on email, username and id keep a concurrent writer from
-      // slipping a clashing row in (its insert or ours fails), so serializable's predicate locks
-      // over every looked-up batch would add nothing but cost.
-    }, { isolation: 'read committed' })
+    const written = await ctx.storage.transaction(
+      async () => {
+        const result = await runPass(ctx, options, true)
+        if (isRefused(result, options.skipInvalid)) throw new RefusedDuringWrite(result)
+        const { users, accounts } = result.report
+        await recordAudit(ctx, {
+          type: 'users.imported',
+          detail: {
+            via: options.via,
+            source: 'users-file',
+            format: options.format,
+            users,
+            accounts,
+            skipped: result.report.skipped.length,
+            errors: result.report.errors.length,
+          },
+        })
+        return result
+        // PostgreSQL: the unique indexes on email, username and id keep a concurrent writer from
+        // slipping a clashing row in (its insert or ours fails), so serializable's predicate locks
+        // over every looked-up batch would add nothing but cost.
+      },
+      { isolation: 'read committed' },
+    )
     return { report: written.report, refused: false, dryRun: false }
   } catch (e) {
     if (e instanceof RefusedDuringWrite) return { report: refusedReport(e.result.report), refused: true, dryRun: false }
