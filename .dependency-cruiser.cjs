@@ -17,7 +17,7 @@ module.exports = {
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider)/',
+        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -27,6 +27,14 @@ module.exports = {
       comment: 'Declared dependency: a passkey counts as a second factor, so two-factor reads passkeys; nothing else.',
       from: { path: '^server/features/two-factor/' },
       to: { path: '^server/features/', pathNot: ['^server/features/(two-factor|passkey)/'] },
+    },
+    {
+      name: 'import-depends-on-admin-and-username-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: an imported user's role and username follow the admin feature's roles and the username feature's rules; nothing else.",
+      from: { path: '^server/features/import/' },
+      to: { path: '^server/features/', pathNot: ['^server/features/(import|admin|username)/'] },
     },
     {
       name: 'username-depends-on-email-password-only',

@@ -135,7 +135,7 @@ export async function buildServer({ prune = false } = {}) {
       chunkNames: 'chunk-[hash]',
       // oidc-provider keys its models and TTLs by class name (`this.name`), which bundling renames
       // (IdToken → IdToken2): it is loaded from node_modules as published.
-      external: ['better-sqlite3', 'vite', 'oidc-provider'],
+      external: ['better-sqlite3', 'vite', 'oidc-provider', '@node-rs/argon2'],
       plugins: [zodEnglishOnly, lazyCommonJs],
       // Whitespace and syntax only (names stay, so stack traces stay readable): V8 keeps the source
       // text of every loaded module in memory for lazy compilation, so a smaller text is less RSS.

@@ -18,6 +18,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
        gatehouse oidc client create|list|delete   (OpenID Connect clients: gatehouse oidc --help)
        gatehouse migrate --to postgres://…        (copy the data directory's SQLite into an empty PostgreSQL)
+       gatehouse import users|better-auth [options] (bring users in: gatehouse import --help)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -254,6 +255,8 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'restore') return await restoreCommand(rest, env)
     if (command === 'jwt') return await jwtCommand(rest, env)
     if (command === 'oidc') return await oidcCommand(rest, env)
+    // Loaded on demand: the CSV parser and the hash libraries stay out of every other command's start-up.
+    if (command === 'import') return await (await import('./features/import/cli.js')).importCommand(rest, env)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

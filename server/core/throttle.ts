@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, inArray } from 'drizzle-orm'
-import { burnPasswordCheck, verifyPassword } from '../crypto/password.js'
+import { burnPasswordCheck, type PasswordCheck, verifySignInPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
 import { recordAudit } from './audit.js'
@@ -155,17 +155,19 @@ export async function throttledPasswordCheck(
 /**
  * A sign-in's password check under the throttle: verifies against the stored hash, or, when the
  * identity has none (unknown user, no credential account), spends the same work and fails, so
- * the answer and its timing reveal nothing.
+ * the answer and its timing reveal nothing. The stored hash may be an imported foreign one
+ * (`rehash`: the caller replaces it with scrypt once the sign-in succeeds).
  */
-export function throttledCredentialCheck(
+export async function throttledCredentialCheck(
   ctx: AuthContext,
   key: string,
   meta: RequestMeta | null,
   storedHash: string | null | undefined,
   password: string,
   options: { targetUserId?: string | null; clearOnSuccess?: boolean } = {},
-): Promise<boolean> {
-  return throttledPasswordCheck(
+): Promise<PasswordCheck> {
+  let rehash = false
+  const ok = await throttledPasswordCheck(
     ctx,
     key,
     meta,
@@ -174,8 +176,11 @@ export function throttledCredentialCheck(
         await burnPasswordCheck(password)
         return false
       }
-      return verifyPassword(storedHash, password)
+      const check = await verifySignInPassword(storedHash, password)
+      rehash = check.rehash
+      return check.ok
     },
     options,
   )
+  return { ok, rehash }
 }

@@ -136,6 +136,18 @@ export async function storeCredentialPassword(ctx: AuthContext, userId: string, 
   return { created: true }
 }
 
+/**
+ * Replaces an imported foreign password hash with Gatehouse's scrypt after the sign-in it
+ * verified (issue 29); only while the row still holds that hash, so a password changed meanwhile
+ * stays. Joins the caller's transaction.
+ */
+export async function replaceForeignPasswordHash(ctx: AuthContext, accountId: string, foreignHash: string, hash: string): Promise<void> {
+  await ctx.db
+    .update(account)
+    .set({ password: hash, updatedAt: new Date(ctx.clock.now()) })
+    .where(and(eq(account.id, accountId), eq(account.password, foreignHash)))
+}
+
 /** Deletes a user with its sessions, then its accounts, then the user row (SPEC §4 Account deletion), in one transaction. */
 export async function deleteUserRows(ctx: AuthContext, userId: string): Promise<void> {
   await ctx.storage.transaction(async () => {

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { recognizeHash, verifyForeignHash } from './foreign-hashes.js'
 import { passwordHashQueue } from './hash-queue.js'
 
 /**
@@ -33,6 +34,25 @@ export async function verifyPassword(hash: string, password: string): Promise<bo
   const expected = Buffer.from(keyHex, 'hex')
   const actual = await deriveKey(password, salt)
   return expected.length === actual.length && timingSafeEqual(expected, actual)
+}
+
+/** The outcome of a sign-in's password check: `rehash` when it matched a foreign hash to replace. */
+export interface PasswordCheck {
+  ok: boolean
+  rehash: boolean
+}
+
+/**
+ * A password sign-in's check of the stored hash: Gatehouse's scrypt, or a hash imported from
+ * another system (foreign-hashes.ts), which matches only here and is then to be replaced by
+ * scrypt in the same request (`rehash`). Every other check (change-password, two-factor, delete)
+ * uses verifyPassword, which accepts scrypt only.
+ */
+export async function verifySignInPassword(hash: string, password: string): Promise<PasswordCheck> {
+  const format = recognizeHash(hash)
+  if (format === null || format === 'scrypt') return { ok: await verifyPassword(hash, password), rehash: false }
+  const ok = await verifyForeignHash(format, hash, password)
+  return { ok, rehash: ok }
 }
 
 /**

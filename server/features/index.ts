@@ -19,6 +19,7 @@ import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
 import { metricsFeature } from './metrics/index.js'
+import { importFeature } from './import/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -48,4 +49,5 @@ export const features: Feature[] = [
   oidcProviderFeature,
   mailFeature,
   metricsFeature,
+  importFeature,
 ]

@@ -5,7 +5,8 @@ import type { UserRow } from '../../core/sessions.js'
 import type { SignInAttempt } from '../../core/sign-in.js'
 import { clearPasswordFailures, throttledCredentialCheck, throttleKey } from '../../core/throttle.js'
 import { findCredentialAccount, findUserByEmail, normalizeEmail } from '../../core/user-store.js'
-import { assertValidEmail } from '../../core/users.js'
+import { assertValidEmail, replaceForeignPasswordHash } from '../../core/users.js'
+import { hashPassword } from '../../crypto/password.js'
 import { emailPasswordError } from './errors.js'
 import { sendVerificationEmailIfEnabled } from './verification.js'
 
@@ -42,10 +43,11 @@ export async function identifyByPassword(ctx: AuthContext, attempt: PasswordSign
   const { found } = attempt
   const detail = attempt.detail ?? {}
   const credential = found ? await findCredentialAccount(ctx, found.id) : undefined
-  const matched = await throttledCredentialCheck(ctx, attempt.throttleKey, meta, credential?.password, attempt.password, {
+  const check = await throttledCredentialCheck(ctx, attempt.throttleKey, meta, credential?.password, attempt.password, {
     targetUserId: found?.id,
     clearOnSuccess: false,
   })
+  const matched = check.ok
   if (!found || !credential?.password || !matched) {
     const reason = !found ? 'UNKNOWN_USER' : !credential?.password ? 'NO_CREDENTIAL' : 'INVALID_PASSWORD'
     await recordAudit(ctx, {
@@ -57,13 +59,19 @@ export async function identifyByPassword(ctx: AuthContext, attempt: PasswordSign
     })
     throw attempt.invalidCredentials()
   }
+  // An imported foreign hash that matched becomes scrypt in the sign-in's own commit (issue 29).
+  const rehashed = check.rehash ? await hashPassword(attempt.password) : null
+  const foreignHash = credential.password
   return {
     user: found,
     method: attempt.method,
     secondFactor: 'due',
     rememberMe: attempt.rememberMe,
     detail: attempt.detail,
-    commit: () => clearPasswordFailures(ctx, attempt.throttleKey),
+    commit: async () => {
+      await clearPasswordFailures(ctx, attempt.throttleKey)
+      if (rehashed) await replaceForeignPasswordHash(ctx, credential.id, foreignHash, rehashed)
+    },
     emailNotVerified: attempt.emailNotVerified,
     // A fresh link goes out first, so the refused user can verify (SPEC §8, reference §4.1).
     onRefused: async (error) => {
