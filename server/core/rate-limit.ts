@@ -81,6 +81,23 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   }
 }
 
+export type RateLimitStorage = NonNullable<GatehouseConfig['rateLimit']['storage']>
+
+/**
+ * Where the counts live when `rateLimit.storage` is not set (issue 31 §5): on PostgreSQL the
+ * instances share them, in Redis/Valkey when --redis-url is set (as better-auth defaults to its
+ * secondary storage) and else in the database, so N instances never allow N times the limit; on
+ * SQLite (one process) in memory.
+ */
+export function effectiveRateLimitStorage(
+  configured: RateLimitStorage | undefined,
+  deployment: { dialect: 'sqlite' | 'postgres'; secondaryStorage: boolean },
+): RateLimitStorage {
+  if (configured) return configured
+  if (deployment.dialect !== 'postgres') return 'memory'
+  return deployment.secondaryStorage ? 'secondary-storage' : 'database'
+}
+
 export interface RateRule {
   window: number
   max: number
