@@ -302,6 +302,15 @@ async function scenario(target: Target): Promise<Run> {
     await alice.client.post('/organization/add-team-member', { teamId: bobTeam, userId: alice.id }),
   )
   record('list-team-members of another organization', await alice.client.get(`/organization/list-team-members?teamId=${bobTeam}`))
+  // Removing the caller's active team: refused (403) before the last-team rule (400) is looked at.
+  record('set-active-team bob', await bob.client.post('/organization/set-active-team', { teamId: bobTeam }))
+  record('remove-team the active and last team', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
+  record('create-team in B', await bob.client.post('/organization/create-team', { name: 'Spare' }))
+  const spare = body<{ id: string }>('create-team in B').id
+  record('remove-team the active team, another left', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
+  record('set-active-team null bob', await bob.client.post('/organization/set-active-team', { teamId: null }))
+  record('remove-team spare', await bob.client.post('/organization/remove-team', { teamId: spare }))
+  record('remove-team the last team', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
   record(
     'remove member bob from A',
     await alice.client.post('/organization/remove-member', { memberIdOrEmail: bob.email, organizationId: orgA }),
@@ -380,6 +389,11 @@ describe('Gatehouse answers like better-auth 1.7', () => {
         code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM',
       })
       expect(seen.get('add-team-member to a team of another organization')).toMatchObject({ status: 400, code: 'TEAM_NOT_FOUND' })
+      for (const step of ['remove-team the active and last team', 'remove-team the active team, another left']) {
+        expect(seen.get(step), step).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM' })
+      }
+      expect(seen.get('remove-team spare')).toMatchObject({ status: 200 })
+      expect(seen.get('remove-team the last team')).toMatchObject({ status: 400, code: 'UNABLE_TO_REMOVE_LAST_TEAM' })
       expect(seen.get('get-session with active team')?.shape).toMatchObject({ session: { activeTeamId: 'string' } })
       expect(seen.get('get-session')?.shape).toMatchObject({ session: { activeTeamId: 'null' } })
       expect(Object.keys(seen.get('list-users without limit')?.shape as object)).toEqual(['total', 'users'])
