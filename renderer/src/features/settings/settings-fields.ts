@@ -466,6 +466,12 @@ export const SECTIONS: SectionSpec[] = [
         kind: 'switch',
       },
       {
+        path: 'user.changeEmail.updateEmailWithoutVerification',
+        label: 'Change an unverified address at once',
+        help: 'Off: the change waits for the link mailed to the new address, so a stolen session cannot move the account.',
+        kind: 'switch',
+      },
+      {
         path: 'user.changeEmail.requireFreshSession',
         label: 'Email change needs a recent sign-in',
         help: 'See "Recent sign-in window" under Sessions.',
