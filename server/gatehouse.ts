@@ -7,7 +7,14 @@ import type { H3 } from 'h3'
 import { serve } from 'h3'
 import type { AuthContext, Clock } from './core/context.js'
 import { createAuthContext, systemClock } from './core/context.js'
-import { DatabaseRateLimitStore, effectiveRateLimitStorage, MemoryRateLimitStore, type RateLimitStore } from './core/rate-limit.js'
+import { OutageMonitor, watchOutages } from './core/outage.js'
+import {
+  DatabaseRateLimitStore,
+  effectiveRateLimitStorage,
+  MemoryRateLimitStore,
+  OutageTolerantRateLimitStore,
+  type RateLimitStore,
+} from './core/rate-limit.js'
 import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigError, ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
@@ -256,7 +263,10 @@ function assemble(
   mailer.wake()
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
-  const databaseLimits = new DatabaseRateLimitStore(ctx)
+  // Known storage outages answer 503 and are logged once each (server/core/outage.ts).
+  const outages = new OutageMonitor(() => database.storage.acceptsWrites(1_000), logger)
+  watchOutages(ctx, outages)
+  const databaseLimits = new OutageTolerantRateLimitStore(new DatabaseRateLimitStore(ctx), memoryLimits, (e) => outages.note(e) !== null)
   const sharedLimits = secondary ? new SecondaryStorageRateLimitStore(secondary) : null
   const deployment = { dialect: database.dialect, secondaryStorage: sharedLimits !== null }
   const configuredStorage = store.get().rateLimit.storage
@@ -338,6 +348,7 @@ function assemble(
     listening: () => bound,
     async close() {
       await closeListener()
+      outages.stop()
       for (const stop of stopFeatures) await stop()
       await mailer.close()
       await database.close()

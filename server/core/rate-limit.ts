@@ -98,6 +98,29 @@ export function effectiveRateLimitStorage(
   return deployment.secondaryStorage ? 'secondary-storage' : 'database'
 }
 
+/**
+ * The database's counters, with `fallback` (the memory store) while the database is out
+ * (`isOutage`: server/core/outage.ts): a storage outage must not turn every request, `/ok`
+ * included, into a 503 at the limiter, and the counts stay per instance until it is over, as
+ * Redis's outage falls back.
+ */
+export class OutageTolerantRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly primary: RateLimitStore,
+    private readonly fallback: RateLimitStore,
+    private readonly isOutage: (error: unknown) => boolean,
+  ) {}
+
+  async consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
+    try {
+      return await this.primary.consume(key, rule, now)
+    } catch (error) {
+      if (!this.isOutage(error)) throw error
+      return this.fallback.consume(key, rule, now)
+    }
+  }
+}
+
 export interface RateRule {
   window: number
   max: number
