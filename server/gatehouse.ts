@@ -7,7 +7,14 @@ import type { H3 } from 'h3'
 import { serve } from 'h3'
 import type { AuthContext, Clock } from './core/context.js'
 import { createAuthContext, systemClock } from './core/context.js'
-import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './core/rate-limit.js'
+import { OutageMonitor, watchOutages } from './core/outage.js'
+import {
+  DatabaseRateLimitStore,
+  effectiveRateLimitStorage,
+  MemoryRateLimitStore,
+  OutageTolerantRateLimitStore,
+  type RateLimitStore,
+} from './core/rate-limit.js'
 import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigError, ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
@@ -257,13 +264,23 @@ function assemble(
   mailer.wake()
 
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
-  const databaseLimits = new DatabaseRateLimitStore(ctx)
+  // Known storage outages answer 503 and are logged once each (server/core/outage.ts).
+  const outages = new OutageMonitor(() => database.storage.acceptsWrites(1_000), logger)
+  watchOutages(ctx, outages)
+  const databaseLimits = new OutageTolerantRateLimitStore(new DatabaseRateLimitStore(ctx), memoryLimits, (e) => outages.note(e) !== null)
   const sharedLimits = secondary ? new SecondaryStorageRateLimitStore(secondary) : null
-  if (store.get().rateLimit.storage === 'secondary-storage' && !sharedLimits) {
+  const deployment = { dialect: database.dialect, secondaryStorage: sharedLimits !== null }
+  const configuredStorage = store.get().rateLimit.storage
+  if (configuredStorage === 'secondary-storage' && !sharedLimits) {
     logger.warn('rateLimit.storage is "secondary-storage" but no --redis-url is set: the counters are kept in the database')
   }
+  if (configuredStorage === 'memory' && database.dialect === 'postgres') {
+    logger.warn(
+      'rateLimit.storage is "memory" on PostgreSQL: each instance counts on its own, so N instances allow N times the limit; leave it unset (or "database" / "secondary-storage") to share the counters',
+    )
+  }
   const rateLimitStore = (): RateLimitStore => {
-    const storage = store.get().rateLimit.storage
+    const storage = effectiveRateLimitStorage(store.get().rateLimit.storage, deployment)
     if (storage === 'memory') return memoryLimits
     if (storage === 'secondary-storage' && sharedLimits) return sharedLimits
     return databaseLimits
@@ -335,6 +352,7 @@ function assemble(
     listening: () => bound,
     async close() {
       await closeListener()
+      outages.stop()
       for (const stop of stopFeatures) await stop()
       await mailer.close()
       await database.close()

@@ -110,8 +110,12 @@ export const configSchema = z
         enabled: z.boolean().default(true),
         window: z.number().int().min(1).default(10),
         max: z.number().int().min(1).default(100),
-        /** secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters). */
-        storage: z.enum(['memory', 'database', 'secondary-storage']).default('memory'),
+        /**
+         * secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters).
+         * Unset: by deployment (server/core/rate-limit.ts effectiveRateLimitStorage): on PostgreSQL
+         * "secondary-storage" with --redis-url, else "database"; on SQLite "memory".
+         */
+        storage: z.enum(['memory', 'database', 'secondary-storage']).optional(),
         /** Paths (prefix match) that get the strict rule. */
         strictPaths: z.array(z.string().startsWith('/')).default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
         strict: rateLimitRule.default({ window: 10, max: 3 }),

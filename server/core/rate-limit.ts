@@ -81,6 +81,46 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   }
 }
 
+export type RateLimitStorage = NonNullable<GatehouseConfig['rateLimit']['storage']>
+
+/**
+ * Where the counts live when `rateLimit.storage` is not set (issue 31 §5): on PostgreSQL the
+ * instances share them, in Redis/Valkey when --redis-url is set (as better-auth defaults to its
+ * secondary storage) and else in the database, so N instances never allow N times the limit; on
+ * SQLite (one process) in memory.
+ */
+export function effectiveRateLimitStorage(
+  configured: RateLimitStorage | undefined,
+  deployment: { dialect: 'sqlite' | 'postgres'; secondaryStorage: boolean },
+): RateLimitStorage {
+  if (configured) return configured
+  if (deployment.dialect !== 'postgres') return 'memory'
+  return deployment.secondaryStorage ? 'secondary-storage' : 'database'
+}
+
+/**
+ * The database's counters, with `fallback` (the memory store) while the database is out
+ * (`isOutage`: server/core/outage.ts): a storage outage must not turn every request, `/ok`
+ * included, into a 503 at the limiter, and the counts stay per instance until it is over, as
+ * Redis's outage falls back.
+ */
+export class OutageTolerantRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly primary: RateLimitStore,
+    private readonly fallback: RateLimitStore,
+    private readonly isOutage: (error: unknown) => boolean,
+  ) {}
+
+  async consume(key: string, rule: RateRule, now: number): Promise<RateDecision> {
+    try {
+      return await this.primary.consume(key, rule, now)
+    } catch (error) {
+      if (!this.isOutage(error)) throw error
+      return this.fallback.consume(key, rule, now)
+    }
+  }
+}
+
 export interface RateRule {
   window: number
   max: number

@@ -1,3 +1,4 @@
+import { classifyOutage } from '../core/outage.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
@@ -318,8 +319,9 @@ export function sqliteStorage(db: DB, sqlite: Database.Database): Storage {
           })
           .immediate()
         return true
-      } catch {
-        // SQLITE_BUSY past the timeout, SQLITE_READONLY, SQLITE_FULL, ...
+      } catch (error) {
+        // SQLITE_FULL is a known outage, thrown for the caller to name; SQLITE_BUSY past the timeout, SQLITE_READONLY, ...: false.
+        if (classifyOutage(error)) throw error
         return false
       } finally {
         sqlite.pragma(`busy_timeout = ${previous}`)

@@ -7,6 +7,7 @@ import type { AuthContext, RequestMeta } from '../core/context.js'
 import { recordAudit } from '../core/audit.js'
 import { APIError, ERR } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
+import { outageAnswer } from '../core/outage.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
 import { isTrustedURL } from '../core/trusted-origins.js'
@@ -436,6 +437,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       if (error instanceof HashQueueFullError) {
         return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
       }
+      // A known storage outage (issue 31 §6): 503 with Retry-After, logged once per outage.
+      const outage = outageAnswer(ctx, error)
+      if (outage) return errorBody(outage, draft)
       options.onUnexpectedError?.(error, path, { requestId, method: request.method, route: route?.path ?? UNMATCHED_ROUTE })
       return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
     }

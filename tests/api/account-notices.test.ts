@@ -33,16 +33,33 @@ describe('masking', () => {
 })
 
 describe('email change notices', () => {
-  it('unverified path: the old address is told at once, with the time and the new address masked', async () => {
+  it('unverified path (updateEmailWithoutVerification): the old address is told at once, with the time and the new address masked', async () => {
+    await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: true } } })
     const signed = await signUp(m.server.base)
     const newEmail = uniqueEmail('moved')
     const { result, mail } = await withMail(m, signed.email, CHANGED, () => signed.client.post('/change-email', { newEmail }))
+    await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: null } } })
     expect(result.status).toBe(200)
     expect(mail.to).toEqual([signed.email])
     expect(mail.text).toContain('2026-11-23 15:55 UTC')
     expect(mail.text).toContain(maskEmail(newEmail))
     expect(mail.text).not.toContain(newEmail)
     expect(mail.text).toContain('If you did not make this change')
+    expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
+  })
+
+  it('unverified default path: the notice goes to the old address when the link to the new one is followed, not before', async () => {
+    const signed = await signUp(m.server.base)
+    const newEmail = uniqueEmail('pending')
+    const { mail: verify } = await withMail(m, newEmail, /^Verify your email address/, () =>
+      signed.client.post('/change-email', { newEmail }),
+    )
+    await settle(m)
+    expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(0)
+    const { mail } = await withMail(m, signed.email, CHANGED, () =>
+      follow(anonymous(m.server), linkIn(verify, `${m.server.base}/verify-email`)),
+    )
+    expect(mail.text).toContain(maskEmail(newEmail))
     expect(await outboxRow(signed.email, 'email-changed-notice')).toHaveLength(1)
   })
 

@@ -86,28 +86,95 @@ describe('POST /update-user', () => {
 })
 
 describe('POST /change-email', () => {
-  it('unverified address: changed at once (lowercased), cookie re-issued, verification mailed to the new address', async () => {
+  it('unverified address, by default: unchanged until the link mailed to the new address is followed (better-auth 1.7)', async () => {
     const signed = await signUp(m.server.base)
-    const newEmail = uniqueEmail('moved')
+    const newEmail = uniqueEmail('pending')
     const { result, mail } = await withMail(m, newEmail, VERIFY, () =>
       signed.client.post('/change-email', { newEmail: newEmail.toUpperCase(), callbackURL: '/settings' }),
     )
     expect(result.status).toBe(200)
     expect(result.body).toEqual({ status: true })
-    expect(await userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
-    const session = await signed.client.get<SessionAnswer>('/get-session')
-    expect(session.body.user.email).toBe(newEmail)
+    expect(result.cookies).toEqual([])
+    // The session alone moved nothing: a stolen session cannot take the account to another mailbox.
+    expect(await userRow(signed.user.id)).toMatchObject({ email: signed.email, emailVerified: false })
+    expect((await signed.client.get<SessionAnswer>('/get-session?disableCookieCache=true')).body.user.email).toBe(signed.email)
+    expect(mail.to).toEqual([newEmail])
     const link = linkIn(mail, `${m.server.base}/verify-email`)
-    expect((await verifiedClaims(new URL(link).searchParams.get('token') as string)).email).toBe(newEmail)
-    const verified = await follow(anonymous(m.server), link)
-    expect(verified.headers.get('location')).toBe('/settings')
-    expect((await userRow(signed.user.id))?.emailVerified).toBe(true)
-    // The old address can sign in no more; the new one can.
-    expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([
-      401,
-      ERRORS.INVALID_EMAIL_OR_PASSWORD,
-    ])
+    expect(await verifiedClaims(new URL(link).searchParams.get('token') as string)).toMatchObject({
+      email: signed.email,
+      updateTo: newEmail,
+      userId: signed.user.id,
+      requestType: 'change-email-verification',
+    })
+
+    // Another user's session cannot apply it.
+    const other = await signUp(m.server.base)
+    expect((await follow(other.client, link)).headers.get('location')).toBe('/settings?error=invalid_user')
+    expect((await userRow(signed.user.id))?.email).toBe(signed.email)
+
+    // Followed from the new mailbox (no session needed): the address changes, still unverified (as better-auth).
+    const changed = await follow<{ status: boolean; user: { email: string; emailVerified: boolean } }>(
+      anonymous(m.server),
+      link.replace(/&callbackURL=.*$/, ''),
+    )
+    expect(changed.status).toBe(200)
+    expect(changed.body).toMatchObject({ status: true, user: { email: newEmail, emailVerified: false } })
+    expect(await userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
+    expect((await signed.client.get<SessionAnswer>('/get-session?disableCookieCache=true')).body.user.email).toBe(newEmail)
+    // Not twice: the account is no longer at the token's address.
+    expect((await follow(anonymous(m.server), link)).headers.get('location')).toBe('/settings?error=invalid_token')
     expect((await anonymous(m.server).post('/sign-in/email', { email: newEmail, password: signed.password })).status).toBe(200)
+  })
+
+  it('a taken new address answers {status: true} and changes nothing, on either path', async () => {
+    const signed = await signUp(m.server.base)
+    const other = await signUp(m.server.base)
+    const taken = await signed.client.post('/change-email', { newEmail: other.email })
+    expect([taken.status, taken.body]).toEqual([200, { status: true }])
+    await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: true } } })
+    try {
+      const atOnce = await signed.client.post('/change-email', { newEmail: other.email })
+      expect([atOnce.status, atOnce.body]).toEqual([200, { status: true }])
+    } finally {
+      await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: null } } })
+    }
+    await db().update(user).set({ emailVerified: true }).where(eq(user.id, signed.user.id))
+    const verified = await signed.client.post('/change-email', { newEmail: other.email })
+    expect([verified.status, verified.body]).toEqual([200, { status: true }])
+    await settle(m)
+    expect(mailsTo(m.sink, other.email, VERIFY)).toEqual([])
+    expect(mailsTo(m.sink, signed.email, CONFIRM)).toEqual([])
+    expect(await userRow(signed.user.id)).toMatchObject({ email: signed.email })
+    expect(await userRow(other.user.id)).toMatchObject({ email: other.email })
+  })
+
+  it('unverified address with updateEmailWithoutVerification: changed at once (lowercased), cookie re-issued, verification mailed to the new address', async () => {
+    await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: true } } })
+    try {
+      const signed = await signUp(m.server.base)
+      const newEmail = uniqueEmail('moved')
+      const { result, mail } = await withMail(m, newEmail, VERIFY, () =>
+        signed.client.post('/change-email', { newEmail: newEmail.toUpperCase(), callbackURL: '/settings' }),
+      )
+      expect(result.status).toBe(200)
+      expect(result.body).toEqual({ status: true })
+      expect(await userRow(signed.user.id)).toMatchObject({ email: newEmail, emailVerified: false })
+      const session = await signed.client.get<SessionAnswer>('/get-session')
+      expect(session.body.user.email).toBe(newEmail)
+      const link = linkIn(mail, `${m.server.base}/verify-email`)
+      expect((await verifiedClaims(new URL(link).searchParams.get('token') as string)).email).toBe(newEmail)
+      const verified = await follow(anonymous(m.server), link)
+      expect(verified.headers.get('location')).toBe('/settings')
+      expect((await userRow(signed.user.id))?.emailVerified).toBe(true)
+      // The old address can sign in no more; the new one can.
+      expect(statusAndBody(await anonymous(m.server).post('/sign-in/email', { email: signed.email, password: signed.password }))).toEqual([
+        401,
+        ERRORS.INVALID_EMAIL_OR_PASSWORD,
+      ])
+      expect((await anonymous(m.server).post('/sign-in/email', { email: newEmail, password: signed.password })).status).toBe(200)
+    } finally {
+      await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: null } } })
+    }
   })
 
   it('verified address: confirmation to the current address; its link (signed in) switches to the new address, unverified, and mails it', async () => {
@@ -148,15 +215,11 @@ describe('POST /change-email', () => {
     expect((await userRow(signed.user.id))?.emailVerified).toBe(true)
   })
 
-  it('refuses the same email, a taken one, an invalid one, a disabled feature, and a verified user without confirmation mail', async () => {
+  it('refuses the same email, an invalid one, a disabled feature, and a verified user without confirmation mail', async () => {
     const signed = await signUp(m.server.base)
-    const other = await signUp(m.server.base)
     const same = await signed.client.post('/change-email', { newEmail: signed.email.toUpperCase() })
     expect(same.status).toBe(400)
     expect(same.body).toEqual({ code: 'EMAIL_IS_THE_SAME', message: 'Email is the same' })
-    const taken = await signed.client.post('/change-email', { newEmail: other.email })
-    expect(taken.status).toBe(400)
-    expect(taken.body).toEqual({ code: 'COULDNT_UPDATE_YOUR_EMAIL', message: "Couldn't update your email" })
     const invalid = await signed.client.post<{ code: string }>('/change-email', { newEmail: 'nope' })
     expect(invalid.status).toBe(400)
     expect(invalid.body).toEqual({ code: 'VALIDATION_ERROR', message: '[body.newEmail] Invalid email address' })
@@ -186,17 +249,30 @@ describe('POST /change-email', () => {
     expect((await userRow(signed.user.id))?.email).toBe(signed.email)
   })
 
-  it('the unverified path sends no mail when verification mail is off', async () => {
+  it('verification mail off: the unverified default path is refused (before the address is looked up); the at-once path sends no mail', async () => {
     await m.server.gatehouse.config.update({ emailVerification: { sendVerificationEmail: false } })
     try {
       const signed = await signUp(m.server.base)
+      const other = await signUp(m.server.base)
       const newEmail = uniqueEmail('quiet')
+      for (const address of [newEmail, other.email]) {
+        const refused = await signed.client.post('/change-email', { newEmail: address })
+        expect([refused.status, refused.body]).toEqual([
+          400,
+          { code: 'VERIFICATION_EMAIL_NOT_ENABLED', message: "Verification email isn't enabled" },
+        ])
+      }
+      expect((await userRow(signed.user.id))?.email).toBe(signed.email)
+      await m.server.gatehouse.config.update({ user: { changeEmail: { updateEmailWithoutVerification: true } } })
       expect((await signed.client.post('/change-email', { newEmail })).body).toEqual({ status: true })
       await settle(m)
       expect((await userRow(signed.user.id))?.email).toBe(newEmail)
       expect(mailsTo(m.sink, newEmail)).toEqual([])
     } finally {
-      await m.server.gatehouse.config.update({ emailVerification: { sendVerificationEmail: true } })
+      await m.server.gatehouse.config.update({
+        emailVerification: { sendVerificationEmail: true },
+        user: { changeEmail: { updateEmailWithoutVerification: null } },
+      })
     }
   })
 })

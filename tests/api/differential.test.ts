@@ -12,6 +12,8 @@ import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { user } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { startSmtpSink } from '../helpers/smtp.js'
+import { linkIn } from './account-helpers.js'
 
 /**
  * Issue 11: a real better-auth 1.7 server configured like Gatehouse (email and password,
@@ -31,6 +33,8 @@ interface Target {
   promote(userId: string): unknown
   /** Marks a user's address verified directly in the database. */
   verify(userId: string): unknown
+  /** The link of the last verification mail sent to `address`. */
+  verificationLink(address: string): Promise<string>
   close(): Promise<void>
 }
 
@@ -40,12 +44,18 @@ async function startBetterAuth(): Promise<Target> {
   const server: Server = createServer((req, res) => (handler ? handler(req as never, res as never) : res.end()))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const mailed = new Map<string, string>()
   const options = {
     database: sqlite,
     baseURL: origin,
     secret: SECRET,
     emailAndPassword: { enabled: true, sendResetPassword: async () => {} },
-    emailVerification: { sendVerificationEmail: async () => {} },
+    emailVerification: {
+      sendVerificationEmail: async ({ user, url }: { user: { email: string }; url: string }) => {
+        mailed.set(user.email, url)
+      },
+    },
+    user: { changeEmail: { enabled: true } },
     rateLimit: { enabled: false },
     telemetry: { enabled: false },
     logger: { disabled: true },
@@ -63,6 +73,11 @@ async function startBetterAuth(): Promise<Target> {
     base: `${origin}/api/auth`,
     promote: (userId) => sqlite.prepare("update user set role = 'admin' where id = ?").run(userId),
     verify: (userId) => sqlite.prepare('update user set emailVerified = 1 where id = ?').run(userId),
+    verificationLink: async (address) => {
+      const url = mailed.get(address)
+      if (!url) throw new Error(`better-auth mailed no verification link to ${address}`)
+      return url
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -72,7 +87,11 @@ async function startBetterAuth(): Promise<Target> {
 }
 
 async function startGatehouse(): Promise<Target & { server: TestServer }> {
-  const server = await startTestServer({ secret: SECRET })
+  const sink = await startSmtpSink()
+  const server = await startTestServer({
+    secret: SECRET,
+    config: { mail: { smtp: { url: sink.url } }, user: { changeEmail: { enabled: true } } },
+  })
   return {
     name: 'gatehouse',
     base: server.base,
@@ -81,7 +100,14 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
     verify: async (userId) => {
       await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, userId))
     },
-    close: () => server.close(),
+    verificationLink: async (address) => {
+      const mail = await sink.waitFor(address, (m) => /^Verify your email address/.test(m.subject))
+      return linkIn(mail, `${server.base}/verify-email`)
+    },
+    close: async () => {
+      await server.close()
+      await sink.close()
+    },
   }
 }
 
@@ -263,6 +289,17 @@ async function scenario(target: Target): Promise<Run> {
   record('send-verification-email verified address with session', await bob.client.post('/send-verification-email', { email: bob.email }))
   record('send-verification-email verified address without session', await anon.post('/send-verification-email', { email: bob.email }))
 
+  // Change of an unverified address (issue 31 §5): nothing changes until the link mailed to the
+  // new address is followed; a taken address gets the same answer.
+  const aliceNew = `alice.new.${tag}@example.com`
+  record('change-email of an unverified address', await alice.client.post('/change-email', { newEmail: aliceNew }))
+  record('get-session after change-email', await alice.client.get('/get-session'))
+  record('change-email to a taken address', await alice.client.post('/change-email', { newEmail: bob.email }))
+  const changeLink = (await target.verificationLink(aliceNew)).replace(/&callbackURL=.*$/, '')
+  record('verify-email of the change, signed out', await anon.get(changeLink.slice(target.base.length)))
+  record('get-session after the change', await alice.client.get('/get-session'))
+  alice.email = aliceNew
+
   // Organizations and teams.
   record('create organization', await alice.client.post('/organization/create', { name: 'Org A', slug: `org-a-${tag}` }))
   const orgA = body<{ id: string }>('create organization').id
@@ -302,6 +339,15 @@ async function scenario(target: Target): Promise<Run> {
     await alice.client.post('/organization/add-team-member', { teamId: bobTeam, userId: alice.id }),
   )
   record('list-team-members of another organization', await alice.client.get(`/organization/list-team-members?teamId=${bobTeam}`))
+  // Removing the caller's active team: refused (403) before the last-team rule (400) is looked at.
+  record('set-active-team bob', await bob.client.post('/organization/set-active-team', { teamId: bobTeam }))
+  record('remove-team the active and last team', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
+  record('create-team in B', await bob.client.post('/organization/create-team', { name: 'Spare' }))
+  const spare = body<{ id: string }>('create-team in B').id
+  record('remove-team the active team, another left', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
+  record('set-active-team null bob', await bob.client.post('/organization/set-active-team', { teamId: null }))
+  record('remove-team spare', await bob.client.post('/organization/remove-team', { teamId: spare }))
+  record('remove-team the last team', await bob.client.post('/organization/remove-team', { teamId: bobTeam }))
   record(
     'remove member bob from A',
     await alice.client.post('/organization/remove-member', { memberIdOrEmail: bob.email, organizationId: orgA }),
@@ -380,6 +426,15 @@ describe('Gatehouse answers like better-auth 1.7', () => {
         code: 'USER_IS_NOT_A_MEMBER_OF_THE_TEAM',
       })
       expect(seen.get('add-team-member to a team of another organization')).toMatchObject({ status: 400, code: 'TEAM_NOT_FOUND' })
+      for (const step of ['change-email of an unverified address', 'change-email to a taken address']) {
+        expect(seen.get(step), step).toMatchObject({ status: 200, shape: { status: 'boolean' } })
+      }
+      expect(seen.get('verify-email of the change, signed out')).toMatchObject({ status: 200 })
+      for (const step of ['remove-team the active and last team', 'remove-team the active team, another left']) {
+        expect(seen.get(step), step).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM' })
+      }
+      expect(seen.get('remove-team spare')).toMatchObject({ status: 200 })
+      expect(seen.get('remove-team the last team')).toMatchObject({ status: 400, code: 'UNABLE_TO_REMOVE_LAST_TEAM' })
       expect(seen.get('get-session with active team')?.shape).toMatchObject({ session: { activeTeamId: 'string' } })
       expect(seen.get('get-session')?.shape).toMatchObject({ session: { activeTeamId: 'null' } })
       expect(Object.keys(seen.get('list-users without limit')?.shape as object)).toEqual(['total', 'users'])
@@ -389,6 +444,18 @@ describe('Gatehouse answers like better-auth 1.7', () => {
         expect(cookies['better-auth.session_token'], step).toMatchObject({ value: 'empty', 'max-age': '0' })
         expect(cookies['better-auth.session_data'], step).toMatchObject({ value: 'empty', 'max-age': '0' })
       }
+    }
+  })
+
+  it('an unverified address changes only when the link mailed to the new one is followed, on both', () => {
+    for (const { raw } of [runs.g, runs.b]) {
+      const userOf = (step: string) => (raw.get(step)?.body as { user?: { email: string; emailVerified: boolean } } | undefined)?.user
+      expect(userOf('get-session after change-email')?.email).toMatch(/^alice\.[a-z0-9]+@/)
+      expect(userOf('verify-email of the change, signed out')).toMatchObject({
+        email: expect.stringMatching(/^alice\.new\./),
+        emailVerified: false,
+      })
+      expect(userOf('get-session after the change')?.email).toMatch(/^alice\.new\./)
     }
   })
 

@@ -48,8 +48,9 @@ describe('invitation mail through SMTP', () => {
 
     const mail = await sink.waitFor(bobEmail)
     expect(mail.subject).toBe('Alice <Admin> invited you to join Rock & Roll <Ltd>')
-    const link = linkIn(mail, `${server.origin}/accept-invitation/`)
-    expect(link).toBe(`${server.origin}/accept-invitation/${invitationId}`)
+    // The hosted accept-invitation page by default (issue 31 §3; tests/hosted covers the page).
+    const link = linkIn(mail, `${server.base}/ui/accept-invitation`)
+    expect(link).toBe(`${server.base}/ui/accept-invitation?id=${invitationId}`)
     expect(mail.text).toContain(`Alice <Admin> (${alice.email}) invited you to join Rock & Roll <Ltd> as admin.`)
     expect(mail.text).toContain('2026-01-03 12:00:00 UTC')
     expect(mail.html).toContain(`href="${link}"`)
@@ -58,7 +59,7 @@ describe('invitation mail through SMTP', () => {
 
     // The recipient has no account yet: signs up with the invited address, then follows the link.
     const bob = await person(bobEmail)
-    const id = new URL(link).pathname.split('/').pop() as string
+    const id = new URL(link).searchParams.get('id') as string
     const seen = await bob.client.organization.getInvitation({ query: { id } })
     expect(seen.data).toMatchObject({ organizationName: 'Rock & Roll <Ltd>', inviterEmail: alice.email, role: 'admin' })
     const accepted = await bob.client.organization.acceptInvitation({ invitationId: id })

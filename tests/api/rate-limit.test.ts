@@ -1,12 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERRORS, HttpClient, uniqueEmail, statusAndBody } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { serverLog, startTestServer, type TestServer, testEngine } from '../helpers/server.js'
 
 for (const storage of ['memory', 'database'] as const) {
   describe(`rate limiter with ${storage} storage`, () => {
     let server: TestServer
     beforeAll(async () => {
       server = await startTestServer({ config: { rateLimit: { enabled: true, storage } } })
+      // An explicit "memory" on PostgreSQL counts per instance: the server says so at start (issue 31 §5).
+      const warned = serverLog.takeUnexpected().map((e) => e.message)
+      expect(warned).toEqual(
+        storage === 'memory' && testEngine === 'postgres' ? [expect.stringMatching(/^rateLimit\.storage is "memory" on PostgreSQL/)] : [],
+      )
     })
     afterAll(() => server.close())
 

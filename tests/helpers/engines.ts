@@ -144,6 +144,9 @@ export interface PostgresServer {
   /** Creates a new empty database and returns its URL. */
   createDatabase(name?: string): Promise<string>
   stop(): Promise<void>
+  /** Stops the server and keeps its data: `restart` brings it back on the same port. */
+  halt(): Promise<void>
+  restart(): Promise<void>
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -171,51 +174,65 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
   })
   const port = await freePort()
   let log = ''
-  const child = spawn(
-    join(bin, 'postgres'),
-    [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=200',
-      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-    ],
-    { ...as, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  child.stdout?.on('data', (c: Buffer) => {
-    log += c.toString()
-  })
-  child.stderr?.on('data', (c: Buffer) => {
-    log += c.toString()
-  })
+  const launch = (): ChildProcess => {
+    const started = spawn(
+      join(bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
+      { ...as, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    started.stdout?.on('data', (c: Buffer) => {
+      log += c.toString()
+    })
+    started.stderr?.on('data', (c: Buffer) => {
+      log += c.toString()
+    })
+    return started
+  }
+  let child = launch()
   const url = `postgres://gatehouse@127.0.0.1:${port}/postgres`
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const client = new pg.Client({ connectionString: url })
-    try {
-      await client.connect()
-      await client.end()
-      break
-    } catch (error) {
-      await client.end().catch(() => {})
-      if (child.exitCode !== null || Date.now() > deadline) {
-        child.kill('SIGKILL')
-        rmSync(dir, { recursive: true, force: true })
-        throw new Error(`PostgreSQL did not start: ${String(error)}\n${log}`)
+  const ready = async (): Promise<void> => {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const client = new pg.Client({ connectionString: url })
+      try {
+        await client.connect()
+        await client.end()
+        return
+      } catch (error) {
+        await client.end().catch(() => {})
+        if (child.exitCode !== null || Date.now() > deadline) {
+          child.kill('SIGKILL')
+          rmSync(dir, { recursive: true, force: true })
+          throw new Error(`PostgreSQL did not start: ${String(error)}\n${log}`)
+        }
+        await new Promise((r) => setTimeout(r, 100))
       }
-      await new Promise((r) => setTimeout(r, 100))
     }
   }
+  const halt = async (): Promise<void> => {
+    // SIGINT: PostgreSQL's "fast" shutdown (disconnects clients, no waiting on them).
+    child.kill('SIGINT')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    await exited(child)
+    clearTimeout(timer)
+  }
+  await ready()
   let n = 0
   return {
     url,
@@ -231,12 +248,13 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
       return `postgres://gatehouse@127.0.0.1:${port}/${name}`
     },
     async stop() {
-      // SIGINT: PostgreSQL's "fast" shutdown (disconnects clients, no waiting on them).
-      child.kill('SIGINT')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited(child)
-      clearTimeout(timer)
+      await halt()
       rmSync(dir, { recursive: true, force: true })
+    },
+    halt,
+    async restart() {
+      child = launch()
+      await ready()
     },
   }
 }

@@ -307,26 +307,59 @@ describe.skipIf(noPostgres)('rate limits shared by several instances', () => {
     await postgres?.stop()
   })
 
-  const storages = ['database', ...(noRedis ? [] : ['secondary-storage'])] as const
-  for (const storage of storages) {
-    it(`3 sign-ins per 10 s from one client across two instances (${storage}), also in parallel`, async () => {
-      const databaseUrl = await postgres.createDatabase(`limits_${storage.replace('-', '_')}`)
-      const config = { rateLimit: { enabled: true, storage } }
-      const redisUrl = storage === 'secondary-storage' ? redis?.url : undefined
+  // Issue 31 §5: with --database-url, an unset rateLimit.storage is shared too ("database", or
+  // "secondary-storage" with --redis-url), so the documented limit holds across instances by default.
+  const cases: Array<{ label: string; storage?: 'database' | 'secondary-storage'; redis: boolean; table: boolean }> = [
+    { label: 'unset: the database by default', redis: false, table: true },
+    { label: 'database', storage: 'database', redis: false, table: true },
+    ...(noRedis
+      ? []
+      : [
+          { label: 'secondary-storage', storage: 'secondary-storage' as const, redis: true, table: false },
+          { label: 'unset with --redis-url: Redis by default', redis: true, table: false },
+        ]),
+  ]
+  // Each case its own client addresses: the Redis cases share one Redis.
+  for (const [n, { label, storage, redis: withRedis, table }] of cases.entries()) {
+    it(`3 sign-ins per 10 s from one client across two instances (${label}), also in parallel`, async () => {
+      const databaseUrl = await postgres.createDatabase(`limits_${label.replace(/[^a-z]+/g, '_')}`)
+      const config = { rateLimit: { enabled: true, ...(storage ? { storage } : {}) } }
+      const redisUrl = withRedis ? redis?.url : undefined
       const a = await startInstance('rl-a', { databaseUrl, config, redisUrl })
       const b = await startInstance('rl-b', { databaseUrl, config, redisUrl })
       started.push(a, b)
       const body = { email: uniqueEmail(), password: 'wrong-password' }
       const from = (on: Instance, ip: string) => on.client(undefined, { 'x-forwarded-for': ip })
-      const sequential = [a, b, a, b].map((on) => from(on, '203.0.113.9'))
+      const sequential = [a, b, a, b].map((on) => from(on, `203.0.113.${20 + 2 * n}`))
       const statuses: number[] = []
       for (const client of sequential) statuses.push((await client.post('/sign-in/email', body)).status)
       expect(statuses).toEqual([401, 401, 401, 429])
       const parallel = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => from(i % 2 ? a : b, '203.0.113.10').post('/sign-in/email', body)),
+        Array.from({ length: 20 }, (_, i) => from(i % 2 ? a : b, `203.0.113.${21 + 2 * n}`).post('/sign-in/email', body)),
       )
       expect(parallel.filter((r) => r.status === 401)).toHaveLength(3)
       expect(parallel.filter((r) => r.status === 429)).toHaveLength(17)
+      // Where the counters went: the database's rateLimit table, or Redis (the table stays empty).
+      const client = new pg.Client({ connectionString: databaseUrl })
+      await client.connect()
+      const { rows } = await client.query<{ n: string }>('select count(*) as n from "rateLimit"')
+      await client.end()
+      expect(Number(rows[0]?.n) > 0).toBe(table)
+      for (const on of [a, b]) expect(on.server.output()).not.toContain('rateLimit.storage is "memory"')
     })
   }
+
+  it('an explicit "memory" on PostgreSQL warns at start and counts per instance', async () => {
+    const databaseUrl = await postgres.createDatabase('limits_memory')
+    const config = { rateLimit: { enabled: true, storage: 'memory' } }
+    const a = await startInstance('rl-mem-a', { databaseUrl, config })
+    const b = await startInstance('rl-mem-b', { databaseUrl, config })
+    started.push(a, b)
+    for (const on of [a, b]) expect(on.server.output()).toContain('rateLimit.storage is "memory" on PostgreSQL')
+    const body = { email: uniqueEmail(), password: 'wrong-password' }
+    const statuses: number[] = []
+    for (const on of [a, b, a, b, a, b, a, b])
+      statuses.push((await on.client(undefined, { 'x-forwarded-for': '203.0.113.11' }).post('/sign-in/email', body)).status)
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429, 429])
+  })
 })

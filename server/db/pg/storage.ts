@@ -1,3 +1,4 @@
+import { classifyOutage } from '../../core/outage.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
@@ -129,6 +130,10 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => {})
   pool.on('connect', storableParams)
+  // Nor a checked-out one: pg-pool drops its own 'error' listener while a client is lent out, and a
+  // connection lost between two statements of a transaction is then an unhandled 'error' event
+  // (issue 31 §6). The statement that needs the client fails on its own, and is answered as an outage.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const folder = options.migrationsFolder ?? pgMigrationsFolder
   try {
     if (options.migrate !== false) await migratePostgres(pool, folder)
@@ -226,7 +231,9 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
           await tx.execute(sql`select pg_current_xact_id()`)
         })
         return true
-      } catch {
+      } catch (error) {
+        // A known outage (the server unreachable) is thrown for the caller to name; any other refusal is false.
+        if (classifyOutage(error)) throw error
         return false
       }
     },

@@ -8,6 +8,11 @@ export const changeEmailConfig = z
     enabled: z.boolean().default(false),
     /** better-auth's `sendChangeEmailVerification` hook, as a switch (confirmation mail to the current address). */
     sendChangeEmailVerification: z.boolean().default(true),
+    /**
+     * An unverified address is replaced at once, with the session alone (better-auth's option; off by
+     * default as in 1.7: the change then waits for the link mailed to the new address).
+     */
+    updateEmailWithoutVerification: z.boolean().default(false),
     /** Changing the address needs a session younger than session.freshAge (Gatehouse default; better-auth has no such check). */
     requireFreshSession: z.boolean().default(true),
   })

@@ -17,7 +17,12 @@ import { generateLowerToken } from '../../crypto/random.js'
 import { emailPasswordError } from '../email-password/errors.js'
 import { emailChangedNotice, passwordChangedNotice } from '../email-password/mail.js'
 import { assertPasswordPolicy } from '../email-password/password-policy.js'
-import { sendChangeEmailConfirmation, sendVerificationEmailIfEnabled } from '../email-password/verification.js'
+import {
+  createEmailVerificationToken,
+  sendChangeEmailConfirmation,
+  sendChangeEmailVerification,
+  sendVerificationEmailIfEnabled,
+} from '../email-password/verification.js'
 import { accountError } from './errors.js'
 import { deleteAccountEmail } from './mail.js'
 import { deleteAccountRow } from './store.js'
@@ -152,15 +157,21 @@ export async function setPassword(ctx: AuthContext, userId: string, newPassword:
 // Email change
 
 export interface ChangeEmailResult {
-  /** The user as it now is (the address changed only on the unverified path). */
+  /** The user as it now is (the address changed only with `updateEmailWithoutVerification`). */
   user: UserRow
   changed: boolean
 }
 
 /**
- * POST /change-email (SPEC §4 Email change). An unverified address is replaced at once (and the
- * new one gets a verification mail when verification mail is on); a verified one stays until the
- * owner approves the change from the confirmation mail sent to it.
+ * POST /change-email (SPEC §4 Email change), as better-auth 1.7:
+ * - an unverified address is replaced at once only with `user.changeEmail.updateEmailWithoutVerification`
+ *   (the new one then gets a verification mail when verification mail is on); by default a
+ *   verification link goes to the new address and the address changes when it is followed
+ *   (GET /verify-email, token `requestType: "change-email-verification"`), so a session alone
+ *   cannot move an account to another mailbox (issue 31 §5);
+ * - a verified one stays until the owner approves the change from the confirmation mail sent to it;
+ * - a new address that already has an account gets the same `{status: true}` and nothing changes
+ *   (a token is still signed so both paths do the same work).
  */
 export async function changeEmail(
   ctx: AuthContext,
@@ -174,9 +185,25 @@ export async function changeEmail(
   if (conf.requireFreshSession && !isSessionFresh(ctx, current.session)) throw fail(403, 'SESSION_NOT_FRESH')
   const newEmail = normalizeEmail(input.newEmail)
   if (newEmail === current.user.email) throw accountError(400, 'EMAIL_IS_THE_SAME')
-  if (await findUserByEmail(ctx, newEmail)) throw accountError(400, 'COULDNT_UPDATE_YOUR_EMAIL')
+  const unchanged = { user: current.user, changed: false }
+  // Before the address is looked up: a refusal here must not depend on whether it has an account.
+  const atOnce = !current.user.emailVerified && conf.updateEmailWithoutVerification
+  const verificationMail = ctx.config().emailVerification.sendVerificationEmail
+  if (current.user.emailVerified ? !conf.sendChangeEmailVerification : !atOnce && !verificationMail) {
+    throw emailPasswordError(400, 'VERIFICATION_EMAIL_NOT_ENABLED')
+  }
+  if (await findUserByEmail(ctx, newEmail)) {
+    await createEmailVerificationToken(ctx, { email: current.user.email, updateTo: newEmail, userId: current.user.id })
+    await recordAudit(ctx, {
+      type: 'user.email-change-requested',
+      actorUserId: current.user.id,
+      detail: { to: newEmail, refused: 'address taken' },
+      meta,
+    })
+    return unchanged
+  }
 
-  if (!current.user.emailVerified) {
+  if (atOnce) {
     const patch = { email: newEmail, emailVerified: false, updatedAt: new Date(ctx.clock.now()) }
     try {
       await updateUserColumns(ctx, current.user.id, patch)
@@ -197,10 +224,20 @@ export async function changeEmail(
     return { user: updated, changed: true }
   }
 
-  if (!conf.sendChangeEmailVerification) throw emailPasswordError(400, 'VERIFICATION_EMAIL_NOT_ENABLED')
+  if (!current.user.emailVerified) {
+    await sendChangeEmailVerification(ctx, current.user, newEmail, input.callbackURL)
+    await recordAudit(ctx, {
+      type: 'user.email-change-requested',
+      actorUserId: current.user.id,
+      detail: { to: newEmail, via: 'new-address' },
+      meta,
+    })
+    return unchanged
+  }
+
   await sendChangeEmailConfirmation(ctx, current.user, newEmail, input.callbackURL)
   await recordAudit(ctx, { type: 'user.email-change-requested', actorUserId: current.user.id, detail: { to: newEmail }, meta })
-  return { user: current.user, changed: false }
+  return unchanged
 }
 
 // ---------------------------------------------------------------------------------------------

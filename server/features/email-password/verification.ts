@@ -5,7 +5,7 @@ import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
 import type { SessionWithUser, UserRow } from '../../core/sessions.js'
 import type { SignInAttempt } from '../../core/sign-in.js'
-import { findUserByEmail, normalizeEmail } from '../../core/user-store.js'
+import { findUserByEmail, findUserById, normalizeEmail } from '../../core/user-store.js'
 import { updateUserColumns } from '../../core/users.js'
 import { emailPasswordError } from './errors.js'
 import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from './mail.js'
@@ -20,9 +20,20 @@ export interface VerificationClaims {
   email: string
   updateTo?: string
   userId?: string
+  /**
+   * better-auth 1.7's `requestType`: "change-email-verification" is a change mailed to the new
+   * address, applied when followed (no session needed: the token names the user and its current
+   * address). Without it, `updateTo` is the confirmation mailed to the current address.
+   */
+  requestType?: string
 }
 
-const claimsSchema = z.object({ email: z.string().min(1), updateTo: z.string().optional(), userId: z.string().optional() })
+const claimsSchema = z.object({
+  email: z.string().min(1),
+  updateTo: z.string().optional(),
+  userId: z.string().optional(),
+  requestType: z.string().optional(),
+})
 
 const key = (ctx: AuthContext) => new TextEncoder().encode(ctx.secret)
 
@@ -32,6 +43,7 @@ export async function createEmailVerificationToken(ctx: AuthContext, claims: Ver
     email: normalizeEmail(claims.email),
     ...(claims.updateTo ? { updateTo: normalizeEmail(claims.updateTo) } : {}),
     ...(claims.userId ? { userId: claims.userId } : {}),
+    ...(claims.requestType ? { requestType: claims.requestType } : {}),
   })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuedAt(now)
@@ -39,7 +51,7 @@ export async function createEmailVerificationToken(ctx: AuthContext, claims: Ver
     .sign(key(ctx))
 }
 
-export type VerifyEmailErrorCode = 'invalid_token' | 'token_expired' | 'user_not_found' | 'unauthorized'
+export type VerifyEmailErrorCode = 'invalid_token' | 'token_expired' | 'user_not_found' | 'unauthorized' | 'invalid_user'
 
 /** A refusal of GET /verify-email: appended to the callbackURL, or 401 with the code as message. */
 export class VerifyEmailError extends Error {
@@ -123,14 +135,38 @@ export async function sendChangeEmailConfirmation(
   await ctx.mailer.send(changeEmailConfirmation(ctx.config().mail.appName, target, newEmail, verificationLink(ctx, token, callbackURL)))
 }
 
+export const CHANGE_EMAIL_VERIFICATION = 'change-email-verification'
+
+/**
+ * An unverified account's change of address (better-auth 1.7 without
+ * `updateEmailWithoutVerification`): a verification link to the new address, which applies the
+ * change when followed.
+ */
+export async function sendChangeEmailVerification(
+  ctx: AuthContext,
+  target: UserRow,
+  newEmail: string,
+  callbackURL?: string | null,
+): Promise<void> {
+  const token = await createEmailVerificationToken(ctx, {
+    email: target.email,
+    updateTo: newEmail,
+    userId: target.id,
+    requestType: CHANGE_EMAIL_VERIFICATION,
+  })
+  await ctx.mailer.send(
+    verificationEmail(ctx.config().mail.appName, { ...target, email: newEmail }, verificationLink(ctx, token, callbackURL)),
+  )
+}
+
 export type VerifyEmailResult =
   /**
    * Plain verification; `session` is set when the caller's session was re-issued, `signIn` when a
    * sign-in is due (autoSignInAfterVerification): the route finishes it through the pipeline.
    */
   | { kind: 'verified'; user: UserRow; session: SessionWithUser | null; signIn?: SignInAttempt }
-  /** Email change confirmed: the address is replaced and the caller's session carries the new user. */
-  | { kind: 'email-changed'; user: UserRow; session: SessionWithUser }
+  /** Email change confirmed: the address is replaced and the caller's session (if any) carries the new user. */
+  | { kind: 'email-changed'; user: UserRow; session: SessionWithUser | null }
 
 /**
  * GET /verify-email. A plain token sets emailVerified (idempotent: a token may be replayed until it
@@ -145,6 +181,9 @@ export async function verifyEmail(
   const claims = await readEmailVerificationToken(ctx, input.token)
   const now = new Date(ctx.clock.now())
 
+  if (claims.updateTo && claims.requestType === CHANGE_EMAIL_VERIFICATION) {
+    return applyChangeMailedToNewAddress(ctx, { ...claims, updateTo: claims.updateTo }, input.session, meta)
+  }
   if (claims.updateTo) {
     const current = input.session
     if (!current || current.user.email !== claims.email || (claims.userId && claims.userId !== current.user.id)) {
@@ -191,4 +230,42 @@ export async function verifyEmail(
     session: null,
     signIn: { user: verified, method: 'email-verification', secondFactor: 'due', detail: { via: 'email-verification' } },
   }
+}
+
+/**
+ * A change-email link followed from the new mailbox (better-auth 1.7 "change-email-verification"):
+ * the token's user, still at the token's address, takes the new one; `emailVerified` stays as it
+ * was, as better-auth. No session is needed; another user's session is refused.
+ */
+async function applyChangeMailedToNewAddress(
+  ctx: AuthContext,
+  claims: VerificationClaims & { updateTo: string },
+  session: SessionWithUser | null,
+  meta: RequestMeta,
+): Promise<VerifyEmailResult> {
+  if (!claims.userId) throw new VerifyEmailError('invalid_token')
+  const bound = await findUserById(ctx, claims.userId)
+  if (!bound) throw new VerifyEmailError('user_not_found')
+  if (bound.email !== claims.email) throw new VerifyEmailError('invalid_token')
+  if (session && session.user.id !== bound.id) throw new VerifyEmailError('invalid_user')
+  const taken = await findUserByEmail(ctx, claims.updateTo)
+  if (taken && taken.id !== bound.id) throw new VerifyEmailError('invalid_token')
+  const now = new Date(ctx.clock.now())
+  const patch = { email: claims.updateTo, updatedAt: now }
+  try {
+    await updateUserColumns(ctx, bound.id, patch)
+  } catch (e) {
+    // Taken between the check and the write.
+    if (e instanceof APIError && e.code === 'USER_ALREADY_EXISTS') throw new VerifyEmailError('invalid_token')
+    throw e
+  }
+  const updated: UserRow = { ...bound, ...patch }
+  await recordAudit(ctx, {
+    type: 'user.email-changed',
+    actorUserId: updated.id,
+    detail: { from: claims.email, to: claims.updateTo, confirmed: true, via: 'new-address' },
+    meta,
+  })
+  await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, bound, claims.updateTo, now))
+  return { kind: 'email-changed', user: updated, session: session ? { session: session.session, user: updated } : null }
 }

@@ -26,6 +26,7 @@ export const HOSTED_PAGES = [
   'forgot-password',
   'reset-password',
   'verify-email',
+  'accept-invitation',
 ] as const
 
 const TYPES: Record<string, string> = {

@@ -14,7 +14,7 @@ export const organizationConfig = z
     invitationLimit: z.number().int().min(0).default(100),
     invitationExpiresIn: seconds.default(172800),
     cancelPendingInvitationsOnReInvite: z.boolean().default(false),
-    /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default {origin}/accept-invitation/{id}. */
+    /** Accept link in invitation mail; `{id}` is replaced by the invitation id. Default: the hosted page {baseURL}/ui/accept-invitation?id={id}. */
     invitationURL: z.url().nullish(),
     teams: z
       .object({

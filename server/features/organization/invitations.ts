@@ -45,7 +45,7 @@ async function sendInvitationMail(ctx: AuthContext, row: InvitationRow, org: Org
     inviterName: inviter?.name ?? '',
     inviterEmail: inviter?.email ?? '',
     role: row.role ?? 'member',
-    url: invitationURL(conf.invitationURL, ctx.baseURL, row.id),
+    url: invitationURL(conf.invitationURL, ctx.baseURL, row.id, ctx.config().hostedPages.enabled),
     expiresAt: row.expiresAt,
   })
   await ctx.mailer.send({ to: row.email, kind: 'invitation', ...mail })

@@ -48,9 +48,14 @@ export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
   return { subject, text, html }
 }
 
-/** The accept link: the configured template (`{id}` replaced) or {origin}/accept-invitation/{id}. */
-export function invitationURL(template: string | null | undefined, baseURL: string, invitationId: string): string {
+/**
+ * The accept link: the configured template (`{id}` replaced), else the hosted accept-invitation
+ * page `{baseURL}/ui/accept-invitation?id={id}` (issue 31 §3), else (hosted pages off)
+ * {origin}/accept-invitation/{id} for the app to serve.
+ */
+export function invitationURL(template: string | null | undefined, baseURL: string, invitationId: string, hostedPages = true): string {
   const id = encodeURIComponent(invitationId)
   if (template) return template.includes('{id}') ? template.replaceAll('{id}', id) : `${template.replace(/\/+$/, '')}/${id}`
+  if (hostedPages) return `${baseURL}/ui/accept-invitation?id=${id}`
   return `${new URL(baseURL).origin}/accept-invitation/${id}`
 }

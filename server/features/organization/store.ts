@@ -35,6 +35,13 @@ const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\
 /** Case-insensitive LIKE on both engines (PostgreSQL's LIKE is case-sensitive): lower() on both sides. */
 const ilike = (column: SQLiteColumn, pattern: string): SQL => sql`lower(${column}) like ${pattern.toLowerCase()} escape '\\'`
 
+/**
+ * A column of the outer query, qualified with its table, for a correlated subquery: drizzle
+ * writes a column in a select field unqualified, which inside `(select … from member where …)`
+ * resolves to the subquery's own table (member.id), so every count was 0 (issue 31 §3).
+ */
+const outer = (table: SQLiteTable, column: SQLiteColumn): SQL => sql`${table}.${sql.identifier(column.name)}`
+
 const countOf = async (query: PromiseLike<Array<{ n: number }>>): Promise<number> => Number((await firstRow(query))?.n ?? 0)
 
 // ---- users (existence and display) ---------------------------------------------------------
@@ -105,7 +112,7 @@ export async function searchOrganizationRows(
   const rows = await ctx.db
     .select({
       organization,
-      memberCount: sql<number>`(select count(*) from ${member} where ${member.organizationId} = ${organization.id})`,
+      memberCount: sql<number>`(select count(*) from ${member} where ${member.organizationId} = ${outer(organization, organization.id)})`,
     })
     .from(organization)
     .where(where)
@@ -328,7 +335,7 @@ export async function listTeamsOf(ctx: AuthContext, organizationId: string): Pro
 
 export async function listTeamsWithCounts(ctx: AuthContext, organizationId: string): Promise<TeamWithCount[]> {
   const rows = await ctx.db
-    .select({ team, memberCount: sql<number>`(select count(*) from ${teamMember} where ${teamMember.teamId} = ${team.id})` })
+    .select({ team, memberCount: sql<number>`(select count(*) from ${teamMember} where ${teamMember.teamId} = ${outer(team, team.id)})` })
     .from(team)
     .where(eq(team.organizationId, organizationId))
     .orderBy(asc(team.createdAt), insertionOrder(ctx, team))

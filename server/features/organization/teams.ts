@@ -90,7 +90,12 @@ export async function removeTeam(
   if (!found || (input.organizationId && input.organizationId !== found.organizationId)) {
     throw orgError(400, 'TEAM_NOT_FOUND')
   }
-  const caller = await requirePermission(
+  // better-auth 1.7 refuses the caller's active team before it looks at permissions or the
+  // last-team rule (issue 31 §5); the differential test has the step.
+  if (actor.kind === 'user' && actor.session?.activeTeamId === found.id) {
+    throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM')
+  }
+  await requirePermission(
     ctx,
     actor,
     found.organizationId,
@@ -101,9 +106,6 @@ export async function removeTeam(
   await ctx.storage.transaction(async () => {
     if (!ctx.config().organization.teams.allowRemovingAllTeams && (await countTeams(ctx, found.organizationId)) <= 1) {
       throw orgError(400, 'UNABLE_TO_REMOVE_LAST_TEAM')
-    }
-    if (caller && actor.kind === 'user' && actor.session?.activeTeamId === found.id) {
-      throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM')
     }
     // No session keeps a team that is gone as its active one (its teamMember rows cascade).
     await deleteTeamRow(ctx, found.id)

@@ -15,6 +15,15 @@ export const setupStepSchema = z.object({
 })
 export type SetupStep = z.infer<typeof setupStepSchema>
 
+export const storageOutageSchema = z.object({
+  code: z.enum(['DATABASE_UNAVAILABLE', 'STORAGE_FULL']),
+  message: z.string(),
+  /** What the driver said. */
+  cause: z.string(),
+  since: ms,
+})
+export type StorageOutageView = z.infer<typeof storageOutageSchema>
+
 export const activityBucketSchema = z.object({ start: ms, signIns: z.number(), failures: z.number() })
 
 export const overviewContract = {
@@ -33,6 +42,11 @@ export const overviewContract = {
       people: peopleSchema,
       /** The first-run checklist: shown until every step is done. */
       setup: z.array(setupStepSchema),
+      /**
+       * A storage outage in progress (issue 31 §6): requests that need the database answer 503 with
+       * this code. While it lasts the counts, activity and events above are empty (not readable).
+       */
+      outage: storageOutageSchema.nullable(),
     }),
   ),
 }

@@ -1,5 +1,6 @@
 import { isAdministrator } from '../admin/access.js'
 import { recentAuditEvents } from '../../core/audit.js'
+import { currentOutage, outageAnswer } from '../../core/outage.js'
 import { serverCounts, signInActivity } from '../../core/overview.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
@@ -33,13 +34,27 @@ export async function setupChecklist(env: PanelEnv): Promise<SetupStep[]> {
 export const overviewPanel = (env: PanelEnv) => ({
   async 'overview.get'({ range }: { range: 'hours' | 'days' }) {
     const { ctx } = env.gatehouse
-    const recent = await recentAuditEvents(ctx, 12)
-    return {
-      counts: await serverCounts(ctx),
-      activity: await signInActivity(ctx, range),
-      recent: recent.map(toAuditView),
-      people: await peopleOf(ctx, recent),
-      setup: await setupChecklist(env),
+    try {
+      const recent = await recentAuditEvents(ctx, 12)
+      return {
+        counts: await serverCounts(ctx),
+        activity: await signInActivity(ctx, range),
+        recent: recent.map(toAuditView),
+        people: await peopleOf(ctx, recent),
+        setup: await setupChecklist(env),
+        outage: currentOutage(ctx),
+      }
+    } catch (error) {
+      // The storage is out: the overview still opens, and says so (issue 31 §6).
+      if (!outageAnswer(ctx, error)) throw error
+      return {
+        counts: { users: 0, activeSessions: 0, organizations: 0, bannedUsers: 0 },
+        activity: [],
+        recent: [],
+        people: {},
+        setup: [],
+        outage: currentOutage(ctx),
+      }
     }
   },
 })

@@ -8,6 +8,7 @@ import { useOp } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
+import { StorageOutage } from './StorageOutage'
 import { bytes, dateTime, duration } from '../../format'
 
 function Stat({ label, value, icon, testId }: { label: string; value: number; icon: ReactNode; testId: string }) {
@@ -135,6 +136,7 @@ export default function Overview() {
   return (
     <Stack>
       <PageHeader title="Overview" description="How this Gatehouse is doing right now." />
+      {overview.data?.outage && <StorageOutage outage={overview.data.outage} />}
       <SecondFactorSummary />
       <ErrorNotice error={overview.error ?? info.error} onRetry={() => void overview.refetch()} />
       {overview.data && <FirstRun steps={overview.data.setup} />}

@@ -34,6 +34,8 @@ import { describeValue, type FieldSpec, getPath, SECTIONS, type SectionSpec, sec
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>
+/** The select option of a key left unset (FieldSpec.unsetLabel). */
+const UNSET = '__unset__'
 
 /** The rule the config schema applies to each entry (empty, malformed, paths...). */
 export function originProblem(value: string): string | null {
@@ -230,10 +232,10 @@ function Field(props: FieldProps & { overridden: boolean }) {
       return (
         <Select
           {...common}
-          data={spec.options ?? []}
-          value={String(value ?? '')}
+          data={spec.unsetLabel ? [{ value: UNSET, label: spec.unsetLabel }, ...(spec.options ?? [])] : (spec.options ?? [])}
+          value={value === undefined && spec.unsetLabel ? UNSET : String(value ?? '')}
           allowDeselect={false}
-          onChange={(v) => v && onChange(v)}
+          onChange={(v) => v && onChange(v === UNSET ? undefined : v)}
         />
       )
     case 'tristate':

@@ -26,6 +26,8 @@ export interface FieldSpec {
   help: string
   kind: FieldKind
   options?: Array<{ value: string; label: string }>
+  /** select: the key may be left unset (its default applies); this option's label says what that means. */
+  unsetLabel?: string
   min?: number
 }
 
@@ -381,8 +383,9 @@ export const SECTIONS: SectionSpec[] = [
       {
         path: 'rateLimit.storage',
         label: 'Where counts are kept',
-        help: 'Memory is fastest; the database keeps counts across restarts; secondary storage (--redis-url) shares them between instances.',
+        help: 'Memory is fastest but per instance; the database keeps counts across restarts and shares them between instances, as does secondary storage (--redis-url).',
         kind: 'select',
+        unsetLabel: 'By deployment (PostgreSQL: Redis with --redis-url, else the database; SQLite: memory)',
         options: [
           { value: 'memory', label: 'Memory' },
           { value: 'database', label: 'Database' },
@@ -460,6 +463,12 @@ export const SECTIONS: SectionSpec[] = [
         path: 'user.changeEmail.sendChangeEmailVerification',
         label: 'Ask the current address first',
         help: 'A confirmation goes to the old address before the change.',
+        kind: 'switch',
+      },
+      {
+        path: 'user.changeEmail.updateEmailWithoutVerification',
+        label: 'Change an unverified address at once',
+        help: 'Off: the change waits for the link mailed to the new address, so a stolen session cannot move the account.',
         kind: 'switch',
       },
       {
