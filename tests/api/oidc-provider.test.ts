@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { rotateSigningKey } from '../../server/features/jwt/keys.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -530,6 +531,53 @@ describe('sessions', () => {
     // …and the tokens bound to that session can no longer be refreshed.
     const after = await oidc.refreshTokenGrant(config, stillIn.refresh_token as string).catch((e: unknown) => e)
     expect((after as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+
+  it('after a key rotation, an ID token signed by the retired key still works as id_token_hint until the key leaves the JWKS', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    const oldKid = decodeProtectedHeader(tokens.id_token as string).kid as string
+    const rotated = await rotateSigningKey(server.gatehouse.ctx, { via: 'cli' })
+    expect(rotated.retired).toContain(oldKid)
+    // The retired key is still published, and it verifies the hint: logout reaches the sign-out page.
+    const jwks = (await (await fetch(`${server.base}/oauth2/jwks`)).json()) as { keys: { kid: string }[] }
+    expect(jwks.keys.map((k) => k.kid)).toContain(oldKid)
+    const endSession = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: `${RP}/signed-out`,
+      state: 'rotated',
+    })
+    const page = await browse(jar, endSession.href)
+    expect(page.pathname).toBe('/api/auth/ui/sign-out')
+    const action = page.searchParams.get('action') as string
+    const xsrf = page.searchParams.get('xsrf') as string
+    const done = await browse(jar, action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+    })
+    expect(done.href).toBe(`${RP}/signed-out?state=rotated`)
+    // New ID tokens are signed by a live key, never by the retired one.
+    const flow2 = await startFlow(config, 'openid')
+    flow2.url.searchParams.delete('prompt')
+    const tokens2 = await exchange(flow2, await authorize(await signedInJar(alice), flow2))
+    const newKid = decodeProtectedHeader(tokens2.id_token as string).kid
+    expect(newKid).not.toBe(oldKid)
+    // Once the grace period is over the key leaves the JWKS, and a hint it signed is refused.
+    server.clock.advanceSeconds(server.gatehouse.ctx.config().jwt.jwks.gracePeriod + 60)
+    const after = (await (await fetch(`${server.base}/oauth2/jwks`)).json()) as { keys: { kid: string }[] }
+    expect(after.keys.map((k) => k.kid)).not.toContain(oldKid)
+    const stale = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: `${RP}/signed-out`,
+    })
+    const refused = await fetch(stale.href, { redirect: 'manual' })
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toEqual({ error: 'invalid_request', error_description: 'could not validate id_token_hint' })
   })
 
   it('groups follow oidcProvider.groups, live', async () => {

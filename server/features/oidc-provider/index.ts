@@ -50,7 +50,7 @@ async function handle(rc: RouteContext, req: IncomingMessage, res: ServerRespons
   const provider = await cacheFor(ctx).get()
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
   const active = resolved.status === 'active' ? resolved.data : null
-  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta })
+  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [] })
   return gatehouseRequest.run({ sessionId: active?.session.id ?? null }, () => serve(rc, provider, req, res))
 }
 

@@ -120,6 +120,8 @@ declare module 'oidc-provider' {
     listen(port: number, host?: string, callback?: () => void): Server
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>
     on(event: string, listener: (...args: never[]) => void): this
+    /** Koa middleware, run before oidc-provider's own routes. */
+    use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
     interactionResult(
       req: IncomingMessage,

@@ -5,7 +5,7 @@ import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { Logger } from '../../gatehouse.js'
-import { liveSigningJwks } from '../jwt/keys.js'
+import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
 import { secretMatches } from './clients.js'
@@ -37,6 +37,8 @@ export interface GatehouseRequestState {
   /** The Gatehouse session's user (null: none, signed out or expired). */
   userId: string | null
   meta: RequestMeta
+  /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
+  pending: Promise<void>[]
 }
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
@@ -59,13 +61,29 @@ function cookieKeys(secret: string): string[] {
   return [createHmac('sha256', secret).update('gatehouse oidc-provider cookies').digest('base64url')]
 }
 
-function auditOf(ctx: AuthContext, logger: Logger) {
+/**
+ * oidc-provider emits its events synchronously; the audit write each one starts is kept on the
+ * request and awaited by the middleware below before the answer is sent, so an acknowledged
+ * action (a token issued, a sign-out) always has its audit entry, and a failed write fails the
+ * request instead of being lost.
+ */
+function auditOf(ctx: AuthContext) {
   return (koa: KoaContextWithOIDC, event: Parameters<typeof recordAudit>[1]): void => {
     const state = requestState.get(koa.req)
-    const write = async () => {
-      await recordAudit(ctx, { meta: state?.meta ?? null, ...event })
-    }
-    write().catch((error) => logger.error('could not record an OIDC audit event:', error))
+    const write = recordAudit(ctx, { meta: state?.meta ?? null, ...event })
+    if (state) state.pending.push(write)
+    else write.catch(() => {})
+  }
+}
+
+/** Settles every audit write the request started (rethrowing the first failure). */
+export async function settleAudit(state: GatehouseRequestState | undefined): Promise<void> {
+  if (!state) return
+  while (state.pending.length > 0) {
+    const batch = state.pending.splice(0)
+    const results = await Promise.allSettled(batch)
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 }
 
@@ -86,11 +104,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
 
   const build = async (): Promise<Built> => {
     const conf = ctx.config().oidcProvider
-    const { version, keys } = await liveSigningJwks(ctx)
+    const { version, keys } = await providerSigningJwks(ctx)
     const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
     if (current?.key === key) return current
     const base = ctx.config().basePath
-    const audit = auditOf(ctx, logger)
+    const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
     const { default: Provider, interactionPolicy } = await import('oidc-provider')
 
@@ -256,6 +274,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     })
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
+    })
+    // The answer leaves only once the audit entries of the events it caused are written.
+    provider.use(async (koa, next) => {
+      await next()
+      await settleAudit(requestState.get(koa.req))
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }
