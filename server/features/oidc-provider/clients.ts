@@ -151,6 +151,8 @@ export async function createClient(
     skipConsent: input.skipConsent ?? false,
     allowedOrganizations,
     allowedTeams,
+    resourceServer: false,
+    idTokenSignedResponseAlg: 'RS256',
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
