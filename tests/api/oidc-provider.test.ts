@@ -3,7 +3,7 @@ import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
-import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
 import { rotateSigningKey } from '../../server/features/jwt/keys.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -470,6 +470,64 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     await server.gatehouse.ctx.db.delete(user).where(eq(user.id, dave.user.id))
     const gone = await oidc.refreshTokenGrant(config, daveTokens.refresh_token as string).catch((e: unknown) => e)
     expect((gone as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+})
+
+describe('introspection (RFC 7662)', () => {
+  it('a client introspects only its own tokens; a foreign token is active:false unless the caller is a resource server', async () => {
+    const app = await newClient()
+    const appConfig = await discover(app.client.clientId, app.clientSecret as string)
+    const token = (await oidc.clientCredentialsGrant(appConfig, {})).access_token
+    expect((await oidc.tokenIntrospection(appConfig, token)).active).toBe(true)
+
+    const nosy = await newClient()
+    const nosyConfig = await discover(nosy.client.clientId, nosy.clientSecret as string)
+    expect(await oidc.tokenIntrospection(nosyConfig, token)).toEqual({ active: false })
+
+    const api = await newClient({ resourceServer: true })
+    const apiConfig = await discover(api.client.clientId, api.clientSecret as string)
+    const seen = await oidc.tokenIntrospection(apiConfig, token)
+    expect(seen.active).toBe(true)
+    expect(seen.client_id).toBe(app.client.clientId)
+
+    // A user's token too, and the switch is live (changed in the panel or CLI, read at each request).
+    const jar = await signedInJar(alice)
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    expect(await oidc.tokenIntrospection(nosyConfig, tokens.access_token)).toEqual({ active: false })
+    expect((await oidc.tokenIntrospection(apiConfig, tokens.access_token)).sub).toBe(alice.user.id)
+    await changeClient(server.gatehouse.ctx, api.client.clientId, { resourceServer: false }, { via: 'cli' })
+    expect(await oidc.tokenIntrospection(apiConfig, tokens.access_token)).toEqual({ active: false })
+  })
+})
+
+describe('ID token signing algorithm per client', () => {
+  it.each(['RS256', 'ES256', 'EdDSA'] as const)('%s: the ID token verifies with jose against the JWKS', async (alg) => {
+    const { client, clientSecret } = await newClient({ skipConsent: true, idTokenSignedResponseAlg: alg })
+    const config = await oidc.discovery(
+      new URL(issuer),
+      client.clientId,
+      { client_secret: clientSecret as string, id_token_signed_response_alg: alg },
+      oidc.ClientSecretBasic(clientSecret as string),
+      insecure,
+    )
+    expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']))
+    const flow = await startFlow(config, 'openid email')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+    const idToken = tokens.id_token as string
+    expect(decodeProtectedHeader(idToken).alg).toBe(alg)
+    const { payload, protectedHeader } = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), {
+      issuer: server.base,
+      audience: client.clientId,
+      algorithms: [alg],
+    })
+    expect(protectedHeader.alg).toBe(alg)
+    expect(payload.sub).toBe(alice.user.id)
+    expect(payload.email).toBe(alice.email)
   })
 })
 

@@ -46,6 +46,10 @@ describe('Single sign-on view', () => {
     await page.getByTestId('oidc-create').click()
     await page.getByText('Redirect URI must be an absolute URI without a fragment (http(s) or a custom scheme)').waitFor()
     await page.getByTestId('oidc-redirect-uris').fill('https://grafana.example.com/login/generic_oauth')
+    // The ID token algorithm and the resource-server switch are chosen here too.
+    await page.getByTestId('oidc-id-token-alg').click()
+    await page.getByRole('option', { name: 'ES256' }).click()
+    await page.getByTestId('oidc-resource-server').click()
     await page.getByTestId('oidc-create').click()
 
     const clientId = ((await page.getByTestId('oidc-new-client-id').textContent()) ?? '').trim()
@@ -59,6 +63,13 @@ describe('Single sign-on view', () => {
     await page.getByRole('button', { name: 'Done' }).click()
     await page.getByTestId('oidc-clients').waitFor()
     expect(await page.content()).not.toContain(secret)
+    expect(await findClient(h.server.gatehouse.ctx, clientId)).toMatchObject({ idTokenSignedResponseAlg: 'ES256', resourceServer: true })
+    // …and changed in place in the list.
+    await page.getByTestId(`oidc-rs-${clientId}`).click()
+    await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.resourceServer).toBe(false)
+    await page.getByTestId(`oidc-alg-${clientId}`).click()
+    await page.getByRole('option', { name: 'EdDSA' }).click()
+    await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.idTokenSignedResponseAlg).toBe('EdDSA')
 
     // Access: only members of a chosen organization may sign in to the client.
     const owner = await signUp(h.server.base)

@@ -4,6 +4,7 @@ import { mutation, none, ok, query } from '../../panel/op.js'
 /** The control panel's OIDC client operations (zod only: shared with the renderer). Times are epoch ms. */
 
 const uri = z.string().min(1).max(2048)
+const idTokenAlg = z.enum(['RS256', 'ES256', 'EdDSA'])
 const ids = z.array(z.string().min(1).max(200)).max(100)
 
 export const oidcClientViewSchema = z.object({
@@ -17,6 +18,8 @@ export const oidcClientViewSchema = z.object({
   skipConsent: z.boolean(),
   allowedOrganizations: z.array(z.string()),
   allowedTeams: z.array(z.string()),
+  resourceServer: z.boolean(),
+  idTokenSignedResponseAlg: idTokenAlg,
   createdAt: z.number(),
   updatedAt: z.number(),
   secretRotatedAt: z.number().nullable(),
@@ -32,6 +35,8 @@ const clientFields = {
   skipConsent: z.boolean().optional(),
   allowedOrganizations: ids.optional(),
   allowedTeams: ids.optional(),
+  resourceServer: z.boolean().optional(),
+  idTokenSignedResponseAlg: idTokenAlg.optional(),
 }
 
 export const oidcContract = {
@@ -46,7 +51,7 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
   ),
   'oidc.updateClient': mutation(
-    'Changes a client’s name, logo, redirect URIs, PKCE, consent and group restriction',
+    'Changes a client’s name, logo, redirect URIs, PKCE, consent, group restriction, resource-server switch and ID token algorithm',
     z
       .object({
         clientId: z.string().min(1),

@@ -8,7 +8,7 @@ import type { Logger } from '../../gatehouse.js'
 import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
-import { secretMatches } from './clients.js'
+import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { findClient } from './store.js'
 
 /**
@@ -54,6 +54,15 @@ export const CLAIMS: Record<string, string[]> = {
 
 const PKCE_REQUIRED = 'gatehouse_pkce_required'
 const SKIP_CONSENT = 'gatehouse_skip_consent'
+const RESOURCE_SERVER = 'gatehouse_resource_server'
+
+/**
+ * Who may introspect (RFC 7662) a token: the client it was issued to, or a client marked as a
+ * resource server (it checks tokens other clients present to it). Anyone else is answered
+ * `{"active": false}`, as for an unknown token.
+ */
+export const mayIntrospect = (client: ClientInstance, token: { clientId?: string }): boolean =>
+  client[RESOURCE_SERVER] === true || token.clientId === client.clientId
 
 export const clientSkipsConsent = (client: ClientInstance | undefined): boolean => client?.[SKIP_CONSENT] === true
 
@@ -104,7 +113,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
 
   const build = async (): Promise<Built> => {
     const conf = ctx.config().oidcProvider
-    const { version, keys } = await providerSigningJwks(ctx)
+    const { version, keys } = await providerSigningJwks(ctx, ID_TOKEN_ALGS)
     const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
     if (current?.key === key) return current
     const base = ctx.config().basePath
@@ -151,14 +160,18 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         authorizationSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT] },
+      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT, RESOURCE_SERVER] },
       pkce: {
         required: (_koa, client) => client.clientAuthMethod === 'none' || client[PKCE_REQUIRED] !== false,
       },
       features: {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
-        introspection: { enabled: true },
+        introspection: {
+          enabled: true,
+          allowedPolicy: async (_koa: KoaContextWithOIDC, client: ClientInstance, token: { clientId?: string }) =>
+            mayIntrospect(client, token),
+        },
         clientCredentials: { enabled: true },
         userinfo: { enabled: true },
         rpInitiatedLogout: {

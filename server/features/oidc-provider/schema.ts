@@ -55,7 +55,9 @@ export const oidcClient = sqliteTable('oidcClient', {
   /** May introspect every client's tokens (a resource server); otherwise only its own. */
   resourceServer: integer('resourceServer', { mode: 'boolean' }).notNull().default(false),
   /** The ID token's signing algorithm: RS256 (default), ES256 or EdDSA. */
-  idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256', 'ES256', 'EdDSA'] }).notNull().default('RS256'),
+  idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256', 'ES256', 'EdDSA'] })
+    .notNull()
+    .default('RS256'),
   createdAt: timestamp('createdAt').notNull(),
   updatedAt: timestamp('updatedAt').notNull(),
   secretRotatedAt: timestamp('secretRotatedAt'),
