@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
 import { rotateSigningKey } from '../../server/features/jwt/keys.js'
+import { connectedApps, revokeConsent } from '../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -528,6 +529,75 @@ describe('ID token signing algorithm per client', () => {
     expect(protectedHeader.alg).toBe(alg)
     expect(payload.sub).toBe(alice.user.id)
     expect(payload.email).toBe(alice.email)
+  })
+})
+
+describe('remembered consent', () => {
+  it('is asked once per user and client across sessions and browsers, again for more scopes and after revoke; remembered offline_access yields an offline refresh token', async () => {
+    const erin = await signUp(server.base, { name: 'Erin', password: PASSWORD })
+    const { client, clientSecret } = await newClient()
+    const config = await discover(client.clientId, clientSecret as string)
+    const plain = async (jar: CookieJar, scope: string) => {
+      const flow = await startFlow(config, scope)
+      flow.url.searchParams.delete('prompt')
+      return { flow, at: await browse(jar, flow.url.href) }
+    }
+    const atCallback = (at: URL) => expect(at.origin + at.pathname).toBe(CALLBACK)
+
+    // First time: the consent page.
+    const first = await plain(await signedInJar(erin), 'openid email')
+    expect(first.at.pathname).toBe('/api/auth/ui/consent')
+    const jar1 = await signedInJar(erin)
+    const f1 = await plain(jar1, 'openid email')
+    atCallback(await consent(jar1, f1.at))
+
+    // Another browser (a new Gatehouse session, no OIDC session cookie): not asked again.
+    const jar2 = await signedInJar(erin)
+    const f2 = await plain(jar2, 'openid email')
+    atCallback(f2.at)
+    expect((await exchange(f2.flow, f2.at)).claims()?.email).toBe(erin.email)
+
+    // Asking for more (profile): asked again, then remembered too.
+    const f3 = await plain(await signedInJar(erin), 'openid email profile')
+    expect(f3.at.pathname).toBe('/api/auth/ui/consent')
+    const jar3 = await signedInJar(erin)
+    const f3b = await plain(jar3, 'openid email profile')
+    atCallback(await consent(jar3, f3b.at))
+    atCallback((await plain(await signedInJar(erin), 'openid profile')).at)
+
+    // offline_access granted once (with prompt=consent, as OIDC Core asks)…
+    const jar4 = await signedInJar(erin)
+    const f4 = await startFlow(config, 'openid offline_access')
+    atCallback(await authorize(jar4, f4))
+    // …is remembered: a later request without prompt=consent gets a refresh token that outlives the session.
+    const jar5 = await signedInJar(erin)
+    const f5 = await plain(jar5, 'openid email offline_access')
+    atCallback(f5.at)
+    const offline = await exchange(f5.flow, f5.at)
+    expect(offline.refresh_token).toBeTruthy()
+    expect(offline.scope?.split(' ')).toContain('offline_access')
+    const out = await fetch(`${server.base}/sign-out`, {
+      method: 'POST',
+      headers: { origin: server.origin, cookie: jar5.header(), 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(out.status).toBe(200)
+    const refreshed = await oidc.refreshTokenGrant(config, offline.refresh_token as string)
+    expect(refreshed.access_token).toBeTruthy()
+
+    const apps = await connectedApps(server.gatehouse.ctx, erin.user.id)
+    expect(apps).toHaveLength(1)
+    expect(apps[0]).toMatchObject({ clientId: client.clientId, name: 'Test RP' })
+    expect([...(apps[0]?.scopes ?? [])].sort()).toEqual(['email', 'offline_access', 'openid', 'profile'])
+
+    // Revoked: the grant's tokens stop at once, and the next sign-in asks again.
+    await revokeConsent(server.gatehouse.ctx, erin.user.id, client.clientId, { via: 'panel', actorUserId: null })
+    expect((await oidc.tokenIntrospection(config, refreshed.access_token)).active).toBe(false)
+    const dead = await oidc.refreshTokenGrant(config, refreshed.refresh_token as string).catch((e: unknown) => e)
+    expect((dead as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect(await connectedApps(server.gatehouse.ctx, erin.user.id)).toEqual([])
+    expect((await plain(jar2, 'openid email')).at.pathname).toBe('/api/auth/ui/consent')
+    expect((await auditTypes()).some((a) => a.type === 'oidc.consent-revoked' && a.target === client.clientId)).toBe(true)
   })
 })
 

@@ -88,6 +88,11 @@ declare module 'oidc-provider' {
     exp: number
   }
   export interface GrantInstance {
+    jti: string
+    accountId: string
+    clientId: string
+    getOIDCScope(): string
+    getOIDCClaims(): string[]
     addOIDCScope(scope: string): void
     addOIDCClaims(claims: string[]): void
     addResourceScope(resource: string, scope: string): void

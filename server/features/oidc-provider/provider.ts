@@ -9,6 +9,7 @@ import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
+import { attachGrant, rememberedConsent } from './consent.js'
 import { findClient } from './store.js'
 
 /**
@@ -55,6 +56,14 @@ export const CLAIMS: Record<string, string[]> = {
 const PKCE_REQUIRED = 'gatehouse_pkce_required'
 const SKIP_CONSENT = 'gatehouse_skip_consent'
 const RESOURCE_SERVER = 'gatehouse_resource_server'
+
+/**
+ * Set by the mount (never taken from the caller) on an authorization request whose scope asks for
+ * offline_access without prompt=consent: oidc-provider drops that scope before the grant is known,
+ * and keeps this parameter through sign-in, so loadExistingGrant can restore it when a remembered
+ * consent covers it.
+ */
+export const OFFLINE_ASKED = 'gatehouse_offline_asked'
 
 /**
  * Who may introspect (RFC 7662) a token: the client it was issued to, or a client marked as a
@@ -160,6 +169,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         authorizationSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+      extraParams: [OFFLINE_ASKED],
       extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT, RESOURCE_SERVER] },
       pkce: {
         required: (_koa, client) => client.clientAuthMethod === 'none' || client[PKCE_REQUIRED] !== false,
@@ -193,7 +203,9 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         url: (_koa: KoaContextWithOIDC, interaction: { uid: string }) => `${base}${INTERACTION_PREFIX}${interaction.uid}`,
         policy,
       },
-      // Skip-consent (first-party) clients get the requested scopes granted without a screen.
+      // The grant of a remembered consent (per user and client, across sessions and browsers) is
+      // the one loaded; skip-consent (first-party) clients get the requested scopes granted
+      // without a screen.
       loadExistingGrant: async (koa: KoaContextWithOIDC) => {
         const oidc = koa.oidc as KoaContextWithOIDC['oidc'] & {
           result?: { consent?: { grantId?: string } }
@@ -201,11 +213,35 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           client: ClientInstance
           requestParamOIDCScopes: Set<string>
           requestParamClaims: Set<string>
+          params: Record<string, unknown>
         }
-        const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
-        const found = grantId ? await provider.Grant.find(grantId) : undefined
-        if (!clientSkipsConsent(oidc.client) || !oidc.session.accountId) return found
-        const grant = found ?? new provider.Grant({ accountId: oidc.session.accountId, clientId: oidc.client.clientId })
+        const accountId = oidc.session.accountId
+        const clientId = oidc.client.clientId
+        const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(clientId)
+        let found = grantId ? await provider.Grant.find(grantId) : undefined
+        const remembered = accountId ? await rememberedConsent(ctx, accountId, clientId) : undefined
+        if (accountId && remembered && (!found || found.jti !== remembered.grantId) && !oidc.result?.consent?.grantId) {
+          found = remembered.grantId ? await provider.Grant.find(remembered.grantId) : undefined
+          if (!found || found.accountId !== accountId) {
+            found = new provider.Grant({ accountId, clientId })
+            found.addOIDCScope(remembered.scopes.join(' '))
+            if (remembered.claims.length > 0) found.addOIDCClaims(remembered.claims)
+            await attachGrant(ctx, accountId, clientId, await found.save())
+          }
+        }
+        // OIDC Core drops offline_access unless prompt=consent; a remembered consent that covers
+        // it counts as that consent, so the refresh token outlives the session.
+        const scope = String(oidc.params.scope ?? '')
+        if (
+          oidc.params[OFFLINE_ASKED] === '1' &&
+          !scope.split(' ').includes('offline_access') &&
+          remembered?.scopes.includes('offline_access') &&
+          oidc.client.grantTypeAllowed('refresh_token')
+        ) {
+          oidc.params.scope = `${scope} offline_access`.trim()
+        }
+        if (!clientSkipsConsent(oidc.client) || !accountId) return found
+        const grant = found ?? new provider.Grant({ accountId, clientId })
         grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '))
         if (oidc.requestParamClaims.size > 0) grant.addOIDCClaims([...oidc.requestParamClaims])
         await grant.save()
