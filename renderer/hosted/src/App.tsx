@@ -1,6 +1,7 @@
 import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
+import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
 import { ErrorPage } from './pages/ErrorPage'
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/Password'
@@ -22,6 +23,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   consent: ConsentPage,
   'sign-out': SignOutPage,
   error: ErrorPage,
+  'account/apps': ConnectedAppsPage,
 }
 
 export function App({ config, configError }: { config: PublicConfig; configError: string | null }) {

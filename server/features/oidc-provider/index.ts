@@ -9,6 +9,7 @@ import { jwksJSON } from '../jwt/keys.js'
 import { dropEndedSession, gatehouseRequest } from './adapter.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
+import { oidcProviderRoutes } from './routes.js'
 import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState } from './provider.js'
 import { deleteExpiredModels } from './store.js'
 import { OIDC_ERRORS } from './errors.js'
@@ -94,6 +95,7 @@ export const oidcProviderFeature = defineFeature({
   config: { oidcProvider: oidcProviderConfig },
   tables,
   errors: OIDC_ERRORS,
+  routes: oidcProviderRoutes,
   panel: oidcPanel,
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),

@@ -39,6 +39,17 @@ const clientFields = {
   idTokenSignedResponseAlg: idTokenAlg.optional(),
 }
 
+export const connectedAppSchema = z.object({
+  clientId: z.string(),
+  name: z.string(),
+  logo: z.string().nullable(),
+  scopes: z.array(z.string()),
+  claims: z.array(z.string()),
+  grantedAt: z.number(),
+  updatedAt: z.number(),
+})
+export type ConnectedAppView = z.output<typeof connectedAppSchema>
+
 export const oidcContract = {
   'oidc.clients': query(
     'Applications that sign their users in through Gatehouse (OpenID Connect clients), with the issuer URL',
@@ -68,6 +79,16 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string() }),
   ),
   'oidc.deleteClient': mutation('Deletes a client (its tokens stop working)', z.object({ clientId: z.string().min(1) }).strict(), ok),
+  'oidc.userApps': query(
+    'The applications a user has allowed (remembered consent) and what each may see',
+    z.object({ userId: z.string().min(1) }).strict(),
+    z.object({ apps: z.array(connectedAppSchema) }),
+  ),
+  'oidc.revokeUserApp': mutation(
+    'Revokes a user’s consent to an application: its tokens stop working at once and the next sign-in asks again',
+    z.object({ userId: z.string().min(1), clientId: z.string().min(1) }).strict(),
+    ok,
+  ),
   'oidc.settings': query('The effective `oidcProvider.*` configuration', none, z.record(z.string(), z.unknown())),
   'oidc.configure': mutation(
     'Applies a JSON Merge Patch to the `oidcProvider.*` configuration, live (validated by the config schema)',
