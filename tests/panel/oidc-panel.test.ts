@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { connectedApps, rememberConsent } from '../../server/features/oidc-provider/consent.js'
 import { findClient } from '../../server/features/oidc-provider/store.js'
 import { signUp } from '../helpers/http.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
@@ -87,5 +89,32 @@ describe('Single sign-on view', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click()
     await expect.poll(() => page.getByTestId('oidc-clients').count()).toBe(0)
     expect((await clientCredentials(clientId, secret)).status).toBe(401)
+  })
+
+  it('the Users drawer lists a person’s connected apps and revokes one', { timeout: 60_000 }, async () => {
+    const ctx = h.server.gatehouse.ctx
+    const person = await signUp(h.server.base)
+    const { client } = await createClient(ctx, { name: 'Nextcloud', redirectUris: ['https://cloud.example.com/cb'] }, { via: 'cli' })
+    await rememberConsent(ctx, {
+      userId: person.user.id,
+      clientId: client.clientId,
+      scopes: ['openid', 'email'],
+      claims: [],
+      grantId: 'none',
+    })
+    await open('users', 'Users')
+    await page.getByTestId(`user-row-${person.email}`).click()
+    await page.getByTestId('user-drawer').waitFor()
+    await page.getByRole('tab', { name: 'Connected apps' }).click()
+    const table = page.getByTestId('user-connected-apps')
+    await table.getByText('Nextcloud').waitFor()
+    await table.getByText('email', { exact: true }).waitFor()
+    await table.getByRole('button', { name: 'Revoke' }).click()
+    await page
+      .getByRole('dialog', { name: `Revoke Nextcloud for ${person.email}` })
+      .getByRole('button', { name: 'Revoke' })
+      .click()
+    await expect.poll(async () => (await connectedApps(ctx, person.user.id)).length).toBe(0)
+    await page.getByText('No application is connected to this account.').waitFor()
   })
 })
