@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
-import { userCommand } from './cli-user.js'
-import { backupCommand, restoreCommand } from './features/backup/cli.js'
-import { jwtCommand } from './features/jwt/cli.js'
-import { oidcCommand } from './features/oidc-provider/cli.js'
+import { USER_USAGE, userCommand } from './cli-user.js'
+import { BACKUP_USAGE, backupCommand, restoreCommand } from './features/backup/cli.js'
+import { JWT_USAGE, jwtCommand } from './features/jwt/cli.js'
+import { OIDC_USAGE, oidcCommand } from './features/oidc-provider/cli.js'
 import { openGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
@@ -229,10 +229,30 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
   process.on('SIGTERM', () => void stop('SIGTERM'))
 }
 
+/** Each tool command's usage, printed for `--help`/`-h` anywhere on its line (every subcommand). */
+const COMMAND_USAGE: Record<string, string> = {
+  user: USER_USAGE,
+  backup: BACKUP_USAGE,
+  restore: BACKUP_USAGE,
+  jwt: JWT_USAGE,
+  oidc: OIDC_USAGE,
+}
+
+/** Whether `-h`/`--help` is among the arguments (before a `--`). */
+function asksHelp(args: string[]): boolean {
+  const end = args.indexOf('--')
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '-h' || a === '--help')
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv
   if (command === '-h' || command === '--help' || command === 'help') {
     process.stdout.write(USAGE)
+    return 0
+  }
+  const usage = command === undefined ? undefined : COMMAND_USAGE[command]
+  if (usage && asksHelp(args)) {
+    process.stdout.write(usage)
     return 0
   }
   try {

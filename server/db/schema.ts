@@ -40,6 +40,7 @@ export const schema = {
   passkey: sqlitePasskey.passkey,
   oidcModel: sqliteOidc.oidcModel,
   oidcClient: sqliteOidc.oidcClient,
+  oidcConsent: sqliteOidc.oidcConsent,
 }
 
 export type Tables = typeof schema
@@ -63,6 +64,7 @@ export let twoFactor = schema.twoFactor
 export let passkey = schema.passkey
 export let oidcModel = schema.oidcModel
 export let oidcClient = schema.oidcClient
+export let oidcConsent = schema.oidcConsent
 
 /** Which tables the exports hold now. */
 export let boundDialect: 'sqlite' | 'postgres' = 'sqlite'
@@ -95,5 +97,6 @@ export function bindTables(tables: { [K in keyof Tables]: unknown }, dialect: 's
   passkey = t.passkey
   oidcModel = t.oidcModel
   oidcClient = t.oidcClient
+  oidcConsent = t.oidcConsent
   boundDialect = dialect
 }

@@ -3,7 +3,9 @@ import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
-import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
+import { rotateSigningKey } from '../../server/features/jwt/keys.js'
+import { connectedApps, revokeConsent } from '../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -472,6 +474,133 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   })
 })
 
+describe('introspection (RFC 7662)', () => {
+  it('a client introspects only its own tokens; a foreign token is active:false unless the caller is a resource server', async () => {
+    const app = await newClient()
+    const appConfig = await discover(app.client.clientId, app.clientSecret as string)
+    const token = (await oidc.clientCredentialsGrant(appConfig, {})).access_token
+    expect((await oidc.tokenIntrospection(appConfig, token)).active).toBe(true)
+
+    const nosy = await newClient()
+    const nosyConfig = await discover(nosy.client.clientId, nosy.clientSecret as string)
+    expect(await oidc.tokenIntrospection(nosyConfig, token)).toEqual({ active: false })
+
+    const api = await newClient({ resourceServer: true })
+    const apiConfig = await discover(api.client.clientId, api.clientSecret as string)
+    const seen = await oidc.tokenIntrospection(apiConfig, token)
+    expect(seen.active).toBe(true)
+    expect(seen.client_id).toBe(app.client.clientId)
+
+    // A user's token too, and the switch is live (changed in the panel or CLI, read at each request).
+    const jar = await signedInJar(alice)
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    expect(await oidc.tokenIntrospection(nosyConfig, tokens.access_token)).toEqual({ active: false })
+    expect((await oidc.tokenIntrospection(apiConfig, tokens.access_token)).sub).toBe(alice.user.id)
+    await changeClient(server.gatehouse.ctx, api.client.clientId, { resourceServer: false }, { via: 'cli' })
+    expect(await oidc.tokenIntrospection(apiConfig, tokens.access_token)).toEqual({ active: false })
+  })
+})
+
+describe('ID token signing algorithm per client', () => {
+  it.each(['RS256', 'ES256', 'EdDSA'] as const)('%s: the ID token verifies with jose against the JWKS', async (alg) => {
+    const { client, clientSecret } = await newClient({ skipConsent: true, idTokenSignedResponseAlg: alg })
+    const config = await oidc.discovery(
+      new URL(issuer),
+      client.clientId,
+      { client_secret: clientSecret as string, id_token_signed_response_alg: alg },
+      oidc.ClientSecretBasic(clientSecret as string),
+      insecure,
+    )
+    expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']))
+    const flow = await startFlow(config, 'openid email')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+    const idToken = tokens.id_token as string
+    expect(decodeProtectedHeader(idToken).alg).toBe(alg)
+    const { payload, protectedHeader } = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), {
+      issuer: server.base,
+      audience: client.clientId,
+      algorithms: [alg],
+    })
+    expect(protectedHeader.alg).toBe(alg)
+    expect(payload.sub).toBe(alice.user.id)
+    expect(payload.email).toBe(alice.email)
+  })
+})
+
+describe('remembered consent', () => {
+  it('is asked once per user and client across sessions and browsers, again for more scopes and after revoke; remembered offline_access yields an offline refresh token', async () => {
+    const erin = await signUp(server.base, { name: 'Erin', password: PASSWORD })
+    const { client, clientSecret } = await newClient()
+    const config = await discover(client.clientId, clientSecret as string)
+    const plain = async (jar: CookieJar, scope: string) => {
+      const flow = await startFlow(config, scope)
+      flow.url.searchParams.delete('prompt')
+      return { flow, at: await browse(jar, flow.url.href) }
+    }
+    const atCallback = (at: URL) => expect(at.origin + at.pathname).toBe(CALLBACK)
+
+    // First time: the consent page.
+    const first = await plain(await signedInJar(erin), 'openid email')
+    expect(first.at.pathname).toBe('/api/auth/ui/consent')
+    const jar1 = await signedInJar(erin)
+    const f1 = await plain(jar1, 'openid email')
+    atCallback(await consent(jar1, f1.at))
+
+    // Another browser (a new Gatehouse session, no OIDC session cookie): not asked again.
+    const jar2 = await signedInJar(erin)
+    const f2 = await plain(jar2, 'openid email')
+    atCallback(f2.at)
+    expect((await exchange(f2.flow, f2.at)).claims()?.email).toBe(erin.email)
+
+    // Asking for more (profile): asked again, then remembered too.
+    const f3 = await plain(await signedInJar(erin), 'openid email profile')
+    expect(f3.at.pathname).toBe('/api/auth/ui/consent')
+    const jar3 = await signedInJar(erin)
+    const f3b = await plain(jar3, 'openid email profile')
+    atCallback(await consent(jar3, f3b.at))
+    atCallback((await plain(await signedInJar(erin), 'openid profile')).at)
+
+    // offline_access granted once (with prompt=consent, as OIDC Core asks)…
+    const jar4 = await signedInJar(erin)
+    const f4 = await startFlow(config, 'openid offline_access')
+    atCallback(await authorize(jar4, f4))
+    // …is remembered: a later request without prompt=consent gets a refresh token that outlives the session.
+    const jar5 = await signedInJar(erin)
+    const f5 = await plain(jar5, 'openid email offline_access')
+    atCallback(f5.at)
+    const offline = await exchange(f5.flow, f5.at)
+    expect(offline.refresh_token).toBeTruthy()
+    expect(offline.scope?.split(' ')).toContain('offline_access')
+    const out = await fetch(`${server.base}/sign-out`, {
+      method: 'POST',
+      headers: { origin: server.origin, cookie: jar5.header(), 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(out.status).toBe(200)
+    const refreshed = await oidc.refreshTokenGrant(config, offline.refresh_token as string)
+    expect(refreshed.access_token).toBeTruthy()
+
+    const apps = await connectedApps(server.gatehouse.ctx, erin.user.id)
+    expect(apps).toHaveLength(1)
+    expect(apps[0]).toMatchObject({ clientId: client.clientId, name: 'Test RP' })
+    expect([...(apps[0]?.scopes ?? [])].sort()).toEqual(['email', 'offline_access', 'openid', 'profile'])
+
+    // Revoked: the grant's tokens stop at once, and the next sign-in asks again.
+    await revokeConsent(server.gatehouse.ctx, erin.user.id, client.clientId, { via: 'panel', actorUserId: null })
+    expect((await oidc.tokenIntrospection(config, refreshed.access_token)).active).toBe(false)
+    const dead = await oidc.refreshTokenGrant(config, refreshed.refresh_token as string).catch((e: unknown) => e)
+    expect((dead as oidc.ResponseBodyError).error).toBe('invalid_grant')
+    expect(await connectedApps(server.gatehouse.ctx, erin.user.id)).toEqual([])
+    expect((await plain(jar2, 'openid email')).at.pathname).toBe('/api/auth/ui/consent')
+    expect((await auditTypes()).some((a) => a.type === 'oidc.consent-revoked' && a.target === client.clientId)).toBe(true)
+  })
+})
+
 describe('sessions', () => {
   it('signing out of Gatehouse ends the OIDC session; end-session goes through the hosted sign-out page', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
@@ -530,6 +659,53 @@ describe('sessions', () => {
     // …and the tokens bound to that session can no longer be refreshed.
     const after = await oidc.refreshTokenGrant(config, stillIn.refresh_token as string).catch((e: unknown) => e)
     expect((after as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+
+  it('after a key rotation, an ID token signed by the retired key still works as id_token_hint until the key leaves the JWKS', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const jar = await signedInJar(alice)
+    const flow = await startFlow(config, 'openid')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(jar, flow))
+    const oldKid = decodeProtectedHeader(tokens.id_token as string).kid as string
+    const rotated = await rotateSigningKey(server.gatehouse.ctx, { via: 'cli' })
+    expect(rotated.retired).toContain(oldKid)
+    // The retired key is still published, and it verifies the hint: logout reaches the sign-out page.
+    const jwks = (await (await fetch(`${server.base}/oauth2/jwks`)).json()) as { keys: { kid: string }[] }
+    expect(jwks.keys.map((k) => k.kid)).toContain(oldKid)
+    const endSession = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: `${RP}/signed-out`,
+      state: 'rotated',
+    })
+    const page = await browse(jar, endSession.href)
+    expect(page.pathname).toBe('/api/auth/ui/sign-out')
+    const action = page.searchParams.get('action') as string
+    const xsrf = page.searchParams.get('xsrf') as string
+    const done = await browse(jar, action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+    })
+    expect(done.href).toBe(`${RP}/signed-out?state=rotated`)
+    // New ID tokens are signed by a live key, never by the retired one.
+    const flow2 = await startFlow(config, 'openid')
+    flow2.url.searchParams.delete('prompt')
+    const tokens2 = await exchange(flow2, await authorize(await signedInJar(alice), flow2))
+    const newKid = decodeProtectedHeader(tokens2.id_token as string).kid
+    expect(newKid).not.toBe(oldKid)
+    // Once the grace period is over the key leaves the JWKS, and a hint it signed is refused.
+    server.clock.advanceSeconds(server.gatehouse.ctx.config().jwt.jwks.gracePeriod + 60)
+    const after = (await (await fetch(`${server.base}/oauth2/jwks`)).json()) as { keys: { kid: string }[] }
+    expect(after.keys.map((k) => k.kid)).not.toContain(oldKid)
+    const stale = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: `${RP}/signed-out`,
+    })
+    const refused = await fetch(stale.href, { redirect: 'manual' })
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toEqual({ error: 'invalid_request', error_description: 'could not validate id_token_hint' })
   })
 
   it('groups follow oidcProvider.groups, live', async () => {

@@ -66,7 +66,7 @@ describe('gatehouse oidc client', () => {
     expect(listed.stdout).not.toContain(clientSecret)
 
     const text = await cli('list')
-    expect(text.stdout).toContain(`${clientId}  Grafana  (confidential, pkce required, consent asked)`)
+    expect(text.stdout).toContain(`${clientId}  Grafana  (confidential, pkce required, consent asked, ID token RS256)`)
 
     const deleted = await cli('delete', '--client-id', clientId)
     expect(deleted.code).toBe(0)
@@ -85,6 +85,55 @@ describe('gatehouse oidc client', () => {
     const again = await cli('delete', '--client-id', clientId)
     expect(again.code).toBe(1)
     expect(again.stderr).toBe('gatehouse: OIDC client not found\n')
+  })
+
+  it("create --resource-server --id-token-alg ES256 stores both; the server signs that client's ID tokens ES256 and lets it introspect", async () => {
+    const created = await cli(
+      'create',
+      '--name',
+      'API gateway',
+      '--redirect-uri',
+      'https://api.example.com/cb',
+      '--resource-server',
+      '--id-token-alg',
+      'ES256',
+      '--json',
+    )
+    expect(created.stderr).toBe('')
+    expect(created.code).toBe(0)
+    const { clientId, clientSecret } = JSON.parse(created.stdout) as { clientId: string; clientSecret: string }
+    const listed = JSON.parse((await cli('list', '--json')).stdout) as {
+      clientId: string
+      resourceServer: boolean
+      idTokenSignedResponseAlg: string
+    }[]
+    expect(listed.find((c) => c.clientId === clientId)).toMatchObject({ resourceServer: true, idTokenSignedResponseAlg: 'ES256' })
+    expect((await cli('list')).stdout).toContain(
+      `${clientId}  API gateway  (confidential, pkce required, consent asked, ID token ES256, resource server)`,
+    )
+    const meta = (await (await fetch(`${server.base}/.well-known/openid-configuration`)).json()) as {
+      id_token_signing_alg_values_supported: string[]
+    }
+    expect(meta.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']))
+    // A token of another client: the resource server may introspect it.
+    const other = JSON.parse((await cli('create', '--name', 'Other', '--redirect-uri', 'https://o.example.com/cb', '--json')).stdout) as {
+      clientId: string
+      clientSecret: string
+    }
+    const otherConfig = await oidc.discovery(
+      new URL(server.base),
+      other.clientId,
+      other.clientSecret,
+      oidc.ClientSecretBasic(other.clientSecret),
+      insecure,
+    )
+    const token = (await oidc.clientCredentialsGrant(otherConfig, {})).access_token
+    const config = await oidc.discovery(new URL(server.base), clientId, clientSecret, oidc.ClientSecretBasic(clientSecret), insecure)
+    expect((await oidc.tokenIntrospection(config, token)).active).toBe(true)
+
+    const wrong = await cli('create', '--name', 'X', '--redirect-uri', 'https://x.example.com/cb', '--id-token-alg', 'HS256')
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain('--id-token-alg must be one of RS256, ES256, EdDSA')
   })
 
   it('refuses bad input with the usage (exit 2) or the reason (exit 1)', async () => {

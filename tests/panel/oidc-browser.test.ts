@@ -143,4 +143,66 @@ describe('OIDC in Chromium', () => {
       await context.close()
     }
   })
+
+  it('Connected apps (/ui/account/apps): consent is remembered in a new browser; the page lists the app and Revoke ends its tokens at once', async () => {
+    const person = await signUp(server.base, { name: 'Frank', password: 'correct horse battery' })
+    const { client, clientSecret } = await createClient(server.gatehouse.ctx, { name: 'Gitea', redirectUris: [CALLBACK] }, { via: 'cli' })
+    const config = await oidc.discovery(new URL(server.base), client.clientId, clientSecret as string, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    })
+    const verifier = oidc.randomPKCECodeVerifier()
+    const authorizeUrl = async (state: string) =>
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: CALLBACK,
+        scope: 'openid email',
+        state,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+    const signIn = async (page: Page) => {
+      await waitForPath(page, '/api/auth/ui/sign-in')
+      await page.getByLabel(/^Email or username/).fill(person.email)
+      await page.getByLabel(/^Password/).fill('correct horse battery')
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    }
+    // First browser: sign in, allow.
+    const first = await browser.newContext()
+    try {
+      const page = await first.newPage()
+      await page.goto((await authorizeUrl('one')).href)
+      await signIn(page)
+      await waitForPath(page, '/api/auth/ui/consent')
+      await page.getByRole('button', { name: 'Allow' }).click()
+      await waitForPath(page, '/callback')
+    } finally {
+      await first.close()
+    }
+    // Another browser: signed in again, not asked again.
+    const second = await browser.newContext()
+    try {
+      const page = await second.newPage()
+      await page.goto((await authorizeUrl('two')).href)
+      await signIn(page)
+      const callback = await waitForPath(page, '/callback')
+      expect(callback.searchParams.get('state')).toBe('two')
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'two' })
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true)
+
+      // The hosted page is linked from the sign-out page; it lists the app with what it may see.
+      await page.goto(`${server.base}/ui/sign-out`)
+      await page.getByTestId('connected-apps-link').click()
+      await waitForPath(page, '/api/auth/ui/account/apps')
+      const card = page.getByTestId(`app-${client.clientId}`)
+      await card.getByText('Gitea').waitFor()
+      await card.getByText('Your email address and whether it is verified').waitFor()
+      await page.getByTestId(`revoke-${client.clientId}`).click()
+      await page.getByTestId('no-apps').waitFor()
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false)
+      // The next sign-in to it asks again.
+      await page.goto((await authorizeUrl('three')).href)
+      await waitForPath(page, '/api/auth/ui/consent')
+    } finally {
+      await second.close()
+    }
+  })
 })

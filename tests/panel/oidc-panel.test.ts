@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { createClient } from '../../server/features/oidc-provider/clients.js'
+import { connectedApps, rememberConsent } from '../../server/features/oidc-provider/consent.js'
 import { findClient } from '../../server/features/oidc-provider/store.js'
 import { signUp } from '../helpers/http.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
@@ -46,6 +48,10 @@ describe('Single sign-on view', () => {
     await page.getByTestId('oidc-create').click()
     await page.getByText('Redirect URI must be an absolute URI without a fragment (http(s) or a custom scheme)').waitFor()
     await page.getByTestId('oidc-redirect-uris').fill('https://grafana.example.com/login/generic_oauth')
+    // The ID token algorithm and the resource-server switch are chosen here too.
+    await page.getByTestId('oidc-id-token-alg').click()
+    await page.getByRole('option', { name: 'ES256' }).click()
+    await page.getByTestId('oidc-resource-server').click()
     await page.getByTestId('oidc-create').click()
 
     const clientId = ((await page.getByTestId('oidc-new-client-id').textContent()) ?? '').trim()
@@ -59,6 +65,13 @@ describe('Single sign-on view', () => {
     await page.getByRole('button', { name: 'Done' }).click()
     await page.getByTestId('oidc-clients').waitFor()
     expect(await page.content()).not.toContain(secret)
+    expect(await findClient(h.server.gatehouse.ctx, clientId)).toMatchObject({ idTokenSignedResponseAlg: 'ES256', resourceServer: true })
+    // …and changed in place in the list.
+    await page.getByTestId(`oidc-rs-${clientId}`).click()
+    await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.resourceServer).toBe(false)
+    await page.getByTestId(`oidc-alg-${clientId}`).click()
+    await page.getByRole('option', { name: 'EdDSA' }).click()
+    await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.idTokenSignedResponseAlg).toBe('EdDSA')
 
     // Access: only members of a chosen organization may sign in to the client.
     const owner = await signUp(h.server.base)
@@ -76,5 +89,32 @@ describe('Single sign-on view', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click()
     await expect.poll(() => page.getByTestId('oidc-clients').count()).toBe(0)
     expect((await clientCredentials(clientId, secret)).status).toBe(401)
+  })
+
+  it('the Users drawer lists a person’s connected apps and revokes one', { timeout: 60_000 }, async () => {
+    const ctx = h.server.gatehouse.ctx
+    const person = await signUp(h.server.base)
+    const { client } = await createClient(ctx, { name: 'Nextcloud', redirectUris: ['https://cloud.example.com/cb'] }, { via: 'cli' })
+    await rememberConsent(ctx, {
+      userId: person.user.id,
+      clientId: client.clientId,
+      scopes: ['openid', 'email'],
+      claims: [],
+      grantId: 'none',
+    })
+    await open('users', 'Users')
+    await page.getByTestId(`user-row-${person.email}`).click()
+    await page.getByTestId('user-drawer').waitFor()
+    await page.getByRole('tab', { name: 'Connected apps' }).click()
+    const table = page.getByTestId('user-connected-apps')
+    await table.getByText('Nextcloud').waitFor()
+    await table.getByText('email', { exact: true }).waitFor()
+    await table.getByRole('button', { name: 'Revoke' }).click()
+    await page
+      .getByRole('dialog', { name: `Revoke Nextcloud for ${person.email}` })
+      .getByRole('button', { name: 'Revoke' })
+      .click()
+    await expect.poll(async () => (await connectedApps(ctx, person.user.id)).length).toBe(0)
+    await page.getByText('No application is connected to this account.').waitFor()
   })
 })

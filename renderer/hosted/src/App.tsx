@@ -2,6 +2,7 @@ import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
+import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
 import { ErrorPage } from './pages/ErrorPage'
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/Password'
@@ -24,6 +25,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'sign-out': SignOutPage,
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
+  'account/apps': ConnectedAppsPage,
 }
 
 export function App({ config, configError }: { config: PublicConfig; configError: string | null }) {

@@ -2,10 +2,10 @@
  * The hosted pages talk to the better-auth API of the server that serves them, same origin, with
  * the session cookie. The base path is read from the page's own address: `{basePath}/ui/<page>`.
  */
-export const basePath: string = location.pathname.replace(/\/ui(?:\/[^/]*)?\/?$/, '')
+export const basePath: string = location.pathname.replace(/\/ui(?:\/account)?(?:\/[^/]*)?\/?$/, '')
 
-/** The page name: the last segment of `{basePath}/ui/<page>`. */
-export const pageName: string = /\/ui\/([^/]+)\/?$/.exec(location.pathname)?.[1] ?? 'sign-in'
+/** The page name: what follows `{basePath}/ui/` (`sign-in`, `account/apps`). */
+export const pageName: string = /\/ui\/((?:account\/)?[^/]+)\/?$/.exec(location.pathname)?.[1] ?? 'sign-in'
 
 /** A URL of a hosted page, absolute (links in mail and callbackURLs need the origin). */
 export const pageURL = (page: string, params: Record<string, string> = {}): string => {

@@ -358,10 +358,29 @@ export const oidcClient = pgTable(
     skipConsent: boolean('skipConsent').notNull().default(false),
     allowedOrganizations: jsonb('allowedOrganizations').$type<Record<string, unknown>>().notNull(),
     allowedTeams: jsonb('allowedTeams').$type<Record<string, unknown>>().notNull(),
+    resourceServer: boolean('resourceServer').notNull().default(false),
+    idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256','ES256','EdDSA'] }).notNull().default('RS256'),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     secretRotatedAt: timestamp('secretRotatedAt', { withTimezone: true, precision: 3, mode: 'date' }),
   },
+)
+
+export const oidcConsent = pgTable(
+  'oidcConsent',
+  {
+    userId: text('userId').notNull().references(() => user.id, { onDelete: 'cascade' }),
+    clientId: text('clientId').notNull().references(() => oidcClient.clientId, { onDelete: 'cascade' }),
+    scopes: jsonb('scopes').$type<Record<string, unknown>>().notNull(),
+    claims: jsonb('claims').$type<Record<string, unknown>>().notNull(),
+    grantId: text('grantId'),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.clientId] }),
+    index('oidc_consent_client_id_idx').on(t.clientId),
+  ],
 )
 
 export const pgSchema = {
@@ -384,4 +403,5 @@ export const pgSchema = {
   passkey,
   oidcModel,
   oidcClient,
+  oidcConsent,
 }

@@ -27,6 +27,7 @@ export const HOSTED_PAGES = [
   'reset-password',
   'verify-email',
   'accept-invitation',
+  'account/apps',
 ] as const
 
 const TYPES: Record<string, string> = {
@@ -87,6 +88,30 @@ function pageResponse(status: number, body: string, csp: string): Response {
   })
 }
 
+/** The app's page (the same index for every page; the script draws the one the address names). */
+async function servePage(ctx: AuthContext, page: string): Promise<Response> {
+  if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
+  const nonce = newNonce()
+  const csp = contentSecurityPolicy(nonce, {
+    logoOrigin: logoOrigin(ctx.config().hostedPages.logo),
+    formAnywhere: page === 'sign-out',
+    anyHttpsImage: page === 'consent' || page === 'account/apps',
+  })
+  const dir = hostedAssetsDir()
+  const log = buildLog.logger
+  await ensureHostedAssets(dir, (line) => log?.info(line))
+  const template = indexTemplate(dir)
+  if (!template)
+    return pageResponse(
+      503,
+      `<!doctype html><html lang="en"><title>Not built</title><p>${HOSTED_PAGES_ERRORS.HOSTED_PAGES_NOT_BUILT}</p></html>`,
+      csp,
+    )
+  // The build's asset paths are relative to /ui/<page>: one level deeper for /ui/account/<page>.
+  const html = renderIndex(template, nonce, appNameOf(ctx))
+  return pageResponse(200, page.includes('/') ? html.replaceAll('"./assets/', '"../assets/') : html, csp)
+}
+
 export const hostedPagesRoutes = [
   defineRoute({
     method: 'GET',
@@ -109,27 +134,14 @@ export const hostedPagesRoutes = [
     method: 'GET',
     path: '/ui/:page',
     enabled,
-    handler: async ({ ctx, params }) => {
-      const page = params.page ?? ''
-      if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
-      const nonce = newNonce()
-      const csp = contentSecurityPolicy(nonce, {
-        logoOrigin: logoOrigin(ctx.config().hostedPages.logo),
-        formAnywhere: page === 'sign-out',
-        anyHttpsImage: page === 'consent',
-      })
-      const dir = hostedAssetsDir()
-      const log = buildLog.logger
-      await ensureHostedAssets(dir, (line) => log?.info(line))
-      const template = indexTemplate(dir)
-      if (!template)
-        return pageResponse(
-          503,
-          `<!doctype html><html lang="en"><title>Not built</title><p>${HOSTED_PAGES_ERRORS.HOSTED_PAGES_NOT_BUILT}</p></html>`,
-          csp,
-        )
-      return pageResponse(200, renderIndex(template, nonce, appNameOf(ctx)), csp)
-    },
+    handler: ({ ctx, params }) => servePage(ctx, params.page ?? ''),
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/ui/account/:page',
+    enabled,
+    handler: ({ ctx, params }) => servePage(ctx, `account/${params.page ?? ''}`),
   }),
 
   defineRoute({

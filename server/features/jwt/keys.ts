@@ -272,34 +272,47 @@ export async function rotateSigningKey(
 }
 
 /**
- * The private JWKs (with `kid` and `alg`) of every live key, newest first, for the OpenID provider
- * feature, which signs ID tokens itself. Relying parties default to RS256, so a live RS256 key is
- * minted when there is none (it is published in the JWKS like every other key). `version` changes
- * whenever the set of keys does.
+ * The private JWKs (with `kid` and `alg`) the OpenID provider feature signs and verifies with:
+ * every live key, newest first, then every retired key still in the JWKS (marked
+ * `key_ops: ['verify']`, so it verifies what it signed, an `id_token_hint` for one, until it leaves
+ * the JWKS, and never signs again). A live key of each algorithm in `algs` is minted when there is
+ * none (relying parties default to RS256; a client may ask for ES256 or EdDSA); it is published in
+ * the JWKS like every other key. `version` changes whenever the set of keys or their state does.
  */
-type LiveJwks = { version: string; keys: (JWK & { kid: string; alg: string })[] }
-const liveJwksCache = new WeakMap<KeypairRow[], LiveJwks>()
+type ProviderJwk = JWK & { kid: string; alg: string; key_ops?: string[] }
+type ProviderJwks = { version: string; keys: ProviderJwk[] }
+const providerJwksCache = new WeakMap<KeypairRow[], Map<string, ProviderJwks>>()
 
-export async function liveSigningJwks(ctx: AuthContext): Promise<LiveJwks> {
+export async function providerSigningJwks(ctx: AuthContext, algs: readonly string[] = ['RS256']): Promise<ProviderJwks> {
   await pruneRetired(ctx)
   const now = ctx.clock.now()
-  // Decrypted once per set of keys (the rows array is replaced whenever the keys change).
   let rows = (await state(ctx)).rows
-  const cached = liveJwksCache.get(rows)
-  if (cached && cached.keys.length === rows.filter((row) => isLive(row, now)).length) return cached
-  let live = rows.filter((row) => isLive(row, now))
-  if (!live.some((row) => algOf(row) === 'RS256')) {
-    await mintKey(ctx, 'RS256')
-    rows = (await state(ctx)).rows
-    live = rows.filter((row) => isLive(row, now))
+  for (const alg of algs) {
+    if (!rows.some((row) => algOf(row) === alg && isLive(row, now))) {
+      await mintKey(ctx, alg)
+      rows = (await state(ctx)).rows
+    }
   }
-  live.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
-  const keys = live.map((row) => {
+  const liveIds = rows.filter((row) => isLive(row, now)).map((row) => row.id)
+  const version = `${rows.map((row) => row.id).join(',')}|${liveIds.join(',')}`
+  // Decrypted once per set of keys (the rows array is replaced whenever the keys change).
+  let byVersion = providerJwksCache.get(rows)
+  const cached = byVersion?.get(version)
+  if (cached) return cached
+  const ordered = [...rows].sort((a, b) => {
+    const live = Number(isLive(b, now)) - Number(isLive(a, now))
+    return live !== 0 ? live : b.createdAt.getTime() - a.createdAt.getTime()
+  })
+  const keys = ordered.map((row): ProviderJwk => {
     const jwk = decryptSecret(ctx.secret, row.privateKey, SEAL_PURPOSE)
     if (jwk === null) throw new Error('Failed to decrypt a JWT signing key: the auth secret is not the one it was sealed with.')
-    return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row) }
+    return { ...(JSON.parse(jwk) as JWK), kid: row.id, alg: algOf(row), ...(isLive(row, now) ? {} : { key_ops: ['verify'] }) }
   })
-  const result = { version: live.map((row) => row.id).join(','), keys }
-  liveJwksCache.set(rows, result)
+  const result = { version, keys }
+  if (!byVersion) {
+    byVersion = new Map()
+    providerJwksCache.set(rows, byVersion)
+  }
+  byVersion.set(version, result)
   return result
 }

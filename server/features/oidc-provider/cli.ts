@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
 import { APIError } from '../../core/errors.js'
-import { allClients, type ClientView, createClient, removeClient } from './clients.js'
+import { allClients, type ClientView, createClient, ID_TOKEN_ALGS, type IdTokenAlg, removeClient } from './clients.js'
+
+const isIdTokenAlg = (value: string): value is IdTokenAlg => (ID_TOKEN_ALGS as readonly string[]).includes(value)
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
-           [--post-logout-redirect-uri URI …]
+           [--post-logout-redirect-uri URI …] [--resource-server] [--id-token-alg RS256|ES256|EdDSA]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
 
@@ -13,6 +15,8 @@ Options:
   --public           a public client (no secret; PKCE required)
   --skip-consent     a first-party client: users are not asked to consent
   --post-logout-redirect-uri URI   where the app may send users after signing out (repeatable)
+  --resource-server  may introspect every client's tokens (an API checking tokens); otherwise only its own
+  --id-token-alg ALG the ID token's signing algorithm: RS256 (default), ES256 or EdDSA
   --json             machine-readable output (create: {"clientId", "clientSecret"}; the secret is shown this once)
 
 Works on the data directory whether or not a server runs on it; a running server sees the change
@@ -26,7 +30,13 @@ function usage(message: string): number {
 
 function describe(client: ClientView): string {
   const kind = client.public ? 'public' : 'confidential'
-  const flags = [kind, client.pkceRequired ? 'pkce required' : 'pkce optional', client.skipConsent ? 'consent skipped' : 'consent asked']
+  const flags = [
+    kind,
+    client.pkceRequired ? 'pkce required' : 'pkce optional',
+    client.skipConsent ? 'consent skipped' : 'consent asked',
+    `ID token ${client.idTokenSignedResponseAlg}`,
+    ...(client.resourceServer ? ['resource server'] : []),
+  ]
   return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n`
 }
 
@@ -49,6 +59,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     'skip-consent'?: boolean
     json?: boolean
     'client-id'?: string
+    'resource-server'?: boolean
+    'id-token-alg'?: string
   }
   try {
     values = parseArgs({
@@ -62,6 +74,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
         'skip-consent': { type: 'boolean' },
         json: { type: 'boolean' },
         'client-id': { type: 'string' },
+        'resource-server': { type: 'boolean' },
+        'id-token-alg': { type: 'string' },
       },
       strict: true,
     }).values
@@ -71,6 +85,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (sub === 'create' && (!values.name || !values['redirect-uri']?.length))
     return usage('create needs --name and at least one --redirect-uri')
   if (sub === 'delete' && !values['client-id']) return usage('delete needs --client-id')
+  const alg = values['id-token-alg']
+  if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
 
   const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
   if ('error' in opened) {
@@ -89,6 +105,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
           public: values.public ?? false,
           skipConsent: values['skip-consent'] ?? false,
+          resourceServer: values['resource-server'] ?? false,
+          ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
         },
         by,
       )

@@ -23,7 +23,15 @@ export interface ClientInput {
   skipConsent?: boolean
   allowedOrganizations?: string[]
   allowedTeams?: string[]
+  /** May introspect every client's tokens (default false: only its own). */
+  resourceServer?: boolean
+  /** The ID token's signing algorithm (default RS256). */
+  idTokenSignedResponseAlg?: IdTokenAlg
 }
+
+/** The algorithms an ID token may be signed with (keys from the jwt feature). */
+export const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
+export type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number]
 
 export interface ClientView {
   clientId: string
@@ -36,6 +44,8 @@ export interface ClientView {
   skipConsent: boolean
   allowedOrganizations: string[]
   allowedTeams: string[]
+  resourceServer: boolean
+  idTokenSignedResponseAlg: IdTokenAlg
   createdAt: number
   updatedAt: number
   secretRotatedAt: number | null
@@ -116,6 +126,8 @@ export function toClientView(row: OidcClientRow): ClientView {
     skipConsent: row.skipConsent,
     allowedOrganizations: row.allowedOrganizations,
     allowedTeams: row.allowedTeams,
+    resourceServer: row.resourceServer,
+    idTokenSignedResponseAlg: row.idTokenSignedResponseAlg,
     createdAt: row.createdAt.getTime(),
     updatedAt: row.updatedAt.getTime(),
     secretRotatedAt: row.secretRotatedAt ? row.secretRotatedAt.getTime() : null,
@@ -151,6 +163,8 @@ export async function createClient(
     skipConsent: input.skipConsent ?? false,
     allowedOrganizations,
     allowedTeams,
+    resourceServer: input.resourceServer ?? false,
+    idTokenSignedResponseAlg: input.idTokenSignedResponseAlg ?? 'RS256',
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
@@ -160,7 +174,7 @@ export async function createClient(
     type: 'oidc.client-created',
     actorUserId: by.actorUserId ?? null,
     target: row.clientId,
-    detail: { via: by.via, name, public: isPublic },
+    detail: { via: by.via, name, public: isPublic, resourceServer: row.resourceServer, idTokenAlg: row.idTokenSignedResponseAlg },
     meta: by.meta ?? null,
   })
   return { client: toClientView(row), clientSecret: secret }
@@ -194,6 +208,8 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
   if (patch.skipConsent !== undefined) next.skipConsent = patch.skipConsent
   if (patch.allowedOrganizations !== undefined) next.allowedOrganizations = [...new Set(patch.allowedOrganizations)]
   if (patch.allowedTeams !== undefined) next.allowedTeams = [...new Set(patch.allowedTeams)]
+  if (patch.resourceServer !== undefined) next.resourceServer = patch.resourceServer
+  if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
   await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
   const row = await updateClient(ctx, clientId, next)
   if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
@@ -251,11 +267,13 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     post_logout_redirect_uris: row.postLogoutRedirectUris,
     grant_types: row.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'],
     response_types: ['code'],
+    id_token_signed_response_alg: row.idTokenSignedResponseAlg,
     token_endpoint_auth_method: row.public ? 'none' : 'client_secret_basic',
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
     ...(row.secretHash ? { client_secret: row.secretHash } : {}),
     gatehouse_pkce_required: row.public || row.pkceRequired,
     gatehouse_skip_consent: row.skipConsent,
+    gatehouse_resource_server: row.resourceServer,
   }
 }

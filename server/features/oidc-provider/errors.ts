@@ -12,6 +12,7 @@ export const OIDC_ERRORS = {
   UNKNOWN_TEAM: 'Unknown team',
   INTERACTION_NOT_FOUND: 'Sign-in request not found or expired',
   OIDC_DISABLED: 'The OpenID Connect provider is disabled',
+  CONSENT_NOT_FOUND: 'This application is not connected to the account',
 } as const
 
 export type OidcErrorCode = keyof typeof OIDC_ERRORS

@@ -9,7 +9,8 @@ import { jwksJSON } from '../jwt/keys.js'
 import { dropEndedSession, gatehouseRequest } from './adapter.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
-import { INTERACTION_PREFIX, OIDC_ROUTES, providerCache, requestState } from './provider.js'
+import { oidcProviderRoutes } from './routes.js'
+import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState } from './provider.js'
 import { deleteExpiredModels } from './store.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
@@ -45,12 +46,23 @@ function callbackOf(provider: Provider): ReturnType<Provider['callback']> {
 const isOidcPath = (path: string): boolean =>
   path.startsWith('/oauth2/') || path === DISCOVERY || path === AS_METADATA || path.startsWith(INTERACTION_PREFIX)
 
+/** The authorization request's query with OFFLINE_ASKED set by us alone (see provider.ts). */
+function markOfflineAsked(query: URLSearchParams): string {
+  const params = new URLSearchParams(query)
+  params.delete(OFFLINE_ASKED)
+  const scopes = (params.get('scope') ?? '').split(' ')
+  const prompts = (params.get('prompt') ?? '').split(' ')
+  if (scopes.includes('offline_access') && !prompts.includes('consent')) params.set(OFFLINE_ASKED, '1')
+  const text = params.toString()
+  return text ? `?${text}` : ''
+}
+
 async function handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
   const provider = await cacheFor(ctx).get()
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
   const active = resolved.status === 'active' ? resolved.data : null
-  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta })
+  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [] })
   return gatehouseRequest.run({ sessionId: active?.session.id ?? null }, () => serve(rc, provider, req, res))
 }
 
@@ -70,7 +82,7 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
   if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)
   // oidc-provider routes relative to its mount; the issuer's path is the base path.
   const path = rc.path === AS_METADATA ? DISCOVERY : rc.path
-  const url = `${path}${rc.url.search}`
+  const url = `${path}${rc.path === OIDC_ROUTES.authorization ? markOfflineAsked(rc.url.searchParams) : rc.url.search}`
   const mounted = req as IncomingMessage & { originalUrl?: string }
   mounted.originalUrl = `${ctx.config().basePath}${url}`
   mounted.url = url
@@ -83,6 +95,7 @@ export const oidcProviderFeature = defineFeature({
   config: { oidcProvider: oidcProviderConfig },
   tables,
   errors: OIDC_ERRORS,
+  routes: oidcProviderRoutes,
   panel: oidcPanel,
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),

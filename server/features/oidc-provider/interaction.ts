@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { InteractionDetails } from 'oidc-provider'
+import type { GrantInstance, InteractionDetails } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import { activeUser, mayUseClient } from './accounts.js'
+import { rememberConsent } from './consent.js'
 import { OIDC_ERRORS } from './errors.js'
 import { INTERACTION_PREFIX, requestState } from './provider.js'
 import { findClient } from './store.js'
@@ -47,8 +48,13 @@ async function audit(ctx: AuthContext, req: IncomingMessage, event: Parameters<t
   await recordAudit(ctx, { meta: requestState.get(req)?.meta ?? null, ...event })
 }
 
-/** Grants what the authorization request asked for and is not granted yet; returns the grant id. */
-async function grantRequested(provider: Provider, details: InteractionDetails, accountId: string, clientId: string): Promise<string> {
+/** Grants what the authorization request asked for and is not granted yet; returns the grant. */
+async function grantRequested(
+  provider: Provider,
+  details: InteractionDetails,
+  accountId: string,
+  clientId: string,
+): Promise<GrantInstance> {
   const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId, clientId })
   const missing = details.prompt.details as {
     missingOIDCScope?: string[]
@@ -58,7 +64,8 @@ async function grantRequested(provider: Provider, details: InteractionDetails, a
   if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
   if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims)
   for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
-  return grant.save()
+  await grant.save()
+  return grant
 }
 
 /** Same-origin check for the consent POSTs (the hosted page calls them with fetch). */
@@ -126,7 +133,16 @@ export async function handleInteraction(
       })
       return sendJson(res, 200, { redirectTo })
     }
-    const grantId = await grantRequested(provider, details, accountId, clientId)
+    const grant = await grantRequested(provider, details, accountId, clientId)
+    const grantId = grant.jti
+    // Remembered for this user and client until revoked (asked again only for more).
+    await rememberConsent(ctx, {
+      userId: accountId,
+      clientId,
+      scopes: grant.getOIDCScope().split(' ').filter(Boolean),
+      claims: grant.getOIDCClaims(),
+      grantId,
+    })
     const redirectTo = await provider.interactionResult(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true })
     await audit(ctx, req, { type: 'oidc.consent-granted', actorUserId: userId, target: clientId, detail: { scopes: scopesOf(details) } })
     return sendJson(res, 200, { redirectTo })
@@ -154,8 +170,8 @@ export async function handleInteraction(
   // Consent: the signed-in user must be the one the request is for.
   if (!userId || userId !== details.session?.accountId) return redirect(res, signIn)
   if (client?.skipConsent) {
-    const grantId = await grantRequested(provider, details, userId, clientId)
-    return redirect(res, await provider.interactionResult(req, res, { consent: { grantId } }))
+    const grant = await grantRequested(provider, details, userId, clientId)
+    return redirect(res, await provider.interactionResult(req, res, { consent: { grantId: grant.jti } }))
   }
   return redirect(res, `${ctx.baseURL}/ui/consent?interaction=${encodeURIComponent(uid)}`)
 }

@@ -88,6 +88,11 @@ declare module 'oidc-provider' {
     exp: number
   }
   export interface GrantInstance {
+    jti: string
+    accountId: string
+    clientId: string
+    getOIDCScope(): string
+    getOIDCClaims(): string[]
     addOIDCScope(scope: string): void
     addOIDCClaims(claims: string[]): void
     addResourceScope(resource: string, scope: string): void
@@ -120,6 +125,8 @@ declare module 'oidc-provider' {
     listen(port: number, host?: string, callback?: () => void): Server
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>
     on(event: string, listener: (...args: never[]) => void): this
+    /** Koa middleware, run before oidc-provider's own routes. */
+    use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
     interactionResult(
       req: IncomingMessage,

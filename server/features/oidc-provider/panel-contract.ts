@@ -4,6 +4,7 @@ import { mutation, none, ok, query } from '../../panel/op.js'
 /** The control panel's OIDC client operations (zod only: shared with the renderer). Times are epoch ms. */
 
 const uri = z.string().min(1).max(2048)
+const idTokenAlg = z.enum(['RS256', 'ES256', 'EdDSA'])
 const ids = z.array(z.string().min(1).max(200)).max(100)
 
 export const oidcClientViewSchema = z.object({
@@ -17,6 +18,8 @@ export const oidcClientViewSchema = z.object({
   skipConsent: z.boolean(),
   allowedOrganizations: z.array(z.string()),
   allowedTeams: z.array(z.string()),
+  resourceServer: z.boolean(),
+  idTokenSignedResponseAlg: idTokenAlg,
   createdAt: z.number(),
   updatedAt: z.number(),
   secretRotatedAt: z.number().nullable(),
@@ -32,7 +35,20 @@ const clientFields = {
   skipConsent: z.boolean().optional(),
   allowedOrganizations: ids.optional(),
   allowedTeams: ids.optional(),
+  resourceServer: z.boolean().optional(),
+  idTokenSignedResponseAlg: idTokenAlg.optional(),
 }
+
+export const connectedAppSchema = z.object({
+  clientId: z.string(),
+  name: z.string(),
+  logo: z.string().nullable(),
+  scopes: z.array(z.string()),
+  claims: z.array(z.string()),
+  grantedAt: z.number(),
+  updatedAt: z.number(),
+})
+export type ConnectedAppView = z.output<typeof connectedAppSchema>
 
 export const oidcContract = {
   'oidc.clients': query(
@@ -46,7 +62,7 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
   ),
   'oidc.updateClient': mutation(
-    'Changes a client’s name, logo, redirect URIs, PKCE, consent and group restriction',
+    'Changes a client’s name, logo, redirect URIs, PKCE, consent, group restriction, resource-server switch and ID token algorithm',
     z
       .object({
         clientId: z.string().min(1),
@@ -63,6 +79,16 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string() }),
   ),
   'oidc.deleteClient': mutation('Deletes a client (its tokens stop working)', z.object({ clientId: z.string().min(1) }).strict(), ok),
+  'oidc.userApps': query(
+    'The applications a user has allowed (remembered consent) and what each may see',
+    z.object({ userId: z.string().min(1) }).strict(),
+    z.object({ apps: z.array(connectedAppSchema) }),
+  ),
+  'oidc.revokeUserApp': mutation(
+    'Revokes a user’s consent to an application: its tokens stop working at once and the next sign-in asks again',
+    z.object({ userId: z.string().min(1), clientId: z.string().min(1) }).strict(),
+    ok,
+  ),
   'oidc.settings': query('The effective `oidcProvider.*` configuration', none, z.record(z.string(), z.unknown())),
   'oidc.configure': mutation(
     'Applies a JSON Merge Patch to the `oidcProvider.*` configuration, live (validated by the config schema)',

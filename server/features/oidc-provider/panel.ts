@@ -1,5 +1,6 @@
 import type { PanelEnv } from '../../panel/service.js'
 import { sectionSettings } from '../settings-ops.js'
+import { connectedApps, revokeConsent } from './consent.js'
 import { allClients, type ClientInput, type ClientPatch, changeClient, createClient, removeClient, rotateClientSecret } from './clients.js'
 
 const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
@@ -15,6 +16,11 @@ export const oidcPanel = (env: PanelEnv) => {
     'oidc.createClient': (input: ClientInput) => createClient(ctx, input, BY),
     'oidc.updateClient': ({ clientId, ...patch }: ClientPatch & { clientId: string }) => changeClient(ctx, clientId, patch, BY),
     'oidc.rotateSecret': ({ clientId }: { clientId: string }) => rotateClientSecret(ctx, clientId, BY),
+    'oidc.userApps': async ({ userId }: { userId: string }) => ({ apps: await connectedApps(ctx, userId) }),
+    'oidc.revokeUserApp': async ({ userId, clientId }: { userId: string; clientId: string }) => {
+      await revokeConsent(ctx, userId, clientId, { via: 'panel', actorUserId: null, meta: PANEL_META })
+      return { success: true }
+    },
     'oidc.deleteClient': async ({ clientId }: { clientId: string }) => {
       await removeClient(ctx, clientId, BY)
       return { success: true }

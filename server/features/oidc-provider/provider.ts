@@ -5,10 +5,11 @@ import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { Logger } from '../../gatehouse.js'
-import { liveSigningJwks } from '../jwt/keys.js'
+import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
-import { secretMatches } from './clients.js'
+import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
+import { attachGrant, rememberedConsent } from './consent.js'
 import { findClient } from './store.js'
 
 /**
@@ -37,6 +38,8 @@ export interface GatehouseRequestState {
   /** The Gatehouse session's user (null: none, signed out or expired). */
   userId: string | null
   meta: RequestMeta
+  /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
+  pending: Promise<void>[]
 }
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
@@ -52,6 +55,23 @@ export const CLAIMS: Record<string, string[]> = {
 
 const PKCE_REQUIRED = 'gatehouse_pkce_required'
 const SKIP_CONSENT = 'gatehouse_skip_consent'
+const RESOURCE_SERVER = 'gatehouse_resource_server'
+
+/**
+ * Set by the mount (never taken from the caller) on an authorization request whose scope asks for
+ * offline_access without prompt=consent: oidc-provider drops that scope before the grant is known,
+ * and keeps this parameter through sign-in, so loadExistingGrant can restore it when a remembered
+ * consent covers it.
+ */
+export const OFFLINE_ASKED = 'gatehouse_offline_asked'
+
+/**
+ * Who may introspect (RFC 7662) a token: the client it was issued to, or a client marked as a
+ * resource server (it checks tokens other clients present to it). Anyone else is answered
+ * `{"active": false}`, as for an unknown token.
+ */
+export const mayIntrospect = (client: ClientInstance, token: { clientId?: string }): boolean =>
+  client[RESOURCE_SERVER] === true || token.clientId === client.clientId
 
 export const clientSkipsConsent = (client: ClientInstance | undefined): boolean => client?.[SKIP_CONSENT] === true
 
@@ -59,13 +79,29 @@ function cookieKeys(secret: string): string[] {
   return [createHmac('sha256', secret).update('gatehouse oidc-provider cookies').digest('base64url')]
 }
 
-function auditOf(ctx: AuthContext, logger: Logger) {
+/**
+ * oidc-provider emits its events synchronously; the audit write each one starts is kept on the
+ * request and awaited by the middleware below before the answer is sent, so an acknowledged
+ * action (a token issued, a sign-out) always has its audit entry, and a failed write fails the
+ * request instead of being lost.
+ */
+function auditOf(ctx: AuthContext) {
   return (koa: KoaContextWithOIDC, event: Parameters<typeof recordAudit>[1]): void => {
     const state = requestState.get(koa.req)
-    const write = async () => {
-      await recordAudit(ctx, { meta: state?.meta ?? null, ...event })
-    }
-    write().catch((error) => logger.error('could not record an OIDC audit event:', error))
+    const write = recordAudit(ctx, { meta: state?.meta ?? null, ...event })
+    if (state) state.pending.push(write)
+    else write.catch(() => {})
+  }
+}
+
+/** Settles every audit write the request started (rethrowing the first failure). */
+export async function settleAudit(state: GatehouseRequestState | undefined): Promise<void> {
+  if (!state) return
+  while (state.pending.length > 0) {
+    const batch = state.pending.splice(0)
+    const results = await Promise.allSettled(batch)
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 }
 
@@ -86,11 +122,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
 
   const build = async (): Promise<Built> => {
     const conf = ctx.config().oidcProvider
-    const { version, keys } = await liveSigningJwks(ctx)
+    const { version, keys } = await providerSigningJwks(ctx, ID_TOKEN_ALGS)
     const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
     if (current?.key === key) return current
     const base = ctx.config().basePath
-    const audit = auditOf(ctx, logger)
+    const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
     const { default: Provider, interactionPolicy } = await import('oidc-provider')
 
@@ -133,14 +169,19 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         authorizationSigningAlgValues: ['RS256', 'ES256', 'EdDSA'],
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT] },
+      extraParams: [OFFLINE_ASKED],
+      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT, RESOURCE_SERVER] },
       pkce: {
         required: (_koa, client) => client.clientAuthMethod === 'none' || client[PKCE_REQUIRED] !== false,
       },
       features: {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
-        introspection: { enabled: true },
+        introspection: {
+          enabled: true,
+          allowedPolicy: async (_koa: KoaContextWithOIDC, client: ClientInstance, token: { clientId?: string }) =>
+            mayIntrospect(client, token),
+        },
         clientCredentials: { enabled: true },
         userinfo: { enabled: true },
         rpInitiatedLogout: {
@@ -162,7 +203,9 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         url: (_koa: KoaContextWithOIDC, interaction: { uid: string }) => `${base}${INTERACTION_PREFIX}${interaction.uid}`,
         policy,
       },
-      // Skip-consent (first-party) clients get the requested scopes granted without a screen.
+      // The grant of a remembered consent (per user and client, across sessions and browsers) is
+      // the one loaded; skip-consent (first-party) clients get the requested scopes granted
+      // without a screen.
       loadExistingGrant: async (koa: KoaContextWithOIDC) => {
         const oidc = koa.oidc as KoaContextWithOIDC['oidc'] & {
           result?: { consent?: { grantId?: string } }
@@ -170,11 +213,35 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           client: ClientInstance
           requestParamOIDCScopes: Set<string>
           requestParamClaims: Set<string>
+          params: Record<string, unknown>
         }
-        const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
-        const found = grantId ? await provider.Grant.find(grantId) : undefined
-        if (!clientSkipsConsent(oidc.client) || !oidc.session.accountId) return found
-        const grant = found ?? new provider.Grant({ accountId: oidc.session.accountId, clientId: oidc.client.clientId })
+        const accountId = oidc.session.accountId
+        const clientId = oidc.client.clientId
+        const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(clientId)
+        let found = grantId ? await provider.Grant.find(grantId) : undefined
+        const remembered = accountId ? await rememberedConsent(ctx, accountId, clientId) : undefined
+        if (accountId && remembered && (!found || found.jti !== remembered.grantId) && !oidc.result?.consent?.grantId) {
+          found = remembered.grantId ? await provider.Grant.find(remembered.grantId) : undefined
+          if (!found || found.accountId !== accountId) {
+            found = new provider.Grant({ accountId, clientId })
+            found.addOIDCScope(remembered.scopes.join(' '))
+            if (remembered.claims.length > 0) found.addOIDCClaims(remembered.claims)
+            await attachGrant(ctx, accountId, clientId, await found.save())
+          }
+        }
+        // OIDC Core drops offline_access unless prompt=consent; a remembered consent that covers
+        // it counts as that consent, so the refresh token outlives the session.
+        const scope = String(oidc.params.scope ?? '')
+        if (
+          oidc.params[OFFLINE_ASKED] === '1' &&
+          !scope.split(' ').includes('offline_access') &&
+          remembered?.scopes.includes('offline_access') &&
+          oidc.client.grantTypeAllowed('refresh_token')
+        ) {
+          oidc.params.scope = `${scope} offline_access`.trim()
+        }
+        if (!clientSkipsConsent(oidc.client) || !accountId) return found
+        const grant = found ?? new provider.Grant({ accountId, clientId })
         grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '))
         if (oidc.requestParamClaims.size > 0) grant.addOIDCClaims([...oidc.requestParamClaims])
         await grant.save()
@@ -257,6 +324,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     })
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
+    })
+    // The answer leaves only once the audit entries of the events it caused are written.
+    provider.use(async (koa, next) => {
+      await next()
+      await settleAudit(requestState.get(koa.req))
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }

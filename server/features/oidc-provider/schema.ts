@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { user } from '../../db/core-schema.js'
 
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
 
@@ -51,10 +52,40 @@ export const oidcClient = sqliteTable('oidcClient', {
   skipConsent: integer('skipConsent', { mode: 'boolean' }).notNull().default(false),
   allowedOrganizations: text('allowedOrganizations', { mode: 'json' }).$type<string[]>().notNull(),
   allowedTeams: text('allowedTeams', { mode: 'json' }).$type<string[]>().notNull(),
+  /** May introspect every client's tokens (a resource server); otherwise only its own. */
+  resourceServer: integer('resourceServer', { mode: 'boolean' }).notNull().default(false),
+  /** The ID token's signing algorithm: RS256 (default), ES256 or EdDSA. */
+  idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256', 'ES256', 'EdDSA'] })
+    .notNull()
+    .default('RS256'),
   createdAt: timestamp('createdAt').notNull(),
   updatedAt: timestamp('updatedAt').notNull(),
   secretRotatedAt: timestamp('secretRotatedAt'),
 })
 
+/**
+ * Remembered consent: what a person allowed an application to see (OIDC scopes and claims), kept
+ * across OIDC sessions and browsers until the person or an admin revokes it. `grantId` is the
+ * oidc-provider Grant every token issued under this consent belongs to (revoking deletes them).
+ */
+export const oidcConsent = sqliteTable(
+  'oidcConsent',
+  {
+    userId: text('userId')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    clientId: text('clientId')
+      .notNull()
+      .references(() => oidcClient.clientId, { onDelete: 'cascade' }),
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+    claims: text('claims', { mode: 'json' }).$type<string[]>().notNull(),
+    grantId: text('grantId'),
+    createdAt: timestamp('createdAt').notNull(),
+    updatedAt: timestamp('updatedAt').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('oidc_consent_client_id_idx').on(t.clientId)],
+)
+
+export type OidcConsentRow = typeof oidcConsent.$inferSelect
 export type OidcModelRow = typeof oidcModel.$inferSelect
 export type OidcClientRow = typeof oidcClient.$inferSelect

@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
-import { member, oidcClient, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
+import { member, oidcClient, oidcConsent, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
-import type { OidcClientRow, OidcModelRow } from './schema.js'
+import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
 
 /** Every SQL statement of the OIDC provider feature. */
 
@@ -72,6 +72,16 @@ export async function deleteByGrantId(ctx: AuthContext, kind: string, grantId: s
   ).length
 }
 
+/** Deletes a grant and everything issued under it (codes, access and refresh tokens, …); returns how many rows. */
+export async function deleteGrantAndTokens(ctx: AuthContext, grantId: string): Promise<number> {
+  const tokens = await ctx.db.delete(oidcModel).where(eq(oidcModel.grantId, grantId)).returning({ id: oidcModel.id })
+  const grant = await ctx.db
+    .delete(oidcModel)
+    .where(and(eq(oidcModel.kind, 'Grant'), eq(oidcModel.id, grantId)))
+    .returning({ id: oidcModel.id })
+  return tokens.length + grant.length
+}
+
 /** Removes rows whose expiry has passed. */
 export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<number> {
   return (
@@ -118,6 +128,50 @@ export async function updateClient(
 
 export async function deleteClient(ctx: AuthContext, clientId: string): Promise<boolean> {
   return (await ctx.db.delete(oidcClient).where(eq(oidcClient.clientId, clientId)).returning({ id: oidcClient.clientId })).length > 0
+}
+
+// ------------------------------------------------------------------ remembered consent
+
+export async function findConsent(ctx: AuthContext, userId: string, clientId: string): Promise<OidcConsentRow | undefined> {
+  return firstRow(
+    ctx.db
+      .select()
+      .from(oidcConsent)
+      .where(and(eq(oidcConsent.userId, userId), eq(oidcConsent.clientId, clientId))),
+  )
+}
+
+export async function upsertConsent(ctx: AuthContext, row: OidcConsentRow): Promise<void> {
+  const { userId, clientId, createdAt, ...rest } = row
+  await ctx.db
+    .insert(oidcConsent)
+    .values(row)
+    .onConflictDoUpdate({ target: [oidcConsent.userId, oidcConsent.clientId], set: rest })
+}
+
+export async function deleteConsent(ctx: AuthContext, userId: string, clientId: string): Promise<OidcConsentRow | undefined> {
+  return (
+    await ctx.db
+      .delete(oidcConsent)
+      .where(and(eq(oidcConsent.userId, userId), eq(oidcConsent.clientId, clientId)))
+      .returning()
+  )[0]
+}
+
+export interface ConsentWithClient extends OidcConsentRow {
+  clientName: string
+  clientLogo: string | null
+}
+
+/** A user's remembered consents with their client's name and logo, by client name. */
+export async function consentsOfUser(ctx: AuthContext, userId: string): Promise<ConsentWithClient[]> {
+  const rows = await ctx.db
+    .select({ consent: oidcConsent, clientName: oidcClient.name, clientLogo: oidcClient.logo })
+    .from(oidcConsent)
+    .innerJoin(oidcClient, eq(oidcClient.clientId, oidcConsent.clientId))
+    .where(eq(oidcConsent.userId, userId))
+    .orderBy(asc(oidcClient.name), asc(oidcConsent.clientId))
+  return rows.map((r) => ({ ...r.consent, clientName: r.clientName, clientLogo: r.clientLogo }))
 }
 
 // ------------------------------------------------------------------ memberships (claims, access)

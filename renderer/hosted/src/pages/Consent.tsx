@@ -13,7 +13,7 @@ interface Interaction {
   scopes: string[]
 }
 
-const SCOPES: Record<string, string> = {
+export const SCOPES: Record<string, string> = {
   openid: 'Confirm who you are',
   profile: 'Your name, username and picture',
   email: 'Your email address and whether it is verified',

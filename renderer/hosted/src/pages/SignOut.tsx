@@ -1,7 +1,7 @@
-import { Button, Text } from '@mantine/core'
+import { Anchor, Button, Text } from '@mantine/core'
 import { useRef, useState } from 'react'
 import type { PageProps } from '../App'
-import { api } from '../api'
+import { api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { safeReturnTo } from '../return-to'
 
@@ -60,6 +60,11 @@ export function SignOutPage({ config }: PageProps) {
       <Button onClick={() => void confirm()} loading={busy} fullWidth>
         Sign out
       </Button>
+      <Text size="sm" ta="center">
+        <Anchor href={pageURL('account/apps')} data-testid="connected-apps-link">
+          Connected apps
+        </Anchor>
+      </Text>
     </Layout>
   )
 }

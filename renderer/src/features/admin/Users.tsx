@@ -45,6 +45,7 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
+import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
 import { dateTime, fromNow } from '../../format'
 
 const PAGE = 25
@@ -386,6 +387,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               <Tabs.Tab value="orgs">Organizations ({detail.data?.memberships.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="audit">Audit trail</Tabs.Tab>
               <Tabs.Tab value="second-factors">Second factors</Tabs.Tab>
+              <Tabs.Tab value="connected-apps">Connected apps</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="sessions" pt="sm">
               {detail.data?.sessions.length === 0 ? (
@@ -500,6 +502,9 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             </Tabs.Panel>
             <Tabs.Panel value="second-factors" pt="sm">
               {user && <UserSecondFactors userId={user.id} email={user.email} />}
+            </Tabs.Panel>
+            <Tabs.Panel value="connected-apps" pt="sm">
+              {user && <UserConnectedApps userId={user.id} email={user.email} />}
             </Tabs.Panel>
           </Tabs>
         </Stack>

@@ -24,6 +24,38 @@ import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../component
 import { dateTime } from '../../format'
 import { fillRecipe, RECIPES, type Recipe } from './recipes'
 
+const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
+type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number]
+
+/** A client's token settings, changed in place: the ID token algorithm and the resource-server switch. */
+function TokenSettings({ client, onChanged }: { client: OidcClientView; onChanged: () => void }) {
+  const update = useOpMutation('oidc.updateClient')
+  return (
+    <Stack gap={4}>
+      <Select
+        size="xs"
+        w={110}
+        aria-label={`ID token algorithm of ${client.name}`}
+        data={ID_TOKEN_ALGS}
+        value={client.idTokenSignedResponseAlg}
+        allowDeselect={false}
+        onChange={(v) =>
+          v && update.mutate({ clientId: client.clientId, idTokenSignedResponseAlg: v as IdTokenAlg }, { onSuccess: onChanged })
+        }
+        data-testid={`oidc-alg-${client.clientId}`}
+      />
+      <Switch
+        size="xs"
+        label="resource server"
+        checked={client.resourceServer}
+        onChange={(e) => update.mutate({ clientId: client.clientId, resourceServer: e.currentTarget.checked }, { onSuccess: onChanged })}
+        data-testid={`oidc-rs-${client.clientId}`}
+      />
+      <ErrorNotice error={update.error} />
+    </Stack>
+  )
+}
+
 /**
  * Who may sign in to a client: members of the chosen organizations (and of the teams already set
  * through the panel operation or the CLI, kept as they are). Empty: every Gatehouse user.
@@ -122,6 +154,8 @@ function CreateClient({
   const [isPublic, setPublic] = useState(false)
   const [pkce, setPkce] = useState(true)
   const [skipConsent, setSkipConsent] = useState(false)
+  const [resourceServer, setResourceServer] = useState(false)
+  const [idTokenAlg, setIdTokenAlg] = useState<IdTokenAlg>('RS256')
   const recipe = RECIPES.find((r) => r.id === recipeId)
   const useRecipe = (id: string | null) => {
     setRecipeId(id)
@@ -187,6 +221,23 @@ function CreateClient({
             onChange={(e) => setSkipConsent(e.currentTarget.checked)}
           />
         </Group>
+        <Group>
+          <Select
+            label="ID token signing algorithm"
+            w={220}
+            data={ID_TOKEN_ALGS}
+            value={idTokenAlg}
+            onChange={(v) => setIdTokenAlg((v as IdTokenAlg | null) ?? 'RS256')}
+            allowDeselect={false}
+            data-testid="oidc-id-token-alg"
+          />
+          <Switch
+            label="Resource server (may introspect every application’s tokens)"
+            checked={resourceServer}
+            onChange={(e) => setResourceServer(e.currentTarget.checked)}
+            data-testid="oidc-resource-server"
+          />
+        </Group>
         <ErrorNotice error={create.error && !create.error.field ? create.error : null} />
         <Group>
           <Button
@@ -204,6 +255,8 @@ function CreateClient({
                   public: isPublic,
                   pkceRequired: pkce,
                   skipConsent,
+                  resourceServer,
+                  idTokenSignedResponseAlg: idTokenAlg,
                 },
                 { onSuccess: (answer) => onCreated({ ...answer, recipe }) },
               )
@@ -325,6 +378,7 @@ export default function OidcClientsPage() {
               <Table.Th>Client ID</Table.Th>
               <Table.Th>Redirect URIs</Table.Th>
               <Table.Th>Kind</Table.Th>
+              <Table.Th>Tokens</Table.Th>
               <Table.Th>Created</Table.Th>
               <Table.Th />
             </Table.Tr>
@@ -362,6 +416,9 @@ export default function OidcClientsPage() {
                       </Badge>
                     ) : null}
                   </Group>
+                </Table.Td>
+                <Table.Td>
+                  <TokenSettings client={c} onChanged={() => void clients.refetch()} />
                 </Table.Td>
                 <Table.Td>{dateTime(c.createdAt)}</Table.Td>
                 <Table.Td>

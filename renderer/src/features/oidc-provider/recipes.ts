@@ -28,6 +28,8 @@ enabled = true
 name = Gatehouse
 client_id = {clientId}
 client_secret = {clientSecret}
+# Grafana gets a refresh token at every sign-in; it outlives the Gatehouse session once the person
+# has allowed offline access on a consent page (remembered until revoked; see docs/SSO.md).
 scopes = openid email profile groups offline_access
 auth_url = {issuer}/oauth2/authorize
 token_url = {issuer}/oauth2/token

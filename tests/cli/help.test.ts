@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/process.js'
+
+/**
+ * Every command and subcommand answers `--help` (and `-h`) with its usage on stdout and exit 0,
+ * whatever else is on the line: nothing is opened, created or refused.
+ */
+
+const COMMANDS: { args: string[]; mentions: string }[] = [
+  { args: [], mentions: 'gatehouse serve' },
+  { args: ['serve'], mentions: 'gatehouse serve' },
+  { args: ['user'], mentions: 'gatehouse user create' },
+  { args: ['user', 'create'], mentions: 'gatehouse user create' },
+  { args: ['user', 'set-role'], mentions: 'set-role' },
+  { args: ['backup'], mentions: 'gatehouse backup' },
+  { args: ['restore'], mentions: 'gatehouse restore' },
+  { args: ['jwt'], mentions: 'gatehouse jwt rotate' },
+  { args: ['jwt', 'rotate'], mentions: 'gatehouse jwt rotate' },
+  { args: ['jwt', 'keys'], mentions: 'gatehouse jwt keys' },
+  { args: ['oidc'], mentions: 'gatehouse oidc client create' },
+  { args: ['oidc', 'client'], mentions: 'gatehouse oidc client create' },
+  { args: ['oidc', 'client', 'create'], mentions: 'gatehouse oidc client create' },
+  { args: ['oidc', 'client', 'create', '--name', 'Grafana'], mentions: 'gatehouse oidc client create' },
+  { args: ['oidc', 'client', 'list'], mentions: 'gatehouse oidc client list' },
+  { args: ['oidc', 'client', 'delete'], mentions: 'gatehouse oidc client delete' },
+  { args: ['migrate'], mentions: 'gatehouse migrate' },
+]
+
+describe('--help on every subcommand', () => {
+  it.each(COMMANDS)('gatehouse $args --help prints the usage and exits 0', async ({ args, mentions }) => {
+    for (const flag of ['--help', '-h']) {
+      const run = await runCli([...args, flag], { GATEHOUSE_DATA_DIR: '/nonexistent/gatehouse-help-test' })
+      expect(run.stderr).toBe('')
+      expect(run.code).toBe(0)
+      expect(run.stdout).toMatch(/^Usage: /)
+      expect(run.stdout).toContain(mentions)
+    }
+  })
+})
