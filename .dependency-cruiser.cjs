@@ -17,7 +17,7 @@ module.exports = {
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider)/',
+        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|forward-auth)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -73,6 +73,14 @@ module.exports = {
       comment: "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
       to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
+    },
+    {
+      name: 'forward-auth-depends-on-organization-and-two-factor-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: forward auth's rules require organizations and teams (organization's store functions, no SQL on its tables) and a passed second factor (two-factor's session marker). Nothing else.",
+      from: { path: '^server/features/forward-auth/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(forward-auth|organization|two-factor)/'] },
     },
   ],
   options: {

@@ -18,6 +18,7 @@ import { overviewFeature } from './overview/index.js'
 import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
+import { forwardAuthFeature } from './forward-auth/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -46,4 +47,5 @@ export const features: Feature[] = [
   hostedPagesFeature,
   oidcProviderFeature,
   mailFeature,
+  forwardAuthFeature,
 ]

@@ -8,6 +8,7 @@ import { clearSessionCookies, hasDontRemember, resolveRequestSession, setSession
 import type { PasswordSignInOutcome } from '../../feature.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { twoFactorError } from './errors.js'
+import { markSessionSecondFactor } from './store.js'
 import {
   consumeTrustedDevice,
   disableTwoFactor,
@@ -235,6 +236,7 @@ export async function afterPasswordVerified(
   if (await consumeTrustedDevice(ctx, userRow.id, trusted)) {
     const device = await trustDevice(ctx, userRow.id)
     setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
+    await markSessionSecondFactor(ctx, signedIn.session.id, 'trusted-device')
     await recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
     return undefined
   }
@@ -248,7 +250,10 @@ export async function afterPasswordVerified(
   setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
   // rememberMe=false carries over to the session the second step creates.
   if (request.rememberMe === false) {
-    rc.response.headers.append('set-cookie', serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure))
+    rc.response.headers.append(
+      'set-cookie',
+      serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure, undefined, rc.names.domain),
+    )
   }
   return { answer: { twoFactorRedirect: true, twoFactorMethods: challenge.methods } }
 }

@@ -34,6 +34,7 @@ import {
   dropVerification,
   findTwoFactor,
   hasPasskey,
+  markSessionSecondFactor,
   markTwoFactorVerified,
   putVerification,
   readVerification,
@@ -314,6 +315,7 @@ async function succeed(
   await dropVerification(ctx, attemptsId(v.challengeId))
   const created = await ctx.storage.transaction(async () => {
     const session = await createSession(ctx, userRow, { rememberMe: options.rememberMe, meta })
+    await markSessionSecondFactor(ctx, session.session.id, method)
     await recordAudit(ctx, { type: 'two-factor.verify', actorUserId: userRow.id, detail: { method }, meta })
     await recordAudit(ctx, {
       type: 'user.sign-in',
