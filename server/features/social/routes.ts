@@ -25,7 +25,10 @@ const stateCookieName = (rc: AnyRouteContext): string =>
 
 function setStateCookie(rc: AnyRouteContext, state: string): void {
   const value = signedCookieValue(rc.ctx.secret, state)
-  rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), value, rc.names.secure, STATE_TTL_MS / 1000, rc.names.domain))
+  rc.response.headers.append(
+    'set-cookie',
+    serializeCookie(stateCookieName(rc), value, rc.names.secure, STATE_TTL_MS / 1000, rc.names.domain),
+  )
 }
 
 function browserState(rc: AnyRouteContext): string | null {
@@ -108,7 +111,8 @@ export const socialRoutes = [
         browserState: browserState(rc),
         meta: rc.meta,
       })
-      if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0, rc.names.domain))
+      if (outcome.stateUsed)
+        rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0, rc.names.domain))
       if (outcome.session) setSessionCookies(rc, outcome.session, { dontRemember: false })
       return redirect(outcome.location)
     },
