@@ -89,6 +89,8 @@ describe('auth-request (nginx)', () => {
       expect(errorOf(r).code).toBe('UNAUTHORIZED')
       expect(remote(r)).toEqual({})
       expect(r.headers['cache-control']).toBe('no-store')
+      // For nginx (which cannot encode a URL): where to send the browser, in Location beside the 401.
+      expect(r.headers.location).toBe(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent(url)}`)
     }
   })
 

@@ -62,12 +62,16 @@ function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, ver
     case 'unauthenticated':
     case 'second-factor':
       return (audited ?? Promise.resolve()).then(() => {
+        const signIn = `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(target.url)}`
         if (kind === 'forward-auth' && (method === 'GET' || method === 'HEAD')) {
           rc.response.status = 302
-          headers.set('location', `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(target.url)}`)
+          headers.set('location', signIn)
           return EMPTY
         }
-        throw forwardAuthError(401, verdict.outcome === 'unauthenticated' ? 'UNAUTHORIZED' : 'SECOND_FACTOR_REQUIRED')
+        const code = verdict.outcome === 'unauthenticated' ? 'UNAUTHORIZED' : 'SECOND_FACTOR_REQUIRED'
+        // nginx cannot percent-encode a URL: its config redirects to this one
+        // (`auth_request_set $signin $upstream_http_location; error_page 401 =302 $signin;`, as Authelia's).
+        throw forwardAuthError(401, code, kind === 'auth-request' ? { location: signIn } : undefined)
       })
     case 'forbidden':
       return (audited ?? Promise.resolve()).then(() => {
