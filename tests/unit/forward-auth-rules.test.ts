@@ -8,6 +8,7 @@ import {
   forwardedUrl,
   matchRule,
   parseTarget,
+  plainTarget,
   type Subject,
 } from '../../server/features/forward-auth/rules.js'
 
@@ -208,5 +209,53 @@ describe('original URLs', () => {
       host: 'app.lan',
       path: '/a',
     })
+  })
+})
+
+describe('the plain-URL fast path', () => {
+  /** What the WHATWG parser path gives (parseTarget without the fast path). */
+  const slow = (raw: string) => {
+    const url = new URL(raw)
+    return { url: url.href, host: url.hostname, path: decodePath(url.pathname) }
+  }
+
+  it('gives exactly what the URL parser gives where it applies, and declines everything else', () => {
+    const taken = [
+      'https://app.bench.lan/dashboard?tab=1',
+      'HTTP://App.Example.LAN:8080/A/b_c-d.e~f',
+      'https://a.lan',
+      'https://a.lan?',
+      'https://a.lan/?q=a%20b&r=/x?y',
+      "https://a.lan/!$&'()*+,;=:@",
+      'http://localhost:3000/x/',
+      'https://a-b.c-d.lan/..x/.y',
+    ]
+    for (const raw of taken) {
+      expect(plainTarget(raw), raw).not.toBeNull()
+      expect(plainTarget(raw), raw).toEqual(slow(raw))
+    }
+    const declined = [
+      'https://a.lan/%41',
+      'https://a.lan/x/../y',
+      'https://a.lan/x/./y',
+      'https://a.lan/x/..',
+      'https://a.lan:443/',
+      'http://a.lan:80/',
+      'https://a.lan:99999/',
+      'https://127.0.0.1/',
+      'https://a.0x7f/',
+      'https://xn--caf-dma.lan/',
+      'https://a.lan/ space',
+      'https://a.lan/"q"',
+      "https://a.lan/?it's",
+      'https://a.lan/#frag',
+      'https://user@a.lan/',
+      'https://a.lan./',
+      'https://-a.lan/',
+    ]
+    for (const raw of declined) expect(plainTarget(raw), raw).toBeNull()
+    // Declined is not refused: the parser path still answers them.
+    expect(parseTarget('https://a.lan:443/x/../y')).toEqual({ url: 'https://a.lan/y', host: 'a.lan', path: '/y' })
+    expect(parseTarget('https://127.0.0.1:8443/%41')).toEqual({ url: 'https://127.0.0.1:8443/%41', host: '127.0.0.1', path: '/A' })
   })
 })

@@ -1,9 +1,7 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { parseRoleList } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
-import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { ResolvedSession, SessionWithUser } from '../../core/sessions.js'
-import type { DB } from '../../db/index.js'
 import { isTrustedProxy } from '../../http/client-ip.js'
 import { listOrganizationsOfUser, listTeamsOfUser } from '../organization/store.js'
 import { sessionPassedSecondFactor } from '../two-factor/store.js'
@@ -18,15 +16,14 @@ export interface Identity {
   headers: readonly (readonly [string, string])[]
 }
 
-const identities = new WeakMap<DB, ChangeGuardedCache<Identity>>()
-function identityCache(ctx: AuthContext): ChangeGuardedCache<Identity> {
-  let cache = identities.get(ctx.db)
-  if (!cache) {
-    cache = new ChangeGuardedCache(ctx.storage.changeSignal({ ownWrites: true }))
-    identities.set(ctx.db, cache)
-  }
-  return cache
-}
+/**
+ * Identities by session object. The session lookup hands out the same object until the database
+ * changes (server/core/session-cache.ts: any write empties it, on PostgreSQL after the change
+ * signal's sync, across instances), so an identity kept beside that object is exactly as fresh as
+ * the session itself: a role, membership or second-factor change comes with a new object. No second
+ * change check and, on PostgreSQL, no second sync per request.
+ */
+const identities = new WeakMap<SessionWithUser, Identity>()
 
 /** A header value as UTF-8 bytes (Node writes header strings as latin1), without control characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
@@ -51,20 +48,14 @@ async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Id
   return { subject, headers }
 }
 
-/**
- * The identity of a live session: from the cache (no I/O on SQLite, like the session lookup), else
- * read. The cache is emptied by any database write (the session cache's rule), so a role change,
- * a membership change or a new second-factor marker is seen by the next request.
- */
+/** The identity of a live session: kept with the session object (no I/O while it is cached), else read. */
 export function identityOf(ctx: AuthContext, data: SessionWithUser): Identity | Promise<Identity> {
-  const cache = identityCache(ctx)
-  if (cache.sync) return cache.sync().then(() => cache.get(data.session.id) ?? fill(ctx, cache, data))
-  return cache.get(data.session.id) ?? fill(ctx, cache, data)
+  return identities.get(data) ?? fill(ctx, data)
 }
 
-async function fill(ctx: AuthContext, cache: ChangeGuardedCache<Identity>, data: SessionWithUser): Promise<Identity> {
+async function fill(ctx: AuthContext, data: SessionWithUser): Promise<Identity> {
   const identity = await loadIdentity(ctx, data)
-  cache.set(data.session.id, identity)
+  identities.set(data, identity)
   return identity
 }
 
@@ -127,7 +118,8 @@ export function judge(
 }
 
 /** Allowed answers are counted (per app and hour); refusals are audited with the URL and the rule. */
-export function record(ctx: AuthContext, target: ForwardTarget, verdict: Verdict, meta: RequestMeta): Promise<void> | undefined {
+/** `meta` is asked only for a refusal (the client address costs a header parse and a proxy check). */
+export function record(ctx: AuthContext, target: ForwardTarget, verdict: Verdict, meta: () => RequestMeta): Promise<void> | undefined {
   if (verdict.outcome === 'allowed' || verdict.outcome === 'bypass') {
     countAllowed(ctx, target.host)
     return undefined
@@ -143,6 +135,6 @@ export function record(ctx: AuthContext, target: ForwardTarget, verdict: Verdict
       status: verdict.outcome === 'forbidden' ? 403 : 401,
       reason: verdict.outcome,
     },
-    meta,
+    meta: meta(),
   })
 }

@@ -51,7 +51,7 @@ function answer(rc: AnyRC, kind: Kind): unknown {
 }
 
 function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, verdict: Verdict): unknown {
-  const audited = record(rc.ctx, target, verdict, rc.meta)
+  const audited = record(rc.ctx, target, verdict, () => rc.meta)
   const headers = rc.response.headers
   switch (verdict.outcome) {
     case 'bypass':

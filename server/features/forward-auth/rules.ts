@@ -24,6 +24,8 @@ export interface ForwardTarget {
  * the path is then decoded once and resolved again, so `/public/..%2Fadmin` is seen as `/admin`.
  */
 export function parseTarget(raw: string): ForwardTarget | null {
+  const fast = plainTarget(raw)
+  if (fast) return fast
   if (!/^https?:\/\/[^/?#\\]/i.test(raw)) return null
   let url: URL
   try {
@@ -34,6 +36,27 @@ export function parseTarget(raw: string): ForwardTarget | null {
   if (!url.hostname || url.username || url.password) return null
   const host = url.hostname.startsWith('[') ? url.hostname : url.hostname.replace(/\.$/, '')
   return { url: url.href, host, path: decodePath(url.pathname) }
+}
+
+/**
+ * The common case without the URL parser (a proxy asks on every request): a plain host name (its
+ * last label not numeric, no punycode), an optional non-default port, and a path and query of
+ * characters the WHATWG parser leaves as they are, with no escape and no dot segment. Gives exactly
+ * what `new URL` would (tests/unit/forward-auth-rules.test.ts compares them); anything else: null.
+ */
+const PLAIN =
+  /^(https?):\/\/((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/]*)?(\?[\w\-.~!$&()*+,;=:@/?%]*)?$/i
+export function plainTarget(raw: string): ForwardTarget | null {
+  const m = PLAIN.exec(raw)
+  if (!m) return null
+  const scheme = (m[1] as string).toLowerCase()
+  const host = (m[2] as string).toLowerCase()
+  const port = m[3]
+  const path = m[4] ?? '/'
+  if (host.includes('xn--') || host.startsWith('-') || host.includes('.-') || host.includes('-.')) return null
+  if (port && (Number(port) > 65535 || port === (scheme === 'https' ? '443' : '80'))) return null
+  if (/\/\.\.?(?:\/|$)/.test(path)) return null
+  return { url: `${scheme}://${host}${port ? `:${port}` : ''}${path}${m[5] ?? ''}`, host, path }
 }
 
 /** `X-Forwarded-Proto` + `X-Forwarded-Host` + `X-Forwarded-Uri` as one URL (null: missing or malformed). */
