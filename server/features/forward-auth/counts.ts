@@ -44,3 +44,10 @@ export async function allowedCounts(ctx: AuthContext, hours: number): Promise<{ 
   const rows = await listAllowedCounts(ctx, from)
   return rows.map((r) => ({ app: r.app, hour: new Date(r.hour).toISOString(), allowed: r.allowed }))
 }
+
+/** Allowed answers per app over the last `hours` hours, busiest first (the panel's overview). */
+export async function allowedPerApp(ctx: AuthContext, hours: number): Promise<{ app: string; allowed: number }[]> {
+  const totals = new Map<string, number>()
+  for (const row of await allowedCounts(ctx, hours)) totals.set(row.app, (totals.get(row.app) ?? 0) + row.allowed)
+  return [...totals].map(([app, allowed]) => ({ app, allowed })).sort((a, b) => b.allowed - a.allowed || a.app.localeCompare(b.app))
+}

@@ -33,6 +33,8 @@ export const overviewContract = {
       people: peopleSchema,
       /** The first-run checklist: shown until every step is done. */
       setup: z.array(setupStepSchema),
+      /** Forward auth: allowed requests per protected app over the last 24 hours, busiest first (refusals are in the audit log). */
+      protectedApps: z.array(z.object({ app: z.string(), allowed: z.number() })),
     }),
   ),
 }

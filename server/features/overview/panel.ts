@@ -1,4 +1,5 @@
 import { isAdministrator } from '../admin/access.js'
+import { allowedPerApp } from '../forward-auth/counts.js'
 import { recentAuditEvents } from '../../core/audit.js'
 import { serverCounts, signInActivity } from '../../core/overview.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
@@ -40,6 +41,7 @@ export const overviewPanel = (env: PanelEnv) => ({
       recent: recent.map(toAuditView),
       people: await peopleOf(ctx, recent),
       setup: await setupChecklist(env),
+      protectedApps: await allowedPerApp(ctx, 24),
     }
   },
 })
