@@ -113,7 +113,7 @@ export const forwardAuthRoutes = [
   defineRoute({
     method: 'GET',
     path: '/forward-auth/return-to',
-    enabled,
+    // Always answered (null while forward auth is off): the sign-in page asks it for any foreign returnTo.
     query: z.object({ url: z.string().max(8192) }),
     handler: ({ ctx, query }) => acceptedReturnTo(ctx, query.url) ?? { url: null, app: null },
   }),
