@@ -2,6 +2,7 @@ import { defineFeature } from '../../feature.js'
 import { forwardAuthConfig } from './config.js'
 import { flushAllowedCounts } from './counts.js'
 import { FORWARD_AUTH_ERRORS } from './errors.js'
+import { forwardAuthPanel } from './panel.js'
 import { forwardAuthRoutes } from './routes.js'
 import * as tables from './schema.js'
 
@@ -19,6 +20,7 @@ export const forwardAuthFeature = defineFeature({
   tables,
   errors: FORWARD_AUTH_ERRORS,
   routes: forwardAuthRoutes,
+  panel: forwardAuthPanel,
   start({ ctx, logger }) {
     const flush = () =>
       flushAllowedCounts(ctx).catch((error: unknown) => logger.warn(`forward auth: counts not written (${(error as Error).message})`))
