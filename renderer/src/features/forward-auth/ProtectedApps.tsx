@@ -106,7 +106,7 @@ function RuleForm({ initial, onSubmit, onCancel }: { initial: Rule | null; onSub
         <TextInput label="Teams (any of)" value={teams} onChange={(e) => setTeams(e.currentTarget.value)} />
       </Group>
       {problem ? (
-        <Text c="red" size="sm" role="alert">
+        <Text c="red.9" size="sm" role="alert">
           {problem}
         </Text>
       ) : null}
@@ -158,7 +158,7 @@ function TestBox() {
       {asked && answer.data ? (
         <Stack gap={4} mt="sm" data-testid="forward-auth-test-answer">
           <Text>
-            <Badge color={answer.data.status === 200 ? 'green' : 'red'}>{answer.data.status || '—'}</Badge> {answer.data.outcome}
+            <strong>{answer.data.status || '—'}</strong> {answer.data.outcome}
             {answer.data.rule ? ` · decided by ${answer.data.rule}` : ''}
           </Text>
           {Object.entries(answer.data.headers).map(([k, v]) => (
@@ -225,7 +225,7 @@ export default function ProtectedAppsPage() {
           nginx: <Code>{data.endpoints.authRequest}</Code> · Caddy/Traefik: <Code>{data.endpoints.forwardAuth}</Code>
         </Text>
         {!data.crossSubDomainCookies.enabled ? (
-          <Text size="sm" c="orange" mt="xs">
+          <Text size="sm" c="dark.9" fw={600} mt="xs">
             advanced.crossSubDomainCookies is off: the session cookie reaches only Gatehouse's own host name, so apps on other names always
             get 401.
           </Text>
