@@ -17,7 +17,7 @@ module.exports = {
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import)/',
+        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -61,11 +61,12 @@ module.exports = {
       to: { path: '^server/features/', pathNot: ['^server/features/(admin|email-password|organization)/'] },
     },
     {
-      name: 'overview-depends-on-admin-only',
+      name: 'overview-depends-on-admin-and-forward-auth-only',
       severity: 'error',
-      comment: "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule. Nothing else.",
+      comment:
+        "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule; the overview shows forward auth's allowed counts per app. Nothing else.",
       from: { path: '^server/features/overview/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin)/'] },
+      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin|forward-auth)/'] },
     },
     {
       name: 'hosted-pages-depends-on-social-only',
@@ -81,6 +82,14 @@ module.exports = {
       comment: "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
       to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
+    },
+    {
+      name: 'forward-auth-depends-on-organization-and-two-factor-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: forward auth's rules require organizations and teams (organization's store functions, no SQL on its tables) and a passed second factor (two-factor's session marker). Nothing else.",
+      from: { path: '^server/features/forward-auth/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(forward-auth|organization|two-factor)/'] },
     },
   ],
   options: {

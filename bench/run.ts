@@ -11,7 +11,7 @@
  * `gatehouse` (metrics off) per scenario.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon, { type Result } from 'autocannon'
@@ -66,7 +66,30 @@ async function prepare(target: Target): Promise<void> {
 }
 
 let counter = 0
-type Scenario = (t: Target) => Promise<Result>
+/** null: the scenario does not apply to that server (forward auth is Gatehouse's own). */
+type Scenario = (t: Target) => Promise<Result | null>
+
+/**
+ * Forward auth (issue 28) asks once per protected request, so it must cost what a get-session
+ * costs: measured against Gatehouse's own get-session at the same 10 connections (the goal: ≥ 0.9×
+ * its req/s, p99 < 5 ms). The data directory's config.json turns it on with one signed-in rule.
+ */
+const FORWARD_AUTH_CONFIG = { forwardAuth: { enabled: true, rules: [{ domain: 'app.bench.lan', policy: 'signed-in' }] } }
+const gatehouseOnly =
+  (run: (t: Target) => Promise<Result>): Scenario =>
+  (t) =>
+    t.name === 'gatehouse' ? run(t) : Promise.resolve(null)
+const expectRemoteUser = (t: Target, path: string, headers: Record<string, string>) =>
+  fetch(`${t.base}${path}`, { headers: { cookie: t.cookie, ...headers } }).then((r) => {
+    if (r.status !== 200 || r.headers.get('remote-email') !== USER.email) throw new Error(`${path}: ${r.status}, not the bench user`)
+  })
+const AUTH_REQUEST_HEADERS = { 'x-original-url': 'https://app.bench.lan/dashboard?tab=1', 'x-original-method': 'GET' }
+const FORWARD_AUTH_HEADERS = {
+  'x-forwarded-method': 'GET',
+  'x-forwarded-proto': 'https',
+  'x-forwarded-host': 'app.bench.lan',
+  'x-forwarded-uri': '/dashboard?tab=1',
+}
 
 const scenarios: Record<string, Scenario> = {
   'GET /get-session': (t) =>
@@ -97,6 +120,27 @@ const scenarios: Record<string, Scenario> = {
       ],
     }),
   'GET /ok': (t) => autocannon({ url: `${t.base}/ok`, connections: 32, duration: DURATION }),
+  'GET /get-session (10 connections)': gatehouseOnly((t) =>
+    autocannon({ url: `${t.base}/get-session`, connections: 10, duration: DURATION, headers: { cookie: t.cookie } }),
+  ),
+  'GET /forward-auth/auth-request (10 connections)': gatehouseOnly(async (t) => {
+    await expectRemoteUser(t, '/forward-auth/auth-request', AUTH_REQUEST_HEADERS)
+    return autocannon({
+      url: `${t.base}/forward-auth/auth-request`,
+      connections: 10,
+      duration: DURATION,
+      headers: { cookie: t.cookie, ...AUTH_REQUEST_HEADERS },
+    })
+  }),
+  'GET /forward-auth/forward-auth (10 connections)': gatehouseOnly(async (t) => {
+    await expectRemoteUser(t, '/forward-auth/forward-auth', FORWARD_AUTH_HEADERS)
+    return autocannon({
+      url: `${t.base}/forward-auth/forward-auth`,
+      connections: 10,
+      duration: DURATION,
+      headers: { cookie: t.cookie, ...FORWARD_AUTH_HEADERS },
+    })
+  }),
   'GET /get-session while 4 connections sign in': async (t) => {
     const signIns = autocannon({
       url: `${t.base}/sign-in/email`,
@@ -112,8 +156,9 @@ const scenarios: Record<string, Scenario> = {
   },
 }
 
-/** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts). */
-const selected = Object.entries(scenarios).filter(([name]) => !process.env.BENCH_ONLY || name === process.env.BENCH_ONLY)
+/** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts); several: comma-separated. */
+const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
+const selected = Object.entries(scenarios).filter(([name]) => !only || only.includes(name))
 
 /**
  * CPU time a process has used, in milliseconds (Linux: /proc/PID/stat utime + stime, at the
@@ -144,6 +189,8 @@ const median = (xs: number[]) => {
 
 async function main() {
   console.error(`benchmark: ${ROUNDS} rounds × ${DURATION} s per scenario and server, working dir ${workDir}`)
+  mkdirSync(join(workDir, 'gatehouse'))
+  writeFileSync(join(workDir, 'gatehouse', 'config.json'), JSON.stringify(FORWARD_AUTH_CONFIG))
   const targets = [
     await start(
       'gatehouse',
@@ -187,6 +234,7 @@ async function main() {
         for (const t of order) {
           const cpuBefore = cpuMs(t.child.pid)
           const r = await run(t)
+          if (!r) continue
           const cpu = ((cpuMs(t.child.pid) - cpuBefore) / Math.max(1, r.requests.total)) * 1000
           const key = `${scenario}|${t.name}`
           const list = samples.get(key) ?? []
@@ -214,10 +262,23 @@ async function main() {
       }
       const ba = stat('better-auth')
       const bare = stat('bare')
+      if (scenario.startsWith('GET /forward-auth/')) {
+        // Compared with Gatehouse's own get-session at the same concurrency (the issue's goal).
+        const own = stat('gatehouse')
+        const session = (() => {
+          const s = samples.get('GET /get-session (10 connections)|gatehouse') ?? []
+          return median(s.map((x) => x.rps))
+        })()
+        lines.push(
+          `| ${scenario} | gatehouse | ${own.rps.toFixed(0)} | ${own.p50} | ${own.p99} | ${own.failures} | ${session ? (own.rps / session).toFixed(2) : '?'}× get-session | |`,
+        )
+        continue
+      }
       for (const t of targets) {
         const s = stat(t.name)
+        if (!samples.has(`${scenario}|${t.name}`)) continue
         lines.push(
-          `| ${scenario} | ${t.name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${s.failures} | ${(s.rps / ba.rps).toFixed(2)}× | ${(s.rps / bare.rps).toFixed(2)}× |`,
+          `| ${scenario} | ${t.name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${s.failures} | ${ba.rps ? `${(s.rps / ba.rps).toFixed(2)}×` : ''} | ${bare.rps ? `${(s.rps / bare.rps).toFixed(2)}×` : ''} |`,
         )
       }
     }

@@ -94,7 +94,9 @@ export interface PanelDownload {
   type: string
 }
 
-export type SecondFactorOutcome = { challenge: Record<string, unknown> } | { extra: Record<string, unknown> }
+export type SecondFactorOutcome =
+  | { challenge: Record<string, unknown> }
+  | { extra: Record<string, unknown>; withSession?: (created: SessionWithUser) => Promise<void> }
 
 /** A get-session answer: the session and the public user (from the database or the cookie cache). */
 export interface SessionAnswer {

@@ -49,6 +49,7 @@ const views = {
   'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
   'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
   sso: { label: 'Single sign-on', icon: IconShieldLock, Page: lazy(() => import('./features/oidc-provider/OidcClients')) },
+  'protected-apps': { label: 'Protected apps', icon: IconShieldLock, Page: lazy(() => import('./features/forward-auth/ProtectedApps')) },
   settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./features/settings/SettingsPage')) },
 } satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
 

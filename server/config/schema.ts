@@ -14,6 +14,7 @@ import { usernameConfig } from '../features/username/config.js'
 import { adminConfig } from '../features/admin/config.js'
 import { hostedPagesConfig } from '../features/hosted-pages/config.js'
 import { metricsConfig } from '../features/metrics/config.js'
+import { forwardAuthConfig } from '../features/forward-auth/config.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -178,6 +179,8 @@ export const configSchema = z
         level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
       })
       .prefault({}),
+    /** Gatehouse in front of apps without a sign-in of their own (server/features/forward-auth). */
+    forwardAuth: forwardAuthConfig,
     advanced: z
       .object({
         cookiePrefix: z
@@ -187,6 +190,20 @@ export const configSchema = z
         /** Unset: secure cookies exactly when the base URL is https. */
         useSecureCookies: z.boolean().optional(),
         disableCSRFCheck: z.boolean().default(false),
+        /**
+         * better-auth's option: every cookie gets `Domain=<domain>` (unset: the base URL's host name),
+         * so that apps on sibling host names (forward auth behind the same proxy) receive the session.
+         */
+        crossSubDomainCookies: z
+          .object({
+            enabled: z.boolean().default(false),
+            domain: z
+              .string()
+              .trim()
+              .regex(/^\.?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a host name such as "example.lan"')
+              .optional(),
+          })
+          .prefault({}),
         ipAddress: z
           .object({
             ipAddressHeaders: z.array(z.string().min(1)).default(['x-forwarded-for']),

@@ -42,6 +42,8 @@ export interface SignInAttempt {
    * second factor, since the identification succeeded either way.
    */
   commit?: () => Promise<void>
+  /** Writes that need the new session, in its transaction (two-factor's marker that the session passed a second factor). */
+  withSession?: (created: SessionWithUser) => Promise<void>
   /** The method's own audit events, in the session's transaction (e.g. `passkey.sign-in`). */
   audit?: AuditInput[]
   /** The refusal of an unverified email, in the method's own words (default: `EMAIL_NOT_VERIFIED`). */
@@ -82,6 +84,7 @@ export async function openSignInSession(ctx: AuthContext, attempt: SignInAttempt
       meta,
       activeOrganizationId: attempt.activeOrganizationId,
     })
+    await attempt.withSession?.(created)
     for (const event of attempt.audit ?? []) await recordAudit(ctx, { ...event, meta })
     await recordAudit(ctx, {
       type: 'user.sign-in',

@@ -12,6 +12,7 @@
  * One dialect per process: tests that need both engines run each in its own process (or file).
  */
 import * as sqliteApiKey from '../features/api-key/schema.js'
+import * as sqliteForwardAuth from '../features/forward-auth/schema.js'
 import * as sqliteJwt from '../features/jwt/schema.js'
 import * as sqliteOidc from '../features/oidc-provider/schema.js'
 import * as sqliteOrganization from '../features/organization/schema.js'
@@ -37,10 +38,12 @@ export const schema = {
   mailOutbox: core.mailOutbox,
   loginThrottle: core.loginThrottle,
   twoFactor: sqliteTwoFactor.twoFactor,
+  twoFactorSession: sqliteTwoFactor.twoFactorSession,
   passkey: sqlitePasskey.passkey,
   oidcModel: sqliteOidc.oidcModel,
   oidcClient: sqliteOidc.oidcClient,
   oidcConsent: sqliteOidc.oidcConsent,
+  forwardAuthCount: sqliteForwardAuth.forwardAuthCount,
 }
 
 export type Tables = typeof schema
@@ -61,10 +64,12 @@ export let auditEvent = schema.auditEvent
 export let mailOutbox = schema.mailOutbox
 export let loginThrottle = schema.loginThrottle
 export let twoFactor = schema.twoFactor
+export let twoFactorSession = schema.twoFactorSession
 export let passkey = schema.passkey
 export let oidcModel = schema.oidcModel
 export let oidcClient = schema.oidcClient
 export let oidcConsent = schema.oidcConsent
+export let forwardAuthCount = schema.forwardAuthCount
 
 /** Which tables the exports hold now. */
 export let boundDialect: 'sqlite' | 'postgres' = 'sqlite'
@@ -94,9 +99,11 @@ export function bindTables(tables: { [K in keyof Tables]: unknown }, dialect: 's
   mailOutbox = t.mailOutbox
   loginThrottle = t.loginThrottle
   twoFactor = t.twoFactor
+  twoFactorSession = t.twoFactorSession
   passkey = t.passkey
   oidcModel = t.oidcModel
   oidcClient = t.oidcClient
   oidcConsent = t.oidcConsent
+  forwardAuthCount = t.forwardAuthCount
   boundDialect = dialect
 }

@@ -20,6 +20,7 @@ import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
 import { metricsFeature } from './metrics/index.js'
 import { importFeature } from './import/index.js'
+import { forwardAuthFeature } from './forward-auth/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -50,4 +51,5 @@ export const features: Feature[] = [
   mailFeature,
   metricsFeature,
   importFeature,
+  forwardAuthFeature,
 ]

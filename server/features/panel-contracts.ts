@@ -11,6 +11,7 @@ import { auditContract } from './audit/panel-contract.js'
 import { overviewContract } from './overview/panel-contract.js'
 import { settingsContract } from './settings/panel-contract.js'
 import { mailContract } from './mail/panel-contract.js'
+import { forwardAuthContract } from './forward-auth/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -30,4 +31,5 @@ export const featureContracts = {
   ...overviewContract,
   ...settingsContract,
   ...mailContract,
+  ...forwardAuthContract,
 }

@@ -359,7 +359,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config, requestId)
     try {
       if (pathname.length + search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
-      const ipAddress = config.rateLimit.enabled ? rc.meta.ipAddress : null
+      const ipAddress = config.rateLimit.enabled && route?.rateLimit !== false ? rc.meta.ipAddress : null
       if (ipAddress) {
         // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
         // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a

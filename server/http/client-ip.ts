@@ -38,10 +38,9 @@ export function clientIp(peer: string | undefined, headers: Headers, conf: Gateh
   return direct
 }
 
-/** Whether a direct peer is one of the trusted proxies (its forwarded headers are believed). */
-export const isTrustedPeer = (peer: string, trustedProxies: readonly string[]): boolean => isTrustedProxy(normalize(peer), trustedProxies)
-
-function isTrustedProxy(direct: string, trustedProxies: readonly string[]): boolean {
+/** Whether a peer address is one of `trustedProxies` (addresses and CIDR ranges). */
+export function isTrustedProxy(peer: string, trustedProxies: readonly string[]): boolean {
+  const direct = normalize(peer)
   const family = isIP(direct)
   return family !== 0 && proxyList(trustedProxies).check(direct, family === 6 ? 'ipv6' : 'ipv4')
 }

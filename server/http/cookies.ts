@@ -9,6 +9,8 @@ export interface CookieNames {
   dontRemember: string
   adminSession: string
   secure: boolean
+  /** The Domain attribute of every cookie (advanced.crossSubDomainCookies), else undefined (host-only). */
+  domain: string | undefined
 }
 
 const namesCache = new WeakMap<GatehouseConfig, { baseURL: string; names: CookieNames }>()
@@ -25,7 +27,9 @@ export function cookieNames(config: GatehouseConfig, baseURL: string): CookieNam
 function computeCookieNames(config: GatehouseConfig, baseURL: string): CookieNames {
   const secure = config.advanced.useSecureCookies ?? baseURL.startsWith('https://')
   const prefix = `${secure ? '__Secure-' : ''}${config.advanced.cookiePrefix}.`
+  const cross = config.advanced.crossSubDomainCookies
   return {
+    domain: cross.enabled ? cross.domain || new URL(baseURL).hostname : undefined,
     sessionToken: `${prefix}session_token`,
     sessionData: `${prefix}session_data`,
     dontRemember: `${prefix}dont_remember`,
@@ -34,10 +38,11 @@ function computeCookieNames(config: GatehouseConfig, baseURL: string): CookieNam
   }
 }
 
-/** `name=value; Max-Age=…; Path=/; HttpOnly; [Secure; ]SameSite=Lax`, better-auth's attribute order. */
-export function serializeCookie(name: string, value: string, secure: boolean, maxAge?: number): string {
+/** `name=value; Max-Age=…; [Domain=…; ]Path=/; HttpOnly; [Secure; ]SameSite=Lax`, better-auth's attribute order. */
+export function serializeCookie(name: string, value: string, secure: boolean, maxAge?: number, domain?: string): string {
   let out = `${name}=${value}`
   if (maxAge !== undefined) out += `; Max-Age=${Math.max(0, Math.floor(maxAge))}`
+  if (domain) out += `; Domain=${domain}`
   out += '; Path=/; HttpOnly'
   if (secure) out += '; Secure'
   return `${out}; SameSite=Lax`

@@ -10,7 +10,7 @@ export const pluginCookieName = (rc: AnyRC, name: string): string => rc.names.se
 export function setSignedCookie(rc: AnyRC, name: string, value: string, maxAge: number): void {
   rc.response.headers.append(
     'set-cookie',
-    serializeCookie(pluginCookieName(rc, name), signedCookieValue(rc.ctx.secret, value), rc.names.secure, maxAge),
+    serializeCookie(pluginCookieName(rc, name), signedCookieValue(rc.ctx.secret, value), rc.names.secure, maxAge, rc.names.domain),
   )
 }
 
@@ -20,5 +20,5 @@ export function readSignedCookie(rc: AnyRC, name: string): string | null {
 }
 
 export function expirePluginCookie(rc: AnyRC, name: string): void {
-  rc.response.headers.append('set-cookie', serializeCookie(pluginCookieName(rc, name), '', rc.names.secure, 0))
+  rc.response.headers.append('set-cookie', serializeCookie(pluginCookieName(rc, name), '', rc.names.secure, 0, rc.names.domain))
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { GatehouseConfig } from '../config/schema.js'
-import { isTrustedPeer } from './client-ip.js'
+import { isTrustedProxy } from './client-ip.js'
 
 /** What a forwarded X-Request-Id may be: 1-128 characters a log line and a header carry as they are. */
 const ACCEPTED = /^[A-Za-z0-9._:@/+=-]{1,128}$/
@@ -19,6 +19,6 @@ export const newRequestId = (): string => PREFIX + (++sequence).toString(36)
  */
 export function requestIdOf(peer: string | undefined, headers: Headers, conf: GatehouseConfig['advanced']['ipAddress']): string {
   const forwarded = headers.get('x-request-id')
-  if (forwarded !== null && ACCEPTED.test(forwarded) && peer !== undefined && isTrustedPeer(peer, conf.trustedProxies)) return forwarded
+  if (forwarded !== null && ACCEPTED.test(forwarded) && peer !== undefined && isTrustedProxy(peer, conf.trustedProxies)) return forwarded
   return newRequestId()
 }

@@ -61,6 +61,11 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
    * (server/http/app.ts createAuthApp). For the hottest path of all, GET /get-session.
    */
   direct?: boolean
+  /**
+   * False: not counted against the per-client rate limit. For forward auth's endpoints, which a
+   * trusted reverse proxy asks once per protected request on behalf of every user behind it.
+   */
+  rateLimit?: false
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -72,6 +77,7 @@ export interface Route {
   auth: AuthRequirement
   enabled?: (ctx: AuthContext) => boolean
   direct?: boolean
+  rateLimit?: false
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -86,6 +92,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     auth: def.auth ?? 'none',
     enabled: def.enabled,
     direct: def.direct,
+    rateLimit: def.rateLimit,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

@@ -37,7 +37,7 @@ export function requestSessionToken(rc: AnyRouteContext): string | null {
 }
 
 function appendCookie(rc: AnyRouteContext, name: string, value: string, maxAge?: number): void {
-  rc.response.headers.append('set-cookie', serializeCookie(name, value, rc.names.secure, maxAge))
+  rc.response.headers.append('set-cookie', serializeCookie(name, value, rc.names.secure, maxAge, rc.names.domain))
 }
 
 /**

@@ -42,6 +42,13 @@ export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt):
           return { kind: 'second-factor', answer: outcome.challenge }
         }
         extra = { ...extra, ...outcome.extra }
+        const earlier = admitted.withSession
+        const own = outcome.withSession
+        if (own)
+          admitted.withSession = async (created) => {
+            await earlier?.(created)
+            await own(created)
+          }
       }
     }
   } catch (e) {

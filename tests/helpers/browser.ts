@@ -133,12 +133,13 @@ export async function findChromium(): Promise<ChromiumBinary> {
 }
 
 /** Starts a headless Chromium for a test; close it in afterAll. */
-export async function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(options: { args?: string[] } = {}): Promise<Browser> {
   const binary = await findChromium()
   try {
     return await chromium.launch({
       executablePath: binary.executablePath,
-      args: FLAGS,
+      // Extra flags, e.g. --host-resolver-rules to reach loopback under several host names.
+      args: [...FLAGS, ...(options.args ?? [])],
       env: { ...(process.env as Record<string, string>), ...binary.env },
     })
   } catch (error) {

@@ -99,6 +99,8 @@ export interface TestServerOptions {
   keepData?: boolean
   /** Public URL the server believes it is reached at (e.g. https://… for secure cookies). */
   baseURL?: string
+  /** Loopback port to listen on (default: any free one); for a baseURL naming the port. */
+  port?: number
 }
 
 /**
@@ -163,7 +165,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const gatehouse = await openGatehouse({
     engine: postgres ? { databaseUrl: postgres.url } : {},
     dataDir,
-    port: 0,
+    port: options.port ?? 0,
     host: '127.0.0.1',
     baseURL: options.baseURL,
     secret: options.secret ?? 'test-secret-0123456789-abcdefghijkl',

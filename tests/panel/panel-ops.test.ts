@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiURLOf } from '../../server/panel/index.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
-import { HttpClient, signUp } from '../helpers/http.js'
+import { HttpClient, rawRequest, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 
 /** The panel operations behind the overview checklist, people in audit rows and the provider test (no browser). */
@@ -10,7 +10,7 @@ let server: TestServer
 let panel: PanelService
 
 beforeAll(async () => {
-  server = await startTestServer()
+  server = await startTestServer({ config: { forwardAuth: { enabled: true, rules: [{ domain: '*.apps.lan', policy: 'bypass' }] } } })
   panel = createPanelService({
     gatehouse: server.gatehouse,
     apiURL: apiURLOf(server.gatehouse),
@@ -144,5 +144,22 @@ describe('panel operations for the product views', () => {
     // Single use.
     const replay = await fetch(`${server.base}/callback/gitlab?state=${started.testId}&code=x`, { redirect: 'manual' })
     expect(replay.headers.get('location')).toBe(`${server.base}/error?error=state_mismatch`)
+  })
+})
+
+describe('forward auth on the overview', () => {
+  it('shows allowed requests per protected app over the last 24 hours, busiest first', async () => {
+    const ask = (host: string) =>
+      rawRequest(`${server.base}/forward-auth/auth-request`, { headers: { 'x-original-url': `https://${host}/x` } })
+    for (let i = 0; i < 3; i++) expect((await ask('wiki.apps.lan')).status).toBe(200)
+    expect((await ask('grafana.apps.lan')).status).toBe(200)
+    const { protectedApps } = await data<{ protectedApps: { app: string; allowed: number }[] }>('overview.get', { range: 'hours' })
+    expect(protectedApps).toEqual([
+      { app: 'wiki.apps.lan', allowed: 3 },
+      { app: 'grafana.apps.lan', allowed: 1 },
+    ])
+    // A day later they have left the window.
+    server.clock.advanceSeconds(25 * 3600)
+    expect((await data<{ protectedApps: unknown[] }>('overview.get', { range: 'hours' })).protectedApps).toEqual([])
   })
 })

@@ -21,3 +21,22 @@ export function safeReturnTo(value: string | null | undefined): string | null {
 }
 
 export const returnToParam = (): string | null => safeReturnTo(new URLSearchParams(location.search).get('returnTo'))
+
+/**
+ * A `returnTo` outside Gatehouse: an app behind forward auth (issue 28). The server answers whether
+ * the URL is http(s), without credentials, on a host a `forwardAuth.rules` entry names; null for
+ * anything else (or when forward auth is off), and the page shows its own "done" state instead.
+ */
+export async function forwardAuthReturnTo(value: string | null): Promise<{ url: string; app: string } | null> {
+  if (!value || safeReturnTo(value)) return null
+  try {
+    const response = await fetch(`${basePath}/forward-auth/return-to?url=${encodeURIComponent(value)}`, {
+      headers: { accept: 'application/json' },
+    })
+    if (!response.ok) return null
+    const answer = (await response.json()) as { url: string | null; app: string | null }
+    return answer.url && answer.app ? { url: answer.url, app: answer.app } : null
+  } catch {
+    return null
+  }
+}

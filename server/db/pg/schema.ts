@@ -300,6 +300,15 @@ export const twoFactor = pgTable(
   ],
 )
 
+export const twoFactorSession = pgTable(
+  'twoFactorSession',
+  {
+    sessionId: text('sessionId').primaryKey().references(() => session.id, { onDelete: 'cascade' }),
+    method: text('method').notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+)
+
 export const passkey = pgTable(
   'passkey',
   {
@@ -383,6 +392,18 @@ export const oidcConsent = pgTable(
   ],
 )
 
+export const forwardAuthCount = pgTable(
+  'forwardAuthCount',
+  {
+    app: text('app').notNull(),
+    hour: bigint('hour', { mode: 'number' }).notNull(),
+    allowed: bigint('allowed', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.app, t.hour] }),
+  ],
+)
+
 export const pgSchema = {
   user,
   session,
@@ -400,8 +421,10 @@ export const pgSchema = {
   mailOutbox,
   loginThrottle,
   twoFactor,
+  twoFactorSession,
   passkey,
   oidcModel,
   oidcClient,
   oidcConsent,
+  forwardAuthCount,
 }

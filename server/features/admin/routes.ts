@@ -26,7 +26,7 @@ function setAdminSessionCookie(rc: AnyRouteContext, value: string): void {
   const { ctx, names } = rc
   rc.response.headers.append(
     'set-cookie',
-    serializeCookie(names.adminSession, signedCookieValue(ctx.secret, value), names.secure, ctx.config().session.expiresIn),
+    serializeCookie(names.adminSession, signedCookieValue(ctx.secret, value), names.secure, ctx.config().session.expiresIn, names.domain),
   )
 }
 

@@ -47,6 +47,8 @@ export const overviewContract = {
        * this code. While it lasts the counts, activity and events above are empty (not readable).
        */
       outage: storageOutageSchema.nullable(),
+      /** Forward auth: allowed requests per protected app over the last 24 hours, busiest first (refusals are in the audit log). */
+      protectedApps: z.array(z.object({ app: z.string(), allowed: z.number() })),
     }),
   ),
 }

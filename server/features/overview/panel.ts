@@ -1,4 +1,5 @@
 import { isAdministrator } from '../admin/access.js'
+import { allowedPerApp } from '../forward-auth/counts.js'
 import { recentAuditEvents } from '../../core/audit.js'
 import { currentOutage, outageAnswer } from '../../core/outage.js'
 import { serverCounts, signInActivity } from '../../core/overview.js'
@@ -42,6 +43,7 @@ export const overviewPanel = (env: PanelEnv) => ({
         recent: recent.map(toAuditView),
         people: await peopleOf(ctx, recent),
         setup: await setupChecklist(env),
+        protectedApps: await allowedPerApp(ctx, 24),
         outage: currentOutage(ctx),
       }
     } catch (error) {
@@ -53,6 +55,7 @@ export const overviewPanel = (env: PanelEnv) => ({
         recent: [],
         people: {},
         setup: [],
+        protectedApps: [],
         outage: currentOutage(ctx),
       }
     }

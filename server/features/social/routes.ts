@@ -28,7 +28,10 @@ const stateCookieName = (rc: AnyRouteContext): string =>
 
 function setStateCookie(rc: AnyRouteContext, state: string): void {
   const value = signedCookieValue(rc.ctx.secret, state)
-  rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), value, rc.names.secure, STATE_TTL_MS / 1000))
+  rc.response.headers.append(
+    'set-cookie',
+    serializeCookie(stateCookieName(rc), value, rc.names.secure, STATE_TTL_MS / 1000, rc.names.domain),
+  )
 }
 
 function browserState(rc: AnyRouteContext): string | null {
@@ -111,7 +114,8 @@ export const socialRoutes = [
         browserState: browserState(rc),
         meta: rc.meta,
       })
-      if (outcome.stateUsed) rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0))
+      if (outcome.stateUsed)
+        rc.response.headers.append('set-cookie', serializeCookie(stateCookieName(rc), '', rc.names.secure, 0, rc.names.domain))
       if (!outcome.signIn) {
         // A callback ending on an error page before anyone was identified: a refused social sign-in.
         if (/[?&]error=/.test(outcome.location)) ctx.events.signIn('social', 'refused')

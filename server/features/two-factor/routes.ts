@@ -10,6 +10,7 @@ import type { SecondFactorOutcome } from '../../feature.js'
 import type { SignInAttempt } from '../../core/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { twoFactorError } from './errors.js'
+import { markSessionSecondFactor } from './store.js'
 import {
   consumeTrustedDevice,
   disableTwoFactor,
@@ -237,7 +238,8 @@ export async function secondFactor(rc: AnyRC, attempt: SignInAttempt): Promise<S
     const device = await trustDevice(ctx, userRow.id)
     setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
     await recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
-    return undefined
+    // A trusted browser's session counts as having passed the second factor (forward auth's rules).
+    return { extra: {}, withSession: (created) => markSessionSecondFactor(ctx, created.session.id, 'trusted-device') }
   }
   if (trusted !== null || rc.cookies.has(rc.names.sessionToken.replace(/session_token$/, TRUST_DEVICE_COOKIE))) {
     expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
@@ -248,7 +250,10 @@ export async function secondFactor(rc: AnyRC, attempt: SignInAttempt): Promise<S
   setSignedCookie(rc, TWO_FACTOR_COOKIE, challenge.id, ctx.config().twoFactor.twoFactorCookieMaxAge)
   // rememberMe=false carries over to the session the second step creates.
   if (attempt.rememberMe === false) {
-    rc.response.headers.append('set-cookie', serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure))
+    rc.response.headers.append(
+      'set-cookie',
+      serializeCookie(rc.names.dontRemember, signedCookieValue(ctx.secret, 'true'), rc.names.secure, undefined, rc.names.domain),
+    )
   }
   return { challenge: { twoFactorRedirect: true, twoFactorMethods: challenge.methods } }
 }

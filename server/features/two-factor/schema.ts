@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { user } from '../../db/core-schema.js'
+import { session, user } from '../../db/core-schema.js'
 
 /**
  * better-auth's `twoFactor` table (plugins/two-factor/schema.ts), column for column. `secret` and
@@ -24,3 +24,17 @@ export const twoFactor = sqliteTable(
 )
 
 export type TwoFactorRow = typeof twoFactor.$inferSelect
+
+/**
+ * Gatehouse's marker of a session that passed a second factor: written when a sign-in completes
+ * through the second step (a TOTP, mailed or backup code) or on a trusted device (the step was
+ * passed on that browser within `trustDeviceMaxAge`). Nothing else on a session says so, and
+ * forward auth's `two-factor` policy needs it. One row per session, gone with it (cascade).
+ */
+export const twoFactorSession = sqliteTable('twoFactorSession', {
+  sessionId: text('sessionId')
+    .primaryKey()
+    .references(() => session.id, { onDelete: 'cascade' }),
+  method: text('method').notNull(),
+  createdAt: integer('createdAt', { mode: 'timestamp_ms' }).notNull(),
+})

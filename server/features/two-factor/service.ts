@@ -36,6 +36,7 @@ import {
   dropVerification,
   findTwoFactor,
   hasPasskey,
+  markSessionSecondFactor,
   markTwoFactorVerified,
   putVerification,
   readVerification,
@@ -324,6 +325,8 @@ async function succeed(
       await dropVerification(ctx, attemptsId(challengeId))
     },
     audit: [{ type: 'two-factor.verify', actorUserId: userRow.id, detail: { method } }],
+    // Forward auth's two-factor rules ask whether a session passed a second factor.
+    withSession: (created) => markSessionSecondFactor(ctx, created.session.id, method),
   }
   return { user: userRow, signIn, enabledNow: false }
 }

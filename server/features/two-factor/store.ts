@@ -1,7 +1,7 @@
 import { and, count, eq, gt, like, lte, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
-import { passkey, twoFactor, user, verification } from '../../db/schema.js'
+import { passkey, twoFactor, twoFactorSession, user, verification } from '../../db/schema.js'
 import type { TwoFactorRow } from './schema.js'
 import { firstRow } from '../../db/storage.js'
 
@@ -51,6 +51,26 @@ export async function setTwoFactorEnabled(ctx: AuthContext, userId: string, enab
     .update(user)
     .set({ twoFactorEnabled: enabled, updatedAt: new Date(ctx.clock.now()) })
     .where(eq(user.id, userId))
+}
+
+/** Records that a session passed a second factor (its sign-in went through the second step, or a trusted device). */
+export async function markSessionSecondFactor(ctx: AuthContext, sessionId: string, method: string): Promise<void> {
+  await ctx.db
+    .insert(twoFactorSession)
+    .values({ sessionId, method, createdAt: new Date(ctx.clock.now()) })
+    .onConflictDoNothing()
+}
+
+/**
+ * Whether a session passed a second factor (forward auth's `two-factor` policy asks). The marker
+ * goes with the session (cascade), so a signed-out or revoked session never answers true.
+ */
+export async function sessionPassedSecondFactor(ctx: AuthContext, sessionId: string): Promise<boolean> {
+  return (
+    (await firstRow(
+      ctx.db.select({ id: twoFactorSession.sessionId }).from(twoFactorSession).where(eq(twoFactorSession.sessionId, sessionId)),
+    )) !== undefined
+  )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 import { Anchor, Button, Checkbox, Divider, Group, PasswordInput, SegmentedControl, Stack, Text, TextInput } from '@mantine/core'
 import { startAuthentication } from '@simplewebauthn/browser'
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useState } from 'react'
 import type { PageProps } from '../App'
 import { ApiError, api, pageURL } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
-import { returnToParam } from '../return-to'
+import { forwardAuthReturnTo, returnToParam } from '../return-to'
 
 type SecondFactor = 'totp' | 'otp' | 'backup'
 interface SignInAnswer {
@@ -21,11 +21,20 @@ const VERIFY_PATH: Record<SecondFactor, string> = {
   backup: '/two-factor/verify-backup-code',
 }
 
-/** Signed in: go to the accepted returnTo, else show the done state. */
-function useFinish(): [{ who: string | null } | null, (who: string | null) => void] {
+/** A returnTo to an app behind forward auth, once the server accepted its host (null: none or refused). */
+function useForwardAuthApp(): { url: string; app: string } | null {
+  const [accepted, setAccepted] = useState<{ url: string; app: string } | null>(null)
+  useEffect(() => {
+    void forwardAuthReturnTo(new URLSearchParams(location.search).get('returnTo')).then(setAccepted)
+  }, [])
+  return accepted
+}
+
+/** Signed in: go to the accepted returnTo (Gatehouse's own, or a forward-auth app's), else show the done state. */
+function useFinish(forwardApp: { url: string } | null): [{ who: string | null } | null, (who: string | null) => void] {
   const [done, setDone] = useState<{ who: string | null } | null>(null)
   const finish = (who: string | null) => {
-    const target = returnToParam()
+    const target = returnToParam() ?? forwardApp?.url
     if (target) {
       location.assign(target)
       return
@@ -52,7 +61,8 @@ function initialStep(): { step: 'password' | 'second-factor'; methods: SecondFac
 }
 
 export function SignInPage({ config }: PageProps) {
-  const [done, finish] = useFinish()
+  const forwardApp = useForwardAuthApp()
+  const [done, finish] = useFinish(forwardApp)
   const [initial] = useState(initialStep)
   const [step, setStep] = useState<'password' | 'second-factor'>(initial.step)
   const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
@@ -73,6 +83,7 @@ export function SignInPage({ config }: PageProps) {
   if (step === 'second-factor') {
     return (
       <Layout config={config} title="Two-step verification">
+        <ForAppNote app={forwardApp?.app} />
         <SecondFactorStep methods={methods} onDone={(who) => finish(who)} />
       </Layout>
     )
@@ -145,6 +156,7 @@ export function SignInPage({ config }: PageProps) {
   const idLabel = config.username ? 'Email or username' : 'Email'
   return (
     <Layout config={config} title={`Sign in to ${config.appName}`}>
+      <ForAppNote app={forwardApp?.app} />
       <FormAlert message={errors.form} />
       {config.emailAndPassword ? (
         <form onSubmit={submit} noValidate aria-label="Sign in with password">
@@ -200,6 +212,16 @@ export function SignInPage({ config }: PageProps) {
         ) : null}
       </Group>
     </Layout>
+  )
+}
+
+/** Which app the person signs in for, when a forward-auth returnTo was accepted. */
+function ForAppNote({ app }: { app: string | undefined }) {
+  if (!app) return null
+  return (
+    <Text size="sm" data-testid="for-app">
+      to continue to <strong>{app}</strong>
+    </Text>
   )
 }
 

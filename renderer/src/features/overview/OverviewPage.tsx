@@ -229,6 +229,33 @@ export default function Overview() {
         </Card>
       </SimpleGrid>
 
+      {overview.data && overview.data.protectedApps.length > 0 ? (
+        <Card withBorder padding="md" data-testid="protected-apps">
+          <Title order={3} size="h4" mb="sm">
+            Protected apps (last 24 hours)
+          </Title>
+          <Table fz="sm" verticalSpacing={6}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>App</Table.Th>
+                <Table.Th style={{ textAlign: 'right' }}>Allowed requests</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {overview.data.protectedApps.map((row) => (
+                <Table.Tr key={row.app}>
+                  <Table.Td>{row.app}</Table.Td>
+                  <Table.Td style={{ textAlign: 'right' }}>{row.allowed.toLocaleString()}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          <Text size="xs" c="dimmed" mt="xs">
+            Refusals are in the audit log (forward-auth.refused).
+          </Text>
+        </Card>
+      ) : null}
+
       <Card withBorder padding="md">
         <Title order={3} size="h4" mb="sm">
           Recent events

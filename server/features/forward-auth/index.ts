@@ -1,0 +1,34 @@
+import { defineFeature } from '../../feature.js'
+import { forwardAuthConfig } from './config.js'
+import { flushAllowedCounts } from './counts.js'
+import { FORWARD_AUTH_ERRORS } from './errors.js'
+import { forwardAuthPanel } from './panel.js'
+import { forwardAuthRoutes } from './routes.js'
+import * as tables from './schema.js'
+
+/** How often allowed answers gathered in memory are added to forwardAuthCount. */
+const FLUSH_MS = 60_000
+
+/**
+ * Forward auth (issue 28): nginx `auth_request`, Caddy `forward_auth` and Traefik `ForwardAuth` ask
+ * Gatehouse whether a request to a protected app may pass, with the same sessions, rules and second
+ * factors as everything else (docs/FORWARD-AUTH.md).
+ */
+export const forwardAuthFeature = defineFeature({
+  id: 'forward-auth',
+  config: { forwardAuth: forwardAuthConfig },
+  tables,
+  errors: FORWARD_AUTH_ERRORS,
+  routes: forwardAuthRoutes,
+  panel: forwardAuthPanel,
+  start({ ctx, logger }) {
+    const flush = () =>
+      flushAllowedCounts(ctx).catch((error: unknown) => logger.warn(`forward auth: counts not written (${(error as Error).message})`))
+    const timer = setInterval(flush, FLUSH_MS)
+    timer.unref()
+    return async () => {
+      clearInterval(timer)
+      await flush()
+    }
+  },
+})

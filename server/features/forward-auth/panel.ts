@@ -1,0 +1,64 @@
+import { parseRoleList } from '../../core/access-control.js'
+import { findUserByEmail } from '../../core/user-store.js'
+import type { PanelEnv } from '../../panel/service.js'
+import { listOrganizationsOfUser, listTeamsOfUser } from '../organization/store.js'
+import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
+import { proxySnippets } from './snippets.js'
+
+const STATUS: Record<Outcome, number> = { bypass: 200, allowed: 200, unauthenticated: 401, 'second-factor': 401, forbidden: 403 }
+
+/** The "Protected apps" view: the rules, their snippets, and what a user gets for a URL. */
+export const forwardAuthPanel = (env: PanelEnv) => ({
+  'forwardAuth.get'() {
+    const config = env.gatehouse.ctx.config()
+    const apiURL = env.apiURL()
+    const { enabled, defaultPolicy, rules } = config.forwardAuth
+    const cross = config.advanced.crossSubDomainCookies
+    return {
+      enabled,
+      defaultPolicy,
+      rules,
+      endpoints: { authRequest: `${apiURL}/forward-auth/auth-request`, forwardAuth: `${apiURL}/forward-auth/forward-auth` },
+      snippets: rules.map((rule) => proxySnippets(apiURL, rule.domain)),
+      crossSubDomainCookies: { enabled: cross.enabled, domain: cross.domain ?? null },
+    }
+  },
+
+  'forwardAuth.save'(input: { enabled: boolean; defaultPolicy: 'bypass' | 'signed-in' | 'two-factor' | 'deny'; rules: never[] }) {
+    env.gatehouse.config.update({ forwardAuth: { enabled: input.enabled, defaultPolicy: input.defaultPolicy, rules: input.rules } })
+    return { success: true }
+  },
+
+  async 'forwardAuth.test'(input: { url: string; email: string; secondFactor: boolean }) {
+    const { ctx } = env.gatehouse
+    const target = parseTarget(input.url)
+    if (!target) return { status: 400, outcome: 'invalid-url' as const, rule: null, headers: {} }
+    const matched = matchRule(ctx.config().forwardAuth, target)
+    const rule = describeDecider(matched.decider)
+    if (!input.email.trim()) {
+      const outcome = decide(matched, null)
+      return { status: STATUS[outcome], outcome, rule, headers: {} }
+    }
+    const user = await findUserByEmail(ctx, input.email.trim().toLowerCase())
+    if (!user) return { status: 0, outcome: 'unknown-user' as const, rule, headers: {} }
+    const [organizations, teams] = await Promise.all([listOrganizationsOfUser(ctx, user.id), listTeamsOfUser(ctx, user.id)])
+    const roles = parseRoleList(user.role)
+    const slugs = organizations.map((o) => o.slug)
+    const outcome = decide(matched, {
+      roles,
+      organizations: slugs,
+      teams: teams.map((t) => t.name),
+      passedSecondFactor: input.secondFactor,
+    })
+    const headers =
+      outcome === 'allowed'
+        ? {
+            'Remote-User': user.username ? user.username.toLowerCase() : user.email,
+            'Remote-Email': user.email,
+            'Remote-Name': user.name,
+            'Remote-Groups': [...roles, ...slugs].join(','),
+          }
+        : {}
+    return { status: STATUS[outcome], outcome, rule, headers }
+  },
+})
