@@ -356,7 +356,12 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
         // fresh count and a new store entry, bypassing the limit and growing memory or the table.
         const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
-        const decision = await consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
+        const decision = await consume(
+          options.rateLimitStore(),
+          key,
+          ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx)),
+          ctx.clock.now(),
+        )
         if (!decision.allowed) {
           // One audit event per client and path per refused burst, so a flood cannot turn
           // into a flood of database writes.

@@ -56,6 +56,11 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
   /** False while the route's feature is switched off: the route answers 404 as if absent. */
   enabled?: (ctx: AuthContext) => boolean
   /**
+   * The rate-limit rule a better-auth plugin declares for this path (e.g. magic link: 5 per 60 s),
+   * in place of the default and strict rules; `rateLimit.customRules` still win over it.
+   */
+  rateLimit?: (ctx: AuthContext) => { window: number; max: number }
+  /**
    * Also answered straight from node:http, ahead of h3's router, when a GET asks for exactly this
    * path (no query string, no params): the same runner, rules and answer, without the router
    * (server/http/app.ts createAuthApp). For the hottest path of all, GET /get-session.
@@ -71,6 +76,7 @@ export interface Route {
   query?: z.ZodType
   auth: AuthRequirement
   enabled?: (ctx: AuthContext) => boolean
+  rateLimit?: (ctx: AuthContext) => { window: number; max: number }
   direct?: boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
@@ -85,6 +91,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     query: def.query,
     auth: def.auth ?? 'none',
     enabled: def.enabled,
+    rateLimit: def.rateLimit,
     direct: def.direct,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
