@@ -72,6 +72,8 @@ export async function verifyOTP(
   if (used >= ctx.config().emailOTP.allowedAttempts) throw emailOTPError(403, 'TOO_MANY_ATTEMPTS')
   if (!safeEqual(stored, otp)) {
     await putBackOTP(ctx, identifier, `${stored}:${used + 1}`, existing.expiresAt)
+    // Each compared wrong guess is on record (the attempts bound can be audited).
+    await recordAudit(ctx, { type: 'user.email-otp-failed', outcome: 'failure', detail: { identifier, attempt: used + 1 } })
     throw emailOTPError(400, 'INVALID_OTP')
   }
   if (disposition === 'restore') {
