@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, session, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
 import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { startTestServer } from '../helpers/server.js'
 import { anonymous, follow, linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
 const SUBJECT = /^Sign in to /
@@ -233,6 +234,34 @@ describe('magic link', () => {
       expect(res.status).toBe(404)
     } finally {
       await m.server.gatehouse.config.update({ magicLink: { enabled: true } })
+    }
+  })
+})
+
+describe('the plugins rate-limit rules', () => {
+  it('/sign-in/magic-link allows 5 per 60 s (the plugin rule, not the strict 3 per 10 s of /sign-in); /sign-in/email-otp 3 per 60 s', async () => {
+    const server = await startTestServer({
+      config: { rateLimit: { enabled: true }, magicLink: { enabled: true }, emailOTP: { enabled: true } },
+    })
+    try {
+      const client = new HttpClient(server.base)
+      const email = uniqueEmail('ml-rate')
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) statuses.push((await client.post('/sign-in/magic-link', { email })).status)
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+      // Still limited after the strict rule's 10 s window: the plugin's window is 60 s.
+      server.clock.advanceSeconds(30)
+      expect((await client.post('/sign-in/magic-link', { email })).status).toBe(429)
+      server.clock.advanceSeconds(31)
+      expect((await client.post('/sign-in/magic-link', { email })).status).toBe(200)
+
+      const otp: number[] = []
+      for (let i = 0; i < 4; i++) otp.push((await client.post('/sign-in/email-otp', { email, otp: '000000' })).status)
+      expect(otp).toEqual([400, 400, 400, 429])
+      server.clock.advanceSeconds(30)
+      expect((await client.post('/sign-in/email-otp', { email, otp: '000000' })).status).toBe(429)
+    } finally {
+      await server.close()
     }
   })
 })
