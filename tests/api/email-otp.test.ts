@@ -142,6 +142,16 @@ describe('email one-time codes', () => {
     expect(await sessionsOf(found.id)).toBe(before + 1)
   })
 
+  it('parallel sign-ins with one code for a new address: one user, one session, the others INVALID_OTP', async () => {
+    const email = uniqueEmail('otp-twice-new')
+    const otp = await mailedCode(email, 'sign-in')
+    const answers = await Promise.all(Array.from({ length: 6 }, () => anonymous(m.server).post('/sign-in/email-otp', { email, otp })))
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1)
+    for (const a of answers.filter((x) => x.status !== 200)) expect(a.body).toMatchObject({ code: 'INVALID_OTP' })
+    const created = await userRow(email)
+    expect(await sessionsOf(created?.id as string)).toBe(1)
+  })
+
   it('verifies an address with an email-verification code (check first, then verify-email)', async () => {
     const email = uniqueEmail('otp-verify')
     const { client } = officialClient()

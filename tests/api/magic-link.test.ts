@@ -116,6 +116,17 @@ describe('magic link', () => {
     expect(await sessionsOf(found?.id as string)).toBe(before + 1)
   })
 
+  it('parallel uses of one link for a new address: one user, one session', async () => {
+    const email = uniqueEmail('ml-race-new')
+    const link = await mailedLink(email)
+    const answers = await Promise.all(Array.from({ length: 6 }, () => follow(anonymous(m.server), link)))
+    const locations = answers.map((a) => a.headers.get('location'))
+    expect(locations.filter((l) => l === `${m.server.origin}/`)).toHaveLength(1)
+    expect(locations.filter((l) => l === `${m.server.origin}/?error=INVALID_TOKEN`)).toHaveLength(5)
+    const created = await userRow(email)
+    expect(await sessionsOf(created?.id as string)).toBe(1)
+  })
+
   it('an expired link (TestClock) and an unknown token are refused', async () => {
     const email = uniqueEmail('ml-exp')
     const link = await mailedLink(email)

@@ -101,12 +101,18 @@ export async function identifyByOTP(
   if (!found) {
     if (ctx.config().emailOTP.disableSignUp) throw emailOTPError(400, 'INVALID_OTP')
     const additionalFields = readAdditionalFields(ctx, input.rest, 'create')
-    found = await insertUser(
-      ctx,
-      { email, name: input.name || '', image: input.image ?? null, emailVerified: true, additionalFields },
-      null,
-    )
-    await recordAudit(ctx, { type: 'user.sign-up', actorUserId: found.id, detail: { method: 'email-otp' }, meta })
+    try {
+      found = await insertUser(
+        ctx,
+        { email, name: input.name || '', image: input.image ?? null, emailVerified: true, additionalFields },
+        null,
+      )
+      await recordAudit(ctx, { type: 'user.sign-up', actorUserId: found.id, detail: { method: 'email-otp' }, meta })
+    } catch (e) {
+      // A parallel sign-in with the same code created the user first: only one of them spends the code.
+      found = await findUserByEmail(ctx, email)
+      if (!found) throw e
+    }
   } else {
     found = await proveEmailOwnership(ctx, found)
   }

@@ -72,12 +72,16 @@ export async function identifyByMagicLink(
     if (ctx.config().magicLink.disableSignUp) throw new MagicLinkError('new_user_signup_disabled')
     try {
       found = await insertUser(ctx, { email, name: parsed.name || '', emailVerified: true }, null)
+      isNewUser = true
+      await recordAudit(ctx, { type: 'user.sign-up', actorUserId: found.id, detail: { method: 'magic-link' }, meta })
     } catch (e) {
-      if (e instanceof APIError) throw new MagicLinkError(e.code, e.message)
-      throw e
+      // A parallel use of the same link created the user first: only one of them spends the link.
+      found = await findUserByEmail(ctx, email)
+      if (!found) {
+        if (e instanceof APIError) throw new MagicLinkError(e.code, e.message)
+        throw e
+      }
     }
-    isNewUser = true
-    await recordAudit(ctx, { type: 'user.sign-up', actorUserId: found.id, detail: { method: 'magic-link' }, meta })
   } else {
     found = await proveEmailOwnership(ctx, found)
   }
