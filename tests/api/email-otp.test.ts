@@ -168,6 +168,24 @@ describe('email one-time codes', () => {
     expect(reused.body).toMatchObject({ code: 'INVALID_OTP' })
   })
 
+  it('verify-email while signed in re-issues the session cookie cache with the verified address', async () => {
+    await m.server.gatehouse.config.update({ session: { cookieCache: { enabled: true } } })
+    try {
+      const email = uniqueEmail('otp-cache')
+      const { client, jar } = officialClient()
+      expect((await client.signUp.email({ email, name: 'Cache', password: 'correct horse battery' })).error).toBeNull()
+      expect((await client.getSession()).data?.user.emailVerified).toBe(false)
+      const before = jar.get('better-auth.session_data')
+      expect(before).toBeDefined()
+      const otp = await mailedCode(email, 'email-verification')
+      expect((await client.emailOtp.verifyEmail({ email, otp })).error).toBeNull()
+      expect(jar.get('better-auth.session_data')).not.toBe(before)
+      expect((await client.getSession()).data?.user.emailVerified).toBe(true)
+    } finally {
+      await m.server.gatehouse.config.update({ session: { cookieCache: { enabled: false } } })
+    }
+  })
+
   it('resets a password with a forget-password code', async () => {
     const email = uniqueEmail('otp-reset')
     await verifiedUser(email)

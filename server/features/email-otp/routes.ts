@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { toPublicUser } from '../../core/users.js'
 import type { AuthContext } from '../../core/context.js'
 import { defineRoute } from '../../http/route.js'
+import { publicSession, resolveRequestSession, setSessionCacheCookie } from '../../http/session.js'
 import { finishSignIn } from '../../http/sign-in.js'
 import { emailOTPError } from './errors.js'
 import { checkedEmail, checkOTP, identifyByOTP, OTP_TYPES, resetPasswordByOTP, sendOTP, verifyEmailByOTP } from './service.js'
@@ -71,6 +72,11 @@ export const emailOTPRoutes = [
         })
         if (result.kind === 'second-factor') return result.answer
         return { status: true, token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user) }
+      }
+      // The caller's own session: its cookie cache is re-issued with the verified address (better-auth's setCookieCache).
+      const current = await resolveRequestSession(rc)
+      if (current.status === 'active' && current.data.user.id === verified.id && rc.ctx.config().session.cookieCache.enabled) {
+        setSessionCacheCookie(rc, publicSession({ session: current.data.session, user: { ...current.data.user, emailVerified: true } }))
       }
       return { status: true, token: null, user: toPublicUser(verified) }
     },
