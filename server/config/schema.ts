@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { passkeyConfig } from '../features/passkey/config.js'
+import { magicLinkConfig } from '../features/magic-link/config.js'
+import { emailOTPConfig } from '../features/email-otp/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
@@ -142,6 +144,8 @@ export const configSchema = z
     username: usernameConfig,
     twoFactor: twoFactorConfig,
     passkey: passkeyConfig,
+    magicLink: magicLinkConfig,
+    emailOTP: emailOTPConfig,
     /** Scheduled backups (server/features/backup). */
     backup: backupConfigSchema,
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */

@@ -126,9 +126,11 @@ export interface RateRule {
   max: number
 }
 
-export function ruleFor(config: GatehouseConfig['rateLimit'], path: string): RateRule {
+export function ruleFor(config: GatehouseConfig['rateLimit'], path: string, declared?: RateRule): RateRule {
   let rule: RateRule = { window: config.window, max: config.max }
   if (config.strictPaths.some((prefix) => path.startsWith(prefix))) rule = config.strict
+  // A plugin's own rule for its path (declared on the route) replaces the built-in ones, as in better-auth.
+  if (declared) rule = declared
   for (const [pattern, custom] of Object.entries(config.customRules)) {
     const hit = pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern
     if (hit) rule = custom

@@ -232,3 +232,27 @@ export async function updateUserColumns(ctx: AuthContext, userId: string, patch:
     throw userWriteError(ctx, e)
   }
 }
+
+/**
+ * An email-primary proof (a magic link, an email code) reached an existing user: better-auth's
+ * revokeUnprovenAccountAccess. An unverified row carries no proof that the access linked to it
+ * belongs to the mailbox's owner, so its accounts (password, providers) and sessions go, then
+ * emailVerified is set. The flag is flipped by a conditional update: of two concurrent proofs only
+ * one strips the row (the other finds it verified). Returns the user as it now is.
+ */
+export async function proveEmailOwnership(ctx: AuthContext, target: UserRow): Promise<UserRow> {
+  if (target.emailVerified) return target
+  return ctx.storage.transaction(async () => {
+    const flipped = await ctx.db
+      .update(user)
+      .set({ emailVerified: true, updatedAt: new Date(ctx.clock.now()) })
+      .where(and(eq(user.id, target.id), eq(user.emailVerified, false)))
+      .returning()
+    if (flipped.length === 1) {
+      await ctx.db.delete(account).where(eq(account.userId, target.id))
+      await deleteUserSessions(ctx, target.id)
+      return flipped[0] as UserRow
+    }
+    return { ...target, emailVerified: true }
+  })
+}

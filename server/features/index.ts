@@ -21,6 +21,8 @@ import { mailFeature } from './mail/index.js'
 import { metricsFeature } from './metrics/index.js'
 import { importFeature } from './import/index.js'
 import { forwardAuthFeature } from './forward-auth/index.js'
+import { magicLinkFeature } from './magic-link/index.js'
+import { emailOTPFeature } from './email-otp/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -52,4 +54,6 @@ export const features: Feature[] = [
   metricsFeature,
   importFeature,
   forwardAuthFeature,
+  magicLinkFeature,
+  emailOTPFeature,
 ]

@@ -359,13 +359,18 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config, requestId)
     try {
       if (pathname.length + search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
-      const ipAddress = config.rateLimit.enabled && route?.rateLimit !== false ? rc.meta.ipAddress : null
+      const ipAddress = config.rateLimit.enabled && !route?.exemptFromRateLimit ? rc.meta.ipAddress : null
       if (ipAddress) {
         // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
         // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
         // fresh count and a new store entry, bypassing the limit and growing memory or the table.
         const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
-        const decision = await consume(options.rateLimitStore(), key, ruleFor(config.rateLimit, path), ctx.clock.now())
+        const decision = await consume(
+          options.rateLimitStore(),
+          key,
+          ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx)),
+          ctx.clock.now(),
+        )
         if (!decision.allowed) {
           ctx.events.refused('rate-limit')
           // One audit event per client and path per refused burst, so a flood cannot turn

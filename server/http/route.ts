@@ -56,16 +56,21 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
   /** False while the route's feature is switched off: the route answers 404 as if absent. */
   enabled?: (ctx: AuthContext) => boolean
   /**
+   * The rate-limit rule a better-auth plugin declares for this path (e.g. magic link: 5 per 60 s),
+   * in place of the default and strict rules; `rateLimit.customRules` still win over it.
+   */
+  rateLimit?: (ctx: AuthContext) => { window: number; max: number }
+  /**
    * Also answered straight from node:http, ahead of h3's router, when a GET asks for exactly this
    * path (no query string, no params): the same runner, rules and answer, without the router
    * (server/http/app.ts createAuthApp). For the hottest path of all, GET /get-session.
    */
   direct?: boolean
   /**
-   * False: not counted against the per-client rate limit. For forward auth's endpoints, which a
+   * True: not counted against the per-client rate limit. For forward auth's endpoints, which a
    * trusted reverse proxy asks once per protected request on behalf of every user behind it.
    */
-  rateLimit?: false
+  exemptFromRateLimit?: boolean
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -76,8 +81,9 @@ export interface Route {
   query?: z.ZodType
   auth: AuthRequirement
   enabled?: (ctx: AuthContext) => boolean
+  rateLimit?: (ctx: AuthContext) => { window: number; max: number }
   direct?: boolean
-  rateLimit?: false
+  exemptFromRateLimit?: boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -91,8 +97,9 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     query: def.query,
     auth: def.auth ?? 'none',
     enabled: def.enabled,
-    direct: def.direct,
     rateLimit: def.rateLimit,
+    direct: def.direct,
+    exemptFromRateLimit: def.exemptFromRateLimit,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

@@ -5,11 +5,12 @@ import Database from 'better-sqlite3'
 import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
-import { admin, organization, twoFactor, username } from 'better-auth/plugins'
-import { eq } from 'drizzle-orm'
+import { admin, emailOTP, magicLink, organization, twoFactor, username } from 'better-auth/plugins'
+import { and, desc, eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../server/features/admin/index.js'
-import { user } from '../../server/db/schema.js'
+import { user, verification } from '../../server/db/schema.js'
+import { firstRow } from '../../server/db/storage.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { startSmtpSink } from '../helpers/smtp.js'
@@ -35,12 +36,19 @@ interface Target {
   verify(userId: string): unknown
   /** The link of the last verification mail sent to `address`. */
   verificationLink(address: string): Promise<string>
+  /** The token of the last magic link mailed to an address. */
+  magicToken(email: string): Promise<string>
+  /** The last one-time code mailed to an address for a type. */
+  otp(email: string, type: string): Promise<string>
   close(): Promise<void>
 }
 
 async function startBetterAuth(): Promise<Target> {
   const sqlite = new Database(':memory:')
   let handler: ((req: never, res: never) => void) | null = null
+  // What the plugins would mail: the mail itself is Gatehouse's (tests/api/magic-link, email-otp).
+  const links = new Map<string, string>()
+  const codes = new Map<string, string>()
   const server: Server = createServer((req, res) => (handler ? handler(req as never, res as never) : res.end()))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -63,7 +71,14 @@ async function startBetterAuth(): Promise<Target> {
     advanced: { disableOriginCheck: false },
     // twoFactor: Gatehouse always ships the two-factor feature, so its users carry twoFactorEnabled
     // (false here), as better-auth's do once the plugin is installed.
-    plugins: [organization({ teams: { enabled: true } }), admin(), username(), twoFactor()],
+    plugins: [
+      organization({ teams: { enabled: true } }),
+      admin(),
+      username(),
+      twoFactor(),
+      magicLink({ sendMagicLink: async ({ email, token }) => void links.set(email, token) }),
+      emailOTP({ sendVerificationOTP: async ({ email, otp, type }) => void codes.set(`${type}:${email}`, otp) }),
+    ],
   }
   const { runMigrations } = await getMigrations(options)
   await runMigrations()
@@ -78,6 +93,8 @@ async function startBetterAuth(): Promise<Target> {
       if (!url) throw new Error(`better-auth mailed no verification link to ${address}`)
       return url
     },
+    magicToken: async (email) => links.get(email) as string,
+    otp: async (email, type) => codes.get(`${type}:${email}`) as string,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -90,8 +107,22 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
   const sink = await startSmtpSink()
   const server = await startTestServer({
     secret: SECRET,
-    config: { mail: { smtp: { url: sink.url } }, user: { changeEmail: { enabled: true } } },
+    config: {
+      mail: { smtp: { url: sink.url } },
+      user: { changeEmail: { enabled: true } },
+      magicLink: { enabled: true },
+      emailOTP: { enabled: true },
+    },
   })
+  const newest = (pattern: string) =>
+    firstRow(
+      server.gatehouse.ctx.db
+        .select()
+        .from(verification)
+        .where(and(like(verification.identifier, pattern)))
+        .orderBy(desc(verification.createdAt))
+        .limit(1),
+    )
   return {
     name: 'gatehouse',
     base: server.base,
@@ -104,6 +135,13 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
       const mail = await sink.waitFor(address, (m) => /^Verify your email address/.test(m.subject))
       return linkIn(mail, `${server.base}/verify-email`)
     },
+    // Read where the outbox's mail came from: the verification rows (the mail is tested elsewhere).
+    magicToken: async (email) => {
+      const rows = await server.gatehouse.ctx.db.select().from(verification).where(like(verification.identifier, 'magic-link:%'))
+      const row = rows.filter((r) => r.value.includes(`"email":"${email}"`)).sort((a, b) => +b.createdAt - +a.createdAt)[0]
+      return (row?.identifier ?? '').slice('magic-link:'.length)
+    },
+    otp: async (email, type) => ((await newest(`${type}-otp-${email}`))?.value ?? '').split(':')[0] as string,
     close: async () => {
       await server.close()
       await sink.close()
@@ -363,6 +401,70 @@ async function scenario(target: Target): Promise<Run> {
   record('revoke-session own', await alice.client.post('/revoke-session', { token: alice.token }))
   record('revoke-sessions', await bob.client.post('/revoke-sessions'))
   record('get-session after revoke-sessions', await bob.client.get('/get-session'))
+
+  // After the admin steps: the users these add would change list-users' pages (ties in creation time order by engine).
+  // Magic link (issue 27).
+  const carol = `carol.${tag}@example.com`
+  record('magic-link send', await anon.post('/sign-in/magic-link', { email: carol, callbackURL: '/dash' }))
+  record(
+    'magic-link send untrusted callback',
+    await anon.post('/sign-in/magic-link', { email: carol, callbackURL: 'https://evil.example/' }),
+  )
+  const link = await target.magicToken(carol)
+  record('magic-link verify untrusted callbackURL', await anon.get(`/magic-link/verify?token=${link}&callbackURL=https://evil.example/`))
+  record('magic-link verify', await new HttpClient(target.base).get(`/magic-link/verify?token=${link}`))
+  record('magic-link verify reused', await new HttpClient(target.base).get(`/magic-link/verify?token=${link}&callbackURL=/dash`))
+  record('magic-link verify unknown token', await new HttpClient(target.base).get('/magic-link/verify?token=nope'))
+  await anon.post('/sign-in/magic-link', { email: carol, callbackURL: '/dash' })
+  record(
+    'magic-link verify with callbackURL',
+    await new HttpClient(target.base).get(`/magic-link/verify?token=${await target.magicToken(carol)}&callbackURL=/dash`),
+  )
+
+  // Email one-time codes (issue 27).
+  const dave = `dave.${tag}@example.com`
+  record('email-otp send sign-in', await anon.post('/email-otp/send-verification-otp', { email: dave, type: 'sign-in' }))
+  record('email-otp send invalid email', await anon.post('/email-otp/send-verification-otp', { email: 'nope', type: 'sign-in' }))
+  record('email-otp send unknown type', await anon.post('/email-otp/send-verification-otp', { email: dave, type: 'other' }))
+  const daveCode = await target.otp(dave, 'sign-in')
+  const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+  record('email-otp sign-in wrong code', await anon.post('/sign-in/email-otp', { email: dave, otp: wrongCode(daveCode) }))
+  record('email-otp check', await anon.post('/email-otp/check-verification-otp', { email: dave, type: 'sign-in', otp: daveCode }))
+  record('email-otp sign-in', await new HttpClient(target.base).post('/sign-in/email-otp', { email: dave, otp: daveCode, name: 'Dave' }))
+  record('email-otp sign-in reused', await new HttpClient(target.base).post('/sign-in/email-otp', { email: dave, otp: daveCode }))
+  for (let i = 1; i <= 3; i++) {
+    await anon.post('/email-otp/send-verification-otp', { email: dave, type: 'sign-in' })
+  }
+  const fresh = await target.otp(dave, 'sign-in')
+  for (let i = 1; i <= 3; i++)
+    record(`email-otp wrong guess ${i}`, await anon.post('/sign-in/email-otp', { email: dave, otp: wrongCode(fresh) }))
+  record('email-otp right code after 3 wrong', await anon.post('/sign-in/email-otp', { email: dave, otp: fresh }))
+  record(
+    'email-otp send email-verification',
+    await anon.post('/email-otp/send-verification-otp', { email: alice.email, type: 'email-verification' }),
+  )
+  record(
+    'email-otp verify-email',
+    await anon.post('/email-otp/verify-email', { email: alice.email, otp: await target.otp(alice.email, 'email-verification') }),
+  )
+  record(
+    'email-otp send forget-password',
+    await anon.post('/email-otp/send-verification-otp', { email: bob.email, type: 'forget-password' }),
+  )
+  const resetCode = await target.otp(bob.email, 'forget-password')
+  record(
+    'email-otp reset-password short',
+    await anon.post('/email-otp/reset-password', { email: bob.email, otp: resetCode, password: 'x' }),
+  )
+  record(
+    'email-otp reset-password',
+    await anon.post('/email-otp/reset-password', { email: bob.email, otp: resetCode, password: 'correct horse battery' }),
+  )
+  record(
+    'email-otp reset-password reused',
+    await anon.post('/email-otp/reset-password', { email: bob.email, otp: resetCode, password: 'correct horse battery' }),
+  )
+
   return { target, seen, raw }
 }
 
@@ -456,6 +558,26 @@ describe('Gatehouse answers like better-auth 1.7', () => {
         emailVerified: false,
       })
       expect(userOf('get-session after the change')?.email).toMatch(/^alice\.new\./)
+    }
+  })
+
+  it('magic link and email codes (issue 27): redirects go to the same place, the refusals the issue names are the same', () => {
+    const path = (run: Run, step: string) => {
+      const location = run.raw.get(step)?.headers.get('location')
+      return location ? location.replace(new URL(run.target.base).origin, '') : null
+    }
+    for (const step of ['magic-link verify reused', 'magic-link verify unknown token', 'magic-link verify with callbackURL']) {
+      expect(path(runs.g, step), step).toBe(path(runs.b, step))
+    }
+    expect(path(runs.g, 'magic-link verify reused')).toBe('/dash?error=INVALID_TOKEN')
+    expect(path(runs.g, 'magic-link verify with callbackURL')).toBe('/dash')
+    for (const { seen } of [runs.g, runs.b]) {
+      expect(seen.get('magic-link verify')).toMatchObject({ status: 200, shape: { token: 'string' } })
+      expect(seen.get('magic-link verify untrusted callbackURL')).toMatchObject({ status: 403, code: 'INVALID_CALLBACK_URL' })
+      expect(seen.get('email-otp sign-in')).toMatchObject({ status: 200 })
+      expect(seen.get('email-otp sign-in reused')).toMatchObject({ status: 400, code: 'INVALID_OTP' })
+      expect(seen.get('email-otp right code after 3 wrong')).toMatchObject({ status: 403, code: 'TOO_MANY_ATTEMPTS' })
+      expect(seen.get('email-otp reset-password')).toMatchObject({ status: 200 })
     }
   })
 

@@ -99,7 +99,7 @@ export const forwardAuthRoutes = [
     enabled,
     // One call per protected request: answered from node:http (as get-session) and not rate limited per client.
     direct: true,
-    rateLimit: false,
+    exemptFromRateLimit: true,
     handler: (rc) => answer(rc, 'auth-request'),
   }),
   defineRoute({
@@ -107,7 +107,7 @@ export const forwardAuthRoutes = [
     path: '/forward-auth/forward-auth',
     enabled,
     direct: true,
-    rateLimit: false,
+    exemptFromRateLimit: true,
     handler: (rc) => answer(rc, 'forward-auth'),
   }),
   defineRoute({

@@ -1,0 +1,16 @@
+import { defineFeature } from '../../feature.js'
+import { magicLinkConfig } from './config.js'
+import { MAGIC_LINK_ERRORS } from './errors.js'
+import { magicLinkEmail } from './mail.js'
+import { magicLinkRoutes } from './routes.js'
+
+/** better-auth's magicLink plugin: a single-use sign-in link mailed through the outbox. */
+export const magicLinkFeature = defineFeature({
+  id: 'magic-link',
+  config: { magicLink: magicLinkConfig },
+  errors: MAGIC_LINK_ERRORS,
+  routes: magicLinkRoutes,
+  mailPreviews: ({ appName, user, link }) => ({
+    'magic-link': () => magicLinkEmail(appName, user, link('/magic-link/verify?token=sample&callbackURL=%2F'), 300),
+  }),
+})
