@@ -4,6 +4,8 @@ import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
+import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
+import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
 import { oidcProviderConfig } from '../features/oidc-provider/config.js'
@@ -157,6 +159,8 @@ export const configSchema = z
       })
       .prefault({}),
     apiKey: apiKeyConfig,
+    oneTimeToken: oneTimeTokenConfig,
+    lastLoginMethod: lastLoginMethodConfig,
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,

@@ -18,6 +18,8 @@ import { overviewFeature } from './overview/index.js'
 import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
+import { oneTimeTokenFeature } from './one-time-token/index.js'
+import { lastLoginMethodFeature } from './last-login-method/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -46,4 +48,6 @@ export const features: Feature[] = [
   hostedPagesFeature,
   oidcProviderFeature,
   mailFeature,
+  oneTimeTokenFeature,
+  lastLoginMethodFeature,
 ]
