@@ -119,7 +119,9 @@ describe('one-time tokens through the official oneTimeTokenClient', () => {
   })
 
   it('stored hashed when storeToken is "hashed"; off → 404', async () => {
-    twoInstances = await startTestServer({ config: { oneTimeToken: { enabled: true, storeToken: 'hashed', disableSetSessionCookie: true } } })
+    twoInstances = await startTestServer({
+      config: { oneTimeToken: { enabled: true, storeToken: 'hashed', disableSetSessionCookie: true } },
+    })
     const owner = await signUp(twoInstances.base)
     const { body } = await owner.client.get<{ token: string }>('/one-time-token/generate')
     const res = await new HttpClient(twoInstances.base).post('/one-time-token/verify', { token: body.token })
