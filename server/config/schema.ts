@@ -4,6 +4,7 @@ import { passkeyConfig } from '../features/passkey/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
+import { bearerConfig } from '../features/bearer/config.js'
 import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
 import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
@@ -159,6 +160,7 @@ export const configSchema = z
       })
       .prefault({}),
     apiKey: apiKeyConfig,
+    bearer: bearerConfig,
     oneTimeToken: oneTimeTokenConfig,
     lastLoginMethod: lastLoginMethodConfig,
     jwt: jwtConfig,

@@ -18,6 +18,7 @@ import { overviewFeature } from './overview/index.js'
 import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
+import { bearerFeature } from './bearer/index.js'
 import { oneTimeTokenFeature } from './one-time-token/index.js'
 import { lastLoginMethodFeature } from './last-login-method/index.js'
 
@@ -48,6 +49,7 @@ export const features: Feature[] = [
   hostedPagesFeature,
   oidcProviderFeature,
   mailFeature,
+  bearerFeature,
   oneTimeTokenFeature,
   lastLoginMethodFeature,
 ]
