@@ -5,6 +5,7 @@ import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
 import { bearerConfig } from '../features/bearer/config.js'
+import { multiSessionConfig } from '../features/multi-session/config.js'
 import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
 import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
@@ -162,6 +163,7 @@ export const configSchema = z
     apiKey: apiKeyConfig,
     bearer: bearerConfig,
     oneTimeToken: oneTimeTokenConfig,
+    multiSession: multiSessionConfig,
     lastLoginMethod: lastLoginMethodConfig,
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */

@@ -19,6 +19,7 @@ import { settingsFeature } from './settings/index.js'
 import { hostedPagesFeature } from './hosted-pages/index.js'
 import { mailFeature } from './mail/index.js'
 import { bearerFeature } from './bearer/index.js'
+import { multiSessionFeature } from './multi-session/index.js'
 import { oneTimeTokenFeature } from './one-time-token/index.js'
 import { lastLoginMethodFeature } from './last-login-method/index.js'
 
@@ -52,4 +53,5 @@ export const features: Feature[] = [
   bearerFeature,
   oneTimeTokenFeature,
   lastLoginMethodFeature,
+  multiSessionFeature,
 ]
