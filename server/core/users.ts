@@ -175,6 +175,7 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banReason: null,
     banExpires: null,
     twoFactorEnabled: false,
+    lastLoginMethod: null,
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }
