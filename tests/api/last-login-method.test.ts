@@ -121,4 +121,32 @@ describe('the last-login-method cookie', () => {
       await off.close()
     }
   })
+
+  it('storeInDatabase: user.lastLoginMethod follows the last recognised sign-in; absent from users without one', async () => {
+    const stored = await startTestServer({ config: { lastLoginMethod: { enabled: true, storeInDatabase: true } } })
+    const plain = await startTestServer({ config: { lastLoginMethod: { enabled: true } } })
+    try {
+      const username = `st${Date.now().toString(36)}`
+      const signed = await signUp(stored.base, { username })
+      const client = new HttpClient(stored.base)
+      expect((await client.post('/sign-in/username', { username, password: signed.password })).status).toBe(200)
+      // Signed up by email (recorded), then by username (not a method better-auth names: unchanged).
+      const session = await client.get<{ user: Record<string, unknown> }>('/get-session')
+      expect(session.body.user.lastLoginMethod).toBe('email')
+      const again = new HttpClient(stored.base)
+      const signIn = await again.post<{ user: Record<string, unknown> }>('/sign-in/email', {
+        email: signed.email,
+        password: signed.password,
+      })
+      expect(signIn.status).toBe(200)
+      expect((await again.get<{ user: Record<string, unknown> }>('/get-session')).body.user.lastLoginMethod).toBe('email')
+
+      const notStored = await signUp(plain.base)
+      const plainSession = await notStored.client.get<{ user: Record<string, unknown> }>('/get-session')
+      expect(plainSession.body.user).not.toHaveProperty('lastLoginMethod')
+    } finally {
+      await stored.close()
+      await plain.close()
+    }
+  })
 })
