@@ -1,6 +1,7 @@
 /**
  * The benchmark peer: better-auth itself, configured like Gatehouse's defaults (email and
- * password on, better-sqlite3 on a file, rate limiting off, no plugins), served by node:http.
+ * password on, better-sqlite3 on a file, rate limiting off, the bearer plugin as Gatehouse's
+ * `bearer.enabled` default), served by node:http.
  * Usage: node bin/run-ts.js bench/better-auth-server.ts <port> <sqlite file>
  */
 import { createServer } from 'node:http'
@@ -8,6 +9,7 @@ import Database from 'better-sqlite3'
 import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
+import { bearer } from 'better-auth/plugins'
 
 const port = Number(process.argv[2] ?? 4390)
 const file = process.argv[3] ?? ':memory:'
@@ -20,6 +22,7 @@ const options = {
   emailAndPassword: { enabled: true },
   rateLimit: { enabled: false },
   telemetry: { enabled: false },
+  plugins: [bearer()],
 }
 const { runMigrations } = await getMigrations(options)
 await runMigrations()

@@ -28,6 +28,8 @@ interface Target {
   origin: string
   child: ChildProcess
   cookie: string
+  /** The set-auth-token value of the sign-in (better-auth's bearer plugin). */
+  bearer: string
 }
 
 function start(name: Target['name'], args: string[], port: number): Promise<Target> {
@@ -42,7 +44,7 @@ function start(name: Target['name'], args: string[], port: number): Promise<Targ
       if (chunk.toString().includes('listening on')) {
         clearTimeout(timer)
         const origin = `http://127.0.0.1:${port}`
-        resolve({ name, base: `${origin}/api/auth`, origin, child, cookie: '' })
+        resolve({ name, base: `${origin}/api/auth`, origin, child, cookie: '', bearer: '' })
       }
     })
   })
@@ -58,10 +60,14 @@ async function prepare(target: Target): Promise<void> {
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .join('; ')
+  target.bearer = signIn.headers.get('set-auth-token') ?? ''
   if (target.name !== 'bare') {
     const check = await fetch(`${target.base}/get-session`, { headers: { cookie: target.cookie } })
     const body = (await check.json()) as { user?: { email: string } } | null
     if (body?.user?.email !== USER.email) throw new Error(`${target.name}: get-session did not return the bench user`)
+    const viaBearer = await fetch(`${target.base}/get-session`, { headers: { authorization: `Bearer ${target.bearer}` } })
+    const bearerBody = (await viaBearer.json()) as { user?: { email: string } } | null
+    if (bearerBody?.user?.email !== USER.email) throw new Error(`${target.name}: a bearer get-session did not return the bench user`)
   }
 }
 
@@ -94,6 +100,8 @@ const FORWARD_AUTH_HEADERS = {
 const scenarios: Record<string, Scenario> = {
   'GET /get-session': (t) =>
     autocannon({ url: `${t.base}/get-session`, connections: 32, duration: DURATION, headers: { cookie: t.cookie } }),
+  'GET /get-session (bearer)': (t) =>
+    autocannon({ url: `${t.base}/get-session`, connections: 32, duration: DURATION, headers: { authorization: `Bearer ${t.bearer}` } }),
   'POST /sign-in/email': (t) =>
     autocannon({
       url: `${t.base}/sign-in/email`,
@@ -156,8 +164,8 @@ const scenarios: Record<string, Scenario> = {
   },
 }
 
-/** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts); several: comma-separated. */
-const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
+/** BENCH_ONLY="GET /get-session" runs one scenario (see bench/quick.ts); several: separated by `,` or `|`. */
+const only = process.env.BENCH_ONLY?.split(/[,|]/).map((name) => name.trim())
 const selected = Object.entries(scenarios).filter(([name]) => !only || only.includes(name))
 
 /**
@@ -295,6 +303,12 @@ async function main() {
       )
     }
     console.log(lines.join('\n'))
+    const rpsOf = (scenario: string) => median((samples.get(`${scenario}|gatehouse`) ?? []).map((x) => x.rps))
+    if (rpsOf('GET /get-session') && rpsOf('GET /get-session (bearer)')) {
+      console.log(
+        `\nGatehouse bearer / cookie get-session: ${(rpsOf('GET /get-session (bearer)') / rpsOf('GET /get-session')).toFixed(2)}×`,
+      )
+    }
   } finally {
     clearInterval(scraper)
     for (const t of targets) t.child.kill('SIGTERM')

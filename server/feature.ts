@@ -64,6 +64,8 @@ export interface Feature {
    * the signed-in answer, undefined lets the sign-in go on. Throws APIError to refuse it.
    */
   secondFactor?: (rc: RouteContext<unknown, unknown, unknown>, attempt: SignInAttempt) => Promise<SecondFactorOutcome | undefined>
+  /** POST /sign-out, after the current session ended and before its cookies are cleared (the multi-session feature ends its device sessions). */
+  signingOut?: (rc: RouteContext<unknown, unknown, unknown>) => void | Promise<void>
   /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
   signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**

@@ -6,6 +6,10 @@ import { emailOTPConfig } from '../features/email-otp/config.js'
 import { twoFactorConfig } from '../features/two-factor/config.js'
 import { socialProvidersConfig } from '../features/social/config.js'
 import { apiKeyConfig } from '../features/api-key/config.js'
+import { bearerConfig } from '../features/bearer/config.js'
+import { multiSessionConfig } from '../features/multi-session/config.js'
+import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
+import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
 import { oidcProviderConfig } from '../features/oidc-provider/config.js'
@@ -167,6 +171,10 @@ export const configSchema = z
       })
       .prefault({}),
     apiKey: apiKeyConfig,
+    bearer: bearerConfig,
+    oneTimeToken: oneTimeTokenConfig,
+    multiSession: multiSessionConfig,
+    lastLoginMethod: lastLoginMethodConfig,
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,

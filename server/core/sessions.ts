@@ -261,6 +261,16 @@ export async function deleteSessionByToken(ctx: AuthContext, token: string): Pro
   return firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
 }
 
+/** Deletes the sessions of these tokens (the multi-session feature's device sessions); how many there were. */
+export async function deleteSessionsByTokens(ctx: AuthContext, tokens: readonly string[]): Promise<number> {
+  if (tokens.length === 0) return 0
+  const removed = await ctx.db
+    .delete(session)
+    .where(inArray(session.token, [...tokens]))
+    .returning({ id: session.id })
+  return removed.length
+}
+
 // ---- a session's active organization and team (the organization feature asks; only this module writes) ----
 
 export async function setSessionActive(

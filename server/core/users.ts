@@ -30,11 +30,13 @@ export const userAlreadyExists = (status: 400 | 422 = 422): APIError =>
   new APIError(status, 'USER_ALREADY_EXISTS', ERR.USER_ALREADY_EXISTS, {}, 'email')
 
 /** A user as the wire shows it: configured additional fields flattened onto the row. */
-export type PublicUser = Omit<UserRow, 'additionalFields'> & Record<string, unknown>
+export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod'> & Record<string, unknown>
 
 export function toPublicUser(row: UserRow): PublicUser {
-  const { additionalFields, ...rest } = row
-  return additionalFields ? { ...additionalFields, ...rest } : rest
+  const { additionalFields, lastLoginMethod, ...rest } = row
+  // better-auth shows lastLoginMethod only with the plugin's storeInDatabase: a user who has one.
+  const shown = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
+  return additionalFields ? { ...additionalFields, ...shown } : shown
 }
 
 /** Fields a client must never set on itself: better-auth refuses them with FIELD_NOT_ALLOWED. */
@@ -187,6 +189,7 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banReason: null,
     banExpires: null,
     twoFactorEnabled: false,
+    lastLoginMethod: null,
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }

@@ -29,6 +29,8 @@ export const user = sqliteTable(
     additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
     // two-factor feature (better-auth's twoFactor plugin)
     twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
+    // last-login-method feature (better-auth's lastLoginMethod plugin, storeInDatabase)
+    lastLoginMethod: text('lastLoginMethod'),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),

@@ -23,6 +23,10 @@ import { importFeature } from './import/index.js'
 import { forwardAuthFeature } from './forward-auth/index.js'
 import { magicLinkFeature } from './magic-link/index.js'
 import { emailOTPFeature } from './email-otp/index.js'
+import { bearerFeature } from './bearer/index.js'
+import { multiSessionFeature } from './multi-session/index.js'
+import { oneTimeTokenFeature } from './one-time-token/index.js'
+import { lastLoginMethodFeature } from './last-login-method/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -56,4 +60,8 @@ export const features: Feature[] = [
   forwardAuthFeature,
   magicLinkFeature,
   emailOTPFeature,
+  bearerFeature,
+  oneTimeTokenFeature,
+  lastLoginMethodFeature,
+  multiSessionFeature,
 ]

@@ -47,7 +47,8 @@ function json(value: unknown, draft: ResponseDraft): unknown {
 function errorBody(error: APIError, draft: ResponseDraft): unknown {
   for (const [k, v] of Object.entries(error.headers)) draft.headers.set(k, v)
   draft.status = error.status
-  return json({ code: error.code, message: error.message }, draft)
+  // An empty code: better-auth sends that error with a message only (e.g. the one-time-token plugin's).
+  return json(error.code ? { code: error.code, message: error.message } : { message: error.message }, draft)
 }
 
 function finish(result: unknown, draft: ResponseDraft): unknown {

@@ -63,23 +63,32 @@ export function parseCookieHeader(header: string | null): Map<string, string> {
 export const signedCookieValue = (secret: string, value: string): string => encodeURIComponent(signValue(secret, value))
 
 /**
- * The session token a request carries: the signed session cookie, else an `Authorization: Bearer`
- * value in any of the forms better-auth clients store (percent-encoded signed, decoded signed,
- * or the raw 32-character token).
+ * The session token a request carries, as better-auth with its bearer plugin reads it: a valid
+ * `Authorization: Bearer` value (while `bearer.enabled`) stands in for the session cookie, in any
+ * of the forms better-auth clients store (percent-encoded signed, decoded signed, or, unless
+ * `requireSignature`, the raw 32-character token); else the signed session cookie.
  */
 export function readSessionToken(
   secret: string,
   names: CookieNames,
   cookies: Map<string, string>,
   authorization: string | null,
+  bearer: { enabled: boolean; requireSignature: boolean },
 ): string | null {
+  if (authorization && bearer.enabled) {
+    const token = bearerToken(secret, authorization, bearer.requireSignature)
+    if (token) return token
+  }
   const cookie = cookies.get(names.sessionToken)
-  if (cookie) return unsignValue(secret, cookie)
-  if (!authorization?.startsWith('Bearer ')) return null
+  return cookie ? unsignValue(secret, cookie) : null
+}
+
+function bearerToken(secret: string, authorization: string, requireSignature: boolean): string | null {
+  if (authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
   const bearer = authorization.slice(7).trim()
   if (!bearer) return null
   if (bearer.includes('.') || bearer.includes('%')) return unsignValue(secret, bearer)
-  return /^[A-Za-z0-9]{32}$/.test(bearer) ? bearer : null
+  return !requireSignature && /^[A-Za-z0-9]{32}$/.test(bearer) ? bearer : null
 }
 
 /** Session-data cookie cache (SPEC §3): base64url JSON with an HMAC over its content. */

@@ -33,7 +33,7 @@ export function hasDontRemember(rc: AnyRouteContext): boolean {
 }
 
 export function requestSessionToken(rc: AnyRouteContext): string | null {
-  return readSessionToken(rc.ctx.secret, rc.names, rc.cookies, rc.request.headers.get('authorization'))
+  return readSessionToken(rc.ctx.secret, rc.names, rc.cookies, rc.request.headers.get('authorization'), rc.ctx.config().bearer)
 }
 
 function appendCookie(rc: AnyRouteContext, name: string, value: string, maxAge?: number): void {
@@ -52,8 +52,10 @@ export function setSessionCookies(rc: AnyRouteContext, data: SessionWithUser, op
   if (options.dontRemember) appendCookie(rc, names.dontRemember, signedCookieValue(ctx.secret, 'true'))
   if (conf.cookieCache.enabled) setSessionCacheCookie(rc, publicSession(data))
   // better-auth's bearer plugin: lets apps that cannot keep cookies pick the token up.
-  rc.response.headers.set('set-auth-token', signed)
-  rc.response.headers.set('access-control-expose-headers', 'set-auth-token')
+  if (ctx.config().bearer.enabled) {
+    rc.response.headers.set('set-auth-token', signed)
+    rc.response.headers.set('access-control-expose-headers', 'set-auth-token')
+  }
 }
 
 /** The session_data cookie cache holding a get-session answer for `cookieCache.maxAge` seconds. */

@@ -22,6 +22,7 @@ export const user = pgTable(
     banExpires: timestamp('banExpires', { withTimezone: true, precision: 3, mode: 'date' }),
     additionalFields: jsonb('additionalFields').$type<Record<string, unknown>>(),
     twoFactorEnabled: boolean('twoFactorEnabled').default(false),
+    lastLoginMethod: text('lastLoginMethod'),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),

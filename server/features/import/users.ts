@@ -188,6 +188,7 @@ function validate(ctx: AuthContext, line: number, fields: Record<string, unknown
       banReason: null,
       banExpires: null,
       twoFactorEnabled: false,
+      lastLoginMethod: null,
       additionalFields: null,
     },
   }

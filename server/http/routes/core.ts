@@ -51,6 +51,7 @@ export const coreRoutes = [
       const token = requestSessionToken(rc)
       const current = token ? await findSessionByToken(rc.ctx, token) : null
       if (current) await signOut(rc.ctx, current, rc.meta)
+      for (const feature of rc.ctx.features ?? []) await feature.signingOut?.(rc)
       clearSessionCookies(rc)
       return { success: true }
     },
