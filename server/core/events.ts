@@ -27,7 +27,15 @@ export interface ServerEvents {
   mailDelivery(sent: boolean): void
   /** A scheduled job (backup, cleanup) finished its body successfully. */
   jobSucceeded(job: string): void
+  /**
+   * Forward auth answered a reverse proxy: which rule decided (its index in `forwardAuth.rules`;
+   * -1 the default policy, -2 a malformed path) and the answer.
+   */
+  forwardAuthDecision(rule: number, outcome: ForwardAuthOutcome): void
 }
+
+/** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
+export type ForwardAuthOutcome = 'bypass' | 'allowed' | 'unauthenticated' | 'second-factor' | 'forbidden'
 
 export type SignInMethod = 'email' | 'username' | 'social' | 'passkey' | 'two-factor' | 'email-verification' | (string & {})
 
@@ -49,6 +57,7 @@ export const noEvents: ServerEvents = Object.freeze({
   oidcToken: nothing,
   mailDelivery: nothing,
   jobSucceeded: nothing,
+  forwardAuthDecision: nothing,
 })
 
 /** The error codes that mean the credentials were wrong, whichever method refused them. */

@@ -144,4 +144,39 @@ describe('metrics listener', () => {
       await server.gatehouse.config.update({ oidcProvider: { enabled: false } })
     }
   })
+
+  it('counts forward-auth answers by the rule that decided and the outcome', async () => {
+    await server.gatehouse.config.update({
+      forwardAuth: {
+        enabled: true,
+        rules: [
+          { domain: 'app.metrics.lan', policy: 'signed-in' },
+          { domain: 'open.metrics.lan', policy: 'bypass' },
+        ],
+      },
+    })
+    try {
+      const ask = (client: HttpClient, url: string) => client.get('/forward-auth/auth-request', { 'x-original-url': url })
+      const anonymous = new HttpClient(server.base)
+      const { client } = await signUp(server.base)
+      const before = await scrape(metricsURL)
+      expect((await ask(anonymous, 'https://app.metrics.lan/')).status).toBe(401)
+      expect((await ask(anonymous, 'https://open.metrics.lan/')).status).toBe(200)
+      expect((await ask(anonymous, 'https://elsewhere.metrics.lan/')).status).toBe(401)
+      expect((await ask(client, 'https://app.metrics.lan/')).status).toBe(200)
+      expect((await ask(client, 'https://app.metrics.lan/x')).status).toBe(200)
+      expect((await ask(client, 'https://elsewhere.metrics.lan/')).status).toBe(403)
+      const after = await scrape(metricsURL)
+      const moved = (rule: string, outcome: string) =>
+        after.value('gatehouse_forward_auth_decisions_total', { rule, outcome }) -
+        before.value('gatehouse_forward_auth_decisions_total', { rule, outcome })
+      expect(moved('rules[0]', 'unauthenticated')).toBe(1)
+      expect(moved('rules[0]', 'allowed')).toBe(2)
+      expect(moved('rules[1]', 'bypass')).toBe(1)
+      expect(moved('defaultPolicy', 'unauthenticated')).toBe(1)
+      expect(moved('defaultPolicy', 'forbidden')).toBe(1)
+    } finally {
+      await server.gatehouse.config.update({ forwardAuth: { enabled: false, rules: [] } })
+    }
+  })
 })

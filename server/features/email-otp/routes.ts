@@ -1,3 +1,4 @@
+import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { toPublicUser } from '../../core/users.js'
 import type { AuthContext } from '../../core/context.js'
@@ -88,13 +89,14 @@ export const emailOTPRoutes = [
     enabled,
     rateLimit,
     body: z.looseObject({ email: z.string(), otp: z.string(), name: z.string().optional(), image: z.string().optional() }),
-    handler: async (rc) => {
-      const { email, otp, name, image, ...rest } = rc.body
-      const attempt = await identifyByOTP(rc.ctx, { email, otp, name, image, rest }, rc.meta)
-      const result = await finishSignIn(rc, attempt)
-      if (result.kind === 'second-factor') return result.answer
-      return { token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user), ...result.extra }
-    },
+    handler: (rc) =>
+      observeSignIn(rc.ctx, 'email-otp', async () => {
+        const { email, otp, name, image, ...rest } = rc.body
+        const attempt = await identifyByOTP(rc.ctx, { email, otp, name, image, rest }, rc.meta)
+        const result = await finishSignIn(rc, attempt)
+        if (result.kind === 'second-factor') return result.answer
+        return { token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user), ...result.extra }
+      }),
   }),
 
   requestReset('/email-otp/request-password-reset'),

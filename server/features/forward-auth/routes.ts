@@ -51,6 +51,8 @@ function answer(rc: AnyRC, kind: Kind): unknown {
 }
 
 function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, verdict: Verdict): unknown {
+  const { decider } = verdict
+  rc.ctx.events.forwardAuthDecision(decider.kind === 'rule' ? decider.index : decider.kind === 'default' ? -1 : -2, verdict.outcome)
   const audited = record(rc.ctx, target, verdict, () => rc.meta)
   const headers = rc.response.headers
   switch (verdict.outcome) {

@@ -1,3 +1,4 @@
+import { signInRefusal } from '../../core/events.js'
 import { z } from 'zod'
 import { APIError } from '../../core/errors.js'
 import { assertTrustedCallback } from '../../http/app.js'
@@ -60,6 +61,7 @@ export const magicLinkRoutes = [
       try {
         const { attempt, isNewUser } = await identifyByMagicLink(ctx, query.token, rc.meta)
         const result = await finishSignIn(rc, attempt)
+        ctx.events.signIn('magic-link', result.kind === 'second-factor' ? 'second-factor' : 'success')
         if (result.kind === 'second-factor') {
           if (!query.callbackURL) return result.answer
           const step = secondFactorStepURL(ctx, callbackURL, result.answer)
@@ -68,6 +70,7 @@ export const magicLinkRoutes = [
         if (!query.callbackURL) return { token: result.signedIn.session.token, ...publicSession(result.signedIn) }
         return redirect(isNewUser ? new URL(query.newUserCallbackURL || callbackURL, ctx.baseURL).toString() : callbackURL)
       } catch (e) {
+        ctx.events.signIn('magic-link', signInRefusal(e instanceof APIError ? e.code : e instanceof MagicLinkError ? e.code : undefined))
         if (e instanceof MagicLinkError) return errorURL(e.code, e.description)
         if (e instanceof APIError) return errorURL(e.code, e.code === 'INVALID_TOKEN' ? undefined : e.message)
         throw e

@@ -1,8 +1,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { AuthContext } from '../../core/context.js'
-import type { ServerEvents, SignInMethod, SignInOutcome } from '../../core/events.js'
+import type { ForwardAuthOutcome, ServerEvents, SignInMethod, SignInOutcome } from '../../core/events.js'
 import { RequestStats } from './requests.js'
 import { scrapeCounts } from './store.js'
+
+const FORWARD_AUTH_OUTCOMES: readonly ForwardAuthOutcome[] = ['bypass', 'allowed', 'unauthenticated', 'second-factor', 'forbidden']
 
 /** The OIDC grant types a label may name; any other is `other`. */
 const GRANTS = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])
@@ -68,6 +70,23 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     help: 'When a background job (backup, oidc-cleanup) last finished successfully, in Unix seconds',
     labelNames: ['job'],
     registers: [registry],
+  })
+  // Forward auth answers every protected request: counted into plain numbers, handed over when scraped.
+  const decisions = new Map<number, number[]>()
+  new Counter({
+    name: 'gatehouse_forward_auth_decisions_total',
+    help: 'Forward-auth answers to the reverse proxy by deciding rule (rules[i], defaultPolicy, malformed-path) and outcome',
+    labelNames: ['rule', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [rule, counts] of decisions) {
+        const label = rule >= 0 ? `rules[${rule}]` : rule === -1 ? 'defaultPolicy' : 'malformed-path'
+        counts.forEach((n, i) => {
+          if (n > 0) this.labels(label, FORWARD_AUTH_OUTCOMES[i] as string).inc(n)
+        })
+      }
+    },
   })
   for (const result of ['sent', 'failed']) mail.labels(result).inc(0)
   for (const reason of ['rate-limit', 'lockout']) refusals.labels(reason).inc(0)
@@ -136,6 +155,12 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     oidcToken: (grant) => oidcTokens.labels(GRANTS.has(grant) ? grant : 'other').inc(),
     mailDelivery: (sent) => mail.labels(sent ? 'sent' : 'failed').inc(),
     jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
+    forwardAuthDecision: (rule, outcome) => {
+      let counts = decisions.get(rule)
+      if (!counts) decisions.set(rule, (counts = FORWARD_AUTH_OUTCOMES.map(() => 0)))
+      const i = FORWARD_AUTH_OUTCOMES.indexOf(outcome)
+      counts[i] = (counts[i] ?? 0) + 1
+    },
   }
   return { registry, events }
 }
