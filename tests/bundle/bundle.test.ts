@@ -15,6 +15,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { hash as argon2Hash } from '@node-rs/argon2'
+import bcrypt from 'bcryptjs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type PostgresServer,
@@ -53,6 +55,12 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/gatehouse.ts ./config/shared.js': 'PostgreSQL: serve',
   'server/gatehouse.ts ./db/pg/change-signal.js': 'PostgreSQL: serve',
   'server/mail/outbox.ts nodemailer': 'SMTP delivery',
+  'server/cli.ts ./features/import/cli.js': 'gatehouse import',
+  'server/features/import/cli.ts ./better-auth.js': 'gatehouse import better-auth',
+  'server/features/import/better-auth.ts better-sqlite3': 'gatehouse import better-auth (SQLite source)',
+  'server/features/import/better-auth.ts pg': 'PostgreSQL: gatehouse import better-auth (PostgreSQL source)',
+  'server/crypto/foreign-hashes.ts bcryptjs': 'gatehouse import users: a bcrypt user signs in',
+  'server/crypto/foreign-hashes.ts @node-rs/argon2': 'gatehouse import users: an argon2id user signs in',
   // The browser panel's on-demand renderer build (Vite, external to the bundle, the same pattern as
   // the hosted pages above); the panel tests build the renderer once per run (tests/setup/renderer-build.ts).
   'server/panel/build.ts specifier': 'panel (see tests/setup/renderer-build.ts)',
@@ -146,6 +154,11 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
         apiKey: { enabled: true },
         jwt: { enabled: true },
         user: { changeEmail: { enabled: true }, deleteUser: { enabled: true } },
+        forwardAuth: { enabled: true, rules: [{ domain: 'app.example.lan', policy: 'signed-in' }] },
+        magicLink: { enabled: true },
+        emailOTP: { enabled: true },
+        oneTimeToken: { enabled: true },
+        multiSession: { enabled: true },
         rateLimit: { enabled: false },
         mail: { from: 'gatehouse@example.com' },
       })
@@ -267,7 +280,9 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       const ordered = [...routes.filter(([, p]) => !last(p)), ...routes.filter(([, p]) => last(p))]
       for (const who of [new HttpClient(server.url), user]) {
         for (const [method, template] of ordered) {
-          const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => params[name] ?? 'x')
+          // The hosted account pages have their own names (`/ui/account/apps`).
+          const named = template.startsWith('/ui/account/') ? { ...params, page: 'apps' } : params
+          const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => named[name] ?? 'x')
           const res = await who.request(method, path, method === 'GET' || method === 'HEAD' ? {} : { body: {} })
           const noRoute = res.status === 404 && res.text === unknown.text
           if (res.status >= 500 || noRoute) failures.push(`${method} ${template}: ${res.status} ${res.text.slice(0, 200)}`)
@@ -275,6 +290,38 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       }
       expect(failures).toEqual([])
     }, 120_000)
+  })
+
+  describe('gatehouse import (bcryptjs, @node-rs/argon2, better-sqlite3)', () => {
+    it('imports users with foreign hashes, who then sign in; a foreign better-auth database is refused with the reason', async () => {
+      const data = dataDir('import')
+      const file = join(work, 'users.json')
+      const bcryptHash = await bcrypt.hash('orbit lantern quietly seventeen harbor', 4)
+      const argonHash = await argon2Hash('harbor seventeen quietly lantern orbit')
+      writeFileSync(
+        file,
+        JSON.stringify([
+          { email: 'bcrypt@example.com', name: 'B', passwordHash: bcryptHash },
+          { email: 'argon@example.com', name: 'A', passwordHash: argonHash },
+        ]),
+      )
+      const imported = await runCli(['import', 'users', '--file', file, '--json', '--data-dir', data.dir], traced)
+      expect(imported.code, imported.stderr).toBe(0)
+      expect(JSON.parse(imported.stdout)).toMatchObject({ users: 2, errors: [] })
+      const foreign = join(work, 'not-better-auth.db')
+      writeFileSync(foreign, '')
+      const refused = await runCli(['import', 'better-auth', '--from', foreign, '--json', '--data-dir', data.dir], traced)
+      expect(refused.code, refused.stdout + refused.stderr).toBe(1)
+      const { server, client } = await serve(data.args)
+      for (const [email, password] of [
+        ['bcrypt@example.com', 'orbit lantern quietly seventeen harbor'],
+        ['argon@example.com', 'harbor seventeen quietly lantern orbit'],
+      ]) {
+        const signIn = await client.post('/sign-in/email', { email, password })
+        expect(signIn.status, signIn.text).toBe(200)
+      }
+      await stop(server)
+    }, 90_000)
   })
 
   const noPostgres = postgresUnavailable()
@@ -316,6 +363,13 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       const session = await client.get<{ user: { email: string } }>('/get-session')
       expect(session.body.user.email).toBe('cli@example.com')
       await stop(server)
+    }, 90_000)
+
+    it('gatehouse import better-auth reads a PostgreSQL source (pg): an empty database is refused with the reason', async () => {
+      const url = await postgres.createDatabase('bundle_import_source')
+      const data = dataDir('import-pg')
+      const refused = await runCli(['import', 'better-auth', '--from', url, '--json', '--data-dir', data.dir], traced, 60_000)
+      expect(refused.code, refused.stdout + refused.stderr).toBe(1)
     }, 90_000)
 
     it('gatehouse migrate --to copies a SQLite data directory into an empty database', async () => {

@@ -122,6 +122,7 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       banExpires: null,
       additionalFields: { plan: 'pro', seats: 3 },
       twoFactorEnabled: false,
+      lastLoginMethod: null,
     })
     expect(row?.createdAt).toBeInstanceOf(Date)
     expect(row?.createdAt.getTime()).toBe(at.getTime())

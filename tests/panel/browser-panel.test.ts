@@ -159,7 +159,8 @@ describe('browser panel', () => {
 
     await open('audit', 'Audit log')
     await page.getByTestId('filter-user').fill(victim.email)
-    await page.getByTestId('audit-total').filter({ hasText: '2 events' }).waitFor()
+    // The sign-up, its sign-in (autoSignIn: through the sign-in pipeline) and the refused sign-in.
+    await page.getByTestId('audit-total').filter({ hasText: '3 events' }).waitFor()
     await page.getByTestId('filter-outcome').getByText('Failure').click()
     await page.getByTestId('audit-total').filter({ hasText: '1 event' }).waitFor()
     await page.getByTestId('audit-table').getByText('INVALID_PASSWORD').waitFor()

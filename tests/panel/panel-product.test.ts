@@ -177,9 +177,10 @@ describe('the panel reads like a product', () => {
 
     await open('audit', 'Audit log')
     await page.getByTestId('filter-user').fill(ada.email)
-    await page.getByTestId('audit-total').filter({ hasText: '2 events' }).waitFor()
+    // The sign-up, its sign-in (autoSignIn: through the sign-in pipeline) and the refused sign-in.
+    await page.getByTestId('audit-total').filter({ hasText: '3 events' }).waitFor()
     const table = page.getByTestId('audit-table')
-    const failed = table.getByRole('row', { name: /Signed in/ })
+    const failed = table.getByRole('row', { name: /Signed in/ }).filter({ hasText: 'INVALID_PASSWORD' })
     await failed.getByText('Ada Lovelace').waitFor()
     await failed.getByTestId('audit-person').getByText(ada.email).waitFor()
     await failed.getByText('Reason: wrong password (INVALID_PASSWORD)').waitFor()
