@@ -157,7 +157,10 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
     forwardAuthDecision: (rule, outcome) => {
       let counts = decisions.get(rule)
-      if (!counts) decisions.set(rule, (counts = FORWARD_AUTH_OUTCOMES.map(() => 0)))
+      if (!counts) {
+        counts = FORWARD_AUTH_OUTCOMES.map(() => 0)
+        decisions.set(rule, counts)
+      }
       const i = FORWARD_AUTH_OUTCOMES.indexOf(outcome)
       counts[i] = (counts[i] ?? 0) + 1
     },
