@@ -18,6 +18,7 @@ import { type ResponseDraft, type Route, type RouteContext, TextBody } from './r
 import { resolveRequestSession } from './session.js'
 import type { LogFields } from '../log.js'
 import { requestIdOf } from './request-id.js'
+import { noEvents } from '../core/events.js'
 
 export interface HttpAppOptions {
   ctx: AuthContext
@@ -455,20 +456,26 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
   // Every answer gets its X-Request-Id; ctx.events counts it by route template (the metrics
   // feature; nothing when metrics are off) and, at log level debug, one line describes it.
   // Positional arguments and no object per request unless a line is written.
-  const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
-    const started = performance.now()
+  /** Gives the request its id (answer header, logs, audit) and answers it. */
+  const begin = (input: RunInput, route: Route | null): Promise<unknown> => {
     const { request } = input
     const requestId = requestIdOf((request as { ip?: string }).ip, request.headers, ctx.config().advanced.ipAddress)
     input.requestId = requestId
     input.response.headers.set('x-request-id', requestId)
-    const result = await answer(input, route, requestId)
+    return answer(input, route, requestId)
+  }
+  /** Whether anyone watches answers (metrics on, or the request log at debug): else no timing at all. */
+  const watching = (): boolean => ctx.events !== noEvents || options.requestLog?.enabled() === true
+  /** Counts and logs an answered request (`started`: performance.now() at its start). */
+  const observe = (input: RunInput, route: Route | null, started: number, result: unknown): void => {
+    const { request } = input
     const status = statusOf(result, input)
     const ms = performance.now() - started
     ctx.events.requestAnswered(route, request.method, status, ms)
     if (options.requestLog?.enabled()) {
       const code = status >= 400 ? (result as { code?: unknown } | null)?.code : undefined
       options.requestLog.answered({
-        requestId,
+        requestId: input.requestId as string,
         route: route?.path ?? UNMATCHED_ROUTE,
         method: request.method,
         status,
@@ -476,6 +483,13 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         ...(typeof code === 'string' ? { code } : {}),
       })
     }
+  }
+  /** The routed path: begin, then observe when watched (the direct path observes in its own `then`). */
+  const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
+    if (!watching()) return begin(input, route)
+    const started = performance.now()
+    const result = await begin(input, route)
+    observe(input, route, started, result)
     return result
   }
   // ---- end of observability -----------------------------------------------------------------------
@@ -510,7 +524,12 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     // The exact target matched: its path is the target itself, with no query string.
     const url = () => (request as unknown as { _url: URL })._url
     const input: RunInput = { request, pathname: req.url as string, search: '', url, params: {}, response }
-    run(input, route).then((result) => writeDirectAnswer(res, result, response), failed)
+    // Observed inside the one `then` the answer needs anyway: no promise of its own per request.
+    const started = watching() ? performance.now() : -1
+    begin(input, route).then((result) => {
+      if (started >= 0) observe(input, route, started, result)
+      writeDirectAnswer(res, result, response)
+    }, failed)
     return true
   }
   return { app, direct }
