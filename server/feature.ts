@@ -4,10 +4,10 @@ import type { AuthContext } from './core/context.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
 import type { SignInAttempt } from './core/sign-in.js'
-import type { UserFieldsOptions } from './core/users.js'
-import type { Logger } from './gatehouse.js'
+import type { UserFieldsOptions } from './core/user-store.js'
+import type { Logger } from './log.js'
 import type { Route, RouteContext } from './http/route.js'
-import type { PanelEnv } from './panel/service.js'
+import type { PanelEnv } from './panel/env.js'
 
 /**
  * A capability declared in one object: its config sections, tables and error catalogue, and what

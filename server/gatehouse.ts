@@ -2,10 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import type Database from 'better-sqlite3'
-import type { H3 } from 'h3'
 import { serve } from 'h3'
-import type { AuthContext, Clock } from './core/context.js'
 import { createAuthContext, systemClock } from './core/context.js'
 import { OutageMonitor, watchOutages } from './core/outage.js'
 import {
@@ -15,16 +12,15 @@ import {
   OutageTolerantRateLimitStore,
   type RateLimitStore,
 } from './core/rate-limit.js'
-import type { GatehouseConfigInput } from './config/schema.js'
 import { ConfigError, ConfigStore } from './config/store.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
 import { type DB, openDatabase } from './db/index.js'
-import type { Storage } from './db/storage.js'
 import type { SecondaryStorage } from './secondary-storage/redis.js'
 import { SharedCaches } from './secondary-storage/shared-cache.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
+import { attachFeatures } from './features-of.js'
 import { createAuthApp, type DirectHandler } from './http/app.js'
 import { allRoutes } from './http/routes/index.js'
 import { OutboxMailer } from './mail/outbox.js'
@@ -39,69 +35,8 @@ export const consoleLogger: Logger = {
   error: (m, e) => console.error(m, e ?? ''),
 }
 
-export interface GatehouseOptions {
-  /** Holds gatehouse.db, config.json and the generated secret. null: in-memory, nothing on disk. */
-  dataDir: string | null
-  port?: number
-  host?: string
-  /** Public origin the API is reached at; default http://HOST:PORT. */
-  baseURL?: string
-  secret?: string
-  /** SMTP server for outgoing mail (--smtp-url / GATEHOUSE_SMTP_URL); wins over the config's mail.smtp. */
-  smtpUrl?: string
-  /** Overrides merged over the stored config (from --config and flags). */
-  config?: GatehouseConfigInput | Record<string, unknown>
-  clock?: Clock
-  logger?: Logger
-  /** Folder of the drizzle migrations, when the sources are bundled (the Electron app). */
-  migrations?: string
-}
-
-export interface Gatehouse {
-  app: H3
-  /** The server's logger (the CLI writes its own lines through it, so a json log stays json). */
-  logger: Logger
-  ctx: AuthContext
-  config: ConfigStore
-  database: GatehouseDatabase
-  /** Holds the database, config.json, the secret and backups/ (null: in-memory). */
-  dataDir: string | null
-  /**
-   * Listens on host:port; resolves with the API URL. `at` moves the listener (the Network panel):
-   * a new host, port or base URL (null: back to http://HOST:PORT). Call closeListener() first.
-   */
-  listen(at?: ListenAt): Promise<string>
-  /** Stops the HTTP listener only (the database, mailer and jobs keep running). */
-  closeListener(): Promise<void>
-  /** Where the HTTP listener is bound now (null when it is not). */
-  listening(): { host: string; port: number } | null
-  close(): Promise<void>
-}
-
-export interface ListenAt {
-  host?: string
-  port?: number
-  baseURL?: string | null
-}
-
-/**
- * The database a server runs on: SQLite in the data directory (the default, and the desktop app's),
- * or PostgreSQL shared by several instances (`--database-url` / GATEHOUSE_DATABASE_URL / config
- * `database.url`). Everything above the storage port is the same on both.
- */
-export interface GatehouseDatabase {
-  dialect: 'sqlite' | 'postgres'
-  /** The pool's (or connection's) handle; rules use `ctx.db`, which is the transaction's inside one. */
-  db: DB
-  storage: Storage
-  /** SQLite only (null on PostgreSQL): the driver, for what is SQLite by nature (backups, the write probe). */
-  sqlite: Database.Database | null
-  /** Where the data is, for people: the SQLite file, or the PostgreSQL URL without its password. */
-  location: string
-  /** The migrations applied at open (their count is the schema version). */
-  migrationsFolder: string
-  close(): void | Promise<void>
-}
+import type { Gatehouse, GatehouseDatabase, GatehouseOptions } from './instance.js'
+export type { Gatehouse, GatehouseDatabase, GatehouseOptions, ListenAt } from './instance.js'
 
 /** The config, secret and data directory of a server about to open its database. */
 interface Prepared {
@@ -251,9 +186,9 @@ function assemble(
     secret,
     baseURL: `${origin}${store.get().basePath}`,
     mailer,
-    features,
     sharedCaches,
   })
+  attachFeatures(ctx, features)
   // Messages queued before a restart, or while SMTP was missing, go out as soon as they can.
   store.onChange(() => mailer.wake())
   // The hash queue is per process; its depth follows the live config.

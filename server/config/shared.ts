@@ -13,7 +13,7 @@
  */
 import { sql } from 'drizzle-orm'
 import type { PgDB } from '../db/pg/storage.js'
-import type { Logger } from '../gatehouse.js'
+import type { Logger } from '../log.js'
 import type { ConfigStore } from './store.js'
 
 export const SHARED_CONFIG_TABLE = 'gatehouseConfig'

@@ -3,7 +3,6 @@ import type { GatehouseConfig } from '../config/schema.js'
 import type { DB } from '../db/index.js'
 import type { Storage } from '../db/storage.js'
 import { noEvents, type ServerEvents } from './events.js'
-import type { Feature } from '../feature.js'
 import type { Mailer } from '../mail/types.js'
 import type { SharedCaches } from '../secondary-storage/shared-cache.js'
 
@@ -39,11 +38,6 @@ export interface AuthContext {
   /** Origin + base path, e.g. http://127.0.0.1:4280/api/auth */
   baseURL: string
   mailer: Mailer
-  /**
-   * The features this server runs (set by the composition root), so core code calls their hooks
-   * without importing the feature list, which imports core. Absent in tool contexts (CLI): no hooks.
-   */
-  features?: readonly Feature[]
   /**
    * Caches shared by every instance through the secondary storage (PostgreSQL with --redis-url
    * only; server/secondary-storage/shared-cache.ts). Absent otherwise: each instance's in-memory

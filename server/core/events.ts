@@ -1,4 +1,3 @@
-import type { AuthContext } from './context.js'
 import { APIError } from './errors.js'
 
 /**
@@ -88,7 +87,7 @@ export function signInRefusal(code: string | undefined): SignInOutcome {
  * Runs a sign-in route's body and counts how it ended: success, a second factor asked (the answer
  * carries `twoFactorRedirect`), or the refusal its error code names.
  */
-export async function observeSignIn<T>(ctx: AuthContext, method: SignInMethod, body: () => Promise<T>): Promise<T> {
+export async function observeSignIn<T>(ctx: { events: ServerEvents }, method: SignInMethod, body: () => Promise<T>): Promise<T> {
   let result: T
   try {
     result = await body()

@@ -1,4 +1,3 @@
-import type { AuthContext } from './context.js'
 import { APIError } from './errors.js'
 
 /**
@@ -134,15 +133,19 @@ export function outageError(code: OutageCode): APIError {
   return new APIError(503, code, OUTAGE_MESSAGES[code], { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) })
 }
 
-const monitors = new WeakMap<AuthContext, OutageMonitor>()
+/**
+ * Keyed by the server's AuthContext. Typed as any object: the storage port imports this module,
+ * and the context names the storage port, so naming the context here would be an import cycle.
+ */
+const monitors = new WeakMap<object, OutageMonitor>()
 
 /** The composition root gives each server's context its monitor. */
-export function watchOutages(ctx: AuthContext, monitor: OutageMonitor): void {
+export function watchOutages(ctx: object, monitor: OutageMonitor): void {
   monitors.set(ctx, monitor)
 }
 
 /** The 503 answer for a known outage met while serving `ctx` (noted on its monitor), or null. */
-export function outageAnswer(ctx: AuthContext, error: unknown): APIError | null {
+export function outageAnswer(ctx: object, error: unknown): APIError | null {
   const monitor = monitors.get(ctx)
   if (monitor) return monitor.answer(error)
   const code = classifyOutage(error)
@@ -150,6 +153,6 @@ export function outageAnswer(ctx: AuthContext, error: unknown): APIError | null 
 }
 
 /** The outage `ctx`'s storage is in, if any. */
-export function currentOutage(ctx: AuthContext): Outage | null {
+export function currentOutage(ctx: object): Outage | null {
   return monitors.get(ctx)?.current() ?? null
 }

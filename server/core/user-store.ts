@@ -48,3 +48,9 @@ export async function findPeopleByIds(
   }
   return found
 }
+
+/** Options of a feature's user-field reader: a new user, or an update of `currentUserId`. */
+export interface UserFieldsOptions {
+  mode: 'create' | 'update'
+  currentUserId?: string | null
+}

@@ -6,7 +6,8 @@ import { isUniqueViolation } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 import { APIError, ERR } from './errors.js'
 import { deleteUserSessions, type UserRow } from './sessions.js'
-import { normalizeEmail } from './user-store.js'
+import { normalizeEmail, type UserFieldsOptions } from './user-store.js'
+import { featuresOf } from '../features-of.js'
 
 /**
  * The user rules every feature shares (core): the public shape of a user, the email format, the
@@ -83,11 +84,7 @@ export function readAdditionalFields(ctx: AuthContext, input: Record<string, unk
   return out
 }
 
-/** Options of a feature's user-field reader: a new user, or an update of `currentUserId`. */
-export interface UserFieldsOptions {
-  mode: 'create' | 'update'
-  currentUserId?: string | null
-}
+export type { UserFieldsOptions } from './user-store.js'
 
 /**
  * The user columns the running features read from a client's free-form input (the username
@@ -99,7 +96,7 @@ export async function readFeatureUserFields(
   options: UserFieldsOptions,
 ): Promise<Partial<UserRow>> {
   const out: Partial<UserRow> = {}
-  for (const feature of ctx.features ?? []) {
+  for (const feature of featuresOf(ctx)) {
     if (feature.readUserFields) Object.assign(out, await feature.readUserFields(ctx, input, options))
   }
   return out
@@ -111,7 +108,7 @@ export async function readFeatureUserFields(
  * unchanged.
  */
 export function userWriteError(ctx: AuthContext, error: unknown): unknown {
-  for (const feature of ctx.features ?? []) {
+  for (const feature of featuresOf(ctx)) {
     const mapped = feature.userFieldClash?.(error)
     if (mapped) return mapped
   }

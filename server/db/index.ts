@@ -2,12 +2,13 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { schema } from './schema.js'
 import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
 
-export type DB = BetterSQLite3Database<typeof schema>
+export type { DB } from './handle.js'
+import type { DB } from './handle.js'
 
 export interface Database_ {
   db: DB

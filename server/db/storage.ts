@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
 import type Database from 'better-sqlite3'
-import type { DB } from './index.js'
+import type { DB } from './handle.js'
 
 /**
  * The storage port every store module goes through.

@@ -1,5 +1,5 @@
 import { APIError } from '../core/errors.js'
-import type { PanelEnv } from '../panel/service.js'
+import type { PanelEnv } from '../panel/env.js'
 
 type Json = Record<string, unknown>
 

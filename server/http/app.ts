@@ -19,6 +19,7 @@ import { resolveRequestSession } from './session.js'
 import type { LogFields } from '../log.js'
 import { requestIdOf } from './request-id.js'
 import { noEvents } from '../core/events.js'
+import { featuresOf } from '../features-of.js'
 
 export interface HttpAppOptions {
   ctx: AuthContext
@@ -386,7 +387,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       const disabled = config.disabledPaths.includes(path) || route?.enabled?.(ctx) === false
       if (!route && !disabled) {
         // A feature serving a whole subtree with a Node handler (oidc-provider): it writes the answer.
-        const mount = ctx.features?.find((f) => f.mount?.handles(ctx, path))?.mount
+        const mount = featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
         // srvx's Node adapter over node:http: HTTP/1 requests and responses.
         if (mount && event)
           return await fromNodeHandler((req, res) => {

@@ -3,6 +3,7 @@ import { toPublicUser } from '../core/users.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
+import { featuresOf } from '../features-of.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -92,7 +93,7 @@ function fromFeatures(
   options: { disableRefresh?: boolean },
   start: number,
 ): ResolvedSession | Promise<ResolvedSession> {
-  const features = rc.ctx.features ?? []
+  const features = featuresOf(rc.ctx)
   for (let i = start; i < features.length; i++) {
     const pending = features[i]?.requestSession?.(rc)
     if (pending === undefined) continue

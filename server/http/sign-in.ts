@@ -5,6 +5,7 @@ import type { SessionWithUser } from '../core/sessions.js'
 import { toPublicUser } from '../core/users.js'
 import type { RouteContext } from './route.js'
 import { setSessionCookies } from './session.js'
+import { featuresOf } from '../features-of.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -34,7 +35,7 @@ export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt):
   try {
     admitted = { ...attempt, user: await admitSignIn(ctx, attempt) }
     if (attempt.secondFactor === 'due') {
-      for (const feature of ctx.features ?? []) {
+      for (const feature of featuresOf(ctx)) {
         const outcome = await feature.secondFactor?.(rc, admitted)
         if (!outcome) continue
         if ('challenge' in outcome) {
@@ -64,7 +65,7 @@ export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt):
     throw e
   }
   setSessionCookies(rc, signedIn, { dontRemember: attempt.rememberMe === false })
-  for (const feature of ctx.features ?? []) await feature.signedIn?.(rc, signedIn, admitted)
+  for (const feature of featuresOf(ctx)) await feature.signedIn?.(rc, signedIn, admitted)
   return { kind: 'session', signedIn, extra }
 }
 

@@ -4,29 +4,11 @@ import { ConfigError } from '../config/store.js'
 import type { PanelDownload } from '../feature.js'
 import { features } from '../features/index.js'
 import type { featureContracts } from '../features/panel-contracts.js'
-import type { Gatehouse, Logger } from '../gatehouse.js'
-import { type Contract, contract, isOpName, type OpName, type OpOutput, type PanelFailure, type PanelResult } from './contract.js'
+import type { Logger } from '../log.js'
+import type { Handlers, PanelEnv } from './env.js'
+import { contract, isOpName, type PanelFailure, type PanelResult } from './contract.js'
 import { PanelError } from './errors.js'
 import { systemHandlers } from './ops/system.js'
-
-/** What the panel operations run against: the same Gatehouse the HTTP API serves. */
-export interface PanelEnv {
-  gatehouse: Gatehouse
-  /** The API URL (origin + base path) as it is reachable now. */
-  apiURL(): string
-  mode: 'desktop' | 'browser'
-  version: string
-  /** Wall-clock start time (uptime); domain timestamps use the injected clock. */
-  startedAt: number
-  logger: Logger
-}
-
-type Input<K extends OpName> = z.output<Contract[K]['input']>
-export type Handler<K extends OpName> = (input: Input<K>) => Promise<OpOutput<K>> | OpOutput<K>
-export type Handlers = { [K in OpName]: Handler<K> }
-export type HandlerGroup<K extends OpName> = (env: PanelEnv) => { [P in K]: Handler<P> }
-
-export { PanelError } from './errors.js'
 
 export interface PanelService {
   env: PanelEnv

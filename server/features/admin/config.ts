@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ERR } from '../../core/errors.js'
-import { ADMIN_STATEMENTS } from './access.js'
+import { ADMIN_STATEMENTS } from './statements.js'
 
 /**
  * `admin.*`: better-auth's admin plugin options (SPEC §6 Admin, reference §8), same names and

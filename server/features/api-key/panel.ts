@@ -1,5 +1,5 @@
 import { findUserById } from '../../core/users.js'
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { sectionSettings } from '../settings-ops.js'
 import { apiKeyError } from './errors.js'
 import { createApiKey, deleteApiKey, toWire, updateApiKey } from './keys.js'

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { PanelError, type PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
+import { PanelError } from '../../panel/errors.js'
 import { pendingRestore, replacedBy, stageRestore } from './archive.js'
 import { BackupError, backupErrors } from './errors.js'
 import type { BackupRow } from './panel-contract.js'

@@ -1,6 +1,6 @@
 import { parseRoleList } from '../../core/access-control.js'
 import { findUserByEmail } from '../../core/user-store.js'
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { listOrganizationsOfUser, listTeamsOfUser } from '../organization/store.js'
 import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
 import { proxySnippets } from './snippets.js'

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
 import type { AuthContext } from '../../core/context.js'
-import type { Logger } from '../../gatehouse.js'
+import type { Logger } from '../../log.js'
 import { defineRoute, redirect } from '../../http/route.js'
 import { providers } from '../social/providers/index.js'
 import { isProviderId } from '../social/options.js'

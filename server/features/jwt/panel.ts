@@ -1,4 +1,4 @@
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { sectionSettings } from '../settings-ops.js'
 import { listSigningKeys, rotateSigningKey } from './keys.js'
 

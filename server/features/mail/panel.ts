@@ -2,7 +2,8 @@ import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../ma
 import { sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { PanelError } from '../../panel/errors.js'
-import type { HandlerGroup } from '../../panel/service.js'
+import type { HandlerGroup } from '../../panel/env.js'
+import { featuresOf } from '../../features-of.js'
 
 type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
 
@@ -18,7 +19,7 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
     // Each feature renders its own mail (Feature.mailPreviews); the test message is the mail view's.
     const sample = { appName: app, user: sampleUser, link, now: ctx.clock.now() }
     return {
-      ...Object.assign({}, ...(ctx.features ?? []).map((feature) => feature.mailPreviews?.(sample) ?? {})),
+      ...Object.assign({}, ...featuresOf(ctx).map((feature) => feature.mailPreviews?.(sample) ?? {})),
       test: () => testEmail(app, sampleUser.email),
     }
   }

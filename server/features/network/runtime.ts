@@ -1,4 +1,4 @@
-import type { Gatehouse } from '../../gatehouse.js'
+import type { Gatehouse } from '../../instance.js'
 import type { NetworkOverrides } from './settings.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { sectionSettings } from '../settings-ops.js'
 import { connectedApps, revokeConsent } from './consent.js'
 import { allClients, type ClientInput, type ClientPatch, changeClient, createClient, removeClient, rotateClientSecret } from './clients.js'

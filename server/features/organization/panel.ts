@@ -1,5 +1,5 @@
 import { parseRoleList } from '../../core/access-control.js'
-import type { HandlerGroup } from '../../panel/service.js'
+import type { HandlerGroup } from '../../panel/env.js'
 import type { OrganizationJSON } from './shared.js'
 import { cancelInvitation, inviteMember } from './invitations.js'
 import { removeMember, updateMemberRole } from './members.js'

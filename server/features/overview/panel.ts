@@ -5,7 +5,7 @@ import { currentOutage, outageAnswer } from '../../core/outage.js'
 import { serverCounts, signInActivity } from '../../core/overview.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import type { SetupStep } from './panel-contract.js'
 import { adminCandidates } from './store.js'
 

@@ -1,5 +1,5 @@
 import { configSchema } from '../../config/schema.js'
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
 type Json = Record<string, unknown>

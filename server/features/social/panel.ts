@@ -1,5 +1,5 @@
 import { APIError } from '../../core/errors.js'
-import type { PanelEnv } from '../../panel/service.js'
+import type { PanelEnv } from '../../panel/env.js'
 import { providerPanelError } from './errors.js'
 import { resolveProvider, sealClientSecret, startAuthorization } from './flow.js'
 import { isProviderId, PROVIDER_ENDPOINTS, PROVIDER_IDS, type ProviderId, type ProviderOptions } from './options.js'

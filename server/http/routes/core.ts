@@ -21,6 +21,7 @@ import {
   resolveRequestSession,
   setSessionCacheCookie,
 } from '../session.js'
+import { featuresOf } from '../../features-of.js'
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false'])])
@@ -51,7 +52,7 @@ export const coreRoutes = [
       const token = requestSessionToken(rc)
       const current = token ? await findSessionByToken(rc.ctx, token) : null
       if (current) await signOut(rc.ctx, current, rc.meta)
-      for (const feature of rc.ctx.features ?? []) await feature.signingOut?.(rc)
+      for (const feature of featuresOf(rc.ctx)) await feature.signingOut?.(rc)
       clearSessionCookies(rc)
       return { success: true }
     },
@@ -71,7 +72,7 @@ export const coreRoutes = [
       // promise only when a feature has work to wait for: with none, the answer awaits nothing.
       const answered = (answer: SessionAnswer): Promise<void> | undefined => {
         let chain: Promise<void> | undefined
-        for (const feature of ctx.features ?? []) {
+        for (const feature of featuresOf(ctx)) {
           if (!feature.sessionAnswered) continue
           if (chain) chain = chain.then(() => feature.sessionAnswered?.(ctx, answer, rc.response.headers))
           else chain = feature.sessionAnswered(ctx, answer, rc.response.headers) || undefined

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs'
-import type { HandlerGroup } from '../service.js'
+import type { HandlerGroup } from '../env.js'
 import { features } from './features.js'
 
 function fileSize(file: string): number {

@@ -1,0 +1,20 @@
+import type { Feature } from './feature.js'
+
+/**
+ * The features a server runs, per context. The composition root attaches them; core and HTTP code
+ * ask here to call their hooks. The context itself does not carry them, because the `Feature` type
+ * names the context's types (routes, sessions, sign-in attempts): a context that named `Feature`
+ * would be an import cycle through every module that uses a context.
+ */
+const attached = new WeakMap<object, readonly Feature[]>()
+
+export function attachFeatures(ctx: object, list: readonly Feature[]): void {
+  attached.set(ctx, list)
+}
+
+/** The features `ctx` runs; none in tool contexts (the CLI) that attach none. */
+export function featuresOf(ctx: object): readonly Feature[] {
+  return attached.get(ctx) ?? none
+}
+
+const none: readonly Feature[] = []
