@@ -41,6 +41,12 @@ export interface Feature {
   id: string
   /** Endpoints under the base path. */
   routes?: Route[]
+  /**
+   * Rate-limit rules for the feature's own paths, as its better-auth plugin declares them (twoFactor:
+   * 3 per 10 s under /two-factor/). They replace the default and strict rules on the matching routes
+   * of this feature; a route's own `rateLimit` wins over them, and `rateLimit.customRules` over both.
+   */
+  rateLimit?: FeatureRateRule[]
   /** The handlers of the operations the feature declares in its panel contract. */
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
   /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */
@@ -88,6 +94,11 @@ export interface Feature {
   }
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
+}
+
+export interface FeatureRateRule {
+  pathMatcher: (path: string) => boolean
+  rule: (ctx: AuthContext) => { window: number; max: number }
 }
 
 export interface PanelDownload {

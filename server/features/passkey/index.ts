@@ -12,5 +12,8 @@ export const passkeyFeature = defineFeature({
   tables,
   errors: PASSKEY_ERRORS,
   routes: passkeyRoutes,
+  // A passkey sign-in is a sign-in: the strict rule of /sign-in (better-auth's passkey plugin
+  // declares none, so there it gets the default 100 per 10 s; listed in README's compatibility table).
+  rateLimit: [{ pathMatcher: (path) => path === '/passkey/verify-authentication', rule: (ctx) => ctx.config().rateLimit.strict }],
   panel: passkeyPanel,
 })

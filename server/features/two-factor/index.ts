@@ -12,6 +12,8 @@ export const twoFactorFeature = defineFeature({
   tables,
   errors: TWO_FACTOR_ERRORS,
   routes: twoFactorRoutes,
+  // better-auth's twoFactor plugin rule: a code is six digits, so its paths get the strict budget.
+  rateLimit: [{ pathMatcher: (path) => path.startsWith('/two-factor/'), rule: () => ({ window: 10, max: 3 }) }],
   panel: twoFactorPanel,
   secondFactor,
 })

@@ -1,3 +1,4 @@
+import type { Feature } from '../../feature.js'
 import { features } from '../../features/index.js'
 import type { Route } from '../route.js'
 import { coreRoutes } from './core.js'
@@ -6,7 +7,15 @@ import { openApiRoutes } from './open-api.js'
 /** Every HTTP endpoint under the base path: the core areas', then those of every feature folder. */
 export const allRoutes: Route[] = [
   ...coreRoutes,
-  ...features.flatMap((feature) => feature.routes ?? []),
+  ...features.flatMap(routesWithRules),
   // The OpenAPI document describes every route above, and itself.
   ...openApiRoutes(() => allRoutes),
 ]
+
+/** A feature's routes, each carrying the feature's rate-limit rule for its path unless it declares its own. */
+function routesWithRules(feature: Feature): Route[] {
+  return (feature.routes ?? []).map((route) => {
+    const declared = route.rateLimit ? undefined : feature.rateLimit?.find((r) => r.pathMatcher(route.path))
+    return declared ? { ...route, rateLimit: declared.rule } : route
+  })
+}
