@@ -18,7 +18,7 @@ module.exports = {
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth)/',
+        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -62,12 +62,12 @@ module.exports = {
       to: { path: '^server/features/', pathNot: ['^server/features/(admin|email-password|organization)/'] },
     },
     {
-      name: 'overview-depends-on-admin-and-forward-auth-only',
+      name: 'overview-depends-on-admin-forward-auth-and-organization-only',
       severity: 'error',
       comment:
-        "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule; the overview shows forward auth's allowed counts per app. Nothing else.",
+        "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule; the overview shows forward auth's allowed counts per app and counts organizations through organization's store. Nothing else.",
       from: { path: '^server/features/overview/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin|forward-auth)/'] },
+      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin|forward-auth)/', '^server/features/organization/store\\.ts$'] },
     },
     {
       name: 'hosted-pages-depends-on-social-only',
@@ -80,9 +80,18 @@ module.exports = {
     {
       name: 'oidc-provider-depends-on-jwt-only',
       severity: 'error',
-      comment: "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS; nothing else.",
+      comment:
+        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, and reads memberships (groups claim, client restrictions) through organization's store; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/'] },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/', '^server/features/organization/store\\.ts$'] },
+    },
+    {
+      name: 'jwt-and-api-key-depend-on-organization-store-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: a token's organization claims and an organization-owned key's permissions follow the caller's membership, asked of organization's store (no SQL on its tables). Nothing else.",
+      from: { path: '^server/features/(jwt|api-key)/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/$1/', '^server/features/organization/store\\.ts$'] },
     },
     {
       name: 'forward-auth-depends-on-organization-and-two-factor-only',

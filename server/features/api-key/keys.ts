@@ -14,13 +14,13 @@ import {
   deleteKeyRow,
   findKeyByHash,
   findKeyById,
-  findMembership,
   findOwner,
   insertKey,
   listKeysByReference,
   updateKeyRow,
   writeUsage,
 } from './store.js'
+import { findMembership } from '../organization/store.js'
 
 /**
  * The rules of API keys, as @better-auth/api-key 1.7 applies them: creation (a client may set
@@ -148,7 +148,7 @@ async function assertOrgPermission(
   organizationId: string,
   action: 'create' | 'read' | 'update' | 'delete',
 ) {
-  const membership = await findMembership(ctx, userId, organizationId)
+  const membership = await findMembership(ctx, organizationId, userId)
   if (!membership) throw apiKeyError(403, 'USER_NOT_MEMBER_OF_ORGANIZATION')
   const orgConf = ctx.config().organization
   const roles = parseRoleList(membership.role)

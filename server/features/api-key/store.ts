@@ -3,7 +3,7 @@ import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { DB } from '../../db/index.js'
 import { type ChangeSignal, firstRow } from '../../db/storage.js'
-import { apikey, member, user } from '../../db/schema.js'
+import { apikey, user } from '../../db/schema.js'
 import type { ApiKeyRow } from './schema.js'
 
 /**
@@ -284,14 +284,4 @@ export async function listAllKeys(
   const total =
     (await firstRow(ctx.db.select({ n: count() }).from(apikey).leftJoin(user, eq(user.id, apikey.referenceId)).where(where)))?.n ?? 0
   return { keys: rows, total }
-}
-
-/** The caller's membership row in an organization (organization-owned keys). */
-export async function findMembership(ctx: AuthContext, userId: string, organizationId: string): Promise<{ role: string } | undefined> {
-  return await firstRow(
-    ctx.db
-      .select({ role: member.role })
-      .from(member)
-      .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId))),
-  )
 }

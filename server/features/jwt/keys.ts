@@ -9,7 +9,8 @@ import type { ChangeSignal } from '../../db/storage.js'
 import type { SessionAnswer } from '../../feature.js'
 import { durationSeconds, type JwtConfig } from './config.js'
 import type { KeypairRow } from './schema.js'
-import { allKeypairs, deleteKeypairsRetiredBefore, findMembership, insertKeypair, retireKeypair, retireLiveKeypairs } from './store.js'
+import { findMembership } from '../organization/store.js'
+import { allKeypairs, deleteKeypairsRetiredBefore, insertKeypair, retireKeypair, retireLiveKeypairs } from './store.js'
 
 /**
  * Signing keys and tokens, as better-auth's jwt plugin: one live key signs (the newest of the
@@ -153,7 +154,7 @@ export async function tokenPayload(ctx: AuthContext, answer: SessionAnswer): Pro
   const payload: Record<string, unknown> = { ...user }
   const orgId = answer.session.activeOrganizationId ?? null
   if (claims.activeOrganization || claims.teams) {
-    const membership = orgId ? await findMembership(ctx, answer.user.id, orgId) : undefined
+    const membership = orgId ? await findMembership(ctx, orgId, answer.user.id) : undefined
     if (claims.activeOrganization) {
       payload.activeOrganizationId = orgId
       payload.organizationRole = membership?.role ?? null

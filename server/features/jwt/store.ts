@@ -1,6 +1,6 @@
 import { and, asc, eq, isNotNull, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
-import { keypair, member } from '../../db/schema.js'
+import { keypair } from '../../db/schema.js'
 import type { KeypairRow } from './schema.js'
 import { firstRow } from '../../db/storage.js'
 
@@ -33,18 +33,4 @@ export async function deleteKeypairsRetiredBefore(ctx: AuthContext, before: Date
       .where(and(isNotNull(keypair.expiresAt), lt(keypair.expiresAt, before)))
       .returning({ id: keypair.id })
   ).map((r) => r.id)
-}
-
-/** The user's role and team in an organization (token claims). */
-export async function findMembership(
-  ctx: AuthContext,
-  userId: string,
-  organizationId: string,
-): Promise<{ role: string; teamId: string | null } | undefined> {
-  return await firstRow(
-    ctx.db
-      .select({ role: member.role, teamId: member.teamId })
-      .from(member)
-      .where(and(eq(member.userId, userId), eq(member.organizationId, organizationId))),
-  )
 }

@@ -3,7 +3,7 @@ import type { UserRow } from '../../core/sessions.js'
 import { findUserById } from '../../core/users.js'
 import type { OidcProviderConfig } from './config.js'
 import type { OidcClientRow } from './schema.js'
-import { userMemberships, userTeams } from './store.js'
+import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
 
 /**
  * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
@@ -32,11 +32,11 @@ export async function mayUseClient(
   if (client.allowedOrganizations.length === 0 && client.allowedTeams.length === 0) return true
   if (client.allowedOrganizations.length > 0) {
     const orgs = new Set(client.allowedOrganizations)
-    if ((await userMemberships(ctx, userId)).some((m) => orgs.has(m.organizationId))) return true
+    if ((await listMembershipsOfUser(ctx, userId)).some((m) => orgs.has(m.organizationId))) return true
   }
   if (client.allowedTeams.length > 0) {
     const teams = new Set(client.allowedTeams)
-    if ((await userTeams(ctx, userId)).some((t) => teams.has(t.teamId))) return true
+    if ((await listTeamMembershipsOfUser(ctx, userId)).some((t) => teams.has(t.teamId))) return true
   }
   return false
 }
@@ -45,7 +45,8 @@ export async function mayUseClient(
 export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProviderConfig['groups']): Promise<string[]> {
   const groups: string[] = []
   if (conf.organizations || conf.roles) {
-    for (const m of await userMemberships(ctx, row.id)) {
+    const memberships = (await listMembershipsOfUser(ctx, row.id)).sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
+    for (const m of memberships) {
       if (conf.organizations) groups.push(m.slug)
       if (conf.roles)
         for (const role of m.role
@@ -55,7 +56,7 @@ export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProvide
           groups.push(`${m.slug}:${role}`)
     }
   }
-  if (conf.teams) for (const t of await userTeams(ctx, row.id)) groups.push(`${t.slug}/${t.teamName}`)
+  if (conf.teams) for (const t of await listTeamMembershipsOfUser(ctx, row.id)) groups.push(`${t.slug}/${t.teamName}`)
   if (conf.userRole && row.role)
     for (const role of row.role
       .split(',')

@@ -4,7 +4,8 @@ import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
 import { oidcError } from './errors.js'
 import type { OidcClientRow } from './schema.js'
-import { deleteClient, existingOrganizations, existingTeams, findClient, insertClient, listClients, updateClient } from './store.js'
+import { existingOrganizationIds, existingTeamIds } from '../organization/store.js'
+import { deleteClient, findClient, insertClient, listClients, updateClient } from './store.js'
 
 /**
  * Relying parties: created, changed and deleted here (panel and CLI). The secret is 43 random
@@ -108,9 +109,9 @@ function checkLogo(logo: string | null | undefined): string | null {
 }
 
 async function checkGroups(ctx: AuthContext, orgs: string[], teams: string[]): Promise<void> {
-  const foundOrgs = new Set(await existingOrganizations(ctx, orgs))
+  const foundOrgs = new Set(await existingOrganizationIds(ctx, orgs))
   if (orgs.some((id) => !foundOrgs.has(id))) throw oidcError(400, 'UNKNOWN_ORGANIZATION')
-  const foundTeams = new Set(await existingTeams(ctx, teams))
+  const foundTeams = new Set(await existingTeamIds(ctx, teams))
   if (teams.some((id) => !foundTeams.has(id))) throw oidcError(400, 'UNKNOWN_TEAM')
 }
 

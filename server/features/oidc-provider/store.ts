@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
-import { member, oidcClient, oidcConsent, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
+import { oidcClient, oidcConsent, oidcModel, session } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
 
@@ -175,46 +175,3 @@ export async function consentsOfUser(ctx: AuthContext, userId: string): Promise<
 }
 
 // ------------------------------------------------------------------ memberships (claims, access)
-
-export interface MembershipRow {
-  organizationId: string
-  slug: string
-  role: string
-}
-
-export async function userMemberships(ctx: AuthContext, userId: string): Promise<MembershipRow[]> {
-  return ctx.db
-    .select({ organizationId: member.organizationId, slug: organization.slug, role: member.role })
-    .from(member)
-    .innerJoin(organization, eq(organization.id, member.organizationId))
-    .where(eq(member.userId, userId))
-    .orderBy(asc(organization.slug))
-}
-
-export interface TeamMembershipRow {
-  teamId: string
-  teamName: string
-  slug: string
-}
-
-export async function userTeams(ctx: AuthContext, userId: string): Promise<TeamMembershipRow[]> {
-  return ctx.db
-    .select({ teamId: team.id, teamName: team.name, slug: organization.slug })
-    .from(teamMember)
-    .innerJoin(team, eq(team.id, teamMember.teamId))
-    .innerJoin(organization, eq(organization.id, team.organizationId))
-    .where(eq(teamMember.userId, userId))
-    .orderBy(asc(organization.slug), asc(team.name))
-}
-
-/** Which of these organization ids exist. */
-export async function existingOrganizations(ctx: AuthContext, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return []
-  return (await ctx.db.select({ id: organization.id }).from(organization).where(inArray(organization.id, ids))).map((r) => r.id)
-}
-
-/** Which of these team ids exist. */
-export async function existingTeams(ctx: AuthContext, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return []
-  return (await ctx.db.select({ id: team.id }).from(team).where(inArray(team.id, ids))).map((r) => r.id)
-}

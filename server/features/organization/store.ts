@@ -385,3 +385,38 @@ export async function listTeamIdsOf(ctx: AuthContext, organizationId: string): P
   const rows = await ctx.db.select({ id: team.id }).from(team).where(eq(team.organizationId, organizationId))
   return rows.map((t) => t.id)
 }
+
+// What other features ask of organizations (oidc-provider's claims and client restrictions, the
+// jwt and api-key features' membership checks, the overview's counts): they call these, never
+// query organization's tables themselves.
+
+/** A user's team memberships with each team's name and its organization's slug, by slug then team name. */
+export async function listTeamMembershipsOfUser(
+  ctx: AuthContext,
+  userId: string,
+): Promise<Array<{ teamId: string; teamName: string; slug: string }>> {
+  return ctx.db
+    .select({ teamId: team.id, teamName: team.name, slug: organization.slug })
+    .from(teamMember)
+    .innerJoin(team, eq(team.id, teamMember.teamId))
+    .innerJoin(organization, eq(organization.id, team.organizationId))
+    .where(eq(teamMember.userId, userId))
+    .orderBy(asc(organization.slug), asc(team.name))
+}
+
+/** Which of these organization ids exist. */
+export async function existingOrganizationIds(ctx: AuthContext, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return []
+  return (await ctx.db.select({ id: organization.id }).from(organization).where(inArray(organization.id, ids))).map((r) => r.id)
+}
+
+/** Which of these team ids exist. */
+export async function existingTeamIds(ctx: AuthContext, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return []
+  return (await ctx.db.select({ id: team.id }).from(team).where(inArray(team.id, ids))).map((r) => r.id)
+}
+
+/** How many organizations there are. */
+export async function countOrganizations(ctx: AuthContext): Promise<number> {
+  return (await firstRow(ctx.db.select({ n: count() }).from(organization)))?.n ?? 0
+}

@@ -2,12 +2,11 @@ import { isAdministrator } from '../admin/access.js'
 import { allowedPerApp } from '../forward-auth/counts.js'
 import { recentAuditEvents } from '../../core/audit.js'
 import { currentOutage, outageAnswer } from '../../core/outage.js'
-import { serverCounts, signInActivity } from '../../core/overview.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/env.js'
 import type { SetupStep } from './panel-contract.js'
-import { adminCandidates } from './store.js'
+import { adminCandidates, serverCounts, signInActivity } from './store.js'
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i
 

@@ -1,8 +1,10 @@
-import { and, inArray, isNotNull, ne } from 'drizzle-orm'
+import { and, count, eq, gt, gte, inArray, isNotNull, like, ne, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
-import { user } from '../../db/schema.js'
+import { auditEvent, session, user } from '../../db/schema.js'
+import { firstRow } from '../../db/storage.js'
+import { countOrganizations } from '../organization/store.js'
 
-/** The overview's own SQL: who might be an administrator (for the first-run checklist). */
+/** The overview's own SQL: counts, sign-in activity from the audit log, who might be an administrator (the first-run checklist). */
 
 export interface AdminCandidate {
   id: string
@@ -24,4 +26,63 @@ export async function adminCandidates(ctx: AuthContext, defaultRole: string, adm
         .where(inArray(user.id, adminUserIds.slice(0, 500)))
     : []
   return [...byId, ...byRole]
+}
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+/** What the control panel's overview counts. */
+export async function serverCounts(ctx: AuthContext) {
+  const one = async (q: PromiseLike<Array<{ n: number }>>) => (await firstRow(q))?.n ?? 0
+  const { db } = ctx
+  return {
+    users: await one(db.select({ n: count() }).from(user)),
+    activeSessions: await one(
+      db
+        .select({ n: count() })
+        .from(session)
+        .where(gt(session.expiresAt, new Date(ctx.clock.now()))),
+    ),
+    organizations: await countOrganizations(ctx),
+    bannedUsers: await one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
+  }
+}
+
+export interface ActivityBucket {
+  /** Epoch milliseconds of the bucket's start. */
+  start: number
+  signIns: number
+  failures: number
+}
+
+/**
+ * Sign-ins and failed sign-ins from the audit log, in buckets aligned on the hour (last 24) or the
+ * UTC day (last 14), oldest first, zero-filled.
+ */
+export async function signInActivity(ctx: AuthContext, range: 'hours' | 'days'): Promise<ActivityBucket[]> {
+  const size = range === 'hours' ? HOUR : DAY
+  const buckets = range === 'hours' ? 24 : 14
+  const last = Math.floor(ctx.clock.now() / size) * size
+  const first = last - (buckets - 1) * size
+  // The size is written into the SQL as an integer literal: better-sqlite3 binds every JS number
+  // as a REAL, and `createdAt / 3600000.0` is not floored, so events in the second half of the
+  // current hour landed in a bucket past the end and were dropped (the chart stayed empty).
+  const literal = sql.raw(String(Math.trunc(size)))
+  // PostgreSQL stores a timestamptz: its epoch milliseconds are bucketed the same way (bigint division floors).
+  const millis =
+    ctx.storage.dialect === 'sqlite' ? sql`${auditEvent.createdAt}` : sql`(extract(epoch from ${auditEvent.createdAt}) * 1000)::bigint`
+  const bucket = sql<number>`(${millis} / ${literal}) * ${literal}`
+  const rows = await ctx.db
+    .select({ start: bucket, outcome: auditEvent.outcome, n: count() })
+    .from(auditEvent)
+    .where(and(like(auditEvent.type, '%sign-in%'), gte(auditEvent.createdAt, new Date(first))))
+    .groupBy(bucket, auditEvent.outcome)
+  const activity: ActivityBucket[] = Array.from({ length: buckets }, (_, i) => ({ start: first + i * size, signIns: 0, failures: 0 }))
+  for (const row of rows) {
+    const slot = activity[Math.round((Number(row.start) - first) / size)]
+    if (!slot) continue
+    if (row.outcome === 'success') slot.signIns += row.n
+    else slot.failures += row.n
+  }
+  return activity
 }
