@@ -30,6 +30,12 @@ export interface Feature {
   config?: Record<string, ZodType>
   /** The feature's drizzle tables (its schema.ts module), re-exported by db/schema.ts. */
   tables?: Record<string, unknown>
+  /**
+   * The columns the feature adds to core tables (its columns.ts), by table, as better-auth plugins
+   * declare `schema.user.fields`: db/core-schema.ts spreads them into `user` and `session`, and
+   * both dialects' migrations are generated from there.
+   */
+  columns?: { user?: Record<string, unknown>; session?: Record<string, unknown> }
   /** The feature's error catalogue (its errors.ts): the only place its messages are spelled. */
   errors?: Record<string, unknown>
   /**

@@ -1,8 +1,15 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { adminColumns } from '../features/admin/columns.js'
+import { lastLoginMethodColumns } from '../features/last-login-method/columns.js'
+import { organizationColumns } from '../features/organization/columns.js'
+import { twoFactorColumns } from '../features/two-factor/columns.js'
+import { usernameColumns, usernameIndexes } from '../features/username/columns.js'
 
 /**
  * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
- * (audit events). Dates are stored as epoch milliseconds; booleans as 0/1.
+ * (audit events). Dates are stored as epoch milliseconds; booleans as 0/1. The columns a feature
+ * adds to `user` and `session` are declared in that feature's columns.ts (and by its defineFeature)
+ * and spread in here, so the drizzle schema and both dialects' migrations come from one place.
  */
 
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -17,24 +24,17 @@ export const user = sqliteTable(
     image: text('image'),
     createdAt: timestamp('createdAt').notNull(),
     updatedAt: timestamp('updatedAt').notNull(),
-    // username feature
-    username: text('username'),
-    displayUsername: text('displayUsername'),
-    // admin feature
-    role: text('role').default('user'),
-    banned: integer('banned', { mode: 'boolean' }).default(false),
-    banReason: text('banReason'),
-    banExpires: timestamp('banExpires'),
     /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
     additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
-    // two-factor feature (better-auth's twoFactor plugin)
-    twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
-    // last-login-method feature (better-auth's lastLoginMethod plugin, storeInDatabase)
-    lastLoginMethod: text('lastLoginMethod'),
+    // The columns features add (their columns.ts), as better-auth plugins declare `schema.user.fields`.
+    ...usernameColumns.user,
+    ...adminColumns.user,
+    ...twoFactorColumns.user,
+    ...lastLoginMethodColumns.user,
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),
-    uniqueIndex('user_username_unique').on(t.username),
+    ...usernameIndexes.user(t),
     index('user_created_at_idx').on(t.createdAt),
     index('user_name_idx').on(t.name),
   ],
@@ -53,10 +53,8 @@ export const session = sqliteTable(
     userAgent: text('userAgent'),
     createdAt: timestamp('createdAt').notNull(),
     updatedAt: timestamp('updatedAt').notNull(),
-    impersonatedBy: text('impersonatedBy'),
-    activeOrganizationId: text('activeOrganizationId'),
-    /** organization teams (better-auth 1.7): the team the session acts in, null when none. */
-    activeTeamId: text('activeTeamId'),
+    ...adminColumns.session,
+    ...organizationColumns.session,
   },
   (t) => [
     uniqueIndex('session_token_unique').on(t.token),

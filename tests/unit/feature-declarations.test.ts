@@ -9,6 +9,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ZodType } from 'zod'
+import { getTableConfig } from 'drizzle-orm/sqlite-core'
 import { configSchema } from '../../server/config/schema.js'
 import * as coreTables from '../../server/db/core-schema.js'
 import { schema } from '../../server/db/schema.js'
@@ -97,7 +98,33 @@ describe('feature declarations', () => {
     for (const [table, where] of declared) expect({ where, mounted: mounted.has(table as never) }).toEqual({ where, mounted: true })
   })
 
-  it("every feature folder's config.ts, schema.ts and errors.ts is declared by its feature", () => {
+  it('every column of user and session is core or declared by exactly one feature, under the same property', () => {
+    const CORE_COLUMNS = {
+      user: ['id', 'name', 'email', 'emailVerified', 'image', 'createdAt', 'updatedAt', 'additionalFields'],
+      session: ['id', 'token', 'userId', 'expiresAt', 'ipAddress', 'userAgent', 'createdAt', 'updatedAt'],
+    }
+    for (const table of ['user', 'session'] as const) {
+      const owners = new Map<string, string[]>()
+      for (const f of features)
+        for (const [key, builder] of Object.entries(f.columns?.[table] ?? {})) {
+          owners.set(key, [...(owners.get(key) ?? []), f.id])
+          // The builder the feature declares is the one the table was built from (same SQL name).
+          const column = (schema[table] as unknown as Record<string, { name: string }>)[key]
+          expect({ table, key, name: column?.name }).toEqual({ table, key, name: (builder as { config: { name: string } }).config.name })
+        }
+      for (const column of getTableConfig(schema[table]).columns) {
+        const key = Object.entries(schema[table]).find(([, c]) => c === column)?.[0] as string
+        const owned = owners.get(key) ?? []
+        expect({ table, key, accounted: CORE_COLUMNS[table].includes(key) ? owned.length === 0 : owned.length === 1 }).toEqual({
+          table,
+          key,
+          accounted: true,
+        })
+      }
+    }
+  })
+
+  it("every feature folder's config.ts, schema.ts, columns.ts and errors.ts is declared by its feature", () => {
     const byFolder = new Map(features.map((f) => [f.id, f]))
     const folders = readdirSync(featuresDir, { withFileTypes: true }).filter((d) => d.isDirectory())
     expect(folders.length).toBe(features.length)
@@ -112,7 +139,8 @@ describe('feature declarations', () => {
         config: has('config.ts') === (feature?.config !== undefined),
         tables: has('schema.ts') === (feature?.tables !== undefined),
         errors: has('errors.ts') === (feature?.errors !== undefined),
-      }).toEqual({ folder: folder.name, config: true, tables: true, errors: true })
+        columns: has('columns.ts') === (feature?.columns !== undefined),
+      }).toEqual({ folder: folder.name, config: true, tables: true, errors: true, columns: true })
     }
   })
 })

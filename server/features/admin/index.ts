@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { adminColumns } from './columns.js'
 import { adminPanel } from './panel.js'
 import { adminRoutes } from './routes.js'
 import { ADMIN_ERR } from './errors.js'
@@ -11,6 +12,7 @@ import { adminConfig } from './config.js'
  */
 export const adminFeature = defineFeature({
   id: 'admin',
+  columns: adminColumns,
   config: { admin: adminConfig },
   errors: ADMIN_ERR,
   routes: adminRoutes,

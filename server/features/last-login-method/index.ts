@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { lastLoginMethodColumns } from './columns.js'
 import { serializeCookie } from '../../http/cookies.js'
 import { lastLoginMethodConfig } from './config.js'
 import { lastLoginMethodOf } from './rules.js'
@@ -11,6 +12,7 @@ import { storeLastLoginMethod } from './store.js'
  */
 export const lastLoginMethodFeature = defineFeature({
   id: 'last-login-method',
+  columns: lastLoginMethodColumns,
   config: { lastLoginMethod: lastLoginMethodConfig },
   signedIn: async (rc, signedIn, attempt) => {
     const conf = rc.ctx.config().lastLoginMethod

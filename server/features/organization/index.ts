@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { organizationColumns } from './columns.js'
 import { renderInvitationMail } from './mail.js'
 import { organizationPanel } from './panel.js'
 import { organizationRoutes } from './routes.js'
@@ -14,6 +15,7 @@ import { organizationConfig } from './config.js'
  */
 export const organizationFeature = defineFeature({
   id: 'organization',
+  columns: organizationColumns,
   config: { organization: organizationConfig },
   tables,
   errors: ORG_ERRORS,

@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { twoFactorColumns } from './columns.js'
 import { twoFactorPanel } from './panel.js'
 import { secondFactor, twoFactorRoutes } from './routes.js'
 import { TWO_FACTOR_ERRORS } from './errors.js'
@@ -8,6 +9,7 @@ import { twoFactorConfig } from './config.js'
 /** better-auth's twoFactor plugin: TOTP, mailed one-time codes, backup codes, trusted devices; plus role enforcement. */
 export const twoFactorFeature = defineFeature({
   id: 'two-factor',
+  columns: twoFactorColumns,
   config: { twoFactor: twoFactorConfig },
   tables,
   errors: TWO_FACTOR_ERRORS,

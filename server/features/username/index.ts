@@ -1,4 +1,5 @@
 import { defineFeature } from '../../feature.js'
+import { usernameColumns } from './columns.js'
 import { readUsernameFields, usernameClash } from './rules.js'
 import { usernameRoutes } from './routes.js'
 import { USERNAME_ERR } from './errors.js'
@@ -10,6 +11,7 @@ import { usernameConfig } from './config.js'
  */
 export const usernameFeature = defineFeature({
   id: 'username',
+  columns: usernameColumns,
   config: { username: usernameConfig },
   errors: USERNAME_ERR,
   routes: usernameRoutes,

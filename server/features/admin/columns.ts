@@ -1,0 +1,17 @@
+import { integer, text } from 'drizzle-orm/sqlite-core'
+
+/**
+ * The admin feature's columns on the core tables, as better-auth's admin plugin declares them: the
+ * user's role and ban, and the impersonating admin on a session. db/core-schema.ts spreads them in.
+ */
+export const adminColumns = {
+  user: {
+    role: text('role').default('user'),
+    banned: integer('banned', { mode: 'boolean' }).default(false),
+    banReason: text('banReason'),
+    banExpires: integer('banExpires', { mode: 'timestamp_ms' }),
+  },
+  session: {
+    impersonatedBy: text('impersonatedBy'),
+  },
+}

@@ -1,0 +1,12 @@
+import { text } from 'drizzle-orm/sqlite-core'
+
+/**
+ * The organization feature's columns on the core `session` table (better-auth's organization plugin):
+ * the organization and team the session acts in, null when none. db/core-schema.ts spreads them in.
+ */
+export const organizationColumns = {
+  session: {
+    activeOrganizationId: text('activeOrganizationId'),
+    activeTeamId: text('activeTeamId'),
+  },
+}

@@ -1,0 +1,8 @@
+import { integer } from 'drizzle-orm/sqlite-core'
+
+/** The two-factor feature's column on the core `user` table (better-auth's twoFactor plugin). db/core-schema.ts spreads it in. */
+export const twoFactorColumns = {
+  user: {
+    twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
+  },
+}

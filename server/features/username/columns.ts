@@ -1,0 +1,17 @@
+import { type AnySQLiteColumn, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+/**
+ * The username feature's columns on the core `user` table, as better-auth's username plugin declares
+ * its `schema.user.fields`. db/core-schema.ts spreads them into the table; both dialects' migrations
+ * are generated from there.
+ */
+export const usernameColumns = {
+  user: {
+    username: text('username'),
+    displayUsername: text('displayUsername'),
+  },
+}
+
+export const usernameIndexes = {
+  user: (t: { username: AnySQLiteColumn }) => [uniqueIndex('user_username_unique').on(t.username)],
+}
