@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { banUser, listUsers, setRole, systemActor } from '../../server/features/admin/index.js'
-import { countUsers, listUsersTuning, MAX_REMEMBERED_TERMS, type UserQuery } from '../../server/features/admin/store.js'
+import { countUsers, listUsersTuning, MAX_REMEMBERED_TERMS, type UserQuery } from '../../server/features/admin/user-search/index.js'
 import { user } from '../../server/db/schema.js'
 import { sqliteOnly, startTestServer, type TestServer, testEngine } from '../helpers/server.js'
 

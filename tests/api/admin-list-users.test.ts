@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { banUser, createUser, systemActor } from '../../server/features/admin/index.js'
-import { listUsersTuning } from '../../server/features/admin/store.js'
+import { listUsersTuning } from '../../server/features/admin/user-search/index.js'
 import { HttpClient } from '../helpers/http.js'
 import { startTestServer, type TestServer, sqliteOf, testEngine } from '../helpers/server.js'
 import { administrator, type Member, member } from './admin-helpers.js'

@@ -1,9 +1,9 @@
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { type Actor, authorize } from './actor.js'
-import { type FilterOperator, type FilterValue, queryUsers } from './store.js'
+import { type FilterOperator, type FilterValue, queryUsers } from './user-search/index.js'
 
-export type { FilterOperator, FilterValue } from './store.js'
+export type { FilterOperator, FilterValue } from './user-search/index.js'
 
 export const SEARCH_FIELDS = ['email', 'name'] as const
 export const SEARCH_OPERATORS = ['contains', 'starts_with', 'ends_with'] as const
