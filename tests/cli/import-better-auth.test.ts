@@ -5,6 +5,7 @@ import { betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { admin, organization, twoFactor, username } from 'better-auth/plugins'
 import Database from 'better-sqlite3'
+import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../helpers/engines.js'
 import { HttpClient } from '../helpers/http.js'
@@ -47,17 +48,52 @@ interface SourceUser {
 }
 
 interface Source {
+  /** What `--from` takes: the SQLite file or the postgres:// URL. */
   file: string
   users: SourceUser[]
   organizationId: string
 }
 
-/** The app's better-auth database, made by better-auth itself. */
+/** The app's better-auth database on SQLite, made by better-auth itself. */
 async function makeSource(): Promise<Source> {
   const file = join(tempDir(), 'app.db')
   const sqlite = new Database(file)
+  const source = await fillSource(sqlite, async (id) => {
+    sqlite.prepare('update user set emailVerified = 1 where id = ?').run(id)
+  })
+  sqlite.close()
+  return { file, ...source }
+}
+
+/** The app's better-auth database on PostgreSQL (better-auth's own pg dialect and migrations). */
+async function makePostgresSource(url: string): Promise<Source> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  try {
+    const source = await fillSource(pool, async (id) => {
+      await pool.query('update "user" set "emailVerified" = true where id = $1', [id])
+    })
+    // better-auth's PostgreSQL columns: booleans and timestamps are native types (not SQLite's integers and text).
+    const types = await pool.query<{ column_name: string; data_type: string }>(
+      `select column_name, data_type from information_schema.columns where table_name = 'user' and column_name in ('emailVerified', 'createdAt')`,
+    )
+    expect(Object.fromEntries(types.rows.map((r) => [r.column_name, r.data_type]))).toEqual({
+      emailVerified: 'boolean',
+      createdAt: 'timestamp with time zone',
+    })
+    const counts = await pool.query<{ users: string; accounts: string; sessions: string }>(
+      `select (select count(*) from "user") as users, (select count(*) from account where password is not null) as accounts, (select count(*) from session) as sessions`,
+    )
+    expect(counts.rows[0]).toEqual({ users: '3', accounts: '3', sessions: '3' })
+    return { file: url, ...source }
+  } finally {
+    await pool.end()
+  }
+}
+
+/** Users (passwords, sessions as cookies), an organization with members and a team, made through better-auth's API. */
+async function fillSource(database: unknown, verify: (id: string) => Promise<void>): Promise<Omit<Source, 'file'>> {
   const options = {
-    database: sqlite,
+    database: database as Database.Database,
     baseURL: 'http://127.0.0.1:3000',
     secret: SECRET,
     emailAndPassword: { enabled: true },
@@ -90,7 +126,7 @@ async function makeSource(): Promise<Source> {
     const body = (await res.json()) as { user: { id: string } }
     const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] as string
     expect(cookie).toMatch(/^better-auth\.session_token=/)
-    if (p.verified) sqlite.prepare('update user set emailVerified = 1 where id = ?').run(body.user.id)
+    if (p.verified) await verify(body.user.id)
     users.push({ id: body.user.id, email: p.email, cookie, verified: p.verified, username: p.username })
   }
   const [alice, bob, carol] = users as [SourceUser, SourceUser, SourceUser]
@@ -101,8 +137,7 @@ async function makeSource(): Promise<Source> {
   await auth.api.addMember({ body: { userId: carol.id, role: 'admin', organizationId } })
   const team = (await auth.api.createTeam({ body: { name: 'Core', organizationId }, headers })) as { id: string }
   await auth.api.addTeamMember({ body: { teamId: team.id, userId: bob.id }, headers })
-  sqlite.close()
-  return { file, users, organizationId }
+  return { users, organizationId }
 }
 
 /** `dataDir` holds the stored config (user.additionalFields: plan), which the server and the CLI both read. */
@@ -240,5 +275,16 @@ describe('gatehouse import better-auth', () => {
       await checkImported(join(tempDir(), 'data'), ['--database-url', url], source)
     },
     120_000,
+  )
+
+  it.skipIf(noPostgres)(
+    'from a better-auth PostgreSQL database (postgres:// URL) into SQLite and into PostgreSQL: the old password signs in, the old session is kept',
+    async () => {
+      const server = postgres as PostgresServer
+      const pgSource = await makePostgresSource(await server.createDatabase())
+      await checkImported(join(tempDir(), 'data'), [], pgSource)
+      await checkImported(join(tempDir(), 'data'), ['--database-url', await server.createDatabase()], pgSource)
+    },
+    180_000,
   )
 })

@@ -20,9 +20,31 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Seconds the server asked to wait (Retry-After / X-Retry-After), when it said. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message)
   }
+}
+
+/** A wait in words: "45 seconds", "1 minute", "2 hours and 5 minutes" (minutes rounded up). */
+export function waitInWords(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`
+  if (seconds < 60) return plural(Math.max(1, Math.ceil(seconds)), 'second')
+  const minutes = Math.ceil(seconds / 60)
+  if (minutes < 60) return plural(minutes, 'minute')
+  const hours = Math.floor(minutes / 60)
+  const rest = minutes % 60
+  return rest ? `${plural(hours, 'hour')} and ${plural(rest, 'minute')}` : plural(hours, 'hour')
+}
+
+/** The Retry-After of an answer in seconds (a number of seconds or an HTTP date), or null. */
+function retryAfterOf(response: Response): number | null {
+  const value = response.headers.get('retry-after') ?? response.headers.get('x-retry-after')
+  if (!value) return null
+  if (/^\d+$/.test(value.trim())) return Number(value.trim())
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000))
 }
 
 export interface PublicConfig {
@@ -62,11 +84,13 @@ export async function api<T>(path: string, body?: unknown, init: { accept?: stri
   }
   if (!response.ok) {
     const failure = (data ?? {}) as { code?: unknown; message?: unknown }
-    throw new ApiError(
-      response.status,
-      typeof failure.code === 'string' ? failure.code : `HTTP_${response.status}`,
-      typeof failure.message === 'string' && failure.message ? failure.message : `The request failed (HTTP ${response.status}).`,
-    )
+    const retryAfter = response.status === 429 || response.status === 503 ? retryAfterOf(response) : null
+    let message = typeof failure.message === 'string' && failure.message ? failure.message : `The request failed (HTTP ${response.status}).`
+    // A rate limit or lockout (429) or an outage (503) says when to come back, in words.
+    // The server's "Please try again later." becomes the actual wait.
+    if (retryAfter !== null)
+      message = `${message.replace(/\s*Please try again later\.?\s*$/i, '').replace(/\s*$/, '')} Try again in ${waitInWords(retryAfter)}.`
+    throw new ApiError(response.status, typeof failure.code === 'string' ? failure.code : `HTTP_${response.status}`, message, retryAfter)
   }
   return data as T
 }

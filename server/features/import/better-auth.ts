@@ -219,7 +219,13 @@ const PAGE = 500
 
 export async function importBetterAuth(
   ctx: AuthContext,
-  options: { from: string; dryRun: boolean; via: 'cli' | 'panel' },
+  options: {
+    from: string
+    dryRun: boolean
+    via: 'cli' | 'panel'
+    /** Each page copied: the table and the rows of the source copied so far (the panel's progress). */
+    onProgress?: (progress: { table: string; rows: number }) => void
+  },
 ): Promise<ImportOutcome | { usage: string }> {
   const source = await openSource(options.from)
   if ('usage' in source) return source
@@ -229,6 +235,7 @@ export async function importBetterAuth(
     if (problem) return { report: { ...report, errors: [{ line: 'schema', ...problem }] }, refused: true, dryRun: options.dryRun }
     const present = await source.tables()
     const counts: Record<string, number> = {}
+    let copied = 0
     await ctx.storage.transaction(async () => {
       for (const [name, table] of COPIED) {
         if (!present.has(name)) continue
@@ -236,6 +243,8 @@ export async function importBetterAuth(
         const columns = getTableColumns(target) as unknown as Columns
         counts[name] = 0
         for await (const page of source.pages(name, PAGE)) {
+          copied += page.length
+          options.onProgress?.({ table: name, rows: copied })
           let rows = page.map((row) => convertRow(columns, row))
           if (name === 'user') {
             rows = page.map((row, i) => ({ ...rows[i], additionalFields: additionalFields(ctx, row) }))

@@ -6,7 +6,7 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { normalizeEmail } from '../../core/user-store.js'
-import { recognizeHash } from '../../crypto/foreign-hashes.js'
+import { type HashFormat, recognizeHash } from '../../crypto/foreign-hashes.js'
 import { generateId } from '../../crypto/random.js'
 import { knownRoles } from '../admin/access.js'
 import { usernameProblem } from '../username/rules.js'
@@ -57,6 +57,8 @@ export interface ImportOutcome {
   /** Nothing was imported because of the errors (exit code 1). */
   refused: boolean
   dryRun: boolean
+  /** Password hash formats of the valid rows, by format (users files; the panel's preview shows them). */
+  hashFormats?: Partial<Record<HashFormat, number>>
 }
 
 export interface ImportProgress {
@@ -202,6 +204,7 @@ const USERNAME_REASONS: Record<string, string> = {
 
 interface PassResult {
   report: ImportReport
+  hashFormats: Partial<Record<HashFormat, number>>
   /** Emails of other Gatehouse users, or a broken file: refuses even with --skip-invalid. */
   hardRefusal: boolean
 }
@@ -212,6 +215,7 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
   const totalBytes = statSync(options.file).size
   const report: ImportReport = { users: 0, accounts: 0, sessions: 0, organizations: 0, skipped: [], errors: [] }
   let hardRefusal = false
+  const hashFormats: Partial<Record<HashFormat, number>> = {}
   const seenEmails = new Set<string>()
   const seenUsernames = new Set<string>()
   const now = new Date(ctx.clock.now())
@@ -281,6 +285,10 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
       }
       seenUsernames.add(candidate.row.username)
     }
+    if (candidate.passwordHash) {
+      const format = recognizeHash(candidate.passwordHash) as HashFormat
+      hashFormats[format] = (hashFormats[format] ?? 0) + 1
+    }
     batch.push(candidate)
     if (batch.length >= BATCH) {
       await flush()
@@ -292,7 +300,7 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
   }
   await flush()
   options.onProgress?.({ phase: write ? 'importing' : 'checking', rows, bytes: totalBytes, totalBytes })
-  return { report, hardRefusal }
+  return { report, hardRefusal, hashFormats }
 }
 
 /** Thrown inside the writing pass's transaction to roll it back with the pass's report. */
@@ -310,8 +318,10 @@ const refusedReport = (report: ImportReport): ImportReport => ({ ...report, user
 /** Imports a users file; with `dryRun` (or a refusal) nothing changes and the report is the same. */
 export async function importUsersFile(ctx: AuthContext, options: UsersImportOptions): Promise<ImportOutcome> {
   const checked = await runPass(ctx, options, false)
-  if (isRefused(checked, options.skipInvalid)) return { report: refusedReport(checked.report), refused: true, dryRun: options.dryRun }
-  if (options.dryRun || checked.report.users === 0) return { report: checked.report, refused: false, dryRun: options.dryRun }
+  const hashFormats = checked.hashFormats
+  if (isRefused(checked, options.skipInvalid))
+    return { report: refusedReport(checked.report), refused: true, dryRun: options.dryRun, hashFormats }
+  if (options.dryRun || checked.report.users === 0) return { report: checked.report, refused: false, dryRun: options.dryRun, hashFormats }
   try {
     const written = await ctx.storage.transaction(
       async () => {
@@ -337,9 +347,10 @@ export async function importUsersFile(ctx: AuthContext, options: UsersImportOpti
       },
       { isolation: 'read committed' },
     )
-    return { report: written.report, refused: false, dryRun: false }
+    return { report: written.report, refused: false, dryRun: false, hashFormats: written.hashFormats }
   } catch (e) {
-    if (e instanceof RefusedDuringWrite) return { report: refusedReport(e.result.report), refused: true, dryRun: false }
+    if (e instanceof RefusedDuringWrite)
+      return { report: refusedReport(e.result.report), refused: true, dryRun: false, hashFormats: e.result.hashFormats }
     throw e
   }
 }

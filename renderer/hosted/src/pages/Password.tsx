@@ -1,13 +1,17 @@
 import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core'
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../App'
-import { api, pageURL } from '../api'
+import { ApiError, api, pageURL } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { keepReturnTo } from './SignIn'
 
-/** Asks for a reset mail whose link (GET /reset-password/:token) leads back to the reset page with ?token=. */
-export function ForgotPasswordPage({ config }: PageProps) {
+/**
+ * The email field and button that ask for a reset mail, whose link (GET /reset-password/:token)
+ * leads back to the reset page with ?token=. The forgot-password page and a reset link that no
+ * longer works both use it.
+ */
+function RequestResetForm({ label, button }: { label: string; button: string }) {
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const [answer, setAnswer] = useState<string | null>(null)
@@ -31,26 +35,48 @@ export function ForgotPasswordPage({ config }: PageProps) {
     }
   }
 
+  if (answer) {
+    return (
+      <Text role="status" data-testid="reset-requested">
+        {answer}
+      </Text>
+    )
+  }
+  return (
+    <>
+      <FormAlert message={errors.form} />
+      <form onSubmit={submit} noValidate aria-label={label}>
+        <Stack gap="sm">
+          <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} autoFocus />
+          <Button type="submit" loading={busy} fullWidth>
+            {button}
+          </Button>
+        </Stack>
+      </form>
+    </>
+  )
+}
+
+/** Asks for a reset mail. */
+export function ForgotPasswordPage({ config }: PageProps) {
   return (
     <Layout config={config} title="Reset your password">
-      {answer ? (
-        <Text role="status" data-testid="reset-requested">
-          {answer}
-        </Text>
-      ) : (
-        <>
-          <Text size="sm">Enter the email address of your account and we will send you a link to choose a new password.</Text>
-          <FormAlert message={errors.form} />
-          <form onSubmit={submit} noValidate aria-label="Reset your password">
-            <Stack gap="sm">
-              <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} autoFocus />
-              <Button type="submit" loading={busy} fullWidth>
-                Send reset link
-              </Button>
-            </Stack>
-          </form>
-        </>
-      )}
+      <Text size="sm">Enter the email address of your account and we will send you a link to choose a new password.</Text>
+      <RequestResetForm label="Reset your password" button="Send reset link" />
+      <Anchor href={pageURL('sign-in', keepReturnTo())} size="sm">
+        Back to sign-in
+      </Anchor>
+    </Layout>
+  )
+}
+
+/** A reset link that is invalid, spent or expired: says so and offers to send a new one right here. */
+function BadResetLink({ config }: PageProps) {
+  return (
+    <Layout config={config} title="This link does not work">
+      <FormAlert message="The reset link is invalid or has expired." />
+      <Text size="sm">Enter the email address of your account and we will send you a new link.</Text>
+      <RequestResetForm label="Send a new reset link" button="Send a new link" />
       <Anchor href={pageURL('sign-in', keepReturnTo())} size="sm">
         Back to sign-in
       </Anchor>
@@ -66,6 +92,7 @@ export function ResetPasswordPage({ config }: PageProps) {
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const [done, setDone] = useState(false)
+  const [spent, setSpent] = useState(false)
 
   if (done) {
     return (
@@ -77,14 +104,7 @@ export function ResetPasswordPage({ config }: PageProps) {
       </Layout>
     )
   }
-  if (!token || linkError) {
-    return (
-      <Layout config={config} title="This link does not work">
-        <FormAlert message="The reset link is invalid or has expired. Ask for a new one." />
-        <Anchor href={pageURL('forgot-password', keepReturnTo())}>Ask for a new link</Anchor>
-      </Layout>
-    )
-  }
+  if (!token || linkError || spent) return <BadResetLink config={config} />
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
@@ -99,6 +119,8 @@ export function ResetPasswordPage({ config }: PageProps) {
       await api('/reset-password', { newPassword: password, token })
       setDone(true)
     } catch (e) {
+      // The token expired (or was spent) while the page was open: offer a new link.
+      if (e instanceof ApiError && e.code === 'INVALID_TOKEN') return setSpent(true)
       setErrors(errorsOf(e, { newPassword: 'password' }))
     } finally {
       setBusy(false)

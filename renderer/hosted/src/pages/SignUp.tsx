@@ -6,6 +6,7 @@ import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
 import { keepReturnTo } from './SignIn'
+import { VERIFIED_MARKER } from './VerifyEmail'
 
 export function SignUpPage({ config }: PageProps) {
   const [busy, setBusy] = useState(false)
@@ -49,7 +50,7 @@ export function SignUpPage({ config }: PageProps) {
         name,
         email,
         password,
-        callbackURL: pageURL('verify-email', keepReturnTo()),
+        callbackURL: pageURL('verify-email', { ...keepReturnTo(), ...VERIFIED_MARKER }),
       })
       if (!answer.token) {
         setCheckMail(email)

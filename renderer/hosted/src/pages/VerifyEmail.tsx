@@ -1,4 +1,4 @@
-import { Anchor, Loader, Text } from '@mantine/core'
+import { Anchor, Button, Loader, Text } from '@mantine/core'
 import { useEffect, useState } from 'react'
 import type { PageProps } from '../App'
 import { api, pageURL } from '../api'
@@ -8,37 +8,65 @@ import { returnToParam } from '../return-to'
 import { keepReturnTo } from './SignIn'
 
 const LINK_ERRORS: Record<string, string> = {
-  invalid_token: 'The verification link is invalid. Ask for a new one from the application.',
-  token_expired: 'The verification link has expired. Ask for a new one from the application.',
+  invalid_token: 'The verification link is invalid.',
+  token_expired: 'The verification link has expired.',
   user_not_found: 'The account of this link no longer exists.',
 }
 
+/** The marker the sign-up page puts in its callbackURL: GET /verify-email redirects there only after verifying. */
+export const VERIFIED_MARKER = { verified: '1' }
+
+type State =
+  | { kind: 'verified' }
+  | { kind: 'failed'; message: string }
+  /** No link was followed: nothing was verified here. `email` is the signed-in, unverified address. */
+  | { kind: 'no-link'; email: string | null }
+
+interface SessionAnswer {
+  user: { email: string; emailVerified: boolean }
+}
+
 /**
- * The landing page of the verification mail. GET /verify-email redirects here (its callbackURL)
- * after verifying, with `?error=` on failure; an app that links here with `?token=` directly gets
- * the token verified by this page.
+ * The landing page of the verification mail. GET /verify-email redirects here (its callbackURL,
+ * with `verified=1` from the sign-up page) after verifying, with `?error=` on failure; an app that
+ * links here with `?token=` directly gets the token verified by this page. Opened bare, it says
+ * nothing was verified (unless the signed-in account is verified) and offers a new link.
  */
 export function VerifyEmailPage({ config }: PageProps) {
   const params = new URLSearchParams(location.search)
   const token = params.get('token')
   const linkError = params.get('error')
-  const [state, setState] = useState<{ ok: boolean; message: string | null } | null>(
-    token
-      ? null
-      : linkError
-        ? { ok: false, message: LINK_ERRORS[linkError] ?? `The link could not be used (${linkError}).` }
-        : { ok: true, message: null },
+  const marked = params.get('verified') === '1'
+  const [state, setState] = useState<State | null>(
+    linkError && !token ? { kind: 'failed', message: LINK_ERRORS[linkError] ?? `The link could not be used (${linkError}).` } : null,
   )
+  const [session, setSession] = useState<SessionAnswer | null | undefined>(undefined)
+  const [sent, setSent] = useState(false)
+  const [sendError, setSendError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
 
   useEffect(() => {
-    if (!token) return
-    api(`/verify-email?token=${encodeURIComponent(token)}`)
-      .then(() => setState({ ok: true, message: null }))
-      .catch((e: unknown) => {
-        const code = (e as { code?: string }).code?.toLowerCase() ?? ''
-        setState({ ok: false, message: LINK_ERRORS[code] ?? errorsOf(e).form })
-      })
-  }, [token])
+    // The session says whose address a new link would go to (and, bare, whether it is verified).
+    api<SessionAnswer | null>('/get-session')
+      .then((s) => setSession(s?.user ? s : null))
+      .catch(() => setSession(null))
+  }, [])
+
+  useEffect(() => {
+    if (token) {
+      api(`/verify-email?token=${encodeURIComponent(token)}`)
+        .then(() => setState({ kind: 'verified' }))
+        .catch((e: unknown) => {
+          const code = (e as { code?: string }).code?.toLowerCase() ?? ''
+          setState({ kind: 'failed', message: LINK_ERRORS[code] ?? errorsOf(e).form ?? 'The link could not be used.' })
+        })
+      return
+    }
+    if (linkError || session === undefined) return
+    // Bare: the server is the judge when someone is signed in; the redirect's marker otherwise.
+    if (session) setState(session.user.emailVerified ? { kind: 'verified' } : { kind: 'no-link', email: session.user.email })
+    else setState(marked ? { kind: 'verified' } : { kind: 'no-link', email: null })
+  }, [token, linkError, session, marked])
 
   if (!state) {
     return (
@@ -47,15 +75,71 @@ export function VerifyEmailPage({ config }: PageProps) {
       </Layout>
     )
   }
+
+  const resend = async () => {
+    if (!session || session.user.emailVerified) return
+    setBusy(true)
+    setSendError(null)
+    try {
+      await api('/send-verification-email', {
+        email: session.user.email,
+        callbackURL: pageURL('verify-email', { ...keepReturnTo(), ...VERIFIED_MARKER }),
+      })
+      setSent(true)
+    } catch (e) {
+      setSendError(errorsOf(e).form ?? 'The link could not be sent.')
+    } finally {
+      setBusy(false)
+    }
+  }
+  const canResend = session && !session.user.emailVerified
   const next = returnToParam()
-  return (
-    <Layout config={config} title={state.ok ? 'Email verified' : 'Email not verified'}>
-      {state.ok ? (
+  const continueLink = next ? (
+    <Anchor href={next}>Continue</Anchor>
+  ) : (
+    <Anchor href={pageURL('sign-in', keepReturnTo())}>Go to sign-in</Anchor>
+  )
+  const newLink = sent ? (
+    <Text role="status" data-testid="verification-sent">
+      We sent a new link to {session?.user.email}. Follow it to confirm your address.
+    </Text>
+  ) : canResend ? (
+    <>
+      <FormAlert message={sendError} />
+      <Button onClick={resend} loading={busy}>
+        Send a new verification link
+      </Button>
+    </>
+  ) : (
+    <Text size="sm">Sign in to have a new link sent to your address.</Text>
+  )
+
+  if (state.kind === 'verified') {
+    return (
+      <Layout config={config} title="Email verified">
         <Text data-testid="email-verified">Your email address is confirmed. Thank you.</Text>
-      ) : (
+        {continueLink}
+      </Layout>
+    )
+  }
+  if (state.kind === 'failed') {
+    return (
+      <Layout config={config} title="Email not verified">
         <FormAlert message={state.message} />
-      )}
-      {next ? <Anchor href={next}>Continue</Anchor> : <Anchor href={pageURL('sign-in', keepReturnTo())}>Go to sign-in</Anchor>}
+        {newLink}
+        {continueLink}
+      </Layout>
+    )
+  }
+  return (
+    <Layout config={config} title="Verify your email">
+      <Text data-testid="no-verification-link">
+        {state.email
+          ? `Your address ${state.email} is not verified yet. Open the link in the verification mail we sent you.`
+          : 'This page confirms an email address when you open it from the link in a verification mail. Open that link to verify your address.'}
+      </Text>
+      {newLink}
+      {continueLink}
     </Layout>
   )
 }

@@ -35,6 +35,7 @@ import {
   IconMailCheck,
   IconSearch,
   IconSelector,
+  IconFileImport,
   IconUserPlus,
   IconUserShield,
 } from '@tabler/icons-react'
@@ -44,6 +45,7 @@ import type { UserView } from '../../../../server/features/admin/panel-contract'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { ImportUsers } from '../import/ImportUsers'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
 import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
 import { dateTime, fromNow } from '../../format'
@@ -548,6 +550,7 @@ export default function Users() {
   const [page, setPage] = useState(1)
   const [selected, setSelected] = useState<string | null>(null)
   const [creating, { open, close }] = useDisclosure(false)
+  const [importing, { open: openImport, close: closeImport }] = useDisclosure(false)
   const [debounced] = useDebouncedValue(search.trim(), 300)
 
   const filterInput =
@@ -576,9 +579,14 @@ export default function Users() {
         title="Users"
         description="Everyone who can sign in. Click a user for sessions, accounts, organizations and actions."
         actions={
-          <Button leftSection={<IconUserPlus size={16} />} onClick={open} data-testid="create-user">
-            Create user
-          </Button>
+          <>
+            <Button variant="default" leftSection={<IconFileImport size={16} />} onClick={openImport} data-testid="import-users">
+              Import
+            </Button>
+            <Button leftSection={<IconUserPlus size={16} />} onClick={open} data-testid="create-user">
+              Create user
+            </Button>
+          </>
         }
       />
       <Card withBorder padding="md">
@@ -705,6 +713,7 @@ export default function Users() {
         )}
       </Card>
       <CreateUser opened={creating} onClose={close} />
+      <ImportUsers opened={importing} onClose={closeImport} />
       <UserDrawer userId={selected} onClose={() => setSelected(null)} />
     </Stack>
   )

@@ -1,0 +1,169 @@
+import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { generateId } from '../../crypto/random.js'
+import { PanelError } from '../../panel/errors.js'
+import type { HandlerGroup } from '../../panel/service.js'
+import { importBetterAuth } from './better-auth.js'
+import { importErrors } from './errors.js'
+import type { ImportJob } from './panel-contract.js'
+import { importUsersFile } from './users.js'
+import { inferFormat } from './users-file.js'
+
+type ImportOps = 'import.upload' | 'import.start' | 'import.status'
+
+/** The panel takes files up to this size; larger ones go through `gatehouse import users`. */
+const MAX_UPLOAD = 1024 * 1024 * 1024
+
+interface Upload {
+  id: string
+  name: string
+  path: string
+  bytes: number
+}
+
+const refuse = (status: number, error: { code: string; message: string }, message = error.message): never => {
+  throw new PanelError(status, error.code, message)
+}
+
+/** A postgres:// URL's password is never shown back. */
+const sourceName = (from: string): string => {
+  if (!/^postgres(ql)?:\/\//.test(from)) return from
+  try {
+    const url = new URL(from)
+    if (url.password) url.password = '****'
+    return url.href
+  } catch {
+    return 'a PostgreSQL database'
+  }
+}
+
+/**
+ * The Users view's Import step (issue 29): the same domain functions as `gatehouse import`
+ * (importUsersFile, importBetterAuth), run in the server. A users file comes up in parts
+ * (`import.upload`, base64, in order) into a private temporary directory; `import.start` runs the
+ * dry run or the import in the background, and `import.status` reports its progress and, at the
+ * end, the report exactly as `--json` prints it. One import at a time; the file is removed after a
+ * real import (a dry run keeps it for the import that follows).
+ */
+export const importPanel: HandlerGroup<ImportOps> = (env) => {
+  const { ctx } = env.gatehouse
+  let dir: string | null = null
+  const uploads = new Map<string, Upload>()
+  let job: ImportJob | null = null
+
+  const uploadDir = (): string => {
+    dir ??= mkdtempSync(join(tmpdir(), 'gatehouse-import-'))
+    return dir
+  }
+  const discard = (upload: Upload) => {
+    uploads.delete(upload.id)
+    rmSync(upload.path, { force: true })
+  }
+
+  const run = async (current: ImportJob, work: () => Promise<void>) => {
+    try {
+      await work()
+    } catch (e) {
+      current.error = (e as Error).message || 'The import failed'
+      current.phase = 'failed'
+    } finally {
+      current.running = false
+      current.finishedAt = Date.now()
+      if (current.phase !== 'failed') current.phase = 'done'
+    }
+  }
+
+  return {
+    'import.upload'({ uploadId, name, offset, data }) {
+      const bytes = Buffer.from(data, 'base64')
+      let upload: Upload | undefined
+      if (uploadId === null) {
+        if (offset !== 0) refuse(409, importErrors.UPLOAD_OUT_OF_ORDER)
+        // One file at a time: an earlier upload not in use is dropped.
+        for (const old of [...uploads.values()]) if (!(job?.running && job.id === old.id)) discard(old)
+        const id = generateId()
+        upload = { id, name, path: join(uploadDir(), id), bytes: 0 }
+        writeFileSync(upload.path, '', { mode: 0o600 })
+        uploads.set(id, upload)
+      } else {
+        upload = uploads.get(uploadId)
+        if (!upload) return refuse(404, importErrors.UPLOAD_NOT_FOUND)
+        if (offset !== upload.bytes) return refuse(409, importErrors.UPLOAD_OUT_OF_ORDER)
+      }
+      if (upload.bytes + bytes.length > MAX_UPLOAD) {
+        discard(upload)
+        refuse(413, importErrors.UPLOAD_TOO_LARGE)
+      }
+      appendFileSync(upload.path, bytes)
+      upload.bytes += bytes.length
+      return { uploadId: upload.id, bytes: upload.bytes }
+    },
+
+    'import.start'(input) {
+      if (job?.running) refuse(409, importErrors.IMPORT_RUNNING)
+      const started: ImportJob = {
+        id: '',
+        source: input.source,
+        name: '',
+        dryRun: input.dryRun,
+        running: true,
+        phase: 'checking',
+        rows: 0,
+        fraction: null,
+        startedAt: Date.now(),
+        finishedAt: null,
+        report: null,
+        refused: false,
+        hashFormats: {},
+        error: null,
+      }
+      if (input.source === 'users-file') {
+        const upload = uploads.get(input.uploadId) ?? refuse(404, importErrors.UPLOAD_NOT_FOUND)
+        const format = input.format ?? inferFormat(upload.name) ?? refuse(400, importErrors.UNKNOWN_FORMAT)
+        Object.assign(started, { id: upload.id, name: upload.name, fraction: 0 })
+        job = started
+        void run(started, async () => {
+          const outcome = await importUsersFile(ctx, {
+            file: upload.path,
+            format,
+            skipInvalid: input.skipInvalid,
+            dryRun: input.dryRun,
+            via: 'panel',
+            onProgress: (p) => {
+              started.phase = p.phase
+              started.rows = p.rows
+              started.fraction = p.totalBytes > 0 ? Math.min(1, p.bytes / p.totalBytes) : 1
+            },
+          })
+          Object.assign(started, { report: outcome.report, refused: outcome.refused, hashFormats: outcome.hashFormats ?? {}, fraction: 1 })
+          if (!input.dryRun && !outcome.refused) discard(upload)
+        })
+        // The file is as big as it is: a check of a file that vanished says so now.
+        statSync(upload.path)
+        return { ...started }
+      }
+      Object.assign(started, { id: generateId(), name: sourceName(input.from), phase: input.dryRun ? 'checking' : 'importing' })
+      job = started
+      void run(started, async () => {
+        const outcome = await importBetterAuth(ctx, {
+          from: input.from,
+          dryRun: input.dryRun,
+          via: 'panel',
+          onProgress: (p) => {
+            started.rows = p.rows
+          },
+        })
+        if ('usage' in outcome) {
+          started.error = `${importErrors.SOURCE_UNUSABLE.message}: ${outcome.usage}`
+          started.phase = 'failed'
+          return
+        }
+        Object.assign(started, { report: outcome.report, refused: outcome.refused })
+      })
+      return { ...started }
+    },
+
+    'import.status': () => (job ? { ...job, hashFormats: { ...job.hashFormats } } : null),
+  }
+}
