@@ -18,7 +18,8 @@ module.exports = {
       comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot: '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key)/',
+        pathNot:
+          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -67,7 +68,10 @@ module.exports = {
       comment:
         "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule; the overview shows forward auth's allowed counts per app and counts organizations through organization's store. Nothing else.",
       from: { path: '^server/features/overview/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(overview|admin|forward-auth)/', '^server/features/organization/store\\.ts$'] },
+      to: {
+        path: '^server/features/',
+        pathNot: ['^server/features/(overview|admin|forward-auth)/', '^server/features/organization/store\\.ts$'],
+      },
     },
     {
       name: 'hosted-pages-depends-on-social-only',
@@ -83,7 +87,10 @@ module.exports = {
       comment:
         "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, and reads memberships (groups claim, client restrictions) through organization's store; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(oidc-provider|jwt)/', '^server/features/organization/store\\.ts$'] },
+      to: {
+        path: '^server/features/[^/]+/',
+        pathNot: ['^server/features/(oidc-provider|jwt)/', '^server/features/organization/store\\.ts$'],
+      },
     },
     {
       name: 'jwt-and-api-key-depend-on-organization-store-only',
