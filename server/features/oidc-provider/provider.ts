@@ -8,9 +8,10 @@ import type { Logger } from '../../gatehouse.js'
 import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
+import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
-import { findClient } from './store.js'
+import { applyModelWrites, deleteGrantAndTokens, findClient } from './store.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -40,6 +41,8 @@ export interface GatehouseRequestState {
   meta: RequestMeta
   /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
   pending: Promise<void>[]
+  /** A token request's writes and audit entries, committed at once before the answer (batch.ts). */
+  batch?: WriteBatch
 }
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
@@ -88,9 +91,56 @@ function cookieKeys(secret: string): string[] {
 function auditOf(ctx: AuthContext) {
   return (koa: KoaContextWithOIDC, event: Parameters<typeof recordAudit>[1]): void => {
     const state = requestState.get(koa.req)
+    if (state?.batch && !state.batch.closed) {
+      state.batch.audits.push({ meta: state.meta, ...event })
+      return
+    }
     const write = recordAudit(ctx, { meta: state?.meta ?? null, ...event })
     if (state) state.pending.push(write)
     else write.catch(() => {})
+  }
+}
+
+/**
+ * Commits a token request's batch: its model writes and audit entries in one transaction. When a
+ * model it consumed (a refresh token, a code) was consumed by a concurrent request first, nothing
+ * of it is kept: the grant is revoked, as oidc-provider does when a consumed token is presented
+ * again, and the answer becomes invalid_grant.
+ */
+async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: GatehouseRequestState, batch: WriteBatch): Promise<void> {
+  batch.closed = true
+  if (batch.writes.length === 0 && batch.audits.length === 0) return
+  try {
+    await ctx.storage.transaction(async () => {
+      await applyModelWrites(ctx, batch.writes)
+      for (const event of batch.audits) await recordAudit(ctx, event)
+    })
+  } catch (error) {
+    if (!(error instanceof ConsumedMeanwhile)) throw error
+    const client = koa.oidc?.client?.clientId ?? null
+    const grantType = koa.oidc?.params?.grant_type ?? null
+    const actorUserId = accountIdOf(koa)
+    await ctx.storage.transaction(async () => {
+      if (error.grantId) await deleteGrantAndTokens(ctx, error.grantId)
+      await recordAudit(ctx, {
+        type: 'oidc.token-refused',
+        outcome: 'failure',
+        actorUserId,
+        target: client,
+        meta: state.meta,
+        detail: { grantType, error: 'invalid_grant', description: 'grant request is invalid', reason: `${error.kind} already used` },
+      })
+      if (error.grantId)
+        await recordAudit(ctx, {
+          type: 'oidc.grant-revoked',
+          actorUserId,
+          target: client,
+          meta: state.meta,
+          detail: { grantId: error.grantId, route: koa.oidc?.route ?? null },
+        })
+    })
+    koa.status = 400
+    koa.body = { error: 'invalid_grant', error_description: 'grant request is invalid' }
   }
 }
 
@@ -325,10 +375,16 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
     })
-    // The answer leaves only once the audit entries of the events it caused are written.
+    // The answer leaves only once the writes and audit entries of the events it caused are
+    // committed (a token request's in one transaction, also when it failed half-way).
     provider.use(async (koa, next) => {
-      await next()
-      await settleAudit(requestState.get(koa.req))
+      const state = requestState.get(koa.req)
+      try {
+        await next()
+      } finally {
+        if (state?.batch) await commitBatch(ctx, koa, state, state.batch)
+      }
+      await settleAudit(state)
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }

@@ -1,7 +1,8 @@
-import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { member, oidcClient, oidcConsent, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
+import { ConsumedMeanwhile, consumedPayload, type ModelWrite } from './batch.js'
 import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
 
 /** Every SQL statement of the OIDC provider feature. */
@@ -50,12 +51,36 @@ export async function consumeModel(ctx: AuthContext, kind: string, id: string, a
   await ctx.storage.transaction(async () => {
     const row = await findModel(ctx, kind, id)
     if (!row) return
-    const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), consumed: Math.floor(at.getTime() / 1000) }
     await ctx.db
       .update(oidcModel)
-      .set({ payload: JSON.stringify(payload), consumedAt: at })
+      .set({ payload: consumedPayload(row.payload, at), consumedAt: at })
       .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
   })
+}
+
+/**
+ * Consumes a model only if it is still unconsumed (`seen`: the row as the request read it, so no
+ * second read); throws ConsumedMeanwhile when another request consumed or removed it first.
+ */
+async function consumeUnconsumed(ctx: AuthContext, kind: string, id: string, at: Date, seen: OidcModelRow | null): Promise<void> {
+  const row = seen ?? (await findModel(ctx, kind, id))
+  if (!row) return
+  const updated = await ctx.db
+    .update(oidcModel)
+    .set({ payload: consumedPayload(row.payload, at), consumedAt: at })
+    .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id), isNull(oidcModel.consumedAt)))
+    .returning({ id: oidcModel.id })
+  if (updated.length === 0) throw new ConsumedMeanwhile(kind, row.grantId)
+}
+
+/** A token request's model writes, in order (the caller's transaction holds them; see batch.ts). */
+export async function applyModelWrites(ctx: AuthContext, writes: readonly ModelWrite[]): Promise<void> {
+  for (const write of writes) {
+    if (write.op === 'upsert') await upsertModel(ctx, write.row)
+    else if (write.op === 'consume') await consumeUnconsumed(ctx, write.kind, write.id, write.at, write.seen)
+    else if (write.op === 'destroy') await destroyModel(ctx, write.kind, write.id)
+    else await deleteByGrantId(ctx, write.kind, write.grantId)
+  }
 }
 
 export async function destroyModel(ctx: AuthContext, kind: string, id: string): Promise<void> {
