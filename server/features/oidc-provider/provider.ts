@@ -11,6 +11,7 @@ import { databaseAdapter } from './adapter.js'
 import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
+import { nodeSigningKeys } from './signing.js'
 import { applyModelWrites, deleteGrantAndTokens, findClient } from './store.js'
 
 /**
@@ -178,7 +179,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const base = ctx.config().basePath
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
-    const { default: Provider, interactionPolicy } = await import('oidc-provider')
+    const { default: Provider, interactionPolicy, ExternalSigningKey } = await import('oidc-provider')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -194,7 +195,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
 
     const provider = new Provider(ctx.baseURL, {
       adapter: databaseAdapter(ctx),
-      jwks: { keys },
+      jwks: { keys: nodeSigningKeys(ExternalSigningKey, keys) as Record<string, unknown>[] },
       findAccount: async (koa, sub) => {
         const user = await activeUser(ctx, sub)
         if (!user) return undefined
@@ -226,6 +227,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       },
       features: {
         devInteractions: { enabled: false },
+        // The live keys sign through node:crypto directly (signing.ts).
+        externalSigningSupport: { enabled: true, ack: 'experimental-01' },
         revocation: { enabled: true },
         introspection: {
           enabled: true,
