@@ -65,8 +65,18 @@ export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProvide
   return [...new Set(groups)]
 }
 
-/** Every claim Gatehouse can release; oidc-provider keeps those the granted scopes cover. */
-export async function userClaims(ctx: AuthContext, row: UserRow): Promise<Record<string, unknown>> {
+/**
+ * Every claim Gatehouse can release; oidc-provider keeps those the granted scopes and claims
+ * cover. `groups` (two membership queries) is worked out only when the scope or the requested
+ * claims name it (`scope` absent: always).
+ */
+export async function userClaims(
+  ctx: AuthContext,
+  row: UserRow,
+  scope?: string,
+  requested?: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const withGroups = scope === undefined || scope.split(' ').includes('groups') || (requested !== undefined && 'groups' in requested)
   return {
     sub: row.id,
     email: row.email,
@@ -75,6 +85,6 @@ export async function userClaims(ctx: AuthContext, row: UserRow): Promise<Record
     picture: row.image ?? undefined,
     preferred_username: row.username ?? row.email,
     updated_at: Math.floor(row.updatedAt.getTime() / 1000),
-    groups: await groupsOf(ctx, row, ctx.config().oidcProvider.groups),
+    groups: withGroups ? await groupsOf(ctx, row, ctx.config().oidcProvider.groups) : undefined,
   }
 }

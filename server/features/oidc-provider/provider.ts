@@ -204,7 +204,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           const client = await findClient(ctx, clientId)
           if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
         }
-        return { accountId: user.id, claims: async () => (await userClaims(ctx, user)) as { sub: string } }
+        return {
+          accountId: user.id,
+          claims: async (_use: string, scope: string, requested?: unknown) =>
+            (await userClaims(ctx, user, scope, (requested ?? undefined) as Record<string, unknown> | undefined)) as { sub: string },
+        }
       },
       claims: CLAIMS,
       scopes: SCOPES,
