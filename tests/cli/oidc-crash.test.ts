@@ -166,5 +166,5 @@ describe('OIDC token endpoint crash safety', () => {
       server.child.kill('SIGTERM')
       await server.exited
     }
-  })
+  }, 180_000)
 })

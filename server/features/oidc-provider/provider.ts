@@ -12,7 +12,8 @@ import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
-import { applyModelWrites, deleteGrantAndTokens, findClient } from './store.js'
+import { commitWithOthers } from './commit.js'
+import { deleteGrantAndTokens, findClient } from './store.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -103,7 +104,8 @@ function auditOf(ctx: AuthContext) {
 }
 
 /**
- * Commits a token request's batch: its model writes and audit entries in one transaction. When a
+ * Commits a token request's batch: its model writes and audit entries in one transaction (shared
+ * with the other token requests of the same turn of the event loop, commit.ts). When a
  * model it consumed (a refresh token, a code) was consumed by a concurrent request first, nothing
  * of it is kept: the grant is revoked, as oidc-provider does when a consumed token is presented
  * again, and the answer becomes invalid_grant.
@@ -112,10 +114,7 @@ async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: Gat
   batch.closed = true
   if (batch.writes.length === 0 && batch.audits.length === 0) return
   try {
-    await ctx.storage.transaction(async () => {
-      await applyModelWrites(ctx, batch.writes)
-      for (const event of batch.audits) await recordAudit(ctx, event)
-    })
+    await commitWithOthers(ctx, batch)
   } catch (error) {
     if (!(error instanceof ConsumedMeanwhile)) throw error
     const client = koa.oidc?.client?.clientId ?? null
