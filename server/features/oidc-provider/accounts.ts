@@ -1,9 +1,8 @@
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
-import { findUserById } from '../../core/users.js'
 import type { OidcProviderConfig } from './config.js'
 import type { OidcClientRow } from './schema.js'
-import { userMemberships, userTeams } from './store.js'
+import { findUserRow, userMemberships, userTeams } from './store.js'
 
 /**
  * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
@@ -18,7 +17,7 @@ export function isBanned(ctx: AuthContext, row: UserRow): boolean {
 
 /** The user when they exist and are not banned. */
 export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
-  const row = await findUserById(ctx, userId)
+  const row = await findUserRow(ctx, userId)
   if (!row || isBanned(ctx, row)) return undefined
   return row
 }

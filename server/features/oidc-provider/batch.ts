@@ -16,8 +16,11 @@ import type { OidcModelRow } from './schema.js'
 
 export type ModelWrite =
   | { op: 'upsert'; row: OidcModelRow }
-  /** `seen`: the row as this request read it (its payload gains `consumed`); null: not read here. */
-  | { op: 'consume'; kind: string; id: string; at: Date; seen: OidcModelRow | null }
+  /**
+   * `seen`: the row as this request read it, `payload`: that row's payload with `consumed` added
+   * (what the commit writes); null: not read here (the commit reads it).
+   */
+  | { op: 'consume'; kind: string; id: string; at: Date; seen: OidcModelRow | null; payload: string | null }
   | { op: 'destroy'; kind: string; id: string }
   | { op: 'revoke'; kind: string; grantId: string }
 
@@ -82,8 +85,11 @@ export class WriteBatch {
     const seen = this.seen.get(key) ?? null
     const own = this.overlay.get(key)
     const current = own === undefined ? seen : own
-    if (current) this.overlay.set(key, { ...current, payload: consumedPayload(current.payload, at), consumedAt: at })
-    this.writes.push({ op: 'consume', kind, id, at, seen })
+    const payload = current ? consumedPayload(current.payload, at) : null
+    if (current && payload) this.overlay.set(key, { ...current, payload, consumedAt: at })
+    // After an own upsert of the same id the commit reads the row it wrote (the read one is stale).
+    if (own === undefined) this.writes.push({ op: 'consume', kind, id, at, seen, payload })
+    else this.writes.push({ op: 'consume', kind, id, at, seen: null, payload: null })
   }
 
   destroy(kind: string, id: string): void {

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql } from 'drizzle-
 import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { DB } from '../../db/index.js'
-import { member, oidcClient, oidcConsent, oidcModel, organization, session, team, teamMember } from '../../db/schema.js'
+import { member, oidcClient, oidcConsent, oidcModel, organization, session, team, teamMember, user } from '../../db/schema.js'
 import { firstRow, type Storage } from '../../db/storage.js'
 import { ConsumedMeanwhile, consumedPayload, type ModelWrite } from './batch.js'
 import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
@@ -127,7 +127,14 @@ export async function consumeModel(ctx: AuthContext, kind: string, id: string, a
  * Consumes a model only if it is still unconsumed (`seen`: the row as the request read it, so no
  * second read); throws ConsumedMeanwhile when another request consumed or removed it first.
  */
-async function consumeUnconsumed(ctx: AuthContext, kind: string, id: string, at: Date, seen: OidcModelRow | null): Promise<void> {
+async function consumeUnconsumed(
+  ctx: AuthContext,
+  kind: string,
+  id: string,
+  at: Date,
+  seen: OidcModelRow | null,
+  payload: string | null,
+): Promise<void> {
   const row = seen ?? (await findModel(ctx, kind, id))
   if (!row) return
   const consume = statement(ctx, 'consumeUnconsumed', (db) =>
@@ -138,7 +145,12 @@ async function consumeUnconsumed(ctx: AuthContext, kind: string, id: string, at:
       .returning({ id: oidcModel.id })
       .prepare(),
   )
-  const updated = await consume.execute({ payload: consumedPayload(row.payload, at), consumedAt: driverTime(ctx, at), kind, id })
+  const updated = await consume.execute({
+    payload: seen && payload ? payload : consumedPayload(row.payload, at),
+    consumedAt: driverTime(ctx, at),
+    kind,
+    id,
+  })
   if (updated.length === 0) throw new ConsumedMeanwhile(kind, row.grantId)
 }
 
@@ -146,7 +158,7 @@ async function consumeUnconsumed(ctx: AuthContext, kind: string, id: string, at:
 export async function applyModelWrites(ctx: AuthContext, writes: readonly ModelWrite[]): Promise<void> {
   for (const write of writes) {
     if (write.op === 'upsert') await upsertModel(ctx, write.row)
-    else if (write.op === 'consume') await consumeUnconsumed(ctx, write.kind, write.id, write.at, write.seen)
+    else if (write.op === 'consume') await consumeUnconsumed(ctx, write.kind, write.id, write.at, write.seen, write.payload)
     else if (write.op === 'destroy') await destroyModel(ctx, write.kind, write.id)
     else await deleteByGrantId(ctx, write.kind, write.grantId)
   }
@@ -190,6 +202,21 @@ export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<
       .where(and(isNotNull(oidcModel.expiresAt), lte(oidcModel.expiresAt, now)))
       .returning({ id: oidcModel.id })
   ).length
+}
+
+/**
+ * A user's row by id: core's findUserById as a prepared statement (every refresh and code exchange
+ * reads it to check the account; building the query each time was most of its cost).
+ */
+export async function findUserRow(ctx: AuthContext, id: string): Promise<typeof user.$inferSelect | undefined> {
+  const find = statement(ctx, 'findUserRow', (db) =>
+    db
+      .select()
+      .from(user)
+      .where(eq(user.id, p('id')))
+      .prepare(),
+  )
+  return (await find.execute({ id }))[0]
 }
 
 /** Whether a Gatehouse session still exists and has not expired. */
