@@ -43,8 +43,9 @@ function openBatch(): WriteBatch | undefined {
  * oidc-provider's storage on Gatehouse's database. Every model (Session, Interaction, Grant,
  * AuthorizationCode, AccessToken, RefreshToken, ClientCredentials, …) is a row keyed by kind and
  * id; expiry is kept from Gatehouse's clock and checked on every read, so a test clock expires a
- * code without waiting. Clients are read from the client table at each use (no cache): a client
- * created, changed or deleted by the CLI or the panel counts on the next request. During a token
+ * code without waiting. Clients are read through the store's client cache, which any other
+ * process's commit and this process's client writes empty: a client created, changed or deleted
+ * by the CLI or the panel counts on the next request. During a token
  * request, writes go to its batch and reads see them (committed at once before the answer).
  */
 export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter {
