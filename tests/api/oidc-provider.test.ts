@@ -5,6 +5,9 @@ import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
 import { rotateSigningKey } from '../../server/features/jwt/keys.js'
+import { ConsumedMeanwhile, WriteBatch } from '../../server/features/oidc-provider/batch.js'
+import { commitWithOthers } from '../../server/features/oidc-provider/commit.js'
+import { findModel, upsertModel } from '../../server/features/oidc-provider/store.js'
 import { connectedApps, revokeConsent } from '../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -790,5 +793,52 @@ describe('token requests: rotation, reuse and audit under concurrency', () => {
     const ok = answers.filter((r) => r.status === 200).length
     expect(ok).toBe(6)
     expect(await issuedTo(client.clientId, 'client_credentials')).toBe(6)
+  })
+})
+
+describe('group commit of token requests', () => {
+  it('batches handed over in one turn share a commit; one whose consume lost the race fails alone, the others are kept', async () => {
+    const ctx = server.gatehouse.ctx
+    const now = new Date(server.clock.now())
+    const model = (id: string, grantId: string) => ({
+      kind: 'RefreshToken',
+      id,
+      payload: JSON.stringify({ jti: id, grantId }),
+      grantId,
+      uid: null,
+      userCode: null,
+      gatehouseSessionId: null,
+      consumedAt: null,
+      expiresAt: new Date(now.getTime() + 60_000),
+    })
+    await upsertModel(ctx, model('group-rt-1', 'group-grant'))
+    // Two requests read the same unconsumed refresh token and consume it; a third stores a new one.
+    const first = new WriteBatch()
+    first.read('RefreshToken', await findModel(ctx, 'RefreshToken', 'group-rt-1'))
+    first.consume('RefreshToken', 'group-rt-1', now)
+    first.upsert(model('group-rt-2', 'group-grant'))
+    const second = new WriteBatch()
+    second.read('RefreshToken', await findModel(ctx, 'RefreshToken', 'group-rt-1'))
+    second.consume('RefreshToken', 'group-rt-1', now)
+    second.upsert(model('group-rt-3', 'group-grant'))
+    const third = new WriteBatch()
+    third.upsert(model('group-rt-4', 'other-grant'))
+    third.audits.push({ type: 'oidc.token-issued', target: 'group-test', detail: { grantType: 'client_credentials' } })
+
+    const results = await Promise.allSettled([commitWithOthers(ctx, first), commitWithOthers(ctx, second), commitWithOthers(ctx, third)])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    const failure = (results[1] as PromiseRejectedResult).reason
+    expect(failure).toBeInstanceOf(ConsumedMeanwhile)
+    expect((failure as ConsumedMeanwhile).grantId).toBe('group-grant')
+
+    expect((await findModel(ctx, 'RefreshToken', 'group-rt-1'))?.consumedAt?.getTime()).toBe(now.getTime())
+    expect(JSON.parse((await findModel(ctx, 'RefreshToken', 'group-rt-1'))?.payload ?? '{}').consumed).toBe(
+      Math.floor(now.getTime() / 1000),
+    )
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-2')).toBeDefined()
+    // Nothing of the request that lost is kept.
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-3')).toBeUndefined()
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-4')).toBeDefined()
+    expect((await auditTypes()).filter((a) => a.target === 'group-test')).toHaveLength(1)
   })
 })
