@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CookieJar, signUp } from '../helpers/http.js'
-import { runCli, startServerProcess } from '../helpers/process.js'
+import { type RunningServer, runCli, startServerProcess } from '../helpers/process.js'
 
 /**
  * The OpenID provider's token endpoint survives SIGKILL: rotating refreshes run on several grants
@@ -16,7 +16,19 @@ import { runCli, startServerProcess } from '../helpers/process.js'
  * still refreshes, unless a request in flight at the kill had consumed it (then it is refused).
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-oidc-crash-'))
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+/** Every server started here: one still running when the test ends early (a failure, the time limit) is stopped. */
+const started: RunningServer[] = []
+afterAll(async () => {
+  for (const server of started) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
+  await Promise.all(started.map((server) => server.exited))
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+async function start(): Promise<RunningServer> {
+  const server = await startServerProcess(['--port', '0', '--data-dir', dataDir])
+  started.push(server)
+  return server
+}
 
 const SECRET = 'process-test-secret-0123456789abcdef'
 const CALLBACK = 'http://127.0.0.1:9/callback'
@@ -82,7 +94,7 @@ describe('OIDC token endpoint crash safety', () => {
     let newest: string[] = []
     const inFlightAtKill: number[] = []
     for (let round = 0; round < 3; round++) {
-      const server = await startServerProcess(['--port', '0', '--data-dir', dataDir])
+      const server = await start()
       const person = await signUp(server.url)
       const jar = new CookieJar()
       for (const [name, value] of person.client.jar.cookies) jar.cookies.set(name, value)
@@ -154,7 +166,7 @@ describe('OIDC token endpoint crash safety', () => {
           .consumedAt !== null,
     )
     db.close()
-    const server = await startServerProcess(['--port', '0', '--data-dir', dataDir])
+    const server = await start()
     try {
       for (const [i, token] of newest.entries()) {
         const res = await refresh(server.url, basic, token)
