@@ -7,6 +7,9 @@
  *
  *   node bin/run-ts.js bench/oidc.ts                          # 3 s per scenario, 16 clients
  *   BENCH_DURATION=5 BENCH_CONCURRENCY=32 node bin/run-ts.js bench/oidc.ts
+ *   BENCH_PROFILE=/tmp/prof node bin/run-ts.js bench/oidc.ts   # a V8 CPU profile of the server
+ *   BENCH_SCENARIOS=eddsa node bin/run-ts.js bench/oidc.ts   # only some scenarios (rs256, eddsa, cc)
+ *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,6 +19,8 @@ import { join } from 'node:path'
 const DURATION = Number(process.env.BENCH_DURATION ?? 3)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const PORT = Number(process.env.BENCH_PORT ?? 4391)
+/** Which scenarios run (all by default): rs256, eddsa (rotating refreshes), cc (client credentials). */
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc').split(','))
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
 const bin = join(root, 'bin', 'gatehouse.js')
@@ -24,15 +29,18 @@ const origin = `http://127.0.0.1:${PORT}`
 const base = `${origin}/api/auth`
 const CALLBACK = 'http://127.0.0.1:9/callback'
 
-function cpuSeconds(pid: number): number {
+/** The process's user and system CPU time in seconds. */
+function cpuTimes(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
   // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name).
-  return (Number(fields[11]) + Number(fields[12])) / 100
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
 }
 
 function startServer(): Promise<ChildProcess> {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
-  const child = spawn(process.execPath, [...profile, bin, 'serve', '--port', String(PORT), '--data-dir', dataDir], {
+  // BENCH_SERVER: another build's dist/server/main.mjs (a copy of an earlier build, for before/after in one sitting).
+  const entry = process.env.BENCH_SERVER ?? bin
+  const child = spawn(process.execPath, [...profile, entry, 'serve', '--port', String(PORT), '--data-dir', dataDir], {
     env: { ...process.env, GATEHOUSE_SECRET: SECRET, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -98,7 +106,7 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
   for (let i = 0; i < CONCURRENCY; i++) workers.push(await worker())
   let ok = 0
   let failed = 0
-  const cpu0 = cpuSeconds(pid)
+  const cpu0 = cpuTimes(pid)
   const t0 = performance.now()
   const until = t0 + DURATION * 1000
   await Promise.all(
@@ -110,25 +118,51 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
     }),
   )
   const seconds = (performance.now() - t0) / 1000
-  const cpu = cpuSeconds(pid) - cpu0
+  const cpu1 = cpuTimes(pid)
+  const user = cpu1.user - cpu0.user
+  const system = cpu1.system - cpu0.system
+  const cpu = user + system
   const perSecond = ok / seconds
   const perCore = ok / cpu
   console.log(
-    `| ${name} | ${Math.round(perSecond)} | ${cpu.toFixed(2)} s / ${seconds.toFixed(1)} s | ${Math.round(perCore)} | ${(perCore / 120).toFixed(1)}× | ${failed} |`,
+    `| ${name} | ${Math.round(perSecond)} | ${cpu.toFixed(2)} s (${user.toFixed(2)} user + ${system.toFixed(2)} sys) / ${seconds.toFixed(1)} s | ${Math.round(perCore)} | ${((1e6 * cpu) / Math.max(ok, 1)).toFixed(0)} µs | ${(perCore / 120).toFixed(1)}× | ${failed} |`,
   )
+}
+
+interface BenchClient {
+  clientId: string
+  basic: string
+}
+
+/** Registers a client with the CLI (`alg`: its ID tokens' signing algorithm; none given: the default, RS256). */
+function createClient(name: string, alg?: string): BenchClient {
+  const created = execFileSync(
+    process.execPath,
+    [
+      bin,
+      'oidc',
+      'client',
+      'create',
+      '--name',
+      name,
+      '--redirect-uri',
+      CALLBACK,
+      '--skip-consent',
+      ...(alg ? ['--id-token-alg', alg] : []),
+      '--json',
+      '--data-dir',
+      dataDir,
+    ],
+    { env: { ...process.env, GATEHOUSE_SECRET: SECRET } },
+  ).toString()
+  const { clientId, clientSecret } = JSON.parse(created) as { clientId: string; clientSecret: string }
+  return { clientId, basic: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` }
 }
 
 async function main(): Promise<void> {
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider: { enabled: true }, rateLimit: { enabled: false } }))
-  const created = execFileSync(
-    process.execPath,
-    [bin, 'oidc', 'client', 'create', '--name', 'Bench', '--redirect-uri', CALLBACK, '--skip-consent', '--json', '--data-dir', dataDir],
-    {
-      env: { ...process.env, GATEHOUSE_SECRET: SECRET },
-    },
-  ).toString()
-  const { clientId, clientSecret } = JSON.parse(created) as { clientId: string; clientSecret: string }
-  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
+  const rs256 = createClient('Bench')
+  const eddsa = createClient('Bench EdDSA', 'EdDSA')
   const server = await startServer()
   const pid = server.pid as number
   try {
@@ -137,17 +171,20 @@ async function main(): Promise<void> {
     await fetch(`${base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify(user) })
     const jar = new Jar()
     jar.store(await fetch(`${base}/sign-in/email`, { method: 'POST', headers, body: JSON.stringify(user) }))
-    const form = { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }
+    // oidc-provider is loaded on the first OIDC request: before any measurement.
+    await (await fetch(`${base}/.well-known/openid-configuration`)).arrayBuffer()
 
     console.log(`\nOIDC token endpoint, ${CONCURRENCY} concurrent clients, ${DURATION} s per scenario (server CPU from /proc)\n`)
-    console.log('| grant | requests/s | server CPU / wall | requests per CPU-second (per core) | vs Keycloak 120/s/vCPU | failed |')
-    console.log('|---|---|---|---|---|---|')
-    await measure('refresh_token (rotating)', pid, async () => {
-      let token = await refreshTokenFor(clientId, basic, jar)
+    console.log(
+      '| grant | requests/s | server CPU (user + sys) / wall | requests per CPU-second (per core) | CPU per request | vs Keycloak 120/s/vCPU | failed |',
+    )
+    console.log('|---|---|---|---|---|---|---|')
+    const refresh = (client: BenchClient) => async () => {
+      let token = await refreshTokenFor(client.clientId, client.basic, jar)
       return async () => {
         const res = await fetch(`${base}/oauth2/token`, {
           method: 'POST',
-          headers: form,
+          headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
           body: `grant_type=refresh_token&refresh_token=${token}`,
         })
         const body = (await res.json()) as { refresh_token?: string }
@@ -155,12 +192,16 @@ async function main(): Promise<void> {
         token = body.refresh_token
         return true
       }
-    })
-    await measure('client_credentials', pid, async () => async () => {
-      const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' })
-      await res.arrayBuffer()
-      return res.status === 200
-    })
+    }
+    if (SCENARIOS.has('rs256')) await measure('refresh_token (rotating, RS256 ID token)', pid, refresh(rs256))
+    if (SCENARIOS.has('eddsa')) await measure('refresh_token (rotating, EdDSA ID token)', pid, refresh(eddsa))
+    const form = { authorization: rs256.basic, 'content-type': 'application/x-www-form-urlencoded' }
+    if (SCENARIOS.has('cc'))
+      await measure('client_credentials', pid, async () => async () => {
+        const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers: form, body: 'grant_type=client_credentials' })
+        await res.arrayBuffer()
+        return res.status === 200
+      })
   } finally {
     server.kill('SIGTERM')
     await new Promise((resolve) => server.once('exit', resolve))

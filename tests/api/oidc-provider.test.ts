@@ -5,6 +5,9 @@ import { eq } from 'drizzle-orm'
 import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
 import { rotateSigningKey } from '../../server/features/jwt/keys.js'
+import { ConsumedMeanwhile, WriteBatch } from '../../server/features/oidc-provider/batch.js'
+import { commitWithOthers } from '../../server/features/oidc-provider/commit.js'
+import { findModel, upsertModel } from '../../server/features/oidc-provider/store.js'
 import { connectedApps, revokeConsent } from '../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -721,5 +724,121 @@ describe('sessions', () => {
     } finally {
       server.gatehouse.config.update({ oidcProvider: { groups: null } })
     }
+  })
+})
+
+describe('token requests: rotation, reuse and audit under concurrency', () => {
+  const tokenRequest = (basic: string, body: string) =>
+    fetch(`${server.base}/oauth2/token`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    })
+
+  async function offlineGrant() {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid offline_access')
+    const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+    const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`
+    return { clientId: client.clientId, basic, config, refreshToken: tokens.refresh_token as string }
+  }
+
+  const issuedTo = async (clientId: string, grantType: string) =>
+    (await auditTypes()).filter(
+      (a) => a.type === 'oidc.token-issued' && a.target === clientId && (a.detail as { grantType?: string }).grantType === grantType,
+    ).length
+
+  it('each rotating refresh has its audit entry; the same refresh token sent five times at once is honoured once, then the grant is revoked', async () => {
+    const grant = await offlineGrant()
+    let token = grant.refreshToken
+    for (let i = 0; i < 3; i++) {
+      const res = await tokenRequest(grant.basic, `grant_type=refresh_token&refresh_token=${token}`)
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { refresh_token: string; access_token: string; id_token: string }
+      expect(body.refresh_token).not.toBe(token)
+      expect(body.id_token).toBeTruthy()
+      token = body.refresh_token
+    }
+    expect(await issuedTo(grant.clientId, 'refresh_token')).toBe(3)
+
+    // Five requests with one token, sent together: exactly one may rotate it.
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const res = await tokenRequest(grant.basic, `grant_type=refresh_token&refresh_token=${token}`)
+        return { status: res.status, body: (await res.json()) as { refresh_token?: string; access_token?: string; error?: string } }
+      }),
+    )
+    const honoured = answers.filter((a) => a.status === 200)
+    expect(honoured).toHaveLength(1)
+    for (const refused of answers.filter((a) => a.status !== 200)) {
+      expect(refused.status).toBe(400)
+      expect(refused.body.error).toBe('invalid_grant')
+    }
+    // The refresh token was presented again: the whole grant is revoked, the answered one included.
+    const after = await tokenRequest(grant.basic, `grant_type=refresh_token&refresh_token=${honoured[0]?.body.refresh_token}`)
+    expect(after.status).toBe(400)
+    expect(((await after.json()) as { error: string }).error).toBe('invalid_grant')
+    expect((await oidc.tokenIntrospection(grant.config, honoured[0]?.body.access_token as string)).active).toBe(false)
+    // One audit entry per token issued, one refusal per refused request.
+    expect(await issuedTo(grant.clientId, 'refresh_token')).toBe(4)
+    const refusals = (await auditTypes()).filter((a) => a.type === 'oidc.token-refused' && a.target === grant.clientId)
+    expect(refusals.length).toBe(5)
+  })
+
+  it('client credentials: every token issued has its audit entry', async () => {
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`
+    const answers = await Promise.all(Array.from({ length: 6 }, () => tokenRequest(basic, 'grant_type=client_credentials')))
+    const ok = answers.filter((r) => r.status === 200).length
+    expect(ok).toBe(6)
+    expect(await issuedTo(client.clientId, 'client_credentials')).toBe(6)
+  })
+})
+
+describe('group commit of token requests', () => {
+  it('batches handed over in one turn share a commit; one whose consume lost the race fails alone, the others are kept', async () => {
+    const ctx = server.gatehouse.ctx
+    const now = new Date(server.clock.now())
+    const model = (id: string, grantId: string) => ({
+      kind: 'RefreshToken',
+      id,
+      payload: JSON.stringify({ jti: id, grantId }),
+      grantId,
+      uid: null,
+      userCode: null,
+      gatehouseSessionId: null,
+      consumedAt: null,
+      expiresAt: new Date(now.getTime() + 60_000),
+    })
+    await upsertModel(ctx, model('group-rt-1', 'group-grant'))
+    // Two requests read the same unconsumed refresh token and consume it; a third stores a new one.
+    const first = new WriteBatch()
+    first.read('RefreshToken', await findModel(ctx, 'RefreshToken', 'group-rt-1'))
+    first.consume('RefreshToken', 'group-rt-1', now)
+    first.upsert(model('group-rt-2', 'group-grant'))
+    const second = new WriteBatch()
+    second.read('RefreshToken', await findModel(ctx, 'RefreshToken', 'group-rt-1'))
+    second.consume('RefreshToken', 'group-rt-1', now)
+    second.upsert(model('group-rt-3', 'group-grant'))
+    const third = new WriteBatch()
+    third.upsert(model('group-rt-4', 'other-grant'))
+    third.audits.push({ type: 'oidc.token-issued', target: 'group-test', detail: { grantType: 'client_credentials' } })
+
+    const results = await Promise.allSettled([commitWithOthers(ctx, first), commitWithOthers(ctx, second), commitWithOthers(ctx, third)])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    const failure = (results[1] as PromiseRejectedResult).reason
+    expect(failure).toBeInstanceOf(ConsumedMeanwhile)
+    expect((failure as ConsumedMeanwhile).grantId).toBe('group-grant')
+
+    expect((await findModel(ctx, 'RefreshToken', 'group-rt-1'))?.consumedAt?.getTime()).toBe(now.getTime())
+    expect(JSON.parse((await findModel(ctx, 'RefreshToken', 'group-rt-1'))?.payload ?? '{}').consumed).toBe(
+      Math.floor(now.getTime() / 1000),
+    )
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-2')).toBeDefined()
+    // Nothing of the request that lost is kept.
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-3')).toBeUndefined()
+    expect(await findModel(ctx, 'RefreshToken', 'group-rt-4')).toBeDefined()
+    expect((await auditTypes()).filter((a) => a.target === 'group-test')).toHaveLength(1)
   })
 })

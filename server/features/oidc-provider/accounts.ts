@@ -1,9 +1,9 @@
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
-import { findUserById } from '../../core/users.js'
 import type { OidcProviderConfig } from './config.js'
 import type { OidcClientRow } from './schema.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
+import { findUserRow } from './store.js'
 
 /**
  * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
@@ -18,7 +18,7 @@ export function isBanned(ctx: AuthContext, row: UserRow): boolean {
 
 /** The user when they exist and are not banned. */
 export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
-  const row = await findUserById(ctx, userId)
+  const row = await findUserRow(ctx, userId)
   if (!row || isBanned(ctx, row)) return undefined
   return row
 }
@@ -66,8 +66,18 @@ export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProvide
   return [...new Set(groups)]
 }
 
-/** Every claim Gatehouse can release; oidc-provider keeps those the granted scopes cover. */
-export async function userClaims(ctx: AuthContext, row: UserRow): Promise<Record<string, unknown>> {
+/**
+ * Every claim Gatehouse can release; oidc-provider keeps those the granted scopes and claims
+ * cover. `groups` (two membership queries) is worked out only when the scope or the requested
+ * claims name it (`scope` absent: always).
+ */
+export async function userClaims(
+  ctx: AuthContext,
+  row: UserRow,
+  scope?: string,
+  requested?: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const withGroups = scope === undefined || scope.split(' ').includes('groups') || (requested !== undefined && 'groups' in requested)
   return {
     sub: row.id,
     email: row.email,
@@ -76,6 +86,6 @@ export async function userClaims(ctx: AuthContext, row: UserRow): Promise<Record
     picture: row.image ?? undefined,
     preferred_username: row.username ?? row.email,
     updated_at: Math.floor(row.updatedAt.getTime() / 1000),
-    groups: await groupsOf(ctx, row, ctx.config().oidcProvider.groups),
+    groups: withGroups ? await groupsOf(ctx, row, ctx.config().oidcProvider.groups) : undefined,
   }
 }

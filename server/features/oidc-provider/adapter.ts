@@ -1,6 +1,8 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthContext } from '../../core/context.js'
+import type { OidcModelRow } from './schema.js'
+import type { WriteBatch } from './batch.js'
 import { clientMetadata } from './clients.js'
 import {
   consumeModel,
@@ -25,15 +27,26 @@ export async function dropEndedSession(ctx: AuthContext, sessionId: string): Pro
   }
 }
 
-/** The Gatehouse session of the request oidc-provider is serving (set by the mount). */
-export const gatehouseRequest = new AsyncLocalStorage<{ sessionId: string | null }>()
+/**
+ * The Gatehouse session of the request oidc-provider is serving, and for a token request the batch
+ * its writes go to (set by the mount).
+ */
+export const gatehouseRequest = new AsyncLocalStorage<{ sessionId: string | null; batch?: WriteBatch }>()
+
+/** The open write batch of the current request, if any (see batch.ts). */
+function openBatch(): WriteBatch | undefined {
+  const batch = gatehouseRequest.getStore()?.batch
+  return batch && !batch.closed ? batch : undefined
+}
 
 /**
  * oidc-provider's storage on Gatehouse's database. Every model (Session, Interaction, Grant,
  * AuthorizationCode, AccessToken, RefreshToken, ClientCredentials, …) is a row keyed by kind and
  * id; expiry is kept from Gatehouse's clock and checked on every read, so a test clock expires a
- * code without waiting. Clients are read from the client table at each use (no cache): a client
- * created, changed or deleted by the CLI or the panel counts on the next request.
+ * code without waiting. Clients are read through the store's client cache, which any other
+ * process's commit and this process's client writes empty: a client created, changed or deleted
+ * by the CLI or the panel counts on the next request. During a token
+ * request, writes go to its batch and reads see them (committed at once before the answer).
  */
 export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter {
   return class GatehouseAdapter implements Adapter {
@@ -47,7 +60,7 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       if (this.kind === 'Client') return
-      await upsertModel(ctx, {
+      const row: OidcModelRow = {
         kind: this.kind,
         id,
         payload: JSON.stringify(payload),
@@ -58,7 +71,10 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
         gatehouseSessionId: this.kind === 'Session' ? (gatehouseRequest.getStore()?.sessionId ?? null) : null,
         consumedAt: typeof payload.consumed === 'number' ? new Date(payload.consumed * 1000) : null,
         expiresAt: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
-      })
+      }
+      const batch = openBatch()
+      if (batch) batch.upsert(row)
+      else await upsertModel(ctx, row)
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -66,7 +82,11 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
         const row = await findClient(ctx, id)
         return row ? (clientMetadata(row) as AdapterPayload) : undefined
       }
-      return this.live(await findModel(ctx, this.kind, id))
+      const batch = openBatch()
+      if (!batch) return this.live(await findModel(ctx, this.kind, id))
+      const own = batch.overlaid(this.kind, id)
+      if (own !== undefined) return this.live(own ?? undefined)
+      return this.live(batch.read(this.kind, await findModel(ctx, this.kind, id)))
     }
 
     /**
@@ -76,26 +96,38 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
      * an authorization request drops such a session first, see dropEndedSession.)
      */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      const row = await findModelByUid(ctx, this.kind, uid)
+      const batch = openBatch()
+      const own = batch?.overlaidByUid(this.kind, uid)
+      if (own) return this.live(own)
+      const found = await findModelByUid(ctx, this.kind, uid)
+      const row = batch ? batch.read(this.kind, found) : found
       if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now()))))
         return undefined
       return this.live(row)
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      return this.live(await findModelByUserCode(ctx, this.kind, userCode))
+      const found = await findModelByUserCode(ctx, this.kind, userCode)
+      const batch = openBatch()
+      return this.live(batch ? batch.read(this.kind, found) : found)
     }
 
     async consume(id: string): Promise<void> {
-      await consumeModel(ctx, this.kind, id, new Date(ctx.clock.now()))
+      const batch = openBatch()
+      if (batch) batch.consume(this.kind, id, new Date(ctx.clock.now()))
+      else await consumeModel(ctx, this.kind, id, new Date(ctx.clock.now()))
     }
 
     async destroy(id: string): Promise<void> {
-      await destroyModel(ctx, this.kind, id)
+      const batch = openBatch()
+      if (batch) batch.destroy(this.kind, id)
+      else await destroyModel(ctx, this.kind, id)
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await deleteByGrantId(ctx, this.kind, grantId)
+      const batch = openBatch()
+      if (batch) batch.revoke(this.kind, grantId)
+      else await deleteByGrantId(ctx, this.kind, grantId)
     }
   }
 }

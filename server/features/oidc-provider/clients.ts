@@ -258,7 +258,7 @@ export async function removeClient(ctx: AuthContext, clientId: string, by: By): 
   })
 }
 
-/** oidc-provider's client metadata for a stored client (read from the database at each use). */
+/** oidc-provider's client metadata for a stored client (read through the store's client cache at each use). */
 export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
   return {
     client_id: row.clientId,

@@ -7,6 +7,7 @@ import type { RouteContext } from '../../http/route.js'
 import { resolveRequestSession } from '../../http/session.js'
 import { jwksJSON } from '../jwt/keys.js'
 import { dropEndedSession, gatehouseRequest } from './adapter.js'
+import { WriteBatch } from './batch.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { oidcProviderRoutes } from './routes.js'
@@ -62,8 +63,10 @@ async function handle(rc: RouteContext, req: IncomingMessage, res: ServerRespons
   const provider = await cacheFor(ctx).get()
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
   const active = resolved.status === 'active' ? resolved.data : null
-  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [] })
-  return gatehouseRequest.run({ sessionId: active?.session.id ?? null }, () => serve(rc, provider, req, res))
+  // A token request's writes are committed at once, with its audit entries, before the answer.
+  const batch = rc.path === OIDC_ROUTES.token && req.method === 'POST' ? new WriteBatch() : undefined
+  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [], batch })
+  return gatehouseRequest.run({ sessionId: active?.session.id ?? null, batch }, () => serve(rc, provider, req, res))
 }
 
 async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -115,6 +115,16 @@ declare module 'oidc-provider' {
       check: (ctx: KoaContextWithOIDC) => boolean | Promise<boolean>,
     ) => unknown
   }
+  /** A signing key whose private part oidc-provider never sees (features.externalSigningSupport). */
+  export class ExternalSigningKey {
+    kid: string
+    alg: string
+    readonly use: string
+    /** The public key (verification, the JWKS). */
+    keyObject(): import('node:crypto').KeyObject
+    /** The JWS signature of `data`. */
+    sign(data: Buffer): Promise<Buffer | Uint8Array>
+  }
   export const errors: Record<string, new (description?: string) => Error & { error: string; error_description?: string; status: number }>
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration)

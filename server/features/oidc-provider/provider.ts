@@ -8,9 +8,12 @@ import type { Logger } from '../../log.js'
 import { providerSigningJwks } from '../jwt/keys.js'
 import { activeUser, mayUseClient, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
+import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
-import { findClient } from './store.js'
+import { nodeSigningKeys } from './signing.js'
+import { commitWithOthers } from './commit.js'
+import { deleteGrantAndTokens, findClient } from './store.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -40,6 +43,8 @@ export interface GatehouseRequestState {
   meta: RequestMeta
   /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
   pending: Promise<void>[]
+  /** A token request's writes and audit entries, committed at once before the answer (batch.ts). */
+  batch?: WriteBatch
 }
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
@@ -88,9 +93,54 @@ function cookieKeys(secret: string): string[] {
 function auditOf(ctx: AuthContext) {
   return (koa: KoaContextWithOIDC, event: Parameters<typeof recordAudit>[1]): void => {
     const state = requestState.get(koa.req)
+    if (state?.batch && !state.batch.closed) {
+      state.batch.audits.push({ meta: state.meta, ...event })
+      return
+    }
     const write = recordAudit(ctx, { meta: state?.meta ?? null, ...event })
     if (state) state.pending.push(write)
     else write.catch(() => {})
+  }
+}
+
+/**
+ * Commits a token request's batch: its model writes and audit entries in one transaction (shared
+ * with the other token requests of the same turn of the event loop, commit.ts). When a
+ * model it consumed (a refresh token, a code) was consumed by a concurrent request first, nothing
+ * of it is kept: the grant is revoked, as oidc-provider does when a consumed token is presented
+ * again, and the answer becomes invalid_grant.
+ */
+async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: GatehouseRequestState, batch: WriteBatch): Promise<void> {
+  batch.closed = true
+  if (batch.writes.length === 0 && batch.audits.length === 0) return
+  try {
+    await commitWithOthers(ctx, batch)
+  } catch (error) {
+    if (!(error instanceof ConsumedMeanwhile)) throw error
+    const client = koa.oidc?.client?.clientId ?? null
+    const grantType = koa.oidc?.params?.grant_type ?? null
+    const actorUserId = accountIdOf(koa)
+    await ctx.storage.transaction(async () => {
+      if (error.grantId) await deleteGrantAndTokens(ctx, error.grantId)
+      await recordAudit(ctx, {
+        type: 'oidc.token-refused',
+        outcome: 'failure',
+        actorUserId,
+        target: client,
+        meta: state.meta,
+        detail: { grantType, error: 'invalid_grant', description: 'grant request is invalid', reason: `${error.kind} already used` },
+      })
+      if (error.grantId)
+        await recordAudit(ctx, {
+          type: 'oidc.grant-revoked',
+          actorUserId,
+          target: client,
+          meta: state.meta,
+          detail: { grantId: error.grantId, route: koa.oidc?.route ?? null },
+        })
+    })
+    koa.status = 400
+    koa.body = { error: 'invalid_grant', error_description: 'grant request is invalid' }
   }
 }
 
@@ -128,7 +178,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const base = ctx.config().basePath
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
-    const { default: Provider, interactionPolicy } = await import('oidc-provider')
+    const { default: Provider, interactionPolicy, ExternalSigningKey } = await import('oidc-provider')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -144,7 +194,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
 
     const provider = new Provider(ctx.baseURL, {
       adapter: databaseAdapter(ctx),
-      jwks: { keys },
+      jwks: { keys: nodeSigningKeys(ExternalSigningKey, keys) as Record<string, unknown>[] },
       findAccount: async (koa, sub) => {
         const user = await activeUser(ctx, sub)
         if (!user) return undefined
@@ -153,7 +203,11 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           const client = await findClient(ctx, clientId)
           if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
         }
-        return { accountId: user.id, claims: async () => (await userClaims(ctx, user)) as { sub: string } }
+        return {
+          accountId: user.id,
+          claims: async (_use: string, scope: string, requested?: unknown) =>
+            (await userClaims(ctx, user, scope, (requested ?? undefined) as Record<string, unknown> | undefined)) as { sub: string },
+        }
       },
       claims: CLAIMS,
       scopes: SCOPES,
@@ -176,6 +230,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       },
       features: {
         devInteractions: { enabled: false },
+        // The live keys sign through node:crypto directly (signing.ts).
+        externalSigningSupport: { enabled: true, ack: 'experimental-01' },
         revocation: { enabled: true },
         introspection: {
           enabled: true,
@@ -325,10 +381,16 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
     })
-    // The answer leaves only once the audit entries of the events it caused are written.
+    // The answer leaves only once the writes and audit entries of the events it caused are
+    // committed (a token request's in one transaction, also when it failed half-way).
     provider.use(async (koa, next) => {
-      await next()
-      await settleAudit(requestState.get(koa.req))
+      const state = requestState.get(koa.req)
+      try {
+        await next()
+      } finally {
+        if (state?.batch) await commitBatch(ctx, koa, state, state.batch)
+      }
+      await settleAudit(state)
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }

@@ -1,30 +1,96 @@
-import { and, asc, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
-import { oidcClient, oidcConsent, oidcModel, session } from '../../db/schema.js'
-import { firstRow } from '../../db/storage.js'
+import { ChangeGuardedCache } from '../../core/session-cache.js'
+import type { DB } from '../../db/index.js'
+import { oidcClient, oidcConsent, oidcModel, session, user } from '../../db/schema.js'
+import { firstRow, type Storage } from '../../db/storage.js'
+import { ConsumedMeanwhile, consumedPayload, type ModelWrite } from './batch.js'
 import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
 
 /** Every SQL statement of the OIDC provider feature. */
+
+// ------------------------------------------------------------------ prepared statements
+
+/**
+ * The statements of every token request (find a model, store one, consume one, find a client),
+ * built and prepared once per database handle and run with placeholders: drizzle's query building
+ * and SQLite's statement compilation were a fifth of a rotating refresh's CPU time. On PostgreSQL
+ * a transaction's handle is new each time, so inside one they are built once per transaction.
+ */
+const statements = new WeakMap<DB, Map<string, unknown>>()
+
+function statement<T>(ctx: AuthContext, name: string, build: (db: DB) => T): T {
+  const db = ctx.db
+  let byName = statements.get(db)
+  if (!byName) {
+    byName = new Map()
+    statements.set(db, byName)
+  }
+  let prepared = byName.get(name) as T | undefined
+  if (prepared === undefined) {
+    prepared = build(db)
+    byName.set(name, prepared)
+  }
+  return prepared
+}
+
+const p = sql.placeholder
+
+/** A nullable timestamp as each driver stores it: epoch milliseconds in SQLite, a Date for node-postgres. */
+const driverTime = (ctx: AuthContext, at: Date | null): Date | number | null =>
+  at === null ? null : ctx.storage.dialect === 'sqlite' ? at.getTime() : at
+const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`
 
 // ------------------------------------------------------------------ oidc-provider's models
 
 /** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
 export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
-  const { kind, id, gatehouseSessionId, ...others } = row
-  const rest = gatehouseSessionId ? { ...others, gatehouseSessionId } : others
-  await ctx.db
-    .insert(oidcModel)
-    .values(row)
-    .onConflictDoUpdate({ target: [oidcModel.kind, oidcModel.id], set: rest })
+  const upsert = statement(ctx, 'upsertModel', (db) =>
+    db
+      .insert(oidcModel)
+      .values({
+        kind: p('kind'),
+        id: p('id'),
+        payload: p('payload'),
+        grantId: p('grantId'),
+        uid: p('uid'),
+        userCode: p('userCode'),
+        gatehouseSessionId: p('gatehouseSessionId'),
+        // Nullable timestamps: raw placeholders (drizzle's column encoder does not take null), see driverTime.
+        consumedAt: sql`${p('consumedAt')}`,
+        expiresAt: sql`${p('expiresAt')}`,
+      })
+      .onConflictDoUpdate({
+        target: [oidcModel.kind, oidcModel.id],
+        set: {
+          payload: excluded(oidcModel.payload),
+          grantId: excluded(oidcModel.grantId),
+          uid: excluded(oidcModel.uid),
+          userCode: excluded(oidcModel.userCode),
+          gatehouseSessionId: sql`coalesce(${excluded(oidcModel.gatehouseSessionId)}, ${oidcModel.gatehouseSessionId})`,
+          consumedAt: excluded(oidcModel.consumedAt),
+          expiresAt: excluded(oidcModel.expiresAt),
+        },
+      })
+      .prepare(),
+  )
+  await upsert.execute({
+    ...row,
+    gatehouseSessionId: row.gatehouseSessionId || null,
+    consumedAt: driverTime(ctx, row.consumedAt),
+    expiresAt: driverTime(ctx, row.expiresAt),
+  })
 }
 
 export async function findModel(ctx: AuthContext, kind: string, id: string): Promise<OidcModelRow | undefined> {
-  return firstRow(
-    ctx.db
+  const find = statement(ctx, 'findModel', (db) =>
+    db
       .select()
       .from(oidcModel)
-      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id))),
+      .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.id, p('id'))))
+      .prepare(),
   )
+  return (await find.execute({ kind, id }))[0]
 }
 
 export async function findModelByUid(ctx: AuthContext, kind: string, uid: string): Promise<OidcModelRow | undefined> {
@@ -50,16 +116,62 @@ export async function consumeModel(ctx: AuthContext, kind: string, id: string, a
   await ctx.storage.transaction(async () => {
     const row = await findModel(ctx, kind, id)
     if (!row) return
-    const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), consumed: Math.floor(at.getTime() / 1000) }
     await ctx.db
       .update(oidcModel)
-      .set({ payload: JSON.stringify(payload), consumedAt: at })
+      .set({ payload: consumedPayload(row.payload, at), consumedAt: at })
       .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
   })
 }
 
+/**
+ * Consumes a model only if it is still unconsumed (`seen`: the row as the request read it, so no
+ * second read); throws ConsumedMeanwhile when another request consumed or removed it first.
+ */
+async function consumeUnconsumed(
+  ctx: AuthContext,
+  kind: string,
+  id: string,
+  at: Date,
+  seen: OidcModelRow | null,
+  payload: string | null,
+): Promise<void> {
+  const row = seen ?? (await findModel(ctx, kind, id))
+  if (!row) return
+  const consume = statement(ctx, 'consumeUnconsumed', (db) =>
+    db
+      .update(oidcModel)
+      .set({ payload: sql`${p('payload')}`, consumedAt: sql`${p('consumedAt')}` })
+      .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.id, p('id')), isNull(oidcModel.consumedAt)))
+      .returning({ id: oidcModel.id })
+      .prepare(),
+  )
+  const updated = await consume.execute({
+    payload: seen && payload ? payload : consumedPayload(row.payload, at),
+    consumedAt: driverTime(ctx, at),
+    kind,
+    id,
+  })
+  if (updated.length === 0) throw new ConsumedMeanwhile(kind, row.grantId)
+}
+
+/** A token request's model writes, in order (the caller's transaction holds them; see batch.ts). */
+export async function applyModelWrites(ctx: AuthContext, writes: readonly ModelWrite[]): Promise<void> {
+  for (const write of writes) {
+    if (write.op === 'upsert') await upsertModel(ctx, write.row)
+    else if (write.op === 'consume') await consumeUnconsumed(ctx, write.kind, write.id, write.at, write.seen, write.payload)
+    else if (write.op === 'destroy') await destroyModel(ctx, write.kind, write.id)
+    else await deleteByGrantId(ctx, write.kind, write.grantId)
+  }
+}
+
 export async function destroyModel(ctx: AuthContext, kind: string, id: string): Promise<void> {
-  await ctx.db.delete(oidcModel).where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
+  const destroy = statement(ctx, 'destroyModel', (db) =>
+    db
+      .delete(oidcModel)
+      .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.id, p('id'))))
+      .prepare(),
+  )
+  await destroy.execute({ kind, id })
 }
 
 /** Deletes the rows of one kind (codes, access or refresh tokens) issued under a grant. */
@@ -92,6 +204,21 @@ export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<
   ).length
 }
 
+/**
+ * A user's row by id: core's findUserById as a prepared statement (every refresh and code exchange
+ * reads it to check the account; building the query each time was most of its cost).
+ */
+export async function findUserRow(ctx: AuthContext, id: string): Promise<typeof user.$inferSelect | undefined> {
+  const find = statement(ctx, 'findUserRow', (db) =>
+    db
+      .select()
+      .from(user)
+      .where(eq(user.id, p('id')))
+      .prepare(),
+  )
+  return (await find.execute({ id }))[0]
+}
+
 /** Whether a Gatehouse session still exists and has not expired. */
 export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string, now: Date): Promise<boolean> {
   return (
@@ -106,12 +233,48 @@ export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string
 
 // ------------------------------------------------------------------ clients
 
+/**
+ * Clients read on every token request (client authentication, then the account check), cached per
+ * storage. Another process's commit (the CLI, another instance) empties the cache, as do this
+ * process's own client writes below (insert, update, delete): a change counts on the next request.
+ */
+const clientCaches = new WeakMap<Storage, ChangeGuardedCache<OidcClientRow>>()
+
+function clientCache(ctx: AuthContext): ChangeGuardedCache<OidcClientRow> {
+  let cache = clientCaches.get(ctx.storage)
+  if (!cache) {
+    cache = new ChangeGuardedCache(ctx.storage.changeSignal(), 1_000)
+    clientCaches.set(ctx.storage, cache)
+  }
+  return cache
+}
+
+/** Before and after each client write, so no read made while it was under way stays cached. */
+const forgetClients = (ctx: AuthContext): void => {
+  clientCaches.delete(ctx.storage)
+}
+
 export async function insertClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
+  forgetClients(ctx)
   await ctx.db.insert(oidcClient).values(row)
+  forgetClients(ctx)
 }
 
 export async function findClient(ctx: AuthContext, clientId: string): Promise<OidcClientRow | undefined> {
-  return firstRow(ctx.db.select().from(oidcClient).where(eq(oidcClient.clientId, clientId)))
+  const cache = clientCache(ctx)
+  await cache.sync?.()
+  const cached = cache.get(clientId)
+  if (cached) return cached
+  const find = statement(ctx, 'findClient', (db) =>
+    db
+      .select()
+      .from(oidcClient)
+      .where(eq(oidcClient.clientId, p('clientId')))
+      .prepare(),
+  )
+  const row = (await find.execute({ clientId }))[0]
+  if (row) cache.set(clientId, row)
+  return row
 }
 
 export async function listClients(ctx: AuthContext): Promise<OidcClientRow[]> {
@@ -123,11 +286,17 @@ export async function updateClient(
   clientId: string,
   patch: Partial<Omit<OidcClientRow, 'clientId'>>,
 ): Promise<OidcClientRow | undefined> {
-  return (await ctx.db.update(oidcClient).set(patch).where(eq(oidcClient.clientId, clientId)).returning())[0]
+  forgetClients(ctx)
+  const row = (await ctx.db.update(oidcClient).set(patch).where(eq(oidcClient.clientId, clientId)).returning())[0]
+  forgetClients(ctx)
+  return row
 }
 
 export async function deleteClient(ctx: AuthContext, clientId: string): Promise<boolean> {
-  return (await ctx.db.delete(oidcClient).where(eq(oidcClient.clientId, clientId)).returning({ id: oidcClient.clientId })).length > 0
+  forgetClients(ctx)
+  const deleted = await ctx.db.delete(oidcClient).where(eq(oidcClient.clientId, clientId)).returning({ id: oidcClient.clientId })
+  forgetClients(ctx)
+  return deleted.length > 0
 }
 
 // ------------------------------------------------------------------ remembered consent
