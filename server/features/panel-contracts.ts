@@ -12,6 +12,7 @@ import { overviewContract } from './overview/panel-contract.js'
 import { settingsContract } from './settings/panel-contract.js'
 import { mailContract } from './mail/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
+import { genericOAuthContract } from './generic-oauth/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -32,4 +33,5 @@ export const featureContracts = {
   ...settingsContract,
   ...mailContract,
   ...forwardAuthContract,
+  ...genericOAuthContract,
 }

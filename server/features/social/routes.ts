@@ -89,7 +89,7 @@ export const socialRoutes = [
     }),
     handler: async (rc) => {
       const { ctx, body } = rc
-      const provider = requireProvider(ctx, body.provider)
+      const provider = await requireProvider(ctx, body.provider)
       if (body.idToken) {
         const result = await finishSignIn(rc, await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta))
         if (result.kind === 'second-factor') return result.answer
@@ -166,7 +166,7 @@ export const socialRoutes = [
     }),
     handler: async (rc) => {
       const { ctx, body, session } = rc
-      const provider = requireProvider(ctx, body.provider)
+      const provider = await requireProvider(ctx, body.provider)
       if (!ctx.config().account.accountLinking.enabled) throw socialError('LINKING_NOT_ALLOWED')
       const link = { userId: session.user.id, email: session.user.email }
       if (body.idToken) {
