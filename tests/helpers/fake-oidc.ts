@@ -35,6 +35,8 @@ export class FakeOidc {
   user: FakeOidcUser = { sub: 'sub-1', email: 'someone@example.com', email_verified: true, name: 'Someone' }
   tamper: { key?: SigningKey; aud?: string; nonce?: string; iss?: string; noIdToken?: boolean } = {}
   authorizeError: string | null = null
+  /** The time ID tokens are issued at (the server under test's clock), ms. */
+  now: () => number = Date.now
   /** Ask for PKCE at the token endpoint (S256). */
   requirePkce = true
   readonly codes = new Map<string, IssuedCode>()
@@ -139,7 +141,7 @@ export class FakeOidc {
     }
     const nonce = t.nonce ?? issued.nonce
     if (nonce) claims.nonce = nonce
-    const idToken = t.noIdToken ? undefined : await (t.key ?? this.key).sign(claims)
+    const idToken = t.noIdToken ? undefined : await (t.key ?? this.key).sign(claims, { issuedAt: Math.floor(this.now() / 1000) })
     return {
       json: {
         access_token: access,
