@@ -113,7 +113,7 @@ describe('generic OAuth: an OpenID provider by discovery', () => {
     expect(url.searchParams.get('scope')).toBe('openid email profile')
     expect(url.searchParams.get('code_challenge_method')).toBe('S256')
     const nonce = url.searchParams.get('nonce') as string
-    expect(nonce).toMatch(/^[A-Za-z0-9]{32}$/)
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{32}$/)
     const state = url.searchParams.get('state') as string
     const stored = await firstRow(
       db()

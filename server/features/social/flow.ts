@@ -40,9 +40,9 @@ export const REFRESH_THRESHOLD_MS = 5_000
 const CLOCK_TOLERANCE_S = 60
 /** better-auth 1.7's skew for verified ID tokens (exp, nbf, iat), as oauth4webapi's. */
 const ID_TOKEN_CLOCK_TOLERANCE_S = 30
-/** better-auth 1.7's generateIdTokenNonce: 32 characters. */
+/** better-auth 1.7's generateIdTokenNonce: 32 characters of the URL-safe alphabet. */
 const NONCE_LENGTH = 32
-const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
 export interface ResolvedProvider {
   /** The provider id: one of the 18, or one a feature adds (Feature.oauthProviders). */
