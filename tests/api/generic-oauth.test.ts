@@ -262,6 +262,50 @@ describe('generic OAuth: an OpenID provider by discovery', () => {
   })
 })
 
+describe('generic OAuth: linking and provider tokens', () => {
+  it('links the provider to the signed-in user through /link-social, then reads and refreshes its tokens', async () => {
+    const email = uniqueEmail('acme-linker')
+    const browser = new Browser()
+    const signedUp = await browser.postJson(
+      `${server.base}/sign-up/email`,
+      { email, password: 'correct horse battery', name: 'Linker' },
+      server.origin,
+    )
+    expect(signedUp.status).toBe(200)
+    op.user = { sub: `acme-linker-${Date.now()}`, email, email_verified: true, name: 'Linker at Acme' }
+    const link = await browser.postJson(`${server.base}/link-social`, { provider: 'acme', callbackURL: '/linked' }, server.origin)
+    expect(link.status).toBe(200)
+    const { url } = (await link.json()) as { url: string }
+    expect(new URL(url).searchParams.get('nonce')).toMatch(/^[A-Za-z0-9_-]{32}$/)
+    const back = await op.authorizeRedirect(url)
+    const callback = await browser.request(back.toString())
+    expect(callback.headers.get('location')).toBe('/linked')
+    const accounts = (await (await browser.request(`${server.base}/list-accounts`)).json()) as Array<{ providerId: string }>
+    expect(accounts.map((a) => a.providerId).sort()).toEqual(['acme', 'credential'])
+
+    const token = await browser.postJson(`${server.base}/get-access-token`, { providerId: 'acme' }, server.origin)
+    expect(token.status).toBe(200)
+    const body = (await token.json()) as { accessToken: string; idToken: string; scopes: string[] }
+    expect(body.accessToken).toMatch(/^[0-9a-f]{32}$/)
+    expect(body.idToken.split('.')).toHaveLength(3)
+    const refreshed = await browser.postJson(`${server.base}/refresh-token`, { providerId: 'acme' }, server.origin)
+    expect(refreshed.status).toBe(200)
+    const after = (await refreshed.json()) as { accessToken: string; providerId: string }
+    expect(after.providerId).toBe('acme')
+    expect(after.accessToken).not.toBe(body.accessToken)
+    expect(op.http.calls('POST', '/token').at(-1)?.form.get('grant_type')).toBe('refresh_token')
+  })
+
+  it('refuses a provider configured without discovery or endpoints, and a duplicate id', () => {
+    expect(() => server.gatehouse.config.update({ genericOAuth: { config: [{ providerId: 'x', clientId: 'y' }] } })).toThrow(/discoveryUrl/)
+    const dup = { providerId: 'x', clientId: 'y', authorizationUrl: 'https://a.example/a', tokenUrl: 'https://a.example/t' }
+    expect(() => server.gatehouse.config.update({ genericOAuth: { config: [dup, dup] } })).toThrow(/unique/)
+    expect(() => server.gatehouse.config.update({ genericOAuth: { config: [{ ...dup, getUserInfo: 'function' }] } })).toThrow(/getUserInfo/)
+    // Nothing changed: the configured providers still sign in.
+    expect(server.gatehouse.ctx.config().genericOAuth.config.map((c) => c.providerId)).toEqual(['acme', 'plain', 'down'])
+  })
+})
+
 describe('generic OAuth: a plain OAuth 2.0 provider by its endpoints', () => {
   it('signs in with client_secret_basic, no PKCE, the profile from userinfo (account id from `id`)', async () => {
     plainUser = { ...plainUser, id: 4242, email: uniqueEmail('plain') }
