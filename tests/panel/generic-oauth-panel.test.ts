@@ -107,6 +107,36 @@ describe('Providers view: generic OAuth providers', () => {
     await result.getByText('unable_to_get_user_info').waitFor()
     op.tamper = {}
 
+    // The operations' refusals name the field (a bad URL) or the provider (an unknown one).
+    const form = {
+      providerId: 'corp',
+      name: 'Corp SSO',
+      authorizationUrl: '',
+      tokenUrl: '',
+      userInfoUrl: '',
+      clientId: 'c',
+      scopes: [],
+      pkce: true,
+    }
+    const bad = await h.panel.service.dispatch('genericOAuth.save', { ...form, discoveryUrl: 'not a url' })
+    expect(bad).toMatchObject({ ok: false, error: { code: 'INVALID_CONFIG', issues: [{ path: 'discoveryUrl' }] } })
+    const none = await h.panel.service.dispatch('genericOAuth.save', { ...form, discoveryUrl: '' })
+    expect(none).toMatchObject({
+      ok: false,
+      error: {
+        code: 'INVALID_CONFIG',
+        issues: [{ path: 'discoveryUrl', message: 'needs discoveryUrl, or authorizationUrl and tokenUrl' }],
+      },
+    })
+    expect(await h.panel.service.dispatch('genericOAuth.remove', { providerId: 'nobody' })).toMatchObject({
+      ok: false,
+      error: { code: 'PROVIDER_NOT_FOUND', status: 404 },
+    })
+    // Still the saved provider, secret kept.
+    expect(await dispatch('genericOAuth.list')).toMatchObject([
+      { providerId: 'corp', discoveryUrl: op.discoveryUrl, hasClientSecret: true },
+    ])
+
     // Remove it: gone from the view, the config and sign-in.
     await saved.getByRole('button', { name: 'Remove' }).click()
     await page.getByText('Corp SSO removed').waitFor()
