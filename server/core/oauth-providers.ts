@@ -52,6 +52,11 @@ export interface ExtraOAuthProvider {
    * refuses the sign-in (unable_to_get_user_info).
    */
   profile(input: ExtraProfileInput): Promise<ExtraProfile | null>
+  /**
+   * The user named by the claims of an ID token an app hands in (`idToken` in /sign-in/social),
+   * already verified against `idToken`'s key set; null refuses it. Only used when `idToken` is set.
+   */
+  profileFromClaims(claims: Record<string, unknown>): ExtraProfile | null
 }
 
 export interface ExtraProfileInput {

@@ -180,6 +180,19 @@ async function scenario(base: string) {
   await run('ID token from another issuer', { iss: 'https://evil.example' })
   await run('provider error', {}, 'access_denied')
 
+  // An ID token the app obtained itself, verified against the provider's JWKS.
+  const idClaims = { iss: op.issuer, aud: CLIENT_ID, sub: `idt-${tag}`, email: `idt-${tag}@example.com`, email_verified: true, name: 'Idt' }
+  const issuedAt = { issuedAt: Math.floor(op.now() / 1000) }
+  for (const [name, token] of [
+    ['valid', await op.key.sign(idClaims, issuedAt)],
+    ['signed by another key', await op.strangerKey.sign(idClaims, issuedAt)],
+    ['for another audience', await op.key.sign({ ...idClaims, aud: 'someone-else' }, issuedAt)],
+  ] as const) {
+    seen[`sign-in/social idToken ${name}`] = await summary(
+      await new Browser().postJson(`${base}/sign-in/social`, { provider: 'acme', idToken: { token } }, origin),
+      base,
+    )
+  }
   seen['sign-in/social unknown provider'] = await summary(
     await new Browser().postJson(`${base}/sign-in/social`, { provider: 'nobody' }, origin),
     base,
@@ -199,6 +212,10 @@ describe('generic OAuth against better-auth 1.7.25 (genericOAuth plugin)', () =>
     const start = theirs['sign-in/social'] as { location?: string; cookies: Record<string, string> }
     delete start.location
     start.cookies['better-auth.state'] = start.cookies['better-auth.state']?.replace('Max-Age=300', 'Max-Age=600') ?? ''
+    // The core catalogue spells INVALID_TOKEN "invalid token" (SPEC §8, as for every provider's ID token); better-auth 1.7 capitalises it.
+    for (const [name, step] of Object.entries(theirs))
+      if (name.startsWith('sign-in/social idToken') && (step as { message?: string }).message === 'Invalid token')
+        (step as { message?: string }).message = 'invalid token'
     for (const name of Object.keys(theirs))
       expect({ step: name, ...(ours[name] as object) }).toEqual({ step: name, ...(theirs[name] as object) })
   })

@@ -306,6 +306,47 @@ describe('generic OAuth: linking and provider tokens', () => {
   })
 })
 
+describe('generic OAuth: an ID token the app obtained itself', () => {
+  const idTokenSignIn = async (provider: string, token: string) => {
+    const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider, idToken: { token } }, server.origin)
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+  }
+  const claims = () => ({
+    iss: op.issuer,
+    aud: CLIENT_ID,
+    sub: `acme-idt-${Math.random()}`,
+    email: uniqueEmail('acme-idt'),
+    email_verified: true,
+    name: 'Idt',
+  })
+  const now = () => ({ issuedAt: Math.floor(server.clock.now() / 1000) })
+
+  it('signs in with an ID token verified against the provider JWKS', async () => {
+    const c = claims()
+    const { status, body } = await idTokenSignIn('acme', await op.key.sign(c, now()))
+    expect(status).toBe(200)
+    expect(body).toMatchObject({ redirect: false, token: expect.any(String), user: { email: c.email, emailVerified: true } })
+    const row = await firstRow(db().select().from(account).where(eq(account.accountId, c.sub)))
+    expect(row?.providerId).toBe('acme')
+  })
+
+  it('refuses one signed by another key, for another audience or from another issuer (401 INVALID_TOKEN)', async () => {
+    for (const token of [
+      await op.strangerKey.sign(claims(), now()),
+      await op.key.sign({ ...claims(), aud: 'someone-else' }, now()),
+      await op.key.sign({ ...claims(), iss: 'https://evil.example' }, now()),
+    ]) {
+      expect(await idTokenSignIn('acme', token)).toEqual({ status: 401, body: { code: 'INVALID_TOKEN', message: 'invalid token' } })
+    }
+  })
+
+  it('answers 404 ID_TOKEN_NOT_SUPPORTED for a provider without a key set', async () => {
+    const res = await idTokenSignIn('plain', await op.key.sign(claims(), now()))
+    expect(res.status).toBe(404)
+    expect(res.body).toMatchObject({ code: 'ID_TOKEN_NOT_SUPPORTED' })
+  })
+})
+
 describe('generic OAuth: a plain OAuth 2.0 provider by its endpoints', () => {
   it('signs in with client_secret_basic, no PKCE, the profile from userinfo (account id from `id`)', async () => {
     plainUser = { ...plainUser, id: 4242, email: uniqueEmail('plain') }

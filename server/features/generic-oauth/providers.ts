@@ -13,11 +13,41 @@ const stringBoolean = (v: unknown): boolean | undefined =>
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 const subject = (v: unknown): string | null => (typeof v === 'string' || typeof v === 'number' ? String(v) : null)
 
+/** The raw profile an ID token's claims make, when they carry `sub` and `email` (better-auth 1.7's fetchUserInfo). */
+const rawFromClaims = (claims: Record<string, unknown> | null): Record<string, unknown> | null =>
+  claims?.sub && claims.email
+    ? { id: claims.sub, emailVerified: stringBoolean(claims.email_verified) ?? false, image: claims.picture, ...claims }
+    : null
+
 /**
- * The user a generic provider names (better-auth 1.7's fetchUserInfo and resolveUserInfo): the
- * ID token's claims when they carry `sub` and `email`, else the userinfo endpoint; its `sub` must
- * be the verified ID token's. The account id is the OpenID subject (`sub`) for an OpenID provider
+ * Maps a raw profile (better-auth 1.7's resolveUserInfo and accountSubject): its `sub` must be the
+ * verified ID token's; the account id is the OpenID subject (`sub`) for an OpenID provider
  * (discovery with signing algorithms), the profile's `id` for a plain OAuth 2.0 one.
+ */
+function mapProfile(
+  raw: Record<string, unknown>,
+  claims: Record<string, unknown> | null,
+  isOidc: boolean,
+  verified: boolean,
+): ExtraProfile | null {
+  if (verified && claims?.sub !== undefined && subject(raw.sub) !== String(claims.sub)) return null
+  const id = isOidc ? (verified && claims ? subject(claims.sub) : subject(raw.sub)) : subject(raw.id)
+  if (!id || id.trim() === '') return null
+  return {
+    user: {
+      id,
+      name: text(raw.name) ?? '',
+      email: text(raw.email),
+      image: text(raw.image),
+      emailVerified: stringBoolean(raw.emailVerified) ?? false,
+    },
+    data: raw,
+  }
+}
+
+/**
+ * The user a generic provider names after a code exchange: the ID token's claims when they carry
+ * `sub` and `email`, else the userinfo endpoint.
  */
 async function readProfile(
   input: ExtraProfileInput,
@@ -26,10 +56,8 @@ async function readProfile(
   verified: boolean,
 ): Promise<ExtraProfile | null> {
   const claims = input.idTokenClaims
-  let raw: Record<string, unknown> | null = null
-  if (claims?.sub && claims.email) {
-    raw = { id: claims.sub, emailVerified: stringBoolean(claims.email_verified) ?? false, image: claims.picture, ...claims }
-  } else if (userInfoUrl && input.accessToken) {
+  let raw = rawFromClaims(claims)
+  if (!raw && userInfoUrl && input.accessToken) {
     let data: unknown
     try {
       data = await input.fetchJson(userInfoUrl)
@@ -40,21 +68,7 @@ async function readProfile(
     const info = data as Record<string, unknown>
     raw = { ...info, emailVerified: stringBoolean(info.email_verified) ?? false, image: info.picture }
   }
-  if (!raw) return null
-  if (verified && claims?.sub !== undefined && subject(raw.sub) !== String(claims.sub)) return null
-  const id = isOidc ? (verified && claims ? subject(claims.sub) : subject(raw.sub)) : subject(raw.id)
-  if (!id || id.trim() === '') return null
-  const email = text(raw.email)
-  return {
-    user: {
-      id,
-      name: text(raw.name) ?? '',
-      email,
-      image: text(raw.image),
-      emailVerified: stringBoolean(raw.emailVerified) ?? false,
-    },
-    data: raw,
-  }
+  return raw ? mapProfile(raw, claims, isOidc, verified) : null
 }
 
 /** One configured provider, resolved: discovery fetched, secret opened. Null: unusable now. */
@@ -122,6 +136,10 @@ export async function resolveGenericProvider(ctx: AuthContext, conf: GenericOAut
     disableImplicitSignUp: conf.disableImplicitSignUp,
     overrideUserInfo: conf.overrideUserInfo,
     profile: (input) => readProfile(input, userInfoUrl, isOidc, verified),
+    profileFromClaims: (claims) => {
+      const raw = rawFromClaims(claims)
+      return raw ? mapProfile(raw, claims, isOidc, true) : null
+    },
   }
 }
 

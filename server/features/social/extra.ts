@@ -2,6 +2,9 @@ import type { ExtraOAuthProvider } from '../../core/oauth-providers.js'
 import { type ProviderId, type ProviderOptions, providerOptionsOf } from './options.js'
 import type { ProviderDefinition } from './types.js'
 
+/** Asymmetric algorithms accepted for ID tokens when the provider's discovery names none. */
+const ANY_ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+
 /**
  * A provider a feature adds (core/oauth-providers.ts) as the engine's provider definition: the
  * same fields the 18 built-in ones declare, filled from its resolved configuration. The engine
@@ -36,7 +39,14 @@ export function extraDefinition(p: ExtraOAuthProvider): ProviderDefinition {
       algorithms: verified.algorithms,
       nonce: verified.nonce,
     },
-    // No ID-token sign-in (`idToken` in /sign-in/social) for these: 404 ID_TOKEN_NOT_SUPPORTED.
+    // An app's own ID token (`idToken` in /sign-in/social) is accepted where a key set verifies it.
+    idTokenSignIn: verified && {
+      jwksEndpoint: 'jwks',
+      issuers: () => [verified.issuer],
+      audiences: (_options, clientId) => [clientId],
+      algorithms: verified.algorithms ?? ANY_ASYMMETRIC,
+    },
+    profileFromIdToken: (claims) => p.profileFromClaims(claims),
     getUserInfo: (pc) =>
       p.profile({
         accessToken: pc.tokens.accessToken,
