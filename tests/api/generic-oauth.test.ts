@@ -255,6 +255,19 @@ describe('generic OAuth: an OpenID provider by discovery', () => {
     }
   })
 
+  it('starts at the pre-1.7 POST /sign-in/oauth2 {providerId} too, and finishes at /callback/<id>', async () => {
+    op.user = { sub: `acme-legacy-${Date.now()}`, email: uniqueEmail('acme-legacy'), email_verified: true, name: 'Legacy' }
+    const browser = new Browser()
+    const res = await browser.postJson(`${server.base}/sign-in/oauth2`, { providerId: 'acme', callbackURL: '/legacy' }, server.origin)
+    expect(res.status).toBe(200)
+    const json = (await res.json()) as { url: string; redirect: boolean }
+    expect(json.redirect).toBe(true)
+    const callback = await browser.request((await op.authorizeRedirect(json.url)).toString())
+    expect(callback.headers.get('location')).toBe('/legacy')
+    const missing = await new Browser().postJson(`${server.base}/sign-in/oauth2`, { providerId: 'nobody' }, server.origin)
+    expect(missing.status).toBe(404)
+  })
+
   it('sends a callback at the pre-1.7 path /oauth2/callback/<id> on to /callback/<id>', async () => {
     const res = await new Browser().request(`${server.base}/oauth2/callback/acme?code=c&state=s`)
     expect(res.status).toBe(302)

@@ -101,6 +101,32 @@ export const socialRoutes = [
     },
   }),
 
+  /**
+   * better-auth before 1.7 started generic OAuth providers here (its genericOAuthClient's
+   * signIn.oauth2); 1.7 uses /sign-in/social. Accepted for apps written against the older client:
+   * the same redirect flow, the provider named `providerId`.
+   */
+  defineRoute({
+    method: 'POST',
+    path: '/sign-in/oauth2',
+    body: z.object({
+      providerId: z.string().min(1),
+      callbackURL: z.string().optional(),
+      newUserCallbackURL: z.string().optional(),
+      errorCallbackURL: z.string().optional(),
+      disableRedirect: z.boolean().optional(),
+      scopes: z.array(z.string().min(1)).optional(),
+      requestSignUp: z.boolean().optional(),
+      loginHint: z.string().optional(),
+    }),
+    handler: async (rc) => {
+      const { ctx, body } = rc
+      const { url, state } = await startAuthorization(ctx, await requireProvider(ctx, body.providerId), body)
+      setStateCookie(rc, state)
+      return { url, redirect: !body.disableRedirect }
+    },
+  }),
+
   defineRoute({
     method: 'GET',
     path: '/callback/:id',
