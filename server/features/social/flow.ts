@@ -63,13 +63,15 @@ export interface ResolvedProvider {
 export async function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false): Promise<ResolvedProvider | null> {
   const extra = await resolveExtraProvider(ctx, id)
   if (extra) {
+    const def = extraDefinition(extra)
+    const options = extraOptions(extra)
     return {
       id,
-      def: extraDefinition(extra),
-      options: extraOptions(extra),
+      def,
+      options,
       clientId: extra.clientId,
       clientSecret: extra.clientSecret,
-      endpoints: extraDefinition(extra).endpoints(extraOptions(extra)),
+      endpoints: def.endpoints(options),
       redirectURI: extra.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
     }
   }
