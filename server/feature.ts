@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { AuthContext } from './core/context.js'
+import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
 import type { SignInAttempt } from './core/sign-in.js'
@@ -98,6 +99,11 @@ export interface Feature {
     handles(ctx: AuthContext, path: string): boolean
     handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void>
   }
+  /**
+   * OAuth 2.0 / OpenID Connect providers this feature adds to the social sign-in engine (the
+   * generic-oauth feature): /sign-in/social and /callback/<id> run them like the built-in ones.
+   */
+  oauthProviders?: OAuthProviderSource
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
 }

@@ -13,6 +13,7 @@ import { settingsContract } from './settings/panel-contract.js'
 import { mailContract } from './mail/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
 import { importContract } from './import/panel-contract.js'
+import { genericOAuthContract } from './generic-oauth/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -34,4 +35,5 @@ export const featureContracts = {
   ...mailContract,
   ...forwardAuthContract,
   ...importContract,
+  ...genericOAuthContract,
 }

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
-import { resolveProvider } from '../../server/features/social/flow.js'
+import { resolveBuiltInProvider } from '../../server/features/social/flow.js'
 import { PROVIDER_IDS, type ProviderId } from '../../server/features/social/options.js'
 import {
   Browser,
@@ -841,7 +841,7 @@ describe('provider special checks', () => {
 
   it('gitlab follows a self-managed issuer for all three endpoints', () => {
     server.gatehouse.config.update({ socialProviders: { gitlab: { issuer: 'https://git.example.org//' } } })
-    const rp = resolveProvider(server.gatehouse.ctx, 'gitlab')
+    const rp = resolveBuiltInProvider(server.gatehouse.ctx, 'gitlab')
     // The fake's overrides still win; the issuer drives the defaults.
     expect(rp?.def.endpoints(rp.options)).toEqual({
       authorization: 'https://git.example.org/oauth/authorize',
@@ -873,7 +873,7 @@ describe('provider special checks', () => {
   })
 
   it('microsoft fetches the 48 px photo with the bearer token by default', async () => {
-    const rp = resolveProvider(server.gatehouse.ctx, 'microsoft')
+    const rp = resolveBuiltInProvider(server.gatehouse.ctx, 'microsoft')
     expect(rp?.def.endpoints(rp.options).photo).toBe('https://graph.microsoft.com/v1.0/me/photos/48x48/$value')
     expect(rp?.def.endpoints({ ...rp.options, tenantId: 'contoso.onmicrosoft.com' }).authorization).toBe(
       'https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize',

@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loginThrottle, passkey, session, user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { FakeOidc } from '../helpers/fake-oidc.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { type TOTP, URI } from 'otpauth'
@@ -19,12 +20,15 @@ const GITHUB = { clientId: 'gh-client', clientSecret: 'gh-secret' }
 
 let server: TestServer
 const fake = new FakeProvider()
+/** An OpenID provider configured under genericOAuth.config (discovery, JWKS, nonce, PKCE). */
+const oidc = new FakeOidc('generic-client', 'generic-secret')
 let appleKey: SigningKey
 /** GitHub's answer for the next callback: which account the provider says signed in. */
 let githubUser = { id: 1, email: 'nobody@example.com' }
 
 beforeAll(async () => {
   await fake.start()
+  await oidc.start()
   let tokens = 0
   fake.on('POST', '/gh/token', (req: RecordedRequest) =>
     req.form.get('client_secret') === GITHUB.clientSecret
@@ -41,6 +45,17 @@ beforeAll(async () => {
     config: {
       passkey: { enabled: true },
       twoFactor: { enabled: true },
+      genericOAuth: {
+        config: [
+          {
+            providerId: 'corp',
+            discoveryUrl: oidc.discoveryUrl,
+            clientId: 'generic-client',
+            clientSecret: 'generic-secret',
+            scopes: ['email'],
+          },
+        ],
+      },
       socialProviders: {
         github: {
           ...GITHUB,
@@ -64,6 +79,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close()
   await fake.close()
+  await oidc.close()
 })
 
 const db = () => server.gatehouse.ctx.db
@@ -193,6 +209,27 @@ const METHODS: Method[] = [
         expect(start.status).toBe(200)
         const state = new URL(((await start.json()) as { url: string }).url).searchParams.get('state') as string
         const res = await browser.request(`${server.base}/callback/github?code=good-code&state=${state}`)
+        expect(res.status).toBe(302)
+        return fromCallback(new URL(res.headers.get('location') as string, server.base).href)
+      }
+      expect(await signIn()).toEqual({ kind: 'session' })
+      const created = await db().select().from(user).where(eq(user.email, account.email))
+      return { userId: created[0]?.id as string, signIn }
+    },
+  },
+  {
+    name: 'generic OAuth provider (OpenID discovery, callback)',
+    asksSecondFactor: true,
+    async prepare() {
+      oidc.now = () => server.clock.now()
+      const account = { sub: `corp-${randomBytes(6).toString('hex')}`, email: uniqueEmail('corp'), email_verified: true, name: 'Corp' }
+      const signIn = async (): Promise<Outcome> => {
+        oidc.user = account
+        const browser = new Browser()
+        const start = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'corp', callbackURL: '/done' }, server.origin)
+        expect(start.status).toBe(200)
+        const back = await oidc.authorizeRedirect(((await start.json()) as { url: string }).url)
+        const res = await browser.request(back.toString())
         expect(res.status).toBe(302)
         return fromCallback(new URL(res.headers.get('location') as string, server.base).href)
       }

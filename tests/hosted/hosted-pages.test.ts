@@ -7,6 +7,7 @@ import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../helpers/browser.js'
+import { FakeOidc } from '../helpers/fake-oidc.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { createPanelService } from '../../server/panel/service.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
@@ -440,6 +441,42 @@ describe('hosted pages', () => {
       await context.close()
     } finally {
       server.gatehouse.config.update({ socialProviders: null })
+    }
+  })
+
+  it('lists a generic OAuth provider beside the social ones; its button signs in through the provider and back to returnTo', async () => {
+    const op = await new FakeOidc('hosted-generic', 'hosted-generic-secret').start()
+    op.user = { sub: 'hosted-generic-1', email: uniqueEmail('hosted-generic'), email_verified: true, name: 'Gene Rick' }
+    server.gatehouse.config.update({
+      genericOAuth: {
+        config: [
+          {
+            providerId: 'corp-sso',
+            name: 'Corp SSO',
+            discoveryUrl: op.discoveryUrl,
+            clientId: 'hosted-generic',
+            clientSecret: 'hosted-generic-secret',
+          },
+        ],
+      },
+    })
+    try {
+      const config = (await (await fetch(`${server.base}/ui/api/config`)).json()) as { socialProviders: unknown }
+      expect(config.socialProviders).toEqual([{ id: 'corp-sso', name: 'Corp SSO' }])
+      const { context, page } = await newPage()
+      const returnTo = `${server.base}/get-session`
+      await page.goto(ui('sign-in', { returnTo }))
+      expect(await axe(page)).toEqual([])
+      const started = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/social`)
+      await page.getByRole('button', { name: 'Continue with Corp SSO' }).click()
+      expect((await started).postDataJSON()).toEqual({ provider: 'corp-sso', callbackURL: returnTo, errorCallbackURL: ui('error') })
+      // The fake provider signs the user in at once and sends the browser back through /callback/corp-sso.
+      await page.waitForURL(returnTo)
+      expect(JSON.parse((await page.locator('body').textContent()) ?? 'null')).toMatchObject({ user: { email: op.user.email } })
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ genericOAuth: null })
+      await op.close()
     }
   })
 

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js'
 import { defineRoute, redirect } from '../../http/route.js'
 import { providers } from '../social/providers/index.js'
 import { isProviderId } from '../social/options.js'
+import { listExtraProviders } from '../../extra-oauth-providers.js'
 import {
   contentSecurityPolicy,
   ensureHostedAssets,
@@ -72,7 +73,9 @@ export function publicConfig(ctx: AuthContext) {
     forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
-      .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name })),
+      .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name }))
+      // The providers other features add (generic OAuth), beside the built-in ones.
+      .concat(off('/sign-in/social') ? [] : listExtraProviders(ctx)),
   }
 }
 

@@ -18,6 +18,9 @@ import {
 } from './errors.js'
 import { KeySetUnavailable, keySetsFor } from './jwks.js'
 import { findOrCreateOAuthUser, linkOAuthAccount, openToken, tokenColumns } from './linking.js'
+import { resolveExtraProvider } from '../../extra-oauth-providers.js'
+import { randomString } from '../../crypto/random.js'
+import { extraDefinition, extraOptions } from './extra.js'
 import { CLIENT_SECRET_PURPOSE, isProviderId, type ProviderOptions } from './options.js'
 import { providers } from './providers/index.js'
 import { consumeState, createState, generateCodeVerifier, isTestState, recordTestResult, type StateData } from './state.js'
@@ -35,8 +38,15 @@ export const sealClientSecret = (ctx: AuthContext, plaintext: string): string =>
 export const REFRESH_THRESHOLD_MS = 5_000
 /** Leeway for ID-token expiry checks. */
 const CLOCK_TOLERANCE_S = 60
+/** better-auth 1.7's skew for verified ID tokens (exp, nbf, iat), as oauth4webapi's. */
+const ID_TOKEN_CLOCK_TOLERANCE_S = 30
+/** better-auth 1.7's generateIdTokenNonce: 32 characters of the URL-safe alphabet. */
+const NONCE_LENGTH = 32
+const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
 export interface ResolvedProvider {
+  /** The provider id: one of the 18, or one a feature adds (Feature.oauthProviders). */
+  id: string
   def: ProviderDefinition
   options: ProviderOptions
   clientId: string
@@ -45,8 +55,31 @@ export interface ResolvedProvider {
   redirectURI: string
 }
 
-/** The configured, enabled provider `id` with its endpoints resolved, or null (SPEC §8: 404). */
-export function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false): ResolvedProvider | null {
+/**
+ * The configured, enabled provider `id` with its endpoints resolved, or null (SPEC §8: 404). A
+ * provider a feature adds (generic OAuth) comes first, shadowing a built-in one of the same id as
+ * in better-auth 1.7 (its plugin puts its providers before the built-in ones).
+ */
+export async function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false): Promise<ResolvedProvider | null> {
+  const extra = await resolveExtraProvider(ctx, id)
+  if (extra) {
+    const def = extraDefinition(extra)
+    const options = extraOptions(extra)
+    return {
+      id,
+      def,
+      options,
+      clientId: extra.clientId,
+      clientSecret: extra.clientSecret,
+      endpoints: def.endpoints(options),
+      redirectURI: extra.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
+    }
+  }
+  return resolveBuiltInProvider(ctx, id, evenIfOff)
+}
+
+/** One of the 18 built-in providers, configured (and enabled unless `evenIfOff`), or null. */
+export function resolveBuiltInProvider(ctx: AuthContext, id: string, evenIfOff = false): ResolvedProvider | null {
   if (!isProviderId(id)) return null
   const options: ProviderOptions | undefined = ctx.config().socialProviders[id]
   if (!options || (!options.enabled && !evenIfOff)) return null
@@ -55,6 +88,7 @@ export function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false)
   const endpoints: Record<string, string> = { ...defaults }
   for (const [name, url] of Object.entries(options.endpoints ?? {})) if (url) endpoints[name] = url
   return {
+    id,
     def,
     options,
     clientId: options.clientId ?? '',
@@ -64,8 +98,8 @@ export function resolveProvider(ctx: AuthContext, id: string, evenIfOff = false)
   }
 }
 
-export function requireProvider(ctx: AuthContext, id: string): ResolvedProvider {
-  const resolved = resolveProvider(ctx, id)
+export async function requireProvider(ctx: AuthContext, id: string): Promise<ResolvedProvider> {
+  const resolved = await resolveProvider(ctx, id)
   if (!resolved) throw socialError('PROVIDER_NOT_FOUND')
   return resolved
 }
@@ -104,8 +138,11 @@ export async function startAuthorization(
   }
   const pkce = options.pkce ?? def.pkce
   const codeVerifier = generateCodeVerifier()
+  // OpenID providers verified against their key set bind the ID token to this request (OIDC Core §3.1.2.1).
+  const idTokenNonce = def.idTokenVerification?.nonce ? randomString(NONCE_LENGTH, NONCE_ALPHABET) : undefined
   const state = await createState(ctx, {
-    providerId: def.id,
+    providerId: rp.id,
+    idTokenNonce,
     callbackURL: input.callbackURL || new URL(ctx.baseURL).origin,
     codeVerifier,
     errorURL: input.errorCallbackURL || undefined,
@@ -125,6 +162,7 @@ export async function startAuthorization(
   params.set('redirect_uri', rp.redirectURI)
   const extra = { prompt: options.prompt, ...def.authorizationParams?.(options, { loginHint: input.loginHint }) }
   for (const [key, value] of Object.entries(extra)) if (value !== undefined && value !== '') params.set(key, value)
+  if (idTokenNonce) params.set('nonce', idTokenNonce)
   if (pkce) {
     params.set('code_challenge_method', 'S256')
     params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier))
@@ -157,12 +195,12 @@ function authorizationServer(rp: ResolvedProvider): oauth.AuthorizationServer {
   return { issuer, token_endpoint: rp.endpoints.token }
 }
 
-const requestOptions = (additional: Record<string, string | undefined> = {}) => {
+const requestOptions = (additional: Record<string, string | undefined> = {}, headers: Record<string, string> = {}) => {
   const additionalParameters: Record<string, string> = {}
   for (const [k, v] of Object.entries(additional)) if (v !== undefined) additionalParameters[k] = v
   return {
     additionalParameters,
-    headers: { 'user-agent': USER_AGENT },
+    headers: { ...headers, 'user-agent': USER_AGENT },
     signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
     [oauth.allowInsecureRequests]: true,
   }
@@ -177,7 +215,7 @@ const asDate = (ctx: AuthContext, seconds: unknown): Date | undefined => {
  * Reads a token endpoint answer. Providers differ (GitHub answers errors with 200, some omit
  * token_type), so this is lenient about shape and strict about errors.
  */
-async function readTokenResponse(ctx: AuthContext, response: Response): Promise<OAuthTokens> {
+async function readTokenResponse(ctx: AuthContext, response: Response, defaultExpiresIn?: number): Promise<OAuthTokens> {
   const text = await response.text()
   let body: Record<string, unknown>
   try {
@@ -204,7 +242,7 @@ async function readTokenResponse(ctx: AuthContext, response: Response): Promise<
     accessToken,
     refreshToken: str(data.refresh_token),
     idToken,
-    accessTokenExpiresAt: asDate(ctx, data.expires_in),
+    accessTokenExpiresAt: asDate(ctx, data.expires_in ?? (accessToken ? defaultExpiresIn : undefined)),
     refreshTokenExpiresAt: asDate(ctx, data.refresh_token_expires_in ?? data.refresh_expires_in),
     scopes,
     raw: data,
@@ -230,9 +268,9 @@ export async function exchangeCode(
     params,
     rp.redirectURI,
     verifier,
-    requestOptions(rp.def.tokenParams?.(callback)),
+    requestOptions(rp.def.tokenParams?.(callback), rp.def.tokenHeaders),
   )
-  return readTokenResponse(ctx, response)
+  return readTokenResponse(ctx, response, rp.def.accessTokenExpiresIn)
 }
 
 /** grant_type=refresh_token at the provider's token endpoint. */
@@ -249,9 +287,9 @@ export async function refreshProviderTokens(
     client,
     clientAuth(rp),
     refreshToken,
-    requestOptions(rp.def.refreshParams?.(scopes)),
+    requestOptions(rp.def.refreshParams?.(scopes), rp.def.tokenHeaders),
   )
-  return readTokenResponse(ctx, response)
+  return readTokenResponse(ctx, response, rp.def.accessTokenExpiresIn)
 }
 
 // ---------------------------------------------------------------- profile
@@ -373,15 +411,21 @@ async function verifyCallback(ctx: AuthContext, input: CallbackInput, data: Stat
   if (data.providerId !== input.providerId) return { ok: false, code: 'state_mismatch' }
   if (params.error) return { ok: false, code: params.error, description: params.error_description }
   if (!params.code) return { ok: false, code: 'no_code' }
-  const rp = resolveProvider(ctx, input.providerId, evenIfOff)
+  const rp = await resolveProvider(ctx, input.providerId, evenIfOff)
   if (!rp) return { ok: false, code: 'oauth_provider_not_found' }
   const issuers = rp.def.idTokenIssuer?.(rp.options)
   if (params.iss && issuers && !issuers.includes(params.iss)) return { ok: false, code: 'issuer_mismatch' }
+  const verification = rp.def.idTokenVerification
+  if (verification?.nonce && !data.idTokenNonce) return { ok: false, code: 'nonce_binding_missing' }
   let tokens: OAuthTokens
   try {
     tokens = await exchangeCode(ctx, rp, params.code, data.codeVerifier, params)
   } catch {
     return { ok: false, code: 'invalid_code' }
+  }
+  // An ID token of a provider with a key set: signature, issuer, audience, age and the request's nonce.
+  if (verification && tokens.idToken && !(await idTokenVerified(ctx, rp, tokens.idToken, data.idTokenNonce))) {
+    return { ok: false, code: 'unable_to_get_user_info' }
   }
   const profile = await fetchProfile(ctx, rp, tokens, params)
   if (!profile) return { ok: false, code: 'unable_to_get_user_info' }
@@ -421,11 +465,11 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
 
   try {
     if (data.link) {
-      await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link: data.link, meta })
+      await linkOAuthAccount(ctx, { providerId: rp.id, profile: profile.user, tokens, link: data.link, meta })
       return { location: data.callbackURL, stateUsed: true }
     }
     const { user, isNew } = await findOrCreateOAuthUser(ctx, {
-      providerId: rp.def.id,
+      providerId: rp.id,
       options: rp.options,
       profile: profile.user,
       tokens,
@@ -434,7 +478,7 @@ export async function handleCallback(ctx: AuthContext, input: CallbackInput): Pr
     })
     return {
       location: isNew && data.newUserURL ? data.newUserURL : data.callbackURL,
-      signIn: socialSignIn(user, rp.def.id),
+      signIn: socialSignIn(user, rp.id),
       errorURL,
       stateUsed: true,
     }
@@ -510,6 +554,29 @@ const CALLBACK_REFUSALS: Record<string, string> = {
   TWO_FACTOR_ENROLLMENT_REQUIRED: 'two_factor_enrollment_required',
 }
 
+/**
+ * Whether an ID token from the token endpoint of a provider with a key set is genuine (better-auth
+ * 1.7's verifyProviderIdToken): signed by a key of the set with an allowed algorithm, from the
+ * issuer, for this client, not expired, and echoing the nonce sent with the authorization request.
+ */
+async function idTokenVerified(ctx: AuthContext, rp: ResolvedProvider, token: string, nonce: string | undefined): Promise<boolean> {
+  const check = rp.def.idTokenVerification
+  if (!check) return false
+  try {
+    const { payload } = await jwtVerify(token, keySetsFor(ctx).resolver(check.jwksUrl), {
+      issuer: check.issuer,
+      audience: rp.clientId,
+      algorithms: check.algorithms,
+      requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+      clockTolerance: ID_TOKEN_CLOCK_TOLERANCE_S,
+      currentDate: new Date(ctx.clock.now()),
+    })
+    return !nonce || payload.nonce === nonce
+  } catch {
+    return false
+  }
+}
+
 // ---------------------------------------------------------------- ID-token sign-in
 
 export interface IdTokenInput {
@@ -581,14 +648,14 @@ export async function signInWithIdToken(
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
     const { user } = await findOrCreateOAuthUser(ctx, {
-      providerId: rp.def.id,
+      providerId: rp.id,
       options: rp.options,
       profile: profile.user,
       tokens,
       requestSignUp,
       meta,
     })
-    return socialSignIn(user, rp.def.id)
+    return socialSignIn(user, rp.id)
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e
@@ -605,7 +672,7 @@ export async function linkWithIdToken(
 ): Promise<void> {
   const { profile, tokens } = await profileFromIdToken(ctx, rp, input)
   try {
-    await linkOAuthAccount(ctx, { providerId: rp.def.id, profile: profile.user, tokens, link, meta })
+    await linkOAuthAccount(ctx, { providerId: rp.id, profile: profile.user, tokens, link, meta })
   } catch (e) {
     if (e instanceof OAuthFlowError) throw flowErrorToAPI(e)
     throw e
@@ -656,7 +723,7 @@ async function refreshAccount(ctx: AuthContext, rp: ResolvedProvider, row: Accou
  */
 export async function getAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector): Promise<AccessTokenAnswer> {
   const row = await findUserAccount(ctx, userId, selector)
-  const rp = resolveProvider(ctx, row.providerId)
+  const rp = await resolveProvider(ctx, row.providerId)
   if (!rp) throw providerNotSupported(row.providerId)
   let current = row
   const expiresAt = row.accessTokenExpiresAt?.getTime()
@@ -679,7 +746,7 @@ export async function getAccessToken(ctx: AuthContext, userId: string, selector:
 /** POST /refresh-token: always asks the provider. */
 export async function refreshAccessToken(ctx: AuthContext, userId: string, selector: AccountSelector) {
   const row = await findUserAccount(ctx, userId, selector)
-  const rp = resolveProvider(ctx, row.providerId)
+  const rp = await resolveProvider(ctx, row.providerId)
   if (!rp) throw providerNotSupported(row.providerId)
   if (!rp.def.refresh) throw refreshNotSupported(row.providerId)
   if (!row.refreshToken) throw socialError('REFRESH_TOKEN_NOT_FOUND')
@@ -707,7 +774,7 @@ export async function refreshAccessToken(ctx: AuthContext, userId: string, selec
 /** /account-info: the provider's current view of the account, read with its (refreshed) token. */
 export async function accountInfo(ctx: AuthContext, userId: string, accountId: string) {
   const row = await findUserAccount(ctx, userId, { accountId })
-  const rp = resolveProvider(ctx, row.providerId)
+  const rp = await resolveProvider(ctx, row.providerId)
   if (!rp) throw accountProviderNotConfigured(row.providerId)
   const access = await getAccessToken(ctx, userId, { accountId: row.id })
   const tokens: OAuthTokens = {

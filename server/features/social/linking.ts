@@ -5,7 +5,7 @@ import { findUserByEmail, findUserById, insertUser, normalizeEmail } from '../..
 import { encryptSecret, revealSecret } from '../../crypto/encrypt.js'
 import { generateId } from '../../crypto/random.js'
 import { type CallbackErrorCode, OAuthFlowError } from './errors.js'
-import type { ProviderId, ProviderOptions } from './options.js'
+import type { ProviderOptions } from './options.js'
 import { type AccountRow, findProviderAccount, insertAccount as insertAccountRow, updateAccount, updateUserProfile } from './store.js'
 import type { MappedUser, OAuthTokens } from './types.js'
 
@@ -74,7 +74,7 @@ function linkingAllowed(ctx: AuthContext, providerId: string, profile: MappedUse
 }
 
 export interface SignInInput {
-  providerId: ProviderId
+  providerId: string
   options: ProviderOptions
   profile: MappedUser
   tokens: OAuthTokens
@@ -154,7 +154,7 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
 }
 
 export interface LinkInput {
-  providerId: ProviderId
+  providerId: string
   profile: MappedUser
   tokens: OAuthTokens
   link: { userId: string; email: string }

@@ -133,3 +133,6 @@ export type SocialProvidersConfig = z.output<typeof socialProvidersSchema>
 const anyProviderOptions = z.object({ ...commonOptions, endpoints: z.record(z.string(), httpURL.optional()).optional() })
 /** One provider's options, whichever provider (endpoint names are checked by the schema above). */
 export type ProviderOptions = z.output<typeof anyProviderOptions>
+
+/** The options of a provider a feature adds (generic OAuth): the defaults, with what it sets. */
+export const providerOptionsOf = (input: Partial<z.input<typeof anyProviderOptions>>): ProviderOptions => anyProviderOptions.parse(input)

@@ -87,10 +87,11 @@ export const socialPanel = (env: PanelEnv) => {
     },
 
     async 'providers.testSignIn'({ id }: { id: string }) {
-      if (!isProviderId(id)) throw providerPanelError.notFound(id)
-      // A provider that is configured but off can be tried before it is turned on.
-      const rp = resolveProvider(ctx, id, true)
-      if (!rp?.clientId) throw providerPanelError.notConfigured(providers[id].name)
+      // A provider that is configured but off can be tried before it is turned on; a generic
+      // OAuth provider (Feature.oauthProviders) is tried the same way.
+      const rp = await resolveProvider(ctx, id, true)
+      if (!rp && !isProviderId(id)) throw providerPanelError.notFound(id)
+      if (!rp?.clientId) throw providerPanelError.notConfigured(isProviderId(id) ? providers[id].name : (rp?.def.name ?? id))
       try {
         const { url, state } = await startAuthorization(ctx, rp, { test: true, callbackURL: `${ctx.baseURL}/ok` })
         return { url, testId: state }

@@ -89,13 +89,39 @@ export const socialRoutes = [
     }),
     handler: async (rc) => {
       const { ctx, body } = rc
-      const provider = requireProvider(ctx, body.provider)
+      const provider = await requireProvider(ctx, body.provider)
       if (body.idToken) {
         const result = await finishSignIn(rc, await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta))
         if (result.kind === 'second-factor') return result.answer
         return { redirect: false, token: result.signedIn.session.token, url: undefined, user: toPublicUser(result.signedIn.user) }
       }
       const { url, state } = await startAuthorization(ctx, provider, body)
+      setStateCookie(rc, state)
+      return { url, redirect: !body.disableRedirect }
+    },
+  }),
+
+  /**
+   * better-auth before 1.7 started generic OAuth providers here (its genericOAuthClient's
+   * signIn.oauth2); 1.7 uses /sign-in/social. Accepted for apps written against the older client:
+   * the same redirect flow, the provider named `providerId`.
+   */
+  defineRoute({
+    method: 'POST',
+    path: '/sign-in/oauth2',
+    body: z.object({
+      providerId: z.string().min(1),
+      callbackURL: z.string().optional(),
+      newUserCallbackURL: z.string().optional(),
+      errorCallbackURL: z.string().optional(),
+      disableRedirect: z.boolean().optional(),
+      scopes: z.array(z.string().min(1)).optional(),
+      requestSignUp: z.boolean().optional(),
+      loginHint: z.string().optional(),
+    }),
+    handler: async (rc) => {
+      const { ctx, body } = rc
+      const { url, state } = await startAuthorization(ctx, await requireProvider(ctx, body.providerId), body)
       setStateCookie(rc, state)
       return { url, redirect: !body.disableRedirect }
     },
@@ -166,7 +192,7 @@ export const socialRoutes = [
     }),
     handler: async (rc) => {
       const { ctx, body, session } = rc
-      const provider = requireProvider(ctx, body.provider)
+      const provider = await requireProvider(ctx, body.provider)
       if (!ctx.config().account.accountLinking.enabled) throw socialError('LINKING_NOT_ALLOWED')
       const link = { userId: session.user.id, email: session.user.email }
       if (body.idToken) {

@@ -20,6 +20,8 @@ const stateData = z.object({
   newUserURL: z.string().optional(),
   link: z.object({ userId: z.string(), email: z.string() }).optional(),
   requestSignUp: z.boolean().optional(),
+  /** The OpenID nonce sent with the authorization request, which the ID token must echo. */
+  idTokenNonce: z.string().optional(),
   /** A test sign-in started from the control panel: it signs nobody in, it only reports (see testResult). */
   test: z.boolean().optional(),
   expiresAt: z.number(),

@@ -97,6 +97,15 @@ export interface ProviderDefinition<P extends ProviderId = ProviderId> {
   idTokenSignIn?: IdTokenCheck
   /** Maps claims of a verified ID token to a profile (id-token sign-in). */
   profileFromIdToken?: (claims: Record<string, unknown>, options: ProviderOptions) => ProviderProfile | null
+  /**
+   * ID tokens from the token endpoint are verified against this key set (generic OpenID providers
+   * found by discovery); `nonce`: each authorization request sends one the ID token must echo.
+   */
+  idTokenVerification?: { jwksUrl: string; issuer: string; algorithms?: string[]; nonce: boolean }
+  /** Extra headers of token requests. */
+  tokenHeaders?: Record<string, string>
+  /** Seconds an access token lives when the token response has no expires_in. */
+  accessTokenExpiresIn?: number
   /** Reads the user; null means "refused" (GitLab inactive, VK without email) → unable_to_get_user_info. */
   getUserInfo: (pc: ProfileContext<P>) => Promise<ProviderProfile | null>
   refresh: boolean

@@ -1,0 +1,286 @@
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  Drawer,
+  Group,
+  PasswordInput,
+  Stack,
+  Switch,
+  Table,
+  TagsInput,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core'
+import { useForm } from '@mantine/form'
+import { notifications } from '@mantine/notifications'
+import { IconDeviceFloppy, IconPlus, IconSettings, IconTrash } from '@tabler/icons-react'
+import { useState } from 'react'
+import type { GenericProviderView } from '../../../../server/features/generic-oauth/panel-contract'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading } from '../../components/common'
+import { TestSignIn } from '../social/TestSignIn'
+
+const FIELDS = ['providerId', 'name', 'discoveryUrl', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'clientId', 'clientSecret', 'scopes']
+
+/** A new provider's form: an OpenID provider by its discovery document is the usual case. */
+const BLANK: GenericProviderView = {
+  providerId: '',
+  name: '',
+  discoveryUrl: '',
+  authorizationUrl: '',
+  tokenUrl: '',
+  userInfoUrl: '',
+  clientId: '',
+  hasClientSecret: false,
+  scopes: ['email', 'profile'],
+  pkce: true,
+  redirectURI: '',
+}
+
+function GenericProviderForm({
+  provider,
+  onSaved,
+  onRemoved,
+}: {
+  provider: GenericProviderView | null
+  onSaved: (id: string) => void
+  onRemoved: () => void
+}) {
+  const isNew = provider === null
+  const initial = provider ?? BLANK
+  const save = useOpMutation('genericOAuth.save')
+  const remove = useOpMutation('genericOAuth.remove')
+  const form = useForm({
+    initialValues: {
+      providerId: initial.providerId,
+      name: initial.name === initial.providerId ? '' : initial.name,
+      discoveryUrl: initial.discoveryUrl,
+      authorizationUrl: initial.authorizationUrl,
+      tokenUrl: initial.tokenUrl,
+      userInfoUrl: initial.userInfoUrl,
+      clientId: initial.clientId,
+      clientSecret: '',
+      scopes: initial.scopes,
+      pkce: initial.pkce,
+    },
+  })
+  const submit = form.onSubmit(async (values) => {
+    try {
+      const saved = await save.mutateAsync({ ...values, clientSecret: values.clientSecret || undefined })
+      form.setFieldValue('clientSecret', '')
+      form.resetDirty()
+      notifications.show({ color: 'teal', title: `${saved.name} saved`, message: 'Sign-in offers it at once.' })
+      onSaved(saved.providerId)
+    } catch (e) {
+      const error = e as PanelCallError
+      for (const field of FIELDS) {
+        const message = error.messageFor(field)
+        if (message) form.setFieldError(field, message)
+      }
+      notifications.show({ color: 'red', title: 'Provider not saved', message: error.message })
+    }
+  })
+  return (
+    <Stack gap="lg">
+      {provider && (
+        <div>
+          <Text size="sm" fw={500}>
+            Redirect URI to register with the provider
+          </Text>
+          <Code style={{ wordBreak: 'break-all' }} data-testid="generic-redirect-uri">
+            {provider.redirectURI}
+          </Code>
+        </div>
+      )}
+      <form onSubmit={submit}>
+        <Stack gap="sm">
+          <TextInput
+            label="Provider id"
+            description="Used in /sign-in/social and in the callback path /callback/<id>; letters, digits, '.', '_' and '-'."
+            disabled={!isNew}
+            required
+            {...form.getInputProps('providerId')}
+          />
+          <TextInput label="Button name" description="Shown on the sign-in page (default: the id)." {...form.getInputProps('name')} />
+          <TextInput
+            label="Discovery URL"
+            description="The provider's .well-known/openid-configuration (Keycloak, authentik, Entra, Google Workspace…). Or leave empty and give the endpoints below."
+            {...form.getInputProps('discoveryUrl')}
+          />
+          <details>
+            <summary>
+              <Text span size="sm">
+                Endpoints (plain OAuth 2.0, or overriding discovery)
+              </Text>
+            </summary>
+            <Stack gap="xs" mt="xs">
+              <TextInput size="xs" label="Authorization URL" {...form.getInputProps('authorizationUrl')} />
+              <TextInput size="xs" label="Token URL" {...form.getInputProps('tokenUrl')} />
+              <TextInput size="xs" label="User info URL" {...form.getInputProps('userInfoUrl')} />
+            </Stack>
+          </details>
+          <TextInput label="Client id" required {...form.getInputProps('clientId')} />
+          <PasswordInput
+            label="Client secret"
+            description={initial.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
+            placeholder={initial.hasClientSecret ? '••••••••' : ''}
+            {...form.getInputProps('clientSecret')}
+          />
+          <TagsInput label="Scopes" description="openid is added for an OpenID provider." {...form.getInputProps('scopes')} />
+          <Switch
+            label="PKCE (S256)"
+            description="Turn off only for a provider that refuses it."
+            {...form.getInputProps('pkce', { type: 'checkbox' })}
+          />
+          <Group justify="space-between">
+            {provider ? (
+              <Button
+                variant="subtle"
+                color="red"
+                leftSection={<IconTrash size={16} />}
+                loading={remove.isPending}
+                onClick={() =>
+                  remove.mutate(
+                    { providerId: provider.providerId },
+                    {
+                      onSuccess: () => {
+                        notifications.show({
+                          color: 'teal',
+                          title: `${provider.name} removed`,
+                          message: 'It is no longer offered for sign-in.',
+                        })
+                        onRemoved()
+                      },
+                      onError: (e) => notifications.show({ color: 'red', title: 'Not removed', message: e.message }),
+                    },
+                  )
+                }
+              >
+                Remove
+              </Button>
+            ) : (
+              <span />
+            )}
+            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending}>
+              {isNew ? 'Add provider' : 'Save'}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+      {provider && (
+        <div>
+          <Text size="sm" fw={500} mb={4}>
+            Try it
+          </Text>
+          <TestSignIn provider={{ id: provider.providerId, name: provider.name }} />
+        </div>
+      )}
+    </Stack>
+  )
+}
+
+/**
+ * The Providers view's generic OAuth section (genericOAuth.config): any OpenID Connect or OAuth 2.0
+ * provider, added, tested and removed here; sign-in offers it beside the built-in ones.
+ */
+export function GenericProviders() {
+  const list = useOp('genericOAuth.list', {}, { refetchOnWindowFocus: false })
+  /** null: closed; '': adding a new one; else the provider id. */
+  const [editing, setEditing] = useState<string | null>(null)
+  const current = editing ? (list.data?.find((p) => p.providerId === editing) ?? null) : null
+  return (
+    <Stack gap="sm" data-testid="generic-providers">
+      <Group justify="space-between">
+        <div>
+          <Title order={3} size="h4">
+            OpenID Connect and OAuth 2.0 providers
+          </Title>
+          <Text size="sm" c="dimmed">
+            Your own identity provider: Keycloak, authentik, Entra ID, Google Workspace or any other.
+          </Text>
+        </div>
+        <Button leftSection={<IconPlus size={16} />} onClick={() => setEditing('')}>
+          Add provider
+        </Button>
+      </Group>
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      {!list.data ? (
+        !list.error && <Loading />
+      ) : list.data.length === 0 ? (
+        <Text size="sm" c="dimmed">
+          None yet.
+        </Text>
+      ) : (
+        <Card withBorder padding={0}>
+          <Table verticalSpacing="xs" data-testid="generic-providers-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Provider</Table.Th>
+                <Table.Th>Kind</Table.Th>
+                <Table.Th>Redirect URI</Table.Th>
+                <Table.Th>
+                  <span style={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>Actions</span>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data.map((p) => (
+                <Table.Tr key={p.providerId} data-testid={`generic-${p.providerId}`}>
+                  <Table.Td>
+                    <Text size="sm" fw={500}>
+                      {p.name}
+                    </Text>
+                    <Text size="xs" c="dimmed" ff="monospace">
+                      {p.providerId}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge variant="outline" color="gray.8">
+                      {p.discoveryUrl ? 'OpenID discovery' : 'OAuth 2.0'}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="xs" ff="monospace" style={{ wordBreak: 'break-all' }}>
+                      {p.redirectURI}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      leftSection={<IconSettings size={14} />}
+                      onClick={() => setEditing(p.providerId)}
+                      aria-label={`Configure ${p.name}`}
+                    >
+                      Configure
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Card>
+      )}
+      <Drawer
+        opened={editing !== null}
+        onClose={() => setEditing(null)}
+        position="right"
+        size="lg"
+        title={current ? `${current.name} sign-in` : 'Add an OpenID Connect or OAuth 2.0 provider'}
+        data-testid="generic-provider-drawer"
+      >
+        {editing !== null && (
+          <GenericProviderForm
+            key={editing || 'new'}
+            provider={current}
+            onSaved={(id) => setEditing(id)}
+            onRemoved={() => setEditing(null)}
+          />
+        )}
+      </Drawer>
+    </Stack>
+  )
+}

@@ -1,0 +1,21 @@
+import { PanelError } from '../../panel/errors.js'
+
+/**
+ * The generic OAuth catalogue: better-auth 1.7's generic-oauth codes (error-codes.ts) and the
+ * panel's own failures. Sign-in and callback errors are the social engine's (its catalogue).
+ */
+export const GENERIC_OAUTH_ERRORS = {
+  INVALID_OAUTH_CONFIGURATION: 'Invalid OAuth configuration',
+  TOKEN_URL_NOT_FOUND: 'Invalid OAuth configuration. Token URL not found.',
+} as const
+
+export const genericOAuthPanelError = {
+  notFound: (id: string) => new PanelError(404, 'PROVIDER_NOT_FOUND', `No generic OAuth provider ${id}`),
+  builtIn: (id: string) =>
+    new PanelError(400, 'INVALID_CONFIG', `${id} is a built-in provider: set it up among the social providers`, [
+      { path: 'providerId', message: 'a built-in provider' },
+    ]),
+  /** The config schema's complaint, moved onto the form field it names. */
+  invalidConfig: (message: string, field: string, fieldMessage: string) =>
+    new PanelError(400, 'INVALID_CONFIG', message, [{ path: field, message: fieldMessage }]),
+}

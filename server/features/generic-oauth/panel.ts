@@ -1,0 +1,130 @@
+import { encryptSecret } from '../../crypto/encrypt.js'
+import type { PanelEnv } from '../../panel/env.js'
+import type { GenericOAuthProviderConfig } from './config.js'
+import { genericOAuthPanelError } from './errors.js'
+import type { GenericProviderView } from './panel-contract.js'
+import { CLIENT_SECRET_PURPOSE } from './providers.js'
+
+/** The 18 built-in providers' ids: a generic provider may not take one from the panel. */
+const BUILT_IN = new Set([
+  'apple',
+  'discord',
+  'facebook',
+  'github',
+  'microsoft',
+  'google',
+  'spotify',
+  'twitch',
+  'twitter',
+  'dropbox',
+  'kick',
+  'linkedin',
+  'gitlab',
+  'tiktok',
+  'reddit',
+  'roblox',
+  'vk',
+  'zoom',
+])
+
+interface GenericProviderSave {
+  providerId: string
+  name: string
+  discoveryUrl: string
+  authorizationUrl: string
+  tokenUrl: string
+  userInfoUrl: string
+  clientId: string
+  clientSecret?: string
+  scopes: string[]
+  pkce: boolean
+}
+
+type StoredProvider = Record<string, unknown> & { providerId: string }
+
+/**
+ * The Providers view's generic OAuth providers: `genericOAuth.config` in the config store (the
+ * same one the HTTP API reads: a provider added here is offered at once). A test sign-in is the
+ * social feature's providers.testSignIn with the provider id.
+ */
+export const genericOAuthPanel = (env: PanelEnv) => {
+  const { ctx, config: store } = env.gatehouse
+
+  const view = (c: GenericOAuthProviderConfig): GenericProviderView => ({
+    providerId: c.providerId,
+    name: c.name ?? c.providerId,
+    discoveryUrl: c.discoveryUrl ?? '',
+    authorizationUrl: c.authorizationUrl ?? '',
+    tokenUrl: c.tokenUrl ?? '',
+    userInfoUrl: c.userInfoUrl ?? '',
+    clientId: c.clientId,
+    hasClientSecret: Boolean(c.clientSecret),
+    scopes: c.scopes,
+    pkce: c.pkce,
+    redirectURI: c.redirectURI ?? `${ctx.baseURL}/callback/${c.providerId}`,
+  })
+
+  /** The providers as stored (what the panel edits), without the defaults the schema fills in. */
+  const stored = (): StoredProvider[] => {
+    const layer = store.storedLayer() as { genericOAuth?: { config?: StoredProvider[] } }
+    return layer.genericOAuth?.config ?? ctx.config().genericOAuth.config.map((c) => ({ ...c }))
+  }
+
+  const write = (list: StoredProvider[], id: string) => {
+    try {
+      store.update({ genericOAuth: { config: list } })
+    } catch (e) {
+      // The config schema names the field: genericOAuth.config.2.tokenUrl: Invalid URL
+      const message = (e as Error).message.replace(/^configuration: /, '')
+      const path = message.split(':')[0] ?? ''
+      const field = path.replace(/^genericOAuth\.config\.\d+\.?/, '') || 'providerId'
+      throw genericOAuthPanelError.invalidConfig(
+        message.replace(/genericOAuth\.config\.\d+/, `genericOAuth ${id}`),
+        field,
+        message.slice(path.length + 2),
+      )
+    }
+  }
+
+  return {
+    'genericOAuth.list'(): GenericProviderView[] {
+      return ctx.config().genericOAuth.config.map(view)
+    },
+
+    'genericOAuth.save'(input: GenericProviderSave): GenericProviderView {
+      const id = input.providerId
+      if (BUILT_IN.has(id)) throw genericOAuthPanelError.builtIn(id)
+      const list = stored()
+      const index = list.findIndex((p) => p.providerId === id)
+      const previous: StoredProvider = index >= 0 ? (list[index] as StoredProvider) : { providerId: id }
+      const next: StoredProvider = { ...previous, providerId: id, clientId: input.clientId, scopes: input.scopes, pkce: input.pkce }
+      const set = (key: string, value: string) => {
+        if (value) next[key] = value
+        else delete next[key]
+      }
+      set('name', input.name)
+      set('discoveryUrl', input.discoveryUrl)
+      set('authorizationUrl', input.authorizationUrl)
+      set('tokenUrl', input.tokenUrl)
+      set('userInfoUrl', input.userInfoUrl)
+      // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
+      if (input.clientSecret) next.clientSecret = encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE)
+      if (index >= 0) list[index] = next
+      else list.push(next)
+      write(list, id)
+      const saved = ctx.config().genericOAuth.config.find((c) => c.providerId === id)
+      if (!saved) throw genericOAuthPanelError.notFound(id)
+      return view(saved)
+    },
+
+    'genericOAuth.remove'({ providerId }: { providerId: string }) {
+      const list = stored()
+      if (!list.some((p) => p.providerId === providerId)) throw genericOAuthPanelError.notFound(providerId)
+      write(
+        list.filter((p) => p.providerId !== providerId),
+        providerId,
+      )
+      return { success: true }
+    },
+  }
+}

@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FakeOidc } from '../helpers/fake-oidc.js'
+import { type PanelHarness, panelPageForFile, screenshot, viewOpener } from './harness.js'
+
+/**
+ * The Providers view's generic OAuth section in real Chromium against the real server: add an
+ * OpenID provider by its discovery URL, test it (the provider is a fake on loopback with a real
+ * key), and remove it (issue 27).
+ */
+let h: PanelHarness
+let page: Page
+const session = panelPageForFile()
+const op = new FakeOidc('panel-generic', 'panel-generic-secret')
+beforeAll(async () => {
+  ;({ h, page } = session)
+  await op.start()
+  op.now = () => h.server.clock.now()
+  op.user = { sub: 'panel-sub-1', email: 'tester@corp.example', email_verified: true, name: 'Panel Tester' }
+})
+afterAll(() => op.close())
+const open = viewOpener(session)
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+async function axe(): Promise<string[]> {
+  await page.waitForLoadState('networkidle')
+  await page.waitForTimeout(400)
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const run = (
+      window as unknown as {
+        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
+      }
+    ).axe.run
+    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+  })
+}
+
+async function dispatch(name: string, input: unknown = {}) {
+  const result = await h.panel.service.dispatch(name, input)
+  if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`)
+  return result.data as never
+}
+
+describe('Providers view: generic OAuth providers', () => {
+  it('adds an OpenID provider by discovery, tests its sign-in and removes it', { timeout: 90_000 }, async () => {
+    await open('providers', 'Providers')
+    const section = page.getByTestId('generic-providers')
+    await section.getByText('None yet.').waitFor()
+    await section.getByRole('button', { name: 'Add provider' }).click()
+    const drawer = page.getByRole('dialog', { name: 'Add an OpenID Connect or OAuth 2.0 provider' })
+    await drawer.waitFor()
+    expect(await axe()).toEqual([])
+
+    // A built-in provider's id is refused beside the field.
+    await drawer.getByLabel(/^Provider id/).fill('github')
+    await drawer.getByLabel(/^Client id/).fill('panel-generic')
+    await drawer.getByLabel(/^Discovery URL/).fill(op.discoveryUrl)
+    await drawer.getByRole('button', { name: 'Add provider' }).click()
+    await drawer.getByText('a built-in provider').waitFor()
+
+    await drawer.getByLabel(/^Provider id/).fill('corp')
+    await drawer.getByLabel(/^Button name/).fill('Corp SSO')
+    await drawer.getByLabel(/^Client secret/).fill('panel-generic-secret')
+    await drawer.getByRole('button', { name: 'Add provider' }).click()
+    await page.getByText('Corp SSO saved').waitFor()
+    const saved = page.getByRole('dialog', { name: 'Corp SSO sign-in' })
+    await saved.waitFor()
+    expect(await saved.getByTestId('generic-redirect-uri').textContent()).toBe(`${h.server.base}/callback/corp`)
+
+    // Stored with the secret sealed, and offered to sign-in at once.
+    const stored = h.server.gatehouse.config.storedLayer() as { genericOAuth: { config: Array<Record<string, unknown>> } }
+    expect(stored.genericOAuth.config).toEqual([
+      {
+        providerId: 'corp',
+        name: 'Corp SSO',
+        discoveryUrl: op.discoveryUrl,
+        clientId: 'panel-generic',
+        clientSecret: expect.stringMatching(/^enc:v1:/),
+        scopes: ['email', 'profile'],
+        pkce: true,
+      },
+    ])
+    const listed = await dispatch('genericOAuth.list')
+    expect(listed).toMatchObject([{ providerId: 'corp', name: 'Corp SSO', hasClientSecret: true, pkce: true }])
+
+    // Test sign-in: the provider's page opens, calls back, and the drawer reports who it said.
+    const popup = page.waitForEvent('popup')
+    await saved.getByTestId('test-sign-in-start').click()
+    const window1 = await popup
+    const result = saved.getByTestId('test-sign-in-result')
+    await result.getByText('Test sign-in worked').waitFor({ timeout: 10_000 })
+    if (!window1.isClosed()) await window1.close()
+    await result.getByText('Panel Tester <tester@corp.example>').waitFor()
+    await screenshot(page, 'generic-provider-drawer')
+
+    // A provider whose ID token does not verify: the failure's code is shown.
+    op.tamper = { key: op.strangerKey }
+    const again = page.waitForEvent('popup')
+    await saved.getByTestId('test-sign-in-start').click()
+    const window2 = await again
+    await result.getByText('Test sign-in failed').waitFor({ timeout: 10_000 })
+    if (!window2.isClosed()) await window2.close()
+    await result.getByText('unable_to_get_user_info').waitFor()
+    op.tamper = {}
+
+    // The operations' refusals name the field (a bad URL) or the provider (an unknown one).
+    const form = {
+      providerId: 'corp',
+      name: 'Corp SSO',
+      authorizationUrl: '',
+      tokenUrl: '',
+      userInfoUrl: '',
+      clientId: 'c',
+      scopes: [],
+      pkce: true,
+    }
+    const bad = await h.panel.service.dispatch('genericOAuth.save', { ...form, discoveryUrl: 'not a url' })
+    expect(bad).toMatchObject({ ok: false, error: { code: 'INVALID_CONFIG', issues: [{ path: 'discoveryUrl' }] } })
+    const none = await h.panel.service.dispatch('genericOAuth.save', { ...form, discoveryUrl: '' })
+    expect(none).toMatchObject({
+      ok: false,
+      error: {
+        code: 'INVALID_CONFIG',
+        issues: [{ path: 'discoveryUrl', message: 'needs discoveryUrl, or authorizationUrl and tokenUrl' }],
+      },
+    })
+    expect(await h.panel.service.dispatch('genericOAuth.remove', { providerId: 'nobody' })).toMatchObject({
+      ok: false,
+      error: { code: 'PROVIDER_NOT_FOUND', status: 404 },
+    })
+    // Still the saved provider, secret kept.
+    expect(await dispatch('genericOAuth.list')).toMatchObject([
+      { providerId: 'corp', discoveryUrl: op.discoveryUrl, hasClientSecret: true },
+    ])
+
+    // Remove it: gone from the view, the config and sign-in.
+    await saved.getByRole('button', { name: 'Remove' }).click()
+    await page.getByText('Corp SSO removed').waitFor()
+    await page.getByTestId('generic-providers').getByText('None yet.').waitFor()
+    expect(await dispatch('genericOAuth.list')).toEqual([])
+    const res = await fetch(`${h.server.base}/sign-in/social`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: h.server.origin },
+      body: JSON.stringify({ provider: 'corp' }),
+    })
+    expect(res.status).toBe(404)
+  })
+})
