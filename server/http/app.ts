@@ -5,7 +5,7 @@ import type { z } from 'zod'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { AuthContext, RequestMeta } from '../core/context.js'
 import { recordAudit } from '../core/audit.js'
-import { APIError, ERR } from '../core/errors.js'
+import { APIError, ERR, OAuthAPIError } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { outageAnswer } from '../core/outage.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
@@ -48,6 +48,7 @@ function json(value: unknown, draft: ResponseDraft): unknown {
 function errorBody(error: APIError, draft: ResponseDraft): unknown {
   for (const [k, v] of Object.entries(error.headers)) draft.headers.set(k, v)
   draft.status = error.status
+  if (error instanceof OAuthAPIError) return json({ error: error.code, error_description: error.message }, draft)
   // An empty code: better-auth sends that error with a message only (e.g. the one-time-token plugin's).
   return json(error.code ? { code: error.code, message: error.message } : { message: error.message }, draft)
 }
