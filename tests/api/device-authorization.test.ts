@@ -3,8 +3,9 @@ import { deviceAuthorizationClient } from 'better-auth/client/plugins'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, deviceCode, session } from '../../server/db/schema.js'
+import { createPanelService } from '../../server/panel/service.js'
 import { CookieJar, HttpClient, jarFetch, signUp } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
  * Issue 27, device authorization (RFC 8628, better-auth's deviceAuthorization plugin): a device
@@ -294,6 +295,39 @@ describe('configuration', () => {
         const res = await new HttpClient(off.base, { origin: null }).request(method, path, method === 'POST' ? { body: {} } : {})
         expect([path, res.status]).toEqual([path, 404])
       }
+    } finally {
+      await off.close()
+    }
+  })
+
+  it("the panel's Settings switch turns it on live; a duration string reads back as seconds", async () => {
+    const off = await startTestServer()
+    try {
+      const panel = createPanelService({
+        gatehouse: off.gatehouse,
+        apiURL: () => off.base,
+        mode: 'browser',
+        version: 'test',
+        startedAt: Date.now(),
+        logger: silentLogger,
+      })
+      const bad = await panel.dispatch('settings.update', { patch: { deviceAuthorization: { interval: 'soon' } } })
+      expect(bad.ok).toBe(false)
+      const changed = await panel.dispatch('settings.update', {
+        patch: { deviceAuthorization: { enabled: true, expiresIn: '15m', clientIds: ['cli'] } },
+      })
+      expect(changed.ok).toBe(true)
+      const read = await panel.dispatch('settings.get', {})
+      expect(read.ok ? (read.data as { effective: { deviceAuthorization: unknown } }).effective.deviceAuthorization : null).toEqual({
+        enabled: true,
+        expiresIn: 900,
+        interval: 5,
+        deviceCodeLength: 40,
+        userCodeLength: 8,
+        clientIds: ['cli'],
+      })
+      const res = await new HttpClient(off.base, { origin: null }).post<Codes>('/device/code', { client_id: 'cli' })
+      expect([res.status, res.body.expires_in]).toEqual([200, 900])
     } finally {
       await off.close()
     }
