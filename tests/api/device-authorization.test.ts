@@ -300,6 +300,42 @@ describe('configuration', () => {
     }
   })
 
+  it("GET /device has better-auth's rate-limit rule: 5 lookups per code lifetime", async () => {
+    const limited = await startTestServer({
+      config: { rateLimit: { enabled: true }, deviceAuthorization: { enabled: true, expiresIn: 600 } },
+    })
+    try {
+      const client = new HttpClient(limited.base)
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) statuses.push((await client.get(`/device?user_code=GUESS${i}`)).status)
+      expect(statuses).toEqual([400, 400, 400, 400, 400, 429])
+      limited.clock.advanceSeconds(300)
+      expect((await client.get('/device?user_code=GUESS9')).status).toBe(429)
+      limited.clock.advanceSeconds(301)
+      expect((await client.get('/device?user_code=GUESS9')).status).toBe(400)
+      // The device's own endpoints keep the default rule.
+      expect((await client.post('/device/code', { client_id: 'cli' })).status).toBe(200)
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('the OpenAPI document lists the five endpoints with their inputs', async () => {
+    const doc = await new HttpClient(server.base).get<{
+      paths: Record<string, Record<string, { requestBody?: unknown; parameters: Array<{ name: string }> }>>
+    }>('/open-api/generate-schema')
+    expect(doc.status).toBe(200)
+    const { paths } = doc.body
+    expect(
+      Object.keys(paths)
+        .filter((p) => p === '/device' || p.startsWith('/device/'))
+        .sort(),
+    ).toEqual(['/device', '/device/approve', '/device/code', '/device/deny', '/device/token'])
+    expect(JSON.stringify(paths['/device/code']?.post?.requestBody)).toContain('client_id')
+    expect(JSON.stringify(paths['/device/token']?.post?.requestBody)).toContain('urn:ietf:params:oauth:grant-type:device_code')
+    expect(paths['/device']?.get?.parameters.map((p) => p.name)).toEqual(['user_code'])
+  })
+
   it("the panel's Settings switch turns it on live; a duration string reads back as seconds", async () => {
     const off = await startTestServer()
     try {

@@ -99,6 +99,8 @@ export const deviceAuthorizationRoutes = [
     method: 'GET',
     path: '/device',
     enabled,
+    // better-auth's plugin rule: 5 lookups of user codes per client per code lifetime (guessing codes is slow).
+    rateLimit: (ctx) => ({ window: ctx.config().deviceAuthorization.expiresIn, max: 5 }),
     query: z.object({ user_code: z.string().meta({ description: 'The user code to verify' }) }),
     handler: async (rc) => verifyUserCode(rc.ctx, rc.query.user_code, await currentSession(rc)),
   }),
