@@ -474,7 +474,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const ms = performance.now() - started
     ctx.events.requestAnswered(route, request.method, status, ms)
     if (options.requestLog?.enabled()) {
-      const code = status >= 400 ? (result as { code?: unknown } | null)?.code : undefined
+      const failure = status >= 400 ? (result as { code?: unknown; error?: unknown } | null) : null
+      // OAuth-style answers (OAuthAPIError) name their code `error`.
+      const code = failure?.code ?? failure?.error
       options.requestLog.answered({
         requestId: input.requestId as string,
         route: route?.path ?? UNMATCHED_ROUTE,

@@ -184,6 +184,19 @@ describe('the polling state machine (raw HTTP)', () => {
     expect(rows).toHaveLength(0)
   })
 
+  it('a request nobody polls is removed one lifetime after it expired, by the next /device/code', async () => {
+    const abandoned = await newCodes()
+    const rowsOf = (code: string) => server.gatehouse.ctx.db.select().from(deviceCode).where(eq(deviceCode.deviceCode, code))
+    server.clock.advanceSeconds(1801)
+    await newCodes()
+    expect(await rowsOf(abandoned.device_code)).toHaveLength(1)
+    expect((await poll(abandoned)).body).toMatchObject({ error: 'expired_token' })
+    const later = await newCodes()
+    server.clock.advanceSeconds(2 * 1800 + 1)
+    await newCodes()
+    expect(await rowsOf(later.device_code)).toHaveLength(0)
+  })
+
   it('a device code is exchanged once: the reuse is invalid_grant and leaves one session', async () => {
     const codes = await newCodes()
     const person = await approvedBy(codes)

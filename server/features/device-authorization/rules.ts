@@ -11,6 +11,7 @@ import {
   claimDeviceCode,
   decideDeviceCode,
   deleteDeviceCode,
+  deleteExpiredDeviceCodes,
   findByDeviceCode,
   findById,
   findByUserCode,
@@ -78,6 +79,9 @@ export async function requestDeviceCode(ctx: AuthContext, input: DeviceCodeReque
   assertKnownClient(ctx, input.clientId)
   const config = ctx.config().deviceAuthorization
   const now = ctx.clock.now()
+  // Requests of devices that stopped polling: gone one lifetime after they expired (until then a
+  // late poll still hears expired_token rather than invalid_grant).
+  await deleteExpiredDeviceCodes(ctx, now - config.expiresIn * 1000)
   for (let attempt = 0; attempt < GENERATION_ATTEMPTS; attempt++) {
     const row: DeviceCodeRow = {
       id: generateId(),

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { deviceCode } from '../../db/schema.js'
 import { firstRow, isUniqueViolation } from '../../db/storage.js'
@@ -84,4 +84,9 @@ export async function spendApprovedDeviceCode(ctx: AuthContext, id: string, clie
       .where(and(eq(deviceCode.id, id), eq(deviceCode.status, 'approved'), eq(deviceCode.clientId, clientId)))
       .returning(),
   )
+}
+
+/** Removes requests that expired before `before` (left behind by devices that stopped polling). */
+export async function deleteExpiredDeviceCodes(ctx: AuthContext, before: number): Promise<void> {
+  await ctx.db.delete(deviceCode).where(lt(deviceCode.expiresAt, new Date(before)))
 }
