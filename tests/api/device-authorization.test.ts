@@ -347,6 +347,8 @@ describe('configuration', () => {
     expect(JSON.stringify(paths['/device/code']?.post?.requestBody)).toContain('client_id')
     expect(JSON.stringify(paths['/device/token']?.post?.requestBody)).toContain('urn:ietf:params:oauth:grant-type:device_code')
     expect(paths['/device']?.get?.parameters.map((p) => p.name)).toEqual(['user_code'])
+    // Refusals documented in OAuth's words.
+    expect(JSON.stringify(paths['/device/token']?.post)).toContain('#/components/schemas/OAuthError')
   })
 
   it("the panel's Settings switch turns it on live; a duration string reads back as seconds", async () => {

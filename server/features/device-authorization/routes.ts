@@ -58,6 +58,7 @@ export const deviceAuthorizationRoutes = [
     method: 'POST',
     path: '/device/code',
     enabled,
+    oauthErrors: true,
     body: codeBody,
     handler: async (rc) => {
       const { body } = rc
@@ -73,6 +74,7 @@ export const deviceAuthorizationRoutes = [
     method: 'POST',
     path: '/device/token',
     enabled,
+    oauthErrors: true,
     body: tokenBody,
     handler: async (rc) => {
       const { ctx, body } = rc
@@ -99,6 +101,7 @@ export const deviceAuthorizationRoutes = [
     method: 'GET',
     path: '/device',
     enabled,
+    oauthErrors: true,
     // better-auth's plugin rule: 5 lookups of user codes per client per code lifetime (guessing codes is slow).
     rateLimit: (ctx) => ({ window: ctx.config().deviceAuthorization.expiresIn, max: 5 }),
     query: z.object({ user_code: z.string().meta({ description: 'The user code to verify' }) }),
@@ -109,6 +112,7 @@ export const deviceAuthorizationRoutes = [
     method: 'POST',
     path: '/device/approve',
     enabled,
+    oauthErrors: true,
     body: userCodeBody,
     handler: async (rc) => {
       await decideRequest(rc.ctx, rc.body.userCode, await requireSession(rc), 'approved', rc.meta)
@@ -120,6 +124,7 @@ export const deviceAuthorizationRoutes = [
     method: 'POST',
     path: '/device/deny',
     enabled,
+    oauthErrors: true,
     body: userCodeBody,
     handler: async (rc) => {
       await decideRequest(rc.ctx, rc.body.userCode, await requireSession(rc), 'denied', rc.meta)
