@@ -61,14 +61,11 @@ export async function api<T>(path: string, body?: unknown, init: { accept?: stri
     data = null
   }
   if (!response.ok) {
-    // OAuth-style endpoints (device authorization) answer {error, error_description}.
-    const failure = (data ?? {}) as { code?: unknown; message?: unknown; error?: unknown; error_description?: unknown }
-    const code = typeof failure.code === 'string' ? failure.code : typeof failure.error === 'string' ? failure.error : null
-    const message = typeof failure.message === 'string' ? failure.message : failure.error_description
+    const failure = (data ?? {}) as { code?: unknown; message?: unknown }
     throw new ApiError(
       response.status,
-      code ?? `HTTP_${response.status}`,
-      typeof message === 'string' && message ? message : `The request failed (HTTP ${response.status}).`,
+      typeof failure.code === 'string' ? failure.code : `HTTP_${response.status}`,
+      typeof failure.message === 'string' && failure.message ? failure.message : `The request failed (HTTP ${response.status}).`,
     )
   }
   return data as T

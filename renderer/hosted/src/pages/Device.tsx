@@ -1,7 +1,7 @@
 import { Badge, Button, Group, Loader, Text, TextInput } from '@mantine/core'
 import { useEffect, useState } from 'react'
 import type { PageProps } from '../App'
-import { ApiError, api, pageURL } from '../api'
+import { ApiError, api, basePath, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 
 /** GET /device's answer: the client and scope only for the person who claimed the request. */
@@ -23,12 +23,42 @@ type State =
 
 const codeOf = () => new URLSearchParams(location.search).get('user_code')?.trim() ?? ''
 
+/**
+ * The device endpoints answer refusals in OAuth's words, `{error, error_description}` (the shared
+ * api() reads better-auth's `{code, message}`): same request, their error read here.
+ */
+async function deviceApi<T>(path: string, body?: unknown): Promise<T> {
+  let response: Response
+  try {
+    response = await fetch(`${basePath}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
+  } catch {
+    throw new ApiError(0, 'NETWORK_ERROR', 'The server could not be reached. Check your connection and try again.')
+  }
+  const data = (await response.json().catch(() => null)) as Record<string, unknown> | null
+  if (!response.ok) {
+    const code = typeof data?.error === 'string' ? data.error : typeof data?.code === 'string' ? data.code : `HTTP_${response.status}`
+    const message =
+      typeof data?.error_description === 'string'
+        ? data.error_description
+        : typeof data?.message === 'string'
+          ? data.message
+          : `The request failed (HTTP ${response.status}).`
+    throw new ApiError(response.status, code, message)
+  }
+  return data as T
+}
+
 /** The page's state for a user code: GET /device (which claims it when signed in) and the session. */
 async function load(userCode: string): Promise<State> {
   try {
     const session = await api<{ user: { email: string } } | null>('/get-session')
     // Asked signed out too, so a mistyped or expired code is said before any sign-in.
-    const request = await api<Verification>(`/device?user_code=${encodeURIComponent(userCode)}`)
+    const request = await deviceApi<Verification>(`/device?user_code=${encodeURIComponent(userCode)}`)
     if (!session) return { kind: 'signed-out' }
     if (request.status !== 'pending') return { kind: 'settled', status: request.status }
     if (!request.client_id) return { kind: 'someone-else' }
@@ -80,7 +110,7 @@ export function DevicePage({ config }: PageProps) {
     setBusy(true)
     setError(null)
     try {
-      await api(approve ? '/device/approve' : '/device/deny', { userCode: state.request.user_code })
+      await deviceApi(approve ? '/device/approve' : '/device/deny', { userCode: state.request.user_code })
       setState({ kind: 'done', approved: approve })
     } catch (e) {
       setError((e as Error).message)
