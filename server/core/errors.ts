@@ -67,3 +67,12 @@ export type ErrorKey = keyof typeof ERR
 
 export const fail = (status: ErrorStatus, key: ErrorKey, code: string = key, field?: string): APIError =>
   new APIError(status, code, ERR[key], {}, field)
+
+/**
+ * An error OAuth 2.0 endpoints answer in RFC 6749 §5.2's words (better-auth's device authorization
+ * plugin): the wire body is `{error, error_description}` — `code` goes out as `error`, the message
+ * as `error_description` — instead of `{code, message}`.
+ */
+export class OAuthAPIError extends APIError {
+  readonly oauth = true
+}

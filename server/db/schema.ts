@@ -12,6 +12,7 @@
  * One dialect per process: tests that need both engines run each in its own process (or file).
  */
 import * as sqliteApiKey from '../features/api-key/schema.js'
+import * as sqliteDeviceAuthorization from '../features/device-authorization/schema.js'
 import * as sqliteForwardAuth from '../features/forward-auth/schema.js'
 import * as sqliteJwt from '../features/jwt/schema.js'
 import * as sqliteOidc from '../features/oidc-provider/schema.js'
@@ -44,6 +45,7 @@ export const schema = {
   oidcClient: sqliteOidc.oidcClient,
   oidcConsent: sqliteOidc.oidcConsent,
   forwardAuthCount: sqliteForwardAuth.forwardAuthCount,
+  deviceCode: sqliteDeviceAuthorization.deviceCode,
 }
 
 export type Tables = typeof schema
@@ -70,6 +72,7 @@ export let oidcModel = schema.oidcModel
 export let oidcClient = schema.oidcClient
 export let oidcConsent = schema.oidcConsent
 export let forwardAuthCount = schema.forwardAuthCount
+export let deviceCode = schema.deviceCode
 
 /** Which tables the exports hold now. */
 export let boundDialect: 'sqlite' | 'postgres' = 'sqlite'
@@ -105,5 +108,6 @@ export function bindTables(tables: { [K in keyof Tables]: unknown }, dialect: 's
   oidcClient = t.oidcClient
   oidcConsent = t.oidcConsent
   forwardAuthCount = t.forwardAuthCount
+  deviceCode = t.deviceCode
   boundDialect = dialect
 }

@@ -28,6 +28,7 @@ import { multiSessionFeature } from './multi-session/index.js'
 import { oneTimeTokenFeature } from './one-time-token/index.js'
 import { lastLoginMethodFeature } from './last-login-method/index.js'
 import { genericOAuthFeature } from './generic-oauth/index.js'
+import { deviceAuthorizationFeature } from './device-authorization/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -66,4 +67,5 @@ export const features: Feature[] = [
   lastLoginMethodFeature,
   multiSessionFeature,
   genericOAuthFeature,
+  deviceAuthorizationFeature,
 ]

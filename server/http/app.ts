@@ -5,7 +5,7 @@ import type { z } from 'zod'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { AuthContext, RequestMeta } from '../core/context.js'
 import { recordAudit } from '../core/audit.js'
-import { APIError, ERR } from '../core/errors.js'
+import { APIError, ERR, OAuthAPIError } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { outageAnswer } from '../core/outage.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
@@ -49,6 +49,7 @@ function json(value: unknown, draft: ResponseDraft): unknown {
 function errorBody(error: APIError, draft: ResponseDraft): unknown {
   for (const [k, v] of Object.entries(error.headers)) draft.headers.set(k, v)
   draft.status = error.status
+  if (error instanceof OAuthAPIError) return json({ error: error.code, error_description: error.message }, draft)
   // An empty code: better-auth sends that error with a message only (e.g. the one-time-token plugin's).
   return json(error.code ? { code: error.code, message: error.message } : { message: error.message }, draft)
 }
@@ -474,7 +475,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const ms = performance.now() - started
     ctx.events.requestAnswered(route, request.method, status, ms)
     if (options.requestLog?.enabled()) {
-      const code = status >= 400 ? (result as { code?: unknown } | null)?.code : undefined
+      const failure = status >= 400 ? (result as { code?: unknown; error?: unknown } | null) : null
+      // OAuth-style answers (OAuthAPIError) name their code `error`.
+      const code = failure?.code ?? failure?.error
       options.requestLog.answered({
         requestId: input.requestId as string,
         route: route?.path ?? UNMATCHED_ROUTE,

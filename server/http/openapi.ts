@@ -40,7 +40,11 @@ interface OperationObject {
 }
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_REF } } })
+const OAUTH_ERROR_REF = { $ref: '#/components/schemas/OAuthError' }
+const errorResponse = (description: string, oauth = false) => ({
+  description,
+  content: { 'application/json': { schema: oauth ? OAUTH_ERROR_REF : ERROR_REF } },
+})
 
 /** zod → JSON Schema as the client writes it (inputs: defaults optional, transforms by their input). */
 function toSchema(schema: z.ZodType): JsonSchema {
@@ -130,9 +134,9 @@ export function buildOpenAPIDocument(routes: Route[], options: OpenAPIOptions): 
       parameters: queryParameters(route.query, params),
       responses: {
         '200': { description: 'Success', content: { 'application/json': { schema: {} } } },
-        '400': errorResponse('Invalid input or a refused request'),
+        '400': errorResponse('Invalid input or a refused request', route.oauthErrors),
         ...(signedIn ? { '401': errorResponse('No valid session') } : {}),
-        '403': errorResponse('Forbidden'),
+        '403': errorResponse('Forbidden', route.oauthErrors),
         '429': errorResponse('Too many requests'),
       },
     }
@@ -161,6 +165,12 @@ export function buildOpenAPIDocument(routes: Route[], options: OpenAPIOptions): 
           type: 'object',
           properties: { code: { type: 'string' }, message: { type: 'string' } },
           required: ['code', 'message'],
+        },
+        /** RFC 6749 §5.2: the refusals of OAuth-style endpoints (device authorization). */
+        OAuthError: {
+          type: 'object',
+          properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+          required: ['error', 'error_description'],
         },
       },
       securitySchemes: {

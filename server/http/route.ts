@@ -71,6 +71,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
    * trusted reverse proxy asks once per protected request on behalf of every user behind it.
    */
   exemptFromRateLimit?: boolean
+  /** Refusals are OAuth's `{error, error_description}` (OAuthAPIError), so documented in OpenAPI. */
+  oauthErrors?: boolean
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -84,6 +86,7 @@ export interface Route {
   rateLimit?: (ctx: AuthContext) => { window: number; max: number }
   direct?: boolean
   exemptFromRateLimit?: boolean
+  oauthErrors?: boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -100,6 +103,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     rateLimit: def.rateLimit,
     direct: def.direct,
     exemptFromRateLimit: def.exemptFromRateLimit,
+    oauthErrors: def.oauthErrors,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

@@ -102,3 +102,31 @@ export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challeng
   const methods = Array.isArray(challenge.twoFactorMethods) ? challenge.twoFactorMethods.join(',') : ''
   return `${ctx.baseURL}/ui/sign-in?${new URLSearchParams({ step: 'two-factor', methods, returnTo })}`
 }
+
+/**
+ * The pipeline for a sign-in whose session is handed to another device as a token rather than set
+ * in this client's cookies (device authorization's POST /device/token): admit, then the session,
+ * the method's writes and the audit in one transaction, as finishSignIn does; no cookies and no
+ * `signedIn` hooks (they set this client's cookies). Such a method has settled the second factor
+ * itself (`satisfied`: the device was approved from a full session, which passed any second factor
+ * when it was signed in), so no challenge can stand in for the session here.
+ */
+export async function finishTokenSignIn(
+  rc: AnyRouteContext,
+  attempt: SignInAttempt & { secondFactor: 'satisfied' | 'passed' },
+): Promise<SessionWithUser> {
+  const { ctx, meta } = rc
+  let admitted: SignInAttempt
+  try {
+    admitted = { ...attempt, user: await admitSignIn(ctx, attempt) }
+  } catch (e) {
+    if (e instanceof APIError) await refuseSignIn(ctx, attempt, e, meta)
+    throw e
+  }
+  try {
+    return await openSignInSession(ctx, admitted, meta)
+  } catch (e) {
+    if (e instanceof APIError) await refuseSignIn(ctx, { ...attempt, commit: undefined }, e, meta)
+    throw e
+  }
+}

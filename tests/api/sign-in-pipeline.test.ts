@@ -56,6 +56,7 @@ beforeAll(async () => {
           },
         ],
       },
+      deviceAuthorization: { enabled: true },
       socialProviders: {
         github: {
           ...GITHUB,
@@ -283,6 +284,32 @@ const METHODS: Method[] = [
         const options = await client.get<{ challenge: string; rpId: string }>('/passkey/generate-authenticate-options')
         const response = key.assertion(options.body.challenge, server.origin, options.body.rpId)
         return fromJson(await client.post('/passkey/verify-authentication', { response }))
+      }
+      return { userId, signIn }
+    },
+  },
+  {
+    // The device's session comes from an approval made in a full session of the same person (which
+    // passed any enrolled second factor when it was signed in): no second factor is asked again.
+    name: 'device authorization (RFC 8628 token exchange)',
+    asksSecondFactor: false,
+    async prepare() {
+      const { email, userId } = await signUpUser()
+      const person = new HttpClient(server.base)
+      expect((await person.post('/sign-in/email', { email, password: PASSWORD })).status).toBe(200)
+      const device = new HttpClient(server.base, { origin: null })
+      const code = await device.post<{ device_code: string; user_code: string }>('/device/code', { client_id: 'pipeline-cli' })
+      expect(code.status).toBe(200)
+      expect((await person.get(`/device?user_code=${code.body.user_code}`)).status).toBe(200)
+      expect((await person.post('/device/approve', { userCode: code.body.user_code })).status).toBe(200)
+      const signIn = async (): Promise<Outcome> => {
+        const res = await device.post<{ access_token?: string; code?: string }>('/device/token', {
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          device_code: code.body.device_code,
+          client_id: 'pipeline-cli',
+        })
+        if (res.status === 200 && res.body.access_token) return { kind: 'session' }
+        return { kind: 'refused', code: `${res.status} ${res.body.code}` }
       }
       return { userId, signIn }
     },

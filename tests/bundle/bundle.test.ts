@@ -159,6 +159,7 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
         emailOTP: { enabled: true },
         oneTimeToken: { enabled: true },
         multiSession: { enabled: true },
+        deviceAuthorization: { enabled: true },
         rateLimit: { enabled: false },
         mail: { from: 'gatehouse@example.com' },
       })

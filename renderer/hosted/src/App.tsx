@@ -4,6 +4,7 @@ import { FormAlert, Layout } from './Layout'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
+import { DevicePage } from './pages/Device'
 import { ErrorPage } from './pages/ErrorPage'
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/Password'
 import { SignInPage } from './pages/SignIn'
@@ -26,6 +27,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
   'account/apps': ConnectedAppsPage,
+  device: DevicePage,
 }
 
 export function App({ config, configError }: { config: PublicConfig; configError: string | null }) {

@@ -405,6 +405,27 @@ export const forwardAuthCount = pgTable(
   ],
 )
 
+export const deviceCode = pgTable(
+  'deviceCode',
+  {
+    id: text('id').primaryKey(),
+    deviceCode: text('deviceCode').notNull(),
+    userCode: text('userCode').notNull(),
+    userId: text('userId'),
+    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    status: text('status').notNull(),
+    lastPolledAt: timestamp('lastPolledAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    pollingInterval: bigint('pollingInterval', { mode: 'number' }),
+    clientId: text('clientId'),
+    scope: text('scope'),
+  },
+  (t) => [
+    uniqueIndex('deviceCode_deviceCode_unique').on(t.deviceCode),
+    uniqueIndex('deviceCode_userCode_unique').on(t.userCode),
+    index('deviceCode_expires_at_idx').on(t.expiresAt),
+  ],
+)
+
 export const pgSchema = {
   user,
   session,
@@ -428,4 +449,5 @@ export const pgSchema = {
   oidcClient,
   oidcConsent,
   forwardAuthCount,
+  deviceCode,
 }

@@ -29,6 +29,7 @@ export const HOSTED_PAGES = [
   'verify-email',
   'accept-invitation',
   'account/apps',
+  'device',
 ] as const
 
 const TYPES: Record<string, string> = {
