@@ -30,12 +30,14 @@ export const userAlreadyExists = (status: 400 | 422 = 422): APIError =>
   new APIError(status, 'USER_ALREADY_EXISTS', ERR.USER_ALREADY_EXISTS, {}, 'email')
 
 /** A user as the wire shows it: configured additional fields flattened onto the row. */
-export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod'> & Record<string, unknown>
+export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod' | 'isAnonymous'> & Record<string, unknown>
 
 export function toPublicUser(row: UserRow): PublicUser {
-  const { additionalFields, lastLoginMethod, ...rest } = row
+  const { additionalFields, lastLoginMethod, isAnonymous, ...rest } = row
   // better-auth shows lastLoginMethod only with the plugin's storeInDatabase: a user who has one.
-  const shown = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
+  let shown: PublicUser = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
+  // isAnonymous only on users made while the anonymous feature was on (better-auth: with the plugin).
+  if (isAnonymous !== null) shown = { ...shown, isAnonymous }
   return additionalFields ? { ...additionalFields, ...shown } : shown
 }
 
@@ -190,6 +192,7 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banExpires: null,
     twoFactorEnabled: false,
     lastLoginMethod: null,
+    isAnonymous: null,
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }

@@ -31,6 +31,9 @@ export const user = sqliteTable(
     twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
     // last-login-method feature (better-auth's lastLoginMethod plugin, storeInDatabase)
     lastLoginMethod: text('lastLoginMethod'),
+    // anonymous feature (better-auth's anonymous plugin): true for an anonymous user; null on users
+    // created while the feature was off (the wire then shows no isAnonymous, as better-auth without the plugin)
+    isAnonymous: integer('isAnonymous', { mode: 'boolean' }),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),

@@ -23,6 +23,7 @@ export const user = pgTable(
     additionalFields: jsonb('additionalFields').$type<Record<string, unknown>>(),
     twoFactorEnabled: boolean('twoFactorEnabled').default(false),
     lastLoginMethod: text('lastLoginMethod'),
+    isAnonymous: boolean('isAnonymous'),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),
