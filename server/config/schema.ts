@@ -10,6 +10,7 @@ import { bearerConfig } from '../features/bearer/config.js'
 import { multiSessionConfig } from '../features/multi-session/config.js'
 import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
 import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
+import { anonymousConfig } from '../features/anonymous/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
 import { oidcProviderConfig } from '../features/oidc-provider/config.js'
@@ -175,6 +176,7 @@ export const configSchema = z
     oneTimeToken: oneTimeTokenConfig,
     multiSession: multiSessionConfig,
     lastLoginMethod: lastLoginMethodConfig,
+    anonymous: anonymousConfig,
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,

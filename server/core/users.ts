@@ -171,6 +171,8 @@ export interface NewUserInput {
   username?: string | null
   displayUsername?: string | null
   additionalFields?: Record<string, unknown>
+  /** True for an anonymous user (the anonymous feature); default: false while that feature is on, else null. */
+  isAnonymous?: boolean | null
 }
 
 /** The row a new user would get; insertUser stores it (sign-up also shows it without storing). */
@@ -192,7 +194,8 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banExpires: null,
     twoFactorEnabled: false,
     lastLoginMethod: null,
-    isAnonymous: null,
+    // better-auth's anonymous plugin gives every user it knows isAnonymous (false by default).
+    isAnonymous: input.isAnonymous ?? (ctx.config().anonymous.enabled ? false : null),
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }

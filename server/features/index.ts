@@ -27,6 +27,7 @@ import { bearerFeature } from './bearer/index.js'
 import { multiSessionFeature } from './multi-session/index.js'
 import { oneTimeTokenFeature } from './one-time-token/index.js'
 import { lastLoginMethodFeature } from './last-login-method/index.js'
+import { anonymousFeature } from './anonymous/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -64,4 +65,5 @@ export const features: Feature[] = [
   oneTimeTokenFeature,
   lastLoginMethodFeature,
   multiSessionFeature,
+  anonymousFeature,
 ]
