@@ -285,6 +285,24 @@ export const SECTIONS: SectionSpec[] = [
         help: 'Also stored as the user field lastLoginMethod.',
         kind: 'switch',
       },
+      {
+        path: 'anonymous.enabled',
+        label: 'Anonymous users',
+        help: 'Apps can sign visitors in without an account; signing up later replaces the anonymous user.',
+        kind: 'switch',
+      },
+      {
+        path: 'anonymous.emailDomainName',
+        label: 'Anonymous address domain',
+        help: 'Empty: addresses at anonymous.placeholder.invalid.',
+        kind: 'optional-text',
+      },
+      {
+        path: 'anonymous.disableDeleteAnonymousUser',
+        label: 'Keep anonymous users',
+        help: 'Not deleted when their owner signs up or in, nor by the app.',
+        kind: 'switch',
+      },
     ],
   },
   {
