@@ -6,6 +6,8 @@ import { auditEvent, session, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
 import { CookieJar, HttpClient, jarFetch, signUp, statusAndBody, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
+import { metricsListening } from '../../server/features/metrics/index.js'
+import { scrape } from '../helpers/metrics.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
 /**
@@ -241,6 +243,28 @@ describe('POST /delete-anonymous-user', () => {
       401,
       { code: 'UNAUTHORIZED', message: 'Unauthorized' },
     ])
+  })
+})
+
+describe('metrics', () => {
+  it('counts anonymous sign-ins under their own method, refusals included', async () => {
+    const watched = await startTestServer({ config: { anonymous: { enabled: true }, metrics: { enabled: true, address: '127.0.0.1:0' } } })
+    try {
+      const at = await metricsListening(watched.gatehouse.ctx)
+      if (!at) throw new Error('the metrics listener did not start')
+      const url = `http://127.0.0.1:${at.port}/metrics`
+      const before = await scrape(url)
+      const client = new HttpClient(watched.base)
+      expect((await client.post('/sign-in/anonymous')).status).toBe(200)
+      expect((await client.post('/sign-in/anonymous')).status).toBe(400)
+      const after = await scrape(url)
+      const delta = (outcome: string) =>
+        after.value('gatehouse_sign_ins_total', { method: 'anonymous', outcome }) -
+        before.value('gatehouse_sign_ins_total', { method: 'anonymous', outcome })
+      expect([delta('success'), delta('refused')]).toEqual([1, 1])
+    } finally {
+      await watched.close()
+    }
   })
 })
 
