@@ -176,6 +176,18 @@ describe('link and remove', () => {
     expect((await client.getSession()).data?.user.email).toBe(email)
   })
 
+  it('an email code entered in the anonymous browser removes the anonymous user (official client)', async () => {
+    const { client } = officialClient()
+    const anon = (await client.signIn.anonymous()).data as SignedInAnonymously
+    const email = uniqueEmail('otp-anon')
+    const { mail } = await withMail(m, email, /sign-in code/, () => client.emailOtp.sendVerificationOtp({ email, type: 'sign-in' }))
+    const otp = (mail.subject.match(/: (\d+)$/) as RegExpMatchArray)[1] as string
+    const signedIn = await client.signIn.emailOtp({ email, otp })
+    expect(signedIn.error).toBeNull()
+    expect(signedIn.data?.user).toMatchObject({ email, isAnonymous: false })
+    expect(await userById(anon.user.id)).toBeUndefined()
+  })
+
   it('a sign-up that makes no session (requireEmailVerification) keeps the anonymous user and its session', async () => {
     const { client, body } = await anonymousHttp()
     await server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
