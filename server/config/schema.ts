@@ -12,6 +12,7 @@ import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
 import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
 import { genericOAuthConfig } from '../features/generic-oauth/config.js'
 import { deviceAuthorizationConfig } from '../features/device-authorization/config.js'
+import { anonymousConfig } from '../features/anonymous/config.js'
 import { jwtConfig } from '../features/jwt/config.js'
 import { organizationConfig } from '../features/organization/config.js'
 import { oidcProviderConfig } from '../features/oidc-provider/config.js'
@@ -180,6 +181,7 @@ export const configSchema = z
     /** genericOAuth.config: any OAuth 2.0 / OpenID Connect provider (server/features/generic-oauth). */
     genericOAuth: genericOAuthConfig,
     deviceAuthorization: deviceAuthorizationConfig,
+    anonymous: anonymousConfig,
     jwt: jwtConfig,
     /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
     hostedPages: hostedPagesConfig,

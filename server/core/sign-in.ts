@@ -46,6 +46,12 @@ export interface SignInAttempt {
   withSession?: (created: SessionWithUser) => Promise<void>
   /** The method's own audit events, in the session's transaction (e.g. `passkey.sign-in`). */
   audit?: AuditInput[]
+  /**
+   * The user has no address to verify (an anonymous user's is generated): the
+   * `requireEmailVerification` refusal does not apply, as better-auth's anonymous endpoint makes
+   * its session without it. Bans and locks still do.
+   */
+  noEmailToVerify?: boolean
   /** The refusal of an unverified email, in the method's own words (default: `EMAIL_NOT_VERIFIED`). */
   emailNotVerified?: () => APIError
   /** Runs after a refusal was audited, before it is thrown (password: mail a fresh verification link). */
@@ -61,7 +67,7 @@ const emailNotVerified = () => new APIError(403, 'EMAIL_NOT_VERIFIED', ERR.EMAIL
  */
 export async function admitSignIn(ctx: AuthContext, attempt: SignInAttempt): Promise<UserRow> {
   const current = await assertNotBanned(ctx, attempt.user)
-  if (ctx.config().emailAndPassword.requireEmailVerification && !current.emailVerified) {
+  if (ctx.config().emailAndPassword.requireEmailVerification && !current.emailVerified && !attempt.noEmailToVerify) {
     throw (attempt.emailNotVerified ?? emailNotVerified)()
   }
   await accountLockedFor(ctx, accountKeys(current))

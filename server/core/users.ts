@@ -31,12 +31,14 @@ export const userAlreadyExists = (status: 400 | 422 = 422): APIError =>
   new APIError(status, 'USER_ALREADY_EXISTS', ERR.USER_ALREADY_EXISTS, {}, 'email')
 
 /** A user as the wire shows it: configured additional fields flattened onto the row. */
-export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod'> & Record<string, unknown>
+export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod' | 'isAnonymous'> & Record<string, unknown>
 
 export function toPublicUser(row: UserRow): PublicUser {
-  const { additionalFields, lastLoginMethod, ...rest } = row
+  const { additionalFields, lastLoginMethod, isAnonymous, ...rest } = row
   // better-auth shows lastLoginMethod only with the plugin's storeInDatabase: a user who has one.
-  const shown = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
+  let shown: PublicUser = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
+  // isAnonymous only on users made while the anonymous feature was on (better-auth: with the plugin).
+  if (isAnonymous !== null) shown = { ...shown, isAnonymous }
   return additionalFields ? { ...additionalFields, ...shown } : shown
 }
 
@@ -166,6 +168,8 @@ export interface NewUserInput {
   username?: string | null
   displayUsername?: string | null
   additionalFields?: Record<string, unknown>
+  /** True for an anonymous user (the anonymous feature); default: false while that feature is on, else null. */
+  isAnonymous?: boolean | null
 }
 
 /** The row a new user would get; insertUser stores it (sign-up also shows it without storing). */
@@ -187,6 +191,8 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     banExpires: null,
     twoFactorEnabled: false,
     lastLoginMethod: null,
+    // better-auth's anonymous plugin gives every user it knows isAnonymous (false by default).
+    isAnonymous: input.isAnonymous ?? (ctx.config().anonymous.enabled ? false : null),
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }

@@ -1,5 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { adminColumns } from '../features/admin/columns.js'
+import { anonymousColumns } from '../features/anonymous/columns.js'
 import { lastLoginMethodColumns } from '../features/last-login-method/columns.js'
 import { organizationColumns } from '../features/organization/columns.js'
 import { twoFactorColumns } from '../features/two-factor/columns.js'
@@ -31,6 +32,7 @@ export const user = sqliteTable(
     ...adminColumns.user,
     ...twoFactorColumns.user,
     ...lastLoginMethodColumns.user,
+    ...anonymousColumns.user,
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),

@@ -29,6 +29,7 @@ import { oneTimeTokenFeature } from './one-time-token/index.js'
 import { lastLoginMethodFeature } from './last-login-method/index.js'
 import { genericOAuthFeature } from './generic-oauth/index.js'
 import { deviceAuthorizationFeature } from './device-authorization/index.js'
+import { anonymousFeature } from './anonymous/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -68,4 +69,5 @@ export const features: Feature[] = [
   multiSessionFeature,
   genericOAuthFeature,
   deviceAuthorizationFeature,
+  anonymousFeature,
 ]

@@ -77,7 +77,10 @@ async function startBetterAuth(): Promise<Target> {
       username(),
       twoFactor(),
       magicLink({ sendMagicLink: async ({ email, token }) => void links.set(email, token) }),
-      emailOTP({ sendVerificationOTP: async ({ email, otp, type }) => void codes.set(`${type}:${email}`, otp) }),
+      emailOTP({
+        sendVerificationOTP: async ({ email, otp, type }) => void codes.set(`${type}:${email}`, otp),
+        changeEmail: { enabled: true },
+      }),
     ],
   }
   const { runMigrations } = await getMigrations(options)
@@ -111,7 +114,7 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
       mail: { smtp: { url: sink.url } },
       user: { changeEmail: { enabled: true } },
       magicLink: { enabled: true },
-      emailOTP: { enabled: true },
+      emailOTP: { enabled: true, changeEmail: { enabled: true } },
     },
   })
   const newest = (pattern: string) =>
@@ -141,7 +144,9 @@ async function startGatehouse(): Promise<Target & { server: TestServer }> {
       const row = rows.filter((r) => r.value.includes(`"email":"${email}"`)).sort((a, b) => +b.createdAt - +a.createdAt)[0]
       return (row?.identifier ?? '').slice('magic-link:'.length)
     },
-    otp: async (email, type) => ((await newest(`${type}-otp-${email}`))?.value ?? '').split(':')[0] as string,
+    // A change-email code is kept under the user's id and the new address: `change-email-otp-{id}:{new}`.
+    otp: async (email, type) =>
+      ((await newest(type === 'change-email' ? `${type}-otp-%:${email}` : `${type}-otp-${email}`))?.value ?? '').split(':')[0] as string,
     close: async () => {
       await server.close()
       await sink.close()
@@ -464,6 +469,28 @@ async function scenario(target: Target): Promise<Run> {
     'email-otp reset-password reused',
     await anon.post('/email-otp/reset-password', { email: bob.email, otp: resetCode, password: 'correct horse battery' }),
   )
+
+  // Email change by code (emailOTP changeEmail.enabled).
+  const erin = new HttpClient(target.base)
+  const erinEmail = `erin.${tag}@example.com`
+  const erinNew = `erin.new.${tag}@example.com`
+  record(
+    'email-otp change-email sign-up',
+    await erin.post('/sign-up/email', { email: erinEmail, password: 'correct horse battery', name: 'Erin' }),
+  )
+  record('email-otp send change-email type', await anon.post('/email-otp/send-verification-otp', { email: erinNew, type: 'change-email' }))
+  record('email-otp request-email-change signed out', await anon.post('/email-otp/request-email-change', { newEmail: erinNew }))
+  record('email-otp request-email-change same', await erin.post('/email-otp/request-email-change', { newEmail: erinEmail.toUpperCase() }))
+  record('email-otp request-email-change invalid', await erin.post('/email-otp/request-email-change', { newEmail: 'nope' }))
+  record('email-otp request-email-change taken', await erin.post('/email-otp/request-email-change', { newEmail: bob.email }))
+  record('email-otp request-email-change', await erin.post('/email-otp/request-email-change', { newEmail: erinNew }))
+  const changeCode = await target.otp(erinNew, 'change-email')
+  record('email-otp change-email wrong code', await erin.post('/email-otp/change-email', { newEmail: erinNew, otp: wrongCode(changeCode) }))
+  record('email-otp change-email other address', await erin.post('/email-otp/change-email', { newEmail: bob.email, otp: changeCode }))
+  record('email-otp change-email', await erin.post('/email-otp/change-email', { newEmail: erinNew, otp: changeCode }))
+  record('email-otp get-session after change-email', await erin.get('/get-session'))
+  record('email-otp change-email same', await erin.post('/email-otp/change-email', { newEmail: erinNew, otp: changeCode }))
+  record('email-otp change-email reused', await erin.post('/email-otp/change-email', { newEmail: erinEmail, otp: changeCode }))
 
   return { target, seen, raw }
 }

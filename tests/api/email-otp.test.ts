@@ -271,3 +271,97 @@ describe('email one-time codes', () => {
     }
   })
 })
+
+describe('email change by code (emailOTP.changeEmail)', () => {
+  const enable = (changeEmail: { enabled?: boolean | null; verifyCurrentEmail?: boolean | null }) =>
+    m.server.gatehouse.config.update({ emailOTP: { changeEmail } })
+
+  it('the official client asks for a code at the new address and changes to it: verified, cookies re-issued', async () => {
+    await enable({ enabled: true })
+    try {
+      const email = uniqueEmail('chg-old')
+      const newEmail = uniqueEmail('chg-new')
+      const { client, jar } = officialClient()
+      expect((await client.signUp.email({ email, password: 'correct horse battery', name: 'Chg' })).error).toBeNull()
+      const before = jar.get('better-auth.session_token')
+      const { mail, result } = await withMail(m, newEmail, /email change code/, () => client.emailOtp.requestEmailChange({ newEmail }))
+      expect(result.error).toBeNull()
+      expect(result.data).toEqual({ success: true })
+      const otp = codeIn(mail)
+      expect(
+        await firstRow(
+          db()
+            .select()
+            .from(verification)
+            .where(like(verification.identifier, `change-email-otp-%:${newEmail}`)),
+        ),
+      ).toBeDefined()
+
+      const wrongTry = await client.emailOtp.changeEmail({ newEmail, otp: wrong(otp) })
+      expect(wrongTry.error).toMatchObject({ status: 400, code: 'INVALID_OTP', message: 'Invalid OTP' })
+      const changed = await client.emailOtp.changeEmail({ newEmail, otp })
+      expect(changed.error).toBeNull()
+      expect(changed.data).toEqual({ success: true })
+      expect(jar.get('better-auth.session_token')).toBe(before)
+      expect((await client.getSession()).data?.user).toMatchObject({ email: newEmail, emailVerified: true })
+      expect(await userRow(email)).toBeUndefined()
+      const events = await db().select().from(auditEvent).where(eq(auditEvent.type, 'user.email-changed'))
+      expect(events.map((e) => e.detail)).toContainEqual({ from: email, to: newEmail, method: 'email-otp' })
+      // Spent: the same code again is refused.
+      const reused = await client.emailOtp.changeEmail({ newEmail: uniqueEmail('chg-other'), otp })
+      expect(reused.error).toMatchObject({ status: 400, code: 'INVALID_OTP' })
+    } finally {
+      await enable({ enabled: null })
+    }
+  })
+
+  it('refuses by message while off, for the same address, a taken one (no mail, no code), a signed-out caller', async () => {
+    const owner = await signUp(m.server.base)
+    const other = await signUp(m.server.base)
+    const off = await owner.client.post('/email-otp/request-email-change', { newEmail: uniqueEmail('chg-off') })
+    expect([off.status, off.body]).toEqual([400, { message: 'Change email with OTP is disabled' }])
+    await enable({ enabled: true })
+    try {
+      const same = await owner.client.post('/email-otp/change-email', { newEmail: owner.email.toUpperCase(), otp: '123456' })
+      expect([same.status, same.body]).toEqual([400, { message: 'Email is the same' }])
+      const taken = await owner.client.post('/email-otp/request-email-change', { newEmail: other.email })
+      expect([taken.status, taken.body]).toEqual([200, { success: true }])
+      expect(
+        await firstRow(
+          db()
+            .select()
+            .from(verification)
+            .where(like(verification.identifier, `change-email-otp-%:${other.email}`)),
+        ),
+      ).toBeUndefined()
+      const signedOut = await anonymous(m.server).post('/email-otp/change-email', { newEmail: uniqueEmail('x'), otp: '123456' })
+      expect(signedOut.status).toBe(401)
+      const typed = await anonymous(m.server).post('/email-otp/send-verification-otp', { email: other.email, type: 'change-email' })
+      expect([typed.status, typed.body]).toEqual([400, { message: 'Invalid OTP type' }])
+    } finally {
+      await enable({ enabled: null })
+    }
+  })
+
+  it('verifyCurrentEmail: an email-verification code of the current address is required and spent first', async () => {
+    await enable({ enabled: true, verifyCurrentEmail: true })
+    try {
+      const owner = await signUp(m.server.base)
+      const newEmail = uniqueEmail('chg-cur')
+      const missing = await owner.client.post('/email-otp/request-email-change', { newEmail })
+      expect([missing.status, missing.body]).toEqual([400, { message: 'OTP is required to verify current email' }])
+      const current = await mailedCode(owner.email, 'email-verification')
+      const wrongCurrent = await owner.client.post('/email-otp/request-email-change', { newEmail, otp: wrong(current) })
+      expect(wrongCurrent.body).toMatchObject({ code: 'INVALID_OTP' })
+      const { mail, result } = await withMail(m, newEmail, /email change code/, () =>
+        owner.client.post('/email-otp/request-email-change', { newEmail, otp: current }),
+      )
+      expect(result.status).toBe(200)
+      const changed = await owner.client.post('/email-otp/change-email', { newEmail, otp: codeIn(mail) })
+      expect(changed.status).toBe(200)
+      expect((await owner.client.get<{ user: { email: string } }>('/get-session')).body.user.email).toBe(newEmail)
+    } finally {
+      await enable({ enabled: null, verifyCurrentEmail: null })
+    }
+  })
+})

@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loginThrottle, passkey, session, user } from '../../server/db/schema.js'
+import { auditEvent, loginThrottle, passkey, session, user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { FakeOidc } from '../helpers/fake-oidc.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
@@ -57,6 +57,7 @@ beforeAll(async () => {
         ],
       },
       deviceAuthorization: { enabled: true },
+      anonymous: { enabled: true },
       socialProviders: {
         github: {
           ...GITHUB,
@@ -90,10 +91,20 @@ type Outcome = { kind: 'session' } | { kind: 'second-factor' } | { kind: 'refuse
 
 interface Method {
   name: string
-  /** Makes a user who can sign in this way; returns its id. */
-  prepare(): Promise<{ userId: string; signIn: () => Promise<Outcome> }>
+  /** Makes a user who can sign in this way; returns its id. `carry`: cookies the sign-in's client already holds. */
+  prepare(): Promise<{ userId: string; signIn: (carry?: Cookies) => Promise<Outcome> }>
   /** Whether an enrolled second factor is asked for after this method (a passkey is two factors itself). */
   asksSecondFactor: boolean
+}
+
+/** Cookies a client holds before it signs in (an anonymous session's). */
+type Cookies = ReadonlyMap<string, string>
+
+/** A client that starts with `carry`'s cookies. */
+function carrying<T extends HttpClient | Browser>(client: T, carry?: Cookies): T {
+  const jar = client instanceof HttpClient ? client.jar : client.jar(server.origin)
+  for (const [name, value] of carry ?? []) jar.cookies.set(name, value)
+  return client
 }
 
 /** A JSON sign-in answer in the table's words. */
@@ -182,7 +193,8 @@ const METHODS: Method[] = [
       const { email, userId } = await signUpUser()
       return {
         userId,
-        signIn: async () => fromJson(await new HttpClient(server.base).post('/sign-in/email', { email, password: PASSWORD })),
+        signIn: async (carry) =>
+          fromJson(await carrying(new HttpClient(server.base), carry).post('/sign-in/email', { email, password: PASSWORD })),
       }
     },
   },
@@ -194,7 +206,8 @@ const METHODS: Method[] = [
       const { userId } = await signUpUser({ username })
       return {
         userId,
-        signIn: async () => fromJson(await new HttpClient(server.base).post('/sign-in/username', { username, password: PASSWORD })),
+        signIn: async (carry) =>
+          fromJson(await carrying(new HttpClient(server.base), carry).post('/sign-in/username', { username, password: PASSWORD })),
       }
     },
   },
@@ -203,9 +216,9 @@ const METHODS: Method[] = [
     asksSecondFactor: true,
     async prepare() {
       const account = { id: Math.floor(Math.random() * 1e9), email: uniqueEmail('gh') }
-      const signIn = async (): Promise<Outcome> => {
+      const signIn = async (carry?: Cookies): Promise<Outcome> => {
         githubUser = account
-        const browser = new Browser()
+        const browser = carrying(new Browser(), carry)
         const start = await browser.postJson(`${server.base}/sign-in/social`, { provider: 'github', callbackURL: '/done' }, server.origin)
         expect(start.status).toBe(200)
         const state = new URL(((await start.json()) as { url: string }).url).searchParams.get('state') as string
@@ -249,9 +262,13 @@ const METHODS: Method[] = [
         sub: randomBytes(6).toString('hex'),
         email: uniqueEmail('apple'),
       }
-      const signIn = async (): Promise<Outcome> => {
+      const signIn = async (carry?: Cookies): Promise<Outcome> => {
         const token = await appleKey.sign({ ...claims, email_verified: 'true' }, { issuedAt: Math.floor(server.clock.now() / 1000) })
-        const res = await new Browser().postJson(`${server.base}/sign-in/social`, { provider: 'apple', idToken: { token } }, server.origin)
+        const res = await carrying(new Browser(), carry).postJson(
+          `${server.base}/sign-in/social`,
+          { provider: 'apple', idToken: { token } },
+          server.origin,
+        )
         return fromJson({ status: res.status, body: await res.json() })
       }
       expect(await signIn()).toEqual({ kind: 'session' })
@@ -279,8 +296,8 @@ const METHODS: Method[] = [
           transports: 'internal',
           createdAt: new Date(server.clock.now()),
         })
-      const signIn = async (): Promise<Outcome> => {
-        const client = new HttpClient(server.base)
+      const signIn = async (carry?: Cookies): Promise<Outcome> => {
+        const client = carrying(new HttpClient(server.base), carry)
         const options = await client.get<{ challenge: string; rpId: string }>('/passkey/generate-authenticate-options')
         const response = key.assertion(options.body.challenge, server.origin, options.body.rpId)
         return fromJson(await client.post('/passkey/verify-authentication', { response }))
@@ -372,6 +389,54 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
     } else {
       expect(await signIn()).toEqual({ kind: 'session' })
       expect(await sessionsOf(userId)).toBe(before + 1)
+    }
+  })
+})
+
+/** An anonymous sign-in's cookies and user. */
+async function anonymousSession(): Promise<{ cookies: Cookies; userId: string }> {
+  const client = new HttpClient(server.base)
+  const res = await client.post<{ user: { id: string; isAnonymous: boolean } }>('/sign-in/anonymous')
+  expect(res.status).toBe(200)
+  expect(res.body.user.isAnonymous).toBe(true)
+  return { cookies: new Map(client.jar.cookies), userId: res.body.user.id }
+}
+
+describe.each(METHODS)('sign-in pipeline, anonymous link and remove: $name', (method) => {
+  it('a sign-in carrying an anonymous session removes the anonymous user once the new session exists', async () => {
+    const { userId, signIn } = await method.prepare()
+    const anonymous = await anonymousSession()
+    const before = await sessionsOf(userId)
+    expect(await signIn(anonymous.cookies)).toEqual({ kind: 'session' })
+    expect(await sessionsOf(userId)).toBe(before + 1)
+    expect(await db().select().from(user).where(eq(user.id, anonymous.userId))).toEqual([])
+    expect(await sessionsOf(anonymous.userId)).toBe(0)
+  })
+
+  it('a refused sign-in (banned) keeps the anonymous user', async () => {
+    const { userId, signIn } = await method.prepare()
+    await db().update(user).set({ banned: true, banReason: 'test' }).where(eq(user.id, userId))
+    const anonymous = await anonymousSession()
+    expect(await signIn(anonymous.cookies)).toEqual({ kind: 'refused', code: '403 BANNED_USER' })
+    expect(await sessionsOf(anonymous.userId)).toBe(1)
+  })
+})
+
+describe('sign-in pipeline: anonymous (a new user at each sign-in)', () => {
+  it('signs in through the pipeline: a session, the sign-in audited with its method', async () => {
+    const { userId } = await anonymousSession()
+    expect(await sessionsOf(userId)).toBe(1)
+    const events = await db().select().from(auditEvent).where(eq(auditEvent.targetUserId, userId))
+    expect(events.find((e) => e.type === 'user.sign-in')?.detail).toEqual({ method: 'anonymous' })
+  })
+
+  it('is not refused for its unverified generated address while requireEmailVerification is on (as better-auth)', async () => {
+    server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
+    try {
+      const { userId } = await anonymousSession()
+      expect(await sessionsOf(userId)).toBe(1)
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
     }
   })
 })

@@ -123,6 +123,7 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       additionalFields: { plan: 'pro', seats: 3 },
       twoFactorEnabled: false,
       lastLoginMethod: null,
+      isAnonymous: null,
     })
     expect(row?.createdAt).toBeInstanceOf(Date)
     expect(row?.createdAt.getTime()).toBe(at.getTime())

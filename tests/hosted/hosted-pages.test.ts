@@ -198,6 +198,8 @@ describe('hosted pages', () => {
       passkey: false,
       twoFactor: true,
       forgotPassword: true,
+      magicLink: false,
+      emailOTP: false,
       socialProviders: [],
     })
   })

@@ -57,6 +57,10 @@ export interface PublicConfig {
   passkey: boolean
   twoFactor: boolean
   forgotPassword?: boolean
+  /** The sign-in page offers "Email me a link" (magicLink.enabled). */
+  magicLink?: boolean
+  /** The sign-in page offers "Email me a code" (emailOTP.enabled). */
+  emailOTP?: boolean
   socialProviders: Array<{ id: string; name: string }>
 }
 

@@ -23,6 +23,7 @@ export const user = pgTable(
     banExpires: timestamp('banExpires', { withTimezone: true, precision: 3, mode: 'date' }),
     twoFactorEnabled: boolean('twoFactorEnabled').default(false),
     lastLoginMethod: text('lastLoginMethod'),
+    isAnonymous: boolean('isAnonymous'),
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),

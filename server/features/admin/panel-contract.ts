@@ -19,6 +19,8 @@ export const userRowSchema = z.object({
   banned: z.boolean().nullable(),
   banReason: z.string().nullable(),
   banExpires: ms.nullable(),
+  /** An anonymous user (the anonymous feature). */
+  isAnonymous: z.boolean(),
   createdAt: ms,
   updatedAt: ms,
 })

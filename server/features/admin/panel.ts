@@ -32,6 +32,7 @@ export const toUserView = (row: UserRow): UserView => {
     banned: row.banned,
     banReason: row.banReason,
     banExpires: row.banExpires ? row.banExpires.getTime() : null,
+    isAnonymous: row.isAnonymous === true,
     createdAt: pub.createdAt.getTime(),
     updatedAt: pub.updatedAt.getTime(),
   }

@@ -14,5 +14,6 @@ export const emailOTPFeature = defineFeature({
     'email-otp-sign-in': () => emailOTPMail(appName, user, '123456', 'sign-in', 300),
     'email-otp-email-verification': () => emailOTPMail(appName, user, '123456', 'email-verification', 300),
     'email-otp-forget-password': () => emailOTPMail(appName, user, '123456', 'forget-password', 300),
+    'email-otp-change-email': () => emailOTPMail(appName, user, '123456', 'change-email', 300),
   }),
 })

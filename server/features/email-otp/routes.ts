@@ -3,10 +3,20 @@ import { z } from 'zod'
 import { toPublicUser } from '../../core/users.js'
 import type { AuthContext } from '../../core/context.js'
 import { defineRoute } from '../../http/route.js'
-import { publicSession, resolveRequestSession, setSessionCacheCookie } from '../../http/session.js'
+import { hasDontRemember, publicSession, resolveRequestSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
 import { finishSignIn } from '../../http/sign-in.js'
 import { emailOTPError } from './errors.js'
-import { checkedEmail, checkOTP, identifyByOTP, OTP_TYPES, resetPasswordByOTP, sendOTP, verifyEmailByOTP } from './service.js'
+import {
+  changeEmailByOTP,
+  checkedEmail,
+  checkOTP,
+  identifyByOTP,
+  OTP_TYPES,
+  requestEmailChange,
+  resetPasswordByOTP,
+  sendOTP,
+  verifyEmailByOTP,
+} from './service.js'
 
 const enabled = (ctx: AuthContext) => ctx.config().emailOTP.enabled
 const rateLimit = (ctx: AuthContext) => ctx.config().emailOTP.rateLimit
@@ -27,7 +37,7 @@ const requestReset = (path: string) =>
     },
   })
 
-/** better-auth's emailOTP plugin (types sign-in, email-verification, forget-password). */
+/** better-auth's emailOTP plugin (types sign-in, email-verification, forget-password, change-email). */
 export const emailOTPRoutes = [
   defineRoute({
     method: 'POST',
@@ -37,7 +47,7 @@ export const emailOTPRoutes = [
     body: z.object({ email: z.string(), type: z.enum(OTP_TYPES) }),
     handler: async (rc) => {
       const email = checkedEmail(rc.body.email)
-      // Email change by code (/email-otp/request-email-change) is not served.
+      // A change-email code is asked for at /email-otp/request-email-change, as better-auth says.
       if (rc.body.type === 'change-email') throw emailOTPError(400, 'INVALID_OTP_TYPE')
       await sendOTP(rc.ctx, email, rc.body.type, rc.meta)
       return { success: true }
@@ -97,6 +107,34 @@ export const emailOTPRoutes = [
         if (result.kind === 'second-factor') return result.answer
         return { token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user), ...result.extra }
       }),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/email-otp/request-email-change',
+    auth: 'session',
+    enabled,
+    rateLimit,
+    body: z.object({ newEmail: z.string(), otp: z.string().optional() }),
+    handler: async (rc) => {
+      await requestEmailChange(rc.ctx, rc.session, rc.body, rc.meta)
+      return { success: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/email-otp/change-email',
+    auth: 'session',
+    enabled,
+    rateLimit,
+    body: z.object({ newEmail: z.string(), otp: z.string() }),
+    handler: async (rc) => {
+      const user = await changeEmailByOTP(rc.ctx, rc.session, rc.body, rc.meta)
+      // better-auth's setSessionCookie with the changed user: the session cookie (and its cache) again.
+      setSessionCookies(rc, { session: rc.session.session, user }, { dontRemember: hasDontRemember(rc) })
+      return { success: true }
+    },
   }),
 
   requestReset('/email-otp/request-password-reset'),

@@ -71,6 +71,9 @@ export function publicConfig(ctx: AuthContext) {
     username: password && !off('/sign-in/username'),
     passkey: c.passkey.enabled,
     twoFactor: c.twoFactor.enabled,
+    // "Email me a link" / "Email me a code" on the sign-in page.
+    magicLink: c.magicLink.enabled && !off('/sign-in/magic-link'),
+    emailOTP: c.emailOTP.enabled && !off('/sign-in/email-otp') && !off('/email-otp/send-verification-otp'),
     forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))

@@ -191,6 +191,7 @@ function validate(ctx: AuthContext, line: number, fields: Record<string, unknown
       banExpires: null,
       twoFactorEnabled: false,
       lastLoginMethod: null,
+      isAnonymous: null,
       additionalFields: null,
     },
   }

@@ -10,7 +10,17 @@ const FORWARD_AUTH_OUTCOMES: readonly ForwardAuthOutcome[] = ['bypass', 'allowed
 const GRANTS = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])
 
 /** Sign-in methods a label may name; a feature's new method shows as itself once added here. */
-const SIGN_IN_METHODS = new Set(['email', 'username', 'social', 'passkey', 'two-factor', 'email-verification', 'magic-link', 'email-otp'])
+const SIGN_IN_METHODS = new Set([
+  'email',
+  'username',
+  'social',
+  'passkey',
+  'two-factor',
+  'email-verification',
+  'magic-link',
+  'email-otp',
+  'anonymous',
+])
 
 /**
  * The server's Prometheus registry and the `ctx.events` that feeds it. Counters not on the hot

@@ -68,6 +68,7 @@ export function SignInPage({ config }: PageProps) {
   const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  const [byEmail, setByEmail] = useState<'link' | 'code' | null>(null)
   const alreadyDone = new URLSearchParams(location.search).has('done')
 
   if (done || alreadyDone) {
@@ -154,6 +155,22 @@ export function SignInPage({ config }: PageProps) {
   }
 
   const idLabel = config.username ? 'Email or username' : 'Email'
+  if (byEmail) {
+    return (
+      <Layout config={config} title={`Sign in to ${config.appName}`}>
+        <ForAppNote app={forwardApp?.app} />
+        <EmailSignIn
+          kind={byEmail}
+          onSecondFactor={(m) => {
+            setMethods(offeredFactors(m))
+            setStep('second-factor')
+          }}
+          onDone={finish}
+          onBack={() => setByEmail(null)}
+        />
+      </Layout>
+    )
+  }
   return (
     <Layout config={config} title={`Sign in to ${config.appName}`}>
       <ForAppNote app={forwardApp?.app} />
@@ -184,7 +201,9 @@ export function SignInPage({ config }: PageProps) {
           </Stack>
         </form>
       ) : null}
-      {config.passkey || config.socialProviders.length ? <Divider label="or" labelPosition="center" /> : null}
+      {config.passkey || config.socialProviders.length || config.magicLink || config.emailOTP ? (
+        <Divider label="or" labelPosition="center" />
+      ) : null}
       <Stack gap="xs">
         {config.passkey ? (
           <Button variant="default" onClick={passkey} disabled={busy} fullWidth>
@@ -196,6 +215,16 @@ export function SignInPage({ config }: PageProps) {
             Continue with {p.name}
           </Button>
         ))}
+        {config.magicLink ? (
+          <Button variant="default" onClick={() => setByEmail('link')} fullWidth>
+            Email me a link
+          </Button>
+        ) : null}
+        {config.emailOTP ? (
+          <Button variant="default" onClick={() => setByEmail('code')} fullWidth>
+            Email me a code
+          </Button>
+        ) : null}
       </Stack>
       <Group justify="space-between" gap="xs">
         {config.forgotPassword !== false && config.emailAndPassword ? (
@@ -212,6 +241,128 @@ export function SignInPage({ config }: PageProps) {
         ) : null}
       </Group>
     </Layout>
+  )
+}
+
+/**
+ * Sign-in by email: "Email me a link" (POST /sign-in/magic-link; the mailed link signs in and comes
+ * back to returnTo, or to this page's done state) or "Email me a code" (POST
+ * /email-otp/send-verification-otp, then the code step: POST /sign-in/email-otp).
+ */
+function EmailSignIn({
+  kind,
+  onSecondFactor,
+  onDone,
+  onBack,
+}: {
+  kind: 'link' | 'code'
+  onSecondFactor: (methods: string[]) => void
+  onDone: (who: string | null) => void
+  onBack: () => void
+}) {
+  const [email, setEmail] = useState('')
+  const [sent, setSent] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+
+  const send = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const address = String(new FormData(event.currentTarget).get('email') ?? '').trim()
+    if (!address) return setErrors({ fields: { email: 'Enter your email' }, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      if (kind === 'link') {
+        await api('/sign-in/magic-link', {
+          email: address,
+          callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
+          errorCallbackURL: pageURL('error'),
+        })
+      } else {
+        await api('/email-otp/send-verification-otp', { email: address, type: 'sign-in' })
+      }
+      setEmail(address)
+      setSent(true)
+    } catch (e) {
+      setErrors(errorsOf(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const verify = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const otp = String(new FormData(event.currentTarget).get('code') ?? '').trim()
+    if (!otp) return setErrors({ fields: { code: 'Enter the code' }, form: null })
+    setBusy(true)
+    setErrors(NO_ERRORS)
+    try {
+      const answer = await api<SignInAnswer>('/sign-in/email-otp', { email, otp })
+      if (answer.twoFactorRedirect) onSecondFactor(answer.twoFactorMethods ?? ['totp'])
+      else onDone(answer.user?.name || answer.user?.email || null)
+    } catch (e) {
+      setErrors(errorsOf(e, { otp: 'code' }))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const back = (
+    <Anchor component="button" type="button" size="sm" onClick={onBack}>
+      Sign in another way
+    </Anchor>
+  )
+  if (sent && kind === 'link') {
+    return (
+      <Stack gap="sm">
+        <Text data-testid="link-sent">
+          We sent a sign-in link to <strong>{email}</strong>. Open it in this browser to continue.
+        </Text>
+        {back}
+      </Stack>
+    )
+  }
+  if (sent) {
+    return (
+      <Stack gap="sm">
+        <Text size="sm" data-testid="code-sent">
+          We sent a code to <strong>{email}</strong>. Enter it below.
+        </Text>
+        <FormAlert message={errors.form} />
+        <form onSubmit={verify} noValidate aria-label="Sign in with an email code">
+          <Stack gap="sm">
+            <TextInput
+              name="code"
+              label="Code from the email"
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              required
+              error={errors.fields.code}
+              autoFocus
+            />
+            <Button type="submit" loading={busy} fullWidth>
+              Sign in
+            </Button>
+          </Stack>
+        </form>
+        {back}
+      </Stack>
+    )
+  }
+  return (
+    <Stack gap="sm">
+      <Text size="sm">{kind === 'link' ? 'We will email you a link that signs you in.' : 'We will email you a code to sign in with.'}</Text>
+      <FormAlert message={errors.form} />
+      <form onSubmit={send} noValidate aria-label={kind === 'link' ? 'Email me a sign-in link' : 'Email me a sign-in code'}>
+        <Stack gap="sm">
+          <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} autoFocus />
+          <Button type="submit" loading={busy} fullWidth>
+            {kind === 'link' ? 'Send the link' : 'Send the code'}
+          </Button>
+        </Stack>
+      </form>
+      {back}
+    </Stack>
   )
 }
 

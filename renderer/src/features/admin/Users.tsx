@@ -558,7 +558,9 @@ export default function Users() {
       ? { filterField: 'banned', filterValue: true, filterOperator: 'eq' as const }
       : filter === 'admins'
         ? { filterField: 'role', filterValue: 'admin', filterOperator: 'contains' as const }
-        : {}
+        : filter === 'anonymous' || filter === 'people'
+          ? { filterField: 'isAnonymous', filterValue: true, filterOperator: filter === 'anonymous' ? ('eq' as const) : ('ne' as const) }
+          : {}
   const list = useOp(
     'users.list',
     {
@@ -625,11 +627,14 @@ export default function Users() {
           />
           <Select
             label="Show"
-            w={140}
+            w={180}
+            data-testid="user-filter"
             data={[
               { value: 'all', label: 'All users' },
               { value: 'banned', label: 'Banned' },
               { value: 'admins', label: 'Admins' },
+              { value: 'people', label: 'Without anonymous' },
+              { value: 'anonymous', label: 'Anonymous' },
             ]}
             value={filter}
             onChange={(v) => {
@@ -679,6 +684,11 @@ export default function Users() {
                     <Table.Td>
                       <Group gap={4}>
                         {u.banned && <Badge color="red.9">banned</Badge>}
+                        {u.isAnonymous && (
+                          <Badge color="grape" variant="light" data-testid="anonymous-badge">
+                            anonymous
+                          </Badge>
+                        )}
                         {u.emailVerified ? (
                           <Badge color="teal" variant="light">
                             verified

@@ -237,6 +237,18 @@ export const SECTIONS: SectionSpec[] = [
       },
       { path: 'emailOTP.rateLimit.max', label: 'Email code requests per window', help: 'Per client address.', kind: 'number', min: 1 },
       {
+        path: 'emailOTP.changeEmail.enabled',
+        label: 'Change email by code',
+        help: 'A signed-in person confirms a new address with a code sent to it.',
+        kind: 'switch',
+      },
+      {
+        path: 'emailOTP.changeEmail.verifyCurrentEmail',
+        label: 'Also confirm the current address',
+        help: 'A code sent to the current address is needed first.',
+        kind: 'switch',
+      },
+      {
         path: 'oneTimeToken.enabled',
         label: 'One-time tokens',
         help: 'A signed-in app can mint a single-use token for its session.',
@@ -330,6 +342,24 @@ export const SECTIONS: SectionSpec[] = [
         label: 'Allowed device clients',
         help: 'client_id values accepted; empty accepts any.',
         kind: 'tags',
+      },
+      {
+        path: 'anonymous.enabled',
+        label: 'Anonymous users',
+        help: 'Apps can sign visitors in without an account; signing up later replaces the anonymous user.',
+        kind: 'switch',
+      },
+      {
+        path: 'anonymous.emailDomainName',
+        label: 'Anonymous address domain',
+        help: 'Empty: addresses at anonymous.placeholder.invalid.',
+        kind: 'optional-text',
+      },
+      {
+        path: 'anonymous.disableDeleteAnonymousUser',
+        label: 'Keep anonymous users',
+        help: 'Not deleted when their owner signs up or in, nor by the app.',
+        kind: 'switch',
       },
     ],
   },

@@ -47,6 +47,8 @@ export function listable(): Listable {
         banned: { column: user.banned, kind: 'boolean', indexed: false },
         banReason: { column: user.banReason, kind: 'text', indexed: false },
         banExpires: { column: user.banExpires, kind: 'date', indexed: false },
+        // The anonymous feature's flag (NULL, on users made while it was off, reads as false).
+        isAnonymous: { column: user.isAnonymous, kind: 'boolean', indexed: false },
       },
     }
   }
