@@ -385,3 +385,13 @@ export async function listTeamIdsOf(ctx: AuthContext, organizationId: string): P
   const rows = await ctx.db.select({ id: team.id }).from(team).where(eq(team.organizationId, organizationId))
   return rows.map((t) => t.id)
 }
+
+/** Who is in which team of an organization (the control panel's team view), in the order they joined. */
+export async function listTeamMembershipsOf(ctx: AuthContext, organizationId: string): Promise<Array<{ teamId: string; userId: string }>> {
+  return ctx.db
+    .select({ teamId: teamMember.teamId, userId: teamMember.userId })
+    .from(teamMember)
+    .innerJoin(team, eq(teamMember.teamId, team.id))
+    .where(eq(team.organizationId, organizationId))
+    .orderBy(asc(teamMember.createdAt), insertionOrder(ctx, teamMember))
+}
