@@ -108,20 +108,20 @@ describe('Users view', () => {
     await expect.poll(() => page.locator('[data-testid^="user-row-"]').count()).toBe(1)
     await tabTo(`user-row-${target.email}`)
     await page.keyboard.press('Enter')
-    const drawer = page.getByRole('dialog', { name: target.email })
+    const drawer = page.getByRole('dialog', { name: target.email, exact: true })
     await drawer.getByTestId('user-drawer').waitFor()
     expect(await hash()).toBe(`#/users/${target.user.id}`)
 
     // A reload opens the same drawer.
     await page.reload()
-    await page.getByRole('dialog', { name: target.email }).getByTestId('user-drawer').waitFor({ timeout: 10_000 })
+    await page.getByRole('dialog', { name: target.email, exact: true }).getByTestId('user-drawer').waitFor({ timeout: 10_000 })
     expect(await axe(true)).toEqual([])
     // Closing it returns to the list's address; Space on a focused row opens it as well.
     await page.keyboard.press('Escape')
     await expect.poll(hash).toBe('#/users')
     await page.getByTestId(`user-row-${target.email}`).focus()
     await page.keyboard.press(' ')
-    await page.getByRole('dialog', { name: target.email }).getByTestId('user-drawer').waitFor()
+    await page.getByRole('dialog', { name: target.email, exact: true }).getByTestId('user-drawer').waitFor()
     await page.keyboard.press('Escape')
   })
 
@@ -134,7 +134,7 @@ describe('Users view', () => {
     expect((await http.post('/sign-in/email', { email: target.email, password: target.password })).status).toBe(429)
 
     await page.goto(`${h.panel.origin}/?load=${++loads}#/users/${target.user.id}`)
-    const drawer = page.getByRole('dialog', { name: target.email })
+    const drawer = page.getByRole('dialog', { name: target.email, exact: true })
     await drawer.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
 
     // Lockout: seen, then lifted; the user signs in again.
@@ -176,16 +176,18 @@ describe('Users view', () => {
     await emailInput.fill(newEmail)
     await page.keyboard.press('Enter')
     await dialog.waitFor({ state: 'hidden' })
-    const renamed = page.getByRole('dialog', { name: newEmail })
+    const renamed = page.getByRole('dialog', { name: newEmail, exact: true })
     await renamed.waitFor()
     const row = await findUserById(h.server.gatehouse.ctx, target.user.id)
     expect([row?.name, row?.email]).toEqual(['Renamed Person', newEmail])
 
     // Mails through the outbox: a reset link and (the new address being unverified) a verification link.
-    await renamed.getByTestId('send-reset').click()
+    await renamed.getByTestId('send-reset').focus()
+    await page.keyboard.press('Enter')
     const reset = await sink.waitFor(newEmail, (m) => /reset-password\//.test(m.text))
     expect(reset.to).toEqual([newEmail])
-    await renamed.getByTestId('send-verification').click()
+    await renamed.getByTestId('send-verification').focus()
+    await page.keyboard.press('Enter')
     await sink.waitFor(newEmail, (m) => /verify-email\?token=/.test(m.text))
     const types = (await recentAuditEvents(h.server.gatehouse.ctx, 50, target.user.id)).map((e) => e.type)
     expect(types).toEqual(
@@ -209,7 +211,7 @@ describe('Users view', () => {
       (await kiosk.post('/sign-in/email', { email: target.email, password: target.password }, { 'user-agent': 'KioskBrowser/1.0' })).status,
     ).toBe(200)
     await page.goto(`${h.panel.origin}/?load=${++loads}#/users/${target.user.id}`)
-    const drawer = page.getByRole('dialog', { name: target.email })
+    const drawer = page.getByRole('dialog', { name: target.email, exact: true })
     await drawer.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
     expect(await drawer.getByTestId('last-login-method').textContent()).toBe('email')
     const sessions = drawer.getByTestId('sessions-table')
@@ -237,10 +239,12 @@ describe('Users view', () => {
     // Space on a checkbox selected it without opening the row's drawer.
     expect(await page.getByRole('dialog').count()).toBe(0)
 
-    await page.getByTestId('bulk-revoke').click()
+    await page.getByTestId('bulk-revoke').focus()
+    await page.keyboard.press('Enter')
     const revoke = page.getByRole('dialog', { name: 'Revoke the sessions of 2 users?' })
     await revoke.waitFor()
-    await revoke.getByTestId('bulk-revoke-confirm').click()
+    await revoke.getByTestId('bulk-revoke-confirm').focus()
+    await page.keyboard.press('Enter')
     await revoke.waitFor({ state: 'hidden' })
     await expect.poll(async () => (await a.client.get('/get-session')).body).toBeNull()
 
@@ -249,7 +253,8 @@ describe('Users view', () => {
     const confirm = page.getByRole('dialog', { name: 'Delete 2 users?' })
     await confirm.waitFor()
     expect(await axe(true)).toEqual([])
-    await confirm.getByRole('button', { name: 'Delete 2 users' }).click()
+    await confirm.getByRole('button', { name: 'Delete 2 users' }).focus()
+    await page.keyboard.press('Enter')
     await confirm.waitFor({ state: 'hidden' })
     await page.getByTestId(`user-row-${a.email}`).waitFor({ state: 'detached' })
     expect(await page.getByTestId('bulk-bar').count()).toBe(0)
