@@ -376,3 +376,26 @@ describe('API keys view', () => {
     await page.getByRole('button', { name: 'Done' }).click()
   })
 })
+
+describe('Single sign-on view', () => {
+  it('a client has its own address: #/sso/<clientId> opens its dialog, also after a reload', { timeout: 60_000 }, async () => {
+    expect((await h.panel.service.dispatch('oidc.configure', { patch: { enabled: true } })).ok).toBe(true)
+    const created = await h.panel.service.dispatch('oidc.createClient', {
+      name: `${tag} Wiki`,
+      redirectUris: ['https://wiki.example.com/cb'],
+    })
+    if (!created.ok) throw new Error(created.error.code)
+    const { clientId } = (created.data as { client: { clientId: string } }).client
+    await openView('sso', 'Single sign-on')
+    await page.getByTestId(`oidc-access-${clientId}`).focus()
+    await page.keyboard.press('Enter')
+    const dialog = page.getByRole('dialog', { name: `Who may sign in to ${tag} Wiki` })
+    await dialog.waitFor()
+    expect(await hash()).toBe(`#/sso/${encodeURIComponent(clientId)}`)
+    await page.reload()
+    await page.getByRole('dialog', { name: `Who may sign in to ${tag} Wiki` }).waitFor({ timeout: 10_000 })
+    expect(await axe(true)).toEqual([])
+    await page.keyboard.press('Escape')
+    await expect.poll(hash).toBe('#/sso')
+  })
+})
