@@ -59,7 +59,8 @@ export type ViewName = keyof typeof views
 const MOVED: Record<string, ViewName> = { security: 'settings' }
 
 const viewFromHash = (): ViewName => {
-  const raw = window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? ''
+  // `#/users/<id>`: the view is the first segment, the rest a drawer's deep link (deep-link.ts).
+  const raw = (window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? '').split('/')[0] ?? ''
   const name = MOVED[raw] ?? raw
   return name in views ? (name as ViewName) : 'overview'
 }

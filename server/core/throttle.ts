@@ -127,9 +127,10 @@ export async function clearAccountLock(
   key: string,
   actorUserId: string | null,
   meta: RequestMeta | null,
+  targetUserId: string | null = null,
 ): Promise<boolean> {
   const removed = await ctx.db.delete(loginThrottle).where(eq(loginThrottle.key, key)).returning({ key: loginThrottle.key })
-  if (removed.length > 0) await recordAudit(ctx, { type: 'security.account-unlocked', actorUserId, targetUserId: null, target: key, meta })
+  if (removed.length > 0) await recordAudit(ctx, { type: 'security.account-unlocked', actorUserId, targetUserId, target: key, meta })
   return removed.length > 0
 }
 

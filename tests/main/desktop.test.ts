@@ -137,6 +137,16 @@ const EXPECTED_CHANNELS = [
   'gatehouse:users.setRole',
   'gatehouse:users.unban',
   'gatehouse:users.verifyEmail',
+  'gatehouse:users.roles',
+  'gatehouse:users.update',
+  'gatehouse:users.sendPasswordReset',
+  'gatehouse:users.sendVerification',
+  'gatehouse:users.unlock',
+  'gatehouse:users.bulk',
+  'gatehouse:orgs.update',
+  'gatehouse:orgs.remove',
+  'gatehouse:orgs.addMember',
+  'gatehouse:orgs.setTeamMembers',
 ].sort()
 
 describe('main: IPC registration of the panel contract', () => {

@@ -23,7 +23,9 @@ describe('API keys view', () => {
     await page.getByTestId('apikey-enabled').click()
     await expect.poll(async () => (await anonymous.post('/api-key/verify', { key: 'x' })).status).toBe(200)
 
-    await page.getByTestId('apikey-owner').fill(owner.user.id)
+    // The owner is found by searching (here by email), not typed as a raw id.
+    await page.getByTestId('apikey-owner').fill(owner.email)
+    await page.getByRole('option', { name: `Test User <${owner.email}>` }).click()
     await page.getByTestId('apikey-name').fill('deploy bot')
     await page.getByTestId('apikey-create').click()
     const secret = (await page.getByTestId('apikey-secret').textContent())?.trim() ?? ''

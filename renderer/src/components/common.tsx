@@ -98,7 +98,8 @@ export function ConfirmButton({
               Cancel
             </Button>
             <Button
-              color={color}
+              // A darker shade on the filled button: white on red.6 is below WCAG AA's 4.5:1.
+              color={color === 'red' ? 'red.8' : color}
               loading={loading}
               data-testid={testId ? `${testId}-confirm` : undefined}
               onClick={async () => {

@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { type Actor, authorize } from './actor.js'
-import { type FilterOperator, type FilterValue, queryUsers } from './user-search/index.js'
+import { type FilterOperator, type FilterValue, queryUsers, queryUsersAnyText } from './user-search/index.js'
 
 export type { FilterOperator, FilterValue } from './user-search/index.js'
 
@@ -62,6 +62,35 @@ export async function listUsers(ctx: AuthContext, actor: Actor, query: ListUsers
   } catch {
     // SPEC §7 Admin list-users: "on failure empty users and total 0" — for a query naming unknown
     // fields (UnanswerableQuery) as much as for a database error. Authorization happens above.
+    return { users: [], total: 0 }
+  }
+}
+
+/**
+ * The control panel's search across name, email and username at once (list-users searches one
+ * column, as better-auth does); the same permission, filter, sort and paging as listUsers.
+ */
+export async function searchUsersEverywhere(
+  ctx: AuthContext,
+  actor: Actor,
+  query: Omit<ListUsersQuery, 'searchField' | 'searchOperator'> & { searchValue: string },
+): Promise<ListUsersResult> {
+  await authorize(ctx, actor, ['user', 'list'], 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', { type: 'admin.list-users', meta: null })
+  const limit = toCount(query.limit, DEFAULT_LIMIT)
+  const offset = toCount(query.offset, 0)
+  try {
+    const { users, total } = await queryUsersAnyText(ctx, {
+      text: query.searchValue,
+      ...(query.filterValue !== undefined
+        ? { filter: { field: query.filterField ?? 'email', operator: query.filterOperator ?? 'eq', value: query.filterValue } }
+        : {}),
+      sortBy: query.sortBy ?? null,
+      direction: query.sortDirection === 'desc' ? 'desc' : 'asc',
+      limit,
+      offset,
+    })
+    return { users, total, limit, offset }
+  } catch {
     return { users: [], total: 0 }
   }
 }

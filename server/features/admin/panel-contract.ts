@@ -57,7 +57,8 @@ export const adminContract = {
     z
       .object({
         searchValue: z.string().max(320).optional(),
-        searchField: z.enum(['email', 'name']).optional(),
+        /** `any`: the panel's one search box, across name, email and username (contains). */
+        searchField: z.enum(['email', 'name', 'any']).optional(),
         searchOperator: z.enum(['contains', 'starts_with', 'ends_with']).optional(),
         filterField: z.string().max(64).optional(),
         filterValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
@@ -80,7 +81,45 @@ export const adminContract = {
       memberships: z.array(z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() })),
       audit: z.array(auditEventSchema),
       people: peopleSchema,
+      /** How the user last signed in (user.lastLoginMethod), when `lastLoginMethod.storeInDatabase` keeps it. */
+      lastLoginMethod: z.object({ stored: z.boolean(), method: z.string().nullable() }),
+      /** The login throttle's locks on this account in force now. */
+      locks: z.array(z.object({ key: z.string(), kind: z.enum(['password', 'second-factor']), failures: z.number(), lockedUntil: ms })),
     }),
+  ),
+  'users.roles': query(
+    'The roles defined (admin.roles and the built-in ones)',
+    z.object({}).strict(),
+    z.object({ roles: z.array(z.string()) }),
+  ),
+  'users.update': mutation(
+    "Changes a user's name or email",
+    z
+      .object({ userId: id, name: z.string().trim().min(1).max(200).optional(), email: z.string().trim().min(1).max(320).optional() })
+      .strict(),
+    z.object({ user: userRowSchema }),
+  ),
+  'users.sendPasswordReset': mutation('Mails the user a password-reset link (through the outbox)', z.object({ userId: id }).strict(), ok),
+  'users.sendVerification': mutation(
+    'Mails the user a link verifying their email (through the outbox)',
+    z.object({ userId: id }).strict(),
+    ok,
+  ),
+  'users.unlock': mutation(
+    "Lifts the login throttle's locks on the user's account",
+    z.object({ userId: id }).strict(),
+    z.object({ lifted: z.number() }),
+  ),
+  'users.bulk': mutation(
+    'One action on several users (each audited as its own)',
+    z
+      .object({
+        action: z.enum(['ban', 'revokeSessions', 'remove']),
+        userIds: z.array(id).min(1).max(500),
+        banReason: z.string().max(500).optional(),
+      })
+      .strict(),
+    z.object({ done: z.array(z.string()), failed: z.array(z.object({ userId: z.string(), code: z.string(), message: z.string() })) }),
   ),
   'users.create': mutation(
     'Creates a user with an email and password',

@@ -10,10 +10,12 @@ import { systemActor } from './actor.js'
 import { banUser, unbanUser } from './bans.js'
 import { adminError } from './errors.js'
 import { createImpersonationLink } from './impersonation.js'
-import { listUsers } from './list-users.js'
+import { listUsers, searchUsersEverywhere } from './list-users.js'
 import type { adminContract, SessionView, UserView } from './panel-contract.js'
 import { listSessionsOfUser, revokeUserSession, revokeUserSessions } from './sessions.js'
-import { createUser, getUser, removeUser, setEmailVerified, setRole, setUserPassword } from './users.js'
+import { bulkUserAction, liftUserLocks, sendPasswordResetMail, sendVerificationMail, userLocks } from './support.js'
+import { adminUpdateUser, createUser, getUser, removeUser, setEmailVerified, setRole, setUserPassword } from './users.js'
+import { knownRoles } from './access.js'
 import type { z } from 'zod'
 
 type Input<K extends keyof typeof adminContract> = z.output<(typeof adminContract)[K]['input']>
@@ -58,7 +60,11 @@ export const adminPanel = (env: PanelEnv) => {
   return {
     async 'users.list'(input: Input<'users.list'>) {
       // list-users semantics: the same domain function as GET /admin/list-users.
-      const result = await listUsers(ctx, actor, input)
+      const { searchField, searchOperator, ...rest } = input
+      const result =
+        searchField === 'any' && input.searchValue
+          ? await searchUsersEverywhere(ctx, actor, { ...rest, searchValue: input.searchValue })
+          : await listUsers(ctx, actor, { ...rest, ...(searchField && searchField !== 'any' ? { searchField } : {}), searchOperator })
       return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
@@ -83,7 +89,36 @@ export const adminPanel = (env: PanelEnv) => {
         memberships,
         audit: audit.map(toAuditView),
         people: await peopleOf(ctx, audit),
+        lastLoginMethod: { stored: ctx.config().lastLoginMethod.storeInDatabase, method: found.lastLoginMethod ?? null },
+        locks: (await userLocks(ctx, actor, userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
       }
+    },
+
+    async 'users.roles'() {
+      return { roles: Object.keys(knownRoles(ctx.config())) }
+    },
+
+    async 'users.update'({ userId, name, email }: Input<'users.update'>) {
+      const data = { ...(name !== undefined ? { name } : {}), ...(email !== undefined ? { email } : {}) }
+      return { user: toUserView(await adminUpdateUser(ctx, actor, { userId, data }, PANEL_META)) }
+    },
+
+    async 'users.sendPasswordReset'({ userId }: Input<'users.sendPasswordReset'>) {
+      await sendPasswordResetMail(ctx, actor, userId, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.sendVerification'({ userId }: Input<'users.sendVerification'>) {
+      await sendVerificationMail(ctx, actor, userId, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.unlock'({ userId }: Input<'users.unlock'>) {
+      return { lifted: await liftUserLocks(ctx, actor, userId, PANEL_META) }
+    },
+
+    async 'users.bulk'(input: Input<'users.bulk'>) {
+      return bulkUserAction(ctx, actor, input, PANEL_META)
     },
 
     async 'users.create'(input: Input<'users.create'>) {

@@ -1,4 +1,4 @@
-import { APIError, type ErrorStatus } from '../../core/errors.js'
+import { APIError, ERR, type ErrorStatus } from '../../core/errors.js'
 
 /** @better-auth/api-key's error codes and messages (src/error-codes.ts), the only place they are spelled. */
 export const API_KEY_ERRORS = {
@@ -39,3 +39,9 @@ export const rateLimited = (tryAgainInMs: number): APIError =>
   new APIError(429, 'RATE_LIMITED', API_KEY_ERRORS.RATE_LIMIT_EXCEEDED, {
     'x-retry-after': String(Math.ceil(tryAgainInMs / 1000)),
   })
+
+/**
+ * The panel's owner field names no user (an id or an email nobody has): the field's own error,
+ * not the wire's UNAUTHORIZED_SESSION, which reads as an expired panel session (issue 31 §3).
+ */
+export const ownerNotFound = (): APIError => new APIError(400, 'USER_NOT_FOUND', ERR.USER_NOT_FOUND, {}, 'userId')

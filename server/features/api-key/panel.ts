@@ -1,7 +1,7 @@
-import { findUserById } from '../../core/users.js'
+import { findUserByEmail, findUserById } from '../../core/users.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { sectionSettings } from '../settings-ops.js'
-import { apiKeyError } from './errors.js'
+import { apiKeyError, ownerNotFound } from './errors.js'
 import { createApiKey, deleteApiKey, toWire, updateApiKey } from './keys.js'
 import type { ApiKeyView } from './panel-contract.js'
 import type { ApiKeyRow } from './schema.js'
@@ -64,8 +64,11 @@ export const apiKeyPanel = (env: PanelEnv) => {
       rateLimitMax?: number
       permissions?: Record<string, string[]>
     }) => {
-      const { userId, remaining, expiresIn, ...rest } = input
-      const created = await createApiKey(ctx, { ...rest, remaining: remaining ?? null, expiresIn: expiresIn ?? null }, server(userId))
+      const { userId: named, remaining, expiresIn, ...rest } = input
+      // The owner field takes a user id or an email; either must name a user.
+      const owner = named.includes('@') ? await findUserByEmail(ctx, named) : await findUserById(ctx, named)
+      if (!owner) throw ownerNotFound()
+      const created = await createApiKey(ctx, { ...rest, remaining: remaining ?? null, expiresIn: expiresIn ?? null }, server(owner.id))
       const row = await findKeyById(ctx, created.id)
       if (!row) throw new Error('created key vanished')
       return { key: created.key, apiKey: view(row, await ownerOf(row.referenceId)) }

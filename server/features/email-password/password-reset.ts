@@ -55,16 +55,32 @@ export async function requestPasswordReset(
       await recordAudit(ctx, { type: 'user.password-reset-requested', outcome: 'failure', detail: { reason: 'UNKNOWN_EMAIL' }, meta })
       return
     }
-    const expiresIn = ctx.config().emailAndPassword.resetPasswordTokenExpiresIn
-    const token = generateId(24)
-    const url = `${ctx.baseURL}/reset-password/${token}?callbackURL=${input.redirectTo ? encodeURIComponent(input.redirectTo) : ''}`
-    const mail = passwordResetEmail(ctx.config().mail.appName, found, url, expiresIn)
     // One commit (one fsync) like the unknown-address branch's single audit write.
-    await ctx.storage.transaction(async () => {
-      await createVerification(ctx, identifier(token), found.id, expiresIn)
-      await ctx.mailer.send(mail)
-      await recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta })
-    })
+    await mailPasswordResetLink(ctx, found, input.redirectTo, () =>
+      recordAudit(ctx, { type: 'user.password-reset-requested', targetUserId: found.id, meta }),
+    )
+  })
+}
+
+/**
+ * Creates a reset token for `target` and puts the reset mail in the outbox, with `audit` in the
+ * same transaction: the request above, and an administrator's "send a password-reset mail".
+ */
+export async function mailPasswordResetLink(
+  ctx: AuthContext,
+  target: { id: string; email: string; name: string },
+  redirectTo: string | null | undefined,
+  audit: () => Promise<void>,
+): Promise<void> {
+  if (!ctx.config().emailAndPassword.sendResetPassword) throw emailPasswordError(400, 'RESET_PASSWORD_DISABLED')
+  const expiresIn = ctx.config().emailAndPassword.resetPasswordTokenExpiresIn
+  const token = generateId(24)
+  const url = `${ctx.baseURL}/reset-password/${token}?callbackURL=${redirectTo ? encodeURIComponent(redirectTo) : ''}`
+  const mail = passwordResetEmail(ctx.config().mail.appName, target, url, expiresIn)
+  await ctx.storage.transaction(async () => {
+    await createVerification(ctx, identifier(token), target.id, expiresIn)
+    await ctx.mailer.send(mail)
+    await audit()
   })
 }
 

@@ -75,12 +75,32 @@ export const organizationContract = {
       members: z.array(memberRowSchema),
       teams: z.array(teamRowSchema),
       invitations: z.array(invitationRowSchema),
+      /** Who is in which team (empty without teams). */
+      teamMembers: z.array(z.object({ teamId: z.string(), userId: z.string() })),
+      /** The organization roles defined (owner, admin, member and the configured ones). */
+      roles: z.array(z.string()),
     }),
   ),
   'orgs.create': mutation(
     'Creates an organization owned by a user',
     z.object({ name: z.string().min(1).max(200), slug: z.string().min(1).max(200), ownerUserId: id }).strict(),
     z.object({ organization: organizationRowSchema }),
+  ),
+  'orgs.update': mutation(
+    'Renames an organization (name and slug)',
+    z.object({ organizationId: id, name: z.string().trim().min(1).max(200), slug: z.string().min(1).max(200).optional() }).strict(),
+    z.object({ organization: organizationRowSchema }),
+  ),
+  'orgs.remove': mutation('Deletes an organization with its members, teams and invitations', z.object({ organizationId: id }).strict(), ok),
+  'orgs.addMember': mutation(
+    'Adds an existing user as a member with a role (and optionally to a team)',
+    z.object({ organizationId: id, userId: id, role: z.string().min(1).max(200), teamId: id.optional() }).strict(),
+    z.object({ member: z.object({ id: z.string(), userId: z.string(), role: z.string() }) }),
+  ),
+  'orgs.setTeamMembers': mutation(
+    "Sets a team's members (each a member of the organization)",
+    z.object({ organizationId: id, teamId: id, userIds: z.array(id).max(1000) }).strict(),
+    z.object({ added: z.array(z.string()), removed: z.array(z.string()) }),
   ),
   'orgs.updateMemberRole': mutation(
     "Changes a member's role",

@@ -2,17 +2,22 @@ import { parseRoleList } from '../../core/access-control.js'
 import type { HandlerGroup } from '../../panel/env.js'
 import type { OrganizationJSON } from './shared.js'
 import { cancelInvitation, inviteMember } from './invitations.js'
-import { removeMember, updateMemberRole } from './members.js'
-import { createOrganization, getOrganizationDetail, searchOrganizations } from './orgs.js'
+import { addMember, removeMember, updateMemberRole } from './members.js'
+import { createOrganization, deleteOrganization, getOrganizationDetail, searchOrganizations, updateOrganization } from './orgs.js'
 import type { InvitationView, OrganizationView, TeamView } from './panel-contract.js'
 import type { InvitationRow, TeamRow } from './schema.js'
 import { systemActor } from './shared.js'
-import { createTeam, removeTeam, updateTeam } from './teams.js'
+import { orgRoles } from './access.js'
+import { createTeam, listOrganizationTeamMembers, removeTeam, setTeamMembers, updateTeam } from './teams.js'
 
 type OrgOps =
   | 'orgs.list'
   | 'orgs.get'
   | 'orgs.create'
+  | 'orgs.update'
+  | 'orgs.remove'
+  | 'orgs.addMember'
+  | 'orgs.setTeamMembers'
   | 'orgs.updateMemberRole'
   | 'orgs.removeMember'
   | 'orgs.createTeam'
@@ -71,6 +76,8 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
         })),
         teams: (detail.teams ?? []).map(toTeamView),
         invitations: detail.invitations.map(toInvitationView),
+        teamMembers: await listOrganizationTeamMembers(ctx, organizationId),
+        roles: Object.keys(orgRoles(ctx.config())),
       }
     },
 
@@ -82,6 +89,26 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
         keepCurrentActiveOrganization: true,
       })
       return { organization: toOrgView(organization, organization.members.length) }
+    },
+
+    async 'orgs.update'({ organizationId, name, slug }) {
+      const updated = await updateOrganization(ctx, actor(), { organizationId, data: { name, ...(slug ? { slug } : {}) } })
+      const detail = await getOrganizationDetail(ctx, updated.id)
+      return { organization: toOrgView(updated, detail.members.length) }
+    },
+
+    async 'orgs.remove'({ organizationId }) {
+      await deleteOrganization(ctx, actor(), organizationId)
+      return { success: true }
+    },
+
+    async 'orgs.addMember'({ organizationId, userId, role, teamId }) {
+      const row = await addMember(ctx, actor(), { organizationId, userId, role: parseRoleList(role), ...(teamId ? { teamId } : {}) })
+      return { member: { id: row.id, userId: row.userId, role: row.role } }
+    },
+
+    async 'orgs.setTeamMembers'({ organizationId, teamId, userIds }) {
+      return setTeamMembers(ctx, actor(), { organizationId, teamId, userIds })
     },
 
     async 'orgs.updateMemberRole'({ organizationId, memberId, role }) {

@@ -420,3 +420,13 @@ export async function existingTeamIds(ctx: AuthContext, ids: string[]): Promise<
 export async function countOrganizations(ctx: AuthContext): Promise<number> {
   return (await firstRow(ctx.db.select({ n: count() }).from(organization)))?.n ?? 0
 }
+
+/** Who is in which team of an organization (the control panel's team view), in the order they joined. */
+export async function listTeamMembershipsOf(ctx: AuthContext, organizationId: string): Promise<Array<{ teamId: string; userId: string }>> {
+  return ctx.db
+    .select({ teamId: teamMember.teamId, userId: teamMember.userId })
+    .from(teamMember)
+    .innerJoin(team, eq(teamMember.teamId, team.id))
+    .where(eq(team.organizationId, organizationId))
+    .orderBy(asc(teamMember.createdAt), insertionOrder(ctx, teamMember))
+}

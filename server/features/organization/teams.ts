@@ -27,6 +27,7 @@ import {
   insertTeam,
   listOrganizationIdsOfUser,
   listTeamMemberRows,
+  listTeamMembershipsOf,
   listTeamsOf,
   listTeamsOfUser,
   updateTeamRow,
@@ -274,4 +275,36 @@ export async function removeTeamMember(ctx: AuthContext, actor: OrgActor, input:
     })
   })
   return { message: ORG_MESSAGES.TEAM_MEMBER_REMOVED }
+}
+
+/** Who is in which team of an organization (control panel; the system reads every organization). */
+export async function listOrganizationTeamMembers(
+  ctx: AuthContext,
+  organizationId: string,
+): Promise<Array<{ teamId: string; userId: string }>> {
+  if (!ctx.config().organization.teams.enabled) return []
+  return listTeamMembershipsOf(ctx, organizationId)
+}
+
+/**
+ * Makes a team's members exactly `userIds` (each a member of the organization): the missing ones
+ * are added and the others removed, one add- or remove-team-member each (same checks and audit).
+ */
+export async function setTeamMembers(
+  ctx: AuthContext,
+  actor: OrgActor,
+  input: { organizationId: string; teamId: string; userIds: readonly string[] },
+): Promise<{ added: string[]; removed: string[] }> {
+  assertTeamsEnabled(ctx)
+  const found = await findTeamById(ctx, input.teamId)
+  if (!found || found.organizationId !== input.organizationId) throw orgError(400, 'TEAM_NOT_FOUND')
+  const wanted = new Set(input.userIds)
+  const current = new Set((await listTeamMemberRows(ctx, found.id)).map((r) => r.userId))
+  const added = [...wanted].filter((u) => !current.has(u))
+  const removed = [...current].filter((u) => !wanted.has(u))
+  return ctx.storage.transaction(async () => {
+    for (const userId of added) await addTeamMember(ctx, actor, { teamId: found.id, userId, organizationId: input.organizationId })
+    for (const userId of removed) await removeTeamMember(ctx, actor, { teamId: found.id, userId, organizationId: input.organizationId })
+    return { added, removed }
+  })
 }

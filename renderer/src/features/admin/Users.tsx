@@ -6,8 +6,10 @@ import {
   Code,
   Divider,
   Drawer,
+  Alert,
   Group,
   Modal,
+  MultiSelect,
   NumberInput,
   Pagination,
   PasswordInput,
@@ -15,12 +17,12 @@ import {
   Stack,
   Table,
   Tabs,
-  TagsInput,
   Text,
   TextInput,
   Textarea,
   Tooltip,
   UnstyledButton,
+  VisuallyHidden,
 } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
@@ -31,8 +33,12 @@ import {
   IconChevronUp,
   IconCircleCheck,
   IconKey,
+  IconLock,
+  IconLockOpen,
   IconLogout,
+  IconMail,
   IconMailCheck,
+  IconPencil,
   IconSearch,
   IconSelector,
   IconFileImport,
@@ -49,6 +55,7 @@ import { ImportUsers } from '../import/ImportUsers'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
 import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
 import { dateTime, fromNow } from '../../format'
+import { rowOpener, useDeepLink } from '../../deep-link'
 
 const PAGE = 25
 
@@ -62,7 +69,7 @@ const CREATE_FIELDS = ['name', 'email', 'password', 'role'] as const
 function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useOpMutation('users.create')
   const form = useForm({
-    initialValues: { name: '', email: '', password: '', role: 'user', emailVerified: false },
+    initialValues: { name: '', email: '', password: '', role: ['user'] as string[], emailVerified: false },
     validate: {
       name: (v) => (v.trim() ? null : 'Name is required'),
       email: (v) => (/^\S+@\S+\.\S+$/.test(v) ? null : 'Invalid email'),
@@ -74,7 +81,7 @@ function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void 
       <form
         onSubmit={form.onSubmit(async (values) => {
           try {
-            const { user } = await create.mutateAsync({ ...values, role: values.role || undefined })
+            const { user } = await create.mutateAsync({ ...values, role: values.role.length > 0 ? values.role.join(',') : undefined })
             done(`${user.email} can sign in now`)
             form.reset()
             onClose()
@@ -88,7 +95,13 @@ function CreateUser({ opened, onClose }: { opened: boolean; onClose: () => void 
           <TextInput label="Name" required {...form.getInputProps('name')} data-testid="create-name" />
           <TextInput label="Email" required {...form.getInputProps('email')} data-testid="create-email" />
           <PasswordInput label="Password" required {...form.getInputProps('password')} data-testid="create-password" />
-          <TextInput label="Role" description="Comma-separated for several" {...form.getInputProps('role')} data-testid="create-role" />
+          <RolesInput
+            label="Roles"
+            value={form.values.role}
+            onChange={(v) => form.setFieldValue('role', v)}
+            error={form.errors.role}
+            testId="create-role"
+          />
           <Checkbox label="Email already verified" {...form.getInputProps('emailVerified', { type: 'checkbox' })} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
@@ -203,6 +216,133 @@ function SetPassword({ user }: { user: UserView }) {
   )
 }
 
+/** The roles this server defines (admin.roles and the built-in ones), to choose from. */
+function RolesInput({
+  label,
+  value,
+  onChange,
+  error,
+  testId,
+}: {
+  label: string
+  value: string[]
+  onChange: (roles: string[]) => void
+  error?: ReactNode
+  testId?: string
+}) {
+  const roles = useOp('users.roles', {})
+  return (
+    <MultiSelect
+      label={label}
+      data={[...new Set([...(roles.data?.roles ?? []), ...value])]}
+      value={value}
+      onChange={onChange}
+      error={error}
+      placeholder={value.length === 0 ? 'Default role' : undefined}
+      data-testid={testId}
+    />
+  )
+}
+
+function EditUser({ user }: { user: UserView }) {
+  const [opened, { open, close }] = useDisclosure(false)
+  const update = useOpMutation('users.update')
+  const form = useForm({
+    initialValues: { name: user.name, email: user.email },
+    validate: {
+      name: (v) => (v.trim() ? null : 'Name is required'),
+      email: (v) => (/^\S+@\S+\.\S+$/.test(v.trim()) ? null : 'Invalid email'),
+    },
+  })
+  return (
+    <>
+      <Button
+        size="xs"
+        variant="light"
+        leftSection={<IconPencil size={14} />}
+        onClick={() => {
+          form.setValues({ name: user.name, email: user.email })
+          form.clearErrors()
+          open()
+        }}
+        data-testid="edit-user"
+      >
+        Edit
+      </Button>
+      <Modal opened={opened} onClose={close} title={`Edit ${user.email}`} centered>
+        <form
+          onSubmit={form.onSubmit((values) => {
+            const name = values.name.trim()
+            const email = values.email.trim()
+            update.mutate(
+              { userId: user.id, ...(name !== user.name ? { name } : {}), ...(email !== user.email ? { email } : {}) },
+              {
+                onSuccess: () => {
+                  done('User saved')
+                  close()
+                },
+                onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'email'], 'User not saved'),
+              },
+            )
+          })}
+        >
+          <Stack>
+            <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="edit-name" />
+            <TextInput label="Email" {...form.getInputProps('email')} data-testid="edit-email" />
+            <Text size="xs" c="dimmed">
+              A new email is not marked verified by this; send a verification mail afterwards if needed.
+            </Text>
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={update.isPending} data-testid="edit-save">
+                Save
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  )
+}
+
+function Lockout({
+  userId,
+  locks,
+}: {
+  userId: string
+  locks: Array<{ key: string; kind: string; failures: number; lockedUntil: number }>
+}) {
+  const unlock = useOpMutation('users.unlock')
+  if (locks.length === 0) return null
+  const until = Math.max(...locks.map((l) => l.lockedUntil))
+  return (
+    <Alert color="orange" icon={<IconLock size={16} />} title="Sign-in locked" data-testid="user-lockout">
+      <Stack gap="xs">
+        <Text size="sm">
+          {locks
+            .map((l) => `${l.kind === 'second-factor' ? 'Second-factor codes' : 'Passwords'}: ${l.failures} failed attempts`)
+            .join('; ')}
+          . Locked until {dateTime(until)}.
+        </Text>
+        <Group>
+          <Button
+            size="xs"
+            color="orange"
+            leftSection={<IconLockOpen size={14} />}
+            loading={unlock.isPending}
+            data-testid="lift-lockout"
+            onClick={() => unlock.mutate({ userId }, { onSuccess: () => done('Lock lifted'), onError: failed('Lock not lifted') })}
+          >
+            Lift lock
+          </Button>
+        </Group>
+      </Stack>
+    </Alert>
+  )
+}
+
 function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () => void }) {
   const detail = useOp('users.get', { userId: userId ?? '' }, { enabled: Boolean(userId) })
   const unban = useOpMutation('users.unban')
@@ -212,6 +352,8 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
   const remove = useOpMutation('users.remove')
   const setRole = useOpMutation('users.setRole')
   const impersonate = useOpMutation('users.impersonationLink')
+  const sendReset = useOpMutation('users.sendPasswordReset')
+  const sendVerification = useOpMutation('users.sendVerification')
   const [roles, setRoles] = useState<string[] | null>(null)
   const [roleError, setRoleError] = useState<string | null>(null)
   const user = detail.data?.user
@@ -262,6 +404,14 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                 <Table.Th>Created</Table.Th>
                 <Table.Td>{dateTime(user.createdAt)}</Table.Td>
               </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Last sign-in method</Table.Th>
+                <Table.Td data-testid="last-login-method">
+                  {detail.data?.lastLoginMethod.stored
+                    ? (detail.data.lastLoginMethod.method ?? 'None recorded yet')
+                    : 'Not recorded (lastLoginMethod.storeInDatabase is off)'}
+                </Table.Td>
+              </Table.Tr>
               {user.banned && (
                 <Table.Tr>
                   <Table.Th>Ban reason</Table.Th>
@@ -270,7 +420,9 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               )}
             </Table.Tbody>
           </Table>
+          <Lockout userId={user.id} locks={detail.data?.locks ?? []} />
           <Group gap="xs">
+            <EditUser user={user} />
             {user.banned ? (
               <Button
                 size="xs"
@@ -287,6 +439,38 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               <BanUser user={user} />
             )}
             <SetPassword user={user} />
+            <Button
+              size="xs"
+              variant="light"
+              leftSection={<IconMail size={14} />}
+              loading={sendReset.isPending}
+              data-testid="send-reset"
+              onClick={() =>
+                sendReset.mutate(
+                  { userId: user.id },
+                  { onSuccess: () => done(`Password-reset link mailed to ${user.email}`), onError: failed('Not sent') },
+                )
+              }
+            >
+              Send password reset
+            </Button>
+            {!user.emailVerified && (
+              <Button
+                size="xs"
+                variant="light"
+                leftSection={<IconMail size={14} />}
+                loading={sendVerification.isPending}
+                data-testid="send-verification"
+                onClick={() =>
+                  sendVerification.mutate(
+                    { userId: user.id },
+                    { onSuccess: () => done(`Verification link mailed to ${user.email}`), onError: failed('Not sent') },
+                  )
+                }
+              >
+                Send verification mail
+              </Button>
+            )}
             {!user.emailVerified && (
               <Button
                 size="xs"
@@ -347,16 +531,18 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             />
           </Group>
           <Group align="flex-end" gap="xs">
-            <TagsInput
-              style={{ flex: 1 }}
-              label="Roles"
-              value={roles ?? parseRoleList(user.role ?? 'user')}
-              onChange={(value) => {
-                setRoles(value)
-                setRoleError(null)
-              }}
-              error={roleError}
-            />
+            <div style={{ flex: 1 }}>
+              <RolesInput
+                label="Roles"
+                value={roles ?? parseRoleList(user.role ?? 'user')}
+                onChange={(value) => {
+                  setRoles(value)
+                  setRoleError(null)
+                }}
+                error={roleError}
+                testId="user-roles"
+              />
+            </div>
             <Button
               variant="light"
               disabled={!roles || roles.length === 0}
@@ -384,7 +570,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
           <Divider />
           <Tabs defaultValue="sessions">
             <Tabs.List>
-              <Tabs.Tab value="sessions">Sessions ({detail.data?.sessions.length ?? 0})</Tabs.Tab>
+              <Tabs.Tab value="sessions">Device sessions ({detail.data?.sessions.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="accounts">Accounts ({detail.data?.accounts.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="orgs">Organizations ({detail.data?.memberships.length ?? 0})</Tabs.Tab>
               <Tabs.Tab value="audit">Audit trail</Tabs.Tab>
@@ -414,17 +600,18 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                   <Table fz="sm" data-testid="sessions-table">
                     <Table.Thead>
                       <Table.Tr>
-                        <Table.Th>Created</Table.Th>
+                        <Table.Th>Device (IP / agent)</Table.Th>
+                        <Table.Th>Last seen</Table.Th>
+                        <Table.Th>Signed in</Table.Th>
                         <Table.Th>Expires</Table.Th>
-                        <Table.Th>IP / agent</Table.Th>
-                        <Table.Th />
+                        <Table.Th>
+                          <VisuallyHidden>Actions</VisuallyHidden>
+                        </Table.Th>
                       </Table.Tr>
                     </Table.Thead>
                     <Table.Tbody>
                       {detail.data?.sessions.map((s) => (
                         <Table.Tr key={s.id}>
-                          <Table.Td>{fromNow(s.createdAt)}</Table.Td>
-                          <Table.Td>{dateTime(s.expiresAt)}</Table.Td>
                           <Table.Td>
                             <Text size="xs">{s.ipAddress || '—'}</Text>
                             <Text size="xs" c="dimmed" lineClamp={1}>
@@ -437,10 +624,18 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                             )}
                           </Table.Td>
                           <Table.Td>
+                            <Tooltip label={dateTime(s.updatedAt)} withArrow>
+                              <Text size="sm">{fromNow(s.updatedAt)}</Text>
+                            </Tooltip>
+                          </Table.Td>
+                          <Table.Td>{fromNow(s.createdAt)}</Table.Td>
+                          <Table.Td>{dateTime(s.expiresAt)}</Table.Td>
+                          <Table.Td>
                             <Button
                               size="compact-xs"
                               variant="subtle"
                               color="red"
+                              aria-label={`Revoke the session from ${s.userAgent || s.ipAddress || 'an unknown device'}`}
                               onClick={() =>
                                 revokeOne.mutate(
                                   { userId: user.id, sessionId: s.id },
@@ -515,6 +710,73 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
   )
 }
 
+/** Actions on the selected users: each confirmed with the count, each user audited on its own. */
+function BulkBar({ userIds, onDone }: { userIds: string[]; onDone: (left: string[]) => void }) {
+  const bulk = useOpMutation('users.bulk')
+  if (userIds.length === 0) return null
+  const n = userIds.length
+  const users = `${n} user${n === 1 ? '' : 's'}`
+  const run = (action: 'ban' | 'revokeSessions' | 'remove', verb: string) =>
+    bulk.mutateAsync({ action, userIds }).then(
+      (outcome) => {
+        if (outcome.failed.length === 0) done(`${verb}: ${outcome.done.length} user${outcome.done.length === 1 ? '' : 's'}`)
+        else
+          notifications.show({
+            color: 'yellow',
+            title: `${verb}: ${outcome.done.length} of ${n}`,
+            message: outcome.failed.map((f) => `${f.userId}: ${f.message}`).join('; '),
+            autoClose: false,
+          })
+        // Deleted users leave the selection; the others stay selected for a next action.
+        onDone(action === 'remove' ? outcome.failed.map((f) => f.userId) : userIds)
+      },
+      failed(`${verb} failed`),
+    )
+  return (
+    <Card withBorder padding="sm" data-testid="bulk-bar">
+      <Group justify="space-between">
+        <Text size="sm" fw={600} data-testid="bulk-count">
+          {users} selected
+        </Text>
+        <Group gap="xs">
+          <ConfirmButton
+            label="Ban"
+            leftSection={<IconBan size={14} />}
+            title={`Ban ${users}?`}
+            message={`${users} are signed out everywhere and cannot sign in until unbanned.`}
+            confirmLabel={`Ban ${users}`}
+            loading={bulk.isPending}
+            testId="bulk-ban"
+            onConfirm={() => run('ban', 'Banned')}
+          />
+          <ConfirmButton
+            label="Revoke sessions"
+            leftSection={<IconLogout size={14} />}
+            title={`Revoke the sessions of ${users}?`}
+            message={`${users} are signed out on every device.`}
+            confirmLabel={`Revoke sessions of ${users}`}
+            loading={bulk.isPending}
+            testId="bulk-revoke"
+            onConfirm={() => run('revokeSessions', 'Sessions revoked')}
+          />
+          <ConfirmButton
+            label="Delete"
+            title={`Delete ${users}?`}
+            message={`${users}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
+            confirmLabel={`Delete ${users}`}
+            loading={bulk.isPending}
+            testId="bulk-delete"
+            onConfirm={() => run('remove', 'Deleted')}
+          />
+          <Button size="xs" variant="default" onClick={() => onDone([])}>
+            Clear selection
+          </Button>
+        </Group>
+      </Group>
+    </Card>
+  )
+}
+
 function SortHeader({
   field,
   sort,
@@ -543,12 +805,13 @@ function SortHeader({
 
 export default function Users() {
   const [search, setSearch] = useState('')
-  const [field, setField] = useState<'email' | 'name'>('email')
+  const [field, setField] = useState<'any' | 'email' | 'name'>('any')
   const [operator, setOperator] = useState<'contains' | 'starts_with' | 'ends_with'>('contains')
   const [filter, setFilter] = useState<string>('all')
   const [sort, setSort] = useState<{ by: string; dir: 'asc' | 'desc' }>({ by: 'createdAt', dir: 'desc' })
   const [page, setPage] = useState(1)
-  const [selected, setSelected] = useState<string | null>(null)
+  const [selected, openUser, closeUser] = useDeepLink('users')
+  const [checked, setChecked] = useState<string[]>([])
   const [creating, { open, close }] = useDisclosure(false)
   const [importing, { open: openImport, close: closeImport }] = useDisclosure(false)
   const [debounced] = useDebouncedValue(search.trim(), 300)
@@ -564,7 +827,7 @@ export default function Users() {
   const list = useOp(
     'users.list',
     {
-      ...(debounced ? { searchValue: debounced, searchField: field, searchOperator: operator } : {}),
+      ...(debounced ? { searchValue: debounced, searchField: field, ...(field === 'any' ? {} : { searchOperator: operator }) } : {}),
       ...filterInput,
       sortBy: sort.by,
       sortDirection: sort.dir,
@@ -607,10 +870,14 @@ export default function Users() {
           />
           <Select
             label="In"
-            w={110}
-            data={['email', 'name']}
+            w={200}
+            data={[
+              { value: 'any', label: 'Name, email or username' },
+              { value: 'email', label: 'email' },
+              { value: 'name', label: 'name' },
+            ]}
             value={field}
-            onChange={(v) => v && setField(v as 'email' | 'name')}
+            onChange={(v) => v && setField(v as typeof field)}
             allowDeselect={false}
           />
           <Select
@@ -621,7 +888,8 @@ export default function Users() {
               { value: 'starts_with', label: 'starts with' },
               { value: 'ends_with', label: 'ends with' },
             ]}
-            value={operator}
+            value={field === 'any' ? 'contains' : operator}
+            disabled={field === 'any'}
             onChange={(v) => v && setOperator(v as typeof operator)}
             allowDeselect={false}
           />
@@ -646,6 +914,7 @@ export default function Users() {
         </Group>
       </Card>
       <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      <BulkBar userIds={checked} onDone={(left) => setChecked(left)} />
       <Card withBorder padding="md">
         {!list.data ? (
           !list.error && <Loading />
@@ -658,6 +927,20 @@ export default function Users() {
             <Table highlightOnHover verticalSpacing="sm" data-testid="users-table">
               <Table.Thead>
                 <Table.Tr>
+                  <Table.Th w={40}>
+                    <Checkbox
+                      aria-label="Select every user on this page"
+                      checked={list.data.users.length > 0 && list.data.users.every((u) => checked.includes(u.id))}
+                      indeterminate={
+                        list.data.users.some((u) => checked.includes(u.id)) && !list.data.users.every((u) => checked.includes(u.id))
+                      }
+                      onChange={(e) => {
+                        const ids = list.data?.users.map((u) => u.id) ?? []
+                        setChecked((c) => (e.currentTarget.checked ? [...new Set([...c, ...ids])] : c.filter((id) => !ids.includes(id))))
+                      }}
+                      data-testid="select-page"
+                    />
+                  </Table.Th>
                   <SortHeader field="name" sort={sort} onSort={onSort}>
                     Name
                   </SortHeader>
@@ -675,7 +958,22 @@ export default function Users() {
               </Table.Thead>
               <Table.Tbody>
                 {list.data.users.map((u) => (
-                  <Table.Tr key={u.id} style={{ cursor: 'pointer' }} onClick={() => setSelected(u.id)} data-testid={`user-row-${u.email}`}>
+                  <Table.Tr
+                    key={u.id}
+                    {...rowOpener(`${u.name} <${u.email}>: open`, () => openUser(u.id))}
+                    data-testid={`user-row-${u.email}`}
+                  >
+                    <Table.Td onClick={(e) => e.stopPropagation()}>
+                      <Checkbox
+                        aria-label={`Select ${u.email}`}
+                        checked={checked.includes(u.id)}
+                        onChange={(e) => {
+                          const on = e.currentTarget.checked
+                          setChecked((c) => (on ? [...c, u.id] : c.filter((id) => id !== u.id)))
+                        }}
+                        data-testid={`select-${u.email}`}
+                      />
+                    </Table.Td>
                     <Table.Td>{u.name}</Table.Td>
                     <Table.Td>{u.email}</Table.Td>
                     <Table.Td>
@@ -713,7 +1011,15 @@ export default function Users() {
         )}
         {list.data && list.data.total > PAGE && (
           <Group justify="flex-end" mt="sm">
-            <Pagination total={Math.ceil(list.data.total / PAGE)} value={page} onChange={setPage} size="sm" />
+            <Pagination
+              total={Math.ceil(list.data.total / PAGE)}
+              value={page}
+              onChange={setPage}
+              size="sm"
+              aria-label="User pages"
+              getControlProps={(control) => ({ 'aria-label': `${control[0]?.toUpperCase()}${control.slice(1)} page` })}
+              getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
+            />
           </Group>
         )}
         {list.data && (
@@ -724,7 +1030,7 @@ export default function Users() {
       </Card>
       <CreateUser opened={creating} onClose={close} />
       <ImportUsers opened={importing} onClose={closeImport} />
-      <UserDrawer userId={selected} onClose={() => setSelected(null)} />
+      <UserDrawer userId={selected} onClose={closeUser} />
     </Stack>
   )
 }

@@ -20,6 +20,7 @@ import { IconCheck, IconCopy, IconKey, IconPlus, IconSearch, IconTrash } from '@
 import { useState } from 'react'
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { UserPicker } from '../../components/UserPicker'
 import { dateTime, fromNow } from '../../format'
 
 /** `#/api-keys?user=<id>` shows one user's keys. */
@@ -58,7 +59,8 @@ function Settings() {
 
 function CreateKey({ defaultUser, onCreated }: { defaultUser: string; onCreated: (key: string) => void }) {
   const create = useOpMutation('apiKey.create')
-  const [userId, setUserId] = useState(defaultUser)
+  const [userId, setUserId] = useState<string | null>(defaultUser || null)
+  const [ownerError, setOwnerError] = useState<string | null>(null)
   const [name, setName] = useState('')
   const [days, setDays] = useState<number | string>('')
   const [remaining, setRemaining] = useState<number | string>('')
@@ -66,7 +68,16 @@ function CreateKey({ defaultUser, onCreated }: { defaultUser: string; onCreated:
     <Card withBorder>
       <Stack gap="xs">
         <Group grow align="flex-end">
-          <TextInput label="Owner (user id)" value={userId} onChange={(e) => setUserId(e.currentTarget.value)} data-testid="apikey-owner" />
+          <UserPicker
+            label="Owner"
+            value={userId}
+            onChange={(v) => {
+              setUserId(v)
+              setOwnerError(null)
+            }}
+            error={ownerError}
+            testId="apikey-owner"
+          />
           <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-testid="apikey-name" />
           <NumberInput label="Expires in (days)" value={days} onChange={setDays} min={1} placeholder="never" />
           <NumberInput label="Uses (remaining)" value={remaining} onChange={setRemaining} min={0} placeholder="unlimited" />
@@ -78,6 +89,7 @@ function CreateKey({ defaultUser, onCreated }: { defaultUser: string; onCreated:
             disabled={!userId}
             data-testid="apikey-create"
             onClick={() =>
+              userId &&
               create.mutate(
                 {
                   userId,
@@ -85,14 +97,18 @@ function CreateKey({ defaultUser, onCreated }: { defaultUser: string; onCreated:
                   ...(typeof days === 'number' ? { expiresIn: days * 86_400 } : {}),
                   ...(typeof remaining === 'number' ? { remaining } : {}),
                 },
-                { onSuccess: (data) => onCreated(data.key) },
+                {
+                  onSuccess: (data) => onCreated(data.key),
+                  // The owner field's own error (a user that is gone) sits beside it.
+                  onError: (e) => setOwnerError(e.field === 'userId' ? e.message : null),
+                },
               )
             }
           >
             Create key
           </Button>
         </Group>
-        <ErrorNotice error={create.error} />
+        <ErrorNotice error={create.error?.field === 'userId' ? null : create.error} />
       </Stack>
     </Card>
   )

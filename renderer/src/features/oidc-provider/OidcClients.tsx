@@ -22,6 +22,7 @@ import type { OidcClientView } from '../../../../server/features/oidc-provider/p
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime } from '../../format'
+import { useDeepLink } from '../../deep-link'
 import { fillRecipe, RECIPES, type Recipe } from './recipes'
 
 const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
@@ -340,10 +341,12 @@ export default function OidcClientsPage() {
   const configure = useOpMutation('oidc.configure')
   const rotate = useOpMutation('oidc.rotateSecret')
   const remove = useOpMutation('oidc.deleteClient')
-  const [access, setAccess] = useState<OidcClientView | null>(null)
+  // `#/sso/<clientId>`: the client's own address (issue 31 §3), opening its access dialog.
+  const [linked, openClient, closeClient] = useDeepLink('sso')
   const [shown, setShown] = useState<{ client: OidcClientView; clientSecret: string | null; recipe?: Recipe } | null>(null)
   if (!clients.data) return clients.error ? <ErrorNotice error={clients.error} onRetry={() => void clients.refetch()} /> : <Loading />
   const { issuer, enabled } = clients.data
+  const access = linked ? (clients.data.clients.find((c) => c.clientId === linked) ?? null) : null
   return (
     <Stack>
       <PageHeader
@@ -423,7 +426,7 @@ export default function OidcClientsPage() {
                 <Table.Td>{dateTime(c.createdAt)}</Table.Td>
                 <Table.Td>
                   <Group gap={4} justify="flex-end">
-                    <Button size="xs" variant="light" onClick={() => setAccess(c)}>
+                    <Button size="xs" variant="light" onClick={() => openClient(c.clientId)} data-testid={`oidc-access-${c.clientId}`}>
                       Access
                     </Button>
                     {c.public ? null : (
@@ -454,7 +457,7 @@ export default function OidcClientsPage() {
       <AccessModal
         client={access}
         onClose={() => {
-          setAccess(null)
+          closeClient()
           void clients.refetch()
         }}
       />

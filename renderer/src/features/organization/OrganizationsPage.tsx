@@ -1,12 +1,31 @@
-import { Badge, Button, Card, Code, Drawer, Group, Modal, Pagination, Select, Stack, Table, Tabs, Text, TextInput } from '@mantine/core'
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  Drawer,
+  Group,
+  Modal,
+  MultiSelect,
+  Pagination,
+  Select,
+  Stack,
+  Table,
+  Tabs,
+  Text,
+  TextInput,
+} from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { IconBuildingPlus, IconMailPlus, IconPlus, IconSearch } from '@tabler/icons-react'
+import { IconBuildingPlus, IconMailPlus, IconPencil, IconPlus, IconSearch, IconUserPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { UserPicker } from '../../components/UserPicker'
+import { rowOpener, useDeepLink } from '../../deep-link'
 import { dateTime, fromNow } from '../../format'
+import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
 
 const PAGE = 25
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
@@ -14,7 +33,6 @@ const done = (message: string) => notifications.show({ color: 'teal', title: 'Do
 
 function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const create = useOpMutation('orgs.create')
-  const users = useOp('users.list', { limit: 200, sortBy: 'email', sortDirection: 'asc' }, { enabled: opened })
   const form = useForm({
     initialValues: { name: '', slug: '', ownerUserId: '' },
     validate: {
@@ -55,13 +73,12 @@ function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () 
             }}
           />
           <TextInput label="Slug" {...form.getInputProps('slug')} />
-          <Select
+          <UserPicker
             label="Owner"
-            data-testid="org-owner"
-            searchable
-            placeholder="Pick a user"
-            data={(users.data?.users ?? []).map((u) => ({ value: u.id, label: `${u.name} <${u.email}>` }))}
-            {...form.getInputProps('ownerUserId')}
+            testId="org-owner"
+            value={form.values.ownerUserId || null}
+            onChange={(v) => form.setFieldValue('ownerUserId', v ?? '')}
+            error={form.errors.ownerUserId as string | undefined}
           />
           <Group justify="flex-end">
             <Button type="submit" loading={create.isPending}>
@@ -74,6 +91,129 @@ function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () 
   )
 }
 
+function RenameOrganization({ org }: { org: OrganizationView }) {
+  const [opened, { open, close }] = useDisclosure(false)
+  const update = useOpMutation('orgs.update')
+  const form = useForm({
+    initialValues: { name: org.name, slug: org.slug },
+    validate: {
+      name: (v) => (v.trim() ? null : 'Name is required'),
+      slug: (v) => (/^[a-z0-9-]+$/.test(v) ? null : 'Lowercase letters, digits and dashes'),
+    },
+  })
+  return (
+    <>
+      <Button
+        size="xs"
+        variant="light"
+        leftSection={<IconPencil size={14} />}
+        onClick={() => {
+          form.setValues({ name: org.name, slug: org.slug })
+          open()
+        }}
+        data-testid="org-rename"
+      >
+        Rename
+      </Button>
+      <Modal opened={opened} onClose={close} title={`Rename ${org.name}`} centered>
+        <form
+          onSubmit={form.onSubmit((values) =>
+            update.mutate(
+              { organizationId: org.id, name: values.name.trim(), slug: values.slug },
+              {
+                onSuccess: () => {
+                  done('Organization renamed')
+                  close()
+                },
+                onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug'], 'Not renamed'),
+              },
+            ),
+          )}
+        >
+          <Stack>
+            <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="org-rename-name" />
+            <TextInput label="Slug" {...form.getInputProps('slug')} data-testid="org-rename-slug" />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={update.isPending} data-testid="org-rename-save">
+                Save
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  )
+}
+
+function AddMember({ organizationId, roles }: { organizationId: string; roles: string[] }) {
+  const add = useOpMutation('orgs.addMember')
+  const [userId, setUserId] = useState<string | null>(null)
+  const [role, setRole] = useState('member')
+  const [errors, setErrors] = useState<Record<string, string>>({})
+  return (
+    <Group gap="xs" align="flex-end" data-testid="add-member">
+      <div style={{ flex: 1 }}>
+        <UserPicker
+          size="xs"
+          label="Add an existing user"
+          value={userId}
+          onChange={(v) => {
+            setUserId(v)
+            setErrors({})
+          }}
+          error={errors.userId ?? errors.email}
+          testId="add-member-user"
+        />
+      </div>
+      <Select
+        size="xs"
+        w={130}
+        label="Role"
+        data={roles}
+        value={role}
+        error={errors.role}
+        onChange={(v) => {
+          if (v) setRole(v)
+          setErrors({})
+        }}
+        allowDeselect={false}
+        data-testid="add-member-role"
+      />
+      <Button
+        size="xs"
+        leftSection={<IconUserPlus size={14} />}
+        disabled={!userId}
+        loading={add.isPending}
+        data-testid="add-member-submit"
+        onClick={() =>
+          userId &&
+          add.mutate(
+            { organizationId, userId, role },
+            {
+              onSuccess: () => {
+                setUserId(null)
+                done('Member added')
+              },
+              onError: (e) =>
+                showFieldErrors(
+                  e,
+                  (field, message) => setErrors((c) => ({ ...c, [field]: message })),
+                  ['userId', 'email', 'role'],
+                  'Not added',
+                ),
+            },
+          )
+        }
+      >
+        Add member
+      </Button>
+    </Group>
+  )
+}
+
 function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () => void }) {
   const detail = useOp('orgs.get', { organizationId: id ?? '' }, { enabled: Boolean(id) })
   const setRole = useOpMutation('orgs.updateMemberRole')
@@ -83,6 +223,8 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
   const removeTeam = useOpMutation('orgs.removeTeam')
   const invite = useOpMutation('orgs.invite')
   const cancel = useOpMutation('orgs.cancelInvitation')
+  const removeOrg = useOpMutation('orgs.remove')
+  const setTeamMembers = useOpMutation('orgs.setTeamMembers')
   const [teamName, setTeamName] = useState('')
   const [inviteEmail, setInviteEmail] = useState('')
   const [inviteRole, setInviteRole] = useState('member')
@@ -98,11 +240,30 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
         !detail.error && <Loading />
       ) : (
         <Stack>
-          <Group gap="xs">
-            <Code>{org.organization.slug}</Code>
-            <Text size="sm" c="dimmed">
-              created {dateTime(org.organization.createdAt)}
-            </Text>
+          <Group gap="xs" justify="space-between">
+            <Group gap="xs">
+              <Code>{org.organization.slug}</Code>
+              <Text size="sm" c="dimmed">
+                created {dateTime(org.organization.createdAt)}
+              </Text>
+            </Group>
+            <Group gap="xs">
+              <RenameOrganization org={org.organization} />
+              <ConfirmButton
+                label="Delete"
+                title={`Delete ${org.organization.name}?`}
+                message={`${org.organization.name}, its ${org.members.length} membership${org.members.length === 1 ? '' : 's'}, teams and invitations are deleted. The users stay. This cannot be undone.`}
+                confirmLabel="Delete organization"
+                loading={removeOrg.isPending}
+                testId="org-delete"
+                onConfirm={() =>
+                  removeOrg.mutateAsync({ organizationId: org.organization.id }).then(() => {
+                    done(`${org.organization.name} deleted`)
+                    onClose()
+                  }, failed('Not deleted'))
+                }
+              />
+            </Group>
           </Group>
           <Tabs defaultValue="members">
             <Tabs.List>
@@ -111,7 +272,8 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
               <Tabs.Tab value="invitations">Invitations ({org.invitations.length})</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="members" pt="sm">
-              <Table fz="sm">
+              <AddMember organizationId={org.organization.id} roles={org.roles} />
+              <Table fz="sm" data-testid="org-members">
                 <Table.Tbody>
                   {org.members.map((m) => (
                     <Table.Tr key={m.id}>
@@ -124,7 +286,8 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                       <Table.Td w={160}>
                         <Select
                           size="xs"
-                          data={[...new Set(['owner', 'admin', 'member', m.role])]}
+                          aria-label={`Role of ${m.user?.email ?? m.userId}`}
+                          data={[...new Set([...org.roles, m.role])]}
                           value={m.role}
                           allowDeselect={false}
                           onChange={(role) =>
@@ -176,6 +339,22 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                             { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') },
                           )
                       }}
+                    />
+                    <MultiSelect
+                      style={{ flex: 2 }}
+                      size="xs"
+                      aria-label={`Members of ${t.name}`}
+                      placeholder="No member"
+                      searchable
+                      data={org.members.map((m) => ({ value: m.userId, label: m.user?.email ?? m.userId }))}
+                      value={org.teamMembers.filter((tm) => tm.teamId === t.id).map((tm) => tm.userId)}
+                      onChange={(userIds) =>
+                        setTeamMembers.mutate(
+                          { organizationId: org.organization.id, teamId: t.id, userIds },
+                          { onSuccess: () => done('Team members saved'), onError: failed('Team members not saved') },
+                        )
+                      }
+                      data-testid={`team-members-${t.name}`}
                     />
                     <ConfirmButton
                       label="Remove"
@@ -250,7 +429,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                     size="xs"
                     w={120}
                     label="Role"
-                    data={['member', 'admin', 'owner']}
+                    data={org.roles}
                     value={inviteRole}
                     error={fieldErrors.role}
                     onChange={(v) => {
@@ -338,7 +517,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
 export default function Organizations() {
   const [search, setSearch] = useState('')
   const [page, setPage] = useState(1)
-  const [selected, setSelected] = useState<string | null>(null)
+  const [selected, openOrg, closeOrg] = useDeepLink('organizations')
   const [creating, { open, close }] = useDisclosure(false)
   const [debounced] = useDebouncedValue(search.trim(), 300)
   const list = useOp(
@@ -386,7 +565,7 @@ export default function Organizations() {
             </Table.Thead>
             <Table.Tbody>
               {list.data.organizations.map((o) => (
-                <Table.Tr key={o.id} style={{ cursor: 'pointer' }} onClick={() => setSelected(o.id)}>
+                <Table.Tr key={o.id} {...rowOpener(`${o.name}: open`, () => openOrg(o.id))} data-testid={`org-row-${o.slug}`}>
                   <Table.Td>{o.name}</Table.Td>
                   <Table.Td>
                     <Code>{o.slug}</Code>
@@ -400,12 +579,20 @@ export default function Organizations() {
         )}
         {list.data && list.data.total > PAGE && (
           <Group justify="flex-end" mt="sm">
-            <Pagination total={Math.ceil(list.data.total / PAGE)} value={page} onChange={setPage} size="sm" />
+            <Pagination
+              total={Math.ceil(list.data.total / PAGE)}
+              value={page}
+              onChange={setPage}
+              size="sm"
+              aria-label="Organization pages"
+              getControlProps={(control) => ({ 'aria-label': `${control[0]?.toUpperCase()}${control.slice(1)} page` })}
+              getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
+            />
           </Group>
         )}
       </Card>
       <CreateOrganization opened={creating} onClose={close} />
-      <OrganizationDrawer id={selected} onClose={() => setSelected(null)} />
+      <OrganizationDrawer id={selected} onClose={closeOrg} />
     </Stack>
   )
 }

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, type SQL, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gt, gte, inArray, lt, lte, ne, notInArray, or, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { AuthContext } from '../../../core/context.js'
 import type { UserRow } from '../../../core/sessions.js'
@@ -320,4 +320,36 @@ async function substringPage(
     .orderBy(...plan.order(true))
     .limit(limit)
     .offset(offset)
+}
+
+/**
+ * The control panel's one search box: `text` as a substring of the name, the email or the
+ * username (case-insensitive), ANDed with an optional filter, sorted like list-users. A plain
+ * scan with its own count (no trigram index nor remembered totals: those serve one column each).
+ */
+export async function queryUsersAnyText(
+  ctx: AuthContext,
+  query: Omit<UserQuery, 'search'> & { text: string },
+): Promise<{ users: UserRow[]; total: number }> {
+  const engine = engineOf(ctx)
+  const text = or(
+    engine.like(user.name, 'contains', query.text),
+    engine.like(user.email, 'contains', query.text),
+    engine.like(user.username, 'contains', query.text),
+    engine.like(user.displayUsername, 'contains', query.text),
+  )
+  const where = query.filter ? and(text, filterCondition(ctx, engine, query.filter.field, query.filter.operator, query.filter.value)) : text
+  const sortInfo = query.sortBy === null ? null : Object.hasOwn(listable(), query.sortBy) ? listable()[query.sortBy] : undefined
+  if (sortInfo === undefined) throw new UnanswerableQuery(`unknown sort field ${query.sortBy}`)
+  const by = query.direction === 'desc' ? desc : asc
+  const total = Number((await firstRow(ctx.db.select({ n: count() }).from(user).where(where)))?.n ?? 0)
+  if (total === 0 || query.offset >= total) return { users: [], total }
+  const users = await ctx.db
+    .select()
+    .from(user)
+    .where(where)
+    .orderBy(...(sortInfo ? [by(sortInfo.column)] : []), ...engine.insertion(by))
+    .limit(query.limit)
+    .offset(query.offset)
+  return { users, total }
 }
