@@ -41,7 +41,8 @@ export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<
   if (caller) {
     actorUserId = caller.kind === 'admin' ? caller.user.id : null
     if (caller.kind !== 'admin') detail = { ...detail, actor: callerLabel(caller) }
-    if (!meta || meta.ipAddress === null) meta = { ...caller.meta, ...(meta?.userAgent ? { userAgent: meta.userAgent } : {}) }
+    // The panel's own placeholder meta (no address) gives way to the caller's.
+    if (!meta || meta.ipAddress === null) meta = { ...caller.meta, requestId: meta?.requestId ?? caller.meta.requestId ?? null }
   }
   await ctx.db.insert(auditEvent).values({
     type: event.type,
