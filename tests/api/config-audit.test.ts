@@ -6,7 +6,8 @@ import type { PanelCaller } from '../../server/core/panel-caller.js'
 import { findUserById } from '../../server/core/users.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { signUp } from '../helpers/http.js'
-import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { backupServiceOf } from '../../server/features/backup/service.js'
+import { silentLogger, sqliteOnly, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 
 /**
  * Issue 31 §2: every configuration change is audited with who, when and the changed keys,
@@ -190,5 +191,39 @@ describe('configuration changes leave a trail', () => {
     const third = await startTestServer({ clock, dataDir: first.dataDir, config })
     expect(await configEvents(third)).toHaveLength(1)
     await third.close()
+  })
+
+  sqliteOnly('a restore staged in the panel is audited as the admin, and the restored data records it at its first start', async () => {
+    const own = await startTestServer({ keepData: true })
+    const ownPanel = panelOf(own)
+    const admin = await signUp(own.base, { name: 'Restorer' })
+    await ownPanel.dispatch('users.setRole', { userId: admin.user.id, role: 'admin' })
+    const row = await findUserById(own.gatehouse.ctx, admin.user.id)
+    const caller: PanelCaller = {
+      kind: 'admin',
+      user: row!,
+      access: 'full',
+      meta: { ipAddress: '127.0.0.1', userAgent: 'gatehouse-panel' },
+    }
+    const run = async <T>(op: string, input: unknown): Promise<T> => {
+      const result = await ownPanel.dispatch(op, input, caller)
+      if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
+      return result.data as T
+    }
+    const started = await run<{ name: string }>('backup.create', {})
+    await backupServiceOf(own.gatehouse.ctx)?.settle()
+    await run('backup.restore', { name: started.name, confirm: started.name })
+    const [staged] = (await queryAuditEvents(own.gatehouse.ctx, { type: 'backup.restore-staged' })).events
+    expect(staged).toMatchObject({ actorUserId: admin.user.id, target: started.name })
+    await own.close()
+
+    const restored = await startTestServer({ dataDir: own.dataDir })
+    try {
+      await expect
+        .poll(async () => (await queryAuditEvents(restored.gatehouse.ctx, { type: 'backup.restored' })).events[0])
+        .toMatchObject({ actorUserId: admin.user.id, target: started.name, detail: { via: 'panel', actor: admin.email } })
+    } finally {
+      await restored.close()
+    }
   })
 })
