@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Button, Center, Group, Paper, PasswordInput, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core'
+import { Alert, Anchor, Button, Center, Group, Paper, PasswordInput, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { IconAlertTriangle, IconShieldLock } from '@tabler/icons-react'
 import { Component, type FormEvent, type ReactNode, useEffect, useState } from 'react'
@@ -273,15 +273,10 @@ export function CallerBadge() {
         }
         withArrow
       >
-        <Badge
-          variant="light"
-          color={caller.kind === 'recovery' ? 'orange' : caller.access === 'limited' ? 'gray' : 'indigo'}
-          data-testid="panel-caller"
-          style={{ textTransform: 'none' }}
-        >
+        <Text size="sm" fw={500} data-testid="panel-caller" style={{ whiteSpace: 'nowrap' }} visibleFrom="sm">
           {label}
           {caller.access === 'limited' ? ' · view only' : ''}
-        </Badge>
+        </Text>
       </Tooltip>
       {transport() === 'http' && (
         <Button size="xs" variant="default" onClick={() => void signOutOfPanel()} data-testid="panel-sign-out">
