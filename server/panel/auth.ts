@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 import type { PanelCaller } from '../core/panel-caller.js'
-import { findUserById } from '../core/users.js'
+import { resolveSession } from '../core/sessions.js'
+import { unsignValue } from '../crypto/sign.js'
 import { ADMIN_STATEMENTS, hasPermission, isAdministrator } from '../features/admin/access.js'
+import { cookieNames, parseCookieHeader, readSessionToken, serializeCookie, signedCookieValue } from '../http/cookies.js'
 import type { Gatehouse } from '../gatehouse.js'
 
 /**
@@ -24,7 +26,6 @@ export const PANEL_AUTH_PATHS = new Set([
   '/two-factor/verify-otp',
   '/two-factor/verify-backup-code',
   '/sign-out',
-  '/get-session',
 ])
 
 export interface RelayedAnswer {
@@ -98,18 +99,30 @@ export function createPanelAuth(gatehouse: Gatehouse, cookiePrefix: () => string
   async function sessionCaller(
     req: IncomingMessage,
   ): Promise<{ status: 'admin'; caller: PanelCaller; setCookies: string[] } | { status: 'none' | 'not-admin'; setCookies: string[] }> {
-    if (!apiCookieHeader(req)) return { status: 'none', setCookies: [] }
-    const answer = await relay(req, '/get-session', null)
-    const parsed = answer.status === 200 ? (JSON.parse(answer.body) as { user?: { id?: string } } | null) : null
-    const id = parsed?.user?.id
-    const row = id ? await findUserById(ctx, id) : undefined
-    if (!row) return { status: 'none', setCookies: answer.setCookies }
+    // The session rules of get-session (expiry, refresh), in-process: an operation is not an API
+    // request, so the panel's own calls never count against the API's rate limit.
     const config = ctx.config()
+    const names = cookieNames(config, ctx.baseURL)
+    const cookies = parseCookieHeader(apiCookieHeader(req))
+    const token = readSessionToken(ctx.secret, names, cookies, null, { enabled: false, requireSignature: true })
+    if (!token) return { status: 'none', setCookies: [] }
+    const dontRemember = unsignValue(ctx.secret, cookies.get(names.dontRemember) ?? '') === 'true'
+    const resolved = await resolveSession(ctx, token, { allowRefresh: !dontRemember })
+    if (resolved.status !== 'active') {
+      const cleared = [names.sessionToken, names.sessionData, names.dontRemember].map((n) => renamed(serializeCookie(n, '', false, 0)))
+      return { status: 'none', setCookies: resolved.status === 'expired' ? cleared : [] }
+    }
+    const setCookies: string[] = []
+    if (resolved.refreshed) {
+      const remaining = (resolved.data.session.expiresAt.getTime() - ctx.clock.now()) / 1000
+      setCookies.push(renamed(serializeCookie(names.sessionToken, signedCookieValue(ctx.secret, token), false, remaining)))
+    }
+    const row = resolved.data.user
     const subject = { userId: row.id, role: row.role }
     const access = isAdministrator(config, subject) ? 'full' : anyAdminPermission(config, subject) ? 'limited' : null
-    if (!access) return { status: 'not-admin', setCookies: answer.setCookies }
+    if (!access) return { status: 'not-admin', setCookies }
     const meta = { ipAddress: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? null, userAgent: 'gatehouse-panel' }
-    return { status: 'admin', caller: { kind: 'admin', user: row, access, meta }, setCookies: answer.setCookies }
+    return { status: 'admin', caller: { kind: 'admin', user: row, access, meta }, setCookies }
   }
 
   return { relay, sessionCaller }
