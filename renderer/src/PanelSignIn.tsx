@@ -1,4 +1,4 @@
-import { Alert, Anchor, Button, Center, Group, Paper, PasswordInput, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core'
+import { Alert, Anchor, Button, Center, Code, Group, Paper, PasswordInput, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
 import { IconAlertTriangle, IconShieldLock } from '@tabler/icons-react'
 import { Component, type FormEvent, type ReactNode, useEffect, useState } from 'react'
@@ -82,7 +82,7 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
             <Title order={1} size="h3">
               Sign in to Gatehouse
             </Title>
-            <Text size="sm" c="dimmed" ta="center">
+            <Text size="sm" ta="center">
               {step.kind === 'password' ? 'Use your administrator account.' : 'Enter the code of your second factor.'}
             </Text>
           </Stack>
@@ -167,9 +167,9 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
               </Stack>
             </form>
           )}
-          <Text size="xs" c="dimmed">
+          <Text size="xs">
             No administrator yet, or none can sign in? Open the recovery link Gatehouse prints when it starts (
-            <code>http://127.0.0.1:PORT/?token=…</code>), then create or promote an administrator under Users.
+            <Code>http://127.0.0.1:PORT/?token=…</Code>), then create or promote an administrator under Users.
           </Text>
         </Stack>
       </Paper>

@@ -1,5 +1,7 @@
 import { createAuthClient } from 'better-auth/client'
 import { twoFactorClient } from 'better-auth/client/plugins'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -48,12 +50,12 @@ async function operator(op: string, input: unknown): Promise<void> {
   if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
 }
 
-async function newPage(): Promise<Page> {
+async function newPage(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
   const context = await browser.newContext({
     viewport: { width: 1360, height: 900 },
     timezoneId: 'UTC',
     locale: 'en-GB',
-    colorScheme: 'light',
+    colorScheme,
   })
   contexts.push(context)
   const page = await context.newPage()
@@ -84,6 +86,22 @@ const callFromPage = (page: Page, op: string, input: unknown) =>
     },
     [op, input] as const,
   )
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's WCAG 2 A/AA rules on the page as it is now: the ids and targets of the violations. */
+async function axe(page: Page): Promise<string[]> {
+  await page.waitForLoadState('networkidle')
+  await page.waitForTimeout(300)
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const { axe } = window as unknown as {
+      axe: { run: (ctx: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> }
+    }
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+  })
+}
 
 beforeAll(async () => {
   ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
@@ -157,6 +175,26 @@ describe('the browser panel signs in administrators', () => {
     await expect.poll(async () => (await callFromPage(page, 'server.info', {})).status).toBe(401)
   })
 
+  it('the sign-in page passes axe in light and dark mode, and signs in from the keyboard alone', { timeout: 45_000 }, async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const page = await newPage(scheme)
+      await page.goto(`${panel.origin}/`)
+      await signInPage(page).waitFor({ timeout: 10_000 })
+      expect(await axe(page), `${scheme}: password step`).toEqual([])
+      await page.getByTestId('sign-in-identifier').focus()
+      await page.keyboard.type(people.bea.email)
+      await page.keyboard.press('Tab')
+      await page.keyboard.type('not the password')
+      await page.keyboard.press('Enter')
+      await page.getByTestId('sign-in-error').waitFor()
+      expect(await axe(page), `${scheme}: error`).toEqual([])
+      await page.getByTestId('sign-in-password').fill(PASSWORD)
+      await page.keyboard.press('Enter')
+      await page.getByTestId('sign-in-code').waitFor()
+      expect(await axe(page), `${scheme}: code step`).toEqual([])
+    }
+  })
+
   it('an admin with an authenticator app signs in with its code', { timeout: 30_000 }, async () => {
     const page = await newPage()
     await signIn(page, people.bea.email)
@@ -169,9 +207,17 @@ describe('the browser panel signs in administrators', () => {
     const code = (URI.parse(people.bea.totpURI as string) as TOTP).generate({ timestamp: clock.now() })
     await page.getByTestId('sign-in-code').fill(code)
     await page.getByTestId('sign-in-verify').click()
-    await page.getByTestId('sign-in-code').waitFor({ state: 'detached', timeout: 10_000 }).catch(async () => {
-      throw new Error(`still on the code step: ${await page.getByTestId('sign-in-error').textContent().catch(() => '')}`)
-    })
+    await page
+      .getByTestId('sign-in-code')
+      .waitFor({ state: 'detached', timeout: 10_000 })
+      .catch(async () => {
+        throw new Error(
+          `still on the code step: ${await page
+            .getByTestId('sign-in-error')
+            .textContent()
+            .catch(() => '')}`,
+        )
+      })
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
     await page.getByTestId('panel-caller').filter({ hasText: people.bea.email }).waitFor()
     // The sign-in went through the pipeline: audited as Bea's, second factor and all.
