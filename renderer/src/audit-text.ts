@@ -79,6 +79,9 @@ function value(v: unknown): string {
   return String(v)
 }
 
+/** A configuration value before or after a change: an empty list says so. */
+const changed = (v: unknown): string => (Array.isArray(v) && v.length === 0 ? '(none)' : value(v))
+
 /** The detail as a short sentence, e.g. "Reason: wrong password · email: ada@example.com". */
 export function eventDetail(detail: Record<string, unknown> | null): string {
   if (!detail) return ''
@@ -87,7 +90,7 @@ export function eventDetail(detail: Record<string, unknown> | null): string {
     if (key === 'concealed' || (key === 'keys' && Array.isArray(detail.changes))) continue
     if (key === 'changes' && Array.isArray(v)) {
       // config.changed: each key with its old and new value (secrets arrive masked).
-      for (const c of v as Array<{ key: string; from: unknown; to: unknown }>) parts.push(`${c.key}: ${value(c.from)} → ${value(c.to)}`)
+      for (const c of v as Array<{ key: string; from: unknown; to: unknown }>) parts.push(`${c.key}: ${changed(c.from)} → ${changed(c.to)}`)
       continue
     }
     if (key === 'reason' && typeof v === 'string') parts.push(`Reason: ${REASONS[v] ?? v}${REASONS[v] ? ` (${v})` : ''}`)
