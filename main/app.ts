@@ -22,7 +22,7 @@ import { nextFreePort } from '../server/features/network/system.js'
 import { consoleLogger, createGatehouse, type Gatehouse } from '../server/gatehouse.js'
 import { createPanelService } from '../server/panel/service.js'
 import { cspFor } from './csp.js'
-import { registerPanelIpc, trustedSenderCheck } from './ipc.js'
+import { desktopOperator, registerPanelIpc, trustedSenderCheck } from './ipc.js'
 import { loadOrCreateSecret, SecretError, setSecretAside } from './secrets.js'
 import {
   ask,
@@ -219,6 +219,8 @@ export async function startDesktop(): Promise<DesktopApp | null> {
     version: app.getVersion(),
     startedAt: Date.now(),
     logger: consoleLogger,
+    // The desktop panel acts as the OS account running the app (main/ipc.ts, desktopOperator).
+    operator: desktopOperator(),
   })
   registerPanelIpc(
     ipcMain,

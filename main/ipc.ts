@@ -1,4 +1,6 @@
+import { userInfo } from 'node:os'
 import type { IpcMain, IpcMainInvokeEvent } from 'electron'
+import type { PanelCaller } from '../server/core/panel-caller.js'
 import { channelOf, opNames, type PanelResult } from '../server/panel/contract.js'
 import type { PanelService } from '../server/panel/service.js'
 import { openExternalSafely } from './window.js'
@@ -33,6 +35,24 @@ export function registerPanelIpc(
   return () => {
     for (const op of opNames) ipcMain.removeHandler(channelOf(op))
     ipcMain.removeHandler(OPEN_EXTERNAL_CHANNEL)
+  }
+}
+
+/**
+ * Who the desktop app's panel acts as (issue 31 §1): the operating-system account running it. The
+ * app is its local owner's, on their machine, with no listener anyone else can reach; a second
+ * sign-in would guard nothing the OS session does not. Every audit event made from its panel
+ * names that account (`detail.actor: "os:<name>"`, no user id). docs/ARCHITECTURE.md says why.
+ */
+export function desktopOperator(account: string = osAccountName()): PanelCaller {
+  return { kind: 'os-account', account, meta: { ipAddress: null, userAgent: 'gatehouse-desktop' } }
+}
+
+function osAccountName(): string {
+  try {
+    return userInfo().username
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'unknown'
   }
 }
 

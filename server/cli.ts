@@ -215,7 +215,14 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
     log.warn(`control panel not started (${e.code ?? e.message}); choose another --panel-port`)
     return null
   })
-  if (panel) log.info(`Control panel: ${panel.loginURL}  (opens the panel; keep this link private)`)
+  if (panel) {
+    // Administrators sign in with their own accounts (issue 31 §1); the token link is the way in
+    // when none can: the first administrator of a fresh install, or a lost one.
+    log.info(`Control panel: ${panel.origin}/  (administrators sign in with their Gatehouse account)`)
+    log.info(
+      `Panel recovery link: ${panel.loginURL}  (to create the first administrator or when none can sign in; valid until the server stops; keep it private)`,
+    )
+  }
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return

@@ -1,3 +1,4 @@
+import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -228,6 +229,8 @@ function assemble(
   const stopFeatures = features
     .map((feature) => feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }))
     .filter((stop) => stop !== undefined)
+  // Every change of the effective config is audited, the one found at start included (issue 31 §2).
+  const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)
 
   const { app, direct } = createAuthApp({
     ctx,
@@ -289,6 +292,8 @@ function assemble(
       await closeListener()
       outages.stop()
       for (const stop of stopFeatures) await stop()
+      stopConfigAudit()
+      await configAuditSettled(ctx)
       await mailer.close()
       await database.close()
       await secondary?.close()

@@ -34,6 +34,7 @@ import {
 import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
 import { transport, useOp } from './api'
 import { Loading } from './components/common'
+import { CallerBadge, PanelGate, ViewLoadBoundary } from './PanelSignIn'
 
 /** One lazily loaded chunk per view. */
 const views = {
@@ -122,6 +123,14 @@ function ColorSchemeToggle() {
 }
 
 export function App() {
+  return (
+    <PanelGate>
+      <Shell />
+    </PanelGate>
+  )
+}
+
+function Shell() {
   const view = useHashView()
   const [opened, { toggle, close }] = useDisclosure()
   const { Page } = views[view]
@@ -142,6 +151,7 @@ export function App() {
           </Group>
           <Group gap="sm" wrap="nowrap">
             <ServerStatus />
+            <CallerBadge />
             <ColorSchemeToggle />
           </Group>
         </Group>
@@ -165,9 +175,11 @@ export function App() {
         </ScrollArea>
       </AppShell.Navbar>
       <AppShell.Main>
-        <Suspense fallback={<Loading />}>
-          <Page />
-        </Suspense>
+        <ViewLoadBoundary view={view}>
+          <Suspense fallback={<Loading />}>
+            <Page />
+          </Suspense>
+        </ViewLoadBoundary>
       </AppShell.Main>
     </AppShell>
   )

@@ -63,11 +63,31 @@ async function overHttp(op: OpName, input: unknown): Promise<PanelResult> {
 
 export const transport = (): 'ipc' | 'http' => (window.gatehouse ? 'ipc' : 'http')
 
+/** Fired on window when the browser panel's session ended (expired, revoked, server restarted without it). */
+export const SIGNED_OUT_EVENT = 'gatehouse:panel-signed-out'
+
 /** Calls one panel operation over IPC (desktop) or loopback HTTP (browser). */
 export async function call<K extends OpName>(op: K, input: OpInput<K>): Promise<OpOutput<K>> {
   const result = window.gatehouse ? await window.gatehouse.call(op, input) : await overHttp(op, input)
-  if (!result.ok) throw new PanelCallError(result.error)
+  if (!result.ok) {
+    // The panel's sign-in page takes over (renderer/src/PanelSignIn.tsx), whatever view asked.
+    if (result.error.code === 'PANEL_SIGN_IN_REQUIRED' || result.error.code === 'PANEL_NOT_ADMIN') {
+      window.dispatchEvent(new CustomEvent(SIGNED_OUT_EVENT, { detail: result.error }))
+    }
+    throw new PanelCallError(result.error)
+  }
   return result.data as OpOutput<K>
+}
+
+/** One call of the panel's sign-in relay (/panel/auth/…: the API's own sign-in endpoints). */
+export async function panelAuth(path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> | null }> {
+  const response = await fetch(`./panel/auth/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    credentials: 'same-origin',
+  })
+  return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null }
 }
 
 export function useOp<K extends OpName>(

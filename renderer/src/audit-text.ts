@@ -41,6 +41,7 @@ const TITLES: Record<string, string> = {
   'oidc.client-updated': 'Application changed',
   'oidc.client-secret-rotated': 'Application secret rotated',
   'oidc.client-deleted': 'Application deleted',
+  'config.changed': 'Configuration changed',
 }
 
 /** Failure codes in words. */
@@ -78,12 +79,20 @@ function value(v: unknown): string {
   return String(v)
 }
 
+/** A configuration value before or after a change: an empty list says so. */
+const changed = (v: unknown): string => (Array.isArray(v) && v.length === 0 ? '(none)' : value(v))
+
 /** The detail as a short sentence, e.g. "Reason: wrong password · email: ada@example.com". */
 export function eventDetail(detail: Record<string, unknown> | null): string {
   if (!detail) return ''
   const parts: string[] = []
   for (const [key, v] of Object.entries(detail)) {
-    if (key === 'concealed') continue
+    if (key === 'concealed' || (key === 'keys' && Array.isArray(detail.changes))) continue
+    if (key === 'changes' && Array.isArray(v)) {
+      // config.changed: each key with its old and new value (secrets arrive masked).
+      for (const c of v as Array<{ key: string; from: unknown; to: unknown }>) parts.push(`${c.key}: ${changed(c.from)} → ${changed(c.to)}`)
+      continue
+    }
     if (key === 'reason' && typeof v === 'string') parts.push(`Reason: ${REASONS[v] ?? v}${REASONS[v] ? ` (${v})` : ''}`)
     else if ((key === 'provider' || key === 'providerId') && typeof v === 'string') parts.push(`with ${providerName(v)}`)
     else if (key === 'via') parts.push(`via ${value(v)}`)

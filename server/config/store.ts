@@ -65,7 +65,11 @@ function parse(value: Json, label: string): GatehouseConfig {
   return parsed.data
 }
 
-type Listener = (config: GatehouseConfig) => void
+/**
+ * Told after every change: the new config, the one it replaced, and where the change came from
+ * (`update`: this process, e.g. the panel; `shared`: another instance, already audited there).
+ */
+type Listener = (config: GatehouseConfig, previous: GatehouseConfig, origin: 'update' | 'shared') => void
 
 /**
  * The live configuration. Layers, later ones winning: SPEC defaults, the file stored in the data
@@ -122,7 +126,7 @@ export class ConfigStore {
   update(patch: Json): GatehouseConfig {
     const stored = applyMergePatch(this.stored, patch)
     parse(stored, 'configuration')
-    const next = this.commit(stored)
+    const next = this.commit(stored, 'update')
     this.updates++
     if (this.share) {
       const share = this.share
@@ -139,7 +143,8 @@ export class ConfigStore {
   }
 
   /** Writes the stored layer to the file atomically, makes it current and tells the listeners. */
-  private commit(stored: Json): GatehouseConfig {
+  private commit(stored: Json, origin: 'update' | 'shared'): GatehouseConfig {
+    const previous = this.current
     const next = parse(deepMerge(stored, this.overrides), 'configuration')
     if (this.file) {
       const tmp = `${this.file}.tmp`
@@ -148,7 +153,7 @@ export class ConfigStore {
     }
     this.stored = stored
     this.current = next
-    for (const listener of this.listeners) listener(next)
+    for (const listener of this.listeners) listener(next, previous, origin)
     return next
   }
 
@@ -187,7 +192,7 @@ export class ConfigStore {
     // Compared with keys sorted: PostgreSQL's jsonb gives them back in its own order.
     if (canonicalJson(stored) === canonicalJson(this.stored)) return false
     parse(stored, 'shared configuration')
-    this.commit(stored)
+    this.commit(stored, 'shared')
     return true
   }
 

@@ -3,6 +3,7 @@ import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { auditEvent, user } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
 import type { AuthContext, RequestMeta } from './context.js'
+import { callerLabel, panelCaller } from './panel-caller.js'
 
 export type AuditEventType =
   | 'user.sign-up'
@@ -23,18 +24,36 @@ export interface AuditInput {
   meta?: RequestMeta | null
 }
 
-/** Appends one event to the audit log. The log is append-only: nothing updates or deletes it. */
+/**
+ * Appends one event to the audit log. The log is append-only: nothing updates or deletes it.
+ *
+ * Inside a control-panel operation (server/core/panel-caller.ts) the event names the panel's
+ * caller as its actor, whatever the feature passed: the admin who acted, or (no user row) the
+ * desktop's OS account or the recovery link in `detail.actor`. A user the feature named as actor
+ * (e.g. the owner of an API key created from the panel) becomes the target instead.
+ */
 export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<void> {
+  const caller = panelCaller()
+  let actorUserId = event.actorUserId ?? null
+  const targetUserId = event.targetUserId ?? event.actorUserId ?? null
+  let detail = event.detail ?? null
+  let meta = event.meta ?? null
+  if (caller) {
+    actorUserId = caller.kind === 'admin' ? caller.user.id : null
+    if (caller.kind !== 'admin') detail = { ...detail, actor: callerLabel(caller) }
+    // The panel's own placeholder meta (no address) gives way to the caller's.
+    if (!meta || meta.ipAddress === null) meta = { ...caller.meta, requestId: meta?.requestId ?? caller.meta.requestId ?? null }
+  }
   await ctx.db.insert(auditEvent).values({
     type: event.type,
     outcome: event.outcome ?? 'success',
-    actorUserId: event.actorUserId ?? null,
-    targetUserId: event.targetUserId ?? event.actorUserId ?? null,
+    actorUserId,
+    targetUserId,
     target: event.target ?? null,
-    ipAddress: event.meta?.ipAddress ?? null,
-    userAgent: event.meta?.userAgent ?? null,
-    detail: event.detail ?? null,
-    requestId: event.meta?.requestId ?? null,
+    ipAddress: meta?.ipAddress ?? null,
+    userAgent: meta?.userAgent ?? null,
+    detail,
+    requestId: meta?.requestId ?? null,
     createdAt: new Date(ctx.clock.now()),
   })
 }

@@ -44,6 +44,21 @@ const coreContract = {
       mode: z.enum(['desktop', 'browser']),
       /** Panel areas whose domain functions this build has. */
       features: z.object({ admin: z.boolean(), organizations: z.boolean(), providers: z.boolean(), email: z.boolean() }),
+      /**
+       * Who is running the panel (issue 31 §1): the signed-in admin (browser panel), the OS account
+       * (desktop), or the recovery link. `access: 'limited'` is a role holding only some `admin.*`
+       * permissions: it reads every view and changes only what its permissions allow.
+       */
+      caller: z
+        .object({
+          kind: z.enum(['admin', 'os-account', 'recovery']),
+          name: z.string(),
+          email: z.string().nullable(),
+          role: z.string().nullable(),
+          access: z.enum(['full', 'limited']),
+        })
+        .nullable()
+        .optional(),
     }),
   ),
 } satisfies Record<string, OpDef>

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { Gatehouse } from '../instance.js'
+import type { PanelCaller } from '../core/panel-caller.js'
 import type { Logger } from '../log.js'
 import type { Contract, OpName, OpOutput } from './contract.js'
 
@@ -13,6 +14,11 @@ export interface PanelEnv {
   /** Wall-clock start time (uptime); domain timestamps use the injected clock. */
   startedAt: number
   logger: Logger
+  /**
+   * Who runs an operation dispatched without a caller of its own: the desktop app's OS account
+   * (main/app.ts). The browser panel names the signed-in admin on every dispatch.
+   */
+  operator?: PanelCaller
 }
 
 type Input<K extends OpName> = z.output<Contract[K]['input']>

@@ -4,16 +4,24 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { PanelCaller } from '../core/panel-caller.js'
+import { createPanelAuth, PANEL_AUTH_PATHS } from './auth.js'
 import type { PanelService } from './service.js'
 
 /**
  * The browser control panel: the renderer and the panel operations on a listener of its own,
- * bound to 127.0.0.1 only, gated by a token printed at start-up. Opening the printed URL
- * exchanges the token for an HttpOnly, SameSite=Strict cookie and redirects to the panel.
+ * bound to 127.0.0.1 only. An administrator signs in as a Gatehouse user (server/panel/auth.ts:
+ * the API's sign-in endpoints, second factor included, relayed under /panel/auth/); the
+ * operations run as them. The token printed at start-up is the bootstrap and recovery door
+ * (no administrator yet, or none can sign in): opening the printed URL exchanges it for an
+ * HttpOnly, SameSite=Strict cookie valid until the server stops, and the panel then acts as
+ * "the recovery link". The renderer's files are public (they hold no data): only the
+ * operations and downloads need a caller, so a view's chunk loads even after a session ended.
  */
 
 export const DEFAULT_PANEL_PORT = 4281
 const API_PREFIX = '/panel/api/'
+const AUTH_PREFIX = '/panel/auth/'
 const MAX_BODY = 1024 * 1024
 
 /** The same policy as renderer/index.html's meta tag; Mantine injects <style> elements. */
@@ -87,10 +95,10 @@ h1{font-size:1.4rem}code{background:#f1f3f5;padding:.1rem .3rem;border-radius:4p
 }
 
 const REFUSED = page(
-  'Gatehouse control panel: token required',
-  '<p>This panel only opens from the link Gatehouse printed when it started, which carries the access token ' +
-    '(<code>http://127.0.0.1:PORT/?token=…</code>).</p><p>The token was missing or wrong. Copy the link from the ' +
-    'server output and open it again; restarting the server prints a new one.</p>',
+  'Gatehouse control panel: recovery link expired',
+  '<p>This recovery link is not valid (any more): the server prints a new one each time it starts ' +
+    '(<code>http://127.0.0.1:PORT/?token=…</code>).</p><p>Administrators sign in with their own account at ' +
+    '<a href="/">the panel</a>; use the recovery link only to create the first administrator or when none can sign in.</p>',
 )
 
 const NOT_BUILT = page(
@@ -136,6 +144,29 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
   const tokenMatches = (candidate: string | undefined | null): boolean =>
     typeof candidate === 'string' && candidate.length > 0 && candidate.length < 512 && timingSafeEqual(digest(candidate), tokenDigest)
 
+  const auth = createPanelAuth(options.service.env.gatehouse, () => cookieName)
+  const recoveryCaller = (req: IncomingMessage): PanelCaller => ({
+    kind: 'recovery',
+    meta: { ipAddress: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? null, userAgent: 'gatehouse-panel' },
+  })
+
+  /**
+   * Who the request comes from: the admin of its panel session, else the recovery token (cookie
+   * or Bearer), else nobody (401: the sign-in page) or a user who is no administrator (403).
+   */
+  const callerOf = async (
+    req: IncomingMessage,
+  ): Promise<{ caller: PanelCaller | null; refusal: 'none' | 'not-admin' | null; setCookies: string[] }> => {
+    const found = await auth.sessionCaller(req)
+    if (found.status === 'admin') return { caller: found.caller, refusal: null, setCookies: found.setCookies }
+    if (authenticated(req)) return { caller: recoveryCaller(req), refusal: null, setCookies: found.setCookies }
+    return { caller: null, refusal: found.status, setCookies: found.setCookies }
+  }
+  const refusalBody = (refusal: 'none' | 'not-admin' | null) =>
+    refusal === 'not-admin'
+      ? { code: 'PANEL_NOT_ADMIN', message: 'This account is not an administrator' }
+      : { code: 'PANEL_SIGN_IN_REQUIRED', message: 'Sign in to the control panel' }
+
   const authenticated = (req: IncomingMessage): boolean => {
     const auth = req.headers.authorization
     if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim())) return true
@@ -162,7 +193,10 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     })
     res.end(body)
   }
-  const sendJson = (res: ServerResponse, status: number, value: unknown) => send(res, status, 'application/json', JSON.stringify(value))
+  const sendJson = (res: ServerResponse, status: number, value: unknown, setCookies: string[] = []) => {
+    if (setCookies.length) res.setHeader('set-cookie', setCookies)
+    send(res, status, 'application/json', JSON.stringify(value))
+  }
 
   let preparing: Promise<boolean> | null = null
   const serveStatic = async (res: ServerResponse, pathname: string) => {
@@ -193,15 +227,39 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     }
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`)
 
-    if (url.pathname.startsWith(API_PREFIX)) {
-      if (!authenticated(req)) return sendJson(res, 401, { code: 'PANEL_TOKEN_REQUIRED', message: 'Panel token missing or wrong' })
-      if (req.method !== 'POST') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use POST' })
-      // Requests from other sites: refused even with the cookie (it is SameSite=Strict anyway).
+    // Requests from other sites: refused even with the cookie (it is SameSite=Strict anyway).
+    const foreign = () => {
       const origin = req.headers.origin
       const fetchSite = req.headers['sec-fetch-site']
-      if ((origin && !ownOrigins.has(origin)) || (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none')) {
-        return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
-      }
+      return Boolean((origin && !ownOrigins.has(origin)) || (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none'))
+    }
+
+    if (url.pathname.startsWith(AUTH_PREFIX)) {
+      // The sign-in page's calls, relayed to the API's own endpoints (server/panel/auth.ts).
+      const path = `/${url.pathname.slice(AUTH_PREFIX.length)}`
+      if (!PANEL_AUTH_PATHS.has(path)) return sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not found' })
+      if (foreign()) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+      let body: string | null = null
+      if (req.method === 'POST') {
+        try {
+          body = JSON.stringify(await readJsonBody(req))
+        } catch (e) {
+          const status = (e as { status?: number }).status ?? 400
+          return sendJson(res, status, { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_JSON', message: (e as Error).message })
+        }
+      } else if (req.method !== 'GET') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use GET or POST' })
+      const answer = await auth.relay(req, path, body)
+      // Signing out also forgets the recovery link's cookie.
+      const extra = path === '/sign-out' ? [`${cookieName}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict`] : []
+      res.setHeader('set-cookie', [...answer.setCookies, ...extra])
+      return send(res, answer.status, answer.contentType, answer.body)
+    }
+
+    if (url.pathname.startsWith(API_PREFIX)) {
+      if (req.method !== 'POST') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use POST' })
+      if (foreign()) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+      const { caller, refusal, setCookies } = await callerOf(req)
+      if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal), setCookies)
       if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
         return sendJson(res, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send application/json' })
       }
@@ -213,8 +271,8 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
         return sendJson(res, status, { code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_JSON', message: (e as Error).message })
       }
       const op = decoded(url.pathname.slice(API_PREFIX.length)) ?? ''
-      const result = await options.service.dispatch(op, input)
-      return result.ok ? sendJson(res, 200, result.data) : sendJson(res, result.error.status, result.error)
+      const result = await options.service.dispatch(op, input, caller)
+      return result.ok ? sendJson(res, 200, result.data, setCookies) : sendJson(res, result.error.status, result.error, setCookies)
     }
 
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'Method not allowed')
@@ -228,9 +286,13 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
         'set-cookie': `${cookieName}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict`,
       })
     }
-    if (!authenticated(req)) return send(res, 401, 'text/html; charset=utf-8', REFUSED)
     const download = /^\/panel\/download\/([a-z]+)\/([^/]+)$/.exec(url.pathname)
     if (download) {
+      const { caller, refusal } = await callerOf(req)
+      if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal))
+      if (caller.kind === 'admin' && caller.access === 'limited') {
+        return sendJson(res, 403, { code: 'PANEL_FORBIDDEN', message: 'Downloads need an administrator' })
+      }
       const found = options.service.download(download[1] as string, decoded(download[2] as string) ?? '')
       if (!found) return sendJson(res, 404, { code: 'NOT_FOUND', message: 'No such file' })
       res.writeHead(200, {

@@ -1,5 +1,7 @@
 import type { z } from 'zod'
 import { APIError } from '../core/errors.js'
+import { configAuditSettled } from '../core/config-audit.js'
+import { type PanelCaller, runAsPanelCaller } from '../core/panel-caller.js'
 import { ConfigError } from '../config/store.js'
 import type { PanelDownload } from '../feature.js'
 import { features } from '../features/index.js'
@@ -12,8 +14,11 @@ import { systemHandlers } from './ops/system.js'
 
 export interface PanelService {
   env: PanelEnv
-  /** Validates the input against the contract, runs the operation, validates its output. Never throws. */
-  dispatch(op: string, input: unknown): Promise<PanelResult>
+  /**
+   * Validates the input against the contract, runs the operation as `caller` (default: the env's
+   * operator), validates its output. Never throws.
+   */
+  dispatch(op: string, input: unknown, caller?: PanelCaller): Promise<PanelResult>
   /** A file a feature offers for download (GET /panel/download/<kind>/<name>), or null. */
   download(kind: string, name: string): PanelDownload | null
 }
@@ -33,6 +38,14 @@ function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
   return { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 }
 }
 
+/**
+ * What a limited admin role (some `admin.*` permissions, not an administrator) may change: the
+ * user and session operations, which check the role's own permissions (server/features/admin).
+ * Every view reads; every other change (settings, keys, providers, backups) needs an administrator.
+ */
+const LIMITED_MUTATIONS = /^users\./
+const LIMITED_MESSAGE = 'Your role may view this, but changing it needs an administrator'
+
 export function createPanelService(env: PanelEnv): PanelService {
   const handlers: Handlers = {
     ...systemHandlers(env),
@@ -47,36 +60,45 @@ export function createPanelService(env: PanelEnv): PanelService {
   return {
     env,
     download: (kind, name) => (Object.hasOwn(downloads, kind) ? (downloads[kind]?.(name) ?? null) : null),
-    async dispatch(op, input) {
-      if (!isOpName(op)) return { ok: false, error: { code: 'UNKNOWN_OPERATION', message: `Unknown operation ${op}`, status: 404 } }
-      const def = contract[op]
-      const parsed = def.input.safeParse(input ?? {})
-      if (!parsed.success) {
-        const issues = issuesOf(parsed.error)
-        const first = issues[0]
-        return {
-          ok: false,
-          error: {
-            code: 'VALIDATION_ERROR',
-            message: first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'Invalid input',
-            status: 400,
-            issues,
-          },
-        }
-      }
-      try {
-        const handler = handlers[op] as (value: unknown) => unknown
-        const result = await handler(parsed.data)
-        // The output schema is also a filter: fields it does not name (hashes, tokens) never leave.
-        const out = def.output.safeParse(result)
-        if (!out.success) {
-          env.logger.error(`panel operation ${op} returned a value outside its contract:`, out.error)
-          return { ok: false, error: { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 } }
-        }
-        return { ok: true, data: out.data }
-      } catch (error) {
-        return { ok: false, error: toFailure(error, env.logger, op) }
-      }
+    dispatch(op, input, caller = env.operator) {
+      return caller ? runAsPanelCaller(caller, () => run(op, input, caller)) : run(op, input, null)
     },
+  }
+
+  async function run(op: string, input: unknown, caller: PanelCaller | null): Promise<PanelResult> {
+    if (!isOpName(op)) return { ok: false, error: { code: 'UNKNOWN_OPERATION', message: `Unknown operation ${op}`, status: 404 } }
+    const def = contract[op]
+    if (caller?.kind === 'admin' && caller.access === 'limited' && def.mutates && !LIMITED_MUTATIONS.test(op)) {
+      return { ok: false, error: { code: 'PANEL_FORBIDDEN', message: LIMITED_MESSAGE, status: 403 } }
+    }
+    const parsed = def.input.safeParse(input ?? {})
+    if (!parsed.success) {
+      const issues = issuesOf(parsed.error)
+      const first = issues[0]
+      return {
+        ok: false,
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'Invalid input',
+          status: 400,
+          issues,
+        },
+      }
+    }
+    try {
+      const handler = handlers[op] as (value: unknown) => unknown
+      const result = await handler(parsed.data)
+      // The audit events of the config changes it made are written before it answers.
+      await configAuditSettled(env.gatehouse.ctx)
+      // The output schema is also a filter: fields it does not name (hashes, tokens) never leave.
+      const out = def.output.safeParse(result)
+      if (!out.success) {
+        env.logger.error(`panel operation ${op} returned a value outside its contract:`, out.error)
+        return { ok: false, error: { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 } }
+      }
+      return { ok: true, data: out.data }
+    } catch (error) {
+      return { ok: false, error: toFailure(error, env.logger, op) }
+    }
   }
 }

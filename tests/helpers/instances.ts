@@ -47,7 +47,7 @@ export async function startInstance(name: string, options: InstanceOptions): Pro
   const server = await startServerProcess(args, { GATEHOUSE_SECRET: SHARED_SECRET }, 30_000)
   // The panel line follows the listening line.
   const deadline = Date.now() + 10_000
-  const panelLine = () => /Control panel: (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(server.output())
+  const panelLine = () => /Panel recovery link: (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(server.output())
   let panelMatch = panelLine()
   while (!panelMatch && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20))

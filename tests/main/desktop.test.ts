@@ -1,16 +1,17 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { PanelResult } from '../../server/panel/contract.js'
+import { queryAuditEvents } from '../../server/core/audit.js'
 import { createPanelService } from '../../server/panel/service.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 import { FakeFrame, FakeWebContents, fakeElectron, state } from './fake-electron.js'
 
 vi.mock('electron', async () => (await import('./fake-electron.js')).fakeElectron)
 
-const { OPEN_EXTERNAL_CHANNEL, registerPanelIpc, trustedSenderCheck } = await import('../../main/ipc.js')
+const { OPEN_EXTERNAL_CHANNEL, desktopOperator, registerPanelIpc, trustedSenderCheck } = await import('../../main/ipc.js')
 const { hardenContents, sameAppURL, windowOptions } = await import('../../main/window.js')
 const { loadOrCreateSecret } = await import('../../main/secrets.js')
 
@@ -30,7 +31,7 @@ beforeEach(() => {
   vi.mocked(fakeElectron.shell.openExternal).mockClear()
 })
 
-function register() {
+function register(operator?: ReturnType<typeof desktopOperator>) {
   const mainFrame = new FakeFrame(APP_URL)
   const service = createPanelService({
     gatehouse: server.gatehouse,
@@ -39,6 +40,7 @@ function register() {
     version: 'test',
     startedAt: Date.now(),
     logger: silentLogger,
+    ...(operator ? { operator } : {}),
   })
   registerPanelIpc(
     fakeElectron.ipcMain as unknown as Pick<IpcMain, 'handle' | 'removeHandler'>,
@@ -168,6 +170,37 @@ describe('main: IPC registration of the panel contract', () => {
     const overview = await invoke('gatehouse:overview.get', mainFrame, { range: 'days' })
     expect(overview.ok).toBe(true)
     if (overview.ok) expect((overview.data as { activity: unknown[] }).activity).toHaveLength(14)
+  })
+
+  it('acts as the OS account running the app: the audit log names it for user actions and config changes', async () => {
+    expect(desktopOperator()).toMatchObject({ kind: 'os-account', account: userInfo().username })
+    const { mainFrame, invoke } = register(desktopOperator('alice'))
+    expect(await invoke('gatehouse:server.info', mainFrame, {})).toMatchObject({
+      ok: true,
+      data: { caller: { kind: 'os-account', name: 'alice', access: 'full' } },
+    })
+    const created = await invoke('gatehouse:users.create', mainFrame, {
+      name: 'Desk Top',
+      email: 'desk.top@example.com',
+      password: 'correct horse battery',
+    })
+    expect(created.ok).toBe(true)
+    const userId = created.ok ? (created.data as { user: { id: string } }).user.id : ''
+    const [made] = (await queryAuditEvents(server.gatehouse.ctx, { type: 'admin.create-user' }, { limit: 1 })).events
+    expect(made).toMatchObject({
+      actorUserId: null,
+      targetUserId: userId,
+      userAgent: 'gatehouse-desktop',
+      detail: expect.objectContaining({ actor: 'os:alice' }),
+    })
+    const saved = await invoke('gatehouse:settings.update', mainFrame, { patch: { session: { updateAge: 7200 } } })
+    expect(saved.ok).toBe(true)
+    const [change] = (await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, { limit: 1 })).events
+    expect(change).toMatchObject({
+      actorUserId: null,
+      detail: { via: 'panel', actor: 'os:alice', changes: [{ key: 'session.updateAge', from: 86400, to: 7200 }] },
+    })
+    server.gatehouse.config.update({ session: { updateAge: 86400 } })
   })
 
   it('validates every input against the contract before any domain code runs', async () => {

@@ -244,6 +244,13 @@ describe.skipIf(noPostgres)('several instances on one PostgreSQL', () => {
         async () => (await b.client().post('/sign-up/email', { email: uniqueEmail(), password: PASSWORD, name: 'X' })).status === 200,
       ),
     ).toBe(true)
+    // Each change is audited once, by the instance it was made on (issue 31 §2), not again by the one that applied it.
+    const changes = await b.panelCall<{ events: Array<{ detail: { keys?: string[]; via?: string } }> }>('audit.list', {
+      type: 'config.changed',
+      limit: 50,
+    })
+    const ofDisabledPaths = changes.body.events.filter((e) => e.detail.keys?.includes('disabledPaths'))
+    expect(ofDisabledPaths.map((e) => e.detail.via)).toEqual(['panel', 'panel'])
   })
 
   it('the audit log read on either instance holds the events of both', async () => {

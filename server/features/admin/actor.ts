@@ -1,5 +1,6 @@
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { panelCaller } from '../../core/panel-caller.js'
 import type { UserRow } from '../../core/sessions.js'
 import { findUserById } from '../../core/users.js'
 import { hasPermission, isAdministrator, joinRoles, knownRoles, type SessionAction, type UserAction } from './access.js'
@@ -16,6 +17,12 @@ export type Actor = { kind: 'user'; user: UserRow } | { kind: 'system'; via: 'pa
 
 export const userActor = (row: UserRow): Actor => ({ kind: 'user', user: row })
 export const systemActor = (via: 'panel' | 'cli'): Actor => ({ kind: 'system', via })
+
+/** The actor of a control-panel operation: the admin signed in to the panel, else the operator. */
+export const panelActor = (): Actor => {
+  const caller = panelCaller()
+  return caller?.kind === 'admin' ? userActor(caller.user) : systemActor('panel')
+}
 
 export const actorId = (actor: Actor): string | null => (actor.kind === 'user' ? actor.user.id : null)
 

@@ -6,7 +6,7 @@ import { parseRoleList } from '../../core/access-control.js'
 import { PANEL_META } from '../../panel/op.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { systemActor } from './actor.js'
+import { panelActor } from './actor.js'
 import { banUser, unbanUser } from './bans.js'
 import { adminError } from './errors.js'
 import { createImpersonationLink } from './impersonation.js'
@@ -56,22 +56,23 @@ export const toSessionView = (row: SessionRow): SessionView => ({
 /** The panel's user operations: the operator acts through the same admin rules as the HTTP API. */
 export const adminPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx
-  const actor = systemActor('panel')
+  // The signed-in admin (their roles decide), or the operator (desktop, recovery link).
+  const actor = panelActor
   return {
     async 'users.list'(input: Input<'users.list'>) {
       // list-users semantics: the same domain function as GET /admin/list-users.
       const { searchField, searchOperator, ...rest } = input
       const result =
         searchField === 'any' && input.searchValue
-          ? await searchUsersEverywhere(ctx, actor, { ...rest, searchValue: input.searchValue })
-          : await listUsers(ctx, actor, { ...rest, ...(searchField && searchField !== 'any' ? { searchField } : {}), searchOperator })
+          ? await searchUsersEverywhere(ctx, actor(), { ...rest, searchValue: input.searchValue })
+          : await listUsers(ctx, actor(), { ...rest, ...(searchField && searchField !== 'any' ? { searchField } : {}), searchOperator })
       return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
     },
 
     async 'users.get'({ userId }: Input<'users.get'>) {
-      const found = await getUser(ctx, actor, userId)
+      const found = await getUser(ctx, actor(), userId)
       const accounts = await listAccountRows(ctx, userId)
-      const sessions = (await listSessionsOfUser(ctx, actor, userId)).reverse()
+      const sessions = (await listSessionsOfUser(ctx, actor(), userId)).reverse()
       const memberships = await listUserMemberships(ctx, userId)
       const audit = await recentAuditEvents(ctx, 50, userId)
       return {
@@ -90,7 +91,7 @@ export const adminPanel = (env: PanelEnv) => {
         audit: audit.map(toAuditView),
         people: await peopleOf(ctx, audit),
         lastLoginMethod: { stored: ctx.config().lastLoginMethod.storeInDatabase, method: found.lastLoginMethod ?? null },
-        locks: (await userLocks(ctx, actor, userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
+        locks: (await userLocks(ctx, actor(), userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
       }
     },
 
@@ -100,32 +101,32 @@ export const adminPanel = (env: PanelEnv) => {
 
     async 'users.update'({ userId, name, email }: Input<'users.update'>) {
       const data = { ...(name !== undefined ? { name } : {}), ...(email !== undefined ? { email } : {}) }
-      return { user: toUserView(await adminUpdateUser(ctx, actor, { userId, data }, PANEL_META)) }
+      return { user: toUserView(await adminUpdateUser(ctx, actor(), { userId, data }, PANEL_META)) }
     },
 
     async 'users.sendPasswordReset'({ userId }: Input<'users.sendPasswordReset'>) {
-      await sendPasswordResetMail(ctx, actor, userId, PANEL_META)
+      await sendPasswordResetMail(ctx, actor(), userId, PANEL_META)
       return { success: true }
     },
 
     async 'users.sendVerification'({ userId }: Input<'users.sendVerification'>) {
-      await sendVerificationMail(ctx, actor, userId, PANEL_META)
+      await sendVerificationMail(ctx, actor(), userId, PANEL_META)
       return { success: true }
     },
 
     async 'users.unlock'({ userId }: Input<'users.unlock'>) {
-      return { lifted: await liftUserLocks(ctx, actor, userId, PANEL_META) }
+      return { lifted: await liftUserLocks(ctx, actor(), userId, PANEL_META) }
     },
 
     async 'users.bulk'(input: Input<'users.bulk'>) {
-      return bulkUserAction(ctx, actor, input, PANEL_META)
+      return bulkUserAction(ctx, actor(), input, PANEL_META)
     },
 
     async 'users.create'(input: Input<'users.create'>) {
       const roles = parseRoleList(input.role)
       const created = await createUser(
         ctx,
-        actor,
+        actor(),
         {
           name: input.name,
           email: input.email,
@@ -139,47 +140,47 @@ export const adminPanel = (env: PanelEnv) => {
     },
 
     async 'users.setRole'({ userId, role }: Input<'users.setRole'>) {
-      return { user: toUserView(await setRole(ctx, actor, { userId, role }, PANEL_META)) }
+      return { user: toUserView(await setRole(ctx, actor(), { userId, role }, PANEL_META)) }
     },
 
     async 'users.ban'(input: Input<'users.ban'>) {
-      return { user: toUserView(await banUser(ctx, actor, input, PANEL_META)) }
+      return { user: toUserView(await banUser(ctx, actor(), input, PANEL_META)) }
     },
 
     async 'users.unban'({ userId }: Input<'users.unban'>) {
-      return { user: toUserView(await unbanUser(ctx, actor, { userId }, PANEL_META)) }
+      return { user: toUserView(await unbanUser(ctx, actor(), { userId }, PANEL_META)) }
     },
 
     async 'users.setPassword'(input: Input<'users.setPassword'>) {
-      await setUserPassword(ctx, actor, input, PANEL_META)
+      await setUserPassword(ctx, actor(), input, PANEL_META)
       return { status: true }
     },
 
     async 'users.verifyEmail'({ userId }: Input<'users.verifyEmail'>) {
-      return { user: toUserView(await setEmailVerified(ctx, actor, userId, true, PANEL_META)) }
+      return { user: toUserView(await setEmailVerified(ctx, actor(), userId, true, PANEL_META)) }
     },
 
     async 'users.revokeSession'({ userId, sessionId }: Input<'users.revokeSession'>) {
       // The renderer never sees session tokens: it names the session by id.
       const found = await findUserSessionById(ctx, userId, sessionId)
       if (!found) throw adminError(404, 'SESSION_NOT_FOUND')
-      await revokeUserSession(ctx, actor, found.token, PANEL_META)
+      await revokeUserSession(ctx, actor(), found.token, PANEL_META)
       return { success: true }
     },
 
     async 'users.revokeSessions'({ userId }: Input<'users.revokeSessions'>) {
-      await getUser(ctx, actor, userId)
-      await revokeUserSessions(ctx, actor, userId, PANEL_META)
+      await getUser(ctx, actor(), userId)
+      await revokeUserSessions(ctx, actor(), userId, PANEL_META)
       return { success: true }
     },
 
     async 'users.remove'({ userId }: Input<'users.remove'>) {
-      await removeUser(ctx, actor, userId, PANEL_META)
+      await removeUser(ctx, actor(), userId, PANEL_META)
       return { success: true }
     },
 
     async 'users.impersonationLink'({ userId }: Input<'users.impersonationLink'>) {
-      const { token, expiresAt } = await createImpersonationLink(ctx, actor, userId, PANEL_META)
+      const { token, expiresAt } = await createImpersonationLink(ctx, actor(), userId, PANEL_META)
       return { url: `${env.apiURL()}/admin/impersonation-link?token=${token}`, expiresAt: expiresAt.getTime() }
     },
   }

@@ -320,7 +320,23 @@ export interface RestoreResult {
  * `dataDir/replaced-<time>/` and named in `restore.json`; the next server start on the restored
  * data removes both.
  */
-export function swapIn(staging: string, dataDir: string, manifest: BackupManifest, now: number, archive: string): RestoreResult {
+/** Who asked for a restore: recorded in the restored data's audit log at its first start (issue 31 §2). */
+export interface RestoreRequester {
+  /** The admin's user id (a panel restore), else null. */
+  userId: string | null
+  /** How the log names them: an email, `os:<account>`, `recovery-link`. */
+  label: string
+  via: 'panel' | 'cli'
+}
+
+export function swapIn(
+  staging: string,
+  dataDir: string,
+  manifest: BackupManifest,
+  now: number,
+  archive: string,
+  requestedBy: RestoreRequester | null = null,
+): RestoreResult {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const present = replacedBy(manifest.files.map((f) => f.name)).filter((name) => existsSync(join(dataDir, name)))
   let replacedDir: string | null = null
@@ -337,7 +353,7 @@ export function swapIn(staging: string, dataDir: string, manifest: BackupManifes
   }
   writeFileSync(
     join(dataDir, RESTORE_MARKER),
-    `${JSON.stringify({ restoredAt: new Date(now).toISOString(), archive, createdAt: manifest.createdAt, replaced: replacedDir ? basename(replacedDir) : null }, null, 2)}\n`,
+    `${JSON.stringify({ restoredAt: new Date(now).toISOString(), archive, createdAt: manifest.createdAt, replaced: replacedDir ? basename(replacedDir) : null, requestedBy }, null, 2)}\n`,
     { mode: 0o600 },
   )
   return { manifest, replacedDir }
@@ -347,13 +363,19 @@ export function swapIn(staging: string, dataDir: string, manifest: BackupManifes
  * `gatehouse restore`: verify into a staging folder beside the data directory, then swap in.
  * Refused (nothing touched) under a running server or when verification fails.
  */
-export async function restoreArchive(file: string, dataDir: string, migrationsFolder: string, now: number): Promise<RestoreResult> {
+export async function restoreArchive(
+  file: string,
+  dataDir: string,
+  migrationsFolder: string,
+  now: number,
+  requestedBy: RestoreRequester | null = null,
+): Promise<RestoreResult> {
   const pid = runningServer(dataDir)
   if (pid !== null) throw backupErrors.serverRunning(pid)
   const staging = join(dirname(dataDir), `.${basename(dataDir)}.restore-${process.pid}-${randomBytes(4).toString('hex')}`)
   try {
     const manifest = await verifyArchive(file, staging, migrationsFolder)
-    return swapIn(staging, dataDir, manifest, now, basename(file))
+    return swapIn(staging, dataDir, manifest, now, basename(file), requestedBy)
   } finally {
     rmSync(staging, { recursive: true, force: true })
   }
@@ -363,13 +385,18 @@ export async function restoreArchive(file: string, dataDir: string, migrationsFo
  * The panel's restore: the server is running, so the verified archive is staged in
  * `dataDir/restore-pending/` and swapped in by the next start, before the database opens.
  */
-export async function stageRestore(file: string, dataDir: string, migrationsFolder: string): Promise<BackupManifest> {
+export async function stageRestore(
+  file: string,
+  dataDir: string,
+  migrationsFolder: string,
+  requestedBy: RestoreRequester | null = null,
+): Promise<BackupManifest> {
   const pending = join(dataDir, PENDING_DIR)
   rmSync(pending, { recursive: true, force: true })
   const staging = join(dataDir, `.${PENDING_DIR}-${randomBytes(4).toString('hex')}`)
   try {
     const manifest = await verifyArchive(file, staging, migrationsFolder)
-    writeFileSync(join(staging, 'manifest.json'), JSON.stringify({ archive: basename(file), manifest }), { mode: 0o600 })
+    writeFileSync(join(staging, 'manifest.json'), JSON.stringify({ archive: basename(file), manifest, requestedBy }), { mode: 0o600 })
     renameSync(staging, pending)
     return manifest
   } finally {
@@ -378,11 +405,13 @@ export async function stageRestore(file: string, dataDir: string, migrationsFold
 }
 
 /** The restore staged by the panel, if any: its archive name and manifest. */
-export function pendingRestore(dataDir: string): { archive: string; manifest: BackupManifest } | null {
+export function pendingRestore(
+  dataDir: string,
+): { archive: string; manifest: BackupManifest; requestedBy?: RestoreRequester | null } | null {
   const file = join(dataDir, PENDING_DIR, 'manifest.json')
   if (!existsSync(file)) return null
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as { archive: string; manifest: BackupManifest }
+    return JSON.parse(readFileSync(file, 'utf8')) as { archive: string; manifest: BackupManifest; requestedBy?: RestoreRequester | null }
   } catch {
     return null
   }
@@ -392,18 +421,26 @@ export function pendingRestore(dataDir: string): { archive: string; manifest: Ba
 export function applyPendingRestore(dataDir: string, now: number): RestoreResult | null {
   const pending = pendingRestore(dataDir)
   if (!pending) return null
-  const result = swapIn(join(dataDir, PENDING_DIR), dataDir, pending.manifest, now, pending.archive)
+  const result = swapIn(join(dataDir, PENDING_DIR), dataDir, pending.manifest, now, pending.archive, pending.requestedBy ?? null)
   rmSync(join(dataDir, PENDING_DIR), { recursive: true, force: true })
   return result
 }
 
 /** After the restored data has started once: the replaced files and the marker go. */
-export function finishRestore(dataDir: string): { archive: string; replaced: string | null } | null {
+export interface FinishedRestore {
+  archive: string
+  replaced: string | null
+  createdAt?: string
+  restoredAt?: string
+  requestedBy?: RestoreRequester | null
+}
+
+export function finishRestore(dataDir: string): FinishedRestore | null {
   const marker = join(dataDir, RESTORE_MARKER)
   if (!existsSync(marker)) return null
-  let info: { archive: string; replaced: string | null }
+  let info: FinishedRestore
   try {
-    info = JSON.parse(readFileSync(marker, 'utf8')) as { archive: string; replaced: string | null }
+    info = JSON.parse(readFileSync(marker, 'utf8')) as FinishedRestore
   } catch {
     info = { archive: '?', replaced: null }
   }

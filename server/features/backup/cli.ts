@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os'
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -116,7 +117,11 @@ export function restoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.
         throw new BackupError('USAGE', 'usage: gatehouse restore <file> --data-dir <dir>')
       }
       const dataDir = dataDirOf(parsed)
-      const result = await restoreArchive(resolve(file), dataDir, migrationsFolder, Date.now())
+      const result = await restoreArchive(resolve(file), dataDir, migrationsFolder, Date.now(), {
+        userId: null,
+        label: `os:${osAccount()}`,
+        via: 'cli',
+      })
       const m = result.manifest
       process.stdout.write(
         `Restored ${file} (created ${m.createdAt}, schema version ${m.schemaVersion}) into ${dataDir}\n` +
@@ -127,4 +132,12 @@ export function restoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.
     },
     false,
   )
+}
+
+function osAccount(): string {
+  try {
+    return userInfo().username
+  } catch {
+    return 'unknown'
+  }
 }

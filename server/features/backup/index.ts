@@ -1,3 +1,4 @@
+import { recordAudit } from '../../core/audit.js'
 import { defineFeature } from '../../feature.js'
 import { applyPendingRestore, finishRestore } from './archive.js'
 import { backupDownloads, backupPanel } from './panel.js'
@@ -30,6 +31,14 @@ export const backupFeature = defineFeature({
     if (!dataDir) return undefined
     const finished = finishRestore(dataDir)
     if (finished) {
+      // The restore's audit event goes into the restored data's own log (the one it replaced is set aside).
+      const by = finished.requestedBy
+      recordAudit(ctx, {
+        type: 'backup.restored',
+        actorUserId: by?.userId ?? null,
+        target: finished.archive,
+        detail: { archive: finished.archive, createdAt: finished.createdAt ?? null, via: by?.via ?? 'cli', actor: by?.label ?? null },
+      }).catch((error: Error) => logger.warn(`restore not audited: ${error.message}`))
       logger.info(
         `Restored data (${finished.archive}) started${finished.replaced ? `; removed the replaced data (${finished.replaced})` : ''}`,
       )

@@ -1,3 +1,5 @@
+import { recordAudit } from '../../core/audit.js'
+import { callerLabel, panelCaller } from '../../core/panel-caller.js'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PanelEnv } from '../../panel/env.js'
@@ -90,7 +92,16 @@ export const backupPanel = (env: PanelEnv) => {
       refusing(async () => {
         if (confirm !== name) throw new PanelError(400, 'CONFIRMATION_MISMATCH', 'Type the backup name to confirm the restore')
         const s = service()
-        const manifest = await stageRestore(s.fileOf(name), s.dataDir, s.migrationsFolder)
+        const caller = panelCaller()
+        const requestedBy = caller
+          ? { userId: caller.kind === 'admin' ? caller.user.id : null, label: callerLabel(caller), via: 'panel' as const }
+          : null
+        const manifest = await stageRestore(s.fileOf(name), s.dataDir, s.migrationsFolder, requestedBy)
+        await recordAudit(env.gatehouse.ctx, {
+          type: 'backup.restore-staged',
+          target: name,
+          detail: { archive: name, createdAt: manifest.createdAt, via: 'panel' },
+        })
         env.logger.info(`Restore of ${name} staged; it replaces the data in ${s.dataDir} at the next start`)
         return {
           staged: true,

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs'
+import { panelCaller } from '../../core/panel-caller.js'
 import type { HandlerGroup } from '../env.js'
 import { features } from './features.js'
 
@@ -31,6 +32,18 @@ export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
       databaseBytes: !sqlite || file === ':memory:' ? 0 : fileSize(file),
       mode: env.mode,
       features: features(),
+      caller: callerView(),
     }
   },
 })
+
+function callerView() {
+  const caller = panelCaller()
+  if (!caller) return null
+  if (caller.kind === 'admin') {
+    const { user } = caller
+    return { kind: caller.kind, name: user.name, email: user.email, role: user.role, access: caller.access }
+  }
+  const name = caller.kind === 'os-account' ? caller.account : 'Recovery link'
+  return { kind: caller.kind, name, email: null, role: null, access: 'full' as const }
+}

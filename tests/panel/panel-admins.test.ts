@@ -1,0 +1,323 @@
+import { createAuthClient } from 'better-auth/client'
+import { twoFactorClient } from 'better-auth/client/plugins'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { type TOTP, URI } from 'otpauth'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { queryAuditEvents } from '../../server/core/audit.js'
+import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
+import { CookieJar, jarFetch, signUp } from '../helpers/http.js'
+import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
+import { buildRenderer, launchChromium, screenshot } from './harness.js'
+
+/**
+ * Issue 31 §1 in Chromium: the browser panel signs in a Gatehouse administrator (password, and a
+ * second factor), acts as them (the audit log names who acted), keeps its session across a server
+ * restart, and lands on its sign-in page (never a blank page) once the session is gone.
+ */
+
+const PASSWORD = 'correct horse battery'
+const clock = new TestClock()
+let assets: string
+let browser: Browser
+let server: TestServer
+let panel: BrowserPanel
+let panelPort = 0
+const people = {} as Record<'ada' | 'bea' | 'grace' | 'sam', { id: string; email: string; totpURI?: string }>
+const contexts: BrowserContext[] = []
+
+const config = {
+  twoFactor: { enabled: true },
+  apiKey: { enabled: true },
+  admin: { roles: { support: { user: ['list' as const, 'get' as const] } } },
+}
+
+async function start(dataDir?: string): Promise<void> {
+  server = await startTestServer({ clock, keepData: true, config, ...(dataDir ? { dataDir } : {}) })
+  panel = await startBrowserPanel(server.gatehouse, { port: panelPort, assetsDir: assets, buildOnDemand: false, logger: silentLogger })
+  panelPort = panel.port
+}
+
+async function stop(): Promise<void> {
+  await panel.close()
+  await server.close()
+}
+
+/** Operations as the server's operator (no caller: set-up only). */
+async function operator(op: string, input: unknown): Promise<void> {
+  const result = await panel.service.dispatch(op, input)
+  if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
+}
+
+async function newPage(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: 1360, height: 900 },
+    timezoneId: 'UTC',
+    locale: 'en-GB',
+    colorScheme,
+  })
+  contexts.push(context)
+  const page = await context.newPage()
+  page.setDefaultTimeout(7_000)
+  return page
+}
+
+const signInPage = (page: Page) => page.getByRole('heading', { level: 1, name: 'Sign in to Gatehouse' })
+
+async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto(`${panel.origin}/`)
+  await signInPage(page).waitFor({ timeout: 10_000 })
+  await page.getByTestId('sign-in-identifier').fill(email)
+  await page.getByTestId('sign-in-password').fill(PASSWORD)
+  await page.getByTestId('sign-in-submit').click()
+}
+
+/** The panel's operations called from the page, with its cookies (what the views do). */
+const callFromPage = (page: Page, op: string, input: unknown) =>
+  page.evaluate(
+    async ([name, body]) => {
+      const res = await fetch(`./panel/api/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+    },
+    [op, input] as const,
+  )
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's WCAG 2 A/AA rules on the page as it is now: the ids and targets of the violations. */
+async function axe(page: Page): Promise<string[]> {
+  await page.waitForLoadState('networkidle')
+  await page.waitForTimeout(300)
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const { axe } = window as unknown as {
+      axe: { run: (ctx: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> }
+    }
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+  })
+}
+
+beforeAll(async () => {
+  ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
+  await start()
+  for (const [key, name, role] of [
+    ['ada', 'Ada Admin', 'admin'],
+    ['bea', 'Bea Admin', 'admin'],
+    ['grace', 'Grace User', null],
+    ['sam', 'Sam Support', 'support'],
+  ] as const) {
+    const { user } = await signUp(server.base, { name, password: PASSWORD })
+    if (role) await operator('users.setRole', { userId: user.id, role })
+    people[key] = { id: user.id, email: user.email }
+  }
+  // Bea has an authenticator app: her sign-in asks for its code.
+  const jar = new CookieJar()
+  const client = createAuthClient({
+    baseURL: server.origin,
+    plugins: [twoFactorClient()],
+    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
+  })
+  await client.signIn.email({ email: people.bea.email, password: PASSWORD })
+  const enabled = (await client.twoFactor.enable({ password: PASSWORD })).data as { totpURI: string }
+  await client.twoFactor.verifyTotp({ code: (URI.parse(enabled.totpURI) as TOTP).generate({ timestamp: clock.now() }) })
+  people.bea.totpURI = enabled.totpURI
+}, 180_000)
+
+afterAll(async () => {
+  for (const context of contexts) await context.close()
+  await browser?.close()
+  await stop()
+})
+
+describe('the browser panel signs in administrators', () => {
+  it('opens on its sign-in page; a password signs an admin in, the header names them', { timeout: 30_000 }, async () => {
+    // No session: the page is the sign-in page and the operations answer 401 (never the views).
+    const bare = await fetch(`${panel.origin}/panel/api/server.info`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect([bare.status, await bare.json()]).toEqual([401, { code: 'PANEL_SIGN_IN_REQUIRED', message: 'Sign in to the control panel' }])
+    const page = await newPage()
+    await signIn(page, people.ada.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    await page.getByTestId('panel-caller').filter({ hasText: people.ada.email }).waitFor()
+    // The panel's session is a Gatehouse session under the panel's own cookie names.
+    const cookies = await page.context().cookies()
+    const session = cookies.find((c) => c.name === `gatehouse_panel_${panel.port}.better-auth.session_token`)
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' })
+    expect(cookies.some((c) => c.name === 'better-auth.session_token')).toBe(false)
+    await screenshot(page, 'panel-signed-in')
+  })
+
+  it('a wrong password is refused on the page; a user who is no administrator gets no panel', { timeout: 30_000 }, async () => {
+    const page = await newPage()
+    await page.goto(`${panel.origin}/`)
+    await page.getByTestId('sign-in-identifier').fill(people.ada.email)
+    await page.getByTestId('sign-in-password').fill('not the password')
+    await page.getByTestId('sign-in-submit').click()
+    await page
+      .getByTestId('sign-in-error')
+      .filter({ hasText: /invalid|wrong/i })
+      .waitFor()
+
+    await page.getByTestId('sign-in-identifier').fill(people.grace.email)
+    await page.getByTestId('sign-in-password').fill(PASSWORD)
+    await page.getByTestId('sign-in-submit').click()
+    await page.getByTestId('sign-in-notice').filter({ hasText: 'not an administrator' }).waitFor({ timeout: 10_000 })
+    // Her session was ended again: nothing of the panel answers for her.
+    await expect.poll(async () => (await callFromPage(page, 'server.info', {})).status).toBe(401)
+  })
+
+  it('the sign-in page passes axe in light and dark mode, and signs in from the keyboard alone', { timeout: 45_000 }, async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const page = await newPage(scheme)
+      await page.goto(`${panel.origin}/`)
+      await signInPage(page).waitFor({ timeout: 10_000 })
+      expect(await axe(page), `${scheme}: password step`).toEqual([])
+      await page.getByTestId('sign-in-identifier').focus()
+      await page.keyboard.type(people.bea.email)
+      await page.keyboard.press('Tab')
+      await page.keyboard.type('not the password')
+      await page.keyboard.press('Enter')
+      await page.getByTestId('sign-in-error').waitFor()
+      expect(await axe(page), `${scheme}: error`).toEqual([])
+      await page.getByTestId('sign-in-password').fill(PASSWORD)
+      await page.keyboard.press('Enter')
+      await page.getByTestId('sign-in-code').waitFor()
+      expect(await axe(page), `${scheme}: code step`).toEqual([])
+    }
+  })
+
+  it('an admin with an authenticator app signs in with its code', { timeout: 30_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.bea.email)
+    await page.getByTestId('sign-in-code').waitFor()
+    await page.getByTestId('sign-in-code').fill('000000')
+    await page.getByTestId('sign-in-verify').click()
+    await page.getByTestId('sign-in-error').waitFor()
+    // The next period's code (the one enrolment used may not be used twice).
+    clock.advance(30_000)
+    const code = (URI.parse(people.bea.totpURI as string) as TOTP).generate({ timestamp: clock.now() })
+    await page.getByTestId('sign-in-code').fill(code)
+    await page.getByTestId('sign-in-verify').click()
+    await page
+      .getByTestId('sign-in-code')
+      .waitFor({ state: 'detached', timeout: 10_000 })
+      .catch(async () => {
+        throw new Error(
+          `still on the code step: ${await page
+            .getByTestId('sign-in-error')
+            .textContent()
+            .catch(() => '')}`,
+        )
+      })
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    await page.getByTestId('panel-caller').filter({ hasText: people.bea.email }).waitFor()
+    // The sign-in went through the pipeline: audited as Bea's, second factor and all.
+    const { events } = await queryAuditEvents(server.gatehouse.ctx, { type: 'user.sign-in', user: people.bea.id }, { limit: 1 })
+    expect(events[0]).toMatchObject({ outcome: 'success', actorUserId: people.bea.id })
+  })
+
+  it('the audit log names the admin who acted: an API key Ada creates for Grace, a setting she changes', { timeout: 30_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.ada.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    const created = await callFromPage(page, 'apiKey.create', { userId: people.grace.id, name: 'made by Ada' })
+    expect(created.status).toBe(200)
+    const saved = await callFromPage(page, 'settings.update', { patch: { trustedOrigins: ['https://app.example.com'] } })
+    expect(saved.status).toBe(200)
+
+    const key = (await queryAuditEvents(server.gatehouse.ctx, { type: 'api-key.created' }, { limit: 1 })).events[0]
+    expect(key).toMatchObject({ actorUserId: people.ada.id, targetUserId: people.grace.id })
+    const change = (await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, { limit: 1 })).events[0]
+    expect(change).toMatchObject({ actorUserId: people.ada.id, detail: { via: 'panel', keys: ['trustedOrigins'] } })
+
+    // The Audit view shows it: Grace's key "by" Ada, and the configuration change filtered by type.
+    await page.goto(`${panel.origin}/?v=1#/audit`)
+    await page.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor({ timeout: 10_000 })
+    await page.getByTestId('filter-user').fill(people.grace.email)
+    await page.getByTestId('audit-table').getByText(`by ${people.ada.email}`).first().waitFor()
+    await page.getByTestId('filter-user').fill('')
+    await page.getByTestId('filter-type').click()
+    await page.getByRole('option', { name: 'config.changed' }).click()
+    await page.getByTestId('audit-total').filter({ hasText: '1 event' }).waitFor()
+    await page.getByTestId('audit-table').getByText('trustedOrigins:').waitFor()
+    await page.getByTestId('audit-table').getByText(people.ada.email).first().waitFor()
+    await screenshot(page, 'panel-audit-config-changed')
+  })
+
+  it('a limited role sees the views and is refused changes beyond its permissions', { timeout: 30_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.sam.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    await page.getByTestId('panel-caller').filter({ hasText: 'view only' }).waitFor()
+    expect((await callFromPage(page, 'users.list', { limit: 5, offset: 0 })).status).toBe(200)
+    expect(await callFromPage(page, 'settings.update', { patch: { trustedOrigins: [] } })).toMatchObject({
+      status: 403,
+      body: { code: 'PANEL_FORBIDDEN' },
+    })
+    expect(await callFromPage(page, 'users.ban', { userId: people.grace.id })).toMatchObject({
+      status: 403,
+      body: { code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS' },
+    })
+  })
+
+  it('a restart with the panel open keeps the session; a view not loaded yet still loads', { timeout: 60_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.ada.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    // The recovery link of this run, in another browser: it ends with the run.
+    const recovery = await newPage()
+    await recovery.goto(panel.loginURL)
+    await recovery.getByTestId('panel-caller').filter({ hasText: 'Recovery link' }).waitFor({ timeout: 10_000 })
+
+    const dataDir = server.dataDir
+    const oldToken = panel.token
+    await stop()
+    await start(dataDir)
+    expect(panel.token).not.toBe(oldToken)
+
+    // A hash change to a view whose chunk was never loaded: it loads, as Ada, with no new sign-in.
+    await page.evaluate(() => {
+      window.location.hash = '#/signing-keys'
+    })
+    await page.getByRole('heading', { level: 2, name: 'Signing keys' }).waitFor({ timeout: 15_000 })
+    await page.getByTestId('panel-caller').filter({ hasText: people.ada.email }).waitFor()
+
+    // The recovery link's cookie belongs to the previous run: its next call lands on the sign-in page.
+    await recovery.evaluate(() => {
+      window.location.hash = '#/backup'
+    })
+    await signInPage(recovery).waitFor({ timeout: 20_000 })
+    await recovery.getByTestId('sign-in-notice').filter({ hasText: 'session ended' }).waitFor()
+    await screenshot(recovery, 'panel-session-ended')
+  })
+
+  it('an expired session lands on the sign-in page, not a blank page', { timeout: 60_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.ada.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    // Past session.expiresIn (7 days): the session is gone.
+    clock.advance(8 * 24 * 3600 * 1000)
+    await page.evaluate(() => {
+      window.location.hash = '#/organizations'
+    })
+    await signInPage(page).waitFor({ timeout: 20_000 })
+    expect(await page.getByTestId('view-load-failed').count()).toBe(0)
+    // And a reload (the view's chunk fetched with no session) shows the sign-in page too.
+    await page.reload()
+    await signInPage(page).waitFor({ timeout: 10_000 })
+    // Signing in again brings the panel back.
+    await page.getByTestId('sign-in-identifier').fill(people.ada.email)
+    await page.getByTestId('sign-in-password').fill(PASSWORD)
+    await page.getByTestId('sign-in-submit').click()
+    await page.getByRole('heading', { level: 2, name: 'Organizations' }).waitFor({ timeout: 10_000 })
+  })
+})
