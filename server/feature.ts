@@ -7,6 +7,7 @@ import type { SignInAttempt } from './core/sign-in.js'
 import type { UserFieldsOptions } from './core/users.js'
 import type { Logger } from './gatehouse.js'
 import type { Route, RouteContext } from './http/route.js'
+import type { MailLayout } from './mail/templates.js'
 import type { PanelEnv } from './panel/service.js'
 
 /**
@@ -131,4 +132,6 @@ export interface RenderedMail {
   subject: string
   text: string
   html: string
+  /** What renderMail made it from: the Email view re-renders it with an edited template. */
+  layout?: MailLayout
 }

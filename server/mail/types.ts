@@ -18,6 +18,8 @@ export interface OutgoingMail {
   kind: MailKind
   text: string
   html: string
+  /** What it was rendered from (renderMail): an edited template of its kind re-renders it (custom-templates.ts). */
+  layout?: import('./templates.js').MailLayout
 }
 
 export interface Mailer {
