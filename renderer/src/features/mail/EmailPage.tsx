@@ -119,6 +119,9 @@ interface TemplateView {
   placeholders: Array<{ name: string; description: string }>
 }
 
+/** A field's error in a red dark enough to read (WCAG AA) on white, and the text typed in its usual colour. */
+const READABLE_ERROR = { error: { color: 'var(--mantine-color-red-9)' }, input: { color: 'var(--mantine-color-text)' } }
+
 /** Subject and body of one message, edited with the placeholders it takes; saved, or reset to the built-in one. */
 function TemplateEditor({
   template,
@@ -153,6 +156,7 @@ function TemplateEditor({
           value={subject}
           onChange={(e) => edit({ subject: e.currentTarget.value, body })}
           error={errors.subject}
+          styles={READABLE_ERROR}
           data-testid="template-subject"
         />
         <Textarea
@@ -163,6 +167,7 @@ function TemplateEditor({
           value={body}
           onChange={(e) => edit({ subject, body: e.currentTarget.value })}
           error={errors.body}
+          styles={READABLE_ERROR}
           data-testid="template-body"
         />
         <Text size="sm" id="template-placeholders">
@@ -208,8 +213,10 @@ function TemplateEditor({
                     notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
                   },
                   onError: (e) => {
-                    setErrors({ subject: e.messageFor('subject'), body: e.messageFor('body') })
-                    notifications.show({ color: 'red', title: 'Not saved', message: e.message })
+                    const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
+                    setErrors(fields)
+                    // A field's problem is shown beside it; anything else as a toast.
+                    if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
                   },
                 },
               )
