@@ -1,4 +1,6 @@
-import type { MailKind, OutgoingMail } from './types.js'
+import type { MailLayout, OutgoingMail } from './types.js'
+
+export type { MailLayout } from './types.js'
 
 /**
  * HTML + plain-text messages of the account lifecycle. Every value that comes from a user or a
@@ -8,18 +10,6 @@ import type { MailKind, OutgoingMail } from './types.js'
 
 export function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
-}
-
-/** The parts a message is rendered from: kept on the OutgoingMail so an edited template can re-render it. */
-export interface MailLayout {
-  to: string
-  kind: MailKind
-  subject: string
-  appName: string
-  greeting: string
-  lines: string[]
-  action?: { label: string; url: string }
-  footer: string
 }
 
 /** One shape for every message: greeting, a few lines, one button (and the raw link), a footer. */
