@@ -8,6 +8,7 @@ import type { SignInAttempt } from './core/sign-in.js'
 import type { UserFieldsOptions } from './core/user-store.js'
 import type { Logger } from './log.js'
 import type { Route, RouteContext } from './http/route.js'
+import type { MailLayout } from './mail/types.js'
 import type { PanelEnv } from './panel/env.js'
 
 /**
@@ -154,4 +155,6 @@ export interface RenderedMail {
   subject: string
   text: string
   html: string
+  /** What renderMail made it from: the Email view re-renders it with an edited template. */
+  layout?: MailLayout
 }

@@ -81,6 +81,16 @@ export const configSchema = z
             password: z.string().optional(),
           })
           .prefault({}),
+        /**
+         * Edited messages by kind (verification, password-reset, …): subject and plain-text body with
+         * {{placeholders}} (server/mail/custom-templates.ts); a kind not here uses the built-in one.
+         */
+        templates: z
+          .record(
+            z.string().regex(/^[a-z0-9-]{1,60}$/, 'a message kind'),
+            z.object({ subject: z.string().trim().min(1).max(200), body: z.string().trim().min(1).max(20_000) }).strict(),
+          )
+          .default({}),
       })
       .prefault({}),
     session: z

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { AuthContext } from '../core/context.js'
 import { APIError } from '../core/errors.js'
 import { findOutboxMessage, listOutbox, type OutboxPage, type OutboxQuery, type OutboxRow, queueMail, requeueFailed } from './outbox.js'
+import { applyMailTemplate } from './custom-templates.js'
 import { testEmail } from './templates.js'
 
 /**
@@ -51,7 +52,8 @@ const address = z.email()
  */
 export async function sendTestEmail(ctx: AuthContext, to: string): Promise<OutboxRow> {
   if (!address.safeParse(to).success) throw new APIError(400, 'INVALID_EMAIL', 'Invalid email')
-  const row = await queueMail(ctx.db, ctx.clock, testEmail(ctx.config().mail.appName, to.trim().toLowerCase()))
+  const mail = applyMailTemplate(testEmail(ctx.config().mail.appName, to.trim().toLowerCase()), ctx.config().mail.templates)
+  const row = await queueMail(ctx.db, ctx.clock, mail)
   ctx.mailer.wake?.()
   await ctx.mailer.whenIdle?.()
   return (await findOutboxMessage(ctx.db, row.id)) ?? row

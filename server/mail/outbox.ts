@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
+import { applyMailTemplate } from './custom-templates.js'
 import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
 import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
@@ -124,7 +125,8 @@ export class OutboxMailer implements Mailer {
   constructor(private readonly options: OutboxMailerOptions) {}
 
   async send(mail: OutgoingMail): Promise<void> {
-    const row = await queueMail(this.options.db, this.options.clock, mail)
+    // A template edited in the panel re-renders the message of its kind.
+    const row = await queueMail(this.options.db, this.options.clock, applyMailTemplate(mail, this.options.config().mail.templates))
     const settings = this.settings()
     if (!settings) {
       this.options.logger.info(`mail (${row.kind}) to ${row.to} queued as ${row.id}, not sent: no SMTP server configured`)

@@ -1,4 +1,6 @@
-import type { MailKind, OutgoingMail } from './types.js'
+import type { MailLayout, OutgoingMail } from './types.js'
+
+export type { MailLayout } from './types.js'
 
 /**
  * HTML + plain-text messages of the account lifecycle. Every value that comes from a user or a
@@ -10,23 +12,11 @@ export function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 }
 
-interface Layout {
-  to: string
-  kind: MailKind
-  subject: string
-  appName: string
-  greeting: string
-  lines: string[]
-  action?: { label: string; url: string }
-  footer: string
-}
-
 /** One shape for every message: greeting, a few lines, one button (and the raw link), a footer. */
-export function renderMail(layout: Layout): OutgoingMail {
+export function renderMail(layout: MailLayout): OutgoingMail {
   const { action } = layout
   const text = [
-    layout.greeting,
-    '',
+    ...(layout.greeting ? [layout.greeting, ''] : []),
     ...layout.lines,
     ...(action ? ['', `${action.label}: ${action.url}`] : []),
     '',
@@ -43,13 +33,13 @@ export function renderMail(layout: Layout): OutgoingMail {
 <html><head><meta charset="utf-8"><title>${escapeHtml(layout.subject)}</title></head>
 <body style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;color:#222;line-height:1.5;max-width:560px;margin:0 auto;padding:24px">
 <h1 style="font-size:20px;margin:0 0 16px">${escapeHtml(layout.subject)}</h1>
-${p(layout.greeting)}
+${layout.greeting ? p(layout.greeting) : ''}
 ${layout.lines.map(p).join('\n')}
 ${button}
 <p style="margin:24px 0 0;font-size:13px;color:#555">${escapeHtml(layout.footer)}</p>
 <p style="margin:8px 0 0;font-size:13px;color:#555">— ${escapeHtml(layout.appName)}</p>
 </body></html>`
-  return { to: layout.to, subject: layout.subject, kind: layout.kind, text, html }
+  return { to: layout.to, subject: layout.subject, kind: layout.kind, text, html, layout }
 }
 
 export interface Recipient {

@@ -18,6 +18,20 @@ export interface OutgoingMail {
   kind: MailKind
   text: string
   html: string
+  /** What it was rendered from (renderMail): an edited template of its kind re-renders it (custom-templates.ts). */
+  layout?: MailLayout
+}
+
+/** The parts a message is rendered from: kept on the OutgoingMail so an edited template can re-render it. */
+export interface MailLayout {
+  to: string
+  kind: MailKind
+  subject: string
+  appName: string
+  greeting: string
+  lines: string[]
+  action?: { label: string; url: string }
+  footer: string
 }
 
 export interface Mailer {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,6 +30,9 @@ let browser: Browser
 let h: PanelHarness
 let page: Page
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-import-panel-'))
+/** The panel's upload directories in the temporary directory (gatehouse-import-XXXXXX). */
+const uploadDirs = () => readdirSync(tmpdir()).filter((name) => /^gatehouse-import-[A-Za-z0-9]{6}$/.test(name))
+const uploadsBefore = new Set(uploadDirs())
 
 beforeAll(async () => {
   ;[assets, browser] = await Promise.all([buildRenderer(), launchBrowser()])
@@ -45,6 +48,8 @@ afterAll(async () => {
   await browser?.close()
   await h?.close()
   rmSync(dir, { recursive: true, force: true })
+  // The server removed what the panel received (the last check's file was still kept for its import).
+  expect(uploadDirs().filter((name) => !uploadsBefore.has(name))).toEqual([])
 })
 
 /**

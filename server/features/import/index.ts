@@ -1,6 +1,6 @@
 import { defineFeature } from '../../feature.js'
 import { importErrors } from './errors.js'
-import { importPanel } from './panel.js'
+import { importPanel, removeUploads } from './panel.js'
 
 /**
  * Moving users in (issue 29): `gatehouse import users` (a users file, users.ts) and `gatehouse
@@ -9,4 +9,12 @@ import { importPanel } from './panel.js'
  * server. Foreign password hashes are verified at sign-in by server/crypto/foreign-hashes.ts. No
  * routes, config or tables.
  */
-export const importFeature = defineFeature({ id: 'import', errors: importErrors, panel: importPanel })
+export const importFeature = defineFeature({
+  id: 'import',
+  errors: importErrors,
+  panel: importPanel,
+  start:
+    ({ ctx }) =>
+    () =>
+      removeUploads(ctx),
+})

@@ -15,6 +15,15 @@ type ImportOps = 'import.upload' | 'import.start' | 'import.status'
 /** The panel takes files up to this size; larger ones go through `gatehouse import users`. */
 const MAX_UPLOAD = 1024 * 1024 * 1024
 
+/** The panel's upload directories by server, removed when it stops (the feature's start hook). */
+const uploadDirs = new WeakMap<object, Set<string>>()
+
+/** Removes the uploads the panel of this server received (kept for a dry run's import) when it stops. */
+export function removeUploads(ctx: object): void {
+  for (const dir of uploadDirs.get(ctx) ?? []) rmSync(dir, { recursive: true, force: true })
+  uploadDirs.delete(ctx)
+}
+
 interface Upload {
   id: string
   name: string
@@ -53,7 +62,11 @@ export const importPanel: HandlerGroup<ImportOps> = (env) => {
   let job: ImportJob | null = null
 
   const uploadDir = (): string => {
-    dir ??= mkdtempSync(join(tmpdir(), 'gatehouse-import-'))
+    if (!dir) {
+      dir = mkdtempSync(join(tmpdir(), 'gatehouse-import-'))
+      const dirs = uploadDirs.get(ctx) ?? new Set<string>()
+      uploadDirs.set(ctx, dirs.add(dir))
+    }
     return dir
   }
   const discard = (upload: Upload) => {

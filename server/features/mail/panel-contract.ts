@@ -4,6 +4,7 @@ import { mutation, none, ok, query } from '../../panel/op.js'
 /** The Email view's operations: SMTP settings, template previews, the outbox (zod only: shared with the renderer). */
 
 const id = z.string().min(1).max(200)
+const templateSchema = z.object({ subject: z.string().max(200), body: z.string().max(20_000) }).strict()
 /** Epoch milliseconds. */
 const ms = z.number()
 
@@ -57,9 +58,33 @@ export const mailContract = {
     z.object({ id: z.string().nullable(), status: z.string() }),
   ),
   'email.preview': query(
-    'Renders a template with sample data',
-    z.object({ kind: z.string().min(1).max(60) }).strict(),
+    'Renders a template with sample data (as edited and saved, or the unsaved draft given)',
+    z.object({ kind: z.string().min(1).max(60), draft: templateSchema.optional() }).strict(),
     z.object({ subject: z.string(), text: z.string(), html: z.string() }),
+  ),
+  'email.templates': query(
+    'Every message kind with its subject and body as the editor shows them (edited or built in) and the placeholders it takes',
+    none,
+    z.array(
+      z.object({
+        kind: z.string(),
+        subject: z.string(),
+        body: z.string(),
+        /** Edited (stored in mail.templates) rather than the built-in message. */
+        custom: z.boolean(),
+        placeholders: z.array(z.object({ name: z.string(), description: z.string() })),
+      }),
+    ),
+  ),
+  'email.saveTemplate': mutation(
+    'Saves the subject and body of one message kind (placeholders checked); the outbox uses it for new messages',
+    z.object({ kind: z.string().min(1).max(60), subject: z.string().max(200), body: z.string().max(20_000) }).strict(),
+    ok,
+  ),
+  'email.resetTemplate': mutation(
+    'Returns one message kind to its built-in subject and body',
+    z.object({ kind: z.string().min(1).max(60) }).strict(),
+    ok,
   ),
   'email.outbox': query(
     'Messages in the outbox, newest first',

@@ -1,11 +1,26 @@
+import type { RenderedMail } from '../../feature.js'
+import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProblem } from '../../mail/custom-templates.js'
 import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
 import { sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { PanelError } from '../../panel/errors.js'
-import type { HandlerGroup } from '../../panel/env.js'
 import { featuresOf } from '../../features-of.js'
+import type { HandlerGroup } from '../../panel/env.js'
+import { mailErrors } from './errors.js'
 
-type EmailOps = 'email.get' | 'email.update' | 'email.sendTest' | 'email.preview' | 'email.outbox' | 'email.retry'
+type EmailOps =
+  | 'email.get'
+  | 'email.update'
+  | 'email.sendTest'
+  | 'email.preview'
+  | 'email.outbox'
+  | 'email.retry'
+  | 'email.templates'
+  | 'email.saveTemplate'
+  | 'email.resetTemplate'
+
+/** The editor's text of a built-in message: its greeting and lines as placeholders, the app's name as {{appName}}. */
+const BUILT_IN_BODY = '{{greeting}}\n\n{{message}}'
 
 const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
 
@@ -13,7 +28,7 @@ const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
 export const mailPanel: HandlerGroup<EmailOps> = (env) => {
   const { ctx, config: store } = env.gatehouse
 
-  const previews = (): Record<string, () => { subject: string; text: string; html: string }> => {
+  const previews = (): Record<string, () => RenderedMail> => {
     const app = store.get().mail.appName
     const link = (path: string) => `${ctx.baseURL}${path}`
     // Each feature renders its own mail (Feature.mailPreviews); the test message is the mail view's.
@@ -22,6 +37,19 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
       ...Object.assign({}, ...featuresOf(ctx).map((feature) => feature.mailPreviews?.(sample) ?? {})),
       test: () => testEmail(app, sampleUser.email),
     }
+  }
+
+  /** The built-in rendering of a kind with sample data; a kind nobody sends is refused. */
+  const builtIn = (kind: string): RenderedMail => {
+    const render = Object.hasOwn(previews(), kind) ? previews()[kind] : undefined
+    if (!render) throw new PanelError(404, mailErrors.TEMPLATE_NOT_FOUND.code, `${mailErrors.TEMPLATE_NOT_FOUND.message}: ${kind}`)
+    return render()
+  }
+  /** A template's problem, named beside its field (subject or body). */
+  const invalidUnless = (template: MailTemplate, hasLink: boolean) => {
+    const problem = templateProblem(template, hasLink)
+    if (problem)
+      throw new PanelError(400, mailErrors.INVALID_TEMPLATE.code, problem.message, [{ path: problem.field, message: problem.message }])
   }
 
   return {
@@ -67,11 +95,50 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
       return { id: row.id, status: row.status }
     },
 
-    'email.preview'({ kind }) {
-      const render = previews()[kind]
-      if (!render) throw new PanelError(404, 'TEMPLATE_NOT_FOUND', `No template ${kind}`)
-      const { subject, text, html } = render()
+    'email.preview'({ kind, draft }) {
+      const rendered = builtIn(kind)
+      const template = draft ?? store.get().mail.templates[kind]
+      if (draft) invalidUnless(draft, Boolean(rendered.layout?.action))
+      const { subject, text, html } = applyMailTemplate(
+        { to: sampleUser.email, kind, ...rendered },
+        template ? { [kind]: template } : undefined,
+      )
       return { subject, text, html }
+    },
+
+    'email.templates'() {
+      const stored = store.get().mail.templates
+      const app = store.get().mail.appName
+      return Object.entries(previews()).map(([kind, render]) => {
+        const rendered = render()
+        const hasLink = Boolean(rendered.layout?.action)
+        const custom = stored[kind]
+        return {
+          kind,
+          subject: custom?.subject ?? rendered.subject.split(app).join('{{appName}}'),
+          body: custom?.body ?? BUILT_IN_BODY,
+          custom: Boolean(custom),
+          placeholders: Object.entries(MAIL_PLACEHOLDERS)
+            .filter(([name]) => hasLink || name !== 'url')
+            .map(([name, description]) => ({ name, description })),
+        }
+      })
+    },
+
+    async 'email.saveTemplate'({ kind, subject, body }) {
+      const rendered = builtIn(kind)
+      const template = { subject: subject.trim(), body: body.trim() }
+      invalidUnless(template, Boolean(rendered.layout?.action))
+      store.update({ mail: { templates: { [kind]: template } } })
+      await store.flushed()
+      return { success: true }
+    },
+
+    async 'email.resetTemplate'({ kind }) {
+      builtIn(kind)
+      store.update({ mail: { templates: { [kind]: null } } })
+      await store.flushed()
+      return { success: true }
     },
 
     async 'email.outbox'(input) {

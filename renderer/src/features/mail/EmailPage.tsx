@@ -2,6 +2,7 @@ import {
   Badge,
   Button,
   Card,
+  Code,
   Group,
   NumberInput,
   PasswordInput,
@@ -13,6 +14,7 @@ import {
   Table,
   Tabs,
   Text,
+  Textarea,
   TextInput,
   Title,
 } from '@mantine/core'
@@ -109,16 +111,158 @@ function TestEmail() {
   )
 }
 
+interface TemplateView {
+  kind: string
+  subject: string
+  body: string
+  custom: boolean
+  placeholders: Array<{ name: string; description: string }>
+}
+
+/** A field's error in a red dark enough to read (WCAG AA) on white, and the text typed in its usual colour. */
+const READABLE_ERROR = { error: { color: 'var(--mantine-color-red-9)' }, input: { color: 'var(--mantine-color-text)' } }
+
+/** Subject and body of one message, edited with the placeholders it takes; saved, or reset to the built-in one. */
+function TemplateEditor({
+  template,
+  onDraft,
+}: {
+  template: TemplateView
+  onDraft: (draft: { subject: string; body: string } | null) => void
+}) {
+  const save = useOpMutation('email.saveTemplate')
+  const reset = useOpMutation('email.resetTemplate')
+  const [subject, setSubject] = useState(template.subject)
+  const [body, setBody] = useState(template.body)
+  const [errors, setErrors] = useState<{ subject?: string; body?: string }>({})
+  const changed = subject !== template.subject || body !== template.body
+  const edit = (next: { subject: string; body: string }) => {
+    setSubject(next.subject)
+    setBody(next.body)
+    setErrors({})
+    onDraft(next.subject !== template.subject || next.body !== template.body ? next : null)
+  }
+  return (
+    <Card withBorder padding="md">
+      <Stack gap="sm">
+        <Group justify="space-between">
+          <Text fw={600}>Edit this message</Text>
+          <Badge variant="light" color={template.custom ? 'blue' : 'gray'} data-testid="template-state">
+            {template.custom ? 'Edited' : 'Built in'}
+          </Badge>
+        </Group>
+        <TextInput
+          label="Subject"
+          value={subject}
+          onChange={(e) => edit({ subject: e.currentTarget.value, body })}
+          error={errors.subject}
+          styles={READABLE_ERROR}
+          data-testid="template-subject"
+        />
+        <Textarea
+          label="Message"
+          description="Plain text; a blank line starts a new paragraph. The button with the link, the footer and the signature are added below it."
+          autosize
+          minRows={5}
+          value={body}
+          onChange={(e) => edit({ subject, body: e.currentTarget.value })}
+          error={errors.body}
+          styles={READABLE_ERROR}
+          data-testid="template-body"
+        />
+        <Text size="sm" id="template-placeholders">
+          Placeholders:{' '}
+          {template.placeholders.map((p, i) => (
+            <span key={p.name}>
+              {i > 0 ? ', ' : ''}
+              <Code>{`{{${p.name}}}`}</Code> {p.description}
+            </span>
+          ))}
+        </Text>
+        <Group justify="flex-end">
+          <Button
+            variant="default"
+            disabled={!template.custom}
+            loading={reset.isPending}
+            onClick={() =>
+              reset.mutate(
+                { kind: template.kind },
+                {
+                  onSuccess: () => {
+                    onDraft(null)
+                    notifications.show({ color: 'teal', title: 'Built-in message restored', message: template.kind })
+                  },
+                  onError: (e) => notifications.show({ color: 'red', title: 'Not reset', message: e.message }),
+                },
+              )
+            }
+            data-testid="template-reset"
+          >
+            Reset to default
+          </Button>
+          <Button
+            leftSection={<IconDeviceFloppy size={16} />}
+            disabled={!changed}
+            loading={save.isPending}
+            onClick={() =>
+              save.mutate(
+                { kind: template.kind, subject, body },
+                {
+                  onSuccess: () => {
+                    onDraft(null)
+                    notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
+                  },
+                  onError: (e) => {
+                    const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
+                    setErrors(fields)
+                    // A field's problem is shown beside it; anything else as a toast.
+                    if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
+                  },
+                },
+              )
+            }
+            data-testid="template-save"
+          >
+            Save template
+          </Button>
+        </Group>
+      </Stack>
+    </Card>
+  )
+}
+
 function Templates({ kinds }: { kinds: string[] }) {
   const [kind, setKind] = useState(kinds[0] ?? 'verification')
-  const preview = useOp('email.preview', { kind })
+  const [draft, setDraft] = useState<{ subject: string; body: string } | null>(null)
+  const templates = useOp('email.templates', {})
+  const template = templates.data?.find((t) => t.kind === kind)
+  const preview = useOp('email.preview', draft ? { kind, draft } : { kind }, { placeholderData: (prev) => prev })
   return (
     <Stack>
-      <Select label="Template" data={kinds} value={kind} onChange={(v) => v && setKind(v)} allowDeselect={false} w={260} />
+      <Select
+        label="Template"
+        data={kinds}
+        value={kind}
+        onChange={(v) => {
+          if (!v) return
+          setKind(v)
+          setDraft(null)
+        }}
+        allowDeselect={false}
+        w={260}
+        data-testid="template-kind"
+      />
+      {template && (
+        <TemplateEditor
+          key={`${template.kind}:${template.custom}:${template.subject}:${template.body}`}
+          template={template}
+          onDraft={setDraft}
+        />
+      )}
       <ErrorNotice error={preview.error} />
       {preview.data && (
         <Card withBorder padding="md">
-          <Text fw={600} mb="xs">
+          <Text fw={600} mb="xs" data-testid="preview-subject">
             {preview.data.subject}
           </Text>
           {/* Rendered in a sandboxed frame: no scripts, no same-origin access. */}
