@@ -14,54 +14,27 @@ import {
   useMantineColorScheme,
 } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
-import {
-  IconBuilding,
-  IconCertificate,
-  IconCheck,
-  IconCopy,
-  IconDatabaseExport,
-  IconGauge,
-  IconKey,
-  IconListDetails,
-  IconMail,
-  IconMoon,
-  IconNetwork,
-  IconShieldLock,
-  IconSettings,
-  IconSun,
-  IconUsers,
-} from '@tabler/icons-react'
-import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
+import { IconCheck, IconCopy, IconMoon, IconShieldLock, IconSun } from '@tabler/icons-react'
+import { Suspense, useEffect, useState } from 'react'
 import { transport, useOp } from './api'
 import { Loading } from './components/common'
+import { panelFeatures } from './features'
+import { PanelFeatures, type PanelView } from './features/panel-feature'
 
-/** One lazily loaded chunk per view. */
-const views = {
-  overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./features/overview/OverviewPage')) },
-  users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./features/admin/Users')) },
-  organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
-  providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./features/social/ProvidersPage')) },
-  email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./features/mail/EmailPage')) },
-  audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./features/audit/AuditPage')) },
-  network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
-  // Backups (feature folder renderer/src/features/backup; issue 12a).
-  backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
-  'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
-  'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
-  sso: { label: 'Single sign-on', icon: IconShieldLock, Page: lazy(() => import('./features/oidc-provider/OidcClients')) },
-  'protected-apps': { label: 'Protected apps', icon: IconShieldLock, Page: lazy(() => import('./features/forward-auth/ProtectedApps')) },
-  settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./features/settings/SettingsPage')) },
-} satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
+/** The views of the feature folders (features/index.ts), in its order: one lazily loaded chunk each. */
+const views: Record<string, PanelView> = Object.fromEntries(panelFeatures.flatMap((f) => f.views ?? []).map((v) => [v.name, v]))
 
-export type ViewName = keyof typeof views
+export type ViewName = string
 
 /** Old addresses that still open the right view. */
-const MOVED: Record<string, ViewName> = { security: 'settings' }
+const MOVED: Record<string, ViewName> = Object.fromEntries(
+  Object.values(views).flatMap((v) => (v.aliases ?? []).map((alias) => [alias, v.name])),
+)
 
 const viewFromHash = (): ViewName => {
   const raw = window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? ''
   const name = MOVED[raw] ?? raw
-  return name in views ? (name as ViewName) : 'overview'
+  return name in views ? name : 'overview'
 }
 
 export function navigate(view: ViewName): void {
@@ -123,9 +96,9 @@ function ColorSchemeToggle() {
 export function App() {
   const view = useHashView()
   const [opened, { toggle, close }] = useDisclosure()
-  const { Page } = views[view]
+  const { Page } = views[view] as PanelView
   useEffect(() => {
-    document.title = `${views[view].label} · Gatehouse`
+    document.title = `${views[view]?.label} · Gatehouse`
   }, [view])
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="lg">
@@ -147,8 +120,7 @@ export function App() {
       </AppShell.Header>
       <AppShell.Navbar p="xs">
         <ScrollArea>
-          {(Object.keys(views) as ViewName[]).map((name) => {
-            const { label, icon: Icon } = views[name]
+          {Object.values(views).map(({ name, label, icon: Icon }) => {
             return (
               <NavLink
                 key={name}
@@ -164,9 +136,11 @@ export function App() {
         </ScrollArea>
       </AppShell.Navbar>
       <AppShell.Main>
-        <Suspense fallback={<Loading />}>
-          <Page />
-        </Suspense>
+        <PanelFeatures.Provider value={panelFeatures}>
+          <Suspense fallback={<Loading />}>
+            <Page />
+          </Suspense>
+        </PanelFeatures.Provider>
       </AppShell.Main>
     </AppShell>
   )

@@ -2,12 +2,14 @@ import '@mantine/core/styles.css'
 import '@mantine/notifications/styles.css'
 import '@mantine/charts/styles.css'
 import '@mantine/dates/styles.css'
-import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider } from '@mantine/core'
+import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider, Pagination } from '@mantine/core'
 import { Notifications } from '@mantine/notifications'
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App'
+
+const PAGER_CONTROLS: Record<string, string> = { first: 'First page', previous: 'Previous page', next: 'Next page', last: 'Last page' }
 
 const theme = createTheme({
   primaryColor: 'indigo',
@@ -19,6 +21,13 @@ const theme = createTheme({
     // The close buttons of dialogs are icons: give them a name.
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
     Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    // Pager buttons are numbers and arrows: name each (WCAG 4.1.2).
+    Pagination: Pagination.extend({
+      defaultProps: {
+        getItemProps: (page: number) => ({ 'aria-label': `Page ${page}` }),
+        getControlProps: (control: string) => ({ 'aria-label': PAGER_CONTROLS[control] ?? control }),
+      },
+    }),
   },
   defaultRadius: 'md',
   fontFamily: 'Inter, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',

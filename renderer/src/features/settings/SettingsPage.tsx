@@ -25,12 +25,13 @@ import {
 } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { IconDeviceFloppy, IconInfoCircle, IconLockOpen, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
-import { type ReactNode, useEffect, useMemo, useState } from 'react'
+import { type ReactNode, useContext, useEffect, useMemo, useState } from 'react'
 import { trustedOriginEntry } from '../../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { duration } from '../../format'
-import { describeValue, type FieldSpec, getPath, SECTIONS, type SectionSpec, sectionPatch, uncoveredFields } from './settings-fields'
+import { PanelFeatures } from '../panel-feature'
+import { describeValue, type FieldSpec, getPath, type SectionSpec, sectionPatch, sectionsOf, uncoveredFields } from './settings-fields'
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>
@@ -46,7 +47,7 @@ export function originProblem(value: string): string | null {
 /** The section named in the hash (#/settings?section=sessions). */
 function sectionFromHash(): string {
   const query = window.location.hash.split('?')[1] ?? ''
-  return new URLSearchParams(query).get('section') ?? SECTIONS[0]!.id
+  return new URLSearchParams(query).get('section') ?? ''
 }
 
 function JsonField({ spec, value, onChange, error, disabled }: FieldProps) {
@@ -466,10 +467,12 @@ export default function Settings() {
     return () => window.removeEventListener('hashchange', update)
   }, [])
   const effective = settings.data?.effective
-  const more = useMemo(() => (effective ? uncoveredFields(effective) : []), [effective])
+  const features = useContext(PanelFeatures)
+  const declared = useMemo(() => sectionsOf(features), [features])
+  const more = useMemo(() => (effective ? uncoveredFields(effective, features) : []), [effective, features])
   const sections: SectionSpec[] = more.length
-    ? [...SECTIONS, { id: 'more', title: 'More', description: 'Keys of features this view has no form for yet.', fields: more }]
-    : SECTIONS
+    ? [...declared, { id: 'more', title: 'More', description: 'Keys of features this view has no form for yet.', fields: more }]
+    : declared
   const section = sections.find((s) => s.id === current) ?? sections[0]!
 
   return (
