@@ -20,6 +20,7 @@ import { transport, useOp } from './api'
 import { Loading } from './components/common'
 import { panelFeatures } from './features'
 import { PanelFeatures, type PanelView } from './features/panel-feature'
+import { hasUnsaved, LeaveDialog } from './unsaved'
 
 /** The views of the feature folders (features/index.ts), in its order: one lazily loaded chunk each. */
 const views: Record<string, PanelView> = Object.fromEntries(panelFeatures.flatMap((f) => f.views ?? []).map((v) => [v.name, v]))
@@ -31,8 +32,8 @@ const MOVED: Record<string, ViewName> = Object.fromEntries(
   Object.values(views).flatMap((v) => (v.aliases ?? []).map((alias) => [alias, v.name])),
 )
 
-const viewFromHash = (): ViewName => {
-  const raw = window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? ''
+const viewFromHash = (hash = window.location.hash): ViewName => {
+  const raw = hash.replace(/^#\/?/, '').split('?')[0] ?? ''
   const name = MOVED[raw] ?? raw
   return name in views ? name : 'overview'
 }
@@ -41,14 +42,27 @@ export function navigate(view: ViewName): void {
   window.location.hash = `#/${view}`
 }
 
-function useHashView(): ViewName {
+/** The view in the address; leaving a view with unsaved edits (unsaved.tsx) waits for the answer of the leave dialog. */
+function useHashView(): { view: ViewName; leaving: string | null; stay: () => void } {
   const [view, setView] = useState<ViewName>(viewFromHash)
+  const [leaving, setLeaving] = useState<string | null>(null)
   useEffect(() => {
-    const update = () => setView(viewFromHash())
+    let shown = window.location.hash
+    const update = () => {
+      const next = viewFromHash()
+      if (next !== viewFromHash(shown) && hasUnsaved()) {
+        // Back to the address of the view being edited (no hashchange), and ask.
+        setLeaving(window.location.hash)
+        window.history.replaceState(null, '', shown)
+        return
+      }
+      shown = window.location.hash
+      setView(next)
+    }
     window.addEventListener('hashchange', update)
     return () => window.removeEventListener('hashchange', update)
   }, [])
-  return view
+  return { view, leaving, stay: () => setLeaving(null) }
 }
 
 function ServerStatus() {
@@ -93,8 +107,30 @@ function ColorSchemeToggle() {
   )
 }
 
+/**
+ * Escape in a dialog opened from a drawer closes only the dialog (which returns focus to the control
+ * that opened it); with no dialog open, it closes the drawer. Mantine closes every open drawer and
+ * dialog on the same key press, so drawers leave Escape to this handler (main.tsx), which runs after
+ * the dialogs' own (they listen in the capture phase) and sees whether one was open.
+ */
+function closeDrawerOnEscape(event: KeyboardEvent): void {
+  if (event.key !== 'Escape' || event.isComposing) return
+  if (document.querySelector('.mantine-Modal-content')) return
+  const drawers = document.querySelectorAll<HTMLButtonElement>('.mantine-Drawer-content .mantine-Drawer-close')
+  drawers[drawers.length - 1]?.click()
+}
+
+/** The skip link moves focus to the view without touching the address (the hash names the view). */
+function skipToContent(): void {
+  document.getElementById('main')?.focus()
+}
+
 export function App() {
-  const view = useHashView()
+  const { view, leaving, stay } = useHashView()
+  useEffect(() => {
+    window.addEventListener('keydown', closeDrawerOnEscape)
+    return () => window.removeEventListener('keydown', closeDrawerOnEscape)
+  }, [])
   const [opened, { toggle, close }] = useDisclosure()
   const { Page } = views[view] as PanelView
   useEffect(() => {
@@ -102,6 +138,9 @@ export function App() {
   }, [view])
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="lg">
+      <button type="button" className="skip-link" data-testid="skip-to-content" onClick={skipToContent}>
+        Skip to content
+      </button>
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
@@ -135,12 +174,13 @@ export function App() {
           })}
         </ScrollArea>
       </AppShell.Navbar>
-      <AppShell.Main>
+      <AppShell.Main id="main" tabIndex={-1}>
         <PanelFeatures.Provider value={panelFeatures}>
           <Suspense fallback={<Loading />}>
             <Page />
           </Suspense>
         </PanelFeatures.Provider>
+        <LeaveDialog target={leaving} onStay={stay} />
       </AppShell.Main>
     </AppShell>
   )

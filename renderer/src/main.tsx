@@ -2,12 +2,14 @@ import '@mantine/core/styles.css'
 import '@mantine/notifications/styles.css'
 import '@mantine/charts/styles.css'
 import '@mantine/dates/styles.css'
+import './panel.css'
 import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider, Pagination } from '@mantine/core'
 import { Notifications } from '@mantine/notifications'
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App'
+import { INK_VARIABLES } from './ink'
 
 const PAGER_CONTROLS: Record<string, string> = { first: 'First page', previous: 'Previous page', next: 'Next page', last: 'Last page' }
 
@@ -20,7 +22,8 @@ const theme = createTheme({
     Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
     // The close buttons of dialogs are icons: give them a name.
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
-    Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    // Escape closes a drawer in App.tsx's handler, after any dialog opened from it had the key (see closeDrawerOnEscape).
+    Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' }, closeOnEscape: false } }),
     // Pager buttons are numbers and arrows: name each (WCAG 4.1.2).
     Pagination: Pagination.extend({
       defaultProps: {
@@ -39,9 +42,19 @@ const theme = createTheme({
  * pickers draw theirs as text).
  */
 const resolver: CSSVariablesResolver = () => ({
-  variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)', '--mantine-color-placeholder': 'var(--mantine-color-gray-7)' },
-  dark: {},
+  // White on red 7/8 (the filled shade of either scheme) reads at 3.8-4.4:1: confirm buttons use red 9.
+  variables: { '--mantine-color-red-filled': 'var(--mantine-color-red-9)', '--mantine-color-red-filled-hover': '#a51f1f' },
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+    ...INK_VARIABLES.light,
+  },
+  // The dark scheme's "dimmed" (dark 2) and placeholders (dark 3) read at 3.5:1 and 2.5:1 on cards: dark 1 passes.
+  dark: {
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-placeholder': 'var(--mantine-color-dark-1)',
+    ...INK_VARIABLES.dark,
+  },
 })
 
 const queryClient = new QueryClient({
@@ -52,7 +65,8 @@ createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={resolver}>
       <QueryClientProvider client={queryClient}>
-        <Notifications position="top-right" />
+        {/* Bottom right: a toast never covers the close button of a drawer (top right). */}
+        <Notifications position="bottom-right" />
         <App />
       </QueryClientProvider>
     </MantineProvider>

@@ -80,7 +80,6 @@ export function setPath(target: Json, path: string, value: unknown): void {
   node[keys[keys.length - 1] as string] = value
 }
 
-
 const humanize = (key: string) =>
   key
     .replace(/([a-z])([A-Z])/g, '$1 $2')
@@ -119,7 +118,6 @@ export function uncoveredFields(effective: Json, features: readonly PanelFeature
   walk(effective, '')
   return out
 }
-
 
 /**
  * The change from `before` to `after` as a JSON Merge Patch (RFC 7386): a removed key becomes
@@ -165,4 +163,58 @@ export function describeValue(spec: FieldSpec, value: unknown): string {
   if (Array.isArray(value)) return value.length ? value.join(', ') : 'none'
   if (typeof value === 'object') return JSON.stringify(value)
   return String(value)
+}
+
+/** zod's wording → the panel's. */
+const ZOD_WORDS: Array<[RegExp, (...m: string[]) => string]> = [
+  [/^Too small: expected number to be >=?(-?[\d.]+)$/, (n) => `Must be at least ${n}`],
+  [/^Too small: expected number to be >(-?[\d.]+)$/, (n) => `Must be more than ${n}`],
+  [/^Too big: expected number to be <=?(-?[\d.]+)$/, (n) => `Must be at most ${n}`],
+  [/^Too small: expected string to have >=?1 characters?$/, () => 'Must not be empty'],
+  [/^Too small: expected string to have >=?(\d+) characters$/, (n) => `Must have at least ${n} characters`],
+  [/^Too big: expected string to have <=?(\d+) characters$/, (n) => `Must have at most ${n} characters`],
+  [/^Too small: expected array to have >=?(\d+) items?$/, (n) => `Needs at least ${n} ${n === '1' ? 'entry' : 'entries'}`],
+  [/^Too big: expected array to have <=?(\d+) items$/, (n) => `Takes at most ${n} entries`],
+  [/^Invalid input: expected int, received number$/, () => 'Must be a whole number'],
+  [/^Invalid input: expected number, received (string|undefined|NaN|null)$/, () => 'Enter a number'],
+  [/^Invalid input: expected string, received (undefined|null)$/, () => 'Enter a value'],
+  [/^Invalid input: expected (\w+), received (\w+)$/, (want) => `Must be a ${want === 'boolean' ? 'switch value (true or false)' : want}`],
+  [/^Invalid option: expected one of (.+)$/, (list) => `Must be one of ${list.replaceAll('|', ', ')}`],
+  [/^Invalid input$/, () => 'Not an allowed value'],
+  [/^Invalid string: (.+)$/, (rest) => rest],
+  [/^Unrecognized keys?: (.+)$/, (keys) => `Unknown ${keys.includes(',') ? 'keys' : 'key'} ${keys}`],
+]
+
+/**
+ * A configuration issue in the words of the field it concerns: zod's wording made plain, every
+ * configuration key it names replaced by that field's label (and its value), and the part of a
+ * list or JSON value it is about named first. `path` is the issue's dotted path, `field` the
+ * field it belongs to; `labelOf` gives a key's label and current value when a field has one.
+ */
+export function humanIssue(
+  issue: { path: string; message: string },
+  field: FieldSpec,
+  labelOf: (path: string) => { label: string; value?: unknown } | undefined,
+): string {
+  let text = issue.message.trim()
+  for (const [pattern, say] of ZOD_WORDS) {
+    const m = pattern.exec(text)
+    if (m) {
+      text = say(...m.slice(1))
+      break
+    }
+  }
+  text = text.replace(/\b[a-z][A-Za-z]*(?:\.[A-Za-z][A-Za-z0-9]*)+\b/g, (key) => {
+    const known = labelOf(key)
+    if (!known) return key
+    const value = typeof known.value === 'number' || typeof known.value === 'string' ? ` (${known.value})` : ''
+    return `“${known.label}”${value}`
+  })
+  text = text.charAt(0).toUpperCase() + text.slice(1)
+  const rest = issue.path.startsWith(`${field.path}.`) ? issue.path.slice(field.path.length + 1) : ''
+  if (!rest) return text
+  const [first, ...deeper] = rest.split('.')
+  // A list entry by its position; a JSON value by its keys.
+  const where = /^\d+$/.test(first ?? '') && field.kind !== 'json' ? `Entry ${Number(first) + 1}` : [first, ...deeper].join(' › ')
+  return `${where}: ${text}`
 }
