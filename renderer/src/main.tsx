@@ -41,16 +41,20 @@ const theme = createTheme({
  * the light scheme; gray 7 reads as secondary and passes. Placeholders likewise (the date
  * pickers draw theirs as text).
  */
+const RED_FILLED = { '--mantine-color-red-filled': 'var(--mantine-color-red-9)', '--mantine-color-red-filled-hover': '#a51f1f' }
+
 const resolver: CSSVariablesResolver = () => ({
-  // White on red 7/8 (the filled shade of either scheme) reads at 3.8-4.4:1: confirm buttons use red 9.
-  variables: { '--mantine-color-red-filled': 'var(--mantine-color-red-9)', '--mantine-color-red-filled-hover': '#a51f1f' },
+  variables: {},
+  // White on red 7/8 (the filled shade of either scheme) reads at 3.8-4.4:1: red buttons use red 9.
   light: {
+    ...RED_FILLED,
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
     ...INK_VARIABLES.light,
   },
   // The dark scheme's "dimmed" (dark 2) and placeholders (dark 3) read at 3.5:1 and 2.5:1 on cards: dark 1 passes.
   dark: {
+    ...RED_FILLED,
     '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
     '--mantine-color-placeholder': 'var(--mantine-color-dark-1)',
     ...INK_VARIABLES.dark,

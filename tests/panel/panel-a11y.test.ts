@@ -162,7 +162,7 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await page.getByRole('dialog', { name: 'Create organization' }).waitFor()
   await check('dialog create organization')
   await page.keyboard.press('Escape')
-  await page.getByTestId('orgs-table').getByText('Acme').click()
+  await page.getByTestId('orgs-table').getByRole('cell', { name: 'Acme', exact: true }).click()
   const drawer = page.getByRole('dialog', { name: 'Acme' })
   await drawer.waitFor()
   await check('drawer organization members')

@@ -16,6 +16,12 @@ beforeAll(() => {
 })
 const open = viewOpener(session)
 
+async function op(name: string, input: unknown = {}): Promise<unknown> {
+  const result = await h.panel.service.dispatch(name, input)
+  if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`)
+  return result.data
+}
+
 describe('Settings while typing', () => {
   it('a value out of range is refused beside its field, in words, before any save; fixing it allows the save', {
     timeout: 30_000,
@@ -105,5 +111,63 @@ describe('Settings while typing', () => {
     await page.keyboard.press('Enter')
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
     expect(page.url()).toContain('#/users')
+  })
+})
+
+describe('drawers, dialogs and toasts', () => {
+  it('Escape in a dialog opened from a drawer closes only the dialog and gives focus back to its button; a second Escape closes the drawer', {
+    timeout: 30_000,
+  }, async () => {
+    await op('users.create', { name: 'Drawer Person', email: 'drawer-person@example.com', password: 'a long enough password' })
+    await open('users', 'Users')
+    await page.getByTestId('user-row-drawer-person@example.com').click()
+    await page.getByTestId('user-drawer').waitFor()
+    await page.getByTestId('ban-user').click()
+    const dialog = page.getByRole('dialog', { name: 'Ban drawer-person@example.com' })
+    await dialog.waitFor()
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
+    await page.waitForTimeout(300)
+    expect(await page.getByTestId('user-drawer').isVisible()).toBe(true)
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('ban-user')
+    await page.keyboard.press('Escape')
+    await page.getByTestId('user-drawer').waitFor({ state: 'hidden' })
+  })
+
+  it('a toast never covers the close button of the drawer it came from', { timeout: 30_000 }, async () => {
+    await open('users', 'Users')
+    await page.getByTestId('user-row-drawer-person@example.com').click()
+    await page.getByTestId('user-drawer').waitFor()
+    await page.getByRole('button', { name: 'Mark email verified' }).click()
+    const toast = page.locator('.mantine-Notification-root').filter({ hasText: 'Email verified' })
+    await toast.waitFor()
+    const close = page.locator('.mantine-Drawer-content .mantine-Drawer-close')
+    const [a, b] = [await toast.boundingBox(), await close.boundingBox()]
+    expect(a && b).toBeTruthy()
+    const overlaps = a!.x < b!.x + b!.width && b!.x < a!.x + a!.width && a!.y < b!.y + b!.height && b!.y < a!.y + a!.height
+    expect(overlaps).toBe(false)
+    await close.click()
+    await page.getByTestId('user-drawer').waitFor({ state: 'hidden' })
+  })
+
+  it('the one-time OIDC client secret has copy buttons and survives Escape; only Done closes it', { timeout: 30_000 }, async () => {
+    await session.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.panel.origin })
+    await open('sso', 'Single sign-on')
+    await page.getByTestId('oidc-name').fill('Escape test')
+    await page.getByTestId('oidc-redirect-uris').fill('https://escape.example.com/callback')
+    await page.getByTestId('oidc-create').click()
+    const secret = ((await page.getByTestId('oidc-new-client-secret').textContent()) ?? '').trim()
+    expect(secret).toMatch(/^[A-Za-z0-9]{43}$/)
+    await page.keyboard.press('Escape')
+    await page.mouse.click(5, 5)
+    await page.waitForTimeout(300)
+    expect(await page.getByTestId('oidc-new-client-secret').isVisible()).toBe(true)
+    await page.getByTestId('oidc-new-client-secret-copy').click()
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(secret)
+    await page.getByTestId('oidc-new-client-id-copy').click()
+    const clientId = ((await page.getByTestId('oidc-new-client-id').textContent()) ?? '').trim()
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(clientId)
+    await page.getByRole('button', { name: 'Done' }).click()
+    await page.getByTestId('oidc-new-client-secret').waitFor({ state: 'hidden' })
   })
 })

@@ -1,9 +1,11 @@
 import {
+  ActionIcon,
   Badge,
   Button,
   Card,
   Checkbox,
   Code,
+  CopyButton,
   Group,
   Modal,
   MultiSelect,
@@ -15,8 +17,9 @@ import {
   Text,
   Textarea,
   TextInput,
+  Tooltip,
 } from '@mantine/core'
-import { IconPlus } from '@tabler/icons-react'
+import { IconCheck, IconCopy, IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { useOp, useOpMutation } from '../../api'
@@ -101,7 +104,39 @@ function AccessModal({ client, onClose }: { client: OidcClientView | null; onClo
   )
 }
 
-/** The secret of a client just created or rotated: shown this once. */
+/** A value with a button that copies it (says "Copied" once the clipboard took it). */
+function Copyable({ label, value, testId }: { label: string; value: string; testId: string }) {
+  return (
+    <Group gap="xs" wrap="nowrap">
+      <Text size="sm" w={110}>
+        {label}
+      </Text>
+      <Code style={{ flex: 1, wordBreak: 'break-all' }} data-testid={testId}>
+        {value}
+      </Code>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Tooltip label={copied ? 'Copied' : `Copy ${label.toLowerCase()}`} withArrow>
+            <ActionIcon
+              variant="light"
+              color={copied ? 'teal' : 'gray'}
+              onClick={copy}
+              aria-label={`Copy ${label.toLowerCase()}`}
+              data-testid={`${testId}-copy`}
+            >
+              {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
+            </ActionIcon>
+          </Tooltip>
+        )}
+      </CopyButton>
+    </Group>
+  )
+}
+
+/**
+ * The secret of a client just created or rotated: shown this once, with copy buttons. Escape and a
+ * click outside do not close it (the secret would be lost): only Done does.
+ */
 function SecretModal({
   shown,
   issuer,
@@ -114,15 +149,25 @@ function SecretModal({
   if (!shown) return null
   const values = { issuer, clientId: shown.client.clientId, clientSecret: shown.clientSecret }
   return (
-    <Modal opened onClose={onClose} title={`${shown.client.name}: copy these now`} size="lg" centered>
+    <Modal
+      opened
+      onClose={onClose}
+      title={`${shown.client.name}: copy these now`}
+      size="lg"
+      centered
+      closeOnEscape={false}
+      closeOnClickOutside={false}
+      withCloseButton={false}
+    >
       <Stack>
-        <Text size="sm">
-          Client ID <Code data-testid="oidc-new-client-id">{shown.client.clientId}</Code>
-        </Text>
+        <Copyable label="Client ID" value={shown.client.clientId} testId="oidc-new-client-id" />
         {shown.clientSecret ? (
-          <Text size="sm">
-            Client secret <Code data-testid="oidc-new-client-secret">{shown.clientSecret}</Code> (shown this once; only its hash is stored)
-          </Text>
+          <>
+            <Copyable label="Client secret" value={shown.clientSecret} testId="oidc-new-client-secret" />
+            <Text size="sm" c="dimmed">
+              Shown this once; only its hash is stored.
+            </Text>
+          </>
         ) : (
           <Text size="sm">Public client: no secret, PKCE required.</Text>
         )}
