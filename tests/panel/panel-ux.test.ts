@@ -171,3 +171,49 @@ describe('drawers, dialogs and toasts', () => {
     await page.getByTestId('oidc-new-client-secret').waitFor({ state: 'hidden' })
   })
 })
+
+describe('Overview', () => {
+  it('the first-run checklist is the first card, its base-URL step opens Network, and it can be dismissed', {
+    timeout: 30_000,
+  }, async () => {
+    await open('overview', 'Overview')
+    await page.getByTestId('first-run').waitFor()
+    // The first card of the view: nothing but the heading before it.
+    const firstCard = await page.locator('main .mantine-Card-root').first().getAttribute('data-testid')
+    expect(firstCard).toBe('first-run')
+    await page.getByTestId('setup-baseURL-link').click()
+    await page.getByRole('heading', { level: 2, name: 'Network' }).waitFor()
+    await open('overview', 'Overview')
+    await page.getByTestId('first-run-dismiss').click()
+    await page.getByTestId('first-run').waitFor({ state: 'hidden' })
+    await open('overview', 'Overview')
+    await page.getByTestId('count-users').waitFor()
+    expect(await page.getByTestId('first-run').count()).toBe(0)
+    await page.evaluate(() => window.localStorage.removeItem('gatehouse.firstRun.dismissed'))
+  })
+
+  it('the second-factor card appears only with two-factor on and says in words what it enforces', { timeout: 30_000 }, async () => {
+    h.server.gatehouse.config.update({ twoFactor: { enabled: false } })
+    await open('overview', 'Overview')
+    await page.getByTestId('count-users').waitFor()
+    expect(await page.getByTestId('second-factor-summary').count()).toBe(0)
+    h.server.gatehouse.config.update({ twoFactor: { enabled: true } })
+    await open('overview', 'Overview')
+    await page
+      .getByTestId('second-factor-rule')
+      .filter({ hasText: 'No one is required to use a second factor: each user chooses whether to add one.' })
+      .waitFor()
+    h.server.gatehouse.config.update({
+      twoFactor: { enabled: true, enforcement: { roles: ['admin', 'support'], gracePeriod: 7 * 86_400 } },
+    })
+    await open('overview', 'Overview')
+    await page
+      .getByTestId('second-factor-rule')
+      .filter({
+        hasText:
+          'Users with the roles admin and support must use a second factor (an authenticator app or a passkey): they have 7 days after their first sign-in under the rule to enrol one, then sign-in is refused until they do.',
+      })
+      .waitFor()
+    h.server.gatehouse.config.update({ twoFactor: { enabled: false, enforcement: { roles: [] } } })
+  })
+})

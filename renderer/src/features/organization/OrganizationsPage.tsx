@@ -7,6 +7,7 @@ import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { dateTime, fromNow } from '../../format'
+import { ink } from '../../ink'
 
 const PAGE = 25
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
@@ -124,6 +125,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                       <Table.Td w={160}>
                         <Select
                           size="xs"
+                          aria-label={`Role of ${m.user?.name ?? m.user?.email ?? 'this member'}`}
                           data={[...new Set(['owner', 'admin', 'member', m.role])]}
                           value={m.role}
                           allowDeselect={false}
@@ -286,7 +288,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                         <Table.Td>{i.email}</Table.Td>
                         <Table.Td>{i.role}</Table.Td>
                         <Table.Td>
-                          <Badge variant="light" color={i.status === 'pending' ? 'yellow' : i.status === 'accepted' ? 'teal' : 'gray'}>
+                          <Badge variant="outline" color={i.status === 'pending' ? ink.info : i.status === 'accepted' ? ink.ok : ink.muted}>
                             {i.status}
                           </Badge>
                         </Table.Td>
