@@ -7,6 +7,7 @@ import {
   diff,
   editedElsewhereOf,
   getPath,
+  humanIssue,
   sectionPatch,
   sectionsOf,
   uncoveredFields,
@@ -187,5 +188,35 @@ describe('panel features', () => {
     const sections = sectionsOf([...panelFeatures, extra])
     expect(sections.find((s) => s.id === 'sign-in')!.fields.map((f) => f.path)).toContain('example.enabled')
     expect(uncoveredFields({ example: { enabled: true } }, [...panelFeatures, extra])).toEqual([])
+  })
+})
+
+describe('issues in the words of the field (issue 31 §3)', () => {
+  const all = SECTIONS.flatMap((s) => s.fields)
+  const field = (path: string) => all.find((f) => f.path === path)!
+  const labelOf = (path: string) => {
+    const f = all.find((x) => x.path === path)
+    return f && { label: f.label, value: path === 'emailAndPassword.maxPasswordLength' ? 128 : undefined }
+  }
+  it.each([
+    [
+      'emailAndPassword.minPasswordLength',
+      'must not exceed emailAndPassword.maxPasswordLength',
+      'Must not exceed “Longest password” (128)',
+    ],
+    ['rateLimit.max', 'Too small: expected number to be >=1', 'Must be at least 1'],
+    ['rateLimit.max', 'Invalid input: expected int, received number', 'Must be a whole number'],
+    ['rateLimit.max', 'Invalid input: expected number, received string', 'Enter a number'],
+    ['mail.appName', 'Too small: expected string to have >=1 characters', 'Must not be empty'],
+    ['rateLimit.storage', 'Invalid option: expected one of "memory"|"database"', 'Must be one of "memory", "database"'],
+    ['disabledPaths.0', 'Invalid string: must start with "/"', 'Entry 1: Must start with "/"'],
+    ['rateLimit.customRules./x.window', 'Too small: expected number to be >=1', '/x › window: Must be at least 1'],
+  ])('%s: %s', (path, message, expected) => {
+    const owner = all.find((f) => path === f.path || path.startsWith(`${f.path}.`))!
+    expect(humanIssue({ path, message }, owner, labelOf)).toBe(expected)
+    expect(humanIssue({ path, message }, owner, labelOf)).not.toMatch(/[a-z]+\.[a-z]+[A-Z]/)
+  })
+  it('names the field it belongs to', () => {
+    expect(field('emailAndPassword.minPasswordLength').label).toBe('Shortest password')
   })
 })
