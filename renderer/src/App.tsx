@@ -14,70 +14,57 @@ import {
   useMantineColorScheme,
 } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
-import {
-  IconBuilding,
-  IconCertificate,
-  IconCheck,
-  IconCopy,
-  IconDatabaseExport,
-  IconGauge,
-  IconKey,
-  IconListDetails,
-  IconMail,
-  IconMoon,
-  IconNetwork,
-  IconShieldLock,
-  IconSettings,
-  IconSun,
-  IconUsers,
-} from '@tabler/icons-react'
-import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
+import { IconCheck, IconCopy, IconMoon, IconShieldLock, IconSun } from '@tabler/icons-react'
+import { Suspense, useEffect, useState } from 'react'
 import { transport, useOp } from './api'
 import { Loading } from './components/common'
 import { CallerBadge, PanelGate, ViewLoadBoundary } from './PanelSignIn'
+import { panelFeatures } from './features'
+import { PanelFeatures, type PanelView } from './features/panel-feature'
+import { hasUnsaved, LeaveDialog } from './unsaved'
 
-/** One lazily loaded chunk per view. */
-const views = {
-  overview: { label: 'Overview', icon: IconGauge, Page: lazy(() => import('./features/overview/OverviewPage')) },
-  users: { label: 'Users', icon: IconUsers, Page: lazy(() => import('./features/admin/Users')) },
-  organizations: { label: 'Organizations', icon: IconBuilding, Page: lazy(() => import('./features/organization/OrganizationsPage')) },
-  providers: { label: 'Providers', icon: IconKey, Page: lazy(() => import('./features/social/ProvidersPage')) },
-  email: { label: 'Email', icon: IconMail, Page: lazy(() => import('./features/mail/EmailPage')) },
-  audit: { label: 'Audit log', icon: IconListDetails, Page: lazy(() => import('./features/audit/AuditPage')) },
-  network: { label: 'Network', icon: IconNetwork, Page: lazy(() => import('./features/network/NetworkPage')) },
-  // Backups (feature folder renderer/src/features/backup; issue 12a).
-  backup: { label: 'Backups', icon: IconDatabaseExport, Page: lazy(() => import('./features/backup/BackupPage')) },
-  'api-keys': { label: 'API keys', icon: IconKey, Page: lazy(() => import('./features/api-key/ApiKeys')) },
-  'signing-keys': { label: 'Signing keys', icon: IconCertificate, Page: lazy(() => import('./features/jwt/SigningKeys')) },
-  sso: { label: 'Single sign-on', icon: IconShieldLock, Page: lazy(() => import('./features/oidc-provider/OidcClients')) },
-  'protected-apps': { label: 'Protected apps', icon: IconShieldLock, Page: lazy(() => import('./features/forward-auth/ProtectedApps')) },
-  settings: { label: 'Settings', icon: IconSettings, Page: lazy(() => import('./features/settings/SettingsPage')) },
-} satisfies Record<string, { label: string; icon: ComponentType<{ size?: number }>; Page: ComponentType }>
+/** The views of the feature folders (features/index.ts), in its order: one lazily loaded chunk each. */
+const views: Record<string, PanelView> = Object.fromEntries(panelFeatures.flatMap((f) => f.views ?? []).map((v) => [v.name, v]))
 
-export type ViewName = keyof typeof views
+export type ViewName = string
 
 /** Old addresses that still open the right view. */
-const MOVED: Record<string, ViewName> = { security: 'settings' }
+const MOVED: Record<string, ViewName> = Object.fromEntries(
+  Object.values(views).flatMap((v) => (v.aliases ?? []).map((alias) => [alias, v.name])),
+)
 
-const viewFromHash = (): ViewName => {
+const viewFromHash = (hash = window.location.hash): ViewName => {
   // `#/users/<id>`: the view is the first segment, the rest a drawer's deep link (deep-link.ts).
-  const raw = (window.location.hash.replace(/^#\/?/, '').split('?')[0] ?? '').split('/')[0] ?? ''
+  const raw = (hash.replace(/^#\/?/, '').split('?')[0] ?? '').split('/')[0] ?? ''
   const name = MOVED[raw] ?? raw
-  return name in views ? (name as ViewName) : 'overview'
+  return name in views ? name : 'overview'
 }
 
 export function navigate(view: ViewName): void {
   window.location.hash = `#/${view}`
 }
 
-function useHashView(): ViewName {
+/** The view in the address; leaving a view with unsaved edits (unsaved.tsx) waits for the answer of the leave dialog. */
+function useHashView(): { view: ViewName; leaving: string | null; stay: () => void } {
   const [view, setView] = useState<ViewName>(viewFromHash)
+  const [leaving, setLeaving] = useState<string | null>(null)
   useEffect(() => {
-    const update = () => setView(viewFromHash())
+    let shown = window.location.hash
+    const update = () => {
+      const next = viewFromHash()
+      if (next !== viewFromHash(shown) && hasUnsaved()) {
+        // Back to the address of the view being edited (no hashchange), and ask.
+        setLeaving(window.location.hash)
+        window.history.replaceState(null, '', shown)
+        return
+      }
+      shown = window.location.hash
+      setView(next)
+    }
     window.addEventListener('hashchange', update)
     return () => window.removeEventListener('hashchange', update)
   }, [])
-  return view
+  return { view, leaving, stay: () => setLeaving(null) }
 }
 
 function ServerStatus() {
@@ -122,6 +109,24 @@ function ColorSchemeToggle() {
   )
 }
 
+/**
+ * Escape in a dialog opened from a drawer closes only the dialog (which returns focus to the control
+ * that opened it); with no dialog open, it closes the drawer. Mantine closes every open drawer and
+ * dialog on the same key press, so drawers leave Escape to this handler (main.tsx), which runs after
+ * the dialogs' own (they listen in the capture phase) and sees whether one was open.
+ */
+function closeDrawerOnEscape(event: KeyboardEvent): void {
+  if (event.key !== 'Escape' || event.isComposing) return
+  if (document.querySelector('.mantine-Modal-content')) return
+  const drawers = document.querySelectorAll<HTMLButtonElement>('.mantine-Drawer-content .mantine-Drawer-close')
+  drawers[drawers.length - 1]?.click()
+}
+
+/** The skip link moves focus to the view without touching the address (the hash names the view). */
+function skipToContent(): void {
+  document.getElementById('main')?.focus()
+}
+
 export function App() {
   return (
     <PanelGate>
@@ -131,14 +136,21 @@ export function App() {
 }
 
 function Shell() {
-  const view = useHashView()
-  const [opened, { toggle, close }] = useDisclosure()
-  const { Page } = views[view]
+  const { view, leaving, stay } = useHashView()
   useEffect(() => {
-    document.title = `${views[view].label} · Gatehouse`
+    window.addEventListener('keydown', closeDrawerOnEscape)
+    return () => window.removeEventListener('keydown', closeDrawerOnEscape)
+  }, [])
+  const [opened, { toggle, close }] = useDisclosure()
+  const { Page } = views[view] as PanelView
+  useEffect(() => {
+    document.title = `${views[view]?.label} · Gatehouse`
   }, [view])
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="lg">
+      <button type="button" className="skip-link" data-testid="skip-to-content" onClick={skipToContent}>
+        Skip to content
+      </button>
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
@@ -158,8 +170,7 @@ function Shell() {
       </AppShell.Header>
       <AppShell.Navbar p="xs">
         <ScrollArea>
-          {(Object.keys(views) as ViewName[]).map((name) => {
-            const { label, icon: Icon } = views[name]
+          {Object.values(views).map(({ name, label, icon: Icon }) => {
             return (
               <NavLink
                 key={name}
@@ -174,12 +185,15 @@ function Shell() {
           })}
         </ScrollArea>
       </AppShell.Navbar>
-      <AppShell.Main>
+      <AppShell.Main id="main" tabIndex={-1}>
         <ViewLoadBoundary view={view}>
-          <Suspense fallback={<Loading />}>
-            <Page />
-          </Suspense>
+          <PanelFeatures.Provider value={panelFeatures}>
+            <Suspense fallback={<Loading />}>
+              <Page />
+            </Suspense>
+          </PanelFeatures.Provider>
         </ViewLoadBoundary>
+        <LeaveDialog target={leaving} onStay={stay} />
       </AppShell.Main>
     </AppShell>
   )

@@ -2,12 +2,16 @@ import '@mantine/core/styles.css'
 import '@mantine/notifications/styles.css'
 import '@mantine/charts/styles.css'
 import '@mantine/dates/styles.css'
-import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider } from '@mantine/core'
+import './panel.css'
+import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider, Pagination } from '@mantine/core'
 import { Notifications } from '@mantine/notifications'
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App'
+import { INK_VARIABLES } from './ink'
+
+const PAGER_CONTROLS: Record<string, string> = { first: 'First page', previous: 'Previous page', next: 'Next page', last: 'Last page' }
 
 const theme = createTheme({
   primaryColor: 'indigo',
@@ -18,7 +22,15 @@ const theme = createTheme({
     Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
     // The close buttons of dialogs are icons: give them a name.
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
-    Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+    // Escape closes a drawer in App.tsx's handler, after any dialog opened from it had the key (see closeDrawerOnEscape).
+    Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' }, closeOnEscape: false } }),
+    // Pager buttons are numbers and arrows: name each (WCAG 4.1.2).
+    Pagination: Pagination.extend({
+      defaultProps: {
+        getItemProps: (page: number) => ({ 'aria-label': `Page ${page}` }),
+        getControlProps: (control: string) => ({ 'aria-label': PAGER_CONTROLS[control] ?? control }),
+      },
+    }),
   },
   defaultRadius: 'md',
   fontFamily: 'Inter, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
@@ -29,10 +41,24 @@ const theme = createTheme({
  * the light scheme; gray 7 reads as secondary and passes. Placeholders likewise (the date
  * pickers draw theirs as text).
  */
+const RED_FILLED = { '--mantine-color-red-filled': 'var(--mantine-color-red-9)', '--mantine-color-red-filled-hover': '#a51f1f' }
+
 const resolver: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)', '--mantine-color-placeholder': 'var(--mantine-color-gray-7)' },
-  dark: {},
+  // White on red 7/8 (the filled shade of either scheme) reads at 3.8-4.4:1: red buttons use red 9.
+  light: {
+    ...RED_FILLED,
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+    ...INK_VARIABLES.light,
+  },
+  // The dark scheme's "dimmed" (dark 2) and placeholders (dark 3) read at 3.5:1 and 2.5:1 on cards: dark 1 passes.
+  dark: {
+    ...RED_FILLED,
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-placeholder': 'var(--mantine-color-dark-1)',
+    ...INK_VARIABLES.dark,
+  },
 })
 
 const queryClient = new QueryClient({
@@ -43,7 +69,8 @@ createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={resolver}>
       <QueryClientProvider client={queryClient}>
-        <Notifications position="top-right" />
+        {/* Bottom right: a toast never covers the close button of a drawer (top right). */}
+        <Notifications position="bottom-right" />
         <App />
       </QueryClientProvider>
     </MantineProvider>

@@ -36,9 +36,18 @@ describe('Single sign-on view', () => {
     // The groups claim and the lifetimes are edited here too, live.
     await page.getByTestId('oidc-groups-userRole').click()
     await expect.poll(() => h.server.gatehouse.config.get().oidcProvider.groups.userRole).toBe(true)
+    // Lifetimes are durations, saved together after a review (issue 31 §3).
+    const before = h.server.gatehouse.config.get().oidcProvider.ttl.accessToken
     await page.getByTestId('oidc-ttl-accessToken').fill('900')
     await page.getByTestId('oidc-ttl-accessToken').blur()
+    await page.getByText('15m 0s').first().waitFor()
+    expect(h.server.gatehouse.config.get().oidcProvider.ttl.accessToken).toBe(before)
+    await page.getByTestId('oidc-ttl-save').click()
+    expect(before).toBe(3600)
+    await expect.poll(() => page.getByTestId('oidc-ttl-review').textContent()).toContain('Access token: 3600 s (1h 0m) → 900 s (15m 0s)')
+    await page.getByTestId('oidc-ttl-confirm').click()
     await expect.poll(() => h.server.gatehouse.config.get().oidcProvider.ttl.accessToken).toBe(900)
+    await page.getByText('Token lifetimes saved').first().waitFor()
 
     await page.getByTestId('oidc-recipe').click()
     await page.getByRole('option', { name: 'Grafana' }).click()

@@ -2,10 +2,11 @@ import { Badge, Table, Text, Tooltip } from '@mantine/core'
 import type { AuditEventView, PersonView } from '../../../server/panel/contract'
 import { eventDetail, eventTitle } from '../audit-text'
 import { dateTime, fromNow } from '../format'
+import { ink } from '../ink'
 
 export function OutcomeBadge({ outcome }: { outcome: 'success' | 'failure' }) {
   return (
-    <Badge size="sm" variant="outline" color={outcome === 'success' ? 'teal.9' : 'red.9'}>
+    <Badge size="sm" variant="outline" color={outcome === 'success' ? ink.ok : ink.danger}>
       {outcome}
     </Badge>
   )

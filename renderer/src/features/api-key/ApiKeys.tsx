@@ -22,6 +22,7 @@ import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { UserPicker } from '../../components/UserPicker'
 import { dateTime, fromNow } from '../../format'
+import { ink } from '../../ink'
 
 /** `#/api-keys?user=<id>` shows one user's keys. */
 const userFromHash = (): string => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('user') ?? ''
@@ -199,7 +200,7 @@ export default function ApiKeysPage() {
                   <a href={`#/api-keys?user=${encodeURIComponent(k.referenceId)}`}>{k.ownerEmail ?? k.referenceId}</a>
                 </Table.Td>
                 <Table.Td>
-                  <Badge color={k.enabled ? 'teal' : 'gray'} variant="light">
+                  <Badge color={k.enabled ? ink.ok : ink.muted} variant="outline">
                     {k.enabled ? 'enabled' : 'disabled'}
                   </Badge>
                 </Table.Td>

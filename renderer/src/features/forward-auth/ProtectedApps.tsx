@@ -19,6 +19,7 @@ import { IconArrowDown, IconArrowUp, IconPencil, IconTrash } from '@tabler/icons
 import { useEffect, useState } from 'react'
 import { useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ink } from '../../ink'
 
 type Policy = 'bypass' | 'signed-in' | 'two-factor' | 'deny'
 interface Rule {
@@ -105,7 +106,7 @@ function RuleForm({ initial, onSubmit, onCancel }: { initial: Rule | null; onSub
         <TextInput label="Teams (any of)" value={teams} onChange={(e) => setTeams(e.currentTarget.value)} />
       </Group>
       {problem ? (
-        <Text c="red.9" size="sm" role="alert">
+        <Text c={ink.danger} size="sm" role="alert">
           {problem}
         </Text>
       ) : null}
@@ -224,7 +225,7 @@ export default function ProtectedAppsPage() {
           nginx: <Code>{data.endpoints.authRequest}</Code> · Caddy/Traefik: <Code>{data.endpoints.forwardAuth}</Code>
         </Text>
         {!data.crossSubDomainCookies.enabled ? (
-          <Text size="sm" c="dark.9" fw={600} mt="xs">
+          <Text size="sm" fw={600} mt="xs">
             advanced.crossSubDomainCookies is off: the session cookie reaches only Gatehouse's own host name, so apps on other names always
             get 401.
           </Text>

@@ -1,10 +1,13 @@
 import {
+  ActionIcon,
   Badge,
   Button,
   Card,
   Checkbox,
   Code,
+  CopyButton,
   Group,
+  List,
   Modal,
   MultiSelect,
   NumberInput,
@@ -15,14 +18,18 @@ import {
   Text,
   Textarea,
   TextInput,
+  Tooltip,
 } from '@mantine/core'
-import { IconPlus } from '@tabler/icons-react'
+import { IconCheck, IconCopy, IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
-import { dateTime } from '../../format'
+import { dateTime, duration } from '../../format'
 import { useDeepLink } from '../../deep-link'
+import { ink } from '../../ink'
+import { useUnsaved } from '../../unsaved'
+import { notifications } from '@mantine/notifications'
 import { fillRecipe, RECIPES, type Recipe } from './recipes'
 
 const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
@@ -102,7 +109,39 @@ function AccessModal({ client, onClose }: { client: OidcClientView | null; onClo
   )
 }
 
-/** The secret of a client just created or rotated: shown this once. */
+/** A value with a button that copies it (says "Copied" once the clipboard took it). */
+function Copyable({ label, value, testId }: { label: string; value: string; testId: string }) {
+  return (
+    <Group gap="xs" wrap="nowrap">
+      <Text size="sm" w={110}>
+        {label}
+      </Text>
+      <Code style={{ flex: 1, wordBreak: 'break-all' }} data-testid={testId}>
+        {value}
+      </Code>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Tooltip label={copied ? 'Copied' : `Copy ${label.toLowerCase()}`} withArrow>
+            <ActionIcon
+              variant="light"
+              color={copied ? 'teal' : 'gray'}
+              onClick={copy}
+              aria-label={`Copy ${label.toLowerCase()}`}
+              data-testid={`${testId}-copy`}
+            >
+              {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
+            </ActionIcon>
+          </Tooltip>
+        )}
+      </CopyButton>
+    </Group>
+  )
+}
+
+/**
+ * The secret of a client just created or rotated: shown this once, with copy buttons. Escape and a
+ * click outside do not close it (the secret would be lost): only Done does.
+ */
 function SecretModal({
   shown,
   issuer,
@@ -115,15 +154,25 @@ function SecretModal({
   if (!shown) return null
   const values = { issuer, clientId: shown.client.clientId, clientSecret: shown.clientSecret }
   return (
-    <Modal opened onClose={onClose} title={`${shown.client.name}: copy these now`} size="lg" centered>
+    <Modal
+      opened
+      onClose={onClose}
+      title={`${shown.client.name}: copy these now`}
+      size="lg"
+      centered
+      closeOnEscape={false}
+      closeOnClickOutside={false}
+      withCloseButton={false}
+    >
       <Stack>
-        <Text size="sm">
-          Client ID <Code data-testid="oidc-new-client-id">{shown.client.clientId}</Code>
-        </Text>
+        <Copyable label="Client ID" value={shown.client.clientId} testId="oidc-new-client-id" />
         {shown.clientSecret ? (
-          <Text size="sm">
-            Client secret <Code data-testid="oidc-new-client-secret">{shown.clientSecret}</Code> (shown this once; only its hash is stored)
-          </Text>
+          <>
+            <Copyable label="Client secret" value={shown.clientSecret} testId="oidc-new-client-secret" />
+            <Text size="sm" c="dimmed">
+              Shown this once; only its hash is stored.
+            </Text>
+          </>
         ) : (
           <Text size="sm">Public client: no secret, PKCE required.</Text>
         )}
@@ -292,7 +341,98 @@ const LIFETIMES = [
   ['interaction', 'Sign-in request'],
 ] as const
 
-/** `oidcProvider.groups` and `oidcProvider.ttl`, applied live. */
+/**
+ * `oidcProvider.ttl` as durations (seconds, with the duration spelled out, as in Settings), saved
+ * together after a review of what changes; a view left with unsaved lifetimes asks first.
+ */
+function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
+  const configure = useOpMutation('oidc.configure')
+  const [draft, setDraft] = useState<Record<string, number | ''>>({})
+  const [reviewing, setReviewing] = useState(false)
+  const changed = LIFETIMES.filter(([key]) => key in draft && draft[key] !== ttl[key])
+  const invalid = changed.some(([key]) => typeof draft[key] !== 'number' || (draft[key] as number) < 1)
+  useUnsaved('sso-lifetimes', changed.length > 0)
+  const shown = (v: number | '' | undefined) => (typeof v === 'number' ? `${v} s (${duration(v)})` : 'empty')
+  return (
+    <>
+      <Text fw={500}>Lifetimes</Text>
+      <Group align="flex-start">
+        {LIFETIMES.map(([key, label]) => {
+          const value = key in draft ? draft[key] : ttl[key]
+          return (
+            <NumberInput
+              key={key}
+              label={label}
+              w={190}
+              min={1}
+              allowDecimal={false}
+              suffix=" s"
+              value={value ?? ''}
+              description={typeof value === 'number' && value > 0 ? duration(value) : ' '}
+              error={value === '' || (typeof value === 'number' && value < 1) ? 'Must be at least 1 second' : undefined}
+              onChange={(v) => setDraft((d) => ({ ...d, [key]: v === '' ? '' : Number(v) }))}
+              data-testid={`oidc-ttl-${key}`}
+            />
+          )
+        })}
+      </Group>
+      <Group justify="flex-end">
+        {changed.length > 0 && (
+          <Badge color={ink.accent} variant="outline" data-testid="oidc-ttl-unsaved">
+            {changed.length} unsaved change{changed.length === 1 ? '' : 's'}
+          </Badge>
+        )}
+        <Button variant="default" disabled={changed.length === 0} onClick={() => setDraft({})}>
+          Discard
+        </Button>
+        <Button disabled={changed.length === 0 || invalid} onClick={() => setReviewing(true)} data-testid="oidc-ttl-save">
+          Review and save
+        </Button>
+      </Group>
+      <Modal opened={reviewing} onClose={() => setReviewing(false)} title="Save token lifetimes?" centered>
+        <Stack>
+          <List size="sm" data-testid="oidc-ttl-review">
+            {changed.map(([key, label]) => (
+              <List.Item key={key}>
+                <Text span fw={600} size="sm">
+                  {label}
+                </Text>
+                : {shown(ttl[key])} → {shown(draft[key])}
+              </List.Item>
+            ))}
+          </List>
+          <Text size="sm">New tokens get the new lifetimes; tokens already issued keep theirs.</Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setReviewing(false)}>
+              Keep editing
+            </Button>
+            <Button
+              loading={configure.isPending}
+              data-testid="oidc-ttl-confirm"
+              onClick={() =>
+                configure.mutate(
+                  { patch: { ttl: Object.fromEntries(changed.map(([key]) => [key, draft[key]])) } },
+                  {
+                    onSuccess: () => {
+                      setDraft({})
+                      notifications.show({ color: 'teal', title: 'Token lifetimes saved', message: 'New tokens use them from now on.' })
+                    },
+                    onSettled: () => setReviewing(false),
+                  },
+                )
+              }
+            >
+              Save {changed.length} change{changed.length === 1 ? '' : 's'}
+            </Button>
+          </Group>
+          <ErrorNotice error={configure.error} />
+        </Stack>
+      </Modal>
+    </>
+  )
+}
+
+/** `oidcProvider.groups` (applied live) and the lifetimes. */
 function ProviderSettings() {
   const settings = useOp('oidc.settings', {})
   const configure = useOpMutation('oidc.configure')
@@ -313,23 +453,7 @@ function ProviderSettings() {
             />
           ))}
         </Group>
-        <Text fw={500}>Lifetimes (seconds)</Text>
-        <Group>
-          {LIFETIMES.map(([key, label]) => (
-            <NumberInput
-              key={key}
-              label={label}
-              w={170}
-              min={1}
-              defaultValue={s.ttl[key]}
-              onBlur={(e) => {
-                const value = Number(e.currentTarget.value)
-                if (Number.isInteger(value) && value !== s.ttl[key]) configure.mutate({ patch: { ttl: { [key]: value } } })
-              }}
-              data-testid={`oidc-ttl-${key}`}
-            />
-          ))}
-        </Group>
+        <Lifetimes ttl={s.ttl} />
         <ErrorNotice error={configure.error} />
       </Stack>
     </Card>

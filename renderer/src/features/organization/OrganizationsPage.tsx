@@ -26,6 +26,7 @@ import { UserPicker } from '../../components/UserPicker'
 import { rowOpener, useDeepLink } from '../../deep-link'
 import { dateTime, fromNow } from '../../format'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
+import { ink } from '../../ink'
 
 const PAGE = 25
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
@@ -286,7 +287,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                       <Table.Td w={160}>
                         <Select
                           size="xs"
-                          aria-label={`Role of ${m.user?.email ?? m.userId}`}
+                          aria-label={`Role of ${m.user?.name ?? m.user?.email ?? m.userId}`}
                           data={[...new Set([...org.roles, m.role])]}
                           value={m.role}
                           allowDeselect={false}
@@ -465,7 +466,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                         <Table.Td>{i.email}</Table.Td>
                         <Table.Td>{i.role}</Table.Td>
                         <Table.Td>
-                          <Badge variant="light" color={i.status === 'pending' ? 'yellow' : i.status === 'accepted' ? 'teal' : 'gray'}>
+                          <Badge variant="outline" color={i.status === 'pending' ? ink.info : i.status === 'accepted' ? ink.ok : ink.muted}>
                             {i.status}
                           </Badge>
                         </Table.Td>

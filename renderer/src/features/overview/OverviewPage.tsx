@@ -1,5 +1,19 @@
 import { BarChart } from '@mantine/charts'
-import { Anchor, Card, Group, List, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, ThemeIcon, Title } from '@mantine/core'
+import {
+  Anchor,
+  Card,
+  CloseButton,
+  Group,
+  List,
+  Progress,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  ThemeIcon,
+  Title,
+} from '@mantine/core'
 import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
 import type { SetupStep } from '../../../../server/features/overview/panel-contract'
 import dayjs from 'dayjs'
@@ -37,8 +51,8 @@ const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value
       title: 'A base URL other machines can reach',
       todo: 'The server answers on a loopback address only. Start it with --host 0.0.0.0 and --base-url set to the LAN name apps use.',
       done: (v) => `Apps reach it at ${v}.`,
-      href: '#/settings?section=application',
-      link: 'Application and URLs',
+      href: '#/network',
+      link: 'Network',
     },
     trustedOrigin: {
       title: "Your app's origin",
@@ -63,19 +77,35 @@ const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value
     },
   }
 
-/** Shown until every step is done; each step reads the live server, so it ticks itself off. */
+const DISMISSED = 'gatehouse.firstRun.dismissed'
+
+/**
+ * The first card until every step is done or the admin dismisses it (remembered by this browser);
+ * each step reads the live server, so it ticks itself off.
+ */
 function FirstRun({ steps }: { steps: SetupStep[] }) {
+  const [dismissed, setDismissed] = useState(() => window.localStorage.getItem(DISMISSED) === '1')
   const done = steps.filter((s) => s.done).length
-  if (done === steps.length) return null
+  if (done === steps.length || dismissed) return null
   return (
     <Card withBorder padding="lg" data-testid="first-run">
       <Group justify="space-between" mb="xs">
         <Title order={3} size="h4">
           Get this Gatehouse ready
         </Title>
-        <Text size="sm" data-testid="first-run-progress">
-          {done} of {steps.length} done
-        </Text>
+        <Group gap="xs">
+          <Text size="sm" data-testid="first-run-progress">
+            {done} of {steps.length} done
+          </Text>
+          <CloseButton
+            aria-label="Dismiss the set-up checklist"
+            data-testid="first-run-dismiss"
+            onClick={() => {
+              window.localStorage.setItem(DISMISSED, '1')
+              setDismissed(true)
+            }}
+          />
+        </Group>
       </Group>
       <Progress value={(done / steps.length) * 100} size="sm" mb="md" aria-label="Set-up progress" />
       <List spacing="md" center>
@@ -137,9 +167,9 @@ export default function Overview() {
     <Stack>
       <PageHeader title="Overview" description="How this Gatehouse is doing right now." />
       {overview.data?.outage && <StorageOutage outage={overview.data.outage} />}
+      {overview.data && <FirstRun steps={overview.data.setup} />}
       <SecondFactorSummary />
       <ErrorNotice error={overview.error ?? info.error} onRetry={() => void overview.refetch()} />
-      {overview.data && <FirstRun steps={overview.data.setup} />}
       {overview.data ? (
         <SimpleGrid cols={{ base: 2, md: 4 }}>
           <Stat label="Users" value={overview.data.counts.users} icon={<IconUsers />} testId="count-users" />

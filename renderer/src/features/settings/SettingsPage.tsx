@@ -23,17 +23,31 @@ import {
   Title,
   Tooltip,
 } from '@mantine/core'
+import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import { IconDeviceFloppy, IconInfoCircle, IconLockOpen, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
-import { type ReactNode, useEffect, useMemo, useState } from 'react'
+import { IconAlertTriangle, IconDeviceFloppy, IconInfoCircle, IconLockOpen, IconPlus, IconRestore, IconTrash } from '@tabler/icons-react'
+import { type ReactNode, useContext, useEffect, useMemo, useState } from 'react'
 import { trustedOriginEntry } from '../../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
-import { duration } from '../../format'
-import { describeValue, type FieldSpec, getPath, SECTIONS, type SectionSpec, sectionPatch, uncoveredFields } from './settings-fields'
+import { dateTime, duration } from '../../format'
+import { useUnsaved } from '../../unsaved'
+import { PanelFeatures } from '../panel-feature'
+import {
+  describeValue,
+  type FieldSpec,
+  getPath,
+  humanIssue,
+  type SectionSpec,
+  sectionPatch,
+  sectionsOf,
+  uncoveredFields,
+} from './settings-fields'
+import { ink } from '../../ink'
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>
+type Issue = { path: string; message: string }
 /** The select option of a key left unset (FieldSpec.unsetLabel). */
 const UNSET = '__unset__'
 
@@ -46,13 +60,27 @@ export function originProblem(value: string): string | null {
 /** The section named in the hash (#/settings?section=sessions). */
 function sectionFromHash(): string {
   const query = window.location.hash.split('?')[1] ?? ''
-  return new URLSearchParams(query).get('section') ?? SECTIONS[0]!.id
+  return new URLSearchParams(query).get('section') ?? ''
 }
 
-function JsonField({ spec, value, onChange, error, disabled }: FieldProps) {
-  const [text, setText] = useState(() => JSON.stringify(value ?? {}, null, 2))
-  const [parseError, setParseError] = useState<string | null>(null)
-  useEffect(() => setText(JSON.stringify(value ?? {}, null, 2)), [value])
+/** Why a text is not JSON (the parser's own reason), or null when it parses. */
+export function jsonProblem(text: string): string | null {
+  try {
+    JSON.parse(text || '{}')
+    return null
+  } catch (e) {
+    return `Not valid JSON: ${(e as Error).message}`
+  }
+}
+
+/**
+ * A JSON value edited as text. The text is the editor's own while mounted (no reformatting while
+ * typing); text that does not parse is reported up (`onRawText`), so the section counts it as an
+ * unsaved change that Discard throws away, and its reason shows under the field.
+ */
+function JsonField({ spec, value, onChange, error, disabled, rawText, onRawText }: FieldProps) {
+  const [text, setText] = useState(() => rawText ?? JSON.stringify(value ?? {}, null, 2))
+  const problem = rawText === undefined ? null : jsonProblem(rawText)
   return (
     <JsonInput
       label={spec.label}
@@ -62,16 +90,15 @@ function JsonField({ spec, value, onChange, error, disabled }: FieldProps) {
       autosize
       minRows={2}
       formatOnBlur
-      error={parseError ?? error}
+      validationError={problem ?? 'Not valid JSON'}
+      error={problem ?? error}
       data-testid={`setting-${spec.path}`}
-      onChange={setText}
-      onBlur={() => {
-        try {
-          onChange(JSON.parse(text || '{}'))
-          setParseError(null)
-        } catch {
-          setParseError('Not valid JSON')
-        }
+      onChange={(next) => {
+        setText(next)
+        if (jsonProblem(next)) return onRawText?.(next)
+        onRawText?.(undefined)
+        const parsed = JSON.parse(next || '{}') as unknown
+        if (JSON.stringify(parsed) !== JSON.stringify(value)) onChange(parsed)
       }}
     />
   )
@@ -95,7 +122,7 @@ function TrustedOrigins({ value, onChange, error, disabled }: FieldProps) {
         <Text size="sm" fw={500}>
           Trusted origins
         </Text>
-        <Text size="xs" c="gray.7" className="help">
+        <Text size="xs" c="dimmed" className="help">
           Web apps allowed to sign users in and receive redirects: exact origins (https://app.example.com), wildcards (*.example.com) or app
           schemes (myapp://). The API&rsquo;s own origin is always trusted.
         </Text>
@@ -106,7 +133,7 @@ function TrustedOrigins({ value, onChange, error, disabled }: FieldProps) {
         </Text>
       )}
       {error && (
-        <Text size="xs" c="red.8">
+        <Text size="xs" c={ink.danger}>
           {error}
         </Text>
       )}
@@ -170,6 +197,9 @@ interface FieldProps {
   onChange: (v: unknown) => void
   error?: string
   disabled: boolean
+  /** json: the text typed that does not parse (kept by the page), and where to report it. */
+  rawText?: string
+  onRawText?: (text: string | undefined) => void
 }
 
 function Field(props: FieldProps & { overridden: boolean }) {
@@ -179,7 +209,7 @@ function Field(props: FieldProps & { overridden: boolean }) {
       {spec.label}
       {overridden && (
         <Tooltip label="Set by a start-up option (--config, a flag or the environment), which wins over the panel" withArrow>
-          <Badge size="xs" color="grape.9" variant="outline">
+          <Badge size="xs" color={ink.special} variant="outline">
             set at start-up
           </Badge>
         </Tooltip>
@@ -255,44 +285,87 @@ function Field(props: FieldProps & { overridden: boolean }) {
   }
 }
 
-/** One section: its own values, its own save, and a review of what will change before saving. */
+/** One section: its own values, checked while typing, its own save, and a review of what will change before saving. */
 function SectionForm({
   section,
+  allFields,
   effective,
   overridden,
   extra,
   draft,
   onDraft,
+  rawJson,
+  onRawJson,
 }: {
   section: SectionSpec
+  /** Every field of every section: issues that name another key say its label. */
+  allFields: FieldSpec[]
   effective: Json
   overridden: string[]
   extra?: ReactNode
   /** Unsaved values kept by the page, so moving to another section loses nothing. */
   draft: Values | undefined
   onDraft: (values: Values | undefined) => void
+  /** JSON fields whose text does not parse: path → that text (kept by the page too). */
+  rawJson: Record<string, string>
+  onRawJson: (path: string, text: string | undefined) => void
 }) {
   const initial = useMemo(() => Object.fromEntries(section.fields.map((f) => [f.path, getPath(effective, f.path)])), [section, effective])
   const values = draft ?? initial
   const setValues = (update: (prev: Values) => Values) => onDraft(update(values))
-  const [errors, setErrors] = useState<Record<string, string>>({})
+  const [saveIssues, setSaveIssues] = useState<Issue[]>([])
   const [reviewing, setReviewing] = useState(false)
+  // Remounts the fields on Discard, so editors holding their own text (JSON) start again from the saved value.
+  const [generation, setGeneration] = useState(0)
   const save = useOpMutation('settings.update')
   const patch = sectionPatch(section.fields, effective, values)
+  const invalidJson = section.fields.filter((f) => rawJson[f.path] !== undefined)
   const changes = section.fields.filter((f) => JSON.stringify(getPath(effective, f.path)) !== JSON.stringify(values[f.path]))
   const isOverridden = (path: string) => overridden.some((p) => p === path || p.startsWith(`${path}.`))
+
+  // Checked with the server's own schema while typing (debounced), before any save.
+  const [checking] = useDebouncedValue(patch, 250)
+  const validation = useOp(
+    'settings.validate',
+    { patch: checking ?? {} },
+    { enabled: Boolean(checking), retry: false, refetchOnWindowFocus: false },
+  )
+  const current = patch && JSON.stringify(checking) === JSON.stringify(patch) ? validation.data : undefined
+  const issues = patch ? [...(current?.issues ?? []), ...saveIssues] : []
+
+  const labelOf = (path: string) => {
+    const f = allFields.find((x) => x.path === path)
+    return f && { label: f.label, value: path in values ? values[path] : getPath(effective, path) }
+  }
+  const fieldOf = (path: string) => section.fields.find((f) => path === f.path || path.startsWith(`${f.path}.`))
+  const errors: Record<string, string> = {}
+  const elsewhere: string[] = []
+  for (const issue of issues) {
+    const f = fieldOf(issue.path)
+    if (!f) {
+      const other = allFields.find((x) => issue.path === x.path || issue.path.startsWith(`${x.path}.`))
+      elsewhere.push(other ? `${other.label}: ${humanIssue(issue, other, labelOf)}` : `${issue.path}: ${issue.message}`)
+    } else if (!errors[f.path]) errors[f.path] = humanIssue(issue, f, labelOf)
+  }
+  const problems = Object.keys(errors).length + elsewhere.length + invalidJson.length
 
   const submit = async () => {
     if (!patch) return
     try {
       await save.mutateAsync({ patch })
       onDraft(undefined)
-      setErrors({})
+      setSaveIssues([])
       notifications.show({ color: 'teal', title: `${section.title} saved`, message: 'In effect from the next request; no restart needed.' })
     } catch (e) {
       const error = e as PanelCallError
-      setErrors(Object.fromEntries(error.issues.map((i) => [i.path, i.message])))
-      notifications.show({ color: 'red', title: 'Not saved', message: error.message })
+      setSaveIssues(error.issues)
+      const first = error.issues[0]
+      const f = first && (fieldOf(first.path) ?? allFields.find((x) => first.path === x.path || first.path.startsWith(`${x.path}.`)))
+      notifications.show({
+        color: 'red',
+        title: 'Not saved',
+        message: first && f ? `${f.label}: ${humanIssue(first, f, labelOf)}` : error.message,
+      })
     } finally {
       setReviewing(false)
     }
@@ -303,43 +376,71 @@ function SectionForm({
       <Title order={3} size="h4">
         {section.title}
       </Title>
-      <Text size="sm" c="gray.7" mb="md">
+      <Text size="sm" c="dimmed" mb="md">
         {section.description}
       </Text>
-      <Stack gap="lg">
+      <Stack gap="lg" key={generation}>
         {extra}
         {section.fields.map((f) => (
           <Field
             key={f.path}
             spec={f}
             value={values[f.path]}
-            error={errors[f.path] ?? Object.entries(errors).find(([p]) => p.startsWith(`${f.path}.`))?.[1]}
+            error={errors[f.path]}
             overridden={isOverridden(f.path)}
             disabled={false}
-            onChange={(v) => setValues((prev) => ({ ...prev, [f.path]: v }))}
+            rawText={rawJson[f.path]}
+            onRawText={(text) => onRawJson(f.path, text)}
+            onChange={(v) => {
+              setSaveIssues([])
+              setValues((prev) => ({ ...prev, [f.path]: v }))
+            }}
           />
         ))}
+        {elsewhere.length > 0 && (
+          <Alert
+            color="red"
+            variant="light"
+            icon={<IconAlertTriangle />}
+            title="This change conflicts with another setting"
+            data-testid="section-issues"
+          >
+            <List size="sm">
+              {elsewhere.map((m) => (
+                <List.Item key={m}>{m}</List.Item>
+              ))}
+            </List>
+          </Alert>
+        )}
       </Stack>
       <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
-        {patch && (
-          <Badge color="indigo.9" variant="outline" data-testid="unsaved">
-            {changes.length} unsaved change{changes.length === 1 ? '' : 's'}
+        {problems > 0 && (
+          <Text size="sm" c={ink.danger} data-testid="section-problems" role="status">
+            {problems} field{problems === 1 ? ' needs' : 's need'} fixing before saving
+          </Text>
+        )}
+        {(patch || invalidJson.length > 0) && (
+          <Badge color={ink.accent} variant="outline" data-testid="unsaved">
+            {changes.length + invalidJson.length} unsaved change{changes.length + invalidJson.length === 1 ? '' : 's'}
           </Badge>
         )}
         <Button
           variant="default"
           leftSection={<IconRestore size={16} />}
-          disabled={!patch}
+          disabled={!patch && invalidJson.length === 0}
+          data-testid="discard-settings"
           onClick={() => {
             onDraft(undefined)
-            setErrors({})
+            for (const f of invalidJson) onRawJson(f.path, undefined)
+            setSaveIssues([])
+            setGeneration((g) => g + 1)
           }}
         >
           Discard
         </Button>
         <Button
           leftSection={<IconDeviceFloppy size={16} />}
-          disabled={!patch}
+          disabled={!patch || problems > 0}
           onClick={() => setReviewing(true)}
           data-testid="save-settings"
         >
@@ -356,7 +457,7 @@ function SectionForm({
                   {f.label}
                 </Text>
                 {': '}
-                <Text span size="sm" td="line-through" c="gray.7">
+                <Text span size="sm" td="line-through" c="dimmed">
                   {describeValue(f, getPath(effective, f.path))}
                 </Text>
                 {' → '}
@@ -388,7 +489,7 @@ function LockedAccounts() {
   return (
     <Card withBorder padding="md" data-testid="locked-accounts">
       <Title order={4}>Locked accounts</Title>
-      <Text size="sm" c="gray.7" mb="sm">
+      <Text size="sm" c="dimmed" mb="sm">
         Sign-in names with too many failed passwords. Each unlocks by itself at the time shown.
       </Text>
       <ErrorNotice error={locks.error ?? unlock.error} onRetry={() => void locks.refetch()} />
@@ -413,7 +514,7 @@ function LockedAccounts() {
                   <code>{lock.key}</code>
                 </Table.Td>
                 <Table.Td>{lock.failures}</Table.Td>
-                <Table.Td>{new Date(lock.lockedUntil).toLocaleString()}</Table.Td>
+                <Table.Td>{dateTime(lock.lockedUntil)}</Table.Td>
                 <Table.Td>
                   <Button
                     size="xs"
@@ -460,17 +561,25 @@ export default function Settings() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const [current, setCurrent] = useState(sectionFromHash)
   const [drafts, setDrafts] = useState<Record<string, Values>>({})
+  const [rawJson, setRawJson] = useState<Record<string, string>>({})
   useEffect(() => {
     const update = () => setCurrent(sectionFromHash())
     window.addEventListener('hashchange', update)
     return () => window.removeEventListener('hashchange', update)
   }, [])
   const effective = settings.data?.effective
-  const more = useMemo(() => (effective ? uncoveredFields(effective) : []), [effective])
+  const features = useContext(PanelFeatures)
+  const declared = useMemo(() => sectionsOf(features), [features])
+  const more = useMemo(() => (effective ? uncoveredFields(effective, features) : []), [effective, features])
   const sections: SectionSpec[] = more.length
-    ? [...SECTIONS, { id: 'more', title: 'More', description: 'Keys of features this view has no form for yet.', fields: more }]
-    : SECTIONS
+    ? [...declared, { id: 'more', title: 'More', description: 'Keys of features this view has no form for yet.', fields: more }]
+    : declared
   const section = sections.find((s) => s.id === current) ?? sections[0]!
+  const allFields = useMemo(() => sections.flatMap((s) => s.fields), [sections])
+  const unsaved = (s: SectionSpec) =>
+    s.fields.some((f) => rawJson[f.path] !== undefined) ||
+    Boolean(effective && drafts[s.id] && sectionPatch(s.fields, effective, drafts[s.id] as Values))
+  useUnsaved('settings', sections.some(unsaved))
 
   return (
     <Stack>
@@ -491,8 +600,8 @@ export default function Settings() {
                   href={`#/settings?section=${s.id}`}
                   label={s.title}
                   rightSection={
-                    drafts[s.id] && sectionPatch(s.fields, settings.data.effective, drafts[s.id] as Values) ? (
-                      <Badge size="xs" color="indigo.9" variant="outline">
+                    unsaved(s) ? (
+                      <Badge size="xs" color={ink.accent} variant="outline">
                         unsaved
                       </Badge>
                     ) : undefined
@@ -503,7 +612,7 @@ export default function Settings() {
                 />
               ))}
             </Stack>
-            <Text size="xs" c="gray.7" mt="md" px="sm">
+            <Text size="xs" c="dimmed" mt="md" px="sm">
               Social sign-in is set in <Anchor href="#/providers">Providers</Anchor>; the SMTP server in{' '}
               <Anchor href="#/email">Email</Anchor>.
             </Text>
@@ -512,6 +621,16 @@ export default function Settings() {
             <SectionForm
               key={`${section.id}:${JSON.stringify(settings.data.effective)}`}
               section={section}
+              allFields={allFields}
+              rawJson={rawJson}
+              onRawJson={(path, text) =>
+                setRawJson((prev) => {
+                  const next = { ...prev }
+                  if (text === undefined) delete next[path]
+                  else next[path] = text
+                  return next
+                })
+              }
               effective={settings.data.effective}
               overridden={settings.data.overridden}
               draft={drafts[section.id]}

@@ -49,6 +49,7 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { GenericProviders } from '../generic-oauth/GenericProviders'
 import { TestSignIn } from './TestSignIn'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ink } from '../../ink'
 
 const LOGOS: Record<string, ComponentType<{ size?: number }>> = {
   apple: IconBrandApple,
@@ -71,9 +72,9 @@ const LOGOS: Record<string, ComponentType<{ size?: number }>> = {
 }
 
 const STATUS = {
-  enabled: { color: 'teal.9', label: 'enabled' },
-  configured: { color: 'blue.9', label: 'configured, off' },
-  off: { color: 'gray.8', label: 'off' },
+  enabled: { color: ink.ok, label: 'enabled' },
+  configured: { color: ink.info, label: 'configured, off' },
+  off: { color: ink.muted, label: 'off' },
 } as const
 
 function Logo({ id }: { id: string }) {

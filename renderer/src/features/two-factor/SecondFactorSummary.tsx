@@ -5,6 +5,20 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 
+const list = (items: string[]) => (items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`)
+
+/** What the enforcement rule makes people do, in words. */
+export function enforcementInWords(roles: string[], gracePeriodSeconds: number): string {
+  if (roles.length === 0) return 'No one is required to use a second factor: each user chooses whether to add one.'
+  const days = Math.round(gracePeriodSeconds / 86_400)
+  const who = `Users with the ${roles.length === 1 ? 'role' : 'roles'} ${list(roles)}`
+  const grace =
+    gracePeriodSeconds <= 0
+      ? 'they cannot sign in until they have enrolled one'
+      : `they have ${days >= 1 ? `${days} day${days === 1 ? '' : 's'}` : 'less than a day'} after their first sign-in under the rule to enrol one, then sign-in is refused until they do`
+  return `${who} must use a second factor (an authenticator app or a passkey): ${grace}.`
+}
+
 /** Overview card: users with and without a second factor, and the switch requiring one for chosen roles. */
 export function SecondFactorSummary() {
   const overview = useOp('twoFactor.overview', {})
@@ -16,12 +30,16 @@ export function SecondFactorSummary() {
     setRoles(overview.data.enforcement.roles)
     setGraceDays(Math.round(overview.data.enforcement.gracePeriod / 86_400))
   }, [overview.data])
-  if (!overview.data) return null
+  // Shown when two-factor sign-in is on: with it off, there is nothing to count or enforce.
+  if (!overview.data?.enabled) return null
   const o = overview.data
   return (
     <Card withBorder data-testid="second-factor-summary">
       <Stack gap="sm">
-        <Text fw={500}>Second factors {o.enabled ? '' : '(two-factor is off: twoFactor.enabled)'}</Text>
+        <Text fw={500}>Second factors</Text>
+        <Text size="sm" data-testid="second-factor-rule">
+          {enforcementInWords(o.enforcement.roles, o.enforcement.gracePeriod)}
+        </Text>
         <SimpleGrid cols={{ base: 2, md: 4 }}>
           <Text size="sm">With a second factor: {o.withAny}</Text>
           <Text size="sm" data-testid="without-second-factor">

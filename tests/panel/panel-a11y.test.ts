@@ -1,0 +1,230 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { uniqueEmail } from '../helpers/http.js'
+import { type PanelHarness, panelPageForFile } from './harness.js'
+
+/**
+ * Issue 31 §4: axe-core's WCAG 2 A/AA rules over every view of the panel's navigation, every
+ * Settings section, the drawers and the dialogs, in the light AND the dark colour scheme, with
+ * enough data that the lists page (more than 25 users, two organizations with members, a team
+ * and an invitation, an API key, an OIDC client). The views and sections are read from the
+ * panel's own navigation, so a view added later is checked without editing this file.
+ */
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+let h: PanelHarness
+const session = panelPageForFile(240_000)
+
+interface Violation {
+  id: string
+  help: string
+  nodes: string[]
+}
+
+async function op(name: string, input: unknown = {}): Promise<unknown> {
+  const result = await h.panel.service.dispatch(name, input)
+  if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`)
+  return result.data
+}
+
+/** axe-core's WCAG 2 A and AA rules on the page as it is now (through the protocol: the panel's CSP allows no inline script). */
+async function axe(page: Page): Promise<Violation[]> {
+  await page.waitForLoadState('networkidle')
+  // Let Mantine's transitions (drawers, modals, notifications) finish before colours are measured.
+  await page.waitForTimeout(350)
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const run = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: unknown,
+            options: unknown,
+          ) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
+        }
+      }
+    ).axe.run
+    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    return result.violations.map((v) => ({
+      id: v.id,
+      help: v.help,
+      nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`),
+    }))
+  })
+}
+
+let ownerId = ''
+beforeAll(async () => {
+  h = session.h
+  h.server.gatehouse.config.update({ twoFactor: { enabled: true }, oidcProvider: { enabled: true } })
+  // 30 users: the Users list pages (25 a page).
+  const ids: string[] = []
+  for (let i = 0; i < 30; i++) {
+    const created = (await op('users.create', {
+      name: `Person ${String(i).padStart(2, '0')}`,
+      email: uniqueEmail(`a11y${i}`),
+      password: 'a long enough password',
+      ...(i === 0 ? { role: 'admin' } : {}),
+    })) as { user: { id: string } }
+    ids.push(created.user.id)
+    if (i === 0) ownerId = created.user.id
+  }
+  for (const [n, name] of ['Acme', 'Globex'].entries()) {
+    const org = (await op('orgs.create', { name, slug: name.toLowerCase(), ownerUserId: ids[n] })) as { organization: { id: string } }
+    await op('orgs.createTeam', { organizationId: org.organization.id, name: 'Developers' })
+    await op('orgs.invite', { organizationId: org.organization.id, email: uniqueEmail('invitee'), role: 'member' })
+  }
+  await op('apiKey.create', { userId: ids[1], name: 'deploy bot' })
+  await op('oidc.createClient', { name: 'Grafana', redirectUris: ['https://grafana.example.com/login/generic_oauth'] })
+}, 120_000)
+
+/** A page in the given colour scheme, opened through the panel's printed link. */
+async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await session.browser.newContext({
+    viewport: { width: 1360, height: 900 },
+    timezoneId: 'UTC',
+    locale: 'en-GB',
+    colorScheme,
+  })
+  const page = await context.newPage()
+  page.setDefaultTimeout(7_000)
+  await page.goto(h.panel.loginURL)
+  await page.getByRole('heading', { level: 2 }).first().waitFor({ timeout: 10_000 })
+  return { context, page }
+}
+
+async function openView(page: Page, hash: string): Promise<void> {
+  await page.goto(`${h.panel.origin}/?view=${encodeURIComponent(hash)}#/${hash}`)
+  await page.locator('main h2').first().waitFor({ timeout: 10_000 })
+  await page.waitForLoadState('networkidle')
+}
+
+/** Every check of one colour scheme: views, settings sections, drawers and dialogs. */
+async function sweep(page: Page, results: Record<string, Violation[]>): Promise<void> {
+  const check = async (name: string) => {
+    results[name] = await axe(page)
+  }
+  await openView(page, 'overview')
+  const views = await page
+    .locator('[data-testid^="nav-"]')
+    .evaluateAll((links) => links.map((a) => a.getAttribute('href')?.replace(/^#\//, '') ?? ''))
+  expect(views.length).toBeGreaterThanOrEqual(13)
+  for (const view of views) {
+    await openView(page, view)
+    await check(`view ${view}`)
+  }
+  // The users list pages: the pager is there and checked.
+  await openView(page, 'users')
+  await page.getByTestId('users-table').waitFor()
+  await page.getByRole('button', { name: /page 2/i }).waitFor()
+
+  await openView(page, 'settings')
+  const sections = await page
+    .locator('[data-testid^="settings-nav-"]')
+    .evaluateAll((links) => links.map((a) => a.getAttribute('href')?.replace(/^#\//, '') ?? ''))
+  expect(sections.length).toBeGreaterThanOrEqual(9)
+  for (const section of sections) {
+    await openView(page, section)
+    await check(`settings ${section}`)
+  }
+  // The review dialog of a section.
+  await openView(page, 'settings?section=mail')
+  await page.getByTestId('setting-mail.appName').fill('Acme sign-in')
+  await page.getByTestId('save-settings').click()
+  await page.getByRole('dialog', { name: 'Save mail?' }).waitFor()
+  await check('dialog settings review')
+  await page.keyboard.press('Escape')
+
+  // Users: the create dialog, the drawer, and the dialogs opened from the drawer.
+  await openView(page, 'users')
+  await page.getByTestId('create-user').click()
+  await page.getByRole('dialog', { name: 'Create user' }).waitFor()
+  await check('dialog create user')
+  await page.keyboard.press('Escape')
+  await page.locator('[data-testid^="user-row-"]').first().click()
+  await page.getByTestId('user-drawer').waitFor()
+  await check('drawer user')
+  await page.getByTestId('ban-user').click()
+  await page.getByRole('dialog', { name: /^Ban / }).waitFor()
+  await check('dialog ban user')
+  await page.keyboard.press('Escape')
+  await page.getByRole('button', { name: 'Set password' }).click()
+  await page.getByRole('dialog', { name: /^New password for / }).waitFor()
+  await check('dialog set password')
+  await page.keyboard.press('Escape')
+
+  // Organizations: create dialog and drawer, each tab.
+  await openView(page, 'organizations')
+  await page.getByRole('button', { name: 'Create organization' }).click()
+  await page.getByRole('dialog', { name: 'Create organization' }).waitFor()
+  await check('dialog create organization')
+  await page.keyboard.press('Escape')
+  await page.getByTestId('orgs-table').getByRole('cell', { name: 'Acme', exact: true }).click()
+  const drawer = page.getByRole('dialog', { name: 'Acme' })
+  await drawer.waitFor()
+  await check('drawer organization members')
+  for (const tab of ['Teams', 'Invitations']) {
+    await drawer.getByRole('tab', { name: new RegExp(`^${tab}`) }).click()
+    await check(`drawer organization ${tab.toLowerCase()}`)
+  }
+  await page.keyboard.press('Escape')
+
+  // Providers drawer.
+  await openView(page, 'providers')
+  await page.getByTestId('provider-github-configure').click()
+  await page.getByRole('dialog', { name: 'GitHub sign-in' }).waitFor()
+  await check('drawer provider')
+  await page.keyboard.press('Escape')
+
+  // Single sign-on: the secret dialog of a new client and the access dialog.
+  await openView(page, 'sso')
+  await page.getByTestId('oidc-name').fill('Wiki')
+  await page.getByTestId('oidc-redirect-uris').fill('https://wiki.example.com/callback')
+  await page.getByTestId('oidc-create').click()
+  await page.getByTestId('oidc-new-client-secret').waitFor()
+  await check('dialog oidc secret')
+  await page.getByRole('button', { name: 'Done' }).click()
+  await page.getByTestId('oidc-clients').getByRole('button', { name: 'Access' }).first().click()
+  await page.getByRole('dialog', { name: /^Who may sign in to / }).waitFor()
+  await check('dialog oidc access')
+  await page.keyboard.press('Escape')
+
+  // API keys: a new key's secret dialog.
+  await openView(page, 'api-keys')
+  await page.getByTestId('apikey-owner').fill(ownerId)
+  await page.getByTestId('apikey-name').fill('a11y key')
+  await page.getByTestId('apikey-create').click()
+  await page.getByTestId('apikey-secret').waitFor()
+  await check('dialog api key secret')
+  await page.keyboard.press('Escape')
+}
+
+describe('accessibility (issue 31 §4)', () => {
+  const contexts: BrowserContext[] = []
+  afterAll(async () => {
+    for (const c of contexts) await c.close()
+  })
+
+  for (const scheme of ['light', 'dark'] as const) {
+    it(`${scheme} mode: every view, settings section, drawer and dialog passes axe-core WCAG 2 A/AA with paging data`, {
+      timeout: 240_000,
+    }, async () => {
+      const { context, page } = await pageIn(scheme)
+      contexts.push(context)
+      expect(await page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme'))).toBe(scheme)
+      const results: Record<string, Violation[]> = {}
+      const failing = () => Object.fromEntries(Object.entries(results).filter(([, v]) => v.length > 0))
+      try {
+        await sweep(page, results)
+      } finally {
+        // On failure, the whole report (rule, element, contrast figures) goes to the log.
+        if (Object.keys(failing()).length) console.error(`axe violations (${scheme}):`, JSON.stringify(failing(), null, 2))
+      }
+      expect(Object.keys(results).length).toBeGreaterThan(30)
+      expect(failing()).toEqual({})
+    })
+  }
+})
