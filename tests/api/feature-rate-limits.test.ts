@@ -18,7 +18,7 @@ describe('rate-limit rules declared by features', () => {
   beforeAll(async () => {
     server = await startTestServer({
       config: {
-        rateLimit: { enabled: true, storage: 'memory', customRules: { '/two-factor/send-otp': { window: 10, max: 6 } } },
+        rateLimit: { enabled: true, customRules: { '/two-factor/send-otp': { window: 10, max: 6 } } },
         twoFactor: { enabled: true },
         passkey: { enabled: true },
       },

@@ -185,7 +185,7 @@ describe('the Import step of the Users view', () => {
     expect((await signIn('linus@example.com', 'argon pw')).status).toBe(200)
     const events = await audited()
     expect(events.map((e) => e.detail)).toEqual([
-      { via: 'panel', source: 'users-file', format: 'json', users: 12002, accounts: 2, skipped: 0, errors: 0 },
+      { via: 'panel', actor: 'recovery-link', source: 'users-file', format: 'json', users: 12002, accounts: 2, skipped: 0, errors: 0 },
     ])
 
     // The same file again: nothing new, every row reported as already here.

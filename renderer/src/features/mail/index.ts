@@ -27,5 +27,6 @@ export const mailPanel = definePanelFeature({
   ],
   editedElsewhere: {
     'mail.smtp': 'the Email view (SMTP server, test email)',
+    'mail.templates': "the Email view's Templates tab (subject and body per message)",
   },
 })
