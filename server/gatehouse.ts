@@ -294,6 +294,8 @@ function assemble(
       for (const stop of stopFeatures) await stop()
       stopConfigAudit()
       await configAuditSettled(ctx)
+      // A config change still being written to the shared table lands before the pool closes.
+      await store.flushed().catch(() => {})
       await mailer.close()
       await database.close()
       await secondary?.close()

@@ -118,8 +118,19 @@ function ColorSchemeToggle() {
 function closeDrawerOnEscape(event: KeyboardEvent): void {
   if (event.key !== 'Escape' || event.isComposing) return
   if (document.querySelector('.mantine-Modal-content')) return
+  // An open select or picker list takes this Escape for itself (seen before its handler closed it).
+  if (dropdownOpenAtEscape) return
   const drawers = document.querySelectorAll<HTMLButtonElement>('.mantine-Drawer-content .mantine-Drawer-close')
   drawers[drawers.length - 1]?.click()
+}
+
+/** Whether a combobox list was open when the current Escape went down (captured before any handler). */
+let dropdownOpenAtEscape = false
+function noteOpenDropdown(event: KeyboardEvent): void {
+  if (event.key !== 'Escape') return
+  const lists = document.querySelectorAll('.mantine-Popover-dropdown, [role="listbox"]')
+  // Shown ones only: a kept-mounted list is display:none (no client rects) while closed.
+  dropdownOpenAtEscape = [...lists].some((list) => list.getClientRects().length > 0)
 }
 
 /** The skip link moves focus to the view without touching the address (the hash names the view). */
@@ -138,8 +149,12 @@ export function App() {
 function Shell() {
   const { view, leaving, stay } = useHashView()
   useEffect(() => {
+    window.addEventListener('keydown', noteOpenDropdown, true)
     window.addEventListener('keydown', closeDrawerOnEscape)
-    return () => window.removeEventListener('keydown', closeDrawerOnEscape)
+    return () => {
+      window.removeEventListener('keydown', noteOpenDropdown, true)
+      window.removeEventListener('keydown', closeDrawerOnEscape)
+    }
   }, [])
   const [opened, { toggle, close }] = useDisclosure()
   const { Page } = views[view] as PanelView

@@ -138,6 +138,9 @@ export class ConfigStore {
         .finally(() => {
           this.unshared--
         })
+      // A failed write reaches whoever awaits flushed(); nobody else must see an unhandled
+      // rejection (in Node that ends the process: a config change during a database outage).
+      this.sharing.catch(() => {})
     }
     return next
   }
