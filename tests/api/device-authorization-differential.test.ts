@@ -7,6 +7,7 @@ import { toNodeHandler } from 'better-auth/node'
 import { admin, bearer, deviceAuthorization, organization, twoFactor, username } from 'better-auth/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shape } from '../helpers/differential.js'
 import { deviceCode } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -82,19 +83,6 @@ afterAll(async () => {
     peer.server.close(() => resolve())
   })
 })
-
-function shape(value: unknown): unknown {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort()
-  if (typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value as object)
-        .sort()
-        .map((k) => [k, shape((value as Record<string, unknown>)[k])]),
-    )
-  }
-  return typeof value
-}
 
 function summary(a: Answer) {
   const body = a.body as Record<string, unknown> | null

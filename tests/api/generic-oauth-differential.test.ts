@@ -6,6 +6,7 @@ import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
 import { admin, genericOAuth, organization, twoFactor, username } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shape } from '../helpers/differential.js'
 import { FakeOidc } from '../helpers/fake-oidc.js'
 import { Browser } from '../helpers/oauth-fakes.js'
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js'
@@ -65,19 +66,6 @@ afterAll(async () => {
   })
   await op.close()
 })
-
-function shape(value: unknown): unknown {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort()
-  if (typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value as object)
-        .sort()
-        .map((k) => [k, shape((value as Record<string, unknown>)[k])]),
-    )
-  }
-  return typeof value
-}
 
 function cookies(lines: string[]): Record<string, string> {
   const out: Record<string, string> = {}

@@ -6,6 +6,7 @@ import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
 import { admin, bearer, lastLoginMethod, multiSession, oneTimeToken, organization, twoFactor, username } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { summary } from '../helpers/differential.js'
 import { type Answer, HttpClient } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -64,42 +65,6 @@ afterAll(async () => {
     peer.server.close(() => resolve())
   })
 })
-
-function shape(value: unknown): unknown {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort()
-  if (typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value as object)
-        .sort()
-        .map((k) => [k, shape((value as Record<string, unknown>)[k])]),
-    )
-  }
-  return typeof value
-}
-
-/** Cookie names with the token part of a multi-session cookie replaced, attributes kept. */
-function cookies(lines: string[]): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const line of lines) {
-    const [pair = '', ...attrs] = line.split('; ')
-    const name = pair.slice(0, pair.indexOf('=')).replace(/_multi-.*/, '_multi-<token>')
-    const value = pair.slice(pair.indexOf('=') + 1) === '' ? 'empty' : 'set'
-    out[name] = [value, ...attrs.filter((a) => !a.startsWith('Expires='))].join('; ')
-  }
-  return out
-}
-
-function summary(a: Answer) {
-  const body = a.body as Record<string, unknown> | null
-  const error = a.status >= 400
-  return {
-    status: a.status,
-    ...(error ? { code: body?.code, message: body?.message } : { shape: shape(a.body) }),
-    cookies: cookies(a.cookies),
-    setAuthToken: a.headers.get('set-auth-token') !== null,
-  }
-}
 
 async function scenario(base: string): Promise<Record<string, ReturnType<typeof summary>>> {
   const seen: Record<string, ReturnType<typeof summary>> = {}
