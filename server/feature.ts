@@ -17,17 +17,20 @@ import type { PanelEnv } from './panel/env.js'
  * (gatehouse.ts) and the panel service read the list in features/index.ts; nothing else needs to
  * know a feature exists.
  *
- * Three aggregations stay static because the types of the whole are built from them at compile
- * time, and because the features' own code imports them (a list built from `features` would be an
- * import cycle): the config schema (config/schema.ts), the drizzle schema (db/schema.ts, which
- * drizzle-kit reads) and the panel contracts (features/panel-contracts.ts, shared with the
- * renderer). tests/unit/feature-declarations.test.ts checks that each of them holds exactly what
- * the features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
+ * Four aggregations are modules generated from the folders that list names (bin/gen-features.js),
+ * because the types of the whole are built from them at compile time, and because the features' own
+ * code imports them (a list built from `features` at run time would be an import cycle): the config
+ * sections (config/feature-sections.ts), the tables and the columns on core tables
+ * (db/feature-tables.ts, db/feature-columns.ts; drizzle-kit reads db/schema.ts) and the panel
+ * contracts (features/panel-contracts.ts, shared with the renderer).
+ * tests/unit/feature-declarations.test.ts checks that they are current and hold exactly what the
+ * features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
  */
 export interface Feature {
   /**
    * The feature's config sections (its config.ts), by their path in the root config, with
-   * better-auth's option names: `{ twoFactor: twoFactorConfig }`, `{ 'user.changeEmail': … }`.
+   * better-auth's option names: `{ twoFactor: twoFactorConfig }`, `{ 'user.changeEmail': … }`; the
+   * `configSections` its config.ts exports.
    */
   config?: Record<string, ZodType>
   /** The feature's drizzle tables (its schema.ts module), re-exported by db/schema.ts. */

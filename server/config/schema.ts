@@ -1,29 +1,6 @@
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
-import { passkeyConfig } from '../features/passkey/config.js'
-import { magicLinkConfig } from '../features/magic-link/config.js'
-import { emailOTPConfig } from '../features/email-otp/config.js'
-import { twoFactorConfig } from '../features/two-factor/config.js'
-import { socialProvidersConfig } from '../features/social/config.js'
-import { apiKeyConfig } from '../features/api-key/config.js'
-import { bearerConfig } from '../features/bearer/config.js'
-import { multiSessionConfig } from '../features/multi-session/config.js'
-import { oneTimeTokenConfig } from '../features/one-time-token/config.js'
-import { lastLoginMethodConfig } from '../features/last-login-method/config.js'
-import { genericOAuthConfig } from '../features/generic-oauth/config.js'
-import { deviceAuthorizationConfig } from '../features/device-authorization/config.js'
-import { anonymousConfig } from '../features/anonymous/config.js'
-import { jwtConfig } from '../features/jwt/config.js'
-import { organizationConfig } from '../features/organization/config.js'
-import { oidcProviderConfig } from '../features/oidc-provider/config.js'
-import { backupConfigSchema } from '../features/backup/config.js'
-import { accountConfig, changeEmailConfig, deleteUserConfig } from '../features/account/config.js'
-import { emailAndPasswordConfig, emailVerificationConfig } from '../features/email-password/config.js'
-import { usernameConfig } from '../features/username/config.js'
-import { adminConfig } from '../features/admin/config.js'
-import { hostedPagesConfig } from '../features/hosted-pages/config.js'
-import { metricsConfig } from '../features/metrics/config.js'
-import { forwardAuthConfig } from '../features/forward-auth/config.js'
+import { featureSections, featureUserSections } from './feature-sections.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -58,8 +35,6 @@ export const configSchema = z
       .default('/api/auth'),
     trustedOrigins: z.array(trustedOriginEntry).default([]),
     disabledPaths: z.array(z.string().startsWith('/')).default([]),
-    emailAndPassword: emailAndPasswordConfig,
-    emailVerification: emailVerificationConfig,
     /** Verification records (reset, delete-account, OAuth state): expired ones are removed at each lookup. */
     verification: z.object({ disableCleanup: z.boolean().default(false) }).prefault({}),
     /** Outgoing mail: every message goes through the outbox; SMTP delivers it when configured. */
@@ -146,25 +121,10 @@ export const configSchema = z
     user: z
       .object({
         additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
-        changeEmail: changeEmailConfig,
-        deleteUser: deleteUserConfig,
+        // user.changeEmail, user.deleteUser: the account feature's (bin/gen-features.js gathers them).
+        ...featureUserSections,
       })
       .prefault({}),
-    /** socialProviders.<id>: the 18 OAuth providers (server/features/social/options.ts). */
-    socialProviders: socialProvidersConfig,
-    /** account.accountLinking (server/features/account/config.ts; social sign-in links by it too). */
-    account: accountConfig,
-    organization: organizationConfig,
-    /** Administrator feature (SPEC §6 Admin, reference §8): roles, bans, impersonation. */
-    admin: adminConfig,
-    /** Username feature (SPEC §5 Username). */
-    username: usernameConfig,
-    twoFactor: twoFactorConfig,
-    passkey: passkeyConfig,
-    magicLink: magicLinkConfig,
-    emailOTP: emailOTPConfig,
-    /** Scheduled backups (server/features/backup). */
-    backup: backupConfigSchema,
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({
@@ -183,21 +143,6 @@ export const configSchema = z
         rejectCommonPasswords: z.boolean().default(false),
       })
       .prefault({}),
-    apiKey: apiKeyConfig,
-    bearer: bearerConfig,
-    oneTimeToken: oneTimeTokenConfig,
-    multiSession: multiSessionConfig,
-    lastLoginMethod: lastLoginMethodConfig,
-    /** genericOAuth.config: any OAuth 2.0 / OpenID Connect provider (server/features/generic-oauth). */
-    genericOAuth: genericOAuthConfig,
-    deviceAuthorization: deviceAuthorizationConfig,
-    anonymous: anonymousConfig,
-    jwt: jwtConfig,
-    /** Gatehouse's hosted end-user pages (server/features/hosted-pages). */
-    hostedPages: hostedPagesConfig,
-    oidcProvider: oidcProviderConfig,
-    /** The Prometheus listener (server/features/metrics; docs/OBSERVABILITY.md). */
-    metrics: metricsConfig,
     /**
      * The server's log (docs/OBSERVABILITY.md): `text` (one readable line) or `json` (one object per
      * line); lines below `level` are dropped (`debug` adds a line per answered request).
@@ -208,8 +153,6 @@ export const configSchema = z
         level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
       })
       .prefault({}),
-    /** Gatehouse in front of apps without a sign-in of their own (server/features/forward-auth). */
-    forwardAuth: forwardAuthConfig,
     advanced: z
       .object({
         cookiePrefix: z
@@ -243,6 +186,8 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    // Every section a feature folder owns (its config.ts `configSections`), gathered by bin/gen-features.js.
+    ...featureSections,
   })
   .superRefine((c, ctx) => {
     if (c.emailAndPassword.minPasswordLength > c.emailAndPassword.maxPasswordLength) {

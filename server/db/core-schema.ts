@@ -1,10 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import { adminColumns } from '../features/admin/columns.js'
-import { anonymousColumns } from '../features/anonymous/columns.js'
-import { lastLoginMethodColumns } from '../features/last-login-method/columns.js'
-import { organizationColumns } from '../features/organization/columns.js'
-import { twoFactorColumns } from '../features/two-factor/columns.js'
-import { usernameColumns, usernameIndexes } from '../features/username/columns.js'
+import { sessionFeatureColumns, userFeatureColumns, userFeatureIndexes } from './feature-columns.js'
 
 /**
  * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
@@ -28,15 +23,11 @@ export const user = sqliteTable(
     /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
     additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
     // The columns features add (their columns.ts), as better-auth plugins declare `schema.user.fields`.
-    ...usernameColumns.user,
-    ...adminColumns.user,
-    ...twoFactorColumns.user,
-    ...lastLoginMethodColumns.user,
-    ...anonymousColumns.user,
+    ...userFeatureColumns,
   },
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),
-    ...usernameIndexes.user(t),
+    ...userFeatureIndexes(t),
     index('user_created_at_idx').on(t.createdAt),
     index('user_name_idx').on(t.name),
   ],
@@ -55,8 +46,7 @@ export const session = sqliteTable(
     userAgent: text('userAgent'),
     createdAt: timestamp('createdAt').notNull(),
     updatedAt: timestamp('updatedAt').notNull(),
-    ...adminColumns.session,
-    ...organizationColumns.session,
+    ...sessionFeatureColumns,
   },
   (t) => [
     uniqueIndex('session_token_unique').on(t.token),

@@ -34,9 +34,9 @@ import { anonymousFeature } from './anonymous/index.js'
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
  * work; the panel service registers their operations. A feature listed here needs no other edit
- * outside its folder except mounting what it declares in the three static aggregations: its config
- * sections (config/schema.ts), its tables (db/schema.ts) and its panel contract
- * (features/panel-contracts.ts); tests/unit/feature-declarations.test.ts checks they match.
+ * outside its folder: bin/gen-features.js gathers its config sections, tables, columns and panel
+ * contract from the folders this list names, in this order (npm test, npm start and the builds run
+ * it); tests/unit/feature-declarations.test.ts checks the result.
  */
 export const features: Feature[] = [
   emailPasswordFeature,

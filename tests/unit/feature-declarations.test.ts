@@ -1,11 +1,13 @@
 /**
  * Each feature declares its config sections, tables and error catalogue in its defineFeature
- * (server/feature.ts); the three static aggregations (config/schema.ts, db/schema.ts) must hold
- * exactly what the features declare, so a feature's folder stays the one place it is described.
+ * (server/feature.ts); the aggregations bin/gen-features.js writes from the folders listed in
+ * server/features/index.ts (config/feature-sections.ts, db/feature-columns.ts, db/feature-tables.ts,
+ * features/panel-contracts.ts) must be current and hold exactly what the features declare, so a
+ * feature's folder plus its line in the list stays the one place it is described.
  * Fails when a feature adds a config.ts, schema.ts or errors.ts without declaring it, or when a
  * root config section or table belongs to no feature and is not core.
  */
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ZodType } from 'zod'
@@ -14,6 +16,8 @@ import { configSchema } from '../../server/config/schema.js'
 import * as coreTables from '../../server/db/core-schema.js'
 import { schema } from '../../server/db/schema.js'
 import { features } from '../../server/features/index.js'
+// @ts-expect-error: a plain JavaScript build script without declarations
+import { generatedFiles, listedFolders } from '../../bin/gen-features.js'
 
 const featuresDir = join(import.meta.dirname, '../../server/features')
 
@@ -60,6 +64,26 @@ function sectionAt(path: string): ZodType | undefined {
 }
 
 describe('feature declarations', () => {
+  it('the generated aggregations are what the listed feature folders say (node bin/gen-features.js)', async () => {
+    const files = (await generatedFiles()) as Record<string, string>
+    expect(Object.keys(files).length).toBe(4)
+    for (const [path, text] of Object.entries(files)) {
+      const onDisk = readFileSync(join(import.meta.dirname, '../..', path), 'utf8')
+      expect({ path, current: onDisk === text }).toEqual({ path, current: true })
+    }
+    // The generator reads the list the composition root uses, in its order.
+    expect(listedFolders()).toEqual(features.map((f) => f.id))
+  })
+
+  it("a feature's declared config is its config.ts `configSections`, the object the generator mounts", async () => {
+    for (const f of features) {
+      const file = join(featuresDir, f.id, 'config.ts')
+      if (!existsSync(file)) continue
+      const { configSections } = (await import(file)) as { configSections?: unknown }
+      expect({ id: f.id, same: f.config === configSections }).toEqual({ id: f.id, same: true })
+    }
+  })
+
   it('every config section a feature declares is the one config/schema.ts mounts at that path', () => {
     const declared = features.flatMap((f) => Object.entries(f.config ?? {}).map(([path, schema]) => ({ id: f.id, path, schema })))
     expect(declared.length).toBeGreaterThan(10)

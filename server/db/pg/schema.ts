@@ -105,16 +105,58 @@ export const rateLimit = pgTable(
   },
 )
 
-export const keypair = pgTable(
-  'keypair',
+export const auditEvent = pgTable(
+  'auditEvent',
+  {
+    id: bigint('id', { mode: 'number' }).generatedByDefaultAsIdentity().primaryKey(),
+    type: text('type').notNull(),
+    outcome: text('outcome', { enum: ['success','failure'] }).notNull(),
+    actorUserId: text('actorUserId'),
+    targetUserId: text('targetUserId'),
+    target: text('target'),
+    ipAddress: text('ipAddress'),
+    userAgent: text('userAgent'),
+    detail: jsonb('detail').$type<Record<string, unknown>>(),
+    requestId: text('requestId'),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('audit_created_at_idx').on(t.createdAt),
+    index('audit_type_idx').on(t.type, t.createdAt),
+    index('audit_actor_idx').on(t.actorUserId),
+    index('audit_target_idx').on(t.targetUserId),
+  ],
+)
+
+export const mailOutbox = pgTable(
+  'mailOutbox',
   {
     id: text('id').primaryKey(),
-    publicKey: text('publicKey').notNull(),
-    privateKey: text('privateKey').notNull(),
+    to: text('to').notNull(),
+    subject: text('subject').notNull(),
+    kind: text('kind').notNull(),
+    text: text('text').notNull(),
+    html: text('html').notNull(),
+    status: text('status', { enum: ['queued','sending','sent','failed'] }).notNull().default('queued'),
+    error: text('error'),
+    attempts: bigint('attempts', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
-    alg: text('alg'),
-    crv: text('crv'),
-    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    sentAt: timestamp('sentAt', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    index('mail_outbox_status_idx').on(t.status, t.createdAt),
+    index('mail_outbox_created_at_idx').on(t.createdAt),
+  ],
+)
+
+export const loginThrottle = pgTable(
+  'loginThrottle',
+  {
+    key: text('key').primaryKey(),
+    failures: bigint('failures', { mode: 'number' }).notNull().default(0),
+    windowStart: bigint('windowStart', { mode: 'number' }).notNull(),
+    lockedUntil: bigint('lockedUntil', { mode: 'number' }),
   },
 )
 
@@ -230,58 +272,16 @@ export const apikey = pgTable(
   ],
 )
 
-export const auditEvent = pgTable(
-  'auditEvent',
-  {
-    id: bigint('id', { mode: 'number' }).generatedByDefaultAsIdentity().primaryKey(),
-    type: text('type').notNull(),
-    outcome: text('outcome', { enum: ['success','failure'] }).notNull(),
-    actorUserId: text('actorUserId'),
-    targetUserId: text('targetUserId'),
-    target: text('target'),
-    ipAddress: text('ipAddress'),
-    userAgent: text('userAgent'),
-    detail: jsonb('detail').$type<Record<string, unknown>>(),
-    requestId: text('requestId'),
-    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
-  },
-  (t) => [
-    index('audit_created_at_idx').on(t.createdAt),
-    index('audit_type_idx').on(t.type, t.createdAt),
-    index('audit_actor_idx').on(t.actorUserId),
-    index('audit_target_idx').on(t.targetUserId),
-  ],
-)
-
-export const mailOutbox = pgTable(
-  'mailOutbox',
+export const keypair = pgTable(
+  'keypair',
   {
     id: text('id').primaryKey(),
-    to: text('to').notNull(),
-    subject: text('subject').notNull(),
-    kind: text('kind').notNull(),
-    text: text('text').notNull(),
-    html: text('html').notNull(),
-    status: text('status', { enum: ['queued','sending','sent','failed'] }).notNull().default('queued'),
-    error: text('error'),
-    attempts: bigint('attempts', { mode: 'number' }).notNull().default(0),
+    publicKey: text('publicKey').notNull(),
+    privateKey: text('privateKey').notNull(),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
-    updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
-    sentAt: timestamp('sentAt', { withTimezone: true, precision: 3, mode: 'date' }),
-  },
-  (t) => [
-    index('mail_outbox_status_idx').on(t.status, t.createdAt),
-    index('mail_outbox_created_at_idx').on(t.createdAt),
-  ],
-)
-
-export const loginThrottle = pgTable(
-  'loginThrottle',
-  {
-    key: text('key').primaryKey(),
-    failures: bigint('failures', { mode: 'number' }).notNull().default(0),
-    windowStart: bigint('windowStart', { mode: 'number' }).notNull(),
-    lockedUntil: bigint('lockedUntil', { mode: 'number' }),
+    alg: text('alg'),
+    crv: text('crv'),
+    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }),
   },
 )
 
@@ -433,16 +433,16 @@ export const pgSchema = {
   account,
   verification,
   rateLimit,
-  keypair,
+  auditEvent,
+  mailOutbox,
+  loginThrottle,
   organization,
   team,
   member,
   teamMember,
   invitation,
   apikey,
-  auditEvent,
-  mailOutbox,
-  loginThrottle,
+  keypair,
   twoFactor,
   twoFactorSession,
   passkey,

@@ -41,3 +41,6 @@ export const accountConfig = z
       .prefault({}),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { 'user.changeEmail': changeEmailConfig, 'user.deleteUser': deleteUserConfig, account: accountConfig }

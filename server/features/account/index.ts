@@ -2,7 +2,7 @@ import { defineFeature } from '../../feature.js'
 import { deleteAccountEmail } from './mail.js'
 import { accountRoutes } from './routes.js'
 import { ACCOUNT_ERR } from './errors.js'
-import { accountConfig, changeEmailConfig, deleteUserConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * The signed-in user's own account (better-auth's user / account options): update-user,
@@ -11,7 +11,7 @@ import { accountConfig, changeEmailConfig, deleteUserConfig } from './config.js'
  */
 export const accountFeature = defineFeature({
   id: 'account',
-  config: { 'user.changeEmail': changeEmailConfig, 'user.deleteUser': deleteUserConfig, account: accountConfig },
+  config: configSections,
   errors: ACCOUNT_ERR,
   routes: accountRoutes,
   mailPreviews: ({ appName, user, link }) => ({

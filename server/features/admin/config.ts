@@ -35,3 +35,6 @@ export const adminConfig = z
       .default({}),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { admin: adminConfig }

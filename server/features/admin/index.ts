@@ -3,7 +3,7 @@ import { adminColumns } from './columns.js'
 import { adminPanel } from './panel.js'
 import { adminRoutes } from './routes.js'
 import { ADMIN_ERR } from './errors.js'
-import { adminConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * better-auth's admin plugin: users created, listed, changed and removed by administrators, roles
@@ -13,7 +13,7 @@ import { adminConfig } from './config.js'
 export const adminFeature = defineFeature({
   id: 'admin',
   columns: adminColumns,
-  config: { admin: adminConfig },
+  config: configSections,
   errors: ADMIN_ERR,
   routes: adminRoutes,
   panel: adminPanel,

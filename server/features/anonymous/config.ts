@@ -19,3 +19,6 @@ export const anonymousConfig = z
   .prefault({})
 
 export type AnonymousConfig = z.output<typeof anonymousConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { anonymous: anonymousConfig }

@@ -1,7 +1,7 @@
 import { defineFeature } from '../../feature.js'
 import { anonymousColumns } from './columns.js'
 import { requestSessionToken } from '../../http/session.js'
-import { anonymousConfig } from './config.js'
+import { configSections } from './config.js'
 import { ANONYMOUS_ERRORS } from './errors.js'
 import { anonymousRoutes } from './routes.js'
 import { carriedAnonymousSession, removeLinkedAnonymousUser } from './rules.js'
@@ -15,7 +15,7 @@ import { carriedAnonymousSession, removeLinkedAnonymousUser } from './rules.js'
 export const anonymousFeature = defineFeature({
   id: 'anonymous',
   columns: anonymousColumns,
-  config: { anonymous: anonymousConfig },
+  config: configSections,
   errors: ANONYMOUS_ERRORS,
   routes: anonymousRoutes,
   signedIn: async (rc, signedIn, attempt) => {

@@ -50,3 +50,6 @@ export const apiKeyConfig = z
   .prefault({})
 
 export type ApiKeyConfig = z.output<typeof apiKeyConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { apiKey: apiKeyConfig }

@@ -5,12 +5,12 @@ import { apiKeyRoutes } from './routes.js'
 import { flushUsage } from './store.js'
 import { API_KEY_ERRORS } from './errors.js'
 import * as tables from './schema.js'
-import { apiKeyConfig } from './config.js'
+import { configSections } from './config.js'
 
 /** API keys (@better-auth/api-key's wire): services call with a key instead of a session. */
 export const apiKeyFeature = defineFeature({
   id: 'api-key',
-  config: { apiKey: apiKeyConfig },
+  config: configSections,
   tables,
   errors: API_KEY_ERRORS,
   routes: apiKeyRoutes,

@@ -20,3 +20,6 @@ export const SCHEDULE_MS: Record<Exclude<BackupConfig['schedule'], 'off'>, numbe
   daily: 86_400_000,
   weekly: 7 * 86_400_000,
 }
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { backup: backupConfigSchema }

@@ -4,7 +4,7 @@ import { applyPendingRestore, finishRestore } from './archive.js'
 import { backupDownloads, backupPanel } from './panel.js'
 import { BackupService, registerBackupService } from './service.js'
 import { backupErrors } from './errors.js'
-import { backupConfigSchema } from './config.js'
+import { configSections } from './config.js'
 
 /** How often the scheduler looks at the clock (the schedule itself is config: backup.schedule). */
 const TICK_MS = 60_000
@@ -17,7 +17,7 @@ const TICK_MS = 60_000
  */
 export const backupFeature = defineFeature({
   id: 'backup',
-  config: { backup: backupConfigSchema },
+  config: configSections,
   errors: backupErrors,
   panel: backupPanel,
   panelDownloads: backupDownloads,

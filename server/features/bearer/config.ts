@@ -11,3 +11,6 @@ export const bearerConfig = z
     requireSignature: z.boolean().default(false),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { bearer: bearerConfig }

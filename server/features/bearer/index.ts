@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { bearerConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Bearer tokens (better-auth's bearer plugin): every answer that sets the session cookie also
@@ -10,5 +10,5 @@ import { bearerConfig } from './config.js'
  */
 export const bearerFeature = defineFeature({
   id: 'bearer',
-  config: { bearer: bearerConfig },
+  config: configSections,
 })

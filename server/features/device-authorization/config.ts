@@ -40,3 +40,6 @@ export const deviceAuthorizationConfig = z
   .prefault({})
 
 export type DeviceAuthorizationConfig = z.output<typeof deviceAuthorizationConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { deviceAuthorization: deviceAuthorizationConfig }

@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { deviceAuthorizationConfig } from './config.js'
+import { configSections } from './config.js'
 import { DEVICE_AUTHORIZATION_ERRORS } from './errors.js'
 import { deviceAuthorizationRoutes } from './routes.js'
 import * as tables from './schema.js'
@@ -11,7 +11,7 @@ import * as tables from './schema.js'
  */
 export const deviceAuthorizationFeature = defineFeature({
   id: 'device-authorization',
-  config: { deviceAuthorization: deviceAuthorizationConfig },
+  config: configSections,
   tables,
   errors: DEVICE_AUTHORIZATION_ERRORS,
   routes: deviceAuthorizationRoutes,

@@ -23,3 +23,6 @@ export const emailOTPConfig = z
   .prefault({})
 
 export type EmailOTPConfig = z.output<typeof emailOTPConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { emailOTP: emailOTPConfig }

@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { emailOTPConfig } from './config.js'
+import { configSections } from './config.js'
 import { EMAIL_OTP_ERRORS } from './errors.js'
 import { emailOTPMail } from './mail.js'
 import { emailOTPRoutes } from './routes.js'
@@ -7,7 +7,7 @@ import { emailOTPRoutes } from './routes.js'
 /** better-auth's emailOTP plugin: one-time codes by mail to sign in, verify an address, reset a password. */
 export const emailOTPFeature = defineFeature({
   id: 'email-otp',
-  config: { emailOTP: emailOTPConfig },
+  config: configSections,
   errors: EMAIL_OTP_ERRORS,
   routes: emailOTPRoutes,
   mailPreviews: ({ appName, user }) => ({

@@ -28,3 +28,6 @@ export const emailVerificationConfig = z
     sendVerificationEmail: z.boolean().default(true),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { emailAndPassword: emailAndPasswordConfig, emailVerification: emailVerificationConfig }

@@ -2,7 +2,7 @@ import { defineFeature } from '../../feature.js'
 import { changeEmailConfirmation, existingAccountEmail, passwordResetEmail, verificationEmail } from './mail.js'
 import { emailPasswordRoutes } from './routes.js'
 import { EMAIL_PASSWORD_ERR } from './errors.js'
-import { emailAndPasswordConfig, emailVerificationConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Email and password (better-auth's emailAndPassword + emailVerification options): sign-up,
@@ -11,7 +11,7 @@ import { emailAndPasswordConfig, emailVerificationConfig } from './config.js'
  */
 export const emailPasswordFeature = defineFeature({
   id: 'email-password',
-  config: { emailAndPassword: emailAndPasswordConfig, emailVerification: emailVerificationConfig },
+  config: configSections,
   errors: EMAIL_PASSWORD_ERR,
   routes: emailPasswordRoutes,
   mailPreviews: ({ appName, user, link }) => ({

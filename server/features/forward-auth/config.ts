@@ -58,3 +58,6 @@ export const forwardAuthConfig = z
     defaultPolicy: forwardAuthPolicy.default('deny'),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { forwardAuth: forwardAuthConfig }

@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { forwardAuthConfig } from './config.js'
+import { configSections } from './config.js'
 import { flushAllowedCounts } from './counts.js'
 import { FORWARD_AUTH_ERRORS } from './errors.js'
 import { forwardAuthPanel } from './panel.js'
@@ -16,7 +16,7 @@ const FLUSH_MS = 60_000
  */
 export const forwardAuthFeature = defineFeature({
   id: 'forward-auth',
-  config: { forwardAuth: forwardAuthConfig },
+  config: configSections,
   tables,
   errors: FORWARD_AUTH_ERRORS,
   routes: forwardAuthRoutes,

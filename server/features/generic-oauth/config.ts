@@ -68,3 +68,6 @@ export const genericOAuthConfig = z
       .refine((list) => new Set(list.map((p) => p.providerId)).size === list.length, 'providerId must be unique'),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { genericOAuth: genericOAuthConfig }

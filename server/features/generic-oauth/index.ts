@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { genericOAuthConfig } from './config.js'
+import { configSections } from './config.js'
 import { GENERIC_OAUTH_ERRORS } from './errors.js'
 import { genericOAuthPanel } from './panel.js'
 import { genericOAuthProviders } from './providers.js'
@@ -15,7 +15,7 @@ import { genericOAuthRoutes } from './routes.js'
  */
 export const genericOAuthFeature = defineFeature({
   id: 'generic-oauth',
-  config: { genericOAuth: genericOAuthConfig },
+  config: configSections,
   errors: GENERIC_OAUTH_ERRORS,
   routes: genericOAuthRoutes,
   oauthProviders: genericOAuthProviders,

@@ -24,3 +24,6 @@ export const hostedPagesConfig = z
   .prefault({})
 
 export type HostedPagesConfig = z.output<typeof hostedPagesConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { hostedPages: hostedPagesConfig }

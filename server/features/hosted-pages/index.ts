@@ -1,7 +1,7 @@
 import { defineFeature } from '../../feature.js'
 import { buildLog, hostedPagesRoutes } from './routes.js'
 import { HOSTED_PAGES_ERRORS } from './errors.js'
-import { hostedPagesConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Gatehouse's hosted end-user pages (issue 17): a small React + Mantine app under
@@ -11,7 +11,7 @@ import { hostedPagesConfig } from './config.js'
  */
 export const hostedPagesFeature = defineFeature({
   id: 'hosted-pages',
-  config: { hostedPages: hostedPagesConfig },
+  config: configSections,
   errors: HOSTED_PAGES_ERRORS,
   routes: hostedPagesRoutes,
   start: ({ logger }) => {

@@ -74,3 +74,6 @@ export function durationSeconds(value: number | string): number {
   const key = unit === '' ? 's' : unit.startsWith('mi') || unit === 'm' ? 'm' : (unit[0] as string)
   return Number(match[1]) * (UNIT_SECONDS[key] ?? 1)
 }
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { jwt: jwtConfig }

@@ -4,7 +4,7 @@ import { signSessionToken } from './keys.js'
 import { jwtPanel } from './panel.js'
 import { jwtRoutes } from './routes.js'
 import * as tables from './schema.js'
-import { jwtConfig } from './config.js'
+import { configSections } from './config.js'
 
 /** better-auth's after-hook on get-session: the token in `set-auth-jwt`, exposed to browsers. */
 async function setJwtHeader(ctx: AuthContext, answer: SessionAnswer, headers: Headers): Promise<void> {
@@ -22,7 +22,7 @@ async function setJwtHeader(ctx: AuthContext, answer: SessionAnswer, headers: He
 /** JWT and JWKS (better-auth's jwt plugin): apps verify users offline from a token and the public keys. */
 export const jwtFeature = defineFeature({
   id: 'jwt',
-  config: { jwt: jwtConfig },
+  config: configSections,
   tables,
   routes: jwtRoutes,
   panel: jwtPanel,

@@ -15,3 +15,6 @@ export const lastLoginMethodConfig = z
     storeInDatabase: z.boolean().default(false),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { lastLoginMethod: lastLoginMethodConfig }

@@ -1,7 +1,7 @@
 import { defineFeature } from '../../feature.js'
 import { lastLoginMethodColumns } from './columns.js'
 import { serializeCookie } from '../../http/cookies.js'
-import { lastLoginMethodConfig } from './config.js'
+import { configSections } from './config.js'
 import { lastLoginMethodOf } from './rules.js'
 import { storeLastLoginMethod } from './store.js'
 
@@ -13,7 +13,7 @@ import { storeLastLoginMethod } from './store.js'
 export const lastLoginMethodFeature = defineFeature({
   id: 'last-login-method',
   columns: lastLoginMethodColumns,
-  config: { lastLoginMethod: lastLoginMethodConfig },
+  config: configSections,
   signedIn: async (rc, signedIn, attempt) => {
     const conf = rc.ctx.config().lastLoginMethod
     if (!conf.enabled) return

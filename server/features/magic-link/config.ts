@@ -15,3 +15,6 @@ export const magicLinkConfig = z
   .prefault({})
 
 export type MagicLinkConfig = z.output<typeof magicLinkConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { magicLink: magicLinkConfig }

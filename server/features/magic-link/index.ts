@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { magicLinkConfig } from './config.js'
+import { configSections } from './config.js'
 import { MAGIC_LINK_ERRORS } from './errors.js'
 import { magicLinkEmail } from './mail.js'
 import { magicLinkRoutes } from './routes.js'
@@ -7,7 +7,7 @@ import { magicLinkRoutes } from './routes.js'
 /** better-auth's magicLink plugin: a single-use sign-in link mailed through the outbox. */
 export const magicLinkFeature = defineFeature({
   id: 'magic-link',
-  config: { magicLink: magicLinkConfig },
+  config: configSections,
   errors: MAGIC_LINK_ERRORS,
   routes: magicLinkRoutes,
   mailPreviews: ({ appName, user, link }) => ({

@@ -26,3 +26,6 @@ export function parseMetricsAddress(address: string): { host: string; port: numb
   if (!match?.[1] || !match[2]) throw new Error(`invalid metrics address ${address}`)
   return { host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2]) }
 }
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { metrics: metricsConfig }

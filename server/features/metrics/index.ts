@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AuthContext } from '../../core/context.js'
 import { defineFeature } from '../../feature.js'
-import { metricsConfig, parseMetricsAddress } from './config.js'
+import { configSections, parseMetricsAddress } from './config.js'
 import { metricsErrors } from './errors.js'
 import { createMetrics } from './registry.js'
 
@@ -21,7 +21,7 @@ export function metricsListening(ctx: AuthContext): Promise<{ host: string; port
  */
 export const metricsFeature = defineFeature({
   id: 'metrics',
-  config: { metrics: metricsConfig },
+  config: configSections,
   errors: metricsErrors,
   start({ ctx, logger }) {
     const conf = ctx.config().metrics

@@ -8,3 +8,6 @@ export const multiSessionConfig = z
     maximumSessions: z.number().int().min(1).max(100).default(5),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { multiSession: multiSessionConfig }

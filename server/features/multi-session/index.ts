@@ -1,5 +1,5 @@
 import { defineFeature } from '../../feature.js'
-import { multiSessionConfig } from './config.js'
+import { configSections } from './config.js'
 import { deviceCookies, expireDeviceCookie, multiCookieName, setDeviceCookie } from './cookies.js'
 import { MULTI_SESSION_ERR } from './errors.js'
 import { endEarlierSessionsOf, endSessions } from './rules.js'
@@ -12,7 +12,7 @@ import { multiSessionRoutes } from './routes.js'
  */
 export const multiSessionFeature = defineFeature({
   id: 'multi-session',
-  config: { multiSession: multiSessionConfig },
+  config: configSections,
   errors: MULTI_SESSION_ERR,
   routes: multiSessionRoutes,
   // better-auth's after hook on every new session: an earlier session of the same user in this

@@ -49,3 +49,6 @@ export const oidcProviderConfig = z
   .prefault({})
 
 export type OidcProviderConfig = z.output<typeof oidcProviderConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { oidcProvider: oidcProviderConfig }

@@ -15,7 +15,7 @@ import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestS
 import { deleteExpiredModels } from './store.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
-import { oidcProviderConfig } from './config.js'
+import { configSections } from './config.js'
 
 const DISCOVERY = '/.well-known/openid-configuration'
 const AS_METADATA = '/.well-known/oauth-authorization-server'
@@ -95,7 +95,7 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
 /** Gatehouse as an OpenID Connect provider (panva's oidc-provider), under the base path. */
 export const oidcProviderFeature = defineFeature({
   id: 'oidc-provider',
-  config: { oidcProvider: oidcProviderConfig },
+  config: configSections,
   tables,
   errors: OIDC_ERRORS,
   routes: oidcProviderRoutes,

@@ -14,3 +14,6 @@ export const oneTimeTokenConfig = z
     storeToken: z.enum(['plain', 'hashed']).default('plain'),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { oneTimeToken: oneTimeTokenConfig }

@@ -30,3 +30,6 @@ export const organizationConfig = z
   .prefault({})
 
 export type OrganizationConfig = z.output<typeof organizationConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { organization: organizationConfig }

@@ -5,7 +5,7 @@ import { organizationPanel } from './panel.js'
 import { organizationRoutes } from './routes.js'
 import { ORG_ERRORS } from './errors.js'
 import * as tables from './schema.js'
-import { organizationConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Organizations with members, teams and invitations (better-auth's organization plugin; SPEC
@@ -16,7 +16,7 @@ import { organizationConfig } from './config.js'
 export const organizationFeature = defineFeature({
   id: 'organization',
   columns: organizationColumns,
-  config: { organization: organizationConfig },
+  config: configSections,
   tables,
   errors: ORG_ERRORS,
   routes: organizationRoutes,

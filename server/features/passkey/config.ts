@@ -15,3 +15,6 @@ export const passkeyConfig = z
   .prefault({})
 
 export type PasskeyConfig = z.output<typeof passkeyConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { passkey: passkeyConfig }

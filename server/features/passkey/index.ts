@@ -3,12 +3,12 @@ import { passkeyPanel } from './panel.js'
 import { passkeyRoutes } from './routes.js'
 import { PASSKEY_ERRORS } from './errors.js'
 import * as tables from './schema.js'
-import { passkeyConfig } from './config.js'
+import { configSections } from './config.js'
 
 /** @better-auth/passkey: WebAuthn registration and discoverable sign-in on @simplewebauthn/server. */
 export const passkeyFeature = defineFeature({
   id: 'passkey',
-  config: { passkey: passkeyConfig },
+  config: configSections,
   tables,
   errors: PASSKEY_ERRORS,
   routes: passkeyRoutes,

@@ -6,3 +6,6 @@ import { socialProvidersSchema } from './options.js'
  * same keys; free of the engine's code.
  */
 export const socialProvidersConfig = socialProvidersSchema
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { socialProviders: socialProvidersConfig }

@@ -2,7 +2,7 @@ import { defineFeature } from '../../feature.js'
 import { socialPanel } from './panel.js'
 import { socialRoutes } from './routes.js'
 import { SOCIAL_ERRORS } from './errors.js'
-import { socialProvidersConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Social sign-in (better-auth's `socialProviders`): the 18 OAuth/OIDC providers, /sign-in/social,
@@ -11,7 +11,7 @@ import { socialProvidersConfig } from './config.js'
  */
 export const socialFeature = defineFeature({
   id: 'social',
-  config: { socialProviders: socialProvidersConfig },
+  config: configSections,
   errors: SOCIAL_ERRORS,
   routes: socialRoutes,
   panel: socialPanel,

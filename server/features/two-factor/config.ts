@@ -53,3 +53,6 @@ export const twoFactorConfig = z
   .prefault({})
 
 export type TwoFactorConfig = z.output<typeof twoFactorConfig>
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { twoFactor: twoFactorConfig }

@@ -7,3 +7,6 @@ export const usernameConfig = z
     maxUsernameLength: z.number().int().min(1).default(30),
   })
   .prefault({})
+
+/** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
+export const configSections = { username: usernameConfig }

@@ -3,7 +3,7 @@ import { usernameColumns } from './columns.js'
 import { readUsernameFields, usernameClash } from './rules.js'
 import { usernameRoutes } from './routes.js'
 import { USERNAME_ERR } from './errors.js'
-import { usernameConfig } from './config.js'
+import { configSections } from './config.js'
 
 /**
  * Usernames (better-auth's username plugin): sign-in by username, is-username-available, and the
@@ -12,7 +12,7 @@ import { usernameConfig } from './config.js'
 export const usernameFeature = defineFeature({
   id: 'username',
   columns: usernameColumns,
-  config: { username: usernameConfig },
+  config: configSections,
   errors: USERNAME_ERR,
   routes: usernameRoutes,
   readUserFields: readUsernameFields,

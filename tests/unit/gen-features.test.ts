@@ -1,0 +1,85 @@
+/**
+ * bin/gen-features.js on a scratch tree: a new capability is its folder plus its line in
+ * server/features/index.ts; the columns, tables, config sections and panel operations it declares
+ * reach the four aggregations without another edit, in the list's order, and a folder that is not
+ * listed contributes nothing.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+// @ts-expect-error: a plain JavaScript build script without declarations
+import { generatedFiles, listedFolders } from '../../bin/gen-features.js'
+
+const root = mkdtempSync(join(tmpdir(), 'gatehouse-gen-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+function write(path: string, text: string) {
+  mkdirSync(join(root, path, '..'), { recursive: true })
+  writeFileSync(join(root, path), text)
+}
+
+const list = (names: string[]) =>
+  [
+    "import type { Feature } from '../feature.js'",
+    ...names.map((n) => `import { ${n}Feature } from './${n === 'rateCard' ? 'rate-card' : n}/index.js'`),
+    '',
+    'export const features: Feature[] = [',
+    ...names.map((n) => `  ${n}Feature,`),
+    ']',
+    '',
+  ].join('\n')
+
+write(
+  'server/features/widget/schema.ts',
+  "export const widget = sqliteTable('widget', {})\nexport const widgetPart = sqliteTable(\n  'widgetPart',\n  {},\n)\nexport type WidgetRow = typeof widget.$inferSelect\n",
+)
+write('server/features/widget/config.ts', "export const widgetConfig = z.object({})\nexport const configSections = { widget: widgetConfig }\n")
+write('server/features/widget/panel-contract.ts', 'export const widgetRowSchema = z.object({})\nexport const widgetContract = {\n}\n')
+write(
+  'server/features/widget/columns.ts',
+  'export const widgetColumns = {\n  user: {\n    widgetCount: integer(),\n  },\n  session: {\n    widgetId: text(),\n  },\n}\n',
+)
+write(
+  'server/features/rate-card/config.ts',
+  "export const configSections = {\n  rateCard: rateCardConfig,\n  'user.rateCardNotice': noticeConfig,\n}\n",
+)
+write('server/features/rate-card/columns.ts', 'export const rateCardIndexes = {\n  user: (t: { widgetCount: unknown }) => [],\n}\n')
+// On disk but not listed: must not appear anywhere.
+write('server/features/unlisted/schema.ts', "export const unlisted = sqliteTable('unlisted', {})\n")
+write('server/features/unlisted/config.ts', 'export const configSections = { unlisted: unlistedConfig }\n')
+
+describe('bin/gen-features.js', () => {
+  it('derives the four aggregations from the listed folders only, in the list order', async () => {
+    write('server/features/index.ts', list(['widget', 'rateCard']))
+    expect(listedFolders(root)).toEqual(['widget', 'rate-card'])
+    const files = (await generatedFiles({ root })) as Record<string, string>
+    const tables = files['server/db/feature-tables.ts'] as string
+    expect(tables).toContain("import * as widgetTables from '../features/widget/schema.js'")
+    expect(tables).toContain('  widget: widgetTables.widget,\n  widgetPart: widgetTables.widgetPart,\n')
+    expect(tables).toContain('export let widgetPart = featureTables.widgetPart')
+    expect(tables).toContain('  widgetPart = t.widgetPart')
+    const sections = files['server/config/feature-sections.ts'] as string
+    expect(sections).toContain('  widget: widget.widget,\n  rateCard: rateCard.rateCard,\n')
+    expect(sections).toContain("export const featureUserSections = {\n  rateCardNotice: rateCard['user.rateCardNotice'],\n}")
+    const columns = files['server/db/feature-columns.ts'] as string
+    expect(columns).toContain('export const userFeatureColumns = {\n  ...widgetColumns.user,\n}')
+    expect(columns).toContain('export const sessionFeatureColumns = {\n  ...widgetColumns.session,\n}')
+    expect(columns).toContain('(t: Parameters<typeof rateCardIndexes.user>[0]) => [\n  ...rateCardIndexes.user(t),\n]')
+    expect(files['server/features/panel-contracts.ts']).toContain('  ...widgetContract,\n')
+    for (const text of Object.values(files)) expect(text).not.toMatch(/unlisted|widgetRowSchema|WidgetRow/)
+  })
+
+  it('a folder taken out of the list leaves every aggregation', async () => {
+    write('server/features/index.ts', list(['rateCard']))
+    const files = (await generatedFiles({ root })) as Record<string, string>
+    for (const text of Object.values(files)) expect(text).not.toMatch(/widget/i)
+    expect(files['server/db/feature-tables.ts']).toContain('export const featureTables = {\n\n}')
+  })
+
+  it('refuses a config section it cannot mount, naming the folder', async () => {
+    write('server/features/index.ts', list(['widget']))
+    write('server/features/widget/config.ts', "export const configSections = { 'session.widget': widgetConfig }\n")
+    await expect(generatedFiles({ root })).rejects.toThrow('server/features/widget/config.ts: section session.widget')
+  })
+})
