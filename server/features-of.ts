@@ -18,3 +18,25 @@ export function featuresOf(ctx: object): readonly Feature[] {
 }
 
 const none: readonly Feature[] = []
+
+const withHookByList = new WeakMap<readonly Feature[], Map<keyof Feature, readonly Feature[]>>()
+
+/**
+ * The features of `ctx` that declare `hook`, in list order, worked out once per list: get-session
+ * asks two hooks on every request (requestSession, sessionAnswered), which one or two of some
+ * thirty features declare.
+ */
+export function featuresWith<K extends keyof Feature>(ctx: object, hook: K): readonly (Feature & Required<Pick<Feature, K>>)[] {
+  const list = featuresOf(ctx)
+  let byHook = withHookByList.get(list)
+  if (!byHook) {
+    byHook = new Map()
+    withHookByList.set(list, byHook)
+  }
+  let found = byHook.get(hook)
+  if (!found) {
+    found = list.filter((feature) => feature[hook] !== undefined)
+    byHook.set(hook, found)
+  }
+  return found as readonly (Feature & Required<Pick<Feature, K>>)[]
+}

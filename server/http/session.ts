@@ -3,7 +3,7 @@ import { toPublicUser } from '../core/users.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
-import { featuresOf } from '../features-of.js'
+import { featuresWith } from '../features-of.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -93,9 +93,9 @@ function fromFeatures(
   options: { disableRefresh?: boolean },
   start: number,
 ): ResolvedSession | Promise<ResolvedSession> {
-  const features = featuresOf(rc.ctx)
+  const features = featuresWith(rc.ctx, 'requestSession')
   for (let i = start; i < features.length; i++) {
-    const pending = features[i]?.requestSession?.(rc)
+    const pending = features[i]?.requestSession(rc)
     if (pending === undefined) continue
     return pending.then((data) => (data ? { status: 'active', data, refreshed: false } : fromFeatures(rc, options, i + 1)))
   }

@@ -21,7 +21,7 @@ import {
   resolveRequestSession,
   setSessionCacheCookie,
 } from '../session.js'
-import { featuresOf } from '../../features-of.js'
+import { featuresOf, featuresWith } from '../../features-of.js'
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false'])])
@@ -72,9 +72,8 @@ export const coreRoutes = [
       // promise only when a feature has work to wait for: with none, the answer awaits nothing.
       const answered = (answer: SessionAnswer): Promise<void> | undefined => {
         let chain: Promise<void> | undefined
-        for (const feature of featuresOf(ctx)) {
-          if (!feature.sessionAnswered) continue
-          if (chain) chain = chain.then(() => feature.sessionAnswered?.(ctx, answer, rc.response.headers))
+        for (const feature of featuresWith(ctx, 'sessionAnswered')) {
+          if (chain) chain = chain.then(() => feature.sessionAnswered(ctx, answer, rc.response.headers))
           else chain = feature.sessionAnswered(ctx, answer, rc.response.headers) || undefined
         }
         return chain
