@@ -6,6 +6,7 @@ import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { PanelCaller } from '../core/panel-caller.js'
 import { createPanelAuth, PANEL_AUTH_PATHS } from './auth.js'
+import { panelMayDownload } from './permissions.js'
 import type { PanelService } from './service.js'
 
 /**
@@ -290,7 +291,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     if (download) {
       const { caller, refusal } = await callerOf(req)
       if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal))
-      if (caller.kind === 'admin' && caller.access === 'limited') {
+      if (!panelMayDownload(caller)) {
         return sendJson(res, 403, { code: 'PANEL_FORBIDDEN', message: 'Downloads need an administrator' })
       }
       const found = options.service.download(download[1] as string, decoded(download[2] as string) ?? '')
