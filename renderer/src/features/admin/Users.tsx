@@ -20,7 +20,6 @@ import {
   Text,
   TextInput,
   Textarea,
-  Tooltip,
   UnstyledButton,
   VisuallyHidden,
 } from '@mantine/core'
@@ -54,7 +53,7 @@ import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from
 import { ImportUsers } from '../import/ImportUsers'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
 import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
 import { Allowed, useAccess } from '../../access'
 import { rowOpener, useDeepLink } from '../../deep-link'
 
@@ -663,11 +662,11 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                             )}
                           </Table.Td>
                           <Table.Td>
-                            <Tooltip label={dateTime(s.updatedAt)} withArrow>
-                              <Text size="sm">{fromNow(s.updatedAt)}</Text>
-                            </Tooltip>
+                            <Ago when={s.updatedAt} />
                           </Table.Td>
-                          <Table.Td>{fromNow(s.createdAt)}</Table.Td>
+                          <Table.Td>
+                            <Ago when={s.createdAt} />
+                          </Table.Td>
                           <Table.Td>{dateTime(s.expiresAt)}</Table.Td>
                           <Table.Td>
                             <Allowed op="users.revokeSession">
@@ -1050,9 +1049,7 @@ export default function Users() {
                       </Group>
                     </Table.Td>
                     <Table.Td>
-                      <Tooltip label={dateTime(u.createdAt)} withArrow>
-                        <Text size="sm">{fromNow(u.createdAt)}</Text>
-                      </Tooltip>
+                      <Ago when={u.createdAt} />
                     </Table.Td>
                   </Table.Tr>
                 ))}

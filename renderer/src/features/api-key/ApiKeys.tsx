@@ -22,7 +22,7 @@ import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { Allowed, Editable } from '../../access'
 import { UserPicker } from '../../components/UserPicker'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
 import { ink } from '../../ink'
 
 /** `#/api-keys?user=<id>` shows one user's keys. */
@@ -209,7 +209,9 @@ export default function ApiKeysPage() {
                     {k.enabled ? 'enabled' : 'disabled'}
                   </Badge>
                 </Table.Td>
-                <Table.Td title={dateTime(k.lastRequest)}>{k.lastRequest ? fromNow(k.lastRequest) : 'never'}</Table.Td>
+                <Table.Td>
+                  <Ago when={k.lastRequest} none="never" />
+                </Table.Td>
                 <Table.Td>{k.remaining ?? '∞'}</Table.Td>
                 <Table.Td>{k.expiresAt ? dateTime(k.expiresAt) : 'never'}</Table.Td>
                 <Table.Td>

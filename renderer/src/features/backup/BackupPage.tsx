@@ -220,8 +220,8 @@ export default function BackupPage() {
       <Stack gap="lg">
         {data.pendingRestore && (
           <Alert color="orange" icon={<IconAlertTriangle size={18} />} title="Restore waiting for a restart" data-testid="pending-restore">
-            The backup {data.pendingRestore.archive} ({data.pendingRestore.createdAt}) replaces the current data at the next start of
-            Gatehouse.
+            The backup {data.pendingRestore.archive} ({dateTime(data.pendingRestore.createdAt)}) replaces the current data at the next start
+            of Gatehouse.
           </Alert>
         )}
         <ScheduleForm schedule={data.schedule} keep={data.keep} />

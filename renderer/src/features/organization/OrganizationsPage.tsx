@@ -25,7 +25,7 @@ import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from
 import { Allowed, Editable } from '../../access'
 import { UserPicker } from '../../components/UserPicker'
 import { rowOpener, useDeepLink } from '../../deep-link'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
 import { ink } from '../../ink'
 
@@ -483,7 +483,9 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
                               {i.status}
                             </Badge>
                           </Table.Td>
-                          <Table.Td>expires {fromNow(i.expiresAt)}</Table.Td>
+                          <Table.Td>
+                            <Ago when={i.expiresAt} prefix="expires " />
+                          </Table.Td>
                           <Table.Td>
                             {i.status === 'pending' && (
                               <Group gap={4} wrap="nowrap">
@@ -588,7 +590,9 @@ export default function Organizations() {
                     <Code>{o.slug}</Code>
                   </Table.Td>
                   <Table.Td>{o.members}</Table.Td>
-                  <Table.Td>{fromNow(o.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Ago when={o.createdAt} />
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
