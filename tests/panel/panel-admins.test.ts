@@ -331,6 +331,8 @@ describe('the browser panel signs in administrators', () => {
         expect(await control.isDisabled(), `${who}: ${id}`).toBe(disabled)
       }
       expect(await page.getByTestId('user-roles').isDisabled(), `${who}: roles`).toBe(disabled)
+      // Sessions: support has no session:list, so it is told so instead of "No active session".
+      expect(await page.getByTestId('sessions-not-allowed').count(), `${who}: sessions`).toBe(disabled ? 1 : 0)
       if (disabled) {
         // Why: a tooltip on the disabled control.
         await page

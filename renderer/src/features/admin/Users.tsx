@@ -614,7 +614,11 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               <Tabs.Tab value="connected-apps">Connected apps</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="sessions" pt="sm">
-              {detail.data?.sessions.length === 0 ? (
+              {!access.can('session:list') ? (
+                <Text size="sm" c="dimmed" data-testid="sessions-not-allowed">
+                  Your role may not list sessions (it needs the session:list permission).
+                </Text>
+              ) : detail.data?.sessions.length === 0 ? (
                 <Text size="sm" c="dimmed">
                   No active session.
                 </Text>
