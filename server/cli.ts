@@ -218,7 +218,7 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
   if (panel) {
     // Administrators sign in with their own accounts (issue 31 §1); the token link is the way in
     // when none can: the first administrator of a fresh install, or a lost one.
-    log.info(`Control panel: ${panel.origin}/  (administrators sign in with their Gatehouse account)`)
+    log.info(`Control panel: ${panel.localOrigin}/  (administrators sign in with their Gatehouse account or a passkey)`)
     log.info(
       `Panel recovery link: ${panel.loginURL}  (to create the first administrator or when none can sign in; valid until the server stops; keep it private)`,
     )

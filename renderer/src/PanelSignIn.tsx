@@ -1,9 +1,11 @@
+import { notifications } from '@mantine/notifications'
 import { Alert, Anchor, Button, Center, Code, Group, Paper, PasswordInput, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core'
 import { useQueryClient } from '@tanstack/react-query'
-import { IconAlertTriangle, IconShieldLock } from '@tabler/icons-react'
+import { IconAlertTriangle, IconKey, IconShieldLock } from '@tabler/icons-react'
 import { Component, type FormEvent, type ReactNode, useEffect, useState } from 'react'
 import { PanelCallError, panelAuth, SIGNED_OUT_EVENT, transport, useOp } from './api'
 import { Loading } from './components/common'
+import { addPanelPasskey, panelPasskeyName, passkeysWorkHere, signInWithPasskey, useSignInOptions } from './panel-passkey'
 
 /**
  * The browser panel's door (issue 31 §1): an administrator signs in with their Gatehouse account
@@ -28,6 +30,19 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
   useEffect(() => {
     document.title = 'Sign in · Gatehouse'
   }, [])
+
+  const signInOptions = useSignInOptions().data
+  const passkey = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      const failed = await signInWithPasskey()
+      if (failed) return setError(failed)
+      onSignedIn()
+    } finally {
+      setBusy(false)
+    }
+  }
 
   const submitPassword = async (event: FormEvent) => {
     event.preventDefault()
@@ -124,6 +139,26 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
                 <Button type="submit" loading={busy} data-testid="sign-in-submit">
                   Sign in
                 </Button>
+                {signInOptions?.passkey &&
+                  (passkeysWorkHere() ? (
+                    <Button
+                      variant="default"
+                      leftSection={<IconKey size={16} />}
+                      onClick={() => void passkey()}
+                      disabled={busy}
+                      data-testid="sign-in-passkey"
+                    >
+                      Sign in with a passkey
+                    </Button>
+                  ) : (
+                    <Text size="sm" data-testid="passkey-elsewhere">
+                      Passkeys work at the panel's name, not its address:{' '}
+                      <Anchor href={signInOptions.passkeyOrigin} data-testid="passkey-localhost-link">
+                        open {signInOptions.passkeyOrigin}
+                      </Anchor>{' '}
+                      to sign in with one.
+                    </Text>
+                  ))}
               </Stack>
             </form>
           ) : (
@@ -278,11 +313,58 @@ export function CallerBadge() {
           {caller.access === 'limited' ? ' · view only' : ''}
         </Text>
       </Tooltip>
+      {transport() === 'http' && caller.kind === 'admin' && <AddPasskey />}
       {transport() === 'http' && (
         <Button size="xs" variant="default" onClick={() => void signOutOfPanel()} data-testid="panel-sign-out">
           Sign out
         </Button>
       )}
     </Group>
+  )
+}
+
+/**
+ * "Add a passkey for this panel": a passkey of this browser on the signed-in admin's account, bound
+ * to this panel's address (an ordinary passkey of theirs, named so they recognise it). On the IP
+ * address, where passkeys cannot work, it points to the localhost address instead.
+ */
+function AddPasskey() {
+  const options = useSignInOptions().data
+  const [busy, setBusy] = useState(false)
+  if (!options?.passkey) return null
+  if (!passkeysWorkHere()) {
+    return (
+      <Tooltip label={`Passkeys work at ${options.passkeyOrigin}, not at an IP address`} withArrow>
+        <Anchor href={options.passkeyOrigin} size="xs" data-testid="panel-passkey-localhost" visibleFrom="md">
+          Passkeys: open at localhost
+        </Anchor>
+      </Tooltip>
+    )
+  }
+  return (
+    <Tooltip label="A passkey of this browser for signing in to this panel, kept with your account's passkeys" withArrow>
+      <Button
+        size="xs"
+        variant="default"
+        leftSection={<IconKey size={14} />}
+        loading={busy}
+        data-testid="panel-add-passkey"
+        onClick={async () => {
+          setBusy(true)
+          try {
+            const failed = await addPanelPasskey()
+            notifications.show(
+              failed
+                ? { color: 'red', title: 'No passkey added', message: failed }
+                : { color: 'teal', title: 'Passkey added', message: `Sign in to this panel with it next time (${panelPasskeyName()}).` },
+            )
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        Add a passkey
+      </Button>
+    </Tooltip>
   )
 }

@@ -3,7 +3,7 @@ import '@mantine/notifications/styles.css'
 import '@mantine/charts/styles.css'
 import '@mantine/dates/styles.css'
 import './panel.css'
-import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider, Pagination } from '@mantine/core'
+import { Anchor, createTheme, Drawer, Modal, type CSSVariablesResolver, MantineProvider, Notification, Pagination } from '@mantine/core'
 import { Notifications } from '@mantine/notifications'
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
@@ -24,6 +24,12 @@ const theme = createTheme({
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
     // Escape closes a drawer in App.tsx's handler, after any dialog opened from it had the key (see closeDrawerOnEscape).
     Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' }, closeOnEscape: false } }),
+    // Toasts: a named close button, and their text in the body colour (Mantine's dimmed grey on
+    // the toast's white reads below 4.5:1).
+    Notification: Notification.extend({
+      defaultProps: { closeButtonProps: { 'aria-label': 'Close notification' } },
+      styles: { description: { color: 'var(--mantine-color-text)' } },
+    }),
     // Pager buttons are numbers and arrows: name each (WCAG 4.1.2).
     Pagination: Pagination.extend({
       defaultProps: {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { PanelCaller } from '../core/panel-caller.js'
+import { runFromPanelPage } from '../core/panel-relay.js'
 import { resolveSession } from '../core/sessions.js'
 import { unsignValue } from '../crypto/sign.js'
 import { ADMIN_STATEMENTS, hasPermission, isAdministrator } from '../features/admin/access.js'
@@ -26,6 +27,11 @@ export const PANEL_AUTH_PATHS = new Set([
   '/two-factor/verify-otp',
   '/two-factor/verify-backup-code',
   '/sign-out',
+  // Passkeys (issue 31): signing in with one, and an administrator adding one for the panel.
+  '/passkey/generate-authenticate-options',
+  '/passkey/verify-authentication',
+  '/passkey/generate-register-options',
+  '/passkey/verify-registration',
 ])
 
 export interface RelayedAnswer {
@@ -82,7 +88,11 @@ export function createPanelAuth(gatehouse: Gatehouse, cookiePrefix: () => string
     if (cookie) headers.set('cookie', cookie)
     if (body !== null) headers.set('content-type', 'application/json')
     const request = new Request(`${ctx.baseURL}${path}`, { method: body === null ? 'GET' : 'POST', headers, body })
-    const response = await gatehouse.app.fetch(request)
+    // The page the browser is on (its Host was checked: 127.0.0.1 or localhost at the panel's port):
+    // a passkey ceremony relayed from it is bound to it (core/panel-relay.ts).
+    const host = (req.headers.host ?? '').toLowerCase()
+    const page = { origin: `http://${host}`, hostname: host.replace(/:\d+$/, '') }
+    const response = await runFromPanelPage(page, () => gatehouse.app.fetch(request))
     return {
       status: response.status,
       body: await response.text(),

@@ -56,6 +56,13 @@ const coreContract = {
           email: z.string().nullable(),
           role: z.string().nullable(),
           access: z.enum(['full', 'limited']),
+          /** The `admin.*` permissions the caller holds (`resource:action`). */
+          permissions: z.array(z.string()),
+          /**
+           * The changes (mutating operations) the caller may run, by the rule the panel refuses
+           * by (server/panel/permissions.ts): the renderer hides or disables every other one.
+           */
+          changes: z.array(z.string()),
         })
         .nullable()
         .optional(),

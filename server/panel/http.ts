@@ -6,6 +6,7 @@ import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { PanelCaller } from '../core/panel-caller.js'
 import { createPanelAuth, PANEL_AUTH_PATHS } from './auth.js'
+import { panelMayDownload } from './permissions.js'
 import type { PanelService } from './service.js'
 
 /**
@@ -68,6 +69,11 @@ export interface PanelServerOptions {
 export interface PanelServer {
   /** http://127.0.0.1:PORT */
   origin: string
+  /**
+   * http://localhost:PORT: the address to sign in at (the one printed). A page on an IP address
+   * cannot use passkeys (an IP is never a WebAuthn relying-party id); `localhost` can, over http.
+   */
+  localOrigin: string
   port: number
   token: string
   /** The URL to open: it carries the token once and logs the browser in. */
@@ -234,6 +240,12 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
       return Boolean((origin && !ownOrigins.has(origin)) || (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none'))
     }
 
+    if (url.pathname === '/panel/sign-in-options') {
+      // What the sign-in page offers (public: no data), and where passkeys work.
+      const config = options.service.env.gatehouse.ctx.config()
+      return sendJson(res, 200, { passkey: config.passkey.enabled, passkeyOrigin: `http://localhost:${port}` })
+    }
+
     if (url.pathname.startsWith(AUTH_PREFIX)) {
       // The sign-in page's calls, relayed to the API's own endpoints (server/panel/auth.ts).
       const path = `/${url.pathname.slice(AUTH_PREFIX.length)}`
@@ -290,7 +302,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     if (download) {
       const { caller, refusal } = await callerOf(req)
       if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal))
-      if (caller.kind === 'admin' && caller.access === 'limited') {
+      if (!panelMayDownload(caller)) {
         return sendJson(res, 403, { code: 'PANEL_FORBIDDEN', message: 'Downloads need an administrator' })
       }
       const found = options.service.download(download[1] as string, decoded(download[2] as string) ?? '')
@@ -309,12 +321,13 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     return serveStatic(res, url.pathname)
   }
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) sendJson(res, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' })
       else res.destroy()
     })
-  })
+  }
+  const server = createServer(onRequest)
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject)
     // Loopback only: the panel is never reachable from the LAN.
@@ -324,19 +337,36 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     })
   })
   port = (server.address() as AddressInfo).port
+  // `localhost` may resolve to ::1 first: the same panel on IPv6 loopback too, where there is one
+  // (best effort: without IPv6, or with the port taken there, browsers fall back to 127.0.0.1).
+  const v6 = createServer(onRequest)
+  const v6Listening = await new Promise<boolean>((resolveListen) => {
+    v6.once('error', () => resolveListen(false))
+    v6.listen(port, '::1', () => resolveListen(true))
+  })
   cookieName = `gatehouse_panel_${port}`
-  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`])
-  ownOrigins = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`])
+  // DNS rebinding: only these Host names (another name resolving to loopback is refused, 421).
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+  ownOrigins = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`])
   const origin = `http://127.0.0.1:${port}`
   return {
     origin,
+    localOrigin: `http://localhost:${port}`,
     port,
     token,
     loginURL: `${origin}/?token=${token}`,
     close: () =>
       new Promise<void>((resolveClose) => {
-        server.close(() => resolveClose())
+        let open = v6Listening ? 2 : 1
+        const closed = () => {
+          if (--open === 0) resolveClose()
+        }
+        server.close(closed)
         server.closeAllConnections()
+        if (v6Listening) {
+          v6.close(closed)
+          v6.closeAllConnections()
+        }
       }),
   }
 }

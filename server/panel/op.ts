@@ -7,7 +7,21 @@ export interface OpDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.
   mutates: boolean
   input: I
   output: O
+  /**
+   * The `admin.*` permission an admin signed in to the panel needs for it (its domain function
+   * checks the same one): server/panel/permissions.ts refuses it without, and tells the renderer.
+   */
+  permission?: AdminPermission
 }
+
+/** One `admin.*` permission: resource and action (server/features/admin/statements.ts). */
+export type AdminPermission = readonly ['user' | 'session', string]
+
+/** The operation needs this `admin.*` permission (see OpDef.permission). */
+export const requires = <I extends z.ZodType, O extends z.ZodType>(permission: AdminPermission, def: OpDef<I, O>): OpDef<I, O> => ({
+  ...def,
+  permission,
+})
 
 export const query = <I extends z.ZodType, O extends z.ZodType>(summary: string, input: I, output: O): OpDef<I, O> => ({
   summary,

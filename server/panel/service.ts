@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { APIError } from '../core/errors.js'
+import { recordAudit } from '../core/audit.js'
 import { configAuditSettled } from '../core/config-audit.js'
 import { type PanelCaller, runAsPanelCaller } from '../core/panel-caller.js'
 import { ConfigError } from '../config/store.js'
@@ -10,6 +11,7 @@ import type { Logger } from '../log.js'
 import type { Handlers, PanelEnv } from './env.js'
 import { contract, isOpName, type PanelFailure, type PanelResult } from './contract.js'
 import { PanelError } from './errors.js'
+import { panelRefusal } from './permissions.js'
 import { systemHandlers } from './ops/system.js'
 
 export interface PanelService {
@@ -38,14 +40,6 @@ function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
   return { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', status: 500 }
 }
 
-/**
- * What a limited admin role (some `admin.*` permissions, not an administrator) may change: the
- * user and session operations, which check the role's own permissions (server/features/admin).
- * Every view reads; every other change (settings, keys, providers, backups) needs an administrator.
- */
-const LIMITED_MUTATIONS = /^users\./
-const LIMITED_MESSAGE = 'Your role may view this, but changing it needs an administrator'
-
 export function createPanelService(env: PanelEnv): PanelService {
   const handlers: Handlers = {
     ...systemHandlers(env),
@@ -68,8 +62,17 @@ export function createPanelService(env: PanelEnv): PanelService {
   async function run(op: string, input: unknown, caller: PanelCaller | null): Promise<PanelResult> {
     if (!isOpName(op)) return { ok: false, error: { code: 'UNKNOWN_OPERATION', message: `Unknown operation ${op}`, status: 404 } }
     const def = contract[op]
-    if (caller?.kind === 'admin' && caller.access === 'limited' && def.mutates && !LIMITED_MUTATIONS.test(op)) {
-      return { ok: false, error: { code: 'PANEL_FORBIDDEN', message: LIMITED_MESSAGE, status: 403 } }
+    // The rule the renderer is told too (server.info's caller.changes): what it hides is what is refused here.
+    const refusal = panelRefusal(env.gatehouse.ctx.config(), caller, op)
+    if (refusal) {
+      // Audited as the admin who tried (recordAudit names the panel's caller).
+      await recordAudit(env.gatehouse.ctx, {
+        type: 'panel.forbidden',
+        outcome: 'failure',
+        target: op,
+        detail: { op, reason: refusal },
+      }).catch((error: unknown) => env.logger.error('panel: the refusal could not be audited:', error))
+      return { ok: false, error: { code: 'PANEL_FORBIDDEN', message: refusal, status: 403 } }
     }
     const parsed = def.input.safeParse(input ?? {})
     if (!parsed.success) {

@@ -103,9 +103,18 @@ describe('panel operations run as their caller', () => {
     const settings = await panel.dispatch('settings.update', { patch: { trustedOrigins: ['https://x.example'] } }, support)
     expect(settings).toMatchObject({ ok: false, error: { code: 'PANEL_FORBIDDEN', status: 403 } })
     expect(server.gatehouse.config.get().trustedOrigins).not.toContain('https://x.example')
-    // Banning is a user operation its role does not grant: refused by the admin rules, audited as support.
+    // Banning needs user:ban, which its role does not grant: refused before it runs (the rule
+    // server.info tells the renderer, server/panel/permissions.ts), audited as support.
     const ban = await panel.dispatch('users.ban', { userId: grace.id }, support)
-    expect(ban).toMatchObject({ ok: false, error: { code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS', status: 403 } })
-    expect(await latest('admin.ban-user')).toMatchObject({ actorUserId: idOf(support), outcome: 'failure', targetUserId: grace.id })
+    expect(ban).toMatchObject({
+      ok: false,
+      error: { code: 'PANEL_FORBIDDEN', status: 403, message: 'Your role does not allow this (it needs the user:ban permission)' },
+    })
+    expect(await latest('panel.forbidden')).toMatchObject({ actorUserId: idOf(support), outcome: 'failure', target: 'users.ban' })
+    expect((await ok<{ user: { banned: boolean | null } }>('users.get', { userId: grace.id })).user.banned).not.toBe(true)
+    // What it is told it may change: nothing but the user changes its permissions' domain functions check per action.
+    expect(await ok('server.info', {}, support)).toMatchObject({
+      caller: { permissions: ['user:list', 'user:get'], changes: ['users.bulk'] },
+    })
   })
 })

@@ -6,6 +6,7 @@ import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { queryAuditEvents } from '../../server/core/audit.js'
+import { contract, opNames } from '../../server/panel/contract.js'
 import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
 import { CookieJar, jarFetch, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
@@ -24,13 +25,18 @@ let browser: Browser
 let server: TestServer
 let panel: BrowserPanel
 let panelPort = 0
-const people = {} as Record<'ada' | 'bea' | 'grace' | 'sam', { id: string; email: string; totpURI?: string }>
+const people = {} as Record<'ada' | 'bea' | 'grace' | 'sam' | 'hal', { id: string; email: string; totpURI?: string }>
 const contexts: BrowserContext[] = []
 
 const config = {
   twoFactor: { enabled: true },
   apiKey: { enabled: true },
-  admin: { roles: { support: { user: ['list' as const, 'get' as const] } } },
+  admin: {
+    roles: {
+      support: { user: ['list' as const, 'get' as const] },
+      helpdesk: { user: ['list' as const, 'get' as const, 'ban' as const], session: ['list' as const] },
+    },
+  },
 }
 
 async function start(dataDir?: string): Promise<void> {
@@ -111,6 +117,7 @@ beforeAll(async () => {
     ['bea', 'Bea Admin', 'admin'],
     ['grace', 'Grace User', null],
     ['sam', 'Sam Support', 'support'],
+    ['hal', 'Hal Helpdesk', 'helpdesk'],
   ] as const) {
     const { user } = await signUp(server.base, { name, password: PASSWORD })
     if (role) await operator('users.setRole', { userId: user.id, role })
@@ -265,8 +272,99 @@ describe('the browser panel signs in administrators', () => {
     })
     expect(await callFromPage(page, 'users.ban', { userId: people.grace.id })).toMatchObject({
       status: 403,
-      body: { code: 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS' },
+      body: { code: 'PANEL_FORBIDDEN', message: 'Your role does not allow this (it needs the user:ban permission)' },
     })
+  })
+
+  it('what the panel is told a role may change is what the server runs: every change, for three roles', { timeout: 60_000 }, async () => {
+    const mutations = opNames.filter((op) => contract[op].mutates)
+    for (const who of ['sam', 'hal', 'ada'] as const) {
+      const page = await newPage()
+      await signIn(page, people[who].email)
+      await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+      const info = await callFromPage(page, 'server.info', {})
+      const caller = info.body.caller as { permissions: string[]; changes: string[]; access: string }
+      // Its admin.* permissions, by the server's own hasPermission.
+      expect(caller.permissions, who).toEqual(
+        who === 'sam'
+          ? ['user:list', 'user:get']
+          : who === 'hal'
+            ? ['user:list', 'user:ban', 'user:get', 'session:list']
+            : expect.any(Array),
+      )
+      // Sam and Hal: every change is asked with an empty input. A refused one answers 403 before
+      // its input is read; one they may run fails its input check (400) and changes nothing.
+      // Ada (an administrator) is asked the user changes only: the others would run with `{}`.
+      const asked = who === 'ada' ? mutations.filter((op) => op.startsWith('users.')) : mutations
+      const statuses = await page.evaluate(async (ops) => {
+        const out: Record<string, number> = {}
+        for (const op of ops) {
+          const res = await fetch(`./panel/api/${op}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+          out[op] = res.status
+        }
+        return out
+      }, asked)
+      for (const op of asked) {
+        expect({ op, who, refused: statuses[op] === 403 }).toEqual({ op, who, refused: !caller.changes.includes(op) })
+      }
+      if (who === 'hal') {
+        expect(caller.changes.filter((op) => op.startsWith('users.')).sort()).toEqual(['users.ban', 'users.bulk', 'users.unban'])
+      }
+      if (who === 'ada') expect(caller.changes).toEqual(expect.arrayContaining(['settings.update', 'apiKey.create', 'users.remove']))
+    }
+  })
+
+  it('a view-only admin sees Users without change controls and a read-only Settings; an administrator sees them', {
+    timeout: 60_000,
+  }, async () => {
+    const drawerControls = ['ban-user', 'remove-user', 'edit-user', 'send-reset']
+    for (const who of ['sam', 'ada'] as const) {
+      const page = await newPage()
+      await signIn(page, people[who].email)
+      await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+      await page.goto(`${panel.origin}/?v=${who}#/users/${people.grace.id}`)
+      await page.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
+      const disabled = who === 'sam'
+      for (const id of [...drawerControls, 'create-user', 'import-users']) {
+        const control = page.getByTestId(id)
+        await control.waitFor()
+        expect(await control.isDisabled(), `${who}: ${id}`).toBe(disabled)
+      }
+      expect(await page.getByTestId('user-roles').isDisabled(), `${who}: roles`).toBe(disabled)
+      // Sessions: support has no session:list, so it is told so instead of "No active session".
+      expect(await page.getByTestId('sessions-not-allowed').count(), `${who}: sessions`).toBe(disabled ? 1 : 0)
+      if (disabled) {
+        // Why: a tooltip on the disabled control.
+        await page
+          .getByTestId('not-allowed')
+          .filter({ has: page.getByTestId('ban-user') })
+          .hover()
+        await page.getByRole('tooltip').filter({ hasText: 'Your role may view this, but not change it' }).waitFor()
+        await screenshot(page, 'panel-view-only-user')
+      }
+      await page.locator('.mantine-Drawer-close').click()
+      await page.getByTestId('user-drawer').waitFor({ state: 'detached' })
+      // Bulk actions on a selection.
+      await page.getByTestId(`select-${people.grace.email}`).check()
+      for (const id of ['bulk-ban', 'bulk-revoke', 'bulk-delete']) {
+        expect(await page.getByTestId(id).isDisabled(), `${who}: ${id}`).toBe(disabled)
+      }
+      // Settings: read-only with a note, no save; an administrator edits and saves.
+      await page.goto(`${panel.origin}/?v=${who}#/settings?section=sessions`)
+      await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
+      expect(await page.getByTestId('read-only-note').count(), `${who}: note`).toBe(disabled ? 1 : 0)
+      expect(await page.getByTestId('save-settings').count(), `${who}: save`).toBe(disabled ? 0 : 1)
+      expect((await page.getByTestId('section-sessions').locator('input:disabled').count()) > 0).toBe(disabled)
+      if (disabled) {
+        expect(await axe(page), 'view-only settings').toEqual([])
+        await screenshot(page, 'panel-view-only-settings')
+      }
+      // Another view: API keys offer no create form and disabled switches.
+      await page.goto(`${panel.origin}/?v=${who}#/api-keys`)
+      await page.getByTestId('apikey-enabled').waitFor({ timeout: 10_000 })
+      expect(await page.getByTestId('apikey-enabled').isDisabled(), `${who}: api keys switch`).toBe(disabled)
+      expect(await page.getByTestId('apikey-create').count(), `${who}: create key`).toBe(disabled ? 0 : 1)
+    }
   })
 
   it('a restart with the panel open keeps the session; a view not loaded yet still loads', { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 import { Badge, Table, Text, Tooltip } from '@mantine/core'
 import type { AuditEventView, PersonView } from '../../../server/panel/contract'
 import { eventDetail, eventTitle } from '../audit-text'
-import { dateTime, fromNow } from '../format'
+import { Ago, dateTime } from '../format'
 import { ink } from '../ink'
 
 export function OutcomeBadge({ outcome }: { outcome: 'success' | 'failure' }) {
@@ -83,7 +83,7 @@ export function AuditTable({
                 <Table.Td>
                   <Tooltip label={dateTime(e.createdAt)} withArrow>
                     <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
-                      {compact ? fromNow(e.createdAt) : dateTime(e.createdAt)}
+                      {compact ? <Ago when={e.createdAt} /> : dateTime(e.createdAt)}
                     </Text>
                   </Tooltip>
                 </Table.Td>

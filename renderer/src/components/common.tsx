@@ -71,6 +71,7 @@ export function ConfirmButton({
   size = 'xs',
   leftSection,
   testId,
+  disabled,
 }: {
   label: ReactNode
   title: string
@@ -83,11 +84,13 @@ export function ConfirmButton({
   size?: 'xs' | 'sm' | 'md'
   leftSection?: ReactNode
   testId?: string
+  /** Not allowed to the signed-in admin (access.tsx's Allowed sets it). */
+  disabled?: boolean
 }) {
   const [opened, { open, close }] = useDisclosure(false)
   return (
     <>
-      <Button size={size} color={color} variant={variant} onClick={open} leftSection={leftSection} data-testid={testId}>
+      <Button size={size} color={color} variant={variant} onClick={open} leftSection={leftSection} data-testid={testId} disabled={disabled}>
         {label}
       </Button>
       <Modal opened={opened} onClose={close} title={title} centered>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query } from '../../panel/op.js'
+import { mutation, ok, query, requires } from '../../panel/op.js'
 import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
 
 /** The control panel's user operations (zod only: shared with the renderer). Times are epoch ms. */
@@ -92,23 +92,27 @@ export const adminContract = {
     z.object({}).strict(),
     z.object({ roles: z.array(z.string()) }),
   ),
-  'users.update': mutation(
-    "Changes a user's name or email",
-    z
-      .object({ userId: id, name: z.string().trim().min(1).max(200).optional(), email: z.string().trim().min(1).max(320).optional() })
-      .strict(),
-    z.object({ user: userRowSchema }),
+  'users.update': requires(
+    ['user', 'update'],
+    mutation(
+      "Changes a user's name or email",
+      z
+        .object({ userId: id, name: z.string().trim().min(1).max(200).optional(), email: z.string().trim().min(1).max(320).optional() })
+        .strict(),
+      z.object({ user: userRowSchema }),
+    ),
   ),
-  'users.sendPasswordReset': mutation('Mails the user a password-reset link (through the outbox)', z.object({ userId: id }).strict(), ok),
-  'users.sendVerification': mutation(
-    'Mails the user a link verifying their email (through the outbox)',
-    z.object({ userId: id }).strict(),
-    ok,
+  'users.sendPasswordReset': requires(
+    ['user', 'update'],
+    mutation('Mails the user a password-reset link (through the outbox)', z.object({ userId: id }).strict(), ok),
   ),
-  'users.unlock': mutation(
-    "Lifts the login throttle's locks on the user's account",
-    z.object({ userId: id }).strict(),
-    z.object({ lifted: z.number() }),
+  'users.sendVerification': requires(
+    ['user', 'update'],
+    mutation('Mails the user a link verifying their email (through the outbox)', z.object({ userId: id }).strict(), ok),
+  ),
+  'users.unlock': requires(
+    ['user', 'update'],
+    mutation("Lifts the login throttle's locks on the user's account", z.object({ userId: id }).strict(), z.object({ lifted: z.number() })),
   ),
   'users.bulk': mutation(
     'One action on several users (each audited as its own)',
@@ -121,48 +125,72 @@ export const adminContract = {
       .strict(),
     z.object({ done: z.array(z.string()), failed: z.array(z.object({ userId: z.string(), code: z.string(), message: z.string() })) }),
   ),
-  'users.create': mutation(
-    'Creates a user with an email and password',
-    z
-      .object({
-        name: z.string().min(1).max(200),
-        email: z.string().min(1).max(320),
-        password: z.string().min(1).max(1024),
-        role: z.string().max(200).optional(),
-        emailVerified: z.boolean().optional(),
-      })
-      .strict(),
-    z.object({ user: userRowSchema }),
+  'users.create': requires(
+    ['user', 'create'],
+    mutation(
+      'Creates a user with an email and password',
+      z
+        .object({
+          name: z.string().min(1).max(200),
+          email: z.string().min(1).max(320),
+          password: z.string().min(1).max(1024),
+          role: z.string().max(200).optional(),
+          emailVerified: z.boolean().optional(),
+        })
+        .strict(),
+      z.object({ user: userRowSchema }),
+    ),
   ),
-  'users.setRole': mutation(
-    'Sets a user role (comma-separated for several)',
-    z.object({ userId: id, role: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) }).strict(),
-    z.object({ user: userRowSchema }),
+  'users.setRole': requires(
+    ['user', 'set-role'],
+    mutation(
+      'Sets a user role (comma-separated for several)',
+      z.object({ userId: id, role: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) }).strict(),
+      z.object({ user: userRowSchema }),
+    ),
   ),
-  'users.ban': mutation(
-    'Bans a user (all sessions revoked)',
-    z
-      .object({
-        userId: id,
-        banReason: z.string().max(500).optional(),
-        banExpiresIn: z.number().int().min(1).optional(),
-      })
-      .strict(),
-    z.object({ user: userRowSchema }),
+  'users.ban': requires(
+    ['user', 'ban'],
+    mutation(
+      'Bans a user (all sessions revoked)',
+      z
+        .object({
+          userId: id,
+          banReason: z.string().max(500).optional(),
+          banExpiresIn: z.number().int().min(1).optional(),
+        })
+        .strict(),
+      z.object({ user: userRowSchema }),
+    ),
   ),
-  'users.unban': mutation('Lifts a ban', z.object({ userId: id }).strict(), z.object({ user: userRowSchema })),
-  'users.setPassword': mutation(
-    "Sets a user's password",
-    z.object({ userId: id, newPassword: z.string().min(1).max(1024) }).strict(),
-    z.object({ status: z.boolean() }),
+  'users.unban': requires(['user', 'ban'], mutation('Lifts a ban', z.object({ userId: id }).strict(), z.object({ user: userRowSchema }))),
+  'users.setPassword': requires(
+    ['user', 'set-password'],
+    mutation(
+      "Sets a user's password",
+      z.object({ userId: id, newPassword: z.string().min(1).max(1024) }).strict(),
+      z.object({ status: z.boolean() }),
+    ),
   ),
-  'users.verifyEmail': mutation("Marks a user's email as verified", z.object({ userId: id }).strict(), z.object({ user: userRowSchema })),
-  'users.revokeSession': mutation('Revokes one session', z.object({ userId: id, sessionId: id }).strict(), ok),
-  'users.revokeSessions': mutation('Revokes every session of a user', z.object({ userId: id }).strict(), ok),
-  'users.remove': mutation('Deletes a user', z.object({ userId: id }).strict(), ok),
-  'users.impersonationLink': mutation(
-    'A one-time link that signs the browser in as the user (an impersonation session)',
-    z.object({ userId: id }).strict(),
-    z.object({ url: z.string(), expiresAt: ms }),
+  'users.verifyEmail': requires(
+    ['user', 'set-email'],
+    mutation("Marks a user's email as verified", z.object({ userId: id }).strict(), z.object({ user: userRowSchema })),
+  ),
+  'users.revokeSession': requires(
+    ['session', 'revoke'],
+    mutation('Revokes one session', z.object({ userId: id, sessionId: id }).strict(), ok),
+  ),
+  'users.revokeSessions': requires(
+    ['session', 'revoke'],
+    mutation('Revokes every session of a user', z.object({ userId: id }).strict(), ok),
+  ),
+  'users.remove': requires(['user', 'delete'], mutation('Deletes a user', z.object({ userId: id }).strict(), ok)),
+  'users.impersonationLink': requires(
+    ['user', 'impersonate'],
+    mutation(
+      'A one-time link that signs the browser in as the user (an impersonation session)',
+      z.object({ userId: id }).strict(),
+      z.object({ url: z.string(), expiresAt: ms }),
+    ),
   ),
 }

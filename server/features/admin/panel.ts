@@ -6,7 +6,7 @@ import { parseRoleList } from '../../core/access-control.js'
 import { PANEL_META } from '../../panel/op.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { panelActor } from './actor.js'
+import { actorMay, panelActor } from './actor.js'
 import { banUser, unbanUser } from './bans.js'
 import { adminError } from './errors.js'
 import { createImpersonationLink } from './impersonation.js'
@@ -72,7 +72,8 @@ export const adminPanel = (env: PanelEnv) => {
     async 'users.get'({ userId }: Input<'users.get'>) {
       const found = await getUser(ctx, actor(), userId)
       const accounts = await listAccountRows(ctx, userId)
-      const sessions = (await listSessionsOfUser(ctx, actor(), userId)).reverse()
+      // A role without session:list (a view-only support role) sees the user without their sessions.
+      const sessions = actorMay(ctx, actor(), ['session', 'list']) ? (await listSessionsOfUser(ctx, actor(), userId)).reverse() : []
       const memberships = await listUserMemberships(ctx, userId)
       const audit = await recentAuditEvents(ctx, 50, userId)
       return {

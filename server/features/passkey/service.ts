@@ -2,6 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
+import { panelPage } from '../../core/panel-relay.js'
 import type { SessionWithUser, UserRow } from '../../core/sessions.js'
 import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserById } from '../../core/users.js'
@@ -33,13 +34,36 @@ const loadWebAuthn = () => {
 
 export const CHALLENGE_MAX_AGE = 300
 
-/** The relying-party id: `passkey.rpID`, else the host name of the base URL (a LAN name works). */
-export function rpIdOf(ctx: AuthContext): string {
+/** The API's relying-party id: `passkey.rpID`, else the host name of the base URL (a LAN name works). */
+export function apiRpId(ctx: AuthContext): string {
   return ctx.config().passkey.rpID ?? new URL(ctx.baseURL).hostname
 }
 
-/** Origins a ceremony may come from: `passkey.origin`, else the base URL's origin and the exact trusted origins. */
+/**
+ * Whether a page on `hostname` may use the relying-party id `rpId` (WebAuthn: the host is the id
+ * or one of its subdomains; an IP address only itself, and browsers refuse IP addresses anyway).
+ */
+export const rpIdUsableFrom = (rpId: string, hostname: string): boolean => hostname === rpId || hostname.endsWith(`.${rpId}`)
+
+/**
+ * The relying-party id of a ceremony: the API's, except on the browser panel's page
+ * (http://localhost:PORT, relayed in-process: core/panel-relay.ts) when the API's id cannot be
+ * used there; then the panel's host name, so an administrator's passkey for the panel is bound to
+ * the panel. With `passkey.rpID: "localhost"` the same passkeys work on both.
+ */
+export function rpIdOf(ctx: AuthContext): string {
+  const rpId = apiRpId(ctx)
+  const page = panelPage()
+  return page && !rpIdUsableFrom(rpId, page.hostname) ? page.hostname : rpId
+}
+
+/**
+ * Origins a ceremony may come from: on the panel's page, that page's origin only; else
+ * `passkey.origin`, else the base URL's origin and the exact trusted origins.
+ */
 export function allowedOrigins(ctx: AuthContext): string[] {
+  const page = panelPage()
+  if (page) return [page.origin]
   const configured = ctx.config().passkey.origin
   if (configured) return Array.isArray(configured) ? configured : [configured]
   const exact = ctx

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { panelCaller } from '../../core/panel-caller.js'
-import type { HandlerGroup } from '../env.js'
+import type { HandlerGroup, PanelEnv } from '../env.js'
+import { allowedChanges, callerPermissions } from '../permissions.js'
 import { features } from './features.js'
 
 function fileSize(file: string): number {
@@ -32,18 +33,21 @@ export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
       databaseBytes: !sqlite || file === ':memory:' ? 0 : fileSize(file),
       mode: env.mode,
       features: features(),
-      caller: callerView(),
+      caller: callerView(env),
     }
   },
 })
 
-function callerView() {
+function callerView(env: PanelEnv) {
   const caller = panelCaller()
   if (!caller) return null
+  // What this caller may do, by the rule the dispatcher refuses by (server/panel/permissions.ts).
+  const config = env.gatehouse.ctx.config()
+  const may = { permissions: callerPermissions(config, caller), changes: allowedChanges(config, caller) }
   if (caller.kind === 'admin') {
     const { user } = caller
-    return { kind: caller.kind, name: user.name, email: user.email, role: user.role, access: caller.access }
+    return { kind: caller.kind, name: user.name, email: user.email, role: user.role, access: caller.access, ...may }
   }
   const name = caller.kind === 'os-account' ? caller.account : 'Recovery link'
-  return { kind: caller.kind, name, email: null, role: null, access: 'full' as const }
+  return { kind: caller.kind, name, email: null, role: null, access: 'full' as const, ...may }
 }

@@ -20,7 +20,6 @@ import {
   Text,
   TextInput,
   Textarea,
-  Tooltip,
   UnstyledButton,
   VisuallyHidden,
 } from '@mantine/core'
@@ -54,7 +53,8 @@ import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from
 import { ImportUsers } from '../import/ImportUsers'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
 import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
+import { Allowed, useAccess } from '../../access'
 import { rowOpener, useDeepLink } from '../../deep-link'
 
 const PAGE = 25
@@ -124,9 +124,11 @@ function BanUser({ user }: { user: UserView }) {
   const [hours, setHours] = useState<number | ''>('')
   return (
     <>
-      <Button size="xs" color="red" variant="light" leftSection={<IconBan size={14} />} onClick={open} data-testid="ban-user">
-        Ban
-      </Button>
+      <Allowed op="users.ban">
+        <Button size="xs" color="red" variant="light" leftSection={<IconBan size={14} />} onClick={open} data-testid="ban-user">
+          Ban
+        </Button>
+      </Allowed>
       <Modal opened={opened} onClose={close} title={`Ban ${user.email}`} centered>
         <Stack>
           <Text size="sm">The user is signed out everywhere and cannot sign in until the ban ends or is lifted.</Text>
@@ -181,9 +183,11 @@ function SetPassword({ user }: { user: UserView }) {
   const [error, setError] = useState<string | null>(null)
   return (
     <>
-      <Button size="xs" variant="light" leftSection={<IconKey size={14} />} onClick={open}>
-        Set password
-      </Button>
+      <Allowed op="users.setPassword">
+        <Button size="xs" variant="light" leftSection={<IconKey size={14} />} onClick={open}>
+          Set password
+        </Button>
+      </Allowed>
       <Modal opened={opened} onClose={close} title={`New password for ${user.email}`} centered>
         <Stack>
           <PasswordInput label="New password" value={password} error={error} onChange={(e) => setPassword(e.currentTarget.value)} />
@@ -223,12 +227,14 @@ function RolesInput({
   onChange,
   error,
   testId,
+  disabled,
 }: {
   label: string
   value: string[]
   onChange: (roles: string[]) => void
   error?: ReactNode
   testId?: string
+  disabled?: boolean
 }) {
   const roles = useOp('users.roles', {})
   return (
@@ -239,6 +245,7 @@ function RolesInput({
       onChange={onChange}
       error={error}
       placeholder={value.length === 0 ? 'Default role' : undefined}
+      disabled={disabled}
       data-testid={testId}
     />
   )
@@ -247,6 +254,7 @@ function RolesInput({
 function EditUser({ user }: { user: UserView }) {
   const [opened, { open, close }] = useDisclosure(false)
   const update = useOpMutation('users.update')
+  const access = useAccess()
   const form = useForm({
     initialValues: { name: user.name, email: user.email },
     validate: {
@@ -256,19 +264,21 @@ function EditUser({ user }: { user: UserView }) {
   })
   return (
     <>
-      <Button
-        size="xs"
-        variant="light"
-        leftSection={<IconPencil size={14} />}
-        onClick={() => {
-          form.setValues({ name: user.name, email: user.email })
-          form.clearErrors()
-          open()
-        }}
-        data-testid="edit-user"
-      >
-        Edit
-      </Button>
+      <Allowed op="users.update">
+        <Button
+          size="xs"
+          variant="light"
+          leftSection={<IconPencil size={14} />}
+          onClick={() => {
+            form.setValues({ name: user.name, email: user.email })
+            form.clearErrors()
+            open()
+          }}
+          data-testid="edit-user"
+        >
+          Edit
+        </Button>
+      </Allowed>
       <Modal opened={opened} onClose={close} title={`Edit ${user.email}`} centered>
         <form
           onSubmit={form.onSubmit((values) => {
@@ -288,7 +298,13 @@ function EditUser({ user }: { user: UserView }) {
         >
           <Stack>
             <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="edit-name" />
-            <TextInput label="Email" {...form.getInputProps('email')} data-testid="edit-email" />
+            <TextInput
+              label="Email"
+              {...form.getInputProps('email')}
+              disabled={!access.can('user:set-email')}
+              description={access.can('user:set-email') ? undefined : 'Your role may not change email addresses'}
+              data-testid="edit-email"
+            />
             <Text size="xs" c="dimmed">
               A new email is not marked verified by this; send a verification mail afterwards if needed.
             </Text>
@@ -327,16 +343,18 @@ function Lockout({
           . Locked until {dateTime(until)}.
         </Text>
         <Group>
-          <Button
-            size="xs"
-            color="orange"
-            leftSection={<IconLockOpen size={14} />}
-            loading={unlock.isPending}
-            data-testid="lift-lockout"
-            onClick={() => unlock.mutate({ userId }, { onSuccess: () => done('Lock lifted'), onError: failed('Lock not lifted') })}
-          >
-            Lift lock
-          </Button>
+          <Allowed op="users.unlock">
+            <Button
+              size="xs"
+              color="orange"
+              leftSection={<IconLockOpen size={14} />}
+              loading={unlock.isPending}
+              data-testid="lift-lockout"
+              onClick={() => unlock.mutate({ userId }, { onSuccess: () => done('Lock lifted'), onError: failed('Lock not lifted') })}
+            >
+              Lift lock
+            </Button>
+          </Allowed>
         </Group>
       </Stack>
     </Alert>
@@ -357,6 +375,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
   const [roles, setRoles] = useState<string[] | null>(null)
   const [roleError, setRoleError] = useState<string | null>(null)
   const user = detail.data?.user
+  const access = useAccess()
 
   return (
     <Drawer opened={Boolean(userId)} onClose={onClose} position="right" size="xl" title={user ? user.email : 'User'}>
@@ -424,115 +443,130 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
           <Group gap="xs">
             <EditUser user={user} />
             {user.banned ? (
-              <Button
-                size="xs"
-                variant="light"
-                color="teal"
-                leftSection={<IconCircleCheck size={14} />}
-                loading={unban.isPending}
-                onClick={() => unban.mutate({ userId: user.id }, { onSuccess: () => done('Ban lifted'), onError: failed('Not unbanned') })}
-                data-testid="unban-user"
-              >
-                Unban
-              </Button>
+              <Allowed op="users.unban">
+                <Button
+                  size="xs"
+                  variant="light"
+                  color="teal"
+                  leftSection={<IconCircleCheck size={14} />}
+                  loading={unban.isPending}
+                  onClick={() =>
+                    unban.mutate({ userId: user.id }, { onSuccess: () => done('Ban lifted'), onError: failed('Not unbanned') })
+                  }
+                  data-testid="unban-user"
+                >
+                  Unban
+                </Button>
+              </Allowed>
             ) : (
               <BanUser user={user} />
             )}
             <SetPassword user={user} />
-            <Button
-              size="xs"
-              variant="light"
-              leftSection={<IconMail size={14} />}
-              loading={sendReset.isPending}
-              data-testid="send-reset"
-              onClick={() =>
-                sendReset.mutate(
-                  { userId: user.id },
-                  { onSuccess: () => done(`Password-reset link mailed to ${user.email}`), onError: failed('Not sent') },
-                )
-              }
-            >
-              Send password reset
-            </Button>
-            {!user.emailVerified && (
+            <Allowed op="users.sendPasswordReset">
               <Button
                 size="xs"
                 variant="light"
                 leftSection={<IconMail size={14} />}
-                loading={sendVerification.isPending}
-                data-testid="send-verification"
+                loading={sendReset.isPending}
+                data-testid="send-reset"
                 onClick={() =>
-                  sendVerification.mutate(
+                  sendReset.mutate(
                     { userId: user.id },
-                    { onSuccess: () => done(`Verification link mailed to ${user.email}`), onError: failed('Not sent') },
+                    { onSuccess: () => done(`Password-reset link mailed to ${user.email}`), onError: failed('Not sent') },
                   )
                 }
               >
-                Send verification mail
+                Send password reset
               </Button>
+            </Allowed>
+            {!user.emailVerified && (
+              <Allowed op="users.sendVerification">
+                <Button
+                  size="xs"
+                  variant="light"
+                  leftSection={<IconMail size={14} />}
+                  loading={sendVerification.isPending}
+                  data-testid="send-verification"
+                  onClick={() =>
+                    sendVerification.mutate(
+                      { userId: user.id },
+                      { onSuccess: () => done(`Verification link mailed to ${user.email}`), onError: failed('Not sent') },
+                    )
+                  }
+                >
+                  Send verification mail
+                </Button>
+              </Allowed>
             )}
             {!user.emailVerified && (
+              <Allowed op="users.verifyEmail">
+                <Button
+                  size="xs"
+                  variant="light"
+                  leftSection={<IconMailCheck size={14} />}
+                  onClick={() =>
+                    verify.mutate({ userId: user.id }, { onSuccess: () => done('Email verified'), onError: failed('Not verified') })
+                  }
+                >
+                  Mark email verified
+                </Button>
+              </Allowed>
+            )}
+            <Allowed op="users.impersonationLink">
               <Button
                 size="xs"
                 variant="light"
-                leftSection={<IconMailCheck size={14} />}
+                leftSection={<IconUserShield size={14} />}
+                loading={impersonate.isPending}
                 onClick={() =>
-                  verify.mutate({ userId: user.id }, { onSuccess: () => done('Email verified'), onError: failed('Not verified') })
+                  impersonate.mutate(
+                    { userId: user.id },
+                    {
+                      onSuccess: (link) => {
+                        // "Copied" only once the clipboard took it; otherwise the link is shown to copy by hand.
+                        const write = navigator.clipboard
+                          ? navigator.clipboard.writeText(link.url)
+                          : Promise.reject(new Error('no clipboard'))
+                        write.then(
+                          () =>
+                            notifications.show({
+                              color: 'teal',
+                              title: 'Impersonation link copied',
+                              message: `Valid until ${dateTime(link.expiresAt)}`,
+                            }),
+                          () =>
+                            notifications.show({
+                              color: 'yellow',
+                              title: 'Impersonation link (not copied: the clipboard refused)',
+                              message: `${link.url} (valid until ${dateTime(link.expiresAt)})`,
+                              autoClose: false,
+                            }),
+                        )
+                      },
+                      onError: failed('No impersonation link'),
+                    },
+                  )
                 }
               >
-                Mark email verified
+                Impersonation link
               </Button>
-            )}
-            <Button
-              size="xs"
-              variant="light"
-              leftSection={<IconUserShield size={14} />}
-              loading={impersonate.isPending}
-              onClick={() =>
-                impersonate.mutate(
-                  { userId: user.id },
-                  {
-                    onSuccess: (link) => {
-                      // "Copied" only once the clipboard took it; otherwise the link is shown to copy by hand.
-                      const write = navigator.clipboard
-                        ? navigator.clipboard.writeText(link.url)
-                        : Promise.reject(new Error('no clipboard'))
-                      write.then(
-                        () =>
-                          notifications.show({
-                            color: 'teal',
-                            title: 'Impersonation link copied',
-                            message: `Valid until ${dateTime(link.expiresAt)}`,
-                          }),
-                        () =>
-                          notifications.show({
-                            color: 'yellow',
-                            title: 'Impersonation link (not copied: the clipboard refused)',
-                            message: `${link.url} (valid until ${dateTime(link.expiresAt)})`,
-                            autoClose: false,
-                          }),
-                      )
-                    },
-                    onError: failed('No impersonation link'),
-                  },
-                )
-              }
-            >
-              Impersonation link
-            </Button>
-            <ConfirmButton
-              label="Delete user"
-              title="Delete this user?"
-              message={`${user.email}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
-              confirmLabel="Delete"
-              loading={remove.isPending}
-              testId="remove-user"
-              onConfirm={() => remove.mutateAsync({ userId: user.id }).then(onClose, failed('Not deleted'))}
-            />
+            </Allowed>
+            <Allowed op="users.remove">
+              <ConfirmButton
+                label="Delete user"
+                title="Delete this user?"
+                message={`${user.email}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
+                confirmLabel="Delete"
+                loading={remove.isPending}
+                testId="remove-user"
+                onConfirm={() => remove.mutateAsync({ userId: user.id }).then(onClose, failed('Not deleted'))}
+              />
+            </Allowed>
           </Group>
           <Group align="flex-end" gap="xs">
             <div style={{ flex: 1 }}>
               <RolesInput
+                disabled={!access.may('users.setRole')}
                 label="Roles"
                 value={roles ?? parseRoleList(user.role ?? 'user')}
                 onChange={(value) => {
@@ -543,29 +577,31 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                 testId="user-roles"
               />
             </div>
-            <Button
-              variant="light"
-              disabled={!roles || roles.length === 0}
-              loading={setRole.isPending}
-              onClick={() =>
-                roles &&
-                setRole.mutate(
-                  { userId: user.id, role: roles },
-                  {
-                    onSuccess: () => {
-                      setRoles(null)
-                      done('Role saved')
+            <Allowed op="users.setRole">
+              <Button
+                variant="light"
+                disabled={!roles || roles.length === 0}
+                loading={setRole.isPending}
+                onClick={() =>
+                  roles &&
+                  setRole.mutate(
+                    { userId: user.id, role: roles },
+                    {
+                      onSuccess: () => {
+                        setRoles(null)
+                        done('Role saved')
+                      },
+                      onError: (e) => {
+                        setRoleError(null)
+                        showFieldErrors(e, (_, message) => setRoleError(message), ['role'], 'Role not saved')
+                      },
                     },
-                    onError: (e) => {
-                      setRoleError(null)
-                      showFieldErrors(e, (_, message) => setRoleError(message), ['role'], 'Role not saved')
-                    },
-                  },
-                )
-              }
-            >
-              Save roles
-            </Button>
+                  )
+                }
+              >
+                Save roles
+              </Button>
+            </Allowed>
           </Group>
           <Divider />
           <Tabs defaultValue="sessions">
@@ -578,24 +614,30 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
               <Tabs.Tab value="connected-apps">Connected apps</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="sessions" pt="sm">
-              {detail.data?.sessions.length === 0 ? (
+              {!access.can('session:list') ? (
+                <Text size="sm" c="dimmed" data-testid="sessions-not-allowed">
+                  Your role may not list sessions (it needs the session:list permission).
+                </Text>
+              ) : detail.data?.sessions.length === 0 ? (
                 <Text size="sm" c="dimmed">
                   No active session.
                 </Text>
               ) : (
                 <Stack gap="xs">
                   <Group justify="flex-end">
-                    <ConfirmButton
-                      label="Revoke all"
-                      leftSection={<IconLogout size={14} />}
-                      title="Revoke every session?"
-                      message="The user is signed out on every device."
-                      confirmLabel="Revoke all"
-                      testId="revoke-all"
-                      onConfirm={() =>
-                        revokeAll.mutateAsync({ userId: user.id }).then(() => done('Sessions revoked'), failed('Not revoked'))
-                      }
-                    />
+                    <Allowed op="users.revokeSessions">
+                      <ConfirmButton
+                        label="Revoke all"
+                        leftSection={<IconLogout size={14} />}
+                        title="Revoke every session?"
+                        message="The user is signed out on every device."
+                        confirmLabel="Revoke all"
+                        testId="revoke-all"
+                        onConfirm={() =>
+                          revokeAll.mutateAsync({ userId: user.id }).then(() => done('Sessions revoked'), failed('Not revoked'))
+                        }
+                      />
+                    </Allowed>
                   </Group>
                   <Table fz="sm" data-testid="sessions-table">
                     <Table.Thead>
@@ -624,27 +666,29 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
                             )}
                           </Table.Td>
                           <Table.Td>
-                            <Tooltip label={dateTime(s.updatedAt)} withArrow>
-                              <Text size="sm">{fromNow(s.updatedAt)}</Text>
-                            </Tooltip>
+                            <Ago when={s.updatedAt} />
                           </Table.Td>
-                          <Table.Td>{fromNow(s.createdAt)}</Table.Td>
+                          <Table.Td>
+                            <Ago when={s.createdAt} />
+                          </Table.Td>
                           <Table.Td>{dateTime(s.expiresAt)}</Table.Td>
                           <Table.Td>
-                            <Button
-                              size="compact-xs"
-                              variant="subtle"
-                              color="red"
-                              aria-label={`Revoke the session from ${s.userAgent || s.ipAddress || 'an unknown device'}`}
-                              onClick={() =>
-                                revokeOne.mutate(
-                                  { userId: user.id, sessionId: s.id },
-                                  { onSuccess: () => done('Session revoked'), onError: failed('Not revoked') },
-                                )
-                              }
-                            >
-                              Revoke
-                            </Button>
+                            <Allowed op="users.revokeSession">
+                              <Button
+                                size="compact-xs"
+                                variant="subtle"
+                                color="red"
+                                aria-label={`Revoke the session from ${s.userAgent || s.ipAddress || 'an unknown device'}`}
+                                onClick={() =>
+                                  revokeOne.mutate(
+                                    { userId: user.id, sessionId: s.id },
+                                    { onSuccess: () => done('Session revoked'), onError: failed('Not revoked') },
+                                  )
+                                }
+                              >
+                                Revoke
+                              </Button>
+                            </Allowed>
                           </Table.Td>
                         </Table.Tr>
                       ))}
@@ -739,35 +783,41 @@ function BulkBar({ userIds, onDone }: { userIds: string[]; onDone: (left: string
           {users} selected
         </Text>
         <Group gap="xs">
-          <ConfirmButton
-            label="Ban"
-            leftSection={<IconBan size={14} />}
-            title={`Ban ${users}?`}
-            message={`${users} are signed out everywhere and cannot sign in until unbanned.`}
-            confirmLabel={`Ban ${users}`}
-            loading={bulk.isPending}
-            testId="bulk-ban"
-            onConfirm={() => run('ban', 'Banned')}
-          />
-          <ConfirmButton
-            label="Revoke sessions"
-            leftSection={<IconLogout size={14} />}
-            title={`Revoke the sessions of ${users}?`}
-            message={`${users} are signed out on every device.`}
-            confirmLabel={`Revoke sessions of ${users}`}
-            loading={bulk.isPending}
-            testId="bulk-revoke"
-            onConfirm={() => run('revokeSessions', 'Sessions revoked')}
-          />
-          <ConfirmButton
-            label="Delete"
-            title={`Delete ${users}?`}
-            message={`${users}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
-            confirmLabel={`Delete ${users}`}
-            loading={bulk.isPending}
-            testId="bulk-delete"
-            onConfirm={() => run('remove', 'Deleted')}
-          />
+          <Allowed op="users.bulk" permission="user:ban">
+            <ConfirmButton
+              label="Ban"
+              leftSection={<IconBan size={14} />}
+              title={`Ban ${users}?`}
+              message={`${users} are signed out everywhere and cannot sign in until unbanned.`}
+              confirmLabel={`Ban ${users}`}
+              loading={bulk.isPending}
+              testId="bulk-ban"
+              onConfirm={() => run('ban', 'Banned')}
+            />
+          </Allowed>
+          <Allowed op="users.bulk" permission="session:revoke">
+            <ConfirmButton
+              label="Revoke sessions"
+              leftSection={<IconLogout size={14} />}
+              title={`Revoke the sessions of ${users}?`}
+              message={`${users} are signed out on every device.`}
+              confirmLabel={`Revoke sessions of ${users}`}
+              loading={bulk.isPending}
+              testId="bulk-revoke"
+              onConfirm={() => run('revokeSessions', 'Sessions revoked')}
+            />
+          </Allowed>
+          <Allowed op="users.bulk" permission="user:delete">
+            <ConfirmButton
+              label="Delete"
+              title={`Delete ${users}?`}
+              message={`${users}, their sessions, accounts and memberships are deleted. This cannot be undone.`}
+              confirmLabel={`Delete ${users}`}
+              loading={bulk.isPending}
+              testId="bulk-delete"
+              onConfirm={() => run('remove', 'Deleted')}
+            />
+          </Allowed>
           <Button size="xs" variant="default" onClick={() => onDone([])}>
             Clear selection
           </Button>
@@ -845,12 +895,16 @@ export default function Users() {
         description="Everyone who can sign in. Click a user for sessions, accounts, organizations and actions."
         actions={
           <>
-            <Button variant="default" leftSection={<IconFileImport size={16} />} onClick={openImport} data-testid="import-users">
-              Import
-            </Button>
-            <Button leftSection={<IconUserPlus size={16} />} onClick={open} data-testid="create-user">
-              Create user
-            </Button>
+            <Allowed op={['import.upload', 'import.start']}>
+              <Button variant="default" leftSection={<IconFileImport size={16} />} onClick={openImport} data-testid="import-users">
+                Import
+              </Button>
+            </Allowed>
+            <Allowed op="users.create">
+              <Button leftSection={<IconUserPlus size={16} />} onClick={open} data-testid="create-user">
+                Create user
+              </Button>
+            </Allowed>
           </>
         }
       />
@@ -999,9 +1053,7 @@ export default function Users() {
                       </Group>
                     </Table.Td>
                     <Table.Td>
-                      <Tooltip label={dateTime(u.createdAt)} withArrow>
-                        <Text size="sm">{fromNow(u.createdAt)}</Text>
-                      </Tooltip>
+                      <Ago when={u.createdAt} />
                     </Table.Td>
                   </Table.Tr>
                 ))}

@@ -20,8 +20,9 @@ import { IconCheck, IconCopy, IconKey, IconPlus, IconSearch, IconTrash } from '@
 import { useState } from 'react'
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { Allowed, Editable } from '../../access'
 import { UserPicker } from '../../components/UserPicker'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
 import { ink } from '../../ink'
 
 /** `#/api-keys?user=<id>` shows one user's keys. */
@@ -35,25 +36,27 @@ function Settings() {
   const set = (patch: Record<string, unknown>) => configure.mutate({ patch })
   return (
     <Card withBorder>
-      <Stack gap="xs">
-        <Switch
-          label="API keys enabled"
-          description="Off: the /api-key/* endpoints answer 404"
-          checked={s.enabled}
-          onChange={(e) => set({ enabled: e.currentTarget.checked })}
-          data-testid="apikey-enabled"
-        />
-        <Switch
-          label="A key acts as its owner's session (enableSessionForAPIKeys)"
-          checked={s.enableSessionForAPIKeys}
-          onChange={(e) => set({ enableSessionForAPIKeys: e.currentTarget.checked })}
-          data-testid="apikey-session"
-        />
-        <Text size="sm" c="dimmed">
-          Header: <Code>{Array.isArray(s.apiKeyHeaders) ? s.apiKeyHeaders.join(', ') : s.apiKeyHeaders}</Code>
-        </Text>
-        <ErrorNotice error={configure.error} />
-      </Stack>
+      <Editable op="apiKey.configure">
+        <Stack gap="xs">
+          <Switch
+            label="API keys enabled"
+            description="Off: the /api-key/* endpoints answer 404"
+            checked={s.enabled}
+            onChange={(e) => set({ enabled: e.currentTarget.checked })}
+            data-testid="apikey-enabled"
+          />
+          <Switch
+            label="A key acts as its owner's session (enableSessionForAPIKeys)"
+            checked={s.enableSessionForAPIKeys}
+            onChange={(e) => set({ enableSessionForAPIKeys: e.currentTarget.checked })}
+            data-testid="apikey-session"
+          />
+          <Text size="sm" c="dimmed">
+            Header: <Code>{Array.isArray(s.apiKeyHeaders) ? s.apiKeyHeaders.join(', ') : s.apiKeyHeaders}</Code>
+          </Text>
+          <ErrorNotice error={configure.error} />
+        </Stack>
+      </Editable>
     </Card>
   )
 }
@@ -163,7 +166,9 @@ export default function ApiKeysPage() {
         }
       />
       <Settings />
-      <CreateKey defaultUser={user} onCreated={setSecret} />
+      <Allowed op="apiKey.create" hide>
+        <CreateKey defaultUser={user} onCreated={setSecret} />
+      </Allowed>
       <SecretModal secret={secret} onClose={() => setSecret(null)} />
       <TextInput
         leftSection={<IconSearch size={16} />}
@@ -204,28 +209,34 @@ export default function ApiKeysPage() {
                     {k.enabled ? 'enabled' : 'disabled'}
                   </Badge>
                 </Table.Td>
-                <Table.Td title={dateTime(k.lastRequest)}>{k.lastRequest ? fromNow(k.lastRequest) : 'never'}</Table.Td>
+                <Table.Td>
+                  <Ago when={k.lastRequest} none="never" />
+                </Table.Td>
                 <Table.Td>{k.remaining ?? '∞'}</Table.Td>
                 <Table.Td>{k.expiresAt ? dateTime(k.expiresAt) : 'never'}</Table.Td>
                 <Table.Td>
                   <Group gap="xs" wrap="nowrap" justify="flex-end">
-                    <Button
-                      size="xs"
-                      variant="default"
-                      onClick={() => setEnabled.mutate({ keyId: k.id, enabled: !k.enabled })}
-                      data-testid={`apikey-toggle-${k.id}`}
-                    >
-                      {k.enabled ? 'Disable' : 'Enable'}
-                    </Button>
-                    <ConfirmButton
-                      label="Delete"
-                      leftSection={<IconTrash size={14} />}
-                      title="Delete API key"
-                      message={`Requests with ${k.start ?? 'this key'}… are refused from the next one on.`}
-                      confirmLabel="Delete"
-                      onConfirm={() => remove.mutate({ keyId: k.id })}
-                      testId={`apikey-delete-${k.id}`}
-                    />
+                    <Allowed op="apiKey.setEnabled">
+                      <Button
+                        size="xs"
+                        variant="default"
+                        onClick={() => setEnabled.mutate({ keyId: k.id, enabled: !k.enabled })}
+                        data-testid={`apikey-toggle-${k.id}`}
+                      >
+                        {k.enabled ? 'Disable' : 'Enable'}
+                      </Button>
+                    </Allowed>
+                    <Allowed op="apiKey.delete">
+                      <ConfirmButton
+                        label="Delete"
+                        leftSection={<IconTrash size={14} />}
+                        title="Delete API key"
+                        message={`Requests with ${k.start ?? 'this key'}… are refused from the next one on.`}
+                        confirmLabel="Delete"
+                        onConfirm={() => remove.mutate({ keyId: k.id })}
+                        testId={`apikey-delete-${k.id}`}
+                      />
+                    </Allowed>
                   </Group>
                 </Table.Td>
               </Table.Tr>

@@ -3,13 +3,13 @@ import { DateTimePicker } from '@mantine/dates'
 import { useDebouncedValue } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
 import { IconDownload, IconFilterOff } from '@tabler/icons-react'
-import dayjs from 'dayjs'
 import { useState } from 'react'
 import type { OpOutput } from '../../../../server/panel/contract'
 import type { AuditFilter } from '../../../../server/features/audit/panel-contract'
 import { call, download, type PanelCallError, useOp } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { DATE_PICKER_FORMAT, epochOf } from '../../format'
 
 const PAGE = 50
 
@@ -31,8 +31,8 @@ export default function Audit() {
     ...(debouncedUser ? { user: debouncedUser } : {}),
     ...(debouncedIp ? { ip: debouncedIp } : {}),
     ...(outcome !== 'all' ? { outcome: outcome as 'success' | 'failure' } : {}),
-    ...(from ? { from: dayjs(from).valueOf() } : {}),
-    ...(to ? { to: dayjs(to).valueOf() } : {}),
+    ...(from ? { from: epochOf(from) } : {}),
+    ...(to ? { to: epochOf(to) } : {}),
   }
   const types = useOp('audit.types', {})
   const list = useOp('audit.list', { ...filter, limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
@@ -153,8 +153,8 @@ export default function Audit() {
             }}
             data-testid="filter-ip"
           />
-          <DateTimePicker label="From" placeholder="Any time" value={from} onChange={setFrom} clearable />
-          <DateTimePicker label="To" placeholder="Now" value={to} onChange={setTo} clearable />
+          <DateTimePicker valueFormat={DATE_PICKER_FORMAT} label="From" placeholder="Any time" value={from} onChange={setFrom} clearable />
+          <DateTimePicker valueFormat={DATE_PICKER_FORMAT} label="To" placeholder="Now" value={to} onChange={setTo} clearable />
           <Stack gap={4}>
             <Text size="sm" fw={500}>
               Outcome

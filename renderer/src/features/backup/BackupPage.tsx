@@ -21,6 +21,7 @@ import { IconAlertTriangle, IconDatabaseExport, IconDeviceFloppy, IconDownload, 
 import { useQueryClient } from '@tanstack/react-query'
 import { useEffect, useState } from 'react'
 import { type PanelCallError, transport, useOp, useOpMutation } from '../../api'
+import { Allowed, Editable, useAccess } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { bytes, dateTime } from '../../format'
 
@@ -44,48 +45,50 @@ function ScheduleForm({ schedule, keep }: { schedule: Schedule; keep: number }) 
       <Title order={4} mb="xs">
         Schedule
       </Title>
-      <Group align="flex-end">
-        <Select
-          label="Take a backup"
-          description="The server writes it into the backups folder by itself."
-          data={SCHEDULES}
-          value={value}
-          onChange={(v) => v && setValue(v as Schedule)}
-          allowDeselect={false}
-          data-testid="backup-schedule"
-        />
-        <NumberInput
-          label="Scheduled backups to keep"
-          description="Older ones are deleted; manual backups are kept."
-          min={1}
-          max={1000}
-          value={count}
-          onChange={(v) => setCount(typeof v === 'number' ? v : keep)}
-          data-testid="backup-keep"
-        />
-        <Button
-          leftSection={<IconDeviceFloppy size={16} />}
-          loading={save.isPending}
-          onClick={async () => {
-            try {
-              await save.mutateAsync({ schedule: value, keep: count })
-              notifications.show({
-                color: 'teal',
-                title: 'Schedule saved',
-                message:
-                  value === 'off'
-                    ? 'No scheduled backups.'
-                    : `Backups ${SCHEDULES.find((s) => s.value === value)?.label.toLowerCase()}, keeping ${count}.`,
-              })
-            } catch (e) {
-              notifications.show({ color: 'red', title: 'Not saved', message: (e as PanelCallError).message })
-            }
-          }}
-          data-testid="backup-schedule-save"
-        >
-          Save schedule
-        </Button>
-      </Group>
+      <Editable op="backup.schedule">
+        <Group align="flex-end">
+          <Select
+            label="Take a backup"
+            description="The server writes it into the backups folder by itself."
+            data={SCHEDULES}
+            value={value}
+            onChange={(v) => v && setValue(v as Schedule)}
+            allowDeselect={false}
+            data-testid="backup-schedule"
+          />
+          <NumberInput
+            label="Scheduled backups to keep"
+            description="Older ones are deleted; manual backups are kept."
+            min={1}
+            max={1000}
+            value={count}
+            onChange={(v) => setCount(typeof v === 'number' ? v : keep)}
+            data-testid="backup-keep"
+          />
+          <Button
+            leftSection={<IconDeviceFloppy size={16} />}
+            loading={save.isPending}
+            onClick={async () => {
+              try {
+                await save.mutateAsync({ schedule: value, keep: count })
+                notifications.show({
+                  color: 'teal',
+                  title: 'Schedule saved',
+                  message:
+                    value === 'off'
+                      ? 'No scheduled backups.'
+                      : `Backups ${SCHEDULES.find((s) => s.value === value)?.label.toLowerCase()}, keeping ${count}.`,
+                })
+              } catch (e) {
+                notifications.show({ color: 'red', title: 'Not saved', message: (e as PanelCallError).message })
+              }
+            }}
+            data-testid="backup-schedule-save"
+          >
+            Save schedule
+          </Button>
+        </Group>
+      </Editable>
     </Card>
   )
 }
@@ -108,22 +111,24 @@ function CreateNow({ running }: { running: boolean }) {
   const busy = following && (job?.running ?? true)
   return (
     <Stack gap="xs">
-      <Button
-        leftSection={<IconDatabaseExport size={16} />}
-        loading={create.isPending}
-        disabled={busy}
-        onClick={async () => {
-          try {
-            await create.mutateAsync({})
-            setFollowing(true)
-          } catch (e) {
-            notifications.show({ color: 'red', title: 'Backup not started', message: (e as PanelCallError).message })
-          }
-        }}
-        data-testid="backup-create"
-      >
-        Back up now
-      </Button>
+      <Allowed op="backup.create">
+        <Button
+          leftSection={<IconDatabaseExport size={16} />}
+          loading={create.isPending}
+          disabled={busy}
+          onClick={async () => {
+            try {
+              await create.mutateAsync({})
+              setFollowing(true)
+            } catch (e) {
+              notifications.show({ color: 'red', title: 'Backup not started', message: (e as PanelCallError).message })
+            }
+          }}
+          data-testid="backup-create"
+        >
+          Back up now
+        </Button>
+      </Allowed>
       {busy && job && (
         <Progress value={Math.round(job.fraction * 100)} animated aria-label="Backup progress" data-testid="backup-progress" />
       )}
@@ -200,6 +205,7 @@ function RestoreModal({ name, onClose }: { name: string; onClose: () => void }) 
 export default function BackupPage() {
   const list = useOp('backup.list', {})
   const remove = useOpMutation('backup.delete')
+  const access = useAccess()
   const [restoring, setRestoring] = useState<string | null>(null)
   if (list.isLoading) return <Loading />
   if (list.error || !list.data) return <ErrorNotice error={list.error} onRetry={() => list.refetch()} />
@@ -214,8 +220,8 @@ export default function BackupPage() {
       <Stack gap="lg">
         {data.pendingRestore && (
           <Alert color="orange" icon={<IconAlertTriangle size={18} />} title="Restore waiting for a restart" data-testid="pending-restore">
-            The backup {data.pendingRestore.archive} ({data.pendingRestore.createdAt}) replaces the current data at the next start of
-            Gatehouse.
+            The backup {data.pendingRestore.archive} ({dateTime(data.pendingRestore.createdAt)}) replaces the current data at the next start
+            of Gatehouse.
           </Alert>
         )}
         <ScheduleForm schedule={data.schedule} keep={data.keep} />
@@ -255,7 +261,7 @@ export default function BackupPage() {
                     <Table.Td>{b.schemaVersion ?? 'unreadable'}</Table.Td>
                     <Table.Td>
                       <Group gap="xs" wrap="nowrap">
-                        {transport() === 'http' && (
+                        {transport() === 'http' && !access.viewOnly && (
                           <Anchor
                             href={`./panel/download/backup/${encodeURIComponent(b.name)}`}
                             download={b.name}
@@ -267,32 +273,36 @@ export default function BackupPage() {
                             </Group>
                           </Anchor>
                         )}
-                        <Button
-                          size="compact-sm"
-                          variant="light"
-                          color="orange"
-                          leftSection={<IconRestore size={14} />}
-                          onClick={() => setRestoring(b.name)}
-                        >
-                          Restore
-                        </Button>
-                        <Button
-                          size="compact-sm"
-                          variant="subtle"
-                          color="red"
-                          leftSection={<IconTrash size={14} />}
-                          aria-label={`Delete ${b.name}`}
-                          onClick={async () => {
-                            if (!window.confirm(`Delete ${b.name}?`)) return
-                            try {
-                              await remove.mutateAsync({ name: b.name })
-                            } catch (e) {
-                              notifications.show({ color: 'red', title: 'Not deleted', message: (e as PanelCallError).message })
-                            }
-                          }}
-                        >
-                          Delete
-                        </Button>
+                        <Allowed op="backup.restore">
+                          <Button
+                            size="compact-sm"
+                            variant="light"
+                            color="orange"
+                            leftSection={<IconRestore size={14} />}
+                            onClick={() => setRestoring(b.name)}
+                          >
+                            Restore
+                          </Button>
+                        </Allowed>
+                        <Allowed op="backup.delete">
+                          <Button
+                            size="compact-sm"
+                            variant="subtle"
+                            color="red"
+                            leftSection={<IconTrash size={14} />}
+                            aria-label={`Delete ${b.name}`}
+                            onClick={async () => {
+                              if (!window.confirm(`Delete ${b.name}?`)) return
+                              try {
+                                await remove.mutateAsync({ name: b.name })
+                              } catch (e) {
+                                notifications.show({ color: 'red', title: 'Not deleted', message: (e as PanelCallError).message })
+                              }
+                            }}
+                          >
+                            Delete
+                          </Button>
+                        </Allowed>
                       </Group>
                     </Table.Td>
                   </Table.Tr>

@@ -18,6 +18,7 @@ import {
 import { IconArrowDown, IconArrowUp, IconPencil, IconTrash } from '@tabler/icons-react'
 import { useEffect, useState } from 'react'
 import { useOp, useOpMutation } from '../../api'
+import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { ink } from '../../ink'
 
@@ -196,105 +197,116 @@ export default function ProtectedAppsPage() {
         title="Protected apps"
         description="Apps without a sign-in of their own, behind nginx, Caddy or Traefik: the proxy asks Gatehouse about every request. The first matching rule decides."
         actions={
-          <Button
-            onClick={() => save.mutate(draft, { onSuccess: () => void current.refetch() })}
-            loading={save.isPending}
-            data-testid="forward-auth-save"
-          >
-            Save changes
-          </Button>
+          <Allowed op="forwardAuth.save">
+            <Button
+              onClick={() => save.mutate(draft, { onSuccess: () => void current.refetch() })}
+              loading={save.isPending}
+              data-testid="forward-auth-save"
+            >
+              Save changes
+            </Button>
+          </Allowed>
         }
       />
       <ErrorNotice error={save.error} />
-      <Card withBorder>
-        <Group align="flex-end">
-          <Switch
-            label="Forward auth enabled"
-            checked={draft.enabled}
-            onChange={(e) => setDraft({ ...draft, enabled: e.currentTarget.checked })}
-          />
-          <Select
-            label="When no rule matches"
-            data={POLICIES}
-            value={draft.defaultPolicy}
-            allowDeselect={false}
-            onChange={(v) => v && setDraft({ ...draft, defaultPolicy: v as Policy })}
-          />
-        </Group>
-        <Text size="sm" c="dimmed" mt="xs">
-          nginx: <Code>{data.endpoints.authRequest}</Code> · Caddy/Traefik: <Code>{data.endpoints.forwardAuth}</Code>
-        </Text>
-        {!data.crossSubDomainCookies.enabled ? (
-          <Text size="sm" fw={600} mt="xs">
-            advanced.crossSubDomainCookies is off: the session cookie reaches only Gatehouse's own host name, so apps on other names always
-            get 401.
-          </Text>
-        ) : null}
-      </Card>
-      <Card withBorder>
-        <Table data-testid="forward-auth-rules">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>#</Table.Th>
-              <Table.Th>Domain</Table.Th>
-              <Table.Th>Paths</Table.Th>
-              <Table.Th>Policy</Table.Th>
-              <Table.Th>Who</Table.Th>
-              <Table.Th />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {draft.rules.map((rule, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: rules have no id; a row is its position in the ordered list
-              <Table.Tr key={`${i}-${rule.domain}`}>
-                <Table.Td>{i + 1}</Table.Td>
-                <Table.Td>{rule.domain}</Table.Td>
-                <Table.Td>{rule.resources?.join(' ') ?? 'all'}</Table.Td>
-                <Table.Td>{rule.policy}</Table.Td>
-                <Table.Td>{who(rule)}</Table.Td>
-                <Table.Td>
-                  <Group gap={4} wrap="nowrap">
-                    <ActionIcon variant="subtle" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
-                      <IconArrowUp size={14} />
-                    </ActionIcon>
-                    <ActionIcon variant="subtle" aria-label="Move down" disabled={i === draft.rules.length - 1} onClick={() => move(i, 1)}>
-                      <IconArrowDown size={14} />
-                    </ActionIcon>
-                    <ActionIcon variant="subtle" aria-label="Edit" onClick={() => setEditing(i)}>
-                      <IconPencil size={14} />
-                    </ActionIcon>
-                    <ActionIcon
-                      variant="subtle"
-                      color="red"
-                      aria-label="Delete"
-                      onClick={() => setDraft({ ...draft, rules: draft.rules.filter((_, j) => j !== i) })}
-                    >
-                      <IconTrash size={14} />
-                    </ActionIcon>
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-        {editing !== null ? (
-          <RuleForm
-            key={`edit-${editing}`}
-            initial={draft.rules[editing] ?? null}
-            onSubmit={(rule) => {
-              setDraft({ ...draft, rules: draft.rules.map((r, j) => (j === editing ? rule : r)) })
-              setEditing(null)
-            }}
-            onCancel={() => setEditing(null)}
-          />
-        ) : (
-          <RuleForm
-            key={`add-${draft.rules.length}`}
-            initial={null}
-            onSubmit={(rule) => setDraft({ ...draft, rules: [...draft.rules, rule] })}
-          />
-        )}
-      </Card>
+      <Editable op="forwardAuth.save" note>
+        <Stack>
+          <Card withBorder>
+            <Group align="flex-end">
+              <Switch
+                label="Forward auth enabled"
+                checked={draft.enabled}
+                onChange={(e) => setDraft({ ...draft, enabled: e.currentTarget.checked })}
+              />
+              <Select
+                label="When no rule matches"
+                data={POLICIES}
+                value={draft.defaultPolicy}
+                allowDeselect={false}
+                onChange={(v) => v && setDraft({ ...draft, defaultPolicy: v as Policy })}
+              />
+            </Group>
+            <Text size="sm" c="dimmed" mt="xs">
+              nginx: <Code>{data.endpoints.authRequest}</Code> · Caddy/Traefik: <Code>{data.endpoints.forwardAuth}</Code>
+            </Text>
+            {!data.crossSubDomainCookies.enabled ? (
+              <Text size="sm" fw={600} mt="xs">
+                advanced.crossSubDomainCookies is off: the session cookie reaches only Gatehouse's own host name, so apps on other names
+                always get 401.
+              </Text>
+            ) : null}
+          </Card>
+          <Card withBorder>
+            <Table data-testid="forward-auth-rules">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>#</Table.Th>
+                  <Table.Th>Domain</Table.Th>
+                  <Table.Th>Paths</Table.Th>
+                  <Table.Th>Policy</Table.Th>
+                  <Table.Th>Who</Table.Th>
+                  <Table.Th />
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {draft.rules.map((rule, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: rules have no id; a row is its position in the ordered list
+                  <Table.Tr key={`${i}-${rule.domain}`}>
+                    <Table.Td>{i + 1}</Table.Td>
+                    <Table.Td>{rule.domain}</Table.Td>
+                    <Table.Td>{rule.resources?.join(' ') ?? 'all'}</Table.Td>
+                    <Table.Td>{rule.policy}</Table.Td>
+                    <Table.Td>{who(rule)}</Table.Td>
+                    <Table.Td>
+                      <Group gap={4} wrap="nowrap">
+                        <ActionIcon variant="subtle" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
+                          <IconArrowUp size={14} />
+                        </ActionIcon>
+                        <ActionIcon
+                          variant="subtle"
+                          aria-label="Move down"
+                          disabled={i === draft.rules.length - 1}
+                          onClick={() => move(i, 1)}
+                        >
+                          <IconArrowDown size={14} />
+                        </ActionIcon>
+                        <ActionIcon variant="subtle" aria-label="Edit" onClick={() => setEditing(i)}>
+                          <IconPencil size={14} />
+                        </ActionIcon>
+                        <ActionIcon
+                          variant="subtle"
+                          color="red"
+                          aria-label="Delete"
+                          onClick={() => setDraft({ ...draft, rules: draft.rules.filter((_, j) => j !== i) })}
+                        >
+                          <IconTrash size={14} />
+                        </ActionIcon>
+                      </Group>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+            {editing !== null ? (
+              <RuleForm
+                key={`edit-${editing}`}
+                initial={draft.rules[editing] ?? null}
+                onSubmit={(rule) => {
+                  setDraft({ ...draft, rules: draft.rules.map((r, j) => (j === editing ? rule : r)) })
+                  setEditing(null)
+                }}
+                onCancel={() => setEditing(null)}
+              />
+            ) : (
+              <RuleForm
+                key={`add-${draft.rules.length}`}
+                initial={null}
+                onSubmit={(rule) => setDraft({ ...draft, rules: [...draft.rules, rule] })}
+              />
+            )}
+          </Card>
+        </Stack>
+      </Editable>
       {data.snippets.length > 0 ? (
         <Card withBorder>
           <Group mb="sm">

@@ -20,6 +20,7 @@ import { IconDeviceFloppy, IconPlus, IconSettings, IconTrash } from '@tabler/ico
 import { useState } from 'react'
 import type { GenericProviderView } from '../../../../server/features/generic-oauth/panel-contract'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading } from '../../components/common'
 import { TestSignIn } from '../social/TestSignIn'
 
@@ -96,79 +97,81 @@ function GenericProviderForm({
         </div>
       )}
       <form onSubmit={submit}>
-        <Stack gap="sm">
-          <TextInput
-            label="Provider id"
-            description="Used in /sign-in/social and in the callback path /callback/<id>; letters, digits, '.', '_' and '-'."
-            disabled={!isNew}
-            required
-            {...form.getInputProps('providerId')}
-          />
-          <TextInput label="Button name" description="Shown on the sign-in page (default: the id)." {...form.getInputProps('name')} />
-          <TextInput
-            label="Discovery URL"
-            description="The provider's .well-known/openid-configuration (Keycloak, authentik, Entra, Google Workspace…). Or leave empty and give the endpoints below."
-            {...form.getInputProps('discoveryUrl')}
-          />
-          <details>
-            <summary>
-              <Text span size="sm">
-                Endpoints (plain OAuth 2.0, or overriding discovery)
-              </Text>
-            </summary>
-            <Stack gap="xs" mt="xs">
-              <TextInput size="xs" label="Authorization URL" {...form.getInputProps('authorizationUrl')} />
-              <TextInput size="xs" label="Token URL" {...form.getInputProps('tokenUrl')} />
-              <TextInput size="xs" label="User info URL" {...form.getInputProps('userInfoUrl')} />
-            </Stack>
-          </details>
-          <TextInput label="Client id" required {...form.getInputProps('clientId')} />
-          <PasswordInput
-            label="Client secret"
-            description={initial.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
-            placeholder={initial.hasClientSecret ? '••••••••' : ''}
-            {...form.getInputProps('clientSecret')}
-          />
-          <TagsInput label="Scopes" description="openid is added for an OpenID provider." {...form.getInputProps('scopes')} />
-          <Switch
-            label="PKCE (S256)"
-            description="Turn off only for a provider that refuses it."
-            {...form.getInputProps('pkce', { type: 'checkbox' })}
-          />
-          <Group justify="space-between">
-            {provider ? (
-              <Button
-                variant="subtle"
-                color="red"
-                leftSection={<IconTrash size={16} />}
-                loading={remove.isPending}
-                onClick={() =>
-                  remove.mutate(
-                    { providerId: provider.providerId },
-                    {
-                      onSuccess: () => {
-                        notifications.show({
-                          color: 'teal',
-                          title: `${provider.name} removed`,
-                          message: 'It is no longer offered for sign-in.',
-                        })
-                        onRemoved()
+        <Editable op={['genericOAuth.save', 'genericOAuth.remove']} note>
+          <Stack gap="sm">
+            <TextInput
+              label="Provider id"
+              description="Used in /sign-in/social and in the callback path /callback/<id>; letters, digits, '.', '_' and '-'."
+              disabled={!isNew}
+              required
+              {...form.getInputProps('providerId')}
+            />
+            <TextInput label="Button name" description="Shown on the sign-in page (default: the id)." {...form.getInputProps('name')} />
+            <TextInput
+              label="Discovery URL"
+              description="The provider's .well-known/openid-configuration (Keycloak, authentik, Entra, Google Workspace…). Or leave empty and give the endpoints below."
+              {...form.getInputProps('discoveryUrl')}
+            />
+            <details>
+              <summary>
+                <Text span size="sm">
+                  Endpoints (plain OAuth 2.0, or overriding discovery)
+                </Text>
+              </summary>
+              <Stack gap="xs" mt="xs">
+                <TextInput size="xs" label="Authorization URL" {...form.getInputProps('authorizationUrl')} />
+                <TextInput size="xs" label="Token URL" {...form.getInputProps('tokenUrl')} />
+                <TextInput size="xs" label="User info URL" {...form.getInputProps('userInfoUrl')} />
+              </Stack>
+            </details>
+            <TextInput label="Client id" required {...form.getInputProps('clientId')} />
+            <PasswordInput
+              label="Client secret"
+              description={initial.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
+              placeholder={initial.hasClientSecret ? '••••••••' : ''}
+              {...form.getInputProps('clientSecret')}
+            />
+            <TagsInput label="Scopes" description="openid is added for an OpenID provider." {...form.getInputProps('scopes')} />
+            <Switch
+              label="PKCE (S256)"
+              description="Turn off only for a provider that refuses it."
+              {...form.getInputProps('pkce', { type: 'checkbox' })}
+            />
+            <Group justify="space-between">
+              {provider ? (
+                <Button
+                  variant="subtle"
+                  color="red"
+                  leftSection={<IconTrash size={16} />}
+                  loading={remove.isPending}
+                  onClick={() =>
+                    remove.mutate(
+                      { providerId: provider.providerId },
+                      {
+                        onSuccess: () => {
+                          notifications.show({
+                            color: 'teal',
+                            title: `${provider.name} removed`,
+                            message: 'It is no longer offered for sign-in.',
+                          })
+                          onRemoved()
+                        },
+                        onError: (e) => notifications.show({ color: 'red', title: 'Not removed', message: e.message }),
                       },
-                      onError: (e) => notifications.show({ color: 'red', title: 'Not removed', message: e.message }),
-                    },
-                  )
-                }
-              >
-                Remove
+                    )
+                  }
+                >
+                  Remove
+                </Button>
+              ) : (
+                <span />
+              )}
+              <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending}>
+                {isNew ? 'Add provider' : 'Save'}
               </Button>
-            ) : (
-              <span />
-            )}
-            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending}>
-              {isNew ? 'Add provider' : 'Save'}
-            </Button>
-          </Group>
-        </Stack>
+            </Group>
+          </Stack>
+        </Editable>
       </form>
       {provider && (
         <div>
@@ -202,9 +205,11 @@ export function GenericProviders() {
             Your own identity provider: Keycloak, authentik, Entra ID, Google Workspace or any other.
           </Text>
         </div>
-        <Button leftSection={<IconPlus size={16} />} onClick={() => setEditing('')}>
-          Add provider
-        </Button>
+        <Allowed op="genericOAuth.save">
+          <Button leftSection={<IconPlus size={16} />} onClick={() => setEditing('')}>
+            Add provider
+          </Button>
+        </Allowed>
       </Group>
       <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
       {!list.data ? (

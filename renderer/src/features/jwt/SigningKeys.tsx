@@ -3,6 +3,7 @@ import { IconRefresh } from '@tabler/icons-react'
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime, duration } from '../../format'
+import { Allowed, Editable } from '../../access'
 
 function Settings() {
   const settings = useOp('jwt.settings', {})
@@ -11,22 +12,24 @@ function Settings() {
   const s = settings.data as { enabled: boolean; jwks: { keyPairConfig: { alg: string } } }
   return (
     <Card withBorder>
-      <Group align="flex-end">
-        <Switch
-          label="JWT enabled (GET /token, GET /jwks, set-auth-jwt on get-session)"
-          checked={s.enabled}
-          onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } })}
-          data-testid="jwt-enabled"
-        />
-        <Select
-          label="Algorithm of new keys"
-          data={['EdDSA', 'ES256', 'RS256']}
-          value={s.jwks.keyPairConfig.alg}
-          allowDeselect={false}
-          onChange={(alg) => alg && configure.mutate({ patch: { jwks: { keyPairConfig: { alg } } } })}
-          data-testid="jwt-alg"
-        />
-      </Group>
+      <Editable op="jwt.configure">
+        <Group align="flex-end">
+          <Switch
+            label="JWT enabled (GET /token, GET /jwks, set-auth-jwt on get-session)"
+            checked={s.enabled}
+            onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } })}
+            data-testid="jwt-enabled"
+          />
+          <Select
+            label="Algorithm of new keys"
+            data={['EdDSA', 'ES256', 'RS256']}
+            value={s.jwks.keyPairConfig.alg}
+            allowDeselect={false}
+            onChange={(alg) => alg && configure.mutate({ patch: { jwks: { keyPairConfig: { alg } } } })}
+            data-testid="jwt-alg"
+          />
+        </Group>
+      </Editable>
       <ErrorNotice error={configure.error} />
     </Card>
   )
@@ -41,19 +44,21 @@ export default function SigningKeysPage() {
         title="Signing keys"
         description="Keys that sign the JWTs apps verify offline against /jwks. Private keys are encrypted at rest."
         actions={
-          <ConfirmButton
-            label="Rotate"
-            leftSection={<IconRefresh size={14} />}
-            color="indigo"
-            variant="filled"
-            size="sm"
-            title="Rotate the signing key"
-            message={`A new key signs from now on. The current one stays in the JWKS for ${duration(keys.data?.gracePeriod ?? 0)} so tokens it signed keep verifying, then it is removed.`}
-            confirmLabel="Rotate"
-            onConfirm={() => rotate.mutate({})}
-            loading={rotate.isPending}
-            testId="jwt-rotate"
-          />
+          <Allowed op="jwt.rotate">
+            <ConfirmButton
+              label="Rotate"
+              leftSection={<IconRefresh size={14} />}
+              color="indigo"
+              variant="filled"
+              size="sm"
+              title="Rotate the signing key"
+              message={`A new key signs from now on. The current one stays in the JWKS for ${duration(keys.data?.gracePeriod ?? 0)} so tokens it signed keep verifying, then it is removed.`}
+              confirmLabel="Rotate"
+              onConfirm={() => rotate.mutate({})}
+              loading={rotate.isPending}
+              testId="jwt-rotate"
+            />
+          </Allowed>
         }
       />
       <Settings />

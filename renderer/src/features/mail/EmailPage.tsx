@@ -23,6 +23,7 @@ import { notifications } from '@mantine/notifications'
 import { IconDeviceFloppy, IconRefresh, IconSend } from '@tabler/icons-react'
 import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime } from '../../format'
 
@@ -44,31 +45,33 @@ function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolea
         }
       })}
     >
-      <Stack gap="sm">
-        <SimpleGrid cols={{ base: 1, sm: 2 }}>
-          <TextInput label="SMTP host" placeholder="smtp.example.com" {...form.getInputProps('host')} data-testid="smtp-host" />
-          <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} data-testid="smtp-port" />
-          <TextInput label="User" {...form.getInputProps('user')} />
-          <PasswordInput
-            label="Password"
-            placeholder={smtp.hasPassword ? '••••••••' : ''}
-            description={smtp.hasPassword ? 'Stored. Leave empty to keep it.' : undefined}
-            {...form.getInputProps('password')}
-          />
-          <TextInput label="From" {...form.getInputProps('from')} />
-          <Switch
-            mt="lg"
-            label="TLS from the start (port 465)"
-            {...form.getInputProps('secure', { type: 'checkbox' })}
-            data-testid="smtp-secure"
-          />
-        </SimpleGrid>
-        <Group justify="flex-end">
-          <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
-            Save SMTP settings
-          </Button>
-        </Group>
-      </Stack>
+      <Editable op="email.update" note>
+        <Stack gap="sm">
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <TextInput label="SMTP host" placeholder="smtp.example.com" {...form.getInputProps('host')} data-testid="smtp-host" />
+            <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} data-testid="smtp-port" />
+            <TextInput label="User" {...form.getInputProps('user')} />
+            <PasswordInput
+              label="Password"
+              placeholder={smtp.hasPassword ? '••••••••' : ''}
+              description={smtp.hasPassword ? 'Stored. Leave empty to keep it.' : undefined}
+              {...form.getInputProps('password')}
+            />
+            <TextInput label="From" {...form.getInputProps('from')} />
+            <Switch
+              mt="lg"
+              label="TLS from the start (port 465)"
+              {...form.getInputProps('secure', { type: 'checkbox' })}
+              data-testid="smtp-secure"
+            />
+          </SimpleGrid>
+          <Group justify="flex-end">
+            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
+              Save SMTP settings
+            </Button>
+          </Group>
+        </Stack>
+      </Editable>
     </form>
   )
 }
@@ -86,27 +89,29 @@ function TestEmail() {
         onChange={(e) => setTo(e.currentTarget.value)}
         data-testid="test-to"
       />
-      <Button
-        leftSection={<IconSend size={16} />}
-        loading={send.isPending}
-        data-testid="test-send"
-        onClick={() =>
-          send.mutate(
-            { to },
-            {
-              onSuccess: (r) =>
-                notifications.show({
-                  color: r.status === 'sent' ? 'teal' : 'yellow',
-                  title: r.status === 'sent' ? 'Test email sent' : 'Test email queued',
-                  message: r.status === 'sent' ? `Delivered to the SMTP server for ${to}` : 'No SMTP server is configured yet.',
-                }),
-              onError: (e) => notifications.show({ color: 'red', title: 'Test email failed', message: e.message }),
-            },
-          )
-        }
-      >
-        Send test
-      </Button>
+      <Allowed op="email.sendTest">
+        <Button
+          leftSection={<IconSend size={16} />}
+          loading={send.isPending}
+          data-testid="test-send"
+          onClick={() =>
+            send.mutate(
+              { to },
+              {
+                onSuccess: (r) =>
+                  notifications.show({
+                    color: r.status === 'sent' ? 'teal' : 'yellow',
+                    title: r.status === 'sent' ? 'Test email sent' : 'Test email queued',
+                    message: r.status === 'sent' ? `Delivered to the SMTP server for ${to}` : 'No SMTP server is configured yet.',
+                  }),
+                onError: (e) => notifications.show({ color: 'red', title: 'Test email failed', message: e.message }),
+              },
+            )
+          }
+        >
+          Send test
+        </Button>
+      </Allowed>
     </Group>
   )
 }
@@ -144,89 +149,91 @@ function TemplateEditor({
   }
   return (
     <Card withBorder padding="md">
-      <Stack gap="sm">
-        <Group justify="space-between">
-          <Text fw={600}>Edit this message</Text>
-          <Badge variant="light" color={template.custom ? 'blue' : 'gray'} data-testid="template-state">
-            {template.custom ? 'Edited' : 'Built in'}
-          </Badge>
-        </Group>
-        <TextInput
-          label="Subject"
-          value={subject}
-          onChange={(e) => edit({ subject: e.currentTarget.value, body })}
-          error={errors.subject}
-          styles={READABLE_ERROR}
-          data-testid="template-subject"
-        />
-        <Textarea
-          label="Message"
-          description="Plain text; a blank line starts a new paragraph. The button with the link, the footer and the signature are added below it."
-          autosize
-          minRows={5}
-          value={body}
-          onChange={(e) => edit({ subject, body: e.currentTarget.value })}
-          error={errors.body}
-          styles={READABLE_ERROR}
-          data-testid="template-body"
-        />
-        <Text size="sm" id="template-placeholders">
-          Placeholders:{' '}
-          {template.placeholders.map((p, i) => (
-            <span key={p.name}>
-              {i > 0 ? ', ' : ''}
-              <Code>{`{{${p.name}}}`}</Code> {p.description}
-            </span>
-          ))}
-        </Text>
-        <Group justify="flex-end">
-          <Button
-            variant="default"
-            disabled={!template.custom}
-            loading={reset.isPending}
-            onClick={() =>
-              reset.mutate(
-                { kind: template.kind },
-                {
-                  onSuccess: () => {
-                    onDraft(null)
-                    notifications.show({ color: 'teal', title: 'Built-in message restored', message: template.kind })
+      <Editable op={['email.saveTemplate', 'email.resetTemplate']}>
+        <Stack gap="sm">
+          <Group justify="space-between">
+            <Text fw={600}>Edit this message</Text>
+            <Badge variant="light" color={template.custom ? 'blue' : 'gray'} data-testid="template-state">
+              {template.custom ? 'Edited' : 'Built in'}
+            </Badge>
+          </Group>
+          <TextInput
+            label="Subject"
+            value={subject}
+            onChange={(e) => edit({ subject: e.currentTarget.value, body })}
+            error={errors.subject}
+            styles={READABLE_ERROR}
+            data-testid="template-subject"
+          />
+          <Textarea
+            label="Message"
+            description="Plain text; a blank line starts a new paragraph. The button with the link, the footer and the signature are added below it."
+            autosize
+            minRows={5}
+            value={body}
+            onChange={(e) => edit({ subject, body: e.currentTarget.value })}
+            error={errors.body}
+            styles={READABLE_ERROR}
+            data-testid="template-body"
+          />
+          <Text size="sm" id="template-placeholders">
+            Placeholders:{' '}
+            {template.placeholders.map((p, i) => (
+              <span key={p.name}>
+                {i > 0 ? ', ' : ''}
+                <Code>{`{{${p.name}}}`}</Code> {p.description}
+              </span>
+            ))}
+          </Text>
+          <Group justify="flex-end">
+            <Button
+              variant="default"
+              disabled={!template.custom}
+              loading={reset.isPending}
+              onClick={() =>
+                reset.mutate(
+                  { kind: template.kind },
+                  {
+                    onSuccess: () => {
+                      onDraft(null)
+                      notifications.show({ color: 'teal', title: 'Built-in message restored', message: template.kind })
+                    },
+                    onError: (e) => notifications.show({ color: 'red', title: 'Not reset', message: e.message }),
                   },
-                  onError: (e) => notifications.show({ color: 'red', title: 'Not reset', message: e.message }),
-                },
-              )
-            }
-            data-testid="template-reset"
-          >
-            Reset to default
-          </Button>
-          <Button
-            leftSection={<IconDeviceFloppy size={16} />}
-            disabled={!changed}
-            loading={save.isPending}
-            onClick={() =>
-              save.mutate(
-                { kind: template.kind, subject, body },
-                {
-                  onSuccess: () => {
-                    onDraft(null)
-                    notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
+                )
+              }
+              data-testid="template-reset"
+            >
+              Reset to default
+            </Button>
+            <Button
+              leftSection={<IconDeviceFloppy size={16} />}
+              disabled={!changed}
+              loading={save.isPending}
+              onClick={() =>
+                save.mutate(
+                  { kind: template.kind, subject, body },
+                  {
+                    onSuccess: () => {
+                      onDraft(null)
+                      notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
+                    },
+                    onError: (e) => {
+                      const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
+                      setErrors(fields)
+                      // A field's problem is shown beside it; anything else as a toast.
+                      if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
+                    },
                   },
-                  onError: (e) => {
-                    const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
-                    setErrors(fields)
-                    // A field's problem is shown beside it; anything else as a toast.
-                    if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
-                  },
-                },
-              )
-            }
-            data-testid="template-save"
-          >
-            Save template
-          </Button>
-        </Group>
-      </Stack>
+                )
+              }
+              data-testid="template-save"
+            >
+              Save template
+            </Button>
+          </Group>
+        </Stack>
+      </Editable>
     </Card>
   )
 }
@@ -338,14 +345,16 @@ function Outbox() {
                 </Table.Td>
                 <Table.Td>
                   {m.status === 'failed' && (
-                    <Button
-                      size="compact-xs"
-                      variant="light"
-                      leftSection={<IconRefresh size={12} />}
-                      onClick={() => retry.mutate({ id: m.id })}
-                    >
-                      Retry
-                    </Button>
+                    <Allowed op="email.retry">
+                      <Button
+                        size="compact-xs"
+                        variant="light"
+                        leftSection={<IconRefresh size={12} />}
+                        onClick={() => retry.mutate({ id: m.id })}
+                      >
+                        Retry
+                      </Button>
+                    </Allowed>
                   )}
                 </Table.Td>
               </Table.Tr>

@@ -3,6 +3,7 @@ import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconCircleCheck, IconLock, IconNetwork, IconPlugConnected } from '@tabler/icons-react'
 import { useEffect, useState } from 'react'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 
 type Listen = 'loopback' | 'lan'
@@ -95,137 +96,139 @@ export default function NetworkPage() {
       </Card>
 
       <Card withBorder>
-        <Stack>
-          <Group justify="space-between">
-            <Title order={4}>Listen on</Title>
-            <OverrideNote source={overrides.host?.source} />
-          </Group>
-          <Radio.Group value={form.listen} onChange={(value) => setForm({ ...form, listen: value as Listen })} name="listen">
-            <Stack gap="xs">
-              <Radio value="loopback" label="This computer only (127.0.0.1)" disabled={!!overrides.host} data-testid="listen-loopback" />
-              <Radio
-                value="lan"
-                label="The local network (other computers can call it)"
-                disabled={!!overrides.host}
-                data-testid="listen-lan"
-              />
-            </Stack>
-          </Radio.Group>
-          {form.listen === 'lan' && (
-            <Select
-              label="Interface"
-              description="One network interface, or all of them (0.0.0.0)"
-              disabled={!!overrides.host}
-              data={[
-                { value: ALL, label: 'All interfaces (0.0.0.0)' },
-                ...lanInterfaces.map((name) => ({ value: name, label: `${name} (${addressOf(name)})` })),
-              ]}
-              value={form.interface ?? ALL}
-              onChange={(value) => setForm({ ...form, interface: !value || value === ALL ? null : value })}
-              allowDeselect={false}
-              data-testid="network-interface"
-            />
-          )}
-          {form.listen === 'lan' && (
-            <Alert color="yellow" icon={<IconAlertTriangle />}>
-              Anyone on the network can then reach the API. Use an https base URL behind a reverse proxy if the network is not trusted.
-            </Alert>
-          )}
-
-          <Group justify="space-between" mt="sm">
-            <Title order={4}>Port</Title>
-            <OverrideNote source={overrides.port?.source} />
-          </Group>
-          <NumberInput
-            label="API port"
-            min={1}
-            max={65535}
-            allowDecimal={false}
-            value={overrides.port ? Number(overrides.port.value) : form.port}
-            onChange={(value) => setForm({ ...form, port: Number(value) || 0 })}
-            disabled={!!overrides.port}
-            data-testid="network-port"
-            w={200}
-          />
-          {taken && (
-            <Alert color="red" icon={<IconAlertTriangle />} title="Port taken" data-testid="network-port-taken">
+        <Editable op="network.apply" note>
+          <Stack>
+            <Group justify="space-between">
+              <Title order={4}>Listen on</Title>
+              <OverrideNote source={overrides.host?.source} />
+            </Group>
+            <Radio.Group value={form.listen} onChange={(value) => setForm({ ...form, listen: value as Listen })} name="listen">
               <Stack gap="xs">
-                <Text size="sm">{taken.message}. The listener was not changed.</Text>
-                {taken.suggestedPort && (
-                  <Group>
-                    <Button size="xs" onClick={() => submit(taken.suggestedPort!)} data-testid="network-use-free-port">
-                      Use port {taken.suggestedPort}
+                <Radio value="loopback" label="This computer only (127.0.0.1)" disabled={!!overrides.host} data-testid="listen-loopback" />
+                <Radio
+                  value="lan"
+                  label="The local network (other computers can call it)"
+                  disabled={!!overrides.host}
+                  data-testid="listen-lan"
+                />
+              </Stack>
+            </Radio.Group>
+            {form.listen === 'lan' && (
+              <Select
+                label="Interface"
+                description="One network interface, or all of them (0.0.0.0)"
+                disabled={!!overrides.host}
+                data={[
+                  { value: ALL, label: 'All interfaces (0.0.0.0)' },
+                  ...lanInterfaces.map((name) => ({ value: name, label: `${name} (${addressOf(name)})` })),
+                ]}
+                value={form.interface ?? ALL}
+                onChange={(value) => setForm({ ...form, interface: !value || value === ALL ? null : value })}
+                allowDeselect={false}
+                data-testid="network-interface"
+              />
+            )}
+            {form.listen === 'lan' && (
+              <Alert color="yellow" icon={<IconAlertTriangle />}>
+                Anyone on the network can then reach the API. Use an https base URL behind a reverse proxy if the network is not trusted.
+              </Alert>
+            )}
+
+            <Group justify="space-between" mt="sm">
+              <Title order={4}>Port</Title>
+              <OverrideNote source={overrides.port?.source} />
+            </Group>
+            <NumberInput
+              label="API port"
+              min={1}
+              max={65535}
+              allowDecimal={false}
+              value={overrides.port ? Number(overrides.port.value) : form.port}
+              onChange={(value) => setForm({ ...form, port: Number(value) || 0 })}
+              disabled={!!overrides.port}
+              data-testid="network-port"
+              w={200}
+            />
+            {taken && (
+              <Alert color="red" icon={<IconAlertTriangle />} title="Port taken" data-testid="network-port-taken">
+                <Stack gap="xs">
+                  <Text size="sm">{taken.message}. The listener was not changed.</Text>
+                  {taken.suggestedPort && (
+                    <Group>
+                      <Button size="xs" onClick={() => submit(taken.suggestedPort!)} data-testid="network-use-free-port">
+                        Use port {taken.suggestedPort}
+                      </Button>
+                    </Group>
+                  )}
+                </Stack>
+              </Alert>
+            )}
+
+            <Group justify="space-between" mt="sm">
+              <Title order={4}>Public base URL</Title>
+              <OverrideNote source={overrides.baseURL?.source} />
+            </Group>
+            <TextInput
+              label="Base URL apps use"
+              description="Links in mail and cookie security follow it. Empty: http://ADDRESS:PORT of the listener."
+              placeholder="http://192.168.1.20:4280"
+              value={overrides.baseURL ? overrides.baseURL.value : form.baseURL}
+              onChange={(e) => setForm({ ...form, baseURL: e.currentTarget.value })}
+              disabled={!!overrides.baseURL}
+              data-testid="network-base-url"
+            />
+            {proposals.length > 0 && (
+              <Stack gap={4}>
+                <Text size="xs" c="dimmed">
+                  Proposed from this machine's LAN address and host name:
+                </Text>
+                {proposals.map((p) => (
+                  <Group key={p.url} gap="xs">
+                    <Code>{p.url}</Code>
+                    <Button
+                      size="compact-xs"
+                      variant="light"
+                      disabled={!!overrides.baseURL}
+                      onClick={() => setForm({ ...form, baseURL: p.url })}
+                      data-testid="network-use-proposal"
+                    >
+                      Use
                     </Button>
                   </Group>
-                )}
+                ))}
               </Stack>
-            </Alert>
-          )}
+            )}
+            <Group>
+              <Button
+                variant="default"
+                size="xs"
+                leftSection={<IconNetwork size={14} />}
+                loading={checking}
+                onClick={() => void runCheck((overrides.baseURL?.value ?? form.baseURL.trim()) || new URL(current.apiURL).origin)}
+                data-testid="network-check"
+              >
+                Check reachability from this machine
+              </Button>
+            </Group>
+            {check && (
+              <Alert
+                color={check.reachable ? 'teal' : 'red'}
+                icon={check.reachable ? <IconCircleCheck /> : <IconAlertTriangle />}
+                data-testid="network-check-result"
+              >
+                <Text size="sm">
+                  {check.message}: <Code>{check.url}</Code>
+                </Text>
+              </Alert>
+            )}
 
-          <Group justify="space-between" mt="sm">
-            <Title order={4}>Public base URL</Title>
-            <OverrideNote source={overrides.baseURL?.source} />
-          </Group>
-          <TextInput
-            label="Base URL apps use"
-            description="Links in mail and cookie security follow it. Empty: http://ADDRESS:PORT of the listener."
-            placeholder="http://192.168.1.20:4280"
-            value={overrides.baseURL ? overrides.baseURL.value : form.baseURL}
-            onChange={(e) => setForm({ ...form, baseURL: e.currentTarget.value })}
-            disabled={!!overrides.baseURL}
-            data-testid="network-base-url"
-          />
-          {proposals.length > 0 && (
-            <Stack gap={4}>
-              <Text size="xs" c="dimmed">
-                Proposed from this machine's LAN address and host name:
-              </Text>
-              {proposals.map((p) => (
-                <Group key={p.url} gap="xs">
-                  <Code>{p.url}</Code>
-                  <Button
-                    size="compact-xs"
-                    variant="light"
-                    disabled={!!overrides.baseURL}
-                    onClick={() => setForm({ ...form, baseURL: p.url })}
-                    data-testid="network-use-proposal"
-                  >
-                    Use
-                  </Button>
-                </Group>
-              ))}
-            </Stack>
-          )}
-          <Group>
-            <Button
-              variant="default"
-              size="xs"
-              leftSection={<IconNetwork size={14} />}
-              loading={checking}
-              onClick={() => void runCheck((overrides.baseURL?.value ?? form.baseURL.trim()) || new URL(current.apiURL).origin)}
-              data-testid="network-check"
-            >
-              Check reachability from this machine
-            </Button>
-          </Group>
-          {check && (
-            <Alert
-              color={check.reachable ? 'teal' : 'red'}
-              icon={check.reachable ? <IconCircleCheck /> : <IconAlertTriangle />}
-              data-testid="network-check-result"
-            >
-              <Text size="sm">
-                {check.message}: <Code>{check.url}</Code>
-              </Text>
-            </Alert>
-          )}
-
-          <Group justify="flex-end" mt="md">
-            <Button onClick={() => submit()} loading={apply.isPending} disabled={!canSave} data-testid="network-apply">
-              Apply and restart the listener
-            </Button>
-          </Group>
-        </Stack>
+            <Group justify="flex-end" mt="md">
+              <Button onClick={() => submit()} loading={apply.isPending} disabled={!canSave} data-testid="network-apply">
+                Apply and restart the listener
+              </Button>
+            </Group>
+          </Stack>
+        </Editable>
       </Card>
     </Stack>
   )

@@ -25,6 +25,7 @@ import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { Allowed, Editable } from '../../access'
 import { dateTime, duration } from '../../format'
 import { useDeepLink } from '../../deep-link'
 import { ink } from '../../ink'
@@ -39,28 +40,30 @@ type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number]
 function TokenSettings({ client, onChanged }: { client: OidcClientView; onChanged: () => void }) {
   const update = useOpMutation('oidc.updateClient')
   return (
-    <Stack gap={4}>
-      <Select
-        size="xs"
-        w={110}
-        aria-label={`ID token algorithm of ${client.name}`}
-        data={ID_TOKEN_ALGS}
-        value={client.idTokenSignedResponseAlg}
-        allowDeselect={false}
-        onChange={(v) =>
-          v && update.mutate({ clientId: client.clientId, idTokenSignedResponseAlg: v as IdTokenAlg }, { onSuccess: onChanged })
-        }
-        data-testid={`oidc-alg-${client.clientId}`}
-      />
-      <Switch
-        size="xs"
-        label="resource server"
-        checked={client.resourceServer}
-        onChange={(e) => update.mutate({ clientId: client.clientId, resourceServer: e.currentTarget.checked }, { onSuccess: onChanged })}
-        data-testid={`oidc-rs-${client.clientId}`}
-      />
-      <ErrorNotice error={update.error} />
-    </Stack>
+    <Editable op="oidc.updateClient">
+      <Stack gap={4}>
+        <Select
+          size="xs"
+          w={110}
+          aria-label={`ID token algorithm of ${client.name}`}
+          data={ID_TOKEN_ALGS}
+          value={client.idTokenSignedResponseAlg}
+          allowDeselect={false}
+          onChange={(v) =>
+            v && update.mutate({ clientId: client.clientId, idTokenSignedResponseAlg: v as IdTokenAlg }, { onSuccess: onChanged })
+          }
+          data-testid={`oidc-alg-${client.clientId}`}
+        />
+        <Switch
+          size="xs"
+          label="resource server"
+          checked={client.resourceServer}
+          onChange={(e) => update.mutate({ clientId: client.clientId, resourceServer: e.currentTarget.checked }, { onSuccess: onChanged })}
+          data-testid={`oidc-rs-${client.clientId}`}
+        />
+        <ErrorNotice error={update.error} />
+      </Stack>
+    </Editable>
   )
 }
 
@@ -80,31 +83,33 @@ function AccessModal({ client, onClose }: { client: OidcClientView | null; onClo
   }
   return (
     <Modal opened onClose={close} title={`Who may sign in to ${client.name}`} centered>
-      <Stack>
-        <MultiSelect
-          label="Members of these organizations"
-          description="Empty: every Gatehouse user. Anyone else is sent back to the application with access_denied."
-          data={(orgs.data?.organizations ?? []).map((o) => ({ value: o.id, label: `${o.name} (${o.slug})` }))}
-          value={value}
-          onChange={setChosen}
-          searchable
-          error={update.error?.messageFor('allowedOrganizations')}
-          data-testid="oidc-allowed-orgs"
-        />
-        {client.allowedTeams.length > 0 ? (
-          <Text size="sm" c="dimmed">
-            Members of {client.allowedTeams.length} chosen team(s) are allowed too.
-          </Text>
-        ) : null}
-        <Group justify="flex-end">
-          <Button
-            loading={update.isPending}
-            onClick={() => update.mutate({ clientId: client.clientId, allowedOrganizations: value }, { onSuccess: close })}
-          >
-            Save
-          </Button>
-        </Group>
-      </Stack>
+      <Editable op="oidc.updateClient" note>
+        <Stack>
+          <MultiSelect
+            label="Members of these organizations"
+            description="Empty: every Gatehouse user. Anyone else is sent back to the application with access_denied."
+            data={(orgs.data?.organizations ?? []).map((o) => ({ value: o.id, label: `${o.name} (${o.slug})` }))}
+            value={value}
+            onChange={setChosen}
+            searchable
+            error={update.error?.messageFor('allowedOrganizations')}
+            data-testid="oidc-allowed-orgs"
+          />
+          {client.allowedTeams.length > 0 ? (
+            <Text size="sm" c="dimmed">
+              Members of {client.allowedTeams.length} chosen team(s) are allowed too.
+            </Text>
+          ) : null}
+          <Group justify="flex-end">
+            <Button
+              loading={update.isPending}
+              onClick={() => update.mutate({ clientId: client.clientId, allowedOrganizations: value }, { onSuccess: close })}
+            >
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </Editable>
     </Modal>
   )
 }
@@ -440,22 +445,24 @@ function ProviderSettings() {
   const s = settings.data as { groups: Record<string, boolean>; ttl: Record<string, number> }
   return (
     <Card withBorder>
-      <Stack gap="xs">
-        <Text fw={500}>The groups claim lists</Text>
-        <Group>
-          {GROUP_SWITCHES.map(([key, label]) => (
-            <Switch
-              key={key}
-              label={label}
-              checked={s.groups[key] === true}
-              onChange={(e) => configure.mutate({ patch: { groups: { [key]: e.currentTarget.checked } } })}
-              data-testid={`oidc-groups-${key}`}
-            />
-          ))}
-        </Group>
-        <Lifetimes ttl={s.ttl} />
-        <ErrorNotice error={configure.error} />
-      </Stack>
+      <Editable op="oidc.configure">
+        <Stack gap="xs">
+          <Text fw={500}>The groups claim lists</Text>
+          <Group>
+            {GROUP_SWITCHES.map(([key, label]) => (
+              <Switch
+                key={key}
+                label={label}
+                checked={s.groups[key] === true}
+                onChange={(e) => configure.mutate({ patch: { groups: { [key]: e.currentTarget.checked } } })}
+                data-testid={`oidc-groups-${key}`}
+              />
+            ))}
+          </Group>
+          <Lifetimes ttl={s.ttl} />
+          <ErrorNotice error={configure.error} />
+        </Stack>
+      </Editable>
     </Card>
   )
 }
@@ -478,22 +485,26 @@ export default function OidcClientsPage() {
         description="Gatehouse as an OpenID Connect provider: Grafana, Gitea, Nextcloud, Immich and other apps sign their users in here."
       />
       <Card withBorder>
-        <Switch
-          label={`OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`}
-          checked={enabled}
-          onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })}
-          data-testid="oidc-enabled"
-        />
-        <ErrorNotice error={configure.error} />
+        <Editable op="oidc.configure" note>
+          <Switch
+            label={`OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`}
+            checked={enabled}
+            onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })}
+            data-testid="oidc-enabled"
+          />
+          <ErrorNotice error={configure.error} />
+        </Editable>
       </Card>
       <ProviderSettings />
-      <CreateClient
-        issuer={issuer}
-        onCreated={(s) => {
-          setShown(s)
-          void clients.refetch()
-        }}
-      />
+      <Allowed op="oidc.createClient" hide>
+        <CreateClient
+          issuer={issuer}
+          onCreated={(s) => {
+            setShown(s)
+            void clients.refetch()
+          }}
+        />
+      </Allowed>
       <ErrorNotice error={rotate.error ?? remove.error} />
       {clients.data.clients.length === 0 ? (
         <Text c="dimmed">No application yet.</Text>
@@ -554,22 +565,26 @@ export default function OidcClientsPage() {
                       Access
                     </Button>
                     {c.public ? null : (
-                      <ConfirmButton
-                        label="New secret"
-                        color="indigo"
-                        title={`New secret for ${c.name}`}
-                        message="The current secret stops working at once; paste the new one into the application."
-                        confirmLabel="Rotate"
-                        onConfirm={() => rotate.mutate({ clientId: c.clientId }, { onSuccess: (answer) => setShown(answer) })}
-                      />
+                      <Allowed op="oidc.rotateSecret">
+                        <ConfirmButton
+                          label="New secret"
+                          color="indigo"
+                          title={`New secret for ${c.name}`}
+                          message="The current secret stops working at once; paste the new one into the application."
+                          confirmLabel="Rotate"
+                          onConfirm={() => rotate.mutate({ clientId: c.clientId }, { onSuccess: (answer) => setShown(answer) })}
+                        />
+                      </Allowed>
                     )}
-                    <ConfirmButton
-                      label="Delete"
-                      title={`Delete ${c.name}`}
-                      message="The application can no longer sign users in; its tokens stop working."
-                      confirmLabel="Delete"
-                      onConfirm={() => remove.mutate({ clientId: c.clientId }, { onSuccess: () => void clients.refetch() })}
-                    />
+                    <Allowed op="oidc.deleteClient">
+                      <ConfirmButton
+                        label="Delete"
+                        title={`Delete ${c.name}`}
+                        message="The application can no longer sign users in; its tokens stop working."
+                        confirmLabel="Delete"
+                        onConfirm={() => remove.mutate({ clientId: c.clientId }, { onSuccess: () => void clients.refetch() })}
+                      />
+                    </Allowed>
                   </Group>
                 </Table.Td>
               </Table.Tr>

@@ -3,6 +3,7 @@ import { notifications } from '@mantine/notifications'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading } from '../../components/common'
 import { dateTime } from '../../format'
+import { Allowed } from '../../access'
 
 /**
  * A user's connected applications (Users drawer): what each OpenID Connect client was allowed to
@@ -40,21 +41,23 @@ export function UserConnectedApps({ userId, email }: { userId: string; email: st
               </Table.Td>
               <Table.Td>{dateTime(app.grantedAt)}</Table.Td>
               <Table.Td>
-                <ConfirmButton
-                  label="Revoke"
-                  title={`Revoke ${app.name} for ${email}`}
-                  message="The application's tokens stop working at once; the next sign-in to it asks for consent again."
-                  confirmLabel="Revoke"
-                  onConfirm={() =>
-                    revoke.mutate(
-                      { userId, clientId: app.clientId },
-                      {
-                        onSuccess: () => void apps.refetch(),
-                        onError: (e: PanelCallError) => notifications.show({ color: 'red', title: 'Not revoked', message: e.message }),
-                      },
-                    )
-                  }
-                />
+                <Allowed op="oidc.revokeUserApp">
+                  <ConfirmButton
+                    label="Revoke"
+                    title={`Revoke ${app.name} for ${email}`}
+                    message="The application's tokens stop working at once; the next sign-in to it asks for consent again."
+                    confirmLabel="Revoke"
+                    onConfirm={() =>
+                      revoke.mutate(
+                        { userId, clientId: app.clientId },
+                        {
+                          onSuccess: () => void apps.refetch(),
+                          onError: (e: PanelCallError) => notifications.show({ color: 'red', title: 'Not revoked', message: e.message }),
+                        },
+                      )
+                    }
+                  />
+                </Allowed>
               </Table.Td>
             </Table.Tr>
           ))}

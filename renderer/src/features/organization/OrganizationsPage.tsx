@@ -22,9 +22,10 @@ import { IconBuildingPlus, IconMailPlus, IconPencil, IconPlus, IconSearch, IconU
 import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { Allowed, Editable } from '../../access'
 import { UserPicker } from '../../components/UserPicker'
 import { rowOpener, useDeepLink } from '../../deep-link'
-import { dateTime, fromNow } from '../../format'
+import { Ago, dateTime } from '../../format'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
 import { ink } from '../../ink'
 
@@ -104,18 +105,20 @@ function RenameOrganization({ org }: { org: OrganizationView }) {
   })
   return (
     <>
-      <Button
-        size="xs"
-        variant="light"
-        leftSection={<IconPencil size={14} />}
-        onClick={() => {
-          form.setValues({ name: org.name, slug: org.slug })
-          open()
-        }}
-        data-testid="org-rename"
-      >
-        Rename
-      </Button>
+      <Allowed op="orgs.update">
+        <Button
+          size="xs"
+          variant="light"
+          leftSection={<IconPencil size={14} />}
+          onClick={() => {
+            form.setValues({ name: org.name, slug: org.slug })
+            open()
+          }}
+          data-testid="org-rename"
+        >
+          Rename
+        </Button>
+      </Allowed>
       <Modal opened={opened} onClose={close} title={`Rename ${org.name}`} centered>
         <form
           onSubmit={form.onSubmit((values) =>
@@ -250,20 +253,22 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
             </Group>
             <Group gap="xs">
               <RenameOrganization org={org.organization} />
-              <ConfirmButton
-                label="Delete"
-                title={`Delete ${org.organization.name}?`}
-                message={`${org.organization.name}, its ${org.members.length} membership${org.members.length === 1 ? '' : 's'}, teams and invitations are deleted. The users stay. This cannot be undone.`}
-                confirmLabel="Delete organization"
-                loading={removeOrg.isPending}
-                testId="org-delete"
-                onConfirm={() =>
-                  removeOrg.mutateAsync({ organizationId: org.organization.id }).then(() => {
-                    done(`${org.organization.name} deleted`)
-                    onClose()
-                  }, failed('Not deleted'))
-                }
-              />
+              <Allowed op="orgs.remove">
+                <ConfirmButton
+                  label="Delete"
+                  title={`Delete ${org.organization.name}?`}
+                  message={`${org.organization.name}, its ${org.members.length} membership${org.members.length === 1 ? '' : 's'}, teams and invitations are deleted. The users stay. This cannot be undone.`}
+                  confirmLabel="Delete organization"
+                  loading={removeOrg.isPending}
+                  testId="org-delete"
+                  onConfirm={() =>
+                    removeOrg.mutateAsync({ organizationId: org.organization.id }).then(() => {
+                      done(`${org.organization.name} deleted`)
+                      onClose()
+                    }, failed('Not deleted'))
+                  }
+                />
+              </Allowed>
             </Group>
           </Group>
           <Tabs defaultValue="members">
@@ -273,240 +278,251 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
               <Tabs.Tab value="invitations">Invitations ({org.invitations.length})</Tabs.Tab>
             </Tabs.List>
             <Tabs.Panel value="members" pt="sm">
-              <AddMember organizationId={org.organization.id} roles={org.roles} />
-              <Table fz="sm" data-testid="org-members">
-                <Table.Tbody>
-                  {org.members.map((m) => (
-                    <Table.Tr key={m.id}>
-                      <Table.Td>
-                        <Text size="sm">{m.user?.name}</Text>
-                        <Text size="xs" c="dimmed">
-                          {m.user?.email}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td w={160}>
-                        <Select
-                          size="xs"
-                          aria-label={`Role of ${m.user?.name ?? m.user?.email ?? m.userId}`}
-                          data={[...new Set([...org.roles, m.role])]}
-                          value={m.role}
-                          allowDeselect={false}
-                          onChange={(role) =>
-                            role &&
-                            setRole.mutate(
-                              { organizationId: org.organization.id, memberId: m.id, role },
-                              { onSuccess: () => done('Role changed'), onError: failed('Role not changed') },
-                            )
-                          }
-                        />
-                      </Table.Td>
-                      <Table.Td w={90}>
-                        <ConfirmButton
-                          label="Remove"
-                          title="Remove this member?"
-                          message={`${m.user?.email ?? m.userId} loses access to ${org.organization.name}.`}
-                          confirmLabel="Remove"
-                          onConfirm={() =>
-                            removeMember
-                              .mutateAsync({ organizationId: org.organization.id, memberId: m.id })
-                              .then(() => done('Member removed'), failed('Not removed'))
-                          }
-                        />
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </Tabs.Panel>
-            <Tabs.Panel value="teams" pt="sm">
-              <Stack gap="xs">
-                {org.teams.length === 0 && (
-                  <Text size="sm" c="dimmed">
-                    No team yet.
-                  </Text>
-                )}
-                {org.teams.map((t) => (
-                  <Group key={t.id} gap="xs" wrap="nowrap">
-                    <TextInput
-                      style={{ flex: 1 }}
-                      size="xs"
-                      defaultValue={t.name}
-                      aria-label={`Team ${t.name}`}
-                      onBlur={(e) => {
-                        const name = e.currentTarget.value.trim()
-                        if (name && name !== t.name)
-                          renameTeam.mutate(
-                            { organizationId: org.organization.id, teamId: t.id, name },
-                            { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') },
-                          )
-                      }}
-                    />
-                    <MultiSelect
-                      style={{ flex: 2 }}
-                      size="xs"
-                      aria-label={`Members of ${t.name}`}
-                      placeholder="No member"
-                      searchable
-                      data={org.members.map((m) => ({ value: m.userId, label: m.user?.email ?? m.userId }))}
-                      value={org.teamMembers.filter((tm) => tm.teamId === t.id).map((tm) => tm.userId)}
-                      onChange={(userIds) =>
-                        setTeamMembers.mutate(
-                          { organizationId: org.organization.id, teamId: t.id, userIds },
-                          { onSuccess: () => done('Team members saved'), onError: failed('Team members not saved') },
-                        )
-                      }
-                      data-testid={`team-members-${t.name}`}
-                    />
-                    <ConfirmButton
-                      label="Remove"
-                      title="Remove this team?"
-                      message={`Members of ${t.name} stay in the organization.`}
-                      confirmLabel="Remove"
-                      onConfirm={() =>
-                        removeTeam
-                          .mutateAsync({ organizationId: org.organization.id, teamId: t.id })
-                          .then(() => done('Team removed'), failed('Not removed'))
-                      }
-                    />
-                  </Group>
-                ))}
-                <Group gap="xs">
-                  <TextInput
-                    size="xs"
-                    style={{ flex: 1 }}
-                    placeholder="New team name"
-                    aria-label="New team name"
-                    value={teamName}
-                    error={fieldErrors.teamName}
-                    onChange={(e) => {
-                      setTeamName(e.currentTarget.value)
-                      clearFieldErrors()
-                    }}
-                  />
-                  <Button
-                    size="xs"
-                    variant="light"
-                    leftSection={<IconPlus size={14} />}
-                    disabled={!teamName.trim()}
-                    onClick={() =>
-                      createTeam.mutate(
-                        { organizationId: org.organization.id, name: teamName.trim() },
-                        {
-                          onSuccess: () => {
-                            setTeamName('')
-                            done('Team created')
-                          },
-                          onError: (e) =>
-                            showFieldErrors(
-                              e,
-                              (field, message) => setFieldError(field === 'name' ? 'teamName' : field, message),
-                              ['teamName', 'name'],
-                              'Team not created',
-                            ),
-                        },
-                      )
-                    }
-                  >
-                    Add team
-                  </Button>
-                </Group>
-              </Stack>
-            </Tabs.Panel>
-            <Tabs.Panel value="invitations" pt="sm">
-              <Stack gap="xs">
-                <Group gap="xs" align="flex-end">
-                  <TextInput
-                    size="xs"
-                    style={{ flex: 1 }}
-                    label="Invite email"
-                    value={inviteEmail}
-                    error={fieldErrors.email}
-                    onChange={(e) => {
-                      setInviteEmail(e.currentTarget.value)
-                      clearFieldErrors()
-                    }}
-                  />
-                  <Select
-                    size="xs"
-                    w={120}
-                    label="Role"
-                    data={org.roles}
-                    value={inviteRole}
-                    error={fieldErrors.role}
-                    onChange={(v) => {
-                      if (v) setInviteRole(v)
-                      clearFieldErrors()
-                    }}
-                    allowDeselect={false}
-                  />
-                  <Button
-                    size="xs"
-                    leftSection={<IconMailPlus size={14} />}
-                    loading={invite.isPending}
-                    onClick={() =>
-                      invite.mutate(
-                        { organizationId: org.organization.id, email: inviteEmail, role: inviteRole },
-                        {
-                          onSuccess: () => {
-                            setInviteEmail('')
-                            done('Invitation sent')
-                          },
-                          onError: (e) => showFieldErrors(e, setFieldError, ['email', 'role'], 'Not invited'),
-                        },
-                      )
-                    }
-                  >
-                    Invite
-                  </Button>
-                </Group>
-                <Table fz="sm">
+              <Editable op={['orgs.updateMemberRole', 'orgs.removeMember', 'orgs.addMember']}>
+                <AddMember organizationId={org.organization.id} roles={org.roles} />
+                <Table fz="sm" data-testid="org-members">
                   <Table.Tbody>
-                    {org.invitations.map((i) => (
-                      <Table.Tr key={i.id}>
-                        <Table.Td>{i.email}</Table.Td>
-                        <Table.Td>{i.role}</Table.Td>
+                    {org.members.map((m) => (
+                      <Table.Tr key={m.id}>
                         <Table.Td>
-                          <Badge variant="outline" color={i.status === 'pending' ? ink.info : i.status === 'accepted' ? ink.ok : ink.muted}>
-                            {i.status}
-                          </Badge>
+                          <Text size="sm">{m.user?.name}</Text>
+                          <Text size="xs" c="dimmed">
+                            {m.user?.email}
+                          </Text>
                         </Table.Td>
-                        <Table.Td>expires {fromNow(i.expiresAt)}</Table.Td>
-                        <Table.Td>
-                          {i.status === 'pending' && (
-                            <Group gap={4} wrap="nowrap">
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                onClick={() =>
-                                  invite.mutate(
-                                    { organizationId: org.organization.id, email: i.email, role: i.role ?? 'member', resend: true },
-                                    { onSuccess: () => done('Invitation re-sent'), onError: failed('Not re-sent') },
-                                  )
-                                }
-                              >
-                                Resend
-                              </Button>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                color="red"
-                                onClick={() =>
-                                  cancel.mutate(
-                                    { organizationId: org.organization.id, invitationId: i.id },
-                                    { onSuccess: () => done('Invitation canceled'), onError: failed('Not canceled') },
-                                  )
-                                }
-                              >
-                                Cancel
-                              </Button>
-                            </Group>
-                          )}
+                        <Table.Td w={160}>
+                          <Select
+                            size="xs"
+                            aria-label={`Role of ${m.user?.name ?? m.user?.email ?? m.userId}`}
+                            data={[...new Set([...org.roles, m.role])]}
+                            value={m.role}
+                            allowDeselect={false}
+                            onChange={(role) =>
+                              role &&
+                              setRole.mutate(
+                                { organizationId: org.organization.id, memberId: m.id, role },
+                                { onSuccess: () => done('Role changed'), onError: failed('Role not changed') },
+                              )
+                            }
+                          />
+                        </Table.Td>
+                        <Table.Td w={90}>
+                          <ConfirmButton
+                            label="Remove"
+                            title="Remove this member?"
+                            message={`${m.user?.email ?? m.userId} loses access to ${org.organization.name}.`}
+                            confirmLabel="Remove"
+                            onConfirm={() =>
+                              removeMember
+                                .mutateAsync({ organizationId: org.organization.id, memberId: m.id })
+                                .then(() => done('Member removed'), failed('Not removed'))
+                            }
+                          />
                         </Table.Td>
                       </Table.Tr>
                     ))}
                   </Table.Tbody>
                 </Table>
-              </Stack>
+              </Editable>
+            </Tabs.Panel>
+            <Tabs.Panel value="teams" pt="sm">
+              <Editable op={['orgs.createTeam', 'orgs.renameTeam', 'orgs.removeTeam', 'orgs.setTeamMembers']}>
+                <Stack gap="xs">
+                  {org.teams.length === 0 && (
+                    <Text size="sm" c="dimmed">
+                      No team yet.
+                    </Text>
+                  )}
+                  {org.teams.map((t) => (
+                    <Group key={t.id} gap="xs" wrap="nowrap">
+                      <TextInput
+                        style={{ flex: 1 }}
+                        size="xs"
+                        defaultValue={t.name}
+                        aria-label={`Team ${t.name}`}
+                        onBlur={(e) => {
+                          const name = e.currentTarget.value.trim()
+                          if (name && name !== t.name)
+                            renameTeam.mutate(
+                              { organizationId: org.organization.id, teamId: t.id, name },
+                              { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') },
+                            )
+                        }}
+                      />
+                      <MultiSelect
+                        style={{ flex: 2 }}
+                        size="xs"
+                        aria-label={`Members of ${t.name}`}
+                        placeholder="No member"
+                        searchable
+                        data={org.members.map((m) => ({ value: m.userId, label: m.user?.email ?? m.userId }))}
+                        value={org.teamMembers.filter((tm) => tm.teamId === t.id).map((tm) => tm.userId)}
+                        onChange={(userIds) =>
+                          setTeamMembers.mutate(
+                            { organizationId: org.organization.id, teamId: t.id, userIds },
+                            { onSuccess: () => done('Team members saved'), onError: failed('Team members not saved') },
+                          )
+                        }
+                        data-testid={`team-members-${t.name}`}
+                      />
+                      <ConfirmButton
+                        label="Remove"
+                        title="Remove this team?"
+                        message={`Members of ${t.name} stay in the organization.`}
+                        confirmLabel="Remove"
+                        onConfirm={() =>
+                          removeTeam
+                            .mutateAsync({ organizationId: org.organization.id, teamId: t.id })
+                            .then(() => done('Team removed'), failed('Not removed'))
+                        }
+                      />
+                    </Group>
+                  ))}
+                  <Group gap="xs">
+                    <TextInput
+                      size="xs"
+                      style={{ flex: 1 }}
+                      placeholder="New team name"
+                      aria-label="New team name"
+                      value={teamName}
+                      error={fieldErrors.teamName}
+                      onChange={(e) => {
+                        setTeamName(e.currentTarget.value)
+                        clearFieldErrors()
+                      }}
+                    />
+                    <Button
+                      size="xs"
+                      variant="light"
+                      leftSection={<IconPlus size={14} />}
+                      disabled={!teamName.trim()}
+                      onClick={() =>
+                        createTeam.mutate(
+                          { organizationId: org.organization.id, name: teamName.trim() },
+                          {
+                            onSuccess: () => {
+                              setTeamName('')
+                              done('Team created')
+                            },
+                            onError: (e) =>
+                              showFieldErrors(
+                                e,
+                                (field, message) => setFieldError(field === 'name' ? 'teamName' : field, message),
+                                ['teamName', 'name'],
+                                'Team not created',
+                              ),
+                          },
+                        )
+                      }
+                    >
+                      Add team
+                    </Button>
+                  </Group>
+                </Stack>
+              </Editable>
+            </Tabs.Panel>
+            <Tabs.Panel value="invitations" pt="sm">
+              <Editable op={['orgs.invite', 'orgs.cancelInvitation']}>
+                <Stack gap="xs">
+                  <Group gap="xs" align="flex-end">
+                    <TextInput
+                      size="xs"
+                      style={{ flex: 1 }}
+                      label="Invite email"
+                      value={inviteEmail}
+                      error={fieldErrors.email}
+                      onChange={(e) => {
+                        setInviteEmail(e.currentTarget.value)
+                        clearFieldErrors()
+                      }}
+                    />
+                    <Select
+                      size="xs"
+                      w={120}
+                      label="Role"
+                      data={org.roles}
+                      value={inviteRole}
+                      error={fieldErrors.role}
+                      onChange={(v) => {
+                        if (v) setInviteRole(v)
+                        clearFieldErrors()
+                      }}
+                      allowDeselect={false}
+                    />
+                    <Button
+                      size="xs"
+                      leftSection={<IconMailPlus size={14} />}
+                      loading={invite.isPending}
+                      onClick={() =>
+                        invite.mutate(
+                          { organizationId: org.organization.id, email: inviteEmail, role: inviteRole },
+                          {
+                            onSuccess: () => {
+                              setInviteEmail('')
+                              done('Invitation sent')
+                            },
+                            onError: (e) => showFieldErrors(e, setFieldError, ['email', 'role'], 'Not invited'),
+                          },
+                        )
+                      }
+                    >
+                      Invite
+                    </Button>
+                  </Group>
+                  <Table fz="sm">
+                    <Table.Tbody>
+                      {org.invitations.map((i) => (
+                        <Table.Tr key={i.id}>
+                          <Table.Td>{i.email}</Table.Td>
+                          <Table.Td>{i.role}</Table.Td>
+                          <Table.Td>
+                            <Badge
+                              variant="outline"
+                              color={i.status === 'pending' ? ink.info : i.status === 'accepted' ? ink.ok : ink.muted}
+                            >
+                              {i.status}
+                            </Badge>
+                          </Table.Td>
+                          <Table.Td>
+                            <Ago when={i.expiresAt} prefix="expires " />
+                          </Table.Td>
+                          <Table.Td>
+                            {i.status === 'pending' && (
+                              <Group gap={4} wrap="nowrap">
+                                <Button
+                                  size="compact-xs"
+                                  variant="subtle"
+                                  onClick={() =>
+                                    invite.mutate(
+                                      { organizationId: org.organization.id, email: i.email, role: i.role ?? 'member', resend: true },
+                                      { onSuccess: () => done('Invitation re-sent'), onError: failed('Not re-sent') },
+                                    )
+                                  }
+                                >
+                                  Resend
+                                </Button>
+                                <Button
+                                  size="compact-xs"
+                                  variant="subtle"
+                                  color="red"
+                                  onClick={() =>
+                                    cancel.mutate(
+                                      { organizationId: org.organization.id, invitationId: i.id },
+                                      { onSuccess: () => done('Invitation canceled'), onError: failed('Not canceled') },
+                                    )
+                                  }
+                                >
+                                  Cancel
+                                </Button>
+                              </Group>
+                            )}
+                          </Table.Td>
+                        </Table.Tr>
+                      ))}
+                    </Table.Tbody>
+                  </Table>
+                </Stack>
+              </Editable>
             </Tabs.Panel>
           </Tabs>
         </Stack>
@@ -532,9 +548,11 @@ export default function Organizations() {
         title="Organizations"
         description="Organizations with their members, teams and invitations."
         actions={
-          <Button leftSection={<IconBuildingPlus size={16} />} onClick={open}>
-            Create organization
-          </Button>
+          <Allowed op="orgs.create">
+            <Button leftSection={<IconBuildingPlus size={16} />} onClick={open}>
+              Create organization
+            </Button>
+          </Allowed>
         }
       />
       <TextInput
@@ -572,7 +590,9 @@ export default function Organizations() {
                     <Code>{o.slug}</Code>
                   </Table.Td>
                   <Table.Td>{o.members}</Table.Td>
-                  <Table.Td>{fromNow(o.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Ago when={o.createdAt} />
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>

@@ -16,14 +16,13 @@ import {
 } from '@mantine/core'
 import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
 import type { SetupStep } from '../../../../server/features/overview/panel-contract'
-import dayjs from 'dayjs'
 import { type ReactNode, useState } from 'react'
 import { useOp } from '../../api'
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
 import { StorageOutage } from './StorageOutage'
-import { bytes, dateTime, duration } from '../../format'
+import { axisLabel, bytes, count, dateTime, duration } from '../../format'
 
 function Stat({ label, value, icon, testId }: { label: string; value: number; icon: ReactNode; testId: string }) {
   return (
@@ -34,7 +33,7 @@ function Stat({ label, value, icon, testId }: { label: string; value: number; ic
             {label}
           </Text>
           <Text fz={28} fw={700} data-testid={testId}>
-            {value.toLocaleString()}
+            {count(value)}
           </Text>
         </div>
         <ThemeIcon variant="light" size={42} radius="md">
@@ -158,7 +157,7 @@ export default function Overview() {
     failures: 0,
   })
   const chart = activity.map((b) => ({
-    when: range === 'hours' ? dayjs(b.start).format('HH:00') : dayjs(b.start).format('MMM D'),
+    when: axisLabel(b.start, range === 'hours' ? 'hour' : 'day'),
     'Sign-ins': b.signIns,
     Failures: b.failures,
   }))
@@ -275,7 +274,7 @@ export default function Overview() {
               {overview.data.protectedApps.map((row) => (
                 <Table.Tr key={row.app}>
                   <Table.Td>{row.app}</Table.Td>
-                  <Table.Td style={{ textAlign: 'right' }}>{row.allowed.toLocaleString()}</Table.Td>
+                  <Table.Td style={{ textAlign: 'right' }}>{count(row.allowed)}</Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>

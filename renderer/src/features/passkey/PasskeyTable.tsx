@@ -4,6 +4,7 @@ import type { PanelCallError } from '../../api'
 import { useOpMutation } from '../../api'
 import { ConfirmButton } from '../../components/common'
 import { dateTime } from '../../format'
+import { Allowed } from '../../access'
 
 interface PasskeyView {
   id: string
@@ -48,14 +49,16 @@ export function PasskeyTable({ userId, passkeys }: { userId: string; passkeys: P
             <Table.Td>{p.counter}</Table.Td>
             <Table.Td>{p.createdAt ? dateTime(p.createdAt) : '—'}</Table.Td>
             <Table.Td>
-              <ConfirmButton
-                label="Remove"
-                title="Remove passkey"
-                message="The user can no longer sign in with it and is told by mail."
-                confirmLabel="Remove"
-                loading={remove.isPending}
-                onConfirm={() => remove.mutate({ userId, passkeyId: p.id }, { onError: failed('Not removed') })}
-              />
+              <Allowed op="passkey.remove">
+                <ConfirmButton
+                  label="Remove"
+                  title="Remove passkey"
+                  message="The user can no longer sign in with it and is told by mail."
+                  confirmLabel="Remove"
+                  loading={remove.isPending}
+                  onConfirm={() => remove.mutate({ userId, passkeyId: p.id }, { onError: failed('Not removed') })}
+                />
+              </Allowed>
             </Table.Td>
           </Table.Tr>
         ))}

@@ -29,6 +29,7 @@ import { IconAlertTriangle, IconDeviceFloppy, IconInfoCircle, IconLockOpen, Icon
 import { type ReactNode, useContext, useEffect, useMemo, useState } from 'react'
 import { trustedOriginEntry } from '../../../../server/config/schema'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Allowed, ReadOnlyNote, useMay } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime, duration } from '../../format'
 import { useUnsaved } from '../../unsaved'
@@ -217,12 +218,14 @@ function Field(props: FieldProps & { overridden: boolean }) {
     </Group>
   )
   const seconds = (v: unknown) => (typeof v === 'number' && v > 0 ? ` (${duration(v)})` : '')
-  const common = { label, description: spec.help, disabled: overridden, error, 'data-testid': `setting-${spec.path}` }
+  // Read-only: set at start-up, or the signed-in admin's role may not change settings.
+  const locked = overridden || Boolean(props.disabled)
+  const common = { label, description: spec.help, disabled: locked, error, 'data-testid': `setting-${spec.path}` }
   switch (spec.kind) {
     case 'origins':
-      return <TrustedOrigins {...props} disabled={overridden} />
+      return <TrustedOrigins {...props} disabled={locked} />
     case 'json':
-      return <JsonField {...props} disabled={overridden} />
+      return <JsonField {...props} disabled={locked} />
     case 'switch':
       return <Switch {...common} checked={Boolean(value)} onChange={(e) => onChange(e.currentTarget.checked)} />
     case 'inverted':
@@ -318,6 +321,7 @@ function SectionForm({
   // Remounts the fields on Discard, so editors holding their own text (JSON) start again from the saved value.
   const [generation, setGeneration] = useState(0)
   const save = useOpMutation('settings.update')
+  const mayEdit = useMay('settings.update')
   const patch = sectionPatch(section.fields, effective, values)
   const invalidJson = section.fields.filter((f) => rawJson[f.path] !== undefined)
   const changes = section.fields.filter((f) => JSON.stringify(getPath(effective, f.path)) !== JSON.stringify(values[f.path]))
@@ -388,7 +392,7 @@ function SectionForm({
             value={values[f.path]}
             error={errors[f.path]}
             overridden={isOverridden(f.path)}
-            disabled={false}
+            disabled={!mayEdit}
             rawText={rawJson[f.path]}
             onRawText={(text) => onRawJson(f.path, text)}
             onChange={(v) => {
@@ -413,40 +417,42 @@ function SectionForm({
           </Alert>
         )}
       </Stack>
-      <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
-        {problems > 0 && (
-          <Text size="sm" c={ink.danger} data-testid="section-problems" role="status">
-            {problems} field{problems === 1 ? ' needs' : 's need'} fixing before saving
-          </Text>
-        )}
-        {(patch || invalidJson.length > 0) && (
-          <Badge color={ink.accent} variant="outline" data-testid="unsaved">
-            {changes.length + invalidJson.length} unsaved change{changes.length + invalidJson.length === 1 ? '' : 's'}
-          </Badge>
-        )}
-        <Button
-          variant="default"
-          leftSection={<IconRestore size={16} />}
-          disabled={!patch && invalidJson.length === 0}
-          data-testid="discard-settings"
-          onClick={() => {
-            onDraft(undefined)
-            for (const f of invalidJson) onRawJson(f.path, undefined)
-            setSaveIssues([])
-            setGeneration((g) => g + 1)
-          }}
-        >
-          Discard
-        </Button>
-        <Button
-          leftSection={<IconDeviceFloppy size={16} />}
-          disabled={!patch || problems > 0}
-          onClick={() => setReviewing(true)}
-          data-testid="save-settings"
-        >
-          Review and save
-        </Button>
-      </Group>
+      {mayEdit && (
+        <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
+          {problems > 0 && (
+            <Text size="sm" c={ink.danger} data-testid="section-problems" role="status">
+              {problems} field{problems === 1 ? ' needs' : 's need'} fixing before saving
+            </Text>
+          )}
+          {(patch || invalidJson.length > 0) && (
+            <Badge color={ink.accent} variant="outline" data-testid="unsaved">
+              {changes.length + invalidJson.length} unsaved change{changes.length + invalidJson.length === 1 ? '' : 's'}
+            </Badge>
+          )}
+          <Button
+            variant="default"
+            leftSection={<IconRestore size={16} />}
+            disabled={!patch && invalidJson.length === 0}
+            data-testid="discard-settings"
+            onClick={() => {
+              onDraft(undefined)
+              for (const f of invalidJson) onRawJson(f.path, undefined)
+              setSaveIssues([])
+              setGeneration((g) => g + 1)
+            }}
+          >
+            Discard
+          </Button>
+          <Button
+            leftSection={<IconDeviceFloppy size={16} />}
+            disabled={!patch || problems > 0}
+            onClick={() => setReviewing(true)}
+            data-testid="save-settings"
+          >
+            Review and save
+          </Button>
+        </Group>
+      )}
       <Modal opened={reviewing} onClose={() => setReviewing(false)} title={`Save ${section.title.toLowerCase()}?`} centered size="lg">
         <Stack>
           <Text size="sm">These settings will change, for every request from now on:</Text>
@@ -516,20 +522,22 @@ function LockedAccounts() {
                 <Table.Td>{lock.failures}</Table.Td>
                 <Table.Td>{dateTime(lock.lockedUntil)}</Table.Td>
                 <Table.Td>
-                  <Button
-                    size="xs"
-                    variant="light"
-                    leftSection={<IconLockOpen size={14} />}
-                    loading={unlock.isPending && unlock.variables?.key === lock.key}
-                    onClick={() =>
-                      unlock.mutate(
-                        { key: lock.key },
-                        { onSuccess: () => notifications.show({ message: `${lock.key} unlocked`, color: 'green' }) },
-                      )
-                    }
-                  >
-                    Unlock
-                  </Button>
+                  <Allowed op="security.unlock">
+                    <Button
+                      size="xs"
+                      variant="light"
+                      leftSection={<IconLockOpen size={14} />}
+                      loading={unlock.isPending && unlock.variables?.key === lock.key}
+                      onClick={() =>
+                        unlock.mutate(
+                          { key: lock.key },
+                          { onSuccess: () => notifications.show({ message: `${lock.key} unlocked`, color: 'green' }) },
+                        )
+                      }
+                    >
+                      Unlock
+                    </Button>
+                  </Allowed>
                 </Table.Td>
               </Table.Tr>
             ))}
@@ -560,6 +568,7 @@ function ReadAtStartUp({ basePath }: { basePath: string }) {
 export default function Settings() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const [current, setCurrent] = useState(sectionFromHash)
+  const mayEdit = useMay('settings.update')
   const [drafts, setDrafts] = useState<Record<string, Values>>({})
   const [rawJson, setRawJson] = useState<Record<string, string>>({})
   useEffect(() => {
@@ -587,6 +596,7 @@ export default function Settings() {
         title="Settings"
         description="Every setting of the server, by subject. Each section is checked with the server's own rules and saved on its own; no restart needed."
       />
+      {!mayEdit && <ReadOnlyNote />}
       <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
       {!settings.data ? (
         !settings.error && <Loading />

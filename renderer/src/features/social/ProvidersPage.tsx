@@ -46,6 +46,7 @@ import {
 import { type ComponentType, useState } from 'react'
 import type { ProviderView } from '../../../../server/features/social/panel-contract'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Editable } from '../../access'
 import { GenericProviders } from '../generic-oauth/GenericProviders'
 import { TestSignIn } from './TestSignIn'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
@@ -158,53 +159,55 @@ function ProviderForm({ provider }: { provider: ProviderView }) {
         </Group>
       </div>
       <form onSubmit={submit}>
-        <Stack gap="sm">
-          <Text size="sm" fw={500}>
-            2. Paste the client id and secret it gives you
-          </Text>
-          <TextInput label="Client id" {...form.getInputProps('clientId')} data-testid={`provider-${provider.id}-client-id`} />
-          <PasswordInput
-            label="Client secret"
-            description={provider.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
-            placeholder={provider.hasClientSecret ? '••••••••' : ''}
-            {...form.getInputProps('clientSecret')}
-            data-testid={`provider-${provider.id}-secret`}
-          />
-          <Switch
-            label="Users can sign in with it"
-            description="Turn on once the test sign-in works."
-            {...form.getInputProps('enabled', { type: 'checkbox' })}
-            data-testid={`provider-${provider.id}-enabled`}
-          />
-          <TagsInput label="Extra scopes" description="Asked for on top of the provider's defaults." {...form.getInputProps('scopes')} />
-          <Switch
-            label="Trust its email addresses for linking"
-            description="Sign-in joins the account with the same email even if the provider does not say it is verified."
-            {...form.getInputProps('trustedForLinking', { type: 'checkbox' })}
-          />
-          <details>
-            <summary>
-              <Text span size="sm">
-                Endpoint overrides (self-hosted or test servers)
-              </Text>
-            </summary>
-            <Stack gap="xs" mt="xs">
-              {provider.overridableEndpoints.map((name) => (
-                <TextInput key={name} size="xs" label={name} placeholder="default" {...form.getInputProps(`overrides.${name}`)} />
-              ))}
-            </Stack>
-          </details>
-          <Group justify="flex-end">
-            <Button
-              type="submit"
-              leftSection={<IconDeviceFloppy size={16} />}
-              loading={save.isPending}
-              data-testid={`provider-${provider.id}-save`}
-            >
-              Save {provider.name}
-            </Button>
-          </Group>
-        </Stack>
+        <Editable op="providers.update" note>
+          <Stack gap="sm">
+            <Text size="sm" fw={500}>
+              2. Paste the client id and secret it gives you
+            </Text>
+            <TextInput label="Client id" {...form.getInputProps('clientId')} data-testid={`provider-${provider.id}-client-id`} />
+            <PasswordInput
+              label="Client secret"
+              description={provider.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}
+              placeholder={provider.hasClientSecret ? '••••••••' : ''}
+              {...form.getInputProps('clientSecret')}
+              data-testid={`provider-${provider.id}-secret`}
+            />
+            <Switch
+              label="Users can sign in with it"
+              description="Turn on once the test sign-in works."
+              {...form.getInputProps('enabled', { type: 'checkbox' })}
+              data-testid={`provider-${provider.id}-enabled`}
+            />
+            <TagsInput label="Extra scopes" description="Asked for on top of the provider's defaults." {...form.getInputProps('scopes')} />
+            <Switch
+              label="Trust its email addresses for linking"
+              description="Sign-in joins the account with the same email even if the provider does not say it is verified."
+              {...form.getInputProps('trustedForLinking', { type: 'checkbox' })}
+            />
+            <details>
+              <summary>
+                <Text span size="sm">
+                  Endpoint overrides (self-hosted or test servers)
+                </Text>
+              </summary>
+              <Stack gap="xs" mt="xs">
+                {provider.overridableEndpoints.map((name) => (
+                  <TextInput key={name} size="xs" label={name} placeholder="default" {...form.getInputProps(`overrides.${name}`)} />
+                ))}
+              </Stack>
+            </details>
+            <Group justify="flex-end">
+              <Button
+                type="submit"
+                leftSection={<IconDeviceFloppy size={16} />}
+                loading={save.isPending}
+                data-testid={`provider-${provider.id}-save`}
+              >
+                Save {provider.name}
+              </Button>
+            </Group>
+          </Stack>
+        </Editable>
       </form>
       <div>
         <Text size="sm" fw={500} mb={4}>

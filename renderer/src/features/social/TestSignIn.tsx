@@ -2,6 +2,7 @@ import { Alert, Button, Code, Group, Stack, Text } from '@mantine/core'
 import { IconPlayerPlay } from '@tabler/icons-react'
 import { useEffect, useRef, useState } from 'react'
 import { call, openExternal, useOpMutation } from '../../api'
+import { Allowed } from '../../access'
 
 /** What a test sign-in needs of a provider: a built-in one (providers.list) or a generic OAuth one. */
 export interface TestableProvider {
@@ -53,28 +54,30 @@ export function TestSignIn({ provider }: { provider: TestableProvider }) {
   return (
     <Stack gap="xs" data-testid="test-sign-in">
       <Group>
-        <Button
-          variant="light"
-          leftSection={<IconPlayerPlay size={16} />}
-          loading={start.isPending || state.status === 'pending'}
-          disabled={provider.status === 'off'}
-          data-testid="test-sign-in-start"
-          onClick={() =>
-            start.mutate(
-              { id: provider.id },
-              {
-                onSuccess: ({ url, testId }) => {
-                  if (window.gatehouse) openExternal(url)
-                  else popup.current = window.open(url, 'gatehouse-test-sign-in', 'width=520,height=700')
-                  setState({ status: 'pending', testId })
+        <Allowed op="providers.testSignIn">
+          <Button
+            variant="light"
+            leftSection={<IconPlayerPlay size={16} />}
+            loading={start.isPending || state.status === 'pending'}
+            disabled={provider.status === 'off'}
+            data-testid="test-sign-in-start"
+            onClick={() =>
+              start.mutate(
+                { id: provider.id },
+                {
+                  onSuccess: ({ url, testId }) => {
+                    if (window.gatehouse) openExternal(url)
+                    else popup.current = window.open(url, 'gatehouse-test-sign-in', 'width=520,height=700')
+                    setState({ status: 'pending', testId })
+                  },
+                  onError: (e) => setState({ status: 'failure', code: e.code }),
                 },
-                onError: (e) => setState({ status: 'failure', code: e.code }),
-              },
-            )
-          }
-        >
-          Test sign-in
-        </Button>
+              )
+            }
+          >
+            Test sign-in
+          </Button>
+        </Allowed>
         {state.status === 'pending' && (
           <Button variant="default" onClick={() => setState({ status: 'idle' })}>
             Stop waiting

@@ -2,6 +2,7 @@ import { Card, Group, NumberInput, SimpleGrid, Stack, TagsInput, Text, Button } 
 import { notifications } from '@mantine/notifications'
 import { useEffect, useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Allowed, useMay } from '../../access'
 
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 
@@ -23,6 +24,7 @@ export function enforcementInWords(roles: string[], gracePeriodSeconds: number):
 export function SecondFactorSummary() {
   const overview = useOp('twoFactor.overview', {})
   const save = useOpMutation('twoFactor.setEnforcement')
+  const mayEnforce = useMay('twoFactor.setEnforcement')
   const [roles, setRoles] = useState<string[]>([])
   const [graceDays, setGraceDays] = useState<number | ''>(7)
   useEffect(() => {
@@ -49,28 +51,38 @@ export function SecondFactorSummary() {
           <Text size="sm">Passkey: {o.withPasskey}</Text>
         </SimpleGrid>
         <Group align="flex-end">
-          <TagsInput label="Require a second factor for roles" placeholder="e.g. admin" value={roles} onChange={setRoles} w={320} />
+          <TagsInput
+            disabled={!mayEnforce}
+            label="Require a second factor for roles"
+            placeholder="e.g. admin"
+            value={roles}
+            onChange={setRoles}
+            w={320}
+          />
           <NumberInput
+            disabled={!mayEnforce}
             label="Grace period (days)"
             min={0}
             value={graceDays}
             onChange={(v) => setGraceDays(typeof v === 'number' ? v : '')}
             w={160}
           />
-          <Button
-            loading={save.isPending}
-            onClick={() =>
-              save.mutate(
-                { roles, ...(graceDays !== '' ? { gracePeriod: graceDays * 86_400 } : {}) },
-                {
-                  onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'Enforcement updated' }),
-                  onError: failed('Not saved'),
-                },
-              )
-            }
-          >
-            Save
-          </Button>
+          <Allowed op="twoFactor.setEnforcement">
+            <Button
+              loading={save.isPending}
+              onClick={() =>
+                save.mutate(
+                  { roles, ...(graceDays !== '' ? { gracePeriod: graceDays * 86_400 } : {}) },
+                  {
+                    onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'Enforcement updated' }),
+                    onError: failed('Not saved'),
+                  },
+                )
+              }
+            >
+              Save
+            </Button>
+          </Allowed>
         </Group>
       </Stack>
     </Card>

@@ -5,6 +5,7 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading } from '../../components/common'
 import { dateTime } from '../../format'
 import { PasskeyTable } from '../passkey/PasskeyTable'
+import { Allowed } from '../../access'
 
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 const done = (message: string) => notifications.show({ color: 'teal', title: 'Done', message })
@@ -43,19 +44,21 @@ export function UserSecondFactors({ userId, email }: { userId: string; email: st
               <Table.Td>
                 <Group gap="xs">
                   <Text size="sm">{dateTime(f.graceDeadline)}</Text>
-                  <Button
-                    size="compact-xs"
-                    variant="subtle"
-                    loading={grace.isPending}
-                    onClick={() =>
-                      grace.mutate(
-                        { userId },
-                        { onSuccess: () => done('The grace period starts again at the next sign-in'), onError: failed('Not changed') },
-                      )
-                    }
-                  >
-                    Restart grace period
-                  </Button>
+                  <Allowed op="twoFactor.resetGrace">
+                    <Button
+                      size="compact-xs"
+                      variant="subtle"
+                      loading={grace.isPending}
+                      onClick={() =>
+                        grace.mutate(
+                          { userId },
+                          { onSuccess: () => done('The grace period starts again at the next sign-in'), onError: failed('Not changed') },
+                        )
+                      }
+                    >
+                      Restart grace period
+                    </Button>
+                  </Allowed>
                 </Group>
               </Table.Td>
             </Table.Tr>
@@ -64,18 +67,20 @@ export function UserSecondFactors({ userId, email }: { userId: string; email: st
       </Table>
       {(f.twoFactorEnabled || f.totp !== 'none') && (
         <Group>
-          <ConfirmButton
-            label="Reset two-factor"
-            leftSection={<IconShieldOff size={14} />}
-            title={`Reset two-factor of ${email}`}
-            message="Removes the authenticator app, the backup codes and every trusted browser. The user is told by mail and can sign in with the password alone until they enrol again."
-            confirmLabel="Reset"
-            loading={reset.isPending}
-            testId="reset-two-factor"
-            onConfirm={() =>
-              reset.mutate({ userId }, { onSuccess: () => done(`Two-factor of ${email} is reset`), onError: failed('Not reset') })
-            }
-          />
+          <Allowed op="twoFactor.reset">
+            <ConfirmButton
+              label="Reset two-factor"
+              leftSection={<IconShieldOff size={14} />}
+              title={`Reset two-factor of ${email}`}
+              message="Removes the authenticator app, the backup codes and every trusted browser. The user is told by mail and can sign in with the password alone until they enrol again."
+              confirmLabel="Reset"
+              loading={reset.isPending}
+              testId="reset-two-factor"
+              onConfirm={() =>
+                reset.mutate({ userId }, { onSuccess: () => done(`Two-factor of ${email} is reset`), onError: failed('Not reset') })
+              }
+            />
+          </Allowed>
         </Group>
       )}
       <Text fw={500} size="sm">
