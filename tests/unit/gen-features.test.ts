@@ -34,7 +34,10 @@ write(
   'server/features/widget/schema.ts',
   "export const widget = sqliteTable('widget', {})\nexport const widgetPart = sqliteTable(\n  'widgetPart',\n  {},\n)\nexport type WidgetRow = typeof widget.$inferSelect\n",
 )
-write('server/features/widget/config.ts', "export const widgetConfig = z.object({})\nexport const configSections = { widget: widgetConfig }\n")
+write(
+  'server/features/widget/config.ts',
+  'export const widgetConfig = z.object({})\nexport const configSections = { widget: widgetConfig }\n',
+)
 write('server/features/widget/panel-contract.ts', 'export const widgetRowSchema = z.object({})\nexport const widgetContract = {\n}\n')
 write(
   'server/features/widget/columns.ts',
