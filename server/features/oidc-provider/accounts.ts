@@ -27,11 +27,17 @@ export async function activeUser(ctx: AuthContext, userId: string): Promise<User
  * The account a token is issued for (oidc-provider's findAccount): the user, active, and admitted
  * to the client when one is named (a client deleted meanwhile admits no one).
  */
-export async function accountFor(ctx: AuthContext, userId: string, clientId: string | undefined): Promise<UserRow | undefined> {
+export async function accountFor(
+  ctx: AuthContext,
+  userId: string,
+  clientId: string | undefined,
+  /** The client's row when the caller has just read it. */
+  row?: OidcClientRow,
+): Promise<UserRow | undefined> {
   const user = await activeUser(ctx, userId)
   if (!user) return undefined
   if (clientId) {
-    const client = await findClient(ctx, clientId)
+    const client = row?.clientId === clientId ? row : await findClient(ctx, clientId)
     if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
   }
   return user

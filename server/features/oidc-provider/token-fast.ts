@@ -10,6 +10,8 @@ import { accountFor, userClaims } from './accounts.js'
 import { gatehouseRequest } from './adapter.js'
 import { WriteBatch } from './batch.js'
 import { commitTokenBatch } from './provider.js'
+import type { OidcClientRow } from './schema.js'
+import { findClient } from './store.js'
 
 /**
  * The token endpoint's plain cases without oidc-provider's Koa stack: a rotating
@@ -165,8 +167,15 @@ function isValidBase64(input: string): boolean {
   return (match[1].length + match[2].length) % 4 === 0 && match[2].length === 4 - remainder
 }
 
+const clientInstances = new WeakMap<Models, WeakMap<OidcClientRow, Client>>()
+
 /** The client, authenticated as oidc-provider would accept it (anything else: hand over). */
-async function authenticate(models: Models, req: IncomingMessage, params: Params): Promise<Client> {
+async function authenticate(
+  ctx: AuthContext,
+  models: Models,
+  req: IncomingMessage,
+  params: Params,
+): Promise<{ client: Client; row: OidcClientRow }> {
   const authorization = req.headers.authorization
   let clientId = params.client_id
   let secret: string | undefined
@@ -191,8 +200,20 @@ async function authenticate(models: Models, req: IncomingMessage, params: Params
     if (!secret) handOver('empty secret')
   }
   if (!clientId) return handOver('no client')
-  const client = await models.Client.find(clientId)
-  if (!client) return handOver('unknown client')
+  const row = await findClient(ctx, clientId)
+  if (!row) return handOver('unknown client')
+  // oidc-provider's Client for this stored row (the row object stays the same until the client changes).
+  let byRow = clientInstances.get(models)
+  if (!byRow) {
+    byRow = new WeakMap()
+    clientInstances.set(models, byRow)
+  }
+  let client = byRow.get(row)
+  if (!client) {
+    client = await models.Client.find(clientId)
+    if (!client) return handOver('unknown client')
+    byRow.set(row, client)
+  }
   const method = client.clientAuthMethod
   if (secret !== undefined) {
     if (method !== 'client_secret_basic' && method !== 'client_secret_post') handOver('auth method')
@@ -201,7 +222,7 @@ async function authenticate(models: Models, req: IncomingMessage, params: Params
   } else if (method !== 'none') handOver('auth method')
   if (client.dpopBoundAccessTokens || client.tlsClientCertificateBoundAccessTokens) handOver('sender-constrained client')
   if (client.subjectType === 'pairwise' || client.idTokenEncryptedResponseAlg) handOver('client ID token settings')
-  return client
+  return { client, row }
 }
 
 interface Answer {
@@ -222,7 +243,7 @@ function filterClaims(source: Token['claims'], target: string, grant: Grant): Re
 }
 
 /** oidc-provider's refresh_token grant with rotation (lib/actions/grants/refresh_token.js), for the plain case. */
-async function refreshGrant(ctx: AuthContext, models: Models, client: Client, params: Params): Promise<Answer> {
+async function refreshGrant(ctx: AuthContext, models: Models, client: Client, row: OidcClientRow, params: Params): Promise<Answer> {
   const value = params.refresh_token
   if (!value) return handOver('no refresh_token')
   const old = await models.RefreshToken.find(value, { ignoreExpiration: true })
@@ -238,7 +259,7 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, pa
     const held = old.scopes
     for (const scope of requested) if (!held.has(scope)) handOver('scope not held')
   }
-  const user: UserRow | undefined = await accountFor(ctx, String(old.accountId), client.clientId)
+  const user: UserRow | undefined = await accountFor(ctx, String(old.accountId), client.clientId, row)
   if (!user) return handOver('account refused')
   if (old.accountId !== grant.accountId) handOver('account mismatch')
 
@@ -388,9 +409,9 @@ export async function fastToken(
     result = await gatehouseRequest.run({ sessionId: null, batch }, async () => {
       const params = paramsOf(body)
       if (params.scope !== undefined && !SCOPE_SYNTAX.test(params.scope)) handOver('scope syntax')
-      const client = await authenticate(models, req, params)
+      const { client, row } = await authenticate(ctx, models, req, params)
       if (params.grant_type === 'refresh_token' && client.grantTypeAllowed('refresh_token'))
-        return refreshGrant(ctx, models, client, params)
+        return refreshGrant(ctx, models, client, row, params)
       if (params.grant_type === 'client_credentials' && client.grantTypeAllowed('client_credentials'))
         return clientCredentialsGrant(models, client, params, options.scopes)
       return handOver('grant type')
