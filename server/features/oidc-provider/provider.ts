@@ -186,11 +186,26 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
   // Builds run one at a time (the first one may mint the RS256 key).
   let chain: Promise<unknown> = Promise.resolve()
 
+  // What the current provider was built from (the configuration object is replaced on every change).
+  let builtFrom: { conf: unknown; version: string; baseURL: string; basePath: string } | null = null
+
   const build = async (): Promise<Built> => {
     const conf = ctx.config().oidcProvider
     const { version, keys } = await providerSigningJwks(ctx, ID_TOKEN_ALGS)
-    const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
-    if (current?.key === key) return current
+    const basePath = ctx.config().basePath
+    if (
+      current &&
+      builtFrom?.conf === conf &&
+      builtFrom.version === version &&
+      builtFrom.baseURL === ctx.baseURL &&
+      builtFrom.basePath === basePath
+    )
+      return current
+    const key = JSON.stringify([ctx.baseURL, version, conf, basePath])
+    if (current?.key === key) {
+      builtFrom = { conf, version, baseURL: ctx.baseURL, basePath }
+      return current
+    }
     const base = ctx.config().basePath
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
@@ -405,6 +420,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }
+    builtFrom = { conf, version, baseURL: ctx.baseURL, basePath }
     return current
   }
 
