@@ -128,15 +128,29 @@ function replay(req: IncomingMessage, body: Buffer): IncomingMessage {
 }
 
 /** The body as sent (reading stops past oidc-provider's limit; a length mismatch is handed over). */
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let received = 0
-  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-    received += (chunk as Buffer).length
-    chunks.push(chunk as Buffer)
-    if (received > LIMIT) break
-  }
-  return Buffer.concat(chunks, received)
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  // Listeners rather than the stream's async iterator: a token request's body is one small chunk.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let received = 0
+    const done = () => {
+      req.off('data', onData)
+      req.off('end', done)
+      req.off('error', reject)
+      resolve(Buffer.concat(chunks, received))
+    }
+    const onData = (chunk: Buffer) => {
+      received += chunk.length
+      chunks.push(chunk)
+      if (received > LIMIT) {
+        req.pause()
+        done()
+      }
+    }
+    req.on('data', onData)
+    req.once('end', done)
+    req.once('error', reject)
+  })
 }
 
 type Params = Partial<Record<'grant_type' | 'refresh_token' | 'scope' | 'client_id' | 'client_secret', string>>
