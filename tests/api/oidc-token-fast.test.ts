@@ -254,6 +254,8 @@ async function observe(world: World, p: Party, request: TokenRequest, presented?
       // Minutes: oidc-provider works a row's lifetime out from the wall clock, a second may tick between the two servers.
       expiresInMinutes: row.expiresAt ? Math.round((row.expiresAt.getTime() - server.clock.now()) / 60_000) : null,
       payload: normalisePayload(payload, labels),
+      // The stored text's member order too (oidc-provider's models write them in a fixed order).
+      order: Object.keys(payload).join(' '),
     }))
   const audit = (await db.select().from(auditEvent).where(gt(auditEvent.id, lastAudit))).map((e) => ({
     type: e.type,

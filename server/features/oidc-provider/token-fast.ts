@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parse as parseQuery } from 'node:querystring'
 import { Readable } from 'node:stream'
 import type Provider from 'oidc-provider'
-import type { ClientInstance } from 'oidc-provider'
+import type { Adapter, ClientInstance } from 'oidc-provider'
 import type { AuthContext } from '../../core/context.js'
 import type { RouteContext } from '../../http/route.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -90,14 +90,19 @@ interface IdToken {
   issue(options: { use: 'idtoken' }): Promise<string>
 }
 
+/** A token model class: its adapter, lifetime (ttl.<Model>) and token id generator. */
+interface TokenModel {
+  new (fields: Record<string, unknown>): Token
+  readonly adapter: Adapter
+  expiresIn(): number
+  prototype: { generateTokenId(this: { kind: string }): string }
+}
+
 interface Models {
   Client: { find(id: string): Promise<Client | undefined> }
   Grant: { find(id: string, options: { ignoreExpiration: boolean }): Promise<Grant | undefined> }
-  RefreshToken: {
-    new (fields: Record<string, unknown>): Token
-    find(value: string, options: { ignoreExpiration: boolean }): Promise<Token | undefined>
-  }
-  AccessToken: new (fields: Record<string, unknown>) => Token
+  RefreshToken: TokenModel & { find(value: string, options: { ignoreExpiration: boolean }): Promise<Token | undefined> }
+  AccessToken: TokenModel
   ClientCredentials: new (fields: Record<string, unknown>) => Token
   IdToken: new (available: Record<string, unknown>, options: { client: Client }) => IdToken
 }
@@ -247,6 +252,13 @@ interface Answer {
 const answer = (fields: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
 
+/** A stored token payload: iat, exp, then the fields that have a value, in order. */
+function payloadOf(now: number, ttl: number, fields: Record<string, unknown>): Record<string, unknown> {
+  const payload: Record<string, unknown> = { iat: now, exp: now + ttl }
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) payload[key] = value
+  return payload
+}
+
 /** oidc-provider's filter_claims: the requested claims the grant covers. */
 function filterClaims(source: Token['claims'], target: string, grant: Grant): Record<string, unknown> {
   const claims = { ...source?.[target] }
@@ -278,17 +290,25 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
   if (old.accountId !== grant.accountId) handOver('account mismatch')
 
   await old.consume()
-  const next = new models.RefreshToken({
+  // The rotated refresh token and the access token, stored as oidc-provider's RefreshToken and
+  // AccessToken save them (formats/opaque.js getValueAndPayload: iat, exp, then the model's
+  // payload fields in the order its constructor sets them, undefined ones left out), built here
+  // without the model instances. Its token ids come from oidc-provider's own generator.
+  const now = Math.floor(Date.now() / 1000)
+  let gty = old.gty
+  if (typeof gty === 'string' && !gty.endsWith('refresh_token')) gty = `${gty} refresh_token`
+  const rtTtl = models.RefreshToken.expiresIn()
+  const refreshToken = models.RefreshToken.prototype.generateTokenId.call({ kind: 'RefreshToken' })
+  const next = payloadOf(now, rtTtl, {
     accountId: old.accountId,
     acr: old.acr,
     amr: old.amr,
     authTime: old.authTime,
     claims: old.claims,
-    client,
     expiresWithSession: old.expiresWithSession,
     iiat: old.iiat,
     grantId: old.grantId,
-    gty: old.gty,
+    gty,
     nonce: old.nonce,
     resource: old.resource,
     rotations: typeof old.rotations === 'number' ? old.rotations + 1 : 1,
@@ -299,28 +319,35 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
     'x5t#S256': old['x5t#S256'],
     jkt: old.jkt,
     attestationJkt: old.attestationJkt,
+    kind: 'RefreshToken',
+    jti: refreshToken,
+    clientId: client.clientId,
   })
-  if (typeof next.gty === 'string' && !next.gty.endsWith('refresh_token')) next.gty = `${next.gty} refresh_token`
-  const refreshToken = await next.save()
+  await models.RefreshToken.adapter.upsert(refreshToken, next, rtTtl)
 
-  const at = new models.AccessToken({
+  const scope = requested ?? new Set(typeof next.scope === 'string' ? next.scope.split(' ') : [])
+  const atScope = grant.getOIDCScopeFiltered(scope)
+  const atTtl = models.AccessToken.expiresIn()
+  const accessToken = models.AccessToken.prototype.generateTokenId.call({ kind: 'AccessToken' })
+  const at = payloadOf(now, atTtl, {
     accountId: user.id,
-    client,
     expiresWithSession: next.expiresWithSession,
     grantId: next.grantId,
     gty: next.gty,
-    rar: undefined,
     sessionUid: next.sessionUid,
     sid: next.sid,
+    kind: 'AccessToken',
+    jti: accessToken,
+    clientId: client.clientId,
+    claims: next.claims,
+    scope: atScope,
+    // oidc-provider's default extraTokenClaims (Gatehouse configures none) adds nothing.
   })
-  const scope = requested ?? next.scopes
-  at.claims = next.claims
-  at.scope = grant.getOIDCScopeFiltered(scope)
-  const accessToken = await at.save()
+  await models.AccessToken.adapter.upsert(accessToken, at, atTtl)
 
   let idToken: string | undefined
   if (scope.has('openid')) {
-    const claims = filterClaims(next.claims, 'id_token', grant)
+    const claims = filterClaims(next.claims as Token['claims'], 'id_token', grant)
     const rejected = grant.getRejectedOIDCClaims()
     const token = new models.IdToken(
       {
@@ -343,11 +370,11 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
   return {
     body: answer({
       access_token: accessToken,
-      expires_in: at.expiration,
+      expires_in: atTtl,
       id_token: idToken,
       refresh_token: refreshToken,
-      scope: next.scope ? at.scope : at.scope || undefined,
-      token_type: at.tokenType,
+      scope: next.scope ? atScope : atScope || undefined,
+      token_type: 'Bearer',
     }),
     audit: { actorUserId: user.id, grantType: 'refresh_token', clientId: client.clientId },
   }
