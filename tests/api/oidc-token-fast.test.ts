@@ -245,7 +245,12 @@ async function observe(world: World, p: Party, request: TokenRequest, presented?
       return { row, payload }
     })
     .filter(({ row, payload }) => row.kind !== 'ClientCredentials' || payload.clientId === p.clientId)
-    .sort((a, b) => (a.row.kind + (a.row.consumedAt ? 1 : 0) < b.row.kind + (b.row.consumedAt ? 1 : 0) ? -1 : 1))
+    // A stable order whatever the engine returns: kind, consumed, then what tells tokens of one kind apart.
+    .map((entry) => ({
+      ...entry,
+      order: [entry.row.kind, entry.row.consumedAt ? 1 : 0, entry.payload.gty, entry.payload.rotations, entry.payload.scope].join('|'),
+    }))
+    .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0))
     .map(({ row, payload }) => ({
       kind: row.kind,
       id: labels.of(row.id, row.kind === 'Grant' ? 'grantId' : 'token'),
