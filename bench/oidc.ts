@@ -10,6 +10,7 @@
  *   BENCH_PROFILE=/tmp/prof node bin/run-ts.js bench/oidc.ts   # a V8 CPU profile of the server
  *   BENCH_SCENARIOS=eddsa node bin/run-ts.js bench/oidc.ts   # only some scenarios (rs256, eddsa, cc)
  *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
+ *   BENCH_FAST_TOKEN=0 node bin/run-ts.js bench/oidc.ts      # oidcProvider.fastTokenEndpoint off: oidc-provider serves every token request
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -160,7 +161,8 @@ function createClient(name: string, alg?: string): BenchClient {
 }
 
 async function main(): Promise<void> {
-  writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider: { enabled: true }, rateLimit: { enabled: false } }))
+  const oidcProvider = process.env.BENCH_FAST_TOKEN === '0' ? { enabled: true, fastTokenEndpoint: false } : { enabled: true }
+  writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider, rateLimit: { enabled: false } }))
   const rs256 = createClient('Bench')
   const eddsa = createClient('Bench EdDSA', 'EdDSA')
   const server = await startServer()
