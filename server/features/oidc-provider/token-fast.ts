@@ -396,10 +396,11 @@ async function clientCredentialsGrant(models: Models, client: Client, params: Pa
 
 function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
   const text = JSON.stringify(body)
-  res.statusCode = status
-  res.setHeader('cache-control', 'no-store')
-  res.setHeader('content-type', 'application/json; charset=utf-8')
-  res.setHeader('content-length', Buffer.byteLength(text))
+  res.writeHead(status, {
+    'cache-control': 'no-store',
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  })
   res.end(text)
 }
 
