@@ -17,11 +17,14 @@ import { findClient } from './store.js'
  * The token endpoint's plain cases without oidc-provider's Koa stack: a rotating
  * `grant_type=refresh_token` and a `grant_type=client_credentials`, authenticated with the client's
  * secret (HTTP Basic or `client_secret` in the body) or, for a public client's refresh, its
- * `client_id` alone. It runs oidc-provider's own models (RefreshToken, AccessToken,
- * ClientCredentials, Grant, IdToken, Client) on the same adapter and write batch, so what it
- * stores and signs is what oidc-provider's handler would; it leaves out only the HTTP and
- * middleware layers (Koa, parameter assembly, the client-authentication chain) and the Gatehouse
- * session lookup, which a token request does not use.
+ * `client_id` alone. It reads through oidc-provider's own models (Client, RefreshToken, Grant),
+ * signs with its IdToken, issues client credentials with its ClientCredentials model, and stores
+ * the rotated refresh token and the access token exactly as its models would (same members, same
+ * order, same ids), all on the same adapter and write batch: what it stores and signs is what
+ * oidc-provider's handler would (tests/api/oidc-token-fast.test.ts compares the two). It leaves
+ * out the HTTP and middleware layers (Koa, parameter assembly, the client-authentication chain),
+ * the Gatehouse session lookup (a token request does not use it) and the model events nobody
+ * listens to (`refresh_token.saved`, …); it writes the audit entry of `grant.success`.
  *
  * It answers only a request it is sure to honour. Anything else goes to oidc-provider unchanged
  * (the body it read is replayed): every refusal (unknown client, wrong secret, unknown, expired,
