@@ -10,6 +10,8 @@
  *   BENCH_PROFILE=/tmp/prof node bin/run-ts.js bench/oidc.ts   # a V8 CPU profile of the server
  *   BENCH_SCENARIOS=eddsa node bin/run-ts.js bench/oidc.ts   # only some scenarios (rs256, eddsa, cc)
  *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
+ *   BENCH_FAST_TOKEN=0 node bin/run-ts.js bench/oidc.ts      # oidcProvider.fastTokenEndpoint off: oidc-provider serves every token request
+ *   BENCH_WARMUP=2 node bin/run-ts.js bench/oidc.ts           # each scenario runs 2 s unmeasured first (JIT warm-up; default 0)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,6 +22,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 3)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const PORT = Number(process.env.BENCH_PORT ?? 4391)
 /** Which scenarios run (all by default): rs256, eddsa (rotating refreshes), cc (client credentials). */
+/** Seconds each scenario runs unmeasured before its measurement (the first one otherwise includes the JIT's warm-up). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 0)
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc').split(','))
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
@@ -104,6 +108,14 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
   // Set up one after the other (the authorization flows share the browser's cookies).
   const workers: (() => Promise<boolean>)[] = []
   for (let i = 0; i < CONCURRENCY; i++) workers.push(await worker())
+  if (WARMUP > 0) {
+    const warm = performance.now() + WARMUP * 1000
+    await Promise.all(
+      workers.map(async (step) => {
+        while (performance.now() < warm) await step()
+      }),
+    )
+  }
   let ok = 0
   let failed = 0
   const cpu0 = cpuTimes(pid)
@@ -160,7 +172,8 @@ function createClient(name: string, alg?: string): BenchClient {
 }
 
 async function main(): Promise<void> {
-  writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider: { enabled: true }, rateLimit: { enabled: false } }))
+  const oidcProvider = process.env.BENCH_FAST_TOKEN === '0' ? { enabled: true, fastTokenEndpoint: false } : { enabled: true }
+  writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ oidcProvider, rateLimit: { enabled: false } }))
   const rs256 = createClient('Bench')
   const eddsa = createClient('Bench EdDSA', 'EdDSA')
   const server = await startServer()

@@ -3,7 +3,7 @@ import type { UserRow } from '../../core/sessions.js'
 import type { OidcProviderConfig } from './config.js'
 import type { OidcClientRow } from './schema.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
-import { findUserRow } from './store.js'
+import { findClient, findUserRow } from './store.js'
 
 /**
  * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
@@ -21,6 +21,26 @@ export async function activeUser(ctx: AuthContext, userId: string): Promise<User
   const row = await findUserRow(ctx, userId)
   if (!row || isBanned(ctx, row)) return undefined
   return row
+}
+
+/**
+ * The account a token is issued for (oidc-provider's findAccount): the user, active, and admitted
+ * to the client when one is named (a client deleted meanwhile admits no one).
+ */
+export async function accountFor(
+  ctx: AuthContext,
+  userId: string,
+  clientId: string | undefined,
+  /** The client's row when the caller has just read it. */
+  row?: OidcClientRow,
+): Promise<UserRow | undefined> {
+  const user = await activeUser(ctx, userId)
+  if (!user) return undefined
+  if (clientId) {
+    const client = row?.clientId === clientId ? row : await findClient(ctx, clientId)
+    if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
+  }
+  return user
 }
 
 /** Whether the user belongs to one of the client's allowed organizations or teams (no limit: everyone). */

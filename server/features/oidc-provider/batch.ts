@@ -38,7 +38,12 @@ const keyOf = (kind: string, id: string): string => `${kind}\u0000${id}`
 
 /** The payload of a consumed model: oidc-provider's `consumed` (epoch seconds) added. */
 export function consumedPayload(payload: string, at: Date): string {
-  return JSON.stringify({ ...(JSON.parse(payload) as Record<string, unknown>), consumed: Math.floor(at.getTime() / 1000) })
+  const consumed = Math.floor(at.getTime() / 1000)
+  // A stored payload is JSON.stringify's text of a non-empty object: without a `consumed` member,
+  // adding it last is the same text as parsing, spreading and stringifying again.
+  if (payload.length > 2 && payload.startsWith('{"') && payload.endsWith('}') && !payload.includes('"consumed":'))
+    return `${payload.slice(0, -1)},"consumed":${consumed}}`
+  return JSON.stringify({ ...(JSON.parse(payload) as Record<string, unknown>), consumed })
 }
 
 export class WriteBatch {

@@ -7,6 +7,11 @@ import { z } from 'zod'
 export const oidcProviderConfig = z
   .object({
     enabled: z.boolean().default(false),
+    /**
+     * `POST /oauth2/token` answers plain rotating refreshes and client-credentials grants itself
+     * (token-fast.ts) and hands everything else to oidc-provider; false: oidc-provider serves all.
+     */
+    fastTokenEndpoint: z.boolean().default(true),
     ttl: z
       .object({
         authorizationCode: z.number().int().min(10).max(600).default(60),

@@ -11,7 +11,8 @@ import { WriteBatch } from './batch.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { oidcProviderRoutes } from './routes.js'
-import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState } from './provider.js'
+import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState, SCOPES } from './provider.js'
+import { fastToken } from './token-fast.js'
 import { deleteExpiredModels } from './store.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
@@ -30,6 +31,13 @@ function cacheFor(ctx: AuthContext): ReturnType<typeof providerCache> {
     caches.set(ctx, cache)
   }
   return cache
+}
+
+/** Why the last token requests went to oidc-provider instead of the fast path (tests read it). */
+export const fastTokenHandOvers: string[] = []
+const fastTokenHandOver = (why: string): void => {
+  fastTokenHandOvers.push(why)
+  if (fastTokenHandOvers.length > 100) fastTokenHandOvers.shift()
 }
 
 const callbacks = new WeakMap<Provider, ReturnType<Provider['callback']>>()
@@ -58,9 +66,17 @@ function markOfflineAsked(query: URLSearchParams): string {
   return text ? `?${text}` : ''
 }
 
-async function handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES)
+
+async function handle(rc: RouteContext, original: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
   const provider = await cacheFor(ctx).get()
+  let req = original
+  if (rc.path === OIDC_ROUTES.token && req.method === 'POST' && ctx.config().oidcProvider.fastTokenEndpoint) {
+    const served = await fastToken(rc, req, res, { provider, scopes: KNOWN_SCOPES, onHandOver: fastTokenHandOver })
+    if (served === true) return
+    req = served
+  }
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
   const active = resolved.status === 'active' ? resolved.data : null
   // A token request's writes are committed at once, with its audit entries, before the answer.

@@ -6,14 +6,14 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { Logger } from '../../log.js'
 import { providerSigningJwks } from '../jwt/keys.js'
-import { activeUser, mayUseClient, userClaims } from './accounts.js'
+import { accountFor, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
 import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
 import { commitWithOthers } from './commit.js'
-import { deleteGrantAndTokens, findClient } from './store.js'
+import { deleteGrantAndTokens } from './store.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -49,7 +49,7 @@ export interface GatehouseRequestState {
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
 
-const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'groups']
+export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'groups']
 
 export const CLAIMS: Record<string, string[]> = {
   openid: ['sub'],
@@ -108,18 +108,21 @@ function auditOf(ctx: AuthContext) {
  * with the other token requests of the same turn of the event loop, commit.ts). When a
  * model it consumed (a refresh token, a code) was consumed by a concurrent request first, nothing
  * of it is kept: the grant is revoked, as oidc-provider does when a consumed token is presented
- * again, and the answer becomes invalid_grant.
+ * again, and the error answer (invalid_grant) to send instead is returned.
  */
-async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: GatehouseRequestState, batch: WriteBatch): Promise<void> {
+export async function commitTokenBatch(
+  ctx: AuthContext,
+  batch: WriteBatch,
+  request: { clientId: string | null; grantType: string | null; actorUserId: string | null; route: string | null; meta: RequestMeta },
+): Promise<{ error: string; error_description: string } | undefined> {
   batch.closed = true
-  if (batch.writes.length === 0 && batch.audits.length === 0) return
+  if (batch.writes.length === 0 && batch.audits.length === 0) return undefined
   try {
     await commitWithOthers(ctx, batch)
+    return undefined
   } catch (error) {
     if (!(error instanceof ConsumedMeanwhile)) throw error
-    const client = koa.oidc?.client?.clientId ?? null
-    const grantType = koa.oidc?.params?.grant_type ?? null
-    const actorUserId = accountIdOf(koa)
+    const { clientId: client, grantType, actorUserId, meta } = request
     await ctx.storage.transaction(async () => {
       if (error.grantId) await deleteGrantAndTokens(ctx, error.grantId)
       await recordAudit(ctx, {
@@ -127,7 +130,7 @@ async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: Gat
         outcome: 'failure',
         actorUserId,
         target: client,
-        meta: state.meta,
+        meta,
         detail: { grantType, error: 'invalid_grant', description: 'grant request is invalid', reason: `${error.kind} already used` },
       })
       if (error.grantId)
@@ -135,12 +138,25 @@ async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: Gat
           type: 'oidc.grant-revoked',
           actorUserId,
           target: client,
-          meta: state.meta,
-          detail: { grantId: error.grantId, route: koa.oidc?.route ?? null },
+          meta,
+          detail: { grantId: error.grantId, route: request.route },
         })
     })
+    return { error: 'invalid_grant', error_description: 'grant request is invalid' }
+  }
+}
+
+async function commitBatch(ctx: AuthContext, koa: KoaContextWithOIDC, state: GatehouseRequestState, batch: WriteBatch): Promise<void> {
+  const refused = await commitTokenBatch(ctx, batch, {
+    clientId: koa.oidc?.client?.clientId ?? null,
+    grantType: (koa.oidc?.params?.grant_type as string | undefined) ?? null,
+    actorUserId: accountIdOf(koa),
+    route: koa.oidc?.route ?? null,
+    meta: state.meta,
+  })
+  if (refused) {
     koa.status = 400
-    koa.body = { error: 'invalid_grant', error_description: 'grant request is invalid' }
+    koa.body = refused
   }
 }
 
@@ -170,11 +186,26 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
   // Builds run one at a time (the first one may mint the RS256 key).
   let chain: Promise<unknown> = Promise.resolve()
 
+  // What the current provider was built from (the configuration object is replaced on every change).
+  let builtFrom: { conf: unknown; version: string; baseURL: string; basePath: string } | null = null
+
   const build = async (): Promise<Built> => {
     const conf = ctx.config().oidcProvider
     const { version, keys } = await providerSigningJwks(ctx, ID_TOKEN_ALGS)
-    const key = JSON.stringify([ctx.baseURL, version, conf, ctx.config().basePath])
-    if (current?.key === key) return current
+    const basePath = ctx.config().basePath
+    if (
+      current &&
+      builtFrom?.conf === conf &&
+      builtFrom.version === version &&
+      builtFrom.baseURL === ctx.baseURL &&
+      builtFrom.basePath === basePath
+    )
+      return current
+    const key = JSON.stringify([ctx.baseURL, version, conf, basePath])
+    if (current?.key === key) {
+      builtFrom = { conf, version, baseURL: ctx.baseURL, basePath }
+      return current
+    }
     const base = ctx.config().basePath
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
@@ -196,13 +227,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       adapter: databaseAdapter(ctx),
       jwks: { keys: nodeSigningKeys(ExternalSigningKey, keys) as Record<string, unknown>[] },
       findAccount: async (koa, sub) => {
-        const user = await activeUser(ctx, sub)
+        const user = await accountFor(ctx, sub, koa.oidc?.client?.clientId)
         if (!user) return undefined
-        const clientId = koa.oidc?.client?.clientId
-        if (clientId) {
-          const client = await findClient(ctx, clientId)
-          if (!client || !(await mayUseClient(ctx, user.id, client))) return undefined
-        }
         return {
           accountId: user.id,
           claims: async (_use: string, scope: string, requested?: unknown) =>
@@ -394,6 +420,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }
+    builtFrom = { conf, version, baseURL: ctx.baseURL, basePath }
     return current
   }
 
