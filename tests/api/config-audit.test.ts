@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuditRow, queryAuditEvents } from '../../server/core/audit.js'
 import type { PanelCaller } from '../../server/core/panel-caller.js'
+import { configAuditSettled } from '../../server/core/config-audit.js'
 import { findUserById } from '../../server/core/users.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
 import { signUp } from '../helpers/http.js'
@@ -155,7 +156,8 @@ describe('configuration changes leave a trail', () => {
   it('a change made outside the panel is audited as the server; an unchanged save leaves no event', async () => {
     const before = (await configEvents()).length
     server.gatehouse.config.update({ rateLimit: { window: 30 } })
-    await new Promise((r) => setImmediate(r))
+    // The audit write of a change made in-process is in flight: wait for it, not for a turn of the loop.
+    await configAuditSettled(server.gatehouse.ctx)
     const [event] = await configEvents()
     expect(event).toMatchObject({ actorUserId: null, detail: { via: 'server', keys: ['rateLimit.window'] } })
     await ok('settings.update', { patch: { rateLimit: { window: 30 } } })
