@@ -417,75 +417,79 @@ describe('the browser panel signs in administrators', () => {
     }
   })
 
-  it('a refused control is reached by keyboard, says why on focus, and neither keys nor a click trigger it', {
-    timeout: 60_000,
-  }, async () => {
-    const REASON = 'Your role may view this, but not change it. Ask an administrator.'
-    const page = await newPage()
-    const requested = opsRequested(page)
-    await signIn(page, people.sam.email)
-    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
-    await page.goto(`${panel.origin}/?v=keys#/users/${people.grace.id}`)
-    await page.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
-    await page.getByTestId('ban-user').waitFor()
-    await page.waitForLoadState('networkidle')
-    const before = await auditTotal()
+  it.for(['light', 'dark'] as const)(
+    '%s mode: a refused control is reached by keyboard, says why on focus, and neither keys nor a click trigger it',
+    {
+      timeout: 60_000,
+    },
+    async (scheme) => {
+      const REASON = 'Your role may view this, but not change it. Ask an administrator.'
+      const page = await newPage(scheme)
+      const requested = opsRequested(page)
+      await signIn(page, people.sam.email)
+      await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+      await page.goto(`${panel.origin}/?v=keys#/users/${people.grace.id}`)
+      await page.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
+      await page.getByTestId('ban-user').waitFor()
+      await page.waitForLoadState('networkidle')
+      const before = await auditTotal()
 
-    // Ban (a Button) and Delete user (a ConfirmButton): Tab reaches each; focused, it is announced
-    // disabled with the reason as its description, and the tooltip shows the reason.
-    for (const id of ['ban-user', 'remove-user']) {
-      await tabTo(page, id)
-      const control = page.getByTestId(id)
-      expect(await control.getAttribute('aria-disabled'), id).toBe('true')
-      expect(await control.getAttribute('disabled'), id).toBeNull()
-      expect(await axNode(page, id), id).toMatchObject({ role: 'button', description: REASON, disabled: true })
-      expect(await tooltipOf(page, id), id).toBe(REASON)
-      // Enter, Space, and a click (forced past Playwright's own disabled check) do nothing.
+      // Ban (a Button) and Delete user (a ConfirmButton): Tab reaches each; focused, it is announced
+      // disabled with the reason as its description, and the tooltip shows the reason.
+      for (const id of ['ban-user', 'remove-user']) {
+        await tabTo(page, id)
+        const control = page.getByTestId(id)
+        expect(await control.getAttribute('aria-disabled'), id).toBe('true')
+        expect(await control.getAttribute('disabled'), id).toBeNull()
+        expect(await axNode(page, id), id).toMatchObject({ role: 'button', description: REASON, disabled: true })
+        expect(await tooltipOf(page, id), id).toBe(REASON)
+        // Enter, Space, and a click (forced past Playwright's own disabled check) do nothing.
+        await page.keyboard.press('Enter')
+        await page.keyboard.press('Space')
+        await control.click({ force: true })
+        await page.waitForTimeout(300)
+        expect(await page.getByRole('dialog', { name: `Ban ${people.grace.email}` }).count(), id).toBe(0)
+        expect(await page.getByRole('dialog', { name: 'Delete this user?' }).count(), id).toBe(0)
+        expect(await page.getByTestId('remove-user-confirm').count(), id).toBe(0)
+        // Focus stayed on the control; the drawer is still open.
+        expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid), id).toBe(id)
+        // The pointer leaves, Tab moves on: the tooltip closes (the next control's is then the only one).
+        await page.mouse.move(0, 0)
+      }
+      await page.getByTestId('user-drawer').waitFor()
+      expect(await axe(page), `${scheme}: view-only user drawer`).toEqual([])
+
+      // Settings: the fields cannot be focused or changed; Review and save is reached and refused.
+      await page.goto(`${panel.origin}/?v=keys#/settings?section=sessions`)
+      await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
+      await page.waitForLoadState('networkidle')
+      await tabTo(page, 'save-settings', 120)
+      expect(await page.getByTestId('save-settings').getAttribute('aria-disabled')).toBe('true')
+      expect(await axNode(page, 'save-settings')).toMatchObject({
+        role: 'button',
+        name: 'Review and save',
+        description: REASON,
+        disabled: true,
+      })
+      expect(await tooltipOf(page, 'save-settings')).toBe(REASON)
       await page.keyboard.press('Enter')
       await page.keyboard.press('Space')
-      await control.click({ force: true })
+      await page.getByTestId('save-settings').click({ force: true })
       await page.waitForTimeout(300)
-      expect(await page.getByRole('dialog', { name: `Ban ${people.grace.email}` }).count(), id).toBe(0)
-      expect(await page.getByRole('dialog', { name: 'Delete this user?' }).count(), id).toBe(0)
-      expect(await page.getByTestId('remove-user-confirm').count(), id).toBe(0)
-      // Focus stayed on the control; the drawer is still open.
-      expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid), id).toBe(id)
-      // The pointer leaves, Tab moves on: the tooltip closes (the next control's is then the only one).
-      await page.mouse.move(0, 0)
-    }
-    await page.getByTestId('user-drawer').waitFor()
+      expect(await page.getByTestId('review-changes').count()).toBe(0)
+      const input = page.getByTestId('section-sessions').locator('input').first()
+      expect(await input.isDisabled()).toBe(true)
+      expect(await page.getByTestId('unsaved').count()).toBe(0)
 
-    // Settings: the fields cannot be focused or changed; Review and save is reached and refused.
-    await page.goto(`${panel.origin}/?v=keys#/settings?section=sessions`)
-    await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
-    await page.waitForLoadState('networkidle')
-    await tabTo(page, 'save-settings', 120)
-    expect(await page.getByTestId('save-settings').getAttribute('aria-disabled')).toBe('true')
-    expect(await axNode(page, 'save-settings')).toMatchObject({
-      role: 'button',
-      name: 'Review and save',
-      description: REASON,
-      disabled: true,
-    })
-    expect(await tooltipOf(page, 'save-settings')).toBe(REASON)
-    await page.keyboard.press('Enter')
-    await page.keyboard.press('Space')
-    await page.getByTestId('save-settings').click({ force: true })
-    await page.waitForTimeout(300)
-    expect(await page.getByTestId('review-changes').count()).toBe(0)
-    const input = page.getByTestId('section-sessions').locator('input').first()
-    expect(await input.isDisabled()).toBe(true)
-    await input.press('1').catch(() => undefined)
-    expect(await page.getByTestId('unsaved').count()).toBe(0)
-
-    // The server was asked no change at all: no changing operation requested, no audit event.
-    const changes = requested.filter(
-      (op) => (opNames as readonly string[]).includes(op) && contract[op as (typeof opNames)[number]].mutates,
-    )
-    expect(changes).toEqual([])
-    expect(await auditTotal()).toBe(before)
-    expect(await axe(page), 'view-only settings with the reason shown').toEqual([])
-  })
+      // The server was asked no change at all: no changing operation requested, no audit event.
+      const changes = requested.filter(
+        (op) => (opNames as readonly string[]).includes(op) && contract[op as (typeof opNames)[number]].mutates,
+      )
+      expect(changes).toEqual([])
+      expect(await auditTotal()).toBe(before)
+      expect(await axe(page), `${scheme}: view-only settings with the reason shown`).toEqual([])
+    },
+  )
 
   it('for an administrator the same controls work from the keyboard', { timeout: 60_000 }, async () => {
     const page = await newPage()
