@@ -1,6 +1,6 @@
-import { Alert, Tooltip } from '@mantine/core'
+import { Alert, Tooltip, VisuallyHidden } from '@mantine/core'
 import { IconEye } from '@tabler/icons-react'
-import { cloneElement, type ReactElement, type ReactNode } from 'react'
+import { cloneElement, type KeyboardEvent, type ReactElement, type ReactNode, type SyntheticEvent, useId } from 'react'
 import type { OpName } from '../../server/panel/contract'
 import { useOp } from './api'
 
@@ -36,9 +36,35 @@ export function useAccess(): Access {
 }
 
 /**
+ * The props `Allowed` gives a refused control (a Mantine Button, or a component passing them to
+ * one, like ConfirmButton): disabled to the eye and to assistive technology, yet focusable, so a
+ * keyboard user reaches it and hears why (`aria-describedby`: the reason).
+ */
+export interface RefusedProps {
+  disabled?: boolean
+  'aria-disabled'?: boolean
+  'aria-describedby'?: string
+  'data-disabled'?: boolean
+}
+
+/** Swallows an activation of a refused control before the control's own handler sees it. */
+function refuse(event: SyntheticEvent): void {
+  event.preventDefault()
+  event.stopPropagation()
+}
+
+/** Enter and Space activate a button (Space on key up): neither may reach a refused one. */
+function refuseKey(event: KeyboardEvent): void {
+  if (event.key === 'Enter' || event.key === ' ' || event.key === 'Spacebar') refuse(event)
+}
+
+/**
  * A control that runs `op` (and, with `permission`, needs that `admin.*` permission too): shown as
- * it is when allowed; otherwise disabled with a tooltip saying why, or left out with `hide` (menu
- * entries, whole forms).
+ * it is when allowed; otherwise left out with `hide` (menu entries, whole forms), or shown refused:
+ * `aria-disabled` rather than `disabled` (a disabled button takes no focus, so its reason would be
+ * out of a keyboard user's reach), the reason tied to it by `aria-describedby` and shown in a
+ * tooltip on hover and on keyboard focus, and every activation (click, Enter, Space, and so a
+ * form's submit) stopped here, in the capture phase, before the control's own handler runs.
  */
 export function Allowed({
   op,
@@ -49,17 +75,32 @@ export function Allowed({
   op: OpName | OpName[]
   permission?: string
   hide?: boolean
-  children: ReactElement<{ disabled?: boolean }>
+  children: ReactElement<RefusedProps>
 }) {
   const access = useAccess()
+  const reasonId = useId()
   const ops = Array.isArray(op) ? op : [op]
   const allowed = ops.every((o) => access.may(o)) && (!permission || access.can(permission))
   if (allowed) return children
   if (hide) return null
   return (
-    <Tooltip label={NOT_ALLOWED} withArrow multiline maw={260}>
-      <span style={{ display: 'inline-block' }} data-testid="not-allowed">
-        {cloneElement(children, { disabled: true })}
+    <Tooltip label={NOT_ALLOWED} withArrow multiline maw={260} events={{ hover: true, focus: true, touch: true }}>
+      <span
+        style={{ display: 'inline-block' }}
+        data-testid="not-allowed"
+        onClickCapture={refuse}
+        onDoubleClickCapture={refuse}
+        onKeyDownCapture={refuseKey}
+        onKeyUpCapture={refuseKey}
+        onSubmitCapture={refuse}
+      >
+        {cloneElement(children, {
+          disabled: false,
+          'aria-disabled': true,
+          'aria-describedby': reasonId,
+          'data-disabled': true,
+        })}
+        <VisuallyHidden id={reasonId}>{NOT_ALLOWED}</VisuallyHidden>
       </span>
     </Tooltip>
   )
@@ -82,15 +123,24 @@ export function ReadOnlyNote({ children }: { children?: ReactNode }) {
 
 /**
  * A form whose every control changes something through `op`: for a caller who may not, every
- * input and button inside is disabled at once (a native disabled fieldset), and the `note` says why.
+ * input and button inside is disabled at once (a native disabled fieldset: nothing in it can be
+ * changed, by mouse or keyboard), the `note` says why, and the fieldset is described by the reason
+ * for a screen reader entering it.
  */
 export function Editable({ op, note, children }: { op: OpName | OpName[]; note?: boolean; children: ReactNode }) {
   const access = useAccess()
+  const reasonId = useId()
   const allowed = (Array.isArray(op) ? op : [op]).every((o) => access.may(o))
   return (
     <>
       {!allowed && note && <ReadOnlyNote />}
-      <fieldset disabled={!allowed} data-read-only={!allowed || undefined} style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}>
+      <fieldset
+        disabled={!allowed}
+        data-read-only={!allowed || undefined}
+        aria-describedby={allowed ? undefined : reasonId}
+        style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
+      >
+        {!allowed && <VisuallyHidden id={reasonId}>{NOT_ALLOWED}</VisuallyHidden>}
         {children}
       </fieldset>
     </>

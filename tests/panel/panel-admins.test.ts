@@ -109,6 +109,55 @@ async function axe(page: Page): Promise<string[]> {
   })
 }
 
+/** Presses Tab until the control with this test id has focus (at most `max` times): it is reachable by keyboard. */
+async function tabTo(page: Page, testId: string, max = 80): Promise<number> {
+  for (let presses = 1; presses <= max; presses++) {
+    await page.keyboard.press('Tab')
+    if (await page.evaluate((id) => (document.activeElement as HTMLElement | null)?.dataset.testid === id, testId)) return presses
+  }
+  throw new Error(`${testId}: not reached in ${max} presses of Tab`)
+}
+
+/** What Chromium's accessibility tree says of the control: its role, name, description, whether it is disabled. */
+async function axNode(page: Page, testId: string): Promise<{ role?: string; name?: string; description?: string; disabled?: boolean }> {
+  const cdp = await page.context().newCDPSession(page)
+  try {
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 })
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: `[data-testid="${testId}"]` })
+    const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false })
+    const node = nodes[0]
+    return {
+      role: node?.role?.value as string | undefined,
+      name: node?.name?.value as string | undefined,
+      description: node?.description?.value as string | undefined,
+      disabled: node?.properties?.find((p) => p.name === 'disabled')?.value.value as boolean | undefined,
+    }
+  } finally {
+    await cdp.detach()
+  }
+}
+
+/** The panel operations the page asks the server for, from now on. */
+function opsRequested(page: Page): string[] {
+  const ops: string[] = []
+  page.on('request', (request) => {
+    const match = /\/panel\/api\/([\w.-]+)$/.exec(new URL(request.url()).pathname)
+    if (match?.[1]) ops.push(match[1])
+  })
+  return ops
+}
+
+/** The reason's tooltip open for this refused control (the one its wrapper is described by while open): visible, its text. */
+async function tooltipOf(page: Page, testId: string): Promise<string> {
+  const wrapper = page.getByTestId('not-allowed').filter({ has: page.getByTestId(testId) })
+  await expect.poll(() => wrapper.getAttribute('aria-describedby')).toBeTruthy()
+  const tip = page.locator(`[id="${await wrapper.getAttribute('aria-describedby')}"][role="tooltip"]`)
+  await tip.waitFor({ state: 'visible' })
+  return (await tip.textContent()) ?? ''
+}
+
+const auditTotal = async () => (await queryAuditEvents(server.gatehouse.ctx, {}, { limit: 0 })).total
+
 beforeAll(async () => {
   ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
   await start()
@@ -353,7 +402,8 @@ describe('the browser panel signs in administrators', () => {
       await page.goto(`${panel.origin}/?v=${who}#/settings?section=sessions`)
       await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
       expect(await page.getByTestId('read-only-note').count(), `${who}: note`).toBe(disabled ? 1 : 0)
-      expect(await page.getByTestId('save-settings').count(), `${who}: save`).toBe(disabled ? 0 : 1)
+      // Save is there for both; refused (aria-disabled, so a keyboard reaches its reason) to support.
+      expect(await page.getByTestId('save-settings').getAttribute('aria-disabled'), `${who}: save`).toBe(disabled ? 'true' : null)
       expect((await page.getByTestId('section-sessions').locator('input:disabled').count()) > 0).toBe(disabled)
       if (disabled) {
         expect(await axe(page), 'view-only settings').toEqual([])
@@ -365,6 +415,103 @@ describe('the browser panel signs in administrators', () => {
       expect(await page.getByTestId('apikey-enabled').isDisabled(), `${who}: api keys switch`).toBe(disabled)
       expect(await page.getByTestId('apikey-create').count(), `${who}: create key`).toBe(disabled ? 0 : 1)
     }
+  })
+
+  it.for(['light', 'dark'] as const)(
+    '%s mode: a refused control is reached by keyboard, says why on focus, and neither keys nor a click trigger it',
+    {
+      timeout: 60_000,
+    },
+    async (scheme) => {
+      const REASON = 'Your role may view this, but not change it. Ask an administrator.'
+      const page = await newPage(scheme)
+      const requested = opsRequested(page)
+      await signIn(page, people.sam.email)
+      await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+      await page.goto(`${panel.origin}/?v=keys#/users/${people.grace.id}`)
+      await page.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
+      await page.getByTestId('ban-user').waitFor()
+      await page.waitForLoadState('networkidle')
+      const before = await auditTotal()
+
+      // Ban (a Button) and Delete user (a ConfirmButton): Tab reaches each; focused, it is announced
+      // disabled with the reason as its description, and the tooltip shows the reason.
+      for (const id of ['ban-user', 'remove-user']) {
+        await tabTo(page, id)
+        const control = page.getByTestId(id)
+        expect(await control.getAttribute('aria-disabled'), id).toBe('true')
+        expect(await control.getAttribute('disabled'), id).toBeNull()
+        expect(await axNode(page, id), id).toMatchObject({ role: 'button', description: REASON, disabled: true })
+        expect(await tooltipOf(page, id), id).toBe(REASON)
+        // Enter, Space, and a click (forced past Playwright's own disabled check) do nothing.
+        await page.keyboard.press('Enter')
+        await page.keyboard.press('Space')
+        await control.click({ force: true })
+        await page.waitForTimeout(300)
+        expect(await page.getByRole('dialog', { name: `Ban ${people.grace.email}` }).count(), id).toBe(0)
+        expect(await page.getByRole('dialog', { name: 'Delete this user?' }).count(), id).toBe(0)
+        expect(await page.getByTestId('remove-user-confirm').count(), id).toBe(0)
+        // Focus stayed on the control; the drawer is still open.
+        expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid), id).toBe(id)
+        // The pointer leaves, Tab moves on: the tooltip closes (the next control's is then the only one).
+        await page.mouse.move(0, 0)
+      }
+      await page.getByTestId('user-drawer').waitFor()
+      expect(await axe(page), `${scheme}: view-only user drawer`).toEqual([])
+
+      // Settings: the fields cannot be focused or changed; Review and save is reached and refused.
+      await page.goto(`${panel.origin}/?v=keys#/settings?section=sessions`)
+      await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
+      await page.waitForLoadState('networkidle')
+      await tabTo(page, 'save-settings', 120)
+      expect(await page.getByTestId('save-settings').getAttribute('aria-disabled')).toBe('true')
+      expect(await axNode(page, 'save-settings')).toMatchObject({
+        role: 'button',
+        name: 'Review and save',
+        description: REASON,
+        disabled: true,
+      })
+      expect(await tooltipOf(page, 'save-settings')).toBe(REASON)
+      await page.keyboard.press('Enter')
+      await page.keyboard.press('Space')
+      await page.getByTestId('save-settings').click({ force: true })
+      await page.waitForTimeout(300)
+      expect(await page.getByTestId('review-changes').count()).toBe(0)
+      const input = page.getByTestId('section-sessions').locator('input').first()
+      expect(await input.isDisabled()).toBe(true)
+      expect(await page.getByTestId('unsaved').count()).toBe(0)
+
+      // The server was asked no change at all: no changing operation requested, no audit event.
+      const changes = requested.filter(
+        (op) => (opNames as readonly string[]).includes(op) && contract[op as (typeof opNames)[number]].mutates,
+      )
+      expect(changes).toEqual([])
+      expect(await auditTotal()).toBe(before)
+      expect(await axe(page), `${scheme}: view-only settings with the reason shown`).toEqual([])
+    },
+  )
+
+  it('for an administrator the same controls work from the keyboard', { timeout: 60_000 }, async () => {
+    const page = await newPage()
+    await signIn(page, people.ada.email)
+    await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+    await page.goto(`${panel.origin}/?v=keys-ada#/users/${people.grace.id}`)
+    await page.getByTestId('user-drawer').waitFor({ timeout: 10_000 })
+    await page.getByTestId('ban-user').waitFor()
+    await tabTo(page, 'ban-user')
+    expect(await page.getByTestId('ban-user').getAttribute('aria-disabled')).toBeNull()
+    expect((await axNode(page, 'ban-user')).description ?? '').toBe('')
+    await page.keyboard.press('Enter')
+    await page.getByTestId('ban-reason').waitFor()
+    await page.getByTestId('ban-reason').fill('keyboard test')
+    await page.getByTestId('ban-confirm').focus()
+    await page.keyboard.press('Space')
+    await expect
+      .poll(
+        async () => (await queryAuditEvents(server.gatehouse.ctx, { type: 'admin.ban-user', user: people.grace.id }, { limit: 1 })).total,
+      )
+      .toBe(1)
+    await operator('users.unban', { userId: people.grace.id })
   })
 
   it('a restart with the panel open keeps the session; a view not loaded yet still loads', { timeout: 60_000 }, async () => {

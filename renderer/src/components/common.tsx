@@ -72,6 +72,7 @@ export function ConfirmButton({
   leftSection,
   testId,
   disabled,
+  ...refused
 }: {
   label: ReactNode
   title: string
@@ -84,13 +85,25 @@ export function ConfirmButton({
   size?: 'xs' | 'sm' | 'md'
   leftSection?: ReactNode
   testId?: string
-  /** Not allowed to the signed-in admin (access.tsx's Allowed sets it). */
   disabled?: boolean
+  /** Not allowed to the signed-in admin: access.tsx's Allowed sets these (focusable, with its reason). */
+  'aria-disabled'?: boolean
+  'aria-describedby'?: string
+  'data-disabled'?: boolean
 }) {
   const [opened, { open, close }] = useDisclosure(false)
   return (
     <>
-      <Button size={size} color={color} variant={variant} onClick={open} leftSection={leftSection} data-testid={testId} disabled={disabled}>
+      <Button
+        size={size}
+        color={color}
+        variant={variant}
+        onClick={open}
+        leftSection={leftSection}
+        data-testid={testId}
+        disabled={disabled}
+        {...refused}
+      >
         {label}
       </Button>
       <Modal opened={opened} onClose={close} title={title} centered>

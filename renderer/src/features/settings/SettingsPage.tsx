@@ -417,32 +417,33 @@ function SectionForm({
           </Alert>
         )}
       </Stack>
-      {mayEdit && (
-        <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
-          {problems > 0 && (
-            <Text size="sm" c={ink.danger} data-testid="section-problems" role="status">
-              {problems} field{problems === 1 ? ' needs' : 's need'} fixing before saving
-            </Text>
-          )}
-          {(patch || invalidJson.length > 0) && (
-            <Badge color={ink.accent} variant="outline" data-testid="unsaved">
-              {changes.length + invalidJson.length} unsaved change{changes.length + invalidJson.length === 1 ? '' : 's'}
-            </Badge>
-          )}
-          <Button
-            variant="default"
-            leftSection={<IconRestore size={16} />}
-            disabled={!patch && invalidJson.length === 0}
-            data-testid="discard-settings"
-            onClick={() => {
-              onDraft(undefined)
-              for (const f of invalidJson) onRawJson(f.path, undefined)
-              setSaveIssues([])
-              setGeneration((g) => g + 1)
-            }}
-          >
-            Discard
-          </Button>
+      <Group justify="flex-end" mt="lg" pos="sticky" bottom={0} py="sm" bg="var(--mantine-color-body)" style={{ zIndex: 2 }}>
+        {problems > 0 && (
+          <Text size="sm" c={ink.danger} data-testid="section-problems" role="status">
+            {problems} field{problems === 1 ? ' needs' : 's need'} fixing before saving
+          </Text>
+        )}
+        {(patch || invalidJson.length > 0) && (
+          <Badge color={ink.accent} variant="outline" data-testid="unsaved">
+            {changes.length + invalidJson.length} unsaved change{changes.length + invalidJson.length === 1 ? '' : 's'}
+          </Badge>
+        )}
+        <Button
+          variant="default"
+          leftSection={<IconRestore size={16} />}
+          disabled={!patch && invalidJson.length === 0}
+          data-testid="discard-settings"
+          onClick={() => {
+            onDraft(undefined)
+            for (const f of invalidJson) onRawJson(f.path, undefined)
+            setSaveIssues([])
+            setGeneration((g) => g + 1)
+          }}
+        >
+          Discard
+        </Button>
+        {/* Shown refused to a view-only admin: the one control here a keyboard reaches to hear why. */}
+        <Allowed op="settings.update">
           <Button
             leftSection={<IconDeviceFloppy size={16} />}
             disabled={!patch || problems > 0}
@@ -451,8 +452,8 @@ function SectionForm({
           >
             Review and save
           </Button>
-        </Group>
-      )}
+        </Allowed>
+      </Group>
       <Modal opened={reviewing} onClose={() => setReviewing(false)} title={`Save ${section.title.toLowerCase()}?`} centered size="lg">
         <Stack>
           <Text size="sm">These settings will change, for every request from now on:</Text>
