@@ -91,64 +91,6 @@ export function rememberCommitted(ctx: AuthContext, writes: readonly ModelWrite[
   }
 }
 
-/** One row's values as placeholders named with a suffix (`kind0`, `id0`, …: the rows of one statement). */
-const modelValues = (n: string) => ({
-  kind: p(`kind${n}`),
-  id: p(`id${n}`),
-  payload: p(`payload${n}`),
-  grantId: p(`grantId${n}`),
-  uid: p(`uid${n}`),
-  userCode: p(`userCode${n}`),
-  gatehouseSessionId: p(`gatehouseSessionId${n}`),
-  // Nullable timestamps: raw placeholders (drizzle's column encoder does not take null), see driverTime.
-  consumedAt: sql`${p(`consumedAt${n}`)}`,
-  expiresAt: sql`${p(`expiresAt${n}`)}`,
-})
-
-/** A row's parameters for modelValues(n). */
-function modelParams(ctx: AuthContext, row: OidcModelRow, n: string, into: Record<string, unknown>): void {
-  into[`kind${n}`] = row.kind
-  into[`id${n}`] = row.id
-  into[`payload${n}`] = row.payload
-  into[`grantId${n}`] = row.grantId
-  into[`uid${n}`] = row.uid
-  into[`userCode${n}`] = row.userCode
-  into[`gatehouseSessionId${n}`] = row.gatehouseSessionId || null
-  into[`consumedAt${n}`] = driverTime(ctx, row.consumedAt)
-  into[`expiresAt${n}`] = driverTime(ctx, row.expiresAt)
-}
-
-/** What an upsert changes on a row that exists: everything but a Gatehouse session link it had and the new row lacks. */
-const upsertSet = () => ({
-  payload: excluded(oidcModel.payload),
-  grantId: excluded(oidcModel.grantId),
-  uid: excluded(oidcModel.uid),
-  userCode: excluded(oidcModel.userCode),
-  gatehouseSessionId: sql`coalesce(${excluded(oidcModel.gatehouseSessionId)}, ${oidcModel.gatehouseSessionId})`,
-  consumedAt: excluded(oidcModel.consumedAt),
-  expiresAt: excluded(oidcModel.expiresAt),
-})
-
-/**
- * Two upserts of different models in one statement (a refresh stores the rotated refresh token and
- * the access token one after the other): one statement run instead of two.
- */
-async function upsertTwoModels(ctx: AuthContext, first: OidcModelRow, second: OidcModelRow): Promise<void> {
-  const upsert = statement(ctx, 'upsertTwoModels', (db) =>
-    db
-      .insert(oidcModel)
-      .values([modelValues('0'), modelValues('1')])
-      .onConflictDoUpdate({ target: [oidcModel.kind, oidcModel.id], set: upsertSet() })
-      .prepare(),
-  )
-  forgetModel(ctx, first.kind, first.id)
-  forgetModel(ctx, second.kind, second.id)
-  const params: Record<string, unknown> = {}
-  modelParams(ctx, first, '0', params)
-  modelParams(ctx, second, '1', params)
-  await upsert.execute(params)
-}
-
 /** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
 export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
   const upsert = statement(ctx, 'upsertModel', (db) =>
@@ -275,14 +217,8 @@ async function consumeUnconsumed(
 
 /** A token request's model writes, in order (the caller's transaction holds them; see batch.ts). */
 export async function applyModelWrites(ctx: AuthContext, writes: readonly ModelWrite[]): Promise<void> {
-  for (let i = 0; i < writes.length; i++) {
-    const write = writes[i] as ModelWrite
-    const next = writes[i + 1]
-    if (write.op === 'upsert' && next?.op === 'upsert' && (write.row.kind !== next.row.kind || write.row.id !== next.row.id)) {
-      // Distinct keys: one statement may not upsert the same row twice (PostgreSQL refuses it).
-      await upsertTwoModels(ctx, write.row, next.row)
-      i++
-    } else if (write.op === 'upsert') await upsertModel(ctx, write.row)
+  for (const write of writes) {
+    if (write.op === 'upsert') await upsertModel(ctx, write.row)
     else if (write.op === 'consume') await consumeUnconsumed(ctx, write.kind, write.id, write.at, write.seen, write.payload)
     else if (write.op === 'destroy') await destroyModel(ctx, write.kind, write.id)
     else await deleteByGrantId(ctx, write.kind, write.grantId)
