@@ -36,16 +36,6 @@ export class ChangeGuardedCache<V> {
     return this.entries.get(key)
   }
 
-  /** Forgets one entry (a write of this process changed it). */
-  delete(key: string): void {
-    this.entries.delete(key)
-  }
-
-  /** Forgets every entry (a write of this process may have changed any of them). */
-  clear(): void {
-    this.entries.clear()
-  }
-
   /**
    * Stores a value read after a `get` missed. If the database changed since that `get` (another
    * request or process committed while the value was being read), the value may predate the change

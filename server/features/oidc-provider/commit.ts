@@ -1,7 +1,7 @@
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import type { WriteBatch } from './batch.js'
-import { applyModelWrites, rememberCommitted } from './store.js'
+import { applyModelWrites } from './store.js'
 
 /**
  * Group commit of token requests. A request's batch (its model writes and audit entries, see
@@ -31,7 +31,6 @@ async function flush(ctx: AuthContext, group: Waiting[]): Promise<void> {
       await ctx.storage.transaction(async () => {
         for (const waiting of group) await apply(ctx, waiting.batch)
       })
-      for (const waiting of group) rememberCommitted(ctx, waiting.batch.writes)
       for (const waiting of group) waiting.resolve()
       return
     } catch {
@@ -41,7 +40,6 @@ async function flush(ctx: AuthContext, group: Waiting[]): Promise<void> {
   for (const waiting of group) {
     try {
       await ctx.storage.transaction(() => apply(ctx, waiting.batch))
-      rememberCommitted(ctx, waiting.batch.writes)
       waiting.resolve()
     } catch (error) {
       waiting.reject(error)

@@ -43,54 +43,6 @@ const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(col
 
 // ------------------------------------------------------------------ oidc-provider's models
 
-/**
- * Refresh tokens and grants read on every refresh, cached per storage: a rotating refresh presents
- * the token this process wrote at the previous rotation, under a grant it has read before. An entry
- * is put only once its row is committed (see rememberCommitted, called by the group commit) or
- * read from the database; every write of this process to a model drops its entry (revoking by
- * grant, deleting a grant's tokens or expired rows empty the cache), and another process's commit
- * (the CLI, another instance: the storage's change signal) empties it. Consuming stays
- * conditional at commit, so two requests that both read a token unconsumed still end as before:
- * one honoured, the other refused as a reuse.
- */
-const CACHED_KINDS = new Set(['RefreshToken', 'Grant'])
-const modelCaches = new WeakMap<Storage, ChangeGuardedCache<OidcModelRow>>()
-
-function modelCache(ctx: AuthContext): ChangeGuardedCache<OidcModelRow> {
-  let cache = modelCaches.get(ctx.storage)
-  if (!cache) {
-    cache = new ChangeGuardedCache(ctx.storage.changeSignal(), 10_000)
-    modelCaches.set(ctx.storage, cache)
-  }
-  return cache
-}
-
-const modelKey = (kind: string, id: string): string => `${kind}\u0000${id}`
-
-/** A write of this process to one model: its cached row (if any) is stale. */
-function forgetModel(ctx: AuthContext, kind: string, id: string): void {
-  if (CACHED_KINDS.has(kind)) modelCaches.get(ctx.storage)?.delete(modelKey(kind, id))
-}
-
-/** A write of this process to models it does not name one by one (by grant, by expiry). */
-function forgetModels(ctx: AuthContext): void {
-  modelCaches.get(ctx.storage)?.clear()
-}
-
-/**
- * After a token request's writes are committed: the rows it stored are cached as written (a
- * refresh token or grant of another kind of write is dropped, as the write itself did).
- */
-export function rememberCommitted(ctx: AuthContext, writes: readonly ModelWrite[]): void {
-  for (const write of writes) {
-    if (write.op === 'upsert') {
-      // Only kinds without a Gatehouse session link (the upsert keeps a stored one: the row written may not be the row stored).
-      if (CACHED_KINDS.has(write.row.kind)) modelCache(ctx).set(modelKey(write.row.kind, write.row.id), write.row)
-    } else if (write.op === 'revoke') forgetModels(ctx)
-    else forgetModel(ctx, write.kind, write.id)
-  }
-}
-
 /** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
 export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
   const upsert = statement(ctx, 'upsertModel', (db) =>
@@ -122,7 +74,6 @@ export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<
       })
       .prepare(),
   )
-  forgetModel(ctx, row.kind, row.id)
   await upsert.execute({
     ...row,
     gatehouseSessionId: row.gatehouseSessionId || null,
@@ -132,12 +83,6 @@ export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<
 }
 
 export async function findModel(ctx: AuthContext, kind: string, id: string): Promise<OidcModelRow | undefined> {
-  const cache = CACHED_KINDS.has(kind) ? modelCache(ctx) : undefined
-  if (cache) {
-    await cache.sync?.()
-    const cached = cache.get(modelKey(kind, id))
-    if (cached) return cached
-  }
   const find = statement(ctx, 'findModel', (db) =>
     db
       .select()
@@ -145,9 +90,7 @@ export async function findModel(ctx: AuthContext, kind: string, id: string): Pro
       .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.id, p('id'))))
       .prepare(),
   )
-  const row = (await find.execute({ kind, id }))[0]
-  if (cache && row) cache.set(modelKey(kind, id), row)
-  return row
+  return (await find.execute({ kind, id }))[0]
 }
 
 export async function findModelByUid(ctx: AuthContext, kind: string, uid: string): Promise<OidcModelRow | undefined> {
@@ -170,7 +113,6 @@ export async function findModelByUserCode(ctx: AuthContext, kind: string, userCo
 
 /** Marks a model consumed: its payload gains `consumed` (epoch seconds) as oidc-provider expects. */
 export async function consumeModel(ctx: AuthContext, kind: string, id: string, at: Date): Promise<void> {
-  forgetModel(ctx, kind, id)
   await ctx.storage.transaction(async () => {
     const row = await findModel(ctx, kind, id)
     if (!row) return
@@ -179,7 +121,6 @@ export async function consumeModel(ctx: AuthContext, kind: string, id: string, a
       .set({ payload: consumedPayload(row.payload, at), consumedAt: at })
       .where(and(eq(oidcModel.kind, kind), eq(oidcModel.id, id)))
   })
-  forgetModel(ctx, kind, id)
 }
 
 /**
@@ -194,9 +135,7 @@ async function consumeUnconsumed(
   seen: OidcModelRow | null,
   payload: string | null,
 ): Promise<void> {
-  forgetModel(ctx, kind, id)
   const row = seen ?? (await findModel(ctx, kind, id))
-  forgetModel(ctx, kind, id)
   if (!row) return
   const consume = statement(ctx, 'consumeUnconsumed', (db) =>
     db
@@ -232,13 +171,11 @@ export async function destroyModel(ctx: AuthContext, kind: string, id: string): 
       .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.id, p('id'))))
       .prepare(),
   )
-  forgetModel(ctx, kind, id)
   await destroy.execute({ kind, id })
 }
 
 /** Deletes the rows of one kind (codes, access or refresh tokens) issued under a grant. */
 export async function deleteByGrantId(ctx: AuthContext, kind: string, grantId: string): Promise<number> {
-  forgetModels(ctx)
   return (
     await ctx.db
       .delete(oidcModel)
@@ -249,19 +186,16 @@ export async function deleteByGrantId(ctx: AuthContext, kind: string, grantId: s
 
 /** Deletes a grant and everything issued under it (codes, access and refresh tokens, …); returns how many rows. */
 export async function deleteGrantAndTokens(ctx: AuthContext, grantId: string): Promise<number> {
-  forgetModels(ctx)
   const tokens = await ctx.db.delete(oidcModel).where(eq(oidcModel.grantId, grantId)).returning({ id: oidcModel.id })
   const grant = await ctx.db
     .delete(oidcModel)
     .where(and(eq(oidcModel.kind, 'Grant'), eq(oidcModel.id, grantId)))
     .returning({ id: oidcModel.id })
-  forgetModels(ctx)
   return tokens.length + grant.length
 }
 
 /** Removes rows whose expiry has passed. */
 export async function deleteExpiredModels(ctx: AuthContext, now: Date): Promise<number> {
-  forgetModels(ctx)
   return (
     await ctx.db
       .delete(oidcModel)
