@@ -1,8 +1,9 @@
 /**
  * The statement work of a rotating refresh in isolation (issue 30): two single-row upserts of
- * oidcModel against one two-row upsert, two prepared finds against two hits of the model cache
- * (ChangeGuardedCache: one `pragma data_version` per look). Measured interleaved in one process,
- * CPU time per iteration, inside one open transaction (no commit, no fsync). Not a test.
+ * oidcModel against one two-row upsert, two prepared finds (refresh token, grant) against two hits
+ * of a ChangeGuardedCache (what a model cache would cost: one `pragma data_version` per look).
+ * Measured interleaved in one process, CPU time per iteration, inside one open transaction (no
+ * commit, no fsync). Not a test; docs/BENCHMARKS.md, issue 30's `oidc-perf3` subsection.
  *
  *   node bin/run-ts.js bench/oidc-statements.ts
  */
