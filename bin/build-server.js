@@ -122,8 +122,10 @@ function isCommonJs(file) {
 export async function buildServer({ prune = false } = {}) {
   // The feature aggregations follow server/features/index.ts (a folder plus one line there is a new
   // capability): written before the fingerprint, so the bundle is built from what they now say.
-  const { generateFeatureAggregations } = await import('./gen-features.js')
-  for (const path of await generateFeatureAggregations()) console.log(`wrote ${path}`)
+  if (existsSync(join(root, 'server', 'features', 'index.ts'))) {
+    const { generateFeatureAggregations } = await import('./gen-features.js')
+    for (const path of await generateFeatureAggregations()) console.log(`wrote ${path}`)
+  }
   const before = sourceFingerprint()
   const esbuild = await import('esbuild')
   try {
