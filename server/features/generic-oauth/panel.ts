@@ -1,3 +1,4 @@
+import { BUILT_IN_PROVIDER_IDS } from '../../core/social-provider-ids.js'
 import { encryptSecret } from '../../crypto/encrypt.js'
 import type { PanelEnv } from '../../panel/env.js'
 import type { GenericOAuthProviderConfig } from './config.js'
@@ -6,26 +7,7 @@ import type { GenericProviderView } from './panel-contract.js'
 import { CLIENT_SECRET_PURPOSE } from './providers.js'
 
 /** The 18 built-in providers' ids: a generic provider may not take one from the panel. */
-const BUILT_IN = new Set([
-  'apple',
-  'discord',
-  'facebook',
-  'github',
-  'microsoft',
-  'google',
-  'spotify',
-  'twitch',
-  'twitter',
-  'dropbox',
-  'kick',
-  'linkedin',
-  'gitlab',
-  'tiktok',
-  'reddit',
-  'roblox',
-  'vk',
-  'zoom',
-])
+const BUILT_IN = new Set<string>(BUILT_IN_PROVIDER_IDS)
 
 interface GenericProviderSave {
   providerId: string

@@ -1,30 +1,12 @@
 import { z } from 'zod'
+import { BUILT_IN_PROVIDER_IDS } from '../../core/social-provider-ids.js'
 
 /**
  * The runtime options of the social providers, under better-auth's names:
  * `socialProviders.<id>` (SPEC §1 lists the 18). This module is imported by the config schema, so
  * it stays free of the engine's code.
  */
-export const PROVIDER_IDS = [
-  'apple',
-  'discord',
-  'facebook',
-  'github',
-  'microsoft',
-  'google',
-  'spotify',
-  'twitch',
-  'twitter',
-  'dropbox',
-  'kick',
-  'linkedin',
-  'gitlab',
-  'tiktok',
-  'reddit',
-  'roblox',
-  'vk',
-  'zoom',
-] as const
+export const PROVIDER_IDS = BUILT_IN_PROVIDER_IDS
 
 export type ProviderId = (typeof PROVIDER_IDS)[number]
 
