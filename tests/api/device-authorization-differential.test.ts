@@ -1,12 +1,7 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import Database from 'better-sqlite3'
-import { betterAuth } from 'better-auth'
-import { getMigrations } from 'better-auth/db/migration'
-import { toNodeHandler } from 'better-auth/node'
 import { admin, bearer, deviceAuthorization, organization, twoFactor, username } from 'better-auth/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBetterAuthPeer } from '../helpers/better-auth-peer.js'
 import { shape } from '../helpers/differential.js'
 import { deviceCode } from '../../server/db/schema.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
@@ -32,37 +27,25 @@ interface Target {
   expire(code: string): Promise<void>
 }
 
-let peer: Target & { server: Server }
+let peer: Target & { close(): Promise<void> }
 let gatehouse: TestServer
 let ours: Target
 
 beforeAll(async () => {
-  const sqlite = new Database(':memory:')
-  let handler: ((req: never, res: never) => void) | null = null
-  const server = createServer((req, res) => (handler ? handler(req as never, res as never) : res.end()))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const options = {
-    database: sqlite,
-    baseURL: origin,
-    secret: SECRET,
-    emailAndPassword: { enabled: true },
-    rateLimit: { enabled: false },
-    telemetry: { enabled: false },
-    logger: { disabled: true },
-    advanced: { disableOriginCheck: false },
-    // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
-    plugins: [organization({ teams: { enabled: true } }), admin(), username(), twoFactor(), bearer(), deviceAuthorization()],
-  }
-  const { runMigrations } = await getMigrations(options)
-  await runMigrations()
-  handler = toNodeHandler(betterAuth(options)) as never
+  // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
+  const ba = await startBetterAuthPeer(
+    SECRET,
+    [organization({ teams: { enabled: true } }), admin(), username(), twoFactor(), bearer(), deviceAuthorization()],
+    { advanced: { disableOriginCheck: false } },
+  )
   peer = {
-    base: `${origin}/api/auth`,
-    server,
-    intervalPassed: async (code) => void sqlite.prepare('update deviceCode set lastPolledAt = null where deviceCode = ?').run(code),
+    base: ba.base,
+    close: ba.close,
+    intervalPassed: async (code) => void ba.sqlite.prepare('update deviceCode set lastPolledAt = null where deviceCode = ?').run(code),
     expire: async (code) =>
-      void sqlite.prepare('update deviceCode set expiresAt = ? where deviceCode = ?').run(new Date(Date.now() - 1000).toISOString(), code),
+      void ba.sqlite
+        .prepare('update deviceCode set expiresAt = ? where deviceCode = ?')
+        .run(new Date(Date.now() - 1000).toISOString(), code),
   }
   gatehouse = await startTestServer({ secret: SECRET, config: { deviceAuthorization: { enabled: true } } })
   ours = {
@@ -78,10 +61,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await gatehouse.close()
-  await new Promise<void>((resolve) => {
-    peer.server.closeAllConnections()
-    peer.server.close(() => resolve())
-  })
+  await peer.close()
 })
 
 function summary(a: Answer) {

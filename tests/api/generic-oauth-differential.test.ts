@@ -1,11 +1,6 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import Database from 'better-sqlite3'
-import { betterAuth } from 'better-auth'
-import { getMigrations } from 'better-auth/db/migration'
-import { toNodeHandler } from 'better-auth/node'
 import { admin, genericOAuth, organization, twoFactor, username } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type BetterAuthPeer, startBetterAuthPeer } from '../helpers/better-auth-peer.js'
 import { shape } from '../helpers/differential.js'
 import { FakeOidc } from '../helpers/fake-oidc.js'
 import { Browser } from '../helpers/oauth-fakes.js'
@@ -23,7 +18,7 @@ const CLIENT_ID = 'differential-client'
 const CLIENT_SECRET = 'differential-client-secret'
 
 const op = new FakeOidc(CLIENT_ID, CLIENT_SECRET)
-let peer: { base: string; server: Server }
+let peer: BetterAuthPeer
 let gatehouse: TestServer
 
 beforeAll(async () => {
@@ -35,35 +30,20 @@ beforeAll(async () => {
     clientSecret: CLIENT_SECRET,
     scopes: ['email', 'profile'],
   }
-  const sqlite = new Database(':memory:')
-  let handler: ((req: never, res: never) => void) | null = null
-  const server = createServer((req, res) => (handler ? handler(req as never, res as never) : res.end()))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const options = {
-    database: sqlite,
-    baseURL: origin,
-    secret: SECRET,
-    emailAndPassword: { enabled: true },
-    rateLimit: { enabled: false },
-    telemetry: { enabled: false },
-    logger: { disabled: true },
-    // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
-    plugins: [organization({ teams: { enabled: true } }), admin(), username(), twoFactor(), genericOAuth({ config: [provider] })],
-  }
-  const { runMigrations } = await getMigrations(options)
-  await runMigrations()
-  handler = toNodeHandler(betterAuth(options)) as never
-  peer = { base: `${origin}/api/auth`, server }
+  // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
+  peer = await startBetterAuthPeer(SECRET, [
+    organization({ teams: { enabled: true } }),
+    admin(),
+    username(),
+    twoFactor(),
+    genericOAuth({ config: [provider] }),
+  ])
   // The fake signs ID tokens with the real time: Gatehouse's clock starts there.
   gatehouse = await startTestServer({ secret: SECRET, clock: new TestClock(Date.now()), config: { genericOAuth: { config: [provider] } } })
 })
 afterAll(async () => {
   await gatehouse?.close()
-  await new Promise<void>((resolve) => {
-    peer?.server.closeAllConnections()
-    peer?.server.close(() => resolve())
-  })
+  await peer?.close()
   await op.close()
 })
 

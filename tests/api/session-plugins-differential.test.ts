@@ -1,11 +1,6 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import Database from 'better-sqlite3'
-import { betterAuth } from 'better-auth'
-import { getMigrations } from 'better-auth/db/migration'
-import { toNodeHandler } from 'better-auth/node'
 import { admin, bearer, lastLoginMethod, multiSession, oneTimeToken, organization, twoFactor, username } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type BetterAuthPeer, startBetterAuthPeer } from '../helpers/better-auth-peer.js'
 import { summary } from '../helpers/differential.js'
 import { type Answer, HttpClient } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
@@ -19,26 +14,14 @@ import { startTestServer, type TestServer } from '../helpers/server.js'
 const SECRET = 'differential-secret-0123456789-abcdefghij'
 const PASSWORD = 'correct horse battery'
 
-let peer: { base: string; server: Server }
+let peer: BetterAuthPeer
 let gatehouse: TestServer
 
 beforeAll(async () => {
-  const sqlite = new Database(':memory:')
-  let handler: ((req: never, res: never) => void) | null = null
-  const server = createServer((req, res) => (handler ? handler(req as never, res as never) : res.end()))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const options = {
-    database: sqlite,
-    baseURL: origin,
-    secret: SECRET,
-    emailAndPassword: { enabled: true },
-    rateLimit: { enabled: false },
-    telemetry: { enabled: false },
-    logger: { disabled: true },
-    advanced: { disableOriginCheck: false },
-    // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
-    plugins: [
+  // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
+  peer = await startBetterAuthPeer(
+    SECRET,
+    [
       organization({ teams: { enabled: true } }),
       admin(),
       username(),
@@ -48,11 +31,8 @@ beforeAll(async () => {
       oneTimeToken(),
       lastLoginMethod(),
     ],
-  }
-  const { runMigrations } = await getMigrations(options)
-  await runMigrations()
-  handler = toNodeHandler(betterAuth(options)) as never
-  peer = { base: `${origin}/api/auth`, server }
+    { advanced: { disableOriginCheck: false } },
+  )
   gatehouse = await startTestServer({
     secret: SECRET,
     config: { multiSession: { enabled: true }, oneTimeToken: { enabled: true }, lastLoginMethod: { enabled: true } },
@@ -60,10 +40,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await gatehouse.close()
-  await new Promise<void>((resolve) => {
-    peer.server.closeAllConnections()
-    peer.server.close(() => resolve())
-  })
+  await peer.close()
 })
 
 async function scenario(base: string): Promise<Record<string, ReturnType<typeof summary>>> {
