@@ -234,7 +234,7 @@ describe('authorization code + PKCE', () => {
     expect(claims.email_verified).toBe(false)
     expect(claims.name).toBe('Alice Doe')
     expect(claims.preferred_username).toBe(alice.email)
-    expect(claims.groups).toEqual(['acme', 'acme:admin', 'acme/Developers'])
+    expect(claims.groups).toEqual(['user', 'acme', 'acme:admin', 'acme/Developers'])
     // The ID token verifies against the published JWKS, signed RS256.
     const idToken = tokens.id_token as string
     expect(decodeProtectedHeader(idToken).alg).toBe('RS256')
@@ -249,7 +249,7 @@ describe('authorization code + PKCE', () => {
       sub: alice.user.id,
       email: alice.email,
       name: 'Alice Doe',
-      groups: ['acme', 'acme:admin', 'acme/Developers'],
+      groups: ['user', 'acme', 'acme:admin', 'acme/Developers'],
     })
 
     // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.
@@ -711,16 +711,30 @@ describe('sessions', () => {
     expect(await refused.json()).toEqual({ error: 'invalid_request', error_description: 'could not validate id_token_hint' })
   })
 
-  it('groups follow oidcProvider.groups, live', async () => {
-    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: true } } })
+  it('groups follow groups.*, live', async () => {
+    server.gatehouse.config.update({ groups: { memberRoles: false, teams: false } })
     try {
       const { client, clientSecret } = await newClient({ skipConsent: true })
       const config = await discover(client.clientId, clientSecret as string)
       const flow = await startFlow(config, 'openid groups')
       flow.url.searchParams.delete('prompt')
       const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
-      expect(tokens.claims()?.groups).toEqual(['acme', 'gatehouse:user'])
+      expect(tokens.claims()?.groups).toEqual(['user', 'acme'])
       expect(tokens.claims()?.email).toBeUndefined()
+    } finally {
+      server.gatehouse.config.update({ groups: null })
+    }
+  })
+
+  it('the deprecated oidcProvider.groups still applies, as groups.* (userRole → roles, roles → memberRoles)', async () => {
+    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: false } } })
+    try {
+      const { client, clientSecret } = await newClient({ skipConsent: true })
+      const config = await discover(client.clientId, clientSecret as string)
+      const flow = await startFlow(config, 'openid groups')
+      flow.url.searchParams.delete('prompt')
+      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      expect(tokens.claims()?.groups).toEqual(['acme'])
     } finally {
       server.gatehouse.config.update({ oidcProvider: { groups: null } })
     }
