@@ -89,7 +89,11 @@ module.exports = {
       from: { path: '^server/features/oidc-provider/' },
       to: {
         path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/(oidc-provider|jwt)/', '^server/features/organization/store\\.ts$', '^server/features/groups/names\\.ts$'],
+        pathNot: [
+          '^server/features/(oidc-provider|jwt)/',
+          '^server/features/organization/store\\.ts$',
+          '^server/features/groups/names\\.ts$',
+        ],
       },
     },
     {
