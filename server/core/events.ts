@@ -1,5 +1,3 @@
-import { APIError } from './errors.js'
-
 /**
  * What the server tells whoever watches it (the metrics feature): a small observer interface
  * injected into the context as `ctx.events`. Core and the features call it at the point where a
@@ -81,20 +79,4 @@ export function signInRefusal(code: string | undefined): SignInOutcome {
     return 'locked'
   if (WRONG_CREDENTIALS.has(code)) return 'wrong-credentials'
   return 'refused'
-}
-
-/**
- * Runs a sign-in route's body and counts how it ended: success, a second factor asked (the answer
- * carries `twoFactorRedirect`), or the refusal its error code names.
- */
-export async function observeSignIn<T>(ctx: { events: ServerEvents }, method: SignInMethod, body: () => Promise<T>): Promise<T> {
-  let result: T
-  try {
-    result = await body()
-  } catch (error) {
-    ctx.events.signIn(method, signInRefusal(error instanceof APIError ? error.code : undefined))
-    throw error
-  }
-  ctx.events.signIn(method, (result as { twoFactorRedirect?: unknown } | null)?.twoFactorRedirect ? 'second-factor' : 'success')
-  return result
 }

@@ -1,6 +1,7 @@
 import { admitSignIn, openSignInSession, refuseSignIn, type SignInAttempt } from '../core/sign-in.js'
 import type { AuthContext } from '../core/context.js'
 import { APIError } from '../core/errors.js'
+import { signInRefusal } from '../core/events.js'
 import type { SessionWithUser } from '../core/sessions.js'
 import { toPublicUser } from '../core/users.js'
 import type { RouteContext } from './route.js'
@@ -27,8 +28,49 @@ export type SignInResult =
  *   session + the method's writes + audit in one transaction
  *   cookies (session, dont_remember, cookie cache, set-auth-token)
  *   hooks: each feature's `signedIn` (after the session exists)
+ *   metric: `ctx.events.signIn(method, outcome)`, here for every method (the identification's own
+ *     refusals are counted by `identifying`, the method's step before this one)
  */
 export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt): Promise<SignInResult> {
+  try {
+    const result = await runPipeline(rc, attempt)
+    rc.ctx.events.signIn(attempt.method, result.kind === 'second-factor' ? 'second-factor' : 'success')
+    return result
+  } catch (e) {
+    rc.ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
+    throw e
+  }
+}
+
+/**
+ * A method's identification step (who is this: a password checked, a code or link spent, a
+ * provider's answer read), with its refusal counted in the sign-in metric under the method's
+ * name; what follows, the pipeline counts.
+ */
+export async function identifying<T>(ctx: AuthContext, method: string, identify: () => T | Promise<T>): Promise<T> {
+  try {
+    return await identify()
+  } catch (e) {
+    ctx.events.signIn(method, signInRefusal(errorCode(e)))
+    throw e
+  }
+}
+
+/** An APIError's code, or the `code` of a method's own error (a magic link's); undefined for anything unexpected. */
+const errorCode = (e: unknown): string | undefined =>
+  e instanceof APIError ? e.code : typeof (e as { code?: unknown } | null)?.code === 'string' ? (e as { code: string }).code : undefined
+
+/**
+ * The JSON answer of a sign-in that may be held for a second factor: the challenge as it is, or
+ * the method's own better-auth body for the session (`shape`) with what features added (`extra`,
+ * such as two-factor's enrolment notice), so no method can drop it.
+ */
+export function jsonSignInAnswer<T extends object>(result: SignInResult, shape: (signedIn: SessionWithUser) => T) {
+  if (result.kind === 'second-factor') return result.answer
+  return { ...shape(result.signedIn), ...result.extra }
+}
+
+async function runPipeline(rc: AnyRouteContext, attempt: SignInAttempt): Promise<SignInResult> {
   const { ctx, meta } = rc
   let admitted: SignInAttempt
   let extra: Record<string, unknown> = {}
@@ -74,8 +116,13 @@ export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt):
  * user}` plus what features added, a Location header when a callbackURL was given, or the
  * second-factor answer (`{twoFactorRedirect, twoFactorMethods}`) in place of the session.
  */
-export async function signInAnswer(rc: AnyRouteContext, attempt: SignInAttempt, request: { callbackURL?: string } = {}) {
-  const result = await finishSignIn(rc, attempt)
+export async function signInAnswer(
+  rc: AnyRouteContext,
+  identify: () => Promise<SignInAttempt>,
+  method: string,
+  request: { callbackURL?: string } = {},
+) {
+  const result = await finishSignIn(rc, await identifying(rc.ctx, method, identify))
   if (result.kind === 'second-factor') return result.answer
   return signedInBody(rc, result.signedIn, request.callbackURL, result.extra)
 }
@@ -121,12 +168,16 @@ export async function finishTokenSignIn(
     admitted = { ...attempt, user: await admitSignIn(ctx, attempt) }
   } catch (e) {
     if (e instanceof APIError) await refuseSignIn(ctx, attempt, e, meta)
+    ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
     throw e
   }
   try {
-    return await openSignInSession(ctx, admitted, meta)
+    const signedIn = await openSignInSession(ctx, admitted, meta)
+    ctx.events.signIn(attempt.method, 'success')
+    return signedIn
   } catch (e) {
     if (e instanceof APIError) await refuseSignIn(ctx, { ...attempt, commit: undefined }, e, meta)
+    ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
     throw e
   }
 }

@@ -86,11 +86,21 @@ afterAll(async () => {
 
 const db = () => server.gatehouse.ctx.db
 
+/** The sign-in metric as the pipeline reports it (ctx.events.signIn), recorded from the last reset. */
+const reported: Array<[string, string]> = []
+beforeAll(() => {
+  const ctx = server.gatehouse.ctx
+  const events = ctx.events
+  ctx.events = { ...events, signIn: (method, outcome) => (reported.push([method, outcome]), events.signIn(method, outcome)) }
+})
+
 /** How a sign-in attempt ended, the same words for every method. */
 type Outcome = { kind: 'session' } | { kind: 'second-factor' } | { kind: 'refused'; code: string }
 
 interface Method {
   name: string
+  /** Its name in the audit log and the sign-in metric (`user.sign-in` detail.method, gatehouse_sign_ins_total's method). */
+  metric: string
   /** Makes a user who can sign in this way; returns its id. `carry`: cookies the sign-in's client already holds. */
   prepare(): Promise<{ userId: string; signIn: (carry?: Cookies) => Promise<Outcome> }>
   /** Whether an enrolled second factor is asked for after this method (a passkey is two factors itself). */
@@ -194,6 +204,7 @@ function softwarePasskey() {
 const METHODS: Method[] = [
   {
     name: 'email and password',
+    metric: 'email',
     asksSecondFactor: true,
     async prepare() {
       const { email, userId } = await signUpUser()
@@ -206,6 +217,7 @@ const METHODS: Method[] = [
   },
   {
     name: 'username and password',
+    metric: 'username',
     asksSecondFactor: true,
     async prepare() {
       const username = `pipe_${randomBytes(4).toString('hex')}`
@@ -219,6 +231,7 @@ const METHODS: Method[] = [
   },
   {
     name: 'social provider (authorization code callback)',
+    metric: 'social',
     asksSecondFactor: true,
     async prepare() {
       const account = { id: Math.floor(Math.random() * 1e9), email: uniqueEmail('gh') }
@@ -239,6 +252,7 @@ const METHODS: Method[] = [
   },
   {
     name: 'generic OAuth provider (OpenID discovery, callback)',
+    metric: 'social',
     asksSecondFactor: true,
     async prepare() {
       oidc.now = () => server.clock.now()
@@ -260,6 +274,7 @@ const METHODS: Method[] = [
   },
   {
     name: 'social provider (ID token)',
+    metric: 'social',
     asksSecondFactor: true,
     async prepare() {
       const claims = {
@@ -284,6 +299,7 @@ const METHODS: Method[] = [
   },
   {
     name: 'passkey',
+    metric: 'passkey',
     asksSecondFactor: false,
     async prepare() {
       const { userId } = await signUpUser()
@@ -315,6 +331,7 @@ const METHODS: Method[] = [
     // The device's session comes from an approval made in a full session of the same person (which
     // passed any enrolled second factor when it was signed in): no second factor is asked again.
     name: 'device authorization (RFC 8628 token exchange)',
+    metric: 'device-authorization',
     asksSecondFactor: false,
     linksAnonymous: false,
     async prepare() {
@@ -342,20 +359,37 @@ const METHODS: Method[] = [
 
 const sessionsOf = async (userId: string) => (await db().select().from(session).where(eq(session.userId, userId))).length
 
+/** The user's `user.sign-in` audit events of one outcome, oldest first. */
+async function signInEvents(userId: string, outcome: 'success' | 'failure') {
+  const rows = await db().select().from(auditEvent).where(eq(auditEvent.type, 'user.sign-in'))
+  return rows
+    .filter((r) => r.outcome === outcome && (r.actorUserId === userId || r.targetUserId === userId))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+}
+
 describe.each(METHODS)('sign-in pipeline: $name', (method) => {
-  it('signs a user in who meets every rule', async () => {
+  it('signs a user in who meets every rule: the session, its audit event and the metric, once each', async () => {
     const { userId, signIn } = await method.prepare()
     const before = await sessionsOf(userId)
+    const audited = await signInEvents(userId, 'success')
+    reported.length = 0
     expect(await signIn()).toEqual({ kind: 'session' })
     expect(await sessionsOf(userId)).toBe(before + 1)
+    expect(reported).toEqual([[method.metric, 'success']])
+    const events = await signInEvents(userId, 'success')
+    expect(events.length).toBe(audited.length + 1)
+    expect(events.at(-1)?.detail).toMatchObject({ method: method.metric })
   })
 
-  it('refuses a banned user (403 BANNED_USER) and leaves no session', async () => {
+  it('refuses a banned user (403 BANNED_USER) and leaves no session; the refusal is audited and counted', async () => {
     const { userId, signIn } = await method.prepare()
     await db().update(user).set({ banned: true, banReason: 'test' }).where(eq(user.id, userId))
     const before = await sessionsOf(userId)
+    reported.length = 0
     expect(await signIn()).toEqual({ kind: 'refused', code: '403 BANNED_USER' })
     expect(await sessionsOf(userId)).toBe(before)
+    expect(reported).toEqual([[method.metric, 'banned']])
+    expect((await signInEvents(userId, 'failure')).at(-1)?.detail).toMatchObject({ method: method.metric, reason: 'BANNED_USER' })
   })
 
   it('refuses a banned user who has a second factor as banned, before any second-factor challenge', async () => {

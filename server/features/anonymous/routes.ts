@@ -1,9 +1,8 @@
-import { observeSignIn } from '../../core/events.js'
 import type { AuthContext } from '../../core/context.js'
 import { toPublicUser } from '../../core/users.js'
 import { defineRoute } from '../../http/route.js'
 import { clearSessionCookies, resolveRequestSession } from '../../http/session.js'
-import { finishSignIn } from '../../http/sign-in.js'
+import { finishSignIn, identifying, jsonSignInAnswer } from '../../http/sign-in.js'
 import { deleteAnonymousUser, identifyAnonymous } from './rules.js'
 
 const enabled = (ctx: AuthContext): boolean => ctx.config().anonymous.enabled
@@ -14,13 +13,13 @@ export const anonymousRoutes = [
     method: 'POST',
     path: '/sign-in/anonymous',
     enabled,
-    handler: (rc) =>
-      observeSignIn(rc.ctx, 'anonymous', async () => {
+    handler: async (rc) => {
+      const attempt = await identifying(rc.ctx, 'anonymous', async () => {
         const carried = await resolveRequestSession(rc, { disableRefresh: true })
-        const result = await finishSignIn(rc, identifyAnonymous(rc.ctx, carried.status === 'active' ? carried.data : null))
-        if (result.kind === 'second-factor') return result.answer
-        return { token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user) }
-      }),
+        return identifyAnonymous(rc.ctx, carried.status === 'active' ? carried.data : null)
+      })
+      return jsonSignInAnswer(await finishSignIn(rc, attempt), (s) => ({ token: s.session.token, user: toPublicUser(s.user) }))
+    },
   }),
 
   defineRoute({

@@ -1,7 +1,5 @@
 import { z } from 'zod'
 import type { AuthContext } from '../../core/context.js'
-import { APIError } from '../../core/errors.js'
-import { signInRefusal } from '../../core/events.js'
 import type { SessionWithUser } from '../../core/sessions.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { resolveRequestSession } from '../../http/session.js'
@@ -80,14 +78,7 @@ export const deviceAuthorizationRoutes = [
       const { ctx, body } = rc
       noStore(rc)
       const attempt = await identifyByDeviceCode(ctx, { deviceCode: body.device_code, clientId: body.client_id })
-      let signedIn: SessionWithUser
-      try {
-        signedIn = await finishTokenSignIn(rc, attempt)
-      } catch (e) {
-        ctx.events.signIn('device-authorization', signInRefusal(e instanceof APIError ? e.code : undefined))
-        throw e
-      }
-      ctx.events.signIn('device-authorization', 'success')
+      const signedIn = await finishTokenSignIn(rc, attempt)
       return {
         access_token: signedIn.session.token,
         token_type: 'Bearer',

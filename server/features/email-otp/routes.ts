@@ -1,10 +1,9 @@
-import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { toPublicUser } from '../../core/users.js'
 import type { AuthContext } from '../../core/context.js'
 import { defineRoute } from '../../http/route.js'
 import { hasDontRemember, publicSession, resolveRequestSession, setSessionCacheCookie, setSessionCookies } from '../../http/session.js'
-import { finishSignIn } from '../../http/sign-in.js'
+import { finishSignIn, identifying, jsonSignInAnswer } from '../../http/sign-in.js'
 import { emailOTPError } from './errors.js'
 import {
   changeEmailByOTP,
@@ -81,8 +80,7 @@ export const emailOTPRoutes = [
           secondFactor: 'due',
           detail: { via: 'email-verification' },
         })
-        if (result.kind === 'second-factor') return result.answer
-        return { status: true, token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user) }
+        return jsonSignInAnswer(result, (s) => ({ status: true, token: s.session.token, user: toPublicUser(s.user) }))
       }
       // The caller's own session: its cookie cache is re-issued with the verified address (better-auth's setCookieCache).
       const current = await resolveRequestSession(rc)
@@ -99,14 +97,11 @@ export const emailOTPRoutes = [
     enabled,
     rateLimit,
     body: z.looseObject({ email: z.string(), otp: z.string(), name: z.string().optional(), image: z.string().optional() }),
-    handler: (rc) =>
-      observeSignIn(rc.ctx, 'email-otp', async () => {
-        const { email, otp, name, image, ...rest } = rc.body
-        const attempt = await identifyByOTP(rc.ctx, { email, otp, name, image, rest }, rc.meta)
-        const result = await finishSignIn(rc, attempt)
-        if (result.kind === 'second-factor') return result.answer
-        return { token: result.signedIn.session.token, user: toPublicUser(result.signedIn.user), ...result.extra }
-      }),
+    handler: async (rc) => {
+      const { email, otp, name, image, ...rest } = rc.body
+      const attempt = await identifying(rc.ctx, 'email-otp', () => identifyByOTP(rc.ctx, { email, otp, name, image, rest }, rc.meta))
+      return jsonSignInAnswer(await finishSignIn(rc, attempt), (s) => ({ token: s.session.token, user: toPublicUser(s.user) }))
+    },
   }),
 
   defineRoute({

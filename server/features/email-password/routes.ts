@@ -1,4 +1,3 @@
-import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { APIError } from '../../core/errors.js'
 import type { SessionWithUser } from '../../core/sessions.js'
@@ -71,8 +70,8 @@ export const emailPasswordRoutes = [
         rc.meta,
       )
       const finished = result.signIn ? await finishSignIn(rc, result.signIn) : null
-      const token = finished?.kind === 'session' ? finished.signedIn.session.token : null
-      return { token, user: toPublicUser(result.user) }
+      if (finished?.kind !== 'session') return { token: null, user: toPublicUser(result.user) }
+      return { token: finished.signedIn.session.token, user: toPublicUser(result.user), ...finished.extra }
     },
   }),
 
@@ -87,7 +86,7 @@ export const emailPasswordRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return observeSignIn(rc.ctx, 'email', async () => signInAnswer(rc, await signInEmail(rc.ctx, body, rc.meta), body))
+      return signInAnswer(rc, () => signInEmail(rc.ctx, body, rc.meta), 'email', body)
     },
   }),
 
@@ -120,7 +119,6 @@ export const emailPasswordRoutes = [
       if (result.session) reissueCookies(rc, result.session)
       if (result.kind === 'verified' && result.signIn) {
         const finished = await finishSignIn(rc, result.signIn)
-        ctx.events.signIn('email-verification', finished.kind === 'second-factor' ? 'second-factor' : 'success')
         if (finished.kind === 'second-factor' && query.callbackURL)
           return redirect(secondFactorStepURL(ctx, query.callbackURL, finished.answer) ?? query.callbackURL)
       }

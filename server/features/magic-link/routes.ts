@@ -1,10 +1,9 @@
-import { signInRefusal } from '../../core/events.js'
 import { z } from 'zod'
 import { APIError } from '../../core/errors.js'
 import { assertTrustedCallback } from '../../http/app.js'
 import { defineRoute, redirect } from '../../http/route.js'
 import { publicSession } from '../../http/session.js'
-import { finishSignIn, secondFactorStepURL } from '../../http/sign-in.js'
+import { finishSignIn, identifying, jsonSignInAnswer, secondFactorStepURL } from '../../http/sign-in.js'
 import { identifyByMagicLink, MagicLinkError, sendMagicLink } from './service.js'
 
 const enabled = (ctx: { config(): { magicLink: { enabled: boolean } } }) => ctx.config().magicLink.enabled
@@ -59,18 +58,16 @@ export const magicLinkRoutes = [
         return redirect(url.toString())
       }
       try {
-        const { attempt, isNewUser } = await identifyByMagicLink(ctx, query.token, rc.meta)
+        const { attempt, isNewUser } = await identifying(ctx, 'magic-link', () => identifyByMagicLink(ctx, query.token, rc.meta))
         const result = await finishSignIn(rc, attempt)
-        ctx.events.signIn('magic-link', result.kind === 'second-factor' ? 'second-factor' : 'success')
         if (result.kind === 'second-factor') {
           if (!query.callbackURL) return result.answer
           const step = secondFactorStepURL(ctx, callbackURL, result.answer)
           return step ? redirect(step) : errorURL('two_factor_required')
         }
-        if (!query.callbackURL) return { token: result.signedIn.session.token, ...publicSession(result.signedIn) }
+        if (!query.callbackURL) return jsonSignInAnswer(result, (s) => ({ token: s.session.token, ...publicSession(s) }))
         return redirect(isNewUser ? new URL(query.newUserCallbackURL || callbackURL, ctx.baseURL).toString() : callbackURL)
       } catch (e) {
-        ctx.events.signIn('magic-link', signInRefusal(e instanceof APIError ? e.code : e instanceof MagicLinkError ? e.code : undefined))
         if (e instanceof MagicLinkError) return errorURL(e.code, e.description)
         if (e instanceof APIError) return errorURL(e.code, e.code === 'INVALID_TOKEN' ? undefined : e.message)
         throw e

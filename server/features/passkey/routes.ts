@@ -1,10 +1,9 @@
-import { observeSignIn } from '../../core/events.js'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { z } from 'zod'
 import { APIError, ERR } from '../../core/errors.js'
 import { defineRoute, type RouteContext } from '../../http/route.js'
 import { publicSession, resolveRequestSession } from '../../http/session.js'
-import { finishSignIn } from '../../http/sign-in.js'
+import { finishSignIn, identifying, jsonSignInAnswer } from '../../http/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import {
   authenticationOptions,
@@ -84,10 +83,10 @@ export const passkeyRoutes = [
     method: 'POST',
     path: '/passkey/verify-authentication',
     body: z.object({ response: z.record(z.string(), z.unknown()) }),
-    handler: (rc) =>
-      observeSignIn(rc.ctx, 'passkey', async () => {
+    handler: async (rc) => {
+      const attempt = await identifying(rc.ctx, 'passkey', () => {
         assertEnabled(rc)
-        const attempt = await verifyAuthentication(
+        return verifyAuthentication(
           rc.ctx,
           {
             response: rc.body.response as unknown as AuthenticationResponseJSON,
@@ -96,12 +95,11 @@ export const passkeyRoutes = [
           },
           rc.meta,
         )
-        expirePluginCookie(rc, CHALLENGE_COOKIE)
-        const result = await finishSignIn(rc, attempt)
-        // A passkey satisfies the second factor: the pipeline ends with a session.
-        if (result.kind !== 'session') return result.answer
-        return publicSession(result.signedIn)
-      }),
+      })
+      expirePluginCookie(rc, CHALLENGE_COOKIE)
+      // A passkey satisfies the second factor: the pipeline ends with a session.
+      return jsonSignInAnswer(await finishSignIn(rc, attempt), publicSession)
+    },
   }),
 
   defineRoute({

@@ -1,11 +1,9 @@
 import { z } from 'zod'
-import { APIError } from '../../core/errors.js'
-import { signInRefusal } from '../../core/events.js'
 import { toPublicUser } from '../../core/users.js'
 import { unsignValue } from '../../crypto/sign.js'
 import { serializeCookie, signedCookieValue } from '../../http/cookies.js'
 import { defineRoute, redirect, type RouteContext } from '../../http/route.js'
-import { finishSignIn } from '../../http/sign-in.js'
+import { finishSignIn, identifying, jsonSignInAnswer } from '../../http/sign-in.js'
 import { socialError } from './errors.js'
 import {
   accountInfo,
@@ -91,9 +89,16 @@ export const socialRoutes = [
       const { ctx, body } = rc
       const provider = await requireProvider(ctx, body.provider)
       if (body.idToken) {
-        const result = await finishSignIn(rc, await signInWithIdToken(ctx, provider, body.idToken, body.requestSignUp ?? false, rc.meta))
-        if (result.kind === 'second-factor') return result.answer
-        return { redirect: false, token: result.signedIn.session.token, url: undefined, user: toPublicUser(result.signedIn.user) }
+        const { idToken } = body
+        const attempt = await identifying(ctx, 'social', () =>
+          signInWithIdToken(ctx, provider, idToken, body.requestSignUp ?? false, rc.meta),
+        )
+        return jsonSignInAnswer(await finishSignIn(rc, attempt), (s) => ({
+          redirect: false,
+          token: s.session.token,
+          url: undefined,
+          user: toPublicUser(s.user),
+        }))
       }
       const { url, state } = await startAuthorization(ctx, provider, body)
       setStateCookie(rc, state)
@@ -149,10 +154,8 @@ export const socialRoutes = [
       }
       try {
         const result = await finishSignIn(rc, outcome.signIn)
-        ctx.events.signIn('social', result.kind === 'second-factor' ? 'second-factor' : 'success')
         if (result.kind === 'second-factor') return redirect(signInStoppedLocation(ctx, outcome, 'second-factor', result.answer))
       } catch (e) {
-        ctx.events.signIn('social', signInRefusal(e instanceof APIError ? e.code : undefined))
         return redirect(signInStoppedLocation(ctx, outcome, e))
       }
       return redirect(outcome.location)

@@ -59,7 +59,6 @@ async function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: Sess
 async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: boolean | undefined) {
   if (result.signIn) {
     const finished = await finishSignIn(rc, result.signIn)
-    rc.ctx.events.signIn('two-factor', 'success')
     // A passed second factor asks for none: the pipeline always ends with a session here.
     if (finished.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
     expirePluginCookie(rc, TWO_FACTOR_COOKIE)
@@ -70,7 +69,7 @@ async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: b
       expirePluginCookie(rc, 'dont_remember')
       await recordAudit(rc.ctx, { type: 'two-factor.device-trusted', actorUserId: result.user.id, meta: rc.meta })
     }
-    return { token: finished.signedIn.session.token, user: toPublicUser(finished.signedIn.user) }
+    return { token: finished.signedIn.session.token, user: toPublicUser(finished.signedIn.user), ...finished.extra }
   }
   if (v.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
   const current = result.enabledNow ? await reissueSession(rc, v.current, result.user) : v.current

@@ -1,4 +1,3 @@
-import { observeSignIn } from '../../core/events.js'
 import { z } from 'zod'
 import { defineRoute } from '../../http/route.js'
 import { signInAnswer } from '../../http/sign-in.js'
@@ -18,7 +17,7 @@ export const usernameRoutes = [
     }),
     handler: async (rc) => {
       const { body } = rc
-      return observeSignIn(rc.ctx, 'username', async () => signInAnswer(rc, await signInUsername(rc.ctx, body, rc.meta), body))
+      return signInAnswer(rc, () => signInUsername(rc.ctx, body, rc.meta), 'username', body)
     },
   }),
 
