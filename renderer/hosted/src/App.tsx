@@ -2,6 +2,7 @@ import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
+import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
 import { DevicePage } from './pages/Device'
@@ -27,6 +28,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
   'account/apps': ConnectedAppsPage,
+  'account/app-passwords': AppPasswordsPage,
   device: DevicePage,
 }
 
