@@ -29,6 +29,7 @@ import { anonymousPanel } from './anonymous'
 import { deviceAuthorizationPanel } from './device-authorization'
 import { genericOAuthPanel } from './generic-oauth'
 import { importPanel } from './import'
+import { appPasswordsPanel } from './app-passwords'
 
 /**
  * Every feature folder of the control panel, once, as server/features/index.ts lists the server's.
@@ -69,4 +70,5 @@ export const panelFeatures: PanelFeature[] = [
   deviceAuthorizationPanel,
   genericOAuthPanel,
   importPanel,
+  appPasswordsPanel,
 ]
