@@ -11,6 +11,7 @@ import { apiKeyPanel } from './api-key'
 import { jwtPanel } from './jwt'
 import { oidcProviderPanel } from './oidc-provider'
 import { forwardAuthPanel } from './forward-auth'
+import { ldapPanel } from './ldap'
 import { settingsPanel } from './settings'
 import { emailPasswordPanel } from './email-password'
 import { usernamePanel } from './username'
@@ -52,6 +53,7 @@ export const panelFeatures: PanelFeature[] = [
   jwtPanel,
   oidcProviderPanel,
   forwardAuthPanel,
+  ldapPanel,
   settingsPanel,
   emailPasswordPanel,
   usernamePanel,
