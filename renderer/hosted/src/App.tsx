@@ -1,6 +1,7 @@
 import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
+import type { PageProps } from './page-props'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
@@ -12,10 +13,6 @@ import { SignInPage } from './pages/SignIn'
 import { SignOutPage } from './pages/SignOut'
 import { SignUpPage } from './pages/SignUp'
 import { VerifyEmailPage } from './pages/VerifyEmail'
-
-export interface PageProps {
-  config: PublicConfig
-}
 
 const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'sign-in': SignInPage,
