@@ -1,6 +1,6 @@
 import { Alert, Anchor, Button, Card, Code, CopyButton, Group, Loader, NativeSelect, Stack, Text, TextInput } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 
