@@ -26,11 +26,19 @@ export default defineConfig({
           ...shared,
           name: 'sqlite',
           include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'],
-          exclude: ['tests/panel/**', '**/node_modules/**'],
+          // tests/features/<name>/*.panel.test.ts drive the panel in Chromium: the `panel` project runs them.
+          exclude: ['tests/panel/**', 'tests/features/**/*.panel.test.ts', '**/node_modules/**'],
         },
       },
       // The control panel in Chromium, against the production renderer built once per run.
-      { test: { ...shared, name: 'panel', include: ['tests/panel/**/*.test.ts'], globalSetup: ['tests/setup/renderer-build.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'panel',
+          include: ['tests/panel/**/*.test.ts', 'tests/features/**/*.panel.test.ts'],
+          globalSetup: ['tests/setup/renderer-build.ts'],
+        },
+      },
       ...(noPostgres
         ? []
         : [
@@ -38,7 +46,8 @@ export default defineConfig({
               test: {
                 ...shared,
                 name: 'postgres',
-                include: ['tests/api/**/*.test.ts'],
+                // A feature's own API suite (tests/features/<name>/*.api.test.ts) runs on both engines too.
+                include: ['tests/api/**/*.test.ts', 'tests/features/**/*.api.test.ts'],
                 env: { GATEHOUSE_TEST_ENGINE: 'postgres' },
                 globalSetup: ['tests/setup/postgres-engine.ts'],
               },

@@ -1,12 +1,29 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 
 /** HMAC-SHA256 of `value` keyed by the secret, standard base64 with padding (44 chars). */
 export function hmacBase64(secret: string, value: string): string {
   return createHmac('sha256', secret).update(value).digest('base64')
 }
 
-export function hmacBase64Url(secret: string, value: string): string {
+export function hmacBase64Url(secret: string | Buffer, value: string): string {
   return createHmac('sha256', secret).update(value).digest('base64url')
+}
+
+const purposeKeys = new Map<string, Buffer>()
+
+/**
+ * A 32-byte key for one purpose, derived from the auth secret by HKDF-SHA256 (salt `gatehouse/<purpose>`),
+ * so a keyed hash made for one use is no signature of another. Memoized per secret and purpose.
+ */
+export function purposeKey(secret: string, purpose: string): Buffer {
+  const slot = `${purpose}\u0000${secret}`
+  let key = purposeKeys.get(slot)
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, `gatehouse/${purpose}`, 'hmac-sha256 v1', 32))
+    if (purposeKeys.size > 100) purposeKeys.clear()
+    purposeKeys.set(slot, key)
+  }
+  return key
 }
 
 /** better-auth's signed cookie value: `value.base64(hmac)` (not yet percent-encoded). */

@@ -8,6 +8,7 @@ import * as passkeyTables from '../features/passkey/schema.js'
 import * as oidcProviderTables from '../features/oidc-provider/schema.js'
 import * as forwardAuthTables from '../features/forward-auth/schema.js'
 import * as deviceAuthorizationTables from '../features/device-authorization/schema.js'
+import * as appPasswordsTables from '../features/app-passwords/schema.js'
 
 /** The SQLite tables the features declare, by property name (db/schema.ts adds the core tables). */
 export const featureTables = {
@@ -26,6 +27,7 @@ export const featureTables = {
   oidcConsent: oidcProviderTables.oidcConsent,
   forwardAuthCount: forwardAuthTables.forwardAuthCount,
   deviceCode: deviceAuthorizationTables.deviceCode,
+  appPassword: appPasswordsTables.appPassword,
 }
 
 export type FeatureTables = typeof featureTables
@@ -46,6 +48,7 @@ export let oidcClient = featureTables.oidcClient
 export let oidcConsent = featureTables.oidcConsent
 export let forwardAuthCount = featureTables.forwardAuthCount
 export let deviceCode = featureTables.deviceCode
+export let appPassword = featureTables.appPassword
 
 export function bindFeatureTables(t: FeatureTables): void {
   organization = t.organization
@@ -63,4 +66,5 @@ export function bindFeatureTables(t: FeatureTables): void {
   oidcConsent = t.oidcConsent
   forwardAuthCount = t.forwardAuthCount
   deviceCode = t.deviceCode
+  appPassword = t.appPassword
 }

@@ -17,6 +17,7 @@ import { mailContract } from './mail/panel-contract.js'
 import { importContract } from './import/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
 import { genericOAuthContract } from './generic-oauth/panel-contract.js'
+import { appPasswordsContract } from './app-passwords/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -40,4 +41,5 @@ export const featureContracts = {
   ...importContract,
   ...forwardAuthContract,
   ...genericOAuthContract,
+  ...appPasswordsContract,
 }

@@ -3,6 +3,7 @@ import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
+import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
 import { DevicePage } from './pages/Device'
@@ -24,6 +25,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
   'account/apps': ConnectedAppsPage,
+  'account/app-passwords': AppPasswordsPage,
   device: DevicePage,
 }
 

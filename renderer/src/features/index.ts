@@ -12,6 +12,7 @@ import { apiKeyPanel } from './api-key'
 import { jwtPanel } from './jwt'
 import { oidcProviderPanel } from './oidc-provider'
 import { forwardAuthPanel } from './forward-auth'
+import { ldapPanel } from './ldap'
 import { settingsPanel } from './settings'
 import { emailPasswordPanel } from './email-password'
 import { usernamePanel } from './username'
@@ -30,6 +31,7 @@ import { anonymousPanel } from './anonymous'
 import { deviceAuthorizationPanel } from './device-authorization'
 import { genericOAuthPanel } from './generic-oauth'
 import { importPanel } from './import'
+import { appPasswordsPanel } from './app-passwords'
 
 /**
  * Every feature folder of the control panel, once, as server/features/index.ts lists the server's.
@@ -53,6 +55,7 @@ export const panelFeatures: PanelFeature[] = [
   jwtPanel,
   oidcProviderPanel,
   forwardAuthPanel,
+  ldapPanel,
   settingsPanel,
   emailPasswordPanel,
   usernamePanel,
@@ -71,4 +74,5 @@ export const panelFeatures: PanelFeature[] = [
   deviceAuthorizationPanel,
   genericOAuthPanel,
   importPanel,
+  appPasswordsPanel,
 ]

@@ -427,6 +427,24 @@ export const deviceCode = pgTable(
   ],
 )
 
+export const appPassword = pgTable(
+  'appPassword',
+  {
+    id: text('id').primaryKey(),
+    userId: text('userId').notNull().references(() => user.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    hash: text('hash').notNull(),
+    hint: text('hint').notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastUsedAt: timestamp('lastUsedAt', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    index('appPassword_userId_idx').on(t.userId),
+    uniqueIndex('appPassword_hash_unique').on(t.hash),
+  ],
+)
+
 export const pgSchema = {
   user,
   session,
@@ -451,4 +469,5 @@ export const pgSchema = {
   oidcConsent,
   forwardAuthCount,
   deviceCode,
+  appPassword,
 }

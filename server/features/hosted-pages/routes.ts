@@ -29,6 +29,7 @@ export const HOSTED_PAGES = [
   'verify-email',
   'accept-invitation',
   'account/apps',
+  'account/app-passwords',
   'device',
 ] as const
 

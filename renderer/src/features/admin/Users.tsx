@@ -52,6 +52,7 @@ import { AuditTable } from '../../components/AuditTable'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { ImportUsers } from '../import/ImportUsers'
 import { UserSecondFactors } from '../two-factor/UserSecondFactors'
+import { UserAppPasswords } from '../app-passwords/UserAppPasswords'
 import { UserConnectedApps } from '../oidc-provider/UserConnectedApps'
 import { Ago, dateTime } from '../../format'
 import { Allowed, useAccess } from '../../access'
@@ -743,6 +744,7 @@ function UserDrawer({ userId, onClose }: { userId: string | null; onClose: () =>
             </Tabs.Panel>
             <Tabs.Panel value="second-factors" pt="sm">
               {user && <UserSecondFactors userId={user.id} email={user.email} />}
+              {user && <UserAppPasswords userId={user.id} email={user.email} />}
             </Tabs.Panel>
             <Tabs.Panel value="connected-apps" pt="sm">
               {user && <UserConnectedApps userId={user.id} email={user.email} />}

@@ -1,0 +1,273 @@
+import {
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  NumberInput,
+  Select,
+  Stack,
+  Switch,
+  Table,
+  TagsInput,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core'
+import { notifications } from '@mantine/notifications'
+import { useEffect, useMemo, useState } from 'react'
+import { parseRoleList } from '../../../../server/core/access-control'
+import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { Editable } from '../../access'
+import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapPatch } from './settings'
+
+/**
+ * The LDAP view: the `ldap.*` settings (read and written through the Settings operations, so the
+ * view needs nothing of the LDAP server's own code), the service users (people whose role is in
+ * `ldap.searchRoles`) and copy-paste settings for common apps with this Gatehouse's values.
+ */
+
+/** The people whose role is `role` (the users list filtered by role; a role list counts when it names it). */
+function ServiceUsersOf({ role, onUids }: { role: string; onUids: (role: string, uids: string[]) => void }) {
+  const users = useOp('users.list', { filterField: 'role', filterValue: role, filterOperator: 'contains', limit: 100 })
+  const rows = (users.data?.users ?? []).filter((u) => parseRoleList(u.role ?? '').includes(role))
+  const uids = rows.map((u) => (u.username ?? u.email).toLowerCase())
+  const key = uids.join(',')
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list is reported when its content changes
+  useEffect(() => onUids(role, uids), [key, role])
+  if (users.isPending) return <Loading />
+  if (users.error) return <ErrorNotice error={users.error} onRetry={() => void users.refetch()} />
+  return (
+    <>
+      {rows.map((u) => (
+        <Table.Tr key={`${role}-${u.id}`}>
+          <Table.Td>
+            <Anchor href={`#/users/${u.id}`}>{u.name || u.email}</Anchor>
+          </Table.Td>
+          <Table.Td>
+            <Code>{(u.username ?? u.email).toLowerCase()}</Code>
+          </Table.Td>
+          <Table.Td>
+            <Badge variant="light">{role}</Badge>
+          </Table.Td>
+        </Table.Tr>
+      ))}
+    </>
+  )
+}
+
+export default function LdapView() {
+  const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
+  const save = useOpMutation('settings.update')
+  const current = useMemo(() => ldapFormOf(settings.data?.effective), [settings.data])
+  const [form, setForm] = useState<LdapForm>(LDAP_DEFAULTS)
+  const [errors, setErrors] = useState<Record<string, string>>({})
+  useEffect(() => setForm(current), [current])
+  const [uidsByRole, setUidsByRole] = useState<Record<string, string[]>>({})
+  const serviceUids = [...new Set(current.searchRoles.flatMap((r) => uidsByRole[r] ?? []))]
+  const [serviceUid, setServiceUid] = useState<string | null>(null)
+  const [host, setHost] = useState('')
+  const [recipe, setRecipe] = useState<string | null>(RECIPES[0]?.id ?? null)
+
+  if (settings.isPending) return <Loading />
+  if (settings.error) return <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
+
+  const set = <K extends keyof LdapForm>(key: K, value: LdapForm[K]) => setForm((f) => ({ ...f, [key]: value }))
+  const listenHost = hostOf(current.address)
+  const defaultHost = ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost', ''].includes(listenHost) ? location.hostname : listenHost
+  const values: LdapValues = {
+    host: host.trim() || defaultHost,
+    port: portOf(current.address, 3890),
+    ldapsPort: current.ldapsAddress ? portOf(current.ldapsAddress, 6360) : null,
+    startTls: current.tls,
+    baseDN: current.baseDN,
+    serviceUid: serviceUid ?? serviceUids[0] ?? 'ldap-reader',
+  }
+  const shown = RECIPES.find((r) => r.id === recipe) ?? RECIPES[0]
+  const submit = () => {
+    setErrors({})
+    save.mutate(
+      { patch: ldapPatch(form) },
+      {
+        onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'The LDAP settings apply now.' }),
+        onError: (e: PanelCallError) =>
+          showFieldErrors(e, (field, message) => setErrors((m) => ({ ...m, [field]: message })), FIELD_PATHS, 'Not saved'),
+      },
+    )
+  }
+  const fieldError = (key: string) => errors[`ldap.${key}`]
+
+  return (
+    <Stack>
+      <PageHeader
+        title="LDAP"
+        description="Apps that speak LDAP (NAS, media servers, Nextcloud, Gitea, Proxmox, Apache) sign people in with their Gatehouse account. Read-only directory: people and groups."
+      />
+      {!current.present && (
+        <Alert
+          color="yellow"
+          variant="light"
+          title={
+            <Text fw={700} size="sm" c="dark.9">
+              No LDAP server in this build
+            </Text>
+          }
+          data-testid="ldap-absent"
+        >
+          <Text size="sm" c="dark.9">
+            This server has no <Code>ldap</Code> settings yet; the values below are the defaults it would start with.
+          </Text>
+        </Alert>
+      )}
+      <Card withBorder>
+        <Title order={3} size="h4" mb="sm">
+          Listener
+        </Title>
+        <Editable op="settings.update" note>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault()
+              submit()
+            }}
+          >
+            <Stack gap="sm" data-testid="ldap-form">
+              <Switch label="LDAP server enabled" checked={form.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />
+              <Group grow align="flex-start">
+                <TextInput
+                  label="Address"
+                  description="host:port of the LDAP listener (StartTLS when a certificate is set)"
+                  value={form.address}
+                  onChange={(e) => set('address', e.currentTarget.value)}
+                  error={fieldError('address')}
+                />
+                <TextInput
+                  label="LDAPS address"
+                  description="host:port of an LDAPS listener; empty: none"
+                  value={form.ldapsAddress}
+                  onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
+                  error={fieldError('ldapsAddress')}
+                />
+              </Group>
+              <TextInput
+                label="Base DN"
+                description="People are under ou=people, groups under ou=groups"
+                value={form.baseDN}
+                onChange={(e) => set('baseDN', e.currentTarget.value)}
+                error={fieldError('baseDN')}
+              />
+              <TagsInput
+                label="Roles that may search"
+                description="People with one of these roles see the whole directory: apps bind as such a service user"
+                value={form.searchRoles}
+                onChange={(v) => set('searchRoles', v)}
+                error={fieldError('searchRoles')}
+              />
+              <NumberInput
+                label="Idle timeout (seconds)"
+                description="A connection that sends nothing for this long is closed"
+                min={1}
+                value={form.idleTimeout}
+                onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
+                error={fieldError('idleTimeout')}
+              />
+              <Switch
+                label="Allow the main password for people with a second factor"
+                description="Off (recommended): they bind with an app password, so LDAP does not bypass their second factor"
+                checked={form.allowMainPasswordWithSecondFactor}
+                onChange={(e) => set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)}
+              />
+              <Group>
+                <Button type="submit" loading={save.isPending} disabled={!current.present} data-testid="ldap-save">
+                  Save
+                </Button>
+              </Group>
+            </Stack>
+          </form>
+        </Editable>
+      </Card>
+      <Card withBorder>
+        <Title order={3} size="h4" mb="xs">
+          Service users
+        </Title>
+        <Text size="sm" c="dimmed" mb="sm">
+          People whose role is in the roles that may search. An app binds as one of them with an app password of that person (made on the
+          hosted page /ui/account/app-passwords while signed in as them).
+        </Text>
+        <Table fz="sm" data-testid="ldap-service-users">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Person</Table.Th>
+              <Table.Th>uid</Table.Th>
+              <Table.Th>Role</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {current.searchRoles.map((role) => (
+              <ServiceUsersOf key={role} role={role} onUids={(r, uids) => setUidsByRole((m) => ({ ...m, [r]: uids }))} />
+            ))}
+          </Table.Tbody>
+        </Table>
+        {serviceUids.length === 0 && (
+          <Text size="sm" c="dimmed" mt="xs">
+            Nobody has these roles yet.
+          </Text>
+        )}
+      </Card>
+      <Card withBorder>
+        <Title order={3} size="h4" mb="xs">
+          Settings for apps
+        </Title>
+        <Group grow align="flex-end" mb="sm">
+          <TextInput
+            label="Host the apps connect to"
+            description="Name or address of this server on your network"
+            placeholder={defaultHost}
+            value={host}
+            onChange={(e) => setHost(e.currentTarget.value)}
+          />
+          <Select
+            label="Service user"
+            data={serviceUids.length ? serviceUids : ['ldap-reader']}
+            value={values.serviceUid}
+            onChange={setServiceUid}
+            allowDeselect={false}
+          />
+          <Select
+            label="App"
+            data-testid="ldap-recipe-app"
+            data={RECIPES.map((r) => ({ value: r.id, label: r.title }))}
+            value={shown?.id ?? null}
+            onChange={setRecipe}
+            allowDeselect={false}
+          />
+        </Group>
+        {shown && (
+          <Stack gap="xs" data-testid="ldap-recipe">
+            <Text size="sm">{shown.where}.</Text>
+            <Code block data-testid={`ldap-recipe-${shown.id}`}>
+              {shown.text(values)}
+            </Code>
+            <Group>
+              <CopyButton value={shown.text(values)}>
+                {({ copied, copy }) => (
+                  <Button size="xs" variant="light" onClick={copy}>
+                    {copied ? 'Copied' : `Copy ${shown.title} settings`}
+                  </Button>
+                )}
+              </CopyButton>
+            </Group>
+            <Text size="xs" c="dimmed">
+              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md. A
+              live "test a bind and a filter" box is not part of this view yet.
+            </Text>
+          </Stack>
+        )}
+      </Card>
+    </Stack>
+  )
+}
