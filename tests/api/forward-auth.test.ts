@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, user } from '../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../server/features/admin/index.js'
 import { allowedCounts } from '../../server/features/forward-auth/counts.js'
+import { freePort } from '../helpers/engines.js'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -410,9 +411,16 @@ describe('configuration', () => {
   })
 
   it('advanced.crossSubDomainCookies puts Domain on the session cookies (better-auth semantics)', async () => {
-    const shared = await startTestServer({ config: { advanced: { crossSubDomainCookies: { enabled: true, domain: 'gh.localtest' } } } })
+    // The base URL's host is under the cookie domain (else the server refuses to start, issue 37 §3);
+    // the test reaches it on loopback.
+    const port = await freePort()
+    const shared = await startTestServer({
+      port,
+      baseURL: `http://auth.gh.localtest:${port}`,
+      config: { advanced: { crossSubDomainCookies: { enabled: true, domain: 'gh.localtest' } } },
+    })
     try {
-      const client = new HttpClient(shared.base)
+      const client = new HttpClient(`http://127.0.0.1:${port}/api/auth`, { origin: `http://auth.gh.localtest:${port}` })
       const r = await client.post('/sign-up/email', { name: 'C', email: uniqueEmail('xsd'), password: PASSWORD })
       expect(r.status).toBe(200)
       const token = r.cookies.find((c) => c.startsWith('better-auth.session_token='))
