@@ -376,7 +376,17 @@ describe('hosted sign-in returnTo check', () => {
       ).body
     expect(await ask('https://app.lan/x?y=1')).toEqual({ url: 'https://app.lan/x?y=1', app: 'app.lan' })
     expect(await ask('http://a.b.wild.lan:8080/')).toEqual({ url: 'http://a.b.wild.lan:8080/', app: 'a.b.wild.lan' })
-    for (const url of ['https://evil.example/', 'https://wild.lan/', 'https://user:pw@app.lan/', 'javascript:alert(1)', '//app.lan/']) {
+    for (const url of [
+      'https://evil.example/',
+      'https://wild.lan/',
+      'https://user:pw@app.lan/',
+      'javascript:alert(1)',
+      '//app.lan/',
+      // Whole names only (issue 37): ends with the rule's domain, or starts with it.
+      'https://evilapp.lan/',
+      'https://app.lan.evil.example/',
+      'https://evilwild.lan/',
+    ]) {
       expect(await ask(url), url).toEqual({ url: null, app: null })
     }
   })
