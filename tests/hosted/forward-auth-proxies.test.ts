@@ -349,11 +349,12 @@ describe.skipIf(Boolean(skipReason)).each(['nginx', 'caddy'] as const)('forward 
         // Neither the client's values nor Caddy 2.6's literal placeholder.
         expect(remoteOf(bypass.seen)).toEqual({})
       }
-      // The docs' bypass host by its own name: nothing of the client's either.
+      // The docs' bypass host by its own name: nothing of the client's either (these proxies serve
+      // only app.example.lan: nginx closes the connection, Caddy answers empty).
       const status = await rawRequest(`http://127.0.0.1:${proxies[proxy]}/`, {
         headers: { host: `status.${DOMAIN}:${proxies[proxy]}`, ...(cookie ? { cookie } : {}), ...forged },
-      })
-      if (status.status === 200 && status.headers['content-type'] === 'application/json')
+      }).catch(() => null)
+      if (status?.status === 200 && status.headers['content-type'] === 'application/json')
         expect(remoteOf(JSON.parse(status.text))).toEqual({})
     }
   })
