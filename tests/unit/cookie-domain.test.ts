@@ -3,7 +3,8 @@ import { configSchema, describeConfigError } from '../../server/config/schema.js
 import { ConfigStore } from '../../server/config/store.js'
 import { cookieDomainIssue } from '../../server/http/cookies.js'
 import { freePort } from '../helpers/engines.js'
-import { startTestServer } from '../helpers/server.js'
+import { createPanelService } from '../../server/panel/service.js'
+import { silentLogger, startTestServer } from '../helpers/server.js'
 
 /**
  * Issue 37 §3: `advanced.crossSubDomainCookies.domain` is checked against the Public Suffix List
@@ -61,7 +62,39 @@ describe('the cookie domain', () => {
       'configuration: advanced.crossSubDomainCookies.domain: "example.lan" does not cover the base URL\'s host "auth.other.lan"',
     )
     // Under it: it starts.
-    const fine = await startTestServer({ port, baseURL: `http://auth.example.lan:${port}`, config: withDomain('example.lan') })
-    await fine.close()
+    const started = await startTestServer({ port, baseURL: `http://auth.example.lan:${port}`, config: withDomain('example.lan') })
+    await started.close()
+    // The panel refuses a change that would leave the base URL outside (start-up values would win
+    // over the panel's layer, so this server sets none).
+    const fine = await startTestServer({ port, baseURL: `http://auth.example.lan:${port}` })
+    try {
+      const panel = createPanelService({
+        gatehouse: fine.gatehouse,
+        apiURL: () => fine.base,
+        mode: 'browser',
+        version: 'test',
+        startedAt: Date.now(),
+        logger: silentLogger,
+      })
+      const validate = async (domain: string) => {
+        const answer = await panel.dispatch('settings.validate', { patch: withDomain(domain) })
+        if (!answer.ok) throw new Error(answer.error.message)
+        return answer.data as { valid: boolean; issues: Array<{ path: string; message: string }> }
+      }
+      expect((await validate('other.lan')).issues).toEqual([
+        {
+          path: 'advanced.crossSubDomainCookies.domain',
+          message: expect.stringContaining('"other.lan" does not cover the base URL\'s host "auth.example.lan"'),
+        },
+      ])
+      expect((await validate('home.arpa')).issues[0]?.message).toContain('"home.arpa" is a public suffix')
+      expect((await validate('auth.example.lan')).valid).toBe(true)
+      expect((await validate('example.lan')).valid).toBe(true)
+      const refused = await panel.dispatch('settings.update', { patch: withDomain('other.lan') })
+      expect(refused.ok).toBe(false)
+      expect(fine.gatehouse.ctx.config().advanced.crossSubDomainCookies.domain).toBeUndefined()
+    } finally {
+      await fine.close()
+    }
   })
 })
