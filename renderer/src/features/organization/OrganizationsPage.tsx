@@ -246,7 +246,7 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
       ) : (
         <Stack>
           {org.organization.slugProblem && (
-            <Alert color="yellow" title="This slug must be renamed" data-testid="org-slug-problem">
+            <Alert color="red" title="This slug must be renamed" styles={{ title: { color: ink.danger } }} data-testid="org-slug-problem">
               {org.organization.slugProblem}. Use Rename to give it a slug of lower-case letters, digits and hyphens that is no role's name.
             </Alert>
           )}
@@ -595,7 +595,7 @@ export default function Organizations() {
                   <Table.Td>
                     <Code>{o.slug}</Code>
                     {o.slugProblem && (
-                      <Badge ml="xs" color="yellow" variant="light" title={o.slugProblem} data-testid={`org-slug-problem-${o.id}`}>
+                      <Badge ml="xs" color={ink.danger} variant="outline" title={o.slugProblem} data-testid={`org-slug-problem-${o.id}`}>
                         rename: not a valid slug
                       </Badge>
                     )}
