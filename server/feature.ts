@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
+import type { GatehouseConfig } from './config/schema.js'
 import type { AuthContext } from './core/context.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'
@@ -108,6 +109,12 @@ export interface Feature {
    * generic-oauth feature): /sign-in/social and /callback/<id> run them like the built-in ones.
    */
   oauthProviders?: OAuthProviderSource
+  /**
+   * What a configuration gets wrong about the stored data, which the schema cannot see (organization:
+   * a role declared with an organization's slug), each issue naming its config field. Asked before the
+   * listener opens (an issue is a ConfigError) and before the panel saves a change (server/config/checks.ts).
+   */
+  configProblems?: (ctx: AuthContext, config: GatehouseConfig) => Promise<ConfigIssue[]>
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
 }
@@ -131,6 +138,12 @@ export type SecondFactorOutcome =
 export interface SessionAnswer {
   session: { id: string; userId: string; activeOrganizationId?: string | null }
   user: { id: string } & Record<string, unknown>
+}
+
+/** A configuration problem, at the dotted path of the field it concerns. */
+export interface ConfigIssue {
+  path: string
+  message: string
 }
 
 export interface FeatureRuntime {

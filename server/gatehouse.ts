@@ -14,6 +14,7 @@ import {
   type RateLimitStore,
 } from './core/rate-limit.js'
 import { ConfigError, ConfigStore } from './config/store.js'
+import { configProblems } from './config-checks.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
 import { type DB, openDatabase } from './db/index.js'
@@ -284,6 +285,13 @@ function assemble(
       bound = { host, port: actualPort }
       // With port 0 the real port is known only now; the default base URL follows it.
       ctx.baseURL = `${(baseURL ?? listening).replace(/\/+$/, '')}${store.get().basePath}`
+      // What the schema cannot see (the base URL outside the cookie domain, a role named like an
+      // organization) refuses to serve, one line naming the field.
+      const issue = (await configProblems(ctx, store.get()))[0]
+      if (issue) {
+        await closeListener()
+        throw new ConfigError(`configuration: ${issue.path}: ${issue.message}`)
+      }
       return `${listening}${store.get().basePath}`
     },
     closeListener,

@@ -1,3 +1,4 @@
+import { getDomain } from 'tldts'
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { featureSections, featureUserSections } from './feature-sections.js'
@@ -197,6 +198,14 @@ export const configSchema = z
         message: 'must not exceed emailAndPassword.maxPasswordLength',
       })
     }
+    const cookieDomain = c.advanced.crossSubDomainCookies.domain
+    if (cookieDomain && !registrableCookieDomain(cookieDomain)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['advanced', 'crossSubDomainCookies', 'domain'],
+        message: `"${cookieDomain}" is a public suffix (or an address): browsers drop cookies set for it; use a name under a domain you own (lan.example.com) or under .internal / .lan (example.internal, example.lan)`,
+      })
+    }
     if (c.username.minUsernameLength > c.username.maxUsernameLength) {
       ctx.addIssue({
         code: 'custom',
@@ -205,6 +214,17 @@ export const configSchema = z
       })
     }
   })
+
+/**
+ * Whether browsers accept `Domain=<domain>` on a cookie: not an IP address, and not a public suffix
+ * of the Public Suffix List, ICANN and private sections alike (`home.arpa`, `co.uk`, `github.io`;
+ * tldts also treats an unknown single label such as `lan` or `localhost` as one). Chromium refuses
+ * such a Domain attribute, so every sign-in would be lost.
+ */
+export function registrableCookieDomain(domain: string): boolean {
+  const name = domain.replace(/^\./, '').toLowerCase()
+  return getDomain(name, { allowPrivateDomains: true }) !== null
+}
 
 export type GatehouseConfig = z.output<typeof configSchema>
 export type GatehouseConfigInput = z.input<typeof configSchema>

@@ -212,6 +212,12 @@ export class ConfigStore {
     return []
   }
 
+  /** The effective config `patch` would give (null when it is invalid: see problems). */
+  candidate(patch: Json): GatehouseConfig | null {
+    const parsed = configSchema.safeParse(deepMerge(applyMergePatch(this.stored, patch), this.overrides))
+    return parsed.success ? parsed.data : null
+  }
+
   onChange(listener: Listener): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)

@@ -38,6 +38,28 @@ function computeCookieNames(config: GatehouseConfig, baseURL: string): CookieNam
   }
 }
 
+/**
+ * The base URL's host must be the cookie domain or a name under it: a browser refuses a cookie whose
+ * Domain does not cover the host that sets it, so every sign-in would end signed out (a silent
+ * loop). Null when cross-subdomain cookies are off or have no domain of their own.
+ */
+export function cookieDomainIssue(config: GatehouseConfig, baseURL: string): { path: string; message: string } | null {
+  const cross = config.advanced.crossSubDomainCookies
+  if (!cross.enabled || !cross.domain) return null
+  const domain = cross.domain.replace(/^\./, '').toLowerCase()
+  let host: string
+  try {
+    host = new URL(baseURL).hostname.toLowerCase()
+  } catch {
+    return null
+  }
+  if (host === domain || host.endsWith(`.${domain}`)) return null
+  return {
+    path: 'advanced.crossSubDomainCookies.domain',
+    message: `"${cross.domain}" does not cover the base URL's host "${host}" (browsers would drop every cookie: sign-in would never stick): serve Gatehouse under it (--base-url https://auth.${domain}) or set the domain to a parent of "${host}"`,
+  }
+}
+
 /** `name=value; Max-Age=…; [Domain=…; ]Path=/; HttpOnly; [Secure; ]SameSite=Lax`, better-auth's attribute order. */
 export function serializeCookie(name: string, value: string, secure: boolean, maxAge?: number, domain?: string): string {
   let out = `${name}=${value}`

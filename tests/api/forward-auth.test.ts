@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, user } from '../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../server/features/admin/index.js'
 import { allowedCounts } from '../../server/features/forward-auth/counts.js'
+import { freePort } from '../helpers/engines.js'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -375,7 +376,17 @@ describe('hosted sign-in returnTo check', () => {
       ).body
     expect(await ask('https://app.lan/x?y=1')).toEqual({ url: 'https://app.lan/x?y=1', app: 'app.lan' })
     expect(await ask('http://a.b.wild.lan:8080/')).toEqual({ url: 'http://a.b.wild.lan:8080/', app: 'a.b.wild.lan' })
-    for (const url of ['https://evil.example/', 'https://wild.lan/', 'https://user:pw@app.lan/', 'javascript:alert(1)', '//app.lan/']) {
+    for (const url of [
+      'https://evil.example/',
+      'https://wild.lan/',
+      'https://user:pw@app.lan/',
+      'javascript:alert(1)',
+      '//app.lan/',
+      // Whole names only (issue 37): ends with the rule's domain, or starts with it.
+      'https://evilapp.lan/',
+      'https://app.lan.evil.example/',
+      'https://evilwild.lan/',
+    ]) {
       expect(await ask(url), url).toEqual({ url: null, app: null })
     }
   })
@@ -410,9 +421,16 @@ describe('configuration', () => {
   })
 
   it('advanced.crossSubDomainCookies puts Domain on the session cookies (better-auth semantics)', async () => {
-    const shared = await startTestServer({ config: { advanced: { crossSubDomainCookies: { enabled: true, domain: 'gh.localtest' } } } })
+    // The base URL's host is under the cookie domain (else the server refuses to start, issue 37 §3);
+    // the test reaches it on loopback.
+    const port = await freePort()
+    const shared = await startTestServer({
+      port,
+      baseURL: `http://auth.gh.localtest:${port}`,
+      config: { advanced: { crossSubDomainCookies: { enabled: true, domain: 'gh.localtest' } } },
+    })
     try {
-      const client = new HttpClient(shared.base)
+      const client = new HttpClient(`http://127.0.0.1:${port}/api/auth`, { origin: `http://auth.gh.localtest:${port}` })
       const r = await client.post('/sign-up/email', { name: 'C', email: uniqueEmail('xsd'), password: PASSWORD })
       expect(r.status).toBe(200)
       const token = r.cookies.find((c) => c.startsWith('better-auth.session_token='))

@@ -173,7 +173,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     clock,
     logger: silentLogger,
   })
-  const base = await gatehouse.listen()
+  let base: string
+  try {
+    base = await gatehouse.listen()
+  } catch (error) {
+    // A configuration refused at listen (gatehouse.ts configProblems): nothing stays open.
+    await gatehouse.close()
+    if (!options.keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true })
+    throw error
+  }
   const origin = new URL(base).origin
   return {
     origin,

@@ -10,6 +10,10 @@ export const ORG_ERRORS = {
   YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS: 'You have reached the maximum number of organizations',
   ORGANIZATION_ALREADY_EXISTS: 'Organization already exists',
   ORGANIZATION_SLUG_ALREADY_TAKEN: 'Organization slug already taken',
+  // Gatehouse's own (better-auth takes any slug): a slug is a group name beside the roles
+  // (forward auth's Remote-Groups, the OIDC groups claim), so it is refused like a taken one (400).
+  INVALID_ORGANIZATION_SLUG: 'Organization slug may contain only lower-case letters, digits and hyphens',
+  ORGANIZATION_SLUG_IS_A_ROLE_NAME: 'Organization slug is the name of a role',
   ORGANIZATION_NOT_FOUND: 'Organization not found',
   USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: 'User is not a member of the organization',
   YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION: 'You are not a member of this organization',
@@ -59,6 +63,8 @@ export type OrgErrorCode = keyof typeof ORG_ERRORS
 export const ORG_ERROR_FIELDS: Partial<Record<OrgErrorCode, string>> = {
   ORGANIZATION_ALREADY_EXISTS: 'slug',
   ORGANIZATION_SLUG_ALREADY_TAKEN: 'slug',
+  INVALID_ORGANIZATION_SLUG: 'slug',
+  ORGANIZATION_SLUG_IS_A_ROLE_NAME: 'slug',
   USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION: 'email',
   USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION: 'email',
   ROLE_NOT_FOUND: 'role',

@@ -6,6 +6,7 @@ import { organizationRoutes } from './routes.js'
 import { ORG_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
+import { roleSlugClashes, warnInvalidSlugs } from './slugs.js'
 
 /**
  * Organizations with members, teams and invitations (better-auth's organization plugin; SPEC
@@ -21,6 +22,13 @@ export const organizationFeature = defineFeature({
   errors: ORG_ERRORS,
   routes: organizationRoutes,
   panel: organizationPanel,
+  // A role declared with an organization's slug would make its members members of that group.
+  configProblems: roleSlugClashes,
+  // Slugs stored before the slug rule (slugs.ts): one warning line each, with the way to rename it.
+  start: ({ ctx, logger }) => {
+    warnInvalidSlugs(ctx, logger).catch((error: Error) => logger.warn(`organization slugs not checked: ${error.message}`))
+    return undefined
+  },
   mailPreviews: ({ link, now }) => ({
     invitation: () =>
       renderInvitationMail({

@@ -2,6 +2,7 @@ import type { AuthContext } from '../../core/context.js'
 import type { SessionRow } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import { orgError } from './errors.js'
+import { assertSlugAllowed } from './slugs.js'
 import type { InvitationRow, MemberRow, OrganizationRow, TeamRow } from './schema.js'
 import {
   auditOrg,
@@ -66,6 +67,7 @@ export async function createOrganization(
   if (actor.kind === 'user' && !conf.allowUserToCreateOrganization) {
     throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION')
   }
+  assertSlugAllowed(ctx, input.slug)
   const now = new Date(ctx.clock.now())
   return ctx.storage.transaction(async () => {
     if (conf.organizationLimit !== undefined && (await countMembershipsOfUser(ctx, creatorId)) >= conf.organizationLimit) {
@@ -117,6 +119,7 @@ export async function createOrganization(
 
 /** check-slug: `{status:true}` when free. */
 export async function checkSlug(ctx: AuthContext, slug: string): Promise<{ status: true }> {
+  assertSlugAllowed(ctx, slug)
   if (await findOrganizationBySlug(ctx, slug)) throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
   return { status: true }
 }
@@ -139,6 +142,8 @@ export async function updateOrganization(ctx: AuthContext, actor: OrgActor, inpu
   const current = await findOrganizationById(ctx, orgId)
   if (!current) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const { data } = input
+  // An unchanged slug passes (a name edit of an organization whose slug predates the rule).
+  if (data.slug !== undefined && data.slug !== current.slug) assertSlugAllowed(ctx, data.slug)
   if (data.slug !== undefined && data.slug !== current.slug && (await findOrganizationBySlug(ctx, data.slug))) {
     throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
   }

@@ -18,6 +18,8 @@ export const organizationRowSchema = z.object({
   metadata: z.string().nullable(),
   createdAt: ms,
   members: z.number(),
+  /** Why the stored slug breaks the slug rule (organization/slugs.ts), with the way to rename it; null when it does not. */
+  slugProblem: z.string().nullable(),
 })
 export type OrganizationView = z.infer<typeof organizationRowSchema>
 

@@ -1,3 +1,4 @@
+import type { GatehouseConfig } from '../../config/schema.js'
 import { parseRoleList } from '../../core/access-control.js'
 import type { HandlerGroup } from '../../panel/env.js'
 import type { OrganizationJSON } from './shared.js'
@@ -7,6 +8,7 @@ import { createOrganization, deleteOrganization, getOrganizationDetail, searchOr
 import type { InvitationView, OrganizationView, TeamView } from './panel-contract.js'
 import type { InvitationRow, TeamRow } from './schema.js'
 import { systemActor } from './shared.js'
+import { invalidSlugNotice } from './slugs.js'
 import { orgRoles } from './access.js'
 import { createTeam, listOrganizationTeamMembers, removeTeam, setTeamMembers, updateTeam } from './teams.js'
 
@@ -28,7 +30,7 @@ type OrgOps =
 
 const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
 
-const toOrgView = (org: OrganizationJSON, members: number): OrganizationView => ({
+const toOrgView = (config: GatehouseConfig, org: OrganizationJSON, members: number): OrganizationView => ({
   id: org.id,
   name: org.name,
   slug: org.slug,
@@ -36,6 +38,7 @@ const toOrgView = (org: OrganizationJSON, members: number): OrganizationView => 
   metadata: org.metadata ? JSON.stringify(org.metadata) : null,
   createdAt: org.createdAt.getTime(),
   members,
+  slugProblem: invalidSlugNotice(config, org),
 })
 
 const toTeamView = (t: TeamRow): TeamView => ({
@@ -58,13 +61,13 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
   return {
     async 'orgs.list'(input) {
       const result = await searchOrganizations(ctx, input)
-      return { organizations: result.organizations.map((o) => toOrgView(o, o.memberCount)), total: result.total }
+      return { organizations: result.organizations.map((o) => toOrgView(ctx.config(), o, o.memberCount)), total: result.total }
     },
 
     async 'orgs.get'({ organizationId }) {
       const detail = await getOrganizationDetail(ctx, organizationId)
       return {
-        organization: toOrgView(detail, detail.members.length),
+        organization: toOrgView(ctx.config(), detail, detail.members.length),
         members: detail.members.map((m) => ({
           id: m.id,
           userId: m.userId,
@@ -88,13 +91,13 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
         userId: ownerUserId,
         keepCurrentActiveOrganization: true,
       })
-      return { organization: toOrgView(organization, organization.members.length) }
+      return { organization: toOrgView(ctx.config(), organization, organization.members.length) }
     },
 
     async 'orgs.update'({ organizationId, name, slug }) {
       const updated = await updateOrganization(ctx, actor(), { organizationId, data: { name, ...(slug ? { slug } : {}) } })
       const detail = await getOrganizationDetail(ctx, updated.id)
-      return { organization: toOrgView(updated, detail.members.length) }
+      return { organization: toOrgView(ctx.config(), updated, detail.members.length) }
     },
 
     async 'orgs.remove'({ organizationId }) {

@@ -64,6 +64,23 @@ export async function findOrganizationBySlug(ctx: AuthContext, slug: string): Pr
   return firstRow(ctx.db.select().from(organization).where(eq(organization.slug, slug)))
 }
 
+/** Every organization's id, name and slug (the start-up check of stored slugs). */
+export async function listOrganizationSlugs(ctx: AuthContext): Promise<Array<{ id: string; name: string; slug: string }>> {
+  return ctx.db.select({ id: organization.id, name: organization.name, slug: organization.slug }).from(organization)
+}
+
+/** Organizations whose slug is one of `slugs`, compared case-insensitively (`slugs` in lower case). */
+export async function findOrganizationsBySlugs(
+  ctx: AuthContext,
+  slugs: string[],
+): Promise<Array<{ id: string; name: string; slug: string }>> {
+  if (slugs.length === 0) return []
+  return ctx.db
+    .select({ id: organization.id, name: organization.name, slug: organization.slug })
+    .from(organization)
+    .where(inArray(sql`lower(${organization.slug})`, slugs))
+}
+
 export async function insertOrganization(ctx: AuthContext, row: OrganizationRow): Promise<void> {
   await ctx.db.insert(organization).values(row)
 }

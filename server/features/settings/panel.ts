@@ -1,4 +1,5 @@
 import { configSchema } from '../../config/schema.js'
+import { configProblems } from '../../config-checks.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
@@ -60,13 +61,17 @@ export const settingsPanel = (env: PanelEnv) => {
     return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
   }
 
-  const check = (patch: Json): Issue[] => {
+  const check = async (patch: Json): Promise<Issue[]> => {
     for (const path of leafPaths(patch)) {
       if (path.split('.').some((part) => SECRET_KEY.test(part))) throw settingsError.secretNotEditableHere(path)
       if (RESTART_REQUIRED.includes(path)) throw settingsError.restartRequired(path)
     }
     // The same merge and schema as the change itself (ConfigStore.update).
-    return store.problems(patch)
+    const issues = store.problems(patch)
+    if (issues.length > 0) return issues
+    // Then what the schema cannot see: the base URL and the cookie domain, roles and organizations.
+    const next = store.candidate(patch)
+    return next ? await configProblems(env.gatehouse.ctx, next) : []
   }
 
   return {
@@ -79,13 +84,13 @@ export const settingsPanel = (env: PanelEnv) => {
       }
     },
 
-    'settings.validate'({ patch }: { patch: Json }) {
-      const issues = check(patch)
+    async 'settings.validate'({ patch }: { patch: Json }) {
+      const issues = await check(patch)
       return { valid: issues.length === 0, issues }
     },
 
     async 'settings.update'({ patch }: { patch: Json }) {
-      const issues = check(patch)
+      const issues = await check(patch)
       if (issues.length > 0) throw settingsError.invalidConfig(issues)
       // ConfigStore validates again, writes the file atomically and notifies listeners: live.
       const next = store.update(patch)

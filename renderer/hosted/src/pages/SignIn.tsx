@@ -44,6 +44,16 @@ function useFinish(forwardApp: { url: string } | null): [{ who: string | null } 
   return [done, finish]
 }
 
+/** The signed-in state's Sign out: ends the session, then the sign-out page's signed-out state. */
+async function signOutHere(): Promise<void> {
+  try {
+    await api('/sign-out', {})
+  } catch {
+    // No session any more is what was asked for.
+  }
+  location.assign(pageURL('sign-out', { done: '1' }))
+}
+
 /** The factors a challenge offers, as the page offers them (a backup code always). */
 const offeredFactors = (methods: readonly string[]): SecondFactor[] => [
   ...methods.filter((m): m is SecondFactor => m === 'totp' || m === 'otp'),
@@ -70,13 +80,29 @@ export function SignInPage({ config }: PageProps) {
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const [byEmail, setByEmail] = useState<'link' | 'code' | null>(null)
   const alreadyDone = new URLSearchParams(location.search).has('done')
+  const [session, setSession] = useState<{ who: string } | null>(null)
+  // Opened while signed in, with nowhere to return to: the signed-in state, not a form. (With a
+  // returnTo the form stays: the app sent the browser here because this session did not do for it.)
+  useEffect(() => {
+    const query = new URLSearchParams(location.search)
+    if (query.has('returnTo') || query.has('step')) return
+    api<{ user: { name?: string; email: string } } | null>('/get-session')
+      .then((answer) => {
+        if (answer?.user) setSession({ who: answer.user.name || answer.user.email })
+      })
+      .catch(() => {})
+  }, [])
 
-  if (done || alreadyDone) {
+  if (done || alreadyDone || session) {
+    const who = done?.who ?? session?.who
     return (
       <Layout config={config} title="You are signed in">
         <Text data-testid="signed-in">
-          {done?.who ? `Signed in as ${done.who}.` : 'You are signed in.'} You can close this page or return to the application.
+          {who ? `Signed in as ${who}.` : 'You are signed in.'} You can close this page or return to the application.
         </Text>
+        <Button variant="default" fullWidth data-testid="sign-out-button" onClick={() => void signOutHere()}>
+          Sign out
+        </Button>
       </Layout>
     )
   }

@@ -3,12 +3,14 @@ import { useRef, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
-import { safeReturnTo } from '../return-to'
+import { forwardAuthReturnTo, safeReturnTo } from '../return-to'
 
 /**
  * End-session confirmation. `?action=<url>&xsrf=<token>`: the OIDC provider's confirm form
  * (accepted only on this origin under the base path); on confirm, sign out of Gatehouse, then post
  * `xsrf` and `logout=yes` to it. Without `action`: sign out of Gatehouse only. `?done=1`: signed out.
+ * `?returnTo=<url>` (a protected app's "Sign out" link, issue 37 §4): after signing out, go there when
+ * the sign-in page would (Gatehouse's own base path, or a forward-auth app's host); else signed out.
  */
 export function SignOutPage({ config }: PageProps) {
   const params = new URLSearchParams(location.search)
@@ -18,6 +20,7 @@ export function SignOutPage({ config }: PageProps) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(params.get('action') && !action ? 'The sign-out request is not valid.' : null)
   const form = useRef<HTMLFormElement>(null)
+  const returnTo = params.get('returnTo')
 
   if (done) {
     return (
@@ -41,7 +44,14 @@ export function SignOutPage({ config }: PageProps) {
       }
     }
     if (action && form.current) form.current.submit()
-    else {
+    else if (returnTo) {
+      const target = safeReturnTo(returnTo) ?? (await forwardAuthReturnTo(returnTo))?.url
+      if (target) location.assign(target)
+      else {
+        setDone(true)
+        setBusy(false)
+      }
+    } else {
       setDone(true)
       setBusy(false)
     }

@@ -1,4 +1,5 @@
 import {
+  Alert,
   Badge,
   Button,
   Card,
@@ -244,6 +245,11 @@ function OrganizationDrawer({ id, onClose }: { id: string | null; onClose: () =>
         !detail.error && <Loading />
       ) : (
         <Stack>
+          {org.organization.slugProblem && (
+            <Alert color="red" title="This slug must be renamed" styles={{ title: { color: ink.danger } }} data-testid="org-slug-problem">
+              {org.organization.slugProblem}. Use Rename to give it a slug of lower-case letters, digits and hyphens that is no role's name.
+            </Alert>
+          )}
           <Group gap="xs" justify="space-between">
             <Group gap="xs">
               <Code>{org.organization.slug}</Code>
@@ -588,6 +594,11 @@ export default function Organizations() {
                   <Table.Td>{o.name}</Table.Td>
                   <Table.Td>
                     <Code>{o.slug}</Code>
+                    {o.slugProblem && (
+                      <Badge ml="xs" color={ink.danger} variant="outline" title={o.slugProblem} data-testid={`org-slug-problem-${o.id}`}>
+                        rename: not a valid slug
+                      </Badge>
+                    )}
                   </Table.Td>
                   <Table.Td>{o.members}</Table.Td>
                   <Table.Td>
