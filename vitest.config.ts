@@ -15,6 +15,8 @@ const shared = {
 const noPostgres = postgresUnavailable()
 warnSkipped('the API suite on PostgreSQL (the `postgres` test project)', noPostgres)
 if (!noPostgres) console.log(`PostgreSQL for the tests: ${postgresBinary()}`)
+// A run on another runtime (tests/runtime/other-runtimes.test.ts) says which one it is.
+if (process.env.GATEHOUSE_TEST_RUNTIME) console.log(`Tests running on ${process.version} (${process.env.GATEHOUSE_TEST_RUNTIME})`)
 
 export default defineConfig({
   test: {
