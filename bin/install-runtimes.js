@@ -76,11 +76,18 @@ function install(major) {
       })
     }
     const gyp = join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')
-    execFileSync(node, [gyp, 'rebuild', '--release', `--nodedir=${staged}`, '--jobs=2'], {
-      cwd: join(modules, 'better-sqlite3'),
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}`, npm_config_nodedir: staged },
-    })
+    try {
+      // Its output (compiler warnings of SQLite's amalgamation) is shown only when the build fails.
+      execFileSync(node, [gyp, 'rebuild', '--release', `--nodedir=${staged}`, '--jobs=2'], {
+        cwd: join(modules, 'better-sqlite3'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH}`, npm_config_nodedir: staged },
+      })
+    } catch (error) {
+      process.stderr.write(`${error.stdout ?? ''}${error.stderr ?? ''}`)
+      throw new Error(`better-sqlite3 did not build for ${version}`)
+    }
     execFileSync(node, ['-e', `new (require(${JSON.stringify(join(modules, 'better-sqlite3'))}))(':memory:').close()`])
     writeFileSync(join(staged, 'ready.json'), `${JSON.stringify({ node: version, betterSqlite3: sqliteVersion })}\n`)
     rmSync(dir, { recursive: true, force: true })

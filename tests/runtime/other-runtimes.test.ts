@@ -16,7 +16,8 @@ import { findRuntime, NESTED_RUNTIME, RUNTIME_MAJORS } from '../helpers/runtimes
 
 /** The focused subset: what depends on the runtime (oidc-provider, the bundle, the token endpoint's speed). */
 const SUITES_ON_EVERY_RUNTIME = [
-  'tests/features/oidc-provider/',
+  'tests/features/oidc-provider/conformance/basic-op.test.ts',
+  'tests/features/oidc-provider/conformance/rp-initiated-logout.test.ts',
   'tests/api/oidc-provider.test.ts',
   'tests/api/oidc-token-fast.test.ts',
   'tests/api/oidc-recipes.test.ts',
