@@ -11,9 +11,17 @@ export interface RunningServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/** Starts `gatehouse serve` as a real process and waits (bounded) for its "listening" line. */
-export function startServerProcess(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, [GATEHOUSE_BIN, 'serve', ...args], {
+/**
+ * Starts `gatehouse serve` as a real process and waits (bounded) for its "listening" line; `node`:
+ * another Node.js executable to run it on (tests/helpers/runtimes.ts), this one by default.
+ */
+export function startServerProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  node = process.execPath,
+): Promise<RunningServer> {
+  const child = spawn(node, [GATEHOUSE_BIN, 'serve', ...args], {
     env: { ...process.env, GATEHOUSE_SECRET: 'process-test-secret-0123456789abcdef', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

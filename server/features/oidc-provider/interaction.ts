@@ -1,9 +1,11 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { GrantInstance, InteractionDetails } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import { activeUser, mayUseClient } from './accounts.js'
+import { gatehouseRequest } from './adapter.js'
 import { rememberConsent } from './consent.js'
 import { OIDC_ERRORS } from './errors.js'
 import { INTERACTION_PREFIX, requestState } from './provider.js'
@@ -66,6 +68,33 @@ async function grantRequested(
   for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
   await grant.save()
   return grant
+}
+
+/**
+ * prompt=login, or a max_age older than the sign-in (OIDC Core 3.1.2.1): the person signs in again
+ * on the hosted page; the Gatehouse session they came with does not count. The sign-in page's
+ * returnTo carries a digest of that session, sealed with the server secret for this interaction:
+ * back with the same session (or a mark not ours), the sign-in page is shown again.
+ */
+const sessionDigest = (sessionId: string | null): string =>
+  createHash('sha256')
+    .update(sessionId ?? '')
+    .digest('base64url')
+    .slice(0, 22)
+const reauthSeal = (ctx: AuthContext, uid: string, digest: string): Buffer =>
+  createHmac('sha256', ctx.secret).update(`oidc-reauth\0${uid}\0${digest}`).digest()
+
+function reauthMark(ctx: AuthContext, uid: string, sessionId: string | null): string {
+  const digest = sessionDigest(sessionId)
+  return `${digest}.${reauthSeal(ctx, uid, digest).toString('base64url')}`
+}
+
+function signedInAgain(ctx: AuthContext, uid: string, mark: string | null, sessionId: string | null): boolean {
+  const [digest, seal] = (mark ?? '').split('.')
+  if (!sessionId || !digest || !seal) return false
+  const given = Buffer.from(seal, 'base64url')
+  const expected = reauthSeal(ctx, uid, digest)
+  return given.length === expected.length && timingSafeEqual(given, expected) && digest !== sessionDigest(sessionId)
 }
 
 /** Same-origin check for the consent POSTs (the hosted page calls them with fetch). */
@@ -150,6 +179,14 @@ export async function handleInteraction(
 
   if (details.prompt.name === 'login') {
     if (!userId) return redirect(res, signIn)
+    if (details.prompt.reasons.includes('login_prompt') || details.prompt.reasons.includes('max_age')) {
+      const sessionId = gatehouseRequest.getStore()?.sessionId ?? null
+      const mark = new URL(req.url ?? '', ctx.baseURL).searchParams.get('reauth')
+      if (!signedInAgain(ctx, uid, mark, sessionId)) {
+        const back = `${here}?reauth=${encodeURIComponent(reauthMark(ctx, uid, sessionId))}`
+        return redirect(res, `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(back)}`)
+      }
+    }
     const user = await activeUser(ctx, userId)
     if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
       const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'

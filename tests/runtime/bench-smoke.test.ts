@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { expect, it } from 'vitest'
+import { freePort } from '../helpers/engines.js'
+
+/**
+ * The token endpoint's benchmark (bench/oidc.ts, docs/BENCHMARKS.md) still runs: one second per
+ * scenario with two clients, on this runtime (tests/runtime/other-runtimes.test.ts runs it on
+ * Node 22 and 24 too). How fast is the benchmark's business, not this test's: it asserts that
+ * every scenario answered grants and that none failed (a rotating refresh that fails once breaks
+ * its chain, so one failure shows).
+ */
+
+const root = join(import.meta.dirname, '..', '..')
+
+it('bench/oidc.ts: rotating refreshes (RS256, EdDSA) and client credentials answer, none fails', async () => {
+  const port = await freePort()
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc.ts')], {
+      cwd: root,
+      env: { ...process.env, BENCH_DURATION: '1', BENCH_CONCURRENCY: '2', BENCH_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    child.stderr.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`bench/oidc.ts did not finish in 60 s:\n${out}`))
+    }, 60_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      if (code === 0) resolve(out)
+      else reject(new Error(`bench/oidc.ts exited with ${code}:\n${out}`))
+    })
+  })
+  const rows = output.split('\n').filter((line) => /^\| (refresh_token|client_credentials)/.test(line))
+  expect(
+    rows.map((row) => row.split(' | ')[0]),
+    output,
+  ).toEqual(['| refresh_token (rotating, RS256 ID token)', '| refresh_token (rotating, EdDSA ID token)', '| client_credentials'])
+  for (const row of rows) {
+    const cells = row.split('|').map((cell) => cell.trim())
+    // | grant | requests/s | CPU | per CPU-second | CPU per request | vs Keycloak | failed |
+    expect(Number(cells[2]), row).toBeGreaterThan(0)
+    expect(Number(cells[4]), row).toBeGreaterThan(0)
+    expect(cells[7], row).toBe('0')
+  }
+}, 90_000)
