@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { featureSections, featureUserSections } from './feature-sections.js'
+import { BUILT_IN_ROLES } from '../features/admin/statements.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -196,6 +197,16 @@ export const configSchema = z
         path: ['emailAndPassword', 'minPasswordLength'],
         message: 'must not exceed emailAndPassword.maxPasswordLength',
       })
+    }
+    // A role LDAP lets search the whole directory must exist, or no service user could ever hold it.
+    for (const role of c.ldap.searchRoles) {
+      if (!(role in BUILT_IN_ROLES) && !(role in c.admin.roles)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ldap', 'searchRoles'],
+          message: `"${role}" is not a known role (built-in, or declared in admin.roles)`,
+        })
+      }
     }
     if (c.username.minUsernameLength > c.username.maxUsernameLength) {
       ctx.addIssue({
