@@ -27,11 +27,17 @@ module.exports = {
       name: 'ldap-depends-on-email-password-admin-and-groups-only',
       severity: 'error',
       comment:
-        "Declared dependency: an LDAP bind is email-password's password check (identifyByPassword), who may search follows admin's role rule, and the groups are the groups feature's one group-name rule. Nothing else.",
+        "Declared dependency: an LDAP bind is email-password's password check (identifyByPassword), password modify is account's change of one's own password, who may search follows admin's role rule, and the groups are the groups feature's one group-name rule. Nothing else.",
       from: { path: '^server/features/ldap/' },
       to: {
         path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/ldap/', '^server/features/email-password/sign-in\\.ts$', '^server/features/admin/access\\.ts$', '^server/features/groups/names\\.ts$'],
+        pathNot: [
+          '^server/features/ldap/',
+          '^server/features/email-password/sign-in\\.ts$',
+          '^server/features/account/rules\\.ts$',
+          '^server/features/admin/access\\.ts$',
+          '^server/features/groups/names\\.ts$',
+        ],
       },
     },
     {

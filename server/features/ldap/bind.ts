@@ -4,12 +4,13 @@ import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
 import { admitSignIn, refuseSignIn, type SignInAttempt } from '../../core/sign-in.js'
 import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import { changeOwnPassword } from '../account/rules.js'
 import { identifyByPassword } from '../email-password/sign-in.js'
 import { appPasswordVerifier } from './app-password-port.js'
-import { DnError, parseDn, normalizeRdns } from './dn.js'
-import { layoutOf } from './directory.js'
+import { DnError, normalizeDn, normalizeRdns, parseDn } from './dn.js'
+import { layoutOf, uidOf } from './directory.js'
 import { findUserByUid } from './store.js'
-import { ResultCode } from './wire.js'
+import { decodePasswordModify, ResultCode, WireError } from './wire.js'
 
 /**
  * A simple bind (RFC 4511 §4.2) with a people DN: the same password check as a sign-in
@@ -102,5 +103,46 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
     await refuseSignIn(ctx, attempt, error, meta)
     ctx.events.signIn(METHOD, error.code === 'BANNED_USER' ? 'banned' : error.status === 429 ? 'locked' : 'refused')
     return { code: ResultCode.invalidCredentials, user: null }
+  }
+}
+
+/**
+ * Password modify (RFC 3062) for one's own password: bound, with the old password and a new one
+ * (none generated), through account's change-password rules (policy, throttled check of the old
+ * one, audit, notice). Another user's identity is refused.
+ */
+export async function modifyOwnPassword(
+  ctx: AuthContext,
+  bound: UserRow | null,
+  value: Buffer | null,
+  meta: RequestMeta,
+): Promise<{ code: number; message: string }> {
+  if (!bound) return { code: ResultCode.unwillingToPerform, message: 'bind first' }
+  let request: ReturnType<typeof decodePasswordModify>
+  try {
+    request = decodePasswordModify(value)
+  } catch (error) {
+    if (error instanceof WireError) return { code: ResultCode.protocolError, message: 'malformed password modify request' }
+    throw error
+  }
+  if (request.user !== null) {
+    const own = normalizeDn(layoutOf(ctx).personDn(uidOf(bound)))
+    let named: string | null = null
+    try {
+      named = normalizeDn(request.user.replace(/^dn:/i, ''))
+    } catch {}
+    if (named !== own) return { code: ResultCode.unwillingToPerform, message: 'only your own password can be changed' }
+  }
+  if (!request.oldPassword || !request.newPassword) {
+    return { code: ResultCode.unwillingToPerform, message: 'the old and the new password are both required' }
+  }
+  try {
+    await changeOwnPassword(ctx, bound, { currentPassword: request.oldPassword, newPassword: request.newPassword }, meta)
+    return { code: ResultCode.success, message: '' }
+  } catch (error) {
+    if (!(error instanceof APIError)) throw error
+    if (error.code === 'INVALID_PASSWORD' || error.status === 429) return { code: ResultCode.invalidCredentials, message: '' }
+    // The password rules' refusal, in their own words (too short, too common, …): constraintViolation.
+    return { code: ResultCode.constraintViolation, message: error.message }
   }
 }

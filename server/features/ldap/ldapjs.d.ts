@@ -45,3 +45,16 @@ declare module '@ldapjs/filter' {
   export function parseBer(ber: BerReader): ParsedFilter
   export function parseString(text: string): ParsedFilter & { toBer(): { buffer: Buffer } }
 }
+
+/** Used by the tests only: valid messages built by ldapjs's own classes, mutated by the fuzz. */
+declare module '@ldapjs/messages' {
+  class Message {
+    constructor(options: Record<string, unknown>)
+    toBer(): { buffer: Buffer }
+  }
+  export class BindRequest extends Message {}
+  export class SearchRequest extends Message {}
+  export class CompareRequest extends Message {}
+  export class ExtensionRequest extends Message {}
+  export class AddRequest extends Message {}
+}

@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { Logger } from '../../log.js'
-import { simpleBind } from './bind.js'
+import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
 import { Snapshot, compareValue, entryAt, layoutOf, locate, matches, selectAttributes, uidOf, viewerOf } from './directory.js'
@@ -235,6 +235,12 @@ class Connection {
       this.buffer = Buffer.alloc(0)
       this.attach(upgraded)
       plain.resume()
+      return
+    }
+    if (request.name === OID.passwordModify) {
+      const viewer = await this.viewer()
+      const outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      this.send(encodeExtended(id, outcome.code, outcome.message, null, null))
       return
     }
     this.send(encodeExtended(id, ResultCode.unwillingToPerform, 'unsupported extended operation', null, null))

@@ -25,6 +25,7 @@ export const ResultCode = {
   authMethodNotSupported: 7,
   unavailableCriticalExtension: 12,
   noSuchAttribute: 16,
+  constraintViolation: 19,
   noSuchObject: 32,
   invalidDNSyntax: 34,
   inappropriateAuthentication: 48,

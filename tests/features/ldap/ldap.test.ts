@@ -208,4 +208,60 @@ describe('OpenLDAP clients (ldap-utils)', () => {
     )
     expect(modify.code).toBe(53)
   })
+  it.skipIf(!!ldapUtilsMissing)(
+    'ldappasswd changes the bound user’s own password with the old one, through the password rules',
+    async () => {
+      const dora = await person(server, 'dora', 'Dora')
+      const short = await run('ldappasswd', ['-x', '-H', server.url, '-D', dora.dn, '-w', PASSWORD, '-a', PASSWORD, '-s', 'short'])
+      expect(short.code).toBe(1)
+      expect(short.stdout + short.stderr).toMatch(/Constraint violation \(19\)[\s\S]*too short/i)
+      const wrongOld = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        'not it',
+        '-s',
+        'a new long passphrase',
+      ])
+      expect(wrongOld.code).toBe(1)
+      expect(wrongOld.stdout + wrongOld.stderr).toMatch(/Invalid credentials \(49\)/)
+      const other = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        PASSWORD,
+        '-s',
+        'a new long passphrase',
+        bob.dn,
+      ])
+      expect(other.code).toBe(1)
+      expect(other.stdout + other.stderr).toMatch(/Server is unwilling to perform \(53\)/)
+      const changed = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        PASSWORD,
+        '-s',
+        'a new long passphrase',
+      ])
+      expect(changed).toMatchObject({ code: 0 })
+      expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', 'a new long passphrase'])).code).toBe(0)
+      expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', PASSWORD])).code).toBe(49)
+    },
+  )
 })
