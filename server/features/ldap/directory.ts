@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
+import { bannedNow } from '../../core/bans.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { splitRoles } from '../admin/access.js'
+import { groupNamesOf } from '../groups/names.js'
+import { loginNameOf } from '../username/rules.js'
 import { type Rdn, escapeDnValue, formatDn, normalizeDn, normalizeRdns, parseDn } from './dn.js'
-import { bannedNow, groupNamesOf } from './shared-rules-port.js'
 import { findUserByUid, findUsersByMail, listUsers } from './store.js'
 import { type AnswerEntry, type Filter, OID, type Scope } from './wire.js'
 
@@ -56,8 +58,8 @@ export function viewerOf(ctx: AuthContext, user: UserRow | null): Viewer {
   return { user, everything: splitRoles(user.role, ctx.config()).some((role) => searchRoles.includes(role)) }
 }
 
-/** The uid of a user: the username in lower case, else the email. */
-export const uidOf = (user: UserRow): string => (user.username ? user.username.toLowerCase() : user.email.toLowerCase())
+/** The uid of a user: the login name everyone shares (the username in lower case, else the email). */
+export const uidOf = (user: UserRow): string => loginNameOf(user)
 
 /** A stable UUID (version 5 layout, SHA-1 of a fixed namespace and the id) for `entryUUID`. */
 export function entryUUID(userId: string): string {
