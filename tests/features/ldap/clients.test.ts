@@ -124,7 +124,7 @@ DocumentRoot ${dir}/www
         expect([admitted.status, await admitted.text()]).toEqual([200, 'behind ldap\n'])
         expect((await get('ALICE', PASSWORD)).status).toBe(200)
         expect((await get('alice', 'wrong password')).status).toBe(401)
-        expect((await get('bob', PASSWORD)).status).toBe(401)
+        expect((await get(bob.username, PASSWORD)).status).toBe(401)
         expect((await get('nobody', PASSWORD)).status).toBe(401)
       } catch (error) {
         const log = existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''
