@@ -165,7 +165,7 @@ class Connection {
       if (error instanceof DnError) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.invalidDNSyntax))
       throw error
     }
-    const entries = await snapshot.inScope(target, request.scope, request.filter, this.tls)
+    const entries = await snapshot.inScope(target, request.scope, request.filter, this.secure !== null)
     this.ctx.events.ldapSearch()
     if (!entries) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.noSuchObject))
     const found = entries.filter((entry) => matches(entry, request.filter))
@@ -201,7 +201,7 @@ class Connection {
     const snapshot = new Snapshot(this.ctx, await this.viewer())
     let entry: Awaited<ReturnType<typeof entryAt>>
     try {
-      entry = await entryAt(snapshot, request.entry, this.tls)
+      entry = await entryAt(snapshot, request.entry, this.secure !== null)
     } catch (error) {
       if (error instanceof DnError) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.invalidDNSyntax))
       throw error

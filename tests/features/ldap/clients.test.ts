@@ -64,7 +64,18 @@ describe('python3 ldap3', () => {
   })
 })
 
-describe('Apache mod_authnz_ldap', () => {
+/**
+ * docs/LDAP.md's Apache block, as written: only this test's LDAP address and the service user's
+ * password are put in for the recipe's placeholders.
+ */
+function apacheRecipe(): string {
+  const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'LDAP.md'), 'utf8')
+  const block = /```apache\n([\s\S]*?)```/.exec(doc)?.[1]
+  if (!block) throw new Error('docs/LDAP.md has no apache block')
+  return block.replace('ldap://127.0.0.1:3890', server.url).replace('service-user-password', PASSWORD)
+}
+
+describe('Apache mod_authnz_ldap (docs/LDAP.md recipe)', () => {
   warnSkipped('LDAP: Apache mod_authnz_ldap', apacheMissing)
   it.skipIf(!!apacheMissing)(
     'Require ldap-group admits a member of the group with basic auth, and no one else',
@@ -91,18 +102,7 @@ DocumentRoot ${dir}/www
 <Directory ${dir}/www>
   Require all granted
 </Directory>
-<Location /private>
-  AuthType Basic
-  AuthName "Gatehouse"
-  AuthBasicProvider ldap
-  AuthLDAPURL "${server.url}/ou=people,${BASE}?uid?one?(objectClass=person)"
-  AuthLDAPBindDN "${reader.dn}"
-  AuthLDAPBindPassword "${PASSWORD}"
-  AuthLDAPGroupAttribute member
-  AuthLDAPGroupAttributeIsDN on
-  Require ldap-group cn=admin,ou=groups,${BASE}
-</Location>
-`,
+${apacheRecipe()}`,
       )
       const apache = spawn(APACHE, ['-X', '-f', join(dir, 'httpd.conf')], {
         stdio: 'ignore',
