@@ -34,7 +34,7 @@ function freePort(): Promise<number> {
 }
 
 function waitFor(child: ChildProcess, pattern: RegExp, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     let out = ''
     const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${out}`)), 30_000)
     const on = (chunk: Buffer) => {
@@ -106,7 +106,10 @@ userPassword: ${hash}
     `dn: ou=people,${BASE}\nobjectClass: organizationalUnit\nou: people\n`,
     ...people,
   ].join('\n')
-  execFileSync('ldapadd', ['-x', '-H', url, '-D', `cn=admin,${BASE}`, '-w', PASSWORD], { input: ldif, stdio: ['pipe', 'ignore', 'inherit'] })
+  execFileSync('ldapadd', ['-x', '-H', url, '-D', `cn=admin,${BASE}`, '-w', PASSWORD], {
+    input: ldif,
+    stdio: ['pipe', 'ignore', 'inherit'],
+  })
   return { url, child, bindDn: (i) => `uid=bench${i},ou=people,${BASE}` }
 }
 
@@ -114,11 +117,18 @@ async function startGatehouse(dir: string): Promise<{ url: string; child: ChildP
   const [port, ldapPort] = [await freePort(), await freePort()]
   const config = join(dir, 'config.json')
   // Every person may search the whole directory here: the bench binds as one of them.
-  writeFileSync(config, JSON.stringify({ rateLimit: { enabled: false }, ldap: { enabled: true, address: `127.0.0.1:${ldapPort}`, searchRoles: ['user'] } }))
-  const child = spawn(process.execPath, [join(root, 'bin', 'gatehouse.js'), 'serve', '--port', String(port), '--panel-port', '0', '--data-dir', dir, '--config', config], {
-    env: { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  writeFileSync(
+    config,
+    JSON.stringify({ rateLimit: { enabled: false }, ldap: { enabled: true, address: `127.0.0.1:${ldapPort}`, searchRoles: ['user'] } }),
+  )
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin', 'gatehouse.js'), 'serve', '--port', String(port), '--panel-port', '0', '--data-dir', dir, '--config', config],
+    {
+      env: { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   await waitFor(child, /LDAP listening on/, 'gatehouse')
   const origin = `http://127.0.0.1:${port}`
   for (let i = 0; i < PEOPLE; i++) {
@@ -158,7 +168,11 @@ async function measure(target: { url: string; bindDn: (i: number) => string }): 
     )
   const search = async (c: Client, n: number) => {
     const uid = `bench${(n * 7919) % PEOPLE}`
-    const { searchEntries } = await c.search(`ou=people,${BASE}`, { scope: 'one', filter: `(uid=${uid})`, attributes: ['uid', 'mail', 'cn'] })
+    const { searchEntries } = await c.search(`ou=people,${BASE}`, {
+      scope: 'one',
+      filter: `(uid=${uid})`,
+      attributes: ['uid', 'mail', 'cn'],
+    })
     if (searchEntries[0]?.uid !== uid) throw new Error(`search for ${uid} found ${JSON.stringify(searchEntries)}`)
   }
   const one = await open(1)

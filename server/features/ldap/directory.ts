@@ -169,6 +169,8 @@ export class Snapshot {
   private groupsByUser = new Map<string, string[]>()
   private groupMembers: Map<string, UserRow[]> | null = null
   readonly layout: Layout
+  /** Whether people entries carry `memberOf` (a search that neither returns nor filters on it skips the group rule's queries). */
+  withMemberOf = true
 
   constructor(
     private readonly ctx: AuthContext,
@@ -246,7 +248,7 @@ export class Snapshot {
     ]
     if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
     attributes.push({ name: 'mail', values: [person.email] })
-    const groups = await this.groupsOf(person)
+    const groups = this.withMemberOf ? await this.groupsOf(person) : []
     if (groups.length > 0) attributes.push({ name: 'memberOf', values: groups.map((g) => this.layout.groupDn(g)), dn: true })
     attributes.push(
       { name: 'entryUUID', values: [entryUUID(person.id)], operational: true },
@@ -385,6 +387,26 @@ function compareOrdered(attribute: Attribute, stored: string, asserted: string):
   const a = stored.toLowerCase()
   const b = asserted.toLowerCase()
   return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** Whether a search needs `memberOf`: it returns user attributes (none named, `*`) or names it, or its filter does. */
+export function wantsMemberOf(attributes: string[], filter: Filter): boolean {
+  const named = attributes.map((a) => a.toLowerCase())
+  if (named.length === 0 || named.includes('*') || named.includes('memberof')) return true
+  const mentions = (f: Filter): boolean => {
+    switch (f.kind) {
+      case 'and':
+      case 'or':
+        return f.of.some(mentions)
+      case 'not':
+        return mentions(f.of)
+      case 'undefined':
+        return false
+      default:
+        return canonical(f.attribute) === 'memberof'
+    }
+  }
+  return mentions(filter)
 }
 
 /** Whether `entry` matches `filter` (RFC 4511 §4.5.1.7; Undefined counts as no match, `not` of Undefined too). */

@@ -6,7 +6,18 @@ import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, layoutOf, locate, matches, selectAttributes, uidOf, viewerOf } from './directory.js'
+import {
+  Snapshot,
+  compareValue,
+  entryAt,
+  layoutOf,
+  locate,
+  matches,
+  selectAttributes,
+  uidOf,
+  viewerOf,
+  wantsMemberOf,
+} from './directory.js'
 import { findUser } from './store.js'
 import {
   type Control,
@@ -158,6 +169,7 @@ class Connection {
     const unknownCritical = request.controls.find((c) => c.critical && c.type !== OID.pagedResults)
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
     const snapshot = new Snapshot(this.ctx, await this.viewer())
+    snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
     let target: ReturnType<typeof locate>
     try {
       target = locate(snapshot.layout, request.base)
