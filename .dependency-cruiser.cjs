@@ -19,9 +19,28 @@ module.exports = {
       from: {
         path: '^server/features/([^/]+)/',
         pathNot:
-          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups)/',
+          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups|ldap)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
+    },
+    {
+      name: 'ldap-depends-on-email-password-admin-and-groups-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: an LDAP bind is email-password's password check (identifyByPassword), password modify is account's change of one's own password, who may search follows admin's role rule, the groups are the groups feature's one group-name rule and the uid is username's login-name rule. Nothing else.",
+      from: { path: '^server/features/ldap/' },
+      to: {
+        path: '^server/features/[^/]+/',
+        pathNot: [
+          '^server/features/ldap/',
+          '^server/features/email-password/sign-in\\.ts$',
+          '^server/features/account/rules\\.ts$',
+          '^server/features/admin/access\\.ts$',
+          '^server/features/groups/names\\.ts$',
+          '^server/features/app-passwords/verify\\.ts$',
+          '^server/features/username/rules\\.ts$',
+        ],
+      },
     },
     {
       name: 'two-factor-depends-on-passkey-only',

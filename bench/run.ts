@@ -317,3 +317,5 @@ async function main() {
 }
 
 await main()
+// The LDAP directory against OpenLDAP's slapd, in the same run (bench/ldap.ts; BENCH_LDAP=0 skips it).
+if (process.env.BENCH_LDAP !== '0') await import('./ldap.js')

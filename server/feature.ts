@@ -76,6 +76,12 @@ export interface Feature {
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
   /**
+   * Awaited by `listen()` once the HTTP listener is up: what `start` began that must work for the
+   * server to be up (the LDAP listener). A rejection stops start-up; its message is one line naming
+   * the config field (`ldap.address: cannot listen on …`). Undefined: nothing to wait for.
+   */
+  ready?: (ctx: AuthContext) => Promise<void> | undefined
+  /**
    * The sign-in pipeline's second-factor step (server/http/sign-in.ts), asked for every sign-in
    * whose method asks for an enrolled second factor, before any session exists: `challenge` stands
    * in for the session (the feature set its cookie; the answer is sent as it is), `extra` adds to

@@ -277,6 +277,15 @@ function assemble(
         await candidate.close(true).catch(() => {})
         throw error
       }
+      // What features started that must work for the server to be up (the LDAP listener): one line naming the field.
+      for (const feature of features) {
+        try {
+          await feature.ready?.(ctx)
+        } catch (error) {
+          await candidate.close(true).catch(() => {})
+          throw new ConfigError((error as Error).message)
+        }
+      }
       server = candidate
       if (candidate.node?.server) putDirectRoutesFirst(candidate.node.server, direct)
       const address = candidate.node?.server?.address()

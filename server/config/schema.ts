@@ -2,6 +2,7 @@ import { getDomain } from 'tldts'
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { featureSections, featureUserSections } from './feature-sections.js'
+import { BUILT_IN_ROLES } from '../features/admin/statements.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -205,6 +206,16 @@ export const configSchema = z
         path: ['advanced', 'crossSubDomainCookies', 'domain'],
         message: `"${cookieDomain}" is a public suffix (or an address): browsers drop cookies set for it; use a name under a domain you own (lan.example.com) or under .internal / .lan (example.internal, example.lan)`,
       })
+    }
+    // A role LDAP lets search the whole directory must exist, or no service user could ever hold it.
+    for (const role of c.ldap.searchRoles) {
+      if (!(role in BUILT_IN_ROLES) && !(role in c.admin.roles)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['ldap', 'searchRoles'],
+          message: `"${role}" is not a known role (built-in, or declared in admin.roles)`,
+        })
+      }
     }
     if (c.username.minUsernameLength > c.username.maxUsernameLength) {
       ctx.addIssue({

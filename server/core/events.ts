@@ -29,6 +29,8 @@ export interface ServerEvents {
    * -1 the default policy, -2 a malformed path) and the answer.
    */
   forwardAuthDecision(rule: number, outcome: ForwardAuthOutcome): void
+  /** The LDAP directory answered a search (its binds are sign-ins, method `ldap`). */
+  ldapSearch(): void
 }
 
 /** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
@@ -55,6 +57,7 @@ export const noEvents: ServerEvents = Object.freeze({
   mailDelivery: nothing,
   jobSucceeded: nothing,
   forwardAuthDecision: nothing,
+  ldapSearch: nothing,
 })
 
 /** The error codes that mean the credentials were wrong, whichever method refused them. */

@@ -32,6 +32,7 @@ import { genericOAuthFeature } from './generic-oauth/index.js'
 import { deviceAuthorizationFeature } from './device-authorization/index.js'
 import { anonymousFeature } from './anonymous/index.js'
 import { appPasswordsFeature } from './app-passwords/index.js'
+import { ldapFeature } from './ldap/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -74,4 +75,5 @@ export const features: Feature[] = [
   deviceAuthorizationFeature,
   anonymousFeature,
   appPasswordsFeature,
+  ldapFeature,
 ]

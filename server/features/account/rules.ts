@@ -120,24 +120,42 @@ export async function changePassword(
   input: ChangePasswordInput,
   meta: RequestMeta,
 ): Promise<{ user: UserRow; session: SessionWithUser | null }> {
-  await assertPasswordPolicy(ctx, input.newPassword, [current.user.email, current.user.name], 'newPassword')
-  await assertCurrentPassword(ctx, current.user.id, input.currentPassword, meta, 'user.password-changed', 'currentPassword')
-  const hash = await hashPassword(input.newPassword)
-  const now = new Date(ctx.clock.now())
-  const created = await ctx.storage.transaction(async () => {
-    await storeCredentialPassword(ctx, current.user.id, hash)
+  const created = await changeOwnPassword(ctx, current.user, input, meta, async () => {
     if (!input.revokeOtherSessions) return null
     await deleteUserSessions(ctx, current.user.id)
     return await createSession(ctx, current.user, { meta })
   })
+  return { user: current.user, session: created }
+}
+
+/**
+ * A user changes their own password with the current one: the policy, the throttled check of the
+ * current password, the new hash (and `inTransaction`'s writes) in one commit, the audit event and
+ * the notice. POST /change-password and LDAP's password modify (RFC 3062) both go through here.
+ */
+export async function changeOwnPassword<T>(
+  ctx: AuthContext,
+  owner: UserRow,
+  input: { newPassword: string; currentPassword: string; revokeOtherSessions?: boolean },
+  meta: RequestMeta,
+  inTransaction: () => Promise<T | null> = async () => null,
+): Promise<T | null> {
+  await assertPasswordPolicy(ctx, input.newPassword, [owner.email, owner.name], 'newPassword')
+  await assertCurrentPassword(ctx, owner.id, input.currentPassword, meta, 'user.password-changed', 'currentPassword')
+  const hash = await hashPassword(input.newPassword)
+  const now = new Date(ctx.clock.now())
+  const result = await ctx.storage.transaction(async () => {
+    await storeCredentialPassword(ctx, owner.id, hash)
+    return await inTransaction()
+  })
   await recordAudit(ctx, {
     type: 'user.password-changed',
-    actorUserId: current.user.id,
+    actorUserId: owner.id,
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
     meta,
   })
-  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, current.user, now, 'changed'))
-  return { user: current.user, session: created }
+  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, owner, now, 'changed'))
+  return result
 }
 
 /**

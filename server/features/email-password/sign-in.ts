@@ -23,7 +23,7 @@ export interface PasswordSignInAttempt {
   rememberMe?: boolean
   /** Where the verification link of a refused unverified sign-in leads. */
   callbackURL?: string
-  method: 'email' | 'username'
+  method: 'email' | 'username' | 'ldap'
   /** Audit detail on every event of this sign-in. */
   detail?: Record<string, unknown>
   /** Audit detail on a refused attempt only: the identifier tried. */

@@ -20,6 +20,7 @@ const SIGN_IN_METHODS = new Set([
   'magic-link',
   'email-otp',
   'anonymous',
+  'ldap',
 ])
 
 /**
@@ -154,6 +155,18 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     })
   }
 
+  // LDAP searches, counted into a plain number, handed over when scraped.
+  let ldapSearches = 0
+  new Counter({
+    name: 'gatehouse_ldap_searches_total',
+    help: 'Searches answered by the LDAP directory (its binds are gatehouse_sign_ins_total{method="ldap"})',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(ldapSearches)
+    },
+  })
+
   const events: ServerEvents = {
     requestAnswered: (route, method, status, ms) => requests.record(route, method, status, ms),
     signIn: (method: SignInMethod, outcome: SignInOutcome) => signIns.labels(SIGN_IN_METHODS.has(method) ? method : 'other', outcome).inc(),
@@ -173,6 +186,9 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
       }
       const i = FORWARD_AUTH_OUTCOMES.indexOf(outcome)
       counts[i] = (counts[i] ?? 0) + 1
+    },
+    ldapSearch: () => {
+      ldapSearches++
     },
   }
   return { registry, events }

@@ -1,0 +1,149 @@
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { APIError } from '../../core/errors.js'
+import type { UserRow } from '../../core/sessions.js'
+import { admitSignIn, refuseSignIn, type SignInAttempt } from '../../core/sign-in.js'
+import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import { changeOwnPassword } from '../account/rules.js'
+import { identifyByPassword } from '../email-password/sign-in.js'
+import { hasSecondFactor } from '../app-passwords/verify.js'
+import { appPasswordVerifier } from './app-password-port.js'
+import { DnError, normalizeDn, normalizeRdns, parseDn } from './dn.js'
+import { layoutOf, uidOf } from './directory.js'
+import { findUserByUid } from './store.js'
+import { decodePasswordModify, ResultCode, WireError } from './wire.js'
+
+/**
+ * A simple bind (RFC 4511 §4.2) with a people DN: the same password check as a sign-in
+ * (email-password's identifyByPassword: the login throttle, the lockout, an unknown uid costing a
+ * hash, the failure audited `user.sign-in` with `method: ldap`), then the sign-in pipeline's
+ * admission (ban, unverified email when required, a locked account). No session is made.
+ *
+ * A user with a second factor binds with an app password only, unless
+ * `ldap.allowMainPasswordWithSecondFactor`. Every refusal is `invalidCredentials` (49), whatever
+ * the reason; a DN with an empty password (an unauthenticated bind) is `unwillingToPerform` (53).
+ */
+
+export type BindOutcome = { code: number; user: UserRow | null }
+
+const METHOD = 'ldap'
+const invalid = () => new APIError(401, 'INVALID_CREDENTIALS', 'Invalid credentials')
+
+/** The uid a people DN names, or null. */
+function uidOfDn(ctx: AuthContext, dn: string): string | null {
+  try {
+    const rdns = parseDn(dn)
+    const first = rdns[0]
+    if (first?.attribute.toLowerCase() !== 'uid') return null
+    return normalizeRdns(rdns.slice(1)) === layoutOf(ctx).npeople ? first.value.toLowerCase() : null
+  } catch (error) {
+    if (error instanceof DnError) return null
+    throw error
+  }
+}
+
+export async function simpleBind(ctx: AuthContext, name: string, password: Buffer, meta: RequestMeta): Promise<BindOutcome> {
+  if (name === '' && password.length === 0) return { code: ResultCode.success, user: null }
+  if (password.length === 0) return { code: ResultCode.unwillingToPerform, user: null }
+  const secret = password.toString('utf8')
+  const uid = uidOfDn(ctx, name)
+  const found = uid === null ? undefined : await findUserByUid(ctx, uid)
+  const key = found ? throttleKey('email', found.email) : throttleKey('username', uid ?? name)
+  const detail = { via: METHOD }
+  const tried = { dn: name.slice(0, 256) }
+
+  // An app password first: it is a fast keyed hash, and a match never costs a password hash.
+  const verify = appPasswordVerifier()
+  const secondFactor = !!found && hasSecondFactor(ctx, found) && !ctx.config().ldap.allowMainPasswordWithSecondFactor
+  let attempt: SignInAttempt
+  try {
+    if (found && verify && (await verify(ctx, found.id, secret))) {
+      attempt = { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
+    } else if (found && secondFactor) {
+      // The main password would skip the second factor: only an app password opens, and a wrong one counts.
+      await throttledPasswordCheck(ctx, key, meta, async () => false, { targetUserId: found.id })
+      await recordAudit(ctx, {
+        type: 'user.sign-in',
+        outcome: 'failure',
+        targetUserId: found.id,
+        detail: { method: METHOD, ...detail, reason: 'APP_PASSWORD_REQUIRED', ...tried },
+        meta,
+      })
+      throw invalid()
+    } else {
+      attempt = await identifyByPassword(
+        ctx,
+        {
+          method: METHOD,
+          found,
+          throttleKey: key,
+          password: secret,
+          detail,
+          tried,
+          invalidCredentials: invalid,
+          emailNotVerified: invalid,
+        },
+        meta,
+      )
+    }
+  } catch (error) {
+    if (error instanceof APIError) {
+      ctx.events.signIn(METHOD, error.status === 429 ? 'locked' : 'wrong-credentials')
+      return { code: ResultCode.invalidCredentials, user: null }
+    }
+    throw error
+  }
+  try {
+    const user = await admitSignIn(ctx, attempt)
+    await attempt.commit?.()
+    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, detail: { method: METHOD, ...attempt.detail }, meta })
+    ctx.events.signIn(METHOD, 'success')
+    return { code: ResultCode.success, user }
+  } catch (error) {
+    if (!(error instanceof APIError)) throw error
+    await refuseSignIn(ctx, attempt, error, meta)
+    ctx.events.signIn(METHOD, error.code === 'BANNED_USER' ? 'banned' : error.status === 429 ? 'locked' : 'refused')
+    return { code: ResultCode.invalidCredentials, user: null }
+  }
+}
+
+/**
+ * Password modify (RFC 3062) for one's own password: bound, with the old password and a new one
+ * (none generated), through account's change-password rules (policy, throttled check of the old
+ * one, audit, notice). Another user's identity is refused.
+ */
+export async function modifyOwnPassword(
+  ctx: AuthContext,
+  bound: UserRow | null,
+  value: Buffer | null,
+  meta: RequestMeta,
+): Promise<{ code: number; message: string }> {
+  if (!bound) return { code: ResultCode.unwillingToPerform, message: 'bind first' }
+  let request: ReturnType<typeof decodePasswordModify>
+  try {
+    request = decodePasswordModify(value)
+  } catch (error) {
+    if (error instanceof WireError) return { code: ResultCode.protocolError, message: 'malformed password modify request' }
+    throw error
+  }
+  if (request.user !== null) {
+    const own = normalizeDn(layoutOf(ctx).personDn(uidOf(bound)))
+    let named: string | null = null
+    try {
+      named = normalizeDn(request.user.replace(/^dn:/i, ''))
+    } catch {}
+    if (named !== own) return { code: ResultCode.unwillingToPerform, message: 'only your own password can be changed' }
+  }
+  if (!request.oldPassword || !request.newPassword) {
+    return { code: ResultCode.unwillingToPerform, message: 'the old and the new password are both required' }
+  }
+  try {
+    await changeOwnPassword(ctx, bound, { currentPassword: request.oldPassword, newPassword: request.newPassword }, meta)
+    return { code: ResultCode.success, message: '' }
+  } catch (error) {
+    if (!(error instanceof APIError)) throw error
+    if (error.code === 'INVALID_PASSWORD' || error.status === 429) return { code: ResultCode.invalidCredentials, message: '' }
+    // The password rules' refusal, in their own words (too short, too common, …): constraintViolation.
+    return { code: ResultCode.constraintViolation, message: error.message }
+  }
+}

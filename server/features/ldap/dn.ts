@@ -1,0 +1,91 @@
+/**
+ * Distinguished names (RFC 4514) as this directory uses them: parsed into RDNs, compared in a
+ * normalized form (attribute names and values lower-cased, as every attribute naming an entry
+ * here — dc, ou, uid, cn — matches case-insensitively) and written with the escapes RFC 4514 asks.
+ * (@ldapjs/dn 1.1 decodes `\+` followed by a hex digit as a hex pair, which breaks addresses such as
+ * `a+b@x.lan`, so the few lines are ours.)
+ */
+
+export interface Rdn {
+  attribute: string
+  value: string
+}
+
+export class DnError extends Error {}
+
+function hex(c: string): boolean {
+  return /^[0-9A-Fa-f]$/.test(c)
+}
+
+/** The RDNs of `dn`, leftmost first; a multi-valued RDN (`a=1+b=2`) keeps its first pair. Throws DnError. */
+export function parseDn(dn: string): Rdn[] {
+  const rdns: Rdn[] = []
+  let i = 0
+  const n = dn.length
+  if (dn.trim() === '') return rdns
+  while (i <= n) {
+    while (i < n && dn[i] === ' ') i++
+    let attribute = ''
+    while (i < n && dn[i] !== '=') attribute += dn[i++]
+    attribute = attribute.trim()
+    if (i >= n || !/^([A-Za-z][A-Za-z0-9-]*|[0-9]+(\.[0-9]+)*)$/.test(attribute)) throw new DnError('invalid DN')
+    i++ // '='
+    while (i < n && dn[i] === ' ') i++
+    const bytes: number[] = []
+    let trailingSpaces = 0
+    let first: Rdn | null = null
+    for (;;) {
+      const c = dn[i]
+      if (c === undefined || c === ',' || c === ';' || c === '+') break
+      if (c === '\\') {
+        const a = dn[i + 1]
+        const b = dn[i + 2]
+        if (a !== undefined && b !== undefined && hex(a) && hex(b)) {
+          bytes.push(Number.parseInt(a + b, 16))
+          i += 3
+        } else if (a !== undefined) {
+          bytes.push(...Buffer.from(a, 'utf8'))
+          i += 2
+        } else throw new DnError('invalid DN escape')
+        trailingSpaces = 0
+        continue
+      }
+      if (c === '"') throw new DnError('quoted DN values are not supported')
+      bytes.push(...Buffer.from(c, 'utf8'))
+      trailingSpaces = c === ' ' ? trailingSpaces + 1 : 0
+      i++
+    }
+    const value = Buffer.from(bytes.slice(0, bytes.length - trailingSpaces)).toString('utf8')
+    first ??= { attribute, value }
+    if (dn[i] === '+') {
+      // The other pairs of a multi-valued RDN: skipped up to the next ','.
+      while (i < n && dn[i] !== ',' && dn[i] !== ';') i += dn[i] === '\\' ? 2 : 1
+    }
+    rdns.push(first)
+    if (i >= n) break
+    i++ // ',' or ';'
+  }
+  return rdns
+}
+
+/** An attribute value escaped for a DN (RFC 4514 §2.4). */
+export function escapeDnValue(value: string): string {
+  let out = value.replace(/[\\,+"<>;=]/g, (c) => `\\${c}`).replace(/\0/g, '\\00')
+  if (out.startsWith(' ') || out.startsWith('#')) out = `\\${out}`
+  if (out.endsWith(' ') && out.length > 1) out = `${out.slice(0, -1)}\\ `
+  return out
+}
+
+export function formatDn(rdns: Rdn[]): string {
+  return rdns.map((r) => `${r.attribute}=${escapeDnValue(r.value)}`).join(',')
+}
+
+/** The normalized form: names and values in lower case, escaped one way. */
+export function normalizeRdns(rdns: Rdn[]): string {
+  return rdns.map((r) => `${r.attribute.toLowerCase()}=${escapeDnValue(r.value.toLowerCase())}`).join(',')
+}
+
+/** `dn` normalized; throws DnError when it is not a DN. */
+export function normalizeDn(dn: string): string {
+  return normalizeRdns(parseDn(dn))
+}

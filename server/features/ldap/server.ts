@@ -1,0 +1,329 @@
+import { readFileSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
+import type { AuthContext, RequestMeta } from '../../core/context.js'
+import type { Logger } from '../../log.js'
+import { modifyOwnPassword, simpleBind } from './bind.js'
+import { parseLdapAddress } from './config.js'
+import { DnError, normalizeDn } from './dn.js'
+import {
+  Snapshot,
+  compareValue,
+  entryAt,
+  layoutOf,
+  locate,
+  matches,
+  selectAttributes,
+  uidOf,
+  viewerOf,
+  wantsMemberOf,
+} from './directory.js'
+import { findUser } from './store.js'
+import {
+  type Control,
+  decodePagedValue,
+  decodeRequest,
+  encodeEntry,
+  encodeExtended,
+  encodePagedValue,
+  encodeResult,
+  frameLength,
+  OID,
+  Op,
+  type Request,
+  ResultCode,
+  WireError,
+} from './wire.js'
+
+/**
+ * The LDAP listeners (node:net, and node:tls for LDAPS; StartTLS upgrades a plain connection):
+ * frames in, one operation at a time per connection, answers out. A malformed or oversized
+ * message closes its connection (logged once per connection); idle connections close after
+ * `ldap.idleTimeout`; each client address may hold `ldap.maxConnectionsPerAddress` connections.
+ */
+
+export interface LdapListeners {
+  /** Where each listener is bound: `address` always, `ldaps` when configured. */
+  bound: { address: { host: string; port: number }; ldaps?: { host: string; port: number } }
+  close(): Promise<void>
+}
+
+class Connection {
+  private buffer: Buffer = Buffer.alloc(0)
+  private queue: Promise<void> = Promise.resolve()
+  private closed = false
+  /** The bound person's id (re-read at every operation); null: anonymous. */
+  private boundId: string | null = null
+  private tls: boolean
+
+  constructor(
+    private socket: Socket,
+    private readonly ctx: AuthContext,
+    private readonly logger: Logger,
+    private readonly secure: SecureContext | null,
+    encrypted: boolean,
+  ) {
+    this.tls = encrypted
+    this.attach(socket)
+  }
+
+  private attach(socket: Socket): void {
+    socket.setNoDelay(true)
+    socket.setTimeout(this.ctx.config().ldap.idleTimeout * 1000)
+    socket.on('data', this.onData)
+    socket.on('timeout', () => socket.destroy())
+    socket.on('error', () => socket.destroy())
+    socket.on('close', () => {
+      if (socket === this.socket) this.closed = true
+    })
+  }
+
+  private meta(): RequestMeta {
+    return { ipAddress: this.socket.remoteAddress ?? null, userAgent: 'ldap' }
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+    try {
+      for (;;) {
+        const length = frameLength(this.buffer)
+        if (length === 0) break
+        const frame = this.buffer.subarray(0, length)
+        this.buffer = this.buffer.subarray(length)
+        const request = decodeRequest(frame)
+        if (request.op === 'extended' && request.name === OID.startTLS) {
+          // Nothing may follow a StartTLS request before its answer (RFC 4511 §4.14.1).
+          this.socket.pause()
+          this.enqueue(request)
+          break
+        }
+        this.enqueue(request)
+      }
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.closed) return
+    this.closed = true
+    const why = error instanceof Error ? error.message : String(error)
+    if (error instanceof WireError) this.logger.warn(`ldap: closed a connection from ${this.socket.remoteAddress}: ${why}`)
+    else this.logger.error(`ldap: connection from ${this.socket.remoteAddress} failed`, error)
+    this.socket.destroy()
+  }
+
+  private enqueue(request: Request): void {
+    this.queue = this.queue.then(async () => {
+      if (this.closed) return
+      try {
+        await this.handle(request)
+      } catch (error) {
+        this.fail(error)
+      }
+    })
+  }
+
+  private send(bytes: Buffer): void {
+    if (!this.closed) this.socket.write(bytes)
+  }
+
+  private async viewer() {
+    const user = this.boundId ? ((await findUser(this.ctx, this.boundId)) ?? null) : null
+    return viewerOf(this.ctx, user)
+  }
+
+  private async handle(request: Request): Promise<void> {
+    const { id } = request
+    switch (request.op) {
+      case 'unbind':
+        this.closed = true
+        this.socket.end()
+        return
+      case 'abandon':
+        return
+      case 'write':
+        this.send(encodeResult(id, request.responseTag, ResultCode.unwillingToPerform, 'the directory is read-only'))
+        return
+      case 'bind': {
+        this.boundId = null
+        if (request.version !== 3) return this.send(encodeResult(id, Op.bindResponse, ResultCode.protocolError, 'LDAPv3 only'))
+        if (!request.password) return this.send(encodeResult(id, Op.bindResponse, ResultCode.authMethodNotSupported, 'simple bind only'))
+        const outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
+        this.boundId = outcome.user?.id ?? null
+        this.send(encodeResult(id, Op.bindResponse, outcome.code))
+        return
+      }
+      case 'search':
+        return this.search(request)
+      case 'compare':
+        return this.compare(request)
+      case 'extended':
+        return this.extended(request)
+    }
+  }
+
+  private async search(request: Extract<Request, { op: 'search' }>): Promise<void> {
+    const { id } = request
+    const paged = request.controls.find((c) => c.type === OID.pagedResults)
+    const unknownCritical = request.controls.find((c) => c.critical && c.type !== OID.pagedResults)
+    if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
+    const snapshot = new Snapshot(this.ctx, await this.viewer())
+    snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
+    let target: ReturnType<typeof locate>
+    try {
+      target = locate(snapshot.layout, request.base)
+    } catch (error) {
+      if (error instanceof DnError) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.invalidDNSyntax))
+      throw error
+    }
+    const entries = await snapshot.inScope(target, request.scope, request.filter, this.secure !== null)
+    this.ctx.events.ldapSearch()
+    if (!entries) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.noSuchObject))
+    const found = entries.filter((entry) => matches(entry, request.filter))
+    let from = 0
+    let to = found.length
+    let doneControls: Control[] | undefined
+    if (paged) {
+      let page: { size: number; cookie: Buffer }
+      try {
+        page = decodePagedValue(paged.value)
+      } catch {
+        return this.send(encodeResult(id, Op.searchResultDone, ResultCode.protocolError, 'malformed paged results control'))
+      }
+      from = page.cookie.length > 0 ? Number(page.cookie.toString('ascii')) : 0
+      if (!Number.isInteger(from) || from < 0) from = found.length
+      to = page.size > 0 ? Math.min(found.length, from + page.size) : from
+      const next = to < found.length && page.size > 0 ? Buffer.from(String(to), 'ascii') : Buffer.alloc(0)
+      doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(found.length, next) }]
+    }
+    const limit = request.sizeLimit
+    let sent = 0
+    for (let i = from; i < to; i++) {
+      if (limit > 0 && sent >= limit) {
+        return this.send(encodeResult(id, Op.searchResultDone, ResultCode.sizeLimitExceeded, '', doneControls))
+      }
+      this.send(encodeEntry(id, selectAttributes(found[i] as (typeof found)[number], request.attributes), request.typesOnly))
+      sent++
+    }
+    this.send(encodeResult(id, Op.searchResultDone, ResultCode.success, '', doneControls))
+  }
+
+  private async compare(request: Extract<Request, { op: 'compare' }>): Promise<void> {
+    const snapshot = new Snapshot(this.ctx, await this.viewer())
+    let entry: Awaited<ReturnType<typeof entryAt>>
+    try {
+      entry = await entryAt(snapshot, request.entry, this.secure !== null)
+    } catch (error) {
+      if (error instanceof DnError) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.invalidDNSyntax))
+      throw error
+    }
+    if (!entry) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.noSuchObject))
+    const answer = compareValue(entry, request.attribute, request.value)
+    const code = answer === undefined ? ResultCode.noSuchAttribute : answer ? ResultCode.compareTrue : ResultCode.compareFalse
+    this.send(encodeResult(request.id, Op.compareResponse, code))
+  }
+
+  private async extended(request: Extract<Request, { op: 'extended' }>): Promise<void> {
+    const { id } = request
+    if (request.name === OID.whoami) {
+      const viewer = await this.viewer()
+      const dn = viewer.user ? normalizeDn(layoutOf(this.ctx).personDn(uidOf(viewer.user))) : ''
+      this.send(encodeExtended(id, ResultCode.success, '', null, Buffer.from(dn ? `dn:${dn}` : '', 'utf8')))
+      return
+    }
+    if (request.name === OID.startTLS) {
+      if (!this.secure || this.tls) {
+        this.send(encodeExtended(id, ResultCode.unavailable, 'StartTLS is not available', OID.startTLS, null))
+        this.socket.resume()
+        return
+      }
+      this.send(encodeExtended(id, ResultCode.success, '', OID.startTLS, null))
+      const plain = this.socket
+      plain.removeListener('data', this.onData)
+      const upgraded = new TLSSocket(plain, { isServer: true, secureContext: this.secure })
+      this.socket = upgraded
+      this.tls = true
+      this.buffer = Buffer.alloc(0)
+      this.attach(upgraded)
+      plain.resume()
+      return
+    }
+    if (request.name === OID.passwordModify) {
+      const viewer = await this.viewer()
+      const outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      this.send(encodeExtended(id, outcome.code, outcome.message, null, null))
+      return
+    }
+    this.send(encodeExtended(id, ResultCode.unwillingToPerform, 'unsupported extended operation', null, null))
+  }
+}
+
+function listen(server: Server, address: string, field: string): Promise<{ host: string; port: number }> {
+  const { host, port } = parseLdapAddress(address)
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) =>
+      reject(new Error(`${field}: cannot listen on ${address} (${error.code ?? error.message}); choose another ${field}`))
+    server.once('error', failed)
+    server.listen(port, host, () => {
+      server.off('error', failed)
+      const bound = server.address()
+      resolve({ host, port: bound && typeof bound === 'object' ? bound.port : port })
+    })
+  })
+}
+
+/** Opens the listeners `ldap.*` asks for. Rejects with one line naming the field when one cannot start. */
+export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapListeners> {
+  const conf = ctx.config().ldap
+  layoutOf(ctx)
+  let secure: SecureContext | null = null
+  let pem: { cert: Buffer; key: Buffer } | null = null
+  if (conf.tls) {
+    try {
+      pem = { cert: readFileSync(conf.tls.cert), key: readFileSync(conf.tls.key) }
+      secure = createSecureContext(pem)
+    } catch (error) {
+      throw new Error(`ldap.tls: cannot load the certificate and key (${(error as Error).message})`)
+    }
+  }
+  const perAddress = new Map<string, number>()
+  const sockets = new Set<Socket>()
+  const admit = (socket: Socket, encrypted: boolean) => {
+    const from = socket.remoteAddress ?? ''
+    const count = perAddress.get(from) ?? 0
+    if (count >= ctx.config().ldap.maxConnectionsPerAddress) {
+      socket.destroy()
+      return
+    }
+    perAddress.set(from, count + 1)
+    sockets.add(socket)
+    socket.once('close', () => {
+      sockets.delete(socket)
+      const left = (perAddress.get(from) ?? 1) - 1
+      if (left <= 0) perAddress.delete(from)
+      else perAddress.set(from, left)
+    })
+    new Connection(socket, ctx, logger, secure, encrypted)
+  }
+  const servers: Server[] = []
+  const plain = createServer((socket) => admit(socket, false))
+  servers.push(plain)
+  const close = async () => {
+    for (const socket of sockets) socket.destroy()
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))))
+  }
+  try {
+    const address = await listen(plain, conf.address, 'ldap.address')
+    let ldaps: { host: string; port: number } | undefined
+    if (conf.ldapsAddress && pem) {
+      const tlsServer = createTlsServer(pem, (socket) => admit(socket, true))
+      servers.push(tlsServer)
+      ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
+    }
+    return { bound: { address, ...(ldaps ? { ldaps } : {}) }, close }
+  } catch (error) {
+    await close()
+    throw error
+  }
+}

@@ -1,0 +1,407 @@
+import { BerReader, BerWriter } from '@ldapjs/asn1'
+import { type ParsedFilter, parseBer } from '@ldapjs/filter'
+
+/**
+ * The LDAPv3 wire (RFC 4511) for the subset this directory serves, on the @ldapjs codec packages:
+ * frames are cut here (a definite length, at most `MAX_MESSAGE_BYTES`), requests are decoded with
+ * @ldapjs/asn1's reader and @ldapjs/filter's filter parser, answers are written with its writer.
+ * Anything malformed throws `WireError`: the connection is closed (server.ts), nothing else.
+ */
+
+/** The largest message a client may send (1 MiB). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024
+/** How deep `and`/`or`/`not` may nest. */
+const MAX_FILTER_DEPTH = 32
+
+export class WireError extends Error {}
+
+export const ResultCode = {
+  success: 0,
+  operationsError: 1,
+  protocolError: 2,
+  sizeLimitExceeded: 4,
+  compareFalse: 5,
+  compareTrue: 6,
+  authMethodNotSupported: 7,
+  unavailableCriticalExtension: 12,
+  noSuchAttribute: 16,
+  constraintViolation: 19,
+  noSuchObject: 32,
+  invalidDNSyntax: 34,
+  inappropriateAuthentication: 48,
+  invalidCredentials: 49,
+  insufficientAccessRights: 50,
+  unavailable: 52,
+  unwillingToPerform: 53,
+  other: 80,
+} as const
+
+/** Protocol operation tags (application class). */
+export const Op = {
+  bindRequest: 0x60,
+  bindResponse: 0x61,
+  unbindRequest: 0x42,
+  searchRequest: 0x63,
+  searchResultEntry: 0x64,
+  searchResultDone: 0x65,
+  modifyRequest: 0x66,
+  modifyResponse: 0x67,
+  addRequest: 0x68,
+  addResponse: 0x69,
+  delRequest: 0x4a,
+  delResponse: 0x6b,
+  modDNRequest: 0x6c,
+  modDNResponse: 0x6d,
+  compareRequest: 0x6e,
+  compareResponse: 0x6f,
+  abandonRequest: 0x50,
+  extendedRequest: 0x77,
+  extendedResponse: 0x78,
+} as const
+
+/** The write requests, each answered `unwillingToPerform` with its own response tag. */
+const WRITES: Record<number, number> = {
+  [Op.modifyRequest]: Op.modifyResponse,
+  [Op.addRequest]: Op.addResponse,
+  [Op.delRequest]: Op.delResponse,
+  [Op.modDNRequest]: Op.modDNResponse,
+}
+
+export const OID = {
+  whoami: '1.3.6.1.4.1.4203.1.11.3',
+  passwordModify: '1.3.6.1.4.1.4203.1.11.1',
+  startTLS: '1.3.6.1.4.1.1466.20037',
+  pagedResults: '1.2.840.113556.1.4.319',
+} as const
+
+export interface Control {
+  type: string
+  critical: boolean
+  value: Buffer | null
+}
+
+/** A search filter in this directory's own terms (attribute names lower-cased). */
+export type Filter =
+  | { kind: 'and' | 'or'; of: Filter[] }
+  | { kind: 'not'; of: Filter }
+  | { kind: 'equal' | 'greater' | 'less' | 'approx'; attribute: string; value: string }
+  | { kind: 'substrings'; attribute: string; initial: string | null; any: string[]; final: string | null }
+  | { kind: 'present'; attribute: string }
+  | { kind: 'undefined' }
+
+export type Scope = 'base' | 'one' | 'sub'
+
+export type Request = { id: number; controls: Control[] } & (
+  | { op: 'bind'; version: number; name: string; password: Buffer | null }
+  | { op: 'unbind' }
+  | {
+      op: 'search'
+      base: string
+      scope: Scope
+      sizeLimit: number
+      typesOnly: boolean
+      filter: Filter
+      attributes: string[]
+    }
+  | { op: 'compare'; entry: string; attribute: string; value: string }
+  | { op: 'extended'; name: string; value: Buffer | null }
+  | { op: 'abandon' }
+  | { op: 'write'; responseTag: number }
+)
+
+/**
+ * The length of the first complete message in `buffer`: 0 when more bytes are needed. Throws
+ * WireError on a frame that is not an LDAPMessage SEQUENCE, an indefinite or over-long length,
+ * or one over MAX_MESSAGE_BYTES.
+ */
+export function frameLength(buffer: Buffer): number {
+  if (buffer.length < 2) return 0
+  if (buffer[0] !== 0x30) throw new WireError('not an LDAP message')
+  const first = buffer[1] as number
+  let length: number
+  let header: number
+  if (first < 0x80) {
+    length = first
+    header = 2
+  } else {
+    const bytes = first & 0x7f
+    if (bytes === 0) throw new WireError('indefinite length')
+    if (bytes > 4) throw new WireError('length too long')
+    if (buffer.length < 2 + bytes) return 0
+    length = 0
+    for (let i = 0; i < bytes; i++) length = length * 256 + (buffer[2 + i] as number)
+    header = 2 + bytes
+  }
+  if (length + header > MAX_MESSAGE_BYTES) throw new WireError(`message of ${length} bytes over the limit`)
+  return buffer.length >= header + length ? header + length : 0
+}
+
+function must<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new WireError(`truncated ${what}`)
+  return value
+}
+
+/** Decodes one complete LDAPMessage (a frame `frameLength` cut). Throws WireError when malformed. */
+export function decodeRequest(frame: Buffer): Request {
+  try {
+    return decode(new BerReader(frame))
+  } catch (error) {
+    if (error instanceof WireError) throw error
+    throw new WireError(error instanceof Error ? error.message : 'malformed message')
+  }
+}
+
+function decode(ber: BerReader): Request {
+  must(ber.readSequence(0x30), 'message')
+  const end = ber.offset + ber.length
+  const id = ber.readInt()
+  if (!Number.isInteger(id) || id < 0) throw new WireError('invalid message id')
+  const tag = must(ber.peek(), 'operation')
+  const op = decodeOp(ber, tag, id)
+  const controls: Control[] = []
+  if (ber.offset < end && ber.peek() === 0xa0) {
+    ber.readSequence(0xa0)
+    const controlsEnd = ber.offset + ber.length
+    while (ber.offset < controlsEnd) {
+      must(ber.readSequence(0x30), 'control')
+      const controlEnd = ber.offset + ber.length
+      const type = must(ber.readString(), 'control type')
+      let critical = false
+      let value: Buffer | null = null
+      if (ber.offset < controlEnd && ber.peek() === 0x01) critical = ber.readBoolean()
+      if (ber.offset < controlEnd) value = must(ber.readString(0x04, true), 'control value')
+      if (ber.offset !== controlEnd) throw new WireError('malformed control')
+      controls.push({ type, critical, value })
+    }
+  }
+  if (ber.offset !== end) throw new WireError('trailing bytes in message')
+  return { ...op, id, controls } as Request
+}
+
+type OpBody = Request extends infer R ? (R extends unknown ? Omit<R, 'id' | 'controls'> : never) : never
+
+function decodeOp(ber: BerReader, tag: number, id: number): OpBody {
+  if (tag === Op.unbindRequest) {
+    ber.readRawBuffer(tag)
+    return { op: 'unbind' }
+  }
+  if (tag === Op.abandonRequest) {
+    ber.readRawBuffer(tag)
+    return { op: 'abandon' }
+  }
+  const responseTag = WRITES[tag]
+  if (responseTag !== undefined) {
+    must(ber.readSequence(tag), 'request')
+    ber.setOffset(ber.offset + ber.length)
+    return { op: 'write', responseTag }
+  }
+  must(ber.readSequence(tag), 'request')
+  const end = ber.offset + ber.length
+  let op: OpBody
+  switch (tag) {
+    case Op.bindRequest: {
+      const version = ber.readInt()
+      const name = must(ber.readString(), 'bind name')
+      // Simple authentication is [0]; anything else (SASL) is read over and refused.
+      const password = ber.peek() === 0x80 ? must(ber.readString(0x80, true), 'password') : null
+      ber.setOffset(end)
+      op = { op: 'bind', version, name, password }
+      break
+    }
+    case Op.searchRequest: {
+      const base = must(ber.readString(), 'base')
+      const scope = ber.readEnumeration()
+      ber.readEnumeration() // derefAliases: there are no aliases
+      const sizeLimit = ber.readInt()
+      ber.readInt() // timeLimit: answers are immediate
+      const typesOnly = ber.readBoolean()
+      const filter = toFilter(parseBer(ber), 0)
+      must(ber.readSequence(0x30), 'attribute list')
+      const listEnd = ber.offset + ber.length
+      const attributes: string[] = []
+      while (ber.offset < listEnd) attributes.push(must(ber.readString(), 'attribute'))
+      if (scope !== 0 && scope !== 1 && scope !== 2) throw new WireError('invalid scope')
+      op = {
+        op: 'search',
+        base,
+        scope: scope === 0 ? 'base' : scope === 1 ? 'one' : 'sub',
+        sizeLimit: Math.max(0, sizeLimit),
+        typesOnly,
+        filter,
+        attributes,
+      }
+      break
+    }
+    case Op.compareRequest: {
+      const entry = must(ber.readString(), 'entry')
+      must(ber.readSequence(0x30), 'assertion')
+      const attribute = must(ber.readString(), 'attribute')
+      const value = must(ber.readString(), 'value')
+      op = { op: 'compare', entry, attribute, value }
+      break
+    }
+    case Op.extendedRequest: {
+      const name = must(ber.readString(0x80), 'extended name')
+      const value = ber.offset < end && ber.peek() === 0x81 ? must(ber.readString(0x81, true), 'extended value') : null
+      op = { op: 'extended', name, value }
+      break
+    }
+    default:
+      throw new WireError(`unknown operation 0x${tag.toString(16)} (message ${id})`)
+  }
+  if (ber.offset !== end) throw new WireError('malformed request')
+  return op
+}
+
+function text(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  return String(value ?? '')
+}
+
+function toFilter(parsed: ParsedFilter, depth: number): Filter {
+  if (depth > MAX_FILTER_DEPTH) throw new WireError('filter nested too deep')
+  const attribute = (parsed.attribute ?? '').toLowerCase()
+  switch (parsed.type) {
+    case 'AndFilter':
+    case 'OrFilter':
+      return { kind: parsed.type === 'AndFilter' ? 'and' : 'or', of: (parsed.clauses ?? []).map((c) => toFilter(c, depth + 1)) }
+    case 'NotFilter':
+      return { kind: 'not', of: toFilter(must(parsed.clauses?.[0], 'not filter'), depth + 1) }
+    case 'EqualityFilter':
+      return { kind: 'equal', attribute, value: text(parsed.value) }
+    case 'GreaterThanEqualsFilter':
+      return { kind: 'greater', attribute, value: text(parsed.value) }
+    case 'LessThanEqualsFilter':
+      return { kind: 'less', attribute, value: text(parsed.value) }
+    case 'ApproximateFilter':
+      return { kind: 'approx', attribute, value: text(parsed.value) }
+    case 'PresenceFilter':
+      return { kind: 'present', attribute }
+    case 'SubstringFilter':
+      return {
+        kind: 'substrings',
+        attribute,
+        initial: parsed.subInitial ? text(parsed.subInitial) : null,
+        any: (parsed.subAny ?? []).map(text),
+        final: parsed.subFinal ? text(parsed.subFinal) : null,
+      }
+    default:
+      // Extensible matches are not supported: Undefined (RFC 4511 §4.5.1.7), matching nothing.
+      return { kind: 'undefined' }
+  }
+}
+
+/** An entry answered to a search: attribute values in order, names as the directory spells them. */
+export interface AnswerEntry {
+  dn: string
+  attributes: { name: string; values: string[] }[]
+}
+
+function message(id: number, body: (w: BerWriter) => void, controls?: Control[]): Buffer {
+  const w = new BerWriter({ size: 256 })
+  w.startSequence(0x30)
+  w.writeInt(id)
+  body(w)
+  if (controls && controls.length > 0) {
+    w.startSequence(0xa0)
+    for (const control of controls) {
+      w.startSequence(0x30)
+      w.writeString(control.type)
+      if (control.critical) w.writeBoolean(true)
+      if (control.value) w.writeBuffer(control.value, 0x04)
+      w.endSequence()
+    }
+    w.endSequence()
+  }
+  w.endSequence()
+  return w.buffer
+}
+
+function result(w: BerWriter, code: number, matchedDN: string, diagnostic: string): void {
+  w.writeEnumeration(code)
+  w.writeString(matchedDN)
+  w.writeString(diagnostic)
+}
+
+/** An LDAPResult under `tag` (bind, search done, compare, the write responses). */
+export function encodeResult(id: number, tag: number, code: number, diagnostic = '', controls?: Control[], matchedDN = ''): Buffer {
+  return message(
+    id,
+    (w) => {
+      w.startSequence(tag)
+      result(w, code, matchedDN, diagnostic)
+      w.endSequence()
+    },
+    controls,
+  )
+}
+
+/** An ExtendedResponse (RFC 4511 §4.12), with its optional name and value. */
+export function encodeExtended(id: number, code: number, diagnostic: string, name: string | null, value: Buffer | null): Buffer {
+  return message(id, (w) => {
+    w.startSequence(Op.extendedResponse)
+    result(w, code, '', diagnostic)
+    if (name) w.writeString(name, 0x8a)
+    if (value) w.writeBuffer(value, 0x8b)
+    w.endSequence()
+  })
+}
+
+/** A SearchResultEntry; `typesOnly` sends the names with empty value sets. */
+export function encodeEntry(id: number, entry: AnswerEntry, typesOnly: boolean): Buffer {
+  return message(id, (w) => {
+    w.startSequence(Op.searchResultEntry)
+    w.writeString(entry.dn)
+    w.startSequence(0x30)
+    for (const attribute of entry.attributes) {
+      w.startSequence(0x30)
+      w.writeString(attribute.name)
+      w.startSequence(0x31)
+      if (!typesOnly) for (const value of attribute.values) w.writeString(value)
+      w.endSequence()
+      w.endSequence()
+    }
+    w.endSequence()
+    w.endSequence()
+  })
+}
+
+/** The paged-results control's value (RFC 2696): `{size, cookie}`. */
+export function decodePagedValue(value: Buffer | null): { size: number; cookie: Buffer } {
+  const ber = new BerReader(must(value, 'paged results value'))
+  must(ber.readSequence(0x30), 'paged results')
+  const size = ber.readInt()
+  const cookie = must(ber.readString(0x04, true), 'paged results cookie')
+  return { size, cookie }
+}
+
+export function encodePagedValue(size: number, cookie: Buffer): Buffer {
+  const w = new BerWriter({ size: 64 })
+  w.startSequence(0x30)
+  w.writeInt(size)
+  w.writeBuffer(cookie, 0x04)
+  w.endSequence()
+  return w.buffer
+}
+
+/** RFC 3062's PasswdModifyRequestValue: `{userIdentity?, oldPasswd?, newPasswd?}`. */
+export function decodePasswordModify(value: Buffer | null): {
+  user: string | null
+  oldPassword: string | null
+  newPassword: string | null
+} {
+  const out = { user: null as string | null, oldPassword: null as string | null, newPassword: null as string | null }
+  if (!value || value.length === 0) return out
+  const ber = new BerReader(value)
+  must(ber.readSequence(0x30), 'password modify')
+  const end = ber.offset + ber.length
+  while (ber.offset < end) {
+    const tag = ber.peek()
+    if (tag === 0x80) out.user = must(ber.readString(0x80), 'user identity')
+    else if (tag === 0x81) out.oldPassword = must(ber.readString(0x81), 'old password')
+    else if (tag === 0x82) out.newPassword = must(ber.readString(0x82), 'new password')
+    else throw new WireError('malformed password modify request')
+  }
+  return out
+}

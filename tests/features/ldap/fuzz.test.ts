@@ -1,0 +1,115 @@
+import { createConnection } from 'node:net'
+import { AddRequest, BindRequest, CompareRequest, ExtensionRequest, SearchRequest } from '@ldapjs/messages'
+import { parseString } from '@ldapjs/filter'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { serverLog } from '../../helpers/server.js'
+import { Client } from 'ldapts'
+import { BASE, type LdapServer, PASSWORD, type Person, client, person, startLdapServer } from './helpers.js'
+
+/**
+ * The BER parser faces the LAN: random bytes and mutations of valid messages, each on its own raw
+ * socket, must close (or answer) that connection only; the server neither crashes nor logs an
+ * error, and a bind on a fresh connection works afterwards.
+ */
+
+let server: LdapServer
+let alice: Person
+beforeAll(async () => {
+  server = await startLdapServer({ ldap: { maxConnectionsPerAddress: 512 } })
+  alice = await person(server, 'alice', 'Alice Liddell', 'admin')
+})
+afterAll(() => server?.close())
+
+/** A deterministic generator, so a failure can be replayed. */
+function random(seed: number) {
+  let s = seed >>> 0
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+}
+
+const valid = (): Buffer[] =>
+  [
+    new BindRequest({ messageId: 1, name: `uid=fuzzer,ou=people,${BASE}`, credentials: 'not the password' }),
+    new SearchRequest({
+      messageId: 2,
+      baseObject: `ou=people,${BASE}`,
+      scope: 'sub',
+      filter: parseString('(&(uid=a*)(|(mail=*)(!(cn=x)))(createTimestamp>=20200101000000Z))'),
+      attributes: ['uid', '+'],
+      sizeLimit: 3,
+    }),
+    new CompareRequest({ messageId: 3, entry: `cn=user,ou=groups,${BASE}`, attribute: 'member', value: `uid=alice,ou=people,${BASE}` }),
+    new ExtensionRequest({ messageId: 4, requestName: '1.3.6.1.4.1.4203.1.11.3' }),
+    new AddRequest({ messageId: 5, entry: `uid=x,ou=people,${BASE}`, attributes: [{ type: 'cn', values: ['x'] }] }),
+  ].map((m) => m.toBer().buffer as Buffer)
+
+/** Sends `bytes` on a fresh connection, half-closes, and waits for the server to answer or close (bounded). */
+function exchange(bytes: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port: server.port })
+    const done = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve()
+    }
+    const timer = setTimeout(done, 300)
+    socket.on('error', done)
+    socket.on('close', done)
+    socket.on('data', () => {})
+    socket.on('connect', () => socket.end(bytes))
+  })
+}
+
+it('survives random bytes, mutated messages, truncations and absurd lengths; a fresh bind works after', async () => {
+  serverLog.allowWarning(/^ldap: closed a connection/)
+  const next = random(36)
+  const seeds = valid()
+  const cases: Buffer[] = [
+    Buffer.from([0x30, 0x84, 0x7f, 0xff, 0xff, 0xff, 0x02, 0x01, 0x01]),
+    Buffer.from([0x30, 0x85, 0x01, 0x00, 0x00, 0x00, 0x00]),
+    Buffer.from([0x30, 0x80, 0x02, 0x01, 0x01, 0x00, 0x00]),
+    Buffer.concat([Buffer.from([0x30, 0x83, 0x10, 0x00, 0x01]), Buffer.alloc(64)]),
+    Buffer.from([0x04, 0x00]),
+  ]
+  for (const seed of seeds) for (let cut = 1; cut < seed.length; cut += 3) cases.push(seed.subarray(0, cut))
+  for (let i = 0; i < 150; i++) {
+    const bytes = Buffer.alloc(1 + Math.floor(next() * 80))
+    for (let j = 0; j < bytes.length; j++) bytes[j] = Math.floor(next() * 256)
+    if (i % 2 === 0) bytes[0] = 0x30
+    cases.push(bytes)
+  }
+  for (let i = 0; i < 300; i++) {
+    const seed = Buffer.from(seeds[i % seeds.length] as Buffer)
+    const flips = 1 + Math.floor(next() * 4)
+    for (let k = 0; k < flips; k++) seed[Math.floor(next() * seed.length)] = Math.floor(next() * 256)
+    cases.push(seed)
+  }
+  for (const bytes of cases) await exchange(bytes)
+  expect(cases.length).toBeGreaterThan(500)
+
+  // Mutated binds still cost a password hash each (an unknown uid costs one too): a backlog may remain.
+  const c = new Client({ url: server.url, timeout: 60_000 })
+  await c.bind(alice.dn, PASSWORD)
+  const { searchEntries } = await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=alice)', attributes: ['uid'] })
+  expect(searchEntries.map((e) => e.uid)).toEqual(['alice'])
+  await c.unbind()
+}, 120_000)
+
+it('closes a connection whose message is over 1 MiB, and only that one', async () => {
+  serverLog.allowWarning(/^ldap: closed a connection/)
+  const c = await client(server, alice.dn)
+  const big = Buffer.concat([Buffer.from([0x30, 0x83, 0x10, 0x00, 0x10]), Buffer.alloc(1024)])
+  const closed = await new Promise<boolean>((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port: server.port }, () => socket.write(big))
+    socket.on('close', () => resolve(true))
+    socket.on('error', () => {})
+    setTimeout(() => resolve(false), 5_000)
+  })
+  expect(closed).toBe(true)
+  expect(serverLog.entries.some((e) => /over the limit/.test(e.message))).toBe(true)
+  // The other connection is undisturbed.
+  expect((await c.search(`ou=people,${BASE}`, { scope: 'one', attributes: ['uid'] })).searchEntries).toHaveLength(1)
+  await c.unbind()
+})

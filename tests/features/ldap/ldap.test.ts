@@ -1,0 +1,267 @@
+import { Client, InvalidCredentialsError, NoSuchObjectError, UnwillingToPerformError } from 'ldapts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BASE, PASSWORD, type LdapServer, type Person, client, ldapUtilsMissing, person, run, startLdapServer } from './helpers.js'
+import { warnSkipped } from '../../helpers/engines.js'
+
+let server: LdapServer
+let reader: Person
+let alice: Person
+let bob: Person
+beforeAll(async () => {
+  server = await startLdapServer({
+    config: { admin: { roles: { 'ldap-reader': { user: [] } } } },
+    ldap: { searchRoles: ['admin', 'ldap-reader'] },
+  })
+  reader = await person(server, 'svcreader', 'Service Reader', 'ldap-reader')
+  alice = await person(server, 'alice', 'Alice Liddell')
+  bob = await person(server, 'bob', 'Bob')
+})
+afterAll(() => server?.close())
+
+describe('binds', () => {
+  it('binds with the password of a people DN, whoami answers the normalized DN', async () => {
+    const c = await client(server, `UID=Alice,ou=People,${BASE}`)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:uid=alice,ou=people,${BASE}` })
+    await c.unbind()
+  })
+  it('refuses a wrong password, an unknown uid and a DN outside people with 49; an empty password with 53', async () => {
+    const c = new Client({ url: server.url })
+    await expect(c.bind(alice.dn, 'wrong password')).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`uid=nobody,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`cn=alice,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(alice.dn, '')).rejects.toBeInstanceOf(UnwillingToPerformError)
+    await c.unbind()
+  })
+  it('anonymous binds but finds nothing below the base', async () => {
+    const c = new Client({ url: server.url })
+    await c.bind('', '')
+    const base = await c.search(BASE, { scope: 'base' })
+    expect(base.searchEntries.map((e) => e.dn)).toEqual([BASE])
+    const sub = await c.search(BASE, { scope: 'sub', filter: '(objectClass=*)' })
+    expect(sub.searchEntries.map((e) => e.dn)).toEqual([BASE])
+    await expect(c.search(`ou=people,${BASE}`, { scope: 'one' })).rejects.toBeInstanceOf(NoSuchObjectError)
+    await c.unbind()
+  })
+})
+
+describe('search', () => {
+  it('a service user sees every person with the contract attributes', async () => {
+    const c = await client(server, reader.dn)
+    const { searchEntries } = await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=alice)', attributes: ['*', '+'] })
+    expect(searchEntries).toHaveLength(1)
+    const entry = searchEntries[0] as Record<string, unknown>
+    expect(entry).toMatchObject({
+      dn: alice.dn,
+      objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'],
+      uid: 'alice',
+      cn: 'Alice Liddell',
+      displayName: 'Alice Liddell',
+      sn: 'Liddell',
+      givenName: 'Alice',
+      mail: alice.email,
+      memberOf: `cn=user,ou=groups,${BASE}`,
+    })
+    expect(entry.entryUUID).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(entry.createTimestamp).toMatch(/^\d{14}Z$/)
+    await c.unbind()
+  })
+  it('evaluates every filter kind, attribute names and uid/mail/cn/objectClass values case-insensitively', async () => {
+    const c = await client(server, reader.dn)
+    const uids = async (filter: string) =>
+      (await c.search(`ou=people,${BASE}`, { scope: 'sub', filter, attributes: ['uid'] })).searchEntries.map((e) => e.uid).sort()
+    expect(await uids('(UID=ALICE)')).toEqual(['alice'])
+    expect(await uids(`(MAIL=${alice.email.toUpperCase()})`)).toEqual(['alice'])
+    expect(await uids('(cn=alice LIDDELL)')).toEqual(['alice'])
+    expect(await uids('(&(objectClass=INETORGPERSON)(|(uid=alice)(uid=bob)))')).toEqual(['alice', 'bob'])
+    expect(await uids('(&(objectClass=person)(!(uid=alice)))')).toEqual(['bob', 'svcreader'])
+    expect(await uids('(cn=*lid*)')).toEqual(['alice'])
+    expect(await uids('(cn=Al*ce*ll)')).toEqual(['alice'])
+    expect(await uids('(uid=*b)')).toEqual(['bob'])
+    expect(await uids('(givenName=*)')).toEqual(['alice', 'svcreader'])
+    expect(await uids('(createTimestamp>=20000101000000Z)')).toEqual(['alice', 'bob', 'svcreader'])
+    expect(await uids('(createTimestamp<=20000101000000Z)')).toEqual([])
+    expect(await uids('(memberOf=CN=user,OU=groups,DC=gatehouse,DC=lan)')).toEqual(['alice', 'bob'])
+    await c.unbind()
+  })
+  it('lists groups with both object classes and their members', async () => {
+    const c = await client(server, reader.dn)
+    const { searchEntries } = await c.search(`ou=groups,${BASE}`, { scope: 'one', filter: '(objectClass=groupOfUniqueNames)' })
+    const user = searchEntries.find((e) => e.cn === 'user') as Record<string, unknown>
+    expect(user.objectClass).toEqual(['top', 'groupOfNames', 'groupOfUniqueNames'])
+    expect([...(user.member as string[])].sort()).toEqual([alice.dn, bob.dn].sort())
+    expect(user.uniqueMember).toEqual(user.member)
+    await c.unbind()
+  })
+  it('sizeLimit answers sizeLimitExceeded after that many entries; paging walks every entry', async () => {
+    const c = await client(server, reader.dn)
+    // ldapts hands back the entries of a sizeLimitExceeded answer (ldapsearch's exit code 4 is checked below).
+    expect((await c.search(`ou=people,${BASE}`, { scope: 'one', sizeLimit: 1 })).searchEntries).toHaveLength(1)
+    const paged = await c.search(`ou=people,${BASE}`, { scope: 'one', paged: { pageSize: 1 }, attributes: ['uid'] })
+    expect(paged.searchEntries.map((e) => e.uid).sort()).toEqual(['alice', 'bob', 'svcreader'])
+    await c.unbind()
+  })
+  it('a plain user sees only their own entry and their groups', async () => {
+    const c = await client(server, bob.dn)
+    const all = await c.search(BASE, { scope: 'sub', filter: '(objectClass=*)', attributes: ['1.1'] })
+    expect(all.searchEntries.map((e) => e.dn)).toEqual([
+      BASE,
+      `ou=people,${BASE}`,
+      bob.dn,
+      `ou=groups,${BASE}`,
+      `cn=user,ou=groups,${BASE}`,
+    ])
+    await c.unbind()
+  })
+  it('the root DSE names the base, the version, whoami and paged results', async () => {
+    const c = new Client({ url: server.url })
+    const { searchEntries } = await c.search('', { scope: 'base', attributes: ['+'] })
+    expect(searchEntries[0]).toMatchObject({ namingContexts: BASE, supportedLDAPVersion: '3', supportedControl: '1.2.840.113556.1.4.319' })
+    expect(searchEntries[0]?.supportedExtension).toContain('1.3.6.1.4.1.4203.1.11.3')
+    await c.unbind()
+  })
+})
+
+describe('compare and writes', () => {
+  it('compares member and objectClass under the same visibility', async () => {
+    const c = await client(server, reader.dn)
+    expect(await c.compare(`cn=user,ou=groups,${BASE}`, 'member', alice.dn)).toBe(true)
+    expect(await c.compare(`cn=user,ou=groups,${BASE}`, 'uniqueMember', reader.dn)).toBe(false)
+    expect(await c.compare(`cn=user,ou=groups,${BASE}`, 'objectClass', 'groupofnames')).toBe(true)
+    await c.unbind()
+    const b = await client(server, bob.dn)
+    await expect(b.compare(alice.dn, 'objectClass', 'person')).rejects.toBeInstanceOf(NoSuchObjectError)
+    await b.unbind()
+  })
+  it('refuses add, modify, delete and modrdn with unwillingToPerform', async () => {
+    const c = await client(server, reader.dn)
+    await expect(c.del(alice.dn)).rejects.toBeInstanceOf(UnwillingToPerformError)
+    await expect(c.modifyDN(alice.dn, 'uid=alicia')).rejects.toBeInstanceOf(UnwillingToPerformError)
+    await expect(c.add(`uid=x,ou=people,${BASE}`, { objectClass: 'person', uid: 'x' })).rejects.toBeInstanceOf(UnwillingToPerformError)
+    await c.unbind()
+  })
+})
+
+describe('OpenLDAP clients (ldap-utils)', () => {
+  warnSkipped('LDAP: OpenLDAP command-line clients', ldapUtilsMissing)
+  it.skipIf(!!ldapUtilsMissing)('ldapsearch, ldapwhoami and ldapmodify', async () => {
+    const found = await run('ldapsearch', [
+      '-x',
+      '-LLL',
+      '-H',
+      server.url,
+      '-D',
+      reader.dn,
+      '-w',
+      PASSWORD,
+      '-b',
+      BASE,
+      '(uid=alice)',
+      'mail',
+    ])
+    expect(found).toMatchObject({ code: 0 })
+    expect(found.stdout).toContain(`dn: ${alice.dn}`)
+    expect(found.stdout).toContain(`mail: ${alice.email}`)
+    const paged = await run('ldapsearch', [
+      '-x',
+      '-LLL',
+      '-H',
+      server.url,
+      '-D',
+      reader.dn,
+      '-w',
+      PASSWORD,
+      '-E',
+      'pr=1/noprompt',
+      '-b',
+      `ou=people,${BASE}`,
+      '(objectClass=person)',
+      'uid',
+    ])
+    expect(paged.code).toBe(0)
+    expect(paged.stdout.match(/^uid: /gm)).toHaveLength(3)
+    const limited = await run('ldapsearch', [
+      '-x',
+      '-LLL',
+      '-H',
+      server.url,
+      '-D',
+      reader.dn,
+      '-w',
+      PASSWORD,
+      '-z',
+      '2',
+      '-b',
+      `ou=people,${BASE}`,
+      '(uid=*)',
+      'uid',
+    ])
+    expect(limited.code).toBe(4)
+    expect(limited.stdout.match(/^uid: /gm)).toHaveLength(2)
+    const whoami = await run('ldapwhoami', ['-x', '-H', server.url, '-D', bob.dn, '-w', PASSWORD])
+    expect(whoami).toMatchObject({ code: 0, stdout: `dn:uid=bob,ou=people,${BASE}\n` })
+    const wrong = await run('ldapwhoami', ['-x', '-H', server.url, '-D', bob.dn, '-w', 'nope'])
+    expect(wrong.code).toBe(49)
+    const modify = await run(
+      'ldapmodify',
+      ['-x', '-H', server.url, '-D', reader.dn, '-w', PASSWORD],
+      `dn: ${bob.dn}\nchangetype: modify\nreplace: cn\ncn: Robert\n`,
+    )
+    expect(modify.code).toBe(53)
+  })
+  it.skipIf(!!ldapUtilsMissing)(
+    'ldappasswd changes the bound user’s own password with the old one, through the password rules',
+    async () => {
+      const dora = await person(server, 'dora', 'Dora')
+      const short = await run('ldappasswd', ['-x', '-H', server.url, '-D', dora.dn, '-w', PASSWORD, '-a', PASSWORD, '-s', 'short'])
+      expect(short.code).toBe(1)
+      expect(short.stdout + short.stderr).toMatch(/Constraint violation \(19\)[\s\S]*too short/i)
+      const wrongOld = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        'not it',
+        '-s',
+        'a new long passphrase',
+      ])
+      expect(wrongOld.code).toBe(1)
+      expect(wrongOld.stdout + wrongOld.stderr).toMatch(/Invalid credentials \(49\)/)
+      const other = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        PASSWORD,
+        '-s',
+        'a new long passphrase',
+        bob.dn,
+      ])
+      expect(other.code).toBe(1)
+      expect(other.stdout + other.stderr).toMatch(/Server is unwilling to perform \(53\)/)
+      const changed = await run('ldappasswd', [
+        '-x',
+        '-H',
+        server.url,
+        '-D',
+        dora.dn,
+        '-w',
+        PASSWORD,
+        '-a',
+        PASSWORD,
+        '-s',
+        'a new long passphrase',
+      ])
+      expect(changed).toMatchObject({ code: 0 })
+      expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', 'a new long passphrase'])).code).toBe(0)
+      expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', PASSWORD])).code).toBe(49)
+    },
+  )
+})

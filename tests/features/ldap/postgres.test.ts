@@ -1,0 +1,65 @@
+import { Client, InvalidCredentialsError } from 'ldapts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../../helpers/engines.js'
+import { uniqueEmail } from '../../helpers/http.js'
+import { type Instance, MULTI_PASSWORD, signUpOn, startInstance } from '../../helpers/instances.js'
+import { BASE } from './helpers.js'
+
+/**
+ * Two `gatehouse serve` processes on one PostgreSQL, each with its LDAP listener: a change made
+ * through one instance's HTTP API or panel (a sign-up, a role, a ban) is what the other's LDAP
+ * answers on the next request. Needs `npm run build:server` (dist/server/main.mjs).
+ */
+const noPostgres = postgresUnavailable()
+warnSkipped('LDAP on two instances over PostgreSQL', noPostgres)
+
+describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
+  let postgres: PostgresServer
+  let a: Instance
+  let b: Instance
+  let ldapA: string
+  let ldapB: string
+
+  beforeAll(async () => {
+    postgres = await startPostgres()
+    const databaseUrl = await postgres.createDatabase('ldap')
+    const [portA, portB] = [await freePort(), await freePort()]
+    ldapA = `ldap://127.0.0.1:${portA}`
+    ldapB = `ldap://127.0.0.1:${portB}`
+    const config = (port: number) => ({ rateLimit: { enabled: false }, ldap: { enabled: true, address: `127.0.0.1:${port}` } })
+    a = await startInstance('ldap-a', { databaseUrl, config: config(portA) })
+    b = await startInstance('ldap-b', { databaseUrl, config: config(portB) })
+  }, 120_000)
+  afterAll(async () => {
+    await a?.stop()
+    await b?.stop()
+    await postgres?.stop()
+  })
+
+  it('a sign-up, a role change and a ban on instance A are what instance B answers next', async () => {
+    const admin = await signUpOn(a, uniqueEmail('ldapadmin'))
+    const member = await signUpOn(a, uniqueEmail('ldapmember'))
+    const dn = (email: string) => `uid=${email},ou=people,${BASE}`
+    // Both listeners up; the member binds on B at once.
+    const onB = new Client({ url: ldapB })
+    await onB.bind(dn(member.email), MULTI_PASSWORD)
+    expect(await onB.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${dn(member.email)}` })
+
+    const setRole = await a.panelCall('users.setRole', { userId: admin.id, role: 'admin' })
+    expect(setRole.status).toBe(200)
+    const adminOnB = new Client({ url: ldapB })
+    await adminOnB.bind(dn(admin.email), MULTI_PASSWORD)
+    const people = async (c: Client) =>
+      (await c.search(`ou=people,${BASE}`, { scope: 'one', attributes: ['mail'] })).searchEntries.map((e) => e.mail).sort()
+    expect(await people(adminOnB)).toEqual([admin.email, member.email].sort())
+
+    const ban = await a.panelCall('users.ban', { userId: member.id })
+    expect(ban.status).toBe(200)
+    expect(await people(adminOnB)).toEqual([admin.email])
+    // The member's bound connection on B sees nothing below the base at its next operation.
+    expect((await onB.search(BASE, { scope: 'sub', attributes: ['1.1'] })).searchEntries.map((e) => e.dn)).toEqual([BASE])
+    await expect(new Client({ url: ldapA }).bind(dn(member.email), MULTI_PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await onB.unbind()
+    await adminOnB.unbind()
+  }, 60_000)
+})
