@@ -223,6 +223,8 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
       `Panel recovery link: ${panel.loginURL}  (to create the first administrator or when none can sign in; valid until the server stops; keep it private)`,
     )
   }
+  // Without SMTP, said once here (with where to read the messages) rather than at the first message.
+  gatehouse.ctx.mailer.announceDevelopmentMail?.(panel ? `${panel.localOrigin}/#/email` : null)
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ConfigError, ConfigStore } from '../config/store.js'
 import { redact, resolveEngine, takeEngineFlags } from '../db/engine.js'
@@ -17,12 +17,38 @@ import { type AuthContext, createAuthContext, systemClock } from './context.js'
  * outbox: mail is only written to `log` (the CLI's stderr). An unreadable config.json or an
  * unreachable database is answered as `{ error }` for the command to print (exit code 2).
  */
+export interface ToolContext {
+  ctx: AuthContext
+  close(): Promise<void>
+  /**
+   * Removes what opening created (after close): the data directory when there was none, else the
+   * secret and database files it did not hold. For a command that changed nothing (an import
+   * refused or dry-run), so it leaves no trace. Nothing is removed once a server has started on
+   * the directory meanwhile (its pid file).
+   */
+  discardCreated(): void
+}
+
+/** The files opening a tool context may create in an existing data directory. */
+const CREATED_FILES = ['secret', 'gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'gatehouse.db-journal']
+
+function creationUndo(dataDir: string): () => void {
+  const existed = existsSync(dataDir)
+  const absentFiles = existed ? CREATED_FILES.filter((name) => !existsSync(join(dataDir, name))) : []
+  return () => {
+    if (existsSync(join(dataDir, 'gatehouse.pid'))) return
+    if (!existed) rmSync(dataDir, { recursive: true, force: true })
+    else for (const name of absentFiles) rmSync(join(dataDir, name), { force: true })
+  }
+}
+
 export async function openToolContext(
   dataDirFlag: string | undefined,
   options: { env?: NodeJS.ProcessEnv; log: (line: string) => void },
-): Promise<{ ctx: AuthContext; close(): Promise<void> } | { error: string }> {
+): Promise<ToolContext | { error: string }> {
   const env = options.env ?? process.env
   const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
+  const discardCreated = creationUndo(dataDir)
   // A first command on a new install (say `user create` before the first start) creates it, as serve does.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   let store: ConfigStore
@@ -31,7 +57,10 @@ export async function openToolContext(
     store = new ConfigStore(join(dataDir, 'config.json'))
     engine = resolveEngine(takeEngineFlags([], env).flags, store.get().database)
   } catch (e) {
-    if (e instanceof ConfigError) return { error: e.message }
+    if (e instanceof ConfigError) {
+      discardCreated()
+      return { error: e.message }
+    }
     throw e
   }
   const rest = {
@@ -43,14 +72,15 @@ export async function openToolContext(
   }
   if (engine.kind === 'sqlite') {
     const database = openDatabase(join(dataDir, 'gatehouse.db'))
-    return { ctx: createAuthContext(database, rest), close: async () => database.close() }
+    return { ctx: createAuthContext(database, rest), close: async () => database.close(), discardCreated }
   }
   // Loaded on demand: node-postgres stays out of a SQLite tool's start-up.
   const { openPostgresEngine } = await import('../db/pg/index.js')
   try {
     const pg = await openPostgresEngine(engine)
-    return { ctx: createAuthContext({ storage: pg.database.storage, sqlite: null }, rest), close: () => pg.close() }
+    return { ctx: createAuthContext({ storage: pg.database.storage, sqlite: null }, rest), close: () => pg.close(), discardCreated }
   } catch (e) {
+    discardCreated()
     return { error: `database ${redact(engine.url)}: ${(e as Error).message}` }
   }
 }

@@ -21,6 +21,20 @@ import { passwordHashQueue } from './hash-queue.js'
  */
 export type HashFormat = 'scrypt' | 'bcrypt' | 'argon2id' | 'argon2i' | 'pbkdf2' | 'sha512-crypt'
 
+/**
+ * Every format recognizeHash accepts, as a person recognizes it: the one list an import's "unknown
+ * format" refusal and the command's help name (docs/IMPORT.md's table says the same).
+ */
+export const ACCEPTED_HASH_FORMATS = [
+  'better-auth scrypt (<saltHex>:<keyHex>)',
+  'bcrypt ($2a$, $2b$, $2y$)',
+  'argon2id ($argon2id$)',
+  'argon2i ($argon2i$)',
+  'Django PBKDF2 (pbkdf2_sha256$, pbkdf2_sha1$, pbkdf2_sha512$)',
+  'PBKDF2 with a binary salt ($pbkdf2-sha256$, $pbkdf2-sha1$, $pbkdf2-sha512$)',
+  'SHA-512 crypt ($6$)',
+] as const
+
 const SCRYPT = /^[0-9a-f]{2,}:[0-9a-f]{128}$/i
 const BCRYPT = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/
 const ARGON2 = /^\$(argon2id|argon2i)\$v=(16|19)\$m=\d{1,7},t=\d{1,4},p=\d{1,3}\$[A-Za-z0-9+/]{8,}={0,2}\$[A-Za-z0-9+/]{16,}={0,2}$/

@@ -17,6 +17,29 @@ export async function listMailOutbox(ctx: AuthContext, query: OutboxQuery = {}):
   return await listOutbox(ctx.db, query, ctx.storage.dialect)
 }
 
+/** The links (http and https) of a message's text, in order, each once. */
+export function linksOf(text: string): string[] {
+  return [...new Set([...text.matchAll(/https?:\/\/[^\s<>"')]+/g)].map((m) => m[0].replace(/[.,;:]+$/, '')))]
+}
+
+/**
+ * One message of the outbox with its text and links, for the panel's Outbox (development mail):
+ * only while no SMTP server is configured. A message's links sign its recipient in (a magic link,
+ * a reset token), so once mail is really sent they are the recipient's alone; until then the
+ * Outbox is the only place they can be read.
+ */
+export async function readOutboxMessage(ctx: AuthContext, id: string): Promise<OutboxRow & { links: string[] }> {
+  if (ctx.mailer.isConfigured?.() ?? true)
+    throw new APIError(
+      403,
+      'MESSAGE_NOT_SHOWN',
+      'Messages are shown only while no SMTP server is configured (development mail): with SMTP they go to their recipients, whose links are theirs alone',
+    )
+  const found = await findOutboxMessage(ctx.db, id)
+  if (!found) throw new APIError(404, 'MAIL_NOT_FOUND', 'Mail not found')
+  return { ...found, links: linksOf(found.text) }
+}
+
 /** Re-queues one failed message and starts its delivery. Returns the row as it now stands. */
 export async function retryMail(ctx: AuthContext, id: string): Promise<OutboxRow> {
   const found = await findOutboxMessage(ctx.db, id)

@@ -85,6 +85,15 @@ export function describeSmtp(settings: SmtpSettings): string {
   return `smtp://${settings.host}:${settings.port}`
 }
 
+/**
+ * The one line that says mail is not sent (said once: at start-up by `gatehouse serve`, else at
+ * the first message): where the messages are and how to have them sent.
+ */
+export function developmentMailNotice(panelURL: string | null): string {
+  const where = panelURL ? `the control panel's Email → Outbox (${panelURL})` : "the control panel's Email → Outbox"
+  return `no SMTP server configured (--smtp-url or mail.smtp): development mail, nothing is sent; every message is kept in ${where}, where its links can be opened`
+}
+
 /** Inserts one message into the outbox as queued and returns its row. */
 export async function queueMail(db: DB, clock: Clock, mail: OutgoingMail): Promise<OutboxRow> {
   const now = new Date(clock.now())
@@ -129,10 +138,10 @@ export class OutboxMailer implements Mailer {
     const row = await queueMail(this.options.db, this.options.clock, applyMailTemplate(mail, this.options.config().mail.templates))
     const settings = this.settings()
     if (!settings) {
-      this.options.logger.info(`mail (${row.kind}) to ${row.to} queued as ${row.id}, not sent: no SMTP server configured`)
+      this.options.logger.info(`mail (${row.kind}) to ${row.to} kept in the outbox as ${row.id}`)
       if (!this.warnedNoSmtp) {
         this.warnedNoSmtp = true
-        this.options.logger.warn('no SMTP server configured (--smtp-url or mail.smtp): messages stay in the outbox')
+        this.options.logger.warn(developmentMailNotice(null))
       }
       return
     }
@@ -141,6 +150,12 @@ export class OutboxMailer implements Mailer {
 
   isConfigured(): boolean {
     return this.settings() !== null
+  }
+
+  announceDevelopmentMail(panelURL: string | null): void {
+    if (this.warnedNoSmtp || this.settings()) return
+    this.warnedNoSmtp = true
+    this.options.logger.info(developmentMailNotice(panelURL))
   }
 
   wake(): void {

@@ -43,6 +43,11 @@ export interface Mailer {
   send(mail: OutgoingMail): void | Promise<void>
   /** Whether an SMTP server is configured now (--smtp-url or mail.smtp). */
   isConfigured?(): boolean
+  /**
+   * Says once, at start-up, that no SMTP server is configured and every message is kept in the
+   * panel's Outbox (development mail); `panelURL` is where to read them. Nothing when SMTP is set.
+   */
+  announceDevelopmentMail?(panelURL: string | null): void
   /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */
   wake?(): void
   /** Resolves when no delivery is in progress and nothing deliverable is queued. */

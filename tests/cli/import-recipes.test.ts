@@ -40,7 +40,7 @@ warnSkipped('tests/cli/import-recipes.test.ts: the Supabase recipe (needs Postgr
 const EXPECTED: Record<string, Record<string, boolean>> = {
   auth0: { 'ada.auth0@example.com': true, 'grace.auth0@example.com': true },
   clerk: { 'linus.clerk@example.com': true, 'margaret.clerk@example.com': true, 'social.clerk@example.com': false },
-  keycloak: { 'alan.keycloak@example.com': true, 'katherine.keycloak@example.com': true },
+  keycloak: { 'alan.keycloak@example.com': true, 'katherine.keycloak@example.com': true, 'grace.keycloak@example.com': true },
   authelia: { 'john.authelia@example.com': true, 'harry.authelia@example.com': true },
   pocketbase: { 'edsger.pocketbase@example.com': true, 'barbara.pocketbase@example.com': true, 'root.pocketbase@example.com': true },
   supabase: { 'hedy.supabase@example.com': true, 'radia.supabase@example.com': true, 'github.supabase@example.com': false },

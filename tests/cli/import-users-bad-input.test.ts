@@ -1,4 +1,4 @@
-import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import bcrypt from 'bcryptjs'
@@ -33,6 +33,12 @@ function userCount(dataDir: string): number {
 
 const EMPTY = { users: 0, accounts: 0, sessions: 0, organizations: 0, skipped: [] }
 
+/** The refusal of a hash in no accepted format: it names every one (issue 37 §13). */
+const UNKNOWN_FORMAT =
+  'unknown password hash format (accepted: better-auth scrypt (<saltHex>:<keyHex>), bcrypt ($2a$, $2b$, $2y$), argon2id ($argon2id$), ' +
+  'argon2i ($argon2i$), Django PBKDF2 (pbkdf2_sha256$, pbkdf2_sha1$, pbkdf2_sha512$), ' +
+  'PBKDF2 with a binary salt ($pbkdf2-sha256$, $pbkdf2-sha1$, $pbkdf2-sha512$), SHA-512 crypt ($6$))'
+
 describe('gatehouse import users: bad input', () => {
   it('lists each invalid CSV row by its physical line (a quoted field may span lines); --skip-invalid imports the rest', async () => {
     const dir = tempDir()
@@ -54,23 +60,29 @@ describe('gatehouse import users: bad input', () => {
       ].join('\r\n'),
     )
     const errors = [
-      { line: 5, field: 'email', reason: 'duplicate email: an earlier row of this file has it' },
+      { line: 5, field: 'email', email: 'dup@example.com', reason: 'duplicate email dup@example.com: an earlier row of this file has it' },
       {
         line: 6,
         field: 'passwordHash',
-        reason: 'unknown password hash format (accepted: better-auth scrypt, bcrypt, argon2id, argon2i, pbkdf2_sha256, SHA-512 crypt)',
+        reason: UNKNOWN_FORMAT,
       },
       { line: 7, field: 'passwordHash', reason: 'truncated or malformed bcrypt hash' },
       { line: 8, field: 'email', reason: 'not an email address' },
     ]
     const refused = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--json'])
     expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, { ...EMPTY, errors }])
-    expect(userCount(dataDir)).toBe(0)
+    // Refused: no data directory, no secret, no database left behind.
+    expect(existsSync(dataDir)).toBe(false)
 
     // Without --json: the problems on stderr, one a line.
     const human = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir])
     expect(human.code).toBe(1)
     expect(human.stderr).toContain('line 7, passwordHash: truncated or malformed bcrypt hash\n')
+    expect(existsSync(dataDir)).toBe(false)
+    // A dry run changes nothing either.
+    const dry = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--skip-invalid', '--dry-run', '--json'])
+    expect([dry.code, JSON.parse(dry.stdout)]).toEqual([0, { ...EMPTY, users: 2, accounts: 1, errors }])
+    expect(existsSync(dataDir)).toBe(false)
 
     const skipping = await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--skip-invalid', '--json'])
     expect([skipping.code, JSON.parse(skipping.stdout)]).toEqual([0, { ...EMPTY, users: 2, accounts: 1, errors }])
@@ -92,7 +104,13 @@ describe('gatehouse import users: bad input', () => {
     expect([run.code, report.users, report.errors.length]).toEqual([1, 0, 1])
     expect(report.errors[0]).toMatchObject({ line: 3, field: null })
     expect(report.errors[0].reason).toMatch(/^CSV: Invalid Closing Quote/)
-    expect(userCount(dataDir)).toBe(0)
+    expect(existsSync(dataDir)).toBe(false)
+
+    // An existing data directory without a secret or database (say, a config.json written first) keeps none either.
+    mkdirSync(dataDir)
+    writeFileSync(join(dataDir, 'config.json'), '{}\n')
+    expect((await runCli(['import', 'users', '--file', file, '--data-dir', dataDir, '--json'])).code).toBe(1)
+    expect(readdirSync(dataDir)).toEqual(['config.json'])
   }, 30_000)
 
   it('JSON: positions are 1-based elements; unknown fields, wrong types and a truncated file are reported', async () => {
@@ -126,7 +144,7 @@ describe('gatehouse import users: bad input', () => {
       1,
       [{ line: 2, field: null, reason: 'the JSON array is not closed (truncated file?)' }],
     ])
-    expect(userCount(dataDir)).toBe(0)
+    expect(existsSync(dataDir)).toBe(false)
     // Usage errors: exit 2.
     expect((await runCli(['import', 'users', '--file', join(dir, 'none.json'), '--data-dir', dataDir])).code).toBe(2)
     expect((await runCli(['import', 'users', '--file', file, '--format', 'xml', '--data-dir', dataDir])).code).toBe(2)

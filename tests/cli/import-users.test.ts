@@ -160,29 +160,49 @@ async function scenario(engineArgs: string[], query: (sql: string, ...params: un
   )[0]
   expect(kept?.password as string).toMatch(SCRYPT)
 
-  // An email that belongs to a user who signed up on Gatehouse refuses the whole import, even with --skip-invalid.
+  // An email that belongs to a user who signed up on Gatehouse is a problem of its row, named by its
+  // email: it refuses the import...
   expect((await client.post('/sign-up/email', { name: 'Taken', email: 'taken@example.com', password: 'password-1234' })).status).toBe(200)
   const clash = join(dir, 'clash.json')
   writeFileSync(clash, JSON.stringify([{ email: 'fresh@example.com' }, { email: 'TAKEN@example.com', name: 'Other' }]))
-  const refused = await runCli(['import', 'users', '--file', clash, '--skip-invalid', '--json', ...engineArgs])
+  const conflict = {
+    line: 2,
+    field: 'email',
+    email: 'taken@example.com',
+    reason: 'the email taken@example.com belongs to another Gatehouse user',
+  }
+  const refused = await runCli(['import', 'users', '--file', clash, '--json', ...engineArgs])
   expect([refused.code, JSON.parse(refused.stdout)]).toEqual([
     1,
-    {
-      users: 0,
-      accounts: 0,
-      sessions: 0,
-      organizations: 0,
-      skipped: [],
-      errors: [{ line: 2, field: 'email', reason: 'the email belongs to another Gatehouse user' }],
-    },
+    { users: 0, accounts: 0, sessions: 0, organizations: 0, skipped: [], errors: [conflict] },
   ])
   expect(await query(`select id from "user" where email = $1`, 'fresh@example.com')).toEqual([])
+  // ...and --skip-invalid leaves it out, imports the rest and says so.
+  const skipping = await runCli(['import', 'users', '--file', clash, '--skip-invalid', '--json', ...engineArgs])
+  expect([skipping.code, JSON.parse(skipping.stdout)]).toEqual([
+    0,
+    { users: 1, accounts: 0, sessions: 0, organizations: 0, skipped: [], errors: [conflict] },
+  ])
+  expect(await query(`select name from "user" where email = $1`, 'fresh@example.com')).toEqual([{ name: '' }])
+  expect(await query(`select name from "user" where email = $1`, 'taken@example.com')).toEqual([{ name: 'Taken' }])
+  // In words: the row by its line and email, and how many were left out.
+  const clash2 = join(dir, 'clash2.json')
+  writeFileSync(clash2, JSON.stringify([{ email: 'fresh2@example.com' }, { email: 'taken@example.com' }]))
+  const human = await runCli(['import', 'users', '--file', clash2, '--skip-invalid', ...engineArgs])
+  expect(human.code).toBe(0)
+  expect(human.stderr).toContain('line 2, email: the email taken@example.com belongs to another Gatehouse user\n')
+  expect(human.stdout).toContain('Imported 1 users, 0 accounts, 0 sessions, 0 organizations; 1 rows with problems left out (listed above)')
 
-  // One audit event with the counts.
+  // One audit event per import that wrote, with its counts.
   const events = await query(`select detail from "auditEvent" where type = $1`, 'users.imported')
-  expect(events).toHaveLength(1)
-  const detail = typeof events[0]?.detail === 'string' ? JSON.parse(events[0].detail) : events[0]?.detail
-  expect(detail).toMatchObject({ via: 'cli', users: 9, accounts: 8, skipped: 0, errors: 0 })
+  const details = events.map((e) => (typeof e.detail === 'string' ? JSON.parse(e.detail) : e.detail))
+  expect(details).toHaveLength(3)
+  expect(details).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ via: 'cli', users: 9, accounts: 8, skipped: 0, errors: 0 }),
+      expect.objectContaining({ via: 'cli', users: 1, accounts: 0, skipped: 0, errors: 1 }),
+    ]),
+  )
 }
 
 describe('gatehouse import users on SQLite, a server running on the data directory', () => {

@@ -75,6 +75,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:backup.schedule',
   'gatehouse:backup.status',
   'gatehouse:email.get',
+  'gatehouse:email.message',
   'gatehouse:email.outbox',
   'gatehouse:email.preview',
   'gatehouse:email.resetTemplate',

@@ -122,7 +122,7 @@ describe('the Import step of the Users view', () => {
       .evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)))
     expect(rows.slice(0, 4)).toEqual([
       ['3', 'email', 'not an email address'],
-      ['4', 'email', 'duplicate email: an earlier row of this file has it'],
+      ['4', 'email', 'duplicate email grace@example.com: an earlier row of this file has it'],
       ['5', 'passwordHash', 'truncated or malformed bcrypt hash'],
       ['6', 'passwordHash', expect.stringContaining('unknown password hash format')],
     ])

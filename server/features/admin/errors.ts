@@ -38,6 +38,9 @@ export const ADMIN_ERR = {
   INVALID_BAN_EXPIRES: '[body.data.banExpires] Invalid date',
   INVALID_NAME: '[body.data.name] Invalid input: expected string',
   SESSION_NOT_FOUND: ERR.SESSION_NOT_FOUND,
+  /** A mail whose link lands on a hosted page (an administrator's reset or verification mail) while they are off. */
+  HOSTED_PAGES_DISABLED:
+    'The link in this mail opens a hosted page, and hosted pages are off (hostedPages.enabled): turn them on, or have the user ask for the mail from your app',
 } as const
 
 export type AdminErrorKey = keyof typeof ADMIN_ERR

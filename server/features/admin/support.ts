@@ -8,6 +8,7 @@ import { banUser } from './bans.js'
 import { revokeUserSessions } from './sessions.js'
 import { removeUser } from './users.js'
 import { APIError } from '../../core/errors.js'
+import { adminError } from './errors.js'
 
 /**
  * What an administrator does for a user who asks for help (issue 31 §3): mail them a password
@@ -15,22 +16,41 @@ import { APIError } from '../../core/errors.js'
  * login throttle's locks on their account, and act on several users at once.
  */
 
-/** A password-reset link mailed to the user, as if they had asked for it (needs `user:update`). */
+/**
+ * Where a link an administrator mails lands: a hosted page (`{baseURL}/ui/<page>`). Without the
+ * hosted pages there is no page of ours to land on (the user's own request names its app's page
+ * instead), so the mail is refused rather than sent with a link that ends on an error.
+ */
+function hostedLanding(ctx: AuthContext, page: 'reset-password' | 'verify-email', params: Record<string, string> = {}): string {
+  if (!ctx.config().hostedPages.enabled) throw adminError(400, 'HOSTED_PAGES_DISABLED')
+  const query = new URLSearchParams(params).toString()
+  return `${ctx.baseURL}/ui/${page}${query ? `?${query}` : ''}`
+}
+
+/**
+ * A password-reset link mailed to the user, as if they had asked for it (needs `user:update`): it
+ * lands on the hosted reset page with the token, where the user chooses a password and then signs
+ * in (the only way in for an imported user who has none).
+ */
 export async function sendPasswordResetMail(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.send-password-reset', meta }
   await authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, userId)
   const target = await requireUser(ctx, userId)
-  await mailPasswordResetLink(ctx, target, null, () =>
+  await mailPasswordResetLink(ctx, target, hostedLanding(ctx, 'reset-password'), () =>
     audit(ctx, actor, event, { targetUserId: target.id, detail: { email: target.email } }),
   )
 }
 
-/** A verification link for the user's current address (needs `user:update`). */
+/**
+ * A verification link for the user's current address (needs `user:update`): followed, it verifies
+ * and lands on the hosted "Email verified" page (`verified=1` is the marker that page reads when
+ * nobody is signed in; a refused link lands there with `error=`).
+ */
 export async function sendVerificationMail(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
   const event = { type: 'admin.send-verification-email', meta }
   await authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, userId)
   const target = await requireUser(ctx, userId)
-  await sendVerificationEmail(ctx, target)
+  await sendVerificationEmail(ctx, target, hostedLanding(ctx, 'verify-email', { verified: '1' }))
   await audit(ctx, actor, event, { targetUserId: target.id, detail: { email: target.email } })
 }
 

@@ -6,7 +6,7 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import * as tables from '../../db/schema.js'
 import { findExistingUsers } from './store.js'
-import type { ImportOutcome, ImportReport } from './users.js'
+import { emailTaken, type ImportOutcome, type ImportReport, usernameTaken } from './users.js'
 
 /**
  * `gatehouse import better-auth --from <SQLite file | postgres URL>` (issue 29): copies a
@@ -263,9 +263,10 @@ export async function importBetterAuth(
                 continue
               }
               const other = existing.find((u) => u.email === r.email)
-              if (other) report.errors.push({ line: id, field: 'email', reason: 'the email belongs to another Gatehouse user' })
+              const email = r.email as string
+              if (other) report.errors.push({ line: id, field: 'email', email, reason: emailTaken(email) })
               else if (typeof r.username === 'string' && existing.some((u) => u.username === r.username)) {
-                report.errors.push({ line: id, field: 'username', reason: 'the username belongs to another Gatehouse user' })
+                report.errors.push({ line: id, field: 'username', email, reason: usernameTaken(r.username, email) })
               } else fresh.push(r)
             }
             rows = fresh

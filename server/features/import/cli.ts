@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
+import { ACCEPTED_HASH_FORMATS } from '../../crypto/foreign-hashes.js'
 import { type ImportOutcome, type ImportProgress, importUsersFile } from './users.js'
 import { inferFormat, type UsersFileFormat } from './users-file.js'
 
@@ -25,7 +26,7 @@ Options:
   -h, --help           this help
 
 Password hashes kept as they come (verified at the user's first sign-in, then replaced by scrypt):
-better-auth scrypt, bcrypt ($2a$/$2b$/$2y$), argon2id/argon2i, pbkdf2_sha256 (Django), SHA-512 crypt ($6$).
+${ACCEPTED_HASH_FORMATS.join(', ')}.
 `
 
 export interface ImportIO {
@@ -90,7 +91,8 @@ function printOutcome(outcome: ImportOutcome, json: boolean, io: ImportIO): numb
     for (const e of report.errors) io.err(`line ${e.line}${e.field ? `, ${e.field}` : ''}: ${e.reason}\n`)
     const what = `${report.users} users, ${report.accounts} accounts, ${report.sessions} sessions, ${report.organizations} organizations`
     const skipped = report.skipped.length > 0 ? `; ${report.skipped.length} already imported (skipped)` : ''
-    const errors = report.errors.length > 0 ? `; ${report.errors.length} problems` : ''
+    // Not refused with problems: --skip-invalid left those rows out.
+    const errors = report.errors.length > 0 ? `; ${report.errors.length} rows with problems left out (listed above)` : ''
     if (outcome.refused) io.err(`gatehouse: import refused, nothing imported (${report.errors.length} problems, listed above)\n`)
     else if (outcome.dryRun) io.out(`Dry run, nothing changed: would import ${what}${skipped}${errors}\n`)
     else io.out(`Imported ${what}${skipped}${errors}\n`)
@@ -131,12 +133,16 @@ export async function importCommand(argv: string[], env: NodeJS.ProcessEnv = pro
       io.err(`gatehouse: ${opened.error}\n`)
       return 2
     }
+    let changed = false
     try {
       const outcome = await importBetterAuth(opened.ctx, { from: values.from, dryRun: Boolean(values['dry-run']), via: 'cli' })
       if ('usage' in outcome) return usage(outcome.usage)
+      changed = !outcome.refused && !outcome.dryRun
       return printOutcome(outcome, Boolean(values.json), io)
     } finally {
       await opened.close()
+      // An import that changed nothing leaves no data directory, secret or database behind.
+      if (!changed) opened.discardCreated()
     }
   }
   let values: {
@@ -174,6 +180,7 @@ export async function importCommand(argv: string[], env: NodeJS.ProcessEnv = pro
     io.err(`gatehouse: ${opened.error}\n`)
     return 2
   }
+  let changed = false
   try {
     const outcome = await importUsersFile(opened.ctx, {
       file,
@@ -183,8 +190,11 @@ export async function importCommand(argv: string[], env: NodeJS.ProcessEnv = pro
       onProgress: progressPrinter(io),
       via: 'cli',
     })
+    changed = !outcome.refused && !outcome.dryRun
     return printOutcome(outcome, Boolean(values.json), io)
   } finally {
     await opened.close()
+    // An import that changed nothing (refused, dry run) leaves no data directory, secret or database behind.
+    if (!changed) opened.discardCreated()
   }
 }

@@ -11,7 +11,9 @@ export const importReportSchema = z.object({
   skipped: z.array(
     z.object({ line: z.number().optional(), email: z.string().optional(), id: z.string().optional(), reason: z.literal('exists') }),
   ),
-  errors: z.array(z.object({ line: z.union([z.number(), z.string()]), field: z.string().nullable(), reason: z.string() })),
+  errors: z.array(
+    z.object({ line: z.union([z.number(), z.string()]), field: z.string().nullable(), reason: z.string(), email: z.string().optional() }),
+  ),
 })
 export type ImportReportView = z.infer<typeof importReportSchema>
 

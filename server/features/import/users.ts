@@ -6,7 +6,7 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { normalizeEmail } from '../../core/user-store.js'
-import { type HashFormat, recognizeHash } from '../../crypto/foreign-hashes.js'
+import { ACCEPTED_HASH_FORMATS, type HashFormat, recognizeHash } from '../../crypto/foreign-hashes.js'
 import { generateId } from '../../crypto/random.js'
 import { knownRoles } from '../admin/access.js'
 import { usernameProblem } from '../username/rules.js'
@@ -34,6 +34,8 @@ export interface ImportProblem {
   line: number | string
   field: string | null
   reason: string
+  /** The row's email, on a conflict (with another Gatehouse user or an earlier row): the reason names it too. */
+  email?: string
 }
 
 export interface ImportSkip {
@@ -166,7 +168,7 @@ function validate(ctx: AuthContext, line: number, fields: Record<string, unknown
     if (recognizeHash(hash) === null) {
       const reason = /^\$2[aby]?\$/.test(hash)
         ? 'truncated or malformed bcrypt hash'
-        : 'unknown password hash format (accepted: better-auth scrypt, bcrypt, argon2id, argon2i, pbkdf2_sha256, SHA-512 crypt)'
+        : `unknown password hash format (accepted: ${ACCEPTED_HASH_FORMATS.join(', ')})`
       return { line, field: 'passwordHash', reason }
     }
     passwordHash = hash
@@ -197,6 +199,11 @@ function validate(ctx: AuthContext, line: number, fields: Record<string, unknown
   }
 }
 
+/** The conflicts with existing users, each naming the row's email (the better-auth import says the same). */
+export const emailTaken = (email: string): string => `the email ${email} belongs to another Gatehouse user`
+export const usernameTaken = (username: string, email: string): string =>
+  `the username ${username} (row of ${email}) belongs to another Gatehouse user`
+
 const USERNAME_REASONS: Record<string, string> = {
   USERNAME_TOO_SHORT: 'username too short',
   USERNAME_TOO_LONG: 'username too long',
@@ -206,7 +213,7 @@ const USERNAME_REASONS: Record<string, string> = {
 interface PassResult {
   report: ImportReport
   hashFormats: Partial<Record<HashFormat, number>>
-  /** Emails of other Gatehouse users, or a broken file: refuses even with --skip-invalid. */
+  /** A broken file: refuses even with --skip-invalid. */
   hardRefusal: boolean
 }
 
@@ -238,8 +245,8 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
     for (const c of batch) {
       const sameEmail = byEmail.get(c.row.email)
       if (sameEmail && sameEmail.id !== c.row.id) {
-        hardRefusal = true
-        report.errors.push({ line: c.line, field: 'email', reason: 'the email belongs to another Gatehouse user' })
+        // A problem of the row like any other: it refuses the import, or --skip-invalid leaves it out.
+        report.errors.push({ line: c.line, field: 'email', email: c.row.email, reason: emailTaken(c.row.email) })
         continue
       }
       if (sameEmail || byId.has(c.row.id)) {
@@ -249,7 +256,12 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
       }
       const holder = c.row.username ? byUsername.get(c.row.username) : undefined
       if (holder) {
-        report.errors.push({ line: c.line, field: 'username', reason: 'the username belongs to another Gatehouse user' })
+        report.errors.push({
+          line: c.line,
+          field: 'username',
+          email: c.row.email,
+          reason: usernameTaken(c.row.username ?? '', c.row.email),
+        })
         continue
       }
       users.push(c.row)
@@ -274,14 +286,21 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
       report.errors.push(candidate)
       continue
     }
-    if (seenEmails.has(candidate.row.email)) {
-      report.errors.push({ line: record.line, field: 'email', reason: 'duplicate email: an earlier row of this file has it' })
+    const email = candidate.row.email
+    if (seenEmails.has(email)) {
+      report.errors.push({
+        line: record.line,
+        field: 'email',
+        email,
+        reason: `duplicate email ${email}: an earlier row of this file has it`,
+      })
       continue
     }
-    seenEmails.add(candidate.row.email)
+    seenEmails.add(email)
     if (candidate.row.username) {
       if (seenUsernames.has(candidate.row.username)) {
-        report.errors.push({ line: record.line, field: 'username', reason: 'duplicate username: an earlier row of this file has it' })
+        const reason = `duplicate username ${candidate.row.username} (row of ${email}): an earlier row of this file has it`
+        report.errors.push({ line: record.line, field: 'username', email, reason })
         continue
       }
       seenUsernames.add(candidate.row.username)

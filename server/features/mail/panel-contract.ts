@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query, requires } from '../../panel/op.js'
 
 /** The Email view's operations: SMTP settings, template previews, the outbox (zod only: shared with the renderer). */
 
@@ -98,4 +98,13 @@ export const mailContract = {
     z.object({ messages: z.array(mailRowSchema), total: z.number() }),
   ),
   'email.retry': mutation('Queues a failed message again', z.object({ id }).strict(), ok),
+  // Its links sign the recipient in: the permission that allows acting as another user.
+  'email.message': requires(
+    ['user', 'impersonate'],
+    query(
+      'One message with its text and links (development mail: only while no SMTP server is configured)',
+      z.object({ id }).strict(),
+      mailRowSchema.extend({ text: z.string(), links: z.array(z.string()) }),
+    ),
+  ),
 }

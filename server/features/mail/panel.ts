@@ -1,7 +1,7 @@
 import type { RenderedMail } from '../../feature.js'
 import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProblem } from '../../mail/custom-templates.js'
-import { listMailOutbox, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
-import { sealSmtpPassword } from '../../mail/outbox.js'
+import { listMailOutbox, readOutboxMessage, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
+import { type OutboxRow, sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { PanelError } from '../../panel/errors.js'
 import { featuresOf } from '../../features-of.js'
@@ -15,6 +15,7 @@ type EmailOps =
   | 'email.preview'
   | 'email.outbox'
   | 'email.retry'
+  | 'email.message'
   | 'email.templates'
   | 'email.saveTemplate'
   | 'email.resetTemplate'
@@ -23,6 +24,19 @@ type EmailOps =
 const BUILT_IN_BODY = '{{greeting}}\n\n{{message}}'
 
 const sampleUser = { name: 'Ada Lovelace', email: 'ada@example.com' }
+
+const toMailView = (m: OutboxRow) => ({
+  id: m.id,
+  to: m.to,
+  subject: m.subject,
+  kind: m.kind,
+  status: m.status,
+  error: m.error,
+  attempts: m.attempts,
+  createdAt: m.createdAt.getTime(),
+  updatedAt: m.updatedAt.getTime(),
+  sentAt: m.sentAt ? m.sentAt.getTime() : null,
+})
 
 /** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
 export const mailPanel: HandlerGroup<EmailOps> = (env) => {
@@ -143,21 +157,12 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
 
     async 'email.outbox'(input) {
       const page = await listMailOutbox(ctx, input)
-      return {
-        total: page.total,
-        messages: page.messages.map((m) => ({
-          id: m.id,
-          to: m.to,
-          subject: m.subject,
-          kind: m.kind,
-          status: m.status,
-          error: m.error,
-          attempts: m.attempts,
-          createdAt: m.createdAt.getTime(),
-          updatedAt: m.updatedAt.getTime(),
-          sentAt: m.sentAt ? m.sentAt.getTime() : null,
-        })),
-      }
+      return { total: page.total, messages: page.messages.map(toMailView) }
+    },
+
+    async 'email.message'({ id }) {
+      const message = await readOutboxMessage(ctx, id)
+      return { ...toMailView(message), text: message.text, links: message.links }
     },
 
     async 'email.retry'({ id }) {

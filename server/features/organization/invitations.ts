@@ -36,19 +36,41 @@ import {
 
 const isOpen = (ctx: AuthContext, row: InvitationRow): boolean => row.status === 'pending' && row.expiresAt.getTime() > ctx.clock.now()
 
-/** Queues the invitation mail with the accept link. */
-async function sendInvitationMail(ctx: AuthContext, row: InvitationRow, org: OrganizationRow): Promise<void> {
+/**
+ * Who the invitation mail names as sending it: the signed-in user who invites, the administrator
+ * (or operator) acting through the control panel, else the invitation's inviter of record.
+ */
+async function mailSender(ctx: AuthContext, actor: OrgActor, row: InvitationRow): Promise<{ name: string; email: string | null }> {
+  if (actor.kind === 'user') return { name: actor.user.name, email: actor.user.email }
+  if (actor.sender) return actor.sender
   const inviter = await findMemberUser(ctx, row.inviterId)
+  return { name: inviter?.name ?? '', email: inviter?.email ?? null }
+}
+
+/** Queues the invitation mail with the accept link. */
+async function sendInvitationMail(ctx: AuthContext, actor: OrgActor, row: InvitationRow, org: OrganizationRow): Promise<void> {
+  const sender = await mailSender(ctx, actor, row)
   const conf = ctx.config().organization
   const mail = renderInvitationMail({
     organizationName: org.name,
-    inviterName: inviter?.name ?? '',
-    inviterEmail: inviter?.email ?? '',
+    inviterName: sender.name,
+    inviterEmail: sender.email,
     role: row.role ?? 'member',
     url: invitationURL(conf.invitationURL, ctx.baseURL, row.id, ctx.config().hostedPages.enabled),
     expiresAt: row.expiresAt,
   })
   await ctx.mailer.send({ to: row.email, kind: 'invitation', ...mail })
+}
+
+/**
+ * The inviter of record of an invitation the system makes: the panel's administrator when they are
+ * a member of the organization, else its earliest owner (accepting needs an inviter who is a
+ * member, as better-auth's accept-invitation checks). The mail names the sender either way.
+ */
+async function systemInviter(ctx: AuthContext, actor: OrgActor, orgId: string): Promise<string | null> {
+  const admin = actor.kind === 'system' ? actor.sender?.userId : null
+  if (admin && (await findMembership(ctx, orgId, admin))) return admin
+  return earliestOwner(ctx, orgId)
 }
 
 export interface InviteMemberInput {
@@ -92,7 +114,7 @@ export async function inviteMember(ctx: AuthContext, actor: OrgActor, input: Inv
   const org = await findOrganizationById(ctx, orgId)
   if (!org) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   if (input.teamId) await assertTeamInOrganization(ctx, orgId, input.teamId)
-  const inviterId = actor.kind === 'user' ? actor.user.id : (input.inviterId ?? (await earliestOwner(ctx, orgId)))
+  const inviterId = actor.kind === 'user' ? actor.user.id : (input.inviterId ?? (await systemInviter(ctx, actor, orgId)))
   if (!inviterId || !(await findMembership(ctx, orgId, inviterId))) throw orgError(400, 'MEMBER_NOT_FOUND')
 
   const now = ctx.clock.now()
@@ -140,7 +162,7 @@ export async function inviteMember(ctx: AuthContext, actor: OrgActor, input: Inv
     })
     return created
   })
-  await sendInvitationMail(ctx, row, org)
+  await sendInvitationMail(ctx, actor, row, org)
   return row
 }
 
@@ -168,7 +190,7 @@ export async function resendInvitation(ctx: AuthContext, actor: OrgActor, invita
     detail: { invitationId: found.id, email: found.email },
   })
   const row = { ...found, expiresAt }
-  await sendInvitationMail(ctx, row, org)
+  await sendInvitationMail(ctx, actor, row, org)
   return row
 }
 

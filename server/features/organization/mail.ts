@@ -4,8 +4,10 @@ import { escapeHtml } from '../../mail/templates.js'
 
 export interface InvitationMailInput {
   organizationName: string
+  /** Who sends the invitation (the mail names them). */
   inviterName: string
-  inviterEmail: string
+  /** Their address, shown beside the name; null for the operator, who has none. */
+  inviterEmail: string | null
   role: string
   /** Where the recipient accepts (or declines) the invitation. */
   url: string
@@ -23,14 +25,15 @@ const oneLine = (value: string): string => value.replace(/[\r\n]+/g, ' ').trim()
 
 export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
   const org = oneLine(input.organizationName)
-  const inviter = oneLine(input.inviterName) || input.inviterEmail
+  const inviter = oneLine(input.inviterName) || input.inviterEmail || 'An administrator'
+  const address = input.inviterEmail && inviter !== input.inviterEmail ? ` (${input.inviterEmail})` : ''
   const expires = input.expiresAt
     .toISOString()
     .replace('T', ' ')
     .replace(/\.\d{3}Z$/, ' UTC')
   const subject = `${inviter} invited you to join ${org}`
   const text = [
-    `${inviter} (${input.inviterEmail}) invited you to join ${org} as ${input.role}.`,
+    `${inviter}${address} invited you to join ${org} as ${input.role}.`,
     '',
     'Open this link to accept or decline the invitation:',
     input.url,
@@ -40,7 +43,7 @@ export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
 <body style="font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1b1e">
-<p><strong>${escapeHtml(inviter)}</strong> (${escapeHtml(input.inviterEmail)}) invited you to join <strong>${escapeHtml(org)}</strong> as ${escapeHtml(input.role)}.</p>
+<p><strong>${escapeHtml(inviter)}</strong>${escapeHtml(address)} invited you to join <strong>${escapeHtml(org)}</strong> as ${escapeHtml(input.role)}.</p>
 <p><a href="${escapeHtml(input.url)}" style="display: inline-block; padding: 10px 16px; background: #228be6; color: #fff; border-radius: 4px; text-decoration: none">Accept or decline the invitation</a></p>
 <p>Or copy this link into your browser: <br><a href="${escapeHtml(input.url)}">${escapeHtml(input.url)}</a></p>
 <p style="color: #868e96">The invitation expires on ${escapeHtml(expires)}. If you did not expect it, you can ignore this mail.</p>

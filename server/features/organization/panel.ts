@@ -7,8 +7,10 @@ import { addMember, removeMember, updateMemberRole } from './members.js'
 import { createOrganization, deleteOrganization, getOrganizationDetail, searchOrganizations, updateOrganization } from './orgs.js'
 import type { InvitationView, OrganizationView, TeamView } from './panel-contract.js'
 import type { InvitationRow, TeamRow } from './schema.js'
-import { systemActor } from './shared.js'
+import type { MailSender, OrgActor } from './shared.js'
 import { invalidSlugNotice } from './slugs.js'
+import { panelCaller } from '../../core/panel-caller.js'
+import type { AuthContext } from '../../core/context.js'
 import { orgRoles } from './access.js'
 import { createTeam, listOrganizationTeamMembers, removeTeam, setTeamMembers, updateTeam } from './teams.js'
 
@@ -53,8 +55,19 @@ const toInvitationView = (i: InvitationRow): InvitationView => ({
   createdAt: i.createdAt ? i.createdAt.getTime() : null,
 })
 
-/** The panel acts as the system (the server's owner): the domain's permission rules for members do not apply, its invariants do. */
-const actor = () => ({ ...systemActor(null), meta: PANEL_META })
+/**
+ * The panel acts as the system (the server's owner): the domain's permission rules for members do
+ * not apply, its invariants do. What it mails names who runs the operation: the administrator
+ * signed in to the panel, or the operator (desktop, recovery link) in the app's name.
+ */
+const actor = (ctx: AuthContext): OrgActor => {
+  const caller = panelCaller()
+  const sender: MailSender =
+    caller?.kind === 'admin'
+      ? { userId: caller.user.id, name: caller.user.name, email: caller.user.email }
+      : { userId: null, name: `The ${ctx.config().mail.appName} administrator`, email: null }
+  return { kind: 'system', actorUserId: null, meta: PANEL_META, sender }
+}
 
 export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
   const ctx = env.gatehouse.ctx
@@ -85,7 +98,7 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
     },
 
     async 'orgs.create'({ name, slug, ownerUserId }) {
-      const { organization } = await createOrganization(ctx, actor(), {
+      const { organization } = await createOrganization(ctx, actor(ctx), {
         name,
         slug,
         userId: ownerUserId,
@@ -95,50 +108,50 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
     },
 
     async 'orgs.update'({ organizationId, name, slug }) {
-      const updated = await updateOrganization(ctx, actor(), { organizationId, data: { name, ...(slug ? { slug } : {}) } })
+      const updated = await updateOrganization(ctx, actor(ctx), { organizationId, data: { name, ...(slug ? { slug } : {}) } })
       const detail = await getOrganizationDetail(ctx, updated.id)
       return { organization: toOrgView(ctx.config(), updated, detail.members.length) }
     },
 
     async 'orgs.remove'({ organizationId }) {
-      await deleteOrganization(ctx, actor(), organizationId)
+      await deleteOrganization(ctx, actor(ctx), organizationId)
       return { success: true }
     },
 
     async 'orgs.addMember'({ organizationId, userId, role, teamId }) {
-      const row = await addMember(ctx, actor(), { organizationId, userId, role: parseRoleList(role), ...(teamId ? { teamId } : {}) })
+      const row = await addMember(ctx, actor(ctx), { organizationId, userId, role: parseRoleList(role), ...(teamId ? { teamId } : {}) })
       return { member: { id: row.id, userId: row.userId, role: row.role } }
     },
 
     async 'orgs.setTeamMembers'({ organizationId, teamId, userIds }) {
-      return setTeamMembers(ctx, actor(), { organizationId, teamId, userIds })
+      return setTeamMembers(ctx, actor(ctx), { organizationId, teamId, userIds })
     },
 
     async 'orgs.updateMemberRole'({ organizationId, memberId, role }) {
-      await updateMemberRole(ctx, actor(), { organizationId, memberId, role: parseRoleList(role) })
+      await updateMemberRole(ctx, actor(ctx), { organizationId, memberId, role: parseRoleList(role) })
       return { success: true }
     },
 
     async 'orgs.removeMember'({ organizationId, memberId }) {
-      await removeMember(ctx, actor(), { organizationId, memberIdOrEmail: memberId })
+      await removeMember(ctx, actor(ctx), { organizationId, memberIdOrEmail: memberId })
       return { success: true }
     },
 
     async 'orgs.createTeam'({ organizationId, name }) {
-      return { team: toTeamView(await createTeam(ctx, actor(), { organizationId, name })) }
+      return { team: toTeamView(await createTeam(ctx, actor(ctx), { organizationId, name })) }
     },
 
     async 'orgs.renameTeam'({ teamId, name }) {
-      return { team: toTeamView(await updateTeam(ctx, actor(), { teamId, data: { name } })) }
+      return { team: toTeamView(await updateTeam(ctx, actor(ctx), { teamId, data: { name } })) }
     },
 
     async 'orgs.removeTeam'({ organizationId, teamId }) {
-      await removeTeam(ctx, actor(), { organizationId, teamId })
+      await removeTeam(ctx, actor(ctx), { organizationId, teamId })
       return { success: true }
     },
 
     async 'orgs.invite'({ organizationId, email, role, teamId, resend }) {
-      const invitation = await inviteMember(ctx, actor(), {
+      const invitation = await inviteMember(ctx, actor(ctx), {
         organizationId,
         email,
         role: parseRoleList(role),
@@ -149,7 +162,7 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
     },
 
     async 'orgs.cancelInvitation'({ invitationId }) {
-      await cancelInvitation(ctx, actor(), invitationId)
+      await cancelInvitation(ctx, actor(ctx), invitationId)
       return { success: true }
     },
   }

@@ -15,7 +15,18 @@ import { findMembership, findTeamMembership, insertTeamMember } from './store.js
  */
 export type OrgActor =
   | { kind: 'user'; user: UserRow; session: SessionRow | null; meta: RequestMeta | null }
-  | { kind: 'system'; actorUserId?: string | null; meta?: RequestMeta | null }
+  | { kind: 'system'; actorUserId?: string | null; meta?: RequestMeta | null; sender?: MailSender }
+
+/**
+ * Who a mail sent in the system's name comes from: the administrator signed in to the control
+ * panel (`userId` set), or the operator (the desktop's OS account, the recovery link), who has no
+ * user row. An invitation the panel sends names them, never the organization's owner.
+ */
+export interface MailSender {
+  userId: string | null
+  name: string
+  email: string | null
+}
 
 export type UserOrgActor = Extract<OrgActor, { kind: 'user' }>
 export type SignedInOrgActor = UserOrgActor & { session: SessionRow }

@@ -6,12 +6,10 @@ import {
   Group,
   NumberInput,
   PasswordInput,
-  SegmentedControl,
   Select,
   SimpleGrid,
   Stack,
   Switch,
-  Table,
   Tabs,
   Text,
   Textarea,
@@ -20,12 +18,12 @@ import {
 } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { notifications } from '@mantine/notifications'
-import { IconDeviceFloppy, IconRefresh, IconSend } from '@tabler/icons-react'
+import { IconDeviceFloppy, IconSend } from '@tabler/icons-react'
 import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
-import { dateTime } from '../../format'
+import { Outbox } from './Outbox'
 
 function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string } }) {
   const save = useOpMutation('email.update')
@@ -285,87 +283,6 @@ function Templates({ kinds }: { kinds: string[] }) {
   )
 }
 
-function Outbox() {
-  const [status, setStatus] = useState('all')
-  const outbox = useOp('email.outbox', status === 'all' ? {} : { status: status as 'queued' | 'sending' | 'sent' | 'failed' }, {
-    refetchInterval: 5_000,
-  })
-  const retry = useOpMutation('email.retry')
-  return (
-    <Stack>
-      <SegmentedControl
-        w={320}
-        value={status}
-        onChange={setStatus}
-        data={[
-          { label: 'All', value: 'all' },
-          { label: 'Queued', value: 'queued' },
-          { label: 'Sending', value: 'sending' },
-          { label: 'Sent', value: 'sent' },
-          { label: 'Failed', value: 'failed' },
-        ]}
-      />
-      <ErrorNotice error={outbox.error} />
-      {!outbox.data ? (
-        <Loading />
-      ) : outbox.data.messages.length === 0 ? (
-        <Text size="sm" c="dimmed">
-          No message here. Verification, reset and invitation emails appear as they are sent.
-        </Text>
-      ) : (
-        <Table fz="sm" striped data-testid="outbox-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Created</Table.Th>
-              <Table.Th>To</Table.Th>
-              <Table.Th>Subject</Table.Th>
-              <Table.Th>Kind</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {outbox.data.messages.map((m) => (
-              <Table.Tr key={m.id}>
-                <Table.Td>{dateTime(m.createdAt)}</Table.Td>
-                <Table.Td>{m.to}</Table.Td>
-                <Table.Td>{m.subject}</Table.Td>
-                <Table.Td>
-                  <Badge variant="outline">{m.kind}</Badge>
-                </Table.Td>
-                <Table.Td>
-                  <Badge color={m.status === 'sent' ? 'teal.9' : m.status === 'failed' ? 'red.9' : 'yellow.4'} autoContrast>
-                    {m.status}
-                  </Badge>
-                  {m.error && (
-                    <Text size="xs" c="red">
-                      {m.error}
-                    </Text>
-                  )}
-                </Table.Td>
-                <Table.Td>
-                  {m.status === 'failed' && (
-                    <Allowed op="email.retry">
-                      <Button
-                        size="compact-xs"
-                        variant="light"
-                        leftSection={<IconRefresh size={12} />}
-                        onClick={() => retry.mutate({ id: m.id })}
-                      >
-                        Retry
-                      </Button>
-                    </Allowed>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
-    </Stack>
-  )
-}
-
 export default function Email() {
   const settings = useOp('email.get', {}, { refetchOnWindowFocus: false })
   return (
@@ -406,7 +323,7 @@ export default function Email() {
             <Templates kinds={settings.data.templates} />
           </Tabs.Panel>
           <Tabs.Panel value="outbox" pt="md">
-            <Outbox />
+            <Outbox configured={settings.data.configured} />
           </Tabs.Panel>
         </Tabs>
       )}
