@@ -23,7 +23,9 @@ export const featureTables = {
   passkey: passkeyTables.passkey,
   oidcModel: oidcProviderTables.oidcModel,
   oidcClient: oidcProviderTables.oidcClient,
+  oidcLogoutDelivery: oidcProviderTables.oidcLogoutDelivery,
   oidcConsent: oidcProviderTables.oidcConsent,
+  oidcRegistrationToken: oidcProviderTables.oidcRegistrationToken,
   forwardAuthCount: forwardAuthTables.forwardAuthCount,
   deviceCode: deviceAuthorizationTables.deviceCode,
 }
@@ -43,7 +45,9 @@ export let twoFactorSession = featureTables.twoFactorSession
 export let passkey = featureTables.passkey
 export let oidcModel = featureTables.oidcModel
 export let oidcClient = featureTables.oidcClient
+export let oidcLogoutDelivery = featureTables.oidcLogoutDelivery
 export let oidcConsent = featureTables.oidcConsent
+export let oidcRegistrationToken = featureTables.oidcRegistrationToken
 export let forwardAuthCount = featureTables.forwardAuthCount
 export let deviceCode = featureTables.deviceCode
 
@@ -60,7 +64,9 @@ export function bindFeatureTables(t: FeatureTables): void {
   passkey = t.passkey
   oidcModel = t.oidcModel
   oidcClient = t.oidcClient
+  oidcLogoutDelivery = t.oidcLogoutDelivery
   oidcConsent = t.oidcConsent
+  oidcRegistrationToken = t.oidcRegistrationToken
   forwardAuthCount = t.forwardAuthCount
   deviceCode = t.deviceCode
 }

@@ -37,6 +37,22 @@ export const oidcProviderConfig = z
         interaction: z.number().int().min(60).max(86_400).default(3600),
       })
       .prefault({}),
+    /**
+     * Dynamic client registration (RFC 7591 / 7592) at `POST /oauth2/register`, with an initial
+     * access token from `gatehouse oidc registration-token create` (or the panel). Off by default.
+     */
+    registration: z
+      .object({
+        enabled: z.boolean().default(false),
+        /**
+         * Hosts a self-registered client's back-channel logout URI may reach even on loopback or
+         * private addresses (otherwise refused, as oidc-provider does for outgoing requests).
+         */
+        allowedHosts: z.array(z.string().min(1)).default([]),
+        /** When non-empty, the only hosts a self-registered client's redirect URIs may name. */
+        redirectHosts: z.array(z.string().min(1)).default([]),
+      })
+      .prefault({}),
     /** What the `groups` claim lists (scope `groups`). */
     groups: z
       .object({

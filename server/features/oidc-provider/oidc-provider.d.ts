@@ -130,7 +130,10 @@ declare module 'oidc-provider' {
     constructor(issuer: string, configuration?: Configuration)
     issuer: string
     proxy: boolean
-    Client: { prototype: { compareClientSecret(actual: string): boolean | Promise<boolean> } }
+    Client: {
+      prototype: { compareClientSecret(actual: string): boolean | Promise<boolean> }
+      find(id: string): Promise<ClientInstance | undefined>
+    }
     Grant: GrantConstructor
     listen(port: number, host?: string, callback?: () => void): Server
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>

@@ -13,6 +13,7 @@ import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
 import { commitWithOthers } from './commit.js'
+import { originalSenders, queueLogout, type SendLogout, trustedDelivery } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 
 /**
@@ -266,6 +267,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         },
         clientCredentials: { enabled: true },
         userinfo: { enabled: true },
+        // Every notice is queued and sent by the delivery job (backchannel.ts): see below.
+        backchannelLogout: { enabled: true },
         rpInitiatedLogout: {
           enabled: true,
           logoutSource: async (koa: KoaContextWithOIDC, form: string) => {
@@ -341,6 +344,12 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         Grant: conf.ttl.grant,
         Interaction: conf.ttl.interaction,
       },
+      // oidc-provider refuses loopback and private addresses in outgoing requests; Gatehouse serves
+      // the LAN, so deliveries to admin-registered clients (and allowed hosts) lift that guard.
+      fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
+        if (trustedDelivery.getStore() === true) delete options.dispatcher
+        return globalThis.fetch(url, options)
+      },
       renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
         const target = new URL(`${ctx.baseURL}/ui/error`)
         target.searchParams.set('error', out.error ?? 'server_error')
@@ -357,6 +366,13 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const Schema = (provider.Client as unknown as { Schema: { prototype: Record<string, unknown> } }).Schema
     Schema.prototype.redirectUris = function redirectUris() {}
     provider.proxy = ctx.baseURL.startsWith('https:')
+    // oidc-provider's end-session sends back-channel notices itself, while it answers: they are
+    // queued instead, with those of Gatehouse's other sign-outs (at most one per client and sid).
+    const clientPrototype = provider.Client.prototype as unknown as { backchannelLogout: SendLogout }
+    originalSenders.set(provider, clientPrototype.backchannelLogout)
+    clientPrototype.backchannelLogout = function queued(this: ClientInstance, sub: string, sid: string) {
+      return queueLogout(ctx, this.clientId, sub, sid)
+    }
 
     provider.on('grant.success', (koa: KoaContextWithOIDC) => {
       ctx.events.oidcToken(String(koa.oidc.params?.grant_type ?? 'unknown'))
