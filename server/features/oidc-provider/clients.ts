@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
-import { oidcError } from './errors.js'
+import { OIDC_ERRORS as OIDC_ERRORS_TEXT, oidcError } from './errors.js'
 import type { OidcClientRow } from './schema.js'
 import { existingOrganizationIds, existingTeamIds } from '../organization/store.js'
 import { deleteClient, findClient, insertClient, listClients, updateClient } from './store.js'
@@ -347,5 +347,92 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     gatehouse_pkce_required: row.public || row.pkceRequired,
     gatehouse_skip_consent: row.skipConsent,
     gatehouse_resource_server: row.resourceServer,
+  }
+}
+
+// ------------------------------------------------------------------ self-registered clients (RFC 7591 / 7592)
+
+/**
+ * Why a self-registered client's metadata is refused (undefined: accepted): its redirect URIs pass
+ * the same checks as `oidc client create`, within `oidcProvider.registration.redirectHosts` when
+ * set; its back-channel logout URI the same as an admin's.
+ */
+export function registrationRefusal(
+  metadata: Record<string, unknown>,
+  redirectHosts: readonly string[],
+): { error: 'invalid_redirect_uri' | 'invalid_client_metadata'; description: string } | undefined {
+  const lists = [
+    ['redirect_uris', metadata.redirect_uris],
+    ['post_logout_redirect_uris', metadata.post_logout_redirect_uris],
+  ] as const
+  for (const [name, value] of lists) {
+    if (value === undefined) continue
+    if (!Array.isArray(value) || value.some((uri) => typeof uri !== 'string' || !isValidRedirectUri(uri)))
+      return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.INVALID_REDIRECT_URI}` }
+    if (redirectHosts.length > 0) {
+      const hosts = new Set(redirectHosts.map((h) => h.toLowerCase()))
+      for (const uri of value as string[]) {
+        const host = new URL(uri).hostname.toLowerCase()
+        if (!hosts.has(host))
+          return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.REDIRECT_HOST_NOT_ALLOWED}` }
+      }
+    }
+  }
+  if (metadata.backchannel_logout_uri !== undefined) {
+    try {
+      checkBackchannelUri(typeof metadata.backchannel_logout_uri === 'string' ? metadata.backchannel_logout_uri : '#')
+    } catch {
+      return { error: 'invalid_client_metadata', description: OIDC_ERRORS_TEXT.INVALID_BACKCHANNEL_LOGOUT_URI }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The stored row of a client oidc-provider registered or updated (its metadata as it saves it): the
+ * issued secret is stored as its hash (an update hands back the stored hash, kept as it is), and
+ * Gatehouse's own privileges (skip-consent, resource server, PKCE relaxation, group restrictions)
+ * are never taken from the registration.
+ */
+export function registeredClientRow(
+  id: string,
+  metadata: Record<string, unknown>,
+  existing: OidcClientRow | undefined,
+  tokenId: string | null,
+  now: Date,
+): OidcClientRow {
+  const secret = metadata.client_secret
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [])
+  const alg = metadata.id_token_signed_response_alg
+  const logo = typeof metadata.logo_uri === 'string' && /^https?:\/\//i.test(metadata.logo_uri) ? metadata.logo_uri : null
+  const kept = Object.fromEntries(
+    Object.entries(metadata).filter(([key]) => key !== 'client_secret' && key !== 'client_id' && !key.startsWith('gatehouse_')),
+  )
+  const isPublic = metadata.token_endpoint_auth_method === 'none'
+  return {
+    clientId: id,
+    name:
+      typeof metadata.client_name === 'string' && metadata.client_name.trim()
+        ? metadata.client_name.trim().slice(0, 200)
+        : 'Registered client',
+    logo,
+    redirectUris: strings(metadata.redirect_uris),
+    postLogoutRedirectUris: strings(metadata.post_logout_redirect_uris),
+    secretHash:
+      typeof secret === 'string' && secret && !isPublic ? (secret.startsWith(SECRET_PREFIX) ? secret : hashClientSecret(secret)) : null,
+    public: isPublic,
+    pkceRequired: true,
+    skipConsent: false,
+    allowedOrganizations: existing?.allowedOrganizations ?? [],
+    allowedTeams: existing?.allowedTeams ?? [],
+    resourceServer: false,
+    idTokenSignedResponseAlg: (ID_TOKEN_ALGS as readonly unknown[]).includes(alg) ? (alg as IdTokenAlg) : 'RS256',
+    backchannelLogoutUri: typeof metadata.backchannel_logout_uri === 'string' ? metadata.backchannel_logout_uri : null,
+    requirePar: metadata.require_pushed_authorization_requests === true,
+    registeredByToken: existing?.registeredByToken ?? tokenId,
+    registeredMetadata: kept,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+    secretRotatedAt: existing?.secretRotatedAt ?? null,
   }
 }

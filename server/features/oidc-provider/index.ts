@@ -11,7 +11,16 @@ import { WriteBatch } from './batch.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { oidcProviderRoutes } from './routes.js'
-import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState, SCOPES } from './provider.js'
+import {
+  INTERACTION_PREFIX,
+  internalRegistrationToken,
+  OFFLINE_ASKED,
+  OIDC_ROUTES,
+  providerCache,
+  requestState,
+  SCOPES,
+} from './provider.js'
+import { registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
 import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
 import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker } from './backchannel.js'
@@ -100,6 +109,27 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
     res.setHeader('cache-control', `public, max-age=${ctx.config().jwt.jwks.cacheMaxAge}`)
     res.end(body)
     return
+  }
+  if (rc.path === OIDC_ROUTES.registration && req.method === 'POST' && ctx.config().oidcProvider.registration.enabled) {
+    // RFC 7591 §3: the initial access token, checked (and a use spent) here; oidc-provider sees an internal one.
+    const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
+    const tokenId = presented ? await spendRegistration(ctx, presented) : undefined
+    if (!tokenId) {
+      res.statusCode = 401
+      res.setHeader('content-type', 'application/json; charset=utf-8')
+      res.setHeader('cache-control', 'no-store')
+      res.setHeader(
+        'www-authenticate',
+        'Bearer realm="registration", error="invalid_token", error_description="invalid initial access token"',
+      )
+      res.end(JSON.stringify({ error: 'invalid_token', error_description: 'invalid initial access token' }))
+      return
+    }
+    req.headers.authorization = `Bearer ${internalRegistrationToken(ctx.secret)}`
+    const mountedReq = req as IncomingMessage & { originalUrl?: string }
+    mountedReq.originalUrl = `${ctx.config().basePath}${rc.path}`
+    mountedReq.url = rc.path
+    return registrationRequest.run({ tokenId }, () => callbackOf(provider)(req, res))
   }
   const ssoCookie = rc.cookies.get('_session')
   if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)

@@ -125,7 +125,8 @@ declare module 'oidc-provider' {
     /** The JWS signature of `data`. */
     sign(data: Buffer): Promise<Buffer | Uint8Array>
   }
-  export const errors: Record<string, new (description?: string) => Error & { error: string; error_description?: string; status: number }>
+  type OidcErrorClass = new (description?: string) => Error & { error: string; error_description?: string; status: number }
+  export const errors: { InvalidClientMetadata: OidcErrorClass; InvalidRedirectUri: OidcErrorClass } & Record<string, OidcErrorClass>
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration)
     issuer: string

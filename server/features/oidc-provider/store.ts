@@ -2,10 +2,10 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from '
 import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { DB } from '../../db/index.js'
-import { oidcClient, oidcConsent, oidcLogoutDelivery, oidcModel, session, user } from '../../db/schema.js'
+import { oidcClient, oidcConsent, oidcLogoutDelivery, oidcModel, oidcRegistrationToken, session, user } from '../../db/schema.js'
 import { firstRow, type Storage } from '../../db/storage.js'
 import { ConsumedMeanwhile, consumedPayload, type ModelWrite } from './batch.js'
-import type { OidcClientRow, OidcConsentRow, OidcLogoutDeliveryRow, OidcModelRow } from './schema.js'
+import type { OidcClientRow, OidcConsentRow, OidcLogoutDeliveryRow, OidcModelRow, OidcRegistrationTokenRow } from './schema.js'
 
 /** Every SQL statement of the OIDC provider feature. */
 
@@ -437,4 +437,57 @@ export async function deleteOldLogoutDeliveries(ctx: AuthContext, before: Date, 
 /** The queue as the panel and tests see it. */
 export async function listLogoutDeliveries(ctx: AuthContext): Promise<OidcLogoutDeliveryRow[]> {
   return ctx.db.select().from(oidcLogoutDelivery).orderBy(asc(oidcLogoutDelivery.createdAt))
+}
+
+// ------------------------------------------------------------------ registration (initial access) tokens
+
+export async function insertRegistrationToken(ctx: AuthContext, row: OidcRegistrationTokenRow): Promise<void> {
+  await ctx.db.insert(oidcRegistrationToken).values(row)
+}
+
+export async function listRegistrationTokens(ctx: AuthContext): Promise<OidcRegistrationTokenRow[]> {
+  return ctx.db.select().from(oidcRegistrationToken).orderBy(asc(oidcRegistrationToken.createdAt), asc(oidcRegistrationToken.id))
+}
+
+export async function revokeRegistrationToken(ctx: AuthContext, id: string, at: Date): Promise<boolean> {
+  const revoked = await ctx.db
+    .update(oidcRegistrationToken)
+    .set({ revokedAt: at })
+    .where(and(eq(oidcRegistrationToken.id, id), isNull(oidcRegistrationToken.revokedAt)))
+    .returning({ id: oidcRegistrationToken.id })
+  return revoked.length > 0
+}
+
+/**
+ * Spends one use of the token with this hash, when it is valid now (not revoked, not expired, a use
+ * left): one UPDATE, so two registrations racing for its last use cannot both have it. Its id, or
+ * undefined.
+ */
+export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string, now: Date): Promise<string | undefined> {
+  const spent = await firstRow(
+    ctx.db
+      .update(oidcRegistrationToken)
+      .set({
+        used: sql`${oidcRegistrationToken.used} + 1`,
+        usesLeft: sql`case when ${oidcRegistrationToken.usesLeft} is null then null else ${oidcRegistrationToken.usesLeft} - 1 end`,
+      })
+      .where(
+        and(
+          eq(oidcRegistrationToken.tokenHash, tokenHash),
+          isNull(oidcRegistrationToken.revokedAt),
+          or(isNull(oidcRegistrationToken.expiresAt), gt(oidcRegistrationToken.expiresAt, now)),
+          or(isNull(oidcRegistrationToken.usesLeft), gt(oidcRegistrationToken.usesLeft, 0)),
+        ),
+      )
+      .returning({ id: oidcRegistrationToken.id }),
+  )
+  return spent?.id
+}
+
+/** Stores a self-registered client (RFC 7591/7592 through oidc-provider): inserted or replaced. */
+export async function upsertRegisteredClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
+  forgetClients(ctx)
+  const { clientId: _id, createdAt: _created, registeredByToken: _token, ...rest } = row
+  await ctx.db.insert(oidcClient).values(row).onConflictDoUpdate({ target: oidcClient.clientId, set: rest })
+  forgetClients(ctx)
 }
