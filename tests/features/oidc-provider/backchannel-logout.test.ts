@@ -2,11 +2,12 @@ import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 
 import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
+import { createRegistrationToken } from '../../../server/features/oidc-provider/registration.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member } from '../../api/admin-helpers.js'
 import { signUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
-import { browse, discover, PASSWORD, RP, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
+import { browse, CALLBACK, discover, insecure, PASSWORD, RP, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: each of the five ways a Gatehouse session ends sends
@@ -182,5 +183,51 @@ describe('back-channel logout', () => {
     const sent = (await listLogoutDeliveries(server.gatehouse.ctx)).find((r) => r.sid === someone.sid)
     expect(sent?.attempts).toBe(2)
     expect(sent?.sentAt).toBeInstanceOf(Date)
+  })
+})
+
+describe('back-channel logout to self-registered clients', () => {
+  it('keeps oidc-provider’s guard against loopback and private addresses unless the host is in registration.allowedHosts', async () => {
+    serverLog.allowWarning(/^Back-channel logout to client/)
+    const own = await startTestServer({ config: { oidcProvider: { enabled: true, registration: { enabled: true } } } })
+    const target = await startReceiver()
+    try {
+      const ctx = own.gatehouse.ctx
+      const { token } = await createRegistrationToken(ctx, {}, { via: 'cli' })
+      const registered = await oidc.dynamicClientRegistration(
+        new URL(own.base),
+        { redirect_uris: [CALLBACK], backchannel_logout_uri: target.url },
+        undefined,
+        { initialAccessToken: token, ...insecure },
+      )
+      const meta = registered.clientMetadata()
+      const rp = await discover(own, meta.client_id, meta.client_secret as string)
+      const signedUp = await signUp(own.base, { password: PASSWORD })
+      const sids: string[] = []
+      for (let i = 0; i < 2; i++) {
+        const jar = await signedInJar(own, signedUp)
+        const tokens = await signIn(own, rp, jar)
+        sids.push(tokens.claims()?.sid as string)
+        if (i === 0) {
+          await signOutOf(own, jar)
+          const deadline = Date.now() + 10_000
+          let row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[0])
+          while (!row?.lastError && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 20))
+            row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[0])
+          }
+          expect(row?.lastError).toMatch(/special-use IP/)
+          expect(target.received).toHaveLength(0)
+          own.gatehouse.config.update({ oidcProvider: { registration: { allowedHosts: ['127.0.0.1'] } } })
+        } else {
+          await signOutOf(own, jar)
+          const received = await target.waitFor(1)
+          expect(received.map((r) => decodeJwt(r.logoutToken).sid)).toEqual([sids[1]])
+        }
+      }
+    } finally {
+      await target.close()
+      await own.close()
+    }
   })
 })
