@@ -46,6 +46,14 @@ function cacheFor(ctx: AuthContext): ReturnType<typeof providerCache> {
   return cache
 }
 
+/**
+ * Sends the due back-channel logout notices now (the background job's body; tests drive it).
+ * Returns how many were sent.
+ */
+export async function runLogoutDeliveries(ctx: AuthContext): Promise<number> {
+  return deliverDueLogouts(ctx, await cacheFor(ctx).get(), logger)
+}
+
 /** Why the last token requests went to oidc-provider instead of the fast path (tests read it). */
 export const fastTokenHandOvers: string[] = []
 const fastTokenHandOver = (why: string): void => {
