@@ -90,6 +90,12 @@ export interface Feature {
   secondFactor?: (rc: RouteContext<unknown, unknown, unknown>, attempt: SignInAttempt) => Promise<SecondFactorOutcome | undefined>
   /** POST /sign-out, after the current session ended and before its cookies are cleared (the multi-session feature ends its device sessions). */
   signingOut?: (rc: RouteContext<unknown, unknown, unknown>) => void | Promise<void>
+  /**
+   * Sessions ended (sign-out, revocation, expiry, a ban, a deletion: core's sessions module, after
+   * the delete and inside the caller's transaction when there is one): the OIDC provider queues
+   * back-channel logout notices. Runs queries only.
+   */
+  sessionsEnded?: (ctx: AuthContext, sessionIds: readonly string[]) => Promise<void>
   /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
   signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**

@@ -1,3 +1,5 @@
+import type { AuthContext } from './core/context.js'
+import { setSessionEndListener } from './core/session-ends.js'
 import type { Feature } from './feature.js'
 
 /**
@@ -10,6 +12,9 @@ const attached = new WeakMap<object, readonly Feature[]>()
 
 export function attachFeatures(ctx: object, list: readonly Feature[]): void {
   attached.set(ctx, list)
+  setSessionEndListener(ctx, async (ended, ids) => {
+    for (const feature of featuresWith(ended, 'sessionsEnded')) await feature.sessionsEnded(ended as AuthContext, ids)
+  })
 }
 
 /** The features `ctx` runs; none in tool contexts (the CLI) that attach none. */

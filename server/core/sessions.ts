@@ -6,6 +6,7 @@ import { session, user } from '../db/schema.js'
 import { banLapsed } from './bans.js'
 import { recordAudit } from './audit.js'
 import { ChangeGuardedCache } from './session-cache.js'
+import { sessionsEnded } from './session-ends.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 
@@ -131,6 +132,7 @@ export async function resolveSession(ctx: AuthContext, token: string, options: {
   const state = sessionState(ctx, found, options)
   if (state === 'expired') {
     await ctx.db.delete(session).where(eq(session.id, found.session.id))
+    await sessionsEnded(ctx, [found.session.id])
     return { status: 'expired', userId: found.user.id }
   }
   if (state === 'active') return { status: 'active', data: found, refreshed: false }
@@ -195,7 +197,11 @@ export async function findUserSessionById(ctx: AuthContext, userId: string, sess
 }
 
 export async function deleteSession(ctx: AuthContext, token: string): Promise<void> {
-  await ctx.db.delete(session).where(eq(session.token, token))
+  const ended = await ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id })
+  await sessionsEnded(
+    ctx,
+    ended.map((row) => row.id),
+  )
 }
 
 export async function signOut(ctx: AuthContext, current: SessionWithUser, meta: RequestMeta): Promise<void> {
@@ -209,6 +215,7 @@ export async function revokeOwnSession(ctx: AuthContext, userId: string, token: 
   if (!found) throw fail(400, 'SESSION_NOT_FOUND')
   if (found.userId !== userId) throw fail(401, 'UNAUTHORIZED')
   await ctx.db.delete(session).where(eq(session.id, found.id))
+  await sessionsEnded(ctx, [found.id])
   await recordAudit(ctx, { type: 'session.revoked', actorUserId: userId, target: found.id, meta })
 }
 
@@ -219,6 +226,10 @@ export async function revokeOwnSession(ctx: AuthContext, userId: string, token: 
  */
 export async function deleteUserSessions(ctx: AuthContext, userId: string): Promise<number> {
   const ended = await ctx.db.delete(session).where(eq(session.userId, userId)).returning({ id: session.id })
+  await sessionsEnded(
+    ctx,
+    ended.map((row) => row.id),
+  )
   return ended.length
 }
 
@@ -239,6 +250,10 @@ export async function revokeOtherSessions(ctx: AuthContext, current: SessionWith
     .delete(session)
     .where(and(eq(session.userId, current.user.id), ne(session.id, current.session.id)))
     .returning({ id: session.id })
+  await sessionsEnded(
+    ctx,
+    ended.map((row) => row.id),
+  )
   await recordAudit(ctx, {
     type: 'session.revoked-others',
     actorUserId: current.user.id,
@@ -259,7 +274,9 @@ export async function activeSessionsOfUser(ctx: AuthContext, userId: string): Pr
 
 /** Deletes one session by token; what it was, or undefined when there was none. */
 export async function deleteSessionByToken(ctx: AuthContext, token: string): Promise<{ id: string; userId: string } | undefined> {
-  return firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
+  const ended = await firstRow(ctx.db.delete(session).where(eq(session.token, token)).returning({ id: session.id, userId: session.userId }))
+  if (ended) await sessionsEnded(ctx, [ended.id])
+  return ended
 }
 
 /** Deletes the sessions of these tokens (the multi-session feature's device sessions); how many there were. */
@@ -269,6 +286,10 @@ export async function deleteSessionsByTokens(ctx: AuthContext, tokens: readonly 
     .delete(session)
     .where(inArray(session.token, [...tokens]))
     .returning({ id: session.id })
+  await sessionsEnded(
+    ctx,
+    removed.map((row) => row.id),
+  )
   return removed.length
 }
 

@@ -24,7 +24,9 @@ export const featureTables = {
   passkey: passkeyTables.passkey,
   oidcModel: oidcProviderTables.oidcModel,
   oidcClient: oidcProviderTables.oidcClient,
+  oidcLogoutDelivery: oidcProviderTables.oidcLogoutDelivery,
   oidcConsent: oidcProviderTables.oidcConsent,
+  oidcRegistrationToken: oidcProviderTables.oidcRegistrationToken,
   forwardAuthCount: forwardAuthTables.forwardAuthCount,
   deviceCode: deviceAuthorizationTables.deviceCode,
   appPassword: appPasswordsTables.appPassword,
@@ -45,7 +47,9 @@ export let twoFactorSession = featureTables.twoFactorSession
 export let passkey = featureTables.passkey
 export let oidcModel = featureTables.oidcModel
 export let oidcClient = featureTables.oidcClient
+export let oidcLogoutDelivery = featureTables.oidcLogoutDelivery
 export let oidcConsent = featureTables.oidcConsent
+export let oidcRegistrationToken = featureTables.oidcRegistrationToken
 export let forwardAuthCount = featureTables.forwardAuthCount
 export let deviceCode = featureTables.deviceCode
 export let appPassword = featureTables.appPassword
@@ -63,7 +67,9 @@ export function bindFeatureTables(t: FeatureTables): void {
   passkey = t.passkey
   oidcModel = t.oidcModel
   oidcClient = t.oidcClient
+  oidcLogoutDelivery = t.oidcLogoutDelivery
   oidcConsent = t.oidcConsent
+  oidcRegistrationToken = t.oidcRegistrationToken
   forwardAuthCount = t.forwardAuthCount
   deviceCode = t.deviceCode
   appPassword = t.appPassword

@@ -371,10 +371,34 @@ export const oidcClient = pgTable(
     allowedTeams: jsonb('allowedTeams').$type<Record<string, unknown>>().notNull(),
     resourceServer: boolean('resourceServer').notNull().default(false),
     idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256','ES256','EdDSA'] }).notNull().default('RS256'),
+    backchannelLogoutUri: text('backchannelLogoutUri'),
+    requirePar: boolean('requirePar').notNull().default(false),
+    registeredByToken: text('registeredByToken'),
+    registeredMetadata: jsonb('registeredMetadata').$type<Record<string, unknown>>(),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     secretRotatedAt: timestamp('secretRotatedAt', { withTimezone: true, precision: 3, mode: 'date' }),
   },
+)
+
+export const oidcLogoutDelivery = pgTable(
+  'oidcLogoutDelivery',
+  {
+    id: text('id').primaryKey(),
+    clientId: text('clientId').notNull(),
+    accountId: text('accountId').notNull(),
+    sid: text('sid').notNull(),
+    attempts: bigint('attempts', { mode: 'number' }).notNull().default(0),
+    nextAttemptAt: timestamp('nextAttemptAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    claimedUntil: timestamp('claimedUntil', { withTimezone: true, precision: 3, mode: 'date' }),
+    sentAt: timestamp('sentAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    lastError: text('lastError'),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('oidc_logout_delivery_client_sid_idx').on(t.clientId, t.sid),
+    index('oidc_logout_delivery_next_attempt_at_idx').on(t.nextAttemptAt),
+  ],
 )
 
 export const oidcConsent = pgTable(
@@ -392,6 +416,19 @@ export const oidcConsent = pgTable(
     primaryKey({ columns: [t.userId, t.clientId] }),
     index('oidc_consent_client_id_idx').on(t.clientId),
   ],
+)
+
+export const oidcRegistrationToken = pgTable(
+  'oidcRegistrationToken',
+  {
+    id: text('id').primaryKey(),
+    tokenHash: text('tokenHash').notNull(),
+    usesLeft: bigint('usesLeft', { mode: 'number' }),
+    used: bigint('used', { mode: 'number' }).notNull().default(0),
+    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    revokedAt: timestamp('revokedAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
 )
 
 export const forwardAuthCount = pgTable(
@@ -466,7 +503,9 @@ export const pgSchema = {
   passkey,
   oidcModel,
   oidcClient,
+  oidcLogoutDelivery,
   oidcConsent,
+  oidcRegistrationToken,
   forwardAuthCount,
   deviceCode,
   appPassword,

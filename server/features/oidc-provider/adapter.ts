@@ -3,10 +3,12 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthContext } from '../../core/context.js'
 import type { OidcModelRow } from './schema.js'
 import type { WriteBatch } from './batch.js'
-import { clientMetadata } from './clients.js'
+import { clientMetadata, registeredClientRow } from './clients.js'
+import { registrationRequest } from './registration.js'
 import {
   consumeModel,
   deleteByGrantId,
+  deleteClient,
   destroyModel,
   findClient,
   findModel,
@@ -14,6 +16,7 @@ import {
   findModelByUserCode,
   gatehouseSessionActive,
   upsertModel,
+  upsertRegisteredClient,
 } from './store.js'
 
 /**
@@ -59,7 +62,18 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
     }
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      if (this.kind === 'Client') return
+      // Only dynamic registration (RFC 7591/7592) saves clients through oidc-provider.
+      if (this.kind === 'Client') {
+        const tokenId = registrationRequest.getStore()?.tokenId ?? null
+        const existing = await findClient(ctx, id)
+        if (!existing && !tokenId) return
+        if (existing && existing.registeredByToken === null) return
+        await upsertRegisteredClient(
+          ctx,
+          registeredClientRow(id, payload as Record<string, unknown>, existing, tokenId, new Date(ctx.clock.now())),
+        )
+        return
+      }
       const row: OidcModelRow = {
         kind: this.kind,
         id,
@@ -119,6 +133,11 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
     }
 
     async destroy(id: string): Promise<void> {
+      if (this.kind === 'Client') {
+        const existing = await findClient(ctx, id)
+        if (existing?.registeredByToken) await deleteClient(ctx, id)
+        return
+      }
       const batch = openBatch()
       if (batch) batch.destroy(this.kind, id)
       else await destroyModel(ctx, this.kind, id)

@@ -1,23 +1,49 @@
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
 import { APIError } from '../../core/errors.js'
-import { allClients, type ClientView, createClient, ID_TOKEN_ALGS, type IdTokenAlg, removeClient } from './clients.js'
+import {
+  allClients,
+  type ClientPatch,
+  type ClientView,
+  changeClient,
+  createClient,
+  ID_TOKEN_ALGS,
+  type IdTokenAlg,
+  removeClient,
+  rotateClientSecret,
+} from './clients.js'
+import { registrationTokenCommand } from './registration-cli.js'
 
 const isIdTokenAlg = (value: string): value is IdTokenAlg => (ID_TOKEN_ALGS as readonly string[]).includes(value)
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
-           [--post-logout-redirect-uri URI …] [--resource-server] [--id-token-alg RS256|ES256|EdDSA]
+           [--post-logout-redirect-uri URI …] [--backchannel-logout-uri URI] [--require-par] [--resource-server]
+           [--id-token-alg RS256|ES256|EdDSA]
+       gatehouse oidc client update --client-id ID [--name NAME] [--redirect-uri URI …] [--post-logout-redirect-uri URI …]
+           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--json]
+       gatehouse oidc client rotate-secret --client-id ID [--json]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
+       gatehouse oidc registration-token create [--expires-in SECONDS] [--uses N] [--json]
+       gatehouse oidc registration-token list [--json]
+       gatehouse oidc registration-token revoke --id ID
 
 Options:
   --data-dir <dir>   the data directory (default ./data, or GATEHOUSE_DATA_DIR)
   --public           a public client (no secret; PKCE required)
   --skip-consent     a first-party client: users are not asked to consent
   --post-logout-redirect-uri URI   where the app may send users after signing out (repeatable)
+  --backchannel-logout-uri URI  where logout tokens are posted when a session that signed in to the app ends
+                     (its query is kept; plain http only on this machine or the local network; "" removes it)
+  --require-par      authorization requests only through pushed authorization requests (RFC 9126)
   --resource-server  may introspect every client's tokens (an API checking tokens); otherwise only its own
   --id-token-alg ALG the ID token's signing algorithm: RS256 (default), ES256 or EdDSA
-  --json             machine-readable output (create: {"clientId", "clientSecret"}; the secret is shown this once)
+  --json             machine-readable output (create, rotate-secret: {"clientId", "clientSecret"}; the secret is shown this once)
+  --expires-in S     registration-token create: the token expires after S seconds (default: never)
+  --uses N           registration-token create: the token registers at most N clients (default: unlimited)
+
+update and rotate-secret keep the client's id; update keeps its secret, rotate-secret replaces it
+(the old one stops working at once).
 
 Works on the data directory whether or not a server runs on it; a running server sees the change
 at its next request.
@@ -36,8 +62,11 @@ function describe(client: ClientView): string {
     client.skipConsent ? 'consent skipped' : 'consent asked',
     `ID token ${client.idTokenSignedResponseAlg}`,
     ...(client.resourceServer ? ['resource server'] : []),
+    ...(client.requirePar ? ['PAR required'] : []),
+    ...(client.registeredByToken ? [`registered by token ${client.registeredByToken}`] : []),
   ]
-  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n`
+  const backchannel = client.backchannelLogoutUri ? `  back-channel logout: ${client.backchannelLogoutUri}\n` : ''
+  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n${backchannel}`
 }
 
 /** Runs `gatehouse oidc client <create|list|delete>`; returns the exit code (0 done, 1 refused, 2 usage). */
@@ -47,8 +76,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     process.stdout.write(OIDC_USAGE)
     return group === undefined ? 2 : 0
   }
+  if (group === 'registration-token') return registrationTokenCommand(sub, rest, env, usage)
   if (group !== 'client') return usage(`unknown oidc command "${group}"`)
-  if (sub !== 'create' && sub !== 'list' && sub !== 'delete')
+  if (sub !== 'create' && sub !== 'list' && sub !== 'delete' && sub !== 'update' && sub !== 'rotate-secret')
     return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
   let values: {
     'data-dir'?: string
@@ -61,6 +91,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     'client-id'?: string
     'resource-server'?: boolean
     'id-token-alg'?: string
+    'backchannel-logout-uri'?: string
+    'require-par'?: boolean
+    'no-require-par'?: boolean
   }
   try {
     values = parseArgs({
@@ -76,6 +109,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
         'client-id': { type: 'string' },
         'resource-server': { type: 'boolean' },
         'id-token-alg': { type: 'string' },
+        'backchannel-logout-uri': { type: 'string' },
+        'require-par': { type: 'boolean' },
+        'no-require-par': { type: 'boolean' },
       },
       strict: true,
     }).values
@@ -84,7 +120,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   }
   if (sub === 'create' && (!values.name || !values['redirect-uri']?.length))
     return usage('create needs --name and at least one --redirect-uri')
-  if (sub === 'delete' && !values['client-id']) return usage('delete needs --client-id')
+  if ((sub === 'delete' || sub === 'update' || sub === 'rotate-secret') && !values['client-id']) return usage(`${sub} needs --client-id`)
+  if (values['require-par'] && values['no-require-par']) return usage('--require-par and --no-require-par exclude each other')
   const alg = values['id-token-alg']
   if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
 
@@ -106,6 +143,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           public: values.public ?? false,
           skipConsent: values['skip-consent'] ?? false,
           resourceServer: values['resource-server'] ?? false,
+          backchannelLogoutUri: values['backchannel-logout-uri'] ?? null,
+          requirePar: values['require-par'] ?? false,
           ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
         },
         by,
@@ -115,6 +154,30 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
         process.stdout.write(describe(client))
         if (clientSecret) process.stdout.write(`  client secret: ${clientSecret}\n  (shown this once: store it now)\n`)
       }
+      return 0
+    }
+    if (sub === 'update') {
+      const patch: ClientPatch = {}
+      if (values.name !== undefined) patch.name = values.name
+      if (values['redirect-uri'] !== undefined) patch.redirectUris = values['redirect-uri']
+      if (values['post-logout-redirect-uri'] !== undefined) patch.postLogoutRedirectUris = values['post-logout-redirect-uri']
+      if (values['backchannel-logout-uri'] !== undefined) patch.backchannelLogoutUri = values['backchannel-logout-uri'] || null
+      if (values['require-par'] || values['no-require-par']) patch.requirePar = values['require-par'] === true
+      if (values['skip-consent'] !== undefined) patch.skipConsent = values['skip-consent']
+      if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
+      if (alg !== undefined && isIdTokenAlg(alg)) patch.idTokenSignedResponseAlg = alg
+      const client = await changeClient(ctx, values['client-id'] as string, patch, by)
+      if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
+      else process.stdout.write(describe(client))
+      return 0
+    }
+    if (sub === 'rotate-secret') {
+      const { client, clientSecret } = await rotateClientSecret(ctx, values['client-id'] as string, by)
+      if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)
+      else
+        process.stdout.write(
+          `${describe(client)}  new client secret: ${clientSecret}\n  (shown this once: store it now; the old secret no longer works)\n`,
+        )
       return 0
     }
     if (sub === 'list') {

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
-import { oidcError } from './errors.js'
+import { OIDC_ERRORS as OIDC_ERRORS_TEXT, oidcError } from './errors.js'
 import type { OidcClientRow } from './schema.js'
 import { existingOrganizationIds, existingTeamIds } from '../organization/store.js'
 import { deleteClient, findClient, insertClient, listClients, updateClient } from './store.js'
@@ -28,6 +28,10 @@ export interface ClientInput {
   resourceServer?: boolean
   /** The ID token's signing algorithm (default RS256). */
   idTokenSignedResponseAlg?: IdTokenAlg
+  /** Back-channel logout: where logout tokens are posted (null: none). */
+  backchannelLogoutUri?: string | null
+  /** Authorization requests only through PAR (RFC 9126). */
+  requirePar?: boolean
 }
 
 /** The algorithms an ID token may be signed with (keys from the jwt feature). */
@@ -47,6 +51,10 @@ export interface ClientView {
   allowedTeams: string[]
   resourceServer: boolean
   idTokenSignedResponseAlg: IdTokenAlg
+  backchannelLogoutUri: string | null
+  requirePar: boolean
+  /** A self-registered client (RFC 7591): the id of the initial access token it registered with. */
+  registeredByToken: string | null
   createdAt: number
   updatedAt: number
   secretRotatedAt: number | null
@@ -99,6 +107,39 @@ function normaliseUris(values: string[] | undefined, required: boolean): string[
   return uris
 }
 
+/** Host names that are on this machine or the local network (plain http is accepted there). */
+export function isLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  if (host === 'localhost' || host.endsWith('.localhost') || (!host.includes('.') && !host.includes(':'))) return true
+  if (/\.(local|lan|home\.arpa|internal)$/.test(host)) return true
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host)
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])]
+    return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254)
+  }
+  return host === '::1' || /^f[cd][0-9a-f]{2}:/.test(host) || /^fe[89ab][0-9a-f]:/.test(host)
+}
+
+/**
+ * A back-channel logout URI: absolute http(s) without a fragment, its query kept
+ * (mod_auth_openidc's is `…/redirect_uri?logout=backchannel`); plain http only on this machine and
+ * the local network. It need not share an origin with the redirect URIs.
+ */
+export function checkBackchannelUri(value: string | null | undefined): string | null {
+  const uri = value?.trim()
+  if (!uri) return null
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    throw oidcError(400, 'INVALID_BACKCHANNEL_LOGOUT_URI')
+  }
+  if (uri.length > 2048 || url.hash || uri.includes('#') || !url.hostname) throw oidcError(400, 'INVALID_BACKCHANNEL_LOGOUT_URI')
+  if (url.protocol === 'https:') return uri
+  if (url.protocol === 'http:' && isLocalHost(url.hostname)) return uri
+  throw oidcError(400, 'INVALID_BACKCHANNEL_LOGOUT_URI')
+}
+
 function checkLogo(logo: string | null | undefined): string | null {
   if (!logo) return null
   try {
@@ -129,6 +170,9 @@ export function toClientView(row: OidcClientRow): ClientView {
     allowedTeams: row.allowedTeams,
     resourceServer: row.resourceServer,
     idTokenSignedResponseAlg: row.idTokenSignedResponseAlg,
+    backchannelLogoutUri: row.backchannelLogoutUri,
+    requirePar: row.requirePar,
+    registeredByToken: row.registeredByToken,
     createdAt: row.createdAt.getTime(),
     updatedAt: row.updatedAt.getTime(),
     secretRotatedAt: row.secretRotatedAt ? row.secretRotatedAt.getTime() : null,
@@ -146,6 +190,7 @@ export async function createClient(
   const redirectUris = normaliseUris(input.redirectUris, true)
   const postLogoutRedirectUris = normaliseUris(input.postLogoutRedirectUris, false)
   const logo = checkLogo(input.logo)
+  const backchannelLogoutUri = checkBackchannelUri(input.backchannelLogoutUri)
   const allowedOrganizations = [...new Set(input.allowedOrganizations ?? [])]
   const allowedTeams = [...new Set(input.allowedTeams ?? [])]
   await checkGroups(ctx, allowedOrganizations, allowedTeams)
@@ -166,6 +211,10 @@ export async function createClient(
     allowedTeams,
     resourceServer: input.resourceServer ?? false,
     idTokenSignedResponseAlg: input.idTokenSignedResponseAlg ?? 'RS256',
+    backchannelLogoutUri,
+    requirePar: input.requirePar ?? false,
+    registeredByToken: null,
+    registeredMetadata: null,
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
@@ -175,7 +224,15 @@ export async function createClient(
     type: 'oidc.client-created',
     actorUserId: by.actorUserId ?? null,
     target: row.clientId,
-    detail: { via: by.via, name, public: isPublic, resourceServer: row.resourceServer, idTokenAlg: row.idTokenSignedResponseAlg },
+    detail: {
+      via: by.via,
+      name,
+      public: isPublic,
+      resourceServer: row.resourceServer,
+      idTokenAlg: row.idTokenSignedResponseAlg,
+      backchannelLogout: backchannelLogoutUri !== null,
+      requirePar: row.requirePar,
+    },
     meta: by.meta ?? null,
   })
   return { client: toClientView(row), clientSecret: secret }
@@ -211,6 +268,8 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
   if (patch.allowedTeams !== undefined) next.allowedTeams = [...new Set(patch.allowedTeams)]
   if (patch.resourceServer !== undefined) next.resourceServer = patch.resourceServer
   if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
+  if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
+  if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
   await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
   const row = await updateClient(ctx, clientId, next)
   if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
@@ -258,9 +317,16 @@ export async function removeClient(ctx: AuthContext, clientId: string, by: By): 
   })
 }
 
+/** Registered metadata a self-registered client's record never takes from its stored copy. */
+const OWN_METADATA = new Set(['client_id', 'client_secret', 'client_secret_expires_at'])
+
 /** oidc-provider's client metadata for a stored client (read through the store's client cache at each use). */
 export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
+  const registered = row.registeredMetadata
+    ? Object.fromEntries(Object.entries(row.registeredMetadata).filter(([key]) => !OWN_METADATA.has(key) && !key.startsWith('gatehouse_')))
+    : {}
   return {
+    ...registered,
     client_id: row.clientId,
     client_name: row.name,
     ...(row.logo ? { logo_uri: row.logo } : {}),
@@ -272,9 +338,101 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     token_endpoint_auth_method: row.public ? 'none' : 'client_secret_basic',
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
+    ...(registered.token_endpoint_auth_method ? { token_endpoint_auth_method: registered.token_endpoint_auth_method } : {}),
+    ...(registered.grant_types ? { grant_types: registered.grant_types } : {}),
+    ...(registered.application_type ? { application_type: registered.application_type } : {}),
     ...(row.secretHash ? { client_secret: row.secretHash } : {}),
+    ...(row.backchannelLogoutUri ? { backchannel_logout_uri: row.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
+    require_pushed_authorization_requests: row.requirePar,
     gatehouse_pkce_required: row.public || row.pkceRequired,
     gatehouse_skip_consent: row.skipConsent,
     gatehouse_resource_server: row.resourceServer,
+  }
+}
+
+// ------------------------------------------------------------------ self-registered clients (RFC 7591 / 7592)
+
+/**
+ * Why a self-registered client's metadata is refused (undefined: accepted): its redirect URIs pass
+ * the same checks as `oidc client create`, within `oidcProvider.registration.redirectHosts` when
+ * set; its back-channel logout URI the same as an admin's.
+ */
+export function registrationRefusal(
+  metadata: Record<string, unknown>,
+  redirectHosts: readonly string[],
+): { error: 'invalid_redirect_uri' | 'invalid_client_metadata'; description: string } | undefined {
+  const lists = [
+    ['redirect_uris', metadata.redirect_uris],
+    ['post_logout_redirect_uris', metadata.post_logout_redirect_uris],
+  ] as const
+  for (const [name, value] of lists) {
+    if (value === undefined) continue
+    if (!Array.isArray(value) || value.some((uri) => typeof uri !== 'string' || !isValidRedirectUri(uri)))
+      return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.INVALID_REDIRECT_URI}` }
+    if (redirectHosts.length > 0) {
+      const hosts = new Set(redirectHosts.map((h) => h.toLowerCase()))
+      for (const uri of value as string[]) {
+        const host = new URL(uri).hostname.toLowerCase()
+        if (!hosts.has(host))
+          return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.REDIRECT_HOST_NOT_ALLOWED}` }
+      }
+    }
+  }
+  if (metadata.backchannel_logout_uri !== undefined) {
+    try {
+      checkBackchannelUri(typeof metadata.backchannel_logout_uri === 'string' ? metadata.backchannel_logout_uri : '#')
+    } catch {
+      return { error: 'invalid_client_metadata', description: OIDC_ERRORS_TEXT.INVALID_BACKCHANNEL_LOGOUT_URI }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The stored row of a client oidc-provider registered or updated (its metadata as it saves it): the
+ * issued secret is stored as its hash (an update hands back the stored hash, kept as it is), and
+ * Gatehouse's own privileges (skip-consent, resource server, PKCE relaxation, group restrictions)
+ * are never taken from the registration.
+ */
+export function registeredClientRow(
+  id: string,
+  metadata: Record<string, unknown>,
+  existing: OidcClientRow | undefined,
+  tokenId: string | null,
+  now: Date,
+): OidcClientRow {
+  const secret = metadata.client_secret
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [])
+  const alg = metadata.id_token_signed_response_alg
+  const logo = typeof metadata.logo_uri === 'string' && /^https?:\/\//i.test(metadata.logo_uri) ? metadata.logo_uri : null
+  const kept = Object.fromEntries(
+    Object.entries(metadata).filter(([key]) => key !== 'client_secret' && key !== 'client_id' && !key.startsWith('gatehouse_')),
+  )
+  const isPublic = metadata.token_endpoint_auth_method === 'none'
+  return {
+    clientId: id,
+    name:
+      typeof metadata.client_name === 'string' && metadata.client_name.trim()
+        ? metadata.client_name.trim().slice(0, 200)
+        : 'Registered client',
+    logo,
+    redirectUris: strings(metadata.redirect_uris),
+    postLogoutRedirectUris: strings(metadata.post_logout_redirect_uris),
+    secretHash:
+      typeof secret === 'string' && secret && !isPublic ? (secret.startsWith(SECRET_PREFIX) ? secret : hashClientSecret(secret)) : null,
+    public: isPublic,
+    pkceRequired: true,
+    skipConsent: false,
+    allowedOrganizations: existing?.allowedOrganizations ?? [],
+    allowedTeams: existing?.allowedTeams ?? [],
+    resourceServer: false,
+    idTokenSignedResponseAlg: (ID_TOKEN_ALGS as readonly unknown[]).includes(alg) ? (alg as IdTokenAlg) : 'RS256',
+    backchannelLogoutUri: typeof metadata.backchannel_logout_uri === 'string' ? metadata.backchannel_logout_uri : null,
+    requirePar: metadata.require_pushed_authorization_requests === true,
+    registeredByToken: existing?.registeredByToken ?? tokenId,
+    registeredMetadata: kept,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+    secretRotatedAt: existing?.secretRotatedAt ?? null,
   }
 }

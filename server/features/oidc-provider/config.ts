@@ -38,6 +38,22 @@ export const oidcProviderConfig = z
       })
       .prefault({}),
     /**
+     * Dynamic client registration (RFC 7591 / 7592) at `POST /oauth2/register`, with an initial
+     * access token from `gatehouse oidc registration-token create` (or the panel). Off by default.
+     */
+    registration: z
+      .object({
+        enabled: z.boolean().default(false),
+        /**
+         * Hosts a self-registered client's back-channel logout URI may reach even on loopback or
+         * private addresses (otherwise refused, as oidc-provider does for outgoing requests).
+         */
+        allowedHosts: z.array(z.string().min(1)).default([]),
+        /** When non-empty, the only hosts a self-registered client's redirect URIs may name. */
+        redirectHosts: z.array(z.string().min(1)).default([]),
+      })
+      .prefault({}),
+    /**
      * Deprecated alias of `groups.*` (the one group-name rule, features/groups): still applied
      * where set (`userRole` → `groups.roles`, `roles` → `groups.memberRoles`), with one warning at
      * start-up. Unset by default.

@@ -13,6 +13,10 @@ export const OIDC_ERRORS = {
   INTERACTION_NOT_FOUND: 'Sign-in request not found or expired',
   OIDC_DISABLED: 'The OpenID Connect provider is disabled',
   CONSENT_NOT_FOUND: 'This application is not connected to the account',
+  INVALID_BACKCHANNEL_LOGOUT_URI:
+    'Back-channel logout URI must be an absolute http(s) URI without a fragment (plain http only on this machine or the local network)',
+  REDIRECT_HOST_NOT_ALLOWED: 'Redirect URI host is not allowed for self-registered clients',
+  REGISTRATION_TOKEN_NOT_FOUND: 'Registration token not found',
 } as const
 
 export type OidcErrorCode = keyof typeof OIDC_ERRORS
@@ -23,6 +27,7 @@ const FIELDS: Partial<Record<OidcErrorCode, string>> = {
   REDIRECT_URI_REQUIRED: 'redirectUris',
   NAME_REQUIRED: 'name',
   INVALID_LOGO: 'logo',
+  INVALID_BACKCHANNEL_LOGOUT_URI: 'backchannelLogoutUri',
   UNKNOWN_ORGANIZATION: 'allowedOrganizations',
   UNKNOWN_TEAM: 'allowedTeams',
 }

@@ -11,12 +11,25 @@ import { WriteBatch } from './batch.js'
 import { handleInteraction } from './interaction.js'
 import { oidcPanel } from './panel.js'
 import { oidcProviderRoutes } from './routes.js'
-import { INTERACTION_PREFIX, OFFLINE_ASKED, OIDC_ROUTES, providerCache, requestState, SCOPES } from './provider.js'
+import {
+  INTERACTION_PREFIX,
+  internalRegistrationToken,
+  OFFLINE_ASKED,
+  OIDC_ROUTES,
+  providerCache,
+  requestState,
+  SCOPES,
+} from './provider.js'
+import { registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
-import { deleteExpiredModels } from './store.js'
+import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
+import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker } from './backchannel.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
+
+/** How often the back-channel logout queue is checked for due deliveries (retries, other instances' notices). */
+const DELIVERY_POLL_MS = 2_000
 
 const DISCOVERY = '/.well-known/openid-configuration'
 const AS_METADATA = '/.well-known/oauth-authorization-server'
@@ -31,6 +44,14 @@ function cacheFor(ctx: AuthContext): ReturnType<typeof providerCache> {
     caches.set(ctx, cache)
   }
   return cache
+}
+
+/**
+ * Sends the due back-channel logout notices now (the background job's body; tests drive it).
+ * Returns how many were sent.
+ */
+export async function runLogoutDeliveries(ctx: AuthContext): Promise<number> {
+  return deliverDueLogouts(ctx, await cacheFor(ctx).get(), logger)
 }
 
 /** Why the last token requests went to oidc-provider instead of the fast path (tests read it). */
@@ -97,6 +118,27 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
     res.end(body)
     return
   }
+  if (rc.path === OIDC_ROUTES.registration && req.method === 'POST' && ctx.config().oidcProvider.registration.enabled) {
+    // RFC 7591 §3: the initial access token, checked (and a use spent) here; oidc-provider sees an internal one.
+    const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
+    const tokenId = presented ? await spendRegistration(ctx, presented) : undefined
+    if (!tokenId) {
+      res.statusCode = 401
+      res.setHeader('content-type', 'application/json; charset=utf-8')
+      res.setHeader('cache-control', 'no-store')
+      res.setHeader(
+        'www-authenticate',
+        'Bearer realm="registration", error="invalid_token", error_description="invalid initial access token"',
+      )
+      res.end(JSON.stringify({ error: 'invalid_token', error_description: 'invalid initial access token' }))
+      return
+    }
+    req.headers.authorization = `Bearer ${internalRegistrationToken(ctx.secret)}`
+    const mountedReq = req as IncomingMessage & { originalUrl?: string }
+    mountedReq.originalUrl = `${ctx.config().basePath}${rc.path}`
+    mountedReq.url = rc.path
+    return registrationRequest.run({ tokenId }, () => callbackOf(provider)(req, res))
+  }
   const ssoCookie = rc.cookies.get('_session')
   if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)
   // oidc-provider routes relative to its mount; the issuer's path is the base path.
@@ -120,19 +162,55 @@ export const oidcProviderFeature = defineFeature({
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),
     handle,
   },
+  sessionsEnded: queueEndedSessions,
   start: (runtime) => {
     logger = runtime.logger
+    const { ctx } = runtime
+    // Back-channel logout deliveries: soon after a notice is queued, and every few seconds for
+    // retries (and notices queued by another instance or before a restart).
+    let delivering: Promise<void> | null = null
+    let again = false
+    const deliver = (): void => {
+      if (!ctx.config().oidcProvider.enabled) return
+      if (delivering) {
+        again = true
+        return
+      }
+      delivering = cacheFor(ctx)
+        .get()
+        .then((provider) => deliverDueLogouts(ctx, provider, runtime.logger))
+        .then(
+          () => {},
+          (error) => runtime.logger.error('Back-channel logout delivery failed:', error),
+        )
+        .finally(() => {
+          delivering = null
+          if (again) {
+            again = false
+            deliver()
+          }
+        })
+    }
+    setDeliveryWaker(ctx, () => setTimeout(deliver, 20).unref())
+    const poll = setInterval(deliver, DELIVERY_POLL_MS)
+    poll.unref()
     // Expired codes, tokens, sessions and interactions are removed hourly.
     const timer = setInterval(() => {
       // One instance at a time when several share a PostgreSQL database.
       runtime.ctx.storage
         .exclusive('oidc-cleanup', async () => {
-          await deleteExpiredModels(runtime.ctx, new Date(runtime.ctx.clock.now()))
+          const now = runtime.ctx.clock.now()
+          await deleteExpiredModels(runtime.ctx, new Date(now))
+          await deleteOldLogoutDeliveries(runtime.ctx, new Date(now - 86_400_000), new Date(now - 3 * 86_400_000))
           runtime.ctx.events.jobSucceeded('oidc-cleanup')
         })
         .catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
     }, 3_600_000)
     timer.unref()
-    return () => clearInterval(timer)
+    return () => {
+      clearInterval(timer)
+      clearInterval(poll)
+      setDeliveryWaker(ctx, undefined)
+    }
   },
 })

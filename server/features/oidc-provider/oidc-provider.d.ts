@@ -125,12 +125,16 @@ declare module 'oidc-provider' {
     /** The JWS signature of `data`. */
     sign(data: Buffer): Promise<Buffer | Uint8Array>
   }
-  export const errors: Record<string, new (description?: string) => Error & { error: string; error_description?: string; status: number }>
+  type OidcErrorClass = new (description?: string) => Error & { error: string; error_description?: string; status: number }
+  export const errors: { InvalidClientMetadata: OidcErrorClass; InvalidRedirectUri: OidcErrorClass } & Record<string, OidcErrorClass>
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration)
     issuer: string
     proxy: boolean
-    Client: { prototype: { compareClientSecret(actual: string): boolean | Promise<boolean> } }
+    Client: {
+      prototype: { compareClientSecret(actual: string): boolean | Promise<boolean> }
+      find(id: string): Promise<ClientInstance | undefined>
+    }
     Grant: GrantConstructor
     listen(port: number, host?: string, callback?: () => void): Server
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>

@@ -20,6 +20,10 @@ export const oidcClientViewSchema = z.object({
   allowedTeams: z.array(z.string()),
   resourceServer: z.boolean(),
   idTokenSignedResponseAlg: idTokenAlg,
+  backchannelLogoutUri: z.string().nullable(),
+  requirePar: z.boolean(),
+  /** A self-registered client (RFC 7591): the initial access token it registered with. */
+  registeredByToken: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
   secretRotatedAt: z.number().nullable(),
@@ -37,7 +41,20 @@ const clientFields = {
   allowedTeams: ids.optional(),
   resourceServer: z.boolean().optional(),
   idTokenSignedResponseAlg: idTokenAlg.optional(),
+  backchannelLogoutUri: uri.nullable().optional(),
+  requirePar: z.boolean().optional(),
 }
+
+export const registrationTokenViewSchema = z.object({
+  id: z.string(),
+  createdAt: z.number(),
+  expiresAt: z.number().nullable(),
+  usesLeft: z.number().nullable(),
+  used: z.number(),
+  revokedAt: z.number().nullable(),
+  active: z.boolean(),
+})
+export type RegistrationTokenView = z.output<typeof registrationTokenViewSchema>
 
 export const connectedAppSchema = z.object({
   clientId: z.string(),
@@ -62,7 +79,7 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
   ),
   'oidc.updateClient': mutation(
-    'Changes a client’s name, logo, redirect URIs, PKCE, consent, group restriction, resource-server switch and ID token algorithm',
+    'Changes a client’s name, logo, redirect URIs, back-channel logout URI, PAR requirement, PKCE, consent, group restriction, resource-server switch and ID token algorithm (its id and secret stay)',
     z
       .object({
         clientId: z.string().min(1),
@@ -87,6 +104,26 @@ export const oidcContract = {
   'oidc.revokeUserApp': mutation(
     'Revokes a user’s consent to an application: its tokens stop working at once and the next sign-in asks again',
     z.object({ userId: z.string().min(1), clientId: z.string().min(1) }).strict(),
+    ok,
+  ),
+  'oidc.registrationTokens': query(
+    'Initial access tokens for dynamic client registration (never the tokens themselves)',
+    none,
+    z.object({ tokens: z.array(registrationTokenViewSchema), enabled: z.boolean() }),
+  ),
+  'oidc.createRegistrationToken': mutation(
+    'Creates an initial access token for dynamic client registration; the token is in this answer only',
+    z
+      .object({
+        expiresIn: z.number().int().min(1).max(31_536_000).nullable().optional(),
+        uses: z.number().int().min(1).max(1_000_000).nullable().optional(),
+      })
+      .strict(),
+    z.object({ token: z.string(), registrationToken: registrationTokenViewSchema }),
+  ),
+  'oidc.revokeRegistrationToken': mutation(
+    'Revokes an initial access token (clients it registered stay)',
+    z.object({ id: z.string().min(1) }).strict(),
     ok,
   ),
   'oidc.settings': query('The effective `oidcProvider.*` configuration', none, z.record(z.string(), z.unknown())),

@@ -1,6 +1,7 @@
 import type { PanelEnv } from '../../panel/env.js'
 import { sectionSettings } from '../settings-ops.js'
 import { connectedApps, revokeConsent } from './consent.js'
+import { createRegistrationToken, registrationTokens, revokeRegistration } from './registration.js'
 import { allClients, type ClientInput, type ClientPatch, changeClient, createClient, removeClient, rotateClientSecret } from './clients.js'
 
 const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
@@ -16,6 +17,15 @@ export const oidcPanel = (env: PanelEnv) => {
     'oidc.createClient': (input: ClientInput) => createClient(ctx, input, BY),
     'oidc.updateClient': ({ clientId, ...patch }: ClientPatch & { clientId: string }) => changeClient(ctx, clientId, patch, BY),
     'oidc.rotateSecret': ({ clientId }: { clientId: string }) => rotateClientSecret(ctx, clientId, BY),
+    'oidc.registrationTokens': async () => ({
+      tokens: await registrationTokens(ctx),
+      enabled: ctx.config().oidcProvider.registration.enabled,
+    }),
+    'oidc.createRegistrationToken': (input: { expiresIn?: number | null; uses?: number | null }) => createRegistrationToken(ctx, input, BY),
+    'oidc.revokeRegistrationToken': async ({ id }: { id: string }) => {
+      await revokeRegistration(ctx, id, BY)
+      return { success: true }
+    },
     'oidc.userApps': async ({ userId }: { userId: string }) => ({ apps: await connectedApps(ctx, userId) }),
     'oidc.revokeUserApp': async ({ userId, clientId }: { userId: string; clientId: string }) => {
       await revokeConsent(ctx, userId, clientId, { via: 'panel', actorUserId: null, meta: PANEL_META })

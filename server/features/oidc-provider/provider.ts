@@ -9,10 +9,11 @@ import { providerSigningJwks } from '../jwt/keys.js'
 import { accountFor, userClaims } from './accounts.js'
 import { databaseAdapter } from './adapter.js'
 import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
-import { ID_TOKEN_ALGS, secretMatches } from './clients.js'
+import { ID_TOKEN_ALGS, registrationRefusal, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
 import { commitWithOthers } from './commit.js'
+import { originalSenders, queueLogout, type SendLogout, trustedDelivery } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 
 /**
@@ -32,7 +33,18 @@ export const OIDC_ROUTES = {
   introspection: '/oauth2/introspect',
   end_session: '/oauth2/endsession',
   pushed_authorization_request: '/oauth2/par',
+  registration: '/oauth2/register',
 }
+
+/**
+ * The initial access token oidc-provider checks: a per-secret value the mount puts in place of the
+ * caller's token once it has spent a use of a valid one (registration.ts); never seen outside.
+ */
+export const internalRegistrationToken = (secret: string): string =>
+  createHmac('sha256', secret).update('gatehouse oidc-provider registration').digest('base64url')
+
+/** oidc-provider's routes of dynamic registration and management (RFC 7591 / 7592). */
+const REGISTRATION_ROUTES = new Set(['registration', 'client', 'client_update', 'client_delete'])
 
 export const INTERACTION_PREFIX = '/oidc/interaction/'
 
@@ -209,7 +221,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const base = ctx.config().basePath
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
-    const { default: Provider, interactionPolicy, ExternalSigningKey } = await import('oidc-provider')
+    const { default: Provider, interactionPolicy, ExternalSigningKey, errors } = await import('oidc-provider')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -250,7 +262,20 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       extraParams: [OFFLINE_ASKED],
-      extraClientMetadata: { properties: [PKCE_REQUIRED, SKIP_CONSENT, RESOURCE_SERVER] },
+      extraClientMetadata: {
+        properties: [PKCE_REQUIRED, SKIP_CONSENT, RESOURCE_SERVER],
+        // A self-registered client never sets Gatehouse's privileges, and its URIs pass the checks of `oidc client create`.
+        validator: (koa: KoaContextWithOIDC | undefined, key: string, _value: unknown, metadata: Record<string, unknown>) => {
+          const route = koa?.oidc?.route
+          if (!route || !REGISTRATION_ROUTES.has(route) || key !== PKCE_REQUIRED) return
+          const body = (koa.oidc as unknown as { body?: Record<string, unknown> }).body ?? {}
+          const privileged = Object.keys(body).find((name) => name.startsWith('gatehouse_'))
+          if (privileged) throw new errors.InvalidClientMetadata(`${privileged} cannot be registered`)
+          const refused = registrationRefusal(metadata, conf.registration.redirectHosts)
+          if (refused?.error === 'invalid_redirect_uri') throw new errors.InvalidRedirectUri(refused.description)
+          if (refused) throw new errors.InvalidClientMetadata(refused.description)
+        },
+      },
       pkce: {
         required: (_koa, client) => client.clientAuthMethod === 'none' || client[PKCE_REQUIRED] !== false,
       },
@@ -265,7 +290,15 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
             mayIntrospect(client, token),
         },
         clientCredentials: { enabled: true },
+        registration: {
+          enabled: conf.registration.enabled,
+          initialAccessToken: internalRegistrationToken(ctx.secret),
+          issueRegistrationAccessToken: true,
+        },
+        registrationManagement: { enabled: conf.registration.enabled, rotateRegistrationAccessToken: false },
         userinfo: { enabled: true },
+        // Every notice is queued and sent by the delivery job (backchannel.ts): see below.
+        backchannelLogout: { enabled: true },
         rpInitiatedLogout: {
           enabled: true,
           logoutSource: async (koa: KoaContextWithOIDC, form: string) => {
@@ -341,6 +374,12 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         Grant: conf.ttl.grant,
         Interaction: conf.ttl.interaction,
       },
+      // oidc-provider refuses loopback and private addresses in outgoing requests; Gatehouse serves
+      // the LAN, so deliveries to admin-registered clients (and allowed hosts) lift that guard.
+      fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
+        if (trustedDelivery.getStore() === true) delete options.dispatcher
+        return globalThis.fetch(url, options)
+      },
       renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
         const target = new URL(`${ctx.baseURL}/ui/error`)
         target.searchParams.set('error', out.error ?? 'server_error')
@@ -357,6 +396,13 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const Schema = (provider.Client as unknown as { Schema: { prototype: Record<string, unknown> } }).Schema
     Schema.prototype.redirectUris = function redirectUris() {}
     provider.proxy = ctx.baseURL.startsWith('https:')
+    // oidc-provider's end-session sends back-channel notices itself, while it answers: they are
+    // queued instead, with those of Gatehouse's other sign-outs (at most one per client and sid).
+    const clientPrototype = provider.Client.prototype as unknown as { backchannelLogout: SendLogout }
+    originalSenders.set(provider, clientPrototype.backchannelLogout)
+    clientPrototype.backchannelLogout = function queued(this: ClientInstance, sub: string, sid: string) {
+      return queueLogout(ctx, this.clientId, sub, sid)
+    }
 
     provider.on('grant.success', (koa: KoaContextWithOIDC) => {
       ctx.events.oidcToken(String(koa.oidc.params?.grant_type ?? 'unknown'))
@@ -404,6 +450,16 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         detail: { grantId, route: koa.oidc?.route ?? null },
       })
     })
+    // Registered clients: audited; their stored secret hash is never answered (only the POST's issued secret is).
+    provider.on('registration_create.success', (koa: KoaContextWithOIDC, client: ClientInstance) => {
+      audit(koa, { type: 'oidc.client-registered', actorUserId: null, target: client.clientId, detail: { via: 'registration' } })
+    })
+    provider.on('registration_update.success', (koa: KoaContextWithOIDC, client: ClientInstance) => {
+      audit(koa, { type: 'oidc.client-updated', actorUserId: null, target: client.clientId, detail: { via: 'registration' } })
+    })
+    provider.on('registration_delete.success', (koa: KoaContextWithOIDC, client: ClientInstance) => {
+      audit(koa, { type: 'oidc.client-deleted', actorUserId: null, target: client.clientId, detail: { via: 'registration' } })
+    })
     provider.on('end_session.success', (koa: KoaContextWithOIDC) => {
       audit(koa, { type: 'oidc.signed-out', actorUserId: accountIdOf(koa), target: koa.oidc?.client?.clientId ?? null })
     })
@@ -417,6 +473,14 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         if (state?.batch) await commitBatch(ctx, koa, state, state.batch)
       }
       await settleAudit(state)
+      const route = koa.oidc?.route
+      if (route === 'client' || route === 'client_update') {
+        const body = koa.body as Record<string, unknown> | undefined
+        if (body && typeof body === 'object') {
+          delete body.client_secret
+          delete body.client_secret_expires_at
+        }
+      }
     })
     provider.on('server_error', (_koa: KoaContextWithOIDC, error: unknown) => logger.error('oidc-provider error:', error))
     current = { key, provider }

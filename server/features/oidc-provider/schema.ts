@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { user } from '../../db/core-schema.js'
 
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -58,10 +58,49 @@ export const oidcClient = sqliteTable('oidcClient', {
   idTokenSignedResponseAlg: text('idTokenSignedResponseAlg', { enum: ['RS256', 'ES256', 'EdDSA'] })
     .notNull()
     .default('RS256'),
+  /**
+   * OpenID Connect Back-Channel Logout: where the client takes a logout token when a session that
+   * signed in to it ends (implies backchannel_logout_session_required: tokens carry `sid`).
+   */
+  backchannelLogoutUri: text('backchannelLogoutUri'),
+  /** Authorization requests must come through pushed authorization requests (RFC 9126). */
+  requirePar: integer('requirePar', { mode: 'boolean' }).notNull().default(false),
+  /** A self-registered client (RFC 7591): the id of the initial access token it registered with. */
+  registeredByToken: text('registeredByToken'),
+  /** A self-registered client: the metadata it registered (RFC 7591), without its secret. */
+  registeredMetadata: text('registeredMetadata', { mode: 'json' }).$type<Record<string, unknown>>(),
   createdAt: timestamp('createdAt').notNull(),
   updatedAt: timestamp('updatedAt').notNull(),
   secretRotatedAt: timestamp('secretRotatedAt'),
 })
+
+/**
+ * Back-channel logout deliveries: one row per client and OIDC session (`sid`) whose Gatehouse
+ * session ended, sent by a background job (never while the sign-out answers), retried with
+ * backoff across restarts. An instance claims a due row by moving `claimedUntil` forward in one
+ * atomic update, so each token is sent by one instance; `sentAt` marks it done (kept a day, so a
+ * second notice of the same session is not sent again).
+ */
+export const oidcLogoutDelivery = sqliteTable(
+  'oidcLogoutDelivery',
+  {
+    id: text('id').primaryKey(),
+    clientId: text('clientId').notNull(),
+    /** The person (the logout token's `sub`). */
+    accountId: text('accountId').notNull(),
+    sid: text('sid').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('nextAttemptAt').notNull(),
+    claimedUntil: timestamp('claimedUntil'),
+    sentAt: timestamp('sentAt'),
+    lastError: text('lastError'),
+    createdAt: timestamp('createdAt').notNull(),
+  },
+  (t) => [
+    uniqueIndex('oidc_logout_delivery_client_sid_idx').on(t.clientId, t.sid),
+    index('oidc_logout_delivery_next_attempt_at_idx').on(t.nextAttemptAt),
+  ],
+)
 
 /**
  * Remembered consent: what a person allowed an application to see (OIDC scopes and claims), kept
@@ -86,6 +125,22 @@ export const oidcConsent = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('oidc_consent_client_id_idx').on(t.clientId)],
 )
 
+/**
+ * Initial access tokens for dynamic client registration (RFC 7591 §3): shown once when created,
+ * stored as their SHA-256. `usesLeft` null: unlimited until it expires or is revoked.
+ */
+export const oidcRegistrationToken = sqliteTable('oidcRegistrationToken', {
+  id: text('id').primaryKey(),
+  tokenHash: text('tokenHash').notNull().unique(),
+  usesLeft: integer('usesLeft'),
+  used: integer('used').notNull().default(0),
+  expiresAt: timestamp('expiresAt'),
+  revokedAt: timestamp('revokedAt'),
+  createdAt: timestamp('createdAt').notNull(),
+})
+
+export type OidcRegistrationTokenRow = typeof oidcRegistrationToken.$inferSelect
 export type OidcConsentRow = typeof oidcConsent.$inferSelect
 export type OidcModelRow = typeof oidcModel.$inferSelect
 export type OidcClientRow = typeof oidcClient.$inferSelect
+export type OidcLogoutDeliveryRow = typeof oidcLogoutDelivery.$inferSelect

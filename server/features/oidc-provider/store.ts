@@ -1,11 +1,11 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { DB } from '../../db/index.js'
-import { oidcClient, oidcConsent, oidcModel, session, user } from '../../db/schema.js'
+import { oidcClient, oidcConsent, oidcLogoutDelivery, oidcModel, oidcRegistrationToken, session, user } from '../../db/schema.js'
 import { firstRow, type Storage } from '../../db/storage.js'
 import { ConsumedMeanwhile, consumedPayload, type ModelWrite } from './batch.js'
-import type { OidcClientRow, OidcConsentRow, OidcModelRow } from './schema.js'
+import type { OidcClientRow, OidcConsentRow, OidcLogoutDeliveryRow, OidcModelRow, OidcRegistrationTokenRow } from './schema.js'
 
 /** Every SQL statement of the OIDC provider feature. */
 
@@ -344,3 +344,150 @@ export async function consentsOfUser(ctx: AuthContext, userId: string): Promise<
 }
 
 // ------------------------------------------------------------------ memberships (claims, access)
+
+// ------------------------------------------------------------------ back-channel logout deliveries
+
+/** The OIDC sessions (SSO) signed in from these Gatehouse sessions: their payloads. */
+export async function oidcSessionsOf(ctx: AuthContext, gatehouseSessionIds: readonly string[]): Promise<string[]> {
+  if (gatehouseSessionIds.length === 0) return []
+  const rows = await ctx.db
+    .select({ payload: oidcModel.payload })
+    .from(oidcModel)
+    .where(and(eq(oidcModel.kind, 'Session'), inArray(oidcModel.gatehouseSessionId, [...gatehouseSessionIds])))
+  return rows.map((row) => row.payload)
+}
+
+/** The clients among these ids that take back-channel logout notices. */
+export async function backchannelClients(ctx: AuthContext, clientIds: readonly string[]): Promise<Set<string>> {
+  if (clientIds.length === 0) return new Set()
+  const rows = await ctx.db
+    .select({ clientId: oidcClient.clientId })
+    .from(oidcClient)
+    .where(and(inArray(oidcClient.clientId, [...clientIds]), isNotNull(oidcClient.backchannelLogoutUri)))
+  return new Set(rows.map((row) => row.clientId))
+}
+
+/** Queues deliveries; one per client and sid ever (a second notice of the same session is dropped). Returns how many are new. */
+export async function queueLogoutDeliveries(ctx: AuthContext, rows: OidcLogoutDeliveryRow[]): Promise<number> {
+  if (rows.length === 0) return 0
+  const added = await ctx.db
+    .insert(oidcLogoutDelivery)
+    .values(rows)
+    .onConflictDoNothing({ target: [oidcLogoutDelivery.clientId, oidcLogoutDelivery.sid] })
+    .returning({ id: oidcLogoutDelivery.id })
+  return added.length
+}
+
+/**
+ * Claims up to `limit` due deliveries for this instance until `until`: one UPDATE whose condition
+ * is checked again on each row it changes (SQLite: under its write lock; PostgreSQL, read
+ * committed: a row another instance claimed meanwhile is re-read and skipped), so a row is claimed
+ * by one instance at a time. Counts the attempt.
+ */
+export async function claimLogoutDeliveries(ctx: AuthContext, now: Date, until: Date, limit: number): Promise<OidcLogoutDeliveryRow[]> {
+  const claimable = and(
+    isNull(oidcLogoutDelivery.sentAt),
+    lte(oidcLogoutDelivery.nextAttemptAt, now),
+    or(isNull(oidcLogoutDelivery.claimedUntil), lte(oidcLogoutDelivery.claimedUntil, now)),
+  )
+  const due = ctx.db
+    .select({ id: oidcLogoutDelivery.id })
+    .from(oidcLogoutDelivery)
+    .where(claimable)
+    .orderBy(asc(oidcLogoutDelivery.nextAttemptAt))
+    .limit(limit)
+  return ctx.db
+    .update(oidcLogoutDelivery)
+    .set({ claimedUntil: until, attempts: sql`${oidcLogoutDelivery.attempts} + 1` })
+    .where(and(inArray(oidcLogoutDelivery.id, due), claimable))
+    .returning()
+}
+
+export async function finishLogoutDelivery(
+  ctx: AuthContext,
+  id: string,
+  outcome: { sentAt: Date } | { retryAt: Date; error: string },
+): Promise<void> {
+  const patch =
+    'sentAt' in outcome
+      ? { sentAt: outcome.sentAt, claimedUntil: null, lastError: null }
+      : { nextAttemptAt: outcome.retryAt, claimedUntil: null, lastError: outcome.error }
+  await ctx.db.update(oidcLogoutDelivery).set(patch).where(eq(oidcLogoutDelivery.id, id))
+}
+
+export async function dropLogoutDelivery(ctx: AuthContext, id: string): Promise<void> {
+  await ctx.db.delete(oidcLogoutDelivery).where(eq(oidcLogoutDelivery.id, id))
+}
+
+/** Sent deliveries older than `before`, and unsent ones queued before `giveUpBefore`, are removed. */
+export async function deleteOldLogoutDeliveries(ctx: AuthContext, before: Date, giveUpBefore: Date): Promise<number> {
+  return (
+    await ctx.db
+      .delete(oidcLogoutDelivery)
+      .where(
+        or(
+          and(isNotNull(oidcLogoutDelivery.sentAt), lt(oidcLogoutDelivery.sentAt, before)),
+          and(isNull(oidcLogoutDelivery.sentAt), lt(oidcLogoutDelivery.createdAt, giveUpBefore)),
+        ),
+      )
+      .returning({ id: oidcLogoutDelivery.id })
+  ).length
+}
+
+/** The queue as the panel and tests see it. */
+export async function listLogoutDeliveries(ctx: AuthContext): Promise<OidcLogoutDeliveryRow[]> {
+  return ctx.db.select().from(oidcLogoutDelivery).orderBy(asc(oidcLogoutDelivery.createdAt))
+}
+
+// ------------------------------------------------------------------ registration (initial access) tokens
+
+export async function insertRegistrationToken(ctx: AuthContext, row: OidcRegistrationTokenRow): Promise<void> {
+  await ctx.db.insert(oidcRegistrationToken).values(row)
+}
+
+export async function listRegistrationTokens(ctx: AuthContext): Promise<OidcRegistrationTokenRow[]> {
+  return ctx.db.select().from(oidcRegistrationToken).orderBy(asc(oidcRegistrationToken.createdAt), asc(oidcRegistrationToken.id))
+}
+
+export async function revokeRegistrationToken(ctx: AuthContext, id: string, at: Date): Promise<boolean> {
+  const revoked = await ctx.db
+    .update(oidcRegistrationToken)
+    .set({ revokedAt: at })
+    .where(and(eq(oidcRegistrationToken.id, id), isNull(oidcRegistrationToken.revokedAt)))
+    .returning({ id: oidcRegistrationToken.id })
+  return revoked.length > 0
+}
+
+/**
+ * Spends one use of the token with this hash, when it is valid now (not revoked, not expired, a use
+ * left): one UPDATE, so two registrations racing for its last use cannot both have it. Its id, or
+ * undefined.
+ */
+export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string, now: Date): Promise<string | undefined> {
+  const spent = await firstRow(
+    ctx.db
+      .update(oidcRegistrationToken)
+      .set({
+        used: sql`${oidcRegistrationToken.used} + 1`,
+        usesLeft: sql`case when ${oidcRegistrationToken.usesLeft} is null then null else ${oidcRegistrationToken.usesLeft} - 1 end`,
+      })
+      .where(
+        and(
+          eq(oidcRegistrationToken.tokenHash, tokenHash),
+          isNull(oidcRegistrationToken.revokedAt),
+          or(isNull(oidcRegistrationToken.expiresAt), gt(oidcRegistrationToken.expiresAt, now)),
+          or(isNull(oidcRegistrationToken.usesLeft), gt(oidcRegistrationToken.usesLeft, 0)),
+        ),
+      )
+      .returning({ id: oidcRegistrationToken.id }),
+  )
+  return spent?.id
+}
+
+/** Stores a self-registered client (RFC 7591/7592 through oidc-provider): inserted or replaced. */
+export async function upsertRegisteredClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
+  forgetClients(ctx)
+  const { clientId: _id, createdAt: _created, registeredByToken: _token, ...rest } = row
+  await ctx.db.insert(oidcClient).values(row).onConflictDoUpdate({ target: oidcClient.clientId, set: rest })
+  forgetClients(ctx)
+}

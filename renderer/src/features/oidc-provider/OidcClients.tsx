@@ -211,6 +211,8 @@ function CreateClient({
   const [skipConsent, setSkipConsent] = useState(false)
   const [resourceServer, setResourceServer] = useState(false)
   const [idTokenAlg, setIdTokenAlg] = useState<IdTokenAlg>('RS256')
+  const [backchannel, setBackchannel] = useState('')
+  const [requirePar, setRequirePar] = useState(false)
   const recipe = RECIPES.find((r) => r.id === recipeId)
   const useRecipe = (id: string | null) => {
     setRecipeId(id)
@@ -258,6 +260,14 @@ function CreateClient({
           error={create.error?.messageFor('redirectUris')}
           data-testid="oidc-redirect-uris"
         />
+        <TextInput
+          label="Back-channel logout URI (optional)"
+          description="Where Gatehouse posts a logout token when a session that signed in to the application ends"
+          value={backchannel}
+          onChange={(e) => setBackchannel(e.currentTarget.value)}
+          error={create.error?.messageFor('backchannelLogoutUri')}
+          data-testid="oidc-backchannel-uri"
+        />
         <Group>
           <Checkbox
             label="Public client (mobile or single-page app: no secret, PKCE)"
@@ -274,6 +284,12 @@ function CreateClient({
             label="Skip consent (first-party app)"
             checked={skipConsent}
             onChange={(e) => setSkipConsent(e.currentTarget.checked)}
+          />
+          <Checkbox
+            label="Require pushed authorization requests (PAR)"
+            checked={requirePar}
+            onChange={(e) => setRequirePar(e.currentTarget.checked)}
+            data-testid="oidc-require-par"
           />
         </Group>
         <Group>
@@ -312,6 +328,8 @@ function CreateClient({
                   skipConsent,
                   resourceServer,
                   idTokenSignedResponseAlg: idTokenAlg,
+                  backchannelLogoutUri: backchannel.trim() || null,
+                  requirePar,
                 },
                 { onSuccess: (answer) => onCreated({ ...answer, recipe }) },
               )
@@ -560,6 +578,21 @@ export default function OidcClientsPage() {
                     {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? (
                       <Badge variant="light" color="grape">
                         restricted
+                      </Badge>
+                    ) : null}
+                    {c.backchannelLogoutUri ? (
+                      <Badge variant="light" color="teal" title={c.backchannelLogoutUri}>
+                        back-channel logout
+                      </Badge>
+                    ) : null}
+                    {c.requirePar ? (
+                      <Badge variant="light" color="blue">
+                        PAR required
+                      </Badge>
+                    ) : null}
+                    {c.registeredByToken ? (
+                      <Badge variant="light" color="orange" data-testid={`oidc-registered-${c.clientId}`}>
+                        registered by token {c.registeredByToken}
                       </Badge>
                     ) : null}
                   </Group>

@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util'
+import { APIError } from '../../core/errors.js'
+import { openToolContext } from '../../core/tool-context.js'
+import { createRegistrationToken, type RegistrationTokenView, registrationTokens, revokeRegistration } from './registration.js'
+
+const iso = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString())
+
+function describe(token: RegistrationTokenView): string {
+  const state = token.revokedAt ? 'revoked' : token.active ? 'active' : 'spent or expired'
+  const uses = token.usesLeft === null ? 'unlimited uses' : `${token.usesLeft} use(s) left`
+  return `${token.id}  ${state}  (${uses}, used ${token.used}, expires ${iso(token.expiresAt)}, created ${iso(token.createdAt)})\n`
+}
+
+/** `gatehouse oidc registration-token <create|list|revoke>`: initial access tokens for dynamic client registration. */
+export async function registrationTokenCommand(
+  sub: string | undefined,
+  rest: string[],
+  env: NodeJS.ProcessEnv,
+  usage: (message: string) => number,
+): Promise<number> {
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke')
+    return usage(sub ? `unknown oidc registration-token command "${sub}"` : 'missing oidc registration-token command')
+  let values: { 'data-dir'?: string; 'expires-in'?: string; uses?: string; json?: boolean; id?: string }
+  try {
+    values = parseArgs({
+      args: rest,
+      options: {
+        'data-dir': { type: 'string' },
+        'expires-in': { type: 'string' },
+        uses: { type: 'string' },
+        json: { type: 'boolean' },
+        id: { type: 'string' },
+      },
+      strict: true,
+    }).values
+  } catch (e) {
+    return usage((e as Error).message)
+  }
+  const positive = (value: string | undefined): number | null | undefined => {
+    if (value === undefined) return null
+    return /^[1-9]\d{0,9}$/.test(value) ? Number(value) : undefined
+  }
+  const expiresIn = positive(values['expires-in'])
+  const uses = positive(values.uses)
+  if (expiresIn === undefined) return usage('--expires-in must be a positive number of seconds')
+  if (uses === undefined) return usage('--uses must be a positive number')
+  if (sub === 'revoke' && !values.id) return usage('revoke needs --id')
+  const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
+  if ('error' in opened) {
+    process.stderr.write(`gatehouse: ${opened.error}\n`)
+    return 2
+  }
+  const { ctx, close } = opened
+  const by = { via: 'cli' as const }
+  try {
+    if (sub === 'create') {
+      const { token, registrationToken } = await createRegistrationToken(ctx, { expiresIn, uses }, by)
+      if (values.json) process.stdout.write(`${JSON.stringify({ ...registrationToken, token })}\n`)
+      else
+        process.stdout.write(
+          `${describe(registrationToken)}  initial access token: ${token}\n  (shown this once: give it to the application that registers itself at ${ctx.baseURL}/oauth2/register)\n`,
+        )
+      return 0
+    }
+    if (sub === 'list') {
+      const tokens = await registrationTokens(ctx)
+      if (values.json) process.stdout.write(`${JSON.stringify(tokens)}\n`)
+      else if (tokens.length === 0) process.stdout.write('No registration tokens.\n')
+      else for (const token of tokens) process.stdout.write(describe(token))
+      return 0
+    }
+    await revokeRegistration(ctx, values.id as string, by)
+    if (values.json) process.stdout.write(`${JSON.stringify({ success: true })}\n`)
+    else process.stdout.write(`Revoked registration token ${values.id}\n`)
+    return 0
+  } catch (e) {
+    if (e instanceof APIError) {
+      process.stderr.write(`gatehouse: ${e.message}\n`)
+      return 1
+    }
+    throw e
+  } finally {
+    await close()
+  }
+}
