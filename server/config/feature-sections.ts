@@ -24,6 +24,7 @@ import { configSections as multiSession } from '../features/multi-session/config
 import { configSections as genericOauth } from '../features/generic-oauth/config.js'
 import { configSections as deviceAuthorization } from '../features/device-authorization/config.js'
 import { configSections as anonymous } from '../features/anonymous/config.js'
+import { configSections as saml } from '../features/saml/config.js'
 
 /** The root config sections the features own (config/schema.ts mounts them beside the core ones). */
 export const featureSections = {
@@ -52,6 +53,7 @@ export const featureSections = {
   genericOAuth: genericOauth.genericOAuth,
   deviceAuthorization: deviceAuthorization.deviceAuthorization,
   anonymous: anonymous.anonymous,
+  saml: saml.saml,
 }
 
 /** The sections features mount under `user` (better-auth's `user.changeEmail`, `user.deleteUser`). */

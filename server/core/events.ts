@@ -31,6 +31,8 @@ export interface ServerEvents {
    * -1 the default policy, -2 a malformed path) and the answer.
    */
   forwardAuthDecision(rule: number, outcome: ForwardAuthOutcome): void
+  /** The SAML identity provider issued an assertion, or refused a request. */
+  samlAssertion(outcome: 'issued' | 'refused'): void
 }
 
 /** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
@@ -57,6 +59,7 @@ export const noEvents: ServerEvents = Object.freeze({
   mailDelivery: nothing,
   jobSucceeded: nothing,
   forwardAuthDecision: nothing,
+  samlAssertion: nothing,
 })
 
 /** The error codes that mean the credentials were wrong, whichever method refused them. */

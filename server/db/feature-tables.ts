@@ -8,6 +8,7 @@ import * as passkeyTables from '../features/passkey/schema.js'
 import * as oidcProviderTables from '../features/oidc-provider/schema.js'
 import * as forwardAuthTables from '../features/forward-auth/schema.js'
 import * as deviceAuthorizationTables from '../features/device-authorization/schema.js'
+import * as samlTables from '../features/saml/schema.js'
 
 /** The SQLite tables the features declare, by property name (db/schema.ts adds the core tables). */
 export const featureTables = {
@@ -26,6 +27,10 @@ export const featureTables = {
   oidcConsent: oidcProviderTables.oidcConsent,
   forwardAuthCount: forwardAuthTables.forwardAuthCount,
   deviceCode: deviceAuthorizationTables.deviceCode,
+  samlKey: samlTables.samlKey,
+  samlServiceProvider: samlTables.samlServiceProvider,
+  samlRequest: samlTables.samlRequest,
+  samlParticipant: samlTables.samlParticipant,
 }
 
 export type FeatureTables = typeof featureTables
@@ -46,6 +51,10 @@ export let oidcClient = featureTables.oidcClient
 export let oidcConsent = featureTables.oidcConsent
 export let forwardAuthCount = featureTables.forwardAuthCount
 export let deviceCode = featureTables.deviceCode
+export let samlKey = featureTables.samlKey
+export let samlServiceProvider = featureTables.samlServiceProvider
+export let samlRequest = featureTables.samlRequest
+export let samlParticipant = featureTables.samlParticipant
 
 export function bindFeatureTables(t: FeatureTables): void {
   organization = t.organization
@@ -63,4 +72,8 @@ export function bindFeatureTables(t: FeatureTables): void {
   oidcConsent = t.oidcConsent
   forwardAuthCount = t.forwardAuthCount
   deviceCode = t.deviceCode
+  samlKey = t.samlKey
+  samlServiceProvider = t.samlServiceProvider
+  samlRequest = t.samlRequest
+  samlParticipant = t.samlParticipant
 }

@@ -30,6 +30,7 @@ import { lastLoginMethodFeature } from './last-login-method/index.js'
 import { genericOAuthFeature } from './generic-oauth/index.js'
 import { deviceAuthorizationFeature } from './device-authorization/index.js'
 import { anonymousFeature } from './anonymous/index.js'
+import { samlFeature } from './saml/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -70,4 +71,5 @@ export const features: Feature[] = [
   genericOAuthFeature,
   deviceAuthorizationFeature,
   anonymousFeature,
+  samlFeature,
 ]

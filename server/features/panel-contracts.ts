@@ -16,6 +16,7 @@ import { mailContract } from './mail/panel-contract.js'
 import { importContract } from './import/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
 import { genericOAuthContract } from './generic-oauth/panel-contract.js'
+import { samlContract } from './saml/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -38,4 +39,5 @@ export const featureContracts = {
   ...importContract,
   ...forwardAuthContract,
   ...genericOAuthContract,
+  ...samlContract,
 }
