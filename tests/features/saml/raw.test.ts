@@ -247,9 +247,14 @@ describe('refusals: the hosted error page, audited, never a 5xx', () => {
   })
 
   it('the refusal is audited', async () => {
-    const rows = await server.gatehouse.ctx.db.query.auditEvent?.findMany?.({})
-    const events = (rows ?? []) as { type: string; outcome: string; detail: unknown }[]
-    expect(events.some((e) => e.type === 'saml.refused' && e.outcome === 'failure')).toBe(true)
+    const { auditEvent } = await import('../../../server/db/schema.js')
+    const rows = await server.gatehouse.ctx.db.select().from(auditEvent)
+    const refused = rows.filter((e) => e.type === 'saml.refused')
+    expect(refused.length).toBeGreaterThan(5)
+    expect(refused.every((e) => e.outcome === 'failure')).toBe(true)
+    expect(refused.map((e) => (e.detail as { reason: string }).reason)).toEqual(
+      expect.arrayContaining(['UNSIGNED_REQUEST', 'BAD_SIGNATURE', 'REPLAYED_REQUEST']),
+    )
   })
 })
 
