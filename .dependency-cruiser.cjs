@@ -19,7 +19,7 @@ module.exports = {
       from: {
         path: '^server/features/([^/]+)/',
         pathNot:
-          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key)/',
+          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -85,11 +85,15 @@ module.exports = {
       name: 'oidc-provider-depends-on-jwt-only',
       severity: 'error',
       comment:
-        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, and reads memberships (groups claim, client restrictions) through organization's store; nothing else.",
+        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, reads memberships (client restrictions) through organization's store and the groups claim from the one group rule; nothing else.",
       from: { path: '^server/features/oidc-provider/' },
       to: {
         path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/(oidc-provider|jwt)/', '^server/features/organization/store\\.ts$'],
+        pathNot: [
+          '^server/features/(oidc-provider|jwt)/',
+          '^server/features/organization/store\\.ts$',
+          '^server/features/groups/names\\.ts$',
+        ],
       },
     },
     {
@@ -104,9 +108,19 @@ module.exports = {
       name: 'forward-auth-depends-on-organization-and-two-factor-only',
       severity: 'error',
       comment:
-        "Declared dependency: forward auth's rules require organizations and teams (organization's store functions, no SQL on its tables) and a passed second factor (two-factor's session marker). Nothing else.",
+        "Declared dependency: forward auth's rules require organizations and teams (organization's store functions, no SQL on its tables) and a passed second factor (two-factor's session marker); its headers take the group names from the one group rule and the login name from username's rule. Nothing else.",
       from: { path: '^server/features/forward-auth/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/(forward-auth|organization|two-factor)/'] },
+      to: {
+        path: '^server/features/[^/]+/',
+        pathNot: ['^server/features/(forward-auth|organization|two-factor|groups)/', '^server/features/username/rules\\.ts$'],
+      },
+    },
+    {
+      name: 'groups-depends-on-organization-store-only',
+      severity: 'error',
+      comment: "Declared dependency: group names are made of memberships and teams, read through organization's store. Nothing else.",
+      from: { path: '^server/features/groups/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/groups/', '^server/features/organization/store\\.ts$'] },
     },
   ],
   options: {

@@ -5,6 +5,7 @@ import { configSections as username } from '../features/username/config.js'
 import { configSections as account } from '../features/account/config.js'
 import { configSections as admin } from '../features/admin/config.js'
 import { configSections as organization } from '../features/organization/config.js'
+import { configSections as groups } from '../features/groups/config.js'
 import { configSections as apiKey } from '../features/api-key/config.js'
 import { configSections as jwt } from '../features/jwt/config.js'
 import { configSections as twoFactor } from '../features/two-factor/config.js'
@@ -34,6 +35,7 @@ export const featureSections = {
   account: account.account,
   admin: admin.admin,
   organization: organization.organization,
+  groups: groups.groups,
   apiKey: apiKey.apiKey,
   jwt: jwt.jwt,
   twoFactor: twoFactor.twoFactor,

@@ -3,6 +3,7 @@ import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
 import { firstRow } from '../db/storage.js'
 import { session, user } from '../db/schema.js'
+import { banLapsed } from './bans.js'
 import { recordAudit } from './audit.js'
 import { ChangeGuardedCache } from './session-cache.js'
 import type { AuthContext, RequestMeta } from './context.js'
@@ -81,7 +82,7 @@ export interface CreateSessionOptions {
 export async function assertNotBanned(ctx: AuthContext, target: UserRow): Promise<UserRow> {
   if (!target.banned) return target
   const now = ctx.clock.now()
-  if (target.banExpires && target.banExpires.getTime() <= now) {
+  if (banLapsed(target, now)) {
     const cleared = { banned: false, banReason: null, banExpires: null, updatedAt: new Date(now) }
     await ctx.db.update(user).set(cleared).where(eq(user.id, target.id))
     return { ...target, ...cleared }

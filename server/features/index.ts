@@ -6,6 +6,7 @@ import { adminFeature } from './admin/index.js'
 import { apiKeyFeature } from './api-key/index.js'
 import { jwtFeature } from './jwt/index.js'
 import { organizationFeature } from './organization/index.js'
+import { groupsFeature } from './groups/index.js'
 import { oidcProviderFeature } from './oidc-provider/index.js'
 import { passkeyFeature } from './passkey/index.js'
 import { twoFactorFeature } from './two-factor/index.js'
@@ -45,6 +46,7 @@ export const features: Feature[] = [
   accountFeature,
   adminFeature,
   organizationFeature,
+  groupsFeature,
   apiKeyFeature,
   jwtFeature,
   twoFactorFeature,

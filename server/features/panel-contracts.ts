@@ -2,6 +2,7 @@
 
 import { adminContract } from './admin/panel-contract.js'
 import { organizationContract } from './organization/panel-contract.js'
+import { groupsContract } from './groups/panel-contract.js'
 import { apiKeyContract } from './api-key/panel-contract.js'
 import { jwtContract } from './jwt/panel-contract.js'
 import { twoFactorContract } from './two-factor/panel-contract.js'
@@ -25,6 +26,7 @@ import { samlContract } from './saml/panel-contract.js'
 export const featureContracts = {
   ...adminContract,
   ...organizationContract,
+  ...groupsContract,
   ...apiKeyContract,
   ...jwtContract,
   ...twoFactorContract,

@@ -56,5 +56,22 @@ export async function sendTestEmail(ctx: AuthContext, to: string): Promise<Outbo
   const row = await queueMail(ctx.db, ctx.clock, mail)
   ctx.mailer.wake?.()
   await ctx.mailer.whenIdle?.()
-  return (await findOutboxMessage(ctx.db, row.id)) ?? row
+  return settledOutboxMessage(ctx, row)
+}
+
+/** How long the test mail waits for another instance that claimed it (PostgreSQL, several instances). */
+const CLAIMED_ELSEWHERE_WAIT_MS = 10_000
+
+/**
+ * The message once its delivery attempt is over. With several instances on one database another
+ * one may have claimed it (`sending`) while this one's loop went idle: that attempt is awaited too,
+ * for a bounded time, so the answer says how the delivery went rather than that it is under way.
+ */
+async function settledOutboxMessage(ctx: AuthContext, row: OutboxRow): Promise<OutboxRow> {
+  const deadline = Date.now() + CLAIMED_ELSEWHERE_WAIT_MS
+  for (;;) {
+    const current = (await findOutboxMessage(ctx.db, row.id)) ?? row
+    if (current.status !== 'sending' || Date.now() >= deadline) return current
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
 }

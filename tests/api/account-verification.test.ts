@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { user } from '../../server/db/schema.js'
+import { session, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
 import { ERRORS, HttpClient, signUp, statusAndBody, uniqueEmail } from '../helpers/http.js'
 import { TEST_SECRET } from '../helpers/signatures.js'
@@ -96,6 +96,46 @@ describe('email verification by link', () => {
       const session = await browser.get<{ user: { email: string; emailVerified: boolean } }>('/get-session')
       expect(session.body.user).toMatchObject({ email, emailVerified: true })
     } finally {
+      await restore()
+    }
+  })
+})
+
+describe('verify-email with auto sign-in and an enrolled second factor', () => {
+  it('asks the second factor and creates no session before it', async () => {
+    await m.server.gatehouse.config.update({ emailVerification: { autoSignInAfterVerification: true }, twoFactor: { enabled: true } })
+    try {
+      const email = uniqueEmail('auto2fa')
+      const { mail } = await withMail(m, email, SUBJECT, () => signUp(m.server.base, { email, callbackURL: '/done' }))
+      const row = await userRow(email)
+      await m.server.gatehouse.ctx.db
+        .update(user)
+        .set({ twoFactorEnabled: true })
+        .where(eq(user.id, row?.id as string))
+      const sessionsBefore = (
+        await m.server.gatehouse.ctx.db
+          .select()
+          .from(session)
+          .where(eq(session.userId, row?.id as string))
+      ).length
+      const res = await follow(anonymous(m.server), linkIn(mail, `${m.server.base}/verify-email`))
+      expect(res.status).toBe(302)
+      // Held for the second factor: the hosted page's second step, a two-factor cookie, no session token.
+      const held = new URL(res.headers.get('location') as string)
+      expect(`${held.pathname}?${held.searchParams}`).toBe('/api/auth/ui/sign-in?step=two-factor&methods=otp&returnTo=%2Fdone')
+      expect(res.cookies.filter((c) => /^better-auth\.session_token=[^;]/.test(c))).toEqual([])
+      expect(res.cookies.some((c) => /^better-auth\.two_factor=[^;]/.test(c))).toBe(true)
+      expect(
+        (
+          await m.server.gatehouse.ctx.db
+            .select()
+            .from(session)
+            .where(eq(session.userId, row?.id as string))
+        ).length,
+      ).toBe(sessionsBefore)
+      expect((await userRow(email))?.emailVerified).toBe(true)
+    } finally {
+      await m.server.gatehouse.config.update({ twoFactor: null })
       await restore()
     }
   })

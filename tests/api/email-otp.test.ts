@@ -83,6 +83,18 @@ describe('email one-time codes', () => {
     expect(after.body).toMatchObject({ code: 'INVALID_OTP' })
   })
 
+  it('a wrong guess near the end never extends the code: the right code after the original expiry is expired', async () => {
+    const email = uniqueEmail('otp-noextend')
+    await verifiedUser(email)
+    const otp = await mailedCode(email, 'sign-in')
+    m.server.clock.advanceSeconds(290)
+    const bad = await anonymous(m.server).post('/sign-in/email-otp', { email, otp: wrong(otp) })
+    expect([bad.status, bad.body]).toEqual([400, { code: 'INVALID_OTP', message: 'Invalid OTP' }])
+    m.server.clock.advanceSeconds(11)
+    const late = await anonymous(m.server).post('/sign-in/email-otp', { email, otp })
+    expect([late.status, late.body]).toEqual([400, { code: 'OTP_EXPIRED', message: 'OTP expired' }])
+  })
+
   it('allowedAttempts: the right code is refused after 3 wrong ones (403 TOO_MANY_ATTEMPTS)', async () => {
     const email = uniqueEmail('otp-attempts')
     await verifiedUser(email)

@@ -165,7 +165,7 @@ describe('auth-request (nginx)', () => {
     expect((await authRequest('https://app.lan/admin', { cookie: s.cookie })).status).toBe(403)
   })
 
-  it('organizations and teams: each list given must hold; slugs follow the roles in Remote-Groups', async () => {
+  it('organizations and teams: each list given must hold; Remote-Groups lists roles, then slugs with their member roles, then teams (the one group rule)', async () => {
     const s = await signedIn()
     expect((await authRequest('https://org.lan/', { cookie: s.cookie })).status).toBe(403)
     const created = await s.client.post<{ id: string }>('/organization/create', { name: 'Acme', slug: 'acme-fa' })
@@ -178,7 +178,7 @@ describe('auth-request (nginx)', () => {
     expect(added.status).toBe(200)
     const r = await authRequest('https://org.lan/', { cookie: s.cookie })
     expect(r.status).toBe(200)
-    expect(remote(r)['remote-groups']).toBe('user,acme-fa')
+    expect(remote(r)['remote-groups']).toBe('user,acme-fa,acme-fa:owner,acme-fa/Acme,acme-fa/ops')
   })
 
   it('sign-out, revocation and a ban take effect on the next request', async () => {

@@ -1,14 +1,14 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eq } from 'drizzle-orm'
-import { auditEvent, member, oidcClient, organization, team, teamMember, user } from '../../server/db/schema.js'
+import { and, eq } from 'drizzle-orm'
+import { auditEvent, member, oidcClient, oidcModel, organization, team, teamMember, user } from '../../server/db/schema.js'
 import { changeClient, createClient } from '../../server/features/oidc-provider/clients.js'
 import { rotateSigningKey } from '../../server/features/jwt/keys.js'
 import { ConsumedMeanwhile, WriteBatch } from '../../server/features/oidc-provider/batch.js'
 import { commitWithOthers } from '../../server/features/oidc-provider/commit.js'
 import { findModel, upsertModel } from '../../server/features/oidc-provider/store.js'
-import { connectedApps, revokeConsent } from '../../server/features/oidc-provider/consent.js'
+import { connectedApps, rememberedConsent, revokeConsent } from '../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -234,7 +234,7 @@ describe('authorization code + PKCE', () => {
     expect(claims.email_verified).toBe(false)
     expect(claims.name).toBe('Alice Doe')
     expect(claims.preferred_username).toBe(alice.email)
-    expect(claims.groups).toEqual(['acme', 'acme:admin', 'acme/Developers'])
+    expect(claims.groups).toEqual(['user', 'acme', 'acme:admin', 'acme/Developers'])
     // The ID token verifies against the published JWKS, signed RS256.
     const idToken = tokens.id_token as string
     expect(decodeProtectedHeader(idToken).alg).toBe('RS256')
@@ -249,7 +249,7 @@ describe('authorization code + PKCE', () => {
       sub: alice.user.id,
       email: alice.email,
       name: 'Alice Doe',
-      groups: ['acme', 'acme:admin', 'acme/Developers'],
+      groups: ['user', 'acme', 'acme:admin', 'acme/Developers'],
     })
 
     // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.
@@ -602,6 +602,50 @@ describe('remembered consent', () => {
     expect((await plain(jar2, 'openid email')).at.pathname).toBe('/api/auth/ui/consent')
     expect((await auditTypes()).some((a) => a.type === 'oidc.consent-revoked' && a.target === client.clientId)).toBe(true)
   })
+
+  it('a remembered consent never widens silently (also when its grant is gone) and is never used for another client', async () => {
+    const fay = await signUp(server.base, { name: 'Fay', password: PASSWORD })
+    const ctx = server.gatehouse.ctx
+    const first = await newClient()
+    const other = await newClient()
+    const configFirst = await discover(first.client.clientId, first.clientSecret as string)
+    const configOther = await discover(other.client.clientId, other.clientSecret as string)
+    const plain = async (config: oidc.Configuration, scope: string) => {
+      const jar = await signedInJar(fay)
+      const flow = await startFlow(config, scope)
+      flow.url.searchParams.delete('prompt')
+      return { jar, at: await browse(jar, flow.url.href) }
+    }
+    const granted = await plain(configFirst, 'openid email')
+    expect(granted.at.pathname).toBe('/api/auth/ui/consent')
+    expect((await consent(granted.jar, granted.at)).pathname).toBe(new URL(CALLBACK).pathname)
+    // The consent itself: this client, exactly what was granted; none for the other client.
+    const remembered = await rememberedConsent(ctx, fay.user.id, first.client.clientId)
+    expect([...(remembered?.scopes ?? [])].sort()).toEqual(['email', 'openid'])
+    expect(await rememberedConsent(ctx, fay.user.id, other.client.clientId)).toBeUndefined()
+
+    // Another client asking for the very same scopes is asked, and nothing is remembered for it.
+    expect((await plain(configOther, 'openid email')).at.pathname).toBe('/api/auth/ui/consent')
+    expect(await rememberedConsent(ctx, fay.user.id, other.client.clientId)).toBeUndefined()
+
+    // The grant behind the remembered consent is gone (expired or removed): a request within the
+    // consent is not asked, one beyond it is, and the recreated grant holds no more than the consent.
+    await ctx.db.delete(oidcModel).where(and(eq(oidcModel.kind, 'Grant'), eq(oidcModel.id, remembered?.grantId as string)))
+    expect((await plain(configFirst, 'openid profile')).at.pathname).toBe('/api/auth/ui/consent')
+    const within = await plain(configFirst, 'openid email')
+    expect(within.at.origin + within.at.pathname).toBe(CALLBACK)
+    const after = await rememberedConsent(ctx, fay.user.id, first.client.clientId)
+    expect([...(after?.scopes ?? [])].sort()).toEqual(['email', 'openid'])
+    const recreated = await ctx.db
+      .select()
+      .from(oidcModel)
+      .where(and(eq(oidcModel.kind, 'Grant'), eq(oidcModel.id, after?.grantId as string)))
+    expect(
+      JSON.parse(recreated[0]?.payload as string)
+        .openid.scope.split(' ')
+        .sort(),
+    ).toEqual(['email', 'openid'])
+  })
 })
 
 describe('sessions', () => {
@@ -711,16 +755,30 @@ describe('sessions', () => {
     expect(await refused.json()).toEqual({ error: 'invalid_request', error_description: 'could not validate id_token_hint' })
   })
 
-  it('groups follow oidcProvider.groups, live', async () => {
-    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: true } } })
+  it('groups follow groups.*, live', async () => {
+    server.gatehouse.config.update({ groups: { memberRoles: false, teams: false } })
     try {
       const { client, clientSecret } = await newClient({ skipConsent: true })
       const config = await discover(client.clientId, clientSecret as string)
       const flow = await startFlow(config, 'openid groups')
       flow.url.searchParams.delete('prompt')
       const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
-      expect(tokens.claims()?.groups).toEqual(['acme', 'gatehouse:user'])
+      expect(tokens.claims()?.groups).toEqual(['user', 'acme'])
       expect(tokens.claims()?.email).toBeUndefined()
+    } finally {
+      server.gatehouse.config.update({ groups: null })
+    }
+  })
+
+  it('the deprecated oidcProvider.groups still applies, as groups.* (userRole → roles, roles → memberRoles)', async () => {
+    server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: false } } })
+    try {
+      const { client, clientSecret } = await newClient({ skipConsent: true })
+      const config = await discover(client.clientId, clientSecret as string)
+      const flow = await startFlow(config, 'openid groups')
+      flow.url.searchParams.delete('prompt')
+      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      expect(tokens.claims()?.groups).toEqual(['acme'])
     } finally {
       server.gatehouse.config.update({ oidcProvider: { groups: null } })
     }

@@ -358,6 +358,14 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
     expect(await sessionsOf(userId)).toBe(before)
   })
 
+  it('refuses a banned user who has a second factor as banned, before any second-factor challenge', async () => {
+    const { userId, signIn } = await method.prepare()
+    await db().update(user).set({ banned: true, banReason: 'test', twoFactorEnabled: true }).where(eq(user.id, userId))
+    const before = await sessionsOf(userId)
+    expect(await signIn()).toEqual({ kind: 'refused', code: '403 BANNED_USER' })
+    expect(await sessionsOf(userId)).toBe(before)
+  })
+
   it('refuses an unverified user while requireEmailVerification is on (403 EMAIL_NOT_VERIFIED)', async () => {
     const { userId, signIn } = await method.prepare()
     await db().update(user).set({ emailVerified: false }).where(eq(user.id, userId))

@@ -291,7 +291,7 @@ describe.skipIf(Boolean(skipReason)).each(['nginx', 'caddy'] as const)('forward 
     expect(org.status).toBe(200)
     const inOrg = await through(proxy, '/org/x', { cookie: who.cookie() })
     expect(inOrg.status).toBe(200)
-    expect(remoteOf(inOrg.seen)['remote-groups']).toBe(`admin,proxy-org-${proxy}`)
+    expect(remoteOf(inOrg.seen)['remote-groups']).toBe(`admin,proxy-org-${proxy},proxy-org-${proxy}:owner,proxy-org-${proxy}/Proxy Org`)
   })
 
   it('sign-out and a ban take effect on the next request', async () => {

@@ -33,9 +33,11 @@ describe('Single sign-on view', () => {
     await open('sso', 'Single sign-on')
     await page.getByTestId('oidc-enabled').click()
     await expect.poll(async () => (await fetch(`${h.server.base}/.well-known/openid-configuration`)).status).toBe(200)
-    // The groups claim and the lifetimes are edited here too, live.
-    await page.getByTestId('oidc-groups-userRole').click()
-    await expect.poll(() => h.server.gatehouse.config.get().oidcProvider.groups.userRole).toBe(true)
+    // The group names (the one rule, groups.*) and the lifetimes are edited here too, live.
+    await page.getByTestId('oidc-groups-roles').click()
+    await expect.poll(() => h.server.gatehouse.config.get().groups.roles).toBe(false)
+    await page.getByTestId('oidc-groups-roles').click()
+    await expect.poll(() => h.server.gatehouse.config.get().groups.roles).toBe(true)
     // Lifetimes are durations, saved together after a review (issue 31 §3).
     const before = h.server.gatehouse.config.get().oidcProvider.ttl.accessToken
     await page.getByTestId('oidc-ttl-accessToken').fill('900')

@@ -1,6 +1,7 @@
 import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
+import type { PageProps } from './page-props'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
 import { ConsentPage } from './pages/Consent'
@@ -11,10 +12,6 @@ import { SignInPage } from './pages/SignIn'
 import { SignOutPage } from './pages/SignOut'
 import { SignUpPage } from './pages/SignUp'
 import { VerifyEmailPage } from './pages/VerifyEmail'
-
-export interface PageProps {
-  config: PublicConfig
-}
 
 const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'sign-in': SignInPage,

@@ -2,6 +2,7 @@ import type { PanelFeature } from './panel-feature'
 import { overviewPanel } from './overview'
 import { adminPanel } from './admin'
 import { organizationPanel } from './organization'
+import { groupsPanel } from './groups'
 import { socialPanel } from './social'
 import { mailPanel } from './mail'
 import { auditPanel } from './audit'
@@ -42,6 +43,7 @@ export const panelFeatures: PanelFeature[] = [
   overviewPanel,
   adminPanel,
   organizationPanel,
+  groupsPanel,
   socialPanel,
   mailPanel,
   auditPanel,

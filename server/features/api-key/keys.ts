@@ -1,3 +1,4 @@
+import { bannedNow } from '../../core/bans.js'
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { parseRoleList, statementsGrant } from '../../core/access-control.js'
@@ -347,7 +348,7 @@ export async function deleteApiKey(ctx: AuthContext, keyId: string, caller: Call
   if (caller.kind === 'client') {
     const session = caller.session
     if (!session) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
-    if (session.user.banned === true) throw apiKeyError(401, 'USER_BANNED')
+    if (bannedNow(session.user, ctx.clock.now())) throw apiKeyError(401, 'USER_BANNED')
     row = await ownedKey(ctx, keyId, session.user.id, 'delete')
   } else {
     const found = await findKeyById(ctx, keyId)
@@ -501,7 +502,7 @@ export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta
   const owner = c.references === 'user' ? await findOwner(ctx, row.referenceId) : undefined
   if (!owner) throw apiKeyError(401, 'INVALID_REFERENCE_ID_FROM_API_KEY')
   const now = ctx.clock.now()
-  if (owner.banned && (!owner.banExpires || owner.banExpires.getTime() > now)) throw apiKeyError(401, 'USER_BANNED')
+  if (bannedNow(owner, now)) throw apiKeyError(401, 'USER_BANNED')
   return {
     user: owner,
     session: {

@@ -1,9 +1,11 @@
+import { bannedNow } from '../../core/bans.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { parseRoleList } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
 import type { ResolvedSession, SessionWithUser } from '../../core/sessions.js'
 import { isTrustedProxy } from '../../http/client-ip.js'
-import { listOrganizationsOfUser, listTeamsOfUser } from '../organization/store.js'
+import { groupNames, groupSourcesOf, groupsRule } from '../groups/names.js'
+import { loginNameOf } from '../username/rules.js'
 import { sessionPassedSecondFactor } from '../two-factor/store.js'
 import type { ForwardAuthRule } from './config.js'
 import { countAllowed } from './counts.js'
@@ -29,21 +31,26 @@ const identities = new WeakMap<SessionWithUser, Identity>()
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
 const utf8Header = (value: string): string => Buffer.from(value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 'utf8').toString('latin1')
 
+/** Everything a forward-auth rule may ask about (organizations and teams), whatever `groups.*` lists. */
+const ALL_SOURCES = { roles: true, organizations: true, memberRoles: true, teams: true }
+
 async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Identity> {
   const { user } = data
-  const [organizations, teams, passedSecondFactor] = await Promise.all([
-    listOrganizationsOfUser(ctx, user.id),
-    listTeamsOfUser(ctx, user.id),
+  const [sources, passedSecondFactor] = await Promise.all([
+    groupSourcesOf(ctx, user, ALL_SOURCES),
     sessionPassedSecondFactor(ctx, data.session.id),
   ])
-  const roles = parseRoleList(user.role)
-  const slugs = organizations.map((o) => o.slug)
-  const subject: Subject = { roles, organizations: slugs, teams: teams.map((t) => t.name), passedSecondFactor }
+  const subject: Subject = {
+    roles: parseRoleList(user.role),
+    organizations: sources.memberships.map((m) => m.slug),
+    teams: sources.teams.map((t) => t.teamName),
+    passedSecondFactor,
+  }
   const headers: [string, string][] = [
-    ['remote-user', utf8Header(user.username ? user.username.toLowerCase() : user.email)],
+    ['remote-user', utf8Header(loginNameOf(user))],
     ['remote-email', utf8Header(user.email)],
     ['remote-name', utf8Header(user.name)],
-    ['remote-groups', utf8Header([...roles, ...slugs].join(','))],
+    ['remote-groups', utf8Header(groupNames(sources, groupsRule(ctx.config())).join(','))],
   ]
   return { subject, headers }
 }
@@ -63,7 +70,7 @@ async function fill(ctx: AuthContext, data: SessionWithUser): Promise<Identity> 
 export function liveSession(ctx: AuthContext, resolved: ResolvedSession): SessionWithUser | null {
   if (resolved.status !== 'active') return null
   const { user } = resolved.data
-  if (user.banned && (!user.banExpires || user.banExpires.getTime() > ctx.clock.now())) return null
+  if (bannedNow(user, ctx.clock.now())) return null
   return resolved.data
 }
 

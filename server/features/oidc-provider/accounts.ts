@@ -1,7 +1,8 @@
+import { bannedNow } from '../../core/bans.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
-import type { OidcProviderConfig } from './config.js'
 import type { OidcClientRow } from './schema.js'
+import { groupNamesOf } from '../groups/names.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
 import { findClient, findUserRow } from './store.js'
 
@@ -11,15 +12,10 @@ import { findClient, findUserRow } from './store.js'
  * every refresh. A client limited to organizations or teams admits only their members.
  */
 
-export function isBanned(ctx: AuthContext, row: UserRow): boolean {
-  if (!row.banned) return false
-  return !row.banExpires || row.banExpires.getTime() > ctx.clock.now()
-}
-
 /** The user when they exist and are not banned. */
 export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
   const row = await findUserRow(ctx, userId)
-  if (!row || isBanned(ctx, row)) return undefined
+  if (!row || bannedNow(row, ctx.clock.now())) return undefined
   return row
 }
 
@@ -61,31 +57,6 @@ export async function mayUseClient(
   return false
 }
 
-/** The `groups` claim, as `oidcProvider.groups` says: `acme`, `acme:admin`, `acme/Developers`, `gatehouse:admin`. */
-export async function groupsOf(ctx: AuthContext, row: UserRow, conf: OidcProviderConfig['groups']): Promise<string[]> {
-  const groups: string[] = []
-  if (conf.organizations || conf.roles) {
-    const memberships = (await listMembershipsOfUser(ctx, row.id)).sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
-    for (const m of memberships) {
-      if (conf.organizations) groups.push(m.slug)
-      if (conf.roles)
-        for (const role of m.role
-          .split(',')
-          .map((r) => r.trim())
-          .filter(Boolean))
-          groups.push(`${m.slug}:${role}`)
-    }
-  }
-  if (conf.teams) for (const t of await listTeamMembershipsOfUser(ctx, row.id)) groups.push(`${t.slug}/${t.teamName}`)
-  if (conf.userRole && row.role)
-    for (const role of row.role
-      .split(',')
-      .map((r) => r.trim())
-      .filter(Boolean))
-      groups.push(`gatehouse:${role}`)
-  return [...new Set(groups)]
-}
-
 /**
  * Every claim Gatehouse can release; oidc-provider keeps those the granted scopes and claims
  * cover. `groups` (two membership queries) is worked out only when the scope or the requested
@@ -106,6 +77,6 @@ export async function userClaims(
     picture: row.image ?? undefined,
     preferred_username: row.username ?? row.email,
     updated_at: Math.floor(row.updatedAt.getTime() / 1000),
-    groups: withGroups ? await groupsOf(ctx, row, ctx.config().oidcProvider.groups) : undefined,
+    groups: withGroups ? await groupNamesOf(ctx, row) : undefined,
   }
 }

@@ -37,19 +37,19 @@ export const oidcProviderConfig = z
         interaction: z.number().int().min(60).max(86_400).default(3600),
       })
       .prefault({}),
-    /** What the `groups` claim lists (scope `groups`). */
+    /**
+     * Deprecated alias of `groups.*` (the one group-name rule, features/groups): still applied
+     * where set (`userRole` → `groups.roles`, `roles` → `groups.memberRoles`), with one warning at
+     * start-up. Unset by default.
+     */
     groups: z
       .object({
-        /** Each organization's slug. */
-        organizations: z.boolean().default(true),
-        /** `<org slug>:<role>` for the member's role(s). */
-        roles: z.boolean().default(true),
-        /** `<org slug>/<team name>` for each team. */
-        teams: z.boolean().default(true),
-        /** Gatehouse's admin role as `gatehouse:<role>` (e.g. `gatehouse:admin`). */
-        userRole: z.boolean().default(false),
+        organizations: z.boolean().optional(),
+        roles: z.boolean().optional(),
+        teams: z.boolean().optional(),
+        userRole: z.boolean().optional(),
       })
-      .prefault({}),
+      .optional(),
   })
   .prefault({})
 

@@ -80,3 +80,10 @@ export async function readUsernameFields(
 /** A second user taking the same username at the same moment: the feature's `userFieldClash`. */
 export const usernameClash = (error: unknown): APIError | undefined =>
   isUniqueViolation(error, 'user.username') ? usernameError(422, 'USERNAME_IS_ALREADY_TAKEN') : undefined
+
+/**
+ * The person's short login name on every face that has one (forward auth's `Remote-User`, LDAP's
+ * `uid`, SAML's `uid`): the username in lower case, else the email.
+ */
+export const loginNameOf = (user: { username?: string | null; email: string }): string =>
+  user.username ? normalizeUsername(user.username) : user.email

@@ -1,6 +1,6 @@
 import { Anchor, Button, Card, Group, Image, List, Loader, Stack, Text } from '@mantine/core'
 import { useCallback, useEffect, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { SCOPES } from './Consent'

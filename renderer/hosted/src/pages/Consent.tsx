@@ -1,6 +1,6 @@
 import { Button, Group, Image, List, Loader, Text } from '@mantine/core'
 import { useEffect, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { safeReturnTo } from '../return-to'

@@ -1,6 +1,6 @@
 import { Badge, Button, Group, Loader, Text, TextInput } from '@mantine/core'
 import { useEffect, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api, basePath, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 

@@ -1,5 +1,5 @@
 import { Anchor, Code, Stack, Text } from '@mantine/core'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { pageURL } from '../api'
 import { Layout } from '../Layout'
 

@@ -1,6 +1,6 @@
 import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core'
 import { type FormEvent, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'

@@ -1,7 +1,7 @@
 import { Anchor, Button, Checkbox, Divider, Group, PasswordInput, SegmentedControl, Stack, Text, TextInput } from '@mantine/core'
 import { startAuthentication } from '@simplewebauthn/browser'
 import { type FormEvent, useEffect, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'

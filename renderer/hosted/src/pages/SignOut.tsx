@@ -1,6 +1,6 @@
 import { Anchor, Button, Text } from '@mantine/core'
 import { useRef, useState } from 'react'
-import type { PageProps } from '../App'
+import type { PageProps } from '../page-props'
 import { api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { safeReturnTo } from '../return-to'

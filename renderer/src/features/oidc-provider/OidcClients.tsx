@@ -328,11 +328,12 @@ function CreateClient({
   )
 }
 
+/** The one group-name rule (`groups.*`), shared with forward auth, LDAP and SAML. */
 const GROUP_SWITCHES = [
+  ['roles', 'Gatehouse roles (admin)'],
   ['organizations', 'Organization slugs (acme)'],
-  ['roles', 'Roles in them (acme:admin)'],
+  ['memberRoles', 'Roles in them (acme:admin)'],
   ['teams', 'Teams (acme/Developers)'],
-  ['userRole', 'Gatehouse role (gatehouse:admin)'],
 ] as const
 
 const LIFETIMES = [
@@ -437,30 +438,38 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
   )
 }
 
-/** `oidcProvider.groups` (applied live) and the lifetimes. */
+/** The group names (`groups.*`, applied live to every face) and the lifetimes. */
 function ProviderSettings() {
   const settings = useOp('oidc.settings', {})
+  const groups = useOp('groups.settings', {})
   const configure = useOpMutation('oidc.configure')
-  if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />
-  const s = settings.data as { groups: Record<string, boolean>; ttl: Record<string, number> }
+  const configureGroups = useOpMutation('groups.configure')
+  if (!settings.data || !groups.data)
+    return (settings.error ?? groups.error) ? <ErrorNotice error={settings.error ?? groups.error} /> : <Loading />
+  const s = settings.data as { ttl: Record<string, number> }
+  const rule = groups.data as Record<string, boolean>
   return (
     <Card withBorder>
       <Editable op="oidc.configure">
         <Stack gap="xs">
-          <Text fw={500}>The groups claim lists</Text>
-          <Group>
-            {GROUP_SWITCHES.map(([key, label]) => (
-              <Switch
-                key={key}
-                label={label}
-                checked={s.groups[key] === true}
-                onChange={(e) => configure.mutate({ patch: { groups: { [key]: e.currentTarget.checked } } })}
-                data-testid={`oidc-groups-${key}`}
-              />
-            ))}
-          </Group>
+          <Editable op="groups.configure">
+            <Text fw={500}>The groups claim lists (the same names as forward auth, LDAP and SAML)</Text>
+            <Group>
+              {GROUP_SWITCHES.map(([key, label]) => (
+                <Switch
+                  key={key}
+                  label={label}
+                  checked={rule[key] === true}
+                  onChange={(e) =>
+                    configureGroups.mutate({ patch: { [key]: e.currentTarget.checked } }, { onSuccess: () => void groups.refetch() })
+                  }
+                  data-testid={`oidc-groups-${key}`}
+                />
+              ))}
+            </Group>
+          </Editable>
           <Lifetimes ttl={s.ttl} />
-          <ErrorNotice error={configure.error} />
+          <ErrorNotice error={configure.error ?? configureGroups.error} />
         </Stack>
       </Editable>
     </Card>

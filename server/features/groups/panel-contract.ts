@@ -1,0 +1,16 @@
+import { z } from 'zod'
+import { mutation, none, query } from '../../panel/op.js'
+
+/** The control panel's operations on the group-name rule (zod only: shared with the renderer). */
+export const groupsContract = {
+  'groups.settings': query(
+    'The effective `groups.*` rule (the deprecated `oidcProvider.groups` alias applied)',
+    none,
+    z.record(z.string(), z.unknown()),
+  ),
+  'groups.configure': mutation(
+    'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
+    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.record(z.string(), z.unknown()),
+  ),
+}

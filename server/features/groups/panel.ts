@@ -1,0 +1,20 @@
+import { APIError } from '../../core/errors.js'
+import type { PanelEnv } from '../../panel/env.js'
+import { groupsRule } from './names.js'
+
+type Json = Record<string, unknown>
+
+export const groupsPanel = (env: PanelEnv) => {
+  const store = env.gatehouse.config
+  return {
+    'groups.settings': (): Json => ({ ...groupsRule(store.get()) }),
+    /** A change from the panel writes `groups.*` and retires the alias, so the two cannot disagree. */
+    'groups.configure': ({ patch }: { patch: Json }): Json => {
+      const effective = { ...groupsRule(store.get()), ...patch }
+      const change = { groups: effective, oidcProvider: { groups: null } }
+      const first = store.problems(change)[0]
+      if (first) throw new APIError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`)
+      return { ...groupsRule(store.update(change)) }
+    },
+  }
+}
