@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { allServiceProviders } from './service-providers.js'
-import { groupNamesOf } from './shared-rules.js'
+import { groupNamesOf } from '../groups/names.js'
 
 /** The service providers a person may sign in to (their allowed groups admit them), with the IdP-initiated link. */
 export async function appsFor(ctx: AuthContext, user: UserRow): Promise<{ entityId: string; name: string; url: string }[]> {

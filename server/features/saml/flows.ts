@@ -15,7 +15,8 @@ import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
-import { bannedNow, groupNamesOf } from './shared-rules.js'
+import { bannedNow } from '../../core/bans.js'
+import { groupNamesOf } from '../groups/names.js'
 import {
   deleteParticipants,
   findRequest,

@@ -249,8 +249,8 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
       MELLON_email: person.email,
       MELLON_name: 'Grace Hopper',
       MELLON_uid: person.email,
-      MELLON_groups: 'gatehouse:user',
-      MELLON_groups_0: 'gatehouse:user',
+      MELLON_groups: 'user',
+      MELLON_groups_0: 'user',
     })
 
     // The second application: Gatehouse's session answers, no sign-in page.
@@ -292,7 +292,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     serverLog.allowWarning(/SAML request refused: (BANNED|NOT_IN_ALLOWED_GROUPS)/)
     const ctx = server.gatehouse.ctx
     const app2 = await findServiceProviderByRef(ctx, `${sp}/app2/mellon/metadata`)
-    await changeServiceProvider(ctx, app2?.id as string, { allowedGroups: ['gatehouse:admin'] }, { via: 'cli' })
+    await changeServiceProvider(ctx, app2?.id as string, { allowedGroups: ['admin'] }, { via: 'cli' })
 
     const outsider = await signUp(server.base)
     const { context, page } = await newPage()

@@ -123,7 +123,7 @@ describe('SP-initiated sign-in', () => {
     const nameId = first(root, ASSERTION, 'NameID')
     expect(nameId.textContent).toBe(user.email)
     expect(nameId.getAttribute('Format')).toBe('urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress')
-    expect(attributesOf(root)).toEqual({ email: [user.email], name: ['Ada Lovelace'], uid: [user.email], groups: ['gatehouse:user'] })
+    expect(attributesOf(root)).toEqual({ email: [user.email], name: ['Ada Lovelace'], uid: [user.email], groups: ['user'] })
     // The assertion is signed on its own too (RSA-SHA256).
     expect(
       first(first(root, ASSERTION, 'Assertion'), 'http://www.w3.org/2000/09/xmldsig#', 'SignatureMethod').getAttribute('Algorithm'),
