@@ -16,4 +16,15 @@ export const samlRoutes = [
       return { apps: await appsFor(ctx, session.user) }
     },
   }),
+  defineRoute({
+    method: 'GET',
+    path: '/saml/session-apps',
+    auth: 'session',
+    enabled,
+    handler: async ({ ctx, session, response }) => {
+      response.headers.set('cache-control', 'no-store')
+      const { sessionAppCount } = await import('./apps.js')
+      return { count: await sessionAppCount(ctx, session.session.id), logoutPath: '/saml/logout' }
+    },
+  }),
 ]

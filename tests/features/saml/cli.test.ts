@@ -99,7 +99,7 @@ describe('gatehouse saml sp', () => {
 
     const types = await auditTypes()
     expect(types).toEqual(expect.arrayContaining(['saml.sp-created', 'saml.sp-updated', 'saml.sp-deleted']))
-  })
+  }, 120_000)
 
   it('refuses metadata it cannot use, and an unknown format', async () => {
     const file = join(dir, 'bad.xml')
@@ -114,7 +114,7 @@ describe('gatehouse saml sp', () => {
     expect(format.stderr).toContain('NameID format')
     const usage = await cli('sp', 'create')
     expect(usage.code).toBe(2)
-  })
+  }, 120_000)
 })
 
 describe('gatehouse saml cert', () => {
@@ -139,5 +139,5 @@ describe('gatehouse saml cert', () => {
     expect(after[0]).not.toBe(both[1])
     const last = await cli('cert', 'retire')
     expect(last.code).toBe(1)
-  })
+  }, 120_000)
 })

@@ -277,6 +277,28 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     await context.close()
   }, 90_000)
 
+  it('IdP-initiated from the hosted Connected apps page; a sign-out at Gatehouse signs out of the SAML apps (front channel)', async () => {
+    const person = await signUp(server.base)
+    const { context, page } = await newPage()
+    // Signed in at Gatehouse only (the hosted sign-in page), then "Open" on Connected apps.
+    await page.goto(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent(`${server.base}/ui/account/apps`)}`)
+    await signIn(page, person.email, person.password)
+    await page.waitForURL(/\/ui\/account\/apps/)
+    await page.getByTestId('open-Intranet').first().click()
+    await page.waitForURL((url) => url.origin === sp)
+    await page.goto(`${sp}/private/env`)
+    expect(envOf(await page.locator('body').innerText()).MELLON_email).toBe(person.email)
+
+    // Sign out at Gatehouse: mellon gets a LogoutRequest, answers, and the Gatehouse session ends.
+    await page.goto(`${server.base}/ui/sign-out`)
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(/\/ui\/sign-out\?done=1/)
+    await page.getByTestId('signed-out').waitFor()
+    await page.goto(`${sp}/private/env`)
+    await page.waitForURL(/\/ui\/sign-in/)
+    await context.close()
+  }, 90_000)
+
   it('a wrong password stays on the sign-in page; no assertion', async () => {
     const person = await signUp(server.base)
     const { context, page } = await newPage()
