@@ -50,12 +50,18 @@ export function parseXml(text: string): Element {
   if (text.length > MAX_XML) throw new SamlRefusal('MALFORMED_REQUEST')
   if (/<!\s*(DOCTYPE|ENTITY)/i.test(text)) throw new SamlRefusal('XML_DTD_REFUSED')
   let failed = false
-  const doc = new DOMParser({
-    onError: (level) => {
-      if (level !== 'warning') failed = true
-    },
-  }).parseFromString(text, 'text/xml')
-  const root = doc.documentElement
+  let root: Element | null = null
+  try {
+    // xmldom 0.9 throws a ParseError on a fatal error (no root element, unclosed tags) and reports the rest.
+    const doc = new DOMParser({
+      onError: (level) => {
+        if (level !== 'warning') failed = true
+      },
+    }).parseFromString(text, 'text/xml')
+    root = doc.documentElement
+  } catch {
+    failed = true
+  }
   if (failed || !root) throw new SamlRefusal('MALFORMED_REQUEST')
   return root
 }
