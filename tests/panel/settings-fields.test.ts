@@ -168,6 +168,7 @@ describe('panel features', () => {
       'signing-keys',
       'sso',
       'protected-apps',
+      'saml-apps',
       'settings',
     ])
     const addresses = [...names, ...views.flatMap((v) => v.aliases ?? [])]

@@ -29,6 +29,7 @@ import { metricsPanel } from './metrics'
 import { anonymousPanel } from './anonymous'
 import { deviceAuthorizationPanel } from './device-authorization'
 import { genericOAuthPanel } from './generic-oauth'
+import { samlPanel } from './saml'
 import { importPanel } from './import'
 
 /**
@@ -53,6 +54,7 @@ export const panelFeatures: PanelFeature[] = [
   jwtPanel,
   oidcProviderPanel,
   forwardAuthPanel,
+  samlPanel,
   settingsPanel,
   emailPasswordPanel,
   usernamePanel,
