@@ -19,7 +19,7 @@ module.exports = {
       from: {
         path: '^server/features/([^/]+)/',
         pathNot:
-          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups|ldap)/',
+          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups|ldap|saml)/',
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
@@ -114,6 +114,14 @@ module.exports = {
           '^server/features/groups/names\\.ts$',
         ],
       },
+    },
+    {
+      name: 'saml-depends-on-group-names-only',
+      severity: 'error',
+      comment:
+        "Declared dependency: the SAML identity provider's `groups` attribute and allowed groups follow the one group rule; nothing else.",
+      from: { path: '^server/features/saml/' },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/saml/', '^server/features/groups/names\\.ts$'] },
     },
     {
       name: 'jwt-and-api-key-depend-on-organization-store-only',

@@ -5,6 +5,7 @@ import { USER_USAGE, userCommand } from './cli-user.js'
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './features/backup/cli.js'
 import { JWT_USAGE, jwtCommand } from './features/jwt/cli.js'
 import { OIDC_USAGE, oidcCommand } from './features/oidc-provider/cli.js'
+import { SAML_USAGE } from './features/saml/usage.js'
 import { openGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
@@ -17,6 +18,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse restore <file> --data-dir <dir>
        gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
        gatehouse oidc client create|list|delete   (OpenID Connect clients: gatehouse oidc --help)
+       gatehouse saml sp|cert …                   (SAML service providers and certificates: gatehouse saml --help)
        gatehouse migrate --to postgres://…        (copy the data directory's SQLite into an empty PostgreSQL)
        gatehouse import users|better-auth [options] (bring users in: gatehouse import --help)
 
@@ -245,6 +247,7 @@ const COMMAND_USAGE: Record<string, string> = {
   restore: BACKUP_USAGE,
   jwt: JWT_USAGE,
   oidc: OIDC_USAGE,
+  saml: SAML_USAGE,
 }
 
 /** Whether `-h`/`--help` is among the arguments (before a `--`). */
@@ -284,6 +287,8 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'restore') return await restoreCommand(rest, env)
     if (command === 'jwt') return await jwtCommand(rest, env)
     if (command === 'oidc') return await oidcCommand(rest, env)
+    // Loaded on demand: the XML and signature libraries stay out of every other command's start-up.
+    if (command === 'saml') return await (await import('./features/saml/cli.js')).samlCommand(rest, env)
     // Loaded on demand: the CSV parser and the hash libraries stay out of every other command's start-up.
     if (command === 'import') return await (await import('./features/import/cli.js')).importCommand(rest, env)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)

@@ -26,6 +26,7 @@ import { configSections as genericOauth } from '../features/generic-oauth/config
 import { configSections as deviceAuthorization } from '../features/device-authorization/config.js'
 import { configSections as anonymous } from '../features/anonymous/config.js'
 import { configSections as ldap } from '../features/ldap/config.js'
+import { configSections as saml } from '../features/saml/config.js'
 
 /** The root config sections the features own (config/schema.ts mounts them beside the core ones). */
 export const featureSections = {
@@ -56,6 +57,7 @@ export const featureSections = {
   deviceAuthorization: deviceAuthorization.deviceAuthorization,
   anonymous: anonymous.anonymous,
   ldap: ldap.ldap,
+  saml: saml.saml,
 }
 
 /** The sections features mount under `user` (better-auth's `user.changeEmail`, `user.deleteUser`). */

@@ -31,6 +31,8 @@ export interface ServerEvents {
   forwardAuthDecision(rule: number, outcome: ForwardAuthOutcome): void
   /** The LDAP directory answered a search (its binds are sign-ins, method `ldap`). */
   ldapSearch(): void
+  /** The SAML identity provider issued an assertion, or refused a request. */
+  samlAssertion(outcome: 'issued' | 'refused'): void
 }
 
 /** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
@@ -58,6 +60,7 @@ export const noEvents: ServerEvents = Object.freeze({
   jobSucceeded: nothing,
   forwardAuthDecision: nothing,
   ldapSearch: nothing,
+  samlAssertion: nothing,
 })
 
 /** The error codes that mean the credentials were wrong, whichever method refused them. */

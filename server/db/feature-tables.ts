@@ -9,6 +9,7 @@ import * as oidcProviderTables from '../features/oidc-provider/schema.js'
 import * as forwardAuthTables from '../features/forward-auth/schema.js'
 import * as deviceAuthorizationTables from '../features/device-authorization/schema.js'
 import * as appPasswordsTables from '../features/app-passwords/schema.js'
+import * as samlTables from '../features/saml/schema.js'
 
 /** The SQLite tables the features declare, by property name (db/schema.ts adds the core tables). */
 export const featureTables = {
@@ -30,6 +31,10 @@ export const featureTables = {
   forwardAuthCount: forwardAuthTables.forwardAuthCount,
   deviceCode: deviceAuthorizationTables.deviceCode,
   appPassword: appPasswordsTables.appPassword,
+  samlKey: samlTables.samlKey,
+  samlServiceProvider: samlTables.samlServiceProvider,
+  samlRequest: samlTables.samlRequest,
+  samlParticipant: samlTables.samlParticipant,
 }
 
 export type FeatureTables = typeof featureTables
@@ -53,6 +58,10 @@ export let oidcRegistrationToken = featureTables.oidcRegistrationToken
 export let forwardAuthCount = featureTables.forwardAuthCount
 export let deviceCode = featureTables.deviceCode
 export let appPassword = featureTables.appPassword
+export let samlKey = featureTables.samlKey
+export let samlServiceProvider = featureTables.samlServiceProvider
+export let samlRequest = featureTables.samlRequest
+export let samlParticipant = featureTables.samlParticipant
 
 export function bindFeatureTables(t: FeatureTables): void {
   organization = t.organization
@@ -73,4 +82,8 @@ export function bindFeatureTables(t: FeatureTables): void {
   forwardAuthCount = t.forwardAuthCount
   deviceCode = t.deviceCode
   appPassword = t.appPassword
+  samlKey = t.samlKey
+  samlServiceProvider = t.samlServiceProvider
+  samlRequest = t.samlRequest
+  samlParticipant = t.samlParticipant
 }

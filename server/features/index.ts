@@ -33,6 +33,7 @@ import { deviceAuthorizationFeature } from './device-authorization/index.js'
 import { anonymousFeature } from './anonymous/index.js'
 import { appPasswordsFeature } from './app-passwords/index.js'
 import { ldapFeature } from './ldap/index.js'
+import { samlFeature } from './saml/index.js'
 
 /**
  * Every feature folder, once. The composition root mounts their routes and starts their background
@@ -76,4 +77,5 @@ export const features: Feature[] = [
   anonymousFeature,
   appPasswordsFeature,
   ldapFeature,
+  samlFeature,
 ]

@@ -18,6 +18,7 @@ import { importContract } from './import/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
 import { genericOAuthContract } from './generic-oauth/panel-contract.js'
 import { appPasswordsContract } from './app-passwords/panel-contract.js'
+import { samlContract } from './saml/panel-contract.js'
 
 /**
  * The panel operations declared by feature folders, merged into the panel contract. Renderer-safe:
@@ -42,4 +43,5 @@ export const featureContracts = {
   ...forwardAuthContract,
   ...genericOAuthContract,
   ...appPasswordsContract,
+  ...samlContract,
 }

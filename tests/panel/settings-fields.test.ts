@@ -169,6 +169,7 @@ describe('panel features', () => {
       'sso',
       'protected-apps',
       'ldap',
+      'saml-apps',
       'settings',
     ])
     const addresses = [...names, ...views.flatMap((v) => v.aliases ?? [])]

@@ -30,6 +30,7 @@ import { metricsPanel } from './metrics'
 import { anonymousPanel } from './anonymous'
 import { deviceAuthorizationPanel } from './device-authorization'
 import { genericOAuthPanel } from './generic-oauth'
+import { samlPanel } from './saml'
 import { importPanel } from './import'
 import { appPasswordsPanel } from './app-passwords'
 
@@ -56,6 +57,7 @@ export const panelFeatures: PanelFeature[] = [
   oidcProviderPanel,
   forwardAuthPanel,
   ldapPanel,
+  samlPanel,
   settingsPanel,
   emailPasswordPanel,
   usernamePanel,

@@ -482,6 +482,67 @@ export const appPassword = pgTable(
   ],
 )
 
+export const samlKey = pgTable(
+  'samlKey',
+  {
+    id: text('id').primaryKey(),
+    certificate: text('certificate').notNull(),
+    privateKey: text('privateKey').notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    retiredAt: timestamp('retiredAt', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+)
+
+export const samlServiceProvider = pgTable(
+  'samlServiceProvider',
+  {
+    id: text('id').primaryKey(),
+    entityId: text('entityId').notNull(),
+    name: text('name').notNull(),
+    metadataXml: text('metadataXml').notNull(),
+    nameIdFormat: text('nameIdFormat').notNull(),
+    allowedGroups: jsonb('allowedGroups').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+)
+
+export const samlRequest = pgTable(
+  'samlRequest',
+  {
+    id: text('id').primaryKey(),
+    spEntityId: text('spEntityId').notNull(),
+    requestId: text('requestId'),
+    relayState: text('relayState'),
+    acsUrl: text('acsUrl').notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    usedAt: timestamp('usedAt', { withTimezone: true, precision: 3, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('samlRequest_sp_request_uidx').on(t.spEntityId, t.requestId),
+    index('samlRequest_expiresAt_idx').on(t.expiresAt),
+  ],
+)
+
+export const samlParticipant = pgTable(
+  'samlParticipant',
+  {
+    id: text('id').primaryKey(),
+    sessionId: text('sessionId').notNull(),
+    userId: text('userId').notNull(),
+    spEntityId: text('spEntityId').notNull(),
+    nameId: text('nameId').notNull(),
+    nameIdFormat: text('nameIdFormat').notNull(),
+    sessionIndex: text('sessionIndex').notNull(),
+    createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('samlParticipant_sessionId_idx').on(t.sessionId),
+    index('samlParticipant_sessionIndex_idx').on(t.sessionIndex),
+  ],
+)
+
 export const pgSchema = {
   user,
   session,
@@ -509,4 +570,8 @@ export const pgSchema = {
   forwardAuthCount,
   deviceCode,
   appPassword,
+  samlKey,
+  samlServiceProvider,
+  samlRequest,
+  samlParticipant,
 }

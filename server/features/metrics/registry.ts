@@ -70,6 +70,13 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     labelNames: ['grant'],
     registers: [registry],
   })
+  const samlAssertions = new Counter({
+    name: 'gatehouse_saml_assertions_total',
+    help: 'SAML identity provider: assertions issued, and requests refused (outcome issued|refused)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  })
+  for (const outcome of ['issued', 'refused']) samlAssertions.labels(outcome).inc(0)
   const mail = new Counter({
     name: 'gatehouse_mail_deliveries_total',
     help: 'Outbox delivery attempts by result (sent, failed)',
@@ -177,6 +184,7 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     },
     oidcToken: (grant) => oidcTokens.labels(GRANTS.has(grant) ? grant : 'other').inc(),
     mailDelivery: (sent) => mail.labels(sent ? 'sent' : 'failed').inc(),
+    samlAssertion: (outcome) => samlAssertions.labels(outcome).inc(),
     jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
     forwardAuthDecision: (rule, outcome) => {
       let counts = decisions.get(rule)

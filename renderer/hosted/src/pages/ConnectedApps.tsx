@@ -15,6 +15,13 @@ interface ConnectedApp {
   grantedAt: number
 }
 
+/** GET {basePath}/saml/apps: the SAML applications the person may open from here. */
+interface SamlApp {
+  entityId: string
+  name: string
+  url: string
+}
+
 /**
  * "Connected apps" (`/ui/account/apps`): every application the person allowed to sign them in,
  * with what each may see, and Revoke: the application's tokens stop working at once and the
@@ -35,6 +42,14 @@ export function ConnectedAppsPage({ config }: PageProps) {
       })
   }, [])
   useEffect(load, [load])
+
+  // SAML applications the person may open (IdP-initiated sign-in); absent while SAML is off.
+  const [samlApps, setSamlApps] = useState<SamlApp[]>([])
+  useEffect(() => {
+    api<{ apps: SamlApp[] }>('/saml/apps')
+      .then((answer) => setSamlApps(answer.apps))
+      .catch(() => setSamlApps([]))
+  }, [])
 
   const revoke = async (clientId: string) => {
     setBusy(clientId)
@@ -100,6 +115,21 @@ export function ConnectedAppsPage({ config }: PageProps) {
           </Card>
         ))}
       </Stack>
+      {samlApps.length > 0 ? (
+        <Stack gap="xs" data-testid="saml-apps">
+          <Text fw={600}>SAML applications</Text>
+          {samlApps.map((app) => (
+            <Card key={app.entityId} withBorder padding="sm">
+              <Group justify="space-between" wrap="nowrap">
+                <Text>{app.name}</Text>
+                <Button component="a" href={app.url} size="xs" variant="light" data-testid={`open-${app.name}`}>
+                  Open
+                </Button>
+              </Group>
+            </Card>
+          ))}
+        </Stack>
+      ) : null}
     </Layout>
   )
 }

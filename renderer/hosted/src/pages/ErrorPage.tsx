@@ -12,7 +12,15 @@ const KNOWN: Record<string, string> = {
   consent_required: 'Your permission is needed first.',
   server_error: 'The server met an unexpected problem.',
   INVALID_TOKEN: 'The link is invalid or has expired.',
+  // The SAML identity provider's refusals (the description says why).
+  saml_not_in_allowed_groups: 'You are not allowed to use this application.',
+  saml_banned: 'Your account cannot sign in to applications.',
+  saml_unknown_sp: 'The application is not registered here.',
+  saml_request_not_found: 'The sign-in request has expired or was already used.',
 }
+
+/** Any other refusal of a SAML application's request. */
+const SAML_SUMMARY = 'The application sent a sign-in request that was refused.'
 
 /** `?error=<code>&error_description=<text>`: OAuth/OIDC errors and API redirects land here. */
 export function ErrorPage({ config }: PageProps) {
@@ -22,7 +30,9 @@ export function ErrorPage({ config }: PageProps) {
   return (
     <Layout config={config} title="Something went wrong">
       <Stack gap="xs">
-        <Text data-testid="error-summary">{KNOWN[error] ?? 'The request could not be completed.'}</Text>
+        <Text data-testid="error-summary">
+          {KNOWN[error] ?? (error.startsWith('saml_') ? SAML_SUMMARY : 'The request could not be completed.')}
+        </Text>
         {description ? <Text data-testid="error-description">{description}</Text> : null}
         <Text size="sm" c="dimmed">
           Error code: <Code>{error}</Code>

@@ -1,7 +1,7 @@
 import { Anchor, Button, Text } from '@mantine/core'
 import { useRef, useState } from 'react'
 import type { PageProps } from '../page-props'
-import { api, pageURL } from '../api'
+import { api, basePath, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { forwardAuthReturnTo, safeReturnTo } from '../return-to'
 
@@ -33,6 +33,14 @@ export function SignOutPage({ config }: PageProps) {
   const confirm = async () => {
     setBusy(true)
     setError(null)
+    // Signed in to SAML apps: Gatehouse signs out of each in turn (front channel), then ends the session.
+    if (!action) {
+      const saml = await api<{ count: number; logoutPath: string }>('/saml/session-apps').catch(() => null)
+      if (saml && saml.count > 0) {
+        location.href = `${basePath}${saml.logoutPath}?returnTo=${encodeURIComponent(pageURL('sign-out', { done: '1' }))}`
+        return
+      }
+    }
     try {
       await api('/sign-out', {})
     } catch (e) {

@@ -1,0 +1,193 @@
+import { Badge, Button, Card, Code, Group, Select, Stack, Text, Textarea, TextInput } from '@mantine/core'
+import { useState } from 'react'
+import type { SamlServiceProviderView } from '../../../../server/features/saml/panel-contract'
+import { Allowed, Editable } from '../../access'
+import { useOp, useOpMutation } from '../../api'
+import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+
+type Format = 'email' | 'persistent' | 'unspecified'
+const FORMATS = [
+  { value: 'email', label: 'Email address' },
+  { value: 'persistent', label: 'Persistent (user id)' },
+  { value: 'unspecified', label: 'Unspecified (email)' },
+]
+const groupsOf = (text: string): string[] =>
+  text
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean)
+
+/** Paste or fetch an SP's metadata, then register it. */
+function AddServiceProvider() {
+  const [metadataXml, setMetadataXml] = useState('')
+  const [url, setUrl] = useState('')
+  const [name, setName] = useState('')
+  const [format, setFormat] = useState<Format>('email')
+  const [groups, setGroups] = useState('')
+  const fetchMetadata = useOpMutation('saml.fetchMetadata')
+  const create = useOpMutation('saml.createServiceProvider')
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Text fw={600}>Add a SAML application</Text>
+        <Group align="flex-end">
+          <TextInput
+            label="Metadata URL"
+            value={url}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+            style={{ flex: 1 }}
+            data-testid="saml-metadata-url"
+          />
+          <Allowed op="saml.fetchMetadata">
+            <Button
+              variant="light"
+              loading={fetchMetadata.isPending}
+              disabled={!url}
+              onClick={() => fetchMetadata.mutate({ url }, { onSuccess: (answer) => setMetadataXml(answer.metadataXml) })}
+            >
+              Fetch
+            </Button>
+          </Allowed>
+        </Group>
+        <Textarea
+          label="Metadata XML"
+          description="Paste the application's SAML metadata, or fetch it from its URL."
+          autosize
+          minRows={4}
+          maxRows={12}
+          value={metadataXml}
+          onChange={(e) => setMetadataXml(e.currentTarget.value)}
+          data-testid="saml-metadata-xml"
+        />
+        <Group grow>
+          <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} data-testid="saml-name" />
+          <Select label="NameID" data={FORMATS} value={format} onChange={(v) => v && setFormat(v as Format)} allowDeselect={false} />
+          <TextInput
+            label="Allowed groups"
+            description="Comma-separated; empty: everyone"
+            value={groups}
+            onChange={(e) => setGroups(e.currentTarget.value)}
+          />
+        </Group>
+        <ErrorNotice error={fetchMetadata.error ?? create.error} />
+        <Group justify="flex-end">
+          <Button
+            loading={create.isPending}
+            disabled={!metadataXml.trim()}
+            data-testid="saml-create"
+            onClick={() =>
+              create.mutate(
+                { metadataXml, ...(name.trim() ? { name: name.trim() } : {}), nameIdFormat: format, allowedGroups: groupsOf(groups) },
+                {
+                  onSuccess: () => {
+                    setMetadataXml('')
+                    setUrl('')
+                    setName('')
+                    setGroups('')
+                  },
+                },
+              )
+            }
+          >
+            Add
+          </Button>
+        </Group>
+      </Stack>
+    </Card>
+  )
+}
+
+function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
+  const update = useOpMutation('saml.updateServiceProvider')
+  const remove = useOpMutation('saml.deleteServiceProvider')
+  const [name, setName] = useState(sp.name)
+  const [groups, setGroups] = useState(sp.allowedGroups.join(', '))
+  const fromConfig = sp.source === 'config'
+  return (
+    <Card withBorder data-testid={`saml-sp-${sp.id}`}>
+      <Stack gap="xs">
+        <Group justify="space-between">
+          <Group gap="xs">
+            <Text fw={600}>{sp.name}</Text>
+            {fromConfig ? <Badge variant="light">config file</Badge> : null}
+            {sp.authnRequestsSigned ? <Badge variant="light">signed requests</Badge> : null}
+          </Group>
+          {fromConfig ? null : (
+            <Allowed op="saml.deleteServiceProvider" hide>
+              <ConfirmButton
+                label="Delete"
+                title={`Delete ${sp.name}?`}
+                message="Its users can no longer sign in to it through Gatehouse."
+                confirmLabel="Delete"
+                loading={remove.isPending}
+                onConfirm={() => remove.mutate({ id: sp.id })}
+              />
+            </Allowed>
+          )}
+        </Group>
+        <Text size="sm">
+          entityID: <Code>{sp.entityId}</Code>
+        </Text>
+        <Text size="sm">
+          ACS:{' '}
+          {sp.acsUrls.map((u) => (
+            <Code key={u}>{u}</Code>
+          ))}
+        </Text>
+        {fromConfig ? (
+          <Text size="sm">
+            NameID {sp.nameIdFormat}; allowed groups: {sp.allowedGroups.join(', ') || 'everyone'}
+          </Text>
+        ) : (
+          <Editable op="saml.updateServiceProvider">
+            <Group align="flex-end" grow>
+              <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
+              <Select
+                label="NameID"
+                data={FORMATS}
+                value={sp.nameIdFormat}
+                allowDeselect={false}
+                onChange={(v) => v && update.mutate({ id: sp.id, nameIdFormat: v as Format })}
+              />
+              <TextInput label="Allowed groups" value={groups} onChange={(e) => setGroups(e.currentTarget.value)} />
+              <Button
+                variant="light"
+                loading={update.isPending}
+                onClick={() => update.mutate({ id: sp.id, name, allowedGroups: groupsOf(groups) })}
+              >
+                Save
+              </Button>
+            </Group>
+          </Editable>
+        )}
+        <ErrorNotice error={update.error ?? remove.error} />
+      </Stack>
+    </Card>
+  )
+}
+
+/** "SAML apps": the service providers that sign their users in through Gatehouse over SAML 2.0. */
+export default function SamlApps() {
+  const list = useOp('saml.serviceProviders', {})
+  return (
+    <>
+      <PageHeader title="SAML apps" description="Applications that sign their users in through Gatehouse over SAML 2.0." />
+      {list.isLoading ? <Loading /> : null}
+      <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
+      {list.data ? (
+        <Stack>
+          <Text size="sm">
+            IdP metadata (entityID): <Code data-testid="saml-idp-metadata">{list.data.metadataUrl}</Code>
+            {list.data.enabled ? null : ' — SAML is off (Settings → Sign-in).'}
+          </Text>
+          <Allowed op="saml.createServiceProvider" hide>
+            <AddServiceProvider />
+          </Allowed>
+          {list.data.serviceProviders.map((sp) => (
+            <ServiceProviderCard key={sp.id} sp={sp} />
+          ))}
+        </Stack>
+      ) : null}
+    </>
+  )
+}

@@ -1,0 +1,463 @@
+import { randomBytes } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Element } from '@xmldom/xmldom'
+import { recordAudit } from '../../core/audit.js'
+import type { AuthContext } from '../../core/context.js'
+import { APIError } from '../../core/errors.js'
+import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
+import { generateId } from '../../crypto/random.js'
+import type { RouteContext } from '../../http/route.js'
+import { clearSessionCookies, resolveRequestSession } from '../../http/session.js'
+import type { Logger } from '../../log.js'
+import { NAME_ID_FORMATS } from './config.js'
+import { SAML_ERRORS, SamlRefusal } from './errors.js'
+import { publishedCertificates, signingKey } from './keys.js'
+import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm } from './messages.js'
+import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
+import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
+import { bannedNow } from '../../core/bans.js'
+import { groupNamesOf } from '../groups/names.js'
+import {
+  deleteParticipants,
+  findRequest,
+  insertParticipant,
+  insertRequest,
+  participantsBySessionIndex,
+  participantsOfSession,
+  spendRequest,
+} from './store.js'
+import {
+  BINDING,
+  child,
+  children,
+  decodePostParam,
+  inflateParam,
+  NS,
+  parseXml,
+  rawQueryParams,
+  textOf,
+  verifyEnvelopedSignature,
+  verifyRedirectSignature,
+} from './xml.js'
+
+/**
+ * The identity provider's HTTP side (mounted under the base path, loaded at the first SAML request):
+ *
+ * - `GET /saml/metadata`: the IdP's metadata;
+ * - `GET|POST /saml/sso`: an AuthnRequest is read, checked (known SP, signature, destination, age,
+ *   ACS from the metadata) and stored, then the browser goes to `/saml/continue/<id>` (a top-level
+ *   GET, so the session cookie is there whichever binding brought it and whichever instance answers);
+ * - `GET /saml/continue/<id>`: no session → the hosted sign-in page and back; a session → the signed
+ *   Response, posted to the ACS;
+ * - `GET /saml/idp-initiated?sp=<entityID or id>`: the same from the "Connected apps" page;
+ * - `GET|POST /saml/slo`: an SP's LogoutRequest ends the session and is answered; a LogoutResponse
+ *   continues Gatehouse's own front-channel logout (`GET /saml/logout`).
+ *
+ * A refusal is audited (`saml.refused`), logged as a warning, and shown on the hosted error page.
+ */
+
+/** How long a received request waits for the sign-in. */
+const REQUEST_TTL_MS = 10 * 60_000
+/** How far a request's IssueInstant may be from our clock. */
+const SKEW_MS = 5 * 60_000
+const MAX_BODY = 1024 * 1024
+
+export interface Env {
+  logger: Logger
+  onAssertion?: (outcome: 'issued' | 'refused') => void
+}
+
+const ssoUrl = (ctx: AuthContext): string => `${ctx.baseURL}/saml/sso`
+const sloUrl = (ctx: AuthContext): string => `${ctx.baseURL}/saml/slo`
+export const idpEntityId = (ctx: AuthContext): string => `${ctx.baseURL}/saml/metadata`
+
+function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+  res.statusCode = status
+  res.setHeader('content-type', type)
+  res.setHeader('cache-control', 'no-store')
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
+  res.setHeader('content-length', Buffer.byteLength(body))
+  res.end(body)
+}
+
+function redirect(rc: RouteContext, res: ServerResponse, location: string): void {
+  const cookies = rc.response.headers.getSetCookie()
+  if (cookies.length) res.setHeader('set-cookie', cookies)
+  send(res, 303, 'text/plain; charset=utf-8', '', { location })
+}
+
+function sendOutgoing(rc: RouteContext, res: ServerResponse, out: Outgoing): void {
+  if ('redirect' in out) {
+    redirect(rc, res, out.redirect)
+    return
+  }
+  const nonce = randomBytes(16).toString('base64')
+  const cookies = rc.response.headers.getSetCookie()
+  if (cookies.length) res.setHeader('set-cookie', cookies)
+  send(res, 200, 'text/html; charset=utf-8', postForm(out.post, nonce), {
+    'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; form-action ${new URL(out.post.url).origin}; frame-ancestors 'none'; base-uri 'none'`,
+    'referrer-policy': 'no-referrer',
+  })
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > MAX_BODY) throw new SamlRefusal('MALFORMED_REQUEST')
+    chunks.push(chunk as Buffer)
+  }
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+  if (type !== 'application/x-www-form-urlencoded') throw new SamlRefusal('MALFORMED_REQUEST')
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+}
+
+/** A SAML message as received, whichever binding. */
+interface Received {
+  binding: 'redirect' | 'post'
+  kind: 'SAMLRequest' | 'SAMLResponse'
+  xml: string
+  root: Element
+  relayState: string | null
+  raw: Map<string, string> | null
+}
+
+async function receive(rc: RouteContext, req: IncomingMessage): Promise<Received> {
+  if (req.method === 'GET') {
+    const raw = rawQueryParams(rc.url.search)
+    const kind = raw.has('SAMLRequest') ? 'SAMLRequest' : raw.has('SAMLResponse') ? 'SAMLResponse' : null
+    if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
+    const xml = inflateParam(rc.url.searchParams.get(kind) ?? '')
+    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: rc.url.searchParams.get('RelayState'), raw }
+  }
+  if (req.method !== 'POST') throw new SamlRefusal('MALFORMED_REQUEST')
+  const form = await readForm(req)
+  const kind = form.has('SAMLRequest') ? 'SAMLRequest' : form.has('SAMLResponse') ? 'SAMLResponse' : null
+  if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
+  const xml = decodePostParam(form.get(kind) ?? '')
+  return { binding: 'post', kind, xml, root: parseXml(xml), relayState: form.get('RelayState'), raw: null }
+}
+
+/**
+ * The message's SP, and the message as its signature covers it. `required`: refused unsigned. A
+ * POSTed message is read back from what the signature covers (never the rest of the document).
+ */
+async function authenticate(ctx: AuthContext, msg: Received, local: string, required: (sp: ServiceProvider) => boolean) {
+  if (msg.root.namespaceURI !== NS.protocol || msg.root.localName !== local) throw new SamlRefusal('MALFORMED_REQUEST')
+  const issuer = textOf(child(msg.root, NS.assertion, 'Issuer'))
+  if (!issuer) throw new SamlRefusal('UNKNOWN_SP')
+  const sp = await serviceProviderByEntityId(ctx, issuer)
+  if (!sp) throw new SamlRefusal('UNKNOWN_SP', issuer)
+  let root = msg.root
+  let signed = false
+  if (msg.binding === 'redirect') {
+    if (msg.raw?.has('Signature')) {
+      if (!verifyRedirectSignature(msg.raw, msg.kind, sp.meta.signingCerts)) throw new SamlRefusal('BAD_SIGNATURE', issuer)
+      signed = true
+    }
+  } else {
+    const verified = verifyEnvelopedSignature(msg.xml, msg.root, sp.meta.signingCerts, issuer)
+    if (verified) {
+      root = verified
+      signed = true
+      if (textOf(child(root, NS.assertion, 'Issuer')) !== issuer) throw new SamlRefusal('BAD_SIGNATURE', issuer)
+    }
+  }
+  if (!signed && required(sp)) throw new SamlRefusal('UNSIGNED_REQUEST', issuer)
+  if (root.getAttribute('Version') !== '2.0' || !root.getAttribute('ID')) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
+  return { sp, root }
+}
+
+function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): void {
+  const issued = Date.parse(root.getAttribute('IssueInstant') ?? '')
+  if (!Number.isFinite(issued) || Math.abs(ctx.clock.now() - issued) > SKEW_MS) throw new SamlRefusal('REQUEST_EXPIRED', spEntityId)
+}
+
+function checkDestination(root: Element, expected: string, spEntityId: string): void {
+  const destination = root.getAttribute('Destination')
+  if (destination && destination !== expected) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
+}
+
+const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
+
+async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  const msg = await receive(rc, req)
+  if (msg.kind !== 'SAMLRequest') throw new SamlRefusal('MALFORMED_REQUEST')
+  const { sp, root } = await authenticate(ctx, msg, 'AuthnRequest', (s) => s.meta.authnRequestsSigned)
+  checkDestination(root, ssoUrl(ctx), sp.entityId)
+  checkFreshness(ctx, root, sp.entityId)
+  const binding = root.getAttribute('ProtocolBinding')
+  if (binding && binding !== BINDING.post) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const indexText = root.getAttribute('AssertionConsumerServiceIndex')
+  const acs = chooseAcs(sp.meta, {
+    url: root.getAttribute('AssertionConsumerServiceURL'),
+    index: indexText ? Number.parseInt(indexText, 10) : null,
+  })
+  if (!acs) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const now = ctx.clock.now()
+  const id = generateId()
+  const stored = await insertRequest(ctx, {
+    id,
+    spEntityId: sp.entityId,
+    requestId: root.getAttribute('ID'),
+    relayState: msg.relayState,
+    acsUrl: acs,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + REQUEST_TTL_MS),
+    usedAt: null,
+  })
+  if (!stored) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
+  redirect(rc, res, continueUrl(ctx, id))
+}
+
+async function currentSession(rc: RouteContext): Promise<SessionWithUser | null> {
+  const resolved = await resolveRequestSession(rc, { disableRefresh: true })
+  return resolved.status === 'active' ? resolved.data : null
+}
+
+function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): void {
+  redirect(rc, res, `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
+}
+
+/** Who may get an assertion for this SP: not banned, and in one of its allowed groups when it names any. */
+async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
+  const user = signedIn.user
+  if (bannedNow({ banned: user.banned ?? null, banExpires: user.banExpires ?? null }, ctx.clock.now()))
+    throw new SamlRefusal('BANNED', sp.entityId)
+  const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
+  if (sp.allowedGroups.length && !sp.allowedGroups.some((g) => groups.includes(g)))
+    throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
+  return groups
+}
+
+async function handleContinue(rc: RouteContext, res: ServerResponse, id: string, env: Env): Promise<void> {
+  const { ctx } = rc
+  const request = await findRequest(ctx, id)
+  const now = ctx.clock.now()
+  if (!request || request.usedAt || request.expiresAt.getTime() <= now)
+    throw new SamlRefusal('REQUEST_NOT_FOUND', request?.spEntityId ?? null)
+  const signedIn = await currentSession(rc)
+  if (!signedIn) return signInFirst(rc, res, continueUrl(ctx, id))
+  const sp = await serviceProviderByEntityId(ctx, request.spEntityId)
+  if (!sp) throw new SamlRefusal('UNKNOWN_SP', request.spEntityId)
+  // The ACS was chosen from the metadata when the request came; the metadata may have changed since.
+  if (!sp.meta.acs.some((a) => a.location === request.acsUrl)) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const groups = await admit(ctx, sp, signedIn)
+  if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
+  const user = signedIn.user
+  const nameId = sp.nameIdFormat === 'persistent' ? user.id : user.email
+  const sessionIndex = `_${generateId()}`
+  const key = await signingKey(ctx)
+  const username = (user as { username?: string | null }).username
+  const response = loginResponse({
+    idpEntityId: idpEntityId(ctx),
+    spEntityId: sp.entityId,
+    acsUrl: request.acsUrl,
+    inResponseTo: request.requestId,
+    now,
+    authnInstant: signedIn.session.createdAt.getTime(),
+    sessionIndex,
+    nameIdFormat: sp.nameIdFormat,
+    nameId,
+    attributes: { email: [user.email], name: [user.name], uid: [username || user.email], groups },
+    key,
+  })
+  await insertParticipant(ctx, {
+    id: generateId(),
+    sessionId: signedIn.session.id,
+    userId: user.id,
+    spEntityId: sp.entityId,
+    nameId,
+    nameIdFormat: NAME_ID_FORMATS[sp.nameIdFormat],
+    sessionIndex,
+    createdAt: new Date(now),
+  })
+  await recordAudit(ctx, {
+    type: 'saml.assertion-issued',
+    actorUserId: user.id,
+    target: sp.id,
+    detail: { entityId: sp.entityId, acs: request.acsUrl, nameIdFormat: sp.nameIdFormat, idpInitiated: request.requestId === null },
+    meta: rc.meta,
+  })
+  env.onAssertion?.('issued')
+  sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value: response.base64, relayState: request.relayState } })
+}
+
+async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  const ref = rc.url.searchParams.get('sp') ?? ''
+  const sp = ref ? await serviceProviderByEntityId(ctx, ref) : null
+  if (!sp) throw new SamlRefusal('UNKNOWN_SP', ref || null)
+  const signedIn = await currentSession(rc)
+  if (!signedIn) return signInFirst(rc, res, `${ctx.baseURL}/saml/idp-initiated?sp=${encodeURIComponent(sp.entityId)}`)
+  const acs = chooseAcs(sp.meta, {})
+  if (!acs) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const now = ctx.clock.now()
+  const id = generateId()
+  await insertRequest(ctx, {
+    id,
+    spEntityId: sp.entityId,
+    requestId: null,
+    relayState: null,
+    acsUrl: acs,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + REQUEST_TTL_MS),
+    usedAt: null,
+  })
+  redirect(rc, res, continueUrl(ctx, id))
+}
+
+function sloTarget(meta: SpMetadata, response: boolean): { binding: 'redirect' | 'post'; url: string } | null {
+  const slo = meta.slo.find((s) => s.binding === BINDING.redirect) ?? meta.slo[0]
+  if (!slo) return null
+  return { binding: slo.binding === BINDING.redirect ? 'redirect' : 'post', url: (response && slo.responseLocation) || slo.location }
+}
+
+/** Ends the Gatehouse sessions a LogoutRequest names (by SessionIndex, else every session this SP holds for the NameID). */
+async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element): Promise<void> {
+  const { ctx } = rc
+  const nameId = textOf(child(root, NS.assertion, 'NameID'))
+  const indexes = children(root, NS.protocol, 'SessionIndex').map(textOf).filter(Boolean)
+  const found = (await Promise.all(indexes.map((i) => participantsBySessionIndex(ctx, i)))).flat()
+  const mine = found.filter((p) => p.spEntityId === sp.entityId && p.nameId === nameId)
+  const current = await currentSession(rc)
+  for (const sessionId of new Set(mine.map((p) => p.sessionId))) {
+    const userId = mine.find((p) => p.sessionId === sessionId)?.userId as string
+    const row = await findUserSessionById(ctx, userId, sessionId)
+    if (row) {
+      await deleteSessionByToken(ctx, row.token)
+      await recordAudit(ctx, {
+        type: 'user.sign-out',
+        actorUserId: userId,
+        target: sessionId,
+        detail: { via: 'saml-slo', sp: sp.entityId },
+        meta: rc.meta,
+      })
+    }
+    if (current?.session.id === sessionId) clearSessionCookies(rc)
+    await deleteParticipants(
+      ctx,
+      (await participantsOfSession(ctx, sessionId)).map((p) => p.id),
+    )
+  }
+}
+
+async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  const msg = await receive(rc, req)
+  if (msg.kind === 'SAMLResponse') {
+    // The answer to one of our LogoutRequests (GET /saml/logout's chain): checked, then the chain goes on.
+    await authenticate(ctx, msg, 'LogoutResponse', () => true)
+    return redirect(rc, res, `${ctx.baseURL}/saml/logout${msg.relayState ? `?returnTo=${encodeURIComponent(msg.relayState)}` : ''}`)
+  }
+  // A LogoutRequest must be signed: an unsigned one would let anyone end someone's session.
+  const { sp, root } = await authenticate(ctx, msg, 'LogoutRequest', () => true)
+  checkDestination(root, sloUrl(ctx), sp.entityId)
+  checkFreshness(ctx, root, sp.entityId)
+  const target = sloTarget(sp.meta, true)
+  if (!target) throw new SamlRefusal('NO_SLO', sp.entityId)
+  await endSessions(rc, sp, root)
+  const key = await signingKey(ctx)
+  const out = logoutResponse(
+    { idpEntityId: idpEntityId(ctx), destination: target.url, inResponseTo: root.getAttribute('ID') as string, now: ctx.clock.now() },
+    target,
+    msg.relayState,
+    key,
+  )
+  sendOutgoing(rc, res, out)
+}
+
+/**
+ * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel: each SP the session signed
+ * in to gets a LogoutRequest in turn (its answer comes back to /saml/slo, which sends the browser here
+ * again); when none is left the session ends and the browser goes to `returnTo` (this origin only) or
+ * the hosted sign-out page.
+ */
+async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void> {
+  const { ctx } = rc
+  const asked = rc.url.searchParams.get('returnTo')
+  const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+  const signedIn = await currentSession(rc)
+  if (!signedIn) return redirect(rc, res, returnTo)
+  for (const p of await participantsOfSession(ctx, signedIn.session.id)) {
+    await deleteParticipants(ctx, [p.id])
+    const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
+    const target = sp ? sloTarget(sp.meta, false) : null
+    if (!sp || !target) continue
+    const key = await signingKey(ctx)
+    const { outgoing } = logoutRequest(
+      {
+        idpEntityId: idpEntityId(ctx),
+        destination: target.url,
+        now: ctx.clock.now(),
+        nameId: p.nameId,
+        nameIdFormat: p.nameIdFormat,
+        spEntityId: sp.entityId,
+        sessionIndex: p.sessionIndex,
+      },
+      target,
+      returnTo,
+      key,
+    )
+    return sendOutgoing(rc, res, outgoing)
+  }
+  await deleteSessionByToken(ctx, signedIn.session.token)
+  await recordAudit(ctx, {
+    type: 'user.sign-out',
+    actorUserId: signedIn.user.id,
+    target: signedIn.session.id,
+    detail: { via: 'saml-logout' },
+    meta: rc.meta,
+  })
+  clearSessionCookies(rc)
+  redirect(rc, res, returnTo)
+}
+
+async function handleMetadata(ctx: AuthContext, res: ServerResponse): Promise<void> {
+  send(res, 200, 'application/samlmetadata+xml; charset=utf-8', idpMetadataXml(ctx.baseURL, await publishedCertificates(ctx)), {
+    'cache-control': 'public, max-age=300',
+  })
+}
+
+async function refuse(rc: RouteContext, res: ServerResponse, refusal: SamlRefusal, env: Env): Promise<void> {
+  const { ctx } = rc
+  env.logger.warn(`SAML request refused: ${refusal.reason}${refusal.spEntityId ? ` (SP ${refusal.spEntityId})` : ''} [${rc.path}]`)
+  await recordAudit(ctx, {
+    type: 'saml.refused',
+    outcome: 'failure',
+    target: refusal.spEntityId,
+    detail: { reason: refusal.reason, path: rc.path },
+    meta: rc.meta,
+  })
+  env.onAssertion?.('refused')
+  const target = new URL(`${ctx.baseURL}/ui/error`)
+  target.searchParams.set('error', `saml_${refusal.reason.toLowerCase()}`)
+  target.searchParams.set('error_description', SAML_ERRORS[refusal.reason])
+  redirect(rc, res, target.href)
+}
+
+/** Every SAML path; a refusal (or anything unexpected) ends on the hosted error page, never a 5xx. */
+export async function handleSaml(rc: RouteContext, req: IncomingMessage, res: ServerResponse, env: Env): Promise<void> {
+  const { ctx, path } = rc
+  try {
+    if (path === '/saml/metadata' && req.method === 'GET') return await handleMetadata(ctx, res)
+    if (path === '/saml/sso') return await handleSso(rc, req, res)
+    if (path === '/saml/slo') return await handleSlo(rc, req, res)
+    if (path.startsWith('/saml/continue/') && req.method === 'GET')
+      return await handleContinue(rc, res, path.slice('/saml/continue/'.length), env)
+    if (path === '/saml/idp-initiated' && req.method === 'GET') return await handleIdpInitiated(rc, res)
+    if (path === '/saml/logout' && req.method === 'GET') return await handleLogout(rc, res)
+    send(res, 404, 'application/json', JSON.stringify({ code: 'NOT_FOUND', message: 'Not Found' }))
+  } catch (error) {
+    if (error instanceof SamlRefusal) return await refuse(rc, res, error, env)
+    if (error instanceof APIError) return await refuse(rc, res, new SamlRefusal('MALFORMED_REQUEST'), env)
+    env.logger.error(`SAML request failed [${path}]:`, error)
+    const target = new URL(`${ctx.baseURL}/ui/error`)
+    target.searchParams.set('error', 'server_error')
+    redirect(rc, res, target.href)
+  }
+}

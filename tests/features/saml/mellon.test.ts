@@ -1,0 +1,342 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { eq } from 'drizzle-orm'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { user as userTable } from '../../../server/db/schema.js'
+import { changeServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
+import { launchBrowser } from '../../helpers/browser.js'
+import { freePort, warnSkipped } from '../../helpers/engines.js'
+import { signUp } from '../../helpers/http.js'
+import { GATEHOUSE_BIN } from '../../helpers/process.js'
+import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+
+/**
+ * A real service provider: Apache httpd with mod_auth_mellon (Debian's), started here in the
+ * foreground on a loopback port with its own configuration in a temporary directory, set up by the
+ * two blocks of docs/SAML.md run as written (mellon_create_metadata, the IdP metadata, `gatehouse saml
+ * sp create`; the Apache <Location> block), and driven by Chromium through the hosted sign-in page.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../../..')
+const MODULES = '/usr/lib/apache2/modules'
+
+function missing(): string | undefined {
+  if (spawnSync('apache2', ['-v'], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin` } }).status !== 0)
+    return 'apache2 is not installed (Debian: apache2)'
+  if (!existsSync(join(MODULES, 'mod_auth_mellon.so'))) return 'mod_auth_mellon is not installed (Debian: libapache2-mod-auth-mellon)'
+  if (
+    spawnSync('sh', ['-c', 'command -v mellon_create_metadata || test -x /usr/sbin/mellon_create_metadata'], { stdio: 'ignore' }).status !==
+    0
+  )
+    return 'mellon_create_metadata is not installed (Debian: libapache2-mod-auth-mellon)'
+  if (spawnSync('curl', ['--version'], { stdio: 'ignore' }).status !== 0) return 'curl is not installed'
+  return undefined
+}
+const reason = missing()
+warnSkipped('tests/features/saml/mellon.test.ts (Apache httpd + mod_auth_mellon as the SAML service provider)', reason)
+
+function recipe(name: string): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'SAML.md'), 'utf8')
+  const m = new RegExp(`<!-- recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(doc)
+  if (!m?.[1]) throw new Error(`docs/SAML.md has no recipe ${name}`)
+  return m[1]
+}
+
+let server: TestServer
+let work: string
+let assets: string
+let apache: ChildProcess | undefined
+let apacheLog = ''
+let sp: string
+let browser: Browser
+const PATH = (bin: string) => `${bin}:${process.env.PATH}:/usr/sbin`
+
+async function buildHosted(): Promise<string> {
+  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
+  const { build } = await import('vite')
+  await build({ configFile: join(ROOT, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
+  return outDir
+}
+
+/** Runs a recipe with sh (asynchronously: it calls this process's server). */
+function run(script: string, cwd: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('sh', ['-eu', '-c', script], { cwd, env: { ...process.env, ...env } })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString()
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      if (code === 0) resolvePromise(out)
+      else reject(new Error(`recipe failed (${code}):\n${out}\n${err}`))
+    })
+  })
+}
+
+const asRoot = process.getuid?.() === 0
+
+async function startApache(dir: string, port: number): Promise<void> {
+  const load = (mod: string, file: string) => `LoadModule ${mod} ${MODULES}/${file}`
+  mkdirSync(join(dir, 'logs'), { recursive: true })
+  mkdirSync(join(dir, 'htdocs'), { recursive: true })
+  mkdirSync(join(dir, 'cgi'), { recursive: true })
+  writeFileSync(join(dir, 'cgi', 'env.cgi'), "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nenv | grep '^MELLON_' | sort\n")
+  chmodSync(join(dir, 'cgi', 'env.cgi'), 0o755)
+  writeFileSync(join(dir, 'mellon.conf'), recipe('mellon-apache'))
+  // A second application on the same server, a service provider of its own (SSO between the two).
+  writeFileSync(
+    join(dir, 'app2.conf'),
+    `<Location /app2>
+    AuthType Mellon
+    MellonEnable auth
+    Require valid-user
+    MellonVariable app2cookie
+    MellonEndpointPath /app2/mellon
+    MellonSPPrivateKeyFile app2/sp.key
+    MellonSPCertFile app2/sp.cert
+    MellonSPMetadataFile app2/sp.xml
+    MellonIdPMetadataFile mellon/idp.xml
+    MellonSignatureMethod rsa-sha256
+</Location>
+`,
+  )
+  writeFileSync(
+    join(dir, 'httpd.conf'),
+    [
+      `ServerRoot "${dir}"`,
+      'ServerName 127.0.0.1',
+      // As root (a CI container) Apache serves as nobody, who is given the directory; otherwise as its own user.
+      ...(asRoot ? ['User nobody', 'Group nogroup'] : [`User #${process.getuid?.() ?? 0}`, `Group #${process.getgid?.() ?? 0}`]),
+      `Listen 127.0.0.1:${port}`,
+      `PidFile "${dir}/logs/httpd.pid"`,
+      `DefaultRuntimeDir "${dir}/logs"`,
+      `ErrorLog "${dir}/logs/error.log"`,
+      'LogLevel warn',
+      load('mpm_prefork_module', 'mod_mpm_prefork.so'),
+      load('authn_core_module', 'mod_authn_core.so'),
+      load('authz_core_module', 'mod_authz_core.so'),
+      load('authz_user_module', 'mod_authz_user.so'),
+      load('alias_module', 'mod_alias.so'),
+      load('cgi_module', 'mod_cgi.so'),
+      load('auth_mellon_module', 'mod_auth_mellon.so'),
+      load('setenvif_module', 'mod_setenvif.so'),
+      // Plain http on loopback: mellon's cookie test uses SameSite=None, which a browser keeps only on a
+      // Secure cookie (https); without the attribute the cookie is same-site Lax, which is what loopback needs.
+      'SetEnvIf Request_URI . MELLON_DISABLE_SAMESITE=1',
+      'StartServers 1',
+      'MinSpareServers 1',
+      'MaxSpareServers 2',
+      'MaxRequestWorkers 4',
+      `DocumentRoot "${dir}/htdocs"`,
+      `ScriptAlias /private/env "${dir}/cgi/env.cgi"`,
+      `ScriptAlias /app2/env "${dir}/cgi/env.cgi"`,
+      'Include mellon.conf',
+      'Include app2.conf',
+      '',
+    ].join('\n'),
+  )
+  if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', dir])
+  // A process group of its own: Apache's prefork signals its whole group when it stops.
+  apache = spawn('apache2', ['-DFOREGROUND', '-f', join(dir, 'httpd.conf')], {
+    cwd: dir,
+    env: { ...process.env, PATH: PATH('/usr/sbin') },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  apache.stderr?.on('data', (c: Buffer) => {
+    apacheLog += c.toString()
+  })
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) })
+      return
+    } catch {}
+    if (apache.exitCode !== null || Date.now() > deadline) {
+      const log = existsSync(join(dir, 'logs', 'error.log')) ? readFileSync(join(dir, 'logs', 'error.log'), 'utf8') : ''
+      throw new Error(`apache did not start:\n${apacheLog}\n${log}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+beforeAll(async () => {
+  if (reason) return
+  work = mkdtempSync(join(tmpdir(), 'gatehouse-mellon-'))
+  const [gatehousePort, apachePort] = await Promise.all([freePort(), freePort()])
+  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  process.env.GATEHOUSE_HOSTED_ASSETS = assets
+  server = await startTestServer({
+    port: gatehousePort,
+    baseURL: `http://127.0.0.1:${gatehousePort}`, // Real time: mod_auth_mellon checks the assertion's times against its clock.
+    clock: new TestClock(Date.now()),
+    config: { saml: { enabled: true } },
+  })
+  sp = `http://127.0.0.1:${apachePort}`
+  // `gatehouse` on the PATH, as the recipe calls it.
+  const bin = join(work, 'bin')
+  mkdirSync(bin)
+  writeFileSync(join(bin, 'gatehouse'), `#!/bin/sh\nexec "${process.execPath}" "${GATEHOUSE_BIN}" "$@"\n`)
+  chmodSync(join(bin, 'gatehouse'), 0o755)
+  const env = { PATH: PATH(bin), GATEHOUSE_DATA_DIR: server.dataDir, GATEHOUSE_URL: server.base }
+  for (const [name, url] of [
+    ['mellon', sp],
+    ['app2', `${sp}/app2`],
+  ] as const) {
+    const dir = join(work, name)
+    mkdirSync(dir)
+    const out = await run(recipe('mellon-setup'), dir, { ...env, SP_URL: url })
+    expect(JSON.parse(out.slice(out.indexOf('{'))).entityId).toBe(`${url}/mellon/metadata`)
+  }
+  await startApache(work, apachePort)
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (apache && apache.exitCode === null) {
+    const exited = new Promise((r) => apache?.once('exit', r))
+    apache.kill('SIGTERM')
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
+  }
+  await server?.close()
+  delete process.env.GATEHOUSE_HOSTED_ASSETS
+  for (const dir of [work, assets]) if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ locale: 'en-GB' })
+  const page = await context.newPage()
+  page.setDefaultTimeout(15_000)
+  return { context, page }
+}
+
+async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.waitForURL(/\/ui\/sign-in/).catch(async (e) => {
+    throw new Error(`not on the sign-in page: ${page.url()}\n${(await page.content()).slice(0, 1500)}\n${e}`)
+  })
+  await page.getByLabel(/^Email or username/).fill(email)
+  await page.getByLabel(/^Password/).fill(password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+}
+
+const envOf = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  )
+
+describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
+  it('sign-in shows the MELLON_* attributes; SSO to the second application; single logout ends the Gatehouse session', async () => {
+    const person = await signUp(server.base, { name: 'Grace Hopper' })
+    const { context, page } = await newPage()
+    await page.goto(`${sp}/private/env`)
+    await signIn(page, person.email, person.password)
+    await page.waitForURL(`${sp}/private/env`)
+    const attrs = envOf(await page.locator('body').innerText())
+    expect(attrs).toMatchObject({
+      MELLON_NAME_ID: person.email,
+      MELLON_email: person.email,
+      MELLON_name: 'Grace Hopper',
+      MELLON_uid: person.email,
+      MELLON_groups: 'user',
+      MELLON_groups_0: 'user',
+    })
+
+    // The second application: Gatehouse's session answers, no sign-in page.
+    const seen: string[] = []
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) seen.push(f.url())
+    })
+    await page.goto(`${sp}/app2/env`)
+    await page.waitForURL(`${sp}/app2/env`)
+    expect(envOf(await page.locator('body').innerText()).MELLON_email).toBe(person.email)
+    expect(seen.some((u) => u.includes('/ui/sign-in'))).toBe(false)
+
+    // Single logout from the first application: Gatehouse's session ends, and the answer returns to mellon.
+    await page.goto(`${sp}/mellon/logout?ReturnTo=${encodeURIComponent(`${sp}/`)}`)
+    await page.waitForURL(`${sp}/`)
+    const cookies = await context.cookies(server.origin)
+    const token = cookies.find((c) => c.name === 'better-auth.session_token')?.value
+    if (token) {
+      const session = await fetch(`${server.base}/get-session`, { headers: { cookie: `better-auth.session_token=${token}` } })
+      expect(await session.json()).toBeNull()
+    }
+    await page.goto(`${sp}/private/env`)
+    await page.waitForURL(/\/ui\/sign-in/)
+    await context.close()
+  }, 90_000)
+
+  it('IdP-initiated from the hosted Connected apps page; a sign-out at Gatehouse signs out of the SAML apps (front channel)', async () => {
+    const person = await signUp(server.base)
+    const { context, page } = await newPage()
+    // Signed in at Gatehouse only (the hosted sign-in page), then "Open" on Connected apps.
+    await page.goto(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent(`${server.base}/ui/account/apps`)}`)
+    await signIn(page, person.email, person.password)
+    await page.waitForURL(/\/ui\/account\/apps/)
+    await page.getByTestId('open-Intranet').first().click()
+    await page.waitForURL((url) => url.origin === sp)
+    await page.goto(`${sp}/private/env`)
+    expect(envOf(await page.locator('body').innerText()).MELLON_email).toBe(person.email)
+
+    // Sign out at Gatehouse: mellon gets a LogoutRequest, answers, and the Gatehouse session ends.
+    await page.goto(`${server.base}/ui/sign-out`)
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(/\/ui\/sign-out\?done=1/)
+    await page.getByTestId('signed-out').waitFor()
+    await page.goto(`${sp}/private/env`)
+    await page.waitForURL(/\/ui\/sign-in/)
+    await context.close()
+  }, 90_000)
+
+  it('a wrong password stays on the sign-in page; no assertion', async () => {
+    const person = await signUp(server.base)
+    const { context, page } = await newPage()
+    await page.goto(`${sp}/private/env`)
+    await signIn(page, person.email, 'not the password')
+    const field = page.getByLabel(/^Password/)
+    await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true')
+    expect(page.url()).toContain('/ui/sign-in')
+    await context.close()
+  }, 60_000)
+
+  it('a banned person and a person outside the allowed groups see the error page with the reason', async () => {
+    serverLog.allowWarning(/SAML request refused: (BANNED|NOT_IN_ALLOWED_GROUPS)/)
+    const ctx = server.gatehouse.ctx
+    const app2 = await findServiceProviderByRef(ctx, `${sp}/app2/mellon/metadata`)
+    await changeServiceProvider(ctx, app2?.id as string, { allowedGroups: ['admin'] }, { via: 'cli' })
+
+    const outsider = await signUp(server.base)
+    const { context, page } = await newPage()
+    await page.goto(`${sp}/app2/env`)
+    await signIn(page, outsider.email, outsider.password)
+    await page.waitForURL(/\/ui\/error/)
+    await expect.poll(() => page.getByTestId('error-description').innerText()).toContain('not in a group allowed')
+    // In the group now: the same person gets in.
+    await ctx.db.update(userTable).set({ role: 'admin' }).where(eq(userTable.id, outsider.user.id))
+    await page.goto(`${sp}/app2/env`)
+    await page.waitForURL(`${sp}/app2/env`)
+    await context.close()
+
+    const banned = await signUp(server.base)
+    const second = await newPage()
+    await second.page.goto(`${sp}/private/env`)
+    await signIn(second.page, banned.email, banned.password)
+    await second.page.waitForURL(`${sp}/private/env`)
+    await ctx.db.update(userTable).set({ banned: true }).where(eq(userTable.id, banned.user.id))
+    await second.page.goto(`${sp}/app2/env`)
+    await second.page.waitForURL(/\/ui\/error/)
+    await expect.poll(() => second.page.getByTestId('error-description').innerText()).toContain('banned')
+    await second.context.close()
+  }, 90_000)
+})

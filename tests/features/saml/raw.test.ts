@@ -1,0 +1,303 @@
+import { X509Certificate } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
+import { HttpClient, signUp } from '../../helpers/http.js'
+import { serverLog, startTestServer, type TestServer } from '../../helpers/server.js'
+import {
+  ASSERTION,
+  attributesOf,
+  authnRequest,
+  first,
+  formFields,
+  logoutRequestXml,
+  makeSp,
+  PROTOCOL,
+  redirectQuery,
+  signXml,
+  type TestSp,
+  useClock,
+  verifiedResponse,
+} from './sp.js'
+
+/**
+ * The SAML identity provider over raw HTTP: metadata, the SSO endpoint's checks (signature, audience,
+ * destination, ACS, replay, unknown SP), the signed Response, single logout. Refusals land on the
+ * hosted error page (303), never a 5xx.
+ */
+
+let server: TestServer
+let sp: TestSp
+let unsignedSp: TestSp
+let idp: { sso: string; slo: string; metadata: string }
+let idpCert: string
+
+const BY = { via: 'cli' as const }
+
+beforeAll(async () => {
+  server = await startTestServer({ config: { saml: { enabled: true } } })
+  const base = server.base
+  idp = { sso: `${base}/saml/sso`, slo: `${base}/saml/slo`, metadata: `${base}/saml/metadata` }
+  useClock(() => server.clock.now())
+  sp = makeSp('signed-sp')
+  unsignedSp = makeSp('plain-sp')
+  await createServiceProvider(
+    server.gatehouse.ctx,
+    { metadataXml: sp.metadata({ extraAcs: ['https://signed-sp.example/acs2'] }), name: 'Signed SP' },
+    BY,
+  )
+  await createServiceProvider(
+    server.gatehouse.ctx,
+    { metadataXml: unsignedSp.metadata({ authnRequestsSigned: false }), name: 'Plain SP', nameIdFormat: 'persistent' },
+    BY,
+  )
+})
+afterAll(() => server?.close())
+
+function refusedWith(res: { status: number; headers: Headers }, reason: string): void {
+  expect(res.status).toBe(303)
+  const location = new URL(res.headers.get('location') ?? '')
+  expect(location.pathname).toBe(new URL(`${server.base}/ui/error`).pathname)
+  expect(location.searchParams.get('error')).toBe(`saml_${reason.toLowerCase()}`)
+}
+
+async function get(client: HttpClient, url: string) {
+  return client.get(url.slice(server.base.length))
+}
+
+describe('metadata', () => {
+  it('publishes the entityID, a signing certificate, SSO (Redirect, POST), SLO and the NameID formats', async () => {
+    const res = await fetch(idp.metadata)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('samlmetadata+xml')
+    const xml = await res.text()
+    expect(xml).toContain(`entityID="${idp.metadata}"`)
+    expect(xml).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${idp.sso}"/>`)
+    expect(xml).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${idp.sso}"/>`)
+    expect(xml).toContain(`Location="${idp.slo}"`)
+    expect(xml).toContain('urn:oasis:names:tc:SAML:2.0:nameid-format:persistent')
+    const certs = [...xml.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1] as string)
+    expect(certs).toHaveLength(1)
+    idpCert = certs[0] as string
+    const x = new X509Certificate(Buffer.from(idpCert, 'base64'))
+    expect(x.verify(x.publicKey)).toBe(true)
+    // The same key on the next request (stored, not made again).
+    expect(await (await fetch(idp.metadata)).text()).toBe(xml)
+  })
+})
+
+describe('SP-initiated sign-in', () => {
+  it('Redirect binding, signed: sign-in page first, then a signed Response with the contract fields', async () => {
+    const user = await signUp(server.base, { name: 'Ada Lovelace' })
+    const { id, xml } = authnRequest(sp, idp)
+    const anonymous = new HttpClient(server.base)
+    const first303 = await get(anonymous, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem, 'relay-1')}`)
+    expect(first303.status).toBe(303)
+    const cont = first303.headers.get('location') as string
+    expect(cont).toMatch(/\/saml\/continue\//)
+    const toSignIn = await get(anonymous, cont)
+    expect(toSignIn.status).toBe(303)
+    const signIn = new URL(toSignIn.headers.get('location') as string)
+    expect(signIn.pathname).toMatch(/\/ui\/sign-in$/)
+    expect(signIn.searchParams.get('returnTo')).toBe(cont)
+
+    const now = server.clock.now()
+    const answer = await get(user.client, cont)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toContain('text/html')
+    expect(answer.headers.get('content-security-policy')).toContain('form-action https://signed-sp.example')
+    const form = formFields(answer.text)
+    expect(form.action).toBe(sp.acs)
+    expect(form.fields.RelayState).toBe('relay-1')
+    const root = verifiedResponse(form.fields.SAMLResponse as string, idpCert)
+    expect(root.getAttribute('Destination')).toBe(sp.acs)
+    expect(root.getAttribute('InResponseTo')).toBe(id)
+    expect(first(root, PROTOCOL, 'StatusCode').getAttribute('Value')).toBe('urn:oasis:names:tc:SAML:2.0:status:Success')
+    expect(first(root, ASSERTION, 'Audience').textContent).toBe(sp.entityId)
+    const confirmation = first(root, ASSERTION, 'SubjectConfirmationData')
+    expect(confirmation.getAttribute('Recipient')).toBe(sp.acs)
+    expect(confirmation.getAttribute('InResponseTo')).toBe(id)
+    const notOnOrAfter = Date.parse(first(root, ASSERTION, 'Conditions').getAttribute('NotOnOrAfter') as string)
+    expect(notOnOrAfter - now).toBeLessThanOrEqual(5 * 60_000 + 2000)
+    expect(notOnOrAfter).toBeGreaterThan(now)
+    expect(first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex')).toMatch(/^_/)
+    const nameId = first(root, ASSERTION, 'NameID')
+    expect(nameId.textContent).toBe(user.email)
+    expect(nameId.getAttribute('Format')).toBe('urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress')
+    expect(attributesOf(root)).toEqual({ email: [user.email], name: ['Ada Lovelace'], uid: [user.email], groups: ['user'] })
+    // The assertion is signed on its own too (RSA-SHA256).
+    expect(
+      first(first(root, ASSERTION, 'Assertion'), 'http://www.w3.org/2000/09/xmldsig#', 'SignatureMethod').getAttribute('Algorithm'),
+    ).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256')
+    // The continue URL is spent.
+    serverLog.allowWarning(/SAML request refused: REQUEST_NOT_FOUND/)
+    refusedWith(await get(user.client, cont), 'REQUEST_NOT_FOUND')
+  })
+
+  it('POST binding, signed with xml-crypto; an ACS by index from the metadata; persistent NameID for an SP that asks for it', async () => {
+    const user = await signUp(server.base)
+    const { xml } = authnRequest(sp, idp, { acsUrl: 'https://signed-sp.example/acs2' })
+    const signed = signXml(xml, sp.privateKeyPem, sp.certificate)
+    const res = await user.client.request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(signed).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://signed-sp.example' },
+    })
+    expect(res.status).toBe(303)
+    const answer = await get(user.client, res.headers.get('location') as string)
+    expect(answer.status).toBe(200)
+    expect(formFields(answer.text).action).toBe('https://signed-sp.example/acs2')
+
+    const plain = authnRequest(unsignedSp, idp)
+    const res2 = await get(user.client, `${idp.sso}?${redirectQuery(plain.xml, null)}`)
+    const answer2 = await get(user.client, res2.headers.get('location') as string)
+    const root = verifiedResponse(formFields(answer2.text).fields.SAMLResponse as string, idpCert)
+    expect(first(root, ASSERTION, 'NameID').textContent).toBe(user.user.id)
+    expect(first(root, ASSERTION, 'NameID').getAttribute('Format')).toBe('urn:oasis:names:tc:SAML:2.0:nameid-format:persistent')
+  })
+})
+
+describe('refusals: the hosted error page, audited, never a 5xx', () => {
+  const anonymous = () => new HttpClient(server.base)
+
+  it('an unsigned request to an SP whose metadata says AuthnRequestsSigned', async () => {
+    serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
+    refusedWith(await get(anonymous(), `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, null)}`), 'UNSIGNED_REQUEST')
+    const posted = await anonymous().request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(authnRequest(sp, idp).xml).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    refusedWith(posted, 'UNSIGNED_REQUEST')
+  })
+
+  it('a request signed with another key (Redirect and POST), and a tampered signed request', async () => {
+    serverLog.allowWarning(/SAML request refused: BAD_SIGNATURE/)
+    const other = makeSp('signed-sp')
+    refusedWith(await get(anonymous(), `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, other.privateKeyPem)}`), 'BAD_SIGNATURE')
+    const wrong = signXml(authnRequest(sp, idp).xml, other.privateKeyPem, other.certificate)
+    const posted = await anonymous().request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(wrong).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    refusedWith(posted, 'BAD_SIGNATURE')
+    // Signed, then the ACS changed: the digest no longer matches.
+    const good = signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate).replace(sp.acs, 'https://evil.example/acs')
+    const tampered = await anonymous().request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(good).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    refusedWith(tampered, 'BAD_SIGNATURE')
+    // Redirect binding: RelayState changed after signing.
+    const q = redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem, 'a').replace('RelayState=a', 'RelayState=b')
+    refusedWith(await get(anonymous(), `${idp.sso}?${q}`), 'BAD_SIGNATURE')
+  })
+
+  it('signature wrapping: what is read is what the signature covers', async () => {
+    serverLog.allowWarning(/SAML request refused: (UNSIGNED_REQUEST|BAD_SIGNATURE)/)
+    const post = (xml: string, client = anonymous()) =>
+      client.request('POST', '/saml/sso', {
+        raw: new URLSearchParams({ SAMLRequest: Buffer.from(xml).toString('base64') }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      })
+    // An unsigned request carrying a signed one inside: the outer one is unsigned.
+    const signed = signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate)
+    const evil = authnRequest(sp, idp, { acsUrl: 'https://evil.example/acs' }).xml.replace(
+      '</samlp:AuthnRequest>',
+      `<samlp:Extensions>${signed.replace(/^<\?xml[^>]*>/, '')}</samlp:Extensions></samlp:AuthnRequest>`,
+    )
+    refusedWith(await post(evil), 'UNSIGNED_REQUEST')
+    // The signature moved to an evil root with the same ID, the signed original hidden inside: either
+    // refused, or answered from the signed original (its ACS), never the evil one's.
+    const inner = authnRequest(sp, idp)
+    const innerSigned = signXml(inner.xml, sp.privateKeyPem, sp.certificate).replace(/^<\?xml[^>]*>/, '')
+    const signature = /<ds:Signature[\s\S]*<\/ds:Signature>/.exec(innerSigned)?.[0] as string
+    const original = innerSigned.replace(signature, '')
+    const wrapped = authnRequest(sp, idp, { id: inner.id, acsUrl: 'https://evil.example/acs' }).xml.replace(
+      '</saml:Issuer>',
+      `</saml:Issuer>${signature}<samlp:Extensions>${original}</samlp:Extensions>`,
+    )
+    const user = await signUp(server.base)
+    const res = await post(wrapped, user.client)
+    expect(res.status).toBe(303)
+    const location = res.headers.get('location') as string
+    if (location.includes('/ui/error'))
+      expect(new URL(location).searchParams.get('error')).toMatch(/^saml_(bad_signature|replayed_request)$/)
+    else expect(formFields((await get(user.client, location)).text).action).toBe(sp.acs)
+  })
+
+  it('an ACS URL not in the metadata, a wrong destination, an old request, an unknown SP', async () => {
+    serverLog.allowWarning(/SAML request refused: (ACS_NOT_IN_METADATA|DESTINATION_MISMATCH|REQUEST_EXPIRED|UNKNOWN_SP)/)
+    const send = (xml: string) => get(anonymous(), `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem)}`)
+    refusedWith(await send(authnRequest(sp, idp, { acsUrl: 'https://evil.example/acs' }).xml), 'ACS_NOT_IN_METADATA')
+    refusedWith(await send(authnRequest(sp, idp, { destination: 'https://other-idp.example/sso' }).xml), 'DESTINATION_MISMATCH')
+    refusedWith(await send(authnRequest(sp, idp, { issueInstant: new Date(server.clock.now() - 3600_000) }).xml), 'REQUEST_EXPIRED')
+    refusedWith(await send(authnRequest(sp, idp, { issuer: 'https://unknown.example/metadata' }).xml), 'UNKNOWN_SP')
+  })
+
+  it('a replayed request ID', async () => {
+    serverLog.allowWarning(/SAML request refused: REPLAYED_REQUEST/)
+    const { xml } = authnRequest(sp, idp)
+    const q = redirectQuery(xml, sp.privateKeyPem)
+    expect((await get(anonymous(), `${idp.sso}?${q}`)).status).toBe(303)
+    refusedWith(await get(anonymous(), `${idp.sso}?${q}`), 'REPLAYED_REQUEST')
+  })
+
+  it('a document type declaration (entity expansion) is refused before parsing', async () => {
+    serverLog.allowWarning(/SAML request refused: XML_DTD_REFUSED/)
+    const bomb = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>${authnRequest(unsignedSp, idp).xml.replace('AllowCreate="true"/>', 'AllowCreate="true"/><x>&lol2;</x>')}`
+    refusedWith(await get(anonymous(), `${idp.sso}?${redirectQuery(bomb, null)}`), 'XML_DTD_REFUSED')
+  })
+
+  it('the refusal is audited', async () => {
+    const { auditEvent } = await import('../../../server/db/schema.js')
+    const rows = await server.gatehouse.ctx.db.select().from(auditEvent)
+    const refused = rows.filter((e) => e.type === 'saml.refused')
+    expect(refused.length).toBeGreaterThan(5)
+    expect(refused.every((e) => e.outcome === 'failure')).toBe(true)
+    expect(refused.map((e) => (e.detail as { reason: string }).reason)).toEqual(
+      expect.arrayContaining(['UNSIGNED_REQUEST', 'BAD_SIGNATURE', 'REPLAYED_REQUEST']),
+    )
+  })
+})
+
+describe('single logout', () => {
+  it('an SP-initiated LogoutRequest ends the session and is answered with a signed LogoutResponse', async () => {
+    const user = await signUp(server.base)
+    const { xml } = authnRequest(sp, idp)
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem)}`)
+    const answer = await get(user.client, res.headers.get('location') as string)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    const sessionIndex = first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex') as string
+    expect((await user.client.get('/get-session')).body).not.toBeNull()
+
+    const logout = logoutRequestXml(sp, idp, user.email, sessionIndex)
+    const out = await get(user.client, `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem, 'back')}`)
+    expect(out.status).toBe(303)
+    const to = new URL(out.headers.get('location') as string)
+    expect(`${to.origin}${to.pathname}`).toBe(sp.slo)
+    expect(to.searchParams.get('RelayState')).toBe('back')
+    expect(to.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256')
+    const { inflateRawSync } = await import('node:zlib')
+    const response = inflateRawSync(Buffer.from(to.searchParams.get('SAMLResponse') as string, 'base64')).toString()
+    expect(response).toContain('LogoutResponse')
+    expect(response).toContain('urn:oasis:names:tc:SAML:2.0:status:Success')
+    // The query signature verifies with the IdP certificate.
+    const raw = to.search.slice(1)
+    const signed = raw.slice(0, raw.indexOf('&Signature='))
+    const { createVerify } = await import('node:crypto')
+    const pem = `-----BEGIN CERTIFICATE-----\n${idpCert.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`
+    expect(
+      createVerify('RSA-SHA256')
+        .update(signed)
+        .verify(pem, Buffer.from(to.searchParams.get('Signature') as string, 'base64')),
+    ).toBe(true)
+    // The Gatehouse session is over.
+    const fresh = new HttpClient(server.base)
+    fresh.jar.cookies.set('better-auth.session_token', encodeURIComponent(user.client.jar.get('better-auth.session_token') ?? ''))
+    expect((await user.client.get('/get-session')).body).toBeNull()
+  })
+
+  it('an unsigned LogoutRequest is refused', async () => {
+    serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
+    const logout = logoutRequestXml(sp, idp, 'x@example.com', '_x')
+    refusedWith(await get(new HttpClient(server.base), `${idp.slo}?${redirectQuery(logout, null)}`), 'UNSIGNED_REQUEST')
+  })
+})

@@ -1,0 +1,166 @@
+import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto'
+import { deflateRawSync } from 'node:zlib'
+import { DOMParser, type Element } from '@xmldom/xmldom'
+import { SignedXml } from 'xml-crypto'
+import { selfSignedCertificate } from '../../../server/features/saml/cert.js'
+
+/**
+ * A service provider written for the raw-request tests: its key and certificate, its metadata, and
+ * AuthnRequests / LogoutRequests built and signed by hand (xml-crypto for HTTP-POST, the query
+ * signature for HTTP-Redirect), so each test can spoil exactly one thing.
+ */
+
+export const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol'
+export const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion'
+const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256'
+
+export interface TestSp {
+  entityId: string
+  acs: string
+  slo: string
+  privateKey: KeyObject
+  privateKeyPem: string
+  certificate: string
+  metadata(options?: { authnRequestsSigned?: boolean; extraAcs?: string[] }): string
+}
+
+const body = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '')
+
+export function makeSp(name = 'sp'): TestSp {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const certificate = selfSignedCertificate({
+    privateKey,
+    commonName: `${name}.example`,
+    notBefore: new Date(Date.now() - 86_400_000),
+    notAfter: new Date(Date.now() + 365 * 86_400_000),
+  })
+  const origin = `https://${name}.example`
+  const sp: TestSp = {
+    entityId: `${origin}/metadata`,
+    acs: `${origin}/acs`,
+    slo: `${origin}/slo`,
+    privateKey,
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    certificate,
+    metadata({ authnRequestsSigned = true, extraAcs = [] } = {}) {
+      const acs = [sp.acs, ...extraAcs]
+        .map(
+          (url, i) =>
+            `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${url}" index="${i}"${i === 0 ? ' isDefault="true"' : ''}/>`,
+        )
+        .join('')
+      return `<?xml version="1.0"?>
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${sp.entityId}">
+<md:SPSSODescriptor AuthnRequestsSigned="${authnRequestsSigned}" WantAssertionsSigned="true" protocolSupportEnumeration="${PROTOCOL}">
+<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data><ds:X509Certificate>${body(certificate)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${sp.slo}"/>
+<md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat>
+${acs}
+</md:SPSSODescriptor></md:EntityDescriptor>`
+    },
+  }
+  return sp
+}
+
+/** The IdP's clock (a test server's TestClock), for IssueInstant. */
+let clockNow = (): number => Date.now()
+export const useClock = (now: () => number): void => {
+  clockNow = now
+}
+
+let n = 0
+export const requestId = (): string => `_req${Date.now().toString(36)}${(n++).toString(36)}`
+
+export interface AuthnRequestOptions {
+  id?: string
+  issuer?: string
+  destination?: string | null
+  acsUrl?: string | null
+  issueInstant?: Date
+}
+
+export function authnRequest(sp: TestSp, idp: { sso: string }, o: AuthnRequestOptions = {}): { id: string; xml: string } {
+  const id = o.id ?? requestId()
+  const destination = o.destination === null ? '' : ` Destination="${o.destination ?? idp.sso}"`
+  const acs = o.acsUrl === null ? '' : ` AssertionConsumerServiceURL="${o.acsUrl ?? sp.acs}"`
+  const xml = `<samlp:AuthnRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${id}" Version="2.0" IssueInstant="${(o.issueInstant ?? new Date(clockNow())).toISOString()}"${destination}${acs} ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>${o.issuer ?? sp.entityId}</saml:Issuer><samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>`
+  return { id, xml }
+}
+
+export function logoutRequestXml(sp: TestSp, idp: { slo: string }, nameId: string, sessionIndex: string): string {
+  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${requestId()}" Version="2.0" IssueInstant="${new Date(clockNow()).toISOString()}" Destination="${idp.slo}"><saml:Issuer>${sp.entityId}</saml:Issuer><saml:NameID>${nameId}</saml:NameID><samlp:SessionIndex>${sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`
+}
+
+/** HTTP-Redirect query: deflated, and signed with `key` unless `unsigned`. */
+export function redirectQuery(xml: string, key: string | null, relayState?: string, kind = 'SAMLRequest'): string {
+  let q = `${kind}=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString('base64'))}`
+  if (relayState !== undefined) q += `&RelayState=${encodeURIComponent(relayState)}`
+  if (!key) return q
+  q += `&SigAlg=${encodeURIComponent(RSA_SHA256)}`
+  return `${q}&Signature=${encodeURIComponent(createSign('RSA-SHA256').update(q).sign(key, 'base64'))}`
+}
+
+/** An enveloped XML signature over the root element (HTTP-POST binding). */
+export function signXml(xml: string, key: string, cert: string): string {
+  const signer = new SignedXml({
+    privateKey: key,
+    publicCert: cert,
+    signatureAlgorithm: RSA_SHA256,
+    canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
+  })
+  signer.addReference({
+    xpath: '/*',
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
+  })
+  signer.computeSignature(xml, { prefix: 'ds', location: { reference: "/*/*[local-name(.)='Issuer']", action: 'after' } })
+  return signer.getSignedXml()
+}
+
+/** The hidden fields of the auto-submitting form. */
+export function formFields(html: string): { action: string; fields: Record<string, string> } {
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? ''
+  const fields: Record<string, string> = {}
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1] as string] = unescapeXml(m[2] as string)
+  return { action: unescapeXml(action), fields }
+}
+const unescapeXml = (s: string): string =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+
+/** Verifies the Response's and the Assertion's signatures with the IdP certificate; returns the signed Response document. */
+export function verifiedResponse(base64: string, idpCert: string): Element {
+  const xml = Buffer.from(base64, 'base64').toString('utf8')
+  const doc = new DOMParser().parseFromString(xml, 'text/xml')
+  const root = doc.documentElement as Element
+  const pem = `-----BEGIN CERTIFICATE-----\n${idpCert.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`
+  const sigs = Array.from(root.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature'))
+  if (sigs.length !== 2) throw new Error(`expected two signatures, found ${sigs.length}`)
+  for (const sig of sigs) {
+    const v = new SignedXml({ publicCert: pem })
+    v.loadSignature(sig.toString())
+    if (!v.checkSignature(xml)) throw new Error('signature does not verify')
+  }
+  return root
+}
+
+export const first = (el: Element, ns: string, local: string): Element => {
+  const found = el.getElementsByTagNameNS(ns, local)[0]
+  if (!found) throw new Error(`no ${local}`)
+  return found
+}
+
+export function attributesOf(root: Element): Record<string, string[]> {
+  const out: Record<string, string[]> = {}
+  for (const a of Array.from(root.getElementsByTagNameNS(ASSERTION, 'Attribute'))) {
+    out[a.getAttribute('Name') as string] = Array.from(a.getElementsByTagNameNS(ASSERTION, 'AttributeValue')).map(
+      (v) => v.textContent ?? '',
+    )
+  }
+  return out
+}
