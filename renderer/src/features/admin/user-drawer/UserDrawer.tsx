@@ -7,6 +7,7 @@ import type { UserView } from '../../../../../server/features/admin/panel-contra
 import type { OpOutput } from '../../../../../server/panel/contract'
 import { useOp, useOpMutation } from '../../../api'
 import { ConfirmButton, ErrorNotice, Loading, showFieldErrors } from '../../../components/common'
+import { actorName } from '../../../audit-text'
 import { dateTime } from '../../../format'
 import { Allowed, useAccess } from '../../../access'
 import { done, failed } from '../notify'
@@ -14,6 +15,25 @@ import { BanUser, EditUser, Lockout, RolesInput, SetPassword } from './user-form
 import { UserTabs } from './UserTabs'
 
 type UserDetail = OpOutput<'users.get'>
+
+/** Who banned the user and when, from the ban's audit entry. */
+function BannedBy({ ban, people }: { ban: UserDetail['ban']; people: UserDetail['people'] }) {
+  if (!ban) return <>Not recorded (the ban left no audit entry)</>
+  const person = ban.byUserId ? people[ban.byUserId] : undefined
+  const who = person
+    ? `${person.name} <${person.email}>`
+    : ban.byUserId
+      ? `deleted user (${ban.byUserId.slice(0, 8)}…)`
+      : ban.by
+        ? actorName(ban.by)
+        : 'unknown'
+
+  return (
+    <>
+      {who}, {dateTime(ban.at)}
+    </>
+  )
+}
 
 /** Who the user is: role, verification and ban badges, and the facts the list does not show. */
 function UserFacts({ user, detail }: { user: UserView; detail: UserDetail }) {
@@ -70,6 +90,14 @@ function UserFacts({ user, detail }: { user: UserView; detail: UserDetail }) {
             <Table.Tr>
               <Table.Th>Ban reason</Table.Th>
               <Table.Td>{user.banReason ?? 'No reason'}</Table.Td>
+            </Table.Tr>
+          )}
+          {user.banned && (
+            <Table.Tr>
+              <Table.Th>Banned by</Table.Th>
+              <Table.Td data-testid="banned-by">
+                <BannedBy ban={detail.ban} people={detail.people} />
+              </Table.Td>
             </Table.Tr>
           )}
         </Table.Tbody>
