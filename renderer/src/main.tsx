@@ -78,8 +78,11 @@ createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={resolver}>
       <QueryClientProvider client={queryClient}>
-        {/* Bottom right: a toast never covers the close button of a drawer (top right). */}
-        <Notifications position="bottom-right" />
+        {/*
+          Bottom left: drawers open on the right with their close button at the top and their
+          Save at the bottom right; a toast there never covers either (tests/panel/generic-oauth-panel.test.ts).
+        */}
+        <Notifications position="bottom-left" />
         <App />
       </QueryClientProvider>
     </MantineProvider>

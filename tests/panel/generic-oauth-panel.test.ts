@@ -165,6 +165,25 @@ describe('Providers view: generic OAuth providers', () => {
     await drawer.getByLabel(/^Discovery URL/).fill(unreachable)
     await add.click()
     await drawer.getByText(/^unreachable \(ECONNREFUSED\)$/).waitFor({ timeout: 15_000 })
+    // The refusal's toast never covers the drawer's Save button (nor its close button), wide or narrow.
+    for (const size of [
+      { width: 1360, height: 900 },
+      { width: 1024, height: 700 },
+    ]) {
+      await page.setViewportSize(size)
+      await add.click()
+      const toast = page.locator('.mantine-Notification-root').filter({ hasText: 'Provider not saved' }).last()
+      await toast.waitFor()
+      const [a, b, c] = [
+        await toast.boundingBox(),
+        await add.boundingBox(),
+        await drawer.getByRole('button', { name: 'Close' }).boundingBox(),
+      ]
+      const overlaps = (x: typeof a, y: typeof a) =>
+        Boolean(x && y && x.x < y.x + y.width && y.x < x.x + x.width && x.y < y.y + y.height && y.y < x.y + x.height)
+      expect({ size, save: overlaps(a, b), close: overlaps(a, c) }).toEqual({ size, save: false, close: false })
+    }
+    await page.setViewportSize({ width: 1360, height: 900 })
     expect(await dispatch('genericOAuth.list')).toEqual([])
     expect(await axe(page)).toEqual([])
     await page.keyboard.press('Escape')

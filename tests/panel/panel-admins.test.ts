@@ -303,6 +303,11 @@ describe('the browser panel signs in administrators', () => {
     const keyRow = page.getByTestId('audit-table').getByRole('row').filter({ hasText: 'Api key created' }).first()
     await keyRow.getByTestId('audit-actor').getByText(people.ada.email).waitFor()
     await keyRow.getByTestId('audit-person').getByText(people.grace.email).waitFor()
+    // The table's scrolling region takes keyboard focus, by its name.
+    const region = page.getByRole('region', { name: 'Audit events (scrolls sideways)' })
+    expect(await region.getAttribute('tabindex')).toBe('0')
+    await region.focus()
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Audit events (scrolls sideways)')
     const headers = await page.getByTestId('audit-table').getByRole('columnheader').allTextContents()
     expect(headers.indexOf('Actor')).toBe(headers.indexOf('Person') - 1)
     await page.getByTestId('filter-user').fill('')
