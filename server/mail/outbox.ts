@@ -1,4 +1,5 @@
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
+import { urlPassword } from '../config/secret-paths.js'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
@@ -141,6 +142,11 @@ export class OutboxMailer implements Mailer {
 
   isConfigured(): boolean {
     return this.settings() !== null
+  }
+
+  startupSmtpUrl(): string | null {
+    const url = this.options.smtpUrl
+    return url ? (urlPassword(url)?.withoutPassword ?? url) : null
   }
 
   wake(): void {

@@ -43,6 +43,8 @@ export interface Mailer {
   send(mail: OutgoingMail): void | Promise<void>
   /** Whether an SMTP server is configured now (--smtp-url or mail.smtp). */
   isConfigured?(): boolean
+  /** The --smtp-url / GATEHOUSE_SMTP_URL the server started with, its password left out; null without one. */
+  startupSmtpUrl?(): string | null
   /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */
   wake?(): void
   /** Resolves when no delivery is in progress and nothing deliverable is queued. */
