@@ -1,5 +1,5 @@
 import type { AuthContext } from './core/context.js'
-import type { ExtraOAuthProvider } from './core/oauth-providers.js'
+import type { ExtraOAuthProvider, ProviderProblem } from './core/oauth-providers.js'
 import { featuresOf } from './features-of.js'
 
 /**
@@ -14,6 +14,15 @@ export async function resolveExtraProvider(ctx: AuthContext, id: string): Promis
     const source = feature.oauthProviders
     if (!source?.list(ctx).some((p) => p.id === id)) continue
     return source.resolve(ctx, id)
+  }
+  return null
+}
+
+/** Why the extra provider `id` is offered but cannot be resolved now (OAuthProviderSource.explain), or null. */
+export async function explainExtraProvider(ctx: AuthContext, id: string): Promise<ProviderProblem | null> {
+  for (const feature of featuresOf(ctx)) {
+    const source = feature.oauthProviders
+    if (source?.list(ctx).some((p) => p.id === id)) return (await source.explain?.(ctx, id)) ?? null
   }
   return null
 }

@@ -165,6 +165,12 @@ export interface FeatureRuntime {
   dataDir: string | null
   /** The migrations folder the database was opened with. */
   migrationsFolder: string
+  /**
+   * Calls `listener` after every change of the effective config (the panel's, another instance's);
+   * returns the unsubscribe. For background work a live switch must start or stop (the LDAP
+   * listener); absent where no config can change (tool contexts).
+   */
+  onConfigChange?: (listener: () => void) => () => void
 }
 
 /** Identity at run time; the type checks the declaration where it is written. */

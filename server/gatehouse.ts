@@ -228,7 +228,15 @@ function assemble(
   if (pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
 
   const stopFeatures = features
-    .map((feature) => feature.start?.({ ctx, logger, dataDir: options.dataDir, migrationsFolder: database.migrationsFolder }))
+    .map((feature) =>
+      feature.start?.({
+        ctx,
+        logger,
+        dataDir: options.dataDir,
+        migrationsFolder: database.migrationsFolder,
+        onConfigChange: (listener) => store.onChange(() => listener()),
+      }),
+    )
     .filter((stop) => stop !== undefined)
   // Every change of the effective config is audited, the one found at start included (issue 31 §2).
   const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)

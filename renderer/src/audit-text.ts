@@ -75,7 +75,11 @@ function value(v: unknown): string {
   if (v === null || v === undefined) return '—'
   if (typeof v === 'boolean') return v ? 'yes' : 'no'
   if (Array.isArray(v)) return v.map(value).join(', ')
-  if (typeof v === 'object') return JSON.stringify(v)
+  // An object (a generic OAuth provider in a config change): its fields in words, no JSON.
+  if (typeof v === 'object')
+    return `(${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k} ${value(x)}`)
+      .join(', ')})`
   return String(v)
 }
 
@@ -95,11 +99,23 @@ export function eventDetail(detail: Record<string, unknown> | null): string {
     }
     if (key === 'reason' && typeof v === 'string') parts.push(`Reason: ${REASONS[v] ?? v}${REASONS[v] ? ` (${v})` : ''}`)
     else if ((key === 'provider' || key === 'providerId') && typeof v === 'string') parts.push(`with ${providerName(v)}`)
-    else if (key === 'via') parts.push(`via ${value(v)}`)
+    else if (key === 'via' || key === 'actor')
+      continue // the Actor column says who and through what
     else if (key === 'revokedSessions')
       parts.push(typeof v === 'number' ? `${v} sessions ended` : v ? 'other sessions ended' : 'other sessions kept')
     else if (key === 'fields' && Array.isArray(v)) parts.push(`changed: ${v.join(', ')}`)
     else parts.push(`${humanize(key).toLowerCase()}: ${value(v)}`)
   }
   return parts.join(' · ')
+}
+
+/**
+ * Who acted when no user did, in words: the desktop's OS account (`os:<name>`), the start-up
+ * (recovery) link, or the channel a change came through (`via`: the panel, the server, the start).
+ */
+export function actorName(label: string): string {
+  if (label.startsWith('os:')) return `${label.slice(3)} (this computer's account)`
+  if (label === 'recovery-link') return 'the start-up link'
+  if (label === 'start') return 'the start-up options'
+  return `the ${label}`
 }

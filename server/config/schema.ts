@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { featureSections, featureUserSections } from './feature-sections.js'
 import { BUILT_IN_ROLES } from '../features/admin/statements.js'
+import { secret } from './secret.js'
 
 /**
  * The runtime configuration. Keys use better-auth's option names wherever one exists so
@@ -55,7 +56,7 @@ export const configSchema = z
             port: z.number().int().min(1).max(65535).optional(),
             secure: z.boolean().optional(),
             user: z.string().optional(),
-            password: z.string().optional(),
+            password: secret(z.string()).optional(),
           })
           .prefault({}),
         /**

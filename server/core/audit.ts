@@ -197,6 +197,12 @@ export async function auditEventTypes(ctx: AuthContext): Promise<string[]> {
   return rows.map((r) => r.type)
 }
 
+/** The latest successful event of a type about a user (the ban in force: who banned them, when), or null. */
+export async function latestAuditEventAbout(ctx: AuthContext, type: string, targetUserId: string): Promise<AuditRow | null> {
+  const about = and(eq(auditEvent.type, type), eq(auditEvent.targetUserId, targetUserId), eq(auditEvent.outcome, 'success'))
+  return (await firstRow(ctx.db.select().from(auditEvent).where(about).orderBy(desc(auditEvent.id)).limit(1))) ?? null
+}
+
 /** The latest events, or the latest ones a user took part in (as actor or target). */
 export async function recentAuditEvents(ctx: AuthContext, limit: number, userId?: string): Promise<AuditRow[]> {
   const byUser = userId ? or(eq(auditEvent.actorUserId, userId), eq(auditEvent.targetUserId, userId)) : undefined

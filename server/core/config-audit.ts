@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { GatehouseConfig } from '../config/schema.js'
 import type { ConfigStore } from '../config/store.js'
 import type { Logger } from '../log.js'
+import { mapSecrets, urlPassword } from '../config/secret-paths.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext } from './context.js'
 import { panelCaller } from './panel-caller.js'
@@ -21,48 +22,48 @@ import { panelCaller } from './panel-caller.js'
  *   directory audited (`config.audited.json`, mode 0600), `via: start`, the OS account as actor;
  * - a change another instance made (PostgreSQL's shared config) was audited by that instance.
  *
- * Secrets (`password`, `secret`, `clientSecret`, … and the password of a URL) are never written:
- * the known file keeps a keyed digest of them, the event says only `"(changed)"`.
+ * Secrets (the fields the config schema marks `secret()`, plain or sealed, and the password of a
+ * URL) are never written: the known file keeps a keyed digest of them, the event says `"(secret)"`.
  */
 
 export const CONFIG_CHANGED = 'config.changed'
 const KNOWN_FILE = 'config.audited.json'
-const SECRET_KEY = /^(password|pass|secret|clientSecret|privateKey|apiKey|secretKey)$/i
 const MASK = '(secret)'
 const MAX_VALUE = 500
+const DIGEST = /^hmac:[\w-]+$/
+const URL_DIGEST = / hmac:[\w-]+$/
 
 type Json = Record<string, unknown>
 const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** scheme://user:password@host: the password part (URL parsers' reading: last "@", first ":"), or null. */
-function urlPassword(value: string): { masked: string; password: string } | null {
-  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(value)
-  const colon = match?.[2]?.indexOf(':') ?? -1
-  if (!match || colon < 0) return null
-  return {
-    masked: `${match[1]}${match[2]?.slice(0, colon)}:***@${value.slice(match[0].length)}`,
-    password: match[2]?.slice(colon + 1) ?? '',
+/**
+ * The config in the form the log and the known file may hold: every secret field the schema marks
+ * (config/secret.ts), plain or sealed, wherever it is (an object, a record, an element of an
+ * array such as `genericOAuth.config`), as a keyed digest; a URL's password replaced by `***`
+ * plus its digest.
+ */
+function auditable(config: unknown, key: string): unknown {
+  const digest = (value: unknown) => `hmac:${createHmac('sha256', key).update(JSON.stringify(value)).digest('base64url').slice(0, 16)}`
+  const urls = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      const found = urlPassword(value)
+      return found ? `${found.masked} ${digest(found.password)}` : value
+    }
+    if (Array.isArray(value)) return value.map(urls)
+    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, urls(v)]))
+    return value
   }
+  return urls(mapSecrets(config, (value) => (value === undefined || value === null ? value : digest(value))))
 }
 
-export const isSecretPath = (path: string): boolean => path.split('.').some((part) => SECRET_KEY.test(part))
-
-/**
- * The config as leaves (dotted path → value; arrays whole) in the form the log and the known file
- * may hold: secrets as a keyed digest, a URL's password replaced by `***` plus its digest.
- */
-export function auditableLeaves(config: unknown, key: string, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
-  if (isPlainObject(config)) {
-    for (const [k, v] of Object.entries(config)) auditableLeaves(v, key, prefix ? `${prefix}.${k}` : k, out)
-    return out
+/** Dotted path → value of the auditable config's leaves (arrays whole). */
+export function auditableLeaves(config: unknown, key: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const walk = (value: unknown, prefix: string) => {
+    if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) walk(v, prefix ? `${prefix}.${k}` : k)
+    else if (value !== undefined) out[prefix] = value
   }
-  if (config === undefined) return out
-  const digest = (value: unknown) => `hmac:${createHmac('sha256', key).update(JSON.stringify(value)).digest('base64url').slice(0, 16)}`
-  if (isSecretPath(prefix)) out[prefix] = digest(config)
-  else if (typeof config === 'string' && urlPassword(config)) {
-    const found = urlPassword(config) as { masked: string; password: string }
-    out[prefix] = `${found.masked} ${digest(found.password)}`
-  } else out[prefix] = config
+  walk(auditable(config, key), '')
   return out
 }
 
@@ -72,13 +73,18 @@ export interface ConfigChange {
   to: unknown
 }
 
-/** How a leaf shows in an event: digests of secrets become "(secret)", long values are cut. */
+/** How a leaf shows in an event: digests of secrets become "(secret)" (inside arrays too), long values are cut. */
 function shown(value: unknown): unknown {
   if (value === undefined) return null
-  if (typeof value === 'string' && value.startsWith('hmac:')) return MASK
-  if (typeof value === 'string' && / hmac:[\w-]+$/.test(value)) return value.replace(/ hmac:[\w-]+$/, '')
-  const json = JSON.stringify(value)
-  return json.length > MAX_VALUE ? `${json.slice(0, MAX_VALUE)}…` : value
+  const unmasked = (v: unknown): unknown => {
+    if (typeof v === 'string') return DIGEST.test(v) ? MASK : v.replace(URL_DIGEST, '')
+    if (Array.isArray(v)) return v.map(unmasked)
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unmasked(x)]))
+    return v
+  }
+  const out = unmasked(value)
+  const json = JSON.stringify(out)
+  return json.length > MAX_VALUE ? `${json.slice(0, MAX_VALUE)}…` : out
 }
 
 /** The keys whose (masked) values differ between two leaf maps, with both values as the log shows them. */

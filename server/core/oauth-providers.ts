@@ -79,4 +79,19 @@ export interface OAuthProviderSource {
   list(ctx: AuthContext): { id: string; name: string }[]
   /** The provider `id` resolved (discovery fetched when needed), or null: unknown, off or unreachable. */
   resolve(ctx: AuthContext, id: string): Promise<ExtraOAuthProvider | null>
+  /**
+   * Why `resolve` gives null for a provider `list` offers (its discovery document unreachable…),
+   * for the panel's test sign-in to say instead of "not found"; null when there is nothing to say.
+   */
+  explain?(ctx: AuthContext, id: string): Promise<ProviderProblem | null>
+}
+
+/** Why an offered provider cannot be used now, in the offering feature's words and code. */
+export interface ProviderProblem {
+  status: number
+  code: string
+  message: string
+  /** The setting it concerns (the panel shows the message beside it). */
+  field: string
+  fieldMessage: string
 }

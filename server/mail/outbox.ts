@@ -1,4 +1,5 @@
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
+import { urlPassword } from '../config/secret-paths.js'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
@@ -156,6 +157,11 @@ export class OutboxMailer implements Mailer {
     if (this.warnedNoSmtp || this.settings()) return
     this.warnedNoSmtp = true
     this.options.logger.info(developmentMailNotice(panelURL))
+  }
+
+  startupSmtpUrl(): string | null {
+    const url = this.options.smtpUrl
+    return url ? (urlPassword(url)?.withoutPassword ?? url) : null
   }
 
   wake(): void {

@@ -48,6 +48,8 @@ export interface Mailer {
    * panel's Outbox (development mail); `panelURL` is where to read them. Nothing when SMTP is set.
    */
   announceDevelopmentMail?(panelURL: string | null): void
+  /** The --smtp-url / GATEHOUSE_SMTP_URL the server started with, its password left out; null without one. */
+  startupSmtpUrl?(): string | null
   /** Starts delivering whatever the outbox holds as queued (after a retry or an SMTP change). */
   wake?(): void
   /** Resolves when no delivery is in progress and nothing deliverable is queued. */

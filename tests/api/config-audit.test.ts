@@ -144,6 +144,41 @@ describe('configuration changes leave a trail', () => {
     expect(rotated?.detail).toMatchObject({ changes: [{ key: 'socialProviders.github.clientSecret', from: '(secret)', to: '(secret)' }] })
   })
 
+  it('a generic OAuth provider is audited without its secret, in the log and its export; API-key settings show their values', async () => {
+    await ok('genericOAuth.save', {
+      providerId: 'corp',
+      name: 'Corp SSO',
+      discoveryUrl: '',
+      authorizationUrl: 'https://idp.example.com/authorize',
+      tokenUrl: 'https://idp.example.com/token',
+      userInfoUrl: '',
+      clientId: 'corp-client',
+      clientSecret: 'corp-secret-FROTZ',
+      scopes: ['openid'],
+      pkce: true,
+    })
+    const sealed = (server.gatehouse.config.storedLayer() as { genericOAuth: { config: { clientSecret: string }[] } }).genericOAuth
+      .config[0]?.clientSecret as string
+    expect(sealed).toMatch(/^enc:v1:/)
+    const [generic] = await configEvents()
+    const change = (generic?.detail as { changes: { key: string; to: { clientId: string; clientSecret: string }[] }[] } | undefined)
+      ?.changes[0]
+    expect(change?.key).toBe('genericOAuth.config')
+    expect(change?.to[0]).toMatchObject({ providerId: 'corp', clientId: 'corp-client', clientSecret: '(secret)' })
+    await ok('settings.update', { patch: { apiKey: { enabled: true, defaultKeyLength: 48 } } })
+    const [apiKey] = await configEvents()
+    expect((apiKey?.detail as { changes: unknown[] } | undefined)?.changes).toEqual([
+      { key: 'apiKey.defaultKeyLength', from: 64, to: 48 },
+      { key: 'apiKey.enabled', from: false, to: true },
+    ])
+    for (const format of ['csv', 'json'] as const) {
+      const exported = await ok<{ content: string }>('audit.export', { format, type: 'config.*' })
+      expect(exported.content).toContain('corp-client')
+      for (const leak of ['corp-secret-FROTZ', sealed, ...sealed.slice('enc:v1:'.length).split('.')])
+        expect(exported.content).not.toContain(leak)
+    }
+  })
+
   it('the backup schedule and the OIDC token lifetimes are configuration too', async () => {
     await ok('backup.schedule', { schedule: 'daily', keep: 3 })
     const [schedule] = await configEvents()

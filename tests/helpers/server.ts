@@ -92,6 +92,8 @@ export interface TestServer {
 
 export interface TestServerOptions {
   config?: GatehouseConfigInput
+  /** --smtp-url: an SMTP server set at start-up (wins over the panel's settings). */
+  smtpUrl?: string
   clock?: TestClock
   secret?: string
   dataDir?: string
@@ -170,6 +172,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     baseURL: options.baseURL,
     secret: options.secret ?? 'test-secret-0123456789-abcdefghijkl',
     config: { rateLimit: { enabled: false }, ...options.config },
+    ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}),
     clock,
     logger: silentLogger,
   })

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { axe } from '../helpers/axe.js'
 import { FakeOidc } from '../helpers/fake-oidc.js'
 import { type PanelHarness, panelPageForFile, screenshot, viewOpener } from './harness.js'
 
@@ -22,23 +23,6 @@ beforeAll(async () => {
 })
 afterAll(() => op.close())
 const open = viewOpener(session)
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
-
 async function dispatch(name: string, input: unknown = {}) {
   const result = await h.panel.service.dispatch(name, input)
   if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`)
@@ -53,7 +37,7 @@ describe('Providers view: generic OAuth providers', () => {
     await section.getByRole('button', { name: 'Add provider' }).click()
     const drawer = page.getByRole('dialog', { name: 'Add an OpenID Connect or OAuth 2.0 provider' })
     await drawer.waitFor()
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     // A built-in provider's id is refused beside the field.
     await drawer.getByLabel(/^Provider id/).fill('github')
@@ -148,5 +132,86 @@ describe('Providers view: generic OAuth providers', () => {
       body: JSON.stringify({ provider: 'corp' }),
     })
     expect(res.status).toBe(404)
+  })
+  it('the drawer checks the form before Save; an unreachable discovery URL is said to be unreachable, on save and on test sign-in', {
+    timeout: 60_000,
+  }, async () => {
+    // A loopback port nobody listens on.
+    const port = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo
+        probe.close(() => done(port))
+      })
+    })
+    const unreachable = `http://127.0.0.1:${port}/.well-known/openid-configuration`
+    await open('providers', 'Providers')
+    await page.getByTestId('generic-providers').getByRole('button', { name: 'Add provider' }).click()
+    const drawer = page.getByRole('dialog', { name: 'Add an OpenID Connect or OAuth 2.0 provider' })
+    await drawer.waitFor()
+    const add = drawer.getByRole('button', { name: 'Add provider' })
+
+    // Nothing filled in: the form says what is missing, beside each field, before anything is sent.
+    await add.click()
+    await drawer.getByText('needs discoveryUrl, or authorizationUrl and tokenUrl').waitFor()
+    expect(await drawer.getByText('required', { exact: true }).count()).toBe(2)
+    await drawer.getByLabel(/^Provider id/).fill('down')
+    await drawer.getByLabel(/^Client id/).fill('down-client')
+    await drawer.getByLabel(/^Discovery URL/).fill('ftp://idp.example.com/.well-known/openid-configuration')
+    await add.click()
+    await drawer.getByText('must start with https:// or http://').waitFor()
+    expect(await dispatch('genericOAuth.list')).toEqual([])
+
+    // A well-formed URL nobody answers: unreachable, said beside the field, and not saved.
+    await drawer.getByLabel(/^Discovery URL/).fill(unreachable)
+    await add.click()
+    await drawer.getByText(/^unreachable \(ECONNREFUSED\)$/).waitFor({ timeout: 15_000 })
+    // The refusal's toast never covers the drawer's Save button (nor its close button), wide or narrow.
+    for (const size of [
+      { width: 1360, height: 900 },
+      { width: 1024, height: 700 },
+    ]) {
+      await page.setViewportSize(size)
+      await add.click()
+      const toast = page.locator('.mantine-Notification-root').filter({ hasText: 'Provider not saved' }).last()
+      await toast.waitFor()
+      const [a, b, c] = [
+        await toast.boundingBox(),
+        await add.boundingBox(),
+        await drawer.getByRole('button', { name: 'Close' }).boundingBox(),
+      ]
+      const overlaps = (x: typeof a, y: typeof a) =>
+        Boolean(x && y && x.x < y.x + y.width && y.x < x.x + x.width && x.y < y.y + y.height && y.y < x.y + x.height)
+      expect({ size, save: overlaps(a, b), close: overlaps(a, c) }).toEqual({ size, save: false, close: false })
+    }
+    await page.setViewportSize({ width: 1360, height: 900 })
+    expect(await dispatch('genericOAuth.list')).toEqual([])
+    expect(await axe(page)).toEqual([])
+    await page.keyboard.press('Escape')
+    const form = {
+      providerId: 'down',
+      name: '',
+      authorizationUrl: '',
+      tokenUrl: '',
+      userInfoUrl: '',
+      clientId: 'c',
+      scopes: [],
+      pkce: true,
+    }
+    expect(await h.panel.service.dispatch('genericOAuth.save', { ...form, discoveryUrl: unreachable })).toMatchObject({
+      ok: false,
+      error: { code: 'DISCOVERY_UNREACHABLE', status: 502, issues: [{ path: 'discoveryUrl', message: 'unreachable (ECONNREFUSED)' }] },
+    })
+
+    // A provider saved while its identity provider answered, tried once it is gone: unreachable, not "not found".
+    h.server.gatehouse.config.update({ genericOAuth: { config: [{ providerId: 'gone', clientId: 'c', discoveryUrl: unreachable }] } })
+    expect(await h.panel.service.dispatch('providers.testSignIn', { id: 'gone' })).toMatchObject({
+      ok: false,
+      error: { code: 'DISCOVERY_UNREACHABLE', status: 502 },
+    })
+    expect(await h.panel.service.dispatch('providers.testSignIn', { id: 'nobody' })).toMatchObject({
+      ok: false,
+      error: { code: 'PROVIDER_NOT_FOUND' },
+    })
+    h.server.gatehouse.config.update({ genericOAuth: { config: [] } })
   })
 })

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { axe, type Violation } from '../helpers/axe.js'
 import { uniqueEmail } from '../helpers/http.js'
 import { type PanelHarness, panelPageForFile } from './harness.js'
 
@@ -13,47 +12,13 @@ import { type PanelHarness, panelPageForFile } from './harness.js'
  * panel's own navigation, so a view added later is checked without editing this file.
  */
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
 let h: PanelHarness
 const session = panelPageForFile(240_000)
-
-interface Violation {
-  id: string
-  help: string
-  nodes: string[]
-}
 
 async function op(name: string, input: unknown = {}): Promise<unknown> {
   const result = await h.panel.service.dispatch(name, input)
   if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`)
   return result.data
-}
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now (through the protocol: the panel's CSP allows no inline script). */
-async function axe(page: Page): Promise<Violation[]> {
-  await page.waitForLoadState('networkidle')
-  // Let Mantine's transitions (drawers, modals, notifications) finish before colours are measured.
-  await page.waitForTimeout(350)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: unknown,
-            options: unknown,
-          ) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
-        }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({
-      id: v.id,
-      help: v.help,
-      nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`),
-    }))
-  })
 }
 
 let ownerEmail = ''

@@ -295,18 +295,43 @@ describe('the browser panel signs in administrators', () => {
     const change = (await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, { limit: 1 })).events[0]
     expect(change).toMatchObject({ actorUserId: people.ada.id, detail: { via: 'panel', keys: ['trustedOrigins'] } })
 
-    // The Audit view shows it: Grace's key "by" Ada, and the configuration change filtered by type.
+    // The Audit view shows it: Grace's key with Ada in the Actor column and Grace as the person
+    // acted on, and the configuration change filtered by type.
     await page.goto(`${panel.origin}/?v=1#/audit`)
     await page.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor({ timeout: 10_000 })
     await page.getByTestId('filter-user').fill(people.grace.email)
-    await page.getByTestId('audit-table').getByText(`by ${people.ada.email}`).first().waitFor()
+    const keyRow = page.getByTestId('audit-table').getByRole('row').filter({ hasText: 'Api key created' }).first()
+    await keyRow.getByTestId('audit-actor').getByText(people.ada.email).waitFor()
+    await keyRow.getByTestId('audit-person').getByText(people.grace.email).waitFor()
+    // The table's scrolling region takes keyboard focus, by its name.
+    const region = page.getByRole('region', { name: 'Audit events (scrolls sideways)' })
+    expect(await region.getAttribute('tabindex')).toBe('0')
+    await region.focus()
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Audit events (scrolls sideways)')
+    const headers = await page.getByTestId('audit-table').getByRole('columnheader').allTextContents()
+    expect(headers.indexOf('Actor')).toBe(headers.indexOf('Person') - 1)
     await page.getByTestId('filter-user').fill('')
     await page.getByTestId('filter-type').click()
     await page.getByRole('option', { name: 'config.changed' }).click()
     await page.getByTestId('audit-total').filter({ hasText: '1 event' }).waitFor()
     await page.getByTestId('audit-table').getByText('trustedOrigins:').waitFor()
-    await page.getByTestId('audit-table').getByText(people.ada.email).first().waitFor()
+    await page.getByTestId('audit-table').getByTestId('audit-actor').getByText(people.ada.email).waitFor()
     await screenshot(page, 'panel-audit-config-changed')
+
+    // Ada bans Grace: Grace's drawer says who banned her and when.
+    clock.advance(60_000)
+    const banned = await callFromPage(page, 'users.ban', { userId: people.grace.id, banReason: 'spam' })
+    expect(banned.status).toBe(200)
+    await page.goto(`${panel.origin}/?v=2#/users/${people.grace.id}`)
+    await page
+      .getByTestId('banned-by')
+      .filter({ hasText: `Ada Admin <${people.ada.email}>` })
+      .waitFor({ timeout: 10_000 })
+    expect(await page.getByTestId('banned-by').textContent()).toBe(
+      `Ada Admin <${people.ada.email}>, ${new Date(clock.now()).toISOString().slice(0, 19).replace('T', ' ')}`,
+    )
+    const unbanned = await callFromPage(page, 'users.unban', { userId: people.grace.id })
+    expect(unbanned.status).toBe(200)
   })
 
   it('a limited role sees the views and is refused changes beyond its permissions', { timeout: 30_000 }, async () => {

@@ -81,6 +81,11 @@ export const adminContract = {
       memberships: z.array(z.object({ organizationId: z.string(), name: z.string(), slug: z.string(), role: z.string() })),
       audit: z.array(auditEventSchema),
       people: peopleSchema,
+      /**
+       * The ban in force, from its audit entry: who (a user id, else the OS account, recovery link
+       * or channel) and when; null when the user is not banned or the ban left no entry (an import).
+       */
+      ban: z.object({ byUserId: z.string().nullable(), by: z.string().nullable(), at: ms }).nullable(),
       /** How the user last signed in (user.lastLoginMethod), when `lastLoginMethod.storeInDatabase` keeps it. */
       lastLoginMethod: z.object({ stored: z.boolean(), method: z.string().nullable() }),
       /** The login throttle's locks on this account in force now. */

@@ -1,4 +1,4 @@
-import { recentAuditEvents } from '../../core/audit.js'
+import { latestAuditEventAbout, recentAuditEvents } from '../../core/audit.js'
 import { listUserMemberships } from '../organization/orgs.js'
 import { findUserSessionById, type SessionRow, type UserRow } from '../../core/sessions.js'
 import { listAccountRows, toPublicUser } from '../../core/users.js'
@@ -58,6 +58,9 @@ export const adminPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx
   // The signed-in admin (their roles decide), or the operator (desktop, recovery link).
   const actor = panelActor
+  /** Who acted when no user did: the panel's OS account or recovery link (`detail.actor`), else the way it came (`via`). */
+  const banActor = (detail: Record<string, unknown> | null): string | null =>
+    typeof detail?.actor === 'string' ? detail.actor : typeof detail?.via === 'string' ? detail.via : null
   return {
     async 'users.list'(input: Input<'users.list'>) {
       // list-users semantics: the same domain function as GET /admin/list-users.
@@ -76,6 +79,8 @@ export const adminPanel = (env: PanelEnv) => {
       const sessions = actorMay(ctx, actor(), ['session', 'list']) ? (await listSessionsOfUser(ctx, actor(), userId)).reverse() : []
       const memberships = await listUserMemberships(ctx, userId)
       const audit = await recentAuditEvents(ctx, 50, userId)
+      // Who banned the user and when: the ban's own audit entry (the user row keeps reason and expiry only).
+      const banned = found.banned ? await latestAuditEventAbout(ctx, 'admin.ban-user', userId) : null
       return {
         user: toUserView(found),
         accounts: accounts.map((a) => ({
@@ -90,7 +95,8 @@ export const adminPanel = (env: PanelEnv) => {
         sessions: sessions.map(toSessionView),
         memberships,
         audit: audit.map(toAuditView),
-        people: await peopleOf(ctx, audit),
+        people: await peopleOf(ctx, banned ? [...audit, banned] : audit),
+        ban: banned ? { byUserId: banned.actorUserId, by: banActor(banned.detail), at: banned.createdAt.getTime() } : null,
         lastLoginMethod: { stored: ctx.config().lastLoginMethod.storeInDatabase, method: found.lastLoginMethod ?? null },
         locks: (await userLocks(ctx, actor(), userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
       }

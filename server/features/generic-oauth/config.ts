@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { secret } from '../../config/secret.js'
 
 const httpURL = z.url({ protocol: /^https?$/ })
 const params = z.record(z.string(), z.string())
@@ -27,7 +28,7 @@ export const genericOAuthProviderSchema = z
     userInfoUrl: httpURL.optional(),
     clientId: z.string().min(1),
     /** In clear or sealed (`enc:v1:…`, purpose "client-secret", as the social providers' secrets). */
-    clientSecret: z.string().optional(),
+    clientSecret: secret(z.string()).optional(),
     scopes: z.array(z.string().min(1)).default([]),
     redirectURI: httpURL.optional(),
     responseType: z.string().min(1).optional(),

@@ -24,20 +24,49 @@ interface Entry {
 
 const caches = new WeakMap<AuthContext, Map<string, Entry>>()
 
-async function fetchDiscovery(url: string, headers: Record<string, string> | undefined): Promise<DiscoveryDocument | null> {
+/** What fetching a discovery document gave: the document, or why there is none. */
+export type DiscoveryProbe =
+  | { doc: DiscoveryDocument }
+  | { problem: 'unreachable'; reason: string }
+  | { problem: 'refused'; reason: string }
+  | { problem: 'invalid'; reason: string }
+
+/** Fetches a discovery document once (no cache), saying why when there is none. */
+export async function probeDiscovery(
+  url: string,
+  headers?: Record<string, string>,
+  timeoutMs = DISCOVERY_TIMEOUT_MS,
+): Promise<DiscoveryProbe> {
+  let response: Response
   try {
-    const response = await fetch(url, {
+    response = await fetch(url, {
       headers: { accept: 'application/json', 'user-agent': 'Gatehouse', ...headers },
       // With discoveryHeaders, better-auth follows redirects within the origin only; here: none then.
       redirect: headers ? 'error' : 'follow',
-      signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     })
-    if (!response.ok) return null
-    const parsed = discoveryDocument.safeParse(await response.json())
-    return parsed.success ? parsed.data : null
-  } catch {
-    return null
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? `no answer within ${timeoutMs / 1000} s`
+        : (cause?.code ?? cause?.message ?? (error as Error).message)
+    return { problem: 'unreachable', reason }
   }
+  if (!response.ok) return { problem: 'refused', reason: `HTTP ${response.status}` }
+  let body: unknown
+  try {
+    body = await response.json()
+  } catch {
+    return { problem: 'invalid', reason: 'not JSON' }
+  }
+  const parsed = discoveryDocument.safeParse(body)
+  return parsed.success ? { doc: parsed.data } : { problem: 'invalid', reason: parsed.error.issues[0]?.path.join('.') ?? 'unreadable' }
+}
+
+async function fetchDiscovery(url: string, headers: Record<string, string> | undefined): Promise<DiscoveryDocument | null> {
+  const probe = await probeDiscovery(url, headers)
+  return 'doc' in probe ? probe.doc : null
 }
 
 /**

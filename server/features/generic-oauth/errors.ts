@@ -9,7 +9,29 @@ export const GENERIC_OAUTH_ERRORS = {
   TOKEN_URL_NOT_FOUND: 'Invalid OAuth configuration. Token URL not found.',
 } as const
 
+/** Why a discovery document could not be used: unreachable (network, DNS, timeout) or not a discovery document. */
+export function discoveryProblem(url: string, probe: { problem: 'unreachable' | 'refused' | 'invalid'; reason: string }) {
+  return probe.problem === 'unreachable'
+    ? {
+        status: 502,
+        code: 'DISCOVERY_UNREACHABLE',
+        message: `The discovery URL ${url} could not be reached (${probe.reason})`,
+        field: 'discoveryUrl',
+        fieldMessage: `unreachable (${probe.reason})`,
+      }
+    : {
+        status: 502,
+        code: 'DISCOVERY_INVALID',
+        message: `The discovery URL ${url} did not answer with a discovery document (${probe.reason})`,
+        field: 'discoveryUrl',
+        fieldMessage: `not a discovery document (${probe.reason})`,
+      }
+}
+
 export const genericOAuthPanelError = {
+  /** The discovery document cannot be fetched or read: said beside the Discovery URL field. */
+  discovery: (problem: ReturnType<typeof discoveryProblem>) =>
+    new PanelError(problem.status, problem.code, problem.message, [{ path: problem.field, message: problem.fieldMessage }]),
   notFound: (id: string) => new PanelError(404, 'PROVIDER_NOT_FOUND', `No generic OAuth provider ${id}`),
   builtIn: (id: string) =>
     new PanelError(400, 'INVALID_CONFIG', `${id} is a built-in provider: set it up among the social providers`, [

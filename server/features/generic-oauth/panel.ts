@@ -2,7 +2,8 @@ import { BUILT_IN_PROVIDER_IDS } from '../../core/social-provider-ids.js'
 import { encryptSecret } from '../../crypto/encrypt.js'
 import type { PanelEnv } from '../../panel/env.js'
 import type { GenericOAuthProviderConfig } from './config.js'
-import { genericOAuthPanelError } from './errors.js'
+import { discoveryProblem, genericOAuthPanelError } from './errors.js'
+import { probeDiscovery } from './discovery.js'
 import type { GenericProviderView } from './panel-contract.js'
 import { CLIENT_SECRET_PURPOSE } from './providers.js'
 
@@ -52,20 +53,32 @@ export const genericOAuthPanel = (env: PanelEnv) => {
     return layer.genericOAuth?.config ?? ctx.config().genericOAuth.config.map((c) => ({ ...c }))
   }
 
+  /** The config schema's complaint, moved onto the form field it names (genericOAuth.config.2.tokenUrl: Invalid URL). */
+  const refusal = (message: string, id: string) => {
+    const path = message.split(':')[0] ?? ''
+    const field = path.replace(/^genericOAuth\.config\.\d+\.?/, '') || 'providerId'
+    return genericOAuthPanelError.invalidConfig(
+      message.replace(/genericOAuth\.config\.\d+/, `genericOAuth ${id}`),
+      field,
+      message.slice(path.length + 2),
+    )
+  }
+
   const write = (list: StoredProvider[], id: string) => {
     try {
       store.update({ genericOAuth: { config: list } })
     } catch (e) {
-      // The config schema names the field: genericOAuth.config.2.tokenUrl: Invalid URL
-      const message = (e as Error).message.replace(/^configuration: /, '')
-      const path = message.split(':')[0] ?? ''
-      const field = path.replace(/^genericOAuth\.config\.\d+\.?/, '') || 'providerId'
-      throw genericOAuthPanelError.invalidConfig(
-        message.replace(/genericOAuth\.config\.\d+/, `genericOAuth ${id}`),
-        field,
-        message.slice(path.length + 2),
-      )
+      throw refusal((e as Error).message.replace(/^configuration: /, ''), id)
     }
+  }
+
+  /** Before a save: the schema's checks, then the discovery document (an unreachable one is said so, not saved). */
+  const check = async (list: StoredProvider[], next: StoredProvider) => {
+    const [problem] = store.problems({ genericOAuth: { config: list } })
+    if (problem) throw refusal(`${problem.path}: ${problem.message}`, next.providerId)
+    if (typeof next.discoveryUrl !== 'string') return
+    const probe = await probeDiscovery(next.discoveryUrl, next.discoveryHeaders as Record<string, string> | undefined)
+    if ('problem' in probe) throw genericOAuthPanelError.discovery(discoveryProblem(next.discoveryUrl, probe))
   }
 
   return {
@@ -73,7 +86,7 @@ export const genericOAuthPanel = (env: PanelEnv) => {
       return ctx.config().genericOAuth.config.map(view)
     },
 
-    'genericOAuth.save'(input: GenericProviderSave): GenericProviderView {
+    async 'genericOAuth.save'(input: GenericProviderSave): Promise<GenericProviderView> {
       const id = input.providerId
       if (BUILT_IN.has(id)) throw genericOAuthPanelError.builtIn(id)
       const list = stored()
@@ -93,6 +106,7 @@ export const genericOAuthPanel = (env: PanelEnv) => {
       if (input.clientSecret) next.clientSecret = encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE)
       if (index >= 0) list[index] = next
       else list.push(next)
+      await check(list, next)
       write(list, id)
       const saved = ctx.config().genericOAuth.config.find((c) => c.providerId === id)
       if (!saved) throw genericOAuthPanelError.notFound(id)

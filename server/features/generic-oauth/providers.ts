@@ -2,7 +2,8 @@ import type { AuthContext } from '../../core/context.js'
 import type { ExtraOAuthProvider, ExtraProfile, ExtraProfileInput, OAuthProviderSource } from '../../core/oauth-providers.js'
 import { revealSecret } from '../../crypto/encrypt.js'
 import type { GenericOAuthProviderConfig } from './config.js'
-import { discover } from './discovery.js'
+import { discover, probeDiscovery } from './discovery.js'
+import { discoveryProblem } from './errors.js'
 
 /** The purpose a sealed client secret is bound to: the same as the social providers' (the panel seals). */
 export const CLIENT_SECRET_PURPOSE = 'client-secret'
@@ -151,5 +152,11 @@ export const genericOAuthProviders: OAuthProviderSource = {
   async resolve(ctx, id) {
     const conf = genericProviderConfigs(ctx).find((c) => c.providerId === id)
     return conf ? resolveGenericProvider(ctx, conf) : null
+  },
+  async explain(ctx, id) {
+    const conf = genericProviderConfigs(ctx).find((c) => c.providerId === id)
+    if (!conf?.discoveryUrl) return null
+    const probe = await probeDiscovery(conf.discoveryUrl, conf.discoveryHeaders)
+    return 'problem' in probe ? discoveryProblem(conf.discoveryUrl, probe) : null
   },
 }

@@ -35,6 +35,8 @@ export const mailContract = {
         from: z.string(),
       }),
       configured: z.boolean(),
+      /** Set by start-up options, read-only here: the --smtp-url flag (password left out) and the mail keys --config or the environment set. */
+      startup: z.object({ smtpUrl: z.string().nullable(), keys: z.array(z.string()) }),
       templates: z.array(z.string()),
     }),
   ),

@@ -1,3 +1,4 @@
+import { configSchema } from '../../config/schema.js'
 import type { RenderedMail } from '../../feature.js'
 import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProblem } from '../../mail/custom-templates.js'
 import { listMailOutbox, readOutboxMessage, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
@@ -66,6 +67,18 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
       throw new PanelError(400, mailErrors.INVALID_TEMPLATE.code, problem.message, [{ path: problem.field, message: problem.message }])
   }
 
+  /** What start-up options set (the --smtp-url flag; mail.smtp keys and mail.from from --config or the environment), which the panel cannot change. */
+  const startup = () => {
+    const storedOnly = configSchema.safeParse(store.storedLayer())
+    const effective = store.get().mail
+    const stored = storedOnly.success ? storedOnly.data.mail : effective
+    const smtpKeys = (['url', 'host', 'port', 'secure', 'user', 'password'] as const).filter(
+      (k) => JSON.stringify(stored.smtp[k]) !== JSON.stringify(effective.smtp[k]),
+    )
+    const keys = [...smtpKeys.map((k) => `mail.smtp.${k}`), ...(stored.from !== effective.from ? ['mail.from'] : [])]
+    return { smtpUrl: ctx.mailer.startupSmtpUrl?.() ?? null, keys }
+  }
+
   return {
     'email.get'() {
       const { mail } = store.get()
@@ -81,10 +94,17 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
         // The mailer knows the --smtp-url flag too, which the config does not hold.
         configured: ctx.mailer.isConfigured?.() ?? smtpSettings(store.get()) !== null,
         templates: Object.keys(previews()),
+        startup: startup(),
       }
     },
 
     'email.update'(input) {
+      const fixed = startup()
+      // Saved, it would not take effect: a start-up option wins over the stored settings.
+      if (fixed.smtpUrl || fixed.keys.length > 0)
+        throw new PanelError(409, mailErrors.SET_AT_STARTUP.code, mailErrors.SET_AT_STARTUP.message, [
+          { path: fixed.smtpUrl ? 'host' : (fixed.keys[0] ?? 'host').replace(/^mail\.(smtp\.)?/, ''), message: 'set at start-up' },
+        ])
       store.update({
         mail: {
           from: input.from,

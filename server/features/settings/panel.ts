@@ -1,5 +1,6 @@
 import { configSchema } from '../../config/schema.js'
 import { configProblems } from '../../config-checks.js'
+import { DROP, holdsSecret, isSecretPath, mapSecrets, urlPassword } from '../../config/secret-paths.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
@@ -8,29 +9,21 @@ type Issue = { path: string; message: string }
 
 const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** Secrets (provider client secrets, SMTP password) have write-only fields in their own views. */
-const SECRET_KEY = /^(password|pass|secret|clientSecret|privateKey|apiKey)$/i
-/**
- * scheme://user:password@host → scheme://user@host (an SMTP URL carries its password). The userinfo
- * ends at the last "@" of the authority and the user at its first ":", as URL parsers read it, so
- * smtp://me@gmail.com:pw@smtp.gmail.com keeps nothing of the password either.
- */
-const withoutUserinfoPassword = (value: string): string => {
-  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(value)
-  const colon = match?.[2]?.indexOf(':') ?? -1
-  return match && colon >= 0 ? `${match[1]}${match[2]?.slice(0, colon)}@${value.slice(match[0].length)}` : value
-}
-
 /** Keys read once when the server starts. */
 export const RESTART_REQUIRED = ['basePath']
 
+/**
+ * The config as the renderer may see it: no secret field (config/secret.ts marks them; their
+ * views have write-only fields), no URL's password (scheme://user:password@host → scheme://user@host).
+ */
 export function withoutSecrets(value: Json): Json {
-  const out: Json = {}
-  for (const [key, v] of Object.entries(value)) {
-    if (SECRET_KEY.test(key)) continue
-    out[key] = isPlainObject(v) ? withoutSecrets(v) : typeof v === 'string' ? withoutUserinfoPassword(v) : v
+  const urls = (v: unknown): unknown => {
+    if (typeof v === 'string') return urlPassword(v)?.withoutPassword ?? v
+    if (Array.isArray(v)) return v.map(urls)
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, urls(x)]))
+    return v
   }
-  return out
+  return urls(mapSecrets(value, () => DROP)) as Json
 }
 
 /** Dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
@@ -58,12 +51,12 @@ export const settingsPanel = (env: PanelEnv) => {
   const overridden = (): string[] => {
     const storedOnly = configSchema.safeParse(store.storedLayer())
     if (!storedOnly.success) return []
-    return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !p.split('.').some((part) => SECRET_KEY.test(part)))
+    return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !isSecretPath(p))
   }
 
   const check = async (patch: Json): Promise<Issue[]> => {
     for (const path of leafPaths(patch)) {
-      if (path.split('.').some((part) => SECRET_KEY.test(part))) throw settingsError.secretNotEditableHere(path)
+      if (holdsSecret(path)) throw settingsError.secretNotEditableHere(path)
       if (RESTART_REQUIRED.includes(path)) throw settingsError.restartRequired(path)
     }
     // The same merge and schema as the change itself (ConfigStore.update).

@@ -1,3 +1,4 @@
+import type { ProviderProblem } from '../../core/oauth-providers.js'
 import { APIError, ERR, type ErrorStatus } from '../../core/errors.js'
 import { PanelError } from '../../panel/errors.js'
 
@@ -145,6 +146,9 @@ export const flowErrorToAPI = (e: OAuthFlowError): APIError =>
 /** The Providers view's failures (panel operations providers.*); `issues` name the form fields. */
 export const providerPanelError = {
   notFound: (id: string) => new PanelError(404, 'PROVIDER_NOT_FOUND', `Provider ${id} not found`),
+  /** An offered provider that cannot be used now, in the offering feature's words (OAuthProviderSource.explain). */
+  unavailable: (problem: ProviderProblem) =>
+    new PanelError(problem.status, problem.code, problem.message, [{ path: problem.field, message: problem.fieldMessage }]),
   notAnEndpoint: (id: string, name: string) =>
     new PanelError(400, 'INVALID_CONFIG', `${name} is not an endpoint of ${id}`, [
       { path: `overrides.${name}`, message: `not an endpoint of ${id}` },

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { secret } from '../../config/secret.js'
 import { BUILT_IN_PROVIDER_IDS } from '../../core/social-provider-ids.js'
 
 /**
@@ -46,7 +47,7 @@ const commonOptions = {
   enabled: z.boolean().default(true),
   clientId: z.string().optional(),
   /** In clear or sealed (`enc:v1:…`, see server/crypto/encrypt.ts, purpose "client-secret"). */
-  clientSecret: z.string().optional(),
+  clientSecret: secret(z.string()).optional(),
   /** Extra scopes added to the provider's defaults. */
   scope: z.array(z.string().min(1)).default([]),
   disableDefaultScope: z.boolean().default(false),

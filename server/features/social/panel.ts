@@ -1,4 +1,5 @@
 import { APIError } from '../../core/errors.js'
+import { explainExtraProvider } from '../../extra-oauth-providers.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { providerPanelError } from './errors.js'
 import { resolveProvider, sealClientSecret, startAuthorization } from './flow.js'
@@ -90,7 +91,12 @@ export const socialPanel = (env: PanelEnv) => {
       // A provider that is configured but off can be tried before it is turned on; a generic
       // OAuth provider (Feature.oauthProviders) is tried the same way.
       const rp = await resolveProvider(ctx, id, true)
-      if (!rp && !isProviderId(id)) throw providerPanelError.notFound(id)
+      if (!rp && !isProviderId(id)) {
+        // Offered but unusable (a generic provider's discovery unreachable): said so, not "not found".
+        const problem = await explainExtraProvider(ctx, id)
+        if (problem) throw providerPanelError.unavailable(problem)
+        throw providerPanelError.notFound(id)
+      }
       if (!rp?.clientId) throw providerPanelError.notConfigured(isProviderId(id) ? providers[id].name : (rp?.def.name ?? id))
       try {
         const { url, state } = await startAuthorization(ctx, rp, { test: true, callbackURL: `${ctx.baseURL}/ok` })

@@ -3,6 +3,8 @@ import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPanelService } from '../../../server/panel/service.js'
+import { Client } from 'ldapts'
+import { freePort } from '../../helpers/engines.js'
 import { signUp } from '../../helpers/http.js'
 import { silentLogger } from '../../helpers/server.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
@@ -11,7 +13,7 @@ import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/har
  * The panel's LDAP view in real Chromium against the real server: the `ldap.*` settings through the
  * Settings operations, the service users (people in ldap.searchRoles) and the app recipes with this
  * server's values. Saving needs the LDAP server's config section (branch ldap): until it is in the
- * build, that test is skipped with a banner.
+ * build, that test would fail.
  */
 
 let h: PanelHarness
@@ -38,8 +40,6 @@ async function axe(): Promise<string[]> {
   })
 }
 
-const hasLdapSection = () => 'ldap' in (h.server.gatehouse.config.get() as Record<string, unknown>)
-
 describe('LDAP view', () => {
   it('lists the service users and shows each app’s settings with this server’s values', { timeout: 90_000 }, async () => {
     await signUp(h.server.base, { name: 'Directory Reader' })
@@ -65,20 +65,28 @@ describe('LDAP view', () => {
     expect(await axe()).toEqual([])
   })
 
-  it('saves the ldap settings', { timeout: 90_000 }, async (t) => {
-    if (!hasLdapSection()) {
-      console.warn(
-        '\n=== SKIPPED: saving the LDAP view needs the `ldap` config section (the LDAP server feature, branch ldap), absent from this build ===\n',
-      )
-      t.skip()
-    }
+  it('saves the ldap settings, and the listener answers on the address saved', { timeout: 90_000 }, async () => {
+    const port = await freePort()
     await open('ldap', 'LDAP')
+    await page.getByLabel('Address', { exact: true }).fill(`127.0.0.1:${port}`)
     await page.getByLabel('LDAP server enabled').click()
     await page.getByLabel('Base DN').fill('dc=acme,dc=test')
     await page.getByLabel('Idle timeout (seconds)').fill('120')
     await page.getByTestId('ldap-save').click()
     await expect.poll(() => (h.server.gatehouse.config.get() as { ldap?: { baseDN?: string } }).ldap?.baseDN).toBe('dc=acme,dc=test')
-    expect((h.server.gatehouse.config.get() as { ldap?: unknown }).ldap).toMatchObject({ enabled: true, idleTimeout: 120 })
+    expect(h.server.gatehouse.config.get().ldap).toMatchObject({ enabled: true, idleTimeout: 120, address: `127.0.0.1:${port}` })
+    // The switch took effect live: the root DSE answers there, naming the saved base DN.
+    const c = new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5_000, connectTimeout: 5_000 })
+    await expect
+      .poll(
+        async () =>
+          (await c.search('', { scope: 'base', attributes: ['namingContexts'] }).catch(() => null))?.searchEntries[0]?.namingContexts,
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBe('dc=acme,dc=test')
+    await c.unbind()
   })
 })
 

@@ -26,6 +26,31 @@ import { TestSignIn } from '../social/TestSignIn'
 
 const FIELDS = ['providerId', 'name', 'discoveryUrl', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'clientId', 'clientSecret', 'scopes']
 
+const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** An http(s) URL, or the reason it is not one (the config schema's rule, said before Save). */
+const urlProblem = (value: string): string | null => {
+  if (!value) return null
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:' ? null : 'must start with https:// or http://'
+  } catch {
+    return 'not a URL'
+  }
+}
+
+/** The form's checks, run before Save is sent (the server checks again, and fetches the discovery document). */
+const validate = {
+  providerId: (v: string) =>
+    !v ? 'required' : PROVIDER_ID.test(v) ? null : 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit',
+  clientId: (v: string) => (v.trim() ? null : 'required'),
+  discoveryUrl: (v: string, values: { authorizationUrl: string; tokenUrl: string }) =>
+    urlProblem(v) ?? (v || (values.authorizationUrl && values.tokenUrl) ? null : 'needs discoveryUrl, or authorizationUrl and tokenUrl'),
+  authorizationUrl: urlProblem,
+  tokenUrl: urlProblem,
+  userInfoUrl: urlProblem,
+}
+
 /** A new provider's form: an OpenID provider by its discovery document is the usual case. */
 const BLANK: GenericProviderView = {
   providerId: '',
@@ -67,7 +92,11 @@ function GenericProviderForm({
       scopes: initial.scopes,
       pkce: initial.pkce,
     },
+    validate,
+    validateInputOnBlur: true,
   })
+  /** An endpoint field's complaint opens the folded Endpoints section, so it is seen. */
+  const endpointError = Boolean(form.errors.authorizationUrl || form.errors.tokenUrl || form.errors.userInfoUrl)
   const submit = form.onSubmit(async (values) => {
     try {
       const saved = await save.mutateAsync({ ...values, clientSecret: values.clientSecret || undefined })
@@ -103,7 +132,8 @@ function GenericProviderForm({
               label="Provider id"
               description="Used in /sign-in/social and in the callback path /callback/<id>; letters, digits, '.', '_' and '-'."
               disabled={!isNew}
-              required
+              withAsterisk
+              aria-required
               {...form.getInputProps('providerId')}
             />
             <TextInput label="Button name" description="Shown on the sign-in page (default: the id)." {...form.getInputProps('name')} />
@@ -112,7 +142,7 @@ function GenericProviderForm({
               description="The provider's .well-known/openid-configuration (Keycloak, authentik, Entra, Google Workspace…). Or leave empty and give the endpoints below."
               {...form.getInputProps('discoveryUrl')}
             />
-            <details>
+            <details open={endpointError || undefined}>
               <summary>
                 <Text span size="sm">
                   Endpoints (plain OAuth 2.0, or overriding discovery)
@@ -124,7 +154,7 @@ function GenericProviderForm({
                 <TextInput size="xs" label="User info URL" {...form.getInputProps('userInfoUrl')} />
               </Stack>
             </details>
-            <TextInput label="Client id" required {...form.getInputProps('clientId')} />
+            <TextInput label="Client id" withAsterisk aria-required {...form.getInputProps('clientId')} />
             <PasswordInput
               label="Client secret"
               description={initial.hasClientSecret ? 'Stored (encrypted). Leave empty to keep it.' : 'Not set yet.'}

@@ -1,4 +1,5 @@
 import {
+  Alert,
   Badge,
   Button,
   Card,
@@ -25,8 +26,34 @@ import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { Outbox } from './Outbox'
 
-function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string } }) {
+type Smtp = { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string }
+type Startup = { smtpUrl: string | null; keys: string[] }
+
+/** SMTP set by start-up options: said, with the badge, and the fields read-only (still focusable, each saying why). */
+function StartupNotice({ startup }: { startup: Startup }) {
+  return (
+    <Alert color="violet" variant="light" data-testid="smtp-startup" title="Set at start-up">
+      <Group gap={6} mb={4}>
+        <Badge size="xs" color="violet" variant="outline">
+          set at start-up
+        </Badge>
+        <Text size="sm">
+          {startup.smtpUrl ? '--smtp-url (or GATEHOUSE_SMTP_URL)' : `--config or the environment: ${startup.keys.join(', ')}`}
+        </Text>
+      </Group>
+      {startup.smtpUrl && <Code data-testid="smtp-startup-url">{startup.smtpUrl}</Code>}
+      <Text size="sm" mt={4}>
+        Start-up options win over the panel: change them where the server is started.
+      </Text>
+    </Alert>
+  )
+}
+
+function SmtpForm({ smtp, startup }: { smtp: Smtp; startup: Startup }) {
   const save = useOpMutation('email.update')
+  const fixed = Boolean(startup.smtpUrl) || startup.keys.length > 0
+  /** Read-only fields when start-up options set the SMTP settings: focusable, with the reason as their description. */
+  const lock = fixed ? { readOnly: true, description: 'Set at start-up: read-only here' } : {}
   const form = useForm({
     initialValues: { host: smtp.host, port: smtp.port, secure: smtp.secure, user: smtp.user, password: '', from: smtp.from },
   })
@@ -45,29 +72,34 @@ function SmtpForm({ smtp }: { smtp: { host: string; port: number; secure: boolea
     >
       <Editable op="email.update" note>
         <Stack gap="sm">
+          {fixed && <StartupNotice startup={startup} />}
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <TextInput label="SMTP host" placeholder="smtp.example.com" {...form.getInputProps('host')} data-testid="smtp-host" />
-            <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} data-testid="smtp-port" />
-            <TextInput label="User" {...form.getInputProps('user')} />
+            <TextInput label="SMTP host" placeholder="smtp.example.com" {...form.getInputProps('host')} {...lock} data-testid="smtp-host" />
+            <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} {...lock} data-testid="smtp-port" />
+            <TextInput label="User" {...form.getInputProps('user')} {...lock} />
             <PasswordInput
               label="Password"
               placeholder={smtp.hasPassword ? '••••••••' : ''}
               description={smtp.hasPassword ? 'Stored. Leave empty to keep it.' : undefined}
               {...form.getInputProps('password')}
+              {...lock}
             />
-            <TextInput label="From" {...form.getInputProps('from')} />
+            <TextInput label="From" {...form.getInputProps('from')} {...lock} />
             <Switch
               mt="lg"
               label="TLS from the start (port 465)"
               {...form.getInputProps('secure', { type: 'checkbox' })}
+              {...(fixed ? { onChange: () => {}, 'aria-readonly': true, description: 'Set at start-up: read-only here' } : {})}
               data-testid="smtp-secure"
             />
           </SimpleGrid>
-          <Group justify="flex-end">
-            <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
-              Save SMTP settings
-            </Button>
-          </Group>
+          {!fixed && (
+            <Group justify="flex-end">
+              <Button type="submit" leftSection={<IconDeviceFloppy size={16} />} loading={save.isPending} data-testid="smtp-save">
+                Save SMTP settings
+              </Button>
+            </Group>
+          )}
         </Stack>
       </Editable>
     </form>
@@ -312,7 +344,7 @@ export default function Email() {
                     <Badge color="gray.7">not configured: messages wait in the outbox</Badge>
                   )}
                 </Group>
-                <SmtpForm key={JSON.stringify(settings.data.smtp)} smtp={settings.data.smtp} />
+                <SmtpForm key={JSON.stringify(settings.data.smtp)} smtp={settings.data.smtp} startup={settings.data.startup} />
               </Card>
               <Card withBorder padding="lg">
                 <TestEmail />
