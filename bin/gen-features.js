@@ -57,7 +57,7 @@ function declarations(root) {
   for (const folder of listedFolders(root)) {
     const dir = join(featuresDirOf(root), folder)
     const has = (file) => existsSync(join(dir, file))
-    const entry = { folder, id: camel(folder), tables: [], contracts: [], columns: [], indexes: [], sections: [] }
+    const entry = { folder, id: camel(folder), tables: [], contracts: [], columns: [], indexes: [], userDefaults: null, sections: [] }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
     if (has('panel-contract.ts')) entry.contracts = exportsMatching(join(dir, 'panel-contract.ts'), /^export const (\w+Contract) = \{/gm)
     if (has('columns.ts')) {
@@ -66,6 +66,12 @@ function declarations(root) {
       for (const [, name, body] of text.matchAll(/^export const (\w+(?:Columns|Indexes)) = \{\n([\s\S]*?)^\}/gm))
         for (const [, table] of body.matchAll(/^ {2}(user|session):/gm))
           (name.endsWith('Columns') ? entry.columns : entry.indexes).push({ name, table })
+      // `export const xUserDefaults = (config…) => ({ … })`: what a new user's columns of this feature hold.
+      entry.userDefaults = /^export const (\w+UserDefaults) = /m.exec(text)?.[1] ?? null
+      if (entry.columns.some((c) => c.table === 'user') && !entry.userDefaults)
+        throw new Error(
+          `server/features/${folder}/columns.ts: user columns but no \`export const ${entry.id}UserDefaults = (config) => ({ … })\``,
+        )
     }
     if (has('config.ts')) {
       const text = readFileSync(join(dir, 'config.ts'), 'utf8')
@@ -90,6 +96,7 @@ function columnsModule(features) {
   const lines = [HEADER]
   for (const f of features) {
     const names = [...new Set([...f.columns, ...f.indexes].map((c) => c.name))]
+    if (f.userDefaults) names.push(f.userDefaults)
     if (names.length > 0) lines.push(`import { ${names.join(', ')} } from '../features/${f.folder}/columns.js'`)
   }
   lines.push('')
@@ -106,6 +113,13 @@ function columnsModule(features) {
   const calls = indexed.map((name) => `  ...${name}.user(t),`)
   lines.push('/** The indexes features add to `user` (over their own columns). */')
   lines.push(`export const userFeatureIndexes = (t: ${param}) => [${calls.length ? `\n${calls.join('\n')}\n` : ''}]`)
+  const defaults = features.flatMap((f) => (f.userDefaults ? [f.userDefaults] : []))
+  const config = defaults.length ? defaults.map((name) => `Parameters<typeof ${name}>[0]`).join(' & ') : 'unknown'
+  lines.push(
+    '',
+    "/** What a new user's feature columns hold unless its creator gives them (core users.ts unsavedUser; the import). */",
+    `export const userFeatureDefaults = (config: ${config}) => ({${defaults.length ? `\n${defaults.map((name) => `  ...${name}(config),`).join('\n')}\n` : ''}})`,
+  )
   return `${lines.join('\n')}\n`
 }
 

@@ -39,7 +39,9 @@ export interface Feature {
   /**
    * The columns the feature adds to core tables (its columns.ts), by table, as better-auth plugins
    * declare `schema.user.fields`: db/core-schema.ts spreads them into `user` and `session`, and
-   * both dialects' migrations are generated from there.
+   * both dialects' migrations are generated from there. Beside the user columns, columns.ts's
+   * `xUserDefaults(config)` gives a new user's value for each (core users.ts unsavedUser and the
+   * import build users from it, so core names no feature's column).
    */
   columns?: { user?: Record<string, unknown>; session?: Record<string, unknown> }
   /** The feature's error catalogue (its errors.ts): the only place its messages are spelled. */

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
 import { generateId } from '../crypto/random.js'
+import { userFeatureColumns, userFeatureDefaults } from '../db/feature-columns.js'
 import { account, user } from '../db/schema.js'
 import { isUniqueViolation } from '../db/storage.js'
 import type { AuthContext } from './context.js'
@@ -158,23 +159,35 @@ export async function deleteUserRows(ctx: AuthContext, userId: string): Promise<
   })
 }
 
-export interface NewUserInput {
+/** The user columns features add (db/feature-columns.ts): a new user's creator may give any of them. */
+export type FeatureUserColumns = Pick<UserRow, keyof typeof userFeatureColumns>
+
+export type NewUserInput = {
   name: string
   email: string
   image?: string | null
   emailVerified?: boolean
-  role?: string | null
-  /** Already validated and lower-cased (readFeatureUserFields). */
-  username?: string | null
-  displayUsername?: string | null
   additionalFields?: Record<string, unknown>
-  /** True for an anonymous user (the anonymous feature); default: false while that feature is on, else null. */
-  isAnonymous?: boolean | null
+} & {
+  /** A feature's column (already validated: readFeatureUserFields); absent or null: the feature's default. */
+  [K in keyof FeatureUserColumns]?: FeatureUserColumns[K] | undefined
 }
 
-/** The row a new user would get; insertUser stores it (sign-up also shows it without storing). */
+const featureColumnNames = Object.keys(userFeatureColumns) as (keyof FeatureUserColumns)[]
+
+/**
+ * The row a new user would get; insertUser stores it (sign-up also shows it without storing, the
+ * import gives it its own id and dates). Core spells only the core columns: each feature's columns
+ * hold what its columns.ts declares for a new user (`xUserDefaults`, gathered into
+ * userFeatureDefaults), unless the creator gives a value.
+ */
 export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   const now = new Date(ctx.clock.now())
+  const given: Partial<FeatureUserColumns> = {}
+  for (const name of featureColumnNames) {
+    const value = input[name]
+    if (value !== undefined && value !== null) Object.assign(given, { [name]: value })
+  }
   return {
     id: generateId(),
     name: input.name,
@@ -183,16 +196,8 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     image: input.image ?? null,
     createdAt: now,
     updatedAt: now,
-    username: input.username ?? null,
-    displayUsername: input.displayUsername ?? null,
-    role: input.role ?? ctx.config().admin.defaultRole,
-    banned: false,
-    banReason: null,
-    banExpires: null,
-    twoFactorEnabled: false,
-    lastLoginMethod: null,
-    // better-auth's anonymous plugin gives every user it knows isAnonymous (false by default).
-    isAnonymous: input.isAnonymous ?? (ctx.config().anonymous.enabled ? false : null),
+    ...userFeatureDefaults(ctx.config()),
+    ...given,
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }
 }

@@ -1,10 +1,10 @@
 import { BASE_ERROR_CODES } from '@better-auth/core/error'
-import { createAuthClient } from 'better-auth/client'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
-import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
 let m: MailServer
@@ -19,13 +19,7 @@ afterAll(() => m.close())
 
 /** The official client as a browser app uses it: cookies in a jar, the app's Origin on every call. */
 function officialClient(jar = new CookieJar()) {
-  const client = createAuthClient({
-    baseURL: m.server.origin,
-    fetchOptions: {
-      customFetchImpl: jarFetch(m.server.origin, jar, { redirect: 'manual' }),
-    },
-  })
-  return { client, jar }
+  return official(m.server, { jar, fetch: { redirect: 'manual' } })
 }
 
 async function signedUpClient(password = 'password1234') {

@@ -1,23 +1,21 @@
-import { createAuthClient } from 'better-auth/client'
 import { adminClient, usernameClient } from 'better-auth/client/plugins'
 import { setRole, systemActor } from '../../server/features/admin/index.js'
-import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import type { TestServer } from '../helpers/server.js'
 
 /** The official better-auth client with the username and admin plugins, cookies in a jar, Origin sent. */
 export function officialClient(server: TestServer, jar = new CookieJar()) {
   /** Set-Cookie lines of the last response. */
   const last = { setCookies: [] as string[] }
-  const client = createAuthClient({
-    baseURL: server.origin,
+  const { client } = official(server, {
+    jar,
     plugins: [usernameClient(), adminClient()],
-    fetchOptions: {
-      customFetchImpl: jarFetch(server.origin, jar, {
-        redirect: 'manual',
-        onResponse: (response) => {
-          last.setCookies = response.headers.getSetCookie()
-        },
-      }),
+    fetch: {
+      redirect: 'manual',
+      onResponse: (response) => {
+        last.setCookies = response.headers.getSetCookie()
+      },
     },
   })
   return { client, jar, last }

@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { anonymousClient, emailOTPClient, magicLinkClient } from 'better-auth/client/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, session, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
-import { CookieJar, HttpClient, jarFetch, signUp, statusAndBody, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp, statusAndBody, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { metricsListening } from '../../server/features/metrics/index.js'
 import { scrape } from '../helpers/metrics.js'
@@ -36,12 +36,7 @@ const userById = (id: string) => firstRow(db().select().from(user).where(eq(user
 const sessionsOf = async (userId: string) => (await db().select().from(session).where(eq(session.userId, userId))).length
 
 function officialClient(jar = new CookieJar()) {
-  const client = createAuthClient({
-    baseURL: server.origin,
-    plugins: [anonymousClient(), magicLinkClient(), emailOTPClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
-  return { client, jar }
+  return official(server, { jar, plugins: [anonymousClient(), magicLinkClient(), emailOTPClient()] })
 }
 
 interface SignedInAnonymously {

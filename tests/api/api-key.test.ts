@@ -1,12 +1,12 @@
 import { apiKeyClient } from '@better-auth/api-key/client'
 import { defaultKeyHasher } from '@better-auth/api-key'
-import { createAuthClient } from 'better-auth/client'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apikey, auditEvent } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
-import { CookieJar, HttpClient, jarFetch, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -47,11 +47,7 @@ const withKey = (key: string) =>
   anonymous().get<{ user: { id: string }; session: { id: string } } | null>('/get-session', { 'x-api-key': key })
 
 function officialClient(jar = new CookieJar()) {
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [apiKeyClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [apiKeyClient()] }).client
 }
 
 describe('API keys through the official apiKeyClient', () => {

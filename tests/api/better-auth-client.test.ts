@@ -1,7 +1,7 @@
 import { BASE_ERROR_CODES } from '@better-auth/core/error'
-import { createAuthClient } from 'better-auth/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CookieJar, jarFetch, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -12,13 +12,7 @@ afterAll(() => server.close())
 
 /** The official client as a browser app would use it: credentials in a cookie jar, Origin sent. */
 function officialClient(jar = new CookieJar()) {
-  const client = createAuthClient({
-    baseURL: server.origin,
-    fetchOptions: {
-      customFetchImpl: jarFetch(server.origin, jar),
-    },
-  })
-  return { client, jar }
+  return official(server, { jar })
 }
 
 describe('the official better-auth client against Gatehouse', () => {

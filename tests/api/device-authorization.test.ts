@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { deviceAuthorizationClient } from 'better-auth/client/plugins'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, deviceCode, session } from '../../server/db/schema.js'
 import { createPanelService } from '../../server/panel/service.js'
-import { CookieJar, HttpClient, jarFetch, signUp } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -26,11 +26,7 @@ afterAll(async () => {
 })
 
 function officialClient(jar = new CookieJar()) {
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [deviceAuthorizationClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [deviceAuthorizationClient()] }).client
 }
 
 /** A device: no cookies, no Origin (a CLI). */

@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { emailOTPClient } from 'better-auth/client/plugins'
 import { and, eq, like } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, session, user, verification } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
-import { CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import type { ReceivedMail } from '../helpers/smtp.js'
 import { anonymous, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
@@ -17,12 +17,7 @@ beforeAll(async () => {
 afterAll(() => m.close())
 
 function officialClient(jar = new CookieJar()) {
-  const client = createAuthClient({
-    baseURL: m.server.origin,
-    plugins: [emailOTPClient()],
-    fetchOptions: { customFetchImpl: jarFetch(m.server.origin, jar) },
-  })
-  return { client, jar }
+  return official(m.server, { jar, plugins: [emailOTPClient()] })
 }
 
 const db = () => m.server.gatehouse.ctx.db

@@ -1,8 +1,8 @@
-import { createAuthClient } from 'better-auth/client'
 import { lastLoginMethodClient, usernameClient } from 'better-auth/client/plugins'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Browser, FakeProvider } from '../helpers/oauth-fakes.js'
-import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -52,11 +52,7 @@ const lastLogin = (cookies: string[]) => cookies.filter((c) => c.startsWith(`${C
 /** The official client; its lastLoginMethodClient reads document.cookie, which the jar stands in for (a browser's cookie store). */
 function officialClient(jar: CookieJar) {
   Object.defineProperty(globalThis, 'document', { configurable: true, get: () => ({ cookie: jar.header() }) })
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [lastLoginMethodClient(), usernameClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [lastLoginMethodClient(), usernameClient()] }).client
 }
 
 describe('the last-login-method cookie', () => {

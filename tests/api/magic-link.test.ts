@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { magicLinkClient } from 'better-auth/client/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, session, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
-import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer } from '../helpers/server.js'
 import { anonymous, follow, linkIn, type MailServer, startMailServer, withMail } from './account-helpers.js'
 
@@ -19,12 +19,7 @@ beforeAll(async () => {
 afterAll(() => m.close())
 
 function officialClient(jar = new CookieJar()) {
-  const client = createAuthClient({
-    baseURL: m.server.origin,
-    plugins: [magicLinkClient()],
-    fetchOptions: { customFetchImpl: jarFetch(m.server.origin, jar) },
-  })
-  return { client, jar }
+  return official(m.server, { jar, plugins: [magicLinkClient()] })
 }
 
 const db = () => m.server.gatehouse.ctx.db

@@ -1,7 +1,7 @@
-import { createAuthClient } from 'better-auth/client'
 import { multiSessionClient } from 'better-auth/client/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CookieJar, HttpClient, jarFetch, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -19,11 +19,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 function officialClient(jar: CookieJar) {
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [multiSessionClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [multiSessionClient()] }).client
 }
 
 async function account(): Promise<{ email: string; id: string }> {

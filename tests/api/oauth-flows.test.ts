@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { keySetsFor } from '../../server/features/social/jwks.js'
 import { account, user } from '../../server/db/schema.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
-import { CookieJar, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { firstRow } from '../../server/db/storage.js'
 
@@ -381,12 +381,7 @@ describe('provider tokens', () => {
 
 describe('the official better-auth client', () => {
   function officialClient(jar = new CookieJar()) {
-    return createAuthClient({
-      baseURL: server.origin,
-      fetchOptions: {
-        customFetchImpl: jarFetch(server.origin, jar),
-      },
-    })
+    return official(server, { jar }).client
   }
 
   it('signIn.social returns the provider URL; the callback signs in; linkSocial links another account', async () => {

@@ -1,8 +1,8 @@
-import { createAuthClient } from 'better-auth/client'
 import { oneTimeTokenClient } from 'better-auth/client/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { banUser, systemActor } from '../../server/features/admin/index.js'
-import { CookieJar, HttpClient, jarFetch, signUp } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -23,11 +23,7 @@ afterAll(async () => {
 })
 
 function officialClient(jar = new CookieJar()) {
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [oneTimeTokenClient()],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [oneTimeTokenClient()] }).client
 }
 
 describe('one-time tokens through the official oneTimeTokenClient', () => {

@@ -1,11 +1,11 @@
-import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
 import { and, count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addMember } from '../../server/features/organization/members.js'
 import { systemActor } from '../../server/features/organization/shared.js'
 import { auditEvent, member, organization } from '../../server/db/schema.js'
-import { CookieJar, HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -16,13 +16,7 @@ afterAll(() => server.close())
 
 /** The official client with the organization plugin, its credentials in a cookie jar. */
 function officialClient(srv: TestServer, jar = new CookieJar()) {
-  return createAuthClient({
-    baseURL: srv.origin,
-    plugins: [organizationClient({ teams: { enabled: true } })],
-    fetchOptions: {
-      customFetchImpl: jarFetch(srv.origin, jar),
-    },
-  })
+  return official(srv, { jar, plugins: [organizationClient({ teams: { enabled: true } })] }).client
 }
 
 type Client = ReturnType<typeof officialClient>

@@ -1,9 +1,9 @@
-import { createAuthClient } from 'better-auth/client'
 import { organizationClient } from 'better-auth/client/plugins'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { session as sessionTable, teamMember } from '../../server/db/schema.js'
-import { type CookieJar, type HttpClient, jarFetch, signUp, uniqueEmail } from '../helpers/http.js'
+import { type CookieJar, type HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 /**
@@ -17,11 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 function officialClient(jar: CookieJar) {
-  return createAuthClient({
-    baseURL: server.origin,
-    plugins: [organizationClient({ teams: { enabled: true } })],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
-  })
+  return official(server, { jar, plugins: [organizationClient({ teams: { enabled: true } })] }).client
 }
 
 interface Person {

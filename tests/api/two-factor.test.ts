@@ -1,10 +1,10 @@
-import { createAuthClient } from 'better-auth/client'
 import { twoFactorClient, usernameClient } from 'better-auth/client/plugins'
 import { count, desc, eq, like } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent, mailOutbox, twoFactor, user, verification } from '../../server/db/schema.js'
-import { CookieJar, HttpClient, jarFetch, uniqueEmail } from '../helpers/http.js'
+import { CookieJar, HttpClient, uniqueEmail } from '../helpers/http.js'
+import { officialClient as official } from '../helpers/official-client.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { firstRow } from '../../server/db/storage.js'
 
@@ -19,8 +19,8 @@ afterAll(() => server.close())
 /** The official client with the official twoFactorClient, as a browser app on the server's origin. */
 function officialClient(jar = new CookieJar()) {
   const redirects: unknown[] = []
-  const client = createAuthClient({
-    baseURL: server.origin,
+  const { client } = official(server, {
+    jar,
     plugins: [
       twoFactorClient({
         onTwoFactorRedirect: (ctx) => {
@@ -29,7 +29,6 @@ function officialClient(jar = new CookieJar()) {
       }),
       usernameClient(),
     ],
-    fetchOptions: { customFetchImpl: jarFetch(server.origin, jar) },
   })
   return { client, jar, redirects }
 }

@@ -41,7 +41,8 @@ write(
 write('server/features/widget/panel-contract.ts', 'export const widgetRowSchema = z.object({})\nexport const widgetContract = {\n}\n')
 write(
   'server/features/widget/columns.ts',
-  'export const widgetColumns = {\n  user: {\n    widgetCount: integer(),\n  },\n  session: {\n    widgetId: text(),\n  },\n}\n',
+  'export const widgetColumns = {\n  user: {\n    widgetCount: integer(),\n  },\n  session: {\n    widgetId: text(),\n  },\n}\n' +
+    'export const widgetUserDefaults = (_config: unknown) => ({ widgetCount: 0 })\n',
 )
 write(
   'server/features/rate-card/config.ts',
@@ -69,6 +70,10 @@ describe('bin/gen-features.js', () => {
     expect(columns).toContain('export const userFeatureColumns = {\n  ...widgetColumns.user,\n}')
     expect(columns).toContain('export const sessionFeatureColumns = {\n  ...widgetColumns.session,\n}')
     expect(columns).toContain('(t: Parameters<typeof rateCardIndexes.user>[0]) => [\n  ...rateCardIndexes.user(t),\n]')
+    expect(columns).toContain("import { widgetColumns, widgetUserDefaults } from '../features/widget/columns.js'")
+    expect(columns).toContain(
+      'export const userFeatureDefaults = (config: Parameters<typeof widgetUserDefaults>[0]) => ({\n  ...widgetUserDefaults(config),\n})',
+    )
     expect(files['server/features/panel-contracts.ts']).toContain('  ...widgetContract,\n')
     for (const text of Object.values(files)) expect(text).not.toMatch(/unlisted|widgetRowSchema|WidgetRow/)
   })
@@ -78,6 +83,14 @@ describe('bin/gen-features.js', () => {
     const files = (await generatedFiles({ root })) as Record<string, string>
     for (const text of Object.values(files)) expect(text).not.toMatch(/widget/i)
     expect(files['server/db/feature-tables.ts']).toContain('export const featureTables = {\n\n}')
+  })
+
+  it('refuses user columns without the new-user defaults beside them, naming the folder', async () => {
+    write('server/features/index.ts', list(['gadget']))
+    write('server/features/gadget/columns.ts', 'export const gadgetColumns = {\n  user: {\n    gadgetName: text(),\n  },\n}\n')
+    await expect(generatedFiles({ root })).rejects.toThrow(
+      'server/features/gadget/columns.ts: user columns but no `export const gadgetUserDefaults',
+    )
   })
 
   it('refuses a config section it cannot mount, naming the folder', async () => {

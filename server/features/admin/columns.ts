@@ -15,3 +15,11 @@ export const adminColumns = {
     impersonatedBy: text('impersonatedBy'),
   },
 }
+
+/** What a new user's admin columns hold unless its creator gives them (core users.ts unsavedUser): the configured default role, no ban. */
+export const adminUserDefaults = (config: { admin: { defaultRole: string } }) => ({
+  role: config.admin.defaultRole,
+  banned: false,
+  banReason: null,
+  banExpires: null,
+})

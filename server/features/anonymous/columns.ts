@@ -10,3 +10,8 @@ export const anonymousColumns = {
     isAnonymous: integer('isAnonymous', { mode: 'boolean' }),
   },
 }
+
+/** A new user's isAnonymous unless its creator gives it: false while the feature is on (better-auth's plugin default), else null. */
+export const anonymousUserDefaults = (config: { anonymous: { enabled: boolean } }) => ({
+  isAnonymous: config.anonymous.enabled ? false : null,
+})

@@ -6,6 +6,7 @@ import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { normalizeEmail } from '../../core/user-store.js'
+import { unsavedUser } from '../../core/users.js'
 import { ACCEPTED_HASH_FORMATS, type HashFormat, recognizeHash } from '../../crypto/foreign-hashes.js'
 import { generateId } from '../../crypto/random.js'
 import { knownRoles } from '../admin/access.js'
@@ -177,24 +178,21 @@ function validate(ctx: AuthContext, line: number, fields: Record<string, unknown
   return {
     line,
     passwordHash,
+    // The new-user row every creation builds (feature columns at their declared defaults), with
+    // the file's id, dates and the columns it gives.
     row: {
+      ...unsavedUser(ctx, {
+        name: data.name ?? '',
+        email: data.email,
+        emailVerified: data.emailVerified ?? false,
+        image: data.image ?? null,
+        username,
+        displayUsername,
+        role,
+      }),
       id: importedUserId(data.email),
-      name: data.name ?? '',
-      email: normalizeEmail(data.email),
-      emailVerified: data.emailVerified ?? false,
-      image: data.image ?? null,
       createdAt,
       updatedAt: now,
-      username,
-      displayUsername,
-      role,
-      banned: false,
-      banReason: null,
-      banExpires: null,
-      twoFactorEnabled: false,
-      lastLoginMethod: null,
-      isAnonymous: null,
-      additionalFields: null,
     },
   }
 }

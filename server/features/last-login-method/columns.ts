@@ -6,3 +6,8 @@ export const lastLoginMethodColumns = {
     lastLoginMethod: text('lastLoginMethod'),
   },
 }
+
+/** A new user has no last login method until it signs in. */
+export const lastLoginMethodUserDefaults = (_config: unknown) => ({
+  lastLoginMethod: null,
+})

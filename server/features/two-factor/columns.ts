@@ -6,3 +6,8 @@ export const twoFactorColumns = {
     twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),
   },
 }
+
+/** A new user has no second factor. */
+export const twoFactorUserDefaults = (_config: unknown) => ({
+  twoFactorEnabled: false,
+})

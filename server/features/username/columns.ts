@@ -15,3 +15,9 @@ export const usernameColumns = {
 export const usernameIndexes = {
   user: (t: { username: AnySQLiteColumn }) => [uniqueIndex('user_username_unique').on(t.username)],
 }
+
+/** A new user has no username unless its creator gives one. */
+export const usernameUserDefaults = (_config: unknown) => ({
+  username: null,
+  displayUsername: null,
+})
