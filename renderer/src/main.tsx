@@ -58,6 +58,9 @@ const resolver: CSSVariablesResolver = () => ({
     '--mantine-color-error': 'var(--mantine-color-red-9)',
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+    // A teal light badge (a signing key, a verified address) under a hovered or selected row sits on
+    // teal 1, where teal 9 reads at 4.3:1: a darker teal passes there too.
+    '--mantine-color-teal-light-color': '#066649',
     ...INK_VARIABLES.light,
   },
   // The dark scheme's "dimmed" (dark 2) and placeholders (dark 3) read at 3.5:1 and 2.5:1 on cards: dark 1 passes.

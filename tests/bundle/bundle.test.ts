@@ -17,6 +17,7 @@ import { join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { hash as argon2Hash } from '@node-rs/argon2'
 import bcrypt from 'bcryptjs'
+import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type PostgresServer,
@@ -27,6 +28,7 @@ import {
   startRedis,
   warnSkipped,
 } from '../helpers/engines.js'
+import { freePort } from '../helpers/engines.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { type RunningServer, runCli, startServerProcess } from '../helpers/process.js'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
@@ -64,6 +66,9 @@ const LAZY_IMPORTS: Record<string, string> = {
   // The browser panel's on-demand renderer build (Vite, external to the bundle, the same pattern as
   // the hosted pages above); the panel tests build the renderer once per run (tests/setup/renderer-build.ts).
   'server/panel/build.ts specifier': 'panel (see tests/setup/renderer-build.ts)',
+  'server/cli.ts ./features/saml/cli.js': 'SAML and LDAP: gatehouse saml sp create',
+  'server/features/saml/lazy.ts ./protocol.js': 'SAML and LDAP: metadata (the routes, the panel and the cleanup job load the same module)',
+  'server/features/ldap/index.ts ./server.js': 'SAML and LDAP: a bind and a search on the LDAP listener',
 }
 
 /** `import(` expressions of the sources (not `typeof import(` types), as "file specifier". */
@@ -143,8 +148,11 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
     let client: HttpClient
     const hostedAssets = join(work, 'hosted')
 
+    let ldapPort = 0
+
     beforeAll(async () => {
       sink = await startSmtpSink()
+      ldapPort = await freePort()
       const data = dataDir('sqlite', {
         security: { rejectCommonPasswords: true },
         oidcProvider: { enabled: true },
@@ -161,6 +169,8 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
         anonymous: { enabled: true },
         multiSession: { enabled: true },
         deviceAuthorization: { enabled: true },
+        saml: { enabled: true },
+        ldap: { enabled: true, address: `127.0.0.1:${ldapPort}` },
         rateLimit: { enabled: false },
         mail: { from: 'gatehouse@example.com' },
       })
@@ -245,6 +255,42 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       const body = (await token.json()) as { access_token?: string; token_type?: string }
       expect(token.status, JSON.stringify(body)).toBe(200)
       expect(body.access_token).toBeTruthy()
+    })
+
+    it('SAML and LDAP (xml-crypto, xmldom, the LDAP codec): metadata, an SP made by the CLI, a bind and a search', async () => {
+      const metadata = await fetch(`${server.url}/saml/metadata`)
+      const xml = await metadata.text()
+      expect(metadata.status, xml).toBe(200)
+      expect(xml).toContain(`entityID="${server.url}/saml/metadata"`)
+      expect(xml).toContain('<ds:X509Certificate>')
+      const spFile = join(work, 'sp-metadata.xml')
+      writeFileSync(
+        spFile,
+        `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://sp.example.lan/saml">
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.example.lan/acs" index="0"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>`,
+      )
+      const created = await runCli(
+        ['saml', 'sp', 'create', '--metadata-file', spFile, '--name', 'Bundle SP', '--json', '--data-dir', join(work, 'sqlite')],
+        traced,
+      )
+      expect(created.code, created.stderr).toBe(0)
+      expect(JSON.parse(created.stdout)).toMatchObject({
+        name: 'Bundle SP',
+        entityId: 'https://sp.example.lan/saml',
+        acsUrls: ['https://sp.example.lan/acs'],
+      })
+
+      const email = uniqueEmail('bundle-ldap')
+      expect((await client.post('/sign-up/email', { email, password: 'a long bundle passphrase', name: 'Bundle Ldap' })).status).toBe(200)
+      const ldap = new Client({ url: `ldap://127.0.0.1:${ldapPort}`, timeout: 5_000, connectTimeout: 5_000 })
+      const dn = `uid=${email},ou=people,dc=gatehouse,dc=lan`
+      await ldap.bind(dn, 'a long bundle passphrase')
+      const { searchEntries } = await ldap.search(dn, { scope: 'base', attributes: ['mail', 'cn'] })
+      expect(searchEntries).toEqual([{ dn, mail: email, cn: 'Bundle Ldap' }])
+      await ldap.unbind()
     })
 
     it('hosted pages: the bundle builds them at the first request (Vite) and serves the sign-in page and its assets', async () => {

@@ -3,6 +3,7 @@ import { defineFeature } from '../../feature.js'
 import type { RouteContext } from '../../http/route.js'
 import type { Logger } from '../../log.js'
 import { configSections } from './config.js'
+import { samlProtocol } from './lazy.js'
 import { SAML_ERRORS } from './errors.js'
 import { samlPanel } from './panel.js'
 import { samlRoutes } from './routes.js'
@@ -14,11 +15,8 @@ import * as tables from './schema.js'
  */
 
 let logger: Logger = { info() {}, warn: (m) => console.warn(m), error: (m, e) => console.error(m, e ?? '') }
-let flows: Promise<typeof import('./flows.js')> | null = null
-
 async function handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  flows ??= import('./flows.js')
-  await (await flows).handleSaml(rc, req, res, { logger, onAssertion: (outcome) => rc.ctx.events.samlAssertion(outcome) })
+  await (await samlProtocol()).handleSaml(rc, req, res, { logger, onAssertion: (outcome) => rc.ctx.events.samlAssertion(outcome) })
 }
 
 export const samlFeature = defineFeature({
@@ -39,7 +37,7 @@ export const samlFeature = defineFeature({
     const timer = setInterval(() => {
       runtime.ctx.storage
         .exclusive('saml-cleanup', async () => {
-          const { deleteExpiredRequests } = await import('./store.js')
+          const { deleteExpiredRequests } = await samlProtocol()
           await deleteExpiredRequests(runtime.ctx, new Date(runtime.ctx.clock.now()))
           runtime.ctx.events.jobSucceeded('saml-cleanup')
         })

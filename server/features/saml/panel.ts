@@ -1,10 +1,11 @@
 import type { PanelEnv } from '../../panel/env.js'
+import { samlProtocol } from './lazy.js'
 import type { ServiceProviderInput, ServiceProviderPatch } from './service-providers.js'
 
 const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
 const BY = { via: 'panel' as const, meta: PANEL_META }
-/** Loaded at the first use, as the protocol code (the panel's registration loads nothing of SAML). */
-const sps = () => import('./service-providers.js')
+/** Loaded at the first use, with the protocol code (the panel's registration loads nothing of SAML). */
+const sps = samlProtocol
 
 export const samlPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx

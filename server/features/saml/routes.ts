@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../core/context.js'
 import { defineRoute } from '../../http/route.js'
+import { samlProtocol } from './lazy.js'
 
 const enabled = (ctx: AuthContext): boolean => ctx.config().saml.enabled
 
@@ -12,7 +13,7 @@ export const samlRoutes = [
     enabled,
     handler: async ({ ctx, session, response }) => {
       response.headers.set('cache-control', 'no-store')
-      const { appsFor } = await import('./apps.js')
+      const { appsFor } = await samlProtocol()
       return { apps: await appsFor(ctx, session.user) }
     },
   }),
@@ -23,7 +24,7 @@ export const samlRoutes = [
     enabled,
     handler: async ({ ctx, session, response }) => {
       response.headers.set('cache-control', 'no-store')
-      const { sessionAppCount } = await import('./apps.js')
+      const { sessionAppCount } = await samlProtocol()
       return { count: await sessionAppCount(ctx, session.session.id), logoutPath: '/saml/logout' }
     },
   }),
