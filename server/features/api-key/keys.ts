@@ -172,21 +172,26 @@ function checkName(c: ApiKeyConfig, name: string): void {
   if (name.length < c.minimumNameLength || name.length > c.maximumNameLength) throw apiKeyError(400, 'INVALID_NAME_LENGTH')
 }
 
+/** A client (a session, not the server) may not set quotas, rate limits or permissions (better-auth's SERVER_ONLY_PROPERTY). */
+function refuseServerOnlyProperties(
+  input: Pick<UpdateInput, 'refillAmount' | 'refillInterval' | 'rateLimitMax' | 'rateLimitTimeWindow' | 'rateLimitEnabled' | 'permissions'>,
+  setsRemaining: boolean,
+): void {
+  const serverOnly = [
+    input.refillAmount,
+    input.refillInterval,
+    input.rateLimitMax,
+    input.rateLimitTimeWindow,
+    input.rateLimitEnabled,
+    input.permissions,
+  ]
+  if (setsRemaining || serverOnly.some((value) => value !== undefined)) throw apiKeyError(400, 'SERVER_ONLY_PROPERTY')
+}
+
 export async function createApiKey(ctx: AuthContext, input: CreateInput, caller: Caller): Promise<WireApiKey & { key: string }> {
   const c = conf(ctx)
   const client = caller.kind === 'client'
-  if (
-    client &&
-    (input.refillAmount !== undefined ||
-      input.refillInterval !== undefined ||
-      input.rateLimitMax !== undefined ||
-      input.rateLimitTimeWindow !== undefined ||
-      input.rateLimitEnabled !== undefined ||
-      input.permissions !== undefined ||
-      input.remaining !== null)
-  ) {
-    throw apiKeyError(400, 'SERVER_ONLY_PROPERTY')
-  }
+  if (client) refuseServerOnlyProperties(input, input.remaining !== null)
   if (client && input.userId !== undefined) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
   const sessionUserId = client ? caller.session?.user.id : undefined
   let referenceId: string
@@ -292,18 +297,7 @@ export async function updateApiKey(ctx: AuthContext, input: UpdateInput, caller:
   const userId = client ? sessionUserId : (caller.userId ?? input.userId)
   if (!userId) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
   if (sessionUserId && input.userId && sessionUserId !== input.userId) throw apiKeyError(401, 'UNAUTHORIZED_SESSION')
-  if (
-    client &&
-    (input.refillAmount !== undefined ||
-      input.refillInterval !== undefined ||
-      input.rateLimitMax !== undefined ||
-      input.rateLimitTimeWindow !== undefined ||
-      input.rateLimitEnabled !== undefined ||
-      input.remaining !== undefined ||
-      input.permissions !== undefined)
-  ) {
-    throw apiKeyError(400, 'SERVER_ONLY_PROPERTY')
-  }
+  if (client) refuseServerOnlyProperties(input, input.remaining !== undefined)
   const row = await ownedKey(ctx, input.keyId, userId, 'update')
   const values: Partial<ApiKeyRow> = {}
   if (input.name !== undefined) {

@@ -88,6 +88,16 @@ async function withChallengeCookie<T>(rc: AnyRC, run: () => Promise<T>): Promise
   }
 }
 
+/** The three code checks (TOTP, mailed OTP, backup code) answer alike: a completed sign-in or the enrolment. */
+function checkCode(rc: RouteContext<{ code: string; trustDevice?: boolean }, unknown, unknown>, check: typeof verifyTotp) {
+  assertEnabled(rc)
+  return withChallengeCookie(rc, async () => {
+    const v = await verifierOf(rc)
+    const result = await check(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) })
+    return await verifiedAnswer(rc, v, result, rc.body.trustDevice)
+  })
+}
+
 const password = z.string().optional()
 const codeBody = z.object({ code: z.string(), trustDevice: z.boolean().optional() })
 
@@ -149,18 +159,7 @@ export const twoFactorRoutes = [
     method: 'POST',
     path: '/two-factor/verify-totp',
     body: codeBody,
-    handler: (rc) => {
-      assertEnabled(rc)
-      return withChallengeCookie(rc, async () => {
-        const v = await verifierOf(rc)
-        return await verifiedAnswer(
-          rc,
-          v,
-          await verifyTotp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
-          rc.body.trustDevice,
-        )
-      })
-    },
+    handler: (rc) => checkCode(rc, verifyTotp),
   }),
 
   defineRoute({
@@ -180,36 +179,14 @@ export const twoFactorRoutes = [
     method: 'POST',
     path: '/two-factor/verify-otp',
     body: codeBody,
-    handler: (rc) => {
-      assertEnabled(rc)
-      return withChallengeCookie(rc, async () => {
-        const v = await verifierOf(rc)
-        return await verifiedAnswer(
-          rc,
-          v,
-          await verifyOtp(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
-          rc.body.trustDevice,
-        )
-      })
-    },
+    handler: (rc) => checkCode(rc, verifyOtp),
   }),
 
   defineRoute({
     method: 'POST',
     path: '/two-factor/verify-backup-code',
     body: z.object({ code: z.string(), disableSession: z.boolean().optional(), trustDevice: z.boolean().optional() }),
-    handler: (rc) => {
-      assertEnabled(rc)
-      return withChallengeCookie(rc, async () => {
-        const v = await verifierOf(rc)
-        return await verifiedAnswer(
-          rc,
-          v,
-          await verifyBackupCode(rc.ctx, v, rc.body.code, rc.meta, { rememberMe: !hasDontRemember(rc) }),
-          rc.body.trustDevice,
-        )
-      })
-    },
+    handler: (rc) => checkCode(rc, verifyBackupCode),
   }),
 ]
 
