@@ -171,12 +171,108 @@ function TestBox() {
   )
 }
 
+/** The rules in their order, each with its move, edit and delete buttons. */
+function RulesTable({
+  rules,
+  onMove,
+  onEdit,
+  onDelete,
+}: {
+  rules: Rule[]
+  onMove: (index: number, by: number) => void
+  onEdit: (index: number) => void
+  onDelete: (index: number) => void
+}) {
+  return (
+    <Table data-testid="forward-auth-rules">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>#</Table.Th>
+          <Table.Th>Domain</Table.Th>
+          <Table.Th>Paths</Table.Th>
+          <Table.Th>Policy</Table.Th>
+          <Table.Th>Who</Table.Th>
+          <Table.Th />
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {rules.map((rule, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rules have no id; a row is its position in the ordered list
+          <Table.Tr key={`${i}-${rule.domain}`}>
+            <Table.Td>{i + 1}</Table.Td>
+            <Table.Td>{rule.domain}</Table.Td>
+            <Table.Td>{rule.resources?.join(' ') ?? 'all'}</Table.Td>
+            <Table.Td>{rule.policy}</Table.Td>
+            <Table.Td>{who(rule)}</Table.Td>
+            <Table.Td>
+              <Group gap={4} wrap="nowrap">
+                <ActionIcon variant="subtle" aria-label="Move up" disabled={i === 0} onClick={() => onMove(i, -1)}>
+                  <IconArrowUp size={14} />
+                </ActionIcon>
+                <ActionIcon variant="subtle" aria-label="Move down" disabled={i === rules.length - 1} onClick={() => onMove(i, 1)}>
+                  <IconArrowDown size={14} />
+                </ActionIcon>
+                <ActionIcon variant="subtle" aria-label="Edit" onClick={() => onEdit(i)}>
+                  <IconPencil size={14} />
+                </ActionIcon>
+                <ActionIcon variant="subtle" color="red" aria-label="Delete" onClick={() => onDelete(i)}>
+                  <IconTrash size={14} />
+                </ActionIcon>
+              </Group>
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  )
+}
+
+type Snippets = { nginx: string; caddy: string; traefik: string }
+
+/** The proxy configuration of one saved rule, for nginx, Caddy and Traefik (one text with docs/FORWARD-AUTH.md). */
+function ProxySnippets({ rules, snippets }: { rules: { domain: string }[]; snippets: Snippets[] }) {
+  const [snippetFor, setSnippetFor] = useState<string | null>('0')
+  const snippet = snippets[Number(snippetFor ?? 0)]
+  return (
+    <Card withBorder>
+      <Group mb="sm">
+        <Title order={3} size="h4">
+          Proxy configuration
+        </Title>
+        <Select
+          aria-label="Rule"
+          data={rules.map((r, i) => ({ value: String(i), label: `${i + 1}. ${r.domain}` }))}
+          value={snippetFor}
+          onChange={setSnippetFor}
+          allowDeselect={false}
+        />
+      </Group>
+      {snippet ? (
+        <Tabs defaultValue="nginx">
+          <Tabs.List>
+            <Tabs.Tab value="nginx">nginx</Tabs.Tab>
+            <Tabs.Tab value="caddy">Caddy</Tabs.Tab>
+            <Tabs.Tab value="traefik">Traefik</Tabs.Tab>
+          </Tabs.List>
+          {(['nginx', 'caddy', 'traefik'] as const).map((k) => (
+            <Tabs.Panel key={k} value={k} pt="xs">
+              <Code block>{snippet[k]}</Code>
+            </Tabs.Panel>
+          ))}
+        </Tabs>
+      ) : null}
+      <Text size="xs" c="dimmed" mt="xs">
+        Saved rules only. Replace APP_HOST:APP_PORT with the app's address; see docs/FORWARD-AUTH.md.
+      </Text>
+    </Card>
+  )
+}
+
 export default function ProtectedAppsPage() {
   const current = useOp('forwardAuth.get', {})
   const save = useOpMutation('forwardAuth.save')
   const [draft, setDraft] = useState<{ enabled: boolean; defaultPolicy: Policy; rules: Rule[] } | null>(null)
   const [editing, setEditing] = useState<number | null>(null)
-  const [snippetFor, setSnippetFor] = useState<string | null>('0')
   useEffect(() => {
     if (current.data && !draft)
       setDraft({ enabled: current.data.enabled, defaultPolicy: current.data.defaultPolicy, rules: current.data.rules as Rule[] })
@@ -190,7 +286,6 @@ export default function ProtectedAppsPage() {
     if (rule) rules.splice(i + by, 0, rule)
     setDraft({ ...draft, rules })
   }
-  const snippet = data.snippets[Number(snippetFor ?? 0)]
   return (
     <Stack>
       <PageHeader
@@ -237,56 +332,12 @@ export default function ProtectedAppsPage() {
             ) : null}
           </Card>
           <Card withBorder>
-            <Table data-testid="forward-auth-rules">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>#</Table.Th>
-                  <Table.Th>Domain</Table.Th>
-                  <Table.Th>Paths</Table.Th>
-                  <Table.Th>Policy</Table.Th>
-                  <Table.Th>Who</Table.Th>
-                  <Table.Th />
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {draft.rules.map((rule, i) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: rules have no id; a row is its position in the ordered list
-                  <Table.Tr key={`${i}-${rule.domain}`}>
-                    <Table.Td>{i + 1}</Table.Td>
-                    <Table.Td>{rule.domain}</Table.Td>
-                    <Table.Td>{rule.resources?.join(' ') ?? 'all'}</Table.Td>
-                    <Table.Td>{rule.policy}</Table.Td>
-                    <Table.Td>{who(rule)}</Table.Td>
-                    <Table.Td>
-                      <Group gap={4} wrap="nowrap">
-                        <ActionIcon variant="subtle" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
-                          <IconArrowUp size={14} />
-                        </ActionIcon>
-                        <ActionIcon
-                          variant="subtle"
-                          aria-label="Move down"
-                          disabled={i === draft.rules.length - 1}
-                          onClick={() => move(i, 1)}
-                        >
-                          <IconArrowDown size={14} />
-                        </ActionIcon>
-                        <ActionIcon variant="subtle" aria-label="Edit" onClick={() => setEditing(i)}>
-                          <IconPencil size={14} />
-                        </ActionIcon>
-                        <ActionIcon
-                          variant="subtle"
-                          color="red"
-                          aria-label="Delete"
-                          onClick={() => setDraft({ ...draft, rules: draft.rules.filter((_, j) => j !== i) })}
-                        >
-                          <IconTrash size={14} />
-                        </ActionIcon>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <RulesTable
+              rules={draft.rules}
+              onMove={move}
+              onEdit={setEditing}
+              onDelete={(i) => setDraft({ ...draft, rules: draft.rules.filter((_, j) => j !== i) })}
+            />
             {editing !== null ? (
               <RuleForm
                 key={`edit-${editing}`}
@@ -307,39 +358,7 @@ export default function ProtectedAppsPage() {
           </Card>
         </Stack>
       </Editable>
-      {data.snippets.length > 0 ? (
-        <Card withBorder>
-          <Group mb="sm">
-            <Title order={3} size="h4">
-              Proxy configuration
-            </Title>
-            <Select
-              aria-label="Rule"
-              data={data.rules.map((r, i) => ({ value: String(i), label: `${i + 1}. ${r.domain}` }))}
-              value={snippetFor}
-              onChange={setSnippetFor}
-              allowDeselect={false}
-            />
-          </Group>
-          {snippet ? (
-            <Tabs defaultValue="nginx">
-              <Tabs.List>
-                <Tabs.Tab value="nginx">nginx</Tabs.Tab>
-                <Tabs.Tab value="caddy">Caddy</Tabs.Tab>
-                <Tabs.Tab value="traefik">Traefik</Tabs.Tab>
-              </Tabs.List>
-              {(['nginx', 'caddy', 'traefik'] as const).map((k) => (
-                <Tabs.Panel key={k} value={k} pt="xs">
-                  <Code block>{snippet[k]}</Code>
-                </Tabs.Panel>
-              ))}
-            </Tabs>
-          ) : null}
-          <Text size="xs" c="dimmed" mt="xs">
-            Saved rules only. Replace APP_HOST:APP_PORT with the app's address; see docs/FORWARD-AUTH.md.
-          </Text>
-        </Card>
-      ) : null}
+      {data.snippets.length > 0 ? <ProxySnippets rules={data.rules} snippets={data.snippets} /> : null}
       <TestBox />
     </Stack>
   )
