@@ -17,7 +17,10 @@ import {
 import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDesktop, IconUserOff, IconUsers } from '@tabler/icons-react'
 import type { SetupStep } from '../../../../server/features/overview/panel-contract'
 import { type ReactNode, useState } from 'react'
+import type { OpOutput } from '../../../../server/panel/contract'
 import { useOp } from '../../api'
+
+type ServerInfo = OpOutput<'server.info'>
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
@@ -146,6 +149,82 @@ function FirstRun({ steps }: { steps: SetupStep[] }) {
   )
 }
 
+/** Where this server listens, since when, and its database. */
+function ServerCard({ info }: { info: ServerInfo | undefined }) {
+  return (
+    <Card withBorder padding="md">
+      <Title order={3} size="h4" mb="sm">
+        Server
+      </Title>
+      {info && (
+        <Table fz="sm" verticalSpacing={6} data-testid="server-table">
+          <Table.Tbody>
+            <Table.Tr>
+              <Table.Th>API URL</Table.Th>
+              <Table.Td style={{ wordBreak: 'break-all' }}>{info.apiURL}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Port</Table.Th>
+              <Table.Td>{info.port}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Uptime</Table.Th>
+              <Table.Td>{duration(info.uptimeSeconds)}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Started</Table.Th>
+              <Table.Td>{dateTime(info.startedAt)}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Version</Table.Th>
+              <Table.Td>{info.version}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Database</Table.Th>
+              <Table.Td>
+                {bytes(info.databaseBytes)}
+                <Text size="xs" c="dimmed" style={{ wordBreak: 'break-all' }}>
+                  {info.databaseFile}
+                </Text>
+              </Table.Td>
+            </Table.Tr>
+          </Table.Tbody>
+        </Table>
+      )}
+    </Card>
+  )
+}
+
+/** Allowed forward-auth requests per protected app over the last day. */
+function ProtectedAppsCard({ rows }: { rows: { app: string; allowed: number }[] }) {
+  return (
+    <Card withBorder padding="md" data-testid="protected-apps">
+      <Title order={3} size="h4" mb="sm">
+        Protected apps (last 24 hours)
+      </Title>
+      <Table fz="sm" verticalSpacing={6}>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>App</Table.Th>
+            <Table.Th style={{ textAlign: 'right' }}>Allowed requests</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((row) => (
+            <Table.Tr key={row.app}>
+              <Table.Td>{row.app}</Table.Td>
+              <Table.Td style={{ textAlign: 'right' }}>{count(row.allowed)}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      <Text size="xs" c="dimmed" mt="xs">
+        Refusals are in the audit log (forward-auth.refused).
+      </Text>
+    </Card>
+  )
+}
+
 export default function Overview() {
   const [range, setRange] = useState<'hours' | 'days'>('hours')
   const info = useOp('server.info', {}, { refetchInterval: 10_000 })
@@ -216,74 +295,10 @@ export default function Overview() {
             data-testid="activity-chart"
           />
         </Card>
-        <Card withBorder padding="md">
-          <Title order={3} size="h4" mb="sm">
-            Server
-          </Title>
-          {info.data && (
-            <Table fz="sm" verticalSpacing={6} data-testid="server-table">
-              <Table.Tbody>
-                <Table.Tr>
-                  <Table.Th>API URL</Table.Th>
-                  <Table.Td style={{ wordBreak: 'break-all' }}>{info.data.apiURL}</Table.Td>
-                </Table.Tr>
-                <Table.Tr>
-                  <Table.Th>Port</Table.Th>
-                  <Table.Td>{info.data.port}</Table.Td>
-                </Table.Tr>
-                <Table.Tr>
-                  <Table.Th>Uptime</Table.Th>
-                  <Table.Td>{duration(info.data.uptimeSeconds)}</Table.Td>
-                </Table.Tr>
-                <Table.Tr>
-                  <Table.Th>Started</Table.Th>
-                  <Table.Td>{dateTime(info.data.startedAt)}</Table.Td>
-                </Table.Tr>
-                <Table.Tr>
-                  <Table.Th>Version</Table.Th>
-                  <Table.Td>{info.data.version}</Table.Td>
-                </Table.Tr>
-                <Table.Tr>
-                  <Table.Th>Database</Table.Th>
-                  <Table.Td>
-                    {bytes(info.data.databaseBytes)}
-                    <Text size="xs" c="dimmed" style={{ wordBreak: 'break-all' }}>
-                      {info.data.databaseFile}
-                    </Text>
-                  </Table.Td>
-                </Table.Tr>
-              </Table.Tbody>
-            </Table>
-          )}
-        </Card>
+        <ServerCard info={info.data} />
       </SimpleGrid>
 
-      {overview.data && overview.data.protectedApps.length > 0 ? (
-        <Card withBorder padding="md" data-testid="protected-apps">
-          <Title order={3} size="h4" mb="sm">
-            Protected apps (last 24 hours)
-          </Title>
-          <Table fz="sm" verticalSpacing={6}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>App</Table.Th>
-                <Table.Th style={{ textAlign: 'right' }}>Allowed requests</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {overview.data.protectedApps.map((row) => (
-                <Table.Tr key={row.app}>
-                  <Table.Td>{row.app}</Table.Td>
-                  <Table.Td style={{ textAlign: 'right' }}>{count(row.allowed)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-          <Text size="xs" c="dimmed" mt="xs">
-            Refusals are in the audit log (forward-auth.refused).
-          </Text>
-        </Card>
-      ) : null}
+      {overview.data && overview.data.protectedApps.length > 0 ? <ProtectedAppsCard rows={overview.data.protectedApps} /> : null}
 
       <Card withBorder padding="md">
         <Title order={3} size="h4" mb="sm">
