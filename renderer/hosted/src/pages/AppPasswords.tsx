@@ -31,6 +31,66 @@ const EXPIRY: Array<{ value: string; label: string }> = [
 
 const when = (ms: number) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
+/** The new secret, shown once with a copy button. */
+function NewPassword({ created, onDone }: { created: Created; onDone: () => void }) {
+  return (
+    <Alert
+      color="teal"
+      variant="light"
+      title={
+        <Text fw={700} size="sm" c="dark.9">
+          App password for {created.name}
+        </Text>
+      }
+      data-testid="new-app-password"
+    >
+      <Stack gap="xs">
+        <Text size="sm" c="dark.9">
+          Copy it now: it is shown only once. Use it instead of your password in that app.
+        </Text>
+        <Group gap="xs" wrap="nowrap">
+          <Code fz="md" data-testid="new-app-password-secret" style={{ wordBreak: 'break-all' }}>
+            {created.password}
+          </Code>
+          <CopyButton value={created.password}>
+            {({ copied, copy }) => (
+              <Button size="xs" variant="light" onClick={copy}>
+                {copied ? 'Copied' : 'Copy'}
+              </Button>
+            )}
+          </CopyButton>
+        </Group>
+        <Button size="xs" variant="subtle" onClick={onDone} style={{ alignSelf: 'flex-start' }}>
+          Done
+        </Button>
+      </Stack>
+    </Alert>
+  )
+}
+
+/** One app password: its name, hint, dates, and Revoke. */
+function PasswordCard({ item, busy, onRevoke }: { item: AppPassword; busy: boolean; onRevoke: () => void }) {
+  return (
+    <Card withBorder padding="sm" data-testid={`app-password-${item.id}`}>
+      <Group justify="space-between" align="flex-start" wrap="nowrap">
+        <Stack gap={2}>
+          <Text fw={600}>{item.name}</Text>
+          <Text size="xs" c="dark.6">
+            Ends in …{item.hint} · created {when(item.createdAt)}
+          </Text>
+          <Text size="xs" c="dark.6">
+            {item.lastUsedAt ? `Last used ${when(item.lastUsedAt)}` : 'Never used'}
+            {item.expiresAt ? ` · ${item.expired ? 'expired' : 'expires'} ${when(item.expiresAt)}` : ''}
+          </Text>
+        </Stack>
+        <Button color="red" variant="light" size="xs" loading={busy} onClick={onRevoke} aria-label={`Revoke ${item.name}`}>
+          Revoke
+        </Button>
+      </Group>
+    </Card>
+  )
+}
+
 /**
  * "App passwords" (`/ui/account/app-passwords`): passwords for one device or app each, for clients
  * that cannot ask for a second factor (an LDAP login on a NAS, a media server). Create (name,
@@ -113,39 +173,7 @@ export function AppPasswordsPage({ config }: PageProps) {
           </Text>
         </Alert>
       ) : null}
-      {created ? (
-        <Alert
-          color="teal"
-          variant="light"
-          title={
-            <Text fw={700} size="sm" c="dark.9">
-              App password for {created.name}
-            </Text>
-          }
-          data-testid="new-app-password"
-        >
-          <Stack gap="xs">
-            <Text size="sm" c="dark.9">
-              Copy it now: it is shown only once. Use it instead of your password in that app.
-            </Text>
-            <Group gap="xs" wrap="nowrap">
-              <Code fz="md" data-testid="new-app-password-secret" style={{ wordBreak: 'break-all' }}>
-                {created.password}
-              </Code>
-              <CopyButton value={created.password}>
-                {({ copied, copy }) => (
-                  <Button size="xs" variant="light" onClick={copy}>
-                    {copied ? 'Copied' : 'Copy'}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-            <Button size="xs" variant="subtle" onClick={() => setCreated(null)} style={{ alignSelf: 'flex-start' }}>
-              Done
-            </Button>
-          </Stack>
-        </Alert>
-      ) : null}
+      {created ? <NewPassword created={created} onDone={() => setCreated(null)} /> : null}
       <form onSubmit={(e) => void create(e)}>
         <Stack gap="sm">
           <TextInput
@@ -170,30 +198,7 @@ export function AppPasswordsPage({ config }: PageProps) {
       {items?.length === 0 ? <Text data-testid="no-app-passwords">You have no app passwords.</Text> : null}
       <Stack gap="sm" data-testid="app-passwords">
         {(items ?? []).map((p) => (
-          <Card key={p.id} withBorder padding="sm" data-testid={`app-password-${p.id}`}>
-            <Group justify="space-between" align="flex-start" wrap="nowrap">
-              <Stack gap={2}>
-                <Text fw={600}>{p.name}</Text>
-                <Text size="xs" c="dark.6">
-                  Ends in …{p.hint} · created {when(p.createdAt)}
-                </Text>
-                <Text size="xs" c="dark.6">
-                  {p.lastUsedAt ? `Last used ${when(p.lastUsedAt)}` : 'Never used'}
-                  {p.expiresAt ? ` · ${p.expired ? 'expired' : 'expires'} ${when(p.expiresAt)}` : ''}
-                </Text>
-              </Stack>
-              <Button
-                color="red"
-                variant="light"
-                size="xs"
-                loading={busy === p.id}
-                onClick={() => void revoke(p.id)}
-                aria-label={`Revoke ${p.name}`}
-              >
-                Revoke
-              </Button>
-            </Group>
-          </Card>
+          <PasswordCard key={p.id} item={p} busy={busy === p.id} onRevoke={() => void revoke(p.id)} />
         ))}
       </Stack>
     </Layout>

@@ -70,6 +70,119 @@ function initialStep(): { step: 'password' | 'second-factor'; methods: SecondFac
   return { step: 'second-factor', methods: offeredFactors((query.get('methods') || 'totp').split(',')) }
 }
 
+/** The page's answer once signed in (or opened while signed in): who, and a Sign out button. */
+function SignedIn({ config, who }: { config: PageProps['config']; who: string | null }) {
+  return (
+    <Layout config={config} title="You are signed in">
+      <Text data-testid="signed-in">
+        {who ? `Signed in as ${who}.` : 'You are signed in.'} You can close this page or return to the application.
+      </Text>
+      <Button variant="default" fullWidth data-testid="sign-out-button" onClick={() => void signOutHere()}>
+        Sign out
+      </Button>
+    </Layout>
+  )
+}
+
+/** Email (or username) and password. */
+function PasswordForm({
+  label,
+  username,
+  busy,
+  errors,
+  onSubmit,
+}: {
+  label: string
+  username: boolean
+  busy: boolean
+  errors: FormErrors
+  onSubmit: (event: FormEvent<HTMLFormElement>) => void
+}) {
+  return (
+    <form onSubmit={onSubmit} noValidate aria-label="Sign in with password">
+      <Stack gap="sm">
+        <TextInput
+          name="identifier"
+          label={label}
+          autoComplete={username ? 'username' : 'email'}
+          required
+          error={errors.fields.identifier}
+          autoFocus
+        />
+        <PasswordInput
+          name="password"
+          label="Password"
+          autoComplete="current-password"
+          required
+          error={errors.fields.password}
+          aria-invalid={invalid(errors, 'password')}
+        />
+        <Checkbox name="rememberMe" label="Keep me signed in" defaultChecked />
+        <Button type="submit" loading={busy} fullWidth>
+          Sign in
+        </Button>
+      </Stack>
+    </form>
+  )
+}
+
+/** The other ways in that this Gatehouse offers: passkey, social providers, a mailed link or code. */
+function OtherMethods({
+  config,
+  busy,
+  onPasskey,
+  onSocial,
+  onByEmail,
+}: {
+  config: PageProps['config']
+  busy: boolean
+  onPasskey: () => void
+  onSocial: (provider: string) => void
+  onByEmail: (kind: 'link' | 'code') => void
+}) {
+  return (
+    <Stack gap="xs">
+      {config.passkey ? (
+        <Button variant="default" onClick={onPasskey} disabled={busy} fullWidth>
+          Sign in with a passkey
+        </Button>
+      ) : null}
+      {config.socialProviders.map((p) => (
+        <Button key={p.id} variant="default" onClick={() => onSocial(p.id)} fullWidth>
+          Continue with {p.name}
+        </Button>
+      ))}
+      {config.magicLink ? (
+        <Button variant="default" onClick={() => onByEmail('link')} fullWidth>
+          Email me a link
+        </Button>
+      ) : null}
+      {config.emailOTP ? (
+        <Button variant="default" onClick={() => onByEmail('code')} fullWidth>
+          Email me a code
+        </Button>
+      ) : null}
+    </Stack>
+  )
+}
+
+/** A social sign-in leaves for the provider; it comes back to returnTo or this page's done state. */
+async function startSocialSignIn(provider: string): Promise<void> {
+  const answer = await api<{ url?: string }>('/sign-in/social', {
+    provider,
+    callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
+    errorCallbackURL: pageURL('error'),
+  })
+  if (answer.url) location.assign(answer.url)
+}
+
+/** A discoverable passkey: the browser picks the credential. */
+async function passkeySignIn(): Promise<SignInAnswer> {
+  const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>('/passkey/generate-authenticate-options')
+  const response = await startAuthentication({ optionsJSON })
+  return await api<SignInAnswer>('/passkey/verify-authentication', { response })
+}
+
 export function SignInPage({ config }: PageProps) {
   const forwardApp = useForwardAuthApp()
   const [done, finish] = useFinish(forwardApp)
@@ -94,17 +207,7 @@ export function SignInPage({ config }: PageProps) {
   }, [])
 
   if (done || alreadyDone || session) {
-    const who = done?.who ?? session?.who
-    return (
-      <Layout config={config} title="You are signed in">
-        <Text data-testid="signed-in">
-          {who ? `Signed in as ${who}.` : 'You are signed in.'} You can close this page or return to the application.
-        </Text>
-        <Button variant="default" fullWidth data-testid="sign-out-button" onClick={() => void signOutHere()}>
-          Sign out
-        </Button>
-      </Layout>
-    )
+    return <SignedIn config={config} who={done?.who ?? session?.who ?? null} />
   }
 
   if (step === 'second-factor') {
@@ -151,12 +254,7 @@ export function SignInPage({ config }: PageProps) {
   const social = async (provider: string) => {
     setErrors(NO_ERRORS)
     try {
-      const answer = await api<{ url?: string }>('/sign-in/social', {
-        provider,
-        callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
-        errorCallbackURL: pageURL('error'),
-      })
-      if (answer.url) location.assign(answer.url)
+      await startSocialSignIn(provider)
     } catch (e) {
       setErrors(errorsOf(e))
     }
@@ -166,9 +264,7 @@ export function SignInPage({ config }: PageProps) {
     setErrors(NO_ERRORS)
     setBusy(true)
     try {
-      const optionsJSON = await api<Parameters<typeof startAuthentication>[0]['optionsJSON']>('/passkey/generate-authenticate-options')
-      const response = await startAuthentication({ optionsJSON })
-      const answer = await api<SignInAnswer>('/passkey/verify-authentication', { response })
+      const answer = await passkeySignIn()
       finish(answer.user?.name || answer.user?.email || null)
     } catch (e) {
       // The browser's own refusal (cancelled, timed out) is not an API error.
@@ -202,56 +298,18 @@ export function SignInPage({ config }: PageProps) {
       <ForAppNote app={forwardApp?.app} />
       <FormAlert message={errors.form} />
       {config.emailAndPassword ? (
-        <form onSubmit={submit} noValidate aria-label="Sign in with password">
-          <Stack gap="sm">
-            <TextInput
-              name="identifier"
-              label={idLabel}
-              autoComplete={config.username ? 'username' : 'email'}
-              required
-              error={errors.fields.identifier}
-              autoFocus
-            />
-            <PasswordInput
-              name="password"
-              label="Password"
-              autoComplete="current-password"
-              required
-              error={errors.fields.password}
-              aria-invalid={invalid(errors, 'password')}
-            />
-            <Checkbox name="rememberMe" label="Keep me signed in" defaultChecked />
-            <Button type="submit" loading={busy} fullWidth>
-              Sign in
-            </Button>
-          </Stack>
-        </form>
+        <PasswordForm label={idLabel} username={config.username} busy={busy} errors={errors} onSubmit={submit} />
       ) : null}
       {config.passkey || config.socialProviders.length || config.magicLink || config.emailOTP ? (
         <Divider label="or" labelPosition="center" />
       ) : null}
-      <Stack gap="xs">
-        {config.passkey ? (
-          <Button variant="default" onClick={passkey} disabled={busy} fullWidth>
-            Sign in with a passkey
-          </Button>
-        ) : null}
-        {config.socialProviders.map((p) => (
-          <Button key={p.id} variant="default" onClick={() => void social(p.id)} fullWidth>
-            Continue with {p.name}
-          </Button>
-        ))}
-        {config.magicLink ? (
-          <Button variant="default" onClick={() => setByEmail('link')} fullWidth>
-            Email me a link
-          </Button>
-        ) : null}
-        {config.emailOTP ? (
-          <Button variant="default" onClick={() => setByEmail('code')} fullWidth>
-            Email me a code
-          </Button>
-        ) : null}
-      </Stack>
+      <OtherMethods
+        config={config}
+        busy={busy}
+        onPasskey={() => void passkey()}
+        onSocial={(id) => void social(id)}
+        onByEmail={setByEmail}
+      />
       <Group justify="space-between" gap="xs">
         {config.forgotPassword !== false && config.emailAndPassword ? (
           <Anchor href={pageURL('forgot-password', keepReturnTo())} size="sm">
