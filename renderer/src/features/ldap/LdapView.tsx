@@ -23,7 +23,7 @@ import { parseRoleList } from '../../../../server/core/access-control'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
-import { hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES } from './recipes'
 import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapPatch } from './settings'
 
 /**
@@ -86,7 +86,7 @@ export default function LdapView() {
     ldapsPort: current.ldapsAddress ? portOf(current.ldapsAddress, 6360) : null,
     startTls: current.tls,
     baseDN: current.baseDN,
-    serviceUid: serviceUid ?? serviceUids[0] ?? 'ldap-reader',
+    serviceUid: serviceUid ?? serviceUids[0] ?? DOC_VALUES.serviceUid,
   }
   const shown = RECIPES.find((r) => r.id === recipe) ?? RECIPES[0]
   const submit = () => {
@@ -232,7 +232,7 @@ export default function LdapView() {
           />
           <Select
             label="Service user"
-            data={serviceUids.length ? serviceUids : ['ldap-reader']}
+            data={serviceUids.length ? serviceUids : [DOC_VALUES.serviceUid]}
             value={values.serviceUid}
             onChange={setServiceUid}
             allowDeselect={false}
