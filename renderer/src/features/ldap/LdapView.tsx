@@ -24,6 +24,7 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { LdapTestBox } from './LdapTestBox'
 import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapPatch } from './settings'
 
 /**
@@ -262,12 +263,12 @@ export default function LdapView() {
               </CopyButton>
             </Group>
             <Text size="xs" c="dimmed">
-              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md. A
-              live "test a bind and a filter" box is not part of this view yet.
+              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md.
             </Text>
           </Stack>
         )}
       </Card>
+      <LdapTestBox baseDN={current.baseDN} serviceUids={serviceUids} />
     </Stack>
   )
 }
