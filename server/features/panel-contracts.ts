@@ -18,6 +18,7 @@ import { importContract } from './import/panel-contract.js'
 import { forwardAuthContract } from './forward-auth/panel-contract.js'
 import { genericOAuthContract } from './generic-oauth/panel-contract.js'
 import { appPasswordsContract } from './app-passwords/panel-contract.js'
+import { ldapContract } from './ldap/panel-contract.js'
 import { samlContract } from './saml/panel-contract.js'
 
 /**
@@ -43,5 +44,6 @@ export const featureContracts = {
   ...forwardAuthContract,
   ...genericOAuthContract,
   ...appPasswordsContract,
+  ...ldapContract,
   ...samlContract,
 }

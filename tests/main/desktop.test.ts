@@ -101,6 +101,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:jwt.keys',
   'gatehouse:jwt.rotate',
   'gatehouse:jwt.settings',
+  'gatehouse:ldap.test',
   'gatehouse:network.apply',
   'gatehouse:network.check',
   'gatehouse:network.get',

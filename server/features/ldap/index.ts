@@ -1,6 +1,8 @@
 import type { AuthContext } from '../../core/context.js'
 import { defineFeature } from '../../feature.js'
 import { configSections } from './config.js'
+import { LDAP_ERRORS } from './errors.js'
+import { ldapPanel } from './panel.js'
 import type { LdapListeners } from './server.js'
 
 /** Each server's LDAP listeners once bound (tests, the start-up line and `ready` read it). */
@@ -10,6 +12,9 @@ const started = new WeakMap<AuthContext, Promise<LdapListeners>>()
 export async function ldapListening(ctx: AuthContext): Promise<LdapListeners['bound'] | undefined> {
   return (await started.get(ctx))?.bound
 }
+
+/** The listener's module (with the panel's bind-and-search test), loaded when LDAP is switched on or tested. */
+const loadServer = () => import('./server.js')
 
 /**
  * The LDAP interface (issue 36, docs/LDAP.md): a read-only directory of the same users and groups
@@ -21,6 +26,8 @@ export async function ldapListening(ctx: AuthContext): Promise<LdapListeners['bo
 export const ldapFeature = defineFeature({
   id: 'ldap',
   config: configSections,
+  errors: LDAP_ERRORS,
+  panel: ldapPanel(loadServer),
   start({ ctx, logger, onConfigChange }) {
     /** The listeners that run, under the settings they were opened with; changes are applied one at a time. */
     let running: { settings: string; listening: Promise<LdapListeners> } | null = null
@@ -30,7 +37,7 @@ export const ldapFeature = defineFeature({
       return enabled ? JSON.stringify({ address, ldapsAddress, tls }) : null
     }
     const open = (settings: string, live: boolean) => {
-      const listening = import('./server.js').then(({ startLdap }) => startLdap(ctx, logger))
+      const listening = loadServer().then(({ startLdap }) => startLdap(ctx, logger))
       running = { settings, listening }
       started.set(ctx, listening)
       listening.then(

@@ -35,6 +35,9 @@ import {
   WireError,
 } from './wire.js'
 
+/** The panel's bind-and-search test (probe.ts), in the module the listener loads. */
+export { testBindAndSearch } from './probe.js'
+
 /**
  * The LDAP listeners (node:net, and node:tls for LDAPS; StartTLS upgrades a plain connection):
  * frames in, one operation at a time per connection, answers out. A malformed or oversized

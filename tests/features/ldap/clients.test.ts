@@ -67,7 +67,7 @@ describe('python3 ldap3', () => {
 /**
  * docs/LDAP.md's Apache recipe (the one the panel's LDAP view shows), as written: only this test's
  * LDAP address, its service user's DN and that user's password are put in for the recipe's
- * placeholders (gatehouse.lan:3890, uid=ldap-reader, APP_PASSWORD_OF_THE_SERVICE_USER).
+ * placeholders (gatehouse.lan:3890, uid=ldap-reader@gatehouse.lan, APP_PASSWORD_OF_THE_SERVICE_USER).
  */
 function apacheRecipe(): string {
   const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'LDAP.md'), 'utf8')
@@ -75,7 +75,7 @@ function apacheRecipe(): string {
   if (!block) throw new Error('docs/LDAP.md has no Apache mod_authnz_ldap recipe')
   return block
     .replace('ldap://gatehouse.lan:3890', server.url)
-    .replace('uid=ldap-reader,ou=people,dc=gatehouse,dc=lan', reader.dn)
+    .replace('uid=ldap-reader@gatehouse.lan,ou=people,dc=gatehouse,dc=lan', reader.dn)
     .replace('APP_PASSWORD_OF_THE_SERVICE_USER', PASSWORD)
 }
 

@@ -59,3 +59,58 @@ export function run(tool: string, args: string[], input?: string): Promise<{ cod
     if (input !== undefined) child.stdin?.end(input)
   })
 }
+
+export interface LdifEntry {
+  dn: string
+  attributes: { name: string; values: string[] }[]
+}
+
+/** `ldapsearch -LLL -o ldif_wrap=no` output as entries, attributes in the order printed (base64 values decoded). */
+export function parseLdif(stdout: string): LdifEntry[] {
+  const entries: LdifEntry[] = []
+  for (const block of stdout.split(/\n\n+/)) {
+    const lines = block.split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+    if (lines.length === 0) continue
+    const pairs = lines.map((line) => {
+      const at = line.indexOf(':')
+      const name = line.slice(0, at)
+      const value =
+        line[at + 1] === ':' ? Buffer.from(line.slice(at + 2).trim(), 'base64').toString('utf8') : line.slice(at + 1).replace(/^ /, '')
+      return { name, value }
+    })
+    const [first, ...rest] = pairs
+    if (first?.name !== 'dn') throw new Error(`not an LDIF entry: ${block}`)
+    const attributes: LdifEntry['attributes'] = []
+    for (const { name, value } of rest) {
+      const last = attributes.at(-1)
+      if (last?.name === name) last.values.push(value)
+      else attributes.push({ name, values: [value] })
+    }
+    entries.push({ dn: first.value, attributes })
+  }
+  return entries
+}
+
+/** `ldapsearch` as an app would run it: simple bind, one search; its exit code is the LDAP result code. */
+export function ldapsearch(
+  server: { url: string },
+  search: { bindDN: string; password: string; base: string; scope: string; filter: string; attributes?: string[]; sizeLimit?: number },
+) {
+  const bind = search.bindDN ? ['-D', search.bindDN, '-w', search.password] : []
+  return run('/usr/bin/ldapsearch', [
+    '-x',
+    '-LLL',
+    '-o',
+    'ldif_wrap=no',
+    '-H',
+    server.url,
+    ...bind,
+    '-b',
+    search.base,
+    '-s',
+    search.scope,
+    ...(search.sizeLimit ? ['-z', String(search.sizeLimit)] : []),
+    search.filter,
+    ...(search.attributes ?? []),
+  ])
+}

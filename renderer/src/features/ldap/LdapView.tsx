@@ -23,7 +23,8 @@ import { parseRoleList } from '../../../../server/core/access-control'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
-import { hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { LdapTestBox } from './LdapTestBox'
 import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapPatch } from './settings'
 
 /**
@@ -86,7 +87,7 @@ export default function LdapView() {
     ldapsPort: current.ldapsAddress ? portOf(current.ldapsAddress, 6360) : null,
     startTls: current.tls,
     baseDN: current.baseDN,
-    serviceUid: serviceUid ?? serviceUids[0] ?? 'ldap-reader',
+    serviceUid: serviceUid ?? serviceUids[0] ?? DOC_VALUES.serviceUid,
   }
   const shown = RECIPES.find((r) => r.id === recipe) ?? RECIPES[0]
   const submit = () => {
@@ -232,7 +233,7 @@ export default function LdapView() {
           />
           <Select
             label="Service user"
-            data={serviceUids.length ? serviceUids : ['ldap-reader']}
+            data={serviceUids.length ? serviceUids : [DOC_VALUES.serviceUid]}
             value={values.serviceUid}
             onChange={setServiceUid}
             allowDeselect={false}
@@ -262,12 +263,12 @@ export default function LdapView() {
               </CopyButton>
             </Group>
             <Text size="xs" c="dimmed">
-              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md. A
-              live "test a bind and a filter" box is not part of this view yet.
+              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md.
             </Text>
           </Stack>
         )}
       </Card>
+      <LdapTestBox baseDN={current.baseDN} serviceUids={serviceUids} />
     </Stack>
   )
 }

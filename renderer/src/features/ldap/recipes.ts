@@ -33,7 +33,7 @@ export const DOC_VALUES: LdapValues = {
   ldapsPort: null,
   startTls: false,
   baseDN: 'dc=gatehouse,dc=lan',
-  serviceUid: 'ldap-reader',
+  serviceUid: 'ldap-reader@gatehouse.lan',
 }
 
 /** What the service user's password stands for in every recipe: an app password of that user. */
