@@ -126,7 +126,11 @@ declare module 'oidc-provider' {
     sign(data: Buffer): Promise<Buffer | Uint8Array>
   }
   type OidcErrorClass = new (description?: string) => Error & { error: string; error_description?: string; status: number }
-  export const errors: { InvalidClientMetadata: OidcErrorClass; InvalidRedirectUri: OidcErrorClass } & Record<string, OidcErrorClass>
+  export const errors: {
+    InvalidClientMetadata: OidcErrorClass
+    InvalidRedirectUri: OidcErrorClass
+    InvalidRequest: OidcErrorClass
+  } & Record<string, OidcErrorClass>
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration)
     issuer: string

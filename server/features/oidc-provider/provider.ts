@@ -283,7 +283,18 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
         devInteractions: { enabled: false },
         // The live keys sign through node:crypto directly (signing.ts).
         externalSigningSupport: { enabled: true, ack: 'experimental-01' },
-        revocation: { enabled: true },
+        revocation: {
+          enabled: true,
+          // A client revokes only its own tokens (RFC 7009): oidc-provider's default rule, stated here
+          // because its default prints an "oidc-provider NOTICE" on stdout at the first revocation
+          // (mod_auth_openidc revokes at every sign-out). Another client's token: a confidential
+          // client is refused, a public one answered 200 with the token left alone.
+          allowedPolicy: async (_koa: KoaContextWithOIDC, client: ClientInstance, token: { clientId?: string }) => {
+            if (token.clientId === client.clientId) return true
+            if (client.clientAuthMethod === 'none') return false
+            throw new errors.InvalidRequest('client is not authorized to revoke the presented token')
+          },
+        },
         introspection: {
           enabled: true,
           allowedPolicy: async (_koa: KoaContextWithOIDC, client: ClientInstance, token: { clientId?: string }) =>

@@ -1,0 +1,476 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { OidcLogoutDeliveryRow } from '../../../server/features/oidc-provider/schema.js'
+import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
+import { administrator, type Member } from '../../api/admin-helpers.js'
+import { launchBrowser } from '../../helpers/browser.js'
+import { freePort, warnSkipped } from '../../helpers/engines.js'
+import { type SignedUp, signUp } from '../../helpers/http.js'
+import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+
+/**
+ * A real back-channel relying party: Apache httpd with Debian's mod_auth_openidc, started here in
+ * the foreground on loopback with its own configuration in a temporary directory, set up by the two
+ * blocks of docs/SSO.md run as written (`gatehouse oidc client create … --backchannel-logout-uri`,
+ * the Apache block with its placeholders filled), and driven by Chromium through Gatehouse's hosted
+ * pages. Two applications on the one Apache (two virtual hosts on two loopback addresses, so two
+ * cookie jars, each its own client): a person signs in to both (SSO), their Gatehouse session ends
+ * each of the five ways, and both applications' own sessions are gone on their next request (a 302
+ * to Gatehouse's authorization endpoint instead of the page). With RP-initiated logout through
+ * application A's logout URL, A ends its own session and B learns it by the back channel. Then
+ * Apache is down during a sign-out: the notice is queued and retried, and once Apache is back (its
+ * file cache kept the sessions) the token arrives and the sessions end.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../../..')
+const MODULES = '/usr/lib/apache2/modules'
+const PATH = `${process.env.PATH}:/usr/sbin`
+
+function missing(): string | undefined {
+  if (spawnSync('apache2', ['-v'], { stdio: 'ignore', env: { ...process.env, PATH } }).status !== 0)
+    return 'apache2 is not installed (Debian: apache2)'
+  if (!existsSync(join(MODULES, 'mod_auth_openidc.so'))) return 'mod_auth_openidc is not installed (Debian: libapache2-mod-auth-openidc)'
+  if (!existsSync(join(MODULES, 'mod_cgi.so'))) return 'mod_cgi is not installed (Debian: apache2)'
+  return undefined
+}
+const reason = missing()
+warnSkipped('tests/features/oidc-provider/mod-auth-openidc.test.ts (Apache httpd + mod_auth_openidc as the back-channel RP)', reason)
+
+/** A block of docs/SSO.md marked `<!-- recipe: NAME -->` (inside a list item: its indent removed). */
+function recipe(name: string): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'SSO.md'), 'utf8')
+  const m = new RegExp(`<!-- recipe: ${name} -->\\n( *)\`\`\`\\w+\\n([\\s\\S]*?)\\n\\1\`\`\``).exec(doc)
+  if (!m?.[2]) throw new Error(`docs/SSO.md has no recipe ${name}`)
+  const indent = m[1] ?? ''
+  return `${m[2]
+    .split('\n')
+    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+    .join('\n')}\n`
+}
+
+/** Runs the setup recipe with sh (asynchronously: the CLI writes to this process's server's database). */
+function run(script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('sh', ['-eu', '-c', script], { cwd: ROOT, env: { ...process.env, ...env } })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString()
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      if (code === 0) resolvePromise(out)
+      else reject(new Error(`recipe failed (${code}):\n${out}\n${err}`))
+    })
+  })
+}
+
+interface App {
+  name: 'A' | 'B'
+  /** The application's public URL (its own loopback address: its own cookies). */
+  url: string
+  host: string
+  port: number
+  clientId: string
+  /** Its access log: one line per request, `METHOD URI STATUS`. */
+  accessLog: string
+}
+
+let server: TestServer
+let clock: TestClock
+let work: string
+let assets: string
+let browser: Browser
+let admin: Member
+let apache: ChildProcess | undefined
+let apacheStderr = ''
+const apps: App[] = []
+const appA = (): App => apps[0] as App
+const appB = (): App => apps[1] as App
+
+const asRoot = process.getuid?.() === 0
+
+async function buildHosted(): Promise<string> {
+  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
+  const { build } = await import('vite')
+  await build({ configFile: join(ROOT, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
+  return outDir
+}
+
+const errorLog = (): string => {
+  const file = join(work, 'logs', 'error.log')
+  return existsSync(file) ? readFileSync(file, 'utf8') : ''
+}
+
+/** The whole Apache configuration: docs/SSO.md's block once per virtual host, placeholders filled. */
+function writeApacheConfig(secrets: Map<string, string>): void {
+  const load = (mod: string, file: string) => `LoadModule ${mod} ${MODULES}/${file}`
+  mkdirSync(join(work, 'logs'), { recursive: true })
+  mkdirSync(join(work, 'htdocs'), { recursive: true })
+  mkdirSync(join(work, 'cgi'), { recursive: true })
+  writeFileSync(join(work, 'htdocs', 'index.html'), '<!doctype html><title>home</title><p>home of the application</p>\n')
+  // The protected application: what mod_auth_openidc hands it.
+  writeFileSync(
+    join(work, 'cgi', 'env.cgi'),
+    "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\necho \"REMOTE_USER=$REMOTE_USER\"\nenv | grep '^OIDC_CLAIM_' | sort\n",
+  )
+  chmodSync(join(work, 'cgi', 'env.cgi'), 0o755)
+  const passphrase = randomBytes(24).toString('base64url')
+  const hosts: string[] = []
+  for (const app of apps) {
+    const cache = join(work, `cache-${app.name}`)
+    mkdirSync(cache, { recursive: true })
+    const block = recipe('openidc-apache')
+      .replaceAll('https://auth.example.com/api/auth', server.base)
+      .replaceAll('https://app.example.com', app.url)
+      .replace('CLIENT_ID', app.clientId)
+      .replace('CLIENT_SECRET', secrets.get(app.clientId) as string)
+      .replace('A_LONG_RANDOM_PASSPHRASE', passphrase)
+      .replace('/var/cache/apache2/mod_auth_openidc/cache', cache)
+    writeFileSync(join(work, `openidc-${app.name}.conf`), block)
+    hosts.push(
+      `Listen ${app.host}:${app.port}`,
+      `<VirtualHost ${app.host}:${app.port}>`,
+      `    ServerName ${app.host}:${app.port}`,
+      `    DocumentRoot "${work}/htdocs"`,
+      `    CustomLog "${app.accessLog}" "%m %U%q %>s"`,
+      `    ScriptAlias /protected/env "${work}/cgi/env.cgi"`,
+      `    Include openidc-${app.name}.conf`,
+      '</VirtualHost>',
+    )
+  }
+  writeFileSync(
+    join(work, 'httpd.conf'),
+    [
+      `ServerRoot "${work}"`,
+      'ServerName 127.0.0.1',
+      // As root (a CI container) Apache serves as nobody, who is given the directory; otherwise as its own user.
+      ...(asRoot ? ['User nobody', 'Group nogroup'] : [`User #${process.getuid?.() ?? 0}`, `Group #${process.getgid?.() ?? 0}`]),
+      `PidFile "${work}/logs/httpd.pid"`,
+      `DefaultRuntimeDir "${work}/logs"`,
+      `ErrorLog "${work}/logs/error.log"`,
+      'LogLevel warn',
+      load('mpm_prefork_module', 'mod_mpm_prefork.so'),
+      load('authn_core_module', 'mod_authn_core.so'),
+      load('authz_core_module', 'mod_authz_core.so'),
+      load('authz_user_module', 'mod_authz_user.so'),
+      load('alias_module', 'mod_alias.so'),
+      load('cgi_module', 'mod_cgi.so'),
+      load('mime_module', 'mod_mime.so'),
+      load('dir_module', 'mod_dir.so'),
+      load('auth_openidc_module', 'mod_auth_openidc.so'),
+      'TypesConfig /etc/mime.types',
+      'DirectoryIndex index.html',
+      'StartServers 1',
+      'MinSpareServers 1',
+      'MaxSpareServers 3',
+      'MaxRequestWorkers 6',
+      ...hosts,
+      '',
+    ].join('\n'),
+  )
+  if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', work])
+}
+
+async function startApache(): Promise<void> {
+  apacheStderr = ''
+  // A process group of its own: Apache's prefork signals its whole group when it stops.
+  const child = spawn('apache2', ['-DFOREGROUND', '-f', join(work, 'httpd.conf')], {
+    cwd: work,
+    env: { ...process.env, PATH },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  apache = child
+  child.stderr?.on('data', (c: Buffer) => {
+    apacheStderr += c.toString()
+  })
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const up = await Promise.all(
+      apps.map((app) =>
+        fetch(`${app.url}/`, { signal: AbortSignal.timeout(2000) }).then(
+          (res) => res.status === 200,
+          () => false,
+        ),
+      ),
+    )
+    if (up.every(Boolean)) return
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`apache did not start:\n${apacheStderr}\n${errorLog()}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+async function stopApache(): Promise<void> {
+  const child = apache
+  if (!child || child.exitCode !== null) return
+  const exited = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))])
+  if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL')
+  // Its ports are closed once it has exited: the applications are unreachable.
+  for (const app of apps) await expect(fetch(`${app.url}/`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow()
+}
+
+beforeAll(async () => {
+  if (reason) return
+  work = mkdtempSync(join(tmpdir(), 'gatehouse-openidc-'))
+  const [gatehousePort, portA, portB] = await Promise.all([freePort(), freePort(), freePort()])
+  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  process.env.GATEHOUSE_HOSTED_ASSETS = assets
+  // A clock near real time (mod_auth_openidc checks the tokens' iat and exp against its own), moved
+  // on by hand where a test waits for a retry.
+  clock = new TestClock(Date.now())
+  server = await startTestServer({
+    port: gatehousePort,
+    baseURL: `http://127.0.0.1:${gatehousePort}`,
+    clock,
+    config: { oidcProvider: { enabled: true } },
+  })
+  admin = await administrator(server)
+  // Application A on 127.0.0.1, B on 127.0.0.2 (another loopback address: the browser keeps their cookies apart).
+  const secrets = new Map<string, string>()
+  for (const [name, host, port] of [
+    ['A', '127.0.0.1', portA],
+    ['B', '127.0.0.2', portB],
+  ] as const) {
+    const url = `http://${host}:${port}`
+    const out = await run(recipe('openidc-setup'), { APP_URL: url, GATEHOUSE_DATA_DIR: server.dataDir })
+    const created = JSON.parse(out.slice(out.indexOf('{'))) as { clientId: string; clientSecret: string }
+    expect(created.clientSecret.length).toBeGreaterThan(20)
+    secrets.set(created.clientId, created.clientSecret)
+    apps.push({ name, url, host, port, clientId: created.clientId, accessLog: join(work, 'logs', `access-${name}.log`) })
+  }
+  writeApacheConfig(secrets)
+  await startApache()
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stopApache().catch(() => {})
+  await server?.close()
+  delete process.env.GATEHOUSE_HOSTED_ASSETS
+  for (const dir of [work, assets]) if (dir) rmSync(dir, { recursive: true, force: true })
+}, 60_000)
+
+beforeEach(() => {
+  // Catch the server's clock up with the wall clock mod_auth_openidc reads.
+  if (clock && Date.now() > clock.now()) clock.advance(Date.now() - clock.now())
+})
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ locale: 'en-GB' })
+  const page = await context.newPage()
+  page.setDefaultTimeout(30_000)
+  page.setDefaultNavigationTimeout(30_000)
+  return { context, page }
+}
+
+const envOf = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  )
+
+/** The first request of a navigation (the one the browser made before following redirects). */
+function firstOf(request: Request): Request {
+  let first = request
+  for (let from = first.redirectedFrom(); from; from = from.redirectedFrom()) first = from
+  return first
+}
+
+/** The protected page, answered by the application itself (its session): REMOTE_USER and the claims. */
+async function protectedPage(page: Page, app: App): Promise<Record<string, string>> {
+  const response = await page.goto(`${app.url}/protected/env`)
+  expect(response?.status()).toBe(200)
+  expect(response?.request().redirectedFrom()).toBeNull()
+  expect(page.url()).toBe(`${app.url}/protected/env`)
+  return envOf(await page.locator('body').innerText())
+}
+
+/** The application's next request has no session: mod_auth_openidc sends the browser to Gatehouse's authorization endpoint. */
+async function expectNoSessionAt(page: Page, app: App): Promise<void> {
+  const response = await page.goto(`${app.url}/protected/env`)
+  const first = firstOf(response?.request() as Request)
+  expect(first.url()).toBe(`${app.url}/protected/env`)
+  const answer = await first.response()
+  expect(answer?.status()).toBe(302)
+  const location = new URL(answer?.headers().location as string)
+  expect(location.origin + location.pathname).toBe(`${server.base}/oauth2/authorize`)
+  expect(location.searchParams.get('client_id')).toBe(app.clientId)
+  // The Gatehouse session is gone too: the browser ends on the sign-in page.
+  await page.waitForURL(/\/api\/auth\/ui\/sign-in/)
+}
+
+/** Through the hosted pages: the sign-in form when asked, the consent page (Allow) when shown, back at the protected page. */
+async function signInAt(page: Page, app: App, person: SignedUp): Promise<Record<string, string>> {
+  await page.goto(`${app.url}/protected/env`)
+  const target = `${app.url}/protected/env`
+  await page.waitForURL((url) => url.href === target || /\/api\/auth\/ui\/(sign-in|consent)/.test(url.pathname))
+  if (page.url().includes('/ui/sign-in')) {
+    await page.getByLabel(/^Email or username/).fill(person.email)
+    await page.getByLabel(/^Password/).fill(person.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL((url) => url.href === target || url.pathname.endsWith('/ui/consent'))
+  }
+  if (page.url().includes('/ui/consent')) {
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.waitForURL(target)
+  }
+  return protectedPage(page, app)
+}
+
+interface SignedIn {
+  person: SignedUp
+  context: BrowserContext
+  page: Page
+  /** The `sid` each application's session holds (the claim it was handed). */
+  sids: Map<App, string>
+}
+
+/** A new person signs in to A (the sign-in page) and to B (single sign-on, no sign-in page). */
+async function signedInToBoth(): Promise<SignedIn> {
+  const person = await signUp(server.base, { name: 'Ada Lovelace' })
+  const { context, page } = await newPage()
+  const sids = new Map<App, string>()
+  for (const app of apps) {
+    const env = await signInAt(page, app, person)
+    expect(env.REMOTE_USER).toBe(person.email)
+    expect(env.OIDC_CLAIM_email).toBe(person.email)
+    expect(env.OIDC_CLAIM_sub).toBe(person.user.id)
+    expect(env.OIDC_CLAIM_name).toBe('Ada Lovelace')
+    expect(env.OIDC_CLAIM_groups).toBe('user')
+    expect(env.OIDC_CLAIM_sid).toMatch(/\S/)
+    sids.set(app, env.OIDC_CLAIM_sid as string)
+  }
+  expect(sids.get(appA())).not.toBe(sids.get(appB()))
+  return { person, context, page, sids }
+}
+
+const deliveriesOf = async (signedIn: SignedIn): Promise<OidcLogoutDeliveryRow[]> => {
+  const rows = await listLogoutDeliveries(server.gatehouse.ctx)
+  return apps.flatMap((app) => rows.filter((r) => r.clientId === app.clientId && r.sid === signedIn.sids.get(app)))
+}
+
+/** Polls (bounded) until `done` holds for this person's deliveries, one per application; returns them. */
+async function waitForDeliveries(
+  signedIn: SignedIn,
+  done: (row: OidcLogoutDeliveryRow) => boolean,
+  what: string,
+): Promise<OidcLogoutDeliveryRow[]> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const rows = await deliveriesOf(signedIn)
+    if (rows.length === apps.length && rows.every(done)) return rows
+    if (Date.now() > deadline)
+      throw new Error(`logout deliveries not ${what} in time: ${JSON.stringify(rows, null, 1)}\napache error log:\n${errorLog()}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** The back-channel POSTs Apache answered, as `STATUS` per line, from an application's access log. */
+const backchannelPosts = (app: App): string[] =>
+  (existsSync(app.accessLog) ? readFileSync(app.accessLog, 'utf8') : '')
+    .split('\n')
+    .filter((line) => line.startsWith('POST /protected/redirect_uri?logout=backchannel '))
+    .map((line) => line.slice(line.lastIndexOf(' ') + 1))
+
+const ways = [
+  'the hosted sign-out page',
+  'RP-initiated logout from application A',
+  'an admin revoking the sessions',
+  'a ban',
+  'deleting the person',
+] as const
+
+describe.skipIf(reason)('mod_auth_openidc as the back-channel relying party', () => {
+  for (const way of ways) {
+    it(`${way}: the logout tokens are delivered and both applications’ sessions are gone on their next request`, async () => {
+      const signedIn = await signedInToBoth()
+      const { page, person } = signedIn
+      const postsBefore = apps.map((app) => backchannelPosts(app).length)
+      // Still signed in at both, right before.
+      for (const app of apps) expect((await protectedPage(page, app)).REMOTE_USER).toBe(person.email)
+
+      if (way === 'the hosted sign-out page') {
+        await page.goto(`${server.base}/ui/sign-out`)
+        await page.getByRole('button', { name: 'Sign out' }).click()
+        await page.getByTestId('signed-out').waitFor()
+      } else if (way === 'RP-initiated logout from application A') {
+        // mod_auth_openidc's logout URL: it ends its own session, then Gatehouse's end-session
+        // endpoint (with id_token_hint) confirms on the hosted sign-out page and sends the browser back.
+        const back = `${appA().url}/`
+        await page.goto(`${appA().url}/protected/redirect_uri?logout=${encodeURIComponent(back)}`)
+        await page.waitForURL(/\/api\/auth\/ui\/sign-out/)
+        await page.getByRole('button', { name: 'Sign out' }).click()
+        await page.waitForURL(back)
+        await page.getByText('home of the application').waitFor()
+      } else {
+        const userId = person.user.id
+        const answer =
+          way === 'a ban'
+            ? await admin.client.admin.banUser({ userId })
+            : way === 'deleting the person'
+              ? await admin.client.admin.removeUser({ userId })
+              : await admin.client.admin.revokeUserSessions({ userId })
+        expect(answer.error).toBeNull()
+      }
+
+      const rows = await waitForDeliveries(signedIn, (r) => r.sentAt !== null, 'delivered')
+      for (const row of rows) expect(row.lastError).toBeNull()
+      // Apache answered each application's back-channel POST with 200 (mod_auth_openidc took the token).
+      apps.forEach((app, i) => {
+        expect(backchannelPosts(app).slice(postsBefore[i])).toEqual(['200'])
+      })
+      for (const app of apps) await expectNoSessionAt(page, app)
+      await signedIn.context.close()
+    }, 240_000)
+  }
+
+  it('Apache down during a sign-out: the notices are queued and retried; once it is back they arrive and the sessions end', async () => {
+    serverLog.allowWarning(/^Back-channel logout to client/)
+    const signedIn = await signedInToBoth()
+    const { page } = signedIn
+    const postsBefore = apps.map((app) => backchannelPosts(app).length)
+    await stopApache()
+
+    // The hosted sign-out completes while neither application can be reached.
+    await page.goto(`${server.base}/ui/sign-out`)
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByTestId('signed-out').waitFor()
+    const failed = await waitForDeliveries(signedIn, (r) => r.lastError !== null && r.attempts >= 1, 'tried')
+    for (const row of failed) {
+      expect(row.sentAt).toBeNull()
+      expect(row.lastError).toMatch(/fetch failed|ECONNREFUSED/)
+      expect(row.nextAttemptAt.getTime()).toBeGreaterThan(clock.now())
+    }
+
+    // Apache again, on the same file cache: its sessions survived the restart (no token yet).
+    await startApache()
+    for (const app of apps) expect((await protectedPage(page, app)).REMOTE_USER).toBe(signedIn.person.email)
+    const waiting = await deliveriesOf(signedIn)
+    expect(waiting.every((r) => r.sentAt === null)).toBe(true)
+
+    // The retry falls due on the server's clock: the tokens arrive and the sessions end.
+    const due = Math.max(...waiting.map((r) => r.nextAttemptAt.getTime()))
+    clock.advance(due - clock.now() + 1_000)
+    const rows = await waitForDeliveries(signedIn, (r) => r.sentAt !== null, 'delivered after the restart')
+    for (const row of rows) expect(row.attempts).toBeGreaterThanOrEqual(2)
+    apps.forEach((app, i) => {
+      expect(backchannelPosts(app).slice(postsBefore[i])).toEqual(['200'])
+    })
+    for (const app of apps) await expectNoSessionAt(page, app)
+    await signedIn.context.close()
+  }, 300_000)
+})
