@@ -50,6 +50,60 @@ function ResultBadge({ code, result, testId }: { code: number; result: string; t
   )
 }
 
+/** The bind's result, then the search's result and every entry with its attributes. */
+function TestAnswer({ answer, sizeLimit }: { answer: Answer; sizeLimit: number }) {
+  return (
+    <Stack gap="xs" mt="md" data-testid="ldap-test-answer" aria-live="polite">
+      <Group gap="xs">
+        <Text size="sm" fw={700}>
+          Bind
+        </Text>
+        <ResultBadge code={answer.bind.code} result={answer.bind.result} testId="ldap-test-bind" />
+        <Text size="sm">
+          {answer.bind.code === 0 ? (answer.bind.boundAs ? `as ${answer.bind.boundAs}` : 'anonymous') : 'no search is made'}
+        </Text>
+      </Group>
+      {answer.search && (
+        <>
+          <Group gap="xs">
+            <Text size="sm" fw={700}>
+              Search
+            </Text>
+            <ResultBadge code={answer.search.code} result={answer.search.result} testId="ldap-test-search" />
+            <Text size="sm" data-testid="ldap-test-count">
+              {answer.search.entries.length} {answer.search.entries.length === 1 ? 'entry' : 'entries'}
+              {answer.search.code === 4 ? ` (the size limit of ${sizeLimit} was reached)` : ''}
+            </Text>
+          </Group>
+          {answer.search.entries.map((entry) => (
+            <Card key={entry.dn || '(root)'} withBorder padding="xs" data-testid="ldap-test-entry">
+              <Code data-testid="ldap-test-dn">{entry.dn || '(root DSE)'}</Code>
+              {entry.attributes.length > 0 && (
+                <Table fz="sm" mt="xs" withRowBorders={false} verticalSpacing={2}>
+                  <Table.Tbody>
+                    {entry.attributes.map((a) => (
+                      <Table.Tr key={a.name}>
+                        <Table.Th w={180} fw={600}>
+                          {a.name}
+                        </Table.Th>
+                        <Table.Td>
+                          {a.values.map((v) => (
+                            <div key={v}>{v}</div>
+                          ))}
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              )}
+            </Card>
+          ))}
+        </>
+      )}
+    </Stack>
+  )
+}
+
 export function LdapTestBox({ baseDN, serviceUids }: { baseDN: string; serviceUids: string[] }) {
   const test = useOpMutation('ldap.test')
   const [serviceUid, setServiceUid] = useState<string | null>(null)
@@ -181,56 +235,7 @@ export function LdapTestBox({ baseDN, serviceUids }: { baseDN: string; serviceUi
           </Text>
         </Alert>
       )}
-      {answer && (
-        <Stack gap="xs" mt="md" data-testid="ldap-test-answer" aria-live="polite">
-          <Group gap="xs">
-            <Text size="sm" fw={700}>
-              Bind
-            </Text>
-            <ResultBadge code={answer.bind.code} result={answer.bind.result} testId="ldap-test-bind" />
-            <Text size="sm">
-              {answer.bind.code === 0 ? (answer.bind.boundAs ? `as ${answer.bind.boundAs}` : 'anonymous') : 'no search is made'}
-            </Text>
-          </Group>
-          {answer.search && (
-            <>
-              <Group gap="xs">
-                <Text size="sm" fw={700}>
-                  Search
-                </Text>
-                <ResultBadge code={answer.search.code} result={answer.search.result} testId="ldap-test-search" />
-                <Text size="sm" data-testid="ldap-test-count">
-                  {answer.search.entries.length} {answer.search.entries.length === 1 ? 'entry' : 'entries'}
-                  {answer.search.code === 4 ? ` (the size limit of ${sizeLimit} was reached)` : ''}
-                </Text>
-              </Group>
-              {answer.search.entries.map((entry) => (
-                <Card key={entry.dn || '(root)'} withBorder padding="xs" data-testid="ldap-test-entry">
-                  <Code data-testid="ldap-test-dn">{entry.dn || '(root DSE)'}</Code>
-                  {entry.attributes.length > 0 && (
-                    <Table fz="sm" mt="xs" withRowBorders={false} verticalSpacing={2}>
-                      <Table.Tbody>
-                        {entry.attributes.map((a) => (
-                          <Table.Tr key={a.name}>
-                            <Table.Th w={180} fw={600}>
-                              {a.name}
-                            </Table.Th>
-                            <Table.Td>
-                              {a.values.map((v) => (
-                                <div key={v}>{v}</div>
-                              ))}
-                            </Table.Td>
-                          </Table.Tr>
-                        ))}
-                      </Table.Tbody>
-                    </Table>
-                  )}
-                </Card>
-              ))}
-            </>
-          )}
-        </Stack>
-      )}
+      {answer && <TestAnswer answer={answer} sizeLimit={sizeLimit} />}
     </Card>
   )
 }

@@ -62,6 +62,197 @@ function ServiceUsersOf({ role, onUids }: { role: string; onUids: (role: string,
   )
 }
 
+/** The `ldap.*` settings: switch, addresses, base DN, the roles that may search, timeouts. */
+function ListenerCard({
+  form,
+  set,
+  present,
+  saving,
+  fieldError,
+  onSubmit,
+}: {
+  form: LdapForm
+  set: <K extends keyof LdapForm>(key: K, value: LdapForm[K]) => void
+  present: boolean
+  saving: boolean
+  fieldError: (key: string) => string | undefined
+  onSubmit: () => void
+}) {
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="sm">
+        Listener
+      </Title>
+      <Editable op="settings.update" note>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            onSubmit()
+          }}
+        >
+          <Stack gap="sm" data-testid="ldap-form">
+            <Switch label="LDAP server enabled" checked={form.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />
+            <Group grow align="flex-start">
+              <TextInput
+                label="Address"
+                description="host:port of the LDAP listener (StartTLS when a certificate is set)"
+                value={form.address}
+                onChange={(e) => set('address', e.currentTarget.value)}
+                error={fieldError('address')}
+              />
+              <TextInput
+                label="LDAPS address"
+                description="host:port of an LDAPS listener; empty: none"
+                value={form.ldapsAddress}
+                onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
+                error={fieldError('ldapsAddress')}
+              />
+            </Group>
+            <TextInput
+              label="Base DN"
+              description="People are under ou=people, groups under ou=groups"
+              value={form.baseDN}
+              onChange={(e) => set('baseDN', e.currentTarget.value)}
+              error={fieldError('baseDN')}
+            />
+            <TagsInput
+              label="Roles that may search"
+              description="People with one of these roles see the whole directory: apps bind as such a service user"
+              value={form.searchRoles}
+              onChange={(v) => set('searchRoles', v)}
+              error={fieldError('searchRoles')}
+            />
+            <NumberInput
+              label="Idle timeout (seconds)"
+              description="A connection that sends nothing for this long is closed"
+              min={1}
+              value={form.idleTimeout}
+              onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
+              error={fieldError('idleTimeout')}
+            />
+            <Switch
+              label="Allow the main password for people with a second factor"
+              description="Off (recommended): they bind with an app password, so LDAP does not bypass their second factor"
+              checked={form.allowMainPasswordWithSecondFactor}
+              onChange={(e) => set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)}
+            />
+            <Group>
+              <Button type="submit" loading={saving} disabled={!present} data-testid="ldap-save">
+                Save
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Editable>
+    </Card>
+  )
+}
+
+/** The people apps bind as: everyone whose role may search. */
+function ServiceUsersCard({ roles, nobody, onUids }: { roles: string[]; nobody: boolean; onUids: (role: string, uids: string[]) => void }) {
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Service users
+      </Title>
+      <Text size="sm" c="dimmed" mb="sm">
+        People whose role is in the roles that may search. An app binds as one of them with an app password of that person (made on the
+        hosted page /ui/account/app-passwords while signed in as them).
+      </Text>
+      <Table fz="sm" data-testid="ldap-service-users">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Person</Table.Th>
+            <Table.Th>uid</Table.Th>
+            <Table.Th>Role</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {roles.map((role) => (
+            <ServiceUsersOf key={role} role={role} onUids={onUids} />
+          ))}
+        </Table.Tbody>
+      </Table>
+      {nobody && (
+        <Text size="sm" c="dimmed" mt="xs">
+          Nobody has these roles yet.
+        </Text>
+      )}
+    </Card>
+  )
+}
+
+/** Copy-paste settings for common apps, with this Gatehouse's values (the same recipes as docs/LDAP.md). */
+function RecipesCard({
+  values,
+  defaultHost,
+  host,
+  onHost,
+  serviceUids,
+  onServiceUid,
+}: {
+  values: LdapValues
+  defaultHost: string
+  host: string
+  onHost: (host: string) => void
+  serviceUids: string[]
+  onServiceUid: (uid: string | null) => void
+}) {
+  const [recipe, setRecipe] = useState<string | null>(RECIPES[0]?.id ?? null)
+  const shown = RECIPES.find((r) => r.id === recipe) ?? RECIPES[0]
+  return (
+    <Card withBorder>
+      <Title order={3} size="h4" mb="xs">
+        Settings for apps
+      </Title>
+      <Group grow align="flex-end" mb="sm">
+        <TextInput
+          label="Host the apps connect to"
+          description="Name or address of this server on your network"
+          placeholder={defaultHost}
+          value={host}
+          onChange={(e) => onHost(e.currentTarget.value)}
+        />
+        <Select
+          label="Service user"
+          data={serviceUids.length ? serviceUids : [DOC_VALUES.serviceUid]}
+          value={values.serviceUid}
+          onChange={onServiceUid}
+          allowDeselect={false}
+        />
+        <Select
+          label="App"
+          data-testid="ldap-recipe-app"
+          data={RECIPES.map((r) => ({ value: r.id, label: r.title }))}
+          value={shown?.id ?? null}
+          onChange={setRecipe}
+          allowDeselect={false}
+        />
+      </Group>
+      {shown && (
+        <Stack gap="xs" data-testid="ldap-recipe">
+          <Text size="sm">{shown.where}.</Text>
+          <Code block data-testid={`ldap-recipe-${shown.id}`}>
+            {shown.text(values)}
+          </Code>
+          <Group>
+            <CopyButton value={shown.text(values)}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="light" onClick={copy}>
+                  {copied ? 'Copied' : `Copy ${shown.title} settings`}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+          <Text size="xs" c="dimmed">
+            Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md.
+          </Text>
+        </Stack>
+      )}
+    </Card>
+  )
+}
+
 export default function LdapView() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const save = useOpMutation('settings.update')
@@ -73,7 +264,6 @@ export default function LdapView() {
   const serviceUids = [...new Set(current.searchRoles.flatMap((r) => uidsByRole[r] ?? []))]
   const [serviceUid, setServiceUid] = useState<string | null>(null)
   const [host, setHost] = useState('')
-  const [recipe, setRecipe] = useState<string | null>(RECIPES[0]?.id ?? null)
 
   if (settings.isPending) return <Loading />
   if (settings.error) return <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
@@ -89,7 +279,6 @@ export default function LdapView() {
     baseDN: current.baseDN,
     serviceUid: serviceUid ?? serviceUids[0] ?? DOC_VALUES.serviceUid,
   }
-  const shown = RECIPES.find((r) => r.id === recipe) ?? RECIPES[0]
   const submit = () => {
     setErrors({})
     save.mutate(
@@ -125,149 +314,20 @@ export default function LdapView() {
           </Text>
         </Alert>
       )}
-      <Card withBorder>
-        <Title order={3} size="h4" mb="sm">
-          Listener
-        </Title>
-        <Editable op="settings.update" note>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault()
-              submit()
-            }}
-          >
-            <Stack gap="sm" data-testid="ldap-form">
-              <Switch label="LDAP server enabled" checked={form.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />
-              <Group grow align="flex-start">
-                <TextInput
-                  label="Address"
-                  description="host:port of the LDAP listener (StartTLS when a certificate is set)"
-                  value={form.address}
-                  onChange={(e) => set('address', e.currentTarget.value)}
-                  error={fieldError('address')}
-                />
-                <TextInput
-                  label="LDAPS address"
-                  description="host:port of an LDAPS listener; empty: none"
-                  value={form.ldapsAddress}
-                  onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
-                  error={fieldError('ldapsAddress')}
-                />
-              </Group>
-              <TextInput
-                label="Base DN"
-                description="People are under ou=people, groups under ou=groups"
-                value={form.baseDN}
-                onChange={(e) => set('baseDN', e.currentTarget.value)}
-                error={fieldError('baseDN')}
-              />
-              <TagsInput
-                label="Roles that may search"
-                description="People with one of these roles see the whole directory: apps bind as such a service user"
-                value={form.searchRoles}
-                onChange={(v) => set('searchRoles', v)}
-                error={fieldError('searchRoles')}
-              />
-              <NumberInput
-                label="Idle timeout (seconds)"
-                description="A connection that sends nothing for this long is closed"
-                min={1}
-                value={form.idleTimeout}
-                onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
-                error={fieldError('idleTimeout')}
-              />
-              <Switch
-                label="Allow the main password for people with a second factor"
-                description="Off (recommended): they bind with an app password, so LDAP does not bypass their second factor"
-                checked={form.allowMainPasswordWithSecondFactor}
-                onChange={(e) => set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)}
-              />
-              <Group>
-                <Button type="submit" loading={save.isPending} disabled={!current.present} data-testid="ldap-save">
-                  Save
-                </Button>
-              </Group>
-            </Stack>
-          </form>
-        </Editable>
-      </Card>
-      <Card withBorder>
-        <Title order={3} size="h4" mb="xs">
-          Service users
-        </Title>
-        <Text size="sm" c="dimmed" mb="sm">
-          People whose role is in the roles that may search. An app binds as one of them with an app password of that person (made on the
-          hosted page /ui/account/app-passwords while signed in as them).
-        </Text>
-        <Table fz="sm" data-testid="ldap-service-users">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Person</Table.Th>
-              <Table.Th>uid</Table.Th>
-              <Table.Th>Role</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {current.searchRoles.map((role) => (
-              <ServiceUsersOf key={role} role={role} onUids={(r, uids) => setUidsByRole((m) => ({ ...m, [r]: uids }))} />
-            ))}
-          </Table.Tbody>
-        </Table>
-        {serviceUids.length === 0 && (
-          <Text size="sm" c="dimmed" mt="xs">
-            Nobody has these roles yet.
-          </Text>
-        )}
-      </Card>
-      <Card withBorder>
-        <Title order={3} size="h4" mb="xs">
-          Settings for apps
-        </Title>
-        <Group grow align="flex-end" mb="sm">
-          <TextInput
-            label="Host the apps connect to"
-            description="Name or address of this server on your network"
-            placeholder={defaultHost}
-            value={host}
-            onChange={(e) => setHost(e.currentTarget.value)}
-          />
-          <Select
-            label="Service user"
-            data={serviceUids.length ? serviceUids : [DOC_VALUES.serviceUid]}
-            value={values.serviceUid}
-            onChange={setServiceUid}
-            allowDeselect={false}
-          />
-          <Select
-            label="App"
-            data-testid="ldap-recipe-app"
-            data={RECIPES.map((r) => ({ value: r.id, label: r.title }))}
-            value={shown?.id ?? null}
-            onChange={setRecipe}
-            allowDeselect={false}
-          />
-        </Group>
-        {shown && (
-          <Stack gap="xs" data-testid="ldap-recipe">
-            <Text size="sm">{shown.where}.</Text>
-            <Code block data-testid={`ldap-recipe-${shown.id}`}>
-              {shown.text(values)}
-            </Code>
-            <Group>
-              <CopyButton value={shown.text(values)}>
-                {({ copied, copy }) => (
-                  <Button size="xs" variant="light" onClick={copy}>
-                    {copied ? 'Copied' : `Copy ${shown.title} settings`}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-            <Text size="xs" c="dimmed">
-              Replace APP_PASSWORD_OF_THE_SERVICE_USER with an app password of the service user. The same recipes are in docs/LDAP.md.
-            </Text>
-          </Stack>
-        )}
-      </Card>
+      <ListenerCard form={form} set={set} present={current.present} saving={save.isPending} fieldError={fieldError} onSubmit={submit} />
+      <ServiceUsersCard
+        roles={current.searchRoles}
+        nobody={serviceUids.length === 0}
+        onUids={(r, uids) => setUidsByRole((m) => ({ ...m, [r]: uids }))}
+      />
+      <RecipesCard
+        values={values}
+        defaultHost={defaultHost}
+        host={host}
+        onHost={setHost}
+        serviceUids={serviceUids}
+        onServiceUid={setServiceUid}
+      />
       <LdapTestBox baseDN={current.baseDN} serviceUids={serviceUids} />
     </Stack>
   )
