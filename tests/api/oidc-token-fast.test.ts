@@ -385,184 +385,185 @@ describe('token endpoint fast path against oidc-provider alone', () => {
     expect(ended.status).toBe(400)
   })
 
-  it('refusals are oidc-provider’s own: reuse (grant revoked), expired, foreign client, wrong or no secret, unknown client, revoked grant, banned user, a scope not granted', async () => {
-    type Case = [string, (world: World) => Promise<{ p: Party; request: TokenRequest; presented?: string }>, number, string]
-    const cases: Case[] = [
-      [
-        'reused refresh token',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          expect((await send(world, refreshOf(p, tokens.refresh_token as string))).status).toBe(200)
-          return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_grant',
-      ],
-      [
-        'expired refresh token',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          world.server.clock.advanceSeconds(world.server.gatehouse.ctx.config().oidcProvider.ttl.refreshToken + 1)
-          return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_grant',
-      ],
-      [
-        'another client presents the token',
-        async (world) => {
-          const p = await party(world)
-          const other = await party(world)
-          const tokens = await codeFlow(world, p)
-          return { p, request: refreshOf(other, tokens.refresh_token as string), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_grant',
-      ],
-      [
-        'wrong secret (Basic)',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          const basic = `Basic ${Buffer.from(`${p.clientId}:not-the-secret`).toString('base64')}`
-          return {
-            p,
-            request: { ...refreshOf(p, tokens.refresh_token as string), headers: { authorization: basic } },
-            presented: tokens.refresh_token,
-          }
-        },
-        401,
-        'invalid_client',
-      ],
-      [
-        'wrong secret (POST)',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          const params = {
-            grant_type: 'refresh_token',
-            refresh_token: tokens.refresh_token as string,
-            client_id: p.clientId,
-            client_secret: 'nope',
-          }
-          return { p, request: { params }, presented: tokens.refresh_token }
-        },
-        401,
-        'invalid_client',
-      ],
-      [
-        'confidential client without a secret',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          return {
-            p,
-            request: { params: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, client_id: p.clientId } },
-            presented: tokens.refresh_token,
-          }
-        },
-        401,
-        'invalid_client',
-      ],
-      [
-        'unknown client',
-        async (world) => {
-          const p = await party(world)
-          const basic = `Basic ${Buffer.from('no-such-client:secret').toString('base64')}`
-          return { p, request: { params: { grant_type: 'client_credentials' }, headers: { authorization: basic } } }
-        },
-        401,
-        'invalid_client',
-      ],
-      [
-        'revoked grant',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          // The grant alone goes (its tokens stay): oidc-provider refuses with "grant not found".
-          const row = await findModel(world.server.gatehouse.ctx, 'RefreshToken', tokens.refresh_token as string)
-          await destroyModel(world.server.gatehouse.ctx, 'Grant', row?.grantId as string)
-          return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_grant',
-      ],
-      [
-        'banned user',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          await world.server.gatehouse.ctx.db.update(user).set({ banned: true }).where(eq(user.id, p.userId))
-          return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_grant',
-      ],
-      [
-        'a scope the refresh token does not hold',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p, 'openid email offline_access')
-          return { p, request: refreshOf(p, tokens.refresh_token as string, { scope: 'openid profile' }), presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_scope',
-      ],
-      [
-        'a public client asks for client credentials',
-        async (world) => {
-          const p = await party(world, { public: true })
-          return { p, request: { params: { grant_type: 'client_credentials', client_id: p.clientId } } }
-        },
-        400,
-        'invalid_request',
-      ],
-      [
-        'an unsupported grant type',
-        async (world) => {
-          const p = await party(world)
-          return { p, request: { params: { grant_type: 'password', username: 'x', password: 'y' }, headers: { authorization: p.basic } } }
-        },
-        400,
-        'unsupported_grant_type',
-      ],
-      [
-        'a DPoP header that is no proof',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          return {
-            p,
-            request: { ...refreshOf(p, tokens.refresh_token as string), headers: { authorization: p.basic, dpop: 'not-a-jwt' } },
-            presented: tokens.refresh_token,
-          }
-        },
-        400,
-        'invalid_dpop_proof',
-      ],
-      [
-        'the refresh token parameter twice',
-        async (world) => {
-          const p = await party(world)
-          const tokens = await codeFlow(world, p)
-          const raw = `grant_type=refresh_token&refresh_token=${tokens.refresh_token}&refresh_token=${tokens.refresh_token}`
-          return { p, request: { params: {}, raw, headers: { authorization: p.basic } }, presented: tokens.refresh_token }
-        },
-        400,
-        'invalid_request',
-      ],
-    ]
-    for (const [name, setup, status, error] of cases) {
-      const { fast: seen } = await differential(setup)
-      expect({ name, servedBy: seen.servedBy, status: seen.status, error: (seen.body as { error?: string }).error }).toEqual({
-        name,
-        servedBy: 'oidc-provider',
-        status,
-        error,
-      })
-    }
+  // Refusals are oidc-provider's own: reuse (grant revoked), expired, foreign client, wrong or no secret,
+  // unknown client, revoked grant, banned user, a scope not granted. One test each: each case runs
+  // two code flows on two servers, too much for one test's time on a loaded machine.
+  type RefusalCase = [string, (world: World) => Promise<{ p: Party; request: TokenRequest; presented?: string }>, number, string]
+  const refusals: RefusalCase[] = [
+    [
+      'reused refresh token',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        expect((await send(world, refreshOf(p, tokens.refresh_token as string))).status).toBe(200)
+        return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_grant',
+    ],
+    [
+      'expired refresh token',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        world.server.clock.advanceSeconds(world.server.gatehouse.ctx.config().oidcProvider.ttl.refreshToken + 1)
+        return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_grant',
+    ],
+    [
+      'another client presents the token',
+      async (world) => {
+        const p = await party(world)
+        const other = await party(world)
+        const tokens = await codeFlow(world, p)
+        return { p, request: refreshOf(other, tokens.refresh_token as string), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_grant',
+    ],
+    [
+      'wrong secret (Basic)',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        const basic = `Basic ${Buffer.from(`${p.clientId}:not-the-secret`).toString('base64')}`
+        return {
+          p,
+          request: { ...refreshOf(p, tokens.refresh_token as string), headers: { authorization: basic } },
+          presented: tokens.refresh_token,
+        }
+      },
+      401,
+      'invalid_client',
+    ],
+    [
+      'wrong secret (POST)',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        const params = {
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token as string,
+          client_id: p.clientId,
+          client_secret: 'nope',
+        }
+        return { p, request: { params }, presented: tokens.refresh_token }
+      },
+      401,
+      'invalid_client',
+    ],
+    [
+      'confidential client without a secret',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        return {
+          p,
+          request: { params: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, client_id: p.clientId } },
+          presented: tokens.refresh_token,
+        }
+      },
+      401,
+      'invalid_client',
+    ],
+    [
+      'unknown client',
+      async (world) => {
+        const p = await party(world)
+        const basic = `Basic ${Buffer.from('no-such-client:secret').toString('base64')}`
+        return { p, request: { params: { grant_type: 'client_credentials' }, headers: { authorization: basic } } }
+      },
+      401,
+      'invalid_client',
+    ],
+    [
+      'revoked grant',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        // The grant alone goes (its tokens stay): oidc-provider refuses with "grant not found".
+        const row = await findModel(world.server.gatehouse.ctx, 'RefreshToken', tokens.refresh_token as string)
+        await destroyModel(world.server.gatehouse.ctx, 'Grant', row?.grantId as string)
+        return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_grant',
+    ],
+    [
+      'banned user',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        await world.server.gatehouse.ctx.db.update(user).set({ banned: true }).where(eq(user.id, p.userId))
+        return { p, request: refreshOf(p, tokens.refresh_token as string), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_grant',
+    ],
+    [
+      'a scope the refresh token does not hold',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p, 'openid email offline_access')
+        return { p, request: refreshOf(p, tokens.refresh_token as string, { scope: 'openid profile' }), presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_scope',
+    ],
+    [
+      'a public client asks for client credentials',
+      async (world) => {
+        const p = await party(world, { public: true })
+        return { p, request: { params: { grant_type: 'client_credentials', client_id: p.clientId } } }
+      },
+      400,
+      'invalid_request',
+    ],
+    [
+      'an unsupported grant type',
+      async (world) => {
+        const p = await party(world)
+        return { p, request: { params: { grant_type: 'password', username: 'x', password: 'y' }, headers: { authorization: p.basic } } }
+      },
+      400,
+      'unsupported_grant_type',
+    ],
+    [
+      'a DPoP header that is no proof',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        return {
+          p,
+          request: { ...refreshOf(p, tokens.refresh_token as string), headers: { authorization: p.basic, dpop: 'not-a-jwt' } },
+          presented: tokens.refresh_token,
+        }
+      },
+      400,
+      'invalid_dpop_proof',
+    ],
+    [
+      'the refresh token parameter twice',
+      async (world) => {
+        const p = await party(world)
+        const tokens = await codeFlow(world, p)
+        const raw = `grant_type=refresh_token&refresh_token=${tokens.refresh_token}&refresh_token=${tokens.refresh_token}`
+        return { p, request: { params: {}, raw, headers: { authorization: p.basic } }, presented: tokens.refresh_token }
+      },
+      400,
+      'invalid_request',
+    ],
+  ]
+  it.each(refusals)('a refusal is oidc-provider’s own: %s', async (name, setup, status, error) => {
+    const { fast: seen } = await differential(setup)
+    expect({ name, servedBy: seen.servedBy, status: seen.status, error: (seen.body as { error?: string }).error }).toEqual({
+      name,
+      servedBy: 'oidc-provider',
+      status,
+      error,
+    })
   })
 
   it('client credentials with and without scope: the same answer, row and audit; fast', async () => {
