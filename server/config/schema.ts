@@ -1,4 +1,4 @@
-import { getDomain } from 'tldts'
+import { createRequire } from 'node:module'
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
 import { secret } from './secret.js'
@@ -203,6 +203,17 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
   })
 }
 
+let tldts: typeof import('tldts') | null = null
+/**
+ * tldts (the Public Suffix List, ~150 kB of code and its trie on the heap), loaded at the first
+ * cookie domain checked rather than at every start: most installations set none (issue 39). A
+ * synchronous require, as zod's refinements are synchronous; Node's, so the bundle leaves it out.
+ */
+const publicSuffixes = (): typeof import('tldts') => {
+  tldts ??= createRequire(import.meta.url)('tldts') as typeof import('tldts')
+  return tldts
+}
+
 /**
  * Whether browsers accept `Domain=<domain>` on a cookie: not an IP address, and not a public suffix
  * of the Public Suffix List, ICANN and private sections alike (`home.arpa`, `co.uk`, `github.io`;
@@ -211,7 +222,7 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
  */
 export function registrableCookieDomain(domain: string): boolean {
   const name = domain.replace(/^\./, '').toLowerCase()
-  return getDomain(name, { allowPrivateDomains: true }) !== null
+  return publicSuffixes().getDomain(name, { allowPrivateDomains: true }) !== null
 }
 
 /**
