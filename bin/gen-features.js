@@ -6,7 +6,7 @@
  *
  *   server/db/feature-columns.ts       the columns features add to `user` and `session` (columns.ts)
  *   server/db/feature-tables.ts        the features' own tables (schema.ts), with the dialect rebinding
- *   server/config/feature-sections.ts  the config sections features own (config.ts `configSections`)
+ *   server/features/config-sections.ts the config sections features own (config.ts `configSections`)
  *   server/features/panel-contracts.ts the panel operations (panel-contract.ts `…Contract`), renderer-safe
  *
  * Run by bin/build-server.js before every build (so `npm install`, `npm start` on edited sources and
@@ -147,7 +147,7 @@ function tablesModule(features) {
 function sectionsModule(features) {
   const withSections = features.filter((f) => f.sections.length > 0)
   const lines = [HEADER]
-  for (const f of withSections) lines.push(`import { configSections as ${f.id} } from '../features/${f.folder}/config.js'`)
+  for (const f of withSections) lines.push(`import { configSections as ${f.id} } from './${f.folder}/config.js'`)
   const entries = (under) =>
     withSections.flatMap((f) =>
       f.sections.filter((s) => s.under === under).map((s) => `  ${key(s.key)}: ${f.id}${s.under ? `['${s.path}']` : `.${s.key}`},`),
@@ -156,7 +156,11 @@ function sectionsModule(features) {
     const list = entries(under)
     lines.push('', doc, list.length ? `export const ${name} = {\n${list.join('\n')}\n}` : `export const ${name} = {}`)
   }
-  object('featureSections', '/** The root config sections the features own (config/schema.ts mounts them beside the core ones). */', null)
+  object(
+    'featureSections',
+    '/** The root config sections the features own (server/config-schema.ts mounts them beside the core ones). */',
+    null,
+  )
   object(
     'featureUserSections',
     "/** The sections features mount under `user` (better-auth's `user.changeEmail`, `user.deleteUser`). */",
@@ -186,7 +190,7 @@ export async function generatedFiles({ root = repoRoot } = {}) {
   return {
     'server/db/feature-columns.ts': columnsModule(features),
     'server/db/feature-tables.ts': tablesModule(features),
-    'server/config/feature-sections.ts': sectionsModule(features),
+    'server/features/config-sections.ts': sectionsModule(features),
     'server/features/panel-contracts.ts': contractsModule(features),
   }
 }

@@ -21,7 +21,7 @@ import type { PanelEnv } from './panel/env.js'
  * Four aggregations are modules generated from the folders that list names (bin/gen-features.js),
  * because the types of the whole are built from them at compile time, and because the features' own
  * code imports them (a list built from `features` at run time would be an import cycle): the config
- * sections (config/feature-sections.ts), the tables and the columns on core tables
+ * sections (features/config-sections.ts), the tables and the columns on core tables
  * (db/feature-tables.ts, db/feature-columns.ts; drizzle-kit reads db/schema.ts) and the panel
  * contracts (features/panel-contracts.ts, shared with the renderer).
  * tests/unit/feature-declarations.test.ts checks that they are current and hold exactly what the

@@ -13,6 +13,7 @@ import {
   OutageTolerantRateLimitStore,
   type RateLimitStore,
 } from './core/rate-limit.js'
+import './config-schema.js' // the whole config schema (core + features), handed down to config/ as it loads
 import { ConfigError, ConfigStore } from './config/store.js'
 import { configProblems } from './config-checks.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
@@ -24,7 +25,7 @@ import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
 import { attachFeatures } from './features-of.js'
 import { createAuthApp, type DirectHandler } from './http/app.js'
-import { allRoutes } from './http/routes/index.js'
+import { allRoutes } from './routes.js'
 import { OutboxMailer } from './mail/outbox.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
 import { configuredLogger, type Logger, logs, logWith } from './log.js'

@@ -1,14 +1,18 @@
-import { getDomain } from 'tldts'
+import { createRequire } from 'node:module'
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
-import { featureSections, featureUserSections } from './feature-sections.js'
-import { BUILT_IN_ROLES } from '../features/admin/statements.js'
 import { secret } from './secret.js'
 
 /**
- * The runtime configuration. Keys use better-auth's option names wherever one exists so
- * that better-auth users recognise them; every default comes from SPEC §9.
+ * The runtime configuration's core sections. Keys use better-auth's option names wherever one
+ * exists so that better-auth users recognise them; every default comes from SPEC §9.
  * Durations are in seconds, like better-auth's options.
+ *
+ * The whole schema (these sections plus every feature's, gathered by bin/gen-features.js into
+ * server/features/config-sections.ts) is assembled one floor up, in server/config-schema.ts, which
+ * hands it down: its type through the `WholeConfig` interface below (a module augmentation), its
+ * value through `provideConfigSchema` (the config store and the secret marks read it). Nothing in
+ * config/ imports a feature.
  */
 
 const seconds = z.number().int().min(0)
@@ -28,8 +32,12 @@ const additionalField = z.object({
 
 const rateLimitRule = z.object({ window: z.number().int().min(1), max: z.number().int().min(1) })
 
-export const configSchema = z
-  .object({
+/**
+ * The config schema: the core sections, `sections` (the features' root sections) and
+ * `userSections` (the features' sections under `user`) mounted beside them.
+ */
+export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawShape>(sections: S, userSections: U) {
+  return z.object({
     /** better-auth's `appName`: the name the hosted pages show (unset: mail.appName). */
     appName: z.string().min(1).max(100).optional(),
     basePath: z
@@ -125,9 +133,10 @@ export const configSchema = z
       .object({
         additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
         // user.changeEmail, user.deleteUser: the account feature's (bin/gen-features.js gathers them).
-        ...featureUserSections,
+        ...userSections,
       })
-      .prefault({}),
+      // Every section under `user` has its defaults; `{}` cannot be checked against a generic U.
+      .prefault({} as never),
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({
@@ -190,42 +199,20 @@ export const configSchema = z
       })
       .prefault({}),
     // Every section a feature folder owns (its config.ts `configSections`), gathered by bin/gen-features.js.
-    ...featureSections,
+    ...sections,
   })
-  .superRefine((c, ctx) => {
-    if (c.emailAndPassword.minPasswordLength > c.emailAndPassword.maxPasswordLength) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['emailAndPassword', 'minPasswordLength'],
-        message: 'must not exceed emailAndPassword.maxPasswordLength',
-      })
-    }
-    const cookieDomain = c.advanced.crossSubDomainCookies.domain
-    if (cookieDomain && !registrableCookieDomain(cookieDomain)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['advanced', 'crossSubDomainCookies', 'domain'],
-        message: `"${cookieDomain}" is a public suffix (or an address): browsers drop cookies set for it; use a name under a domain you own (lan.example.com) or under .internal / .lan (example.internal, example.lan)`,
-      })
-    }
-    // A role LDAP lets search the whole directory must exist, or no service user could ever hold it.
-    for (const role of c.ldap.searchRoles) {
-      if (!(role in BUILT_IN_ROLES) && !(role in c.admin.roles)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['ldap', 'searchRoles'],
-          message: `"${role}" is not a known role (built-in, or declared in admin.roles)`,
-        })
-      }
-    }
-    if (c.username.minUsernameLength > c.username.maxUsernameLength) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['username', 'minUsernameLength'],
-        message: 'must not exceed username.maxUsernameLength',
-      })
-    }
-  })
+}
+
+let tldts: typeof import('tldts') | null = null
+/**
+ * tldts (the Public Suffix List, ~150 kB of code and its trie on the heap), loaded at the first
+ * cookie domain checked rather than at every start: most installations set none (issue 39). A
+ * synchronous require, as zod's refinements are synchronous; Node's, so the bundle leaves it out.
+ */
+const publicSuffixes = (): typeof import('tldts') => {
+  tldts ??= createRequire(import.meta.url)('tldts') as typeof import('tldts')
+  return tldts
+}
 
 /**
  * Whether browsers accept `Domain=<domain>` on a cookie: not an IP address, and not a public suffix
@@ -235,11 +222,36 @@ export const configSchema = z
  */
 export function registrableCookieDomain(domain: string): boolean {
   const name = domain.replace(/^\./, '').toLowerCase()
-  return getDomain(name, { allowPrivateDomains: true }) !== null
+  return publicSuffixes().getDomain(name, { allowPrivateDomains: true }) !== null
 }
 
-export type GatehouseConfig = z.output<typeof configSchema>
-export type GatehouseConfigInput = z.input<typeof configSchema>
+/**
+ * The whole schema's type, filled one floor up: server/config-schema.ts declares
+ * `interface WholeConfig { schema: typeof configSchema }` for this module (TypeScript's module
+ * augmentation), so config/, db/, core/ and http/ name the whole config without importing a feature.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by server/config-schema.ts's module augmentation
+export interface WholeConfig {}
+/** The whole config schema (core sections only when nothing filled `WholeConfig`). */
+export type WholeConfigSchema = WholeConfig extends { schema: infer S extends z.ZodType }
+  ? S
+  : ReturnType<typeof buildConfigSchema<Record<never, never>, Record<never, never>>>
+
+export type GatehouseConfig = z.output<WholeConfigSchema>
+export type GatehouseConfigInput = z.input<WholeConfigSchema>
+
+let provided: WholeConfigSchema | null = null
+
+/** The composition floor (server/config-schema.ts) hands the whole schema down, once, as it loads. */
+export function provideConfigSchema(schema: WholeConfigSchema): void {
+  provided = schema
+}
+
+/** The whole config schema, as server/config-schema.ts provided it. */
+export function wholeConfigSchema(): WholeConfigSchema {
+  if (!provided) throw new Error('no config schema: import server/config-schema.ts (the composition floor) first')
+  return provided
+}
 export type AdditionalField = z.output<typeof additionalField>
 
 /** "emailAndPassword.minPasswordLength: Too small: expected number to be >=1" — one line, naming the field. */

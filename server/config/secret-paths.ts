@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { configSchema } from './schema.js'
+import { wholeConfigSchema } from './schema.js'
 import { secretFields } from './secret.js'
 
 /**
@@ -62,7 +62,7 @@ export function secretPatternsOf(schema: z.ZodType): SecretPattern[] {
 let patterns: SecretPattern[] | null = null
 /** The secret fields of Gatehouse's config (every feature's sections included). */
 export const configSecretPatterns = (): SecretPattern[] => {
-  patterns ??= secretPatternsOf(configSchema)
+  patterns ??= secretPatternsOf(wholeConfigSchema())
   return patterns
 }
 

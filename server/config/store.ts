@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { configSchema, describeConfigError, type GatehouseConfig } from './schema.js'
+import { describeConfigError, type GatehouseConfig, wholeConfigSchema } from './schema.js'
 
 /** A configuration problem the operator must fix: one line naming the field. */
 export class ConfigError extends Error {
@@ -60,7 +60,7 @@ export function readJsonFile(file: string, label: string): Json {
 }
 
 function parse(value: Json, label: string): GatehouseConfig {
-  const parsed = configSchema.safeParse(value)
+  const parsed = wholeConfigSchema().safeParse(value)
   if (!parsed.success) throw new ConfigError(`${label}: ${describeConfigError(parsed.error)}`)
   return parsed.data
 }
@@ -206,7 +206,7 @@ export class ConfigStore {
   problems(patch: Json): Array<{ path: string; message: string }> {
     const stored = applyMergePatch(this.stored, patch)
     for (const candidate of [stored, deepMerge(stored, this.overrides)]) {
-      const parsed = configSchema.safeParse(candidate)
+      const parsed = wholeConfigSchema().safeParse(candidate)
       if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
     }
     return []
@@ -214,7 +214,7 @@ export class ConfigStore {
 
   /** The effective config `patch` would give (null when it is invalid: see problems). */
   candidate(patch: Json): GatehouseConfig | null {
-    const parsed = configSchema.safeParse(deepMerge(applyMergePatch(this.stored, patch), this.overrides))
+    const parsed = wholeConfigSchema().safeParse(deepMerge(applyMergePatch(this.stored, patch), this.overrides))
     return parsed.success ? parsed.data : null
   }
 

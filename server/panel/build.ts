@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -26,12 +26,5 @@ export async function ensurePanelAssets(assetsDir: string, log: (line: string) =
   }
 }
 
-/** The version in package.json. */
-export function packageVersion(): string {
-  try {
-    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }
-    return version ?? '0.0.0'
-  } catch {
-    return '0.0.0'
-  }
-}
+// The version moved down to core (the OpenAPI document reads it too); the panel and backup keep this name.
+export { packageVersion } from '../core/version.js'

@@ -3,7 +3,7 @@ import { and, count, eq, notExists } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { account, member, organization, user } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
-import { allRoutes } from '../../server/http/routes/index.js'
+import { allRoutes } from '../../server/routes.js'
 import { HttpClient, rawRequest, type SignedUp, signUp } from '../helpers/http.js'
 import { startTestServer, type TestServer, sqliteOf, testEngine } from '../helpers/server.js'
 

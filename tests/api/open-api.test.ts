@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { allRoutes } from '../../server/http/routes/index.js'
+import { allRoutes } from '../../server/routes.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer

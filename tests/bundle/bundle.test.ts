@@ -69,6 +69,8 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/cli.ts ./features/saml/cli.js': 'SAML and LDAP: gatehouse saml sp create',
   'server/features/saml/lazy.ts ./protocol.js': 'SAML and LDAP: metadata (the routes, the panel and the cleanup job load the same module)',
   'server/features/ldap/index.ts ./server.js': 'SAML and LDAP: a bind and a search on the LDAP listener',
+  'server/features/metrics/index.ts ./registry.js': 'metrics (prom-client): the SQLite server serves /metrics',
+  'server/features/import/users-file.ts csv-parse': 'imports users with foreign hashes (a CSV file)',
 }
 
 /** `import(` expressions of the sources (not `typeof import(` types), as "file specifier". */
@@ -171,6 +173,7 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
         deviceAuthorization: { enabled: true },
         saml: { enabled: true },
         ldap: { enabled: true, address: `127.0.0.1:${ldapPort}` },
+        metrics: { enabled: true, address: '127.0.0.1:0' },
         rateLimit: { enabled: false },
         mail: { from: 'gatehouse@example.com' },
       })
@@ -195,6 +198,22 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       })
       expect(strong.status, strong.text).toBe(200)
       expect(strong.body.user.email).toMatch(/@example\.com$/)
+    })
+
+    it('metrics (prom-client, loaded at start only when metrics are on): the SQLite server serves /metrics', async () => {
+      await client.get('/ok')
+      const address = /Metrics listening on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(server.output())?.[1]
+      expect(address, server.output()).toBeDefined()
+      const scrape = await fetch(address as string)
+      expect(scrape.status).toBe(200)
+      expect(await scrape.text()).toMatch(/^gatehouse_http_requests_total\{/m)
+    })
+
+    it('a cookie domain is checked against the Public Suffix List (tldts, required at its first use)', async () => {
+      const data = dataDir('cookie-domain', { advanced: { crossSubDomainCookies: { enabled: true, domain: 'co.uk' } } })
+      const refused = await runCli(['serve', '--port', '0', '--panel-port', '0', ...data.args], traced)
+      expect(refused.code, refused.stdout + refused.stderr).not.toBe(0)
+      expect(refused.stderr).toContain('advanced.crossSubDomainCookies.domain: "co.uk" is a public suffix')
     })
 
     it('SMTP delivery (nodemailer): a password-reset mail reaches the SMTP sink', async () => {
@@ -356,6 +375,12 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       const imported = await runCli(['import', 'users', '--file', file, '--json', '--data-dir', data.dir], traced)
       expect(imported.code, imported.stderr).toBe(0)
       expect(JSON.parse(imported.stdout)).toMatchObject({ users: 2, errors: [] })
+      // A CSV file (csv-parse, loaded at the first CSV read).
+      const csv = join(work, 'users.csv')
+      writeFileSync(csv, 'email,name\ncsv@example.com,C\n')
+      const fromCsv = await runCli(['import', 'users', '--file', csv, '--json', '--data-dir', data.dir], traced)
+      expect(fromCsv.code, fromCsv.stderr).toBe(0)
+      expect(JSON.parse(fromCsv.stdout)).toMatchObject({ users: 1, errors: [] })
       const foreign = join(work, 'not-better-auth.db')
       writeFileSync(foreign, '')
       const refused = await runCli(['import', 'better-auth', '--from', foreign, '--json', '--data-dir', data.dir], traced)

@@ -41,7 +41,8 @@ export function startServerProcess(
       reject(new Error(`server did not start within ${timeoutMs} ms:\n${out}`))
     }, timeoutMs)
     const check = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(out)
+      // The API's line: a metrics (or LDAP) listener may announce itself first.
+      const match = /API listening on (http:\/\/[^"\s]+)/.exec(out)
       if (match?.[1]) {
         clearTimeout(timer)
         resolve({ child, url: match[1], output: () => out, exited })

@@ -13,7 +13,7 @@ import {
   uncoveredFields,
 } from '../../renderer/src/features/settings/settings-fields.js'
 import type { Feature } from '../../server/feature.js'
-import { configSchema } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
 import { features as serverFeatures } from '../../server/features/index.js'
 
 const SECTIONS = sectionsOf(panelFeatures)

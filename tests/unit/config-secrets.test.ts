@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
-import { configSchema } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
 import { configSecretPatterns, holdsSecret, isSecretPath, type SecretPattern, secretPatternsOf } from '../../server/config/secret-paths.js'
 import { auditableLeaves, diffLeaves } from '../../server/core/config-audit.js'
 import { encryptSecret } from '../../server/crypto/encrypt.js'

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import '../../server/config-schema.js' // the whole schema, handed down to the store
 import { ConfigError, ConfigStore } from '../../server/config/store.js'
 
 const dirs: string[] = []

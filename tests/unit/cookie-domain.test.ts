@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { configSchema, describeConfigError } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
+import { describeConfigError } from '../../server/config/schema.js'
 import { ConfigStore } from '../../server/config/store.js'
 import { cookieDomainIssue } from '../../server/http/cookies.js'
 import { freePort } from '../helpers/engines.js'

@@ -1,7 +1,7 @@
 /**
  * Each feature declares its config sections, tables and error catalogue in its defineFeature
  * (server/feature.ts); the aggregations bin/gen-features.js writes from the folders listed in
- * server/features/index.ts (config/feature-sections.ts, db/feature-columns.ts, db/feature-tables.ts,
+ * server/features/index.ts (features/config-sections.ts, db/feature-columns.ts, db/feature-tables.ts,
  * features/panel-contracts.ts) must be current and hold exactly what the features declare, so a
  * feature's folder plus its line in the list stays the one place it is described.
  * Fails when a feature adds a config.ts, schema.ts or errors.ts without declaring it, or when a
@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ZodType } from 'zod'
 import { getTableConfig } from 'drizzle-orm/sqlite-core'
-import { configSchema } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
 import * as coreTables from '../../server/db/core-schema.js'
 import { schema } from '../../server/db/schema.js'
 import { features } from '../../server/features/index.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { configSchema, describeConfigError } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
+import { describeConfigError } from '../../server/config/schema.js'
 import { type ForwardAuthRule, forwardAuthConfig } from '../../server/features/forward-auth/config.js'
 import {
   decide,

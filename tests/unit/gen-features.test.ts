@@ -63,7 +63,7 @@ describe('bin/gen-features.js', () => {
     expect(tables).toContain('  widget: widgetTables.widget,\n  widgetPart: widgetTables.widgetPart,\n')
     expect(tables).toContain('export let widgetPart = featureTables.widgetPart')
     expect(tables).toContain('  widgetPart = t.widgetPart')
-    const sections = files['server/config/feature-sections.ts'] as string
+    const sections = files['server/features/config-sections.ts'] as string
     expect(sections).toContain('  widget: widget.widget,\n  rateCard: rateCard.rateCard,\n')
     expect(sections).toContain("export const featureUserSections = {\n  rateCardNotice: rateCard['user.rateCardNotice'],\n}")
     const columns = files['server/db/feature-columns.ts'] as string

@@ -1,6 +1,6 @@
 /** The one group-name rule (server/features/groups/names.ts) every face reads. */
 import { describe, expect, it } from 'vitest'
-import { configSchema } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
 import { groupNames, groupsRule } from '../../server/features/groups/names.js'
 
 const sources = {

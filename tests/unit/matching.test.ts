@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { configSchema } from '../../server/config/schema.js'
+import { configSchema } from '../../server/config-schema.js'
 import { describeInvalidTrustedOrigin, isTrustedURL } from '../../server/core/trusted-origins.js'
 import { clientIp, rateLimitIdentity } from '../../server/http/client-ip.js'
 

@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs'
 import { Transform } from 'node:stream'
-import { parse } from 'csv-parse'
 
 /**
  * Reading a users file (issue 29) as a stream, one record at a time, so a file of hundreds of
@@ -57,6 +56,8 @@ function crlfToLf(): Transform {
 }
 
 async function* csvRecords(stream: NodeJS.ReadableStream): AsyncGenerator<FileRecord> {
+  // Loaded at the first CSV import, not at every start (issue 39: an unused capability costs nothing).
+  const { parse } = await import('csv-parse')
   let header = null as string[] | null
   const parser = stream.pipe(crlfToLf()).pipe(
     parse({

@@ -1,4 +1,4 @@
-import { configSchema } from '../../config/schema.js'
+import { wholeConfigSchema } from '../../config/schema.js'
 import type { RenderedMail } from '../../feature.js'
 import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProblem } from '../../mail/custom-templates.js'
 import { listMailOutbox, readOutboxMessage, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
@@ -69,7 +69,7 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
 
   /** What start-up options set (the --smtp-url flag; mail.smtp keys and mail.from from --config or the environment), which the panel cannot change. */
   const startup = () => {
-    const storedOnly = configSchema.safeParse(store.storedLayer())
+    const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
     const effective = store.get().mail
     const stored = storedOnly.success ? storedOnly.data.mail : effective
     const smtpKeys = (['url', 'host', 'port', 'secure', 'user', 'password'] as const).filter(

@@ -1,6 +1,4 @@
-import { parseArgs } from 'node:util'
-import { openToolContext } from '../../core/tool-context.js'
-import { APIError } from '../../core/errors.js'
+import { parseFlags, withToolContext } from '../../core/cli-command.js'
 import {
   allClients,
   type ClientPatch,
@@ -80,44 +78,27 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (group !== 'client') return usage(`unknown oidc command "${group}"`)
   if (sub !== 'create' && sub !== 'list' && sub !== 'delete' && sub !== 'update' && sub !== 'rotate-secret')
     return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
-  let values: {
-    'data-dir'?: string
-    name?: string
-    'redirect-uri'?: string[]
-    'post-logout-redirect-uri'?: string[]
-    public?: boolean
-    'skip-consent'?: boolean
-    json?: boolean
-    'client-id'?: string
-    'resource-server'?: boolean
-    'id-token-alg'?: string
-    'backchannel-logout-uri'?: string
-    'require-par'?: boolean
-    'no-require-par'?: boolean
-  }
-  try {
-    values = parseArgs({
-      args: rest,
-      options: {
-        'data-dir': { type: 'string' },
-        name: { type: 'string' },
-        'redirect-uri': { type: 'string', multiple: true },
-        'post-logout-redirect-uri': { type: 'string', multiple: true },
-        public: { type: 'boolean' },
-        'skip-consent': { type: 'boolean' },
-        json: { type: 'boolean' },
-        'client-id': { type: 'string' },
-        'resource-server': { type: 'boolean' },
-        'id-token-alg': { type: 'string' },
-        'backchannel-logout-uri': { type: 'string' },
-        'require-par': { type: 'boolean' },
-        'no-require-par': { type: 'boolean' },
-      },
-      strict: true,
-    }).values
-  } catch (e) {
-    return usage((e as Error).message)
-  }
+  const parsed = parseFlags(
+    rest,
+    {
+      'data-dir': { type: 'string' },
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
+      public: { type: 'boolean' },
+      'skip-consent': { type: 'boolean' },
+      json: { type: 'boolean' },
+      'client-id': { type: 'string' },
+      'resource-server': { type: 'boolean' },
+      'id-token-alg': { type: 'string' },
+      'backchannel-logout-uri': { type: 'string' },
+      'require-par': { type: 'boolean' },
+      'no-require-par': { type: 'boolean' },
+    },
+    usage,
+  )
+  if ('exit' in parsed) return parsed.exit
+  const { values } = parsed
   if (sub === 'create' && (!values.name || !values['redirect-uri']?.length))
     return usage('create needs --name and at least one --redirect-uri')
   if ((sub === 'delete' || sub === 'update' || sub === 'rotate-secret') && !values['client-id']) return usage(`${sub} needs --client-id`)
@@ -125,14 +106,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   const alg = values['id-token-alg']
   if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
 
-  const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
-  if ('error' in opened) {
-    process.stderr.write(`gatehouse: ${opened.error}\n`)
-    return 2
-  }
-  const { ctx, close } = opened
-  const by = { via: 'cli' as const }
-  try {
+  return withToolContext(values['data-dir'], env, async (ctx) => {
+    const by = { via: 'cli' as const }
     if (sub === 'create') {
       const { client, clientSecret } = await createClient(
         ctx,
@@ -191,13 +166,5 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     if (values.json) process.stdout.write(`${JSON.stringify({ success: true })}\n`)
     else process.stdout.write(`Deleted OIDC client ${values['client-id']}\n`)
     return 0
-  } catch (e) {
-    if (e instanceof APIError) {
-      process.stderr.write(`gatehouse: ${e.message}\n`)
-      return 1
-    }
-    throw e
-  } finally {
-    await close()
-  }
+  })
 }

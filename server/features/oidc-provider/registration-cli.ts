@@ -1,6 +1,4 @@
-import { parseArgs } from 'node:util'
-import { APIError } from '../../core/errors.js'
-import { openToolContext } from '../../core/tool-context.js'
+import { parseFlags, withToolContext } from '../../core/cli-command.js'
 import { createRegistrationToken, type RegistrationTokenView, registrationTokens, revokeRegistration } from './registration.js'
 
 const iso = (ms: number | null): string => (ms === null ? 'never' : new Date(ms).toISOString())
@@ -20,22 +18,19 @@ export async function registrationTokenCommand(
 ): Promise<number> {
   if (sub !== 'create' && sub !== 'list' && sub !== 'revoke')
     return usage(sub ? `unknown oidc registration-token command "${sub}"` : 'missing oidc registration-token command')
-  let values: { 'data-dir'?: string; 'expires-in'?: string; uses?: string; json?: boolean; id?: string }
-  try {
-    values = parseArgs({
-      args: rest,
-      options: {
-        'data-dir': { type: 'string' },
-        'expires-in': { type: 'string' },
-        uses: { type: 'string' },
-        json: { type: 'boolean' },
-        id: { type: 'string' },
-      },
-      strict: true,
-    }).values
-  } catch (e) {
-    return usage((e as Error).message)
-  }
+  const parsed = parseFlags(
+    rest,
+    {
+      'data-dir': { type: 'string' },
+      'expires-in': { type: 'string' },
+      uses: { type: 'string' },
+      json: { type: 'boolean' },
+      id: { type: 'string' },
+    },
+    usage,
+  )
+  if ('exit' in parsed) return parsed.exit
+  const { values } = parsed
   const positive = (value: string | undefined): number | null | undefined => {
     if (value === undefined) return null
     return /^[1-9]\d{0,9}$/.test(value) ? Number(value) : undefined
@@ -45,14 +40,8 @@ export async function registrationTokenCommand(
   if (expiresIn === undefined) return usage('--expires-in must be a positive number of seconds')
   if (uses === undefined) return usage('--uses must be a positive number')
   if (sub === 'revoke' && !values.id) return usage('revoke needs --id')
-  const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
-  if ('error' in opened) {
-    process.stderr.write(`gatehouse: ${opened.error}\n`)
-    return 2
-  }
-  const { ctx, close } = opened
-  const by = { via: 'cli' as const }
-  try {
+  return withToolContext(values['data-dir'], env, async (ctx) => {
+    const by = { via: 'cli' as const }
     if (sub === 'create') {
       const { token, registrationToken } = await createRegistrationToken(ctx, { expiresIn, uses }, by)
       if (values.json) process.stdout.write(`${JSON.stringify({ ...registrationToken, token })}\n`)
@@ -73,13 +62,5 @@ export async function registrationTokenCommand(
     if (values.json) process.stdout.write(`${JSON.stringify({ success: true })}\n`)
     else process.stdout.write(`Revoked registration token ${values.id}\n`)
     return 0
-  } catch (e) {
-    if (e instanceof APIError) {
-      process.stderr.write(`gatehouse: ${e.message}\n`)
-      return 1
-    }
-    throw e
-  } finally {
-    await close()
-  }
+  })
 }

@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
-import { APIError } from '../../core/errors.js'
-import { openToolContext } from '../../core/tool-context.js'
+import { parseFlags, withToolContext } from '../../core/cli-command.js'
 import { listCertificates, retireOlderCertificates, rotateCertificate, type CertificateView } from './keys.js'
 import {
   allServiceProviders,
@@ -35,36 +33,23 @@ export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   const known: Record<string, string[]> = { sp: ['create', 'list', 'update', 'delete'], cert: ['list', 'rotate', 'retire'] }
   if (!known[group]) return usage(`unknown saml command "${group}"`)
   if (!sub || !known[group]?.includes(sub)) return usage(sub ? `unknown saml ${group} command "${sub}"` : `missing saml ${group} command`)
-  let values: {
-    'data-dir'?: string
-    'metadata-file'?: string
-    'metadata-url'?: string
-    name?: string
-    'name-id-format'?: string
-    'allowed-groups'?: string
-    sp?: string
-    retire?: boolean
-    json?: boolean
-  }
-  try {
-    values = parseArgs({
-      args: rest,
-      options: {
-        'data-dir': { type: 'string' },
-        'metadata-file': { type: 'string' },
-        'metadata-url': { type: 'string' },
-        name: { type: 'string' },
-        'name-id-format': { type: 'string' },
-        'allowed-groups': { type: 'string' },
-        sp: { type: 'string' },
-        retire: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-      strict: true,
-    }).values
-  } catch (e) {
-    return usage((e as Error).message)
-  }
+  const parsed = parseFlags(
+    rest,
+    {
+      'data-dir': { type: 'string' },
+      'metadata-file': { type: 'string' },
+      'metadata-url': { type: 'string' },
+      name: { type: 'string' },
+      'name-id-format': { type: 'string' },
+      'allowed-groups': { type: 'string' },
+      sp: { type: 'string' },
+      retire: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    usage,
+  )
+  if ('exit' in parsed) return parsed.exit
+  const { values } = parsed
   if (values['metadata-file'] && values['metadata-url']) return usage('give --metadata-file or --metadata-url, not both')
   if (group === 'sp' && sub === 'create' && !values['metadata-file'] && !values['metadata-url'])
     return usage('sp create needs --metadata-file or --metadata-url')
@@ -77,18 +62,12 @@ export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     process.stderr.write(`gatehouse: cannot read ${values['metadata-file']}: ${(e as Error).message}\n`)
     return 1
   }
-  const opened = await openToolContext(values['data-dir'], { env, log: (line) => process.stderr.write(`${line}\n`) })
-  if ('error' in opened) {
-    process.stderr.write(`gatehouse: ${opened.error}\n`)
-    return 2
-  }
-  const { ctx, close } = opened
-  const by = { via: 'cli' as const }
-  const out = (json: unknown, text: string): void => {
-    process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : text)
-  }
-  const groups = values['allowed-groups']?.split(',').map((g) => g.trim())
-  try {
+  return withToolContext(values['data-dir'], env, async (ctx) => {
+    const by = { via: 'cli' as const }
+    const out = (json: unknown, text: string): void => {
+      process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : text)
+    }
+    const groups = values['allowed-groups']?.split(',').map((g) => g.trim())
     if (values['metadata-url']) metadataXml = await fetchMetadata(values['metadata-url'])
     if (group === 'cert') {
       const certs =
@@ -127,13 +106,5 @@ export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     await removeServiceProvider(ctx, values.sp as string, by)
     out({ success: true }, `Deleted SAML service provider ${values.sp}\n`)
     return 0
-  } catch (e) {
-    if (e instanceof APIError) {
-      process.stderr.write(`gatehouse: ${e.message}\n`)
-      return 1
-    }
-    throw e
-  } finally {
-    await close()
-  }
+  })
 }

@@ -1,4 +1,4 @@
-import { configSchema } from '../../config/schema.js'
+import { wholeConfigSchema } from '../../config/schema.js'
 import { configProblems } from '../../config-checks.js'
 import { DROP, holdsSecret, isSecretPath, mapSecrets, urlPassword } from '../../config/secret-paths.js'
 import type { PanelEnv } from '../../panel/env.js'
@@ -49,7 +49,7 @@ export const settingsPanel = (env: PanelEnv) => {
 
   /** Where start-up options (--config, flags, environment) mask the stored layer. */
   const overridden = (): string[] => {
-    const storedOnly = configSchema.safeParse(store.storedLayer())
+    const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
     if (!storedOnly.success) return []
     return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !isSecretPath(p))
   }

@@ -1,16 +1,21 @@
 import type { Feature } from '../../feature.js'
-import { features } from '../../features/index.js'
 import type { Route } from '../route.js'
 import { coreRoutes } from './core.js'
 import { openApiRoutes } from './open-api.js'
 
-/** Every HTTP endpoint under the base path: the core areas', then those of every feature folder. */
-export const allRoutes: Route[] = [
-  ...coreRoutes,
-  ...features.flatMap(routesWithRules),
-  // The OpenAPI document describes every route above, and itself.
-  ...openApiRoutes(() => allRoutes),
-]
+/**
+ * Every HTTP endpoint under the base path: the core areas', then those of every feature the
+ * composition root hands in (server/routes.ts passes the feature list; http/ imports no feature).
+ */
+export function routesOf(features: readonly Feature[]): Route[] {
+  const routes: Route[] = [
+    ...coreRoutes,
+    ...features.flatMap(routesWithRules),
+    // The OpenAPI document describes every route above, and itself.
+    ...openApiRoutes(() => routes),
+  ]
+  return routes
+}
 
 /** A feature's routes, each carrying the feature's rate-limit rule for its path unless it declares its own. */
 function routesWithRules(feature: Feature): Route[] {

@@ -1,4 +1,4 @@
-import { packageVersion } from '../../panel/build.js'
+import { packageVersion } from '../../core/version.js'
 import { HTML_SECURITY_HEADERS } from '../error-page.js'
 import { buildOpenAPIDocument, type OpenAPIDocument, renderReferencePage } from '../openapi.js'
 import { defineRoute, type Route, TextBody } from '../route.js'
