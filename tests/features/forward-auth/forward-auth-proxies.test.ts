@@ -35,7 +35,7 @@ const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(
 const PYTHON = ['/usr/bin/python3'].find((p) => existsSync(p))
 const missing = [!NGINX && 'nginx', !CADDY && 'caddy', !PYTHON && 'python3'].filter(Boolean).join(' and ')
 const skipReason = missing ? `${missing} not installed (apt-get install -y nginx caddy python3; .ci/run does it)` : undefined
-warnSkipped('forward auth behind real nginx and Caddy (tests/hosted/forward-auth-proxies.test.ts)', skipReason)
+warnSkipped('forward auth behind real nginx and Caddy (tests/features/forward-auth/forward-auth-proxies.test.ts)', skipReason)
 
 const root = resolve(import.meta.dirname, '../../..')
 const PASSWORD = 'correct horse battery'

@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.js'
 /**
  * Gatehouse as an OpenID provider, against panva's openid-client as the relying party, on the
  * real server over loopback. The browser's part (authorize → sign-in → consent → callback) is
- * played here by a cookie jar following redirects; tests/panel/oidc-browser.test.ts plays it in
+ * played here by a cookie jar following redirects; tests/features/oidc-provider/oidc-browser.panel.test.ts plays it in
  * Chromium.
  */
 

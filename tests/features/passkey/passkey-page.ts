@@ -1,4 +1,4 @@
-// Bundled by tests/panel/passkey.test.ts for the test page: the official client with the official
+// Bundled by tests/features/passkey/passkey.panel.test.ts for the test page: the official client with the official
 // passkeyClient (which drives navigator.credentials through @simplewebauthn/browser).
 import { passkeyClient } from '@better-auth/passkey/client'
 import { createAuthClient } from 'better-auth/client'

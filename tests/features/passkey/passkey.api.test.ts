@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 
-/** The passkey wire without a browser: options, challenge cookie, refusals (the ceremonies themselves run in tests/panel/passkey.test.ts). */
+/** The passkey wire without a browser: options, challenge cookie, refusals (the ceremonies themselves run in tests/features/passkey/passkey.panel.test.ts). */
 
 let server: TestServer
 beforeAll(async () => {

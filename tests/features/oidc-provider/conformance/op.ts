@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../../../helpers/server.js'
  * panva's openid-client (strict: every ID token's signature checked against the JWKS, `iss`,
  * `aud`, `exp`, `iat`, `nonce`, `state`, PKCE), its browser is a cookie jar that follows
  * redirects and signs in and consents through the hosted pages' own calls (what
- * tests/api/oidc-provider.test.ts does; tests/panel/oidc-browser.test.ts does it in Chromium).
+ * tests/features/oidc-provider/oidc-provider.api.test.ts does; tests/features/oidc-provider/oidc-browser.panel.test.ts does it in Chromium).
  * The server is the real one on loopback.
  */
 
