@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
@@ -11,6 +11,7 @@ import { launchBrowser } from '../../helpers/browser.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 37 §5 and §6: the links the panel's "Send password reset" and "Send verification mail"
@@ -21,7 +22,6 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
  * (as a signed-in administrator), the real SMTP sink, the hosted pages built as `npm run build` does.
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const work = mkdtempSync(join(tmpdir(), 'gatehouse-panel-links-'))
 let server: TestServer
 let sink: SmtpSink
@@ -32,8 +32,7 @@ const pageErrors: string[] = []
 
 beforeAll(async () => {
   const assets = join(work, 'hosted')
-  const { build } = await import('vite')
-  const built = build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir: assets, emptyOutDir: true } })
+  const built = buildHostedPages(assets)
   ;[, browser, sink] = await Promise.all([built, launchBrowser(), startSmtpSink()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   server = await startTestServer({

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { rmSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 27: the hosted device page, `/ui/device` (the default verification_uri of device
@@ -15,7 +14,6 @@ import { startTestServer, TestClock, type TestServer } from '../../helpers/serve
  * vite.hosted.config.ts.
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const PASSWORD = 'correct horse battery'
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
@@ -23,15 +21,8 @@ let assets = ''
 let server: TestServer
 let browser: Browser
 
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
-
 beforeAll(async () => {
-  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   server = await startTestServer({
     // Real time: the browser drops cookies whose expiry (from the server's clock) lies in the past.

@@ -12,6 +12,7 @@ import { launchBrowser } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { HttpClient, rawRequest, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Forward auth behind the real proxies (issues 28 and 37), as the docs hand it out: the nginx and
@@ -50,13 +51,6 @@ let gatehousePort = 0
 let authOrigin = ''
 const children: ChildProcess[] = []
 const proxies: Record<'nginx' | 'caddy', number> = { nginx: 0, caddy: 0 }
-
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
 
 /** Waits (bounded) until something accepts connections on the port. */
 async function listening(port: number, child: ChildProcess, log: string): Promise<void> {
@@ -165,7 +159,7 @@ ${docsBlock('caddyfile')
 beforeAll(async () => {
   if (skipReason) return
   dir = mkdtempSync(join(tmpdir(), 'gatehouse-proxies-'))
-  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser({ args: [`--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`] })])
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser({ args: [`--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`] })])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   gatehousePort = await freePort()
   authOrigin = `http://auth.${DOMAIN}:${gatehousePort}`

@@ -1,13 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 27 on the hosted sign-in page, in real Chromium against the real server: "Email me a link"
@@ -15,7 +14,6 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
  * read from the real SMTP sink, and both flows end signed in at returnTo (axe-core: WCAG 2 A/AA).
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let assets = ''
@@ -24,15 +22,8 @@ let sink: SmtpSink
 let browser: Browser
 const pageErrors: string[] = []
 
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
-
 beforeAll(async () => {
-  ;[assets, browser, sink] = await Promise.all([buildHosted(), launchBrowser(), startSmtpSink()])
+  ;[assets, browser, sink] = await Promise.all([buildHostedPages(), launchBrowser(), startSmtpSink()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   server = await startTestServer({
     // Real time: the browser drops cookies whose expiry (from the server's clock) lies in the past.

@@ -1,13 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 31 §3, hosted pages: the verify-email page opened without a link says nothing was
@@ -16,7 +17,6 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
  * server on loopback, the pages built as `npm run build` does, the real SMTP sink, axe-core.
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const PASSWORD = 'correct horse battery'
 
@@ -28,8 +28,7 @@ const pageErrors: string[] = []
 
 beforeAll(async () => {
   const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  const built = build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
+  const built = buildHostedPages(outDir)
   ;[, browser, sink] = await Promise.all([built, launchBrowser(), startSmtpSink()])
   assets = outDir
   process.env.GATEHOUSE_HOSTED_ASSETS = assets

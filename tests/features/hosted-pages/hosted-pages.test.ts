@@ -1,8 +1,6 @@
 import { createServer, type Server } from 'node:http'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +10,7 @@ import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { createPanelService } from '../../../server/panel/service.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Gatehouse's hosted end-user pages (issue 17) in real Chromium against the real server on
@@ -24,7 +23,6 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
  * exactly as the contract (docs of issue 17, prompts/oidc-contract.md) describes.
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const PASSWORD = 'correct horse battery'
 const COLOR = '#6b2fa0'
@@ -40,15 +38,8 @@ let logoURL = ''
 /** Console messages and CSP violations of every page opened by `newPage`. */
 const cspViolations: string[] = []
 
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
-
 beforeAll(async () => {
-  ;[assets, browser, sink] = await Promise.all([buildHosted(), launchBrowser(), startSmtpSink()])
+  ;[assets, browser, sink] = await Promise.all([buildHostedPages(), launchBrowser(), startSmtpSink()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   logoServer = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'image/png' })

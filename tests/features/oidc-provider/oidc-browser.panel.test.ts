@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import * as oidc from 'openid-client'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
@@ -11,6 +9,7 @@ import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { launchBrowser } from '../../helpers/browser.js'
 import { signUp } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * End to end in real Chromium, through Gatehouse's own hosted pages: authorize → the hosted
@@ -20,15 +19,7 @@ import { startTestServer, TestClock, type TestServer } from '../../helpers/serve
  * through the hosted sign-out page (B/ui/sign-out → oidc-provider's end-session confirm).
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 let assets = ''
-
-async function buildHostedPages(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
 
 let CALLBACK = ''
 let server: TestServer

@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { rmSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
 import { signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 31 §3: the invitation mail links to the hosted accept-invitation page by default
@@ -15,7 +14,6 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
  * Real Chromium, the real server and SMTP sink, the pages built by vite.hosted.config.ts.
  */
 
-const root = resolve(import.meta.dirname, '../../..')
 const PASSWORD = 'correct horse battery'
 
 let assets = ''
@@ -23,15 +21,8 @@ let server: TestServer
 let sink: SmtpSink
 let browser: Browser
 
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(root, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
-
 beforeAll(async () => {
-  ;[assets, browser, sink] = await Promise.all([buildHosted(), launchBrowser(), startSmtpSink()])
+  ;[assets, browser, sink] = await Promise.all([buildHostedPages(), launchBrowser(), startSmtpSink()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   server = await startTestServer({
     // Real time: the browser drops cookies whose expiry (from the server's clock) lies in the past.
