@@ -11,6 +11,7 @@ import { findModel, upsertModel } from '../../../server/features/oidc-provider/s
 import { connectedApps, rememberedConsent, revokeConsent } from '../../../server/features/oidc-provider/consent.js'
 import { CookieJar, signUp, type SignedUp } from '../../helpers/http.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
+import { browse, CALLBACK, discover, insecure, PASSWORD, RP, signedInJar } from './rp.js'
 
 /**
  * Gatehouse as an OpenID provider, against panva's openid-client as the relying party, on the
@@ -19,18 +20,8 @@ import { startTestServer, type TestServer } from '../../helpers/server.js'
  * Chromium.
  */
 
-const RP = 'http://rp.example.test'
-const CALLBACK = `${RP}/callback`
-const PASSWORD = 'correct horse battery'
-
 let server: TestServer
 let issuer: string
-
-const insecure = { execute: [oidc.allowInsecureRequests] }
-
-async function discover(clientId: string, secret?: string, auth?: oidc.ClientAuth) {
-  return oidc.discovery(new URL(issuer), clientId, secret, auth ?? (secret ? oidc.ClientSecretBasic(secret) : oidc.None()), insecure)
-}
 
 async function newClient(options: Partial<Parameters<typeof createClient>[1]> = {}) {
   return createClient(
@@ -38,39 +29,6 @@ async function newClient(options: Partial<Parameters<typeof createClient>[1]> = 
     { name: 'Test RP', redirectUris: [CALLBACK], postLogoutRedirectUris: [`${RP}/signed-out`], ...options },
     { via: 'cli' },
   )
-}
-
-/** Follows redirects inside Gatehouse with the jar; stops at a hosted page (/ui/…) or a URL outside it. */
-async function browse(jar: CookieJar, start: string, init: RequestInit = {}): Promise<URL> {
-  let url = start
-  let request = init
-  for (let hop = 0; hop < 20; hop++) {
-    const headers = new Headers(request.headers)
-    const cookie = jar.header()
-    if (cookie) headers.set('cookie', cookie)
-    const res = await fetch(url, { ...request, headers, redirect: 'manual' })
-    jar.store(res)
-    await res.arrayBuffer()
-    const location = res.headers.get('location')
-    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`no redirect from ${url}: ${res.status}`)
-    const next = new URL(location, url)
-    if (next.origin !== server.origin || next.pathname.startsWith('/api/auth/ui/')) return next
-    url = next.href
-    request = {}
-  }
-  throw new Error('too many redirects')
-}
-
-async function signedInJar(person: SignedUp): Promise<CookieJar> {
-  const jar = new CookieJar()
-  const res = await fetch(`${server.base}/sign-in/email`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: server.origin },
-    body: JSON.stringify({ email: person.email, password: PASSWORD }),
-  })
-  expect(res.status).toBe(200)
-  jar.store(res)
-  return jar
 }
 
 async function consent(jar: CookieJar, at: URL, action: 'consent' | 'abort' = 'consent'): Promise<URL> {
@@ -89,7 +47,7 @@ async function consent(jar: CookieJar, at: URL, action: 'consent' | 'abort' = 'c
   expect(res.status).toBe(200)
   jar.store(res)
   const { redirectTo } = (await res.json()) as { redirectTo: string }
-  return browse(jar, redirectTo)
+  return browse(server, jar, redirectTo)
 }
 
 interface Flow {
@@ -123,7 +81,7 @@ async function startFlow(
 
 /** authorize → SSO from the jar's session → consent → the callback URL with the code. */
 async function authorize(jar: CookieJar, flow: Flow): Promise<URL> {
-  let at = await browse(jar, flow.url.href)
+  let at = await browse(server, jar, flow.url.href)
   if (at.pathname === '/api/auth/ui/consent') at = await consent(jar, at)
   return at
 }
@@ -164,7 +122,7 @@ afterAll(async () => {
 describe('discovery', () => {
   it('answers at the base path with the issuer, endpoints, PKCE S256 and RS256', async () => {
     const { client } = await newClient()
-    const config = await discover(client.clientId, 'x')
+    const config = await discover(server, client.clientId, 'x')
     const meta = config.serverMetadata()
     expect(meta.issuer).toBe(server.base)
     expect(meta.authorization_endpoint).toBe(`${server.base}/oauth2/authorize`)
@@ -206,18 +164,18 @@ describe('discovery', () => {
 describe('authorization code + PKCE', () => {
   it('signs in through the Gatehouse session, asks consent, issues verified tokens, userinfo, refresh with rotation, revocation', async () => {
     const { client, clientSecret } = await newClient()
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     oidc.enableNonRepudiationChecks(config)
 
     // No Gatehouse session: the interaction sends the browser to the hosted sign-in page.
     const anonymous = new CookieJar()
     const flow0 = await startFlow(config)
-    const signIn = await browse(anonymous, flow0.url.href)
+    const signIn = await browse(server, anonymous, flow0.url.href)
     expect(signIn.pathname).toBe('/api/auth/ui/sign-in')
     const returnTo = signIn.searchParams.get('returnTo') as string
     expect(returnTo).toMatch(new RegExp(`^${server.base}/oidc/interaction/[A-Za-z0-9_-]+$`))
 
-    const jar = await signedInJar(alice)
+    const jar = await signedInJar(server, alice)
     const flow = await startFlow(config)
     const callback = await authorize(jar, flow)
     expect(callback.origin + callback.pathname).toBe(CALLBACK)
@@ -255,7 +213,7 @@ describe('authorization code + PKCE', () => {
     // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.
     const flow2 = await startFlow(config, 'openid email', { prompt: '' })
     flow2.url.searchParams.delete('prompt')
-    const again = await browse(jar, flow2.url.href)
+    const again = await browse(server, jar, flow2.url.href)
     expect(again.origin + again.pathname).toBe(CALLBACK)
     const tokens2 = await exchange(flow2, again)
     const introspect = async (token: string) => (await oidc.tokenIntrospection(config, token)).active
@@ -291,7 +249,7 @@ describe('authorization code + PKCE', () => {
 describe('refusals (RFC 6749, OIDC Core)', () => {
   it('an unregistered redirect URI is never redirected to: the error page says invalid_redirect_uri', async () => {
     const { client } = await newClient({ public: true })
-    const config = await discover(client.clientId)
+    const config = await discover(server, client.clientId)
     const flow = await startFlow(config, 'openid', { redirect_uri: 'https://evil.example/callback' })
     const res = await fetch(flow.url, { redirect: 'manual' })
     expect(res.status).toBe(302)
@@ -304,19 +262,19 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
 
   it('a public client must use PKCE; a confidential one may be allowed without it', async () => {
     const pub = await newClient({ public: true })
-    const pubConfig = await discover(pub.client.clientId)
+    const pubConfig = await discover(server, pub.client.clientId)
     const url = oidc.buildAuthorizationUrl(pubConfig, { redirect_uri: CALLBACK, scope: 'openid', state: 's1' })
-    const jar = await signedInJar(alice)
-    const back = await browse(jar, url.href)
+    const jar = await signedInJar(server, alice)
+    const back = await browse(server, jar, url.href)
     expect(back.origin + back.pathname).toBe(CALLBACK)
     expect(back.searchParams.get('error')).toBe('invalid_request')
     expect(back.searchParams.get('error_description')).toBe('Authorization Server policy requires PKCE to be used for this request')
 
     const gitea = await newClient({ pkceRequired: false, skipConsent: true })
-    const config = await discover(gitea.client.clientId, gitea.clientSecret as string)
+    const config = await discover(server, gitea.client.clientId, gitea.clientSecret as string)
     const state = oidc.randomState()
     const plain = oidc.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid email', state })
-    const callback = await browse(jar, plain.href)
+    const callback = await browse(server, jar, plain.href)
     expect(callback.searchParams.get('code')).toBeTruthy()
     const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state })
     expect(tokens.claims()?.sub).toBe(alice.user.id)
@@ -324,8 +282,8 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
 
   it('a reused code is refused and the tokens issued from it are revoked', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
-    const jar = await signedInJar(alice)
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, alice)
     const flow = await startFlow(config, 'openid', { prompt: 'login' })
     flow.url.searchParams.delete('prompt')
     const callback = await authorize(jar, flow)
@@ -339,8 +297,8 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
 
   it('a PKCE verifier that does not match is refused', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
-    const jar = await signedInJar(alice)
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, alice)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
     const callback = await authorize(jar, flow)
@@ -396,7 +354,7 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     expect(withHash.status).toBe(401)
     // The right one works both ways (client credentials for services).
     for (const auth of [oidc.ClientSecretBasic(clientSecret as string), oidc.ClientSecretPost(clientSecret as string)]) {
-      const config = await discover(client.clientId, clientSecret as string, auth)
+      const config = await discover(server, client.clientId, clientSecret as string, auth)
       const tokens = await oidc.clientCredentialsGrant(config, {})
       expect(tokens.access_token).toBeTruthy()
       expect(tokens.token_type.toLowerCase()).toBe('bearer')
@@ -423,17 +381,17 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   it('a user outside the client’s allowed organizations or teams is sent back with access_denied', async () => {
     const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
     const { client, clientSecret } = await newClient({ allowedTeams: [teamId], skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
-    const back = await authorize(await signedInJar(bob), flow)
+    const back = await authorize(await signedInJar(server, bob), flow)
     expect(back.origin + back.pathname).toBe(CALLBACK)
     expect(back.searchParams.get('error')).toBe('access_denied')
     expect(back.searchParams.get('error_description')).toBe('The account is not allowed to use this application')
     // A team member gets in.
     const ok = await startFlow(config, 'openid')
     ok.url.searchParams.delete('prompt')
-    const code = await authorize(await signedInJar(alice), ok)
+    const code = await authorize(await signedInJar(server, alice), ok)
     expect(code.searchParams.get('code')).toBeTruthy()
     const audit = await auditTypes()
     expect(audit.some((a) => a.type === 'oidc.access-denied' && a.target === client.clientId)).toBe(true)
@@ -441,10 +399,10 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
 
   it('an expired code is refused (the adapter reads expiry from Gatehouse’s clock)', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
-    const callback = await authorize(await signedInJar(alice), flow)
+    const callback = await authorize(await signedInJar(server, alice), flow)
     server.clock.advanceSeconds(61)
     const late = await exchange(flow, callback).catch((e: unknown) => e)
     expect((late as oidc.ResponseBodyError).error).toBe('invalid_grant')
@@ -453,8 +411,8 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   it('a banned user cannot sign in to a client nor refresh; a deleted one cannot refresh', async () => {
     const carol = await signUp(server.base, { name: 'Carol', password: PASSWORD })
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
-    const jar = await signedInJar(carol)
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, carol)
     const flow = await startFlow(config, 'openid offline_access')
     flow.url.searchParams.set('prompt', 'consent')
     const tokens = await exchange(flow, await authorize(jar, flow))
@@ -470,7 +428,7 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     const dave = await signUp(server.base, { name: 'Dave', password: PASSWORD })
     const daveFlow = await startFlow(config, 'openid offline_access')
     daveFlow.url.searchParams.set('prompt', 'consent')
-    const daveTokens = await exchange(daveFlow, await authorize(await signedInJar(dave), daveFlow))
+    const daveTokens = await exchange(daveFlow, await authorize(await signedInJar(server, dave), daveFlow))
     await server.gatehouse.ctx.db.delete(user).where(eq(user.id, dave.user.id))
     const gone = await oidc.refreshTokenGrant(config, daveTokens.refresh_token as string).catch((e: unknown) => e)
     expect((gone as oidc.ResponseBodyError).error).toBe('invalid_grant')
@@ -480,24 +438,24 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
 describe('introspection (RFC 7662)', () => {
   it('a client introspects only its own tokens; a foreign token is active:false unless the caller is a resource server', async () => {
     const app = await newClient()
-    const appConfig = await discover(app.client.clientId, app.clientSecret as string)
+    const appConfig = await discover(server, app.client.clientId, app.clientSecret as string)
     const token = (await oidc.clientCredentialsGrant(appConfig, {})).access_token
     expect((await oidc.tokenIntrospection(appConfig, token)).active).toBe(true)
 
     const nosy = await newClient()
-    const nosyConfig = await discover(nosy.client.clientId, nosy.clientSecret as string)
+    const nosyConfig = await discover(server, nosy.client.clientId, nosy.clientSecret as string)
     expect(await oidc.tokenIntrospection(nosyConfig, token)).toEqual({ active: false })
 
     const api = await newClient({ resourceServer: true })
-    const apiConfig = await discover(api.client.clientId, api.clientSecret as string)
+    const apiConfig = await discover(server, api.client.clientId, api.clientSecret as string)
     const seen = await oidc.tokenIntrospection(apiConfig, token)
     expect(seen.active).toBe(true)
     expect(seen.client_id).toBe(app.client.clientId)
 
     // A user's token too, and the switch is live (changed in the panel or CLI, read at each request).
-    const jar = await signedInJar(alice)
+    const jar = await signedInJar(server, alice)
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
     const tokens = await exchange(flow, await authorize(jar, flow))
@@ -521,7 +479,7 @@ describe('ID token signing algorithm per client', () => {
     expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']))
     const flow = await startFlow(config, 'openid email')
     flow.url.searchParams.delete('prompt')
-    const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+    const tokens = await exchange(flow, await authorize(await signedInJar(server, alice), flow))
     const idToken = tokens.id_token as string
     expect(decodeProtectedHeader(idToken).alg).toBe(alg)
     const { payload, protectedHeader } = await jwtVerify(idToken, createRemoteJWKSet(new URL(`${server.base}/oauth2/jwks`)), {
@@ -539,41 +497,41 @@ describe('remembered consent', () => {
   it('is asked once per user and client across sessions and browsers, again for more scopes and after revoke; remembered offline_access yields an offline refresh token', async () => {
     const erin = await signUp(server.base, { name: 'Erin', password: PASSWORD })
     const { client, clientSecret } = await newClient()
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     const plain = async (jar: CookieJar, scope: string) => {
       const flow = await startFlow(config, scope)
       flow.url.searchParams.delete('prompt')
-      return { flow, at: await browse(jar, flow.url.href) }
+      return { flow, at: await browse(server, jar, flow.url.href) }
     }
     const atCallback = (at: URL) => expect(at.origin + at.pathname).toBe(CALLBACK)
 
     // First time: the consent page.
-    const first = await plain(await signedInJar(erin), 'openid email')
+    const first = await plain(await signedInJar(server, erin), 'openid email')
     expect(first.at.pathname).toBe('/api/auth/ui/consent')
-    const jar1 = await signedInJar(erin)
+    const jar1 = await signedInJar(server, erin)
     const f1 = await plain(jar1, 'openid email')
     atCallback(await consent(jar1, f1.at))
 
     // Another browser (a new Gatehouse session, no OIDC session cookie): not asked again.
-    const jar2 = await signedInJar(erin)
+    const jar2 = await signedInJar(server, erin)
     const f2 = await plain(jar2, 'openid email')
     atCallback(f2.at)
     expect((await exchange(f2.flow, f2.at)).claims()?.email).toBe(erin.email)
 
     // Asking for more (profile): asked again, then remembered too.
-    const f3 = await plain(await signedInJar(erin), 'openid email profile')
+    const f3 = await plain(await signedInJar(server, erin), 'openid email profile')
     expect(f3.at.pathname).toBe('/api/auth/ui/consent')
-    const jar3 = await signedInJar(erin)
+    const jar3 = await signedInJar(server, erin)
     const f3b = await plain(jar3, 'openid email profile')
     atCallback(await consent(jar3, f3b.at))
-    atCallback((await plain(await signedInJar(erin), 'openid profile')).at)
+    atCallback((await plain(await signedInJar(server, erin), 'openid profile')).at)
 
     // offline_access granted once (with prompt=consent, as OIDC Core asks)…
-    const jar4 = await signedInJar(erin)
+    const jar4 = await signedInJar(server, erin)
     const f4 = await startFlow(config, 'openid offline_access')
     atCallback(await authorize(jar4, f4))
     // …is remembered: a later request without prompt=consent gets a refresh token that outlives the session.
-    const jar5 = await signedInJar(erin)
+    const jar5 = await signedInJar(server, erin)
     const f5 = await plain(jar5, 'openid email offline_access')
     atCallback(f5.at)
     const offline = await exchange(f5.flow, f5.at)
@@ -608,13 +566,13 @@ describe('remembered consent', () => {
     const ctx = server.gatehouse.ctx
     const first = await newClient()
     const other = await newClient()
-    const configFirst = await discover(first.client.clientId, first.clientSecret as string)
-    const configOther = await discover(other.client.clientId, other.clientSecret as string)
+    const configFirst = await discover(server, first.client.clientId, first.clientSecret as string)
+    const configOther = await discover(server, other.client.clientId, other.clientSecret as string)
     const plain = async (config: oidc.Configuration, scope: string) => {
-      const jar = await signedInJar(fay)
+      const jar = await signedInJar(server, fay)
       const flow = await startFlow(config, scope)
       flow.url.searchParams.delete('prompt')
-      return { jar, at: await browse(jar, flow.url.href) }
+      return { jar, at: await browse(server, jar, flow.url.href) }
     }
     const granted = await plain(configFirst, 'openid email')
     expect(granted.at.pathname).toBe('/api/auth/ui/consent')
@@ -651,8 +609,8 @@ describe('remembered consent', () => {
 describe('sessions', () => {
   it('signing out of Gatehouse ends the OIDC session; end-session goes through the hosted sign-out page', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
-    const jar = await signedInJar(alice)
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, alice)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
     const tokens = await exchange(flow, await authorize(jar, flow))
@@ -664,7 +622,7 @@ describe('sessions', () => {
       post_logout_redirect_uri: `${RP}/signed-out`,
       state: 'bye',
     })
-    const page = await browse(jar, endSession.href)
+    const page = await browse(server, jar, endSession.href)
     expect(page.pathname).toBe('/api/auth/ui/sign-out')
     const action = page.searchParams.get('action') as string
     const xsrf = page.searchParams.get('xsrf') as string
@@ -676,7 +634,7 @@ describe('sessions', () => {
     })
     expect(signOut.status).toBe(200)
     jar.store(signOut)
-    const done = await browse(jar, action, {
+    const done = await browse(server, jar, action, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
       body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
@@ -685,7 +643,7 @@ describe('sessions', () => {
     expect((await auditTypes()).some((a) => a.type === 'oidc.signed-out' && a.target === client.clientId)).toBe(true)
 
     // Signed out of Gatehouse only (no end-session call): the next authorize asks to sign in.
-    const jar2 = await signedInJar(alice)
+    const jar2 = await signedInJar(server, alice)
     const f2 = await startFlow(config, 'openid')
     f2.url.searchParams.delete('prompt')
     const sessionTokens = await exchange(f2, await authorize(jar2, f2))
@@ -710,8 +668,8 @@ describe('sessions', () => {
 
   it('after a key rotation, an ID token signed by the retired key still works as id_token_hint until the key leaves the JWKS', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
-    const jar = await signedInJar(alice)
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, alice)
     const flow = await startFlow(config, 'openid')
     flow.url.searchParams.delete('prompt')
     const tokens = await exchange(flow, await authorize(jar, flow))
@@ -726,11 +684,11 @@ describe('sessions', () => {
       post_logout_redirect_uri: `${RP}/signed-out`,
       state: 'rotated',
     })
-    const page = await browse(jar, endSession.href)
+    const page = await browse(server, jar, endSession.href)
     expect(page.pathname).toBe('/api/auth/ui/sign-out')
     const action = page.searchParams.get('action') as string
     const xsrf = page.searchParams.get('xsrf') as string
-    const done = await browse(jar, action, {
+    const done = await browse(server, jar, action, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin },
       body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
@@ -739,7 +697,7 @@ describe('sessions', () => {
     // New ID tokens are signed by a live key, never by the retired one.
     const flow2 = await startFlow(config, 'openid')
     flow2.url.searchParams.delete('prompt')
-    const tokens2 = await exchange(flow2, await authorize(await signedInJar(alice), flow2))
+    const tokens2 = await exchange(flow2, await authorize(await signedInJar(server, alice), flow2))
     const newKid = decodeProtectedHeader(tokens2.id_token as string).kid
     expect(newKid).not.toBe(oldKid)
     // Once the grace period is over the key leaves the JWKS, and a hint it signed is refused.
@@ -759,10 +717,10 @@ describe('sessions', () => {
     server.gatehouse.config.update({ groups: { memberRoles: false, teams: false } })
     try {
       const { client, clientSecret } = await newClient({ skipConsent: true })
-      const config = await discover(client.clientId, clientSecret as string)
+      const config = await discover(server, client.clientId, clientSecret as string)
       const flow = await startFlow(config, 'openid groups')
       flow.url.searchParams.delete('prompt')
-      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      const tokens = await exchange(flow, await authorize(await signedInJar(server, alice), flow))
       expect(tokens.claims()?.groups).toEqual(['user', 'acme'])
       expect(tokens.claims()?.email).toBeUndefined()
     } finally {
@@ -774,10 +732,10 @@ describe('sessions', () => {
     server.gatehouse.config.update({ oidcProvider: { groups: { roles: false, teams: false, userRole: false } } })
     try {
       const { client, clientSecret } = await newClient({ skipConsent: true })
-      const config = await discover(client.clientId, clientSecret as string)
+      const config = await discover(server, client.clientId, clientSecret as string)
       const flow = await startFlow(config, 'openid groups')
       flow.url.searchParams.delete('prompt')
-      const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+      const tokens = await exchange(flow, await authorize(await signedInJar(server, alice), flow))
       expect(tokens.claims()?.groups).toEqual(['acme'])
     } finally {
       server.gatehouse.config.update({ oidcProvider: { groups: null } })
@@ -795,9 +753,9 @@ describe('token requests: rotation, reuse and audit under concurrency', () => {
 
   async function offlineGrant() {
     const { client, clientSecret } = await newClient({ skipConsent: true })
-    const config = await discover(client.clientId, clientSecret as string)
+    const config = await discover(server, client.clientId, clientSecret as string)
     const flow = await startFlow(config, 'openid offline_access')
-    const tokens = await exchange(flow, await authorize(await signedInJar(alice), flow))
+    const tokens = await exchange(flow, await authorize(await signedInJar(server, alice), flow))
     const basic = `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`
     return { clientId: client.clientId, basic, config, refreshToken: tokens.refresh_token as string }
   }
