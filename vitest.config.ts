@@ -7,7 +7,7 @@ const shared = {
   setupFiles: ['tests/setup/server-log.ts'],
   pool: 'forks' as const,
   // A run on another runtime (tests/runtime/other-runtimes.test.ts) shares the machine with the
-  // outer run's other worker: tests/api/oidc-token-fast.test.ts's refusal matrix took just over
+  // outer run's other worker: tests/features/oidc-provider/oidc-token-fast.api.test.ts's refusal matrix took just over
   // 30 s there on a loaded machine, on every runtime (Node 20 too).
   testTimeout: process.env.GATEHOUSE_TEST_RUNTIME ? 90_000 : 30_000,
   hookTimeout: 60_000,

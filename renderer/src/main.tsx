@@ -83,7 +83,7 @@ createRoot(document.getElementById('root')!).render(
       <QueryClientProvider client={queryClient}>
         {/*
           Bottom left: drawers open on the right with their close button at the top and their
-          Save at the bottom right; a toast there never covers either (tests/panel/generic-oauth-panel.test.ts).
+          Save at the bottom right; a toast there never covers either (tests/features/generic-oauth/generic-oauth-panel.panel.test.ts).
         */}
         <Notifications position="bottom-left" />
         <App />

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer, testEngine } from '../helpers/server.js'
-import { administrator } from './admin-helpers.js'
+import { administrator } from '../helpers/members.js'
 
 /**
  * Issue 11: a change made by another process (the CLI, SQL on the database file) is seen by the

@@ -14,7 +14,7 @@ import { firstRow } from '../../server/db/storage.js'
 import { type Answer, HttpClient, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { startSmtpSink } from '../helpers/smtp.js'
-import { linkIn } from './account-helpers.js'
+import { linkIn } from '../helpers/mail-flow.js'
 
 /**
  * Issue 11: a real better-auth 1.7 server configured like Gatehouse (email and password,

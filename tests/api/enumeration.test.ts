@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../server/db/schema.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
-import { type MailServer, startMailServer } from './account-helpers.js'
+import { type MailServer, startMailServer } from '../helpers/mail-flow.js'
 
 let env: MailServer
 beforeAll(async () => {

@@ -1,18 +1,26 @@
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { auditEvent, loginThrottle, passkey, session, user } from '../../server/db/schema.js'
+import { auditEvent, loginThrottle, passkey, session, user, verification } from '../../server/db/schema.js'
+import { otpIdentifier, replaceOTP } from '../../server/features/email-otp/store.js'
+import { magicLinkIdentifier, storeMagicLink } from '../../server/features/magic-link/store.js'
+import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { administrator } from '../helpers/members.js'
 import { FakeOidc } from '../helpers/fake-oidc.js'
 import { Browser, createSigningKey, FakeProvider, type RecordedRequest, type SigningKey } from '../helpers/oauth-fakes.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js'
 import { type TOTP, URI } from 'otpauth'
 
 /**
  * The sign-in pipeline's shared rules, once per method (issue 26): every way in is refused or
  * challenged the same way for a banned user, an unverified one under requireEmailVerification, a
  * locked account and an enrolled second factor, and none of them leaves a session behind. A new
- * method is one row of METHODS.
+ * method is one row of METHODS. A one-time token is not a sign-in (it hands over the session it
+ * was issued for, as better-auth's verify does): its own table below says so.
  */
 
 const PASSWORD = 'correct horse battery'
@@ -58,6 +66,9 @@ beforeAll(async () => {
       },
       deviceAuthorization: { enabled: true },
       anonymous: { enabled: true },
+      magicLink: { enabled: true },
+      emailOTP: { enabled: true },
+      oneTimeToken: { enabled: true },
       socialProviders: {
         github: {
           ...GITHUB,
@@ -78,7 +89,15 @@ beforeAll(async () => {
     },
   })
 })
+/** The control panel's listener: its sign-in page calls the API's sign-in endpoints through /panel/auth/. */
+let panel: BrowserPanel
+const panelAssets = mkdtempSync(join(tmpdir(), 'gatehouse-pipeline-panel-'))
+beforeAll(async () => {
+  panel = await startBrowserPanel(server.gatehouse, { port: 0, assetsDir: panelAssets, buildOnDemand: false, logger: silentLogger })
+})
 afterAll(async () => {
+  await panel?.close()
+  rmSync(panelAssets, { recursive: true, force: true })
   await server?.close()
   await fake.close()
   await oidc.close()
@@ -111,15 +130,31 @@ interface Method {
    * there is no anonymous session of its own to link and remove.
    */
   linksAnonymous?: false
+  /**
+   * The method proves the address (a mailed link or code): an unverified user is verified by it and
+   * signed in, even while requireEmailVerification is on, rather than refused.
+   */
+  provesEmail?: true
 }
 
 /** Cookies a client holds before it signs in (an anonymous session's). */
 type Cookies = ReadonlyMap<string, string>
 
-/** A client that starts with `carry`'s cookies. */
+/**
+ * The session token the last sign-in's answer handed to its client: its session cookie's (a
+ * signed `token.signature`), or the body's where the session goes to another device. Undefined
+ * when the answer set none.
+ */
+let handedOver: () => string | undefined = () => undefined
+
+/** The token in a signed session cookie's value. */
+const tokenOfCookie = (value: string | undefined) => (value ? decodeURIComponent(value).split('.')[0] : undefined)
+
+/** A client that starts with `carry`'s cookies; the session cookie it ends with is what the answer handed over. */
 function carrying<T extends HttpClient | Browser>(client: T, carry?: Cookies): T {
   const jar = client instanceof HttpClient ? client.jar : client.jar(server.origin)
   for (const [name, value] of carry ?? []) jar.cookies.set(name, value)
+  handedOver = () => tokenOfCookie(jar.cookies.get('better-auth.session_token'))
   return client
 }
 
@@ -145,6 +180,14 @@ function fromCallback(location: string): Outcome {
   return { kind: 'refused', code: asJson[error] ?? error }
 }
 
+/** A followed magic link's answer: JSON for a session or a challenge, a redirect with `?error=` for a refusal. */
+async function fromMagicLink(res: { status: number; headers: Headers; body: unknown }): Promise<Outcome> {
+  if (res.status !== 302) return fromJson(res)
+  const code = new URL(res.headers.get('location') as string).searchParams.get('error') ?? ''
+  const status: Record<string, number> = { BANNED_USER: 403, EMAIL_NOT_VERIFIED: 403, TOO_MANY_REQUESTS: 429 }
+  return { kind: 'refused', code: `${status[code] ?? res.status} ${code}` }
+}
+
 async function signUpUser(extra: Record<string, unknown> = {}) {
   const email = uniqueEmail('pipeline')
   const res = await new HttpClient(server.base).post<{ user: { id: string } }>('/sign-up/email', {
@@ -155,6 +198,16 @@ async function signUpUser(extra: Record<string, unknown> = {}) {
   })
   expect(res.status).toBe(200)
   return { email, userId: res.body.user.id }
+}
+
+/**
+ * A user whose address is verified: a mailed link or code reaching an unverified one first ends
+ * the access nobody proved (its sessions and accounts, better-auth's revokeUnprovenAccountAccess).
+ */
+async function verifiedUser() {
+  const created = await signUpUser()
+  await db().update(user).set({ emailVerified: true }).where(eq(user.id, created.userId))
+  return created
 }
 
 // ------------------------------------------------------------------ a software authenticator
@@ -349,8 +402,78 @@ const METHODS: Method[] = [
           device_code: code.body.device_code,
           client_id: 'pipeline-cli',
         })
+        handedOver = () => res.body.access_token
         if (res.status === 200 && res.body.access_token) return { kind: 'session' }
         return { kind: 'refused', code: `${res.status} ${res.body.code}` }
+      }
+      return { userId, signIn }
+    },
+  },
+  {
+    name: 'magic link (followed link, JSON answer)',
+    metric: 'magic-link',
+    asksSecondFactor: true,
+    provesEmail: true,
+    async prepare() {
+      const { email, userId } = await verifiedUser()
+      const signIn = async (carry?: Cookies): Promise<Outcome> => {
+        // A link as POST /sign-in/magic-link stores and mails it (the mail itself is magic-link.api.test.ts's).
+        const token = randomBytes(16).toString('hex')
+        await storeMagicLink(server.gatehouse.ctx, token, JSON.stringify({ type: 'magic-link', email }), 300)
+        const res = await carrying(new HttpClient(server.base), carry).get(`/magic-link/verify?token=${token}`)
+        const outcome = await fromMagicLink(res)
+        // The link is spent whatever the outcome: with the session, or alone when refused or challenged.
+        expect(
+          await db()
+            .select()
+            .from(verification)
+            .where(eq(verification.identifier, magicLinkIdentifier(token))),
+        ).toEqual([])
+        return outcome
+      }
+      return { userId, signIn }
+    },
+  },
+  {
+    name: 'email OTP (POST /sign-in/email-otp)',
+    metric: 'email-otp',
+    asksSecondFactor: true,
+    provesEmail: true,
+    async prepare() {
+      const { email, userId } = await verifiedUser()
+      const signIn = async (carry?: Cookies): Promise<Outcome> => {
+        // A code as POST /email-otp/send-verification-otp stores it (`<code>:<wrong guesses>`).
+        const otp = String(100000 + (randomBytes(3).readUIntBE(0, 3) % 900000))
+        const identifier = otpIdentifier('sign-in', email.toLowerCase())
+        await replaceOTP(server.gatehouse.ctx, identifier, `${otp}:0`, new Date(server.clock.now() + 300_000))
+        const outcome = await fromJson(await carrying(new HttpClient(server.base), carry).post('/sign-in/email-otp', { email, otp }))
+        expect(await db().select().from(verification).where(eq(verification.identifier, identifier))).toEqual([])
+        return outcome
+      }
+      return { userId, signIn }
+    },
+  },
+  {
+    // The control panel's sign-in page: the API's own endpoint, relayed by the panel's listener
+    // (server/panel/auth.ts), so every rule holds there too. Its cookies are the panel's own, never
+    // an app's anonymous session on the API's origin: nothing to link.
+    name: 'control panel (email and password through /panel/auth/)',
+    metric: 'email',
+    asksSecondFactor: true,
+    linksAnonymous: false,
+    async prepare() {
+      const { email, userId } = await signUpUser()
+      const signIn = async (): Promise<Outcome> => {
+        const res = await fetch(`${panel.origin}/panel/auth/sign-in/email`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: panel.origin },
+          body: JSON.stringify({ email, password: PASSWORD }),
+        })
+        const outcome = await fromJson({ status: res.status, body: await res.json() })
+        // The session's cookie comes back under the panel's own name (`<panel cookie>.<API cookie name>`).
+        const cookie = res.headers.getSetCookie().find((c) => /^[^=]+\.better-auth\.session_token=/.test(c))
+        handedOver = () => tokenOfCookie(cookie?.split(';')[0]?.split('=')[1])
+        return outcome
       }
       return { userId, signIn }
     },
@@ -358,6 +481,8 @@ const METHODS: Method[] = [
 ]
 
 const sessionsOf = async (userId: string) => (await db().select().from(session).where(eq(session.userId, userId))).length
+const sessionTokensOf = async (userId: string) =>
+  (await db().select().from(session).where(eq(session.userId, userId))).map((row) => row.token)
 
 /** The user's `user.sign-in` audit events of one outcome, oldest first. */
 async function signInEvents(userId: string, outcome: 'success' | 'failure') {
@@ -368,13 +493,15 @@ async function signInEvents(userId: string, outcome: 'success' | 'failure') {
 }
 
 describe.each(METHODS)('sign-in pipeline: $name', (method) => {
-  it('signs a user in who meets every rule: the session, its audit event and the metric, once each', async () => {
+  it('signs a user in who meets every rule: the session handed over in the answer, its audit event and the metric, once each', async () => {
     const { userId, signIn } = await method.prepare()
-    const before = await sessionsOf(userId)
+    const before = await sessionTokensOf(userId)
     const audited = await signInEvents(userId, 'success')
     reported.length = 0
     expect(await signIn()).toEqual({ kind: 'session' })
-    expect(await sessionsOf(userId)).toBe(before + 1)
+    const created = (await sessionTokensOf(userId)).filter((token) => !before.includes(token))
+    expect(created).toHaveLength(1)
+    expect(handedOver()).toBe(created[0])
     expect(reported).toEqual([[method.metric, 'success']])
     const events = await signInEvents(userId, 'success')
     expect(events.length).toBe(audited.length + 1)
@@ -388,6 +515,7 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
     reported.length = 0
     expect(await signIn()).toEqual({ kind: 'refused', code: '403 BANNED_USER' })
     expect(await sessionsOf(userId)).toBe(before)
+    expect(handedOver()).toBeUndefined()
     expect(reported).toEqual([[method.metric, 'banned']])
     expect((await signInEvents(userId, 'failure')).at(-1)?.detail).toMatchObject({ method: method.metric, reason: 'BANNED_USER' })
   })
@@ -400,17 +528,20 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
     expect(await sessionsOf(userId)).toBe(before)
   })
 
-  it('refuses an unverified user while requireEmailVerification is on (403 EMAIL_NOT_VERIFIED)', async () => {
+  it(`${method.provesEmail ? 'verifies and signs in' : 'refuses'} an unverified user while requireEmailVerification is on`, async () => {
     const { userId, signIn } = await method.prepare()
     await db().update(user).set({ emailVerified: false }).where(eq(user.id, userId))
     const before = await sessionsOf(userId)
     server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
     try {
-      expect(await signIn()).toEqual({ kind: 'refused', code: '403 EMAIL_NOT_VERIFIED' })
+      expect(await signIn()).toEqual(method.provesEmail ? { kind: 'session' } : { kind: 'refused', code: '403 EMAIL_NOT_VERIFIED' })
     } finally {
       server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
     }
-    expect(await sessionsOf(userId)).toBe(before)
+    // A proof of the mailbox ends the access nobody proved (the sign-up's session), then signs in.
+    expect(await sessionsOf(userId)).toBe(method.provesEmail ? 1 : before)
+    const [row] = await db().select().from(user).where(eq(user.id, userId))
+    expect(row?.emailVerified).toBe(Boolean(method.provesEmail))
   })
 
   it('refuses a locked account (429 TOO_MANY_REQUESTS) and leaves no session', async () => {
@@ -435,6 +566,7 @@ describe.each(METHODS)('sign-in pipeline: $name', (method) => {
     if (method.asksSecondFactor) {
       expect(await signIn()).toEqual({ kind: 'second-factor' })
       expect(await sessionsOf(userId)).toBe(before)
+      expect(handedOver()).toBeUndefined()
     } else {
       expect(await signIn()).toEqual({ kind: 'session' })
       expect(await sessionsOf(userId)).toBe(before + 1)
@@ -523,5 +655,47 @@ describe('a sign-in by redirect held for the second factor', () => {
     expect(await sessionsOf(userId)).toBe(before + 1)
     const me = await browser.request(`${server.base}/get-session`)
     expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email)
+  })
+})
+
+describe('one-time token: hands over the session it was issued for, not a sign-in', () => {
+  /** A signed-in client's one-time token and the session it stands for. */
+  async function issued() {
+    const { email, userId } = await verifiedUser()
+    const client = new HttpClient(server.base)
+    const signedIn = await client.post<{ token: string }>('/sign-in/email', { email, password: PASSWORD })
+    expect(signedIn.status).toBe(200)
+    const generated = await client.get<{ token: string }>('/one-time-token/generate')
+    expect(generated.status).toBe(200)
+    return { userId, sessionToken: signedIn.body.token, token: generated.body.token }
+  }
+
+  it('answers the issuing session and its cookie, once; no new session, no sign-in audited or counted', async () => {
+    const { userId, sessionToken, token } = await issued()
+    const before = await sessionsOf(userId)
+    const audited = await signInEvents(userId, 'success')
+    reported.length = 0
+    const other = new HttpClient(server.base)
+    const res = await other.post<{ session: { token: string; userId: string } }>('/one-time-token/verify', { token })
+    expect(res.status).toBe(200)
+    expect(res.body.session).toMatchObject({ token: sessionToken, userId })
+    expect(other.jar.cookies.get('better-auth.session_token')?.split('.')[0]).toBe(sessionToken)
+    expect(await sessionsOf(userId)).toBe(before)
+    expect(await signInEvents(userId, 'success')).toHaveLength(audited.length)
+    expect(reported).toEqual([])
+    // better-auth's plugin answers with a message only.
+    const again = await new HttpClient(server.base).post('/one-time-token/verify', { token })
+    expect([again.status, again.body]).toEqual([400, { message: 'Invalid token' }])
+  })
+
+  it('a token of a user banned since hands over no session: the ban ended it', async () => {
+    const { userId, token } = await issued()
+    const admin = await administrator(server)
+    expect((await admin.client.admin.banUser({ userId, banReason: 'test' })).error).toBeNull()
+    const other = new HttpClient(server.base)
+    const res = await other.post('/one-time-token/verify', { token })
+    expect([res.status, res.body]).toEqual([400, { message: 'Session not found' }])
+    expect(other.jar.cookies.size).toBe(0)
+    expect(await sessionsOf(userId)).toBe(0)
   })
 })

@@ -1,10 +1,11 @@
 /**
  * The parts of docs/ARCHITECTURE.md that drift when the code moves (issue 39): the list of
  * features and the hooks core calls. A new feature folder or a new Feature hook fails here until
- * the page names it, and a name the page keeps after the code dropped it fails too.
+ * the page names it, and a name the page keeps after the code dropped it fails too. And where tests
+ * live ("Where tests live"): a feature's in tests/features/<its folder>/, nowhere else.
  */
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 // @ts-expect-error: a plain JavaScript build script without declarations
 import { listedFolders } from '../../bin/gen-features.js'
@@ -45,5 +46,48 @@ describe('docs/ARCHITECTURE.md', () => {
       (name) => members.has(name) || /^(signed|signing|request|session|read|user|mail|panel|before|oauth)/.test(name),
     )
     expect(documentedHooks.filter((name) => !members.has(name))).toEqual([])
+  })
+})
+
+describe('where tests live (docs/ARCHITECTURE.md, "Where tests live")', () => {
+  const testsDir = join(root, 'tests')
+  const features = readdirSync(join(root, 'server/features'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+  /** Every file below a folder, as paths relative to the repository. */
+  const filesBelow = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true, recursive: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+  /** Folders of tests/ that hold no suites, and those named for a mechanism, where a feature's name may appear. */
+  const NOT_BY_KIND = ['features', 'helpers', 'fixtures', 'setup', 'cli', 'multi', 'bundle', 'runtime', 'db', 'main']
+
+  it('names each folder of tests/features after a feature folder of server/features', () => {
+    expect(features.length).toBeGreaterThan(30)
+    const folders = readdirSync(join(testsDir, 'features'), { withFileTypes: true })
+    expect(folders.filter((entry) => !entry.isDirectory()).map((entry) => entry.name)).toEqual([])
+    expect(folders.map((entry) => entry.name).filter((name) => !features.includes(name))).toEqual([])
+    const suites = filesBelow(join(testsDir, 'features')).filter((path) => /\.test\.tsx?$/.test(path))
+    expect(suites.length).toBeGreaterThan(100)
+  })
+
+  it('keeps no suite named after a feature in the folders by kind (tests/api, tests/panel, tests/unit, …)', () => {
+    const byKind = readdirSync(testsDir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !NOT_BY_KIND.includes(entry.name))
+      .map((entry) => entry.name)
+    expect(byKind).toEqual(expect.arrayContaining(['api', 'panel', 'unit']))
+    const suites = [
+      ...readdirSync(testsDir)
+        .filter((name) => /\.test\.tsx?$/.test(name))
+        .map((name) => `tests/${name}`),
+      ...byKind.flatMap((folder) => filesBelow(join(testsDir, folder))).filter((path) => /\.test\.tsx?$/.test(path)),
+    ]
+    const namedAfterAFeature = (path: string) => {
+      const base = path.slice(path.lastIndexOf('/') + 1)
+      return features.find((feature) => base.startsWith(`${feature}-`) || base.startsWith(`${feature}.`))
+    }
+    expect(suites.filter(namedAfterAFeature).map((path) => `${path} → tests/features/${namedAfterAFeature(path)}/`)).toEqual([])
+    // A suite at the top of tests/ has no home either: it belongs in a folder.
+    expect(suites.filter((path) => path.split('/').length === 2)).toEqual([])
   })
 })

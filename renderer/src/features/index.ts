@@ -39,7 +39,7 @@ import { appPasswordsPanel } from './app-passwords'
  * The navigation is built from their views, in this order; the Settings sections from their
  * fields, in this order within each section (settings/settings-fields.ts). Adding a capability to
  * the panel is its folder (an index.ts with definePanelFeature) and one line here;
- * tests/panel/settings-fields.test.ts checks that each folder declares only keys of its own
+ * tests/features/settings/settings-fields.panel.test.ts checks that each folder declares only keys of its own
  * server feature's config.
  */
 export const panelFeatures: PanelFeature[] = [

@@ -42,7 +42,7 @@ export function parseTarget(raw: string): ForwardTarget | null {
  * The common case without the URL parser (a proxy asks on every request): a plain host name (its
  * last label not numeric, no punycode), an optional non-default port, and a path and query of
  * characters the WHATWG parser leaves as they are, with no escape and no dot segment. Gives exactly
- * what `new URL` would (tests/unit/forward-auth-rules.test.ts compares them); anything else: null.
+ * what `new URL` would (tests/features/forward-auth/forward-auth-rules.test.ts compares them); anything else: null.
  */
 const PLAIN =
   /^(https?):\/\/((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/]*)?(\?[\w\-.~!$&()*+,;=:@/?%]*)?$/i

@@ -1,7 +1,7 @@
 /**
  * The proxy configuration, written once. NGINX_TEMPLATE and CADDY_TEMPLATE are the text of the
  * nginx and Caddy blocks in docs/FORWARD-AUTH.md and of the files docs/forward-auth/nginx-server.conf
- * and docs/forward-auth/Caddyfile, placeholders included (tests/hosted/forward-auth-proxies.test.ts
+ * and docs/forward-auth/Caddyfile, placeholders included (tests/features/forward-auth/forward-auth-proxies.test.ts
  * fails when the four differ, and runs the Markdown's blocks on the real proxies). The panel's
  * "Protected apps" view fills them for each rule's domain with this Gatehouse's URLs.
  *

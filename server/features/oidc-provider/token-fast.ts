@@ -21,7 +21,7 @@ import { findClient } from './store.js'
  * signs with its IdToken, issues client credentials with its ClientCredentials model, and stores
  * the rotated refresh token and the access token exactly as its models would (same members, same
  * order, same ids), all on the same adapter and write batch: what it stores and signs is what
- * oidc-provider's handler would (tests/api/oidc-token-fast.test.ts compares the two). It leaves
+ * oidc-provider's handler would (tests/features/oidc-provider/oidc-token-fast.api.test.ts compares the two). It leaves
  * out the HTTP and middleware layers (Koa, parameter assembly, the client-authentication chain),
  * the Gatehouse session lookup (a token request does not use it) and the model events nobody
  * listens to (`refresh_token.saved`, …); it writes the audit entry of `grant.success`.

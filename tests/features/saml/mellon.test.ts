@@ -12,6 +12,7 @@ import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { signUp } from '../../helpers/http.js'
 import { GATEHOUSE_BIN } from '../../helpers/process.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * A real service provider: Apache httpd with mod_auth_mellon (Debian's), started here in the
@@ -53,13 +54,6 @@ let apacheLog = ''
 let sp: string
 let browser: Browser
 const PATH = (bin: string) => `${bin}:${process.env.PATH}:/usr/sbin`
-
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(ROOT, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
 
 /** Runs a recipe with sh (asynchronously: it calls this process's server). */
 function run(script: string, cwd: string, env: Record<string, string>): Promise<string> {
@@ -173,7 +167,7 @@ beforeAll(async () => {
   if (reason) return
   work = mkdtempSync(join(tmpdir(), 'gatehouse-mellon-'))
   const [gatehousePort, apachePort] = await Promise.all([freePort(), freePort()])
-  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   server = await startTestServer({
     port: gatehousePort,

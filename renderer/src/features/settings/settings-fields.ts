@@ -2,7 +2,7 @@
  * The Settings area, aggregated from the feature folders: every configuration key (SPEC §9 names)
  * in a section, with a human label and one line of help, declared by the feature that owns it
  * (its renderer folder's index.ts, renderer/src/features/panel-feature.ts) and listed here in the
- * order of renderer/src/features/index.ts. tests/panel/settings-fields.test.ts walks the config
+ * order of renderer/src/features/index.ts. tests/features/settings/settings-fields.panel.test.ts walks the config
  * schema and proves that each leaf key has a field or is listed as edited elsewhere, and that each
  * folder declares only its own server feature's keys.
  */

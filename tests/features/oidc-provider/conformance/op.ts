@@ -3,22 +3,22 @@ import { expect } from 'vitest'
 import { createClient } from '../../../../server/features/oidc-provider/clients.js'
 import { CookieJar, type SignedUp, signUp } from '../../../helpers/http.js'
 import { startTestServer, type TestServer } from '../../../helpers/server.js'
+import { browse, insecure, PASSWORD } from '../rp.js'
 
 /**
  * The OpenID Foundation conformance suite's part, played in Node: the suite's relying party is
  * panva's openid-client (strict: every ID token's signature checked against the JWKS, `iss`,
  * `aud`, `exp`, `iat`, `nonce`, `state`, PKCE), its browser is a cookie jar that follows
  * redirects and signs in and consents through the hosted pages' own calls (what
- * tests/api/oidc-provider.test.ts does; tests/panel/oidc-browser.test.ts does it in Chromium).
+ * tests/features/oidc-provider/oidc-provider.api.test.ts does; tests/features/oidc-provider/oidc-browser.panel.test.ts does it in Chromium).
  * The server is the real one on loopback.
  */
 
-export const PASSWORD = 'correct horse battery'
+export { PASSWORD }
 /** The suite's redirect URI (its own host): Gatehouse redirects there; nothing is served. */
 export const RP = 'https://rp.conformance.test'
 export const CALLBACK = `${RP}/callback`
 export const POST_LOGOUT = `${RP}/post_logout_redirect`
-const insecure = { execute: [oidc.allowInsecureRequests] }
 
 export interface Op {
   server: TestServer
@@ -84,23 +84,7 @@ export class Browser {
 
   /** Follows redirects inside Gatehouse; stops at a hosted page (/ui/…) or a URL outside it. */
   async go(start: string, init: RequestInit = {}): Promise<URL> {
-    let url = start
-    let request = init
-    for (let hop = 0; hop < 20; hop++) {
-      const headers = new Headers(request.headers)
-      const cookie = this.jar.header()
-      if (cookie) headers.set('cookie', cookie)
-      const res = await fetch(url, { ...request, headers, redirect: 'manual' })
-      this.jar.store(res)
-      await res.arrayBuffer()
-      const location = res.headers.get('location')
-      if (res.status < 300 || res.status >= 400 || !location) throw new Error(`no redirect from ${url}: ${res.status}`)
-      const next = new URL(location, url)
-      if (next.origin !== this.origin || next.pathname.startsWith('/api/auth/ui/')) return next
-      url = next.href
-      request = {}
-    }
-    throw new Error('too many redirects')
+    return browse(this.op.server, this.jar, start, init)
   }
 
   /** The hosted sign-in page's call: email and password, the session cookie kept. */

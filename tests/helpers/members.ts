@@ -1,0 +1,49 @@
+import { adminClient, usernameClient } from 'better-auth/client/plugins'
+import { setRole, systemActor } from '../../server/features/admin/index.js'
+import { CookieJar, uniqueEmail } from './http.js'
+import { officialClient as official } from './official-client.js'
+import type { TestServer } from './server.js'
+
+/** The official better-auth client with the username and admin plugins, cookies in a jar, Origin sent. */
+export function officialClient(server: TestServer, jar = new CookieJar()) {
+  /** Set-Cookie lines of the last response. */
+  const last = { setCookies: [] as string[] }
+  const { client } = official(server, {
+    jar,
+    plugins: [usernameClient(), adminClient()],
+    fetch: {
+      redirect: 'manual',
+      onResponse: (response) => {
+        last.setCookies = response.headers.getSetCookie()
+      },
+    },
+  })
+  return { client, jar, last }
+}
+
+export type Official = ReturnType<typeof officialClient>
+
+export interface Member extends Official {
+  id: string
+  email: string
+  password: string
+  name: string
+}
+
+/** Signs a new user up through the official client; the client keeps the session. */
+export async function member(server: TestServer, extra: { name?: string; username?: string; email?: string } = {}): Promise<Member> {
+  const official = officialClient(server)
+  const email = extra.email ?? uniqueEmail('adm')
+  const password = 'correct horse battery'
+  const name = extra.name ?? 'Member'
+  const res = await official.client.signUp.email({ email, password, name, ...(extra.username ? { username: extra.username } : {}) })
+  if (res.error || !res.data) throw new Error(`sign-up failed: ${JSON.stringify(res.error)}`)
+  return { ...official, id: res.data.user.id, email, password, name }
+}
+
+/** A signed-in administrator: a member promoted by the operator (as `gatehouse user set-role` does). */
+export async function administrator(server: TestServer, role = 'admin'): Promise<Member> {
+  const m = await member(server, { name: 'Admin' })
+  await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: m.id, role }, null)
+  return m
+}
