@@ -3,7 +3,7 @@ import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
-import { Copyable } from './Copyable'
+import { Copyable, ShownOnceModal } from './Copyable'
 import { fillRecipe, type Recipe } from './recipes'
 
 /** A client with its secret, just created or rotated (and the recipe it was made from). */
@@ -68,38 +68,27 @@ export function SecretModal({ shown, issuer, onClose }: { shown: ShownSecret | n
   if (!shown) return null
   const values = { issuer, clientId: shown.client.clientId, clientSecret: shown.clientSecret }
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      title={`${shown.client.name}: copy these now`}
-      size="lg"
-      centered
-      closeOnEscape={false}
-      closeOnClickOutside={false}
-      withCloseButton={false}
-    >
-      <Stack>
-        <Copyable label="Client ID" value={shown.client.clientId} testId="oidc-new-client-id" />
-        {shown.clientSecret ? (
-          <>
-            <Copyable label="Client secret" value={shown.clientSecret} testId="oidc-new-client-secret" />
-            <Text size="sm" c="dimmed">
-              Shown this once; only its hash is stored.
-            </Text>
-          </>
-        ) : (
-          <Text size="sm">Public client: no secret, PKCE required.</Text>
-        )}
-        {shown.recipe ? (
-          <>
-            <Text size="sm" fw={500}>
-              Paste into {shown.recipe.name}
-            </Text>
-            <Code block>{fillRecipe(shown.recipe.paste, values)}</Code>
-          </>
-        ) : null}
-        <Button onClick={onClose}>Done</Button>
-      </Stack>
-    </Modal>
+    <ShownOnceModal title={`${shown.client.name}: copy these now`}>
+      <Copyable label="Client ID" value={shown.client.clientId} testId="oidc-new-client-id" />
+      {shown.clientSecret ? (
+        <>
+          <Copyable label="Client secret" value={shown.clientSecret} testId="oidc-new-client-secret" />
+          <Text size="sm" c="dimmed">
+            Shown this once; only its hash is stored.
+          </Text>
+        </>
+      ) : (
+        <Text size="sm">Public client: no secret, PKCE required.</Text>
+      )}
+      {shown.recipe ? (
+        <>
+          <Text size="sm" fw={500}>
+            Paste into {shown.recipe.name}
+          </Text>
+          <Code block>{fillRecipe(shown.recipe.paste, values)}</Code>
+        </>
+      ) : null}
+      <Button onClick={onClose}>Done</Button>
+    </ShownOnceModal>
   )
 }

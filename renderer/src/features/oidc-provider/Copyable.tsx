@@ -1,5 +1,6 @@
-import { ActionIcon, Code, CopyButton, Group, Text, Tooltip } from '@mantine/core'
+import { ActionIcon, Code, CopyButton, Group, Modal, Stack, Text, Tooltip } from '@mantine/core'
 import { IconCheck, IconCopy } from '@tabler/icons-react'
+import type { ReactNode } from 'react'
 
 /** A value with a button that copies it (says "Copied" once the clipboard took it). */
 export function Copyable({ label, value, testId }: { label: string; value: string; testId: string }) {
@@ -27,5 +28,26 @@ export function Copyable({ label, value, testId }: { label: string; value: strin
         )}
       </CopyButton>
     </Group>
+  )
+}
+
+/**
+ * A dialog showing something this once (a client secret, a registration token): Escape and a click
+ * outside do not close it (what it shows would be lost); only its own Done button does.
+ */
+export function ShownOnceModal({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Modal
+      opened
+      onClose={() => undefined}
+      title={title}
+      size="lg"
+      centered
+      closeOnEscape={false}
+      closeOnClickOutside={false}
+      withCloseButton={false}
+    >
+      <Stack>{children}</Stack>
+    </Modal>
   )
 }

@@ -1,20 +1,4 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Code,
-  Group,
-  Modal,
-  NumberInput,
-  Select,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core'
+import { Alert, Badge, Button, Card, Code, Group, NumberInput, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core'
 import { IconAlertTriangle, IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { RegistrationTokenView } from '../../../../server/features/oidc-provider/panel-contract'
@@ -23,7 +7,7 @@ import { useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice } from '../../components/common'
 import { dateTime } from '../../format'
 import { ink } from '../../ink'
-import { Copyable } from './Copyable'
+import { Copyable, ShownOnceModal } from './Copyable'
 
 /**
  * Initial access tokens for dynamic client registration (RFC 7591, issue 38): whether registration
@@ -58,38 +42,27 @@ function NewTokenModal({
 }) {
   if (!shown) return null
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      title={`Registration token ${shown.id}: copy it now`}
-      size="lg"
-      centered
-      closeOnEscape={false}
-      closeOnClickOutside={false}
-      withCloseButton={false}
-    >
-      <Stack>
-        <Alert
-          color="red"
-          variant="light"
-          icon={<IconAlertTriangle />}
-          title="Shown this once"
-          styles={{ title: { color: ink.danger } }}
-          data-testid="oidc-regtoken-warning"
-        >
-          Only its hash is stored: it cannot be shown again. Anyone holding it can register an application until it expires, its uses run
-          out or you revoke it.
-        </Alert>
-        <Copyable label="Token" value={shown.token} testId="oidc-regtoken-new" />
-        <Copyable label="Register at" value={endpoint} testId="oidc-regtoken-endpoint" />
-        <Text size="sm" c="dimmed">
-          The application sends it as <Code>Authorization: Bearer …</Code> with its metadata (RFC 7591).
-        </Text>
-        <Button onClick={onClose} data-testid="oidc-regtoken-done">
-          Done
-        </Button>
-      </Stack>
-    </Modal>
+    <ShownOnceModal title={`Registration token ${shown.id}: copy it now`}>
+      <Alert
+        color="red"
+        variant="light"
+        icon={<IconAlertTriangle />}
+        title="Shown this once"
+        styles={{ title: { color: ink.danger } }}
+        data-testid="oidc-regtoken-warning"
+      >
+        Only its hash is stored: it cannot be shown again. Anyone holding it can register an application until it expires, its uses run out
+        or you revoke it.
+      </Alert>
+      <Copyable label="Token" value={shown.token} testId="oidc-regtoken-new" />
+      <Copyable label="Register at" value={endpoint} testId="oidc-regtoken-endpoint" />
+      <Text size="sm" c="dimmed">
+        The application sends it as <Code>Authorization: Bearer …</Code> with its metadata (RFC 7591).
+      </Text>
+      <Button onClick={onClose} data-testid="oidc-regtoken-done">
+        Done
+      </Button>
+    </ShownOnceModal>
   )
 }
 
