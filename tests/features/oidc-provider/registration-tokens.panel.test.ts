@@ -5,6 +5,7 @@ import { findClient } from '../../../server/features/oidc-provider/store.js'
 import { registrationTokens } from '../../../server/features/oidc-provider/registration.js'
 import { axe } from '../../helpers/axe.js'
 import { signUp } from '../../helpers/http.js'
+import { callFromPage, operatorCall, signedInPage } from '../../helpers/panel-session.js'
 import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
 
 /**
@@ -22,24 +23,7 @@ let browser: Browser
 const contexts: BrowserContext[] = []
 const people = {} as Record<'ada' | 'sam', { id: string; email: string }>
 
-async function operator(op: string, input: unknown): Promise<unknown> {
-  const result = await h.panel.service.dispatch(op, input)
-  if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
-  return result.data
-}
-
-const callFromPage = (page: Page, op: string, input: unknown) =>
-  page.evaluate(
-    async ([name, body]) => {
-      const res = await fetch(`./panel/api/${name}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
-    },
-    [op, input] as const,
-  )
+const operator = (op: string, input: unknown) => operatorCall(h.panel, op, input)
 
 const register = (token: string, name: string) =>
   fetch(`${h.server.base}/oauth2/register`, {
@@ -48,18 +32,8 @@ const register = (token: string, name: string) =>
     body: JSON.stringify({ redirect_uris: ['https://agent.example.test/callback'], client_name: name }),
   })
 
-async function signedIn(email: string, colorScheme: 'light' | 'dark'): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme })
-  contexts.push(context)
-  const page = await context.newPage()
-  page.setDefaultTimeout(7_000)
-  await page.goto(`${h.panel.origin}/`)
-  await page.getByTestId('sign-in-identifier').fill(email)
-  await page.getByTestId('sign-in-password').fill(PASSWORD)
-  await page.getByTestId('sign-in-submit').click()
-  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
-  return page
-}
+const signedIn = (email: string, colorScheme: 'light' | 'dark') =>
+  signedInPage(browser, h.panel, contexts, { email, password: PASSWORD, colorScheme })
 
 async function openView(page: Page): Promise<void> {
   await page.goto(`${h.panel.origin}/?v=${Date.now()}#/sso`)
