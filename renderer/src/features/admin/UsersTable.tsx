@@ -5,6 +5,19 @@ import type { UserView } from '../../../../server/features/admin/panel-contract'
 import { rowOpener } from '../../deep-link'
 import { Ago } from '../../format'
 
+/** Whether the user's email address is verified (the list and the drawer). */
+export function VerifiedBadge({ verified }: { verified: boolean }) {
+  return verified ? (
+    <Badge color="teal" variant="light">
+      verified
+    </Badge>
+  ) : (
+    <Badge color="gray" variant="light">
+      unverified
+    </Badge>
+  )
+}
+
 export interface Sort {
   by: string
   dir: 'asc' | 'desc'
@@ -111,15 +124,7 @@ export function UsersTable({
                       anonymous
                     </Badge>
                   )}
-                  {u.emailVerified ? (
-                    <Badge color="teal" variant="light">
-                      verified
-                    </Badge>
-                  ) : (
-                    <Badge color="gray" variant="light">
-                      unverified
-                    </Badge>
-                  )}
+                  <VerifiedBadge verified={u.emailVerified} />
                 </Group>
               </Table.Td>
               <Table.Td>

@@ -14,6 +14,7 @@ import { Allowed, useAccess } from '../../../access'
 import { done, failed } from '../../../components/notify'
 import { BanUser, EditUser, Lockout, RolesInput, SetPassword } from './user-forms'
 import { UserTabs } from './UserTabs'
+import { VerifiedBadge } from '../UsersTable'
 
 type UserDetail = OpOutput<'users.get'>
 
@@ -42,15 +43,7 @@ function UserFacts({ user, detail }: { user: UserView; detail: UserDetail }) {
     <>
       <Group gap="xs">
         <Badge variant="light">{user.role ?? 'user'}</Badge>
-        {user.emailVerified ? (
-          <Badge color="teal" variant="light">
-            verified
-          </Badge>
-        ) : (
-          <Badge color="gray" variant="light">
-            unverified
-          </Badge>
-        )}
+        <VerifiedBadge verified={user.emailVerified} />
         {user.banned && (
           <Badge color="red.9" data-testid="banned-badge">
             banned{user.banExpires ? ` until ${dateTime(user.banExpires)}` : ''}
