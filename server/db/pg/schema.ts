@@ -428,6 +428,8 @@ export const oidcRegistrationToken = pgTable(
     expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }),
     revokedAt: timestamp('revokedAt', { withTimezone: true, precision: 3, mode: 'date' }),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
+    label: text('label'),
+    createdBy: text('createdBy'),
   },
 )
 

@@ -22,7 +22,7 @@ export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --red
        gatehouse oidc client rotate-secret --client-id ID [--json]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
-       gatehouse oidc registration-token create [--expires-in SECONDS] [--uses N] [--json]
+       gatehouse oidc registration-token create [--expires-in SECONDS] [--uses N] [--label TEXT] [--json]
        gatehouse oidc registration-token list [--json]
        gatehouse oidc registration-token revoke --id ID
 
@@ -39,6 +39,7 @@ Options:
   --json             machine-readable output (create, rotate-secret: {"clientId", "clientSecret"}; the secret is shown this once)
   --expires-in S     registration-token create: the token expires after S seconds (default: never)
   --uses N           registration-token create: the token registers at most N clients (default: unlimited)
+  --label TEXT       registration-token create: what or who the token is for (shown by list and in the panel)
 
 update and rotate-secret keep the client's id; update keeps its secret, rotate-secret replaces it
 (the old one stops working at once).

@@ -52,6 +52,8 @@ export const registrationTokenViewSchema = z.object({
   usesLeft: z.number().nullable(),
   used: z.number(),
   revokedAt: z.number().nullable(),
+  label: z.string().nullable(),
+  createdBy: z.string().nullable(),
   active: z.boolean(),
 })
 export type RegistrationTokenView = z.output<typeof registrationTokenViewSchema>
@@ -117,6 +119,7 @@ export const oidcContract = {
       .object({
         expiresIn: z.number().int().min(1).max(31_536_000).nullable().optional(),
         uses: z.number().int().min(1).max(1_000_000).nullable().optional(),
+        label: z.string().max(200).nullable().optional(),
       })
       .strict(),
     z.object({ token: z.string(), registrationToken: registrationTokenViewSchema }),

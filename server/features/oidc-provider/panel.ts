@@ -21,7 +21,8 @@ export const oidcPanel = (env: PanelEnv) => {
       tokens: await registrationTokens(ctx),
       enabled: ctx.config().oidcProvider.registration.enabled,
     }),
-    'oidc.createRegistrationToken': (input: { expiresIn?: number | null; uses?: number | null }) => createRegistrationToken(ctx, input, BY),
+    'oidc.createRegistrationToken': (input: { expiresIn?: number | null; uses?: number | null; label?: string | null }) =>
+      createRegistrationToken(ctx, input, BY),
     'oidc.revokeRegistrationToken': async ({ id }: { id: string }) => {
       await revokeRegistration(ctx, id, BY)
       return { success: true }

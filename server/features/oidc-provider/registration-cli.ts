@@ -6,7 +6,8 @@ const iso = (ms: number | null): string => (ms === null ? 'never' : new Date(ms)
 function describe(token: RegistrationTokenView): string {
   const state = token.revokedAt ? 'revoked' : token.active ? 'active' : 'spent or expired'
   const uses = token.usesLeft === null ? 'unlimited uses' : `${token.usesLeft} use(s) left`
-  return `${token.id}  ${state}  (${uses}, used ${token.used}, expires ${iso(token.expiresAt)}, created ${iso(token.createdAt)})\n`
+  const label = token.label ? `  "${token.label}"` : ''
+  return `${token.id}${label}  ${state}  (${uses}, used ${token.used}, expires ${iso(token.expiresAt)}, created ${iso(token.createdAt)}${token.createdBy ? ` by ${token.createdBy}` : ''})\n`
 }
 
 /** `gatehouse oidc registration-token <create|list|revoke>`: initial access tokens for dynamic client registration. */
@@ -24,6 +25,7 @@ export async function registrationTokenCommand(
       'data-dir': { type: 'string' },
       'expires-in': { type: 'string' },
       uses: { type: 'string' },
+      label: { type: 'string' },
       json: { type: 'boolean' },
       id: { type: 'string' },
     },
@@ -43,7 +45,7 @@ export async function registrationTokenCommand(
   return withToolContext(values['data-dir'], env, async (ctx) => {
     const by = { via: 'cli' as const }
     if (sub === 'create') {
-      const { token, registrationToken } = await createRegistrationToken(ctx, { expiresIn, uses }, by)
+      const { token, registrationToken } = await createRegistrationToken(ctx, { expiresIn, uses, label: values.label ?? null }, by)
       if (values.json) process.stdout.write(`${JSON.stringify({ ...registrationToken, token })}\n`)
       else
         process.stdout.write(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { recordAudit } from '../../core/audit.js'
+import { callerLabel, panelCaller } from '../../core/panel-caller.js'
 import type { AuthContext } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
 import type { By } from './clients.js'
@@ -21,6 +22,9 @@ export interface RegistrationTokenView {
   usesLeft: number | null
   used: number
   revokedAt: number | null
+  label: string | null
+  /** Who created it: the admin's email, `os:<account>`, `recovery-link`, or `cli`. */
+  createdBy: string | null
   /** Usable now: not revoked, not expired, a use left. */
   active: boolean
 }
@@ -37,13 +41,21 @@ function toView(ctx: AuthContext, row: OidcRegistrationTokenRow): RegistrationTo
     usesLeft: row.usesLeft,
     used: row.used,
     revokedAt: row.revokedAt ? row.revokedAt.getTime() : null,
+    label: row.label ?? null,
+    createdBy: row.createdBy ?? null,
     active: !row.revokedAt && (!row.expiresAt || row.expiresAt.getTime() > now) && (row.usesLeft === null || row.usesLeft > 0),
   }
 }
 
+/** Who creates a token now: the panel's caller as the audit names them, else the CLI. */
+function createdByLabel(by: By): string {
+  const caller = panelCaller()
+  return caller ? callerLabel(caller) : by.via
+}
+
 export async function createRegistrationToken(
   ctx: AuthContext,
-  input: { expiresIn?: number | null; uses?: number | null },
+  input: { expiresIn?: number | null; uses?: number | null; label?: string | null },
   by: By,
 ): Promise<{ token: string; registrationToken: RegistrationTokenView }> {
   const now = ctx.clock.now()
@@ -57,13 +69,15 @@ export async function createRegistrationToken(
     expiresAt: input.expiresIn ? new Date(now + input.expiresIn * 1000) : null,
     revokedAt: null,
     createdAt: new Date(now),
+    label: input.label?.trim() || null,
+    createdBy: createdByLabel(by),
   }
   await insertRegistrationToken(ctx, row)
   await recordAudit(ctx, {
     type: 'oidc.registration-token-created',
     actorUserId: by.actorUserId ?? null,
     target: id,
-    detail: { via: by.via, expiresIn: input.expiresIn ?? null, uses: input.uses ?? null },
+    detail: { via: by.via, expiresIn: input.expiresIn ?? null, uses: input.uses ?? null, label: row.label },
     meta: by.meta ?? null,
   })
   return { token, registrationToken: toView(ctx, row) }

@@ -137,6 +137,10 @@ export const oidcRegistrationToken = sqliteTable('oidcRegistrationToken', {
   expiresAt: timestamp('expiresAt'),
   revokedAt: timestamp('revokedAt'),
   createdAt: timestamp('createdAt').notNull(),
+  /** What the admin wrote to remember it by (what or who it is for); null when none. */
+  label: text('label'),
+  /** Who created it, as the audit names a caller: the admin's email, `os:<account>`, `recovery-link`, or `cli`. */
+  createdBy: text('createdBy'),
 })
 
 export type OidcRegistrationTokenRow = typeof oidcRegistrationToken.$inferSelect

@@ -160,14 +160,28 @@ describe('dynamic client registration', () => {
 
   it('gatehouse oidc registration-token create, list and revoke (shown once, stored hashed)', async () => {
     const dir = ['--data-dir', server.dataDir]
-    const created = await runCli(['oidc', 'registration-token', 'create', '--expires-in', '3600', '--uses', '2', '--json', ...dir])
+    const created = await runCli([
+      'oidc',
+      'registration-token',
+      'create',
+      '--expires-in',
+      '3600',
+      '--uses',
+      '2',
+      '--label',
+      'CI agents',
+      '--json',
+      ...dir,
+    ])
     expect(created.code).toBe(0)
     const { id, token } = JSON.parse(created.stdout) as { id: string; token: string }
     expect(token).toMatch(/^ghrt_/)
     const listed = await runCli(['oidc', 'registration-token', 'list', '--json', ...dir])
     expect(listed.code).toBe(0)
     expect(listed.stdout).not.toContain(token)
-    expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ id, usesLeft: 2, active: true })]))
+    expect(JSON.parse(listed.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id, usesLeft: 2, active: true, label: 'CI agents', createdBy: 'cli' })]),
+    )
     expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(201)
     const revoked = await runCli(['oidc', 'registration-token', 'revoke', '--id', id, ...dir])
     expect(revoked.code).toBe(0)

@@ -6,6 +6,7 @@ import { queryAuditEvents } from '../../../server/core/audit.js'
 import { allServiceProviders, viewOf } from '../../../server/features/saml/service-providers.js'
 import { axe } from '../../helpers/axe.js'
 import { signUp } from '../../helpers/http.js'
+import { callFromPage, operatorCall, signedInPage } from '../../helpers/panel-session.js'
 import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
 
 /**
@@ -37,42 +38,9 @@ function spMetadata(origin: string): { xml: string; entityId: string; acs: strin
   return { ...sp, xml }
 }
 
-async function operator(op: string, input: unknown): Promise<unknown> {
-  const result = await h.panel.service.dispatch(op, input)
-  if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
-  return result.data
-}
+const operator = (op: string, input: unknown) => operatorCall(h.panel, op, input)
 
-const callFromPage = (page: Page, op: string, input: unknown) =>
-  page.evaluate(
-    async ([name, body]) => {
-      const res = await fetch(`./panel/api/${name}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
-    },
-    [op, input] as const,
-  )
-
-async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: { width: 1360, height: 900 },
-    timezoneId: 'UTC',
-    locale: 'en-GB',
-    colorScheme: 'light',
-  })
-  contexts.push(context)
-  const page = await context.newPage()
-  page.setDefaultTimeout(7_000)
-  await page.goto(`${h.panel.origin}/`)
-  await page.getByTestId('sign-in-identifier').fill(email)
-  await page.getByTestId('sign-in-password').fill(PASSWORD)
-  await page.getByTestId('sign-in-submit').click()
-  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
-  return page
-}
+const signedIn = (email: string) => signedInPage(browser, h.panel, contexts, { email, password: PASSWORD })
 
 async function openView(page: Page): Promise<void> {
   await page.goto(`${h.panel.origin}/?v=${Date.now()}#/saml-apps`)

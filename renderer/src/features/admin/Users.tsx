@@ -1,42 +1,19 @@
-import {
-  Badge,
-  Button,
-  Card,
-  Checkbox,
-  Group,
-  Modal,
-  Pagination,
-  PasswordInput,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  UnstyledButton,
-} from '@mantine/core'
+import { Button, Card, Checkbox, Group, Modal, PasswordInput, Select, Stack, Text, TextInput } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useDebouncedValue, useDisclosure } from '@mantine/hooks'
 import { notifications } from '@mantine/notifications'
-import {
-  IconBan,
-  IconChevronDown,
-  IconChevronUp,
-  IconLogout,
-  IconSearch,
-  IconSelector,
-  IconFileImport,
-  IconUserPlus,
-} from '@tabler/icons-react'
-import { type ReactNode, useState } from 'react'
+import { IconBan, IconLogout, IconSearch, IconFileImport, IconUserPlus } from '@tabler/icons-react'
+import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
+import { ListPagination } from '../../components/ListPagination'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { ImportUsers } from '../import/ImportUsers'
-import { Ago } from '../../format'
 import { Allowed } from '../../access'
-import { rowOpener, useDeepLink } from '../../deep-link'
-import { done, failed } from './notify'
+import { useDeepLink } from '../../deep-link'
+import { done, failed } from '../../components/notify'
 import { RolesInput } from './user-drawer/user-forms'
 import { UserDrawer } from './user-drawer/UserDrawer'
+import { type Sort, UsersTable } from './UsersTable'
 
 const PAGE = 25
 
@@ -165,39 +142,83 @@ function BulkBar({ userIds, onDone }: { userIds: string[]; onDone: (left: string
   )
 }
 
-function SortHeader({
-  field,
-  sort,
-  onSort,
-  children,
-}: {
-  field: string
-  sort: { by: string; dir: 'asc' | 'desc' }
-  onSort: (field: string) => void
-  children: ReactNode
-}) {
-  const Icon = sort.by !== field ? IconSelector : sort.dir === 'asc' ? IconChevronUp : IconChevronDown
+interface Query {
+  search: string
+  field: 'any' | 'email' | 'name'
+  operator: 'contains' | 'starts_with' | 'ends_with'
+  filter: string
+}
+
+/** The search (what, in which field, how it matches) and the filter above the list. */
+function UserFilters({ query, setQuery }: { query: Query; setQuery: (patch: Partial<Query>) => void }) {
+  const { search, field, operator, filter } = query
   return (
-    <Table.Th>
-      <UnstyledButton onClick={() => onSort(field)}>
-        <Group gap={4} wrap="nowrap">
-          <Text fw={600} size="sm">
-            {children}
-          </Text>
-          <Icon size={14} />
-        </Group>
-      </UnstyledButton>
-    </Table.Th>
+    <Card withBorder padding="md">
+      <Group align="flex-end" gap="sm">
+        <TextInput
+          style={{ flex: 1, minWidth: 200 }}
+          label="Search"
+          leftSection={<IconSearch size={16} />}
+          placeholder="Search users"
+          value={search}
+          onChange={(e) => setQuery({ search: e.currentTarget.value })}
+          data-testid="user-search"
+        />
+        <Select
+          label="In"
+          w={200}
+          data={[
+            { value: 'any', label: 'Name, email or username' },
+            { value: 'email', label: 'email' },
+            { value: 'name', label: 'name' },
+          ]}
+          value={field}
+          onChange={(v) => v && setQuery({ field: v as Query['field'] })}
+          allowDeselect={false}
+        />
+        <Select
+          label="Match"
+          w={140}
+          data={[
+            { value: 'contains', label: 'contains' },
+            { value: 'starts_with', label: 'starts with' },
+            { value: 'ends_with', label: 'ends with' },
+          ]}
+          value={field === 'any' ? 'contains' : operator}
+          disabled={field === 'any'}
+          onChange={(v) => v && setQuery({ operator: v as Query['operator'] })}
+          allowDeselect={false}
+        />
+        <Select
+          label="Show"
+          w={180}
+          data-testid="user-filter"
+          data={[
+            { value: 'all', label: 'All users' },
+            { value: 'banned', label: 'Banned' },
+            { value: 'admins', label: 'Admins' },
+            { value: 'people', label: 'Without anonymous' },
+            { value: 'anonymous', label: 'Anonymous' },
+          ]}
+          value={filter}
+          onChange={(v) => setQuery({ filter: v ?? 'all' })}
+          allowDeselect={false}
+        />
+      </Group>
+    </Card>
   )
 }
 
 export default function Users() {
-  const [search, setSearch] = useState('')
-  const [field, setField] = useState<'any' | 'email' | 'name'>('any')
-  const [operator, setOperator] = useState<'contains' | 'starts_with' | 'ends_with'>('contains')
-  const [filter, setFilter] = useState<string>('all')
-  const [sort, setSort] = useState<{ by: string; dir: 'asc' | 'desc' }>({ by: 'createdAt', dir: 'desc' })
+  const [query, setQueryState] = useState<Query>({ search: '', field: 'any', operator: 'contains', filter: 'all' })
+  const { search, field, operator, filter } = query
+  const [sort, setSort] = useState<Sort>({ by: 'createdAt', dir: 'desc' })
   const [page, setPage] = useState(1)
+  // A new search or filter starts at page 1 (a field or match change keeps the page, as before).
+  const setQuery = (patch: Partial<Query>) => {
+    setQueryState((q) => ({ ...q, ...patch }))
+    if ('search' in patch || 'filter' in patch) setPage(1)
+  }
   const [selected, openUser, closeUser] = useDeepLink('users')
   const [checked, setChecked] = useState<string[]>([])
   const [creating, { open, close }] = useDisclosure(false)
@@ -246,65 +267,7 @@ export default function Users() {
           </>
         }
       />
-      <Card withBorder padding="md">
-        <Group align="flex-end" gap="sm">
-          <TextInput
-            style={{ flex: 1, minWidth: 200 }}
-            label="Search"
-            leftSection={<IconSearch size={16} />}
-            placeholder="Search users"
-            value={search}
-            onChange={(e) => {
-              setSearch(e.currentTarget.value)
-              setPage(1)
-            }}
-            data-testid="user-search"
-          />
-          <Select
-            label="In"
-            w={200}
-            data={[
-              { value: 'any', label: 'Name, email or username' },
-              { value: 'email', label: 'email' },
-              { value: 'name', label: 'name' },
-            ]}
-            value={field}
-            onChange={(v) => v && setField(v as typeof field)}
-            allowDeselect={false}
-          />
-          <Select
-            label="Match"
-            w={140}
-            data={[
-              { value: 'contains', label: 'contains' },
-              { value: 'starts_with', label: 'starts with' },
-              { value: 'ends_with', label: 'ends with' },
-            ]}
-            value={field === 'any' ? 'contains' : operator}
-            disabled={field === 'any'}
-            onChange={(v) => v && setOperator(v as typeof operator)}
-            allowDeselect={false}
-          />
-          <Select
-            label="Show"
-            w={180}
-            data-testid="user-filter"
-            data={[
-              { value: 'all', label: 'All users' },
-              { value: 'banned', label: 'Banned' },
-              { value: 'admins', label: 'Admins' },
-              { value: 'people', label: 'Without anonymous' },
-              { value: 'anonymous', label: 'Anonymous' },
-            ]}
-            value={filter}
-            onChange={(v) => {
-              setFilter(v ?? 'all')
-              setPage(1)
-            }}
-            allowDeselect={false}
-          />
-        </Group>
-      </Card>
+      <UserFilters query={query} setQuery={setQuery} />
       <ErrorNotice error={list.error} onRetry={() => void list.refetch()} />
       <BulkBar userIds={checked} onDone={(left) => setChecked(left)} />
       <Card withBorder padding="md">
@@ -315,103 +278,9 @@ export default function Users() {
             {debounced || filter !== 'all' ? 'No user matches.' : 'No users yet. Create one, or let people sign up through your app.'}
           </Text>
         ) : (
-          <Table.ScrollContainer minWidth={800}>
-            <Table highlightOnHover verticalSpacing="sm" data-testid="users-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th w={40}>
-                    <Checkbox
-                      aria-label="Select every user on this page"
-                      checked={list.data.users.length > 0 && list.data.users.every((u) => checked.includes(u.id))}
-                      indeterminate={
-                        list.data.users.some((u) => checked.includes(u.id)) && !list.data.users.every((u) => checked.includes(u.id))
-                      }
-                      onChange={(e) => {
-                        const ids = list.data?.users.map((u) => u.id) ?? []
-                        setChecked((c) => (e.currentTarget.checked ? [...new Set([...c, ...ids])] : c.filter((id) => !ids.includes(id))))
-                      }}
-                      data-testid="select-page"
-                    />
-                  </Table.Th>
-                  <SortHeader field="name" sort={sort} onSort={onSort}>
-                    Name
-                  </SortHeader>
-                  <SortHeader field="email" sort={sort} onSort={onSort}>
-                    Email
-                  </SortHeader>
-                  <SortHeader field="role" sort={sort} onSort={onSort}>
-                    Role
-                  </SortHeader>
-                  <Table.Th>Status</Table.Th>
-                  <SortHeader field="createdAt" sort={sort} onSort={onSort}>
-                    Created
-                  </SortHeader>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.data.users.map((u) => (
-                  <Table.Tr
-                    key={u.id}
-                    {...rowOpener(`${u.name} <${u.email}>: open`, () => openUser(u.id))}
-                    data-testid={`user-row-${u.email}`}
-                  >
-                    <Table.Td onClick={(e) => e.stopPropagation()}>
-                      <Checkbox
-                        aria-label={`Select ${u.email}`}
-                        checked={checked.includes(u.id)}
-                        onChange={(e) => {
-                          const on = e.currentTarget.checked
-                          setChecked((c) => (on ? [...c, u.id] : c.filter((id) => id !== u.id)))
-                        }}
-                        data-testid={`select-${u.email}`}
-                      />
-                    </Table.Td>
-                    <Table.Td>{u.name}</Table.Td>
-                    <Table.Td>{u.email}</Table.Td>
-                    <Table.Td>
-                      <Badge variant="light">{u.role ?? 'user'}</Badge>
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={4}>
-                        {u.banned && <Badge color="red.9">banned</Badge>}
-                        {u.isAnonymous && (
-                          <Badge color="grape" variant="light" data-testid="anonymous-badge">
-                            anonymous
-                          </Badge>
-                        )}
-                        {u.emailVerified ? (
-                          <Badge color="teal" variant="light">
-                            verified
-                          </Badge>
-                        ) : (
-                          <Badge color="gray" variant="light">
-                            unverified
-                          </Badge>
-                        )}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>
-                      <Ago when={u.createdAt} />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <UsersTable users={list.data.users} sort={sort} onSort={onSort} checked={checked} setChecked={setChecked} onOpen={openUser} />
         )}
-        {list.data && list.data.total > PAGE && (
-          <Group justify="flex-end" mt="sm">
-            <Pagination
-              total={Math.ceil(list.data.total / PAGE)}
-              value={page}
-              onChange={setPage}
-              size="sm"
-              aria-label="User pages"
-              getControlProps={(control) => ({ 'aria-label': `${control[0]?.toUpperCase()}${control.slice(1)} page` })}
-              getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
-            />
-          </Group>
-        )}
+        {list.data && <ListPagination total={list.data.total} pageSize={PAGE} page={page} onChange={setPage} label="User pages" />}
         {list.data && (
           <Text size="xs" c="dimmed" mt="xs" data-testid="users-total">
             {list.data.total} user{list.data.total === 1 ? '' : 's'}

@@ -1,4 +1,4 @@
-import { Badge, Button, Code, Divider, Drawer, Group, Stack, Table } from '@mantine/core'
+import { Badge, Button, Code, Divider, Group, Stack, Table } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { IconCircleCheck, IconMail, IconMailCheck, IconUserShield } from '@tabler/icons-react'
 import { useState } from 'react'
@@ -6,13 +6,15 @@ import { parseRoleList } from '../../../../../server/core/access-control'
 import type { UserView } from '../../../../../server/features/admin/panel-contract'
 import type { OpOutput } from '../../../../../server/panel/contract'
 import { useOp, useOpMutation } from '../../../api'
-import { ConfirmButton, ErrorNotice, Loading, showFieldErrors } from '../../../components/common'
+import { ConfirmButton, showFieldErrors } from '../../../components/common'
+import { DetailDrawer } from '../../../components/DetailDrawer'
 import { actorName } from '../../../audit-text'
 import { dateTime } from '../../../format'
 import { Allowed, useAccess } from '../../../access'
-import { done, failed } from '../notify'
+import { done, failed } from '../../../components/notify'
 import { BanUser, EditUser, Lockout, RolesInput, SetPassword } from './user-forms'
 import { UserTabs } from './UserTabs'
+import { VerifiedBadge } from '../UsersTable'
 
 type UserDetail = OpOutput<'users.get'>
 
@@ -41,15 +43,7 @@ function UserFacts({ user, detail }: { user: UserView; detail: UserDetail }) {
     <>
       <Group gap="xs">
         <Badge variant="light">{user.role ?? 'user'}</Badge>
-        {user.emailVerified ? (
-          <Badge color="teal" variant="light">
-            verified
-          </Badge>
-        ) : (
-          <Badge color="gray" variant="light">
-            unverified
-          </Badge>
-        )}
+        <VerifiedBadge verified={user.emailVerified} />
         {user.banned && (
           <Badge color="red.9" data-testid="banned-badge">
             banned{user.banExpires ? ` until ${dateTime(user.banExpires)}` : ''}
@@ -289,20 +283,26 @@ export function UserDrawer({ userId, onClose }: { userId: string | null; onClose
   const detail = useOp('users.get', { userId: userId ?? '' }, { enabled: Boolean(userId) })
   const user = detail.data?.user
   return (
-    <Drawer opened={Boolean(userId)} onClose={onClose} position="right" size="xl" title={user ? user.email : 'User'}>
-      <ErrorNotice error={detail.error} />
-      {!user || !detail.data ? (
-        !detail.error && <Loading />
-      ) : (
-        <Stack data-testid="user-drawer">
-          <UserFacts user={user} detail={detail.data} />
-          <Lockout userId={user.id} locks={detail.data.locks} />
-          <UserActions user={user} onClose={onClose} />
-          <UserRoles user={user} />
-          <Divider />
-          <UserTabs user={user} detail={detail.data} />
-        </Stack>
-      )}
-    </Drawer>
+    <DetailDrawer
+      opened={Boolean(userId)}
+      onClose={onClose}
+      title={user ? user.email : 'User'}
+      error={detail.error}
+      loaded={Boolean(user && detail.data)}
+    >
+      {() =>
+        user &&
+        detail.data && (
+          <Stack data-testid="user-drawer">
+            <UserFacts user={user} detail={detail.data} />
+            <Lockout userId={user.id} locks={detail.data.locks} />
+            <UserActions user={user} onClose={onClose} />
+            <UserRoles user={user} />
+            <Divider />
+            <UserTabs user={user} detail={detail.data} />
+          </Stack>
+        )
+      }
+    </DetailDrawer>
   )
 }

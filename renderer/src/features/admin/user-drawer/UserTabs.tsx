@@ -10,7 +10,7 @@ import { UserAppPasswords } from '../../app-passwords/UserAppPasswords'
 import { UserConnectedApps } from '../../oidc-provider/UserConnectedApps'
 import { Ago, dateTime } from '../../../format'
 import { Allowed, useAccess } from '../../../access'
-import { done, failed } from '../notify'
+import { done, failed } from '../../../components/notify'
 
 type UserDetail = OpOutput<'users.get'>
 

@@ -6,9 +6,10 @@ import { type ReactNode, useState } from 'react'
 import type { UserView } from '../../../../../server/features/admin/panel-contract'
 import { useOp, useOpMutation } from '../../../api'
 import { showFieldErrors } from '../../../components/common'
+import { FormDialogButton } from '../../../components/FormDialog'
 import { dateTime } from '../../../format'
 import { Allowed, useAccess } from '../../../access'
-import { done, failed } from '../notify'
+import { done, failed } from '../../../components/notify'
 
 export function BanUser({ user }: { user: UserView }) {
   const [opened, { open, close }] = useDisclosure(false)
@@ -145,7 +146,6 @@ export function RolesInput({
 }
 
 export function EditUser({ user }: { user: UserView }) {
-  const [opened, { open, close }] = useDisclosure(false)
   const update = useOpMutation('users.update')
   const access = useAccess()
   const form = useForm({
@@ -156,63 +156,47 @@ export function EditUser({ user }: { user: UserView }) {
     },
   })
   return (
-    <>
-      <Allowed op="users.update">
-        <Button
-          size="xs"
-          variant="light"
-          leftSection={<IconPencil size={14} />}
-          onClick={() => {
-            form.setValues({ name: user.name, email: user.email })
-            form.clearErrors()
-            open()
-          }}
-          data-testid="edit-user"
-        >
-          Edit
-        </Button>
-      </Allowed>
-      <Modal opened={opened} onClose={close} title={`Edit ${user.email}`} centered>
-        <form
-          onSubmit={form.onSubmit((values) => {
-            const name = values.name.trim()
-            const email = values.email.trim()
-            update.mutate(
-              { userId: user.id, ...(name !== user.name ? { name } : {}), ...(email !== user.email ? { email } : {}) },
-              {
-                onSuccess: () => {
-                  done('User saved')
-                  close()
-                },
-                onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'email'], 'User not saved'),
+    <FormDialogButton
+      op="users.update"
+      label="Edit"
+      icon={<IconPencil size={14} />}
+      testId="edit-user"
+      title={`Edit ${user.email}`}
+      onOpen={() => {
+        form.setValues({ name: user.name, email: user.email })
+        form.clearErrors()
+      }}
+      onSubmit={(close) =>
+        form.onSubmit((values) => {
+          const name = values.name.trim()
+          const email = values.email.trim()
+          update.mutate(
+            { userId: user.id, ...(name !== user.name ? { name } : {}), ...(email !== user.email ? { email } : {}) },
+            {
+              onSuccess: () => {
+                done('User saved')
+                close()
               },
-            )
-          })}
-        >
-          <Stack>
-            <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="edit-name" />
-            <TextInput
-              label="Email"
-              {...form.getInputProps('email')}
-              disabled={!access.can('user:set-email')}
-              description={access.can('user:set-email') ? undefined : 'Your role may not change email addresses'}
-              data-testid="edit-email"
-            />
-            <Text size="xs" c="dimmed">
-              A new email is not marked verified by this; send a verification mail afterwards if needed.
-            </Text>
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={update.isPending} data-testid="edit-save">
-                Save
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
-    </>
+              onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'email'], 'User not saved'),
+            },
+          )
+        })
+      }
+      saving={update.isPending}
+      saveTestId="edit-save"
+    >
+      <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="edit-name" />
+      <TextInput
+        label="Email"
+        {...form.getInputProps('email')}
+        disabled={!access.can('user:set-email')}
+        description={access.can('user:set-email') ? undefined : 'Your role may not change email addresses'}
+        data-testid="edit-email"
+      />
+      <Text size="xs" c="dimmed">
+        A new email is not marked verified by this; send a verification mail afterwards if needed.
+      </Text>
+    </FormDialogButton>
   )
 }
 

@@ -1,0 +1,188 @@
+import { Badge, Button, Code, Group, Select, Stack, Switch, Table, Text } from '@mantine/core'
+import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
+import { Allowed, Editable } from '../../access'
+import { useOpMutation } from '../../api'
+import { ConfirmButton, ErrorNotice } from '../../components/common'
+import { dateTime } from '../../format'
+import type { ShownSecret } from './ClientModals'
+import { ID_TOKEN_ALGS, type IdTokenAlg } from './CreateClient'
+
+/** A client's token settings, changed in place: the ID token algorithm and the resource-server switch. */
+export function TokenSettings({ client, onChanged }: { client: OidcClientView; onChanged: () => void }) {
+  const update = useOpMutation('oidc.updateClient')
+  return (
+    <Editable op="oidc.updateClient">
+      <Stack gap={4}>
+        <Select
+          size="xs"
+          w={110}
+          aria-label={`ID token algorithm of ${client.name}`}
+          data={ID_TOKEN_ALGS}
+          value={client.idTokenSignedResponseAlg}
+          allowDeselect={false}
+          onChange={(v) =>
+            v && update.mutate({ clientId: client.clientId, idTokenSignedResponseAlg: v as IdTokenAlg }, { onSuccess: onChanged })
+          }
+          data-testid={`oidc-alg-${client.clientId}`}
+        />
+        <Switch
+          size="xs"
+          label="resource server"
+          checked={client.resourceServer}
+          onChange={(e) => update.mutate({ clientId: client.clientId, resourceServer: e.currentTarget.checked }, { onSuccess: onChanged })}
+          data-testid={`oidc-rs-${client.clientId}`}
+        />
+        <ErrorNotice error={update.error} />
+      </Stack>
+    </Editable>
+  )
+}
+
+/** What kind of client it is and what sets it apart, as badges. */
+function ClientBadges({ client: c, tokenLabel }: { client: OidcClientView; tokenLabel?: string | null }) {
+  return (
+    <Group gap={4}>
+      <Badge variant="light">{c.public ? 'public' : 'confidential'}</Badge>
+      {c.pkceRequired ? null : (
+        <Badge variant="light" color="yellow">
+          PKCE optional
+        </Badge>
+      )}
+      {c.skipConsent ? (
+        <Badge variant="light" color="gray">
+          no consent
+        </Badge>
+      ) : null}
+      {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? (
+        <Badge variant="light" color="grape">
+          restricted
+        </Badge>
+      ) : null}
+      {c.backchannelLogoutUri ? (
+        <Badge variant="light" color="teal" title={c.backchannelLogoutUri}>
+          back-channel logout
+        </Badge>
+      ) : null}
+      {c.requirePar ? (
+        <Badge variant="light" color="blue">
+          PAR required
+        </Badge>
+      ) : null}
+      {c.registeredByToken ? (
+        <Badge variant="light" color="orange" data-testid={`oidc-registered-${c.clientId}`}>
+          registered by token {c.registeredByToken}
+          {tokenLabel ? ` (${tokenLabel})` : ''}
+        </Badge>
+      ) : null}
+    </Group>
+  )
+}
+
+/** A client's buttons: its access dialog, a new secret (confidential clients), delete. */
+function ClientActions({
+  client: c,
+  onAccess,
+  onRotated,
+  onDeleted,
+}: {
+  client: OidcClientView
+  onAccess: () => void
+  onRotated: (shown: ShownSecret) => void
+  onDeleted: () => void
+}) {
+  const rotate = useOpMutation('oidc.rotateSecret')
+  const remove = useOpMutation('oidc.deleteClient')
+  return (
+    <Stack gap={4}>
+      <Group gap={4} justify="flex-end">
+        <Button size="xs" variant="light" onClick={onAccess} data-testid={`oidc-access-${c.clientId}`}>
+          Access
+        </Button>
+        {c.public ? null : (
+          <Allowed op="oidc.rotateSecret">
+            <ConfirmButton
+              label="New secret"
+              color="indigo"
+              title={`New secret for ${c.name}`}
+              message="The current secret stops working at once; paste the new one into the application."
+              confirmLabel="Rotate"
+              onConfirm={() => rotate.mutate({ clientId: c.clientId }, { onSuccess: onRotated })}
+            />
+          </Allowed>
+        )}
+        <Allowed op="oidc.deleteClient">
+          <ConfirmButton
+            label="Delete"
+            title={`Delete ${c.name}`}
+            message="The application can no longer sign users in; its tokens stop working."
+            confirmLabel="Delete"
+            onConfirm={() => remove.mutate({ clientId: c.clientId }, { onSuccess: onDeleted })}
+          />
+        </Allowed>
+      </Group>
+      <ErrorNotice error={rotate.error ?? remove.error} />
+    </Stack>
+  )
+}
+
+/**
+ * The registered applications. A self-registered one (RFC 7591) says which initial access token
+ * registered it, with the token's label when the list of tokens is at hand.
+ */
+export function ClientsTable({
+  clients,
+  tokenLabels,
+  onChanged,
+  onRotated,
+  onAccess,
+}: {
+  clients: OidcClientView[]
+  tokenLabels: Map<string, string | null>
+  onChanged: () => void
+  onRotated: (shown: ShownSecret) => void
+  onAccess: (clientId: string) => void
+}) {
+  if (clients.length === 0) return <Text c="dimmed">No application yet.</Text>
+  return (
+    <Table striped data-testid="oidc-clients">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Application</Table.Th>
+          <Table.Th>Client ID</Table.Th>
+          <Table.Th>Redirect URIs</Table.Th>
+          <Table.Th>Kind</Table.Th>
+          <Table.Th>Tokens</Table.Th>
+          <Table.Th>Created</Table.Th>
+          <Table.Th />
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {clients.map((c) => (
+          <Table.Tr key={c.clientId}>
+            <Table.Td>{c.name}</Table.Td>
+            <Table.Td>
+              <Code>{c.clientId}</Code>
+            </Table.Td>
+            <Table.Td>
+              <Stack gap={2}>
+                {c.redirectUris.map((u) => (
+                  <Code key={u}>{u}</Code>
+                ))}
+              </Stack>
+            </Table.Td>
+            <Table.Td>
+              <ClientBadges client={c} tokenLabel={c.registeredByToken ? tokenLabels.get(c.registeredByToken) : null} />
+            </Table.Td>
+            <Table.Td>
+              <TokenSettings client={c} onChanged={onChanged} />
+            </Table.Td>
+            <Table.Td>{dateTime(c.createdAt)}</Table.Td>
+            <Table.Td>
+              <ClientActions client={c} onAccess={() => onAccess(c.clientId)} onRotated={onRotated} onDeleted={onChanged} />
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  )
+}

@@ -1,0 +1,157 @@
+import { Badge, Button, Card, Group, List, Modal, NumberInput, Stack, Switch, Text } from '@mantine/core'
+import { notifications } from '@mantine/notifications'
+import { useState } from 'react'
+import { Editable } from '../../access'
+import { useOp, useOpMutation } from '../../api'
+import { ErrorNotice, Loading } from '../../components/common'
+import { duration } from '../../format'
+import { ink } from '../../ink'
+import { useUnsaved } from '../../unsaved'
+
+/** The one group-name rule (`groups.*`), shared with forward auth, LDAP and SAML. */
+const GROUP_SWITCHES = [
+  ['roles', 'Gatehouse roles (admin)'],
+  ['organizations', 'Organization slugs (acme)'],
+  ['memberRoles', 'Roles in them (acme:admin)'],
+  ['teams', 'Teams (acme/Developers)'],
+] as const
+
+const LIFETIMES = [
+  ['authorizationCode', 'Authorization code'],
+  ['accessToken', 'Access token'],
+  ['idToken', 'ID token'],
+  ['refreshToken', 'Refresh token'],
+  ['clientCredentials', 'Client-credentials token'],
+  ['session', 'SSO session'],
+  ['grant', 'Consent (grant)'],
+  ['interaction', 'Sign-in request'],
+] as const
+
+/**
+ * `oidcProvider.ttl` as durations (seconds, with the duration spelled out, as in Settings), saved
+ * together after a review of what changes; a view left with unsaved lifetimes asks first.
+ */
+function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
+  const configure = useOpMutation('oidc.configure')
+  const [draft, setDraft] = useState<Record<string, number | ''>>({})
+  const [reviewing, setReviewing] = useState(false)
+  const changed = LIFETIMES.filter(([key]) => key in draft && draft[key] !== ttl[key])
+  const invalid = changed.some(([key]) => typeof draft[key] !== 'number' || (draft[key] as number) < 1)
+  useUnsaved('sso-lifetimes', changed.length > 0)
+  const shown = (v: number | '' | undefined) => (typeof v === 'number' ? `${v} s (${duration(v)})` : 'empty')
+  return (
+    <>
+      <Text fw={500}>Lifetimes</Text>
+      <Group align="flex-start">
+        {LIFETIMES.map(([key, label]) => {
+          const value = key in draft ? draft[key] : ttl[key]
+          return (
+            <NumberInput
+              key={key}
+              label={label}
+              w={190}
+              min={1}
+              allowDecimal={false}
+              suffix=" s"
+              value={value ?? ''}
+              description={typeof value === 'number' && value > 0 ? duration(value) : ' '}
+              error={value === '' || (typeof value === 'number' && value < 1) ? 'Must be at least 1 second' : undefined}
+              onChange={(v) => setDraft((d) => ({ ...d, [key]: v === '' ? '' : Number(v) }))}
+              data-testid={`oidc-ttl-${key}`}
+            />
+          )
+        })}
+      </Group>
+      <Group justify="flex-end">
+        {changed.length > 0 && (
+          <Badge color={ink.accent} variant="outline" data-testid="oidc-ttl-unsaved">
+            {changed.length} unsaved change{changed.length === 1 ? '' : 's'}
+          </Badge>
+        )}
+        <Button variant="default" disabled={changed.length === 0} onClick={() => setDraft({})}>
+          Discard
+        </Button>
+        <Button disabled={changed.length === 0 || invalid} onClick={() => setReviewing(true)} data-testid="oidc-ttl-save">
+          Review and save
+        </Button>
+      </Group>
+      <Modal opened={reviewing} onClose={() => setReviewing(false)} title="Save token lifetimes?" centered>
+        <Stack>
+          <List size="sm" data-testid="oidc-ttl-review">
+            {changed.map(([key, label]) => (
+              <List.Item key={key}>
+                <Text span fw={600} size="sm">
+                  {label}
+                </Text>
+                : {shown(ttl[key])} → {shown(draft[key])}
+              </List.Item>
+            ))}
+          </List>
+          <Text size="sm">New tokens get the new lifetimes; tokens already issued keep theirs.</Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setReviewing(false)}>
+              Keep editing
+            </Button>
+            <Button
+              loading={configure.isPending}
+              data-testid="oidc-ttl-confirm"
+              onClick={() =>
+                configure.mutate(
+                  { patch: { ttl: Object.fromEntries(changed.map(([key]) => [key, draft[key]])) } },
+                  {
+                    onSuccess: () => {
+                      setDraft({})
+                      notifications.show({ color: 'teal', title: 'Token lifetimes saved', message: 'New tokens use them from now on.' })
+                    },
+                    onSettled: () => setReviewing(false),
+                  },
+                )
+              }
+            >
+              Save {changed.length} change{changed.length === 1 ? '' : 's'}
+            </Button>
+          </Group>
+          <ErrorNotice error={configure.error} />
+        </Stack>
+      </Modal>
+    </>
+  )
+}
+
+/** The group names (`groups.*`, applied live to every face) and the lifetimes. */
+export function ProviderSettings() {
+  const settings = useOp('oidc.settings', {})
+  const groups = useOp('groups.settings', {})
+  const configure = useOpMutation('oidc.configure')
+  const configureGroups = useOpMutation('groups.configure')
+  if (!settings.data || !groups.data)
+    return (settings.error ?? groups.error) ? <ErrorNotice error={settings.error ?? groups.error} /> : <Loading />
+  const s = settings.data as { ttl: Record<string, number> }
+  const rule = groups.data as Record<string, boolean>
+  return (
+    <Card withBorder>
+      <Editable op="oidc.configure">
+        <Stack gap="xs">
+          <Editable op="groups.configure">
+            <Text fw={500}>The groups claim lists (the same names as forward auth, LDAP and SAML)</Text>
+            <Group>
+              {GROUP_SWITCHES.map(([key, label]) => (
+                <Switch
+                  key={key}
+                  label={label}
+                  checked={rule[key] === true}
+                  onChange={(e) =>
+                    configureGroups.mutate({ patch: { [key]: e.currentTarget.checked } }, { onSuccess: () => void groups.refetch() })
+                  }
+                  data-testid={`oidc-groups-${key}`}
+                />
+              ))}
+            </Group>
+          </Editable>
+          <Lifetimes ttl={s.ttl} />
+          <ErrorNotice error={configure.error ?? configureGroups.error} />
+        </Stack>
+      </Editable>
+    </Card>
+  )
+}

@@ -1,0 +1,105 @@
+import { Button, Group, Modal, Stack, TextInput } from '@mantine/core'
+import { useForm } from '@mantine/form'
+import { IconPencil } from '@tabler/icons-react'
+import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
+import { useOpMutation } from '../../api'
+import { showFieldErrors } from '../../components/common'
+import { FormDialogButton } from '../../components/FormDialog'
+import { done } from '../../components/notify'
+import { UserPicker } from '../../components/UserPicker'
+
+/** What a name and a slug must be (the server checks again, and names the field it refuses). */
+const nameAndSlug = {
+  name: (v: string) => (v.trim() ? null : 'Name is required'),
+  slug: (v: string) => (/^[a-z0-9-]+$/.test(v) ? null : 'Lowercase letters, digits and dashes'),
+}
+
+/** A slug made from a name: lower case, every run of other characters one dash. */
+const slugOf = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+
+export function CreateOrganization({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const create = useOpMutation('orgs.create')
+  const form = useForm({
+    initialValues: { name: '', slug: '', ownerUserId: '' },
+    validate: { ...nameAndSlug, ownerUserId: (v) => (v ? null : 'Choose the owner') },
+  })
+  return (
+    <Modal opened={opened} onClose={onClose} title="Create organization" centered>
+      <form
+        onSubmit={form.onSubmit((values) =>
+          create.mutate(values, {
+            onSuccess: () => {
+              done(`${values.name} created`)
+              form.reset()
+              onClose()
+            },
+            onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug', 'ownerUserId'], 'Not created'),
+          }),
+        )}
+      >
+        <Stack>
+          <TextInput
+            label="Name"
+            {...form.getInputProps('name')}
+            onChange={(e) => {
+              const name = e.currentTarget.value
+              form.setFieldValue('name', name)
+              if (!form.isTouched('slug')) form.setFieldValue('slug', slugOf(name))
+            }}
+          />
+          <TextInput label="Slug" {...form.getInputProps('slug')} />
+          <UserPicker
+            label="Owner"
+            testId="org-owner"
+            value={form.values.ownerUserId || null}
+            onChange={(v) => form.setFieldValue('ownerUserId', v ?? '')}
+            error={form.errors.ownerUserId as string | undefined}
+          />
+          <Group justify="flex-end">
+            <Button type="submit" loading={create.isPending}>
+              Create
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  )
+}
+
+export function RenameOrganization({ org }: { org: OrganizationView }) {
+  const update = useOpMutation('orgs.update')
+  const form = useForm({ initialValues: { name: org.name, slug: org.slug }, validate: nameAndSlug })
+  return (
+    <FormDialogButton
+      op="orgs.update"
+      label="Rename"
+      icon={<IconPencil size={14} />}
+      testId="org-rename"
+      title={`Rename ${org.name}`}
+      onOpen={() => form.setValues({ name: org.name, slug: org.slug })}
+      onSubmit={(close) =>
+        form.onSubmit((values) =>
+          update.mutate(
+            { organizationId: org.id, name: values.name.trim(), slug: values.slug },
+            {
+              onSuccess: () => {
+                done('Organization renamed')
+                close()
+              },
+              onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug'], 'Not renamed'),
+            },
+          ),
+        )
+      }
+      saving={update.isPending}
+      saveTestId="org-rename-save"
+    >
+      <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="org-rename-name" />
+      <TextInput label="Slug" {...form.getInputProps('slug')} data-testid="org-rename-slug" />
+    </FormDialogButton>
+  )
+}

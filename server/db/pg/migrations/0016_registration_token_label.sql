@@ -1,0 +1,2 @@
+ALTER TABLE "oidcRegistrationToken" ADD COLUMN "label" text;--> statement-breakpoint
+ALTER TABLE "oidcRegistrationToken" ADD COLUMN "createdBy" text;
