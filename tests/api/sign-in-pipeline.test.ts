@@ -110,7 +110,13 @@ const reported: Array<[string, string]> = []
 beforeAll(() => {
   const ctx = server.gatehouse.ctx
   const events = ctx.events
-  ctx.events = { ...events, signIn: (method, outcome) => (reported.push([method, outcome]), events.signIn(method, outcome)) }
+  ctx.events = {
+    ...events,
+    signIn: (method, outcome) => {
+      reported.push([method, outcome])
+      events.signIn(method, outcome)
+    },
+  }
 })
 
 /** How a sign-in attempt ended, the same words for every method. */

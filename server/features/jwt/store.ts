@@ -2,7 +2,6 @@ import { and, asc, eq, isNotNull, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { keypair } from '../../db/schema.js'
 import type { KeypairRow } from './schema.js'
-import { firstRow } from '../../db/storage.js'
 
 /** Every SQL statement of the jwt feature. */
 
