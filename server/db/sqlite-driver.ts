@@ -16,4 +16,3 @@ import Sqlite13 from 'better-sqlite3-napi'
 const napi13 = Number(process.versions.napi ?? 0) >= 10
 
 export const SqliteDatabase: typeof Sqlite12 = napi13 ? (Sqlite13 as typeof Sqlite12) : Sqlite12
-
