@@ -12,6 +12,10 @@
  *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
  *   BENCH_FAST_TOKEN=0 node bin/run-ts.js bench/oidc.ts      # oidcProvider.fastTokenEndpoint off: oidc-provider serves every token request
  *   BENCH_WARMUP=2 node bin/run-ts.js bench/oidc.ts           # each scenario runs 2 s unmeasured first (JIT warm-up; default 0)
+ *   BENCH_REQUESTS=4000 BENCH_WARMUP_REQUESTS=2000 node bin/run-ts.js bench/oidc.ts
+ *       # by count instead of time: 2 000 requests unmeasured, then 4 000 measured, however long they
+ *       # take. On a loaded machine a time-boxed run gives the server few requests, so the figure
+ *       # includes the JIT's warm-up; a count keeps the CPU per request the steady state's.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -24,6 +28,9 @@ const PORT = Number(process.env.BENCH_PORT ?? 4391)
 /** Which scenarios run (all by default): rs256, eddsa (rotating refreshes), cc (client credentials). */
 /** Seconds each scenario runs unmeasured before its measurement (the first one otherwise includes the JIT's warm-up). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 0)
+/** Measured and unmeasured requests per scenario by count (0: by time, BENCH_DURATION and BENCH_WARMUP). */
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 0)
+const WARMUP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 0)
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc').split(','))
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
@@ -108,22 +115,25 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
   // Set up one after the other (the authorization flows share the browser's cookies).
   const workers: (() => Promise<boolean>)[] = []
   for (let i = 0; i < CONCURRENCY; i++) workers.push(await worker())
-  if (WARMUP > 0) {
+  if (WARMUP > 0 || WARMUP_REQUESTS > 0) {
     const warm = performance.now() + WARMUP * 1000
+    let started = 0
     await Promise.all(
       workers.map(async (step) => {
-        while (performance.now() < warm) await step()
+        while (WARMUP_REQUESTS > 0 ? started++ < WARMUP_REQUESTS : performance.now() < warm) await step()
       }),
     )
   }
   let ok = 0
   let failed = 0
+  let started = 0
   const cpu0 = cpuTimes(pid)
   const t0 = performance.now()
   const until = t0 + DURATION * 1000
+  const more = () => (REQUESTS > 0 ? started++ < REQUESTS : performance.now() < until)
   await Promise.all(
     workers.map(async (step) => {
-      while (performance.now() < until) {
+      while (more()) {
         if (await step()) ok++
         else failed++
       }
@@ -187,7 +197,10 @@ async function main(): Promise<void> {
     // oidc-provider is loaded on the first OIDC request: before any measurement.
     await (await fetch(`${base}/.well-known/openid-configuration`)).arrayBuffer()
 
-    console.log(`\nOIDC token endpoint, ${CONCURRENCY} concurrent clients, ${DURATION} s per scenario (server CPU from /proc)\n`)
+    const amount = REQUESTS > 0 ? `${REQUESTS} requests (after ${WARMUP_REQUESTS} unmeasured)` : `${DURATION} s`
+    console.log(
+      `\nOIDC token endpoint on Node ${process.version}, ${CONCURRENCY} concurrent clients, ${amount} per scenario (server CPU from /proc)\n`,
+    )
     console.log(
       '| grant | requests/s | server CPU (user + sys) / wall | requests per CPU-second (per core) | CPU per request | vs Keycloak 120/s/vCPU | failed |',
     )

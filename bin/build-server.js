@@ -50,7 +50,7 @@ export function isFresh() {
 
 /**
  * One ES module per entry plus shared chunks, npm packages bundled in (fewer files to resolve and
- * read at start), except better-sqlite3 (native). Modules the server imports lazily (nodemailer at
+ * read at start), except better-sqlite3 and better-sqlite3-napi (native; server/db/sqlite-driver.ts). Modules the server imports lazily (nodemailer at
  * the first delivery, the zxcvbn dictionaries when common passwords are refused) become chunks
  * loaded only then.
  */
@@ -141,7 +141,7 @@ export async function buildServer({ prune = false } = {}) {
       chunkNames: 'chunk-[hash]',
       // oidc-provider keys its models and TTLs by class name (`this.name`), which bundling renames
       // (IdToken → IdToken2): it is loaded from node_modules as published.
-      external: ['better-sqlite3', 'vite', 'oidc-provider', '@node-rs/argon2'],
+      external: ['better-sqlite3', 'better-sqlite3-napi', 'vite', 'oidc-provider', '@node-rs/argon2'],
       plugins: [zodEnglishOnly, lazyCommonJs],
       // Whitespace and syntax only (names stay, so stack traces stay readable): V8 keeps the source
       // text of every loaded module in memory for lazy compilation, so a smaller text is less RSS.

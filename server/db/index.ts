@@ -1,10 +1,11 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { schema } from './schema.js'
+import { SqliteDatabase } from './sqlite-driver.js'
 import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
 
 export type { DB } from './handle.js'
@@ -36,7 +37,7 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
     closeSync(openSync(file, 'a', 0o600))
     chmodSync(file, 0o600)
   }
-  const sqlite = new Database(file)
+  const sqlite = new SqliteDatabase(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')

@@ -59,7 +59,6 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/mail/outbox.ts nodemailer': 'SMTP delivery',
   'server/cli.ts ./features/import/cli.js': 'gatehouse import',
   'server/features/import/cli.ts ./better-auth.js': 'gatehouse import better-auth',
-  'server/features/import/better-auth.ts better-sqlite3': 'gatehouse import better-auth (SQLite source)',
   'server/features/import/better-auth.ts pg': 'PostgreSQL: gatehouse import better-auth (PostgreSQL source)',
   'server/crypto/foreign-hashes.ts bcryptjs': 'gatehouse import users: a bcrypt user signs in',
   'server/crypto/foreign-hashes.ts @node-rs/argon2': 'gatehouse import users: an argon2id user signs in',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -14,6 +14,11 @@ import { findRuntime, NESTED_RUNTIME, RUNTIME_MAJORS } from '../helpers/runtimes
  * installs (.ci/run does) — and this file runs on each of them too (tests/runtime/other-runtimes.test.ts),
  * where the runtime under test is its own. On the checkout's Node, whatever it is, the warning is
  * there exactly when that Node is not a supported LTS (so the check is seen to catch it).
+ *
+ * The same start shows which SQLite driver the server itself chose (server/db/sqlite-driver.ts),
+ * read from the addon its process mapped (/proc/PID/maps), with no test hook in its environment:
+ * better-sqlite3 13 (`better-sqlite3-napi`) on Node 22 and 24 — 12 aborts Node 24 now and then
+ * (WiseLibs/better-sqlite3#1515) — and better-sqlite3 12 where N-API 10 is missing (Node 20).
  */
 
 const WARNING = 'Unsupported runtime'
@@ -25,8 +30,21 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** Starts `gatehouse serve` with the provider on, on the given node, loads oidc-provider, returns what it printed. */
-async function serveOutput(node: string, env: Record<string, string>): Promise<string> {
+/** The tests' redirection of `better-sqlite3` (tests/runtime/better-sqlite3-hook.mjs) left out: the server as users start it. */
+const WITHOUT_TEST_HOOK = { NODE_OPTIONS: '', GATEHOUSE_BETTER_SQLITE3: '' }
+
+/** Which better-sqlite3 addon a process has loaded: its path's package folder under node_modules. */
+function sqliteAddons(pid: number): string[] {
+  const maps = readFileSync(`/proc/${pid}/maps`, 'utf8')
+  const found = [...maps.matchAll(/\/node_modules\/(better-sqlite3(?:-napi)?)\/\S*\.node$/gm)].map((m) => m[1] as string)
+  return [...new Set(found)]
+}
+
+/**
+ * Starts `gatehouse serve` with the provider on, on the given node, loads oidc-provider, returns
+ * what it printed and the better-sqlite3 packages whose addon it loaded.
+ */
+async function serveOutput(node: string, env: Record<string, string>): Promise<{ output: string; sqlite: string[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-oidc-runtime-'))
   dirs.push(dataDir)
   const config = join(dataDir, 'extra.json')
@@ -42,7 +60,9 @@ async function serveOutput(node: string, env: Record<string, string>): Promise<s
     const discovery = await fetch(`${server.url}/.well-known/openid-configuration`)
     expect(discovery.status).toBe(200)
     expect(((await discovery.json()) as { issuer: string }).issuer).toBe(`${server.url}`)
-    return server.output()
+    const pid = server.child.pid
+    if (pid === undefined) throw new Error('no server process')
+    return { output: server.output(), sqlite: sqliteAddons(pid) }
   } finally {
     server.child.kill('SIGTERM')
     await server.exited
@@ -53,9 +73,10 @@ describe('the OpenID provider on the supported runtimes', () => {
   // Inside a nested run the current runtime is the one under test (its own better-sqlite3 comes with the environment).
   it(`on this Node (${process.version}): the warning is printed exactly when it is not a supported LTS`, async () => {
     if (NESTED_RUNTIME) expect(currentSupported, `${NESTED_RUNTIME} runs ${process.version}`).toBe(true)
-    const output = await serveOutput(process.execPath, {})
+    const { output, sqlite } = await serveOutput(process.execPath, WITHOUT_TEST_HOOK)
     if (currentSupported) expect(output).not.toContain(WARNING)
     else expect(output).toContain(`oidc-provider WARNING: ${WARNING}`)
+    expect(sqlite).toEqual([Number(process.versions.napi) >= 10 ? 'better-sqlite3-napi' : 'better-sqlite3'])
   })
 
   for (const major of NESTED_RUNTIME ? [] : RUNTIME_MAJORS) {
@@ -67,9 +88,11 @@ describe('the OpenID provider on the supported runtimes', () => {
       async () => {
         if (typeof runtime === 'string') return
         expect(runtime.version).toMatch(new RegExp(`^v${major}\\.`))
-        const output = await serveOutput(runtime.node, runtime.env)
+        const { output, sqlite } = await serveOutput(runtime.node, { PATH: runtime.env.PATH ?? '', ...WITHOUT_TEST_HOOK })
         expect(output).not.toContain(WARNING)
         expect(output).toContain('listening on')
+        // The server's own choice, better-sqlite3 13, with nothing of the tests' redirection in its environment.
+        expect(sqlite).toEqual(['better-sqlite3-napi'])
       },
     )
   }

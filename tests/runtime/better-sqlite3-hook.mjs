@@ -1,9 +1,10 @@
 // Loaded with `node --import` (NODE_OPTIONS) when the tests run on another Node.js runtime
-// (tests/helpers/runtimes.ts): better-sqlite3 is a native addon built for one ABI, and the
-// checkout's node_modules holds the build of the Node that installed it. Every resolution of the
-// package — `import 'better-sqlite3'`, `require('better-sqlite3')`, or the absolute path Vitest
-// resolves it to — is sent to the copy built for this runtime (bin/install-runtimes.js), named by
-// GATEHOUSE_BETTER_SQLITE3. Everything else resolves as usual.
+// (tests/helpers/runtimes.ts): better-sqlite3 12 is a native addon built for one ABI, the
+// checkout's Node's. There the server itself opens SQLite with better-sqlite3 13
+// (`better-sqlite3-napi`, N-API: server/db/sqlite-driver.ts); the tests' own uses of the package —
+// `import 'better-sqlite3'`, `require('better-sqlite3')`, or the absolute path Vitest resolves it
+// to — are sent to that same package, named by GATEHOUSE_BETTER_SQLITE3. Everything else resolves
+// as usual.
 import * as nodeModule from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
+import { SqliteDatabase } from '../../db/sqlite-driver.js'
 
 /**
  * All of the backup feature's SQL. SQLite-specific by nature: a backup here is a copy of the
@@ -71,7 +72,7 @@ export async function snapshot(
     })
   }
   // One self-contained file: rollback journal instead of WAL, nothing beside it.
-  const copy = new Database(destination)
+  const copy = new SqliteDatabase(destination)
   try {
     copy.pragma('journal_mode = DELETE')
   } finally {
@@ -81,7 +82,7 @@ export async function snapshot(
 
 /** Opens a database file that must exist (read-write: WAL readers need the -shm file). */
 export const openExisting = (file: string): Database.Database => {
-  const sqlite = new Database(file, { fileMustExist: true })
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true })
   sqlite.pragma('busy_timeout = 5000')
   return sqlite
 }

@@ -5,6 +5,7 @@ import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import * as tables from '../../db/schema.js'
+import { SqliteDatabase } from '../../db/sqlite-driver.js'
 import { findExistingUsers } from './store.js'
 import { emailTaken, type ImportOutcome, type ImportReport, usernameTaken } from './users.js'
 
@@ -70,10 +71,9 @@ async function openSource(from: string): Promise<SourceDb | { usage: string }> {
   }
   const path = resolve(from)
   if (!existsSync(path)) return { usage: `no such better-auth database: ${from}` }
-  const { default: Database } = await import('better-sqlite3')
-  let db: InstanceType<typeof Database>
+  let db: InstanceType<typeof SqliteDatabase>
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true })
+    db = new SqliteDatabase(path, { readonly: true, fileMustExist: true })
     db.prepare('select count(*) from sqlite_master').get()
   } catch (e) {
     return { usage: `${from} is not a SQLite database: ${(e as Error).message}` }

@@ -93,13 +93,20 @@ export async function findModel(ctx: AuthContext, kind: string, id: string): Pro
   return (await find.execute({ kind, id }))[0]
 }
 
+/**
+ * A model by uid: prepared, as a refresh of a session-bound token (no offline_access) reads its SSO
+ * session this way on every refresh (oidc-provider's checkSessionBinding).
+ */
 export async function findModelByUid(ctx: AuthContext, kind: string, uid: string): Promise<OidcModelRow | undefined> {
-  return firstRow(
-    ctx.db
+  const find = statement(ctx, 'findModelByUid', (db) =>
+    db
       .select()
       .from(oidcModel)
-      .where(and(eq(oidcModel.kind, kind), eq(oidcModel.uid, uid))),
+      .where(and(eq(oidcModel.kind, p('kind')), eq(oidcModel.uid, p('uid'))))
+      .limit(1)
+      .prepare(),
   )
+  return (await find.execute({ kind, uid }))[0]
 }
 
 export async function findModelByUserCode(ctx: AuthContext, kind: string, userCode: string): Promise<OidcModelRow | undefined> {
@@ -219,16 +226,20 @@ export async function findUserRow(ctx: AuthContext, id: string): Promise<typeof 
   return (await find.execute({ id }))[0]
 }
 
-/** Whether a Gatehouse session still exists and has not expired. */
+/**
+ * Whether a Gatehouse session still exists and has not expired. Prepared: a session-bound refresh
+ * token's every refresh asks it (through findByUid).
+ */
 export async function gatehouseSessionActive(ctx: AuthContext, sessionId: string, now: Date): Promise<boolean> {
-  return (
-    (await firstRow(
-      ctx.db
-        .select({ id: session.id })
-        .from(session)
-        .where(and(eq(session.id, sessionId), gt(session.expiresAt, now))),
-    )) !== undefined
+  const find = statement(ctx, 'gatehouseSessionActive', (db) =>
+    db
+      .select({ id: session.id })
+      .from(session)
+      .where(and(eq(session.id, p('id')), gt(session.expiresAt, sql`${p('now')}`)))
+      .limit(1)
+      .prepare(),
   )
+  return (await find.execute({ id: sessionId, now: driverTime(ctx, now) })).length > 0
 }
 
 // ------------------------------------------------------------------ clients

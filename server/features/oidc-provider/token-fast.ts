@@ -102,6 +102,8 @@ interface TokenModel {
 }
 
 interface Models {
+  /** The provider's EventEmitter side: whether anyone listens to a model event. */
+  listenerCount(event: string): number
   Client: { find(id: string): Promise<Client | undefined> }
   Grant: { find(id: string, options: { ignoreExpiration: boolean }): Promise<Grant | undefined> }
   RefreshToken: TokenModel & { find(value: string, options: { ignoreExpiration: boolean }): Promise<Token | undefined> }
@@ -292,7 +294,10 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
   if (!user) return handOver('account refused')
   if (old.accountId !== grant.accountId) handOver('account mismatch')
 
-  await old.consume()
+  // oidc-provider's RefreshToken#consume is the adapter's consume plus a `refresh_token.consumed`
+  // event (its name worked out with a regular expression each time): the event only when someone listens.
+  if (models.listenerCount('refresh_token.consumed') > 0) await old.consume()
+  else await models.RefreshToken.adapter.consume(old.jti)
   // The rotated refresh token and the access token, stored as oidc-provider's RefreshToken and
   // AccessToken save them (formats/opaque.js getValueAndPayload: iat, exp, then the model's
   // payload fields in the order its constructor sets them, undefined ones left out), built here
