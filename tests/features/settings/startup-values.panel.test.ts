@@ -171,7 +171,10 @@ describe('values set at start-up, in every view that shows them', () => {
     expect(await review.textContent()).not.toMatch(/rate limit(ing|er) (on|off)|Trusted origins/i)
     expect(await axe(page), 'the review dialog').toEqual([])
     await page.getByTestId('confirm-save').click()
-    await page.getByText(/ saved$/).first().waitFor({ timeout: 15_000 })
+    await page
+      .getByText(/ saved$/)
+      .first()
+      .waitFor({ timeout: 15_000 })
 
     const after = await panelOp('settings.get')
     const effective = after.body.effective as { trustedOrigins: string[]; rateLimit: { enabled: boolean; max: number } }
