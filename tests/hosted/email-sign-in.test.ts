@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -8,6 +7,7 @@ import { launchBrowser } from '../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
+import { axe } from '../helpers/axe.js'
 
 /**
  * Issue 27 on the hosted sign-in page, in real Chromium against the real server: "Email me a link"
@@ -16,7 +16,6 @@ import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
  */
 
 const root = resolve(import.meta.dirname, '../..')
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let assets = ''
 let server: TestServer
@@ -59,16 +58,6 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   })
   page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
   return { context, page }
-}
-
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string }> }> } }).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => v.id)
-  })
 }
 
 const ui = (page: string, params: Record<string, string> = {}) => {

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { signUp } from '../helpers/http.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
+import { axe } from '../helpers/axe.js'
 
 /** The "Protected apps" view in real Chromium against the real server: add, reorder, save, snippets, Test box. */
 
@@ -14,23 +13,6 @@ beforeAll(() => {
   ;({ h, page } = session)
 })
 const open = viewOpener(session)
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's WCAG 2 A/AA violations on the page now (as panel-product.test.ts runs it). */
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 describe('Protected apps view', () => {
   it('adds rules, reorders them, saves, shows the snippets and answers the Test box', { timeout: 90_000 }, async () => {
@@ -76,6 +58,6 @@ describe('Protected apps view', () => {
     const answer = page.getByTestId('forward-auth-test-answer')
     await expect.poll(() => answer.textContent()).toContain('allowed · decided by rules[1] *.apps.lan')
     expect(await answer.textContent()).toContain(`Remote-Email: ${who.email}`)
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
   })
 })

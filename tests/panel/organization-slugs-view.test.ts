@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { insertOrganization } from '../../server/features/organization/store.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
+import { axe } from '../helpers/axe.js'
 
 /**
  * Issue 37 §0 in the panel: an organization whose slug was stored before the slug rule (here
@@ -18,22 +17,6 @@ beforeAll(() => {
   ;({ h, page } = session)
 })
 const open = viewOpener(session)
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 describe('Organizations view: slugs stored before the slug rule', () => {
   it('flags the row, explains in the drawer, and Rename clears it', { timeout: 90_000 }, async () => {
@@ -55,7 +38,7 @@ describe('Organizations view: slugs stored before the slug rule', () => {
     const alert = page.getByTestId('org-slug-problem')
     await alert.waitFor()
     expect(await alert.textContent()).toContain('rename it in the panel (Organizations → Legacy Admins → Slug)')
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     // Rename refuses another role name, then takes a valid slug.
     await page.getByTestId('org-rename').click()

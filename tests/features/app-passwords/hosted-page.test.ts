@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyAppPassword } from '../../../server/features/app-passwords/verify.js'
 import { launchBrowser } from '../../helpers/browser.js'
 import { signUp } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * The hosted "App passwords" page (/ui/account/app-passwords) in real Chromium against the real
@@ -16,7 +16,6 @@ import { startTestServer, TestClock, type TestServer } from '../../helpers/serve
  */
 
 const root = resolve(import.meta.dirname, '../../..')
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let assets = ''
 let server: TestServer
@@ -39,20 +38,6 @@ afterAll(async () => {
   delete process.env.GATEHOUSE_HOSTED_ASSETS
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
-
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 describe('hosted page: app passwords', () => {
   it('signs in, creates one shown once, lists it without the secret, and revokes it', { timeout: 90_000 }, async () => {

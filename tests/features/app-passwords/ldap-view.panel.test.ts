@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPanelService } from '../../../server/panel/service.js'
@@ -8,6 +6,7 @@ import { freePort } from '../../helpers/engines.js'
 import { signUp } from '../../helpers/http.js'
 import { silentLogger } from '../../helpers/server.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * The panel's LDAP view in real Chromium against the real server: the `ldap.*` settings through the
@@ -23,22 +22,6 @@ beforeAll(() => {
   ;({ h, page } = session)
 })
 const open = viewOpener(session)
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 describe('LDAP view', () => {
   it('lists the service users and shows each app’s settings with this server’s values', { timeout: 90_000 }, async () => {
@@ -62,7 +45,7 @@ describe('LDAP view', () => {
     await expect
       .poll(() => page.getByTestId('ldap-recipe-apache').textContent())
       .toContain('AuthLDAPURL "ldap://auth.home.arpa:3890/ou=people,dc=gatehouse,dc=lan?uid?sub?(objectClass=person)"')
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
   })
 
   it('saves the ldap settings, and the listener answers on the address saved', { timeout: 90_000 }, async () => {

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyAppPassword } from '../../../server/features/app-passwords/verify.js'
 import { signUp } from '../../helpers/http.js'
 import { type PanelHarness, panelPageForFile } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /** The Users drawer in real Chromium against the real server: an admin sees a user's app passwords (never the secret) and revokes one. */
 
@@ -14,22 +13,6 @@ const session = panelPageForFile()
 beforeAll(() => {
   ;({ h, page } = session)
 })
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 describe('panel: a user’s app passwords', () => {
   it('lists them in the drawer without the secret and revokes one', { timeout: 90_000 }, async () => {
@@ -55,7 +38,7 @@ describe('panel: a user’s app passwords', () => {
     expect(text).toContain('never')
     expect(text).not.toContain(nas.password)
     expect(await page.content()).not.toContain(jellyfin.password)
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     await page.getByTestId(`revoke-app-password-${nas.id}`).click()
     await page.getByTestId(`revoke-app-password-${nas.id}-confirm`).click()
