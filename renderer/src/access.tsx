@@ -163,15 +163,17 @@ function lockControl(el: HTMLElement, reasonId: string, undo = false): void {
     else el.removeAttribute('aria-describedby')
     return
   }
-  if (el.hasAttribute('data-locked')) return
-  el.setAttribute('data-locked', '')
+  // Idempotent (only what is missing is set): React may rewrite an attribute after the first pass.
+  if (!el.hasAttribute('data-locked')) el.setAttribute('data-locked', '')
   if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !el.readOnly) {
     el.readOnly = true
     el.setAttribute('data-locked-readonly', '')
   }
-  if (el instanceof HTMLButtonElement) el.setAttribute('aria-disabled', 'true')
-  else if (SAYS_READONLY.has(kindOf(el))) el.setAttribute('aria-readonly', 'true')
-  el.setAttribute('aria-describedby', [...described, reasonId].join(' '))
+  if (el instanceof HTMLButtonElement) {
+    if (el.getAttribute('aria-disabled') !== 'true') el.setAttribute('aria-disabled', 'true')
+  } else if (SAYS_READONLY.has(kindOf(el)) && el.getAttribute('aria-readonly') !== 'true') el.setAttribute('aria-readonly', 'true')
+  const current = el.getAttribute('aria-describedby') ?? ''
+  if (!current.split(' ').includes(reasonId)) el.setAttribute('aria-describedby', [...described, reasonId].join(' '))
 }
 
 /** Whether an event on `target` would change something in a read-only form. */
@@ -216,7 +218,7 @@ export function Editable({ op, note, children }: { op: OpName | OpName[]; note?:
     mark()
     // Controls drawn later (a tab opened, a row added) are locked as they appear.
     const observer = new MutationObserver(mark)
-    observer.observe(fieldset, { childList: true, subtree: true })
+    observer.observe(fieldset, { childList: true, subtree: true, attributes: true, attributeFilter: ['aria-describedby', 'readonly'] })
     return () => {
       observer.disconnect()
       for (const el of fieldset.querySelectorAll<HTMLElement>('[data-locked]')) lockControl(el, reasonId, true)
