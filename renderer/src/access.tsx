@@ -1,6 +1,6 @@
-import { Alert, Tooltip, VisuallyHidden } from '@mantine/core'
+import { Alert, Text, Tooltip, VisuallyHidden } from '@mantine/core'
 import { IconEye } from '@tabler/icons-react'
-import { cloneElement, type KeyboardEvent, type ReactElement, type ReactNode, type SyntheticEvent, useId } from 'react'
+import { cloneElement, type KeyboardEvent, type ReactElement, type ReactNode, type SyntheticEvent, useEffect, useId, useRef } from 'react'
 import type { OpName } from '../../server/panel/contract'
 import { useOp } from './api'
 
@@ -113,36 +113,149 @@ export function useMay(...ops: OpName[]): boolean {
 }
 
 /** The note a read-only form (Settings, a configuration view) shows a view-only admin. */
-export function ReadOnlyNote({ children }: { children?: ReactNode }) {
+export function ReadOnlyNote({ id, children }: { id?: string; children?: ReactNode }) {
   return (
     <Alert color="gray" variant="light" icon={<IconEye />} title="View only" mb="md" data-testid="read-only-note">
-      {children ?? 'Your role may view these settings, but changing them needs an administrator.'}
+      <span id={id}>{children ?? 'Your role may view these settings, but changing them needs an administrator.'}</span>
     </Alert>
   )
 }
 
+/** The controls a read-only form locks; a hidden input carries no value a person edits. */
+const CONTROLS = 'input:not([type="hidden"]), textarea, select, button, [role="switch"], [role="checkbox"], [role="combobox"]'
+/** Roles (and native kinds) ARIA lets say `aria-readonly` (a radio or a button may not). */
+const SAYS_READONLY = new Set([
+  'text',
+  'search',
+  'email',
+  'url',
+  'tel',
+  'number',
+  'password',
+  'checkbox',
+  'textarea',
+  'select',
+  'switch',
+  'combobox',
+])
+/** Keys that move in a read-only field without changing it (and copy, select all). */
+const MOVING_KEYS = new Set(['Tab', 'Escape', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'Shift', 'Control', 'Alt', 'Meta'])
+
+function kindOf(el: HTMLElement): string {
+  const role = el.getAttribute('role')
+  if (role) return role
+  if (el instanceof HTMLInputElement) return el.type || 'text'
+  return el.tagName.toLowerCase()
+}
+
+/** Marks one control read-only (a field) or refused (a button), described by the reason; `undo` takes the marks off. */
+function lockControl(el: HTMLElement, reasonId: string, undo = false): void {
+  const described = (el.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== reasonId)
+  if (undo) {
+    if (!el.hasAttribute('data-locked')) return
+    el.removeAttribute('data-locked')
+    if (el.getAttribute('data-locked-readonly') !== null) {
+      el.removeAttribute('data-locked-readonly')
+      ;(el as HTMLInputElement).readOnly = false
+    }
+    el.removeAttribute(el instanceof HTMLButtonElement ? 'aria-disabled' : 'aria-readonly')
+    if (described.length) el.setAttribute('aria-describedby', described.join(' '))
+    else el.removeAttribute('aria-describedby')
+    return
+  }
+  // Idempotent (only what is missing is set): React may rewrite an attribute after the first pass.
+  if (!el.hasAttribute('data-locked')) el.setAttribute('data-locked', '')
+  if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !el.readOnly) {
+    el.readOnly = true
+    el.setAttribute('data-locked-readonly', '')
+  }
+  if (el instanceof HTMLButtonElement) {
+    if (el.getAttribute('aria-disabled') !== 'true') el.setAttribute('aria-disabled', 'true')
+  } else if (SAYS_READONLY.has(kindOf(el)) && el.getAttribute('aria-readonly') !== 'true') el.setAttribute('aria-readonly', 'true')
+  const current = el.getAttribute('aria-describedby') ?? ''
+  if (!current.split(' ').includes(reasonId)) el.setAttribute('aria-describedby', [...described, reasonId].join(' '))
+}
+
+/** Whether an event on `target` would change something in a read-only form. */
+function changes(target: EventTarget | null, key?: string): boolean {
+  if (!(target instanceof HTMLElement)) return false
+  const control = target.closest<HTMLElement>(CONTROLS)
+  if (!control) return false
+  const kind = kindOf(control)
+  const toggles =
+    control instanceof HTMLButtonElement ||
+    ['checkbox', 'radio', 'switch', 'combobox'].includes(kind) ||
+    control.hasAttribute('aria-haspopup')
+  if (key === undefined) return toggles
+  if (MOVING_KEYS.has(key)) return false
+  // Lines of a long text are read with the arrows.
+  if (control instanceof HTMLTextAreaElement && (key === 'ArrowUp' || key === 'ArrowDown' || key === 'PageUp' || key === 'PageDown'))
+    return false
+  return true
+}
+
 /**
- * A form whose every control changes something through `op`: for a caller who may not, every
- * input and button inside is disabled at once (a native disabled fieldset: nothing in it can be
- * changed, by mouse or keyboard), the `note` says why, and the fieldset is described by the reason
- * for a screen reader entering it.
+ * A form whose every control changes something through `op`: for a caller who may not, the form
+ * stays readable and focusable (a disabled fieldset would take every field out of the keyboard's
+ * reach and out of the accessibility tree's "focusable" set), but nothing in it changes: each field
+ * is `readOnly` and `aria-readonly`, each button `aria-disabled`, every one described by the reason,
+ * which is shown (`note`: the view's read-only note; otherwise a line above the form); and every
+ * changing event (typing, pasting, a click on a switch, a button or a select, Enter and Space) is
+ * stopped here, in the capture phase, before a control's own handler runs. The server refuses
+ * anyway.
  */
 export function Editable({ op, note, children }: { op: OpName | OpName[]; note?: boolean; children: ReactNode }) {
   const access = useAccess()
   const reasonId = useId()
+  const root = useRef<HTMLFieldSetElement>(null)
   const allowed = (Array.isArray(op) ? op : [op]).every((o) => access.may(o))
+  useEffect(() => {
+    const fieldset = root.current
+    if (allowed || !fieldset) return
+    const mark = () => {
+      for (const el of fieldset.querySelectorAll<HTMLElement>(CONTROLS)) lockControl(el, reasonId)
+    }
+    mark()
+    // Controls drawn later (a tab opened, a row added) are locked as they appear.
+    const observer = new MutationObserver(mark)
+    observer.observe(fieldset, { childList: true, subtree: true, attributes: true, attributeFilter: ['aria-describedby', 'readonly'] })
+    return () => {
+      observer.disconnect()
+      for (const el of fieldset.querySelectorAll<HTMLElement>('[data-locked]')) lockControl(el, reasonId, true)
+    }
+  }, [allowed, reasonId])
+  const stop = (event: SyntheticEvent) => {
+    if (!allowed) refuse(event)
+  }
+  const stopIf = (test: (event: SyntheticEvent) => boolean) => (event: SyntheticEvent) => {
+    if (!allowed && test(event)) refuse(event)
+  }
   return (
-    <>
-      {!allowed && note && <ReadOnlyNote />}
-      <fieldset
-        disabled={!allowed}
-        data-read-only={!allowed || undefined}
-        aria-describedby={allowed ? undefined : reasonId}
-        style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
-      >
-        {!allowed && <VisuallyHidden id={reasonId}>{NOT_ALLOWED}</VisuallyHidden>}
-        {children}
-      </fieldset>
-    </>
+    <fieldset
+      ref={root}
+      data-read-only={!allowed || undefined}
+      aria-describedby={allowed ? undefined : reasonId}
+      style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
+      onClickCapture={stopIf((e) => changes(e.target))}
+      onKeyDownCapture={stopIf((e) => changes(e.target, (e as KeyboardEvent).key))}
+      onKeyUpCapture={stopIf((e) => (e as KeyboardEvent).key === ' ' && changes(e.target))}
+      onBeforeInputCapture={stop}
+      onChangeCapture={stop}
+      onPasteCapture={stop}
+      onCutCapture={stop}
+      onDropCapture={stop}
+      onSubmitCapture={stop}
+    >
+      {!allowed &&
+        (note ? (
+          <ReadOnlyNote id={reasonId}>{NOT_ALLOWED}</ReadOnlyNote>
+        ) : (
+          <Text size="sm" c="dimmed" mb="xs" id={reasonId} data-testid="read-only-reason">
+            <IconEye size={14} aria-hidden style={{ verticalAlign: 'middle', marginRight: 4 }} />
+            {NOT_ALLOWED}
+          </Text>
+        ))}
+      {children}
+    </fieldset>
   )
 }

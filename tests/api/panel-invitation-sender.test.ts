@@ -75,18 +75,29 @@ describe('an invitation sent from the panel', () => {
     expect(mail.html).toContain(`<strong>Ada Admin</strong> (${ada.email}) invited you`)
     expect(first.invitation.inviterId).toBe(bob.id)
     const recipient = await signUp(server.base, { email: carol, name: 'Carol' })
+    // The accept page's data names the same sender as the mail, not the inviter of record.
+    const shown = await recipient.client.get<{ inviterEmail: string; inviterName: string; inviterId: string }>(
+      `/organization/get-invitation?id=${first.invitation.id}`,
+    )
+    expect(shown.status).toBe(200)
+    expect(shown.body).toMatchObject({ inviterEmail: ada.email, inviterName: 'Ada Admin', inviterId: bob.id })
     const accepted = await recipient.client.post('/organization/accept-invitation', { invitationId: first.invitation.id })
     expect(accepted.status).toBe(200)
 
     // Ada as a member: she is the inviter of record too.
     await ok('orgs.addMember', { organizationId: organization.id, userId: ada.id, role: 'admin' }, bob.caller)
     const dave = `dave-${tag}@example.com`
-    const second = await ok<{ invitation: { inviterId: string } }>(
+    const second = await ok<{ invitation: { id: string; inviterId: string } }>(
       'orgs.invite',
       { organizationId: organization.id, email: dave, role: 'member' },
       ada.caller,
     )
     expect(second.invitation.inviterId).toBe(ada.id)
+    const daveUser = await signUp(server.base, { email: dave, name: 'Dave' })
+    const secondShown = await daveUser.client.get<{ inviterEmail: string; inviterName: string }>(
+      `/organization/get-invitation?id=${second.invitation.id}`,
+    )
+    expect(secondShown.body).toMatchObject({ inviterEmail: ada.email, inviterName: 'Ada Admin' })
     expect((await sink.waitFor(dave)).text).toContain(`Ada Admin (${ada.email}) invited you to join ${tag} Org as member.`)
 
     // Bob sending it names Bob.
@@ -96,12 +107,17 @@ describe('an invitation sent from the panel', () => {
 
     // The operator (the desktop's OS account, the recovery link) has no user row: the app's administrator, no one's name.
     const frank = `frank-${tag}@example.com`
-    await ok(
+    const operatorInvite = await ok<{ invitation: { id: string } }>(
       'orgs.invite',
       { organizationId: organization.id, email: frank, role: 'member' },
       { kind: 'os-account', account: 'alice', meta: { ipAddress: null, userAgent: 'gatehouse-desktop' } },
     )
     const operatorMail = await sink.waitFor(frank)
+    const frankUser = await signUp(server.base, { email: frank, name: 'Frank' })
+    const operatorShown = await frankUser.client.get<{ inviterEmail: string; inviterName: string }>(
+      `/organization/get-invitation?id=${operatorInvite.invitation.id}`,
+    )
+    expect(operatorShown.body).toMatchObject({ inviterEmail: '', inviterName: 'The Acme Login administrator' })
     expect(operatorMail.text).toContain(`The Acme Login administrator invited you to join ${tag} Org as member.`)
     expect(operatorMail.text).not.toMatch(/Bob Owner|Ada Admin/)
   })
@@ -112,8 +128,15 @@ describe('an invitation sent from the panel', () => {
     const created = await owner.client.post<{ id: string }>('/organization/create', { name: `${tag} Org`, slug: tag })
     expect(created.status).toBe(200)
     const email = `gina-${tag}@example.com`
-    const res = await owner.client.post('/organization/invite-member', { email, role: 'member', organizationId: created.body.id })
+    const res = await owner.client.post<{ id: string }>('/organization/invite-member', {
+      email,
+      role: 'member',
+      organizationId: created.body.id,
+    })
     expect(res.status).toBe(200)
     expect((await sink.waitFor(email)).text).toContain(`Olga Owner (${owner.email}) invited you to join ${tag} Org as member.`)
+    const gina = await signUp(server.base, { email, name: 'Gina' })
+    const shown = await gina.client.get<{ inviterEmail: string; inviterName: string }>(`/organization/get-invitation?id=${res.body.id}`)
+    expect(shown.body).toMatchObject({ inviterEmail: owner.email, inviterName: 'Olga Owner' })
   })
 })

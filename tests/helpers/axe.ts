@@ -17,12 +17,16 @@ export interface Violation {
   nodes: string[]
 }
 
-export async function axe(page: Page): Promise<Violation[]> {
+/**
+ * `within`: only the elements matching this selector (an open dialog, say) and what they hold; the
+ * whole page when none matches.
+ */
+export async function axe(page: Page, options: { within?: string } = {}): Promise<Violation[]> {
   await page.waitForLoadState('networkidle')
   // Let Mantine's transitions (drawers, modals, notifications) finish before colours are measured.
   await page.waitForTimeout(350)
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
+  return page.evaluate(async (within) => {
     const run = (
       window as unknown as {
         axe: {
@@ -33,11 +37,12 @@ export async function axe(page: Page): Promise<Violation[]> {
         }
       }
     ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    const context = within && document.querySelector(within) ? { include: [[within]] } : document
+    const result = await run(context, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
     return result.violations.map((v) => ({
       id: v.id,
       help: v.help,
       nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`),
     }))
-  })
+  }, options.within)
 }

@@ -22,6 +22,8 @@ async function op(name: string, input: unknown = {}): Promise<unknown> {
 }
 
 let ownerEmail = ''
+/** A verified, signed-up user with a ban history: the user drawer with every badge (issue 37 §14). */
+let veraId = ''
 beforeAll(async () => {
   h = session.h
   h.server.gatehouse.config.update({ twoFactor: { enabled: true }, oidcProvider: { enabled: true } })
@@ -44,6 +46,14 @@ beforeAll(async () => {
     await op('orgs.invite', { organizationId: org.organization.id, email: uniqueEmail('invitee'), role: 'member' })
   }
   await op('apiKey.create', { userId: ids[1], name: 'deploy bot' })
+  const vera = (await op('users.create', {
+    name: 'Vera Verified',
+    email: uniqueEmail('vera'),
+    password: 'a long enough password',
+    emailVerified: true,
+  })) as { user: { id: string } }
+  veraId = vera.user.id
+  await op('users.ban', { userId: ids[2], banReason: 'spam' })
   await op('oidc.createClient', { name: 'Grafana', redirectUris: ['https://grafana.example.com/login/generic_oauth'] })
 }, 120_000)
 
@@ -121,6 +131,28 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await page.getByRole('dialog', { name: /^New password for / }).waitFor()
   await check('dialog set password')
   await page.keyboard.press('Escape')
+  // Issue 37 §14: a verified user's drawer, each of its tabs, and its delete confirmation.
+  await openView(page, `users/${veraId}`)
+  const userDrawer = page.getByTestId('user-drawer')
+  await userDrawer.waitFor()
+  await userDrawer.getByText('Vera Verified').first().waitFor()
+  await check('drawer verified user')
+  const tabs = await userDrawer.getByRole('tab').allTextContents()
+  expect(tabs.length).toBeGreaterThanOrEqual(5)
+  for (const [i, tab] of tabs.entries()) {
+    await userDrawer.getByRole('tab').nth(i).click()
+    await check(`drawer verified user, tab ${tab}`)
+  }
+  await page.getByTestId('remove-user').click()
+  await page.getByTestId('remove-user-confirm').waitFor()
+  await check('dialog delete user')
+  await page.keyboard.press('Escape')
+  // The import dialog.
+  await openView(page, 'users')
+  await page.getByTestId('import-users').click()
+  await page.getByRole('dialog', { name: 'Import users' }).waitFor()
+  await check('dialog import users')
+  await page.keyboard.press('Escape')
 
   // Organizations: create dialog and drawer, each tab.
   await openView(page, 'organizations')
@@ -167,6 +199,19 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await page.getByTestId('apikey-create').click()
   await page.getByTestId('apikey-secret').waitFor()
   await check('dialog api key secret')
+  await page.keyboard.press('Escape')
+
+  // Email: the outbox (the invitations' mail, kept without SMTP) and a message's drawer.
+  await openView(page, 'email')
+  await page.getByRole('tab', { name: 'Outbox' }).click()
+  await page.getByTestId('outbox-table').waitFor()
+  await check('email outbox')
+  await page
+    .getByRole('button', { name: /^Open the message to / })
+    .first()
+    .click()
+  await page.getByRole('dialog').getByTestId('message-text').waitFor()
+  await check('drawer outbox message')
   await page.keyboard.press('Escape')
 }
 

@@ -1,7 +1,5 @@
 import { createAuthClient } from 'better-auth/client'
 import { twoFactorClient } from 'better-auth/client/plugins'
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,6 +9,7 @@ import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.j
 import { CookieJar, jarFetch, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { buildRenderer, launchChromium, screenshot } from './harness.js'
+import { axe } from '../helpers/axe.js'
 
 /**
  * Issue 31 §1 in Chromium: the browser panel signs in a Gatehouse administrator (password, and a
@@ -92,22 +91,6 @@ const callFromPage = (page: Page, op: string, input: unknown) =>
     },
     [op, input] as const,
   )
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's WCAG 2 A/AA rules on the page as it is now: the ids and targets of the violations. */
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(300)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const { axe } = window as unknown as {
-      axe: { run: (ctx: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> }
-    }
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 /** Presses Tab until the control with this test id has focus (at most `max` times): it is reachable by keyboard. */
 async function tabTo(page: Page, testId: string, max = 80): Promise<number> {
@@ -429,7 +412,9 @@ describe('the browser panel signs in administrators', () => {
       expect(await page.getByTestId('read-only-note').count(), `${who}: note`).toBe(disabled ? 1 : 0)
       // Save is there for both; refused (aria-disabled, so a keyboard reaches its reason) to support.
       expect(await page.getByTestId('save-settings').getAttribute('aria-disabled'), `${who}: save`).toBe(disabled ? 'true' : null)
-      expect((await page.getByTestId('section-sessions').locator('input:disabled').count()) > 0).toBe(disabled)
+      // Read-only, not disabled: the fields stay focusable, each described by the reason.
+      expect((await page.getByTestId('section-sessions').locator('input[aria-readonly="true"]').count()) > 0).toBe(disabled)
+      expect(await page.getByTestId('section-sessions').locator('input:disabled').count()).toBe(0)
       if (disabled) {
         expect(await axe(page), 'view-only settings').toEqual([])
         await screenshot(page, 'panel-view-only-settings')
@@ -437,7 +422,7 @@ describe('the browser panel signs in administrators', () => {
       // Another view: API keys offer no create form and disabled switches.
       await page.goto(`${panel.origin}/?v=${who}#/api-keys`)
       await page.getByTestId('apikey-enabled').waitFor({ timeout: 10_000 })
-      expect(await page.getByTestId('apikey-enabled').isDisabled(), `${who}: api keys switch`).toBe(disabled)
+      expect(await page.getByTestId('apikey-enabled').isEditable(), `${who}: api keys switch`).toBe(!disabled)
       expect(await page.getByTestId('apikey-create').count(), `${who}: create key`).toBe(disabled ? 0 : 1)
     }
   })
@@ -484,7 +469,7 @@ describe('the browser panel signs in administrators', () => {
       await page.getByTestId('user-drawer').waitFor()
       expect(await axe(page), `${scheme}: view-only user drawer`).toEqual([])
 
-      // Settings: the fields cannot be focused or changed; Review and save is reached and refused.
+      // Settings: the fields are focused but not changed; Review and save is reached and refused.
       await page.goto(`${panel.origin}/?v=keys#/settings?section=sessions`)
       await page.getByTestId('section-sessions').waitFor({ timeout: 10_000 })
       await page.waitForLoadState('networkidle')
@@ -502,8 +487,21 @@ describe('the browser panel signs in administrators', () => {
       await page.getByTestId('save-settings').click({ force: true })
       await page.waitForTimeout(300)
       expect(await page.getByTestId('review-changes').count()).toBe(0)
-      const input = page.getByTestId('section-sessions').locator('input').first()
-      expect(await input.isDisabled()).toBe(true)
+      // A field: focusable, read-only, described by the reason shown above it; typing and arrows change nothing.
+      const input = page.getByTestId('section-sessions').locator('input:not([type="hidden"])').first()
+      const shown = await input.inputValue()
+      await input.focus()
+      expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('INPUT')
+      expect(await input.isEditable()).toBe(false)
+      expect(await input.getAttribute('aria-readonly')).toBe('true')
+      const ids = ((await input.getAttribute('aria-describedby')) ?? '').split(' ')
+      const reasons = await page.evaluate((list) => list.map((id) => document.getElementById(id)?.textContent ?? ''), ids)
+      expect(reasons).toContain(REASON)
+      expect(await page.getByTestId('read-only-note').textContent()).toContain(REASON)
+      await page.keyboard.type('9')
+      await page.keyboard.press('ArrowUp')
+      await page.keyboard.press('Backspace')
+      expect(await input.inputValue()).toBe(shown)
       expect(await page.getByTestId('unsaved').count()).toBe(0)
 
       // The server was asked no change at all: no changing operation requested, no audit event.

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { OpOutput } from '../../server/panel/contract.js'
@@ -7,6 +5,7 @@ import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { FakeProvider } from '../helpers/oauth-fakes.js'
 import { startSmtpSink } from '../helpers/smtp.js'
 import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './harness.js'
+import { axe, type Violation } from '../helpers/axe.js'
 
 /**
  * The panel as a product (issue 12 §3): first-run checklist, the sign-in chart against the audit
@@ -14,8 +13,6 @@ import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './h
  * with a drawer and a test sign-in against a loopback provider, keyboard use, and axe-core's WCAG 2
  * A/AA rules on every view. A fresh server: no origin, no SMTP, no administrator.
  */
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let h: PanelHarness
 let page: Page
@@ -36,38 +33,6 @@ type OpOutputs = {
   'overview.get': OpOutput<'overview.get'>
   'audit.list': OpOutput<'audit.list'>
   'providers.list': OpOutput<'providers.list'>
-}
-
-interface Violation {
-  id: string
-  help: string
-  nodes: string[]
-}
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now (evaluated through the protocol: the panel's CSP allows no inline script). */
-async function axe(): Promise<Violation[]> {
-  await page.waitForLoadState('networkidle')
-  // Let Mantine's transitions (drawers, modals, notifications) finish before colours are measured.
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: unknown,
-            options: unknown,
-          ) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
-        }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({
-      id: v.id,
-      help: v.help,
-      nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`),
-    }))
-  })
 }
 
 /** The element that has focus: its test id, role and accessible name, and whether it sits inside `selector`. */
@@ -404,32 +369,32 @@ describe('the panel reads like a product', () => {
     ]
     for (const [hash, heading] of views) {
       await open(hash, heading)
-      results[hash] = await axe()
+      results[hash] = await axe(page)
     }
     // Open drawers and modals too.
     await open('providers', 'Providers')
     await page.getByTestId('provider-github-configure').click()
     await page.getByRole('dialog', { name: 'GitHub sign-in' }).waitFor()
-    results['providers drawer'] = await axe()
+    results['providers drawer'] = await axe(page)
     await open('users', 'Users')
     await page.getByTestId('create-user').click()
     await page.getByRole('dialog').first().waitFor()
-    results['create user modal'] = await axe()
+    results['create user modal'] = await axe(page)
     await page.keyboard.press('Escape')
     await open('users', 'Users')
     await page.locator('[data-testid^="user-row-"]').first().click()
     await page.getByTestId('user-drawer').waitFor()
     await page.getByTestId('sessions-table').waitFor()
-    results['user drawer'] = await axe()
+    results['user drawer'] = await axe(page)
     await open('email', 'Email')
     await page.getByRole('tab', { name: 'Outbox' }).click()
     await page.getByTestId('outbox-table').waitFor()
-    results['email outbox'] = await axe()
+    results['email outbox'] = await axe(page)
     await open('settings?section=mail', 'Settings')
     await page.getByTestId('setting-mail.appName').fill('Acme sign-in')
     await page.getByTestId('save-settings').click()
     await page.getByRole('dialog', { name: 'Save mail?' }).waitFor()
-    results['settings review modal'] = await axe()
+    results['settings review modal'] = await axe(page)
     await page.keyboard.press('Escape')
     const failing = Object.fromEntries(Object.entries(results).filter(([, v]) => v.length > 0))
     // On failure, the whole report (rule, element, contrast figures) goes to the log.

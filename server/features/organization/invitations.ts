@@ -2,6 +2,7 @@ import type { AuthContext } from '../../core/context.js'
 import type { SessionRow } from '../../core/sessions.js'
 import { normalizeEmail } from '../../core/user-store.js'
 import { assertValidEmail } from '../../core/users.js'
+import { createVerification, deleteVerifications, findVerification } from '../../core/verification.js'
 import { generateId } from '../../crypto/random.js'
 import { includesCreatorRole } from './access.js'
 import { onField, orgError } from './errors.js'
@@ -47,9 +48,38 @@ async function mailSender(ctx: AuthContext, actor: OrgActor, row: InvitationRow)
   return { name: inviter?.name ?? '', email: inviter?.email ?? null }
 }
 
+/** The verification record naming who sent an invitation's latest mail, when not its inviter of record. */
+const senderRecord = (invitationId: string) => `invitation-sender:${invitationId}`
+
+/**
+ * Remembers who the mail names as its sender when that is not the inviter of record (an
+ * administrator acting from the panel who is no member, the operator, a member re-sending
+ * another's invitation), for as long as the invitation is open: the accept page names the same
+ * person as the mail (issue 37 §7). A mail from the inviter of record clears it.
+ */
+async function rememberSender(ctx: AuthContext, actor: OrgActor, row: InvitationRow, sender: { name: string; email: string | null }) {
+  await deleteVerifications(ctx, senderRecord(row.id))
+  const senderId = actor.kind === 'user' ? actor.user.id : (actor.sender?.userId ?? null)
+  if (senderId === row.inviterId) return
+  const seconds = Math.max(1, Math.ceil((row.expiresAt.getTime() - ctx.clock.now()) / 1000))
+  await createVerification(ctx, senderRecord(row.id), JSON.stringify({ name: sender.name, email: sender.email }), seconds)
+}
+
+/** Who the accept page names: the sender of the latest mail, else the inviter of record. */
+async function invitationSender(ctx: AuthContext, row: InvitationRow): Promise<{ name: string; email: string | null }> {
+  const record = await findVerification(ctx, senderRecord(row.id))
+  if (record) {
+    const parsed = JSON.parse(record.value) as { name?: unknown; email?: unknown }
+    return { name: typeof parsed.name === 'string' ? parsed.name : '', email: typeof parsed.email === 'string' ? parsed.email : null }
+  }
+  const inviter = await findMemberUser(ctx, row.inviterId)
+  return { name: inviter?.name ?? '', email: inviter?.email ?? null }
+}
+
 /** Queues the invitation mail with the accept link. */
 async function sendInvitationMail(ctx: AuthContext, actor: OrgActor, row: InvitationRow, org: OrganizationRow): Promise<void> {
   const sender = await mailSender(ctx, actor, row)
+  await rememberSender(ctx, actor, row, sender)
   const conf = ctx.config().organization
   const mail = renderInvitationMail({
     organizationName: org.name,
@@ -271,7 +301,16 @@ export async function cancelInvitation(ctx: AuthContext, actor: OrgActor, invita
   return { ...found, status: 'canceled' }
 }
 
-export type InvitationDetail = InvitationRow & { organizationName: string; organizationSlug: string; inviterEmail: string }
+/**
+ * `inviterEmail` (better-auth's field) and `inviterName` name who sent the invitation's mail, as the
+ * mail does: the inviter of record, or the administrator who sent it from the panel.
+ */
+export type InvitationDetail = InvitationRow & {
+  organizationName: string
+  organizationSlug: string
+  inviterEmail: string
+  inviterName: string
+}
 
 /** get-invitation: what the recipient needs to decide. */
 export async function getInvitation(ctx: AuthContext, actor: UserOrgActor, invitationId: string): Promise<InvitationDetail> {
@@ -281,8 +320,8 @@ export async function getInvitation(ctx: AuthContext, actor: UserOrgActor, invit
   if (!(await findMembership(ctx, found.organizationId, found.inviterId))) {
     throw orgError(400, 'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION')
   }
-  const inviter = await findMemberUser(ctx, found.inviterId)
-  return { ...found, organizationName: org.name, organizationSlug: org.slug, inviterEmail: inviter?.email ?? '' }
+  const sender = await invitationSender(ctx, found)
+  return { ...found, organizationName: org.name, organizationSlug: org.slug, inviterEmail: sender.email ?? '', inviterName: sender.name }
 }
 
 /** All invitations (every status) of an organization; members only. */

@@ -12,6 +12,11 @@ export const settingsError = {
     new PanelError(400, 'RESTART_REQUIRED', `${path} is read at start-up: set it with --config and restart`, [
       { path, message: 'read at start-up: set it with --config and restart' },
     ]),
+  /** A key a start-up option sets (a flag, --config or the environment): stored, it would not take effect. */
+  setAtStartup: (path: string) =>
+    new PanelError(409, 'SET_AT_STARTUP', `${path} is set at start-up, which wins over the panel: change it where the server is started`, [
+      { path, message: 'set at start-up: change it where the server is started' },
+    ]),
   /** The config schema's complaints; the message is the first one's. */
   invalidConfig: (issues: Array<{ path: string; message: string }>) => {
     const first = issues[0] ?? { path: '', message: 'invalid' }

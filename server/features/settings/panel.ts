@@ -55,7 +55,11 @@ export const settingsPanel = (env: PanelEnv) => {
   }
 
   const check = async (patch: Json): Promise<Issue[]> => {
+    const fixed = overridden()
     for (const path of leafPaths(patch)) {
+      // Saved, it would not take effect (and the answer would claim it did): a start-up option wins.
+      const startup = fixed.find((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`))
+      if (startup) throw settingsError.setAtStartup(startup)
       if (holdsSecret(path)) throw settingsError.secretNotEditableHere(path)
       if (RESTART_REQUIRED.includes(path)) throw settingsError.restartRequired(path)
     }

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recentAuditEvents } from '../../../server/core/audit.js'
@@ -7,6 +5,7 @@ import { findUserById } from '../../../server/core/users.js'
 import { HttpClient, signUp, type SignedUp } from '../../helpers/http.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
 import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Issue 31 §3 in Chromium, keyboard first: the user drawer (edit, mails, lockout, roles, device
@@ -50,29 +49,6 @@ afterAll(async () => {
   await sink?.close()
 })
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/**
- * axe-core's WCAG 2 A/AA violations on the page now (as panel-product.test.ts runs it), or inside
- * the open drawers and dialogs only (`dialogs`), the parts this file's changes touch.
- */
-async function axe(dialogs = false): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async (scoped) => {
-    const run = (
-      window as unknown as {
-        axe: { run: (c: unknown, o: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> }
-      }
-    ).axe.run
-    const result = await run(scoped ? { include: [['[role="dialog"]']] } : document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  }, dialogs)
-}
-
 let loads = 0
 async function openView(view: string, heading: string): Promise<void> {
   await page.goto(`${h.panel.origin}/?load=${++loads}#/${view}`)
@@ -99,7 +75,7 @@ describe('Users view', () => {
     await openView('users', 'Users')
     // Paging data: the pager shows, and the view passes axe.
     await page.getByTestId('users-total').waitFor()
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     const search = page.getByTestId('user-search')
     await search.focus()
@@ -115,7 +91,7 @@ describe('Users view', () => {
     // A reload opens the same drawer.
     await page.reload()
     await page.getByRole('dialog', { name: target.email, exact: true }).getByTestId('user-drawer').waitFor({ timeout: 10_000 })
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     // Closing it returns to the list's address; Space on a focused row opens it as well.
     await page.keyboard.press('Escape')
     await expect.poll(hash).toBe('#/users')
@@ -163,7 +139,7 @@ describe('Users view', () => {
     await page.keyboard.press('Enter')
     const dialog = page.getByRole('dialog', { name: `Edit ${target.email}` })
     await dialog.getByTestId('edit-name').waitFor()
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     await page.keyboard.press('ControlOrMeta+A')
     await page.keyboard.type('Renamed Person')
     await page.keyboard.press('Tab')
@@ -218,7 +194,7 @@ describe('Users view', () => {
     expect(await drawer.getByRole('tab', { name: /Device sessions \(2\)/ }).count()).toBe(1)
     expect(await sessions.textContent()).toContain('KioskBrowser/1.0')
     expect(await sessions.getByRole('columnheader', { name: 'Last seen' }).count()).toBe(1)
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     await drawer.getByRole('button', { name: 'Revoke the session from KioskBrowser/1.0' }).focus()
     await page.keyboard.press('Enter')
     await expect.poll(async () => (await kiosk.get('/get-session')).body).toBeNull()
@@ -252,7 +228,7 @@ describe('Users view', () => {
     await page.keyboard.press('Enter')
     const confirm = page.getByRole('dialog', { name: 'Delete 2 users?' })
     await confirm.waitFor()
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     await confirm.getByRole('button', { name: 'Delete 2 users' }).focus()
     await page.keyboard.press('Enter')
     await confirm.waitFor({ state: 'hidden' })
@@ -292,7 +268,7 @@ describe('Organizations view', () => {
     await page.reload()
     drawer = page.getByRole('dialog', { name: `${tag} Org` })
     await drawer.getByTestId('add-member').waitFor({ timeout: 10_000 })
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
 
     // Add an existing user: search by email, pick with the keyboard, choose the role, add.
     await drawer.getByTestId('add-member-user').focus()
@@ -325,14 +301,14 @@ describe('Organizations view', () => {
       .poll(async () => (await detail()).teamMembers.map((m) => m.userId).sort())
       .toEqual([owner.user.id, newcomer.user.id].sort())
     await page.keyboard.press('Escape')
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
 
     // Rename (dialog), then delete (confirmed).
     await drawer.getByTestId('org-rename').focus()
     await page.keyboard.press('Enter')
     const rename = page.getByRole('dialog', { name: `Rename ${tag} Org` })
     await rename.getByTestId('org-rename-name').waitFor()
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     await rename.getByTestId('org-rename-name').fill(`${tag} Renamed`)
     await page.keyboard.press('Enter')
     await rename.waitFor({ state: 'hidden' })
@@ -394,7 +370,7 @@ describe('Single sign-on view', () => {
     expect(await hash()).toBe(`#/sso/${encodeURIComponent(clientId)}`)
     await page.reload()
     await page.getByRole('dialog', { name: `Who may sign in to ${tag} Wiki` }).waitFor({ timeout: 10_000 })
-    expect(await axe(true)).toEqual([])
+    expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
     await page.keyboard.press('Escape')
     await expect.poll(hash).toBe('#/sso')
   })

@@ -1,5 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { rmSync } from 'node:fs'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
@@ -7,14 +6,13 @@ import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Issue 27 on the hosted sign-in page, in real Chromium against the real server: "Email me a link"
  * (magicLink.enabled) and "Email me a code" (emailOTP.enabled) are offered, the link or code is
  * read from the real SMTP sink, and both flows end signed in at returnTo (axe-core: WCAG 2 A/AA).
  */
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let assets = ''
 let server: TestServer
@@ -50,16 +48,6 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   })
   page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
   return { context, page }
-}
-
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string }> }> } }).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => v.id)
-  })
 }
 
 const ui = (page: string, params: Record<string, string> = {}) => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -9,6 +8,7 @@ import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Issue 31 §3, hosted pages: the verify-email page opened without a link says nothing was
@@ -17,7 +17,6 @@ import { buildHostedPages } from '../../helpers/hosted.js'
  * server on loopback, the pages built as `npm run build` does, the real SMTP sink, axe-core.
  */
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const PASSWORD = 'correct horse battery'
 
 let assets = ''
@@ -55,17 +54,6 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   page.setDefaultTimeout(10_000)
   page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
   return { context, page }
-}
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now. */
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string }> }> } }).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => v.id)
-  })
 }
 
 const ui = (page: string, params: Record<string, string> = {}) => {

@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import { readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { rmSync } from 'node:fs'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,6 +10,7 @@ import { createPanelService } from '../../../server/panel/service.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Gatehouse's hosted end-user pages (issue 17) in real Chromium against the real server on
@@ -23,7 +23,6 @@ import { buildHostedPages } from '../../helpers/hosted.js'
  * exactly as the contract (docs of issue 17, prompts/oidc-contract.md) describes.
  */
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const PASSWORD = 'correct horse battery'
 const COLOR = '#6b2fa0'
 // A 1×1 PNG, served from a second loopback origin as the configured logo.
@@ -86,31 +85,6 @@ async function newPage(violations = cspViolations): Promise<{ context: BrowserCo
   })
   page.on('pageerror', (e) => violations.push(`${page.url()}: page error ${e.message}`))
   return { context, page }
-}
-
-interface Violation {
-  id: string
-  nodes: string[]
-}
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now (evaluated through the protocol: the CSP allows no inline script). */
-async function axe(page: Page): Promise<Violation[]> {
-  await page.waitForLoadState('networkidle')
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: unknown,
-            o: unknown,
-          ) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
-        }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`) }))
-  })
 }
 
 const ui = (page: string, params: Record<string, string> = {}) => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hash as argon2Hash } from '@node-rs/argon2'
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from '../../helpers/browser.js'
 import { HttpClient } from '../../helpers/http.js'
 import { buildRenderer, type PanelHarness, screenshot, startPanelHarness } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * The Users view's Import step (issue 29) in real Chromium against the real server: a users file
@@ -22,7 +22,6 @@ import { buildRenderer, type PanelHarness, screenshot, startPanelHarness } from 
  * WCAG 2 A/AA on the dialog's steps.
  */
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const SECRET = 'the-apps-better-auth-secret-0123456789abcdef'
 
 let assets: string
@@ -51,31 +50,6 @@ afterAll(async () => {
   // The server removed what the panel received (the last check's file was still kept for its import).
   expect(uploadDirs().filter((name) => !uploadsBefore.has(name))).toEqual([])
 })
-
-/**
- * axe-core's WCAG 2 A and AA rules on the import dialog (the Users view behind it, with its pager
- * once many users are in, is the Users view's own test's).
- */
-async function axe(): Promise<Array<{ id: string; nodes: string[] }>> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: {
-          run: (
-            c: unknown,
-            o: unknown,
-          ) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
-        }
-      }
-    ).axe.run
-    const dialog = document.querySelector('.mantine-Modal-content') ?? document
-    const result = await run(dialog, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`) }))
-  })
-}
 
 let loads = 0
 async function openImport(): Promise<void> {
@@ -109,7 +83,7 @@ describe('the Import step of the Users view', () => {
       '"unterminated@example.com,Quote,',
     ].join('\n')
     await openImport()
-    expect(await axe()).toEqual([])
+    expect(await axe(page, { within: '.mantine-Modal-content' })).toEqual([])
     await page.locator('input[type=file]').setInputFiles({ name: 'users.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) })
     await page.getByTestId('import-check').click()
     const problems = page.getByTestId('import-problems')
@@ -130,7 +104,7 @@ describe('the Import step of the Users view', () => {
     expect(rows.length).toBe(5)
     expect(rows[4]?.[0]).toBe('7')
     expect(await page.getByTestId('import-run').isDisabled()).toBe(true)
-    expect(await axe()).toEqual([])
+    expect(await axe(page, { within: '.mantine-Modal-content' })).toEqual([])
     await screenshot(page, 'import-problems')
     expect((await signIn('grace@example.com', 'bcrypt pw')).status).toBe(401)
     await page.getByRole('button', { name: 'Back' }).click()
@@ -163,7 +137,7 @@ describe('the Import step of the Users view', () => {
       'bcrypt: 1',
       'argon2id: 1',
     ])
-    expect(await axe()).toEqual([])
+    expect(await axe(page, { within: '.mantine-Modal-content' })).toEqual([])
     await screenshot(page, 'import-preview', true)
     expect((await signIn('ada@example.com', 'bcrypt pw')).status).toBe(401)
 
@@ -175,7 +149,7 @@ describe('the Import step of the Users view', () => {
     await progress
     await page.getByTestId('import-done').waitFor({ timeout: 60_000 })
     expect(await page.getByTestId('import-done').textContent()).toContain('Imported 12002 users from people.json.')
-    expect(await axe()).toEqual([])
+    expect(await axe(page, { within: '.mantine-Modal-content' })).toEqual([])
     await page.getByTestId('import-close').click()
     await page.getByRole('dialog', { name: 'Import users' }).waitFor({ state: 'hidden' })
     // The list shows them.
@@ -233,7 +207,7 @@ describe('the Import step of the Users view', () => {
     await page.getByTestId('import-check').click()
     await page.getByTestId('import-failure').waitFor()
     expect(await page.getByTestId('import-failure').textContent()).toContain(`no such better-auth database: ${join(dir, 'missing.db')}`)
-    expect(await axe()).toEqual([])
+    expect(await axe(page, { within: '.mantine-Modal-content' })).toEqual([])
 
     await page.getByTestId('import-from').fill(file)
     await page.getByTestId('import-check').click()

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type PanelHarness, panelPageForFile, screenshot, viewOpener } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * The Email view's template editor (issue 31 §3) in real Chromium: edit a message's subject and
@@ -10,7 +9,6 @@ import { type PanelHarness, panelPageForFile, screenshot, viewOpener } from '../
  * beside the field, save, reset to the built-in message; axe-core WCAG 2 A/AA on the editor.
  */
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const session = panelPageForFile()
 let h: PanelHarness
 let page: Page
@@ -18,26 +16,6 @@ beforeAll(() => {
   ;({ h, page } = session)
 })
 const open = viewOpener(session)
-
-async function axe(): Promise<Array<{ id: string; nodes: string[] }>> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const run = (
-      window as unknown as {
-        axe: {
-          run: (
-            c: unknown,
-            o: unknown,
-          ) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }>
-        }
-      }
-    ).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`) }))
-  })
-}
 
 describe('mail templates in the Email view', () => {
   it('edits the verification message beside its preview, names a wrong placeholder, saves and resets it', { timeout: 60_000 }, async () => {
@@ -52,7 +30,7 @@ describe('mail templates in the Email view', () => {
     expect(await subject.inputValue()).toBe('Verify your email address for {{appName}}')
     expect(await body.inputValue()).toBe('{{greeting}}\n\n{{message}}')
     expect(await page.getByTestId('template-state').textContent()).toBe('Built in')
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     // A draft previews before it is saved.
     await subject.fill('Welcome to {{appName}}, {{email}}')
@@ -64,7 +42,7 @@ describe('mail templates in the Email view', () => {
     await page.getByText('Unknown placeholder {{nmae}}: use {{appName}}, {{email}}, {{greeting}}, {{message}}, {{url}}').first().waitFor()
     expect(await body.getAttribute('aria-invalid')).toBe('true')
     expect(h.server.gatehouse.config.get().mail.templates).toEqual({})
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     await body.fill('{{greeting}}\n\nConfirm here: {{url}}')
     await page.getByTestId('template-save').click()

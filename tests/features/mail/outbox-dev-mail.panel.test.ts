@@ -1,33 +1,16 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { TestClock } from '../../helpers/server.js'
 import { startSmtpSink } from '../../helpers/smtp.js'
 import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Issue 37 §8, development mail: with no SMTP server, every message stays in the outbox and the
  * panel's Email → Outbox shows it with its links clickable; a magic link opened from there signs
  * its recipient in. Real server and panel listener on loopback, the production renderer, Chromium.
  */
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is now: the ids of the rules broken and where. */
-async function axe(): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  // Let Mantine's drawer transition finish before colours are measured.
-  await page.waitForTimeout(400)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    type Result = { violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }
-    const run = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<Result> } }).axe.run
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
 
 let browser: Browser
 let h: PanelHarness
@@ -65,7 +48,7 @@ describe('the Outbox without SMTP', () => {
     await page.getByRole('tab', { name: 'Outbox' }).click()
     await page.getByTestId('development-mail').waitFor()
     await page.getByTestId('outbox-table').waitFor()
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
     await page.getByRole('button', { name: new RegExp(`^Open the message to ${user.email.replace(/[.+]/g, '\\$&')}`) }).click()
     const drawer = page.getByRole('dialog')
     await drawer.getByTestId('message-text').waitFor()
@@ -73,7 +56,7 @@ describe('the Outbox without SMTP', () => {
     const href = (await link.getAttribute('href')) ?? ''
     expect(href.startsWith(`${h.server.base}/magic-link/verify?token=`)).toBe(true)
     expect(await link.getAttribute('target')).toBe('_blank')
-    expect(await axe()).toEqual([])
+    expect(await axe(page)).toEqual([])
 
     const [opened] = await Promise.all([context.waitForEvent('page'), link.click()])
     await opened.waitForLoadState()

@@ -191,7 +191,9 @@ describe('Network section', () => {
     expect(apiURL()).toBe(`http://127.0.0.1:${port}/api/auth`)
   })
 
-  it('values given at start-up (flags, GATEHOUSE_* variables) are marked and cannot be edited', { timeout: 45_000 }, async () => {
+  it('values given at start-up (flags, GATEHOUSE_* variables) are marked, read-only, focusable and say why', {
+    timeout: 45_000,
+  }, async () => {
     const { port } = h.server.gatehouse.listening()!
     registerNetworkRuntime(h.server.gatehouse, {
       dataDir: h.server.dataDir,
@@ -201,9 +203,29 @@ describe('Network section', () => {
       await open('network', 'Network')
       await page.getByText('Set at start-up by --port').waitFor()
       await page.getByText('Set at start-up by GATEHOUSE_HOST').waitFor()
-      expect(await page.getByTestId('network-port').isDisabled()).toBe(true)
-      expect(await page.getByTestId('network-port').inputValue()).toBe(String(port))
-      expect(await page.getByTestId('listen-loopback').isDisabled()).toBe(true)
+      const portField = page.getByTestId('network-port')
+      expect(await portField.isEditable()).toBe(false)
+      expect(await portField.isDisabled()).toBe(false)
+      expect(await portField.inputValue()).toBe(String(port))
+      // Focusable, and described by the reason (the field's description).
+      await portField.focus()
+      expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('network-port')
+      const describedBy = (await portField.getAttribute('aria-describedby')) ?? ''
+      const reason = await page.evaluate(
+        (ids) =>
+          ids
+            .split(' ')
+            .map((id) => document.getElementById(id)?.textContent ?? '')
+            .join(' '),
+        describedBy,
+      )
+      expect(reason).toContain('--port sets it at start-up')
+      await page.keyboard.type('1')
+      await page.keyboard.press('ArrowUp')
+      expect(await portField.inputValue()).toBe(String(port))
+      const lan = await page.getByTestId('listen-lan').isChecked()
+      await page.getByTestId(lan ? 'listen-loopback' : 'listen-lan').click({ force: true })
+      expect(await page.getByTestId('listen-lan').isChecked()).toBe(lan)
       await screenshot(page, 'network-overrides')
     } finally {
       registerNetworkRuntime(h.server.gatehouse, { dataDir: h.server.dataDir, overrides: {} })

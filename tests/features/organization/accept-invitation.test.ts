@@ -78,7 +78,10 @@ describe('hosted accept-invitation page', () => {
     await page.getByRole('button', { name: /create account|sign up/i }).click()
     await page.waitForURL(link)
     await page.getByRole('heading', { level: 1, name: 'Join Acme Join' }).waitFor()
-    expect(await page.getByTestId('invitation-summary').textContent()).toBe(`${inviter} invited ${email} to join Acme Join as admin.`)
+    // Named as the mail names the sender (issue 37 §7): "Name (email)".
+    expect(await page.getByTestId('invitation-summary').textContent()).toBe(
+      `Owner (${inviter}) invited ${email} to join Acme Join as admin.`,
+    )
     await page.getByTestId('invitation-accept').click()
     expect(await page.getByTestId('invitation-done').textContent()).toContain('You are now a member of Acme Join.')
     const session = await page.evaluate(async (base) => (await fetch(`${base}/organization/list`)).json(), server.base)

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { queryAuditEvents } from '../../../server/core/audit.js'
@@ -8,6 +6,7 @@ import { type BrowserPanel, startBrowserPanel } from '../../../server/panel/inde
 import { signUp } from '../../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildRenderer, launchChromium, screenshot } from '../../panel/harness.js'
+import { axe } from '../../helpers/axe.js'
 
 /**
  * Issue 31: passkey sign-in to the browser panel, in Chromium with a CDP virtual authenticator.
@@ -87,30 +86,6 @@ function statusWithHost(host: string): Promise<number> {
     })
     req.on('error', reject)
     req.end()
-  })
-}
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's WCAG 2 A/AA rules on the page as it is now. */
-async function axe(page: Page): Promise<string[]> {
-  await page.waitForLoadState('networkidle')
-  await page.waitForTimeout(300)
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const { axe } = window as unknown as {
-      axe: {
-        run: (
-          ctx: unknown,
-          options: unknown,
-        ) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; html?: string; failureSummary?: string }> }> }>
-      }
-    }
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-    return result.violations.map(
-      (v) =>
-        `${v.id}: ${v.nodes.map((n) => n.target.join(' ') + ' ' + (n as { html?: string }).html + ' ' + (n as { failureSummary?: string }).failureSummary).join(', ')}`,
-    )
   })
 }
 

@@ -14,7 +14,7 @@ import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } f
  * service provider's metadata, names it and picks its NameID format and allowed groups; the list
  * shows its entityID and ACS URL, the stored SP is what was entered, edits apply, a delete removes
  * it, each step audited with the admin as actor. A view-only admin gets no add form, no delete and
- * a disabled edit form, and the server refuses the operations anyway. axe in light mode.
+ * a read-only edit form, and the server refuses the operations anyway. axe in light mode.
  */
 
 const PASSWORD = 'correct horse battery'
@@ -197,7 +197,7 @@ describe('SAML apps view', () => {
     ])
   })
 
-  it('a view-only admin sees the apps but no add form, no delete, a disabled edit form; the server refuses', {
+  it('a view-only admin sees the apps but no add form, no delete, a read-only edit form; the server refuses', {
     timeout: 60_000,
   }, async () => {
     const sp = spMetadata('https://photos.home.arpa')
@@ -211,8 +211,9 @@ describe('SAML apps view', () => {
     expect(await page.getByTestId('saml-metadata-xml').count()).toBe(0)
     expect(await page.getByTestId('saml-create').count()).toBe(0)
     expect(await card.getByRole('button', { name: 'Delete' }).count()).toBe(0)
-    expect(await card.getByRole('textbox', { name: 'Name', exact: true }).isDisabled()).toBe(true)
-    expect(await card.getByRole('textbox', { name: 'Allowed groups' }).isDisabled()).toBe(true)
+    // Read-only and focusable (issue 37 §14), not disabled.
+    expect(await card.getByRole('textbox', { name: 'Name', exact: true }).isEditable()).toBe(false)
+    expect(await card.getByRole('textbox', { name: 'Allowed groups' }).isEditable()).toBe(false)
     expect(await card.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true)
     expect(await a11y(page), 'the view, view only').toEqual([])
 

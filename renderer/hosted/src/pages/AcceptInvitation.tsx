@@ -11,6 +11,15 @@ interface Invitation {
   status: string
   organizationName: string
   inviterEmail: string
+  /** Who sent the mail, as the mail names them (a panel administrator who is no member included). */
+  inviterName?: string
+}
+
+/** The sender as the invitation mail names them: "Name (email)", the name alone, or the email alone. */
+function senderOf(invitation: Invitation): string {
+  const name = invitation.inviterName?.trim()
+  if (name && invitation.inviterEmail && name !== invitation.inviterEmail) return `${name} (${invitation.inviterEmail})`
+  return name || invitation.inviterEmail || 'An administrator'
 }
 
 type State =
@@ -111,7 +120,7 @@ export function AcceptInvitationPage({ config }: PageProps) {
   return (
     <Layout config={config} title={`Join ${invitation.organizationName}`}>
       <Text data-testid="invitation-summary">
-        {invitation.inviterEmail} invited {invitation.email} to join {invitation.organizationName} as {invitation.role}.
+        {senderOf(invitation)} invited {invitation.email} to join {invitation.organizationName} as {invitation.role}.
       </Text>
       <FormAlert message={error} />
       <Group grow>

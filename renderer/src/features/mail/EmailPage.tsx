@@ -24,6 +24,7 @@ import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ink } from '../../ink'
 import { Outbox } from './Outbox'
 
 type Smtp = { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string }
@@ -34,7 +35,7 @@ function StartupNotice({ startup }: { startup: Startup }) {
   return (
     <Alert color="violet" variant="light" data-testid="smtp-startup" title="Set at start-up">
       <Group gap={6} mb={4}>
-        <Badge size="xs" color="violet" variant="outline">
+        <Badge size="xs" color={ink.special} variant="outline">
           set at start-up
         </Badge>
         <Text size="sm">

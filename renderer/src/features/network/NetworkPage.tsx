@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ink } from '../../ink'
 
 type Listen = 'loopback' | 'lan'
 interface Form {
@@ -20,11 +21,15 @@ const ALL = '__all__'
 function OverrideNote({ source }: { source?: string }) {
   if (!source) return null
   return (
-    <Badge color="orange" variant="light" leftSection={<IconLock size={12} />} data-testid="network-override">
+    <Badge color={ink.special} variant="outline" leftSection={<IconLock size={12} />} data-testid="network-override">
       Set at start-up by {source}
     </Badge>
   )
 }
+
+/** Why a field set at start-up is read-only (still focusable): its description, so `aria-describedby` names it. */
+const startupReason = (source?: string) =>
+  source ? `Read-only here: ${source} sets it at start-up and wins over the panel; change it where the server is started.` : undefined
 
 export default function NetworkPage() {
   const info = useOp('network.get', {})
@@ -102,22 +107,25 @@ export default function NetworkPage() {
               <Title order={4}>Listen on</Title>
               <OverrideNote source={overrides.host?.source} />
             </Group>
-            <Radio.Group value={form.listen} onChange={(value) => setForm({ ...form, listen: value as Listen })} name="listen">
+            <Radio.Group
+              value={form.listen}
+              onChange={(value) => setForm({ ...form, listen: value as Listen })}
+              name="listen"
+              label="Listen on"
+              labelProps={{ className: 'visually-hidden' }}
+              readOnly={!!overrides.host}
+              description={startupReason(overrides.host?.source)}
+            >
               <Stack gap="xs">
-                <Radio value="loopback" label="This computer only (127.0.0.1)" disabled={!!overrides.host} data-testid="listen-loopback" />
-                <Radio
-                  value="lan"
-                  label="The local network (other computers can call it)"
-                  disabled={!!overrides.host}
-                  data-testid="listen-lan"
-                />
+                <Radio value="loopback" label="This computer only (127.0.0.1)" data-testid="listen-loopback" />
+                <Radio value="lan" label="The local network (other computers can call it)" data-testid="listen-lan" />
               </Stack>
             </Radio.Group>
             {form.listen === 'lan' && (
               <Select
                 label="Interface"
-                description="One network interface, or all of them (0.0.0.0)"
-                disabled={!!overrides.host}
+                description={startupReason(overrides.host?.source) ?? 'One network interface, or all of them (0.0.0.0)'}
+                readOnly={!!overrides.host}
                 data={[
                   { value: ALL, label: 'All interfaces (0.0.0.0)' },
                   ...lanInterfaces.map((name) => ({ value: name, label: `${name} (${addressOf(name)})` })),
@@ -145,7 +153,8 @@ export default function NetworkPage() {
               allowDecimal={false}
               value={overrides.port ? Number(overrides.port.value) : form.port}
               onChange={(value) => setForm({ ...form, port: Number(value) || 0 })}
-              disabled={!!overrides.port}
+              readOnly={!!overrides.port}
+              description={startupReason(overrides.port?.source)}
               data-testid="network-port"
               w={200}
             />
@@ -170,14 +179,17 @@ export default function NetworkPage() {
             </Group>
             <TextInput
               label="Base URL apps use"
-              description="Links in mail and cookie security follow it. Empty: http://ADDRESS:PORT of the listener."
+              description={
+                startupReason(overrides.baseURL?.source) ??
+                'Links in mail and cookie security follow it. Empty: http://ADDRESS:PORT of the listener.'
+              }
               placeholder="http://192.168.1.20:4280"
               value={overrides.baseURL ? overrides.baseURL.value : form.baseURL}
               onChange={(e) => setForm({ ...form, baseURL: e.currentTarget.value })}
-              disabled={!!overrides.baseURL}
+              readOnly={!!overrides.baseURL}
               data-testid="network-base-url"
             />
-            {proposals.length > 0 && (
+            {proposals.length > 0 && !overrides.baseURL && (
               <Stack gap={4}>
                 <Text size="xs" c="dimmed">
                   Proposed from this machine's LAN address and host name:
@@ -188,7 +200,6 @@ export default function NetworkPage() {
                     <Button
                       size="compact-xs"
                       variant="light"
-                      disabled={!!overrides.baseURL}
                       onClick={() => setForm({ ...form, baseURL: p.url })}
                       data-testid="network-use-proposal"
                     >
