@@ -30,8 +30,9 @@ import { decodePasswordModify, ResultCode, WireError } from './wire.js'
  * per app password (as its last-used time is written), and once a bind of it has run without any
  * write, the same DN and secret are answered from memory (the bind memo, in the directory's read
  * cache) for up to a minute (never past the app password's expiry), as long as the database has
- * not changed at all: a revocation, a ban, a lock, a second factor enrolled or any other write, here
- * or on another instance, empties it. The memo holds an HMAC of the secret under a key made at
+ * not changed at all: a revocation, a ban, a lock, a second factor enrolled or any other write, by
+ * this process or another one on the file, empties it (SQLite only: on PostgreSQL the change
+ * notifications do not cover app passwords and locks, so every bind there verifies afresh). The memo holds an HMAC of the secret under a key made at
  * start, never the secret. The main password is checked with scrypt at every bind (one check, as
  * a sign-in), its throttle count cleared and the bind audited in one commit.
  */
@@ -53,7 +54,7 @@ interface BindMemo {
   /** Until when it stands (a minute, never past the app password's expiry). */
   until: number
 }
-/** When each app password's successful bind was last audited here (memo key → ms). */
+/** When each app password's successful bind was last audited here (its memo key → ms). */
 const audited = new Map<string, number>()
 const AUDITED_MAX = 10_000
 
@@ -79,7 +80,11 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   await reads.begin()
   const since = reads.mark()
   const found = uid === null ? undefined : ((await reads.byUid(uid)) ?? undefined)
-  const memoKey = found ? memoKeyOf(found.id, secret) : null
+  // The memo needs a signal that every write moves: SQLite's does; PostgreSQL's triggers notify the
+  // directory's tables (user, member, team, …) but not app_password or login_throttle, so there a
+  // revocation or a lock made on another instance would go unseen: each bind verifies afresh.
+  const credentialKey = found ? memoKeyOf(found.id, secret) : null
+  const memoKey = ctx.storage.dialect === 'sqlite' ? credentialKey : null
   if (found && memoKey) {
     const memo = reads.peek<BindMemo>(memoKey)
     const now = ctx.clock.now()
@@ -138,8 +143,8 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   try {
     const user = await admitSignIn(ctx, attempt)
     const now = ctx.clock.now()
-    const auditedAt = memoKey ? audited.get(memoKey) : undefined
-    const audit = !appPassword || !memoKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt
+    const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
+    const audit = !appPassword || !credentialKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt
     if (attempt.commit || audit) {
       await ctx.storage.transaction(async () => {
         await attempt.commit?.()
@@ -147,11 +152,11 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
           await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, detail: { method: METHOD, ...attempt.detail }, meta })
       })
     }
+    if (appPassword && credentialKey && audit) {
+      if (audited.size >= AUDITED_MAX) audited.clear()
+      audited.set(credentialKey, now)
+    }
     if (appPassword && memoKey && found) {
-      if (audit) {
-        if (audited.size >= AUDITED_MAX) audited.clear()
-        audited.set(memoKey, now)
-      }
       // Kept only if nothing at all was written since this bind began (this bind's own audit included).
       const until = Math.min(now + APP_PASSWORD_WINDOW_MS, appPassword.expiresAt ?? Number.POSITIVE_INFINITY)
       reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
