@@ -14,6 +14,8 @@ import { findUser, findUserByUid, findUsersByMail, listUsers } from './store.js'
  * another instance on PostgreSQL (LISTEN/NOTIFY, with `sync()` awaited at the start of each
  * operation: `begin`) is what the next LDAP request sees. Any write anywhere empties it; a
  * configuration change (base DN, the group rule) starts over too. Rows handed out are shared: never mutated.
+ * On PostgreSQL the notifying tables (migration 0002) include every one read here: user,
+ * organization, member, team, teamMember.
  *
  * Clock-dependent rules (a ban's expiry) are applied by the caller at each operation, never cached.
  */
@@ -53,7 +55,7 @@ export class DirectoryReads {
 
   /**
    * Once at the start of each operation: on PostgreSQL, every commit made before it (by any
-   * instance) is reflected in the change signal; a new configuration empties the cache.
+   * instance) is reflected in the change signal. (A new configuration is noticed at each lookup.)
    */
   async begin(): Promise<void> {
     if (this.cache.sync) await this.cache.sync()
