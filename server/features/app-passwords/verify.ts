@@ -24,17 +24,25 @@ const TOUCH_EVERY_MS = 60_000
  * one of the user's app passwords is compared, in constant time, whatever matches first.
  */
 export async function verifyAppPassword(ctx: AuthContext, userId: string, secret: string): Promise<boolean> {
-  if (!secret) return false
+  return (await matchAppPassword(ctx, userId, secret)) !== null
+}
+
+/**
+ * verifyAppPassword's check, answering when the matched app password expires (null: never), or
+ * null when none matched: the LDAP bind memo remembers a bind no longer than that.
+ */
+export async function matchAppPassword(ctx: AuthContext, userId: string, secret: string): Promise<{ expiresAt: number | null } | null> {
+  if (!secret) return null
   const rows = await listAppPasswordsOf(ctx, userId)
-  if (rows.length === 0) return false
+  if (rows.length === 0) return null
   const hash = hashAppPassword(ctx, secret)
   let found: AppPasswordRow | undefined
   for (const row of rows) if (safeEqual(row.hash, hash) && !found) found = row
   const now = ctx.clock.now()
-  if (!found || !isLive(found, now)) return false
+  if (!found || !isLive(found, now)) return null
   const last = found.lastUsedAt?.getTime()
   if (last === undefined || now - last >= TOUCH_EVERY_MS || now < last) await touchAppPassword(ctx, found.id, now)
-  return true
+  return { expiresAt: found.expiresAt?.getTime() ?? null }
 }
 
 /**

@@ -1,4 +1,6 @@
+import { createHmac, randomBytes } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
+import { bannedNow } from '../../core/bans.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -10,7 +12,7 @@ import { hasSecondFactor } from '../app-passwords/verify.js'
 import { appPasswordVerifier } from './app-password-port.js'
 import { DnError, normalizeDn, normalizeRdns, parseDn } from './dn.js'
 import { layoutOf, uidOf } from './directory.js'
-import { findUserByUid } from './store.js'
+import { readsOf } from './reads.js'
 import { decodePasswordModify, ResultCode, WireError } from './wire.js'
 
 /**
@@ -22,12 +24,39 @@ import { decodePasswordModify, ResultCode, WireError } from './wire.js'
  * A user with a second factor binds with an app password only, unless
  * `ldap.allowMainPasswordWithSecondFactor`. Every refusal is `invalidCredentials` (49), whatever
  * the reason; a DN with an empty password (an unauthenticated bind) is `unwillingToPerform` (53).
+ *
+ * App passwords are made for clients that bind again and again (Apache binds at every HTTP
+ * request, a NAS at every login): a successful app-password bind is audited at most once a minute
+ * per app password (as its last-used time is written), and once a bind of it has run without any
+ * write, the same DN and secret are answered from memory (the bind memo, in the directory's read
+ * cache) for up to a minute (never past the app password's expiry), as long as the database has
+ * not changed at all: a revocation, a ban, a lock, a second factor enrolled or any other write, by
+ * this process or another one on the file, empties it (SQLite only: on PostgreSQL the change
+ * notifications do not cover app passwords and locks, so every bind there verifies afresh). The memo holds an HMAC of the secret under a key made at
+ * start, never the secret. The main password is checked with scrypt at every bind (one check, as
+ * a sign-in), its throttle count cleared and the bind audited in one commit.
  */
 
 export type BindOutcome = { code: number; user: UserRow | null }
 
 const METHOD = 'ldap'
 const invalid = () => new APIError(401, 'INVALID_CREDENTIALS', 'Invalid credentials')
+
+/** How long a remembered app-password bind, and its audit entry, stand for the next ones. */
+const APP_PASSWORD_WINDOW_MS = 60_000
+/** The bind memo's key: this process's own random key, never the secret itself. */
+const memoSecret = randomBytes(32)
+const memoKeyOf = (userId: string, secret: string): string =>
+  `bind:${createHmac('sha256', memoSecret).update(userId).update('\0').update(secret).digest('base64url')}`
+interface BindMemo {
+  /** The row the bind was admitted with (the read cache's own object: a fresh read is another one). */
+  user: UserRow
+  /** Until when it stands (a minute, never past the app password's expiry). */
+  until: number
+}
+/** When each app password's successful bind was last audited here (its memo key → ms). */
+const audited = new Map<string, number>()
+const AUDITED_MAX = 10_000
 
 /** The uid a people DN names, or null. */
 function uidOfDn(ctx: AuthContext, dn: string): string | null {
@@ -47,7 +76,23 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   if (password.length === 0) return { code: ResultCode.unwillingToPerform, user: null }
   const secret = password.toString('utf8')
   const uid = uidOfDn(ctx, name)
-  const found = uid === null ? undefined : await findUserByUid(ctx, uid)
+  const reads = readsOf(ctx)
+  await reads.begin()
+  const since = reads.mark()
+  const found = uid === null ? undefined : ((await reads.byUid(uid)) ?? undefined)
+  // The memo needs a signal that every write moves: SQLite's does; PostgreSQL's triggers notify the
+  // directory's tables (user, member, team, …) but not app_password or login_throttle, so there a
+  // revocation or a lock made on another instance would go unseen: each bind verifies afresh.
+  const credentialKey = found ? memoKeyOf(found.id, secret) : null
+  const memoKey = ctx.storage.dialect === 'sqlite' ? credentialKey : null
+  if (found && memoKey) {
+    const memo = reads.peek<BindMemo>(memoKey)
+    const now = ctx.clock.now()
+    if (memo && memo.user === found && now < memo.until && !bannedNow(found, now)) {
+      ctx.events.signIn(METHOD, 'success')
+      return { code: ResultCode.success, user: found }
+    }
+  }
   const key = found ? throttleKey('email', found.email) : throttleKey('username', uid ?? name)
   const detail = { via: METHOD }
   const tried = { dn: name.slice(0, 256) }
@@ -56,8 +101,10 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   const verify = appPasswordVerifier()
   const secondFactor = !!found && hasSecondFactor(ctx, found) && !ctx.config().ldap.allowMainPasswordWithSecondFactor
   let attempt: SignInAttempt
+  let appPassword: { expiresAt: number | null } | null = null
   try {
-    if (found && verify && (await verify(ctx, found.id, secret))) {
+    if (found && verify) appPassword = await verify(ctx, found.id, secret)
+    if (found && appPassword) {
       attempt = { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
     } else if (found && secondFactor) {
       // The main password would skip the second factor: only an app password opens, and a wrong one counts.
@@ -95,8 +142,25 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   }
   try {
     const user = await admitSignIn(ctx, attempt)
-    await attempt.commit?.()
-    await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, detail: { method: METHOD, ...attempt.detail }, meta })
+    const now = ctx.clock.now()
+    const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
+    const audit = !appPassword || !credentialKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt
+    if (attempt.commit || audit) {
+      await ctx.storage.transaction(async () => {
+        await attempt.commit?.()
+        if (audit)
+          await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, detail: { method: METHOD, ...attempt.detail }, meta })
+      })
+    }
+    if (appPassword && credentialKey && audit) {
+      if (audited.size >= AUDITED_MAX) audited.clear()
+      audited.set(credentialKey, now)
+    }
+    if (appPassword && memoKey && found) {
+      // Kept only if nothing at all was written since this bind began (this bind's own audit included).
+      const until = Math.min(now + APP_PASSWORD_WINDOW_MS, appPassword.expiresAt ?? Number.POSITIVE_INFINITY)
+      reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
+    }
     ctx.events.signIn(METHOD, 'success')
     return { code: ResultCode.success, user }
   } catch (error) {

@@ -3,17 +3,17 @@ import { bannedNow } from '../../core/bans.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { splitRoles } from '../admin/access.js'
-import { groupNamesOf } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Rdn, escapeDnValue, formatDn, normalizeDn, normalizeRdns, parseDn } from './dn.js'
-import { findUserByUid, findUsersByMail, listUsers } from './store.js'
+import { type DirectoryReads, readsOf } from './reads.js'
 import { type AnswerEntry, type Filter, OID, type Scope } from './wire.js'
 
 /**
  * The directory an LDAP client sees (issue 36's contract, docs/LDAP.md): the base entry,
  * `ou=people` (one entry per user who is not banned now) and `ou=groups` (one entry per group
- * name the shared group rule gives them), built from the database at each operation; who sees
- * what follows the bound person's roles (`ldap.searchRoles`) as they are now.
+ * name the shared group rule gives them), built at each operation from the database's rows as they
+ * are now (through reads.ts's cache, which any write anywhere empties); who sees what follows the
+ * bound person's roles (`ldap.searchRoles`) as they are now.
  */
 
 /** Who is asking, re-read at every operation. */
@@ -166,8 +166,8 @@ function requiredValue(filter: Filter, attribute: string): string | null {
 /** One operation's view of the directory: people and groups, read once, as this viewer may see them. */
 export class Snapshot {
   private people: UserRow[] | null = null
-  private groupsByUser = new Map<string, string[]>()
   private groupMembers: Map<string, UserRow[]> | null = null
+  private readonly reads: DirectoryReads
   readonly layout: Layout
   /** Whether people entries carry `memberOf` (a search that neither returns nor filters on it skips the group rule's queries). */
   withMemberOf = true
@@ -177,6 +177,7 @@ export class Snapshot {
     readonly viewer: Viewer,
   ) {
     this.layout = layoutOf(ctx)
+    this.reads = readsOf(ctx)
   }
 
   private visible(rows: UserRow[]): UserRow[] {
@@ -192,28 +193,23 @@ export class Snapshot {
     if (!this.viewer.user) return []
     const uid = filter ? requiredValue(filter, 'uid') : null
     if (uid !== null) {
-      const found = await findUserByUid(this.ctx, uid)
+      const found = await this.reads.byUid(uid)
       return this.visible(found ? [found] : [])
     }
     const mail = filter ? requiredValue(filter, 'mail') : null
-    if (mail !== null) return this.visible(await findUsersByMail(this.ctx, mail))
+    if (mail !== null) return this.visible(await this.reads.byMail(mail))
     if (!this.viewer.everything) return this.visible([this.viewer.user])
-    this.people = this.visible(await listUsers(this.ctx))
+    this.people = this.visible(await this.reads.all())
     return this.people
   }
 
   async person(uid: string): Promise<UserRow | undefined> {
-    const found = await findUserByUid(this.ctx, uid)
+    const found = await this.reads.byUid(uid)
     return found ? this.visible([found])[0] : undefined
   }
 
-  async groupsOf(person: UserRow): Promise<string[]> {
-    let names = this.groupsByUser.get(person.id)
-    if (!names) {
-      names = await groupNamesOf(this.ctx, person)
-      this.groupsByUser.set(person.id, names)
-    }
-    return names
+  groupsOf(person: UserRow): Promise<string[]> {
+    return this.reads.groupNames(person)
   }
 
   /** Group name → members this viewer sees (a group exists while someone visible is in it). */
@@ -234,7 +230,12 @@ export class Snapshot {
     return members
   }
 
-  async personEntry(person: UserRow): Promise<Entry> {
+  /** A person's entry: built once per row as read (and per `withMemberOf`), then shared until the database changes. */
+  personEntry(person: UserRow): Promise<Entry> {
+    return this.reads.cached(`entry:${person.id}:${this.withMemberOf ? 'memberOf' : ''}`, () => this.buildPersonEntry(person))
+  }
+
+  private async buildPersonEntry(person: UserRow): Promise<Entry> {
     const uid = uidOf(person)
     const dn = this.layout.personDn(uid)
     const name = person.name.trim()

@@ -17,18 +17,33 @@ function hex(c: string): boolean {
   return /^[0-9A-Fa-f]$/.test(c)
 }
 
+const ATTRIBUTE = /^([A-Za-z][A-Za-z0-9-]*|[0-9]+(\.[0-9]+)*)$/
+
 /** The RDNs of `dn`, leftmost first; a multi-valued RDN (`a=1+b=2`) keeps its first pair. Throws DnError. */
 export function parseDn(dn: string): Rdn[] {
   const rdns: Rdn[] = []
+  if (dn.trim() === '') return rdns
+  // Without escapes or quotes (every DN a client binds or searches with, nearly): split and trim.
+  if (!dn.includes('\\') && !dn.includes('"')) {
+    for (const part of dn.split(/[,;]/)) {
+      const eq = part.indexOf('=')
+      const attribute = eq < 0 ? '' : part.slice(0, eq).trim()
+      if (!ATTRIBUTE.test(attribute)) throw new DnError('invalid DN')
+      let value = part.slice(eq + 1)
+      const plus = value.indexOf('+')
+      if (plus >= 0) value = value.slice(0, plus)
+      rdns.push({ attribute, value: value.replace(/^ +| +$/g, '') })
+    }
+    return rdns
+  }
   let i = 0
   const n = dn.length
-  if (dn.trim() === '') return rdns
   while (i <= n) {
     while (i < n && dn[i] === ' ') i++
     let attribute = ''
     while (i < n && dn[i] !== '=') attribute += dn[i++]
     attribute = attribute.trim()
-    if (i >= n || !/^([A-Za-z][A-Za-z0-9-]*|[0-9]+(\.[0-9]+)*)$/.test(attribute)) throw new DnError('invalid DN')
+    if (i >= n || !ATTRIBUTE.test(attribute)) throw new DnError('invalid DN')
     i++ // '='
     while (i < n && dn[i] === ' ') i++
     const bytes: number[] = []

@@ -18,7 +18,7 @@ import {
   viewerOf,
   wantsMemberOf,
 } from './directory.js'
-import { findUser } from './store.js'
+import { readsOf } from './reads.js'
 import {
   type Control,
   decodePagedValue,
@@ -55,7 +55,7 @@ class Connection {
   private buffer: Buffer = Buffer.alloc(0)
   private queue: Promise<void> = Promise.resolve()
   private closed = false
-  /** The bound person's id (re-read at every operation); null: anonymous. */
+  /** The bound person's id (re-read at every operation, through the read cache); null: anonymous. */
   private boundId: string | null = null
   private tls: boolean
 
@@ -132,7 +132,7 @@ class Connection {
   }
 
   private async viewer() {
-    const user = this.boundId ? ((await findUser(this.ctx, this.boundId)) ?? null) : null
+    const user = this.boundId ? await readsOf(this.ctx).user(this.boundId) : null
     return viewerOf(this.ctx, user)
   }
 
@@ -158,10 +158,13 @@ class Connection {
         return
       }
       case 'search':
+        await readsOf(this.ctx).begin()
         return this.search(request)
       case 'compare':
+        await readsOf(this.ctx).begin()
         return this.compare(request)
       case 'extended':
+        await readsOf(this.ctx).begin()
         return this.extended(request)
     }
   }
@@ -200,16 +203,19 @@ class Connection {
       const next = to < found.length && page.size > 0 ? Buffer.from(String(to), 'ascii') : Buffer.alloc(0)
       doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(found.length, next) }]
     }
+    // The entries and the result go out in one write (one system call for the usual one-entry answer).
     const limit = request.sizeLimit
-    let sent = 0
+    const out: Buffer[] = []
+    let code: number = ResultCode.success
     for (let i = from; i < to; i++) {
-      if (limit > 0 && sent >= limit) {
-        return this.send(encodeResult(id, Op.searchResultDone, ResultCode.sizeLimitExceeded, '', doneControls))
+      if (limit > 0 && out.length >= limit) {
+        code = ResultCode.sizeLimitExceeded
+        break
       }
-      this.send(encodeEntry(id, selectAttributes(found[i] as (typeof found)[number], request.attributes), request.typesOnly))
-      sent++
+      out.push(encodeEntry(id, selectAttributes(found[i] as (typeof found)[number], request.attributes), request.typesOnly))
     }
-    this.send(encodeResult(id, Op.searchResultDone, ResultCode.success, '', doneControls))
+    out.push(encodeResult(id, Op.searchResultDone, code, '', doneControls))
+    this.send(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out))
   }
 
   private async compare(request: Extract<Request, { op: 'compare' }>): Promise<void> {

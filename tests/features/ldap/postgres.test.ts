@@ -62,4 +62,33 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
     await onB.unbind()
     await adminOnB.unbind()
   }, 60_000)
+
+  it('a change through A’s HTTP API is what the very next search on B’s warm bound connection answers; a revoked app password the next bind', async () => {
+    const admin = await signUpOn(a, uniqueEmail('ldapwarm'))
+    const member = await signUpOn(a, uniqueEmail('ldapwarmmember'))
+    const dn = (email: string) => `uid=${email},ou=people,${BASE}`
+    expect((await a.panelCall('users.setRole', { userId: admin.id, role: 'admin' })).status).toBe(200)
+    const onB = new Client({ url: ldapB })
+    await onB.bind(dn(admin.email), MULTI_PASSWORD)
+    const cn = async () =>
+      (await onB.search(`ou=people,${BASE}`, { scope: 'one', filter: `(uid=${member.email})`, attributes: ['cn'] })).searchEntries.map(
+        (e) => e.cn,
+      )
+    // Warm: the same search twice on B.
+    expect(await cn()).toEqual(['Multi'])
+    expect(await cn()).toEqual(['Multi'])
+    const rename = await a.client(member.cookie).post('/update-user', { name: 'Renamed On A' })
+    expect(rename.status).toBe(200)
+    expect(await cn()).toEqual(['Renamed On A'])
+
+    // An app password bound (and remembered) on B, revoked through A: B refuses the next bind.
+    const made = await a.client(member.cookie).post<{ id: string; password: string }>('/app-password/create', { name: 'NAS' })
+    expect(made.status).toBe(200)
+    const app = new Client({ url: ldapB })
+    for (let i = 0; i < 3; i++) await app.bind(dn(member.email), made.body.password)
+    expect((await a.client(member.cookie).post('/app-password/revoke', { id: made.body.id })).status).toBe(200)
+    await expect(app.bind(dn(member.email), made.body.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await app.unbind()
+    await onB.unbind()
+  }, 60_000)
 })

@@ -1,0 +1,141 @@
+import type { GatehouseConfig } from '../../config/schema.js'
+import type { AuthContext } from '../../core/context.js'
+import { ChangeGuardedCache } from '../../core/session-cache.js'
+import type { UserRow } from '../../core/sessions.js'
+import type { Storage } from '../../db/storage.js'
+import { groupNamesOf } from '../groups/names.js'
+import { findUser, findUserByUid, findUsersByMail, listUsers } from './store.js'
+
+/**
+ * The directory's reads, cached in memory under the session cache's rule (core's
+ * ChangeGuardedCache on `ctx.storage.changeSignal({ ownWrites: true })`): an answer is served only
+ * while the database has not changed at all since it was read, so a rename, a role, a ban, a
+ * membership or a deleted user committed by this process, another process on the SQLite file, or
+ * another instance on PostgreSQL (LISTEN/NOTIFY, with `sync()` awaited at the start of each
+ * operation: `begin`) is what the next LDAP request sees. Any write anywhere empties it; a
+ * configuration change (base DN, the group rule) starts over too. Rows handed out are shared: never mutated.
+ * On PostgreSQL the notifying tables (migration 0002) include every one read here: user,
+ * organization, member, team, teamMember.
+ *
+ * Clock-dependent rules (a ban's expiry) are applied by the caller at each operation, never cached.
+ */
+
+/** Past this many entries the cache starts over (a directory of tens of thousands of people, read entry by entry). */
+const MAX_ENTRIES = 100_000
+
+type Value = UserRow | UserRow[] | string[] | null | object
+
+export class DirectoryReads {
+  private readonly cache: ChangeGuardedCache<Value>
+  /** The configuration the entries were read under; another one starts a new generation of keys. */
+  private config: GatehouseConfig | null = null
+  private generation = 0
+
+  /**
+   * How many changes the signal has reported (to whichever operation asked). A value read while it
+   * moved may predate the change: `cached` and `rememberSince` store only what was read within one
+   * epoch, even when another connection's lookup was the one that noticed the change.
+   */
+  private epoch = 0
+
+  constructor(private readonly ctx: AuthContext) {
+    const signal = ctx.storage.changeSignal({ ownWrites: true })
+    this.cache = new ChangeGuardedCache<Value>(
+      {
+        changed: () => {
+          const changed = signal.changed()
+          if (changed) this.epoch++
+          return changed
+        },
+        ...(signal.sync ? { sync: signal.sync } : {}),
+      },
+      MAX_ENTRIES,
+    )
+  }
+
+  /**
+   * Once at the start of each operation: on PostgreSQL, every commit made before it (by any
+   * instance) is reflected in the change signal. (A new configuration is noticed at each lookup.)
+   */
+  async begin(): Promise<void> {
+    if (this.cache.sync) await this.cache.sync()
+  }
+
+  /** The cache key of `key` under the current configuration. */
+  private key(key: string): string {
+    const config = this.ctx.config()
+    if (config !== this.config) {
+      // ChangeGuardedCache has no clear of its own: the old generation's keys are never read again
+      // (they go with the next write, or when the cache is full).
+      this.config = config
+      this.generation++
+    }
+    return `${this.generation}\0${key}`
+  }
+
+  /** A cached value, or the one `read` returns (kept unless the database changed meanwhile). */
+  async cached<T extends Value>(key: string, read: () => Promise<T>): Promise<T> {
+    const k = this.key(key)
+    const hit = this.cache.get(k)
+    if (hit !== undefined) return hit as T
+    const since = this.epoch
+    const value = await read()
+    this.rememberSince(since, key, value)
+    return value
+  }
+
+  /** The current epoch, after asking the signal (a mark to pass to `rememberSince`). */
+  mark(): number {
+    this.cache.get('')
+    return this.epoch
+  }
+
+  /** Synchronous lookup of something `rememberSince` stored (the bind memo). */
+  peek<T extends Value>(key: string): T | undefined {
+    return this.cache.get(this.key(key)) as T | undefined
+  }
+
+  /** Stores a value computed from reads made after `mark`; dropped if the database changed since then. */
+  rememberSince(mark: number, key: string, value: Value): void {
+    const k = this.key(key)
+    this.cache.get(k) // asks the signal: a change since the mark moves the epoch
+    if (this.epoch === mark) this.cache.set(k, value)
+  }
+
+  user(id: string): Promise<UserRow | null> {
+    return this.cached(`id:${id}`, async () => (await findUser(this.ctx, id)) ?? null)
+  }
+
+  /** The user whose uid is `uid` (lower-cased). */
+  byUid(uid: string): Promise<UserRow | null> {
+    const value = uid.trim().toLowerCase()
+    return this.cached(`uid:${value}`, async () => (await findUserByUid(this.ctx, value)) ?? null)
+  }
+
+  byMail(mail: string): Promise<UserRow[]> {
+    const value = mail.trim().toLowerCase()
+    return this.cached(`mail:${value}`, () => findUsersByMail(this.ctx, value))
+  }
+
+  /** Every user, oldest first. */
+  all(): Promise<UserRow[]> {
+    return this.cached('all', () => listUsers(this.ctx))
+  }
+
+  /** The shared group rule's names for a person (as the row read now says). */
+  groupNames(person: UserRow): Promise<string[]> {
+    return this.cached(`groups:${person.id}:${person.role ?? ''}`, () => groupNamesOf(this.ctx, person))
+  }
+}
+
+const reads = new WeakMap<Storage, DirectoryReads>()
+
+/** The directory's read cache of this server (one per storage, shared by every connection). */
+export function readsOf(ctx: AuthContext): DirectoryReads {
+  let found = reads.get(ctx.storage)
+  if (!found) {
+    found = new DirectoryReads(ctx)
+    reads.set(ctx.storage, found)
+  }
+  return found
+}

@@ -1,0 +1,108 @@
+import { and, eq } from 'drizzle-orm'
+import { Client, InvalidCredentialsError } from 'ldapts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { auditEvent } from '../../../server/db/schema.js'
+import { setRole, systemActor } from '../../../server/features/admin/index.js'
+import { signUp, type SignedUp } from '../../helpers/http.js'
+import { BASE, client, type LdapServer, PASSWORD, startLdapServer } from './helpers.js'
+
+/**
+ * The directory's read cache and the bind memo (server/features/ldap/reads.ts, bind.ts): once an
+ * answer is cached, a change made through the HTTP API is what the very next LDAP request on the
+ * same bound connection sees; repeated app-password binds are audited once a minute and the next
+ * bind after a revocation or a ban is refused. (Two instances on PostgreSQL: postgres.test.ts.)
+ */
+
+let server: LdapServer
+let admin: SignedUp
+beforeAll(async () => {
+  server = await startLdapServer()
+  admin = await signUp(server.base, { username: 'cacheadmin', name: 'Cache Admin', email: 'cacheadmin@example.com' })
+  await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
+  // A fresh sign-in: the role is read at sign-in for the admin routes' checks.
+  await admin.client.post('/sign-in/username', { username: 'cacheadmin', password: PASSWORD })
+})
+afterAll(() => server?.close())
+
+const dnOf = (uid: string) => `uid=${uid},ou=people,${BASE}`
+
+describe('the read cache', () => {
+  it('a rename and a ban through the HTTP API are seen by the very next search on a warm bound connection', async () => {
+    const member = await signUp(server.base, { username: 'warm', name: 'Warm Before', email: 'warm@example.com' })
+    const c = await client(server, dnOf('cacheadmin'))
+    const byUid = async (uid: string) =>
+      (await c.search(`ou=people,${BASE}`, { scope: 'one', filter: `(uid=${uid})`, attributes: ['uid', 'cn'] })).searchEntries
+    const everyone = async () =>
+      (await c.search(`ou=people,${BASE}`, { scope: 'one', attributes: ['uid'] })).searchEntries.map((e) => e.uid).sort()
+    // Warm: the same searches twice, answered the second time from the cache.
+    for (let i = 0; i < 2; i++) {
+      expect(await byUid('warm')).toMatchObject([{ uid: 'warm', cn: 'Warm Before' }])
+      expect(await everyone()).toEqual(['cacheadmin', 'warm'])
+    }
+
+    const update = await member.client.post('/update-user', { username: 'warm2', name: 'Warm After' })
+    expect(update.status).toBe(200)
+    expect(await byUid('warm2')).toMatchObject([{ uid: 'warm2', cn: 'Warm After' }])
+    expect(await byUid('warm')).toEqual([])
+    expect(await everyone()).toEqual(['cacheadmin', 'warm2'])
+
+    const ban = await admin.client.post('/admin/ban-user', { userId: member.user.id })
+    expect(ban.status).toBe(200)
+    expect(await byUid('warm2')).toEqual([])
+    expect(await everyone()).toEqual(['cacheadmin'])
+    await c.unbind()
+  })
+})
+
+describe('app-password binds', () => {
+  const successes = async (userId: string) =>
+    (
+      await server.gatehouse.ctx.db
+        .select()
+        .from(auditEvent)
+        .where(and(eq(auditEvent.actorUserId, userId), eq(auditEvent.type, 'user.sign-in'), eq(auditEvent.outcome, 'success')))
+    ).filter((e) => (e.detail as { credential?: string } | null)?.credential === 'app-password')
+
+  it('repeated binds are audited once a minute; a revocation through the HTTP API refuses the very next bind', async () => {
+    const member = await signUp(server.base, { username: 'nas', name: 'Nas User', email: 'nas@example.com' })
+    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'NAS' })
+    expect(made.status).toBe(200)
+    const c = new Client({ url: server.url, timeout: 5_000 })
+    for (let i = 0; i < 5; i++) await c.bind(dnOf('nas'), made.body.password)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${dnOf('nas')}` })
+    expect(await successes(member.user.id)).toHaveLength(1)
+    server.clock.advanceSeconds(61)
+    await c.bind(dnOf('nas'), made.body.password)
+    await c.bind(dnOf('nas'), made.body.password)
+    expect(await successes(member.user.id)).toHaveLength(2)
+
+    const revoke = await member.client.post('/app-password/revoke', { id: made.body.id })
+    expect(revoke.status).toBe(200)
+    await expect(c.bind(dnOf('nas'), made.body.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.unbind()
+  })
+
+  it('a ban through the HTTP API refuses the very next bind of a remembered app password', async () => {
+    const member = await signUp(server.base, { username: 'printer', name: 'Printer User', email: 'printer@example.com' })
+    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Printer' })
+    expect(made.status).toBe(200)
+    const c = new Client({ url: server.url, timeout: 5_000 })
+    for (let i = 0; i < 3; i++) await c.bind(dnOf('printer'), made.body.password)
+    const ban = await admin.client.post('/admin/ban-user', { userId: member.user.id })
+    expect(ban.status).toBe(200)
+    await expect(c.bind(dnOf('printer'), made.body.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.unbind()
+  })
+
+  it('an app password that expires is refused at its expiry, remembered or not', async () => {
+    const member = await signUp(server.base, { username: 'brief', name: 'Brief User', email: 'brief@example.com' })
+    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Brief', expiresIn: 90 })
+    expect(made.status).toBe(200)
+    const c = new Client({ url: server.url, timeout: 5_000 })
+    server.clock.advanceSeconds(61)
+    for (let i = 0; i < 3; i++) await c.bind(dnOf('brief'), made.body.password)
+    server.clock.advanceSeconds(30)
+    await expect(c.bind(dnOf('brief'), made.body.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.unbind()
+  })
+})
