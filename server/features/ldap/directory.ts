@@ -4,9 +4,9 @@ import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { splitRoles } from '../admin/access.js'
 import { loginNameOf } from '../username/rules.js'
-import { type Rdn, escapeDnValue, formatDn, normalizeDn, normalizeRdns, parseDn } from './dn.js'
+import { DnError, type Rdn, escapeDnValue, formatDn, normalizeDn, normalizeRdns, parseDn } from './dn.js'
 import { type DirectoryReads, readsOf } from './reads.js'
-import { type AnswerEntry, type Filter, OID, type Scope } from './wire.js'
+import { type AnswerEntry, type Filter, OID, ResultCode, type Scope } from './wire.js'
 
 /**
  * The directory an LDAP client sees (issue 36's contract, docs/LDAP.md): the base entry,
@@ -524,4 +524,29 @@ export function compareValue(entry: Entry, attributeName: string, value: string)
   if (!attribute) return undefined
   const asserted = normalizedValue(attribute, value)
   return attribute.values.some((v) => normalizedValue(attribute, v) === asserted)
+}
+
+/**
+ * A search's entries as this viewer sees them: located, scoped, filtered (paging, size limit and
+ * attribute selection are the caller's). The listener (server.ts) and the panel's test box
+ * (probe.ts) both answer through it. A base that is no DN or names nothing answers its result code.
+ */
+export async function findEntries(
+  ctx: AuthContext,
+  viewer: Viewer,
+  request: { base: string; scope: Scope; filter: Filter; attributes: string[] },
+  tls: boolean,
+): Promise<{ found: Entry[] } | { code: number }> {
+  const snapshot = new Snapshot(ctx, viewer)
+  snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
+  let target: Target
+  try {
+    target = locate(snapshot.layout, request.base)
+  } catch (error) {
+    if (error instanceof DnError) return { code: ResultCode.invalidDNSyntax }
+    throw error
+  }
+  const entries = await snapshot.inScope(target, request.scope, request.filter, tls)
+  if (!entries) return { code: ResultCode.noSuchObject }
+  return { found: entries.filter((entry) => matches(entry, request.filter)) }
 }

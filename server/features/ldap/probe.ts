@@ -2,10 +2,10 @@ import { BerWriter } from '@ldapjs/asn1'
 import { parseString } from '@ldapjs/filter'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { simpleBind } from './bind.js'
-import { DnError, normalizeDn } from './dn.js'
-import { layoutOf, locate, matches, Snapshot, selectAttributes, uidOf, viewerOf, wantsMemberOf } from './directory.js'
+import { normalizeDn } from './dn.js'
+import { findEntries, layoutOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { ldapError } from './errors.js'
-import { findUser } from './store.js'
+import { readsOf } from './reads.js'
 import { type AnswerEntry, decodeRequest, Op, ResultCode, type Scope, WireError } from './wire.js'
 
 /**
@@ -102,20 +102,11 @@ export async function testBindAndSearch(ctx: AuthContext, input: LdapTestInput, 
   if (outcome.code !== ResultCode.success) return { bind, search: null }
 
   // As the listener's next operation: the bound person re-read, as they are now.
-  const user = outcome.user ? ((await findUser(ctx, outcome.user.id)) ?? null) : null
-  const snapshot = new Snapshot(ctx, viewerOf(ctx, user))
-  snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
+  const user = outcome.user ? await readsOf(ctx).user(outcome.user.id) : null
   const answer = (code: number, entries: AnswerEntry[] = []) => ({ bind, search: { code, result: resultName(code), entries } })
-  let target: ReturnType<typeof locate>
-  try {
-    target = locate(snapshot.layout, request.base)
-  } catch (error) {
-    if (error instanceof DnError) return answer(ResultCode.invalidDNSyntax)
-    throw error
-  }
-  const inScope = await snapshot.inScope(target, request.scope, request.filter, !!ctx.config().ldap.tls)
-  if (!inScope) return answer(ResultCode.noSuchObject)
-  const found = inScope.filter((entry) => matches(entry, request.filter))
+  const result = await findEntries(ctx, viewerOf(ctx, user), request, !!ctx.config().ldap.tls)
+  if ('code' in result) return answer(result.code)
+  const { found } = result
   const limit = request.sizeLimit
   const sent = limit > 0 ? found.slice(0, limit) : found
   const entries = sent.map((entry) => selectAttributes(entry, request.attributes))

@@ -6,18 +6,7 @@ import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import {
-  Snapshot,
-  compareValue,
-  entryAt,
-  layoutOf,
-  locate,
-  matches,
-  selectAttributes,
-  uidOf,
-  viewerOf,
-  wantsMemberOf,
-} from './directory.js'
+import { Snapshot, compareValue, entryAt, findEntries, layoutOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import {
   type Control,
@@ -174,19 +163,10 @@ class Connection {
     const paged = request.controls.find((c) => c.type === OID.pagedResults)
     const unknownCritical = request.controls.find((c) => c.critical && c.type !== OID.pagedResults)
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
-    const snapshot = new Snapshot(this.ctx, await this.viewer())
-    snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
-    let target: ReturnType<typeof locate>
-    try {
-      target = locate(snapshot.layout, request.base)
-    } catch (error) {
-      if (error instanceof DnError) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.invalidDNSyntax))
-      throw error
-    }
-    const entries = await snapshot.inScope(target, request.scope, request.filter, this.secure !== null)
-    this.ctx.events.ldapSearch()
-    if (!entries) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.noSuchObject))
-    const found = entries.filter((entry) => matches(entry, request.filter))
+    const answer = await findEntries(this.ctx, await this.viewer(), request, this.secure !== null)
+    if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.ldapSearch()
+    if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code))
+    const { found } = answer
     let from = 0
     let to = found.length
     let doneControls: Control[] | undefined
