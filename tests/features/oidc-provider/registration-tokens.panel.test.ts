@@ -173,7 +173,7 @@ describe('registration tokens in the Single sign-on view', () => {
       expect(await page.getByTestId('oidc-regtoken-create').count()).toBe(0)
       expect(await page.getByTestId('oidc-regtoken-label').count()).toBe(0)
       expect(await page.getByTestId(`oidc-regtoken-revoke-${id}`).count()).toBe(0)
-      expect(await page.getByTestId('oidc-registration-enabled').isDisabled()).toBe(true)
+      expect(await page.getByTestId('oidc-registration-enabled').isEditable()).toBe(false)
       expect(await a11y(page), `the view, view only (${scheme})`).toEqual([])
     }
     const page = await signedIn(people.sam.email, 'light')

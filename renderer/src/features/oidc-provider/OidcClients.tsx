@@ -1,6 +1,6 @@
 import { Card, Stack, Switch } from '@mantine/core'
 import { useState } from 'react'
-import { Allowed, Editable } from '../../access'
+import { Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { useDeepLink } from '../../deep-link'
@@ -50,15 +50,13 @@ export default function OidcClientsPage() {
         </Editable>
       </Card>
       <ProviderSettings />
-      <Allowed op="oidc.createClient" hide>
-        <CreateClient
-          issuer={issuer}
-          onCreated={(s) => {
-            setShown(s)
-            void clients.refetch()
-          }}
-        />
-      </Allowed>
+      <CreateClient
+        issuer={issuer}
+        onCreated={(s) => {
+          setShown(s)
+          void clients.refetch()
+        }}
+      />
       <ClientsTable
         clients={clients.data.clients}
         tokenLabels={tokenLabels}

@@ -2,6 +2,7 @@ import { Button, Group, Modal, Stack, TextInput } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { IconPencil } from '@tabler/icons-react'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
+import { Allowed } from '../../access'
 import { useOpMutation } from '../../api'
 import { showFieldErrors } from '../../components/common'
 import { FormDialogButton } from '../../components/FormDialog'
@@ -28,45 +29,47 @@ export function CreateOrganization({ opened, onClose }: { opened: boolean; onClo
     validate: { ...nameAndSlug, ownerUserId: (v) => (v ? null : 'Choose the owner') },
   })
   return (
-    <Modal opened={opened} onClose={onClose} title="Create organization" centered>
-      <form
-        onSubmit={form.onSubmit((values) =>
-          create.mutate(values, {
-            onSuccess: () => {
-              done(`${values.name} created`)
-              form.reset()
-              onClose()
-            },
-            onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug', 'ownerUserId'], 'Not created'),
-          }),
-        )}
-      >
-        <Stack>
-          <TextInput
-            label="Name"
-            {...form.getInputProps('name')}
-            onChange={(e) => {
-              const name = e.currentTarget.value
-              form.setFieldValue('name', name)
-              if (!form.isTouched('slug')) form.setFieldValue('slug', slugOf(name))
-            }}
-          />
-          <TextInput label="Slug" {...form.getInputProps('slug')} />
-          <UserPicker
-            label="Owner"
-            testId="org-owner"
-            value={form.values.ownerUserId || null}
-            onChange={(v) => form.setFieldValue('ownerUserId', v ?? '')}
-            error={form.errors.ownerUserId as string | undefined}
-          />
-          <Group justify="flex-end">
-            <Button type="submit" loading={create.isPending}>
-              Create
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <Allowed op="orgs.create" hide>
+      <Modal opened={opened} onClose={onClose} title="Create organization" centered>
+        <form
+          onSubmit={form.onSubmit((values) =>
+            create.mutate(values, {
+              onSuccess: () => {
+                done(`${values.name} created`)
+                form.reset()
+                onClose()
+              },
+              onError: (e) => showFieldErrors(e, form.setFieldError, ['name', 'slug', 'ownerUserId'], 'Not created'),
+            }),
+          )}
+        >
+          <Stack>
+            <TextInput
+              label="Name"
+              {...form.getInputProps('name')}
+              onChange={(e) => {
+                const name = e.currentTarget.value
+                form.setFieldValue('name', name)
+                if (!form.isTouched('slug')) form.setFieldValue('slug', slugOf(name))
+              }}
+            />
+            <TextInput label="Slug" {...form.getInputProps('slug')} />
+            <UserPicker
+              label="Owner"
+              testId="org-owner"
+              value={form.values.ownerUserId || null}
+              onChange={(v) => form.setFieldValue('ownerUserId', v ?? '')}
+              error={form.errors.ownerUserId as string | undefined}
+            />
+            <Group justify="flex-end">
+              <Button type="submit" loading={create.isPending}>
+                Create
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </Allowed>
   )
 }
 
