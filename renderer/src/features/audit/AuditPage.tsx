@@ -13,31 +13,10 @@ import { DATE_PICKER_FORMAT, epochOf } from '../../format'
 
 const PAGE = 50
 
-export default function Audit() {
-  const [type, setType] = useState<string | null>(null)
-  const [user, setUser] = useState('')
-  const [ip, setIp] = useState('')
-  const [outcome, setOutcome] = useState('all')
-  const [from, setFrom] = useState<string | null>(null)
-  const [to, setTo] = useState<string | null>(null)
-  const [page, setPage] = useState(1)
+/** CSV and JSON exports of every event the filter matches, with a progress bar. */
+function ExportButtons({ filter }: { filter: AuditFilter }) {
   const [exporting, setExporting] = useState<string | null>(null)
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null)
-  const [debouncedUser] = useDebouncedValue(user.trim(), 300)
-  const [debouncedIp] = useDebouncedValue(ip.trim(), 300)
-
-  const filter: AuditFilter = {
-    ...(type ? { type } : {}),
-    ...(debouncedUser ? { user: debouncedUser } : {}),
-    ...(debouncedIp ? { ip: debouncedIp } : {}),
-    ...(outcome !== 'all' ? { outcome: outcome as 'success' | 'failure' } : {}),
-    ...(from ? { from: epochOf(from) } : {}),
-    ...(to ? { to: epochOf(to) } : {}),
-  }
-  const types = useOp('audit.types', {})
-  const list = useOp('audit.list', { ...filter, limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
-  const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE))
-  const filtered = Object.keys(filter).length > 0
 
   /**
    * Exports every matching event, page after page (no cap): the server answers 1000 rows at a
@@ -72,6 +51,62 @@ export default function Audit() {
     }
   }
 
+  return (
+    <>
+      <Button
+        variant="default"
+        leftSection={<IconDownload size={16} />}
+        loading={exporting === 'csv'}
+        onClick={() => exportAs('csv')}
+        data-testid="export-csv"
+      >
+        CSV
+      </Button>
+      <Button
+        variant="default"
+        leftSection={<IconDownload size={16} />}
+        loading={exporting === 'json'}
+        onClick={() => exportAs('json')}
+        data-testid="export-json"
+      >
+        JSON
+      </Button>
+      {progress && (
+        <Stack gap={2} w={160} data-testid="export-progress" aria-live="polite">
+          <Progress value={progress.total ? (100 * progress.done) / progress.total : 0} size="sm" animated />
+          <Text size="xs" c="dimmed">
+            {progress.done} of {progress.total} events
+          </Text>
+        </Stack>
+      )}
+    </>
+  )
+}
+
+export default function Audit() {
+  const [type, setType] = useState<string | null>(null)
+  const [user, setUser] = useState('')
+  const [ip, setIp] = useState('')
+  const [outcome, setOutcome] = useState('all')
+  const [from, setFrom] = useState<string | null>(null)
+  const [to, setTo] = useState<string | null>(null)
+  const [page, setPage] = useState(1)
+  const [debouncedUser] = useDebouncedValue(user.trim(), 300)
+  const [debouncedIp] = useDebouncedValue(ip.trim(), 300)
+
+  const filter: AuditFilter = {
+    ...(type ? { type } : {}),
+    ...(debouncedUser ? { user: debouncedUser } : {}),
+    ...(debouncedIp ? { ip: debouncedIp } : {}),
+    ...(outcome !== 'all' ? { outcome: outcome as 'success' | 'failure' } : {}),
+    ...(from ? { from: epochOf(from) } : {}),
+    ...(to ? { to: epochOf(to) } : {}),
+  }
+  const types = useOp('audit.types', {})
+  const list = useOp('audit.list', { ...filter, limit: PAGE, offset: (page - 1) * PAGE }, { placeholderData: (prev) => prev })
+  const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / PAGE))
+  const filtered = Object.keys(filter).length > 0
+
   const reset = () => {
     setType(null)
     setUser('')
@@ -87,36 +122,7 @@ export default function Audit() {
       <PageHeader
         title="Audit log"
         description="Every sign-in, sign-up, session change and admin action, newest first. The log is append-only."
-        actions={
-          <>
-            <Button
-              variant="default"
-              leftSection={<IconDownload size={16} />}
-              loading={exporting === 'csv'}
-              onClick={() => exportAs('csv')}
-              data-testid="export-csv"
-            >
-              CSV
-            </Button>
-            <Button
-              variant="default"
-              leftSection={<IconDownload size={16} />}
-              loading={exporting === 'json'}
-              onClick={() => exportAs('json')}
-              data-testid="export-json"
-            >
-              JSON
-            </Button>
-            {progress && (
-              <Stack gap={2} w={160} data-testid="export-progress" aria-live="polite">
-                <Progress value={progress.total ? (100 * progress.done) / progress.total : 0} size="sm" animated />
-                <Text size="xs" c="dimmed">
-                  {progress.done} of {progress.total} events
-                </Text>
-              </Stack>
-            )}
-          </>
-        }
+        actions={<ExportButtons filter={filter} />}
       />
       <Card withBorder padding="md">
         <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>

@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Card, Code, Group, NumberInput, Radio, Select, St
 import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconCircleCheck, IconLock, IconNetwork, IconPlugConnected } from '@tabler/icons-react'
 import { useEffect, useState } from 'react'
+import type { OpOutput } from '../../../../server/panel/contract'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
@@ -31,13 +32,112 @@ function OverrideNote({ source }: { source?: string }) {
 const startupReason = (source?: string) =>
   source ? `Read-only here: ${source} sets it at start-up and wins over the panel; change it where the server is started.` : undefined
 
+type NetworkInfo = OpOutput<'network.get'>
+
+/** Where the API listens now. */
+function ListenerStatus({ current }: { current: NetworkInfo['current'] }) {
+  return (
+    <Card withBorder>
+      <Group gap="xs">
+        <IconPlugConnected size={18} />
+        <Text size="sm">
+          {current.listening ? 'Listening on' : 'Not listening'}{' '}
+          <Code data-testid="network-current">
+            {current.host}:{current.port}
+          </Code>{' '}
+          — API URL <Code data-testid="network-api-url">{current.apiURL}</Code>
+        </Text>
+      </Group>
+    </Card>
+  )
+}
+
+/** The chosen port is in use: the listener stayed; a free port is offered. */
+function PortTaken({ taken, onUse }: { taken: { message: string; suggestedPort: number | null }; onUse: (port: number) => void }) {
+  return (
+    <Alert color="red" icon={<IconAlertTriangle />} title="Port taken" data-testid="network-port-taken">
+      <Stack gap="xs">
+        <Text size="sm">{taken.message}. The listener was not changed.</Text>
+        {taken.suggestedPort && (
+          <Group>
+            <Button size="xs" onClick={() => onUse(taken.suggestedPort!)} data-testid="network-use-free-port">
+              Use port {taken.suggestedPort}
+            </Button>
+          </Group>
+        )}
+      </Stack>
+    </Alert>
+  )
+}
+
+/** Base URLs proposed from this machine's LAN address and host name. */
+function Proposals({ proposals, onUse }: { proposals: NetworkInfo['proposals']; onUse: (url: string) => void }) {
+  return (
+    <Stack gap={4}>
+      <Text size="xs" c="dimmed">
+        Proposed from this machine's LAN address and host name:
+      </Text>
+      {proposals.map((p) => (
+        <Group key={p.url} gap="xs">
+          <Code>{p.url}</Code>
+          <Button size="compact-xs" variant="light" onClick={() => onUse(p.url)} data-testid="network-use-proposal">
+            Use
+          </Button>
+        </Group>
+      ))}
+    </Stack>
+  )
+}
+
+/** Asks the server whether the base URL reaches it from this machine. */
+function ReachabilityCheck({ url }: { url: string }) {
+  const [check, setCheck] = useState<{ url: string; reachable: boolean; message: string } | null>(null)
+  const [checking, setChecking] = useState(false)
+  const runCheck = async (url: string) => {
+    setChecking(true)
+    try {
+      setCheck(await call('network.check', { baseURL: url }))
+    } catch (e) {
+      setCheck({ url, reachable: false, message: (e as PanelCallError).message })
+    } finally {
+      setChecking(false)
+    }
+  }
+
+  return (
+    <>
+      <Group>
+        <Button
+          variant="default"
+          size="xs"
+          leftSection={<IconNetwork size={14} />}
+          loading={checking}
+          onClick={() => void runCheck(url)}
+          data-testid="network-check"
+        >
+          Check reachability from this machine
+        </Button>
+      </Group>
+      {check && (
+        <Alert
+          color={check.reachable ? 'teal' : 'red'}
+          icon={check.reachable ? <IconCircleCheck /> : <IconAlertTriangle />}
+          data-testid="network-check-result"
+        >
+          <Text size="sm">
+            {check.message}: <Code>{check.url}</Code>
+          </Text>
+        </Alert>
+      )}
+    </>
+  )
+}
+
 export default function NetworkPage() {
   const info = useOp('network.get', {})
   const apply = useOpMutation('network.apply')
   const [form, setForm] = useState<Form | null>(null)
   const [taken, setTaken] = useState<{ message: string; suggestedPort: number | null } | null>(null)
-  const [check, setCheck] = useState<{ url: string; reachable: boolean; message: string } | null>(null)
-  const [checking, setChecking] = useState(false)
 
   useEffect(() => {
     if (info.data && !form) {
@@ -70,35 +170,13 @@ export default function NetworkPage() {
     )
   }
 
-  const runCheck = async (url: string) => {
-    setChecking(true)
-    try {
-      setCheck(await call('network.check', { baseURL: url }))
-    } catch (e) {
-      setCheck({ url, reachable: false, message: (e as PanelCallError).message })
-    } finally {
-      setChecking(false)
-    }
-  }
-
   return (
     <Stack>
       <PageHeader
         title="Network"
         description="Where the API listens and the address apps use to reach it. Applying restarts the API listener only: sessions, settings and the panel stay."
       />
-      <Card withBorder>
-        <Group gap="xs">
-          <IconPlugConnected size={18} />
-          <Text size="sm">
-            {current.listening ? 'Listening on' : 'Not listening'}{' '}
-            <Code data-testid="network-current">
-              {current.host}:{current.port}
-            </Code>{' '}
-            — API URL <Code data-testid="network-api-url">{current.apiURL}</Code>
-          </Text>
-        </Group>
-      </Card>
+      <ListenerStatus current={current} />
 
       <Card withBorder>
         <Editable op="network.apply" note>
@@ -158,20 +236,7 @@ export default function NetworkPage() {
               data-testid="network-port"
               w={200}
             />
-            {taken && (
-              <Alert color="red" icon={<IconAlertTriangle />} title="Port taken" data-testid="network-port-taken">
-                <Stack gap="xs">
-                  <Text size="sm">{taken.message}. The listener was not changed.</Text>
-                  {taken.suggestedPort && (
-                    <Group>
-                      <Button size="xs" onClick={() => submit(taken.suggestedPort!)} data-testid="network-use-free-port">
-                        Use port {taken.suggestedPort}
-                      </Button>
-                    </Group>
-                  )}
-                </Stack>
-              </Alert>
-            )}
+            {taken && <PortTaken taken={taken} onUse={(port) => submit(port)} />}
 
             <Group justify="space-between" mt="sm">
               <Title order={4}>Public base URL</Title>
@@ -190,48 +255,9 @@ export default function NetworkPage() {
               data-testid="network-base-url"
             />
             {proposals.length > 0 && !overrides.baseURL && (
-              <Stack gap={4}>
-                <Text size="xs" c="dimmed">
-                  Proposed from this machine's LAN address and host name:
-                </Text>
-                {proposals.map((p) => (
-                  <Group key={p.url} gap="xs">
-                    <Code>{p.url}</Code>
-                    <Button
-                      size="compact-xs"
-                      variant="light"
-                      onClick={() => setForm({ ...form, baseURL: p.url })}
-                      data-testid="network-use-proposal"
-                    >
-                      Use
-                    </Button>
-                  </Group>
-                ))}
-              </Stack>
+              <Proposals proposals={proposals} onUse={(url) => setForm({ ...form, baseURL: url })} />
             )}
-            <Group>
-              <Button
-                variant="default"
-                size="xs"
-                leftSection={<IconNetwork size={14} />}
-                loading={checking}
-                onClick={() => void runCheck((overrides.baseURL?.value ?? form.baseURL.trim()) || new URL(current.apiURL).origin)}
-                data-testid="network-check"
-              >
-                Check reachability from this machine
-              </Button>
-            </Group>
-            {check && (
-              <Alert
-                color={check.reachable ? 'teal' : 'red'}
-                icon={check.reachable ? <IconCircleCheck /> : <IconAlertTriangle />}
-                data-testid="network-check-result"
-              >
-                <Text size="sm">
-                  {check.message}: <Code>{check.url}</Code>
-                </Text>
-              </Alert>
-            )}
+            <ReachabilityCheck url={(overrides.baseURL?.value ?? form.baseURL.trim()) || new URL(current.apiURL).origin} />
 
             <Group justify="flex-end" mt="md">
               <Button onClick={() => submit()} loading={apply.isPending} disabled={!canSave} data-testid="network-apply">
