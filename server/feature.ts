@@ -117,6 +117,13 @@ export interface Feature {
   mount?: {
     handles(ctx: AuthContext, path: string): boolean
     handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void>
+    /**
+     * POST paths (relative to the base path) also taken straight from node:http, ahead of h3's
+     * router, when the request target is exactly the path: the same rate limit, request id,
+     * metrics and handler, without the router and srvx's web Request emulation (server/http/app.ts,
+     * the direct handler). For the OIDC token endpoint, the provider's busiest path.
+     */
+    directPosts?: readonly string[]
   }
   /**
    * OAuth 2.0 / OpenID Connect providers this feature adds to the social sign-in engine (the

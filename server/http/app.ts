@@ -208,6 +208,8 @@ interface RunInput {
   response: ResponseDraft
   /** Routed requests only: a feature's mounted Node handler (oidc-provider) takes over the event. */
   event?: H3Event
+  /** A mount's direct POST (Feature.mount.directPosts): Node's request and response, for its handler. */
+  node?: { req: IncomingMessage; res: ServerResponse }
   /** Set by the observing runner: the X-Request-Id of the answer. */
   requestId?: string
 }
@@ -409,12 +411,16 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         // A feature serving a whole subtree with a Node handler (oidc-provider): it writes the answer.
         const mount = featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
         // srvx's Node adapter over node:http: HTTP/1 requests and responses.
-        if (mount && event)
-          return await fromNodeHandler((req, res) => {
-            // The handler writes Node's response itself: the draft's headers do not reach it.
-            ;(res as ServerResponse).setHeader('x-request-id', requestId)
-            return mount.handle(rc, req as IncomingMessage, res as ServerResponse)
-          })(event)
+        // The handler writes Node's response itself: the draft's headers do not reach it.
+        const handle = (req: IncomingMessage, res: ServerResponse) => {
+          res.setHeader('x-request-id', requestId)
+          return mount?.handle(rc, req, res)
+        }
+        if (mount && input.node) {
+          await handle(input.node.req, input.node.res)
+          return MOUNT_ANSWERED
+        }
+        if (mount && event) return await fromNodeHandler((req, res) => handle(req as IncomingMessage, res as ServerResponse))(event)
       }
       if (!route || route.method !== request.method || disabled) {
         const allowed = disabled ? [] : methodsOf(path)
@@ -534,7 +540,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
    * or trailing slash goes the routed way.
    */
   const directRoutes = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [`${base}${r.path}`, r]))
+  const directPosts = new Set(featuresOf(ctx).flatMap((f) => (f.mount?.directPosts ?? []).map((path) => `${base}${path}`)))
   const direct: DirectHandler = (req, res) => {
+    if (req.method === 'POST') return req.url !== undefined && directPosts.has(req.url) && directMount(req, res, req.url)
     const route = req.method === 'GET' && req.url ? directRoutes.get(req.url) : undefined
     if (!route) return false
     const request = new NodeRequest({ req, res })
@@ -555,8 +563,40 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     }, failed)
     return true
   }
+  /**
+   * A mount's direct POST (the OIDC token endpoint): the routed path's runner (rate limit, disabled
+   * paths, request id, metrics, error shapes) hands Node's request and response to the mount
+   * without h3's router, srvx's fetch wrapper and fromNodeHandler. A mount that does not take the
+   * path now (its feature switched off) leaves it to h3 as usual.
+   */
+  const directMount = (req: IncomingMessage, res: ServerResponse, target: string): boolean => {
+    const path = target.slice(base.length)
+    if (!featuresOf(ctx).some((f) => f.mount?.handles(ctx, path))) return false
+    const request = new NodeRequest({ req, res })
+    const response = new DirectDraft()
+    const url = () => (request as unknown as { _url: URL })._url
+    const input: RunInput = { request, pathname: target, search: '', url, params: {}, response, node: { req, res } }
+    const started = watching() ? performance.now() : -1
+    begin(input, null).then(
+      (result) => {
+        if (started >= 0) observe(input, null, started, result)
+        // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
+        if (result === MOUNT_ANSWERED || res.headersSent) res.writableEnded || res.end()
+        else writeDirectAnswer(res, result, response)
+      },
+      (error: unknown) => {
+        options.onUnexpectedError?.(error, path, { requestId: input.requestId, method: 'POST', route: UNMATCHED_ROUTE })
+        if (!res.headersSent) res.writeHead(500, '')
+        res.end()
+      },
+    )
+    return true
+  }
   return { app, direct }
 }
+
+/** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */
+const MOUNT_ANSWERED = Symbol('mount answered')
 
 /** The label of a path no declared route takes (metrics and logs). */
 const UNMATCHED_ROUTE = '(unmatched)'
@@ -564,7 +604,7 @@ const UNMATCHED_ROUTE = '(unmatched)'
 /** The status an answer leaves with: a web Response's, a mounted Node handler's, else the draft's. */
 function statusOf(result: unknown, input: RunInput): number {
   if (result instanceof Response) return result.status
-  const node = input.event?.runtime?.node?.res
+  const node = input.event?.runtime?.node?.res ?? input.node?.res
   if (node?.headersSent) return node.statusCode
   return input.response.status ?? 200
 }

@@ -1,6 +1,7 @@
 /**
  * Direct routes (server/http/app.ts): GET /get-session asked for exactly, without a query string,
- * is answered from node:http ahead of h3's router, with the same runner. Here every kind of answer
+ * is answered from node:http ahead of h3's router, with the same runner; so is a mount's direct
+ * POST (the OIDC token endpoint, Feature.mount.directPosts), at the end of this file. Here every kind of answer
  * get-session gives is asked both ways, the direct target and the same target with an empty query
  * string (`/get-session?`, routed by h3, the same query), on the same state and the same frozen
  * clock: status line, every header (but the date) in order, and body must be identical. An h3
@@ -8,6 +9,7 @@
  */
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient } from '../../server/features/oidc-provider/clients.js'
 import { HttpClient, signUp } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -19,10 +21,14 @@ interface RawAnswer {
 
 /** A GET with the request target sent exactly as given (a URL would drop an empty `?`). */
 function get(url: string, headers: Record<string, string>): Promise<RawAnswer> {
+  return send('GET', url, headers)
+}
+
+function send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
   const parsed = new URL(url)
   const target = url.slice(parsed.origin.length)
   return new Promise((resolve, reject) => {
-    const req = request({ host: parsed.hostname, port: parsed.port, path: target, headers }, (res) => {
+    const req = request({ method, host: parsed.hostname, port: parsed.port, path: target, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
@@ -42,7 +48,7 @@ function get(url: string, headers: Record<string, string>): Promise<RawAnswer> {
       })
     })
     req.on('error', reject)
-    req.end()
+    req.end(body)
   })
 }
 
@@ -188,5 +194,94 @@ describe('GET /get-session with the cookie cache, the rate limit and a disabled 
     expect((await client.post('/get-session', {})).status).toBe(405)
     expect((await client.get('/get-session/')).status).toBeLessThan(500)
     expect(routed).toBe(before + 3)
+  })
+})
+
+describe('POST /oauth2/token: the mount answered directly and through the router', () => {
+  let oidcServer: TestServer
+  let basic: string
+  let publicClientId: string
+  beforeAll(async () => {
+    oidcServer = await startTestServer({
+      config: {
+        oidcProvider: { enabled: true },
+        rateLimit: { enabled: true, customRules: { '/oauth2/token': { window: 60, max: 9 } } },
+      },
+    })
+    countRouted(oidcServer)
+    const ctx = oidcServer.gatehouse.ctx
+    const confidential = await createClient(ctx, { name: 'Direct RP', redirectUris: ['http://rp.example.test/cb'] }, { via: 'cli' })
+    basic = `Basic ${Buffer.from(`${confidential.client.clientId}:${confidential.clientSecret}`).toString('base64')}`
+    const publicOne = await createClient(
+      ctx,
+      { name: 'Public RP', redirectUris: ['http://rp.example.test/cb'], public: true },
+      { via: 'cli' },
+    )
+    publicClientId = publicOne.client.clientId
+  })
+  afterAll(() => oidcServer.close())
+
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  /** Token values differ per answer; everything else must not. */
+  const masked = (answer: RawAnswer) => ({
+    ...answer,
+    headers: answer.headers.map((h) => h.replace(/^content-length: \d+$/, 'content-length: …')),
+    body: answer.body.replace(/"access_token":"[^"]+"/, '"access_token":"…"'),
+  })
+  async function tokenBothWays(headers: Record<string, string>, body: string): Promise<RawAnswer> {
+    const before = routed
+    const direct = await send('POST', `${oidcServer.base}/oauth2/token`, headers, body)
+    expect(routed, 'the exact target is answered without h3').toBe(before)
+    const viaRouter = await send('POST', `${oidcServer.base}/oauth2/token?`, headers, body)
+    expect(routed, 'a target with a query string goes through h3').toBe(before + 1)
+    expect(masked(direct)).toEqual(masked(viaRouter))
+    return direct
+  }
+
+  it('answers a client-credentials grant (fast path) and refusals (oidc-provider) alike, with a request id', async () => {
+    const granted = await tokenBothWays({ ...form, authorization: basic }, 'grant_type=client_credentials')
+    expect(granted.statusLine).toBe('200 "OK"')
+    expect(JSON.parse(granted.body)).toMatchObject({ token_type: 'Bearer', expires_in: expect.any(Number) })
+    expect(granted.headers).toContain('x-request-id: …')
+    // A wrong secret and an unknown grant type: handed over to oidc-provider, which refuses.
+    const wrong = `Basic ${Buffer.from(`${basic}:nope`).toString('base64')}`
+    const refused = await tokenBothWays({ ...form, authorization: wrong }, 'grant_type=client_credentials')
+    expect(refused.statusLine).toMatch(/^401 /)
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid_client' })
+    const unsupported = await tokenBothWays({ ...form }, `grant_type=password&client_id=${publicClientId}`)
+    expect(JSON.parse(unsupported.body)).toMatchObject({
+      error: expect.stringMatching(/^(unsupported_grant_type|unauthorized_client|invalid_request)$/),
+    })
+    expect(unsupported.headers).toContain('x-request-id: …')
+  })
+
+  it('counts against the rate limit either way, 404s when disabled, and leaves the path to h3 when the provider is off', async () => {
+    oidcServer.clock.advanceSeconds(61) // a fresh rate-limit window
+    const ask = (query: '' | '?') =>
+      send('POST', `${oidcServer.base}/oauth2/token${query}`, { ...form, authorization: basic }, 'grant_type=client_credentials')
+    // Nine per minute from this client, whichever way each came.
+    for (let i = 0; i < 9; i++) expect((await ask(i % 2 ? '?' : '')).statusLine).toBe('200 "OK"')
+    const refused = await ask('')
+    const refusedRouted = await ask('?')
+    expect(refused.statusLine).toBe('429 ""')
+    expect(masked(refused)).toEqual(masked(refusedRouted))
+    expect(JSON.parse(refused.body)).toEqual({ code: 'TOO_MANY_REQUESTS', message: 'Too many requests. Please try again later.' })
+    expect(refused.headers).toEqual(expect.arrayContaining([expect.stringMatching(/^retry-after: \d+$/)]))
+    oidcServer.clock.advanceSeconds(61)
+    // A disabled path: the JSON 404 either way.
+    await oidcServer.gatehouse.config.update({ disabledPaths: ['/oauth2/token'] })
+    try {
+      const disabled = await tokenBothWays({ ...form, authorization: basic }, 'grant_type=client_credentials')
+      expect(disabled.statusLine).toBe('404 ""')
+      expect(JSON.parse(disabled.body)).toMatchObject({ code: 'NOT_FOUND' })
+    } finally {
+      await oidcServer.gatehouse.config.update({ disabledPaths: null })
+    }
+    // A server whose provider is off: the exact target is not taken directly (h3 answers the 404).
+    const before = routed
+    const off = await send('POST', `${server.base}/oauth2/token`, { ...form, authorization: basic }, 'grant_type=client_credentials')
+    expect(off.statusLine).toBe('404 ""')
+    expect(JSON.parse(off.body)).toMatchObject({ code: 'NOT_FOUND' })
+    expect(routed).toBe(before + 1)
   })
 })

@@ -161,6 +161,7 @@ export const oidcProviderFeature = defineFeature({
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),
     handle,
+    directPosts: [OIDC_ROUTES.token],
   },
   sessionsEnded: queueEndedSessions,
   start: (runtime) => {
