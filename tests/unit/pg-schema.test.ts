@@ -162,4 +162,23 @@ describe('the dialect switch', () => {
     expect(() => openDatabase(':memory:')).toThrow('the tables are not handed down yet')
     vi.resetModules()
   })
+
+  it('no module below the composition root reads a table as it loads (the bundle loads its chunks in an order of its own)', async () => {
+    vi.resetModules()
+    const composition =
+      /\/server\/(gatehouse|main|cli|cli-user|schema|gen-pg-schema|config-schema|routes)\.ts$|\/server\/features\/index\.ts$/
+    const failures: string[] = []
+    for (const file of files.filter((f) => !composition.test(f) && !f.endsWith('.d.ts') && !f.includes(`${join('db', 'migrations')}`))) {
+      try {
+        await import(file)
+      } catch (e) {
+        const stack = String((e as Error).stack)
+        if (!stack.includes('the tables are not handed down yet')) continue
+        const frame = stack.split('\n').find((l) => l.includes(join(root, 'server')) && !l.includes(join('db', 'tables.ts')))
+        failures.push(frame?.trim() ?? relative(root, file))
+      }
+    }
+    vi.resetModules()
+    expect([...new Set(failures)]).toEqual([])
+  }, 120_000)
 })
