@@ -2,6 +2,7 @@ import { defineConfig } from 'drizzle-kit'
 
 export default defineConfig({
   dialect: 'sqlite',
-  schema: './server/db/schema.ts',
+  // The whole schema, assembled on the composition floor (core tables, features' columns and tables).
+  schema: './server/schema.ts',
   out: './server/db/migrations',
 })

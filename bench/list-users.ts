@@ -26,6 +26,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import pg from 'pg'
+import '../server/schema.js' // the tables, handed down as it loads: before the feature modules below
 import { user } from '../server/db/schema.js'
 import { createUser, type ListUsersQuery, listUsers, systemActor } from '../server/features/admin/index.js'
 import { openGatehouse } from '../server/gatehouse.js'

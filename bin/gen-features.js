@@ -2,12 +2,15 @@
 /**
  * Writes the four aggregations of the feature folders, so that a new capability is its folder plus
  * one line in server/features/index.ts (issue 26): everything else is derived from the folders that
- * list names, in the list's order.
+ * list names, in the list's order. They sit on the composition floor (server/features/), which
+ * hands what they gather down (server/schema.ts, server/config-schema.ts); the fifth file is the
+ * features' table bindings on the db floor, which names the tables and imports no feature.
  *
- *   server/db/feature-columns.ts       the columns features add to `user` and `session` (columns.ts)
- *   server/db/feature-tables.ts        the features' own tables (schema.ts), with the dialect rebinding
+ *   server/features/columns.ts         the columns features add to `user` and `session` (columns.ts)
+ *   server/features/tables.ts          the features' own tables (schema.ts)
  *   server/features/config-sections.ts the config sections features own (config.ts `configSections`)
  *   server/features/panel-contracts.ts the panel operations (panel-contract.ts `…Contract`), renderer-safe
+ *   server/db/feature-bindings.ts      the live binding of each feature table (the dialect switch), names only
  *
  * Run by bin/build-server.js before every build (so `npm install`, `npm start` on edited sources and
  * `npm run build` regenerate them), by `npm test` before type checking, and by hand:
@@ -97,7 +100,7 @@ function columnsModule(features) {
   for (const f of features) {
     const names = [...new Set([...f.columns, ...f.indexes].map((c) => c.name))]
     if (f.userDefaults) names.push(f.userDefaults)
-    if (names.length > 0) lines.push(`import { ${names.join(', ')} } from '../features/${f.folder}/columns.js'`)
+    if (names.length > 0) lines.push(`import { ${names.join(', ')} } from './${f.folder}/columns.js'`)
   }
   lines.push('')
   for (const table of ['user', 'session']) {
@@ -117,7 +120,7 @@ function columnsModule(features) {
   const config = defaults.length ? defaults.map((name) => `Parameters<typeof ${name}>[0]`).join(' & ') : 'unknown'
   lines.push(
     '',
-    "/** What a new user's feature columns hold unless its creator gives them (core users.ts unsavedUser; the import). */",
+    "/** What a new user's feature columns hold unless its creator gives them (server/schema.ts hands it to core users.ts unsavedUser; the import). */",
     `export const userFeatureDefaults = (config: ${config}) => ({${defaults.length ? `\n${defaults.map((name) => `  ...${name}(config),`).join('\n')}\n` : ''}})`,
   )
   return `${lines.join('\n')}\n`
@@ -126,20 +129,32 @@ function columnsModule(features) {
 function tablesModule(features) {
   const withTables = features.filter((f) => f.tables.length > 0)
   const lines = [HEADER]
-  for (const f of withTables) lines.push(`import * as ${f.id}Tables from '../features/${f.folder}/schema.js'`)
+  for (const f of withTables) lines.push(`import * as ${f.id}Tables from './${f.folder}/schema.js'`)
   const all = withTables.flatMap((f) => f.tables.map((t) => ({ t, from: `${f.id}Tables` })))
   lines.push(
     '',
-    '/** The SQLite tables the features declare, by property name (db/schema.ts adds the core tables). */',
+    '/** The SQLite tables the features declare, by property name (server/schema.ts adds the core tables). */',
     `export const featureTables = {\n${all.map(({ t, from }) => `  ${t}: ${from}.${t},`).join('\n')}\n}`,
     '',
-    'export type FeatureTables = typeof featureTables',
-    '',
-    '// Live bindings: bindFeatureTables (from db/schema.ts bindTables) swaps in the PostgreSQL mirror.',
+    '// Each by name too, for drizzle-kit (it reads the tables server/schema.ts exports).',
   )
-  for (const { t } of all) lines.push(`export let ${t} = featureTables.${t}`)
-  lines.push('', 'export function bindFeatureTables(t: FeatureTables): void {')
-  for (const { t } of all) lines.push(`  ${t} = t.${t}`)
+  for (const f of withTables) lines.push(`export { ${f.tables.join(', ')} } from './${f.folder}/schema.js'`)
+  return `${lines.join('\n')}\n`
+}
+
+function bindingsModule(features) {
+  const all = features.flatMap((f) => f.tables)
+  const lines = [
+    HEADER,
+    "import { type Tables, unbound } from './tables.js'",
+    '',
+    '// The live binding of each feature table, re-exported by db/schema.ts: store code imports its tables',
+    '// from there. Names only: the tables themselves are gathered on the composition floor',
+    '// (server/features/tables.ts) and handed down by server/schema.ts (db/schema.ts provideTables, bindTables).',
+  ]
+  for (const t of all) lines.push(`export let ${t}: Tables['${t}'] = unbound('${t}')`)
+  lines.push('', `export function bindFeatureTables(${all.length ? 't' : '_t'}: Tables): void {`)
+  for (const t of all) lines.push(`  ${t} = t.${t}`)
   lines.push('}')
   return `${lines.join('\n')}\n`
 }
@@ -188,10 +203,11 @@ function contractsModule(features) {
 export async function generatedFiles({ root = repoRoot } = {}) {
   const features = declarations(root)
   return {
-    'server/db/feature-columns.ts': columnsModule(features),
-    'server/db/feature-tables.ts': tablesModule(features),
+    'server/features/columns.ts': columnsModule(features),
+    'server/features/tables.ts': tablesModule(features),
     'server/features/config-sections.ts': sectionsModule(features),
     'server/features/panel-contracts.ts': contractsModule(features),
+    'server/db/feature-bindings.ts': bindingsModule(features),
   }
 }
 

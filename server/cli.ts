@@ -1,3 +1,4 @@
+import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'

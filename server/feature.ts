@@ -22,7 +22,7 @@ import type { PanelEnv } from './panel/env.js'
  * because the types of the whole are built from them at compile time, and because the features' own
  * code imports them (a list built from `features` at run time would be an import cycle): the config
  * sections (features/config-sections.ts), the tables and the columns on core tables
- * (db/feature-tables.ts, db/feature-columns.ts; drizzle-kit reads db/schema.ts) and the panel
+ * (features/tables.ts, features/columns.ts; server/schema.ts assembles them, drizzle-kit reads it) and the panel
  * contracts (features/panel-contracts.ts, shared with the renderer).
  * tests/unit/feature-declarations.test.ts checks that they are current and hold exactly what the
  * features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
@@ -34,11 +34,11 @@ export interface Feature {
    * `configSections` its config.ts exports.
    */
   config?: Record<string, ZodType>
-  /** The feature's drizzle tables (its schema.ts module), re-exported by db/schema.ts. */
+  /** The feature's drizzle tables (its schema.ts module), assembled by server/schema.ts. */
   tables?: Record<string, unknown>
   /**
    * The columns the feature adds to core tables (its columns.ts), by table, as better-auth plugins
-   * declare `schema.user.fields`: db/core-schema.ts spreads them into `user` and `session`, and
+   * declare `schema.user.fields`: server/schema.ts builds `user` and `session` with them, and
    * both dialects' migrations are generated from there. Beside the user columns, columns.ts's
    * `xUserDefaults(config)` gives a new user's value for each (core users.ts unsavedUser and the
    * import build users from it, so core names no feature's column).

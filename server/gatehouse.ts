@@ -1,3 +1,4 @@
+import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'

@@ -1,12 +1,12 @@
 import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
 import { generateId } from '../crypto/random.js'
-import { userFeatureColumns, userFeatureDefaults } from '../db/feature-columns.js'
 import { account, user } from '../db/schema.js'
 import { isUniqueViolation } from '../db/storage.js'
 import type { AuthContext } from './context.js'
 import { APIError, ERR } from './errors.js'
 import { deleteUserSessions, type UserRow } from './sessions.js'
+import { type FeatureUserColumns, featureUserDefaults } from './user-defaults.js'
 import { normalizeEmail, type UserFieldsOptions } from './user-store.js'
 import { featuresOf } from '../features-of.js'
 
@@ -159,8 +159,8 @@ export async function deleteUserRows(ctx: AuthContext, userId: string): Promise<
   })
 }
 
-/** The user columns features add (db/feature-columns.ts): a new user's creator may give any of them. */
-export type FeatureUserColumns = Pick<UserRow, keyof typeof userFeatureColumns>
+/** The user columns features add (their columns.ts): a new user's creator may give any of them. */
+export type { FeatureUserColumns } from './user-defaults.js'
 
 export type NewUserInput = {
   name: string
@@ -173,18 +173,17 @@ export type NewUserInput = {
   [K in keyof FeatureUserColumns]?: FeatureUserColumns[K] | undefined
 }
 
-const featureColumnNames = Object.keys(userFeatureColumns) as (keyof FeatureUserColumns)[]
-
 /**
  * The row a new user would get; insertUser stores it (sign-up also shows it without storing, the
  * import gives it its own id and dates). Core spells only the core columns: each feature's columns
  * hold what its columns.ts declares for a new user (`xUserDefaults`, gathered into
- * userFeatureDefaults), unless the creator gives a value.
+ * userFeatureDefaults and handed down: user-defaults.ts), unless the creator gives a value.
  */
 export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
   const now = new Date(ctx.clock.now())
+  const defaults = featureUserDefaults(ctx.config())
   const given: Partial<FeatureUserColumns> = {}
-  for (const name of featureColumnNames) {
+  for (const name of Object.keys(defaults) as (keyof FeatureUserColumns)[]) {
     const value = input[name]
     if (value !== undefined && value !== null) Object.assign(given, { [name]: value })
   }
@@ -196,7 +195,7 @@ export function unsavedUser(ctx: AuthContext, input: NewUserInput): UserRow {
     image: input.image ?? null,
     createdAt: now,
     updatedAt: now,
-    ...userFeatureDefaults(ctx.config()),
+    ...defaults,
     ...given,
     additionalFields: input.additionalFields && Object.keys(input.additionalFields).length > 0 ? input.additionalFields : null,
   }

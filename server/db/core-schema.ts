@@ -1,59 +1,91 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import { sessionFeatureColumns, userFeatureColumns, userFeatureIndexes } from './feature-columns.js'
+import {
+  type AnySQLiteColumn,
+  index,
+  integer,
+  type SQLiteColumnBuilderBase,
+  type SQLiteTableExtraConfigValue,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core'
 
 /**
  * Every table of SPEC §3 with better-auth's column names, plus Gatehouse's own
- * (audit events). Dates are stored as epoch milliseconds; booleans as 0/1. The columns a feature
- * adds to `user` and `session` are declared in that feature's columns.ts (and by its defineFeature)
- * and spread in here, so the drizzle schema and both dialects' migrations come from one place.
+ * (audit events). Dates are stored as epoch milliseconds; booleans as 0/1.
+ *
+ * The columns a feature adds to `user` and `session` are declared in that feature's columns.ts (and
+ * by its defineFeature); this floor imports no feature, so it builds those two tables from what it
+ * is given: `userTable(featureColumns, featureIndexes)` and `sessionTable(featureColumns)`, which the
+ * composition floor (server/schema.ts) calls with the generated server/features/columns.ts, and
+ * both dialects' migrations are generated from the result. `user` and `session` below are the same
+ * tables with the core columns only: what foreign keys name (a foreign key is a table's name and
+ * column: account's, and the features' tables'), and the shape core knows without the features.
+ * Queries never use them: stores take their tables from server/db/schema.ts.
  */
 
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
 
-export const user = sqliteTable(
-  'user',
-  {
-    id: text('id').primaryKey(),
-    name: text('name').notNull(),
-    email: text('email').notNull(),
-    emailVerified: integer('emailVerified', { mode: 'boolean' }).notNull().default(false),
-    image: text('image'),
-    createdAt: timestamp('createdAt').notNull(),
-    updatedAt: timestamp('updatedAt').notNull(),
-    /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
-    additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
-    // The columns features add (their columns.ts), as better-auth plugins declare `schema.user.fields`.
-    ...userFeatureColumns,
-  },
-  (t) => [
-    uniqueIndex('user_email_unique').on(t.email),
-    ...userFeatureIndexes(t),
-    index('user_created_at_idx').on(t.createdAt),
-    index('user_name_idx').on(t.name),
-  ],
-)
+/** A feature's indexes on its own user columns (columns.ts `xIndexes.user`). */
+type FeatureIndexes = (t: never) => SQLiteTableExtraConfigValue[]
 
-export const session = sqliteTable(
-  'session',
-  {
-    id: text('id').primaryKey(),
-    token: text('token').notNull(),
-    userId: text('userId')
-      .notNull()
-      .references(() => user.id, { onDelete: 'cascade' }),
-    expiresAt: timestamp('expiresAt').notNull(),
-    ipAddress: text('ipAddress'),
-    userAgent: text('userAgent'),
-    createdAt: timestamp('createdAt').notNull(),
-    updatedAt: timestamp('updatedAt').notNull(),
-    ...sessionFeatureColumns,
-  },
-  (t) => [
-    uniqueIndex('session_token_unique').on(t.token),
-    index('session_user_id_idx').on(t.userId),
-    index('session_expires_at_idx').on(t.expiresAt),
-  ],
-)
+const userColumns = () => ({
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  emailVerified: integer('emailVerified', { mode: 'boolean' }).notNull().default(false),
+  image: text('image'),
+  createdAt: timestamp('createdAt').notNull(),
+  updatedAt: timestamp('updatedAt').notNull(),
+  /** Configured additional user fields, as a JSON object (SPEC §3 "configurable additional fields"). */
+  additionalFields: text('additionalFields', { mode: 'json' }).$type<Record<string, unknown>>(),
+})
+
+/**
+ * `user` with the columns features add (their columns.ts), as better-auth plugins declare
+ * `schema.user.fields`, after the core ones, and the indexes features add over them.
+ */
+export function userTable<F extends Record<string, SQLiteColumnBuilderBase>>(featureColumns: F, featureIndexes: FeatureIndexes) {
+  return sqliteTable('user', { ...userColumns(), ...featureColumns }, (t) => {
+    const c = t as unknown as Record<keyof ReturnType<typeof userColumns>, AnySQLiteColumn>
+    return [
+      uniqueIndex('user_email_unique').on(c.email),
+      ...featureIndexes(t as never),
+      index('user_created_at_idx').on(c.createdAt),
+      index('user_name_idx').on(c.name),
+    ]
+  })
+}
+
+const sessionColumns = () => ({
+  id: text('id').primaryKey(),
+  token: text('token').notNull(),
+  userId: text('userId')
+    .notNull()
+    .references(() => user.id, { onDelete: 'cascade' }),
+  expiresAt: timestamp('expiresAt').notNull(),
+  ipAddress: text('ipAddress'),
+  userAgent: text('userAgent'),
+  createdAt: timestamp('createdAt').notNull(),
+  updatedAt: timestamp('updatedAt').notNull(),
+})
+
+/** `session` with the columns features add (their columns.ts), after the core ones. */
+export function sessionTable<F extends Record<string, SQLiteColumnBuilderBase>>(featureColumns: F) {
+  return sqliteTable('session', { ...sessionColumns(), ...featureColumns }, (t) => {
+    const c = t as unknown as Record<keyof ReturnType<typeof sessionColumns>, AnySQLiteColumn>
+    return [
+      uniqueIndex('session_token_unique').on(c.token),
+      index('session_user_id_idx').on(c.userId),
+      index('session_expires_at_idx').on(c.expiresAt),
+    ]
+  })
+}
+
+/** `user` with the core columns only: what foreign keys name (see above), never queried. */
+export const user = userTable({}, () => [])
+
+/** `session` with the core columns only: what foreign keys name (see above), never queried. */
+export const session = sessionTable({})
 
 export const account = sqliteTable(
   'account',

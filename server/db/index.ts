@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
-import { schema } from './schema.js'
+import { sqliteTables } from './schema.js'
 import { SqliteDatabase } from './sqlite-driver.js'
 import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
 
@@ -30,6 +30,8 @@ export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '.
  * disk before the answer leaves, so it survives a killed process or a power cut.
  */
 export function openDatabase(file: string, options: { migrations?: string } = {}): Database_ {
+  // The tables the composition floor handed down (server/schema.ts); throws before they are.
+  const tables = sqliteTables()
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
     // Password hashes and session tokens live here: owner only. SQLite gives the -wal and -shm
@@ -42,7 +44,7 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = drizzle({ client: sqlite, schema })
+  const db = drizzle({ client: sqlite, schema: tables })
   const folder = options.migrations ?? migrationsFolder
   migrate(db, { migrationsFolder: folder })
   return {

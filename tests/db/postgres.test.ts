@@ -238,7 +238,7 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       expect(engine.changes.version()).toBe(before + 1)
     } finally {
       await engine.close()
-      bound.bindTables(bound.schema, 'sqlite')
+      bound.bindTables(bound.sqliteTables(), 'sqlite')
     }
   })
 

@@ -1,8 +1,8 @@
 /**
  * Each feature declares its config sections, tables and error catalogue in its defineFeature
  * (server/feature.ts); the aggregations bin/gen-features.js writes from the folders listed in
- * server/features/index.ts (features/config-sections.ts, db/feature-columns.ts, db/feature-tables.ts,
- * features/panel-contracts.ts) must be current and hold exactly what the features declare, so a
+ * server/features/index.ts (features/config-sections.ts, features/columns.ts, features/tables.ts,
+ * features/panel-contracts.ts, db/feature-bindings.ts) must be current and hold exactly what the features declare, so a
  * feature's folder plus its line in the list stays the one place it is described.
  * Fails when a feature adds a config.ts, schema.ts or errors.ts without declaring it, or when a
  * root config section or table belongs to no feature and is not core.
@@ -14,7 +14,7 @@ import type { ZodType } from 'zod'
 import { getTableConfig } from 'drizzle-orm/sqlite-core'
 import { configSchema } from '../../server/config-schema.js'
 import * as coreTables from '../../server/db/core-schema.js'
-import { schema } from '../../server/db/schema.js'
+import { schema } from '../../server/schema.js'
 import { features } from '../../server/features/index.js'
 // @ts-expect-error: a plain JavaScript build script without declarations
 import { generatedFiles, listedFolders } from '../../bin/gen-features.js'
@@ -66,7 +66,7 @@ function sectionAt(path: string): ZodType | undefined {
 describe('feature declarations', () => {
   it('the generated aggregations are what the listed feature folders say (node bin/gen-features.js)', async () => {
     const files = (await generatedFiles()) as Record<string, string>
-    expect(Object.keys(files).length).toBe(4)
+    expect(Object.keys(files).length).toBe(5)
     for (const [path, text] of Object.entries(files)) {
       const onDisk = readFileSync(join(import.meta.dirname, '../..', path), 'utf8')
       expect({ path, current: onDisk === text }).toEqual({ path, current: true })
@@ -111,10 +111,11 @@ describe('feature declarations', () => {
     }
   })
 
-  it('db/schema.ts holds exactly the core tables and the tables the features declare', () => {
+  it('server/schema.ts holds exactly the core tables and the tables the features declare', () => {
     const declared = new Map<unknown, string>()
     for (const f of features) for (const [name, table] of Object.entries(f.tables ?? {})) declared.set(table, `${f.id}.${name}`)
-    const core = new Set<unknown>(Object.values(coreTables))
+    // user and session are core-schema.ts's, built with the features' columns (checked below).
+    const core = new Set<unknown>([...Object.values(coreTables), schema.user, schema.session])
     for (const [name, table] of Object.entries(schema)) {
       expect({ name, accounted: core.has(table) || declared.has(table) }).toEqual({ name, accounted: true })
     }

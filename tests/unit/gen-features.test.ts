@@ -54,23 +54,27 @@ write('server/features/unlisted/schema.ts', "export const unlisted = sqliteTable
 write('server/features/unlisted/config.ts', 'export const configSections = { unlisted: unlistedConfig }\n')
 
 describe('bin/gen-features.js', () => {
-  it('derives the four aggregations from the listed folders only, in the list order', async () => {
+  it('derives the aggregations (and the db floor table bindings) from the listed folders only, in the list order', async () => {
     write('server/features/index.ts', list(['widget', 'rateCard']))
     expect(listedFolders(root)).toEqual(['widget', 'rate-card'])
     const files = (await generatedFiles({ root })) as Record<string, string>
-    const tables = files['server/db/feature-tables.ts'] as string
-    expect(tables).toContain("import * as widgetTables from '../features/widget/schema.js'")
+    const tables = files['server/features/tables.ts'] as string
+    expect(tables).toContain("import * as widgetTables from './widget/schema.js'")
     expect(tables).toContain('  widget: widgetTables.widget,\n  widgetPart: widgetTables.widgetPart,\n')
-    expect(tables).toContain('export let widgetPart = featureTables.widgetPart')
-    expect(tables).toContain('  widgetPart = t.widgetPart')
+    expect(tables).toContain("export { widget, widgetPart } from './widget/schema.js'")
+    // The db floor names the tables and imports no feature.
+    const bindings = files['server/db/feature-bindings.ts'] as string
+    expect(bindings).toContain("export let widgetPart: Tables['widgetPart'] = unbound('widgetPart')")
+    expect(bindings).toContain('  widgetPart = t.widgetPart')
+    expect(bindings).not.toMatch(/^import .*features\//m)
     const sections = files['server/features/config-sections.ts'] as string
     expect(sections).toContain('  widget: widget.widget,\n  rateCard: rateCard.rateCard,\n')
     expect(sections).toContain("export const featureUserSections = {\n  rateCardNotice: rateCard['user.rateCardNotice'],\n}")
-    const columns = files['server/db/feature-columns.ts'] as string
+    const columns = files['server/features/columns.ts'] as string
     expect(columns).toContain('export const userFeatureColumns = {\n  ...widgetColumns.user,\n}')
     expect(columns).toContain('export const sessionFeatureColumns = {\n  ...widgetColumns.session,\n}')
     expect(columns).toContain('(t: Parameters<typeof rateCardIndexes.user>[0]) => [\n  ...rateCardIndexes.user(t),\n]')
-    expect(columns).toContain("import { widgetColumns, widgetUserDefaults } from '../features/widget/columns.js'")
+    expect(columns).toContain("import { widgetColumns, widgetUserDefaults } from './widget/columns.js'")
     expect(columns).toContain(
       'export const userFeatureDefaults = (config: Parameters<typeof widgetUserDefaults>[0]) => ({\n  ...widgetUserDefaults(config),\n})',
     )
@@ -82,7 +86,8 @@ describe('bin/gen-features.js', () => {
     write('server/features/index.ts', list(['rateCard']))
     const files = (await generatedFiles({ root })) as Record<string, string>
     for (const text of Object.values(files)) expect(text).not.toMatch(/widget/i)
-    expect(files['server/db/feature-tables.ts']).toContain('export const featureTables = {\n\n}')
+    expect(files['server/features/tables.ts']).toContain('export const featureTables = {\n\n}')
+    expect(files['server/db/feature-bindings.ts']).toContain('export function bindFeatureTables(_t: Tables): void {\n}')
   })
 
   it('refuses user columns without the new-user defaults beside them, naming the folder', async () => {

@@ -9,13 +9,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { getTableConfig as pgConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as sqliteConfig, type SQLiteColumn, type SQLiteTable } from 'drizzle-orm/sqlite-core'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { PG_EXTRA_INDEXES, pgSchemaFile, renderPgSchema } from '../../server/db/pg/generate-schema.js'
 import { pgSchema } from '../../server/db/pg/schema.js'
 import * as bound from '../../server/db/schema.js'
+import { schema } from '../../server/schema.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const sqliteTables = Object.entries(bound.schema) as [string, SQLiteTable][]
+const sqliteTables = Object.entries(schema) as [string, SQLiteTable][]
 const pgTables = pgSchema as unknown as Record<string, PgTable>
 
 function columnsOf(table: SQLiteTable | PgTable, columns: (SQLiteColumn | PgColumn)[]) {
@@ -91,7 +92,7 @@ describe('PostgreSQL schema mirror', () => {
 })
 
 describe('the dialect switch', () => {
-  const TABLE_NAMES = new Set(Object.keys(bound.schema))
+  const TABLE_NAMES = new Set(Object.keys(schema))
   const schemaModules = new Set<string>()
   const files: string[] = []
   const walk = (dir: string) => {
@@ -106,16 +107,24 @@ describe('the dialect switch', () => {
 
   it('store code imports table values from server/db/schema.ts only (type imports are free)', () => {
     const allowed = join(root, 'server', 'db', 'schema.ts')
+    const aggregation = join(root, 'server', 'features', 'tables.ts')
     const offenders: string[] = []
     for (const file of files) {
-      // Schema definitions themselves (feature schemas reference core tables for foreign keys).
-      if (schemaModules.has(file) || file.endsWith(join('db', 'core-schema.ts')) || file.includes(join('db', 'pg', ''))) continue
+      // Schema definitions themselves (feature schemas reference core tables for foreign keys), and
+      // their aggregation on the composition floor (server/features/tables.ts, server/schema.ts).
+      if (
+        schemaModules.has(file) ||
+        file === aggregation ||
+        file.endsWith(join('db', 'core-schema.ts')) ||
+        file.includes(join('db', 'pg', ''))
+      )
+        continue
       const text = readFileSync(file, 'utf8')
       for (const match of text.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+'([^']+)'/g)) {
         const [, typeOnly, names = '', source = ''] = match
         if (typeOnly || !source.startsWith('.')) continue
         const target = resolve(dirname(file), source.replace(/\.js$/, '.ts'))
-        if (target === allowed || !(schemaModules.has(target) || target.endsWith('core-schema.ts'))) continue
+        if (target === allowed || !(schemaModules.has(target) || target === aggregation || target.endsWith('core-schema.ts'))) continue
         const values = names
           .split(',')
           .map((n) => n.trim())
@@ -130,14 +139,46 @@ describe('the dialect switch', () => {
 
   it('bindTables rebinds every table export (live bindings), and refuses an incomplete set', () => {
     expect(() => bound.bindTables({ ...pgSchema, passkey: undefined } as never, 'postgres')).toThrow('no postgres table for passkey')
-    expect(bound.user).toBe(bound.schema.user)
+    expect(bound.user).toBe(schema.user)
     bound.bindTables(pgSchema, 'postgres')
     try {
       for (const key of TABLE_NAMES) expect((bound as unknown as Record<string, unknown>)[key]).toBe(pgTables[key])
       expect(bound.boundDialect).toBe('postgres')
     } finally {
-      bound.bindTables(bound.schema, 'sqlite')
+      bound.bindTables(schema, 'sqlite')
     }
-    expect(bound.user).toBe(bound.schema.user)
+    expect(bound.user).toBe(schema.user)
   })
+
+  it('before the composition floor hands the tables down, every binding throws on use, and nothing opens or binds', async () => {
+    vi.resetModules()
+    const fresh = await import('../../server/db/schema.js')
+    expect(fresh.boundDialect).toBe(null)
+    expect(() => fresh.user.id).toThrow('table user: the tables are not handed down yet')
+    expect(() => fresh.apikey.key).toThrow('table apikey: the tables are not handed down yet')
+    expect(() => fresh.sqliteTables()).toThrow('the tables are not handed down yet')
+    expect(() => fresh.bindTables(pgSchema, 'postgres')).toThrow('the tables are not handed down yet')
+    const { openDatabase } = await import('../../server/db/index.js')
+    expect(() => openDatabase(':memory:')).toThrow('the tables are not handed down yet')
+    vi.resetModules()
+  })
+
+  it('no module below the composition root reads a table as it loads (the bundle loads its chunks in an order of its own)', async () => {
+    vi.resetModules()
+    const composition =
+      /\/server\/(gatehouse|main|cli|cli-user|schema|gen-pg-schema|config-schema|routes)\.ts$|\/server\/features\/index\.ts$/
+    const failures: string[] = []
+    for (const file of files.filter((f) => !composition.test(f) && !f.endsWith('.d.ts') && !f.includes(`${join('db', 'migrations')}`))) {
+      try {
+        await import(file)
+      } catch (e) {
+        const stack = String((e as Error).stack)
+        if (!stack.includes('the tables are not handed down yet')) continue
+        const frame = stack.split('\n').find((l) => l.includes(join(root, 'server')) && !l.includes(join('db', 'tables.ts')))
+        failures.push(frame?.trim() ?? relative(root, file))
+      }
+    }
+    vi.resetModules()
+    expect([...new Set(failures)]).toEqual([])
+  }, 120_000)
 })

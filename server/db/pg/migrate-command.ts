@@ -7,7 +7,7 @@
  *   transactional on PostgreSQL), every table in foreign-key order, identity counters moved past
  *   the copied ids, then the verification; any failure rolls it all back, leaving the target empty.
  *   It holds the migration advisory lock meanwhile, so a server started on the target waits.
- * - Rows go through both drizzle mirrors (server/db/schema.ts and pg/schema.ts): the same JS
+ * - Rows go through both drizzle mirrors (the SQLite tables server/schema.ts hands down, and pg/schema.ts): the same JS
  *   values on both sides (epoch ms → timestamptz as Date, 0/1 → boolean, JSON text → jsonb).
  * - Verification: per table, the row count and an order-independent checksum (sum modulo 2^64
  *   and xor of the SHA-256 of each row's canonical JSON) computed from SQLite and from what
@@ -28,7 +28,7 @@ import pg from 'pg'
 import { ConfigError } from '../../config/store.js'
 import { checkDatabaseUrl, type EngineFlags, redact } from '../engine.js'
 import { openDatabase } from '../index.js'
-import { schema } from '../schema.js'
+import { sqliteTables } from '../schema.js'
 import { pgSchema } from './schema.js'
 import { MIGRATION_LOCK_KEY, pgMigrationsFolder } from './storage.js'
 
@@ -65,6 +65,7 @@ export interface MigrateOptions {
 
 /** Tables in an order where every foreign key points to a table copied before. */
 export function copyOrder(): string[] {
+  const schema = sqliteTables()
   const keys = Object.keys(schema) as (keyof typeof schema)[]
   const nameToKey = new Map<string, string>(keys.map((k) => [getTableName(schema[k]), k as string]))
   const deps = new Map(
@@ -158,6 +159,7 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
         ])
       }
 
+      const schema = sqliteTables()
       for (const key of copyOrder()) {
         const from = schema[key as keyof typeof schema] as SQLiteTable
         const to = (pgSchema as unknown as Record<string, PgTable>)[key] as PgTable

@@ -2,7 +2,7 @@ import { integer, text } from 'drizzle-orm/sqlite-core'
 
 /**
  * The admin feature's columns on the core tables, as better-auth's admin plugin declares them: the
- * user's role and ban, and the impersonating admin on a session. db/core-schema.ts spreads them in.
+ * user's role and ban, and the impersonating admin on a session. server/schema.ts builds the tables with them.
  */
 export const adminColumns = {
   user: {

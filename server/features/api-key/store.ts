@@ -221,7 +221,8 @@ export async function deleteExpiredKeys(ctx: AuthContext, now: number): Promise<
   return changes
 }
 
-const SORTABLE = {
+/** The columns a list sorts by, read per call: the table binding holds the dialect's table only once bound. */
+const sortable = () => ({
   createdAt: apikey.createdAt,
   updatedAt: apikey.updatedAt,
   name: apikey.name,
@@ -229,7 +230,7 @@ const SORTABLE = {
   lastRequest: apikey.lastRequest,
   remaining: apikey.remaining,
   enabled: apikey.enabled,
-} as const
+})
 
 export async function listKeysByReference(
   ctx: AuthContext,
@@ -238,6 +239,7 @@ export async function listKeysByReference(
 ): Promise<{ rows: ApiKeyRow[]; total: number }> {
   await flushUsage(ctx)
   const where = eq(apikey.referenceId, referenceId)
+  const SORTABLE = sortable()
   const column = options.sortBy && Object.hasOwn(SORTABLE, options.sortBy) ? SORTABLE[options.sortBy as keyof typeof SORTABLE] : undefined
   let q = ctx.db.select().from(apikey).where(where).$dynamic()
   if (column) q = q.orderBy(options.sortDirection === 'desc' ? desc(column) : asc(column))

@@ -3,7 +3,7 @@ import { user } from '../../db/core-schema.js'
 
 /**
  * The organization feature's tables (better-auth 1.7's organization plugin with teams): column
- * names are better-auth's; dates are epoch milliseconds. Re-exported by db/schema.ts for drizzle-kit.
+ * names are better-auth's; dates are epoch milliseconds. Gathered by server/features/tables.ts (server/schema.ts) for drizzle-kit.
  */
 
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })

@@ -21,7 +21,8 @@ export interface MemberUser {
 export type MemberWithUser = MemberRow & { user: MemberUser }
 export type TeamWithCount = TeamRow & { memberCount: number }
 
-const memberUserColumns = { id: user.id, name: user.name, email: user.email, image: user.image }
+/** Built per call: the table binding holds the table only once the composition root handed it down. */
+const memberUserColumns = () => ({ id: user.id, name: user.name, email: user.email, image: user.image })
 
 /**
  * Tie-breaker for rows created in the same millisecond: SQLite's rowid follows insertion order;
@@ -51,7 +52,7 @@ export async function userExists(ctx: AuthContext, userId: string): Promise<bool
 }
 
 export async function findMemberUser(ctx: AuthContext, userId: string): Promise<MemberUser | undefined> {
-  return firstRow(ctx.db.select(memberUserColumns).from(user).where(eq(user.id, userId)))
+  return firstRow(ctx.db.select(memberUserColumns()).from(user).where(eq(user.id, userId)))
 }
 
 // ---- organizations ------------------------------------------------------------------------
@@ -216,7 +217,8 @@ export interface MemberPageQuery {
   filterValue?: string
 }
 
-const memberColumns = {
+/** Built per call, like memberUserColumns. */
+const memberColumns = () => ({
   createdAt: member.createdAt,
   role: member.role,
   userId: member.userId,
@@ -224,11 +226,11 @@ const memberColumns = {
   teamId: member.teamId,
   name: user.name,
   email: user.email,
-}
+})
 
 function memberFilter(query: MemberPageQuery): SQL | undefined {
   if (!query.filterField || query.filterValue === undefined) return undefined
-  const column = memberColumns[query.filterField]
+  const column = memberColumns()[query.filterField]
   const value = query.filterValue
   switch (query.filterOperator ?? 'eq') {
     case 'ne':
@@ -252,9 +254,9 @@ export async function pageMembers(
 ): Promise<{ members: MemberWithUser[]; total: number }> {
   const where = and(eq(member.organizationId, organizationId), memberFilter(query))
   const total = await countOf(ctx.db.select({ n: count() }).from(member).innerJoin(user, eq(member.userId, user.id)).where(where))
-  const sortColumn = memberColumns[query.sortBy ?? 'createdAt']
+  const sortColumn = memberColumns()[query.sortBy ?? 'createdAt']
   const rows = await ctx.db
-    .select({ member, user: memberUserColumns })
+    .select({ member, user: memberUserColumns() })
     .from(member)
     .innerJoin(user, eq(member.userId, user.id))
     .where(where)

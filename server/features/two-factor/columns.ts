@@ -1,6 +1,6 @@
 import { integer } from 'drizzle-orm/sqlite-core'
 
-/** The two-factor feature's column on the core `user` table (better-auth's twoFactor plugin). db/core-schema.ts spreads it in. */
+/** The two-factor feature's column on the core `user` table (better-auth's twoFactor plugin). server/schema.ts builds the table with it. */
 export const twoFactorColumns = {
   user: {
     twoFactorEnabled: integer('twoFactorEnabled', { mode: 'boolean' }).default(false),

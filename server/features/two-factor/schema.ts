@@ -5,7 +5,7 @@ import { session, user } from '../../db/core-schema.js'
  * better-auth's `twoFactor` table (plugins/two-factor/schema.ts), column for column. `secret` and
  * `backupCodes` hold values sealed by crypto/encrypt.ts. `failedVerificationCount` and
  * `lockedUntil` are kept for databases moved from better-auth; Gatehouse counts failures in the
- * shared login throttle (auth/throttle.ts) instead. `user.twoFactorEnabled` is in db/schema.ts.
+ * shared login throttle (auth/throttle.ts) instead. `user.twoFactorEnabled` is in columns.ts.
  */
 export const twoFactor = sqliteTable(
   'twoFactor',

@@ -2,7 +2,7 @@ import { type AnySQLiteColumn, text, uniqueIndex } from 'drizzle-orm/sqlite-core
 
 /**
  * The username feature's columns on the core `user` table, as better-auth's username plugin declares
- * its `schema.user.fields`. db/core-schema.ts spreads them into the table; both dialects' migrations
+ * its `schema.user.fields`. server/schema.ts builds the table with them; both dialects' migrations
  * are generated from there.
  */
 export const usernameColumns = {

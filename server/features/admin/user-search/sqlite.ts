@@ -28,7 +28,8 @@ import {
  * "+col" to keep the planner off an index when sorting few matches is cheaper.
  */
 
-const rowid = sql`${user}.rowid`
+/** `user`.rowid, built per call: the table binding holds the table only once the composition root handed it down. */
+const rowid = (): SQL => sql`${user}.rowid`
 
 /** SQLite's LIKE is case-insensitive (ASCII). */
 const like = (column: SQLiteColumn | SQL, operator: TextOperator, value: string): SQL =>
@@ -101,7 +102,7 @@ async function variantRangeKeys(
   const dir = sql.raw(desc ? 'DESC' : 'ASC')
   const branches = caseVariants(prefix.slice(0, 6)).map(
     (low) =>
-      sql`SELECT * FROM (SELECT ${rowid} AS r, ${column} AS k FROM ${user} WHERE ${column} >= ${low} AND ${column} < ${successor(low)} AND ${condition ?? sql`1`} ORDER BY ${column} ${dir}, ${rowid} ${dir} LIMIT ${k})`,
+      sql`SELECT * FROM (SELECT ${rowid()} AS r, ${column} AS k FROM ${user} WHERE ${column} >= ${low} AND ${column} < ${successor(low)} AND ${condition ?? sql`1`} ORDER BY ${column} ${dir}, ${rowid()} ${dir} LIMIT ${k})`,
   )
   return ctx.db.all<{ r: number; k: string }>(
     sql`SELECT r, k FROM (${sql.join(branches, sql` UNION ALL `)}) ORDER BY k ${dir}, r ${dir} LIMIT ${k}`,
@@ -113,7 +114,7 @@ const rowsByRowid = (ctx: AuthContext, plan: PagePlan, ids: number[] | SQL): Pro
   ctx.db
     .select()
     .from(user)
-    .where(inArray(rowid, ids as number[]))
+    .where(inArray(rowid(), ids as number[]))
     .orderBy(...plan.order(true))
 
 export const sqliteUserSearch: UserSearchEngine = {
@@ -129,7 +130,7 @@ export const sqliteUserSearch: UserSearchEngine = {
 
   bannedCountIs: (flag) => sql`"banned" = ${flag ? 1 : 0}`,
 
-  insertion: (by) => [by(rowid)],
+  insertion: (by) => [by(rowid())],
 
   unindexed: (column) => sql`+${column}`,
 
@@ -229,7 +230,7 @@ export const sqliteUserSearch: UserSearchEngine = {
   async narrowedPage(ctx, plan) {
     const { limit, offset } = plan.query
     const page = await ctx.db
-      .select({ r: rowid, total: sql<number>`count(*) OVER ()` })
+      .select({ r: rowid(), total: sql<number>`count(*) OVER ()` })
       .from(user)
       .where(plan.where)
       .orderBy(...plan.order(false))
@@ -237,11 +238,11 @@ export const sqliteUserSearch: UserSearchEngine = {
       .offset(offset)
     if (page.length === 0) return undefined
     const rows = await ctx.db
-      .select({ u: user, r: rowid })
+      .select({ u: user, r: rowid() })
       .from(user)
       .where(
         inArray(
-          rowid,
+          rowid(),
           page.map((p) => p.r),
         ),
       )
@@ -268,7 +269,7 @@ export const sqliteUserSearch: UserSearchEngine = {
           .select()
           .from(user)
           .where(and(sql`${user.id} IN (SELECT userId FROM user_search WHERE user_search MATCH ${ftsPhrase(search)})`, where))
-          .orderBy(...sortKey, direction(sql`+${rowid}`))
+          .orderBy(...sortKey, direction(sql`+${rowid()}`))
           .limit(limit)
           .offset(offset)
       }
@@ -299,7 +300,7 @@ export const sqliteUserSearch: UserSearchEngine = {
     if (!where && (!sortInfo || sortInfo.indexed)) {
       // A page of everyone: walk only the (covering) index to the page, then fetch its rows.
       const keys = ctx.db
-        .select({ r: rowid })
+        .select({ r: rowid() })
         .from(user)
         .orderBy(...plan.order(true))
         .limit(limit)
@@ -311,7 +312,7 @@ export const sqliteUserSearch: UserSearchEngine = {
 
   substring: {
     applies: (sortInfo, value) => sortInfo.indexed && asciiPrefix(value),
-    rowKey: () => rowid,
+    rowKey: () => rowid(),
     matched: (searched) => searched,
     async prefixIds(ctx, plan, searched, inP, k) {
       const search = plan.query.search as UserSearch
