@@ -18,6 +18,19 @@ module.exports = {
       },
     },
     {
+      name: 'lower-floors-reach-no-feature',
+      severity: 'error',
+      comment:
+        'The same, through any chain of imports (type imports counted): nothing a lower floor loads, however indirectly, is a feature folder, an aggregation of the features or a composition module. The feature frame (feature.ts) names PanelEnv from panel/panel-env.ts, which leaves out the panel contracts every feature declares.',
+      from: {
+        path: '^server/(db|config|core|http|mail|crypto|secondary-storage)/|^server/(log|secret)\\.ts$',
+      },
+      to: {
+        path: '^server/features/|^server/(gatehouse|main|cli|cli-user|config-schema|schema|gen-pg-schema|routes)\\.ts$',
+        reachable: true,
+      },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment: 'An import cycle: modules that need each other to load.',

@@ -10,7 +10,7 @@ import type { UserFieldsOptions } from './core/user-store.js'
 import type { Logger } from './log.js'
 import type { Route, RouteContext } from './http/route.js'
 import type { MailLayout } from './mail/types.js'
-import type { PanelEnv } from './panel/env.js'
+import type { PanelEnv } from './panel/panel-env.js'
 
 /**
  * A capability declared in one object: its config sections, tables and error catalogue, and what
