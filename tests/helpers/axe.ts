@@ -32,6 +32,19 @@ function requestsOf(page: Page): Set<Request> {
   return requests
 }
 
+/** Pages whose requests are counted from their first navigation on (`watchRequests`). */
+const watchedFromStart = new WeakSet<Page>()
+
+/**
+ * Counts the page's requests in flight from now on; call it before the page's first navigation. A
+ * page so watched needs no `networkidle` wait (500 ms of silence after each navigation) before a
+ * check: `settled` knows when its requests have arrived. Other pages wait for `networkidle` too.
+ */
+export function watchRequests(page: Page): void {
+  requestsOf(page)
+  watchedFromStart.add(page)
+}
+
 /**
  * Waits until the page has settled, so colours are measured as they end up: no request in flight
  * (what a click or a tab asked for has arrived) and none of Mantine's transitions (drawers, modals,
@@ -39,7 +52,7 @@ function requestsOf(page: Page): Set<Request> {
  * that asks for it, so each look waits two frames first, and the page must look settled twice in a
  * row. Endless animations (a spinner's) do not count. Fails, naming what runs, after 10 s.
  */
-async function settled(page: Page): Promise<void> {
+export async function settled(page: Page): Promise<void> {
   const requests = requestsOf(page)
   // Runs in the page: after two frames, the animations still running, endless ones aside.
   const running = () =>
@@ -71,7 +84,7 @@ async function settled(page: Page): Promise<void> {
  * whole page when none matches.
  */
 export async function axe(page: Page, options: { within?: string } = {}): Promise<Violation[]> {
-  await page.waitForLoadState('networkidle')
+  if (!watchedFromStart.has(page)) await page.waitForLoadState('networkidle')
   await settled(page)
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async (within) => {

@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { axe, type Violation } from '../helpers/axe.js'
+import { axe, settled, type Violation, watchRequests } from '../helpers/axe.js'
 import { uniqueEmail } from '../helpers/http.js'
 import { type PanelHarness, type PanelPage, panelPageForFile } from './harness.js'
 
@@ -72,6 +72,7 @@ async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: Browser
   })
   const page = await context.newPage()
   page.setDefaultTimeout(7_000)
+  watchRequests(page)
   await page.goto(h.panel.loginURL)
   await page.getByRole('heading', { level: 2 }).first().waitFor({ timeout: 10_000 })
   return { context, page }
@@ -80,7 +81,8 @@ async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: Browser
 async function openView(page: Page, hash: string): Promise<void> {
   await page.goto(`${h.panel.origin}/?view=${encodeURIComponent(hash)}#/${hash}`)
   await page.locator('main h2').first().waitFor({ timeout: 10_000 })
-  await page.waitForLoadState('networkidle')
+  // Its data loaded: no request in flight (the page's requests are watched from its first load on).
+  await settled(page)
 }
 
 /** Every check of one colour scheme: views, settings sections, drawers and dialogs. */
