@@ -1,6 +1,7 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { axe, settled, type Violation, watchRequests } from '../helpers/axe.js'
+import { axe, type Violation } from '../helpers/axe.js'
+import { settled, watchRequests } from '../helpers/browser.js'
 import { uniqueEmail } from '../helpers/http.js'
 import { type PanelHarness, type PanelPage, panelPageForFile } from './harness.js'
 
