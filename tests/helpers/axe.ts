@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
+import { isWatchedFromStart, settled } from './browser.js'
 
 /**
  * axe-core's WCAG 2 A and AA rules on a page as it is now: the one copy the browser suites share
@@ -22,9 +23,8 @@ export interface Violation {
  * whole page when none matches.
  */
 export async function axe(page: Page, options: { within?: string } = {}): Promise<Violation[]> {
-  await page.waitForLoadState('networkidle')
-  // Let Mantine's transitions (drawers, modals, notifications) finish before colours are measured.
-  await page.waitForTimeout(350)
+  if (!isWatchedFromStart(page)) await page.waitForLoadState('networkidle')
+  await settled(page)
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async (within) => {
     const run = (

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createBrotliDecompress } from 'node:zlib'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page, type Request } from 'playwright-core'
 import { extractTar } from '../../server/features/backup/tar.js'
 
 /**
@@ -144,5 +144,70 @@ export async function launchBrowser(options: { args?: string[] } = {}): Promise<
     })
   } catch (error) {
     throw new Error(`could not start ${binary.source} Chromium (${binary.executablePath}): ${(error as Error).message}`)
+  }
+}
+
+/** The requests each checked page has in flight (its data loading after a click, say). */
+const inFlight = new WeakMap<Page, Set<Request>>()
+function requestsOf(page: Page): Set<Request> {
+  let requests = inFlight.get(page)
+  if (!requests) {
+    const set = new Set<Request>()
+    page.on('request', (r) => set.add(r))
+    page.on('requestfinished', (r) => set.delete(r))
+    page.on('requestfailed', (r) => set.delete(r))
+    inFlight.set(page, set)
+    requests = set
+  }
+  return requests
+}
+
+/** Pages whose requests are counted from their first navigation on (`watchRequests`). */
+const watchedFromStart = new WeakSet<Page>()
+export const isWatchedFromStart = (page: Page): boolean => watchedFromStart.has(page)
+
+/**
+ * Counts the page's requests in flight from now on; call it before the page's first navigation. A
+ * page so watched needs no `networkidle` wait (500 ms of silence after each navigation) before a
+ * check (tests/helpers/axe.ts): `settled` knows when its requests have arrived. Other pages wait for
+ * `networkidle` too.
+ */
+export function watchRequests(page: Page): void {
+  requestsOf(page)
+  watchedFromStart.add(page)
+}
+
+/**
+ * Waits until the page has settled, so a check sees it as it ends up (axe's colours, a dialog that
+ * did or did not open): no request in flight (what a click or a tab asked for has arrived) and none
+ * of Mantine's transitions (drawers, modals, notifications) still running. A transition or a
+ * request starts a frame or two after the state that asks for it, so each look waits two frames
+ * first, and the page must look settled twice in a row. Endless animations (a spinner's) do not
+ * count. Fails, naming what runs, after 10 s.
+ */
+export async function settled(page: Page): Promise<void> {
+  const requests = requestsOf(page)
+  // Runs in the page: after two frames, the animations still running, endless ones aside.
+  const running = () =>
+    new Promise<string[]>((resolve) =>
+      requestAnimationFrame(() =>
+        requestAnimationFrame(() =>
+          resolve(
+            document
+              .getAnimations()
+              .filter((a) => a.playState === 'running' && a.effect?.getComputedTiming().iterations !== Number.POSITIVE_INFINITY)
+              .map((a) => `${a.constructor.name} ${(a as CSSTransition).transitionProperty ?? (a as CSSAnimation).animationName ?? ''}`),
+          ),
+        ),
+      ),
+    )
+  const deadline = Date.now() + 10_000
+  for (let quiet = 0; quiet < 2; ) {
+    const animations = await page.evaluate(running)
+    quiet = animations.length === 0 && requests.size === 0 ? quiet + 1 : 0
+    if (quiet < 2 && Date.now() > deadline)
+      throw new Error(
+        `the page did not settle within 10 s: animations ${JSON.stringify(animations)}, requests ${JSON.stringify([...requests].map((r) => r.url()))}`,
+      )
   }
 }

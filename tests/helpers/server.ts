@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Clock } from '../../server/core/context.js'
 import type { GatehouseConfigInput } from '../../server/config/schema.js'
-import { type Gatehouse, type Logger, openGatehouse } from '../../server/gatehouse.js'
+import { type Gatehouse, openGatehouse } from '../../server/gatehouse.js'
+import { silentLogger } from './server-log.js'
+
+// The log a test server keeps lives in server-log.ts, which loads no server code: the setup file
+// every test file runs (tests/setup/server-log.ts) imports it without loading the whole server.
+export { type LoggedEntry, serverLog, silentLogger } from './server-log.js'
 
 /** A clock the test moves by hand: expiry is tested without sleeping. */
 export class TestClock implements Clock {
@@ -21,60 +26,6 @@ export class TestClock implements Clock {
   advanceSeconds(s: number): void {
     this.t += s * 1000
   }
-}
-
-export interface LoggedEntry {
-  level: 'warn' | 'error'
-  message: string
-  error?: unknown
-}
-
-/**
- * Everything a test server logged at warn or error level. `tests/setup/server-log.ts` (a vitest
- * setup file, so every test file gets it) fails a test that leaves an entry nobody allowed.
- */
-export const serverLog = {
-  entries: [] as LoggedEntry[],
-  allowed: [] as { level: LoggedEntry['level']; pattern: RegExp; seen: number }[],
-  /** Warnings every test may leave: logged by design on a server without SMTP. */
-  alwaysAllowed: [/^no SMTP server configured/] as RegExp[],
-  /**
-   * Declares a warning the current test expects (cleared after each test). Matching entries do
-   * not fail the test.
-   */
-  allowWarning(pattern: RegExp): void {
-    serverLog.allowed.push({ level: 'warn', pattern, seen: 0 })
-  },
-  /** Declares an error the current test provokes on purpose (cleared after each test). */
-  allowError(pattern: RegExp): void {
-    serverLog.allowed.push({ level: 'error', pattern, seen: 0 })
-  },
-  /** Removes and returns the entries no allowance covers. */
-  takeUnexpected(): LoggedEntry[] {
-    const unexpected = serverLog.entries.filter((entry) => {
-      if (entry.level === 'warn' && serverLog.alwaysAllowed.some((p) => p.test(entry.message))) return false
-      const allowance = serverLog.allowed.find((a) => a.level === entry.level && a.pattern.test(entry.message))
-      if (allowance) allowance.seen++
-      return !allowance
-    })
-    serverLog.entries = []
-    return unexpected
-  },
-}
-
-/** The logger every test server gets: nothing printed, warnings and errors kept in `serverLog`. */
-export const silentLogger: Logger & { errors: unknown[]; warnings: string[] } = {
-  errors: [],
-  warnings: [],
-  info() {},
-  warn(m) {
-    silentLogger.warnings.push(m)
-    serverLog.entries.push({ level: 'warn', message: m })
-  },
-  error(m, e) {
-    silentLogger.errors.push(e ?? m)
-    serverLog.entries.push({ level: 'error', message: m, error: e })
-  },
 }
 
 export interface TestServer {

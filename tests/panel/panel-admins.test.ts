@@ -10,6 +10,7 @@ import { CookieJar, jarFetch, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { buildRenderer, launchChromium, screenshot } from './harness.js'
 import { axe } from '../helpers/axe.js'
+import { settled } from '../helpers/browser.js'
 
 /**
  * Issue 31 §1 in Chromium: the browser panel signs in a Gatehouse administrator (password, and a
@@ -457,7 +458,7 @@ describe('the browser panel signs in administrators', () => {
         await page.keyboard.press('Enter')
         await page.keyboard.press('Space')
         await control.click({ force: true })
-        await page.waitForTimeout(300)
+        await settled(page)
         expect(await page.getByRole('dialog', { name: `Ban ${people.grace.email}` }).count(), id).toBe(0)
         expect(await page.getByRole('dialog', { name: 'Delete this user?' }).count(), id).toBe(0)
         expect(await page.getByTestId('remove-user-confirm').count(), id).toBe(0)
@@ -485,7 +486,7 @@ describe('the browser panel signs in administrators', () => {
       await page.keyboard.press('Enter')
       await page.keyboard.press('Space')
       await page.getByTestId('save-settings').click({ force: true })
-      await page.waitForTimeout(300)
+      await settled(page)
       expect(await page.getByTestId('review-changes').count()).toBe(0)
       // A field: focusable, read-only, described by the reason shown above it; typing and arrows change nothing.
       const input = page.getByTestId('section-sessions').locator('input:not([type="hidden"])').first()

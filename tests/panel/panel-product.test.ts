@@ -6,6 +6,7 @@ import { FakeProvider } from '../helpers/oauth-fakes.js'
 import { startSmtpSink } from '../helpers/smtp.js'
 import { type PanelHarness, screenshot, panelPageForFile, viewOpener } from './harness.js'
 import { axe, type Violation } from '../helpers/axe.js'
+import { settled } from '../helpers/browser.js'
 
 /**
  * The panel as a product (issue 12 §3): first-run checklist, the sign-in chart against the audit
@@ -211,7 +212,7 @@ describe('the panel reads like a product', () => {
     await review.waitFor()
     const items = review.getByTestId('review-changes').getByRole('listitem')
     expect(await items.allTextContents()).toEqual(['Session lifetime: 604800 s → 3600 s', 'Cookie name prefix: better-auth → acme'])
-    await page.waitForTimeout(300)
+    await settled(page)
     expect((await focused('[role="dialog"]')).inside).toBe(true)
     for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Tab')
@@ -266,7 +267,7 @@ describe('the panel reads like a product', () => {
       await page.keyboard.press('Enter')
       const drawer = page.getByRole('dialog', { name: 'GitHub sign-in' })
       await drawer.waitFor()
-      await page.waitForTimeout(300)
+      await settled(page)
       expect((await focused('[role="dialog"]')).inside).toBe(true)
       const seen: Array<string | null> = []
       for (let i = 0; i < 4; i++) {

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { settled } from '../helpers/browser.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
 
 /**
@@ -127,7 +128,7 @@ describe('drawers, dialogs and toasts', () => {
     await dialog.waitFor()
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'hidden' })
-    await page.waitForTimeout(300)
+    await settled(page)
     expect(await page.getByTestId('user-drawer').isVisible()).toBe(true)
     await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('ban-user')
     await page.keyboard.press('Escape')
@@ -160,7 +161,7 @@ describe('drawers, dialogs and toasts', () => {
     expect(secret).toMatch(/^[A-Za-z0-9]{43}$/)
     await page.keyboard.press('Escape')
     await page.mouse.click(5, 5)
-    await page.waitForTimeout(300)
+    await settled(page)
     expect(await page.getByTestId('oidc-new-client-secret').isVisible()).toBe(true)
     await page.getByTestId('oidc-new-client-secret-copy').click()
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(secret)

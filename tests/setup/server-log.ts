@@ -1,5 +1,5 @@
 import { afterAll, afterEach } from 'vitest'
-import { type LoggedEntry, serverLog } from '../helpers/server.js'
+import { type LoggedEntry, serverLog } from '../helpers/server-log.js'
 
 /**
  * Registered for every test file (vitest.config.ts `setupFiles`): a test fails when a server

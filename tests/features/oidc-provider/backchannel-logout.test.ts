@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 
 import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
+import { runLogoutDeliveries } from '../../../server/features/oidc-provider/index.js'
 import { createRegistrationToken } from '../../../server/features/oidc-provider/registration.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member } from '../../helpers/members.js'
@@ -120,8 +121,14 @@ describe('back-channel logout', () => {
     })
     expect(done.href).toBe(`${RP}/signed-out?state=bye`)
     await receiver.waitFor(before + 1)
-    // Nothing more arrives for the same session.
-    await new Promise((r) => setTimeout(r, 300))
+    // Nothing more arrives for the same session: no delivery to this client for it is left unsent or in flight.
+    await expect
+      .poll(async () =>
+        (await listLogoutDeliveries(server.gatehouse.ctx))
+          .filter((r) => r.sid === someone.sid && r.clientId === clientId)
+          .every((r) => r.sentAt !== null && r.claimedUntil === null),
+      )
+      .toBe(true)
     const mine = receiver.received.slice(before).filter((r) => decodeJwt(r.logoutToken).sid === someone.sid)
     expect(mine).toHaveLength(1)
     await expectLogoutToken(mine[0]?.logoutToken as string, someone.id, someone.sid)
@@ -174,7 +181,8 @@ describe('back-channel logout', () => {
     receiver.down = false
     const clock = new TestClock(at + 5_000)
     server = await startTestServer({ config: { oidcProvider: { enabled: true } }, dataDir, clock, keepData: false })
-    await new Promise((r) => setTimeout(r, 2_500))
+    // Not due yet (5 of the 10 s): a delivery run, as the background poll makes, sends nothing.
+    expect(await runLogoutDeliveries(server.gatehouse.ctx)).toBe(0)
     expect(receiver.received).toHaveLength(before)
     clock.advanceSeconds(6)
     const received = await receiver.waitFor(before + 1)

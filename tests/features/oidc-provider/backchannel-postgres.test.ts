@@ -105,8 +105,17 @@ describe.skipIf(unavailable)('back-channel logout on two instances (PostgreSQL)'
       runLogoutDeliveries(two.gatehouse.ctx),
     ])
     const received = await receiver.waitFor(before + sids.length)
-    // The background polls of both instances had their chance too.
-    await new Promise((r) => setTimeout(r, 2_500))
+    // The background polls of both instances raced the runs too: once no row is claimed (a claim
+    // ends when its POST does), nothing is in flight and what the receiver holds is final.
+    await expect
+      .poll(
+        async () =>
+          (await listLogoutDeliveries(two.gatehouse.ctx)).filter((r) => r.sid.startsWith('sid-')).every((r) => r.claimedUntil === null),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBe(true)
     const got = received.slice(before).map((r) => decodeJwt(r.logoutToken).sid as string)
     expect(got.sort()).toEqual([...sids].sort())
     expect(runs.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(sids.length)

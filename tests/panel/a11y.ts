@@ -1,8 +1,9 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axe, type Violation } from '../helpers/axe.js'
+import { settled, watchRequests } from '../helpers/browser.js'
 import { uniqueEmail } from '../helpers/http.js'
-import { type PanelHarness, panelPageForFile } from './harness.js'
+import { type PanelHarness, type PanelPage, panelPageForFile } from './harness.js'
 
 /**
  * Issue 31 §4: axe-core's WCAG 2 A/AA rules over every view of the panel's navigation, every
@@ -10,10 +11,13 @@ import { type PanelHarness, panelPageForFile } from './harness.js'
  * enough data that the lists page (more than 25 users, two organizations with members, a team
  * and an invitation, an API key, an OIDC client). The views and sections are read from the
  * panel's own navigation, so a view added later is checked without editing this file.
+ *
+ * One colour scheme a file (panel-a11y-light.test.ts, panel-a11y-dark.test.ts): the two sweeps, the
+ * longest of the panel suites, run in parallel instead of one after the other.
  */
 
 let h: PanelHarness
-const session = panelPageForFile(240_000)
+let session: PanelPage
 
 async function op(name: string, input: unknown = {}): Promise<unknown> {
   const result = await h.panel.service.dispatch(name, input)
@@ -24,7 +28,9 @@ async function op(name: string, input: unknown = {}): Promise<unknown> {
 let ownerEmail = ''
 /** A verified, signed-up user with a ban history: the user drawer with every badge (issue 37 §14). */
 let veraId = ''
-beforeAll(async () => {
+
+/** The data every sweep needs, made through the panel's own operations. */
+async function seed(): Promise<void> {
   h = session.h
   h.server.gatehouse.config.update({ twoFactor: { enabled: true }, oidcProvider: { enabled: true } })
   // 30 users: the Users list pages (25 a page).
@@ -55,7 +61,7 @@ beforeAll(async () => {
   veraId = vera.user.id
   await op('users.ban', { userId: ids[2], banReason: 'spam' })
   await op('oidc.createClient', { name: 'Grafana', redirectUris: ['https://grafana.example.com/login/generic_oauth'] })
-}, 120_000)
+}
 
 /** A page in the given colour scheme, opened through the panel's printed link. */
 async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: BrowserContext; page: Page }> {
@@ -67,6 +73,7 @@ async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: Browser
   })
   const page = await context.newPage()
   page.setDefaultTimeout(7_000)
+  watchRequests(page)
   await page.goto(h.panel.loginURL)
   await page.getByRole('heading', { level: 2 }).first().waitFor({ timeout: 10_000 })
   return { context, page }
@@ -75,7 +82,8 @@ async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: Browser
 async function openView(page: Page, hash: string): Promise<void> {
   await page.goto(`${h.panel.origin}/?view=${encodeURIComponent(hash)}#/${hash}`)
   await page.locator('main h2').first().waitFor({ timeout: 10_000 })
-  await page.waitForLoadState('networkidle')
+  // Its data loaded: no request in flight (the page's requests are watched from its first load on).
+  await settled(page)
 }
 
 /** Every check of one colour scheme: views, settings sections, drawers and dialogs. */
@@ -215,13 +223,20 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await page.keyboard.press('Escape')
 }
 
-describe('accessibility (issue 31 §4)', () => {
-  const contexts: BrowserContext[] = []
-  afterAll(async () => {
-    for (const c of contexts) await c.close()
-  })
+/**
+ * Registers the sweep of one colour scheme as a test file's suite: its own server, panel, data and
+ * Chromium (panel-a11y-light.test.ts and panel-a11y-dark.test.ts, so the two run in parallel).
+ */
+export function a11ySuite(scheme: 'light' | 'dark'): void {
+  session = panelPageForFile(240_000)
+  beforeAll(seed, 120_000)
 
-  for (const scheme of ['light', 'dark'] as const) {
+  describe('accessibility (issue 31 §4)', () => {
+    const contexts: BrowserContext[] = []
+    afterAll(async () => {
+      for (const c of contexts) await c.close()
+    })
+
     it(`${scheme} mode: every view, settings section, drawer and dialog passes axe-core WCAG 2 A/AA with paging data`, {
       timeout: 240_000,
     }, async () => {
@@ -239,5 +254,5 @@ describe('accessibility (issue 31 §4)', () => {
       expect(Object.keys(results).length).toBeGreaterThan(30)
       expect(failing()).toEqual({})
     })
-  }
-})
+  })
+}

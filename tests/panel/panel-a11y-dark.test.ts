@@ -1,0 +1,4 @@
+import { a11ySuite } from './a11y.js'
+
+/** Issue 31 §4 in the dark colour scheme: every view, settings section, drawer and dialog (tests/panel/a11y.ts). */
+a11ySuite('dark')
