@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
+import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
 import { migrationsFolder, openDatabase } from '../../server/db/index.js'
 import { createBackup } from '../../server/features/backup/archive.js'
 import { tarEnd, tarHeader, tarPadding } from '../../server/features/backup/tar.js'

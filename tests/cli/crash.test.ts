@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
+import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
 import { openDatabase } from '../../server/db/index.js'
 import { HttpClient, type SignedUp, signUp, uniqueEmail } from '../helpers/http.js'
 import { startServerProcess } from '../helpers/process.js'

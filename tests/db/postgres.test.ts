@@ -6,6 +6,7 @@
 import { and, count, eq, sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
 import * as bound from '../../server/db/schema.js'
 import { openPostgresEngine } from '../../server/db/pg/index.js'
 import { ANY_TABLE, LISTENER_APPLICATION_NAME, listenForChanges } from '../../server/db/pg/change-signal.js'

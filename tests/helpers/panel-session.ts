@@ -41,11 +41,11 @@ export async function signedInPage(
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme })
   contexts.push(context)
   const page = await context.newPage()
-  page.setDefaultTimeout(7_000)
+  page.setDefaultTimeout(20_000)
   await page.goto(`${panel.origin}/`)
   await page.getByTestId('sign-in-identifier').fill(email)
   await page.getByTestId('sign-in-password').fill(password)
   await page.getByTestId('sign-in-submit').click()
-  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 10_000 })
+  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 20_000 })
   return page
 }

@@ -72,7 +72,7 @@ async function pageIn(colorScheme: 'light' | 'dark'): Promise<{ context: Browser
     colorScheme,
   })
   const page = await context.newPage()
-  page.setDefaultTimeout(7_000)
+  page.setDefaultTimeout(20_000)
   watchRequests(page)
   await page.goto(h.panel.loginURL)
   await page.getByRole('heading', { level: 2 }).first().waitFor({ timeout: 10_000 })

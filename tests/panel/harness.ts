@@ -76,7 +76,7 @@ export function panelPageForFile(timeout = 180_000): PanelPage {
       colorScheme: 'light',
     })
     session.page = await session.context.newPage()
-    session.page.setDefaultTimeout(7_000)
+    session.page.setDefaultTimeout(20_000)
     await session.page.goto(session.h.panel.loginURL)
   }, timeout)
   afterAll(async () => {
@@ -92,6 +92,6 @@ export function viewOpener(session: PanelPage): (view: string, heading: string) 
   let loads = 0
   return async (view, heading) => {
     await session.page.goto(`${session.h.panel.origin}/?load=${++loads}#/${view}`)
-    await session.page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 10_000 })
+    await session.page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 20_000 })
   }
 }

@@ -65,7 +65,7 @@ async function newPage(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
   })
   contexts.push(context)
   const page = await context.newPage()
-  page.setDefaultTimeout(7_000)
+  page.setDefaultTimeout(20_000)
   return page
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterEach, describe, expect, it } from 'vitest'
+import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
 import { type Database_, openDatabase } from '../../server/db/index.js'
 
 /** The storage port's transaction helper on a real SQLite file (server/db/storage.ts). */

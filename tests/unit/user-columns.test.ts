@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import '../../server/config-schema.js' // the whole schema, handed down to the store (as gatehouse.ts does)
+import '../../server/config-schema.js' // the whole config schema, handed down to the store (as gatehouse.ts does)
+import '../../server/schema.js' // the tables and the features' new-user defaults, handed down likewise
 import { openToolContext } from '../../server/core/tool-context.js'
 import { unsavedUser } from '../../server/core/users.js'
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
   })
   context = await browser.newContext({ viewport: { width: 1440, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
   page = await context.newPage()
-  page.setDefaultTimeout(7_000)
+  page.setDefaultTimeout(20_000)
   await page.goto(h.panel.loginURL)
   // More than a page of users (25), so paging shows in the checked views.
   people = []

@@ -42,7 +42,7 @@ describe('hosted page: app passwords', () => {
     const who = await signUp(server.base)
     const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
     const page = await context.newPage()
-    page.setDefaultTimeout(10_000)
+    page.setDefaultTimeout(20_000)
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(e.message))
     try {

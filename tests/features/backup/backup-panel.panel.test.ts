@@ -18,7 +18,7 @@ beforeAll(async () => {
   h = await startPanelHarness(assets)
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' })
   page = await context.newPage()
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   await page.goto(h.panel.loginURL)
 }, 180_000)
 

@@ -42,7 +42,7 @@ afterAll(async () => {
 async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
   const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) pageErrors.push(`${page.url()}: ${m.text()}`)
   })

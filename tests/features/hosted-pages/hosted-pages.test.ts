@@ -79,7 +79,7 @@ async function newPage(violations = cspViolations): Promise<{ context: BrowserCo
     })
   })
   const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   page.on('console', (m) => {
     if (/Content Security Policy|CSP violation/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`)
   })

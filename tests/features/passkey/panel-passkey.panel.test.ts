@@ -35,7 +35,7 @@ async function pageWithAuthenticator(): Promise<{ page: Page; cdp: CDPSession; a
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' })
   contexts.push(context)
   const page = await context.newPage()
-  page.setDefaultTimeout(8_000)
+  page.setDefaultTimeout(20_000)
   const cdp = await context.newCDPSession(page)
   await cdp.send('WebAuthn.enable')
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {

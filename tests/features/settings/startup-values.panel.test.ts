@@ -96,7 +96,7 @@ beforeAll(async () => {
   panelOrigin = new URL(link).origin
   context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
   page = await context.newPage()
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   await page.goto(link)
   await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 30_000 })
 }, 180_000)
