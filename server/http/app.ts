@@ -580,8 +580,10 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     begin(input, null).then(
       (result) => {
         if (started >= 0) observe(input, null, started, result)
+        // The mount wrote and ended its answer itself (as it does when h3 hands it over).
+        if (result === MOUNT_ANSWERED) return
         // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
-        if (result === MOUNT_ANSWERED || res.headersSent) res.writableEnded || res.end()
+        if (res.headersSent) res.end()
         else writeDirectAnswer(res, result, response)
       },
       (error: unknown) => {

@@ -200,6 +200,7 @@ describe('GET /get-session with the cookie cache, the rate limit and a disabled 
 describe('POST /oauth2/token: the mount answered directly and through the router', () => {
   let oidcServer: TestServer
   let basic: string
+  let clientId: string
   let publicClientId: string
   beforeAll(async () => {
     oidcServer = await startTestServer({
@@ -211,7 +212,8 @@ describe('POST /oauth2/token: the mount answered directly and through the router
     countRouted(oidcServer)
     const ctx = oidcServer.gatehouse.ctx
     const confidential = await createClient(ctx, { name: 'Direct RP', redirectUris: ['http://rp.example.test/cb'] }, { via: 'cli' })
-    basic = `Basic ${Buffer.from(`${confidential.client.clientId}:${confidential.clientSecret}`).toString('base64')}`
+    clientId = confidential.client.clientId
+    basic = `Basic ${Buffer.from(`${clientId}:${confidential.clientSecret}`).toString('base64')}`
     const publicOne = await createClient(
       ctx,
       { name: 'Public RP', redirectUris: ['http://rp.example.test/cb'], public: true },
@@ -244,7 +246,7 @@ describe('POST /oauth2/token: the mount answered directly and through the router
     expect(JSON.parse(granted.body)).toMatchObject({ token_type: 'Bearer', expires_in: expect.any(Number) })
     expect(granted.headers).toContain('x-request-id: …')
     // A wrong secret and an unknown grant type: handed over to oidc-provider, which refuses.
-    const wrong = `Basic ${Buffer.from(`${basic}:nope`).toString('base64')}`
+    const wrong = `Basic ${Buffer.from(`${clientId}:not-the-secret`).toString('base64')}`
     const refused = await tokenBothWays({ ...form, authorization: wrong }, 'grant_type=client_credentials')
     expect(refused.statusLine).toMatch(/^401 /)
     expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid_client' })
