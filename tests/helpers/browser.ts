@@ -183,7 +183,7 @@ export function watchRequests(page: Page): void {
  * of Mantine's transitions (drawers, modals, notifications) still running. A transition or a
  * request starts a frame or two after the state that asks for it, so each look waits two frames
  * first, and the page must look settled twice in a row. Endless animations (a spinner's) do not
- * count. Fails, naming what runs, after 10 s.
+ * count. Fails, naming what runs, after 20 s (a deadline for a loaded machine; a settled page returns at once).
  */
 export async function settled(page: Page): Promise<void> {
   const requests = requestsOf(page)
@@ -201,13 +201,13 @@ export async function settled(page: Page): Promise<void> {
         ),
       ),
     )
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 20_000
   for (let quiet = 0; quiet < 2; ) {
     const animations = await page.evaluate(running)
     quiet = animations.length === 0 && requests.size === 0 ? quiet + 1 : 0
     if (quiet < 2 && Date.now() > deadline)
       throw new Error(
-        `the page did not settle within 10 s: animations ${JSON.stringify(animations)}, requests ${JSON.stringify([...requests].map((r) => r.url()))}`,
+        `the page did not settle within 20 s: animations ${JSON.stringify(animations)}, requests ${JSON.stringify([...requests].map((r) => r.url()))}`,
       )
   }
 }
