@@ -542,44 +542,36 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
   const directRoutes = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [`${base}${r.path}`, r]))
   const directPosts = new Set(featuresOf(ctx).flatMap((f) => (f.mount?.directPosts ?? []).map((path) => `${base}${path}`)))
   const direct: DirectHandler = (req, res) => {
-    if (req.method === 'POST') return req.url !== undefined && directPosts.has(req.url) && directMount(req, res, req.url)
-    const route = req.method === 'GET' && req.url ? directRoutes.get(req.url) : undefined
-    if (!route) return false
-    const request = new NodeRequest({ req, res })
-    const response = new DirectDraft()
-    const failed = (error: unknown) => {
-      options.onUnexpectedError?.(error, route.path, { requestId: input.requestId, method: 'GET', route: route.path })
-      if (!res.headersSent) res.writeHead(500, '')
-      res.end()
+    const target = req.url
+    if (target === undefined) return false
+    if (req.method === 'POST') {
+      if (!directPosts.has(target)) return false
+      // A mount that does not take the path now (its feature switched off) leaves it to h3 as usual.
+      const path = target.slice(base.length)
+      if (!featuresOf(ctx).some((f) => f.mount?.handles(ctx, path))) return false
+      return runDirect(req, res, target, null)
     }
-    // The exact target matched: its path is the target itself, with no query string.
-    const url = () => (request as unknown as { _url: URL })._url
-    const input: RunInput = { request, pathname: req.url as string, search: '', url, params: {}, response }
-    // Observed inside the one `then` the answer needs anyway: no promise of its own per request.
-    const started = watching() ? performance.now() : -1
-    begin(input, route).then((result) => {
-      if (started >= 0) observe(input, route, started, result)
-      writeDirectAnswer(res, result, response)
-    }, failed)
-    return true
+    const route = req.method === 'GET' ? directRoutes.get(target) : undefined
+    return route ? runDirect(req, res, target, route) : false
   }
   /**
-   * A mount's direct POST (the OIDC token endpoint): the routed path's runner (rate limit, disabled
-   * paths, request id, metrics, error shapes) hands Node's request and response to the mount
-   * without h3's router, srvx's fetch wrapper and fromNodeHandler. A mount that does not take the
-   * path now (its feature switched off) leaves it to h3 as usual.
+   * Answers a direct request with the routed path's runner. A declared route (GET /get-session)
+   * answers with its result; a mount's direct POST (the OIDC token endpoint, route null) gets Node's
+   * request and response (`input.node`) without h3's router, srvx's fetch wrapper and
+   * fromNodeHandler, and writes its answer itself.
    */
-  const directMount = (req: IncomingMessage, res: ServerResponse, target: string): boolean => {
-    const path = target.slice(base.length)
-    if (!featuresOf(ctx).some((f) => f.mount?.handles(ctx, path))) return false
+  const runDirect = (req: IncomingMessage, res: ServerResponse, target: string, route: Route | null): true => {
     const request = new NodeRequest({ req, res })
     const response = new DirectDraft()
+    // The exact target matched: its path is the target itself, with no query string.
     const url = () => (request as unknown as { _url: URL })._url
-    const input: RunInput = { request, pathname: target, search: '', url, params: {}, response, node: { req, res } }
+    const input: RunInput = { request, pathname: target, search: '', url, params: {}, response }
+    if (!route) input.node = { req, res }
+    // Observed inside the one `then` the answer needs anyway: no promise of its own per request.
     const started = watching() ? performance.now() : -1
-    begin(input, null).then(
+    begin(input, route).then(
       (result) => {
-        if (started >= 0) observe(input, null, started, result)
+        if (started >= 0) observe(input, route, started, result)
         // The mount wrote and ended its answer itself (as it does when h3 hands it over).
         if (result === MOUNT_ANSWERED) return
         // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
@@ -587,7 +579,12 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         else writeDirectAnswer(res, result, response)
       },
       (error: unknown) => {
-        options.onUnexpectedError?.(error, path, { requestId: input.requestId, method: 'POST', route: UNMATCHED_ROUTE })
+        const routePath = route?.path ?? UNMATCHED_ROUTE
+        options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
+          requestId: input.requestId,
+          method: req.method ?? 'GET',
+          route: routePath,
+        })
         if (!res.headersSent) res.writeHead(500, '')
         res.end()
       },
