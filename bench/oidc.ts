@@ -8,7 +8,7 @@
  *   node bin/run-ts.js bench/oidc.ts                          # 3 s per scenario, 16 clients
  *   BENCH_DURATION=5 BENCH_CONCURRENCY=32 node bin/run-ts.js bench/oidc.ts
  *   BENCH_PROFILE=/tmp/prof node bin/run-ts.js bench/oidc.ts   # a V8 CPU profile of the server
- *   BENCH_SCENARIOS=eddsa node bin/run-ts.js bench/oidc.ts   # only some scenarios (rs256, eddsa, cc)
+ *   BENCH_SCENARIOS=eddsa node bin/run-ts.js bench/oidc.ts   # only some scenarios (rs256, eddsa, cc, bare)
  *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
  *   BENCH_FAST_TOKEN=0 node bin/run-ts.js bench/oidc.ts      # oidcProvider.fastTokenEndpoint off: oidc-provider serves every token request
  *   BENCH_WARMUP=2 node bin/run-ts.js bench/oidc.ts           # each scenario runs 2 s unmeasured first (JIT warm-up; default 0)
@@ -16,6 +16,12 @@
  *       # by count instead of time: 2 000 requests unmeasured, then 4 000 measured, however long they
  *       # take. On a loaded machine a time-boxed run gives the server few requests, so the figure
  *       # includes the JIT's warm-up; a count keeps the CPU per request the steady state's.
+ *
+ * The `bare` scenario is the anchor: the same rotating RS256 refresh against
+ * bench/oidc-bare-server.ts (node:http, raw SQLite statements on Gatehouse's tables, one
+ * crypto.sign, nothing else), measured in the same run, and the RS256 figure as a share of it.
+ * Per CPU-second figures move with the machine and its load from one sitting to the next; the
+ * share moves far less.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -25,17 +31,19 @@ import { join } from 'node:path'
 const DURATION = Number(process.env.BENCH_DURATION ?? 3)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const PORT = Number(process.env.BENCH_PORT ?? 4391)
-/** Which scenarios run (all by default): rs256, eddsa (rotating refreshes), cc (client credentials). */
+/** Which scenarios run (all by default): rs256, eddsa (rotating refreshes), cc (client credentials), bare (the anchor). */
 /** Seconds each scenario runs unmeasured before its measurement (the first one otherwise includes the JIT's warm-up). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 0)
 /** Measured and unmeasured requests per scenario by count (0: by time, BENCH_DURATION and BENCH_WARMUP). */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 0)
 const WARMUP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 0)
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc').split(','))
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc,bare').split(','))
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
 const bin = join(root, 'bin', 'gatehouse.js')
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-oidc-'))
+/** The bare anchor's own data directory (migrated by the CLI, written only by bench/oidc-bare-server.ts). */
+const bareDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-oidc-bare-'))
 const origin = `http://127.0.0.1:${PORT}`
 const base = `${origin}/api/auth`
 const CALLBACK = 'http://127.0.0.1:9/callback'
@@ -111,7 +119,8 @@ async function refreshTokenFor(clientId: string, basic: string, jar: Jar): Promi
   return body.refresh_token
 }
 
-async function measure(name: string, pid: number, worker: () => Promise<() => Promise<boolean>>): Promise<void> {
+/** Runs one scenario and prints its row; returns its grants per CPU-second. */
+async function measure(name: string, pid: number, worker: () => Promise<() => Promise<boolean>>): Promise<number> {
   // Set up one after the other (the authorization flows share the browser's cookies).
   const workers: (() => Promise<boolean>)[] = []
   for (let i = 0; i < CONCURRENCY; i++) workers.push(await worker())
@@ -149,6 +158,31 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
   console.log(
     `| ${name} | ${Math.round(perSecond)} | ${cpu.toFixed(2)} s (${user.toFixed(2)} user + ${system.toFixed(2)} sys) / ${seconds.toFixed(1)} s | ${Math.round(perCore)} | ${((1e6 * cpu) / Math.max(ok, 1)).toFixed(0)} µs | ${(perCore / 120).toFixed(1)}× | ${failed} |`,
   )
+  return perCore
+}
+
+/** bench/oidc-bare-server.ts on its own port and data directory; resolves with its process, client and first tokens. */
+async function startBare(): Promise<{ child: ChildProcess; basic: string; tokens: string[] }> {
+  // The CLI migrates the directory: the anchor writes to Gatehouse's own tables and indexes.
+  execFileSync(process.execPath, [bin, 'oidc', 'client', 'list', '--data-dir', bareDir], {
+    env: { ...process.env, GATEHOUSE_SECRET: SECRET },
+    stdio: 'ignore',
+  })
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc-bare-server.ts'), String(PORT + 1), bareDir, String(CONCURRENCY)],
+    { env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the bare server did not start')), 30_000)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const started = /listening (\S+) (\S+) (\S+)/.exec(chunk.toString())
+      if (!started) return
+      clearTimeout(timer)
+      const [, clientId, secret, tokens] = started as unknown as [string, string, string, string]
+      resolve({ child, basic: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, tokens: tokens.split(',') })
+    })
+  })
 }
 
 interface BenchClient {
@@ -219,7 +253,7 @@ async function main(): Promise<void> {
         return true
       }
     }
-    if (SCENARIOS.has('rs256')) await measure('refresh_token (rotating, RS256 ID token)', pid, refresh(rs256))
+    const rs256PerCore = SCENARIOS.has('rs256') ? await measure('refresh_token (rotating, RS256 ID token)', pid, refresh(rs256)) : 0
     if (SCENARIOS.has('eddsa')) await measure('refresh_token (rotating, EdDSA ID token)', pid, refresh(eddsa))
     const form = { authorization: rs256.basic, 'content-type': 'application/x-www-form-urlencoded' }
     if (SCENARIOS.has('cc'))
@@ -228,10 +262,41 @@ async function main(): Promise<void> {
         await res.arrayBuffer()
         return res.status === 200
       })
+    if (SCENARIOS.has('bare')) {
+      const bare = await startBare()
+      try {
+        const bareBase = `http://127.0.0.1:${PORT + 1}/api/auth`
+        let chain = 0
+        const barePerCore = await measure(
+          'bare: refresh_token (rotating, RS256 ID token), node:http + SQLite',
+          bare.child.pid as number,
+          async () => {
+            let token = bare.tokens[chain++] as string
+            return async () => {
+              const res = await fetch(`${bareBase}/oauth2/token`, {
+                method: 'POST',
+                headers: { authorization: bare.basic, 'content-type': 'application/x-www-form-urlencoded' },
+                body: `grant_type=refresh_token&refresh_token=${token}`,
+              })
+              const body = (await res.json()) as { refresh_token?: string }
+              if (res.status !== 200 || !body.refresh_token) return false
+              token = body.refresh_token
+              return true
+            }
+          },
+        )
+        if (rs256PerCore > 0)
+          console.log(`\nRS256 refresh per CPU-second against the bare anchor: ${(rs256PerCore / barePerCore).toFixed(2)}×`)
+      } finally {
+        bare.child.kill('SIGTERM')
+        await new Promise((resolve) => bare.child.once('exit', resolve))
+      }
+    }
   } finally {
     server.kill('SIGTERM')
     await new Promise((resolve) => server.once('exit', resolve))
     rmSync(dataDir, { recursive: true, force: true })
+    rmSync(bareDir, { recursive: true, force: true })
   }
 }
 

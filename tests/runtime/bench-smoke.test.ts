@@ -13,7 +13,7 @@ import { freePort } from '../helpers/engines.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
-it('bench/oidc.ts: rotating refreshes (RS256, EdDSA) and client credentials answer, none fails', async () => {
+it('bench/oidc.ts: rotating refreshes (RS256, EdDSA), client credentials and the bare anchor answer, none fails', async () => {
   const port = await freePort()
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc.ts')], {
@@ -38,11 +38,16 @@ it('bench/oidc.ts: rotating refreshes (RS256, EdDSA) and client credentials answ
       else reject(new Error(`bench/oidc.ts exited with ${code}:\n${out}`))
     })
   })
-  const rows = output.split('\n').filter((line) => /^\| (refresh_token|client_credentials)/.test(line))
+  const rows = output.split('\n').filter((line) => /^\| (refresh_token|client_credentials|bare:)/.test(line))
   expect(
     rows.map((row) => row.split(' | ')[0]),
     output,
-  ).toEqual(['| refresh_token (rotating, RS256 ID token)', '| refresh_token (rotating, EdDSA ID token)', '| client_credentials'])
+  ).toEqual([
+    '| refresh_token (rotating, RS256 ID token)',
+    '| refresh_token (rotating, EdDSA ID token)',
+    '| client_credentials',
+    '| bare: refresh_token (rotating, RS256 ID token), node:http + SQLite',
+  ])
   for (const row of rows) {
     const cells = row.split('|').map((cell) => cell.trim())
     // | grant | requests/s | CPU | per CPU-second | CPU per request | vs Keycloak | failed |
@@ -50,4 +55,5 @@ it('bench/oidc.ts: rotating refreshes (RS256, EdDSA) and client credentials answ
     expect(Number(cells[4]), row).toBeGreaterThan(0)
     expect(cells[7], row).toBe('0')
   }
+  expect(output).toMatch(/RS256 refresh per CPU-second against the bare anchor: \d+\.\d\d×/)
 }, 90_000)
