@@ -1,6 +1,7 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthContext } from '../../core/context.js'
+import { idleOff } from '../../core/idle-scope.js'
 import type { OidcModelRow } from './schema.js'
 import type { WriteBatch } from './batch.js'
 import { clientMetadata, registeredClientRow } from './clients.js'
@@ -32,14 +33,74 @@ export async function dropEndedSession(ctx: AuthContext, sessionId: string): Pro
 
 /**
  * The Gatehouse session of the request oidc-provider is serving, and for a token request the batch
- * its writes go to (set by the mount).
+ * its writes go to (set by the mount). Off while no request is in its hands (core/idle-scope.ts).
  */
-export const gatehouseRequest = new AsyncLocalStorage<{ sessionId: string | null; batch?: WriteBatch }>()
+export const gatehouseRequest = idleOff(new AsyncLocalStorage<{ sessionId: string | null; batch?: WriteBatch }>())
 
 /** The open write batch of the current request, if any (see batch.ts). */
 function openBatch(): WriteBatch | undefined {
   const batch = gatehouseRequest.getStore()?.batch
   return batch && !batch.closed ? batch : undefined
+}
+
+/** A stored row's payload, unless it has expired (Gatehouse's clock). */
+function live(ctx: AuthContext, row: { payload: string; expiresAt: Date | null } | undefined): AdapterPayload | undefined {
+  if (!row) return undefined
+  if (row.expiresAt && row.expiresAt.getTime() <= ctx.clock.now()) return undefined
+  return JSON.parse(row.payload) as AdapterPayload
+}
+
+/**
+ * The row a model is stored as (the one rule, for the adapter and the fast token path):
+ * `gatehouseSessionId` is the Gatehouse session an SSO session (kind Session) was signed in from.
+ */
+export function modelRow(
+  ctx: AuthContext,
+  kind: string,
+  id: string,
+  payload: AdapterPayload,
+  expiresIn: number,
+  gatehouseSessionId: string | null,
+): OidcModelRow {
+  return {
+    kind,
+    id,
+    payload: JSON.stringify(payload),
+    grantId: typeof payload.grantId === 'string' ? payload.grantId : null,
+    uid: typeof payload.uid === 'string' ? payload.uid : null,
+    userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+    gatehouseSessionId: kind === 'Session' ? gatehouseSessionId : null,
+    consumedAt: typeof payload.consumed === 'number' ? new Date(payload.consumed * 1000) : null,
+    expiresAt: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
+  }
+}
+
+/** A model (not a client) by id as `batch`'s request sees it (its own writes first; no batch: the database). */
+export async function findModelPayload(
+  ctx: AuthContext,
+  batch: WriteBatch | undefined,
+  kind: string,
+  id: string,
+): Promise<AdapterPayload | undefined> {
+  if (!batch) return live(ctx, await findModel(ctx, kind, id))
+  const own = batch.overlaid(kind, id)
+  if (own !== undefined) return live(ctx, own ?? undefined)
+  return live(ctx, batch.read(kind, await findModel(ctx, kind, id)))
+}
+
+/** A model by uid as `batch`'s request sees it; a Session whose Gatehouse session has ended is not there (see findByUid). */
+export async function findModelPayloadByUid(
+  ctx: AuthContext,
+  batch: WriteBatch | undefined,
+  kind: string,
+  uid: string,
+): Promise<AdapterPayload | undefined> {
+  const own = batch?.overlaidByUid(kind, uid)
+  if (own) return live(ctx, own)
+  const found = await findModelByUid(ctx, kind, uid)
+  const row = batch ? batch.read(kind, found) : found
+  if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now())))) return undefined
+  return live(ctx, row)
 }
 
 /**
@@ -55,12 +116,6 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
   return class GatehouseAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
-    private live(row: { payload: string; expiresAt: Date | null } | undefined): AdapterPayload | undefined {
-      if (!row) return undefined
-      if (row.expiresAt && row.expiresAt.getTime() <= ctx.clock.now()) return undefined
-      return JSON.parse(row.payload) as AdapterPayload
-    }
-
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       // Only dynamic registration (RFC 7591/7592) saves clients through oidc-provider.
       if (this.kind === 'Client') {
@@ -74,18 +129,9 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
         )
         return
       }
-      const row: OidcModelRow = {
-        kind: this.kind,
-        id,
-        payload: JSON.stringify(payload),
-        grantId: typeof payload.grantId === 'string' ? payload.grantId : null,
-        uid: typeof payload.uid === 'string' ? payload.uid : null,
-        userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
-        // An SSO session remembers the Gatehouse session it was signed in from.
-        gatehouseSessionId: this.kind === 'Session' ? (gatehouseRequest.getStore()?.sessionId ?? null) : null,
-        consumedAt: typeof payload.consumed === 'number' ? new Date(payload.consumed * 1000) : null,
-        expiresAt: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
-      }
+      // An SSO session remembers the Gatehouse session it was signed in from.
+      const sessionId = this.kind === 'Session' ? (gatehouseRequest.getStore()?.sessionId ?? null) : null
+      const row = modelRow(ctx, this.kind, id, payload, expiresIn, sessionId)
       const batch = openBatch()
       if (batch) batch.upsert(row)
       else await upsertModel(ctx, row)
@@ -96,11 +142,7 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
         const row = await findClient(ctx, id)
         return row ? (clientMetadata(row) as AdapterPayload) : undefined
       }
-      const batch = openBatch()
-      if (!batch) return this.live(await findModel(ctx, this.kind, id))
-      const own = batch.overlaid(this.kind, id)
-      if (own !== undefined) return this.live(own ?? undefined)
-      return this.live(batch.read(this.kind, await findModel(ctx, this.kind, id)))
+      return findModelPayload(ctx, openBatch(), this.kind, id)
     }
 
     /**
@@ -110,20 +152,13 @@ export function databaseAdapter(ctx: AuthContext): new (kind: string) => Adapter
      * an authorization request drops such a session first, see dropEndedSession.)
      */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      const batch = openBatch()
-      const own = batch?.overlaidByUid(this.kind, uid)
-      if (own) return this.live(own)
-      const found = await findModelByUid(ctx, this.kind, uid)
-      const row = batch ? batch.read(this.kind, found) : found
-      if (row?.gatehouseSessionId && !(await gatehouseSessionActive(ctx, row.gatehouseSessionId, new Date(ctx.clock.now()))))
-        return undefined
-      return this.live(row)
+      return findModelPayloadByUid(ctx, openBatch(), this.kind, uid)
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
       const found = await findModelByUserCode(ctx, this.kind, userCode)
       const batch = openBatch()
-      return this.live(batch ? batch.read(this.kind, found) : found)
+      return live(ctx, batch ? batch.read(this.kind, found) : found)
     }
 
     async consume(id: string): Promise<void> {

@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider'
 import type { ClientInstance } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
+import { idleOff } from '../../core/idle-scope.js'
 import { generateId } from '../../crypto/random.js'
 import type { Logger } from '../../log.js'
 import type { OidcLogoutDeliveryRow } from './schema.js'
@@ -41,7 +42,7 @@ export const retryDelay = (attempts: number): number => Math.min(FIRST_RETRY_MS 
  * may (Gatehouse serves the LAN); self-registered ones only when their host is in
  * `oidcProvider.registration.allowedHosts` (provider.ts's `fetch` reads it).
  */
-export const trustedDelivery = new AsyncLocalStorage<boolean>()
+export const trustedDelivery = idleOff(new AsyncLocalStorage<boolean>())
 
 interface Claims {
   accountId?: string

@@ -154,3 +154,13 @@ declare module 'oidc-provider' {
     ): Promise<string>
   }
 }
+
+/**
+ * oidc-provider's own AsyncLocalStorage (lib/helpers/als.js): the Koa context of the request it is
+ * serving, run by its app for each one (provider.ts switches it off while none is).
+ */
+declare module 'oidc-provider/lib/helpers/als.js' {
+  import type { AsyncLocalStorage } from 'node:async_hooks'
+  const als: AsyncLocalStorage<unknown>
+  export default als
+}

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { recordAudit } from '../../core/audit.js'
+import { idleOff } from '../../core/idle-scope.js'
 import { callerLabel, panelCaller } from '../../core/panel-caller.js'
 import type { AuthContext } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
@@ -105,4 +106,4 @@ export async function spendRegistration(ctx: AuthContext, presented: string): Pr
 }
 
 /** The registration request being served: the initial access token it spent (read by the adapter when it stores the client). */
-export const registrationRequest = new AsyncLocalStorage<{ tokenId: string | null }>()
+export const registrationRequest = idleOff(new AsyncLocalStorage<{ tokenId: string | null }>())

@@ -36,6 +36,49 @@ function statement<T>(ctx: AuthContext, name: string, build: (db: DB) => T): T {
 
 const p = sql.placeholder
 
+/**
+ * SQLite's own handle under drizzle (better-sqlite3): the model statements every token request runs
+ * (find by id or uid, store, consume) are prepared on it directly, without drizzle's placeholder
+ * filling, query wrapper and row mapping; PostgreSQL keeps drizzle's prepared statements.
+ */
+interface RawStatement {
+  get(...params: unknown[]): unknown
+  run(...params: unknown[]): { changes: number }
+}
+const rawStatement = (ctx: AuthContext, name: string, text: string): RawStatement =>
+  statement(ctx, `raw:${name}`, (db) => (db as unknown as { $client: { prepare(text: string): RawStatement } }).$client.prepare(text))
+
+/** oidcModel's columns in the table's order (drizzle's select() order). */
+const MODEL_COLUMNS = 'kind, id, payload, grantId, uid, userCode, gatehouseSessionId, consumedAt, expiresAt'
+
+interface RawModelRow {
+  kind: string
+  id: string
+  payload: string
+  grantId: string | null
+  uid: string | null
+  userCode: string | null
+  gatehouseSessionId: string | null
+  consumedAt: number | null
+  expiresAt: number | null
+}
+
+/** A raw oidcModel row as drizzle maps it (timestamps: epoch milliseconds to Date). */
+function modelOf(raw: RawModelRow | undefined): OidcModelRow | undefined {
+  if (!raw) return undefined
+  return {
+    kind: raw.kind,
+    id: raw.id,
+    payload: raw.payload,
+    grantId: raw.grantId,
+    uid: raw.uid,
+    userCode: raw.userCode,
+    gatehouseSessionId: raw.gatehouseSessionId,
+    consumedAt: raw.consumedAt === null ? null : new Date(raw.consumedAt),
+    expiresAt: raw.expiresAt === null ? null : new Date(raw.expiresAt),
+  }
+}
+
 /** A nullable timestamp as each driver stores it: epoch milliseconds in SQLite, a Date for node-postgres. */
 const driverTime = (ctx: AuthContext, at: Date | null): Date | number | null =>
   at === null ? null : ctx.storage.dialect === 'sqlite' ? at.getTime() : at
@@ -45,6 +88,27 @@ const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(col
 
 /** Inserts or replaces a model; a row without a Gatehouse session link keeps the one it had. */
 export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<void> {
+  if (ctx.storage.dialect === 'sqlite') {
+    rawStatement(
+      ctx,
+      'upsertModel',
+      `insert into oidcModel (${MODEL_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       on conflict (kind, id) do update set payload = excluded.payload, grantId = excluded.grantId, uid = excluded.uid,
+       userCode = excluded.userCode, gatehouseSessionId = coalesce(excluded.gatehouseSessionId, oidcModel.gatehouseSessionId),
+       consumedAt = excluded.consumedAt, expiresAt = excluded.expiresAt`,
+    ).run(
+      row.kind,
+      row.id,
+      row.payload,
+      row.grantId,
+      row.uid,
+      row.userCode,
+      row.gatehouseSessionId || null,
+      row.consumedAt === null ? null : row.consumedAt.getTime(),
+      row.expiresAt === null ? null : row.expiresAt.getTime(),
+    )
+    return
+  }
   const upsert = statement(ctx, 'upsertModel', (db) =>
     db
       .insert(oidcModel)
@@ -83,6 +147,12 @@ export async function upsertModel(ctx: AuthContext, row: OidcModelRow): Promise<
 }
 
 export async function findModel(ctx: AuthContext, kind: string, id: string): Promise<OidcModelRow | undefined> {
+  if (ctx.storage.dialect === 'sqlite')
+    return modelOf(
+      rawStatement(ctx, 'findModel', `select ${MODEL_COLUMNS} from oidcModel where kind = ? and id = ?`).get(kind, id) as
+        | RawModelRow
+        | undefined,
+    )
   const find = statement(ctx, 'findModel', (db) =>
     db
       .select()
@@ -98,6 +168,12 @@ export async function findModel(ctx: AuthContext, kind: string, id: string): Pro
  * session this way on every refresh (oidc-provider's checkSessionBinding).
  */
 export async function findModelByUid(ctx: AuthContext, kind: string, uid: string): Promise<OidcModelRow | undefined> {
+  if (ctx.storage.dialect === 'sqlite')
+    return modelOf(
+      rawStatement(ctx, 'findModelByUid', `select ${MODEL_COLUMNS} from oidcModel where kind = ? and uid = ? limit 1`).get(kind, uid) as
+        | RawModelRow
+        | undefined,
+    )
   const find = statement(ctx, 'findModelByUid', (db) =>
     db
       .select()
@@ -144,6 +220,16 @@ async function consumeUnconsumed(
 ): Promise<void> {
   const row = seen ?? (await findModel(ctx, kind, id))
   if (!row) return
+  const text = seen && payload ? payload : consumedPayload(row.payload, at)
+  if (ctx.storage.dialect === 'sqlite') {
+    const { changes } = rawStatement(
+      ctx,
+      'consumeUnconsumed',
+      'update oidcModel set payload = ?, consumedAt = ? where kind = ? and id = ? and consumedAt is null',
+    ).run(text, at.getTime(), kind, id)
+    if (changes === 0) throw new ConsumedMeanwhile(kind, row.grantId)
+    return
+  }
   const consume = statement(ctx, 'consumeUnconsumed', (db) =>
     db
       .update(oidcModel)
@@ -153,7 +239,7 @@ async function consumeUnconsumed(
       .prepare(),
   )
   const updated = await consume.execute({
-    payload: seen && payload ? payload : consumedPayload(row.payload, at),
+    payload: text,
     consumedAt: driverTime(ctx, at),
     kind,
     id,

@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parse as parseQuery } from 'node:querystring'
 import { Readable } from 'node:stream'
 import type Provider from 'oidc-provider'
-import type { Adapter, ClientInstance } from 'oidc-provider'
+import type { AdapterPayload, ClientInstance } from 'oidc-provider'
 import type { AuthContext } from '../../core/context.js'
 import type { RouteContext } from '../../http/route.js'
 import type { UserRow } from '../../core/sessions.js'
 import { accountFor, userClaims } from './accounts.js'
-import { gatehouseRequest } from './adapter.js'
+import { findModelPayload, findModelPayloadByUid, modelRow } from './adapter.js'
 import { WriteBatch } from './batch.js'
 import { commitTokenBatch } from './provider.js'
 import type { OidcClientRow } from './schema.js'
@@ -17,14 +17,21 @@ import { findClient } from './store.js'
  * The token endpoint's plain cases without oidc-provider's Koa stack: a rotating
  * `grant_type=refresh_token` and a `grant_type=client_credentials`, authenticated with the client's
  * secret (HTTP Basic or `client_secret` in the body) or, for a public client's refresh, its
- * `client_id` alone. It reads through oidc-provider's own models (Client, RefreshToken, Grant),
- * signs with its IdToken, issues client credentials with its ClientCredentials model, and stores
- * the rotated refresh token and the access token exactly as its models would (same members, same
- * order, same ids), all on the same adapter and write batch: what it stores and signs is what
+ * `client_id` alone. It reads the refresh token, its grant and (for a token that expires with its
+ * SSO session) that session by uid the way the adapter does, through the request's write batch
+ * passed explicitly (adapter.ts findModelPayload, findModelPayloadByUid: `batch.read`, so the
+ * consume stays conditional at commit), and has oidc-provider's models check and instantiate them
+ * (verify, instantiate, Session#grantIdFor: its checkSessionBinding). It signs with its IdToken,
+ * builds client credentials with its ClientCredentials model, and puts the rotated refresh token,
+ * the access token and the client credentials in the batch as the rows the adapter would store
+ * (adapter.ts modelRow: same members, same order, same ids): what it stores and signs is what
  * oidc-provider's handler would (tests/features/oidc-provider/oidc-token-fast.api.test.ts compares the two). It leaves
  * out the HTTP and middleware layers (Koa, parameter assembly, the client-authentication chain),
- * the Gatehouse session lookup (a token request does not use it) and the model events nobody
- * listens to (`refresh_token.saved`, …); it writes the audit entry of `grant.success`.
+ * the Gatehouse session lookup (a token request does not use it), AsyncLocalStorage (neither
+ * Gatehouse's request scope nor oidc-provider's is run: both switch themselves off while no
+ * request is in oidc-provider's hands, so a process serving only these has no promise hooks) and
+ * the model events nobody listens to (`refresh_token.saved`, …); it writes the audit entry of
+ * `grant.success`.
  *
  * It answers only a request it is sure to honour. Anything else goes to oidc-provider unchanged
  * (the body it read is replayed): every refusal (unknown client, wrong secret, unknown, expired,
@@ -72,8 +79,10 @@ interface Token {
   readonly tokenType: string
   claims?: Record<string, Record<string, unknown> | undefined>
   [field: string]: unknown
-  save(): Promise<string>
-  consume(): Promise<void>
+  readonly remainingTTL: number
+  generateTokenId(): string
+  getValueAndPayload(): Promise<{ value: string; payload: AdapterPayload }>
+  emit(event: string): void
 }
 
 interface Grant {
@@ -93,20 +102,31 @@ interface IdToken {
   issue(options: { use: 'idtoken' }): Promise<string>
 }
 
-/** A token model class: its adapter, lifetime (ttl.<Model>) and token id generator. */
-interface TokenModel {
+/** A stored model's class: its check of a stored payload (expiry, format) and its instantiation. */
+interface StoredModel<T> {
+  verify(stored: AdapterPayload, options?: { ignoreExpiration?: boolean }): Promise<AdapterPayload>
+  instantiate(payload: AdapterPayload): T
+}
+
+/** A token model class: its lifetime (ttl.<Model>) and token id generator. */
+interface TokenModel extends StoredModel<Token> {
   new (fields: Record<string, unknown>): Token
-  readonly adapter: Adapter
   expiresIn(): number
   prototype: { generateTokenId(this: { kind: string }): string }
+}
+
+interface Session {
+  accountId?: string
+  grantIdFor(clientId: string): string | undefined
 }
 
 interface Models {
   /** The provider's EventEmitter side: whether anyone listens to a model event. */
   listenerCount(event: string): number
   Client: { find(id: string): Promise<Client | undefined> }
-  Grant: { find(id: string, options: { ignoreExpiration: boolean }): Promise<Grant | undefined> }
-  RefreshToken: TokenModel & { find(value: string, options: { ignoreExpiration: boolean }): Promise<Token | undefined> }
+  Grant: StoredModel<Grant>
+  Session: StoredModel<Session>
+  RefreshToken: TokenModel
   AccessToken: TokenModel
   ClientCredentials: new (fields: Record<string, unknown>) => Token
   IdToken: new (available: Record<string, unknown>, options: { client: Client }) => IdToken
@@ -273,16 +293,64 @@ function filterClaims(source: Token['claims'], target: string, grant: Grant): Re
   return claims
 }
 
+/**
+ * oidc-provider's Model.find (base_model.js) read through the request's batch: the stored payload
+ * (its expiry by Gatehouse's clock), checked by the model's verify and instantiated by the model;
+ * undefined when absent or refused.
+ */
+async function findStored<T>(
+  ctx: AuthContext,
+  batch: WriteBatch,
+  model: StoredModel<T>,
+  kind: string,
+  id: string,
+  options?: { ignoreExpiration: boolean },
+): Promise<T | undefined> {
+  const stored = await findModelPayload(ctx, batch, kind, id)
+  if (!stored) return undefined
+  try {
+    return model.instantiate(await model.verify(stored, options))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * oidc-provider's checkSessionBinding (models/token_helpers.js): a token that expires with its SSO
+ * session is valid only while that session (read by uid, as the adapter's findByUid does: gone once
+ * its Gatehouse session has ended) is there with the same account and the same grant for the client.
+ */
+async function sessionBound(ctx: AuthContext, batch: WriteBatch, models: Models, token: Token): Promise<boolean> {
+  if (!token.expiresWithSession) return true
+  if (typeof token.sessionUid !== 'string') return false
+  const stored = await findModelPayloadByUid(ctx, batch, 'Session', token.sessionUid)
+  if (!stored) return false
+  let session: Session
+  try {
+    session = models.Session.instantiate(await models.Session.verify(stored))
+  } catch {
+    return false
+  }
+  return token.accountId === session.accountId && token.grantId === session.grantIdFor(token.clientId)
+}
+
 /** oidc-provider's refresh_token grant with rotation (lib/actions/grants/refresh_token.js), for the plain case. */
-async function refreshGrant(ctx: AuthContext, models: Models, client: Client, row: OidcClientRow, params: Params): Promise<Answer> {
+async function refreshGrant(
+  ctx: AuthContext,
+  batch: WriteBatch,
+  models: Models,
+  client: Client,
+  row: OidcClientRow,
+  params: Params,
+): Promise<Answer> {
   const value = params.refresh_token
   if (!value) return handOver('no refresh_token')
-  const old = await models.RefreshToken.find(value, { ignoreExpiration: true })
-  if (!old) return handOver('refresh token not found')
+  const old = await findStored(ctx, batch, models.RefreshToken, 'RefreshToken', value, { ignoreExpiration: true })
+  if (!old || !(await sessionBound(ctx, batch, models, old))) return handOver('refresh token not found')
   if (old.clientId !== client.clientId || old.isExpired || old.consumed) handOver('refresh token refused')
   for (const bound of ['x5t#S256', 'jkt', 'attestationJkt', 'rar', 'resource'])
     if (old[bound] !== undefined) handOver(`refresh token with ${bound}`)
-  const grant = await models.Grant.find(String(old.grantId), { ignoreExpiration: true })
+  const grant = await findStored(ctx, batch, models.Grant, 'Grant', String(old.grantId), { ignoreExpiration: true })
   if (!grant || grant.isExpired || grant.clientId !== client.clientId) return handOver('grant refused')
   let requested: Set<string> | undefined
   if (params.scope) {
@@ -296,12 +364,13 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
 
   // oidc-provider's RefreshToken#consume is the adapter's consume plus a `refresh_token.consumed`
   // event (its name worked out with a regular expression each time): the event only when someone listens.
-  if (models.listenerCount('refresh_token.consumed') > 0) await old.consume()
-  else await models.RefreshToken.adapter.consume(old.jti)
+  batch.consume('RefreshToken', old.jti, new Date(ctx.clock.now()))
+  if (models.listenerCount('refresh_token.consumed') > 0) old.emit('consumed')
   // The rotated refresh token and the access token, stored as oidc-provider's RefreshToken and
   // AccessToken save them (formats/opaque.js getValueAndPayload: iat, exp, then the model's
   // payload fields in the order its constructor sets them, undefined ones left out), built here
-  // without the model instances. Its token ids come from oidc-provider's own generator.
+  // without the model instances, as the adapter's rows (modelRow). Its token ids come from
+  // oidc-provider's own generator.
   const now = Math.floor(Date.now() / 1000)
   let gty = old.gty
   if (typeof gty === 'string' && !gty.endsWith('refresh_token')) gty = `${gty} refresh_token`
@@ -331,7 +400,7 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
     jti: refreshToken,
     clientId: client.clientId,
   })
-  await models.RefreshToken.adapter.upsert(refreshToken, next, rtTtl)
+  batch.upsert(modelRow(ctx, 'RefreshToken', refreshToken, next as AdapterPayload, rtTtl, null))
 
   const scope = requested ?? new Set(typeof next.scope === 'string' ? next.scope.split(' ') : [])
   const atScope = grant.getOIDCScopeFiltered(scope)
@@ -351,7 +420,7 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
     scope: atScope,
     // oidc-provider's default extraTokenClaims (Gatehouse configures none) adds nothing.
   })
-  await models.AccessToken.adapter.upsert(accessToken, at, atTtl)
+  batch.upsert(modelRow(ctx, 'AccessToken', accessToken, at as AdapterPayload, atTtl, null))
 
   let idToken: string | undefined
   if (scope.has('openid')) {
@@ -389,13 +458,26 @@ async function refreshGrant(ctx: AuthContext, models: Models, client: Client, ro
 }
 
 /** oidc-provider's client_credentials grant (lib/actions/grants/client_credentials.js) without resource indicators. */
-async function clientCredentialsGrant(models: Models, client: Client, params: Params, scopes: ReadonlySet<string>): Promise<Answer> {
+async function clientCredentialsGrant(
+  ctx: AuthContext,
+  batch: WriteBatch,
+  models: Models,
+  client: Client,
+  params: Params,
+  scopes: ReadonlySet<string>,
+): Promise<Answer> {
   if (params.refresh_token !== undefined) handOver('refresh_token with client_credentials')
   if (client.scope) handOver('client scope list')
   // Without a resource, only the provider's own scopes are kept (check_resource.js filterStatics).
   const requested = params.scope === undefined ? [] : params.scope.split(' ').filter((s) => scopes.has(s))
   const token = new models.ClientCredentials({ client, scope: requested.join(' ') || undefined })
-  const value = await token.save()
+  // Its save() (base_token.js, base_model.js) with the adapter's upsert done here on the batch: the
+  // ttl its remaining lifetime, the id from its generator, the payload as the model builds it.
+  const ttl = token.remainingTTL
+  token.jti = token.generateTokenId()
+  const { value, payload } = await token.getValueAndPayload()
+  batch.upsert(modelRow(ctx, 'ClientCredentials', token.jti, payload, ttl, null))
+  if (models.listenerCount('client_credentials.saved') > 0) token.emit('saved')
   return {
     body: answer({ access_token: value, expires_in: token.expiration, scope: token.scope || undefined, token_type: token.tokenType }),
     audit: { actorUserId: null, grantType: 'client_credentials', clientId: client.clientId },
@@ -456,16 +538,14 @@ export async function fastToken(
   const batch = new WriteBatch()
   let result: Answer
   try {
-    result = await gatehouseRequest.run({ sessionId: null, batch }, async () => {
-      const params = paramsOf(body)
-      if (params.scope !== undefined && !SCOPE_SYNTAX.test(params.scope)) handOver('scope syntax')
-      const { client, row } = await authenticate(ctx, models, req, params)
-      if (params.grant_type === 'refresh_token' && client.grantTypeAllowed('refresh_token'))
-        return refreshGrant(ctx, models, client, row, params)
-      if (params.grant_type === 'client_credentials' && client.grantTypeAllowed('client_credentials'))
-        return clientCredentialsGrant(models, client, params, options.scopes)
-      return handOver('grant type')
-    })
+    const params = paramsOf(body)
+    if (params.scope !== undefined && !SCOPE_SYNTAX.test(params.scope)) handOver('scope syntax')
+    const { client, row } = await authenticate(ctx, models, req, params)
+    if (params.grant_type === 'refresh_token' && client.grantTypeAllowed('refresh_token'))
+      result = await refreshGrant(ctx, batch, models, client, row, params)
+    else if (params.grant_type === 'client_credentials' && client.grantTypeAllowed('client_credentials'))
+      result = await clientCredentialsGrant(ctx, batch, models, client, params, options.scopes)
+    else result = handOver('grant type')
   } catch (error) {
     // Nothing written yet: oidc-provider serves the request from the start (and answers any error itself).
     if (batch.writes.length === 0) {
