@@ -1,5 +1,8 @@
 import type { AsyncLocalStorage } from 'node:async_hooks'
 
+/** The instances idleOff already counts. */
+const counted = new WeakSet<AsyncLocalStorage<unknown>>()
+
 /**
  * An AsyncLocalStorage that switches itself off when no run of it is in flight. On Node 22 (no
  * AsyncContextFrame by default) an enabled AsyncLocalStorage keeps async_hooks' promise hooks on
@@ -15,6 +18,9 @@ import type { AsyncLocalStorage } from 'node:async_hooks'
  * the current context, which outside every run (where the count reaches zero) holds none of it.
  */
 export function idleOff<S, A extends AsyncLocalStorage<S>>(storage: A): A {
+  // Once per instance (oidc-provider's is handed over again at every provider build).
+  if (counted.has(storage)) return storage
+  counted.add(storage)
   let inFlight = 0
   const settled = () => {
     inFlight -= 1

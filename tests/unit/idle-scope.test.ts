@@ -67,6 +67,14 @@ describe('idleOff: an AsyncLocalStorage off while no run is in flight', () => {
     expect(await storage.run('next', async () => storage.getStore())).toBe('next')
   })
 
+  it("wraps an instance once, however often it is handed over (oidc-provider's, at every provider build)", async () => {
+    const storage = idleOff(new AsyncLocalStorage<string>())
+    const counted = storage.run
+    expect(idleOff(storage)).toBe(storage)
+    expect(storage.run).toBe(counted)
+    expect(await storage.run('again', async () => storage.getStore())).toBe('again')
+  })
+
   it('counts synchronous and throwing runs too', async () => {
     const storage = idleOff(new AsyncLocalStorage<number>())
     expect(storage.run(1, () => storage.getStore())).toBe(1)

@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
-import oidcProviderContext from 'oidc-provider/lib/helpers/als.js'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { idleOff } from '../../core/idle-scope.js'
@@ -62,11 +61,6 @@ export interface GatehouseRequestState {
 }
 
 export const requestState = new WeakMap<IncomingMessage, GatehouseRequestState>()
-
-// oidc-provider runs its AsyncLocalStorage around every request its Koa app serves; once run it
-// would stay enabled for good, and with it async_hooks' promise hooks on every promise of the
-// process (Node 22), fast-path token requests included. Off while no request is in its hands.
-idleOff(oidcProviderContext)
 
 export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'groups']
 
@@ -229,6 +223,10 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     const audit = auditOf(ctx)
     // Loaded on first use: a server without the OIDC provider never loads Koa and oidc-provider.
     const { default: Provider, interactionPolicy, ExternalSigningKey, errors } = await import('oidc-provider')
+    // oidc-provider runs its AsyncLocalStorage around every request its Koa app serves; once run it
+    // would stay enabled for good, and with it async_hooks' promise hooks on every promise of the
+    // process (Node 22), fast-path token requests included. Off while no request is in its hands.
+    idleOff((await import('oidc-provider/lib/helpers/als.js')).default)
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
