@@ -17,6 +17,7 @@ import { createHash, generateKeyPairSync, randomBytes, randomUUID, sign, timingS
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { parse } from 'node:querystring'
+import { bannedNow } from '../server/core/bans.js'
 import { SqliteDatabase } from '../server/db/sqlite-driver.js'
 
 const port = Number(process.argv[2])
@@ -172,7 +173,10 @@ function refresh(req: IncomingMessage, res: ServerResponse, body: string): void 
   const grant = grantRow ? (JSON.parse(grantRow.payload) as { clientId: string; accountId: string; exp: number }) : undefined
   const user = findUser.get(old.accountId)
   const t = seconds()
-  const banned = user?.banned && (user.banExpires === null || user.banExpires > Date.now())
+  // The one ban rule (core/bans.ts), as Gatehouse's refresh applies it.
+  const banned =
+    user !== undefined &&
+    bannedNow({ banned: user.banned === 1, banExpires: user.banExpires === null ? null : new Date(user.banExpires) }, Date.now())
   if (
     old.clientId !== CLIENT_ID ||
     !grant ||

@@ -185,6 +185,25 @@ async function startBare(): Promise<{ child: ChildProcess; basic: string; tokens
   })
 }
 
+/**
+ * One client's chain of rotating refreshes against a token endpoint: each step presents the
+ * refresh token the previous answer returned; false when a step fails (which breaks the chain).
+ */
+function rotating(tokenEndpoint: string, basic: string, first: string): () => Promise<boolean> {
+  let token = first
+  return async () => {
+    const res = await fetch(tokenEndpoint, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=refresh_token&refresh_token=${token}`,
+    })
+    const body = (await res.json()) as { refresh_token?: string }
+    if (res.status !== 200 || !body.refresh_token) return false
+    token = body.refresh_token
+    return true
+  }
+}
+
 interface BenchClient {
   clientId: string
   basic: string
@@ -239,20 +258,8 @@ async function main(): Promise<void> {
       '| grant | requests/s | server CPU (user + sys) / wall | requests per CPU-second (per core) | CPU per request | vs Keycloak 120/s/vCPU | failed |',
     )
     console.log('|---|---|---|---|---|---|---|')
-    const refresh = (client: BenchClient) => async () => {
-      let token = await refreshTokenFor(client.clientId, client.basic, jar)
-      return async () => {
-        const res = await fetch(`${base}/oauth2/token`, {
-          method: 'POST',
-          headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
-          body: `grant_type=refresh_token&refresh_token=${token}`,
-        })
-        const body = (await res.json()) as { refresh_token?: string }
-        if (res.status !== 200 || !body.refresh_token) return false
-        token = body.refresh_token
-        return true
-      }
-    }
+    const refresh = (client: BenchClient) => async () =>
+      rotating(`${base}/oauth2/token`, client.basic, await refreshTokenFor(client.clientId, client.basic, jar))
     const rs256PerCore = SCENARIOS.has('rs256') ? await measure('refresh_token (rotating, RS256 ID token)', pid, refresh(rs256)) : 0
     if (SCENARIOS.has('eddsa')) await measure('refresh_token (rotating, EdDSA ID token)', pid, refresh(eddsa))
     const form = { authorization: rs256.basic, 'content-type': 'application/x-www-form-urlencoded' }
@@ -270,20 +277,7 @@ async function main(): Promise<void> {
         const barePerCore = await measure(
           'bare: refresh_token (rotating, RS256 ID token), node:http + SQLite',
           bare.child.pid as number,
-          async () => {
-            let token = bare.tokens[chain++] as string
-            return async () => {
-              const res = await fetch(`${bareBase}/oauth2/token`, {
-                method: 'POST',
-                headers: { authorization: bare.basic, 'content-type': 'application/x-www-form-urlencoded' },
-                body: `grant_type=refresh_token&refresh_token=${token}`,
-              })
-              const body = (await res.json()) as { refresh_token?: string }
-              if (res.status !== 200 || !body.refresh_token) return false
-              token = body.refresh_token
-              return true
-            }
-          },
+          async () => rotating(`${bareBase}/oauth2/token`, bare.basic, bare.tokens[chain++] as string),
         )
         if (rs256PerCore > 0)
           console.log(`\nRS256 refresh per CPU-second against the bare anchor: ${(rs256PerCore / barePerCore).toFixed(2)}×`)
