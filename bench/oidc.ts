@@ -12,10 +12,13 @@
  *   BENCH_SERVER=/tmp/old/dist/server/main.mjs node bin/run-ts.js bench/oidc.ts   # another build's server
  *   BENCH_FAST_TOKEN=0 node bin/run-ts.js bench/oidc.ts      # oidcProvider.fastTokenEndpoint off: oidc-provider serves every token request
  *   BENCH_WARMUP=2 node bin/run-ts.js bench/oidc.ts           # each scenario runs 2 s unmeasured first (JIT warm-up; default 0)
- *   BENCH_REQUESTS=4000 BENCH_WARMUP_REQUESTS=2000 node bin/run-ts.js bench/oidc.ts
- *       # by count instead of time: 2 000 requests unmeasured, then 4 000 measured, however long they
+ *   BENCH_REQUESTS=6000 BENCH_WARMUP_REQUESTS=6000 node bin/run-ts.js bench/oidc.ts
+ *       # by count instead of time: 6 000 requests unmeasured, then 6 000 measured, however long they
  *       # take. On a loaded machine a time-boxed run gives the server few requests, so the figure
- *       # includes the JIT's warm-up; a count keeps the CPU per request the steady state's.
+ *       # includes the JIT's warm-up. A refresh's CPU levels off after ~4 500 requests on Node 22
+ *       # (docs/BENCHMARKS.md, issue 38's fifth pass): a shorter warm-up measures a server that has
+ *       # just started.
+ *   BENCH_WARMUP_REQUESTS=15000 BENCH_CURVE=1500 ...   # the warm-up's figure window by window (where the steady state starts)
  *
  * The `bare` scenario is the anchor: the same rotating RS256 refresh against
  * bench/oidc-bare-server.ts (node:http, raw SQLite statements on Gatehouse's tables, one
@@ -37,6 +40,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 0)
 /** Measured and unmeasured requests per scenario by count (0: by time, BENCH_DURATION and BENCH_WARMUP). */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 0)
 const WARMUP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 0)
+const CURVE = Number(process.env.BENCH_CURVE ?? 0)
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'rs256,eddsa,cc,bare').split(','))
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
 const root = join(import.meta.dirname, '..')
@@ -127,11 +131,27 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
   if (WARMUP > 0 || WARMUP_REQUESTS > 0) {
     const warm = performance.now() + WARMUP * 1000
     let started = 0
+    // BENCH_CURVE=<n>: the warm-up (by count) in windows of n requests, each window's figure printed.
+    const window = CURVE > 0 && WARMUP_REQUESTS > 0 ? CURVE : Number.POSITIVE_INFINITY
+    let windowStart = cpuTimes(pid)
+    let windowDone = 0
+    const curve: string[] = []
     await Promise.all(
       workers.map(async (step) => {
-        while (WARMUP_REQUESTS > 0 ? started++ < WARMUP_REQUESTS : performance.now() < warm) await step()
+        while (WARMUP_REQUESTS > 0 ? started++ < WARMUP_REQUESTS : performance.now() < warm) {
+          await step()
+          if (++windowDone === window) {
+            const now = cpuTimes(pid)
+            const cpu = now.user + now.system - windowStart.user - windowStart.system
+            // /proc counts CPU in 10 ms ticks: a window shorter than one tick has no figure.
+            curve.push(cpu > 0 ? String(Math.round(window / cpu)) : 'under a tick')
+            windowStart = now
+            windowDone = 0
+          }
+        }
       }),
     )
+    if (curve.length > 0) console.log(`warm-up of ${name}, per CPU-second in windows of ${window} requests: ${curve.join(', ')}`)
   }
   let ok = 0
   let failed = 0

@@ -18,7 +18,15 @@ it('bench/oidc.ts: rotating refreshes (RS256, EdDSA), client credentials and the
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc.ts')], {
       cwd: root,
-      env: { ...process.env, BENCH_DURATION: '1', BENCH_CONCURRENCY: '2', BENCH_PORT: String(port) },
+      // A short warm-up by count, printed window by window (BENCH_CURVE), then one second measured.
+      env: {
+        ...process.env,
+        BENCH_DURATION: '1',
+        BENCH_CONCURRENCY: '2',
+        BENCH_PORT: String(port),
+        BENCH_WARMUP_REQUESTS: '20',
+        BENCH_CURVE: '10',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
@@ -56,4 +64,9 @@ it('bench/oidc.ts: rotating refreshes (RS256, EdDSA), client credentials and the
     expect(cells[7], row).toBe('0')
   }
   expect(output).toMatch(/RS256 refresh per CPU-second against the bare anchor: \d+\.\d\d×/)
+  // Each scenario's warm-up curve: two windows of ten requests (a figure, or none under one /proc tick).
+  const curves = output.split('\n').filter((line) => line.startsWith('warm-up of '))
+  expect(curves, output).toHaveLength(4)
+  for (const curve of curves)
+    expect(curve, output).toMatch(/per CPU-second in windows of 10 requests: (\d+|under a tick), (\d+|under a tick)$/)
 }, 90_000)
