@@ -113,7 +113,7 @@ for (let round = 0; round < 8; round++) {
       find.all({ kind: 'RefreshToken', id: `b${(seq + 7) % 1000}` })
     }),
   )
-  for (let i = 0; i < 2000; i++) cache.set(`k${i}`, { i })
+  for (let i = 0; i < 2000; i++) cache.set(`k${i}`, { i }, cache.mark())
   r.twoCacheGets.push(
     timeIt(() => {
       cache.get(`k${seq % 1000}`)

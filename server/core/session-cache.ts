@@ -13,6 +13,8 @@ import type { ChangeSignal } from '../db/storage.js'
  */
 export class ChangeGuardedCache<V> {
   private readonly entries = new Map<string, V>()
+  /** How many times the cache was emptied for a change: a read begun in an earlier one may predate it. */
+  private generation = 0
   /**
    * PostgreSQL: await before `get` so that no commit of another instance made before this request
    * is missed (one shared round trip on the listening connection). Undefined on SQLite.
@@ -26,9 +28,12 @@ export class ChangeGuardedCache<V> {
     this.sync = signal.sync
   }
 
-  /** Empties the cache when the database changed since the last look. */
+  /** Empties the cache when the database changed since the last look (whoever looked). */
   private check(): void {
-    if (this.signal.changed()) this.entries.clear()
+    if (this.signal.changed()) {
+      this.entries.clear()
+      this.generation++
+    }
   }
 
   get(key: string): V | undefined {
@@ -37,15 +42,23 @@ export class ChangeGuardedCache<V> {
   }
 
   /**
-   * Stores a value read after a `get` missed. If the database changed since that `get` (another
-   * request or process committed while the value was being read), the value may predate the change
-   * and is not stored: the next lookup reads again.
+   * The generation now (the signal asked first): take it right after a `get` missed, before
+   * reading what `set` will store.
    */
-  set(key: string, value: V): void {
-    if (this.signal.changed()) {
-      this.entries.clear()
-      return
-    }
+  mark(): number {
+    this.check()
+    return this.generation
+  }
+
+  /**
+   * Stores a value read since `mark()` answered `mark`. If the database changed since then —
+   * noticed here, or by any other lookup meanwhile (another request may have asked the signal while
+   * this value was being read, so the signal alone no longer says so) — the value may predate the
+   * change and is not stored: the next lookup reads again.
+   */
+  set(key: string, value: V, mark: number): void {
+    this.check()
+    if (this.generation !== mark) return
     // A flood of distinct tokens cannot grow memory: past the bound, start over.
     if (this.entries.size >= this.maxEntries) this.entries.clear()
     this.entries.set(key, value)

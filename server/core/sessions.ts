@@ -47,10 +47,11 @@ export async function findSessionByToken(ctx: AuthContext, token: string): Promi
   const cached = cache.get(token)
   ctx.events.sessionCache(cached !== undefined)
   if (cached) return cached
+  const mark = cache.mark()
   const shared = cache.sync ? ctx.sharedCaches?.namespace<SessionWithUser>('session') : undefined
   const { hit, epoch } = shared ? await shared.lookup(token) : { hit: undefined, epoch: null }
   if (hit) {
-    cache.set(token, hit)
+    cache.set(token, hit, mark)
     return hit
   }
   const found =
@@ -58,7 +59,7 @@ export async function findSessionByToken(ctx: AuthContext, token: string): Promi
       ctx.db.select({ session, user }).from(session).innerJoin(user, eq(session.userId, user.id)).where(eq(session.token, token)),
     )) ?? null
   if (found) {
-    cache.set(token, found)
+    cache.set(token, found, mark)
     if (shared && epoch !== null) {
       const ttl = Math.min(SHARED_SESSION_TTL_SECONDS, (found.session.expiresAt.getTime() - ctx.clock.now()) / 1000)
       shared.store(token, found, epoch, ttl)

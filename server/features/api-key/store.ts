@@ -143,8 +143,9 @@ export async function findOwner(ctx: AuthContext, id: string): Promise<typeof us
   if (p.owners.sync) await p.owners.sync()
   let row = p.owners.get(id)
   if (row) return row
+  const mark = p.owners.mark()
   row = await firstRow(ctx.db.select().from(user).where(eq(user.id, id)))
-  if (row) p.owners.set(id, row)
+  if (row) p.owners.set(id, row, mark)
   return row
 }
 

@@ -31,26 +31,10 @@ export class DirectoryReads {
   private config: GatehouseConfig | null = null
   private generation = 0
 
-  /**
-   * How many changes the signal has reported (to whichever operation asked). A value read while it
-   * moved may predate the change: `cached` and `rememberSince` store only what was read within one
-   * epoch, even when another connection's lookup was the one that noticed the change.
-   */
-  private epoch = 0
-
   constructor(private readonly ctx: AuthContext) {
-    const signal = ctx.storage.changeSignal({ ownWrites: true })
-    this.cache = new ChangeGuardedCache<Value>(
-      {
-        changed: () => {
-          const changed = signal.changed()
-          if (changed) this.epoch++
-          return changed
-        },
-        ...(signal.sync ? { sync: signal.sync } : {}),
-      },
-      MAX_ENTRIES,
-    )
+    // A value read while the database changed may predate the change: the cache stores only what
+    // was read since its mark, even when another connection's lookup was the one that noticed it.
+    this.cache = new ChangeGuardedCache<Value>(ctx.storage.changeSignal({ ownWrites: true }), MAX_ENTRIES)
   }
 
   /**
@@ -78,16 +62,16 @@ export class DirectoryReads {
     const k = this.key(key)
     const hit = this.cache.get(k)
     if (hit !== undefined) return hit as T
-    const since = this.epoch
+    const since = this.cache.mark()
     const value = await read()
-    this.rememberSince(since, key, value)
+    // Under the key it was looked up with: read under that configuration.
+    this.cache.set(k, value, since)
     return value
   }
 
-  /** The current epoch, after asking the signal (a mark to pass to `rememberSince`). */
+  /** The cache's generation, after asking the signal (a mark to pass to `rememberSince`). */
   mark(): number {
-    this.cache.get('')
-    return this.epoch
+    return this.cache.mark()
   }
 
   /** Synchronous lookup of something `rememberSince` stored (the bind memo). */
@@ -97,9 +81,7 @@ export class DirectoryReads {
 
   /** Stores a value computed from reads made after `mark`; dropped if the database changed since then. */
   rememberSince(mark: number, key: string, value: Value): void {
-    const k = this.key(key)
-    this.cache.get(k) // asks the signal: a change since the mark moves the epoch
-    if (this.epoch === mark) this.cache.set(k, value)
+    this.cache.set(this.key(key), value, mark)
   }
 
   user(id: string): Promise<UserRow | null> {

@@ -362,6 +362,7 @@ export async function findClient(ctx: AuthContext, clientId: string): Promise<Oi
   await cache.sync?.()
   const cached = cache.get(clientId)
   if (cached) return cached
+  const mark = cache.mark()
   const find = statement(ctx, 'findClient', (db) =>
     db
       .select()
@@ -370,7 +371,7 @@ export async function findClient(ctx: AuthContext, clientId: string): Promise<Oi
       .prepare(),
   )
   const row = (await find.execute({ clientId }))[0]
-  if (row) cache.set(clientId, row)
+  if (row) cache.set(clientId, row, mark)
   return row
 }
 
