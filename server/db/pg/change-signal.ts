@@ -32,8 +32,9 @@ export interface ChangeSignal {
  * The PostgreSQL change signal: one dedicated connection LISTENs on `gatehouse_change`; the
  * triggers of migrations 0002, 0005 and 0017 NOTIFY it (with the table's name) at the commit of any
  * write to user, session, account, organization, member, team, teamMember, apikey, twoFactor,
- * passkey, keypair, gatehouseConfig or oidcClient — every table an instance caches rows of. Each notification, and each loss of the connection (notifications may be missed while
- * disconnected), moves `version()`.
+ * passkey, keypair, gatehouseConfig or oidcClient — every table an instance caches rows of. Each
+ * notification, and each loss of the connection (notifications may be missed while disconnected),
+ * moves `version()`.
  *
  * A lost connection is re-established in the background (after `reconnectDelayMs`, doubling up to
  * 10 s while PostgreSQL stays away), and also by the next `sync()`. Once listening again, `onChange`
