@@ -30,6 +30,7 @@ import {
   BINDING,
   child,
   children,
+  decode,
   decodePostParam,
   inflateParam,
   NS,
@@ -130,8 +131,10 @@ async function receive(rc: RouteContext, req: IncomingMessage): Promise<Received
     const raw = rawQueryParams(rc.url.search)
     const kind = raw.has('SAMLRequest') ? 'SAMLRequest' : raw.has('SAMLResponse') ? 'SAMLResponse' : null
     if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
-    const xml = inflateParam(rc.url.searchParams.get(kind) ?? '')
-    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: rc.url.searchParams.get('RelayState'), raw }
+    // Read from the raw values the signature check uses, never from another parse of the query.
+    const xml = inflateParam(decode(raw.get(kind) ?? ''))
+    const relay = raw.get('RelayState')
+    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: relay === undefined ? null : decode(relay), raw }
   }
   if (req.method !== 'POST') throw new SamlRefusal('MALFORMED_REQUEST')
   const form = await readForm(req)

@@ -99,27 +99,37 @@ export const decodePostParam = (value: string): string => base64(value).toString
 const pemOf = (body: string): string =>
   `-----BEGIN CERTIFICATE-----\n${body.replace(/\s+/g, '').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`
 
+export const decode = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  } catch {
+    throw new SamlRefusal('MALFORMED_REQUEST')
+  }
+}
+
+/** The parameters of the HTTP-Redirect binding; each may come once. */
+const REDIRECT_PARAMS = new Set(['SAMLRequest', 'SAMLResponse', 'RelayState', 'SigAlg', 'Signature'])
+
 /**
- * HTTP-Redirect: the raw (still URL-encoded) parameters of the query as received, for the signature
- * check, which covers `SAMLRequest=…&RelayState=…&SigAlg=…` byte for byte (SAML bindings §3.4.4.1).
+ * HTTP-Redirect: the raw (still URL-encoded) values of the query as received, by decoded name, for
+ * the signature check, which covers `SAMLRequest=…&RelayState=…&SigAlg=…` byte for byte (SAML
+ * bindings §3.4.4.1). The message and RelayState are read from these same values: a binding
+ * parameter given twice (`SAMLRequest` and `SAML%52equest` included) is refused, so no other copy
+ * than the signed one can be read.
  */
 export function rawQueryParams(search: string): Map<string, string> {
   const out = new Map<string, string>()
   for (const part of search.replace(/^\?/, '').split('&')) {
     if (!part) continue
     const eq = part.indexOf('=')
-    const key = eq < 0 ? part : part.slice(0, eq)
-    if (!out.has(key)) out.set(key, eq < 0 ? '' : part.slice(eq + 1))
+    const key = decode(eq < 0 ? part : part.slice(0, eq))
+    if (out.has(key)) {
+      if (REDIRECT_PARAMS.has(key)) throw new SamlRefusal('MALFORMED_REQUEST')
+      continue
+    }
+    out.set(key, eq < 0 ? '' : part.slice(eq + 1))
   }
   return out
-}
-
-const decode = (raw: string): string => {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '))
-  } catch {
-    throw new SamlRefusal('MALFORMED_REQUEST')
-  }
 }
 
 /** Verifies a Redirect-binding signature over the raw parameters; true when one of `certs` (base64 DER) verifies. */

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto'
+import { deflateRawSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
@@ -299,5 +300,37 @@ describe('single logout', () => {
     serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
     const logout = logoutRequestXml(sp, idp, 'x@example.com', '_x')
     refusedWith(await get(new HttpClient(server.base), `${idp.slo}?${redirectQuery(logout, null)}`), 'UNSIGNED_REQUEST')
+  })
+})
+
+describe('HTTP-Redirect: the message read is the one the signature covers', () => {
+  it('a second SAMLRequest/RelayState under a percent-encoded parameter name is refused, not read unsigned', async () => {
+    serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
+    const user = await signUp(server.base)
+    // A genuine signed request (anyone can get one from the SP), and a forged unsigned one put first
+    // under `SAML%52equest`: URLSearchParams decodes the name, the signature check used the raw one.
+    const signed = redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem, 'relay')
+    const forged = authnRequest(sp, idp, { acsUrl: 'https://signed-sp.example/acs2' })
+    const forgedParam = encodeURIComponent(deflateRawSync(Buffer.from(forged.xml)).toString('base64'))
+    const res = await get(user.client, `${idp.sso}?SAML%52equest=${forgedParam}&Relay%53tate=forged&${signed}`)
+    refusedWith(res, 'MALFORMED_REQUEST')
+    // Duplicated parameters are refused too (which one is signed would be a guess).
+    const doubled = await get(user.client, `${idp.sso}?${signed}&SAMLRequest=${forgedParam}`)
+    refusedWith(doubled, 'MALFORMED_REQUEST')
+  })
+
+  it('a forged LogoutRequest put before a genuine signed one does not end another person’s session', async () => {
+    serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const victim = await signUp(server.base)
+    const res = await get(victim.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    const answer = await get(victim.client, res.headers.get('location') as string)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    const sessionIndex = first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex') as string
+    // The attacker's own LogoutRequest, signed by the SP; the forged one names the victim.
+    const own = redirectQuery(logoutRequestXml(sp, idp, 'attacker@example.com', '_attacker'), sp.privateKeyPem)
+    const forged = encodeURIComponent(deflateRawSync(Buffer.from(logoutRequestXml(sp, idp, victim.email, sessionIndex))).toString('base64'))
+    refusedWith(await get(new HttpClient(server.base), `${idp.slo}?SAML%52equest=${forged}&${own}`), 'MALFORMED_REQUEST')
+    expect((await victim.client.get('/get-session')).body).not.toBeNull()
   })
 })
