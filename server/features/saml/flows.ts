@@ -22,6 +22,7 @@ import {
   findRequest,
   insertParticipant,
   insertRequest,
+  participantsByNameId,
   participantsBySessionIndex,
   participantsOfSession,
   spendRequest,
@@ -325,7 +326,12 @@ async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element)
   const { ctx } = rc
   const nameId = textOf(child(root, NS.assertion, 'NameID'))
   const indexes = children(root, NS.protocol, 'SessionIndex').map(textOf).filter(Boolean)
-  const found = (await Promise.all(indexes.map((i) => participantsBySessionIndex(ctx, i)))).flat()
+  // No SessionIndex: every session of the principal at this SP (SAML core §3.7.3.2).
+  const found = indexes.length
+    ? (await Promise.all(indexes.map((i) => participantsBySessionIndex(ctx, i)))).flat()
+    : nameId
+      ? await participantsByNameId(ctx, sp.entityId, nameId)
+      : []
   const mine = found.filter((p) => p.spEntityId === sp.entityId && p.nameId === nameId)
   const current = await currentSession(rc)
   for (const sessionId of new Set(mine.map((p) => p.sessionId))) {

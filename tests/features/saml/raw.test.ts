@@ -334,3 +334,23 @@ describe('HTTP-Redirect: the message read is the one the signature covers', () =
     expect((await victim.client.get('/get-session')).body).not.toBeNull()
   })
 })
+
+describe('single logout without SessionIndex', () => {
+  it('a signed LogoutRequest naming only the NameID ends the sessions this SP holds for that person (SAML core §3.7.3.2)', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const user = await signUp(server.base)
+    const other = await signUp(server.base)
+    for (const who of [user, other]) {
+      const res = await get(who.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      expect((await get(who.client, res.headers.get('location') as string)).status).toBe(200)
+    }
+    const logout = logoutRequestXml(sp, idp, user.email, 'unused').replace(/<samlp:SessionIndex>[^<]*<\/samlp:SessionIndex>/, '')
+    expect(logout).not.toContain('SessionIndex')
+    const out = await get(new HttpClient(server.base), `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`)
+    expect(out.status).toBe(303)
+    expect(new URL(out.headers.get('location') as string).pathname).toBe('/slo')
+    expect((await user.client.get('/get-session')).body).toBeNull()
+    // Someone else's session at the same SP is not touched.
+    expect((await other.client.get('/get-session')).body).not.toBeNull()
+  })
+})
