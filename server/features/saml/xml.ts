@@ -27,6 +27,8 @@ export const BINDING = {
 const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256'
 const SHA256 = 'http://www.w3.org/2001/04/xmlenc#sha256'
 const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#'
+const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
 
 /** Query-string signature algorithms accepted (SHA-1 is not). */
@@ -183,6 +185,9 @@ export function verifyEnvelopedSignature(xml: string, root: Element, certs: stri
   for (const cert of certs) {
     try {
       const verifier = new SignedXml({ publicCert: pemOf(cert) })
+      // SHA-1 is refused here as on the Redirect binding (REDIRECT_ALGS): xml-crypto takes it by default.
+      delete verifier.SignatureAlgorithms[RSA_SHA1]
+      delete verifier.HashAlgorithms[SHA1]
       verifier.loadSignature(signature.toString())
       if (!verifier.checkSignature(xml)) continue
       const signed = verifier.getSignedReferences()

@@ -354,3 +354,29 @@ describe('single logout without SessionIndex', () => {
     expect((await other.client.get('/get-session')).body).not.toBeNull()
   })
 })
+
+describe('HTTP-POST: signature algorithms', () => {
+  const post = (xml: string) =>
+    new HttpClient(server.base).request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(xml).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+  it('SHA-1 (RSA-SHA1, or a SHA-1 digest) is refused, as on the Redirect binding; SHA-256/512 are taken', async () => {
+    serverLog.allowWarning(/SAML request refused: BAD_SIGNATURE/)
+    const rsaSha1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+    const sha1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
+    refusedWith(
+      await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { signature: rsaSha1, digest: sha1 })),
+      'BAD_SIGNATURE',
+    )
+    refusedWith(await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { signature: rsaSha1 })), 'BAD_SIGNATURE')
+    refusedWith(await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { digest: sha1 })), 'BAD_SIGNATURE')
+    const strong = signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, {
+      signature: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
+      digest: 'http://www.w3.org/2001/04/xmlenc#sha512',
+    })
+    const res = await post(strong)
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toMatch(/\/saml\/continue\//)
+  })
+})
