@@ -172,7 +172,7 @@ async function authenticate(ctx: AuthContext, msg: Received, local: string, requ
   }
   if (!signed && required(sp)) throw new SamlRefusal('UNSIGNED_REQUEST', issuer)
   if (root.getAttribute('Version') !== '2.0' || !root.getAttribute('ID')) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
-  return { sp, root }
+  return { sp, root, signed }
 }
 
 function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): void {
@@ -180,9 +180,10 @@ function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): vo
   if (!Number.isFinite(issued) || Math.abs(ctx.clock.now() - issued) > SKEW_MS) throw new SamlRefusal('REQUEST_EXPIRED', spEntityId)
 }
 
-function checkDestination(root: Element, expected: string, spEntityId: string): void {
+/** A signed message must name where it was sent (SAML bindings 3.4.5.2, 3.5.5.2): one signed for elsewhere is not taken here. */
+function checkDestination(root: Element, expected: string, spEntityId: string, signed: boolean): void {
   const destination = root.getAttribute('Destination')
-  if (destination && destination !== expected) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
+  if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
 }
 
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
@@ -191,8 +192,8 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   const { ctx } = rc
   const msg = await receive(rc, req)
   if (msg.kind !== 'SAMLRequest') throw new SamlRefusal('MALFORMED_REQUEST')
-  const { sp, root } = await authenticate(ctx, msg, 'AuthnRequest', (s) => s.meta.authnRequestsSigned)
-  checkDestination(root, ssoUrl(ctx), sp.entityId)
+  const { sp, root, signed } = await authenticate(ctx, msg, 'AuthnRequest', (s) => s.meta.authnRequestsSigned)
+  checkDestination(root, ssoUrl(ctx), sp.entityId, signed)
   checkFreshness(ctx, root, sp.entityId)
   const binding = root.getAttribute('ProtocolBinding')
   if (binding && binding !== BINDING.post) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
@@ -360,12 +361,13 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   const msg = await receive(rc, req)
   if (msg.kind === 'SAMLResponse') {
     // The answer to one of our LogoutRequests (GET /saml/logout's chain): checked, then the chain goes on.
-    await authenticate(ctx, msg, 'LogoutResponse', () => true)
+    const { sp, root } = await authenticate(ctx, msg, 'LogoutResponse', () => true)
+    checkDestination(root, sloUrl(ctx), sp.entityId, true)
     return redirect(rc, res, `${ctx.baseURL}/saml/logout${msg.relayState ? `?returnTo=${encodeURIComponent(msg.relayState)}` : ''}`)
   }
   // A LogoutRequest must be signed: an unsigned one would let anyone end someone's session.
   const { sp, root } = await authenticate(ctx, msg, 'LogoutRequest', () => true)
-  checkDestination(root, sloUrl(ctx), sp.entityId)
+  checkDestination(root, sloUrl(ctx), sp.entityId, true)
   checkFreshness(ctx, root, sp.entityId)
   const target = sloTarget(sp.meta, true)
   if (!target) throw new SamlRefusal('NO_SLO', sp.entityId)

@@ -380,3 +380,27 @@ describe('HTTP-POST: signature algorithms', () => {
     expect(res.headers.get('location')).toMatch(/\/saml\/continue\//)
   })
 })
+
+describe('Destination of a signed message', () => {
+  it('a signed request without Destination is refused (SAML bindings 3.4.5.2, 3.5.5.2); an unsigned one may omit it', async () => {
+    serverLog.allowWarning(/SAML request refused: DESTINATION_MISMATCH/)
+    const anonymous = new HttpClient(server.base)
+    const noDestination = authnRequest(sp, idp, { destination: null }).xml
+    expect(noDestination).not.toContain('Destination')
+    refusedWith(await get(anonymous, `${idp.sso}?${redirectQuery(noDestination, sp.privateKeyPem)}`), 'DESTINATION_MISMATCH')
+    const posted = await anonymous.request('POST', '/saml/sso', {
+      raw: new URLSearchParams({
+        SAMLRequest: Buffer.from(signXml(authnRequest(sp, idp, { destination: null }).xml, sp.privateKeyPem, sp.certificate)).toString(
+          'base64',
+        ),
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    refusedWith(posted, 'DESTINATION_MISMATCH')
+    const logout = logoutRequestXml(sp, idp, 'x@example.com', '_x').replace(/ Destination="[^"]*"/, '')
+    refusedWith(await get(anonymous, `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`), 'DESTINATION_MISMATCH')
+    // Unsigned (an SP that does not sign): Destination stays optional.
+    const plain = await get(anonymous, `${idp.sso}?${redirectQuery(authnRequest(unsignedSp, idp, { destination: null }).xml, null)}`)
+    expect(plain.headers.get('location')).toMatch(/\/saml\/continue\//)
+  })
+})
