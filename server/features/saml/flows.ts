@@ -211,6 +211,7 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
     requestId: root.getAttribute('ID'),
     relayState: msg.relayState,
     acsUrl: acs,
+    forceAuthn: root.getAttribute('ForceAuthn') === 'true' || root.getAttribute('ForceAuthn') === '1',
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
@@ -247,6 +248,9 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
     throw new SamlRefusal('REQUEST_NOT_FOUND', request?.spEntityId ?? null)
   const signedIn = await currentSession(rc)
   if (!signedIn) return signInFirst(rc, res, continueUrl(ctx, id))
+  // ForceAuthn (SAML core 3.4.1): the person authenticates now, not through a session they already had.
+  if (request.forceAuthn && signedIn.session.createdAt.getTime() < request.createdAt.getTime())
+    return signInFirst(rc, res, continueUrl(ctx, id))
   const sp = await serviceProviderByEntityId(ctx, request.spEntityId)
   if (!sp) throw new SamlRefusal('UNKNOWN_SP', request.spEntityId)
   // The ACS was chosen from the metadata when the request came; the metadata may have changed since.
@@ -309,6 +313,7 @@ async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promis
     requestId: null,
     relayState: null,
     acsUrl: acs,
+    forceAuthn: false,
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,

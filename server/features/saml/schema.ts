@@ -41,6 +41,8 @@ export const samlRequest = sqliteTable(
     requestId: text('requestId'),
     relayState: text('relayState'),
     acsUrl: text('acsUrl').notNull(),
+    /** The request's ForceAuthn: only a session begun after the request was received answers it. */
+    forceAuthn: integer('forceAuthn', { mode: 'boolean' }),
     createdAt: timestamp('createdAt').notNull(),
     expiresAt: timestamp('expiresAt').notNull(),
     usedAt: timestamp('usedAt'),

@@ -404,3 +404,29 @@ describe('Destination of a signed message', () => {
     expect(plain.headers.get('location')).toMatch(/\/saml\/continue\//)
   })
 })
+
+describe('ForceAuthn', () => {
+  it('ForceAuthn="true": the session the person came with does not count; they sign in again, then the assertion', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const user = await signUp(server.base)
+    server.clock.advance(60_000)
+    const { xml } = authnRequest(sp, idp)
+    const forced = xml.replace(' Version="2.0"', ' ForceAuthn="true" Version="2.0"')
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(forced, sp.privateKeyPem)}`)
+    const cont = res.headers.get('location') as string
+    expect(cont).toMatch(/\/saml\/continue\//)
+    const toSignIn = await get(user.client, cont)
+    expect(toSignIn.status).toBe(303)
+    const signIn = new URL(toSignIn.headers.get('location') as string)
+    expect(signIn.pathname).toMatch(/\/ui\/sign-in$/)
+    expect(signIn.searchParams.get('returnTo')).toBe(cont)
+    // Signed in again (a new session): the request is answered, AuthnInstant is the new sign-in.
+    const requestedAt = server.clock.now()
+    server.clock.advance(1_000)
+    expect((await user.client.post('/sign-in/email', { email: user.email, password: user.password })).status).toBe(200)
+    const answer = await get(user.client, cont)
+    expect(answer.status).toBe(200)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    expect(Date.parse(first(root, ASSERTION, 'AuthnStatement').getAttribute('AuthnInstant') as string)).toBeGreaterThan(requestedAt)
+  })
+})

@@ -1,0 +1,1 @@
+ALTER TABLE `samlRequest` ADD `forceAuthn` integer;

@@ -1,0 +1,1 @@
+ALTER TABLE "samlRequest" ADD COLUMN "forceAuthn" boolean;
