@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
 import { SAML_ERRORS, SamlRefusal } from './errors.js'
 import { publishedCertificates, signingKey } from './keys.js'
-import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm } from './messages.js'
+import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { bannedNow } from '../../core/bans.js'
@@ -186,6 +186,9 @@ function checkDestination(root: Element, expected: string, spEntityId: string, s
   if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
 }
 
+/** An xs:boolean attribute. */
+const xsdTrue = (value: string | null): boolean => value === 'true' || value === '1'
+
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
 
 async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -211,7 +214,8 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
     requestId: root.getAttribute('ID'),
     relayState: msg.relayState,
     acsUrl: acs,
-    forceAuthn: root.getAttribute('ForceAuthn') === 'true' || root.getAttribute('ForceAuthn') === '1',
+    forceAuthn: xsdTrue(root.getAttribute('ForceAuthn')),
+    isPassive: xsdTrue(root.getAttribute('IsPassive')),
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
@@ -246,15 +250,28 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const now = ctx.clock.now()
   if (!request || request.usedAt || request.expiresAt.getTime() <= now)
     throw new SamlRefusal('REQUEST_NOT_FOUND', request?.spEntityId ?? null)
-  const signedIn = await currentSession(rc)
-  if (!signedIn) return signInFirst(rc, res, continueUrl(ctx, id))
-  // ForceAuthn (SAML core 3.4.1): the person authenticates now, not through a session they already had.
-  if (request.forceAuthn && signedIn.session.createdAt.getTime() < request.createdAt.getTime())
-    return signInFirst(rc, res, continueUrl(ctx, id))
   const sp = await serviceProviderByEntityId(ctx, request.spEntityId)
   if (!sp) throw new SamlRefusal('UNKNOWN_SP', request.spEntityId)
   // The ACS was chosen from the metadata when the request came; the metadata may have changed since.
   if (!sp.meta.acs.some((a) => a.location === request.acsUrl)) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const signedIn = await currentSession(rc)
+  // ForceAuthn (SAML core 3.4.1): the person authenticates now, not through a session they already had.
+  const usable = signedIn && !(request.forceAuthn && signedIn.session.createdAt.getTime() < request.createdAt.getTime())
+  if (!usable) {
+    if (!request.isPassive) return signInFirst(rc, res, continueUrl(ctx, id))
+    // IsPassive: no sign-in page; the SP hears NoPassive (SAML core 3.4.1).
+    if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
+    const value = statusResponse({
+      idpEntityId: idpEntityId(ctx),
+      acsUrl: request.acsUrl,
+      inResponseTo: request.requestId,
+      now,
+      status: 'Responder',
+      subStatus: 'NoPassive',
+      key: await signingKey(ctx),
+    })
+    return sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value, relayState: request.relayState } })
+  }
   const groups = await admit(ctx, sp, signedIn)
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
@@ -314,6 +331,7 @@ async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promis
     relayState: null,
     acsUrl: acs,
     forceAuthn: false,
+    isPassive: false,
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,

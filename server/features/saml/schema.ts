@@ -43,6 +43,8 @@ export const samlRequest = sqliteTable(
     acsUrl: text('acsUrl').notNull(),
     /** The request's ForceAuthn: only a session begun after the request was received answers it. */
     forceAuthn: integer('forceAuthn', { mode: 'boolean' }),
+    /** The request's IsPassive: without a usable session, a NoPassive answer rather than the sign-in page. */
+    isPassive: integer('isPassive', { mode: 'boolean' }),
     createdAt: timestamp('createdAt').notNull(),
     expiresAt: timestamp('expiresAt').notNull(),
     usedAt: timestamp('usedAt'),

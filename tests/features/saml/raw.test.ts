@@ -430,3 +430,49 @@ describe('ForceAuthn', () => {
     expect(Date.parse(first(root, ASSERTION, 'AuthnStatement').getAttribute('AuthnInstant') as string)).toBeGreaterThan(requestedAt)
   })
 })
+
+describe('IsPassive', () => {
+  it('IsPassive="true" without a session: a signed Response with status NoPassive to the ACS, not the sign-in page', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const anonymous = new HttpClient(server.base)
+    const { id, xml } = authnRequest(sp, idp)
+    const passive = xml.replace(' Version="2.0"', ' IsPassive="true" Version="2.0"')
+    const res = await get(anonymous, `${idp.sso}?${redirectQuery(passive, sp.privateKeyPem, 'quiet')}`)
+    const cont = res.headers.get('location') as string
+    expect(cont).toMatch(/\/saml\/continue\//)
+    const answer = await get(anonymous, cont)
+    expect(answer.status).toBe(200)
+    const form = formFields(answer.text)
+    expect(form.action).toBe(sp.acs)
+    expect(form.fields.RelayState).toBe('quiet')
+    const responseXml = Buffer.from(form.fields.SAMLResponse as string, 'base64').toString('utf8')
+    const { DOMParser } = await import('@xmldom/xmldom')
+    const { SignedXml } = await import('xml-crypto')
+    const root = new DOMParser().parseFromString(responseXml, 'text/xml').documentElement as unknown as import('@xmldom/xmldom').Element
+    expect(root.localName).toBe('Response')
+    expect(root.getAttribute('InResponseTo')).toBe(id)
+    expect(root.getAttribute('Destination')).toBe(sp.acs)
+    expect(root.getElementsByTagNameNS(ASSERTION, 'Assertion').length).toBe(0)
+    const codes = Array.from(root.getElementsByTagNameNS(PROTOCOL, 'StatusCode')).map((c) => c.getAttribute('Value'))
+    expect(codes).toEqual(['urn:oasis:names:tc:SAML:2.0:status:Responder', 'urn:oasis:names:tc:SAML:2.0:status:NoPassive'])
+    const signatures = root.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')
+    expect(signatures.length).toBe(1)
+    const verifier = new SignedXml({
+      publicCert: `-----BEGIN CERTIFICATE-----\n${idpCert.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`,
+    })
+    verifier.loadSignature((signatures[0] as unknown as { toString(): string }).toString())
+    expect(verifier.checkSignature(responseXml)).toBe(true)
+    // Answered: the continue URL is spent.
+    serverLog.allowWarning(/SAML request refused: REQUEST_NOT_FOUND/)
+    refusedWith(await get(anonymous, cont), 'REQUEST_NOT_FOUND')
+  })
+
+  it('IsPassive="true" with a session: the assertion, as usual', async () => {
+    const user = await signUp(server.base)
+    const passive = authnRequest(sp, idp).xml.replace(' Version="2.0"', ' IsPassive="true" Version="2.0"')
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(passive, sp.privateKeyPem)}`)
+    const answer = await get(user.client, res.headers.get('location') as string)
+    expect(answer.status).toBe(200)
+    expect(Buffer.from(formFields(answer.text).fields.SAMLResponse as string, 'base64').toString()).toContain('status:Success')
+  })
+})

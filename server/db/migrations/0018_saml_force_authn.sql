@@ -1,1 +1,0 @@
-ALTER TABLE `samlRequest` ADD `forceAuthn` integer;
