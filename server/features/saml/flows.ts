@@ -233,11 +233,17 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
   redirect(rc, res, `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
 }
 
-/** Who may get an assertion for this SP: not banned, and in one of its allowed groups when it names any. */
+/**
+ * Who may get an assertion for this SP: not banned, with a verified email while
+ * `requireEmailVerification` is on (the email is the NameID and an attribute the SP trusts; a
+ * session may predate the setting), and in one of its allowed groups when it names any.
+ */
 async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
   const user = signedIn.user
   if (bannedNow({ banned: user.banned ?? null, banExpires: user.banExpires ?? null }, ctx.clock.now()))
     throw new SamlRefusal('BANNED', sp.entityId)
+  if (ctx.config().emailAndPassword.requireEmailVerification && !user.emailVerified)
+    throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
   if (sp.allowedGroups.length && !sp.allowedGroups.some((g) => groups.includes(g)))
     throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)

@@ -476,3 +476,20 @@ describe('IsPassive', () => {
     expect(Buffer.from(formFields(answer.text).fields.SAMLResponse as string, 'base64').toString()).toContain('status:Success')
   })
 })
+
+describe('who gets an assertion', () => {
+  it('not a person whose email is unverified while requireEmailVerification is on (a session from before it was turned on)', async () => {
+    serverLog.allowWarning(/SAML request refused: EMAIL_NOT_VERIFIED/)
+    const user = await signUp(server.base)
+    server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
+    try {
+      const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      refusedWith(await get(user.client, res.headers.get('location') as string), 'EMAIL_NOT_VERIFIED')
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
+    }
+    // Off again: the same person gets one.
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+  })
+})
