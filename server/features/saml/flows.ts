@@ -7,7 +7,7 @@ import { APIError } from '../../core/errors.js'
 import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
-import { clearSessionCookies, resolveRequestSession } from '../../http/session.js'
+import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
 import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
 import { SAML_ERRORS, SamlRefusal } from './errors.js'
@@ -224,9 +224,15 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   redirect(rc, res, continueUrl(ctx, id))
 }
 
+/**
+ * The browser's Gatehouse session (its cookie, or the bearer token of one): a stand-in a feature
+ * offers (an API key's synthetic session under `apiKey.enableSessionForAPIKeys`) is no sign-in and
+ * answers no SAML request.
+ */
 async function currentSession(rc: RouteContext): Promise<SessionWithUser | null> {
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
-  return resolved.status === 'active' ? resolved.data : null
+  if (resolved.status !== 'active') return null
+  return resolved.data.session.token === requestSessionToken(rc) ? resolved.data : null
 }
 
 function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): void {

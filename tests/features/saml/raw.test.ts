@@ -493,3 +493,25 @@ describe('who gets an assertion', () => {
     expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
   })
 })
+
+describe('an API key is not a sign-in', () => {
+  it('with apiKey.enableSessionForAPIKeys, a request carrying only a key gets the sign-in page, not an assertion (nor a ForceAuthn answer)', async () => {
+    const user = await signUp(server.base)
+    server.gatehouse.config.update({ apiKey: { enabled: true, enableSessionForAPIKeys: true } })
+    try {
+      const created = await user.client.post<{ key: string }>('/api-key/create', { name: 'ci' })
+      expect(created.status).toBe(200)
+      for (const forceAuthn of [false, true]) {
+        const xml = authnRequest(sp, idp).xml.replace(' Version="2.0"', `${forceAuthn ? ' ForceAuthn="true"' : ''} Version="2.0"`)
+        const keyOnly = new HttpClient(server.base)
+        const res = await get(keyOnly, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem)}`)
+        const cont = res.headers.get('location') as string
+        const answer = await keyOnly.request('GET', cont.slice(server.base.length), { headers: { 'x-api-key': created.body.key } })
+        expect(answer.status).toBe(303)
+        expect(new URL(answer.headers.get('location') as string).pathname).toMatch(/\/ui\/sign-in$/)
+      }
+    } finally {
+      server.gatehouse.config.update({ apiKey: { enabled: null, enableSessionForAPIKeys: null } })
+    }
+  })
+})
