@@ -40,6 +40,7 @@ import {
   textOf,
   verifyEnvelopedSignature,
   verifyRedirectSignature,
+  xsdTrue,
 } from './xml.js'
 
 /**
@@ -185,9 +186,6 @@ function checkDestination(root: Element, expected: string, spEntityId: string, s
   const destination = root.getAttribute('Destination')
   if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
 }
-
-/** An xs:boolean attribute. */
-const xsdTrue = (value: string | null): boolean => value === 'true' || value === '1'
 
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
 

@@ -41,6 +41,12 @@ const REDIRECT_ALGS: Record<string, string> = {
 /** At most this much XML after inflating (a deflate bomb stops here). */
 const MAX_XML = 256 * 1024
 
+/** An xs:boolean attribute is true: `true` or `1` (whitespace collapsed). */
+export const xsdTrue = (value: string | null | undefined): boolean => {
+  const v = value?.trim()
+  return v === 'true' || v === '1'
+}
+
 export const newId = (): string => `_${randomBytes(20).toString('hex')}`
 
 export function escapeXml(value: string): string {

@@ -515,3 +515,15 @@ describe('an API key is not a sign-in', () => {
     }
   })
 })
+
+describe('metadata booleans', () => {
+  it('AuthnRequestsSigned="1" (xs:boolean) requires signed requests as "true" does', async () => {
+    serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
+    const one = makeSp('one-sp')
+    const metadata = one.metadata().replace('AuthnRequestsSigned="true"', 'AuthnRequestsSigned="1"')
+    expect(metadata).toContain('AuthnRequestsSigned="1"')
+    const view = await createServiceProvider(server.gatehouse.ctx, { metadataXml: metadata, name: 'One SP' }, BY)
+    expect(view.authnRequestsSigned).toBe(true)
+    refusedWith(await get(new HttpClient(server.base), `${idp.sso}?${redirectQuery(authnRequest(one, idp).xml, null)}`), 'UNSIGNED_REQUEST')
+  })
+})
