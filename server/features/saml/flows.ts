@@ -7,6 +7,7 @@ import { APIError } from '../../core/errors.js'
 import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
 import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
@@ -415,19 +416,37 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   sendOutgoing(rc, res, out)
 }
 
+/** The signed cookie that carries a front-channel logout from one SP to the next, once the session is gone. */
+const LOGOUT_COOKIE = 'saml_logout'
+
 /**
- * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel: each SP the session signed
- * in to gets a LogoutRequest in turn (its answer comes back to /saml/slo, which sends the browser here
- * again); when none is left the session ends and the browser goes to `returnTo` (this origin only) or
- * the hosted sign-out page.
+ * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel. The session ends at the
+ * first step (an SP that never answers must not leave it alive); then each SP the session signed in
+ * to gets a LogoutRequest in turn (its answer comes back to /saml/slo, which sends the browser here
+ * again, the signed `saml_logout` cookie naming the ended session); when none is left the browser
+ * goes to `returnTo` (this origin only) or the hosted sign-out page.
  */
 async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void> {
   const { ctx } = rc
   const asked = rc.url.searchParams.get('returnTo')
   const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
   const signedIn = await currentSession(rc)
-  if (!signedIn) return redirect(rc, res, returnTo)
-  for (const p of await participantsOfSession(ctx, signedIn.session.id)) {
+  let sessionId: string | null
+  if (signedIn) {
+    sessionId = signedIn.session.id
+    await deleteSessionByToken(ctx, signedIn.session.token)
+    await recordAudit(ctx, {
+      type: 'user.sign-out',
+      actorUserId: signedIn.user.id,
+      target: sessionId,
+      detail: { via: 'saml-logout' },
+      meta: rc.meta,
+    })
+    clearSessionCookies(rc)
+    setSignedCookie(rc, LOGOUT_COOKIE, sessionId, REQUEST_TTL_MS / 1000)
+  } else sessionId = readSignedCookie(rc, LOGOUT_COOKIE)
+  if (!sessionId) return redirect(rc, res, returnTo)
+  for (const p of await participantsOfSession(ctx, sessionId)) {
     await deleteParticipants(ctx, [p.id])
     const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
     const target = sp ? sloTarget(sp.meta, false) : null
@@ -449,15 +468,7 @@ async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void
     )
     return sendOutgoing(rc, res, outgoing)
   }
-  await deleteSessionByToken(ctx, signedIn.session.token)
-  await recordAudit(ctx, {
-    type: 'user.sign-out',
-    actorUserId: signedIn.user.id,
-    target: signedIn.session.id,
-    detail: { via: 'saml-logout' },
-    meta: rc.meta,
-  })
-  clearSessionCookies(rc)
+  expirePluginCookie(rc, LOGOUT_COOKIE)
   redirect(rc, res, returnTo)
 }
 

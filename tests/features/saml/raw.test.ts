@@ -527,3 +527,33 @@ describe('metadata booleans', () => {
     refusedWith(await get(new HttpClient(server.base), `${idp.sso}?${redirectQuery(authnRequest(one, idp).xml, null)}`), 'UNSIGNED_REQUEST')
   })
 })
+
+describe('sign-out at Gatehouse (front channel)', () => {
+  it('ends the Gatehouse session at once, whether or not the SPs answer; their answers continue the chain to the end', async () => {
+    const user = await signUp(server.base)
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+
+    const out = await user.client.get('/saml/logout')
+    expect(out.status).toBe(303)
+    const to = new URL(out.headers.get('location') as string)
+    expect(`${to.origin}${to.pathname}`).toBe(sp.slo)
+    // The SP may never answer (down, broken SLO, the tab closed): the session is over already.
+    expect((await user.client.get('/get-session')).body).toBeNull()
+
+    // The SP answers: a signed LogoutResponse back to /saml/slo, then the chain ends on the sign-out page.
+    const { inflateRawSync } = await import('node:zlib')
+    const request = inflateRawSync(Buffer.from(to.searchParams.get('SAMLRequest') as string, 'base64')).toString()
+    const inResponseTo = /ID="([^"]+)"/.exec(request)?.[1] as string
+    const answer = `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="_r${Date.now()}" Version="2.0" IssueInstant="${new Date(server.clock.now()).toISOString()}" Destination="${idp.slo}" InResponseTo="${inResponseTo}"><saml:Issuer>${sp.entityId}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`
+    const back = await get(
+      user.client,
+      `${idp.slo}?${redirectQuery(answer, sp.privateKeyPem, to.searchParams.get('RelayState') as string, 'SAMLResponse')}`,
+    )
+    expect(back.status).toBe(303)
+    const next = await get(user.client, back.headers.get('location') as string)
+    expect(next.status).toBe(303)
+    expect(next.headers.get('location')).toBe(`${server.base}/ui/sign-out?done=1`)
+    expect((await user.client.get('/get-session')).body).toBeNull()
+  })
+})
