@@ -426,11 +426,15 @@ const LOGOUT_COOKIE = 'saml_logout'
  * again, the signed `saml_logout` cookie naming the ended session); when none is left the browser
  * goes to `returnTo` (this origin only) or the hosted sign-out page.
  */
-async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void> {
+async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
   const asked = rc.url.searchParams.get('returnTo')
   const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
   const signedIn = await currentSession(rc)
+  // Another site sending the browser here (logout CSRF): the hosted page asks first. The chain's
+  // later steps come from the SPs (cross-site) but have no session left to end.
+  const site = req.headers['sec-fetch-site']
+  if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, `${ctx.baseURL}/ui/sign-out`)
   let sessionId: string | null
   if (signedIn) {
     sessionId = signedIn.session.id
@@ -505,7 +509,7 @@ export async function handleSaml(rc: RouteContext, req: IncomingMessage, res: Se
     if (path.startsWith('/saml/continue/') && req.method === 'GET')
       return await handleContinue(rc, res, path.slice('/saml/continue/'.length), env)
     if (path === '/saml/idp-initiated' && req.method === 'GET') return await handleIdpInitiated(rc, res)
-    if (path === '/saml/logout' && req.method === 'GET') return await handleLogout(rc, res)
+    if (path === '/saml/logout' && req.method === 'GET') return await handleLogout(rc, req, res)
     send(res, 404, 'application/json', JSON.stringify({ code: 'NOT_FOUND', message: 'Not Found' }))
   } catch (error) {
     if (error instanceof SamlRefusal) return await refuse(rc, res, error, env)

@@ -557,3 +557,21 @@ describe('sign-out at Gatehouse (front channel)', () => {
     expect((await user.client.get('/get-session')).body).toBeNull()
   })
 })
+
+describe('GET /saml/logout from another site', () => {
+  it('a cross-site navigation with a session gets the hosted sign-out confirmation, not a sign-out (logout CSRF)', async () => {
+    const user = await signUp(server.base)
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await user.client.request('GET', '/saml/logout', { headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' } })
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location')).toBe(`${server.base}/ui/sign-out`)
+      expect((await user.client.get('/get-session')).body).not.toBeNull()
+    }
+    // From Gatehouse's own pages (same-origin), or typed (none): signed out.
+    const own = await user.client.request('GET', '/saml/logout', {
+      headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' },
+    })
+    expect(own.headers.get('location')).toBe(`${server.base}/ui/sign-out?done=1`)
+    expect((await user.client.get('/get-session')).body).toBeNull()
+  })
+})
