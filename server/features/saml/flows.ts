@@ -405,6 +405,22 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   checkFreshness(ctx, root, sp.entityId)
   const target = sloTarget(sp.meta, true)
   if (!target) throw new SamlRefusal('NO_SLO', sp.entityId)
+  // Its ID is kept, spent, beside the AuthnRequests' (an issuer's IDs are unique across its
+  // messages): a replay (a signed Redirect URL ends up in logs and histories) is refused.
+  const now = ctx.clock.now()
+  const fresh = await insertRequest(ctx, {
+    id: generateId(),
+    spEntityId: sp.entityId,
+    requestId: root.getAttribute('ID'),
+    relayState: null,
+    acsUrl: '',
+    forceAuthn: false,
+    isPassive: false,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + REQUEST_TTL_MS),
+    usedAt: new Date(now),
+  })
+  if (!fresh) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
   await endSessions(rc, sp, root)
   const key = await signingKey(ctx)
   const out = logoutResponse(

@@ -30,7 +30,8 @@ export const samlServiceProvider = sqliteTable('samlServiceProvider', {
 
 /**
  * An authentication request received and verified, waiting for the person to sign in (any
- * instance may finish it). `(spEntityId, requestId)` is unique: a replayed request is refused.
+ * instance may finish it). `(spEntityId, requestId)` is unique: a replayed request is refused. A
+ * LogoutRequest's ID is kept here too, spent at once (`acsUrl` empty), so its replay is refused.
  */
 export const samlRequest = sqliteTable(
   'samlRequest',

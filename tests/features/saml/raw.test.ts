@@ -575,3 +575,24 @@ describe('GET /saml/logout from another site', () => {
     expect((await user.client.get('/get-session')).body).toBeNull()
   })
 })
+
+describe('LogoutRequest replay', () => {
+  it('a LogoutRequest replayed (e.g. from a logged URL) is refused and does not end the session begun since', async () => {
+    serverLog.allowWarning(/SAML request refused: REPLAYED_REQUEST/)
+    const user = await signUp(server.base)
+    const signInToSp = async () => {
+      const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+    }
+    await signInToSp()
+    const logout = logoutRequestXml(sp, idp, user.email, 'unused').replace(/<samlp:SessionIndex>[^<]*<\/samlp:SessionIndex>/, '')
+    const url = `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`
+    expect(new URL((await get(new HttpClient(server.base), url)).headers.get('location') as string).pathname).toBe('/slo')
+    expect((await user.client.get('/get-session')).body).toBeNull()
+    // Signed in again (Gatehouse and the SP); the captured LogoutRequest is sent again.
+    expect((await user.client.post('/sign-in/email', { email: user.email, password: user.password })).status).toBe(200)
+    await signInToSp()
+    refusedWith(await get(new HttpClient(server.base), url), 'REPLAYED_REQUEST')
+    expect((await user.client.get('/get-session')).body).not.toBeNull()
+  })
+})
