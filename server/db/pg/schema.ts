@@ -517,6 +517,8 @@ export const samlRequest = pgTable(
     requestId: text('requestId'),
     relayState: text('relayState'),
     acsUrl: text('acsUrl').notNull(),
+    forceAuthn: boolean('forceAuthn'),
+    isPassive: boolean('isPassive'),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     usedAt: timestamp('usedAt', { withTimezone: true, precision: 3, mode: 'date' }),

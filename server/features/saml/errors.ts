@@ -25,6 +25,7 @@ export const SAML_ERRORS = {
   REQUEST_NOT_FOUND: 'The sign-in request is unknown or has expired: start again from the application',
   NOT_IN_ALLOWED_GROUPS: 'Your account is not in a group allowed to use this application',
   BANNED: 'Your account is banned',
+  EMAIL_NOT_VERIFIED: 'Your email address is not verified: verify it, then start again from the application',
   NO_SLO: 'The application has no single logout service',
 } as const
 

@@ -7,12 +7,13 @@ import { APIError } from '../../core/errors.js'
 import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
-import { clearSessionCookies, resolveRequestSession } from '../../http/session.js'
+import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
+import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
 import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
 import { SAML_ERRORS, SamlRefusal } from './errors.js'
 import { publishedCertificates, signingKey } from './keys.js'
-import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm } from './messages.js'
+import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { bannedNow } from '../../core/bans.js'
@@ -22,6 +23,7 @@ import {
   findRequest,
   insertParticipant,
   insertRequest,
+  participantsByNameId,
   participantsBySessionIndex,
   participantsOfSession,
   spendRequest,
@@ -30,6 +32,7 @@ import {
   BINDING,
   child,
   children,
+  decode,
   decodePostParam,
   inflateParam,
   NS,
@@ -38,6 +41,7 @@ import {
   textOf,
   verifyEnvelopedSignature,
   verifyRedirectSignature,
+  xsdTrue,
 } from './xml.js'
 
 /**
@@ -130,8 +134,10 @@ async function receive(rc: RouteContext, req: IncomingMessage): Promise<Received
     const raw = rawQueryParams(rc.url.search)
     const kind = raw.has('SAMLRequest') ? 'SAMLRequest' : raw.has('SAMLResponse') ? 'SAMLResponse' : null
     if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
-    const xml = inflateParam(rc.url.searchParams.get(kind) ?? '')
-    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: rc.url.searchParams.get('RelayState'), raw }
+    // Read from the raw values the signature check uses, never from another parse of the query.
+    const xml = inflateParam(decode(raw.get(kind) ?? ''))
+    const relay = raw.get('RelayState')
+    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: relay === undefined ? null : decode(relay), raw }
   }
   if (req.method !== 'POST') throw new SamlRefusal('MALFORMED_REQUEST')
   const form = await readForm(req)
@@ -168,7 +174,7 @@ async function authenticate(ctx: AuthContext, msg: Received, local: string, requ
   }
   if (!signed && required(sp)) throw new SamlRefusal('UNSIGNED_REQUEST', issuer)
   if (root.getAttribute('Version') !== '2.0' || !root.getAttribute('ID')) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
-  return { sp, root }
+  return { sp, root, signed }
 }
 
 function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): void {
@@ -176,9 +182,10 @@ function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): vo
   if (!Number.isFinite(issued) || Math.abs(ctx.clock.now() - issued) > SKEW_MS) throw new SamlRefusal('REQUEST_EXPIRED', spEntityId)
 }
 
-function checkDestination(root: Element, expected: string, spEntityId: string): void {
+/** A signed message must name where it was sent (SAML bindings 3.4.5.2, 3.5.5.2): one signed for elsewhere is not taken here. */
+function checkDestination(root: Element, expected: string, spEntityId: string, signed: boolean): void {
   const destination = root.getAttribute('Destination')
-  if (destination && destination !== expected) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
+  if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
 }
 
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
@@ -187,8 +194,8 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   const { ctx } = rc
   const msg = await receive(rc, req)
   if (msg.kind !== 'SAMLRequest') throw new SamlRefusal('MALFORMED_REQUEST')
-  const { sp, root } = await authenticate(ctx, msg, 'AuthnRequest', (s) => s.meta.authnRequestsSigned)
-  checkDestination(root, ssoUrl(ctx), sp.entityId)
+  const { sp, root, signed } = await authenticate(ctx, msg, 'AuthnRequest', (s) => s.meta.authnRequestsSigned)
+  checkDestination(root, ssoUrl(ctx), sp.entityId, signed)
   checkFreshness(ctx, root, sp.entityId)
   const binding = root.getAttribute('ProtocolBinding')
   if (binding && binding !== BINDING.post) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
@@ -206,6 +213,8 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
     requestId: root.getAttribute('ID'),
     relayState: msg.relayState,
     acsUrl: acs,
+    forceAuthn: xsdTrue(root.getAttribute('ForceAuthn')),
+    isPassive: xsdTrue(root.getAttribute('IsPassive')),
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
@@ -214,20 +223,32 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   redirect(rc, res, continueUrl(ctx, id))
 }
 
+/**
+ * The browser's Gatehouse session (its cookie, or the bearer token of one): a stand-in a feature
+ * offers (an API key's synthetic session under `apiKey.enableSessionForAPIKeys`) is no sign-in and
+ * answers no SAML request.
+ */
 async function currentSession(rc: RouteContext): Promise<SessionWithUser | null> {
   const resolved = await resolveRequestSession(rc, { disableRefresh: true })
-  return resolved.status === 'active' ? resolved.data : null
+  if (resolved.status !== 'active') return null
+  return resolved.data.session.token === requestSessionToken(rc) ? resolved.data : null
 }
 
 function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): void {
   redirect(rc, res, `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
 }
 
-/** Who may get an assertion for this SP: not banned, and in one of its allowed groups when it names any. */
+/**
+ * Who may get an assertion for this SP: not banned, with a verified email while
+ * `requireEmailVerification` is on (the email is the NameID and an attribute the SP trusts; a
+ * session may predate the setting), and in one of its allowed groups when it names any.
+ */
 async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
   const user = signedIn.user
   if (bannedNow({ banned: user.banned ?? null, banExpires: user.banExpires ?? null }, ctx.clock.now()))
     throw new SamlRefusal('BANNED', sp.entityId)
+  if (ctx.config().emailAndPassword.requireEmailVerification && !user.emailVerified)
+    throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
   if (sp.allowedGroups.length && !sp.allowedGroups.some((g) => groups.includes(g)))
     throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
@@ -240,12 +261,28 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const now = ctx.clock.now()
   if (!request || request.usedAt || request.expiresAt.getTime() <= now)
     throw new SamlRefusal('REQUEST_NOT_FOUND', request?.spEntityId ?? null)
-  const signedIn = await currentSession(rc)
-  if (!signedIn) return signInFirst(rc, res, continueUrl(ctx, id))
   const sp = await serviceProviderByEntityId(ctx, request.spEntityId)
   if (!sp) throw new SamlRefusal('UNKNOWN_SP', request.spEntityId)
   // The ACS was chosen from the metadata when the request came; the metadata may have changed since.
   if (!sp.meta.acs.some((a) => a.location === request.acsUrl)) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
+  const signedIn = await currentSession(rc)
+  // ForceAuthn (SAML core 3.4.1): the person authenticates now, not through a session they already had.
+  const usable = signedIn && !(request.forceAuthn && signedIn.session.createdAt.getTime() < request.createdAt.getTime())
+  if (!usable) {
+    if (!request.isPassive) return signInFirst(rc, res, continueUrl(ctx, id))
+    // IsPassive: no sign-in page; the SP hears NoPassive (SAML core 3.4.1).
+    if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
+    const value = statusResponse({
+      idpEntityId: idpEntityId(ctx),
+      acsUrl: request.acsUrl,
+      inResponseTo: request.requestId,
+      now,
+      status: 'Responder',
+      subStatus: 'NoPassive',
+      key: await signingKey(ctx),
+    })
+    return sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value, relayState: request.relayState } })
+  }
   const groups = await admit(ctx, sp, signedIn)
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
@@ -304,6 +341,8 @@ async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promis
     requestId: null,
     relayState: null,
     acsUrl: acs,
+    forceAuthn: false,
+    isPassive: false,
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
@@ -322,7 +361,12 @@ async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element)
   const { ctx } = rc
   const nameId = textOf(child(root, NS.assertion, 'NameID'))
   const indexes = children(root, NS.protocol, 'SessionIndex').map(textOf).filter(Boolean)
-  const found = (await Promise.all(indexes.map((i) => participantsBySessionIndex(ctx, i)))).flat()
+  // No SessionIndex: every session of the principal at this SP (SAML core §3.7.3.2).
+  const found = indexes.length
+    ? (await Promise.all(indexes.map((i) => participantsBySessionIndex(ctx, i)))).flat()
+    : nameId
+      ? await participantsByNameId(ctx, sp.entityId, nameId)
+      : []
   const mine = found.filter((p) => p.spEntityId === sp.entityId && p.nameId === nameId)
   const current = await currentSession(rc)
   for (const sessionId of new Set(mine.map((p) => p.sessionId))) {
@@ -351,15 +395,32 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   const msg = await receive(rc, req)
   if (msg.kind === 'SAMLResponse') {
     // The answer to one of our LogoutRequests (GET /saml/logout's chain): checked, then the chain goes on.
-    await authenticate(ctx, msg, 'LogoutResponse', () => true)
+    const { sp, root } = await authenticate(ctx, msg, 'LogoutResponse', () => true)
+    checkDestination(root, sloUrl(ctx), sp.entityId, true)
     return redirect(rc, res, `${ctx.baseURL}/saml/logout${msg.relayState ? `?returnTo=${encodeURIComponent(msg.relayState)}` : ''}`)
   }
   // A LogoutRequest must be signed: an unsigned one would let anyone end someone's session.
   const { sp, root } = await authenticate(ctx, msg, 'LogoutRequest', () => true)
-  checkDestination(root, sloUrl(ctx), sp.entityId)
+  checkDestination(root, sloUrl(ctx), sp.entityId, true)
   checkFreshness(ctx, root, sp.entityId)
   const target = sloTarget(sp.meta, true)
   if (!target) throw new SamlRefusal('NO_SLO', sp.entityId)
+  // Its ID is kept, spent, beside the AuthnRequests' (an issuer's IDs are unique across its
+  // messages): a replay (a signed Redirect URL ends up in logs and histories) is refused.
+  const now = ctx.clock.now()
+  const fresh = await insertRequest(ctx, {
+    id: generateId(),
+    spEntityId: sp.entityId,
+    requestId: root.getAttribute('ID'),
+    relayState: null,
+    acsUrl: '',
+    forceAuthn: false,
+    isPassive: false,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + REQUEST_TTL_MS),
+    usedAt: new Date(now),
+  })
+  if (!fresh) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
   await endSessions(rc, sp, root)
   const key = await signingKey(ctx)
   const out = logoutResponse(
@@ -371,19 +432,41 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   sendOutgoing(rc, res, out)
 }
 
+/** The signed cookie that carries a front-channel logout from one SP to the next, once the session is gone. */
+const LOGOUT_COOKIE = 'saml_logout'
+
 /**
- * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel: each SP the session signed
- * in to gets a LogoutRequest in turn (its answer comes back to /saml/slo, which sends the browser here
- * again); when none is left the session ends and the browser goes to `returnTo` (this origin only) or
- * the hosted sign-out page.
+ * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel. The session ends at the
+ * first step (an SP that never answers must not leave it alive); then each SP the session signed in
+ * to gets a LogoutRequest in turn (its answer comes back to /saml/slo, which sends the browser here
+ * again, the signed `saml_logout` cookie naming the ended session); when none is left the browser
+ * goes to `returnTo` (this origin only) or the hosted sign-out page.
  */
-async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void> {
+async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
   const asked = rc.url.searchParams.get('returnTo')
   const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
   const signedIn = await currentSession(rc)
-  if (!signedIn) return redirect(rc, res, returnTo)
-  for (const p of await participantsOfSession(ctx, signedIn.session.id)) {
+  // Another site sending the browser here (logout CSRF): the hosted page asks first. The chain's
+  // later steps come from the SPs (cross-site) but have no session left to end.
+  const site = req.headers['sec-fetch-site']
+  if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, `${ctx.baseURL}/ui/sign-out`)
+  let sessionId: string | null
+  if (signedIn) {
+    sessionId = signedIn.session.id
+    await deleteSessionByToken(ctx, signedIn.session.token)
+    await recordAudit(ctx, {
+      type: 'user.sign-out',
+      actorUserId: signedIn.user.id,
+      target: sessionId,
+      detail: { via: 'saml-logout' },
+      meta: rc.meta,
+    })
+    clearSessionCookies(rc)
+    setSignedCookie(rc, LOGOUT_COOKIE, sessionId, REQUEST_TTL_MS / 1000)
+  } else sessionId = readSignedCookie(rc, LOGOUT_COOKIE)
+  if (!sessionId) return redirect(rc, res, returnTo)
+  for (const p of await participantsOfSession(ctx, sessionId)) {
     await deleteParticipants(ctx, [p.id])
     const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
     const target = sp ? sloTarget(sp.meta, false) : null
@@ -405,15 +488,7 @@ async function handleLogout(rc: RouteContext, res: ServerResponse): Promise<void
     )
     return sendOutgoing(rc, res, outgoing)
   }
-  await deleteSessionByToken(ctx, signedIn.session.token)
-  await recordAudit(ctx, {
-    type: 'user.sign-out',
-    actorUserId: signedIn.user.id,
-    target: signedIn.session.id,
-    detail: { via: 'saml-logout' },
-    meta: rc.meta,
-  })
-  clearSessionCookies(rc)
+  expirePluginCookie(rc, LOGOUT_COOKIE)
   redirect(rc, res, returnTo)
 }
 
@@ -450,7 +525,7 @@ export async function handleSaml(rc: RouteContext, req: IncomingMessage, res: Se
     if (path.startsWith('/saml/continue/') && req.method === 'GET')
       return await handleContinue(rc, res, path.slice('/saml/continue/'.length), env)
     if (path === '/saml/idp-initiated' && req.method === 'GET') return await handleIdpInitiated(rc, res)
-    if (path === '/saml/logout' && req.method === 'GET') return await handleLogout(rc, res)
+    if (path === '/saml/logout' && req.method === 'GET') return await handleLogout(rc, req, res)
     send(res, 404, 'application/json', JSON.stringify({ code: 'NOT_FOUND', message: 'Not Found' }))
   } catch (error) {
     if (error instanceof SamlRefusal) return await refuse(rc, res, error, env)

@@ -65,6 +65,25 @@ export function loginResponse(input: LoginResponseInput): { id: string; base64: 
   return { id, base64: Buffer.from(signed, 'utf8').toString('base64') }
 }
 
+/** A Response without an assertion: `status` (Requester or Responder) with a second-level code (SAML core 3.2.2.2), signed. */
+export function statusResponse(input: {
+  idpEntityId: string
+  acsUrl: string
+  inResponseTo: string | null
+  now: number
+  status: 'Requester' | 'Responder'
+  subStatus: 'NoPassive'
+  key: SigningKey
+}): string {
+  const inResponseTo = input.inResponseTo ? ` InResponseTo="${escapeXml(input.inResponseTo)}"` : ''
+  const xml =
+    `<samlp:Response xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${newId()}" Version="2.0" IssueInstant="${iso(input.now)}" Destination="${escapeXml(input.acsUrl)}"${inResponseTo}>` +
+    `<saml:Issuer>${escapeXml(input.idpEntityId)}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:${input.status}"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:${input.subStatus}"/></samlp:StatusCode></samlp:Status>` +
+    '</samlp:Response>'
+  return Buffer.from(signElement(xml, 'Response', input.key.privateKeyPem, input.key.certificate), 'utf8').toString('base64')
+}
+
 export interface LogoutResponseInput {
   idpEntityId: string
   destination: string

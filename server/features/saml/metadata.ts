@@ -1,7 +1,7 @@
 import type { Element } from '@xmldom/xmldom'
 import { NAME_ID_FORMATS } from './config.js'
 import { samlError } from './errors.js'
-import { BINDING, child, children, escapeXml, NS, parseXml, textOf } from './xml.js'
+import { BINDING, child, children, escapeXml, NS, parseXml, textOf, xsdTrue } from './xml.js'
 
 /** What Gatehouse reads from a service provider's metadata. */
 export interface SpMetadata {
@@ -42,7 +42,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
     const location = httpUrl(el.getAttribute('Location') ?? '')
     if (el.getAttribute('Binding') !== BINDING.post || !location) continue
     const index = Number.parseInt(el.getAttribute('index') ?? '', 10)
-    acs.push({ location, index: Number.isFinite(index) ? index : null, isDefault: el.getAttribute('isDefault') === 'true' })
+    acs.push({ location, index: Number.isFinite(index) ? index : null, isDefault: xsdTrue(el.getAttribute('isDefault')) })
   }
   if (!acs.length) throw samlError(400, 'METADATA_NO_ACS')
   const slo: SpMetadata['slo'] = []
@@ -66,8 +66,8 @@ export function parseSpMetadata(xml: string): SpMetadata {
     acs,
     slo,
     signingCerts,
-    authnRequestsSigned: sp.getAttribute('AuthnRequestsSigned') === 'true',
-    wantAssertionsSigned: sp.getAttribute('WantAssertionsSigned') === 'true',
+    authnRequestsSigned: xsdTrue(sp.getAttribute('AuthnRequestsSigned')),
+    wantAssertionsSigned: xsdTrue(sp.getAttribute('WantAssertionsSigned')),
     nameIdFormats: children(sp, NS.metadata, 'NameIDFormat').map(textOf).filter(Boolean),
   }
 }

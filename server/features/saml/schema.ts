@@ -30,7 +30,8 @@ export const samlServiceProvider = sqliteTable('samlServiceProvider', {
 
 /**
  * An authentication request received and verified, waiting for the person to sign in (any
- * instance may finish it). `(spEntityId, requestId)` is unique: a replayed request is refused.
+ * instance may finish it). `(spEntityId, requestId)` is unique: a replayed request is refused. A
+ * LogoutRequest's ID is kept here too, spent at once (`acsUrl` empty), so its replay is refused.
  */
 export const samlRequest = sqliteTable(
   'samlRequest',
@@ -41,6 +42,10 @@ export const samlRequest = sqliteTable(
     requestId: text('requestId'),
     relayState: text('relayState'),
     acsUrl: text('acsUrl').notNull(),
+    /** The request's ForceAuthn: only a session begun after the request was received answers it. */
+    forceAuthn: integer('forceAuthn', { mode: 'boolean' }),
+    /** The request's IsPassive: without a usable session, a NoPassive answer rather than the sign-in page. */
+    isPassive: integer('isPassive', { mode: 'boolean' }),
     createdAt: timestamp('createdAt').notNull(),
     expiresAt: timestamp('expiresAt').notNull(),
     usedAt: timestamp('usedAt'),

@@ -105,6 +105,14 @@ export async function participantsBySessionIndex(ctx: AuthContext, sessionIndex:
   return await ctx.db.select().from(samlParticipant).where(eq(samlParticipant.sessionIndex, sessionIndex))
 }
 
+/** A LogoutRequest without SessionIndex: every session this SP holds for the NameID. */
+export async function participantsByNameId(ctx: AuthContext, spEntityId: string, nameId: string): Promise<SamlParticipantRow[]> {
+  return await ctx.db
+    .select()
+    .from(samlParticipant)
+    .where(and(eq(samlParticipant.spEntityId, spEntityId), eq(samlParticipant.nameId, nameId)))
+}
+
 export async function deleteParticipants(ctx: AuthContext, ids: string[]): Promise<void> {
   if (ids.length) await ctx.db.delete(samlParticipant).where(inArray(samlParticipant.id, ids))
 }

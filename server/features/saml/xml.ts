@@ -27,6 +27,8 @@ export const BINDING = {
 const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256'
 const SHA256 = 'http://www.w3.org/2001/04/xmlenc#sha256'
 const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#'
+const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature'
 
 /** Query-string signature algorithms accepted (SHA-1 is not). */
@@ -38,6 +40,12 @@ const REDIRECT_ALGS: Record<string, string> = {
 
 /** At most this much XML after inflating (a deflate bomb stops here). */
 const MAX_XML = 256 * 1024
+
+/** An xs:boolean attribute is true: `true` or `1` (whitespace collapsed). */
+export const xsdTrue = (value: string | null | undefined): boolean => {
+  const v = value?.trim()
+  return v === 'true' || v === '1'
+}
 
 export const newId = (): string => `_${randomBytes(20).toString('hex')}`
 
@@ -99,27 +107,37 @@ export const decodePostParam = (value: string): string => base64(value).toString
 const pemOf = (body: string): string =>
   `-----BEGIN CERTIFICATE-----\n${body.replace(/\s+/g, '').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`
 
+export const decode = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  } catch {
+    throw new SamlRefusal('MALFORMED_REQUEST')
+  }
+}
+
+/** The parameters of the HTTP-Redirect binding; each may come once. */
+const REDIRECT_PARAMS = new Set(['SAMLRequest', 'SAMLResponse', 'RelayState', 'SigAlg', 'Signature'])
+
 /**
- * HTTP-Redirect: the raw (still URL-encoded) parameters of the query as received, for the signature
- * check, which covers `SAMLRequest=…&RelayState=…&SigAlg=…` byte for byte (SAML bindings §3.4.4.1).
+ * HTTP-Redirect: the raw (still URL-encoded) values of the query as received, by decoded name, for
+ * the signature check, which covers `SAMLRequest=…&RelayState=…&SigAlg=…` byte for byte (SAML
+ * bindings §3.4.4.1). The message and RelayState are read from these same values: a binding
+ * parameter given twice (`SAMLRequest` and `SAML%52equest` included) is refused, so no other copy
+ * than the signed one can be read.
  */
 export function rawQueryParams(search: string): Map<string, string> {
   const out = new Map<string, string>()
   for (const part of search.replace(/^\?/, '').split('&')) {
     if (!part) continue
     const eq = part.indexOf('=')
-    const key = eq < 0 ? part : part.slice(0, eq)
-    if (!out.has(key)) out.set(key, eq < 0 ? '' : part.slice(eq + 1))
+    const key = decode(eq < 0 ? part : part.slice(0, eq))
+    if (out.has(key)) {
+      if (REDIRECT_PARAMS.has(key)) throw new SamlRefusal('MALFORMED_REQUEST')
+      continue
+    }
+    out.set(key, eq < 0 ? '' : part.slice(eq + 1))
   }
   return out
-}
-
-const decode = (raw: string): string => {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '))
-  } catch {
-    throw new SamlRefusal('MALFORMED_REQUEST')
-  }
 }
 
 /** Verifies a Redirect-binding signature over the raw parameters; true when one of `certs` (base64 DER) verifies. */
@@ -173,6 +191,9 @@ export function verifyEnvelopedSignature(xml: string, root: Element, certs: stri
   for (const cert of certs) {
     try {
       const verifier = new SignedXml({ publicCert: pemOf(cert) })
+      // SHA-1 is refused here as on the Redirect binding (REDIRECT_ALGS): xml-crypto takes it by default.
+      delete verifier.SignatureAlgorithms[RSA_SHA1]
+      delete verifier.HashAlgorithms[SHA1]
       verifier.loadSignature(signature.toString())
       if (!verifier.checkSignature(xml)) continue
       const signed = verifier.getSignedReferences()

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto'
+import { deflateRawSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
@@ -299,5 +300,299 @@ describe('single logout', () => {
     serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
     const logout = logoutRequestXml(sp, idp, 'x@example.com', '_x')
     refusedWith(await get(new HttpClient(server.base), `${idp.slo}?${redirectQuery(logout, null)}`), 'UNSIGNED_REQUEST')
+  })
+})
+
+describe('HTTP-Redirect: the message read is the one the signature covers', () => {
+  it('a second SAMLRequest/RelayState under a percent-encoded parameter name is refused, not read unsigned', async () => {
+    serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
+    const user = await signUp(server.base)
+    // A genuine signed request (anyone can get one from the SP), and a forged unsigned one put first
+    // under `SAML%52equest`: URLSearchParams decodes the name, the signature check used the raw one.
+    const signed = redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem, 'relay')
+    const forged = authnRequest(sp, idp, { acsUrl: 'https://signed-sp.example/acs2' })
+    const forgedParam = encodeURIComponent(deflateRawSync(Buffer.from(forged.xml)).toString('base64'))
+    const res = await get(user.client, `${idp.sso}?SAML%52equest=${forgedParam}&Relay%53tate=forged&${signed}`)
+    refusedWith(res, 'MALFORMED_REQUEST')
+    // Duplicated parameters are refused too (which one is signed would be a guess).
+    const doubled = await get(user.client, `${idp.sso}?${signed}&SAMLRequest=${forgedParam}`)
+    refusedWith(doubled, 'MALFORMED_REQUEST')
+  })
+
+  it('a forged LogoutRequest put before a genuine signed one does not end another person’s session', async () => {
+    serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const victim = await signUp(server.base)
+    const res = await get(victim.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    const answer = await get(victim.client, res.headers.get('location') as string)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    const sessionIndex = first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex') as string
+    // The attacker's own LogoutRequest, signed by the SP; the forged one names the victim.
+    const own = redirectQuery(logoutRequestXml(sp, idp, 'attacker@example.com', '_attacker'), sp.privateKeyPem)
+    const forged = encodeURIComponent(deflateRawSync(Buffer.from(logoutRequestXml(sp, idp, victim.email, sessionIndex))).toString('base64'))
+    refusedWith(await get(new HttpClient(server.base), `${idp.slo}?SAML%52equest=${forged}&${own}`), 'MALFORMED_REQUEST')
+    expect((await victim.client.get('/get-session')).body).not.toBeNull()
+  })
+})
+
+describe('single logout without SessionIndex', () => {
+  it('a signed LogoutRequest naming only the NameID ends the sessions this SP holds for that person (SAML core §3.7.3.2)', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const user = await signUp(server.base)
+    const other = await signUp(server.base)
+    for (const who of [user, other]) {
+      const res = await get(who.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      expect((await get(who.client, res.headers.get('location') as string)).status).toBe(200)
+    }
+    const logout = logoutRequestXml(sp, idp, user.email, 'unused').replace(/<samlp:SessionIndex>[^<]*<\/samlp:SessionIndex>/, '')
+    expect(logout).not.toContain('SessionIndex')
+    const out = await get(new HttpClient(server.base), `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`)
+    expect(out.status).toBe(303)
+    expect(new URL(out.headers.get('location') as string).pathname).toBe('/slo')
+    expect((await user.client.get('/get-session')).body).toBeNull()
+    // Someone else's session at the same SP is not touched.
+    expect((await other.client.get('/get-session')).body).not.toBeNull()
+  })
+})
+
+describe('HTTP-POST: signature algorithms', () => {
+  const post = (xml: string) =>
+    new HttpClient(server.base).request('POST', '/saml/sso', {
+      raw: new URLSearchParams({ SAMLRequest: Buffer.from(xml).toString('base64') }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+  it('SHA-1 (RSA-SHA1, or a SHA-1 digest) is refused, as on the Redirect binding; SHA-256/512 are taken', async () => {
+    serverLog.allowWarning(/SAML request refused: BAD_SIGNATURE/)
+    const rsaSha1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1'
+    const sha1 = 'http://www.w3.org/2000/09/xmldsig#sha1'
+    refusedWith(
+      await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { signature: rsaSha1, digest: sha1 })),
+      'BAD_SIGNATURE',
+    )
+    refusedWith(await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { signature: rsaSha1 })), 'BAD_SIGNATURE')
+    refusedWith(await post(signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, { digest: sha1 })), 'BAD_SIGNATURE')
+    const strong = signXml(authnRequest(sp, idp).xml, sp.privateKeyPem, sp.certificate, {
+      signature: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
+      digest: 'http://www.w3.org/2001/04/xmlenc#sha512',
+    })
+    const res = await post(strong)
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toMatch(/\/saml\/continue\//)
+  })
+})
+
+describe('Destination of a signed message', () => {
+  it('a signed request without Destination is refused (SAML bindings 3.4.5.2, 3.5.5.2); an unsigned one may omit it', async () => {
+    serverLog.allowWarning(/SAML request refused: DESTINATION_MISMATCH/)
+    const anonymous = new HttpClient(server.base)
+    const noDestination = authnRequest(sp, idp, { destination: null }).xml
+    expect(noDestination).not.toContain('Destination')
+    refusedWith(await get(anonymous, `${idp.sso}?${redirectQuery(noDestination, sp.privateKeyPem)}`), 'DESTINATION_MISMATCH')
+    const posted = await anonymous.request('POST', '/saml/sso', {
+      raw: new URLSearchParams({
+        SAMLRequest: Buffer.from(signXml(authnRequest(sp, idp, { destination: null }).xml, sp.privateKeyPem, sp.certificate)).toString(
+          'base64',
+        ),
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    refusedWith(posted, 'DESTINATION_MISMATCH')
+    const logout = logoutRequestXml(sp, idp, 'x@example.com', '_x').replace(/ Destination="[^"]*"/, '')
+    refusedWith(await get(anonymous, `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`), 'DESTINATION_MISMATCH')
+    // Unsigned (an SP that does not sign): Destination stays optional.
+    const plain = await get(anonymous, `${idp.sso}?${redirectQuery(authnRequest(unsignedSp, idp, { destination: null }).xml, null)}`)
+    expect(plain.headers.get('location')).toMatch(/\/saml\/continue\//)
+  })
+})
+
+describe('ForceAuthn', () => {
+  it('ForceAuthn="true": the session the person came with does not count; they sign in again, then the assertion', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const user = await signUp(server.base)
+    server.clock.advance(60_000)
+    const { xml } = authnRequest(sp, idp)
+    const forced = xml.replace(' Version="2.0"', ' ForceAuthn="true" Version="2.0"')
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(forced, sp.privateKeyPem)}`)
+    const cont = res.headers.get('location') as string
+    expect(cont).toMatch(/\/saml\/continue\//)
+    const toSignIn = await get(user.client, cont)
+    expect(toSignIn.status).toBe(303)
+    const signIn = new URL(toSignIn.headers.get('location') as string)
+    expect(signIn.pathname).toMatch(/\/ui\/sign-in$/)
+    expect(signIn.searchParams.get('returnTo')).toBe(cont)
+    // Signed in again (a new session): the request is answered, AuthnInstant is the new sign-in.
+    const requestedAt = server.clock.now()
+    server.clock.advance(1_000)
+    expect((await user.client.post('/sign-in/email', { email: user.email, password: user.password })).status).toBe(200)
+    const answer = await get(user.client, cont)
+    expect(answer.status).toBe(200)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    expect(Date.parse(first(root, ASSERTION, 'AuthnStatement').getAttribute('AuthnInstant') as string)).toBeGreaterThan(requestedAt)
+  })
+})
+
+describe('IsPassive', () => {
+  it('IsPassive="true" without a session: a signed Response with status NoPassive to the ACS, not the sign-in page', async () => {
+    idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
+    const anonymous = new HttpClient(server.base)
+    const { id, xml } = authnRequest(sp, idp)
+    const passive = xml.replace(' Version="2.0"', ' IsPassive="true" Version="2.0"')
+    const res = await get(anonymous, `${idp.sso}?${redirectQuery(passive, sp.privateKeyPem, 'quiet')}`)
+    const cont = res.headers.get('location') as string
+    expect(cont).toMatch(/\/saml\/continue\//)
+    const answer = await get(anonymous, cont)
+    expect(answer.status).toBe(200)
+    const form = formFields(answer.text)
+    expect(form.action).toBe(sp.acs)
+    expect(form.fields.RelayState).toBe('quiet')
+    const responseXml = Buffer.from(form.fields.SAMLResponse as string, 'base64').toString('utf8')
+    const { DOMParser } = await import('@xmldom/xmldom')
+    const { SignedXml } = await import('xml-crypto')
+    const root = new DOMParser().parseFromString(responseXml, 'text/xml').documentElement as unknown as import('@xmldom/xmldom').Element
+    expect(root.localName).toBe('Response')
+    expect(root.getAttribute('InResponseTo')).toBe(id)
+    expect(root.getAttribute('Destination')).toBe(sp.acs)
+    expect(root.getElementsByTagNameNS(ASSERTION, 'Assertion').length).toBe(0)
+    const codes = Array.from(root.getElementsByTagNameNS(PROTOCOL, 'StatusCode')).map((c) => c.getAttribute('Value'))
+    expect(codes).toEqual(['urn:oasis:names:tc:SAML:2.0:status:Responder', 'urn:oasis:names:tc:SAML:2.0:status:NoPassive'])
+    const signatures = root.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')
+    expect(signatures.length).toBe(1)
+    const verifier = new SignedXml({
+      publicCert: `-----BEGIN CERTIFICATE-----\n${idpCert.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`,
+    })
+    verifier.loadSignature((signatures[0] as unknown as { toString(): string }).toString())
+    expect(verifier.checkSignature(responseXml)).toBe(true)
+    // Answered: the continue URL is spent.
+    serverLog.allowWarning(/SAML request refused: REQUEST_NOT_FOUND/)
+    refusedWith(await get(anonymous, cont), 'REQUEST_NOT_FOUND')
+  })
+
+  it('IsPassive="true" with a session: the assertion, as usual', async () => {
+    const user = await signUp(server.base)
+    const passive = authnRequest(sp, idp).xml.replace(' Version="2.0"', ' IsPassive="true" Version="2.0"')
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(passive, sp.privateKeyPem)}`)
+    const answer = await get(user.client, res.headers.get('location') as string)
+    expect(answer.status).toBe(200)
+    expect(Buffer.from(formFields(answer.text).fields.SAMLResponse as string, 'base64').toString()).toContain('status:Success')
+  })
+})
+
+describe('who gets an assertion', () => {
+  it('not a person whose email is unverified while requireEmailVerification is on (a session from before it was turned on)', async () => {
+    serverLog.allowWarning(/SAML request refused: EMAIL_NOT_VERIFIED/)
+    const user = await signUp(server.base)
+    server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
+    try {
+      const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      refusedWith(await get(user.client, res.headers.get('location') as string), 'EMAIL_NOT_VERIFIED')
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
+    }
+    // Off again: the same person gets one.
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+  })
+})
+
+describe('an API key is not a sign-in', () => {
+  it('with apiKey.enableSessionForAPIKeys, a request carrying only a key gets the sign-in page, not an assertion (nor a ForceAuthn answer)', async () => {
+    const user = await signUp(server.base)
+    server.gatehouse.config.update({ apiKey: { enabled: true, enableSessionForAPIKeys: true } })
+    try {
+      const created = await user.client.post<{ key: string }>('/api-key/create', { name: 'ci' })
+      expect(created.status).toBe(200)
+      for (const forceAuthn of [false, true]) {
+        const xml = authnRequest(sp, idp).xml.replace(' Version="2.0"', `${forceAuthn ? ' ForceAuthn="true"' : ''} Version="2.0"`)
+        const keyOnly = new HttpClient(server.base)
+        const res = await get(keyOnly, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem)}`)
+        const cont = res.headers.get('location') as string
+        const answer = await keyOnly.request('GET', cont.slice(server.base.length), { headers: { 'x-api-key': created.body.key } })
+        expect(answer.status).toBe(303)
+        expect(new URL(answer.headers.get('location') as string).pathname).toMatch(/\/ui\/sign-in$/)
+      }
+    } finally {
+      server.gatehouse.config.update({ apiKey: { enabled: null, enableSessionForAPIKeys: null } })
+    }
+  })
+})
+
+describe('metadata booleans', () => {
+  it('AuthnRequestsSigned="1" (xs:boolean) requires signed requests as "true" does', async () => {
+    serverLog.allowWarning(/SAML request refused: UNSIGNED_REQUEST/)
+    const one = makeSp('one-sp')
+    const metadata = one.metadata().replace('AuthnRequestsSigned="true"', 'AuthnRequestsSigned="1"')
+    expect(metadata).toContain('AuthnRequestsSigned="1"')
+    const view = await createServiceProvider(server.gatehouse.ctx, { metadataXml: metadata, name: 'One SP' }, BY)
+    expect(view.authnRequestsSigned).toBe(true)
+    refusedWith(await get(new HttpClient(server.base), `${idp.sso}?${redirectQuery(authnRequest(one, idp).xml, null)}`), 'UNSIGNED_REQUEST')
+  })
+})
+
+describe('sign-out at Gatehouse (front channel)', () => {
+  it('ends the Gatehouse session at once, whether or not the SPs answer; their answers continue the chain to the end', async () => {
+    const user = await signUp(server.base)
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+
+    const out = await user.client.get('/saml/logout')
+    expect(out.status).toBe(303)
+    const to = new URL(out.headers.get('location') as string)
+    expect(`${to.origin}${to.pathname}`).toBe(sp.slo)
+    // The SP may never answer (down, broken SLO, the tab closed): the session is over already.
+    expect((await user.client.get('/get-session')).body).toBeNull()
+
+    // The SP answers: a signed LogoutResponse back to /saml/slo, then the chain ends on the sign-out page.
+    const { inflateRawSync } = await import('node:zlib')
+    const request = inflateRawSync(Buffer.from(to.searchParams.get('SAMLRequest') as string, 'base64')).toString()
+    const inResponseTo = /ID="([^"]+)"/.exec(request)?.[1] as string
+    const answer = `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="_r${Date.now()}" Version="2.0" IssueInstant="${new Date(server.clock.now()).toISOString()}" Destination="${idp.slo}" InResponseTo="${inResponseTo}"><saml:Issuer>${sp.entityId}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`
+    const back = await get(
+      user.client,
+      `${idp.slo}?${redirectQuery(answer, sp.privateKeyPem, to.searchParams.get('RelayState') as string, 'SAMLResponse')}`,
+    )
+    expect(back.status).toBe(303)
+    const next = await get(user.client, back.headers.get('location') as string)
+    expect(next.status).toBe(303)
+    expect(next.headers.get('location')).toBe(`${server.base}/ui/sign-out?done=1`)
+    expect((await user.client.get('/get-session')).body).toBeNull()
+  })
+})
+
+describe('GET /saml/logout from another site', () => {
+  it('a cross-site navigation with a session gets the hosted sign-out confirmation, not a sign-out (logout CSRF)', async () => {
+    const user = await signUp(server.base)
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await user.client.request('GET', '/saml/logout', { headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' } })
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location')).toBe(`${server.base}/ui/sign-out`)
+      expect((await user.client.get('/get-session')).body).not.toBeNull()
+    }
+    // From Gatehouse's own pages (same-origin), or typed (none): signed out.
+    const own = await user.client.request('GET', '/saml/logout', {
+      headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' },
+    })
+    expect(own.headers.get('location')).toBe(`${server.base}/ui/sign-out?done=1`)
+    expect((await user.client.get('/get-session')).body).toBeNull()
+  })
+})
+
+describe('LogoutRequest replay', () => {
+  it('a LogoutRequest replayed (e.g. from a logged URL) is refused and does not end the session begun since', async () => {
+    serverLog.allowWarning(/SAML request refused: REPLAYED_REQUEST/)
+    const user = await signUp(server.base)
+    const signInToSp = async () => {
+      const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+      expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
+    }
+    await signInToSp()
+    const logout = logoutRequestXml(sp, idp, user.email, 'unused').replace(/<samlp:SessionIndex>[^<]*<\/samlp:SessionIndex>/, '')
+    const url = `${idp.slo}?${redirectQuery(logout, sp.privateKeyPem)}`
+    expect(new URL((await get(new HttpClient(server.base), url)).headers.get('location') as string).pathname).toBe('/slo')
+    expect((await user.client.get('/get-session')).body).toBeNull()
+    // Signed in again (Gatehouse and the SP); the captured LogoutRequest is sent again.
+    expect((await user.client.post('/sign-in/email', { email: user.email, password: user.password })).status).toBe(200)
+    await signInToSp()
+    refusedWith(await get(new HttpClient(server.base), url), 'REPLAYED_REQUEST')
+    expect((await user.client.get('/get-session')).body).not.toBeNull()
   })
 })

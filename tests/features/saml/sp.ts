@@ -101,16 +101,16 @@ export function redirectQuery(xml: string, key: string | null, relayState?: stri
 }
 
 /** An enveloped XML signature over the root element (HTTP-POST binding). */
-export function signXml(xml: string, key: string, cert: string): string {
+export function signXml(xml: string, key: string, cert: string, algs: { signature?: string; digest?: string } = {}): string {
   const signer = new SignedXml({
     privateKey: key,
     publicCert: cert,
-    signatureAlgorithm: RSA_SHA256,
+    signatureAlgorithm: algs.signature ?? RSA_SHA256,
     canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
   })
   signer.addReference({
     xpath: '/*',
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    digestAlgorithm: algs.digest ?? 'http://www.w3.org/2001/04/xmlenc#sha256',
     transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
   })
   signer.computeSignature(xml, { prefix: 'ds', location: { reference: "/*/*[local-name(.)='Issuer']", action: 'after' } })

@@ -1,0 +1,2 @@
+ALTER TABLE "samlRequest" ADD COLUMN "forceAuthn" boolean;--> statement-breakpoint
+ALTER TABLE "samlRequest" ADD COLUMN "isPassive" boolean;
