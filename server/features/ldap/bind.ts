@@ -6,6 +6,7 @@ import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
 import { admitSignIn, refuseSignIn, type SignInAttempt } from '../../core/sign-in.js'
 import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import { burnPasswordCheck } from '../../crypto/password.js'
 import { changeOwnPassword } from '../account/rules.js'
 import { identifyByPassword } from '../email-password/sign-in.js'
 import { hasSecondFactor } from '../app-passwords/verify.js'
@@ -108,7 +109,17 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
       attempt = { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
     } else if (found && secondFactor) {
       // The main password would skip the second factor: only an app password opens, and a wrong one counts.
-      await throttledPasswordCheck(ctx, key, meta, async () => false, { targetUserId: found.id })
+      // The refusal costs a password hash, as an unknown uid's does: its timing must not tell who has a second factor.
+      await throttledPasswordCheck(
+        ctx,
+        key,
+        meta,
+        async () => {
+          await burnPasswordCheck(secret)
+          return false
+        },
+        { targetUserId: found.id },
+      )
       await recordAudit(ctx, {
         type: 'user.sign-in',
         outcome: 'failure',

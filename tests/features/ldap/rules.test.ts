@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { Client, InvalidCredentialsError } from 'ldapts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { auditEvent, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor, unbanUser } from '../../../server/features/admin/index.js'
 import { createAppPassword, revokeAppPassword } from '../../../server/features/app-passwords/rules.js'
@@ -121,6 +122,28 @@ describe('binds count and are audited as sign-ins', () => {
     const c = await client(server, hank.dn)
     await c.unbind()
     await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: null } })
+  })
+
+  it('a refused main password of a user with a second factor costs a password hash, as an unknown uid and a wrong password do', async () => {
+    // Without the hash, the refusal came back at once: a bind with any password told who has a second factor.
+    const jade = await person(server, 'jade', 'Jade')
+    await server.gatehouse.ctx.db.update(user).set({ twoFactorEnabled: true }).where(eq(user.id, jade.id))
+    const kim = await person(server, 'kim', 'Kim')
+    // The server runs in this process: every scrypt run passes through the hash queue.
+    const spy = vi.spyOn(passwordHashQueue, 'run')
+    try {
+      const hashesFor = async (dn: string, password: string) => {
+        spy.mockClear()
+        const refused = await new Client({ url: server.url }).bind(dn, password).catch((error: Error) => error)
+        return [refused instanceof InvalidCredentialsError, spy.mock.calls.length]
+      }
+      expect(await hashesFor(`uid=nobody,ou=people,${BASE}`, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(kim.dn, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(jade.dn, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(jade.dn, PASSWORD)).toEqual([true, 1])
+    } finally {
+      spy.mockRestore()
+    }
   })
 
   it('a user with a second factor binds with an app password; a revoked or expired one, and the main password, are refused', async () => {
