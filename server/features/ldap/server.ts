@@ -32,7 +32,12 @@ export { testBindAndSearch } from './probe.js'
  * frames in, one operation at a time per connection, answers out. A malformed or oversized
  * message closes its connection (logged once per connection); idle connections close after
  * `ldap.idleTimeout`; each client address may hold `ldap.maxConnectionsPerAddress` connections.
+ * A connection reads no further while `MAX_PENDING` of its requests wait or its answers wait to be
+ * taken by the client (backpressure): a client that sends and never reads costs a bounded memory.
  */
+
+/** Requests of one connection queued at most; past them (or with answers unsent) reading stops. */
+const MAX_PENDING = 16
 
 export interface LdapListeners {
   /** Where each listener is bound: `address` always, `ldaps` when configured. */
@@ -47,6 +52,10 @@ class Connection {
   /** The bound person's id (re-read at every operation, through the read cache); null: anonymous. */
   private boundId: string | null = null
   private tls: boolean
+  /** Requests queued and not yet answered. */
+  private pending = 0
+  /** A StartTLS request is queued: nothing after it is read before its answer (RFC 4511 §4.14.1). */
+  private startingTls = false
 
   constructor(
     private socket: Socket,
@@ -65,6 +74,9 @@ class Connection {
     socket.on('data', this.onData)
     socket.on('timeout', () => socket.destroy())
     socket.on('error', () => socket.destroy())
+    socket.on('drain', () => {
+      if (socket === this.socket) this.pump()
+    })
     socket.on('close', () => {
       if (socket === this.socket) this.closed = true
     })
@@ -76,24 +88,28 @@ class Connection {
 
   private readonly onData = (chunk: Buffer): void => {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+    this.pump()
+  }
+
+  /** Queues the complete requests buffered, as many as the limits allow; reading pauses while they hold. */
+  private pump(): void {
+    if (this.closed) return
     try {
-      for (;;) {
+      while (!this.startingTls && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
         const length = frameLength(this.buffer)
         if (length === 0) break
         const frame = this.buffer.subarray(0, length)
         this.buffer = this.buffer.subarray(length)
         const request = decodeRequest(frame)
-        if (request.op === 'extended' && request.name === OID.startTLS) {
-          // Nothing may follow a StartTLS request before its answer (RFC 4511 §4.14.1).
-          this.socket.pause()
-          this.enqueue(request)
-          break
-        }
+        if (request.op === 'extended' && request.name === OID.startTLS) this.startingTls = true
         this.enqueue(request)
       }
     } catch (error) {
       this.fail(error)
+      return
     }
+    if (this.startingTls || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
+    else this.socket.resume()
   }
 
   private fail(error: unknown): void {
@@ -106,12 +122,15 @@ class Connection {
   }
 
   private enqueue(request: Request): void {
+    this.pending++
     this.queue = this.queue.then(async () => {
-      if (this.closed) return
       try {
-        await this.handle(request)
+        if (!this.closed) await this.handle(request)
       } catch (error) {
         this.fail(error)
+      } finally {
+        this.pending--
+        this.pump()
       }
     })
   }
@@ -224,7 +243,7 @@ class Connection {
     if (request.name === OID.startTLS) {
       if (!this.secure || this.tls) {
         this.send(encodeExtended(id, ResultCode.unavailable, 'StartTLS is not available', OID.startTLS, null))
-        this.socket.resume()
+        this.startingTls = false
         return
       }
       this.send(encodeExtended(id, ResultCode.success, '', OID.startTLS, null))
@@ -234,6 +253,7 @@ class Connection {
       this.socket = upgraded
       this.tls = true
       this.buffer = Buffer.alloc(0)
+      this.startingTls = false
       this.attach(upgraded)
       plain.resume()
       return
