@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { HashQueueFullError } from '../../crypto/hash-queue.js'
 import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
@@ -160,7 +161,14 @@ class Connection {
         this.boundId = null
         if (request.version !== 3) return this.send(encodeResult(id, Op.bindResponse, ResultCode.protocolError, 'LDAPv3 only'))
         if (!request.password) return this.send(encodeResult(id, Op.bindResponse, ResultCode.authMethodNotSupported, 'simple bind only'))
-        const outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
+        let outcome: Awaited<ReturnType<typeof simpleBind>>
+        try {
+          outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
+        } catch (error) {
+          // Password hashing is saturated (the HTTP API answers 503): busy, and the client may try again.
+          if (error instanceof HashQueueFullError) return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
+          throw error
+        }
         this.boundId = outcome.user?.id ?? null
         this.send(encodeResult(id, Op.bindResponse, outcome.code))
         return
@@ -260,7 +268,13 @@ class Connection {
     }
     if (request.name === OID.passwordModify) {
       const viewer = await this.viewer()
-      const outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      let outcome: Awaited<ReturnType<typeof modifyOwnPassword>>
+      try {
+        outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      } catch (error) {
+        if (error instanceof HashQueueFullError) return this.send(encodeExtended(id, ResultCode.busy, 'server busy', null, null))
+        throw error
+      }
       this.send(encodeExtended(id, outcome.code, outcome.message, null, null))
       return
     }

@@ -31,6 +31,7 @@ export const ResultCode = {
   inappropriateAuthentication: 48,
   invalidCredentials: 49,
   insufficientAccessRights: 50,
+  busy: 51,
   unavailable: 52,
   unwillingToPerform: 53,
   other: 80,

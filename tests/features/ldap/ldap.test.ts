@@ -1,4 +1,6 @@
-import { Client, InvalidCredentialsError, NoSuchObjectError, UnwillingToPerformError } from 'ldapts'
+import { BusyError, Client, InvalidCredentialsError, NoSuchObjectError, UnwillingToPerformError } from 'ldapts'
+import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
+import { serverLog } from '../../helpers/server.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BASE, PASSWORD, type LdapServer, type Person, client, ldapUtilsMissing, person, run, startLdapServer } from './helpers.js'
 import { warnSkipped } from '../../helpers/engines.js'
@@ -31,6 +33,25 @@ describe('binds', () => {
     await expect(c.bind(`cn=alice,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
     await expect(c.bind(alice.dn, '')).rejects.toBeInstanceOf(UnwillingToPerformError)
     await c.unbind()
+  })
+  it('answers busy (51) to a bind the full password-hash queue cannot take, and keeps the connection', async () => {
+    // Before, the queue's refusal closed the connection and logged an error for each bind.
+    const saved = passwordHashQueue.maxPending
+    passwordHashQueue.maxPending = 0
+    const clients = Array.from({ length: 8 }, () => new Client({ url: server.url, timeout: 60_000 }))
+    try {
+      const outcomes = await Promise.all(clients.map((c, i) => c.bind(`uid=nobody${i},ou=people,${BASE}`, PASSWORD).catch((e: Error) => e)))
+      expect(outcomes.every((e) => e instanceof InvalidCredentialsError || e instanceof BusyError)).toBe(true)
+      expect(outcomes.some((e) => e instanceof BusyError)).toBe(true)
+    } finally {
+      passwordHashQueue.maxPending = saved
+    }
+    // Each connection is still open and usable.
+    for (const c of clients) {
+      await c.bind(alice.dn, PASSWORD)
+      await c.unbind()
+    }
+    expect(serverLog.entries.filter((e) => e.level === 'error')).toEqual([])
   })
   it('anonymous binds but finds nothing below the base', async () => {
     const c = new Client({ url: server.url })
