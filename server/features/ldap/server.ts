@@ -147,6 +147,18 @@ class Connection {
 
   private async handle(request: Request): Promise<void> {
     const { id } = request
+    // A critical control this operation does not know is refused, the operation not performed (RFC 4511 §4.1.11);
+    // the paged-results control belongs to a search (checked there).
+    if (request.op !== 'search' && request.op !== 'unbind' && request.op !== 'abandon' && request.controls.some((c) => c.critical)) {
+      const code = ResultCode.unavailableCriticalExtension
+      if (request.op === 'bind') this.boundId = null
+      if (request.op === 'extended') {
+        this.startingTls = false // a refused StartTLS: reading goes on in plain text
+        return this.send(encodeExtended(id, code, 'unsupported critical control', null, null))
+      }
+      const tag = request.op === 'bind' ? Op.bindResponse : request.op === 'compare' ? Op.compareResponse : request.responseTag
+      return this.send(encodeResult(id, tag, code, 'unsupported critical control'))
+    }
     switch (request.op) {
       case 'unbind':
         this.closed = true

@@ -1,4 +1,13 @@
-import { BusyError, Client, InvalidCredentialsError, NoSuchObjectError, UnwillingToPerformError } from 'ldapts'
+import {
+  AuthMethodNotSupportedError,
+  BusyError,
+  Client,
+  Control,
+  InvalidCredentialsError,
+  NoSuchObjectError,
+  UnavailableCriticalExtensionError,
+  UnwillingToPerformError,
+} from 'ldapts'
 import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { serverLog } from '../../helpers/server.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -138,6 +147,27 @@ describe('search', () => {
     const { searchEntries } = await c.search('', { scope: 'base', attributes: ['+'] })
     expect(searchEntries[0]).toMatchObject({ namingContexts: BASE, supportedLDAPVersion: '3', supportedControl: '1.2.840.113556.1.4.319' })
     expect(searchEntries[0]?.supportedExtension).toContain('1.3.6.1.4.1.4203.1.11.3')
+    await c.unbind()
+  })
+})
+
+describe('controls and mechanisms', () => {
+  it('refuses an operation with a critical control it does not know (12), whatever the operation; a SASL bind with 7', async () => {
+    // Before, only a search refused it: a bind, compare or extended operation ran as if the control were absent.
+    const unknown = new Control('1.2.3.4.5', { critical: true })
+    const c = new Client({ url: server.url })
+    await expect(c.bind(alice.dn, PASSWORD, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' }) // the refused bind bound nobody
+    await c.bind(reader.dn, PASSWORD)
+    await expect(c.compare(alice.dn, 'uid', 'alice', unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    await expect(c.exop('1.3.6.1.4.1.4203.1.11.3', undefined, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    await expect(c.search(BASE, { scope: 'base' }, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    // The paged-results control belongs to a search only.
+    const paged = new Control('1.2.840.113556.1.4.319', { critical: true })
+    await expect(c.compare(alice.dn, 'uid', 'alice', paged)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    // The same control, not critical, is ignored.
+    expect(await c.compare(alice.dn, 'uid', 'alice', new Control('1.2.3.4.5'))).toBe(true)
+    await expect(c.bind('PLAIN', PASSWORD)).rejects.toBeInstanceOf(AuthMethodNotSupportedError)
     await c.unbind()
   })
 })
