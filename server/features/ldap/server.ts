@@ -50,7 +50,7 @@ class Connection {
   private buffer: Buffer = Buffer.alloc(0)
   private queue: Promise<void> = Promise.resolve()
   private closed = false
-  /** The bound person's id (re-read at every operation, through the read cache); null: anonymous. */
+  /** The bound person's id (re-read at every operation, through the read cache); null: anonymous, or a binding a ban ended. */
   private boundId: string | null = null
   private tls: boolean
   /** Requests queued and not yet answered. */
@@ -142,7 +142,10 @@ class Connection {
 
   private async viewer() {
     const user = this.boundId ? await readsOf(this.ctx).user(this.boundId) : null
-    return viewerOf(this.ctx, user)
+    const viewer = viewerOf(this.ctx, user)
+    // Banned or deleted: the binding ends for good, as a ban revokes the person's sessions (lifting it brings neither back).
+    if (!viewer.user) this.boundId = null
+    return viewer
   }
 
   private async handle(request: Request): Promise<void> {
