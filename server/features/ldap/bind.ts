@@ -64,7 +64,7 @@ function uidOfDn(ctx: AuthContext, dn: string): string | null {
   try {
     const rdns = parseDn(dn)
     const first = rdns[0]
-    if (first?.attribute.toLowerCase() !== 'uid') return null
+    if (first?.attribute.toLowerCase() !== 'uid' || first.multi) return null
     return normalizeRdns(rdns.slice(1)) === layoutOf(ctx).npeople ? first.value.toLowerCase() : null
   } catch (error) {
     if (error instanceof DnError) return null

@@ -144,6 +144,7 @@ export function locate(layout: Layout, dn: string): Target {
   if (n === layout.npeople) return { kind: 'people' }
   if (n === layout.ngroups) return { kind: 'groups' }
   const first = rdns[0] as Rdn
+  if (first.multi) return { kind: 'none' } // people and groups are named by one pair
   const parent = normalizeRdns(rdns.slice(1))
   const attribute = first.attribute.toLowerCase()
   if (parent === layout.npeople && attribute === 'uid') return { kind: 'person', uid: first.value.toLowerCase() }

@@ -4,6 +4,7 @@ import {
   Client,
   Control,
   InvalidCredentialsError,
+  InvalidDNSyntaxError,
   NoSuchObjectError,
   UnavailableCriticalExtensionError,
   UnwillingToPerformError,
@@ -41,6 +42,20 @@ describe('binds', () => {
     await expect(c.bind(`uid=nobody,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
     await expect(c.bind(`cn=alice,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
     await expect(c.bind(alice.dn, '')).rejects.toBeInstanceOf(UnwillingToPerformError)
+    await c.unbind()
+  })
+  it('a DN with a multi-valued RDN names nobody, and an unescaped + is no DN: neither binds as the first pair', async () => {
+    // Before, `uid=alice+cn=x` (and `uid=alice+x`) bound as alice and found her entry, where OpenLDAP names no such entry.
+    const c = new Client({ url: server.url })
+    await expect(c.bind(`uid=alice+cn=x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`uid=alice+x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`uid=alice\\2b+cn=x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.bind(reader.dn, PASSWORD)
+    await expect(c.search(`uid=alice+cn=x,ou=people,${BASE}`, { scope: 'base' })).rejects.toBeInstanceOf(NoSuchObjectError)
+    await expect(c.search(`uid=alice+x,ou=people,${BASE}`, { scope: 'base' })).rejects.toBeInstanceOf(InvalidDNSyntaxError)
+    await expect(c.compare(`uid=alice+cn=x,ou=people,${BASE}`, 'uid', 'alice')).rejects.toBeInstanceOf(NoSuchObjectError)
+    // The DN itself, spelled with spaces and in another case, still names her.
+    expect((await c.search(` UID = Alice , ou=people,${BASE}`, { scope: 'base', attributes: ['uid'] })).searchEntries).toHaveLength(1)
     await c.unbind()
   })
   it('answers busy (51) to a bind the full password-hash queue cannot take, and keeps the connection', async () => {
