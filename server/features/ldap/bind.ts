@@ -185,7 +185,8 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
 /**
  * Password modify (RFC 3062) for one's own password: bound, with the old password and a new one
  * (none generated), through account's change-password rules (policy, throttled check of the old
- * one, audit, notice). Another user's identity is refused.
+ * one, audit, notice). Another user's identity is refused, and so is a user with a second factor
+ * (unless `ldap.allowMainPasswordWithSecondFactor`): the web asks a session that passed it.
  */
 export async function modifyOwnPassword(
   ctx: AuthContext,
@@ -194,6 +195,11 @@ export async function modifyOwnPassword(
   meta: RequestMeta,
 ): Promise<{ code: number; message: string }> {
   if (!bound) return { code: ResultCode.unwillingToPerform, message: 'bind first' }
+  // The web asks a session that passed the second factor: over LDAP (bound with an app password,
+  // which opens LDAP only) the main password is not changed, under the bind's own rule.
+  if (hasSecondFactor(ctx, bound) && !ctx.config().ldap.allowMainPasswordWithSecondFactor) {
+    return { code: ResultCode.unwillingToPerform, message: 'with a second factor, change your password on your account page' }
+  }
   let request: ReturnType<typeof decodePasswordModify>
   try {
     request = decodePasswordModify(value)

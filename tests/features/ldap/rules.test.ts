@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm'
-import { Client, InvalidCredentialsError } from 'ldapts'
+import { BerWriter } from '@ldapjs/asn1'
+import { Client, InvalidCredentialsError, UnwillingToPerformError } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { auditEvent, user } from '../../../server/db/schema.js'
@@ -149,6 +150,35 @@ describe('binds count and are audited as sign-ins', () => {
     } finally {
       spy.mockRestore()
     }
+  })
+
+  it('a user with a second factor cannot change the main password over LDAP (bound with an app password) unless allowed', async () => {
+    // The web asks a session that passed the second factor; an app password opens LDAP only.
+    // Before, an app password and the old main password changed the main password with no second factor.
+    const lena = await person(server, 'lena', 'Lena')
+    await server.gatehouse.ctx.db.update(user).set({ twoFactorEnabled: true }).where(eq(user.id, lena.id))
+    const made = await createAppPassword(server.gatehouse.ctx, lena.id, { name: 'NAS' }, null)
+    const modify = (oldPassword: string, newPassword: string) => {
+      const w = new BerWriter()
+      w.startSequence(0x30)
+      w.writeString(oldPassword, 0x81)
+      w.writeString(newPassword, 0x82)
+      w.endSequence()
+      return w.buffer as Buffer
+    }
+    const c = await client(server, lena.dn, made.password)
+    await expect(c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))).rejects.toBeInstanceOf(
+      UnwillingToPerformError,
+    )
+    await expect(new Client({ url: server.url }).bind(lena.dn, 'a new and long password')).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: true } })
+    try {
+      await c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))
+      await (await client(server, lena.dn, 'a new and long password')).unbind()
+    } finally {
+      await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: null } })
+    }
+    await c.unbind()
   })
 
   it('a user with a second factor binds with an app password; a revoked or expired one, and the main password, are refused', async () => {
