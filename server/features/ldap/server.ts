@@ -293,7 +293,8 @@ class Connection {
       this.send(encodeExtended(id, outcome.code, outcome.message, null, null))
       return
     }
-    this.send(encodeExtended(id, ResultCode.unwillingToPerform, 'unsupported extended operation', null, null))
+    // An unknown request name: protocolError (RFC 4511 §4.12).
+    this.send(encodeExtended(id, ResultCode.protocolError, 'unsupported extended operation', null, null))
   }
 }
 

@@ -6,6 +6,7 @@ import {
   InvalidCredentialsError,
   InvalidDNSyntaxError,
   NoSuchObjectError,
+  ProtocolError,
   UnavailableCriticalExtensionError,
   UnwillingToPerformError,
 } from 'ldapts'
@@ -183,6 +184,12 @@ describe('controls and mechanisms', () => {
     // The same control, not critical, is ignored.
     expect(await c.compare(alice.dn, 'uid', 'alice', new Control('1.2.3.4.5'))).toBe(true)
     await expect(c.bind('PLAIN', PASSWORD)).rejects.toBeInstanceOf(AuthMethodNotSupportedError)
+    await c.unbind()
+  })
+  it('answers an extended operation it does not know with protocolError (2), as RFC 4511 §4.12 asks; the connection goes on', async () => {
+    const c = await client(server, reader.dn)
+    await expect(c.exop('1.2.3.4.5')).rejects.toBeInstanceOf(ProtocolError)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${reader.dn}` })
     await c.unbind()
   })
 })
