@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { auditEvent, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor, unbanUser } from '../../../server/features/admin/index.js'
+import { removeUser } from '../../../server/features/admin/users.js'
 import { createAppPassword, revokeAppPassword } from '../../../server/features/app-passwords/rules.js'
 import { BASE, type LdapServer, PASSWORD, type Person, client, person, startLdapServer } from './helpers.js'
 
@@ -56,6 +57,21 @@ describe('a bound connection re-checks the bound person at every operation', () 
     expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${carol.dn}` })
     await c.unbind()
     await seen.unbind()
+  })
+
+  it('a person deleted while bound: the connection is anonymous at the next operation, their app password with them', async () => {
+    const mona = await person(server, 'mona', 'Mona')
+    const made = await createAppPassword(server.gatehouse.ctx, mona.id, { name: 'NAS' }, null)
+    const c = await client(server, mona.dn, made.password)
+    const main = await client(server, mona.dn)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${mona.dn}` })
+    await removeUser(server.gatehouse.ctx, systemActor('cli'), mona.id, null)
+    for (const bound of [c, main]) {
+      expect(await bound.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' })
+      expect((await bound.search(BASE, { scope: 'sub', attributes: ['1.1'] })).searchEntries.map((e) => e.dn)).toEqual([BASE])
+      await bound.unbind()
+    }
+    await expect(new Client({ url: server.url }).bind(mona.dn, made.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
   })
 
   it('a rename through the HTTP API moves the DN at the next request; entryUUID stays', async () => {
