@@ -18,6 +18,7 @@ import {
   encodePagedValue,
   encodeResult,
   frameLength,
+  frameSize,
   OID,
   Op,
   type Request,
@@ -48,6 +49,11 @@ export interface LdapListeners {
 
 class Connection {
   private buffer: Buffer = Buffer.alloc(0)
+  /** Pieces received after `buffer`, joined once the message they belong to is complete (one copy, not one per piece). */
+  private pieces: Buffer[] = []
+  private piecesLength = 0
+  /** The size of the message `buffer` begins, once its header is there (0: unknown). */
+  private awaited = 0
   private queue: Promise<void> = Promise.resolve()
   private closed = false
   /** The bound person's id (re-read at every operation, through the read cache); null: anonymous, or a binding a ban ended. */
@@ -88,7 +94,12 @@ class Connection {
   }
 
   private readonly onData = (chunk: Buffer): void => {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+    this.pieces.push(chunk)
+    this.piecesLength += chunk.length
+    if (this.buffer.length + this.piecesLength < this.awaited) return
+    this.buffer = this.buffer.length === 0 && this.pieces.length === 1 ? chunk : Buffer.concat([this.buffer, ...this.pieces])
+    this.pieces = []
+    this.piecesLength = 0
     this.pump()
   }
 
@@ -96,9 +107,13 @@ class Connection {
   private pump(): void {
     if (this.closed) return
     try {
+      this.awaited = 0
       while (!this.startingTls && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
         const length = frameLength(this.buffer)
-        if (length === 0) break
+        if (length === 0) {
+          this.awaited = frameSize(this.buffer)
+          break
+        }
         const frame = this.buffer.subarray(0, length)
         this.buffer = this.buffer.subarray(length)
         const request = decodeRequest(frame)
@@ -276,6 +291,9 @@ class Connection {
       this.socket = upgraded
       this.tls = true
       this.buffer = Buffer.alloc(0)
+      this.pieces = []
+      this.piecesLength = 0
+      this.awaited = 0
       this.startingTls = false
       this.attach(upgraded)
       plain.resume()

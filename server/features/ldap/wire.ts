@@ -116,6 +116,15 @@ export type Request = { id: number; controls: Control[] } & (
  * or one over MAX_MESSAGE_BYTES.
  */
 export function frameLength(buffer: Buffer): number {
+  const size = frameSize(buffer)
+  return size > 0 && buffer.length >= size ? size : 0
+}
+
+/**
+ * The size of the message that `buffer` begins (header and content), as soon as its header is
+ * there, complete or not: 0 while the header is incomplete. Throws as `frameLength` does.
+ */
+export function frameSize(buffer: Buffer): number {
   if (buffer.length < 2) return 0
   if (buffer[0] !== 0x30) throw new WireError('not an LDAP message')
   const first = buffer[1] as number
@@ -134,7 +143,7 @@ export function frameLength(buffer: Buffer): number {
     header = 2 + bytes
   }
   if (length + header > MAX_MESSAGE_BYTES) throw new WireError(`message of ${length} bytes over the limit`)
-  return buffer.length >= header + length ? header + length : 0
+  return header + length
 }
 
 function must<T>(value: T | null | undefined, what: string): T {
