@@ -508,6 +508,27 @@ export function selectAttributes(entry: Entry, requested: string[]): AnswerEntry
   }
 }
 
+/**
+ * The matched DN of a `dn` that names nothing here (RFC 4511 §4.1.9): the last entry on the way
+ * to it that this viewer sees (a unit when bound, else the base), or '' outside the tree.
+ */
+export function matchedDnOf(layout: Layout, viewer: Viewer, dn: string): string {
+  let rdns: Rdn[]
+  try {
+    rdns = parseDn(dn)
+  } catch (error) {
+    if (error instanceof DnError) return ''
+    throw error
+  }
+  for (let i = 1; i < rdns.length; i++) {
+    const n = normalizeRdns(rdns.slice(i))
+    if (viewer.user && n === layout.npeople) return layout.people
+    if (viewer.user && n === layout.ngroups) return layout.groups
+    if (n === layout.nbase) return layout.base
+  }
+  return ''
+}
+
 /** The visible entry at `dn`, or null. */
 export async function entryAt(snapshot: Snapshot, dn: string, tls: boolean): Promise<Entry | null> {
   const target = locate(snapshot.layout, dn)
@@ -537,7 +558,7 @@ export async function findEntries(
   viewer: Viewer,
   request: { base: string; scope: Scope; filter: Filter; attributes: string[] },
   tls: boolean,
-): Promise<{ found: Entry[] } | { code: number }> {
+): Promise<{ found: Entry[] } | { code: number; matchedDN?: string }> {
   const snapshot = new Snapshot(ctx, viewer)
   snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
   let target: Target
@@ -548,6 +569,6 @@ export async function findEntries(
     throw error
   }
   const entries = await snapshot.inScope(target, request.scope, request.filter, tls)
-  if (!entries) return { code: ResultCode.noSuchObject }
+  if (!entries) return { code: ResultCode.noSuchObject, matchedDN: matchedDnOf(snapshot.layout, viewer, request.base) }
   return { found: entries.filter((entry) => matches(entry, request.filter)) }
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, findEntries, layoutOf, selectAttributes, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, entryAt, findEntries, layoutOf, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import {
   type Control,
@@ -222,7 +222,7 @@ class Connection {
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
     const answer = await findEntries(this.ctx, await this.viewer(), request, this.secure !== null)
     if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.ldapSearch()
-    if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code))
+    if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code, '', undefined, answer.matchedDN))
     const { found } = answer
     let from = 0
     let to = found.length
@@ -264,7 +264,10 @@ class Connection {
       if (error instanceof DnError) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.invalidDNSyntax))
       throw error
     }
-    if (!entry) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.noSuchObject))
+    if (!entry) {
+      const matched = matchedDnOf(snapshot.layout, snapshot.viewer, request.entry)
+      return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.noSuchObject, '', undefined, matched))
+    }
     const answer = compareValue(entry, request.attribute, request.value)
     const code = answer === undefined ? ResultCode.noSuchAttribute : answer ? ResultCode.compareTrue : ResultCode.compareFalse
     this.send(encodeResult(request.id, Op.compareResponse, code))

@@ -13,7 +13,18 @@ import {
 import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { serverLog } from '../../helpers/server.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BASE, PASSWORD, type LdapServer, type Person, client, ldapUtilsMissing, person, run, startLdapServer } from './helpers.js'
+import {
+  BASE,
+  PASSWORD,
+  type LdapServer,
+  type Person,
+  client,
+  ldapsearch,
+  ldapUtilsMissing,
+  person,
+  run,
+  startLdapServer,
+} from './helpers.js'
 import { warnSkipped } from '../../helpers/engines.js'
 
 let server: LdapServer
@@ -216,6 +227,25 @@ describe('compare and writes', () => {
 
 describe('OpenLDAP clients (ldap-utils)', () => {
   warnSkipped('LDAP: OpenLDAP command-line clients', ldapUtilsMissing)
+  it.skipIf(!!ldapUtilsMissing)('a base that names nothing answers noSuchObject with the matched DN the asker may see', async () => {
+    // Before, matchedDN was always empty (RFC 4511 §4.1.9: the last entry found on the way).
+    const search = (dn: string, password: string, base: string) =>
+      ldapsearch(server, { bindDN: dn, password, base, scope: 'base', filter: '(objectClass=*)' })
+    const missing = await search(reader.dn, PASSWORD, `uid=nobody,ou=people,${BASE}`)
+    expect(missing.code).toBe(32)
+    expect(missing.stdout + missing.stderr).toContain(`Matched DN: ou=people,${BASE}`)
+    const deeper = await search(reader.dn, PASSWORD, `cn=x,cn=nogroup,ou=groups,${BASE}`)
+    expect(deeper.stdout + deeper.stderr).toContain(`Matched DN: ou=groups,${BASE}`)
+    const unit = await search(reader.dn, PASSWORD, `ou=nothing,${BASE}`)
+    expect(unit.stdout + unit.stderr).toContain(`Matched DN: ${BASE}`)
+    // Anonymous sees the base only; outside the tree nothing matched.
+    const anonymous = await search('', '', `uid=alice,ou=people,${BASE}`)
+    expect(anonymous.code).toBe(32)
+    expect(anonymous.stdout + anonymous.stderr).toContain(`Matched DN: ${BASE}`)
+    const outside = await search(reader.dn, PASSWORD, 'dc=elsewhere,dc=org')
+    expect(outside.code).toBe(32)
+    expect(outside.stdout + outside.stderr).not.toContain('Matched DN')
+  })
   it.skipIf(!!ldapUtilsMissing)('ldapsearch, ldapwhoami and ldapmodify', async () => {
     const found = await run('ldapsearch', [
       '-x',
