@@ -322,6 +322,8 @@ export class Snapshot {
    * itself is not there for them (noSuchObject).
    */
   async inScope(base: Target, scope: Scope, filter: Filter, tls: boolean): Promise<Entry[] | null> {
+    // The subtree without its base: a subtree search starts with the base whenever it has anything.
+    if (scope === 'children') return (await this.inScope(base, 'sub', filter, tls))?.slice(base.kind === 'root' ? 0 : 1) ?? null
     const anonymous = !this.viewer.user
     const peopleEntries = async () => Promise.all((await this.listPeople(filter)).map((p) => this.personEntry(p)))
     const groupEntries = async () => {

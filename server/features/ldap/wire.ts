@@ -90,7 +90,8 @@ export type Filter =
   | { kind: 'present'; attribute: string }
   | { kind: 'undefined' }
 
-export type Scope = 'base' | 'one' | 'sub'
+/** `children` (3, draft-sermersheim-ldap-subordinate-scope, as OpenLDAP's `-s children`): the subtree without its base. */
+export type Scope = 'base' | 'one' | 'sub' | 'children'
 
 export type Request = { id: number; controls: Control[] } & (
   | { op: 'bind'; version: number; name: string; password: Buffer | null }
@@ -230,11 +231,11 @@ function decodeOp(ber: BerReader, tag: number, id: number): OpBody {
       const listEnd = ber.offset + ber.length
       const attributes: string[] = []
       while (ber.offset < listEnd) attributes.push(must(ber.readString(), 'attribute'))
-      if (scope !== 0 && scope !== 1 && scope !== 2) throw new WireError('invalid scope')
+      if (scope !== 0 && scope !== 1 && scope !== 2 && scope !== 3) throw new WireError('invalid scope')
       op = {
         op: 'search',
         base,
-        scope: scope === 0 ? 'base' : scope === 1 ? 'one' : 'sub',
+        scope: (['base', 'one', 'sub', 'children'] as const)[scope],
         sizeLimit: Math.max(0, sizeLimit),
         typesOnly,
         filter,

@@ -225,6 +225,8 @@ describe('compare and writes', () => {
   })
 })
 
+const parseDns = (stdout: string) => [...stdout.matchAll(/^dn: (.*)$/gm)].map((m) => m[1])
+
 describe('OpenLDAP clients (ldap-utils)', () => {
   warnSkipped('LDAP: OpenLDAP command-line clients', ldapUtilsMissing)
   it.skipIf(!!ldapUtilsMissing)('a base that names nothing answers noSuchObject with the matched DN the asker may see', async () => {
@@ -245,6 +247,29 @@ describe('OpenLDAP clients (ldap-utils)', () => {
     const outside = await search(reader.dn, PASSWORD, 'dc=elsewhere,dc=org')
     expect(outside.code).toBe(32)
     expect(outside.stdout + outside.stderr).not.toContain('Matched DN')
+  })
+  it.skipIf(!!ldapUtilsMissing)('ldapsearch -s children: every entry below the base, not the base (scope 3, as OpenLDAP)', async () => {
+    // Before, the scope closed the connection (ldapsearch: "Can't contact LDAP server").
+    const children = await ldapsearch(server, {
+      bindDN: reader.dn,
+      password: PASSWORD,
+      base: `ou=people,${BASE}`,
+      scope: 'children',
+      filter: '(objectClass=*)',
+      attributes: ['1.1'],
+    })
+    expect(children.code).toBe(0)
+    expect(parseDns(children.stdout).sort()).toEqual([alice.dn, bob.dn, reader.dn].sort())
+    const ofPerson = await ldapsearch(server, {
+      bindDN: reader.dn,
+      password: PASSWORD,
+      base: alice.dn,
+      scope: 'children',
+      filter: '(objectClass=*)',
+    })
+    expect([ofPerson.code, ofPerson.stdout]).toEqual([0, ''])
+    const anonymous = await ldapsearch(server, { bindDN: '', password: '', base: BASE, scope: 'children', filter: '(objectClass=*)' })
+    expect([anonymous.code, anonymous.stdout]).toEqual([0, ''])
   })
   it.skipIf(!!ldapUtilsMissing)('ldapsearch, ldapwhoami and ldapmodify', async () => {
     const found = await run('ldapsearch', [
