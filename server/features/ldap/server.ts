@@ -349,12 +349,13 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const perAddress = new Map<string, number>()
   const sockets = new Set<Socket>()
-  const admit = (socket: Socket, encrypted: boolean) => {
+  /** Counts a TCP connection towards its address's limit from its first byte (LDAPS: before the handshake); false: refused. */
+  const admit = (socket: Socket): boolean => {
     const from = socket.remoteAddress ?? ''
     const count = perAddress.get(from) ?? 0
     if (count >= ctx.config().ldap.maxConnectionsPerAddress) {
       socket.destroy()
-      return
+      return false
     }
     perAddress.set(from, count + 1)
     sockets.add(socket)
@@ -364,10 +365,12 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
       if (left <= 0) perAddress.delete(from)
       else perAddress.set(from, left)
     })
-    new Connection(socket, ctx, logger, secure, encrypted)
+    return true
   }
   const servers: Server[] = []
-  const plain = createServer((socket) => admit(socket, false))
+  const plain = createServer((socket) => {
+    if (admit(socket)) new Connection(socket, ctx, logger, secure, false)
+  })
   servers.push(plain)
   const close = async () => {
     for (const socket of sockets) socket.destroy()
@@ -377,7 +380,9 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
     const address = await listen(plain, conf.address, 'ldap.address')
     let ldaps: { host: string; port: number } | undefined
     if (conf.ldapsAddress && pem) {
-      const tlsServer = createTlsServer(pem, (socket) => admit(socket, true))
+      const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true))
+      // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
+      tlsServer.on('connection', (socket: Socket) => admit(socket))
       servers.push(tlsServer)
       ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
     }
