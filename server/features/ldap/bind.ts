@@ -6,6 +6,7 @@ import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
 import { admitSignIn, refuseSignIn, type SignInAttempt } from '../../core/sign-in.js'
 import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
+import { burnPasswordCheck } from '../../crypto/password.js'
 import { changeOwnPassword } from '../account/rules.js'
 import { identifyByPassword } from '../email-password/sign-in.js'
 import { hasSecondFactor } from '../app-passwords/verify.js'
@@ -63,7 +64,7 @@ function uidOfDn(ctx: AuthContext, dn: string): string | null {
   try {
     const rdns = parseDn(dn)
     const first = rdns[0]
-    if (first?.attribute.toLowerCase() !== 'uid') return null
+    if (first?.attribute.toLowerCase() !== 'uid' || first.multi) return null
     return normalizeRdns(rdns.slice(1)) === layoutOf(ctx).npeople ? first.value.toLowerCase() : null
   } catch (error) {
     if (error instanceof DnError) return null
@@ -108,7 +109,17 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
       attempt = { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
     } else if (found && secondFactor) {
       // The main password would skip the second factor: only an app password opens, and a wrong one counts.
-      await throttledPasswordCheck(ctx, key, meta, async () => false, { targetUserId: found.id })
+      // The refusal costs a password hash, as an unknown uid's does: its timing must not tell who has a second factor.
+      await throttledPasswordCheck(
+        ctx,
+        key,
+        meta,
+        async () => {
+          await burnPasswordCheck(secret)
+          return false
+        },
+        { targetUserId: found.id },
+      )
       await recordAudit(ctx, {
         type: 'user.sign-in',
         outcome: 'failure',
@@ -174,7 +185,8 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
 /**
  * Password modify (RFC 3062) for one's own password: bound, with the old password and a new one
  * (none generated), through account's change-password rules (policy, throttled check of the old
- * one, audit, notice). Another user's identity is refused.
+ * one, audit, notice). Another user's identity is refused, and so is a user with a second factor
+ * (unless `ldap.allowMainPasswordWithSecondFactor`): the web asks a session that passed it.
  */
 export async function modifyOwnPassword(
   ctx: AuthContext,
@@ -183,6 +195,11 @@ export async function modifyOwnPassword(
   meta: RequestMeta,
 ): Promise<{ code: number; message: string }> {
   if (!bound) return { code: ResultCode.unwillingToPerform, message: 'bind first' }
+  // The web asks a session that passed the second factor: over LDAP (bound with an app password,
+  // which opens LDAP only) the main password is not changed, under the bind's own rule.
+  if (hasSecondFactor(ctx, bound) && !ctx.config().ldap.allowMainPasswordWithSecondFactor) {
+    return { code: ResultCode.unwillingToPerform, message: 'with a second factor, change your password on your account page' }
+  }
   let request: ReturnType<typeof decodePasswordModify>
   try {
     request = decodePasswordModify(value)

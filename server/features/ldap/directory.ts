@@ -144,6 +144,7 @@ export function locate(layout: Layout, dn: string): Target {
   if (n === layout.npeople) return { kind: 'people' }
   if (n === layout.ngroups) return { kind: 'groups' }
   const first = rdns[0] as Rdn
+  if (first.multi) return { kind: 'none' } // people and groups are named by one pair
   const parent = normalizeRdns(rdns.slice(1))
   const attribute = first.attribute.toLowerCase()
   if (parent === layout.npeople && attribute === 'uid') return { kind: 'person', uid: first.value.toLowerCase() }
@@ -321,6 +322,8 @@ export class Snapshot {
    * itself is not there for them (noSuchObject).
    */
   async inScope(base: Target, scope: Scope, filter: Filter, tls: boolean): Promise<Entry[] | null> {
+    // The subtree without its base: a subtree search starts with the base whenever it has anything.
+    if (scope === 'children') return (await this.inScope(base, 'sub', filter, tls))?.slice(base.kind === 'root' ? 0 : 1) ?? null
     const anonymous = !this.viewer.user
     const peopleEntries = async () => Promise.all((await this.listPeople(filter)).map((p) => this.personEntry(p)))
     const groupEntries = async () => {
@@ -507,6 +510,27 @@ export function selectAttributes(entry: Entry, requested: string[]): AnswerEntry
   }
 }
 
+/**
+ * The matched DN of a `dn` that names nothing here (RFC 4511 §4.1.9): the last entry on the way
+ * to it that this viewer sees (a unit when bound, else the base), or '' outside the tree.
+ */
+export function matchedDnOf(layout: Layout, viewer: Viewer, dn: string): string {
+  let rdns: Rdn[]
+  try {
+    rdns = parseDn(dn)
+  } catch (error) {
+    if (error instanceof DnError) return ''
+    throw error
+  }
+  for (let i = 1; i < rdns.length; i++) {
+    const n = normalizeRdns(rdns.slice(i))
+    if (viewer.user && n === layout.npeople) return layout.people
+    if (viewer.user && n === layout.ngroups) return layout.groups
+    if (n === layout.nbase) return layout.base
+  }
+  return ''
+}
+
 /** The visible entry at `dn`, or null. */
 export async function entryAt(snapshot: Snapshot, dn: string, tls: boolean): Promise<Entry | null> {
   const target = locate(snapshot.layout, dn)
@@ -536,7 +560,7 @@ export async function findEntries(
   viewer: Viewer,
   request: { base: string; scope: Scope; filter: Filter; attributes: string[] },
   tls: boolean,
-): Promise<{ found: Entry[] } | { code: number }> {
+): Promise<{ found: Entry[] } | { code: number; matchedDN?: string }> {
   const snapshot = new Snapshot(ctx, viewer)
   snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
   let target: Target
@@ -547,6 +571,6 @@ export async function findEntries(
     throw error
   }
   const entries = await snapshot.inScope(target, request.scope, request.filter, tls)
-  if (!entries) return { code: ResultCode.noSuchObject }
+  if (!entries) return { code: ResultCode.noSuchObject, matchedDN: matchedDnOf(snapshot.layout, viewer, request.base) }
   return { found: entries.filter((entry) => matches(entry, request.filter)) }
 }

@@ -9,6 +9,8 @@
 export interface Rdn {
   attribute: string
   value: string
+  /** A multi-valued RDN (`uid=a+cn=b`): only its first pair is kept, and it names no entry here. */
+  multi?: true
 }
 
 export class DnError extends Error {}
@@ -19,7 +21,7 @@ function hex(c: string): boolean {
 
 const ATTRIBUTE = /^([A-Za-z][A-Za-z0-9-]*|[0-9]+(\.[0-9]+)*)$/
 
-/** The RDNs of `dn`, leftmost first; a multi-valued RDN (`a=1+b=2`) keeps its first pair. Throws DnError. */
+/** The RDNs of `dn`, leftmost first; a multi-valued RDN (`a=1+b=2`) keeps its first pair, marked `multi`. Throws DnError. */
 export function parseDn(dn: string): Rdn[] {
   const rdns: Rdn[] = []
   if (dn.trim() === '') return rdns
@@ -31,8 +33,16 @@ export function parseDn(dn: string): Rdn[] {
       if (!ATTRIBUTE.test(attribute)) throw new DnError('invalid DN')
       let value = part.slice(eq + 1)
       const plus = value.indexOf('+')
-      if (plus >= 0) value = value.slice(0, plus)
-      rdns.push({ attribute, value: value.replace(/^ +| +$/g, '') })
+      if (plus >= 0) {
+        // Each further pair must be one (`uid=a+b@x` is no DN: an unescaped `+` separates pairs).
+        for (const pair of value.slice(plus + 1).split('+')) {
+          const at = pair.indexOf('=')
+          if (at < 0 || !ATTRIBUTE.test(pair.slice(0, at).trim())) throw new DnError('invalid DN')
+        }
+        value = value.slice(0, plus)
+      }
+      value = value.replace(/^ +| +$/g, '')
+      rdns.push(plus >= 0 ? { attribute, value, multi: true } : { attribute, value })
     }
     return rdns
   }
@@ -71,7 +81,7 @@ export function parseDn(dn: string): Rdn[] {
       i++
     }
     const value = Buffer.from(bytes.slice(0, bytes.length - trailingSpaces)).toString('utf8')
-    first ??= { attribute, value }
+    first ??= dn[i] === '+' ? { attribute, value, multi: true } : { attribute, value }
     if (dn[i] === '+') {
       // The other pairs of a multi-valued RDN: skipped up to the next ','.
       while (i < n && dn[i] !== ',' && dn[i] !== ';') i += dn[i] === '\\' ? 2 : 1

@@ -44,7 +44,7 @@ export interface LdapTestResult {
 const NAMES = new Map<number, string>(Object.entries(ResultCode).map(([name, code]) => [code, name]))
 const resultName = (code: number): string => NAMES.get(code) ?? `code ${code}`
 
-const SCOPES: Record<Scope, number> = { base: 0, one: 1, sub: 2 }
+const SCOPES: Record<Scope, number> = { base: 0, one: 1, sub: 2, children: 3 }
 
 /** Parentheses balance (outside `\` escapes): @ldapjs/filter's parser accepts a missing `)`, OpenLDAP's clients do not. */
 function balanced(text: string): boolean {

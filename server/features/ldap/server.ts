@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { HashQueueFullError } from '../../crypto/hash-queue.js'
 import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, findEntries, layoutOf, selectAttributes, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, entryAt, findEntries, layoutOf, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import {
   type Control,
@@ -17,6 +18,7 @@ import {
   encodePagedValue,
   encodeResult,
   frameLength,
+  frameSize,
   OID,
   Op,
   type Request,
@@ -32,7 +34,12 @@ export { testBindAndSearch } from './probe.js'
  * frames in, one operation at a time per connection, answers out. A malformed or oversized
  * message closes its connection (logged once per connection); idle connections close after
  * `ldap.idleTimeout`; each client address may hold `ldap.maxConnectionsPerAddress` connections.
+ * A connection reads no further while `MAX_PENDING` of its requests wait or its answers wait to be
+ * taken by the client (backpressure): a client that sends and never reads costs a bounded memory.
  */
+
+/** Requests of one connection queued at most; past them (or with answers unsent) reading stops. */
+const MAX_PENDING = 16
 
 export interface LdapListeners {
   /** Where each listener is bound: `address` always, `ldaps` when configured. */
@@ -42,11 +49,20 @@ export interface LdapListeners {
 
 class Connection {
   private buffer: Buffer = Buffer.alloc(0)
+  /** Pieces received after `buffer`, joined once the message they belong to is complete (one copy, not one per piece). */
+  private pieces: Buffer[] = []
+  private piecesLength = 0
+  /** The size of the message `buffer` begins, once its header is there (0: unknown). */
+  private awaited = 0
   private queue: Promise<void> = Promise.resolve()
   private closed = false
-  /** The bound person's id (re-read at every operation, through the read cache); null: anonymous. */
+  /** The bound person's id (re-read at every operation, through the read cache); null: anonymous, or a binding a ban ended. */
   private boundId: string | null = null
   private tls: boolean
+  /** Requests queued and not yet answered. */
+  private pending = 0
+  /** A StartTLS request is queued: nothing after it is read before its answer (RFC 4511 §4.14.1). */
+  private startingTls = false
 
   constructor(
     private socket: Socket,
@@ -65,6 +81,9 @@ class Connection {
     socket.on('data', this.onData)
     socket.on('timeout', () => socket.destroy())
     socket.on('error', () => socket.destroy())
+    socket.on('drain', () => {
+      if (socket === this.socket) this.pump()
+    })
     socket.on('close', () => {
       if (socket === this.socket) this.closed = true
     })
@@ -75,25 +94,38 @@ class Connection {
   }
 
   private readonly onData = (chunk: Buffer): void => {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+    this.pieces.push(chunk)
+    this.piecesLength += chunk.length
+    if (this.buffer.length + this.piecesLength < this.awaited) return
+    this.buffer = this.buffer.length === 0 && this.pieces.length === 1 ? chunk : Buffer.concat([this.buffer, ...this.pieces])
+    this.pieces = []
+    this.piecesLength = 0
+    this.pump()
+  }
+
+  /** Queues the complete requests buffered, as many as the limits allow; reading pauses while they hold. */
+  private pump(): void {
+    if (this.closed) return
     try {
-      for (;;) {
+      this.awaited = 0
+      while (!this.startingTls && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
         const length = frameLength(this.buffer)
-        if (length === 0) break
+        if (length === 0) {
+          this.awaited = frameSize(this.buffer)
+          break
+        }
         const frame = this.buffer.subarray(0, length)
         this.buffer = this.buffer.subarray(length)
         const request = decodeRequest(frame)
-        if (request.op === 'extended' && request.name === OID.startTLS) {
-          // Nothing may follow a StartTLS request before its answer (RFC 4511 §4.14.1).
-          this.socket.pause()
-          this.enqueue(request)
-          break
-        }
+        if (request.op === 'extended' && request.name === OID.startTLS) this.startingTls = true
         this.enqueue(request)
       }
     } catch (error) {
       this.fail(error)
+      return
     }
+    if (this.startingTls || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
+    else this.socket.resume()
   }
 
   private fail(error: unknown): void {
@@ -106,12 +138,15 @@ class Connection {
   }
 
   private enqueue(request: Request): void {
+    this.pending++
     this.queue = this.queue.then(async () => {
-      if (this.closed) return
       try {
-        await this.handle(request)
+        if (!this.closed) await this.handle(request)
       } catch (error) {
         this.fail(error)
+      } finally {
+        this.pending--
+        this.pump()
       }
     })
   }
@@ -122,11 +157,26 @@ class Connection {
 
   private async viewer() {
     const user = this.boundId ? await readsOf(this.ctx).user(this.boundId) : null
-    return viewerOf(this.ctx, user)
+    const viewer = viewerOf(this.ctx, user)
+    // Banned or deleted: the binding ends for good, as a ban revokes the person's sessions (lifting it brings neither back).
+    if (!viewer.user) this.boundId = null
+    return viewer
   }
 
   private async handle(request: Request): Promise<void> {
     const { id } = request
+    // A critical control this operation does not know is refused, the operation not performed (RFC 4511 §4.1.11);
+    // the paged-results control belongs to a search (checked there).
+    if (request.op !== 'search' && request.op !== 'unbind' && request.op !== 'abandon' && request.controls.some((c) => c.critical)) {
+      const code = ResultCode.unavailableCriticalExtension
+      if (request.op === 'bind') this.boundId = null
+      if (request.op === 'extended') {
+        this.startingTls = false // a refused StartTLS: reading goes on in plain text
+        return this.send(encodeExtended(id, code, 'unsupported critical control', null, null))
+      }
+      const tag = request.op === 'bind' ? Op.bindResponse : request.op === 'compare' ? Op.compareResponse : request.responseTag
+      return this.send(encodeResult(id, tag, code, 'unsupported critical control'))
+    }
     switch (request.op) {
       case 'unbind':
         this.closed = true
@@ -141,7 +191,14 @@ class Connection {
         this.boundId = null
         if (request.version !== 3) return this.send(encodeResult(id, Op.bindResponse, ResultCode.protocolError, 'LDAPv3 only'))
         if (!request.password) return this.send(encodeResult(id, Op.bindResponse, ResultCode.authMethodNotSupported, 'simple bind only'))
-        const outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
+        let outcome: Awaited<ReturnType<typeof simpleBind>>
+        try {
+          outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
+        } catch (error) {
+          // Password hashing is saturated (the HTTP API answers 503): busy, and the client may try again.
+          if (error instanceof HashQueueFullError) return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
+          throw error
+        }
         this.boundId = outcome.user?.id ?? null
         this.send(encodeResult(id, Op.bindResponse, outcome.code))
         return
@@ -165,7 +222,7 @@ class Connection {
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
     const answer = await findEntries(this.ctx, await this.viewer(), request, this.secure !== null)
     if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.ldapSearch()
-    if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code))
+    if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code, '', undefined, answer.matchedDN))
     const { found } = answer
     let from = 0
     let to = found.length
@@ -207,7 +264,10 @@ class Connection {
       if (error instanceof DnError) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.invalidDNSyntax))
       throw error
     }
-    if (!entry) return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.noSuchObject))
+    if (!entry) {
+      const matched = matchedDnOf(snapshot.layout, snapshot.viewer, request.entry)
+      return this.send(encodeResult(request.id, Op.compareResponse, ResultCode.noSuchObject, '', undefined, matched))
+    }
     const answer = compareValue(entry, request.attribute, request.value)
     const code = answer === undefined ? ResultCode.noSuchAttribute : answer ? ResultCode.compareTrue : ResultCode.compareFalse
     this.send(encodeResult(request.id, Op.compareResponse, code))
@@ -224,7 +284,7 @@ class Connection {
     if (request.name === OID.startTLS) {
       if (!this.secure || this.tls) {
         this.send(encodeExtended(id, ResultCode.unavailable, 'StartTLS is not available', OID.startTLS, null))
-        this.socket.resume()
+        this.startingTls = false
         return
       }
       this.send(encodeExtended(id, ResultCode.success, '', OID.startTLS, null))
@@ -234,17 +294,28 @@ class Connection {
       this.socket = upgraded
       this.tls = true
       this.buffer = Buffer.alloc(0)
+      this.pieces = []
+      this.piecesLength = 0
+      this.awaited = 0
+      this.startingTls = false
       this.attach(upgraded)
       plain.resume()
       return
     }
     if (request.name === OID.passwordModify) {
       const viewer = await this.viewer()
-      const outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      let outcome: Awaited<ReturnType<typeof modifyOwnPassword>>
+      try {
+        outcome = await modifyOwnPassword(this.ctx, viewer.user, request.value, this.meta())
+      } catch (error) {
+        if (error instanceof HashQueueFullError) return this.send(encodeExtended(id, ResultCode.busy, 'server busy', null, null))
+        throw error
+      }
       this.send(encodeExtended(id, outcome.code, outcome.message, null, null))
       return
     }
-    this.send(encodeExtended(id, ResultCode.unwillingToPerform, 'unsupported extended operation', null, null))
+    // An unknown request name: protocolError (RFC 4511 §4.12).
+    this.send(encodeExtended(id, ResultCode.protocolError, 'unsupported extended operation', null, null))
   }
 }
 
@@ -278,12 +349,13 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const perAddress = new Map<string, number>()
   const sockets = new Set<Socket>()
-  const admit = (socket: Socket, encrypted: boolean) => {
+  /** Counts a TCP connection towards its address's limit from its first byte (LDAPS: before the handshake); false: refused. */
+  const admit = (socket: Socket): boolean => {
     const from = socket.remoteAddress ?? ''
     const count = perAddress.get(from) ?? 0
     if (count >= ctx.config().ldap.maxConnectionsPerAddress) {
       socket.destroy()
-      return
+      return false
     }
     perAddress.set(from, count + 1)
     sockets.add(socket)
@@ -293,10 +365,12 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
       if (left <= 0) perAddress.delete(from)
       else perAddress.set(from, left)
     })
-    new Connection(socket, ctx, logger, secure, encrypted)
+    return true
   }
   const servers: Server[] = []
-  const plain = createServer((socket) => admit(socket, false))
+  const plain = createServer((socket) => {
+    if (admit(socket)) new Connection(socket, ctx, logger, secure, false)
+  })
   servers.push(plain)
   const close = async () => {
     for (const socket of sockets) socket.destroy()
@@ -306,7 +380,9 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
     const address = await listen(plain, conf.address, 'ldap.address')
     let ldaps: { host: string; port: number } | undefined
     if (conf.ldapsAddress && pem) {
-      const tlsServer = createTlsServer(pem, (socket) => admit(socket, true))
+      const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true))
+      // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
+      tlsServer.on('connection', (socket: Socket) => admit(socket))
       servers.push(tlsServer)
       ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
     }

@@ -31,6 +31,7 @@ export const ResultCode = {
   inappropriateAuthentication: 48,
   invalidCredentials: 49,
   insufficientAccessRights: 50,
+  busy: 51,
   unavailable: 52,
   unwillingToPerform: 53,
   other: 80,
@@ -89,7 +90,8 @@ export type Filter =
   | { kind: 'present'; attribute: string }
   | { kind: 'undefined' }
 
-export type Scope = 'base' | 'one' | 'sub'
+/** `children` (3, draft-sermersheim-ldap-subordinate-scope, as OpenLDAP's `-s children`): the subtree without its base. */
+export type Scope = 'base' | 'one' | 'sub' | 'children'
 
 export type Request = { id: number; controls: Control[] } & (
   | { op: 'bind'; version: number; name: string; password: Buffer | null }
@@ -115,6 +117,15 @@ export type Request = { id: number; controls: Control[] } & (
  * or one over MAX_MESSAGE_BYTES.
  */
 export function frameLength(buffer: Buffer): number {
+  const size = frameSize(buffer)
+  return size > 0 && buffer.length >= size ? size : 0
+}
+
+/**
+ * The size of the message that `buffer` begins (header and content), as soon as its header is
+ * there, complete or not: 0 while the header is incomplete. Throws as `frameLength` does.
+ */
+export function frameSize(buffer: Buffer): number {
   if (buffer.length < 2) return 0
   if (buffer[0] !== 0x30) throw new WireError('not an LDAP message')
   const first = buffer[1] as number
@@ -133,7 +144,7 @@ export function frameLength(buffer: Buffer): number {
     header = 2 + bytes
   }
   if (length + header > MAX_MESSAGE_BYTES) throw new WireError(`message of ${length} bytes over the limit`)
-  return buffer.length >= header + length ? header + length : 0
+  return header + length
 }
 
 function must<T>(value: T | null | undefined, what: string): T {
@@ -220,11 +231,11 @@ function decodeOp(ber: BerReader, tag: number, id: number): OpBody {
       const listEnd = ber.offset + ber.length
       const attributes: string[] = []
       while (ber.offset < listEnd) attributes.push(must(ber.readString(), 'attribute'))
-      if (scope !== 0 && scope !== 1 && scope !== 2) throw new WireError('invalid scope')
+      if (scope !== 0 && scope !== 1 && scope !== 2 && scope !== 3) throw new WireError('invalid scope')
       op = {
         op: 'search',
         base,
-        scope: scope === 0 ? 'base' : scope === 1 ? 'one' : 'sub',
+        scope: (['base', 'one', 'sub', 'children'] as const)[scope],
         sizeLimit: Math.max(0, sizeLimit),
         typesOnly,
         filter,

@@ -1,7 +1,11 @@
 import { createConnection } from 'node:net'
 import { AddRequest, BindRequest, CompareRequest, ExtensionRequest, SearchRequest } from '@ldapjs/messages'
 import { parseString } from '@ldapjs/filter'
+import { BerReader } from '@ldapjs/asn1'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { metricsListening } from '../../../server/features/metrics/index.js'
+import { scrape } from '../../helpers/metrics.js'
+import { frameLength } from '../../../server/features/ldap/wire.js'
 import { serverLog } from '../../helpers/server.js'
 import { Client } from 'ldapts'
 import { BASE, type LdapServer, PASSWORD, type Person, client, person, startLdapServer } from './helpers.js'
@@ -14,8 +18,15 @@ import { BASE, type LdapServer, PASSWORD, type Person, client, person, startLdap
 
 let server: LdapServer
 let alice: Person
+let metricsURL: string
 beforeAll(async () => {
-  server = await startLdapServer({ ldap: { maxConnectionsPerAddress: 512 } })
+  server = await startLdapServer({
+    config: { metrics: { enabled: true, address: '127.0.0.1:0' } },
+    ldap: { maxConnectionsPerAddress: 512 },
+  })
+  const at = await metricsListening(server.gatehouse.ctx)
+  if (!at) throw new Error('the metrics listener did not start')
+  metricsURL = `http://127.0.0.1:${at.port}/metrics`
   alice = await person(server, 'alice', 'Alice Liddell', 'admin')
 })
 afterAll(() => server?.close())
@@ -113,3 +124,96 @@ it('closes a connection whose message is over 1 MiB, and only that one', async (
   expect((await c.search(`ou=people,${BASE}`, { scope: 'one', attributes: ['uid'] })).searchEntries).toHaveLength(1)
   await c.unbind()
 })
+
+it('stops reading from a client that does not read its answers, and answers every request once it does', async () => {
+  // Before, every request a client sent was answered into memory at once: one connection that sent
+  // searches and never read the answers grew the server's memory without bound.
+  for (let i = 0; i < 30; i++) await person(server, `reader${i}x`, `Reader Number ${i}`)
+  const search = (id: number) =>
+    new SearchRequest({
+      messageId: id,
+      baseObject: BASE,
+      scope: 'sub',
+      filter: parseString('(objectClass=*)'),
+      attributes: ['*', '+'],
+    }).toBer().buffer as Buffer
+  const total = 3000
+  const requests = Buffer.concat([
+    new BindRequest({ messageId: 1, name: alice.dn, credentials: PASSWORD }).toBer().buffer as Buffer,
+    ...Array.from({ length: total }, (_, i) => search(i + 2)),
+  ])
+  expect(search(2).length).toBeLessThan(100) // ~30 people and their groups: each answer is over 10 KiB
+  const searches = async () => (await scrape(metricsURL)).value('gatehouse_ldap_searches_total')
+  const before = await searches()
+  const socket = createConnection({ host: '127.0.0.1', port: server.port })
+  socket.pause()
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(requests)
+  try {
+    // Wait until the server stops answering (the count holds still for 3 s), or has answered everything.
+    let answered = 0
+    for (let still = 0, polls = 0; still < 30 && polls < 1200 && answered < total; polls++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const now = (await searches()) - before
+      still = now === answered ? still + 1 : 0
+      answered = now
+    }
+    expect(answered).toBeLessThan(total / 2)
+    // Reading again, the client gets every answer, in order.
+    const done: number[] = []
+    let buffer = Buffer.alloc(0)
+    await new Promise<void>((resolve, reject) => {
+      socket.on('close', () => reject(new Error(`closed after ${done.length} answers`)))
+      socket.on('data', (chunk: Buffer) => {
+        buffer = Buffer.concat([buffer, chunk])
+        for (let length = frameLength(buffer); length > 0; length = frameLength(buffer)) {
+          const message = new BerReader(buffer.subarray(0, length))
+          message.readSequence()
+          const id = message.readInt() as number
+          if (message.peek() === 0x65) done.push(id)
+          buffer = buffer.subarray(length)
+        }
+        if (done.length === total) resolve()
+      })
+      socket.resume()
+    })
+    expect(done).toEqual(Array.from({ length: total }, (_, i) => i + 2))
+    expect((await searches()) - before).toBe(total)
+  } finally {
+    socket.destroy()
+  }
+}, 180_000)
+
+it('copies a message arriving in small pieces a bounded number of times, not once per piece', async () => {
+  // Before, each piece was appended by copying everything received so far: a message of 1 MiB
+  // sent 64 bytes at a time cost ~8 GiB of copying (seconds of the event loop, which HTTP shares).
+  serverLog.allowWarning(/^ldap: closed a connection/)
+  const size = 256 * 1024
+  const piece = 256
+  const message = Buffer.concat([Buffer.from([0x30, 0x83, (size >> 16) & 255, (size >> 8) & 255, size & 255]), Buffer.alloc(size)])
+  const socket = createConnection({ host: '127.0.0.1', port: server.port })
+  socket.setNoDelay(true)
+  socket.on('error', () => {})
+  const closed = new Promise((resolve) => socket.on('close', resolve))
+  await new Promise((resolve) => socket.once('connect', resolve))
+  const copied = { bytes: 0 }
+  const concat = Buffer.concat
+  Buffer.concat = ((list: readonly Uint8Array[], total?: number) => {
+    const out = concat(list, total)
+    copied.bytes += out.length
+    return out
+  }) as typeof Buffer.concat
+  try {
+    for (let at = 0; at < message.length; at += piece) {
+      // One piece per write, each waiting for the last to leave, so that they arrive apart.
+      await new Promise<void>((resolve) => socket.write(message.subarray(at, at + piece), () => resolve()))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await closed // the server answers the malformed message (zeros) by closing
+  } finally {
+    Buffer.concat = concat
+    socket.destroy()
+  }
+  expect(copied.bytes).toBeLessThan(8 * message.length)
+}, 120_000)

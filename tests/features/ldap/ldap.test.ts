@@ -1,6 +1,30 @@
-import { Client, InvalidCredentialsError, NoSuchObjectError, UnwillingToPerformError } from 'ldapts'
+import {
+  AuthMethodNotSupportedError,
+  BusyError,
+  Client,
+  Control,
+  InvalidCredentialsError,
+  InvalidDNSyntaxError,
+  NoSuchObjectError,
+  ProtocolError,
+  UnavailableCriticalExtensionError,
+  UnwillingToPerformError,
+} from 'ldapts'
+import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
+import { serverLog } from '../../helpers/server.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BASE, PASSWORD, type LdapServer, type Person, client, ldapUtilsMissing, person, run, startLdapServer } from './helpers.js'
+import {
+  BASE,
+  PASSWORD,
+  type LdapServer,
+  type Person,
+  client,
+  ldapsearch,
+  ldapUtilsMissing,
+  person,
+  run,
+  startLdapServer,
+} from './helpers.js'
 import { warnSkipped } from '../../helpers/engines.js'
 
 let server: LdapServer
@@ -31,6 +55,39 @@ describe('binds', () => {
     await expect(c.bind(`cn=alice,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
     await expect(c.bind(alice.dn, '')).rejects.toBeInstanceOf(UnwillingToPerformError)
     await c.unbind()
+  })
+  it('a DN with a multi-valued RDN names nobody, and an unescaped + is no DN: neither binds as the first pair', async () => {
+    // Before, `uid=alice+cn=x` (and `uid=alice+x`) bound as alice and found her entry, where OpenLDAP names no such entry.
+    const c = new Client({ url: server.url })
+    await expect(c.bind(`uid=alice+cn=x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`uid=alice+x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await expect(c.bind(`uid=alice\\2b+cn=x,ou=people,${BASE}`, PASSWORD)).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.bind(reader.dn, PASSWORD)
+    await expect(c.search(`uid=alice+cn=x,ou=people,${BASE}`, { scope: 'base' })).rejects.toBeInstanceOf(NoSuchObjectError)
+    await expect(c.search(`uid=alice+x,ou=people,${BASE}`, { scope: 'base' })).rejects.toBeInstanceOf(InvalidDNSyntaxError)
+    await expect(c.compare(`uid=alice+cn=x,ou=people,${BASE}`, 'uid', 'alice')).rejects.toBeInstanceOf(NoSuchObjectError)
+    // The DN itself, spelled with spaces and in another case, still names her.
+    expect((await c.search(` UID = Alice , ou=people,${BASE}`, { scope: 'base', attributes: ['uid'] })).searchEntries).toHaveLength(1)
+    await c.unbind()
+  })
+  it('answers busy (51) to a bind the full password-hash queue cannot take, and keeps the connection', async () => {
+    // Before, the queue's refusal closed the connection and logged an error for each bind.
+    const saved = passwordHashQueue.maxPending
+    passwordHashQueue.maxPending = 0
+    const clients = Array.from({ length: 8 }, () => new Client({ url: server.url, timeout: 60_000 }))
+    try {
+      const outcomes = await Promise.all(clients.map((c, i) => c.bind(`uid=nobody${i},ou=people,${BASE}`, PASSWORD).catch((e: Error) => e)))
+      expect(outcomes.every((e) => e instanceof InvalidCredentialsError || e instanceof BusyError)).toBe(true)
+      expect(outcomes.some((e) => e instanceof BusyError)).toBe(true)
+    } finally {
+      passwordHashQueue.maxPending = saved
+    }
+    // Each connection is still open and usable.
+    for (const c of clients) {
+      await c.bind(alice.dn, PASSWORD)
+      await c.unbind()
+    }
+    expect(serverLog.entries.filter((e) => e.level === 'error')).toEqual([])
   })
   it('anonymous binds but finds nothing below the base', async () => {
     const c = new Client({ url: server.url })
@@ -121,6 +178,33 @@ describe('search', () => {
   })
 })
 
+describe('controls and mechanisms', () => {
+  it('refuses an operation with a critical control it does not know (12), whatever the operation; a SASL bind with 7', async () => {
+    // Before, only a search refused it: a bind, compare or extended operation ran as if the control were absent.
+    const unknown = new Control('1.2.3.4.5', { critical: true })
+    const c = new Client({ url: server.url })
+    await expect(c.bind(alice.dn, PASSWORD, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' }) // the refused bind bound nobody
+    await c.bind(reader.dn, PASSWORD)
+    await expect(c.compare(alice.dn, 'uid', 'alice', unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    await expect(c.exop('1.3.6.1.4.1.4203.1.11.3', undefined, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    await expect(c.search(BASE, { scope: 'base' }, unknown)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    // The paged-results control belongs to a search only.
+    const paged = new Control('1.2.840.113556.1.4.319', { critical: true })
+    await expect(c.compare(alice.dn, 'uid', 'alice', paged)).rejects.toBeInstanceOf(UnavailableCriticalExtensionError)
+    // The same control, not critical, is ignored.
+    expect(await c.compare(alice.dn, 'uid', 'alice', new Control('1.2.3.4.5'))).toBe(true)
+    await expect(c.bind('PLAIN', PASSWORD)).rejects.toBeInstanceOf(AuthMethodNotSupportedError)
+    await c.unbind()
+  })
+  it('answers an extended operation it does not know with protocolError (2), as RFC 4511 §4.12 asks; the connection goes on', async () => {
+    const c = await client(server, reader.dn)
+    await expect(c.exop('1.2.3.4.5')).rejects.toBeInstanceOf(ProtocolError)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${reader.dn}` })
+    await c.unbind()
+  })
+})
+
 describe('compare and writes', () => {
   it('compares member and objectClass under the same visibility', async () => {
     const c = await client(server, reader.dn)
@@ -141,8 +225,52 @@ describe('compare and writes', () => {
   })
 })
 
+const parseDns = (stdout: string) => [...stdout.matchAll(/^dn: (.*)$/gm)].map((m) => m[1])
+
 describe('OpenLDAP clients (ldap-utils)', () => {
   warnSkipped('LDAP: OpenLDAP command-line clients', ldapUtilsMissing)
+  it.skipIf(!!ldapUtilsMissing)('a base that names nothing answers noSuchObject with the matched DN the asker may see', async () => {
+    // Before, matchedDN was always empty (RFC 4511 §4.1.9: the last entry found on the way).
+    const search = (dn: string, password: string, base: string) =>
+      ldapsearch(server, { bindDN: dn, password, base, scope: 'base', filter: '(objectClass=*)' })
+    const missing = await search(reader.dn, PASSWORD, `uid=nobody,ou=people,${BASE}`)
+    expect(missing.code).toBe(32)
+    expect(missing.stdout + missing.stderr).toContain(`Matched DN: ou=people,${BASE}`)
+    const deeper = await search(reader.dn, PASSWORD, `cn=x,cn=nogroup,ou=groups,${BASE}`)
+    expect(deeper.stdout + deeper.stderr).toContain(`Matched DN: ou=groups,${BASE}`)
+    const unit = await search(reader.dn, PASSWORD, `ou=nothing,${BASE}`)
+    expect(unit.stdout + unit.stderr).toContain(`Matched DN: ${BASE}`)
+    // Anonymous sees the base only; outside the tree nothing matched.
+    const anonymous = await search('', '', `uid=alice,ou=people,${BASE}`)
+    expect(anonymous.code).toBe(32)
+    expect(anonymous.stdout + anonymous.stderr).toContain(`Matched DN: ${BASE}`)
+    const outside = await search(reader.dn, PASSWORD, 'dc=elsewhere,dc=org')
+    expect(outside.code).toBe(32)
+    expect(outside.stdout + outside.stderr).not.toContain('Matched DN')
+  })
+  it.skipIf(!!ldapUtilsMissing)('ldapsearch -s children: every entry below the base, not the base (scope 3, as OpenLDAP)', async () => {
+    // Before, the scope closed the connection (ldapsearch: "Can't contact LDAP server").
+    const children = await ldapsearch(server, {
+      bindDN: reader.dn,
+      password: PASSWORD,
+      base: `ou=people,${BASE}`,
+      scope: 'children',
+      filter: '(objectClass=*)',
+      attributes: ['1.1'],
+    })
+    expect(children.code).toBe(0)
+    expect(parseDns(children.stdout).sort()).toEqual([alice.dn, bob.dn, reader.dn].sort())
+    const ofPerson = await ldapsearch(server, {
+      bindDN: reader.dn,
+      password: PASSWORD,
+      base: alice.dn,
+      scope: 'children',
+      filter: '(objectClass=*)',
+    })
+    expect([ofPerson.code, ofPerson.stdout]).toEqual([0, ''])
+    const anonymous = await ldapsearch(server, { bindDN: '', password: '', base: BASE, scope: 'children', filter: '(objectClass=*)' })
+    expect([anonymous.code, anonymous.stdout]).toEqual([0, ''])
+  })
   it.skipIf(!!ldapUtilsMissing)('ldapsearch, ldapwhoami and ldapmodify', async () => {
     const found = await run('ldapsearch', [
       '-x',

@@ -1,8 +1,11 @@
 import { and, eq } from 'drizzle-orm'
-import { Client, InvalidCredentialsError } from 'ldapts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BerWriter } from '@ldapjs/asn1'
+import { Client, InvalidCredentialsError, UnwillingToPerformError } from 'ldapts'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
 import { auditEvent, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor, unbanUser } from '../../../server/features/admin/index.js'
+import { removeUser } from '../../../server/features/admin/users.js'
 import { createAppPassword, revokeAppPassword } from '../../../server/features/app-passwords/rules.js'
 import { BASE, type LdapServer, PASSWORD, type Person, client, person, startLdapServer } from './helpers.js'
 
@@ -47,8 +50,28 @@ describe('a bound connection re-checks the bound person at every operation', () 
     expect((await c.search(BASE, { scope: 'sub', attributes: ['1.1'] })).searchEntries.map((e) => e.dn)).toEqual([BASE])
     expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' })
     await unbanUser(server.gatehouse.ctx, systemActor('cli'), { userId: carol.id }, null)
+    // The ban ended the binding, as it revoked the person's sessions: lifting it does not bring it back.
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' })
+    expect((await c.search(BASE, { scope: 'sub', attributes: ['1.1'] })).searchEntries.map((e) => e.dn)).toEqual([BASE])
+    await c.bind(carol.dn, PASSWORD)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${carol.dn}` })
     await c.unbind()
     await seen.unbind()
+  })
+
+  it('a person deleted while bound: the connection is anonymous at the next operation, their app password with them', async () => {
+    const mona = await person(server, 'mona', 'Mona')
+    const made = await createAppPassword(server.gatehouse.ctx, mona.id, { name: 'NAS' }, null)
+    const c = await client(server, mona.dn, made.password)
+    const main = await client(server, mona.dn)
+    expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${mona.dn}` })
+    await removeUser(server.gatehouse.ctx, systemActor('cli'), mona.id, null)
+    for (const bound of [c, main]) {
+      expect(await bound.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: '' })
+      expect((await bound.search(BASE, { scope: 'sub', attributes: ['1.1'] })).searchEntries.map((e) => e.dn)).toEqual([BASE])
+      await bound.unbind()
+    }
+    await expect(new Client({ url: server.url }).bind(mona.dn, made.password)).rejects.toBeInstanceOf(InvalidCredentialsError)
   })
 
   it('a rename through the HTTP API moves the DN at the next request; entryUUID stays', async () => {
@@ -121,6 +144,57 @@ describe('binds count and are audited as sign-ins', () => {
     const c = await client(server, hank.dn)
     await c.unbind()
     await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: null } })
+  })
+
+  it('a refused main password of a user with a second factor costs a password hash, as an unknown uid and a wrong password do', async () => {
+    // Without the hash, the refusal came back at once: a bind with any password told who has a second factor.
+    const jade = await person(server, 'jade', 'Jade')
+    await server.gatehouse.ctx.db.update(user).set({ twoFactorEnabled: true }).where(eq(user.id, jade.id))
+    const kim = await person(server, 'kim', 'Kim')
+    // The server runs in this process: every scrypt run passes through the hash queue.
+    const spy = vi.spyOn(passwordHashQueue, 'run')
+    try {
+      const hashesFor = async (dn: string, password: string) => {
+        spy.mockClear()
+        const refused = await new Client({ url: server.url }).bind(dn, password).catch((error: Error) => error)
+        return [refused instanceof InvalidCredentialsError, spy.mock.calls.length]
+      }
+      expect(await hashesFor(`uid=nobody,ou=people,${BASE}`, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(kim.dn, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(jade.dn, 'a guess')).toEqual([true, 1])
+      expect(await hashesFor(jade.dn, PASSWORD)).toEqual([true, 1])
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('a user with a second factor cannot change the main password over LDAP (bound with an app password) unless allowed', async () => {
+    // The web asks a session that passed the second factor; an app password opens LDAP only.
+    // Before, an app password and the old main password changed the main password with no second factor.
+    const lena = await person(server, 'lena', 'Lena')
+    await server.gatehouse.ctx.db.update(user).set({ twoFactorEnabled: true }).where(eq(user.id, lena.id))
+    const made = await createAppPassword(server.gatehouse.ctx, lena.id, { name: 'NAS' }, null)
+    const modify = (oldPassword: string, newPassword: string) => {
+      const w = new BerWriter()
+      w.startSequence(0x30)
+      w.writeString(oldPassword, 0x81)
+      w.writeString(newPassword, 0x82)
+      w.endSequence()
+      return w.buffer as Buffer
+    }
+    const c = await client(server, lena.dn, made.password)
+    await expect(c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))).rejects.toBeInstanceOf(
+      UnwillingToPerformError,
+    )
+    await expect(new Client({ url: server.url }).bind(lena.dn, 'a new and long password')).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: true } })
+    try {
+      await c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))
+      await (await client(server, lena.dn, 'a new and long password')).unbind()
+    } finally {
+      await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: null } })
+    }
+    await c.unbind()
   })
 
   it('a user with a second factor binds with an app password; a revoked or expired one, and the main password, are refused', async () => {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { type Socket, createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from 'ldapts'
@@ -62,6 +62,38 @@ describe('TLS', () => {
 })
 
 describe('start-up', () => {
+  it('LDAPS counts a connection towards ldap.maxConnectionsPerAddress from its first byte, before the TLS handshake', async () => {
+    // Before, LDAPS counted a connection only once its handshake was done: connections that never
+    // began one were held (up to the handshake timeout, 2 minutes) without any limit.
+    await server.gatehouse.config.update({ ldap: { maxConnectionsPerAddress: 4 } })
+    const sockets: Socket[] = []
+    try {
+      const closed = new Set<number>()
+      for (let i = 0; i < 8; i++) {
+        const socket = createConnection({ host: '127.0.0.1', port: ldapsPort })
+        socket.on('error', () => {})
+        socket.on('close', () => closed.add(i))
+        await new Promise((resolve) => socket.once('connect', resolve))
+        sockets.push(socket)
+      }
+      for (let polls = 0; closed.size < 4 && polls < 100; polls++) await new Promise((resolve) => setTimeout(resolve, 100))
+      expect([...closed].sort()).toEqual([4, 5, 6, 7])
+      // Once they go, a real client connects.
+      for (const socket of sockets) socket.destroy()
+      const ldaps = new Client({ url: `ldaps://127.0.0.1:${ldapsPort}`, tlsOptions: { rejectUnauthorized: false } })
+      for (let tries = 0; ; tries++) {
+        const error = await ldaps.bind(alice.dn, PASSWORD).catch((e: Error) => e)
+        if (!error) break
+        if (tries > 50) throw error
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      await ldaps.unbind()
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await server.gatehouse.config.update({ ldap: { maxConnectionsPerAddress: null } })
+    }
+  })
+
   it('a taken ldap.address stops `gatehouse serve` with one line naming the field', async () => {
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
