@@ -102,7 +102,13 @@ async function handle(rc: RouteContext, original: IncomingMessage, res: ServerRe
   const active = resolved.status === 'active' ? resolved.data : null
   // A token request's writes are committed at once, with its audit entries, before the answer.
   const batch = rc.path === OIDC_ROUTES.token && req.method === 'POST' ? new WriteBatch() : undefined
-  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [], batch })
+  requestState.set(req, {
+    userId: active?.user.id ?? null,
+    signedInAt: active?.session.createdAt.getTime() ?? null,
+    meta: rc.meta,
+    pending: [],
+    batch,
+  })
   return gatehouseRequest.run({ sessionId: active?.session.id ?? null, batch }, () => serve(rc, provider, req, res))
 }
 
