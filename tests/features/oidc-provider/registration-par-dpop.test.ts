@@ -54,6 +54,23 @@ describe('dynamic client registration', () => {
     expect(((await spent.json()) as { error: string }).error).toBe('invalid_token')
   })
 
+  it('a refused registration (bad metadata) does not spend a use of the initial access token', async () => {
+    const { token, registrationToken } = await createRegistrationToken(server.gatehouse.ctx, { uses: 1 }, by)
+    const refused = await register({ redirect_uris: ['http://elsewhere.example/callback'] }, token)
+    expect(refused.status).toBe(400)
+    expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === registrationToken.id)).toMatchObject({
+      used: 0,
+      usesLeft: 1,
+    })
+    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(201)
+    expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === registrationToken.id)).toMatchObject({
+      used: 1,
+      usesLeft: 0,
+      active: false,
+    })
+    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(401)
+  })
+
   it('registers with openid-client, signs in with consent shown, reads, updates and deletes itself; the secret hash is never answered', async () => {
     const { token, registrationToken } = await createRegistrationToken(server.gatehouse.ctx, { expiresIn: 600 }, by)
     const config = await oidc.dynamicClientRegistration(
