@@ -339,7 +339,15 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
     ...(registered.token_endpoint_auth_method ? { token_endpoint_auth_method: registered.token_endpoint_auth_method } : {}),
-    ...(registered.grant_types ? { grant_types: registered.grant_types } : {}),
+    // A public client never has client_credentials (registrationRefusal; also for one stored before that check).
+    ...(Array.isArray(registered.grant_types)
+      ? {
+          grant_types:
+            (registered.token_endpoint_auth_method ?? (row.public ? 'none' : undefined)) === 'none'
+              ? registered.grant_types.filter((g) => g !== 'client_credentials')
+              : registered.grant_types,
+        }
+      : {}),
     ...(registered.application_type ? { application_type: registered.application_type } : {}),
     ...(row.secretHash ? { client_secret: row.secretHash } : {}),
     ...(row.backchannelLogoutUri ? { backchannel_logout_uri: row.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
@@ -378,6 +386,14 @@ export function registrationRefusal(
       }
     }
   }
+  // RFC 6749 §4.4: client credentials are for confidential clients only (a public client's id is
+  // no secret: anyone could mint its tokens).
+  if (
+    metadata.token_endpoint_auth_method === 'none' &&
+    Array.isArray(metadata.grant_types) &&
+    metadata.grant_types.includes('client_credentials')
+  )
+    return { error: 'invalid_client_metadata', description: OIDC_ERRORS_TEXT.PUBLIC_CLIENT_CREDENTIALS }
   if (metadata.backchannel_logout_uri !== undefined) {
     try {
       checkBackchannelUri(typeof metadata.backchannel_logout_uri === 'string' ? metadata.backchannel_logout_uri : '#')

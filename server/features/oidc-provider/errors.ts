@@ -17,6 +17,8 @@ export const OIDC_ERRORS = {
     'Back-channel logout URI must be an absolute http(s) URI without a fragment (plain http only on this machine or the local network)',
   REDIRECT_HOST_NOT_ALLOWED: 'Redirect URI host is not allowed for self-registered clients',
   REGISTRATION_TOKEN_NOT_FOUND: 'Registration token not found',
+  PUBLIC_CLIENT_CREDENTIALS:
+    'The client_credentials grant needs client authentication: a client with token_endpoint_auth_method none cannot have it',
 } as const
 
 export type OidcErrorCode = keyof typeof OIDC_ERRORS

@@ -20,7 +20,7 @@ import {
   requestState,
   SCOPES,
 } from './provider.js'
-import { registrationRequest, spendRegistration } from './registration.js'
+import { refundRegistration, registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
 import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
 import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker } from './backchannel.js'
@@ -102,7 +102,13 @@ async function handle(rc: RouteContext, original: IncomingMessage, res: ServerRe
   const active = resolved.status === 'active' ? resolved.data : null
   // A token request's writes are committed at once, with its audit entries, before the answer.
   const batch = rc.path === OIDC_ROUTES.token && req.method === 'POST' ? new WriteBatch() : undefined
-  requestState.set(req, { userId: active?.user.id ?? null, meta: rc.meta, pending: [], batch })
+  requestState.set(req, {
+    userId: active?.user.id ?? null,
+    signedInAt: active?.session.createdAt.getTime() ?? null,
+    meta: rc.meta,
+    pending: [],
+    batch,
+  })
   return gatehouseRequest.run({ sessionId: active?.session.id ?? null, batch }, () => serve(rc, provider, req, res))
 }
 
@@ -137,7 +143,11 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
     const mountedReq = req as IncomingMessage & { originalUrl?: string }
     mountedReq.originalUrl = `${ctx.config().basePath}${rc.path}`
     mountedReq.url = rc.path
-    return registrationRequest.run({ tokenId }, () => callbackOf(provider)(req, res))
+    // A use is taken before oidc-provider checks the metadata (two registrations never share the
+    // last one) and given back when no client was created.
+    await registrationRequest.run({ tokenId }, () => callbackOf(provider)(req, res))
+    if (res.statusCode !== 201) await refundRegistration(ctx, tokenId)
+    return
   }
   const ssoCookie = rc.cookies.get('_session')
   if (rc.path === OIDC_ROUTES.authorization && ssoCookie) await dropEndedSession(ctx, ssoCookie)

@@ -179,7 +179,17 @@ export async function handleInteraction(
 
   if (details.prompt.name === 'login') {
     if (!userId) return redirect(res, signIn)
-    if (details.prompt.reasons.includes('login_prompt') || details.prompt.reasons.includes('max_age')) {
+    // The Gatehouse sign-in is the authentication (OIDC Core 2 auth_time): max_age counts from it
+    // as well as from oidc-provider's session once there is one (its max_age reason without one
+    // would ask a person signed in a moment ago to sign in again),
+    // and it is the login's time, so a later max_age is not measured from this SSO step.
+    const signedInAt = requestState.get(req)?.signedInAt
+    const age = typeof signedInAt === 'number' ? Math.max(0, ctx.clock.now() - signedInAt) : 0
+    const maxAge = details.params.max_age === undefined ? undefined : Number(details.params.max_age)
+    const tooOld =
+      maxAge !== undefined &&
+      (!Number.isFinite(maxAge) || age > maxAge * 1000 || (details.prompt.reasons.includes('max_age') && !!details.session?.accountId))
+    if (details.prompt.reasons.includes('login_prompt') || tooOld) {
       const sessionId = gatehouseRequest.getStore()?.sessionId ?? null
       const mark = new URL(req.url ?? '', ctx.baseURL).searchParams.get('reauth')
       if (!signedInAgain(ctx, uid, mark, sessionId)) {
@@ -200,7 +210,8 @@ export async function handleInteraction(
       })
       return redirect(res, returnTo)
     }
-    const returnTo = await provider.interactionResult(req, res, { login: { accountId: user.id, remember: true } })
+    const ts = Math.floor((Date.now() - age) / 1000)
+    const returnTo = await provider.interactionResult(req, res, { login: { accountId: user.id, remember: true, ts } })
     return redirect(res, returnTo)
   }
 

@@ -53,6 +53,8 @@ export const INTERACTION_PREFIX = '/oidc/interaction/'
 export interface GatehouseRequestState {
   /** The Gatehouse session's user (null: none, signed out or expired). */
   userId: string | null
+  /** When that session was signed in (ms, Gatehouse's clock): auth_time and max_age count from it. */
+  signedInAt?: number | null
   meta: RequestMeta
   /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
   pending: Promise<void>[]

@@ -8,7 +8,13 @@ import { randomString } from '../../crypto/random.js'
 import type { By } from './clients.js'
 import { oidcError } from './errors.js'
 import type { OidcRegistrationTokenRow } from './schema.js'
-import { insertRegistrationToken, listRegistrationTokens, revokeRegistrationToken, spendRegistrationToken } from './store.js'
+import {
+  insertRegistrationToken,
+  listRegistrationTokens,
+  refundRegistrationToken,
+  revokeRegistrationToken,
+  spendRegistrationToken,
+} from './store.js'
 
 /**
  * Initial access tokens for dynamic client registration (RFC 7591 §3): created by an admin (CLI or
@@ -103,6 +109,11 @@ export async function revokeRegistration(ctx: AuthContext, id: string, by: By): 
 export async function spendRegistration(ctx: AuthContext, presented: string): Promise<string | undefined> {
   if (!presented.startsWith(PREFIX)) return undefined
   return spendRegistrationToken(ctx, hashToken(presented), new Date(ctx.clock.now()))
+}
+
+/** A registration that was refused (no client created) gives its use back. */
+export async function refundRegistration(ctx: AuthContext, tokenId: string): Promise<void> {
+  await refundRegistrationToken(ctx, tokenId)
 }
 
 /** The registration request being served: the initial access token it spent (read by the adapter when it stores the client). */

@@ -582,6 +582,17 @@ export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string
   return spent?.id
 }
 
+/** Gives back the use a registration spent when it was refused (its metadata): the token's count as before. */
+export async function refundRegistrationToken(ctx: AuthContext, id: string): Promise<void> {
+  await ctx.db
+    .update(oidcRegistrationToken)
+    .set({
+      used: sql`${oidcRegistrationToken.used} - 1`,
+      usesLeft: sql`case when ${oidcRegistrationToken.usesLeft} is null then null else ${oidcRegistrationToken.usesLeft} + 1 end`,
+    })
+    .where(and(eq(oidcRegistrationToken.id, id), gt(oidcRegistrationToken.used, 0)))
+}
+
 /** Stores a self-registered client (RFC 7591/7592 through oidc-provider): inserted or replaced. */
 export async function upsertRegisteredClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
   forgetClients(ctx)

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent } from '../../../server/db/schema.js'
 import { fastTokenHandOvers } from '../../../server/features/oidc-provider/index.js'
-import { allClients, createClient } from '../../../server/features/oidc-provider/clients.js'
+import { allClients, clientMetadata, createClient } from '../../../server/features/oidc-provider/clients.js'
 import { createRegistrationToken, registrationTokens } from '../../../server/features/oidc-provider/registration.js'
 import { findClient } from '../../../server/features/oidc-provider/store.js'
 import { signUp } from '../../helpers/http.js'
@@ -52,6 +52,23 @@ describe('dynamic client registration', () => {
     const spent = await register(base, token)
     expect(spent.status).toBe(401)
     expect(((await spent.json()) as { error: string }).error).toBe('invalid_token')
+  })
+
+  it('a refused registration (bad metadata) does not spend a use of the initial access token', async () => {
+    const { token, registrationToken } = await createRegistrationToken(server.gatehouse.ctx, { uses: 1 }, by)
+    const refused = await register({ redirect_uris: ['http://elsewhere.example/callback'] }, token)
+    expect(refused.status).toBe(400)
+    expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === registrationToken.id)).toMatchObject({
+      used: 0,
+      usesLeft: 1,
+    })
+    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(201)
+    expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === registrationToken.id)).toMatchObject({
+      used: 1,
+      usesLeft: 0,
+      active: false,
+    })
+    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(401)
   })
 
   it('registers with openid-client, signs in with consent shown, reads, updates and deletes itself; the secret hash is never answered', async () => {
@@ -139,6 +156,45 @@ describe('dynamic client registration', () => {
     const res = await register({ redirect_uris: [CALLBACK], backchannel_logout_uri: 'http://example.com/logout' }, token)
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
+  })
+
+  it('refuses client_credentials for a public client (RFC 6749 §4.4): its client_id alone would mint access tokens', async () => {
+    const { token } = await createRegistrationToken(server.gatehouse.ctx, {}, by)
+    const body = {
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'client_credentials'],
+    }
+    const res = await register(body, token)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({
+      error: 'invalid_client_metadata',
+      error_description: expect.stringContaining('client_credentials'),
+    })
+    // Registered public, then updated to ask for it: refused too.
+    const created = await register({ redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' }, token)
+    expect(created.status).toBe(201)
+    const meta = (await created.json()) as Record<string, string>
+    const put = await fetch(meta.registration_client_uri as string, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${meta.registration_access_token}` },
+      body: JSON.stringify({ client_id: meta.client_id, ...body }),
+    })
+    expect(put.status).toBe(400)
+    for (const fast of ['', `&client_secret=x`]) {
+      const res = await fetch(`${server.base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=client_credentials&client_id=${meta.client_id}${fast}`,
+      })
+      expect(res.status).toBeGreaterThanOrEqual(400)
+      expect(await res.json()).not.toHaveProperty('access_token')
+    }
+    // A public client stored with it before this check never gets it either.
+    const row = await findClient(server.gatehouse.ctx, meta.client_id as string)
+    expect(
+      clientMetadata({ ...row!, registeredMetadata: { ...row!.registeredMetadata, grant_types: body.grant_types } }).grant_types,
+    ).toEqual(['authorization_code'])
   })
 
   it('is off by default: no registration endpoint', async () => {

@@ -510,3 +510,47 @@ describe('oidcc-config-certification-test-plan', () => {
     expect(jwks.keys.map((key) => key.kid)).toEqual(expect.arrayContaining([before, kid]))
   })
 })
+
+describe('auth_time and max_age follow the Gatehouse sign-in (OIDC Core 2, 3.1.2.1)', () => {
+  it('an SSO sign-in from an older Gatehouse session keeps that sign-in as auth_time: a max_age it exceeds signs in again', async () => {
+    // Signed in to Gatehouse on the hosted pages two minutes ago; this browser has no OIDC session yet.
+    const browser = new Browser(op)
+    await browser.signIn()
+    const signedInAt = Math.floor(Date.now() / 1000)
+    const realNow = Date.now.bind(Date)
+    op.server.clock.advanceSeconds(120)
+    const later = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 120_000)
+    try {
+      // The first request (SSO, no sign-in): auth_time is that sign-in, not now.
+      const sso = await authRequest(rp, { scope: 'openid email profile' })
+      const first = await browser.visit(sso.url.href)
+      expect(first.signInPages).toBe(0)
+      expectCode(first, sso)
+      const tokens = await exchange(rp, sso, first.at)
+      const authTime = decodeJwt(tokens.id_token as string).auth_time as number | undefined
+      if (authTime !== undefined) expect(authTime).toBeLessThanOrEqual(signedInAt + 5)
+      // An application asking for a sign-in within the last minute: the person signs in again.
+      const limited = await authRequest(rp, { max_age: '60' })
+      const visit = await browser.visit(limited.url.href)
+      expect(visit.signInPages).toBe(1)
+      expectCode(visit, limited)
+      const claims = (await exchange(rp, limited, visit.at, { maxAge: 60 })).claims() as oidc.IDToken
+      expect(claims.auth_time).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) - 5)
+    } finally {
+      later.mockRestore()
+    }
+  })
+
+  it('a Gatehouse sign-in within max_age is not asked again on the first OIDC request; auth_time is that sign-in', async () => {
+    const browser = new Browser(op)
+    await browser.signIn()
+    const signedInAt = Math.floor(Date.now() / 1000)
+    const request = await authRequest(rp, { max_age: '3600' })
+    const visit = await browser.visit(request.url.href)
+    expect(visit.signInPages).toBe(0)
+    expectCode(visit, request)
+    const claims = (await exchange(rp, request, visit.at, { maxAge: 3600 })).claims() as oidc.IDToken
+    expect(claims.auth_time).toBeGreaterThanOrEqual(signedInAt - 1)
+    expect(claims.auth_time).toBeLessThanOrEqual(signedInAt + 5)
+  })
+})
