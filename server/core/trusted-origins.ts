@@ -76,3 +76,16 @@ export function describeInvalidTrustedOrigin(entry: string): string | null {
   if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return null
   return `"${entry}" must start with http://, https:// or an app scheme such as myapp://`
 }
+
+/**
+ * The origin an Origin or Referer header names: null when absent, the string 'null' (which no
+ * trusted origin equals) when it is no URL — a malformed header is refused, never an error.
+ */
+export function originOf(value: string | null | undefined): string | null {
+  if (!value) return null
+  try {
+    return new URL(value).origin
+  } catch {
+    return 'null'
+  }
+}

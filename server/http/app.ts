@@ -10,7 +10,7 @@ import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { outageAnswer } from '../core/outage.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
-import { isTrustedURL } from '../core/trusted-origins.js'
+import { isTrustedURL, originOf } from '../core/trusted-origins.js'
 import { readBody } from './body.js'
 import { clientIp, rateLimitIdentity } from './client-ip.js'
 import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
@@ -100,15 +100,6 @@ export function assertTrustedCallback(ctx: AuthContext, value: unknown, label: s
   if (value === undefined || value === null || value === '') return
   if (typeof value !== 'string' || !isTrustedURL(value, trustedOrigins(ctx), { allowRelative: true })) {
     throw new APIError(403, code, `Invalid ${label}`)
-  }
-}
-
-function originOf(value: string | null): string | null {
-  if (!value) return null
-  try {
-    return new URL(value).origin
-  } catch {
-    return 'null'
   }
 }
 

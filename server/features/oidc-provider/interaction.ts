@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider'
 import type { GrantInstance, InteractionDetails } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
+import { originOf } from '../../core/trusted-origins.js'
 import { activeUser, mayUseClient } from './accounts.js'
 import { gatehouseRequest } from './adapter.js'
 import { rememberConsent } from './consent.js'
@@ -99,8 +100,7 @@ function signedInAgain(ctx: AuthContext, uid: string, mark: string | null, sessi
 
 /** Same-origin check for the consent POSTs (the hosted page calls them with fetch). */
 function sameOrigin(ctx: AuthContext, req: IncomingMessage): boolean {
-  const origin = req.headers.origin ?? (req.headers.referer ? new URL(req.headers.referer).origin : undefined)
-  return origin === new URL(ctx.baseURL).origin
+  return (req.headers.origin ?? originOf(req.headers.referer)) === new URL(ctx.baseURL).origin
 }
 
 export async function handleInteraction(

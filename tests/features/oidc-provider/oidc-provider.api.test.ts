@@ -397,6 +397,31 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     expect(audit.some((a) => a.type === 'oidc.access-denied' && a.target === client.clientId)).toBe(true)
   })
 
+  it('a consent POST from another origin, or with no Origin and a Referer that is no URL, is refused (403), never a 500', async () => {
+    const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
+    const { client, clientSecret } = await newClient()
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, bob)
+    const at = await browse(server, jar, (await startFlow(config, 'openid')).url.href)
+    expect(at.pathname).toBe('/api/auth/ui/consent')
+    const uid = at.searchParams.get('interaction') as string
+    const post = (headers: Record<string, string>) =>
+      fetch(`${server.base}/oidc/interaction/${uid}/consent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: jar.header(), ...headers },
+        body: '{}',
+      })
+    const refused: Record<string, string>[] = [
+      { referer: 'not a url' },
+      { referer: 'https://evil.example/consent' },
+      { origin: 'https://evil.example' },
+      {},
+    ]
+    for (const headers of refused) expect((await post(headers)).status, JSON.stringify(headers)).toBe(403)
+    // The same request from the hosted page's origin (by Referer alone) is taken.
+    expect((await post({ referer: `${server.base}/ui/consent` })).status).toBe(200)
+  })
+
   it('an expired code is refused (the adapter reads expiry from Gatehouse’s clock)', async () => {
     const { client, clientSecret } = await newClient({ skipConsent: true })
     const config = await discover(server, client.clientId, clientSecret as string)
