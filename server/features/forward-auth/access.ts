@@ -43,7 +43,7 @@ async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Id
   const subject: Subject = {
     roles: parseRoleList(user.role),
     organizations: sources.memberships.map((m) => m.slug),
-    teams: sources.teams.map((t) => t.teamName),
+    teams: sources.teams.map((t) => `${t.slug}/${t.teamName}`),
     passedSecondFactor,
   }
   const headers: [string, string][] = [

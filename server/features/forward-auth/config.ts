@@ -39,8 +39,13 @@ export const forwardAuthRule = z.strictObject({
       roles: names.optional(),
       /** Organization slugs. */
       organizations: names.optional(),
-      /** Team names. */
+      /** Teams: `organization-slug/team name`, or a bare team name of one of `organizations` (required then). */
       teams: names.optional(),
+    })
+    .refine((s) => s.organizations !== undefined || !s.teams?.some((t) => !t.includes('/')), {
+      message:
+        'a bare team name needs "organizations" (anyone may create an organization with a team of that name): write "organization-slug/team name" or add "organizations"',
+      path: ['teams'],
     })
     .optional(),
 })

@@ -47,7 +47,7 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     const outcome = decide(matched, {
       roles,
       organizations: slugs,
-      teams: teams.map((t) => t.name),
+      teams: teams.map((t) => `${organizations.find((o) => o.id === t.organizationId)?.slug ?? ''}/${t.name}`),
       passedSecondFactor: input.secondFactor,
     })
     const headers =

@@ -137,6 +137,7 @@ export function matchRule(conf: { rules: readonly ForwardAuthRule[]; defaultPoli
 export interface Subject {
   roles: readonly string[]
   organizations: readonly string[]
+  /** `organization-slug/team name`: a team name alone is not unique (anyone may create an organization with a team "ops"). */
   teams: readonly string[]
   passedSecondFactor: boolean
 }
@@ -160,8 +161,19 @@ const someOf = (wanted: readonly string[] | undefined, held: readonly string[]):
 export function meetsSubject(requirement: ForwardAuthRule['subject'], who: Subject): boolean {
   if (!requirement) return true
   return (
-    someOf(requirement.roles, who.roles) && someOf(requirement.organizations, who.organizations) && someOf(requirement.teams, who.teams)
+    someOf(requirement.roles, who.roles) &&
+    someOf(requirement.organizations, who.organizations) &&
+    someOf(requirement.teams && teamsWanted(requirement.teams, requirement.organizations), who.teams)
   )
+}
+
+/**
+ * The teams a requirement names, as `slug/name`: `acme/ops` is that team; a bare `ops` is the team
+ * of that name in one of the requirement's organizations (the config refuses a bare name without
+ * them), never a team of that name in an organization someone else created.
+ */
+function teamsWanted(teams: readonly string[], organizations: readonly string[] | undefined): string[] {
+  return teams.flatMap((t) => (t.includes('/') ? [t] : (organizations ?? []).map((slug) => `${slug}/${t}`)))
 }
 
 /**
