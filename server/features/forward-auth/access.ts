@@ -50,7 +50,15 @@ async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Id
     ['remote-user', utf8Header(loginNameOf(user))],
     ['remote-email', utf8Header(user.email)],
     ['remote-name', utf8Header(user.name)],
-    ['remote-groups', utf8Header(groupNames(sources, groupsRule(ctx.config())).join(','))],
+    // Comma-separated: a name holding a comma (a team name is free text) would read as other groups.
+    [
+      'remote-groups',
+      utf8Header(
+        groupNames(sources, groupsRule(ctx.config()))
+          .filter((name) => !name.includes(','))
+          .join(','),
+      ),
+    ],
   ]
   return { subject, headers }
 }

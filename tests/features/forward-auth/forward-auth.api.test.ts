@@ -216,6 +216,18 @@ describe('auth-request (nginx)', () => {
     expect((await authRequest('https://qualified.lan/', { cookie: owner.cookie })).status).toBe(200)
   })
 
+  it('Remote-Groups: a group name holding a comma is left out, not split into names the person never had', async () => {
+    const s = await signedIn()
+    const org = await s.client.post<{ id: string }>('/organization/create', { name: 'Commas', slug: 'commas-fa' })
+    expect(org.status).toBe(200)
+    const team = await s.client.post<{ id: string }>('/organization/create-team', { name: 'x,admin', organizationId: org.body.id })
+    expect(team.status).toBe(200)
+    expect((await s.client.post('/organization/add-team-member', { teamId: team.body.id, userId: s.user.id })).status).toBe(200)
+    const r = await authRequest('https://app.lan/', { cookie: s.cookie })
+    expect(r.status).toBe(200)
+    expect(remote(r)['remote-groups']).toBe('user,commas-fa,commas-fa:owner,commas-fa/Commas')
+  })
+
   it('sign-out, revocation and a ban take effect on the next request', async () => {
     const a = await signedIn()
     expect((await authRequest('https://app.lan/', { cookie: a.cookie })).status).toBe(200)
