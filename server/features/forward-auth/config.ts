@@ -27,7 +27,7 @@ export type ForwardAuthPolicy = z.output<typeof forwardAuthPolicy>
 
 export const forwardAuthRule = z.strictObject({
   domain,
-  /** Regular expressions on the decoded, dot-segment-resolved path without the query; any one matching is enough. Absent: every path. */
+  /** Regular expressions on the decoded, dot-segment-resolved, slash-merged path without the query; any one matching is enough. Absent: every path. */
   resources: z.array(resource).min(1).optional(),
   policy: forwardAuthPolicy,
   /**

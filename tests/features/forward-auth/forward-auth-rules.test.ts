@@ -99,6 +99,9 @@ describe('paths', () => {
     expect(target('https://a.lan').path).toBe('/')
     expect(decodePath('/a/b/..')).toBe('/a/')
     expect(decodePath('/../../etc')).toBe('/etc')
+    // Repeated slashes (raw or encoded) merged: most servers route //admin as /admin.
+    expect(decodePath('//admin')).toBe('/admin')
+    expect(decodePath('/%2Fadmin/x//y')).toBe('/admin/x/y')
   })
 
   it('a malformed escape is a deny, whatever the rules say', () => {
@@ -255,6 +258,7 @@ describe('the plain-URL fast path', () => {
       'https://a.lan/x/../y',
       'https://a.lan/x/./y',
       'https://a.lan/x/..',
+      'https://a.lan//admin',
       'https://a.lan:443/',
       'http://a.lan:80/',
       'https://a.lan:99999/',

@@ -141,6 +141,9 @@ describe('auth-request (nginx)', () => {
     expect((await authRequest('https://app.lan/public/../admin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%2e%2e/admin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/..%2Fadmin', { cookie: s.cookie })).status).toBe(403)
+    // //admin and /%2Fadmin are /admin to most servers: the admin rule.
+    expect((await authRequest('https://app.lan//admin', { cookie: s.cookie })).status).toBe(403)
+    expect((await authRequest('https://app.lan/%2Fadmin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%zz', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%zz')).status).toBe(401)
     // The query is not the path.
