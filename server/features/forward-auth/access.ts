@@ -34,25 +34,37 @@ const utf8Header = (value: string): string => Buffer.from(value.replace(/[\u0000
 /** Everything a forward-auth rule may ask about (organizations and teams), whatever `groups.*` lists. */
 const ALL_SOURCES = { roles: true, organizations: true, memberRoles: true, teams: true }
 
-async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Identity> {
-  const { user } = data
-  const [sources, passedSecondFactor] = await Promise.all([
-    groupSourcesOf(ctx, user, ALL_SOURCES),
-    sessionPassedSecondFactor(ctx, data.session.id),
-  ])
+/** Who a person is for the rules, and the Remote-* headers as text (the panel's Test shows these). */
+export async function subjectOf(
+  ctx: AuthContext,
+  user: SessionWithUser['user'],
+  passedSecondFactor: boolean,
+): Promise<{ subject: Subject; headers: [string, string][] }> {
+  const sources = await groupSourcesOf(ctx, user, ALL_SOURCES)
   const subject: Subject = {
     roles: parseRoleList(user.role),
     organizations: sources.memberships.map((m) => m.slug),
-    teams: sources.teams.map((t) => t.teamName),
+    teams: sources.teams.map((t) => `${t.slug}/${t.teamName}`),
     passedSecondFactor,
   }
   const headers: [string, string][] = [
-    ['remote-user', utf8Header(loginNameOf(user))],
-    ['remote-email', utf8Header(user.email)],
-    ['remote-name', utf8Header(user.name)],
-    ['remote-groups', utf8Header(groupNames(sources, groupsRule(ctx.config())).join(','))],
+    ['Remote-User', loginNameOf(user)],
+    ['Remote-Email', user.email],
+    ['Remote-Name', user.name],
+    // Comma-separated: a name holding a comma (a team name is free text) would read as other groups.
+    [
+      'Remote-Groups',
+      groupNames(sources, groupsRule(ctx.config()))
+        .filter((name) => !name.includes(','))
+        .join(','),
+    ],
   ]
   return { subject, headers }
+}
+
+async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Identity> {
+  const { subject, headers } = await subjectOf(ctx, data.user, await sessionPassedSecondFactor(ctx, data.session.id))
+  return { subject, headers: headers.map(([name, value]) => [name.toLowerCase(), utf8Header(value)] as const) }
 }
 
 /** The identity of a live session: kept with the session object (no I/O while it is cached), else read. */

@@ -27,7 +27,7 @@ export type ForwardAuthPolicy = z.output<typeof forwardAuthPolicy>
 
 export const forwardAuthRule = z.strictObject({
   domain,
-  /** Regular expressions on the decoded, dot-segment-resolved path without the query; any one matching is enough. Absent: every path. */
+  /** Regular expressions on the decoded, dot-segment-resolved, slash-merged path without the query; any one matching is enough. Absent: every path. */
   resources: z.array(resource).min(1).optional(),
   policy: forwardAuthPolicy,
   /**
@@ -39,8 +39,13 @@ export const forwardAuthRule = z.strictObject({
       roles: names.optional(),
       /** Organization slugs. */
       organizations: names.optional(),
-      /** Team names. */
+      /** Teams: `organization-slug/team name`, or a bare team name of one of `organizations` (required then). */
       teams: names.optional(),
+    })
+    .refine((s) => s.organizations !== undefined || !s.teams?.some((t) => !t.includes('/')), {
+      message:
+        'a bare team name needs "organizations" (anyone may create an organization with a team of that name): write "organization-slug/team name" or add "organizations"',
+      path: ['teams'],
     })
     .optional(),
 })

@@ -1,7 +1,6 @@
-import { parseRoleList } from '../../core/access-control.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { listOrganizationsOfUser, listTeamsOfUser } from '../organization/store.js'
+import { subjectOf } from './access.js'
 import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
 import { proxySnippets } from './snippets.js'
 
@@ -41,24 +40,8 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     }
     const user = await findUserByEmail(ctx, input.email.trim().toLowerCase())
     if (!user) return { status: 0, outcome: 'unknown-user' as const, rule, headers: {} }
-    const [organizations, teams] = await Promise.all([listOrganizationsOfUser(ctx, user.id), listTeamsOfUser(ctx, user.id)])
-    const roles = parseRoleList(user.role)
-    const slugs = organizations.map((o) => o.slug)
-    const outcome = decide(matched, {
-      roles,
-      organizations: slugs,
-      teams: teams.map((t) => t.name),
-      passedSecondFactor: input.secondFactor,
-    })
-    const headers =
-      outcome === 'allowed'
-        ? {
-            'Remote-User': user.username ? user.username.toLowerCase() : user.email,
-            'Remote-Email': user.email,
-            'Remote-Name': user.name,
-            'Remote-Groups': [...roles, ...slugs].join(','),
-          }
-        : {}
-    return { status: STATUS[outcome], outcome, rule, headers }
+    const { subject, headers } = await subjectOf(ctx, user, input.secondFactor)
+    const outcome = decide(matched, subject)
+    return { status: STATUS[outcome], outcome, rule, headers: outcome === 'allowed' ? Object.fromEntries(headers) : {} }
   },
 })

@@ -12,7 +12,7 @@ export interface ForwardTarget {
   /** Lower case, without the port. */
   host: string
   /**
-   * The path percent-decoded once with dot segments resolved, without the query; null when it
+   * The path percent-decoded once with dot segments resolved and repeated slashes merged, without the query; null when it
    * holds a malformed escape (a deny).
    */
   path: string | null
@@ -55,7 +55,7 @@ export function plainTarget(raw: string): ForwardTarget | null {
   const path = m[4] ?? '/'
   if (host.includes('xn--') || host.startsWith('-') || host.includes('.-') || host.includes('-.')) return null
   if (port && (Number(port) > 65535 || port === (scheme === 'https' ? '443' : '80'))) return null
-  if (/\/\.\.?(?:\/|$)/.test(path)) return null
+  if (/\/\.\.?(?:\/|$)/.test(path) || path.includes('//')) return null
   return { url: `${scheme}://${host}${port ? `:${port}` : ''}${path}${m[5] ?? ''}`, host, path }
 }
 
@@ -69,7 +69,7 @@ export function forwardedUrl(proto: string | null, host: string | null, uri: str
   return `${scheme}://${name}${uri}`
 }
 
-/** Percent-decodes once and resolves `.` and `..`; null on a malformed escape (or invalid UTF-8). */
+/** Percent-decodes once, resolves `.` and `..` and merges repeated slashes; null on a malformed escape (or invalid UTF-8). */
 export function decodePath(encoded: string): string | null {
   let decoded: string
   try {
@@ -89,7 +89,9 @@ export function decodePath(encoded: string): string | null {
     }
     out.push(segment)
   }
-  const path = out.join('/')
+  // Empty segments merged (`//admin` is `/admin`): nginx's merge_slashes, Go's path.Clean and most
+  // routers serve it as /admin, so a rule on ^/admin must see it so.
+  const path = out.join('/').replace(/\/{2,}/g, '/')
   return path.startsWith('/') ? path : `/${path}`
 }
 
@@ -137,6 +139,7 @@ export function matchRule(conf: { rules: readonly ForwardAuthRule[]; defaultPoli
 export interface Subject {
   roles: readonly string[]
   organizations: readonly string[]
+  /** `organization-slug/team name`: a team name alone is not unique (anyone may create an organization with a team "ops"). */
   teams: readonly string[]
   passedSecondFactor: boolean
 }
@@ -160,8 +163,19 @@ const someOf = (wanted: readonly string[] | undefined, held: readonly string[]):
 export function meetsSubject(requirement: ForwardAuthRule['subject'], who: Subject): boolean {
   if (!requirement) return true
   return (
-    someOf(requirement.roles, who.roles) && someOf(requirement.organizations, who.organizations) && someOf(requirement.teams, who.teams)
+    someOf(requirement.roles, who.roles) &&
+    someOf(requirement.organizations, who.organizations) &&
+    someOf(requirement.teams && teamsWanted(requirement.teams, requirement.organizations), who.teams)
   )
+}
+
+/**
+ * The teams a requirement names, as `slug/name`: `acme/ops` is that team; a bare `ops` is the team
+ * of that name in one of the requirement's organizations (the config refuses a bare name without
+ * them), never a team of that name in an organization someone else created.
+ */
+function teamsWanted(teams: readonly string[], organizations: readonly string[] | undefined): string[] {
+  return teams.flatMap((t) => (t.includes('/') ? [t] : (organizations ?? []).map((slug) => `${slug}/${t}`)))
 }
 
 /**

@@ -93,6 +93,19 @@ describe('forward auth in the panel', () => {
       rule: 'rules[2] app.lan',
       headers: { 'Remote-User': who.email, 'Remote-Email': who.email, 'Remote-Name': 'Tess', 'Remote-Groups': 'user' },
     })
+    // The very headers the endpoint sends (the one group rule: member roles and teams too).
+    const org = await who.client.post<{ id: string }>('/organization/create', { name: 'Panel Org', slug: 'panel-org' })
+    expect(org.status).toBe(200)
+    const cookie = who.client.jar.header()
+    const real = await rawRequest(`${server.base}/forward-auth/auth-request`, { headers: { 'x-original-url': 'https://app.lan/', cookie } })
+    expect(real.status).toBe(200)
+    expect(real.headers['remote-groups']).toBe('user,panel-org,panel-org:owner,panel-org/Panel Org')
+    expect((await test({ url: 'https://app.lan/', email: who.email })).headers).toEqual({
+      'Remote-User': who.email,
+      'Remote-Email': who.email,
+      'Remote-Name': 'Tess',
+      'Remote-Groups': real.headers['remote-groups'],
+    })
     expect(await test({ url: 'https://app.lan/admin', email: who.email })).toMatchObject({
       status: 403,
       outcome: 'forbidden',

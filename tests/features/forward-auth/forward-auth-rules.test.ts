@@ -34,6 +34,15 @@ const who = (over: Partial<Subject> = {}): Subject => ({
 })
 
 describe('forward auth config', () => {
+  it('a bare team name needs organizations (any user may create an organization with a team of that name)', () => {
+    const rule = (subject: unknown) => forwardAuthConfig.safeParse({ rules: [{ domain: 'a.lan', policy: 'signed-in', subject }] })
+    const refused = rule({ teams: ['ops'] })
+    expect(refused.success).toBe(false)
+    expect(JSON.stringify(refused.error?.issues)).toContain('organization-slug/team name')
+    expect(rule({ teams: ['acme/ops'] }).success).toBe(true)
+    expect(rule({ organizations: ['acme'], teams: ['ops'] }).success).toBe(true)
+  })
+
   it('defaults: off, no rules, deny', () => {
     expect(forwardAuthConfig.parse(undefined)).toEqual({ enabled: false, rules: [], defaultPolicy: 'deny' })
     expect(configSchema.parse({}).forwardAuth).toEqual({ enabled: false, rules: [], defaultPolicy: 'deny' })
@@ -90,6 +99,9 @@ describe('paths', () => {
     expect(target('https://a.lan').path).toBe('/')
     expect(decodePath('/a/b/..')).toBe('/a/')
     expect(decodePath('/../../etc')).toBe('/etc')
+    // Repeated slashes (raw or encoded) merged: most servers route //admin as /admin.
+    expect(decodePath('//admin')).toBe('/admin')
+    expect(decodePath('/%2Fadmin/x//y')).toBe('/admin/x/y')
   })
 
   it('a malformed escape is a deny, whatever the rules say', () => {
@@ -159,10 +171,16 @@ describe('decision', () => {
 
   it('subject: any entry of a list is enough, every list given must hold', () => {
     const rule = ruled({ subject: { roles: ['admin', 'ops'], organizations: ['acme'], teams: ['red', 'blue'] } })
-    expect(decide(rule, who({ roles: ['ops'], organizations: ['acme'], teams: ['blue'] }))).toBe('allowed')
-    expect(decide(rule, who({ roles: ['user', 'admin'], organizations: ['other', 'acme'], teams: ['red'] }))).toBe('allowed')
-    expect(decide(rule, who({ roles: ['user'], organizations: ['acme'], teams: ['red'] }))).toBe('forbidden')
-    expect(decide(rule, who({ roles: ['admin'], organizations: [], teams: ['red'] }))).toBe('forbidden')
+    expect(decide(rule, who({ roles: ['ops'], organizations: ['acme'], teams: ['acme/blue'] }))).toBe('allowed')
+    expect(decide(rule, who({ roles: ['user', 'admin'], organizations: ['other', 'acme'], teams: ['acme/red'] }))).toBe('allowed')
+    expect(decide(rule, who({ roles: ['user'], organizations: ['acme'], teams: ['acme/red'] }))).toBe('forbidden')
+    expect(decide(rule, who({ roles: ['admin'], organizations: [], teams: ['acme/red'] }))).toBe('forbidden')
+    // A bare team name is a team of one of the rule's organizations: not a "red" team of another one.
+    expect(decide(rule, who({ roles: ['admin'], organizations: ['acme', 'mine'], teams: ['mine/red'] }))).toBe('forbidden')
+    // `slug/name` names one team.
+    const qualified = ruled({ subject: { teams: ['acme/red'] } })
+    expect(decide(qualified, who({ teams: ['acme/red'] }))).toBe('allowed')
+    expect(decide(qualified, who({ teams: ['mine/red', 'acme/blue'] }))).toBe('forbidden')
     expect(decide(rule, who({ roles: ['admin'], organizations: ['acme'], teams: [] }))).toBe('forbidden')
     expect(decide(ruled({ subject: { organizations: ['acme'] } }), who({ organizations: ['acme'] }))).toBe('allowed')
   })
@@ -240,6 +258,7 @@ describe('the plain-URL fast path', () => {
       'https://a.lan/x/../y',
       'https://a.lan/x/./y',
       'https://a.lan/x/..',
+      'https://a.lan//admin',
       'https://a.lan:443/',
       'http://a.lan:80/',
       'https://a.lan:99999/',

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { auditEvent, user } from '../../../server/db/schema.js'
+import { auditEvent, member, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
 import { allowedCounts } from '../../../server/features/forward-auth/counts.js'
 import { freePort } from '../../helpers/engines.js'
@@ -26,6 +26,8 @@ const RULES = [
   { domain: 'mfa.lan', policy: 'two-factor' },
   { domain: 'closed.lan', policy: 'deny' },
   { domain: '*.wild.lan', policy: 'signed-in' },
+  { domain: 'teams.lan', policy: 'signed-in', subject: { organizations: ['acme-teams'], teams: ['ops'] } },
+  { domain: 'qualified.lan', policy: 'signed-in', subject: { teams: ['acme-teams/sre'] } },
 ] as const
 
 beforeAll(async () => {
@@ -139,6 +141,9 @@ describe('auth-request (nginx)', () => {
     expect((await authRequest('https://app.lan/public/../admin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%2e%2e/admin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/..%2Fadmin', { cookie: s.cookie })).status).toBe(403)
+    // //admin and /%2Fadmin are /admin to most servers: the admin rule.
+    expect((await authRequest('https://app.lan//admin', { cookie: s.cookie })).status).toBe(403)
+    expect((await authRequest('https://app.lan/%2Fadmin', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%zz', { cookie: s.cookie })).status).toBe(403)
     expect((await authRequest('https://app.lan/public/%zz')).status).toBe(401)
     // The query is not the path.
@@ -180,6 +185,50 @@ describe('auth-request (nginx)', () => {
     const r = await authRequest('https://org.lan/', { cookie: s.cookie })
     expect(r.status).toBe(200)
     expect(remote(r)['remote-groups']).toBe('user,acme-fa,acme-fa:owner,acme-fa/Acme,acme-fa/ops')
+  })
+
+  it("a team of the rule's organization: not a team of that name in an organization the person created", async () => {
+    const owner = await signedIn()
+    const acme = await owner.client.post<{ id: string }>('/organization/create', { name: 'Acme Teams', slug: 'acme-teams' })
+    expect(acme.status).toBe(200)
+    expect((await owner.client.post('/organization/create-team', { name: 'ops', organizationId: acme.body.id })).status).toBe(200)
+    // A plain member of acme-teams, in none of its teams.
+    const m = await signedIn()
+    await server.gatehouse.ctx.db.insert(member).values({
+      id: `m-${m.user.id}`,
+      organizationId: acme.body.id,
+      userId: m.user.id,
+      role: 'member',
+      createdAt: new Date(server.clock.now()),
+    })
+    expect((await authRequest('https://teams.lan/', { cookie: m.cookie })).status).toBe(403)
+    // Creates an organization of their own with a team "ops" and joins it.
+    const own = await m.client.post<{ id: string }>('/organization/create', { name: 'Mine', slug: 'mine-teams' })
+    expect(own.status).toBe(200)
+    const team = await m.client.post<{ id: string }>('/organization/create-team', { name: 'ops', organizationId: own.body.id })
+    expect(team.status).toBe(200)
+    expect((await m.client.post('/organization/add-team-member', { teamId: team.body.id, userId: m.user.id })).status).toBe(200)
+    expect((await authRequest('https://teams.lan/', { cookie: m.cookie })).status).toBe(403)
+    expect((await authRequest('https://qualified.lan/', { cookie: m.cookie })).status).toBe(403)
+    expect((await authRequest('https://qualified.lan/', { cookie: owner.cookie })).status).toBe(403)
+    const joined = await owner.client.post('/organization/add-team-member', {
+      teamId: (await owner.client.post<{ id: string }>('/organization/create-team', { name: 'sre', organizationId: acme.body.id })).body.id,
+      userId: owner.user.id,
+    })
+    expect(joined.status).toBe(200)
+    expect((await authRequest('https://qualified.lan/', { cookie: owner.cookie })).status).toBe(200)
+  })
+
+  it('Remote-Groups: a group name holding a comma is left out, not split into names the person never had', async () => {
+    const s = await signedIn()
+    const org = await s.client.post<{ id: string }>('/organization/create', { name: 'Commas', slug: 'commas-fa' })
+    expect(org.status).toBe(200)
+    const team = await s.client.post<{ id: string }>('/organization/create-team', { name: 'x,admin', organizationId: org.body.id })
+    expect(team.status).toBe(200)
+    expect((await s.client.post('/organization/add-team-member', { teamId: team.body.id, userId: s.user.id })).status).toBe(200)
+    const r = await authRequest('https://app.lan/', { cookie: s.cookie })
+    expect(r.status).toBe(200)
+    expect(remote(r)['remote-groups']).toBe('user,commas-fa,commas-fa:owner,commas-fa/Commas')
   })
 
   it('sign-out, revocation and a ban take effect on the next request', async () => {
