@@ -60,6 +60,10 @@ export interface SignInAttempt {
 
 const emailNotVerified = () => new APIError(403, 'EMAIL_NOT_VERIFIED', ERR.EMAIL_NOT_VERIFIED)
 
+/** `requireEmailVerification` is on and this user's email is not verified (the one reading of the rule). */
+export const emailUnverifiedRefused = (ctx: AuthContext, user: { emailVerified: boolean }): boolean =>
+  ctx.config().emailAndPassword.requireEmailVerification && !user.emailVerified
+
 /**
  * The refusals every method shares, in this order: a ban (an expired one is cleared), an
  * unverified email while `requireEmailVerification` is on, a locked account (the login
@@ -67,7 +71,7 @@ const emailNotVerified = () => new APIError(403, 'EMAIL_NOT_VERIFIED', ERR.EMAIL
  */
 export async function admitSignIn(ctx: AuthContext, attempt: SignInAttempt): Promise<UserRow> {
   const current = await assertNotBanned(ctx, attempt.user)
-  if (ctx.config().emailAndPassword.requireEmailVerification && !current.emailVerified && !attempt.noEmailToVerify) {
+  if (emailUnverifiedRefused(ctx, current) && !attempt.noEmailToVerify) {
     throw (attempt.emailNotVerified ?? emailNotVerified)()
   }
   await accountLockedFor(ctx, accountKeys(current))

@@ -17,6 +17,7 @@ import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, 
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { bannedNow } from '../../core/bans.js'
+import { emailUnverifiedRefused } from '../../core/sign-in.js'
 import { groupNamesOf } from '../groups/names.js'
 import {
   deleteParticipants,
@@ -247,8 +248,7 @@ async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWit
   const user = signedIn.user
   if (bannedNow({ banned: user.banned ?? null, banExpires: user.banExpires ?? null }, ctx.clock.now()))
     throw new SamlRefusal('BANNED', sp.entityId)
-  if (ctx.config().emailAndPassword.requireEmailVerification && !user.emailVerified)
-    throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
+  if (emailUnverifiedRefused(ctx, user)) throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
   if (sp.allowedGroups.length && !sp.allowedGroups.some((g) => groups.includes(g)))
     throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)

@@ -521,14 +521,15 @@ describe('auth_time and max_age follow the Gatehouse sign-in (OIDC Core 2, 3.1.2
     op.server.clock.advanceSeconds(120)
     const later = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 120_000)
     try {
-      // The first request (SSO, no sign-in): auth_time is that sign-in, not now.
-      const sso = await authRequest(rp, { scope: 'openid email profile' })
+      // The first request (SSO, no sign-in; its max_age makes auth_time required): auth_time is that sign-in, not now.
+      const sso = await authRequest(rp, { scope: 'openid email profile', max_age: '3600' })
       const first = await browser.visit(sso.url.href)
       expect(first.signInPages).toBe(0)
       expectCode(first, sso)
-      const tokens = await exchange(rp, sso, first.at)
-      const authTime = decodeJwt(tokens.id_token as string).auth_time as number | undefined
-      if (authTime !== undefined) expect(authTime).toBeLessThanOrEqual(signedInAt + 5)
+      const tokens = await exchange(rp, sso, first.at, { maxAge: 3600 })
+      const authTime = decodeJwt(tokens.id_token as string).auth_time
+      expect(authTime).toBeGreaterThanOrEqual(signedInAt - 5)
+      expect(authTime).toBeLessThanOrEqual(signedInAt + 5)
       // An application asking for a sign-in within the last minute: the person signs in again.
       const limited = await authRequest(rp, { max_age: '60' })
       const visit = await browser.visit(limited.url.href)
