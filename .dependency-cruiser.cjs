@@ -168,11 +168,15 @@ module.exports = {
       },
     },
     {
-      name: 'groups-depends-on-organization-store-only',
+      name: 'groups-depends-on-organization-store-and-slugs-only',
       severity: 'error',
-      comment: "Declared dependency: group names are made of memberships and teams, read through organization's store. Nothing else.",
+      comment:
+        "Declared dependency: group names are made of memberships and teams, read through organization's store; the names rules require are checked against the organizations with organization's slug rule (slugs.ts). Nothing else.",
       from: { path: '^server/features/groups/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/groups/', '^server/features/organization/store\\.ts$'] },
+      to: {
+        path: '^server/features/[^/]+/',
+        pathNot: ['^server/features/groups/', '^server/features/organization/(store|slugs)\\.ts$'],
+      },
     },
   ],
   options: {

@@ -138,6 +138,21 @@ export interface Feature {
   configProblems?: (ctx: AuthContext, config: GatehouseConfig) => Promise<ConfigIssue[]>
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
+  /**
+   * The group names this feature's configuration or managed objects require of a person (forward
+   * auth's rules, SAML service providers' allowed groups), each with where it is named. Their
+   * organizations are reserved: only an administrator may create one with that slug, so nobody can
+   * claim such a name by creating it; a name no organization or team holds yet is a warning at start
+   * and in the panel (organization/slugs.ts reservedSlugs, groups/claims.ts).
+   */
+  namedGroups?: (ctx: AuthContext) => NamedGroup[] | Promise<NamedGroup[]>
+}
+
+/** A group name a rule requires (`acme`, `acme:owner`, `acme/ops`, a role), and where it is written. */
+export interface NamedGroup {
+  /** For people: `forwardAuth.rules[2].subject.teams`, `SAML app "Wiki"`. */
+  where: string
+  name: string
 }
 
 export interface FeatureRateRule {

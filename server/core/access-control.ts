@@ -1,3 +1,5 @@
+import type { GatehouseConfig } from '../config/schema.js'
+
 /**
  * The one access engine (better-auth's createAccessControl, used by admin roles, organization
  * roles and API-key permissions alike): statements name each resource's actions, a role is a
@@ -38,4 +40,25 @@ export function rolesGrant(table: Readonly<Record<string, Statements>>, roles: r
     const statements = Object.hasOwn(table, name) ? table[name] : undefined
     return statements !== undefined && statementsGrant(statements, request)
   })
+}
+
+/** Who asks, for the server's own roles: a user id (`admin.adminUserIds`) and the role column. */
+export interface PermissionSubject {
+  userId?: string | null
+  role?: string | null
+}
+
+/** A user's role column as a list ("admin,support" → ["admin", "support"]); none: the default role. */
+export function splitRoles(role: string | null | undefined, config: GatehouseConfig): string[] {
+  return parseRoleList(role || config.admin.defaultRole || 'user')
+}
+
+/**
+ * An administrator by the config: one of `admin.adminRoles`, or listed in `admin.adminUserIds`
+ * (the admin feature's rule; here so that a feature that may not depend on admin, such as
+ * organization's reserved slugs, asks the same question).
+ */
+export function isAdministrator(config: GatehouseConfig, subject: PermissionSubject): boolean {
+  if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
+  return splitRoles(subject.role, config).some((r) => config.admin.adminRoles.includes(r))
 }

@@ -1,7 +1,7 @@
 import type { GatehouseConfig } from '../../config/schema.js'
-import { type PermissionRequest, parseRoleList, rolesGrant, statementsGrant } from '../../core/access-control.js'
+import { type PermissionRequest, type PermissionSubject, rolesGrant, splitRoles, statementsGrant } from '../../core/access-control.js'
 
-export { joinRoles, type PermissionRequest } from '../../core/access-control.js'
+export { isAdministrator, joinRoles, type PermissionRequest, type PermissionSubject, splitRoles } from '../../core/access-control.js'
 
 export {
   ADMIN_STATEMENTS,
@@ -23,19 +23,9 @@ export function knownRoles(config: GatehouseConfig): Record<string, RoleDefiniti
   return { ...BUILT_IN_ROLES, ...config.admin.roles }
 }
 
-/** A user's role column as a list ("admin,support" → ["admin", "support"]); none: the default role. */
-export function splitRoles(role: string | null | undefined, config: GatehouseConfig): string[] {
-  return parseRoleList(role || config.admin.defaultRole || 'user')
-}
-
 /** True when the role allows every requested action on every requested resource. */
 export function roleAuthorizes(definition: RoleDefinition, request: PermissionRequest): boolean {
   return statementsGrant(definition, request)
-}
-
-export interface PermissionSubject {
-  userId?: string | null
-  role?: string | null
 }
 
 /**
@@ -45,10 +35,4 @@ export interface PermissionSubject {
 export function hasPermission(config: GatehouseConfig, subject: PermissionSubject, request: PermissionRequest): boolean {
   if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
   return rolesGrant(knownRoles(config), splitRoles(subject.role, config), request)
-}
-
-/** An administrator by the config: one of `adminRoles`, or listed in `adminUserIds`. */
-export function isAdministrator(config: GatehouseConfig, subject: PermissionSubject): boolean {
-  if (subject.userId && config.admin.adminUserIds.includes(subject.userId)) return true
-  return splitRoles(subject.role, config).some((r) => config.admin.adminRoles.includes(r))
 }

@@ -4,7 +4,7 @@ import { parseRoleList } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
 import type { ResolvedSession, SessionWithUser } from '../../core/sessions.js'
 import { isTrustedProxy } from '../../http/client-ip.js'
-import { groupNames, groupSourcesOf, groupsRule } from '../groups/names.js'
+import { groupNames, groupSourcesOf, groupsRule, teamGroupName } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { sessionPassedSecondFactor } from '../two-factor/store.js'
 import type { ForwardAuthRule } from './config.js'
@@ -44,20 +44,15 @@ export async function subjectOf(
   const subject: Subject = {
     roles: parseRoleList(user.role),
     organizations: sources.memberships.map((m) => m.slug),
-    teams: sources.teams.map((t) => `${t.slug}/${t.teamName}`),
+    teams: sources.teams.flatMap((t) => teamGroupName(t.slug, t.teamName) ?? []),
     passedSecondFactor,
   }
   const headers: [string, string][] = [
     ['Remote-User', loginNameOf(user)],
     ['Remote-Email', user.email],
     ['Remote-Name', user.name],
-    // Comma-separated: a name holding a comma (a team name is free text) would read as other groups.
-    [
-      'Remote-Groups',
-      groupNames(sources, groupsRule(ctx.config()))
-        .filter((name) => !name.includes(','))
-        .join(','),
-    ],
+    // Comma-separated: no group name holds a separator (slugs, team slugs, role names).
+    ['Remote-Groups', groupNames(sources, groupsRule(ctx.config())).join(',')],
   ]
   return { subject, headers }
 }

@@ -4,6 +4,7 @@ import { flushAllowedCounts } from './counts.js'
 import { FORWARD_AUTH_ERRORS } from './errors.js'
 import { forwardAuthPanel } from './panel.js'
 import { forwardAuthRoutes } from './routes.js'
+import { rulesNamedGroups } from './rules.js'
 import * as tables from './schema.js'
 
 /** How often allowed answers gathered in memory are added to forwardAuthCount. */
@@ -21,6 +22,7 @@ export const forwardAuthFeature = defineFeature({
   errors: FORWARD_AUTH_ERRORS,
   routes: forwardAuthRoutes,
   panel: forwardAuthPanel,
+  namedGroups: (ctx) => rulesNamedGroups(ctx.config().forwardAuth.rules),
   start({ ctx, logger }) {
     const flush = () =>
       flushAllowedCounts(ctx).catch((error: unknown) => logger.warn(`forward auth: counts not written (${(error as Error).message})`))

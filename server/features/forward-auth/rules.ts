@@ -1,3 +1,5 @@
+import { canonicalGroupName, teamGroupName } from '../groups/names.js'
+import type { NamedGroup } from '../../feature.js'
 import type { ForwardAuthPolicy, ForwardAuthRule } from './config.js'
 
 /**
@@ -139,7 +141,7 @@ export function matchRule(conf: { rules: readonly ForwardAuthRule[]; defaultPoli
 export interface Subject {
   roles: readonly string[]
   organizations: readonly string[]
-  /** `organization-slug/team name`: a team name alone is not unique (anyone may create an organization with a team "ops"). */
+  /** `organization-slug/team-slug` (groups/names.ts teamGroupName): a team name alone is not unique (anyone may create an organization with a team "ops"). */
   teams: readonly string[]
   passedSecondFactor: boolean
 }
@@ -165,18 +167,29 @@ export function meetsSubject(requirement: ForwardAuthRule['subject'], who: Subje
   return (
     someOf(requirement.roles, who.roles) &&
     someOf(requirement.organizations, who.organizations) &&
-    someOf(requirement.teams && teamsWanted(requirement.teams, requirement.organizations), who.teams)
+    someOf(requirement.teams && teamsWanted(requirement), who.teams)
   )
 }
 
 /**
- * The teams a requirement names, as `slug/name`: `acme/ops` is that team; a bare `ops` is the team
- * of that name in one of the requirement's organizations (the config refuses a bare name without
- * them), never a team of that name in an organization someone else created.
+ * The teams a requirement names, as group names (`slug/team-slug`): `acme/ops` is that team; a bare
+ * `ops` is the team of that name in one of the requirement's organizations (the config refuses a bare
+ * name without them), never a team of that name in an organization someone else created. A team
+ * written by its display name (`acme/Release Ops`) is the same team (canonicalGroupName).
  */
-function teamsWanted(teams: readonly string[], organizations: readonly string[] | undefined): string[] {
-  return teams.flatMap((t) => (t.includes('/') ? [t] : (organizations ?? []).map((slug) => `${slug}/${t}`)))
+function teamsWanted(requirement: NonNullable<ForwardAuthRule['subject']>): string[] {
+  let wanted = wantedTeams.get(requirement)
+  if (!wanted) {
+    const { teams = [], organizations = [] } = requirement
+    wanted = teams.flatMap((t) =>
+      t.includes('/') ? [canonicalGroupName(t)] : organizations.flatMap((slug) => teamGroupName(slug, t) ?? []),
+    )
+    wantedTeams.set(requirement, wanted)
+  }
+  return wanted
 }
+/** Per requirement object, as `compiled` (the configuration is replaced on every change). */
+const wantedTeams = new WeakMap<NonNullable<ForwardAuthRule['subject']>, string[]>()
 
 /**
  * The issue's order of decision: bypass → 200 without Remote-*, signed in or not; no live session
@@ -196,4 +209,24 @@ export function describeDecider(decider: Decider): string {
   if (decider.kind === 'default') return 'defaultPolicy'
   if (decider.kind === 'malformed-path') return 'malformed path'
   return `rules[${decider.index}] ${decider.rule.domain}`
+}
+
+/**
+ * The group names the rules require, each where it is written: their organizations are reserved
+ * (organization/slugs.ts) and a missing one is a warning. A bare team is named in each of the
+ * requirement's organizations, as teamsWanted reads it.
+ */
+export function rulesNamedGroups(rules: readonly ForwardAuthRule[]): NamedGroup[] {
+  return rules.flatMap((rule, index) => {
+    const { organizations = [], teams = [] } = rule.subject ?? {}
+    const at = `forwardAuth.rules[${index}].subject`
+    return [
+      ...organizations.map((name) => ({ where: `${at}.organizations`, name })),
+      ...teams.flatMap((team) =>
+        team.includes('/')
+          ? [{ where: `${at}.teams`, name: team }]
+          : organizations.map((slug) => ({ where: `${at}.teams`, name: `${slug}/${team}` })),
+      ),
+    ]
+  })
 }

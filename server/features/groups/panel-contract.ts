@@ -8,6 +8,11 @@ export const groupsContract = {
     none,
     z.record(z.string(), z.unknown()),
   ),
+  'groups.nameProblems': query(
+    'The group names rules require (forward-auth rules, SAML apps) that no organization or team holds yet, or that name a team by its display name',
+    none,
+    z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
+  ),
   'groups.configure': mutation(
     'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
     z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),

@@ -1,5 +1,6 @@
 import { APIError } from '../../core/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
+import { groupNameProblems } from './claims.js'
 import { groupsRule } from './names.js'
 
 type Json = Record<string, unknown>
@@ -8,6 +9,7 @@ export const groupsPanel = (env: PanelEnv) => {
   const store = env.gatehouse.config
   return {
     'groups.settings': (): Json => ({ ...groupsRule(store.get()) }),
+    'groups.nameProblems': () => groupNameProblems(env.gatehouse.ctx),
     /** A change from the panel writes `groups.*` and retires the alias, so the two cannot disagree. */
     'groups.configure': ({ patch }: { patch: Json }): Json => {
       const effective = { ...groupsRule(store.get()), ...patch }

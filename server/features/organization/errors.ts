@@ -14,6 +14,9 @@ export const ORG_ERRORS = {
   // (forward auth's Remote-Groups, the OIDC groups claim), so it is refused like a taken one (400).
   INVALID_ORGANIZATION_SLUG: 'Organization slug may contain only lower-case letters, digits and hyphens',
   ORGANIZATION_SLUG_IS_A_ROLE_NAME: 'Organization slug is the name of a role',
+  // A slug the configuration names as a group (a forward-auth rule, a SAML app's allowed groups):
+  // whoever created it would pass that rule, so only an administrator may.
+  ORGANIZATION_SLUG_RESERVED: 'Organization slug is reserved by the server configuration',
   ORGANIZATION_NOT_FOUND: 'Organization not found',
   USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: 'User is not a member of the organization',
   YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION: 'You are not a member of this organization',
@@ -65,6 +68,7 @@ export const ORG_ERROR_FIELDS: Partial<Record<OrgErrorCode, string>> = {
   ORGANIZATION_SLUG_ALREADY_TAKEN: 'slug',
   INVALID_ORGANIZATION_SLUG: 'slug',
   ORGANIZATION_SLUG_IS_A_ROLE_NAME: 'slug',
+  ORGANIZATION_SLUG_RESERVED: 'slug',
   USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION: 'email',
   USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION: 'email',
   ROLE_NOT_FOUND: 'role',

@@ -67,7 +67,7 @@ export async function createOrganization(
   if (actor.kind === 'user' && !conf.allowUserToCreateOrganization) {
     throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION')
   }
-  assertSlugAllowed(ctx, input.slug)
+  await assertSlugAllowed(ctx, input.slug, actor)
   const now = new Date(ctx.clock.now())
   return ctx.storage.transaction(async () => {
     if (conf.organizationLimit !== undefined && (await countMembershipsOfUser(ctx, creatorId)) >= conf.organizationLimit) {
@@ -118,8 +118,8 @@ export async function createOrganization(
 }
 
 /** check-slug: `{status:true}` when free. */
-export async function checkSlug(ctx: AuthContext, slug: string): Promise<{ status: true }> {
-  assertSlugAllowed(ctx, slug)
+export async function checkSlug(ctx: AuthContext, actor: OrgActor, slug: string): Promise<{ status: true }> {
+  await assertSlugAllowed(ctx, slug, actor)
   if (await findOrganizationBySlug(ctx, slug)) throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
   return { status: true }
 }
@@ -143,7 +143,7 @@ export async function updateOrganization(ctx: AuthContext, actor: OrgActor, inpu
   if (!current) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const { data } = input
   // An unchanged slug passes (a name edit of an organization whose slug predates the rule).
-  if (data.slug !== undefined && data.slug !== current.slug) assertSlugAllowed(ctx, data.slug)
+  if (data.slug !== undefined && data.slug !== current.slug) await assertSlugAllowed(ctx, data.slug, actor)
   if (data.slug !== undefined && data.slug !== current.slug && (await findOrganizationBySlug(ctx, data.slug))) {
     throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
   }

@@ -100,7 +100,7 @@ export const organizationRoutes = [
     path: '/organization/check-slug',
     auth: 'session',
     body: z.object({ slug: z.string().min(1) }),
-    handler: (rc) => checkSlug(rc.ctx, rc.body.slug),
+    handler: (rc) => checkSlug(rc.ctx, actorOf(rc), rc.body.slug),
   }),
 
   defineRoute({

@@ -1,7 +1,11 @@
 import type { GatehouseConfig } from '../../config/schema.js'
+import { isAdministrator } from '../../core/access-control.js'
 import type { AuthContext } from '../../core/context.js'
+import type { NamedGroup } from '../../feature.js'
+import { featuresWith } from '../../features-of.js'
 import type { Logger } from '../../log.js'
 import { orgError } from './errors.js'
+import type { OrgActor } from './shared.js'
 import { findOrganizationsBySlugs, listOrganizationSlugs } from './store.js'
 
 /**
@@ -34,10 +38,49 @@ export function slugProblem(
   return null
 }
 
-/** Refuses a slug the rule does not allow (400, on the `slug` field). */
-export function assertSlugAllowed(ctx: AuthContext, slug: string): void {
+/**
+ * Refuses a slug the rule does not allow (400, on the `slug` field), and a reserved one (403) unless
+ * an administrator (or the panel, the operator) asks: a slug the configuration names as a group is
+ * kept for the administrator to create, since whoever creates it passes the rules naming it.
+ */
+export async function assertSlugAllowed(ctx: AuthContext, slug: string, actor: OrgActor): Promise<void> {
   const problem = slugProblem(ctx.config(), slug)
   if (problem) throw orgError(400, problem)
+  if (
+    actor.kind === 'user' &&
+    !isAdministrator(ctx.config(), { userId: actor.user.id, role: actor.user.role }) &&
+    (await reservedSlugs(ctx)).has(slug)
+  )
+    throw orgError(403, 'ORGANIZATION_SLUG_RESERVED')
+}
+
+/**
+ * The organization a group name names: `acme`, `acme:owner` and `acme/ops` name `acme`; a role's
+ * name (`admin`, `support`) names none. Roles compare case-insensitively, as slugProblem does.
+ */
+export function organizationSlugOf(name: string, config: GatehouseConfig): string | null {
+  const end = name.search(/[:/]/)
+  if (end >= 0) return name.slice(0, end)
+  const lower = name.toLowerCase()
+  return roleNames(config).some((role) => role.toLowerCase() === lower) ? null : name
+}
+
+/** Every group name the features' rules require (forward-auth rules, SAML apps' allowed groups), with where. */
+export async function namedGroups(ctx: AuthContext): Promise<NamedGroup[]> {
+  const named: NamedGroup[] = []
+  for (const feature of featuresWith(ctx, 'namedGroups')) named.push(...(await feature.namedGroups(ctx)))
+  return named
+}
+
+/** The organization slugs the configuration names as groups: only an administrator creates these. */
+export async function reservedSlugs(ctx: AuthContext): Promise<Set<string>> {
+  const config = ctx.config()
+  const slugs = new Set<string>()
+  for (const { name } of await namedGroups(ctx)) {
+    const slug = organizationSlugOf(name, config)
+    if (slug) slugs.add(slug)
+  }
+  return slugs
 }
 
 /** One line for an organization whose stored slug breaks the rule, with the way to rename it; null when it does not. */

@@ -18,7 +18,7 @@ import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { bannedNow } from '../../core/bans.js'
 import { emailUnverifiedRefused } from '../../core/sign-in.js'
-import { groupNamesOf } from '../groups/names.js'
+import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
 import {
   deleteParticipants,
   findRequest,
@@ -250,8 +250,7 @@ async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWit
     throw new SamlRefusal('BANNED', sp.entityId)
   if (emailUnverifiedRefused(ctx, user)) throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
-  if (sp.allowedGroups.length && !sp.allowedGroups.some((g) => groups.includes(g)))
-    throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
+  if (!inAllowedGroups(sp.allowedGroups, groups)) throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
   return groups
 }
 

@@ -8,6 +8,7 @@ import { SAML_ERRORS } from './errors.js'
 import { samlPanel } from './panel.js'
 import { samlRoutes } from './routes.js'
 import * as tables from './schema.js'
+import { serviceProvidersNamedGroups } from './service-providers.js'
 
 /**
  * Gatehouse as a SAML 2.0 identity provider (`saml.enabled`). Its protocol code (xmldom, xml-crypto,
@@ -26,6 +27,7 @@ export const samlFeature = defineFeature({
   errors: SAML_ERRORS,
   routes: samlRoutes,
   panel: samlPanel,
+  namedGroups: serviceProvidersNamedGroups,
   mount: {
     handles: (ctx, path) => ctx.config().saml.enabled && path.startsWith('/saml/'),
     handle,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
+import type { NamedGroup } from '../../feature.js'
 import { type NameIdFormat, nameIdFormatOf, type SamlServiceProviderConfig } from './config.js'
 import { samlError } from './errors.js'
 import { parseSpMetadata, type SpMetadata } from './metadata.js'
@@ -271,4 +272,11 @@ export async function removeServiceProvider(ctx: AuthContext, ref: string, by: B
     detail: { via: by.via, entityId: row.entityId },
     meta: by.meta ?? null,
   })
+}
+
+/** The groups the service providers admit (config and database, SAML on or off: a slug claimed meanwhile would pass once it is on). */
+export async function serviceProvidersNamedGroups(ctx: AuthContext): Promise<NamedGroup[]> {
+  const declared = ctx.config().saml.serviceProviders.map((sp) => ({ name: sp.name, groups: sp.allowedGroups }))
+  const stored = (await listServiceProviders(ctx)).map((row) => ({ name: row.name, groups: row.allowedGroups }))
+  return [...declared, ...stored].flatMap((sp) => sp.groups.map((name) => ({ where: `SAML app "${sp.name}"`, name })))
 }

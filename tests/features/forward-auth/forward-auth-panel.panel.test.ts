@@ -99,7 +99,7 @@ describe('forward auth in the panel', () => {
     const cookie = who.client.jar.header()
     const real = await rawRequest(`${server.base}/forward-auth/auth-request`, { headers: { 'x-original-url': 'https://app.lan/', cookie } })
     expect(real.status).toBe(200)
-    expect(real.headers['remote-groups']).toBe('user,panel-org,panel-org:owner,panel-org/Panel Org')
+    expect(real.headers['remote-groups']).toBe('user,panel-org,panel-org:owner,panel-org/panel-org')
     expect((await test({ url: 'https://app.lan/', email: who.email })).headers).toEqual({
       'Remote-User': who.email,
       'Remote-Email': who.email,

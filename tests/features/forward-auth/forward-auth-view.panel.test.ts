@@ -60,4 +60,19 @@ describe('Protected apps view', () => {
     expect(await answer.textContent()).toContain(`Remote-Email: ${who.email}`)
     expect(await axe(page)).toEqual([])
   })
+
+  it('a rule naming an organization nobody created yet is flagged beside it (reserved: only an administrator creates it)', async () => {
+    h.server.gatehouse.config.update({
+      forwardAuth: {
+        enabled: true,
+        rules: [{ domain: 'ops.apps.lan', policy: 'signed-in', subject: { organizations: ['view-missing'] } }],
+      },
+    })
+    await open('protected-apps', 'Protected apps')
+    const names = page.getByTestId('group-names-rule-0')
+    await expect
+      .poll(() => names.textContent())
+      .toContain('“view-missing”: no organization "view-missing" exists yet; the slug is reserved')
+    expect(await axe(page)).toEqual([])
+  })
 })

@@ -6,7 +6,7 @@ import { banUser, setRole, systemActor } from '../../../server/features/admin/in
 import { allowedCounts } from '../../../server/features/forward-auth/counts.js'
 import { freePort } from '../../helpers/engines.js'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../../helpers/http.js'
-import { startTestServer, type TestServer } from '../../helpers/server.js'
+import { serverLog, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
  * Forward auth's contract with reverse proxies (issue 28), on the real server over raw HTTP: the
@@ -28,9 +28,12 @@ const RULES = [
   { domain: '*.wild.lan', policy: 'signed-in' },
   { domain: 'teams.lan', policy: 'signed-in', subject: { organizations: ['acme-teams'], teams: ['ops'] } },
   { domain: 'qualified.lan', policy: 'signed-in', subject: { teams: ['acme-teams/sre'] } },
+  { domain: 'display.lan', policy: 'signed-in', subject: { teams: ['display-fa/Release Ops'] } },
 ] as const
 
 beforeAll(async () => {
+  // The organizations the rules name do not exist yet: one start-up warning each (groups/claims.ts).
+  serverLog.allowWarning(/^groups: forwardAuth\.rules\[\d+\]\.subject\.(organizations|teams) requires "(acme-fa|acme-teams|display-fa)/)
   server = await startTestServer({
     config: { forwardAuth: { enabled: true, rules: RULES as never }, twoFactor: { enabled: true } },
   })
@@ -174,8 +177,17 @@ describe('auth-request (nginx)', () => {
   it('organizations and teams: each list given must hold; Remote-Groups lists roles, then slugs with their member roles, then teams (the one group rule)', async () => {
     const s = await signedIn()
     expect((await authRequest('https://org.lan/', { cookie: s.cookie })).status).toBe(403)
+    // acme-fa is named by a rule, so reserved: a plain user cannot create it, an administrator can.
+    const claimed = await s.client.post<{ code: string }>('/organization/create', { name: 'Acme', slug: 'acme-fa' })
+    expect(claimed.status).toBe(403)
+    expect(claimed.body).toEqual({
+      code: 'ORGANIZATION_SLUG_RESERVED',
+      message: 'Organization slug is reserved by the server configuration',
+    })
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: s.user.id, role: 'admin' }, null)
     const created = await s.client.post<{ id: string }>('/organization/create', { name: 'Acme', slug: 'acme-fa' })
     expect(created.status).toBe(200)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: s.user.id, role: 'user' }, null)
     // A member of the organization but of no team named ops: still 403.
     expect((await authRequest('https://org.lan/', { cookie: s.cookie })).status).toBe(403)
     const team = await s.client.post<{ id: string }>('/organization/create-team', { name: 'ops', organizationId: created.body.id })
@@ -184,13 +196,16 @@ describe('auth-request (nginx)', () => {
     expect(added.status).toBe(200)
     const r = await authRequest('https://org.lan/', { cookie: s.cookie })
     expect(r.status).toBe(200)
-    expect(remote(r)['remote-groups']).toBe('user,acme-fa,acme-fa:owner,acme-fa/Acme,acme-fa/ops')
+    expect(remote(r)['remote-groups']).toBe('user,acme-fa,acme-fa:owner,acme-fa/acme,acme-fa/ops')
   })
 
   it("a team of the rule's organization: not a team of that name in an organization the person created", async () => {
     const owner = await signedIn()
+    // A reserved slug (the rules name it): created by an administrator, who then keeps the user role.
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: owner.user.id, role: 'admin' }, null)
     const acme = await owner.client.post<{ id: string }>('/organization/create', { name: 'Acme Teams', slug: 'acme-teams' })
     expect(acme.status).toBe(200)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: owner.user.id, role: 'user' }, null)
     expect((await owner.client.post('/organization/create-team', { name: 'ops', organizationId: acme.body.id })).status).toBe(200)
     // A plain member of acme-teams, in none of its teams.
     const m = await signedIn()
@@ -219,16 +234,36 @@ describe('auth-request (nginx)', () => {
     expect((await authRequest('https://qualified.lan/', { cookie: owner.cookie })).status).toBe(200)
   })
 
-  it('Remote-Groups: a group name holding a comma is left out, not split into names the person never had', async () => {
+  it('Remote-Groups: a team goes out by its slug, so no team name can carry a separator (`,` `;` space) into the list', async () => {
     const s = await signedIn()
     const org = await s.client.post<{ id: string }>('/organization/create', { name: 'Commas', slug: 'commas-fa' })
     expect(org.status).toBe(200)
-    const team = await s.client.post<{ id: string }>('/organization/create-team', { name: 'x,admin', organizationId: org.body.id })
-    expect(team.status).toBe(200)
-    expect((await s.client.post('/organization/add-team-member', { teamId: team.body.id, userId: s.user.id })).status).toBe(200)
+    for (const name of ['x,admin', 'a;admin', 'Release  Ops', 'Équipe Été', '!!!']) {
+      const team = await s.client.post<{ id: string }>('/organization/create-team', { name, organizationId: org.body.id })
+      expect(team.status).toBe(200)
+      expect((await s.client.post('/organization/add-team-member', { teamId: team.body.id, userId: s.user.id })).status).toBe(200)
+    }
     const r = await authRequest('https://app.lan/', { cookie: s.cookie })
     expect(r.status).toBe(200)
-    expect(remote(r)['remote-groups']).toBe('user,commas-fa,commas-fa:owner,commas-fa/Commas')
+    // '!!!' has no letter or digit: no group. Team groups sorted by name.
+    expect(remote(r)['remote-groups']).toBe(
+      'user,commas-fa,commas-fa:owner,commas-fa/a-admin,commas-fa/commas,commas-fa/equipe-ete,commas-fa/release-ops,commas-fa/x-admin',
+    )
+  })
+
+  it('a rule naming a team by its display name (before team groups were slugs) still matches it', async () => {
+    const admin = await signedIn()
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
+    const org = await admin.client.post<{ id: string }>('/organization/create', { name: 'Display', slug: 'display-fa' })
+    expect(org.status).toBe(200)
+    const team = await admin.client.post<{ id: string }>('/organization/create-team', { name: 'Release Ops', organizationId: org.body.id })
+    expect(team.status).toBe(200)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'user' }, null)
+    expect((await authRequest('https://display.lan/', { cookie: admin.cookie })).status).toBe(403)
+    expect((await admin.client.post('/organization/add-team-member', { teamId: team.body.id, userId: admin.user.id })).status).toBe(200)
+    const r = await authRequest('https://display.lan/', { cookie: admin.cookie })
+    expect(r.status).toBe(200)
+    expect(remote(r)['remote-groups']).toContain('display-fa/release-ops')
   })
 
   it('sign-out, revocation and a ban take effect on the next request', async () => {

@@ -192,7 +192,7 @@ describe('authorization code + PKCE', () => {
     expect(claims.email_verified).toBe(false)
     expect(claims.name).toBe('Alice Doe')
     expect(claims.preferred_username).toBe(alice.email)
-    expect(claims.groups).toEqual(['user', 'acme', 'acme:admin', 'acme/Developers'])
+    expect(claims.groups).toEqual(['user', 'acme', 'acme:admin', 'acme/developers'])
     // The ID token verifies against the published JWKS, signed RS256.
     const idToken = tokens.id_token as string
     expect(decodeProtectedHeader(idToken).alg).toBe('RS256')
@@ -207,7 +207,7 @@ describe('authorization code + PKCE', () => {
       sub: alice.user.id,
       email: alice.email,
       name: 'Alice Doe',
-      groups: ['user', 'acme', 'acme:admin', 'acme/Developers'],
+      groups: ['user', 'acme', 'acme:admin', 'acme/developers'],
     })
 
     // A second sign-in is SSO and consent is remembered: authorize goes straight to the callback.

@@ -21,6 +21,7 @@ import { useOp, useOpMutation } from '../../api'
 import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { ink } from '../../ink'
+import { GroupNameProblems } from '../groups/GroupNameProblems'
 
 type Policy = 'bypass' | 'signed-in' | 'two-factor' | 'deny'
 interface Rule {
@@ -203,7 +204,10 @@ function RulesTable({
             <Table.Td>{rule.domain}</Table.Td>
             <Table.Td>{rule.resources?.join(' ') ?? 'all'}</Table.Td>
             <Table.Td>{rule.policy}</Table.Td>
-            <Table.Td>{who(rule)}</Table.Td>
+            <Table.Td>
+              {who(rule)}
+              <GroupNameProblems where={(at) => at.startsWith(`forwardAuth.rules[${i}].`)} testId={`group-names-rule-${i}`} />
+            </Table.Td>
             <Table.Td>
               <Group gap={4} wrap="nowrap">
                 <ActionIcon variant="subtle" aria-label="Move up" disabled={i === 0} onClick={() => onMove(i, -1)}>

@@ -3,6 +3,7 @@ import { useState } from 'react'
 import type { SamlServiceProviderView } from '../../../../server/features/saml/panel-contract'
 import { Allowed, Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
+import { GroupNameProblems } from '../groups/GroupNameProblems'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 
 type Format = 'email' | 'persistent' | 'unspecified'
@@ -160,6 +161,7 @@ function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
             </Group>
           </Editable>
         )}
+        <GroupNameProblems where={(at) => at === `SAML app "${sp.name}"`} testId={`group-names-saml-${sp.id}`} />
         <ErrorNotice error={update.error ?? remove.error} />
       </Stack>
     </Card>
