@@ -1,7 +1,7 @@
 import { wholeConfigSchema } from '../../config/schema.js'
 import { configProblems } from '../../config-checks.js'
-import { DROP, holdsSecret, isSecretPath, mapSecrets, urlPassword } from '../../config/secret-paths.js'
-import { lastConfigChange } from '../../core/config-audit.js'
+import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
+import { refuseConflicts } from '../../panel/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
@@ -13,19 +13,7 @@ const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== 
 /** Keys read once when the server starts. */
 export const RESTART_REQUIRED = ['basePath']
 
-/**
- * The config as the renderer may see it: no secret field (config/secret.ts marks them; their
- * views have write-only fields), no URL's password (scheme://user:password@host → scheme://user@host).
- */
-export function withoutSecrets(value: Json): Json {
-  const urls = (v: unknown): unknown => {
-    if (typeof v === 'string') return urlPassword(v)?.withoutPassword ?? v
-    if (Array.isArray(v)) return v.map(urls)
-    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, urls(x)]))
-    return v
-  }
-  return urls(mapSecrets(value, () => DROP)) as Json
-}
+export { withoutSecrets } from '../../config/secret-paths.js'
 
 /** Dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
 export function differingPaths(a: unknown, b: unknown, prefix = ''): string[] {
@@ -42,38 +30,6 @@ function leafPaths(value: Json, prefix = ''): string[] {
     const path = prefix ? `${prefix}.${k}` : k
     return isPlainObject(v) && Object.keys(v).length > 0 ? leafPaths(v, path) : [path]
   })
-}
-
-/** The value at a dotted path (undefined where a part is missing). */
-function at(value: unknown, path: string): unknown {
-  let here = value
-  for (const key of path.split('.')) {
-    if (!isPlainObject(here)) return undefined
-    here = here[key]
-  }
-  return here
-}
-
-/** Equal as JSON, whatever the key order (a stored layer read back from PostgreSQL's jsonb); absent is null. */
-const sameJson = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b)
-const canonical = (v: unknown): string =>
-  JSON.stringify(v ?? null, (_k, x: unknown) =>
-    isPlainObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
-  )
-
-/**
- * The fields a save changes that changed since the view read them: a field of `base` (dotted path →
- * the value the view was shown) that the patch touches, whose value in the effective configuration
- * (as views see it, secrets left out) is no longer that one. A field the patch changes without
- * naming it in `base` is not checked (callers that send no base: the API as before).
- */
-export function staleFields(effective: Json, patch: Json, base: Json): string[] {
-  const touched = leafPaths(patch)
-  return Object.keys(base).filter(
-    (path) =>
-      touched.some((leaf) => leaf === path || leaf.startsWith(`${path}.`) || path.startsWith(`${leaf}.`)) &&
-      !sameJson(at(effective, path), base[path]),
-  )
 }
 
 /** The Settings view: the config store's merge and schema, applied live. */
@@ -122,14 +78,7 @@ export const settingsPanel = (env: PanelEnv) => {
     async 'settings.update'({ patch, base }: { patch: Json; base?: Json }) {
       // Only what this admin changed, and only over what they saw: another admin's change since is
       // never silently put back by a stale view.
-      const stale = base ? staleFields(withoutSecrets(env.gatehouse.ctx.config() as Json), patch, base) : []
-      if (stale.length > 0) {
-        const effective = withoutSecrets(env.gatehouse.ctx.config() as Json)
-        const changes = await Promise.all(
-          stale.map(async (path) => ({ path, theirs: at(effective, path), ...(await lastConfigChange(env.gatehouse.ctx, path)) })),
-        )
-        throw settingsError.conflict(changes)
-      }
+      await refuseConflicts(env.gatehouse.ctx, patch, base)
       const issues = await check(patch)
       if (issues.length > 0) throw settingsError.invalidConfig(issues)
       // ConfigStore validates again, writes the file atomically and notifies listeners: live.

@@ -117,4 +117,29 @@ describe('saves over another admin’s change', () => {
     expect(absent.ok).toBe(true)
     expect(ldap().baseDN).toBe('dc=home,dc=arpa')
   })
+
+  it('the other views’ saves (groups, token lifetimes, JWT) refuse a change over another admin’s the same way', async () => {
+    const cases: Array<{ op: string; theirs: Record<string, unknown>; mine: Record<string, unknown>; path: string; read: unknown }> = [
+      { op: 'groups.configure', theirs: { teams: false }, mine: { teams: true }, path: 'groups.teams', read: true },
+      {
+        op: 'oidc.configure',
+        theirs: { ttl: { accessToken: 120 } },
+        mine: { ttl: { accessToken: 7200 } },
+        path: 'oidcProvider.ttl.accessToken',
+        read: 3600,
+      },
+      { op: 'jwt.configure', theirs: { enabled: true }, mine: { enabled: false }, path: 'jwt.enabled', read: false },
+    ]
+    for (const c of cases) {
+      expect((await panel.dispatch(c.op, { patch: c.theirs }, admins.bea)).ok, c.op).toBe(true)
+      const stale = await panel.dispatch(c.op, { patch: c.mine, base: { [c.path]: c.read } }, admins.ada)
+      expect(stale.ok, c.op).toBe(false)
+      if (stale.ok) continue
+      expect(stale.error.code, JSON.stringify(stale.error)).toBe('CONFLICT')
+      expect(stale.error.issues?.[0]?.path).toBe(c.path)
+      expect(stale.error.issues?.[0]?.message, c.op).toContain(`changed by ${(admins.bea as { user: { email: string } }).user.email} at `)
+    }
+    expect(server.gatehouse.config.get().groups.teams).toBe(false)
+    expect(server.gatehouse.config.get().jwt.enabled).toBe(true)
+  })
 })
