@@ -120,3 +120,17 @@ export function urlPassword(value: string): { masked: string; withoutPassword: s
     password: match[2]?.slice(colon + 1) ?? '',
   }
 }
+
+/**
+ * The config as the renderer may see it: no secret field (config/secret.ts marks them; their
+ * views have write-only fields), no URL's password (scheme://user:password@host → scheme://user@host).
+ */
+export function withoutSecrets(value: Record<string, unknown>): Record<string, unknown> {
+  const urls = (v: unknown): unknown => {
+    if (typeof v === 'string') return urlPassword(v)?.withoutPassword ?? v
+    if (Array.isArray(v)) return v.map(urls)
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, urls(x)]))
+    return v
+  }
+  return urls(mapSecrets(value, () => DROP)) as Record<string, unknown>
+}

@@ -6,8 +6,9 @@ import type { GatehouseConfig } from '../config/schema.js'
 import type { ConfigStore } from '../config/store.js'
 import type { Logger } from '../log.js'
 import { mapSecrets, urlPassword } from '../config/secret-paths.js'
-import { recordAudit } from './audit.js'
+import { queryAuditEvents, recordAudit } from './audit.js'
 import type { AuthContext } from './context.js'
+import { findUserById } from './user-store.js'
 import { panelCaller } from './panel-caller.js'
 
 /**
@@ -159,4 +160,29 @@ export function watchConfigChanges(ctx: AuthContext, store: ConfigStore, dataDir
     if (origin === 'shared') return
     record(changes, { via: panelCaller() ? 'panel' : 'server' })
   })
+}
+
+/** How many recent configuration changes are searched for the last one of a field. */
+const RECENT_CHANGES = 200
+
+/**
+ * Who last changed a configuration field, and when, from the trail above: the panel's admin (by
+ * email), the operator (`os:<account>` at start), or the server; `someone` when the trail no longer
+ * holds it. A change of a parent key (`ldap` replaced whole) counts for its fields.
+ */
+export async function lastConfigChange(ctx: AuthContext, path: string): Promise<{ by: string; at: number | null }> {
+  const { events } = await queryAuditEvents(ctx, { type: CONFIG_CHANGED }, { limit: RECENT_CHANGES })
+  for (const event of events) {
+    const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as {
+      keys?: string[]
+      actor?: string
+      via?: string
+    } | null
+    const touched = (detail?.keys ?? []).some((key) => key === path || key.startsWith(`${path}.`) || path.startsWith(`${key}.`))
+    if (!touched) continue
+    const person = event.actorUserId ? await findUserById(ctx, event.actorUserId) : undefined
+    const by = person?.email ?? detail?.actor ?? (detail?.via === 'panel' ? 'the operator (panel)' : 'the server')
+    return { by, at: event.createdAt.getTime() }
+  }
+  return { by: 'someone', at: null }
 }

@@ -1,5 +1,6 @@
 import { APIError } from '../core/errors.js'
 import type { PanelEnv } from '../panel/env.js'
+import { refuseConflicts } from '../panel/errors.js'
 
 type Json = Record<string, unknown>
 
@@ -13,7 +14,9 @@ export function sectionSettings(env: PanelEnv, section: 'apiKey' | 'jwt' | 'oidc
   const store = env.gatehouse.config
   return {
     read: (): Json => store.get()[section] as unknown as Json,
-    apply: ({ patch }: { patch: Json }): Json => {
+    /** `base`: each changed field as the view read it, by its whole dotted path (`oidcProvider.x`): refused (409) when another admin changed it since. */
+    apply: async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
+      await refuseConflicts(env.gatehouse.ctx, { [section]: patch }, base)
       const issues = store.problems({ [section]: patch })
       const first = issues[0]
       if (first) throw new APIError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`)

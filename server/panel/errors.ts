@@ -1,3 +1,6 @@
+import type { AuthContext } from '../core/context.js'
+import { type ConfigConflict, configConflicts } from '../core/config-conflicts.js'
+
 /** A refusal raised by the panel layer itself (the domain raises APIError). */
 export class PanelError extends Error {
   constructor(
@@ -9,4 +12,33 @@ export class PanelError extends Error {
     super(message)
     this.name = 'PanelError'
   }
+}
+
+/**
+ * 409 CONFLICT for a save over another admin's change: nothing saved; each issue names the field,
+ * who changed it, when and to what, so the view shows theirs beside yours.
+ */
+export function configConflictError(changes: ConfigConflict[]): PanelError {
+  const when = (at: number | null) => (at === null ? '' : ` at ${new Date(at).toISOString()}`)
+  const issues = changes.map((c) => ({
+    path: c.path,
+    message: `changed by ${c.by}${when(c.at)} to ${JSON.stringify(c.theirs ?? null)} since you opened this view`,
+  }))
+  const first = changes[0] as ConfigConflict
+  return new PanelError(
+    409,
+    'CONFLICT',
+    `${first.path} was changed by ${first.by}${when(first.at)} since you opened this view: nothing was saved; reload to see their change`,
+    issues,
+  )
+}
+
+/** Refuses a configuration save (`patch`, with `base`: each changed field as the view read it) made over someone else's change. */
+export async function refuseConflicts(
+  ctx: AuthContext,
+  patch: Record<string, unknown>,
+  base: Record<string, unknown> | undefined,
+): Promise<void> {
+  const conflicts = await configConflicts(ctx, patch, base)
+  if (conflicts.length > 0) throw configConflictError(conflicts)
 }

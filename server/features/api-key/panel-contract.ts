@@ -74,7 +74,7 @@ export const apiKeyContract = {
   'apiKey.settings': query('The effective `apiKey.*` configuration', none, z.record(z.string(), z.unknown())),
   'apiKey.configure': mutation(
     'Applies a JSON Merge Patch to the `apiKey.*` configuration, live (validated by the config schema)',
-    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),
     z.record(z.string(), z.unknown()),
   ),
 }

@@ -15,7 +15,7 @@ export const groupsContract = {
   ),
   'groups.configure': mutation(
     'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
-    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),
     z.record(z.string(), z.unknown()),
   ),
 }

@@ -1,5 +1,6 @@
 import { APIError } from '../../core/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
+import { refuseConflicts } from '../../panel/errors.js'
 import { groupNameProblems } from './claims.js'
 import { groupsRule } from './names.js'
 
@@ -11,7 +12,9 @@ export const groupsPanel = (env: PanelEnv) => {
     'groups.settings': (): Json => ({ ...groupsRule(store.get()) }),
     'groups.nameProblems': () => groupNameProblems(env.gatehouse.ctx),
     /** A change from the panel writes `groups.*` and retires the alias, so the two cannot disagree. */
-    'groups.configure': ({ patch }: { patch: Json }): Json => {
+    'groups.configure': async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
+      // `base` names fields as `groups.<key>`, as the view read them: another admin's change since is refused (409).
+      await refuseConflicts(env.gatehouse.ctx, { groups: patch }, base)
       const effective = { ...groupsRule(store.get()), ...patch }
       const change = { groups: effective, oidcProvider: { groups: null } }
       const first = store.problems(change)[0]

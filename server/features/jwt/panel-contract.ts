@@ -28,7 +28,7 @@ export const jwtContract = {
   'jwt.settings': query('The effective `jwt.*` configuration', none, z.record(z.string(), z.unknown())),
   'jwt.configure': mutation(
     'Applies a JSON Merge Patch to the `jwt.*` configuration, live (validated by the config schema)',
-    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),
     z.record(z.string(), z.unknown()),
   ),
 }

@@ -132,7 +132,7 @@ export const oidcContract = {
   'oidc.settings': query('The effective `oidcProvider.*` configuration', none, z.record(z.string(), z.unknown())),
   'oidc.configure': mutation(
     'Applies a JSON Merge Patch to the `oidcProvider.*` configuration, live (validated by the config schema)',
-    z.object({ patch: z.record(z.string(), z.unknown()) }).strict(),
+    z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),
     z.record(z.string(), z.unknown()),
   ),
 }

@@ -22,8 +22,8 @@ export const settingsContract = {
     }),
   ),
   'settings.update': mutation(
-    'Validates a partial change with the config schema and applies it live',
-    z.object({ patch: json }).strict(),
+    'Validates a partial change with the config schema and applies it live; with `base` (each changed field as the view read it, by dotted path), refused with 409 CONFLICT when another change got there first',
+    z.object({ patch: json, base: json.optional() }).strict(),
     z.object({ effective: json, overridden: z.array(z.string()) }),
   ),
   'settings.validate': query(

@@ -1,6 +1,7 @@
 import { wholeConfigSchema } from '../../config/schema.js'
 import { configProblems } from '../../config-checks.js'
-import { DROP, holdsSecret, isSecretPath, mapSecrets, urlPassword } from '../../config/secret-paths.js'
+import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
+import { refuseConflicts } from '../../panel/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
@@ -12,19 +13,7 @@ const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== 
 /** Keys read once when the server starts. */
 export const RESTART_REQUIRED = ['basePath']
 
-/**
- * The config as the renderer may see it: no secret field (config/secret.ts marks them; their
- * views have write-only fields), no URL's password (scheme://user:password@host → scheme://user@host).
- */
-export function withoutSecrets(value: Json): Json {
-  const urls = (v: unknown): unknown => {
-    if (typeof v === 'string') return urlPassword(v)?.withoutPassword ?? v
-    if (Array.isArray(v)) return v.map(urls)
-    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, urls(x)]))
-    return v
-  }
-  return urls(mapSecrets(value, () => DROP)) as Json
-}
+export { withoutSecrets } from '../../config/secret-paths.js'
 
 /** Dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
 export function differingPaths(a: unknown, b: unknown, prefix = ''): string[] {
@@ -86,7 +75,10 @@ export const settingsPanel = (env: PanelEnv) => {
       return { valid: issues.length === 0, issues }
     },
 
-    async 'settings.update'({ patch }: { patch: Json }) {
+    async 'settings.update'({ patch, base }: { patch: Json; base?: Json }) {
+      // Only what this admin changed, and only over what they saw: another admin's change since is
+      // never silently put back by a stale view.
+      await refuseConflicts(env.gatehouse.ctx, patch, base)
       const issues = await check(patch)
       if (issues.length > 0) throw settingsError.invalidConfig(issues)
       // ConfigStore validates again, writes the file atomically and notifies listeners: live.

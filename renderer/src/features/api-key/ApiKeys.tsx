@@ -33,7 +33,12 @@ function Settings() {
   const configure = useOpMutation('apiKey.configure')
   if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} /> : <Loading />
   const s = settings.data as { enabled: boolean; enableSessionForAPIKeys: boolean; apiKeyHeaders: string | string[] }
-  const set = (patch: Record<string, unknown>) => configure.mutate({ patch })
+  // One switch at a time, over the value shown: another admin's change since is refused (409), not undone.
+  const set = (patch: Record<string, boolean>) =>
+    configure.mutate({
+      patch,
+      base: Object.fromEntries(Object.keys(patch).map((key) => [`apiKey.${key}`, s[key as keyof typeof s] ?? null])),
+    })
   return (
     <Card withBorder>
       <Editable op="apiKey.configure">

@@ -17,7 +17,7 @@ function Settings() {
           <Switch
             label="JWT enabled (GET /token, GET /jwks, set-auth-jwt on get-session)"
             checked={s.enabled}
-            onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } })}
+            onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked }, base: { 'jwt.enabled': s.enabled } })}
             data-testid="jwt-enabled"
           />
           <Select
@@ -25,7 +25,13 @@ function Settings() {
             data={['EdDSA', 'ES256', 'RS256']}
             value={s.jwks.keyPairConfig.alg}
             allowDeselect={false}
-            onChange={(alg) => alg && configure.mutate({ patch: { jwks: { keyPairConfig: { alg } } } })}
+            onChange={(alg) =>
+              alg &&
+              configure.mutate({
+                patch: { jwks: { keyPairConfig: { alg } } },
+                base: { 'jwt.jwks.keyPairConfig.alg': s.jwks.keyPairConfig.alg },
+              })
+            }
             data-testid="jwt-alg"
           />
         </Group>

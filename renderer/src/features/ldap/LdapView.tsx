@@ -25,7 +25,8 @@ import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES } from './recipes'
 import { LdapTestBox } from './LdapTestBox'
-import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapPatch } from './settings'
+import { changedFields } from '../../config-save'
+import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapValues } from './settings'
 
 /**
  * The LDAP view: the `ldap.*` settings (read and written through the Settings operations, so the
@@ -91,7 +92,12 @@ function ListenerCard({
           }}
         >
           <Stack gap="sm" data-testid="ldap-form">
-            <Switch label="LDAP server enabled" checked={form.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />
+            <Switch
+              label="LDAP server enabled"
+              checked={form.enabled}
+              onChange={(e) => set('enabled', e.currentTarget.checked)}
+              error={fieldError('enabled')}
+            />
             <Group grow align="flex-start">
               <TextInput
                 label="Address"
@@ -135,6 +141,7 @@ function ListenerCard({
               description="Off (recommended): they bind with an app password, so LDAP does not bypass their second factor"
               checked={form.allowMainPasswordWithSecondFactor}
               onChange={(e) => set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)}
+              error={fieldError('allowMainPasswordWithSecondFactor')}
             />
             <Group>
               <Button type="submit" loading={saving} disabled={!present} data-testid="ldap-save">
@@ -281,14 +288,17 @@ export default function LdapView() {
   }
   const submit = () => {
     setErrors({})
-    save.mutate(
-      { patch: ldapPatch(form) },
-      {
-        onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'The LDAP settings apply now.' }),
-        onError: (e: PanelCallError) =>
-          showFieldErrors(e, (field, message) => setErrors((m) => ({ ...m, [field]: message })), FIELD_PATHS, 'Not saved'),
-      },
-    )
+    // Only the fields changed here, over the values this view read: another admin's change since is refused (409), never undone.
+    const changed = changedFields(ldapValues(form), settings.data?.effective)
+    if (!changed) {
+      notifications.show({ color: 'gray', title: 'Nothing to save', message: 'No LDAP setting was changed.' })
+      return
+    }
+    save.mutate(changed, {
+      onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'The LDAP settings apply now.' }),
+      onError: (e: PanelCallError) =>
+        showFieldErrors(e, (field, message) => setErrors((m) => ({ ...m, [field]: message })), FIELD_PATHS, 'Not saved'),
+    })
   }
   const fieldError = (key: string) => errors[`ldap.${key}`]
 

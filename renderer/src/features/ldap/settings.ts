@@ -63,3 +63,9 @@ export function ldapPatch(form: LdapForm): Record<string, unknown> {
     },
   }
 }
+
+/** The form's values by dotted path, as a save compares them with what the view read (config-save.ts). */
+export function ldapValues(form: LdapForm): Record<string, unknown> {
+  const section = ldapPatch(form).ldap as Record<string, unknown>
+  return Object.fromEntries(Object.entries(section).map(([key, value]) => [`ldap.${key}`, value]))
+}

@@ -97,7 +97,11 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
               data-testid="oidc-ttl-confirm"
               onClick={() =>
                 configure.mutate(
-                  { patch: { ttl: Object.fromEntries(changed.map(([key]) => [key, draft[key]])) } },
+                  {
+                    patch: { ttl: Object.fromEntries(changed.map(([key]) => [key, draft[key]])) },
+                    // As this view read them: a lifetime another admin changed since is refused (409), not overwritten.
+                    base: Object.fromEntries(changed.map(([key]) => [`oidcProvider.ttl.${key}`, ttl[key] ?? null])),
+                  },
                   {
                     onSuccess: () => {
                       setDraft({})
@@ -141,7 +145,10 @@ export function ProviderSettings() {
                   label={label}
                   checked={rule[key] === true}
                   onChange={(e) =>
-                    configureGroups.mutate({ patch: { [key]: e.currentTarget.checked } }, { onSuccess: () => void groups.refetch() })
+                    configureGroups.mutate(
+                      { patch: { [key]: e.currentTarget.checked }, base: { [`groups.${key}`]: rule[key] } },
+                      { onSuccess: () => void groups.refetch() },
+                    )
                   }
                   data-testid={`oidc-groups-${key}`}
                 />

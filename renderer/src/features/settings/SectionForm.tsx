@@ -200,7 +200,9 @@ export function SectionForm({
   const submit = async () => {
     if (!patch) return
     try {
-      await save.mutateAsync({ patch })
+      // With the values this view read for each changed field: a field another admin changed since is refused (409 CONFLICT).
+      const base = Object.fromEntries(changes.map((f) => [f.path, getPath(effective, f.path) ?? null]))
+      await save.mutateAsync({ patch, base })
       onDraft(undefined)
       setSaveIssues([])
       notifications.show({ color: 'teal', title: `${section.title} saved`, message: 'In effect from the next request; no restart needed.' })
