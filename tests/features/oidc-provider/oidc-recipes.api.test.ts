@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RECIPES } from '../../../renderer/src/features/oidc-provider/recipes.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { configSchema } from '../../../server/config-schema.js'
+import { groupNames, groupsRule } from '../../../server/features/groups/names.js'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 
@@ -78,5 +82,31 @@ describe('OIDC client recipes', () => {
     // The patterns above do find what the recipes name (Grafana's four paths, Nextcloud's mappings, …).
     expect(claimsRead).toBeGreaterThanOrEqual(12)
     expect(urlsRead).toBeGreaterThanOrEqual(8)
+  })
+
+  it('name as admin groups only what the group rule sends an administrator (recipes and docs/SSO.md)', () => {
+    const rule = groupsRule(configSchema.parse({}))
+    // Who each recipe means to make an application admin: a Gatehouse administrator, or (docs/SSO.md's
+    // Grafana example) an admin member of the organization acme.
+    const administrator = groupNames({ role: 'admin', memberships: [], teams: [] }, rule)
+    const acmeAdmin = groupNames({ role: 'user', memberships: [{ slug: 'acme', role: 'admin' }], teams: [] }, rule)
+    const adminGroupsOf = (text: string): string[] => [
+      ...[...text.matchAll(/contains\(groups\[\*\], '([^']+)'\)/g)].map((m) => m[1] as string),
+      ...[...text.matchAll(/Admin roles: (\S+)/g)].map((m) => m[1] as string),
+    ]
+    let checked = 0
+    for (const recipe of RECIPES) {
+      for (const name of adminGroupsOf(recipe.paste)) {
+        expect(administrator, `${recipe.id} makes "${name}" an admin`).toContain(name)
+        checked++
+      }
+    }
+    const docs = readFileSync(join(import.meta.dirname, '../../../docs/SSO.md'), 'utf8')
+    for (const name of adminGroupsOf(docs)) {
+      expect([...administrator, ...acmeAdmin], `docs/SSO.md makes "${name}" an admin`).toContain(name)
+      checked++
+    }
+    // Grafana's and Jellyfin's recipes, and the Grafana example of docs/SSO.md.
+    expect(checked).toBeGreaterThanOrEqual(3)
   })
 })

@@ -40,7 +40,7 @@ login_attribute_path = preferred_username
 name_attribute_path = name
 email_attribute_path = email
 groups_attribute_path = groups
-role_attribute_path = contains(groups[*], 'admins') && 'Admin' || 'Viewer'`,
+role_attribute_path = contains(groups[*], 'admin') && 'Admin' || 'Viewer'`,
     docs: 'https://grafana.com/docs/grafana/latest/setup-grafana/configure-security/configure-authentication/generic-oauth/',
   },
   {
@@ -126,7 +126,7 @@ role_attribute_path = contains(groups[*], 'admins') && 'Admin' || 'Viewer'`,
   OID Secret: {clientSecret}
   Enabled: on
   Roles claim: groups
-  Admin roles: admins`,
+  Admin roles: admin`,
     docs: 'https://github.com/9p4/jellyfin-plugin-sso',
   },
 ]
