@@ -1,3 +1,5 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { adminClient, usernameClient } from 'better-auth/client/plugins'
 import { setEmailVerified, setRole, systemActor } from '../../server/features/admin/index.js'
 import { CookieJar, type SignedUp, signUp, uniqueEmail } from './http.js'
@@ -63,4 +65,20 @@ export async function verifiedSignUp(server: TestServer, overrides: Record<strin
 /** Marks a person signed up some other way (another origin, the official client) verified, as verifiedSignUp does. */
 export async function markVerified(server: TestServer, userId: string): Promise<void> {
   await setEmailVerified(server.gatehouse.ctx, systemActor('cli'), userId, true, null)
+}
+
+/**
+ * The same for a `gatehouse serve` process on a SQLite data directory (the built bundle, crash
+ * tests): the row is marked in its file, as the panel's "mark email verified" writes it; the
+ * server's change signal sees the write.
+ */
+export function markVerifiedInDataDir(dataDir: string, email: string): void {
+  const db = new Database(join(dataDir, 'gatehouse.db'))
+  try {
+    db.pragma('busy_timeout = 5000')
+    const changed = db.prepare('UPDATE user SET emailVerified = 1 WHERE email = ?').run(email.toLowerCase()).changes
+    if (changed !== 1) throw new Error(`no user ${email} in ${dataDir}`)
+  } finally {
+    db.close()
+  }
 }
