@@ -550,6 +550,21 @@ describe('the admission rule of every face (core/admission.ts, issue 47 §1)', (
     expect((await authRequest('https://app.lan/', { cookie })).status).toBe(401)
   })
 
+  it('an anonymous user is not vouched for, whatever identity.requireVerifiedEmail says (anonymous’s faceRefusal)', async () => {
+    server.gatehouse.config.update({ anonymous: { enabled: true }, identity: { requireVerifiedEmail: false } })
+    try {
+      const anonymous = new HttpClient(server.base)
+      expect((await anonymous.post('/sign-in/anonymous', {})).status).toBe(200)
+      const r = await authRequest('https://app.lan/', { cookie: anonymous.jar.header() })
+      expect(r.status).toBe(401)
+      expect(errorOf(r).code).toBe('UNAUTHORIZED')
+      // A verified person signed in the same way is vouched for meanwhile.
+      expect((await authRequest('https://app.lan/', { cookie: (await signedIn()).cookie })).status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ anonymous: { enabled: false }, identity: { requireVerifiedEmail: true } })
+    }
+  })
+
   it('an impersonation session is not vouched for: 401 to the sign-in page', async () => {
     const admin = await signedIn()
     await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
