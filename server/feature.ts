@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
-import type { AdmissionRefusal } from './core/admission.js'
+import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'

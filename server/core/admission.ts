@@ -1,4 +1,5 @@
 import { featuresWith } from '../features-of.js'
+import type { AdmissionRefusal, Face } from './admission-refusal.js'
 import { bannedNow } from './bans.js'
 import type { AuthContext } from './context.js'
 import { APIError, ERR } from './errors.js'
@@ -29,15 +30,7 @@ import type { SessionRow, SessionWithUser, UserRow } from './sessions.js'
  * core/sign-in.ts); this one is for what Gatehouse asserts to other apps.
  */
 
-export type Face = 'forward-auth' | 'saml' | 'ldap' | 'oidc'
-
-export type AdmissionRefusal =
-  | 'BANNED_USER'
-  | 'API_KEY_SESSION'
-  | 'IMPERSONATION'
-  | 'ANONYMOUS_USER'
-  | 'TWO_FACTOR_ENROLLMENT_REQUIRED'
-  | 'EMAIL_NOT_VERIFIED'
+export type { AdmissionRefusal, Face } from './admission-refusal.js'
 
 /** Who a face is asked to vouch for: the person, and the session the request came with (none for an LDAP bind). */
 export interface Vouchee {
