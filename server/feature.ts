@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
+import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'
@@ -90,6 +91,12 @@ export interface Feature {
    * the signed-in answer, undefined lets the sign-in go on. Throws APIError to refuse it.
    */
   secondFactor?: (rc: RouteContext<unknown, unknown, unknown>, attempt: SignInAttempt) => Promise<SecondFactorOutcome | undefined>
+  /**
+   * The feature's own reason not to vouch for a person at a face (core/admission.ts: forward auth,
+   * SAML, LDAP, the OIDC provider): anonymous refuses an anonymous user, two-factor a second-factor
+   * enrolment whose grace period is over. Null: no objection. Synchronous unless it reads the database.
+   */
+  faceRefusal?: (ctx: AuthContext, user: UserRow) => AdmissionRefusal | null | Promise<AdmissionRefusal | null>
   /** POST /sign-out, after the current session ended and before its cookies are cleared (the multi-session feature ends its device sessions). */
   signingOut?: (rc: RouteContext<unknown, unknown, unknown>) => void | Promise<void>
   /**

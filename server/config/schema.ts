@@ -48,6 +48,12 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
     disabledPaths: z.array(z.string().startsWith('/')).default([]),
     /** Verification records (reset, delete-account, OAuth state): expired ones are removed at each lookup. */
     verification: z.object({ disableCleanup: z.boolean().default(false) }).prefault({}),
+    /**
+     * What Gatehouse asserts to other apps (core/admission.ts): with `requireVerifiedEmail`, forward
+     * auth, SAML, LDAP and the OIDC provider vouch only for people whose email is verified.
+     * better-auth's own API keeps `emailAndPassword.requireEmailVerification`.
+     */
+    identity: z.object({ requireVerifiedEmail: z.boolean().default(true) }).prefault({}),
     /** Outgoing mail: every message goes through the outbox; SMTP delivers it when configured. */
     mail: z
       .object({

@@ -36,7 +36,7 @@ export interface ServerEvents {
 }
 
 /** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
-export type ForwardAuthOutcome = 'bypass' | 'allowed' | 'unauthenticated' | 'second-factor' | 'forbidden'
+export type ForwardAuthOutcome = 'bypass' | 'allowed' | 'unauthenticated' | 'second-factor' | 'unverified' | 'forbidden'
 
 export type SignInMethod = 'email' | 'username' | 'social' | 'passkey' | 'two-factor' | 'email-verification' | (string & {})
 

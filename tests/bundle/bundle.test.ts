@@ -30,6 +30,7 @@ import {
 } from '../helpers/engines.js'
 import { freePort } from '../helpers/engines.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
+import { markVerifiedInDataDir } from '../helpers/members.js'
 import { type RunningServer, runCli, startServerProcess } from '../helpers/process.js'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js'
 
@@ -304,6 +305,7 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
 
       const email = uniqueEmail('bundle-ldap')
       expect((await client.post('/sign-up/email', { email, password: 'a long bundle passphrase', name: 'Bundle Ldap' })).status).toBe(200)
+      markVerifiedInDataDir(join(work, 'sqlite'), email)
       const ldap = new Client({ url: `ldap://127.0.0.1:${ldapPort}`, timeout: 5_000, connectTimeout: 5_000 })
       const dn = `uid=${email},ou=people,dc=gatehouse,dc=lan`
       await ldap.bind(dn, 'a long bundle passphrase')

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CookieJar, signUp } from '../helpers/http.js'
+import { markVerifiedInDataDir } from '../helpers/members.js'
 import { type RunningServer, runCli, startServerProcess } from '../helpers/process.js'
 
 /**
@@ -96,6 +97,7 @@ describe('OIDC token endpoint crash safety', () => {
     for (let round = 0; round < 3; round++) {
       const server = await start()
       const person = await signUp(server.url)
+      markVerifiedInDataDir(dataDir, person.email)
       const jar = new CookieJar()
       for (const [name, value] of person.client.jar.cookies) jar.cookies.set(name, value)
       const chains: string[] = []

@@ -1,6 +1,8 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { adminClient, usernameClient } from 'better-auth/client/plugins'
-import { setRole, systemActor } from '../../server/features/admin/index.js'
-import { CookieJar, uniqueEmail } from './http.js'
+import { setEmailVerified, setRole, systemActor } from '../../server/features/admin/index.js'
+import { CookieJar, type SignedUp, signUp, uniqueEmail } from './http.js'
 import { officialClient as official } from './official-client.js'
 import type { TestServer } from './server.js'
 
@@ -46,4 +48,37 @@ export async function administrator(server: TestServer, role = 'admin'): Promise
   const m = await member(server, { name: 'Admin' })
   await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: m.id, role }, null)
   return m
+}
+
+/**
+ * A signed-up person whose email is verified, as an administrator marks it (the panel's "mark email
+ * verified"): the faces (forward auth, SAML, LDAP, OIDC) vouch only for verified people while
+ * `identity.requireVerifiedEmail` is on (the default). The one helper for it: suites of those faces
+ * sign their people up through here, `signUp`'s overrides as they are.
+ */
+export async function verifiedSignUp(server: TestServer, overrides: Record<string, unknown> = {}): Promise<SignedUp> {
+  const up = await signUp(server.base, overrides)
+  await markVerified(server, up.user.id)
+  return up
+}
+
+/** Marks a person signed up some other way (another origin, the official client) verified, as verifiedSignUp does. */
+export async function markVerified(server: TestServer, userId: string): Promise<void> {
+  await setEmailVerified(server.gatehouse.ctx, systemActor('cli'), userId, true, null)
+}
+
+/**
+ * The same for a `gatehouse serve` process on a SQLite data directory (the built bundle, crash
+ * tests): the row is marked in its file, as the panel's "mark email verified" writes it; the
+ * server's change signal sees the write.
+ */
+export function markVerifiedInDataDir(dataDir: string, email: string): void {
+  const db = new Database(join(dataDir, 'gatehouse.db'))
+  try {
+    db.pragma('busy_timeout = 5000')
+    const changed = db.prepare('UPDATE user SET emailVerified = 1 WHERE email = ?').run(email.toLowerCase()).changes
+    if (changed !== 1) throw new Error(`no user ${email} in ${dataDir}`)
+  } finally {
+    db.close()
+  }
 }

@@ -28,6 +28,7 @@ const CORE_SECTIONS = [
   'trustedOrigins',
   'disabledPaths',
   'verification',
+  'identity',
   'mail',
   'session',
   'database',

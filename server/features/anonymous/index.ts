@@ -18,6 +18,8 @@ export const anonymousFeature = defineFeature({
   config: configSections,
   errors: ANONYMOUS_ERRORS,
   routes: anonymousRoutes,
+  // An anonymous user has a generated address and no one behind it to vouch for (core/admission.ts).
+  faceRefusal: (_ctx, user) => (user.isAnonymous ? 'ANONYMOUS_USER' : null),
   signedIn: async (rc, signedIn, attempt) => {
     // better-auth's hook matches the sign-in, sign-up, callback and verification paths, not the
     // two-factor step (whose first step already dropped the anonymous session cookie).

@@ -1,3 +1,4 @@
+import { markApiKeySession } from '../../core/admission.js'
 import { bannedNow } from '../../core/bans.js'
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
@@ -497,7 +498,8 @@ export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta
   if (!owner) throw apiKeyError(401, 'INVALID_REFERENCE_ID_FROM_API_KEY')
   const now = ctx.clock.now()
   if (bannedNow(owner, now)) throw apiKeyError(401, 'USER_BANNED')
-  return {
+  // Marked: no face vouches for a key as the person (core/admission.ts).
+  return markApiKeySession({
     user: owner,
     session: {
       id: row.id,
@@ -512,5 +514,5 @@ export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta
       activeOrganizationId: null,
       activeTeamId: null,
     },
-  }
+  })
 }

@@ -1,4 +1,4 @@
-import { bannedNow } from '../../core/bans.js'
+import { type AdmissionRefusal, refusalNow, standingRefusal } from '../../core/admission.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { parseRoleList } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
@@ -16,6 +16,12 @@ export interface Identity {
   subject: Subject
   /** Remote-User, Remote-Email, Remote-Name (UTF-8 bytes as a latin1 string), Remote-Groups. */
   headers: readonly (readonly [string, string])[]
+  /**
+   * The admission rule's reasons that change only with a write (core/admission.ts `standingRefusal`:
+   * an API key's session, an impersonation, an anonymous user, an overdue enrolment); the ban and
+   * the unverified email are asked at every request (`refusalNow`).
+   */
+  refusal: AdmissionRefusal | null
 }
 
 /**
@@ -59,7 +65,8 @@ export async function subjectOf(
 
 async function loadIdentity(ctx: AuthContext, data: SessionWithUser): Promise<Identity> {
   const { subject, headers } = await subjectOf(ctx, data.user, await sessionPassedSecondFactor(ctx, data.session.id))
-  return { subject, headers: headers.map(([name, value]) => [name.toLowerCase(), utf8Header(value)] as const) }
+  const refusal = await standingRefusal(ctx, data)
+  return { subject, headers: headers.map(([name, value]) => [name.toLowerCase(), utf8Header(value)] as const), refusal }
 }
 
 /** The identity of a live session: kept with the session object (no I/O while it is cached), else read. */
@@ -76,9 +83,17 @@ async function fill(ctx: AuthContext, data: SessionWithUser): Promise<Identity> 
 /** A session counts as live unless its user is banned (an expired ban no longer counts). */
 export function liveSession(ctx: AuthContext, resolved: ResolvedSession): SessionWithUser | null {
   if (resolved.status !== 'active') return null
-  const { user } = resolved.data
-  if (bannedNow(user, ctx.clock.now())) return null
+  if (refusalNow(ctx, resolved.data.user) === 'BANNED_USER') return null
   return resolved.data
+}
+
+/**
+ * What the admission rule (core/admission.ts) makes of a live session: an unverified email goes to
+ * the verify-email page (401), any other reason counts as no session (401 to the sign-in page).
+ */
+function admitted(ctx: AuthContext, live: SessionWithUser, identity: Identity): 'unverified' | 'unauthenticated' | null {
+  if (identity.refusal) return 'unauthenticated'
+  return refusalNow(ctx, live.user) === 'EMAIL_NOT_VERIFIED' ? 'unverified' : null
 }
 
 /** Trusted-proxy answers per peer address, per trustedProxies list (BlockList's check allocates each call). */
@@ -118,12 +133,11 @@ export function judge(
   const withSession = (resolved: ResolvedSession): Verdict | Promise<Verdict> => {
     const live = liveSession(ctx, resolved)
     if (!live) return { outcome: decide(matched, null), decider: matched.decider, identity: null, userId: null }
-    const withIdentity = (identity: Identity): Verdict => ({
-      outcome: decide(matched, identity.subject),
-      decider: matched.decider,
-      identity,
-      userId: live.user.id,
-    })
+    const withIdentity = (identity: Identity): Verdict => {
+      const refused = admitted(ctx, live, identity)
+      if (refused) return { outcome: refused, decider: matched.decider, identity: null, userId: live.user.id }
+      return { outcome: decide(matched, identity.subject), decider: matched.decider, identity, userId: live.user.id }
+    }
     const identity = identityOf(ctx, live)
     return identity instanceof Promise ? identity.then(withIdentity) : withIdentity(identity)
   }

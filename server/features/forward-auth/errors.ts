@@ -7,6 +7,7 @@ export const FORWARD_AUTH_ERRORS = {
   UNTRUSTED_PROXY: 'Forwarding headers are accepted only from trusted proxies',
   UNAUTHORIZED: 'Sign-in required',
   SECOND_FACTOR_REQUIRED: 'This application requires a second factor',
+  EMAIL_NOT_VERIFIED: 'Verify your email address to use this application',
   FORBIDDEN: 'You are not allowed to access this application',
 } as const
 

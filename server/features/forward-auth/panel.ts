@@ -1,10 +1,18 @@
+import { admissionRefusal } from '../../core/admission.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { subjectOf } from './access.js'
 import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
 import { proxySnippets } from './snippets.js'
 
-const STATUS: Record<Outcome, number> = { bypass: 200, allowed: 200, unauthenticated: 401, 'second-factor': 401, forbidden: 403 }
+const STATUS: Record<Outcome, number> = {
+  bypass: 200,
+  allowed: 200,
+  unauthenticated: 401,
+  'second-factor': 401,
+  unverified: 401,
+  forbidden: 403,
+}
 
 /** The "Protected apps" view: the rules, their snippets, and what a user gets for a URL. */
 export const forwardAuthPanel = (env: PanelEnv) => ({
@@ -40,6 +48,12 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     }
     const user = await findUserByEmail(ctx, input.email.trim().toLowerCase())
     if (!user) return { status: 0, outcome: 'unknown-user' as const, rule, headers: {} }
+    // The same admission as the endpoint's (core/admission.ts), before the rule's subject.
+    const refusal = matched.policy === 'bypass' ? null : await admissionRefusal(ctx, { user }, 'forward-auth')
+    if (refusal) {
+      const outcome = refusal === 'EMAIL_NOT_VERIFIED' ? ('unverified' as const) : ('unauthenticated' as const)
+      return { status: STATUS[outcome], outcome, rule, headers: {} }
+    }
     const { subject, headers } = await subjectOf(ctx, user, input.secondFactor)
     const outcome = decide(matched, subject)
     return { status: STATUS[outcome], outcome, rule, headers: outcome === 'allowed' ? Object.fromEntries(headers) : {} }

@@ -63,14 +63,22 @@ function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, ver
       return EMPTY
     case 'unauthenticated':
     case 'second-factor':
+    case 'unverified':
       return (audited ?? Promise.resolve()).then(() => {
-        const signIn = `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(target.url)}`
+        // An unverified person (identity.requireVerifiedEmail) goes to the page that says so, with its resend button.
+        const page = verdict.outcome === 'unverified' ? 'verify-email' : 'sign-in'
+        const signIn = `${rc.ctx.baseURL}/ui/${page}?returnTo=${encodeURIComponent(target.url)}`
         if (kind === 'forward-auth' && (method === 'GET' || method === 'HEAD')) {
           rc.response.status = 302
           headers.set('location', signIn)
           return EMPTY
         }
-        const code = verdict.outcome === 'unauthenticated' ? 'UNAUTHORIZED' : 'SECOND_FACTOR_REQUIRED'
+        const code =
+          verdict.outcome === 'unauthenticated'
+            ? 'UNAUTHORIZED'
+            : verdict.outcome === 'unverified'
+              ? 'EMAIL_NOT_VERIFIED'
+              : 'SECOND_FACTOR_REQUIRED'
         // nginx cannot percent-encode a URL: its config redirects to this one
         // (`auth_request_set $signin $upstream_http_location; error_page 401 =302 $signin;`, as Authelia's).
         throw forwardAuthError(401, code, kind === 'auth-request' ? { location: signIn } : undefined)

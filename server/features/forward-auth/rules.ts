@@ -155,6 +155,8 @@ export type Outcome =
   | 'unauthenticated'
   /** 401: the rule needs a second factor this session has not passed. */
   | 'second-factor'
+  /** 401: the person's email is not verified (`identity.requireVerifiedEmail`): to the verify-email page. */
+  | 'unverified'
   /** 403: signed in, but deny or the subject requirement is not met. */
   | 'forbidden'
 

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
-import { bannedNow } from '../../core/bans.js'
+import { admissionError, admissionRefusal, refusalNow } from '../../core/admission.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -89,7 +89,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   if (found && memoKey) {
     const memo = reads.peek<BindMemo>(memoKey)
     const now = ctx.clock.now()
-    if (memo && memo.user === found && now < memo.until && !bannedNow(found, now)) {
+    if (memo && memo.user === found && now < memo.until && !refusalNow(ctx, found)) {
       ctx.events.signIn(METHOD, 'success')
       return { code: ResultCode.success, user: found }
     }
@@ -153,6 +153,9 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   }
   try {
     const user = await admitSignIn(ctx, attempt)
+    // The faces' admission (core/admission.ts): no entry, no bind for an unverified person when required.
+    const refusal = await admissionRefusal(ctx, { user }, 'ldap')
+    if (refusal) throw admissionError(ctx, refusal)
     const now = ctx.clock.now()
     const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
     const audit = !appPassword || !credentialKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt

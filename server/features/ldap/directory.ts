@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { bannedNow } from '../../core/bans.js'
+import { refusalNow } from '../../core/admission.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { splitRoles } from '../admin/access.js'
@@ -10,7 +10,7 @@ import { type AnswerEntry, type Filter, OID, ResultCode, type Scope } from './wi
 
 /**
  * The directory an LDAP client sees (issue 36's contract, docs/LDAP.md): the base entry,
- * `ou=people` (one entry per user who is not banned now) and `ou=groups` (one entry per group
+ * `ou=people` (one entry per user the admission rule admits now: not banned, verified when required) and `ou=groups` (one entry per group
  * name the shared group rule gives them), built at each operation from the database's rows as they
  * are now (through reads.ts's cache, which any write anywhere empties); who sees what follows the
  * bound person's roles (`ldap.searchRoles`) as they are now.
@@ -53,7 +53,7 @@ const canonical = (name: string): string => {
 }
 
 export function viewerOf(ctx: AuthContext, user: UserRow | null): Viewer {
-  if (!user || bannedNow(user, ctx.clock.now())) return { user: null, everything: false }
+  if (!user || refusalNow(ctx, user)) return { user: null, everything: false }
   const searchRoles = ctx.config().ldap.searchRoles
   return { user, everything: splitRoles(user.role, ctx.config()).some((role) => searchRoles.includes(role)) }
 }
@@ -182,10 +182,9 @@ export class Snapshot {
   }
 
   private visible(rows: UserRow[]): UserRow[] {
-    const now = this.ctx.clock.now()
     const self = this.viewer.user
     if (!self) return []
-    return rows.filter((row) => !bannedNow(row, now) && (this.viewer.everything || row.id === self.id))
+    return rows.filter((row) => !refusalNow(this.ctx, row) && (this.viewer.everything || row.id === self.id))
   }
 
   /** The people this viewer sees, narrowed to those a filter's required uid or mail names. */

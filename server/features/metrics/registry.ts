@@ -4,7 +4,14 @@ import type { ForwardAuthOutcome, ServerEvents, SignInMethod, SignInOutcome } fr
 import { RequestStats } from './requests.js'
 import { scrapeCounts } from './store.js'
 
-const FORWARD_AUTH_OUTCOMES: readonly ForwardAuthOutcome[] = ['bypass', 'allowed', 'unauthenticated', 'second-factor', 'forbidden']
+const FORWARD_AUTH_OUTCOMES: readonly ForwardAuthOutcome[] = [
+  'bypass',
+  'allowed',
+  'unauthenticated',
+  'second-factor',
+  'unverified',
+  'forbidden',
+]
 
 /** The OIDC grant types a label may name; any other is `other`. */
 const GRANTS = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])

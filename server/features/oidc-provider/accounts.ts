@@ -1,22 +1,34 @@
-import { bannedNow } from '../../core/bans.js'
+import { type AdmissionRefusal, admissionRefusal } from '../../core/admission.js'
 import type { AuthContext } from '../../core/context.js'
-import type { UserRow } from '../../core/sessions.js'
+import type { SessionRow, UserRow } from '../../core/sessions.js'
 import type { OidcClientRow } from './schema.js'
 import { groupNamesOf } from '../groups/names.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
 import { findClient, findUserRow } from './store.js'
 
 /**
- * Who may sign in to a client and what the tokens say about them. A banned user (ban not yet
- * expired) or a deleted one has no account here: oidc-provider then refuses the code exchange and
- * every refresh. A client limited to organizations or teams admits only their members.
+ * Who may sign in to a client and what the tokens say about them. The admission rule of every
+ * face (core/admission.ts) decides: a banned user (ban not yet expired), an unverified one while
+ * `identity.requireVerifiedEmail` is on, an anonymous one, … or a deleted one has no account here:
+ * oidc-provider then refuses the code exchange and every refresh. A client limited to organizations
+ * or teams admits only their members.
  */
 
-/** The user when they exist and are not banned. */
-export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
+/** The user and the admission rule's answer for them (with the Gatehouse session when there is one); undefined: no such user. */
+export async function admittedUser(
+  ctx: AuthContext,
+  userId: string,
+  session?: SessionRow | null,
+): Promise<{ user: UserRow; refusal: AdmissionRefusal | null } | undefined> {
   const row = await findUserRow(ctx, userId)
-  if (!row || bannedNow(row, ctx.clock.now())) return undefined
-  return row
+  if (!row) return undefined
+  return { user: row, refusal: await admissionRefusal(ctx, { user: row, session }, 'oidc') }
+}
+
+/** The user when they exist and the admission rule admits them. */
+export async function activeUser(ctx: AuthContext, userId: string): Promise<UserRow | undefined> {
+  const found = await admittedUser(ctx, userId)
+  return found && !found.refusal ? found.user : undefined
 }
 
 /**

@@ -105,6 +105,7 @@ async function handle(rc: RouteContext, original: IncomingMessage, res: ServerRe
   requestState.set(req, {
     userId: active?.user.id ?? null,
     signedInAt: active?.session.createdAt.getTime() ?? null,
+    session: active?.session ?? null,
     meta: rc.meta,
     pending: [],
     batch,

@@ -5,7 +5,7 @@ import type { GrantInstance, InteractionDetails } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
 import { originOf } from '../../core/trusted-origins.js'
-import { activeUser, mayUseClient } from './accounts.js'
+import { admittedUser, mayUseClient } from './accounts.js'
 import { gatehouseRequest } from './adapter.js'
 import { rememberConsent } from './consent.js'
 import { OIDC_ERRORS } from './errors.js'
@@ -197,7 +197,10 @@ export async function handleInteraction(
         return redirect(res, `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(back)}`)
       }
     }
-    const user = await activeUser(ctx, userId)
+    // The admission rule of every face (core/admission.ts); an unverified person is asked to verify first.
+    const found = await admittedUser(ctx, userId, requestState.get(req)?.session)
+    if (found?.refusal === 'EMAIL_NOT_VERIFIED') return redirect(res, `${ctx.baseURL}/ui/verify-email?returnTo=${encodeURIComponent(here)}`)
+    const user = found && !found.refusal ? found.user : undefined
     if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
       const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'
       const returnTo = await provider.interactionResult(req, res, { error: 'access_denied', error_description: description })

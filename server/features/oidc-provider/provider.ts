@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { ClientInstance, KoaContextWithOIDC } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
+import type { SessionRow } from '../../core/sessions.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { idleOff } from '../../core/idle-scope.js'
 import type { Logger } from '../../log.js'
@@ -55,6 +56,8 @@ export interface GatehouseRequestState {
   userId: string | null
   /** When that session was signed in (ms, Gatehouse's clock): auth_time and max_age count from it. */
   signedInAt?: number | null
+  /** That session (the admission rule asks whether it is an impersonation or an API key's). */
+  session?: SessionRow | null
   meta: RequestMeta
   /** Audit writes of this request's events, awaited before the answer leaves (see auditOf). */
   pending: Promise<void>[]

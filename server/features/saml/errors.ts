@@ -26,6 +26,7 @@ export const SAML_ERRORS = {
   NOT_IN_ALLOWED_GROUPS: 'Your account is not in a group allowed to use this application',
   BANNED: 'Your account is banned',
   EMAIL_NOT_VERIFIED: 'Your email address is not verified: verify it, then start again from the application',
+  NOT_ADMITTED: 'This account or session cannot sign in to applications now',
   NO_SLO: 'The application has no single logout service',
 } as const
 

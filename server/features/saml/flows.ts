@@ -16,8 +16,7 @@ import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
-import { bannedNow } from '../../core/bans.js'
-import { emailUnverifiedRefused } from '../../core/sign-in.js'
+import { admissionRefusal } from '../../core/admission.js'
 import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
 import {
   deleteParticipants,
@@ -240,15 +239,17 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
 }
 
 /**
- * Who may get an assertion for this SP: not banned, with a verified email while
- * `requireEmailVerification` is on (the email is the NameID and an attribute the SP trusts; a
- * session may predate the setting), and in one of its allowed groups when it names any.
+ * Who may get an assertion for this SP: the admission rule of every face (core/admission.ts: not
+ * banned, a verified email while `identity.requireVerifiedEmail` is on — the email is the NameID
+ * and an attribute the SP trusts, and a session may predate the setting —, no impersonation, …),
+ * then one of its allowed groups when it names any.
  */
 async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
   const user = signedIn.user
-  if (bannedNow({ banned: user.banned ?? null, banExpires: user.banExpires ?? null }, ctx.clock.now()))
-    throw new SamlRefusal('BANNED', sp.entityId)
-  if (emailUnverifiedRefused(ctx, user)) throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
+  const refusal = await admissionRefusal(ctx, signedIn, 'saml')
+  if (refusal === 'BANNED_USER') throw new SamlRefusal('BANNED', sp.entityId)
+  if (refusal === 'EMAIL_NOT_VERIFIED') throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
+  if (refusal) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
   const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
   if (!inAllowedGroups(sp.allowedGroups, groups)) throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
   return groups

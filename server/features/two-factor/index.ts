@@ -2,6 +2,7 @@ import { defineFeature } from '../../feature.js'
 import { twoFactorColumns } from './columns.js'
 import { twoFactorPanel } from './panel.js'
 import { secondFactor, twoFactorRoutes } from './routes.js'
+import { enrolmentOverdue } from './service.js'
 import { TWO_FACTOR_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
@@ -18,4 +19,6 @@ export const twoFactorFeature = defineFeature({
   rateLimit: [{ pathMatcher: (path) => path.startsWith('/two-factor/'), rule: () => ({ window: 10, max: 3 }) }],
   panel: twoFactorPanel,
   secondFactor,
+  // A face vouches for no one of an enforced role whose enrolment grace is over (core/admission.ts).
+  faceRefusal: (ctx, user) => enrolmentOverdue(ctx, user),
 })

@@ -472,6 +472,23 @@ export async function enforcementFor(ctx: AuthContext, userRow: UserRow): Promis
   return deadline > now ? { status: 'grace', deadline } : { status: 'refused' }
 }
 
+/**
+ * A face's question (core/admission.ts): is this person of an enforced role, without a second
+ * factor, past their enrolment deadline? Starts no grace period (a sign-in does): a person whose
+ * grace has not started is not overdue. Synchronous (null) when no enforcement rule names their roles.
+ */
+export function enrolmentOverdue(ctx: AuthContext, userRow: UserRow): null | Promise<'TWO_FACTOR_ENROLLMENT_REQUIRED' | null> {
+  const rule = conf(ctx).enforcement
+  if (!conf(ctx).enabled || rule.roles.length === 0 || userRow.twoFactorEnabled) return null
+  const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
+  if (!roles.some((r) => rule.roles.includes(r))) return null
+  return (async () => {
+    if (await hasPasskey(ctx, userRow.id)) return null
+    const deadline = await graceDeadline(ctx, userRow.id)
+    return deadline !== null && deadline <= ctx.clock.now() ? 'TWO_FACTOR_ENROLLMENT_REQUIRED' : null
+  })()
+}
+
 /** The deadline of a user's enrolment grace, if one started. */
 export async function graceDeadline(ctx: AuthContext, userId: string): Promise<number | null> {
   const record = await readVerification(ctx, graceId(userId))

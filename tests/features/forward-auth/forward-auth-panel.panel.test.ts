@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiURLOf } from '../../../server/panel/index.js'
 import { createPanelService, type PanelService } from '../../../server/panel/service.js'
-import { rawRequest, signUp } from '../../helpers/http.js'
+import { rawRequest } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { silentLogger, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /** The "Protected apps" operations through the panel service (no browser): rules, snippets, the Test box. */
@@ -78,7 +79,7 @@ describe('forward auth in the panel', () => {
         { domain: 'app.lan', policy: 'signed-in' },
       ],
     })
-    const who = await signUp(server.base, { name: 'Tess' })
+    const who = await verifiedSignUp(server, { name: 'Tess' })
     const test = (input: Record<string, unknown>) =>
       data<{ status: number; outcome: string; rule: string | null; headers: Record<string, string> }>('forwardAuth.test', input)
     expect(await test({ url: 'https://app.lan/' })).toEqual({

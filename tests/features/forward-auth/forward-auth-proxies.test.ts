@@ -11,6 +11,7 @@ import { CADDY_TEMPLATE, NGINX_TEMPLATE } from '../../../server/features/forward
 import { launchBrowser } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { HttpClient, rawRequest, uniqueEmail } from '../../helpers/http.js'
+import { markVerified } from '../../helpers/members.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
 
@@ -230,6 +231,7 @@ async function account(name = 'Proxy User') {
   const email = uniqueEmail('proxy')
   const r = await client.post<{ user: { id: string } }>('/sign-up/email', { name, email, password: PASSWORD })
   expect(r.status).toBe(200)
+  await markVerified(server, r.body.user.id)
   return { client, email, id: r.body.user.id, cookie: () => client.jar.header() }
 }
 

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
 import { axe } from '../../helpers/axe.js'
 
@@ -16,7 +16,7 @@ const open = viewOpener(session)
 
 describe('Protected apps view', () => {
   it('adds rules, reorders them, saves, shows the snippets and answers the Test box', { timeout: 90_000 }, async () => {
-    const who = await signUp(h.server.base, { name: 'Viewer' })
+    const who = await verifiedSignUp(h.server, { name: 'Viewer' })
     await open('protected-apps', 'Protected apps')
     await page.getByLabel('Forward auth enabled').click()
 

@@ -6,6 +6,7 @@ import { banUser, setRole, systemActor } from '../../../server/features/admin/in
 import { allowedCounts } from '../../../server/features/forward-auth/counts.js'
 import { freePort } from '../../helpers/engines.js'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../../helpers/http.js'
+import { markVerified, verifiedSignUp } from '../../helpers/members.js'
 import { serverLog, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -83,7 +84,7 @@ const remote = (r: Raw) => {
 const errorOf = (r: Raw) => JSON.parse(r.text) as { code: string; message: string }
 
 async function signedIn(overrides: Record<string, unknown> = {}) {
-  const s = await signUp(server.base, { password: PASSWORD, ...overrides })
+  const s = await verifiedSignUp(server, { password: PASSWORD, ...overrides })
   return { ...s, cookie: s.client.jar.header() }
 }
 
@@ -529,5 +530,86 @@ describe('configuration', () => {
     } finally {
       await host.close()
     }
+  })
+})
+
+describe('the admission rule of every face (core/admission.ts, issue 47 §1)', () => {
+  const verifyPage = (url: string) => `${server.base}/ui/verify-email?returnTo=${encodeURIComponent(url)}`
+
+  it('identity.requireVerifiedEmail (default on): an unverified person gets 401 to the verify-email page, then 200 once verified', async () => {
+    const up = await signUp(server.base, { password: PASSWORD, name: 'Una Verified' })
+    const cookie = up.client.jar.header()
+    const r = await authRequest('https://app.lan/x', { cookie })
+    expect(r.status).toBe(401)
+    expect(errorOf(r)).toEqual({ code: 'EMAIL_NOT_VERIFIED', message: 'Verify your email address to use this application' })
+    expect(r.headers.location).toBe(verifyPage('https://app.lan/x'))
+    expect(remote(r)).toEqual({})
+    // Caddy / Traefik: the browser is sent there.
+    const f = await forwardAuth('https://app.lan/x', { cookie })
+    expect(f.status).toBe(302)
+    expect(f.headers.location).toBe(verifyPage('https://app.lan/x'))
+    // Even a deny rule says "verify" first (as it says "sign in" first), and bypass is untouched.
+    expect((await authRequest('https://closed.lan/', { cookie })).status).toBe(401)
+    expect((await authRequest('https://public.lan/', { cookie })).status).toBe(200)
+    const rows = await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, 'forward-auth.refused'))
+    expect(rows.find((row) => row.actorUserId === up.user.id)?.detail).toEqual({
+      url: 'https://app.lan/x',
+      rule: 'rules[3] app.lan',
+      status: 401,
+      reason: 'unverified',
+    })
+
+    await markVerified(server, up.user.id)
+    const ok = await authRequest('https://app.lan/x', { cookie })
+    expect(ok.status).toBe(200)
+    expect(remote(ok)).toEqual({
+      'remote-user': up.email,
+      'remote-email': up.email,
+      'remote-name': 'Una Verified',
+      'remote-groups': 'user',
+    })
+  })
+
+  it('with identity.requireVerifiedEmail off, an unverified person is vouched for', async () => {
+    const up = await signUp(server.base, { password: PASSWORD })
+    const cookie = up.client.jar.header()
+    expect((await authRequest('https://app.lan/', { cookie })).status).toBe(401)
+    server.gatehouse.config.update({ identity: { requireVerifiedEmail: false } })
+    try {
+      const r = await authRequest('https://app.lan/', { cookie })
+      expect(r.status).toBe(200)
+      expect(remote(r)['remote-email']).toBe(up.email)
+    } finally {
+      server.gatehouse.config.update({ identity: { requireVerifiedEmail: true } })
+    }
+    expect((await authRequest('https://app.lan/', { cookie })).status).toBe(401)
+  })
+
+  it('an anonymous user is not vouched for, whatever identity.requireVerifiedEmail says (anonymous’s faceRefusal)', async () => {
+    server.gatehouse.config.update({ anonymous: { enabled: true }, identity: { requireVerifiedEmail: false } })
+    try {
+      const anonymous = new HttpClient(server.base)
+      expect((await anonymous.post('/sign-in/anonymous', {})).status).toBe(200)
+      const r = await authRequest('https://app.lan/', { cookie: anonymous.jar.header() })
+      expect(r.status).toBe(401)
+      expect(errorOf(r).code).toBe('UNAUTHORIZED')
+      // A verified person signed in the same way is vouched for meanwhile.
+      expect((await authRequest('https://app.lan/', { cookie: (await signedIn()).cookie })).status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ anonymous: { enabled: false }, identity: { requireVerifiedEmail: true } })
+    }
+  })
+
+  it('an impersonation session is not vouched for: 401 to the sign-in page', async () => {
+    const admin = await signedIn()
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
+    const target = await signedIn({ name: 'Target' })
+    expect((await authRequest('https://app.lan/', { cookie: target.cookie })).status).toBe(200)
+    const imp = await admin.client.post('/admin/impersonate-user', { userId: target.user.id })
+    expect(imp.status).toBe(200)
+    const r = await authRequest('https://app.lan/', { cookie: admin.client.jar.header() })
+    expect(r.status).toBe(401)
+    expect(errorOf(r).code).toBe('UNAUTHORIZED')
+    expect(r.headers.location).toBe(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent('https://app.lan/')}`)
   })
 })

@@ -3,7 +3,8 @@ import { Client, InvalidCredentialsError } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent } from '../../../server/db/schema.js'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
-import { signUp, type SignedUp } from '../../helpers/http.js'
+import type { SignedUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { BASE, client, type LdapServer, PASSWORD, startLdapServer } from './helpers.js'
 
 /**
@@ -17,7 +18,7 @@ let server: LdapServer
 let admin: SignedUp
 beforeAll(async () => {
   server = await startLdapServer()
-  admin = await signUp(server.base, { username: 'cacheadmin', name: 'Cache Admin', email: 'cacheadmin@example.com' })
+  admin = await verifiedSignUp(server, { username: 'cacheadmin', name: 'Cache Admin', email: 'cacheadmin@example.com' })
   await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)
   // A fresh sign-in: the role is read at sign-in for the admin routes' checks.
   await admin.client.post('/sign-in/username', { username: 'cacheadmin', password: PASSWORD })
@@ -28,7 +29,7 @@ const dnOf = (uid: string) => `uid=${uid},ou=people,${BASE}`
 
 describe('the read cache', () => {
   it('a rename and a ban through the HTTP API are seen by the very next search on a warm bound connection', async () => {
-    const member = await signUp(server.base, { username: 'warm', name: 'Warm Before', email: 'warm@example.com' })
+    const member = await verifiedSignUp(server, { username: 'warm', name: 'Warm Before', email: 'warm@example.com' })
     const c = await client(server, dnOf('cacheadmin'))
     const byUid = async (uid: string) =>
       (await c.search(`ou=people,${BASE}`, { scope: 'one', filter: `(uid=${uid})`, attributes: ['uid', 'cn'] })).searchEntries
@@ -64,7 +65,7 @@ describe('app-password binds', () => {
     ).filter((e) => (e.detail as { credential?: string } | null)?.credential === 'app-password')
 
   it('repeated binds are audited once a minute; a revocation through the HTTP API refuses the very next bind', async () => {
-    const member = await signUp(server.base, { username: 'nas', name: 'Nas User', email: 'nas@example.com' })
+    const member = await verifiedSignUp(server, { username: 'nas', name: 'Nas User', email: 'nas@example.com' })
     const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'NAS' })
     expect(made.status).toBe(200)
     const c = new Client({ url: server.url, timeout: 5_000 })
@@ -83,7 +84,7 @@ describe('app-password binds', () => {
   })
 
   it('a ban through the HTTP API refuses the very next bind of a remembered app password', async () => {
-    const member = await signUp(server.base, { username: 'printer', name: 'Printer User', email: 'printer@example.com' })
+    const member = await verifiedSignUp(server, { username: 'printer', name: 'Printer User', email: 'printer@example.com' })
     const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Printer' })
     expect(made.status).toBe(200)
     const c = new Client({ url: server.url, timeout: 5_000 })
@@ -95,7 +96,7 @@ describe('app-password binds', () => {
   })
 
   it('an app password that expires is refused at its expiry, remembered or not', async () => {
-    const member = await signUp(server.base, { username: 'brief', name: 'Brief User', email: 'brief@example.com' })
+    const member = await verifiedSignUp(server, { username: 'brief', name: 'Brief User', email: 'brief@example.com' })
     const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Brief', expiresIn: 90 })
     expect(made.status).toBe(200)
     const c = new Client({ url: server.url, timeout: 5_000 })

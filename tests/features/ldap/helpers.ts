@@ -4,7 +4,7 @@ import { Client } from 'ldapts'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
 import { ldapListening } from '../../../server/features/ldap/index.js'
 import { freePort } from '../../helpers/engines.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer, type TestServerOptions } from '../../helpers/server.js'
 
 export const BASE = 'dc=gatehouse,dc=lan'
@@ -39,7 +39,7 @@ export interface Person {
 
 /** A user signed up through the HTTP API (with a username), optionally given a role as the CLI does. */
 export async function person(server: TestServer, username: string, name: string, role?: string): Promise<Person> {
-  const up = await signUp(server.base, { username, name, email: `${username}@example.com` })
+  const up = await verifiedSignUp(server, { username, name, email: `${username}@example.com` })
   if (role) await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: up.user.id, role }, null)
   return { id: up.user.id, email: up.email, username, dn: `uid=${username},ou=people,${BASE}` }
 }

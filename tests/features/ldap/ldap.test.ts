@@ -21,11 +21,14 @@ import {
   client,
   ldapsearch,
   ldapUtilsMissing,
+  parseLdif,
   person,
   run,
   startLdapServer,
 } from './helpers.js'
 import { warnSkipped } from '../../helpers/engines.js'
+import { signUp } from '../../helpers/http.js'
+import { markVerified } from '../../helpers/members.js'
 
 let server: LdapServer
 let reader: Person
@@ -390,6 +393,37 @@ describe('OpenLDAP clients (ldap-utils)', () => {
       expect(changed).toMatchObject({ code: 0 })
       expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', 'a new long passphrase'])).code).toBe(0)
       expect((await run('ldapwhoami', ['-x', '-H', server.url, '-D', dora.dn, '-w', PASSWORD])).code).toBe(49)
+    },
+  )
+})
+
+describe('the admission rule of every face (core/admission.ts, identity.requireVerifiedEmail)', () => {
+  it.skipIf(!!ldapUtilsMissing)(
+    'an unverified person is absent for other viewers and binds 49 (ldapsearch); verified, present and bound',
+    { timeout: 120_000 },
+    async () => {
+      const up = await signUp(server.base, { username: 'unverified', name: 'Una Verified', email: 'unverified@example.com' })
+      const dn = `uid=unverified,ou=people,${BASE}`
+      const byReader = () =>
+        ldapsearch(server, {
+          bindDN: reader.dn,
+          password: PASSWORD,
+          base: `ou=people,${BASE}`,
+          scope: 'one',
+          filter: '(uid=unverified)',
+          attributes: ['uid'],
+        })
+      const absent = await byReader()
+      expect(absent.code).toBe(0)
+      expect(parseLdif(absent.stdout)).toEqual([])
+      const bind = await ldapsearch(server, { bindDN: dn, password: PASSWORD, base: BASE, scope: 'base', filter: '(objectClass=*)' })
+      expect(bind.code).toBe(49)
+
+      await markVerified(server, up.user.id)
+      const present = await byReader()
+      expect(parseLdif(present.stdout)).toEqual([{ dn, attributes: [{ name: 'uid', values: ['unverified'] }] }])
+      const bound = await run('/usr/bin/ldapwhoami', ['-x', '-H', server.url, '-D', dn, '-w', PASSWORD])
+      expect(bound).toMatchObject({ code: 0, stdout: `dn:${dn}\n` })
     },
   )
 })

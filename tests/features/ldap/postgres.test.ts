@@ -37,8 +37,8 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
   })
 
   it('a sign-up, a role change and a ban on instance A are what instance B answers next', async () => {
-    const admin = await signUpOn(a, uniqueEmail('ldapadmin'))
-    const member = await signUpOn(a, uniqueEmail('ldapmember'))
+    const admin = await signUpOn(a, uniqueEmail('ldapadmin'), { verified: true })
+    const member = await signUpOn(a, uniqueEmail('ldapmember'), { verified: true })
     const dn = (email: string) => `uid=${email},ou=people,${BASE}`
     // Both listeners up; the member binds on B at once.
     const onB = new Client({ url: ldapB })
@@ -64,8 +64,8 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
   }, 60_000)
 
   it('a change through A’s HTTP API is what the very next search on B’s warm bound connection answers; a revoked app password the next bind', async () => {
-    const admin = await signUpOn(a, uniqueEmail('ldapwarm'))
-    const member = await signUpOn(a, uniqueEmail('ldapwarmmember'))
+    const admin = await signUpOn(a, uniqueEmail('ldapwarm'), { verified: true })
+    const member = await signUpOn(a, uniqueEmail('ldapwarmmember'), { verified: true })
     const dn = (email: string) => `uid=${email},ou=people,${BASE}`
     expect((await a.panelCall('users.setRole', { userId: admin.id, role: 'admin' })).status).toBe(200)
     const onB = new Client({ url: ldapB })

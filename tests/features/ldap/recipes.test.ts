@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
 import { createAppPassword } from '../../../server/features/app-passwords/rules.js'
 import { warnSkipped } from '../../helpers/engines.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import {
   type LdapServer,
   type LdifEntry,
@@ -79,7 +79,7 @@ beforeAll(async () => {
     ldap: { searchRoles: ['admin', 'ldap-reader'] },
   })
   // The docs' service user: made by email (no username), so its uid is its email.
-  const made = await signUp(server.base, { email: 'ldap-reader@gatehouse.lan', name: 'LDAP reader' })
+  const made = await verifiedSignUp(server, { email: 'ldap-reader@gatehouse.lan', name: 'LDAP reader' })
   await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: made.user.id, role: 'ldap-reader' }, null)
   const app = await createAppPassword(server.gatehouse.ctx, made.user.id, { name: 'recipes' }, null)
   service = { dn: 'uid=ldap-reader@gatehouse.lan,ou=people,dc=gatehouse,dc=lan', appPassword: app.password }

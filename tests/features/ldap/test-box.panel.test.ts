@@ -4,7 +4,7 @@ import { ldapListening } from '../../../server/features/ldap/index.js'
 import { createPanelService } from '../../../server/panel/service.js'
 import { axe } from '../../helpers/axe.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { silentLogger } from '../../helpers/server.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
 import { BASE, ldapsearch, ldapUtilsMissing, PASSWORD, parseLdif } from './helpers.js'
@@ -38,9 +38,9 @@ beforeAll(async () => {
     if (!result.ok) throw new Error(`${op}: ${result.error.code} ${result.error.message}`)
     return result.data
   }
-  const made = await signUp(h.server.base, { username: 'alice', name: 'Alice Liddell', email: 'alice@example.com' })
+  const made = await verifiedSignUp(h.server, { username: 'alice', name: 'Alice Liddell', email: 'alice@example.com' })
   await dispatch('users.setRole', { userId: made.user.id, role: 'admin' })
-  await signUp(h.server.base, { username: 'bob', name: 'Bob Builder', email: 'bob@example.com' })
+  await verifiedSignUp(h.server, { username: 'bob', name: 'Bob Builder', email: 'bob@example.com' })
   await dispatch('settings.update', { patch: { ldap: { enabled: true, address: `127.0.0.1:${await freePort()}` } } })
   // The switch applies live (onConfigChange): wait, bounded, for the listener it opens.
   let bound: Awaited<ReturnType<typeof ldapListening>>

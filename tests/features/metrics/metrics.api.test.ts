@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { metricsListening } from '../../../server/features/metrics/index.js'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { type Scrape, scrape } from '../../helpers/metrics.js'
 import { startTestServer, type TestServer, testEngine } from '../../helpers/server.js'
 
@@ -159,7 +160,7 @@ describe('metrics listener', () => {
     try {
       const ask = (client: HttpClient, url: string) => client.get('/forward-auth/auth-request', { 'x-original-url': url })
       const anonymous = new HttpClient(server.base)
-      const { client } = await signUp(server.base)
+      const { client } = await verifiedSignUp(server)
       const before = await scrape(metricsURL)
       expect((await ask(anonymous, 'https://app.metrics.lan/')).status).toBe(401)
       expect((await ask(anonymous, 'https://open.metrics.lan/')).status).toBe(200)

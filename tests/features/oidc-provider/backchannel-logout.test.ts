@@ -5,8 +5,7 @@ import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { runLogoutDeliveries } from '../../../server/features/oidc-provider/index.js'
 import { createRegistrationToken } from '../../../server/features/oidc-provider/registration.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
-import { administrator, type Member } from '../../helpers/members.js'
-import { signUp } from '../../helpers/http.js'
+import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { browse, CALLBACK, discover, insecure, PASSWORD, RP, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
 
@@ -25,7 +24,7 @@ let config: oidc.Configuration
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
 async function person() {
-  const signedUp = await signUp(server.base, { password: PASSWORD })
+  const signedUp = await verifiedSignUp(server, { password: PASSWORD })
   const jar = await signedInJar(server, signedUp)
   const tokens = await signIn(server, config, jar)
   const claims = tokens.claims() as { sid?: string; sub: string }
@@ -210,7 +209,7 @@ describe('back-channel logout to self-registered clients', () => {
       )
       const meta = registered.clientMetadata()
       const rp = await discover(own, meta.client_id, meta.client_secret as string)
-      const signedUp = await signUp(own.base, { password: PASSWORD })
+      const signedUp = await verifiedSignUp(own, { password: PASSWORD })
       const sids: string[] = []
       for (let i = 0; i < 2; i++) {
         const jar = await signedInJar(own, signedUp)

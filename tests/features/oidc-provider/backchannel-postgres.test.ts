@@ -8,7 +8,7 @@ import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { runLogoutDeliveries } from '../../../server/features/oidc-provider/index.js'
 import { listLogoutDeliveries, queueLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../../helpers/engines.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { silentLogger, TestClock, type TestServer } from '../../helpers/server.js'
 import { discover, PASSWORD, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
 
@@ -66,7 +66,7 @@ describe.skipIf(unavailable)('back-channel logout on two instances (PostgreSQL)'
       { name: 'Shared RP', redirectUris: ['http://rp.example.test/callback'], skipConsent: true, backchannelLogoutUri: receiver.url },
       { via: 'cli' },
     )
-    const person = await signUp(one.server.base, { password: PASSWORD })
+    const person = await verifiedSignUp(one.server, { password: PASSWORD })
     const jar = await signedInJar(one.server, person)
     const tokens = await signIn(one.server, await discover(one.server, client.clientId, clientSecret as string), jar)
     const sid = tokens.claims()?.sid as string

@@ -7,10 +7,10 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { OidcLogoutDeliveryRow } from '../../../server/features/oidc-provider/schema.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
-import { administrator, type Member } from '../../helpers/members.js'
+import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
 import { launchBrowser } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
-import { type SignedUp, signUp } from '../../helpers/http.js'
+import type { SignedUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -341,7 +341,7 @@ interface SignedIn {
 
 /** A new person signs in to A (the sign-in page) and to B (single sign-on, no sign-in page). */
 async function signedInToBoth(): Promise<SignedIn> {
-  const person = await signUp(server.base, { name: 'Ada Lovelace' })
+  const person = await verifiedSignUp(server, { name: 'Ada Lovelace' })
   const { context, page } = await newPage()
   const sids = new Map<App, string>()
   for (const app of apps) {

@@ -7,7 +7,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { launchBrowser } from '../../helpers/browser.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
 
@@ -51,7 +51,7 @@ async function waitForPath(page: Page, path: string): Promise<URL> {
 
 describe('OIDC in Chromium', () => {
   it('authorization code + PKCE: sign-in, consent, callback, code exchange, ID token against the JWKS', async () => {
-    const person = await signUp(server.base, { name: 'Erin', password: 'correct horse battery' })
+    const person = await verifiedSignUp(server, { name: 'Erin', password: 'correct horse battery' })
     const { client, clientSecret } = await createClient(server.gatehouse.ctx, { name: 'Grafana', redirectUris: [CALLBACK] }, { via: 'cli' })
     const config = await oidc.discovery(new URL(server.base), client.clientId, clientSecret as string, undefined, {
       execute: [oidc.allowInsecureRequests],
@@ -136,7 +136,7 @@ describe('OIDC in Chromium', () => {
   })
 
   it('Connected apps (/ui/account/apps): consent is remembered in a new browser; the page lists the app and Revoke ends its tokens at once', async () => {
-    const person = await signUp(server.base, { name: 'Frank', password: 'correct horse battery' })
+    const person = await verifiedSignUp(server, { name: 'Frank', password: 'correct horse battery' })
     const { client, clientSecret } = await createClient(server.gatehouse.ctx, { name: 'Gitea', redirectUris: [CALLBACK] }, { via: 'cli' })
     const config = await oidc.discovery(new URL(server.base), client.clientId, clientSecret as string, undefined, {
       execute: [oidc.allowInsecureRequests],

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { connectedApps, rememberConsent } from '../../../server/features/oidc-provider/consent.js'
 import { findClient } from '../../../server/features/oidc-provider/store.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
 
 /** The Single sign-on view in real Chromium against the real server: switch, recipe, secret once, delete. */
@@ -88,7 +88,7 @@ describe('Single sign-on view', () => {
     await expect.poll(async () => (await findClient(h.server.gatehouse.ctx, clientId))?.idTokenSignedResponseAlg).toBe('EdDSA')
 
     // Access: only members of a chosen organization may sign in to the client.
-    const owner = await signUp(h.server.base)
+    const owner = await verifiedSignUp(h.server)
     const org = await owner.client.post<{ id: string }>('/organization/create', { name: 'Grafana Users', slug: 'grafana-users' })
     expect(org.status).toBe(200)
     await page.getByTestId('oidc-clients').getByRole('button', { name: 'Access' }).click()
@@ -107,7 +107,7 @@ describe('Single sign-on view', () => {
 
   it('the Users drawer lists a person’s connected apps and revokes one', { timeout: 60_000 }, async () => {
     const ctx = h.server.gatehouse.ctx
-    const person = await signUp(h.server.base)
+    const person = await verifiedSignUp(h.server)
     const { client } = await createClient(ctx, { name: 'Nextcloud', redirectUris: ['https://cloud.example.com/cb'] }, { via: 'cli' })
     await rememberConsent(ctx, {
       userId: person.user.id,

@@ -9,7 +9,8 @@ import { ConsumedMeanwhile, WriteBatch } from '../../../server/features/oidc-pro
 import { commitWithOthers } from '../../../server/features/oidc-provider/commit.js'
 import { findModel, upsertModel } from '../../../server/features/oidc-provider/store.js'
 import { connectedApps, rememberedConsent, revokeConsent } from '../../../server/features/oidc-provider/consent.js'
-import { CookieJar, signUp, type SignedUp } from '../../helpers/http.js'
+import { CookieJar, type SignedUp, signUp } from '../../helpers/http.js'
+import { markVerified, verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 import { browse, CALLBACK, discover, insecure, PASSWORD, RP, signedInJar } from './rp.js'
 
@@ -104,7 +105,7 @@ let teamId: string
 beforeAll(async () => {
   server = await startTestServer({ config: { oidcProvider: { enabled: true } } })
   issuer = server.base
-  alice = await signUp(server.base, { name: 'Alice Doe', password: PASSWORD, username: undefined })
+  alice = await verifiedSignUp(server, { name: 'Alice Doe', password: PASSWORD, username: undefined })
   const db = server.gatehouse.ctx.db
   const now = new Date(server.clock.now())
   orgId = 'org_acme'
@@ -379,7 +380,7 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   })
 
   it('a user outside the client’s allowed organizations or teams is sent back with access_denied', async () => {
-    const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
+    const bob = await verifiedSignUp(server, { name: 'Bob', password: PASSWORD })
     const { client, clientSecret } = await newClient({ allowedTeams: [teamId], skipConsent: true })
     const config = await discover(server, client.clientId, clientSecret as string)
     const flow = await startFlow(config, 'openid')
@@ -398,7 +399,7 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   })
 
   it('a consent POST from another origin, or with no Origin and a Referer that is no URL, is refused (403), never a 500', async () => {
-    const bob = await signUp(server.base, { name: 'Bob', password: PASSWORD })
+    const bob = await verifiedSignUp(server, { name: 'Bob', password: PASSWORD })
     const { client, clientSecret } = await newClient()
     const config = await discover(server, client.clientId, clientSecret as string)
     const jar = await signedInJar(server, bob)
@@ -434,7 +435,7 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
   })
 
   it('a banned user cannot sign in to a client nor refresh; a deleted one cannot refresh', async () => {
-    const carol = await signUp(server.base, { name: 'Carol', password: PASSWORD })
+    const carol = await verifiedSignUp(server, { name: 'Carol', password: PASSWORD })
     const { client, clientSecret } = await newClient({ skipConsent: true })
     const config = await discover(server, client.clientId, clientSecret as string)
     const jar = await signedInJar(server, carol)
@@ -450,13 +451,50 @@ describe('refusals (RFC 6749, OIDC Core)', () => {
     const back = await authorize(jar, flow2)
     expect(back.searchParams.get('error')).toBe('access_denied')
 
-    const dave = await signUp(server.base, { name: 'Dave', password: PASSWORD })
+    const dave = await verifiedSignUp(server, { name: 'Dave', password: PASSWORD })
     const daveFlow = await startFlow(config, 'openid offline_access')
     daveFlow.url.searchParams.set('prompt', 'consent')
     const daveTokens = await exchange(daveFlow, await authorize(await signedInJar(server, dave), daveFlow))
     await server.gatehouse.ctx.db.delete(user).where(eq(user.id, dave.user.id))
     const gone = await oidc.refreshTokenGrant(config, daveTokens.refresh_token as string).catch((e: unknown) => e)
     expect((gone as oidc.ResponseBodyError).error).toBe('invalid_grant')
+  })
+})
+
+describe('the admission rule of every face (core/admission.ts, identity.requireVerifiedEmail)', () => {
+  it('an unverified person is sent to the hosted verify-email page before consent and gets no tokens; verified, the flow goes on', async () => {
+    const una = await signUp(server.base, { name: 'Una', password: PASSWORD })
+    const { client, clientSecret } = await newClient()
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const jar = await signedInJar(server, una)
+    const flow = await startFlow(config, 'openid email')
+    const at = await browse(server, jar, flow.url.href)
+    expect(at.pathname).toBe('/api/auth/ui/verify-email')
+    const back = new URL(at.searchParams.get('returnTo') as string)
+    expect(back.pathname).toMatch(/^\/api\/auth\/oidc\/interaction\/[^/]+$/)
+    // Coming back unverified: the same page again, never the consent page.
+    expect((await browse(server, jar, back.href)).pathname).toBe('/api/auth/ui/verify-email')
+    expect((await auditTypes()).some((a) => a.type === 'oidc.consent-granted' && a.target === client.clientId)).toBe(false)
+
+    await markVerified(server, una.user.id)
+    let next = await browse(server, jar, back.href)
+    expect(next.pathname).toBe('/api/auth/ui/consent')
+    next = await consent(jar, next)
+    const tokens = await exchange(flow, next)
+    expect(tokens.claims()?.sub).toBe(una.user.id)
+    expect(tokens.claims()?.email_verified).toBe(true)
+  })
+
+  it('tokens issued before the person lost admission stop refreshing (the same rule at the token endpoint)', async () => {
+    const vera = await verifiedSignUp(server, { name: 'Vera', password: PASSWORD })
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid offline_access')
+    flow.url.searchParams.set('prompt', 'consent')
+    const tokens = await exchange(flow, await authorize(await signedInJar(server, vera), flow))
+    await server.gatehouse.ctx.db.update(user).set({ emailVerified: false }).where(eq(user.id, vera.user.id))
+    const refused = await oidc.refreshTokenGrant(config, tokens.refresh_token as string).catch((e: unknown) => e)
+    expect((refused as oidc.ResponseBodyError).error).toBe('invalid_grant')
   })
 })
 
@@ -520,7 +558,7 @@ describe('ID token signing algorithm per client', () => {
 
 describe('remembered consent', () => {
   it('is asked once per user and client across sessions and browsers, again for more scopes and after revoke; remembered offline_access yields an offline refresh token', async () => {
-    const erin = await signUp(server.base, { name: 'Erin', password: PASSWORD })
+    const erin = await verifiedSignUp(server, { name: 'Erin', password: PASSWORD })
     const { client, clientSecret } = await newClient()
     const config = await discover(server, client.clientId, clientSecret as string)
     const plain = async (jar: CookieJar, scope: string) => {
@@ -587,7 +625,7 @@ describe('remembered consent', () => {
   })
 
   it('a remembered consent never widens silently (also when its grant is gone) and is never used for another client', async () => {
-    const fay = await signUp(server.base, { name: 'Fay', password: PASSWORD })
+    const fay = await verifiedSignUp(server, { name: 'Fay', password: PASSWORD })
     const ctx = server.gatehouse.ctx
     const first = await newClient()
     const other = await newClient()

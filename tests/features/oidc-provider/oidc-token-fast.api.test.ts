@@ -7,7 +7,8 @@ import { auditEvent, oidcModel, user } from '../../../server/db/schema.js'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { destroyModel, findModel } from '../../../server/features/oidc-provider/store.js'
 import { fastTokenHandOvers } from '../../../server/features/oidc-provider/index.js'
-import { CookieJar, signUp } from '../../helpers/http.js'
+import { CookieJar } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -62,7 +63,7 @@ interface Tokens {
 }
 
 async function signedIn(world: World, email?: string): Promise<{ userId: string; email: string; jar: CookieJar }> {
-  const person = await signUp(world.server.base, { name: 'Ada Lovelace', password: PASSWORD, ...(email ? { email } : {}) })
+  const person = await verifiedSignUp(world.server, { name: 'Ada Lovelace', password: PASSWORD, ...(email ? { email } : {}) })
   const jar = new CookieJar()
   const res = await fetch(`${world.server.base}/sign-in/email`, {
     method: 'POST',

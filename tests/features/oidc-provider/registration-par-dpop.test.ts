@@ -6,7 +6,7 @@ import { fastTokenHandOvers } from '../../../server/features/oidc-provider/index
 import { allClients, clientMetadata, createClient } from '../../../server/features/oidc-provider/clients.js'
 import { createRegistrationToken, registrationTokens } from '../../../server/features/oidc-provider/registration.js'
 import { findClient } from '../../../server/features/oidc-provider/store.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { runCli } from '../../helpers/process.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 import { browse, CALLBACK, consent, discover, insecure, PASSWORD, RP, signedInJar, signIn } from './rp.js'
@@ -25,7 +25,7 @@ beforeAll(async () => {
   server = await startTestServer({
     config: { oidcProvider: { enabled: true, registration: { enabled: true, redirectHosts: ['rp.example.test'] } } },
   })
-  person = await signUp(server.base, { password: PASSWORD })
+  person = await verifiedSignUp(server, { password: PASSWORD })
 })
 
 afterAll(async () => {

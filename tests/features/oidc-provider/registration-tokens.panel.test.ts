@@ -4,7 +4,7 @@ import { queryAuditEvents } from '../../../server/core/audit.js'
 import { findClient } from '../../../server/features/oidc-provider/store.js'
 import { registrationTokens } from '../../../server/features/oidc-provider/registration.js'
 import { axe } from '../../helpers/axe.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { callFromPage, operatorCall, signedInPage } from '../../helpers/panel-session.js'
 import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
 
@@ -57,7 +57,7 @@ beforeAll(async () => {
     ['ada', 'Ada Admin', 'admin'],
     ['sam', 'Sam Support', 'support'],
   ] as const) {
-    const { user } = await signUp(h.server.base, { name, password: PASSWORD })
+    const { user } = await verifiedSignUp(h.server, { name, password: PASSWORD })
     await operator('users.setRole', { userId: user.id, role })
     people[key] = { id: user.id, email: user.email }
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 import { CALLBACK, discover, PASSWORD, RP, signedInJar, signIn } from './rp.js'
 
@@ -47,7 +47,7 @@ async function post(path: string, auth: { clientId: string; secret: string | nul
 
 it('a client revokes its own tokens only; no oidc-provider notice is printed', async () => {
   const [own, other, publicOne] = await Promise.all([client('Owner'), client('Other'), client('Mobile', true)])
-  const person = await signUp(server.base, { password: PASSWORD })
+  const person = await verifiedSignUp(server, { password: PASSWORD })
   const config = await discover(server, own.clientId, own.secret as string)
   const tokens = await signIn(server, config, await signedInJar(server, person))
   const refresh = tokens.refresh_token as string

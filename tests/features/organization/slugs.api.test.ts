@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { insertOrganization } from '../../../server/features/organization/store.js'
 import { createPanelService, type PanelService } from '../../../server/panel/service.js'
 import { rawRequest, signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { serverLog, silentLogger, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -127,7 +128,7 @@ describe('organization slugs: lower-case letters, digits and hyphens, never a ro
   })
 
   it('a user who tries to create the organization "admin" is never sent as the group admin (forward auth)', async () => {
-    const mallory = await signUp(server.base)
+    const mallory = await verifiedSignUp(server)
     for (const slug of ['admin', 'Admin', 'admin,user']) {
       expect((await mallory.client.post('/organization/create', { name: 'Admins', slug })).status).toBe(400)
     }

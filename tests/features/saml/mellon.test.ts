@@ -9,7 +9,7 @@ import { user as userTable } from '../../../server/db/schema.js'
 import { changeServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
 import { launchBrowser } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
-import { signUp } from '../../helpers/http.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { GATEHOUSE_BIN } from '../../helpers/process.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
@@ -232,7 +232,7 @@ const envOf = (text: string): Record<string, string> =>
 
 describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('sign-in shows the MELLON_* attributes; SSO to the second application; single logout ends the Gatehouse session', async () => {
-    const person = await signUp(server.base, { name: 'Grace Hopper' })
+    const person = await verifiedSignUp(server, { name: 'Grace Hopper' })
     const { context, page } = await newPage()
     await page.goto(`${sp}/private/env`)
     await signIn(page, person.email, person.password)
@@ -272,7 +272,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   }, 90_000)
 
   it('IdP-initiated from the hosted Connected apps page; a sign-out at Gatehouse signs out of the SAML apps (front channel)', async () => {
-    const person = await signUp(server.base)
+    const person = await verifiedSignUp(server)
     const { context, page } = await newPage()
     // Signed in at Gatehouse only (the hosted sign-in page), then "Open" on Connected apps.
     await page.goto(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent(`${server.base}/ui/account/apps`)}`)
@@ -294,7 +294,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   }, 90_000)
 
   it('a wrong password stays on the sign-in page; no assertion', async () => {
-    const person = await signUp(server.base)
+    const person = await verifiedSignUp(server)
     const { context, page } = await newPage()
     await page.goto(`${sp}/private/env`)
     await signIn(page, person.email, 'not the password')
@@ -310,7 +310,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     const app2 = await findServiceProviderByRef(ctx, `${sp}/app2/mellon/metadata`)
     await changeServiceProvider(ctx, app2?.id as string, { allowedGroups: ['admin'] }, { via: 'cli' })
 
-    const outsider = await signUp(server.base)
+    const outsider = await verifiedSignUp(server)
     const { context, page } = await newPage()
     await page.goto(`${sp}/app2/env`)
     await signIn(page, outsider.email, outsider.password)
@@ -322,7 +322,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     await page.waitForURL(`${sp}/app2/env`)
     await context.close()
 
-    const banned = await signUp(server.base)
+    const banned = await verifiedSignUp(server)
     const second = await newPage()
     await second.page.goto(`${sp}/private/env`)
     await signIn(second.page, banned.email, banned.password)

@@ -80,6 +80,7 @@ describe.skipIf(noPostgres)('SAML on two instances behind a round-robin proxy', 
     const email = `multi-${Date.now()}@example.com`
     const signedUp = await client.post('/sign-up/email', { email, password: MULTI_PASSWORD, name: 'Multi Person' })
     expect(signedUp.status).toBe(200)
+    expect((await a.panelCall('users.verifyEmail', { userId: (signedUp.body as { user: { id: string } }).user.id })).status).toBe(200)
     const cookie = cookieOf(signedUp)
     const person = new HttpClient(proxyBase, { origin: PUBLIC_ORIGIN, headers: { cookie } })
 

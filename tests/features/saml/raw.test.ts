@@ -3,6 +3,7 @@ import { deflateRawSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
+import { markVerified, verifiedSignUp } from '../../helpers/members.js'
 import { serverLog, startTestServer, type TestServer } from '../../helpers/server.js'
 import {
   ASSERTION,
@@ -88,7 +89,7 @@ describe('metadata', () => {
 
 describe('SP-initiated sign-in', () => {
   it('Redirect binding, signed: sign-in page first, then a signed Response with the contract fields', async () => {
-    const user = await signUp(server.base, { name: 'Ada Lovelace' })
+    const user = await verifiedSignUp(server, { name: 'Ada Lovelace' })
     const { id, xml } = authnRequest(sp, idp)
     const anonymous = new HttpClient(server.base)
     const first303 = await get(anonymous, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem, 'relay-1')}`)
@@ -135,7 +136,7 @@ describe('SP-initiated sign-in', () => {
   })
 
   it('POST binding, signed with xml-crypto; an ACS by index from the metadata; persistent NameID for an SP that asks for it', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const { xml } = authnRequest(sp, idp, { acsUrl: 'https://signed-sp.example/acs2' })
     const signed = signXml(xml, sp.privateKeyPem, sp.certificate)
     const res = await user.client.request('POST', '/saml/sso', {
@@ -215,7 +216,7 @@ describe('refusals: the hosted error page, audited, never a 5xx', () => {
       '</saml:Issuer>',
       `</saml:Issuer>${signature}<samlp:Extensions>${original}</samlp:Extensions>`,
     )
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const res = await post(wrapped, user.client)
     expect(res.status).toBe(303)
     const location = res.headers.get('location') as string
@@ -261,7 +262,7 @@ describe('refusals: the hosted error page, audited, never a 5xx', () => {
 
 describe('single logout', () => {
   it('an SP-initiated LogoutRequest ends the session and is answered with a signed LogoutResponse', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const { xml } = authnRequest(sp, idp)
     const res = await get(user.client, `${idp.sso}?${redirectQuery(xml, sp.privateKeyPem)}`)
     const answer = await get(user.client, res.headers.get('location') as string)
@@ -306,7 +307,7 @@ describe('single logout', () => {
 describe('HTTP-Redirect: the message read is the one the signature covers', () => {
   it('a second SAMLRequest/RelayState under a percent-encoded parameter name is refused, not read unsigned', async () => {
     serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     // A genuine signed request (anyone can get one from the SP), and a forged unsigned one put first
     // under `SAML%52equest`: URLSearchParams decodes the name, the signature check used the raw one.
     const signed = redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem, 'relay')
@@ -322,7 +323,7 @@ describe('HTTP-Redirect: the message read is the one the signature covers', () =
   it('a forged LogoutRequest put before a genuine signed one does not end another person’s session', async () => {
     serverLog.allowWarning(/SAML request refused: (MALFORMED_REQUEST|BAD_SIGNATURE)/)
     idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
-    const victim = await signUp(server.base)
+    const victim = await verifiedSignUp(server)
     const res = await get(victim.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
     const answer = await get(victim.client, res.headers.get('location') as string)
     const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
@@ -338,8 +339,8 @@ describe('HTTP-Redirect: the message read is the one the signature covers', () =
 describe('single logout without SessionIndex', () => {
   it('a signed LogoutRequest naming only the NameID ends the sessions this SP holds for that person (SAML core §3.7.3.2)', async () => {
     idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
-    const user = await signUp(server.base)
-    const other = await signUp(server.base)
+    const user = await verifiedSignUp(server)
+    const other = await verifiedSignUp(server)
     for (const who of [user, other]) {
       const res = await get(who.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
       expect((await get(who.client, res.headers.get('location') as string)).status).toBe(200)
@@ -408,7 +409,7 @@ describe('Destination of a signed message', () => {
 describe('ForceAuthn', () => {
   it('ForceAuthn="true": the session the person came with does not count; they sign in again, then the assertion', async () => {
     idpCert ??= /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(idp.metadata)).text())?.[1] as string
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     server.clock.advance(60_000)
     const { xml } = authnRequest(sp, idp)
     const forced = xml.replace(' Version="2.0"', ' ForceAuthn="true" Version="2.0"')
@@ -468,7 +469,7 @@ describe('IsPassive', () => {
   })
 
   it('IsPassive="true" with a session: the assertion, as usual', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const passive = authnRequest(sp, idp).xml.replace(' Version="2.0"', ' IsPassive="true" Version="2.0"')
     const res = await get(user.client, `${idp.sso}?${redirectQuery(passive, sp.privateKeyPem)}`)
     const answer = await get(user.client, res.headers.get('location') as string)
@@ -478,25 +479,31 @@ describe('IsPassive', () => {
 })
 
 describe('who gets an assertion', () => {
-  it('not a person whose email is unverified while requireEmailVerification is on (a session from before it was turned on)', async () => {
+  it('not a person whose email is unverified (identity.requireVerifiedEmail, on by default): the error page, nothing sent; verified, the assertion', async () => {
     serverLog.allowWarning(/SAML request refused: EMAIL_NOT_VERIFIED/)
     const user = await signUp(server.base)
-    server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: true } })
+    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    refusedWith(await get(user.client, res.headers.get('location') as string), 'EMAIL_NOT_VERIFIED')
+    await markVerified(server, user.user.id)
+    const again = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
+    expect((await get(user.client, again.headers.get('location') as string)).status).toBe(200)
+  })
+
+  it('with identity.requireVerifiedEmail off, an unverified person gets the assertion (better-auth’s requireEmailVerification does not decide here)', async () => {
+    const user = await signUp(server.base)
+    server.gatehouse.config.update({ identity: { requireVerifiedEmail: false } })
     try {
       const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
-      refusedWith(await get(user.client, res.headers.get('location') as string), 'EMAIL_NOT_VERIFIED')
+      expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
     } finally {
-      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: null } })
+      server.gatehouse.config.update({ identity: { requireVerifiedEmail: true } })
     }
-    // Off again: the same person gets one.
-    const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
-    expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
   })
 })
 
 describe('an API key is not a sign-in', () => {
   it('with apiKey.enableSessionForAPIKeys, a request carrying only a key gets the sign-in page, not an assertion (nor a ForceAuthn answer)', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     server.gatehouse.config.update({ apiKey: { enabled: true, enableSessionForAPIKeys: true } })
     try {
       const created = await user.client.post<{ key: string }>('/api-key/create', { name: 'ci' })
@@ -530,7 +537,7 @@ describe('metadata booleans', () => {
 
 describe('sign-out at Gatehouse (front channel)', () => {
   it('ends the Gatehouse session at once, whether or not the SPs answer; their answers continue the chain to the end', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
     expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)
 
@@ -560,7 +567,7 @@ describe('sign-out at Gatehouse (front channel)', () => {
 
 describe('GET /saml/logout from another site', () => {
   it('a cross-site navigation with a session gets the hosted sign-out confirmation, not a sign-out (logout CSRF)', async () => {
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     for (const site of ['cross-site', 'same-site']) {
       const res = await user.client.request('GET', '/saml/logout', { headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' } })
       expect(res.status).toBe(303)
@@ -579,7 +586,7 @@ describe('GET /saml/logout from another site', () => {
 describe('LogoutRequest replay', () => {
   it('a LogoutRequest replayed (e.g. from a logged URL) is refused and does not end the session begun since', async () => {
     serverLog.allowWarning(/SAML request refused: REPLAYED_REQUEST/)
-    const user = await signUp(server.base)
+    const user = await verifiedSignUp(server)
     const signInToSp = async () => {
       const res = await get(user.client, `${idp.sso}?${redirectQuery(authnRequest(sp, idp).xml, sp.privateKeyPem)}`)
       expect((await get(user.client, res.headers.get('location') as string)).status).toBe(200)

@@ -15,7 +15,7 @@ interface SignInAnswer {
 }
 
 /** A returnTo to an app behind forward auth, once the server accepted its host (null: none or refused). */
-function useForwardAuthApp(): { url: string; app: string } | null {
+export function useForwardAuthApp(): { url: string; app: string } | null {
   const [accepted, setAccepted] = useState<{ url: string; app: string } | null>(null)
   useEffect(() => {
     void forwardAuthReturnTo(new URLSearchParams(location.search).get('returnTo')).then(setAccepted)

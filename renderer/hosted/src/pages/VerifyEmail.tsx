@@ -5,7 +5,7 @@ import { api, pageURL } from '../api'
 import { errorsOf } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
-import { keepReturnTo } from './SignIn'
+import { keepReturnTo, useForwardAuthApp } from './SignIn'
 
 const LINK_ERRORS: Record<string, string> = {
   invalid_token: 'The verification link is invalid.',
@@ -44,6 +44,9 @@ export function VerifyEmailPage({ config }: PageProps) {
   const [sent, setSent] = useState(false)
   const [sendError, setSendError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  // Sent here by forward auth (identity.requireVerifiedEmail): the app's URL, once the server accepted its host.
+  const forwardApp = useForwardAuthApp()
+  const next = returnToParam() ?? forwardApp?.url ?? null
 
   useEffect(() => {
     // The session says whose address a new link would go to (and, bare, whether it is verified).
@@ -83,7 +86,7 @@ export function VerifyEmailPage({ config }: PageProps) {
     try {
       await api('/send-verification-email', {
         email: session.user.email,
-        callbackURL: pageURL('verify-email', { ...keepReturnTo(), ...VERIFIED_MARKER }),
+        callbackURL: pageURL('verify-email', { ...(next ? { returnTo: next } : {}), ...VERIFIED_MARKER }),
       })
       setSent(true)
     } catch (e) {
@@ -93,7 +96,6 @@ export function VerifyEmailPage({ config }: PageProps) {
     }
   }
   const canResend = session && !session.user.emailVerified
-  const next = returnToParam()
   const continueLink = next ? (
     <Anchor href={next}>Continue</Anchor>
   ) : (

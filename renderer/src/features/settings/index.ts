@@ -254,6 +254,12 @@ export const settingsPanel = definePanelFeature({
           kind: 'json',
         },
         {
+          path: 'identity.requireVerifiedEmail',
+          label: 'Vouch only for verified emails',
+          help: 'Forward auth, SAML, LDAP and OIDC refuse a person until their email address is verified.',
+          kind: 'switch',
+        },
+        {
           path: 'verification.disableCleanup',
           label: 'Keep expired links',
           help: 'Expired reset, deletion and sign-in links stay in the database (for debugging).',

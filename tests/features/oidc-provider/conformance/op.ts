@@ -1,7 +1,8 @@
 import * as oidc from 'openid-client'
 import { expect } from 'vitest'
 import { createClient } from '../../../../server/features/oidc-provider/clients.js'
-import { CookieJar, type SignedUp, signUp } from '../../../helpers/http.js'
+import { CookieJar, type SignedUp } from '../../../helpers/http.js'
+import { verifiedSignUp } from '../../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../../helpers/server.js'
 import { browse, insecure, PASSWORD } from '../rp.js'
 
@@ -30,7 +31,7 @@ export interface Op {
 
 export async function startOp(): Promise<Op> {
   const server = await startTestServer({ config: { oidcProvider: { enabled: true } } })
-  const person = await signUp(server.base, { name: 'Conformance Person', password: PASSWORD, username: 'conformance' })
+  const person = await verifiedSignUp(server, { name: 'Conformance Person', password: PASSWORD, username: 'conformance' })
   return { server, issuer: server.base, person, close: () => server.close() }
 }
 
