@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
 import type { AuthContext } from './core/context.js'
+import type { CredentialRevocation } from './core/credential-revocation.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
@@ -98,6 +99,12 @@ export interface Feature {
    * back-channel logout notices. Runs queries only.
    */
   sessionsEnded?: (ctx: AuthContext, sessionIds: readonly string[]) => Promise<void>
+  /**
+   * A step that evicts an intruder was taken for a user (a password change or reset, a ban, "revoke
+   * all sessions", a deletion: core/credential-revocation.ts, inside the caller's transaction when
+   * there is one): the app-passwords feature revokes the user's app passwords. Runs queries only.
+   */
+  credentialsRevoked?: (ctx: AuthContext, revocation: CredentialRevocation) => Promise<void>
   /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
   signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**

@@ -162,7 +162,7 @@ export async function resetPasswordByOTP(
   const hash = await hashPassword(input.password)
   await ctx.storage.transaction(async () => {
     if (!(await spendOTPValue(ctx, identifier, value))) throw emailOTPError(400, 'INVALID_OTP')
-    await storeCredentialPassword(ctx, found.id, hash)
+    await storeCredentialPassword(ctx, found.id, hash, { reason: 'password-reset', actorUserId: found.id, meta })
     if (revokeSessionsOnPasswordReset) await deleteUserSessions(ctx, found.id)
     if (!found.emailVerified) await updateUserColumns(ctx, found.id, { emailVerified: true, updatedAt: new Date(ctx.clock.now()) })
     await recordAudit(ctx, { type: 'user.password-reset', actorUserId: found.id, detail: { method: 'email-otp' }, meta })
