@@ -105,6 +105,11 @@ export interface Feature {
    * there is one): the app-passwords feature revokes the user's app passwords. Runs queries only.
    */
   credentialsRevoked?: (ctx: AuthContext, revocation: CredentialRevocation) => Promise<void>
+  /**
+   * With `signUp.mode: "invitation"`, whether this (lower-cased) address is invited to sign up (the
+   * organization feature: a pending invitation; admin: a sign-up invitation). core/sign-up-gate.ts.
+   */
+  invitesSignUp?: (ctx: AuthContext, email: string) => Promise<boolean>
   /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
   signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**

@@ -35,6 +35,7 @@ const CORE_SECTIONS = [
   'rateLimit',
   'user',
   'security',
+  'signUp',
   'log',
   'advanced',
 ]
