@@ -1,8 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openGatehouse } from '../../../server/gatehouse.js'
+import type { Logger } from '../../../server/log.js'
 import { inviteToSignUp, systemActor } from '../../../server/features/admin/index.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { officialClient } from '../../helpers/members.js'
-import { startTestServer, type TestServer } from '../../helpers/server.js'
+import { silentLogger, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
  * Issue 47 §2: `signUp.mode` — "open" (better-auth's behaviour, the default), "invitation" (a
@@ -115,5 +120,32 @@ describe('signUp.mode', () => {
       status: 400,
       code: 'INVALID_EMAIL',
     })
+  })
+
+  it('the start-up log says while anyone who reaches the server can create an account', async () => {
+    const started = async (config: Record<string, unknown>): Promise<string[]> => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-sign-up-log-'))
+      const lines: string[] = []
+      const logger: Logger = { ...silentLogger, info: (m: string) => lines.push(m) }
+      const gatehouse = await openGatehouse({
+        dataDir,
+        port: 0,
+        host: '127.0.0.1',
+        secret: 'test-secret-0123456789-abcdefghijkl',
+        config,
+        logger,
+      })
+      await gatehouse.close()
+      rmSync(dataDir, { recursive: true, force: true })
+      return lines.filter((line) => line.startsWith('sign-up is open'))
+    }
+    expect(await started({})).toEqual([
+      'sign-up is open: anyone who reaches this server can create an account (email and password), and email verification is not required; set signUp.mode to "invitation" or "closed" to restrict it',
+    ])
+    expect(await started({ emailAndPassword: { requireEmailVerification: true } })).toEqual([
+      'sign-up is open: anyone who reaches this server can create an account (email and password), which must verify its email first; set signUp.mode to "invitation" or "closed" to restrict it',
+    ])
+    expect(await started({ signUp: { mode: 'invitation' } })).toEqual([])
+    expect(await started({ emailAndPassword: { disableSignUp: true } })).toEqual([])
   })
 })
