@@ -3,7 +3,7 @@ import { openToolContext } from './core/tool-context.js'
 import { APIError } from './core/errors.js'
 import { findUserByEmail } from './core/users.js'
 import { parseRoleList } from './core/access-control.js'
-import { createUser, setRole, systemActor } from './features/admin/index.js'
+import { createUser, inviteToSignUp, setRole, systemActor } from './features/admin/index.js'
 
 /**
  * `gatehouse user ...`: user administration straight on the data directory, whether or not a
@@ -14,13 +14,16 @@ import { createUser, setRole, systemActor } from './features/admin/index.js'
 
 export const USER_USAGE = `Usage: gatehouse user create --email <email> (--password <password> | --password-stdin) --name <name> [--role <role>[,<role>...]]
        gatehouse user set-role --email <email> --role <role>[,<role>...]
+       gatehouse user invite --email <email> [--base-url <url>]
 
 Options:
   --password-stdin                        read the password from standard input (keeps it out of ps and shell history)
+  --base-url <url>                        invite: the server's public URL for the printed link (default http://127.0.0.1)
   --data-dir <dir>   GATEHOUSE_DATA_DIR   data directory (default ./data)
   -h, --help                              this help
 
 Roles are the built-in admin and user plus the custom roles of the data directory's config.
+invite prints a sign-up link for the address, good for 7 days (signUp.mode "invitation" lets it sign up).
 `
 
 const OPTIONS = {
@@ -29,6 +32,7 @@ const OPTIONS = {
   'password-stdin': { type: 'boolean' },
   name: { type: 'string' },
   role: { type: 'string' },
+  'base-url': { type: 'string' },
   'data-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -60,7 +64,7 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.out(USER_USAGE)
     return sub === undefined ? 2 : 0
   }
-  if (sub !== 'create' && sub !== 'set-role') {
+  if (sub !== 'create' && sub !== 'set-role' && sub !== 'invite') {
     io.err(`gatehouse: unknown user command "${sub}"\n\n${USER_USAGE}`)
     return 2
   }
@@ -76,7 +80,8 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     return 0
   }
   if (values['password-stdin'] && values.password === undefined) values = { ...values, password: await readFirstLine(process.stdin) }
-  const required = sub === 'create' ? (['email', 'password', 'name'] as const) : (['email', 'role'] as const)
+  const required =
+    sub === 'create' ? (['email', 'password', 'name'] as const) : sub === 'invite' ? (['email'] as const) : (['email', 'role'] as const)
   const missing = required.filter((k) => !values[k])
   if (missing.length > 0) {
     io.err(`gatehouse: user ${sub} needs ${missing.map((k) => `--${k}`).join(', ')}\n\n${USER_USAGE}`)
@@ -104,6 +109,14 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
         null,
       )
       io.out(`Created user ${created.email} (id ${created.id}, role ${created.role})`)
+      return 0
+    }
+    if (sub === 'invite') {
+      const invited = await inviteToSignUp(ctx, actor, { email }, null)
+      const link = values['base-url']
+        ? invited.link.replace(ctx.baseURL, `${values['base-url'].replace(/\/+$/, '')}${ctx.config().basePath}`)
+        : invited.link
+      io.out(`Invited ${invited.email} to sign up until ${new Date(invited.expiresAt).toISOString()}:\n${link}`)
       return 0
     }
     const target = await findUserByEmail(ctx, email)

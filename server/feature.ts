@@ -3,6 +3,7 @@ import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
 import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
+import type { CredentialRevocation } from './core/credential-revocation.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
@@ -105,6 +106,17 @@ export interface Feature {
    * back-channel logout notices. Runs queries only.
    */
   sessionsEnded?: (ctx: AuthContext, sessionIds: readonly string[]) => Promise<void>
+  /**
+   * A step that evicts an intruder was taken for a user (a password change or reset, a ban, "revoke
+   * all sessions", a deletion: core/credential-revocation.ts, inside the caller's transaction when
+   * there is one): the app-passwords feature revokes the user's app passwords. Runs queries only.
+   */
+  credentialsRevoked?: (ctx: AuthContext, revocation: CredentialRevocation) => Promise<void>
+  /**
+   * With `signUp.mode: "invitation"`, whether this (lower-cased) address is invited to sign up (the
+   * organization feature: a pending invitation; admin: a sign-up invitation). core/sign-up-gate.ts.
+   */
+  invitesSignUp?: (ctx: AuthContext, email: string) => Promise<boolean>
   /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
   signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
   /**

@@ -1,4 +1,5 @@
 import type { AuthContext } from './core/context.js'
+import { setCredentialRevocationListener } from './core/credential-revocation.js'
 import { setSessionEndListener } from './core/session-ends.js'
 import type { Feature } from './feature.js'
 
@@ -14,6 +15,10 @@ export function attachFeatures(ctx: object, list: readonly Feature[]): void {
   attached.set(ctx, list)
   setSessionEndListener(ctx, async (ended, ids) => {
     for (const feature of featuresWith(ended, 'sessionsEnded')) await feature.sessionsEnded(ended as AuthContext, ids)
+  })
+  setCredentialRevocationListener(ctx, async (revoking, revocation) => {
+    for (const feature of featuresWith(revoking, 'credentialsRevoked'))
+      await feature.credentialsRevoked(revoking as AuthContext, revocation)
   })
 }
 

@@ -1,3 +1,4 @@
+import { signUpExposure } from './core/sign-up-gate.js'
 import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -216,6 +217,13 @@ function assemble(
   if (configuredStorage === 'memory' && database.dialect === 'postgres') {
     logger.warn(
       'rateLimit.storage is "memory" on PostgreSQL: each instance counts on its own, so N instances allow N times the limit; leave it unset (or "database" / "secondary-storage") to share the counters',
+    )
+  }
+  // Who may create an account (issue 47 §2): said once at start while anyone who reaches the server can.
+  const exposure = signUpExposure(ctx)
+  if (exposure.open) {
+    logger.info(
+      `sign-up is open: anyone who reaches this server can create an account (${exposure.methods.join(', ')})${exposure.verificationRequired ? ', which must verify its email first' : ', and email verification is not required'}; set signUp.mode to "invitation" or "closed" to restrict it`,
     )
   }
   const rateLimitStore = (): RateLimitStore => {

@@ -143,6 +143,14 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
       })
       // Every section under `user` has its defaults; `{}` cannot be checked against a generic U.
       .prefault({} as never),
+    /**
+     * Who may create an account (issue 47 §2; core/sign-up-gate.ts): `open` anyone who reaches the
+     * server (better-auth's behaviour), `invitation` only an address with a pending organization
+     * invitation or an admin's sign-up invitation, `closed` nobody (admins still create users).
+     * Applies to every way a user is created by signing in: email and password, social and generic
+     * OAuth, magic link, email code. better-auth's own `disableSignUp` options keep working beside it.
+     */
+    signUp: z.object({ mode: z.enum(['open', 'invitation', 'closed']).default('open') }).prefault({}),
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
     security: z
       .object({

@@ -3,6 +3,7 @@ import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { auditEvent, user } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
 import type { AuthContext, RequestMeta } from './context.js'
+import { PANEL_IMPERSONATOR } from './impersonation.js'
 import { callerLabel, panelCaller } from './panel-caller.js'
 
 export type AuditEventType =
@@ -30,7 +31,10 @@ export interface AuditInput {
  * Inside a control-panel operation (server/core/panel-caller.ts) the event names the panel's
  * caller as its actor, whatever the feature passed: the admin who acted, or (no user row) the
  * desktop's OS account or the recovery link in `detail.actor`. A user the feature named as actor
- * (e.g. the owner of an API key created from the panel) becomes the target instead.
+ * (e.g. the owner of an API key created from the panel) becomes the target instead. Likewise in a
+ * request of an impersonation session (`meta.impersonation`): the impersonator is the actor (none
+ * for a panel link's session, `detail.impersonatedBy` says so), the person the target unless the
+ * event names another, and `detail.impersonatedUserId` names the person.
  */
 export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<void> {
   const caller = panelCaller()
@@ -38,6 +42,11 @@ export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<
   const targetUserId = event.targetUserId ?? event.actorUserId ?? null
   let detail = event.detail ?? null
   let meta = event.meta ?? null
+  const impersonation = meta?.impersonation
+  if (impersonation && !caller) {
+    actorUserId = impersonation.by === PANEL_IMPERSONATOR ? null : impersonation.by
+    detail = { ...detail, impersonatedBy: impersonation.by, impersonatedUserId: impersonation.userId }
+  }
   if (caller) {
     actorUserId = caller.kind === 'admin' ? caller.user.id : null
     if (caller.kind !== 'admin') detail = { ...detail, actor: callerLabel(caller) }

@@ -19,6 +19,11 @@ export interface RequestMeta {
   userAgent: string | null
   /** The request's id (its X-Request-Id answer header), recorded on its audit events. */
   requestId?: string | null
+  /**
+   * Set when the request's session is an impersonation (core/impersonation.ts): `by` is the
+   * session's impersonatedBy (an admin's user id, or the panel link's marker), `userId` the person.
+   */
+  impersonation?: { by: string; userId: string }
 }
 
 export interface AuthContext {

@@ -61,6 +61,8 @@ export const ERR = {
   METHOD_NOT_ALLOWED: 'Method Not Allowed',
   METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED: 'POST method requires deferSessionRefresh to be enabled in session config',
   INVALID_ORIGIN: 'Invalid origin',
+  IMPERSONATION_NOT_ALLOWED: 'You cannot do this while impersonating a user',
+  SIGN_UP_INVITATION_REQUIRED: 'Sign up is by invitation only',
 } as const
 
 export type ErrorKey = keyof typeof ERR

@@ -7,6 +7,7 @@ import { banLapsed } from './bans.js'
 import { recordAudit } from './audit.js'
 import { ChangeGuardedCache } from './session-cache.js'
 import { sessionsEnded } from './session-ends.js'
+import { credentialsRevoked } from './credential-revocation.js'
 import type { AuthContext, RequestMeta } from './context.js'
 import { APIError, fail } from './errors.js'
 
@@ -235,7 +236,11 @@ export async function deleteUserSessions(ctx: AuthContext, userId: string): Prom
 }
 
 export async function revokeAllSessions(ctx: AuthContext, userId: string, meta: RequestMeta | null, actorUserId = userId): Promise<number> {
-  const count = await deleteUserSessions(ctx, userId)
+  const count = await ctx.storage.transaction(async () => {
+    const ended = await deleteUserSessions(ctx, userId)
+    await credentialsRevoked(ctx, { userId, reason: 'sessions-revoked', actorUserId, meta })
+    return ended
+  })
   await recordAudit(ctx, {
     type: 'session.revoked-all',
     actorUserId,

@@ -4,6 +4,7 @@ import { generateId } from '../crypto/random.js'
 import { account, user } from '../db/schema.js'
 import { isUniqueViolation } from '../db/storage.js'
 import type { AuthContext } from './context.js'
+import { type CredentialRevocation, credentialsRevoked } from './credential-revocation.js'
 import { APIError, ERR } from './errors.js'
 import { deleteUserSessions, type UserRow } from './sessions.js'
 import { type FeatureUserColumns, featureUserDefaults } from './user-defaults.js'
@@ -121,10 +122,17 @@ export function userWriteError(ctx: AuthContext, error: unknown): unknown {
 
 /**
  * Sets the password hash of a user's credential account, creating the account when the user has
- * none (a social-only user). Joins the caller's transaction when there is one. Returns whether
- * the account was created.
+ * none (a social-only user), and revokes the credentials that must die with the password
+ * (`why`: who set it and how; credential-revocation.ts). Joins the caller's transaction when
+ * there is one. Returns whether the account was created.
  */
-export async function storeCredentialPassword(ctx: AuthContext, userId: string, hash: string): Promise<{ created: boolean }> {
+export async function storeCredentialPassword(
+  ctx: AuthContext,
+  userId: string,
+  hash: string,
+  why: Omit<CredentialRevocation, 'userId' | 'reason'> & { reason: 'password-changed' | 'password-reset' | 'password-set' },
+): Promise<{ created: boolean }> {
+  await credentialsRevoked(ctx, { userId, ...why })
   const now = new Date(ctx.clock.now())
   const updated = await ctx.db
     .update(account)
@@ -151,8 +159,13 @@ export async function replaceForeignPasswordHash(ctx: AuthContext, accountId: st
 }
 
 /** Deletes a user with its sessions, then its accounts, then the user row (SPEC §4 Account deletion), in one transaction. */
-export async function deleteUserRows(ctx: AuthContext, userId: string): Promise<void> {
+export async function deleteUserRows(
+  ctx: AuthContext,
+  userId: string,
+  why: Omit<CredentialRevocation, 'userId' | 'reason'> = { actorUserId: userId, meta: null },
+): Promise<void> {
   await ctx.storage.transaction(async () => {
+    await credentialsRevoked(ctx, { userId, reason: 'deleted', ...why })
     await deleteUserSessions(ctx, userId)
     await ctx.db.delete(account).where(eq(account.userId, userId))
     await ctx.db.delete(user).where(eq(user.id, userId))
@@ -261,6 +274,7 @@ export async function proveEmailOwnership(ctx: AuthContext, target: UserRow): Pr
     if (flipped.length === 1) {
       await ctx.db.delete(account).where(eq(account.userId, target.id))
       await deleteUserSessions(ctx, target.id)
+      await credentialsRevoked(ctx, { userId: target.id, reason: 'email-proven', actorUserId: target.id, meta: null })
       return flipped[0] as UserRow
     }
     return { ...target, emailVerified: true }

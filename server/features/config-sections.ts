@@ -25,6 +25,7 @@ import { configSections as multiSession } from './multi-session/config.js'
 import { configSections as genericOauth } from './generic-oauth/config.js'
 import { configSections as deviceAuthorization } from './device-authorization/config.js'
 import { configSections as anonymous } from './anonymous/config.js'
+import { configSections as appPasswords } from './app-passwords/config.js'
 import { configSections as ldap } from './ldap/config.js'
 import { configSections as saml } from './saml/config.js'
 
@@ -56,6 +57,7 @@ export const featureSections = {
   genericOAuth: genericOauth.genericOAuth,
   deviceAuthorization: deviceAuthorization.deviceAuthorization,
   anonymous: anonymous.anonymous,
+  appPasswords: appPasswords.appPasswords,
   ldap: ldap.ldap,
   saml: saml.saml,
 }

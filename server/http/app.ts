@@ -7,6 +7,7 @@ import type { AuthContext, RequestMeta } from '../core/context.js'
 import { recordAudit } from '../core/audit.js'
 import { APIError, ERR, OAuthAPIError } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
+import { assertNotImpersonating } from '../core/impersonation.js'
 import { outageAnswer } from '../core/outage.js'
 import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
@@ -451,6 +452,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       if (route.auth !== 'none') {
         const resolved = await resolveRequestSession(rc)
         if (resolved.status !== 'active') throw new APIError(401, 'UNAUTHORIZED', ERR.UNAUTHORIZED)
+        if (route.refusedWhileImpersonating) assertNotImpersonating(resolved.data)
         if (route.auth === 'fresh' && !isSessionFresh(ctx, resolved.data.session)) {
           throw new APIError(403, 'SESSION_NOT_FRESH', ERR.SESSION_NOT_FRESH)
         }

@@ -73,6 +73,11 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType, A extends Au
   exemptFromRateLimit?: boolean
   /** Refusals are OAuth's `{error, error_description}` (OAuthAPIError), so documented in OpenAPI. */
   oauthErrors?: boolean
+  /**
+   * True: an impersonation session is refused (403 IMPERSONATION_NOT_ALLOWED, core/impersonation.ts)
+   * before the handler runs: the routes that make a credential or take the account.
+   */
+  refusedWhileImpersonating?: A extends 'none' ? never : boolean
   handler: (rc: RouteContext<z.output<B>, z.output<Q>, SessionFor<A>>) => unknown
 }
 
@@ -87,6 +92,7 @@ export interface Route {
   direct?: boolean
   exemptFromRateLimit?: boolean
   oauthErrors?: boolean
+  refusedWhileImpersonating?: boolean
   handler: (rc: RouteContext<unknown, unknown, SessionWithUser | null>) => unknown
 }
 
@@ -104,6 +110,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     direct: def.direct,
     exemptFromRateLimit: def.exemptFromRateLimit,
     oauthErrors: def.oauthErrors,
+    refusedWhileImpersonating: def.refusedWhileImpersonating,
     // The runner validates body and query against the schemas and resolves the session the
     // declaration asks for before calling, so the erased types hold at run time.
     handler: def.handler as Route['handler'],

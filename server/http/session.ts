@@ -1,5 +1,6 @@
 import { type ResolvedSession, resolveCachedSession, resolveSession, type SessionWithUser } from '../core/sessions.js'
 import { toPublicUser } from '../core/users.js'
+import { noteImpersonation } from '../core/impersonation.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
@@ -79,13 +80,20 @@ export function clearSessionCookies(rc: AnyRouteContext): void {
  * expired or unknown session clears them, a refreshed one re-sets them with the remaining lifetime.
  * A feature may stand in for the cookie (an API key). Synchronous when nothing needs waiting for
  * (no feature claims the request and the session is a cache hit, active and not due a refresh):
- * the hot path of get-session then creates no promise. `await` it either way.
+ * the hot path of get-session then creates no promise. `await` it either way. An impersonation
+ * session marks the request's meta, so its audit events name the impersonator (core/impersonation.ts).
  */
 export function resolveRequestSession(
   rc: AnyRouteContext,
   options: { disableRefresh?: boolean } = {},
 ): ResolvedSession | Promise<ResolvedSession> {
-  return fromFeatures(rc, options, 0)
+  const resolved = fromFeatures(rc, options, 0)
+  return resolved instanceof Promise ? resolved.then((settled) => noted(rc, settled)) : noted(rc, resolved)
+}
+
+function noted(rc: AnyRouteContext, resolved: ResolvedSession): ResolvedSession {
+  if (resolved.status === 'active' && resolved.data.session.impersonatedBy) noteImpersonation(rc.meta, resolved.data)
+  return resolved
 }
 
 function fromFeatures(

@@ -166,4 +166,37 @@ describe('while a server runs on the same data directory', () => {
     expect(events[0]?.detail).toEqual({ via: 'cli', before: { role: 'user' }, after: { role: 'support,user' } })
     expect((await server.gatehouse.ctx.db.select().from(user).where(eq(user.email, email)))[0]?.role).toBe('support,user')
   })
+
+  it('invite prints a sign-up link with which the address signs up while signUp.mode is "invitation"', async () => {
+    const email = uniqueEmail('invited')
+    server.gatehouse.config.update({ signUp: { mode: 'invitation' } })
+    try {
+      const refused = await officialClient(server).client.signUp.email({ email, password: 'password1234', name: 'Invited' })
+      expect(refused.error).toMatchObject({ status: 403, code: 'SIGN_UP_INVITATION_REQUIRED' })
+      const res = await runCli([
+        'user',
+        'invite',
+        '--email',
+        email,
+        '--base-url',
+        'https://auth.example.com/',
+        '--data-dir',
+        server.dataDir,
+      ])
+      expect(res.stderr).toBe('')
+      expect(res.code).toBe(0)
+      const escaped = email.replace(/[.]/g, '\\.')
+      expect(res.stdout).toMatch(
+        new RegExp(
+          `^Invited ${escaped} to sign up until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z:\\nhttps://auth\\.example\\.com/api/auth/ui/sign-up\\?email=${encodeURIComponent(email).replace(/[.]/g, '\\.')}&invitation=[A-Za-z0-9]{32}\\n$`,
+        ),
+      )
+      const signedUp = await officialClient(server).client.signUp.email({ email, password: 'password1234', name: 'Invited' })
+      expect(signedUp.error).toBeNull()
+      const [audited] = await server.gatehouse.ctx.db.select().from(auditEvent).where(eq(auditEvent.type, 'admin.invite-sign-up'))
+      expect(audited).toMatchObject({ actorUserId: null, detail: { via: 'cli', email } })
+    } finally {
+      server.gatehouse.config.update({ signUp: { mode: 'open' } })
+    }
+  })
 })

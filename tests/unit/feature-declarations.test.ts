@@ -36,6 +36,7 @@ const CORE_SECTIONS = [
   'rateLimit',
   'user',
   'security',
+  'signUp',
   'log',
   'advanced',
 ]

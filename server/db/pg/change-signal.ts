@@ -30,9 +30,9 @@ export interface ChangeSignal {
 
 /**
  * The PostgreSQL change signal: one dedicated connection LISTENs on `gatehouse_change`; the
- * triggers of migrations 0002, 0005 and 0017 NOTIFY it (with the table's name) at the commit of any
+ * triggers of migrations 0002, 0005, 0017 and 0019 NOTIFY it (with the table's name) at the commit of any
  * write to user, session, account, organization, member, team, teamMember, apikey, twoFactor,
- * passkey, keypair, gatehouseConfig or oidcClient — every table an instance caches rows of. Each
+ * passkey, keypair, gatehouseConfig or oidcClient, and of a deletion from appPassword — every table an instance caches rows of. Each
  * notification, and each loss of the connection (notifications may be missed while disconnected),
  * moves `version()`.
  *

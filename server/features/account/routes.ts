@@ -25,6 +25,7 @@ export const accountRoutes = [
     method: 'POST',
     path: '/change-password',
     auth: 'session',
+    refusedWhileImpersonating: true,
     body: z.object({ newPassword: z.string(), currentPassword: z.string(), revokeOtherSessions: z.boolean().optional() }),
     handler: async (rc) => {
       const result = await changePassword(rc.ctx, rc.session, rc.body, rc.meta)
@@ -38,6 +39,7 @@ export const accountRoutes = [
     method: 'POST',
     path: '/change-email',
     auth: 'session',
+    refusedWhileImpersonating: true,
     body: z.object({ newEmail: z.email(), callbackURL: z.string().optional() }),
     handler: async (rc) => {
       const result = await changeEmail(rc.ctx, rc.session, rc.body, rc.meta)

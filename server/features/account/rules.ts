@@ -145,7 +145,7 @@ export async function changeOwnPassword<T>(
   const hash = await hashPassword(input.newPassword)
   const now = new Date(ctx.clock.now())
   const result = await ctx.storage.transaction(async () => {
-    await storeCredentialPassword(ctx, owner.id, hash)
+    await storeCredentialPassword(ctx, owner.id, hash, { reason: 'password-changed', actorUserId: owner.id, meta })
     return await inTransaction()
   })
   await recordAudit(ctx, {
@@ -167,7 +167,7 @@ export async function setPassword(ctx: AuthContext, userId: string, newPassword:
   const existing = await findCredentialAccount(ctx, userId)
   if (existing?.password) throw accountError(400, 'PASSWORD_ALREADY_SET')
   if (!existing && !(await findUserById(ctx, userId))) throw fail(404, 'USER_NOT_FOUND')
-  await storeCredentialPassword(ctx, userId, await hashPassword(newPassword))
+  await storeCredentialPassword(ctx, userId, await hashPassword(newPassword), { reason: 'password-set', actorUserId: null, meta })
   await recordAudit(ctx, { type: 'user.password-set', targetUserId: userId, meta })
 }
 
@@ -271,7 +271,7 @@ function assertDeleteEnabled(ctx: AuthContext): void {
 
 /** A user deleting their own account (password, fresh session or mailed token already checked). */
 async function deleteOwnAccount(ctx: AuthContext, userId: string, meta: RequestMeta): Promise<void> {
-  await deleteUserRows(ctx, userId)
+  await deleteUserRows(ctx, userId, { actorUserId: userId, meta })
   await recordAudit(ctx, { type: 'user.deleted', actorUserId: userId, targetUserId: userId, meta })
 }
 

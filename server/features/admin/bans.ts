@@ -1,4 +1,5 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { credentialsRevoked } from '../../core/credential-revocation.js'
 import { deleteUserSessions, type UserRow } from '../../core/sessions.js'
 import { type Actor, actorId, audit, authorize, refuse, requireUser } from './actor.js'
 import { patchUser } from './users.js'
@@ -36,6 +37,7 @@ export async function banUser(ctx: AuthContext, actor: Actor, input: BanInput, m
       banExpires: expiresIn ? new Date(ctx.clock.now() + expiresIn * 1000) : null,
     })
     const revoked = await deleteUserSessions(ctx, input.userId)
+    await credentialsRevoked(ctx, { userId: input.userId, reason: 'banned', actorUserId: actorId(actor), meta })
     await audit(ctx, actor, event, {
       targetUserId: input.userId,
       detail: { before: banState(before), after: banState(updated), sessionsRevoked: revoked },

@@ -1,3 +1,4 @@
+import { PANEL_IMPERSONATOR } from '../../core/impersonation.js'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { createSession, deleteSession, findSessionByToken, type SessionWithUser } from '../../core/sessions.js'
@@ -33,8 +34,7 @@ export async function impersonateUser(
   return created
 }
 
-/** `impersonatedBy` of sessions opened from a control-panel link: no administrator session stands behind them. */
-export const PANEL_IMPERSONATOR = 'gatehouse:panel'
+export { PANEL_IMPERSONATOR }
 /** A panel impersonation link is good for one use within this many seconds. */
 export const IMPERSONATION_LINK_TTL = 60
 

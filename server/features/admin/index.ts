@@ -1,3 +1,4 @@
+import { invitedToSignUp } from './sign-up-invitations.js'
 import { defineFeature } from '../../feature.js'
 import { adminColumns } from './columns.js'
 import { adminPanel } from './panel.js'
@@ -17,6 +18,8 @@ export const adminFeature = defineFeature({
   errors: ADMIN_ERR,
   routes: adminRoutes,
   panel: adminPanel,
+  // signUp.mode "invitation": an administrator's sign-up invitation lets its address sign up.
+  invitesSignUp: invitedToSignUp,
 })
 
 // The rules other entry points (the `gatehouse user` CLI, tests, benchmarks) call directly.
@@ -24,4 +27,5 @@ export { type Actor, systemActor, userActor } from './actor.js'
 export { banUser, unbanUser } from './bans.js'
 export { createImpersonationLink } from './impersonation.js'
 export { type ListUsersQuery, listUsers } from './list-users.js'
+export { inviteToSignUp, type SignUpInvitation } from './sign-up-invitations.js'
 export { createUser, setEmailVerified, setRole, setUserPassword } from './users.js'

@@ -107,6 +107,14 @@ export const adminContract = {
       z.object({ user: userRowSchema }),
     ),
   ),
+  'users.inviteToSignUp': requires(
+    ['user', 'create'],
+    mutation(
+      'Invites an address to sign up (signUp.mode "invitation"): the link to the hosted sign-up page, to send or copy',
+      z.object({ email: z.string().min(3).max(320) }).strict(),
+      z.object({ email: z.string(), link: z.string(), expiresAt: ms }),
+    ),
+  ),
   'users.sendPasswordReset': requires(
     ['user', 'update'],
     mutation('Mails the user a password-reset link (through the outbox)', z.object({ userId: id }).strict(), ok),

@@ -13,6 +13,7 @@ import { createImpersonationLink } from './impersonation.js'
 import { listUsers, searchUsersEverywhere } from './list-users.js'
 import type { adminContract, SessionView, UserView } from './panel-contract.js'
 import { listSessionsOfUser, revokeUserSession, revokeUserSessions } from './sessions.js'
+import { inviteToSignUp } from './sign-up-invitations.js'
 import { bulkUserAction, liftUserLocks, sendPasswordResetMail, sendVerificationMail, userLocks } from './support.js'
 import { adminUpdateUser, createUser, getUser, removeUser, setEmailVerified, setRole, setUserPassword } from './users.js'
 import { knownRoles } from './access.js'
@@ -109,6 +110,10 @@ export const adminPanel = (env: PanelEnv) => {
     async 'users.update'({ userId, name, email }: Input<'users.update'>) {
       const data = { ...(name !== undefined ? { name } : {}), ...(email !== undefined ? { email } : {}) }
       return { user: toUserView(await adminUpdateUser(ctx, actor(), { userId, data }, PANEL_META)) }
+    },
+
+    async 'users.inviteToSignUp'({ email }: Input<'users.inviteToSignUp'>) {
+      return await inviteToSignUp(ctx, actor(), { email }, PANEL_META)
     },
 
     async 'users.sendPasswordReset'({ userId }: Input<'users.sendPasswordReset'>) {

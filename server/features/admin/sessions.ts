@@ -1,6 +1,7 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { activeSessionsOfUser, deleteSessionByToken, deleteUserSessions, type SessionRow } from '../../core/sessions.js'
-import { type Actor, audit, authorize } from './actor.js'
+import { credentialsRevoked } from '../../core/credential-revocation.js'
+import { type Actor, actorId, audit, authorize } from './actor.js'
 
 /** An administrator's view of other users' sessions (SPEC §7 Admin). */
 
@@ -27,7 +28,11 @@ export async function revokeUserSession(ctx: AuthContext, actor: Actor, sessionT
 export async function revokeUserSessions(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<number> {
   const event = { type: 'admin.revoke-user-sessions', meta }
   await authorize(ctx, actor, ['session', 'revoke'], 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS', event, userId)
-  const revoked = await deleteUserSessions(ctx, userId)
+  const revoked = await ctx.storage.transaction(async () => {
+    const count = await deleteUserSessions(ctx, userId)
+    await credentialsRevoked(ctx, { userId, reason: 'sessions-revoked', actorUserId: actorId(actor), meta })
+    return count
+  })
   await audit(ctx, actor, event, { targetUserId: userId, detail: { count: revoked } })
   return revoked
 }

@@ -1,4 +1,5 @@
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import { credentialsRevoked } from '../../core/credential-revocation.js'
 import { APIError } from '../../core/errors.js'
 import { deleteUserSessions, type UserRow } from '../../core/sessions.js'
 import {
@@ -199,7 +200,10 @@ export async function adminUpdateUser(
       const before = await requireUser(ctx, input.userId)
       if (Object.keys(additional).length > 0) patch.additionalFields = { ...before.additionalFields, ...additional }
       const updated = await patchUser(ctx, input.userId, patch)
-      if (patch.banned === true) await deleteUserSessions(ctx, input.userId)
+      if (patch.banned === true) {
+        await deleteUserSessions(ctx, input.userId)
+        await credentialsRevoked(ctx, { userId: input.userId, reason: 'banned', actorUserId: actorId(actor), meta })
+      }
       const changed = Object.keys(patch)
       const pick = (row: UserRow) =>
         Object.fromEntries(changed.map((k) => [k, k === 'banExpires' ? (row.banExpires?.toISOString() ?? null) : row[k as keyof UserRow]]))
@@ -244,7 +248,7 @@ export async function removeUser(ctx: AuthContext, actor: Actor, userId: string,
   if (actorId(actor) === userId) throw adminError(400, 'YOU_CANNOT_REMOVE_YOURSELF')
   await ctx.storage.transaction(async () => {
     const before = await requireUser(ctx, userId)
-    await deleteUserRows(ctx, userId)
+    await deleteUserRows(ctx, userId, { actorUserId: actorId(actor), meta })
     await audit(ctx, actor, event, {
       targetUserId: userId,
       detail: { before: { email: before.email, name: before.name, role: before.role, username: before.username } },
@@ -267,7 +271,7 @@ export async function setUserPassword(
   const hash = await hashPassword(input.newPassword)
   const target = await ctx.storage.transaction(async () => {
     const row = await requireUser(ctx, input.userId)
-    const { created } = await storeCredentialPassword(ctx, row.id, hash)
+    const { created } = await storeCredentialPassword(ctx, row.id, hash, { reason: 'password-set', actorUserId: actorId(actor), meta })
     await audit(ctx, actor, event, { targetUserId: row.id, detail: { createdCredential: created } })
     return row
   })

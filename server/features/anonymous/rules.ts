@@ -70,7 +70,7 @@ export async function removeLinkedAnonymousUser(
   }
   try {
     await ctx.storage.transaction(async () => {
-      await deleteUserRows(ctx, anonymous.user.id)
+      await deleteUserRows(ctx, anonymous.user.id, { actorUserId: signedIn.user.id, meta })
       await recordAudit(ctx, event)
     })
     return true
@@ -85,7 +85,7 @@ export async function deleteAnonymousUser(ctx: AuthContext, current: SessionWith
   if (ctx.config().anonymous.disableDeleteAnonymousUser) throw anonymousError(400, 'DELETE_ANONYMOUS_USER_DISABLED')
   if (!current.user.isAnonymous) throw anonymousError(403, 'USER_IS_NOT_ANONYMOUS')
   await ctx.storage.transaction(async () => {
-    await deleteUserRows(ctx, current.user.id)
+    await deleteUserRows(ctx, current.user.id, { actorUserId: current.user.id, meta })
     await recordAudit(ctx, { type: 'user.deleted', actorUserId: current.user.id, detail: { method: 'anonymous' }, meta })
   })
 }

@@ -1,3 +1,4 @@
+import { assertNotImpersonating } from '../../core/impersonation.js'
 import { z } from 'zod'
 import type { AuthContext } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
@@ -50,6 +51,8 @@ const managementRoutes: Route[] = [
     enabled,
     handler: async (rc) => {
       const session = await optionalSession(rc)
+      // The session is optional here (a server may create a key for a userId), so no route flag.
+      assertNotImpersonating(session)
       return await createApiKey(rc.ctx, rc.body, { kind: 'client', session, meta: rc.meta })
     },
   }),

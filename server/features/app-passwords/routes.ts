@@ -8,6 +8,7 @@ export const appPasswordRoutes = [
     path: '/app-password/create',
     // A new credential: as adding a passkey, only from a recent sign-in.
     auth: 'fresh',
+    refusedWhileImpersonating: true,
     body: createBody,
     handler: (rc) => createAppPassword(rc.ctx, rc.session.user.id, rc.body, rc.meta),
   }),

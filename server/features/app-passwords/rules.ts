@@ -1,10 +1,11 @@
 import { z } from 'zod'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
+import type { CredentialRevocation } from '../../core/credential-revocation.js'
 import { generateId, randomString } from '../../crypto/random.js'
 import { appPasswordError } from './errors.js'
 import type { AppPasswordRow } from './schema.js'
-import { countAppPasswordsOf, deleteAppPasswordOf, insertAppPassword, listAppPasswordsOf } from './store.js'
+import { countAppPasswordsOf, deleteAppPasswordOf, deleteAppPasswordsOf, insertAppPassword, listAppPasswordsOf } from './store.js'
 import { hashAppPassword, isLive } from './verify.js'
 
 /** Secrets: 28 characters of [A-Za-z0-9] (166 bits; 142 bits besides the four shown as the hint). */
@@ -100,4 +101,25 @@ export async function revokeAppPassword(ctx: AuthContext, userId: string, id: st
     detail: { name: row.name, via: meta ? 'api' : 'panel' },
     meta,
   })
+}
+
+/**
+ * A step that evicts an intruder was taken (core/credential-revocation.ts): every app password of
+ * the user is revoked, each with its audit event naming the reason; a change the person made
+ * themself keeps them when `appPasswords.keepOnPasswordChange` says so. Inside the step's
+ * transaction: the password, the ban or the deletion and the revocation commit together.
+ */
+export async function revokeAppPasswordsFor(ctx: AuthContext, revocation: CredentialRevocation): Promise<void> {
+  if (revocation.reason === 'password-changed' && ctx.config().appPasswords.keepOnPasswordChange) return
+  const rows = await deleteAppPasswordsOf(ctx, revocation.userId)
+  for (const row of rows) {
+    await recordAudit(ctx, {
+      type: 'app-password.revoked',
+      actorUserId: revocation.actorUserId,
+      targetUserId: revocation.userId,
+      target: row.id,
+      detail: { name: row.name, reason: revocation.reason },
+      meta: revocation.meta,
+    })
+  }
 }

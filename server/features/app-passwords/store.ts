@@ -29,6 +29,11 @@ export function deleteAppPasswordOf(ctx: AuthContext, userId: string, id: string
   )
 }
 
+/** Deletes every app password of the user; the deleted rows. */
+export function deleteAppPasswordsOf(ctx: AuthContext, userId: string): Promise<AppPasswordRow[]> {
+  return ctx.db.delete(appPassword).where(eq(appPassword.userId, userId)).returning()
+}
+
 /** The user's app password with this hash, if any (the hash is unique). */
 export function findAppPasswordByHash(ctx: AuthContext, userId: string, hash: string): Promise<AppPasswordRow | undefined> {
   return firstRow(

@@ -1,3 +1,5 @@
+import { fail } from '../../core/errors.js'
+import { signUpRefusal } from '../../core/sign-up-gate.js'
 import { z } from 'zod'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
@@ -38,7 +40,7 @@ export async function sendOTP(ctx: AuthContext, email: string, type: OTPType, me
   const otp = randomString(conf.otpLength, '0123456789')
   await replaceOTP(ctx, identifier, `${otp}:0`, new Date(ctx.clock.now() + conf.expiresIn * 1000))
   const found = await findUserByEmail(ctx, email)
-  if (!found && !(type === 'sign-in' && !conf.disableSignUp)) {
+  if (!found && !(type === 'sign-in' && !conf.disableSignUp && (await signUpRefusal(ctx, email)) === null)) {
     await deleteOTPs(ctx, identifier)
     return
   }
@@ -100,6 +102,9 @@ export async function identifyByOTP(
   let found: UserRow | undefined = await findUserByEmail(ctx, email)
   if (!found) {
     if (ctx.config().emailOTP.disableSignUp) throw emailOTPError(400, 'INVALID_OTP')
+    const refusal = await signUpRefusal(ctx, email)
+    if (refusal === 'closed') throw emailOTPError(400, 'INVALID_OTP')
+    if (refusal) throw fail(403, 'SIGN_UP_INVITATION_REQUIRED', 'SIGN_UP_INVITATION_REQUIRED', 'email')
     const additionalFields = readAdditionalFields(ctx, input.rest, 'create')
     try {
       found = await insertUser(
@@ -162,7 +167,7 @@ export async function resetPasswordByOTP(
   const hash = await hashPassword(input.password)
   await ctx.storage.transaction(async () => {
     if (!(await spendOTPValue(ctx, identifier, value))) throw emailOTPError(400, 'INVALID_OTP')
-    await storeCredentialPassword(ctx, found.id, hash)
+    await storeCredentialPassword(ctx, found.id, hash, { reason: 'password-reset', actorUserId: found.id, meta })
     if (revokeSessionsOnPasswordReset) await deleteUserSessions(ctx, found.id)
     if (!found.emailVerified) await updateUserColumns(ctx, found.id, { emailVerified: true, updatedAt: new Date(ctx.clock.now()) })
     await recordAudit(ctx, { type: 'user.password-reset', actorUserId: found.id, detail: { method: 'email-otp' }, meta })

@@ -111,7 +111,7 @@ export async function resetPassword(
   const revoked = await ctx.storage.transaction(async () => {
     // Consumed here, after the hashing: of two concurrent resets with one token, one wins.
     if (!(await consumeVerification(ctx, identifier(token), pending.value))) throw fail(400, 'INVALID_TOKEN', 'INVALID_TOKEN', 'token')
-    await storeCredentialPassword(ctx, target.id, hash)
+    await storeCredentialPassword(ctx, target.id, hash, { reason: 'password-reset', actorUserId: target.id, meta })
     return revoke ? await deleteUserSessions(ctx, target.id) : 0
   })
   await recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })

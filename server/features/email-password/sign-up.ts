@@ -1,3 +1,5 @@
+import { fail } from '../../core/errors.js'
+import { signUpRefusal } from '../../core/sign-up-gate.js'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -37,7 +39,13 @@ export interface SignUpResult {
 export async function signUpEmail(ctx: AuthContext, input: SignUpInput, meta: RequestMeta): Promise<SignUpResult> {
   const conf = ctx.config().emailAndPassword
   if (!conf.enabled || conf.disableSignUp) throw emailPasswordError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED')
+  if (ctx.config().signUp.mode === 'closed') throw emailPasswordError(400, 'EMAIL_PASSWORD_SIGN_UP_DISABLED')
   assertValidEmail(input.email)
+  // signUp.mode "invitation": refused before anything tells whether the address has an account.
+  if ((await signUpRefusal(ctx, input.email)) !== null) {
+    await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { reason: 'SIGN_UP_INVITATION_REQUIRED' }, meta })
+    throw fail(403, 'SIGN_UP_INVITATION_REQUIRED', 'SIGN_UP_INVITATION_REQUIRED', 'email')
+  }
   await assertPasswordPolicy(ctx, input.password, [input.email, input.name])
   const additionalFields = readAdditionalFields(ctx, input.extra, 'create')
   const featureFields = await readFeatureUserFields(ctx, input.extra, { mode: 'create' })

@@ -68,7 +68,7 @@ export function publicConfig(ctx: AuthContext) {
     logo: c.hostedPages.logo ?? null,
     color: c.hostedPages.color,
     emailAndPassword: password && !off('/sign-in/email'),
-    signUp: password && !c.emailAndPassword.disableSignUp && !off('/sign-up/email'),
+    signUp: password && !c.emailAndPassword.disableSignUp && c.signUp.mode !== 'closed' && !off('/sign-up/email'),
     username: password && !off('/sign-in/username'),
     passkey: c.passkey.enabled,
     twoFactor: c.twoFactor.enabled,

@@ -1,3 +1,4 @@
+import { signUpRefusal } from '../../core/sign-up-gate.js'
 import { z } from 'zod'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
@@ -70,6 +71,8 @@ export async function identifyByMagicLink(
   let isNewUser = false
   if (!found) {
     if (ctx.config().magicLink.disableSignUp) throw new MagicLinkError('new_user_signup_disabled')
+    const refusal = await signUpRefusal(ctx, email)
+    if (refusal) throw new MagicLinkError(refusal === 'closed' ? 'new_user_signup_disabled' : 'invitation_required')
     try {
       found = await insertUser(ctx, { email, name: parsed.name || '', emailVerified: true }, null)
       isNewUser = true

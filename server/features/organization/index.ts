@@ -1,3 +1,4 @@
+import { hasPendingInvitation } from './store.js'
 import { defineFeature } from '../../feature.js'
 import { organizationColumns } from './columns.js'
 import { renderInvitationMail } from './mail.js'
@@ -22,6 +23,8 @@ export const organizationFeature = defineFeature({
   errors: ORG_ERRORS,
   routes: organizationRoutes,
   panel: organizationPanel,
+  // signUp.mode "invitation": a pending invitation lets its address sign up.
+  invitesSignUp: hasPendingInvitation,
   // A role declared with an organization's slug would make its members members of that group.
   configProblems: roleSlugClashes,
   // Slugs stored before the slug rule (slugs.ts): one warning line each, with the way to rename it.

@@ -289,6 +289,19 @@ export async function listInvitationsOf(ctx: AuthContext, organizationId: string
 const pendingAt = (organizationId: string, now: number): SQL | undefined =>
   and(eq(invitation.organizationId, organizationId), eq(invitation.status, 'pending'), gt(invitation.expiresAt, new Date(now)))
 
+/** Whether the address has a pending, unexpired invitation to any organization (signUp.mode "invitation"). */
+export async function hasPendingInvitation(ctx: AuthContext, email: string): Promise<boolean> {
+  const now = new Date(ctx.clock.now())
+  const found = await firstRow(
+    ctx.db
+      .select({ id: invitation.id })
+      .from(invitation)
+      .where(and(eq(invitation.email, email), eq(invitation.status, 'pending'), gt(invitation.expiresAt, now)))
+      .limit(1),
+  )
+  return found !== undefined
+}
+
 /** Pending, unexpired invitations of one address to one organization, oldest first. */
 export async function listPendingInvitationsFor(ctx: AuthContext, organizationId: string, email: string): Promise<InvitationRow[]> {
   return ctx.db

@@ -49,6 +49,16 @@ export const overviewContract = {
       outage: storageOutageSchema.nullable(),
       /** Forward auth: allowed requests per protected app over the last 24 hours, busiest first (refusals are in the audit log). */
       protectedApps: z.array(z.object({ app: z.string(), allowed: z.number() })),
+      /**
+       * Who may create an account (core/sign-up-gate.ts): `open` when anyone who reaches the server
+       * can, through `methods`; `verificationRequired` whether their email must be verified first.
+       */
+      signUp: z.object({
+        mode: z.enum(['open', 'invitation', 'closed']),
+        open: z.boolean(),
+        methods: z.array(z.string()),
+        verificationRequired: z.boolean(),
+      }),
     }),
   ),
 }

@@ -2,6 +2,7 @@ import { isAdministrator } from '../admin/access.js'
 import { allowedPerApp } from '../forward-auth/counts.js'
 import { recentAuditEvents } from '../../core/audit.js'
 import { currentOutage, outageAnswer } from '../../core/outage.js'
+import { signUpExposure } from '../../core/sign-up-gate.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
 import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
 import type { PanelEnv } from '../../panel/env.js'
@@ -44,6 +45,7 @@ export const overviewPanel = (env: PanelEnv) => ({
         setup: await setupChecklist(env),
         protectedApps: await allowedPerApp(ctx, 24),
         outage: currentOutage(ctx),
+        signUp: signUpExposure(ctx),
       }
     } catch (error) {
       // The storage is out: the overview still opens, and says so (issue 31 §6).
@@ -56,6 +58,7 @@ export const overviewPanel = (env: PanelEnv) => ({
         setup: [],
         protectedApps: [],
         outage: currentOutage(ctx),
+        signUp: signUpExposure(ctx),
       }
     }
   },

@@ -33,6 +33,7 @@ export const passkeyRoutes = [
     method: 'GET',
     path: '/passkey/generate-register-options',
     auth: 'fresh',
+    refusedWhileImpersonating: true,
     query: z
       .looseObject({ authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(), name: z.string().optional() })
       .optional(),
@@ -60,6 +61,7 @@ export const passkeyRoutes = [
     method: 'POST',
     path: '/passkey/verify-registration',
     auth: 'fresh',
+    refusedWhileImpersonating: true,
     body: z.looseObject({ response: z.looseObject({ id: z.string(), response: z.looseObject({}) }), name: z.string().optional() }),
     handler: async (rc) => {
       assertEnabled(rc)

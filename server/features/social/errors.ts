@@ -120,6 +120,8 @@ export type CallbackErrorCode =
   | 'account_not_linked'
   | 'unable_to_link_account'
   | 'signup_disabled'
+  /** signUp.mode "invitation" and the address is not invited (core/sign-up-gate.ts). */
+  | 'invitation_required'
   | 'unable_to_create_user'
   | 'unable_to_create_session'
   | 'account_already_linked_to_different_user'

@@ -1,3 +1,4 @@
+import { signUpRefusal } from '../../core/sign-up-gate.js'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -134,6 +135,11 @@ export async function findOrCreateOAuthUser(ctx: AuthContext, input: SignInInput
     throw new OAuthFlowError('signup_disabled')
   }
   if (!email) throw new OAuthFlowError('email_not_found')
+  const refusal = await signUpRefusal(ctx, email)
+  if (refusal) {
+    await recordAudit(ctx, { type: 'user.sign-up', outcome: 'failure', detail: { provider: providerId, reason: refusal }, meta })
+    throw new OAuthFlowError(refusal === 'closed' ? 'signup_disabled' : 'invitation_required')
+  }
   let created: UserRow
   try {
     // The user and its provider account together: a user without a way in is never left behind.

@@ -106,6 +106,7 @@ export const twoFactorRoutes = [
     method: 'POST',
     path: '/two-factor/enable',
     auth: 'session',
+    refusedWhileImpersonating: true,
     body: z.object({ password, issuer: z.string().optional(), method: z.enum(['otp', 'totp']).default('totp') }),
     handler: async (rc) => {
       assertEnabled(rc)
@@ -137,6 +138,7 @@ export const twoFactorRoutes = [
     method: 'POST',
     path: '/two-factor/get-totp-uri',
     auth: 'session',
+    refusedWhileImpersonating: true,
     body: z.object({ password }),
     handler: async (rc) => {
       assertEnabled(rc)
@@ -148,6 +150,7 @@ export const twoFactorRoutes = [
     method: 'POST',
     path: '/two-factor/generate-backup-codes',
     auth: 'session',
+    refusedWhileImpersonating: true,
     body: z.object({ password }),
     handler: async (rc) => {
       assertEnabled(rc)

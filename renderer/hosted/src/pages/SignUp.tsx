@@ -71,7 +71,16 @@ export function SignUpPage({ config }: PageProps) {
       <form onSubmit={submit} noValidate aria-label="Create your account">
         <Stack gap="sm">
           <TextInput name="name" label="Name" autoComplete="name" required error={errors.fields.name} autoFocus />
-          <TextInput name="email" type="email" label="Email" autoComplete="email" required error={errors.fields.email} />
+          <TextInput
+            name="email"
+            type="email"
+            label="Email"
+            autoComplete="email"
+            required
+            error={errors.fields.email}
+            // An administrator's sign-up invitation link (issue 47 §2) names the invited address.
+            defaultValue={new URLSearchParams(window.location.search).get('email') ?? undefined}
+          />
           <PasswordInput
             name="password"
             label="Password"

@@ -1,6 +1,8 @@
 import { BarChart } from '@mantine/charts'
 import {
+  Alert,
   Anchor,
+  Button,
   Card,
   CloseButton,
   Group,
@@ -18,7 +20,7 @@ import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDeskto
 import type { SetupStep } from '../../../../server/features/overview/panel-contract'
 import { type ReactNode, useState } from 'react'
 import type { OpOutput } from '../../../../server/panel/contract'
-import { useOp } from '../../api'
+import { useOp, useOpMutation } from '../../api'
 
 type ServerInfo = OpOutput<'server.info'>
 import { AuditTable } from '../../components/AuditTable'
@@ -78,6 +80,39 @@ const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value
       link: 'Users',
     },
   }
+
+/**
+ * Anyone who reaches the server can create an account (signUp.mode "open" with a way to sign up
+ * on): said on the overview, with the one-click change to invitation-only sign-up.
+ */
+function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) {
+  const save = useOpMutation('settings.update')
+  if (!signUp.open) return null
+  return (
+    <Alert color="orange" title="Anyone who reaches this server can create an account" data-testid="open-sign-up">
+      <Stack gap="xs">
+        <Text size="sm">
+          Sign-up is open ({signUp.methods.join(', ')}).{' '}
+          {signUp.verificationRequired
+            ? 'A new account must verify its email before it signs in.'
+            : 'Email verification is not required: a new account is signed in, and vouched for to your apps, under any address it claims.'}
+        </Text>
+        <Group>
+          <Button
+            size="xs"
+            color="orange"
+            data-testid="sign-up-invitation-only"
+            loading={save.isPending}
+            onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
+          >
+            Allow sign-up by invitation only
+          </Button>
+        </Group>
+        <ErrorNotice error={save.error} />
+      </Stack>
+    </Alert>
+  )
+}
 
 const DISMISSED = 'gatehouse.firstRun.dismissed'
 
@@ -245,6 +280,7 @@ export default function Overview() {
     <Stack>
       <PageHeader title="Overview" description="How this Gatehouse is doing right now." />
       {overview.data?.outage && <StorageOutage outage={overview.data.outage} />}
+      {overview.data && <OpenSignUp signUp={overview.data.signUp} />}
       {overview.data && <FirstRun steps={overview.data.setup} />}
       <SecondFactorSummary />
       <ErrorNotice error={overview.error ?? info.error} onRetry={() => void overview.refetch()} />
