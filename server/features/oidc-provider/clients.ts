@@ -360,10 +360,34 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
 
 // ------------------------------------------------------------------ self-registered clients (RFC 7591 / 7592)
 
+/** 127.0.0.0/8, [::1] and localhost: the only hosts a self-registered client may name with plain http (RFC 8252 §7.3). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  if (host === 'localhost' || host === '::1') return true
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host)
+  return v4 !== null && Number(v4[1]) === 127
+}
+
+/**
+ * A self-registered client's redirect URI (already a valid one, isValidRedirectUri): https; plain
+ * http only on loopback; a private-use scheme only reverse-DNS style (RFC 8252 §7.1) and for a
+ * client registered with application_type native. The code of the refusal, or undefined.
+ */
+export function registeredRedirectRefusal(
+  uri: string,
+  native: boolean,
+): 'REGISTERED_REDIRECT_HTTP' | 'REGISTERED_REDIRECT_SCHEME' | undefined {
+  const url = new URL(uri)
+  const scheme = url.protocol.slice(0, -1).toLowerCase()
+  if (scheme === 'https') return undefined
+  if (scheme === 'http') return isLoopbackHost(url.hostname) ? undefined : 'REGISTERED_REDIRECT_HTTP'
+  return native && /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/.test(scheme) ? undefined : 'REGISTERED_REDIRECT_SCHEME'
+}
+
 /**
  * Why a self-registered client's metadata is refused (undefined: accepted): its redirect URIs pass
- * the same checks as `oidc client create`, within `oidcProvider.registration.redirectHosts` when
- * set; its back-channel logout URI the same as an admin's.
+ * the checks of `oidc client create` and registeredRedirectRefusal's, within
+ * `oidcProvider.registration.redirectHosts` when set; its back-channel logout URI the same as an admin's.
  */
 export function registrationRefusal(
   metadata: Record<string, unknown>,
@@ -373,10 +397,15 @@ export function registrationRefusal(
     ['redirect_uris', metadata.redirect_uris],
     ['post_logout_redirect_uris', metadata.post_logout_redirect_uris],
   ] as const
+  const native = metadata.application_type === 'native'
   for (const [name, value] of lists) {
     if (value === undefined) continue
     if (!Array.isArray(value) || value.some((uri) => typeof uri !== 'string' || !isValidRedirectUri(uri)))
       return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.INVALID_REDIRECT_URI}` }
+    for (const uri of value as string[]) {
+      const refused = registeredRedirectRefusal(uri, native)
+      if (refused) return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT[refused]} (${uri})` }
+    }
     if (redirectHosts.length > 0) {
       const hosts = new Set(redirectHosts.map((h) => h.toLowerCase()))
       for (const uri of value as string[]) {

@@ -51,6 +51,13 @@ export const oidcProviderConfig = z
         allowedHosts: z.array(z.string().min(1)).default([]),
         /** When non-empty, the only hosts a self-registered client's redirect URIs may name. */
         redirectHosts: z.array(z.string().min(1)).default([]),
+        /** How many clients one initial access token may register in all (RFC 7591 §3; its uses count apart). */
+        maxClientsPerToken: z.number().int().min(1).max(100_000).default(10),
+        /**
+         * Registrations per source (an IPv4 address, an IPv6 /64) at `POST /oauth2/register`, counted by
+         * the HTTP rate limiter (`rateLimit.enabled`, its storage) in `window` seconds.
+         */
+        rateLimit: z.object({ window: z.number().int().min(1).default(60), max: z.number().int().min(1).default(10) }).prefault({}),
       })
       .prefault({}),
     /**

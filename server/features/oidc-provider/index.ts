@@ -127,18 +127,17 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
   if (rc.path === OIDC_ROUTES.registration && req.method === 'POST' && ctx.config().oidcProvider.registration.enabled) {
     // RFC 7591 §3: the initial access token, checked (and a use spent) here; oidc-provider sees an internal one.
     const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
-    const tokenId = presented ? await spendRegistration(ctx, presented) : undefined
-    if (!tokenId) {
+    const spent = presented ? await spendRegistration(ctx, presented) : ({ refused: 'invalid' } as const)
+    if (!('tokenId' in spent)) {
+      const description = spent.refused === 'client-limit' ? OIDC_ERRORS.REGISTRATION_CLIENT_LIMIT : 'invalid initial access token'
       res.statusCode = 401
       res.setHeader('content-type', 'application/json; charset=utf-8')
       res.setHeader('cache-control', 'no-store')
-      res.setHeader(
-        'www-authenticate',
-        'Bearer realm="registration", error="invalid_token", error_description="invalid initial access token"',
-      )
-      res.end(JSON.stringify({ error: 'invalid_token', error_description: 'invalid initial access token' }))
+      res.setHeader('www-authenticate', `Bearer realm="registration", error="invalid_token", error_description="${description}"`)
+      res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
       return
     }
+    const { tokenId } = spent
     req.headers.authorization = `Bearer ${internalRegistrationToken(ctx.secret)}`
     const mountedReq = req as IncomingMessage & { originalUrl?: string }
     mountedReq.originalUrl = `${ctx.config().basePath}${rc.path}`
@@ -167,6 +166,10 @@ export const oidcProviderFeature = defineFeature({
   tables,
   errors: OIDC_ERRORS,
   routes: oidcProviderRoutes,
+  // Dynamic registration: its own count per source (IPv4 address, IPv6 /64) by the HTTP limiter.
+  rateLimit: [
+    { pathMatcher: (path) => path === OIDC_ROUTES.registration, rule: (ctx) => ctx.config().oidcProvider.registration.rateLimit },
+  ],
   panel: oidcPanel,
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),

@@ -279,7 +279,12 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           const privileged = Object.keys(body).find((name) => name.startsWith('gatehouse_'))
           if (privileged) throw new errors.InvalidClientMetadata(`${privileged} cannot be registered`)
           const refused = registrationRefusal(metadata, conf.registration.redirectHosts)
-          if (refused?.error === 'invalid_redirect_uri') throw new errors.InvalidRedirectUri(refused.description)
+          if (refused?.error === 'invalid_redirect_uri') {
+            // Its constructor takes no description (it has a fixed one about authorization requests).
+            const error = new errors.InvalidRedirectUri()
+            error.error_description = refused.description
+            throw error
+          }
           if (refused) throw new errors.InvalidClientMetadata(refused.description)
         },
       },

@@ -558,10 +558,15 @@ export async function revokeRegistrationToken(ctx: AuthContext, id: string, at: 
 
 /**
  * Spends one use of the token with this hash, when it is valid now (not revoked, not expired, a use
- * left): one UPDATE, so two registrations racing for its last use cannot both have it. Its id, or
- * undefined.
+ * left, fewer than `maxClients` registrations made with it): one UPDATE, so two registrations racing
+ * for its last use cannot both have it. Its id, or undefined.
  */
-export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string, now: Date): Promise<string | undefined> {
+export async function spendRegistrationToken(
+  ctx: AuthContext,
+  tokenHash: string,
+  now: Date,
+  maxClients: number,
+): Promise<string | undefined> {
   const spent = await firstRow(
     ctx.db
       .update(oidcRegistrationToken)
@@ -575,11 +580,17 @@ export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string
           isNull(oidcRegistrationToken.revokedAt),
           or(isNull(oidcRegistrationToken.expiresAt), gt(oidcRegistrationToken.expiresAt, now)),
           or(isNull(oidcRegistrationToken.usesLeft), gt(oidcRegistrationToken.usesLeft, 0)),
+          lt(oidcRegistrationToken.used, maxClients),
         ),
       )
       .returning({ id: oidcRegistrationToken.id }),
   )
   return spent?.id
+}
+
+/** The token with this hash, whatever its state (to say why a registration was refused). */
+export async function findRegistrationTokenByHash(ctx: AuthContext, tokenHash: string): Promise<OidcRegistrationTokenRow | undefined> {
+  return firstRow(ctx.db.select().from(oidcRegistrationToken).where(eq(oidcRegistrationToken.tokenHash, tokenHash)))
 }
 
 /** Gives back the use a registration spent when it was refused (its metadata): the token's count as before. */

@@ -8,7 +8,19 @@ import { listLogoutDeliveries } from '../../../server/features/oidc-provider/sto
 import { administrator, type Member } from '../../helpers/members.js'
 import { signUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
-import { browse, CALLBACK, discover, insecure, PASSWORD, RP, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
+import {
+  browse,
+  discover,
+  insecure,
+  PASSWORD,
+  RP,
+  type Receiver,
+  SECURE_CALLBACK,
+  signedInJar,
+  signIn,
+  signOutOf,
+  startReceiver,
+} from './rp.js'
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: each of the five ways a Gatehouse session ends sends
@@ -204,7 +216,7 @@ describe('back-channel logout to self-registered clients', () => {
       const { token } = await createRegistrationToken(ctx, {}, { via: 'cli' })
       const registered = await oidc.dynamicClientRegistration(
         new URL(own.base),
-        { redirect_uris: [CALLBACK], backchannel_logout_uri: target.url },
+        { redirect_uris: [SECURE_CALLBACK], backchannel_logout_uri: target.url },
         undefined,
         { initialAccessToken: token, ...insecure },
       )
@@ -214,7 +226,7 @@ describe('back-channel logout to self-registered clients', () => {
       const sids: string[] = []
       for (let i = 0; i < 2; i++) {
         const jar = await signedInJar(own, signedUp)
-        const tokens = await signIn(own, rp, jar)
+        const tokens = await signIn(own, rp, jar, { redirectUri: SECURE_CALLBACK })
         sids.push(tokens.claims()?.sid as string)
         if (i === 0) {
           await signOutOf(own, jar)
