@@ -228,7 +228,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     // oidc-provider runs its AsyncLocalStorage around every request its Koa app serves; once run it
     // would stay enabled for good, and with it async_hooks' promise hooks on every promise of the
     // process (Node 22), fast-path token requests included. Off while no request is in its hands.
-    idleOff((await import('oidc-provider/lib/helpers/als.js')).default)
+    const als = (await import('oidc-provider/lib/helpers/als.js')).default
+    idleOff(als)
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -421,7 +422,24 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     provider.proxy = ctx.baseURL.startsWith('https:')
     // oidc-provider's end-session sends back-channel notices itself, while it answers: they are
     // queued instead, with those of Gatehouse's other sign-outs (at most one per client and sid).
-    const clientPrototype = provider.Client.prototype as unknown as { backchannelLogout: SendLogout }
+    const clientPrototype = provider.Client.prototype as unknown as {
+      backchannelLogout: SendLogout
+      postLogoutRedirectUriAllowed(this: ClientInstance, value: string): boolean
+    }
+    // RP-Initiated Logout 1.0 §3: without an ID token the client was issued (id_token_hint, which
+    // oidc-provider validates and takes the client from), post-logout redirection is not performed:
+    // the person ends on the hosted signed-out page. Else `?client_id=…&post_logout_redirect_uri=`
+    // of any registered URI would send anyone's browser there without a click.
+    const postLogoutAllowed = clientPrototype.postLogoutRedirectUriAllowed
+    clientPrototype.postLogoutRedirectUriAllowed = function checked(this: ClientInstance, value: string) {
+      const params = (als.getStore() as KoaContextWithOIDC | undefined)?.oidc?.params as Record<string, unknown> | undefined
+      if (!params) return false
+      if (!params.id_token_hint) {
+        params.post_logout_redirect_uri = undefined
+        return true
+      }
+      return postLogoutAllowed.call(this, value)
+    }
     originalSenders.set(provider, clientPrototype.backchannelLogout)
     clientPrototype.backchannelLogout = function queued(this: ClientInstance, sub: string, sid: string) {
       return queueLogout(ctx, this.clientId, sub, sid)
