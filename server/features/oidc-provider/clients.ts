@@ -32,7 +32,12 @@ export interface ClientInput {
   backchannelLogoutUri?: string | null
   /** Authorization requests only through PAR (RFC 9126). */
   requirePar?: boolean
+  /** The `sub` its tokens carry: `public` (default for admin-created clients) or `pairwise`. */
+  subjectType?: SubjectType
 }
+
+export const SUBJECT_TYPES = ['public', 'pairwise'] as const
+export type SubjectType = (typeof SUBJECT_TYPES)[number]
 
 /** The algorithms an ID token may be signed with (keys from the jwt feature). */
 export const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
@@ -53,6 +58,10 @@ export interface ClientView {
   idTokenSignedResponseAlg: IdTokenAlg
   backchannelLogoutUri: string | null
   requirePar: boolean
+  subjectType: SubjectType
+  /** Back-channel logout deliveries to it fail since then (ms; null: not failing), with the last error. */
+  backchannelFailingSince: number | null
+  backchannelLastError: string | null
   /** A self-registered client (RFC 7591): the id of the initial access token it registered with. */
   registeredByToken: string | null
   createdAt: number
@@ -172,6 +181,9 @@ export function toClientView(row: OidcClientRow): ClientView {
     idTokenSignedResponseAlg: row.idTokenSignedResponseAlg,
     backchannelLogoutUri: row.backchannelLogoutUri,
     requirePar: row.requirePar,
+    subjectType: row.subjectType,
+    backchannelFailingSince: row.backchannelFailingSince ? row.backchannelFailingSince.getTime() : null,
+    backchannelLastError: row.backchannelLastError ?? null,
     registeredByToken: row.registeredByToken,
     createdAt: row.createdAt.getTime(),
     updatedAt: row.updatedAt.getTime(),
@@ -218,6 +230,9 @@ export async function createClient(
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
+    subjectType: input.subjectType ?? 'public',
+    backchannelFailingSince: null,
+    backchannelLastError: null,
   }
   await insertClient(ctx, row)
   await recordAudit(ctx, {
@@ -479,5 +494,8 @@ export function registeredClientRow(
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
     secretRotatedAt: existing?.secretRotatedAt ?? null,
+    subjectType: metadata.subject_type === 'pairwise' ? 'pairwise' : 'public',
+    backchannelFailingSince: existing?.backchannelFailingSince ?? null,
+    backchannelLastError: existing?.backchannelLastError ?? null,
   }
 }

@@ -37,6 +37,18 @@ export const oidcProviderConfig = z
         interaction: z.number().int().min(60).max(86_400).default(3600),
       })
       .prefault({}),
+    /** OpenID Connect Back-Channel Logout deliveries (backchannel.ts). */
+    backchannelLogout: z
+      .object({
+        /** Seconds a notice is retried before it is given up (default a day). */
+        maxRetryAge: z
+          .number()
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(86_400),
+      })
+      .prefault({}),
     /**
      * Dynamic client registration (RFC 7591 / 7592) at `POST /oauth2/register`, with an initial
      * access token from `gatehouse oidc registration-token create` (or the panel). Off by default.

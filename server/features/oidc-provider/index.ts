@@ -23,7 +23,7 @@ import {
 import { refundRegistration, registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
 import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
-import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker } from './backchannel.js'
+import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker, stopDeliveries } from './backchannel.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
@@ -181,29 +181,14 @@ export const oidcProviderFeature = defineFeature({
     logger = runtime.logger
     const { ctx } = runtime
     // Back-channel logout deliveries: soon after a notice is queued, and every few seconds for
-    // retries (and notices queued by another instance or before a restart).
-    let delivering: Promise<void> | null = null
-    let again = false
+    // retries (and notices queued by another instance or before a restart). Runs may overlap: each
+    // client is served by one lane at a time (backchannel.ts), so one hanging RP holds up no other.
     const deliver = (): void => {
       if (!ctx.config().oidcProvider.enabled) return
-      if (delivering) {
-        again = true
-        return
-      }
-      delivering = cacheFor(ctx)
+      cacheFor(ctx)
         .get()
         .then((provider) => deliverDueLogouts(ctx, provider, runtime.logger))
-        .then(
-          () => {},
-          (error) => runtime.logger.error('Back-channel logout delivery failed:', error),
-        )
-        .finally(() => {
-          delivering = null
-          if (again) {
-            again = false
-            deliver()
-          }
-        })
+        .catch((error) => runtime.logger.error('Back-channel logout delivery failed:', error))
     }
     setDeliveryWaker(ctx, () => setTimeout(deliver, 20).unref())
     const poll = setInterval(deliver, DELIVERY_POLL_MS)
@@ -215,16 +200,18 @@ export const oidcProviderFeature = defineFeature({
         .exclusive('oidc-cleanup', async () => {
           const now = runtime.ctx.clock.now()
           await deleteExpiredModels(runtime.ctx, new Date(now))
-          await deleteOldLogoutDeliveries(runtime.ctx, new Date(now - 86_400_000), new Date(now - 3 * 86_400_000))
+          const maxRetryAge = runtime.ctx.config().oidcProvider.backchannelLogout.maxRetryAge * 1000
+          await deleteOldLogoutDeliveries(runtime.ctx, new Date(now - 86_400_000), new Date(now - maxRetryAge))
           runtime.ctx.events.jobSucceeded('oidc-cleanup')
         })
         .catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
     }, 3_600_000)
     timer.unref()
-    return () => {
+    return async () => {
       clearInterval(timer)
       clearInterval(poll)
       setDeliveryWaker(ctx, undefined)
+      await stopDeliveries(ctx)
     }
   },
 })

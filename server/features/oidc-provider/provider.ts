@@ -14,7 +14,7 @@ import { ID_TOKEN_ALGS, registrationRefusal, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
 import { commitWithOthers } from './commit.js'
-import { originalSenders, queueLogout, type SendLogout, trustedDelivery } from './backchannel.js'
+import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 
 /**
@@ -230,6 +230,8 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     // process (Node 22), fast-path token requests included. Off while no request is in its hands.
     const als = (await import('oidc-provider/lib/helpers/als.js')).default
     idleOff(als)
+    // oidc-provider's own test of the addresses its outgoing requests refuse (registration checks a back-channel URI with it).
+    const { isSpecialUseIP } = await import('oidc-provider/lib/helpers/fetch_request.js')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -287,6 +289,12 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
             throw error
           }
           if (refused) throw new errors.InvalidClientMetadata(refused.description)
+          // A back-channel URI the delivery would refuse is refused now, with the reason (not
+          // accepted and then never delivered).
+          const backchannel = metadata.backchannel_logout_uri
+          const undeliverable =
+            typeof backchannel === 'string' ? undeliverableReason(backchannel, conf.registration.allowedHosts, isSpecialUseIP) : undefined
+          if (undeliverable) throw new errors.InvalidClientMetadata(undeliverable)
         },
       },
       pkce: {
@@ -401,7 +409,10 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       // oidc-provider refuses loopback and private addresses in outgoing requests; Gatehouse serves
       // the LAN, so deliveries to admin-registered clients (and allowed hosts) lift that guard.
       fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
-        if (trustedDelivery.getStore() === true) delete options.dispatcher
+        const delivery = trustedDelivery.getStore()
+        if (delivery?.trusted === true) delete options.dispatcher
+        // A back-channel delivery: its time limit (one per POST, so one hanging RP costs one), cut short when the server stops.
+        if (delivery) options.signal = AbortSignal.any([deliveryTimeout.signal(deliveryTimeout.ms), delivery.stop])
         return globalThis.fetch(url, options)
       },
       renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
