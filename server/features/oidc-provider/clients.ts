@@ -149,6 +149,15 @@ export function checkBackchannelUri(value: string | null | undefined): string | 
   throw oidcError(400, 'INVALID_BACKCHANNEL_LOGOUT_URI')
 }
 
+/**
+ * A pairwise client's redirect URIs name one host (its sector, OpenID Connect Core §8.1); several
+ * hosts would need a sector_identifier_uri, which only self-registered clients give.
+ */
+function checkSector(subjectType: SubjectType, redirectUris: readonly string[]): void {
+  if (subjectType !== 'pairwise') return
+  if (new Set(redirectUris.map((uri) => new URL(uri).host.toLowerCase())).size > 1) throw oidcError(400, 'PAIRWISE_NEEDS_ONE_HOST')
+}
+
 function checkLogo(logo: string | null | undefined): string | null {
   if (!logo) return null
   try {
@@ -206,6 +215,7 @@ export async function createClient(
   const allowedOrganizations = [...new Set(input.allowedOrganizations ?? [])]
   const allowedTeams = [...new Set(input.allowedTeams ?? [])]
   await checkGroups(ctx, allowedOrganizations, allowedTeams)
+  checkSector(input.subjectType ?? 'public', redirectUris)
   const isPublic = input.public ?? false
   const secret = isPublic ? null : newSecret()
   const now = new Date(ctx.clock.now())
@@ -247,6 +257,7 @@ export async function createClient(
       idTokenAlg: row.idTokenSignedResponseAlg,
       backchannelLogout: backchannelLogoutUri !== null,
       requirePar: row.requirePar,
+      subjectType: row.subjectType,
     },
     meta: by.meta ?? null,
   })
@@ -285,6 +296,8 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
   if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
   if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
   if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
+  if (patch.subjectType !== undefined) next.subjectType = patch.subjectType
+  checkSector(next.subjectType ?? current.subjectType, next.redirectUris ?? current.redirectUris)
   await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
   const row = await updateClient(ctx, clientId, next)
   if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
@@ -350,6 +363,7 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     grant_types: row.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'],
     response_types: ['code'],
     id_token_signed_response_alg: row.idTokenSignedResponseAlg,
+    subject_type: row.subjectType,
     token_endpoint_auth_method: row.public ? 'none' : 'client_secret_basic',
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',

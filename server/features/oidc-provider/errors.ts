@@ -23,6 +23,7 @@ export const OIDC_ERRORS = {
   REGISTRATION_CLIENT_LIMIT:
     'this initial access token has registered as many clients as oidcProvider.registration.maxClientsPerToken allows',
   REGISTRATION_TOKEN_NOT_FOUND: 'Registration token not found',
+  PAIRWISE_NEEDS_ONE_HOST: 'A pairwise client’s redirect URIs must all name one host (its sector)',
   PUBLIC_CLIENT_CREDENTIALS:
     'The client_credentials grant needs client authentication: a client with token_endpoint_auth_method none cannot have it',
 } as const
@@ -32,6 +33,7 @@ export type OidcErrorCode = keyof typeof OIDC_ERRORS
 /** The form field each error concerns (panel forms show it beside that field). */
 const FIELDS: Partial<Record<OidcErrorCode, string>> = {
   INVALID_REDIRECT_URI: 'redirectUris',
+  PAIRWISE_NEEDS_ONE_HOST: 'redirectUris',
   REDIRECT_URI_REQUIRED: 'redirectUris',
   NAME_REQUIRED: 'name',
   INVALID_LOGO: 'logo',

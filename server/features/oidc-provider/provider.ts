@@ -13,6 +13,7 @@ import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, registrationRefusal, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
+import { pairwiseSubject, type SectorSource, sectorOf } from './subject.js'
 import { commitWithOthers } from './commit.js'
 import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
@@ -259,6 +260,9 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       },
       claims: CLAIMS,
       scopes: SCOPES,
+      subjectTypes: ['public', 'pairwise'],
+      pairwiseIdentifier: async (_koa: unknown, accountId: string, client: ClientInstance) =>
+        pairwiseSubject(ctx.secret, sectorOf(client as unknown as SectorSource), accountId),
       conformIdTokenClaims: false,
       routes: OIDC_ROUTES,
       responseTypes: ['code'],
@@ -279,6 +283,10 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           const route = koa?.oidc?.route
           if (!route || !REGISTRATION_ROUTES.has(route) || key !== PKCE_REQUIRED) return
           const body = (koa.oidc as unknown as { body?: Record<string, unknown> }).body ?? {}
+          // Self-registered clients are pairwise unless they ask for public (an update keeps what the client had).
+          if (body.subject_type === undefined && route === 'registration') metadata.subject_type = 'pairwise'
+          else if (body.subject_type === undefined && route === 'client_update')
+            metadata.subject_type = koa.oidc.client?.subjectType ?? 'pairwise'
           const privileged = Object.keys(body).find((name) => name.startsWith('gatehouse_'))
           if (privileged) throw new errors.InvalidClientMetadata(`${privileged} cannot be registered`)
           const refused = registrationRefusal(metadata, conf.registration.redirectHosts)
