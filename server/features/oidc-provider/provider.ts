@@ -287,6 +287,15 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           if (body.subject_type === undefined && route === 'registration') metadata.subject_type = 'pairwise'
           else if (body.subject_type === undefined && route === 'client_update')
             metadata.subject_type = koa.oidc.client?.subjectType ?? 'pairwise'
+          if (metadata.subject_type === 'pairwise' && !metadata.sector_identifier_uri && Array.isArray(metadata.redirect_uris)) {
+            const hosts = new Set(
+              metadata.redirect_uris.map((uri) => (typeof uri === 'string' && URL.canParse(uri) ? new URL(uri).host : uri)),
+            )
+            if (hosts.size > 1)
+              throw new errors.InvalidClientMetadata(
+                'redirect_uris name several hosts: a pairwise client (the default) needs a sector_identifier_uri, or register subject_type public',
+              )
+          }
           const privileged = Object.keys(body).find((name) => name.startsWith('gatehouse_'))
           if (privileged) throw new errors.InvalidClientMetadata(`${privileged} cannot be registered`)
           const refused = registrationRefusal(metadata, conf.registration.redirectHosts)

@@ -58,6 +58,10 @@ describe('redirect URIs of a self-registered client', () => {
         `post_logout_redirect_uris: ${OIDC_ERRORS.REGISTERED_REDIRECT_HTTP} (http://rp.example.test/bye)`,
       ],
     ]
+    refused.push([
+      { redirect_uris: ['http://127.0.0.1:8765/callback', 'http://localhost/cb'] },
+      'redirect_uris name several hosts: a pairwise client (the default) needs a sector_identifier_uri, or register subject_type public',
+    ])
     for (const [body, description] of refused) {
       const res = await register(server.base, body, token)
       expect(res.status).toBe(400)
@@ -65,7 +69,10 @@ describe('redirect URIs of a self-registered client', () => {
     }
     const accepted = [
       { redirect_uris: [SECURE_CALLBACK] },
-      { redirect_uris: ['http://127.0.0.1:8765/callback', 'http://127.3.4.5/cb', 'http://[::1]:8080/cb', 'http://localhost/cb'] },
+      {
+        redirect_uris: ['http://127.0.0.1:8765/callback', 'http://127.3.4.5/cb', 'http://[::1]:8080/cb', 'http://localhost/cb'],
+        subject_type: 'public',
+      },
       { redirect_uris: ['com.example.app:/callback'], application_type: 'native', token_endpoint_auth_method: 'none' },
     ]
     for (const body of accepted) {
