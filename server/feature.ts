@@ -60,7 +60,8 @@ export interface Feature {
   /**
    * Rate-limit rules for the feature's own paths, as its better-auth plugin declares them (twoFactor:
    * 3 per 10 s under /two-factor/). They replace the default and strict rules on the matching routes
-   * of this feature; a route's own `rateLimit` wins over them, and `rateLimit.customRules` over both.
+   * of this feature (and on the paths its `mount` serves, each counted apart: the OIDC provider's
+   * `/oauth2/register`); a route's own `rateLimit` wins over them, and `rateLimit.customRules` over both.
    */
   rateLimit?: FeatureRateRule[]
   /** The handlers of the operations the feature declares in its panel contract. */

@@ -381,11 +381,15 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
         // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
         // fresh count and a new store entry, bypassing the limit and growing memory or the table.
-        const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? '/*'}`
+        // A path a feature's mount serves (oidc-provider's) may have that feature's own rule
+        // (registration's per-source rate); matchers name exact paths, so the key stays bounded.
+        const mounted = route ? undefined : featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))
+        const mountRule = mounted?.rateLimit?.find((r) => r.pathMatcher(path))
+        const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? (mountRule ? path : '/*')}`
         const decision = await consume(
           options.rateLimitStore(),
           key,
-          ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx)),
+          ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx)),
           ctx.clock.now(),
         )
         if (!decision.allowed) {

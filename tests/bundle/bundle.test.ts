@@ -53,6 +53,7 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/features/hosted-pages/assets.ts specifier': 'hosted pages (built by the bundle on first request)',
   'server/features/oidc-provider/provider.ts oidc-provider': 'OIDC provider',
   'server/features/oidc-provider/provider.ts oidc-provider/lib/helpers/als.js': 'OIDC provider',
+  'server/features/oidc-provider/provider.ts oidc-provider/lib/helpers/fetch_request.js': 'OIDC provider',
   'server/features/passkey/service.ts @simplewebauthn/server': 'passkey registration options',
   'server/gatehouse.ts ./secondary-storage/redis.js': 'Redis secondary storage',
   'server/gatehouse.ts ./db/pg/index.js': 'PostgreSQL: serve',

@@ -378,6 +378,9 @@ export const oidcClient = pgTable(
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     updatedAt: timestamp('updatedAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     secretRotatedAt: timestamp('secretRotatedAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    subjectType: text('subjectType', { enum: ['public','pairwise'] }).notNull().default('public'),
+    backchannelFailingSince: timestamp('backchannelFailingSince', { withTimezone: true, precision: 3, mode: 'date' }),
+    backchannelLastError: text('backchannelLastError'),
   },
 )
 

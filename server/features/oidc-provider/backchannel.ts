@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { isIP } from 'node:net'
 import type Provider from 'oidc-provider'
 import type { ClientInstance } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
@@ -7,14 +8,19 @@ import { idleOff } from '../../core/idle-scope.js'
 import { generateId } from '../../crypto/random.js'
 import type { Logger } from '../../log.js'
 import type { OidcLogoutDeliveryRow } from './schema.js'
+import { isLocalHost } from './clients.js'
 import {
   backchannelClients,
   claimLogoutDeliveries,
   dropLogoutDelivery,
+  dropStaleLogoutDeliveries,
+  dueLogoutClients,
   findClient,
   finishLogoutDelivery,
   oidcSessionsOf,
+  postponeClientDeliveries,
   queueLogoutDeliveries,
+  setBackchannelState,
 } from './store.js'
 
 /**
@@ -30,19 +36,58 @@ import {
 
 /** How long a claimed row is this instance's before another may take it (a crash mid-delivery). */
 const CLAIM_MS = 30_000
-/** The first retry's delay; doubled per failed attempt up to MAX_BACKOFF_MS. */
+/** The first retry's delay; then as long as the client has been failing, up to MAX_BACKOFF_MS. */
 const FIRST_RETRY_MS = 10_000
 const MAX_BACKOFF_MS = 3_600_000
+/** Rows a client's lane claims (and sends at once) at a time, and its rounds per run. */
 const BATCH = 20
+const MAX_ROUNDS = 50
+/** Clients served at once by one run (each in its own lane). */
+const MAX_LANES = 64
 
-export const retryDelay = (attempts: number): number => Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
+/** The retry delay of a client failing for `failingMs`: 10 s, then about doubling, at most hourly. */
+export const retryDelay = (failingMs: number): number => Math.min(Math.max(FIRST_RETRY_MS, failingMs), MAX_BACKOFF_MS)
 
 /**
- * Whether the current delivery may reach loopback and private addresses: admin-registered clients
- * may (Gatehouse serves the LAN); self-registered ones only when their host is in
- * `oidcProvider.registration.allowedHosts` (provider.ts's `fetch` reads it).
+ * One delivery's time limit: a real timer by default (oidc-provider's 2.5 s); replaceable so tests
+ * fire it themselves (provider.ts's `fetch` puts it on every back-channel POST).
  */
-export const trustedDelivery = idleOff(new AsyncLocalStorage<boolean>())
+export const deliveryTimeout = {
+  ms: 2_500,
+  signal: (ms: number): AbortSignal => AbortSignal.timeout(ms),
+}
+
+/**
+ * The delivery being made (provider.ts's `fetch` reads it): whether it may reach loopback and
+ * private addresses. Admin-registered clients may (Gatehouse serves the LAN); self-registered ones
+ * only when their host is in `oidcProvider.registration.allowedHosts`.
+ */
+export const trustedDelivery = idleOff(new AsyncLocalStorage<{ trusted: boolean; stop: AbortSignal }>())
+
+/**
+ * Whether a self-registered client's back-channel logout URI could ever be delivered: not when its
+ * host is a loopback, private or other special-use address (`isSpecialUseIP`, oidc-provider's own
+ * guard, which the delivery keeps for such clients) or a name of this machine or the local network
+ * (`localhost`, `*.local`, `*.lan`, `*.home.arpa`, `*.internal`, a single label), unless the host
+ * is in `allowedHosts`. The reason it would be refused, or undefined.
+ */
+export function undeliverableReason(
+  uri: string,
+  allowedHosts: readonly string[],
+  isSpecialUseIP: (address: string) => boolean,
+): string | undefined {
+  if (hostAllowed(allowedHosts, uri)) return undefined
+  let host: string
+  try {
+    host = new URL(uri).hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  } catch {
+    return undefined
+  }
+  const literal = isIP(host) !== 0
+  if (literal ? isSpecialUseIP(host) : isLocalHost(host))
+    return `backchannel_logout_uri: ${host} is a loopback, private or local-network address, which back-channel logout reaches for a self-registered client only when the administrator lists it in oidcProvider.registration.allowedHosts`
+  return undefined
+}
 
 interface Claims {
   accountId?: string
@@ -101,8 +146,7 @@ export async function queueLogout(ctx: AuthContext, clientId: string, accountId:
 export type SendLogout = (this: ClientInstance, sub: string, sid: string) => Promise<void>
 export const originalSenders = new WeakMap<Provider, SendLogout>()
 
-function hostAllowed(ctx: AuthContext, uri: string): boolean {
-  const allowed = ctx.config().oidcProvider.registration.allowedHosts
+function hostAllowed(allowed: readonly string[], uri: string): boolean {
   try {
     const host = new URL(uri).hostname.toLowerCase()
     return allowed.some((entry) => entry.toLowerCase() === host)
@@ -111,59 +155,147 @@ function hostAllowed(ctx: AuthContext, uri: string): boolean {
   }
 }
 
-async function deliverOne(
-  ctx: AuthContext,
-  provider: Provider,
-  send: SendLogout,
-  row: OidcLogoutDeliveryRow,
-  logger: Logger,
-): Promise<boolean> {
-  const stored = await findClient(ctx, row.clientId)
-  const client = stored?.backchannelLogoutUri ? await provider.Client.find(row.clientId) : undefined
-  // The client was deleted or no longer takes notices: nothing is owed any more.
-  if (!stored?.backchannelLogoutUri || !client) {
-    await dropLogoutDelivery(ctx, row.id)
-    return false
+const errorText = (error: unknown): string =>
+  (error instanceof Error
+    ? error.cause instanceof Error
+      ? `${error.message}: ${error.cause.message}`
+      : error.message
+    : String(error)
+  ).slice(0, 300)
+
+/** Per context: clients whose lane runs in this instance now (a new run leaves them to it), those lanes, and their stop. */
+interface Lanes {
+  clients: Set<string>
+  running: Set<Promise<number>>
+  stop: AbortController
+}
+const lanesOf = new WeakMap<AuthContext, Lanes>()
+
+function lanes(ctx: AuthContext): Lanes {
+  let state = lanesOf.get(ctx)
+  if (!state) {
+    state = { clients: new Set(), running: new Set(), stop: new AbortController() }
+    lanesOf.set(ctx, state)
   }
-  const trusted = stored.registeredByToken === null || hostAllowed(ctx, stored.backchannelLogoutUri)
-  try {
-    await trustedDelivery.run(trusted, () => send.call(client, row.accountId, row.sid))
-  } catch (error) {
-    const message = (
-      error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error)
-    ).slice(0, 300)
-    const retryAt = new Date(ctx.clock.now() + retryDelay(row.attempts))
-    await finishLogoutDelivery(ctx, row.id, { retryAt, error: message })
-    logger.warn(
-      `Back-channel logout to client ${row.clientId} failed (attempt ${row.attempts}), retrying at ${retryAt.toISOString()}: ${message}`,
-    )
-    return false
-  }
-  await finishLogoutDelivery(ctx, row.id, { sentAt: new Date(ctx.clock.now()) })
-  await recordAudit(ctx, {
-    type: 'oidc.backchannel-logout',
-    actorUserId: null,
-    targetUserId: row.accountId,
-    target: row.clientId,
-    detail: { attempts: row.attempts },
-  })
-  return true
+  return state
 }
 
 /**
- * Claims the due deliveries and sends them; returns how many were sent. Several instances may run
- * it at once (each row is claimed by one).
+ * The server stops: deliveries in flight are cut off and their lanes end without recording an
+ * outcome (their rows stay claimed for CLAIM_MS, then any instance takes them again).
+ */
+export async function stopDeliveries(ctx: AuthContext): Promise<void> {
+  const state = lanesOf.get(ctx)
+  if (!state) return
+  state.stop.abort()
+  await Promise.allSettled([...state.running])
+  lanesOf.delete(ctx)
+}
+
+/**
+ * One client's deliveries, apart from every other client's: it claims its due rows a batch at a
+ * time and sends them at once; the first failure marks the client failing (the panel shows it,
+ * with the error) and puts its other due rows off to the same retry, unattempted, so a hanging or
+ * dead RP costs one timeout per retry, whatever its queue. Returns how many were sent.
+ */
+async function lane(
+  ctx: AuthContext,
+  provider: Provider,
+  send: SendLogout,
+  clientId: string,
+  logger: Logger,
+  stop: AbortSignal,
+): Promise<number> {
+  let sent = 0
+  for (let round = 0; round < MAX_ROUNDS && !stop.aborted; round++) {
+    const claimedAt = ctx.clock.now()
+    const rows = await claimLogoutDeliveries(ctx, new Date(claimedAt), new Date(claimedAt + CLAIM_MS), BATCH, clientId)
+    if (rows.length === 0) break
+    const stored = await findClient(ctx, clientId)
+    const client = stored?.backchannelLogoutUri ? await provider.Client.find(clientId) : undefined
+    // The client was deleted or no longer takes notices: nothing is owed any more.
+    if (!stored?.backchannelLogoutUri || !client) {
+      for (const row of rows) await dropLogoutDelivery(ctx, row.id)
+      continue
+    }
+    const trusted =
+      stored.registeredByToken === null || hostAllowed(ctx.config().oidcProvider.registration.allowedHosts, stored.backchannelLogoutUri)
+    const outcomes = await Promise.all(
+      rows.map((row) =>
+        trustedDelivery
+          .run({ trusted, stop }, () => send.call(client, row.accountId, row.sid))
+          .then(
+            () => undefined,
+            (error: unknown) => errorText(error),
+          ),
+      ),
+    )
+    if (stop.aborted) break
+    const now = ctx.clock.now()
+    const failed = outcomes.find((outcome) => outcome !== undefined)
+    let retryAt = new Date(now)
+    if (failed !== undefined) {
+      const since = await setBackchannelState(ctx, clientId, { failingAt: new Date(now), error: failed })
+      retryAt = new Date(now + retryDelay(now - (since?.getTime() ?? now)))
+    }
+    for (const [i, row] of rows.entries()) {
+      const error = outcomes[i]
+      if (error !== undefined) {
+        await finishLogoutDelivery(ctx, row.id, { retryAt, error })
+        continue
+      }
+      await finishLogoutDelivery(ctx, row.id, { sentAt: new Date(now) })
+      sent++
+      await recordAudit(ctx, {
+        type: 'oidc.backchannel-logout',
+        actorUserId: null,
+        targetUserId: row.accountId,
+        target: row.clientId,
+        detail: { attempts: row.attempts },
+      })
+    }
+    if (failed !== undefined) {
+      await postponeClientDeliveries(ctx, clientId, new Date(now), retryAt, failed)
+      logger.warn(`Back-channel logout to client ${clientId} failed, retrying at ${retryAt.toISOString()}: ${failed}`)
+      break
+    }
+    if (stored.backchannelFailingSince) await setBackchannelState(ctx, clientId, 'healthy')
+    if (rows.length < BATCH) break
+  }
+  return sent
+}
+
+/**
+ * Sends the due deliveries, each client in its own lane (a client whose lane this instance is
+ * running already is left to it); first gives up notices older than
+ * `oidcProvider.backchannelLogout.maxRetryAge`. Returns how many were sent. Several instances may
+ * run it at once (each row is claimed by one).
  */
 export async function deliverDueLogouts(ctx: AuthContext, provider: Provider, logger: Logger): Promise<number> {
   const send = originalSenders.get(provider)
   if (!send) return 0
-  let sent = 0
-  for (;;) {
-    const now = ctx.clock.now()
-    const rows = await claimLogoutDeliveries(ctx, new Date(now), new Date(now + CLAIM_MS), BATCH)
-    if (rows.length === 0) return sent
-    const results = await Promise.all(rows.map((row) => deliverOne(ctx, provider, send, row, logger)))
-    sent += results.filter(Boolean).length
-    if (rows.length < BATCH) return sent
+  const now = ctx.clock.now()
+  const maxAge = ctx.config().oidcProvider.backchannelLogout.maxRetryAge
+  const dropped = await dropStaleLogoutDeliveries(ctx, new Date(now - maxAge * 1000))
+  for (const clientId of new Set(dropped)) {
+    const count = dropped.filter((id) => id === clientId).length
+    logger.warn(
+      `Back-channel logout to client ${clientId}: ${count} notice(s) given up, undelivered for ${maxAge} s (oidcProvider.backchannelLogout.maxRetryAge)`,
+    )
   }
+  const state = lanes(ctx)
+  if (state.stop.signal.aborted) return 0
+  const clients = (await dueLogoutClients(ctx, new Date(now), MAX_LANES)).filter((id) => !state.clients.has(id))
+  const counts = await Promise.all(
+    clients.map((clientId) => {
+      state.clients.add(clientId)
+      const running = lane(ctx, provider, send, clientId, logger, state.stop.signal).finally(() => {
+        state.clients.delete(clientId)
+        state.running.delete(running)
+      })
+      state.running.add(running)
+      return running
+    }),
+  )
+  return counts.reduce((a, b) => a + b, 0)
 }

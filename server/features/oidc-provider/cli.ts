@@ -9,16 +9,19 @@ import {
   type IdTokenAlg,
   removeClient,
   rotateClientSecret,
+  SUBJECT_TYPES,
+  type SubjectType,
 } from './clients.js'
 import { registrationTokenCommand } from './registration-cli.js'
 
 const isIdTokenAlg = (value: string): value is IdTokenAlg => (ID_TOKEN_ALGS as readonly string[]).includes(value)
+const isSubjectType = (value: string): value is SubjectType => (SUBJECT_TYPES as readonly string[]).includes(value)
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
            [--post-logout-redirect-uri URI …] [--backchannel-logout-uri URI] [--require-par] [--resource-server]
-           [--id-token-alg RS256|ES256|EdDSA]
+           [--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise]
        gatehouse oidc client update --client-id ID [--name NAME] [--redirect-uri URI …] [--post-logout-redirect-uri URI …]
-           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--json]
+           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--subject-type public|pairwise] [--json]
        gatehouse oidc client rotate-secret --client-id ID [--json]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
@@ -36,6 +39,8 @@ Options:
   --require-par      authorization requests only through pushed authorization requests (RFC 9126)
   --resource-server  may introspect every client's tokens (an API checking tokens); otherwise only its own
   --id-token-alg ALG the ID token's signing algorithm: RS256 (default), ES256 or EdDSA
+  --subject-type T   the sub its tokens carry: public (default: the user id, the same at every app) or
+                     pairwise (its own per person, an app cannot correlate it with another's; one redirect host)
   --json             machine-readable output (create, rotate-secret: {"clientId", "clientSecret"}; the secret is shown this once)
   --expires-in S     registration-token create: the token expires after S seconds (default: never)
   --uses N           registration-token create: the token registers at most N clients (default: unlimited)
@@ -62,6 +67,7 @@ function describe(client: ClientView): string {
     `ID token ${client.idTokenSignedResponseAlg}`,
     ...(client.resourceServer ? ['resource server'] : []),
     ...(client.requirePar ? ['PAR required'] : []),
+    ...(client.subjectType === 'pairwise' ? ['pairwise sub'] : []),
     ...(client.registeredByToken ? [`registered by token ${client.registeredByToken}`] : []),
   ]
   const backchannel = client.backchannelLogoutUri ? `  back-channel logout: ${client.backchannelLogoutUri}\n` : ''
@@ -92,6 +98,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       'client-id': { type: 'string' },
       'resource-server': { type: 'boolean' },
       'id-token-alg': { type: 'string' },
+      'subject-type': { type: 'string' },
       'backchannel-logout-uri': { type: 'string' },
       'require-par': { type: 'boolean' },
       'no-require-par': { type: 'boolean' },
@@ -106,6 +113,8 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (values['require-par'] && values['no-require-par']) return usage('--require-par and --no-require-par exclude each other')
   const alg = values['id-token-alg']
   if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
+  const subjectType = values['subject-type']
+  if (subjectType !== undefined && !isSubjectType(subjectType)) return usage(`--subject-type must be one of ${SUBJECT_TYPES.join(', ')}`)
 
   return withToolContext(values['data-dir'], env, async (ctx) => {
     const by = { via: 'cli' as const }
@@ -122,6 +131,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           backchannelLogoutUri: values['backchannel-logout-uri'] ?? null,
           requirePar: values['require-par'] ?? false,
           ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
+          ...(subjectType !== undefined && isSubjectType(subjectType) ? { subjectType } : {}),
         },
         by,
       )
@@ -142,6 +152,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       if (values['skip-consent'] !== undefined) patch.skipConsent = values['skip-consent']
       if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
       if (alg !== undefined && isIdTokenAlg(alg)) patch.idTokenSignedResponseAlg = alg
+      if (subjectType !== undefined && isSubjectType(subjectType)) patch.subjectType = subjectType
       const client = await changeClient(ctx, values['client-id'] as string, patch, by)
       if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
       else process.stdout.write(describe(client))

@@ -32,7 +32,12 @@ export interface ClientInput {
   backchannelLogoutUri?: string | null
   /** Authorization requests only through PAR (RFC 9126). */
   requirePar?: boolean
+  /** The `sub` its tokens carry: `public` (default for admin-created clients) or `pairwise`. */
+  subjectType?: SubjectType
 }
+
+export const SUBJECT_TYPES = ['public', 'pairwise'] as const
+export type SubjectType = (typeof SUBJECT_TYPES)[number]
 
 /** The algorithms an ID token may be signed with (keys from the jwt feature). */
 export const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
@@ -53,6 +58,10 @@ export interface ClientView {
   idTokenSignedResponseAlg: IdTokenAlg
   backchannelLogoutUri: string | null
   requirePar: boolean
+  subjectType: SubjectType
+  /** Back-channel logout deliveries to it fail since then (ms; null: not failing), with the last error. */
+  backchannelFailingSince: number | null
+  backchannelLastError: string | null
   /** A self-registered client (RFC 7591): the id of the initial access token it registered with. */
   registeredByToken: string | null
   createdAt: number
@@ -140,6 +149,15 @@ export function checkBackchannelUri(value: string | null | undefined): string | 
   throw oidcError(400, 'INVALID_BACKCHANNEL_LOGOUT_URI')
 }
 
+/**
+ * A pairwise client's redirect URIs name one host (its sector, OpenID Connect Core §8.1); several
+ * hosts would need a sector_identifier_uri, which only self-registered clients give.
+ */
+function checkSector(subjectType: SubjectType, redirectUris: readonly string[]): void {
+  if (subjectType !== 'pairwise') return
+  if (new Set(redirectUris.map((uri) => new URL(uri).host.toLowerCase())).size > 1) throw oidcError(400, 'PAIRWISE_NEEDS_ONE_HOST')
+}
+
 function checkLogo(logo: string | null | undefined): string | null {
   if (!logo) return null
   try {
@@ -172,6 +190,9 @@ export function toClientView(row: OidcClientRow): ClientView {
     idTokenSignedResponseAlg: row.idTokenSignedResponseAlg,
     backchannelLogoutUri: row.backchannelLogoutUri,
     requirePar: row.requirePar,
+    subjectType: row.subjectType,
+    backchannelFailingSince: row.backchannelFailingSince ? row.backchannelFailingSince.getTime() : null,
+    backchannelLastError: row.backchannelLastError ?? null,
     registeredByToken: row.registeredByToken,
     createdAt: row.createdAt.getTime(),
     updatedAt: row.updatedAt.getTime(),
@@ -194,6 +215,7 @@ export async function createClient(
   const allowedOrganizations = [...new Set(input.allowedOrganizations ?? [])]
   const allowedTeams = [...new Set(input.allowedTeams ?? [])]
   await checkGroups(ctx, allowedOrganizations, allowedTeams)
+  checkSector(input.subjectType ?? 'public', redirectUris)
   const isPublic = input.public ?? false
   const secret = isPublic ? null : newSecret()
   const now = new Date(ctx.clock.now())
@@ -218,6 +240,9 @@ export async function createClient(
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
+    subjectType: input.subjectType ?? 'public',
+    backchannelFailingSince: null,
+    backchannelLastError: null,
   }
   await insertClient(ctx, row)
   await recordAudit(ctx, {
@@ -232,6 +257,7 @@ export async function createClient(
       idTokenAlg: row.idTokenSignedResponseAlg,
       backchannelLogout: backchannelLogoutUri !== null,
       requirePar: row.requirePar,
+      subjectType: row.subjectType,
     },
     meta: by.meta ?? null,
   })
@@ -270,6 +296,8 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
   if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
   if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
   if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
+  if (patch.subjectType !== undefined) next.subjectType = patch.subjectType
+  checkSector(next.subjectType ?? current.subjectType, next.redirectUris ?? current.redirectUris)
   await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
   const row = await updateClient(ctx, clientId, next)
   if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
@@ -335,6 +363,7 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
     grant_types: row.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'],
     response_types: ['code'],
     id_token_signed_response_alg: row.idTokenSignedResponseAlg,
+    subject_type: row.subjectType,
     token_endpoint_auth_method: row.public ? 'none' : 'client_secret_basic',
     // Custom schemes (app.immich:///oauth-callback) are native-app redirects.
     application_type: row.redirectUris.some((u) => !/^https?:/i.test(u)) ? 'native' : 'web',
@@ -360,10 +389,34 @@ export function clientMetadata(row: OidcClientRow): Record<string, unknown> {
 
 // ------------------------------------------------------------------ self-registered clients (RFC 7591 / 7592)
 
+/** 127.0.0.0/8, [::1] and localhost: the only hosts a self-registered client may name with plain http (RFC 8252 §7.3). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  if (host === 'localhost' || host === '::1') return true
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host)
+  return v4 !== null && Number(v4[1]) === 127
+}
+
+/**
+ * A self-registered client's redirect URI (already a valid one, isValidRedirectUri): https; plain
+ * http only on loopback; a private-use scheme only reverse-DNS style (RFC 8252 §7.1) and for a
+ * client registered with application_type native. The code of the refusal, or undefined.
+ */
+export function registeredRedirectRefusal(
+  uri: string,
+  native: boolean,
+): 'REGISTERED_REDIRECT_HTTP' | 'REGISTERED_REDIRECT_SCHEME' | undefined {
+  const url = new URL(uri)
+  const scheme = url.protocol.slice(0, -1).toLowerCase()
+  if (scheme === 'https') return undefined
+  if (scheme === 'http') return isLoopbackHost(url.hostname) ? undefined : 'REGISTERED_REDIRECT_HTTP'
+  return native && /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/.test(scheme) ? undefined : 'REGISTERED_REDIRECT_SCHEME'
+}
+
 /**
  * Why a self-registered client's metadata is refused (undefined: accepted): its redirect URIs pass
- * the same checks as `oidc client create`, within `oidcProvider.registration.redirectHosts` when
- * set; its back-channel logout URI the same as an admin's.
+ * the checks of `oidc client create` and registeredRedirectRefusal's, within
+ * `oidcProvider.registration.redirectHosts` when set; its back-channel logout URI the same as an admin's.
  */
 export function registrationRefusal(
   metadata: Record<string, unknown>,
@@ -373,10 +426,15 @@ export function registrationRefusal(
     ['redirect_uris', metadata.redirect_uris],
     ['post_logout_redirect_uris', metadata.post_logout_redirect_uris],
   ] as const
+  const native = metadata.application_type === 'native'
   for (const [name, value] of lists) {
     if (value === undefined) continue
     if (!Array.isArray(value) || value.some((uri) => typeof uri !== 'string' || !isValidRedirectUri(uri)))
       return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT.INVALID_REDIRECT_URI}` }
+    for (const uri of value as string[]) {
+      const refused = registeredRedirectRefusal(uri, native)
+      if (refused) return { error: 'invalid_redirect_uri', description: `${name}: ${OIDC_ERRORS_TEXT[refused]} (${uri})` }
+    }
     if (redirectHosts.length > 0) {
       const hosts = new Set(redirectHosts.map((h) => h.toLowerCase()))
       for (const uri of value as string[]) {
@@ -450,5 +508,8 @@ export function registeredClientRow(
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
     secretRotatedAt: existing?.secretRotatedAt ?? null,
+    subjectType: metadata.subject_type === 'pairwise' ? 'pairwise' : 'public',
+    backchannelFailingSince: existing?.backchannelFailingSince ?? null,
+    backchannelLastError: existing?.backchannelLastError ?? null,
   }
 }

@@ -37,6 +37,18 @@ export const oidcProviderConfig = z
         interaction: z.number().int().min(60).max(86_400).default(3600),
       })
       .prefault({}),
+    /** OpenID Connect Back-Channel Logout deliveries (backchannel.ts). */
+    backchannelLogout: z
+      .object({
+        /** Seconds a notice is retried before it is given up (default a day). */
+        maxRetryAge: z
+          .number()
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(86_400),
+      })
+      .prefault({}),
     /**
      * Dynamic client registration (RFC 7591 / 7592) at `POST /oauth2/register`, with an initial
      * access token from `gatehouse oidc registration-token create` (or the panel). Off by default.
@@ -51,6 +63,13 @@ export const oidcProviderConfig = z
         allowedHosts: z.array(z.string().min(1)).default([]),
         /** When non-empty, the only hosts a self-registered client's redirect URIs may name. */
         redirectHosts: z.array(z.string().min(1)).default([]),
+        /** How many clients one initial access token may register in all (RFC 7591 §3; its uses count apart). */
+        maxClientsPerToken: z.number().int().min(1).max(100_000).default(10),
+        /**
+         * Registrations per source (an IPv4 address, an IPv6 /64) at `POST /oauth2/register`, counted by
+         * the HTTP rate limiter (`rateLimit.enabled`, its storage) in `window` seconds.
+         */
+        rateLimit: z.object({ window: z.number().int().min(1).default(60), max: z.number().int().min(1).default(10) }).prefault({}),
       })
       .prefault({}),
     /**

@@ -16,7 +16,14 @@ export const OIDC_ERRORS = {
   INVALID_BACKCHANNEL_LOGOUT_URI:
     'Back-channel logout URI must be an absolute http(s) URI without a fragment (plain http only on this machine or the local network)',
   REDIRECT_HOST_NOT_ALLOWED: 'Redirect URI host is not allowed for self-registered clients',
+  REGISTERED_REDIRECT_HTTP:
+    'a self-registered client takes https redirect URIs, or plain http only on loopback (127.0.0.0/8, [::1], localhost)',
+  REGISTERED_REDIRECT_SCHEME:
+    'a private-use scheme redirect URI must be reverse-DNS style (com.example.app:/callback) and needs application_type native',
+  REGISTRATION_CLIENT_LIMIT:
+    'this initial access token has registered as many clients as oidcProvider.registration.maxClientsPerToken allows',
   REGISTRATION_TOKEN_NOT_FOUND: 'Registration token not found',
+  PAIRWISE_NEEDS_ONE_HOST: 'A pairwise client’s redirect URIs must all name one host (its sector)',
   PUBLIC_CLIENT_CREDENTIALS:
     'The client_credentials grant needs client authentication: a client with token_endpoint_auth_method none cannot have it',
 } as const
@@ -26,6 +33,7 @@ export type OidcErrorCode = keyof typeof OIDC_ERRORS
 /** The form field each error concerns (panel forms show it beside that field). */
 const FIELDS: Partial<Record<OidcErrorCode, string>> = {
   INVALID_REDIRECT_URI: 'redirectUris',
+  PAIRWISE_NEEDS_ONE_HOST: 'redirectUris',
   REDIRECT_URI_REQUIRED: 'redirectUris',
   NAME_REQUIRED: 'name',
   INVALID_LOGO: 'logo',

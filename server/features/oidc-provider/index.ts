@@ -23,7 +23,7 @@ import {
 import { refundRegistration, registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
 import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
-import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker } from './backchannel.js'
+import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker, stopDeliveries } from './backchannel.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
@@ -128,18 +128,17 @@ async function serve(rc: RouteContext, provider: Provider, req: IncomingMessage,
   if (rc.path === OIDC_ROUTES.registration && req.method === 'POST' && ctx.config().oidcProvider.registration.enabled) {
     // RFC 7591 §3: the initial access token, checked (and a use spent) here; oidc-provider sees an internal one.
     const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
-    const tokenId = presented ? await spendRegistration(ctx, presented) : undefined
-    if (!tokenId) {
+    const spent = presented ? await spendRegistration(ctx, presented) : ({ refused: 'invalid' } as const)
+    if (!('tokenId' in spent)) {
+      const description = spent.refused === 'client-limit' ? OIDC_ERRORS.REGISTRATION_CLIENT_LIMIT : 'invalid initial access token'
       res.statusCode = 401
       res.setHeader('content-type', 'application/json; charset=utf-8')
       res.setHeader('cache-control', 'no-store')
-      res.setHeader(
-        'www-authenticate',
-        'Bearer realm="registration", error="invalid_token", error_description="invalid initial access token"',
-      )
-      res.end(JSON.stringify({ error: 'invalid_token', error_description: 'invalid initial access token' }))
+      res.setHeader('www-authenticate', `Bearer realm="registration", error="invalid_token", error_description="${description}"`)
+      res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
       return
     }
+    const { tokenId } = spent
     req.headers.authorization = `Bearer ${internalRegistrationToken(ctx.secret)}`
     const mountedReq = req as IncomingMessage & { originalUrl?: string }
     mountedReq.originalUrl = `${ctx.config().basePath}${rc.path}`
@@ -168,6 +167,10 @@ export const oidcProviderFeature = defineFeature({
   tables,
   errors: OIDC_ERRORS,
   routes: oidcProviderRoutes,
+  // Dynamic registration: its own count per source (IPv4 address, IPv6 /64) by the HTTP limiter.
+  rateLimit: [
+    { pathMatcher: (path) => path === OIDC_ROUTES.registration, rule: (ctx) => ctx.config().oidcProvider.registration.rateLimit },
+  ],
   panel: oidcPanel,
   mount: {
     handles: (ctx, path) => ctx.config().oidcProvider.enabled && isOidcPath(path),
@@ -179,29 +182,14 @@ export const oidcProviderFeature = defineFeature({
     logger = runtime.logger
     const { ctx } = runtime
     // Back-channel logout deliveries: soon after a notice is queued, and every few seconds for
-    // retries (and notices queued by another instance or before a restart).
-    let delivering: Promise<void> | null = null
-    let again = false
+    // retries (and notices queued by another instance or before a restart). Runs may overlap: each
+    // client is served by one lane at a time (backchannel.ts), so one hanging RP holds up no other.
     const deliver = (): void => {
       if (!ctx.config().oidcProvider.enabled) return
-      if (delivering) {
-        again = true
-        return
-      }
-      delivering = cacheFor(ctx)
+      cacheFor(ctx)
         .get()
         .then((provider) => deliverDueLogouts(ctx, provider, runtime.logger))
-        .then(
-          () => {},
-          (error) => runtime.logger.error('Back-channel logout delivery failed:', error),
-        )
-        .finally(() => {
-          delivering = null
-          if (again) {
-            again = false
-            deliver()
-          }
-        })
+        .catch((error) => runtime.logger.error('Back-channel logout delivery failed:', error))
     }
     setDeliveryWaker(ctx, () => setTimeout(deliver, 20).unref())
     const poll = setInterval(deliver, DELIVERY_POLL_MS)
@@ -213,16 +201,18 @@ export const oidcProviderFeature = defineFeature({
         .exclusive('oidc-cleanup', async () => {
           const now = runtime.ctx.clock.now()
           await deleteExpiredModels(runtime.ctx, new Date(now))
-          await deleteOldLogoutDeliveries(runtime.ctx, new Date(now - 86_400_000), new Date(now - 3 * 86_400_000))
+          const maxRetryAge = runtime.ctx.config().oidcProvider.backchannelLogout.maxRetryAge * 1000
+          await deleteOldLogoutDeliveries(runtime.ctx, new Date(now - 86_400_000), new Date(now - maxRetryAge))
           runtime.ctx.events.jobSucceeded('oidc-cleanup')
         })
         .catch((error) => runtime.logger.error('OIDC cleanup failed:', error))
     }, 3_600_000)
     timer.unref()
-    return () => {
+    return async () => {
       clearInterval(timer)
       clearInterval(poll)
       setDeliveryWaker(ctx, undefined)
+      await stopDeliveries(ctx)
     }
   },
 })

@@ -164,3 +164,8 @@ declare module 'oidc-provider/lib/helpers/als.js' {
   const als: AsyncLocalStorage<unknown>
   export default als
 }
+
+/** oidc-provider's guard of outgoing requests (lib/helpers/fetch_request.js): loopback, private and other special-use addresses. */
+declare module 'oidc-provider/lib/helpers/fetch_request.js' {
+  export function isSpecialUseIP(address: string): boolean
+}

@@ -22,6 +22,11 @@ export const oidcClientViewSchema = z.object({
   idTokenSignedResponseAlg: idTokenAlg,
   backchannelLogoutUri: z.string().nullable(),
   requirePar: z.boolean(),
+  /** The `sub` its tokens carry: the user id (public) or one of its own (pairwise). */
+  subjectType: z.enum(['public', 'pairwise']),
+  /** Back-channel logout deliveries fail since then (null: not failing), with the last error. */
+  backchannelFailingSince: z.number().nullable(),
+  backchannelLastError: z.string().nullable(),
   /** A self-registered client (RFC 7591): the initial access token it registered with. */
   registeredByToken: z.string().nullable(),
   createdAt: z.number(),
@@ -43,6 +48,7 @@ const clientFields = {
   idTokenSignedResponseAlg: idTokenAlg.optional(),
   backchannelLogoutUri: uri.nullable().optional(),
   requirePar: z.boolean().optional(),
+  subjectType: z.enum(['public', 'pairwise']).optional(),
 }
 
 export const registrationTokenViewSchema = z.object({

@@ -14,8 +14,9 @@ import { ConsumedMeanwhile, type WriteBatch } from './batch.js'
 import { ID_TOKEN_ALGS, registrationRefusal, secretMatches } from './clients.js'
 import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
+import { pairwiseSubject, type SectorSource, sectorOf } from './subject.js'
 import { commitWithOthers } from './commit.js'
-import { originalSenders, queueLogout, type SendLogout, trustedDelivery } from './backchannel.js'
+import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 
 /**
@@ -231,7 +232,10 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     // oidc-provider runs its AsyncLocalStorage around every request its Koa app serves; once run it
     // would stay enabled for good, and with it async_hooks' promise hooks on every promise of the
     // process (Node 22), fast-path token requests included. Off while no request is in its hands.
-    idleOff((await import('oidc-provider/lib/helpers/als.js')).default)
+    const als = (await import('oidc-provider/lib/helpers/als.js')).default
+    idleOff(als)
+    // oidc-provider's own test of the addresses its outgoing requests refuse (registration checks a back-channel URI with it).
+    const { isSpecialUseIP } = await import('oidc-provider/lib/helpers/fetch_request.js')
 
     const policy = interactionPolicy.base() as { get(name: string): { checks: { unshift(check: unknown): void } } }
     // SSO follows the Gatehouse session: signed out of Gatehouse (or signed in as someone else)
@@ -259,6 +263,9 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       },
       claims: CLAIMS,
       scopes: SCOPES,
+      subjectTypes: ['public', 'pairwise'],
+      pairwiseIdentifier: async (_koa: unknown, accountId: string, client: ClientInstance) =>
+        pairwiseSubject(ctx.secret, sectorOf(client as unknown as SectorSource), accountId),
       conformIdTokenClaims: false,
       routes: OIDC_ROUTES,
       responseTypes: ['code'],
@@ -279,11 +286,35 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
           const route = koa?.oidc?.route
           if (!route || !REGISTRATION_ROUTES.has(route) || key !== PKCE_REQUIRED) return
           const body = (koa.oidc as unknown as { body?: Record<string, unknown> }).body ?? {}
+          // Self-registered clients are pairwise unless they ask for public (an update keeps what the client had).
+          if (body.subject_type === undefined && route === 'registration') metadata.subject_type = 'pairwise'
+          else if (body.subject_type === undefined && route === 'client_update')
+            metadata.subject_type = koa.oidc.client?.subjectType ?? 'pairwise'
+          if (metadata.subject_type === 'pairwise' && !metadata.sector_identifier_uri && Array.isArray(metadata.redirect_uris)) {
+            const hosts = new Set(
+              metadata.redirect_uris.map((uri) => (typeof uri === 'string' && URL.canParse(uri) ? new URL(uri).host : uri)),
+            )
+            if (hosts.size > 1)
+              throw new errors.InvalidClientMetadata(
+                'redirect_uris name several hosts: a pairwise client (the default) needs a sector_identifier_uri, or register subject_type public',
+              )
+          }
           const privileged = Object.keys(body).find((name) => name.startsWith('gatehouse_'))
           if (privileged) throw new errors.InvalidClientMetadata(`${privileged} cannot be registered`)
           const refused = registrationRefusal(metadata, conf.registration.redirectHosts)
-          if (refused?.error === 'invalid_redirect_uri') throw new errors.InvalidRedirectUri(refused.description)
+          if (refused?.error === 'invalid_redirect_uri') {
+            // Its constructor takes no description (it has a fixed one about authorization requests).
+            const error = new errors.InvalidRedirectUri()
+            error.error_description = refused.description
+            throw error
+          }
           if (refused) throw new errors.InvalidClientMetadata(refused.description)
+          // A back-channel URI the delivery would refuse is refused now, with the reason (not
+          // accepted and then never delivered).
+          const backchannel = metadata.backchannel_logout_uri
+          const undeliverable =
+            typeof backchannel === 'string' ? undeliverableReason(backchannel, conf.registration.allowedHosts, isSpecialUseIP) : undefined
+          if (undeliverable) throw new errors.InvalidClientMetadata(undeliverable)
         },
       },
       pkce: {
@@ -398,7 +429,10 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
       // oidc-provider refuses loopback and private addresses in outgoing requests; Gatehouse serves
       // the LAN, so deliveries to admin-registered clients (and allowed hosts) lift that guard.
       fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
-        if (trustedDelivery.getStore() === true) delete options.dispatcher
+        const delivery = trustedDelivery.getStore()
+        if (delivery?.trusted === true) delete options.dispatcher
+        // A back-channel delivery: its time limit (one per POST, so one hanging RP costs one), cut short when the server stops.
+        if (delivery) options.signal = AbortSignal.any([deliveryTimeout.signal(deliveryTimeout.ms), delivery.stop])
         return globalThis.fetch(url, options)
       },
       renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
@@ -419,7 +453,24 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     provider.proxy = ctx.baseURL.startsWith('https:')
     // oidc-provider's end-session sends back-channel notices itself, while it answers: they are
     // queued instead, with those of Gatehouse's other sign-outs (at most one per client and sid).
-    const clientPrototype = provider.Client.prototype as unknown as { backchannelLogout: SendLogout }
+    const clientPrototype = provider.Client.prototype as unknown as {
+      backchannelLogout: SendLogout
+      postLogoutRedirectUriAllowed(this: ClientInstance, value: string): boolean
+    }
+    // RP-Initiated Logout 1.0 §3: without an ID token the client was issued (id_token_hint, which
+    // oidc-provider validates and takes the client from), post-logout redirection is not performed:
+    // the person ends on the hosted signed-out page. Else `?client_id=…&post_logout_redirect_uri=`
+    // of any registered URI would send anyone's browser there without a click.
+    const postLogoutAllowed = clientPrototype.postLogoutRedirectUriAllowed
+    clientPrototype.postLogoutRedirectUriAllowed = function checked(this: ClientInstance, value: string) {
+      const params = (als.getStore() as KoaContextWithOIDC | undefined)?.oidc?.params as Record<string, unknown> | undefined
+      if (!params) return false
+      if (!params.id_token_hint) {
+        params.post_logout_redirect_uri = undefined
+        return true
+      }
+      return postLogoutAllowed.call(this, value)
+    }
     originalSenders.set(provider, clientPrototype.backchannelLogout)
     clientPrototype.backchannelLogout = function queued(this: ClientInstance, sub: string, sid: string) {
       return queueLogout(ctx, this.clientId, sub, sid)

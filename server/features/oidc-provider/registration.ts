@@ -9,6 +9,7 @@ import type { By } from './clients.js'
 import { oidcError } from './errors.js'
 import type { OidcRegistrationTokenRow } from './schema.js'
 import {
+  findRegistrationTokenByHash,
   insertRegistrationToken,
   listRegistrationTokens,
   refundRegistrationToken,
@@ -105,10 +106,21 @@ export async function revokeRegistration(ctx: AuthContext, id: string, by: By): 
   })
 }
 
-/** Spends a use of a presented initial access token; the token's id, or undefined when it is not valid. */
-export async function spendRegistration(ctx: AuthContext, presented: string): Promise<string | undefined> {
-  if (!presented.startsWith(PREFIX)) return undefined
-  return spendRegistrationToken(ctx, hashToken(presented), new Date(ctx.clock.now()))
+/**
+ * Spends a use of a presented initial access token: the token's id, or why it is refused (not a
+ * valid token; or valid but it has registered `registration.maxClientsPerToken` clients already).
+ */
+export async function spendRegistration(
+  ctx: AuthContext,
+  presented: string,
+): Promise<{ tokenId: string } | { refused: 'invalid' | 'client-limit' }> {
+  if (!presented.startsWith(PREFIX)) return { refused: 'invalid' }
+  const hash = hashToken(presented)
+  const max = ctx.config().oidcProvider.registration.maxClientsPerToken
+  const tokenId = await spendRegistrationToken(ctx, hash, new Date(ctx.clock.now()), max)
+  if (tokenId) return { tokenId }
+  const row = await findRegistrationTokenByHash(ctx, hash)
+  return { refused: row && toView(ctx, row).active && row.used >= max ? 'client-limit' : 'invalid' }
 }
 
 /** A registration that was refused (no client created) gives its use back. */

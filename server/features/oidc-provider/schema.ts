@@ -72,6 +72,17 @@ export const oidcClient = sqliteTable('oidcClient', {
   createdAt: timestamp('createdAt').notNull(),
   updatedAt: timestamp('updatedAt').notNull(),
   secretRotatedAt: timestamp('secretRotatedAt'),
+  /**
+   * The `sub` its tokens carry: `public` (the user id, the same at every client) or `pairwise` (an
+   * HMAC of the user id and the client's sector under the server secret, different at each sector).
+   */
+  subjectType: text('subjectType', { enum: ['public', 'pairwise'] })
+    .notNull()
+    .default('public'),
+  /** Back-channel logout: since when deliveries to it fail (null: the last one went through). */
+  backchannelFailingSince: timestamp('backchannelFailingSince'),
+  /** Back-channel logout: the last delivery's error while failing. */
+  backchannelLastError: text('backchannelLastError'),
 })
 
 /**

@@ -476,18 +476,87 @@ export async function queueLogoutDeliveries(ctx: AuthContext, rows: OidcLogoutDe
   return added.length
 }
 
-/**
- * Claims up to `limit` due deliveries for this instance until `until`: one UPDATE whose condition
- * is checked again on each row it changes (SQLite: under its write lock; PostgreSQL, read
- * committed: a row another instance claimed meanwhile is re-read and skipped), so a row is claimed
- * by one instance at a time. Counts the attempt.
- */
-export async function claimLogoutDeliveries(ctx: AuthContext, now: Date, until: Date, limit: number): Promise<OidcLogoutDeliveryRow[]> {
-  const claimable = and(
+const claimableDelivery = (now: Date) =>
+  and(
     isNull(oidcLogoutDelivery.sentAt),
     lte(oidcLogoutDelivery.nextAttemptAt, now),
     or(isNull(oidcLogoutDelivery.claimedUntil), lte(oidcLogoutDelivery.claimedUntil, now)),
   )
+
+/** The clients with due, unclaimed deliveries (each is delivered to in its own lane). */
+export async function dueLogoutClients(ctx: AuthContext, now: Date, limit: number): Promise<string[]> {
+  const rows = await ctx.db
+    .selectDistinct({ clientId: oidcLogoutDelivery.clientId })
+    .from(oidcLogoutDelivery)
+    .where(claimableDelivery(now))
+    .orderBy(asc(oidcLogoutDelivery.clientId))
+    .limit(limit)
+  return rows.map((row) => row.clientId)
+}
+
+/** A client that failed: its other due deliveries wait for the same retry, unattempted. */
+export async function postponeClientDeliveries(ctx: AuthContext, clientId: string, now: Date, retryAt: Date, error: string): Promise<void> {
+  await ctx.db
+    .update(oidcLogoutDelivery)
+    .set({ nextAttemptAt: retryAt, lastError: error })
+    .where(and(claimableDelivery(now), eq(oidcLogoutDelivery.clientId, clientId)))
+}
+
+/** Undelivered notices queued before `before` are given up: removed, with their client's id. */
+export async function dropStaleLogoutDeliveries(ctx: AuthContext, before: Date): Promise<string[]> {
+  const rows = await ctx.db
+    .delete(oidcLogoutDelivery)
+    .where(and(isNull(oidcLogoutDelivery.sentAt), lt(oidcLogoutDelivery.createdAt, before)))
+    .returning({ clientId: oidcLogoutDelivery.clientId })
+  return rows.map((row) => row.clientId)
+}
+
+/**
+ * A client's back-channel state after a delivery: failing (since the first failure of a run of
+ * them, kept; the last error replaced) or healthy again. The failing-since time, or null.
+ */
+export async function setBackchannelState(
+  ctx: AuthContext,
+  clientId: string,
+  state: { failingAt: Date; error: string } | 'healthy',
+): Promise<Date | null> {
+  forgetClients(ctx)
+  if (state === 'healthy') {
+    await ctx.db
+      .update(oidcClient)
+      .set({ backchannelFailingSince: null, backchannelLastError: null })
+      .where(and(eq(oidcClient.clientId, clientId), isNotNull(oidcClient.backchannelFailingSince)))
+    forgetClients(ctx)
+    return null
+  }
+  const row = await firstRow(
+    ctx.db
+      .update(oidcClient)
+      .set({
+        backchannelFailingSince: sql`coalesce(${oidcClient.backchannelFailingSince}, ${driverTime(ctx, state.failingAt)})`,
+        backchannelLastError: state.error,
+      })
+      .where(eq(oidcClient.clientId, clientId))
+      .returning({ since: oidcClient.backchannelFailingSince }),
+  )
+  forgetClients(ctx)
+  return row?.since ?? null
+}
+
+/**
+ * Claims up to `limit` due deliveries of one client for this instance until `until`: one UPDATE whose condition
+ * is checked again on each row it changes (SQLite: under its write lock; PostgreSQL, read
+ * committed: a row another instance claimed meanwhile is re-read and skipped), so a row is claimed
+ * by one instance at a time. Counts the attempt.
+ */
+export async function claimLogoutDeliveries(
+  ctx: AuthContext,
+  now: Date,
+  until: Date,
+  limit: number,
+  clientId: string,
+): Promise<OidcLogoutDeliveryRow[]> {
+  const claimable = and(claimableDelivery(now), eq(oidcLogoutDelivery.clientId, clientId))
   const due = ctx.db
     .select({ id: oidcLogoutDelivery.id })
     .from(oidcLogoutDelivery)
@@ -558,10 +627,15 @@ export async function revokeRegistrationToken(ctx: AuthContext, id: string, at: 
 
 /**
  * Spends one use of the token with this hash, when it is valid now (not revoked, not expired, a use
- * left): one UPDATE, so two registrations racing for its last use cannot both have it. Its id, or
- * undefined.
+ * left, fewer than `maxClients` registrations made with it): one UPDATE, so two registrations racing
+ * for its last use cannot both have it. Its id, or undefined.
  */
-export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string, now: Date): Promise<string | undefined> {
+export async function spendRegistrationToken(
+  ctx: AuthContext,
+  tokenHash: string,
+  now: Date,
+  maxClients: number,
+): Promise<string | undefined> {
   const spent = await firstRow(
     ctx.db
       .update(oidcRegistrationToken)
@@ -575,11 +649,17 @@ export async function spendRegistrationToken(ctx: AuthContext, tokenHash: string
           isNull(oidcRegistrationToken.revokedAt),
           or(isNull(oidcRegistrationToken.expiresAt), gt(oidcRegistrationToken.expiresAt, now)),
           or(isNull(oidcRegistrationToken.usesLeft), gt(oidcRegistrationToken.usesLeft, 0)),
+          lt(oidcRegistrationToken.used, maxClients),
         ),
       )
       .returning({ id: oidcRegistrationToken.id }),
   )
   return spent?.id
+}
+
+/** The token with this hash, whatever its state (to say why a registration was refused). */
+export async function findRegistrationTokenByHash(ctx: AuthContext, tokenHash: string): Promise<OidcRegistrationTokenRow | undefined> {
+  return firstRow(ctx.db.select().from(oidcRegistrationToken).where(eq(oidcRegistrationToken.tokenHash, tokenHash)))
 }
 
 /** Gives back the use a registration spent when it was refused (its metadata): the token's count as before. */
@@ -596,7 +676,15 @@ export async function refundRegistrationToken(ctx: AuthContext, id: string): Pro
 /** Stores a self-registered client (RFC 7591/7592 through oidc-provider): inserted or replaced. */
 export async function upsertRegisteredClient(ctx: AuthContext, row: OidcClientRow): Promise<void> {
   forgetClients(ctx)
-  const { clientId: _id, createdAt: _created, registeredByToken: _token, ...rest } = row
+  // The delivery job's state of the client is its own, never what an update of the metadata read.
+  const {
+    clientId: _id,
+    createdAt: _created,
+    registeredByToken: _token,
+    backchannelFailingSince: _since,
+    backchannelLastError: _error,
+    ...rest
+  } = row
   await ctx.db.insert(oidcClient).values(row).onConflictDoUpdate({ target: oidcClient.clientId, set: rest })
   forgetClients(ctx)
 }

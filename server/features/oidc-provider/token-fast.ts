@@ -265,7 +265,8 @@ async function authenticate(
     if (!(await client.compareClientSecret(secret))) handOver('wrong secret')
   } else if (method !== 'none') handOver('auth method')
   if (client.dpopBoundAccessTokens || client.tlsClientCertificateBoundAccessTokens) handOver('sender-constrained client')
-  if (client.subjectType === 'pairwise' || client.idTokenEncryptedResponseAlg) handOver('client ID token settings')
+  // A pairwise client's `sub` is worked out by the IdToken's claims mask (pairwiseIdentifier), as oidc-provider's.
+  if (client.idTokenEncryptedResponseAlg) handOver('client ID token settings')
   return { client, row }
 }
 

@@ -1,13 +1,27 @@
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient } from '../../../server/features/oidc-provider/clients.js'
+import { createClient, getClient } from '../../../server/features/oidc-provider/clients.js'
 import { runLogoutDeliveries } from '../../../server/features/oidc-provider/index.js'
 import { createRegistrationToken } from '../../../server/features/oidc-provider/registration.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
+import { deadBesideHealthy } from './backchannel-isolation.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
-import { browse, CALLBACK, discover, insecure, PASSWORD, RP, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
+import {
+  browse,
+  discover,
+  insecure,
+  PASSWORD,
+  RP,
+  type Receiver,
+  SECURE_CALLBACK,
+  signedInJar,
+  signIn,
+  signOutOf,
+  startReceiver,
+  verifiedPerson,
+} from './rp.js'
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: each of the five ways a Gatehouse session ends sends
@@ -193,43 +207,91 @@ describe('back-channel logout', () => {
   })
 })
 
+describe('deliveries isolated per RP', () => {
+  it('a dead RP with 400 notices queued beside a healthy one: the healthy notice arrives within one timeout; the dead one is tried once per retry, marked failing, given up after maxRetryAge', async () => {
+    serverLog.allowWarning(/^Back-channel logout to client/)
+    await deadBesideHealthy(server)
+  })
+})
+
 describe('back-channel logout to self-registered clients', () => {
-  it('keeps oidc-provider’s guard against loopback and private addresses unless the host is in registration.allowedHosts', async () => {
+  it('a loopback, private or local-network URI is refused at registration with the reason, unless its host is in registration.allowedHosts', async () => {
+    const own = await startTestServer({ config: { oidcProvider: { enabled: true, registration: { enabled: true } } } })
+    try {
+      const { token } = await createRegistrationToken(own.gatehouse.ctx, {}, { via: 'cli' })
+      for (const uri of [
+        'http://127.0.0.1:9/logout',
+        'https://127.0.0.1/logout',
+        'https://192.168.1.20/logout',
+        'https://10.1.2.3/logout',
+        'https://[::1]/logout',
+        'https://[fd00::5]/logout',
+        'https://localhost/logout',
+        'https://nas.lan/logout',
+        'https://nas/logout',
+      ]) {
+        const res = await fetch(`${own.base}/oauth2/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ redirect_uris: [SECURE_CALLBACK], backchannel_logout_uri: uri }),
+        })
+        expect(res.status).toBe(400)
+        const host = new URL(uri).hostname.replace(/^\[|\]$/g, '')
+        expect(await res.json()).toEqual({
+          error: 'invalid_client_metadata',
+          error_description: `backchannel_logout_uri: ${host} is a loopback, private or local-network address, which back-channel logout reaches for a self-registered client only when the administrator lists it in oidcProvider.registration.allowedHosts`,
+        })
+      }
+      const publicHost = await fetch(`${own.base}/oauth2/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ redirect_uris: [SECURE_CALLBACK], backchannel_logout_uri: 'https://rp.example.test/logout' }),
+      })
+      expect(publicHost.status).toBe(201)
+    } finally {
+      await own.close()
+    }
+  })
+
+  it('delivered to an allowed host; the host taken off allowedHosts later: oidc-provider’s guard refuses it and the client shows as failing', async () => {
     serverLog.allowWarning(/^Back-channel logout to client/)
     const own = await startTestServer({ config: { oidcProvider: { enabled: true, registration: { enabled: true } } } })
     const target = await startReceiver()
     try {
       const ctx = own.gatehouse.ctx
+      own.gatehouse.config.update({ oidcProvider: { registration: { allowedHosts: ['127.0.0.1'] } } })
       const { token } = await createRegistrationToken(ctx, {}, { via: 'cli' })
       const registered = await oidc.dynamicClientRegistration(
         new URL(own.base),
-        { redirect_uris: [CALLBACK], backchannel_logout_uri: target.url },
+        { redirect_uris: [SECURE_CALLBACK], backchannel_logout_uri: target.url },
         undefined,
         { initialAccessToken: token, ...insecure },
       )
       const meta = registered.clientMetadata()
       const rp = await discover(own, meta.client_id, meta.client_secret as string)
-      const signedUp = await verifiedSignUp(own, { password: PASSWORD })
+      const signedUp = await verifiedPerson(own)
       const sids: string[] = []
       for (let i = 0; i < 2; i++) {
         const jar = await signedInJar(own, signedUp)
-        const tokens = await signIn(own, rp, jar)
+        const tokens = await signIn(own, rp, jar, { redirectUri: SECURE_CALLBACK })
         sids.push(tokens.claims()?.sid as string)
+        await signOutOf(own, jar)
         if (i === 0) {
-          await signOutOf(own, jar)
+          const received = await target.waitFor(1)
+          expect(received.map((r) => decodeJwt(r.logoutToken).sid)).toEqual([sids[0]])
+          own.gatehouse.config.update({ oidcProvider: { registration: { allowedHosts: ['other.example.test'] } } })
+        } else {
           const deadline = Date.now() + 10_000
-          let row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[0])
+          let row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[1])
           while (!row?.lastError && Date.now() < deadline) {
             await new Promise((r) => setTimeout(r, 20))
-            row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[0])
+            row = (await listLogoutDeliveries(ctx)).find((r) => r.sid === sids[1])
           }
           expect(row?.lastError).toMatch(/special-use IP/)
-          expect(target.received).toHaveLength(0)
-          own.gatehouse.config.update({ oidcProvider: { registration: { allowedHosts: ['127.0.0.1'] } } })
-        } else {
-          await signOutOf(own, jar)
-          const received = await target.waitFor(1)
-          expect(received.map((r) => decodeJwt(r.logoutToken).sid)).toEqual([sids[1]])
+          expect(target.received).toHaveLength(1)
+          const view = await getClient(ctx, meta.client_id)
+          expect(view.backchannelFailingSince).toBe(own.clock.now())
+          expect(view.backchannelLastError).toMatch(/special-use IP/)
         }
       }
     } finally {

@@ -9,7 +9,8 @@ import { runLogoutDeliveries } from '../../../server/features/oidc-provider/inde
 import { listLogoutDeliveries, queueLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../../helpers/engines.js'
 import { verifiedSignUp } from '../../helpers/members.js'
-import { silentLogger, TestClock, type TestServer } from '../../helpers/server.js'
+import { serverLog, silentLogger, TestClock, type TestServer } from '../../helpers/server.js'
+import { deadBesideHealthy } from './backchannel-isolation.js'
 import { discover, PASSWORD, type Receiver, signedInJar, signIn, signOutOf, startReceiver } from './rp.js'
 
 /**
@@ -121,5 +122,10 @@ describe.skipIf(unavailable)('back-channel logout on two instances (PostgreSQL)'
     expect(runs.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(sids.length)
     const rows = (await listLogoutDeliveries(two.gatehouse.ctx)).filter((r) => r.sid.startsWith('sid-'))
     expect(rows.every((r) => r.sentAt !== null && r.attempts === 1)).toBe(true)
+  })
+
+  it('a dead RP beside a healthy one: the healthy notice arrives within one timeout (the shared queue)', async () => {
+    serverLog.allowWarning(/^Back-channel logout to client/)
+    await deadBesideHealthy(instances[0]?.server as TestServer, instances.length)
   })
 })

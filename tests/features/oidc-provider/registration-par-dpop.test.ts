@@ -9,7 +9,7 @@ import { findClient } from '../../../server/features/oidc-provider/store.js'
 import { verifiedSignUp } from '../../helpers/members.js'
 import { runCli } from '../../helpers/process.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
-import { browse, CALLBACK, consent, discover, insecure, PASSWORD, RP, signedInJar, signIn } from './rp.js'
+import { browse, CALLBACK, consent, discover, insecure, PASSWORD, SECURE_CALLBACK, SECURE_RP, signedInJar, signIn } from './rp.js'
 
 /**
  * Dynamic client registration (RFC 7591 / 7592) with initial access tokens, pushed authorization
@@ -41,7 +41,7 @@ const register = (body: unknown, token?: string) =>
 
 describe('dynamic client registration', () => {
   it('needs a valid initial access token: 401 invalid_token without one, with a wrong one, or once its uses are spent', async () => {
-    const base = { redirect_uris: [CALLBACK] }
+    const base = { redirect_uris: [SECURE_CALLBACK] }
     for (const token of [undefined, 'ghrt_nope', 'something-else']) {
       const res = await register(base, token)
       expect(res.status).toBe(401)
@@ -62,20 +62,20 @@ describe('dynamic client registration', () => {
       used: 0,
       usesLeft: 1,
     })
-    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(201)
+    expect((await register({ redirect_uris: [SECURE_CALLBACK] }, token)).status).toBe(201)
     expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === registrationToken.id)).toMatchObject({
       used: 1,
       usesLeft: 0,
       active: false,
     })
-    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(401)
+    expect((await register({ redirect_uris: [SECURE_CALLBACK] }, token)).status).toBe(401)
   })
 
   it('registers with openid-client, signs in with consent shown, reads, updates and deletes itself; the secret hash is never answered', async () => {
     const { token, registrationToken } = await createRegistrationToken(server.gatehouse.ctx, { expiresIn: 600 }, by)
     const config = await oidc.dynamicClientRegistration(
       new URL(server.base),
-      { redirect_uris: [CALLBACK], client_name: 'Self-registered', grant_types: ['authorization_code', 'refresh_token'] },
+      { redirect_uris: [SECURE_CALLBACK], client_name: 'Self-registered', grant_types: ['authorization_code', 'refresh_token'] },
       undefined,
       { initialAccessToken: token, ...insecure },
     )
@@ -91,14 +91,14 @@ describe('dynamic client registration', () => {
     const jar = await signedInJar(server, person)
     const rp = await discover(server, clientId, secret)
     const url = oidc.buildAuthorizationUrl(rp, {
-      redirect_uri: CALLBACK,
+      redirect_uri: SECURE_CALLBACK,
       scope: 'openid',
       code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
       code_challenge_method: 'S256',
     })
     const at = await browse(server, jar, url.href)
     expect(at.pathname).toBe('/api/auth/ui/consent')
-    expect((await consent(server, jar, at)).origin).toBe(RP)
+    expect((await consent(server, jar, at)).origin).toBe(SECURE_RP)
 
     const read = await fetch(meta.registration_client_uri as string, { headers: { authorization: `Bearer ${rat}` } })
     expect(read.status).toBe(200)
@@ -112,7 +112,7 @@ describe('dynamic client registration', () => {
       headers: { authorization: `Bearer ${rat}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         client_id: clientId,
-        redirect_uris: [CALLBACK],
+        redirect_uris: [SECURE_CALLBACK],
         client_name: 'Renamed',
         grant_types: ['authorization_code', 'refresh_token'],
       }),
@@ -124,7 +124,10 @@ describe('dynamic client registration', () => {
     expect(JSON.stringify(putBody)).not.toContain('sha256:')
 
     // The issued secret still works after the update: a whole code flow and a refresh.
-    const tokens = await signIn(server, await discover(server, clientId, secret), jar, { scope: 'openid offline_access' })
+    const tokens = await signIn(server, await discover(server, clientId, secret), jar, {
+      scope: 'openid offline_access',
+      redirectUri: SECURE_CALLBACK,
+    })
     expect(tokens.access_token).toBeTruthy()
 
     const view = (await allClients(server.gatehouse.ctx)).find((c) => c.clientId === clientId)
@@ -144,7 +147,7 @@ describe('dynamic client registration', () => {
   it('refuses Gatehouse privileges, redirect URIs outside registration.redirectHosts and bad ones', async () => {
     const { token } = await createRegistrationToken(server.gatehouse.ctx, {}, by)
     for (const privilege of ['gatehouse_skip_consent', 'gatehouse_resource_server', 'gatehouse_pkce_required']) {
-      const res = await register({ redirect_uris: [CALLBACK], [privilege]: privilege !== 'gatehouse_pkce_required' }, token)
+      const res = await register({ redirect_uris: [SECURE_CALLBACK], [privilege]: privilege !== 'gatehouse_pkce_required' }, token)
       expect(res.status).toBe(400)
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
     }
@@ -153,7 +156,7 @@ describe('dynamic client registration', () => {
       expect(res.status).toBe(400)
       expect(((await res.json()) as { error: string }).error).toBe('invalid_redirect_uri')
     }
-    const res = await register({ redirect_uris: [CALLBACK], backchannel_logout_uri: 'http://example.com/logout' }, token)
+    const res = await register({ redirect_uris: [SECURE_CALLBACK], backchannel_logout_uri: 'http://example.com/logout' }, token)
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
   })
@@ -161,7 +164,7 @@ describe('dynamic client registration', () => {
   it('refuses client_credentials for a public client (RFC 6749 §4.4): its client_id alone would mint access tokens', async () => {
     const { token } = await createRegistrationToken(server.gatehouse.ctx, {}, by)
     const body = {
-      redirect_uris: [CALLBACK],
+      redirect_uris: [SECURE_CALLBACK],
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'client_credentials'],
     }
@@ -172,7 +175,7 @@ describe('dynamic client registration', () => {
       error_description: expect.stringContaining('client_credentials'),
     })
     // Registered public, then updated to ask for it: refused too.
-    const created = await register({ redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' }, token)
+    const created = await register({ redirect_uris: [SECURE_CALLBACK], token_endpoint_auth_method: 'none' }, token)
     expect(created.status).toBe(201)
     const meta = (await created.json()) as Record<string, string>
     const put = await fetch(meta.registration_client_uri as string, {
@@ -206,7 +209,7 @@ describe('dynamic client registration', () => {
       const res = await fetch(`${off.base}/oauth2/register`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ redirect_uris: [CALLBACK] }),
+        body: JSON.stringify({ redirect_uris: [SECURE_CALLBACK] }),
       })
       expect(res.status).toBe(404)
     } finally {
@@ -238,10 +241,10 @@ describe('dynamic client registration', () => {
     expect(JSON.parse(listed.stdout)).toEqual(
       expect.arrayContaining([expect.objectContaining({ id, usesLeft: 2, active: true, label: 'CI agents', createdBy: 'cli' })]),
     )
-    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(201)
+    expect((await register({ redirect_uris: [SECURE_CALLBACK] }, token)).status).toBe(201)
     const revoked = await runCli(['oidc', 'registration-token', 'revoke', '--id', id, ...dir])
     expect(revoked.code).toBe(0)
-    expect((await register({ redirect_uris: [CALLBACK] }, token)).status).toBe(401)
+    expect((await register({ redirect_uris: [SECURE_CALLBACK] }, token)).status).toBe(401)
     expect((await registrationTokens(server.gatehouse.ctx)).find((t) => t.id === id)).toMatchObject({ active: false, used: 1, usesLeft: 1 })
     const bad = await runCli(['oidc', 'registration-token', 'create', '--uses', '0', ...dir])
     expect(bad.code).toBe(2)

@@ -2,7 +2,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import * as oidc from 'openid-client'
 import { expect } from 'vitest'
-import { CookieJar, type SignedUp } from '../../helpers/http.js'
+import { eq } from 'drizzle-orm'
+import { user } from '../../../server/db/schema.js'
+import { CookieJar, type SignedUp, signUp } from '../../helpers/http.js'
 import type { TestServer } from '../../helpers/server.js'
 
 /**
@@ -14,6 +16,9 @@ import type { TestServer } from '../../helpers/server.js'
 export const PASSWORD = 'correct horse battery'
 export const RP = 'http://rp.example.test'
 export const CALLBACK = `${RP}/callback`
+/** A self-registered client's callback: https (plain http is taken only on loopback, clients.ts registeredRedirectRefusal). */
+export const SECURE_RP = 'https://rp.example.test'
+export const SECURE_CALLBACK = `${SECURE_RP}/callback`
 export const insecure = { execute: [oidc.allowInsecureRequests] }
 
 export function discover(server: TestServer, clientId: string, secret?: string, auth?: oidc.ClientAuth) {
@@ -39,6 +44,13 @@ export async function browse(server: TestServer, jar: CookieJar, start: string, 
     request = {}
   }
   throw new Error('too many redirects')
+}
+
+/** A person who signed up and verified their email (the OIDC provider vouches only for verified people). */
+export async function verifiedPerson(server: TestServer): Promise<SignedUp> {
+  const person = await signUp(server.base, { password: PASSWORD })
+  await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, person.user.id))
+  return person
 }
 
 export async function signedInJar(server: TestServer, person: { email: string }): Promise<CookieJar> {

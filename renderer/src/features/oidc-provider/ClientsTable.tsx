@@ -58,10 +58,30 @@ function ClientBadges({ client: c, tokenLabel }: { client: OidcClientView; token
           restricted
         </Badge>
       ) : null}
-      {c.backchannelLogoutUri ? (
+      {c.subjectType === 'pairwise' ? (
+        <Badge variant="light" color="cyan" data-testid={`oidc-pairwise-${c.clientId}`}>
+          pairwise sub
+        </Badge>
+      ) : null}
+      {c.backchannelLogoutUri && c.backchannelFailingSince === null ? (
         <Badge variant="light" color="teal" title={c.backchannelLogoutUri}>
           back-channel logout
         </Badge>
+      ) : null}
+      {c.backchannelLogoutUri && c.backchannelFailingSince !== null ? (
+        <Badge
+          variant="filled"
+          color="red"
+          title={`${c.backchannelLogoutUri}: ${c.backchannelLastError ?? ''}`}
+          data-testid={`oidc-backchannel-failing-${c.clientId}`}
+        >
+          back-channel logout failing since {dateTime(c.backchannelFailingSince)}
+        </Badge>
+      ) : null}
+      {c.backchannelLogoutUri && c.backchannelFailingSince !== null && c.backchannelLastError ? (
+        <Text size="xs" c="red" data-testid={`oidc-backchannel-error-${c.clientId}`}>
+          {c.backchannelLastError}
+        </Text>
       ) : null}
       {c.requirePar ? (
         <Badge variant="light" color="blue">
