@@ -9,8 +9,10 @@ import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
+import { rateLimitIdentity } from '../../http/client-ip.js'
 import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
+import { nameIdOf } from './name-id.js'
 import { SAML_ERRORS, SamlRefusal } from './errors.js'
 import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
@@ -20,6 +22,8 @@ import { bannedNow } from '../../core/bans.js'
 import { emailUnverifiedRefused } from '../../core/sign-in.js'
 import { groupNamesOf } from '../groups/names.js'
 import {
+  countPendingRequests,
+  deleteExpiredRequests,
   deleteParticipants,
   findRequest,
   insertParticipant,
@@ -66,6 +70,20 @@ const REQUEST_TTL_MS = 10 * 60_000
 /** How far a request's IssueInstant may be from our clock. */
 const SKEW_MS = 5 * 60_000
 const MAX_BODY = 1024 * 1024
+/**
+ * RelayState is stored while the person signs in and echoed to the SP: at most 1 KiB (SAML bindings
+ * 3.4.3 and 3.5.3 say 80 bytes; SPs send more, rarely over a few hundred). A message ID is stored too.
+ */
+const MAX_RELAY_STATE_BYTES = 1024
+const MAX_ID_LENGTH = 256
+/**
+ * Unauthenticated AuthnRequests waiting for a sign-in, per source (the rate limiter's identity: an
+ * IPv4 address, an IPv6 /64): one more is refused, so what a stranger can make Gatehouse store is
+ * bounded. They expire after REQUEST_TTL_MS and are swept then.
+ */
+export const MAX_PENDING_PER_SOURCE = 50
+/** How often a request sweeps the expired ones (the background job also does, every minute). */
+const SWEEP_EVERY_MS = 60_000
 
 export interface Env {
   logger: Logger
@@ -138,14 +156,22 @@ async function receive(rc: RouteContext, req: IncomingMessage): Promise<Received
     // Read from the raw values the signature check uses, never from another parse of the query.
     const xml = inflateParam(decode(raw.get(kind) ?? ''))
     const relay = raw.get('RelayState')
-    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: relay === undefined ? null : decode(relay), raw }
+    const relayState = relay === undefined ? null : decode(relay)
+    checkRelayState(relayState)
+    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState, raw }
   }
   if (req.method !== 'POST') throw new SamlRefusal('MALFORMED_REQUEST')
   const form = await readForm(req)
   const kind = form.has('SAMLRequest') ? 'SAMLRequest' : form.has('SAMLResponse') ? 'SAMLResponse' : null
   if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
   const xml = decodePostParam(form.get(kind) ?? '')
-  return { binding: 'post', kind, xml, root: parseXml(xml), relayState: form.get('RelayState'), raw: null }
+  const relayState = form.get('RelayState')
+  checkRelayState(relayState)
+  return { binding: 'post', kind, xml, root: parseXml(xml), relayState, raw: null }
+}
+
+function checkRelayState(relayState: string | null): void {
+  if (relayState !== null && Buffer.byteLength(relayState, 'utf8') > MAX_RELAY_STATE_BYTES) throw new SamlRefusal('RELAY_STATE_TOO_LONG')
 }
 
 /**
@@ -174,7 +200,8 @@ async function authenticate(ctx: AuthContext, msg: Received, local: string, requ
     }
   }
   if (!signed && required(sp)) throw new SamlRefusal('UNSIGNED_REQUEST', issuer)
-  if (root.getAttribute('Version') !== '2.0' || !root.getAttribute('ID')) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
+  const id = root.getAttribute('ID')
+  if (root.getAttribute('Version') !== '2.0' || !id || id.length > MAX_ID_LENGTH) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
   return { sp, root, signed }
 }
 
@@ -187,6 +214,16 @@ function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): vo
 function checkDestination(root: Element, expected: string, spEntityId: string, signed: boolean): void {
   const destination = root.getAttribute('Destination')
   if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
+}
+
+const lastSweep = new WeakMap<AuthContext['db'], number>()
+
+/** Removes expired requests, at most once a minute per process (by the injected clock). */
+async function sweepExpired(ctx: AuthContext, now: number): Promise<void> {
+  const last = lastSweep.get(ctx.db)
+  if (last !== undefined && now - last < SWEEP_EVERY_MS && now >= last) return
+  lastSweep.set(ctx.db, now)
+  await deleteExpiredRequests(ctx, new Date(now))
 }
 
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
@@ -207,6 +244,10 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   })
   if (!acs) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
   const now = ctx.clock.now()
+  await sweepExpired(ctx, now)
+  const source = rateLimitIdentity(rc.meta.ipAddress ?? 'unknown')
+  if ((await countPendingRequests(ctx, source, new Date(now))) >= MAX_PENDING_PER_SOURCE)
+    throw new SamlRefusal('TOO_MANY_PENDING_REQUESTS', sp.entityId)
   const id = generateId()
   const stored = await insertRequest(ctx, {
     id,
@@ -219,6 +260,7 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
+    source,
   })
   if (!stored) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
   redirect(rc, res, continueUrl(ctx, id))
@@ -286,7 +328,7 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const groups = await admit(ctx, sp, signedIn)
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
-  const nameId = sp.nameIdFormat === 'persistent' ? user.id : user.email
+  const nameId = nameIdOf(ctx, sp, user)
   const sessionIndex = `_${generateId()}`
   const key = await signingKey(ctx)
   const username = (user as { username?: string | null }).username
@@ -346,6 +388,7 @@ async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promis
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
+    source: null,
   })
   redirect(rc, res, continueUrl(ctx, id))
 }
@@ -419,6 +462,7 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: new Date(now),
+    source: null,
   })
   if (!fresh) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
   await endSessions(rc, sp, root)

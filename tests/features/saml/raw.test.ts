@@ -48,7 +48,7 @@ beforeAll(async () => {
   )
   await createServiceProvider(
     server.gatehouse.ctx,
-    { metadataXml: unsignedSp.metadata({ authnRequestsSigned: false }), name: 'Plain SP', nameIdFormat: 'persistent' },
+    { metadataXml: unsignedSp.metadata({ authnRequestsSigned: false }), name: 'Plain SP', nameIdFormat: 'persistent-shared' },
     BY,
   )
 })
@@ -134,7 +134,7 @@ describe('SP-initiated sign-in', () => {
     refusedWith(await get(user.client, cont), 'REQUEST_NOT_FOUND')
   })
 
-  it('POST binding, signed with xml-crypto; an ACS by index from the metadata; persistent NameID for an SP that asks for it', async () => {
+  it('POST binding, signed with xml-crypto; an ACS by index from the metadata; persistent-shared NameID (the user id) for an SP that asks for it', async () => {
     const user = await signUp(server.base)
     const { xml } = authnRequest(sp, idp, { acsUrl: 'https://signed-sp.example/acs2' })
     const signed = signXml(xml, sp.privateKeyPem, sp.certificate)
