@@ -399,8 +399,11 @@ function sloTarget(meta: SpMetadata, response: boolean): { binding: 'redirect' |
   return { binding: slo.binding === BINDING.redirect ? 'redirect' : 'post', url: (response && slo.responseLocation) || slo.location }
 }
 
-/** Ends the Gatehouse sessions a LogoutRequest names (by SessionIndex, else every session this SP holds for the NameID). */
-async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element): Promise<void> {
+/**
+ * Ends the Gatehouse sessions a LogoutRequest names (by SessionIndex, else every session this SP
+ * holds for the NameID); returns their ids. This SP's records go; the other SPs' stay for the chain.
+ */
+async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element): Promise<string[]> {
   const { ctx } = rc
   const nameId = textOf(child(root, NS.assertion, 'NameID'))
   const indexes = children(root, NS.protocol, 'SessionIndex').map(textOf).filter(Boolean)
@@ -428,9 +431,10 @@ async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element)
     if (current?.session.id === sessionId) clearSessionCookies(rc)
     await deleteParticipants(
       ctx,
-      (await participantsOfSession(ctx, sessionId)).map((p) => p.id),
+      (await participantsOfSession(ctx, sessionId)).filter((p) => p.spEntityId === sp.entityId).map((p) => p.id),
     )
   }
+  return [...new Set(mine.map((p) => p.sessionId))]
 }
 
 async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -440,7 +444,7 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
     // The answer to one of our LogoutRequests (GET /saml/logout's chain): checked, then the chain goes on.
     const { sp, root } = await authenticate(ctx, msg, 'LogoutResponse', () => true)
     checkDestination(root, sloUrl(ctx), sp.entityId, true)
-    return redirect(rc, res, `${ctx.baseURL}/saml/logout${msg.relayState ? `?returnTo=${encodeURIComponent(msg.relayState)}` : ''}`)
+    return await continueLogout(rc, res, safeReturnTo(ctx, msg.relayState))
   }
   // A LogoutRequest must be signed: an unsigned one would let anyone end someone's session.
   const { sp, root } = await authenticate(ctx, msg, 'LogoutRequest', () => true)
@@ -451,11 +455,12 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   // Its ID is kept, spent, beside the AuthnRequests' (an issuer's IDs are unique across its
   // messages): a replay (a signed Redirect URL ends up in logs and histories) is refused.
   const now = ctx.clock.now()
+  const markerId = generateId()
   const fresh = await insertRequest(ctx, {
-    id: generateId(),
+    id: markerId,
     spEntityId: sp.entityId,
     requestId: root.getAttribute('ID'),
-    relayState: null,
+    relayState: msg.relayState,
     acsUrl: '',
     forceAuthn: false,
     isPassive: false,
@@ -465,19 +470,87 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
     source: null,
   })
   if (!fresh) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
-  await endSessions(rc, sp, root)
-  const key = await signingKey(ctx)
-  const out = logoutResponse(
-    { idpEntityId: idpEntityId(ctx), destination: target.url, inResponseTo: root.getAttribute('ID') as string, now: ctx.clock.now() },
-    target,
-    msg.relayState,
-    key,
-  )
-  sendOutgoing(rc, res, out)
+  const ended = await endSessions(rc, sp, root)
+  // The person's other SPs hear of it first, one after another through this browser (the same chain
+  // as a sign-out at Gatehouse); the last step answers this SP (answerLogoutRequest).
+  const chain = { sessionIds: ended, markerId }
+  setSignedCookie(rc, LOGOUT_COOKIE, chainValue(chain), REQUEST_TTL_MS / 1000)
+  await continueLogout(rc, res, `${ctx.baseURL}/ui/sign-out?done=1`, chain)
 }
 
-/** The signed cookie that carries a front-channel logout from one SP to the next, once the session is gone. */
+/** The LogoutResponse to the SP whose LogoutRequest began the chain (its ID and RelayState kept in its replay marker). */
+async function answerLogoutRequest(rc: RouteContext, res: ServerResponse, markerId: string): Promise<boolean> {
+  const { ctx } = rc
+  const marker = await findRequest(ctx, markerId)
+  const sp = marker?.requestId ? await serviceProviderByEntityId(ctx, marker.spEntityId) : null
+  const target = sp ? sloTarget(sp.meta, true) : null
+  if (!marker?.requestId || !target) return false
+  const out = logoutResponse(
+    { idpEntityId: idpEntityId(ctx), destination: target.url, inResponseTo: marker.requestId, now: ctx.clock.now() },
+    target,
+    marker.relayState,
+    await signingKey(ctx),
+  )
+  sendOutgoing(rc, res, out)
+  return true
+}
+
+/**
+ * The signed cookie that carries a front-channel logout from one SP to the next, once the sessions
+ * are gone: the ended sessions' ids, and for a chain an SP's LogoutRequest began, its replay marker
+ * (`<id>,<id>~<marker>`).
+ */
 const LOGOUT_COOKIE = 'saml_logout'
+
+interface Chain {
+  sessionIds: string[]
+  markerId: string | null
+}
+const chainValue = (c: Chain): string => `${c.sessionIds.join(',')}${c.markerId ? `~${c.markerId}` : ''}`
+function readChain(rc: RouteContext): Chain | null {
+  const value = readSignedCookie(rc, LOGOUT_COOKIE)
+  if (!value) return null
+  const [ids = '', markerId] = value.split('~')
+  return { sessionIds: ids.split(',').filter(Boolean), markerId: markerId || null }
+}
+
+const safeReturnTo = (ctx: AuthContext, asked: string | null): string =>
+  asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+
+/**
+ * The next step of a front-channel logout: a LogoutRequest to the next SP the ended sessions signed
+ * in to; when none is left, the answer to the SP that began it, else the browser goes to `returnTo`.
+ */
+async function continueLogout(rc: RouteContext, res: ServerResponse, returnTo: string, started?: Chain): Promise<void> {
+  const { ctx } = rc
+  const chain = started ?? readChain(rc)
+  if (!chain) return redirect(rc, res, returnTo)
+  for (const sessionId of chain.sessionIds)
+    for (const p of await participantsOfSession(ctx, sessionId)) {
+      await deleteParticipants(ctx, [p.id])
+      const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
+      const target = sp ? sloTarget(sp.meta, false) : null
+      if (!sp || !target) continue
+      const { outgoing } = logoutRequest(
+        {
+          idpEntityId: idpEntityId(ctx),
+          destination: target.url,
+          now: ctx.clock.now(),
+          nameId: p.nameId,
+          nameIdFormat: p.nameIdFormat,
+          spEntityId: sp.entityId,
+          sessionIndex: p.sessionIndex,
+        },
+        target,
+        returnTo,
+        await signingKey(ctx),
+      )
+      return sendOutgoing(rc, res, outgoing)
+    }
+  expirePluginCookie(rc, LOGOUT_COOKIE)
+  if (chain.markerId && (await answerLogoutRequest(rc, res, chain.markerId))) return
+  redirect(rc, res, returnTo)
+}
 
 /**
  * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel. The session ends at the
@@ -488,16 +561,14 @@ const LOGOUT_COOKIE = 'saml_logout'
  */
 async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
-  const asked = rc.url.searchParams.get('returnTo')
-  const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+  const returnTo = safeReturnTo(ctx, rc.url.searchParams.get('returnTo'))
   const signedIn = await currentSession(rc)
   // Another site sending the browser here (logout CSRF): the hosted page asks first. The chain's
   // later steps come from the SPs (cross-site) but have no session left to end.
   const site = req.headers['sec-fetch-site']
   if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, `${ctx.baseURL}/ui/sign-out`)
-  let sessionId: string | null
   if (signedIn) {
-    sessionId = signedIn.session.id
+    const sessionId = signedIn.session.id
     await deleteSessionByToken(ctx, signedIn.session.token)
     await recordAudit(ctx, {
       type: 'user.sign-out',
@@ -507,33 +578,11 @@ async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerR
       meta: rc.meta,
     })
     clearSessionCookies(rc)
-    setSignedCookie(rc, LOGOUT_COOKIE, sessionId, REQUEST_TTL_MS / 1000)
-  } else sessionId = readSignedCookie(rc, LOGOUT_COOKIE)
-  if (!sessionId) return redirect(rc, res, returnTo)
-  for (const p of await participantsOfSession(ctx, sessionId)) {
-    await deleteParticipants(ctx, [p.id])
-    const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
-    const target = sp ? sloTarget(sp.meta, false) : null
-    if (!sp || !target) continue
-    const key = await signingKey(ctx)
-    const { outgoing } = logoutRequest(
-      {
-        idpEntityId: idpEntityId(ctx),
-        destination: target.url,
-        now: ctx.clock.now(),
-        nameId: p.nameId,
-        nameIdFormat: p.nameIdFormat,
-        spEntityId: sp.entityId,
-        sessionIndex: p.sessionIndex,
-      },
-      target,
-      returnTo,
-      key,
-    )
-    return sendOutgoing(rc, res, outgoing)
+    const chain = { sessionIds: [sessionId], markerId: null }
+    setSignedCookie(rc, LOGOUT_COOKIE, chainValue(chain), REQUEST_TTL_MS / 1000)
+    return await continueLogout(rc, res, returnTo, chain)
   }
-  expirePluginCookie(rc, LOGOUT_COOKIE)
-  redirect(rc, res, returnTo)
+  await continueLogout(rc, res, returnTo)
 }
 
 async function handleMetadata(ctx: AuthContext, res: ServerResponse): Promise<void> {

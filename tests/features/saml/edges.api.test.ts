@@ -12,6 +12,8 @@ import { serverLog, sqliteOf, startTestServer, type TestServer, testEngine } fro
 import {
   ASSERTION,
   authnRequest,
+  logoutRequestXml,
+  PROTOCOL,
   first,
   formFields,
   makeSp,
@@ -315,5 +317,50 @@ describe('signing key rollover (saml.keyRolloverDays, the injected clock)', () =
     await rotateCertificate(ctx, { activate: true }, by)
     expect(await published()).toEqual(three)
     expect(await signedWith(three)).toBe(third)
+  }, 120_000)
+})
+
+describe('SP-initiated logout reaches the other SPs', () => {
+  it("an SP's LogoutRequest ends the session, then each other SP of it gets a LogoutRequest in turn, then the first SP its LogoutResponse", async () => {
+    const { inflateRawSync } = await import('node:zlib')
+    const a = makeSp('slo-a')
+    const b = makeSp('slo-b')
+    const ctx = server.gatehouse.ctx
+    for (const s of [a, b]) await createServiceProvider(ctx, { metadataXml: s.metadata({ authnRequestsSigned: false }) }, { via: 'cli' })
+    const idpCert = /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(`${server.base}/saml/metadata`)).text())?.[1] as string
+    const person = await verifiedPerson(server)
+    const indexes: Record<string, string> = {}
+    for (const s of [a, b]) {
+      const res = await person.client.get(`/saml/sso?${redirectQuery(authnRequest(s, idp).xml, null)}`)
+      const answer = await person.client.get((res.headers.get('location') as string).slice(server.base.length))
+      const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+      indexes[s.entityId] = first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex') as string
+    }
+    const request = logoutRequestXml(a, idp, person.email, indexes[a.entityId] as string)
+    const requestId = /ID="([^"]+)"/.exec(request)?.[1] as string
+    const out = await person.client.get(`/saml/slo?${redirectQuery(request, a.privateKeyPem, 'back-a')}`)
+    expect(out.status).toBe(303)
+    expect((await person.client.get('/get-session')).body).toBeNull()
+    // B first: a LogoutRequest for its own NameID and SessionIndex.
+    const toB = new URL(out.headers.get('location') as string)
+    expect(`${toB.origin}${toB.pathname}`).toBe(b.slo)
+    const toBXml = inflateRawSync(Buffer.from(toB.searchParams.get('SAMLRequest') as string, 'base64')).toString()
+    expect(toBXml).toContain('LogoutRequest')
+    expect(toBXml).toContain(`>${indexes[b.entityId]}</samlp:SessionIndex>`)
+    expect(toBXml).toContain(`>${person.email}</saml:NameID>`)
+    // B answers; then A gets its LogoutResponse, with its RelayState.
+    const inResponseTo = /ID="([^"]+)"/.exec(toBXml)?.[1] as string
+    const answer = `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="_r${Date.now()}" Version="2.0" IssueInstant="${new Date(server.clock.now()).toISOString()}" Destination="${idp.slo}" InResponseTo="${inResponseTo}"><saml:Issuer>${b.entityId}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`
+    const back = await person.client.get(
+      `/saml/slo?${redirectQuery(answer, b.privateKeyPem, toB.searchParams.get('RelayState') as string, 'SAMLResponse')}`,
+    )
+    expect(back.status).toBe(303)
+    const toA = new URL(back.headers.get('location') as string)
+    expect(`${toA.origin}${toA.pathname}`).toBe(a.slo)
+    expect(toA.searchParams.get('RelayState')).toBe('back-a')
+    const response = inflateRawSync(Buffer.from(toA.searchParams.get('SAMLResponse') as string, 'base64')).toString()
+    expect(response).toContain('LogoutResponse')
+    expect(response).toContain(`InResponseTo="${requestId}"`)
+    expect(response).toContain('urn:oasis:names:tc:SAML:2.0:status:Success')
   }, 120_000)
 })
