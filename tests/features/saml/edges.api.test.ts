@@ -54,14 +54,9 @@ const storedFrom = async (source: string): Promise<number> =>
 
 /** An unsigned AuthnRequest (the SP does not sign) over HTTP-Redirect, from `ip` (X-Forwarded-For through the loopback proxy). */
 function sso(ip: string, relayState?: string, client = new HttpClient(server.base)) {
-  return client.request(
-    'GET',
-    `/saml/sso?${redirectQuery(authnRequest(sp, idp).xml, null, relayState)}`,
-    {
-      headers: { 'x-forwarded-for': ip },
-    },
-    120_000,
-  )
+  return client.request('GET', `/saml/sso?${redirectQuery(authnRequest(sp, idp).xml, null, relayState)}`, {
+    headers: { 'x-forwarded-for': ip },
+  })
 }
 
 function refusedWith(res: { status: number; headers: Headers }, reason: string): void {
