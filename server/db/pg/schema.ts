@@ -495,6 +495,7 @@ export const samlKey = pgTable(
     privateKey: text('privateKey').notNull(),
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     retiredAt: timestamp('retiredAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    activatesAt: timestamp('activatesAt', { withTimezone: true, precision: 3, mode: 'date' }),
   },
 )
 
@@ -525,10 +526,12 @@ export const samlRequest = pgTable(
     createdAt: timestamp('createdAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     expiresAt: timestamp('expiresAt', { withTimezone: true, precision: 3, mode: 'date' }).notNull(),
     usedAt: timestamp('usedAt', { withTimezone: true, precision: 3, mode: 'date' }),
+    source: text('source'),
   },
   (t) => [
     uniqueIndex('samlRequest_sp_request_uidx').on(t.spEntityId, t.requestId),
     index('samlRequest_expiresAt_idx').on(t.expiresAt),
+    index('samlRequest_source_idx').on(t.source, t.expiresAt),
   ],
 )
 

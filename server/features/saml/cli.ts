@@ -21,7 +21,7 @@ const describeSp = (sp: ServiceProviderView): string =>
   `${sp.id}  ${sp.name}  (${sp.source}, NameID ${sp.nameIdFormat}${sp.allowedGroups.length ? `, groups ${sp.allowedGroups.join(',')}` : ''})\n  entityID: ${sp.entityId}\n  ACS: ${sp.acsUrls.join(' ')}\n`
 
 const describeCert = (c: CertificateView): string =>
-  `${c.id}  ${c.signing ? 'signing' : 'published'}  until ${c.notAfter}\n  SHA-256 ${c.fingerprint256}\n`
+  `${c.id}  ${c.signing ? 'signing' : c.next ? `next (signs from ${new Date(c.activatesAt).toISOString()}, or at cert rotate --activate)` : 'published'}  until ${c.notAfter}\n  SHA-256 ${c.fingerprint256}\n`
 
 /** Runs `gatehouse saml sp|cert …`; returns the exit code (0 done, 1 refused, 2 usage). */
 export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -44,6 +44,7 @@ export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       'allowed-groups': { type: 'string' },
       sp: { type: 'string' },
       retire: { type: 'boolean' },
+      activate: { type: 'boolean' },
       json: { type: 'boolean' },
     },
     usage,
@@ -72,7 +73,7 @@ export async function samlCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     if (group === 'cert') {
       const certs =
         sub === 'rotate'
-          ? await rotateCertificate(ctx, { retire: values.retire ?? false }, by)
+          ? await rotateCertificate(ctx, { activate: values.activate ?? false, retire: values.retire ?? false }, by)
           : sub === 'retire'
             ? await retireOlderCertificates(ctx, by)
             : await listCertificates(ctx)

@@ -1,9 +1,14 @@
 import { z } from 'zod'
 
-/** The NameID formats Gatehouse issues: `email` (default), `persistent` (the user id), `unspecified` (the email). */
+/**
+ * The NameID formats Gatehouse issues: `email` (default), `persistent` (pairwise: a value of its own
+ * per SP, name-id.ts), `persistent-shared` (the user id, the same at every SP: what `persistent` was
+ * before pairwise identifiers), `unspecified` (the email). The persistent URN alone means `persistent`.
+ */
 export const NAME_ID_FORMATS = {
   email: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
   persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+  'persistent-shared': 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
   unspecified: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
 } as const
 export type NameIdFormat = keyof typeof NAME_ID_FORMATS
@@ -48,6 +53,11 @@ export const samlConfig = z
   .object({
     enabled: z.boolean().default(false),
     serviceProviders: z.array(samlServiceProvider).default([]),
+    /**
+     * Days a key published by `gatehouse saml cert rotate` waits before it signs (unless `--activate`
+     * switches to it sooner): service providers that re-read the metadata take it in meanwhile. 0: at once.
+     */
+    keyRolloverDays: z.number().int().min(0).max(365).default(7),
   })
   .prefault({})
 

@@ -9,9 +9,11 @@ export const SAML_ERRORS = {
   METADATA_NO_ACS: 'The service provider metadata names no AssertionConsumerService with the HTTP-POST binding',
   METADATA_FETCH_FAILED: 'The service provider metadata could not be fetched',
   NAME_REQUIRED: 'A name is required',
-  INVALID_NAME_ID_FORMAT: 'The NameID format must be email, persistent or unspecified (or its full URN)',
+  INVALID_NAME_ID_FORMAT: 'The NameID format must be email, persistent, persistent-shared or unspecified (or its full URN)',
   KEY_NOT_FOUND: 'No such SAML signing certificate',
-  LAST_KEY: 'The last signing certificate cannot be retired: rotate first',
+  LAST_KEY: 'No certificate older than the signing one is published: nothing to retire',
+  NEXT_KEY_PENDING:
+    'A next signing certificate is already published and not signing yet: switch to it with `gatehouse saml cert rotate --activate` once the service providers have re-read the metadata',
   // Refusals of a request (shown on the hosted error page).
   MALFORMED_REQUEST: 'The application sent a SAML message that could not be read',
   XML_DTD_REFUSED: 'The SAML message carries a document type declaration, which is refused',
@@ -28,6 +30,9 @@ export const SAML_ERRORS = {
   EMAIL_NOT_VERIFIED: 'Your email address is not verified: verify it, then start again from the application',
   NOT_ADMITTED: 'This account or session cannot sign in to applications now',
   NO_SLO: 'The application has no single logout service',
+  RELAY_STATE_TOO_LONG: 'The application sent a RelayState longer than 1024 bytes, which is refused',
+  TOO_MANY_PENDING_REQUESTS:
+    'Too many sign-in requests from your network are waiting: finish one, or wait 10 minutes and start again from the application',
 } as const
 
 export type SamlErrorKey = keyof typeof SAML_ERRORS

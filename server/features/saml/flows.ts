@@ -9,8 +9,10 @@ import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
+import { rateLimitIdentity } from '../../http/client-ip.js'
 import type { Logger } from '../../log.js'
 import { NAME_ID_FORMATS } from './config.js'
+import { nameIdOf } from './name-id.js'
 import { SAML_ERRORS, SamlRefusal } from './errors.js'
 import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
@@ -19,6 +21,8 @@ import { type ServiceProvider, serviceProviderByEntityId } from './service-provi
 import { admissionRefusal } from '../../core/admission.js'
 import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
 import {
+  countPendingRequests,
+  deleteExpiredRequests,
   deleteParticipants,
   findRequest,
   insertParticipant,
@@ -65,6 +69,20 @@ const REQUEST_TTL_MS = 10 * 60_000
 /** How far a request's IssueInstant may be from our clock. */
 const SKEW_MS = 5 * 60_000
 const MAX_BODY = 1024 * 1024
+/**
+ * RelayState is stored while the person signs in and echoed to the SP: at most 1 KiB (SAML bindings
+ * 3.4.3 and 3.5.3 say 80 bytes; SPs send more, rarely over a few hundred). A message ID is stored too.
+ */
+const MAX_RELAY_STATE_BYTES = 1024
+const MAX_ID_LENGTH = 256
+/**
+ * Unauthenticated AuthnRequests waiting for a sign-in, per source (the rate limiter's identity: an
+ * IPv4 address, an IPv6 /64): one more is refused, so what a stranger can make Gatehouse store is
+ * bounded. They expire after REQUEST_TTL_MS and are swept then.
+ */
+export const MAX_PENDING_PER_SOURCE = 50
+/** How often a request sweeps the expired ones (the background job also does, every minute). */
+const SWEEP_EVERY_MS = 60_000
 
 export interface Env {
   logger: Logger
@@ -137,14 +155,22 @@ async function receive(rc: RouteContext, req: IncomingMessage): Promise<Received
     // Read from the raw values the signature check uses, never from another parse of the query.
     const xml = inflateParam(decode(raw.get(kind) ?? ''))
     const relay = raw.get('RelayState')
-    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState: relay === undefined ? null : decode(relay), raw }
+    const relayState = relay === undefined ? null : decode(relay)
+    checkRelayState(relayState)
+    return { binding: 'redirect', kind, xml, root: parseXml(xml), relayState, raw }
   }
   if (req.method !== 'POST') throw new SamlRefusal('MALFORMED_REQUEST')
   const form = await readForm(req)
   const kind = form.has('SAMLRequest') ? 'SAMLRequest' : form.has('SAMLResponse') ? 'SAMLResponse' : null
   if (!kind) throw new SamlRefusal('MALFORMED_REQUEST')
   const xml = decodePostParam(form.get(kind) ?? '')
-  return { binding: 'post', kind, xml, root: parseXml(xml), relayState: form.get('RelayState'), raw: null }
+  const relayState = form.get('RelayState')
+  checkRelayState(relayState)
+  return { binding: 'post', kind, xml, root: parseXml(xml), relayState, raw: null }
+}
+
+function checkRelayState(relayState: string | null): void {
+  if (relayState !== null && Buffer.byteLength(relayState, 'utf8') > MAX_RELAY_STATE_BYTES) throw new SamlRefusal('RELAY_STATE_TOO_LONG')
 }
 
 /**
@@ -173,7 +199,8 @@ async function authenticate(ctx: AuthContext, msg: Received, local: string, requ
     }
   }
   if (!signed && required(sp)) throw new SamlRefusal('UNSIGNED_REQUEST', issuer)
-  if (root.getAttribute('Version') !== '2.0' || !root.getAttribute('ID')) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
+  const id = root.getAttribute('ID')
+  if (root.getAttribute('Version') !== '2.0' || !id || id.length > MAX_ID_LENGTH) throw new SamlRefusal('MALFORMED_REQUEST', issuer)
   return { sp, root, signed }
 }
 
@@ -186,6 +213,16 @@ function checkFreshness(ctx: AuthContext, root: Element, spEntityId: string): vo
 function checkDestination(root: Element, expected: string, spEntityId: string, signed: boolean): void {
   const destination = root.getAttribute('Destination')
   if (destination ? destination !== expected : signed) throw new SamlRefusal('DESTINATION_MISMATCH', spEntityId)
+}
+
+const lastSweep = new WeakMap<AuthContext['db'], number>()
+
+/** Removes expired requests, at most once a minute per process (by the injected clock). */
+async function sweepExpired(ctx: AuthContext, now: number): Promise<void> {
+  const last = lastSweep.get(ctx.db)
+  if (last !== undefined && now - last < SWEEP_EVERY_MS && now >= last) return
+  lastSweep.set(ctx.db, now)
+  await deleteExpiredRequests(ctx, new Date(now))
 }
 
 const continueUrl = (ctx: AuthContext, id: string): string => `${ctx.baseURL}/saml/continue/${id}`
@@ -206,6 +243,10 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
   })
   if (!acs) throw new SamlRefusal('ACS_NOT_IN_METADATA', sp.entityId)
   const now = ctx.clock.now()
+  await sweepExpired(ctx, now)
+  const source = rateLimitIdentity(rc.meta.ipAddress ?? 'unknown')
+  if ((await countPendingRequests(ctx, source, new Date(now))) >= MAX_PENDING_PER_SOURCE)
+    throw new SamlRefusal('TOO_MANY_PENDING_REQUESTS', sp.entityId)
   const id = generateId()
   const stored = await insertRequest(ctx, {
     id,
@@ -218,6 +259,7 @@ async function handleSso(rc: RouteContext, req: IncomingMessage, res: ServerResp
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
+    source,
   })
   if (!stored) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
   redirect(rc, res, continueUrl(ctx, id))
@@ -286,7 +328,7 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const groups = await admit(ctx, sp, signedIn)
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
-  const nameId = sp.nameIdFormat === 'persistent' ? user.id : user.email
+  const nameId = nameIdOf(ctx, sp, user)
   const sessionIndex = `_${generateId()}`
   const key = await signingKey(ctx)
   const username = (user as { username?: string | null }).username
@@ -346,6 +388,7 @@ async function handleIdpInitiated(rc: RouteContext, res: ServerResponse): Promis
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: null,
+    source: null,
   })
   redirect(rc, res, continueUrl(ctx, id))
 }
@@ -356,8 +399,11 @@ function sloTarget(meta: SpMetadata, response: boolean): { binding: 'redirect' |
   return { binding: slo.binding === BINDING.redirect ? 'redirect' : 'post', url: (response && slo.responseLocation) || slo.location }
 }
 
-/** Ends the Gatehouse sessions a LogoutRequest names (by SessionIndex, else every session this SP holds for the NameID). */
-async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element): Promise<void> {
+/**
+ * Ends the Gatehouse sessions a LogoutRequest names (by SessionIndex, else every session this SP
+ * holds for the NameID); returns their ids. This SP's records go; the other SPs' stay for the chain.
+ */
+async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element): Promise<string[]> {
   const { ctx } = rc
   const nameId = textOf(child(root, NS.assertion, 'NameID'))
   const indexes = children(root, NS.protocol, 'SessionIndex').map(textOf).filter(Boolean)
@@ -385,9 +431,10 @@ async function endSessions(rc: RouteContext, sp: ServiceProvider, root: Element)
     if (current?.session.id === sessionId) clearSessionCookies(rc)
     await deleteParticipants(
       ctx,
-      (await participantsOfSession(ctx, sessionId)).map((p) => p.id),
+      (await participantsOfSession(ctx, sessionId)).filter((p) => p.spEntityId === sp.entityId).map((p) => p.id),
     )
   }
+  return [...new Set(mine.map((p) => p.sessionId))]
 }
 
 async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -397,7 +444,7 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
     // The answer to one of our LogoutRequests (GET /saml/logout's chain): checked, then the chain goes on.
     const { sp, root } = await authenticate(ctx, msg, 'LogoutResponse', () => true)
     checkDestination(root, sloUrl(ctx), sp.entityId, true)
-    return redirect(rc, res, `${ctx.baseURL}/saml/logout${msg.relayState ? `?returnTo=${encodeURIComponent(msg.relayState)}` : ''}`)
+    return await continueLogout(rc, res, safeReturnTo(ctx, msg.relayState))
   }
   // A LogoutRequest must be signed: an unsigned one would let anyone end someone's session.
   const { sp, root } = await authenticate(ctx, msg, 'LogoutRequest', () => true)
@@ -408,32 +455,102 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   // Its ID is kept, spent, beside the AuthnRequests' (an issuer's IDs are unique across its
   // messages): a replay (a signed Redirect URL ends up in logs and histories) is refused.
   const now = ctx.clock.now()
+  const markerId = generateId()
   const fresh = await insertRequest(ctx, {
-    id: generateId(),
+    id: markerId,
     spEntityId: sp.entityId,
     requestId: root.getAttribute('ID'),
-    relayState: null,
+    relayState: msg.relayState,
     acsUrl: '',
     forceAuthn: false,
     isPassive: false,
     createdAt: new Date(now),
     expiresAt: new Date(now + REQUEST_TTL_MS),
     usedAt: new Date(now),
+    source: null,
   })
   if (!fresh) throw new SamlRefusal('REPLAYED_REQUEST', sp.entityId)
-  await endSessions(rc, sp, root)
-  const key = await signingKey(ctx)
-  const out = logoutResponse(
-    { idpEntityId: idpEntityId(ctx), destination: target.url, inResponseTo: root.getAttribute('ID') as string, now: ctx.clock.now() },
-    target,
-    msg.relayState,
-    key,
-  )
-  sendOutgoing(rc, res, out)
+  const ended = await endSessions(rc, sp, root)
+  // The person's other SPs hear of it first, one after another through this browser (the same chain
+  // as a sign-out at Gatehouse); the last step answers this SP (answerLogoutRequest).
+  const chain = { sessionIds: ended, markerId }
+  setSignedCookie(rc, LOGOUT_COOKIE, chainValue(chain), REQUEST_TTL_MS / 1000)
+  await continueLogout(rc, res, `${ctx.baseURL}/ui/sign-out?done=1`, chain)
 }
 
-/** The signed cookie that carries a front-channel logout from one SP to the next, once the session is gone. */
+/** The LogoutResponse to the SP whose LogoutRequest began the chain (its ID and RelayState kept in its replay marker). */
+async function answerLogoutRequest(rc: RouteContext, res: ServerResponse, markerId: string): Promise<boolean> {
+  const { ctx } = rc
+  const marker = await findRequest(ctx, markerId)
+  const sp = marker?.requestId ? await serviceProviderByEntityId(ctx, marker.spEntityId) : null
+  const target = sp ? sloTarget(sp.meta, true) : null
+  if (!marker?.requestId || !target) return false
+  const out = logoutResponse(
+    { idpEntityId: idpEntityId(ctx), destination: target.url, inResponseTo: marker.requestId, now: ctx.clock.now() },
+    target,
+    marker.relayState,
+    await signingKey(ctx),
+  )
+  sendOutgoing(rc, res, out)
+  return true
+}
+
+/**
+ * The signed cookie that carries a front-channel logout from one SP to the next, once the sessions
+ * are gone: the ended sessions' ids, and for a chain an SP's LogoutRequest began, its replay marker
+ * (`<id>,<id>~<marker>`).
+ */
 const LOGOUT_COOKIE = 'saml_logout'
+
+interface Chain {
+  sessionIds: string[]
+  markerId: string | null
+}
+const chainValue = (c: Chain): string => `${c.sessionIds.join(',')}${c.markerId ? `~${c.markerId}` : ''}`
+function readChain(rc: RouteContext): Chain | null {
+  const value = readSignedCookie(rc, LOGOUT_COOKIE)
+  if (!value) return null
+  const [ids = '', markerId] = value.split('~')
+  return { sessionIds: ids.split(',').filter(Boolean), markerId: markerId || null }
+}
+
+const safeReturnTo = (ctx: AuthContext, asked: string | null): string =>
+  asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+
+/**
+ * The next step of a front-channel logout: a LogoutRequest to the next SP the ended sessions signed
+ * in to; when none is left, the answer to the SP that began it, else the browser goes to `returnTo`.
+ */
+async function continueLogout(rc: RouteContext, res: ServerResponse, returnTo: string, started?: Chain): Promise<void> {
+  const { ctx } = rc
+  const chain = started ?? readChain(rc)
+  if (!chain) return redirect(rc, res, returnTo)
+  for (const sessionId of chain.sessionIds)
+    for (const p of await participantsOfSession(ctx, sessionId)) {
+      await deleteParticipants(ctx, [p.id])
+      const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
+      const target = sp ? sloTarget(sp.meta, false) : null
+      if (!sp || !target) continue
+      const { outgoing } = logoutRequest(
+        {
+          idpEntityId: idpEntityId(ctx),
+          destination: target.url,
+          now: ctx.clock.now(),
+          nameId: p.nameId,
+          nameIdFormat: p.nameIdFormat,
+          spEntityId: sp.entityId,
+          sessionIndex: p.sessionIndex,
+        },
+        target,
+        returnTo,
+        await signingKey(ctx),
+      )
+      return sendOutgoing(rc, res, outgoing)
+    }
+  expirePluginCookie(rc, LOGOUT_COOKIE)
+  if (chain.markerId && (await answerLogoutRequest(rc, res, chain.markerId))) return
+  redirect(rc, res, returnTo)
+}
 
 /**
  * `GET /saml/logout[?returnTo=]`: Gatehouse's own sign-out, front-channel. The session ends at the
@@ -444,16 +561,14 @@ const LOGOUT_COOKIE = 'saml_logout'
  */
 async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx } = rc
-  const asked = rc.url.searchParams.get('returnTo')
-  const returnTo = asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+  const returnTo = safeReturnTo(ctx, rc.url.searchParams.get('returnTo'))
   const signedIn = await currentSession(rc)
   // Another site sending the browser here (logout CSRF): the hosted page asks first. The chain's
   // later steps come from the SPs (cross-site) but have no session left to end.
   const site = req.headers['sec-fetch-site']
   if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, `${ctx.baseURL}/ui/sign-out`)
-  let sessionId: string | null
   if (signedIn) {
-    sessionId = signedIn.session.id
+    const sessionId = signedIn.session.id
     await deleteSessionByToken(ctx, signedIn.session.token)
     await recordAudit(ctx, {
       type: 'user.sign-out',
@@ -463,33 +578,11 @@ async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerR
       meta: rc.meta,
     })
     clearSessionCookies(rc)
-    setSignedCookie(rc, LOGOUT_COOKIE, sessionId, REQUEST_TTL_MS / 1000)
-  } else sessionId = readSignedCookie(rc, LOGOUT_COOKIE)
-  if (!sessionId) return redirect(rc, res, returnTo)
-  for (const p of await participantsOfSession(ctx, sessionId)) {
-    await deleteParticipants(ctx, [p.id])
-    const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
-    const target = sp ? sloTarget(sp.meta, false) : null
-    if (!sp || !target) continue
-    const key = await signingKey(ctx)
-    const { outgoing } = logoutRequest(
-      {
-        idpEntityId: idpEntityId(ctx),
-        destination: target.url,
-        now: ctx.clock.now(),
-        nameId: p.nameId,
-        nameIdFormat: p.nameIdFormat,
-        spEntityId: sp.entityId,
-        sessionIndex: p.sessionIndex,
-      },
-      target,
-      returnTo,
-      key,
-    )
-    return sendOutgoing(rc, res, outgoing)
+    const chain = { sessionIds: [sessionId], markerId: null }
+    setSignedCookie(rc, LOGOUT_COOKIE, chainValue(chain), REQUEST_TTL_MS / 1000)
+    return await continueLogout(rc, res, returnTo, chain)
   }
-  expirePluginCookie(rc, LOGOUT_COOKIE)
-  redirect(rc, res, returnTo)
+  await continueLogout(rc, res, returnTo)
 }
 
 async function handleMetadata(ctx: AuthContext, res: ServerResponse): Promise<void> {

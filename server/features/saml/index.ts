@@ -35,7 +35,8 @@ export const samlFeature = defineFeature({
   start: (runtime) => {
     logger = runtime.logger
     if (!runtime.ctx.config().saml.enabled) return undefined
-    // Answered or abandoned sign-in requests are removed hourly (a request's ID stays refused as a replay until then).
+    // Answered or abandoned sign-in requests are removed every minute once expired (10 minutes after
+    // they came; a request's ID stays refused as a replay until then). /saml/sso sweeps too.
     const timer = setInterval(() => {
       runtime.ctx.storage
         .exclusive('saml-cleanup', async () => {
@@ -44,7 +45,7 @@ export const samlFeature = defineFeature({
           runtime.ctx.events.jobSucceeded('saml-cleanup')
         })
         .catch((error) => runtime.logger.error('SAML cleanup failed:', error))
-    }, 3_600_000)
+    }, 60_000)
     timer.unref()
     return () => clearInterval(timer)
   },

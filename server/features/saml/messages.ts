@@ -40,7 +40,8 @@ export function loginResponse(input: LoginResponseInput): { id: string; base64: 
   const until = iso(input.now + ASSERTION_LIFETIME_MS)
   const inResponseTo = input.inResponseTo ? ` InResponseTo="${escapeXml(input.inResponseTo)}"` : ''
   const issuer = `<saml:Issuer>${escapeXml(input.idpEntityId)}</saml:Issuer>`
-  const spQualifier = input.nameIdFormat === 'persistent' ? ` SPNameQualifier="${escapeXml(input.spEntityId)}"` : ''
+  const spQualifier =
+    NAME_ID_FORMATS[input.nameIdFormat] === NAME_ID_FORMATS.persistent ? ` SPNameQualifier="${escapeXml(input.spEntityId)}"` : ''
   const attributes = Object.entries(input.attributes)
     .filter(([, values]) => values.length > 0)
     .map(([name, values]) => attributeXml(name, values))

@@ -90,9 +90,9 @@ export function idpMetadataXml(baseURL: string, certificates: string[]): string 
   const sso = escapeXml(`${baseURL}/saml/sso`)
   const slo = escapeXml(`${baseURL}/saml/slo`)
   return `<?xml version="1.0" encoding="UTF-8"?>
-<md:EntityDescriptor xmlns:md="${NS.metadata}" xmlns:ds="${NS.dsig}" entityID="${escapeXml(`${baseURL}/saml/metadata`)}"><md:IDPSSODescriptor WantAuthnRequestsSigned="false" protocolSupportEnumeration="${NS.protocol}">${keys}<md:SingleLogoutService Binding="${BINDING.redirect}" Location="${slo}"/><md:SingleLogoutService Binding="${BINDING.post}" Location="${slo}"/>${Object.values(
-    NAME_ID_FORMATS,
-  )
+<md:EntityDescriptor xmlns:md="${NS.metadata}" xmlns:ds="${NS.dsig}" entityID="${escapeXml(`${baseURL}/saml/metadata`)}"><md:IDPSSODescriptor WantAuthnRequestsSigned="false" protocolSupportEnumeration="${NS.protocol}">${keys}<md:SingleLogoutService Binding="${BINDING.redirect}" Location="${slo}"/><md:SingleLogoutService Binding="${BINDING.post}" Location="${slo}"/>${[
+    ...new Set(Object.values(NAME_ID_FORMATS)),
+  ]
     .map((f) => `<md:NameIDFormat>${f}</md:NameIDFormat>`)
     .join(
       '',

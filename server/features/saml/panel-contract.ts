@@ -3,7 +3,7 @@ import { mutation, none, ok, query } from '../../panel/op.js'
 
 /** The control panel's SAML operations (zod only: shared with the renderer). Times are epoch ms. */
 
-const format = z.enum(['email', 'persistent', 'unspecified'])
+const format = z.enum(['email', 'persistent', 'persistent-shared', 'unspecified'])
 const groups = z.array(z.string().trim().min(1).max(200)).max(100)
 const metadataXml = z
   .string()

@@ -4,8 +4,8 @@ const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
 
 /**
  * The identity provider's signing keys: an RSA key and its self-signed X.509 certificate (PEM).
- * `privateKey` is the PKCS#8 PEM sealed with the auth secret (server/crypto/encrypt.ts). The newest
- * key without `retiredAt` signs; every key without `retiredAt` is published in the metadata.
+ * `privateKey` is the PKCS#8 PEM sealed with the auth secret (server/crypto/encrypt.ts). Every
+ * key without `retiredAt` is published in the metadata; the newest of them whose `activatesAt` has come signs.
  */
 export const samlKey = sqliteTable('samlKey', {
   id: text('id').primaryKey(),
@@ -13,6 +13,11 @@ export const samlKey = sqliteTable('samlKey', {
   privateKey: text('privateKey').notNull(),
   createdAt: timestamp('createdAt').notNull(),
   retiredAt: timestamp('retiredAt'),
+  /**
+   * When the key starts signing (`gatehouse saml cert rotate` publishes it first; `--activate`, or
+   * `saml.keyRolloverDays` later). Null: signing since `createdAt` (keys made before rollovers existed).
+   */
+  activatesAt: timestamp('activatesAt'),
 })
 
 /** Service providers added by the CLI or the panel (those of `saml.serviceProviders` live in the config). */
@@ -49,8 +54,17 @@ export const samlRequest = sqliteTable(
     createdAt: timestamp('createdAt').notNull(),
     expiresAt: timestamp('expiresAt').notNull(),
     usedAt: timestamp('usedAt'),
+    /**
+     * Where an unauthenticated AuthnRequest came from (the rate limiter's identity: the IPv4 address,
+     * the IPv6 /64): its pending requests are capped. Null for IdP-initiated requests and LogoutRequests.
+     */
+    source: text('source'),
   },
-  (t) => [uniqueIndex('samlRequest_sp_request_uidx').on(t.spEntityId, t.requestId), index('samlRequest_expiresAt_idx').on(t.expiresAt)],
+  (t) => [
+    uniqueIndex('samlRequest_sp_request_uidx').on(t.spEntityId, t.requestId),
+    index('samlRequest_expiresAt_idx').on(t.expiresAt),
+    index('samlRequest_source_idx').on(t.source, t.expiresAt),
+  ],
 )
 
 /** Which service providers a Gatehouse session signed in to (single logout), with the NameID and SessionIndex issued. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, asc, count, eq, gt, inArray, isNull, lt } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { samlKey, samlParticipant, samlRequest, samlServiceProvider } from '../../db/schema.js'
 import { firstRow, isUniqueViolation } from '../../db/storage.js'
@@ -12,6 +12,10 @@ export async function allKeys(ctx: AuthContext): Promise<SamlKeyRow[]> {
 
 export async function insertKey(ctx: AuthContext, row: SamlKeyRow): Promise<void> {
   await ctx.db.insert(samlKey).values(row)
+}
+
+export async function activateKey(ctx: AuthContext, id: string, at: Date): Promise<void> {
+  await ctx.db.update(samlKey).set({ activatesAt: at }).where(eq(samlKey.id, id))
 }
 
 export async function retireKeys(ctx: AuthContext, ids: string[], at: Date): Promise<void> {
@@ -89,8 +93,20 @@ export async function spendRequest(ctx: AuthContext, id: string, at: Date): Prom
   return rows.length > 0
 }
 
-export async function deleteExpiredRequests(ctx: AuthContext, before: Date): Promise<void> {
-  await ctx.db.delete(samlRequest).where(lt(samlRequest.expiresAt, before))
+/** Removes the requests that expired before `before`; how many. */
+export async function deleteExpiredRequests(ctx: AuthContext, before: Date): Promise<number> {
+  return (await ctx.db.delete(samlRequest).where(lt(samlRequest.expiresAt, before)).returning({ id: samlRequest.id })).length
+}
+
+/** How many requests from `source` still wait for a sign-in (neither answered nor expired at `now`). */
+export async function countPendingRequests(ctx: AuthContext, source: string, now: Date): Promise<number> {
+  const row = await firstRow(
+    ctx.db
+      .select({ n: count() })
+      .from(samlRequest)
+      .where(and(eq(samlRequest.source, source), isNull(samlRequest.usedAt), gt(samlRequest.expiresAt, now))),
+  )
+  return Number(row?.n ?? 0)
 }
 
 export async function insertParticipant(ctx: AuthContext, row: SamlParticipantRow): Promise<void> {

@@ -83,6 +83,11 @@ describe('gatehouse saml sp', () => {
     )
     expect(updated.code).toBe(0)
     expect(JSON.parse(updated.stdout)).toMatchObject({ nameIdFormat: 'email', allowedGroups: [] })
+    const shared = await cli('sp', 'update', '--sp', sp.entityId, '--name-id-format', 'persistent-shared', '--json')
+    expect(shared.code).toBe(0)
+    expect(JSON.parse(shared.stdout)).toMatchObject({ nameIdFormat: 'persistent-shared' })
+    const back = await cli('sp', 'update', '--sp', sp.entityId, '--name-id-format', 'email', '--json')
+    expect(JSON.parse(back.stdout)).toMatchObject({ nameIdFormat: 'email' })
 
     const listed = await cli('sp', 'list', '--json')
     expect((JSON.parse(listed.stdout) as { entityId: string }[]).map((s) => s.entityId)).toEqual([sp.entityId])
@@ -118,26 +123,58 @@ describe('gatehouse saml sp', () => {
 })
 
 describe('gatehouse saml cert', () => {
-  it('rotate publishes the new certificate beside the old one until --retire', async () => {
+  it('rotate publishes the next certificate beside the signing one; it signs only at --activate; retire removes the old one', async () => {
     const metadata = async () =>
       [...(await (await fetch(`${server.base}/saml/metadata`)).text()).matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1])
+    type Cert = { id: string; signing: boolean; next: boolean; activatesAt: number }
     const before = await metadata()
     expect(before).toHaveLength(1)
+    const rotatedAt = Date.now()
     const rotated = await cli('cert', 'rotate', '--json')
     expect(rotated.code).toBe(0)
-    const certs = JSON.parse(rotated.stdout) as { id: string; signing: boolean }[]
-    expect(certs.map((c) => c.signing)).toEqual([false, true])
+    const certs = JSON.parse(rotated.stdout) as Cert[]
+    // The old one still signs; the new one is published, signing 7 days later (saml.keyRolloverDays).
+    expect(certs.map((c) => [c.signing, c.next])).toEqual([
+      [true, false],
+      [false, true],
+    ])
+    expect(certs[1]?.activatesAt).toBeGreaterThanOrEqual(rotatedAt + 7 * 86_400_000)
     const both = await metadata()
     expect(both).toHaveLength(2)
     expect(both[0]).toBe(before[0])
-    const retired = await cli('cert', 'rotate', '--retire', '--json')
-    expect(retired.code).toBe(0)
-    expect((JSON.parse(retired.stdout) as unknown[]).length).toBe(1)
-    const after = await metadata()
-    expect(after).toHaveLength(1)
-    expect(after[0]).not.toBe(before[0])
-    expect(after[0]).not.toBe(both[1])
+    const text = await cli('cert', 'list')
+    expect(text.stdout).toContain('next (signs from ')
+    // A second rotate while one is pending: refused, with what to do.
+    const again = await cli('cert', 'rotate')
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('gatehouse saml cert rotate --activate')
+    expect(await metadata()).toEqual(both)
+    // --activate: the published one signs now (no new key).
+    const activated = JSON.parse((await cli('cert', 'rotate', '--activate', '--json')).stdout) as Cert[]
+    expect(activated.map((c) => [c.id, c.signing, c.next])).toEqual([
+      [certs[0]?.id, false, false],
+      [certs[1]?.id, true, false],
+    ])
+    expect(await metadata()).toEqual(both)
+    const retiredOld = JSON.parse((await cli('cert', 'retire', '--json')).stdout) as Cert[]
+    expect(retiredOld.map((c) => c.id)).toEqual([certs[1]?.id])
+    expect(await metadata()).toEqual([both[1]])
     const last = await cli('cert', 'retire')
     expect(last.code).toBe(1)
-  }, 120_000)
+    // --retire: a new key signs at once and every other leaves the metadata (a key that must go now).
+    const replaced = JSON.parse((await cli('cert', 'rotate', '--retire', '--json')).stdout) as Cert[]
+    expect(replaced).toHaveLength(1)
+    expect(replaced[0]?.signing).toBe(true)
+    const after = await metadata()
+    expect(after).toHaveLength(1)
+    expect(after[0]).not.toBe(both[1])
+  }, 180_000)
+
+  it('--help gives the safe order of a rollover', async () => {
+    const help = await cli('help')
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('1. gatehouse saml cert rotate ')
+    expect(help.stdout).toContain('3. gatehouse saml cert rotate --activate')
+    expect(help.stdout.indexOf('2. every service provider re-reads the metadata')).toBeGreaterThan(help.stdout.indexOf('1. gatehouse'))
+  })
 })

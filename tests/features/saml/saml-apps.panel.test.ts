@@ -119,7 +119,7 @@ describe('SAML apps view', () => {
 
     await page.getByTestId('saml-name').fill('Wiki')
     await page.getByLabel('NameID', { exact: true }).first().click()
-    await page.getByRole('option', { name: 'Persistent (user id)' }).click()
+    await page.getByRole('option', { name: 'Persistent (pairwise: its own per app)' }).click()
     await page.getByRole('textbox', { name: 'Allowed groups' }).first().fill('family, admins')
     // Each step a second apart on the server's clock: the audit's order is the steps' order.
     const tick = () => h.server.clock.advance(1_000)

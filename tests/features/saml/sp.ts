@@ -1,8 +1,12 @@
 import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { deflateRawSync } from 'node:zlib'
 import { DOMParser, type Element } from '@xmldom/xmldom'
+import { eq } from 'drizzle-orm'
 import { SignedXml } from 'xml-crypto'
+import type { AuthContext } from '../../../server/core/context.js'
+import { user } from '../../../server/db/schema.js'
 import { selfSignedCertificate } from '../../../server/features/saml/cert.js'
+import { type SignedUp, signUp } from '../../helpers/http.js'
 
 /**
  * A service provider written for the raw-request tests: its key and certificate, its metadata, and
@@ -163,4 +167,17 @@ export function attributesOf(root: Element): Record<string, string[]> {
     )
   }
   return out
+}
+
+/**
+ * A person signed up through the API whose email is then marked verified (as an admin's
+ * `emailVerified` would): SAML vouches only for verified people while `identity.requireVerifiedEmail` is on.
+ */
+export async function verifiedPerson(
+  server: { base: string; gatehouse: { ctx: AuthContext } },
+  overrides: Record<string, unknown> = {},
+): Promise<SignedUp> {
+  const person = await signUp(server.base, overrides)
+  await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, person.user.id))
+  return person
 }

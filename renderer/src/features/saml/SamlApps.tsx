@@ -6,10 +6,11 @@ import { useOp, useOpMutation } from '../../api'
 import { GroupNameProblems } from '../groups/GroupNameProblems'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 
-type Format = 'email' | 'persistent' | 'unspecified'
+type Format = 'email' | 'persistent' | 'persistent-shared' | 'unspecified'
 const FORMATS = [
   { value: 'email', label: 'Email address' },
-  { value: 'persistent', label: 'Persistent (user id)' },
+  { value: 'persistent', label: 'Persistent (pairwise: its own per app)' },
+  { value: 'persistent-shared', label: 'Persistent, shared (the user id)' },
   { value: 'unspecified', label: 'Unspecified (email)' },
 ]
 const groupsOf = (text: string): string[] =>

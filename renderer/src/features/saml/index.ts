@@ -16,6 +16,13 @@ export const samlPanel = definePanelFeature({
           help: 'Applications that speak only SAML 2.0 sign in through Gatehouse (metadata at /saml/metadata).',
           kind: 'switch',
         },
+        {
+          path: 'saml.keyRolloverDays',
+          label: 'SAML key rollover (days)',
+          help: 'A signing key made by `gatehouse saml cert rotate` is published at once and signs after this many days (or at `cert rotate --activate`), so service providers take it from the metadata first.',
+          kind: 'number',
+          min: 0,
+        },
       ],
     },
   ],
