@@ -5,7 +5,7 @@ import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
 import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
-import { parseLdapAddress } from './config.js'
+import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
 import { Snapshot, compareValue, entryAt, findEntries, layoutOf, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
@@ -15,10 +15,12 @@ import {
   decodeRequest,
   encodeEntry,
   encodeExtended,
+  encodeNotice,
   encodePagedValue,
   encodeResult,
   frameLength,
   frameSize,
+  MessageTooLarge,
   OID,
   Op,
   type Request,
@@ -63,6 +65,10 @@ class Connection {
   private pending = 0
   /** A StartTLS request is queued: nothing after it is read before its answer (RFC 4511 §4.14.1). */
   private startingTls = false
+  /** A bind is queued: nothing after it is read before its answer (RFC 4511 §4.2.1), so the next message is measured against the limit its outcome sets. */
+  private binding = false
+  /** A message over `ldap.limits` was logged on this connection (once per connection). */
+  private limitLogged = false
 
   constructor(
     private socket: Socket,
@@ -108,33 +114,40 @@ class Connection {
     if (this.closed) return
     try {
       this.awaited = 0
-      while (!this.startingTls && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
-        const length = frameLength(this.buffer)
+      const { limits } = this.ctx.config().ldap
+      // Before a bind (anonymous, or refused), a message may be smaller: nobody has said who pays for it.
+      const maxBytes = this.boundId ? limits.maxMessageBytes.afterBind : limits.maxMessageBytes.beforeBind
+      while (!this.startingTls && !this.binding && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
+        const length = frameLength(this.buffer, maxBytes)
         if (length === 0) {
-          this.awaited = frameSize(this.buffer)
+          this.awaited = frameSize(this.buffer, maxBytes)
           break
         }
         const frame = this.buffer.subarray(0, length)
         this.buffer = this.buffer.subarray(length)
-        const request = decodeRequest(frame)
+        const request = decodeRequest(frame, limits)
         if (request.op === 'extended' && request.name === OID.startTLS) this.startingTls = true
+        if (request.op === 'bind') this.binding = true
         this.enqueue(request)
       }
     } catch (error) {
       this.fail(error)
       return
     }
-    if (this.startingTls || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
+    if (this.startingTls || this.binding || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
     else this.socket.resume()
   }
 
   private fail(error: unknown): void {
     if (this.closed) return
-    this.closed = true
     const why = error instanceof Error ? error.message : String(error)
+    // A length prefix over the limit: the client is told why (a Notice of Disconnection), its bytes are not read.
+    if (error instanceof MessageTooLarge) this.socket.write(encodeNotice(ResultCode.adminLimitExceeded, why))
+    this.closed = true
     if (error instanceof WireError) this.logger.warn(`ldap: closed a connection from ${this.socket.remoteAddress}: ${why}`)
     else this.logger.error(`ldap: connection from ${this.socket.remoteAddress} failed`, error)
-    this.socket.destroy()
+    if (error instanceof MessageTooLarge) this.socket.end(() => this.socket.destroy())
+    else this.socket.destroy()
   }
 
   private enqueue(request: Request): void {
@@ -146,6 +159,7 @@ class Connection {
         this.fail(error)
       } finally {
         this.pending--
+        if (request.op === 'bind') this.binding = false
         this.pump()
       }
     })
@@ -167,7 +181,13 @@ class Connection {
     const { id } = request
     // A critical control this operation does not know is refused, the operation not performed (RFC 4511 §4.1.11);
     // the paged-results control belongs to a search (checked there).
-    if (request.op !== 'search' && request.op !== 'unbind' && request.op !== 'abandon' && request.controls.some((c) => c.critical)) {
+    if (
+      request.op !== 'search' &&
+      request.op !== 'unbind' &&
+      request.op !== 'abandon' &&
+      request.op !== 'refused' &&
+      request.controls.some((c) => c.critical)
+    ) {
       const code = ResultCode.unavailableCriticalExtension
       if (request.op === 'bind') this.boundId = null
       if (request.op === 'extended') {
@@ -178,6 +198,19 @@ class Connection {
       return this.send(encodeResult(id, tag, code, 'unsupported critical control'))
     }
     switch (request.op) {
+      case 'refused': {
+        if (!this.limitLogged) {
+          this.limitLogged = true
+          this.logger.warn(`ldap: refused a message from ${this.socket.remoteAddress}: ${request.reason} (ldap.limits)`)
+        }
+        if (request.responseTag === Op.bindResponse) this.boundId = null
+        if (request.responseTag === Op.extendedResponse) {
+          this.startingTls = false
+          return this.send(encodeExtended(id, ResultCode.adminLimitExceeded, request.reason, null, null))
+        }
+        if (request.responseTag !== null) this.send(encodeResult(id, request.responseTag, ResultCode.adminLimitExceeded, request.reason))
+        return
+      }
       case 'unbind':
         this.closed = true
         this.socket.end()
@@ -191,6 +224,10 @@ class Connection {
         this.boundId = null
         if (request.version !== 3) return this.send(encodeResult(id, Op.bindResponse, ResultCode.protocolError, 'LDAPv3 only'))
         if (!request.password) return this.send(encodeResult(id, Op.bindResponse, ResultCode.authMethodNotSupported, 'simple bind only'))
+        // A password in clear where TLS is required: refused before it is looked at (no hash, no count, no audit).
+        if (request.password.length > 0 && !this.tls && tlsRequired(this.ctx.config().ldap)) {
+          return this.send(encodeResult(id, Op.bindResponse, ResultCode.confidentialityRequired, 'use StartTLS or LDAPS'))
+        }
         let outcome: Awaited<ReturnType<typeof simpleBind>>
         try {
           outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
