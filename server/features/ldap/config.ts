@@ -45,6 +45,11 @@ export const ldapConfig = z
     /** Users with a second factor may bind with their main password (it bypasses the second factor). */
     allowMainPasswordWithSecondFactor: z.boolean().default(false),
     /**
+     * A search without the paged-results control returns at most this many entries, then
+     * `sizeLimitExceeded` (4); paged searches are not cut. Read at every search.
+     */
+    maxUnpagedEntries: z.number().int().min(1).max(10_000_000).default(5000),
+    /**
      * What one message may cost, checked while it is read, before it is decoded whole (docs/LDAP.md
      * "Limits"): a length prefix over `maxMessageBytes` closes the connection at once; a filter with
      * more clauses or deeper nesting, or a value longer than `maxValueBytes`, is answered

@@ -278,7 +278,9 @@ class Connection {
       doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(found.length, next) }]
     }
     // The entries and the result go out in one write (one system call for the usual one-entry answer).
-    const limit = request.sizeLimit
+    // Without paging, at most ldap.maxUnpagedEntries (a client asking fewer gets fewer); paging is the way to read everything.
+    const unpagedMax = paged ? 0 : this.ctx.config().ldap.maxUnpagedEntries
+    const limit = unpagedMax > 0 && (request.sizeLimit === 0 || request.sizeLimit > unpagedMax) ? unpagedMax : request.sizeLimit
     const out: Buffer[] = []
     let code: number = ResultCode.success
     for (let i = from; i < to; i++) {
