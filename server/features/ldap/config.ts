@@ -40,8 +40,10 @@ export const ldapConfig = z
     requireTLS: z.boolean().optional(),
     /** Seconds an idle connection stays open. */
     idleTimeout: z.number().int().min(1).max(86_400).default(300),
-    /** Open connections per client address. */
+    /** Open connections per client address (an IPv4 address, an IPv6 /64, as the HTTP rate limiter groups them). */
     maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
+    /** Open LDAP connections in all (file descriptors stay for HTTP); past it a new one gets a Notice of Disconnection (unavailable). */
+    maxConnections: z.number().int().min(1).max(1_000_000).default(1024),
     /** Users with a second factor may bind with their main password (it bypasses the second factor). */
     allowMainPasswordWithSecondFactor: z.boolean().default(false),
     /**

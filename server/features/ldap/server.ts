@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
+import { rateLimitIdentity } from '../../http/client-ip.js'
 import type { Logger } from '../../log.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
@@ -388,12 +389,20 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const perAddress = new Map<string, number>()
   const sockets = new Set<Socket>()
-  /** Counts a TCP connection towards its address's limit from its first byte (LDAPS: before the handshake); false: refused. */
+  /**
+   * Counts a TCP connection towards its source's limit (an IPv4 address, an IPv6 /64: the HTTP
+   * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
+   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
+   */
   const admit = (socket: Socket): boolean => {
-    const from = socket.remoteAddress ?? ''
+    const from = rateLimitIdentity(socket.remoteAddress ?? '')
     const count = perAddress.get(from) ?? 0
-    if (count >= ctx.config().ldap.maxConnectionsPerAddress) {
-      socket.destroy()
+    const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
+    if (count >= maxConnectionsPerAddress || sockets.size >= maxConnections) {
+      const why = count >= maxConnectionsPerAddress ? 'too many connections from your address' : 'too many connections'
+      socket.on('error', () => socket.destroy())
+      socket.end(encodeNotice(ResultCode.unavailable, why))
+      socket.setTimeout(5_000, () => socket.destroy())
       return false
     }
     perAddress.set(from, count + 1)
