@@ -5,6 +5,7 @@ import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
 import { rateLimitIdentity } from '../../http/client-ip.js'
 import type { Logger } from '../../log.js'
+import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
@@ -68,6 +69,8 @@ class Connection {
   private startingTls = false
   /** A bind is queued: nothing after it is read before its answer (RFC 4511 §4.2.1), so the next message is measured against the limit its outcome sets. */
   private binding = false
+  /** The app password this connection is bound with (kept to re-check it at every operation), or null. */
+  private appPassword: { secret: string; expiresAt: number | null } | null = null
   /** A message over `ldap.limits` was logged on this connection (once per connection). */
   private limitLogged = false
 
@@ -170,6 +173,23 @@ class Connection {
     if (!this.closed) this.socket.write(bytes)
   }
 
+  /**
+   * Whether the credential this connection bound with still opens it: an app password revoked or
+   * expired since ends the binding (the operation is answered invalidCredentials, later ones run
+   * anonymous until a new bind). One indexed read of the person's app passwords and a keyed hash,
+   * per operation, never per entry; a ban or deletion ends it through `viewer`.
+   */
+  private async credentialHolds(): Promise<boolean> {
+    const held = this.appPassword
+    if (!held || !this.boundId) return true
+    const expired = held.expiresAt !== null && this.ctx.clock.now() >= held.expiresAt
+    const verify = appPasswordVerifier()
+    if (!expired && verify && (await verify(this.ctx, this.boundId, held.secret))) return true
+    this.boundId = null
+    this.appPassword = null
+    return false
+  }
+
   private async viewer() {
     const user = this.boundId ? await readsOf(this.ctx).user(this.boundId) : null
     const viewer = viewerOf(this.ctx, user)
@@ -238,17 +258,31 @@ class Connection {
           throw error
         }
         this.boundId = outcome.user?.id ?? null
+        this.appPassword = null
+        if (outcome.user) {
+          // Bound with an app password? Then it is re-checked at every operation (revoked, expired: the binding ends).
+          const secret = request.password.toString('utf8')
+          const match = await appPasswordVerifier()?.(this.ctx, outcome.user.id, secret)
+          if (match) this.appPassword = { secret, expiresAt: match.expiresAt }
+        }
         this.send(encodeResult(id, Op.bindResponse, outcome.code))
         return
       }
       case 'search':
         await readsOf(this.ctx).begin()
+        if (!(await this.credentialHolds()))
+          return this.send(encodeResult(id, Op.searchResultDone, ResultCode.invalidCredentials, 'bind again'))
         return this.search(request)
       case 'compare':
         await readsOf(this.ctx).begin()
+        if (!(await this.credentialHolds()))
+          return this.send(encodeResult(id, Op.compareResponse, ResultCode.invalidCredentials, 'bind again'))
         return this.compare(request)
       case 'extended':
         await readsOf(this.ctx).begin()
+        if (request.name !== OID.startTLS && !(await this.credentialHolds())) {
+          return this.send(encodeExtended(id, ResultCode.invalidCredentials, 'bind again', null, null))
+        }
         return this.extended(request)
     }
   }
@@ -394,15 +428,18 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
    * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
    * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
    */
-  const admit = (socket: Socket): boolean => {
+  const admit = (socket: Socket, clear: boolean): boolean => {
     const from = rateLimitIdentity(socket.remoteAddress ?? '')
     const count = perAddress.get(from) ?? 0
     const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
     if (count >= maxConnectionsPerAddress || sockets.size >= maxConnections) {
       const why = count >= maxConnectionsPerAddress ? 'too many connections from your address' : 'too many connections'
       socket.on('error', () => socket.destroy())
-      socket.end(encodeNotice(ResultCode.unavailable, why))
-      socket.setTimeout(5_000, () => socket.destroy())
+      // In clear on the plain listener; LDAPS has no TLS session yet to carry it: closed.
+      if (clear) {
+        socket.end(encodeNotice(ResultCode.unavailable, why))
+        setTimeout(() => socket.destroy(), 2_000).unref()
+      } else socket.destroy()
       return false
     }
     perAddress.set(from, count + 1)
@@ -417,7 +454,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const servers: Server[] = []
   const plain = createServer((socket) => {
-    if (admit(socket)) new Connection(socket, ctx, logger, secure, false)
+    if (admit(socket, true)) new Connection(socket, ctx, logger, secure, false)
   })
   servers.push(plain)
   const close = async () => {
@@ -430,7 +467,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
     if (conf.ldapsAddress && pem) {
       const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true))
       // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
-      tlsServer.on('connection', (socket: Socket) => admit(socket))
+      tlsServer.on('connection', (socket: Socket) => admit(socket, false))
       servers.push(tlsServer)
       ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
     }
