@@ -32,17 +32,74 @@ export const ldapConfig = z
     tls: z.object({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
     /** An LDAPS listener (TLS from the first byte); needs `tls`. */
     ldapsAddress: address('0.0.0.0:6360').optional(),
+    /**
+     * A simple bind with a password on a connection without TLS (no StartTLS, not LDAPS) is
+     * refused `confidentialityRequired` (13) before its password is looked at. Unset: true whenever
+     * `tls` or `ldapsAddress` is set (`tlsRequired`). Read at every bind.
+     */
+    requireTLS: z.boolean().optional(),
     /** Seconds an idle connection stays open. */
     idleTimeout: z.number().int().min(1).max(86_400).default(300),
-    /** Open connections per client address. */
+    /** Open connections per client address (an IPv4 address, an IPv6 /64, as the HTTP rate limiter groups them). */
     maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
+    /** Open LDAP connections in all (file descriptors stay for HTTP); past it a new one gets a Notice of Disconnection (unavailable). */
+    maxConnections: z.number().int().min(1).max(1_000_000).default(1024),
     /** Users with a second factor may bind with their main password (it bypasses the second factor). */
     allowMainPasswordWithSecondFactor: z.boolean().default(false),
+    /**
+     * A search without the paged-results control returns at most this many entries, then
+     * `sizeLimitExceeded` (4); paged searches are not cut. Read at every search.
+     */
+    maxUnpagedEntries: z.number().int().min(1).max(10_000_000).default(5000),
+    /**
+     * What one message may cost, checked while it is read, before it is decoded whole (docs/LDAP.md
+     * "Limits"): a length prefix over `maxMessageBytes` closes the connection at once; a filter with
+     * more clauses or deeper nesting, or a value longer than `maxValueBytes`, is answered
+     * `adminLimitExceeded` (11). Read at every message.
+     */
+    limits: z
+      .object({
+        maxMessageBytes: z
+          .object({
+            /** Before the connection is bound (anonymous, or a bind refused). */
+            beforeBind: z
+              .number()
+              .int()
+              .min(1024)
+              .max(16 * 1024 * 1024)
+              .default(64 * 1024),
+            /** Once bound as a person. */
+            afterBind: z
+              .number()
+              .int()
+              .min(1024)
+              .max(16 * 1024 * 1024)
+              .default(1024 * 1024),
+          })
+          .prefault({}),
+        /** Filter items (each and, or, not, equality, substring, presence… counts one). */
+        maxFilterClauses: z.number().int().min(1).max(100_000).default(512),
+        /** Nesting of and/or/not in a filter. */
+        maxFilterDepth: z.number().int().min(1).max(256).default(32),
+        /** The longest single value in a message (a DN, an assertion value, a password, an attribute name). */
+        maxValueBytes: z
+          .number()
+          .int()
+          .min(64)
+          .max(16 * 1024 * 1024)
+          .default(16 * 1024),
+      })
+      .prefault({}),
   })
   .refine((c) => !c.ldapsAddress || c.tls, { path: ['ldapsAddress'], message: 'needs ldap.tls (cert and key)' })
   .prefault({})
 
 export type LdapConfig = z.output<typeof ldapConfig>
+
+/** Whether a password may be sent only over TLS: `requireTLS`, by default whenever TLS is configured. */
+export function tlsRequired(conf: Pick<LdapConfig, 'requireTLS' | 'tls' | 'ldapsAddress'>): boolean {
+  return conf.requireTLS ?? (conf.tls !== undefined || conf.ldapsAddress !== undefined)
+}
 
 /** The host and port of a valid listener address. */
 export function parseLdapAddress(value: string): { host: string; port: number } {

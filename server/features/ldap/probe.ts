@@ -59,7 +59,7 @@ function balanced(text: string): boolean {
 }
 
 /** The search request an LDAP client sends for this search, as the listener decodes it (wire.ts). */
-function searchRequest(input: LdapTestInput) {
+function searchRequest(ctx: AuthContext, input: LdapTestInput) {
   let filter: Buffer
   try {
     if (!balanced(input.filter)) throw new Error('unbalanced parentheses')
@@ -84,7 +84,7 @@ function searchRequest(input: LdapTestInput) {
   w.endSequence()
   w.endSequence()
   try {
-    const request = decodeRequest(w.buffer)
+    const request = decodeRequest(w.buffer, ctx.config().ldap.limits)
     if (request.op !== 'search') throw new WireError('not a search')
     return request
   } catch (error) {
@@ -95,7 +95,7 @@ function searchRequest(input: LdapTestInput) {
 
 export async function testBindAndSearch(ctx: AuthContext, input: LdapTestInput, meta: RequestMeta): Promise<LdapTestResult> {
   // The filter is read before anything is tried: a typo costs no bind.
-  const request = searchRequest(input)
+  const request = searchRequest(ctx, input)
   const outcome = await simpleBind(ctx, input.bindDN, Buffer.from(input.password, 'utf8'), meta)
   const boundAs = outcome.user ? normalizeDn(layoutOf(ctx).personDn(uidOf(outcome.user))) : null
   const bind = { code: outcome.code, result: resultName(outcome.code), boundAs }

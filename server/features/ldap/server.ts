@@ -3,9 +3,11 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
+import { rateLimitIdentity } from '../../http/client-ip.js'
 import type { Logger } from '../../log.js'
+import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
-import { parseLdapAddress } from './config.js'
+import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
 import { Snapshot, compareValue, entryAt, findEntries, layoutOf, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
@@ -15,10 +17,12 @@ import {
   decodeRequest,
   encodeEntry,
   encodeExtended,
+  encodeNotice,
   encodePagedValue,
   encodeResult,
   frameLength,
   frameSize,
+  MessageTooLarge,
   OID,
   Op,
   type Request,
@@ -63,6 +67,12 @@ class Connection {
   private pending = 0
   /** A StartTLS request is queued: nothing after it is read before its answer (RFC 4511 §4.14.1). */
   private startingTls = false
+  /** A bind is queued: nothing after it is read before its answer (RFC 4511 §4.2.1), so the next message is measured against the limit its outcome sets. */
+  private binding = false
+  /** The app password this connection is bound with (kept to re-check it at every operation), or null. */
+  private appPassword: { secret: string; expiresAt: number | null } | null = null
+  /** A message over `ldap.limits` was logged on this connection (once per connection). */
+  private limitLogged = false
 
   constructor(
     private socket: Socket,
@@ -108,33 +118,40 @@ class Connection {
     if (this.closed) return
     try {
       this.awaited = 0
-      while (!this.startingTls && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
-        const length = frameLength(this.buffer)
+      const { limits } = this.ctx.config().ldap
+      // Before a bind (anonymous, or refused), a message may be smaller: nobody has said who pays for it.
+      const maxBytes = this.boundId ? limits.maxMessageBytes.afterBind : limits.maxMessageBytes.beforeBind
+      while (!this.startingTls && !this.binding && this.pending < MAX_PENDING && !this.socket.writableNeedDrain) {
+        const length = frameLength(this.buffer, maxBytes)
         if (length === 0) {
-          this.awaited = frameSize(this.buffer)
+          this.awaited = frameSize(this.buffer, maxBytes)
           break
         }
         const frame = this.buffer.subarray(0, length)
         this.buffer = this.buffer.subarray(length)
-        const request = decodeRequest(frame)
+        const request = decodeRequest(frame, limits)
         if (request.op === 'extended' && request.name === OID.startTLS) this.startingTls = true
+        if (request.op === 'bind') this.binding = true
         this.enqueue(request)
       }
     } catch (error) {
       this.fail(error)
       return
     }
-    if (this.startingTls || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
+    if (this.startingTls || this.binding || this.pending >= MAX_PENDING || this.socket.writableNeedDrain) this.socket.pause()
     else this.socket.resume()
   }
 
   private fail(error: unknown): void {
     if (this.closed) return
-    this.closed = true
     const why = error instanceof Error ? error.message : String(error)
+    // A length prefix over the limit: the client is told why (a Notice of Disconnection), its bytes are not read.
+    if (error instanceof MessageTooLarge) this.socket.write(encodeNotice(ResultCode.adminLimitExceeded, why))
+    this.closed = true
     if (error instanceof WireError) this.logger.warn(`ldap: closed a connection from ${this.socket.remoteAddress}: ${why}`)
     else this.logger.error(`ldap: connection from ${this.socket.remoteAddress} failed`, error)
-    this.socket.destroy()
+    if (error instanceof MessageTooLarge) this.socket.end(() => this.socket.destroy())
+    else this.socket.destroy()
   }
 
   private enqueue(request: Request): void {
@@ -146,6 +163,7 @@ class Connection {
         this.fail(error)
       } finally {
         this.pending--
+        if (request.op === 'bind') this.binding = false
         this.pump()
       }
     })
@@ -153,6 +171,23 @@ class Connection {
 
   private send(bytes: Buffer): void {
     if (!this.closed) this.socket.write(bytes)
+  }
+
+  /**
+   * Whether the credential this connection bound with still opens it: an app password revoked or
+   * expired since ends the binding (the operation is answered invalidCredentials, later ones run
+   * anonymous until a new bind). One indexed read of the person's app passwords and a keyed hash,
+   * per operation, never per entry; a ban or deletion ends it through `viewer`.
+   */
+  private async credentialHolds(): Promise<boolean> {
+    const held = this.appPassword
+    if (!held || !this.boundId) return true
+    const expired = held.expiresAt !== null && this.ctx.clock.now() >= held.expiresAt
+    const verify = appPasswordVerifier()
+    if (!expired && verify && (await verify(this.ctx, this.boundId, held.secret))) return true
+    this.boundId = null
+    this.appPassword = null
+    return false
   }
 
   private async viewer() {
@@ -167,7 +202,13 @@ class Connection {
     const { id } = request
     // A critical control this operation does not know is refused, the operation not performed (RFC 4511 §4.1.11);
     // the paged-results control belongs to a search (checked there).
-    if (request.op !== 'search' && request.op !== 'unbind' && request.op !== 'abandon' && request.controls.some((c) => c.critical)) {
+    if (
+      request.op !== 'search' &&
+      request.op !== 'unbind' &&
+      request.op !== 'abandon' &&
+      request.op !== 'refused' &&
+      request.controls.some((c) => c.critical)
+    ) {
       const code = ResultCode.unavailableCriticalExtension
       if (request.op === 'bind') this.boundId = null
       if (request.op === 'extended') {
@@ -178,6 +219,19 @@ class Connection {
       return this.send(encodeResult(id, tag, code, 'unsupported critical control'))
     }
     switch (request.op) {
+      case 'refused': {
+        if (!this.limitLogged) {
+          this.limitLogged = true
+          this.logger.warn(`ldap: refused a message from ${this.socket.remoteAddress}: ${request.reason} (ldap.limits)`)
+        }
+        if (request.responseTag === Op.bindResponse) this.boundId = null
+        if (request.responseTag === Op.extendedResponse) {
+          this.startingTls = false
+          return this.send(encodeExtended(id, ResultCode.adminLimitExceeded, request.reason, null, null))
+        }
+        if (request.responseTag !== null) this.send(encodeResult(id, request.responseTag, ResultCode.adminLimitExceeded, request.reason))
+        return
+      }
       case 'unbind':
         this.closed = true
         this.socket.end()
@@ -191,6 +245,10 @@ class Connection {
         this.boundId = null
         if (request.version !== 3) return this.send(encodeResult(id, Op.bindResponse, ResultCode.protocolError, 'LDAPv3 only'))
         if (!request.password) return this.send(encodeResult(id, Op.bindResponse, ResultCode.authMethodNotSupported, 'simple bind only'))
+        // A password in clear where TLS is required: refused before it is looked at (no hash, no count, no audit).
+        if (request.password.length > 0 && !this.tls && tlsRequired(this.ctx.config().ldap)) {
+          return this.send(encodeResult(id, Op.bindResponse, ResultCode.confidentialityRequired, 'use StartTLS or LDAPS'))
+        }
         let outcome: Awaited<ReturnType<typeof simpleBind>>
         try {
           outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
@@ -200,17 +258,31 @@ class Connection {
           throw error
         }
         this.boundId = outcome.user?.id ?? null
+        this.appPassword = null
+        if (outcome.user) {
+          // Bound with an app password? Then it is re-checked at every operation (revoked, expired: the binding ends).
+          const secret = request.password.toString('utf8')
+          const match = await appPasswordVerifier()?.(this.ctx, outcome.user.id, secret)
+          if (match) this.appPassword = { secret, expiresAt: match.expiresAt }
+        }
         this.send(encodeResult(id, Op.bindResponse, outcome.code))
         return
       }
       case 'search':
         await readsOf(this.ctx).begin()
+        if (!(await this.credentialHolds()))
+          return this.send(encodeResult(id, Op.searchResultDone, ResultCode.invalidCredentials, 'bind again'))
         return this.search(request)
       case 'compare':
         await readsOf(this.ctx).begin()
+        if (!(await this.credentialHolds()))
+          return this.send(encodeResult(id, Op.compareResponse, ResultCode.invalidCredentials, 'bind again'))
         return this.compare(request)
       case 'extended':
         await readsOf(this.ctx).begin()
+        if (request.name !== OID.startTLS && !(await this.credentialHolds())) {
+          return this.send(encodeExtended(id, ResultCode.invalidCredentials, 'bind again', null, null))
+        }
         return this.extended(request)
     }
   }
@@ -241,7 +313,9 @@ class Connection {
       doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(found.length, next) }]
     }
     // The entries and the result go out in one write (one system call for the usual one-entry answer).
-    const limit = request.sizeLimit
+    // Without paging, at most ldap.maxUnpagedEntries (a client asking fewer gets fewer); paging is the way to read everything.
+    const unpagedMax = paged ? 0 : this.ctx.config().ldap.maxUnpagedEntries
+    const limit = unpagedMax > 0 && (request.sizeLimit === 0 || request.sizeLimit > unpagedMax) ? unpagedMax : request.sizeLimit
     const out: Buffer[] = []
     let code: number = ResultCode.success
     for (let i = from; i < to; i++) {
@@ -349,12 +423,23 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const perAddress = new Map<string, number>()
   const sockets = new Set<Socket>()
-  /** Counts a TCP connection towards its address's limit from its first byte (LDAPS: before the handshake); false: refused. */
-  const admit = (socket: Socket): boolean => {
-    const from = socket.remoteAddress ?? ''
+  /**
+   * Counts a TCP connection towards its source's limit (an IPv4 address, an IPv6 /64: the HTTP
+   * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
+   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
+   */
+  const admit = (socket: Socket, clear: boolean): boolean => {
+    const from = rateLimitIdentity(socket.remoteAddress ?? '')
     const count = perAddress.get(from) ?? 0
-    if (count >= ctx.config().ldap.maxConnectionsPerAddress) {
-      socket.destroy()
+    const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
+    if (count >= maxConnectionsPerAddress || sockets.size >= maxConnections) {
+      const why = count >= maxConnectionsPerAddress ? 'too many connections from your address' : 'too many connections'
+      socket.on('error', () => socket.destroy())
+      // In clear on the plain listener; LDAPS has no TLS session yet to carry it: closed.
+      if (clear) {
+        socket.end(encodeNotice(ResultCode.unavailable, why))
+        setTimeout(() => socket.destroy(), 2_000).unref()
+      } else socket.destroy()
       return false
     }
     perAddress.set(from, count + 1)
@@ -369,7 +454,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const servers: Server[] = []
   const plain = createServer((socket) => {
-    if (admit(socket)) new Connection(socket, ctx, logger, secure, false)
+    if (admit(socket, true)) new Connection(socket, ctx, logger, secure, false)
   })
   servers.push(plain)
   const close = async () => {
@@ -382,7 +467,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
     if (conf.ldapsAddress && pem) {
       const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true))
       // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
-      tlsServer.on('connection', (socket: Socket) => admit(socket))
+      tlsServer.on('connection', (socket: Socket) => admit(socket, false))
       servers.push(tlsServer)
       ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
     }

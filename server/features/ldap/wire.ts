@@ -8,22 +8,34 @@ import { type ParsedFilter, parseBer } from '@ldapjs/filter'
  * Anything malformed throws `WireError`: the connection is closed (server.ts), nothing else.
  */
 
-/** The largest message a client may send (1 MiB). */
+/** The largest message a client may send when no other limit is given (1 MiB). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024
-/** How deep `and`/`or`/`not` may nest. */
-const MAX_FILTER_DEPTH = 32
 
 export class WireError extends Error {}
+
+/**
+ * What one message may cost (`ldap.limits`, config.ts), checked on the raw BER before anything is
+ * decoded: a walk over tags and lengths only, no object made per item.
+ */
+export interface MessageLimits {
+  maxFilterClauses: number
+  maxFilterDepth: number
+  maxValueBytes: number
+}
+
+export const DEFAULT_LIMITS: MessageLimits = { maxFilterClauses: 512, maxFilterDepth: 32, maxValueBytes: 16 * 1024 }
 
 export const ResultCode = {
   success: 0,
   operationsError: 1,
   protocolError: 2,
   sizeLimitExceeded: 4,
+  adminLimitExceeded: 11,
   compareFalse: 5,
   compareTrue: 6,
   authMethodNotSupported: 7,
   unavailableCriticalExtension: 12,
+  confidentialityRequired: 13,
   noSuchAttribute: 16,
   constraintViolation: 19,
   noSuchObject: 32,
@@ -72,6 +84,7 @@ export const OID = {
   whoami: '1.3.6.1.4.1.4203.1.11.3',
   passwordModify: '1.3.6.1.4.1.4203.1.11.1',
   startTLS: '1.3.6.1.4.1.1466.20037',
+  noticeOfDisconnection: '1.3.6.1.4.1.1466.20036',
   pagedResults: '1.2.840.113556.1.4.319',
 } as const
 
@@ -109,15 +122,26 @@ export type Request = { id: number; controls: Control[] } & (
   | { op: 'extended'; name: string; value: Buffer | null }
   | { op: 'abandon' }
   | { op: 'write'; responseTag: number }
+  /** A message over one of `MessageLimits`, not decoded: answered `adminLimitExceeded` under its response tag (none: unanswered). */
+  | { op: 'refused'; responseTag: number | null; reason: string }
 )
+
+/** The response tag of each request that has one. */
+const RESPONSES: Record<number, number> = {
+  ...WRITES,
+  [Op.bindRequest]: Op.bindResponse,
+  [Op.searchRequest]: Op.searchResultDone,
+  [Op.compareRequest]: Op.compareResponse,
+  [Op.extendedRequest]: Op.extendedResponse,
+}
 
 /**
  * The length of the first complete message in `buffer`: 0 when more bytes are needed. Throws
  * WireError on a frame that is not an LDAPMessage SEQUENCE, an indefinite or over-long length,
  * or one over MAX_MESSAGE_BYTES.
  */
-export function frameLength(buffer: Buffer): number {
-  const size = frameSize(buffer)
+export function frameLength(buffer: Buffer, max = MAX_MESSAGE_BYTES): number {
+  const size = frameSize(buffer, max)
   return size > 0 && buffer.length >= size ? size : 0
 }
 
@@ -125,7 +149,7 @@ export function frameLength(buffer: Buffer): number {
  * The size of the message that `buffer` begins (header and content), as soon as its header is
  * there, complete or not: 0 while the header is incomplete. Throws as `frameLength` does.
  */
-export function frameSize(buffer: Buffer): number {
+export function frameSize(buffer: Buffer, max = MAX_MESSAGE_BYTES): number {
   if (buffer.length < 2) return 0
   if (buffer[0] !== 0x30) throw new WireError('not an LDAP message')
   const first = buffer[1] as number
@@ -143,8 +167,79 @@ export function frameSize(buffer: Buffer): number {
     for (let i = 0; i < bytes; i++) length = length * 256 + (buffer[2 + i] as number)
     header = 2 + bytes
   }
-  if (length + header > MAX_MESSAGE_BYTES) throw new WireError(`message of ${length} bytes over the limit`)
+  if (length + header > max) throw new MessageTooLarge(`message of ${length} bytes over the limit of ${max}`)
   return header + length
+}
+
+/** A length prefix over the message limit: the connection is closed before its bytes are read. */
+export class MessageTooLarge extends WireError {}
+
+/** One BER element at `at` (single-byte tags, definite lengths): its tag and where its content begins and ends. */
+function element(buffer: Buffer, at: number, end: number): { tag: number; start: number; end: number } {
+  if (at + 2 > end) throw new WireError('truncated element')
+  const tag = buffer[at] as number
+  const first = buffer[at + 1] as number
+  let start = at + 2
+  let length = first
+  if (first >= 0x80) {
+    const bytes = first & 0x7f
+    if (bytes === 0 || bytes > 4) throw new WireError('unsupported length')
+    if (start + bytes > end) throw new WireError('truncated length')
+    length = 0
+    for (let i = 0; i < bytes; i++) length = length * 256 + (buffer[start + i] as number)
+    start += bytes
+  }
+  if (start + length > end) throw new WireError('element longer than its container')
+  return { tag, start, end: start + length }
+}
+
+/**
+ * Why the elements from `from` to `to` are over `limits`, or null: the longest primitive value
+ * and the nesting of the whole operation; for a filter (`filter`), its count of items and the
+ * nesting of and/or/not. Reads tags and lengths only (a few nanoseconds per element), so a
+ * message is measured before @ldapjs builds one object of it.
+ */
+function overLimits(buffer: Buffer, from: number, to: number, limits: MessageLimits, filter: boolean): string | null {
+  const open: number[] = []
+  let clauses = 0
+  let depth = 0
+  const maxNesting = filter ? limits.maxFilterDepth : limits.maxFilterDepth + 8
+  let at = from
+  while (at < to || open.length > 0) {
+    while (open.length > 0 && at === open[open.length - 1]) {
+      open.pop()
+      if (filter) depth--
+    }
+    if (at >= to && open.length === 0) break
+    const e = element(buffer, at, open[open.length - 1] ?? to)
+    if (filter) {
+      clauses++
+      if (clauses > limits.maxFilterClauses) return `a filter of more than ${limits.maxFilterClauses} items`
+      // and (0xa0), or (0xa1), not (0xa2) hold filters; every other item holds values.
+      if (e.tag === 0xa0 || e.tag === 0xa1 || e.tag === 0xa2) {
+        depth++
+        if (depth > limits.maxFilterDepth) return `a filter nested deeper than ${limits.maxFilterDepth}`
+        open.push(e.end)
+        at = e.start
+        continue
+      }
+      if ((e.tag & 0x20) !== 0 && overLimits(buffer, e.start, e.end, limits, false) !== null) {
+        return `a filter value over ${limits.maxValueBytes} bytes`
+      }
+      if ((e.tag & 0x20) === 0 && e.end - e.start > limits.maxValueBytes) return `a filter value over ${limits.maxValueBytes} bytes`
+      at = e.end
+      continue
+    }
+    if ((e.tag & 0x20) !== 0) {
+      if (open.length >= maxNesting) return `elements nested deeper than ${maxNesting}`
+      open.push(e.end)
+      at = e.start
+      continue
+    }
+    if (e.end - e.start > limits.maxValueBytes) return `a value over ${limits.maxValueBytes} bytes`
+    at = e.end
+  }
+  return null
 }
 
 function must<T>(value: T | null | undefined, what: string): T {
@@ -152,22 +247,29 @@ function must<T>(value: T | null | undefined, what: string): T {
   return value
 }
 
-/** Decodes one complete LDAPMessage (a frame `frameLength` cut). Throws WireError when malformed. */
-export function decodeRequest(frame: Buffer): Request {
+/**
+ * Decodes one complete LDAPMessage (a frame `frameLength` cut). Throws WireError when malformed;
+ * a message over `limits` is not decoded but returned as `refused`.
+ */
+export function decodeRequest(frame: Buffer, limits: MessageLimits = DEFAULT_LIMITS): Request {
   try {
-    return decode(new BerReader(frame))
+    return decode(new BerReader(frame), frame, limits)
   } catch (error) {
     if (error instanceof WireError) throw error
     throw new WireError(error instanceof Error ? error.message : 'malformed message')
   }
 }
 
-function decode(ber: BerReader): Request {
+function decode(ber: BerReader, frame: Buffer, limits: MessageLimits): Request {
   must(ber.readSequence(0x30), 'message')
   const end = ber.offset + ber.length
   const id = ber.readInt()
   if (!Number.isInteger(id) || id < 0) throw new WireError('invalid message id')
   const tag = must(ber.peek(), 'operation')
+  // Measured before decoded: the operation and its controls, then a search's filter.
+  let over = overLimits(frame, ber.offset, end, limits, false)
+  if (over === null && tag === Op.searchRequest) over = filterOverLimits(frame, ber.offset, limits)
+  if (over !== null) return { op: 'refused', responseTag: RESPONSES[tag] ?? null, reason: over, id, controls: [] }
   const op = decodeOp(ber, tag, id)
   const controls: Control[] = []
   if (ber.offset < end && ber.peek() === 0xa0) {
@@ -190,6 +292,16 @@ function decode(ber: BerReader): Request {
 }
 
 type OpBody = Request extends infer R ? (R extends unknown ? Omit<R, 'id' | 'controls'> : never) : never
+
+/** A search request's filter at `at` (the request's own element) measured against `limits`. */
+function filterOverLimits(frame: Buffer, at: number, limits: MessageLimits): string | null {
+  const request = element(frame, at, frame.length)
+  let position = request.start
+  // baseObject, scope, derefAliases, sizeLimit, timeLimit, typesOnly: six elements before the filter.
+  for (let i = 0; i < 6; i++) position = element(frame, position, request.end).end
+  const filter = element(frame, position, request.end)
+  return overLimits(frame, position, filter.end, limits, true)
+}
 
 function decodeOp(ber: BerReader, tag: number, id: number): OpBody {
   if (tag === Op.unbindRequest) {
@@ -271,7 +383,8 @@ function text(value: unknown): string {
 }
 
 function toFilter(parsed: ParsedFilter, depth: number): Filter {
-  if (depth > MAX_FILTER_DEPTH) throw new WireError('filter nested too deep')
+  // Measured before (filterOverLimits): a bound of last resort only.
+  if (depth > 256) throw new WireError('filter nested too deep')
   const attribute = (parsed.attribute ?? '').toLowerCase()
   switch (parsed.type) {
     case 'AndFilter':
@@ -357,6 +470,11 @@ export function encodeExtended(id: number, code: number, diagnostic: string, nam
     if (value) w.writeBuffer(value, 0x8b)
     w.endSequence()
   })
+}
+
+/** A Notice of Disconnection (RFC 4511 §4.4.1): an unsolicited ExtendedResponse, message id 0; the server closes next. */
+export function encodeNotice(code: number, diagnostic: string): Buffer {
+  return encodeExtended(0, code, diagnostic, OID.noticeOfDisconnection, null)
 }
 
 /** A SearchResultEntry; `typesOnly` sends the names with empty value sets. */

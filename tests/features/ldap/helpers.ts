@@ -51,9 +51,14 @@ export async function client(server: LdapServer, dn?: string, password = PASSWOR
 }
 
 /** Runs an OpenLDAP tool; resolves with its exit code, stdout and stderr. */
-export function run(tool: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export function run(
+  tool: string,
+  args: string[],
+  input?: string,
+  env: Record<string, string> = { LDAPTLS_REQCERT: 'never' },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(tool, args, { timeout: 20_000, env: { ...process.env, LDAPTLS_REQCERT: 'never' } }, (error, stdout, stderr) =>
+    const child = execFile(tool, args, { timeout: 20_000, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     )
     if (input !== undefined) child.stdin?.end(input)
