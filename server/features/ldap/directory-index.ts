@@ -39,6 +39,10 @@ export interface IndexedGroup {
   /** The name in lower case (group names match case-insensitively, as DNs do here). */
   lower: string
   dn: string
+  /** Normalized DN. */
+  ndn: string
+  /** entryUUID, computed at first use. */
+  uuid?: string
   /** Its members, in directory order (bans not applied). */
   members: IndexedPerson[]
 }
@@ -171,7 +175,13 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
     for (const groupName of groupNames(sources, rule)) {
       let group = groupByName.get(groupName)
       if (!group) {
-        group = { name: groupName, lower: groupName.toLowerCase(), dn: layout.groupDn(groupName), members: [] }
+        group = {
+          name: groupName,
+          lower: groupName.toLowerCase(),
+          dn: layout.groupDn(groupName),
+          ndn: layout.groupNdn(groupName),
+          members: [],
+        }
         groupByName.set(groupName, group)
       }
       group.members.push(person)

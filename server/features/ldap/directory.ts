@@ -142,6 +142,12 @@ function requiredValues(filter: Filter, attribute: string, into: string[] = []):
 const PERSON_CLASSES = new Set(['top', 'person', 'organizationalperson', 'inetorgperson'])
 const GROUP_CLASSES = new Set(['top', 'groupofnames', 'groupofuniquenames'])
 
+/** A group's entryUUID, computed once per index. */
+function groupUUID(group: IndexedGroup): string {
+  group.uuid ??= entryUUID(`group:${group.name}`)
+  return group.uuid
+}
+
 /** A segment of a search's candidates, in directory order: fixed entries, people, or groups. */
 type Segment =
   | { kind: 'fixed'; entries: Entry[] }
@@ -328,13 +334,13 @@ export class Snapshot {
     })
     return {
       dn: group.dn,
-      ndn: normalizeDn(group.dn),
+      ndn: group.ndn,
       attributes: [
         { name: 'objectClass', values: ['top', 'groupOfNames', 'groupOfUniqueNames'] },
         { name: 'cn', values: [group.name] },
         memberAttribute('member'),
         memberAttribute('uniqueMember'),
-        { name: 'entryUUID', values: [entryUUID(`group:${group.name}`)], operational: true },
+        { name: 'entryUUID', values: [groupUUID(group)], operational: true },
       ],
     }
   }

@@ -143,6 +143,10 @@ export class Layout {
   groupDn(name: string): string {
     return `cn=${escapeDnValue(name)},${this.groups}`
   }
+  /** A group's DN normalized (as normalizeDn(groupDn(name)) answers). */
+  groupNdn(name: string): string {
+    return `cn=${escapeDnValue(name.toLowerCase())},${this.ngroups}`
+  }
 }
 
 const layouts = new Map<string, Layout>()
