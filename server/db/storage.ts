@@ -34,8 +34,12 @@ export interface Storage {
    * SQLite: `total_changes()` and the WAL-index header of the -shm file (Linux) or
    * `PRAGMA data_version`, read synchronously (no table is touched).
    * PostgreSQL: a version moved by LISTEN/NOTIFY, with `sync()` for strictness.
+   * `scope: 'directory'`: only writes to what the LDAP directory shows count (a person's shown
+   * columns, organizations, members, teams), every process's own included: SQLite reads the
+   * `changeScope` counter its triggers move (migration 0019), only when the database's own signal
+   * moved; PostgreSQL counts the notifications with that payload (pg migration 0019).
    */
-  changeSignal(options?: { ownWrites?: boolean }): ChangeSignal
+  changeSignal(options?: { ownWrites?: boolean; scope?: ChangeScope }): ChangeSignal
   /**
    * Runs a scheduled job's body on one instance at a time: on PostgreSQL under a transaction-level
    * advisory lock named after the job (an instance that finds it taken skips this run and answers
@@ -66,6 +70,9 @@ export interface TransactionOptions {
   isolation?: 'read committed'
 }
 
+/** The scopes a change signal can be narrowed to (each moved by its own triggers). */
+export type ChangeScope = 'directory'
+
 /** Whether the database may have changed since the previous call; the first call answers true. */
 export interface ChangeSignal {
   changed(): boolean
@@ -86,8 +93,32 @@ export interface ChangeSignal {
 export function sqliteChangeSignal(
   sqlite: Database.Database,
   /** `headerRead: 'pread'` skips the addon even where it is built (tests cover both ways). */
-  options: { ownWrites?: boolean; headerRead?: WalIndexRead } = {},
+  options: { ownWrites?: boolean; scope?: ChangeScope; headerRead?: WalIndexRead } = {},
 ): ChangeSignal {
+  if (options.scope) {
+    // The database's own signal first (a few microseconds, no table touched); the scope's counter
+    // (one row by its key) only when that moved. Without the counter (a database migrated before
+    // 0019 cannot be, but a copy made by hand could): every change counts.
+    const any = sqliteChangeSignal(sqlite, { ownWrites: true, headerRead: options.headerRead })
+    let counter: Database.Statement<[string], number> | null = null
+    try {
+      counter = sqlite.prepare<[string], number>('select version from changeScope where scope = ?').pluck()
+    } catch {
+      counter = null
+    }
+    const scope = options.scope
+    let seen: number | undefined = -1
+    return {
+      changed() {
+        if (!any.changed()) return false
+        if (!counter) return true
+        const version = counter.get(scope)
+        if (version !== undefined && version === seen) return false
+        seen = version
+        return true
+      },
+    }
+  }
   if (options.ownWrites) {
     // Two statements: the table-valued form (`select total_changes(), data_version from
     // pragma_data_version`) costs more than both together (a virtual table per call: about 4 µs

@@ -20,6 +20,11 @@ export interface ChangeSignal {
    */
   version(): number
   /**
+   * A number that moves only with notifications of one payload (`'directory'`: migration 0019's
+   * triggers, on what the LDAP directory shows), and with every loss of the listening connection.
+   */
+  scopeVersion(scope: string): number
+  /**
    * Resolves once every change committed before the call is reflected in `version()`: no stale
    * window even for a request that reaches this instance right after another one committed.
    * Concurrent calls share one round trip on the listening connection.
@@ -57,6 +62,9 @@ export async function listenForChanges(
 ): Promise<ChangeSignal> {
   const firstDelay = options.reconnectDelayMs ?? 250
   let version = 0
+  /** Notifications counted per payload; `lostCount` is added to each (anything may change while nobody listens). */
+  const scoped = new Map<string, number>()
+  let lostCount = 0
   let closed = false
   let client: pg.Client | undefined
   let connecting: Promise<pg.Client> | undefined
@@ -70,6 +78,7 @@ export async function listenForChanges(
     client = undefined
     // Anything may change while nobody listens: caches empty now, state is read again on return.
     version++
+    lostCount++
     missed = true
     scheduleReconnect()
   }
@@ -95,7 +104,9 @@ export async function listenForChanges(
     c.on('notification', (message) => {
       if (message.channel !== CHANGE_CHANNEL) return
       version++
-      onChange?.(message.payload ?? '')
+      const payload = message.payload ?? ''
+      scoped.set(payload, (scoped.get(payload) ?? 0) + 1)
+      onChange?.(payload)
     })
     // pg emits 'error' for a connection lost while idle, and 'end' when it closes.
     c.on('error', () => lost(c))
@@ -115,6 +126,7 @@ export async function listenForChanges(
     if (missed) {
       missed = false
       version++
+      lostCount++
       onChange?.(ANY_TABLE)
     }
     return c
@@ -155,6 +167,7 @@ export async function listenForChanges(
 
   return {
     version: () => version,
+    scopeVersion: (scope) => (scoped.get(scope) ?? 0) + lostCount,
     sync,
     async close() {
       closed = true

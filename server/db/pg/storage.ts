@@ -197,13 +197,14 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
      * listener every call answers true: the caches then never serve a stale entry, they just do
      * not cache.
      */
-    changeSignal(): CacheChangeSignal {
+    changeSignal(signalOptions): CacheChangeSignal {
       const changes = options.changes
       if (!changes) return { changed: () => true }
+      const scope = signalOptions?.scope
       let seen = -1
       return {
         changed() {
-          const now = changes.version()
+          const now = scope ? changes.scopeVersion(scope) : changes.version()
           if (now === seen) return false
           seen = now
           return true

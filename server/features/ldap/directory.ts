@@ -4,9 +4,19 @@ import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { splitRoles } from '../admin/access.js'
 import { loginNameOf } from '../username/rules.js'
-import { DnError, type Rdn, escapeDnValue, formatDn, normalizeDn, normalizeRdns, parseDn } from './dn.js'
-import { type DirectoryReads, readsOf } from './reads.js'
+import {
+  type DirectoryIndex,
+  type IndexedGroup,
+  type IndexedPerson,
+  DirectoryIndex as Index,
+  indexesOf,
+  shownNow,
+  yieldToLoop,
+} from './directory-index.js'
+import { DnError, type Layout, layoutOfBase, normalizeDn, normalizeRdns, parseDn, type Rdn } from './dn.js'
 import { type AnswerEntry, type Filter, OID, ResultCode, type Scope } from './wire.js'
+
+export { Layout } from './dn.js'
 
 /**
  * The directory an LDAP client sees (issue 36's contract, docs/LDAP.md): the base entry,
@@ -26,10 +36,13 @@ export interface Viewer {
 
 interface Attribute {
   name: string
-  values: string[]
+  /** The values (a group's members are listed only when read: a getter). */
+  readonly values: string[]
   /** Values are DNs (compared normalized). */
   dn?: boolean
   operational?: boolean
+  /** Whether a normalized value is one of the values, without listing them (a group's members). */
+  has?: (normalized: string) => boolean
 }
 
 export interface Entry {
@@ -91,41 +104,8 @@ export function parseGeneralizedTime(value: string): number {
 
 const TIMESTAMPS = new Set(['createtimestamp', 'modifytimestamp'])
 
-/** The directory's fixed DNs for a base DN. */
-export class Layout {
-  readonly base: string
-  readonly baseRdns: Rdn[]
-  readonly nbase: string
-  readonly people: string
-  readonly npeople: string
-  readonly groups: string
-  readonly ngroups: string
-  constructor(baseDN: string) {
-    this.baseRdns = parseDn(baseDN)
-    this.base = formatDn(this.baseRdns)
-    this.nbase = normalizeRdns(this.baseRdns)
-    this.people = `ou=people,${this.base}`
-    this.npeople = `ou=people,${this.nbase}`
-    this.groups = `ou=groups,${this.base}`
-    this.ngroups = `ou=groups,${this.nbase}`
-  }
-  personDn(uid: string): string {
-    return `uid=${escapeDnValue(uid)},${this.people}`
-  }
-  groupDn(name: string): string {
-    return `cn=${escapeDnValue(name)},${this.groups}`
-  }
-}
-
-const layouts = new Map<string, Layout>()
 export function layoutOf(ctx: AuthContext): Layout {
-  const baseDN = ctx.config().ldap.baseDN
-  let layout = layouts.get(baseDN)
-  if (!layout) {
-    layout = new Layout(baseDN)
-    layouts.set(baseDN, layout)
-  }
-  return layout
+  return layoutOfBase(ctx.config().ldap.baseDN)
 }
 
 /** Where a normalized DN points in the directory. */
@@ -152,25 +132,42 @@ export function locate(layout: Layout, dn: string): Target {
   return { kind: 'none' }
 }
 
-/** The uid and mail values a filter requires (an equality, alone or in a top-level `and`): the search reads those people only. */
-function requiredValue(filter: Filter, attribute: string): string | null {
-  if (filter.kind === 'equal' && canonical(filter.attribute) === attribute) return filter.value
-  if (filter.kind === 'and') {
-    for (const clause of filter.of) {
-      const value = requiredValue(clause, attribute)
-      if (value !== null) return value
-    }
-  }
-  return null
+/** The values a filter requires of an attribute: equalities, alone or in a top-level `and` (each must hold). */
+function requiredValues(filter: Filter, attribute: string, into: string[] = []): string[] {
+  if (filter.kind === 'equal' && canonical(filter.attribute) === attribute) into.push(filter.value)
+  if (filter.kind === 'and') for (const clause of filter.of) requiredValues(clause, attribute, into)
+  return into
 }
 
-/** One operation's view of the directory: people and groups, read once, as this viewer may see them. */
+const PERSON_CLASSES = new Set(['top', 'person', 'organizationalperson', 'inetorgperson'])
+const GROUP_CLASSES = new Set(['top', 'groupofnames', 'groupofuniquenames'])
+
+/** A group's entryUUID, computed once per index. */
+function groupUUID(group: IndexedGroup): string {
+  group.uuid ??= entryUUID(`group:${group.name}`)
+  return group.uuid
+}
+
+/** A segment of a search's candidates, in directory order: fixed entries, people, or groups. */
+type Segment =
+  | { kind: 'fixed'; entries: Entry[] }
+  | { kind: 'people'; list: readonly IndexedPerson[] }
+  | { kind: 'groups'; list: readonly IndexedGroup[] }
+
+const segmentLength = (segment: Segment): number => (segment.kind === 'fixed' ? segment.entries.length : segment.list.length)
+
+/** Sorted in group order (a person's groups come in the group rule's order). */
+const inGroupOrder = (groups: readonly IndexedGroup[]): IndexedGroup[] =>
+  [...groups].sort((a, b) => (a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+
+/**
+ * One operation's view of the directory, as this viewer may see it: the in-memory index
+ * (directory-index.ts) as of the operation's start, the admission rule (bans, verification) applied now.
+ */
 export class Snapshot {
-  private people: UserRow[] | null = null
-  private groupMembers: Map<string, UserRow[]> | null = null
-  private readonly reads: DirectoryReads
+  private index: DirectoryIndex | null = null
   readonly layout: Layout
-  /** Whether people entries carry `memberOf` (a search that neither returns nor filters on it skips the group rule's queries). */
+  /** Kept for callers that set it: entries are built per search, `memberOf` comes from the index at no cost. */
   withMemberOf = true
 
   constructor(
@@ -178,67 +175,117 @@ export class Snapshot {
     readonly viewer: Viewer,
   ) {
     this.layout = layoutOf(ctx)
-    this.reads = readsOf(ctx)
   }
 
-  private visible(rows: UserRow[]): UserRow[] {
-    const self = this.viewer.user
-    if (!self) return []
-    return rows.filter((row) => !refusalNow(this.ctx, row) && (this.viewer.everything || row.id === self.id))
+  private async load(): Promise<DirectoryIndex> {
+    this.index ??= await indexesOf(this.ctx).current()
+    return this.index
   }
 
-  /** The people this viewer sees, narrowed to those a filter's required uid or mail names. */
-  async listPeople(filter?: Filter): Promise<UserRow[]> {
-    if (this.people) return this.people
+  private shown(person: IndexedPerson): boolean {
+    return shownNow(this.ctx, person.row)
+  }
+
+  /** The bound person's own indexed entry (shown now), or null. */
+  private self(index: DirectoryIndex): IndexedPerson | null {
+    const user = this.viewer.user
+    if (!user) return null
+    const self = index.byId.get(user.id)
+    return self && this.shown(self) ? self : null
+  }
+
+  /** The person a (normalized or not) DN names, if indexed. */
+  private personAt(index: DirectoryIndex, dn: string): IndexedPerson | null {
+    let target: Target
+    try {
+      target = locate(this.layout, dn)
+    } catch {
+      return null
+    }
+    return target.kind === 'person' ? (index.byUid.get(target.uid) ?? null) : null
+  }
+
+  /** The people a search may return, in directory order, narrowed by the equalities its filter requires. */
+  private peopleCandidates(index: DirectoryIndex, filter: Filter): readonly IndexedPerson[] {
     if (!this.viewer.user) return []
-    const uid = filter ? requiredValue(filter, 'uid') : null
-    if (uid !== null) {
-      const found = await this.reads.byUid(uid)
-      return this.visible(found ? [found] : [])
+    if (!this.viewer.everything) {
+      const self = this.self(index)
+      return self ? [self] : []
     }
-    const mail = filter ? requiredValue(filter, 'mail') : null
-    if (mail !== null) return this.visible(await this.reads.byMail(mail))
-    if (!this.viewer.everything) return this.visible([this.viewer.user])
-    this.people = this.visible(await this.reads.all())
-    return this.people
-  }
-
-  async person(uid: string): Promise<UserRow | undefined> {
-    const found = await this.reads.byUid(uid)
-    return found ? this.visible([found])[0] : undefined
-  }
-
-  groupsOf(person: UserRow): Promise<string[]> {
-    return this.reads.groupNames(person)
-  }
-
-  /** Group name → members this viewer sees (a group exists while someone visible is in it). */
-  async groups(): Promise<Map<string, UserRow[]>> {
-    if (this.groupMembers) return this.groupMembers
-    const members = new Map<string, UserRow[]>()
-    for (const person of await this.listPeople()) {
-      for (const name of await this.groupsOf(person)) {
-        let list = members.get(name)
-        if (!list) {
-          list = []
-          members.set(name, list)
-        }
-        list.push(person)
-      }
+    let best: readonly IndexedPerson[] = index.people
+    const narrow = (list: readonly IndexedPerson[]) => {
+      if (list.length < best.length) best = list
     }
-    this.groupMembers = members
-    return members
+    for (const value of requiredValues(filter, 'objectclass')) if (!PERSON_CLASSES.has(value.toLowerCase())) return []
+    if (requiredValues(filter, 'member').length > 0 || requiredValues(filter, 'uniquemember').length > 0) return []
+    for (const value of requiredValues(filter, 'uid')) {
+      const found = index.byUid.get(value.toLowerCase())
+      narrow(found ? [found] : [])
+    }
+    for (const value of requiredValues(filter, 'mail')) narrow(index.byMail.get(value.toLowerCase()) ?? [])
+    for (const value of requiredValues(filter, 'cn')) narrow(index.byCn.get(value.toLowerCase()) ?? [])
+    for (const value of requiredValues(filter, 'memberof')) {
+      const group = this.groupAt(index, value)
+      if (group !== undefined) narrow(group?.members ?? [])
+    }
+    return best
   }
 
-  /** A person's entry: built once per row as read (and per `withMemberOf`), then shared until the database changes. */
-  personEntry(person: UserRow): Promise<Entry> {
-    return this.reads.cached(`entry:${person.id}:${this.withMemberOf ? 'memberOf' : ''}`, () => this.buildPersonEntry(person))
+  /** The group a DN names: the group, null when it names none, undefined when it is no DN (not narrowed). */
+  private groupAt(index: DirectoryIndex, dn: string): IndexedGroup | null | undefined {
+    let target: Target
+    try {
+      target = locate(this.layout, dn)
+    } catch {
+      return undefined
+    }
+    return target.kind === 'group' ? (index.groupByName.get(target.name.toLowerCase()) ?? null) : null
   }
 
-  private async buildPersonEntry(person: UserRow): Promise<Entry> {
-    const uid = uidOf(person)
-    const dn = this.layout.personDn(uid)
-    const name = person.name.trim()
+  /** The groups a search may return, in group order, narrowed by the equalities its filter requires. */
+  private groupCandidates(index: DirectoryIndex, filter: Filter): readonly IndexedGroup[] {
+    if (!this.viewer.user) return []
+    for (const value of requiredValues(filter, 'objectclass')) if (!GROUP_CLASSES.has(value.toLowerCase())) return []
+    for (const attribute of ['uid', 'mail', 'memberof']) if (requiredValues(filter, attribute).length > 0) return []
+    let best: readonly IndexedGroup[] | null = null
+    const narrow = (list: readonly IndexedGroup[]) => {
+      if (best === null || list.length < best.length) best = list
+    }
+    if (!this.viewer.everything) {
+      const self = this.self(index)
+      narrow(self ? inGroupOrder(self.groups) : [])
+    }
+    for (const value of [...requiredValues(filter, 'member'), ...requiredValues(filter, 'uniquemember')]) {
+      const person = this.personAt(index, value)
+      // A person's own groups: the cost of the search is theirs, not the directory's.
+      narrow(person && this.shown(person) ? inGroupOrder(person.groups) : [])
+    }
+    for (const value of requiredValues(filter, 'cn')) {
+      const group = index.groupByName.get(value.toLowerCase())
+      narrow(group ? [group] : [])
+    }
+    return best ?? index.groups
+  }
+
+  /** The members of a group this viewer sees (a group exists while one of them is there). */
+  private membersOf(group: IndexedGroup, index: DirectoryIndex): IndexedPerson[] {
+    if (this.viewer.everything) return group.members.filter((m) => this.shown(m))
+    const self = this.self(index)
+    return self && self.groups.includes(group) ? [self] : []
+  }
+
+  private groupShown(group: IndexedGroup, index: DirectoryIndex): boolean {
+    if (this.viewer.everything) return group.members.some((m) => this.shown(m))
+    const self = this.self(index)
+    return !!self && self.groups.includes(group)
+  }
+
+  /** A person's entry (null when not shown now). */
+  personEntry(person: IndexedPerson): Entry | null {
+    if (!this.shown(person)) return null
+    const row = person.row
+    const uid = person.uid
+    const name = row.name.trim()
     const words = name.split(/\s+/).filter(Boolean)
     const attributes: Attribute[] = [
       { name: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'] },
@@ -248,29 +295,50 @@ export class Snapshot {
       { name: 'sn', values: [words.at(-1) ?? uid] },
     ]
     if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
-    attributes.push({ name: 'mail', values: [person.email] })
-    const groups = this.withMemberOf ? await this.groupsOf(person) : []
-    if (groups.length > 0) attributes.push({ name: 'memberOf', values: groups.map((g) => this.layout.groupDn(g)), dn: true })
+    attributes.push({ name: 'mail', values: [row.email] })
+    if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: person.groups.map((g) => g.dn), dn: true })
+    person.uuid ??= entryUUID(row.id)
     attributes.push(
-      { name: 'entryUUID', values: [entryUUID(person.id)], operational: true },
-      { name: 'createTimestamp', values: [generalizedTime(person.createdAt)], operational: true },
-      { name: 'modifyTimestamp', values: [generalizedTime(person.updatedAt)], operational: true },
+      { name: 'entryUUID', values: [person.uuid], operational: true },
+      { name: 'createTimestamp', values: [generalizedTime(row.createdAt)], operational: true },
+      { name: 'modifyTimestamp', values: [generalizedTime(row.updatedAt)], operational: true },
     )
-    return { dn, ndn: normalizeDn(dn), attributes }
+    return { dn: person.dn, ndn: person.ndn, attributes }
   }
 
-  groupEntry(name: string, members: UserRow[]): Entry {
-    const dn = this.layout.groupDn(name)
-    const memberDns = members.map((m) => this.layout.personDn(uidOf(m)))
+  /** A group's entry (null when no member is shown to this viewer); its members are listed only when read. */
+  groupEntry(group: IndexedGroup, index: DirectoryIndex): Entry | null {
+    if (!this.groupShown(group, index)) return null
+    let members: IndexedPerson[] | null = null
+    const list = () => (members ??= this.membersOf(group, index))
+    let dns: string[] | null = null
+    const memberAttribute = (name: string): Attribute => ({
+      name,
+      get values() {
+        dns ??= list().map((m) => m.dn)
+        return dns
+      },
+      dn: true,
+      // An equality on a member costs one lookup, not a walk through every member's DN.
+      has: (ndn: string) => {
+        const person = this.personAt(index, ndn)
+        return (
+          !!person &&
+          person.ndn === ndn &&
+          person.groups.includes(group) &&
+          (this.viewer.everything ? this.shown(person) : person === this.self(index))
+        )
+      },
+    })
     return {
-      dn,
-      ndn: normalizeDn(dn),
+      dn: group.dn,
+      ndn: group.ndn,
       attributes: [
         { name: 'objectClass', values: ['top', 'groupOfNames', 'groupOfUniqueNames'] },
-        { name: 'cn', values: [name] },
-        { name: 'member', values: memberDns, dn: true },
-        { name: 'uniqueMember', values: memberDns, dn: true },
-        { name: 'entryUUID', values: [entryUUID(`group:${name}`)], operational: true },
+        { name: 'cn', values: [group.name] },
+        memberAttribute('member'),
+        memberAttribute('uniqueMember'),
+        { name: 'entryUUID', values: [groupUUID(group)], operational: true },
       ],
     }
   }
@@ -317,50 +385,185 @@ export class Snapshot {
   }
 
   /**
-   * The entries in scope of `base` this viewer sees, in directory order; null when the base
-   * itself is not there for them (noSuchObject).
+   * The candidates in scope of `base` this viewer may see, in directory order (the filter is the
+   * cursor's, per candidate); null when the base itself is not there for them (noSuchObject).
    */
-  async inScope(base: Target, scope: Scope, filter: Filter, tls: boolean): Promise<Entry[] | null> {
+  async segments(base: Target, scope: Scope, filter: Filter, tls: boolean): Promise<Segment[] | null> {
     // The subtree without its base: a subtree search starts with the base whenever it has anything.
-    if (scope === 'children') return (await this.inScope(base, 'sub', filter, tls))?.slice(base.kind === 'root' ? 0 : 1) ?? null
-    const anonymous = !this.viewer.user
-    const peopleEntries = async () => Promise.all((await this.listPeople(filter)).map((p) => this.personEntry(p)))
-    const groupEntries = async () => {
-      // A filter that requires a uid or mail matches no group: the groups are not built.
-      if (requiredValue(filter, 'uid') !== null || requiredValue(filter, 'mail') !== null) return []
-      return [...(await this.groups())].map(([name, members]) => this.groupEntry(name, members))
+    if (scope === 'children') {
+      const sub = await this.segments(base, 'sub', filter, tls)
+      if (!sub || base.kind === 'root') return sub
+      const [first, ...rest] = sub
+      if (!first) return rest
+      if (first.kind === 'fixed') return [{ kind: 'fixed', entries: first.entries.slice(1) }, ...rest]
+      return [
+        first.kind === 'people' ? { kind: 'people', list: first.list.slice(1) } : { kind: 'groups', list: first.list.slice(1) },
+        ...rest,
+      ]
     }
+    const anonymous = !this.viewer.user
     switch (base.kind) {
       case 'root':
-        return scope === 'base' ? [this.rootDSE(tls)] : []
+        return scope === 'base' ? [{ kind: 'fixed', entries: [this.rootDSE(tls)] }] : []
       case 'base': {
-        if (scope === 'base' || anonymous) return scope === 'one' ? [] : [this.baseEntry()]
-        const units = [this.unitEntry('people'), this.unitEntry('groups')]
-        if (scope === 'one') return units
-        return [this.baseEntry(), units[0] as Entry, ...(await peopleEntries()), units[1] as Entry, ...(await groupEntries())]
+        if (scope === 'base' || anonymous) return scope === 'one' ? [] : [{ kind: 'fixed', entries: [this.baseEntry()] }]
+        const people = this.unitEntry('people')
+        const groups = this.unitEntry('groups')
+        if (scope === 'one') return [{ kind: 'fixed', entries: [people, groups] }]
+        const index = await this.load()
+        return [
+          { kind: 'fixed', entries: [this.baseEntry(), people] },
+          { kind: 'people', list: this.peopleCandidates(index, filter) },
+          { kind: 'fixed', entries: [groups] },
+          { kind: 'groups', list: this.groupCandidates(index, filter) },
+        ]
       }
       case 'people':
       case 'groups': {
         if (anonymous) return null
-        const unit = this.unitEntry(base.kind)
+        const unit: Segment = { kind: 'fixed', entries: [this.unitEntry(base.kind)] }
         if (scope === 'base') return [unit]
-        const below = base.kind === 'people' ? await peopleEntries() : await groupEntries()
-        return scope === 'one' ? below : [unit, ...below]
+        const index = await this.load()
+        const below: Segment =
+          base.kind === 'people'
+            ? { kind: 'people', list: this.peopleCandidates(index, filter) }
+            : { kind: 'groups', list: this.groupCandidates(index, filter) }
+        return scope === 'one' ? [below] : [unit, below]
       }
       case 'person': {
-        const person = await this.person(base.uid)
-        if (!person) return null
-        return scope === 'one' ? [] : [await this.personEntry(person)]
+        if (anonymous) return null
+        const index = await this.load()
+        const person = index.byUid.get(base.uid)
+        const visible = person && this.shown(person) && (this.viewer.everything || person === this.self(index))
+        if (!visible) return null
+        return scope === 'one' ? [] : [{ kind: 'people', list: [person] }]
       }
       case 'group': {
-        const wanted = base.name.toLowerCase()
-        const found = [...(await this.groups())].find(([name]) => name.toLowerCase() === wanted)
-        if (!found) return null
-        return scope === 'one' ? [] : [this.groupEntry(found[0], found[1])]
+        if (anonymous) return null
+        const index = await this.load()
+        const group = index.groupByName.get(base.name.toLowerCase())
+        if (!group || !this.groupShown(group, index)) return null
+        return scope === 'one' ? [] : [{ kind: 'groups', list: [group] }]
       }
       default:
         return null
     }
+  }
+
+  /** A cursor over the entries of `segments` that match `filter`. */
+  cursor(segments: Segment[], filter: Filter): SearchCursor {
+    return new SearchCursor(segments, filter, (segment, at) => {
+      if (segment.kind === 'fixed') return segment.entries[at] ?? null
+      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson)
+      return this.groupEntry(segment.list[at] as IndexedGroup, this.index as DirectoryIndex)
+    })
+  }
+
+  /** The entries in scope, filtered, all at once (the panel's test box and Compare: small answers). */
+  async inScope(base: Target, scope: Scope, filter: Filter, tls: boolean): Promise<Entry[] | null> {
+    const segments = await this.segments(base, scope, filter, tls)
+    if (!segments) return null
+    return this.cursor(segments, { kind: 'present', attribute: 'objectclass' }).take(Number.POSITIVE_INFINITY)
+  }
+}
+
+/** Candidates examined between two yields to the event loop (a few milliseconds of work). */
+const SLICE = 256
+
+/**
+ * A search's matching entries, produced on demand in directory order: `take` builds, filters and
+ * hands out up to so many entries, yielding to the event loop every SLICE candidates, so a search
+ * through a hundred thousand people never holds other connections or HTTP for more than a few
+ * milliseconds. Its position is a cookie (the key of the next candidate: a person's creation time
+ * and id, a group's name), so the next page starts there by a binary search: a page costs the same
+ * wherever it sits in the result, and a person added or removed between pages moves nobody else.
+ */
+export class SearchCursor {
+  private seg = 0
+  private at = 0
+  /** A matching entry found by `more()`, at the current position, not yet handed out. */
+  private pending: Entry | null = null
+
+  constructor(
+    private readonly segments: Segment[],
+    private readonly filter: Filter,
+    private readonly build: (segment: Segment, at: number) => Entry | null,
+  ) {}
+
+  /** The next matching entry at or after the position (left there, not handed out), or null at the end. */
+  private async find(): Promise<Entry | null> {
+    if (this.pending) return this.pending
+    let examined = 0
+    while (this.seg < this.segments.length) {
+      const segment = this.segments[this.seg] as Segment
+      if (this.at >= segmentLength(segment)) {
+        this.seg++
+        this.at = 0
+        continue
+      }
+      if (++examined % SLICE === 0) await yieldToLoop()
+      const entry = this.build(segment, this.at)
+      if (entry && matches(entry, this.filter)) {
+        this.pending = entry
+        return entry
+      }
+      this.at++
+    }
+    return null
+  }
+
+  /** Up to `max` matching entries from the position on (fewer at the end). */
+  async take(max: number): Promise<Entry[]> {
+    const out: Entry[] = []
+    while (out.length < max) {
+      const entry = await this.find()
+      if (!entry) break
+      out.push(entry)
+      this.pending = null
+      this.at++
+    }
+    return out
+  }
+
+  /** Whether another matching entry follows (found now, handed out by the next `take`). */
+  async more(): Promise<boolean> {
+    return (await this.find()) !== null
+  }
+
+  /** The position as a paged-results cookie: the segment and the key of the next candidate. */
+  cookie(): Buffer {
+    const segment = this.segments[this.seg]
+    if (!segment) return Buffer.alloc(0)
+    let key: string
+    if (segment.kind === 'fixed') key = `f:${this.at}`
+    else if (segment.kind === 'people') {
+      const person = segment.list[this.at] as IndexedPerson
+      key = `p:${person.row.createdAt.getTime()}:${person.row.id}`
+    } else key = `g:${(segment.list[this.at] as IndexedGroup).name}`
+    return Buffer.from(`${this.seg}:${key}`, 'utf8')
+  }
+
+  /** Moves to a cookie's position; false (and at the end) when it is none of this search's. */
+  seek(cookie: Buffer): boolean {
+    this.pending = null
+    const text = cookie.toString('utf8')
+    const m = /^(\d{1,4}):([fpg]):([\s\S]*)$/.exec(text)
+    const segment = m ? this.segments[Number(m[1])] : undefined
+    this.seg = this.segments.length
+    this.at = 0
+    if (!m || !segment) return false
+    const [, seg, kind, rest] = m as unknown as [string, string, string, string]
+    if (kind === 'f' && segment.kind === 'fixed' && /^\d{1,4}$/.test(rest)) {
+      this.at = Number(rest)
+    } else if (kind === 'p' && segment.kind === 'people') {
+      const p = /^(-?\d{1,16}):([\s\S]*)$/.exec(rest)
+      if (!p) return false
+      this.at = Index.seekPerson(segment.list, Number(p[1]), p[2] as string)
+    } else if (kind === 'g' && segment.kind === 'groups') {
+      this.at = Index.seekGroup(segment.list, rest.toLowerCase(), rest)
+    } else return false
+    this.seg = Number(seg)
+    return true
   }
 }
 
@@ -454,6 +657,7 @@ function evaluate(entry: Entry, filter: Filter): boolean | undefined {
     case 'equal':
     case 'approx': {
       const asserted = normalizedValue(attribute, filter.value)
+      if (attribute.has) return attribute.has(asserted)
       return attribute.values.some((v) => normalizedValue(attribute, v) === asserted)
     }
     case 'greater':
@@ -546,22 +750,22 @@ export function compareValue(entry: Entry, attributeName: string, value: string)
   const attribute = attributeOf(entry, attributeName)
   if (!attribute) return undefined
   const asserted = normalizedValue(attribute, value)
+  if (attribute.has) return attribute.has(asserted)
   return attribute.values.some((v) => normalizedValue(attribute, v) === asserted)
 }
 
 /**
- * A search's entries as this viewer sees them: located, scoped, filtered (paging, size limit and
- * attribute selection are the caller's). The listener (server.ts) and the panel's test box
- * (probe.ts) both answer through it. A base that is no DN or names nothing answers its result code.
+ * A search as this viewer sees it: located and scoped, its candidates narrowed through the index,
+ * and a cursor that filters and hands out its entries in slices (paging, size limit and attribute
+ * selection are the caller's). A base that is no DN or names nothing answers its result code.
  */
-export async function findEntries(
+export async function openSearch(
   ctx: AuthContext,
   viewer: Viewer,
-  request: { base: string; scope: Scope; filter: Filter; attributes: string[] },
+  request: { base: string; scope: Scope; filter: Filter },
   tls: boolean,
-): Promise<{ found: Entry[] } | { code: number; matchedDN?: string }> {
+): Promise<{ cursor: SearchCursor } | { code: number; matchedDN?: string }> {
   const snapshot = new Snapshot(ctx, viewer)
-  snapshot.withMemberOf = wantsMemberOf(request.attributes, request.filter)
   let target: Target
   try {
     target = locate(snapshot.layout, request.base)
@@ -569,7 +773,22 @@ export async function findEntries(
     if (error instanceof DnError) return { code: ResultCode.invalidDNSyntax }
     throw error
   }
-  const entries = await snapshot.inScope(target, request.scope, request.filter, tls)
-  if (!entries) return { code: ResultCode.noSuchObject, matchedDN: matchedDnOf(snapshot.layout, viewer, request.base) }
-  return { found: entries.filter((entry) => matches(entry, request.filter)) }
+  const segments = await snapshot.segments(target, request.scope, request.filter, tls)
+  if (!segments) return { code: ResultCode.noSuchObject, matchedDN: matchedDnOf(snapshot.layout, viewer, request.base) }
+  return { cursor: snapshot.cursor(segments, request.filter) }
+}
+
+/**
+ * A search's entries as this viewer sees them, all at once (the panel's test box; the listener
+ * pages through `openSearch`'s cursor instead).
+ */
+export async function findEntries(
+  ctx: AuthContext,
+  viewer: Viewer,
+  request: { base: string; scope: Scope; filter: Filter; attributes: string[] },
+  tls: boolean,
+): Promise<{ found: Entry[] } | { code: number; matchedDN?: string }> {
+  const opened = await openSearch(ctx, viewer, request, tls)
+  if ('code' in opened) return opened
+  return { found: await opened.cursor.take(Number.POSITIVE_INFINITY) }
 }

@@ -114,3 +114,48 @@ export function normalizeRdns(rdns: Rdn[]): string {
 export function normalizeDn(dn: string): string {
   return normalizeRdns(parseDn(dn))
 }
+
+/** The directory's fixed DNs for a base DN. */
+export class Layout {
+  readonly base: string
+  readonly baseRdns: Rdn[]
+  readonly nbase: string
+  readonly people: string
+  readonly npeople: string
+  readonly groups: string
+  readonly ngroups: string
+  constructor(baseDN: string) {
+    this.baseRdns = parseDn(baseDN)
+    this.base = formatDn(this.baseRdns)
+    this.nbase = normalizeRdns(this.baseRdns)
+    this.people = `ou=people,${this.base}`
+    this.npeople = `ou=people,${this.nbase}`
+    this.groups = `ou=groups,${this.base}`
+    this.ngroups = `ou=groups,${this.nbase}`
+  }
+  personDn(uid: string): string {
+    return `uid=${escapeDnValue(uid)},${this.people}`
+  }
+  /** A person's DN normalized (as normalizeDn(personDn(uid)) answers, without parsing it again). */
+  personNdn(uid: string): string {
+    return `uid=${escapeDnValue(uid.toLowerCase())},${this.npeople}`
+  }
+  groupDn(name: string): string {
+    return `cn=${escapeDnValue(name)},${this.groups}`
+  }
+  /** A group's DN normalized (as normalizeDn(groupDn(name)) answers). */
+  groupNdn(name: string): string {
+    return `cn=${escapeDnValue(name.toLowerCase())},${this.ngroups}`
+  }
+}
+
+const layouts = new Map<string, Layout>()
+/** The layout of a base DN (kept: one per base DN ever configured). */
+export function layoutOfBase(baseDN: string): Layout {
+  let layout = layouts.get(baseDN)
+  if (!layout) {
+    layout = new Layout(baseDN)
+    layouts.set(baseDN, layout)
+  }
+  return layout
+}

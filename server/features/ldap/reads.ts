@@ -3,25 +3,26 @@ import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
 import type { UserRow } from '../../core/sessions.js'
 import type { Storage } from '../../db/storage.js'
-import { groupNamesOf } from '../groups/names.js'
-import { findUser, findUserByUid, findUsersByMail, listUsers } from './store.js'
+import { indexesOf } from './directory-index.js'
+import { findUser, findUserByUid } from './store.js'
 
 /**
- * The directory's reads, cached in memory under the session cache's rule (core's
- * ChangeGuardedCache on `ctx.storage.changeSignal({ ownWrites: true })`): an answer is served only
- * while the database has not changed at all since it was read, so a rename, a role, a ban, a
- * membership or a deleted user committed by this process, another process on the SQLite file, or
- * another instance on PostgreSQL (LISTEN/NOTIFY, with `sync()` awaited at the start of each
- * operation: `begin`) is what the next LDAP request sees. Any write anywhere empties it; a
- * configuration change (base DN, the group rule) starts over too. Rows handed out are shared: never mutated.
- * On PostgreSQL the notifying tables (migration 0002) include every one read here: user,
- * organization, member, team, teamMember.
+ * The reads of binds and of the bound person (who is asking, at each operation), cached in memory
+ * under the session cache's rule (core's ChangeGuardedCache on
+ * `ctx.storage.changeSignal({ ownWrites: true })`): an answer is served only while the database has
+ * not changed at all since it was read, so a rename, a role, a ban, a revoked app password, a lock
+ * or a deleted user committed by this process, another process on the SQLite file, or another
+ * instance on PostgreSQL (LISTEN/NOTIFY, with `sync()` awaited at the start of each operation:
+ * `begin`) is what the next LDAP request sees. Any write anywhere empties it: these are one row
+ * each, read again in microseconds. The directory itself (everyone, their groups) is the index of
+ * directory-index.ts, which follows only what the directory shows. A configuration change (base
+ * DN, the group rule) starts over too. Rows handed out are shared: never mutated.
  *
  * Clock-dependent rules (a ban's expiry) are applied by the caller at each operation, never cached.
  */
 
-/** Past this many entries the cache starts over (a directory of tens of thousands of people, read entry by entry). */
-const MAX_ENTRIES = 100_000
+/** Past this many entries the cache starts over (binds of thousands of people, remembered one by one). */
+const MAX_ENTRIES = 20_000
 
 type Value = UserRow | UserRow[] | string[] | null | object
 
@@ -42,7 +43,7 @@ export class DirectoryReads {
    * instance) is reflected in the change signal. (A new configuration is noticed at each lookup.)
    */
   async begin(): Promise<void> {
-    if (this.cache.sync) await this.cache.sync()
+    await Promise.all([this.cache.sync?.(), indexesOf(this.ctx).begin()])
   }
 
   /** The cache key of `key` under the current configuration. */
@@ -92,21 +93,6 @@ export class DirectoryReads {
   byUid(uid: string): Promise<UserRow | null> {
     const value = uid.trim().toLowerCase()
     return this.cached(`uid:${value}`, async () => (await findUserByUid(this.ctx, value)) ?? null)
-  }
-
-  byMail(mail: string): Promise<UserRow[]> {
-    const value = mail.trim().toLowerCase()
-    return this.cached(`mail:${value}`, () => findUsersByMail(this.ctx, value))
-  }
-
-  /** Every user, oldest first. */
-  all(): Promise<UserRow[]> {
-    return this.cached('all', () => listUsers(this.ctx))
-  }
-
-  /** The shared group rule's names for a person (as the row read now says). */
-  groupNames(person: UserRow): Promise<string[]> {
-    return this.cached(`groups:${person.id}:${person.role ?? ''}`, () => groupNamesOf(this.ctx, person))
   }
 }
 

@@ -9,7 +9,7 @@ import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, findEntries, layoutOf, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import {
   type Control,
@@ -44,6 +44,8 @@ export { testBindAndSearch } from './probe.js'
 
 /** Requests of one connection queued at most; past them (or with answers unsent) reading stops. */
 const MAX_PENDING = 16
+/** Entries encoded and written at a time by a long search (its cursor yields between slices). */
+const SLICE_ENTRIES = 256
 
 export interface LdapListeners {
   /** Where each listener is bound: `address` always, `ldaps` when configured. */
@@ -292,38 +294,47 @@ class Connection {
     const paged = request.controls.find((c) => c.type === OID.pagedResults)
     const unknownCritical = request.controls.find((c) => c.critical && c.type !== OID.pagedResults)
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
-    const answer = await findEntries(this.ctx, await this.viewer(), request, this.secure !== null)
+    const answer = await openSearch(this.ctx, await this.viewer(), request, this.secure !== null)
     if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.ldapSearch()
     if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code, '', undefined, answer.matchedDN))
-    const { found } = answer
-    let from = 0
-    let to = found.length
-    let doneControls: Control[] | undefined
+    // The entries come from the directory's cursor in slices (directory.ts SearchCursor): a page
+    // resumes at its cookie's place, and a long answer yields to the event loop between slices.
+    const { cursor } = answer
+    let pageSize = Number.POSITIVE_INFINITY
+    let page: { size: number; cookie: Buffer } | null = null
     if (paged) {
-      let page: { size: number; cookie: Buffer }
       try {
         page = decodePagedValue(paged.value)
       } catch {
         return this.send(encodeResult(id, Op.searchResultDone, ResultCode.protocolError, 'malformed paged results control'))
       }
-      from = page.cookie.length > 0 ? Number(page.cookie.toString('ascii')) : 0
-      if (!Number.isInteger(from) || from < 0) from = found.length
-      to = page.size > 0 ? Math.min(found.length, from + page.size) : from
-      const next = to < found.length && page.size > 0 ? Buffer.from(String(to), 'ascii') : Buffer.alloc(0)
-      doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(found.length, next) }]
+      // A cookie that is none of this search's: nothing more (as past the end).
+      if (page.cookie.length > 0) cursor.seek(page.cookie)
+      pageSize = page.size
     }
-    // The entries and the result go out in one write (one system call for the usual one-entry answer).
     // Without paging, at most ldap.maxUnpagedEntries (a client asking fewer gets fewer); paging is the way to read everything.
     const unpagedMax = paged ? 0 : this.ctx.config().ldap.maxUnpagedEntries
     const limit = unpagedMax > 0 && (request.sizeLimit === 0 || request.sizeLimit > unpagedMax) ? unpagedMax : request.sizeLimit
-    const out: Buffer[] = []
+    const wanted = limit > 0 ? Math.min(pageSize, limit) : pageSize
+    // The entries and the result go out in one write when they fit in one slice (the usual one-entry answer).
+    let out: Buffer[] = []
+    let sent = 0
     let code: number = ResultCode.success
-    for (let i = from; i < to; i++) {
-      if (limit > 0 && out.length >= limit) {
-        code = ResultCode.sizeLimitExceeded
-        break
-      }
-      out.push(encodeEntry(id, selectAttributes(found[i] as (typeof found)[number], request.attributes), request.typesOnly))
+    while (sent < wanted && !this.closed) {
+      const slice = await cursor.take(Math.min(SLICE_ENTRIES, wanted - sent))
+      for (const entry of slice) out.push(encodeEntry(id, selectAttributes(entry, request.attributes), request.typesOnly))
+      sent += slice.length
+      if (slice.length < SLICE_ENTRIES || sent >= wanted) break
+      this.send(Buffer.concat(out))
+      out = []
+      if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve))
+    }
+    if (limit > 0 && sent >= limit && limit < pageSize && (await cursor.more())) code = ResultCode.sizeLimitExceeded
+    let doneControls: Control[] | undefined
+    if (page) {
+      const next = page.size > 0 && (await cursor.more()) ? cursor.cookie() : Buffer.alloc(0)
+      // The size is an estimate, 0 when unknown (RFC 2696): counting would read every candidate.
+      doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(0, next) }]
     }
     out.push(encodeResult(id, Op.searchResultDone, code, '', doneControls))
     this.send(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out))

@@ -1,0 +1,266 @@
+import { refusalNow } from '../../core/admission.js'
+import type { GatehouseConfig } from '../../config/schema.js'
+import type { AuthContext } from '../../core/context.js'
+import type { UserRow } from '../../core/sessions.js'
+import type { ChangeSignal, Storage } from '../../db/storage.js'
+import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
+import { loginNameOf } from '../username/rules.js'
+import { type Layout, layoutOfBase } from './dn.js'
+import { listMembershipsAfter, listTeamMembershipsAfter, listUsersAfter } from './store.js'
+
+/**
+ * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
+ * (oldest first), with maps from uid, mail and cn to people, from a person to their groups and
+ * from a group to its members. A search looks its candidates up here instead of scanning: a
+ * person's groups (`(member=<dn>)`) cost their own groups, an equality on uid, mail or cn one map
+ * lookup, `memberOf` a list already built, and a page resumes at its place in the sorted list
+ * (a binary search), whatever its position.
+ *
+ * It follows the directory, not the database: it is loaded again only when the change signal of
+ * the scope 'directory' moved (a person's shown columns, a role, a ban, an organization, a
+ * membership, a team: storage.ts `changeSignal({ scope: 'directory' })`), or the configuration
+ * changed (the base DN, the group rule). A sign-in, an audit row, a session or a throttle row
+ * leaves it warm. On PostgreSQL the signal counts the instances' notifications, with `sync()`
+ * awaited at the start of each operation (`begin`), so a change committed anywhere before an
+ * operation began is what that operation sees.
+ *
+ * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) and yields
+ * to the event loop between chunks and between slices of the group computation: loading a hundred
+ * thousand people never holds HTTP for more than a few milliseconds at a time. Concurrent
+ * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
+ * each operation, never here. Rows are shared: never mutated.
+ */
+
+/** Rows per query while loading. */
+const CHUNK = 2_000
+
+export interface IndexedGroup {
+  name: string
+  /** The name in lower case (group names match case-insensitively, as DNs do here). */
+  lower: string
+  dn: string
+  /** Normalized DN. */
+  ndn: string
+  /** entryUUID, computed at first use. */
+  uuid?: string
+  /** Its members, in directory order (bans not applied). */
+  members: IndexedPerson[]
+}
+
+export interface IndexedPerson {
+  row: UserRow
+  /** Position in `DirectoryIndex.people`. */
+  at: number
+  uid: string
+  dn: string
+  /** Normalized DN. */
+  ndn: string
+  /** The shared group rule's groups, in its order. */
+  groups: IndexedGroup[]
+  /** entryUUID, computed at first use. */
+  uuid?: string
+}
+
+/** Yields to the event loop (other connections, HTTP) between slices of long work. */
+export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/** Whether a row sorts before (negative), at or after a (createdAt, id) key: the directory's order. */
+export function compareKey(row: { createdAt: Date; id: string }, createdAt: number, id: string): number {
+  const t = row.createdAt.getTime()
+  if (t !== createdAt) return t < createdAt ? -1 : 1
+  return row.id < id ? -1 : row.id > id ? 1 : 0
+}
+
+export class DirectoryIndex {
+  readonly people: IndexedPerson[] = []
+  readonly byId = new Map<string, IndexedPerson>()
+  readonly byUid = new Map<string, IndexedPerson>()
+  readonly byMail = new Map<string, IndexedPerson[]>()
+  readonly byCn = new Map<string, IndexedPerson[]>()
+  /** Groups by name (case-insensitive order, then by name). */
+  readonly groups: IndexedGroup[] = []
+  readonly groupByName = new Map<string, IndexedGroup>()
+
+  constructor(
+    /** The configuration it was built under (DNs and the group rule depend on it). */
+    readonly config: GatehouseConfig,
+    readonly layout: Layout,
+  ) {}
+
+  /** The first position in `list` (sorted in directory order) at or after a (createdAt, id) key. */
+  static seekPerson(list: readonly IndexedPerson[], createdAt: number, id: string): number {
+    let lo = 0
+    let hi = list.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (compareKey((list[mid] as IndexedPerson).row, createdAt, id) < 0) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** The first position in `list` (sorted by group order) at or after a group's lower-case name and name. */
+  static seekGroup(list: readonly IndexedGroup[], lower: string, name: string): number {
+    let lo = 0
+    let hi = list.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (compareGroups(list[mid] as IndexedGroup, lower, name) < 0) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+}
+
+function compareGroups(group: IndexedGroup, lower: string, name: string): number {
+  if (group.lower !== lower) return group.lower < lower ? -1 : 1
+  return group.name < name ? -1 : group.name > name ? 1 : 0
+}
+
+const push = <K, V>(map: Map<K, V[]>, key: K, value: V): void => {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+/** Reads everyone and their group sources in chunks, yielding between them, and indexes them. */
+async function load(ctx: AuthContext, config: GatehouseConfig): Promise<DirectoryIndex> {
+  const layout = layoutOfBase(config.ldap.baseDN)
+  const index = new DirectoryIndex(config, layout)
+  const rule = groupsRule(config)
+  const rows: UserRow[] = []
+  for (let after: UserRow | null = null; ; ) {
+    const chunk = await listUsersAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
+    for (const row of chunk) rows.push(row)
+    if (chunk.length < CHUNK) break
+    after = chunk[chunk.length - 1] as UserRow
+    await yieldToLoop()
+  }
+  const memberships = new Map<string, Array<{ slug: string; role: string }>>()
+  if (rule.organizations || rule.memberRoles) {
+    for (let after: string | null = null; ; ) {
+      const chunk = await listMembershipsAfter(ctx, after, CHUNK)
+      for (const m of chunk) push(memberships, m.userId, { slug: m.slug, role: m.role })
+      if (chunk.length < CHUNK) break
+      after = (chunk[chunk.length - 1] as { id: string }).id
+      await yieldToLoop()
+    }
+  }
+  const teams = new Map<string, Array<{ slug: string; teamName: string }>>()
+  if (rule.teams) {
+    for (let after: string | null = null; ; ) {
+      const chunk = await listTeamMembershipsAfter(ctx, after, CHUNK)
+      for (const t of chunk) push(teams, t.userId, { slug: t.slug, teamName: t.teamName })
+      if (chunk.length < CHUNK) break
+      after = (chunk[chunk.length - 1] as { id: string }).id
+      await yieldToLoop()
+    }
+  }
+  const groupByName = new Map<string, IndexedGroup>()
+  const none: never[] = []
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % CHUNK === 0) await yieldToLoop()
+    const row = rows[i] as UserRow
+    const uid = loginNameOf(row)
+    const person: IndexedPerson = { row, at: i, uid, dn: layout.personDn(uid), ndn: layout.personNdn(uid), groups: [] }
+    index.people.push(person)
+    index.byId.set(row.id, person)
+    // The first one of a uid wins, as the database's lookup of one row would.
+    const uidKey = uid.toLowerCase()
+    if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
+    push(index.byMail, row.email.toLowerCase(), person)
+    const name = row.name.trim()
+    push(index.byCn, (name || uid).toLowerCase(), person)
+    const sources: GroupSources = { role: row.role, memberships: memberships.get(row.id) ?? none, teams: teams.get(row.id) ?? none }
+    for (const groupName of groupNames(sources, rule)) {
+      let group = groupByName.get(groupName)
+      if (!group) {
+        group = {
+          name: groupName,
+          lower: groupName.toLowerCase(),
+          dn: layout.groupDn(groupName),
+          ndn: layout.groupNdn(groupName),
+          members: [],
+        }
+        groupByName.set(groupName, group)
+      }
+      group.members.push(person)
+      person.groups.push(group)
+    }
+  }
+  const groups = [...groupByName.values()].sort((a, b) => compareGroups(a, b.lower, b.name))
+  for (const group of groups) {
+    index.groups.push(group)
+    // Case-insensitive names: the first in order answers for its lower-case name.
+    if (!index.groupByName.has(group.lower)) index.groupByName.set(group.lower, group)
+  }
+  return index
+}
+
+/** Whether a person shows in the directory now: the one admission rule's row part (not banned at this instant, verified when required). */
+export const shownNow = (ctx: AuthContext, row: UserRow): boolean => refusalNow(ctx, row) === null
+
+/**
+ * The index of one storage, loaded on demand and again after the directory changed. `begin()` at
+ * the start of each operation; `current()` then answers the index as of that operation.
+ */
+export class DirectoryIndexes {
+  private readonly signal: ChangeSignal
+  /** Moves each time the signal reports a change (the index of an older generation is stale). */
+  private generation = 0
+  private built: { generation: number; index: DirectoryIndex } | null = null
+  private loading: { generation: number; promise: Promise<DirectoryIndex> } | null = null
+  /** How many times the directory was read from the database (tests and metrics). */
+  loads = 0
+
+  constructor(private readonly ctx: AuthContext) {
+    this.signal = ctx.storage.changeSignal({ scope: 'directory' })
+  }
+
+  /** Once at the start of each operation: on PostgreSQL, every commit made before it is reflected. */
+  async begin(): Promise<void> {
+    if (this.signal.sync) await this.signal.sync()
+  }
+
+  /** The index as of now (loaded, or loaded again, when the directory or the configuration changed). */
+  async current(): Promise<DirectoryIndex> {
+    if (this.signal.changed()) this.generation++
+    const config = this.ctx.config()
+    const built = this.built
+    if (built && built.generation === this.generation && built.index.config === config) return built.index
+    const loading = this.loading
+    // A load begun in this generation (or later) read everything committed before this operation began.
+    if (loading && loading.generation >= this.generation) {
+      const index = await loading.promise
+      if (index.config === config) return index
+    }
+    const generation = this.generation
+    this.loads++
+    const promise = load(this.ctx, config)
+    this.loading = { generation, promise }
+    try {
+      const index = await promise
+      if (!this.built || this.built.generation <= generation) this.built = { generation, index }
+      return index
+    } finally {
+      if (this.loading?.promise === promise) this.loading = null
+    }
+  }
+
+  /** Drops the index (memory back) until the next operation needs it. */
+  drop(): void {
+    this.built = null
+  }
+}
+
+const indexes = new WeakMap<Storage, DirectoryIndexes>()
+
+/** The directory index of this server (one per storage, shared by every connection). */
+export function indexesOf(ctx: AuthContext): DirectoryIndexes {
+  let found = indexes.get(ctx.storage)
+  if (!found) {
+    found = new DirectoryIndexes(ctx)
+    indexes.set(ctx.storage, found)
+  }
+  return found
+}

@@ -1,0 +1,123 @@
+import { Client } from 'ldapts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AuthContext } from '../../../server/core/context.js'
+import { user } from '../../../server/db/schema.js'
+import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
+import { indexesOf } from '../../../server/features/ldap/directory-index.js'
+import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
+
+/**
+ * The directory's index (server/features/ldap/directory-index.ts, issue 48): it is read again only
+ * when what the directory shows changed (not at a sign-in or a bind's audit row); a person's
+ * groups are found from the person, memberOf follows a role change, pages of a large directory
+ * (5 000 people seeded through the store) are stable and complete, and HTTP answers during them.
+ */
+
+/** People inserted through the store in one transaction per chunk (verified emails: they show in the directory). */
+async function seed(ctx: AuthContext, count: number, prefix: string): Promise<void> {
+  const start = Date.UTC(2026, 0, 1)
+  for (let from = 0; from < count; from += 500) {
+    const rows = Array.from({ length: Math.min(500, count - from) }, (_, k) => {
+      const i = from + k
+      return {
+        id: `${prefix}-${String(i).padStart(6, '0')}`,
+        name: `Seeded Person ${i}`,
+        email: `${prefix}${i}@example.com`,
+        emailVerified: true,
+        username: `${prefix}${i}`,
+        role: 'user',
+        // Several people share a creation time: the order's tie-break (the id) is exercised.
+        createdAt: new Date(start + Math.floor(i / 3) * 1000),
+        updatedAt: new Date(start),
+      }
+    })
+    await ctx.storage.transaction(async () => {
+      await ctx.db.insert(user).values(rows)
+    })
+  }
+}
+
+let server: LdapServer
+beforeAll(async () => {
+  server = await startLdapServer()
+})
+afterAll(() => server?.close())
+
+describe('the directory index', () => {
+  it('stays warm across a sign-in and a bind (audit rows, sessions), is read again after a ban', async () => {
+    const reader = await person(server, 'idxreader', 'Index Reader', 'admin')
+    const other = await person(server, 'idxother', 'Index Other')
+    const ctx = server.gatehouse.ctx
+    const c = await client(server, reader.dn)
+    const everyone = async () =>
+      (await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=idx*)', attributes: ['uid'] })).searchEntries.map((e) => e.uid)
+    expect((await everyone()).sort()).toEqual(['idxother', 'idxreader'])
+    const loads = indexesOf(ctx).loads
+    // A sign-in over HTTP (a session, an audit row) and a main-password bind (an audit row): still warm.
+    const signIn = await fetch(`${server.base}/sign-in/username`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.origin },
+      body: JSON.stringify({ username: 'idxother', password: PASSWORD }),
+    })
+    expect(signIn.status).toBe(200)
+    const bound = await client(server, other.dn)
+    await bound.unbind()
+    expect((await everyone()).sort()).toEqual(['idxother', 'idxreader'])
+    expect(indexesOf(ctx).loads).toBe(loads)
+    // A ban is what the directory shows: read again, and the banned person is gone at once.
+    await banUser(ctx, systemActor('cli'), { userId: other.id }, null)
+    expect(await everyone()).toEqual(['idxreader'])
+    expect(indexesOf(ctx).loads).toBe(loads + 1)
+    await c.unbind()
+  })
+
+  it('finds a person’s groups by member, and memberOf follows a role change', async () => {
+    const reader = await person(server, 'grpreader', 'Group Reader', 'admin')
+    const subject = await person(server, 'grpsubject', 'Group Subject')
+    const c = await client(server, reader.dn)
+    const groupsOf = async (dn: string) =>
+      (
+        await c.search(`ou=groups,${BASE}`, { scope: 'one', filter: `(&(objectClass=groupOfNames)(member=${dn}))`, attributes: ['cn'] })
+      ).searchEntries
+        .map((e) => e.cn)
+        .sort()
+    const memberOf = async () => (await c.search(subject.dn, { scope: 'base', attributes: ['memberOf'] })).searchEntries[0]?.memberOf
+    expect(await groupsOf(subject.dn)).toEqual(['user'])
+    expect(await groupsOf(reader.dn)).toEqual(['admin'])
+    expect(await memberOf()).toBe(`cn=user,ou=groups,${BASE}`)
+    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: subject.id, role: ['admin', 'user'] }, null)
+    expect(await groupsOf(subject.dn)).toEqual(['admin', 'user'])
+    expect(await memberOf()).toEqual([`cn=admin,ou=groups,${BASE}`, `cn=user,ou=groups,${BASE}`])
+    // A DN that names nobody is in no group; an upper-case DN names the same person.
+    expect(await groupsOf(`uid=nobody,ou=people,${BASE}`)).toEqual([])
+    expect(await groupsOf(subject.dn.toUpperCase())).toEqual(['admin', 'user'])
+    await c.unbind()
+  })
+
+  it('pages through 5 000 people seeded through the store, each once and in order, while HTTP answers', async () => {
+    const ctx = server.gatehouse.ctx
+    await seed(ctx, 5_000, 'bulk')
+    const reader = await person(server, 'bulkreader', 'Bulk Reader', 'admin')
+    const c = new Client({ url: server.url, timeout: 60_000 })
+    await c.bind(reader.dn, PASSWORD)
+    // HTTP asked while the sync runs (timings are the bench's: here only that it answers).
+    const sync = c.search(`ou=people,${BASE}`, {
+      scope: 'one',
+      filter: '(&(objectClass=inetOrgPerson)(uid=bulk*))',
+      attributes: ['uid', 'memberOf'],
+      paged: { pageSize: 500 },
+    })
+    const ok = await fetch(`${server.base}/get-session`)
+    expect(ok.status).toBe(200)
+    const paged = await sync
+    const uids = paged.searchEntries.map((e) => e.uid as string)
+    expect(uids).toHaveLength(5_001)
+    expect(new Set(uids).size).toBe(5_001)
+    // Directory order: oldest first (seeded people by creation time, then id), the reader last.
+    expect(uids.slice(0, 4)).toEqual(['bulk0', 'bulk1', 'bulk2', 'bulk3'])
+    expect(uids.at(-2)).toBe('bulk4999')
+    expect(uids.at(-1)).toBe('bulkreader')
+    expect(paged.searchEntries[0]?.memberOf).toBe(`cn=user,ou=groups,${BASE}`)
+    await c.unbind()
+  })
+})
