@@ -2,6 +2,7 @@ import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
+import { AccountOverviewPage } from './account/Overview'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
@@ -24,6 +25,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'sign-out': SignOutPage,
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
+  account: AccountOverviewPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

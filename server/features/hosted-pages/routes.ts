@@ -28,6 +28,7 @@ export const HOSTED_PAGES = [
   'reset-password',
   'verify-email',
   'accept-invitation',
+  'account',
   'account/apps',
   'account/app-passwords',
   'device',
