@@ -3,6 +3,7 @@ import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AccountOverviewPage } from './account/Overview'
+import { AccountPasswordPage } from './account/Password'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
@@ -26,6 +27,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
   account: AccountOverviewPage,
+  'account/password': AccountPasswordPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

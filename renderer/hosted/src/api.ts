@@ -62,6 +62,8 @@ export interface PublicConfig {
   /** The sign-in page offers "Email me a code" (emailOTP.enabled). */
   emailOTP?: boolean
   socialProviders: Array<{ id: string; name: string }>
+  /** A password change leaves the person's app passwords working (`appPasswords.keepOnPasswordChange`). */
+  appPasswordsKeptOnPasswordChange?: boolean
 }
 
 /** GET when no body is given, POST JSON otherwise; the path is relative to the base path. */

@@ -29,6 +29,7 @@ export const HOSTED_PAGES = [
   'verify-email',
   'accept-invitation',
   'account',
+  'account/password',
   'account/apps',
   'account/app-passwords',
   'device',
@@ -77,6 +78,10 @@ export function publicConfig(ctx: AuthContext) {
     magicLink: c.magicLink.enabled && !off('/sign-in/magic-link'),
     emailOTP: c.emailOTP.enabled && !off('/sign-in/email-otp') && !off('/email-otp/send-verification-otp'),
     forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
+    // The account center's Password page says whether app passwords survive a change. Read loosely:
+    // `appPasswords.keepOnPasswordChange` belongs to the app-passwords feature's config (issue 48).
+    appPasswordsKeptOnPasswordChange:
+      (c as { appPasswords?: { keepOnPasswordChange?: boolean } }).appPasswords?.keepOnPasswordChange === true,
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
       .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name }))

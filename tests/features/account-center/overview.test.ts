@@ -3,6 +3,9 @@ import { createAppPassword } from '../../../server/features/app-passwords/rules.
 import { HttpClient } from '../../helpers/http.js'
 import { type AccountHarness, accessibleEverywhere, linkIn, open, person, startAccountHarness, ui } from './harness.js'
 
+/** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */
+const SLOW = { timeout: 120_000 }
+
 /**
  * The account center's front page (/ui/account, issue 49 §1) in real Chromium against the real
  * server: who the person is, whether their email is verified (with a new link from the SMTP sink
@@ -22,7 +25,7 @@ afterAll(async () => {
 })
 
 describe('account overview', () => {
-  it('signed out, it offers to sign in and come back; signed in, it lands on the overview', async () => {
+  it('signed out, it offers to sign in and come back; signed in, it lands on the overview', SLOW, async () => {
     const ada = await person(h)
     const { context, page } = await open(h, null)
     await page.goto(ui(h, 'account'))
@@ -39,7 +42,7 @@ describe('account overview', () => {
     await context.close()
   })
 
-  it('shows name, verified email and what protects the account, and links to every page', async () => {
+  it('shows name, verified email and what protects the account, and links to every page', SLOW, async () => {
     const ada = await person(h, { name: 'Ada Byron' })
     await createAppPassword(h.server.gatehouse.ctx, ada.user.id, { name: 'NAS' }, null)
     const { context, page } = await open(h, ada)
@@ -71,7 +74,7 @@ describe('account overview', () => {
     await context.close()
   })
 
-  it('an unverified email says so and sends a new link that verifies it', async () => {
+  it('an unverified email says so and sends a new link that verifies it', SLOW, async () => {
     const bob = await person(h, { name: 'Bob' }, false)
     const { context, page } = await open(h, bob)
     await page.goto(ui(h, 'account'))
@@ -87,7 +90,7 @@ describe('account overview', () => {
     await context.close()
   })
 
-  it('is one click away from the sign-out page and the Connected apps page', async () => {
+  it('is one click away from the sign-out page and the Connected apps page', SLOW, async () => {
     const ada = await person(h)
     const { context, page } = await open(h, ada)
     await page.goto(ui(h, 'sign-out'))
@@ -103,7 +106,7 @@ describe('account overview', () => {
 })
 
 describe('Connected apps with the OIDC provider off', () => {
-  it('lists no app and offers app passwords instead of "Not Found"', async () => {
+  it('lists no app and offers app passwords instead of "Not Found"', SLOW, async () => {
     expect(h.server.gatehouse.ctx.config().oidcProvider.enabled).toBe(false)
     const ada = await person(h)
     const { context, page } = await open(h, ada)

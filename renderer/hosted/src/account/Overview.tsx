@@ -52,6 +52,7 @@ async function protectionOf(config: PublicConfig): Promise<Protection> {
 /** The account pages, in the order the overview lists them; each entry only when its feature is on. */
 export function accountLinks(config: PublicConfig): Array<{ page: string; label: string; hint: string }> {
   return [
+    { page: 'account/password', label: 'Password', hint: 'Change your password' },
     { page: 'account/apps', label: 'Connected apps', hint: 'Applications that can sign you in' },
     { page: 'account/app-passwords', label: 'App passwords', hint: 'Passwords for one device or app each' },
   ]
