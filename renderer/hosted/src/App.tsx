@@ -4,6 +4,7 @@ import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
+import { AccountTwoFactorPage } from './account/TwoFactor'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
@@ -28,6 +29,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'accept-invitation': AcceptInvitationPage,
   account: AccountOverviewPage,
   'account/password': AccountPasswordPage,
+  'account/two-factor': AccountTwoFactorPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

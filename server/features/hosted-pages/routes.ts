@@ -30,6 +30,7 @@ export const HOSTED_PAGES = [
   'accept-invitation',
   'account',
   'account/password',
+  'account/two-factor',
   'account/apps',
   'account/app-passwords',
   'device',

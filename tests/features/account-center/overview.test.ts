@@ -61,6 +61,8 @@ describe('account overview', () => {
       .getByRole('link')
       .evaluateAll((as) => as.map((a) => [a.textContent, (a as HTMLAnchorElement).href]))
     expect(links).toEqual([
+      ['Password', ui(h, 'account/password')],
+      ['Two-factor authentication', ui(h, 'account/two-factor')],
       ['Connected apps', ui(h, 'account/apps')],
       ['App passwords', ui(h, 'account/app-passwords')],
       ['Sign out', ui(h, 'sign-out')],

@@ -53,6 +53,9 @@ async function protectionOf(config: PublicConfig): Promise<Protection> {
 export function accountLinks(config: PublicConfig): Array<{ page: string; label: string; hint: string }> {
   return [
     { page: 'account/password', label: 'Password', hint: 'Change your password' },
+    ...(config.twoFactor
+      ? [{ page: 'account/two-factor', label: 'Two-factor authentication', hint: 'Authenticator app and backup codes' }]
+      : []),
     { page: 'account/apps', label: 'Connected apps', hint: 'Applications that can sign you in' },
     { page: 'account/app-passwords', label: 'App passwords', hint: 'Passwords for one device or app each' },
   ]
