@@ -4,6 +4,7 @@ import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
+import { AccountSessionsPage } from './account/Sessions'
 import { AccountTwoFactorPage } from './account/TwoFactor'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
@@ -30,6 +31,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   account: AccountOverviewPage,
   'account/password': AccountPasswordPage,
   'account/two-factor': AccountTwoFactorPage,
+  'account/sessions': AccountSessionsPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

@@ -31,6 +31,7 @@ export const HOSTED_PAGES = [
   'account',
   'account/password',
   'account/two-factor',
+  'account/sessions',
   'account/apps',
   'account/app-passwords',
   'device',

@@ -63,13 +63,14 @@ export const SESSION_COOKIE = 'better-auth.session_token'
 export async function open(
   h: AccountHarness,
   who: SignedUp | null,
-  options: { width?: number; colorScheme?: 'light' | 'dark' } = {},
+  options: { width?: number; colorScheme?: 'light' | 'dark'; userAgent?: string } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const width = options.width ?? 1280
   const context = await h.browser.newContext({
     viewport: { width, height: 900 },
     locale: 'en-GB',
     colorScheme: options.colorScheme ?? 'light',
+    ...(options.userAgent ? { userAgent: options.userAgent } : {}),
   })
   if (who) await context.addCookies([{ name: SESSION_COOKIE, value: who.client.jar.get(SESSION_COOKIE) ?? '', url: h.server.origin }])
   const page = await context.newPage()
@@ -103,6 +104,15 @@ export async function accessibleEverywhere(page: Page): Promise<void> {
   }
   await page.emulateMedia({ colorScheme: 'light' })
   await page.setViewportSize({ width: 1280, height: 900 })
+}
+
+/** Signs in through the hosted sign-in page (a session of this browser, with its user agent), landing on `page`. */
+export async function signInThroughPage(h: AccountHarness, page: Page, who: SignedUp, to: string): Promise<void> {
+  await page.goto(ui(h, 'sign-in', { returnTo: ui(h, to) }))
+  await page.getByLabel(/^Email or username/).fill(who.email)
+  await page.getByLabel(/^Password/).fill(who.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.waitForURL(ui(h, to))
 }
 
 /** The mail text's first link. */

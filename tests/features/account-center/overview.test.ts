@@ -63,6 +63,7 @@ describe('account overview', () => {
     expect(links).toEqual([
       ['Password', ui(h, 'account/password')],
       ['Two-factor authentication', ui(h, 'account/two-factor')],
+      ['Sessions', ui(h, 'account/sessions')],
       ['Connected apps', ui(h, 'account/apps')],
       ['App passwords', ui(h, 'account/app-passwords')],
       ['Sign out', ui(h, 'sign-out')],
