@@ -4,6 +4,7 @@ import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
+import { AccountPasskeysPage } from './account/Passkeys'
 import { AccountSessionsPage } from './account/Sessions'
 import { AccountTwoFactorPage } from './account/TwoFactor'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
@@ -32,6 +33,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'account/password': AccountPasswordPage,
   'account/two-factor': AccountTwoFactorPage,
   'account/sessions': AccountSessionsPage,
+  'account/passkeys': AccountPasskeysPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

@@ -32,6 +32,7 @@ export const HOSTED_PAGES = [
   'account/password',
   'account/two-factor',
   'account/sessions',
+  'account/passkeys',
   'account/apps',
   'account/app-passwords',
   'device',

@@ -63,7 +63,7 @@ export const SESSION_COOKIE = 'better-auth.session_token'
 export async function open(
   h: AccountHarness,
   who: SignedUp | null,
-  options: { width?: number; colorScheme?: 'light' | 'dark'; userAgent?: string } = {},
+  options: { width?: number; colorScheme?: 'light' | 'dark'; userAgent?: string; origin?: string } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const width = options.width ?? 1280
   const context = await h.browser.newContext({
@@ -72,7 +72,10 @@ export async function open(
     colorScheme: options.colorScheme ?? 'light',
     ...(options.userAgent ? { userAgent: options.userAgent } : {}),
   })
-  if (who) await context.addCookies([{ name: SESSION_COOKIE, value: who.client.jar.get(SESSION_COOKIE) ?? '', url: h.server.origin }])
+  if (who)
+    await context.addCookies([
+      { name: SESSION_COOKIE, value: who.client.jar.get(SESSION_COOKIE) ?? '', url: options.origin ?? h.server.origin },
+    ])
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
   watchRequests(page)
