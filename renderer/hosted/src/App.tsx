@@ -5,6 +5,7 @@ import type { PageProps } from './page-props'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
 import { AccountPasskeysPage } from './account/Passkeys'
+import { AccountProfilePage } from './account/Profile'
 import { AccountSessionsPage } from './account/Sessions'
 import { AccountTwoFactorPage } from './account/TwoFactor'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
@@ -34,6 +35,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'account/two-factor': AccountTwoFactorPage,
   'account/sessions': AccountSessionsPage,
   'account/passkeys': AccountPasskeysPage,
+  'account/profile': AccountProfilePage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

@@ -64,6 +64,8 @@ export interface PublicConfig {
   socialProviders: Array<{ id: string; name: string }>
   /** A password change leaves the person's app passwords working (`appPasswords.keepOnPasswordChange`). */
   appPasswordsKeptOnPasswordChange?: boolean
+  /** The Profile page offers a new email address (`user.changeEmail.enabled`). */
+  changeEmail?: boolean
 }
 
 /** GET when no body is given, POST JSON otherwise; the path is relative to the base path. */

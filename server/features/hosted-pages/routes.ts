@@ -33,6 +33,7 @@ export const HOSTED_PAGES = [
   'account/two-factor',
   'account/sessions',
   'account/passkeys',
+  'account/profile',
   'account/apps',
   'account/app-passwords',
   'device',
@@ -85,6 +86,7 @@ export function publicConfig(ctx: AuthContext) {
     // `appPasswords.keepOnPasswordChange` belongs to the app-passwords feature's config (issue 48).
     appPasswordsKeptOnPasswordChange:
       (c as { appPasswords?: { keepOnPasswordChange?: boolean } }).appPasswords?.keepOnPasswordChange === true,
+    changeEmail: c.user.changeEmail.enabled && !off('/change-email'),
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
       .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name }))
@@ -112,7 +114,8 @@ async function servePage(ctx: AuthContext, page: string): Promise<Response> {
   const csp = contentSecurityPolicy(nonce, {
     logoOrigin: logoOrigin(ctx.config().hostedPages.logo),
     formAnywhere: page === 'sign-out',
-    anyHttpsImage: page === 'consent' || page === 'account/apps',
+    // The person's picture (Profile) is any http(s) image they named.
+    anyHttpsImage: page === 'consent' || page === 'account/apps' || page === 'account/profile',
   })
   const dir = hostedAssetsDir()
   const log = buildLog.logger

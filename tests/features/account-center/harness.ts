@@ -7,7 +7,9 @@ import type { GatehouseConfigInput } from '../../../server/config/schema.js'
 import { axe } from '../../helpers/axe.js'
 import { launchBrowser, watchRequests } from '../../helpers/browser.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
-import { type SignedUp, signUp } from '../../helpers/http.js'
+import { type SignedUp, signUp, uniqueEmail } from '../../helpers/http.js'
+
+export { uniqueEmail as uniqueAddress }
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
 

@@ -61,6 +61,7 @@ describe('account overview', () => {
       .getByRole('link')
       .evaluateAll((as) => as.map((a) => [a.textContent, (a as HTMLAnchorElement).href]))
     expect(links).toEqual([
+      ['Profile', ui(h, 'account/profile')],
       ['Password', ui(h, 'account/password')],
       ['Two-factor authentication', ui(h, 'account/two-factor')],
       ['Sessions', ui(h, 'account/sessions')],

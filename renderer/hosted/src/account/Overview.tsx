@@ -52,6 +52,7 @@ async function protectionOf(config: PublicConfig): Promise<Protection> {
 /** The account pages, in the order the overview lists them; each entry only when its feature is on. */
 export function accountLinks(config: PublicConfig): Array<{ page: string; label: string; hint: string }> {
   return [
+    { page: 'account/profile', label: 'Profile', hint: config.changeEmail ? 'Name, picture and email address' : 'Name and picture' },
     { page: 'account/password', label: 'Password', hint: 'Change your password' },
     ...(config.twoFactor
       ? [{ page: 'account/two-factor', label: 'Two-factor authentication', hint: 'Authenticator app and backup codes' }]
