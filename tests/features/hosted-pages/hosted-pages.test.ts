@@ -165,6 +165,8 @@ describe('hosted pages', () => {
       forgotPassword: true,
       magicLink: false,
       emailOTP: false,
+      appPasswordsKeptOnPasswordChange: false,
+      changeEmail: false,
       socialProviders: [],
     })
   })
