@@ -2,6 +2,7 @@ import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
+import { AccountActivityPage } from './account/Activity'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
 import { AccountPasskeysPage } from './account/Passkeys'
@@ -36,6 +37,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'account/sessions': AccountSessionsPage,
   'account/passkeys': AccountPasskeysPage,
   'account/profile': AccountProfilePage,
+  'account/activity': AccountActivityPage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

@@ -34,6 +34,7 @@ export const HOSTED_PAGES = [
   'account/sessions',
   'account/passkeys',
   'account/profile',
+  'account/activity',
   'account/apps',
   'account/app-passwords',
   'device',

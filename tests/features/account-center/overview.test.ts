@@ -65,6 +65,7 @@ describe('account overview', () => {
       ['Password', ui(h, 'account/password')],
       ['Two-factor authentication', ui(h, 'account/two-factor')],
       ['Sessions', ui(h, 'account/sessions')],
+      ['Activity', ui(h, 'account/activity')],
       ['Connected apps', ui(h, 'account/apps')],
       ['App passwords', ui(h, 'account/app-passwords')],
       ['Sign out', ui(h, 'sign-out')],

@@ -59,6 +59,7 @@ export function accountLinks(config: PublicConfig): Array<{ page: string; label:
       : []),
     ...(config.passkey ? [{ page: 'account/passkeys', label: 'Passkeys', hint: 'Sign in with your device instead of a password' }] : []),
     { page: 'account/sessions', label: 'Sessions', hint: 'Where you are signed in' },
+    { page: 'account/activity', label: 'Activity', hint: 'Sign-ins and changes of the last 30 days' },
     { page: 'account/apps', label: 'Connected apps', hint: 'Applications that can sign you in' },
     { page: 'account/app-passwords', label: 'App passwords', hint: 'Passwords for one device or app each' },
   ]
