@@ -35,6 +35,7 @@ export const HOSTED_PAGES = [
   'account/passkeys',
   'account/profile',
   'account/activity',
+  'account/linked',
   'account/apps',
   'account/app-passwords',
   'device',

@@ -58,6 +58,9 @@ export function accountLinks(config: PublicConfig): Array<{ page: string; label:
       ? [{ page: 'account/two-factor', label: 'Two-factor authentication', hint: 'Authenticator app and backup codes' }]
       : []),
     ...(config.passkey ? [{ page: 'account/passkeys', label: 'Passkeys', hint: 'Sign in with your device instead of a password' }] : []),
+    ...(config.socialProviders.length > 0
+      ? [{ page: 'account/linked', label: 'Linked accounts', hint: 'Sign in with another account you have' }]
+      : []),
     { page: 'account/sessions', label: 'Sessions', hint: 'Where you are signed in' },
     { page: 'account/activity', label: 'Activity', hint: 'Sign-ins and changes of the last 30 days' },
     { page: 'account/apps', label: 'Connected apps', hint: 'Applications that can sign you in' },
