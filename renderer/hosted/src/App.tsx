@@ -3,6 +3,7 @@ import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
 import { AccountActivityPage } from './account/Activity'
+import { AccountDeletePage } from './account/Delete'
 import { AccountLinkedPage } from './account/Linked'
 import { AccountOverviewPage } from './account/Overview'
 import { AccountPasswordPage } from './account/Password'
@@ -40,6 +41,7 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'account/profile': AccountProfilePage,
   'account/activity': AccountActivityPage,
   'account/linked': AccountLinkedPage,
+  'account/delete': AccountDeletePage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

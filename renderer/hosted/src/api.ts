@@ -66,6 +66,8 @@ export interface PublicConfig {
   appPasswordsKeptOnPasswordChange?: boolean
   /** The Profile page offers a new email address (`user.changeEmail.enabled`). */
   changeEmail?: boolean
+  /** The account pages offer "Delete your account" (`user.deleteUser.enabled`). */
+  deleteUser?: boolean
 }
 
 /** GET when no body is given, POST JSON otherwise; the path is relative to the base path. */

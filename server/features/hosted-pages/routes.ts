@@ -36,6 +36,7 @@ export const HOSTED_PAGES = [
   'account/profile',
   'account/activity',
   'account/linked',
+  'account/delete',
   'account/apps',
   'account/app-passwords',
   'device',
@@ -89,6 +90,7 @@ export function publicConfig(ctx: AuthContext) {
     appPasswordsKeptOnPasswordChange:
       (c as { appPasswords?: { keepOnPasswordChange?: boolean } }).appPasswords?.keepOnPasswordChange === true,
     changeEmail: c.user.changeEmail.enabled && !off('/change-email'),
+    deleteUser: c.user.deleteUser.enabled && !off('/delete-user'),
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
       .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name }))

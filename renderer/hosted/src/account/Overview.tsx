@@ -65,6 +65,7 @@ export function accountLinks(config: PublicConfig): Array<{ page: string; label:
     { page: 'account/activity', label: 'Activity', hint: 'Sign-ins and changes of the last 30 days' },
     { page: 'account/apps', label: 'Connected apps', hint: 'Applications that can sign you in' },
     { page: 'account/app-passwords', label: 'App passwords', hint: 'Passwords for one device or app each' },
+    ...(config.deleteUser ? [{ page: 'account/delete', label: 'Delete your account', hint: 'Remove it for good' }] : []),
   ]
 }
 
