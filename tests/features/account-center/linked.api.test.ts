@@ -70,6 +70,8 @@ describe('account linked accounts page', () => {
     // Without a password, the one linked provider is the last way in: not offered for unlinking.
     await page.getByRole('button', { name: 'Link Corp SSO' }).click()
     await page.waitForURL(ui(h, 'account/linked'))
+    // Back from the provider and drawn (a reload before that aborts the navigation still under way).
+    await page.getByRole('button', { name: 'Unlink Corp SSO' }).waitFor()
     await h.server.gatehouse.ctx.db.delete(account).where(and(eq(account.userId, ada.user.id), eq(account.providerId, 'credential')))
     await page.reload()
     await page.getByTestId('last-way-in').waitFor()
