@@ -2,6 +2,15 @@ import { Anchor, Text } from '@mantine/core'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
+import { AccountActivityPage } from './account/Activity'
+import { AccountDeletePage } from './account/Delete'
+import { AccountLinkedPage } from './account/Linked'
+import { AccountOverviewPage } from './account/Overview'
+import { AccountPasswordPage } from './account/Password'
+import { AccountPasskeysPage } from './account/Passkeys'
+import { AccountProfilePage } from './account/Profile'
+import { AccountSessionsPage } from './account/Sessions'
+import { AccountTwoFactorPage } from './account/TwoFactor'
 import { AcceptInvitationPage } from './pages/AcceptInvitation'
 import { AppPasswordsPage } from './pages/AppPasswords'
 import { ConnectedAppsPage } from './pages/ConnectedApps'
@@ -24,6 +33,15 @@ const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
   'sign-out': SignOutPage,
   error: ErrorPage,
   'accept-invitation': AcceptInvitationPage,
+  account: AccountOverviewPage,
+  'account/password': AccountPasswordPage,
+  'account/two-factor': AccountTwoFactorPage,
+  'account/sessions': AccountSessionsPage,
+  'account/passkeys': AccountPasskeysPage,
+  'account/profile': AccountProfilePage,
+  'account/activity': AccountActivityPage,
+  'account/linked': AccountLinkedPage,
+  'account/delete': AccountDeletePage,
   'account/apps': ConnectedAppsPage,
   'account/app-passwords': AppPasswordsPage,
   device: DevicePage,

@@ -62,6 +62,12 @@ export interface PublicConfig {
   /** The sign-in page offers "Email me a code" (emailOTP.enabled). */
   emailOTP?: boolean
   socialProviders: Array<{ id: string; name: string }>
+  /** A password change leaves the person's app passwords working (`appPasswords.keepOnPasswordChange`). */
+  appPasswordsKeptOnPasswordChange?: boolean
+  /** The Profile page offers a new email address (`user.changeEmail.enabled`). */
+  changeEmail?: boolean
+  /** The account pages offer "Delete your account" (`user.deleteUser.enabled`). */
+  deleteUser?: boolean
 }
 
 /** GET when no body is given, POST JSON otherwise; the path is relative to the base path. */

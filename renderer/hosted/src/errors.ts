@@ -1,3 +1,4 @@
+import { useEffect } from 'react'
 import { ApiError } from './api'
 
 /**
@@ -54,3 +55,18 @@ export function errorsOf(error: unknown, rename: Record<string, string> = {}): F
  * does), so password fields pass it explicitly.
  */
 export const invalid = (errors: FormErrors, field: string): true | undefined => (errors.fields[field] ? true : undefined)
+
+/**
+ * A refusal that names a field is announced by moving focus to that field (the first one marked
+ * aria-invalid), whose error message is its description: a screen reader reads both, and a
+ * keyboard user is where the correction goes. Without this, the submit button's loading state
+ * dropped focus to the page body and nothing was announced. Refusals of the whole form are
+ * FormAlert's role=alert.
+ */
+export function useFocusOnInvalid(errors: FormErrors): void {
+  useEffect(() => {
+    if (Object.keys(errors.fields).length === 0) return
+    const frame = requestAnimationFrame(() => document.querySelector<HTMLElement>('form [aria-invalid="true"]')?.focus())
+    return () => cancelAnimationFrame(frame)
+  }, [errors])
+}

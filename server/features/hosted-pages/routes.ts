@@ -28,6 +28,15 @@ export const HOSTED_PAGES = [
   'reset-password',
   'verify-email',
   'accept-invitation',
+  'account',
+  'account/password',
+  'account/two-factor',
+  'account/sessions',
+  'account/passkeys',
+  'account/profile',
+  'account/activity',
+  'account/linked',
+  'account/delete',
   'account/apps',
   'account/app-passwords',
   'device',
@@ -76,6 +85,12 @@ export function publicConfig(ctx: AuthContext) {
     magicLink: c.magicLink.enabled && !off('/sign-in/magic-link'),
     emailOTP: c.emailOTP.enabled && !off('/sign-in/email-otp') && !off('/email-otp/send-verification-otp'),
     forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
+    // The account center's Password page says whether app passwords survive a change. Read loosely:
+    // `appPasswords.keepOnPasswordChange` belongs to the app-passwords feature's config (issue 48).
+    appPasswordsKeptOnPasswordChange:
+      (c as { appPasswords?: { keepOnPasswordChange?: boolean } }).appPasswords?.keepOnPasswordChange === true,
+    changeEmail: c.user.changeEmail.enabled && !off('/change-email'),
+    deleteUser: c.user.deleteUser.enabled && !off('/delete-user'),
     socialProviders: Object.entries(c.socialProviders)
       .filter(([id, options]) => isProviderId(id) && options?.enabled && options.clientId && !off('/sign-in/social'))
       .map(([id]) => ({ id, name: providers[id as keyof typeof providers].name }))
@@ -103,7 +118,8 @@ async function servePage(ctx: AuthContext, page: string): Promise<Response> {
   const csp = contentSecurityPolicy(nonce, {
     logoOrigin: logoOrigin(ctx.config().hostedPages.logo),
     formAnywhere: page === 'sign-out',
-    anyHttpsImage: page === 'consent' || page === 'account/apps',
+    // The person's picture (Profile) is any http(s) image they named.
+    anyHttpsImage: page === 'consent' || page === 'account/apps' || page === 'account/profile',
   })
   const dir = hostedAssetsDir()
   const log = buildLog.logger

@@ -201,7 +201,10 @@ export async function modifyOwnPassword(
   // The web asks a session that passed the second factor: over LDAP (bound with an app password,
   // which opens LDAP only) the main password is not changed, under the bind's own rule.
   if (hasSecondFactor(ctx, bound) && !ctx.config().ldap.allowMainPasswordWithSecondFactor) {
-    return { code: ResultCode.unwillingToPerform, message: 'with a second factor, change your password on your account page' }
+    return {
+      code: ResultCode.unwillingToPerform,
+      message: `with a second factor, change your password on your account page: ${ctx.baseURL}/ui/account/password`,
+    }
   }
   let request: ReturnType<typeof decodePasswordModify>
   try {

@@ -19,6 +19,7 @@ import {
   forgetTrustedDevice,
   getTotpUri,
   openChallenge,
+  ownTwoFactorStatus,
   regenerateBackupCodes,
   resolveVerifier,
   sendOtp,
@@ -102,6 +103,18 @@ const password = z.string().optional()
 const codeBody = z.object({ code: z.string(), trustDevice: z.boolean().optional() })
 
 export const twoFactorRoutes = [
+  // Gatehouse: what the hosted account pages show (no better-auth counterpart; reads only).
+  defineRoute({
+    method: 'GET',
+    path: '/two-factor/status',
+    auth: 'session',
+    handler: async (rc) => {
+      assertEnabled(rc)
+      rc.response.headers.set('cache-control', 'no-store')
+      return await ownTwoFactorStatus(rc.ctx, rc.session.user)
+    },
+  }),
+
   defineRoute({
     method: 'POST',
     path: '/two-factor/enable',

@@ -31,6 +31,7 @@ import { twoFactorError } from './errors.js'
 import { twoFactorCodeEmail } from './mail.js'
 import { safeEqualStrings } from './random.js'
 import {
+  countTrustedDevices,
   deleteTrustedDevices,
   deleteTwoFactor,
   dropVerification,
@@ -498,6 +499,32 @@ export async function graceDeadline(ctx: AuthContext, userId: string): Promise<n
 /** An administrator restarts a user's grace period (it starts again at their next sign-in). */
 export async function resetGrace(ctx: AuthContext, userId: string): Promise<void> {
   await dropVerification(ctx, graceId(userId))
+}
+
+/**
+ * GET /two-factor/status (Gatehouse; the hosted account pages): what protects the signed-in
+ * person's own account on this feature's side: two-factor on, the authenticator app (none, pending
+ * confirmation, verified), backup codes left, trusted browsers, and the enrolment a role requires
+ * (its deadline while the grace runs). Reads only: the grace starts at a sign-in, not here.
+ */
+export async function ownTwoFactorStatus(ctx: AuthContext, userRow: UserRow) {
+  const row = await findTwoFactor(ctx, userRow.id)
+  const codes = row ? openBackupCodes(ctx.secret, row.backupCodes) : null
+  const rule = conf(ctx).enforcement
+  const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
+  const enforced = rule.roles.length > 0 && roles.some((r) => rule.roles.includes(r))
+  const enrolled = Boolean(userRow.twoFactorEnabled) || (await hasPasskey(ctx, userRow.id))
+  const deadline = enforced && !enrolled ? await graceDeadline(ctx, userRow.id) : null
+  return {
+    enabled: Boolean(userRow.twoFactorEnabled),
+    totp: !row ? ('none' as const) : row.verified === false ? ('pending' as const) : ('verified' as const),
+    backupCodesLeft: codes && row?.verified !== false ? codes.length : null,
+    trustedDevices: await countTrustedDevices(ctx, userRow.id),
+    enrolmentRequired: enforced && !enrolled,
+    enrolmentDeadline: deadline === null ? null : new Date(deadline).toISOString(),
+    otp: conf(ctx).otpOptions.enabled,
+    totpAvailable: !conf(ctx).totpOptions.disable,
+  }
 }
 
 export { deleteSession, findUserById }

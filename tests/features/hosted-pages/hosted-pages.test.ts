@@ -165,6 +165,9 @@ describe('hosted pages', () => {
       forgotPassword: true,
       magicLink: false,
       emailOTP: false,
+      appPasswordsKeptOnPasswordChange: false,
+      changeEmail: false,
+      deleteUser: false,
       socialProviders: [],
     })
   })
@@ -183,7 +186,10 @@ describe('hosted pages', () => {
     await page.keyboard.type('wrong password')
     await page.keyboard.press('Enter')
     const password = page.getByLabel(/^Password/)
-    await expect.poll(() => password.getAttribute('aria-invalid')).toBe('true')
+    // The sign-in (a password hash) may take more than poll's default second on a loaded machine.
+    await expect.poll(() => password.getAttribute('aria-invalid'), { timeout: 20_000 }).toBe('true')
+    // Announced: focus moves to the refused field (issue 49 §12), not to the page body.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name')), { timeout: 20_000 }).toBe('password')
     const describedBy = (await password.getAttribute('aria-describedby')) ?? ''
     const errorId = describedBy.split(' ').find((id) => id.includes('error'))
     expect(errorId).toBeTruthy()
@@ -629,7 +635,7 @@ describe('hosted pages', () => {
       await route.fulfill({ response, headers })
     })
     await page.goto(ui('sign-in'))
-    await expect.poll(() => seen.length).toBeGreaterThan(0)
+    await expect.poll(() => seen.length, { timeout: 20_000 }).toBeGreaterThan(0)
     expect(seen.join('\n')).toContain('style-src')
     await context.close()
   })

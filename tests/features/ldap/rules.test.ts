@@ -183,9 +183,10 @@ describe('binds count and are audited as sign-ins', () => {
       return w.buffer as Buffer
     }
     const c = await client(server, lena.dn, made.password)
-    await expect(c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))).rejects.toBeInstanceOf(
-      UnwillingToPerformError,
-    )
+    const refused = c.exop('1.3.6.1.4.1.4203.1.11.1', modify(PASSWORD, 'a new and long password'))
+    await expect(refused).rejects.toBeInstanceOf(UnwillingToPerformError)
+    // The refusal names the page where the password is changed (issue 49).
+    await expect(refused).rejects.toThrow(`change your password on your account page: ${server.gatehouse.ctx.baseURL}/ui/account/password`)
     await expect(new Client({ url: server.url }).bind(lena.dn, 'a new and long password')).rejects.toBeInstanceOf(InvalidCredentialsError)
     await server.gatehouse.config.update({ ldap: { allowMainPasswordWithSecondFactor: true } })
     try {

@@ -4,6 +4,7 @@ import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
 import { SCOPES } from './Consent'
+import { BackToAccount } from '../account/common'
 
 /** GET {basePath}/oidc/connected-apps: the applications the signed-in person has allowed. */
 interface ConnectedApp {
@@ -38,6 +39,8 @@ export function ConnectedAppsPage({ config }: PageProps) {
       .then((answer) => setApps(answer.apps))
       .catch((e: unknown) => {
         if (e instanceof ApiError && e.status === 401) setSignedOut(true)
+        // The OIDC provider is off: no application can hold a grant; SAML apps and app passwords remain.
+        else if (e instanceof ApiError && e.status === 404) setApps([])
         else setError((e as Error).message)
       })
   }, [])
@@ -122,7 +125,7 @@ export function ConnectedAppsPage({ config }: PageProps) {
             <Card key={app.entityId} withBorder padding="sm">
               <Group justify="space-between" wrap="nowrap">
                 <Text>{app.name}</Text>
-                <Button component="a" href={app.url} size="xs" variant="light" data-testid={`open-${app.name}`}>
+                <Button component="a" href={app.url} size="xs" variant="filled" data-testid={`open-${app.name}`}>
                   Open
                 </Button>
               </Group>
@@ -130,6 +133,11 @@ export function ConnectedAppsPage({ config }: PageProps) {
           ))}
         </Stack>
       ) : null}
+      <Text size="sm" data-testid="app-passwords-link">
+        A device or app that cannot show this sign-in page (a NAS, a mail client) uses an{' '}
+        <Anchor href={pageURL('account/app-passwords')}>app password</Anchor> instead.
+      </Text>
+      <BackToAccount />
     </Layout>
   )
 }

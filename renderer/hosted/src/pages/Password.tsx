@@ -2,7 +2,7 @@ import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
-import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
+import { useFocusOnInvalid, errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { keepReturnTo } from './SignIn'
 
@@ -14,6 +14,7 @@ import { keepReturnTo } from './SignIn'
 function RequestResetForm({ label, button }: { label: string; button: string }) {
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
   const [answer, setAnswer] = useState<string | null>(null)
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -91,6 +92,7 @@ export function ResetPasswordPage({ config }: PageProps) {
   const linkError = params.get('error')
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
   const [done, setDone] = useState(false)
   const [spent, setSpent] = useState(false)
 

@@ -1,7 +1,7 @@
 import { Button, Checkbox, SegmentedControl, Stack, Text, TextInput } from '@mantine/core'
 import { type FormEvent, useState } from 'react'
 import { api } from '../api'
-import { errorsOf, type FormErrors, NO_ERRORS } from '../errors'
+import { useFocusOnInvalid, errorsOf, type FormErrors, NO_ERRORS } from '../errors'
 import { FormAlert } from '../Layout'
 
 export type SecondFactor = 'totp' | 'otp' | 'backup'
@@ -19,6 +19,7 @@ export function SecondFactorStep({ methods, onDone }: { methods: SecondFactor[];
   const [busy, setBusy] = useState(false)
   const [sent, setSent] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
 
   const sendCode = async () => {
     setErrors(NO_ERRORS)

@@ -3,7 +3,7 @@ import { startAuthentication } from '@simplewebauthn/browser'
 import { type FormEvent, useEffect, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
-import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
+import { useFocusOnInvalid, errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { forwardAuthReturnTo, returnToParam } from '../return-to'
 import { type SecondFactor, SecondFactorStep } from './SecondFactorStep'
@@ -184,6 +184,7 @@ export function SignInPage({ config }: PageProps) {
   const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
   const [byEmail, setByEmail] = useState<'link' | 'code' | null>(null)
   const alreadyDone = new URLSearchParams(location.search).has('done')
   const [session, setSession] = useState<{ who: string } | null>(null)
@@ -341,6 +342,7 @@ function EmailSignIn({
   const [sent, setSent] = useState(false)
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
 
   const send = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()

@@ -1,4 +1,4 @@
-import { Anchor, Button, Text } from '@mantine/core'
+import { Anchor, Button, Group, Text } from '@mantine/core'
 import { useRef, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { api, basePath, pageURL } from '../api'
@@ -78,11 +78,14 @@ export function SignOutPage({ config }: PageProps) {
       <Button onClick={() => void confirm()} loading={busy} fullWidth>
         Sign out
       </Button>
-      <Text size="sm" ta="center">
-        <Anchor href={pageURL('account/apps')} data-testid="connected-apps-link">
+      <Group gap="lg" justify="center">
+        <Anchor href={pageURL('account')} size="sm" data-testid="account-link">
+          Your account
+        </Anchor>
+        <Anchor href={pageURL('account/apps')} size="sm" data-testid="connected-apps-link">
           Connected apps
         </Anchor>
-      </Text>
+      </Group>
     </Layout>
   )
 }

@@ -2,7 +2,7 @@ import { Anchor, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/
 import { type FormEvent, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { api, pageURL } from '../api'
-import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
+import { useFocusOnInvalid, errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
 import { keepReturnTo } from './SignIn'
@@ -11,6 +11,7 @@ import { VERIFIED_MARKER } from './VerifyEmail'
 export function SignUpPage({ config }: PageProps) {
   const [busy, setBusy] = useState(false)
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
+  useFocusOnInvalid(errors)
   const [checkMail, setCheckMail] = useState<string | null>(null)
 
   if (!config.signUp) {
