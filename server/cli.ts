@@ -12,8 +12,10 @@ import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, res
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
+import { packageVersion } from './core/version.js'
 
 const USAGE = `Usage: gatehouse serve [options]
+       gatehouse --version                        (this release's version: docs/RELEASING.md)
        gatehouse user create|set-role [options]   (user administration: gatehouse user --help)
        gatehouse backup [--out <file>]            (backup and restore: gatehouse backup --help)
        gatehouse restore <file> --data-dir <dir>
@@ -261,6 +263,10 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv
   if (command === '-h' || command === '--help' || command === 'help') {
     process.stdout.write(USAGE)
+    return 0
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    process.stdout.write(`gatehouse ${packageVersion()}\n`)
     return 0
   }
   const usage = command === undefined ? undefined : COMMAND_USAGE[command]
