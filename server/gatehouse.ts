@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { serve } from 'h3'
 import { createAuthContext, systemClock } from './core/context.js'
 import { OutageMonitor, watchOutages } from './core/outage.js'
+import { recordAudit } from './core/audit.js'
 import {
   DatabaseRateLimitStore,
   effectiveRateLimitStorage,
@@ -58,12 +59,26 @@ function prepare(options: GatehouseOptions): Prepared {
   )
   // Without a logger of its own (the CLI), the server logs as `log.format` and `log.level` say.
   const logger = options.logger ?? configuredLogger(() => store.get().log)
+  logConfigMigrations(store, logger, 0)
   const secret = resolveSecret(options.secret, options.dataDir)
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
   if (options.dataDir) for (const feature of features) feature.beforeOpen?.(options.dataDir, logger)
   return { options, logger, store, secret }
+}
+
+/** One warning per configuration migration applied from `from` on (server/config/migrations.ts). */
+function logConfigMigrations(store: ConfigStore, logger: Logger, from: number): void {
+  for (const m of store.migrations.slice(from)) {
+    const where =
+      m.where === 'file'
+        ? `config.json rewritten (the previous file is ${m.backup})`
+        : m.where === 'overrides'
+          ? 'applied in memory to the --config file and flags: edit them as it says'
+          : 'applied to the configuration shared on PostgreSQL'
+    for (const change of m.changes) logger.warn(`configuration migrated for ${m.release} (${m.note}): ${change}; ${where}`)
+  }
 }
 
 function openSqliteDatabase(options: GatehouseOptions): GatehouseDatabase {
@@ -123,7 +138,9 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
       throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
     })
     try {
+      const before = prepared.store.migrations.length
       reloadConfig = await shareConfig(prepared.store, pg.database.db, prepared.logger)
+      logConfigMigrations(prepared.store, prepared.logger, before)
     } catch (error) {
       await pg.close()
       throw error
@@ -240,6 +257,14 @@ function assemble(
       }),
     )
     .filter((stop) => stop !== undefined)
+  // Configuration migrations applied at start (logged by prepare): one audit event each.
+  for (const m of store.migrations) {
+    recordAudit(ctx, {
+      type: 'config.migrated',
+      target: m.where,
+      detail: { release: m.release, note: m.note, changes: m.changes, backup: m.backup, actor: 'gatehouse' },
+    }).catch((error: Error) => logger.warn(`configuration migration not audited: ${error.message}`))
+  }
   // Every change of the effective config is audited, the one found at start included (issue 31 §2).
   const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)
 
