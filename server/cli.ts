@@ -13,6 +13,7 @@ import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engin
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 import { packageVersion } from './core/version.js'
+import { NewerDatabaseError } from './db/release.js'
 
 const USAGE = `Usage: gatehouse serve [options]
        gatehouse --version                        (this release's version: docs/RELEASING.md)
@@ -305,7 +306,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`gatehouse: ${e.message}\n`)
       return 2
     }
-    if (e instanceof StartupError) {
+    if (e instanceof StartupError || e instanceof NewerDatabaseError) {
       process.stderr.write(`gatehouse: ${e.message}\n`)
       return 1
     }

@@ -1,6 +1,6 @@
 import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
@@ -20,7 +20,10 @@ import { ConfigError, ConfigStore } from './config/store.js'
 import { configProblems } from './config-checks.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
-import { type DB, openDatabase } from './db/index.js'
+import { type DB, migrationsFolder, openDatabase } from './db/index.js'
+import { NewerDatabaseError, PRE_UPGRADE_SUFFIX, pendingMigrationsSqlite, refuseNewerSqlite } from './db/release.js'
+import { SqliteDatabase } from './db/sqlite-driver.js'
+import { packageVersion } from './core/version.js'
 import type { SecondaryStorage } from './secondary-storage/redis.js'
 import { SharedCaches } from './secondary-storage/shared-cache.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
@@ -81,6 +84,58 @@ function logConfigMigrations(store: ConfigStore, logger: Logger, from: number): 
   }
 }
 
+/** Pre-upgrade backups kept in the data directory's backups/ folder (older ones are deleted). */
+export const PRE_UPGRADE_KEEP = 3
+
+/**
+ * `gatehouse serve` on a data directory whose database lacks some of this build's migrations (an
+ * upgrade): a backup of it as it is, before they are applied (issue 50 §7), named
+ * `gatehouse-backup-<time>-pre-upgrade.tar.gz`, the last PRE_UPGRADE_KEEP kept. It carries the
+ * config as it was before a configuration migration (its .bak), so the previous release restores
+ * exactly what it ran on. A database a newer release migrated is refused first (no backup).
+ */
+async function preUpgradeBackup(prepared: Prepared): Promise<void> {
+  const { options, logger, store, secret } = prepared
+  if (!options.dataDir) return
+  const file = join(options.dataDir, 'gatehouse.db')
+  if (!existsSync(file)) return
+  const folder = options.migrations ?? migrationsFolder
+  const backups = join(options.dataDir, 'backups')
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true })
+  try {
+    sqlite.pragma('busy_timeout = 5000')
+    refuseNewerSqlite(sqlite, folder, file, backups)
+    const { applied, pending } = pendingMigrationsSqlite(sqlite, folder)
+    if (applied === 0 || pending === 0) return
+    const { archiveName, createBackup } = await import('./features/backup/archive.js')
+    const now = Date.now()
+    const out = join(backups, archiveName(now, 'manual').replace(/\.tar\.gz$/, PRE_UPGRADE_SUFFIX))
+    const configBackup = store.migrations.find((m) => m.where === 'file')?.backup ?? undefined
+    await createBackup(
+      {
+        sqlite,
+        dataDir: options.dataDir,
+        secret,
+        migrationsFolder: folder,
+        version: packageVersion(),
+        now,
+        method: 'vacuum',
+        configFile: configBackup,
+      },
+      out,
+    )
+    const older = readdirSync(backups)
+      .filter((n) => n.endsWith(PRE_UPGRADE_SUFFIX))
+      .sort()
+    for (const name of older.slice(0, Math.max(0, older.length - PRE_UPGRADE_KEEP))) rmSync(join(backups, name), { force: true })
+    logger.info(
+      `Pre-upgrade backup written: ${out} (schema version ${applied}, ${pending} migration${pending === 1 ? '' : 's'} to apply); to go back: gatehouse restore ${out} --data-dir ${options.dataDir}`,
+    )
+  } finally {
+    sqlite.close()
+  }
+}
+
 function openSqliteDatabase(options: GatehouseOptions): GatehouseDatabase {
   const file = options.dataDir ? join(options.dataDir, 'gatehouse.db') : ':memory:'
   const opened = openDatabase(file, { migrations: options.migrations })
@@ -120,7 +175,10 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     })
   }
   try {
-    if (engine.kind === 'sqlite') return assemble(prepared, openSqliteDatabase(options), secondary)
+    if (engine.kind === 'sqlite') {
+      await preUpgradeBackup(prepared)
+      return assemble(prepared, openSqliteDatabase(options), secondary)
+    }
     const { openPostgresEngine } = await import('./db/pg/index.js')
     const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
     const { ANY_TABLE } = await import('./db/pg/change-signal.js')
@@ -135,6 +193,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
       reloadConfig().catch((error: Error) => prepared.logger.warn(`shared configuration not reloaded: ${error.message}`))
     }
     const pg = await openPostgresEngine(engine, { onChange }).catch((error: Error) => {
+      if (error instanceof NewerDatabaseError) throw error
       throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
     })
     try {

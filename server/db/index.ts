@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { recordReleaseSqlite, refuseNewerSqlite } from './release.js'
 import { sqliteTables } from './schema.js'
 import { SqliteDatabase } from './sqlite-driver.js'
 import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
@@ -46,7 +47,15 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
   sqlite.pragma('busy_timeout = 5000')
   const db = drizzle({ client: sqlite, schema: tables })
   const folder = options.migrations ?? migrationsFolder
-  migrate(db, { migrationsFolder: folder })
+  try {
+    // A database a newer Gatehouse migrated is refused before anything is written (issue 50 §7).
+    refuseNewerSqlite(sqlite, folder, file, file === ':memory:' ? null : join(dirname(file), 'backups'))
+    migrate(db, { migrationsFolder: folder })
+    recordReleaseSqlite(sqlite)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   return {
     db,
     sqlite,

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { HttpClient } from '../helpers/http.js'
-import { startServerProcess } from '../helpers/process.js'
+import { runCli, startServerProcess } from '../helpers/process.js'
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'release-0.5.0')
 const root = join(import.meta.dirname, '..', '..')
@@ -98,5 +98,86 @@ describe('upgrading the previous release’s data directory', () => {
     expect(again.output()).not.toContain('configuration migrated')
     expect(readdirSync(dataDir).filter((n) => n.startsWith('config.json.') && n.endsWith('.bak'))).toEqual([`config.json.${version}.bak`])
     expect(existsSync(join(dataDir, 'config.json'))).toBe(true)
-  })
+  }, 120_000)
+})
+
+/** The fixture as the release before migration 0018 left it: that migration's columns and journal row taken out. */
+function dataDirBefore0018(): string {
+  const dataDir = previousReleaseDataDir()
+  const db = new Database(join(dataDir, 'gatehouse.db'))
+  db.exec('ALTER TABLE samlRequest DROP COLUMN forceAuthn; ALTER TABLE samlRequest DROP COLUMN isPassive')
+  db.prepare('DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)').run()
+  db.close()
+  return dataDir
+}
+
+const journal = JSON.parse(readFileSync(join(root, 'server', 'db', 'migrations', 'meta', '_journal.json'), 'utf8')) as {
+  entries: Array<{ when: number }>
+}
+const KNOWN = journal.entries.length
+
+describe('rollback refused, and the pre-upgrade backup', () => {
+  it('serve backs the database up before applying migrations; a database a newer release migrated is refused at start with one line naming both releases and that backup; the backup restores', async () => {
+    const dataDir = dataDirBefore0018()
+    const backups = join(dataDir, 'backups')
+    const server = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
+    server.child.kill('SIGTERM')
+    await server.exited
+    const made = readdirSync(backups).filter((n) => n.endsWith('-pre-upgrade.tar.gz'))
+    expect(made).toHaveLength(1)
+    const backup = join(backups, made[0] as string)
+    expect(server.output()).toContain(
+      `Pre-upgrade backup written: ${backup} (schema version ${KNOWN - 1}, 1 migration to apply); to go back: gatehouse restore ${backup} --data-dir ${dataDir}`,
+    )
+    // Nothing pending at the next start: no second backup.
+    const second = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
+    second.child.kill('SIGTERM')
+    await second.exited
+    expect(readdirSync(backups).filter((n) => n.endsWith('-pre-upgrade.tar.gz'))).toEqual(made)
+
+    // A newer release migrates the database (a migration this build does not know, and its release recorded).
+    const db = new Database(join(dataDir, 'gatehouse.db'))
+    expect(db.prepare('SELECT version FROM __gatehouse_release').pluck().get()).toBe(version)
+    db.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run(
+      'a-future-migration',
+      Math.max(...journal.entries.map((e) => e.when)) + 1000,
+    )
+    db.prepare('UPDATE __gatehouse_release SET version = ?').run('0.7.0')
+    db.close()
+    const before = readFileSync(join(dataDir, 'gatehouse.db'))
+    const refused = await runCli(['serve', '--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toBe(
+      `gatehouse: the database ${join(dataDir, 'gatehouse.db')} was migrated by Gatehouse 0.7.0 (schema version ${KNOWN + 1}); this is Gatehouse ${version} (schema version ${KNOWN}), which cannot run on it: start Gatehouse 0.7.0 again, or go back with gatehouse restore ${backup} --data-dir ${dataDir} (docs/UPGRADING.md)\n`,
+    )
+    expect(refused.stdout).not.toContain('listening')
+    expect(readFileSync(join(dataDir, 'gatehouse.db')).equals(before)).toBe(true)
+    // The way back the line names: the pre-upgrade backup restores, and the data (alice) starts.
+    const restored = await runCli(['restore', backup, '--data-dir', dataDir])
+    expect(restored.code).toBe(0)
+    const back = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
+    try {
+      const alice = new HttpClient(back.url)
+      expect((await alice.post('/sign-in/email', { email: 'alice@example.lan', password: 'password-1234' })).status).toBe(200)
+    } finally {
+      back.child.kill('SIGTERM')
+      await back.exited
+    }
+  }, 120_000)
+
+  it('keeps the last three pre-upgrade backups', async () => {
+    const dataDir = dataDirBefore0018()
+    const backups = join(dataDir, 'backups')
+    mkdirSync(backups)
+    const old = ['20260101-000000-000', '20260102-000000-000', '20260103-000000-000'].map((t) => `gatehouse-backup-${t}-pre-upgrade.tar.gz`)
+    for (const name of old) writeFileSync(join(backups, name), 'old')
+    const server = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
+    server.child.kill('SIGTERM')
+    await server.exited
+    const kept = readdirSync(backups)
+      .filter((n) => n.endsWith('-pre-upgrade.tar.gz'))
+      .sort()
+    expect(kept).toHaveLength(3)
+    expect(kept.slice(0, 2)).toEqual(old.slice(1))
+  }, 120_000)
 })
