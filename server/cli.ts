@@ -14,6 +14,7 @@ import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
 import { packageVersion } from './core/version.js'
 import { NewerDatabaseError } from './db/release.js'
+import { storageFaultLine } from './core/outage.js'
 
 const USAGE = `Usage: gatehouse serve [options]
        gatehouse --version                        (this release's version: docs/RELEASING.md)
@@ -304,6 +305,12 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`gatehouse: ${e.message}\n`)
+      return 2
+    }
+    // A read-only data directory or database, a full disk: the path and the cause, no stack.
+    const fault = storageFaultLine(e)
+    if (fault) {
+      process.stderr.write(`gatehouse: ${fault}\n`)
       return 2
     }
     if (e instanceof StartupError || e instanceof NewerDatabaseError) {

@@ -33,6 +33,19 @@ export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '.
 export function openDatabase(file: string, options: { migrations?: string } = {}): Database_ {
   // The tables the composition floor handed down (server/schema.ts); throws before they are.
   const tables = sqliteTables()
+  try {
+    return openDatabaseAt(file, tables, options)
+  } catch (error) {
+    // SQLite's errors name no file: the start-up fault line (core/outage.ts storageFaultLine) does.
+    const code = (error as { code?: unknown }).code
+    if (typeof code === 'string' && code.startsWith('SQLITE_') && (error as { path?: unknown }).path === undefined) {
+      Object.assign(error as object, { path: file })
+    }
+    throw error
+  }
+}
+
+function openDatabaseAt(file: string, tables: ReturnType<typeof sqliteTables>, options: { migrations?: string }): Database_ {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
     // Password hashes and session tokens live here: owner only. SQLite gives the -wal and -shm
