@@ -17,7 +17,7 @@ describe('release version', () => {
       const run = await runCli([arg])
       expect(run).toEqual({ code: 0, stdout: `gatehouse ${version}\n`, stderr: '' })
     }
-  })
+  }, 90_000)
 
   it('CHANGELOG.md has an Upgrading section for this version, and docs/UPGRADING.md links it', () => {
     const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8')
