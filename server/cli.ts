@@ -12,8 +12,12 @@ import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, res
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
+import { packageVersion } from './core/version.js'
+import { NewerDatabaseError } from './db/release.js'
+import { storageFaultLine } from './core/outage.js'
 
 const USAGE = `Usage: gatehouse serve [options]
+       gatehouse --version                        (this release's version: docs/RELEASING.md)
        gatehouse user create|set-role [options]   (user administration: gatehouse user --help)
        gatehouse backup [--out <file>]            (backup and restore: gatehouse backup --help)
        gatehouse restore <file> --data-dir <dir>
@@ -263,6 +267,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE)
     return 0
   }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    process.stdout.write(`gatehouse ${packageVersion()}\n`)
+    return 0
+  }
   const usage = command === undefined ? undefined : COMMAND_USAGE[command]
   if (usage && asksHelp(args)) {
     process.stdout.write(usage)
@@ -299,7 +307,13 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`gatehouse: ${e.message}\n`)
       return 2
     }
-    if (e instanceof StartupError) {
+    // A read-only data directory or database, a full disk: the path and the cause, no stack.
+    const fault = storageFaultLine(e)
+    if (fault) {
+      process.stderr.write(`gatehouse: ${fault}\n`)
+      return 2
+    }
+    if (e instanceof StartupError || e instanceof NewerDatabaseError) {
       process.stderr.write(`gatehouse: ${e.message}\n`)
       return 1
     }

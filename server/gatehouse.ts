@@ -1,13 +1,14 @@
 import { signUpExposure } from './core/sign-up-gate.js'
 import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { serve } from 'h3'
 import { createAuthContext, systemClock } from './core/context.js'
 import { OutageMonitor, watchOutages } from './core/outage.js'
+import { recordAudit } from './core/audit.js'
 import {
   DatabaseRateLimitStore,
   effectiveRateLimitStorage,
@@ -20,7 +21,10 @@ import { ConfigError, ConfigStore } from './config/store.js'
 import { configProblems } from './config-checks.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
 import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
-import { type DB, openDatabase } from './db/index.js'
+import { type DB, migrationsFolder, openDatabase } from './db/index.js'
+import { NewerDatabaseError, PRE_UPGRADE_SUFFIX, pendingMigrationsSqlite, refuseNewerSqlite } from './db/release.js'
+import { SqliteDatabase } from './db/sqlite-driver.js'
+import { packageVersion } from './core/version.js'
 import type { SecondaryStorage } from './secondary-storage/redis.js'
 import { SharedCaches } from './secondary-storage/shared-cache.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
@@ -59,12 +63,78 @@ function prepare(options: GatehouseOptions): Prepared {
   )
   // Without a logger of its own (the CLI), the server logs as `log.format` and `log.level` say.
   const logger = options.logger ?? configuredLogger(() => store.get().log)
+  logConfigMigrations(store, logger, 0)
   const secret = resolveSecret(options.secret, options.dataDir)
   if (secret === DEFAULT_SECRET) {
     logger.warn('the default secret is in use: anyone can forge sessions. Set GATEHOUSE_SECRET to a long random value.')
   }
   if (options.dataDir) for (const feature of features) feature.beforeOpen?.(options.dataDir, logger)
   return { options, logger, store, secret }
+}
+
+/** One warning per configuration migration applied from `from` on (server/config/migrations.ts). */
+function logConfigMigrations(store: ConfigStore, logger: Logger, from: number): void {
+  for (const m of store.migrations.slice(from)) {
+    const where =
+      m.where === 'file'
+        ? `config.json rewritten (the previous file is ${m.backup})`
+        : m.where === 'overrides'
+          ? 'applied in memory to the --config file and flags: edit them as it says'
+          : 'applied to the configuration shared on PostgreSQL'
+    for (const change of m.changes) logger.warn(`configuration migrated for ${m.release} (${m.note}): ${change}; ${where}`)
+  }
+}
+
+/** Pre-upgrade backups kept in the data directory's backups/ folder (older ones are deleted). */
+export const PRE_UPGRADE_KEEP = 3
+
+/**
+ * `gatehouse serve` on a data directory whose database lacks some of this build's migrations (an
+ * upgrade): a backup of it as it is, before they are applied (issue 50 §7), named
+ * `gatehouse-backup-<time>-pre-upgrade.tar.gz`, the last PRE_UPGRADE_KEEP kept. It carries the
+ * config as it was before a configuration migration (its .bak), so the previous release restores
+ * exactly what it ran on. A database a newer release migrated is refused first (no backup).
+ */
+async function preUpgradeBackup(prepared: Prepared): Promise<void> {
+  const { options, logger, store, secret } = prepared
+  if (!options.dataDir) return
+  const file = join(options.dataDir, 'gatehouse.db')
+  if (!existsSync(file)) return
+  const folder = options.migrations ?? migrationsFolder
+  const backups = join(options.dataDir, 'backups')
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true })
+  try {
+    sqlite.pragma('busy_timeout = 5000')
+    refuseNewerSqlite(sqlite, folder, file, backups)
+    const { applied, pending } = pendingMigrationsSqlite(sqlite, folder)
+    if (applied === 0 || pending === 0) return
+    const { archiveName, createBackup } = await import('./features/backup/archive.js')
+    const now = Date.now()
+    const out = join(backups, archiveName(now, 'manual').replace(/\.tar\.gz$/, PRE_UPGRADE_SUFFIX))
+    const configBackup = store.migrations.find((m) => m.where === 'file')?.backup ?? undefined
+    await createBackup(
+      {
+        sqlite,
+        dataDir: options.dataDir,
+        secret,
+        migrationsFolder: folder,
+        version: packageVersion(),
+        now,
+        method: 'vacuum',
+        configFile: configBackup,
+      },
+      out,
+    )
+    const older = readdirSync(backups)
+      .filter((n) => n.endsWith(PRE_UPGRADE_SUFFIX))
+      .sort()
+    for (const name of older.slice(0, Math.max(0, older.length - PRE_UPGRADE_KEEP))) rmSync(join(backups, name), { force: true })
+    logger.info(
+      `Pre-upgrade backup written: ${out} (schema version ${applied}, ${pending} migration${pending === 1 ? '' : 's'} to apply); to go back: gatehouse restore ${out} --data-dir ${options.dataDir}`,
+    )
+  } finally {
+    sqlite.close()
+  }
 }
 
 function openSqliteDatabase(options: GatehouseOptions): GatehouseDatabase {
@@ -106,7 +176,10 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     })
   }
   try {
-    if (engine.kind === 'sqlite') return assemble(prepared, openSqliteDatabase(options), secondary)
+    if (engine.kind === 'sqlite') {
+      await preUpgradeBackup(prepared)
+      return assemble(prepared, openSqliteDatabase(options), secondary)
+    }
     const { openPostgresEngine } = await import('./db/pg/index.js')
     const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
     const { ANY_TABLE } = await import('./db/pg/change-signal.js')
@@ -121,10 +194,13 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
       reloadConfig().catch((error: Error) => prepared.logger.warn(`shared configuration not reloaded: ${error.message}`))
     }
     const pg = await openPostgresEngine(engine, { onChange }).catch((error: Error) => {
+      if (error instanceof NewerDatabaseError) throw error
       throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
     })
     try {
+      const before = prepared.store.migrations.length
       reloadConfig = await shareConfig(prepared.store, pg.database.db, prepared.logger)
+      logConfigMigrations(prepared.store, prepared.logger, before)
     } catch (error) {
       await pg.close()
       throw error
@@ -248,6 +324,14 @@ function assemble(
       }),
     )
     .filter((stop) => stop !== undefined)
+  // Configuration migrations applied at start (logged by prepare): one audit event each.
+  for (const m of store.migrations) {
+    recordAudit(ctx, {
+      type: 'config.migrated',
+      target: m.where,
+      detail: { release: m.release, note: m.note, changes: m.changes, backup: m.backup, actor: 'gatehouse' },
+    }).catch((error: Error) => logger.warn(`configuration migration not audited: ${error.message}`))
+  }
   // Every change of the effective config is audited, the one found at start included (issue 31 §2).
   const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)
 

@@ -1,4 +1,6 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { packageVersion } from '../core/version.js'
+import { type AppliedConfigMigration, migrateConfig } from './migrations.js'
 import { describeConfigError, type GatehouseConfig, wholeConfigSchema } from './schema.js'
 
 /** A configuration problem the operator must fix: one line naming the field. */
@@ -89,6 +91,13 @@ function canonicalJson(value: unknown): string {
   )
 }
 
+/** `config.json.<release>.bak`: the file as it was before this release rewrote it (never overwritten: `.1`, `.2`… after). */
+function backupName(file: string): string {
+  const base = `${file}.${packageVersion()}`
+  if (!existsSync(`${base}.bak`)) return `${base}.bak`
+  for (let n = 1; ; n++) if (!existsSync(`${base}.${n}.bak`)) return `${base}.${n}.bak`
+}
+
 export class ConfigStore {
   private stored: Json
   private current: GatehouseConfig
@@ -101,13 +110,37 @@ export class ConfigStore {
   /** Counts local updates: a reload that read the shared layer before one must not apply it. */
   private updates = 0
 
+  /**
+   * The configuration migrations applied while reading (server/config/migrations.ts): to the file
+   * (`where: 'file'`, rewritten with the original kept as `backup`) or to the start-up layer
+   * (`where: 'overrides'`: `--config` and flags, migrated in memory only). The server logs and audits them.
+   */
+  readonly migrations: Array<AppliedConfigMigration & { where: 'file' | 'overrides' | 'shared'; backup: string | null }> = []
+  private readonly overrides: Json
+
   constructor(
     private readonly file: string | null,
-    private readonly overrides: Json = {},
+    overrides: Json = {},
   ) {
     this.stored = file && existsSync(file) ? readJsonFile(file, 'config file') : {}
-    if (file && existsSync(file)) parse(this.stored, `config file ${file}`)
-    this.current = parse(deepMerge(this.stored, overrides), 'configuration')
+    if (file && existsSync(file)) {
+      const migrated = migrateConfig(this.stored)
+      if (migrated.applied.length > 0) {
+        // Validated before anything is written: a file this build cannot read stays as it was.
+        parse(migrated.layer, `config file ${file} (migrated)`)
+        const backup = backupName(file)
+        copyFileSync(file, backup)
+        writeFileSync(`${file}.tmp`, `${JSON.stringify(migrated.layer, null, 2)}\n`, { mode: 0o600 })
+        renameSync(`${file}.tmp`, file)
+        this.stored = migrated.layer
+        for (const m of migrated.applied) this.migrations.push({ ...m, where: 'file', backup })
+      }
+      parse(this.stored, `config file ${file}`)
+    }
+    const fromStartup = migrateConfig(overrides)
+    for (const m of fromStartup.applied) this.migrations.push({ ...m, where: 'overrides', backup: null })
+    this.overrides = fromStartup.layer
+    this.current = parse(deepMerge(this.stored, this.overrides), 'configuration')
   }
 
   get(): GatehouseConfig {
@@ -190,8 +223,12 @@ export class ConfigStore {
    * equal to the current one changes nothing, and so does one read before a local update (see
    * sharedMark). Returns whether it applied.
    */
-  replaceStored(stored: Json, mark?: number): boolean {
+  replaceStored(shared: Json, mark?: number): boolean {
     if (mark !== undefined && (mark !== this.updates || this.unshared > 0)) return false
+    // A layer an earlier release shared is read as this release reads it (the table follows at the next save).
+    const migrated = migrateConfig(shared)
+    const stored = migrated.layer
+    for (const m of migrated.applied) this.migrations.push({ ...m, where: 'shared', backup: null })
     // Compared with keys sorted: PostgreSQL's jsonb gives them back in its own order.
     if (canonicalJson(stored) === canonicalJson(this.stored)) return false
     parse(stored, 'shared configuration')

@@ -6,12 +6,22 @@ import { APIError } from './errors.js'
  * code; the cause is logged once when the outage starts and once when it ends (a probe checks every
  * second while it lasts), not with a stack per request; `/ready` and the panel's overview name it.
  */
-export type OutageCode = 'DATABASE_UNAVAILABLE' | 'STORAGE_FULL'
+export type OutageCode = 'DATABASE_UNAVAILABLE' | 'STORAGE_FULL' | 'DATABASE_NOT_WRITABLE'
 
 export const OUTAGE_MESSAGES: Record<OutageCode, string> = {
   DATABASE_UNAVAILABLE: 'The database is unavailable. Please try again later.',
   STORAGE_FULL: 'The storage is full. Please try again later.',
+  DATABASE_NOT_WRITABLE: 'The database cannot be written. Please try again later.',
 }
+
+/**
+ * Storage that refuses writes (issue 50 §9), the one place they are recognised: SQLite's
+ * SQLITE_READONLY* (a read-only file or mount) and SQLITE_IOERR* (the disk refused a write), a
+ * read-only file system (EROFS), PostgreSQL's read_only_sql_transaction (25006: a standby, or
+ * default_transaction_read_only).
+ */
+const NOT_WRITABLE = (code: string): boolean =>
+  code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'EROFS' || code === '25006'
 
 /** Seconds a client is told to wait (Retry-After). */
 export const OUTAGE_RETRY_AFTER_SECONDS = 5
@@ -38,6 +48,7 @@ export function classifyOutage(error: unknown): OutageCode | null {
     const code = (current as { code?: unknown }).code
     if (code === 'SQLITE_FULL') return 'STORAGE_FULL'
     if (typeof code === 'string') {
+      if (NOT_WRITABLE(code)) return 'DATABASE_NOT_WRITABLE'
       if (NETWORK_CODES.has(code)) return 'DATABASE_UNAVAILABLE'
       // SQLSTATE class 08 (connection exception); 57P01-03: shutting down, crashed, starting up.
       if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code)) return 'DATABASE_UNAVAILABLE'
@@ -155,4 +166,32 @@ export function outageAnswer(ctx: object, error: unknown): APIError | null {
 /** The outage `ctx`'s storage is in, if any. */
 export function currentOutage(ctx: object): Outage | null {
   return monitors.get(ctx)?.current() ?? null
+}
+
+/** What a start-up fault of the storage says about its cause, by code. */
+const FAULT_CAUSES: Record<string, string> = {
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted (an immutable file or directory?)',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  SQLITE_FULL: 'the disk is full (SQLITE_FULL)',
+  SQLITE_CANTOPEN: 'cannot be opened (SQLITE_CANTOPEN)',
+}
+
+/**
+ * The one line a command prints (exit 2) when the data directory or the database cannot be written
+ * at start (issue 50 §9): the path and the cause, no stack. Null for any other error.
+ */
+export function storageFaultLine(error: unknown): string | null {
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const { code, path } = current as { code?: unknown; path?: unknown }
+    if (typeof code === 'string') {
+      const known = FAULT_CAUSES[code] ?? (NOT_WRITABLE(code) || code.startsWith('SQLITE_CANTOPEN') ? `${current.message} (${code})` : null)
+      if (known) return `${typeof path === 'string' ? path : 'the data directory'}: ${known}`
+    }
+    current = (current as { cause?: unknown }).cause
+  }
+  return null
 }

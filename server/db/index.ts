@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { recordReleaseSqlite, refuseNewerSqlite } from './release.js'
 import { sqliteTables } from './schema.js'
 import { SqliteDatabase } from './sqlite-driver.js'
 import { closeChangeSignals, type Storage, sqliteStorage } from './storage.js'
@@ -32,6 +33,19 @@ export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '.
 export function openDatabase(file: string, options: { migrations?: string } = {}): Database_ {
   // The tables the composition floor handed down (server/schema.ts); throws before they are.
   const tables = sqliteTables()
+  try {
+    return openDatabaseAt(file, tables, options)
+  } catch (error) {
+    // SQLite's errors name no file: the start-up fault line (core/outage.ts storageFaultLine) does.
+    const code = (error as { code?: unknown }).code
+    if (typeof code === 'string' && code.startsWith('SQLITE_') && (error as { path?: unknown }).path === undefined) {
+      Object.assign(error as object, { path: file })
+    }
+    throw error
+  }
+}
+
+function openDatabaseAt(file: string, tables: ReturnType<typeof sqliteTables>, options: { migrations?: string }): Database_ {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
     // Password hashes and session tokens live here: owner only. SQLite gives the -wal and -shm
@@ -46,7 +60,15 @@ export function openDatabase(file: string, options: { migrations?: string } = {}
   sqlite.pragma('busy_timeout = 5000')
   const db = drizzle({ client: sqlite, schema: tables })
   const folder = options.migrations ?? migrationsFolder
-  migrate(db, { migrationsFolder: folder })
+  try {
+    // A database a newer Gatehouse migrated is refused before anything is written (issue 50 §7).
+    refuseNewerSqlite(sqlite, folder, file, file === ':memory:' ? null : join(dirname(file), 'backups'))
+    migrate(db, { migrationsFolder: folder })
+    recordReleaseSqlite(sqlite)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   return {
     db,
     sqlite,

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../server/core/version.js'
 import { count, eq, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
@@ -301,7 +302,7 @@ describe('malformed input never becomes a 500', () => {
 
   it('serves /ok and an /error page with the code escaped and security headers', async () => {
     const client = new HttpClient(server.base)
-    expect((await client.get('/ok')).body).toEqual({ ok: true })
+    expect((await client.get('/ok')).body).toEqual({ ok: true, version: packageVersion() })
     const page = await client.get('/error?error=%3Cscript%3Ealert(1)%3C%2Fscript%3E')
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../server/core/version.js'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,7 +24,7 @@ describe('gatehouse serve', () => {
     expect(statSync(dataDir).mode & 0o777).toBe(0o700)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/auth$/)
     const ok = await fetch(`${server.url}/ok`)
-    expect(await ok.json()).toEqual({ ok: true })
+    expect(await ok.json()).toEqual({ ok: true, version: packageVersion() })
     expect(statSync(join(dataDir, 'secret')).mode & 0o777).toBe(0o600)
     // The database holds password hashes and tokens: owner only, WAL files included.
     for (const file of ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm'])

@@ -9,6 +9,8 @@ import { type DB, migrationsFolder } from '../index.js'
 import type { ChangeSignal as CacheChangeSignal, Storage, TransactionOptions } from '../storage.js'
 import type { ChangeSignal } from './change-signal.js'
 import { pgSchema } from './schema.js'
+import { journalOf, NewerDatabaseError, newerDatabaseMessage, RELEASE_TABLE } from '../release.js'
+import { packageVersion } from '../../core/version.js'
 
 export type PgDB = NodePgDatabase<typeof pgSchema>
 
@@ -114,13 +116,50 @@ export async function migratePostgres(pool: pg.Pool, migrationsFolder = pgMigrat
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()])
     try {
+      // A database a newer Gatehouse migrated is refused before anything is written (issue 50 §7).
+      await refuseNewerPostgres(client, migrationsFolder)
       await migrate(drizzle({ client, schema: pgSchema }), { migrationsFolder })
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS drizzle.${RELEASE_TABLE} (id integer PRIMARY KEY CHECK (id = 1), version text NOT NULL)`,
+      )
+      await client.query(
+        `INSERT INTO drizzle.${RELEASE_TABLE} (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version WHERE drizzle.${RELEASE_TABLE}.version <> excluded.version`,
+        [packageVersion()],
+      )
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()])
     }
   } finally {
     client.release()
   }
+}
+
+/** The SQLite check's twin (server/db/release.ts) on drizzle's journal in the `drizzle` schema. */
+async function refuseNewerPostgres(client: pg.PoolClient, migrationsFolder: string): Promise<void> {
+  const exists = await client.query(
+    "SELECT 1 FROM information_schema.tables WHERE table_schema = 'drizzle' AND table_name = '__drizzle_migrations'",
+  )
+  if (exists.rowCount === 0) return
+  const known = journalOf(migrationsFolder)
+  const newest = Math.max(0, ...known.map((e) => e.when))
+  const { rows } = await client.query<{ newer: string; applied: string }>(
+    'SELECT count(*) FILTER (WHERE created_at > $1) AS newer, count(*) AS applied FROM drizzle.__drizzle_migrations',
+    [newest],
+  )
+  if (Number(rows[0]?.newer ?? 0) === 0) return
+  const release = await client
+    .query<{ version: string }>(`SELECT version FROM drizzle.${RELEASE_TABLE} WHERE id = 1`)
+    .then((r) => r.rows[0]?.version ?? null)
+    .catch(() => null)
+  throw new NewerDatabaseError(
+    newerDatabaseMessage({
+      location: '(PostgreSQL)',
+      applied: Number(rows[0]?.applied ?? 0),
+      release,
+      known: known.length,
+      restore: 'the dump taken before the upgrade (pg_restore into an empty database)',
+    }),
+  )
 }
 
 /** Opens a pool on `url` and (unless told not to) applies pending migrations. */

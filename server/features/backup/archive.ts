@@ -77,7 +77,7 @@ export function archiveName(now: number, kind: BackupManifest['kind']): string {
   return `gatehouse-backup-${stamp}${kind === 'scheduled' ? '-auto' : ''}.tar.gz`
 }
 
-export const isArchiveName = (name: string): boolean => /^gatehouse-backup-\d{8}-\d{6}-\d{3}(-auto)?\.tar\.gz$/.test(name)
+export const isArchiveName = (name: string): boolean => /^gatehouse-backup-\d{8}-\d{6}-\d{3}(-auto|-pre-upgrade)?\.tar\.gz$/.test(name)
 
 export interface BackupSource {
   /** The live database (the server's connection, or one the CLI opened). */
@@ -89,6 +89,8 @@ export interface BackupSource {
   version: string
   now: number
   kind?: BackupManifest['kind']
+  /** The stored config to carry (default `<dataDir>/config.json`): the pre-upgrade backup carries the file as it was before a configuration migration. */
+  configFile?: string
   /** 'backup' from the server's own connection (default), 'vacuum' from another process. */
   method?: 'backup' | 'vacuum'
   progress?: (fraction: number, phase: 'snapshot' | 'archive') => void
@@ -118,7 +120,7 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
       copy.close()
     }
     const files: Array<{ name: (typeof DATA_FILES)[number]; path: string }> = [{ name: 'gatehouse.db', path: db }]
-    const config = join(source.dataDir, 'config.json')
+    const config = source.configFile ?? join(source.dataDir, 'config.json')
     if (existsSync(config)) files.push({ name: 'config.json', path: config })
     const secretFile = join(source.dataDir, 'secret')
     if (source.secret) {

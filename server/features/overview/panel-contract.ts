@@ -16,7 +16,7 @@ export const setupStepSchema = z.object({
 export type SetupStep = z.infer<typeof setupStepSchema>
 
 export const storageOutageSchema = z.object({
-  code: z.enum(['DATABASE_UNAVAILABLE', 'STORAGE_FULL']),
+  code: z.enum(['DATABASE_UNAVAILABLE', 'STORAGE_FULL', 'DATABASE_NOT_WRITABLE']),
   message: z.string(),
   /** What the driver said. */
   cause: z.string(),

@@ -22,6 +22,10 @@ import {
   setSessionCacheCookie,
 } from '../session.js'
 import { featuresOf, featuresWith } from '../../features-of.js'
+import { packageVersion } from '../../core/version.js'
+
+/** Read once: the package.json of the running build. */
+const RELEASE = packageVersion()
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false'])])
@@ -32,7 +36,8 @@ export const coreRoutes = [
   defineRoute({
     method: 'GET',
     path: '/ok',
-    handler: () => ({ ok: true }),
+    // better-auth answers {"ok":true}; the release's version beside it (docs/RELEASING.md), which clients ignore.
+    handler: () => ({ ok: true, version: RELEASE }),
   }),
 
   defineRoute({

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../../server/core/version.js'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -16,7 +17,7 @@ describe('GET /ready', () => {
     const res = await fetch(`${server.base}/ready`)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ ready: true })
-    expect(await (await fetch(`${server.base}/ok`)).json()).toEqual({ ok: true })
+    expect(await (await fetch(`${server.base}/ok`)).json()).toEqual({ ok: true, version: packageVersion() })
   })
 
   // SQLite's by nature: another process takes the file's write lock (PostgreSQL has no such lock).

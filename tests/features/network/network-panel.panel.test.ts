@@ -1,3 +1,4 @@
+import { packageVersion } from '../../../server/core/version.js'
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
@@ -129,7 +130,7 @@ describe('Network section', () => {
     await page.getByTestId('network-apply').click()
     await page.getByText('Listener restarted').waitFor()
     expect(h.server.gatehouse.listening()).toEqual({ host: '127.0.0.1', port: next })
-    expect(await (await fetch(`http://127.0.0.1:${next}/api/auth/ok`)).json()).toEqual({ ok: true })
+    expect(await (await fetch(`http://127.0.0.1:${next}/api/auth/ok`)).json()).toEqual({ ok: true, version: packageVersion() })
     await expect(fetch(`http://127.0.0.1:${before}/api/auth/ok`)).rejects.toThrow()
     expect(stored()).toEqual({ listen: 'loopback', interface: null, port: next, baseURL: null })
     // The panel kept working (its own listener) and shows the new address.

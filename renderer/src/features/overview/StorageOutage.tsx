@@ -6,11 +6,14 @@ import { dateTime } from '../../format'
 const TITLES: Record<StorageOutageView['code'], string> = {
   DATABASE_UNAVAILABLE: 'The database cannot be reached',
   STORAGE_FULL: 'The disk of the database is full',
+  DATABASE_NOT_WRITABLE: 'The database refuses writes',
 }
 
 const WHAT_TO_DO: Record<StorageOutageView['code'], string> = {
   DATABASE_UNAVAILABLE: 'Check that PostgreSQL is running and reachable; Gatehouse reconnects by itself.',
   STORAGE_FULL: 'Free space on the disk of the data directory; Gatehouse resumes by itself.',
+  DATABASE_NOT_WRITABLE:
+    'Make the data directory and its database writable again (a read-only mount or file, a disk error, a PostgreSQL standby); Gatehouse resumes by itself.',
 }
 
 /**
