@@ -85,10 +85,8 @@ export function publicConfig(ctx: AuthContext) {
     magicLink: c.magicLink.enabled && !off('/sign-in/magic-link'),
     emailOTP: c.emailOTP.enabled && !off('/sign-in/email-otp') && !off('/email-otp/send-verification-otp'),
     forgotPassword: password && c.emailAndPassword.sendResetPassword && !off('/request-password-reset'),
-    // The account center's Password page says whether app passwords survive a change. Read loosely:
-    // `appPasswords.keepOnPasswordChange` belongs to the app-passwords feature's config (issue 48).
-    appPasswordsKeptOnPasswordChange:
-      (c as { appPasswords?: { keepOnPasswordChange?: boolean } }).appPasswords?.keepOnPasswordChange === true,
+    // The account center's Password page says whether app passwords survive a change.
+    appPasswordsKeptOnPasswordChange: c.appPasswords.keepOnPasswordChange,
     changeEmail: c.user.changeEmail.enabled && !off('/change-email'),
     deleteUser: c.user.deleteUser.enabled && !off('/delete-user'),
     socialProviders: Object.entries(c.socialProviders)
