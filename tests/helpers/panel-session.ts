@@ -1,5 +1,12 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import type { BrowserPanel } from '../../server/panel/index.js'
+import type { PanelCaller } from '../../server/core/panel-caller.js'
+import { findUserById } from '../../server/core/user-store.js'
+import { setRole, systemActor } from '../../server/features/admin/index.js'
+import { apiURLOf, type BrowserPanel } from '../../server/panel/index.js'
+import { PANEL_META } from '../../server/panel/op.js'
+import { createPanelService, type PanelService } from '../../server/panel/service.js'
+import { signUp } from './http.js'
+import { silentLogger, type TestServer } from './server.js'
 
 /**
  * What the panel suites that sign real admins in share: an operation run as the server's operator
@@ -48,4 +55,25 @@ export async function signedInPage(
   await page.getByTestId('sign-in-submit').click()
   await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 20_000 })
   return page
+}
+
+/** The panel service of a test server, without a listener (operations dispatched directly, as IPC does). */
+export function panelServiceOf(server: TestServer): PanelService {
+  return createPanelService({
+    gatehouse: server.gatehouse,
+    apiURL: apiURLOf(server.gatehouse),
+    mode: 'browser',
+    version: 'test',
+    startedAt: Date.now(),
+    logger: silentLogger,
+  })
+}
+
+/** A panel caller acting as a Gatehouse administrator: a signed-up person given the admin role. */
+export async function adminCaller(server: TestServer, email: string): Promise<PanelCaller & { kind: 'admin' }> {
+  const person = await signUp(server.base, { email })
+  await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: person.user.id, role: 'admin' }, null)
+  const row = await findUserById(server.gatehouse.ctx, person.user.id)
+  if (!row) throw new Error(`${email} vanished`)
+  return { kind: 'admin', user: row, access: 'full', meta: PANEL_META }
 }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
 import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
-import { apiURLOf } from '../../../server/panel/index.js'
-import { createPanelService, type PanelService } from '../../../server/panel/service.js'
+import type { PanelService } from '../../../server/panel/service.js'
 import { signUp } from '../../helpers/http.js'
+import { panelServiceOf } from '../../helpers/panel-session.js'
 import { serverLog, silentLogger, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -30,14 +30,7 @@ beforeAll(async () => {
       },
     },
   })
-  panel = createPanelService({
-    gatehouse: server.gatehouse,
-    apiURL: apiURLOf(server.gatehouse),
-    mode: 'browser',
-    version: 'test',
-    startedAt: Date.now(),
-    logger: silentLogger,
-  })
+  panel = panelServiceOf(server)
 })
 afterAll(() => server?.close())
 

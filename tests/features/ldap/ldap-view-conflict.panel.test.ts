@@ -1,11 +1,8 @@
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
-import { findUserById } from '../../../server/core/user-store.js'
-import { setRole, systemActor } from '../../../server/features/admin/index.js'
-import { PANEL_META } from '../../../server/panel/op.js'
 import { axe } from '../../helpers/axe.js'
-import { signUp } from '../../helpers/http.js'
+import { adminCaller } from '../../helpers/panel-session.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
 
 /**
@@ -23,10 +20,7 @@ let bea: PanelCaller & { kind: 'admin' }
 
 beforeAll(async () => {
   ;({ h, page } = session)
-  const person = await signUp(h.server.base, { email: `bea-${Date.now()}@example.com` })
-  await setRole(h.server.gatehouse.ctx, systemActor('cli'), { userId: person.user.id, role: 'admin' }, null)
-  const row = await findUserById(h.server.gatehouse.ctx, person.user.id)
-  bea = { kind: 'admin', user: row as NonNullable<typeof row>, access: 'full', meta: PANEL_META }
+  bea = await adminCaller(h.server, `bea-${Date.now()}@example.com`)
 })
 
 const ldap = () => h.server.gatehouse.config.get().ldap

@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
-import { findUserById } from '../../../server/core/user-store.js'
-import { setRole, systemActor } from '../../../server/features/admin/index.js'
-import { PANEL_META } from '../../../server/panel/op.js'
-import { apiURLOf } from '../../../server/panel/index.js'
-import { createPanelService, type PanelService } from '../../../server/panel/service.js'
-import { signUp } from '../../helpers/http.js'
-import { silentLogger, startTestServer, type TestServer } from '../../helpers/server.js'
+import type { PanelService } from '../../../server/panel/service.js'
+import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
+import { startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
  * Issue 50 §1: a save changes only what the admin changed, and never over another admin's change.
@@ -20,20 +16,8 @@ const admins = {} as Record<'ada' | 'bea', PanelCaller>
 
 beforeAll(async () => {
   server = await startTestServer()
-  panel = createPanelService({
-    gatehouse: server.gatehouse,
-    apiURL: apiURLOf(server.gatehouse),
-    mode: 'browser',
-    version: 'test',
-    startedAt: Date.now(),
-    logger: silentLogger,
-  })
-  for (const name of ['ada', 'bea'] as const) {
-    const person = await signUp(server.base, { email: `${name}-${Date.now()}@example.com` })
-    await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: person.user.id, role: 'admin' }, null)
-    const row = await findUserById(server.gatehouse.ctx, person.user.id)
-    admins[name] = { kind: 'admin', user: row as NonNullable<typeof row>, access: 'full', meta: PANEL_META }
-  }
+  panel = panelServiceOf(server)
+  for (const name of ['ada', 'bea'] as const) admins[name] = await adminCaller(server, `${name}-${Date.now()}@example.com`)
 })
 afterAll(() => server?.close())
 
