@@ -260,6 +260,17 @@ export const settingsPanel = definePanelFeature({
           kind: 'switch',
         },
         {
+          path: 'signUp.mode',
+          label: 'Who may create an account',
+          help: 'Open: anyone who reaches the server. By invitation: only an email with a pending organization invitation or an administrator’s invite link. Closed: nobody; administrators create accounts.',
+          kind: 'select',
+          options: [
+            { value: 'open', label: 'Anyone (open)' },
+            { value: 'invitation', label: 'By invitation only' },
+            { value: 'closed', label: 'Nobody (closed)' },
+          ],
+        },
+        {
           path: 'verification.disableCleanup',
           label: 'Keep expired links',
           help: 'Expired reset, deletion and sign-in links stay in the database (for debugging).',
