@@ -190,7 +190,7 @@ describe('authorization code + PKCE', () => {
     expect(claims.aud).toBe(client.clientId)
     expect(claims.sub).toBe(alice.user.id)
     expect(claims.email).toBe(alice.email)
-    expect(claims.email_verified).toBe(false)
+    expect(claims.email_verified).toBe(true) // only verified people get tokens (identity.requireVerifiedEmail)
     expect(claims.name).toBe('Alice Doe')
     expect(claims.preferred_username).toBe(alice.email)
     expect(claims.groups).toEqual(['user', 'acme', 'acme:admin', 'acme/developers'])

@@ -25,6 +25,7 @@ import { useOp, useOpMutation } from '../../api'
 type ServerInfo = OpOutput<'server.info'>
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ink } from '../../ink'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
 import { StorageOutage } from './StorageOutage'
 import { axisLabel, bytes, count, dateTime, duration } from '../../format'
@@ -89,7 +90,13 @@ function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) 
   const save = useOpMutation('settings.update')
   if (!signUp.open) return null
   return (
-    <Alert color="orange" title="Anyone who reaches this server can create an account" data-testid="open-sign-up">
+    // The title and the button in the palette's darkest shades: orange 6-9 stayed under 4.5:1 (axe).
+    <Alert
+      color="orange"
+      title="Anyone who reaches this server can create an account"
+      styles={{ title: { color: ink.danger } }}
+      data-testid="open-sign-up"
+    >
       <Stack gap="xs">
         <Text size="sm">
           Sign-up is open ({signUp.methods.join(', ')}).{' '}
@@ -100,7 +107,7 @@ function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) 
         <Group>
           <Button
             size="xs"
-            color="orange"
+            color="red.9"
             data-testid="sign-up-invitation-only"
             loading={save.isPending}
             onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
