@@ -351,7 +351,7 @@ describe('the panel reads like a product', () => {
     }
   })
 
-  it('every view passes axe-core WCAG 2 A/AA with zero violations', { timeout: 90_000 }, async () => {
+  it('every view passes axe-core WCAG 2 A/AA with zero violations', { timeout: 180_000 }, async () => {
     const results: Record<string, Violation[]> = {}
     const views: Array<[string, string]> = [
       ['overview', 'Overview'],
