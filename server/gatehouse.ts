@@ -29,6 +29,7 @@ import type { SecondaryStorage } from './secondary-storage/redis.js'
 import { SharedCaches } from './secondary-storage/shared-cache.js'
 import { SecondaryStorageRateLimitStore } from './core/secondary-rate-limit.js'
 import { features } from './features/index.js'
+import { archiveName, createBackup } from './features/backup/archive.js'
 import { attachFeatures } from './features-of.js'
 import { createAuthApp, type DirectHandler } from './http/app.js'
 import { allRoutes } from './routes.js'
@@ -108,7 +109,6 @@ async function preUpgradeBackup(prepared: Prepared): Promise<void> {
     refuseNewerSqlite(sqlite, folder, file, backups)
     const { applied, pending } = pendingMigrationsSqlite(sqlite, folder)
     if (applied === 0 || pending === 0) return
-    const { archiveName, createBackup } = await import('./features/backup/archive.js')
     const now = Date.now()
     const out = join(backups, archiveName(now, 'manual').replace(/\.tar\.gz$/, PRE_UPGRADE_SUFFIX))
     const configBackup = store.migrations.find((m) => m.where === 'file')?.backup ?? undefined

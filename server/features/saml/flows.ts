@@ -25,6 +25,7 @@ import {
   deleteExpiredRequests,
   deleteParticipants,
   findRequest,
+  forgetSessionIndex,
   insertParticipant,
   insertRequest,
   participantsByNameId,
@@ -527,9 +528,20 @@ async function continueLogout(rc: RouteContext, res: ServerResponse, returnTo: s
   if (!chain) return redirect(rc, res, returnTo)
   for (const sessionId of chain.sessionIds)
     for (const p of await participantsOfSession(ctx, sessionId)) {
-      await deleteParticipants(ctx, [p.id])
       const sp = await serviceProviderByEntityId(ctx, p.spEntityId)
       const target = sp ? sloTarget(sp.meta, false) : null
+      // The same person's other sessions at this SP (same NameID). mod_auth_mellon finds a session by
+      // NameID alone, the first it holds, and lasso then refuses a SessionIndex of another session
+      // with a 500 that stops the chain (latchset/mod_auth_mellon#140). So every one of them is ended
+      // by a LogoutRequest without SessionIndex ("every session of the NameID", SAML core §3.7.3.2),
+      // one request per session because mellon ends one at a time; this browser's own comes last,
+      // also without SessionIndex. The other browsers keep their Gatehouse sessions: their next visit
+      // to the SP signs them in again without a prompt.
+      const sibling = (await participantsByNameId(ctx, p.spEntityId, p.nameId)).find((o) => o.id !== p.id)
+      if (sibling && sp && target) {
+        await deleteParticipants(ctx, [sibling.id])
+        if (p.sessionIndex) await forgetSessionIndex(ctx, p.id)
+      } else await deleteParticipants(ctx, [p.id])
       if (!sp || !target) continue
       const { outgoing } = logoutRequest(
         {
@@ -539,7 +551,7 @@ async function continueLogout(rc: RouteContext, res: ServerResponse, returnTo: s
           nameId: p.nameId,
           nameIdFormat: p.nameIdFormat,
           spEntityId: sp.entityId,
-          sessionIndex: p.sessionIndex,
+          sessionIndex: sibling ? undefined : p.sessionIndex || undefined,
         },
         target,
         returnTo,

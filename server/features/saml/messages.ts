@@ -106,7 +106,8 @@ export interface LogoutRequestInput {
   nameId: string
   nameIdFormat: string
   spEntityId: string
-  sessionIndex: string
+  /** Absent: every session of the NameID at the SP (SAML core §3.7.3.2). */
+  sessionIndex?: string
 }
 
 function logoutRequestXml(input: LogoutRequestInput & { id: string }): string {
@@ -114,7 +115,8 @@ function logoutRequestXml(input: LogoutRequestInput & { id: string }): string {
   return (
     `<samlp:LogoutRequest xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${input.id}" Version="2.0" IssueInstant="${iso(input.now)}" Destination="${escapeXml(input.destination)}" NotOnOrAfter="${iso(input.now + ASSERTION_LIFETIME_MS)}">` +
     `<saml:Issuer>${escapeXml(input.idpEntityId)}</saml:Issuer><saml:NameID Format="${escapeXml(input.nameIdFormat)}"${qualifier}>${escapeXml(input.nameId)}</saml:NameID>` +
-    `<samlp:SessionIndex>${escapeXml(input.sessionIndex)}</samlp:SessionIndex></samlp:LogoutRequest>`
+    (input.sessionIndex ? `<samlp:SessionIndex>${escapeXml(input.sessionIndex)}</samlp:SessionIndex>` : '') +
+    '</samlp:LogoutRequest>'
   )
 }
 

@@ -129,6 +129,14 @@ export async function participantsByNameId(ctx: AuthContext, spEntityId: string,
     .where(and(eq(samlParticipant.spEntityId, spEntityId), eq(samlParticipant.nameId, nameId)))
 }
 
+/**
+ * Marks a participant's remaining LogoutRequests as sent without SessionIndex (continueLogout: the
+ * person holds more than one session at that SP).
+ */
+export async function forgetSessionIndex(ctx: AuthContext, id: string): Promise<void> {
+  await ctx.db.update(samlParticipant).set({ sessionIndex: '' }).where(eq(samlParticipant.id, id))
+}
+
 export async function deleteParticipants(ctx: AuthContext, ids: string[]): Promise<void> {
   if (ids.length) await ctx.db.delete(samlParticipant).where(inArray(samlParticipant.id, ids))
 }

@@ -101,7 +101,7 @@ describe('OIDC in Chromium', () => {
         audience: client.clientId,
         algorithms: ['RS256'],
       })
-      expect(payload).toMatchObject({ sub: person.user.id, email: person.email, name: 'Erin', email_verified: false, groups: ['user'] })
+      expect(payload).toMatchObject({ sub: person.user.id, email: person.email, name: 'Erin', email_verified: true, groups: ['user'] })
 
       // Signed in and consented: the next authorize comes straight back with a code (SSO).
       const second = oidc.buildAuthorizationUrl(config, {
