@@ -318,6 +318,46 @@ describe.skipIf(Boolean(skipReason)).each(['nginx', 'caddy'] as const)('forward 
     }
   })
 
+  it('an unverified sign-up (identity.requireVerifiedEmail, the default) is sent to the verify-email page, the app never asked; verified, the app sees it', async () => {
+    const client = api()
+    const email = uniqueEmail('unverified')
+    const up = await client.post<{ user: { id: string; emailVerified: boolean } }>('/sign-up/email', {
+      name: 'Una Proxy',
+      email,
+      password: PASSWORD,
+    })
+    expect(up.status).toBe(200)
+    expect(up.body.user.emailVerified).toBe(false)
+    const path = `/unverified/${proxy}`
+    const refused = await through(proxy, path, { cookie: client.jar.header() })
+    expect(refused.status).toBe(302)
+    expect(refused.headers.location).toBe(`${authOrigin}/api/auth/ui/verify-email?returnTo=${encodeURIComponent(appURL(path))}`)
+    expect(await appSaw()).not.toContain(path)
+
+    // In Chromium: signed in on the hosted page, the app sends the person to verify their address,
+    // with the resend button; once verified, the same browser reaches the app.
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    try {
+      await page.goto(appURL(path))
+      await page.waitForURL((u) => u.pathname === '/api/auth/ui/sign-in')
+      await signInOnPage(page, email)
+      await page.waitForURL((u) => u.pathname === '/api/auth/ui/verify-email')
+      expect(new URL(page.url()).searchParams.get('returnTo')).toBe(appURL(path))
+      await page.getByRole('heading', { name: 'Verify your email' }).waitFor()
+      await expect.poll(() => page.getByTestId('no-verification-link').textContent()).toContain(`Your address ${email} is not verified yet`)
+      await page.getByRole('button', { name: 'Send a new verification link' }).waitFor()
+      expect(await appSaw()).not.toContain(path)
+
+      await markVerified(server, up.body.user.id)
+      await page.goto(appURL(path))
+      await page.waitForURL(appURL(path))
+      expect(remoteOf(await bodyJSON(page))['remote-email']).toBe(email)
+    } finally {
+      await context.close()
+    }
+  })
+
   it('a client-sent identity, in either spelling, never reaches the app: allowed, bypass, anonymous or signed in', async () => {
     const who = await account()
     // Dashes and underscores: a WSGI app reads both Remote-User and Remote_User as HTTP_REMOTE_USER.

@@ -12,6 +12,7 @@ import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { GATEHOUSE_BIN } from '../../helpers/process.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
+import { signUp } from '../../helpers/http.js'
 import { verifiedPerson, verifiedResponse } from './sp.js'
 
 /**
@@ -356,6 +357,26 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     await expect.poll(() => second.page.getByTestId('error-description').innerText()).toContain('banned')
     await second.context.close()
   }, 90_000)
+  it('an unverified person (identity.requireVerifiedEmail, the default) sees the error page and mellon gets nothing; verified, the same browser gets in', async () => {
+    serverLog.allowWarning(/SAML request refused: EMAIL_NOT_VERIFIED/)
+    const person = await signUp(server.base)
+    const { context, page } = await newPage()
+    const atMellon: string[] = []
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${sp}/mellon/postResponse`)) atMellon.push(r.url())
+    })
+    await page.goto(`${sp}/private/env`)
+    await signIn(page, person.email, person.password)
+    await page.waitForURL(/\/ui\/error/)
+    await expect.poll(() => page.getByTestId('error-description').innerText()).toContain('not verified')
+    expect(atMellon).toEqual([])
+    await server.gatehouse.ctx.db.update(userTable).set({ emailVerified: true }).where(eq(userTable.id, person.user.id))
+    await page.goto(`${sp}/private/env`)
+    await page.waitForURL(`${sp}/private/env`)
+    expect(envOf(await page.locator('body').innerText()).MELLON_email).toBe(person.email)
+    await context.close()
+  }, 90_000)
+
   it('pairwise NameID: the two applications see different NameIDs for one person, and one sees the same NameID at every sign-in', async () => {
     const ctx = server.gatehouse.ctx
     for (const ref of [`${sp}/mellon/metadata`, `${sp}/app2/mellon/metadata`]) {
