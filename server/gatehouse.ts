@@ -299,7 +299,7 @@ function assemble(
   const exposure = signUpExposure(ctx)
   if (exposure.open) {
     logger.info(
-      `sign-up is open: anyone who reaches this server can create an account (${exposure.methods.join(', ')})${exposure.verificationRequired ? ', which must verify its email first' : ', and email verification is not required'}; set signUp.mode to "invitation" or "closed" to restrict it`,
+      `sign-up is open: anyone who reaches this server can create an account (${exposure.methods.join(', ')})${exposure.verificationRequired ? ', which must verify its email first' : exposure.appsRequireVerified ? ', which signs in at once and is vouched for to apps once its email is verified' : ', and email verification is not required'}; set signUp.mode to "invitation" or "closed" to restrict it`,
     )
   }
   const rateLimitStore = (): RateLimitStore => {

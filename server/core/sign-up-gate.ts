@@ -23,13 +23,16 @@ export async function signUpRefusal(ctx: AuthContext, email: string): Promise<Si
 /**
  * Whether anyone who reaches the server can create an account now (`signUp.mode` open and a way
  * to sign up enabled: `methods`), and whether an email must be verified before the account is
- * signed in (`verificationRequired`). The Overview and the start-up log say so.
+ * signed in (`verificationRequired`) or before the apps are told of it (`appsRequireVerified`). The
+ * Overview and the start-up log say so.
  */
 export interface SignUpExposure {
   mode: 'open' | 'invitation' | 'closed'
   open: boolean
   methods: string[]
   verificationRequired: boolean
+  /** identity.requireVerifiedEmail: the faces (forward auth, SAML, LDAP, OIDC) vouch only for a verified address. */
+  appsRequireVerified: boolean
 }
 
 export function signUpExposure(ctx: AuthContext): SignUpExposure {
@@ -47,5 +50,6 @@ export function signUpExposure(ctx: AuthContext): SignUpExposure {
     open: mode === 'open' && methods.length > 0,
     methods,
     verificationRequired: config.emailAndPassword.requireEmailVerification,
+    appsRequireVerified: config.identity.requireVerifiedEmail,
   }
 }

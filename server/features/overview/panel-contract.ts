@@ -51,13 +51,15 @@ export const overviewContract = {
       protectedApps: z.array(z.object({ app: z.string(), allowed: z.number() })),
       /**
        * Who may create an account (core/sign-up-gate.ts): `open` when anyone who reaches the server
-       * can, through `methods`; `verificationRequired` whether their email must be verified first.
+       * can, through `methods`; `verificationRequired` whether their email must be verified before
+       * they sign in, `appsRequireVerified` before the faces vouch for them to apps.
        */
       signUp: z.object({
         mode: z.enum(['open', 'invitation', 'closed']),
         open: z.boolean(),
         methods: z.array(z.string()),
         verificationRequired: z.boolean(),
+        appsRequireVerified: z.boolean(),
       }),
     }),
   ),

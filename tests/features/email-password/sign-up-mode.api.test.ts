@@ -140,6 +140,9 @@ describe('signUp.mode', () => {
       return lines.filter((line) => line.startsWith('sign-up is open'))
     }
     expect(await started({})).toEqual([
+      'sign-up is open: anyone who reaches this server can create an account (email and password), which signs in at once and is vouched for to apps once its email is verified; set signUp.mode to "invitation" or "closed" to restrict it',
+    ])
+    expect(await started({ identity: { requireVerifiedEmail: false } })).toEqual([
       'sign-up is open: anyone who reaches this server can create an account (email and password), and email verification is not required; set signUp.mode to "invitation" or "closed" to restrict it',
     ])
     expect(await started({ emailAndPassword: { requireEmailVerification: true } })).toEqual([

@@ -17,7 +17,7 @@ beforeAll(() => {
 const open = viewOpener(session)
 
 describe('Overview: open sign-up', () => {
-  it('warns while sign-up is open, says verification is not required, and switches to invitation-only in one click', {
+  it('warns while sign-up is open, says when apps are told of an unverified account, and switches to invitation-only in one click', {
     timeout: 60_000,
   }, async () => {
     expect(h.server.gatehouse.ctx.config().signUp.mode).toBe('open')
@@ -26,7 +26,8 @@ describe('Overview: open sign-up', () => {
     await warning.waitFor()
     expect(await warning.innerText()).toContain('Anyone who reaches this server can create an account')
     expect(await warning.innerText()).toContain('Sign-up is open (email and password).')
-    expect(await warning.innerText()).toContain('Email verification is not required')
+    // identity.requireVerifiedEmail (the default): the faces wait for verification.
+    expect(await warning.innerText()).toContain('your apps are told of it only once it verifies its email')
 
     await page.getByTestId('sign-up-invitation-only').click()
     await warning.waitFor({ state: 'hidden' })
@@ -40,6 +41,10 @@ describe('Overview: open sign-up', () => {
     await open('overview', 'Overview')
     await warning.waitFor()
     expect(await warning.innerText()).toContain('A new account must verify its email before it signs in.')
-    h.server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: false } })
+    // Neither: any claimed address is vouched for.
+    h.server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: false }, identity: { requireVerifiedEmail: false } })
+    await open('overview', 'Overview')
+    await expect.poll(() => warning.innerText()).toContain('Email verification is not required')
+    h.server.gatehouse.config.update({ identity: { requireVerifiedEmail: true } })
   })
 })

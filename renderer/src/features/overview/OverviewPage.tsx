@@ -102,7 +102,9 @@ function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) 
           Sign-up is open ({signUp.methods.join(', ')}).{' '}
           {signUp.verificationRequired
             ? 'A new account must verify its email before it signs in.'
-            : 'Email verification is not required: a new account is signed in, and vouched for to your apps, under any address it claims.'}
+            : signUp.appsRequireVerified
+              ? 'A new account signs in at once; your apps are told of it only once it verifies its email.'
+              : 'Email verification is not required: a new account is signed in, and vouched for to your apps, under any address it claims.'}
         </Text>
         <Group>
           <Button
