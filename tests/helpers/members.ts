@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { adminClient, usernameClient } from 'better-auth/client/plugins'
 import { setEmailVerified, setRole, systemActor } from '../../server/features/admin/index.js'
-import { CookieJar, type SignedUp, signUp, uniqueEmail } from './http.js'
+import { CookieJar, type HttpClient, type SignedUp, signUp, uniqueEmail } from './http.js'
 import { officialClient as official } from './official-client.js'
 import type { TestServer } from './server.js'
 
@@ -82,3 +82,35 @@ export function markVerifiedInDataDir(dataDir: string, email: string): void {
     db.close()
   }
 }
+
+/**
+ * Team names that would carry a group-list separator (`,` `;` space) or accents, and one with no
+ * letter or digit at all (issue 47 §3): every face names a team by its slug (groups/names.ts
+ * teamSlug), so these go out as `x-admin`, `a-admin`, `release-ops`, `equipe-ete` and the last as
+ * no group.
+ */
+export const SEPARATOR_TEAM_NAMES = ['x,admin', 'a;admin', 'Release  Ops', 'Équipe Été', '!!!'] as const
+
+/**
+ * The person signed in on `client` creates an organization (named `name`, slug `slug`: they own it
+ * and are in its default team, named as the organization) and joins a team of each name given,
+ * through the organization API as the panel calls it.
+ */
+export async function joinTeamsNamed(
+  client: HttpClient,
+  userId: string,
+  organization: { name: string; slug: string },
+  names: readonly string[],
+): Promise<void> {
+  const org = await client.post<{ id: string }>('/organization/create', organization)
+  if (org.status !== 200) throw new Error(`organization/create: ${org.status} ${org.text}`)
+  for (const name of names) {
+    const team = await client.post<{ id: string }>('/organization/create-team', { name, organizationId: org.body.id })
+    if (team.status !== 200) throw new Error(`organization/create-team ${name}: ${team.status} ${team.text}`)
+    const added = await client.post('/organization/add-team-member', { teamId: team.body.id, userId })
+    if (added.status !== 200) throw new Error(`organization/add-team-member: ${added.status} ${added.text}`)
+  }
+}
+
+/** Whether a group value holds none of the separators a consumer splits a group list on. */
+export const noSeparator = (value: string): boolean => !/[,; ]/.test(value)

@@ -28,7 +28,7 @@ import {
 } from './helpers.js'
 import { warnSkipped } from '../../helpers/engines.js'
 import { signUp } from '../../helpers/http.js'
-import { markVerified } from '../../helpers/members.js'
+import { joinTeamsNamed, markVerified, noSeparator, SEPARATOR_TEAM_NAMES, verifiedSignUp } from '../../helpers/members.js'
 
 let server: LdapServer
 let reader: Person
@@ -424,6 +424,65 @@ describe('the admission rule of every face (core/admission.ts, identity.requireV
       expect(parseLdif(present.stdout)).toEqual([{ dn, attributes: [{ name: 'uid', values: ['unverified'] }] }])
       const bound = await run('/usr/bin/ldapwhoami', ['-x', '-H', server.url, '-D', dn, '-w', PASSWORD])
       expect(bound).toMatchObject({ code: 0, stdout: `dn:${dn}\n` })
+    },
+  )
+})
+
+describe('group names (issue 47 §3: names no one can claim)', () => {
+  it.skipIf(!!ldapUtilsMissing)(
+    'a team is the group cn=<org slug>/<team slug> (ldapsearch): no team name can carry a separator (`,` `;` space) into a DN or cn',
+    { timeout: 120_000 },
+    async () => {
+      const up = await verifiedSignUp(server, { username: 'tessa', name: 'Tess Teams', email: 'tessa@example.com' })
+      await joinTeamsNamed(up.client, up.user.id, { name: 'Commas', slug: 'commas-ldap' }, SEPARATOR_TEAM_NAMES)
+      const dn = `uid=tessa,ou=people,${BASE}`
+      // '!!!' has no letter or digit: no group. Team groups sorted by name (the one group rule, as Remote-Groups).
+      const names = [
+        'user',
+        'commas-ldap',
+        'commas-ldap:owner',
+        'commas-ldap/a-admin',
+        'commas-ldap/commas',
+        'commas-ldap/equipe-ete',
+        'commas-ldap/release-ops',
+        'commas-ldap/x-admin',
+      ]
+      const ofPerson = await ldapsearch(server, {
+        bindDN: reader.dn,
+        password: PASSWORD,
+        base: dn,
+        scope: 'base',
+        filter: '(objectClass=*)',
+        attributes: ['memberOf'],
+      })
+      expect(ofPerson.code).toBe(0)
+      expect(parseLdif(ofPerson.stdout)).toEqual([
+        { dn, attributes: [{ name: 'memberOf', values: names.map((name) => `cn=${name},ou=groups,${BASE}`) }] },
+      ])
+      // The group entries name them the same way, with the person as member.
+      const groups = await ldapsearch(server, {
+        bindDN: reader.dn,
+        password: PASSWORD,
+        base: `ou=groups,${BASE}`,
+        scope: 'one',
+        filter: `(&(member=${dn})(cn=commas-ldap*))`,
+        attributes: ['cn', 'member'],
+      })
+      expect(groups.code).toBe(0)
+      const entries = parseLdif(groups.stdout)
+      expect(entries.map((e) => e.dn).sort()).toEqual(
+        names
+          .filter((name) => name.startsWith('commas-ldap'))
+          .map((name) => `cn=${name},ou=groups,${BASE}`)
+          .sort(),
+      )
+      for (const entry of entries) {
+        const cn = entry.attributes.find((a) => a.name === 'cn')?.values ?? []
+        expect(cn).toHaveLength(1)
+        expect(entry.dn).toBe(`cn=${cn[0]},ou=groups,${BASE}`)
+        expect(cn.every(noSeparator)).toBe(true)
+        expect(entry.attributes.find((a) => a.name === 'member')?.values).toEqual([dn])
+      }
     },
   )
 })

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../../helpers/engines.js'
 import { uniqueEmail } from '../../helpers/http.js'
 import { type Instance, MULTI_PASSWORD, signUpOn, startInstance } from '../../helpers/instances.js'
-import { BASE } from './helpers.js'
+import { joinTeamsNamed, noSeparator, SEPARATOR_TEAM_NAMES } from '../../helpers/members.js'
+import { BASE, ldapsearch, ldapUtilsMissing, parseLdif } from './helpers.js'
 
 /**
  * Two `gatehouse serve` processes on one PostgreSQL, each with its LDAP listener: a change made
@@ -91,4 +92,33 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
     await app.unbind()
     await onB.unbind()
   }, 60_000)
+  it.skipIf(!!ldapUtilsMissing)(
+    'team groups read from PostgreSQL are the slugs of their names: memberOf on B (ldapsearch) after teams made on A',
+    async () => {
+      const member = await signUpOn(a, uniqueEmail('ldapteams'), { verified: true })
+      await joinTeamsNamed(a.client(member.cookie), member.id, { name: 'Commas', slug: 'commas-pg' }, SEPARATOR_TEAM_NAMES)
+      const dn = `uid=${member.email},ou=people,${BASE}`
+      const found = await ldapsearch(
+        { url: ldapB },
+        { bindDN: dn, password: MULTI_PASSWORD, base: dn, scope: 'base', filter: '(objectClass=*)', attributes: ['memberOf'] },
+      )
+      expect(found.code).toBe(0)
+      // '!!!' has no letter or digit: no group. Team groups sorted by name (the one group rule, as Remote-Groups).
+      const names = [
+        'user',
+        'commas-pg',
+        'commas-pg:owner',
+        'commas-pg/a-admin',
+        'commas-pg/commas',
+        'commas-pg/equipe-ete',
+        'commas-pg/release-ops',
+        'commas-pg/x-admin',
+      ]
+      expect(names.every(noSeparator)).toBe(true)
+      expect(parseLdif(found.stdout)).toEqual([
+        { dn, attributes: [{ name: 'memberOf', values: names.map((name) => `cn=${name},ou=groups,${BASE}`) }] },
+      ])
+    },
+    60_000,
+  )
 })

@@ -10,7 +10,7 @@ import { commitWithOthers } from '../../../server/features/oidc-provider/commit.
 import { findModel, upsertModel } from '../../../server/features/oidc-provider/store.js'
 import { connectedApps, rememberedConsent, revokeConsent } from '../../../server/features/oidc-provider/consent.js'
 import { CookieJar, type SignedUp, signUp } from '../../helpers/http.js'
-import { markVerified, verifiedSignUp } from '../../helpers/members.js'
+import { joinTeamsNamed, markVerified, noSeparator, SEPARATOR_TEAM_NAMES, verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 import { browse, CALLBACK, discover, insecure, PASSWORD, RP, signedInJar } from './rp.js'
 
@@ -244,6 +244,34 @@ describe('authorization code + PKCE', () => {
     expect(audit.filter((a) => a.type === 'oidc.token-issued' && a.target === client.clientId).length).toBeGreaterThanOrEqual(3)
     expect(audit.some((a) => a.type === 'oidc.token-refused' && a.outcome === 'failure')).toBe(true)
     expect(audit.some((a) => a.type === 'oidc.consent-granted' && a.target === client.clientId)).toBe(true)
+  })
+})
+
+describe('group names (issue 47 §3: names no one can claim)', () => {
+  it('the groups claim (ID token and userinfo) names a team by its slug, so no team name can carry a separator (`,` `;` space)', async () => {
+    const tess = await verifiedSignUp(server, { name: 'Tess Teams', password: PASSWORD })
+    await joinTeamsNamed(tess.client, tess.user.id, { name: 'Commas', slug: 'commas-oidc' }, SEPARATOR_TEAM_NAMES)
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid groups')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(await signedInJar(server, tess), flow))
+    // '!!!' has no letter or digit: no group. Team groups sorted by name (the one group rule, as Remote-Groups).
+    const expected = [
+      'user',
+      'commas-oidc',
+      'commas-oidc:owner',
+      'commas-oidc/a-admin',
+      'commas-oidc/commas',
+      'commas-oidc/equipe-ete',
+      'commas-oidc/release-ops',
+      'commas-oidc/x-admin',
+    ]
+    const groups = tokens.claims()?.groups as string[]
+    expect(groups).toEqual(expected)
+    expect(groups.every(noSeparator)).toBe(true)
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, tess.user.id)
+    expect(info.groups).toEqual(expected)
   })
 })
 

@@ -8,9 +8,11 @@ import { MAX_PENDING_PER_SOURCE } from '../../../server/features/saml/flows.js'
 import { rotateCertificate } from '../../../server/features/saml/keys.js'
 import { createServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
 import { HttpClient } from '../../helpers/http.js'
+import { joinTeamsNamed, noSeparator, SEPARATOR_TEAM_NAMES } from '../../helpers/members.js'
 import { serverLog, sqliteOf, startTestServer, type TestServer, testEngine } from '../../helpers/server.js'
 import {
   ASSERTION,
+  attributesOf,
   authnRequest,
   logoutRequestXml,
   PROTOCOL,
@@ -262,6 +264,32 @@ describe('pairwise NameID (nameIDFormat persistent)', () => {
       'old-unspecified': 'unspecified',
     })
   }, 120_000)
+})
+
+describe('group names (issue 47 §3: names no one can claim)', () => {
+  it('the signed assertion’s groups attribute names a team by its slug, so no team name can carry a separator (`,` `;` space)', async () => {
+    // Before the rollover below: the metadata publishes the one signing certificate.
+    const idpCert = /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(`${server.base}/saml/metadata`)).text())?.[1] as string
+    const person = await verifiedPerson(server, { name: 'Tess Teams' })
+    await joinTeamsNamed(person.client, person.user.id, { name: 'Commas', slug: 'commas-saml' }, SEPARATOR_TEAM_NAMES)
+    const res = await person.client.get(`/saml/sso?${redirectQuery(authnRequest(sp, idp).xml, null)}`)
+    const answer = await person.client.get(accepted(res).slice(server.base.length))
+    expect(answer.status).toBe(200)
+    const root = verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)
+    // '!!!' has no letter or digit: no group. Team groups sorted by name (the one group rule, as Remote-Groups).
+    const groups = attributesOf(root).groups
+    expect(groups).toEqual([
+      'user',
+      'commas-saml',
+      'commas-saml:owner',
+      'commas-saml/a-admin',
+      'commas-saml/commas',
+      'commas-saml/equipe-ete',
+      'commas-saml/release-ops',
+      'commas-saml/x-admin',
+    ])
+    expect(groups?.every(noSeparator)).toBe(true)
+  })
 })
 
 describe('signing key rollover (saml.keyRolloverDays, the injected clock)', () => {
