@@ -7,6 +7,7 @@ import { BACKUP_USAGE, backupCommand, restoreCommand } from './features/backup/c
 import { JWT_USAGE, jwtCommand } from './features/jwt/cli.js'
 import { OIDC_USAGE, oidcCommand } from './features/oidc-provider/cli.js'
 import { SAML_USAGE } from './features/saml/usage.js'
+import { RELOAD_USAGE, reloadCommand, reloadConfig } from './core/config-reload.js'
 import { openGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
@@ -26,6 +27,7 @@ const USAGE = `Usage: gatehouse serve [options]
        gatehouse saml sp|cert …                   (SAML service providers and certificates: gatehouse saml --help)
        gatehouse migrate --to postgres://…        (copy the data directory's SQLite into an empty PostgreSQL)
        gatehouse import users|better-auth [options] (bring users in: gatehouse import --help)
+       gatehouse reload [--data-dir <dir>]        (the running server re-reads config.json: SIGHUP)
 
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
@@ -243,6 +245,10 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
   }
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
+  // A hand edit of config.json applies without a restart (gatehouse reload sends this).
+  process.on('SIGHUP', () => {
+    if (!stopping) reloadConfig(gatehouse.config, log)
+  })
 }
 
 /** Each tool command's usage, printed for `--help`/`-h` anywhere on its line (every subcommand). */
@@ -253,6 +259,7 @@ const COMMAND_USAGE: Record<string, string> = {
   jwt: JWT_USAGE,
   oidc: OIDC_USAGE,
   saml: SAML_USAGE,
+  reload: RELOAD_USAGE,
 }
 
 /** Whether `-h`/`--help` is among the arguments (before a `--`). */
@@ -291,6 +298,7 @@ export async function main(argv: string[]): Promise<number> {
       await serveCommand(rest, engine)
       return -1
     }
+    if (command === 'reload') return reloadCommand(rest, env)
     if (command === 'user') return await userCommand(rest, env)
     if (command === 'backup') return await backupCommand(rest, env)
     if (command === 'restore') return await restoreCommand(rest, env)

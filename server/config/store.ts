@@ -71,7 +71,25 @@ function parse(value: Json, label: string): GatehouseConfig {
  * Told after every change: the new config, the one it replaced, and where the change came from
  * (`update`: this process, e.g. the panel; `shared`: another instance, already audited there).
  */
-type Listener = (config: GatehouseConfig, previous: GatehouseConfig, origin: 'update' | 'shared') => void
+type Listener = (config: GatehouseConfig, previous: GatehouseConfig, origin: ChangeOrigin) => void
+
+/**
+ * `update`: this process (the panel, anything calling update()); `shared`: another instance, already
+ * audited there; `reload`: the data directory's file re-read on SIGHUP (`gatehouse reload`).
+ */
+export type ChangeOrigin = 'update' | 'shared' | 'reload'
+
+/**
+ * Keys the server reads only at start: a change needs a restart. The panel refuses them
+ * (RESTART_REQUIRED); a reload keeps their running value and says so.
+ */
+export const RESTART_ONLY_KEYS = ['basePath', 'database', 'secondaryStorage'] as const
+
+/** What a reload of the config file did: the keys it applied, and those that wait for a restart. */
+export interface ReloadOutcome {
+  applied: string[]
+  needsRestart: string[]
+}
 
 /**
  * The live configuration. Layers, later ones winning: SPEC defaults, the file stored in the data
@@ -98,6 +116,23 @@ function backupName(file: string): string {
   for (let n = 1; ; n++) if (!existsSync(`${base}.${n}.bak`)) return `${base}.${n}.bak`
 }
 
+/** Dotted paths of the leaves where two configurations differ (arrays compare whole). */
+export function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)])
+    return [...keys].sort().flatMap((k) => changedKeys(a[k], b[k], prefix ? `${prefix}.${k}` : k))
+  }
+  return canonicalJson(a) === canonicalJson(b) ? [] : [prefix]
+}
+
+/**
+ * Whether the file would be taken by a reload (or a start), without applying anything: throws
+ * ConfigError naming the problem.
+ */
+export function checkConfigFile(file: string): void {
+  parse(migrateConfig(readJsonFile(file, 'config file')).layer, `config file ${file}`)
+}
+
 export class ConfigStore {
   private stored: Json
   private current: GatehouseConfig
@@ -117,6 +152,11 @@ export class ConfigStore {
    */
   readonly migrations: Array<AppliedConfigMigration & { where: 'file' | 'overrides' | 'shared'; backup: string | null }> = []
   private readonly overrides: Json
+  /**
+   * Running values of restart-only keys a reload found changed in the file: they stay in effect
+   * (the file keeps the edit for the next start).
+   */
+  private pinned: Json = {}
 
   constructor(
     private readonly file: string | null,
@@ -140,7 +180,12 @@ export class ConfigStore {
     const fromStartup = migrateConfig(overrides)
     for (const m of fromStartup.applied) this.migrations.push({ ...m, where: 'overrides', backup: null })
     this.overrides = fromStartup.layer
-    this.current = parse(deepMerge(this.stored, this.overrides), 'configuration')
+    this.current = parse(this.effective(this.stored), 'configuration')
+  }
+
+  /** The layers merged: the stored one, the running values a reload pinned, then the start-up overrides. */
+  private effective(stored: Json): Json {
+    return deepMerge(deepMerge(stored, this.pinned), this.overrides)
   }
 
   get(): GatehouseConfig {
@@ -160,6 +205,12 @@ export class ConfigStore {
     const stored = applyMergePatch(this.stored, patch)
     parse(stored, 'configuration')
     const next = this.commit(stored, 'update')
+    this.shareUpdate(stored)
+    return next
+  }
+
+  /** Hands a local change to the shared layer (PostgreSQL), in order. */
+  private shareUpdate(stored: Json): void {
     this.updates++
     if (this.share) {
       const share = this.share
@@ -175,14 +226,39 @@ export class ConfigStore {
       // rejection (in Node that ends the process: a config change during a database outage).
       this.sharing.catch(() => {})
     }
-    return next
   }
 
-  /** Writes the stored layer to the file atomically, makes it current and tells the listeners. */
-  private commit(stored: Json, origin: 'update' | 'shared'): GatehouseConfig {
+  /**
+   * Re-reads the data directory's file (SIGHUP, `gatehouse reload`): a hand edit applies as a panel
+   * save would (validated first: an invalid file throws ConfigError and changes nothing; listeners
+   * told; shared with other instances). A key of `restartOnly` whose value changed keeps its running
+   * value until the next start. Flags, environment variables and `--config` are read at start only.
+   */
+  reloadFile(restartOnly: readonly string[] = RESTART_ONLY_KEYS): ReloadOutcome {
+    if (!this.file) throw new ConfigError('no config file to reload: the server runs without a data directory')
+    const label = `config file ${this.file}`
+    // A file an earlier release wrote is read as this release reads it (rewritten at the next save).
+    const layer = migrateConfig(existsSync(this.file) ? readJsonFile(this.file, 'config file') : {}).layer
+    parse(layer, label)
+    const wanted = parse(deepMerge(layer, this.overrides), label) as unknown as Json
+    const running = this.current as unknown as Json
+    const needsRestart = restartOnly.filter((key) => canonicalJson(wanted[key]) !== canonicalJson(running[key]))
+    const before = this.current
+    this.pinned = Object.fromEntries(needsRestart.map((key) => [key, running[key]]))
+    if (canonicalJson(layer) === canonicalJson(this.stored)) return { applied: [], needsRestart }
+    const next = this.commit(layer, 'reload', false)
+    this.shareUpdate(layer)
+    return { applied: changedKeys(before, next), needsRestart }
+  }
+
+  /**
+   * Makes the stored layer current, writes it to the file atomically (unless it was just read from
+   * there) and tells the listeners.
+   */
+  private commit(stored: Json, origin: ChangeOrigin, write = true): GatehouseConfig {
     const previous = this.current
-    const next = parse(deepMerge(stored, this.overrides), 'configuration')
-    if (this.file) {
+    const next = parse(this.effective(stored), 'configuration')
+    if (this.file && write) {
       const tmp = `${this.file}.tmp`
       writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
       renameSync(tmp, this.file)
@@ -242,7 +318,7 @@ export class ConfigStore {
    */
   problems(patch: Json): Array<{ path: string; message: string }> {
     const stored = applyMergePatch(this.stored, patch)
-    for (const candidate of [stored, deepMerge(stored, this.overrides)]) {
+    for (const candidate of [stored, this.effective(stored)]) {
       const parsed = wholeConfigSchema().safeParse(candidate)
       if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
     }
@@ -251,7 +327,7 @@ export class ConfigStore {
 
   /** The effective config `patch` would give (null when it is invalid: see problems). */
   candidate(patch: Json): GatehouseConfig | null {
-    const parsed = wholeConfigSchema().safeParse(deepMerge(applyMergePatch(this.stored, patch), this.overrides))
+    const parsed = wholeConfigSchema().safeParse(this.effective(applyMergePatch(this.stored, patch)))
     return parsed.success ? parsed.data : null
   }
 

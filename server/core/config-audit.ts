@@ -21,6 +21,8 @@ import { panelCaller } from './panel-caller.js'
  * - a change found at start (config.json edited by hand, `--config`, flags or environment
  *   variables: the command line): the effective config is compared with the last one this data
  *   directory audited (`config.audited.json`, mode 0600), `via: start`, the OS account as actor;
+ * - config.json edited by hand and reloaded (SIGHUP, `gatehouse reload`): `via: reload`, the OS
+ *   account as actor;
  * - a change another instance made (PostgreSQL's shared config) was audited by that instance.
  *
  * Secrets (the fields the config schema marks `secret()`, plain or sealed, and the password of a
@@ -158,7 +160,8 @@ export function watchConfigChanges(ctx: AuthContext, store: ConfigStore, dataDir
     if (changes.length === 0) return
     remember(leaves)
     if (origin === 'shared') return
-    record(changes, { via: panelCaller() ? 'panel' : 'server' })
+    // A reload (SIGHUP) applies a hand edit of config.json: the operator's, as at start.
+    record(changes, origin === 'reload' ? { via: 'reload', actor: `os:${osAccount()}` } : { via: panelCaller() ? 'panel' : 'server' })
   })
 }
 

@@ -24,6 +24,7 @@ const COMMANDS: { args: string[]; mentions: string }[] = [
   { args: ['oidc', 'client', 'list'], mentions: 'gatehouse oidc client list' },
   { args: ['oidc', 'client', 'delete'], mentions: 'gatehouse oidc client delete' },
   { args: ['migrate'], mentions: 'gatehouse migrate' },
+  { args: ['reload'], mentions: 'gatehouse reload' },
 ]
 
 describe('--help on every subcommand', () => {

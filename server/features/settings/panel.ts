@@ -1,4 +1,5 @@
 import { wholeConfigSchema } from '../../config/schema.js'
+import { changedKeys, RESTART_ONLY_KEYS } from '../../config/store.js'
 import { configProblems } from '../../config-checks.js'
 import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
 import { refuseConflicts } from '../../panel/errors.js'
@@ -10,19 +11,10 @@ type Issue = { path: string; message: string }
 
 const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** Keys read once when the server starts. */
-export const RESTART_REQUIRED = ['basePath']
+/** Keys read once when the server starts (a reload keeps them too). */
+export const RESTART_REQUIRED: string[] = [...RESTART_ONLY_KEYS]
 
 export { withoutSecrets } from '../../config/secret-paths.js'
-
-/** Dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
-export function differingPaths(a: unknown, b: unknown, prefix = ''): string[] {
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)])
-    return [...keys].flatMap((k) => differingPaths(a[k], b[k], prefix ? `${prefix}.${k}` : k))
-  }
-  return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix]
-}
 
 /** Every path named by a patch, down to its leaves. */
 function leafPaths(value: Json, prefix = ''): string[] {
@@ -40,7 +32,7 @@ export const settingsPanel = (env: PanelEnv) => {
   const overridden = (): string[] => {
     const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
     if (!storedOnly.success) return []
-    return differingPaths(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !isSecretPath(p))
+    return changedKeys(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !isSecretPath(p))
   }
 
   const check = async (patch: Json): Promise<Issue[]> => {
@@ -50,7 +42,7 @@ export const settingsPanel = (env: PanelEnv) => {
       const startup = fixed.find((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`))
       if (startup) throw settingsError.setAtStartup(startup)
       if (holdsSecret(path)) throw settingsError.secretNotEditableHere(path)
-      if (RESTART_REQUIRED.includes(path)) throw settingsError.restartRequired(path)
+      if (RESTART_REQUIRED.some((key) => path === key || path.startsWith(`${key}.`))) throw settingsError.restartRequired(path)
     }
     // The same merge and schema as the change itself (ConfigStore.update).
     const issues = store.problems(patch)
