@@ -88,7 +88,7 @@ it('past 3 failed binds in 10 s from one address: busy (51) without a password c
     here.destroy()
     there.destroy()
   }
-})
+}, 120_000)
 
 it('ldap.rateLimit sets the rule (the shape of a rateLimit.customRules entry), read at every bind', async () => {
   server.clock.advanceSeconds(60)
@@ -105,4 +105,4 @@ it('ldap.rateLimit sets the rule (the shape of a rateLimit.customRules entry), r
   } finally {
     await c.unbind()
   }
-})
+}, 60_000)
