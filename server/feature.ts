@@ -5,6 +5,7 @@ import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
 import type { CredentialRevocation } from './core/credential-revocation.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
+import type { RateLimitStore } from './core/rate-limit.js'
 import type { APIError } from './core/errors.js'
 import type { SessionWithUser, UserRow } from './core/sessions.js'
 import type { SignInAttempt } from './core/sign-in.js'
@@ -215,6 +216,11 @@ export interface FeatureRuntime {
    * listener); absent where no config can change (tool contexts).
    */
   onConfigChange?: (listener: () => void) => () => void
+  /**
+   * The request rate limiter's counts (`rateLimit.storage`, as the HTTP API uses them), for a face
+   * that limits its own requests per source (LDAP binds); absent in tool contexts.
+   */
+  rateLimitStore?: () => RateLimitStore
 }
 
 /** Identity at run time; the type checks the declaration where it is written. */

@@ -321,6 +321,7 @@ function assemble(
         dataDir: options.dataDir,
         migrationsFolder: database.migrationsFolder,
         onConfigChange: (listener) => store.onChange(() => listener()),
+        rateLimitStore,
       }),
     )
     .filter((stop) => stop !== undefined)

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { z } from 'zod'
 import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
+import { rateLimitRule } from './rate-limit-rule.js'
 import { secret } from './secret.js'
 
 /**
@@ -29,8 +30,6 @@ const additionalField = z.object({
   /** false: clients may not set it (better-auth's `input: false`). */
   input: z.boolean().default(true),
 })
-
-const rateLimitRule = z.object({ window: z.number().int().min(1), max: z.number().int().min(1) })
 
 /**
  * The config schema: the core sections, `sections` (the features' root sections) and

@@ -1,8 +1,10 @@
-import { eq, sql } from 'drizzle-orm'
+import { isIP } from 'node:net'
+import { and, eq, gt, sql } from 'drizzle-orm'
 import type { GatehouseConfig } from '../config/schema.js'
 import { rateLimit } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
-import type { AuthContext } from './context.js'
+import { recordAudit } from './audit.js'
+import type { AuthContext, RequestMeta } from './context.js'
 
 /**
  * The request rate limiter of SPEC §9: window 10 s / max 100 per client+path, 3 per 10 s on
@@ -24,6 +26,11 @@ const refused = new WeakMap<RateLimitStore, Map<string, number>>()
  */
 export interface RateLimitStore {
   consume(key: string, rule: RateRule, now: number): RateDecision | Promise<RateDecision>
+  /**
+   * Takes back one request `consume` counted (never below zero): an LDAP bind that proved its
+   * credentials (see limitRequest's callers), so only failed checks use up a source's allowance.
+   */
+  release(key: string): void | Promise<void>
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -39,6 +46,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.sweep()
     }
     return decision
+  }
+
+  release(key: string): void {
+    const record = this.records.get(key)
+    if (record && record.count > 0) record.count -= 1
   }
 
   /** Forgets clients idle for over ten minutes, so memory stays bounded under address churn. */
@@ -78,6 +90,13 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     if (counted.length > 0) return { allowed: true }
     const record = await firstRow(ctx.db.select().from(rateLimit).where(eq(rateLimit.key, key)))
     return decide(this, key, record, rule, now).decision
+  }
+
+  async release(key: string): Promise<void> {
+    await this.ctx.db
+      .update(rateLimit)
+      .set({ count: sql`${rateLimit.count} - 1` })
+      .where(and(eq(rateLimit.key, key), gt(rateLimit.count, 0)))
   }
 }
 
@@ -119,6 +138,15 @@ export class OutageTolerantRateLimitStore implements RateLimitStore {
       return this.fallback.consume(key, rule, now)
     }
   }
+
+  async release(key: string): Promise<void> {
+    try {
+      await this.primary.release(key)
+    } catch (error) {
+      if (!this.isOutage(error)) throw error
+      await this.fallback.release(key)
+    }
+  }
 }
 
 export interface RateRule {
@@ -146,6 +174,53 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
  */
 export function consume(store: RateLimitStore, key: string, rule: RateRule, now: number): RateDecision | Promise<RateDecision> {
   return store.consume(key, rule, now)
+}
+
+/**
+ * One request of a source under `rule`, on every face that limits (HTTP: every path; LDAP: simple
+ * binds): counted in `store`; a refusal is counted in the metrics and its first per source and
+ * burst audited `security.rate-limited` (so a flood cannot turn into a flood of database writes).
+ * `key` starts with the source's rateLimitIdentity.
+ */
+export async function limitRequest(
+  ctx: AuthContext,
+  store: RateLimitStore,
+  key: string,
+  rule: RateRule,
+  meta: RequestMeta,
+  detail: Record<string, unknown>,
+): Promise<RateDecision> {
+  const decision = await store.consume(key, rule, ctx.clock.now())
+  if (!decision.allowed) {
+    ctx.events.refused('rate-limit')
+    if (decision.firstRefusal) await recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail, meta })
+  }
+  return decision
+}
+
+function expandIPv6(ip: string): string[] {
+  const [head = '', tail = ''] = ip.split('::')
+  const h = head ? head.split(':') : []
+  const t = ip.includes('::') ? (tail ? tail.split(':') : []) : []
+  const missing = 8 - h.length - t.length
+  return [...h, ...Array(Math.max(0, missing)).fill('0'), ...t]
+}
+
+/**
+ * The rate-limit identity of an address: IPv6 clients are grouped per /64 (one subscriber), an
+ * IPv4-mapped IPv6 address is its IPv4 address. Every
+ * per-source count uses it: the HTTP limiter, LDAP binds and connections, the password-hash queue's
+ * share per source.
+ */
+export function rateLimitIdentity(ip: string): string {
+  if (isIP(ip) !== 6) return ip
+  // An IPv4 client of a dual-stack listener (LDAP on [::]): its IPv4 address, not the /64 of every IPv4 client.
+  const mapped = ip.toLowerCase().startsWith('::ffff:') ? ip.slice(7) : ''
+  if (isIP(mapped) === 4) return mapped
+  return `${expandIPv6(ip.toLowerCase())
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }
 
 /** The limiter's rule on one client's record: the decision and the record to store (none when refused). */

@@ -53,6 +53,11 @@ redis.call('HSET', KEYS[1], 'c', c, 't', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {1}`
 
+/** KEYS[1] the counter: one counted request taken back (never below zero; a missing counter stays missing). */
+const RELEASE = `local c = tonumber(redis.call('HGET', KEYS[1], 'c'))
+if c ~= nil and c > 0 then redis.call('HSET', KEYS[1], 'c', c - 1) end
+return 1`
+
 export class SecondaryStorageRateLimitStore {
   private readonly client: { eval(script: string, keys: number, ...args: (string | number)[]): Promise<unknown> }
 
@@ -78,6 +83,11 @@ export class SecondaryStorageRateLimitStore {
     )) as number[]
     if (result[0] === 1) return { allowed: true }
     return { allowed: false, retryAfterSeconds: Math.ceil(Number(result[1]) / 1000), firstRefusal: result[2] === 1 }
+  }
+
+  /** Takes back one counted request (rate-limit.ts RateLimitStore.release), atomically. */
+  async release(key: string): Promise<void> {
+    await this.client.eval(RELEASE, 1, `rl:${key}`)
   }
 
   /** The stored record (what the other stores' get returns). */

@@ -1,9 +1,11 @@
 import { and, desc, eq, gt, inArray } from 'drizzle-orm'
+import { hashSource } from '../crypto/hash-queue.js'
 import { burnPasswordCheck, type PasswordCheck, verifySignInPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
 import { recordAudit } from './audit.js'
 import type { AuthContext, RequestMeta } from './context.js'
+import { rateLimitIdentity } from './rate-limit.js'
 import { APIError, ERR } from './errors.js'
 
 /**
@@ -137,6 +139,7 @@ export async function clearAccountLock(
 /**
  * Runs one password check under the throttle: reserve, check, then record the failure or (unless
  * the caller clears it inside its own transaction, saving a commit) clear the count on success.
+ * The check's hashes are counted to the source `meta` names (its share of the hash queue).
  * `check` resolves to true when the password matched.
  */
 export async function throttledPasswordCheck(
@@ -147,7 +150,9 @@ export async function throttledPasswordCheck(
   options: { targetUserId?: string | null; clearOnSuccess?: boolean } = {},
 ): Promise<boolean> {
   await reservePasswordAttempt(ctx, key)
-  const ok = await check()
+  // The hashes of this check count towards its source's share of the password-hash queue
+  // (crypto/hash-queue.ts): a flood from one address never fills it for everyone else.
+  const ok = meta?.ipAddress ? await hashSource.run(rateLimitIdentity(meta.ipAddress), check) : await check()
   if (!ok) await recordPasswordFailure(ctx, key, meta, options.targetUserId)
   else if (options.clearOnSuccess !== false) await clearPasswordFailures(ctx, key)
   return ok

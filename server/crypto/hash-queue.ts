@@ -1,8 +1,22 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { idleOff } from '../core/idle-scope.js'
+
 /**
  * Password hashing is the one expensive thing an auth server does (scrypt: ~130 ms and 32 MiB a
  * hash). Hashes run at most `concurrency` at a time (libuv's thread pool has 4 threads, which also
  * serve file I/O), and at most `maxPending` more may wait: beyond that a request is refused at once
  * instead of queueing for minutes, so an overload degrades into fast 503s, not timeouts.
+ *
+ * Shared fairly between sources (issue 48 §2; docs/ARCHITECTURE.md "Password hashing"): a job
+ * belongs to the source of the password check that asked for it (`hashSource`: an IPv4 address,
+ * an IPv6 /64, set by core/throttle.ts around every sign-in, bind and password check), and
+ *  - one source holds at most `perSource` jobs, waiting and running together: a quarter of the
+ *    queue (4 running + 64 waiting: 17), never fewer than `concurrency`; its next one is refused
+ *    at once (503 SERVER_BUSY, LDAP busy), whatever room the queue has for others;
+ *  - a freed thread goes to the sources in turn (round robin), not to the oldest job: another
+ *    source's job waits for at most one job of each source ahead of it, not for a flood's backlog.
+ * Jobs without a source (sign-up, reset, an admin's change) are one source together, in the
+ * rotation like the others and not capped (the global `maxPending` still bounds them).
  */
 export class HashQueueFullError extends Error {
   constructor() {
@@ -11,9 +25,19 @@ export class HashQueueFullError extends Error {
   }
 }
 
+/** The source (core/rate-limit.ts rateLimitIdentity) the hashes started inside `run` are counted to. */
+export const hashSource = idleOff(new AsyncLocalStorage<string>())
+
+/** The source of the jobs that have none. */
+const UNATTRIBUTED = ''
+
 export class HashQueue {
   private running = 0
-  private readonly waiting: Array<() => void> = []
+  private waitingCount = 0
+  /** Jobs held per source, waiting and running. */
+  private readonly held = new Map<string, number>()
+  /** Waiting jobs per source; the map's order is the rotation (a source served goes to the back). */
+  private readonly turns = new Map<string, Array<() => void>>()
 
   constructor(
     private readonly concurrency: number,
@@ -21,23 +45,52 @@ export class HashQueue {
   ) {}
 
   get pending(): number {
-    return this.waiting.length
+    return this.waitingCount
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /** The most jobs one source may hold, waiting and running. */
+  get perSource(): number {
+    return Math.max(this.concurrency, Math.ceil((this.concurrency + this.maxPending) / 4))
+  }
+
+  async run<T>(task: () => Promise<T>, source: string = hashSource.getStore() ?? UNATTRIBUTED): Promise<T> {
+    const held = this.held.get(source) ?? 0
+    if (source !== UNATTRIBUTED && held >= this.perSource) throw new HashQueueFullError()
     if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.maxPending) throw new HashQueueFullError()
-      await new Promise<void>((resolve) => this.waiting.push(resolve))
+      if (this.waitingCount >= this.maxPending) throw new HashQueueFullError()
+      this.held.set(source, held + 1)
+      this.waitingCount++
+      await new Promise<void>((resolve) => {
+        const line = this.turns.get(source)
+        if (line) line.push(resolve)
+        else this.turns.set(source, [resolve])
+      })
     } else {
       this.running++
+      this.held.set(source, held + 1)
     }
     try {
       return await task()
     } finally {
-      const next = this.waiting.shift()
+      const left = (this.held.get(source) ?? 1) - 1
+      if (left > 0) this.held.set(source, left)
+      else this.held.delete(source)
+      const next = this.nextTurn()
       if (next) next()
       else this.running--
     }
+  }
+
+  /** The first job of the source whose turn it is; that source goes to the back of the rotation. */
+  private nextTurn(): (() => void) | undefined {
+    for (const [source, line] of this.turns) {
+      const next = line.shift()
+      this.turns.delete(source)
+      if (line.length > 0) this.turns.set(source, line)
+      this.waitingCount--
+      return next
+    }
+    return undefined
   }
 }
 

@@ -9,7 +9,7 @@ import { APIError, ERR, OAuthAPIError } from '../core/errors.js'
 import { HashQueueFullError } from '../crypto/hash-queue.js'
 import { assertNotImpersonating } from '../core/impersonation.js'
 import { outageAnswer } from '../core/outage.js'
-import { consume, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
+import { limitRequest, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
 import { isTrustedURL, originOf } from '../core/trusted-origins.js'
 import { readBody } from './body.js'
@@ -386,18 +386,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
         const mounted = route ? undefined : featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))
         const mountRule = mounted?.rateLimit?.find((r) => r.pathMatcher(path))
         const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? (mountRule ? path : '/*')}`
-        const decision = await consume(
-          options.rateLimitStore(),
-          key,
-          ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx)),
-          ctx.clock.now(),
-        )
+        const rule = ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx))
+        const decision = await limitRequest(ctx, options.rateLimitStore(), key, rule, rc.meta, { path })
         if (!decision.allowed) {
-          ctx.events.refused('rate-limit')
-          // One audit event per client and path per refused burst, so a flood cannot turn
-          // into a flood of database writes.
-          if (decision.firstRefusal)
-            await recordAudit(ctx, { type: 'security.rate-limited', outcome: 'failure', detail: { path }, meta: rc.meta })
           const retry = String(decision.retryAfterSeconds)
           throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
         }

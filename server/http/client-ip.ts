@@ -45,19 +45,5 @@ export function isTrustedProxy(peer: string, trustedProxies: readonly string[]):
   return family !== 0 && proxyList(trustedProxies).check(direct, family === 6 ? 'ipv6' : 'ipv4')
 }
 
-function expandIPv6(ip: string): string[] {
-  const [head = '', tail = ''] = ip.split('::')
-  const h = head ? head.split(':') : []
-  const t = ip.includes('::') ? (tail ? tail.split(':') : []) : []
-  const missing = 8 - h.length - t.length
-  return [...h, ...Array(Math.max(0, missing)).fill('0'), ...t]
-}
-
-/** The rate-limit identity of an address: IPv6 clients are grouped per /64 (one subscriber). */
-export function rateLimitIdentity(ip: string): string {
-  if (isIP(ip) !== 6) return ip
-  return `${expandIPv6(ip.toLowerCase())
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`
-}
+/** The rate-limit identity of an address (IPv6 grouped per /64): core/rate-limit.ts's, one rule for every face. */
+export { rateLimitIdentity } from '../core/rate-limit.js'

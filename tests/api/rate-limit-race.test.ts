@@ -6,6 +6,7 @@
  * no error (on PostgreSQL the colliding serializable transactions are retried).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from '../../server/core/rate-limit.js'
 import { HttpClient, signUp, uniqueEmail } from '../helpers/http.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 
@@ -25,6 +26,31 @@ describe('database rate limits under parallel requests', () => {
     // The window restarts after 10 s without a counted request.
     server.clock.advanceSeconds(11)
     expect((await client.post('/sign-in/email', body)).status).toBe(401)
+  })
+
+  it('release (an LDAP bind that proved its credentials) takes back one counted request, never below zero: database and memory stores', async () => {
+    const rule = { window: 10, max: 2 }
+    const now = server.clock.now()
+    const stores: Array<[string, RateLimitStore]> = [
+      ['database', new DatabaseRateLimitStore(server.gatehouse.ctx)],
+      ['memory', new MemoryRateLimitStore(() => now)],
+    ]
+    for (const [name, store] of stores) {
+      const key = `198.51.100.7ldap:bind:${name}`
+      await store.release(key) // nothing counted yet: nothing to take back
+      expect(await store.consume(key, rule, now)).toEqual({ allowed: true })
+      expect(await store.consume(key, rule, now)).toEqual({ allowed: true })
+      await store.release(key)
+      expect(await store.consume(key, rule, now)).toEqual({ allowed: true })
+      expect(await store.consume(key, rule, now)).toMatchObject({ allowed: false, retryAfterSeconds: 10 })
+      await store.release(key)
+      await store.release(key)
+      await store.release(key)
+      // Never below zero: two requests fit again, not more.
+      expect(await store.consume(key, rule, now)).toEqual({ allowed: true })
+      expect(await store.consume(key, rule, now)).toEqual({ allowed: true })
+      expect(await store.consume(key, rule, now)).toMatchObject({ allowed: false })
+    }
   })
 })
 

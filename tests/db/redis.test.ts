@@ -111,6 +111,19 @@ describe.skipIf(unavailable)('rate limit on secondary storage (rateLimit.storage
     expect(decisions.filter((d) => !d.allowed && d.firstRefusal)).toHaveLength(1)
   })
 
+  it('release takes back one counted request (an LDAP bind that succeeded), never below zero', async () => {
+    for (let i = 0; i < 3; i++) expect(await one.consume('bind', rule, t0)).toEqual({ allowed: true })
+    await two.release('bind')
+    expect(await one.get('bind')).toEqual({ count: 2, lastRequest: t0 })
+    expect(await two.consume('bind', rule, t0 + 1000)).toEqual({ allowed: true })
+    expect(await one.consume('bind', rule, t0 + 1000)).toMatchObject({ allowed: false })
+    await one.set('none', { count: 0, lastRequest: t0 })
+    await one.release('none')
+    await one.release('missing')
+    expect(await two.get('none')).toEqual({ count: 0, lastRequest: t0 })
+    expect(await two.get('missing')).toBeUndefined()
+  })
+
   it("set then get round-trips a record (the other stores' interface)", async () => {
     await one.set('manual', { count: 7, lastRequest: t0 })
     expect(await two.get('manual')).toEqual({ count: 7, lastRequest: t0 })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { rateLimitRule } from '../../config/rate-limit-rule.js'
 
 /** `host:port`, the host an IPv4 address, a name, or an IPv6 address in brackets (`[::1]:3890`). */
 export const LDAP_ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/
@@ -44,6 +45,16 @@ export const ldapConfig = z
     maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
     /** Open LDAP connections in all (file descriptors stay for HTTP); past it a new one gets a Notice of Disconnection (unavailable). */
     maxConnections: z.number().int().min(1).max(1_000_000).default(1024),
+    /**
+     * Simple binds with a password per source (an IPv4 address, an IPv6 /64), counted by the HTTP
+     * request limiter (same store, same algorithm, off with `rateLimit.enabled: false`): at most
+     * `max` failed binds per `window` seconds, then every bind from that source (a correct password
+     * too) is answered `busy` (51) without its password being checked, until the window has passed.
+     * A bind that succeeds does not use up the allowance. Unset: the HTTP sign-in rule
+     * (`/sign-in/email` under `rateLimit`: `strict`, 3 per 10 s, or a matching `customRules` entry).
+     * Read at every bind.
+     */
+    rateLimit: rateLimitRule.optional(),
     /** Users with a second factor may bind with their main password (it bypasses the second factor). */
     allowMainPasswordWithSecondFactor: z.boolean().default(false),
     /**

@@ -28,7 +28,7 @@ export const ldapFeature = defineFeature({
   config: configSections,
   errors: LDAP_ERRORS,
   panel: ldapPanel(loadServer),
-  start({ ctx, logger, onConfigChange }) {
+  start({ ctx, logger, onConfigChange, rateLimitStore }) {
     /** The listeners that run, under the settings they were opened with; changes are applied one at a time. */
     let running: { settings: string; listening: Promise<LdapListeners> } | null = null
     let applying: Promise<void> = Promise.resolve()
@@ -37,7 +37,7 @@ export const ldapFeature = defineFeature({
       return enabled ? JSON.stringify({ address, ldapsAddress, tls }) : null
     }
     const open = (settings: string, live: boolean) => {
-      const listening = loadServer().then(({ startLdap }) => startLdap(ctx, logger))
+      const listening = loadServer().then(({ startLdap }) => startLdap(ctx, logger, rateLimitStore))
       running = { settings, listening }
       started.set(ctx, listening)
       listening.then(

@@ -3,7 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
-import { rateLimitIdentity } from '../../http/client-ip.js'
+import type { GatehouseConfig } from '../../config/schema.js'
+import { limitRequest, type RateLimitStore, type RateRule, rateLimitIdentity, ruleFor } from '../../core/rate-limit.js'
 import type { Logger } from '../../log.js'
 import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
@@ -47,6 +48,17 @@ const MAX_PENDING = 16
 /** Entries encoded and written at a time by a long search (its cursor yields between slices). */
 const SLICE_ENTRIES = 256
 
+/**
+ * The rule simple binds are limited by per source (`ldap.rateLimit`, by default the HTTP sign-in's:
+ * the same function picks both, so a changed `rateLimit.strict` or `customRules` entry moves both).
+ */
+export function bindRateRule(config: GatehouseConfig): RateRule {
+  return config.ldap.rateLimit ?? ruleFor(config.rateLimit, '/sign-in/email')
+}
+
+/** The rate limiter's count of one source's binds: its identity (IPv4 address, IPv6 /64) and this operation. */
+const bindLimitKey = (address: string): string => `${rateLimitIdentity(address)}ldap:bind`
+
 export interface LdapListeners {
   /** Where each listener is bound: `address` always, `ldaps` when configured. */
   bound: { address: { host: string; port: number }; ldaps?: { host: string; port: number } }
@@ -82,6 +94,7 @@ class Connection {
     private readonly logger: Logger,
     private readonly secure: SecureContext | null,
     encrypted: boolean,
+    private readonly limits: (() => RateLimitStore) | undefined,
   ) {
     this.tls = encrypted
     this.attach(socket)
@@ -251,14 +264,34 @@ class Connection {
         if (request.password.length > 0 && !this.tls && tlsRequired(this.ctx.config().ldap)) {
           return this.send(encodeResult(id, Op.bindResponse, ResultCode.confidentialityRequired, 'use StartTLS or LDAPS'))
         }
+        // A password to check: counted per source by the HTTP limiter first; over the limit, busy
+        // (51) and the password is not looked at (spraying over LDAP no faster than over HTTP).
+        const config = this.ctx.config()
+        const address = this.socket.remoteAddress
+        const store = request.password.length > 0 && config.rateLimit.enabled && address ? this.limits?.() : undefined
+        const limitKey = store && address ? bindLimitKey(address) : null
+        if (store && limitKey) {
+          const tried = { via: 'ldap', operation: 'bind', dn: request.name.slice(0, 256) }
+          const decision = await limitRequest(this.ctx, store, limitKey, bindRateRule(config), this.meta(), tried)
+          if (!decision.allowed) {
+            const why = `too many failed binds from your address; try again in ${decision.retryAfterSeconds} s`
+            return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, why))
+          }
+        }
         let outcome: Awaited<ReturnType<typeof simpleBind>>
         try {
           outcome = await simpleBind(this.ctx, request.name, request.password, this.meta())
         } catch (error) {
           // Password hashing is saturated (the HTTP API answers 503): busy, and the client may try again.
-          if (error instanceof HashQueueFullError) return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
+          if (error instanceof HashQueueFullError) {
+            if (store && limitKey) await store.release(limitKey) // no password was checked
+            return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
+          }
           throw error
         }
+        // Only failed binds use up the allowance: a client that binds right at every request (Apache,
+        // Nextcloud, a NAS) is never limited, a guesser is.
+        if (store && limitKey && outcome.user) await store.release(limitKey)
         this.boundId = outcome.user?.id ?? null
         this.appPassword = null
         if (outcome.user) {
@@ -419,7 +452,7 @@ function listen(server: Server, address: string, field: string): Promise<{ host:
 }
 
 /** Opens the listeners `ldap.*` asks for. Rejects with one line naming the field when one cannot start. */
-export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapListeners> {
+export async function startLdap(ctx: AuthContext, logger: Logger, limits?: () => RateLimitStore): Promise<LdapListeners> {
   const conf = ctx.config().ldap
   layoutOf(ctx)
   let secure: SecureContext | null = null
@@ -465,7 +498,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
   }
   const servers: Server[] = []
   const plain = createServer((socket) => {
-    if (admit(socket, true)) new Connection(socket, ctx, logger, secure, false)
+    if (admit(socket, true)) new Connection(socket, ctx, logger, secure, false, limits)
   })
   servers.push(plain)
   const close = async () => {
@@ -476,7 +509,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger): Promise<LdapL
     const address = await listen(plain, conf.address, 'ldap.address')
     let ldaps: { host: string; port: number } | undefined
     if (conf.ldapsAddress && pem) {
-      const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true))
+      const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true, limits))
       // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
       tlsServer.on('connection', (socket: Socket) => admit(socket, false))
       servers.push(tlsServer)
