@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../core/context.js'
+import { revokeBindings } from './revocations.js'
 import { defineFeature } from '../../feature.js'
 import { configSections } from './config.js'
 import { LDAP_ERRORS } from './errors.js'
@@ -28,6 +29,8 @@ export const ldapFeature = defineFeature({
   config: configSections,
   errors: LDAP_ERRORS,
   panel: ldapPanel(loadServer),
+  // Bindings made with the main password end with the password, a ban, revoke-sessions, deletion.
+  credentialsRevoked: async (ctx, { userId }) => revokeBindings(ctx, userId),
   start({ ctx, logger, onConfigChange, rateLimitStore }) {
     /** The listeners that run, under the settings they were opened with; changes are applied one at a time. */
     let running: { settings: string; listening: Promise<LdapListeners> } | null = null

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { bindingHolds, bindingMark } from './revocations.js'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
@@ -76,6 +77,8 @@ class Connection {
   private closed = false
   /** The bound person's id (re-read at every operation, through the read cache); null: anonymous, or a binding a ban ended. */
   private boundId: string | null = null
+  /** The revocation mark the binding was made at (revocations.ts). */
+  private boundMark = 0
   private tls: boolean
   /** Requests queued and not yet answered. */
   private pending = 0
@@ -196,7 +199,13 @@ class Connection {
    */
   private async credentialHolds(): Promise<boolean> {
     const held = this.appPassword
-    if (!held || !this.boundId) return true
+    if (!this.boundId) return true
+    if (!held) {
+      // The main password: a change, reset, ban, revoke-sessions or deletion since the bind ends it.
+      if (bindingHolds(this.ctx, this.boundId, this.boundMark)) return true
+      this.boundId = null
+      return false
+    }
     const expired = held.expiresAt !== null && this.ctx.clock.now() >= held.expiresAt
     const verify = appPasswordVerifier()
     if (!expired && verify && (await verify(this.ctx, this.boundId, held.secret))) return true
@@ -293,6 +302,7 @@ class Connection {
         // Nextcloud, a NAS) is never limited, a guesser is.
         if (store && limitKey && outcome.user) await store.release(limitKey)
         this.boundId = outcome.user?.id ?? null
+        this.boundMark = bindingMark(this.ctx)
         this.appPassword = null
         if (outcome.user) {
           // Bound with an app password? Then it is re-checked at every operation (revoked, expired: the binding ends).
