@@ -61,3 +61,14 @@ export function rateLimitIdentity(ip: string): string {
     .map((g) => g.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`
 }
+
+/**
+ * The network an address belongs to, as a person's devices are told apart (the account feature's
+ * sign-in notices): an IPv4 address's /24, an IPv6 address's /64; anything else as it is.
+ */
+export function networkOf(ip: string | null): string {
+  if (!ip) return ''
+  const address = normalize(ip)
+  if (isIP(address) === 4) return `${address.split('.').slice(0, 3).join('.')}.0/24`
+  return rateLimitIdentity(address)
+}
