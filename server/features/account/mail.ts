@@ -62,7 +62,7 @@ function notice(
     greeting: greet(user),
     lines: [`${what}`, ...(frame.from ? [`From: ${frame.from}.`] : [])],
     action: { label: 'Open your account', url: `${baseURL}/ui/account` },
-    footer: `${ifNotYou} See your recent sign-ins and end the sessions you do not recognise at ${baseURL}/ui/account/activity, and tell the administrator of ${appName}.`,
+    footer: `${ifNotYou} Tell the administrator of ${appName}, and see your recent sign-ins and end the sessions you do not recognise at ${baseURL}/ui/account/activity`,
   })
 }
 
