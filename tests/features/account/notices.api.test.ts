@@ -1,4 +1,5 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { URI, type TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setUserPassword, systemActor } from '../../../server/features/admin/index.js'
@@ -50,6 +51,17 @@ const switchOff = async (key: string) => {
 }
 const switchBack = async (key: string) => {
   await m.server.gatehouse.config.update({ accountNotices: { [key]: null } })
+}
+
+/** The config block of docs/ACCOUNT.md's "Security notices" section. */
+function docsSwitch(): Record<string, unknown> {
+  const doc = readFileSync(new URL('../../../docs/ACCOUNT.md', import.meta.url), 'utf8')
+  const section = doc.slice(doc.indexOf('## Security notices'))
+  const block = section.match(/```json\n([\s\S]*?)```/)?.[1]
+  if (!block) throw new Error('docs/ACCOUNT.md: no config block under "Security notices"')
+  const parsed = JSON.parse(block) as Record<string, unknown>
+  expect(parsed).toEqual({ accountNotices: { newDeviceSignIn: false } })
+  return parsed
 }
 
 /** A request's browser and address (the loopback peer is a trusted proxy: X-Forwarded-For counts). */
@@ -138,6 +150,26 @@ describe('each notice arrives at the right address', () => {
   })
 })
 
+describe('templates', () => {
+  it('a notice follows its kind’s template edited like the other messages (mail.templates), its link kept', async () => {
+    await m.server.gatehouse.config.update({
+      mail: {
+        templates: { 'app-password-created-notice': { subject: '{{appName}}: new app password', body: 'Heads up.\n\n{{message}}' } },
+      },
+    })
+    try {
+      const ada = await signUp(m.server.base)
+      const { mail } = await withMail(m, ada.email, /^Gatehouse: new app password$/, () =>
+        ada.client.post('/app-password/create', { name: 'NAS' }),
+      )
+      expect(mail.text).toMatch(/^Heads up\.\r?\nOn 2026-11-23 15:55 UTC an app password named "NAS" was created/)
+      expectAccountLinks(mail)
+    } finally {
+      await m.server.gatehouse.config.update({ mail: { templates: null } })
+    }
+  })
+})
+
 describe('accountNotices.<x>: false suppresses its notice', () => {
   it.each([
     [
@@ -207,7 +239,8 @@ describe('sign-in from a new device', () => {
   it('accountNotices.newDeviceSignIn: false suppresses it', async () => {
     const ada = await signUp(m.server.base)
     expect((await signIn(ada, FIREFOX_WINDOWS, '192.0.2.10')).status).toBe(200)
-    await switchOff('newDeviceSignIn')
+    // The block docs/ACCOUNT.md gives, as it is written there.
+    await m.server.gatehouse.config.update(docsSwitch())
     try {
       expect((await signIn(ada, CHROME_LINUX, '203.0.113.9')).status).toBe(200)
       await settle(m)
