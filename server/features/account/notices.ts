@@ -16,7 +16,7 @@ import {
   passwordChangedNotice,
   twoFactorDisabledNotice,
 } from './mail.js'
-import { devicesSeenSince, earlierSignIns } from './store.js'
+import { devicesSeenSince, earlierSignIns, signedInExactlySince } from './store.js'
 
 /**
  * The security notices (issue 49 §11): mail to the person, through the outbox, when something
@@ -80,6 +80,8 @@ function noticeFor(
       return { key: 'emailChanged', render: (f, u) => emailChangedNotice(f, u, from, to) }
     }
     case 'two-factor.disabled':
+      // Cancelling an enrolment that never finished turns nothing off.
+      if (detail.wasEnabled === false) return null
       return { key: 'twoFactorDisabled', render: (f, u) => twoFactorDisabledNotice(f, u) }
     case 'passkey.registered':
       return { key: 'passkeyAdded', render: (f, u) => passkeyAddedNotice(f, u, text(detail.name)) }
@@ -127,9 +129,11 @@ export async function noticeOfSignIn(
     const earlier = await earlierSignIns(ctx, user.id, session.id)
     if (!earlier.some((detail) => !atSignUp(detail))) return
     const now = ctx.clock.now()
+    const since = new Date(now - KNOWN_DEVICE_MS)
+    if (await signedInExactlySince(ctx, user.id, meta, since, session.id)) return
     const key = (ip: string | null, ua: string | null) => `${deviceOf(ua)}|${networkOf(ip)}`
     const current = key(meta.ipAddress, meta.userAgent)
-    const seen = await devicesSeenSince(ctx, user.id, new Date(now - KNOWN_DEVICE_MS), session.id)
+    const seen = await devicesSeenSince(ctx, user.id, since, session.id)
     if (seen.some((d) => key(d.ipAddress, d.userAgent) === current)) return
     await deliver(ctx, newDeviceSignInNotice(frameOf(ctx, now, meta), { email: user.email, name: user.name }))
   } catch {

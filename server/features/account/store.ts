@@ -34,6 +34,37 @@ export async function earlierSignIns(
   return rows.map((r) => r.detail ?? null)
 }
 
+/**
+ * Whether a successful sign-in with exactly this address and User-Agent was recorded for the person
+ * since `since` (other than the one that made `exceptSession`): the common case of a sign-in from a
+ * known device, answered by one row before the wider look of devicesSeenSince.
+ */
+export async function signedInExactlySince(
+  ctx: AuthContext,
+  userId: string,
+  device: { ipAddress: string | null; userAgent: string | null },
+  since: Date,
+  exceptSession: string,
+): Promise<boolean> {
+  if (device.ipAddress === null || device.userAgent === null) return false
+  const rows = await ctx.db
+    .select({ id: auditEvent.id })
+    .from(auditEvent)
+    .where(
+      and(
+        eq(auditEvent.targetUserId, userId),
+        eq(auditEvent.type, 'user.sign-in'),
+        eq(auditEvent.outcome, 'success'),
+        eq(auditEvent.ipAddress, device.ipAddress),
+        eq(auditEvent.userAgent, device.userAgent),
+        gte(auditEvent.createdAt, since),
+        or(isNull(auditEvent.target), ne(auditEvent.target, exceptSession)),
+      ),
+    )
+    .limit(1)
+  return rows.length > 0
+}
+
 /** A device seen before: the address and User-Agent of a sign-in, a sign-up or a session. */
 export interface SeenDevice {
   ipAddress: string | null

@@ -64,6 +64,14 @@ function docsSwitch(): Record<string, unknown> {
   return parsed
 }
 
+/** Turns TOTP on for the person: enrolled, then confirmed with a code computed from the URI's secret. */
+async function enrolTotp(p: SignedUp): Promise<void> {
+  const enable = await p.client.post<{ totpURI: string }>('/two-factor/enable', { password: p.password })
+  expect(enable.status).toBe(200)
+  const totp = URI.parse(enable.body.totpURI) as TOTP
+  expect((await p.client.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: clock.now() }) })).status).toBe(200)
+}
+
 /** A request's browser and address (the loopback peer is a trusted proxy: X-Forwarded-For counts). */
 const device = (userAgent: string, ip: string) => ({ 'user-agent': userAgent, 'x-forwarded-for': ip })
 
@@ -116,10 +124,7 @@ describe('each notice arrives at the right address', () => {
 
   it('second factor turned off: TOTP enrolled with a real code, then disabled', async () => {
     const ada = await signUp(m.server.base)
-    const enable = await ada.client.post<{ totpURI: string }>('/two-factor/enable', { password: ada.password })
-    expect(enable.status).toBe(200)
-    const totp = URI.parse(enable.body.totpURI) as TOTP
-    expect((await ada.client.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: clock.now() }) })).status).toBe(200)
+    await enrolTotp(ada)
     const { result, mail } = await withMail(m, ada.email, SUBJECT.twoFactor, () =>
       ada.client.post('/two-factor/disable', { password: ada.password }),
     )
@@ -127,6 +132,14 @@ describe('each notice arrives at the right address', () => {
     expect(mail.to).toEqual([ada.email])
     expect(mail.text).toContain('two-factor authentication was turned off')
     expectAccountLinks(mail)
+  })
+
+  it('cancelling a TOTP enrolment that was never confirmed turns nothing off: no notice', async () => {
+    const ada = await signUp(m.server.base)
+    expect((await ada.client.post('/two-factor/enable', { password: ada.password })).status).toBe(200)
+    expect((await ada.client.post('/two-factor/disable', { password: ada.password })).status).toBe(200)
+    await settle(m)
+    expect(await kinds(ada.email)).not.toContain('two-factor-disabled-notice')
   })
 
   it('new passkey: registered through the WebAuthn ceremony with a software authenticator', async () => {
@@ -183,7 +196,7 @@ describe('accountNotices.<x>: false suppresses its notice', () => {
     ['appPasswordCreated', 'app-password-created-notice', (p: SignedUp) => p.client.post('/app-password/create', { name: 'NAS' })],
   ] as const)('%s', async (key, kind, act) => {
     const ada = await signUp(m.server.base)
-    if (key === 'twoFactorDisabled') await ada.client.post('/two-factor/enable', { password: ada.password })
+    if (key === 'twoFactorDisabled') await enrolTotp(ada)
     await switchOff(key)
     try {
       expect((await act(ada)).status).toBe(200)
@@ -194,7 +207,7 @@ describe('accountNotices.<x>: false suppresses its notice', () => {
     }
     // Switched back on, the same step is told again (the test above would fail without the switch).
     const bob = await signUp(m.server.base)
-    if (key === 'twoFactorDisabled') await bob.client.post('/two-factor/enable', { password: bob.password })
+    if (key === 'twoFactorDisabled') await enrolTotp(bob)
     expect((await act(bob)).status).toBe(200)
     await settle(m)
     expect(await kinds(bob.email)).toContain(kind)
