@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
+import type { RecordedAudit } from './core/audit.js'
 import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
 import type { CredentialRevocation } from './core/credential-revocation.js'
@@ -114,6 +115,12 @@ export interface Feature {
    * there is one): the app-passwords feature revokes the user's app passwords. Runs queries only.
    */
   credentialsRevoked?: (ctx: AuthContext, revocation: CredentialRevocation) => Promise<void>
+  /**
+   * An audit event was recorded (core/audit.ts recordAudit, after its insert and inside the caller's
+   * transaction when there is one): the account feature mails its security notices for the events
+   * of a person's account. Runs queries only and never throws (a failure must not fail the action).
+   */
+  audited?: (ctx: AuthContext, event: RecordedAudit) => Promise<void>
   /**
    * With `signUp.mode: "invitation"`, whether this (lower-cased) address is invited to sign up (the
    * organization feature: a pending invitation; admin: a sign-up invitation). core/sign-up-gate.ts.

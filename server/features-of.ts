@@ -1,4 +1,5 @@
 import type { AuthContext } from './core/context.js'
+import { setAuditListener } from './core/audit.js'
 import { setCredentialRevocationListener } from './core/credential-revocation.js'
 import { setSessionEndListener } from './core/session-ends.js'
 import type { Feature } from './feature.js'
@@ -19,6 +20,9 @@ export function attachFeatures(ctx: object, list: readonly Feature[]): void {
   setCredentialRevocationListener(ctx, async (revoking, revocation) => {
     for (const feature of featuresWith(revoking, 'credentialsRevoked'))
       await feature.credentialsRevoked(revoking as AuthContext, revocation)
+  })
+  setAuditListener(ctx, async (recording, event) => {
+    for (const feature of featuresWith(recording, 'audited')) await feature.audited(recording, event)
   })
 }
 

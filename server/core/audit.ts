@@ -67,6 +67,44 @@ export async function recordAudit(ctx: AuthContext, event: AuditInput): Promise<
     requestId: meta?.requestId ?? null,
     createdAt: ctx.storage.dialect === 'sqlite' ? createdAt : new Date(createdAt),
   })
+  const listener = listeners.get(ctx)
+  if (listener)
+    await listener(ctx, {
+      type: event.type,
+      outcome: event.outcome ?? 'success',
+      actorUserId,
+      targetUserId,
+      target: event.target ?? null,
+      detail,
+      meta,
+      at: createdAt,
+    })
+}
+
+/** An event as recorded (after the panel's and an impersonation's rewriting), for the features that react to it. */
+export interface RecordedAudit {
+  type: string
+  outcome: 'success' | 'failure'
+  actorUserId: string | null
+  /** The person the event is about (the actor when the event named no other). */
+  targetUserId: string | null
+  target: string | null
+  detail: Record<string, unknown> | null
+  meta: RequestMeta | null
+  at: number
+}
+
+type AuditListener = (ctx: AuthContext, event: RecordedAudit) => Promise<void>
+
+const listeners = new WeakMap<object, AuditListener>()
+
+/**
+ * Who hears of each recorded event (features-of.ts attaches the features' `audited` hooks per
+ * context): the one place an event of the account's life is recorded is the one place a feature
+ * reacts to it (the account feature's security notices). Tool contexts attach none.
+ */
+export function setAuditListener(ctx: object, listener: AuditListener): void {
+  listeners.set(ctx, listener)
 }
 
 /**

@@ -35,6 +35,7 @@ export const featureSections = {
   emailVerification: emailPassword.emailVerification,
   username: username.username,
   account: account.account,
+  accountNotices: account.accountNotices,
   admin: admin.admin,
   organization: organization.organization,
   groups: groups.groups,

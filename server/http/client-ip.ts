@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import type { GatehouseConfig } from '../config/schema.js'
+import { rateLimitIdentity } from '../core/rate-limit.js'
 
 const normalize = (ip: string): string => (ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip)
 
@@ -46,4 +47,15 @@ export function isTrustedProxy(peer: string, trustedProxies: readonly string[]):
 }
 
 /** The rate-limit identity of an address (IPv6 grouped per /64): core/rate-limit.ts's, one rule for every face. */
-export { rateLimitIdentity } from '../core/rate-limit.js'
+export { rateLimitIdentity }
+
+/**
+ * The network an address belongs to, as a person's devices are told apart (the account feature's
+ * sign-in notices): an IPv4 address's /24, an IPv6 address's /64; anything else as it is.
+ */
+export function networkOf(ip: string | null): string {
+  if (!ip) return ''
+  const address = normalize(ip)
+  if (isIP(address) === 4) return `${address.split('.').slice(0, 3).join('.')}.0/24`
+  return rateLimitIdentity(address)
+}

@@ -185,7 +185,7 @@ describe('all or nothing, when a later write of the operation fails', () => {
 })
 
 describe('an acknowledged action answers only once its mail is queued', () => {
-  it('invite-member and admin set-user-password fail (500) when the outbox insert fails, instead of answering 200 with the mail lost', async () => {
+  it('invite-member fails (500) when the outbox insert fails, instead of answering 200 with the mail lost; a security notice never fails its action', async () => {
     const owner = await signUp(server.base)
     const created = await owner.client.post<{ id: string }>('/organization/create', {
       name: 'Mail',
@@ -203,7 +203,10 @@ describe('an acknowledged action answers only once its mail is queued', () => {
       organizationId: created.body.id,
     })
     failedByPlant(invited)
+    // The notice of a password set by an admin (issue 49 §11) only reports the change: the change stands without it.
     const reset = await admin.client.post('/admin/set-user-password', { userId: target.user.id, newPassword: 'another long password' })
-    failedByPlant(reset)
+    expect(reset.status).toBe(200)
+    const signIn = await new HttpClient(server.base).post('/sign-in/email', { email: target.email, password: 'another long password' })
+    expect(signIn.status).toBe(200)
   })
 })

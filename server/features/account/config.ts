@@ -42,5 +42,34 @@ export const accountConfig = z
   })
   .prefault({})
 
+/**
+ * `accountNotices.*` (Gatehouse's own; better-auth leaves such mail to each app): the security
+ * notices mailed to a person through the outbox, each switched off by its key.
+ */
+export const accountNoticesConfig = z
+  .object({
+    /** Their password was changed by them, reset (link or code), or set by an administrator. */
+    passwordChanged: z.boolean().default(true),
+    /** Their email address was changed: told to the previous address. */
+    emailChanged: z.boolean().default(true),
+    /** They turned their second factor (TOTP / email codes) off. */
+    twoFactorDisabled: z.boolean().default(true),
+    /** A passkey was registered on their account. */
+    passkeyAdded: z.boolean().default(true),
+    /** An app password was created on their account. */
+    appPasswordCreated: z.boolean().default(true),
+    /**
+     * A sign-in from a device (browser and system) and network (IPv4 /24, IPv6 /64) not seen in
+     * their sign-ins and sessions of the last 90 days; never for their first sign-in.
+     */
+    newDeviceSignIn: z.boolean().default(true),
+  })
+  .prefault({})
+
 /** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
-export const configSections = { 'user.changeEmail': changeEmailConfig, 'user.deleteUser': deleteUserConfig, account: accountConfig }
+export const configSections = {
+  'user.changeEmail': changeEmailConfig,
+  'user.deleteUser': deleteUserConfig,
+  account: accountConfig,
+  accountNotices: accountNoticesConfig,
+}

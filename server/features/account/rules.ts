@@ -15,7 +15,6 @@ import { consumeVerification, createVerification } from '../../core/verification
 import { hashPassword, verifyPassword } from '../../crypto/password.js'
 import { generateLowerToken } from '../../crypto/random.js'
 import { emailPasswordError } from '../email-password/errors.js'
-import { emailChangedNotice, passwordChangedNotice } from '../email-password/mail.js'
 import { assertPasswordPolicy } from '../email-password/password-policy.js'
 import {
   createEmailVerificationToken,
@@ -143,7 +142,6 @@ export async function changeOwnPassword<T>(
   await assertPasswordPolicy(ctx, input.newPassword, [owner.email, owner.name], 'newPassword')
   await assertCurrentPassword(ctx, owner.id, input.currentPassword, meta, 'user.password-changed', 'currentPassword')
   const hash = await hashPassword(input.newPassword)
-  const now = new Date(ctx.clock.now())
   const result = await ctx.storage.transaction(async () => {
     await storeCredentialPassword(ctx, owner.id, hash, { reason: 'password-changed', actorUserId: owner.id, meta })
     return await inTransaction()
@@ -154,7 +152,6 @@ export async function changeOwnPassword<T>(
     detail: { revokedSessions: Boolean(input.revokeOtherSessions) },
     meta,
   })
-  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, owner, now, 'changed'))
   return result
 }
 
@@ -237,7 +234,6 @@ export async function changeEmail(
       detail: { from: current.user.email, to: newEmail, confirmed: false },
       meta,
     })
-    await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, newEmail, patch.updatedAt))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { user: updated, changed: true }
   }

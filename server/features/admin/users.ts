@@ -15,7 +15,6 @@ import {
 } from '../../core/users.js'
 import { hashPassword } from '../../crypto/password.js'
 import { isUniqueViolation } from '../../db/storage.js'
-import { passwordChangedNotice } from '../email-password/mail.js'
 import { assertPasswordLength } from '../email-password/password-policy.js'
 import { type Actor, actorId, assertKnownRoles, audit, authorize, refuse, requireUser } from './actor.js'
 import { adminError, onField } from './errors.js'
@@ -267,13 +266,11 @@ export async function setUserPassword(
   await authorize(ctx, actor, ['user', 'set-password'], 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD', event, input.userId)
   await onField('newPassword', () => assertPasswordLength(ctx, input.newPassword))
   await requireUser(ctx, input.userId)
-  // Hashing happens before the transaction, the mail after it: the body awaits only queries.
+  // Hashing happens before the transaction: the body awaits only queries (the account feature mails the notice).
   const hash = await hashPassword(input.newPassword)
-  const target = await ctx.storage.transaction(async () => {
+  await ctx.storage.transaction(async () => {
     const row = await requireUser(ctx, input.userId)
     const { created } = await storeCredentialPassword(ctx, row.id, hash, { reason: 'password-set', actorUserId: actorId(actor), meta })
     await audit(ctx, actor, event, { targetUserId: row.id, detail: { createdCredential: created } })
-    return row
   })
-  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'set-by-admin'))
 }

@@ -8,7 +8,7 @@ import { consumeVerification, createVerification, findVerification } from '../..
 import { hashPassword } from '../../crypto/password.js'
 import { generateId } from '../../crypto/random.js'
 import { emailPasswordError } from './errors.js'
-import { passwordChangedNotice, passwordResetEmail } from './mail.js'
+import { passwordResetEmail } from './mail.js'
 import { assertPasswordPolicy } from './password-policy.js'
 
 /**
@@ -115,5 +115,4 @@ export async function resetPassword(
     return revoke ? await deleteUserSessions(ctx, target.id) : 0
   })
   await recordAudit(ctx, { type: 'user.password-reset', actorUserId: target.id, detail: { revokedSessions: revoked }, meta })
-  await ctx.mailer.send(passwordChangedNotice(ctx.config().mail.appName, target, new Date(ctx.clock.now()), 'reset'))
 }

@@ -8,7 +8,7 @@ import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserByEmail, findUserById, normalizeEmail } from '../../core/user-store.js'
 import { updateUserColumns } from '../../core/users.js'
 import { emailPasswordError } from './errors.js'
-import { changeEmailConfirmation, emailChangedNotice, verificationEmail } from './mail.js'
+import { changeEmailConfirmation, verificationEmail } from './mail.js'
 
 /**
  * Email verification (SPEC §4, reference §5.2): a stateless HS256 JWT keyed by the auth secret,
@@ -206,7 +206,6 @@ export async function verifyEmail(
       detail: { from: claims.email, to: claims.updateTo, confirmed: true },
       meta,
     })
-    await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, current.user, claims.updateTo, now))
     await sendVerificationEmailIfEnabled(ctx, updated, input.callbackURL)
     return { kind: 'email-changed', user: updated, session: { session: current.session, user: updated } }
   }
@@ -266,6 +265,5 @@ async function applyChangeMailedToNewAddress(
     detail: { from: claims.email, to: claims.updateTo, confirmed: true, via: 'new-address' },
     meta,
   })
-  await ctx.mailer.send(emailChangedNotice(ctx.config().mail.appName, bound, claims.updateTo, now))
   return { kind: 'email-changed', user: updated, session: session ? { session: session.session, user: updated } : null }
 }

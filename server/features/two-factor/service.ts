@@ -131,8 +131,11 @@ export async function disableTwoFactor(
   meta: RequestMeta,
 ): Promise<void> {
   await assertPassword(ctx, current.user, password, meta, 'two-factor.disable')
+  // Whether a second factor was on (the flag, or a verified authenticator), or only an enrolment begun: the account feature's notice says "turned off" only for the former.
+  const totp = await findTwoFactor(ctx, current.user.id)
+  const wasEnabled = current.user.twoFactorEnabled === true || totp?.verified === true
   await removeSecondFactor(ctx, current.user.id)
-  await recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, meta })
+  await recordAudit(ctx, { type: 'two-factor.disabled', actorUserId: current.user.id, detail: { wasEnabled }, meta })
 }
 
 /** Turns two-factor off for a user: flag, TOTP secret and backup codes, trusted devices. */
