@@ -111,7 +111,10 @@ export function createPanelAuth(gatehouse: Gatehouse, cookiePrefix: () => string
    */
   async function sessionCaller(
     req: IncomingMessage,
-  ): Promise<{ status: 'admin'; caller: PanelCaller; setCookies: string[] } | { status: 'none' | 'not-admin' | 'enrolment-required'; setCookies: string[] }> {
+  ): Promise<
+    | { status: 'admin'; caller: PanelCaller; setCookies: string[] }
+    | { status: 'none' | 'not-admin' | 'enrolment-required'; setCookies: string[] }
+  > {
     // The session rules of get-session (expiry, refresh), in-process: an operation is not an API
     // request, so the panel's own calls never count against the API's rate limit.
     const config = ctx.config()

@@ -273,7 +273,8 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
       if (req.method !== 'POST') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use POST' })
       if (foreign()) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
       const { caller, refusal, setCookies } = await callerOf(req)
-      if (!caller) return sendJson(res, refusal === 'not-admin' || refusal === 'enrolment-required' ? 403 : 401, refusalBody(refusal), setCookies)
+      if (!caller)
+        return sendJson(res, refusal === 'not-admin' || refusal === 'enrolment-required' ? 403 : 401, refusalBody(refusal), setCookies)
       if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
         return sendJson(res, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send application/json' })
       }
