@@ -254,7 +254,11 @@ function TwoFactorBody({ appName }: { appName: string }) {
         <Alert
           color={overdue ? 'red' : 'yellow'}
           variant="light"
-          title={overdue ? 'Set up a second factor to continue' : 'A second factor is required'}
+          title={
+            <Text fw={700} size="sm" c="dark.9">
+              {overdue ? 'Set up a second factor to continue' : 'A second factor is required'}
+            </Text>
+          }
           data-testid="enrolment-required"
         >
           <Text size="sm" c="dark.9">
