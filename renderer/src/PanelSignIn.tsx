@@ -215,7 +215,13 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
 const SIGNED_OUT_NOTICE: Record<string, string> = {
   PANEL_SIGN_IN_REQUIRED: 'Your panel session ended. Sign in again.',
   PANEL_NOT_ADMIN: 'This account is not an administrator. Sign in with an administrator account.',
+  // twoFactor.enforcement: the grace to enrol is over (the panel, like every face, waits for it).
+  TWO_FACTOR_ENROLLMENT_REQUIRED:
+    'This account must have a second factor first. Set up an authenticator app on your account page (Two-factor authentication), then sign in again.',
 }
+
+/** Refusals after which the panel keeps no session (the account may not use the panel as it is). */
+const ENDS_SESSION = new Set(['PANEL_NOT_ADMIN', 'TWO_FACTOR_ENROLLMENT_REQUIRED'])
 
 /**
  * Shows the panel once a caller is known, else the sign-in page: at start, and whenever an
@@ -228,8 +234,8 @@ export function PanelGate({ children }: { children: ReactNode }) {
   useEffect(() => {
     const onSignedOut = (event: Event) => {
       const code = ((event as CustomEvent).detail as { code?: string } | undefined)?.code ?? 'PANEL_SIGN_IN_REQUIRED'
-      // An account that is no administrator keeps no panel session.
-      if (code === 'PANEL_NOT_ADMIN') void panelAuth('sign-out', {})
+      // An account that is no administrator (or must enrol a second factor first) keeps no panel session.
+      if (ENDS_SESSION.has(code)) void panelAuth('sign-out', {})
       setSignedOut(code)
     }
     window.addEventListener(SIGNED_OUT_EVENT, onSignedOut)
@@ -242,7 +248,7 @@ export function PanelGate({ children }: { children: ReactNode }) {
   if (reason) {
     return (
       <PanelSignIn
-        notice={signedOut || reason === 'PANEL_NOT_ADMIN' ? (SIGNED_OUT_NOTICE[reason] ?? null) : null}
+        notice={signedOut || ENDS_SESSION.has(reason) ? (SIGNED_OUT_NOTICE[reason] ?? null) : null}
         onSignedIn={() => {
           setSignedOut(null)
           void client.resetQueries()

@@ -71,7 +71,11 @@ export async function call<K extends OpName>(op: K, input: OpInput<K>): Promise<
   const result = window.gatehouse ? await window.gatehouse.call(op, input) : await overHttp(op, input)
   if (!result.ok) {
     // The panel's sign-in page takes over (renderer/src/PanelSignIn.tsx), whatever view asked.
-    if (result.error.code === 'PANEL_SIGN_IN_REQUIRED' || result.error.code === 'PANEL_NOT_ADMIN') {
+    if (
+      result.error.code === 'PANEL_SIGN_IN_REQUIRED' ||
+      result.error.code === 'PANEL_NOT_ADMIN' ||
+      result.error.code === 'TWO_FACTOR_ENROLLMENT_REQUIRED'
+    ) {
       window.dispatchEvent(new CustomEvent(SIGNED_OUT_EVENT, { detail: result.error }))
     }
     throw new PanelCallError(result.error)

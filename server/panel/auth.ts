@@ -4,6 +4,7 @@ import { runFromPanelPage } from '../core/panel-relay.js'
 import { resolveSession } from '../core/sessions.js'
 import { unsignValue } from '../crypto/sign.js'
 import { ADMIN_STATEMENTS, hasPermission, isAdministrator } from '../features/admin/access.js'
+import { enrolmentOverdue } from '../features/two-factor/service.js'
 import { cookieNames, parseCookieHeader, readSessionToken, serializeCookie, signedCookieValue } from '../http/cookies.js'
 import type { Gatehouse } from '../gatehouse.js'
 
@@ -104,11 +105,16 @@ export function createPanelAuth(gatehouse: Gatehouse, cookiePrefix: () => string
   /**
    * The administrator the request's panel session belongs to, or why not: `none` (no session, or
    * an expired one: the sign-in page), `not-admin` (a signed-in user without any `admin.*`
-   * permission). Cookie refreshes of the session come back in `setCookies`.
+   * permission), `enrolment-required` (an administrator whose second-factor enrolment is overdue,
+   * twoFactor.enforcement: the panel, like every face, waits until they enrol on their account
+   * page). Cookie refreshes of the session come back in `setCookies`.
    */
   async function sessionCaller(
     req: IncomingMessage,
-  ): Promise<{ status: 'admin'; caller: PanelCaller; setCookies: string[] } | { status: 'none' | 'not-admin'; setCookies: string[] }> {
+  ): Promise<
+    | { status: 'admin'; caller: PanelCaller; setCookies: string[] }
+    | { status: 'none' | 'not-admin' | 'enrolment-required'; setCookies: string[] }
+  > {
     // The session rules of get-session (expiry, refresh), in-process: an operation is not an API
     // request, so the panel's own calls never count against the API's rate limit.
     const config = ctx.config()
@@ -131,6 +137,7 @@ export function createPanelAuth(gatehouse: Gatehouse, cookiePrefix: () => string
     const subject = { userId: row.id, role: row.role }
     const access = isAdministrator(config, subject) ? 'full' : anyAdminPermission(config, subject) ? 'limited' : null
     if (!access) return { status: 'not-admin', setCookies }
+    if (await enrolmentOverdue(ctx, row)) return { status: 'enrolment-required', setCookies }
     const meta = { ipAddress: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? null, userAgent: 'gatehouse-panel' }
     return { status: 'admin', caller: { kind: 'admin', user: row, access, meta }, setCookies }
   }

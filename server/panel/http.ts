@@ -162,16 +162,18 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
    */
   const callerOf = async (
     req: IncomingMessage,
-  ): Promise<{ caller: PanelCaller | null; refusal: 'none' | 'not-admin' | null; setCookies: string[] }> => {
+  ): Promise<{ caller: PanelCaller | null; refusal: 'none' | 'not-admin' | 'enrolment-required' | null; setCookies: string[] }> => {
     const found = await auth.sessionCaller(req)
     if (found.status === 'admin') return { caller: found.caller, refusal: null, setCookies: found.setCookies }
     if (authenticated(req)) return { caller: recoveryCaller(req), refusal: null, setCookies: found.setCookies }
     return { caller: null, refusal: found.status, setCookies: found.setCookies }
   }
-  const refusalBody = (refusal: 'none' | 'not-admin' | null) =>
+  const refusalBody = (refusal: 'none' | 'not-admin' | 'enrolment-required' | null) =>
     refusal === 'not-admin'
       ? { code: 'PANEL_NOT_ADMIN', message: 'This account is not an administrator' }
-      : { code: 'PANEL_SIGN_IN_REQUIRED', message: 'Sign in to the control panel' }
+      : refusal === 'enrolment-required'
+        ? { code: 'TWO_FACTOR_ENROLLMENT_REQUIRED', message: 'Set up a second factor on your account page to use the control panel' }
+        : { code: 'PANEL_SIGN_IN_REQUIRED', message: 'Sign in to the control panel' }
 
   const authenticated = (req: IncomingMessage): boolean => {
     const auth = req.headers.authorization
@@ -271,7 +273,8 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
       if (req.method !== 'POST') return sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: 'Use POST' })
       if (foreign()) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
       const { caller, refusal, setCookies } = await callerOf(req)
-      if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal), setCookies)
+      if (!caller)
+        return sendJson(res, refusal === 'not-admin' || refusal === 'enrolment-required' ? 403 : 401, refusalBody(refusal), setCookies)
       if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
         return sendJson(res, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send application/json' })
       }
@@ -301,7 +304,7 @@ export async function startPanelServer(options: PanelServerOptions): Promise<Pan
     const download = /^\/panel\/download\/([a-z]+)\/([^/]+)$/.exec(url.pathname)
     if (download) {
       const { caller, refusal } = await callerOf(req)
-      if (!caller) return sendJson(res, refusal === 'not-admin' ? 403 : 401, refusalBody(refusal))
+      if (!caller) return sendJson(res, refusal === 'not-admin' || refusal === 'enrolment-required' ? 403 : 401, refusalBody(refusal))
       if (!panelMayDownload(caller)) {
         return sendJson(res, 403, { code: 'PANEL_FORBIDDEN', message: 'Downloads need an administrator' })
       }

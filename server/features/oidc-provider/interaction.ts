@@ -197,9 +197,13 @@ export async function handleInteraction(
         return redirect(res, `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(back)}`)
       }
     }
-    // The admission rule of every face (core/admission.ts); an unverified person is asked to verify first.
+    // The admission rule of every face (core/admission.ts); an unverified person is asked to verify first,
+    // a person whose second-factor enrolment is overdue to enrol.
     const found = await admittedUser(ctx, userId, requestState.get(req)?.session)
     if (found?.refusal === 'EMAIL_NOT_VERIFIED') return redirect(res, `${ctx.baseURL}/ui/verify-email?returnTo=${encodeURIComponent(here)}`)
+    // An overdue second-factor enrolment (twoFactor.enforcement) is asked for on the hosted Two-factor page, then back here.
+    if (found?.refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED')
+      return redirect(res, `${ctx.baseURL}/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent(here)}`)
     const user = found && !found.refusal ? found.user : undefined
     if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
       const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'

@@ -15,7 +15,7 @@ import {
   consumeTrustedDevice,
   disableTwoFactor,
   enableTwoFactor,
-  enforcementFor,
+  enrolmentOf,
   forgetTrustedDevice,
   getTotpUri,
   openChallenge,
@@ -211,19 +211,23 @@ export const twoFactorRoutes = [
  * /sign-in/username, here asked by every method that is one factor): a user with two-factor on
  * gets `{twoFactorRedirect, twoFactorMethods}` and the two_factor cookie instead of a session,
  * unless the browser holds a valid trust_device cookie (rotated). Users of an enforced role
- * without a second factor are told their deadline, then refused.
+ * without a second factor are told their deadline (`twoFactorEnrollment`), and once it has passed
+ * that they are overdue (`overdue: true`): their session serves the account pages to enrol, and no
+ * face vouches for them until they do (core/admission.ts, faceRefusal).
  */
 export async function secondFactor(rc: AnyRC, attempt: SignInAttempt): Promise<SecondFactorOutcome | undefined> {
   const { ctx } = rc
   if (!ctx.config().twoFactor.enabled) return undefined
   const userRow = attempt.user
   if (!userRow.twoFactorEnabled) {
-    const rule = await enforcementFor(ctx, userRow)
-    if (rule.status === 'none') return undefined
-    if (rule.status === 'grace')
-      return { extra: { twoFactorEnrollment: { required: true, deadline: new Date(rule.deadline).toISOString() } } }
+    const rule = await enrolmentOf(ctx, userRow, true)
+    if (rule.status === 'none' || rule.status === 'unstarted') return undefined
+    const deadline = new Date(rule.deadline).toISOString()
+    if (rule.status === 'grace') return { extra: { twoFactorEnrollment: { required: true, deadline } } }
+    // Past the grace the session still opens, so the person can enrol on the hosted pages; every
+    // face (OIDC, SAML, forward auth, LDAP) and the control panel refuse them until they do.
     await recordAudit(ctx, { type: 'two-factor.enrolment-required', outcome: 'failure', targetUserId: userRow.id, meta: rc.meta })
-    throw twoFactorError(403, 'TWO_FACTOR_ENROLLMENT_REQUIRED')
+    return { extra: { twoFactorEnrollment: { required: true, deadline, overdue: true } } }
   }
   const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
   if (await consumeTrustedDevice(ctx, userRow.id, trusted)) {

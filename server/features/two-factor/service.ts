@@ -456,24 +456,46 @@ export async function forgetTrustedDevice(ctx: AuthContext, value: string | null
 // ---------------------------------------------------------------------------------------------
 // Enforcement (Gatehouse): roles that must have a second factor, with an enrolment grace period.
 
-export type Enforcement = { status: 'none' } | { status: 'grace'; deadline: number } | { status: 'refused' }
+/**
+ * Where a person stands with the enforcement rule, the one answer every caller reads (the sign-in
+ * step, the faces' admission, `GET /two-factor/status` and so the hosted pages' enrolment step):
+ * - `none`: no rule names their roles (or two-factor is off), or they have a second factor (TOTP
+ *   on, or a passkey);
+ * - `unstarted`: enrolment is required but their grace has not started (it starts at a sign-in);
+ * - `grace`: enrolment is required and may still be put off until `deadline`;
+ * - `overdue`: the grace ended at `deadline`; every face refuses them until they enrol.
+ */
+export type Enrolment =
+  | { status: 'none' }
+  | { status: 'unstarted' }
+  | { status: 'grace'; deadline: number }
+  | { status: 'overdue'; deadline: number }
 
-export async function enforcementFor(ctx: AuthContext, userRow: UserRow): Promise<Enforcement> {
+/** Whether the enforcement rule names one of the person's roles (two-factor on, rule not empty). */
+function enforcedRole(ctx: AuthContext, userRow: UserRow): boolean {
   const rule = conf(ctx).enforcement
-  if (!conf(ctx).enabled || rule.roles.length === 0) return { status: 'none' }
+  if (!conf(ctx).enabled || rule.roles.length === 0) return false
   const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
-  if (!roles.some((r) => rule.roles.includes(r))) return { status: 'none' }
-  if (userRow.twoFactorEnabled || (await hasPasskey(ctx, userRow.id))) return { status: 'none' }
+  return roles.some((r) => rule.roles.includes(r))
+}
+
+/**
+ * The enforcement rule for one person. With `start`, a required enrolment whose grace has not
+ * started starts it now (a sign-in); without, it only reads.
+ */
+export async function enrolmentOf(ctx: AuthContext, userRow: UserRow, start: boolean): Promise<Enrolment> {
+  if (!enforcedRole(ctx, userRow) || userRow.twoFactorEnabled) return { status: 'none' }
+  if (await hasPasskey(ctx, userRow.id)) return { status: 'none' }
   const now = ctx.clock.now()
-  let record = await readVerification(ctx, graceId(userRow.id))
-  if (!record) {
-    const deadline = now + rule.gracePeriod * 1000
+  let deadline = await graceDeadline(ctx, userRow.id)
+  if (deadline === null) {
+    if (!start) return { status: 'unstarted' }
+    const until = now + conf(ctx).enforcement.gracePeriod * 1000
     // Kept well past the deadline, so an expired grace is not restarted by the cleanup.
-    await putVerification(ctx, graceId(userRow.id), String(deadline), deadline + 3650 * 86_400_000)
-    record = await readVerification(ctx, graceId(userRow.id))
+    await putVerification(ctx, graceId(userRow.id), String(until), until + 3650 * 86_400_000)
+    deadline = (await graceDeadline(ctx, userRow.id)) ?? now
   }
-  const deadline = Number(record?.value ?? now)
-  return deadline > now ? { status: 'grace', deadline } : { status: 'refused' }
+  return deadline > now ? { status: 'grace', deadline } : { status: 'overdue', deadline }
 }
 
 /**
@@ -482,15 +504,8 @@ export async function enforcementFor(ctx: AuthContext, userRow: UserRow): Promis
  * grace has not started is not overdue. Synchronous (null) when no enforcement rule names their roles.
  */
 export function enrolmentOverdue(ctx: AuthContext, userRow: UserRow): null | Promise<'TWO_FACTOR_ENROLLMENT_REQUIRED' | null> {
-  const rule = conf(ctx).enforcement
-  if (!conf(ctx).enabled || rule.roles.length === 0 || userRow.twoFactorEnabled) return null
-  const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
-  if (!roles.some((r) => rule.roles.includes(r))) return null
-  return (async () => {
-    if (await hasPasskey(ctx, userRow.id)) return null
-    const deadline = await graceDeadline(ctx, userRow.id)
-    return deadline !== null && deadline <= ctx.clock.now() ? 'TWO_FACTOR_ENROLLMENT_REQUIRED' : null
-  })()
+  if (!enforcedRole(ctx, userRow) || userRow.twoFactorEnabled) return null
+  return enrolmentOf(ctx, userRow, false).then((e) => (e.status === 'overdue' ? 'TWO_FACTOR_ENROLLMENT_REQUIRED' : null))
 }
 
 /** The deadline of a user's enrolment grace, if one started. */
@@ -513,18 +528,17 @@ export async function resetGrace(ctx: AuthContext, userId: string): Promise<void
 export async function ownTwoFactorStatus(ctx: AuthContext, userRow: UserRow) {
   const row = await findTwoFactor(ctx, userRow.id)
   const codes = row ? openBackupCodes(ctx.secret, row.backupCodes) : null
-  const rule = conf(ctx).enforcement
-  const roles = (userRow.role ?? '').split(',').map((r) => r.trim())
-  const enforced = rule.roles.length > 0 && roles.some((r) => rule.roles.includes(r))
-  const enrolled = Boolean(userRow.twoFactorEnabled) || (await hasPasskey(ctx, userRow.id))
-  const deadline = enforced && !enrolled ? await graceDeadline(ctx, userRow.id) : null
+  const enrolment = await enrolmentOf(ctx, userRow, false)
+  const deadline = enrolment.status === 'grace' || enrolment.status === 'overdue' ? enrolment.deadline : null
   return {
     enabled: Boolean(userRow.twoFactorEnabled),
     totp: !row ? ('none' as const) : row.verified === false ? ('pending' as const) : ('verified' as const),
     backupCodesLeft: codes && row?.verified !== false ? codes.length : null,
     trustedDevices: await countTrustedDevices(ctx, userRow.id),
-    enrolmentRequired: enforced && !enrolled,
+    enrolmentRequired: enrolment.status !== 'none',
     enrolmentDeadline: deadline === null ? null : new Date(deadline).toISOString(),
+    /** The grace is over: no face vouches for this person until they enrol (the hosted enrolment step offers no skip). */
+    enrolmentOverdue: enrolment.status === 'overdue',
     otp: conf(ctx).otpOptions.enabled,
     totpAvailable: !conf(ctx).totpOptions.disable,
   }

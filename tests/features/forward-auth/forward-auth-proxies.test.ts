@@ -318,6 +318,42 @@ describe.skipIf(Boolean(skipReason)).each(['nginx', 'caddy'] as const)('forward 
     }
   })
 
+  it('two-factor enforcement during the grace: the sign-in goes through the enrolment step (time left, Skip for now) and on to the app; a foreign returnTo there gets no way out', async () => {
+    // Issue 49 §10: the rule's roles (admin here) must enrol within three days of their first sign-in.
+    server.gatehouse.config.update({ twoFactor: { enforcement: { roles: ['admin'], gracePeriod: 3 * 86_400 } } })
+    const context = await browser.newContext({ locale: 'en-GB' })
+    const page = await context.newPage()
+    try {
+      const who = await account('Enid Proxy')
+      await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: who.id, role: 'admin' }, null)
+      const path = `/enrol/${proxy}?x=1`
+      await page.goto(appURL(path))
+      await page.waitForURL((u) => u.pathname === '/api/auth/ui/sign-in')
+      await signInOnPage(page, who.email)
+      await page.waitForURL((u) => u.pathname === '/api/auth/ui/account/two-factor')
+      const step = new URL(page.url())
+      expect(step.searchParams.get('enrol')).toBe('1')
+      expect(step.searchParams.get('returnTo')).toBe(appURL(path))
+      await expect.poll(() => page.getByTestId('enrolment-required').textContent()).toContain('(3 days left)')
+      expect(await appSaw()).not.toContain(`/enrol/${proxy}`)
+      await page.getByRole('button', { name: 'Skip for now' }).click()
+      await page.waitForURL(appURL(path))
+      expect(remoteOf(await bodyJSON(page))['remote-email']).toBe(who.email)
+
+      // The step keeps to the returnTo the hosted pages accept: a host no rule names gets no Skip.
+      const answered = page.waitForResponse((r) => r.url().includes('/forward-auth/return-to?'))
+      await page.goto(`${authOrigin}/api/auth/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent('http://evil.test:9/steal')}`)
+      await page.getByTestId('enrolment-required').waitFor()
+      expect(await (await answered).json()).toEqual({ url: null, app: null })
+      // React has committed what that answer gave (two frames later).
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))
+      expect(await page.getByRole('button', { name: 'Skip for now' }).count()).toBe(0)
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enforcement: null } })
+      await context.close()
+    }
+  })
+
   it('an unverified sign-up (identity.requireVerifiedEmail, the default) is sent to the verify-email page, the app never asked; verified, the app sees it', async () => {
     const client = api()
     const email = uniqueEmail('unverified')

@@ -600,6 +600,34 @@ describe('the admission rule of every face (core/admission.ts, issue 47 §1)', (
     }
   })
 
+  it('a session opened past the two-factor enrolment grace is not vouched for until the person enrols (two-factor’s faceRefusal)', async () => {
+    // A grace of 0: over at the first sign-in, which still opens a session (to enrol with, issue 49 §10).
+    server.gatehouse.config.update({ twoFactor: { enforcement: { roles: ['admin'], gracePeriod: 0 } } })
+    try {
+      const s = await verifiedSignUp(server, { password: PASSWORD })
+      await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: s.user.id, role: 'admin' }, null)
+      const late = new HttpClient(server.base)
+      const answer = await late.post<{ twoFactorEnrollment?: { overdue?: boolean } }>('/sign-in/email', {
+        email: s.email,
+        password: PASSWORD,
+      })
+      expect(answer.status).toBe(200)
+      expect(answer.body.twoFactorEnrollment?.overdue).toBe(true)
+      const refused = await authRequest('https://app.lan/', { cookie: late.jar.header() })
+      expect(refused.status).toBe(401)
+      expect(errorOf(refused).code).toBe('UNAUTHORIZED')
+      expect(remote(refused)).toEqual({})
+      // Enrolled (TOTP confirmed), the re-issued session is vouched for.
+      const enable = await late.post<{ totpURI: string }>('/two-factor/enable', { password: PASSWORD })
+      expect(enable.status).toBe(200)
+      const totp = URI.parse(enable.body.totpURI) as TOTP
+      expect((await late.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: server.clock.now() }) })).status).toBe(200)
+      expect((await authRequest('https://app.lan/', { cookie: late.jar.header() })).status).toBe(200)
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enforcement: null } })
+    }
+  })
+
   it('an impersonation session is not vouched for: 401 to the sign-in page', async () => {
     const admin = await signedIn()
     await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: admin.user.id, role: 'admin' }, null)

@@ -3,9 +3,14 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { eq } from 'drizzle-orm'
+import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { user } from '../../../server/db/schema.js'
 import type { OidcLogoutDeliveryRow } from '../../../server/features/oidc-provider/schema.js'
+import { graceDeadline } from '../../../server/features/two-factor/service.js'
+import { axe } from '../../helpers/axe.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
 import { launchBrowser } from '../../helpers/browser.js'
@@ -473,4 +478,118 @@ describe.skipIf(reason)('mod_auth_openidc as the back-channel relying party', ()
     for (const app of apps) await expectNoSessionAt(page, app)
     await signedIn.context.close()
   }, 300_000)
+})
+
+/**
+ * Issue 49 §10: two-factor enforcement (`twoFactor.enforcement`) sends mod_auth_openidc's sign-in
+ * through the hosted Two-factor page's enrolment step and back. During the grace the page says when
+ * it ends and how long is left, and "Skip for now" goes on to the authorization (the application
+ * opens); once the grace is over there is no skip, the application stays refused (its next request
+ * comes back to the enrolment step), and after enrolling with a code computed by otpauth from the
+ * shown secret, "Continue" finishes the authorization and the application opens.
+ */
+describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', () => {
+  const ENFORCED = 'staff'
+
+  async function enforced(gracePeriod: number): Promise<SignedUp> {
+    server.gatehouse.config.update({ twoFactor: { enabled: true, enforcement: { roles: [ENFORCED], gracePeriod } } })
+    const person = await verifiedSignUp(server, { name: 'Grace Hopper' })
+    await server.gatehouse.ctx.db.update(user).set({ role: ENFORCED }).where(eq(user.id, person.user.id))
+    return person
+  }
+
+  /** mod_auth_openidc sends the browser to Gatehouse; the person signs in on the hosted page and lands on the enrolment step. */
+  async function signInToEnrolment(page: Page, person: SignedUp): Promise<URL> {
+    await page.goto(`${appA().url}/protected/env`)
+    await page.waitForURL(/\/api\/auth\/ui\/sign-in/)
+    await page.getByLabel(/^Email or username/).fill(person.email)
+    await page.getByLabel(/^Password/).fill(person.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL(/\/api\/auth\/ui\/account\/two-factor\?/)
+    const url = new URL(page.url())
+    expect(url.searchParams.get('enrol')).toBe('1')
+    // The way back is the authorization's interaction, kept through the step.
+    expect(url.searchParams.get('returnTo')).toMatch(new RegExp(`^${server.base}/oidc/interaction/[\\w-]+$`))
+    await page.getByTestId('enrolment-required').waitFor()
+    return url
+  }
+
+  /** Past the consent page (shown the first time this person uses the application): the protected page itself. */
+  async function backAtApplication(page: Page, person: SignedUp): Promise<void> {
+    const target = `${appA().url}/protected/env`
+    await page.waitForURL((url) => url.href === target || url.pathname.endsWith('/ui/consent'))
+    if (page.url().includes('/ui/consent')) {
+      await page.getByRole('button', { name: 'Allow' }).click()
+      await page.waitForURL(target)
+    }
+    expect(envOf(await page.locator('body').innerText()).REMOTE_USER).toBe(person.email)
+  }
+
+  const localeTime = (page: Page, at: number): Promise<string> =>
+    page.evaluate((t) => new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }), at)
+
+  it('during the grace: the enrolment step says how long is left; Skip for now opens the application', async () => {
+    try {
+      const person = await enforced(3 * 86_400)
+      const { context, page } = await newPage()
+      await signInToEnrolment(page, person)
+      const deadline = await graceDeadline(server.gatehouse.ctx, person.user.id)
+      expect(deadline).toBe(clock.now() + 3 * 86_400_000)
+      const notice = await page.getByTestId('enrolment-required').innerText()
+      expect(notice).toContain('A second factor is required')
+      expect(notice).toContain(
+        `Your account must have a second factor by ${await localeTime(page, deadline as number)} (3 days left). Set up an authenticator app below.`,
+      )
+      expect(await axe(page)).toEqual([])
+      await page.getByRole('button', { name: 'Skip for now' }).click()
+      await backAtApplication(page, person)
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enabled: false, enforcement: null } })
+    }
+  }, 240_000)
+
+  it('grace over: no skip, the application stays refused until a TOTP is enrolled; Continue then opens it', async () => {
+    try {
+      // A grace of 0: over at the first sign-in.
+      const person = await enforced(0)
+      const { context, page } = await newPage()
+      const step = await signInToEnrolment(page, person)
+      const notice = await page.getByTestId('enrolment-required').innerText()
+      expect(notice).toContain('Set up a second factor to continue')
+      expect(notice).toContain('Applications will not let you in until you set up an authenticator app below.')
+      expect(await page.getByRole('button', { name: 'Skip for now' }).count()).toBe(0)
+      expect(await axe(page)).toEqual([])
+
+      // The refusal stays: the application's next sign-in comes back to the enrolment step, not to it.
+      await page.goto(`${appA().url}/protected/env`)
+      await page.waitForURL(/\/api\/auth\/ui\/account\/two-factor\?/)
+      expect(new URL(page.url()).searchParams.get('enrol')).toBe('1')
+      expect(await page.getByRole('button', { name: 'Skip for now' }).count()).toBe(0)
+      await page.goto(step.href)
+
+      // A wrong password is announced on its field.
+      const setUp = page.getByRole('form', { name: 'Set up an authenticator app' })
+      await setUp.getByLabel(/^Your password/).fill('not the password')
+      await setUp.getByRole('button', { name: 'Set up' }).click()
+      await page.waitForFunction(() => document.activeElement?.getAttribute('aria-invalid') === 'true')
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('password')
+      await setUp.getByLabel(/^Your password/).fill(person.password)
+      await setUp.getByRole('button', { name: 'Set up' }).click()
+      const totp = URI.parse((await page.getByTestId('totp-uri').textContent()) ?? '') as TOTP
+      expect(await page.getByTestId('totp-secret').textContent()).toBe(totp.secret.base32)
+      expect(await page.getByRole('button', { name: 'Continue' }).count()).toBe(0)
+      const confirm = page.getByRole('form', { name: 'Confirm the authenticator app' })
+      await confirm.getByLabel(/^Code from the app/).fill(totp.generate({ timestamp: clock.now() }))
+      await confirm.getByRole('button', { name: 'Turn on' }).click()
+      // The backup codes are shown once, with Continue beside them.
+      await page.getByTestId('backup-codes').waitFor()
+      expect(await page.getByTestId('backup-codes').locator('li').count()).toBe(10)
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await backAtApplication(page, person)
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enabled: false, enforcement: null } })
+    }
+  }, 240_000)
 })

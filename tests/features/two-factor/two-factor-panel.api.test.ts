@@ -94,12 +94,15 @@ describe('panel: second factors', () => {
       const deadline = (await ok<{ graceDeadline: number }>('twoFactor.userFactors', { userId })).graceDeadline
       expect(deadline).toBe(server.clock.now() + 600_000)
       server.clock.advanceSeconds(601)
-      expect((await client().signIn.email({ email, password: PASSWORD })).error).toMatchObject({
-        status: 403,
-        code: 'TWO_FACTOR_ENROLLMENT_REQUIRED',
+      // Overdue: the sign-in opens a session to enrol with, marked so (no face vouches for it).
+      expect((await client().signIn.email({ email, password: PASSWORD })).data).toMatchObject({
+        twoFactorEnrollment: { required: true, overdue: true },
       })
       await ok('twoFactor.resetGrace', { userId })
-      expect((await client().signIn.email({ email, password: PASSWORD })).error).toBeNull()
+      const again = await client().signIn.email({ email, password: PASSWORD })
+      expect(again.error).toBeNull()
+      expect(again.data).toMatchObject({ twoFactorEnrollment: { required: true } })
+      expect(again.data).not.toHaveProperty('twoFactorEnrollment.overdue')
     } finally {
       await ok('twoFactor.setEnforcement', { roles: [] })
     }

@@ -21,6 +21,8 @@ export interface TwoFactorStatus {
   trustedDevices: number
   enrolmentRequired: boolean
   enrolmentDeadline: string | null
+  /** The grace is over: no app lets the person in until they enrol. */
+  enrolmentOverdue?: boolean
   otp: boolean
   totpAvailable: boolean
 }

@@ -1,6 +1,7 @@
 import { Alert, Box, Button, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api } from '../api'
+import { enrolmentReturnTo, timeLeft } from '../enrolment'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
 import { AccountPage, FocusedAlert, focusFirstInvalid, when } from './common'
@@ -207,7 +208,9 @@ function ConfirmEnrolment({ uri, onConfirmed }: { uri: string; onConfirmed: () =
  * a QR code drawn here and confirmed by a first code, backup codes shown once (download, print),
  * regenerated, and two-factor turned off, each guarded by the password. The same endpoints apps
  * call (`/two-factor/enable`, `verify-totp`, `generate-backup-codes`, `disable`), plus the page's
- * read of `GET /two-factor/status`.
+ * read of `GET /two-factor/status`. Opened as the enrolment step of a sign-in (`?enrol=1&returnTo=`,
+ * issue 49 §10): during the grace it says how long is left and offers "Skip for now"; once the
+ * grace is over, no skip; once enrolled (backup codes shown), "Continue" goes on to returnTo.
  */
 export function AccountTwoFactorPage({ config }: PageProps) {
   return (
@@ -219,6 +222,11 @@ export function AccountTwoFactorPage({ config }: PageProps) {
 
 function TwoFactorBody({ appName }: { appName: string }) {
   const [status, setStatus] = useState<TwoFactorStatus | null>(null)
+  // The enrolment step after a sign-in (`?enrol=1&returnTo=`): where "Skip for now" and "Continue" go.
+  const [returnTo, setReturnTo] = useState<string | null>(null)
+  useEffect(() => {
+    if (new URLSearchParams(location.search).get('enrol') === '1') void enrolmentReturnTo().then(setReturnTo)
+  }, [])
   const [error, setError] = useState<string | null>(null)
   const [enrolling, setEnrolling] = useState<{ uri: string; codes: string[] } | null>(null)
   const [codes, setCodes] = useState<string[] | null>(null)
@@ -234,6 +242,7 @@ function TwoFactorBody({ appName }: { appName: string }) {
   if (!status) return null
 
   const on = status.totp === 'verified'
+  const overdue = status.enrolmentOverdue === true
   return (
     <Stack gap="md">
       {notice ? (
@@ -242,14 +251,36 @@ function TwoFactorBody({ appName }: { appName: string }) {
         </Text>
       ) : null}
       {status.enrolmentRequired ? (
-        <Alert color="yellow" variant="light" title="A second factor is required" data-testid="enrolment-required">
+        <Alert
+          color={overdue ? 'red' : 'yellow'}
+          variant="light"
+          title={
+            <Text fw={700} size="sm" c="dark.9">
+              {overdue ? 'Set up a second factor to continue' : 'A second factor is required'}
+            </Text>
+          }
+          data-testid="enrolment-required"
+        >
           <Text size="sm" c="dark.9">
-            Your account must have a second factor{status.enrolmentDeadline ? ` by ${when(status.enrolmentDeadline)}` : ''}. Set up an
-            authenticator app below{status.enrolmentDeadline ? '' : ' to sign in again'}.
+            {overdue
+              ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you set up an authenticator app below.`
+              : status.enrolmentDeadline
+                ? `Your account must have a second factor by ${when(status.enrolmentDeadline)} (${timeLeft(status.enrolmentDeadline)} left). Set up an authenticator app below.`
+                : 'Your account must have a second factor. Set up an authenticator app below.'}
           </Text>
         </Alert>
       ) : null}
+      {returnTo && status.enrolmentRequired && !overdue ? (
+        <Button variant="default" style={{ alignSelf: 'flex-start' }} onClick={() => location.assign(returnTo)} data-testid="enrol-skip">
+          Skip for now
+        </Button>
+      ) : null}
       {codes ? <BackupCodes codes={codes} appName={appName} onDone={() => setCodes(null)} /> : null}
+      {returnTo && on && !status.enrolmentRequired ? (
+        <Button style={{ alignSelf: 'flex-start' }} onClick={() => location.assign(returnTo)} data-testid="enrol-continue">
+          Continue
+        </Button>
+      ) : null}
       <Stack gap={4}>
         <Title order={2} size="h4">
           Authenticator app

@@ -5,6 +5,7 @@ import type { PageProps } from '../page-props'
 import { ApiError, api, pageURL } from '../api'
 import { useFocusOnInvalid, errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { FormAlert, Layout } from '../Layout'
+import { enrolmentStep } from '../enrolment'
 import { forwardAuthReturnTo, returnToParam } from '../return-to'
 import { type SecondFactor, SecondFactorStep } from './SecondFactorStep'
 
@@ -23,13 +24,16 @@ export function useForwardAuthApp(): { url: string; app: string } | null {
   return accepted
 }
 
-/** Signed in: go to the accepted returnTo (Gatehouse's own, or a forward-auth app's), else show the done state. */
-function useFinish(forwardApp: { url: string } | null): [{ who: string | null } | null, (who: string | null) => void] {
+/**
+ * Signed in: go to the accepted returnTo (Gatehouse's own, or a forward-auth app's), through the
+ * two-factor enrolment step first when the person must enrol (issue 49 §10); else show the done state.
+ */
+function useFinish(forwardApp: { url: string } | null, twoFactor: boolean): [{ who: string | null } | null, (who: string | null) => void] {
   const [done, setDone] = useState<{ who: string | null } | null>(null)
   const finish = (who: string | null) => {
     const target = returnToParam() ?? forwardApp?.url
     if (target) {
-      location.assign(target)
+      void enrolmentStep(target, twoFactor).then((step) => location.assign(step ?? target))
       return
     }
     setDone({ who })
@@ -178,7 +182,7 @@ async function passkeySignIn(): Promise<SignInAnswer> {
 
 export function SignInPage({ config }: PageProps) {
   const forwardApp = useForwardAuthApp()
-  const [done, finish] = useFinish(forwardApp)
+  const [done, finish] = useFinish(forwardApp, config.twoFactor)
   const [initial] = useState(initialStep)
   const [step, setStep] = useState<'password' | 'second-factor'>(initial.step)
   const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
