@@ -155,6 +155,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:users.create',
   'gatehouse:users.get',
   'gatehouse:users.impersonationLink',
+  'gatehouse:users.inviteToSignUp',
   'gatehouse:users.list',
   'gatehouse:users.remove',
   'gatehouse:users.revokeSession',

@@ -20,6 +20,7 @@ import { IconBuilding, IconCircleCheckFilled, IconCircleDashed, IconDeviceDeskto
 import type { SetupStep } from '../../../../server/features/overview/panel-contract'
 import { type ReactNode, useState } from 'react'
 import type { OpOutput } from '../../../../server/panel/contract'
+import { Allowed } from '../../access'
 import { useOp, useOpMutation } from '../../api'
 
 type ServerInfo = OpOutput<'server.info'>
@@ -107,15 +108,17 @@ function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) 
               : 'Email verification is not required: a new account is signed in, and vouched for to your apps, under any address it claims.'}
         </Text>
         <Group>
-          <Button
-            size="xs"
-            color="red.9"
-            data-testid="sign-up-invitation-only"
-            loading={save.isPending}
-            onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
-          >
-            Allow sign-up by invitation only
-          </Button>
+          <Allowed op="settings.update">
+            <Button
+              size="xs"
+              color="red.9"
+              data-testid="sign-up-invitation-only"
+              loading={save.isPending}
+              onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
+            >
+              Allow sign-up by invitation only
+            </Button>
+          </Allowed>
         </Group>
         <ErrorNotice error={save.error} />
       </Stack>
