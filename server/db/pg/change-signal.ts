@@ -1,4 +1,8 @@
 import pg from 'pg'
+import type { ChangeScope } from '../storage.js'
+
+/** Payloads that name a scope (storage.ts ChangeScope), not a table. */
+const SCOPES: ReadonlySet<string> = new Set<ChangeScope>(['directory'])
 
 /** The channel the gatehouse_change triggers notify on (migration 0002_change_notify). */
 export const CHANGE_CHANNEL = 'gatehouse_change'
@@ -103,9 +107,12 @@ export async function listenForChanges(
     const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME })
     c.on('notification', (message) => {
       if (message.channel !== CHANGE_CHANNEL) return
-      version++
       const payload = message.payload ?? ''
       scoped.set(payload, (scoped.get(payload) ?? 0) + 1)
+      // A scope's notification ('directory') comes beside the table's own, which already moved
+      // version() and told onChange: it counts for its scope only.
+      if (SCOPES.has(payload)) return
+      version++
       onChange?.(payload)
     })
     // pg emits 'error' for a connection lost while idle, and 'end' when it closes.
