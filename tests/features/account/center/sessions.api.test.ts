@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient } from '../../helpers/http.js'
+import { HttpClient } from '../../../helpers/http.js'
 import { type AccountHarness, accessibleEverywhere, open, person, signInThroughPage, startAccountHarness } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */

@@ -2,16 +2,16 @@ import { rmSync } from 'node:fs'
 import { eq } from 'drizzle-orm'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { expect } from 'vitest'
-import { user } from '../../../server/db/schema.js'
-import type { GatehouseConfigInput } from '../../../server/config/schema.js'
-import { axe } from '../../helpers/axe.js'
-import { launchBrowser, watchRequests } from '../../helpers/browser.js'
-import { buildHostedPages } from '../../helpers/hosted.js'
-import { type SignedUp, signUp, uniqueEmail } from '../../helpers/http.js'
+import { user } from '../../../../server/db/schema.js'
+import type { GatehouseConfigInput } from '../../../../server/config/schema.js'
+import { axe } from '../../../helpers/axe.js'
+import { launchBrowser, watchRequests } from '../../../helpers/browser.js'
+import { buildHostedPages } from '../../../helpers/hosted.js'
+import { type SignedUp, signUp, uniqueEmail } from '../../../helpers/http.js'
 
 export { uniqueEmail as uniqueAddress }
-import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
-import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
+import { startTestServer, TestClock, type TestServer } from '../../../helpers/server.js'
+import { type SmtpSink, startSmtpSink } from '../../../helpers/smtp.js'
 
 /**
  * The account center's suites share one shape: the hosted pages built as `npm run build` does,

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { account } from '../../../server/db/schema.js'
-import { HttpClient } from '../../helpers/http.js'
+import { account } from '../../../../server/db/schema.js'
+import { HttpClient } from '../../../helpers/http.js'
 import { type AccountHarness, accessibleEverywhere, linkIn, open, person, startAccountHarness, ui } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */

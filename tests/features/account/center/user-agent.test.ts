@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { deviceOf } from '../../../renderer/hosted/src/account/user-agent.js'
+import { deviceOf } from '../../../../renderer/hosted/src/account/user-agent.js'
 
 /** The Sessions page's device names (renderer/hosted/src/account/user-agent.ts) from real User-Agent strings. */
 describe('deviceOf', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { recordAudit } from '../../../server/core/audit.js'
-import { HttpClient } from '../../helpers/http.js'
+import { recordAudit } from '../../../../server/core/audit.js'
+import { HttpClient } from '../../../helpers/http.js'
 import { type AccountHarness, accessibleEverywhere, open, person, startAccountHarness, ui } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HttpClient } from '../../helpers/http.js'
+import { HttpClient } from '../../../helpers/http.js'
 import { type AccountHarness, linkIn, open, person, startAccountHarness, ui } from './harness.js'
 
 /** A browser flow on a loaded machine takes its time. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { type TOTP, URI } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { qrPath } from '../../../renderer/hosted/src/account/qr.js'
-import { HttpClient } from '../../helpers/http.js'
+import { qrPath } from '../../../../renderer/hosted/src/account/qr.js'
+import { HttpClient } from '../../../helpers/http.js'
 import { type AccountHarness, accessibleEverywhere, open, person, startAccountHarness, ui } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */

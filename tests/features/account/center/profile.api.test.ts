@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findUserById } from '../../../server/core/users.js'
+import { findUserById } from '../../../../server/core/users.js'
 import { type AccountHarness, accessibleEverywhere, linkIn, open, person, startAccountHarness, ui, uniqueAddress } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { listPasskeys } from '../../../server/features/passkey/store.js'
+import { listPasskeys } from '../../../../server/features/passkey/store.js'
 import { type AccountHarness, accessibleEverywhere, open, person, startAccountHarness } from './harness.js'
 
 /** A browser flow checked at two widths in two schemes takes its time on a loaded machine. */
