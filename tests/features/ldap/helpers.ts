@@ -74,7 +74,14 @@ export interface LdifEntry {
 export function parseLdif(stdout: string): LdifEntry[] {
   const entries: LdifEntry[] = []
   for (const block of stdout.split(/\n\n+/)) {
-    const lines = block.split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+    // A comment (`# pagedresults: cookie=…`) may be folded onto lines that begin with a space (RFC 2849).
+    const lines: string[] = []
+    let inComment = false
+    for (const line of block.split('\n')) {
+      if (line.startsWith('#')) inComment = true
+      else if (!(inComment && line.startsWith(' '))) inComment = false
+      if (!inComment && line !== '') lines.push(line)
+    }
     if (lines.length === 0) continue
     const pairs = lines.map((line) => {
       const at = line.indexOf(':')
