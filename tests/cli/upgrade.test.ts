@@ -36,6 +36,11 @@ async function forwardAuth(client: HttpClient, host: string): Promise<number> {
 describe('upgrading the previous release’s data directory', () => {
   it('migrates a forward-auth rule with bare teams (accepted by 0.4.0) to deny instead of refusing to start: config.json rewritten, the original kept as config.json.<version>.bak, the change logged and audited', async () => {
     const dataDir = previousReleaseDataDir()
+    // The previous release's alice never verified her address; identity.requireVerifiedEmail (0.6.0)
+    // would refuse her at every face (401) before any rule: verified here, so the rules decide.
+    const fixture = new Database(join(dataDir, 'gatehouse.db'))
+    fixture.prepare('UPDATE user SET emailVerified = 1 WHERE email = ?').run('alice@example.lan')
+    fixture.close()
     const original = readFileSync(join(dataDir, 'config.json'), 'utf8')
     const server = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })
     try {
@@ -115,6 +120,9 @@ const journal = JSON.parse(readFileSync(join(root, 'server', 'db', 'migrations',
   entries: Array<{ when: number }>
 }
 const KNOWN = journal.entries.length
+/** The fixture without migration 0018: migrations 0000–0017 applied; this build applies the rest. */
+const BEFORE_0018 = 18
+const pending = KNOWN - BEFORE_0018
 
 describe('rollback refused, and the pre-upgrade backup', () => {
   it('serve backs the database up before applying migrations; a database a newer release migrated is refused at start with one line naming both releases and that backup; the backup restores', async () => {
@@ -127,7 +135,7 @@ describe('rollback refused, and the pre-upgrade backup', () => {
     expect(made).toHaveLength(1)
     const backup = join(backups, made[0] as string)
     expect(server.output()).toContain(
-      `Pre-upgrade backup written: ${backup} (schema version ${KNOWN - 1}, 1 migration to apply); to go back: gatehouse restore ${backup} --data-dir ${dataDir}`,
+      `Pre-upgrade backup written: ${backup} (schema version ${BEFORE_0018}, ${pending} migration${pending === 1 ? '' : 's'} to apply); to go back: gatehouse restore ${backup} --data-dir ${dataDir}`,
     )
     // Nothing pending at the next start: no second backup.
     const second = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_SECRET: SECRET })

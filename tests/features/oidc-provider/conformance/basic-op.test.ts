@@ -156,7 +156,7 @@ describe('oidcc-basic-certification-test-plan', () => {
 
   it('oidcc-scope-email', async () => {
     const { info } = await scopeClaims('openid email')
-    expect(info).toMatchObject({ email: op.person.email, email_verified: false })
+    expect(info).toMatchObject({ email: op.person.email, email_verified: true })
     expect(info.name).toBeUndefined()
   })
 
