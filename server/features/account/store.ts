@@ -4,6 +4,16 @@ import { account, auditEvent, session } from '../../db/schema.js'
 
 export type AccountRow = typeof account.$inferSelect
 
+/** The person's successful audit events of `types`, but the one that made the session `exceptSession`. */
+function successfulSignIns(userId: string, exceptSession: string, types: string[]) {
+  return and(
+    eq(auditEvent.targetUserId, userId),
+    inArray(auditEvent.type, types),
+    eq(auditEvent.outcome, 'success'),
+    or(isNull(auditEvent.target), ne(auditEvent.target, exceptSession)),
+  )
+}
+
 /** Removes one linked account row. */
 export async function deleteAccountRow(ctx: AuthContext, accountId: string): Promise<void> {
   await ctx.db.delete(account).where(eq(account.id, accountId))
@@ -22,14 +32,7 @@ export async function earlierSignIns(
   const rows = await ctx.db
     .select({ detail: auditEvent.detail })
     .from(auditEvent)
-    .where(
-      and(
-        eq(auditEvent.targetUserId, userId),
-        eq(auditEvent.type, 'user.sign-in'),
-        eq(auditEvent.outcome, 'success'),
-        or(isNull(auditEvent.target), ne(auditEvent.target, exceptSession)),
-      ),
-    )
+    .where(successfulSignIns(userId, exceptSession, ['user.sign-in']))
     .limit(2)
   return rows.map((r) => r.detail ?? null)
 }
@@ -52,13 +55,10 @@ export async function signedInExactlySince(
     .from(auditEvent)
     .where(
       and(
-        eq(auditEvent.targetUserId, userId),
-        eq(auditEvent.type, 'user.sign-in'),
-        eq(auditEvent.outcome, 'success'),
+        successfulSignIns(userId, exceptSession, ['user.sign-in']),
         eq(auditEvent.ipAddress, device.ipAddress),
         eq(auditEvent.userAgent, device.userAgent),
         gte(auditEvent.createdAt, since),
-        or(isNull(auditEvent.target), ne(auditEvent.target, exceptSession)),
       ),
     )
     .limit(1)
@@ -88,15 +88,7 @@ export async function devicesSeenSince(ctx: AuthContext, userId: string, since: 
   const signIns = await ctx.db
     .selectDistinct({ ipAddress: auditEvent.ipAddress, userAgent: auditEvent.userAgent })
     .from(auditEvent)
-    .where(
-      and(
-        eq(auditEvent.targetUserId, userId),
-        inArray(auditEvent.type, ['user.sign-in', 'user.sign-up']),
-        eq(auditEvent.outcome, 'success'),
-        gte(auditEvent.createdAt, since),
-        or(isNull(auditEvent.target), ne(auditEvent.target, exceptSession)),
-      ),
-    )
+    .where(and(successfulSignIns(userId, exceptSession, ['user.sign-in', 'user.sign-up']), gte(auditEvent.createdAt, since)))
     .limit(SEEN_LIMIT)
   return [...sessions, ...signIns]
 }
