@@ -130,13 +130,21 @@ it('closes a connection whose message is over 1 MiB, and only that one', async (
   const c = await client(server)
   await bindWhenFree(c, alice.dn)
   const big = Buffer.concat([Buffer.from([0x30, 0x83, 0x10, 0x00, 0x10]), Buffer.alloc(1024)])
+  // The server says why before it closes (a Notice of Disconnection, then its FIN): the client reads
+  // it, as a client does (an unread socket never sees the FIN, so never closes).
+  const received: Buffer[] = []
   const closed = await new Promise<boolean>((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port: server.port }, () => socket.write(big))
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
     socket.on('close', () => resolve(true))
     socket.on('error', () => {})
     setTimeout(() => resolve(false), 5_000)
   })
   expect(closed).toBe(true)
+  // An extendedResponse with message ID 0 (unsolicited) and resultCode adminLimitExceeded (11).
+  const notice = Buffer.concat(received)
+  expect(notice.subarray(2, 7).toString('hex')).toBe('020100784f')
+  expect(notice.subarray(7, 10).toString('hex')).toBe('0a010b')
   expect(serverLog.entries.some((e) => /over the limit/.test(e.message))).toBe(true)
   // The other connection is undisturbed.
   expect((await c.search(`ou=people,${BASE}`, { scope: 'one', attributes: ['uid'] })).searchEntries).toHaveLength(1)
