@@ -4,7 +4,7 @@ import { api, pageURL, type PublicConfig } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import { Layout } from '../Layout'
 import type { PageProps } from '../page-props'
-import { type AccountSession, AccountPage, FocusedAlert, focusFirstInvalid } from './common'
+import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid } from './common'
 import type { LinkedAccount } from './Overview'
 
 /**
@@ -35,6 +35,7 @@ function DeleteBody({ config, current }: { config: PublicConfig; current: Accoun
   const [sure, setSure] = useState(false)
   const [sent, setSent] = useState(false)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
   useEffect(() => {
     api<LinkedAccount[]>('/list-accounts')
       .then((accounts) => setHasPassword(accounts.some((a) => a.providerId === 'credential')))
@@ -56,7 +57,7 @@ function DeleteBody({ config, current }: { config: PublicConfig; current: Accoun
     const password = String(new FormData(event.currentTarget).get('password') ?? '')
     if (hasPassword && !password) {
       setErrors({ fields: { password: 'Enter your password' }, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -70,7 +71,7 @@ function DeleteBody({ config, current }: { config: PublicConfig; current: Accoun
       else setSent(true)
     } catch (e) {
       setErrors(errorsOf(e))
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }

@@ -3,7 +3,7 @@ import { startRegistration } from '@simplewebauthn/browser'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, api, pageURL } from '../api'
 import type { PageProps } from '../page-props'
-import { AccountPage, FocusedAlert, focusFirstInvalid, when } from './common'
+import { AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
 
 /** `GET /passkey/list-user-passkeys` (better-auth's passkey rows; the page shows these fields). */
 interface Passkey {
@@ -22,13 +22,14 @@ function PasskeyCard({ item, onChanged, onError }: { item: Passkey; onChanged: (
   const [busy, setBusy] = useState(false)
   const [fieldError, setFieldError] = useState<string | null>(null)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
 
   const rename = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const name = String(new FormData(event.currentTarget).get('name') ?? '').trim()
     if (!name) {
       setFieldError('Enter a name')
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -38,7 +39,7 @@ function PasskeyCard({ item, onChanged, onError }: { item: Passkey; onChanged: (
       onChanged(`Renamed to ${name}.`)
     } catch (e) {
       setFieldError((e as Error).message)
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }

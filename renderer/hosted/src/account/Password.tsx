@@ -3,7 +3,7 @@ import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { ApiError, api, pageURL, type PublicConfig } from '../api'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
-import { type AccountSession, AccountPage, FocusedAlert, focusFirstInvalid } from './common'
+import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid } from './common'
 import type { LinkedAccount } from './Overview'
 
 /**
@@ -48,6 +48,7 @@ function ChangePasswordForm({ config }: { config: PublicConfig }) {
   const [done, setDone] = useState<{ signedOutOthers: boolean } | null>(null)
   const [signOutOthers, setSignOutOthers] = useState(true)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
@@ -61,7 +62,7 @@ function ChangePasswordForm({ config }: { config: PublicConfig }) {
     else if (newPassword !== repeat) local.repeatPassword = 'The two new passwords differ'
     if (Object.keys(local).length > 0) {
       setErrors({ fields: local, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -74,7 +75,7 @@ function ChangePasswordForm({ config }: { config: PublicConfig }) {
     } catch (e) {
       const found = passwordFormErrors(e)
       setErrors(found)
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }

@@ -3,7 +3,7 @@ import { type FormEvent, useRef, useState } from 'react'
 import { api, pageURL, type PublicConfig } from '../api'
 import { errorsOf, type FormErrors, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
-import { type AccountSession, AccountPage, FocusedAlert, focusFirstInvalid } from './common'
+import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid } from './common'
 
 /**
  * "Profile" (`/ui/account/profile`): name, username (when the username feature is on) and picture
@@ -29,6 +29,7 @@ function ProfileForm({ config, current, reload }: { config: PublicConfig; curren
   const [busy, setBusy] = useState(false)
   const [saved, setSaved] = useState(false)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
   const user = current.user
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -42,7 +43,7 @@ function ProfileForm({ config, current, reload }: { config: PublicConfig; curren
     if (image && !/^https?:\/\/\S+$/i.test(image)) local.image = 'Enter an http(s) address, or leave it empty'
     if (Object.keys(local).length > 0) {
       setErrors({ fields: local, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     // Only what changed: an unchanged username is not checked again.
@@ -63,7 +64,7 @@ function ProfileForm({ config, current, reload }: { config: PublicConfig; curren
       reload()
     } catch (e) {
       setErrors(errorsOf(e))
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }
@@ -124,13 +125,14 @@ function EmailForm({ current }: { current: AccountSession }) {
   const [busy, setBusy] = useState(false)
   const [sent, setSent] = useState<string | null>(null)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const newEmail = String(new FormData(event.currentTarget).get('newEmail') ?? '').trim()
     if (!/^[^\s@]+@[^\s@]+$/.test(newEmail)) {
       setErrors({ fields: { newEmail: 'Enter an email address' }, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -146,7 +148,7 @@ function EmailForm({ current }: { current: AccountSession }) {
       form.current?.reset()
     } catch (e) {
       setErrors(errorsOf(e, { email: 'newEmail' }))
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }

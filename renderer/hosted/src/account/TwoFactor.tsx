@@ -4,7 +4,7 @@ import { api } from '../api'
 import { enrolmentReturnTo, timeLeft } from '../enrolment'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
-import { AccountPage, FocusedAlert, focusFirstInvalid, when } from './common'
+import { AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
 import type { TwoFactorStatus } from './Overview'
 import { qrPath } from './qr'
 
@@ -106,12 +106,13 @@ function PasswordForm({
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const [busy, setBusy] = useState(false)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const password = String(new FormData(event.currentTarget).get('password') ?? '')
     if (!password) {
       setErrors({ fields: { password: 'Enter your password' }, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -121,7 +122,7 @@ function PasswordForm({
       form.current?.reset()
     } catch (e) {
       setErrors(errorsOf(e))
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }
@@ -151,12 +152,13 @@ function ConfirmEnrolment({ uri, onConfirmed }: { uri: string; onConfirmed: () =
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS)
   const [busy, setBusy] = useState(false)
   const form = useRef<HTMLFormElement>(null)
+  const focusInvalid = useFocusFirstInvalid(form)
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const code = String(new FormData(event.currentTarget).get('code') ?? '').replace(/\s+/g, '')
     if (!code) {
       setErrors({ fields: { code: 'Enter the code your app shows' }, form: null })
-      focusFirstInvalid(form.current)
+      focusInvalid()
       return
     }
     setBusy(true)
@@ -166,7 +168,7 @@ function ConfirmEnrolment({ uri, onConfirmed }: { uri: string; onConfirmed: () =
       onConfirmed()
     } catch (e) {
       setErrors(errorsOf(e))
-      focusFirstInvalid(form.current)
+      focusInvalid()
     } finally {
       setBusy(false)
     }

@@ -1,5 +1,5 @@
 import { Anchor, Group, Loader, Text } from '@mantine/core'
-import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react'
+import { type ReactNode, type RefObject, useCallback, useEffect, useRef, useState } from 'react'
 import type { PublicConfig } from '../api'
 import { ApiError, api, pageURL } from '../api'
 import { FormAlert, Layout } from '../Layout'
@@ -110,7 +110,16 @@ export function FocusedAlert({ message }: { message: string | null }) {
   )
 }
 
-/** Moves focus to the first field of `form` marked aria-invalid, after React painted it. */
-export function focusFirstInvalid(form: HTMLFormElement | null): void {
-  requestAnimationFrame(() => form?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus())
+/**
+ * Returns a function that asks for focus on the first field of `form` marked aria-invalid. The
+ * request is state, so the focus moves in an effect after React committed the render that marks
+ * the field (and re-enabled it); a requestAnimationFrame could run before that commit on a busy or
+ * headless browser and focus nothing.
+ */
+export function useFocusFirstInvalid(form: RefObject<HTMLFormElement | null>): () => void {
+  const [requests, setRequests] = useState(0)
+  useEffect(() => {
+    if (requests > 0) form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus()
+  }, [requests, form])
+  return useCallback(() => setRequests((n) => n + 1), [])
 }

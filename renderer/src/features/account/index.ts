@@ -75,5 +75,46 @@ export const accountPanel = definePanelFeature({
         },
       ],
     },
+    {
+      section: 'mail',
+      fields: [
+        {
+          path: 'accountNotices.passwordChanged',
+          label: 'Notice: password changed',
+          help: 'Mail the person when their password is changed, reset or set by an administrator.',
+          kind: 'switch',
+        },
+        {
+          path: 'accountNotices.emailChanged',
+          label: 'Notice: email changed',
+          help: 'Mail the previous address when the account moves to a new one.',
+          kind: 'switch',
+        },
+        {
+          path: 'accountNotices.twoFactorDisabled',
+          label: 'Notice: second factor turned off',
+          help: 'Mail the person when their authenticator or email codes are turned off.',
+          kind: 'switch',
+        },
+        {
+          path: 'accountNotices.passkeyAdded',
+          label: 'Notice: passkey added',
+          help: 'Mail the person when a passkey is registered on their account.',
+          kind: 'switch',
+        },
+        {
+          path: 'accountNotices.appPasswordCreated',
+          label: 'Notice: app password created',
+          help: 'Mail the person when an app password is created on their account.',
+          kind: 'switch',
+        },
+        {
+          path: 'accountNotices.newDeviceSignIn',
+          label: 'Notice: sign-in from a new device',
+          help: 'A browser and network not seen in their last 90 days; never for a first sign-in.',
+          kind: 'switch',
+        },
+      ],
+    },
   ],
 })
