@@ -5,14 +5,11 @@ import { assertNotBanned, createSession, type SessionWithUser, type UserRow } fr
 import { accountLockedFor, throttleKey } from './throttle.js'
 
 /**
- * The one sign-in pipeline, domain half (the HTTP half, which adds the second-factor step, the
- * cookies and the hooks, is server/http/sign-in.ts). A way of signing in only *identifies* the
- * user; then, for every method alike:
- *
- *   admit (banned, unverified-when-required, locked) → [second factor, HTTP half]
- *     → the session, the method's own writes and the audit event in one transaction
- *
- * so no method can forget a rule, and a new method is a new `method` name and its first step.
+ * What a sign-in is made of, and the rows of the sign-in table (core/sign-in-table.ts) that are
+ * pure domain: a way of signing in only *identifies* the user; then, for every method and outlet
+ * alike, the table runs admit (banned, unverified-when-required, locked) → … → the session, the
+ * method's own writes and the audit event in one transaction, so no method can forget a rule, and
+ * a new method is a new `method` name and its first step.
  */
 
 /**
@@ -54,6 +51,11 @@ export interface SignInAttempt {
   noEmailToVerify?: boolean
   /** The refusal of an unverified email, in the method's own words (default: `EMAIL_NOT_VERIFIED`). */
   emailNotVerified?: () => APIError
+  /**
+   * A success not audited again (an LDAP bind with an app password audited less than a minute
+   * ago: clients such as Apache bind at every request). Refusals are always audited.
+   */
+  quiet?: boolean
   /** Runs after a refusal was audited, before it is thrown (password: mail a fresh verification link). */
   onRefused?: (error: APIError) => Promise<void>
 }
@@ -120,6 +122,6 @@ export async function refuseSignIn(ctx: AuthContext, attempt: SignInAttempt, err
   await attempt.onRefused?.(error)
 }
 
-function signInDetail(attempt: SignInAttempt): Record<string, unknown> {
+export function signInDetail(attempt: SignInAttempt): Record<string, unknown> {
   return { method: attempt.method, ...attempt.detail }
 }

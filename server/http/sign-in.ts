@@ -1,12 +1,14 @@
-import { admitSignIn, openSignInSession, refuseSignIn, type SignInAttempt } from '../core/sign-in.js'
+import type { SignInAttempt } from '../core/sign-in.js'
 import type { AuthContext } from '../core/context.js'
-import { APIError } from '../core/errors.js'
-import { signInRefusal } from '../core/events.js'
 import type { SessionWithUser } from '../core/sessions.js'
+import { identifying, type OutletRows, runSignIn } from '../core/sign-in-table.js'
 import { toPublicUser } from '../core/users.js'
 import type { RouteContext } from './route.js'
 import { setSessionCookies } from './session.js'
 import { featuresOf } from '../features-of.js'
+
+/** The identification step's metric (the methods import it from here, beside finishSignIn). */
+export { identifying }
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -19,46 +21,18 @@ export type SignInResult =
   | { kind: 'second-factor'; answer: Record<string, unknown> }
 
 /**
- * The one sign-in pipeline (server/core/sign-in.ts has its domain half). Every method calls it
- * with the user it identified:
- *
- *   admit: banned / unverified-when-required / locked → refused (audited, the method's writes kept)
- *   second factor: when the method asks for one (`secondFactor: 'due'`), each feature's
- *     `secondFactor` hook may stand in for the session (a challenge) or add to the answer
- *   session + the method's writes + audit in one transaction
- *   cookies (session, dont_remember, cookie cache, set-auth-token)
- *   hooks: each feature's `signedIn` (after the session exists)
- *   metric: `ctx.events.signIn(method, outcome)`, here for every method (the identification's own
- *     refusals are counted by `identifying`, the method's step before this one)
+ * The `cookie` outlet of the sign-in table (server/core/sign-in-table.ts): every HTTP sign-in
+ * method calls it with the user it identified. The table runs admit → second factor → the session,
+ * the method's writes and the audit in one transaction → cookies → the features' `signedIn` hooks
+ * → the sign-in metric; this module supplies the rows only HTTP has (second factor, answer,
+ * signed-in), which need the request.
  */
 export async function finishSignIn(rc: AnyRouteContext, attempt: SignInAttempt): Promise<SignInResult> {
-  try {
-    const result = await runPipeline(rc, attempt)
-    rc.ctx.events.signIn(attempt.method, result.kind === 'second-factor' ? 'second-factor' : 'success')
-    return result
-  } catch (e) {
-    rc.ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
-    throw e
-  }
+  const run = await runSignIn(rc.ctx, 'cookie', attempt, rc.meta, cookieRows(rc))
+  if (run.held) return { kind: 'second-factor', answer: run.held }
+  if (!run.session) throw new Error('sign-in table: the cookie outlet ended without a session')
+  return { kind: 'session', signedIn: run.session, extra: run.extra }
 }
-
-/**
- * A method's identification step (who is this: a password checked, a code or link spent, a
- * provider's answer read), with its refusal counted in the sign-in metric under the method's
- * name; what follows, the pipeline counts.
- */
-export async function identifying<T>(ctx: AuthContext, method: string, identify: () => T | Promise<T>): Promise<T> {
-  try {
-    return await identify()
-  } catch (e) {
-    ctx.events.signIn(method, signInRefusal(errorCode(e)))
-    throw e
-  }
-}
-
-/** An APIError's code, or the `code` of a method's own error (a magic link's); undefined for anything unexpected. */
-const errorCode = (e: unknown): string | undefined =>
-  e instanceof APIError ? e.code : typeof (e as { code?: unknown } | null)?.code === 'string' ? (e as { code: string }).code : undefined
 
 /**
  * The JSON answer of a sign-in that may be held for a second factor: the challenge as it is, or
@@ -70,45 +44,38 @@ export function jsonSignInAnswer<T extends object>(result: SignInResult, shape: 
   return { ...shape(result.signedIn), ...result.extra }
 }
 
-async function runPipeline(rc: AnyRouteContext, attempt: SignInAttempt): Promise<SignInResult> {
-  const { ctx, meta } = rc
-  let admitted: SignInAttempt
-  let extra: Record<string, unknown> = {}
-  try {
-    admitted = { ...attempt, user: await admitSignIn(ctx, attempt) }
-    if (attempt.secondFactor === 'due') {
-      for (const feature of featuresOf(ctx)) {
-        const outcome = await feature.secondFactor?.(rc, admitted)
+/** The rows of the table only the HTTP methods run: they need the request and its response. */
+function cookieRows(rc: AnyRouteContext): OutletRows {
+  return {
+    'second-factor': async (run) => {
+      if (run.attempt.secondFactor !== 'due') return
+      for (const feature of featuresOf(rc.ctx)) {
+        const outcome = await feature.secondFactor?.(rc, run.attempt)
         if (!outcome) continue
         if ('challenge' in outcome) {
-          await attempt.commit?.()
-          return { kind: 'second-factor', answer: outcome.challenge }
+          // The identification succeeded: its writes stand while the session waits for the second factor.
+          await run.attempt.commit?.()
+          run.held = outcome.challenge
+          return
         }
-        extra = { ...extra, ...outcome.extra }
-        const earlier = admitted.withSession
+        run.extra = { ...run.extra, ...outcome.extra }
+        const earlier = run.attempt.withSession
         const own = outcome.withSession
         if (own)
-          admitted.withSession = async (created) => {
+          run.attempt.withSession = async (created) => {
             await earlier?.(created)
             await own(created)
           }
       }
-    }
-  } catch (e) {
-    if (e instanceof APIError) await refuseSignIn(ctx, attempt, e, meta)
-    throw e
+    },
+    answer: async (run) => {
+      if (run.session) setSessionCookies(rc, run.session, { dontRemember: run.attempt.rememberMe === false })
+    },
+    'signed-in': async (run) => {
+      if (!run.session) return
+      for (const feature of featuresOf(rc.ctx)) await feature.signedIn?.(rc, run.session, run.attempt)
+    },
   }
-  let signedIn: SessionWithUser
-  try {
-    signedIn = await openSignInSession(ctx, admitted, meta)
-  } catch (e) {
-    // The user went away between identification and the session (deleted, banned in between).
-    if (e instanceof APIError) await refuseSignIn(ctx, { ...attempt, commit: undefined }, e, meta)
-    throw e
-  }
-  setSessionCookies(rc, signedIn, { dontRemember: attempt.rememberMe === false })
-  for (const feature of featuresOf(ctx)) await feature.signedIn?.(rc, signedIn, admitted)
-  return { kind: 'session', signedIn, extra }
 }
 
 /**
@@ -151,33 +118,18 @@ export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challeng
 }
 
 /**
- * The pipeline for a sign-in whose session is handed to another device as a token rather than set
- * in this client's cookies (device authorization's POST /device/token): admit, then the session,
- * the method's writes and the audit in one transaction, as finishSignIn does; no cookies and no
- * `signedIn` hooks (they set this client's cookies). Such a method has settled the second factor
- * itself (`satisfied`: the device was approved from a full session, which passed any second factor
- * when it was signed in), so no challenge can stand in for the session here.
+ * The `token` outlet of the sign-in table: a sign-in whose session is handed to another device as
+ * a token rather than set in this client's cookies (device authorization's POST /device/token):
+ * admit, then the session, the method's writes and the audit in one transaction, and the metric;
+ * no cookies and no `signedIn` hooks (they set this client's cookies). Such a method has settled
+ * the second factor itself (`satisfied`: the device was approved from a full session, which passed
+ * any second factor when it was signed in), so no challenge can stand in for the session here.
  */
 export async function finishTokenSignIn(
   rc: AnyRouteContext,
   attempt: SignInAttempt & { secondFactor: 'satisfied' | 'passed' },
 ): Promise<SessionWithUser> {
-  const { ctx, meta } = rc
-  let admitted: SignInAttempt
-  try {
-    admitted = { ...attempt, user: await admitSignIn(ctx, attempt) }
-  } catch (e) {
-    if (e instanceof APIError) await refuseSignIn(ctx, attempt, e, meta)
-    ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
-    throw e
-  }
-  try {
-    const signedIn = await openSignInSession(ctx, admitted, meta)
-    ctx.events.signIn(attempt.method, 'success')
-    return signedIn
-  } catch (e) {
-    if (e instanceof APIError) await refuseSignIn(ctx, { ...attempt, commit: undefined }, e, meta)
-    ctx.events.signIn(attempt.method, signInRefusal(e instanceof APIError ? e.code : undefined))
-    throw e
-  }
+  const run = await runSignIn(rc.ctx, 'token', attempt, rc.meta)
+  if (!run.session) throw new Error('sign-in table: the token outlet ended without a session')
+  return run.session
 }

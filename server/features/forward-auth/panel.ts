@@ -1,4 +1,4 @@
-import { admissionRefusal } from '../../core/admission.js'
+import { admitToFace } from '../../core/sign-in-table.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { subjectOf } from './access.js'
@@ -49,7 +49,7 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     const user = await findUserByEmail(ctx, input.email.trim().toLowerCase())
     if (!user) return { status: 0, outcome: 'unknown-user' as const, rule, headers: {} }
     // The same admission as the endpoint's (core/admission.ts), before the rule's subject.
-    const refusal = matched.policy === 'bypass' ? null : await admissionRefusal(ctx, { user }, 'forward-auth')
+    const refusal = matched.policy === 'bypass' ? null : await admitToFace(ctx, { user }, 'forward-auth')
     if (refusal) {
       const outcome = refusal === 'EMAIL_NOT_VERIFIED' ? ('unverified' as const) : ('unauthenticated' as const)
       return { status: STATUS[outcome], outcome, rule, headers: {} }

@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
-import { admissionError, admissionRefusal, refusalNow } from '../../core/admission.js'
+import { refusalNow } from '../../core/admission.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { APIError } from '../../core/errors.js'
 import type { UserRow } from '../../core/sessions.js'
-import { admitSignIn, refuseSignIn, type SignInAttempt } from '../../core/sign-in.js'
+import type { SignInAttempt } from '../../core/sign-in.js'
+import { identifying, runSignIn } from '../../core/sign-in-table.js'
 import { throttledPasswordCheck, throttleKey } from '../../core/throttle.js'
 import { burnPasswordCheck } from '../../crypto/password.js'
 import { changeOwnPassword } from '../account/rules.js'
@@ -101,35 +102,37 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   // An app password first: it is a fast keyed hash, and a match never costs a password hash.
   const verify = appPasswordVerifier()
   const secondFactor = !!found && hasSecondFactor(ctx, found) && !ctx.config().ldap.allowMainPasswordWithSecondFactor
-  let attempt: SignInAttempt
   let appPassword: { expiresAt: number | null } | null = null
+  let attempt: SignInAttempt
   try {
-    if (found && verify) appPassword = await verify(ctx, found.id, secret)
-    if (found && appPassword) {
-      attempt = { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
-    } else if (found && secondFactor) {
-      // The main password would skip the second factor: only an app password opens, and a wrong one counts.
-      // The refusal costs a password hash, as an unknown uid's does: its timing must not tell who has a second factor.
-      await throttledPasswordCheck(
-        ctx,
-        key,
-        meta,
-        async () => {
-          await burnPasswordCheck(secret)
-          return false
-        },
-        { targetUserId: found.id },
-      )
-      await recordAudit(ctx, {
-        type: 'user.sign-in',
-        outcome: 'failure',
-        targetUserId: found.id,
-        detail: { method: METHOD, ...detail, reason: 'APP_PASSWORD_REQUIRED', ...tried },
-        meta,
-      })
-      throw invalid()
-    } else {
-      attempt = await identifyByPassword(
+    attempt = await identifying(ctx, METHOD, async (): Promise<SignInAttempt> => {
+      if (found && verify) appPassword = await verify(ctx, found.id, secret)
+      if (found && appPassword) {
+        return { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
+      }
+      if (found && secondFactor) {
+        // The main password would skip the second factor: only an app password opens, and a wrong one counts.
+        // The refusal costs a password hash, as an unknown uid's does: its timing must not tell who has a second factor.
+        await throttledPasswordCheck(
+          ctx,
+          key,
+          meta,
+          async () => {
+            await burnPasswordCheck(secret)
+            return false
+          },
+          { targetUserId: found.id },
+        )
+        await recordAudit(ctx, {
+          type: 'user.sign-in',
+          outcome: 'failure',
+          targetUserId: found.id,
+          detail: { method: METHOD, ...detail, reason: 'APP_PASSWORD_REQUIRED', ...tried },
+          meta,
+        })
+        throw invalid()
+      }
+      return identifyByPassword(
         ctx,
         {
           method: METHOD,
@@ -143,46 +146,33 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
         },
         meta,
       )
-    }
+    })
   } catch (error) {
-    if (error instanceof APIError) {
-      ctx.events.signIn(METHOD, error.status === 429 ? 'locked' : 'wrong-credentials')
-      return { code: ResultCode.invalidCredentials, user: null }
-    }
+    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null }
     throw error
   }
+  // An app password's success is audited at most once a minute (clients bind at every request).
+  const now = ctx.clock.now()
+  const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
+  const audit = !appPassword || !credentialKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt
+  let user: UserRow
   try {
-    const user = await admitSignIn(ctx, attempt)
-    // The faces' admission (core/admission.ts): no entry, no bind for an unverified person when required.
-    const refusal = await admissionRefusal(ctx, { user }, 'ldap')
-    if (refusal) throw admissionError(ctx, refusal)
-    const now = ctx.clock.now()
-    const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
-    const audit = !appPassword || !credentialKey || auditedAt === undefined || now - auditedAt >= APP_PASSWORD_WINDOW_MS || now < auditedAt
-    if (attempt.commit || audit) {
-      await ctx.storage.transaction(async () => {
-        await attempt.commit?.()
-        if (audit)
-          await recordAudit(ctx, { type: 'user.sign-in', actorUserId: user.id, detail: { method: METHOD, ...attempt.detail }, meta })
-      })
-    }
-    if (appPassword && credentialKey && audit) {
-      if (audited.size >= AUDITED_MAX) audited.clear()
-      audited.set(credentialKey, now)
-    }
-    if (appPassword && memoKey && found) {
-      // Kept only if nothing at all was written since this bind began (this bind's own audit included).
-      const until = Math.min(now + APP_PASSWORD_WINDOW_MS, appPassword.expiresAt ?? Number.POSITIVE_INFINITY)
-      reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
-    }
-    ctx.events.signIn(METHOD, 'success')
-    return { code: ResultCode.success, user }
+    // The sign-in table's bind outlet: admit, vouch (no entry, no bind for whom no face may vouch), commit + audit, metric.
+    user = (await runSignIn(ctx, 'bind', { ...attempt, quiet: !audit }, meta)).attempt.user
   } catch (error) {
-    if (!(error instanceof APIError)) throw error
-    await refuseSignIn(ctx, attempt, error, meta)
-    ctx.events.signIn(METHOD, error.code === 'BANNED_USER' ? 'banned' : error.status === 429 ? 'locked' : 'refused')
-    return { code: ResultCode.invalidCredentials, user: null }
+    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null }
+    throw error
   }
+  if (appPassword && credentialKey && audit) {
+    if (audited.size >= AUDITED_MAX) audited.clear()
+    audited.set(credentialKey, now)
+  }
+  if (appPassword && memoKey && found) {
+    // Kept only if nothing at all was written since this bind began (this bind's own audit included).
+    const until = Math.min(now + APP_PASSWORD_WINDOW_MS, (appPassword as { expiresAt: number | null }).expiresAt ?? Number.POSITIVE_INFINITY)
+    reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
+  }
+  return { code: ResultCode.success, user }
 }
 
 /**

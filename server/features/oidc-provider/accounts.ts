@@ -1,4 +1,5 @@
-import { type AdmissionRefusal, admissionRefusal } from '../../core/admission.js'
+import type { AdmissionRefusal } from '../../core/admission.js'
+import { admitToFace } from '../../core/sign-in-table.js'
 import type { AuthContext } from '../../core/context.js'
 import type { SessionRow, UserRow } from '../../core/sessions.js'
 import type { OidcClientRow } from './schema.js'
@@ -22,7 +23,7 @@ export async function admittedUser(
 ): Promise<{ user: UserRow; refusal: AdmissionRefusal | null } | undefined> {
   const row = await findUserRow(ctx, userId)
   if (!row) return undefined
-  return { user: row, refusal: await admissionRefusal(ctx, { user: row, session }, 'oidc') }
+  return { user: row, refusal: await admitToFace(ctx, { user: row, session }, 'oidc') }
 }
 
 /** The user when they exist and the admission rule admits them. */

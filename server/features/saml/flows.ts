@@ -18,7 +18,7 @@ import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
-import { admissionRefusal } from '../../core/admission.js'
+import { admitToFace } from '../../core/sign-in-table.js'
 import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
 import {
   countPendingRequests,
@@ -289,7 +289,7 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
  */
 async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
   const user = signedIn.user
-  const refusal = await admissionRefusal(ctx, signedIn, 'saml')
+  const refusal = await admitToFace(ctx, signedIn, 'saml')
   if (refusal === 'BANNED_USER') throw new SamlRefusal('BANNED', sp.entityId)
   if (refusal === 'EMAIL_NOT_VERIFIED') throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   if (refusal) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
