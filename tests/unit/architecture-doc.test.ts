@@ -9,6 +9,7 @@ import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 // @ts-expect-error: a plain JavaScript build script without declarations
 import { listedFolders } from '../../bin/gen-features.js'
+import { SIGN_IN_TABLE } from '../../server/core/sign-in-table.js'
 
 const root = join(import.meta.dirname, '../..')
 const doc = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8')
@@ -33,6 +34,12 @@ describe('docs/ARCHITECTURE.md', () => {
       .map((name) => name.trim())
       .filter(Boolean)
     expect(named).toEqual(listedFolders(root))
+  })
+
+  it('lists the sign-in table as server/core/sign-in-table.ts has it: each row, its outlets, in order', () => {
+    const section = /## One sign-in table\n([\s\S]*?)\n## /.exec(doc)?.[1] ?? ''
+    const rows = [...section.matchAll(/^\d+\. \*\*([\w-]+)\*\* \(([a-z, ]+)[;)]/gm)].map((m) => `${m[1]} (${m[2]})`)
+    expect(rows).toEqual(SIGN_IN_TABLE.map((row) => `${row.step} (${row.outlets.join(', ')})`))
   })
 
   it('names every hook core calls, and no hook that is gone', () => {

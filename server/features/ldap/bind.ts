@@ -102,13 +102,18 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   // An app password first: it is a fast keyed hash, and a match never costs a password hash.
   const verify = appPasswordVerifier()
   const secondFactor = !!found && hasSecondFactor(ctx, found) && !ctx.config().ldap.allowMainPasswordWithSecondFactor
-  let appPassword: { expiresAt: number | null } | null = null
-  let attempt: SignInAttempt
+  let identified: { attempt: SignInAttempt; appPassword: { expiresAt: number | null } | null }
   try {
-    attempt = await identifying(ctx, METHOD, async (): Promise<SignInAttempt> => {
-      if (found && verify) appPassword = await verify(ctx, found.id, secret)
+    identified = await identifying(ctx, METHOD, async () => {
+      const appPassword = found && verify ? await verify(ctx, found.id, secret) : null
       if (found && appPassword) {
-        return { user: found, method: METHOD, secondFactor: 'satisfied', detail: { ...detail, credential: 'app-password' } }
+        const attempt: SignInAttempt = {
+          user: found,
+          method: METHOD,
+          secondFactor: 'satisfied',
+          detail: { ...detail, credential: 'app-password' },
+        }
+        return { attempt, appPassword }
       }
       if (found && secondFactor) {
         // The main password would skip the second factor: only an app password opens, and a wrong one counts.
@@ -132,7 +137,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
         })
         throw invalid()
       }
-      return identifyByPassword(
+      const attempt = await identifyByPassword(
         ctx,
         {
           method: METHOD,
@@ -146,11 +151,13 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
         },
         meta,
       )
+      return { attempt, appPassword: null }
     })
   } catch (error) {
     if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null }
     throw error
   }
+  const { attempt, appPassword } = identified
   // An app password's success is audited at most once a minute (clients bind at every request).
   const now = ctx.clock.now()
   const auditedAt = credentialKey ? audited.get(credentialKey) : undefined
@@ -169,7 +176,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   }
   if (appPassword && memoKey && found) {
     // Kept only if nothing at all was written since this bind began (this bind's own audit included).
-    const until = Math.min(now + APP_PASSWORD_WINDOW_MS, (appPassword as { expiresAt: number | null }).expiresAt ?? Number.POSITIVE_INFINITY)
+    const until = Math.min(now + APP_PASSWORD_WINDOW_MS, appPassword.expiresAt ?? Number.POSITIVE_INFINITY)
     reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
   }
   return { code: ResultCode.success, user }
