@@ -182,14 +182,16 @@ function lanes(ctx: AuthContext): Lanes {
 
 /**
  * The server stops: deliveries in flight are cut off and their lanes end without recording an
- * outcome (their rows stay claimed for CLAIM_MS, then any instance takes them again).
+ * outcome (their rows stay claimed for CLAIM_MS, then any instance takes them again). `inFlight`:
+ * the delivery runs the caller started, awaited as well.
  */
-export async function stopDeliveries(ctx: AuthContext): Promise<void> {
+export async function stopDeliveries(ctx: AuthContext, inFlight: Iterable<Promise<unknown>> = []): Promise<void> {
   const state = lanesOf.get(ctx)
-  if (!state) return
-  state.stop.abort()
-  await Promise.allSettled([...state.running])
-  lanesOf.delete(ctx)
+  state?.stop.abort()
+  // The runs begun before the stop (their first queries, before any lane) finish too, so none of
+  // them queries a database that is being closed; an aborted state starts no lane meanwhile.
+  await Promise.allSettled([...inFlight, ...(state?.running ?? [])])
+  if (state) lanesOf.delete(ctx)
 }
 
 /**

@@ -184,14 +184,29 @@ export const oidcProviderFeature = defineFeature({
     // Back-channel logout deliveries: soon after a notice is queued, and every few seconds for
     // retries (and notices queued by another instance or before a restart). Runs may overlap: each
     // client is served by one lane at a time (backchannel.ts), so one hanging RP holds up no other.
+    // Once stopped, no run starts (a wake-up's timer may still fire), and the ones under way are
+    // awaited before the database closes: a run's query against a closed pool is no failure to log.
+    let stopped = false
+    const inFlight = new Set<Promise<unknown>>()
+    const wakeUps = new Set<NodeJS.Timeout>()
     const deliver = (): void => {
-      if (!ctx.config().oidcProvider.enabled) return
-      cacheFor(ctx)
+      if (stopped || !ctx.config().oidcProvider.enabled) return
+      const run: Promise<unknown> = cacheFor(ctx)
         .get()
         .then((provider) => deliverDueLogouts(ctx, provider, runtime.logger))
         .catch((error) => runtime.logger.error('Back-channel logout delivery failed:', error))
+        .finally(() => inFlight.delete(run))
+      inFlight.add(run)
     }
-    setDeliveryWaker(ctx, () => setTimeout(deliver, 20).unref())
+    setDeliveryWaker(ctx, () => {
+      if (stopped) return
+      const wakeUp = setTimeout(() => {
+        wakeUps.delete(wakeUp)
+        deliver()
+      }, 20)
+      wakeUp.unref()
+      wakeUps.add(wakeUp)
+    })
     const poll = setInterval(deliver, DELIVERY_POLL_MS)
     poll.unref()
     // Expired codes, tokens, sessions and interactions are removed hourly.
@@ -209,10 +224,12 @@ export const oidcProviderFeature = defineFeature({
     }, 3_600_000)
     timer.unref()
     return async () => {
+      stopped = true
       clearInterval(timer)
       clearInterval(poll)
+      for (const wakeUp of wakeUps) clearTimeout(wakeUp)
       setDeliveryWaker(ctx, undefined)
-      await stopDeliveries(ctx)
+      await stopDeliveries(ctx, inFlight)
     }
   },
 })
