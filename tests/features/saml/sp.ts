@@ -1,12 +1,13 @@
 import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { deflateRawSync } from 'node:zlib'
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { DOMParser, type Element } from '@xmldom/xmldom'
 import { eq } from 'drizzle-orm'
+import { expect } from 'vitest'
 import { SignedXml } from 'xml-crypto'
 import type { AuthContext } from '../../../server/core/context.js'
 import { user } from '../../../server/db/schema.js'
 import { selfSignedCertificate } from '../../../server/features/saml/cert.js'
-import { type SignedUp, signUp } from '../../helpers/http.js'
+import { type HttpClient, type SignedUp, signUp } from '../../helpers/http.js'
 
 /**
  * A service provider written for the raw-request tests: its key and certificate, its metadata, and
@@ -91,8 +92,38 @@ export function authnRequest(sp: TestSp, idp: { sso: string }, o: AuthnRequestOp
   return { id, xml }
 }
 
-export function logoutRequestXml(sp: TestSp, idp: { slo: string }, nameId: string, sessionIndex: string): string {
-  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${requestId()}" Version="2.0" IssueInstant="${new Date(clockNow()).toISOString()}" Destination="${idp.slo}"><saml:Issuer>${sp.entityId}</saml:Issuer><saml:NameID>${nameId}</saml:NameID><samlp:SessionIndex>${sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`
+/** A LogoutRequest from `sp`; `sessionIndex` null: none (every session of the NameID at the SP, SAML core §3.7.3.2). */
+export function logoutRequestXml(
+  sp: TestSp,
+  idp: { slo: string },
+  nameId: string,
+  sessionIndex: string | null,
+  o: { issueInstant?: Date } = {},
+): string {
+  const index = sessionIndex === null ? '' : `<samlp:SessionIndex>${sessionIndex}</samlp:SessionIndex>`
+  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${requestId()}" Version="2.0" IssueInstant="${(o.issueInstant ?? new Date(clockNow())).toISOString()}" Destination="${idp.slo}"><saml:Issuer>${sp.entityId}</saml:Issuer><saml:NameID>${nameId}</saml:NameID>${index}</samlp:LogoutRequest>`
+}
+
+/** `sp`'s successful LogoutResponse to the IdP's LogoutRequest `inResponseTo`; `destination` null: no Destination attribute. */
+export function logoutResponseXml(sp: TestSp, inResponseTo: string, destination: string | null): string {
+  const to = destination === null ? '' : ` Destination="${destination}"`
+  return `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${requestId()}" Version="2.0" IssueInstant="${new Date(clockNow()).toISOString()}"${to} InResponseTo="${inResponseTo}"><saml:Issuer>${sp.entityId}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`
+}
+
+/** The SAML message an HTTP-Redirect URL carries (`SAMLRequest` or `SAMLResponse`), inflated. */
+export function redirectMessage(location: string, kind = 'SAMLRequest'): string {
+  return inflateRawSync(Buffer.from(new URL(location).searchParams.get(kind) ?? '', 'base64')).toString('utf8')
+}
+
+/**
+ * The hosted error page a refusal lands on (a 303 to `<base>/ui/error?error=saml_<reason>`), with
+ * the SAML code the server gave.
+ */
+export function expectRefused(base: string, res: { status: number; headers: Headers }, reason: string): void {
+  expect(res.status).toBe(303)
+  const location = new URL(res.headers.get('location') ?? '')
+  expect(location.pathname).toBe(new URL(`${base}/ui/error`).pathname)
+  expect(location.searchParams.get('error')).toBe(`saml_${reason.toLowerCase()}`)
 }
 
 /** HTTP-Redirect query: deflated, and signed with `key` unless `unsigned`. */
@@ -180,4 +211,42 @@ export async function verifiedPerson(
   const person = await signUp(server.base, overrides)
   await server.gatehouse.ctx.db.update(user).set({ emailVerified: true }).where(eq(user.id, person.user.id))
   return person
+}
+
+/** Every certificate the IdP's metadata publishes (base64 DER). */
+export async function publishedIdpCertificates(base: string): Promise<string[]> {
+  const xml = await (await fetch(`${base}/saml/metadata`)).text()
+  return [...xml.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1] as string)
+}
+
+/**
+ * `client`'s Gatehouse session signs in at `at` (SP-initiated over HTTP-Redirect, the AuthnRequest
+ * signed when `signed`): the Response must verify with a published IdP certificate; its NameID and
+ * SessionIndex, which a LogoutRequest of that SP names.
+ */
+export async function signInAt(
+  base: string,
+  client: HttpClient,
+  at: TestSp,
+  { signed = false }: { signed?: boolean } = {},
+): Promise<{ nameId: string; sessionIndex: string }> {
+  const query = redirectQuery(authnRequest(at, { sso: `${base}/saml/sso` }).xml, signed ? at.privateKeyPem : null)
+  const res = await client.get(`/saml/sso?${query}`)
+  expect(res.headers.get('location')).toMatch(/\/saml\/continue\//)
+  const answer = await client.get((res.headers.get('location') as string).slice(base.length))
+  expect(answer.status).toBe(200)
+  const b64 = formFields(answer.text).fields.SAMLResponse as string
+  for (const cert of await publishedIdpCertificates(base)) {
+    let root: Element
+    try {
+      root = verifiedResponse(b64, cert)
+    } catch {
+      continue
+    }
+    return {
+      nameId: first(root, ASSERTION, 'NameID').textContent ?? '',
+      sessionIndex: first(root, ASSERTION, 'AuthnStatement').getAttribute('SessionIndex') ?? '',
+    }
+  }
+  throw new Error('the Response verifies with no published IdP certificate')
 }
