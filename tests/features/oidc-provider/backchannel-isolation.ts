@@ -20,7 +20,7 @@ import { user } from '../../../server/db/schema.js'
  */
 
 /** Waits for a condition (bounded); the state it asserts, never a fixed time. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)

@@ -5,7 +5,9 @@ import { createClient, getClient } from '../../../server/features/oidc-provider/
 import { runLogoutDeliveries } from '../../../server/features/oidc-provider/index.js'
 import { createRegistrationToken } from '../../../server/features/oidc-provider/registration.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
+import type { CookieJar } from '../../helpers/http.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
+import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
 import { deadBesideHealthy } from './backchannel-isolation.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import {
@@ -44,6 +46,14 @@ async function person() {
   const claims = tokens.claims() as { sid?: string; sub: string }
   expect(claims.sid).toEqual(expect.any(String))
   return { id: signedUp.user.id, email: signedUp.email, jar, tokens, sid: claims.sid as string }
+}
+
+/** The Gatehouse session a browser's cookies name (its id and token), or null when it has none. */
+async function sessionOf(jar: CookieJar): Promise<{ id: string; token: string } | null> {
+  const res = await fetch(`${server.base}/get-session`, { headers: { cookie: jar.header(), origin: server.origin } })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as { session: { id: string; token: string } } | null
+  return body ? { id: body.session.id, token: body.session.token } : null
 }
 
 /** The logout token is verified as an RP does (signature, typ, claims), and names this sub and sid. */
@@ -167,6 +177,51 @@ describe('back-channel logout', () => {
       const notices = received.slice(before)
       expect(notices.map((r) => decodeJwt(r.logoutToken).sid).sort()).toEqual([someone.sid, sid2].sort())
       for (const notice of notices) await expectLogoutToken(notice.logoutToken, someone.id, decodeJwt(notice.logoutToken).sid as string)
+    })
+  }
+
+  for (const way of ['the admin API (revoke-user-session)', 'the panel (users.revokeSession)'] as const) {
+    it(`an admin revoking one session through ${way}: that session's logout token only; the person's other session at the same RP stays`, async () => {
+      const ctx = server.gatehouse.ctx
+      const before = receiver.received.length
+      const someone = await person()
+      // A second browser of the same person, signed in to the same client.
+      const jar2 = await signedInJar(server, someone)
+      const sid2 = (await signIn(server, config, jar2)).claims()?.sid as string
+      expect(sid2).not.toBe(someone.sid)
+      const first = await sessionOf(someone.jar)
+      const second = await sessionOf(jar2)
+      expect(first?.id).not.toBe(second?.id)
+      if (way === 'the admin API (revoke-user-session)') {
+        const answer = await admin.client.admin.revokeUserSession({ sessionToken: first?.token as string })
+        expect(answer.error).toBeNull()
+        expect(answer.data).toEqual({ success: true })
+      } else {
+        const caller = await adminCaller(server, `panel-admin-${someone.id}@example.com`)
+        const result = await panelServiceOf(server).dispatch('users.revokeSession', { userId: someone.id, sessionId: first?.id }, caller)
+        expect(result).toEqual({ ok: true, data: { success: true } })
+      }
+      const sids = new Set([someone.sid, sid2])
+      const mine = () => receiver.received.slice(before).filter((r) => sids.has(decodeJwt(r.logoutToken).sid as string))
+      await receiver.waitFor(before + 1)
+      // The revoked session's notice was queued with the revocation and has been sent; none was
+      // ever queued for the other (a delivery run finds nothing more to send).
+      await expect
+        .poll(async () =>
+          (await listLogoutDeliveries(ctx))
+            .filter((r) => sids.has(r.sid))
+            .map((r) => ({ sid: r.sid, sent: r.sentAt !== null, claimed: r.claimedUntil })),
+        )
+        .toEqual([{ sid: someone.sid, sent: true, claimed: null }])
+      expect(await runLogoutDeliveries(ctx)).toBe(0)
+      expect(mine()).toHaveLength(1)
+      await expectLogoutToken(mine()[0]?.logoutToken as string, someone.id, someone.sid)
+
+      // The revoked browser is signed out; the other is still signed in, its OIDC session too (SSO, same sid).
+      expect(await sessionOf(someone.jar)).toBeNull()
+      expect((await sessionOf(jar2))?.id).toBe(second?.id)
+      expect((await signIn(server, config, jar2)).claims()?.sid).toBe(sid2)
+      expect(mine()).toHaveLength(1)
     })
   }
 

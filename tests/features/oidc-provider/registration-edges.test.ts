@@ -1,12 +1,17 @@
+import * as oidc from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { getClient } from '../../../server/features/oidc-provider/clients.js'
 import { OIDC_ERRORS } from '../../../server/features/oidc-provider/errors.js'
 import { createRegistrationToken, registrationTokens } from '../../../server/features/oidc-provider/registration.js'
+import { findClient } from '../../../server/features/oidc-provider/store.js'
+import { verifiedSignUp } from '../../helpers/members.js'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
-import { SECURE_CALLBACK } from './rp.js'
+import { browse, discover, PASSWORD, SECURE_CALLBACK, signedInJar } from './rp.js'
 
 /**
  * Dynamic registration's edges (issue 47 §7): the redirect URIs a self-registered client may name,
- * `registration.maxClientsPerToken`, and the per-source rate of `POST /oauth2/register`.
+ * `registration.maxClientsPerToken`, the per-source rate of `POST /oauth2/register`, and a
+ * self-registered public client's PKCE (issue 51).
  */
 
 let server: TestServer
@@ -81,6 +86,44 @@ describe('redirect URIs of a self-registered client', () => {
       expect(res.status).toBe(201)
       expect(((await res.json()) as { redirect_uris: string[] }).redirect_uris).toEqual(body.redirect_uris)
     }
+  })
+})
+
+describe('a self-registered public client', () => {
+  it('is stored with PKCE required; its authorization request without code_challenge is sent back with invalid_request', async () => {
+    const { token } = await createRegistrationToken(server.gatehouse.ctx, {}, by)
+    const res = await register(server.base, { redirect_uris: [SECURE_CALLBACK], token_endpoint_auth_method: 'none' }, token)
+    expect(res.status).toBe(201)
+    const registered = (await res.json()) as Record<string, unknown>
+    expect(registered).toMatchObject({ token_endpoint_auth_method: 'none' })
+    expect(registered).not.toHaveProperty('client_secret')
+    const clientId = registered.client_id as string
+    const row = await findClient(server.gatehouse.ctx, clientId)
+    expect(row).toMatchObject({ public: true, pkceRequired: true, secretHash: null, registeredByToken: expect.any(String) })
+    expect(await getClient(server.gatehouse.ctx, clientId)).toMatchObject({ public: true, pkceRequired: true })
+
+    const config = await discover(server, clientId)
+    const person = await verifiedSignUp(server, { password: PASSWORD })
+    const jar = await signedInJar(server, person)
+    const plain = oidc.buildAuthorizationUrl(config, { redirect_uri: SECURE_CALLBACK, scope: 'openid', state: 'no-pkce' })
+    const back = await browse(server, jar, plain.href)
+    expect(back.origin + back.pathname).toBe(SECURE_CALLBACK)
+    expect(Object.fromEntries(back.searchParams)).toEqual({
+      error: 'invalid_request',
+      error_description: 'Authorization Server policy requires PKCE to be used for this request',
+      state: 'no-pkce',
+      iss: server.base,
+    })
+
+    // The same request with a code_challenge goes on (to the consent a self-registered client always asks).
+    const withPkce = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: SECURE_CALLBACK,
+      scope: 'openid',
+      state: 'pkce',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    })
+    expect((await browse(server, jar, withPkce.href)).pathname).toBe('/api/auth/ui/consent')
   })
 })
 
