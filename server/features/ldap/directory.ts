@@ -65,6 +65,32 @@ const canonical = (name: string): string => {
   return ALIASES[lower] ?? lower
 }
 
+/**
+ * The attribute types this directory recognizes (by their short names and ALIASES): those of the
+ * object classes its entries carry (RFC 4519, inetOrgPerson's RFC 2798), the operational ones
+ * (RFC 4512, 4530, 3045) and `memberOf`. A filter item on any other attribute description is
+ * Undefined (RFC 4511 §4.5.1.7), not FALSE: its `not` matches nothing.
+ */
+const RECOGNIZED = new Set([
+  // RFC 4519 and RFC 2798.
+  ...['audio', 'businesscategory', 'c', 'carlicense', 'cn', 'dc', 'departmentnumber', 'description', 'destinationindicator'],
+  ...['displayname', 'dnqualifier', 'employeenumber', 'employeetype', 'enhancedsearchguide', 'facsimiletelephonenumber'],
+  ...['generationqualifier', 'givenname', 'homephone', 'homepostaladdress', 'houseidentifier', 'initials'],
+  ...['internationalisdnnumber', 'jpegphoto', 'l', 'labeleduri', 'mail', 'manager', 'member', 'mobile', 'name', 'o', 'ou'],
+  ...['owner', 'pager', 'photo', 'physicaldeliveryofficename', 'postaladdress', 'postalcode', 'postofficebox'],
+  ...['preferreddeliverymethod', 'preferredlanguage', 'registeredaddress', 'roleoccupant', 'roomnumber', 'searchguide'],
+  ...['secretary', 'seealso', 'serialnumber', 'sn', 'st', 'street', 'telephonenumber', 'teletexterminalidentifier'],
+  ...['telexnumber', 'title', 'uid', 'uniquemember', 'usercertificate', 'userpassword', 'userpkcs12', 'usersmimecertificate'],
+  ...['x121address', 'x500uniqueidentifier', 'memberof'],
+  // Operational and the root DSE's.
+  ...['objectclass', 'structuralobjectclass', 'createtimestamp', 'modifytimestamp', 'creatorsname', 'modifiersname'],
+  ...['subschemasubentry', 'entryuuid', 'namingcontexts', 'supportedldapversion', 'supportedextension', 'supportedcontrol'],
+  ...['supportedsaslmechanisms', 'supportedfeatures', 'altserver', 'vendorname', 'vendorversion'],
+])
+
+/** Whether this directory recognizes an attribute description (its options aside: `cn;lang-en` is a `cn`). */
+const recognized = (description: string): boolean => RECOGNIZED.has(canonical(description.split(';')[0] as string))
+
 export function viewerOf(ctx: AuthContext, user: UserRow | null): Viewer {
   if (!user || refusalNow(ctx, user)) return { user: null, everything: false }
   const searchRoles = ctx.config().ldap.searchRoles
@@ -652,10 +678,18 @@ function evaluate(entry: Entry, filter: Filter): boolean | undefined {
       break
   }
   const attribute = attributeOf(entry, filter.attribute)
+  // Undefined whatever the entry (RFC 4511 §4.5.1.7): an attribute description the directory does
+  // not recognize (one an entry carries is: the base's naming attribute), an assertion value the
+  // matching rule cannot read (a timestamp's that is no generalized time).
+  if (!attribute && !recognized(filter.attribute)) return undefined
+  const time = TIMESTAMPS.has(canonical(filter.attribute)) && filter.kind !== 'substrings'
+  if (time && Number.isNaN(parseGeneralizedTime(filter.value))) return undefined
   if (!attribute) return false
   switch (filter.kind) {
     case 'equal':
     case 'approx': {
+      // generalizedTimeMatch: the same instant, however written.
+      if (time) return attribute.values.some((v) => compareOrdered(attribute, v, filter.value) === 0)
       const asserted = normalizedValue(attribute, filter.value)
       if (attribute.has) return attribute.has(asserted)
       return attribute.values.some((v) => normalizedValue(attribute, v) === asserted)
