@@ -1,11 +1,9 @@
 import { type AdmissionRefusal, refusalNow, standingRefusal } from '../../core/admission.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import { parseRoleList } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
 import type { ResolvedSession, SessionWithUser } from '../../core/sessions.js'
 import { isTrustedProxy } from '../../http/client-ip.js'
-import { groupNames, groupSourcesOf, groupsRule, teamGroupName } from '../groups/names.js'
-import { loginNameOf } from '../username/rules.js'
+import { personOf } from '../groups/person.js'
 import { sessionPassedSecondFactor } from '../two-factor/store.js'
 import type { ForwardAuthRule } from './config.js'
 import { countAllowed } from './counts.js'
@@ -37,28 +35,25 @@ const identities = new WeakMap<SessionWithUser, Identity>()
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
 const utf8Header = (value: string): string => Buffer.from(value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 'utf8').toString('latin1')
 
-/** Everything a forward-auth rule may ask about (organizations and teams), whatever `groups.*` lists. */
-const ALL_SOURCES = { roles: true, organizations: true, memberRoles: true, teams: true }
-
-/** Who a person is for the rules, and the Remote-* headers as text (the panel's Test shows these). */
+/** Who a person is for the rules, and the Remote-* headers as text (the panel's Test shows these): both from personOf. */
 export async function subjectOf(
   ctx: AuthContext,
   user: SessionWithUser['user'],
   passedSecondFactor: boolean,
 ): Promise<{ subject: Subject; headers: [string, string][] }> {
-  const sources = await groupSourcesOf(ctx, user, ALL_SOURCES)
+  const person = await personOf(ctx, user)
   const subject: Subject = {
-    roles: parseRoleList(user.role),
-    organizations: sources.memberships.map((m) => m.slug),
-    teams: sources.teams.flatMap((t) => teamGroupName(t.slug, t.teamName) ?? []),
+    roles: person.roles,
+    organizations: person.organizations,
+    teams: person.teams,
     passedSecondFactor,
   }
   const headers: [string, string][] = [
-    ['Remote-User', loginNameOf(user)],
-    ['Remote-Email', user.email],
-    ['Remote-Name', user.name],
+    ['Remote-User', person.loginName],
+    ['Remote-Email', person.email],
+    ['Remote-Name', person.name],
     // Comma-separated: no group name holds a separator (slugs, team slugs, role names).
-    ['Remote-Groups', groupNames(sources, groupsRule(ctx.config())).join(',')],
+    ['Remote-Groups', person.groups.join(',')],
   ]
   return { subject, headers }
 }

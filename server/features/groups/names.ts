@@ -107,9 +107,3 @@ export async function groupSourcesOf(
   ])
   return { role: user.role, memberships, teams }
 }
-
-/** The one answer to "which groups is this person in", for every face (OIDC, forward auth, LDAP, SAML). */
-export async function groupNamesOf(ctx: AuthContext, user: { id: string; role: string | null }): Promise<string[]> {
-  const rule = groupsRule(ctx.config())
-  return groupNames(await groupSourcesOf(ctx, user, rule), rule)
-}

@@ -3,7 +3,7 @@ import { admitToFace } from '../../core/sign-in-table.js'
 import type { AuthContext } from '../../core/context.js'
 import type { SessionRow, UserRow } from '../../core/sessions.js'
 import type { OidcClientRow } from './schema.js'
-import { groupNamesOf } from '../groups/names.js'
+import { basicsOf, personOf } from '../groups/person.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
 import { findClient, findUserRow } from './store.js'
 
@@ -82,14 +82,16 @@ export async function userClaims(
   requested?: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const withGroups = scope === undefined || scope.split(' ').includes('groups') || (requested !== undefined && 'groups' in requested)
+  // The faces' one record of the person (groups/person.ts); its groups only when they are released.
+  const person = withGroups ? await personOf(ctx, row) : basicsOf(ctx, row)
   return {
     sub: row.id,
-    email: row.email,
-    email_verified: row.emailVerified,
-    name: row.name,
+    email: person.email,
+    email_verified: person.verified,
+    name: person.name,
     picture: row.image ?? undefined,
-    preferred_username: row.username ?? row.email,
+    preferred_username: person.loginName,
     updated_at: Math.floor(row.updatedAt.getTime() / 1000),
-    groups: withGroups ? await groupNamesOf(ctx, row) : undefined,
+    groups: 'groups' in person ? person.groups : undefined,
   }
 }

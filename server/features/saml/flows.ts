@@ -19,7 +19,8 @@ import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, 
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { admitToFace } from '../../core/sign-in-table.js'
-import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
+import { inAllowedGroups } from '../groups/names.js'
+import { type Person, personOf } from '../groups/person.js'
 import {
   countPendingRequests,
   deleteExpiredRequests,
@@ -287,15 +288,14 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
  * and an attribute the SP trusts, and a session may predate the setting —, no impersonation, …),
  * then one of its allowed groups when it names any.
  */
-async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<string[]> {
-  const user = signedIn.user
+async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<Person> {
   const refusal = await admitToFace(ctx, signedIn, 'saml')
   if (refusal === 'BANNED_USER') throw new SamlRefusal('BANNED', sp.entityId)
   if (refusal === 'EMAIL_NOT_VERIFIED') throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   if (refusal) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
-  const groups = await groupNamesOf(ctx, { id: user.id, role: user.role ?? null })
-  if (!inAllowedGroups(sp.allowedGroups, groups)) throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
-  return groups
+  const person = await personOf(ctx, signedIn.user)
+  if (!inAllowedGroups(sp.allowedGroups, person.groups)) throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
+  return person
 }
 
 async function handleContinue(rc: RouteContext, res: ServerResponse, id: string, env: Env): Promise<void> {
@@ -326,13 +326,12 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
     })
     return sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value, relayState: request.relayState } })
   }
-  const groups = await admit(ctx, sp, signedIn)
+  const person = await admit(ctx, sp, signedIn)
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
   const nameId = nameIdOf(ctx, sp, user)
   const sessionIndex = `_${generateId()}`
   const key = await signingKey(ctx)
-  const username = (user as { username?: string | null }).username
   const response = loginResponse({
     idpEntityId: idpEntityId(ctx),
     spEntityId: sp.entityId,
@@ -343,7 +342,8 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
     sessionIndex,
     nameIdFormat: sp.nameIdFormat,
     nameId,
-    attributes: { email: [user.email], name: [user.name], uid: [username || user.email], groups },
+    // The faces' one record of the person (groups/person.ts): the same login name and groups as LDAP and forward auth.
+    attributes: { email: [person.email], name: [person.name], uid: [person.loginName], groups: person.groups },
     key,
   })
   await insertParticipant(ctx, {
