@@ -5,6 +5,7 @@ import type { RecordedAudit } from './core/audit.js'
 import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
 import type { CredentialRevocation } from './core/credential-revocation.js'
+import type { CounterDeclaration } from './core/events.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { RateLimitStore } from './core/rate-limit.js'
 import type { APIError } from './core/errors.js'
@@ -66,6 +67,12 @@ export interface Feature {
    * `/oauth2/register`); a route's own `rateLimit` wins over them, and `rateLimit.customRules` over both.
    */
   rateLimit?: FeatureRateRule[]
+  /**
+   * The counters the feature counts (`ctx.events.count(name, …labelValues)`): the metrics feature
+   * registers each when metrics are on (docs/OBSERVABILITY.md lists them), so an observable feature
+   * never edits core/events.ts or the metrics registry.
+   */
+  metrics?: readonly CounterDeclaration[]
   /** The handlers of the operations the feature declares in its panel contract. */
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
   /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */

@@ -18,25 +18,31 @@ export interface ServerEvents {
   refused(kind: 'rate-limit' | 'lockout'): void
   /** The session cache answered a lookup (hit) or sent it to the database (miss). */
   sessionCache(hit: boolean): void
-  /** The OpenID provider issued tokens for a grant (`authorization_code`, `refresh_token`, `client_credentials`, …). */
-  oidcToken(grant: string): void
   /** The outbox tried to deliver a message: sent, or failed. */
   mailDelivery(sent: boolean): void
   /** A scheduled job (backup, cleanup) finished its body successfully. */
   jobSucceeded(job: string): void
   /**
-   * Forward auth answered a reverse proxy: which rule decided (its index in `forwardAuth.rules`;
-   * -1 the default policy, -2 a malformed path) and the answer.
+   * One more of a counter a feature declares (`metrics` in its defineFeature, a
+   * `CounterDeclaration`), with its label values in the declared order. A value outside a label's
+   * declared values counts as `other`; a name nobody declared counts nothing. A feature's events
+   * are its own declaration, never a method here.
    */
-  forwardAuthDecision(rule: number, outcome: ForwardAuthOutcome): void
-  /** The LDAP directory answered a search (its binds are sign-ins, method `ldap`). */
-  ldapSearch(): void
-  /** The SAML identity provider issued an assertion, or refused a request. */
-  samlAssertion(outcome: 'issued' | 'refused'): void
+  count(name: string, ...labelValues: string[]): void
 }
 
-/** Forward auth's answers: 200 (bypass, allowed), 401 (unauthenticated, second-factor), 403 (forbidden). */
-export type ForwardAuthOutcome = 'bypass' | 'allowed' | 'unauthenticated' | 'second-factor' | 'unverified' | 'forbidden'
+/**
+ * A counter a feature declares (Feature `metrics`): the metrics feature registers it and
+ * `ctx.events.count(name, …values)` moves it. Labels are bounded: each lists the values it may
+ * take (any other counts as `other`) unless its feature bounds it itself (`values` absent).
+ */
+export interface CounterDeclaration {
+  name: string
+  help: string
+  labels?: ReadonlyArray<{ name: string; values?: readonly string[] }>
+  /** Label value combinations shown as 0 before anything is counted (a dashboard's series exist from the start). */
+  zeros?: ReadonlyArray<readonly string[]>
+}
 
 export type SignInMethod = 'email' | 'username' | 'social' | 'passkey' | 'two-factor' | 'email-verification' | (string & {})
 
@@ -55,12 +61,9 @@ export const noEvents: ServerEvents = Object.freeze({
   signIn: nothing,
   refused: nothing,
   sessionCache: nothing,
-  oidcToken: nothing,
   mailDelivery: nothing,
   jobSucceeded: nothing,
-  forwardAuthDecision: nothing,
-  ldapSearch: nothing,
-  samlAssertion: nothing,
+  count: nothing,
 })
 
 /** The error codes that mean the credentials were wrong, whichever method refused them. */

@@ -3,6 +3,8 @@ export interface Scrape {
   text: string
   /** The sum of every sample of `name` whose labels include `labels` (0 when none). */
   value(name: string, labels?: Record<string, string>): number
+  /** Whether any sample of `name` has labels including `labels` (a series shown at 0 counts). */
+  has(name: string, labels?: Record<string, string>): boolean
 }
 
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/
@@ -18,12 +20,12 @@ export function parseScrape(text: string): Scrape {
     for (const l of (match[2] ?? '').matchAll(LABEL)) labels[l[1] as string] = l[2] as string
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) })
   }
+  const matching = (name: string, want: Record<string, string>) =>
+    samples.filter((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v))
   return {
     text,
-    value: (name, want = {}) =>
-      samples
-        .filter((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v))
-        .reduce((sum, s) => sum + s.value, 0),
+    value: (name, want = {}) => matching(name, want).reduce((sum, s) => sum + s.value, 0),
+    has: (name, want = {}) => matching(name, want).length > 0,
   }
 }
 

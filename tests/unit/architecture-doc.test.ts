@@ -22,7 +22,7 @@ function featureMembers(): string[] {
 }
 
 /** What a feature declares (data, not a call from core): named in the folder table and the example instead. */
-const DECLARATIONS = ['id', 'config', 'tables', 'columns', 'errors', 'routes', 'rateLimit', 'panel']
+const DECLARATIONS = ['id', 'config', 'tables', 'columns', 'errors', 'routes', 'rateLimit', 'metrics', 'panel']
 
 describe('docs/ARCHITECTURE.md', () => {
   it('lists exactly the features server/features/index.ts lists, in its order', () => {

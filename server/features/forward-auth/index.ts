@@ -6,6 +6,7 @@ import { forwardAuthPanel } from './panel.js'
 import { forwardAuthRoutes } from './routes.js'
 import { rulesNamedGroups } from './rules.js'
 import * as tables from './schema.js'
+import { forwardAuthMetrics } from './metrics.js'
 
 /** How often allowed answers gathered in memory are added to forwardAuthCount. */
 const FLUSH_MS = 60_000
@@ -20,6 +21,7 @@ export const forwardAuthFeature = defineFeature({
   config: configSections,
   tables,
   errors: FORWARD_AUTH_ERRORS,
+  metrics: forwardAuthMetrics,
   routes: forwardAuthRoutes,
   panel: forwardAuthPanel,
   namedGroups: (ctx) => rulesNamedGroups(ctx.config().forwardAuth.rules),

@@ -5,6 +5,7 @@ import { resolveRequestSession } from '../../http/session.js'
 import { judge, record, fromTrustedProxy, type Verdict } from './access.js'
 import { forwardAuthError } from './errors.js'
 import { domainMatches, type ForwardTarget, forwardedUrl, parseTarget } from './rules.js'
+import { countDecision } from './metrics.js'
 
 type AnyRC = RouteContext<unknown, unknown, unknown>
 type Kind = 'auth-request' | 'forward-auth'
@@ -52,7 +53,7 @@ function answer(rc: AnyRC, kind: Kind): unknown {
 
 function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, verdict: Verdict): unknown {
   const { decider } = verdict
-  rc.ctx.events.forwardAuthDecision(decider.kind === 'rule' ? decider.index : decider.kind === 'default' ? -1 : -2, verdict.outcome)
+  countDecision(rc.ctx, decider, verdict.outcome)
   const audited = record(rc.ctx, target, verdict, () => rc.meta)
   const headers = rc.response.headers
   switch (verdict.outcome) {

@@ -5,6 +5,7 @@ import { configSections } from './config.js'
 import { LDAP_ERRORS } from './errors.js'
 import { ldapPanel } from './panel.js'
 import type { LdapListeners } from './server.js'
+import { ldapMetrics } from './metrics.js'
 
 /** Each server's LDAP listeners once bound (tests, the start-up line and `ready` read it). */
 const started = new WeakMap<AuthContext, Promise<LdapListeners>>()
@@ -28,6 +29,7 @@ export const ldapFeature = defineFeature({
   id: 'ldap',
   config: configSections,
   errors: LDAP_ERRORS,
+  metrics: ldapMetrics,
   panel: ldapPanel(loadServer),
   // Bindings made with the main password end with the password, a ban, revoke-sessions, deletion.
   credentialsRevoked: async (ctx, { userId }) => revokeBindings(ctx, userId),

@@ -13,6 +13,7 @@ import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
 import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
+import { LDAP_SEARCHES } from './metrics.js'
 import {
   type Control,
   decodePagedValue,
@@ -338,7 +339,7 @@ class Connection {
     const unknownCritical = request.controls.find((c) => c.critical && c.type !== OID.pagedResults)
     if (unknownCritical) return this.send(encodeResult(id, Op.searchResultDone, ResultCode.unavailableCriticalExtension))
     const answer = await openSearch(this.ctx, await this.viewer(), request, this.secure !== null)
-    if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.ldapSearch()
+    if (!('code' in answer && answer.code === ResultCode.invalidDNSyntax)) this.ctx.events.count(LDAP_SEARCHES)
     if ('code' in answer) return this.send(encodeResult(id, Op.searchResultDone, answer.code, '', undefined, answer.matchedDN))
     // The entries come from the directory's cursor in slices (directory.ts SearchCursor): a page
     // resumes at its cookie's place, and a long answer yields to the event loop between slices.

@@ -1,20 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { AuthContext } from '../../core/context.js'
-import type { ForwardAuthOutcome, ServerEvents, SignInMethod, SignInOutcome } from '../../core/events.js'
+import type { CounterDeclaration, ServerEvents, SignInMethod, SignInOutcome } from '../../core/events.js'
+import { featuresOf } from '../../features-of.js'
 import { RequestStats } from './requests.js'
 import { scrapeCounts } from './store.js'
-
-const FORWARD_AUTH_OUTCOMES: readonly ForwardAuthOutcome[] = [
-  'bypass',
-  'allowed',
-  'unauthenticated',
-  'second-factor',
-  'unverified',
-  'forbidden',
-]
-
-/** The OIDC grant types a label may name; any other is `other`. */
-const GRANTS = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])
 
 /** Sign-in methods a label may name; a feature's new method shows as itself once added here. */
 const SIGN_IN_METHODS = new Set([
@@ -71,19 +60,6 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
       this.labels('miss').inc(lookups.miss)
     },
   })
-  const oidcTokens = new Counter({
-    name: 'gatehouse_oidc_tokens_issued_total',
-    help: 'Token responses of the OpenID provider by grant type',
-    labelNames: ['grant'],
-    registers: [registry],
-  })
-  const samlAssertions = new Counter({
-    name: 'gatehouse_saml_assertions_total',
-    help: 'SAML identity provider: assertions issued, and requests refused (outcome issued|refused)',
-    labelNames: ['outcome'],
-    registers: [registry],
-  })
-  for (const outcome of ['issued', 'refused']) samlAssertions.labels(outcome).inc(0)
   const mail = new Counter({
     name: 'gatehouse_mail_deliveries_total',
     help: 'Outbox delivery attempts by result (sent, failed)',
@@ -95,23 +71,6 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     help: 'When a background job (backup, oidc-cleanup) last finished successfully, in Unix seconds',
     labelNames: ['job'],
     registers: [registry],
-  })
-  // Forward auth answers every protected request: counted into plain numbers, handed over when scraped.
-  const decisions = new Map<number, number[]>()
-  new Counter({
-    name: 'gatehouse_forward_auth_decisions_total',
-    help: 'Forward-auth answers to the reverse proxy by deciding rule (rules[i], defaultPolicy, malformed-path) and outcome',
-    labelNames: ['rule', 'outcome'],
-    registers: [registry],
-    collect() {
-      this.reset()
-      for (const [rule, counts] of decisions) {
-        const label = rule >= 0 ? `rules[${rule}]` : rule === -1 ? 'defaultPolicy' : 'malformed-path'
-        counts.forEach((n, i) => {
-          if (n > 0) this.labels(label, FORWARD_AUTH_OUTCOMES[i] as string).inc(n)
-        })
-      }
-    },
   })
   for (const result of ['sent', 'failed']) mail.labels(result).inc(0)
   for (const reason of ['rate-limit', 'lockout']) refusals.labels(reason).inc(0)
@@ -169,17 +128,11 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
     })
   }
 
-  // LDAP searches, counted into a plain number, handed over when scraped.
-  let ldapSearches = 0
-  new Counter({
-    name: 'gatehouse_ldap_searches_total',
-    help: 'Searches answered by the LDAP directory (its binds are gatehouse_sign_ins_total{method="ldap"})',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(ldapSearches)
-    },
-  })
+  // The features' own counters (Feature `metrics`), each counted into plain numbers, handed over when scraped.
+  const declared = new Map<string, DeclaredCounter>()
+  for (const feature of featuresOf(ctx)) {
+    for (const declaration of feature.metrics ?? []) declared.set(declaration.name, declaredCounter(registry, declaration))
+  }
 
   const events: ServerEvents = {
     requestAnswered: (route, method, status, ms) => requests.record(route, method, status, ms),
@@ -189,22 +142,50 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
       if (hit) lookups.hit++
       else lookups.miss++
     },
-    oidcToken: (grant) => oidcTokens.labels(GRANTS.has(grant) ? grant : 'other').inc(),
     mailDelivery: (sent) => mail.labels(sent ? 'sent' : 'failed').inc(),
-    samlAssertion: (outcome) => samlAssertions.labels(outcome).inc(),
     jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
-    forwardAuthDecision: (rule, outcome) => {
-      let counts = decisions.get(rule)
-      if (!counts) {
-        counts = FORWARD_AUTH_OUTCOMES.map(() => 0)
-        decisions.set(rule, counts)
-      }
-      const i = FORWARD_AUTH_OUTCOMES.indexOf(outcome)
-      counts[i] = (counts[i] ?? 0) + 1
-    },
-    ldapSearch: () => {
-      ldapSearches++
-    },
+    count: (name, ...values) => declared.get(name)?.count(values),
   }
   return { registry, events }
+}
+
+interface DeclaredCounter {
+  count(values: readonly string[]): void
+}
+
+/**
+ * A feature's counter: its label values checked against the declared ones (else `other`), counted
+ * under one key per combination into a plain map (no prom-client work per event: forward auth
+ * counts every proxied request), and handed to prom-client when scraped.
+ */
+function declaredCounter(registry: Registry, declaration: CounterDeclaration): DeclaredCounter {
+  const labels = declaration.labels ?? []
+  const allowed = labels.map((label) => (label.values ? new Set(label.values) : null))
+  const SEP = '\u0001'
+  const counts = new Map<string, number>()
+  for (const zero of declaration.zeros ?? []) counts.set(zero.join(SEP), 0)
+  new Counter({
+    name: declaration.name,
+    help: declaration.help,
+    labelNames: labels.map((label) => label.name),
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [key, n] of counts) {
+        if (labels.length === 0) this.inc(n)
+        else this.labels(...key.split(SEP)).inc(n)
+      }
+    },
+  })
+  return {
+    count(values) {
+      let key = ''
+      for (let i = 0; i < labels.length; i++) {
+        const value = values[i] ?? ''
+        const known = allowed[i]
+        key += (i > 0 ? SEP : '') + (known && !known.has(value) ? 'other' : value)
+      }
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    },
+  }
 }

@@ -27,6 +27,7 @@ import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker, stopDeliveries
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
+import { oidcMetrics } from './metrics.js'
 
 /** How often the back-channel logout queue is checked for due deliveries (retries, other instances' notices). */
 const DELIVERY_POLL_MS = 2_000
@@ -166,6 +167,7 @@ export const oidcProviderFeature = defineFeature({
   config: configSections,
   tables,
   errors: OIDC_ERRORS,
+  metrics: oidcMetrics,
   routes: oidcProviderRoutes,
   // Dynamic registration: its own count per source (IPv4 address, IPv6 /64) by the HTTP limiter.
   rateLimit: [

@@ -18,6 +18,7 @@ import { pairwiseSubject, type SectorSource, sectorOf } from './subject.js'
 import { commitWithOthers } from './commit.js'
 import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
+import { countToken } from './metrics.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -477,7 +478,7 @@ export function providerCache(ctx: AuthContext, logger: Logger) {
     }
 
     provider.on('grant.success', (koa: KoaContextWithOIDC) => {
-      ctx.events.oidcToken(String(koa.oidc.params?.grant_type ?? 'unknown'))
+      countToken(ctx, String(koa.oidc.params?.grant_type ?? 'unknown'))
       audit(koa, {
         type: 'oidc.token-issued',
         actorUserId: accountIdOf(koa),

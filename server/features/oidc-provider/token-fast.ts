@@ -12,6 +12,7 @@ import { WriteBatch } from './batch.js'
 import { commitTokenBatch } from './provider.js'
 import type { OidcClientRow } from './schema.js'
 import { findClient } from './store.js'
+import { countToken } from './metrics.js'
 
 /**
  * The token endpoint's plain cases without oidc-provider's Koa stack: a rotating
@@ -561,7 +562,7 @@ export async function fastToken(
   const { clientId } = result.audit
   // The entry oidc-provider's grant.success event writes (provider.ts).
   batch.audits.push({ type: 'oidc.token-issued', actorUserId, target: clientId, detail: { grantType }, meta: rc.meta })
-  ctx.events.oidcToken(grantType)
+  countToken(ctx, grantType)
   const refused = await commitTokenBatch(ctx, batch, { clientId, grantType, actorUserId, route: 'token', meta: rc.meta })
   if (refused) send(res, 400, refused)
   else send(res, 200, result.body)

@@ -9,6 +9,7 @@ import { samlPanel } from './panel.js'
 import { samlRoutes } from './routes.js'
 import * as tables from './schema.js'
 import { serviceProvidersNamedGroups } from './service-providers.js'
+import { SAML_ASSERTIONS, samlMetrics } from './metrics.js'
 
 /**
  * Gatehouse as a SAML 2.0 identity provider (`saml.enabled`). Its protocol code (xmldom, xml-crypto,
@@ -17,7 +18,7 @@ import { serviceProvidersNamedGroups } from './service-providers.js'
 
 let logger: Logger = { info() {}, warn: (m) => console.warn(m), error: (m, e) => console.error(m, e ?? '') }
 async function handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  await (await samlProtocol()).handleSaml(rc, req, res, { logger, onAssertion: (outcome) => rc.ctx.events.samlAssertion(outcome) })
+  await (await samlProtocol()).handleSaml(rc, req, res, { logger, onAssertion: (outcome) => rc.ctx.events.count(SAML_ASSERTIONS, outcome) })
 }
 
 export const samlFeature = defineFeature({
@@ -25,6 +26,7 @@ export const samlFeature = defineFeature({
   config: configSections,
   tables,
   errors: SAML_ERRORS,
+  metrics: samlMetrics,
   routes: samlRoutes,
   panel: samlPanel,
   namedGroups: serviceProvidersNamedGroups,

@@ -47,6 +47,24 @@ describe('metrics listener', () => {
     }
   })
 
+  it("registers each feature's declared counters (Feature metrics): zeros shown, an undeclared label value counted as other", async () => {
+    const before = await scrape(metricsURL)
+    // Declared with zeros: present before anything is counted.
+    for (const outcome of ['issued', 'refused']) expect(before.has('gatehouse_saml_assertions_total', { outcome }), outcome).toBe(true)
+    expect(before.has('gatehouse_ldap_searches_total')).toBe(true)
+    const events = server.gatehouse.ctx.events
+    events.count('gatehouse_oidc_tokens_issued_total', 'password')
+    events.count('gatehouse_saml_assertions_total', 'issued')
+    // A name no feature declared counts nothing (and registers nothing).
+    events.count('gatehouse_nobody_declared_total', 'x')
+    const after = await scrape(metricsURL)
+    const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels)
+    expect(delta('gatehouse_oidc_tokens_issued_total', { grant: 'other' })).toBe(1)
+    expect(after.has('gatehouse_oidc_tokens_issued_total', { grant: 'password' })).toBe(false)
+    expect(delta('gatehouse_saml_assertions_total', { outcome: 'issued' })).toBe(1)
+    expect(after.has('gatehouse_nobody_declared_total')).toBe(false)
+  })
+
   it('moves the counters exactly as the requests did', async () => {
     const before = await scrape(metricsURL)
     const email = uniqueEmail('metrics')
