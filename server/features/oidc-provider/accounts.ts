@@ -4,6 +4,7 @@ import type { AuthContext } from '../../core/context.js'
 import type { SessionRow, UserRow } from '../../core/sessions.js'
 import type { OidcClientRow } from './schema.js'
 import { groupNamesOf } from '../groups/names.js'
+import { loginNameOf } from '../username/rules.js'
 import { listMembershipsOfUser, listTeamMembershipsOfUser } from '../organization/store.js'
 import { findClient, findUserRow } from './store.js'
 
@@ -88,7 +89,7 @@ export async function userClaims(
     email_verified: row.emailVerified,
     name: row.name,
     picture: row.image ?? undefined,
-    preferred_username: row.username ?? row.email,
+    preferred_username: loginNameOf(row),
     updated_at: Math.floor(row.updatedAt.getTime() / 1000),
     groups: withGroups ? await groupNamesOf(ctx, row) : undefined,
   }

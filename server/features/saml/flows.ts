@@ -20,6 +20,7 @@ import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
 import { admitToFace } from '../../core/sign-in-table.js'
 import { groupNamesOf, inAllowedGroups } from '../groups/names.js'
+import { loginNameOf } from '../username/rules.js'
 import {
   countPendingRequests,
   deleteExpiredRequests,
@@ -332,7 +333,6 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const nameId = nameIdOf(ctx, sp, user)
   const sessionIndex = `_${generateId()}`
   const key = await signingKey(ctx)
-  const username = (user as { username?: string | null }).username
   const response = loginResponse({
     idpEntityId: idpEntityId(ctx),
     spEntityId: sp.entityId,
@@ -343,7 +343,7 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
     sessionIndex,
     nameIdFormat: sp.nameIdFormat,
     nameId,
-    attributes: { email: [user.email], name: [user.name], uid: [username || user.email], groups },
+    attributes: { email: [user.email], name: [user.name], uid: [loginNameOf(user)], groups },
     key,
   })
   await insertParticipant(ctx, {
