@@ -20,7 +20,8 @@ import './config-schema.js' // the whole config schema (core + features), handed
 import { ConfigError, ConfigStore } from './config/store.js'
 import { configProblems } from './config-checks.js'
 import { passwordHashQueue } from './crypto/hash-queue.js'
-import { type EngineFlags, redact, resolveEngine } from './db/engine.js'
+import { type EngineFlags, resolveEngine } from './db/engine.js'
+import { maskUrlPassword } from './config/url-password.js'
 import { type DB, migrationsFolder, openDatabase } from './db/index.js'
 import { NewerDatabaseError, PRE_UPGRADE_SUFFIX, pendingMigrationsSqlite, refuseNewerSqlite } from './db/release.js'
 import { SqliteDatabase } from './db/sqlite-driver.js'
@@ -172,7 +173,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     // Loaded on demand: ioredis stays out of a server that does not use it.
     const { redisSecondaryStorage } = await import('./secondary-storage/redis.js')
     secondary = await redisSecondaryStorage(redisUrl).catch((error: Error) => {
-      throw new ConfigError(`secondary storage ${redact(redisUrl)}: ${error.message}`)
+      throw new ConfigError(`secondary storage ${maskUrlPassword(redisUrl)}: ${error.message}`)
     })
   }
   try {
@@ -195,7 +196,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
     }
     const pg = await openPostgresEngine(engine, { onChange }).catch((error: Error) => {
       if (error instanceof NewerDatabaseError) throw error
-      throw new ConfigError(`database ${redact(engine.url)}: ${error.message}`)
+      throw new ConfigError(`database ${maskUrlPassword(engine.url)}: ${error.message}`)
     })
     try {
       const before = prepared.store.migrations.length
@@ -212,7 +213,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
         db: pg.database.db as unknown as DB,
         storage: pg.database.storage,
         sqlite: null,
-        location: redact(engine.url),
+        location: maskUrlPassword(engine.url),
         migrationsFolder: pg.database.migrationsFolder,
         close: () => pg.close(),
       },

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { wholeConfigSchema } from './schema.js'
 import { secretFields } from './secret.js'
+import { urlPassword } from './url-password.js'
 
 /**
  * Where the config holds secrets, read off the schema's `secret()` marks (config/secret.ts): the
@@ -105,20 +106,6 @@ export function mapSecrets(
     if (mapped !== DROP) out[key] = mapped
   }
   return out
-}
-
-/** scheme://user:password@host: the password part (URL parsers' reading: last "@", first ":"), or null. */
-export function urlPassword(value: string): { masked: string; withoutPassword: string; password: string } | null {
-  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(value)
-  const colon = match?.[2]?.indexOf(':') ?? -1
-  if (!match || colon < 0) return null
-  const user = match[2]?.slice(0, colon)
-  const rest = value.slice(match[0].length)
-  return {
-    masked: `${match[1]}${user}:***@${rest}`,
-    withoutPassword: `${match[1]}${user}@${rest}`,
-    password: match[2]?.slice(colon + 1) ?? '',
-  }
 }
 
 /**

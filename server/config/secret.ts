@@ -8,7 +8,7 @@ import { z } from 'zod'
  * guesses from a key's name.
  *
  * A URL's password (`smtp://user:pass@host`) is the other kind of secret in a config: it is found
- * in the value, not the field (config/secret-paths.ts `urlPassword`).
+ * in the value, not the field (config/url-password.ts `urlPassword`).
  */
 export const secretFields = z.registry<{ secret: true }>()
 

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ConfigError, ConfigStore } from '../config/store.js'
-import { redact, resolveEngine, takeEngineFlags } from '../db/engine.js'
+import { maskUrlPassword } from '../config/url-password.js'
+import { resolveEngine, takeEngineFlags } from '../db/engine.js'
 import { openDatabase } from '../db/index.js'
 import { createLogMailer } from '../mail/types.js'
 import { resolveSecret } from '../secret.js'
@@ -81,6 +82,6 @@ export async function openToolContext(
     return { ctx: createAuthContext({ storage: pg.database.storage, sqlite: null }, rest), close: () => pg.close(), discardCreated }
   } catch (e) {
     discardCreated()
-    return { error: `database ${redact(engine.url)}: ${(e as Error).message}` }
+    return { error: `database ${maskUrlPassword(engine.url)}: ${(e as Error).message}` }
   }
 }

@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http'
+
 /**
  * Trusted-origin matching (SPEC §5 "Trusted origins", reference §6.2).
  *
@@ -88,4 +90,16 @@ export function originOf(value: string | null | undefined): string | null {
   } catch {
     return 'null'
   }
+}
+
+/**
+ * Where a browser says a request comes from: its Origin header, else the origin of its Referer
+ * (originOf), else null. The one reading of the CSRF check, its audit entry and the OIDC consent
+ * POSTs; takes a fetch Request's headers or a Node request's.
+ */
+export function requestOriginOf(headers: Pick<Headers, 'get'> | IncomingHttpHeaders): string | null {
+  // A server's fetch Request may carry its own Headers class (srvx's, for a Node request): asked by shape.
+  const header = (name: 'origin' | 'referer'): string | null | undefined =>
+    typeof headers.get === 'function' ? (headers as Pick<Headers, 'get'>).get(name) : (headers as IncomingHttpHeaders)[name]
+  return header('origin') ?? originOf(header('referer'))
 }

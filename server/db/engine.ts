@@ -9,6 +9,7 @@
  * `serve`, `user`, `backup`, `restore`, `jwt` and `migrate` all accept them.
  */
 import { ConfigError } from '../config/store.js'
+import { maskUrlPassword } from '../config/url-password.js'
 
 export const DEFAULT_POOL_SIZE = 10
 
@@ -23,18 +24,18 @@ export type Engine = { kind: 'sqlite' } | { kind: 'postgres'; url: string; poolS
 const POSTGRES_URL = /^postgres(ql)?:\/\//
 
 export function checkDatabaseUrl(url: string, source: string): string {
-  if (!POSTGRES_URL.test(url)) throw new ConfigError(`${source}: "${redact(url)}" is not a postgres:// (or postgresql://) URL`)
+  if (!POSTGRES_URL.test(url)) throw new ConfigError(`${source}: "${maskUrlPassword(url)}" is not a postgres:// (or postgresql://) URL`)
   try {
     new URL(url)
   } catch {
-    throw new ConfigError(`${source}: "${redact(url)}" is not a valid URL`)
+    throw new ConfigError(`${source}: "${maskUrlPassword(url)}" is not a valid URL`)
   }
   return url
 }
 
 export function checkRedisUrl(url: string, source: string): string {
   if (!/^(redis|rediss|valkey|valkeys):\/\//.test(url))
-    throw new ConfigError(`${source}: "${redact(url)}" is not a redis:// (or rediss://) URL`)
+    throw new ConfigError(`${source}: "${maskUrlPassword(url)}" is not a redis:// (or rediss://) URL`)
   return url
 }
 
@@ -42,18 +43,6 @@ function checkPoolSize(text: string, source: string): number {
   const n = Number(text)
   if (!/^\d+$/.test(text) || n < 1 || n > 1000) throw new ConfigError(`${source}: "${text}" is not a pool size (1-1000)`)
   return n
-}
-
-/** A URL with its password replaced, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url)
-    if (!u.password) return url
-    u.password = '***'
-    return u.toString()
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
-  }
 }
 
 /**

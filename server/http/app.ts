@@ -11,7 +11,7 @@ import { assertNotImpersonating } from '../core/impersonation.js'
 import { outageAnswer } from '../core/outage.js'
 import { limitRequest, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
-import { isTrustedURL, originOf } from '../core/trusted-origins.js'
+import { isTrustedURL, requestOriginOf } from '../core/trusted-origins.js'
 import { readBody } from './body.js'
 import { clientIp, rateLimitIdentity } from './client-ip.js'
 import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
@@ -114,7 +114,7 @@ function checkOrigin(rc: RouteContext): void {
   const { ctx, request, path } = rc
   if (ctx.config().advanced.disableCSRFCheck) return
   const headers = request.headers
-  const origin = headers.get('origin') ?? originOf(headers.get('referer'))
+  const origin = requestOriginOf(headers)
   const loginPath = path.startsWith('/sign-in') || path.startsWith('/sign-up')
   if (loginPath && headers.get('sec-fetch-site') === 'cross-site' && headers.get('sec-fetch-mode') === 'navigate') {
     throw new APIError(
@@ -426,11 +426,10 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
           checkOrigin(rc)
         } catch (refusal) {
           if (refusal instanceof APIError) {
-            const origin = request.headers.get('origin') ?? request.headers.get('referer')
             await recordAudit(ctx, {
               type: 'security.csrf-refused',
               outcome: 'failure',
-              detail: { path, code: refusal.code, origin },
+              detail: { path, code: refusal.code, origin: requestOriginOf(request.headers) },
               meta: rc.meta,
             })
           }

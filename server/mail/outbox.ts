@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
-import { urlPassword } from '../config/secret-paths.js'
+import { urlPassword } from '../config/url-password.js'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'

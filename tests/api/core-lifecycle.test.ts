@@ -1,9 +1,9 @@
 import { packageVersion } from '../../server/core/version.js'
-import { count, eq, type SQL } from 'drizzle-orm'
+import { count, desc, eq, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'
 import { passwordHashQueue } from '../../server/crypto/hash-queue.js'
-import { session, user as userTable } from '../../server/db/schema.js'
+import { auditEvent, session, user as userTable } from '../../server/db/schema.js'
 import { firstRow } from '../../server/db/storage.js'
 import { startTestServer, type TestServer } from '../helpers/server.js'
 import { openSessionData, signedCookie, TEST_SECRET } from '../helpers/signatures.js'
@@ -152,6 +152,31 @@ describe('origin and callback URL checks', () => {
     expect(referer.status).toBe(200)
     const trusted = await client.post('/revoke-other-sessions', undefined, { origin: 'https://app.example.com' })
     expect(trusted.status).toBe(200)
+  })
+
+  it("audits a refusal with the origin the check read: the Origin, else the Referer's origin (never its path or query)", async () => {
+    const { client } = await signUp(server.base)
+    const fromReferer = await new HttpClient(server.base, {
+      origin: null,
+      headers: { cookie: client.jar.header(), referer: 'https://evil.example/steal?token=secret-in-query' },
+    }).post('/revoke-other-sessions')
+    expect(fromReferer.status).toBe(403)
+    expect(fromReferer.body).toEqual({ code: 'INVALID_ORIGIN', message: 'Invalid origin' })
+    const fromOrigin = await client.post('/revoke-other-sessions', undefined, {
+      origin: 'https://other.example',
+      referer: 'https://app.example.com/page',
+    })
+    expect(fromOrigin.status).toBe(403)
+    const refused = await server.gatehouse.ctx.db
+      .select({ detail: auditEvent.detail })
+      .from(auditEvent)
+      .where(eq(auditEvent.type, 'security.csrf-refused'))
+      .orderBy(desc(auditEvent.id))
+      .limit(2)
+    expect(refused.map((row) => row.detail)).toEqual([
+      { path: '/revoke-other-sessions', code: 'INVALID_ORIGIN', origin: 'https://other.example' },
+      { path: '/revoke-other-sessions', code: 'INVALID_ORIGIN', origin: 'https://evil.example' },
+    ])
   })
 
   it('refuses look-alike origins: a trusted host (or the server host) as the prefix of another host', async () => {

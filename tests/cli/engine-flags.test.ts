@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../server/config/store.js'
-import { redact, resolveEngine, takeEngineFlags } from '../../server/db/engine.js'
+import { maskUrlPassword } from '../../server/config/url-password.js'
+import { resolveEngine, takeEngineFlags } from '../../server/db/engine.js'
 import { createGatehouse } from '../../server/gatehouse.js'
 import { GATEHOUSE_BIN } from '../helpers/process.js'
 import { silentLogger } from '../helpers/server.js'
@@ -79,7 +80,16 @@ describe('takeEngineFlags', () => {
     expect(refused([], { GATEHOUSE_DATABASE_POOL_SIZE: 'ten' })).toBe('GATEHOUSE_DATABASE_POOL_SIZE: "ten" is not a pool size (1-1000)')
     expect(refused(['--redis-url', 'http://r'])).toBe('--redis-url: "http://r" is not a redis:// (or rediss://) URL')
     expect(refused(['--database-url'])).toBe("option '--database-url <value>' argument missing")
-    expect(redact('postgres://me:pw@h/db')).toBe('postgres://me:***@h/db')
+    // A password holding an unencoded `/` or `#` makes no URL: still hidden in the message.
+    expect(refused(['--database-url', 'postgres://gh:pa/ss@h/db'])).toBe('--database-url: "postgres://gh:***@h/db" is not a valid URL')
+    expect(refused([], { GATEHOUSE_DATABASE_URL: 'postgres://gh:ab#cd@h/db' })).toBe(
+      'GATEHOUSE_DATABASE_URL: "postgres://gh:***@h/db" is not a valid URL',
+    )
+    expect(maskUrlPassword('postgres://me:pw@h/db')).toBe('postgres://me:***@h/db')
+    expect(maskUrlPassword('redis://:pw@h:6379')).toBe('redis://:***@h:6379')
+    expect(maskUrlPassword('postgres://me@h/db')).toBe('postgres://me@h/db')
+    // A valid URL without a password is left as it is, even with an `@` in its path.
+    expect(maskUrlPassword('https://host:8443/@alice')).toBe('https://host:8443/@alice')
   })
 
   it('resolveEngine: flags over config; the pool size defaults to 10', () => {

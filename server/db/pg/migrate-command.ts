@@ -26,7 +26,8 @@ import { getTableConfig as pgTableConfig, type PgTable } from 'drizzle-orm/pg-co
 import { getTableConfig as sqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
 import pg from 'pg'
 import { ConfigError } from '../../config/store.js'
-import { checkDatabaseUrl, type EngineFlags, redact } from '../engine.js'
+import { maskUrlPassword } from '../../config/url-password.js'
+import { checkDatabaseUrl, type EngineFlags } from '../engine.js'
 import { openDatabase } from '../index.js'
 import { sqliteTables } from '../schema.js'
 import { pgSchema } from './schema.js'
@@ -128,7 +129,7 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
     try {
       await client.connect()
     } catch (error) {
-      throw new MigrateRefused(`cannot connect to ${redact(options.to)}: ${(error as Error).message}`)
+      throw new MigrateRefused(`cannot connect to ${maskUrlPassword(options.to)}: ${(error as Error).message}`)
     }
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()])
     const existing = await client.query<{ name: string }>(
@@ -277,7 +278,7 @@ export async function migrateCommand(argv: string[], engine: EngineFlags): Promi
     throw error
   }
   const dataDir = resolve(parsed.values['data-dir'] ?? (process.env.GATEHOUSE_DATA_DIR || './data'))
-  process.stdout.write(`Copying ${dataDir} into ${redact(to)}\n`)
+  process.stdout.write(`Copying ${dataDir} into ${maskUrlPassword(to)}\n`)
   try {
     const reports = await migrateToPostgres({ dataDir, to, log: (line) => process.stdout.write(`${line}\n`) })
     const rows = reports.reduce((n, r) => n + r.rows, 0)

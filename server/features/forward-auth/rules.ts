@@ -216,7 +216,8 @@ export function describeDecider(decider: Decider): string {
 /**
  * The group names the rules require, each where it is written: their organizations are reserved
  * (organization/slugs.ts) and a missing one is a warning. A bare team is named in each of the
- * requirement's organizations, as teamsWanted reads it.
+ * requirement's organizations by its group name (teamGroupName), as teamsWanted reads it; one with
+ * no letter or digit names no group, and matches no one.
  */
 export function rulesNamedGroups(rules: readonly ForwardAuthRule[]): NamedGroup[] {
   return rules.flatMap((rule, index) => {
@@ -227,7 +228,10 @@ export function rulesNamedGroups(rules: readonly ForwardAuthRule[]): NamedGroup[
       ...teams.flatMap((team) =>
         team.includes('/')
           ? [{ where: `${at}.teams`, name: team }]
-          : organizations.map((slug) => ({ where: `${at}.teams`, name: `${slug}/${team}` })),
+          : organizations.flatMap((slug) => {
+              const name = teamGroupName(slug, team)
+              return name ? [{ where: `${at}.teams`, name }] : []
+            }),
       ),
     ]
   })

@@ -44,7 +44,10 @@ export function teamSlug(name: string): string | null {
   return slug || null
 }
 
-/** The one spelling of a team's group name, the same on every face: `acme/release-ops`; null: no group (teamSlug). */
+/**
+ * The one spelling of a team's group name, the same on every face: `acme/release-ops`; null: no
+ * group (teamSlug). tests/unit/one-copy.test.ts fails on a second copy in server/.
+ */
 export function teamGroupName(organizationSlug: string, teamName: string): string | null {
   const team = teamSlug(teamName)
   return team ? `${organizationSlug}/${team}` : null
@@ -58,8 +61,7 @@ export function teamGroupName(organizationSlug: string, teamName: string): strin
 export function canonicalGroupName(name: string): string {
   const slash = name.indexOf('/')
   if (slash < 0) return name
-  const team = teamSlug(name.slice(slash + 1))
-  return team ? `${name.slice(0, slash)}/${team}` : name
+  return teamGroupName(name.slice(0, slash), name.slice(slash + 1)) ?? name
 }
 
 /** Whether a person holding `held` group names is in one of `allowed` (as an SP or a rule writes them); none listed: everyone. */

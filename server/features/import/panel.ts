@@ -1,6 +1,7 @@
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { maskUrlPassword } from '../../config/url-password.js'
 import { generateId } from '../../crypto/random.js'
 import { PanelError } from '../../panel/errors.js'
 import type { HandlerGroup } from '../../panel/env.js'
@@ -36,16 +37,7 @@ const refuse = (status: number, error: { code: string; message: string }, messag
 }
 
 /** A postgres:// URL's password is never shown back. */
-const sourceName = (from: string): string => {
-  if (!/^postgres(ql)?:\/\//.test(from)) return from
-  try {
-    const url = new URL(from)
-    if (url.password) url.password = '****'
-    return url.href
-  } catch {
-    return 'a PostgreSQL database'
-  }
-}
+const sourceName = (from: string): string => (/^postgres(ql)?:\/\//.test(from) ? maskUrlPassword(from) : from)
 
 /**
  * The Users view's Import step (issue 29): the same domain functions as `gatehouse import`

@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider'
 import type { GrantInstance, InteractionDetails } from 'oidc-provider'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext } from '../../core/context.js'
-import { originOf } from '../../core/trusted-origins.js'
+import { requestOriginOf } from '../../core/trusted-origins.js'
 import { admittedUser, mayUseClient } from './accounts.js'
 import { gatehouseRequest } from './adapter.js'
 import { rememberConsent } from './consent.js'
@@ -100,7 +100,7 @@ function signedInAgain(ctx: AuthContext, uid: string, mark: string | null, sessi
 
 /** Same-origin check for the consent POSTs (the hosted page calls them with fetch). */
 function sameOrigin(ctx: AuthContext, req: IncomingMessage): boolean {
-  return (req.headers.origin ?? originOf(req.headers.referer)) === new URL(ctx.baseURL).origin
+  return requestOriginOf(req.headers) === new URL(ctx.baseURL).origin
 }
 
 export async function handleInteraction(

@@ -1,4 +1,5 @@
-import { and, count, eq, gt, gte, inArray, isNotNull, like, ne, sql } from 'drizzle-orm'
+import { and, count, gt, gte, inArray, isNotNull, like, ne, sql } from 'drizzle-orm'
+import { bannedNowWhere } from '../../core/bans.js'
 import type { AuthContext } from '../../core/context.js'
 import { auditEvent, session, user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
@@ -35,16 +36,18 @@ const DAY = 24 * HOUR
 export async function serverCounts(ctx: AuthContext) {
   const one = async (q: PromiseLike<Array<{ n: number }>>) => (await firstRow(q))?.n ?? 0
   const { db } = ctx
+  const now = ctx.clock.now()
   return {
     users: await one(db.select({ n: count() }).from(user)),
     activeSessions: await one(
       db
         .select({ n: count() })
         .from(session)
-        .where(gt(session.expiresAt, new Date(ctx.clock.now()))),
+        .where(gt(session.expiresAt, new Date(now))),
     ),
     organizations: await countOrganizations(ctx),
-    bannedUsers: await one(db.select({ n: count() }).from(user).where(eq(user.banned, true))),
+    // Bans in force now: a lapsed one (cleared only at the person's next sign-in) is not counted.
+    bannedUsers: await one(db.select({ n: count() }).from(user).where(bannedNowWhere(now))),
   }
 }
 

@@ -83,7 +83,8 @@ export const usernameClash = (error: unknown): APIError | undefined =>
 
 /**
  * The person's short login name on every face that has one (forward auth's `Remote-User`, LDAP's
- * `uid`, SAML's `uid`): the username in lower case, else the email.
+ * `uid`, SAML's `uid`, OIDC's `preferred_username`): the username in lower case, else the email.
+ * tests/unit/one-copy.test.ts fails on a second copy of it in server/.
  */
 export const loginNameOf = (user: { username?: string | null; email: string }): string =>
   user.username ? normalizeUsername(user.username) : user.email

@@ -10,6 +10,7 @@ import {
   matchRule,
   parseTarget,
   plainTarget,
+  rulesNamedGroups,
   type Subject,
 } from '../../../server/features/forward-auth/rules.js'
 
@@ -193,6 +194,25 @@ describe('decision', () => {
     const m = matchRule(c, target('http://a.lan/'))
     expect(m.decider.kind === 'rule' && m.decider.index).toBe(0)
     expect(decide(m, who())).toBe('forbidden')
+  })
+})
+
+describe('the group names a rule requires (reserved slugs, start-up warnings)', () => {
+  it('names a bare team by the group name it matches (teamGroupName), in each organization; a qualified one as written', () => {
+    const rules = conf([
+      { domain: 'a.lan', policy: 'signed-in', subject: { organizations: ['acme', 'beta'], teams: ['Release Ops', 'acme/Ops', '!!!'] } },
+    ]).rules
+    expect(rulesNamedGroups(rules)).toEqual([
+      { where: 'forwardAuth.rules[0].subject.organizations', name: 'acme' },
+      { where: 'forwardAuth.rules[0].subject.organizations', name: 'beta' },
+      { where: 'forwardAuth.rules[0].subject.teams', name: 'acme/release-ops' },
+      { where: 'forwardAuth.rules[0].subject.teams', name: 'beta/release-ops' },
+      { where: 'forwardAuth.rules[0].subject.teams', name: 'acme/Ops' },
+    ])
+    // The names are the groups the rule lets in ('!!!' names no group, and matches no one).
+    const m = matchRule(conf([{ domain: 'a.lan', policy: 'signed-in', subject: rules[0]?.subject }]), target('http://a.lan/'))
+    expect(decide(m, who({ organizations: ['beta'], teams: ['beta/release-ops'] }))).toBe('allowed')
+    expect(decide(m, who({ organizations: ['acme'], teams: ['acme/ops'] }))).toBe('allowed')
   })
 })
 

@@ -8,6 +8,7 @@ import { silentLogger, startTestServer, type TestServer } from '../../helpers/se
  * Issue 37 §13 in the panel: Users → Import with "Skip invalid rows" leaves out a row whose email
  * belongs to another Gatehouse user, imports the others and names the email in its report; without
  * it, the same file imports nothing. The panel's operations as the renderer calls them. Both engines.
+ * And a PostgreSQL source is named with its password masked (issue 51 §2, config/url-password.ts).
  */
 
 let server: TestServer
@@ -73,5 +74,21 @@ describe('panel import: Skip invalid rows', () => {
       password: holder.password,
     })
     expect(holderNow.body.user.name).toBe('Holder')
+  })
+})
+
+describe('panel import from PostgreSQL', () => {
+  it('never shows the source URL’s password: the job names it masked (config/url-password.ts)', async () => {
+    const from = 'postgres://importer:s3cret-pw@127.0.0.1:1/source'
+    const started = await ok<ImportJob>('import.start', { source: 'better-auth', from, dryRun: true })
+    expect(started.name).toBe('postgres://importer:***@127.0.0.1:1/source')
+    // Nothing listens on port 1: the job fails, and neither its name nor its error holds the password.
+    let job: ImportJob | null = null
+    for (let i = 0; i < 1000 && (!job || job.running); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      job = await ok<ImportJob | null>('import.status', {})
+    }
+    expect([job?.running, job?.phase, job?.name]).toEqual([false, 'failed', 'postgres://importer:***@127.0.0.1:1/source'])
+    expect(JSON.stringify(job)).not.toContain('s3cret-pw')
   })
 })

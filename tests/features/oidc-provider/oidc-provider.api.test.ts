@@ -275,6 +275,26 @@ describe('group names (issue 47 §3: names no one can claim)', () => {
   })
 })
 
+describe('preferred_username (issue 51 §2: one login name on every face)', () => {
+  it('is the login name LDAP, SAML and forward auth give (loginNameOf): the username in lower case, else the email', async () => {
+    const tag = Date.now().toString(36)
+    const pat = await verifiedSignUp(server, { name: 'Pat Name', password: PASSWORD, username: `Pat.${tag}` })
+    // A username stored with capitals (a better-auth database imported as it was): lower case, as LDAP's uid.
+    await server.gatehouse.ctx.db
+      .update(user)
+      .set({ username: `Mixed.${tag}` })
+      .where(eq(user.id, pat.user.id))
+    const { client, clientSecret } = await newClient({ skipConsent: true })
+    const config = await discover(server, client.clientId, clientSecret as string)
+    const flow = await startFlow(config, 'openid profile')
+    flow.url.searchParams.delete('prompt')
+    const tokens = await exchange(flow, await authorize(await signedInJar(server, pat), flow))
+    expect(tokens.claims()?.preferred_username).toBe(`mixed.${tag}`)
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, pat.user.id)
+    expect(info.preferred_username).toBe(`mixed.${tag}`)
+  })
+})
+
 describe('refusals (RFC 6749, OIDC Core)', () => {
   it('an unregistered redirect URI is never redirected to: the error page says invalid_redirect_uri', async () => {
     const { client } = await newClient({ public: true })

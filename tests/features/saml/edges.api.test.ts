@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { samlRequest, samlServiceProvider } from '../../../server/db/schema.js'
+import { samlRequest, samlServiceProvider, user } from '../../../server/db/schema.js'
 import { MAX_PENDING_PER_SOURCE } from '../../../server/features/saml/flows.js'
 import { rotateCertificate } from '../../../server/features/saml/keys.js'
 import { createServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
@@ -289,6 +289,29 @@ describe('group names (issue 47 §3: names no one can claim)', () => {
       'commas-saml/x-admin',
     ])
     expect(groups?.every(noSeparator)).toBe(true)
+  })
+})
+
+describe('the uid attribute (issue 51 §2: one login name on every face)', () => {
+  it('is the login name LDAP and forward auth give (loginNameOf): the username in lower case, else the email', async () => {
+    const idpCert = /<ds:X509Certificate>([^<]+)</.exec(await (await fetch(`${server.base}/saml/metadata`)).text())?.[1] as string
+    const uidOf = async (person: Awaited<ReturnType<typeof verifiedPerson>>) => {
+      const res = await person.client.get(`/saml/sso?${redirectQuery(authnRequest(sp, idp).xml, null)}`)
+      const answer = await person.client.get(accepted(res).slice(server.base.length))
+      expect(answer.status).toBe(200)
+      return attributesOf(verifiedResponse(formFields(answer.text).fields.SAMLResponse as string, idpCert)).uid
+    }
+    const tag = Date.now().toString(36)
+    const named = await verifiedPerson(server, { username: `Uid.${tag}` })
+    expect(await uidOf(named)).toEqual([`uid.${tag}`])
+    // A username stored with capitals (a better-auth database imported as it was): still lower case, as LDAP's uid.
+    await server.gatehouse.ctx.db
+      .update(user)
+      .set({ username: `Mixed.${tag}` })
+      .where(eq(user.id, named.user.id))
+    expect(await uidOf(named)).toEqual([`mixed.${tag}`])
+    const plain = await verifiedPerson(server)
+    expect(await uidOf(plain)).toEqual([plain.email])
   })
 })
 
