@@ -35,6 +35,7 @@ import { attachFeatures } from './features-of.js'
 import { createAuthApp, type DirectHandler } from './http/app.js'
 import { allRoutes } from './routes.js'
 import { OutboxMailer } from './mail/outbox.js'
+import { findUserByEmail } from './core/users.js'
 import { DEFAULT_SECRET, resolveSecret } from './secret.js'
 import { configuredLogger, type Logger, logs, logWith } from './log.js'
 
@@ -261,6 +262,7 @@ function assemble(
     logger,
     secret,
     delivered: (sent) => ctx.events.mailDelivery(sent),
+    accountLink: async (to) => (ctx.config().hostedPages.enabled && (await findUserByEmail(ctx, to)) ? `${ctx.baseURL}/ui/account` : null),
   })
   const ctx = createAuthContext(database, {
     config: () => store.get(),

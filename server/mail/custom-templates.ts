@@ -5,9 +5,9 @@ import type { OutgoingMail } from './types.js'
  * Mail templates edited in the panel (issue 31 §3): per message kind, a subject and a plain-text
  * body with placeholders, stored in the config (`mail.templates`). The outbox applies them to
  * every message of that kind as it is queued: the body replaces the greeting and the lines, the
- * button with the message's link, the footer and the signature stay as built in (so a template
- * cannot lose the link the message exists for). Paragraphs are separated by blank lines; the HTML
- * part escapes everything, as for the built-in messages.
+ * button with the message's link, the footer, the account-center line and the signature stay as
+ * built in (so a template cannot lose the link the message exists for). Paragraphs are separated
+ * by blank lines; the HTML part escapes everything, as for the built-in messages.
  */
 
 export const MAIL_PLACEHOLDERS = {
@@ -53,11 +53,24 @@ export function templateProblem(template: MailTemplate, hasLink: boolean): { fie
 const fill = (text: string, values: Record<MailPlaceholder, string>): string =>
   text.replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(values, name) ? values[name as MailPlaceholder] : whole))
 
-/** The message re-rendered from its kind's edited template, or as it is when none applies. */
-export function applyMailTemplate(mail: OutgoingMail, templates: Record<string, MailTemplate> | undefined): OutgoingMail {
+/**
+ * The message as it is queued: re-rendered from its kind's edited template, and with the link to
+ * the recipient's account center (`account`, MailLayout.account) under the footer, unless the
+ * message's own button already leads there (the security notices). A message without a layout
+ * (rendered by its feature alone: the organization invitation) is left as it is.
+ */
+export function applyMailTemplate(
+  mail: OutgoingMail,
+  templates: Record<string, MailTemplate> | undefined,
+  account?: string | null,
+): OutgoingMail {
   const template = templates?.[mail.kind]
-  const layout = mail.layout
-  if (!template || !layout) return mail
+  const original = mail.layout
+  if (!original) return mail
+  const withAccount = account && original.action?.url !== account ? account : undefined
+  if (!template && !withAccount) return mail
+  const layout = { ...original, ...(withAccount ? { account: withAccount } : {}) }
+  if (!template) return renderMail(layout)
   const values: Record<MailPlaceholder, string> = {
     appName: layout.appName,
     email: mail.to,

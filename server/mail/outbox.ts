@@ -38,6 +38,12 @@ export interface OutboxMailerOptions {
   secret?: string
   /** Told of each delivery attempt's result (the metrics' `ctx.events.mailDelivery`). */
   delivered?: (sent: boolean) => void
+  /**
+   * The account center to link under a message's footer (MailLayout.account) for this address:
+   * `{baseURL}/ui/account` when hosted pages are on and the address belongs to an account, else
+   * null (a sign-up magic link, an invitation to an address with no account).
+   */
+  accountLink?: (to: string) => Promise<string | null>
 }
 
 /** SMTP connection settings, from the flag or the config; null when none is configured. */
@@ -135,8 +141,10 @@ export class OutboxMailer implements Mailer {
   constructor(private readonly options: OutboxMailerOptions) {}
 
   async send(mail: OutgoingMail): Promise<void> {
-    // A template edited in the panel re-renders the message of its kind.
-    const row = await queueMail(this.options.db, this.options.clock, applyMailTemplate(mail, this.options.config().mail.templates))
+    // A template edited in the panel re-renders the message of its kind; the account center's
+    // link goes under the footer of every message of the shared layout (custom-templates.ts).
+    const account = mail.layout ? await this.options.accountLink?.(mail.to) : null
+    const row = await queueMail(this.options.db, this.options.clock, applyMailTemplate(mail, this.options.config().mail.templates, account))
     const settings = this.settings()
     if (!settings) {
       this.options.logger.info(`mail (${row.kind}) to ${row.to} kept in the outbox as ${row.id}`)

@@ -12,15 +12,22 @@ export function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 }
 
-/** One shape for every message: greeting, a few lines, one button (and the raw link), a footer. */
+/** The line under every message's footer that leads to the account center (MailLayout.account). */
+export const MANAGE_ACCOUNT_LABEL = 'Manage your account'
+
+/**
+ * One shape for every message: greeting, a few lines, one button (and the raw link), a footer,
+ * the link to the recipient's account center when set, the signature.
+ */
 export function renderMail(layout: MailLayout): OutgoingMail {
-  const { action } = layout
+  const { action, account } = layout
   const text = [
     ...(layout.greeting ? [layout.greeting, ''] : []),
     ...layout.lines,
     ...(action ? ['', `${action.label}: ${action.url}`] : []),
     '',
     layout.footer,
+    ...(account ? ['', `${MANAGE_ACCOUNT_LABEL}: ${account}`] : []),
     '',
     `— ${layout.appName}`,
   ].join('\n')
@@ -37,7 +44,7 @@ ${layout.greeting ? p(layout.greeting) : ''}
 ${layout.lines.map(p).join('\n')}
 ${button}
 <p style="margin:24px 0 0;font-size:13px;color:#555">${escapeHtml(layout.footer)}</p>
-<p style="margin:8px 0 0;font-size:13px;color:#555">— ${escapeHtml(layout.appName)}</p>
+${account ? `<p style="margin:8px 0 0;font-size:13px;color:#555">${MANAGE_ACCOUNT_LABEL}: <a href="${escapeHtml(account)}">${escapeHtml(account)}</a></p>\n` : ''}<p style="margin:8px 0 0;font-size:13px;color:#555">— ${escapeHtml(layout.appName)}</p>
 </body></html>`
   return { to: layout.to, subject: layout.subject, kind: layout.kind, text, html, layout }
 }

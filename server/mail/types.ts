@@ -32,6 +32,13 @@ export interface MailLayout {
   lines: string[]
   action?: { label: string; url: string }
   footer: string
+  /**
+   * The recipient's account center (`{baseURL}/ui/account`), shown under the footer as "Manage your
+   * account: …". Not set by the message's author: the outbox sets it (accountLinkOf) when hosted
+   * pages are on and the address belongs to an account, so every message of the shared layout
+   * carries it, an edited template included.
+   */
+  account?: string
 }
 
 export interface Mailer {

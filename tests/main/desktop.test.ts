@@ -168,6 +168,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:users.update',
   'gatehouse:users.sendPasswordReset',
   'gatehouse:users.sendVerification',
+  'gatehouse:users.sendSetUpLink',
   'gatehouse:users.unlock',
   'gatehouse:users.bulk',
   'gatehouse:orgs.update',

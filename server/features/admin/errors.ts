@@ -41,6 +41,12 @@ export const ADMIN_ERR = {
   /** A mail whose link lands on a hosted page (an administrator's reset or verification mail) while they are off. */
   HOSTED_PAGES_DISABLED:
     'The link in this mail opens a hosted page, and hosted pages are off (hostedPages.enabled): turn them on, or have the user ask for the mail from your app',
+  /** The set-up link is a magic link: its verify route is served only while magic-link sign-in is on. */
+  SET_UP_LINK_NEEDS_MAGIC_LINK:
+    'The set-up link signs the user in with a magic link, and magic-link sign-in is off (magicLink.enabled): turn it on to send one',
+  /** The set-up link opens the two-factor page: nothing to set up while two-factor is off. */
+  SET_UP_LINK_NEEDS_TWO_FACTOR:
+    'The set-up link opens the two-factor set-up page, and two-factor is off (twoFactor.enabled): turn it on to send one',
 } as const
 
 export type AdminErrorKey = keyof typeof ADMIN_ERR

@@ -123,6 +123,14 @@ export const adminContract = {
     ['user', 'update'],
     mutation('Mails the user a link verifying their email (through the outbox)', z.object({ userId: id }).strict(), ok),
   ),
+  'users.sendSetUpLink': requires(
+    ['user', 'update'],
+    mutation(
+      'Mails the user a single-use sign-in link (an hour) that opens the two-factor set-up page (through the outbox)',
+      z.object({ userId: id }).strict(),
+      ok,
+    ),
+  ),
   'users.unlock': requires(
     ['user', 'update'],
     mutation("Lifts the login throttle's locks on the user's account", z.object({ userId: id }).strict(), z.object({ lifted: z.number() })),

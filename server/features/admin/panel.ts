@@ -14,7 +14,7 @@ import { listUsers, searchUsersEverywhere } from './list-users.js'
 import type { adminContract, SessionView, UserView } from './panel-contract.js'
 import { listSessionsOfUser, revokeUserSession, revokeUserSessions } from './sessions.js'
 import { inviteToSignUp } from './sign-up-invitations.js'
-import { bulkUserAction, liftUserLocks, sendPasswordResetMail, sendVerificationMail, userLocks } from './support.js'
+import { bulkUserAction, liftUserLocks, sendPasswordResetMail, sendSetUpLinkMail, sendVerificationMail, userLocks } from './support.js'
 import { adminUpdateUser, createUser, getUser, removeUser, setEmailVerified, setRole, setUserPassword } from './users.js'
 import { knownRoles } from './access.js'
 import type { z } from 'zod'
@@ -123,6 +123,11 @@ export const adminPanel = (env: PanelEnv) => {
 
     async 'users.sendVerification'({ userId }: Input<'users.sendVerification'>) {
       await sendVerificationMail(ctx, actor(), userId, PANEL_META)
+      return { success: true }
+    },
+
+    async 'users.sendSetUpLink'({ userId }: Input<'users.sendSetUpLink'>) {
+      await sendSetUpLinkMail(ctx, actor(), userId, PANEL_META)
       return { success: true }
     },
 

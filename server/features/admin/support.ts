@@ -3,6 +3,7 @@ import type { UserRow } from '../../core/sessions.js'
 import { clearAccountLock, listAccountLocks, secondFactorThrottleKey, throttleKey } from '../../core/throttle.js'
 import { mailPasswordResetLink } from '../email-password/password-reset.js'
 import { sendVerificationEmail } from '../email-password/verification.js'
+import { mailSetUpLink } from '../magic-link/service.js'
 import { type Actor, actorId, audit, authorize, requireUser } from './actor.js'
 import { banUser } from './bans.js'
 import { revokeUserSessions } from './sessions.js'
@@ -21,7 +22,11 @@ import { adminError } from './errors.js'
  * hosted pages there is no page of ours to land on (the user's own request names its app's page
  * instead), so the mail is refused rather than sent with a link that ends on an error.
  */
-function hostedLanding(ctx: AuthContext, page: 'reset-password' | 'verify-email', params: Record<string, string> = {}): string {
+function hostedLanding(
+  ctx: AuthContext,
+  page: 'reset-password' | 'verify-email' | 'account/two-factor',
+  params: Record<string, string> = {},
+): string {
   if (!ctx.config().hostedPages.enabled) throw adminError(400, 'HOSTED_PAGES_DISABLED')
   const query = new URLSearchParams(params).toString()
   return `${ctx.baseURL}/ui/${page}${query ? `?${query}` : ''}`
@@ -52,6 +57,26 @@ export async function sendVerificationMail(ctx: AuthContext, actor: Actor, userI
   const target = await requireUser(ctx, userId)
   await sendVerificationEmail(ctx, target, hostedLanding(ctx, 'verify-email', { verified: '1' }))
   await audit(ctx, actor, event, { targetUserId: target.id, detail: { email: target.email } })
+}
+
+/** How long a set-up link stays valid (seconds): a mailed nudge is read later than a link one asked for. */
+export const SET_UP_LINK_EXPIRES_IN = 3600
+
+/**
+ * A set-up link mailed to the user (needs `user:update`, as a password reset): a magic link,
+ * single-use and valid for an hour, that signs them in and lands on the hosted two-factor page as
+ * an enrolment (`/ui/account/two-factor?enrol=1`). Audited with the administrator as the actor.
+ * Refused while the hosted pages, magic-link sign-in or two-factor are off.
+ */
+export async function sendSetUpLinkMail(ctx: AuthContext, actor: Actor, userId: string, meta: RequestMeta | null): Promise<void> {
+  const event = { type: 'admin.send-set-up-link', meta }
+  await authorize(ctx, actor, ['user', 'update'], 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS', event, userId)
+  const target = await requireUser(ctx, userId)
+  const landing = hostedLanding(ctx, 'account/two-factor', { enrol: '1' })
+  if (!ctx.config().magicLink.enabled) throw adminError(400, 'SET_UP_LINK_NEEDS_MAGIC_LINK')
+  if (!ctx.config().twoFactor.enabled) throw adminError(400, 'SET_UP_LINK_NEEDS_TWO_FACTOR')
+  await mailSetUpLink(ctx, target, landing, SET_UP_LINK_EXPIRES_IN)
+  await audit(ctx, actor, event, { targetUserId: target.id, detail: { email: target.email, expiresIn: SET_UP_LINK_EXPIRES_IN } })
 }
 
 /** The login-throttle keys guesses at this user's account are counted under (password by email or username, second factor). */

@@ -8,7 +8,7 @@ import type { SignInAttempt } from '../../core/sign-in.js'
 import { findUserByEmail, insertUser, normalizeEmail, proveEmailOwnership } from '../../core/users.js'
 import { randomString } from '../../crypto/random.js'
 import { MAGIC_LINK_ERRORS, type MagicLinkErrorKey } from './errors.js'
-import { magicLinkEmail } from './mail.js'
+import { magicLinkEmail, setUpLinkEmail } from './mail.js'
 import { findMagicLink, spendMagicLink, storeMagicLink } from './store.js'
 
 /** A refusal of GET /magic-link/verify: the route turns it into a redirect with `?error=`. */
@@ -40,16 +40,34 @@ export interface LinkRequest {
  */
 export async function sendMagicLink(ctx: AuthContext, input: LinkRequest, meta: RequestMeta): Promise<void> {
   const { expiresIn } = ctx.config().magicLink
-  const token = randomString(32, LETTERS)
-  await storeMagicLink(ctx, token, JSON.stringify({ type: 'magic-link', email: input.email, name: input.name }), expiresIn)
-  const url = new URL(`${ctx.baseURL}/magic-link/verify`)
-  url.searchParams.set('token', token)
-  url.searchParams.set('callbackURL', input.callbackURL || '/')
+  const url = await newMagicLink(ctx, { email: input.email, name: input.name }, input.callbackURL || '/', expiresIn)
   if (input.newUserCallbackURL) url.searchParams.set('newUserCallbackURL', input.newUserCallbackURL)
   if (input.errorCallbackURL) url.searchParams.set('errorCallbackURL', input.errorCallbackURL)
   const known = await findUserByEmail(ctx, input.email)
   await ctx.mailer.send(magicLinkEmail(ctx.config().mail.appName, { email: input.email, name: known?.name }, url.toString(), expiresIn))
   await recordAudit(ctx, { type: 'user.magic-link-requested', targetUserId: known?.id ?? null, meta })
+}
+
+/** A stored token (`magic-link:{token}`, spent at its first use) and its verify link. */
+async function newMagicLink(ctx: AuthContext, to: { email: string; name?: string }, callbackURL: string, expiresIn: number): Promise<URL> {
+  const token = randomString(32, LETTERS)
+  await storeMagicLink(ctx, token, JSON.stringify({ type: 'magic-link', email: to.email, name: to.name }), expiresIn)
+  const url = new URL(`${ctx.baseURL}/magic-link/verify`)
+  url.searchParams.set('token', token)
+  url.searchParams.set('callbackURL', callbackURL)
+  return url
+}
+
+/**
+ * The set-up link an administrator mails (admin's users.sendSetUpLink): a magic link for the
+ * person's address, single-use and valid `expiresIn` seconds, that lands on `callbackURL` (the
+ * hosted two-factor page as an enrolment) once GET /magic-link/verify signed them in, through the
+ * same sign-in table as their own link (a second factor they have is asked for). Needs magic-link
+ * sign-in on: the verify route is its.
+ */
+export async function mailSetUpLink(ctx: AuthContext, target: UserRow, callbackURL: string, expiresIn: number): Promise<void> {
+  const url = await newMagicLink(ctx, { email: target.email }, callbackURL, expiresIn)
+  await ctx.mailer.send(setUpLinkEmail(ctx.config().mail.appName, target, url.toString(), expiresIn))
 }
 
 /**

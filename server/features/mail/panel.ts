@@ -133,9 +133,12 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
       const rendered = builtIn(kind)
       const template = draft ?? store.get().mail.templates[kind]
       if (draft) invalidUnless(draft, Boolean(rendered.layout?.action))
+      // As an account holder receives it: with the account center's line when hosted pages are on.
+      const account = store.get().hostedPages.enabled ? `${ctx.baseURL}/ui/account` : null
       const { subject, text, html } = applyMailTemplate(
         { to: sampleUser.email, kind, ...rendered },
         template ? { [kind]: template } : undefined,
+        account,
       )
       return { subject, text, html }
     },

@@ -15,7 +15,7 @@ import { buildHostedPages } from '../../helpers/hosted.js'
 
 /**
  * Issue 37 §5 and §6: the links the panel's "Send password reset" and "Send verification mail"
- * mail work end to end. An imported user without a password follows the reset link in Chromium,
+ * mail work end to end (and issue 49's "Send a set-up link": signed in, on the enrolment page). An imported user without a password follows the reset link in Chromium,
  * lands on the hosted reset page with a valid token, chooses a password and signs in with it on
  * the hosted sign-in page; a verification link ends on the hosted "Email verified" page (never a
  * JSON 404). Real server on loopback, the operations dispatched as the panel's renderer does
@@ -41,6 +41,8 @@ beforeAll(async () => {
     config: {
       mail: { smtp: { url: sink.url } },
       emailVerification: { sendVerificationEmail: true, autoSignInAfterVerification: false },
+      magicLink: { enabled: true },
+      twoFactor: { enabled: true },
     },
   })
   panel = createPanelService({
@@ -143,6 +145,22 @@ describe('links the panel mails, followed in Chromium', () => {
       password: user.password,
     })
     expect(signIn.body.user.emailVerified).toBe(true)
+    await context.close()
+  })
+
+  it('"Send a set-up link": signs the person in and opens the two-factor page as an enrolment', async () => {
+    const user = await signUp(server.base, { name: 'Sid' })
+    await ok('users.sendSetUpLink', { userId: user.user.id })
+    const mail = await sink.waitFor(user.email, (m) => /^Set up two-factor authentication/.test(m.subject))
+    const { context, page } = await newPage()
+    const answer = await page.goto(linkIn(mail.text))
+    expect(answer?.status()).toBe(200)
+    expect(new URL(page.url()).pathname).toBe(new URL(`${server.base}/ui/account/two-factor`).pathname)
+    expect(new URL(page.url()).searchParams.get('enrol')).toBe('1')
+    await page.getByRole('heading', { level: 1, name: 'Two-factor authentication' }).waitFor()
+    expect(await page.getByTestId('totp-state').textContent()).toBe('Off.')
+    const session = await page.request.get(`${server.base}/get-session`)
+    expect(((await session.json()) as { user: { email: string } }).user.email).toBe(user.email)
     await context.close()
   })
 

@@ -3,10 +3,14 @@ import { twoFactorClient } from 'better-auth/client/plugins'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { listMailOutbox } from '../../../server/mail/index.js'
 import { CookieJar, jarFetch, uniqueEmail } from '../../helpers/http.js'
 import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
 
-/** The control panel's second-factor views in real Chromium: the overview card and the Users drawer tab (reset two-factor). */
+/**
+ * The control panel's second-factor views in real Chromium: the overview card, the Users drawer's
+ * enrolment summary and "Send a set-up link", and its tab (reset two-factor).
+ */
 
 let assets: string
 let browser: Browser
@@ -17,7 +21,9 @@ const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
   ;[assets, browser] = await Promise.all([buildRenderer(), launchChromium()])
-  h = await startPanelHarness(assets, { config: { twoFactor: { enabled: true }, passkey: { enabled: true } } })
+  h = await startPanelHarness(assets, {
+    config: { twoFactor: { enabled: true }, passkey: { enabled: true }, magicLink: { enabled: true } },
+  })
   context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' })
   page = await context.newPage()
   page.setDefaultTimeout(20_000)
@@ -63,6 +69,15 @@ describe('panel: second factors', () => {
     await page.goto(`${h.panel.origin}/?load=2#/users`)
     await page.getByTestId(`user-row-${email}`).click()
     await page.getByTestId('user-drawer').waitFor()
+    // At a glance: what the person has enrolled.
+    await expect
+      .poll(() => page.getByTestId('user-enrolled').textContent())
+      .toBe('Authenticator app: on · Passkeys: 0 · Backup codes left: 10 · App passwords: 0 · Trusted browsers: 0')
+    // "Send a set-up link": a magic link to the enrolment page, kept in the outbox (no SMTP here).
+    await page.getByTestId('send-set-up-link').click()
+    await page.getByText(`Set-up link mailed to ${email}`).waitFor()
+    const queued = await listMailOutbox(server.gatehouse.ctx, { to: email })
+    expect(queued.messages.map((m) => m.kind)).toContain('set-up-link')
     await page.getByRole('tab', { name: 'Second factors' }).click()
     const factors = page.getByTestId('second-factors')
     await factors.waitFor()

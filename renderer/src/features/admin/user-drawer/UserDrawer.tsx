@@ -1,6 +1,6 @@
 import { Badge, Button, Code, Divider, Group, Stack, Table } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { IconCircleCheck, IconMail, IconMailCheck, IconUserShield } from '@tabler/icons-react'
+import { IconCircleCheck, IconMail, IconMailCheck, IconShieldLock, IconUserShield } from '@tabler/icons-react'
 import { useState } from 'react'
 import { parseRoleList } from '../../../../../server/core/access-control'
 import type { UserView } from '../../../../../server/features/admin/panel-contract'
@@ -35,6 +35,25 @@ function BannedBy({ ban, people }: { ban: UserDetail['ban']; people: UserDetail[
       {who}, {dateTime(ban.at)}
     </>
   )
+}
+
+/**
+ * What the person has enrolled, at a glance (the Second factors tab has the detail): the
+ * authenticator app, passkeys, backup codes left, app passwords and trusted browsers.
+ */
+function Enrolled({ userId }: { userId: string }) {
+  const factors = useOp('twoFactor.userFactors', { userId })
+  const appPasswords = useOp('appPasswords.list', { userId })
+  if (!factors.data || !appPasswords.data) return <>{factors.error || appPasswords.error ? 'Not available' : '…'}</>
+  const f = factors.data
+  const parts = [
+    `Authenticator app: ${f.totp === 'verified' ? 'on' : f.totp === 'pending' ? 'not confirmed' : 'off'}`,
+    `Passkeys: ${f.passkeys.length}`,
+    ...(f.backupCodesLeft !== null ? [`Backup codes left: ${f.backupCodesLeft}`] : []),
+    `App passwords: ${appPasswords.data.appPasswords.length}`,
+    `Trusted browsers: ${f.trustedDevices}`,
+  ]
+  return <>{parts.join(' · ')}</>
 }
 
 /** Who the user is: role, verification and ban badges, and the facts the list does not show. */
@@ -80,6 +99,12 @@ function UserFacts({ user, detail }: { user: UserView; detail: UserDetail }) {
                 : 'Not recorded (lastLoginMethod.storeInDatabase is off)'}
             </Table.Td>
           </Table.Tr>
+          <Table.Tr>
+            <Table.Th>Enrolled</Table.Th>
+            <Table.Td data-testid="user-enrolled">
+              <Enrolled userId={user.id} />
+            </Table.Td>
+          </Table.Tr>
           {user.banned && (
             <Table.Tr>
               <Table.Th>Ban reason</Table.Th>
@@ -108,6 +133,7 @@ function UserActions({ user, onClose }: { user: UserView; onClose: () => void })
   const impersonate = useOpMutation('users.impersonationLink')
   const sendReset = useOpMutation('users.sendPasswordReset')
   const sendVerification = useOpMutation('users.sendVerification')
+  const sendSetUpLink = useOpMutation('users.sendSetUpLink')
   return (
     <Group gap="xs">
       <EditUser user={user} />
@@ -144,6 +170,27 @@ function UserActions({ user, onClose }: { user: UserView; onClose: () => void })
           }
         >
           Send password reset
+        </Button>
+      </Allowed>
+      <Allowed op="users.sendSetUpLink">
+        <Button
+          size="xs"
+          variant="light"
+          leftSection={<IconShieldLock size={14} />}
+          loading={sendSetUpLink.isPending}
+          data-testid="send-set-up-link"
+          onClick={() =>
+            sendSetUpLink.mutate(
+              { userId: user.id },
+              {
+                onSuccess: () =>
+                  done(`Set-up link mailed to ${user.email}: it signs them in and opens the two-factor set-up (one use, one hour)`),
+                onError: failed('Not sent'),
+              },
+            )
+          }
+        >
+          Send a set-up link
         </Button>
       </Allowed>
       {!user.emailVerified && (
