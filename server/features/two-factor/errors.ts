@@ -1,6 +1,6 @@
 import { APIError, type ErrorStatus } from '../../core/errors.js'
 
-/** better-auth's TWO_FACTOR_ERROR_CODES (plugins/two-factor/error-code.ts), plus Gatehouse's enforcement. */
+/** better-auth's TWO_FACTOR_ERROR_CODES (plugins/two-factor/error-code.ts), plus Gatehouse's enforcement and trusted-browser list. */
 export const TWO_FACTOR_ERRORS = {
   OTP_NOT_ENABLED: 'OTP not enabled',
   OTP_NOT_CONFIGURED: 'OTP is not available',
@@ -17,6 +17,7 @@ export const TWO_FACTOR_ERRORS = {
   INVALID_TWO_FACTOR_COOKIE: 'Invalid two factor cookie',
   INVALID_PASSWORD: 'Invalid password',
   CREDENTIAL_ACCOUNT_NOT_FOUND: 'Credential account not found',
+  TRUSTED_DEVICE_NOT_FOUND: 'Trusted browser not found',
   TWO_FACTOR_ENROLLMENT_REQUIRED: 'A second factor is required for your account. Ask an administrator to extend your enrolment period.',
 } as const
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { AuthContext } from '../../core/context.js'
 import { APIError, ERR } from '../../core/errors.js'
 import { createSession, deleteSession, type SessionWithUser } from '../../core/sessions.js'
 import { toPublicUser } from '../../core/users.js'
@@ -16,13 +17,18 @@ import {
   disableTwoFactor,
   enableTwoFactor,
   enrolmentOf,
+  forgetOwnTrustedDevice,
+  forgetOwnTrustedDevices,
   forgetTrustedDevice,
   getTotpUri,
   openChallenge,
+  ownTrustedDevices,
   ownTwoFactorStatus,
   regenerateBackupCodes,
   resolveVerifier,
   sendOtp,
+  trustCookieIsUsers,
+  trustCookieNames,
   trustDevice,
   type Verified,
   type Verifier,
@@ -64,7 +70,7 @@ async function verifiedAnswer(rc: AnyRC, v: Verifier, result: Verified, trust: b
     if (finished.kind !== 'session') throw twoFactorError(401, 'INVALID_TWO_FACTOR_COOKIE')
     expirePluginCookie(rc, TWO_FACTOR_COOKIE)
     if (trust) {
-      const device = await trustDevice(rc.ctx, result.user.id)
+      const device = await trustDevice(rc.ctx, result.user.id, { userAgent: rc.meta.userAgent })
       setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
       // A trusted browser keeps its session: drop the browser-session marker (as better-auth).
       expirePluginCookie(rc, 'dont_remember')
@@ -100,6 +106,8 @@ function checkCode(rc: RouteContext<{ code: string; trustDevice?: boolean }, unk
 }
 
 const password = z.string().optional()
+/** The general rule (`rateLimit.window`/`max`), for the routes that check no code. */
+const generalRate = (ctx: AuthContext) => ({ window: ctx.config().rateLimit.window, max: ctx.config().rateLimit.max })
 const codeBody = z.object({ code: z.string(), trustDevice: z.boolean().optional() })
 
 export const twoFactorRoutes = [
@@ -112,6 +120,51 @@ export const twoFactorRoutes = [
       assertEnabled(rc)
       rc.response.headers.set('cache-control', 'no-store')
       return await ownTwoFactorStatus(rc.ctx, rc.session.user)
+    },
+  }),
+
+  // Gatehouse: the person's own trusted browsers, listed and forgotten (the hosted Two-factor page).
+  // No code is checked here, so these take the general rate rule, not the feature's strict one.
+  defineRoute({
+    method: 'GET',
+    path: '/two-factor/trusted-devices',
+    auth: 'session',
+    rateLimit: generalRate,
+    handler: async (rc) => {
+      assertEnabled(rc)
+      rc.response.headers.set('cache-control', 'no-store')
+      return { devices: await ownTrustedDevices(rc.ctx, rc.session.user.id, readSignedCookie(rc, TRUST_DEVICE_COOKIE)) }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/forget-trusted-device',
+    auth: 'session',
+    rateLimit: generalRate,
+    body: z.object({ id: z.string().min(1).max(200) }),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const identifier = await forgetOwnTrustedDevice(rc.ctx, rc.session.user.id, rc.body.id, rc.meta)
+      // This browser's own trust: its cookie goes too.
+      if (trustCookieNames(readSignedCookie(rc, TRUST_DEVICE_COOKIE), identifier)) expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
+      return { status: true }
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/two-factor/forget-trusted-devices',
+    auth: 'session',
+    rateLimit: generalRate,
+    body: z.object({}).optional(),
+    handler: async (rc) => {
+      assertEnabled(rc)
+      const forgotten = await forgetOwnTrustedDevices(rc.ctx, rc.session.user.id, rc.meta)
+      // This browser's trust (if it is this person's) went with them: its cookie goes too.
+      if (trustCookieIsUsers(rc.ctx, rc.session.user.id, readSignedCookie(rc, TRUST_DEVICE_COOKIE)))
+        expirePluginCookie(rc, TRUST_DEVICE_COOKIE)
+      return { status: true, forgotten }
     },
   }),
 
@@ -230,8 +283,9 @@ export async function secondFactor(rc: AnyRC, attempt: SignInAttempt): Promise<S
     return { extra: { twoFactorEnrollment: { required: true, deadline, overdue: true } } }
   }
   const trusted = readSignedCookie(rc, TRUST_DEVICE_COOKIE)
-  if (await consumeTrustedDevice(ctx, userRow.id, trusted)) {
-    const device = await trustDevice(ctx, userRow.id)
+  const kept = await consumeTrustedDevice(ctx, userRow.id, trusted)
+  if (kept) {
+    const device = await trustDevice(ctx, userRow.id, { userAgent: rc.meta.userAgent, since: kept.since })
     setSignedCookie(rc, TRUST_DEVICE_COOKIE, device.cookieValue, device.maxAge)
     await recordAudit(ctx, { type: 'two-factor.trusted-device-used', actorUserId: userRow.id, meta: rc.meta })
     // A trusted browser's session counts as having passed the second factor (forward auth's rules).

@@ -32,11 +32,13 @@ import { twoFactorCodeEmail } from './mail.js'
 import { safeEqualStrings } from './random.js'
 import {
   countTrustedDevices,
+  deleteTrustedDevice,
   deleteTrustedDevices,
   deleteTwoFactor,
   dropVerification,
   findTwoFactor,
   hasPasskey,
+  listTrustedDevices,
   markSessionSecondFactor,
   markTwoFactorVerified,
   putVerification,
@@ -45,6 +47,7 @@ import {
   setBackupCodes,
   setTwoFactorEnabled,
   swapBackupCodes,
+  trustDetailsId,
   upsertTwoFactor,
 } from './store.js'
 
@@ -428,29 +431,137 @@ export async function verifyOtp(
 
 // ---------------------------------------------------------------------------------------------
 // Trusted devices: `hmac(user!id)!id`, backed by a verification record, rotated on every use.
+// Beside it, Gatehouse keeps the browser's details (store.ts trustDetailsId): its user agent and
+// since when it is trusted, so the person can see their trusted browsers and forget one.
 
-export async function trustDevice(ctx: AuthContext, userId: string): Promise<{ cookieValue: string; maxAge: number }> {
+/** What a trusted browser's details record holds. */
+export interface TrustDetails {
+  userAgent: string | null
+  /** When the browser was first trusted (kept across rotations), epoch ms. */
+  since: number
+}
+
+const parseDetails = (value: string | null): TrustDetails | null => {
+  if (!value) return null
+  try {
+    const parsed = JSON.parse(value) as Partial<TrustDetails>
+    return { userAgent: typeof parsed.userAgent === 'string' ? parsed.userAgent : null, since: Number(parsed.since) || 0 }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Trusts the browser of a request for `trustDeviceMaxAge`: the trust record, its details (the
+ * browser's user agent; `since` carried over from the record a rotation replaces), the cookie value.
+ */
+export async function trustDevice(
+  ctx: AuthContext,
+  userId: string,
+  details: { userAgent: string | null; since?: number },
+): Promise<{ cookieValue: string; maxAge: number }> {
   const maxAge = conf(ctx).trustDeviceMaxAge
   const identifier = `trust-device-${generateId(32)}`
-  await putVerification(ctx, identifier, userId, ctx.clock.now() + maxAge * 1000)
+  const now = ctx.clock.now()
+  const expiresAt = now + maxAge * 1000
+  const kept: TrustDetails = { userAgent: details.userAgent?.slice(0, 512) ?? null, since: details.since ?? now }
+  await ctx.storage.transaction(async () => {
+    await putVerification(ctx, identifier, userId, expiresAt)
+    await putVerification(ctx, trustDetailsId(identifier), JSON.stringify(kept), expiresAt)
+  })
   return { cookieValue: `${hmacBase64Url(ctx.secret, `${userId}!${identifier}`)}!${identifier}`, maxAge }
 }
 
-/** Whether a trust_device value is valid for this user now; if so it is spent (the caller sets the rotated one). */
-export async function consumeTrustedDevice(ctx: AuthContext, userId: string, value: string | null): Promise<boolean> {
-  if (!value) return false
+/**
+ * Whether a trust_device value is valid for this user now; if so it is spent with its details (the
+ * caller sets the rotated one) and the answer is since when the browser is trusted; else null.
+ */
+export async function consumeTrustedDevice(ctx: AuthContext, userId: string, value: string | null): Promise<{ since: number } | null> {
+  if (!value) return null
   const [token, identifier] = value.split('!')
-  if (!token || !identifier?.startsWith('trust-device-')) return false
-  if (!safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`))) return false
+  if (!token || !identifier?.startsWith('trust-device-')) return null
+  if (!safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`))) return null
   const record = await readVerification(ctx, identifier)
-  if (!record || record.value !== userId) return false
-  return (await dropVerification(ctx, identifier)) === 1
+  if (!record || record.value !== userId) return null
+  if ((await dropVerification(ctx, identifier)) !== 1) return null
+  const details = parseDetails((await readVerification(ctx, trustDetailsId(identifier)))?.value ?? null)
+  await dropVerification(ctx, trustDetailsId(identifier))
+  return { since: details?.since || record.createdAt.getTime() }
+}
+
+/** The trust record a trust_device cookie value names (its identifier), whoever it belongs to. */
+const trustIdentifierOf = (value: string | null): string | null => {
+  const identifier = value?.split('!')[1]
+  return identifier?.startsWith('trust-device-') ? identifier : null
 }
 
 /** Ends a trusted device named by its cookie value (sign-out of trust, disable). */
 export async function forgetTrustedDevice(ctx: AuthContext, value: string | null): Promise<void> {
-  const identifier = value?.split('!')[1]
-  if (identifier?.startsWith('trust-device-')) await dropVerification(ctx, identifier)
+  const identifier = trustIdentifierOf(value)
+  if (identifier) {
+    await dropVerification(ctx, identifier)
+    await dropVerification(ctx, trustDetailsId(identifier))
+  }
+}
+
+/** One trusted browser as `GET /two-factor/trusted-devices` lists it. */
+export interface TrustedDeviceView {
+  id: string
+  userAgent: string | null
+  /** When the browser was first trusted. */
+  trustedAt: string
+  /** When it last skipped the code (the trust was renewed then). */
+  lastUsedAt: string
+  /** Until when no code is asked on it (each use renews it). */
+  expiresAt: string
+  /** The browser of this request. */
+  current: boolean
+}
+
+/** GET /two-factor/trusted-devices (Gatehouse): the signed-in person's own trusted browsers, most recently used first. */
+export async function ownTrustedDevices(ctx: AuthContext, userId: string, cookieValue: string | null): Promise<TrustedDeviceView[]> {
+  const mine = trustIdentifierOf(cookieValue)
+  return (await listTrustedDevices(ctx, userId)).map((row) => {
+    const details = parseDetails(row.details)
+    return {
+      id: row.id,
+      userAgent: details?.userAgent ?? null,
+      trustedAt: new Date(details?.since || row.createdAt.getTime()).toISOString(),
+      lastUsedAt: row.createdAt.toISOString(),
+      expiresAt: row.expiresAt.toISOString(),
+      current: row.identifier === mine,
+    }
+  })
+}
+
+/**
+ * POST /two-factor/forget-trusted-device (Gatehouse): the person forgets one of their own trusted
+ * browsers (by the id the list gave); its next sign-in asks for a code. Returns the trust record's
+ * identifier (so the route can tell whether it was this browser's), or throws 404 when no trusted
+ * browser of theirs has that id.
+ */
+export async function forgetOwnTrustedDevice(ctx: AuthContext, userId: string, id: string, meta: RequestMeta): Promise<string> {
+  const identifier = await deleteTrustedDevice(ctx, userId, id)
+  if (identifier === null) throw twoFactorError(404, 'TRUSTED_DEVICE_NOT_FOUND')
+  await recordAudit(ctx, { type: 'two-factor.trusted-device-forgotten', actorUserId: userId, detail: { count: 1 }, meta })
+  return identifier
+}
+
+/** POST /two-factor/forget-trusted-devices (Gatehouse): every trusted browser of the person is forgotten. */
+export async function forgetOwnTrustedDevices(ctx: AuthContext, userId: string, meta: RequestMeta): Promise<number> {
+  const count = await deleteTrustedDevices(ctx, userId)
+  await recordAudit(ctx, { type: 'two-factor.trusted-device-forgotten', actorUserId: userId, detail: { count, all: true }, meta })
+  return count
+}
+
+/** Whether a trust_device cookie value names the trust record `identifier`. */
+export const trustCookieNames = (value: string | null, identifier: string): boolean => trustIdentifierOf(value) === identifier
+
+/** Whether a trust_device cookie value was issued to this user (its signature), valid or not. */
+export function trustCookieIsUsers(ctx: AuthContext, userId: string, value: string | null): boolean {
+  const [token] = value?.split('!') ?? []
+  const identifier = trustIdentifierOf(value)
+  return Boolean(token && identifier && safeEqual(token, hmacBase64Url(ctx.secret, `${userId}!${identifier}`)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { and, count, eq, gt, like, lte, sql } from 'drizzle-orm'
+import { and, count, eq, gt, inArray, like, lte, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
 import { passkey, twoFactor, twoFactorSession, user, verification } from '../../db/schema.js'
@@ -143,13 +143,71 @@ export async function countTrustedDevices(ctx: AuthContext, userId: string): Pro
   )
 }
 
+/**
+ * A trusted browser's details (Gatehouse): a record beside its trust record, named after it
+ * (`2fa-trusted-<trust identifier>`), value = JSON `{userAgent, since}`, same expiry. The trust
+ * record itself stays as better-auth writes it (value = user id).
+ */
+export const trustDetailsId = (trustIdentifier: string) => `2fa-trusted-${trustIdentifier}`
+
+const ownTrust = (userId: string) => and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId))
+
+/** A user's unexpired trust records with their details records' values (null: none, e.g. written before details were kept). */
+export async function listTrustedDevices(
+  ctx: AuthContext,
+  userId: string,
+): Promise<Array<{ id: string; identifier: string; createdAt: Date; expiresAt: Date; details: string | null }>> {
+  const rows = await ctx.db
+    .select({
+      id: verification.id,
+      identifier: verification.identifier,
+      createdAt: verification.createdAt,
+      expiresAt: verification.expiresAt,
+    })
+    .from(verification)
+    .where(and(ownTrust(userId), gt(verification.expiresAt, new Date(ctx.clock.now()))))
+    .orderBy(sql`${verification.createdAt} desc`)
+  if (rows.length === 0) return []
+  const details = await ctx.db
+    .select({ identifier: verification.identifier, value: verification.value })
+    .from(verification)
+    .where(
+      inArray(
+        verification.identifier,
+        rows.map((r) => trustDetailsId(r.identifier)),
+      ),
+    )
+  const byId = new Map(details.map((d) => [d.identifier, d.value]))
+  return rows.map((r) => ({ ...r, details: byId.get(trustDetailsId(r.identifier)) ?? null }))
+}
+
+/** Deletes one trust record of a user by its row id (another user's id matches nothing), with its details. Returns its identifier. */
+export async function deleteTrustedDevice(ctx: AuthContext, userId: string, id: string): Promise<string | null> {
+  return ctx.storage.transaction(async () => {
+    const row = await firstRow(
+      ctx.db
+        .delete(verification)
+        .where(and(eq(verification.id, id), ownTrust(userId)))
+        .returning({ identifier: verification.identifier }),
+    )
+    if (!row) return null
+    await ctx.db.delete(verification).where(eq(verification.identifier, trustDetailsId(row.identifier)))
+    return row.identifier
+  })
+}
+
+/** Deletes every trust record of a user, with their details records; returns how many trust records went. */
 export async function deleteTrustedDevices(ctx: AuthContext, userId: string): Promise<number> {
-  return (
-    await ctx.db
-      .delete(verification)
-      .where(and(like(verification.identifier, 'trust-device-%'), eq(verification.value, userId)))
-      .returning()
-  ).length
+  const gone = await ctx.db.delete(verification).where(ownTrust(userId)).returning({ identifier: verification.identifier })
+  if (gone.length > 0) {
+    await ctx.db.delete(verification).where(
+      inArray(
+        verification.identifier,
+        gone.map((g) => trustDetailsId(g.identifier)),
+      ),
+    )
+  }
+  return gone.length
 }
 
 export async function deleteExpiredVerifications(ctx: AuthContext): Promise<void> {

@@ -39,6 +39,8 @@ const LABELS: Record<string, [success: string, failure: string]> = {
   'two-factor.backup-code-used': ['Backup code used', 'Backup code refused'],
   'two-factor.verify': ['Second factor passed', 'Second factor code refused'],
   'two-factor.reset': ['Two-factor reset by an administrator', 'Two-factor reset failed'],
+  'two-factor.device-trusted': ['Browser trusted (no code asked for a while)', 'Browser not trusted'],
+  'two-factor.trusted-device-forgotten': ['Trusted browser forgotten', 'Trusted browser not forgotten'],
   'passkey.registered': ['Passkey added', 'Passkey not added'],
   'passkey.renamed': ['Passkey renamed', 'Passkey not renamed'],
   'passkey.removed': ['Passkey removed', 'Passkey not removed'],

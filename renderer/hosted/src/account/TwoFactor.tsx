@@ -1,12 +1,13 @@
-import { Alert, Box, Button, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Badge, Box, Button, Card, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { enrolmentReturnTo, timeLeft } from '../enrolment'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
-import { AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
+import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
 import type { TwoFactorStatus } from './Overview'
 import { qrPath } from './qr'
+import { deviceOf } from './user-agent'
 
 /** The otpauth:// link drawn as a QR code, here in the page. */
 export function QrCode({ text }: { text: string }) {
@@ -205,24 +206,144 @@ function ConfirmEnrolment({ uri, onConfirmed }: { uri: string; onConfirmed: () =
   )
 }
 
+/** `GET /two-factor/trusted-devices` (server/features/two-factor/service.ts ownTrustedDevices). */
+interface TrustedDevice {
+  id: string
+  userAgent: string | null
+  trustedAt: string
+  lastUsedAt: string
+  expiresAt: string
+  current: boolean
+}
+
+/**
+ * The browsers that skip the code (ticked "Trust this browser" at a sign-in): each with its device
+ * (from its user agent), since when and until when; forget one (POST
+ * /two-factor/forget-trusted-device) or all (POST /two-factor/forget-trusted-devices). A forgotten
+ * browser is asked for a code at its next sign-in.
+ */
+function TrustedBrowsers({ onChange }: { onChange: () => void }) {
+  const [rows, setRows] = useState<TrustedDevice[] | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [busy, setBusy] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+  const load = useCallback(() => {
+    api<{ devices: TrustedDevice[] }>('/two-factor/trusted-devices')
+      // This browser first, then the most recently used (the server's order).
+      .then((answer) => setRows([...answer.devices].sort((a, b) => Number(b.current) - Number(a.current))))
+      .catch((e: unknown) => setError((e as Error).message))
+  }, [])
+  useEffect(load, [load])
+
+  const forget = async (key: string, run: () => Promise<unknown>, done: string) => {
+    setBusy(key)
+    setError(null)
+    setNotice(null)
+    try {
+      await run()
+      setNotice(done)
+      load()
+      onChange()
+    } catch (e) {
+      setError((e as Error).message)
+    } finally {
+      setBusy(null)
+    }
+  }
+
+  return (
+    <Stack gap="xs" data-testid="trusted-browsers">
+      <Title order={2} size="h4">
+        Trusted browsers
+      </Title>
+      <Text size="sm">
+        A browser you trusted when signing in (“Trust this browser”) is not asked for a code for a while. Forget one you no longer use or do
+        not recognise: it will be asked for a code at its next sign-in.
+      </Text>
+      {notice ? (
+        <Text role="status" size="sm" data-testid="trusted-notice">
+          {notice}
+        </Text>
+      ) : null}
+      <FocusedAlert message={error} />
+      {rows && rows.length === 0 ? (
+        <Text size="sm" data-testid="no-trusted-browsers">
+          No trusted browsers.
+        </Text>
+      ) : null}
+      {(rows ?? []).map((row) => {
+        const device = deviceOf(row.userAgent)
+        return (
+          <Card key={row.id} withBorder padding="sm" data-testid="trusted-browser">
+            <Group justify="space-between" align="flex-start" wrap="nowrap">
+              <Stack gap={2} style={{ minWidth: 0 }}>
+                <Group gap="xs">
+                  <Text fw={600} data-testid="trusted-device">
+                    {device}
+                  </Text>
+                  {row.current ? (
+                    <Badge color="teal.9" variant="light">
+                      This browser
+                    </Badge>
+                  ) : null}
+                </Group>
+                <Text size="xs" c="dark.6" data-testid="trusted-when">
+                  Trusted {when(row.trustedAt)} · no code asked until {when(row.expiresAt)}
+                </Text>
+              </Stack>
+              <Button
+                color="red.9"
+                variant="outline"
+                size="xs"
+                loading={busy === row.id}
+                onClick={() =>
+                  void forget(row.id, () => api('/two-factor/forget-trusted-device', { id: row.id }), `${device} was forgotten.`)
+                }
+                aria-label={`Forget ${device}, trusted ${when(row.trustedAt)}`}
+              >
+                Forget
+              </Button>
+            </Group>
+          </Card>
+        )
+      })}
+      {rows && rows.length > 1 ? (
+        <Button
+          color="red.9"
+          variant="outline"
+          loading={busy === 'all'}
+          style={{ alignSelf: 'flex-start' }}
+          onClick={() => void forget('all', () => api('/two-factor/forget-trusted-devices', {}), 'Every trusted browser was forgotten.')}
+        >
+          Forget every trusted browser
+        </Button>
+      ) : null}
+    </Stack>
+  )
+}
+
 /**
  * "Two-factor authentication" (`/ui/account/two-factor`): the authenticator app (TOTP) set up with
- * a QR code drawn here and confirmed by a first code, backup codes shown once (download, print),
- * regenerated, and two-factor turned off, each guarded by the password. The same endpoints apps
- * call (`/two-factor/enable`, `verify-totp`, `generate-backup-codes`, `disable`), plus the page's
- * read of `GET /two-factor/status`. Opened as the enrolment step of a sign-in (`?enrol=1&returnTo=`,
- * issue 49 §10): during the grace it says how long is left and offers "Skip for now"; once the
- * grace is over, no skip; once enrolled (backup codes shown), "Continue" goes on to returnTo.
+ * a QR code drawn here and confirmed by a first code, or, where the server mails one-time codes
+ * (`twoFactor.otpOptions.enabled`), two-factor with codes sent to the person's email address and no
+ * app; backup codes shown once (download, print), regenerated; the trusted browsers listed and
+ * forgotten; two-factor turned off. Each change of factor is guarded by the password. The same
+ * endpoints apps call (`/two-factor/enable` with `method: 'totp' | 'otp'`, `verify-totp`,
+ * `generate-backup-codes`, `disable`), plus Gatehouse's reads and forgets (`GET /two-factor/status`,
+ * `GET /two-factor/trusted-devices`, `POST /two-factor/forget-trusted-device(s)`). Opened as the
+ * enrolment step of a sign-in (`?enrol=1&returnTo=`, issue 49 §10): during the grace it says how
+ * long is left and offers "Skip for now"; once the grace is over, no skip; once enrolled,
+ * "Continue" goes on to returnTo.
  */
 export function AccountTwoFactorPage({ config }: PageProps) {
   return (
     <AccountPage config={config} title="Two-factor authentication">
-      {() => <TwoFactorBody appName={config.appName} />}
+      {(current) => <TwoFactorBody appName={config.appName} current={current} />}
     </AccountPage>
   )
 }
 
-function TwoFactorBody({ appName }: { appName: string }) {
+function TwoFactorBody({ appName, current }: { appName: string; current: AccountSession }) {
   const [status, setStatus] = useState<TwoFactorStatus | null>(null)
   // The enrolment step after a sign-in (`?enrol=1&returnTo=`): where "Skip for now" and "Continue" go.
   const [returnTo, setReturnTo] = useState<string | null>(null)
@@ -243,8 +364,12 @@ function TwoFactorBody({ appName }: { appName: string }) {
   if (error) return <FocusedAlert message={error} />
   if (!status) return null
 
-  const on = status.totp === 'verified'
+  const app = status.totp === 'verified'
+  const enabled = status.enabled || app
+  // Mailed codes are offered at sign-in to everyone with two-factor on while the server sends them.
+  const byEmail = status.otp && enabled
   const overdue = status.enrolmentOverdue === true
+  const email = current.user.email
   return (
     <Stack gap="md">
       {notice ? (
@@ -278,26 +403,28 @@ function TwoFactorBody({ appName }: { appName: string }) {
         </Button>
       ) : null}
       {codes ? <BackupCodes codes={codes} appName={appName} onDone={() => setCodes(null)} /> : null}
-      {returnTo && on && !status.enrolmentRequired ? (
+      {returnTo && enabled && !status.enrolmentRequired ? (
         <Button style={{ alignSelf: 'flex-start' }} onClick={() => location.assign(returnTo)} data-testid="enrol-continue">
           Continue
         </Button>
       ) : null}
+      <Text data-testid="two-factor-state">
+        {enabled
+          ? 'Two-factor authentication is on: signing in asks for a code after your password.'
+          : 'Two-factor authentication is off: signing in asks for your password only.'}
+      </Text>
       <Stack gap={4}>
         <Title order={2} size="h4">
           Authenticator app
         </Title>
-        <Text data-testid="totp-state">{on ? 'On: signing in asks for a code from your app.' : 'Off.'}</Text>
-        {on && status.backupCodesLeft !== null ? (
+        <Text data-testid="totp-state">{app ? 'On: signing in asks for a code from your app.' : 'Off.'}</Text>
+        {app && status.backupCodesLeft !== null ? (
           <Text size="sm" data-testid="backup-codes-left">
             Backup codes left: {status.backupCodesLeft}
           </Text>
         ) : null}
-        {on && status.trustedDevices > 0 ? (
-          <Text size="sm">Trusted browsers (no code asked for a while): {status.trustedDevices}. Turning two-factor off forgets them.</Text>
-        ) : null}
       </Stack>
-      {!on && status.totpAvailable && !enrolling ? (
+      {!app && status.totpAvailable && !enrolling ? (
         <Stack gap="xs">
           <Text size="sm">Set up an app that shows a new code every 30 seconds; signing in will ask for it after your password.</Text>
           <PasswordForm
@@ -322,45 +449,73 @@ function TwoFactorBody({ appName }: { appName: string }) {
           }}
         />
       ) : null}
-      {on ? (
-        <>
-          <Stack gap="xs">
-            <Title order={2} size="h4">
-              Backup codes
-            </Title>
-            <Text size="sm">New codes replace the old ones, which stop working.</Text>
-            <PasswordForm
-              label="Make new backup codes"
-              button="Make new backup codes"
-              onSubmit={async (password) => {
-                const answer = await api<{ backupCodes: string[] }>('/two-factor/generate-backup-codes', { password })
-                setCodes(answer.backupCodes)
-                setNotice('New backup codes were made; the old ones no longer work.')
-                load()
-              }}
-            />
-          </Stack>
-          <Stack gap="xs">
-            <Title order={2} size="h4">
-              Turn off
-            </Title>
-            <List size="sm">
-              <List.Item>Signing in will ask for your password only.</List.Item>
-              <List.Item>Your authenticator app's entry and your backup codes stop working.</List.Item>
-            </List>
-            <PasswordForm
-              label="Turn off two-factor authentication"
-              button="Turn off two-factor"
-              danger
-              onSubmit={async (password) => {
-                await api('/two-factor/disable', { password })
-                setCodes(null)
-                setNotice('Two-factor authentication is off.')
-                load()
-              }}
-            />
-          </Stack>
-        </>
+      {status.otp ? (
+        <Stack gap="xs">
+          <Title order={2} size="h4">
+            Codes by email
+          </Title>
+          <Text data-testid="otp-state">{byEmail ? `On: signing in can send a one-time code to ${email}.` : 'Off.'}</Text>
+          {enabled ? null : (
+            <>
+              <Text size="sm">
+                No authenticator app? Signing in will then ask, after your password, for a one-time code we send to {email}.
+              </Text>
+              <PasswordForm
+                label="Turn on codes by email"
+                button="Turn on codes by email"
+                onSubmit={async (password) => {
+                  await api('/two-factor/enable', { password, method: 'otp' })
+                  setEnrolling(null)
+                  setNotice(`Two-factor authentication is on: signing in will ask for a code sent to ${email}.`)
+                  load()
+                }}
+              />
+            </>
+          )}
+        </Stack>
+      ) : null}
+      {app ? (
+        <Stack gap="xs">
+          <Title order={2} size="h4">
+            Backup codes
+          </Title>
+          <Text size="sm">New codes replace the old ones, which stop working.</Text>
+          <PasswordForm
+            label="Make new backup codes"
+            button="Make new backup codes"
+            onSubmit={async (password) => {
+              const answer = await api<{ backupCodes: string[] }>('/two-factor/generate-backup-codes', { password })
+              setCodes(answer.backupCodes)
+              setNotice('New backup codes were made; the old ones no longer work.')
+              load()
+            }}
+          />
+        </Stack>
+      ) : null}
+      {enabled || status.trustedDevices > 0 ? <TrustedBrowsers onChange={load} /> : null}
+      {enabled ? (
+        <Stack gap="xs">
+          <Title order={2} size="h4">
+            Turn off
+          </Title>
+          <List size="sm">
+            <List.Item>Signing in will ask for your password only.</List.Item>
+            {app ? <List.Item>Your authenticator app's entry and your backup codes stop working.</List.Item> : null}
+            {byEmail ? <List.Item>No more codes are sent to your email address.</List.Item> : null}
+            <List.Item>Your trusted browsers are forgotten.</List.Item>
+          </List>
+          <PasswordForm
+            label="Turn off two-factor authentication"
+            button="Turn off two-factor"
+            danger
+            onSubmit={async (password) => {
+              await api('/two-factor/disable', { password })
+              setCodes(null)
+              setNotice('Two-factor authentication is off.')
+              load()
+            }}
+          />
+        </Stack>
       ) : null}
     </Stack>
   )
