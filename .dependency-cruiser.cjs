@@ -99,12 +99,15 @@ module.exports = {
       to: { path: '^server/features/', pathNot: ['^server/features/(account|email-password)/'] },
     },
     {
-      name: 'admin-depends-on-email-password-and-organization-only',
+      name: 'admin-depends-on-email-password-organization-and-magic-link-service-only',
       severity: 'error',
       comment:
-        "Declared dependency: an admin setting a password applies email-password's policy and notice; the panel's user page lists the user's organization memberships. Nothing else.",
+        "Declared dependency: an admin setting a password applies email-password's policy and notice; the panel's user page lists the user's organization memberships; the drawer's set-up link is a magic link (magic-link/service.ts). Nothing else.",
       from: { path: '^server/features/admin/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(admin|email-password|organization)/'] },
+      to: {
+        path: '^server/features/',
+        pathNot: ['^server/features/(admin|email-password|organization)/', '^server/features/magic-link/service\\.ts$'],
+      },
     },
     {
       name: 'overview-depends-on-admin-forward-auth-and-organization-only',
@@ -126,27 +129,27 @@ module.exports = {
       to: { path: '^server/features/', pathNot: ['^server/features/(hosted-pages|social)/'] },
     },
     {
-      name: 'oidc-provider-depends-on-jwt-only',
+      name: 'oidc-provider-depends-on-jwt-organization-store-and-groups-only',
       severity: 'error',
       comment:
-        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, reads memberships (client restrictions) through organization's store and the groups claim from the one group rule; nothing else.",
+        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, reads memberships (client restrictions) through organization's store, and its claims from the faces' one record of a person (groups/person.ts, the one group rule); nothing else.",
       from: { path: '^server/features/oidc-provider/' },
       to: {
         path: '^server/features/[^/]+/',
         pathNot: [
           '^server/features/(oidc-provider|jwt)/',
           '^server/features/organization/store\\.ts$',
-          '^server/features/groups/names\\.ts$',
+          '^server/features/groups/(names|person)\\.ts$',
         ],
       },
     },
     {
-      name: 'saml-depends-on-group-names-only',
+      name: 'saml-depends-on-groups-only',
       severity: 'error',
       comment:
-        "Declared dependency: the SAML identity provider's `groups` attribute and allowed groups follow the one group rule; nothing else.",
+        "Declared dependency: the SAML identity provider's attributes and allowed groups come from the faces' one record of a person (groups/person.ts) and the one group rule; nothing else.",
       from: { path: '^server/features/saml/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/saml/', '^server/features/groups/names\\.ts$'] },
+      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/saml/', '^server/features/groups/(names|person)\\.ts$'] },
     },
     {
       name: 'jwt-and-api-key-depend-on-organization-store-only',
@@ -168,14 +171,14 @@ module.exports = {
       },
     },
     {
-      name: 'groups-depends-on-organization-store-and-slugs-only',
+      name: 'groups-depends-on-organization-store-slugs-and-login-name-only',
       severity: 'error',
       comment:
-        "Declared dependency: group names are made of memberships and teams, read through organization's store; the names rules require are checked against the organizations with organization's slug rule (slugs.ts). Nothing else.",
+        "Declared dependency: group names are made of memberships and teams, read through organization's store; the names rules require are checked against the organizations with organization's slug rule (slugs.ts); the faces' record of a person (person.ts) carries the login name by username's rule (username/rules.ts). Nothing else.",
       from: { path: '^server/features/groups/' },
       to: {
         path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/groups/', '^server/features/organization/(store|slugs)\\.ts$'],
+        pathNot: ['^server/features/groups/', '^server/features/organization/(store|slugs)\\.ts$', '^server/features/username/rules\\.ts$'],
       },
     },
   ],
