@@ -60,7 +60,17 @@ function declarations(root) {
   for (const folder of listedFolders(root)) {
     const dir = join(featuresDirOf(root), folder)
     const has = (file) => existsSync(join(dir, file))
-    const entry = { folder, id: camel(folder), tables: [], contracts: [], columns: [], indexes: [], userDefaults: null, sections: [] }
+    const entry = {
+      folder,
+      id: camel(folder),
+      tables: [],
+      contracts: [],
+      columns: [],
+      indexes: [],
+      userDefaults: null,
+      sessionDefaults: null,
+      sections: [],
+    }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
     if (has('panel-contract.ts')) entry.contracts = exportsMatching(join(dir, 'panel-contract.ts'), /^export const (\w+Contract) = \{/gm)
     if (has('columns.ts')) {
@@ -74,6 +84,12 @@ function declarations(root) {
       if (entry.columns.some((c) => c.table === 'user') && !entry.userDefaults)
         throw new Error(
           `server/features/${folder}/columns.ts: user columns but no \`export const ${entry.id}UserDefaults = (config) => ({ … })\``,
+        )
+      // `export const xSessionDefaults = () => ({ … })`: what a new session's columns of this feature hold.
+      entry.sessionDefaults = /^export const (\w+SessionDefaults) = /m.exec(text)?.[1] ?? null
+      if (entry.columns.some((c) => c.table === 'session') && !entry.sessionDefaults)
+        throw new Error(
+          `server/features/${folder}/columns.ts: session columns but no \`export const ${entry.id}SessionDefaults = () => ({ … })\``,
         )
     }
     if (has('config.ts')) {
@@ -100,6 +116,7 @@ function columnsModule(features) {
   for (const f of features) {
     const names = [...new Set([...f.columns, ...f.indexes].map((c) => c.name))]
     if (f.userDefaults) names.push(f.userDefaults)
+    if (f.sessionDefaults) names.push(f.sessionDefaults)
     if (names.length > 0) lines.push(`import { ${names.join(', ')} } from './${f.folder}/columns.js'`)
   }
   lines.push('')
@@ -122,6 +139,12 @@ function columnsModule(features) {
     '',
     "/** What a new user's feature columns hold unless its creator gives them (server/schema.ts hands it to core users.ts unsavedUser; the import). */",
     `export const userFeatureDefaults = (config: ${config}) => ({${defaults.length ? `\n${defaults.map((name) => `  ...${name}(config),`).join('\n')}\n` : ''}})`,
+  )
+  const sessionDefaults = features.flatMap((f) => (f.sessionDefaults ? [f.sessionDefaults] : []))
+  lines.push(
+    '',
+    "/** What a new session's feature columns hold unless its creator gives them (server/schema.ts hands it to core sessions.ts createSession; api-key's stand-in session). */",
+    `export const sessionFeatureDefaults = () => ({${sessionDefaults.length ? `\n${sessionDefaults.map((name) => `  ...${name}(),`).join('\n')}\n` : ''}})`,
   )
   return `${lines.join('\n')}\n`
 }

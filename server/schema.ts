@@ -1,7 +1,14 @@
+import { provideSessionDefaults } from './core/session-defaults.js'
 import { provideUserDefaults } from './core/user-defaults.js'
 import { account, auditEvent, loginThrottle, mailOutbox, rateLimit, sessionTable, userTable, verification } from './db/core-schema.js'
 import { provideTables } from './db/schema.js'
-import { sessionFeatureColumns, userFeatureColumns, userFeatureDefaults, userFeatureIndexes } from './features/columns.js'
+import {
+  sessionFeatureColumns,
+  sessionFeatureDefaults,
+  userFeatureColumns,
+  userFeatureDefaults,
+  userFeatureIndexes,
+} from './features/columns.js'
 import { featureTables } from './features/tables.js'
 
 /**
@@ -14,7 +21,8 @@ import { featureTables } from './features/tables.js'
  * It is handed down as this module loads, as config-schema.ts hands down the config schema: the
  * tables to db/schema.ts (`provideTables`: the bindings store code imports, which PostgreSQL
  * rebinds at open), their type through db/tables.ts's `DatabaseSchema` (the augmentation below),
- * and what a new user holds in the features' columns to core (`provideUserDefaults`). So no module
+ * and what a new user and a new session hold in the features' columns to core
+ * (`provideUserDefaults`, `provideSessionDefaults`). So no module
  * of db/, core/, config/ or http/ imports a feature. The composition root (gatehouse.ts, cli.ts)
  * imports it first, before any module that queries.
  */
@@ -39,6 +47,7 @@ export const schema = {
 
 provideTables(schema)
 provideUserDefaults(userFeatureDefaults)
+provideSessionDefaults(sessionFeatureDefaults)
 
 declare module './db/tables.js' {
   interface DatabaseSchema {

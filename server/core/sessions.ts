@@ -9,6 +9,7 @@ import { ChangeGuardedCache } from './session-cache.js'
 import { sessionsEnded } from './session-ends.js'
 import { credentialsRevoked } from './credential-revocation.js'
 import type { AuthContext, RequestMeta } from './context.js'
+import { type FeatureSessionColumns, featureSessionDefaults } from './session-defaults.js'
 import { APIError, fail } from './errors.js'
 
 export type SessionRow = typeof session.$inferSelect
@@ -72,10 +73,13 @@ export async function findSessionByToken(ctx: AuthContext, token: string): Promi
 export interface CreateSessionOptions {
   rememberMe?: boolean
   meta: RequestMeta
-  impersonatedBy?: string | null
   /** Overrides the configured lifetime (seconds), e.g. for impersonation sessions. */
   expiresIn?: number
-  activeOrganizationId?: string | null
+  /**
+   * The features' columns this session starts with (admin's `impersonatedBy`, organization's
+   * `activeOrganizationId`); the others hold their feature's default (`featureSessionDefaults`).
+   */
+  columns?: Partial<FeatureSessionColumns>
 }
 
 /**
@@ -91,6 +95,14 @@ export async function assertNotBanned(ctx: AuthContext, target: UserRow): Promis
     return { ...target, ...cleared }
   }
   throw new APIError(403, 'BANNED_USER', ctx.config().admin.bannedUserMessage)
+}
+
+/**
+ * A session row that is never stored (api-key's stand-in for a key's requests): the core columns
+ * given, each feature column at its feature's default, so a new session column is never spelled here.
+ */
+export function standInSession(columns: Omit<SessionRow, keyof FeatureSessionColumns>): SessionRow {
+  return { ...featureSessionDefaults(), ...columns }
 }
 
 /** Creates a session for a user; every way of signing in goes through here. */
@@ -110,9 +122,8 @@ export async function createSession(ctx: AuthContext, target: UserRow, options: 
     userAgent: options.meta.userAgent ?? '',
     createdAt: new Date(now),
     updatedAt: new Date(now),
-    impersonatedBy: options.impersonatedBy ?? null,
-    activeOrganizationId: options.activeOrganizationId ?? null,
-    activeTeamId: null,
+    ...featureSessionDefaults(),
+    ...options.columns,
   }
   await ctx.db.insert(session).values(row)
   return { session: row, user: current }

@@ -30,7 +30,6 @@ export interface SignInAttempt {
    */
   secondFactor: 'due' | 'passed' | 'satisfied'
   rememberMe?: boolean
-  activeOrganizationId?: string | null
   /** Audit detail of the sign-in event (`{provider: 'github'}`), success or refusal. */
   detail?: Record<string, unknown>
   /**
@@ -91,11 +90,7 @@ export const accountKeys = (target: UserRow): string[] => [throttleKey('email', 
 export async function openSignInSession(ctx: AuthContext, attempt: SignInAttempt, meta: RequestMeta): Promise<SessionWithUser> {
   return ctx.storage.transaction(async () => {
     await attempt.commit?.()
-    const created = await createSession(ctx, attempt.user, {
-      rememberMe: attempt.rememberMe,
-      meta,
-      activeOrganizationId: attempt.activeOrganizationId,
-    })
+    const created = await createSession(ctx, attempt.user, { rememberMe: attempt.rememberMe, meta })
     await attempt.withSession?.(created)
     for (const event of attempt.audit ?? []) await recordAudit(ctx, { ...event, meta })
     await recordAudit(ctx, {

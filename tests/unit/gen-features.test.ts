@@ -42,7 +42,8 @@ write('server/features/widget/panel-contract.ts', 'export const widgetRowSchema 
 write(
   'server/features/widget/columns.ts',
   'export const widgetColumns = {\n  user: {\n    widgetCount: integer(),\n  },\n  session: {\n    widgetId: text(),\n  },\n}\n' +
-    'export const widgetUserDefaults = (_config: unknown) => ({ widgetCount: 0 })\n',
+    'export const widgetUserDefaults = (_config: unknown) => ({ widgetCount: 0 })\n' +
+    'export const widgetSessionDefaults = () => ({ widgetId: null })\n',
 )
 write(
   'server/features/rate-card/config.ts',
@@ -74,7 +75,9 @@ describe('bin/gen-features.js', () => {
     expect(columns).toContain('export const userFeatureColumns = {\n  ...widgetColumns.user,\n}')
     expect(columns).toContain('export const sessionFeatureColumns = {\n  ...widgetColumns.session,\n}')
     expect(columns).toContain('(t: Parameters<typeof rateCardIndexes.user>[0]) => [\n  ...rateCardIndexes.user(t),\n]')
-    expect(columns).toContain("import { widgetColumns, widgetUserDefaults } from './widget/columns.js'")
+    expect(columns).toContain("import { widgetColumns, widgetUserDefaults, widgetSessionDefaults } from './widget/columns.js'")
+    // A new session's feature columns: gathered as the user's are (core's createSession spreads them).
+    expect(columns).toContain('export const sessionFeatureDefaults = () => ({\n  ...widgetSessionDefaults(),\n})')
     expect(columns).toContain(
       'export const userFeatureDefaults = (config: Parameters<typeof widgetUserDefaults>[0]) => ({\n  ...widgetUserDefaults(config),\n})',
     )
@@ -95,6 +98,14 @@ describe('bin/gen-features.js', () => {
     write('server/features/gadget/columns.ts', 'export const gadgetColumns = {\n  user: {\n    gadgetName: text(),\n  },\n}\n')
     await expect(generatedFiles({ root })).rejects.toThrow(
       'server/features/gadget/columns.ts: user columns but no `export const gadgetUserDefaults',
+    )
+  })
+
+  it('refuses session columns without the new-session defaults beside them, naming the folder', async () => {
+    write('server/features/index.ts', list(['gizmo']))
+    write('server/features/gizmo/columns.ts', 'export const gizmoColumns = {\n  session: {\n    gizmoId: text(),\n  },\n}\n')
+    await expect(generatedFiles({ root })).rejects.toThrow(
+      'server/features/gizmo/columns.ts: session columns but no `export const gizmoSessionDefaults',
     )
   })
 

@@ -16,6 +16,9 @@ export const adminColumns = {
   },
 }
 
+/** What a new session's admin column holds unless its creator gives it (core sessions.ts createSession): no impersonation. */
+export const adminSessionDefaults = () => ({ impersonatedBy: null as string | null })
+
 /** What a new user's admin columns hold unless its creator gives them (core users.ts unsavedUser): the configured default role, no ban. */
 export const adminUserDefaults = (config: { admin: { defaultRole: string } }) => ({
   role: config.admin.defaultRole,

@@ -27,7 +27,7 @@ export async function impersonateUser(
   await assertMayImpersonate(ctx, actor, target, event)
   const created = await createSession(ctx, target, {
     meta,
-    impersonatedBy: admin.user.id,
+    columns: { impersonatedBy: admin.user.id },
     expiresIn: ctx.config().admin.impersonationSessionDuration,
   })
   await audit(ctx, actor, event, { targetUserId: target.id, target: created.session.id, detail: { adminSessionId: admin.session.id } })
@@ -68,7 +68,7 @@ export async function redeemImpersonationLink(ctx: AuthContext, token: string, m
   if (!target) return null
   const created = await createSession(ctx, target, {
     meta,
-    impersonatedBy: PANEL_IMPERSONATOR,
+    columns: { impersonatedBy: PANEL_IMPERSONATOR },
     expiresIn: ctx.config().admin.impersonationSessionDuration,
   })
   await recordAudit(ctx, {

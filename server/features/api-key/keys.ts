@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { parseRoleList, statementsGrant } from '../../core/access-control.js'
 import { recordAudit } from '../../core/audit.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
-import type { SessionWithUser } from '../../core/sessions.js'
+import { type SessionWithUser, standInSession } from '../../core/sessions.js'
 import { findUserById } from '../../core/users.js'
 import { generateId, randomString } from '../../crypto/random.js'
 import type { ApiKeyConfig } from './config.js'
@@ -501,7 +501,7 @@ export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta
   // Marked: no face vouches for a key as the person (core/admission.ts).
   return markApiKeySession({
     user: owner,
-    session: {
+    session: standInSession({
       id: row.id,
       token: key,
       userId: owner.id,
@@ -510,9 +510,6 @@ export async function sessionFromApiKey(ctx: AuthContext, headers: Headers, meta
       createdAt: new Date(now),
       updatedAt: new Date(now),
       expiresAt: row.expiresAt ?? new Date(now + ctx.config().session.expiresIn * 1000),
-      impersonatedBy: null,
-      activeOrganizationId: null,
-      activeTeamId: null,
-    },
+    }),
   })
 }

@@ -10,3 +10,6 @@ export const organizationColumns = {
     activeTeamId: text('activeTeamId'),
   },
 }
+
+/** What a new session's organization columns hold unless its creator gives them (core sessions.ts createSession): no active organization or team. */
+export const organizationSessionDefaults = () => ({ activeOrganizationId: null as string | null, activeTeamId: null as string | null })

@@ -56,7 +56,10 @@ async function verifierOf(rc: AnyRC): Promise<Verifier> {
 
 /** Re-issues the session after the user row changed (better-auth creates a new session and deletes the old). */
 async function reissueSession(rc: AnyRC, current: SessionWithUser, userRow: SessionWithUser['user']): Promise<SessionWithUser> {
-  const created = await createSession(rc.ctx, userRow, { meta: rc.meta, activeOrganizationId: current.session.activeOrganizationId })
+  const created = await createSession(rc.ctx, userRow, {
+    meta: rc.meta,
+    columns: { activeOrganizationId: current.session.activeOrganizationId },
+  })
   await deleteSession(rc.ctx, current.session.token)
   setSessionCookies(rc, created, { dontRemember: hasDontRemember(rc) })
   return created
