@@ -42,6 +42,15 @@ describe('docs/ARCHITECTURE.md', () => {
     expect(rows).toEqual(SIGN_IN_TABLE.map((row) => `${row.step} (${row.outlets.join(', ')})`))
   })
 
+  it('names the command line as server/cli.ts dispatches it: every command, no other', () => {
+    const cli = readFileSync(join(root, 'server/cli.ts'), 'utf8')
+    const dispatched = [...new Set([...cli.matchAll(/command === '([a-z]+)'/g)].map((m) => m[1] as string))].filter(
+      (name) => !['help', 'version'].includes(name),
+    )
+    const listed = /the command line\s*\(`gatehouse ([a-z|]+)`\)/.exec(doc)?.[1]?.split('|') ?? []
+    expect(listed.sort()).toEqual(dispatched.sort())
+  })
+
   it('names every hook core calls, and no hook that is gone', () => {
     const paragraph = /The hooks core calls[\s\S]*?\n\n/.exec(doc)?.[0] ?? ''
     const hooks = featureMembers().filter((name) => !DECLARATIONS.includes(name))
