@@ -51,6 +51,16 @@ describe('docs/ARCHITECTURE.md', () => {
     expect(listed.sort()).toEqual(dispatched.sort())
   })
 
+  it('names every route answered directly from node:http (direct: true), and no other', async () => {
+    const { features } = await import('../../server/features/index.js')
+    const { coreRoutes } = await import('../../server/http/routes/core.js')
+    const routes = [...coreRoutes, ...features.flatMap((f) => f.routes ?? [])]
+    const direct = routes.filter((r) => (r as { direct?: boolean }).direct).map((r) => r.path)
+    const paragraph = /- A route declared `direct: true` \(([^)]*)\)/.exec(doc)?.[1] ?? ''
+    const named = [...paragraph.matchAll(/`(\/[\w/-]+)`/g)].map((m) => m[1])
+    expect(named.sort()).toEqual(direct.sort())
+  })
+
   it('names every hook core calls, and no hook that is gone', () => {
     const paragraph = /The hooks core calls[\s\S]*?\n\n/.exec(doc)?.[0] ?? ''
     const hooks = featureMembers().filter((name) => !DECLARATIONS.includes(name))
