@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
 import { createAppPassword } from '../../../server/features/app-passwords/rules.js'
-import { CA_FILE } from '../../../renderer/src/features/ldap/recipes.js'
-import { warnSkipped } from '../../helpers/engines.js'
+import { CA_FILE, DOC_VALUES, RECIPES } from '../../../renderer/src/features/ldap/recipes.js'
+import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { verifiedSignUp } from '../../helpers/members.js'
 import {
   type LdapServer,
@@ -94,13 +94,19 @@ function systemStoreCa(block: string): string | undefined {
 }
 
 let server: LdapServer
+let ldapsPort: number
 let service: { dn: string; appPassword: string }
 let alice: Person
 let bob: Person
 beforeAll(async () => {
+  ldapsPort = await freePort()
   server = await startLdapServer({
     config: { admin: { roles: { 'ldap-reader': { user: [] } } } },
-    ldap: { searchRoles: ['admin', 'ldap-reader'], tls: { cert: certs.cert, key: certs.key } },
+    ldap: {
+      searchRoles: ['admin', 'ldap-reader'],
+      tls: { cert: certs.cert, key: certs.key },
+      ldapsAddress: `127.0.0.1:${ldapsPort}`,
+    },
   })
   // The docs' service user: made by email (no username), so its uid is its email.
   const made = await verifiedSignUp(server, { email: 'ldap-reader@gatehouse.lan', name: 'LDAP reader' })
@@ -545,6 +551,26 @@ describe('docs/LDAP.md Grafana, ldapsearch and Python recipes', () => {
     const stranger = await run('/bin/sh', ['-c', script.replace(`LDAPTLS_CACERT=${certs.ca} `, '')], undefined, {})
     expect(stranger.code).not.toBe(0)
     expect(stranger.stderr).toContain('ldap_start_tls')
+  })
+
+  test('LDAPS (ldap.ldapsAddress set): the ldapsearch and Python recipes the LDAP view renders for it run too', async () => {
+    const values = { ...DOC_VALUES, host: '127.0.0.1', ldapsPort }
+    const text = (id: string) =>
+      (RECIPES.find((r) => r.id === id)?.text(values) ?? '').replace(CA_FILE, certs.ca).replace(PLACEHOLDER, service.appPassword)
+    const shell = text('ldapsearch')
+    expect(shell).toContain(`ldapsearch -x -H ldaps://127.0.0.1:${ldapsPort} `)
+    const result = await run(
+      '/bin/sh',
+      ['-c', shell.replace(`LDAPTLS_CACERT=${certs.ca}`, `LDAPTLS_CACERT=${certs.ca} LDAPTLS_REQCERT=demand`)],
+      undefined,
+      {},
+    )
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toContain(`dn: ${alice.dn}\n`)
+    if (ldap3Missing) return
+    const python = await run(PYTHON, ['-c', text('python')])
+    expect(python.stderr).toBe('')
+    expect(python.stdout).toContain(`${alice.dn} alice@example.com\n`)
   })
 
   it.skipIf(!!ldap3Missing)('Python ldap3: runs as written (python3) with Tls(ca_certs_file) and StartTLS before the bind', async () => {
