@@ -13,16 +13,18 @@ import { createUser, inviteToSignUp, setRole, systemActor } from './features/adm
  */
 
 export const USER_USAGE = `Usage: gatehouse user create --email <email> (--password <password> | --password-stdin) --name <name> [--role <role>[,<role>...]]
-       gatehouse user set-role --email <email> --role <role>[,<role>...]
+       gatehouse user set-role --email <email> --role <role>[,<role>...] [--config <file>]
        gatehouse user invite --email <email> [--base-url <url>]
 
 Options:
   --password-stdin                        read the password from standard input (keeps it out of ps and shell history)
   --base-url <url>                        invite: the server's public URL for the printed link (default http://127.0.0.1)
   --data-dir <dir>   GATEHOUSE_DATA_DIR   data directory (default ./data)
+  --config <file>    GATEHOUSE_CONFIG     JSON file merged over the stored config, as serve reads it
   -h, --help                              this help
 
-Roles are the built-in admin and user plus the custom roles of the data directory's config.
+Roles are the built-in admin and user plus the custom roles (admin.roles) of the data directory's
+config and of the --config file.
 invite prints a sign-up link for the address, good for 7 days (signUp.mode "invitation" lets it sign up).
 `
 
@@ -34,6 +36,7 @@ const OPTIONS = {
   role: { type: 'string' },
   'base-url': { type: 'string' },
   'data-dir': { type: 'string' },
+  config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -92,7 +95,11 @@ export async function userCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     io.err('gatehouse: --role must name at least one role')
     return 2
   }
-  const opened = await openToolContext(values['data-dir'], { env, log: (line) => io.err(line) })
+  const opened = await openToolContext(values['data-dir'], {
+    env,
+    log: (line) => io.err(line),
+    configFile: values.config ?? (env.GATEHOUSE_CONFIG || undefined),
+  })
   if ('error' in opened) {
     io.err(`gatehouse: ${opened.error}`)
     return 2

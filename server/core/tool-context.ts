@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { ConfigError, ConfigStore } from '../config/store.js'
+import { ConfigError, ConfigStore, readJsonFile } from '../config/store.js'
 import { maskUrlPassword } from '../config/url-password.js'
 import { resolveEngine, takeEngineFlags } from '../db/engine.js'
 import { openDatabase } from '../db/index.js'
@@ -15,8 +15,10 @@ import { type AuthContext, createAuthContext, systemClock } from './context.js'
  * file or the PostgreSQL of GATEHOUSE_DATABASE_URL (the CLI turns `--database-url` into it) or of
  * config `database.url`. A write made here reaches every running instance at once: SQLite's
  * data_version and PostgreSQL's change notifications empty their caches. No features' hooks, no
- * outbox: mail is only written to `log` (the CLI's stderr). An unreadable config.json or an
- * unreachable database is answered as `{ error }` for the command to print (exit code 2).
+ * outbox: mail is only written to `log` (the CLI's stderr). `configFile` (a command's `--config`)
+ * is merged over the stored config as `serve --config` merges it, so the roles it declares
+ * (`admin.roles`) are known. An unreadable config.json, `--config` file or an unreachable database
+ * is answered as `{ error }` for the command to print (exit code 2).
  */
 export interface ToolContext {
   ctx: AuthContext
@@ -45,7 +47,7 @@ function creationUndo(dataDir: string): () => void {
 
 export async function openToolContext(
   dataDirFlag: string | undefined,
-  options: { env?: NodeJS.ProcessEnv; log: (line: string) => void },
+  options: { env?: NodeJS.ProcessEnv; log: (line: string) => void; configFile?: string },
 ): Promise<ToolContext | { error: string }> {
   const env = options.env ?? process.env
   const dataDir = resolve(dataDirFlag ?? (env.GATEHOUSE_DATA_DIR || './data'))
@@ -55,7 +57,8 @@ export async function openToolContext(
   let store: ConfigStore
   let engine: ReturnType<typeof resolveEngine>
   try {
-    store = new ConfigStore(join(dataDir, 'config.json'))
+    const overrides = options.configFile ? readJsonFile(resolve(options.configFile), 'config file') : {}
+    store = new ConfigStore(join(dataDir, 'config.json'), overrides)
     engine = resolveEngine(takeEngineFlags([], env).flags, store.get().database)
   } catch (e) {
     if (e instanceof ConfigError) {

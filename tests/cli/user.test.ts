@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { and, eq } from 'drizzle-orm'
@@ -197,6 +197,105 @@ describe('while a server runs on the same data directory', () => {
       expect(audited).toMatchObject({ actorUserId: null, detail: { via: 'cli', email } })
     } finally {
       server.gatehouse.config.update({ signUp: { mode: 'open' } })
+    }
+  })
+})
+
+describe('set-role --config: a role declared in the file serve reads', () => {
+  it('knows the roles of the --config file (or GATEHOUSE_CONFIG), as serve --config does; without it the role is unknown', async () => {
+    // docs/LDAP.md's setup: the ldap-reader role declared in a --config file, not in the stored config.
+    const dir = freshDir()
+    const dataDir = join(dir, 'data')
+    const configFile = join(dir, 'gatehouse.json')
+    const config = {
+      admin: { roles: { 'ldap-reader': { user: [] } } },
+      ldap: { enabled: false, searchRoles: ['admin', 'ldap-reader'] },
+    }
+    writeFileSync(configFile, JSON.stringify(config))
+    const email = uniqueEmail('ldap-reader')
+    const created = await runCli([
+      'user',
+      'create',
+      '--email',
+      email,
+      '--password',
+      'password1234',
+      '--name',
+      'Reader',
+      '--data-dir',
+      dataDir,
+    ])
+    expect(created.code).toBe(0)
+
+    // Before: set-role read only the stored config, so a role only the --config file declares was refused.
+    const without = await runCli(['user', 'set-role', '--email', email, '--role', 'ldap-reader', '--data-dir', dataDir])
+    expect(without.code).toBe(1)
+    expect(without.stderr).toContain('YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE')
+
+    const withFile = await runCli([
+      'user',
+      'set-role',
+      '--email',
+      email,
+      '--role',
+      'ldap-reader',
+      '--config',
+      configFile,
+      '--data-dir',
+      dataDir,
+    ])
+    expect(withFile.stderr).toBe('')
+    expect(withFile.code).toBe(0)
+    expect(withFile.stdout).toBe(`Set role of ${email} to ldap-reader (was user)\n`)
+
+    const fromEnv = await runCli(['user', 'set-role', '--email', email, '--role', 'ldap-reader,user', '--data-dir', dataDir], {
+      GATEHOUSE_CONFIG: configFile,
+    })
+    expect(fromEnv.stderr).toBe('')
+    expect(fromEnv.stdout).toBe(`Set role of ${email} to ldap-reader,user (was ldap-reader)\n`)
+
+    // The stored config is untouched (the file is read, never written into the data directory).
+    const stored = await runCli(['user', 'set-role', '--email', email, '--role', 'ldap-reader', '--data-dir', dataDir])
+    expect(stored.code).toBe(1)
+
+    // A --config file that cannot be read or is not a valid config: exit 2, one line, nothing changed.
+    const missing = await runCli([
+      'user',
+      'set-role',
+      '--email',
+      email,
+      '--role',
+      'user',
+      '--config',
+      join(dir, 'nope.json'),
+      '--data-dir',
+      dataDir,
+    ])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toBe(`gatehouse: config file ${join(dir, 'nope.json')}: cannot be read (ENOENT)\n`)
+    const badFile = join(dir, 'bad.json')
+    writeFileSync(badFile, JSON.stringify({ ldap: { searchRoles: ['nobody-declared-this'] } }))
+    const bad = await runCli(['user', 'set-role', '--email', email, '--role', 'user', '--config', badFile, '--data-dir', dataDir])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/^gatehouse: .*searchRoles/)
+
+    // The server started with the same file sees the role set.
+    const server = await startTestServer({ dataDir, keepData: true, config })
+    try {
+      const { client } = officialClient(server)
+      const signIn = await client.signIn.email({ email, password: 'password1234' })
+      expect(signIn.error).toBeNull()
+      expect(signIn.data?.user).toMatchObject({ role: 'ldap-reader,user' })
+      const events = await server.gatehouse.ctx.db
+        .select()
+        .from(auditEvent)
+        .where(and(eq(auditEvent.type, 'admin.set-role'), eq(auditEvent.targetUserId, signIn.data?.user.id as string)))
+      expect(events.map((e) => e.detail)).toEqual([
+        { via: 'cli', before: { role: 'user' }, after: { role: 'ldap-reader' } },
+        { via: 'cli', before: { role: 'ldap-reader' }, after: { role: 'ldap-reader,user' } },
+      ])
+    } finally {
+      await server.close()
     }
   })
 })

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DOC_VALUES, docBlock, hostOf, portOf, RECIPES } from '../../../renderer/src/features/ldap/recipes.js'
+import { CA_FILE, DOC_VALUES, docBlock, hostOf, portOf, RECIPES, withTls } from '../../../renderer/src/features/ldap/recipes.js'
 import { LDAP_DEFAULTS, ldapFormOf, ldapPatch } from '../../../renderer/src/features/ldap/settings.js'
 
 /** The LDAP view's app recipes are docs/LDAP.md's, and the view reads and writes `ldap.*` as the config section names it. */
@@ -19,8 +19,19 @@ describe('LDAP recipes', () => {
       'Synology DSM',
       'Apache mod_authnz_ldap',
       'SSSD (Linux sign-in)',
+      'Grafana',
+      'ldapsearch (OpenLDAP tools)',
+      'Python (ldap3)',
     ])
     for (const recipe of RECIPES) expect(doc, recipe.id).toContain(docBlock(recipe, DOC_VALUES))
+  })
+
+  it("the documented values are StartTLS, and every recipe but Synology's (whose wizard takes none) names the CA file", () => {
+    expect(withTls(DOC_VALUES)).toBe(true)
+    for (const recipe of RECIPES) {
+      if (recipe.id === 'synology') expect(recipe.text(DOC_VALUES)).toContain('Encryption: StartTLS')
+      else expect(recipe.text(DOC_VALUES), recipe.id).toContain(CA_FILE)
+    }
   })
 
   it('fills in the server’s values: host, port, base DN, service user; LDAPS or StartTLS when set', () => {
@@ -33,6 +44,10 @@ describe('LDAP recipes', () => {
       if (recipe.id !== 'synology') expect(text, recipe.id).toContain('1389')
     }
     const byId = (id: string) => RECIPES.find((r) => r.id === id)!
+    // Without ldap.tls (loopback only, the view warns): plain LDAP, no CA lines.
+    expect(withTls(values)).toBe(false)
+    for (const recipe of RECIPES) expect(recipe.text(values), recipe.id).not.toContain(CA_FILE)
+    expect(byId('sssd').text(values)).toContain('ldap_id_use_start_tls = false')
     expect(byId('apache').text(values)).toContain(
       'AuthLDAPURL "ldap://nas-auth.example:1389/ou=people,dc=acme,dc=test?uid?sub?(objectClass=person)"',
     )
@@ -40,11 +55,20 @@ describe('LDAP recipes', () => {
     expect(byId('apache').text(ldaps)).toContain('"ldaps://nas-auth.example:6636/')
     expect(byId('gitea').text(ldaps)).toContain('--security-protocol ldaps')
     expect(byId('sssd').text(ldaps)).toContain('ldap_uri = ldaps://nas-auth.example:6636')
+    expect(byId('sssd').text(ldaps)).toContain(`ldap_tls_cacert = ${CA_FILE}`)
+    expect(byId('apache').text(ldaps)).toMatch(new RegExp(`^LDAPTrustedGlobalCert CA_BASE64 ${CA_FILE}$`, 'm'))
+    expect(byId('apache').text(ldaps)).not.toMatch(/" TLS$/m)
+    expect(byId('grafana').text(ldaps)).toContain('use_ssl = true\nstart_tls = false')
+    expect(byId('ldapsearch').text(ldaps)).toContain('ldapsearch -x -H ldaps://nas-auth.example:6636')
+    expect(byId('python').text(ldaps)).toContain("Server('nas-auth.example', port=6636, use_ssl=True, tls=tls)")
+    expect(byId('proxmox').text(ldaps)).toContain('--mode ldaps \\\n  --verify 1')
     const startTls = { ...values, startTls: true }
     expect(byId('gitea').text(startTls)).toContain('--security-protocol starttls')
     expect(byId('proxmox').text(startTls)).toContain('--mode ldap+starttls')
     expect(byId('sssd').text(startTls)).toContain('ldap_id_use_start_tls = true')
     expect(byId('apache').text(startTls)).toMatch(/\?\(objectClass=person\)" TLS$/m)
+    expect(byId('grafana').text(startTls)).toContain('use_ssl = true\nstart_tls = true')
+    expect(byId('python').text(startTls)).toContain("auto_bind='TLS_BEFORE_BIND'")
   })
 
   it('reads addresses', () => {

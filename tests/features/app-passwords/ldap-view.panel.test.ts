@@ -39,6 +39,9 @@ describe('LDAP view', () => {
     await page.getByLabel('Host the apps connect to').fill('auth.home.arpa')
     const recipe = page.getByTestId('ldap-recipe-jellyfin')
     await expect.poll(() => recipe.textContent()).toContain('LDAP Server: auth.home.arpa')
+    // This server has no ldap.tls: the recipes are plain LDAP, under the loopback-only warning.
+    expect(await page.getByTestId('ldap-recipes-plain').textContent()).toContain('only for an app on this machine')
+    expect(await recipe.textContent()).toContain('StartTls: off')
     expect(await recipe.textContent()).toContain(`LDAP Bind User: uid=${uid},ou=people,dc=gatehouse,dc=lan`)
     await page.getByTestId('ldap-recipe-app').click()
     await page.getByRole('option', { name: 'Apache mod_authnz_ldap' }).click()

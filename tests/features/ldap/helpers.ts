@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Client } from 'ldapts'
 import { setRole, systemActor } from '../../../server/features/admin/index.js'
 import { ldapListening } from '../../../server/features/ldap/index.js'
@@ -63,6 +64,30 @@ export function run(
     )
     if (input !== undefined) child.stdin?.end(input)
   })
+}
+
+/** The files docs/LDAP.md's "Make a CA and a server certificate" leaves in its directory. */
+export interface LanCertificates {
+  /** The CA the administrator hands out (ca.crt). */
+  ca: string
+  caKey: string
+  /** Gatehouse's certificate and key, for `ldap.tls`. */
+  cert: string
+  key: string
+}
+
+/**
+ * Runs docs/LDAP.md's "Make a CA and a server certificate" commands as written, in `dir`, with
+ * only the example address (192.168.1.10) made 127.0.0.1, the address tests connect to: the CA a
+ * LAN's apps trust and a server certificate it signs, as the docs make them.
+ */
+export function makeLanCertificates(dir: string): LanCertificates {
+  const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'LDAP.md'), 'utf8')
+  const block = /### Make a CA and a server certificate\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)?.[1]
+  if (!block?.includes('IP:192.168.1.10'))
+    throw new Error('docs/LDAP.md has no "Make a CA and a server certificate" block naming IP:192.168.1.10')
+  execFileSync('sh', ['-e', '-c', block.replace('IP:192.168.1.10', 'IP:127.0.0.1')], { cwd: dir, stdio: 'pipe' })
+  return { ca: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'), cert: join(dir, 'ldap.crt'), key: join(dir, 'ldap.key') }
 }
 
 export interface LdifEntry {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditEvent } from '../../../server/db/schema.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { verifiedPerson } from './edge-helpers.js'
-import { BASE, type LdapServer, ldapUtilsMissing, PASSWORD, type Person, run, startLdapServer } from './helpers.js'
+import { BASE, type LdapServer, ldapUtilsMissing, makeLanCertificates, PASSWORD, type Person, run, startLdapServer } from './helpers.js'
 
 /**
  * `ldap.requireTLS` (default: on whenever `ldap.tls` or `ldap.ldapsAddress` is set): a simple bind
@@ -18,21 +17,8 @@ import { BASE, type LdapServer, ldapUtilsMissing, PASSWORD, type Person, run, st
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ldap-require-tls-'))
-const ca = { cert: join(dir, 'ca.pem'), key: join(dir, 'ca.key') }
-const cert = join(dir, 'ldap.pem')
-const key = join(dir, 'ldap.key')
-// A CA for the LAN and a server certificate it signs, as docs/LDAP.md "TLS" makes them.
-const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' })
-openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Gatehouse LAN CA', '-keyout', ca.key, '-out', ca.cert)
-openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', join(dir, 'ldap.csr'))
-execFileSync(
-  'sh',
-  [
-    '-c',
-    `printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ${dir}/san.ext && openssl x509 -req -in ${dir}/ldap.csr -CA ${ca.cert} -CAkey ${ca.key} -CAcreateserial -days 2 -extfile ${dir}/san.ext -out ${cert}`,
-  ],
-  { stdio: 'ignore' },
-)
+// A CA for the LAN and a server certificate it signs, made by docs/LDAP.md's "TLS" commands as written.
+const { ca, cert, key } = makeLanCertificates(dir)
 
 let server: LdapServer
 let alice: Person
@@ -48,7 +34,7 @@ afterAll(async () => {
 })
 
 const auditRows = async () => (await server.gatehouse.ctx.db.select().from(auditEvent)).length
-const tlsOptions = () => ({ ca: [readFileSync(ca.cert)], servername: '127.0.0.1' })
+const tlsOptions = () => ({ ca: [readFileSync(ca)], servername: '127.0.0.1' })
 
 describe('ldap.requireTLS', () => {
   it('refuses a plain simple bind with confidentialityRequired, the password never checked (no audit, no count)', async () => {
@@ -93,7 +79,7 @@ describe('ldap.requireTLS', () => {
   it.skipIf(!!ldapUtilsMissing)('ldapwhoami: refused in clear (13), accepted with -ZZ and over ldaps:// with LDAPTLS_CACERT', async () => {
     const clear = await run('ldapwhoami', ['-x', '-H', server.url, '-D', alice.dn, '-w', PASSWORD])
     expect(clear.code).toBe(13)
-    const env = { LDAPTLS_CACERT: ca.cert, LDAPTLS_REQCERT: 'demand' }
+    const env = { LDAPTLS_CACERT: ca, LDAPTLS_REQCERT: 'demand' }
     const startTls = await run('ldapwhoami', ['-x', '-ZZ', '-H', server.url, '-D', alice.dn, '-w', PASSWORD], undefined, env)
     expect(startTls).toMatchObject({ code: 0, stdout: `dn:${alice.dn}\n` })
     const ldaps = await run('ldapwhoami', ['-x', '-H', `ldaps://127.0.0.1:${ldapsPort}`, '-D', alice.dn, '-w', PASSWORD], undefined, env)

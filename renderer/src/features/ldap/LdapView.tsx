@@ -23,7 +23,7 @@ import { parseRoleList } from '../../../../server/core/access-control'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
-import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES } from './recipes'
+import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES, withTls } from './recipes'
 import { LdapTestBox } from './LdapTestBox'
 import { changedFields } from '../../config-save'
 import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapValues } from './settings'
@@ -236,6 +236,16 @@ function RecipesCard({
           allowDeselect={false}
         />
       </Group>
+      {!withTls(values) && (
+        <Alert color="orange" mb="sm" data-testid="ldap-recipes-plain">
+          <Text fw={700} size="sm" component="span">
+            Plain LDAP: only for an app on this machine.{' '}
+          </Text>
+          ldap.tls is not set, so these settings send passwords in clear. Use them only for an app on the Gatehouse machine itself
+          (loopback). For apps elsewhere, set ldap.tls with a certificate from your CA (docs/LDAP.md, "TLS: a CA for your LAN"): the
+          settings then use StartTLS or LDAPS and the CA.
+        </Alert>
+      )}
       {shown && (
         <Stack gap="xs" data-testid="ldap-recipe">
           <Text size="sm">{shown.where}.</Text>
