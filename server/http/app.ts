@@ -607,43 +607,52 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const response = new DirectDraft()
     // The exact target matched: its path is the target itself, with no query string.
     const url = () => (request as unknown as { _url: URL })._url
-    const input: RunInput = { request, pathname: target, search: '', url, params: {}, response }
+    const input: RunInput = { request, pathname: target, search: '', url, params: NO_PARAMS, response }
     if (!route) input.node = { req, res }
     const started = watching() ? performance.now() : -1
-    const done = (result: unknown) => {
-      if (started >= 0) observe(input, route, started, result)
-      // The mount wrote and ended its answer itself (as it does when h3 hands it over).
-      if (result === MOUNT_ANSWERED) return
-      // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
-      if (res.headersSent) res.end()
-      else writeDirectAnswer(res, result, response)
-    }
-    const failed = (error: unknown) => {
-      const routePath = route?.path ?? UNMATCHED_ROUTE
-      options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
-        requestId: input.requestId,
-        method: req.method ?? 'GET',
-        route: routePath,
-      })
-      if (!res.headersSent) res.writeHead(500, '')
-      res.end()
-    }
     try {
       const requestId = identify(input)
       const result = route ? answerDirect(input, route, requestId) : answer(input, route, requestId)
       // Answered now when nothing was awaited (get-session on a session-cache hit), else once settled.
-      if (result instanceof Promise) result.then(done).catch(failed)
-      else done(result)
+      if (result instanceof Promise) {
+        result
+          .then((settled) => sendDirect(res, input, route, started, settled))
+          .catch((error: unknown) => failDirect(req, res, input, route, target, error))
+      } else {
+        sendDirect(res, input, route, started, result)
+      }
     } catch (error) {
-      failed(error)
+      failDirect(req, res, input, route, target, error)
     }
     return true
+  }
+  /** Observes (when watched) and writes a direct request's answer. */
+  const sendDirect = (res: ServerResponse, input: RunInput, route: Route | null, started: number, result: unknown): void => {
+    if (started >= 0) observe(input, route, started, result)
+    // The mount wrote and ended its answer itself (as it does when h3 hands it over).
+    if (result === MOUNT_ANSWERED) return
+    // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
+    if (res.headersSent) res.end()
+    else writeDirectAnswer(res, result, input.response as DirectDraft)
+  }
+  /** A direct request whose answer could not be made or written: logged, and a bare 500 if nothing was sent yet. */
+  const failDirect = (req: IncomingMessage, res: ServerResponse, input: RunInput, route: Route | null, target: string, error: unknown) => {
+    options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
+      requestId: input.requestId,
+      method: req.method ?? 'GET',
+      route: route?.path ?? UNMATCHED_ROUTE,
+    })
+    if (!res.headersSent) res.writeHead(500, '')
+    res.end()
   }
   return { app, direct }
 }
 
 /** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */
 const MOUNT_ANSWERED = Symbol('mount answered')
+
+/** The params of a direct route (exact paths, none of them a pattern): one frozen object for every request. */
+const NO_PARAMS: Record<string, string> = Object.freeze({})
 
 /** The label of a path no declared route takes (metrics and logs). */
 const UNMATCHED_ROUTE = '(unmatched)'
