@@ -266,7 +266,17 @@ class DirectHeaders implements Headers {
    */
   raw(defaultType: string, body: string): string[] {
     const byName = this.byName
-    const names = byName.size > 1 ? [...byName.keys()].sort() : [...byName.keys()]
+    // Sorted by insertion as they are read: a handful of names, without an array copy and a sort call.
+    const names: string[] = []
+    for (const name of byName.keys()) {
+      let i = names.length
+      names.push(name)
+      while (i > 0 && (names[i - 1] as string) > name) {
+        names[i] = names[i - 1] as string
+        i--
+      }
+      names[i] = name
+    }
     const raw: string[] = []
     let cookiesOut = this.cookies.length === 0
     for (const name of names) {
@@ -454,15 +464,58 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       }
       return finish(await route.handler(rc), draft)
     } catch (error) {
-      if (error instanceof APIError) return errorBody(error, draft)
-      if (error instanceof HashQueueFullError) {
-        return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
+      return failure(error, input, route, requestId, path)
+    }
+  }
+
+  /** The answer to a request that threw: its APIError, 503 for a full hash queue or an outage, else 500 (logged). */
+  const failure = (error: unknown, input: RunInput, route: Route | null, requestId: string, path: string): unknown => {
+    const draft = input.response
+    if (error instanceof APIError) return errorBody(error, draft)
+    if (error instanceof HashQueueFullError) {
+      return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
+    }
+    // A known storage outage (issue 31 §6): 503 with Retry-After, logged once per outage.
+    const outage = outageAnswer(ctx, error)
+    if (outage) return errorBody(outage, draft)
+    options.onUnexpectedError?.(error, path, { requestId, method: input.request.method, route: route?.path ?? UNMATCHED_ROUTE })
+    return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
+  }
+
+  /**
+   * `answer` for a direct route asked as declared (its exact path, no query string), without a
+   * promise when nothing needs one: the same steps, skipping those that cannot apply (no body, no
+   * query string, no 405 or 404) and leaving to `answer` whatever awaits (the rate limit, a route
+   * that needs a session) or refuses (a disabled path). get-session on a session-cache hit is then
+   * answered within the request event, with no promise and no microtask (issue 51).
+   */
+  const answerDirect = (input: RunInput, route: Route, requestId: string): unknown => {
+    const config = ctx.config()
+    const { request } = input
+    const path = route.path
+    if (
+      (config.rateLimit.enabled && !route.exemptFromRateLimit) ||
+      route.auth !== 'none' ||
+      route.method !== request.method ||
+      config.disabledPaths.includes(path) ||
+      route.enabled?.(ctx) === false
+    ) {
+      return answer(input, route, requestId)
+    }
+    const draft = input.response
+    const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config, requestId)
+    try {
+      rc.query = route.query ? emptyQuery(route.query) : undefined
+      const result = route.handler(rc)
+      if (result instanceof Promise) {
+        return result.then(
+          (settled) => finish(settled, draft),
+          (error: unknown) => failure(error, input, route, requestId, path),
+        )
       }
-      // A known storage outage (issue 31 §6): 503 with Retry-After, logged once per outage.
-      const outage = outageAnswer(ctx, error)
-      if (outage) return errorBody(outage, draft)
-      options.onUnexpectedError?.(error, path, { requestId, method: request.method, route: route?.path ?? UNMATCHED_ROUTE })
-      return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
+      return finish(result, draft)
+    } catch (error) {
+      return failure(error, input, route, requestId, path)
     }
   }
 
@@ -471,12 +524,13 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
   // feature; nothing when metrics are off) and, at log level debug, one line describes it.
   // Positional arguments and no object per request unless a line is written.
   /** Gives the request its id (answer header, logs, audit) and answers it. */
-  const begin = (input: RunInput, route: Route | null): Promise<unknown> => {
-    const { request } = input
-    const requestId = requestIdOf((request as { ip?: string }).ip, request.headers, ctx.config().advanced.ipAddress)
+  const begin = (input: RunInput, route: Route | null): Promise<unknown> => answer(input, route, identify(input))
+  /** Gives the request its id: the answer's X-Request-Id, the logs' and the audit's. */
+  const identify = (input: RunInput): string => {
+    const requestId = requestIdOf(input.request as { ip?: string; headers: Headers }, ctx.config().advanced.ipAddress)
     input.requestId = requestId
     input.response.headers.set('x-request-id', requestId)
-    return answer(input, route, requestId)
+    return requestId
   }
   /** Whether anyone watches answers (metrics on, or the request log at debug): else no timing at all. */
   const watching = (): boolean => ctx.events !== noEvents || options.requestLog?.enabled() === true
@@ -552,37 +606,52 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const response = new DirectDraft()
     // The exact target matched: its path is the target itself, with no query string.
     const url = () => (request as unknown as { _url: URL })._url
-    const input: RunInput = { request, pathname: target, search: '', url, params: {}, response }
+    const input: RunInput = { request, pathname: target, search: '', url, params: NO_PARAMS, response }
     if (!route) input.node = { req, res }
-    // Observed inside the one `then` the answer needs anyway: no promise of its own per request.
     const started = watching() ? performance.now() : -1
-    begin(input, route).then(
-      (result) => {
-        if (started >= 0) observe(input, route, started, result)
-        // The mount wrote and ended its answer itself (as it does when h3 hands it over).
-        if (result === MOUNT_ANSWERED) return
-        // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
-        if (res.headersSent) res.end()
-        else writeDirectAnswer(res, result, response)
-      },
-      (error: unknown) => {
-        const routePath = route?.path ?? UNMATCHED_ROUTE
-        options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
-          requestId: input.requestId,
-          method: req.method ?? 'GET',
-          route: routePath,
-        })
-        if (!res.headersSent) res.writeHead(500, '')
-        res.end()
-      },
-    )
+    try {
+      const requestId = identify(input)
+      const result = route ? answerDirect(input, route, requestId) : answer(input, route, requestId)
+      // Answered now when nothing was awaited (get-session on a session-cache hit), else once settled.
+      if (result instanceof Promise) {
+        result
+          .then((settled) => sendDirect(res, input, route, started, settled))
+          .catch((error: unknown) => failDirect(req, res, input, route, target, error))
+      } else {
+        sendDirect(res, input, route, started, result)
+      }
+    } catch (error) {
+      failDirect(req, res, input, route, target, error)
+    }
     return true
+  }
+  /** Observes (when watched) and writes a direct request's answer. */
+  const sendDirect = (res: ServerResponse, input: RunInput, route: Route | null, started: number, result: unknown): void => {
+    if (started >= 0) observe(input, route, started, result)
+    // The mount wrote and ended its answer itself (as it does when h3 hands it over).
+    if (result === MOUNT_ANSWERED) return
+    // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
+    if (res.headersSent) res.end()
+    else writeDirectAnswer(res, result, input.response as DirectDraft)
+  }
+  /** A direct request whose answer could not be made or written: logged, and a bare 500 if nothing was sent yet. */
+  const failDirect = (req: IncomingMessage, res: ServerResponse, input: RunInput, route: Route | null, target: string, error: unknown) => {
+    options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
+      requestId: input.requestId,
+      method: req.method ?? 'GET',
+      route: route?.path ?? UNMATCHED_ROUTE,
+    })
+    if (!res.headersSent) res.writeHead(500, '')
+    res.end()
   }
   return { app, direct }
 }
 
 /** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */
 const MOUNT_ANSWERED = Symbol('mount answered')
+
+/** The params of a direct route (exact paths, none of them a pattern): one frozen object for every request. */
+const NO_PARAMS: Record<string, string> = Object.freeze({})
 
 /** The label of a path no declared route takes (metrics and logs). */
 const UNMATCHED_ROUTE = '(unmatched)'

@@ -17,8 +17,11 @@ export const newRequestId = (): string => PREFIX + (++sequence).toString(36)
  * trusted proxy (`advanced.ipAddress.trustedProxies`) forwarded in X-Request-Id when it is
  * well-formed, else a new one. A client that is not a trusted proxy cannot choose its id.
  */
-export function requestIdOf(peer: string | undefined, headers: Headers, conf: GatehouseConfig['advanced']['ipAddress']): string {
-  const forwarded = headers.get('x-request-id')
-  if (forwarded !== null && ACCEPTED.test(forwarded) && peer !== undefined && isTrustedProxy(peer, conf.trustedProxies)) return forwarded
+export function requestIdOf(request: { ip?: string; headers: Headers }, conf: GatehouseConfig['advanced']['ipAddress']): string {
+  const forwarded = request.headers.get('x-request-id')
+  if (forwarded === null) return newRequestId()
+  // The peer is worked out only for a request that forwards an id (srvx resolves it on first use).
+  const peer = request.ip
+  if (ACCEPTED.test(forwarded) && peer !== undefined && isTrustedProxy(peer, conf.trustedProxies)) return forwarded
   return newRequestId()
 }
