@@ -1,8 +1,8 @@
 import type * as core from '../db/core-schema.js'
-import type { SessionRow } from './sessions.js'
+import type { session } from '../db/schema.js'
 
 /** The session columns features add (their columns.ts): every column of `session` that is not core. */
-export type FeatureSessionColumns = Omit<SessionRow, keyof typeof core.session.$inferSelect>
+export type FeatureSessionColumns = Omit<typeof session.$inferSelect, keyof typeof core.session.$inferSelect>
 
 /** What a new session holds in each feature column: the features' `xSessionDefaults`, gathered. */
 export type FeatureSessionDefaults = () => FeatureSessionColumns
