@@ -69,6 +69,7 @@ function declarations(root) {
       indexes: [],
       userDefaults: null,
       sessionDefaults: null,
+      fieldAccess: null,
       sections: [],
     }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
@@ -85,6 +86,8 @@ function declarations(root) {
         throw new Error(
           `server/features/${folder}/columns.ts: user columns but no \`export const ${entry.id}UserDefaults = (config) => ({ … })\``,
         )
+      // `export const xUserFieldAccess = { column: 'protected' | 'shown-when-set' }`: how the wire treats a user column.
+      entry.fieldAccess = /^export const (\w+UserFieldAccess) = /m.exec(text)?.[1] ?? null
       // `export const xSessionDefaults = () => ({ … })`: what a new session's columns of this feature hold.
       entry.sessionDefaults = /^export const (\w+SessionDefaults) = /m.exec(text)?.[1] ?? null
       if (entry.columns.some((c) => c.table === 'session') && !entry.sessionDefaults)
@@ -117,6 +120,7 @@ function columnsModule(features) {
     const names = [...new Set([...f.columns, ...f.indexes].map((c) => c.name))]
     if (f.userDefaults) names.push(f.userDefaults)
     if (f.sessionDefaults) names.push(f.sessionDefaults)
+    if (f.fieldAccess) names.push(f.fieldAccess)
     if (names.length > 0) lines.push(`import { ${names.join(', ')} } from './${f.folder}/columns.js'`)
   }
   lines.push('')
@@ -139,6 +143,12 @@ function columnsModule(features) {
     '',
     "/** What a new user's feature columns hold unless its creator gives them (server/schema.ts hands it to core users.ts unsavedUser; the import). */",
     `export const userFeatureDefaults = (config: ${config}) => ({${defaults.length ? `\n${defaults.map((name) => `  ...${name}(config),`).join('\n')}\n` : ''}})`,
+  )
+  const access = features.flatMap((f) => (f.fieldAccess ? [f.fieldAccess] : []))
+  lines.push(
+    '',
+    "/** How the wire treats the features' user columns (core users.ts): 'protected' (a client never sets it), 'shown-when-set' (absent from a user while null); any other is public. */",
+    `export const userFeatureFieldAccess = {${access.length ? `\n${access.map((name) => `  ...${name},`).join('\n')}\n` : ''}}`,
   )
   const sessionDefaults = features.flatMap((f) => (f.sessionDefaults ? [f.sessionDefaults] : []))
   lines.push(

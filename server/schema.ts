@@ -1,5 +1,5 @@
 import { provideSessionDefaults } from './core/session-defaults.js'
-import { provideUserDefaults } from './core/user-defaults.js'
+import { provideUserDefaults, provideUserFieldAccess } from './core/user-defaults.js'
 import { account, auditEvent, loginThrottle, mailOutbox, rateLimit, sessionTable, userTable, verification } from './db/core-schema.js'
 import { provideTables } from './db/schema.js'
 import {
@@ -7,6 +7,7 @@ import {
   sessionFeatureDefaults,
   userFeatureColumns,
   userFeatureDefaults,
+  userFeatureFieldAccess,
   userFeatureIndexes,
 } from './features/columns.js'
 import { featureTables } from './features/tables.js'
@@ -48,6 +49,7 @@ export const schema = {
 provideTables(schema)
 provideUserDefaults(userFeatureDefaults)
 provideSessionDefaults(sessionFeatureDefaults)
+provideUserFieldAccess(userFeatureFieldAccess)
 
 declare module './db/tables.js' {
   interface DatabaseSchema {

@@ -7,7 +7,7 @@ import type { AuthContext } from './context.js'
 import { type CredentialRevocation, credentialsRevoked } from './credential-revocation.js'
 import { APIError, ERR } from './errors.js'
 import { deleteUserSessions, type UserRow } from './sessions.js'
-import { type FeatureUserColumns, featureUserDefaults } from './user-defaults.js'
+import { type FeatureUserColumns, featureUserDefaults, userFieldAccess } from './user-defaults.js'
 import { normalizeEmail, type UserFieldsOptions } from './user-store.js'
 import { featuresOf } from '../features-of.js'
 
@@ -32,20 +32,21 @@ export function assertValidEmail(email: string): void {
 export const userAlreadyExists = (status: 400 | 422 = 422): APIError =>
   new APIError(status, 'USER_ALREADY_EXISTS', ERR.USER_ALREADY_EXISTS, {}, 'email')
 
-/** A user as the wire shows it: configured additional fields flattened onto the row. */
-export type PublicUser = Omit<UserRow, 'additionalFields' | 'lastLoginMethod' | 'isAnonymous'> & Record<string, unknown>
+/**
+ * A user as the wire shows it: configured additional fields flattened onto the row; a feature column
+ * declared `shown-when-set` (its columns.ts `xUserFieldAccess`: last-login-method, anonymous) only
+ * while it holds a value.
+ */
+export type PublicUser = Omit<UserRow, 'additionalFields' | keyof FeatureUserColumns> &
+  Partial<FeatureUserColumns> &
+  Record<string, unknown>
 
 export function toPublicUser(row: UserRow): PublicUser {
-  const { additionalFields, lastLoginMethod, isAnonymous, ...rest } = row
-  // better-auth shows lastLoginMethod only with the plugin's storeInDatabase: a user who has one.
-  let shown: PublicUser = lastLoginMethod === null ? rest : { ...rest, lastLoginMethod }
-  // isAnonymous only on users made while the anonymous feature was on (better-auth: with the plugin).
-  if (isAnonymous !== null) shown = { ...shown, isAnonymous }
-  return additionalFields ? { ...additionalFields, ...shown } : shown
+  const { additionalFields, ...rest } = row
+  const shown: Record<string, unknown> = rest
+  for (const name of userFieldAccess().shownWhenSet) if (shown[name] === null) delete shown[name]
+  return (additionalFields ? { ...additionalFields, ...shown } : shown) as PublicUser
 }
-
-/** Fields a client must never set on itself: better-auth refuses them with FIELD_NOT_ALLOWED. */
-const PROTECTED_FIELDS = ['role', 'banned', 'banReason', 'banExpires'] as const
 
 function notAllowed(field: string): APIError {
   return new APIError(400, 'FIELD_NOT_ALLOWED', `${field} is not allowed to be set`, {}, field)
@@ -64,7 +65,8 @@ const fieldValue = {
  * type-checked, `input:false` fields refused, required ones enforced on creation.
  */
 export function readAdditionalFields(ctx: AuthContext, input: Record<string, unknown>, mode: 'create' | 'update'): Record<string, unknown> {
-  for (const field of PROTECTED_FIELDS) if (field in input) throw notAllowed(field)
+  // Fields a client never sets on itself (the features' `protected` columns): better-auth refuses them with FIELD_NOT_ALLOWED.
+  for (const field of userFieldAccess().protected) if (field in input) throw notAllowed(field)
   const out: Record<string, unknown> = {}
   for (const [name, def] of Object.entries(ctx.config().user.additionalFields)) {
     const present = Object.hasOwn(input, name) && input[name] !== undefined

@@ -43,7 +43,8 @@ write(
   'server/features/widget/columns.ts',
   'export const widgetColumns = {\n  user: {\n    widgetCount: integer(),\n  },\n  session: {\n    widgetId: text(),\n  },\n}\n' +
     'export const widgetUserDefaults = (_config: unknown) => ({ widgetCount: 0 })\n' +
-    'export const widgetSessionDefaults = () => ({ widgetId: null })\n',
+    'export const widgetSessionDefaults = () => ({ widgetId: null })\n' +
+    "export const widgetUserFieldAccess = { widgetCount: 'protected' } as const\n",
 )
 write(
   'server/features/rate-card/config.ts',
@@ -75,7 +76,11 @@ describe('bin/gen-features.js', () => {
     expect(columns).toContain('export const userFeatureColumns = {\n  ...widgetColumns.user,\n}')
     expect(columns).toContain('export const sessionFeatureColumns = {\n  ...widgetColumns.session,\n}')
     expect(columns).toContain('(t: Parameters<typeof rateCardIndexes.user>[0]) => [\n  ...rateCardIndexes.user(t),\n]')
-    expect(columns).toContain("import { widgetColumns, widgetUserDefaults, widgetSessionDefaults } from './widget/columns.js'")
+    expect(columns).toContain(
+      "import { widgetColumns, widgetUserDefaults, widgetSessionDefaults, widgetUserFieldAccess } from './widget/columns.js'",
+    )
+    // How the wire treats the columns (core users.ts: protected, shown when set), gathered likewise.
+    expect(columns).toContain('export const userFeatureFieldAccess = {\n  ...widgetUserFieldAccess,\n}')
     // A new session's feature columns: gathered as the user's are (core's createSession spreads them).
     expect(columns).toContain('export const sessionFeatureDefaults = () => ({\n  ...widgetSessionDefaults(),\n})')
     expect(columns).toContain(

@@ -72,6 +72,14 @@ describe("a feature's user columns", () => {
     expect(construction).not.toMatch(/config\(\)\.(admin|anonymous|twoFactor|username|lastLoginMethod)\b/)
   })
 
+  it('core names no feature column where it shows a user or guards one (toPublicUser, readAdditionalFields): columns.ts declares how (xUserFieldAccess)', async () => {
+    const columns = (await declaredUserColumns()).flatMap((d) => d.columns)
+    const source = readFileSync(join(serverDir, 'core/users.ts'), 'utf8')
+    const shown = [declaration(source, /^export function toPublicUser/m), declaration(source, /^export type PublicUser/m)].join('\n')
+    expect(columns.filter((column) => named(shown, column))).toEqual([])
+    expect(source).not.toMatch(/PROTECTED_FIELDS|'banExpires'|'isAnonymous'|'lastLoginMethod'/)
+  })
+
   it('the import builds its rows with unsavedUser, naming only the columns a users file gives (role, username)', async () => {
     const columns = (await declaredUserColumns()).flatMap((d) => d.columns)
     const source = readFileSync(join(serverDir, 'features/import/users.ts'), 'utf8')

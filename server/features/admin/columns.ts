@@ -26,3 +26,14 @@ export const adminUserDefaults = (config: { admin: { defaultRole: string } }) =>
   banReason: null,
   banExpires: null,
 })
+
+/**
+ * How the wire treats the admin columns (core users.ts): a client never sets them on itself
+ * (better-auth's admin plugin: `input: false`, refused with FIELD_NOT_ALLOWED).
+ */
+export const adminUserFieldAccess = {
+  role: 'protected',
+  banned: 'protected',
+  banReason: 'protected',
+  banExpires: 'protected',
+} as const

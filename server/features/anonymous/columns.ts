@@ -15,3 +15,6 @@ export const anonymousColumns = {
 export const anonymousUserDefaults = (config: { anonymous: { enabled: boolean } }) => ({
   isAnonymous: config.anonymous.enabled ? false : null,
 })
+
+/** isAnonymous is shown only on users made while the feature was on (better-auth: with the plugin). */
+export const anonymousUserFieldAccess = { isAnonymous: 'shown-when-set' } as const

@@ -11,3 +11,6 @@ export const lastLoginMethodColumns = {
 export const lastLoginMethodUserDefaults = (_config: unknown) => ({
   lastLoginMethod: null,
 })
+
+/** better-auth shows lastLoginMethod only with the plugin's storeInDatabase: on a user who has one. */
+export const lastLoginMethodUserFieldAccess = { lastLoginMethod: 'shown-when-set' } as const
