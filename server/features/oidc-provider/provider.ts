@@ -108,7 +108,7 @@ function cookieKeys(secret: string): string[] {
 
 /**
  * oidc-provider emits its events synchronously; the audit write each one starts is kept on the
- * request and awaited by the middleware below before the answer is sent, so an acknowledged
+ * request and awaited by answerAfterCommit (below) before the answer is sent, so an acknowledged
  * action (a token issued, a sign-out) always has its audit entry, and a failed write fails the
  * request instead of being lost.
  */
