@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import { serve } from 'h3'
-import { createAuthContext, systemClock } from './core/context.js'
+import { type H3, serve } from 'h3'
+import { type AuthContext, createAuthContext, systemClock } from './core/context.js'
 import { OutageMonitor, watchOutages } from './core/outage.js'
 import { recordAudit } from './core/audit.js'
 import {
@@ -241,17 +241,15 @@ function putDirectRoutesFirst(server: EventEmitter, direct: DirectHandler): void
   })
 }
 
-function assemble(
-  prepared: Prepared,
-  database: GatehouseDatabase,
-  secondary: (SecondaryStorage & { client: unknown }) | null,
-  sharedCaches?: SharedCaches,
-): Gatehouse {
+type Secondary = (SecondaryStorage & { client: unknown }) | null
+
+/**
+ * The auth context and its outbox mailer (each needs the other: the mailer reports deliveries to
+ * ctx.events and asks ctx for account links), with the features attached and the mailer and
+ * hash queue following the live config.
+ */
+function createContext(prepared: Prepared, database: GatehouseDatabase, origin: string, sharedCaches?: SharedCaches) {
   const { options, logger, store, secret } = prepared
-  let host = options.host ?? '127.0.0.1'
-  let port = options.port ?? 4280
-  let baseURL = options.baseURL
-  const origin = (baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
   const clock = options.clock ?? systemClock
   const mailer = new OutboxMailer({
     db: database.db,
@@ -281,7 +279,17 @@ function assemble(
     passwordHashQueue.maxPending = config.security.passwordHashQueue
   })
   mailer.wake()
+  return { ctx, mailer }
+}
 
+/**
+ * The rate-limit counters: in memory, in the database (falling back to memory during a storage
+ * outage) or in the secondary storage, chosen per request from the live config; and the outage
+ * monitor the database store reports to. Warns once about a storage choice that cannot work as
+ * configured.
+ */
+function rateLimitStores(ctx: AuthContext, prepared: Prepared, database: GatehouseDatabase, secondary: Secondary) {
+  const { store, logger } = prepared
   const memoryLimits = new MemoryRateLimitStore(() => ctx.clock.now())
   // Known storage outages answer 503 and are logged once each (server/core/outage.ts).
   const outages = new OutageMonitor(() => database.storage.acceptsWrites(1_000), logger)
@@ -298,20 +306,31 @@ function assemble(
       'rateLimit.storage is "memory" on PostgreSQL: each instance counts on its own, so N instances allow N times the limit; leave it unset (or "database" / "secondary-storage") to share the counters',
     )
   }
-  // Who may create an account (issue 47 §2): said once at start while anyone who reaches the server can.
-  const exposure = signUpExposure(ctx)
-  if (exposure.open) {
-    logger.info(
-      `sign-up is open: anyone who reaches this server can create an account (${exposure.methods.join(', ')})${exposure.verificationRequired ? ', which must verify its email first' : exposure.appsRequireVerified ? ', which signs in at once and is vouched for to apps once its email is verified' : ', and email verification is not required'}; set signUp.mode to "invitation" or "closed" to restrict it`,
-    )
-  }
   const rateLimitStore = (): RateLimitStore => {
     const storage = effectiveRateLimitStorage(store.get().rateLimit.storage, deployment)
     if (storage === 'memory') return memoryLimits
     if (storage === 'secondary-storage' && sharedLimits) return sharedLimits
     return databaseLimits
   }
+  return { rateLimitStore, outages }
+}
 
+/** Who may create an account (issue 47 §2): said once at start while anyone who reaches the server can. */
+function announceOpenSignUp(ctx: AuthContext, logger: Logger): void {
+  const exposure = signUpExposure(ctx)
+  if (exposure.open) {
+    logger.info(
+      `sign-up is open: anyone who reaches this server can create an account (${exposure.methods.join(', ')})${exposure.verificationRequired ? ', which must verify its email first' : exposure.appsRequireVerified ? ', which signs in at once and is vouched for to apps once its email is verified' : ', and email verification is not required'}; set signUp.mode to "invitation" or "closed" to restrict it`,
+    )
+  }
+}
+
+/**
+ * Starts what runs beside the HTTP listener: the pid file, the features' jobs, the audit of the
+ * configuration's migrations and changes. Returns what close() stops.
+ */
+function startBackground(ctx: AuthContext, prepared: Prepared, database: GatehouseDatabase, rateLimitStore: () => RateLimitStore) {
+  const { options, logger, store } = prepared
   // A server has this data directory open: `gatehouse restore` refuses to write under it.
   const pidFile = options.dataDir ? join(options.dataDir, 'gatehouse.pid') : null
   if (pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
@@ -338,16 +357,21 @@ function assemble(
   }
   // Every change of the effective config is audited, the one found at start included (issue 31 §2).
   const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)
+  return { pidFile, stopFeatures, stopConfigAudit }
+}
 
-  const { app, direct } = createAuthApp({
-    ctx,
-    routes: allRoutes,
-    rateLimitStore,
-    onUnexpectedError: (error, path, fields) => logWith(logger, 'error', `unexpected error on ${path}`, fields, error),
-    // A line per answered request at debug level; an expected refusal (4xx) is never an error.
-    requestLog: { enabled: () => logs(logger, 'debug'), answered: (fields) => logWith(logger, 'debug', 'request answered', fields) },
-  })
-
+/**
+ * The HTTP listener, which can be closed and opened again elsewhere (the Network panel): where
+ * it listens follows the last `listen(at)`, and the default base URL follows the bound port.
+ */
+function httpListener(
+  ctx: AuthContext,
+  prepared: Prepared,
+  served: { app: H3; direct: DirectHandler },
+  at: { host: string; port: number; baseURL: string | undefined },
+): Pick<Gatehouse, 'listen' | 'closeListener' | 'listening'> {
+  const { store } = prepared
+  let { host, port, baseURL } = at
   let server: ReturnType<typeof serve> | null = null
   let bound: { host: string; port: number } | null = null
   const closeListener = async () => {
@@ -357,18 +381,12 @@ function assemble(
     if (current) await current.close(true)
   }
   return {
-    app,
-    logger,
-    ctx,
-    config: store,
-    database,
-    dataDir: options.dataDir,
     async listen(at) {
       if (server) throw new Error('the HTTP listener is already running; close it first')
       if (at?.host !== undefined) host = at.host
       if (at?.port !== undefined) port = at.port
       if (at?.baseURL !== undefined) baseURL = at.baseURL ?? undefined
-      const candidate = serve(app, {
+      const candidate = serve(served.app, {
         port,
         hostname: host,
         silent: true,
@@ -393,7 +411,7 @@ function assemble(
         }
       }
       server = candidate
-      if (candidate.node?.server) putDirectRoutesFirst(candidate.node.server, direct)
+      if (candidate.node?.server) putDirectRoutesFirst(candidate.node.server, served.direct)
       const address = candidate.node?.server?.address()
       const actualPort = address && typeof address === 'object' ? address.port : port
       const listening = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
@@ -411,8 +429,39 @@ function assemble(
     },
     closeListener,
     listening: () => bound,
+  }
+}
+
+function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: Secondary, sharedCaches?: SharedCaches): Gatehouse {
+  const { options, logger, store } = prepared
+  const host = options.host ?? '127.0.0.1'
+  const port = options.port ?? 4280
+  const baseURL = options.baseURL
+  const origin = (baseURL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '')
+  const { ctx, mailer } = createContext(prepared, database, origin, sharedCaches)
+  const { rateLimitStore, outages } = rateLimitStores(ctx, prepared, database, secondary)
+  announceOpenSignUp(ctx, logger)
+  const { pidFile, stopFeatures, stopConfigAudit } = startBackground(ctx, prepared, database, rateLimitStore)
+
+  const { app, direct } = createAuthApp({
+    ctx,
+    routes: allRoutes,
+    rateLimitStore,
+    onUnexpectedError: (error, path, fields) => logWith(logger, 'error', `unexpected error on ${path}`, fields, error),
+    // A line per answered request at debug level; an expected refusal (4xx) is never an error.
+    requestLog: { enabled: () => logs(logger, 'debug'), answered: (fields) => logWith(logger, 'debug', 'request answered', fields) },
+  })
+  const listener = httpListener(ctx, prepared, { app, direct }, { host, port, baseURL })
+  return {
+    app,
+    logger,
+    ctx,
+    config: store,
+    database,
+    dataDir: options.dataDir,
+    ...listener,
     async close() {
-      await closeListener()
+      await listener.closeListener()
       outages.stop()
       for (const stop of stopFeatures) await stop()
       stopConfigAudit()

@@ -31,9 +31,173 @@ const additionalField = z.object({
   input: z.boolean().default(true),
 })
 
+/** The `mail` section: the sender, the app name, SMTP, and the edited message templates. */
+function mailSection() {
+  return z
+    .object({
+      from: z.string().min(3).default('Gatehouse <no-reply@localhost>'),
+      appName: z.string().min(1).default('Gatehouse'),
+      smtp: z
+        .object({
+          /** smtp://user:pass@host:port or smtps://... (--smtp-url / GATEHOUSE_SMTP_URL win over it). */
+          url: z
+            .string()
+            .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+            .optional(),
+          host: z.string().min(1).optional(),
+          port: z.number().int().min(1).max(65535).optional(),
+          secure: z.boolean().optional(),
+          user: z.string().optional(),
+          password: secret(z.string()).optional(),
+        })
+        .prefault({}),
+      /**
+       * Edited messages by kind (verification, password-reset, …): subject and plain-text body with
+       * {{placeholders}} (server/mail/custom-templates.ts); a kind not here uses the built-in one.
+       */
+      templates: z
+        .record(
+          z.string().regex(/^[a-z0-9-]{1,60}$/, 'a message kind'),
+          z.object({ subject: z.string().trim().min(1).max(200), body: z.string().trim().min(1).max(20_000) }).strict(),
+        )
+        .default({}),
+    })
+    .prefault({})
+}
+
+/** The `session` section: lifetimes, refresh and the cookie cache (better-auth's option names). */
+function sessionSection() {
+  return z
+    .object({
+      expiresIn: seconds.default(604800),
+      updateAge: seconds.default(86400),
+      freshAge: seconds.default(86400),
+      disableSessionRefresh: z.boolean().default(false),
+      cookieCache: z.object({ enabled: z.boolean().default(false), maxAge: seconds.default(300) }).prefault({}),
+    })
+    .prefault({})
+}
+
+/** The `database` section: the shared PostgreSQL database of several instances. */
+function databaseSection() {
+  return z
+    .object({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+        .optional(),
+      /** Connections of the PostgreSQL pool of each instance. */
+      poolSize: z.number().int().min(1).max(1000).default(10),
+    })
+    .prefault({})
+}
+
+/** The `secondaryStorage` section: Redis or Valkey. */
+function secondaryStorageSection() {
+  return z
+    .object({
+      url: z
+        .string()
+        .regex(/^(redis|rediss|valkey|valkeys):\/\//, 'must start with redis:// or rediss://')
+        .optional(),
+    })
+    .prefault({})
+}
+
+/** The `rateLimit` section: the general and strict rules, where counters are kept, and custom rules. */
+function rateLimitSection() {
+  return z
+    .object({
+      enabled: z.boolean().default(true),
+      window: z.number().int().min(1).default(10),
+      max: z.number().int().min(1).default(100),
+      /**
+       * secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters).
+       * Unset: by deployment (server/core/rate-limit.ts effectiveRateLimitStorage): on PostgreSQL
+       * "secondary-storage" with --redis-url, else "database"; on SQLite "memory".
+       */
+      storage: z.enum(['memory', 'database', 'secondary-storage']).optional(),
+      /** Paths (prefix match) that get the strict rule. */
+      strictPaths: z.array(z.string().startsWith('/')).default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
+      strict: rateLimitRule.default({ window: 10, max: 3 }),
+      /** Exact path (or prefix ending in `*`) → rule, applied after the built-in ones. */
+      customRules: z.record(z.string(), rateLimitRule).default({}),
+    })
+    .prefault({})
+}
+
+/** The `security` section: the hash queue, account lockout and common-password refusal. */
+function securitySection() {
+  return z
+    .object({
+      /** Password hashes waiting for a thread; beyond this the server answers 503 at once. */
+      passwordHashQueue: z.number().int().min(1).default(64),
+      /** Per-account throttling of password checks (OWASP ASVS 2.2.1). */
+      accountLockout: z
+        .object({
+          enabled: z.boolean().default(true),
+          maxFailures: z.number().int().min(1).default(10),
+          window: z.number().int().min(1).default(900),
+          lockDuration: z.number().int().min(1).default(900),
+        })
+        .prefault({}),
+      /** Refuse passwords found in a common-password dictionary (zxcvbn-ts). */
+      rejectCommonPasswords: z.boolean().default(false),
+    })
+    .prefault({})
+}
+
+/** The `log` section: the server log's format and level. */
+function logSection() {
+  return z
+    .object({
+      format: z.enum(['text', 'json']).default('text'),
+      level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    })
+    .prefault({})
+}
+
+/** The `advanced` section: cookies (prefix, Secure, cross-subdomain Domain), the CSRF check, client IP addresses. */
+function advancedSection() {
+  return z
+    .object({
+      cookiePrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"')
+        .default('better-auth'),
+      /** Unset: secure cookies exactly when the base URL is https. */
+      useSecureCookies: z.boolean().optional(),
+      disableCSRFCheck: z.boolean().default(false),
+      /**
+       * better-auth's option: every cookie gets `Domain=<domain>` (unset: the base URL's host name),
+       * so that apps on sibling host names (forward auth behind the same proxy) receive the session.
+       */
+      crossSubDomainCookies: z
+        .object({
+          enabled: z.boolean().default(false),
+          domain: z
+            .string()
+            .trim()
+            .regex(/^\.?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a host name such as "example.lan"')
+            .optional(),
+        })
+        .prefault({}),
+      ipAddress: z
+        .object({
+          ipAddressHeaders: z.array(z.string().min(1)).default(['x-forwarded-for']),
+          disableIpTracking: z.boolean().default(false),
+          /** Peers whose forwarding headers are believed. */
+          trustedProxies: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
+        })
+        .prefault({}),
+    })
+    .prefault({})
+}
+
 /**
  * The config schema: the core sections, `sections` (the features' root sections) and
- * `userSections` (the features' sections under `user`) mounted beside them.
+ * `userSections` (the features' sections under `user`) mounted beside them. The larger core
+ * sections are built by their own functions above (fresh schema objects at each build, as before).
  */
 export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawShape>(sections: S, userSections: U) {
   return z.object({
@@ -54,86 +218,16 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
      */
     identity: z.object({ requireVerifiedEmail: z.boolean().default(true) }).prefault({}),
     /** Outgoing mail: every message goes through the outbox; SMTP delivers it when configured. */
-    mail: z
-      .object({
-        from: z.string().min(3).default('Gatehouse <no-reply@localhost>'),
-        appName: z.string().min(1).default('Gatehouse'),
-        smtp: z
-          .object({
-            /** smtp://user:pass@host:port or smtps://... (--smtp-url / GATEHOUSE_SMTP_URL win over it). */
-            url: z
-              .string()
-              .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
-              .optional(),
-            host: z.string().min(1).optional(),
-            port: z.number().int().min(1).max(65535).optional(),
-            secure: z.boolean().optional(),
-            user: z.string().optional(),
-            password: secret(z.string()).optional(),
-          })
-          .prefault({}),
-        /**
-         * Edited messages by kind (verification, password-reset, …): subject and plain-text body with
-         * {{placeholders}} (server/mail/custom-templates.ts); a kind not here uses the built-in one.
-         */
-        templates: z
-          .record(
-            z.string().regex(/^[a-z0-9-]{1,60}$/, 'a message kind'),
-            z.object({ subject: z.string().trim().min(1).max(200), body: z.string().trim().min(1).max(20_000) }).strict(),
-          )
-          .default({}),
-      })
-      .prefault({}),
-    session: z
-      .object({
-        expiresIn: seconds.default(604800),
-        updateAge: seconds.default(86400),
-        freshAge: seconds.default(86400),
-        disableSessionRefresh: z.boolean().default(false),
-        cookieCache: z.object({ enabled: z.boolean().default(false), maxAge: seconds.default(300) }).prefault({}),
-      })
-      .prefault({}),
+    mail: mailSection(),
+    session: sessionSection(),
     /**
      * The shared database (several instances): postgres://… selects PostgreSQL (--database-url /
      * GATEHOUSE_DATABASE_URL win over it); absent, the data directory's SQLite file.
      */
-    database: z
-      .object({
-        url: z
-          .string()
-          .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
-          .optional(),
-        /** Connections of the PostgreSQL pool of each instance. */
-        poolSize: z.number().int().min(1).max(1000).default(10),
-      })
-      .prefault({}),
+    database: databaseSection(),
     /** Redis or Valkey as better-auth's secondary storage (--redis-url / GATEHOUSE_REDIS_URL win over it). */
-    secondaryStorage: z
-      .object({
-        url: z
-          .string()
-          .regex(/^(redis|rediss|valkey|valkeys):\/\//, 'must start with redis:// or rediss://')
-          .optional(),
-      })
-      .prefault({}),
-    rateLimit: z
-      .object({
-        enabled: z.boolean().default(true),
-        window: z.number().int().min(1).default(10),
-        max: z.number().int().min(1).default(100),
-        /**
-         * secondary-storage: the Redis/Valkey of --redis-url (shared by every instance; atomic counters).
-         * Unset: by deployment (server/core/rate-limit.ts effectiveRateLimitStorage): on PostgreSQL
-         * "secondary-storage" with --redis-url, else "database"; on SQLite "memory".
-         */
-        storage: z.enum(['memory', 'database', 'secondary-storage']).optional(),
-        /** Paths (prefix match) that get the strict rule. */
-        strictPaths: z.array(z.string().startsWith('/')).default(['/sign-in', '/sign-up', '/change-password', '/change-email']),
-        strict: rateLimitRule.default({ window: 10, max: 3 }),
-        /** Exact path (or prefix ending in `*`) → rule, applied after the built-in ones. */
-        customRules: z.record(z.string(), rateLimitRule).default({}),
-      })
-      .prefault({}),
+    secondaryStorage: secondaryStorageSection(),
+    rateLimit: rateLimitSection(),
     user: z
       .object({
         additionalFields: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), additionalField).default({}),
@@ -151,66 +245,13 @@ export function buildConfigSchema<S extends z.ZodRawShape, U extends z.ZodRawSha
      */
     signUp: z.object({ mode: z.enum(['open', 'invitation', 'closed']).default('open') }).prefault({}),
     /** Gatehouse's own defences beyond better-auth (docs/SECURITY.md). */
-    security: z
-      .object({
-        /** Password hashes waiting for a thread; beyond this the server answers 503 at once. */
-        passwordHashQueue: z.number().int().min(1).default(64),
-        /** Per-account throttling of password checks (OWASP ASVS 2.2.1). */
-        accountLockout: z
-          .object({
-            enabled: z.boolean().default(true),
-            maxFailures: z.number().int().min(1).default(10),
-            window: z.number().int().min(1).default(900),
-            lockDuration: z.number().int().min(1).default(900),
-          })
-          .prefault({}),
-        /** Refuse passwords found in a common-password dictionary (zxcvbn-ts). */
-        rejectCommonPasswords: z.boolean().default(false),
-      })
-      .prefault({}),
+    security: securitySection(),
     /**
      * The server's log (docs/OBSERVABILITY.md): `text` (one readable line) or `json` (one object per
      * line); lines below `level` are dropped (`debug` adds a line per answered request).
      */
-    log: z
-      .object({
-        format: z.enum(['text', 'json']).default('text'),
-        level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-      })
-      .prefault({}),
-    advanced: z
-      .object({
-        cookiePrefix: z
-          .string()
-          .regex(/^[A-Za-z0-9_.-]+$/, 'may contain only letters, digits, "_", "." and "-"')
-          .default('better-auth'),
-        /** Unset: secure cookies exactly when the base URL is https. */
-        useSecureCookies: z.boolean().optional(),
-        disableCSRFCheck: z.boolean().default(false),
-        /**
-         * better-auth's option: every cookie gets `Domain=<domain>` (unset: the base URL's host name),
-         * so that apps on sibling host names (forward auth behind the same proxy) receive the session.
-         */
-        crossSubDomainCookies: z
-          .object({
-            enabled: z.boolean().default(false),
-            domain: z
-              .string()
-              .trim()
-              .regex(/^\.?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a host name such as "example.lan"')
-              .optional(),
-          })
-          .prefault({}),
-        ipAddress: z
-          .object({
-            ipAddressHeaders: z.array(z.string().min(1)).default(['x-forwarded-for']),
-            disableIpTracking: z.boolean().default(false),
-            /** Peers whose forwarding headers are believed. */
-            trustedProxies: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    log: logSection(),
+    advanced: advancedSection(),
     // Every section a feature folder owns (its config.ts `configSections`), gathered by bin/gen-features.js.
     ...sections,
   })

@@ -6,7 +6,7 @@ import { type OutboxRow, sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { PanelError } from '../../panel/errors.js'
 import { featuresOf } from '../../features-of.js'
-import type { HandlerGroup } from '../../panel/env.js'
+import type { HandlerGroup, PanelEnv } from '../../panel/env.js'
 import { mailErrors } from './errors.js'
 
 type EmailOps =
@@ -39,46 +39,49 @@ const toMailView = (m: OutboxRow) => ({
   sentAt: m.sentAt ? m.sentAt.getTime() : null,
 })
 
-/** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
-export const mailPanel: HandlerGroup<EmailOps> = (env) => {
+/** The server the panel drives: its context and live config store. */
+type Gatehouse = PanelEnv['gatehouse']
+
+/** Every message kind with its sample rendering: each feature renders its own mail (Feature.mailPreviews); the test message is the mail view's. */
+function mailPreviews({ ctx, config: store }: Gatehouse): Record<string, () => RenderedMail> {
+  const app = store.get().mail.appName
+  const link = (path: string) => `${ctx.baseURL}${path}`
+  const sample = { appName: app, user: sampleUser, link, now: ctx.clock.now() }
+  return {
+    ...Object.assign({}, ...featuresOf(ctx).map((feature) => feature.mailPreviews?.(sample) ?? {})),
+    test: () => testEmail(app, sampleUser.email),
+  }
+}
+
+/** The built-in rendering of a kind with sample data; a kind nobody sends is refused. */
+function builtInMail(gatehouse: Gatehouse, kind: string): RenderedMail {
+  const render = Object.hasOwn(mailPreviews(gatehouse), kind) ? mailPreviews(gatehouse)[kind] : undefined
+  if (!render) throw new PanelError(404, mailErrors.TEMPLATE_NOT_FOUND.code, `${mailErrors.TEMPLATE_NOT_FOUND.message}: ${kind}`)
+  return render()
+}
+
+/** A template's problem, named beside its field (subject or body). */
+function refuseInvalidTemplate(template: MailTemplate, hasLink: boolean): void {
+  const problem = templateProblem(template, hasLink)
+  if (problem)
+    throw new PanelError(400, mailErrors.INVALID_TEMPLATE.code, problem.message, [{ path: problem.field, message: problem.message }])
+}
+
+/** What start-up options set (the --smtp-url flag; mail.smtp keys and mail.from from --config or the environment), which the panel cannot change. */
+function startupMailSettings({ ctx, config: store }: Gatehouse) {
+  const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
+  const effective = store.get().mail
+  const stored = storedOnly.success ? storedOnly.data.mail : effective
+  const smtpKeys = (['url', 'host', 'port', 'secure', 'user', 'password'] as const).filter(
+    (k) => JSON.stringify(stored.smtp[k]) !== JSON.stringify(effective.smtp[k]),
+  )
+  const keys = [...smtpKeys.map((k) => `mail.smtp.${k}`), ...(stored.from !== effective.from ? ['mail.from'] : [])]
+  return { smtpUrl: ctx.mailer.startupSmtpUrl?.() ?? null, keys }
+}
+
+/** The SMTP settings: read, saved (unless a start-up option fixes them), tried with a test message. */
+const smtpHandlers: HandlerGroup<'email.get' | 'email.update' | 'email.sendTest'> = (env) => {
   const { ctx, config: store } = env.gatehouse
-
-  const previews = (): Record<string, () => RenderedMail> => {
-    const app = store.get().mail.appName
-    const link = (path: string) => `${ctx.baseURL}${path}`
-    // Each feature renders its own mail (Feature.mailPreviews); the test message is the mail view's.
-    const sample = { appName: app, user: sampleUser, link, now: ctx.clock.now() }
-    return {
-      ...Object.assign({}, ...featuresOf(ctx).map((feature) => feature.mailPreviews?.(sample) ?? {})),
-      test: () => testEmail(app, sampleUser.email),
-    }
-  }
-
-  /** The built-in rendering of a kind with sample data; a kind nobody sends is refused. */
-  const builtIn = (kind: string): RenderedMail => {
-    const render = Object.hasOwn(previews(), kind) ? previews()[kind] : undefined
-    if (!render) throw new PanelError(404, mailErrors.TEMPLATE_NOT_FOUND.code, `${mailErrors.TEMPLATE_NOT_FOUND.message}: ${kind}`)
-    return render()
-  }
-  /** A template's problem, named beside its field (subject or body). */
-  const invalidUnless = (template: MailTemplate, hasLink: boolean) => {
-    const problem = templateProblem(template, hasLink)
-    if (problem)
-      throw new PanelError(400, mailErrors.INVALID_TEMPLATE.code, problem.message, [{ path: problem.field, message: problem.message }])
-  }
-
-  /** What start-up options set (the --smtp-url flag; mail.smtp keys and mail.from from --config or the environment), which the panel cannot change. */
-  const startup = () => {
-    const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
-    const effective = store.get().mail
-    const stored = storedOnly.success ? storedOnly.data.mail : effective
-    const smtpKeys = (['url', 'host', 'port', 'secure', 'user', 'password'] as const).filter(
-      (k) => JSON.stringify(stored.smtp[k]) !== JSON.stringify(effective.smtp[k]),
-    )
-    const keys = [...smtpKeys.map((k) => `mail.smtp.${k}`), ...(stored.from !== effective.from ? ['mail.from'] : [])]
-    return { smtpUrl: ctx.mailer.startupSmtpUrl?.() ?? null, keys }
-  }
-
   return {
     'email.get'() {
       const { mail } = store.get()
@@ -93,13 +96,13 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
         },
         // The mailer knows the --smtp-url flag too, which the config does not hold.
         configured: ctx.mailer.isConfigured?.() ?? smtpSettings(store.get()) !== null,
-        templates: Object.keys(previews()),
-        startup: startup(),
+        templates: Object.keys(mailPreviews(env.gatehouse)),
+        startup: startupMailSettings(env.gatehouse),
       }
     },
 
     'email.update'(input) {
-      const fixed = startup()
+      const fixed = startupMailSettings(env.gatehouse)
       // Saved, it would not take effect: a start-up option wins over the stored settings.
       if (fixed.smtpUrl || fixed.keys.length > 0)
         throw new PanelError(409, mailErrors.SET_AT_STARTUP.code, mailErrors.SET_AT_STARTUP.message, [
@@ -128,11 +131,17 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
       if (row.status === 'failed') throw new PanelError(502, 'SMTP_FAILED', row.error ?? 'Delivery failed')
       return { id: row.id, status: row.status }
     },
+  }
+}
 
+/** The message templates: previewed, listed with their placeholders, edited and reset to the built-in text. */
+const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'email.saveTemplate' | 'email.resetTemplate'> = (env) => {
+  const { ctx, config: store } = env.gatehouse
+  return {
     'email.preview'({ kind, draft }) {
-      const rendered = builtIn(kind)
+      const rendered = builtInMail(env.gatehouse, kind)
       const template = draft ?? store.get().mail.templates[kind]
-      if (draft) invalidUnless(draft, Boolean(rendered.layout?.action))
+      if (draft) refuseInvalidTemplate(draft, Boolean(rendered.layout?.action))
       // As an account holder receives it: with the account center's line when hosted pages are on.
       const account = store.get().hostedPages.enabled ? `${ctx.baseURL}/ui/account` : null
       const { subject, text, html } = applyMailTemplate(
@@ -146,7 +155,7 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
     'email.templates'() {
       const stored = store.get().mail.templates
       const app = store.get().mail.appName
-      return Object.entries(previews()).map(([kind, render]) => {
+      return Object.entries(mailPreviews(env.gatehouse)).map(([kind, render]) => {
         const rendered = render()
         const hasLink = Boolean(rendered.layout?.action)
         const custom = stored[kind]
@@ -163,21 +172,27 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
     },
 
     async 'email.saveTemplate'({ kind, subject, body }) {
-      const rendered = builtIn(kind)
+      const rendered = builtInMail(env.gatehouse, kind)
       const template = { subject: subject.trim(), body: body.trim() }
-      invalidUnless(template, Boolean(rendered.layout?.action))
+      refuseInvalidTemplate(template, Boolean(rendered.layout?.action))
       store.update({ mail: { templates: { [kind]: template } } })
       await store.flushed()
       return { success: true }
     },
 
     async 'email.resetTemplate'({ kind }) {
-      builtIn(kind)
+      builtInMail(env.gatehouse, kind)
       store.update({ mail: { templates: { [kind]: null } } })
       await store.flushed()
       return { success: true }
     },
+  }
+}
 
+/** The outbox: its page of messages, one message's text and links, a retry. */
+const outboxHandlers: HandlerGroup<'email.outbox' | 'email.message' | 'email.retry'> = (env) => {
+  const { ctx } = env.gatehouse
+  return {
     async 'email.outbox'(input) {
       const page = await listMailOutbox(ctx, input)
       return { total: page.total, messages: page.messages.map(toMailView) }
@@ -194,3 +209,6 @@ export const mailPanel: HandlerGroup<EmailOps> = (env) => {
     },
   }
 }
+
+/** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
+export const mailPanel: HandlerGroup<EmailOps> = (env) => ({ ...smtpHandlers(env), ...templateHandlers(env), ...outboxHandlers(env) })
