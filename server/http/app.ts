@@ -361,126 +361,251 @@ export interface AuthApp {
   direct: DirectHandler
 }
 
+/**
+ * The methods each declared path takes, so a known path asked with another method answers 405.
+ * A switched-off feature's routes (Route.enabled) do not count: their paths answer 404.
+ */
+function allowedMethodsOf(ctx: AuthContext, routes: Route[]): (path: string) => string[] {
+  const patterns = routes.map((r) => ({
+    route: r,
+    method: r.method,
+    regex: new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`),
+  }))
+  return (path) => [...new Set(patterns.filter((p) => p.regex.test(path) && p.route.enabled?.(ctx) !== false).map((p) => p.method))]
+}
+
+/** Counts the request against its rate limit (when on and the route is not exempt); throws the 429 once over it. */
+async function enforceRateLimit(
+  options: HttpAppOptions,
+  config: GatehouseConfig,
+  rc: RequestContext,
+  route: Route | null,
+  path: string,
+): Promise<void> {
+  const { ctx } = options
+  const ipAddress = config.rateLimit.enabled && !route?.exemptFromRateLimit ? rc.meta.ipAddress : null
+  if (!ipAddress) return
+  // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
+  // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
+  // fresh count and a new store entry, bypassing the limit and growing memory or the table.
+  // A path a feature's mount serves (oidc-provider's) may have that feature's own rule
+  // (registration's per-source rate); matchers name exact paths, so the key stays bounded.
+  const mounted = route ? undefined : featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))
+  const mountRule = mounted?.rateLimit?.find((r) => r.pathMatcher(path))
+  const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? (mountRule ? path : '/*')}`
+  const rule = ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx))
+  const decision = await limitRequest(ctx, options.rateLimitStore(), key, rule, rc.meta, { path })
+  if (!decision.allowed) {
+    const retry = String(decision.retryAfterSeconds)
+    throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
+  }
+}
+
+/** What handToMount returns when no feature's mount serves the path. */
+const NOT_MOUNTED = Symbol('not mounted')
+
+/**
+ * Hands the request to a feature serving a whole subtree with a Node handler (oidc-provider),
+ * which writes the answer itself; NOT_MOUNTED when none serves the path.
+ */
+async function handToMount(ctx: AuthContext, rc: RequestContext, input: RunInput, path: string, requestId: string): Promise<unknown> {
+  const mount = featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
+  // srvx's Node adapter over node:http: HTTP/1 requests and responses.
+  // The handler writes Node's response itself: the draft's headers do not reach it.
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('x-request-id', requestId)
+    return mount?.handle(rc, req, res)
+  }
+  if (mount && input.node) {
+    await handle(input.node.req, input.node.res)
+    return MOUNT_ANSWERED
+  }
+  if (mount && input.event) return await fromNodeHandler((req, res) => handle(req as IncomingMessage, res as ServerResponse))(input.event)
+  return NOT_MOUNTED
+}
+
+/** The refusal of a path no enabled route takes with this method: 405 with Allow when the path is known, else 404. */
+function unroutable(draft: ResponseDraft, path: string, method: string, allowed: string[]): APIError {
+  if (allowed.length > 0 && !allowed.includes(method)) {
+    draft.headers.set('allow', allowed.join(', '))
+    if (path === '/get-session' && method === 'POST') {
+      return new APIError(405, 'METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED', ERR.METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED)
+    }
+    return new APIError(405, 'METHOD_NOT_ALLOWED', ERR.METHOD_NOT_ALLOWED)
+  }
+  return new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
+}
+
+/** checkOrigin, with its refusal audited (a cross-site POST is a security event, not just a 403). */
+async function checkOriginAudited(ctx: AuthContext, rc: RequestContext, path: string): Promise<void> {
+  try {
+    checkOrigin(rc)
+  } catch (refusal) {
+    if (refusal instanceof APIError) {
+      await recordAudit(ctx, {
+        type: 'security.csrf-refused',
+        outcome: 'failure',
+        detail: { path, code: refusal.code, origin: requestOriginOf(rc.request.headers) },
+        meta: rc.meta,
+      })
+    }
+    throw refusal
+  }
+}
+
+/** Fills the route context a handler reads: origin and callback checks, body and query validated, the session required by `route.auth`. */
+async function prepareRoute(ctx: AuthContext, rc: RequestContext, route: Route, path: string, search: string): Promise<void> {
+  const rawBody = route.method === 'POST' ? await readBody(rc.request) : undefined
+  if (route.method === 'POST') await checkOriginAudited(ctx, rc, path)
+  rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
+  rc.query = route.query
+    ? search
+      ? validate(route.query, Object.fromEntries(rc.url.searchParams), 'query')
+      : emptyQuery(route.query)
+    : undefined
+  if (route.method === 'POST') checkCallbacks(rc, rawBody)
+  if (route.auth !== 'none') {
+    const resolved = await resolveRequestSession(rc)
+    if (resolved.status !== 'active') throw new APIError(401, 'UNAUTHORIZED', ERR.UNAUTHORIZED)
+    if (route.refusedWhileImpersonating) assertNotImpersonating(resolved.data)
+    if (route.auth === 'fresh' && !isSessionFresh(ctx, resolved.data.session)) {
+      throw new APIError(403, 'SESSION_NOT_FRESH', ERR.SESSION_NOT_FRESH)
+    }
+    rc.session = resolved.data
+  }
+}
+/** The runner's observing half: whether anyone watches answers, and the counting and logging of one. */
+function requestObserver(options: HttpAppOptions) {
+  const { ctx } = options
+  /** Whether anyone watches answers (metrics on, or the request log at debug): else no timing at all. */
+  const watching = (): boolean => ctx.events !== noEvents || options.requestLog?.enabled() === true
+  /** Counts and logs an answered request (`started`: performance.now() at its start). */
+  const observe = (input: RunInput, route: Route | null, started: number, result: unknown): void => {
+    const { request } = input
+    const status = statusOf(result, input)
+    const ms = performance.now() - started
+    ctx.events.requestAnswered(route, request.method, status, ms)
+    if (options.requestLog?.enabled()) {
+      const failure = status >= 400 ? (result as { code?: unknown; error?: unknown } | null) : null
+      // OAuth-style answers (OAuthAPIError) name their code `error`.
+      const code = failure?.code ?? failure?.error
+      options.requestLog.answered({
+        requestId: input.requestId as string,
+        route: route?.path ?? UNMATCHED_ROUTE,
+        method: request.method,
+        status,
+        durationMs: Math.round(ms * 1000) / 1000,
+        ...(typeof code === 'string' ? { code } : {}),
+      })
+    }
+  }
+  return { watching, observe }
+}
+
+/** The answer to a request that threw: its APIError, 503 for a full hash queue or an outage, else 500 (logged). */
+function failureAnswer(
+  options: HttpAppOptions,
+  error: unknown,
+  input: RunInput,
+  route: Route | null,
+  requestId: string,
+  path: string,
+): unknown {
+  const { ctx } = options
+  const draft = input.response
+  if (error instanceof APIError) return errorBody(error, draft)
+  if (error instanceof HashQueueFullError) {
+    return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
+  }
+  // A known storage outage (issue 31 §6): 503 with Retry-After, logged once per outage.
+  const outage = outageAnswer(ctx, error)
+  if (outage) return errorBody(outage, draft)
+  options.onUnexpectedError?.(error, path, { requestId, method: input.request.method, route: route?.path ?? UNMATCHED_ROUTE })
+  return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
+}
+
+/** Observes (when watched) and writes a direct request's answer. */
+function sendDirect(
+  res: ServerResponse,
+  input: RunInput,
+  route: Route | null,
+  started: number,
+  result: unknown,
+  observe: (input: RunInput, route: Route | null, started: number, result: unknown) => void,
+): void {
+  if (started >= 0) observe(input, route, started, result)
+  // The mount wrote and ended its answer itself (as it does when h3 hands it over).
+  if (result === MOUNT_ANSWERED) return
+  // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
+  if (res.headersSent) res.end()
+  else writeDirectAnswer(res, result, input.response as DirectDraft)
+}
+
+/** A direct request whose answer could not be made or written: logged, and a bare 500 if nothing was sent yet. */
+function failDirect(
+  options: HttpAppOptions,
+  base: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  input: RunInput,
+  route: Route | null,
+  target: string,
+  error: unknown,
+): void {
+  options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
+    requestId: input.requestId,
+    method: req.method ?? 'GET',
+    route: route?.path ?? UNMATCHED_ROUTE,
+  })
+  if (!res.headersSent) res.writeHead(500, '')
+  res.end()
+}
+
+/*
+ * A direct route (createAuthApp's `direct`) skips what only routing and the web Response emulation
+ * need: srvx's fetch wrapper, h3's app.fetch, router and toResponse, a web Headers object and
+ * Response per answer.
+ * The request is srvx's own NodeRequest (the routed path's request object), `run` is the same
+ * (rate limit, disabled paths, query, session, handler, error shapes), and writeDirectAnswer
+ * sends what h3 and srvx would send for the same result. On a session-cache hit this more than
+ * halves the CPU time of get-session (docs/BENCHMARKS.md); tests/api/direct-routes.test.ts
+ * compares both paths' answers. Matched on the raw request target, so any query string, encoding
+ * or trailing slash goes the routed way.
+ */
+
 /** Builds the h3 app serving the declared routes under the base path, and its direct handler. */
 export function createAuthApp(options: HttpAppOptions): AuthApp {
   const { ctx } = options
   const base = ctx.config().basePath
   const app = new H3()
 
-  // The methods each declared path takes, so a known path asked with another method answers 405.
-  const patterns = options.routes.map((r) => ({
-    route: r,
-    method: r.method,
-    regex: new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`),
-  }))
-  // A switched-off feature's routes (Route.enabled) do not count: their paths answer 404.
-  const methodsOf = (path: string): string[] => [
-    ...new Set(patterns.filter((p) => p.regex.test(path) && p.route.enabled?.(ctx) !== false).map((p) => p.method)),
-  ]
+  const methodsOf = allowedMethodsOf(ctx, options.routes)
 
   const answer = async (input: RunInput, route: Route | null, requestId: string): Promise<unknown> => {
     const config = ctx.config()
-    const { request, pathname, search, event } = input
+    const { request, pathname, search } = input
     const path = pathname.startsWith(base) ? pathname.slice(base.length) || '/' : pathname
     const draft = input.response
     const rc = new RequestContext(ctx, request, input.url, path, input.params, cookieNames(config, ctx.baseURL), draft, config, requestId)
     try {
       if (pathname.length + search.length > MAX_URL_LENGTH) throw new APIError(414, 'URI_TOO_LONG', 'Request URL is too long')
-      const ipAddress = config.rateLimit.enabled && !route?.exemptFromRateLimit ? rc.meta.ipAddress : null
-      if (ipAddress) {
-        // Keyed by the declared route (one key for every unknown path): keyed by the raw path,
-        // each invented path or token (/nope-1, /reset-password/<x>, /callback/<x>) would start a
-        // fresh count and a new store entry, bypassing the limit and growing memory or the table.
-        // A path a feature's mount serves (oidc-provider's) may have that feature's own rule
-        // (registration's per-source rate); matchers name exact paths, so the key stays bounded.
-        const mounted = route ? undefined : featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))
-        const mountRule = mounted?.rateLimit?.find((r) => r.pathMatcher(path))
-        const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? (mountRule ? path : '/*')}`
-        const rule = ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx))
-        const decision = await limitRequest(ctx, options.rateLimitStore(), key, rule, rc.meta, { path })
-        if (!decision.allowed) {
-          const retry = String(decision.retryAfterSeconds)
-          throw new APIError(429, 'TOO_MANY_REQUESTS', ERR.TOO_MANY_REQUESTS, { 'x-retry-after': retry, 'retry-after': retry })
-        }
-      }
+      await enforceRateLimit(options, config, rc, route, path)
       const disabled = config.disabledPaths.includes(path) || route?.enabled?.(ctx) === false
       if (!route && !disabled) {
-        // A feature serving a whole subtree with a Node handler (oidc-provider): it writes the answer.
-        const mount = featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
-        // srvx's Node adapter over node:http: HTTP/1 requests and responses.
-        // The handler writes Node's response itself: the draft's headers do not reach it.
-        const handle = (req: IncomingMessage, res: ServerResponse) => {
-          res.setHeader('x-request-id', requestId)
-          return mount?.handle(rc, req, res)
-        }
-        if (mount && input.node) {
-          await handle(input.node.req, input.node.res)
-          return MOUNT_ANSWERED
-        }
-        if (mount && event) return await fromNodeHandler((req, res) => handle(req as IncomingMessage, res as ServerResponse))(event)
+        const mounted = await handToMount(ctx, rc, input, path, requestId)
+        if (mounted !== NOT_MOUNTED) return mounted
       }
-      if (!route || route.method !== request.method || disabled) {
-        const allowed = disabled ? [] : methodsOf(path)
-        if (allowed.length > 0 && !allowed.includes(request.method)) {
-          draft.headers.set('allow', allowed.join(', '))
-          if (path === '/get-session' && request.method === 'POST') {
-            throw new APIError(405, 'METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED', ERR.METHOD_NOT_ALLOWED_DEFER_SESSION_REQUIRED)
-          }
-          throw new APIError(405, 'METHOD_NOT_ALLOWED', ERR.METHOD_NOT_ALLOWED)
-        }
-        throw new APIError(404, 'NOT_FOUND', ERR.NOT_FOUND)
-      }
-      const rawBody = route.method === 'POST' ? await readBody(request) : undefined
-      if (route.method === 'POST') {
-        try {
-          checkOrigin(rc)
-        } catch (refusal) {
-          if (refusal instanceof APIError) {
-            await recordAudit(ctx, {
-              type: 'security.csrf-refused',
-              outcome: 'failure',
-              detail: { path, code: refusal.code, origin: requestOriginOf(request.headers) },
-              meta: rc.meta,
-            })
-          }
-          throw refusal
-        }
-      }
-      rc.body = route.body ? validate(route.body, rawBody === undefined ? {} : rawBody, 'body') : rawBody
-      rc.query = route.query
-        ? search
-          ? validate(route.query, Object.fromEntries(rc.url.searchParams), 'query')
-          : emptyQuery(route.query)
-        : undefined
-      if (route.method === 'POST') checkCallbacks(rc, rawBody)
-      if (route.auth !== 'none') {
-        const resolved = await resolveRequestSession(rc)
-        if (resolved.status !== 'active') throw new APIError(401, 'UNAUTHORIZED', ERR.UNAUTHORIZED)
-        if (route.refusedWhileImpersonating) assertNotImpersonating(resolved.data)
-        if (route.auth === 'fresh' && !isSessionFresh(ctx, resolved.data.session)) {
-          throw new APIError(403, 'SESSION_NOT_FRESH', ERR.SESSION_NOT_FRESH)
-        }
-        rc.session = resolved.data
-      }
+      if (!route || route.method !== request.method || disabled)
+        throw unroutable(draft, path, request.method, disabled ? [] : methodsOf(path))
+      await prepareRoute(ctx, rc, route, path, search)
       return finish(await route.handler(rc), draft)
     } catch (error) {
       return failure(error, input, route, requestId, path)
     }
   }
 
-  /** The answer to a request that threw: its APIError, 503 for a full hash queue or an outage, else 500 (logged). */
-  const failure = (error: unknown, input: RunInput, route: Route | null, requestId: string, path: string): unknown => {
-    const draft = input.response
-    if (error instanceof APIError) return errorBody(error, draft)
-    if (error instanceof HashQueueFullError) {
-      return errorBody(new APIError(503, 'SERVER_BUSY', 'Server is busy. Please try again later.', { 'retry-after': '1' }), draft)
-    }
-    // A known storage outage (issue 31 §6): 503 with Retry-After, logged once per outage.
-    const outage = outageAnswer(ctx, error)
-    if (outage) return errorBody(outage, draft)
-    options.onUnexpectedError?.(error, path, { requestId, method: input.request.method, route: route?.path ?? UNMATCHED_ROUTE })
-    return errorBody(new APIError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error'), draft)
-  }
+  const failure = (error: unknown, input: RunInput, route: Route | null, requestId: string, path: string): unknown =>
+    failureAnswer(options, error, input, route, requestId, path)
 
   /**
    * `answer` for a direct route asked as declared (its exact path, no query string), without a
@@ -532,28 +657,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     input.response.headers.set('x-request-id', requestId)
     return requestId
   }
-  /** Whether anyone watches answers (metrics on, or the request log at debug): else no timing at all. */
-  const watching = (): boolean => ctx.events !== noEvents || options.requestLog?.enabled() === true
-  /** Counts and logs an answered request (`started`: performance.now() at its start). */
-  const observe = (input: RunInput, route: Route | null, started: number, result: unknown): void => {
-    const { request } = input
-    const status = statusOf(result, input)
-    const ms = performance.now() - started
-    ctx.events.requestAnswered(route, request.method, status, ms)
-    if (options.requestLog?.enabled()) {
-      const failure = status >= 400 ? (result as { code?: unknown; error?: unknown } | null) : null
-      // OAuth-style answers (OAuthAPIError) name their code `error`.
-      const code = failure?.code ?? failure?.error
-      options.requestLog.answered({
-        requestId: input.requestId as string,
-        route: route?.path ?? UNMATCHED_ROUTE,
-        method: request.method,
-        status,
-        durationMs: Math.round(ms * 1000) / 1000,
-        ...(typeof code === 'string' ? { code } : {}),
-      })
-    }
-  }
+  const { watching, observe } = requestObserver(options)
   /** The routed path: begin, then observe when watched (the direct path observes in its own `then`). */
   const run = async (input: RunInput, route: Route | null): Promise<unknown> => {
     if (!watching()) return begin(input, route)
@@ -570,16 +674,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
   // Everything else answers the JSON 404, after counting against the rate limit like any path.
   app.all('/**', (event) => run(routedInput(event), null))
 
-  /*
-   * A direct route skips what only routing and the web Response emulation need: srvx's fetch
-   * wrapper, h3's app.fetch, router and toResponse, a web Headers object and Response per answer.
-   * The request is srvx's own NodeRequest (the routed path's request object), `run` is the same
-   * (rate limit, disabled paths, query, session, handler, error shapes), and writeDirectAnswer
-   * sends what h3 and srvx would send for the same result. On a session-cache hit this more than
-   * halves the CPU time of get-session (docs/BENCHMARKS.md); tests/api/direct-routes.test.ts
-   * compares both paths' answers. Matched on the raw request target, so any query string, encoding
-   * or trailing slash goes the routed way.
-   */
+  // The direct routes (see "A direct route" above createAuthApp).
   const directRoutes = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [`${base}${r.path}`, r]))
   const directPosts = new Set(featuresOf(ctx).flatMap((f) => (f.mount?.directPosts ?? []).map((path) => `${base}${path}`)))
   const direct: DirectHandler = (req, res) => {
@@ -615,34 +710,15 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       // Answered now when nothing was awaited (get-session on a session-cache hit), else once settled.
       if (result instanceof Promise) {
         result
-          .then((settled) => sendDirect(res, input, route, started, settled))
-          .catch((error: unknown) => failDirect(req, res, input, route, target, error))
+          .then((settled) => sendDirect(res, input, route, started, settled, observe))
+          .catch((error: unknown) => failDirect(options, base, req, res, input, route, target, error))
       } else {
-        sendDirect(res, input, route, started, result)
+        sendDirect(res, input, route, started, result, observe)
       }
     } catch (error) {
-      failDirect(req, res, input, route, target, error)
+      failDirect(options, base, req, res, input, route, target, error)
     }
     return true
-  }
-  /** Observes (when watched) and writes a direct request's answer. */
-  const sendDirect = (res: ServerResponse, input: RunInput, route: Route | null, started: number, result: unknown): void => {
-    if (started >= 0) observe(input, route, started, result)
-    // The mount wrote and ended its answer itself (as it does when h3 hands it over).
-    if (result === MOUNT_ANSWERED) return
-    // A failure after the mount began its answer cannot be shaped any more: the answer just ends.
-    if (res.headersSent) res.end()
-    else writeDirectAnswer(res, result, input.response as DirectDraft)
-  }
-  /** A direct request whose answer could not be made or written: logged, and a bare 500 if nothing was sent yet. */
-  const failDirect = (req: IncomingMessage, res: ServerResponse, input: RunInput, route: Route | null, target: string, error: unknown) => {
-    options.onUnexpectedError?.(error, route?.path ?? target.slice(base.length), {
-      requestId: input.requestId,
-      method: req.method ?? 'GET',
-      route: route?.path ?? UNMATCHED_ROUTE,
-    })
-    if (!res.headersSent) res.writeHead(500, '')
-    res.end()
   }
   return { app, direct }
 }
