@@ -107,9 +107,9 @@ const CORE_ROWS: Partial<Record<SignInStep, (run: SignInRun, face?: Face) => Pro
 }
 
 /**
- * Runs the table for one outlet. A refusal (an APIError) in any row is audited (`user.sign-in`,
- * failure: the identification's writes still stand), counted in the metric when the outlet has
- * that row, and thrown.
+ * Runs the table for one outlet. A refusal (an APIError) in a row up to the commit is audited
+ * (`user.sign-in`, failure: the identification's writes still stand unless the commit itself
+ * failed); any failure is counted in the metric when the outlet has that row, and thrown.
  */
 export async function runSignIn(
   ctx: AuthContext,
