@@ -86,7 +86,9 @@ export function liveSession(ctx: AuthContext, resolved: ResolvedSession): Sessio
  * What the admission rule (core/admission.ts) makes of a live session: an unverified email goes to
  * the verify-email page (401), any other reason counts as no session (401 to the sign-in page).
  */
-function admitted(ctx: AuthContext, live: SessionWithUser, identity: Identity): 'unverified' | 'unauthenticated' | null {
+function admitted(ctx: AuthContext, live: SessionWithUser, identity: Identity): 'unverified' | 'enrol' | 'unauthenticated' | null {
+  // An enrolment past its grace: the session stays (to enrol with); the enrolment page, then back.
+  if (identity.refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED') return 'enrol'
   if (identity.refusal) return 'unauthenticated'
   return refusalNow(ctx, live.user) === 'EMAIL_NOT_VERIFIED' ? 'unverified' : null
 }

@@ -8,6 +8,7 @@ export const FORWARD_AUTH_ERRORS = {
   UNAUTHORIZED: 'Sign-in required',
   SECOND_FACTOR_REQUIRED: 'This application requires a second factor',
   EMAIL_NOT_VERIFIED: 'Verify your email address to use this application',
+  TWO_FACTOR_ENROLLMENT_REQUIRED: 'Set up a second factor to use this application',
   FORBIDDEN: 'You are not allowed to access this application',
 } as const
 

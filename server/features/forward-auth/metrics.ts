@@ -3,7 +3,7 @@ import type { CounterDeclaration } from '../../core/events.js'
 import type { Decider, Outcome } from './rules.js'
 
 const DECISIONS = 'gatehouse_forward_auth_decisions_total'
-const OUTCOMES: readonly Outcome[] = ['bypass', 'allowed', 'unauthenticated', 'second-factor', 'unverified', 'forbidden']
+const OUTCOMES: readonly Outcome[] = ['bypass', 'allowed', 'unauthenticated', 'second-factor', 'unverified', 'enrol', 'forbidden']
 
 /** Forward auth's counters (Feature `metrics`): its answers to the reverse proxy. */
 export const forwardAuthMetrics: readonly CounterDeclaration[] = [

@@ -11,6 +11,7 @@ const STATUS: Record<Outcome, number> = {
   unauthenticated: 401,
   'second-factor': 401,
   unverified: 401,
+  enrol: 401,
   forbidden: 403,
 }
 
@@ -51,7 +52,12 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     // The same admission as the endpoint's (core/admission.ts), before the rule's subject.
     const refusal = matched.policy === 'bypass' ? null : await admitToFace(ctx, { user }, 'forward-auth')
     if (refusal) {
-      const outcome = refusal === 'EMAIL_NOT_VERIFIED' ? ('unverified' as const) : ('unauthenticated' as const)
+      const outcome =
+        refusal === 'EMAIL_NOT_VERIFIED'
+          ? ('unverified' as const)
+          : refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED'
+            ? ('enrol' as const)
+            : ('unauthenticated' as const)
       return { status: STATUS[outcome], outcome, rule, headers: {} }
     }
     const { subject, headers } = await subjectOf(ctx, user, input.secondFactor)

@@ -65,10 +65,13 @@ function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, ver
     case 'unauthenticated':
     case 'second-factor':
     case 'unverified':
+    case 'enrol':
       return (audited ?? Promise.resolve()).then(() => {
-        // An unverified person (identity.requireVerifiedEmail) goes to the page that says so, with its resend button.
-        const page = verdict.outcome === 'unverified' ? 'verify-email' : 'sign-in'
-        const signIn = `${rc.ctx.baseURL}/ui/${page}?returnTo=${encodeURIComponent(target.url)}`
+        // An unverified person (identity.requireVerifiedEmail) goes to the page that says so, with its
+        // resend button; one whose second-factor enrolment is overdue to the enrolment step.
+        const page =
+          verdict.outcome === 'unverified' ? 'verify-email?' : verdict.outcome === 'enrol' ? 'account/two-factor?enrol=1&' : 'sign-in?'
+        const signIn = `${rc.ctx.baseURL}/ui/${page}returnTo=${encodeURIComponent(target.url)}`
         if (kind === 'forward-auth' && (method === 'GET' || method === 'HEAD')) {
           rc.response.status = 302
           headers.set('location', signIn)
@@ -79,7 +82,9 @@ function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, ver
             ? 'UNAUTHORIZED'
             : verdict.outcome === 'unverified'
               ? 'EMAIL_NOT_VERIFIED'
-              : 'SECOND_FACTOR_REQUIRED'
+              : verdict.outcome === 'enrol'
+                ? 'TWO_FACTOR_ENROLLMENT_REQUIRED'
+                : 'SECOND_FACTOR_REQUIRED'
         // nginx cannot percent-encode a URL: its config redirects to this one
         // (`auth_request_set $signin $upstream_http_location; error_page 401 =302 $signin;`, as Authelia's).
         throw forwardAuthError(401, code, kind === 'auth-request' ? { location: signIn } : undefined)

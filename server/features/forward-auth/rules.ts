@@ -157,6 +157,8 @@ export type Outcome =
   | 'second-factor'
   /** 401: the person's email is not verified (`identity.requireVerifiedEmail`): to the verify-email page. */
   | 'unverified'
+  /** 401: the person's second-factor enrolment is overdue (two-factor enforcement): to the hosted enrolment page. */
+  | 'enrol'
   /** 403: signed in, but deny or the subject requirement is not met. */
   | 'forbidden'
 

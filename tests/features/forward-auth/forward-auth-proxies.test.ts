@@ -354,6 +354,37 @@ describe.skipIf(Boolean(skipReason)).each(['nginx', 'caddy'] as const)('forward 
     }
   })
 
+  it('an overdue enrolment (grace over) is sent by the proxy to the enrolment step with its returnTo, the app never asked; enrolled, the app sees the person', async () => {
+    server.gatehouse.config.update({ twoFactor: { enforcement: { roles: ['admin'], gracePeriod: 0 } } })
+    try {
+      const who = await account('Otto Overdue')
+      await setRole(server.gatehouse.ctx, systemActor('cli'), { userId: who.id, role: 'admin' }, null)
+      // A sign-in past the grace still opens a session, to enrol with (issue 49 §10).
+      const late = api()
+      const signedIn = await late.post<{ twoFactorEnrollment?: { overdue?: boolean } }>('/sign-in/email', {
+        email: who.email,
+        password: PASSWORD,
+      })
+      expect(signedIn.body.twoFactorEnrollment?.overdue).toBe(true)
+      const path = `/overdue/${proxy}?x=1`
+      const refused = await through(proxy, path, { cookie: late.jar.header() })
+      expect(refused.status).toBe(302)
+      expect(refused.headers.location).toBe(
+        `${authOrigin}/api/auth/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent(appURL(path))}`,
+      )
+      expect(await appSaw()).not.toContain(`/overdue/${proxy}`)
+      // Enrolled (the step's own calls), the re-issued session reaches the app.
+      const enable = await late.post<{ totpURI: string }>('/two-factor/enable', { password: PASSWORD })
+      expect(enable.status).toBe(200)
+      const totp = URI.parse(enable.body.totpURI) as TOTP
+      expect((await late.post('/two-factor/verify-totp', { code: totp.generate({ timestamp: server.clock.now() }) })).status).toBe(200)
+      expect((await through(proxy, path, { cookie: late.jar.header() })).status).toBe(200)
+      expect(await appSaw()).toContain(`/overdue/${proxy}`)
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enforcement: null } })
+    }
+  })
+
   it('an unverified sign-up (identity.requireVerifiedEmail, the default) is sent to the verify-email page, the app never asked; verified, the app sees it', async () => {
     const client = api()
     const email = uniqueEmail('unverified')

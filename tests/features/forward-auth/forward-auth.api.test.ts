@@ -613,9 +613,13 @@ describe('the admission rule of every face (core/admission.ts, issue 47 §1)', (
       })
       expect(answer.status).toBe(200)
       expect(answer.body.twoFactorEnrollment?.overdue).toBe(true)
+      // The session stays (to enrol with): the proxy sends the person to the enrolment step, then back.
       const refused = await authRequest('https://app.lan/', { cookie: late.jar.header() })
       expect(refused.status).toBe(401)
-      expect(errorOf(refused).code).toBe('UNAUTHORIZED')
+      expect(errorOf(refused).code).toBe('TWO_FACTOR_ENROLLMENT_REQUIRED')
+      expect(refused.headers.location).toBe(
+        `${server.base}/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent('https://app.lan/')}`,
+      )
       expect(remote(refused)).toEqual({})
       // Enrolled (TOTP confirmed), the re-issued session is vouched for.
       const enable = await late.post<{ totpURI: string }>('/two-factor/enable', { password: PASSWORD })
