@@ -38,7 +38,17 @@ export const forwardAuthContract = {
       .strict(),
     z.object({
       status: z.number(),
-      outcome: z.enum(['bypass', 'allowed', 'unauthenticated', 'second-factor', 'unverified', 'enrol', 'forbidden', 'invalid-url', 'unknown-user']),
+      outcome: z.enum([
+        'bypass',
+        'allowed',
+        'unauthenticated',
+        'second-factor',
+        'unverified',
+        'enrol',
+        'forbidden',
+        'invalid-url',
+        'unknown-user',
+      ]),
       rule: z.string().nullable(),
       headers: z.record(z.string(), z.string()),
     }),

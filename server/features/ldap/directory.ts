@@ -297,7 +297,7 @@ export class Snapshot {
   private membersOf(group: IndexedGroup, index: DirectoryIndex): IndexedPerson[] {
     if (this.viewer.everything) return group.members.filter((m) => this.shown(m))
     const self = this.self(index)
-    return self && self.groups.includes(group) ? [self] : []
+    return self?.groups.includes(group) ? [self] : []
   }
 
   private groupShown(group: IndexedGroup, index: DirectoryIndex): boolean {
