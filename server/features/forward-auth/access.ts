@@ -86,11 +86,22 @@ export function liveSession(ctx: AuthContext, resolved: ResolvedSession): Sessio
  * What the admission rule (core/admission.ts) makes of a live session: an unverified email goes to
  * the verify-email page (401), any other reason counts as no session (401 to the sign-in page).
  */
-function admitted(ctx: AuthContext, live: SessionWithUser, identity: Identity): 'unverified' | 'enrol' | 'unauthenticated' | null {
-  // An enrolment past its grace: the session stays (to enrol with); the enrolment page, then back.
-  if (identity.refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED') return 'enrol'
-  if (identity.refusal) return 'unauthenticated'
+function admitted(ctx: AuthContext, live: SessionWithUser, identity: Identity): RefusedOutcome | null {
+  if (identity.refusal) return refusedOutcome(identity.refusal)
   return refusalNow(ctx, live.user) === 'EMAIL_NOT_VERIFIED' ? 'unverified' : null
+}
+
+export type RefusedOutcome = 'unverified' | 'enrol' | 'unauthenticated'
+
+/**
+ * Forward auth's answer to an admission refusal (the endpoint's and the panel's Test): an
+ * unverified email goes to the verify-email page, an enrolment past its grace to the enrolment
+ * step (the session stays, to enrol with), any other reason counts as no session.
+ */
+export function refusedOutcome(refusal: AdmissionRefusal): RefusedOutcome {
+  if (refusal === 'EMAIL_NOT_VERIFIED') return 'unverified'
+  if (refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED') return 'enrol'
+  return 'unauthenticated'
 }
 
 /** Trusted-proxy answers per peer address, per trustedProxies list (BlockList's check allocates each call). */

@@ -1,7 +1,7 @@
 import { admitToFace } from '../../core/sign-in-table.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { subjectOf } from './access.js'
+import { refusedOutcome, subjectOf } from './access.js'
 import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
 import { proxySnippets } from './snippets.js'
 
@@ -52,12 +52,7 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     // The same admission as the endpoint's (core/admission.ts), before the rule's subject.
     const refusal = matched.policy === 'bypass' ? null : await admitToFace(ctx, { user }, 'forward-auth')
     if (refusal) {
-      const outcome =
-        refusal === 'EMAIL_NOT_VERIFIED'
-          ? ('unverified' as const)
-          : refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED'
-            ? ('enrol' as const)
-            : ('unauthenticated' as const)
+      const outcome = refusedOutcome(refusal)
       return { status: STATUS[outcome], outcome, rule, headers: {} }
     }
     const { subject, headers } = await subjectOf(ctx, user, input.secondFactor)
