@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Writes the four aggregations of the feature folders, so that a new capability is its folder plus
+ * Writes the aggregations of the feature folders, so that a new capability is its folder plus
  * one line in server/features/index.ts (issue 26): everything else is derived from the folders that
  * list names, in the list's order. They sit on the composition floor (server/features/), which
  * hands what they gather down (server/schema.ts, server/config-schema.ts); the fifth file is the
@@ -10,6 +10,7 @@
  *   server/features/tables.ts          the features' own tables (schema.ts)
  *   server/features/config-sections.ts the config sections features own (config.ts `configSections`)
  *   server/features/panel-contracts.ts the panel operations (panel-contract.ts `…Contract`), renderer-safe
+ *   server/features/commands.ts        the `gatehouse <name>` commands (commands.ts `commands`), for server/cli.ts
  *   server/db/feature-bindings.ts      the live binding of each feature table (the dialect switch), names only
  *
  * Run by bin/build-server.js before every build (so `npm install`, `npm start` on edited sources and
@@ -71,8 +72,14 @@ function declarations(root) {
       sessionDefaults: null,
       fieldAccess: null,
       sections: [],
+      commands: false,
     }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
+    if (has('commands.ts')) {
+      if (!/^export const commands: CommandDeclaration\[\] = \[/m.test(readFileSync(join(dir, 'commands.ts'), 'utf8')))
+        throw new Error(`server/features/${folder}/commands.ts: no \`export const commands: CommandDeclaration[] = [ … ]\``)
+      entry.commands = true
+    }
     if (has('panel-contract.ts')) entry.contracts = exportsMatching(join(dir, 'panel-contract.ts'), /^export const (\w+Contract) = \{/gm)
     if (has('columns.ts')) {
       // `export const xColumns = {` / `export const xIndexes = {` with a `  user: …` / `  session: …` entry per table.
@@ -232,6 +239,18 @@ function contractsModule(features) {
   return `${lines.join('\n')}\n`
 }
 
+function commandsModule(features) {
+  const withCommands = features.filter((f) => f.commands)
+  const lines = [HEADER, "import type { CommandDeclaration } from '../feature.js'"]
+  for (const f of withCommands) lines.push(`import { commands as ${f.id}Commands } from './${f.folder}/commands.js'`)
+  lines.push(
+    '',
+    "/** The commands features add to `gatehouse`, in the order the features are listed (server/cli.ts: its help, each command's --help, the dispatch). */",
+    `export const featureCommands: CommandDeclaration[] = [${withCommands.length ? `\n${withCommands.map((f) => `  ...${f.id}Commands,`).join('\n')}\n` : ''}]`,
+  )
+  return `${lines.join('\n')}\n`
+}
+
 /** The generated files, path → text. */
 export async function generatedFiles({ root = repoRoot } = {}) {
   const features = declarations(root)
@@ -240,6 +259,7 @@ export async function generatedFiles({ root = repoRoot } = {}) {
     'server/features/tables.ts': tablesModule(features),
     'server/features/config-sections.ts': sectionsModule(features),
     'server/features/panel-contracts.ts': contractsModule(features),
+    'server/features/commands.ts': commandsModule(features),
     'server/db/feature-bindings.ts': bindingsModule(features),
   }
 }

@@ -3,10 +3,8 @@ import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
 import { USER_USAGE, userCommand } from './cli-user.js'
-import { BACKUP_USAGE, backupCommand, restoreCommand } from './features/backup/cli.js'
-import { JWT_USAGE, jwtCommand } from './features/jwt/cli.js'
-import { OIDC_USAGE, oidcCommand } from './features/oidc-provider/cli.js'
-import { SAML_USAGE } from './features/saml/usage.js'
+import type { CommandDeclaration } from './feature.js'
+import { featureCommands } from './features/commands.js'
 import { RELOAD_USAGE, reloadCommand, reloadConfig } from './core/config-reload.js'
 import { openGatehouse } from './gatehouse.js'
 import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, resolveNetwork } from './features/network/index.js'
@@ -17,18 +15,35 @@ import { packageVersion } from './core/version.js'
 import { NewerDatabaseError } from './db/release.js'
 import { storageFaultLine } from './core/outage.js'
 
-const USAGE = `Usage: gatehouse serve [options]
-       gatehouse --version                        (this release's version: docs/RELEASING.md)
-       gatehouse user create|set-role [options]   (user administration: gatehouse user --help)
-       gatehouse backup [--out <file>]            (backup and restore: gatehouse backup --help)
-       gatehouse restore <file> --data-dir <dir>
-       gatehouse jwt rotate|keys [options]        (JWT signing keys: gatehouse jwt --help)
-       gatehouse oidc client create|list|delete   (OpenID Connect clients: gatehouse oidc --help)
-       gatehouse saml sp|cert …                   (SAML service providers and certificates: gatehouse saml --help)
-       gatehouse migrate --to postgres://…        (copy the data directory's SQLite into an empty PostgreSQL)
-       gatehouse import users|better-auth [options] (bring users in: gatehouse import --help)
-       gatehouse reload [--data-dir <dir>]        (the running server re-reads config.json: SIGHUP)
+/** The command line's own tool commands, beside the features' (server/features/commands.ts): one dispatch for both. */
+const CORE_COMMANDS: CommandDeclaration[] = [
+  {
+    name: 'user',
+    synopsis: 'user create|set-role [options]',
+    summary: 'user administration: gatehouse user --help',
+    usage: USER_USAGE,
+    run: (args, env) => userCommand(args, env),
+  },
+  {
+    name: 'reload',
+    synopsis: 'reload [--data-dir <dir>]',
+    summary: 'the running server re-reads config.json: SIGHUP',
+    usage: RELOAD_USAGE,
+    run: async (args, env) => reloadCommand(args, env),
+  },
+]
 
+/** `gatehouse --help`'s lines besides the tool commands: the version, and migrate (it takes the engine flags itself). */
+const OTHER_COMMAND_LINES = [
+  { synopsis: '--version', summary: "this release's version: docs/RELEASING.md" },
+  { synopsis: 'migrate --to postgres://…', summary: "copy the data directory's SQLite into an empty PostgreSQL" },
+]
+
+const commandLine = ({ synopsis, summary }: { synopsis: string; summary?: string }) =>
+  `       gatehouse ${summary ? `${synopsis.padEnd(32)} (${summary})` : synopsis}\n`
+
+const USAGE = `Usage: gatehouse serve [options]
+${[...OTHER_COMMAND_LINES, ...CORE_COMMANDS, ...featureCommands].map(commandLine).join('')}
 Options (each also an environment variable):
   --port <n>               GATEHOUSE_PORT             API port (default 4280)
   --host <addr>            GATEHOUSE_HOST             API address (default 127.0.0.1)
@@ -251,16 +266,8 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
   })
 }
 
-/** Each tool command's usage, printed for `--help`/`-h` anywhere on its line (every subcommand). */
-const COMMAND_USAGE: Record<string, string> = {
-  user: USER_USAGE,
-  backup: BACKUP_USAGE,
-  restore: BACKUP_USAGE,
-  jwt: JWT_USAGE,
-  oidc: OIDC_USAGE,
-  saml: SAML_USAGE,
-  reload: RELOAD_USAGE,
-}
+/** Each tool command by name: its usage is printed for `--help`/`-h` anywhere on its line (every subcommand). */
+const TOOL_COMMANDS = new Map([...CORE_COMMANDS, ...featureCommands].map((command) => [command.name, command]))
 
 /** Whether `-h`/`--help` is among the arguments (before a `--`). */
 function asksHelp(args: string[]): boolean {
@@ -278,9 +285,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`gatehouse ${packageVersion()}\n`)
     return 0
   }
-  const usage = command === undefined ? undefined : COMMAND_USAGE[command]
-  if (usage && asksHelp(args)) {
-    process.stdout.write(usage)
+  const tool = command === undefined ? undefined : TOOL_COMMANDS.get(command)
+  if (tool?.usage && asksHelp(args)) {
+    process.stdout.write(tool.usage)
     return 0
   }
   try {
@@ -298,16 +305,8 @@ export async function main(argv: string[]): Promise<number> {
       await serveCommand(rest, engine)
       return -1
     }
-    if (command === 'reload') return reloadCommand(rest, env)
-    if (command === 'user') return await userCommand(rest, env)
-    if (command === 'backup') return await backupCommand(rest, env)
-    if (command === 'restore') return await restoreCommand(rest, env)
-    if (command === 'jwt') return await jwtCommand(rest, env)
-    if (command === 'oidc') return await oidcCommand(rest, env)
-    // Loaded on demand: the XML and signature libraries stay out of every other command's start-up.
-    if (command === 'saml') return await (await import('./features/saml/cli.js')).samlCommand(rest, env)
-    // Loaded on demand: the CSV parser and the hash libraries stay out of every other command's start-up.
-    if (command === 'import') return await (await import('./features/import/cli.js')).importCommand(rest, env)
+    // A feature's command loads its code on demand (commands.ts): one command's libraries stay out of another's start-up.
+    if (tool) return await tool.run(rest, env)
     process.stderr.write(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
     return 2
   } catch (e) {

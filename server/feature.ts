@@ -183,6 +183,26 @@ export interface Feature {
   namedGroups?: (ctx: AuthContext) => NamedGroup[] | Promise<NamedGroup[]>
 }
 
+/**
+ * A `gatehouse <name>` command a feature adds: declared in the feature's `commands.ts`
+ * (`export const commands: CommandDeclaration[] = [ … ]`), gathered by bin/gen-features.js into
+ * server/features/commands.ts, from which server/cli.ts builds `gatehouse --help`, each command's
+ * `--help` and the dispatch. The declaration holds words and a loader only, so the CLI's start-up
+ * loads no command's code (nor its libraries) before that command runs.
+ */
+export interface CommandDeclaration {
+  /** The word after `gatehouse`. */
+  name: string
+  /** Its line in `gatehouse --help`, after `gatehouse ` (`jwt rotate|keys [options]`). */
+  synopsis: string
+  /** What it is for, in parentheses after the synopsis. */
+  summary?: string
+  /** Printed for `--help`/`-h` anywhere on its line; absent: the command answers its own help. */
+  usage?: string
+  /** Runs it with the arguments after its name (engine flags taken out); resolves to the exit code. */
+  run: (args: string[], env: NodeJS.ProcessEnv) => Promise<number>
+}
+
 /** A group name a rule requires (`acme`, `acme:owner`, `acme/ops`, a role), and where it is written. */
 export interface NamedGroup {
   /** For people: `forwardAuth.rules[2].subject.teams`, `SAML app "Wiki"`. */

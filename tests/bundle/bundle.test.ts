@@ -60,7 +60,10 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/gatehouse.ts ./config/shared.js': 'PostgreSQL: serve',
   'server/gatehouse.ts ./db/pg/change-signal.js': 'PostgreSQL: serve',
   'server/mail/outbox.ts nodemailer': 'SMTP delivery',
-  'server/cli.ts ./features/import/cli.js': 'gatehouse import',
+  'server/features/import/commands.ts ./cli.js': 'gatehouse import',
+  'server/features/oidc-provider/commands.ts ./cli.js': 'OIDC provider',
+  'server/features/jwt/commands.ts ./cli.js': 'gatehouse jwt keys and gatehouse backup',
+  'server/features/backup/commands.ts ./cli.js': 'gatehouse jwt keys and gatehouse backup',
   'server/features/import/cli.ts ./better-auth.js': 'gatehouse import better-auth',
   'server/features/import/better-auth.ts pg': 'PostgreSQL: gatehouse import better-auth (PostgreSQL source)',
   'server/crypto/foreign-hashes.ts bcryptjs': 'gatehouse import users: a bcrypt user signs in',
@@ -68,7 +71,7 @@ const LAZY_IMPORTS: Record<string, string> = {
   // The browser panel's on-demand renderer build (Vite, external to the bundle, the same pattern as
   // the hosted pages above); the panel tests build the renderer once per run (tests/setup/renderer-build.ts).
   'server/panel/build.ts specifier': 'panel (see tests/setup/renderer-build.ts)',
-  'server/cli.ts ./features/saml/cli.js': 'SAML and LDAP: gatehouse saml sp create',
+  'server/features/saml/commands.ts ./cli.js': 'SAML and LDAP: gatehouse saml sp create',
   'server/features/saml/lazy.ts ./protocol.js': 'SAML and LDAP: metadata (the routes, the panel and the cleanup job load the same module)',
   'server/features/ldap/index.ts ./server.js': 'SAML and LDAP: a bind and a search on the LDAP listener',
   'server/features/metrics/index.ts ./registry.js': 'metrics (prom-client): the SQLite server serves /metrics',
@@ -216,6 +219,18 @@ describe('the built server (dist/server/main.mjs through bin/gatehouse.js serve)
       const refused = await runCli(['serve', '--port', '0', '--panel-port', '0', ...data.args], traced)
       expect(refused.code, refused.stdout + refused.stderr).not.toBe(0)
       expect(refused.stderr).toContain('advanced.crossSubDomainCookies.domain: "co.uk" is a public suffix')
+    })
+
+    it('gatehouse jwt keys and gatehouse backup: each feature command loads its own code (server/features/commands.ts)', async () => {
+      const dir = join(work, 'sqlite')
+      const keys = await runCli(['jwt', 'keys', '--data-dir', dir], traced)
+      expect(keys.code, keys.stdout + keys.stderr).toBe(0)
+      const out = join(work, 'bundle-backup.tar.gz')
+      const backup = await runCli(['backup', '--out', out, '--data-dir', dir], traced, 60_000)
+      expect(backup.code, backup.stdout + backup.stderr).toBe(0)
+      expect(existsSync(out)).toBe(true)
+      const help = await runCli(['restore', '--help'], traced)
+      expect([help.code, help.stdout]).toEqual([0, expect.stringContaining('Usage: gatehouse backup')])
     })
 
     it('SMTP delivery (nodemailer): a password-reset mail reaches the SMTP sink', async () => {

@@ -83,8 +83,27 @@ export const pingFeature = defineFeature({
   },
   {
     step: 2,
-    says: ['`defineRoute` in `routes.ts`', 'zod body/query'],
+    says: ['`defineRoute` in `routes.ts`', 'zod body/query', '`commands.ts`', 'export const commands: CommandDeclaration[]'],
     apply() {
+      write(
+        'server/features/ping/commands.ts',
+        `import type { CommandDeclaration } from '../../feature.js'
+
+/** \`gatehouse ping\`: prints pong. */
+export const commands: CommandDeclaration[] = [
+  {
+    name: 'ping',
+    synopsis: 'ping',
+    summary: 'prints pong',
+    usage: 'Usage: gatehouse ping\\n',
+    run: async () => {
+      process.stdout.write('pong\\n')
+      return 0
+    },
+  },
+]
+`,
+      )
       write(
         'server/features/ping/routes.ts',
         `import { z } from 'zod'
@@ -187,7 +206,7 @@ export const pingPanel = definePanelFeature({
     apply() {
       write(
         'tests/features/ping/ping.api.test.ts',
-        `import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+        `import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startTestServer, type TestServer } from '../../helpers/server.js'
 
 let on: TestServer
@@ -217,6 +236,21 @@ describe('ping', () => {
   it('is absent while off, the default', async () => {
     expect((await fetch(\`\${off.base}/ping\`)).status).toBe(404)
   })
+
+  it('gatehouse ping prints pong, and gatehouse --help lists it (commands.ts, gathered for server/cli.ts)', async () => {
+    const { main } = await import('../../../server/cli.js')
+    const written: string[] = []
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => written.push(String(chunk)) > 0)
+    try {
+      expect(await main(['ping'])).toBe(0)
+      expect(await main(['--help'])).toBe(0)
+    } finally {
+      out.mockRestore()
+    }
+    const printed = written.join('')
+    expect(printed).toContain('pong')
+    expect(printed).toMatch(/gatehouse ping +\\(prints pong\\)/)
+  })
 })
 `,
       )
@@ -224,12 +258,14 @@ describe('ping', () => {
   },
   {
     step: 8,
-    says: ['"The features today: …"', "in the list's order", '`tests/unit/architecture-doc.test.ts`'],
+    says: ['"The features today: …"', "in the list's order", "the command line's list", '`tests/unit/architecture-doc.test.ts`'],
     apply() {
       const doc = read('docs/ARCHITECTURE.md')
       const sentence = /(The features today: [^(]+?)( \(`server\/features\/index\.ts`\))/
       if (!sentence.test(doc)) throw new Error('docs/ARCHITECTURE.md: no sentence "The features today: …"')
-      write('docs/ARCHITECTURE.md', doc.replace(sentence, '$1, ping$2'))
+      const commandLine = /(the command line\s*\(`gatehouse [a-z|]+)`\)/
+      if (!commandLine.test(doc)) throw new Error('docs/ARCHITECTURE.md: no "the command line (`gatehouse …`)"')
+      write('docs/ARCHITECTURE.md', doc.replace(sentence, '$1, ping$2').replace(commandLine, '$1|ping`)'))
     },
   },
 ]
@@ -335,8 +371,8 @@ describe('adding a feature, as docs/ARCHITECTURE.md says (issue 51 §5)', () => 
     })
     const passed = (path: string) =>
       results.testResults.find((file) => relative(copy, file.name) === path)?.assertionResults.map((a) => a.status)
-    // GET /api/auth/ping answered on the copy's server (and refused and went away as it should).
-    expect(passed('tests/features/ping/ping.api.test.ts')).toEqual(['passed', 'passed', 'passed'])
+    // GET /api/auth/ping answered on the copy's server (and refused and went away as it should), and gatehouse ping ran.
+    expect(passed('tests/features/ping/ping.api.test.ts')).toEqual(['passed', 'passed', 'passed', 'passed'])
     for (const path of [
       'tests/unit/architecture-doc.test.ts',
       'tests/unit/feature-declarations.test.ts',

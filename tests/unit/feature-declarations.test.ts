@@ -68,13 +68,26 @@ function sectionAt(path: string): ZodType | undefined {
 describe('feature declarations', () => {
   it('the generated aggregations are what the listed feature folders say (node bin/gen-features.js)', async () => {
     const files = (await generatedFiles()) as Record<string, string>
-    expect(Object.keys(files).length).toBe(5)
+    expect(Object.keys(files).length).toBe(6)
     for (const [path, text] of Object.entries(files)) {
       const onDisk = readFileSync(join(import.meta.dirname, '../..', path), 'utf8')
       expect({ path, current: onDisk === text }).toEqual({ path, current: true })
     }
     // The generator reads the list the composition root uses, in its order.
     expect(listedFolders()).toEqual(features.map((f) => f.id))
+  })
+
+  it("the CLI's feature commands are each commands.ts's, gathered once, their names unique and no core command's", async () => {
+    const { featureCommands } = await import('../../server/features/commands.js')
+    const declared: unknown[] = []
+    for (const folder of listedFolders()) {
+      const file = join(featuresDir, folder, 'commands.ts')
+      if (existsSync(file)) declared.push(...((await import(file)) as { commands: unknown[] }).commands)
+    }
+    expect(featureCommands).toEqual(declared)
+    const names = featureCommands.map((command) => command.name)
+    expect(new Set(names).size).toBe(names.length)
+    for (const core of ['serve', 'user', 'reload', 'migrate', 'help', 'version']) expect(names).not.toContain(core)
   })
 
   it("a feature's declared config is its config.ts `configSections`, the object the generator mounts", async () => {

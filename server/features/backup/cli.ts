@@ -7,23 +7,7 @@ import { packageVersion } from '../../panel/build.js'
 import { archiveName, BACKUPS_DIR, createBackup, restoreArchive } from './archive.js'
 import { BackupError, backupErrors } from './errors.js'
 import { openExisting } from './store.js'
-
-export const BACKUP_USAGE = `Usage: gatehouse backup [--out <file>] [--data-dir <dir>]
-       gatehouse restore <file> --data-dir <dir>
-
-backup   an online, consistent snapshot of the database (the server may keep running and
-         writing), with the stored config and the secret, as one .tar.gz with a manifest
-         (default: <data dir>/backups/gatehouse-backup-<time>.tar.gz)
-restore  verifies the archive (checksums, integrity_check, schema version; older schemas are
-         migrated) before it replaces anything; refused while a server runs on the directory.
-         The replaced files are kept in <data dir>/replaced-<time>/ until the restored data has
-         started once.
-
-Options:
-  --data-dir <dir>   GATEHOUSE_DATA_DIR   data directory (default ./data)
-  --out <file>                            where to write the backup
-  -h, --help                              this help
-`
+import { BACKUP_USAGE } from './usage.js'
 
 const kb = (bytes: number) => (bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`)
 

@@ -1,13 +1,7 @@
 import { parseArgs } from 'node:util'
 import { openToolContext } from '../../core/tool-context.js'
 import { listSigningKeys, rotateSigningKey } from './keys.js'
-
-export const JWT_USAGE = `Usage: gatehouse jwt rotate [--data-dir <dir>]   a new signing key signs from now on; the old one stays in the JWKS for the grace period
-       gatehouse jwt keys [--data-dir <dir>]     the signing keys and their state
-
-Works on the data directory whether or not a server runs on it (a running server sees the change
-within a second). The auth secret is the data directory's, or GATEHOUSE_SECRET.
-`
+import { JWT_USAGE } from './usage.js'
 
 /** Runs `gatehouse jwt <subcommand>`; returns the exit code (0 done, 2 usage). */
 export async function jwtCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
