@@ -3,6 +3,29 @@
  * modules that cannot be understood apart; issue 26),
  * and features import core, never each other except through what they declare.
  */
+const { readFileSync } = require('node:fs')
+const { join } = require('node:path')
+
+/**
+ * What each feature imports of another, each with why: the features' dependencies.ts `dependsOn`,
+ * gathered by bin/gen-features.js (npm test runs it first). A target is `folder/file.ts` or a whole
+ * `folder`.
+ */
+const declared = JSON.parse(readFileSync(join(__dirname, 'server/features/dependencies.json'), 'utf8'))
+const regexOf = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const allowed = (target) => (target.includes('/') ? `^server/features/${regexOf(target)}$` : `^server/features/${regexOf(target)}/`)
+
+/** One rule per feature that declares dependencies: its folder may import exactly those of other features. */
+const declaredDependencyRules = Object.entries(declared).map(([folder, targets]) => ({
+  name: `${folder}-imports-only-its-dependencies-ts`,
+  severity: 'error',
+  comment: `Declared in server/features/${folder}/dependencies.ts: ${Object.entries(targets)
+    .map(([target, why]) => `${target} (${why})`)
+    .join('; ')}. Nothing else of another feature.`,
+  from: { path: `^server/features/${regexOf(folder)}/` },
+  to: { path: '^server/features/[^/]+/', pathNot: [`^server/features/${regexOf(folder)}/`, ...Object.keys(targets).map(allowed)] },
+}))
+
 module.exports = {
   forbidden: [
     {
@@ -38,149 +61,17 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'features-stay-apart',
+      name: 'features-without-dependencies-ts-stay-apart',
       severity: 'error',
-      comment: 'A feature folder imports core and framework modules, not another feature (declared dependencies below).',
+      comment:
+        'A feature folder with no dependencies.ts imports core and framework modules, never another feature (those with one: the rules built from it, below).',
       from: {
         path: '^server/features/([^/]+)/',
-        pathNot:
-          '^server/features/(two-factor|username|account|admin|overview|hosted-pages|oidc-provider|import|forward-auth|jwt|api-key|groups|ldap|saml)/',
+        pathNot: Object.keys(declared).map((folder) => `^server/features/${regexOf(folder)}/`),
       },
       to: { path: '^server/features/([^/]+)/', pathNot: ['^server/features/$1/'] },
     },
-    {
-      name: 'ldap-depends-on-email-password-admin-and-groups-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: an LDAP bind is email-password's password check (identifyByPassword), password modify is account's change of one's own password, who may search follows admin's role rule, the groups are the groups feature's one group-name rule and the uid is username's login-name rule. Nothing else.",
-      from: { path: '^server/features/ldap/' },
-      to: {
-        path: '^server/features/[^/]+/',
-        pathNot: [
-          '^server/features/ldap/',
-          '^server/features/email-password/sign-in\\.ts$',
-          '^server/features/account/rules\\.ts$',
-          '^server/features/admin/access\\.ts$',
-          '^server/features/groups/names\\.ts$',
-          '^server/features/app-passwords/verify\\.ts$',
-          '^server/features/username/rules\\.ts$',
-        ],
-      },
-    },
-    {
-      name: 'two-factor-depends-on-passkey-only',
-      severity: 'error',
-      comment: 'Declared dependency: a passkey counts as a second factor, so two-factor reads passkeys; nothing else.',
-      from: { path: '^server/features/two-factor/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(two-factor|passkey)/'] },
-    },
-    {
-      name: 'import-depends-on-admin-and-username-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: an imported user's role and username follow the admin feature's roles and the username feature's rules; nothing else.",
-      from: { path: '^server/features/import/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(import|admin|username)/'] },
-    },
-    {
-      name: 'username-depends-on-email-password-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: username sign-in is email-password's password sign-in sequence (better-auth's username plugin needs emailAndPassword); nothing else.",
-      from: { path: '^server/features/username/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(username|email-password)/'] },
-    },
-    {
-      name: 'account-depends-on-email-password-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: the account endpoints use email-password's password policy, verification mail, notices and route helpers; nothing else.",
-      from: { path: '^server/features/account/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(account|email-password)/'] },
-    },
-    {
-      name: 'admin-depends-on-email-password-organization-and-magic-link-service-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: an admin setting a password applies email-password's policy and notice; the panel's user page lists the user's organization memberships; the drawer's set-up link is a magic link (magic-link/service.ts). Nothing else.",
-      from: { path: '^server/features/admin/' },
-      to: {
-        path: '^server/features/',
-        pathNot: ['^server/features/(admin|email-password|organization)/', '^server/features/magic-link/service\\.ts$'],
-      },
-    },
-    {
-      name: 'overview-depends-on-admin-forward-auth-and-organization-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: the first-run checklist asks whether an administrator exists, by admin's own role rule; the overview shows forward auth's allowed counts per app and counts organizations through organization's store. Nothing else.",
-      from: { path: '^server/features/overview/' },
-      to: {
-        path: '^server/features/',
-        pathNot: ['^server/features/(overview|admin|forward-auth)/', '^server/features/organization/store\\.ts$'],
-      },
-    },
-    {
-      name: 'hosted-pages-depends-on-social-only',
-      severity: 'error',
-      comment:
-        'Declared dependency: the sign-in page offers a button per enabled social provider, named by the social feature. Nothing else.',
-      from: { path: '^server/features/hosted-pages/' },
-      to: { path: '^server/features/', pathNot: ['^server/features/(hosted-pages|social)/'] },
-    },
-    {
-      name: 'oidc-provider-depends-on-jwt-organization-store-and-groups-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: the OpenID provider signs ID tokens with the jwt feature's keys and publishes its JWKS, reads memberships (client restrictions) through organization's store, and its claims from the faces' one record of a person (groups/person.ts, the one group rule); nothing else.",
-      from: { path: '^server/features/oidc-provider/' },
-      to: {
-        path: '^server/features/[^/]+/',
-        pathNot: [
-          '^server/features/(oidc-provider|jwt)/',
-          '^server/features/organization/store\\.ts$',
-          '^server/features/groups/(names|person)\\.ts$',
-        ],
-      },
-    },
-    {
-      name: 'saml-depends-on-groups-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: the SAML identity provider's attributes and allowed groups come from the faces' one record of a person (groups/person.ts) and the one group rule; nothing else.",
-      from: { path: '^server/features/saml/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/saml/', '^server/features/groups/(names|person)\\.ts$'] },
-    },
-    {
-      name: 'jwt-and-api-key-depend-on-organization-store-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: a token's organization claims and an organization-owned key's permissions follow the caller's membership, asked of organization's store (no SQL on its tables). Nothing else.",
-      from: { path: '^server/features/(jwt|api-key)/' },
-      to: { path: '^server/features/[^/]+/', pathNot: ['^server/features/$1/', '^server/features/organization/store\\.ts$'] },
-    },
-    {
-      name: 'forward-auth-depends-on-organization-and-two-factor-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: forward auth's rules require organizations and teams (organization's store functions, no SQL on its tables) and a passed second factor (two-factor's session marker); its headers take the group names from the one group rule and the login name from username's rule. Nothing else.",
-      from: { path: '^server/features/forward-auth/' },
-      to: {
-        path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/(forward-auth|organization|two-factor|groups)/', '^server/features/username/rules\\.ts$'],
-      },
-    },
-    {
-      name: 'groups-depends-on-organization-store-slugs-and-login-name-only',
-      severity: 'error',
-      comment:
-        "Declared dependency: group names are made of memberships and teams, read through organization's store; the names rules require are checked against the organizations with organization's slug rule (slugs.ts); the faces' record of a person (person.ts) carries the login name by username's rule (username/rules.ts). Nothing else.",
-      from: { path: '^server/features/groups/' },
-      to: {
-        path: '^server/features/[^/]+/',
-        pathNot: ['^server/features/groups/', '^server/features/organization/(store|slugs)\\.ts$', '^server/features/username/rules\\.ts$'],
-      },
-    },
+    ...declaredDependencyRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

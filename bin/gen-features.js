@@ -11,6 +11,8 @@
  *   server/features/config-sections.ts the config sections features own (config.ts `configSections`)
  *   server/features/panel-contracts.ts the panel operations (panel-contract.ts `…Contract`), renderer-safe
  *   server/features/commands.ts        the `gatehouse <name>` commands (commands.ts `commands`), for server/cli.ts
+ *   server/features/dependencies.json  what each feature imports of another (dependencies.ts `dependsOn`),
+ *                                      for .dependency-cruiser.cjs; and the list of them in docs/ARCHITECTURE.md
  *   server/db/feature-bindings.ts      the live binding of each feature table (the dialect switch), names only
  *
  * Run by bin/build-server.js before every build (so `npm install`, `npm start` on edited sources and
@@ -55,6 +57,25 @@ export function listedFolders(root = repoRoot) {
 const camel = (folder) => folder.replace(/-(\w)/g, (_, c) => c.toUpperCase())
 const exportsMatching = (file, pattern) => [...readFileSync(file, 'utf8').matchAll(pattern)].map((m) => m[1])
 
+/** A JavaScript string literal's value (single or double quoted, escapes taken as written). */
+const literal = (single, double) => (single ?? double).replace(/\\(.)/g, '$1')
+
+/** `export const dependsOn: FeatureDependencies = { 'folder/file.ts': 'why', … }` → [[target, why], …]. */
+function dependsOnOf(folder, text) {
+  const body = /^export const dependsOn: FeatureDependencies = \{\n([\s\S]*?)^\}/m.exec(text)?.[1]
+  if (body === undefined)
+    throw new Error(`server/features/${folder}/dependencies.ts: no \`export const dependsOn: FeatureDependencies = { … }\``)
+  const string = `'((?:[^'\\\\]|\\\\.)*)'|"((?:[^"\\\\]|\\\\.)*)"`
+  const entries = [...body.matchAll(new RegExp(`(?:${string})\\s*:\\s*(?:${string})\\s*,?`, 'g'))].map((m) => [
+    literal(m[1], m[2]),
+    literal(m[3], m[4]),
+  ])
+  for (const [target] of entries)
+    if (!/^[a-z][\w-]*(\/[\w./-]+\.ts)?$/.test(target) || target.split('/')[0] === folder)
+      throw new Error(`server/features/${folder}/dependencies.ts: "${target}" is not another feature's folder or folder/file.ts`)
+  return entries
+}
+
 /** What each listed folder declares, read from its files. */
 function declarations(root) {
   const out = []
@@ -73,6 +94,7 @@ function declarations(root) {
       fieldAccess: null,
       sections: [],
       commands: false,
+      dependsOn: null,
     }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
     if (has('commands.ts')) {
@@ -80,6 +102,7 @@ function declarations(root) {
         throw new Error(`server/features/${folder}/commands.ts: no \`export const commands: CommandDeclaration[] = [ … ]\``)
       entry.commands = true
     }
+    if (has('dependencies.ts')) entry.dependsOn = dependsOnOf(folder, readFileSync(join(dir, 'dependencies.ts'), 'utf8'))
     if (has('panel-contract.ts')) entry.contracts = exportsMatching(join(dir, 'panel-contract.ts'), /^export const (\w+Contract) = \{/gm)
     if (has('columns.ts')) {
       // `export const xColumns = {` / `export const xIndexes = {` with a `  user: …` / `  session: …` entry per table.
@@ -251,16 +274,41 @@ function commandsModule(features) {
   return `${lines.join('\n')}\n`
 }
 
+function dependenciesFile(features) {
+  const declared = Object.fromEntries(features.filter((f) => f.dependsOn).map((f) => [f.folder, Object.fromEntries(f.dependsOn)]))
+  return `${JSON.stringify(declared, null, 2)}\n`
+}
+
+const DEPENDENCIES_START = "<!-- dependencies: written by bin/gen-features.js from each feature's dependencies.ts -->"
+const DEPENDENCIES_END = '<!-- end of dependencies -->'
+
+/** docs/ARCHITECTURE.md with its list of the features' declared dependencies rewritten (null: the page or its markers are absent). */
+function architectureDoc(root, features) {
+  const path = join(root, 'docs', 'ARCHITECTURE.md')
+  if (!existsSync(path)) return null
+  const doc = readFileSync(path, 'utf8')
+  const start = doc.indexOf(DEPENDENCIES_START)
+  const end = doc.indexOf(DEPENDENCIES_END)
+  if (start === -1 || end < start) return null
+  const lines = features
+    .filter((f) => f.dependsOn)
+    .map((f) => `- **${f.folder}** imports ${f.dependsOn.map(([target, why]) => `\`${target}\` (${why})`).join('; ')}.`)
+  return `${doc.slice(0, start)}${DEPENDENCIES_START}\n${lines.join('\n')}\n${doc.slice(end)}`
+}
+
 /** The generated files, path → text. */
 export async function generatedFiles({ root = repoRoot } = {}) {
   const features = declarations(root)
+  const doc = architectureDoc(root, features)
   return {
     'server/features/columns.ts': columnsModule(features),
     'server/features/tables.ts': tablesModule(features),
     'server/features/config-sections.ts': sectionsModule(features),
     'server/features/panel-contracts.ts': contractsModule(features),
     'server/features/commands.ts': commandsModule(features),
+    'server/features/dependencies.json': dependenciesFile(features),
     'server/db/feature-bindings.ts': bindingsModule(features),
+    ...(doc === null ? {} : { 'docs/ARCHITECTURE.md': doc }),
   }
 }
 

@@ -203,6 +203,16 @@ export interface CommandDeclaration {
   run: (args: string[], env: NodeJS.ProcessEnv) => Promise<number>
 }
 
+/**
+ * What a feature imports from other features, each with why: its `dependencies.ts`
+ * (`export const dependsOn: FeatureDependencies = { 'organization/store.ts': 'why', … }`), a file
+ * (`folder/file.ts`) or a whole folder (`folder`). bin/gen-features.js gathers them into
+ * server/features/dependencies.json, of which .dependency-cruiser.cjs makes one rule per feature,
+ * and into docs/ARCHITECTURE.md's list of dependencies; an import of another feature that is not
+ * declared fails `npm run check:deps`.
+ */
+export type FeatureDependencies = Readonly<Record<string, string>>
+
 /** A group name a rule requires (`acme`, `acme:owner`, `acme/ops`, a role), and where it is written. */
 export interface NamedGroup {
   /** For people: `forwardAuth.rules[2].subject.teams`, `SAML app "Wiki"`. */

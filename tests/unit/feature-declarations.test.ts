@@ -8,7 +8,7 @@
  * root config section or table belongs to no feature and is not core.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ZodType } from 'zod'
 import { getTableConfig } from 'drizzle-orm/sqlite-core'
@@ -68,7 +68,7 @@ function sectionAt(path: string): ZodType | undefined {
 describe('feature declarations', () => {
   it('the generated aggregations are what the listed feature folders say (node bin/gen-features.js)', async () => {
     const files = (await generatedFiles()) as Record<string, string>
-    expect(Object.keys(files).length).toBe(6)
+    expect(Object.keys(files).length).toBe(8)
     for (const [path, text] of Object.entries(files)) {
       const onDisk = readFileSync(join(import.meta.dirname, '../..', path), 'utf8')
       expect({ path, current: onDisk === text }).toEqual({ path, current: true })
@@ -88,6 +88,25 @@ describe('feature declarations', () => {
     const names = featureCommands.map((command) => command.name)
     expect(new Set(names).size).toBe(names.length)
     for (const core of ['serve', 'user', 'reload', 'migrate', 'help', 'version']) expect(names).not.toContain(core)
+  })
+
+  it("every dependency a feature's dependencies.ts declares is imported by the folder (no stale allowance)", () => {
+    const declared = JSON.parse(readFileSync(join(featuresDir, 'dependencies.json'), 'utf8')) as Record<string, Record<string, string>>
+    expect(Object.keys(declared).length).toBeGreaterThan(10)
+    for (const [folder, targets] of Object.entries(declared)) {
+      const dir = join(featuresDir, folder)
+      const imported = new Set<string>()
+      for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile() || !entry.name.endsWith('.ts')) continue
+        const text = readFileSync(join(entry.parentPath, entry.name), 'utf8')
+        for (const [, specifier] of text.matchAll(/from '(\.[^']+)\.js'/g))
+          imported.add(`${relative(featuresDir, resolve(entry.parentPath, specifier as string))}.ts`)
+      }
+      for (const target of Object.keys(targets)) {
+        const used = [...imported].some((path) => path === target || path.startsWith(`${target}/`))
+        expect({ folder, target, used }).toEqual({ folder, target, used: true })
+      }
+    }
   })
 
   it("a feature's declared config is its config.ts `configSections`, the object the generator mounts", async () => {

@@ -114,6 +114,41 @@ describe('bin/gen-features.js', () => {
     )
   })
 
+  it("gathers each folder's commands.ts and dependencies.ts (the check:deps rules and the doc's list), and refuses a dependency on itself", async () => {
+    write('server/features/index.ts', list(['widget', 'rateCard']))
+    write(
+      'server/features/rate-card/commands.ts',
+      "export const commands: CommandDeclaration[] = [\n  { name: 'rate', synopsis: 'rate', run: async () => 0 },\n]\n",
+    )
+    write(
+      'server/features/widget/dependencies.ts',
+      `export const dependsOn: FeatureDependencies = {\n  'rate-card/config.ts': "the widget's price is rate-card's",\n  'gadget': 'a \\'quoted\\' reason',\n}\n`,
+    )
+    write(
+      'docs/ARCHITECTURE.md',
+      "Before.\n<!-- dependencies: written by bin/gen-features.js from each feature's dependencies.ts -->\nstale\n<!-- end of dependencies -->\nAfter.\n",
+    )
+    const files = (await generatedFiles({ root })) as Record<string, string>
+    expect(files['server/features/commands.ts']).toContain("import { commands as rateCardCommands } from './rate-card/commands.js'")
+    expect(files['server/features/commands.ts']).toContain(
+      'export const featureCommands: CommandDeclaration[] = [\n  ...rateCardCommands,\n]',
+    )
+    expect(JSON.parse(files['server/features/dependencies.json'] as string)).toEqual({
+      widget: { 'rate-card/config.ts': "the widget's price is rate-card's", gadget: "a 'quoted' reason" },
+    })
+    expect(files['docs/ARCHITECTURE.md']).toBe(
+      "Before.\n<!-- dependencies: written by bin/gen-features.js from each feature's dependencies.ts -->\n" +
+        "- **widget** imports `rate-card/config.ts` (the widget's price is rate-card's); `gadget` (a 'quoted' reason).\n" +
+        '<!-- end of dependencies -->\nAfter.\n',
+    )
+    write('server/features/widget/dependencies.ts', "export const dependsOn: FeatureDependencies = {\n  'widget/schema.ts': 'itself',\n}\n")
+    await expect(generatedFiles({ root })).rejects.toThrow(
+      'server/features/widget/dependencies.ts: "widget/schema.ts" is not another feature',
+    )
+    rmSync(join(root, 'server/features/widget/dependencies.ts'))
+    rmSync(join(root, 'server/features/rate-card/commands.ts'))
+  })
+
   it('refuses a config section it cannot mount, naming the folder', async () => {
     write('server/features/index.ts', list(['widget']))
     write('server/features/widget/config.ts', "export const configSections = { 'session.widget': widgetConfig }\n")

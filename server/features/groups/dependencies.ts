@@ -1,0 +1,8 @@
+import type { FeatureDependencies } from '../../feature.js'
+
+/** What Groups imports from other features, each with why: bin/gen-features.js makes check:deps' rule of it (docs/ARCHITECTURE.md). */
+export const dependsOn: FeatureDependencies = {
+  'organization/store.ts': "group names are made of memberships and teams, read through organization's store",
+  'organization/slugs.ts': "the names rules require are checked against organizations by organization's slug rule",
+  'username/rules.ts': "the faces' record of a person carries the login name by username's rule",
+}
