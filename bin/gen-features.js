@@ -8,7 +8,8 @@
  *
  *   server/features/columns.ts         the columns features add to `user` and `session` (columns.ts)
  *   server/features/tables.ts          the features' own tables (schema.ts)
- *   server/features/config-sections.ts the config sections features own (config.ts `configSections`)
+ *   server/features/config-sections.ts the config sections features own (config.ts `configSections`) and
+ *                                      their checks across sections (config.ts `configChecks`)
  *   server/features/panel-contracts.ts the panel operations (panel-contract.ts `…Contract`), renderer-safe
  *   server/features/commands.ts        the `gatehouse <name>` commands (commands.ts `commands`), for server/cli.ts
  *   server/features/dependencies.json  what each feature imports of another (dependencies.ts `dependsOn`),
@@ -93,6 +94,7 @@ function declarations(root) {
       sessionDefaults: null,
       fieldAccess: null,
       sections: [],
+      checks: false,
       commands: false,
       dependsOn: null,
     }
@@ -136,6 +138,8 @@ function declarations(root) {
           throw new Error(`server/features/${folder}/config.ts: section ${path}: only root sections and user.* can be mounted`)
         entry.sections.push({ path, under: parts.length === 2 ? 'user' : null, key: parts.at(-1) })
       }
+      // `export const configChecks: ConfigCheck<…> = (config) => [...]`: its checks across sections.
+      entry.checks = /^export const configChecks: ConfigCheck</m.test(text)
     }
     out.push(entry)
   }
@@ -225,7 +229,8 @@ function bindingsModule(features) {
 function sectionsModule(features) {
   const withSections = features.filter((f) => f.sections.length > 0)
   const lines = [HEADER]
-  for (const f of withSections) lines.push(`import { configSections as ${f.id} } from './${f.folder}/config.js'`)
+  for (const f of withSections)
+    lines.push(`import { ${f.checks ? `configChecks as ${f.id}Checks, ` : ''}configSections as ${f.id} } from './${f.folder}/config.js'`)
   const entries = (under) =>
     withSections.flatMap((f) =>
       f.sections.filter((s) => s.under === under).map((s) => `  ${key(s.key)}: ${f.id}${s.under ? `['${s.path}']` : `.${s.key}`},`),
@@ -243,6 +248,12 @@ function sectionsModule(features) {
     'featureUserSections',
     "/** The sections features mount under `user` (better-auth's `user.changeEmail`, `user.deleteUser`). */",
     'user',
+  )
+  const checks = withSections.filter((f) => f.checks).map((f) => `${f.id}Checks`)
+  lines.push(
+    '',
+    "/** The features' checks across their sections (config.ts `configChecks`), run by server/config-schema.ts on every parse. */",
+    `export const featureConfigChecks = [${checks.join(', ')}]`,
   )
   return `${lines.join('\n')}\n`
 }

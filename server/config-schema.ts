@@ -1,6 +1,5 @@
 import { buildConfigSchema, provideConfigSchema, registrableCookieDomain } from './config/schema.js'
-import { BUILT_IN_ROLES } from './features/admin/statements.js'
-import { featureSections, featureUserSections } from './features/config-sections.js'
+import { featureConfigChecks, featureSections, featureUserSections } from './features/config-sections.js'
 
 /**
  * The whole config schema, assembled on the composition floor: config/schema.ts's core sections,
@@ -11,13 +10,6 @@ import { featureSections, featureUserSections } from './features/config-sections
  * db/, core/ or http/ imports a feature. The composition root (gatehouse.ts, cli.ts) imports it.
  */
 export const configSchema = buildConfigSchema(featureSections, featureUserSections).superRefine((c, ctx) => {
-  if (c.emailAndPassword.minPasswordLength > c.emailAndPassword.maxPasswordLength) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['emailAndPassword', 'minPasswordLength'],
-      message: 'must not exceed emailAndPassword.maxPasswordLength',
-    })
-  }
   const cookieDomain = c.advanced.crossSubDomainCookies.domain
   if (cookieDomain && !registrableCookieDomain(cookieDomain)) {
     ctx.addIssue({
@@ -26,23 +18,8 @@ export const configSchema = buildConfigSchema(featureSections, featureUserSectio
       message: `"${cookieDomain}" is a public suffix (or an address): browsers drop cookies set for it; use a name under a domain you own (lan.example.com) or under .internal / .lan (example.internal, example.lan)`,
     })
   }
-  // A role LDAP lets search the whole directory must exist, or no service user could ever hold it.
-  for (const role of c.ldap.searchRoles) {
-    if (!(role in BUILT_IN_ROLES) && !(role in c.admin.roles)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['ldap', 'searchRoles'],
-        message: `"${role}" is not a known role (built-in, or declared in admin.roles)`,
-      })
-    }
-  }
-  if (c.username.minUsernameLength > c.username.maxUsernameLength) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['username', 'minUsernameLength'],
-      message: 'must not exceed username.maxUsernameLength',
-    })
-  }
+  // The features' own checks across their sections (their config.ts configChecks).
+  for (const check of featureConfigChecks) for (const { path, message } of check(c)) ctx.addIssue({ code: 'custom', path, message })
 })
 
 provideConfigSchema(configSchema)

@@ -213,6 +213,14 @@ export interface CommandDeclaration {
  */
 export type FeatureDependencies = Readonly<Record<string, string>>
 
+/**
+ * A feature's checks across its config (and the sections it names), beside its sections in its
+ * config.ts (`export const configChecks: ConfigCheck<{ section: Type }> = (config) => [...]`):
+ * gathered by bin/gen-features.js and run by config-schema.ts on every parse of the whole config, so
+ * a refused value names its path wherever the config comes from (file, panel, CLI).
+ */
+export type ConfigCheck<Sections> = (config: Sections) => { path: string[]; message: string }[]
+
 /** A group name a rule requires (`acme`, `acme:owner`, `acme/ops`, a role), and where it is written. */
 export interface NamedGroup {
   /** For people: `forwardAuth.rules[2].subject.teams`, `SAML app "Wiki"`. */

@@ -109,6 +109,31 @@ describe('feature declarations', () => {
     }
   })
 
+  it("the checks across sections are each feature's config.ts configChecks, run on every parse of the whole config", async () => {
+    const { featureConfigChecks } = await import('../../server/features/config-sections.js')
+    const declared: unknown[] = []
+    for (const folder of listedFolders()) {
+      const file = join(featuresDir, folder, 'config.ts')
+      if (existsSync(file)) {
+        const { configChecks } = (await import(file)) as { configChecks?: unknown }
+        if (configChecks) declared.push(configChecks)
+      }
+    }
+    expect(featureConfigChecks).toEqual(declared)
+    const refused = configSchema.safeParse({
+      emailAndPassword: { minPasswordLength: 20, maxPasswordLength: 10 },
+      username: { minUsernameLength: 9, maxUsernameLength: 4 },
+      ldap: { searchRoles: ['auditor'] },
+    })
+    expect(refused.success).toBe(false)
+    expect(refused.error?.issues.map((issue) => [issue.path.join('.'), issue.message])).toEqual([
+      ['emailAndPassword.minPasswordLength', 'must not exceed emailAndPassword.maxPasswordLength'],
+      ['username.minUsernameLength', 'must not exceed username.maxUsernameLength'],
+      ['ldap.searchRoles', '"auditor" is not a known role (built-in, or declared in admin.roles)'],
+    ])
+    expect(configSchema.safeParse({ ldap: { searchRoles: ['auditor'] }, admin: { roles: { auditor: {} } } }).success).toBe(true)
+  })
+
   it("a feature's declared config is its config.ts `configSections`, the object the generator mounts", async () => {
     for (const f of features) {
       const file = join(featuresDir, f.id, 'config.ts')

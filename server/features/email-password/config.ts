@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { ConfigCheck } from '../../feature.js'
 
 const seconds = z.number().int().min(0)
 
@@ -31,3 +32,9 @@ export const emailVerificationConfig = z
 
 /** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
 export const configSections = { emailAndPassword: emailAndPasswordConfig, emailVerification: emailVerificationConfig }
+
+/** The shortest password allowed may not exceed the longest (config-schema.ts runs it on every parse). */
+export const configChecks: ConfigCheck<{ emailAndPassword: z.output<typeof emailAndPasswordConfig> }> = ({ emailAndPassword }) =>
+  emailAndPassword.minPasswordLength > emailAndPassword.maxPasswordLength
+    ? [{ path: ['emailAndPassword', 'minPasswordLength'], message: 'must not exceed emailAndPassword.maxPasswordLength' }]
+    : []

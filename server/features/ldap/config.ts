@@ -1,5 +1,7 @@
 import { z } from 'zod'
 import { rateLimitRule } from '../../config/rate-limit-rule.js'
+import type { ConfigCheck } from '../../feature.js'
+import { BUILT_IN_ROLES } from '../admin/access.js'
 
 /** `host:port`, the host an IPv4 address, a name, or an IPv6 address in brackets (`[::1]:3890`). */
 export const LDAP_ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/
@@ -121,3 +123,9 @@ export function parseLdapAddress(value: string): { host: string; port: number } 
 
 /** The config sections this feature owns, by path (its defineFeature declares them; bin/gen-features.js mounts them). */
 export const configSections = { ldap: ldapConfig }
+
+/** A role LDAP lets search the whole directory must exist, or no service user could ever hold it. */
+export const configChecks: ConfigCheck<{ ldap: LdapConfig; admin: { roles: Readonly<Record<string, unknown>> } }> = ({ ldap, admin }) =>
+  ldap.searchRoles
+    .filter((role) => !(role in BUILT_IN_ROLES) && !(role in admin.roles))
+    .map((role) => ({ path: ['ldap', 'searchRoles'], message: `"${role}" is not a known role (built-in, or declared in admin.roles)` }))

@@ -4,7 +4,7 @@ import type { FeatureDependencies } from '../../feature.js'
 export const dependsOn: FeatureDependencies = {
   'email-password/sign-in.ts': "a simple bind is email-password's password check (identifyByPassword)",
   'account/rules.ts': "the password modify operation is account's change of one's own password",
-  'admin/access.ts': "who may search the whole directory follows admin's role rule",
+  'admin/access.ts': "who may search the whole directory follows admin's role rule, and a search role must be one admin knows",
   'groups/names.ts': "an entry's groups are the groups feature's one group-name rule",
   'app-passwords/verify.ts': "a bind with an app password is app-passwords' own check",
   'username/rules.ts': "the uid is username's login-name rule",
