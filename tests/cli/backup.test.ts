@@ -234,6 +234,47 @@ describe('gatehouse backup and restore', () => {
     await again.exited
   }, 120_000)
 
+  it("carries the Network view's settings (network.json) and restores them; an archive without them leaves the machine's own (issue 50 §8)", async () => {
+    const { dataDir } = await populatedDataDir(1)
+    const network = { listen: 'lan', interface: null, port: 4390, baseURL: 'https://auth.example.lan' }
+    writeFileSync(join(dataDir, 'network.json'), `${JSON.stringify(network)}\n`, { mode: 0o600 })
+    const archive = join(tempDir(), 'with-network.tar.gz')
+    const made = await runCli(['backup', '--out', archive, '--data-dir', dataDir])
+    expect(made.code, made.stderr).toBe(0)
+
+    const fresh = join(tempDir(), 'fresh')
+    const restored = await runCli(['restore', archive, '--data-dir', fresh])
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(fresh, 'network.json'), 'utf8'))).toEqual(network)
+
+    // Without network.json in the archive, a restore keeps the network.json already there.
+    rmSync(join(dataDir, 'network.json'))
+    const bare = join(tempDir(), 'without-network.tar.gz')
+    expect((await runCli(['backup', '--out', bare, '--data-dir', dataDir])).code).toBe(0)
+    const own = { ...network, port: 4391 }
+    writeFileSync(join(fresh, 'network.json'), `${JSON.stringify(own)}\n`, { mode: 0o600 })
+    expect((await runCli(['restore', bare, '--data-dir', fresh])).code).toBe(0)
+    expect(JSON.parse(readFileSync(join(fresh, 'network.json'), 'utf8'))).toEqual(own)
+  }, 120_000)
+
+  it('refuses to back up a data directory whose config keeps the data in PostgreSQL (its SQLite file is not the data in use)', async () => {
+    const { dataDir } = await populatedDataDir(1)
+    const configFile = join(dataDir, 'config.json')
+    const stored = existsSync(configFile) ? JSON.parse(readFileSync(configFile, 'utf8')) : {}
+    writeFileSync(configFile, JSON.stringify({ ...stored, database: { url: 'postgres://gatehouse@127.0.0.1:1/gatehouse' } }))
+    const before = tree(dataDir)
+    const refused = await runCli(['backup', '--data-dir', dataDir])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/^gatehouse: this install keeps its data in PostgreSQL/)
+    expect(tree(dataDir)).toEqual(before)
+    // The same through a GATEHOUSE_CONFIG file merged over a config without it.
+    writeFileSync(configFile, JSON.stringify(stored))
+    const overlay = join(tempDir(), 'overlay.json')
+    writeFileSync(overlay, JSON.stringify({ database: { url: 'postgres://gatehouse@127.0.0.1:1/gatehouse' } }))
+    const viaOverlay = await runCli(['backup', '--data-dir', dataDir], { GATEHOUSE_CONFIG: overlay })
+    expect([viaOverlay.code, viaOverlay.stderr]).toEqual([1, expect.stringMatching(/keeps its data in PostgreSQL/)])
+  }, 120_000)
+
   it('migrates an archive made by the previous schema version', async () => {
     // The previous migration set: every migration this build ships but the last.
     const previous = join(tempDir(), 'migrations')

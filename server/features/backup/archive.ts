@@ -23,28 +23,44 @@ import { openDatabase } from '../../db/index.js'
 import { BackupError, backupErrors } from './errors.js'
 import { appliedMigrations, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
 import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
+import { NETWORK_FILE, networkFile } from '../network/settings.js'
 
 /**
  * A backup is one `.tar.gz`: `manifest.json` first, then `gatehouse.db` (an online snapshot),
- * `config.json` (the stored configuration, when there is one) and `secret` (the auth secret, which
- * opens sealed provider and SMTP secrets). The manifest names the Gatehouse version, the schema
+ * `config.json` (the stored configuration, when there is one), `secret` (the auth secret, which
+ * opens sealed provider and SMTP secrets) and `network.json` (the Network view's address, port and
+ * base URL, when saved). The manifest names the Gatehouse version, the schema
  * version (applied migrations), the creation time, row counts and each file's SHA-256.
  */
 
 export const FORMAT = 'gatehouse-backup'
 export const FORMAT_VERSION = 1
-export const DATA_FILES = ['gatehouse.db', 'config.json', 'secret'] as const
+export const DATA_FILES = ['gatehouse.db', 'config.json', 'secret', NETWORK_FILE] as const
 /**
  * What a restore moves aside in the data directory: the database with its WAL files, the stored
  * config, and the secret (`secret.enc` is the desktop app's keychain-encrypted one; the app
- * re-encrypts a restored plain `secret` at its next start).
+ * re-encrypts a restored plain `secret` at its next start), and the Network view's settings.
  */
-export const REPLACED_FILES = ['gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'config.json', 'secret', 'secret.enc'] as const
+export const REPLACED_FILES = [
+  'gatehouse.db',
+  'gatehouse.db-wal',
+  'gatehouse.db-shm',
+  'config.json',
+  'secret',
+  'secret.enc',
+  NETWORK_FILE,
+] as const
 const SECRET_FILES: readonly string[] = ['secret', 'secret.enc']
 
-/** The files a restore of `archiveFiles` replaces: the secret only when the archive carries one. */
+/**
+ * The files a restore of `archiveFiles` replaces: the secret only when the archive carries one, the
+ * Network settings likewise (an archive made before they were carried leaves the machine's own).
+ */
 export const replacedBy = (archiveFiles: readonly string[]): string[] =>
-  REPLACED_FILES.filter((name) => archiveFiles.includes('secret') || !SECRET_FILES.includes(name))
+  REPLACED_FILES.filter(
+    (name) =>
+      (archiveFiles.includes('secret') || !SECRET_FILES.includes(name)) && (archiveFiles.includes(NETWORK_FILE) || name !== NETWORK_FILE),
+  )
 export const BACKUPS_DIR = 'backups'
 export const PID_FILE = 'gatehouse.pid'
 export const RESTORE_MARKER = 'restore.json'
@@ -127,6 +143,8 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
       writeFileSync(join(work, 'secret'), `${source.secret}\n`, { mode: 0o600 })
       files.push({ name: 'secret', path: join(work, 'secret') })
     } else if (existsSync(secretFile)) files.push({ name: 'secret', path: secretFile })
+    const network = networkFile(source.dataDir)
+    if (existsSync(network)) files.push({ name: NETWORK_FILE, path: network })
 
     const entries = []
     for (const file of files) {

@@ -8,6 +8,7 @@ import { archiveName, BACKUPS_DIR, createBackup, restoreArchive } from './archiv
 import { BackupError, backupErrors } from './errors.js'
 import { openExisting } from './store.js'
 import { BACKUP_USAGE } from './usage.js'
+import { readJsonFile } from '../../config/store.js'
 
 const kb = (bytes: number) => (bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`)
 
@@ -49,9 +50,24 @@ async function run(argv: string[], command: (parsed: ReturnType<typeof parse>) =
   }
 }
 
-/** Backups are of the SQLite data directory: with --database-url / GATEHOUSE_DATABASE_URL, pg_dump's job. */
-function refuseOnPostgres(env: NodeJS.ProcessEnv): void {
-  if (env.GATEHOUSE_DATABASE_URL) throw backupErrors.postgres()
+/** config `database.url` of a JSON file that exists (the data directory's config.json, the GATEHOUSE_CONFIG file). */
+function databaseUrlIn(file: string): unknown {
+  if (!existsSync(file)) return undefined
+  const json = readJsonFile(file, 'config')
+  const database = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as { database?: unknown }).database : undefined
+  return typeof database === 'object' && database !== null ? (database as { url?: unknown }).url : undefined
+}
+
+/**
+ * Backups are of the SQLite data directory. On PostgreSQL (--database-url, GATEHOUSE_DATABASE_URL,
+ * or `database.url` in the data directory's config.json or the GATEHOUSE_CONFIG file, as serve reads
+ * them) a SQLite file left there is not the data in use: refused, pg_dump's job.
+ */
+function refuseOnPostgres(env: NodeJS.ProcessEnv, dataDir: string): void {
+  const configured = [join(dataDir, 'config.json'), ...(env.GATEHOUSE_CONFIG ? [resolve(env.GATEHOUSE_CONFIG)] : [])].some((file) =>
+    databaseUrlIn(file),
+  )
+  if (env.GATEHOUSE_DATABASE_URL || configured) throw backupErrors.postgres()
 }
 
 const dataDirOf = (parsed: ReturnType<typeof parse>) =>
@@ -61,8 +77,8 @@ export function backupCommand(argv: string[], env: NodeJS.ProcessEnv = process.e
   return run(
     argv,
     async (parsed) => {
-      refuseOnPostgres(env)
       const dataDir = dataDirOf(parsed)
+      refuseOnPostgres(env, dataDir)
       const dbFile = join(dataDir, 'gatehouse.db')
       if (!existsSync(dbFile)) throw backupErrors.noDatabase(dataDir)
       const now = Date.now()
@@ -95,7 +111,8 @@ export function restoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.
   return run(
     argv,
     async (parsed) => {
-      refuseOnPostgres(env)
+      // The archive brings its own config.json: only a PostgreSQL given to this command is refused.
+      if (env.GATEHOUSE_DATABASE_URL) throw backupErrors.postgres()
       const [file, ...extra] = parsed.positionals
       if (!file || extra.length > 0 || parsed.values['data-dir'] === undefined) {
         throw new BackupError('USAGE', 'usage: gatehouse restore <file> --data-dir <dir>')

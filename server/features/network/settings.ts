@@ -31,7 +31,9 @@ export const networkSettingsSchema = z
   .strict()
 export type NetworkSettings = z.infer<typeof networkSettingsSchema>
 
-export const networkFile = (dataDir: string) => join(dataDir, 'network.json')
+/** The Network panel's file in the data directory (backups carry it: backup/archive.ts). */
+export const NETWORK_FILE = 'network.json'
+export const networkFile = (dataDir: string) => join(dataDir, NETWORK_FILE)
 
 export function readNetworkSettings(dataDir: string): NetworkSettings {
   const file = networkFile(dataDir)
