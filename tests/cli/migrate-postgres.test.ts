@@ -7,7 +7,7 @@
  * a failed copy leaves the target empty.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getTableName, type Table } from 'drizzle-orm'
@@ -32,6 +32,20 @@ function migrate(args: string[]) {
     env: { ...process.env, GATEHOUSE_DATABASE_URL: '' },
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/**
+ * A successful migrate renamed the data directory's SQLite file (and WAL files) to
+ * gatehouse.db.migrated-<time>, as its output says: checked, then put back for the next test.
+ */
+function putBackRetiredSqlite(dataDir: string, stdout: string): void {
+  const aside = /Renamed the SQLite file to (\S+): the data now lives in PostgreSQL/.exec(stdout)?.[1]
+  expect(aside, stdout).toMatch(/gatehouse\.db\.migrated-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z$/)
+  expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(false)
+  expect(existsSync(aside as string)).toBe(true)
+  renameSync(aside as string, join(dataDir, 'gatehouse.db'))
+  for (const suffix of ['-wal', '-shm'])
+    if (existsSync(`${aside}${suffix}`)) renameSync(`${aside}${suffix}`, join(dataDir, `gatehouse.db${suffix}`))
 }
 
 /** Every row of every table, through each engine's drizzle mirror, sorted by primary key. */
@@ -100,6 +114,8 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(new RegExp(`Copied and verified \\d+ rows in ${copyOrder().length} tables\\.`))
+    // The SQLite file it copied is renamed aside (issue 50 §8): nothing takes the stale copy for the data.
+    putBackRetiredSqlite(dataDir, run.stdout)
     expect(copyOrder()).toHaveLength(Object.keys(schema).length)
     for (const key of copyOrder()) {
       const name = getTableName((schema as Record<string, Table>)[key] as Table)
@@ -194,6 +210,21 @@ describe.skipIf(unavailable)('gatehouse migrate --to postgres://', () => {
     const retry = migrate(['--to', url, '--data-dir', dataDir])
     expect(retry.stderr).toBe('')
     expect(retry.code).toBe(0)
+    putBackRetiredSqlite(dataDir, retry.stdout)
+  })
+
+  it('leaves the SQLite file in place while a server still runs on the data directory, and says so', async () => {
+    const url = await postgres.createDatabase()
+    // This test process stands for the running server: gatehouse.pid names a live process.
+    writeFileSync(join(dataDir, 'gatehouse.pid'), `${process.pid}\n`)
+    try {
+      const run = migrate(['--to', url, '--data-dir', dataDir])
+      expect([run.code, run.stderr]).toEqual([0, ''])
+      expect(run.stdout).toContain(`A server still runs on ${dataDir}: stop it, then rename or delete ${join(dataDir, 'gatehouse.db')}`)
+      expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(true)
+    } finally {
+      rmSync(join(dataDir, 'gatehouse.pid'), { force: true })
+    }
   })
 
   it('usage: --to is required and must be a postgres URL; a missing data directory is refused', () => {

@@ -16,7 +16,7 @@
  *   (writes made after the snapshot are not copied: stop the server first, the command says so).
  */
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { getTableName, sql } from 'drizzle-orm'
@@ -242,6 +242,36 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
   }
 }
 
+/** Whether a server runs on the data directory (its gatehouse.pid names a live process). */
+function serverRunsOn(dataDir: string): boolean {
+  const pidFile = join(dataDir, 'gatehouse.pid')
+  if (!existsSync(pidFile)) return false
+  const pid = Number(readFileSync(pidFile, 'utf8').trim())
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * After a verified copy, the SQLite file and its WAL files are renamed aside
+ * (`gatehouse.db.migrated-<time>`), so that nothing takes the stale copy for the data: a backup of
+ * the directory, or a start without --database-url that would serve last week's people. Left in
+ * place (null) while a server still runs on it.
+ */
+function retireSqliteFile(dataDir: string, now: number): string | null {
+  if (serverRunsOn(dataDir)) return null
+  const aside = `gatehouse.db.migrated-${new Date(now).toISOString().replaceAll(':', '-')}`
+  for (const suffix of ['', '-wal', '-shm']) {
+    const file = join(dataDir, `gatehouse.db${suffix}`)
+    if (existsSync(file)) renameSync(file, join(dataDir, `${aside}${suffix}`))
+  }
+  return aside
+}
+
 /** The CLI entry. Exit codes: 0 copied and verified, 1 refused or failed (one line on stderr), 2 usage. */
 export async function migrateCommand(argv: string[], engine: EngineFlags): Promise<number> {
   let parsed: ReturnType<
@@ -282,8 +312,15 @@ export async function migrateCommand(argv: string[], engine: EngineFlags): Promi
   try {
     const reports = await migrateToPostgres({ dataDir, to, log: (line) => process.stdout.write(`${line}\n`) })
     const rows = reports.reduce((n, r) => n + r.rows, 0)
+    process.stdout.write(`Copied and verified ${rows} rows in ${reports.length} tables.\n`)
+    const aside = retireSqliteFile(dataDir, Date.now())
     process.stdout.write(
-      `Copied and verified ${rows} rows in ${reports.length} tables.\nNext: start each instance with --database-url <the same URL> --data-dir <a copy of ${dataDir}> and the same GATEHOUSE_SECRET.\n`,
+      aside
+        ? `Renamed the SQLite file to ${join(dataDir, aside)}: the data now lives in PostgreSQL (delete that file once you no longer need it).\n`
+        : `A server still runs on ${dataDir}: stop it, then rename or delete ${join(dataDir, 'gatehouse.db')} (the data now lives in PostgreSQL).\n`,
+    )
+    process.stdout.write(
+      `Next: start each instance with --database-url <the same URL> --data-dir <a copy of ${dataDir}> and the same GATEHOUSE_SECRET.\n`,
     )
     return 0
   } catch (error) {
