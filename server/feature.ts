@@ -226,6 +226,11 @@ export interface NamedGroup {
   /** For people: `forwardAuth.rules[2].subject.teams`, `SAML app "Wiki"`. */
   where: string
   name: string
+  /**
+   * Matched against the person's group names (SAML's allowed groups), so the `groups.*` switches
+   * decide whether anyone holds it; absent: matched on memberships themselves (forward auth's rules).
+   */
+  byGroupName?: boolean
 }
 
 export interface FeatureRateRule {

@@ -93,6 +93,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:genericOAuth.remove',
   'gatehouse:genericOAuth.save',
   'gatehouse:groups.configure',
+  'gatehouse:groups.impact',
   'gatehouse:groups.nameProblems',
   'gatehouse:groups.settings',
   'gatehouse:import.start',

@@ -1,7 +1,8 @@
 import type { AuthContext } from '../../core/context.js'
 import { findOrganizationsBySlugs, listTeamsOf } from '../organization/store.js'
 import { namedGroups, organizationSlugOf } from '../organization/slugs.js'
-import { canonicalGroupName, teamSlug } from './names.js'
+import type { GroupsConfig } from './config.js'
+import { canonicalGroupName, groupsRule, teamSlug } from './names.js'
 
 /** A group name a rule requires that the directory cannot satisfy as written, and why (for the start-up log and the panel). */
 export interface GroupNameProblem {
@@ -56,3 +57,34 @@ export async function groupNameProblems(ctx: AuthContext): Promise<GroupNameProb
 
 /** One start-up line for a problem. */
 export const groupNameProblemLine = (p: GroupNameProblem): string => `groups: ${p.where} requires "${p.name}": ${p.problem}`
+
+/** Which switch of `groups.*` makes a name a group: `acme/ops` a team, `acme:owner` a member role, `admin` a role, `acme` an organization. */
+function switchOf(name: string, slug: string | null): keyof GroupsConfig {
+  if (name.includes('/')) return 'teams'
+  if (name.includes(':')) return 'memberRoles'
+  return slug === null ? 'roles' : 'organizations'
+}
+
+const KIND: Record<keyof GroupsConfig, string> = {
+  roles: 'role',
+  organizations: 'organization',
+  memberRoles: 'member-role',
+  teams: 'team',
+}
+
+/**
+ * What a change of the `groups.*` switches would take away before it is made (issue 50 §5): every
+ * name a rule matches against the person's group names (SAML apps' allowed groups) whose kind the
+ * change switches off, so nobody would hold it any more and that rule would let no one in.
+ */
+export async function groupRuleImpact(ctx: AuthContext, patch: Partial<GroupsConfig>): Promise<GroupNameProblem[]> {
+  const config = ctx.config()
+  const now = groupsRule(config)
+  const next = { ...now, ...patch }
+  return (await namedGroups(ctx)).flatMap(({ where, name, byGroupName }) => {
+    if (!byGroupName) return []
+    const kind = switchOf(name, organizationSlugOf(name, config))
+    if (!now[kind] || next[kind]) return []
+    return [{ where, name, problem: `a ${KIND[kind]} group: with ${KIND[kind]} groups off nobody holds it, so it lets no one in` }]
+  })
+}

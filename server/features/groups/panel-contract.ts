@@ -13,6 +13,18 @@ export const groupsContract = {
     none,
     z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
   ),
+  'groups.impact': query(
+    'What a change of the `groups.*` switches would take away: the names rules match against group names (SAML apps) that nobody would hold any more',
+    z
+      .object({
+        patch: z
+          .object({ roles: z.boolean(), organizations: z.boolean(), memberRoles: z.boolean(), teams: z.boolean() })
+          .partial()
+          .strict(),
+      })
+      .strict(),
+    z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
+  ),
   'groups.configure': mutation(
     'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
     z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),

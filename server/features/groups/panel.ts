@@ -1,7 +1,8 @@
 import { APIError } from '../../core/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { refuseConflicts } from '../../panel/errors.js'
-import { groupNameProblems } from './claims.js'
+import { groupNameProblems, groupRuleImpact } from './claims.js'
+import type { GroupsConfig } from './config.js'
 import { groupsRule } from './names.js'
 
 type Json = Record<string, unknown>
@@ -11,6 +12,7 @@ export const groupsPanel = (env: PanelEnv) => {
   return {
     'groups.settings': (): Json => ({ ...groupsRule(store.get()) }),
     'groups.nameProblems': () => groupNameProblems(env.gatehouse.ctx),
+    'groups.impact': ({ patch }: { patch: Partial<GroupsConfig> }) => groupRuleImpact(env.gatehouse.ctx, patch),
     /** A change from the panel writes `groups.*` and retires the alias, so the two cannot disagree. */
     'groups.configure': async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
       // `base` names fields as `groups.<key>`, as the view read them: another admin's change since is refused (409).

@@ -278,5 +278,6 @@ export async function removeServiceProvider(ctx: AuthContext, ref: string, by: B
 export async function serviceProvidersNamedGroups(ctx: AuthContext): Promise<NamedGroup[]> {
   const declared = ctx.config().saml.serviceProviders.map((sp) => ({ name: sp.name, groups: sp.allowedGroups }))
   const stored = (await listServiceProviders(ctx)).map((row) => ({ name: row.name, groups: row.allowedGroups }))
-  return [...declared, ...stored].flatMap((sp) => sp.groups.map((name) => ({ where: `SAML app "${sp.name}"`, name })))
+  // Matched against the person's group names (flows.ts inAllowedGroups): the groups.* switches decide who holds them.
+  return [...declared, ...stored].flatMap((sp) => sp.groups.map((name) => ({ where: `SAML app "${sp.name}"`, name, byGroupName: true })))
 }

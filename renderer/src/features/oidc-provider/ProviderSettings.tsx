@@ -1,4 +1,4 @@
-import { Badge, Button, Card, Group, List, Modal, NumberInput, Stack, Switch, Text } from '@mantine/core'
+import { Badge, Button, Card, Group, List, Modal, NumberInput, Stack, Text } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useState } from 'react'
 import { Editable } from '../../access'
@@ -7,14 +7,7 @@ import { ErrorNotice, Loading } from '../../components/common'
 import { duration } from '../../format'
 import { ink } from '../../ink'
 import { useUnsaved } from '../../unsaved'
-
-/** The one group-name rule (`groups.*`), shared with forward auth, LDAP and SAML. */
-const GROUP_SWITCHES = [
-  ['roles', 'Gatehouse roles (admin)'],
-  ['organizations', 'Organization slugs (acme)'],
-  ['memberRoles', 'Roles in them (acme:admin)'],
-  ['teams', 'Teams (acme/Developers)'],
-] as const
+import { GroupRuleSwitches } from '../groups/GroupRuleSwitches'
 
 const LIFETIMES = [
   ['authorizationCode', 'Authorization code'],
@@ -125,38 +118,16 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
 /** The group names (`groups.*`, applied live to every face) and the lifetimes. */
 export function ProviderSettings() {
   const settings = useOp('oidc.settings', {})
-  const groups = useOp('groups.settings', {})
   const configure = useOpMutation('oidc.configure')
-  const configureGroups = useOpMutation('groups.configure')
-  if (!settings.data || !groups.data)
-    return (settings.error ?? groups.error) ? <ErrorNotice error={settings.error ?? groups.error} /> : <Loading />
+  if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />
   const s = settings.data as { ttl: Record<string, number> }
-  const rule = groups.data as Record<string, boolean>
   return (
     <Card withBorder>
       <Editable op="oidc.configure">
         <Stack gap="xs">
-          <Editable op="groups.configure">
-            <Text fw={500}>The groups claim lists (the same names as forward auth, LDAP and SAML)</Text>
-            <Group>
-              {GROUP_SWITCHES.map(([key, label]) => (
-                <Switch
-                  key={key}
-                  label={label}
-                  checked={rule[key] === true}
-                  onChange={(e) =>
-                    configureGroups.mutate(
-                      { patch: { [key]: e.currentTarget.checked }, base: { [`groups.${key}`]: rule[key] } },
-                      { onSuccess: () => void groups.refetch() },
-                    )
-                  }
-                  data-testid={`oidc-groups-${key}`}
-                />
-              ))}
-            </Group>
-          </Editable>
+          <GroupRuleSwitches />
           <Lifetimes ttl={s.ttl} />
-          <ErrorNotice error={configure.error ?? configureGroups.error} />
+          <ErrorNotice error={configure.error} />
         </Stack>
       </Editable>
     </Card>
