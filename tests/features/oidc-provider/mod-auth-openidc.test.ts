@@ -13,7 +13,7 @@ import { graceDeadline } from '../../../server/features/two-factor/service.js'
 import { axe } from '../../helpers/axe.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import type { SignedUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
@@ -272,13 +272,8 @@ beforeEach(() => {
   if (clock && Date.now() > clock.now()) clock.advance(Date.now() - clock.now())
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(30_000)
-  page.setDefaultNavigationTimeout(30_000)
-  return { context, page }
-}
+/** Pages in British English, in Playwright's default window (1280×720). */
+const PAGE: NewPageOptions = { window: { locale: 'en-GB' }, timeout: 30_000 }
 
 const envOf = (text: string): Record<string, string> =>
   Object.fromEntries(
@@ -347,7 +342,7 @@ interface SignedIn {
 /** A new person signs in to A (the sign-in page) and to B (single sign-on, no sign-in page). */
 async function signedInToBoth(): Promise<SignedIn> {
   const person = await verifiedSignUp(server, { name: 'Ada Lovelace' })
-  const { context, page } = await newPage()
+  const { context, page } = await newPage(browser, PAGE)
   const sids = new Map<App, string>()
   for (const app of apps) {
     const env = await signInAt(page, app, person)
@@ -531,7 +526,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
   it('during the grace: the enrolment step says how long is left; Skip for now opens the application', async () => {
     try {
       const person = await enforced(3 * 86_400)
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       await signInToEnrolment(page, person)
       const deadline = await graceDeadline(server.gatehouse.ctx, person.user.id)
       expect(deadline).toBe(clock.now() + 3 * 86_400_000)
@@ -553,7 +548,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
     try {
       // A grace of 0: over at the first sign-in.
       const person = await enforced(0)
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       const step = await signInToEnrolment(page, person)
       const notice = await page.getByTestId('enrolment-required').innerText()
       expect(notice).toContain('Set up a second factor to continue')
