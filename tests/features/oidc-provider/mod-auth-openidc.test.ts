@@ -15,6 +15,7 @@ import { listLogoutDeliveries } from '../../../server/features/oidc-provider/sto
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
 import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 import type { SignedUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 
@@ -103,13 +104,6 @@ const appA = (): App => apps[0] as App
 const appB = (): App => apps[1] as App
 
 const asRoot = process.getuid?.() === 0
-
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(ROOT, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
 
 const errorLog = (): string => {
   const file = join(work, 'logs', 'error.log')
@@ -230,7 +224,7 @@ beforeAll(async () => {
   if (reason) return
   work = mkdtempSync(join(tmpdir(), 'gatehouse-openidc-'))
   const [gatehousePort, portA, portB] = await Promise.all([freePort(), freePort(), freePort()])
-  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   // A clock near real time (mod_auth_openidc checks the tokens' iat and exp against its own), moved
   // on by hand where a test waits for a retry.
