@@ -82,11 +82,13 @@ export interface ServeOptions {
   network: NetworkOverrides
 }
 
-/** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
-export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeOptions {
-  let parsed: ReturnType<typeof parseArgs>
+type ServeFlags = ReturnType<typeof parseArgs>['values']
+/** A flag's value, else its GATEHOUSE_* variable's (an empty variable counts as unset). */
+type ReadFlag = (name: string, variable: string) => string | undefined
+
+function parseServeFlags(argv: string[]): ServeFlags {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       args: argv,
       allowPositionals: false,
       strict: true,
@@ -104,37 +106,28 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
       },
-    })
+    }).values
   } catch (e) {
     throw new ConfigError((e as Error).message)
   }
-  const flag = (name: string, variable: string): string | undefined => {
-    const value = parsed.values[name]
-    return typeof value === 'string' ? value : env[variable] || undefined
-  }
-  const sourceOf = (name: string, variable: string): string | undefined =>
-    typeof parsed.values[name] === 'string' ? `--${name}` : env[variable] ? variable : undefined
+}
 
-  const portText = flag('port', 'GATEHOUSE_PORT') ?? '4280'
-  const port = Number(portText)
-  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`port: "${portText}" is not a port number (0-65535)`)
+function portNumber(option: string, text: string): number {
+  const port = Number(text)
+  if (!/^\d+$/.test(text) || port > 65535) throw new ConfigError(`${option}: "${text}" is not a port number (0-65535)`)
+  return port
+}
 
-  // An ephemeral API port (--port 0, tests) gets an ephemeral panel port unless one is named.
-  const panelPortText = flag('panel-port', 'GATEHOUSE_PANEL_PORT') ?? String(port === 0 ? 0 : DEFAULT_PANEL_PORT)
-  const panelPort = Number(panelPortText)
-  if (!/^\d+$/.test(panelPortText) || panelPort > 65535) {
-    throw new ConfigError(`panel-port: "${panelPortText}" is not a port number (0-65535)`)
-  }
+function checkBaseURL(baseURL: string): void {
+  let url: URL | null = null
+  try {
+    url = new URL(baseURL)
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`base-url: "${baseURL}" is not an http(s) URL`)
+}
 
-  const baseURL = flag('base-url', 'GATEHOUSE_BASE_URL')
-  if (baseURL !== undefined) {
-    let url: URL | null = null
-    try {
-      url = new URL(baseURL)
-    } catch {}
-    if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`base-url: "${baseURL}" is not an http(s) URL`)
-  }
-
+/** The config file, then the flags that stand for config settings merged over it. */
+function configOverrides(flag: ReadFlag): Record<string, unknown> {
   let overrides: Record<string, unknown> = {}
   const configFile = flag('config', 'GATEHOUSE_CONFIG')
   if (configFile) overrides = readJsonFile(resolve(configFile), 'config file')
@@ -162,6 +155,25 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
       throw new ConfigError(`log-level: "${logLevel}" must be debug, info, warn or error`)
     overrides = deepMerge(overrides, { log: { level: logLevel } })
   }
+  return overrides
+}
+
+/** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
+export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeOptions {
+  const values = parseServeFlags(argv)
+  const flag: ReadFlag = (name, variable) => {
+    const value = values[name]
+    return typeof value === 'string' ? value : env[variable] || undefined
+  }
+  const sourceOf = (name: string, variable: string): string | undefined =>
+    typeof values[name] === 'string' ? `--${name}` : env[variable] ? variable : undefined
+
+  const port = portNumber('port', flag('port', 'GATEHOUSE_PORT') ?? '4280')
+  // An ephemeral API port (--port 0, tests) gets an ephemeral panel port unless one is named.
+  const panelPort = portNumber('panel-port', flag('panel-port', 'GATEHOUSE_PANEL_PORT') ?? String(port === 0 ? 0 : DEFAULT_PANEL_PORT))
+  const baseURL = flag('base-url', 'GATEHOUSE_BASE_URL')
+  if (baseURL !== undefined) checkBaseURL(baseURL)
+  const overrides = configOverrides(flag)
 
   const host = flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1'
   const network: NetworkOverrides = {}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createBrotliDecompress } from 'node:zlib'
-import { type Browser, chromium, type Page, type Request } from 'playwright-core'
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page, type Request } from 'playwright-core'
 import { extractTar } from '../../server/features/backup/tar.js'
 
 /**
@@ -145,6 +145,49 @@ export async function launchBrowser(options: { args?: string[] } = {}): Promise<
   } catch (error) {
     throw new Error(`could not start ${binary.source} Chromium (${binary.executablePath}): ${(error as Error).message}`)
   }
+}
+
+/** The window a hosted-page test opens: a laptop's, in British English. */
+export const HOSTED_WINDOW: BrowserContextOptions = { viewport: { width: 1024, height: 800 }, locale: 'en-GB' }
+/** The window a control-panel test opens: a desktop's, in British English, on UTC (the dates it shows). */
+export const PANEL_WINDOW: BrowserContextOptions = { viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' }
+
+export interface NewPageOptions {
+  /** The context's options (default HOSTED_WINDOW). */
+  window?: BrowserContextOptions
+  /** The default timeout of every wait and navigation (default 20 s). */
+  timeout?: number
+  /** Collects the page's uncaught errors, as `<url>: page error <message>`. */
+  errors?: string[]
+  /** Collects the page's Content Security Policy violations too, as `<url>: <message>`. */
+  cspViolations?: string[]
+  /** The context is added here, for the test to close in afterAll. */
+  contexts?: BrowserContext[]
+}
+
+/** A fresh browser context (no cookies) and a page in it: the one way the browser tests open one. */
+export async function newPage(browser: Browser, options: NewPageOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(options.window ?? HOSTED_WINDOW)
+  options.contexts?.push(context)
+  const violations = options.cspViolations
+  if (violations) {
+    // Injected through the protocol (not an inline script): it sees every violation the page meets.
+    await context.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)
+      })
+    })
+  }
+  const page = await context.newPage()
+  page.setDefaultTimeout(options.timeout ?? 20_000)
+  if (violations) {
+    page.on('console', (m) => {
+      if (/Content Security Policy|CSP violation/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`)
+    })
+  }
+  const errors = options.errors
+  if (errors) page.on('pageerror', (e) => errors.push(`${page.url()}: page error ${e.message}`))
+  return { context, page }
 }
 
 /** The requests each checked page has in flight (its data loading after a click, say). */

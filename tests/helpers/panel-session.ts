@@ -5,6 +5,7 @@ import { setRole, systemActor } from '../../server/features/admin/index.js'
 import { apiURLOf, type BrowserPanel } from '../../server/panel/index.js'
 import { PANEL_META } from '../../server/panel/op.js'
 import { createPanelService, type PanelService } from '../../server/panel/service.js'
+import { newPage, PANEL_WINDOW } from './browser.js'
 import { signUp } from './http.js'
 import { silentLogger, type TestServer } from './server.js'
 
@@ -45,10 +46,7 @@ export async function signedInPage(
   contexts: BrowserContext[],
   { email, password, colorScheme = 'light' }: { email: string; password: string; colorScheme?: 'light' | 'dark' },
 ): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme })
-  contexts.push(context)
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
+  const { page } = await newPage(browser, { window: { ...PANEL_WINDOW, colorScheme }, contexts })
   await page.goto(`${panel.origin}/`)
   await page.getByTestId('sign-in-identifier').fill(email)
   await page.getByTestId('sign-in-password').fill(password)

@@ -10,7 +10,7 @@ import { CookieJar, jarFetch, signUp } from '../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../helpers/server.js'
 import { buildRenderer, launchChromium, screenshot } from './harness.js'
 import { axe } from '../helpers/axe.js'
-import { settled } from '../helpers/browser.js'
+import { newPage, PANEL_WINDOW, settled } from '../helpers/browser.js'
 
 /**
  * Issue 31 §1 in Chromium: the browser panel signs in a Gatehouse administrator (password, and a
@@ -56,17 +56,9 @@ async function operator(op: string, input: unknown): Promise<void> {
   if (!result.ok) throw new Error(`${op}: ${result.error.code}`)
 }
 
-async function newPage(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: { width: 1360, height: 900 },
-    timezoneId: 'UTC',
-    locale: 'en-GB',
-    colorScheme,
-  })
-  contexts.push(context)
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  return page
+/** A panel page in a context of its own (closed after the tests), light unless asked. */
+async function panelPage(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  return (await newPage(browser, { window: { ...PANEL_WINDOW, colorScheme }, contexts })).page
 }
 
 const signInPage = (page: Page) => page.getByRole('heading', { level: 1, name: 'Sign in to Gatehouse' })
@@ -184,7 +176,7 @@ describe('the browser panel signs in administrators', () => {
       body: '{}',
     })
     expect([bare.status, await bare.json()]).toEqual([401, { code: 'PANEL_SIGN_IN_REQUIRED', message: 'Sign in to the control panel' }])
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.ada.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     await page.getByTestId('panel-caller').filter({ hasText: people.ada.email }).waitFor()
@@ -197,7 +189,7 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('a wrong password is refused on the page; a user who is no administrator gets no panel', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await page.goto(`${panel.origin}/`)
     await page.getByTestId('sign-in-identifier').fill(people.ada.email)
     await page.getByTestId('sign-in-password').fill('not the password')
@@ -217,7 +209,7 @@ describe('the browser panel signs in administrators', () => {
 
   it('the sign-in page passes axe in light and dark mode, and signs in from the keyboard alone', { timeout: 90_000 }, async () => {
     for (const scheme of ['light', 'dark'] as const) {
-      const page = await newPage(scheme)
+      const page = await panelPage(scheme)
       await page.goto(`${panel.origin}/`)
       await signInPage(page).waitFor()
       expect(await axe(page), `${scheme}: password step`).toEqual([])
@@ -236,7 +228,7 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('an admin with an authenticator app signs in with its code', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.bea.email)
     await page.getByTestId('sign-in-code').waitFor()
     await page.getByTestId('sign-in-code').fill('000000')
@@ -266,7 +258,7 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('the audit log names the admin who acted: an API key Ada creates for Grace, a setting she changes', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.ada.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     const created = await callFromPage(page, 'apiKey.create', { userId: people.grace.id, name: 'made by Ada' })
@@ -326,7 +318,7 @@ describe('the browser panel signs in administrators', () => {
     try {
       const { user } = await signUp(server.base, { name: 'Olive Overdue', password: PASSWORD })
       await operator('users.setRole', { userId: user.id, role: 'admin' })
-      const page = await newPage()
+      const page = await panelPage()
       await signIn(page, user.email)
       await page.getByTestId('sign-in-notice').filter({ hasText: 'must have a second factor first' }).waitFor()
       // Its session was ended again: nothing of the panel answers for it.
@@ -337,7 +329,7 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('a limited role sees the views and is refused changes beyond its permissions', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.sam.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     await page.getByTestId('panel-caller').filter({ hasText: 'view only' }).waitFor()
@@ -355,7 +347,7 @@ describe('the browser panel signs in administrators', () => {
   it('what the panel is told a role may change is what the server runs: every change, for three roles', { timeout: 120_000 }, async () => {
     const mutations = opNames.filter((op) => contract[op].mutates)
     for (const who of ['sam', 'hal', 'ada'] as const) {
-      const page = await newPage()
+      const page = await panelPage()
       await signIn(page, people[who].email)
       await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
       const info = await callFromPage(page, 'server.info', {})
@@ -395,7 +387,7 @@ describe('the browser panel signs in administrators', () => {
   }, async () => {
     const drawerControls = ['ban-user', 'remove-user', 'edit-user', 'send-reset']
     for (const who of ['sam', 'ada'] as const) {
-      const page = await newPage()
+      const page = await panelPage()
       await signIn(page, people[who].email)
       await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
       await page.goto(`${panel.origin}/?v=${who}#/users/${people.grace.id}`)
@@ -453,7 +445,7 @@ describe('the browser panel signs in administrators', () => {
     },
     async (scheme) => {
       const REASON = 'Your role may view this, but not change it. Ask an administrator.'
-      const page = await newPage(scheme)
+      const page = await panelPage(scheme)
       const requested = opsRequested(page)
       await signIn(page, people.sam.email)
       await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
@@ -534,7 +526,7 @@ describe('the browser panel signs in administrators', () => {
   )
 
   it('for an administrator the same controls work from the keyboard', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.ada.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     await page.goto(`${panel.origin}/?v=keys-ada#/users/${people.grace.id}`)
@@ -557,11 +549,11 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('a restart with the panel open keeps the session; a view not loaded yet still loads', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.ada.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     // The recovery link of this run, in another browser: it ends with the run.
-    const recovery = await newPage()
+    const recovery = await panelPage()
     await recovery.goto(panel.loginURL)
     await recovery.getByTestId('panel-caller').filter({ hasText: 'Recovery link' }).waitFor()
 
@@ -588,7 +580,7 @@ describe('the browser panel signs in administrators', () => {
   })
 
   it('an expired session lands on the sign-in page, not a blank page', { timeout: 120_000 }, async () => {
-    const page = await newPage()
+    const page = await panelPage()
     await signIn(page, people.ada.email)
     await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor()
     // Past session.expiresIn (7 days): the session is gone.

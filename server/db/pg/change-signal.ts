@@ -103,28 +103,16 @@ export async function listenForChanges(
     retry.unref()
   }
 
+  const notified = (payload: string): void => {
+    scoped.set(payload, (scoped.get(payload) ?? 0) + 1)
+    // A scope's notification ('directory') comes beside the table's own, which already moved
+    // version() and told onChange: it counts for its scope only.
+    if (SCOPES.has(payload)) return
+    version++
+    onChange?.(payload)
+  }
   const connect = async (): Promise<pg.Client> => {
-    const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME })
-    c.on('notification', (message) => {
-      if (message.channel !== CHANGE_CHANNEL) return
-      const payload = message.payload ?? ''
-      scoped.set(payload, (scoped.get(payload) ?? 0) + 1)
-      // A scope's notification ('directory') comes beside the table's own, which already moved
-      // version() and told onChange: it counts for its scope only.
-      if (SCOPES.has(payload)) return
-      version++
-      onChange?.(payload)
-    })
-    // pg emits 'error' for a connection lost while idle, and 'end' when it closes.
-    c.on('error', () => lost(c))
-    c.on('end', () => lost(c))
-    try {
-      await c.connect()
-      await c.query(`LISTEN ${CHANGE_CHANNEL}`)
-    } catch (error) {
-      await c.end().catch(() => {})
-      throw error
-    }
+    const c = await openListeningClient(url, notified, lost)
     if (closed) {
       await c.end().catch(() => {})
       throw new Error('change signal closed')
@@ -148,15 +136,56 @@ export async function listenForChanges(
 
   await ensure()
 
-  // The barrier: one query in flight at a time; callers arriving during it wait for the next.
+  const sync = coalescedBarrier(
+    async () => {
+      const c = await ensure()
+      await c.query('SELECT 1')
+    },
+    () => closed,
+  )
+
+  return {
+    version: () => version,
+    scopeVersion: (scope) => (scoped.get(scope) ?? 0) + lostCount,
+    sync,
+    async close() {
+      closed = true
+      clearTimeout(retry)
+      const c = client
+      client = undefined
+      await c?.end().catch(() => {})
+    },
+  }
+}
+
+/** A connection that LISTENs on the change channel, passing each payload on, and telling when it is lost. */
+async function openListeningClient(url: string, onPayload: (payload: string) => void, onLost: (c: pg.Client) => void): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url, application_name: LISTENER_APPLICATION_NAME })
+  c.on('notification', (message) => {
+    if (message.channel === CHANGE_CHANNEL) onPayload(message.payload ?? '')
+  })
+  // pg emits 'error' for a connection lost while idle, and 'end' when it closes.
+  c.on('error', () => onLost(c))
+  c.on('end', () => onLost(c))
+  try {
+    await c.connect()
+    await c.query(`LISTEN ${CHANGE_CHANNEL}`)
+  } catch (error) {
+    await c.end().catch(() => {})
+    throw error
+  }
+  return c
+}
+
+/**
+ * `sync()` over a barrier query: one query in flight at a time; callers arriving during it wait
+ * for the next, so N concurrent callers cost at most two round trips.
+ */
+function coalescedBarrier(barrier: () => Promise<void>, isClosed: () => boolean): () => Promise<void> {
   let inFlight: Promise<void> | undefined
   let next: Promise<void> | undefined
-  const barrier = async (): Promise<void> => {
-    const c = await ensure()
-    await c.query('SELECT 1')
-  }
   const sync = (): Promise<void> => {
-    if (closed) return Promise.reject(new Error('change signal closed'))
+    if (isClosed()) return Promise.reject(new Error('change signal closed'))
     if (!inFlight) {
       inFlight = barrier().finally(() => {
         inFlight = undefined
@@ -171,17 +200,5 @@ export async function listenForChanges(
       })
     return next
   }
-
-  return {
-    version: () => version,
-    scopeVersion: (scope) => (scoped.get(scope) ?? 0) + lostCount,
-    sync,
-    async close() {
-      closed = true
-      clearTimeout(retry)
-      const c = client
-      client = undefined
-      await c?.end().catch(() => {})
-    },
-  }
+  return sync
 }

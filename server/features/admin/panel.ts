@@ -1,3 +1,4 @@
+import type { AuthContext } from '../../core/context.js'
 import { latestAuditEventAbout, recentAuditEvents } from '../../core/audit.js'
 import { listUserMemberships } from '../organization/orgs.js'
 import { findUserSessionById, type SessionRow, type UserRow } from '../../core/sessions.js'
@@ -54,53 +55,81 @@ export const toSessionView = (row: SessionRow): SessionView => ({
   activeOrganizationId: row.activeOrganizationId,
 })
 
+/** Who acted when no user did: the panel's OS account or recovery link (`detail.actor`), else the way it came (`via`). */
+const banActor = (detail: Record<string, unknown> | null): string | null =>
+  typeof detail?.actor === 'string' ? detail.actor : typeof detail?.via === 'string' ? detail.via : null
+
+/** A page of users, with list-users semantics: the same domain function as GET /admin/list-users. */
+async function listUserViews(ctx: AuthContext, input: Input<'users.list'>) {
+  const { searchField, searchOperator, ...rest } = input
+  const result =
+    searchField === 'any' && input.searchValue
+      ? await searchUsersEverywhere(ctx, panelActor(), { ...rest, searchValue: input.searchValue })
+      : await listUsers(ctx, panelActor(), { ...rest, ...(searchField && searchField !== 'any' ? { searchField } : {}), searchOperator })
+  return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
+}
+
+/** Everything the user's page shows: accounts, sessions, memberships, audit, ban, last sign-in method, locks. */
+async function userDetail(ctx: AuthContext, userId: string) {
+  const actor = panelActor()
+  const found = await getUser(ctx, actor, userId)
+  const accounts = await listAccountRows(ctx, userId)
+  // A role without session:list (a view-only support role) sees the user without their sessions.
+  const sessions = actorMay(ctx, actor, ['session', 'list']) ? (await listSessionsOfUser(ctx, actor, userId)).reverse() : []
+  const memberships = await listUserMemberships(ctx, userId)
+  const audit = await recentAuditEvents(ctx, 50, userId)
+  // Who banned the user and when: the ban's own audit entry (the user row keeps reason and expiry only).
+  const banned = found.banned ? await latestAuditEventAbout(ctx, 'admin.ban-user', userId) : null
+  return {
+    user: toUserView(found),
+    accounts: accounts.map((a) => ({
+      id: a.id,
+      providerId: a.providerId,
+      accountId: a.accountId,
+      scope: a.scope,
+      hasPassword: Boolean(a.password),
+      createdAt: a.createdAt.getTime(),
+      updatedAt: a.updatedAt.getTime(),
+    })),
+    sessions: sessions.map(toSessionView),
+    memberships,
+    audit: audit.map(toAuditView),
+    people: await peopleOf(ctx, banned ? [...audit, banned] : audit),
+    ban: banned ? { byUserId: banned.actorUserId, by: banActor(banned.detail), at: banned.createdAt.getTime() } : null,
+    lastLoginMethod: { stored: ctx.config().lastLoginMethod.storeInDatabase, method: found.lastLoginMethod ?? null },
+    locks: (await userLocks(ctx, actor, userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
+  }
+}
+
+/** Creates a user as the panel's form asks (roles as a list, optionally verified). */
+function createUserFromPanel(ctx: AuthContext, input: Input<'users.create'>): Promise<UserRow> {
+  const roles = parseRoleList(input.role)
+  return createUser(
+    ctx,
+    panelActor(),
+    {
+      name: input.name,
+      email: input.email,
+      password: input.password,
+      ...(roles.length > 0 ? { role: roles } : {}),
+      data: input.emailVerified ? { emailVerified: true } : {},
+    },
+    PANEL_META,
+  )
+}
+
 /** The panel's user operations: the operator acts through the same admin rules as the HTTP API. */
 export const adminPanel = (env: PanelEnv) => {
   const ctx = env.gatehouse.ctx
   // The signed-in admin (their roles decide), or the operator (desktop, recovery link).
   const actor = panelActor
-  /** Who acted when no user did: the panel's OS account or recovery link (`detail.actor`), else the way it came (`via`). */
-  const banActor = (detail: Record<string, unknown> | null): string | null =>
-    typeof detail?.actor === 'string' ? detail.actor : typeof detail?.via === 'string' ? detail.via : null
   return {
     async 'users.list'(input: Input<'users.list'>) {
-      // list-users semantics: the same domain function as GET /admin/list-users.
-      const { searchField, searchOperator, ...rest } = input
-      const result =
-        searchField === 'any' && input.searchValue
-          ? await searchUsersEverywhere(ctx, actor(), { ...rest, searchValue: input.searchValue })
-          : await listUsers(ctx, actor(), { ...rest, ...(searchField && searchField !== 'any' ? { searchField } : {}), searchOperator })
-      return { users: result.users.map(toUserView), total: result.total, limit: input.limit, offset: input.offset }
+      return listUserViews(ctx, input)
     },
 
     async 'users.get'({ userId }: Input<'users.get'>) {
-      const found = await getUser(ctx, actor(), userId)
-      const accounts = await listAccountRows(ctx, userId)
-      // A role without session:list (a view-only support role) sees the user without their sessions.
-      const sessions = actorMay(ctx, actor(), ['session', 'list']) ? (await listSessionsOfUser(ctx, actor(), userId)).reverse() : []
-      const memberships = await listUserMemberships(ctx, userId)
-      const audit = await recentAuditEvents(ctx, 50, userId)
-      // Who banned the user and when: the ban's own audit entry (the user row keeps reason and expiry only).
-      const banned = found.banned ? await latestAuditEventAbout(ctx, 'admin.ban-user', userId) : null
-      return {
-        user: toUserView(found),
-        accounts: accounts.map((a) => ({
-          id: a.id,
-          providerId: a.providerId,
-          accountId: a.accountId,
-          scope: a.scope,
-          hasPassword: Boolean(a.password),
-          createdAt: a.createdAt.getTime(),
-          updatedAt: a.updatedAt.getTime(),
-        })),
-        sessions: sessions.map(toSessionView),
-        memberships,
-        audit: audit.map(toAuditView),
-        people: await peopleOf(ctx, banned ? [...audit, banned] : audit),
-        ban: banned ? { byUserId: banned.actorUserId, by: banActor(banned.detail), at: banned.createdAt.getTime() } : null,
-        lastLoginMethod: { stored: ctx.config().lastLoginMethod.storeInDatabase, method: found.lastLoginMethod ?? null },
-        locks: (await userLocks(ctx, actor(), userId)).map((l) => ({ ...l, lockedUntil: l.lockedUntil.getTime() })),
-      }
+      return userDetail(ctx, userId)
     },
 
     async 'users.roles'() {
@@ -140,20 +169,7 @@ export const adminPanel = (env: PanelEnv) => {
     },
 
     async 'users.create'(input: Input<'users.create'>) {
-      const roles = parseRoleList(input.role)
-      const created = await createUser(
-        ctx,
-        actor(),
-        {
-          name: input.name,
-          email: input.email,
-          password: input.password,
-          ...(roles.length > 0 ? { role: roles } : {}),
-          data: input.emailVerified ? { emailVerified: true } : {},
-        },
-        PANEL_META,
-      )
-      return { user: toUserView(created) }
+      return { user: toUserView(await createUserFromPanel(ctx, input)) }
     },
 
     async 'users.setRole'({ userId, role }: Input<'users.setRole'>) {

@@ -39,6 +39,38 @@ const refuse = (status: number, error: { code: string; message: string }, messag
 /** A postgres:// URL's password is never shown back. */
 const sourceName = (from: string): string => (/^postgres(ql)?:\/\//.test(from) ? maskUrlPassword(from) : from)
 
+/** A job as it starts: running, nothing counted yet (the caller names it). */
+const startedJob = (source: ImportJob['source'], dryRun: boolean): ImportJob => ({
+  id: '',
+  source,
+  name: '',
+  dryRun,
+  running: true,
+  phase: 'checking',
+  rows: 0,
+  fraction: null,
+  startedAt: Date.now(),
+  finishedAt: null,
+  report: null,
+  refused: false,
+  hashFormats: {},
+  error: null,
+})
+
+/** Runs a job's work in the background; a throw fails the job with its message, and either way it ends. */
+async function runJob(current: ImportJob, work: () => Promise<void>): Promise<void> {
+  try {
+    await work()
+  } catch (e) {
+    current.error = (e as Error).message || 'The import failed'
+    current.phase = 'failed'
+  } finally {
+    current.running = false
+    current.finishedAt = Date.now()
+    if (current.phase !== 'failed') current.phase = 'done'
+  }
+}
+
 /**
  * The Users view's Import step (issue 29): the same domain functions as `gatehouse import`
  * (importUsersFile, importBetterAuth), run in the server. A users file comes up in parts
@@ -64,19 +96,6 @@ export const importPanel: HandlerGroup<ImportOps> = (env) => {
   const discard = (upload: Upload) => {
     uploads.delete(upload.id)
     rmSync(upload.path, { force: true })
-  }
-
-  const run = async (current: ImportJob, work: () => Promise<void>) => {
-    try {
-      await work()
-    } catch (e) {
-      current.error = (e as Error).message || 'The import failed'
-      current.phase = 'failed'
-    } finally {
-      current.running = false
-      current.finishedAt = Date.now()
-      if (current.phase !== 'failed') current.phase = 'done'
-    }
   }
 
   return {
@@ -107,28 +126,13 @@ export const importPanel: HandlerGroup<ImportOps> = (env) => {
 
     'import.start'(input) {
       if (job?.running) refuse(409, importErrors.IMPORT_RUNNING)
-      const started: ImportJob = {
-        id: '',
-        source: input.source,
-        name: '',
-        dryRun: input.dryRun,
-        running: true,
-        phase: 'checking',
-        rows: 0,
-        fraction: null,
-        startedAt: Date.now(),
-        finishedAt: null,
-        report: null,
-        refused: false,
-        hashFormats: {},
-        error: null,
-      }
+      const started = startedJob(input.source, input.dryRun)
       if (input.source === 'users-file') {
         const upload = uploads.get(input.uploadId) ?? refuse(404, importErrors.UPLOAD_NOT_FOUND)
         const format = input.format ?? inferFormat(upload.name) ?? refuse(400, importErrors.UNKNOWN_FORMAT)
         Object.assign(started, { id: upload.id, name: upload.name, fraction: 0 })
         job = started
-        void run(started, async () => {
+        void runJob(started, async () => {
           const outcome = await importUsersFile(ctx, {
             file: upload.path,
             format,
@@ -150,7 +154,7 @@ export const importPanel: HandlerGroup<ImportOps> = (env) => {
       }
       Object.assign(started, { id: generateId(), name: sourceName(input.from), phase: input.dryRun ? 'checking' : 'importing' })
       job = started
-      void run(started, async () => {
+      void runJob(started, async () => {
         const outcome = await importBetterAuth(ctx, {
           from: input.from,
           dryRun: input.dryRun,

@@ -214,6 +214,68 @@ interface PassResult {
   hardRefusal: boolean
 }
 
+/**
+ * Sorts a batch against the users the database already has — another user's email or username is
+ * a problem of the row, the same user imported before is skipped — and (write) inserts the rest.
+ */
+async function settleBatch(ctx: AuthContext, batch: Candidate[], report: ImportReport, write: boolean): Promise<void> {
+  const existing = await findExistingUsers(ctx, {
+    ids: batch.map((c) => c.row.id),
+    emails: batch.map((c) => c.row.email),
+    usernames: batch.flatMap((c) => (c.row.username ? [c.row.username] : [])),
+  })
+  const byEmail = new Map(existing.map((u) => [u.email, u]))
+  const byId = new Map(existing.map((u) => [u.id, u]))
+  const byUsername = new Map(existing.flatMap((u) => (u.username ? [[u.username, u] as const] : [])))
+  const users: UserRow[] = []
+  const credentials: NewCredential[] = []
+  for (const c of batch) {
+    const sameEmail = byEmail.get(c.row.email)
+    if (sameEmail && sameEmail.id !== c.row.id) {
+      // A problem of the row like any other: it refuses the import, or --skip-invalid leaves it out.
+      report.errors.push({ line: c.line, field: 'email', email: c.row.email, reason: emailTaken(c.row.email) })
+      continue
+    }
+    if (sameEmail || byId.has(c.row.id)) {
+      // Imported before (by this file or another): nothing is overwritten.
+      report.skipped.push({ line: c.line, email: c.row.email, reason: 'exists' })
+      continue
+    }
+    const holder = c.row.username ? byUsername.get(c.row.username) : undefined
+    if (holder) {
+      report.errors.push({
+        line: c.line,
+        field: 'username',
+        email: c.row.email,
+        reason: usernameTaken(c.row.username ?? '', c.row.email),
+      })
+      continue
+    }
+    users.push(c.row)
+    if (c.passwordHash) credentials.push({ id: generateId(), userId: c.row.id, password: c.passwordHash, createdAt: c.row.createdAt })
+  }
+  report.users += users.length
+  report.accounts += credentials.length
+  if (write) await insertUsers(ctx, users, credentials)
+}
+
+/** The problem of a row whose email or username an earlier row of the file has; else notes the row's as seen. */
+function duplicateInFile(candidate: Candidate, seen: { emails: Set<string>; usernames: Set<string> }): ImportProblem | null {
+  const { email, username } = candidate.row
+  if (seen.emails.has(email)) {
+    return { line: candidate.line, field: 'email', email, reason: `duplicate email ${email}: an earlier row of this file has it` }
+  }
+  seen.emails.add(email)
+  if (username) {
+    if (seen.usernames.has(username)) {
+      const reason = `duplicate username ${username} (row of ${email}): an earlier row of this file has it`
+      return { line: candidate.line, field: 'username', email, reason }
+    }
+    seen.usernames.add(username)
+  }
+  return null
+}
+
 /** One pass over the file: validation, duplicates, the database's existing rows, and (write) the inserts. */
 async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boolean): Promise<PassResult> {
   const source = readUsersFile(options.file, options.format)
@@ -221,54 +283,10 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
   const report: ImportReport = { users: 0, accounts: 0, sessions: 0, organizations: 0, skipped: [], errors: [] }
   let hardRefusal = false
   const hashFormats: Partial<Record<HashFormat, number>> = {}
-  const seenEmails = new Set<string>()
-  const seenUsernames = new Set<string>()
+  const seen = { emails: new Set<string>(), usernames: new Set<string>() }
   const now = new Date(ctx.clock.now())
   let batch: Candidate[] = []
   let rows = 0
-
-  const flush = async () => {
-    if (batch.length === 0) return
-    const existing = await findExistingUsers(ctx, {
-      ids: batch.map((c) => c.row.id),
-      emails: batch.map((c) => c.row.email),
-      usernames: batch.flatMap((c) => (c.row.username ? [c.row.username] : [])),
-    })
-    const byEmail = new Map(existing.map((u) => [u.email, u]))
-    const byId = new Map(existing.map((u) => [u.id, u]))
-    const byUsername = new Map(existing.flatMap((u) => (u.username ? [[u.username, u] as const] : [])))
-    const users: UserRow[] = []
-    const credentials: NewCredential[] = []
-    for (const c of batch) {
-      const sameEmail = byEmail.get(c.row.email)
-      if (sameEmail && sameEmail.id !== c.row.id) {
-        // A problem of the row like any other: it refuses the import, or --skip-invalid leaves it out.
-        report.errors.push({ line: c.line, field: 'email', email: c.row.email, reason: emailTaken(c.row.email) })
-        continue
-      }
-      if (sameEmail || byId.has(c.row.id)) {
-        // Imported before (by this file or another): nothing is overwritten.
-        report.skipped.push({ line: c.line, email: c.row.email, reason: 'exists' })
-        continue
-      }
-      const holder = c.row.username ? byUsername.get(c.row.username) : undefined
-      if (holder) {
-        report.errors.push({
-          line: c.line,
-          field: 'username',
-          email: c.row.email,
-          reason: usernameTaken(c.row.username ?? '', c.row.email),
-        })
-        continue
-      }
-      users.push(c.row)
-      if (c.passwordHash) credentials.push({ id: generateId(), userId: c.row.id, password: c.passwordHash, createdAt: c.row.createdAt })
-    }
-    report.users += users.length
-    report.accounts += credentials.length
-    if (write) await insertUsers(ctx, users, credentials)
-    batch = []
-  }
 
   let lastProgress = 0
   for await (const record of source.records as AsyncIterable<FileRecord>) {
@@ -283,24 +301,10 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
       report.errors.push(candidate)
       continue
     }
-    const email = candidate.row.email
-    if (seenEmails.has(email)) {
-      report.errors.push({
-        line: record.line,
-        field: 'email',
-        email,
-        reason: `duplicate email ${email}: an earlier row of this file has it`,
-      })
+    const duplicate = duplicateInFile(candidate, seen)
+    if (duplicate) {
+      report.errors.push(duplicate)
       continue
-    }
-    seenEmails.add(email)
-    if (candidate.row.username) {
-      if (seenUsernames.has(candidate.row.username)) {
-        const reason = `duplicate username ${candidate.row.username} (row of ${email}): an earlier row of this file has it`
-        report.errors.push({ line: record.line, field: 'username', email, reason })
-        continue
-      }
-      seenUsernames.add(candidate.row.username)
     }
     if (candidate.passwordHash) {
       const format = recognizeHash(candidate.passwordHash) as HashFormat
@@ -308,14 +312,15 @@ async function runPass(ctx: AuthContext, options: UsersImportOptions, write: boo
     }
     batch.push(candidate)
     if (batch.length >= BATCH) {
-      await flush()
+      await settleBatch(ctx, batch, report, write)
+      batch = []
       if (options.onProgress && rows - lastProgress >= BATCH) {
         lastProgress = rows
         options.onProgress({ phase: write ? 'importing' : 'checking', rows, bytes: source.bytesRead(), totalBytes })
       }
     }
   }
-  await flush()
+  if (batch.length > 0) await settleBatch(ctx, batch, report, write)
   options.onProgress?.({ phase: write ? 'importing' : 'checking', rows, bytes: totalBytes, totalBytes })
   return { report, hardRefusal, hashFormats }
 }

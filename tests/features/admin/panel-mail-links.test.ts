@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
 import { findUserById } from '../../../server/core/users.js'
 import { importedUserId, importUsersFile } from '../../../server/features/import/users.js'
 import { createPanelService, type PanelService } from '../../../server/panel/service.js'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { silentLogger, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
@@ -69,13 +69,8 @@ afterAll(async () => {
   expect(pageErrors).toEqual([])
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
-  return { context, page }
-}
+/** Each page's uncaught errors go to pageErrors (none may occur). */
+const PAGE: NewPageOptions = { errors: pageErrors }
 
 async function ok(op: string, input: unknown): Promise<void> {
   const result = await panel.dispatch(op, input, ada)
@@ -108,7 +103,7 @@ describe('links the panel mails, followed in Chromium', () => {
     const link = linkIn(mail.text)
     expect(link).toContain(`callbackURL=${encodeURIComponent(`${server.base}/ui/reset-password`)}`)
 
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(link)
     expect(new URL(page.url()).pathname).toBe(new URL(`${server.base}/ui/reset-password`).pathname)
     expect(new URL(page.url()).searchParams.get('token')).toBeTruthy()
@@ -134,7 +129,7 @@ describe('links the panel mails, followed in Chromium', () => {
     const user = await signUp(server.base, { name: 'Val' })
     await ok('users.sendVerification', { userId: user.user.id })
     const mail = await sink.waitFor(user.email, (m) => /verify-email\?token=/.test(m.text))
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const answer = await page.goto(linkIn(mail.text))
     expect(answer?.status()).toBe(200)
     expect(new URL(page.url()).pathname).toBe(new URL(`${server.base}/ui/verify-email`).pathname)
@@ -152,7 +147,7 @@ describe('links the panel mails, followed in Chromium', () => {
     const user = await signUp(server.base, { name: 'Sid' })
     await ok('users.sendSetUpLink', { userId: user.user.id })
     const mail = await sink.waitFor(user.email, (m) => /^Set up two-factor authentication/.test(m.subject))
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const answer = await page.goto(linkIn(mail.text))
     expect(answer?.status()).toBe(200)
     expect(new URL(page.url()).pathname).toBe(new URL(`${server.base}/ui/account/two-factor`).pathname)

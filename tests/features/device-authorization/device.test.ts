@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage } from '../../helpers/browser.js'
 import { HttpClient, signUp } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
@@ -38,13 +38,6 @@ afterAll(async () => {
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  return page
-}
-
 const device = () => new HttpClient(server.base, { origin: null })
 
 async function newCodes(clientId: string, scope?: string) {
@@ -70,7 +63,7 @@ describe('hosted device page', () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Viewer' })
     const codes = await newCodes('living-room-tv', 'openid profile')
     expect(codes.verification_uri).toBe(`${server.base}/ui/device`)
-    const page = await newPage()
+    const { page } = await newPage(browser)
     await page.goto(codes.verification_uri)
     await page.getByRole('heading', { level: 1, name: 'Connect a device' }).waitFor()
     // A wrong code is said before any sign-in.
@@ -106,7 +99,7 @@ describe('hosted device page', () => {
   it('signed in, from verification_uri_complete: deny; the device gets access_denied', async () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Kiosk owner' })
     const codes = await newCodes('kiosk')
-    const page = await newPage()
+    const { page } = await newPage(browser)
     await page.goto(`${server.base}/ui/sign-in`)
     await signInOnPage(page, user.email)
     await page.getByRole('heading', { level: 1, name: 'You are signed in' }).waitFor()
@@ -125,7 +118,7 @@ describe('hosted device page', () => {
     const second = await signUp(server.base, { password: PASSWORD })
     const codes = await newCodes('cli')
     expect((await first.client.get(`/device?user_code=${codes.user_code}`)).status).toBe(200)
-    const page = await newPage()
+    const { page } = await newPage(browser)
     await page.goto(`${server.base}/ui/sign-in`)
     await signInOnPage(page, second.email)
     await page.getByRole('heading', { level: 1, name: 'You are signed in' }).waitFor()

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
@@ -39,16 +39,8 @@ afterAll(async () => {
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) pageErrors.push(`${page.url()}: ${m.text()}`)
-  })
-  page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
-  return { context, page }
-}
+/** Each page's uncaught errors and CSP violations go to pageErrors (none may occur). */
+const PAGE: NewPageOptions = { errors: pageErrors, cspViolations: pageErrors }
 
 const ui = (page: string, params: Record<string, string> = {}) => {
   const url = new URL(`${server.base}/ui/${page}`)
@@ -61,7 +53,7 @@ const sessionCookie = async (context: BrowserContext) => (await context.cookies(
 describe('hosted sign-in page: sign-in by email', () => {
   it('"Email me a link" mails a magic link that signs in and goes to returnTo', async () => {
     const user = await signUp(server.base, { name: 'Link Person' })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const returnTo = `${server.base}/get-session`
     await page.goto(ui('sign-in', { returnTo }))
     await page.getByRole('button', { name: 'Email me a link' }).click()
@@ -85,7 +77,7 @@ describe('hosted sign-in page: sign-in by email', () => {
   it('"Email me a code" mails a code; the code step refuses a wrong one, then signs in (done state without returnTo)', async () => {
     const email = uniqueEmail('hosted-otp')
     await signUp(server.base, { email, name: 'Code Person' })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('sign-in'))
     await page.getByRole('button', { name: 'Email me a code' }).click()
     await page.getByRole('textbox', { name: 'Email' }).fill(email)
@@ -113,7 +105,7 @@ describe('hosted sign-in page: sign-in by email', () => {
   })
 
   it('offers neither button while both are off, and goes back to the password form', async () => {
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('sign-in'))
     await page.getByRole('button', { name: 'Email me a code' }).click()
     await page.getByRole('button', { name: 'Sign in another way' }).click()

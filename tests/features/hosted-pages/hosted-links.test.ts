@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
@@ -48,13 +48,8 @@ afterAll(async () => {
   expect(pageErrors).toEqual([])
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  page.on('pageerror', (e) => pageErrors.push(`${page.url()}: page error ${e.message}`))
-  return { context, page }
-}
+/** Each page's uncaught errors go to pageErrors (none may occur). */
+const PAGE: NewPageOptions = { errors: pageErrors }
 
 const ui = (page: string, params: Record<string, string> = {}) => {
   const url = new URL(`${server.base}/ui/${page}`)
@@ -70,7 +65,7 @@ const linkIn = (text: string): string => {
 
 /** A browser context signed in as the user of `signed` (its session cookie copied in). */
 async function signedInPage(signed: Awaited<ReturnType<typeof signUp>>): Promise<{ context: BrowserContext; page: Page }> {
-  const opened = await newPage()
+  const opened = await newPage(browser, PAGE)
   await opened.context.addCookies([
     { name: 'better-auth.session_token', value: signed.client.jar.get('better-auth.session_token') ?? '', url: server.origin },
   ])
@@ -89,7 +84,7 @@ const emailVerified = async (email: string): Promise<boolean> => {
 
 describe('hosted verify-email page', () => {
   it('opened bare and signed out, it verifies nothing and says so', async () => {
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('verify-email'))
     await page.getByRole('heading', { level: 1, name: 'Verify your email' }).waitFor()
     await page.getByTestId('no-verification-link').waitFor()
@@ -131,7 +126,7 @@ describe('hosted verify-email page', () => {
     await client.post('/send-verification-email', { email, callbackURL: ui('verify-email', { verified: '1' }) })
     const mail = await sink.waitFor(email, (m) => m.text.includes('verified%3D1'))
     const link = linkIn(mail.text)
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const forged = new URL(link)
     forged.searchParams.set('token', `${forged.searchParams.get('token')}x`)
     await page.goto(forged.href)
@@ -151,7 +146,7 @@ describe('hosted verify-email page', () => {
 describe('hosted reset-password page', () => {
   it('a bad link offers a new one on the spot, whose link resets the password', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('reset-password', { error: 'INVALID_TOKEN' }))
     await page.getByRole('heading', { level: 1, name: 'This link does not work' }).waitFor()
     await page.getByText('The reset link is invalid or has expired.').waitFor()
@@ -175,7 +170,7 @@ describe('hosted reset-password page', () => {
 
   it('a link that expires while the page is open turns into the offer of a new one', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await new HttpClient(server.base).post('/request-password-reset', { email: user.email, redirectTo: ui('reset-password') })
     const mail = await sink.waitFor(user.email, (m) => /reset/i.test(m.subject))
     await page.goto(linkIn(mail.text))
@@ -197,7 +192,7 @@ describe('hosted pages under a rate limit', () => {
   it('say in words when to try again (Retry-After)', async () => {
     server.gatehouse.config.update({ rateLimit: { customRules: { '/request-password-reset': { window: 120, max: 1 } } } })
     try {
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       await page.goto(ui('forgot-password'))
       await page.getByLabel(/^Email/).fill('nobody@example.com')
       await page.getByRole('button', { name: 'Send reset link' }).click()

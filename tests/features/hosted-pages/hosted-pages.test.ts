@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { FakeOidc } from '../../helpers/fake-oidc.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { createPanelService } from '../../../server/panel/service.js'
@@ -69,23 +69,8 @@ afterAll(async () => {
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
-/** A fresh browser context (no cookies) and page that records CSP violations. */
-async function newPage(violations = cspViolations): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  // Injected through the protocol (not an inline script): it sees every violation the page meets.
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)
-    })
-  })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  page.on('console', (m) => {
-    if (/Content Security Policy|CSP violation/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`)
-  })
-  page.on('pageerror', (e) => violations.push(`${page.url()}: page error ${e.message}`))
-  return { context, page }
-}
+/** Each page's CSP violations and uncaught errors go to cspViolations (none may occur). */
+const PAGE: NewPageOptions = { cspViolations, errors: cspViolations }
 
 const ui = (page: string, params: Record<string, string> = {}) => {
   const url = new URL(`${server.base}/ui/${page}`)
@@ -174,7 +159,7 @@ describe('hosted pages', () => {
 
   it('signs in with a password and goes to returnTo with the session cookie; a wrong password is shown beside the field', async () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Pat Page' })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const returnTo = `${server.base}/get-session`
     await page.goto(ui('sign-in', { returnTo }))
     await page.getByRole('heading', { level: 1, name: 'Sign in to Acme Sign-In' }).waitFor()
@@ -211,7 +196,7 @@ describe('hosted pages', () => {
   it('signs in with a username (no @: /sign-in/username)', async () => {
     const username = `page_${Date.now().toString(36)}`
     await signUp(server.base, { password: PASSWORD, username })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('sign-in'))
     const posted = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/username`)
     await signInThroughPage(page, username, PASSWORD)
@@ -226,7 +211,7 @@ describe('hosted pages', () => {
     try {
       expect(other.base).toBe(`${other.origin}/sso`)
       const user = await signUp(other.base, { password: PASSWORD })
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       // /api/auth on the same origin is outside this server's base path: refused.
       await page.goto(`${other.base}/ui/sign-in?returnTo=${encodeURIComponent(`${other.origin}/api/auth/get-session`)}`)
       await signInThroughPage(page, user.email, PASSWORD)
@@ -253,7 +238,7 @@ describe('hosted pages', () => {
       `${server.base}x/steal`,
       'javascript:alert(document.domain)',
     ]
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     for (const returnTo of outside) {
       await context.clearCookies()
       await page.goto(ui('sign-in', { returnTo }))
@@ -275,7 +260,7 @@ describe('hosted pages', () => {
     // The next code must come from a later time step (a code is accepted once).
     server.clock.advanceSeconds(30)
 
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const returnTo = `${server.base}/get-session`
     await page.goto(ui('sign-in', { returnTo }))
     await signInThroughPage(page, user.email, PASSWORD)
@@ -325,7 +310,7 @@ describe('hosted pages', () => {
     server.gatehouse.config.update({ trustedOrigins: [local], passkey: { enabled: true, rpID: 'localhost', origin: local } })
     try {
       const user = await signUp(server.base, { password: PASSWORD })
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       const cdp = await context.newCDPSession(page)
       await cdp.send('WebAuthn.enable')
       await cdp.send('WebAuthn.addVirtualAuthenticator', {
@@ -399,7 +384,7 @@ describe('hosted pages', () => {
     try {
       const config = (await (await fetch(`${server.base}/ui/api/config`)).json()) as { socialProviders: unknown }
       expect(config.socialProviders).toEqual([{ id: 'github', name: 'GitHub' }])
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       const returnTo = `${server.base}/get-session`
       await page.goto(ui('sign-in', { returnTo }))
       expect(await axe(page)).toEqual([])
@@ -436,7 +421,7 @@ describe('hosted pages', () => {
     try {
       const config = (await (await fetch(`${server.base}/ui/api/config`)).json()) as { socialProviders: unknown }
       expect(config.socialProviders).toEqual([{ id: 'corp-sso', name: 'Corp SSO' }])
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       const returnTo = `${server.base}/get-session`
       await page.goto(ui('sign-in', { returnTo }))
       expect(await axe(page)).toEqual([])
@@ -454,7 +439,7 @@ describe('hosted pages', () => {
   })
 
   it('signs up, and the verification mail lands on the verify-email page', async () => {
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const email = uniqueEmail('hosted')
     await page.goto(ui('sign-in'))
     await page.getByRole('link', { name: 'Create an account' }).click()
@@ -495,7 +480,7 @@ describe('hosted pages', () => {
 
   it('forgot password mails a link to the reset page, which sets the new password', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('sign-in'))
     await page.getByRole('link', { name: 'Forgot your password?' }).click()
     await page.getByRole('heading', { level: 1, name: 'Reset your password' }).waitFor()
@@ -537,7 +522,7 @@ describe('hosted pages', () => {
 
   it('consent: reads the interaction, shows the client and scopes, posts Allow and follows redirectTo (OIDC stand-in)', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await context.addCookies([
       { name: 'better-auth.session_token', value: user.client.jar.get('better-auth.session_token') ?? '', url: server.origin },
     ])
@@ -562,7 +547,7 @@ describe('hosted pages', () => {
   it('sign-out: ends the Gatehouse session, then posts xsrf and logout=yes to the end-session form (OIDC stand-in)', async () => {
     const user = await signUp(server.base, { password: PASSWORD })
     const token = user.client.jar.get('better-auth.session_token') ?? ''
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await context.addCookies([{ name: 'better-auth.session_token', value: token, url: server.origin }])
     const fake = await fakeOidcInteraction(page)
     const action = `${server.base}/oidc/session/end/confirm`
@@ -586,7 +571,7 @@ describe('hosted pages', () => {
   })
 
   it('error page shows the code and description; themed from the live config', async () => {
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(ui('error', { error: 'access_denied', error_description: '<b>The user said no</b>' }))
     await page.getByTestId('error-summary').filter({ hasText: 'Access was denied.' }).waitFor()
     // Text, never markup.
@@ -627,7 +612,7 @@ describe('hosted pages', () => {
     expect(cspViolations).toEqual([])
     // The same page with a nonce that does not match its meta tag: Mantine's <style> elements are refused, and seen.
     const seen: string[] = []
-    const { context, page } = await newPage(seen)
+    const { context, page } = await newPage(browser, { cspViolations: seen, errors: seen })
     await page.route(ui('sign-in'), async (route) => {
       const response = await route.fetch()
       const headers = response.headers()

@@ -13,8 +13,9 @@ import { graceDeadline } from '../../../server/features/two-factor/service.js'
 import { axe } from '../../helpers/axe.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
+import { buildHostedPages } from '../../helpers/hosted.js'
 import type { SignedUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 
@@ -103,13 +104,6 @@ const appA = (): App => apps[0] as App
 const appB = (): App => apps[1] as App
 
 const asRoot = process.getuid?.() === 0
-
-async function buildHosted(): Promise<string> {
-  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-hosted-'))
-  const { build } = await import('vite')
-  await build({ configFile: join(ROOT, 'vite.hosted.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true } })
-  return outDir
-}
 
 const errorLog = (): string => {
   const file = join(work, 'logs', 'error.log')
@@ -230,7 +224,7 @@ beforeAll(async () => {
   if (reason) return
   work = mkdtempSync(join(tmpdir(), 'gatehouse-openidc-'))
   const [gatehousePort, portA, portB] = await Promise.all([freePort(), freePort(), freePort()])
-  ;[assets, browser] = await Promise.all([buildHosted(), launchBrowser()])
+  ;[assets, browser] = await Promise.all([buildHostedPages(), launchBrowser()])
   process.env.GATEHOUSE_HOSTED_ASSETS = assets
   // A clock near real time (mod_auth_openidc checks the tokens' iat and exp against its own), moved
   // on by hand where a test waits for a retry.
@@ -272,13 +266,8 @@ beforeEach(() => {
   if (clock && Date.now() > clock.now()) clock.advance(Date.now() - clock.now())
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(30_000)
-  page.setDefaultNavigationTimeout(30_000)
-  return { context, page }
-}
+/** Pages in British English, in Playwright's default window (1280×720). */
+const PAGE: NewPageOptions = { window: { locale: 'en-GB' }, timeout: 30_000 }
 
 const envOf = (text: string): Record<string, string> =>
   Object.fromEntries(
@@ -347,7 +336,7 @@ interface SignedIn {
 /** A new person signs in to A (the sign-in page) and to B (single sign-on, no sign-in page). */
 async function signedInToBoth(): Promise<SignedIn> {
   const person = await verifiedSignUp(server, { name: 'Ada Lovelace' })
-  const { context, page } = await newPage()
+  const { context, page } = await newPage(browser, PAGE)
   const sids = new Map<App, string>()
   for (const app of apps) {
     const env = await signInAt(page, app, person)
@@ -531,7 +520,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
   it('during the grace: the enrolment step says how long is left; Skip for now opens the application', async () => {
     try {
       const person = await enforced(3 * 86_400)
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       await signInToEnrolment(page, person)
       const deadline = await graceDeadline(server.gatehouse.ctx, person.user.id)
       expect(deadline).toBe(clock.now() + 3 * 86_400_000)
@@ -553,7 +542,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
     try {
       // A grace of 0: over at the first sign-in.
       const person = await enforced(0)
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       const step = await signInToEnrolment(page, person)
       const notice = await page.getByTestId('enrolment-required').innerText()
       expect(notice).toContain('Set up a second factor to continue')

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage } from '../../helpers/browser.js'
 import { signUp, uniqueEmail } from '../../helpers/http.js'
 import { startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp.js'
@@ -39,13 +39,6 @@ afterAll(async () => {
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  return page
-}
-
 /** Creates an organization owned by a new user and invites `email`; returns the mailed link. */
 async function invite(email: string, orgName: string): Promise<{ link: string; inviter: string }> {
   const owner = await signUp(server.base, { password: PASSWORD, name: 'Owner' })
@@ -68,7 +61,7 @@ describe('hosted accept-invitation page', () => {
     expect(link).toMatch(new RegExp(`^${server.base}/ui/accept-invitation\\?id=`))
     expect((await fetch(link)).status).toBe(200)
 
-    const page = await newPage()
+    const { page } = await newPage(browser)
     await page.goto(link)
     await page.getByRole('heading', { level: 1, name: 'You are invited' }).waitFor()
     await page.getByTestId('invitation-sign-up').click()
@@ -92,7 +85,7 @@ describe('hosted accept-invitation page', () => {
   it('signed in already: decline; an incomplete link says so', async () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Existing' })
     const { link } = await invite(user.email, 'Other Org')
-    const page = await newPage()
+    const { page } = await newPage(browser)
     await page.goto(link)
     await page.getByTestId('invitation-sign-in').click()
     await page.getByLabel(/^Email or username/).fill(user.email)

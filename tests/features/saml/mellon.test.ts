@@ -3,11 +3,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { eq } from 'drizzle-orm'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { user as userTable } from '../../../server/db/schema.js'
 import { changeServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
-import { launchBrowser } from '../../helpers/browser.js'
+import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { GATEHOUSE_BIN } from '../../helpers/process.js'
 import { serverLog, startTestServer, TestClock, type TestServer } from '../../helpers/server.js'
@@ -230,12 +230,8 @@ beforeEach(() => {
   if (server) server.clock.advance(Math.max(0, Date.now() - server.clock.now()))
 })
 
-async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(15_000)
-  return { context, page }
-}
+/** Pages in British English, in Playwright's default window (1280×720). */
+const PAGE: NewPageOptions = { window: { locale: 'en-GB' }, timeout: 15_000 }
 
 async function signIn(page: Page, email: string, password: string): Promise<void> {
   await page.waitForURL(/\/ui\/sign-in/).catch(async (e) => {
@@ -257,7 +253,7 @@ const envOf = (text: string): Record<string, string> =>
 describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('sign-in shows the MELLON_* attributes; SSO to the second application; single logout ends the Gatehouse session', async () => {
     const person = await verifiedPerson(server, { name: 'Grace Hopper' })
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(`${sp}/private/env`)
     await signIn(page, person.email, person.password)
     await page.waitForURL(`${sp}/private/env`)
@@ -297,7 +293,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
 
   it('IdP-initiated from the hosted Connected apps page; a sign-out at Gatehouse signs out of the SAML apps (front channel)', async () => {
     const person = await verifiedPerson(server)
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     // Signed in at Gatehouse only (the hosted sign-in page), then "Open" on Connected apps.
     await page.goto(`${server.base}/ui/sign-in?returnTo=${encodeURIComponent(`${server.base}/ui/account/apps`)}`)
     await signIn(page, person.email, person.password)
@@ -319,7 +315,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
 
   it('a wrong password stays on the sign-in page; no assertion', async () => {
     const person = await verifiedPerson(server)
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(`${sp}/private/env`)
     await signIn(page, person.email, 'not the password')
     const field = page.getByLabel(/^Password/)
@@ -335,7 +331,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     await changeServiceProvider(ctx, app2?.id as string, { allowedGroups: ['admin'] }, { via: 'cli' })
 
     const outsider = await verifiedPerson(server)
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     await page.goto(`${sp}/app2/env`)
     await signIn(page, outsider.email, outsider.password)
     await page.waitForURL(/\/ui\/error/)
@@ -347,7 +343,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     await context.close()
 
     const banned = await verifiedPerson(server)
-    const second = await newPage()
+    const second = await newPage(browser, PAGE)
     await second.page.goto(`${sp}/private/env`)
     await signIn(second.page, banned.email, banned.password)
     await second.page.waitForURL(`${sp}/private/env`)
@@ -360,7 +356,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('an unverified person (identity.requireVerifiedEmail, the default) sees the error page and mellon gets nothing; verified, the same browser gets in', async () => {
     serverLog.allowWarning(/SAML request refused: EMAIL_NOT_VERIFIED/)
     const person = await signUp(server.base)
-    const { context, page } = await newPage()
+    const { context, page } = await newPage(browser, PAGE)
     const atMellon: string[] = []
     page.on('request', (r) => {
       if (r.url().startsWith(`${sp}/mellon/postResponse`)) atMellon.push(r.url())
@@ -387,7 +383,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     const other = await verifiedPerson(server)
     /** A fresh browser: sign in at the first application, then SSO to the second; the NameID each saw. */
     const nameIds = async (who: { email: string; password: string }) => {
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       await page.goto(`${sp}/private/env`)
       await signIn(page, who.email, who.password)
       await page.waitForURL(`${sp}/private/env`)
@@ -419,7 +415,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     const person = await verifiedPerson(server)
     /** A sign-in in a fresh browser; the SAMLResponse mellon was given. */
     const signInOnce = async (): Promise<string> => {
-      const { context, page } = await newPage()
+      const { context, page } = await newPage(browser, PAGE)
       let posted = ''
       page.on('request', (r) => {
         if (r.method() === 'POST' && r.url().startsWith(`${sp}/mellon/`))
@@ -460,7 +456,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('two sessions of one person at mellon: signing out at Gatehouse in the first browser ends cleanly (no 500) and signs that browser out of mellon', async () => {
     for (const leaving of [0]) {
       const person = await verifiedPerson(server)
-      const browsers = [await newPage(), await newPage()]
+      const browsers = [await newPage(browser, PAGE), await newPage(browser, PAGE)]
       for (const { page } of browsers) {
         await page.goto(`${sp}/private/env`)
         await signIn(page, person.email, person.password)
@@ -495,7 +491,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('two sessions of one person at mellon: signing out at Gatehouse in the second browser ends cleanly (no 500) and signs that browser out of mellon', async () => {
     for (const leaving of [1]) {
       const person = await verifiedPerson(server)
-      const browsers = [await newPage(), await newPage()]
+      const browsers = [await newPage(browser, PAGE), await newPage(browser, PAGE)]
       for (const { page } of browsers) {
         await page.goto(`${sp}/private/env`)
         await signIn(page, person.email, person.password)
