@@ -1,4 +1,7 @@
+import { mkdtempSync } from 'node:fs'
 import { connect, createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
 import { ldapListening } from '../../../server/features/ldap/index.js'
@@ -7,7 +10,7 @@ import type { PanelService } from '../../../server/panel/service.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
 import { startTestServer } from '../../helpers/server.js'
-import { BASE, client, type LdapServer, ldapsearch, ldapUtilsMissing, PASSWORD, type Person, person } from './helpers.js'
+import { BASE, client, type LdapServer, ldapsearch, ldapUtilsMissing, makeLanCertificates, PASSWORD, type Person, person, run } from './helpers.js'
 
 /**
  * Issue 50 §2, on both engines: a new LDAP or metrics address is bound before the old listener
@@ -150,6 +153,47 @@ describe.skipIf(ldapUtilsMissing)('LDAP listener: a save binds the new address f
     expect((await save({ ldap: { enabled: true } })).ok).toBe(true)
     await expect.poll(async () => (await states()).ldap?.state, { timeout: 10_000 }).toBe('listening')
     expect((await search(port)).code).toBe(0)
+  })
+})
+
+describe.skipIf(ldapUtilsMissing)('LDAPS beside LDAP: each address bound first, an unchanged one kept', () => {
+  const ldaps = (port: number, host = '127.0.0.1') =>
+    ldapsearch({ url: `ldaps://${host}:${port}` }, { bindDN: alice.dn, password: PASSWORD, base: BASE, scope: 'sub', filter: '(uid=alice)' })
+  const ldapsPort = async () => (await ldapListening(server.gatehouse.ctx))?.ldaps?.port ?? 0
+
+  it('LDAPS switched on keeps the plain listener (its address is ours); a busy LDAPS port is refused; moving LDAP keeps LDAPS', async () => {
+    const certs = makeLanCertificates(mkdtempSync(join(tmpdir(), 'gatehouse-listeners-')))
+    const plain = await ldapPort()
+    const first = await freePort()
+    const on = await save({ ldap: { tls: { cert: certs.cert, key: certs.key }, ldapsAddress: `127.0.0.1:${first}`, requireTLS: false } })
+    expect(on.ok ? 'saved' : on.error.message).toBe('saved')
+    await expect.poll(() => ldapsPort(), { timeout: 10_000 }).toBe(first)
+    expect(await ldapPort()).toBe(plain)
+    expect((await ldaps(first)).code).toBe(0)
+    expect((await search(plain)).code).toBe(0)
+    // The plain listener, kept, serves the new settings: StartTLS with the certificate just set.
+    const startTls = await run('/usr/bin/ldapwhoami', ['-x', '-ZZ', '-H', `ldap://127.0.0.1:${plain}`, '-D', alice.dn, '-w', PASSWORD])
+    expect(startTls.stdout.trim()).toBe(`dn:${alice.dn}`)
+
+    // Another process holds the port asked for LDAPS: refused, both keep serving.
+    const busy = await busyPort()
+    const refused = await save({ ldap: { ldapsAddress: `127.0.0.1:${busy}` } })
+    expect(refused.ok ? 'saved' : refused.error.message).toContain(`ldap.ldapsAddress: cannot listen on 127.0.0.1:${busy} (EADDRINUSE)`)
+    expect(server.gatehouse.ctx.config().ldap.ldapsAddress).toBe(`127.0.0.1:${first}`)
+    expect((await ldaps(first)).code).toBe(0)
+    expect((await search(plain)).code).toBe(0)
+    const after = await states()
+    expect(after.ldaps).toMatchObject({ state: 'listening', address: `127.0.0.1:${first}` })
+    expect(after.ldaps?.lastError?.message).toContain('EADDRINUSE')
+
+    // The plain listener moves; LDAPS, on its unchanged address, keeps answering.
+    const moved = await freePort()
+    expect((await save({ ldap: { address: `127.0.0.1:${moved}` } })).ok).toBe(true)
+    await expect.poll(() => ldapPort(), { timeout: 10_000 }).toBe(moved)
+    expect(await ldapsPort()).toBe(first)
+    expect((await ldaps(first)).code).toBe(0)
+    expect((await search(moved)).code).toBe(0)
+    await expect.poll(() => accepts(plain), { timeout: 10_000 }).toBe(false)
   })
 })
 
