@@ -174,10 +174,7 @@ interface MetricsListener {
   close(): Promise<void>
 }
 
-const controls = new WeakMap<
-  AuthContext,
-  { bind(next: GatehouseConfig): Promise<BoundListeners | undefined>; states(): ListenerState[] }
->()
+const controls = new WeakMap<AuthContext, { bind(next: GatehouseConfig): Promise<BoundListeners | undefined>; states(): ListenerState[] }>()
 
 /** Serves `GET /metrics` from `registry` on `address`; rejects with a ListenerRefusal when it cannot be bound. */
 function openListener(address: string, registry: Registry, logger: Logger): Promise<MetricsListener> {

@@ -10,7 +10,18 @@ import type { PanelService } from '../../../server/panel/service.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
 import { startTestServer } from '../../helpers/server.js'
-import { BASE, client, type LdapServer, ldapsearch, ldapUtilsMissing, makeLanCertificates, PASSWORD, type Person, person, run } from './helpers.js'
+import {
+  BASE,
+  client,
+  type LdapServer,
+  ldapsearch,
+  ldapUtilsMissing,
+  makeLanCertificates,
+  PASSWORD,
+  type Person,
+  person,
+  run,
+} from './helpers.js'
 
 /**
  * Issue 50 §2, on both engines: a new LDAP or metrics address is bound before the old listener
@@ -35,7 +46,12 @@ beforeAll(async () => {
   metricsPort = await freePort()
   const on = await panel.dispatch(
     'settings.update',
-    { patch: { ldap: { enabled: true, address: `127.0.0.1:${await freePort()}` }, metrics: { enabled: true, address: `127.0.0.1:${metricsPort}` } } },
+    {
+      patch: {
+        ldap: { enabled: true, address: `127.0.0.1:${await freePort()}` },
+        metrics: { enabled: true, address: `127.0.0.1:${metricsPort}` },
+      },
+    },
     admin,
   )
   if (!on.ok) throw new Error(on.error.message)
@@ -158,7 +174,10 @@ describe.skipIf(ldapUtilsMissing)('LDAP listener: a save binds the new address f
 
 describe.skipIf(ldapUtilsMissing)('LDAPS beside LDAP: each address bound first, an unchanged one kept', () => {
   const ldaps = (port: number, host = '127.0.0.1') =>
-    ldapsearch({ url: `ldaps://${host}:${port}` }, { bindDN: alice.dn, password: PASSWORD, base: BASE, scope: 'sub', filter: '(uid=alice)' })
+    ldapsearch(
+      { url: `ldaps://${host}:${port}` },
+      { bindDN: alice.dn, password: PASSWORD, base: BASE, scope: 'sub', filter: '(uid=alice)' },
+    )
   const ldapsPort = async () => (await ldapListening(server.gatehouse.ctx))?.ldaps?.port ?? 0
 
   it('LDAPS switched on keeps the plain listener (its address is ours); a busy LDAPS port is refused; moving LDAP keeps LDAPS', async () => {
