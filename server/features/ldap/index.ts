@@ -124,7 +124,8 @@ export const ldapFeature = defineFeature({
         queue(async () => {
           const wanted = settingsOf(next.ldap)
           await dropPending()
-          if (!wanted || wanted === running?.settings) return undefined
+          // Only what the save changes: a listener that failed under the settings in effect is not the save's to refuse.
+          if (!wanted || wanted === running?.settings || wanted === settingsOf(ctx.config().ldap)) return undefined
           const listeners = await bind(next.ldap)
           pending = { settings: wanted, listeners }
           return {

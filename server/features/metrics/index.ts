@@ -109,7 +109,8 @@ export const metricsFeature = defineFeature({
         queue(async () => {
           await dropPending()
           const wanted = wantedOf(next.metrics)
-          if (!wanted || wanted === running?.address) return undefined
+          // Only what the save changes: a listener that failed under the settings in effect is not the save's to refuse.
+          if (!wanted || wanted === running?.address || wanted === wantedOf(ctx.config().metrics)) return undefined
           const listener = await bind(wanted)
           pending = listener
           return {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect, createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { metricsListening } from '../../../server/features/metrics/index.js'
 import type { PanelService } from '../../../server/panel/service.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
-import { startTestServer } from '../../helpers/server.js'
+import { serverLog, startTestServer } from '../../helpers/server.js'
 import {
   BASE,
   client,
@@ -216,6 +216,47 @@ describe.skipIf(ldapUtilsMissing)('LDAPS beside LDAP: each address bound first, 
   })
 })
 
+describe.skipIf(ldapUtilsMissing)('a change applied otherwise (a reload of config.json): never nothing listening', () => {
+  /** Edits DATA_DIR/config.json's `ldap` as by hand and reloads it, as SIGHUP does. */
+  const reloadWith = (ldap: Record<string, unknown>) => {
+    const file = join(server.dataDir, 'config.json')
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { ldap: Record<string, unknown> }
+    writeFileSync(file, JSON.stringify({ ...stored, ldap: { ...stored.ldap, ...ldap } }))
+    server.gatehouse.config.reloadFile()
+  }
+
+  it('an address in use: the old listener keeps answering (its state says why); switched on with nothing to keep: failed', async () => {
+    const before = await ldapPort()
+    const busy = await busyPort()
+    const refusal = `ldap.address: cannot listen on 127.0.0.1:${busy} (EADDRINUSE); choose another ldap.address`
+    serverLog.allowError(new RegExp(`^${refusal.replace(/[.()]/g, '\\$&')}`))
+    reloadWith({ address: `127.0.0.1:${busy}` })
+    expect(server.gatehouse.ctx.config().ldap.address).toBe(`127.0.0.1:${busy}`)
+    await expect
+      .poll(async () => (await states()).ldap?.lastError?.message ?? '', { timeout: 10_000 })
+      .toContain(`127.0.0.1:${busy} (EADDRINUSE)`)
+    expect((await states()).ldap).toMatchObject({ state: 'listening', address: `127.0.0.1:${before}` })
+    expect((await search(before)).code).toBe(0)
+    // The log says so, and that the old listener serves.
+    expect(serverLog.entries.map((e) => e.message)).toContain(`${refusal} (the LDAP listeners keep serving on their addresses)`)
+
+    reloadWith({ enabled: false, address: `127.0.0.1:${before}` })
+    await expect.poll(async () => (await states()).ldap?.state, { timeout: 10_000 }).toBe('stopped')
+    reloadWith({ enabled: true, address: `127.0.0.1:${busy}` })
+    await expect.poll(() => serverLog.entries.map((e) => e.message), { timeout: 10_000 }).toContain(refusal)
+    expect((await states()).ldap).toMatchObject({ state: 'failed', address: `127.0.0.1:${busy}` })
+    // A save that leaves the listener's settings alone is not refused for it (the change retries the bind, logged again).
+    serverLog.allowError(new RegExp(`^${refusal.replace(/[.()]/g, '\\$&')}`))
+    const other = await save({ ldap: { idleTimeout: 400 } })
+    expect(other.ok ? 'saved' : other.error.message).toBe('saved')
+    // Moved to a free address, it listens again.
+    const port = await freePort()
+    reloadWith({ address: `127.0.0.1:${port}` })
+    await expect.poll(async () => (await states()).ldap?.state, { timeout: 10_000 }).toBe('listening')
+    expect((await search(port)).code).toBe(0)
+  })
+})
+
 describe('metrics listener: a save binds the new address first', () => {
   const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).status
 
@@ -238,7 +279,8 @@ describe('metrics listener: a save binds the new address first', () => {
 
   it('a free port moves it: the new one serves /metrics, the old port refuses connections', async () => {
     const port = await freePort()
-    expect((await save({ metrics: { address: `127.0.0.1:${port}` } })).ok).toBe(true)
+    const moved = await save({ metrics: { address: `127.0.0.1:${port}` } })
+    expect(moved.ok ? 'saved' : moved.error.message).toBe('saved')
     await expect.poll(async () => (await states()).metrics?.address, { timeout: 10_000 }).toBe(`127.0.0.1:${port}`)
     expect(await scrape(port)).toBe(200)
     await expect.poll(() => accepts(metricsPort), { timeout: 10_000 }).toBe(false)
