@@ -89,9 +89,10 @@ export const settingsPanel = (env: PanelEnv) => {
       let next: ReturnType<typeof store.update>
       try {
         next = store.update(patch)
-      } catch (error) {
+      } finally {
+        // Queued after the change the update told the listeners of: a no-op once it adopted them,
+        // else (the update refused, or changed nothing they listen for) they are closed.
         await bound?.release()
-        throw error
       }
       // On PostgreSQL, written for the other instances before the answer leaves.
       await store.flushed()
