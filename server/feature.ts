@@ -171,6 +171,20 @@ export interface Feature {
    * listener opens (an issue is a ConfigError) and before the panel saves a change (server/config/checks.ts).
    */
   configProblems?: (ctx: AuthContext, config: GatehouseConfig) => Promise<ConfigIssue[]>
+  /**
+   * The listeners this feature opens besides the HTTP one (LDAP, LDAPS, metrics), each with its state
+   * now: the one source of the panel's `listeners.state` (Overview, LDAP view, Metrics).
+   */
+  listeners?: (ctx: AuthContext) => ListenerState[]
+  /**
+   * Binds the addresses a configuration about to be saved asks this feature's listeners to take,
+   * before anything is stored (server/config-checks.ts `bindListeners`): rejects with a
+   * ListenerRefusal naming the field, the address and the OS error when one cannot be bound (the save
+   * is refused, the running listeners keep serving); else resolves with the bound listeners, which the
+   * config change that follows adopts in place of the old ones (`release` closes them if it does not).
+   * Undefined: nothing to bind (the addresses are those running, or the listener is off).
+   */
+  bindListeners?: (ctx: AuthContext, next: GatehouseConfig) => Promise<BoundListeners | undefined>
   /** Runs when a server opens a data directory, before its database is opened (staged restores). */
   beforeOpen?: (dataDir: string, logger: Logger) => void
   /**
@@ -255,6 +269,39 @@ export interface SessionAnswer {
 }
 
 /** A configuration problem, at the dotted path of the field it concerns. */
+/** One listener's state (`listeners`): what the Overview and each view show. */
+export interface ListenerState {
+  /** `ldap`, `ldaps`, `metrics`. */
+  name: string
+  /** The config field its address is set in. */
+  field: string
+  /** listening; stopped (switched off, or not configured); failed (wanted, and not bound: `lastError` says why). */
+  state: 'listening' | 'stopped' | 'failed'
+  /** Where it listens (`host:port`, the port bound), else the address it is configured with, if any. */
+  address: string | null
+  /** TCP connections open now. */
+  connections: number
+  /** The last time it could not be bound (at start, or by a change applied), and why; epoch ms. */
+  lastError: { message: string; at: number } | null
+}
+
+/** Listeners bound for a configuration not yet stored (`bindListeners`). */
+export interface BoundListeners {
+  release(): Promise<void>
+}
+
+/** A listener's address that cannot be bound: the save asking for it is refused with this message. */
+export class ListenerRefusal extends Error {
+  constructor(
+    /** The config field: `ldap.address`, `metrics.address`. */
+    readonly field: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'ListenerRefusal'
+  }
+}
+
 export interface ConfigIssue {
   path: string
   message: string
@@ -299,3 +346,6 @@ export interface RenderedMail {
   /** What renderMail made it from: the Email view re-renders it with an edited template. */
   layout?: MailLayout
 }
+
+/** `host:port` of a bound listener, an IPv6 host in brackets (`[::1]:389`). */
+export const hostPort = (at: { host: string; port: number }): string => `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { bindingHolds, bindingMark } from './revocations.js'
 import { createServer, type Server, type Socket } from 'node:net'
-import { type SecureContext, TLSSocket, createSecureContext, createServer as createTlsServer } from 'node:tls'
+import { type SecureContext, TLSSocket, type Server as TlsServer, createSecureContext, createServer as createTlsServer } from 'node:tls'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { HashQueueFullError } from '../../crypto/hash-queue.js'
 import type { GatehouseConfig } from '../../config/schema.js'
 import { limitRequest, type RateLimitStore, type RateRule, rateLimitIdentity, ruleFor } from '../../core/rate-limit.js'
+import { ListenerRefusal } from '../../feature.js'
 import type { Logger } from '../../log.js'
 import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
@@ -61,9 +62,35 @@ export function bindRateRule(config: GatehouseConfig): RateRule {
 /** The rate limiter's count of one source's binds: its identity (IPv4 address, IPv6 /64) and this operation. */
 const bindLimitKey = (address: string): string => `${rateLimitIdentity(address)}ldap:bind`
 
+export type LdapRole = 'ldap' | 'ldaps'
+
+/** Where a listener's connections go (the set serving them): a set taking the listener over repoints it. */
+interface Route {
+  /** Every TCP connection accepted (LDAPS: before its handshake). */
+  connection: (socket: Socket) => void
+  /** LDAPS: a connection once its handshake is done. */
+  secure: (socket: TLSSocket) => void
+}
+
+/** One listener: its server, the address it was asked to take, and the set whose connections it serves. */
+export interface Held {
+  role: LdapRole
+  server: Server
+  address: string
+  route: Route
+  owner: LdapListeners
+}
+
 export interface LdapListeners {
   /** Where each listener is bound: `address` always, `ldaps` when configured. */
   bound: { address: { host: string; port: number }; ldaps?: { host: string; port: number } }
+  /** Its listeners, by role. */
+  held: Partial<Record<LdapRole, Held>>
+  /** Connections open now on one listener. */
+  connections(role: LdapRole): number
+  /** Makes it the set serving: listeners it took over from the previous set (same address) route their connections here. */
+  serve(): void
+  /** Ends its connections and closes its listeners (not those a later set took over). */
   close(): Promise<void>
 }
 
@@ -452,19 +479,35 @@ function listen(server: Server, address: string, field: string): Promise<{ host:
   const { host, port } = parseLdapAddress(address)
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) =>
-      reject(new Error(`${field}: cannot listen on ${address} (${error.code ?? error.message}); choose another ${field}`))
+      reject(new ListenerRefusal(field, `${field}: cannot listen on ${address} (${error.code ?? error.message}); choose another ${field}`))
     server.once('error', failed)
     server.listen(port, host, () => {
       server.off('error', failed)
-      const bound = server.address()
-      resolve({ host, port: bound && typeof bound === 'object' ? bound.port : port })
+      resolve(boundOf(server, host, port))
     })
   })
 }
 
-/** Opens the listeners `ldap.*` asks for. Rejects with one line naming the field when one cannot start. */
-export async function startLdap(ctx: AuthContext, logger: Logger, limits?: () => RateLimitStore): Promise<LdapListeners> {
-  const conf = ctx.config().ldap
+const boundOf = (server: Server, host: string, port: number): { host: string; port: number } => {
+  const bound = server.address()
+  return { host, port: bound && typeof bound === 'object' ? bound.port : port }
+}
+
+/**
+ * Opens the listeners `conf` asks for (by default `ldap.*` now). A listener whose address is the one
+ * `previous` holds under the same role is taken over rather than bound again (its port is ours):
+ * it serves this set's connections once `serve()` is called. Every other address is bound here,
+ * before `previous` is closed, so a change to an address that cannot be bound leaves `previous`
+ * serving. Rejects with a ListenerRefusal naming the field when one cannot start, having closed
+ * what it bound.
+ */
+export async function startLdap(
+  ctx: AuthContext,
+  logger: Logger,
+  limits?: () => RateLimitStore,
+  conf: GatehouseConfig['ldap'] = ctx.config().ldap,
+  previous?: LdapListeners,
+): Promise<LdapListeners> {
   layoutOf(ctx)
   let secure: SecureContext | null = null
   let pem: { cert: Buffer; key: Buffer } | null = null
@@ -473,17 +516,18 @@ export async function startLdap(ctx: AuthContext, logger: Logger, limits?: () =>
       pem = { cert: readFileSync(conf.tls.cert), key: readFileSync(conf.tls.key) }
       secure = createSecureContext(pem)
     } catch (error) {
-      throw new Error(`ldap.tls: cannot load the certificate and key (${(error as Error).message})`)
+      throw new ListenerRefusal('ldap.tls', `ldap.tls: cannot load the certificate and key (${(error as Error).message})`)
     }
   }
   const perAddress = new Map<string, number>()
-  const sockets = new Set<Socket>()
+  const sockets = new Map<Socket, LdapRole>()
   /**
    * Counts a TCP connection towards its source's limit (an IPv4 address, an IPv6 /64: the HTTP
    * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
    * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
    */
-  const admit = (socket: Socket, clear: boolean): boolean => {
+  const admit = (socket: Socket, role: LdapRole): boolean => {
+    const clear = role === 'ldap'
     const from = rateLimitIdentity(socket.remoteAddress ?? '')
     const count = perAddress.get(from) ?? 0
     const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
@@ -498,7 +542,7 @@ export async function startLdap(ctx: AuthContext, logger: Logger, limits?: () =>
       return false
     }
     perAddress.set(from, count + 1)
-    sockets.add(socket)
+    sockets.set(socket, role)
     socket.once('close', () => {
       sockets.delete(socket)
       const left = (perAddress.get(from) ?? 1) - 1
@@ -507,28 +551,69 @@ export async function startLdap(ctx: AuthContext, logger: Logger, limits?: () =>
     })
     return true
   }
-  const servers: Server[] = []
-  const plain = createServer((socket) => {
-    if (admit(socket, true)) new Connection(socket, ctx, logger, secure, false, limits)
-  })
-  servers.push(plain)
-  const close = async () => {
-    for (const socket of sockets) socket.destroy()
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))))
+  /** What this set's listeners do with a connection: where a taken-over listener's routes point once it serves. */
+  const routes: Record<LdapRole, Route> = {
+    ldap: {
+      connection: (socket) => {
+        if (admit(socket, 'ldap')) new Connection(socket, ctx, logger, secure, false, limits)
+      },
+      secure: () => undefined,
+    },
+    ldaps: {
+      // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
+      connection: (socket) => {
+        admit(socket, 'ldaps')
+      },
+      secure: (socket) => {
+        new Connection(socket, ctx, logger, secure, true, limits)
+      },
+    },
+  }
+  const held: Partial<Record<LdapRole, Held>> = {}
+  const taken: Held[] = []
+  const set: LdapListeners = {
+    bound: { address: { host: '', port: 0 } },
+    held,
+    connections: (role) => [...sockets.values()].filter((r) => r === role).length,
+    serve() {
+      for (const listener of taken) {
+        listener.route.connection = routes[listener.role].connection
+        listener.route.secure = routes[listener.role].secure
+        if (listener.role === 'ldaps' && pem) (listener.server as TlsServer).setSecureContext(pem)
+        listener.owner = set
+      }
+    },
+    close: async () => {
+      for (const socket of sockets.keys()) socket.destroy()
+      const own = Object.values(held).filter((listener) => listener.owner === set)
+      await Promise.all(
+        own.map(({ server }) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))),
+      )
+    },
+  }
+  /** The listener of `role` on `address`: `previous`'s when it holds that address, else a new one bound now. */
+  const open = async (role: LdapRole, address: string, field: string) => {
+    const theirs = previous?.held[role]
+    if (theirs && theirs.address === address && theirs.server.listening) {
+      held[role] = theirs
+      taken.push(theirs)
+      const { host, port } = parseLdapAddress(address)
+      return boundOf(theirs.server, host, port)
+    }
+    const route: Route = { ...routes[role] }
+    const server =
+      role === 'ldap'
+        ? createServer((socket) => route.connection(socket))
+        : createTlsServer(pem ?? {}, (socket) => route.secure(socket)).on('connection', (socket: Socket) => route.connection(socket))
+    held[role] = { role, server, address, route, owner: set }
+    return listen(server, address, field)
   }
   try {
-    const address = await listen(plain, conf.address, 'ldap.address')
-    let ldaps: { host: string; port: number } | undefined
-    if (conf.ldapsAddress && pem) {
-      const tlsServer = createTlsServer(pem, (socket) => new Connection(socket, ctx, logger, secure, true, limits))
-      // The TCP connection, before its handshake: counted (and closed with the listeners) from there.
-      tlsServer.on('connection', (socket: Socket) => admit(socket, false))
-      servers.push(tlsServer)
-      ldaps = await listen(tlsServer, conf.ldapsAddress, 'ldap.ldapsAddress')
-    }
-    return { bound: { address, ...(ldaps ? { ldaps } : {}) }, close }
+    set.bound.address = await open('ldap', conf.address, 'ldap.address')
+    if (conf.ldapsAddress && pem) set.bound.ldaps = await open('ldaps', conf.ldapsAddress, 'ldap.ldapsAddress')
+    return set
   } catch (error) {
-    await close()
+    await set.close()
     throw error
   }
 }

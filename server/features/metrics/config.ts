@@ -5,9 +5,9 @@ export const METRICS_ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/
 
 /**
  * `metrics.*`: the Prometheus listener (docs/OBSERVABILITY.md). Off by default; when on, a second
- * listener serves `GET /metrics` on its own address (never on the API's port). Read at start:
- * a change takes effect at the next start. `--metrics-address` / GATEHOUSE_METRICS_ADDRESS set the
- * address and switch it on.
+ * listener serves `GET /metrics` on its own address (never on the API's port). A change applies
+ * live: the new address is bound before the old listener closes (a save that cannot bind it is
+ * refused). `--metrics-address` / GATEHOUSE_METRICS_ADDRESS set the address and switch it on.
  */
 export const metricsConfig = z
   .object({

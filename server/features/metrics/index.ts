@@ -1,6 +1,10 @@
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Registry } from 'prom-client'
+import type { GatehouseConfig } from '../../config/schema.js'
 import type { AuthContext } from '../../core/context.js'
-import { defineFeature } from '../../feature.js'
+import { type BoundListeners, defineFeature, hostPort, ListenerRefusal, type ListenerState } from '../../feature.js'
+import type { Logger } from '../../log.js'
 import { configSections, parseMetricsAddress } from './config.js'
 import { metricsErrors } from './errors.js'
 
@@ -21,70 +25,137 @@ export function metricsListening(ctx: AuthContext): Promise<{ host: string; port
  * Prometheus metrics (issue 32, docs/OBSERVABILITY.md): with `metrics.enabled`, the start hook
  * puts a registry behind `ctx.events` (core/events.ts) and opens a second listener on
  * `metrics.address` serving `GET /metrics` only, so the API's port never exposes them. Off, the
- * context keeps `noEvents` and nothing is counted.
+ * context keeps `noEvents` and nothing is counted. The switch and the address apply live (issue 50):
+ * a new address is bound before the old listener closes, and the panel's save binds it first
+ * (`bindListeners`), refused with the reason when it cannot be bound.
  */
 export const metricsFeature = defineFeature({
   id: 'metrics',
   config: configSections,
   errors: metricsErrors,
-  start({ ctx, logger }) {
-    const conf = ctx.config().metrics
-    if (!conf.enabled) return undefined
+  start({ ctx, logger, onConfigChange }) {
+    let registry: Promise<Registry> | null = null
+    // Loaded when metrics are first on (at start, or switched on live): ctx.events counts from then.
+    const registryOf = () =>
+      (registry ??= import('./registry.js').then(({ createMetrics }) => {
+        const metrics = createMetrics(ctx)
+        ctx.events = metrics.events
+        return metrics.registry
+      }))
+    let running: MetricsListener | null = null
+    /** Bound by a save (`bindListeners`), for the change it stores next. */
+    let pending: MetricsListener | null = null
+    let lastError: { message: string; at: number } | null = null
     let stopped = false
-    let server: Server | undefined
-    const registry = import('./registry.js').then(({ createMetrics }) => {
-      const metrics = createMetrics(ctx)
-      ctx.events = metrics.events
-      return metrics.registry
-    })
-    const listening = registry.then((registry) => {
-      if (stopped) throw new Error('metrics stopped before their listener opened')
-      const opened = createServer((req, res) => {
-        const path = req.url?.split('?')[0]
-        if (req.method !== 'GET' || path !== '/metrics') {
-          res.writeHead(404, { 'content-type': 'application/json' })
-          res.end(JSON.stringify(metricsErrors.NOT_FOUND))
-          return
+    let applying: Promise<unknown> = Promise.resolve()
+    const queue = <T>(step: () => Promise<T>): Promise<T> => {
+      const done = applying.then(step)
+      applying = done.catch(() => undefined)
+      return done
+    }
+    const wantedOf = (conf: GatehouseConfig['metrics']) => (conf.enabled ? conf.address : null)
+
+    const bind = async (address: string): Promise<MetricsListener> => {
+      try {
+        if (stopped) throw new Error('metrics stopped before their listener opened')
+        return await openListener(address, await registryOf(), logger)
+      } catch (error) {
+        const refusal =
+          error instanceof ListenerRefusal ? error : new ListenerRefusal('metrics.address', `metrics.address: ${(error as Error).message}`)
+        lastError = { message: refusal.message, at: ctx.clock.now() }
+        throw refusal
+      }
+    }
+    const switchTo = async (next: MetricsListener | null) => {
+      const old = running
+      running = next
+      if (next) {
+        bound.set(ctx, Promise.resolve(next.at))
+        logger.info(`Metrics listening on http://${hostPort(next.at)}/metrics`)
+      } else bound.delete(ctx)
+      await old?.close()
+    }
+    const dropPending = async () => {
+      const dropped = pending
+      pending = null
+      await dropped?.close()
+    }
+
+    // A live change (the panel, another instance's, a reload): the new address bound before the old one closes.
+    const apply = () =>
+      void queue(async () => {
+        const wanted = wantedOf(ctx.config().metrics)
+        if (wanted === (running?.address ?? null)) return dropPending()
+        if (!wanted) {
+          await dropPending()
+          return switchTo(null)
         }
-        registry.metrics().then(
-          (text) => {
-            res.writeHead(200, { 'content-type': registry.contentType })
-            res.end(text)
-          },
-          (error: unknown) => {
-            logger.error('metrics scrape failed:', error)
-            res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
-            res.end('scrape failed\n')
-          },
-        )
+        let next = pending?.address === wanted ? pending : null
+        if (next) pending = null
+        else {
+          await dropPending()
+          try {
+            next = await bind(wanted)
+          } catch (error) {
+            logger.error(`${(error as Error).message}${running ? ' (the metrics listener keeps serving on its address)' : ''}`)
+            return
+          }
+        }
+        await switchTo(next)
       })
-      server = opened
-      const { host, port } = parseMetricsAddress(conf.address)
-      return new Promise<{ host: string; port: number }>((resolve, reject) => {
-        opened.once('error', reject)
-        opened.listen(port, host, () => {
-          opened.off('error', reject)
-          const address = opened.address()
-          resolve({ host, port: address && typeof address === 'object' ? address.port : port })
-        })
-      })
-    })
-    listening.then(
-      (at) => logger.info(`Metrics listening on http://${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}/metrics`),
-      (error: NodeJS.ErrnoException) => {
-        if (!stopped)
-          logger.error(`metrics listener not started on ${conf.address} (${error.code ?? error.message}); choose another metrics.address`)
+
+    controls.set(ctx, {
+      bind: (next) =>
+        queue(async () => {
+          await dropPending()
+          const wanted = wantedOf(next.metrics)
+          // Only what the save changes: a listener that failed under the settings in effect is not the save's to refuse.
+          if (!wanted || wanted === running?.address || wanted === wantedOf(ctx.config().metrics)) return undefined
+          const listener = await bind(wanted)
+          pending = listener
+          return {
+            release: () =>
+              queue(async () => {
+                if (pending === listener) await dropPending()
+              }),
+          }
+        }),
+      states() {
+        const conf = ctx.config().metrics
+        return [
+          {
+            name: 'metrics',
+            field: 'metrics.address',
+            state: running ? 'listening' : conf.enabled && lastError ? 'failed' : 'stopped',
+            address: running ? hostPort(running.at) : conf.enabled ? conf.address : null,
+            connections: running?.sockets.size ?? 0,
+            lastError,
+          },
+        ]
       },
-    )
-    bound.set(ctx, listening)
-    return () =>
-      new Promise<void>((resolve) => {
-        stopped = true
-        if (!server) return resolve()
-        server.closeAllConnections()
-        server.close(() => resolve())
-        if (!server.listening) resolve()
+    })
+
+    const initial = wantedOf(ctx.config().metrics)
+    if (initial) {
+      const first = queue(async () => {
+        const listener = await bind(initial)
+        await switchTo(listener)
+        return listener.at
       })
+      first.catch((error: Error) => {
+        if (!stopped) logger.error(error.message)
+      })
+      bound.set(ctx, first)
+    }
+    const unsubscribe = onConfigChange?.(apply)
+    return async () => {
+      stopped = true
+      unsubscribe?.()
+      await applying
+      await dropPending()
+      await switchTo(null)
+      controls.delete(ctx)
+    }
   },
   // The registry behind ctx.events and the listener (or the line saying why it is not): as when both were synchronous.
   ready: (ctx) =>
@@ -92,4 +163,69 @@ export const metricsFeature = defineFeature({
       () => undefined,
       () => undefined,
     ),
+  bindListeners: async (ctx, next) => controls.get(ctx)?.bind(next),
+  listeners: (ctx) => controls.get(ctx)?.states() ?? [],
 })
+
+/** The metrics listener on one address, with its open connections. */
+interface MetricsListener {
+  address: string
+  at: { host: string; port: number }
+  sockets: Set<Socket>
+  close(): Promise<void>
+}
+
+const controls = new WeakMap<AuthContext, { bind(next: GatehouseConfig): Promise<BoundListeners | undefined>; states(): ListenerState[] }>()
+
+/** Serves `GET /metrics` from `registry` on `address`; rejects with a ListenerRefusal when it cannot be bound. */
+function openListener(address: string, registry: Registry, logger: Logger): Promise<MetricsListener> {
+  const server = createServer((req, res) => {
+    const path = req.url?.split('?')[0]
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(metricsErrors.NOT_FOUND))
+      return
+    }
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': registry.contentType })
+        res.end(text)
+      },
+      (error: unknown) => {
+        logger.error('metrics scrape failed:', error)
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+        res.end('scrape failed\n')
+      },
+    )
+  })
+  const sockets = new Set<Socket>()
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  const { host, port } = parseMetricsAddress(address)
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) =>
+      reject(
+        new ListenerRefusal(
+          'metrics.address',
+          `metrics.address: cannot listen on ${address} (${error.code ?? error.message}); choose another metrics.address`,
+        ),
+      )
+    server.once('error', failed)
+    server.listen(port, host, () => {
+      server.off('error', failed)
+      const bound = server.address()
+      resolve({
+        address,
+        at: { host, port: bound && typeof bound === 'object' ? bound.port : port },
+        sockets,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          }),
+      })
+    })
+  })
+}

@@ -26,6 +26,21 @@ export type StorageOutageView = z.infer<typeof storageOutageSchema>
 
 export const activityBucketSchema = z.object({ start: ms, signIns: z.number(), failures: z.number() })
 
+/** One listener besides the HTTP one (LDAP, LDAPS, metrics) and its state now. */
+export const listenerStateSchema = z.object({
+  name: z.string(),
+  /** The config field its address is set in. */
+  field: z.string(),
+  state: z.enum(['listening', 'stopped', 'failed']),
+  /** Where it listens (`host:port`), else the address it is configured with; null when off. */
+  address: z.string().nullable(),
+  /** TCP connections open now. */
+  connections: z.number(),
+  /** The last time its address could not be bound (at start, a save, a change applied), and why. */
+  lastError: z.object({ message: z.string(), at: ms }).nullable(),
+})
+export type ListenerStateView = z.infer<typeof listenerStateSchema>
+
 export const overviewContract = {
   'overview.get': query(
     'Counts, sign-in activity and the latest audit events',
@@ -62,5 +77,10 @@ export const overviewContract = {
         appsRequireVerified: z.boolean(),
       }),
     }),
+  ),
+  'listeners.state': query(
+    'The listeners besides the HTTP one (LDAP, LDAPS, metrics): each one’s state (listening, stopped, failed), address, open connections and last error; what the Overview, the LDAP view and the Metrics view show',
+    z.object({}).strict(),
+    z.object({ listeners: z.array(listenerStateSchema) }),
   ),
 }

@@ -1,6 +1,7 @@
 import { isAdministrator } from '../admin/access.js'
 import { allowedPerApp } from '../forward-auth/counts.js'
 import { recentAuditEvents } from '../../core/audit.js'
+import { listenerStates } from '../../config-checks.js'
 import { currentOutage, outageAnswer } from '../../core/outage.js'
 import { signUpExposure } from '../../core/sign-up-gate.js'
 import { listMailOutbox, smtpSettings } from '../../mail/index.js'
@@ -33,6 +34,9 @@ export async function setupChecklist(env: PanelEnv): Promise<SetupStep[]> {
 
 /** The overview: counts, sign-in activity, the latest events and the first-run checklist. */
 export const overviewPanel = (env: PanelEnv) => ({
+  'listeners.state'() {
+    return { listeners: listenerStates(env.gatehouse.ctx) }
+  },
   async 'overview.get'({ range }: { range: 'hours' | 'days' }) {
     const { ctx } = env.gatehouse
     try {

@@ -17,6 +17,9 @@ export const settingsError = {
     new PanelError(409, 'SET_AT_STARTUP', `${path} is set at start-up, which wins over the panel: change it where the server is started`, [
       { path, message: 'set at start-up: change it where the server is started' },
     ]),
+  /** A listener's new address cannot be bound (in use, not permitted, not an address here): nothing is stored. */
+  listenerNotBound: (path: string, message: string) =>
+    new PanelError(409, 'LISTENER_NOT_BOUND', `${message}; nothing was saved and the listener keeps serving`, [{ path, message }]),
   /** The config schema's complaints; the message is the first one's. */
   invalidConfig: (issues: Array<{ path: string; message: string }>) => {
     const first = issues[0] ?? { path: '', message: 'invalid' }

@@ -1,6 +1,7 @@
 import { wholeConfigSchema } from '../../config/schema.js'
 import { changedKeys, RESTART_ONLY_KEYS } from '../../config/store.js'
-import { configProblems } from '../../config-checks.js'
+import { bindListeners, configProblems } from '../../config-checks.js'
+import { ListenerRefusal } from '../../feature.js'
 import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
 import { refuseConflicts } from '../../panel/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
@@ -73,8 +74,26 @@ export const settingsPanel = (env: PanelEnv) => {
       await refuseConflicts(env.gatehouse.ctx, patch, base)
       const issues = await check(patch)
       if (issues.length > 0) throw settingsError.invalidConfig(issues)
-      // ConfigStore validates again, writes the file atomically and notifies listeners: live.
-      const next = store.update(patch)
+      // A new LDAP, LDAPS or metrics address is bound before anything is stored: one that cannot be
+      // is refused with the reason, and the listeners running keep serving (issue 50).
+      const candidate = store.candidate(patch)
+      let bound: Awaited<ReturnType<typeof bindListeners>> | undefined
+      try {
+        bound = candidate ? await bindListeners(env.gatehouse.ctx, candidate) : undefined
+      } catch (error) {
+        if (error instanceof ListenerRefusal) throw settingsError.listenerNotBound(error.field, error.message)
+        throw error
+      }
+      // ConfigStore validates again, writes the file atomically and notifies listeners: live (the
+      // change adopts what was bound above).
+      let next: ReturnType<typeof store.update>
+      try {
+        next = store.update(patch)
+      } finally {
+        // Queued after the change the update told the listeners of: a no-op once it adopted them,
+        // else (the update refused, or changed nothing they listen for) they are closed.
+        await bound?.release()
+      }
       // On PostgreSQL, written for the other instances before the answer leaves.
       await store.flushed()
       return { effective: withoutSecrets(next as Json), overridden: overridden() }

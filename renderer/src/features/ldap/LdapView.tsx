@@ -18,11 +18,13 @@ import {
   Title,
 } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
+import { useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState } from 'react'
 import { parseRoleList } from '../../../../server/core/access-control'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { ListenerStates } from '../../components/ListenerStates'
 import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES, withTls } from './recipes'
 import { LdapTestBox } from './LdapTestBox'
 import { changedFields } from '../../config-save'
@@ -273,6 +275,7 @@ function RecipesCard({
 export default function LdapView() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const save = useOpMutation('settings.update')
+  const queries = useQueryClient()
   const current = useMemo(() => ldapFormOf(settings.data?.effective), [settings.data])
   const [form, setForm] = useState<LdapForm>(LDAP_DEFAULTS)
   const [errors, setErrors] = useState<Record<string, string>>({})
@@ -306,8 +309,11 @@ export default function LdapView() {
     }
     save.mutate(changed, {
       onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'The LDAP settings apply now.' }),
-      onError: (e: PanelCallError) =>
-        showFieldErrors(e, (field, message) => setErrors((m) => ({ ...m, [field]: message })), FIELD_PATHS, 'Not saved'),
+      onError: (e: PanelCallError) => {
+        showFieldErrors(e, (field, message) => setErrors((m) => ({ ...m, [field]: message })), FIELD_PATHS, 'Not saved')
+        // A refused address is the listener's last error now.
+        void queries.invalidateQueries({ queryKey: ['listeners.state'] })
+      },
     })
   }
   const fieldError = (key: string) => errors[`ldap.${key}`]
@@ -334,6 +340,7 @@ export default function LdapView() {
           </Text>
         </Alert>
       )}
+      <ListenerStates names={['ldap', 'ldaps']} testId="ldap-listener-states" />
       <ListenerCard form={form} set={set} present={current.present} saving={save.isPending} fieldError={fieldError} onSubmit={submit} />
       <ServiceUsersCard
         roles={current.searchRoles}

@@ -26,6 +26,7 @@ import { useOp, useOpMutation } from '../../api'
 type ServerInfo = OpOutput<'server.info'>
 import { AuditTable } from '../../components/AuditTable'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { ListenerStates } from '../../components/ListenerStates'
 import { ink } from '../../ink'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
 import { StorageOutage } from './StorageOutage'
@@ -345,6 +346,8 @@ export default function Overview() {
         </Card>
         <ServerCard info={info.data} />
       </SimpleGrid>
+
+      <ListenerStates />
 
       {overview.data && overview.data.protectedApps.length > 0 ? <ProtectedAppsCard rows={overview.data.protectedApps} /> : null}
 
