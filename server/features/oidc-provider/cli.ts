@@ -5,6 +5,8 @@ import {
   type ClientView,
   changeClient,
   createClient,
+  GRANT_TYPES,
+  type GrantType,
   ID_TOKEN_ALGS,
   type IdTokenAlg,
   removeClient,
@@ -15,13 +17,15 @@ import {
 import { registrationTokenCommand } from './registration-cli.js'
 
 const isIdTokenAlg = (value: string): value is IdTokenAlg => (ID_TOKEN_ALGS as readonly string[]).includes(value)
+const isGrantType = (value: string): value is GrantType => (GRANT_TYPES as readonly string[]).includes(value)
 const isSubjectType = (value: string): value is SubjectType => (SUBJECT_TYPES as readonly string[]).includes(value)
 
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
            [--post-logout-redirect-uri URI …] [--backchannel-logout-uri URI] [--require-par] [--resource-server]
-           [--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise]
+           [--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--grant-type GRANT …]
        gatehouse oidc client update --client-id ID [--name NAME] [--redirect-uri URI …] [--post-logout-redirect-uri URI …]
-           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--subject-type public|pairwise] [--json]
+           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--subject-type public|pairwise]
+           [--grant-type GRANT …] [--json]
        gatehouse oidc client rotate-secret --client-id ID [--json]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
@@ -41,6 +45,9 @@ Options:
   --id-token-alg ALG the ID token's signing algorithm: RS256 (default), ES256 or EdDSA
   --subject-type T   the sub its tokens carry: public (default: the user id, the same at every app) or
                      pairwise (its own per person, an app cannot correlate it with another's; one redirect host)
+  --grant-type G     a grant it may use (repeatable; the list replaces the earlier one): authorization_code
+                     (always), refresh_token, client_credentials (confidential clients only); default all of
+                     them a client of its kind may have
   --json             machine-readable output (create, rotate-secret: {"clientId", "clientSecret"}; the secret is shown this once)
   --expires-in S     registration-token create: the token expires after S seconds (default: never)
   --uses N           registration-token create: the token registers at most N clients (default: unlimited)
@@ -71,7 +78,7 @@ function describe(client: ClientView): string {
     ...(client.registeredByToken ? [`registered by token ${client.registeredByToken}`] : []),
   ]
   const backchannel = client.backchannelLogoutUri ? `  back-channel logout: ${client.backchannelLogoutUri}\n` : ''
-  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n${backchannel}`
+  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n  grant types: ${client.grantTypes.join(' ')}\n${backchannel}`
 }
 
 /** Runs `gatehouse oidc client <create|list|delete>`; returns the exit code (0 done, 1 refused, 2 usage). */
@@ -99,6 +106,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       'resource-server': { type: 'boolean' },
       'id-token-alg': { type: 'string' },
       'subject-type': { type: 'string' },
+      'grant-type': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
       'require-par': { type: 'boolean' },
       'no-require-par': { type: 'boolean' },
@@ -115,6 +123,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
   const subjectType = values['subject-type']
   if (subjectType !== undefined && !isSubjectType(subjectType)) return usage(`--subject-type must be one of ${SUBJECT_TYPES.join(', ')}`)
+  const grants = values['grant-type']
+  if (grants?.some((grant) => !isGrantType(grant))) return usage(`--grant-type must be one of ${GRANT_TYPES.join(', ')}`)
+  const grantTypes = grants?.filter(isGrantType)
 
   return withToolContext(values['data-dir'], env, async (ctx) => {
     const by = { via: 'cli' as const }
@@ -132,6 +143,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           requirePar: values['require-par'] ?? false,
           ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
           ...(subjectType !== undefined && isSubjectType(subjectType) ? { subjectType } : {}),
+          ...(grantTypes ? { grantTypes } : {}),
         },
         by,
       )
@@ -153,6 +165,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
       if (alg !== undefined && isIdTokenAlg(alg)) patch.idTokenSignedResponseAlg = alg
       if (subjectType !== undefined && isSubjectType(subjectType)) patch.subjectType = subjectType
+      if (grantTypes) patch.grantTypes = grantTypes
       const client = await changeClient(ctx, values['client-id'] as string, patch, by)
       if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
       else process.stdout.write(describe(client))
