@@ -12,7 +12,7 @@ import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
 import { verifiedSignUp } from '../../helpers/members.js'
 import { TestClock } from '../../helpers/server.js'
-import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from '../../panel/harness.js'
+import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from '../../panel/harness.js'
 
 /**
  * Issue 50 §4: an OIDC client edited in the panel's form (name, redirect URIs, back-channel logout
@@ -151,6 +151,7 @@ describe('OIDC client edit form (issue 50 §4)', () => {
     const badges = await page.locator('[data-testid^="oidc-kind-"] .mantine-Badge-root').count()
     expect(badges).toBeGreaterThanOrEqual(8)
     expect(await cutBadges(page)).toEqual([])
+    await screenshot(page, 'oidc-clients-1366')
     // The back-channel URI is on the page, not only in a tooltip.
     expect(await page.getByTestId(`oidc-backchannel-${client.clientId}`).innerText()).toContain('https://wiki.example.com/logout')
 
@@ -160,8 +161,10 @@ describe('OIDC client edit form (issue 50 §4)', () => {
     expect(await page.getByTestId('oidc-edit-name').inputValue()).toBe('Wiki')
     expect(await page.getByTestId('oidc-edit-redirect-uris').inputValue()).toBe('https://wiki.example.com/callback')
     expect(await page.getByTestId('oidc-edit-backchannel-uri').inputValue()).toBe('https://wiki.example.com/logout')
+    expect(await page.getByTestId('oidc-edit-kind').innerText()).toContain('Confidential client')
     expect(await page.getByTestId('oidc-edit-save').isDisabled()).toBe(true)
     expect(await axe(page, { within: '[role="dialog"]' })).toEqual([])
+    await screenshot(page, 'oidc-client-edit')
 
     // A pairwise client's redirect URIs name one host: refused beside the field, as at creation.
     await page.getByTestId('oidc-edit-redirect-uris').fill('https://wiki.example.com/callback\nhttps://docs.example.com/callback')

@@ -1,4 +1,4 @@
-import { Checkbox, Fieldset, Group, Select, Stack, Switch, Textarea, TextInput } from '@mantine/core'
+import { Checkbox, Fieldset, Group, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 
 export const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
@@ -174,17 +174,19 @@ export function ClientFields({
         data-testid={`${prefix}-backchannel-uri`}
       />
       <Group>
-        <Checkbox
-          label={
-            kindFixed
-              ? `${f.public ? 'Public' : 'Confidential'} client (its kind stays: register a new client to change it)`
-              : 'Public client (mobile or single-page app: no secret, PKCE)'
-          }
-          checked={f.public}
-          disabled={kindFixed}
-          onChange={(e) => set('public', e.currentTarget.checked)}
-          data-testid={`${prefix}-public`}
-        />
+        {kindFixed ? (
+          <Text size="sm" data-testid={`${prefix}-kind`}>
+            {f.public ? 'Public client (no secret, PKCE)' : 'Confidential client (with a secret)'}: its kind stays (register a new client to
+            change it)
+          </Text>
+        ) : (
+          <Checkbox
+            label="Public client (mobile or single-page app: no secret, PKCE)"
+            checked={f.public}
+            onChange={(e) => set('public', e.currentTarget.checked)}
+            data-testid={`${prefix}-public`}
+          />
+        )}
         <Checkbox
           label="Require PKCE"
           checked={f.public || f.pkceRequired}
