@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient } from '../../../server/features/oidc-provider/clients.js'
-import { findClient } from '../../../server/features/oidc-provider/store.js'
+import { createClient, registeredClientRow } from '../../../server/features/oidc-provider/clients.js'
+import { findClient, upsertRegisteredClient } from '../../../server/features/oidc-provider/store.js'
 import { axe } from '../../helpers/axe.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
@@ -144,12 +144,27 @@ describe('OIDC client edit form (issue 50 §4)', () => {
       },
       { via: 'cli' },
     )
+    // A self-registered one: its badge names the token (the longest of the column).
+    await upsertRegisteredClient(
+      ctx,
+      registeredClientRow(
+        'selfregisteredtool000001',
+        {
+          client_name: 'Self-registered tool',
+          redirect_uris: ['https://tool.example.com/cb'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+        undefined,
+        'regtoken-0123456789abcdef',
+        new Date(h.server.clock.now()),
+      ),
+    )
     await openSso(page)
     // Toasts sit bottom right, over the list's last rows.
     await page.addStyleTag({ content: '.mantine-Notifications-root { display: none !important; }' })
     expect(await page.evaluate(() => window.innerWidth)).toBe(1366)
     const badges = await page.locator('[data-testid^="oidc-kind-"] .mantine-Badge-root').count()
-    expect(badges).toBeGreaterThanOrEqual(8)
+    expect(badges).toBeGreaterThanOrEqual(10)
     expect(await cutBadges(page)).toEqual([])
     await screenshot(page, 'oidc-clients-1366')
     // The back-channel URI is on the page, not only in a tooltip.
