@@ -144,7 +144,8 @@ describe('OIDC client edit form (issue 50 §4)', () => {
       },
       { via: 'cli' },
     )
-    // A self-registered one: its badge names the token (the longest of the column).
+    // A self-registered one: its badge names the token (the longest of the column). It registered
+    // as a machine client (client credentials only), which no admin form offers.
     await upsertRegisteredClient(
       ctx,
       registeredClientRow(
@@ -153,6 +154,8 @@ describe('OIDC client edit form (issue 50 §4)', () => {
           client_name: 'Self-registered tool',
           redirect_uris: ['https://tool.example.com/cb'],
           token_endpoint_auth_method: 'client_secret_basic',
+          grant_types: ['client_credentials'],
+          response_types: [],
         },
         undefined,
         'regtoken-0123456789abcdef',
@@ -230,6 +233,16 @@ describe('OIDC client edit form (issue 50 §4)', () => {
       'https://wiki.example.com/oidc/backchannel?logout=1',
     )
     expect(await cutBadges(page)).toEqual([])
+
+    // Renaming the self-registered client leaves its grants as it registered them.
+    await page.getByTestId('oidc-edit-selfregisteredtool000001').click()
+    await page.getByRole('dialog', { name: 'Edit Self-registered tool' }).waitFor()
+    await page.getByTestId('oidc-edit-name').fill('Registered tool')
+    await page.getByTestId('oidc-edit-save').click()
+    await page.getByRole('dialog', { name: 'Edit Self-registered tool' }).waitFor({ state: 'detached' })
+    await expect.poll(async () => (await findClient(ctx, 'selfregisteredtool000001'))?.name).toBe('Registered tool')
+    const after = (await panelOp(page, 'oidc.clients')) as { clients: Array<{ clientId: string; grantTypes: string[] }> }
+    expect(after.clients.find((c) => c.clientId === 'selfregisteredtool000001')?.grantTypes).toEqual(['client_credentials'])
 
     // The dialog in dark mode: axe too.
     const dark = await pageIn('dark')

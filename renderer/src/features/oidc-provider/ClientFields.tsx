@@ -96,28 +96,28 @@ export function createInputOf(f: ClientForm) {
   }
 }
 
-/** What the admin changed in the edit dialog against the stored client: only those fields are sent. */
+/**
+ * What the admin changed in the edit dialog against the stored client: only those fields are sent
+ * (grant types only when a grant's box changed: a self-registered client keeps what it registered).
+ */
 export function changedFields(f: ClientForm, c: OidcClientView) {
-  const patch: Partial<Omit<ReturnType<typeof createInputOf>, 'public'>> = {}
+  const before = formOf(c)
   const input = createInputOf(f)
-  if (input.name !== c.name) patch.name = input.name
+  const patch: Partial<Omit<ReturnType<typeof createInputOf>, 'public'>> = {}
+  if (f.name !== before.name) patch.name = input.name
   if (input.redirectUris.join('\n') !== c.redirectUris.join('\n')) patch.redirectUris = input.redirectUris
   if (input.postLogoutRedirectUris.join('\n') !== c.postLogoutRedirectUris.join('\n'))
     patch.postLogoutRedirectUris = input.postLogoutRedirectUris
   if (input.backchannelLogoutUri !== c.backchannelLogoutUri) patch.backchannelLogoutUri = input.backchannelLogoutUri
-  if (!c.public && f.pkceRequired !== c.pkceRequired) patch.pkceRequired = f.pkceRequired
-  if (f.skipConsent !== c.skipConsent) patch.skipConsent = f.skipConsent
-  if (f.requirePar !== c.requirePar) patch.requirePar = f.requirePar
-  if (f.resourceServer !== c.resourceServer) patch.resourceServer = f.resourceServer
-  if (f.idTokenSignedResponseAlg !== c.idTokenSignedResponseAlg) patch.idTokenSignedResponseAlg = f.idTokenSignedResponseAlg
-  if (f.subjectType !== c.subjectType) patch.subjectType = f.subjectType
-  const grants = grantTypesOf(f)
-  if (grants.join() !== [...c.grantTypes].sort(byGrant).join()) patch.grantTypes = grants
+  if (!c.public && f.pkceRequired !== before.pkceRequired) patch.pkceRequired = f.pkceRequired
+  if (f.skipConsent !== before.skipConsent) patch.skipConsent = f.skipConsent
+  if (f.requirePar !== before.requirePar) patch.requirePar = f.requirePar
+  if (f.resourceServer !== before.resourceServer) patch.resourceServer = f.resourceServer
+  if (f.idTokenSignedResponseAlg !== before.idTokenSignedResponseAlg) patch.idTokenSignedResponseAlg = f.idTokenSignedResponseAlg
+  if (f.subjectType !== before.subjectType) patch.subjectType = f.subjectType
+  if (f.refreshToken !== before.refreshToken || f.clientCredentials !== before.clientCredentials) patch.grantTypes = grantTypesOf(f)
   return patch
 }
-
-const GRANT_ORDER: string[] = ['authorization_code', 'refresh_token', 'client_credentials']
-const byGrant = (a: string, b: string) => GRANT_ORDER.indexOf(a) - GRANT_ORDER.indexOf(b)
 
 /**
  * The fields of a client, shared by the registration form (`oidc-…` test ids) and the edit dialog
