@@ -11,6 +11,7 @@ import { axe } from '../../helpers/axe.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
 import { verifiedSignUp } from '../../helpers/members.js'
+import { callFromPage } from '../../helpers/panel-session.js'
 import { TestClock } from '../../helpers/server.js'
 import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPanelHarness } from '../../panel/harness.js'
 
@@ -91,17 +92,6 @@ afterAll(async () => {
   delete process.env.GATEHOUSE_HOSTED_ASSETS
   for (const dir of [work, hosted]) if (dir) rmSync(dir, { recursive: true, force: true })
 }, 60_000)
-
-/** A panel operation called by the signed-in page, as the panel calls it. */
-function panelOp(p: Page, op: string, input: unknown = {}): Promise<unknown> {
-  return p.evaluate(
-    async ([name, body]) =>
-      (
-        await fetch(`./panel/api/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-      ).json(),
-    [op, input] as const,
-  )
-}
 
 /** Every badge of the Kind column shows its whole text (none cut to a few letters and an ellipsis). */
 async function cutBadges(p: Page): Promise<string[]> {
@@ -211,7 +201,9 @@ describe('OIDC client edit form (issue 50 §4)', () => {
       pkceRequired: true,
     })
     // The panel's own answer: the grants as edited.
-    const listed = (await panelOp(page, 'oidc.clients')) as { clients: Array<{ clientId: string; grantTypes: string[] }> }
+    const listed = (await callFromPage(page, 'oidc.clients', {})).body as unknown as {
+      clients: Array<{ clientId: string; grantTypes: string[] }>
+    }
     expect(listed.clients.find((c) => c.clientId === client.clientId)?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
     // The client-credentials grant is now refused to it at the token endpoint.
     const token = await fetch(`${h.server.base}/oauth2/token`, {
@@ -241,7 +233,9 @@ describe('OIDC client edit form (issue 50 §4)', () => {
     await page.getByTestId('oidc-edit-save').click()
     await page.getByRole('dialog', { name: 'Edit Self-registered tool' }).waitFor({ state: 'detached' })
     await expect.poll(async () => (await findClient(ctx, 'selfregisteredtool000001'))?.name).toBe('Registered tool')
-    const after = (await panelOp(page, 'oidc.clients')) as { clients: Array<{ clientId: string; grantTypes: string[] }> }
+    const after = (await callFromPage(page, 'oidc.clients', {})).body as unknown as {
+      clients: Array<{ clientId: string; grantTypes: string[] }>
+    }
     expect(after.clients.find((c) => c.clientId === 'selfregisteredtool000001')?.grantTypes).toEqual(['client_credentials'])
 
     // The dialog in dark mode: axe too.
