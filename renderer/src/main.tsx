@@ -61,6 +61,8 @@ const resolver: CSSVariablesResolver = () => ({
     // A teal light badge (a signing key, a verified address) under a hovered or selected row sits on
     // teal 1, where teal 9 reads at 4.3:1: a darker teal passes there too.
     '--mantine-color-teal-light-color': '#066649',
+    // An orange light badge (a self-registered OIDC client) reads at 3.6:1 in orange 9: a darker orange passes (5.5:1).
+    '--mantine-color-orange-light-color': '#a63a0c',
     ...INK_VARIABLES.light,
   },
   // The dark scheme's "dimmed" (dark 2) and placeholders (dark 3) read at 3.5:1 and 2.5:1 on cards: dark 1 passes.

@@ -144,4 +144,54 @@ describe('gatehouse oidc client', () => {
     expect(bad.code).toBe(1)
     expect(bad.stderr).toBe('gatehouse: Redirect URI must be an absolute URI without a fragment (http(s) or a custom scheme)\n')
   })
+  it('--grant-type sets the grants (create and update); the server refuses the others; authorization_code always, client_credentials only with a secret', async () => {
+    const created = await cli(
+      'create',
+      '--name',
+      'Backup agent',
+      '--redirect-uri',
+      'https://backup.example.com/cb',
+      '--grant-type',
+      'authorization_code',
+      '--json',
+    )
+    expect(created.code).toBe(0)
+    const { clientId, clientSecret } = JSON.parse(created.stdout) as { clientId: string; clientSecret: string }
+    const grantsOf = async () =>
+      (JSON.parse((await cli('list', '--json')).stdout) as { clientId: string; grantTypes: string[] }[]).find(
+        (c) => c.clientId === clientId,
+      )?.grantTypes
+    expect(await grantsOf()).toEqual(['authorization_code'])
+    const config = await oidc.discovery(new URL(server.base), clientId, clientSecret, oidc.ClientSecretBasic(clientSecret), insecure)
+    await expect(oidc.clientCredentialsGrant(config, {})).rejects.toMatchObject({
+      error_description: 'requested grant type is not allowed for this client',
+    })
+
+    const updated = await cli('update', '--client-id', clientId, '--grant-type', 'client_credentials', '--grant-type', 'authorization_code')
+    expect(updated.code).toBe(0)
+    expect(updated.stdout).toContain('grant types: authorization_code client_credentials')
+    expect((await oidc.clientCredentialsGrant(config, {})).access_token).toBeTruthy()
+
+    const noCode = await cli('update', '--client-id', clientId, '--grant-type', 'refresh_token')
+    expect(noCode.code).toBe(1)
+    expect(noCode.stderr).toBe('gatehouse: A client’s grant types include authorization_code (its response type is code)\n')
+    const pub = JSON.parse(
+      (await cli('create', '--name', 'SPA', '--redirect-uri', 'https://spa.example.com/cb', '--public', '--json')).stdout,
+    ) as { clientId: string }
+    const publicCredentials = await cli(
+      'update',
+      '--client-id',
+      pub.clientId,
+      '--grant-type',
+      'authorization_code',
+      '--grant-type',
+      'client_credentials',
+    )
+    expect(publicCredentials.code).toBe(1)
+    expect(publicCredentials.stderr).toContain('client_credentials grant needs client authentication')
+    const unknown = await cli('update', '--client-id', clientId, '--grant-type', 'implicit')
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('--grant-type must be one of authorization_code, refresh_token, client_credentials')
+    expect(await grantsOf()).toEqual(['authorization_code', 'client_credentials'])
+  })
 })

@@ -185,7 +185,7 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await check('drawer provider')
   await page.keyboard.press('Escape')
 
-  // Single sign-on: the secret dialog of a new client and the access dialog.
+  // Single sign-on: the secret dialog of a new client, the access dialog and the edit dialog.
   await openView(page, 'sso')
   await page.getByTestId('oidc-name').fill('Wiki')
   await page.getByTestId('oidc-redirect-uris').fill('https://wiki.example.com/callback')
@@ -196,6 +196,14 @@ async function sweep(page: Page, results: Record<string, Violation[]>): Promise<
   await page.getByTestId('oidc-clients').getByRole('button', { name: 'Access' }).first().click()
   await page.getByRole('dialog', { name: /^Who may sign in to / }).waitFor()
   await check('dialog oidc access')
+  await page.keyboard.press('Escape')
+  await page
+    .getByTestId('oidc-clients')
+    .getByRole('button', { name: /^Edit / })
+    .first()
+    .click()
+  await page.getByRole('dialog', { name: /^Edit / }).waitFor()
+  await check('dialog oidc edit')
   await page.keyboard.press('Escape')
 
   // API keys: a new key's secret dialog.

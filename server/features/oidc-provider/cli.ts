@@ -5,6 +5,8 @@ import {
   type ClientView,
   changeClient,
   createClient,
+  GRANT_TYPES,
+  type GrantType,
   ID_TOKEN_ALGS,
   type IdTokenAlg,
   removeClient,
@@ -16,6 +18,7 @@ import { registrationTokenCommand } from './registration-cli.js'
 import { OIDC_USAGE } from './usage.js'
 
 const isIdTokenAlg = (value: string): value is IdTokenAlg => (ID_TOKEN_ALGS as readonly string[]).includes(value)
+const isGrantType = (value: string): value is GrantType => (GRANT_TYPES as readonly string[]).includes(value)
 const isSubjectType = (value: string): value is SubjectType => (SUBJECT_TYPES as readonly string[]).includes(value)
 
 function usage(message: string): number {
@@ -36,7 +39,7 @@ function describe(client: ClientView): string {
     ...(client.registeredByToken ? [`registered by token ${client.registeredByToken}`] : []),
   ]
   const backchannel = client.backchannelLogoutUri ? `  back-channel logout: ${client.backchannelLogoutUri}\n` : ''
-  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n${backchannel}`
+  return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n  grant types: ${client.grantTypes.join(' ')}\n${backchannel}`
 }
 
 /** Runs `gatehouse oidc client <create|list|delete>`; returns the exit code (0 done, 1 refused, 2 usage). */
@@ -64,6 +67,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       'resource-server': { type: 'boolean' },
       'id-token-alg': { type: 'string' },
       'subject-type': { type: 'string' },
+      'grant-type': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
       'require-par': { type: 'boolean' },
       'no-require-par': { type: 'boolean' },
@@ -80,6 +84,9 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (alg !== undefined && !isIdTokenAlg(alg)) return usage(`--id-token-alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
   const subjectType = values['subject-type']
   if (subjectType !== undefined && !isSubjectType(subjectType)) return usage(`--subject-type must be one of ${SUBJECT_TYPES.join(', ')}`)
+  const grants = values['grant-type']
+  if (grants?.some((grant) => !isGrantType(grant))) return usage(`--grant-type must be one of ${GRANT_TYPES.join(', ')}`)
+  const grantTypes = grants?.filter(isGrantType)
 
   return withToolContext(values['data-dir'], env, async (ctx) => {
     const by = { via: 'cli' as const }
@@ -97,6 +104,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
           requirePar: values['require-par'] ?? false,
           ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
           ...(subjectType !== undefined && isSubjectType(subjectType) ? { subjectType } : {}),
+          ...(grantTypes ? { grantTypes } : {}),
         },
         by,
       )
@@ -118,6 +126,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
       if (alg !== undefined && isIdTokenAlg(alg)) patch.idTokenSignedResponseAlg = alg
       if (subjectType !== undefined && isSubjectType(subjectType)) patch.subjectType = subjectType
+      if (grantTypes) patch.grantTypes = grantTypes
       const client = await changeClient(ctx, values['client-id'] as string, patch, by)
       if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
       else process.stdout.write(describe(client))

@@ -34,7 +34,16 @@ export interface ClientInput {
   requirePar?: boolean
   /** The `sub` its tokens carry: `public` (default for admin-created clients) or `pairwise`. */
   subjectType?: SubjectType
+  /**
+   * The grants it may use (default: authorization_code and refresh_token, with client_credentials
+   * for a confidential client). authorization_code always (its response type is code).
+   */
+  grantTypes?: GrantType[]
 }
+
+/** The grants an admin may give a client (a self-registered one may hold what it registered). */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+export type GrantType = (typeof GRANT_TYPES)[number]
 
 export const SUBJECT_TYPES = ['public', 'pairwise'] as const
 export type SubjectType = (typeof SUBJECT_TYPES)[number]
@@ -59,6 +68,8 @@ export interface ClientView {
   backchannelLogoutUri: string | null
   requirePar: boolean
   subjectType: SubjectType
+  /** The grants it may use at the token endpoint (oidc-provider's `grant_types`). */
+  grantTypes: string[]
   /** Back-channel logout deliveries to it fail since then (ms; null: not failing), with the last error. */
   backchannelFailingSince: number | null
   backchannelLastError: string | null
@@ -158,6 +169,16 @@ function checkSector(subjectType: SubjectType, redirectUris: readonly string[]):
   if (new Set(redirectUris.map((uri) => new URL(uri).host.toLowerCase())).size > 1) throw oidcError(400, 'PAIRWISE_NEEDS_ONE_HOST')
 }
 
+/**
+ * The grants an admin gives a client, in GRANT_TYPES order: authorization_code always (response
+ * type code needs it), client_credentials only with a secret (RFC 6749 §4.4).
+ */
+function checkGrantTypes(grantTypes: readonly GrantType[], isPublic: boolean): GrantType[] {
+  if (!grantTypes.includes('authorization_code')) throw oidcError(400, 'AUTHORIZATION_CODE_GRANT_REQUIRED')
+  if (isPublic && grantTypes.includes('client_credentials')) throw oidcError(400, 'PUBLIC_CLIENT_CREDENTIALS')
+  return GRANT_TYPES.filter((grant) => grantTypes.includes(grant))
+}
+
 function checkLogo(logo: string | null | undefined): string | null {
   if (!logo) return null
   try {
@@ -191,6 +212,7 @@ export function toClientView(row: OidcClientRow): ClientView {
     backchannelLogoutUri: row.backchannelLogoutUri,
     requirePar: row.requirePar,
     subjectType: row.subjectType,
+    grantTypes: clientMetadata(row).grant_types as string[],
     backchannelFailingSince: row.backchannelFailingSince ? row.backchannelFailingSince.getTime() : null,
     backchannelLastError: row.backchannelLastError ?? null,
     registeredByToken: row.registeredByToken,
@@ -217,6 +239,7 @@ export async function createClient(
   await checkGroups(ctx, allowedOrganizations, allowedTeams)
   checkSector(input.subjectType ?? 'public', redirectUris)
   const isPublic = input.public ?? false
+  const grantTypes = input.grantTypes ? checkGrantTypes(input.grantTypes, isPublic) : null
   const secret = isPublic ? null : newSecret()
   const now = new Date(ctx.clock.now())
   const row: OidcClientRow = {
@@ -236,7 +259,7 @@ export async function createClient(
     backchannelLogoutUri,
     requirePar: input.requirePar ?? false,
     registeredByToken: null,
-    registeredMetadata: null,
+    registeredMetadata: grantTypes ? { grant_types: grantTypes } : null,
     createdAt: now,
     updatedAt: now,
     secretRotatedAt: null,
@@ -297,6 +320,8 @@ export async function changeClient(ctx: AuthContext, clientId: string, patch: Cl
   if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
   if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
   if (patch.subjectType !== undefined) next.subjectType = patch.subjectType
+  if (patch.grantTypes !== undefined)
+    next.registeredMetadata = { ...current.registeredMetadata, grant_types: checkGrantTypes(patch.grantTypes, current.public) }
   checkSector(next.subjectType ?? current.subjectType, next.redirectUris ?? current.redirectUris)
   await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
   const row = await updateClient(ctx, clientId, next)

@@ -24,6 +24,7 @@ export const OIDC_ERRORS = {
     'this initial access token has registered as many clients as oidcProvider.registration.maxClientsPerToken allows',
   REGISTRATION_TOKEN_NOT_FOUND: 'Registration token not found',
   PAIRWISE_NEEDS_ONE_HOST: 'A pairwise client’s redirect URIs must all name one host (its sector)',
+  AUTHORIZATION_CODE_GRANT_REQUIRED: 'A client’s grant types include authorization_code (its response type is code)',
   PUBLIC_CLIENT_CREDENTIALS:
     'The client_credentials grant needs client authentication: a client with token_endpoint_auth_method none cannot have it',
 } as const
@@ -36,6 +37,8 @@ const FIELDS: Partial<Record<OidcErrorCode, string>> = {
   PAIRWISE_NEEDS_ONE_HOST: 'redirectUris',
   REDIRECT_URI_REQUIRED: 'redirectUris',
   NAME_REQUIRED: 'name',
+  AUTHORIZATION_CODE_GRANT_REQUIRED: 'grantTypes',
+  PUBLIC_CLIENT_CREDENTIALS: 'grantTypes',
   INVALID_LOGO: 'logo',
   INVALID_BACKCHANNEL_LOGOUT_URI: 'backchannelLogoutUri',
   UNKNOWN_ORGANIZATION: 'allowedOrganizations',

@@ -6,6 +6,7 @@ import { mutation, none, ok, query } from '../../panel/op.js'
 const uri = z.string().min(1).max(2048)
 const idTokenAlg = z.enum(['RS256', 'ES256', 'EdDSA'])
 const ids = z.array(z.string().min(1).max(200)).max(100)
+const grantType = z.enum(['authorization_code', 'refresh_token', 'client_credentials'])
 
 export const oidcClientViewSchema = z.object({
   clientId: z.string(),
@@ -24,6 +25,8 @@ export const oidcClientViewSchema = z.object({
   requirePar: z.boolean(),
   /** The `sub` its tokens carry: the user id (public) or one of its own (pairwise). */
   subjectType: z.enum(['public', 'pairwise']),
+  /** The grants it may use at the token endpoint. */
+  grantTypes: z.array(z.string()),
   /** Back-channel logout deliveries fail since then (null: not failing), with the last error. */
   backchannelFailingSince: z.number().nullable(),
   backchannelLastError: z.string().nullable(),
@@ -49,6 +52,8 @@ const clientFields = {
   backchannelLogoutUri: uri.nullable().optional(),
   requirePar: z.boolean().optional(),
   subjectType: z.enum(['public', 'pairwise']).optional(),
+  /** authorization_code always; client_credentials only for a confidential client. */
+  grantTypes: z.array(grantType).min(1).max(3).optional(),
 }
 
 export const registrationTokenViewSchema = z.object({
@@ -87,7 +92,7 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
   ),
   'oidc.updateClient': mutation(
-    'Changes a client’s name, logo, redirect URIs, back-channel logout URI, PAR requirement, PKCE, consent, group restriction, resource-server switch and ID token algorithm (its id and secret stay)',
+    'Changes a client’s name, logo, redirect and post-logout redirect URIs, back-channel logout URI, PAR requirement, grant types, subject type, PKCE, consent, group restriction, resource-server switch and ID token algorithm (its id, kind and secret stay)',
     z
       .object({
         clientId: z.string().min(1),

@@ -67,7 +67,11 @@ export const oidcClient = sqliteTable('oidcClient', {
   requirePar: integer('requirePar', { mode: 'boolean' }).notNull().default(false),
   /** A self-registered client (RFC 7591): the id of the initial access token it registered with. */
   registeredByToken: text('registeredByToken'),
-  /** A self-registered client: the metadata it registered (RFC 7591), without its secret. */
+  /**
+   * Client metadata without a column of its own, under RFC 7591's names: a self-registered
+   * client's registration (without its secret), or an admin-created client's `grant_types` when
+   * the admin chose them (null: the default of its kind).
+   */
   registeredMetadata: text('registeredMetadata', { mode: 'json' }).$type<Record<string, unknown>>(),
   createdAt: timestamp('createdAt').notNull(),
   updatedAt: timestamp('updatedAt').notNull(),

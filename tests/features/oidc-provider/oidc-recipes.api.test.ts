@@ -84,7 +84,7 @@ describe('OIDC client recipes', () => {
     expect(urlsRead).toBeGreaterThanOrEqual(8)
   })
 
-  it('name as admin groups only what the group rule sends an administrator (recipes and docs/SSO.md)', () => {
+  it('name as admin groups only what the group rule sends an administrator (recipes, docs/SSO.md and the README)', () => {
     const rule = groupsRule(configSchema.parse({}))
     // Who each recipe means to make an application admin: a Gatehouse administrator, or (docs/SSO.md's
     // Grafana example) an admin member of the organization acme.
@@ -101,12 +101,14 @@ describe('OIDC client recipes', () => {
         checked++
       }
     }
-    const docs = readFileSync(join(import.meta.dirname, '../../../docs/SSO.md'), 'utf8')
-    for (const name of adminGroupsOf(docs)) {
-      expect([...administrator, ...acmeAdmin], `docs/SSO.md makes "${name}" an admin`).toContain(name)
-      checked++
+    for (const file of ['docs/SSO.md', 'README.md']) {
+      const docs = readFileSync(join(import.meta.dirname, '../../..', file), 'utf8')
+      for (const name of adminGroupsOf(docs)) {
+        expect([...administrator, ...acmeAdmin], `${file} makes "${name}" an admin`).toContain(name)
+        checked++
+      }
     }
-    // Grafana's and Jellyfin's recipes, and the Grafana example of docs/SSO.md.
-    expect(checked).toBeGreaterThanOrEqual(3)
+    // Grafana's and Jellyfin's recipes, and the Grafana examples of docs/SSO.md and the README.
+    expect(checked).toBeGreaterThanOrEqual(4)
   })
 })

@@ -3,6 +3,8 @@ import { useState } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
+import { ErrorNotice } from '../../components/common'
+import { ClientFields, changedFields, formOf } from './ClientFields'
 import { Copyable, ShownOnceModal } from './Copyable'
 import { fillRecipe, type Recipe } from './recipes'
 
@@ -50,6 +52,48 @@ export function AccessModal({ client, onClose }: { client: OidcClientView | null
             <Button
               loading={update.isPending}
               onClick={() => update.mutate({ clientId: client.clientId, allowedOrganizations: value }, { onSuccess: close })}
+            >
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </Editable>
+    </Modal>
+  )
+}
+
+/**
+ * A client's settings, edited (issue 50 §4): the registration form's fields, filled with the stored
+ * client; only what the admin changed is sent. Its id, kind and secret stay.
+ */
+export function EditClientModal({ client, onClose }: { client: OidcClientView | null; onClose: () => void }) {
+  if (!client) return null
+  return <EditClient key={client.clientId} client={client} onClose={onClose} />
+}
+
+function EditClient({ client, onClose }: { client: OidcClientView; onClose: () => void }) {
+  const update = useOpMutation('oidc.updateClient')
+  const [form, setForm] = useState(() => formOf(client))
+  const patch = changedFields(form, client)
+  const unchanged = Object.keys(patch).length === 0
+  return (
+    <Modal opened onClose={onClose} title={`Edit ${client.name}`} size="xl" centered data-testid="oidc-edit">
+      <Editable op="oidc.updateClient" note>
+        <Stack>
+          <Text size="sm">
+            Client ID <Code>{client.clientId}</Code>: it and the secret stay, so the application needs no new configuration.
+          </Text>
+          <ClientFields form={form} onChange={setForm} errorFor={(field) => update.error?.messageFor(field)} prefix="oidc-edit" kindFixed />
+          <ErrorNotice error={update.error && !update.error.field ? update.error : null} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button
+              loading={update.isPending}
+              disabled={unchanged}
+              data-testid="oidc-edit-save"
+              onClick={() => update.mutate({ clientId: client.clientId, ...patch }, { onSuccess: onClose })}
             >
               Save
             </Button>

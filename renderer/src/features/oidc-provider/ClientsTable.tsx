@@ -1,11 +1,20 @@
-import { Badge, Button, Code, Group, Select, Stack, Switch, Table, Text } from '@mantine/core'
+import { Badge, type BadgeProps, Button, Code, Group, Select, Stack, Switch, Table, Text } from '@mantine/core'
+import type { ReactNode } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { Allowed, Editable } from '../../access'
 import { useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice } from '../../components/common'
 import { dateTime } from '../../format'
+import { ID_TOKEN_ALGS, type IdTokenAlg } from './ClientFields'
 import type { ShownSecret } from './ClientModals'
-import { ID_TOKEN_ALGS, type IdTokenAlg } from './CreateClient'
+
+/** A URI in the table: broken anywhere, so a long one wraps instead of squeezing the other columns. */
+const uriStyle = { wordBreak: 'break-all' } as const
+
+/** A Kind badge: its text wraps inside it rather than being cut to a few letters in a narrow column. */
+function KindBadge(props: BadgeProps & { children: ReactNode; 'data-testid'?: string; title?: string }) {
+  return <Badge h="auto" py={2} styles={{ label: { whiteSpace: 'normal', overflow: 'visible' } }} {...props} />
+}
 
 /** A client's token settings, changed in place: the ID token algorithm and the resource-server switch. */
 export function TokenSettings({ client, onChanged }: { client: OidcClientView; onChanged: () => void }) {
@@ -41,42 +50,42 @@ export function TokenSettings({ client, onChanged }: { client: OidcClientView; o
 /** What kind of client it is and what sets it apart, as badges. */
 function ClientBadges({ client: c, tokenLabel }: { client: OidcClientView; tokenLabel?: string | null }) {
   return (
-    <Group gap={4}>
-      <Badge variant="light">{c.public ? 'public' : 'confidential'}</Badge>
+    <Group gap={4} data-testid={`oidc-kind-${c.clientId}`}>
+      <KindBadge variant="light">{c.public ? 'public' : 'confidential'}</KindBadge>
       {c.pkceRequired ? null : (
-        <Badge variant="light" color="yellow">
+        <KindBadge variant="light" color="yellow">
           PKCE optional
-        </Badge>
+        </KindBadge>
       )}
       {c.skipConsent ? (
-        <Badge variant="light" color="gray">
+        <KindBadge variant="light" color="gray">
           no consent
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.allowedOrganizations.length + c.allowedTeams.length > 0 ? (
-        <Badge variant="light" color="grape">
+        <KindBadge variant="light" color="grape">
           restricted
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.subjectType === 'pairwise' ? (
-        <Badge variant="light" color="cyan" data-testid={`oidc-pairwise-${c.clientId}`}>
+        <KindBadge variant="light" color="cyan" data-testid={`oidc-pairwise-${c.clientId}`}>
           pairwise sub
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.backchannelLogoutUri && c.backchannelFailingSince === null ? (
-        <Badge variant="light" color="teal" title={c.backchannelLogoutUri}>
+        <KindBadge variant="light" color="teal">
           back-channel logout
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.backchannelLogoutUri && c.backchannelFailingSince !== null ? (
-        <Badge
+        <KindBadge
           variant="filled"
           color="red"
           title={`${c.backchannelLogoutUri}: ${c.backchannelLastError ?? ''}`}
           data-testid={`oidc-backchannel-failing-${c.clientId}`}
         >
           back-channel logout failing since {dateTime(c.backchannelFailingSince)}
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.backchannelLogoutUri && c.backchannelFailingSince !== null && c.backchannelLastError ? (
         <Text size="xs" c="red" data-testid={`oidc-backchannel-error-${c.clientId}`}>
@@ -84,28 +93,30 @@ function ClientBadges({ client: c, tokenLabel }: { client: OidcClientView; token
         </Text>
       ) : null}
       {c.requirePar ? (
-        <Badge variant="light" color="blue">
+        <KindBadge variant="light" color="blue">
           PAR required
-        </Badge>
+        </KindBadge>
       ) : null}
       {c.registeredByToken ? (
-        <Badge variant="light" color="orange" data-testid={`oidc-registered-${c.clientId}`}>
+        <KindBadge variant="light" color="orange" data-testid={`oidc-registered-${c.clientId}`}>
           registered by token {c.registeredByToken}
           {tokenLabel ? ` (${tokenLabel})` : ''}
-        </Badge>
+        </KindBadge>
       ) : null}
     </Group>
   )
 }
 
-/** A client's buttons: its access dialog, a new secret (confidential clients), delete. */
+/** A client's buttons: its edit dialog, its access dialog, a new secret (confidential clients), delete. */
 function ClientActions({
   client: c,
+  onEdit,
   onAccess,
   onRotated,
   onDeleted,
 }: {
   client: OidcClientView
+  onEdit: () => void
   onAccess: () => void
   onRotated: (shown: ShownSecret) => void
   onDeleted: () => void
@@ -115,6 +126,9 @@ function ClientActions({
   return (
     <Stack gap={4}>
       <Group gap={4} justify="flex-end">
+        <Button size="xs" variant="light" onClick={onEdit} aria-label={`Edit ${c.name}`} data-testid={`oidc-edit-${c.clientId}`}>
+          Edit
+        </Button>
         <Button size="xs" variant="light" onClick={onAccess} data-testid={`oidc-access-${c.clientId}`}>
           Access
         </Button>
@@ -155,12 +169,14 @@ export function ClientsTable({
   onChanged,
   onRotated,
   onAccess,
+  onEdit,
 }: {
   clients: OidcClientView[]
   tokenLabels: Map<string, string | null>
   onChanged: () => void
   onRotated: (shown: ShownSecret) => void
   onAccess: (clientId: string) => void
+  onEdit: (clientId: string) => void
 }) {
   if (clients.length === 0) return <Text c="dimmed">No application yet.</Text>
   return (
@@ -168,9 +184,8 @@ export function ClientsTable({
       <Table.Thead>
         <Table.Tr>
           <Table.Th>Application</Table.Th>
-          <Table.Th>Client ID</Table.Th>
-          <Table.Th>Redirect URIs</Table.Th>
-          <Table.Th>Kind</Table.Th>
+          <Table.Th>Redirect and logout URIs</Table.Th>
+          <Table.Th miw={170}>Kind</Table.Th>
           <Table.Th>Tokens</Table.Th>
           <Table.Th>Created</Table.Th>
           <Table.Th />
@@ -179,15 +194,36 @@ export function ClientsTable({
       <Table.Tbody>
         {clients.map((c) => (
           <Table.Tr key={c.clientId}>
-            <Table.Td>{c.name}</Table.Td>
             <Table.Td>
-              <Code>{c.clientId}</Code>
+              <Stack gap={2}>
+                <Text size="sm" fw={500}>
+                  {c.name}
+                </Text>
+                <Code style={uriStyle}>{c.clientId}</Code>
+              </Stack>
             </Table.Td>
             <Table.Td>
               <Stack gap={2}>
                 {c.redirectUris.map((u) => (
-                  <Code key={u}>{u}</Code>
+                  <Code key={u} style={uriStyle}>
+                    {u}
+                  </Code>
                 ))}
+                {c.backchannelLogoutUri ? (
+                  <Text size="xs" data-testid={`oidc-backchannel-${c.clientId}`}>
+                    Back-channel logout: <Code style={uriStyle}>{c.backchannelLogoutUri}</Code>
+                  </Text>
+                ) : null}
+                {c.postLogoutRedirectUris.length > 0 ? (
+                  <Text size="xs">
+                    After logout:{' '}
+                    {c.postLogoutRedirectUris.map((u) => (
+                      <Code key={u} style={uriStyle}>
+                        {u}
+                      </Code>
+                    ))}
+                  </Text>
+                ) : null}
               </Stack>
             </Table.Td>
             <Table.Td>
@@ -198,7 +234,13 @@ export function ClientsTable({
             </Table.Td>
             <Table.Td>{dateTime(c.createdAt)}</Table.Td>
             <Table.Td>
-              <ClientActions client={c} onAccess={() => onAccess(c.clientId)} onRotated={onRotated} onDeleted={onChanged} />
+              <ClientActions
+                client={c}
+                onEdit={() => onEdit(c.clientId)}
+                onAccess={() => onAccess(c.clientId)}
+                onRotated={onRotated}
+                onDeleted={onChanged}
+              />
             </Table.Td>
           </Table.Tr>
         ))}

@@ -1,37 +1,24 @@
-import { Button, Card, Checkbox, Code, Group, Select, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core'
+import { Button, Card, Code, Group, Select, Stack, Text } from '@mantine/core'
 import { IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import { Allowed } from '../../access'
 import { useOpMutation } from '../../api'
 import { ErrorNotice } from '../../components/common'
+import { ClientFields, type ClientForm, createInputOf, EMPTY_CLIENT_FORM } from './ClientFields'
 import type { ShownSecret } from './ClientModals'
 import { RECIPES } from './recipes'
-
-export const ID_TOKEN_ALGS = ['RS256', 'ES256', 'EdDSA'] as const
-export type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number]
 
 /** The form registering an application, optionally from a recipe (recipes.ts). */
 export function CreateClient({ issuer, onCreated }: { issuer: string; onCreated: (shown: ShownSecret) => void }) {
   const create = useOpMutation('oidc.createClient')
   const [recipeId, setRecipeId] = useState<string | null>(null)
-  const [name, setName] = useState('')
-  const [uris, setUris] = useState('')
-  const [isPublic, setPublic] = useState(false)
-  const [pkce, setPkce] = useState(true)
-  const [skipConsent, setSkipConsent] = useState(false)
-  const [resourceServer, setResourceServer] = useState(false)
-  const [idTokenAlg, setIdTokenAlg] = useState<IdTokenAlg>('RS256')
-  const [backchannel, setBackchannel] = useState('')
-  const [requirePar, setRequirePar] = useState(false)
+  const [form, setForm] = useState<ClientForm>(EMPTY_CLIENT_FORM)
   const recipe = RECIPES.find((r) => r.id === recipeId)
   const useRecipe = (id: string | null) => {
     setRecipeId(id)
     const r = RECIPES.find((x) => x.id === id)
     if (!r) return
-    setName(r.name)
-    setUris(r.redirectUris.join('\n'))
-    setPublic(r.public ?? false)
-    setPkce(!r.noPkce)
+    setForm({ ...form, name: r.name, redirectUris: r.redirectUris.join('\n'), public: r.public ?? false, pkceRequired: !r.noPkce })
   }
   // Only an admin who may create clients sees the form.
   return (
@@ -56,96 +43,14 @@ export function CreateClient({ issuer, onCreated }: { issuer: string; onCreated:
               . Replace APP with the application’s URL. Its documentation: {recipe.docs}
             </Text>
           ) : null}
-          <TextInput
-            label="Name"
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-            error={create.error?.messageFor('name')}
-            data-testid="oidc-name"
-          />
-          <Textarea
-            label="Redirect URIs (one per line)"
-            autosize
-            minRows={2}
-            value={uris}
-            onChange={(e) => setUris(e.currentTarget.value)}
-            error={create.error?.messageFor('redirectUris')}
-            data-testid="oidc-redirect-uris"
-          />
-          <TextInput
-            label="Back-channel logout URI (optional)"
-            description="Where Gatehouse posts a logout token when a session that signed in to the application ends"
-            value={backchannel}
-            onChange={(e) => setBackchannel(e.currentTarget.value)}
-            error={create.error?.messageFor('backchannelLogoutUri')}
-            data-testid="oidc-backchannel-uri"
-          />
-          <Group>
-            <Checkbox
-              label="Public client (mobile or single-page app: no secret, PKCE)"
-              checked={isPublic}
-              onChange={(e) => setPublic(e.currentTarget.checked)}
-            />
-            <Checkbox
-              label="Require PKCE"
-              checked={isPublic || pkce}
-              disabled={isPublic}
-              onChange={(e) => setPkce(e.currentTarget.checked)}
-            />
-            <Checkbox
-              label="Skip consent (first-party app)"
-              checked={skipConsent}
-              onChange={(e) => setSkipConsent(e.currentTarget.checked)}
-            />
-            <Checkbox
-              label="Require pushed authorization requests (PAR)"
-              checked={requirePar}
-              onChange={(e) => setRequirePar(e.currentTarget.checked)}
-              data-testid="oidc-require-par"
-            />
-          </Group>
-          <Group>
-            <Select
-              label="ID token signing algorithm"
-              w={220}
-              data={ID_TOKEN_ALGS}
-              value={idTokenAlg}
-              onChange={(v) => setIdTokenAlg((v as IdTokenAlg | null) ?? 'RS256')}
-              allowDeselect={false}
-              data-testid="oidc-id-token-alg"
-            />
-            <Switch
-              label="Resource server (may introspect every application’s tokens)"
-              checked={resourceServer}
-              onChange={(e) => setResourceServer(e.currentTarget.checked)}
-              data-testid="oidc-resource-server"
-            />
-          </Group>
+          <ClientFields form={form} onChange={setForm} errorFor={(field) => create.error?.messageFor(field)} prefix="oidc" />
           <ErrorNotice error={create.error && !create.error.field ? create.error : null} />
           <Group>
             <Button
               leftSection={<IconPlus size={14} />}
               loading={create.isPending}
               data-testid="oidc-create"
-              onClick={() =>
-                create.mutate(
-                  {
-                    name,
-                    redirectUris: uris
-                      .split('\n')
-                      .map((u) => u.trim())
-                      .filter(Boolean),
-                    public: isPublic,
-                    pkceRequired: pkce,
-                    skipConsent,
-                    resourceServer,
-                    idTokenSignedResponseAlg: idTokenAlg,
-                    backchannelLogoutUri: backchannel.trim() || null,
-                    requirePar,
-                  },
-                  { onSuccess: (answer) => onCreated({ ...answer, recipe }) },
-                )
-              }
+              onClick={() => create.mutate(createInputOf(form), { onSuccess: (answer) => onCreated({ ...answer, recipe }) })}
             >
               Register application
             </Button>

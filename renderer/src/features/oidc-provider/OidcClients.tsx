@@ -4,7 +4,7 @@ import { Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { useDeepLink } from '../../deep-link'
-import { AccessModal, SecretModal, type ShownSecret } from './ClientModals'
+import { AccessModal, EditClientModal, SecretModal, type ShownSecret } from './ClientModals'
 import { ClientsTable } from './ClientsTable'
 import { CreateClient } from './CreateClient'
 import { ProviderSettings } from './ProviderSettings'
@@ -21,8 +21,10 @@ export default function OidcClientsPage() {
   // `#/sso/<clientId>`: the client's own address (issue 31 §3), opening its access dialog.
   const [linked, openClient, closeClient] = useDeepLink('sso')
   const [shown, setShown] = useState<ShownSecret | null>(null)
+  const [editing, setEditing] = useState<string | null>(null)
   if (!clients.data) return clients.error ? <ErrorNotice error={clients.error} onRetry={() => void clients.refetch()} /> : <Loading />
   const { issuer, enabled } = clients.data
+  const edited = editing ? (clients.data.clients.find((c) => c.clientId === editing) ?? null) : null
   const access = linked ? (clients.data.clients.find((c) => c.clientId === linked) ?? null) : null
   const refetch = () => {
     void clients.refetch()
@@ -63,6 +65,7 @@ export default function OidcClientsPage() {
         onChanged={refetch}
         onRotated={setShown}
         onAccess={openClient}
+        onEdit={setEditing}
       />
       {tokens.data ? (
         <RegistrationTokens data={tokens.data} issuer={issuer} registered={registered} onChanged={refetch} />
@@ -70,6 +73,13 @@ export default function OidcClientsPage() {
         <ErrorNotice error={tokens.error} onRetry={() => void tokens.refetch()} />
       )}
       <SecretModal shown={shown} issuer={issuer} onClose={() => setShown(null)} />
+      <EditClientModal
+        client={edited}
+        onClose={() => {
+          setEditing(null)
+          void clients.refetch()
+        }}
+      />
       <AccessModal
         client={access}
         onClose={() => {
