@@ -1,7 +1,7 @@
 import { Alert, Badge, Box, Button, Card, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api } from '../api'
-import { enrolmentReturnTo, timeLeft } from '../enrolment'
+import { capitalised, enrolmentChoice, enrolmentReturnTo, timeLeft } from '../enrolment'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
 import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
@@ -338,12 +338,12 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
 export function AccountTwoFactorPage({ config }: PageProps) {
   return (
     <AccountPage config={config} title="Two-factor authentication">
-      {(current) => <TwoFactorBody appName={config.appName} current={current} />}
+      {(current) => <TwoFactorBody appName={config.appName} passkey={config.passkey} current={current} />}
     </AccountPage>
   )
 }
 
-function TwoFactorBody({ appName, current }: { appName: string; current: AccountSession }) {
+function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey: boolean; current: AccountSession }) {
   const [status, setStatus] = useState<TwoFactorStatus | null>(null)
   // The enrolment step after a sign-in (`?enrol=1&returnTo=`): where "Skip for now" and "Continue" go.
   const [returnTo, setReturnTo] = useState<string | null>(null)
@@ -370,6 +370,8 @@ function TwoFactorBody({ appName, current }: { appName: string; current: Account
   const byEmail = status.otp && enabled
   const overdue = status.enrolmentOverdue === true
   const email = current.user.email
+  // What counts here (issue 49 §10): the app, codes by email, a passkey, as this server offers them.
+  const choice = enrolmentChoice(status, passkey)
   return (
     <Stack gap="md">
       {notice ? (
@@ -390,10 +392,10 @@ function TwoFactorBody({ appName, current }: { appName: string; current: Account
         >
           <Text size="sm" c="dark.9">
             {overdue
-              ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you set up an authenticator app below.`
+              ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you ${choice}.`
               : status.enrolmentDeadline
-                ? `Your account must have a second factor by ${when(status.enrolmentDeadline)} (${timeLeft(status.enrolmentDeadline)} left). Set up an authenticator app below.`
-                : 'Your account must have a second factor. Set up an authenticator app below.'}
+                ? `Your account must have a second factor by ${when(status.enrolmentDeadline)} (${timeLeft(status.enrolmentDeadline)} left). ${capitalised(choice)}.`
+                : `Your account must have a second factor. ${capitalised(choice)}.`}
           </Text>
         </Alert>
       ) : null}
