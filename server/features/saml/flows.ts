@@ -58,7 +58,8 @@ import {
  * - `GET|POST /saml/sso`: an AuthnRequest is read, checked (known SP, signature, destination, age,
  *   ACS from the metadata) and stored, then the browser goes to `/saml/continue/<id>` (a top-level
  *   GET, so the session cookie is there whichever binding brought it and whichever instance answers);
- * - `GET /saml/continue/<id>`: no session → the hosted sign-in page and back; a session → the signed
+ * - `GET /saml/continue/<id>`: no session → the hosted sign-in page and back; a session whose
+ *   second-factor enrolment is overdue → the hosted enrolment step and back; a session → the signed
  *   Response, posted to the ACS;
  * - `GET /saml/idp-initiated?sp=<entityID or id>`: the same from the "Connected apps" page;
  * - `GET|POST /saml/slo`: an SP's LogoutRequest ends the session and is answered; a LogoutResponse
