@@ -57,20 +57,20 @@ function BackupCodes({ codes, appName, onDone }: { codes: string[]; appName: str
       color="teal"
       variant="light"
       title={
-        <Text fw={700} size="sm" c="dark.9">
+        <Text fw={700} size="sm" c="bright">
           Your backup codes
         </Text>
       }
       data-testid="backup-codes"
     >
       <Stack gap="xs">
-        <Text size="sm" c="dark.9">
+        <Text size="sm" c="bright">
           Keep them somewhere safe: each works once, if you lose your authenticator app. They are shown only now.
         </Text>
         <SimpleGrid cols={2} spacing={4} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
           {codes.map((code) => (
             <li key={code}>
-              <Code fz="sm" c="dark.9">
+              <Code fz="sm" c="bright">
                 {code}
               </Code>
             </li>
@@ -282,17 +282,17 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
                     {device}
                   </Text>
                   {row.current ? (
-                    <Badge color="teal.9" variant="light">
+                    <Badge color="teal" variant="light">
                       This browser
                     </Badge>
                   ) : null}
                 </Group>
-                <Text size="xs" c="dark.6" data-testid="trusted-when">
+                <Text size="xs" c="dimmed" data-testid="trusted-when">
                   Trusted {when(row.trustedAt)} · no code asked until {when(row.expiresAt)}
                 </Text>
               </Stack>
               <Button
-                color="red.9"
+                color="red"
                 variant="outline"
                 size="xs"
                 loading={busy === row.id}
@@ -309,7 +309,7 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
       })}
       {rows && rows.length > 1 ? (
         <Button
-          color="red.9"
+          color="red"
           variant="outline"
           loading={busy === 'all'}
           style={{ alignSelf: 'flex-start' }}
@@ -384,13 +384,13 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
           color={overdue ? 'red' : 'yellow'}
           variant="light"
           title={
-            <Text fw={700} size="sm" c="dark.9">
+            <Text fw={700} size="sm" c="bright">
               {overdue ? 'Set up a second factor to continue' : 'A second factor is required'}
             </Text>
           }
           data-testid="enrolment-required"
         >
-          <Text size="sm" c="dark.9">
+          <Text size="sm" c="bright">
             {overdue
               ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you ${choice}.`
               : status.enrolmentDeadline
