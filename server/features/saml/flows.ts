@@ -7,6 +7,7 @@ import { APIError } from '../../core/errors.js'
 import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
+import { enrolmentStepURL } from '../../http/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
 import { rateLimitIdentity } from '../../http/client-ip.js'
@@ -289,11 +290,11 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
  * banned, a verified email while `identity.requireVerifiedEmail` is on — the email is the NameID
  * and an attribute the SP trusts, and a session may predate the setting —, no impersonation, …),
  * then one of its allowed groups when it names any. `enrol`: the person's second-factor enrolment
- * is overdue (two-factor enforcement) and the hosted pages are on, where they can enrol (issue 49 §10).
+ * is overdue (two-factor enforcement, issue 49 §10).
  */
 async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<Person | 'enrol'> {
   const refusal = await admitToFace(ctx, signedIn, 'saml')
-  if (refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED' && ctx.config().hostedPages.enabled) return 'enrol'
+  if (refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED') return 'enrol'
   if (refusal === 'BANNED_USER') throw new SamlRefusal('BANNED', sp.entityId)
   if (refusal === 'EMAIL_NOT_VERIFIED') throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   if (refusal) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
@@ -339,8 +340,11 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   if (person === 'enrol') {
     // An overdue second-factor enrolment: the hosted Two-factor page's enrolment step, then back
     // here to this same request (still pending) for the assertion. IsPassive allows no page: NoPassive.
+    // With the hosted pages off there is nowhere to enrol: the refusal stands.
     if (request.isPassive) return noPassive(rc, res, request, now)
-    return redirect(rc, res, `${ctx.baseURL}/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent(continueUrl(ctx, id))}`)
+    const step = enrolmentStepURL(ctx, continueUrl(ctx, id))
+    if (!step) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
+    return redirect(rc, res, step)
   }
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
