@@ -6,6 +6,7 @@ import { Component, type FormEvent, type ReactNode, useEffect, useState } from '
 import { PanelCallError, panelAuth, SIGNED_OUT_EVENT, transport, useOp } from './api'
 import { Loading } from './components/common'
 import { addPanelPasskey, panelPasskeyName, passkeysWorkHere, signInWithPasskey, useSignInOptions } from './panel-passkey'
+import { type EnrolmentDue, PanelEnrolment } from './PanelEnrolment'
 
 /**
  * The browser panel's door (issue 31 §1): an administrator signs in with their Gatehouse account
@@ -13,7 +14,18 @@ import { addPanelPasskey, panelPasskeyName, passkeysWorkHere, signInWithPasskey,
  * second factor included. The desktop app has no door: it acts as its OS account.
  */
 
-type Step = { kind: 'password' } | { kind: 'code'; methods: string[]; using: 'totp' | 'otp' | 'backup' }
+type Step =
+  | { kind: 'password' }
+  | { kind: 'code'; methods: string[]; using: 'totp' | 'otp' | 'backup' }
+  // twoFactor.enforcement names the administrator's role and they have no second factor yet (issue 49 §10).
+  | { kind: 'enrol'; due: EnrolmentDue }
+
+/** The sign-in answer's enrolment notice (two-factor's `twoFactorEnrollment`), when one is due. */
+function enrolmentDue(body: Record<string, unknown> | null): EnrolmentDue | null {
+  const notice = body?.twoFactorEnrollment as { required?: boolean; deadline?: string; overdue?: boolean } | undefined
+  if (!notice?.required) return null
+  return { deadline: typeof notice.deadline === 'string' ? notice.deadline : null, overdue: notice.overdue === true }
+}
 
 const messageOf = (body: Record<string, unknown> | null, fallback: string): string =>
   typeof body?.message === 'string' ? body.message : fallback
@@ -61,6 +73,8 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
         if (!methods.includes('totp') && methods.includes('otp')) await sendCode()
         return
       }
+      const due = enrolmentDue(answer.body)
+      if (due) return setStep({ kind: 'enrol', due })
       onSignedIn()
     } finally {
       setBusy(false)
@@ -98,7 +112,11 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
               Sign in to Gatehouse
             </Title>
             <Text size="sm" ta="center">
-              {step.kind === 'password' ? 'Use your administrator account.' : 'Enter the code of your second factor.'}
+              {step.kind === 'password'
+                ? 'Use your administrator account.'
+                : step.kind === 'enrol'
+                  ? 'Set up a second factor for your account.'
+                  : 'Enter the code of your second factor.'}
             </Text>
           </Stack>
           {notice && (
@@ -116,7 +134,9 @@ export function PanelSignIn({ notice, onSignedIn }: { notice: string | null; onS
               {info}
             </Text>
           )}
-          {step.kind === 'password' ? (
+          {step.kind === 'enrol' ? (
+            <PanelEnrolment due={step.due} password={password} onDone={onSignedIn} onError={setError} />
+          ) : step.kind === 'password' ? (
             <form onSubmit={submitPassword}>
               <Stack gap="sm">
                 <TextInput
@@ -216,8 +236,7 @@ const SIGNED_OUT_NOTICE: Record<string, string> = {
   PANEL_SIGN_IN_REQUIRED: 'Your panel session ended. Sign in again.',
   PANEL_NOT_ADMIN: 'This account is not an administrator. Sign in with an administrator account.',
   // twoFactor.enforcement: the grace to enrol is over (the panel, like every face, waits for it).
-  TWO_FACTOR_ENROLLMENT_REQUIRED:
-    'This account must have a second factor first. Set up an authenticator app on your account page (Two-factor authentication), then sign in again.',
+  TWO_FACTOR_ENROLLMENT_REQUIRED: 'This account must have a second factor first. Sign in again to set one up.',
 }
 
 /** Refusals after which the panel keeps no session (the account may not use the panel as it is). */

@@ -118,6 +118,16 @@ export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challeng
 }
 
 /**
+ * The hosted enrolment step (the Two-factor page, `?enrol=1`) for a person whose second-factor
+ * enrolment a face waits for (two-factor enforcement, issue 49 §10), then back to `returnTo`.
+ * Null when the hosted pages are off: there is nowhere to enrol.
+ */
+export function enrolmentStepURL(ctx: AuthContext, returnTo: string): string | null {
+  if (!ctx.config().hostedPages.enabled) return null
+  return `${ctx.baseURL}/ui/account/two-factor?${new URLSearchParams({ enrol: '1', returnTo })}`
+}
+
+/**
  * The `token` outlet of the sign-in table: a sign-in whose session is handed to another device as
  * a token rather than set in this client's cookies (device authorization's POST /device/token):
  * admit, then the session, the method's writes and the audit in one transaction, and the metric;

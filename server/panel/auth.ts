@@ -27,6 +27,10 @@ export const PANEL_AUTH_PATHS = new Set([
   '/two-factor/send-otp',
   '/two-factor/verify-otp',
   '/two-factor/verify-backup-code',
+  // The enrolment step (twoFactor.enforcement, issue 49 §10): what counts, and an authenticator app
+  // or codes by email set up with the password just given (the app then confirmed by verify-totp).
+  '/two-factor/status',
+  '/two-factor/enable',
   '/sign-out',
   // Passkeys (issue 31): signing in with one, and an administrator adding one for the panel.
   '/passkey/generate-authenticate-options',

@@ -37,3 +37,20 @@ export function timeLeft(deadline: string | number, now = Date.now()): string {
   if (days === 0) return plural(rest, 'hour')
   return rest ? `${plural(days, 'day')} and ${plural(rest, 'hour')}` : plural(days, 'day')
 }
+
+/**
+ * What the enrolment step asks for, as a verb phrase: the second factors that count for the
+ * enforcement rule here (two-factor's `enrolmentOf`: two-factor on by an authenticator app or codes
+ * by email, or a passkey), as this server offers them: "set up an authenticator app or codes by
+ * email below", "… below, or add a passkey on the Passkeys page", "add a passkey on the Passkeys page".
+ */
+export function enrolmentChoice(offered: { totpAvailable: boolean; otp: boolean }, passkey: boolean): string {
+  const here = [offered.totpAvailable ? 'an authenticator app' : null, offered.otp ? 'codes by email' : null].filter(Boolean)
+  const below = here.length ? `set up ${here.join(' or ')} below` : null
+  const elsewhere = passkey ? 'add a passkey on the Passkeys page' : null
+  if (below && elsewhere) return `${below}, or ${elsewhere}`
+  return below ?? elsewhere ?? 'set up a second factor'
+}
+
+/** The phrase at the start of a sentence. */
+export const capitalised = (phrase: string): string => phrase.charAt(0).toUpperCase() + phrase.slice(1)

@@ -32,7 +32,7 @@ async function boot(): Promise<void> {
   const { theme, resolver } = themeFor(config.color)
   createRoot(document.getElementById('root')!).render(
     <StrictMode>
-      <MantineProvider theme={theme} cssVariablesResolver={resolver} forceColorScheme="light" getStyleNonce={() => nonce}>
+      <MantineProvider theme={theme} cssVariablesResolver={resolver} defaultColorScheme="auto" getStyleNonce={() => nonce}>
         <App config={config} configError={configError} />
       </MantineProvider>
     </StrictMode>,

@@ -17,16 +17,23 @@ export const contrast = (a: string, b: string): number => {
 }
 
 const FALLBACK = '#1c64d8'
+/** The colours the pages' light badges use (verified, unverified, failed). */
+const STATUS_COLORS = ['teal', 'orange', 'red'] as const
+/** Mantine's dark body colour (dark 7), the card's background in the dark scheme. */
+const DARK_BODY = '#242424'
 const validColor = (c: string) => (/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(c) ? c : FALLBACK)
 
 /**
  * The configured colour as Mantine's primary colour. Button text is black or white, whichever
- * contrasts more (autoContrast). Links use the colour only when it reads at 4.5:1 on white;
- * otherwise a dark grey, so any colour an administrator picks stays accessible.
+ * contrasts more (autoContrast). Links use the colour only when it reads at 4.5:1 on white (on
+ * the dark card in the dark scheme); otherwise a dark (light) grey, so any colour an administrator
+ * picks stays accessible in both schemes.
  */
 export function themeFor(color: string): { theme: MantineThemeOverride; resolver: CSSVariablesResolver } {
   const brand = validColor(color)
   const linkColor = contrast(brand, '#ffffff') >= 4.5 ? brand : '#343a40'
+  // The dark scheme's card is Mantine's dark body (dark 7): the colour where it reads there, else a light grey.
+  const darkLinkColor = contrast(brand, DARK_BODY) >= 4.5 ? brand : '#dee2e6'
   const theme = createTheme({
     colors: { brand: colorsTuple(brand) },
     primaryColor: 'brand',
@@ -44,14 +51,36 @@ export function themeFor(color: string): { theme: MantineThemeOverride; resolver
   const resolver: CSSVariablesResolver = () => ({
     variables: {},
     light: {
+      '--gh-page-bg': 'var(--mantine-color-gray-0)',
       '--mantine-color-anchor': linkColor,
       // Mantine's "dimmed" (gray 6) is 3.3:1 on white; gray 7 passes AA.
       '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
       '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
       // Field errors: red 6 is 3.3:1 on white; red 9 passes AA for the message and the typed text.
       '--mantine-color-error': 'var(--mantine-color-red-9)',
+      // Outline buttons that remove or sign out: red 9 (red 6 is 3.3:1 on white); the dark scheme's red 4 passes.
+      '--mantine-color-red-outline': 'var(--mantine-color-red-9)',
+      // Light badges (verified, unverified, failed): shade 9 on shade 0 (orange 9 is under 4.5:1
+      // there: black). In the dark scheme Mantine's own light colours (a light shade on a dark tint) pass.
+      ...Object.fromEntries(
+        STATUS_COLORS.flatMap((c) => [
+          [`--mantine-color-${c}-light`, `var(--mantine-color-${c}-0)`],
+          [`--mantine-color-${c}-light-color`, c === 'orange' ? 'var(--mantine-color-black)' : `var(--mantine-color-${c}-9)`],
+        ]),
+      ),
     },
-    dark: {},
+    // prefers-color-scheme: dark (main.tsx: defaultColorScheme "auto"). Mantine's dark body (dark 7)
+    // for the card on a darker page; every text colour at 4.5:1 or more on both.
+    dark: {
+      '--gh-page-bg': 'var(--mantine-color-dark-8)',
+      '--mantine-color-anchor': darkLinkColor,
+      // Mantine's dark "dimmed" (dark 2) is 4.1:1 on dark 7; dark 1 passes AA.
+      '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+      '--mantine-color-placeholder': 'var(--mantine-color-dark-1)',
+      '--mantine-color-error': 'var(--mantine-color-red-4)',
+      // A light button of the configured colour reads as the links do on the dark card.
+      '--mantine-color-brand-light-color': darkLinkColor,
+    },
   })
   return { theme, resolver }
 }

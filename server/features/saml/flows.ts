@@ -7,6 +7,7 @@ import { APIError } from '../../core/errors.js'
 import { deleteSessionByToken, findUserSessionById, type SessionWithUser } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import type { RouteContext } from '../../http/route.js'
+import { enrolmentStepURL } from '../../http/sign-in.js'
 import { expirePluginCookie, readSignedCookie, setSignedCookie } from '../../http/plugin-cookies.js'
 import { clearSessionCookies, requestSessionToken, resolveRequestSession } from '../../http/session.js'
 import { rateLimitIdentity } from '../../http/client-ip.js'
@@ -18,6 +19,7 @@ import { publishedCertificates, signingKey } from './keys.js'
 import { loginResponse, logoutRequest, logoutResponse, type Outgoing, postForm, statusResponse } from './messages.js'
 import { chooseAcs, idpMetadataXml, type SpMetadata } from './metadata.js'
 import { type ServiceProvider, serviceProviderByEntityId } from './service-providers.js'
+import type { SamlRequestRow } from './schema.js'
 import { admitToFace } from '../../core/sign-in-table.js'
 import { inAllowedGroups } from '../groups/names.js'
 import { type Person, personOf } from '../groups/person.js'
@@ -57,7 +59,8 @@ import {
  * - `GET|POST /saml/sso`: an AuthnRequest is read, checked (known SP, signature, destination, age,
  *   ACS from the metadata) and stored, then the browser goes to `/saml/continue/<id>` (a top-level
  *   GET, so the session cookie is there whichever binding brought it and whichever instance answers);
- * - `GET /saml/continue/<id>`: no session → the hosted sign-in page and back; a session → the signed
+ * - `GET /saml/continue/<id>`: no session → the hosted sign-in page and back; a session whose
+ *   second-factor enrolment is overdue → the hosted enrolment step and back; a session → the signed
  *   Response, posted to the ACS;
  * - `GET /saml/idp-initiated?sp=<entityID or id>`: the same from the "Connected apps" page;
  * - `GET|POST /saml/slo`: an SP's LogoutRequest ends the session and is answered; a LogoutResponse
@@ -286,16 +289,34 @@ function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): v
  * Who may get an assertion for this SP: the admission rule of every face (core/admission.ts: not
  * banned, a verified email while `identity.requireVerifiedEmail` is on — the email is the NameID
  * and an attribute the SP trusts, and a session may predate the setting —, no impersonation, …),
- * then one of its allowed groups when it names any.
+ * then one of its allowed groups when it names any. `enrol`: the person's second-factor enrolment
+ * is overdue (two-factor enforcement, issue 49 §10).
  */
-async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<Person> {
+async function admit(ctx: AuthContext, sp: ServiceProvider, signedIn: SessionWithUser): Promise<Person | 'enrol'> {
   const refusal = await admitToFace(ctx, signedIn, 'saml')
+  if (refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED') return 'enrol'
   if (refusal === 'BANNED_USER') throw new SamlRefusal('BANNED', sp.entityId)
   if (refusal === 'EMAIL_NOT_VERIFIED') throw new SamlRefusal('EMAIL_NOT_VERIFIED', sp.entityId)
   if (refusal) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
   const person = await personOf(ctx, signedIn.user)
   if (!inAllowedGroups(sp.allowedGroups, person.groups)) throw new SamlRefusal('NOT_IN_ALLOWED_GROUPS', sp.entityId)
   return person
+}
+
+/** IsPassive and the person would need a page (sign-in, enrolment): the SP hears NoPassive (SAML core 3.4.1). */
+async function noPassive(rc: RouteContext, res: ServerResponse, request: SamlRequestRow, now: number): Promise<void> {
+  const { ctx } = rc
+  if (!(await spendRequest(ctx, request.id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', request.spEntityId)
+  const value = statusResponse({
+    idpEntityId: idpEntityId(ctx),
+    acsUrl: request.acsUrl,
+    inResponseTo: request.requestId,
+    now,
+    status: 'Responder',
+    subStatus: 'NoPassive',
+    key: await signingKey(ctx),
+  })
+  sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value, relayState: request.relayState } })
 }
 
 async function handleContinue(rc: RouteContext, res: ServerResponse, id: string, env: Env): Promise<void> {
@@ -313,20 +334,18 @@ async function handleContinue(rc: RouteContext, res: ServerResponse, id: string,
   const usable = signedIn && !(request.forceAuthn && signedIn.session.createdAt.getTime() < request.createdAt.getTime())
   if (!usable) {
     if (!request.isPassive) return signInFirst(rc, res, continueUrl(ctx, id))
-    // IsPassive: no sign-in page; the SP hears NoPassive (SAML core 3.4.1).
-    if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
-    const value = statusResponse({
-      idpEntityId: idpEntityId(ctx),
-      acsUrl: request.acsUrl,
-      inResponseTo: request.requestId,
-      now,
-      status: 'Responder',
-      subStatus: 'NoPassive',
-      key: await signingKey(ctx),
-    })
-    return sendOutgoing(rc, res, { post: { url: request.acsUrl, field: 'SAMLResponse', value, relayState: request.relayState } })
+    return noPassive(rc, res, request, now)
   }
   const person = await admit(ctx, sp, signedIn)
+  if (person === 'enrol') {
+    // An overdue second-factor enrolment: the hosted Two-factor page's enrolment step, then back
+    // here to this same request (still pending) for the assertion. IsPassive allows no page: NoPassive.
+    // With the hosted pages off there is nowhere to enrol: the refusal stands.
+    if (request.isPassive) return noPassive(rc, res, request, now)
+    const step = enrolmentStepURL(ctx, continueUrl(ctx, id))
+    if (!step) throw new SamlRefusal('NOT_ADMITTED', sp.entityId)
+    return redirect(rc, res, step)
+  }
   if (!(await spendRequest(ctx, id, new Date(now)))) throw new SamlRefusal('REQUEST_NOT_FOUND', sp.entityId)
   const user = signedIn.user
   const nameId = nameIdOf(ctx, sp, user)

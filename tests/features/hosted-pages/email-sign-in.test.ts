@@ -65,7 +65,8 @@ describe('hosted sign-in page: sign-in by email', () => {
 
     const mail = await sink.waitFor(user.email, (m) => /^Sign in to /.test(m.subject))
     const link = (/https?:\/\/\S+magic-link\/verify\S+/.exec(mail.text)?.[0] ?? '').replace(/[)>.,]+$/, '')
-    expect(new URL(link).searchParams.get('callbackURL')).toBe(returnTo)
+    // Back to the sign-in page, which goes on to returnTo (through the enrolment step when due).
+    expect(new URL(link).searchParams.get('callbackURL')).toBe(ui('sign-in', { done: '1', returnTo }))
     await page.goto(link)
     await page.waitForURL(returnTo)
     const session = JSON.parse((await page.locator('pre').first().textContent()) ?? 'null') as { user: { email: string } }

@@ -374,7 +374,7 @@ describe('hosted pages', () => {
     }
   })
 
-  it('shows a button per enabled social provider, which starts /sign-in/social with callbackURL = returnTo', async () => {
+  it('shows a button per enabled social provider, which starts /sign-in/social, back through the sign-in page to returnTo', async () => {
     const provider = new URL(logoURL).origin
     server.gatehouse.config.update({
       socialProviders: {
@@ -390,7 +390,12 @@ describe('hosted pages', () => {
       expect(await axe(page)).toEqual([])
       const started = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/social`)
       await page.getByRole('button', { name: 'Continue with GitHub' }).click()
-      expect((await started).postDataJSON()).toEqual({ provider: 'github', callbackURL: returnTo, errorCallbackURL: ui('error') })
+      expect((await started).postDataJSON()).toEqual({
+        provider: 'github',
+        // Back to the sign-in page, which goes on to returnTo (through the enrolment step when due).
+        callbackURL: ui('sign-in', { done: '1', returnTo }),
+        errorCallbackURL: ui('error'),
+      })
       await page.waitForURL((url) => url.origin === provider && url.pathname === '/authorize')
       const authorize = new URL(page.url())
       expect(authorize.searchParams.get('client_id')).toBe('hosted-client')
@@ -427,7 +432,12 @@ describe('hosted pages', () => {
       expect(await axe(page)).toEqual([])
       const started = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/social`)
       await page.getByRole('button', { name: 'Continue with Corp SSO' }).click()
-      expect((await started).postDataJSON()).toEqual({ provider: 'corp-sso', callbackURL: returnTo, errorCallbackURL: ui('error') })
+      expect((await started).postDataJSON()).toEqual({
+        provider: 'corp-sso',
+        // Back to the sign-in page, which goes on to returnTo (through the enrolment step when due).
+        callbackURL: ui('sign-in', { done: '1', returnTo }),
+        errorCallbackURL: ui('error'),
+      })
       // The fake provider signs the user in at once and sends the browser back through /callback/corp-sso.
       await page.waitForURL(returnTo)
       expect(JSON.parse((await page.locator('body').textContent()) ?? 'null')).toMatchObject({ user: { email: op.user.email } })

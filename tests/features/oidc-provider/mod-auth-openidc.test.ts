@@ -527,7 +527,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
       const notice = await page.getByTestId('enrolment-required').innerText()
       expect(notice).toContain('A second factor is required')
       expect(notice).toContain(
-        `Your account must have a second factor by ${await localeTime(page, deadline as number)} (3 days left). Set up an authenticator app below.`,
+        `Your account must have a second factor by ${await localeTime(page, deadline as number)} (3 days left). Set up an authenticator app or codes by email below.`,
       )
       expect(await axe(page)).toEqual([])
       await page.getByRole('button', { name: 'Skip for now' }).click()
@@ -546,7 +546,7 @@ describe.skipIf(reason)('mod_auth_openidc: two-factor enrolment when required', 
       const step = await signInToEnrolment(page, person)
       const notice = await page.getByTestId('enrolment-required').innerText()
       expect(notice).toContain('Set up a second factor to continue')
-      expect(notice).toContain('Applications will not let you in until you set up an authenticator app below.')
+      expect(notice).toContain('Applications will not let you in until you set up an authenticator app or codes by email below.')
       expect(await page.getByRole('button', { name: 'Skip for now' }).count()).toBe(0)
       expect(await axe(page)).toEqual([])
 

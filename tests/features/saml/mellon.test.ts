@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { eq } from 'drizzle-orm'
+import { type TOTP, URI } from 'otpauth'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { user as userTable } from '../../../server/db/schema.js'
@@ -521,4 +522,52 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
       for (const b of browsers) await b.context.close()
     }
   }, 180_000)
+})
+
+/**
+ * Issue 49 §10 at the SAML face: a Gatehouse session whose second-factor enrolment became overdue
+ * (`twoFactor.enforcement`, a grace of 0: over at the sign-in) reaching the IdP from mod_auth_mellon
+ * goes to the hosted enrolment step, not the error page; once a TOTP is enrolled, Continue resumes
+ * the pending AuthnRequest and mellon gets its assertion (the page the person asked for opens).
+ */
+describe.skipIf(reason)('mod_auth_mellon: two-factor enrolment when required', () => {
+  it('an overdue session goes through the enrolment step and comes back with its assertion', async () => {
+    server.gatehouse.config.update({ twoFactor: { enabled: true, enforcement: { roles: ['staff'], gracePeriod: 0 } } })
+    try {
+      const person = await verifiedPerson(server, { name: 'Ada Lovelace' })
+      await server.gatehouse.ctx.db.update(userTable).set({ role: 'staff' }).where(eq(userTable.id, person.user.id))
+      const { context, page } = await newPage(browser, PAGE)
+      // Signed in at Gatehouse alone first (no application asked): the grace starts and is over.
+      await page.goto(`${server.base}/ui/sign-in`)
+      await signIn(page, person.email, person.password)
+      await page.getByTestId('signed-in').waitFor()
+      const atMellon: string[] = []
+      page.on('request', (r) => {
+        if (r.url().startsWith(`${sp}/mellon/postResponse`)) atMellon.push(r.url())
+      })
+      await page.goto(`${sp}/private/env`)
+      await page.waitForURL(/\/api\/auth\/ui\/account\/two-factor\?/)
+      const step = new URL(page.url())
+      expect(step.searchParams.get('enrol')).toBe('1')
+      expect(step.searchParams.get('returnTo')).toMatch(new RegExp(`^${server.base}/saml/continue/[\\w-]+$`))
+      expect(atMellon).toEqual([])
+      await page.getByTestId('enrolment-required').waitFor()
+      expect(await page.getByRole('button', { name: 'Skip for now' }).count()).toBe(0)
+
+      const setUp = page.getByRole('form', { name: 'Set up an authenticator app' })
+      await setUp.getByLabel(/^Your password/).fill(person.password)
+      await setUp.getByRole('button', { name: 'Set up' }).click()
+      const totp = URI.parse((await page.getByTestId('totp-uri').textContent()) ?? '') as TOTP
+      const confirm = page.getByRole('form', { name: 'Confirm the authenticator app' })
+      await confirm.getByLabel(/^Code from the app/).fill(totp.generate({ timestamp: server.clock.now() }))
+      await confirm.getByRole('button', { name: 'Turn on' }).click()
+      await page.getByTestId('backup-codes').waitFor()
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await page.waitForURL(`${sp}/private/env`)
+      expect(envOf(await page.locator('body').innerText()).MELLON_email).toBe(person.email)
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ twoFactor: { enabled: false, enforcement: null } })
+    }
+  }, 120_000)
 })

@@ -97,7 +97,7 @@ function ActivityBody() {
                 {labelOf(e)}
               </Text>
               {e.outcome === 'failure' ? (
-                <Badge color="red.9" variant="light">
+                <Badge color="red" variant="light">
                   refused
                 </Badge>
               ) : null}
@@ -107,7 +107,7 @@ function ActivityBody() {
                 </Badge>
               ) : null}
             </Group>
-            <Text size="xs" c="dark.6">
+            <Text size="xs" c="dimmed">
               {when(e.createdAt)}
               {e.method ? ` · ${e.method}` : ''}
               {e.userAgent ? ` · ${deviceOf(e.userAgent)}` : ''}

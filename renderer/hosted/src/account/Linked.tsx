@@ -105,13 +105,13 @@ function LinkedBody({ config }: { config: PublicConfig }) {
                   <Group gap="xs">
                     <Text fw={600}>{name}</Text>
                     {linked.length > 0 ? (
-                      <Badge color="teal.9" variant="light">
+                      <Badge color="teal" variant="light">
                         Linked
                       </Badge>
                     ) : null}
                   </Group>
                   {linked.map((a) => (
-                    <Text key={a.id} size="xs" c="dark.6">
+                    <Text key={a.id} size="xs" c="dimmed">
                       Linked {when(a.createdAt)}
                     </Text>
                   ))}
@@ -128,7 +128,7 @@ function LinkedBody({ config }: { config: PublicConfig }) {
                       <Button
                         key={a.id}
                         size="xs"
-                        color="red.9"
+                        color="red"
                         variant="outline"
                         loading={busy === id}
                         disabled={lastWayIn}

@@ -94,11 +94,11 @@ function EmailLine({ current }: { current: AccountSession }) {
           {current.user.email}
         </Text>
         {current.user.emailVerified ? (
-          <Badge color="teal.9" variant="light" data-testid="email-verified-badge">
+          <Badge color="teal" variant="light" data-testid="email-verified-badge">
             Verified
           </Badge>
         ) : (
-          <Badge color="orange.9" variant="light" data-testid="email-unverified-badge">
+          <Badge color="orange" variant="light" data-testid="email-unverified-badge">
             Not verified
           </Badge>
         )}
@@ -176,7 +176,7 @@ function Overview({ config, current }: { config: PublicConfig; current: AccountS
       </Stack>
       {tf?.enrolmentRequired ? (
         <Alert color="yellow" variant="light" title="Set up a second factor" data-testid="enrolment-required">
-          <Text size="sm" c="dark.9">
+          <Text size="sm" c="bright">
             Your account must have a second factor
             {tf.enrolmentDeadline ? ` by ${when(tf.enrolmentDeadline)}` : ''}.{' '}
             <Anchor href={pageURL('account/two-factor')}>Set up two-factor authentication</Anchor>.

@@ -77,7 +77,7 @@ function PasskeyCard({ item, onChanged, onError }: { item: Passkey; onChanged: (
         <Group justify="space-between" align="flex-start" wrap="nowrap">
           <Stack gap={2}>
             <Text fw={600}>{nameOf(item)}</Text>
-            <Text size="xs" c="dark.6">
+            <Text size="xs" c="dimmed">
               {item.createdAt ? `Added ${when(item.createdAt)}` : 'Added earlier'}
               {item.backedUp ? ' · synced' : item.deviceType === 'singleDevice' ? ' · this device only' : ''}
             </Text>
@@ -88,7 +88,7 @@ function PasskeyCard({ item, onChanged, onError }: { item: Passkey; onChanged: (
             </Button>
             <Button
               size="xs"
-              color="red.9"
+              color="red"
               variant="outline"
               loading={busy}
               onClick={() => void remove()}
@@ -172,7 +172,7 @@ function PasskeysBody() {
       <FocusedAlert message={error} />
       {stale ? (
         <Alert color="yellow" variant="light" role="alert" title="Sign in again">
-          <Text size="sm" c="dark.9">
+          <Text size="sm" c="bright">
             For your safety, adding a passkey needs a recent sign-in.{' '}
             <Anchor href={pageURL('sign-in', { returnTo: location.href })}>Sign in again</Anchor>, then come back.
           </Text>

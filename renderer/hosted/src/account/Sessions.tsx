@@ -104,21 +104,21 @@ function SessionsBody({ current }: { current: AccountSession }) {
                   <Group gap="xs">
                     <Text fw={600}>{device}</Text>
                     {mine ? (
-                      <Badge color="teal.9" variant="light">
+                      <Badge color="teal" variant="light">
                         This device
                       </Badge>
                     ) : null}
                   </Group>
-                  <Text size="xs" c="dark.6">
+                  <Text size="xs" c="dimmed">
                     {row.ipAddress ? `From ${row.ipAddress}` : 'Address unknown'}
                   </Text>
-                  <Text size="xs" c="dark.6">
+                  <Text size="xs" c="dimmed">
                     Signed in {when(row.createdAt)} · last active {when(row.updatedAt)}
                   </Text>
                 </Stack>
                 {mine ? null : (
                   <Button
-                    color="red.9"
+                    color="red"
                     variant="outline"
                     size="xs"
                     loading={busy === row.id}
@@ -135,7 +135,7 @@ function SessionsBody({ current }: { current: AccountSession }) {
       </Stack>
       {others > 0 ? (
         <Button
-          color="red.9"
+          color="red"
           variant="outline"
           onClick={() => void revokeOthers()}
           loading={busy === 'others'}

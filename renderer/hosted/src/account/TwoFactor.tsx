@@ -1,7 +1,7 @@
 import { Alert, Badge, Box, Button, Card, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api } from '../api'
-import { enrolmentReturnTo, timeLeft } from '../enrolment'
+import { capitalised, enrolmentChoice, enrolmentReturnTo, timeLeft } from '../enrolment'
 import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
 import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
@@ -57,20 +57,20 @@ function BackupCodes({ codes, appName, onDone }: { codes: string[]; appName: str
       color="teal"
       variant="light"
       title={
-        <Text fw={700} size="sm" c="dark.9">
+        <Text fw={700} size="sm" c="bright">
           Your backup codes
         </Text>
       }
       data-testid="backup-codes"
     >
       <Stack gap="xs">
-        <Text size="sm" c="dark.9">
+        <Text size="sm" c="bright">
           Keep them somewhere safe: each works once, if you lose your authenticator app. They are shown only now.
         </Text>
         <SimpleGrid cols={2} spacing={4} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
           {codes.map((code) => (
             <li key={code}>
-              <Code fz="sm" c="dark.9">
+              <Code fz="sm" c="bright">
                 {code}
               </Code>
             </li>
@@ -282,17 +282,17 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
                     {device}
                   </Text>
                   {row.current ? (
-                    <Badge color="teal.9" variant="light">
+                    <Badge color="teal" variant="light">
                       This browser
                     </Badge>
                   ) : null}
                 </Group>
-                <Text size="xs" c="dark.6" data-testid="trusted-when">
+                <Text size="xs" c="dimmed" data-testid="trusted-when">
                   Trusted {when(row.trustedAt)} · no code asked until {when(row.expiresAt)}
                 </Text>
               </Stack>
               <Button
-                color="red.9"
+                color="red"
                 variant="outline"
                 size="xs"
                 loading={busy === row.id}
@@ -309,7 +309,7 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
       })}
       {rows && rows.length > 1 ? (
         <Button
-          color="red.9"
+          color="red"
           variant="outline"
           loading={busy === 'all'}
           style={{ alignSelf: 'flex-start' }}
@@ -338,12 +338,12 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
 export function AccountTwoFactorPage({ config }: PageProps) {
   return (
     <AccountPage config={config} title="Two-factor authentication">
-      {(current) => <TwoFactorBody appName={config.appName} current={current} />}
+      {(current) => <TwoFactorBody appName={config.appName} passkey={config.passkey} current={current} />}
     </AccountPage>
   )
 }
 
-function TwoFactorBody({ appName, current }: { appName: string; current: AccountSession }) {
+function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey: boolean; current: AccountSession }) {
   const [status, setStatus] = useState<TwoFactorStatus | null>(null)
   // The enrolment step after a sign-in (`?enrol=1&returnTo=`): where "Skip for now" and "Continue" go.
   const [returnTo, setReturnTo] = useState<string | null>(null)
@@ -370,6 +370,8 @@ function TwoFactorBody({ appName, current }: { appName: string; current: Account
   const byEmail = status.otp && enabled
   const overdue = status.enrolmentOverdue === true
   const email = current.user.email
+  // What counts here (issue 49 §10): the app, codes by email, a passkey, as this server offers them.
+  const choice = enrolmentChoice(status, passkey)
   return (
     <Stack gap="md">
       {notice ? (
@@ -382,18 +384,18 @@ function TwoFactorBody({ appName, current }: { appName: string; current: Account
           color={overdue ? 'red' : 'yellow'}
           variant="light"
           title={
-            <Text fw={700} size="sm" c="dark.9">
+            <Text fw={700} size="sm" c="bright">
               {overdue ? 'Set up a second factor to continue' : 'A second factor is required'}
             </Text>
           }
           data-testid="enrolment-required"
         >
-          <Text size="sm" c="dark.9">
+          <Text size="sm" c="bright">
             {overdue
-              ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you set up an authenticator app below.`
+              ? `The time to set up a second factor ended${status.enrolmentDeadline ? ` on ${when(status.enrolmentDeadline)}` : ''}. Applications will not let you in until you ${choice}.`
               : status.enrolmentDeadline
-                ? `Your account must have a second factor by ${when(status.enrolmentDeadline)} (${timeLeft(status.enrolmentDeadline)} left). Set up an authenticator app below.`
-                : 'Your account must have a second factor. Set up an authenticator app below.'}
+                ? `Your account must have a second factor by ${when(status.enrolmentDeadline)} (${timeLeft(status.enrolmentDeadline)} left). ${capitalised(choice)}.`
+                : `Your account must have a second factor. ${capitalised(choice)}.`}
           </Text>
         </Alert>
       ) : null}

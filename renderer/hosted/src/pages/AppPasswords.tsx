@@ -38,14 +38,14 @@ function NewPassword({ created, onDone }: { created: Created; onDone: () => void
       color="teal"
       variant="light"
       title={
-        <Text fw={700} size="sm" c="dark.9">
+        <Text fw={700} size="sm" c="bright">
           App password for {created.name}
         </Text>
       }
       data-testid="new-app-password"
     >
       <Stack gap="xs">
-        <Text size="sm" c="dark.9">
+        <Text size="sm" c="bright">
           Copy it now: it is shown only once. Use it instead of your password in that app.
         </Text>
         <Group gap="xs" wrap="nowrap">
@@ -75,10 +75,10 @@ function PasswordCard({ item, busy, onRevoke }: { item: AppPassword; busy: boole
       <Group justify="space-between" align="flex-start" wrap="nowrap">
         <Stack gap={2}>
           <Text fw={600}>{item.name}</Text>
-          <Text size="xs" c="dark.6">
+          <Text size="xs" c="dimmed">
             Ends in …{item.hint} · created {when(item.createdAt)}
           </Text>
-          <Text size="xs" c="dark.6">
+          <Text size="xs" c="dimmed">
             {item.lastUsedAt ? `Last used ${when(item.lastUsedAt)}` : 'Never used'}
             {item.expiresAt ? ` · ${item.expired ? 'expired' : 'expires'} ${when(item.expiresAt)}` : ''}
           </Text>
@@ -167,7 +167,7 @@ export function AppPasswordsPage({ config }: PageProps) {
       <FormAlert message={error} />
       {stale ? (
         <Alert color="yellow" variant="light" role="alert" title="Sign in again">
-          <Text size="sm" c="dark.9">
+          <Text size="sm" c="bright">
             For your safety, creating an app password needs a recent sign-in.{' '}
             <Anchor href={pageURL('sign-in', { returnTo: location.href })}>Sign in again</Anchor>, then come back.
           </Text>

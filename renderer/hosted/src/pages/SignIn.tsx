@@ -24,6 +24,11 @@ export function useForwardAuthApp(): { url: string; app: string } | null {
   return accepted
 }
 
+/** Where an accepted returnTo goes once signed in: through the enrolment step first when the person must enrol (issue 49 §10). */
+function goOn(target: string, twoFactor: boolean): void {
+  void enrolmentStep(target, twoFactor).then((step) => location.assign(step ?? target))
+}
+
 /**
  * Signed in: go to the accepted returnTo (Gatehouse's own, or a forward-auth app's), through the
  * two-factor enrolment step first when the person must enrol (issue 49 §10); else show the done state.
@@ -32,13 +37,42 @@ function useFinish(forwardApp: { url: string } | null, twoFactor: boolean): [{ w
   const [done, setDone] = useState<{ who: string | null } | null>(null)
   const finish = (who: string | null) => {
     const target = returnToParam() ?? forwardApp?.url
-    if (target) {
-      void enrolmentStep(target, twoFactor).then((step) => location.assign(step ?? target))
-      return
-    }
+    if (target) return goOn(target, twoFactor)
     setDone({ who })
   }
   return [done, finish]
+}
+
+/**
+ * Where a sign-in by redirect (the mailed link, a social or generic OAuth provider) comes back to:
+ * this page's done state with the returnTo as given, so it goes on the way a password sign-in does
+ * (`useFinish`: the enrolment step when due, then returnTo) instead of straight to returnTo.
+ */
+export const signedInCallbackURL = (): string => {
+  const value = new URLSearchParams(location.search).get('returnTo')
+  return pageURL('sign-in', { done: '1', ...(value ? { returnTo: value } : {}) })
+}
+
+/**
+ * `?done=1&returnTo=`: back from a sign-in by redirect (signedInCallbackURL). True while the
+ * returnTo is checked and the page goes on with it; false once there is nothing to go on to (the
+ * done state shows).
+ */
+function useGoingOn(twoFactor: boolean): boolean {
+  const [going, setGoing] = useState(() => {
+    const query = new URLSearchParams(location.search)
+    return query.has('done') && query.has('returnTo')
+  })
+  useEffect(() => {
+    if (!going) return
+    const value = new URLSearchParams(location.search).get('returnTo')
+    void (async () => {
+      const target = returnToParam() ?? (await forwardAuthReturnTo(value))?.url
+      if (target) goOn(target, twoFactor)
+      else setGoing(false)
+    })()
+  }, [going, twoFactor])
+  return going
 }
 
 /** The signed-in state's Sign out: ends the session, then the sign-out page's signed-out state. */
@@ -167,7 +201,7 @@ function OtherMethods({
 async function startSocialSignIn(provider: string): Promise<void> {
   const answer = await api<{ url?: string }>('/sign-in/social', {
     provider,
-    callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
+    callbackURL: signedInCallbackURL(),
     errorCallbackURL: pageURL('error'),
   })
   if (answer.url) location.assign(answer.url)
@@ -183,6 +217,7 @@ async function passkeySignIn(): Promise<SignInAnswer> {
 export function SignInPage({ config }: PageProps) {
   const forwardApp = useForwardAuthApp()
   const [done, finish] = useFinish(forwardApp, config.twoFactor)
+  const goingOn = useGoingOn(config.twoFactor)
   const [initial] = useState(initialStep)
   const [step, setStep] = useState<'password' | 'second-factor'>(initial.step)
   const [methods, setMethods] = useState<SecondFactor[]>(initial.methods)
@@ -203,6 +238,14 @@ export function SignInPage({ config }: PageProps) {
       })
       .catch(() => {})
   }, [])
+
+  if (goingOn) {
+    return (
+      <Layout config={config} title="Signing you in">
+        <Text data-testid="going-on">Signed in. Taking you on…</Text>
+      </Layout>
+    )
+  }
 
   if (done || alreadyDone || session) {
     return <SignedIn config={config} who={done?.who ?? session?.who ?? null} />
@@ -358,7 +401,7 @@ function EmailSignIn({
       if (kind === 'link') {
         await api('/sign-in/magic-link', {
           email: address,
-          callbackURL: returnToParam() ?? pageURL('sign-in', { done: '1' }),
+          callbackURL: signedInCallbackURL(),
           errorCallbackURL: pageURL('error'),
         })
       } else {

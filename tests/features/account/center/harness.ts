@@ -92,12 +92,43 @@ export const ui = (h: AccountHarness, page: string, params: Record<string, strin
 }
 
 /**
+ * The scheme the page is drawn in, read off its pixels: the page's and the card's backgrounds and
+ * the heading's text, each light or dark (relative luminance above or below 0.4); `mixed` otherwise.
+ */
+export async function drawnScheme(page: Page): Promise<'light' | 'dark' | 'mixed'> {
+  const lum = await page.evaluate(() => {
+    const luminance = (css: string): number => {
+      const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+        const c = Number(v) / 255
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+      }) as [number, number, number]
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    }
+    const main = document.querySelector('main')
+    const card = document.querySelector('main .mantine-Paper-root')
+    const heading = document.querySelector('main h1')
+    if (!main || !card || !heading) return null
+    return {
+      page: luminance(getComputedStyle(main).backgroundColor),
+      card: luminance(getComputedStyle(card).backgroundColor),
+      text: luminance(getComputedStyle(heading).color),
+    }
+  })
+  if (!lum) return 'mixed'
+  if (lum.page > 0.4 && lum.card > 0.4 && lum.text < 0.4) return 'light'
+  if (lum.page < 0.4 && lum.card < 0.4 && lum.text > 0.4) return 'dark'
+  return 'mixed'
+}
+
+/**
  * axe (WCAG 2 A/AA) finds nothing on the page at 360 px and at 1280 px, in the light and the dark
  * colour scheme the browser asks for, and nothing sticks out sideways at 360 px.
  */
 export async function accessibleEverywhere(page: Page): Promise<void> {
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme })
+    // The pages follow the browser's scheme (a real dark theme, not the light one checked twice).
+    await expect.poll(() => drawnScheme(page), { timeout: 5_000 }).toBe(scheme)
     for (const width of [360, 1280]) {
       await page.setViewportSize({ width, height: 900 })
       expect(await axe(page), `${scheme} at ${width} px`).toEqual([])
