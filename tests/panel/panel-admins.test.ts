@@ -349,7 +349,7 @@ describe('the browser panel signs in administrators', () => {
     try {
       const { user } = await signUp(server.base, { name: 'Gail Grace', password: PASSWORD })
       await operator('users.setRole', { userId: user.id, role: 'admin' })
-      const page = await newPage()
+      const page = await panelPage()
       // The page counts the time left by its own clock: the server's (a fixed test time) here.
       await page.clock.setFixedTime(clock.now())
       await signIn(page, user.email)

@@ -1,9 +1,10 @@
 /** `gatehouse oidc --help` (apart from cli.ts, so the CLI's start-up loads only this: commands.ts). */
 export const OIDC_USAGE = `Usage: gatehouse oidc client create --name NAME --redirect-uri URI [--redirect-uri URI …] [--public] [--skip-consent] [--json]
            [--post-logout-redirect-uri URI …] [--backchannel-logout-uri URI] [--require-par] [--resource-server]
-           [--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise]
+           [--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--grant-type GRANT …]
        gatehouse oidc client update --client-id ID [--name NAME] [--redirect-uri URI …] [--post-logout-redirect-uri URI …]
-           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--subject-type public|pairwise] [--json]
+           [--backchannel-logout-uri URI|""] [--require-par|--no-require-par] [--subject-type public|pairwise]
+           [--grant-type GRANT …] [--json]
        gatehouse oidc client rotate-secret --client-id ID [--json]
        gatehouse oidc client list [--json]
        gatehouse oidc client delete --client-id ID
@@ -23,6 +24,9 @@ Options:
   --id-token-alg ALG the ID token's signing algorithm: RS256 (default), ES256 or EdDSA
   --subject-type T   the sub its tokens carry: public (default: the user id, the same at every app) or
                      pairwise (its own per person, an app cannot correlate it with another's; one redirect host)
+  --grant-type G     a grant it may use (repeatable; the list replaces the earlier one): authorization_code
+                     (always), refresh_token, client_credentials (confidential clients only); default all of
+                     them a client of its kind may have
   --json             machine-readable output (create, rotate-secret: {"clientId", "clientSecret"}; the secret is shown this once)
   --expires-in S     registration-token create: the token expires after S seconds (default: never)
   --uses N           registration-token create: the token registers at most N clients (default: unlimited)

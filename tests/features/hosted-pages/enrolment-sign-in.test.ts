@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axe } from '../../helpers/axe.js'
-import { launchBrowser } from '../../helpers/browser.js'
+import { HOSTED_WINDOW, launchBrowser, newPage } from '../../helpers/browser.js'
 import { FakeOidc } from '../../helpers/fake-oidc.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
 import { signUp, uniqueEmail } from '../../helpers/http.js'
@@ -60,12 +60,8 @@ afterAll(async () => {
   if (assets) rmSync(assets, { recursive: true, force: true })
 })
 
-async function newPage(width = 1024): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: 'en-GB' })
-  const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  return { context, page }
-}
+/** A page in a fresh context (the shared helper), the hosted window at `width`. */
+const openPage = (width = 1024) => newPage(browser, { window: { ...HOSTED_WINDOW, viewport: { width, height: 800 } } })
 
 const ui = (page: string, params: Record<string, string> = {}) => {
   const url = new URL(`${server.base}/ui/${page}`)
@@ -92,7 +88,7 @@ async function throughEnrolment(page: Page, returnTo: string, email: string): Pr
 describe('hosted sign-in by redirect under two-factor enforcement', () => {
   it('a mailed link signs in and passes through the enrolment step before returnTo', async () => {
     const person = await signUp(server.base, { name: 'Link Person' })
-    const { context, page } = await newPage()
+    const { context, page } = await openPage()
     const returnTo = `${server.base}/get-session`
     await page.goto(ui('sign-in', { returnTo }))
     await page.getByRole('button', { name: 'Email me a link' }).click()
@@ -110,7 +106,7 @@ describe('hosted sign-in by redirect under two-factor enforcement', () => {
 
   it('a generic OAuth provider signs in and passes through the enrolment step before returnTo (phone width)', async () => {
     op.user = { sub: `enrol-${Date.now()}`, email: uniqueEmail('enrol-generic'), email_verified: true, name: 'Gene Rick' }
-    const { context, page } = await newPage(360)
+    const { context, page } = await openPage(360)
     const returnTo = `${server.base}/get-session`
     await page.goto(ui('sign-in', { returnTo }))
     const started = page.waitForRequest((r) => r.url() === `${server.base}/sign-in/social`)
@@ -128,7 +124,7 @@ describe('hosted sign-in by redirect under two-factor enforcement', () => {
     server.gatehouse.config.update({ twoFactor: { enforcement: null } })
     try {
       const person = await signUp(server.base, { name: 'Free Person' })
-      const { context, page } = await newPage()
+      const { context, page } = await openPage()
       const returnTo = `${server.base}/get-session`
       const visited: string[] = []
       page.on('framenavigated', (f) => {
@@ -156,7 +152,7 @@ describe('hosted sign-in by redirect under two-factor enforcement', () => {
     server.gatehouse.config.update({ twoFactor: { otpOptions: { enabled: false } }, passkey: { enabled: true } })
     try {
       const person = await signUp(server.base, { name: 'Word Person' })
-      const { context, page } = await newPage()
+      const { context, page } = await openPage()
       const returnTo = `${server.base}/get-session`
       await page.goto(ui('sign-in', { returnTo }))
       await page.getByLabel(/^Email/).fill(person.email)
