@@ -2,6 +2,7 @@ import { Alert, Button, Code, Group, List, Stack, Text, TextInput } from '@manti
 import { IconAlertTriangle } from '@tabler/icons-react'
 import { type FormEvent, useEffect, useState } from 'react'
 import { panelAuth } from './api'
+import { dateTime } from './format'
 import { addPanelPasskey, passkeysWorkHere, useSignInOptions } from './panel-passkey'
 
 /**
@@ -26,8 +27,6 @@ interface Offered {
 
 const messageOf = (body: Record<string, unknown> | null, fallback: string): string =>
   typeof body?.message === 'string' ? body.message : fallback
-
-const when = (iso: string): string => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
 /** Time left until `deadline`, to the hour ("3 days", "5 hours", "less than an hour"). */
 function timeLeft(deadline: string): string {
@@ -144,8 +143,8 @@ export function PanelEnrolment({
     <Stack gap="sm">
       <Alert color={due.overdue ? 'red' : 'yellow'} icon={<IconAlertTriangle />} data-testid="enrolment-required">
         {due.overdue
-          ? `The time to set up a second factor ended${due.deadline ? ` on ${when(due.deadline)}` : ''}. The panel opens once you set one up`
-          : `Your account must have a second factor${due.deadline ? ` by ${when(due.deadline)} (${timeLeft(due.deadline)} left)` : ''}. Set one up now`}
+          ? `The time to set up a second factor ended${due.deadline ? ` on ${dateTime(due.deadline)}` : ''}. The panel opens once you set one up`
+          : `Your account must have a second factor${due.deadline ? ` by ${dateTime(due.deadline)} (${timeLeft(due.deadline)} left)` : ''}. Set one up now`}
         {what.length ? `: ${what.join(', ').replace(/, ([^,]*)$/, ' or $1')}.` : '.'}
       </Alert>
       {app ? (

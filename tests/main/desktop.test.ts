@@ -104,6 +104,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:jwt.rotate',
   'gatehouse:jwt.settings',
   'gatehouse:ldap.test',
+  'gatehouse:listeners.state',
   'gatehouse:network.apply',
   'gatehouse:network.check',
   'gatehouse:network.get',
