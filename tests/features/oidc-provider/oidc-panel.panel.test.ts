@@ -3,6 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../../server/features/oidc-provider/clients.js'
 import { connectedApps, rememberConsent } from '../../../server/features/oidc-provider/consent.js'
 import { findClient } from '../../../server/features/oidc-provider/store.js'
+import { createServiceProvider, removeServiceProvider } from '../../../server/features/saml/service-providers.js'
+import { axe } from '../../helpers/axe.js'
 import { verifiedSignUp } from '../../helpers/members.js'
 import { type PanelHarness, panelPageForFile, viewOpener } from '../../panel/harness.js'
 
@@ -130,5 +132,42 @@ describe('Single sign-on view', () => {
       .click()
     await expect.poll(async () => (await connectedApps(ctx, person.user.id)).length).toBe(0)
     await page.getByText('No application is connected to this account.').waitFor()
+  })
+
+  it('switching off team groups while a SAML app names a team asks first, listing it (issue 50 §5)', { timeout: 60_000 }, async () => {
+    const ctx = h.server.gatehouse.ctx
+    const metadata = `<?xml version="1.0"?>
+<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://impact.home.arpa/mellon/metadata">
+  <SPSSODescriptor AuthnRequestsSigned="false" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://impact.home.arpa/mellon/postResponse" index="0"/>
+  </SPSSODescriptor>
+</EntityDescriptor>`
+    const sp = await createServiceProvider(
+      ctx,
+      { metadataXml: metadata, name: 'Ops wiki', nameIdFormat: 'email', allowedGroups: ['impact-ops/oncall'] },
+      { via: 'cli' },
+    )
+    try {
+      await open('sso', 'Single sign-on')
+      await page.getByTestId('oidc-groups-teams').click()
+      const dialog = page.getByTestId('groups-impact')
+      await dialog.getByText('SAML app "Ops wiki"').waitFor()
+      await dialog.getByText('impact-ops/oncall').waitFor()
+      expect(await axe(page)).toEqual([])
+      // Nothing changes until the admin confirms; keeping it on leaves the rule as it was.
+      expect(h.server.gatehouse.config.get().groups.teams).toBe(true)
+      await page.getByRole('button', { name: 'Keep it on' }).click()
+      await dialog.waitFor({ state: 'hidden' })
+      expect(h.server.gatehouse.config.get().groups.teams).toBe(true)
+      await page.getByTestId('oidc-groups-teams').click()
+      await page.getByTestId('groups-impact-confirm').click()
+      await expect.poll(() => h.server.gatehouse.config.get().groups.teams).toBe(false)
+      // Back on: nothing is taken away, so it applies at once.
+      await page.getByTestId('oidc-groups-teams').click()
+      await expect.poll(() => h.server.gatehouse.config.get().groups.teams).toBe(true)
+    } finally {
+      h.server.gatehouse.config.update({ groups: { teams: true } })
+      await removeServiceProvider(ctx, sp.id, { via: 'cli' })
+    }
   })
 })
