@@ -171,6 +171,7 @@ describe('panel features', () => {
       'ldap',
       'saml-apps',
       'settings',
+      'metrics',
     ])
     const addresses = [...names, ...views.flatMap((v) => v.aliases ?? [])]
     expect(new Set(addresses).size).toBe(addresses.length)
