@@ -2,8 +2,8 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { APIError } from './errors.js'
 import { openToolContext, type ToolContext } from './tool-context.js'
 
-type FlagOptions = NonNullable<ParseArgsConfig['options']>
-type FlagValues<O extends FlagOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true }>>['values']
+export type FlagOptions = NonNullable<ParseArgsConfig['options']>
+export type FlagValues<O extends FlagOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true }>>['values']
 
 /**
  * A command's flags, parsed strictly (an unknown flag, a missing value, a positional argument): a

@@ -1,5 +1,6 @@
 import type { GatehouseConfig } from '../../config/schema.js'
 import type { AuthContext } from '../../core/context.js'
+import { ListenerSwitch } from '../../core/listener-switch.js'
 import { revokeBindings } from './revocations.js'
 import { type BoundListeners, defineFeature, hostPort, ListenerRefusal, type ListenerState } from '../../feature.js'
 import { configSections } from './config.js'
@@ -34,6 +35,27 @@ const settingsOf = (ldap: GatehouseConfig['ldap']): string | null => {
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+/** Why each listener could not be bound the last time it was tried, and when (epoch ms). */
+type LastErrors = Partial<Record<LdapRole, { message: string; at: number }>>
+
+/** The LDAP and LDAPS listeners' state for the panel (`listeners.state`). */
+function listenerStates(conf: GatehouseConfig['ldap'], running: LdapListeners | null, lastError: LastErrors): ListenerState[] {
+  const wantsLdaps = conf.enabled && Boolean(conf.ldapsAddress && conf.tls)
+  const state = (role: LdapRole, wants: boolean, configured: string | null | undefined): ListenerState => {
+    const at = role === 'ldap' ? running?.bound.address : running?.bound.ldaps
+    const error = lastError[role] ?? null
+    return {
+      name: role,
+      field: role === 'ldap' ? 'ldap.address' : 'ldap.ldapsAddress',
+      state: at ? 'listening' : wants && error ? 'failed' : 'stopped',
+      address: at ? hostPort(at) : wants ? (configured ?? null) : null,
+      connections: at && running ? running.connections(role) : 0,
+      lastError: error,
+    }
+  }
+  return [state('ldap', conf.enabled, conf.address), state('ldaps', wantsLdaps, conf.ldapsAddress)]
+}
+
 /**
  * The LDAP interface (issue 36, docs/LDAP.md): a read-only directory of the same users and groups
  * for everything that speaks LDAP (NAS, hypervisor, media servers, Nextcloud, Apache). With
@@ -53,124 +75,45 @@ export const ldapFeature = defineFeature({
   // Bindings made with the main password end with the password, a ban, revoke-sessions, deletion.
   credentialsRevoked: async (ctx, { userId }) => revokeBindings(ctx, userId),
   start({ ctx, logger, onConfigChange, rateLimitStore }) {
-    /** The listeners that serve, under the settings they were opened with; changes are applied one at a time. */
-    let running: { settings: string; listeners: LdapListeners } | null = null
-    /** Bound by a save (`bindListeners`), for the change it stores next. */
-    let pending: { settings: string; listeners: LdapListeners } | null = null
-    let applying: Promise<unknown> = Promise.resolve()
-    const lastError: Partial<Record<LdapRole, { message: string; at: number }>> = {}
-    const queue = <T>(step: () => Promise<T>): Promise<T> => {
-      const done = applying.then(step)
-      applying = done.catch(() => undefined)
-      return done
-    }
-
-    /** Binds what `conf` asks for, taking over the serving listeners on unchanged addresses. */
-    const bind = async (conf: GatehouseConfig['ldap']): Promise<LdapListeners> => {
-      try {
-        return await (await loadServer()).startLdap(ctx, logger, rateLimitStore, conf, running?.listeners)
-      } catch (error) {
-        const refusal = error instanceof ListenerRefusal ? error : new ListenerRefusal('ldap.address', `ldap: ${messageOf(error)}`)
-        lastError[refusal.field === 'ldap.address' ? 'ldap' : 'ldaps'] = { message: refusal.message, at: ctx.clock.now() }
-        throw refusal
-      }
-    }
-    /** Makes `next` the serving set (null: none), then closes the one it replaces. */
-    const switchTo = async (next: { settings: string; listeners: LdapListeners } | null) => {
-      const old = running
-      running = next
-      if (next) {
-        next.listeners.serve()
-        started.set(ctx, Promise.resolve(next.listeners))
-        const { bound } = next.listeners
-        logger.info(`LDAP listening on ldap://${hostPort(bound.address)}${bound.ldaps ? ` and ldaps://${hostPort(bound.ldaps)}` : ''}`)
-      } else started.delete(ctx)
-      await old?.listeners.close()
-    }
-    const dropPending = async () => {
-      const dropped = pending
-      pending = null
-      await dropped?.listeners.close()
-    }
-
-    // A live switch (the panel's LDAP view, another instance's change, a reload): open, move or close.
-    const apply = () =>
-      void queue(async () => {
-        const conf = ctx.config().ldap
-        const wanted = settingsOf(conf)
-        if (wanted === (running?.settings ?? null)) return dropPending()
-        if (!wanted) {
-          await dropPending()
-          return switchTo(null)
-        }
-        // What the save bound for this change; else bound now, the old listeners serving until it is.
-        let next = pending?.settings === wanted ? pending.listeners : null
-        if (next && Object.values(next.held).some((listener) => !listener.server.listening)) next = null
-        if (next) pending = null
-        else {
-          await dropPending()
+    const lastError: LastErrors = {}
+    const listeners = new ListenerSwitch<GatehouseConfig['ldap'], LdapListeners>(
+      {
+        inEffect: () => ctx.config().ldap,
+        wantedOf: settingsOf,
+        open: async (conf, running) => {
           try {
-            next = await bind(conf)
+            return await (await loadServer()).startLdap(ctx, logger, rateLimitStore, conf, running ?? undefined)
           } catch (error) {
-            logger.error(`${messageOf(error)}${running ? ' (the LDAP listeners keep serving on their addresses)' : ''}`)
-            return
+            const refusal = error instanceof ListenerRefusal ? error : new ListenerRefusal('ldap.address', `ldap: ${messageOf(error)}`)
+            lastError[refusal.field === 'ldap.address' ? 'ldap' : 'ldaps'] = { message: refusal.message, at: ctx.clock.now() }
+            throw refusal
           }
-        }
-        await switchTo({ settings: wanted, listeners: next })
-      })
-
-    controls.set(ctx, {
-      bind: (next) =>
-        queue(async () => {
-          const wanted = settingsOf(next.ldap)
-          await dropPending()
-          // Only what the save changes: a listener that failed under the settings in effect is not the save's to refuse.
-          if (!wanted || wanted === running?.settings || wanted === settingsOf(ctx.config().ldap)) return undefined
-          const listeners = await bind(next.ldap)
-          pending = { settings: wanted, listeners }
-          return {
-            release: () =>
-              queue(async () => {
-                if (pending?.listeners === listeners) await dropPending()
-              }),
-          }
-        }),
-      states() {
-        const conf = ctx.config().ldap
-        const wantsLdaps = conf.enabled && Boolean(conf.ldapsAddress && conf.tls)
-        const state = (role: LdapRole, wants: boolean, configured: string | null | undefined): ListenerState => {
-          const at = role === 'ldap' ? running?.listeners.bound.address : running?.listeners.bound.ldaps
-          const error = lastError[role] ?? null
-          return {
-            name: role,
-            field: role === 'ldap' ? 'ldap.address' : 'ldap.ldapsAddress',
-            state: at ? 'listening' : wants && error ? 'failed' : 'stopped',
-            address: at ? hostPort(at) : wants ? (configured ?? null) : null,
-            connections: at && running ? running.listeners.connections(role) : 0,
-            lastError: error,
-          }
-        }
-        return [state('ldap', conf.enabled, conf.address), state('ldaps', wantsLdaps, conf.ldapsAddress)]
+        },
+        // A set a save bound whose listener has closed since is bound again.
+        stillBound: (set) => Object.values(set.held).every((listener) => listener.server.listening),
+        serving: (next) => {
+          if (next) {
+            next.serve()
+            started.set(ctx, Promise.resolve(next))
+            const { bound } = next
+            logger.info(`LDAP listening on ldap://${hostPort(bound.address)}${bound.ldaps ? ` and ldaps://${hostPort(bound.ldaps)}` : ''}`)
+          } else started.delete(ctx)
+        },
+        keptServing: '(the LDAP listeners keep serving on their addresses)',
       },
+      logger,
+    )
+    controls.set(ctx, {
+      bind: (next) => listeners.bindForSave(next.ldap),
+      states: () => listenerStates(ctx.config().ldap, listeners.running, lastError),
     })
-
-    const initial = ctx.config().ldap
-    const settings = settingsOf(initial)
-    if (settings) {
-      const first = queue(async () => {
-        const listeners = await bind(initial)
-        await switchTo({ settings, listeners })
-        return listeners
-      })
-      // At start `ready` reports a failure and stops start-up.
-      started.set(ctx, first)
-    }
-    const unsubscribe = onConfigChange?.(apply)
+    const first = listeners.start(ctx.config().ldap)
+    // At start `ready` reports a failure and stops start-up.
+    if (first) started.set(ctx, first)
+    const unsubscribe = onConfigChange?.(() => listeners.apply())
     return async () => {
       unsubscribe?.()
-      await applying
-      await dropPending()
-      await switchTo(null)
+      await listeners.stop()
       controls.delete(ctx)
     }
   },

@@ -493,32 +493,19 @@ const boundOf = (server: Server, host: string, port: number): { host: string; po
   return { host, port: bound && typeof bound === 'object' ? bound.port : port }
 }
 
-/**
- * Opens the listeners `conf` asks for (by default `ldap.*` now). A listener whose address is the one
- * `previous` holds under the same role is taken over rather than bound again (its port is ours):
- * it serves this set's connections once `serve()` is called. Every other address is bound here,
- * before `previous` is closed, so a change to an address that cannot be bound leaves `previous`
- * serving. Rejects with a ListenerRefusal naming the field when one cannot start, having closed
- * what it bound.
- */
-export async function startLdap(
-  ctx: AuthContext,
-  logger: Logger,
-  limits?: () => RateLimitStore,
-  conf: GatehouseConfig['ldap'] = ctx.config().ldap,
-  previous?: LdapListeners,
-): Promise<LdapListeners> {
-  layoutOf(ctx)
-  let secure: SecureContext | null = null
-  let pem: { cert: Buffer; key: Buffer } | null = null
-  if (conf.tls) {
-    try {
-      pem = { cert: readFileSync(conf.tls.cert), key: readFileSync(conf.tls.key) }
-      secure = createSecureContext(pem)
-    } catch (error) {
-      throw new ListenerRefusal('ldap.tls', `ldap.tls: cannot load the certificate and key (${(error as Error).message})`)
-    }
+/** The certificate and key `ldap.tls` names, read now; a ListenerRefusal on `ldap.tls` when they cannot be loaded. */
+function loadTls(conf: GatehouseConfig['ldap']): { pem: { cert: Buffer; key: Buffer } | null; secure: SecureContext | null } {
+  if (!conf.tls) return { pem: null, secure: null }
+  try {
+    const pem = { cert: readFileSync(conf.tls.cert), key: readFileSync(conf.tls.key) }
+    return { pem, secure: createSecureContext(pem) }
+  } catch (error) {
+    throw new ListenerRefusal('ldap.tls', `ldap.tls: cannot load the certificate and key (${(error as Error).message})`)
   }
+}
+
+/** One listener set's open connections (by role) and the rule admitting a new one under `ldap.maxConnections*`. */
+function connectionLimits(ctx: AuthContext): { sockets: Map<Socket, LdapRole>; admit(socket: Socket, role: LdapRole): boolean } {
   const perAddress = new Map<string, number>()
   const sockets = new Map<Socket, LdapRole>()
   /**
@@ -551,6 +538,27 @@ export async function startLdap(
     })
     return true
   }
+  return { sockets, admit }
+}
+
+/**
+ * Opens the listeners `conf` asks for (by default `ldap.*` now). A listener whose address is the one
+ * `previous` holds under the same role is taken over rather than bound again (its port is ours):
+ * it serves this set's connections once `serve()` is called. Every other address is bound here,
+ * before `previous` is closed, so a change to an address that cannot be bound leaves `previous`
+ * serving. Rejects with a ListenerRefusal naming the field when one cannot start, having closed
+ * what it bound.
+ */
+export async function startLdap(
+  ctx: AuthContext,
+  logger: Logger,
+  limits?: () => RateLimitStore,
+  conf: GatehouseConfig['ldap'] = ctx.config().ldap,
+  previous?: LdapListeners,
+): Promise<LdapListeners> {
+  layoutOf(ctx)
+  const { pem, secure } = loadTls(conf)
+  const { sockets, admit } = connectionLimits(ctx)
   /** What this set's listeners do with a connection: where a taken-over listener's routes point once it serves. */
   const routes: Record<LdapRole, Route> = {
     ldap: {

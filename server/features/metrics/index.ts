@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client'
 import type { GatehouseConfig } from '../../config/schema.js'
 import type { AuthContext } from '../../core/context.js'
 import { type BoundListeners, defineFeature, hostPort, ListenerRefusal, type ListenerState } from '../../feature.js'
+import { ListenerSwitch } from '../../core/listener-switch.js'
 import type { Logger } from '../../log.js'
 import { configSections, parseMetricsAddress } from './config.js'
 import { metricsErrors } from './errors.js'
@@ -34,126 +35,23 @@ export const metricsFeature = defineFeature({
   config: configSections,
   errors: metricsErrors,
   start({ ctx, logger, onConfigChange }) {
-    let registry: Promise<Registry> | null = null
-    // Loaded when metrics are first on (at start, or switched on live): ctx.events counts from then.
-    const registryOf = () =>
-      (registry ??= import('./registry.js').then(({ createMetrics }) => {
-        const metrics = createMetrics(ctx)
-        ctx.events = metrics.events
-        return metrics.registry
-      }))
-    let running: MetricsListener | null = null
-    /** Bound by a save (`bindListeners`), for the change it stores next. */
-    let pending: MetricsListener | null = null
-    let lastError: { message: string; at: number } | null = null
-    let stopped = false
-    let applying: Promise<unknown> = Promise.resolve()
-    const queue = <T>(step: () => Promise<T>): Promise<T> => {
-      const done = applying.then(step)
-      applying = done.catch(() => undefined)
-      return done
-    }
-    const wantedOf = (conf: GatehouseConfig['metrics']) => (conf.enabled ? conf.address : null)
-
-    const bind = async (address: string): Promise<MetricsListener> => {
-      try {
-        if (stopped) throw new Error('metrics stopped before their listener opened')
-        return await openListener(address, await registryOf(), logger)
-      } catch (error) {
-        const refusal =
-          error instanceof ListenerRefusal ? error : new ListenerRefusal('metrics.address', `metrics.address: ${(error as Error).message}`)
-        lastError = { message: refusal.message, at: ctx.clock.now() }
-        throw refusal
-      }
-    }
-    const switchTo = async (next: MetricsListener | null) => {
-      const old = running
-      running = next
-      if (next) {
-        bound.set(ctx, Promise.resolve(next.at))
-        logger.info(`Metrics listening on http://${hostPort(next.at)}/metrics`)
-      } else bound.delete(ctx)
-      await old?.close()
-    }
-    const dropPending = async () => {
-      const dropped = pending
-      pending = null
-      await dropped?.close()
-    }
-
-    // A live change (the panel, another instance's, a reload): the new address bound before the old one closes.
-    const apply = () =>
-      void queue(async () => {
-        const wanted = wantedOf(ctx.config().metrics)
-        if (wanted === (running?.address ?? null)) return dropPending()
-        if (!wanted) {
-          await dropPending()
-          return switchTo(null)
-        }
-        let next = pending?.address === wanted ? pending : null
-        if (next) pending = null
-        else {
-          await dropPending()
-          try {
-            next = await bind(wanted)
-          } catch (error) {
-            logger.error(`${(error as Error).message}${running ? ' (the metrics listener keeps serving on its address)' : ''}`)
-            return
-          }
-        }
-        await switchTo(next)
-      })
-
+    const metricsListeners = metricsListenersOf(ctx, logger)
     controls.set(ctx, {
-      bind: (next) =>
-        queue(async () => {
-          await dropPending()
-          const wanted = wantedOf(next.metrics)
-          // Only what the save changes: a listener that failed under the settings in effect is not the save's to refuse.
-          if (!wanted || wanted === running?.address || wanted === wantedOf(ctx.config().metrics)) return undefined
-          const listener = await bind(wanted)
-          pending = listener
-          return {
-            release: () =>
-              queue(async () => {
-                if (pending === listener) await dropPending()
-              }),
-          }
-        }),
-      states() {
-        const conf = ctx.config().metrics
-        return [
-          {
-            name: 'metrics',
-            field: 'metrics.address',
-            state: running ? 'listening' : conf.enabled && lastError ? 'failed' : 'stopped',
-            address: running ? hostPort(running.at) : conf.enabled ? conf.address : null,
-            connections: running?.sockets.size ?? 0,
-            lastError,
-          },
-        ]
-      },
+      bind: (next) => metricsListeners.switch.bindForSave(next.metrics),
+      states: () => metricsListeners.states(),
     })
-
-    const initial = wantedOf(ctx.config().metrics)
-    if (initial) {
-      const first = queue(async () => {
-        const listener = await bind(initial)
-        await switchTo(listener)
-        return listener.at
-      })
+    const first = metricsListeners.switch.start(ctx.config().metrics)?.then((listener) => listener.at)
+    if (first) {
       first.catch((error: Error) => {
-        if (!stopped) logger.error(error.message)
+        if (!metricsListeners.stopped) logger.error(error.message)
       })
       bound.set(ctx, first)
     }
-    const unsubscribe = onConfigChange?.(apply)
+    const unsubscribe = onConfigChange?.(() => metricsListeners.switch.apply())
     return async () => {
-      stopped = true
+      metricsListeners.stopped = true
       unsubscribe?.()
-      await applying
-      await dropPending()
-      await switchTo(null)
+      await metricsListeners.switch.stop()
       controls.delete(ctx)
     }
   },
@@ -176,6 +74,69 @@ interface MetricsListener {
 }
 
 const controls = new WeakMap<AuthContext, { bind(next: GatehouseConfig): Promise<BoundListeners | undefined>; states(): ListenerState[] }>()
+
+/**
+ * The metrics listener of one server, applied live through a ListenerSwitch (keyed by the address,
+ * null when metrics are off); the registry behind `ctx.events` is loaded when metrics are first on
+ * (at start, or switched on live), so events are counted from then.
+ */
+function metricsListenersOf(ctx: AuthContext, logger: Logger) {
+  let registry: Promise<Registry> | null = null
+  const registryOf = () =>
+    (registry ??= import('./registry.js').then(({ createMetrics }) => {
+      const metrics = createMetrics(ctx)
+      ctx.events = metrics.events
+      return metrics.registry
+    }))
+  let lastError: { message: string; at: number } | null = null
+  const self = {
+    /** Set as the start hook's stop begins: a listener not yet open then is not opened. */
+    stopped: false,
+    switch: new ListenerSwitch<GatehouseConfig['metrics'], MetricsListener>(
+      {
+        inEffect: () => ctx.config().metrics,
+        wantedOf: (conf) => (conf.enabled ? conf.address : null),
+        open: async (conf) => {
+          try {
+            if (self.stopped) throw new Error('metrics stopped before their listener opened')
+            return await openListener(conf.address, await registryOf(), logger)
+          } catch (error) {
+            const refusal =
+              error instanceof ListenerRefusal
+                ? error
+                : new ListenerRefusal('metrics.address', `metrics.address: ${(error as Error).message}`)
+            lastError = { message: refusal.message, at: ctx.clock.now() }
+            throw refusal
+          }
+        },
+        serving: (next) => {
+          if (next) {
+            bound.set(ctx, Promise.resolve(next.at))
+            logger.info(`Metrics listening on http://${hostPort(next.at)}/metrics`)
+          } else bound.delete(ctx)
+        },
+        keptServing: '(the metrics listener keeps serving on its address)',
+      },
+      logger,
+    ),
+    /** The listener's state for the panel (`listeners.state`). */
+    states(): ListenerState[] {
+      const conf = ctx.config().metrics
+      const running = self.switch.running
+      return [
+        {
+          name: 'metrics',
+          field: 'metrics.address',
+          state: running ? 'listening' : conf.enabled && lastError ? 'failed' : 'stopped',
+          address: running ? hostPort(running.at) : conf.enabled ? conf.address : null,
+          connections: running?.sockets.size ?? 0,
+          lastError,
+        },
+      ]
+    },
+  }
+  return self
+}
 
 /** Serves `GET /metrics` from `registry` on `address`; rejects with a ListenerRefusal when it cannot be bound. */
 function openListener(address: string, registry: Registry, logger: Logger): Promise<MetricsListener> {

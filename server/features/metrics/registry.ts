@@ -75,6 +75,34 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
   for (const result of ['sent', 'failed']) mail.labels(result).inc(0)
   for (const reason of ['rate-limit', 'lockout']) refusals.labels(reason).inc(0)
 
+  registerDatabaseGauges(ctx, registry)
+
+  // The features' own counters (Feature `metrics`), each counted into plain numbers, handed over when scraped.
+  const declared = new Map<string, DeclaredCounter>()
+  for (const feature of featuresOf(ctx)) {
+    for (const declaration of feature.metrics ?? []) declared.set(declaration.name, declaredCounter(registry, declaration))
+  }
+
+  const events: ServerEvents = {
+    requestAnswered: (route, method, status, ms) => requests.record(route, method, status, ms),
+    signIn: (method: SignInMethod, outcome: SignInOutcome) => signIns.labels(SIGN_IN_METHODS.has(method) ? method : 'other', outcome).inc(),
+    refused: (kind) => refusals.labels(kind).inc(),
+    sessionCache: (hit) => {
+      if (hit) lookups.hit++
+      else lookups.miss++
+    },
+    mailDelivery: (sent) => mail.labels(sent ? 'sent' : 'failed').inc(),
+    jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
+    count: (name, ...values) => declared.get(name)?.count(values),
+  }
+  return { registry, events }
+}
+
+/**
+ * The gauges read from the database when scraped (sessions, users, outbox: one query per scrape,
+ * shared) and, on PostgreSQL, the connection pool's.
+ */
+function registerDatabaseGauges(ctx: AuthContext, registry: Registry): void {
   // Read from the database once per scrape, shared by the three gauges that show it.
   let counting: Promise<Awaited<ReturnType<typeof scrapeCounts>>> | null = null
   const counts = () => {
@@ -127,26 +155,6 @@ export function createMetrics(ctx: AuthContext): { registry: Registry; events: S
       },
     })
   }
-
-  // The features' own counters (Feature `metrics`), each counted into plain numbers, handed over when scraped.
-  const declared = new Map<string, DeclaredCounter>()
-  for (const feature of featuresOf(ctx)) {
-    for (const declaration of feature.metrics ?? []) declared.set(declaration.name, declaredCounter(registry, declaration))
-  }
-
-  const events: ServerEvents = {
-    requestAnswered: (route, method, status, ms) => requests.record(route, method, status, ms),
-    signIn: (method: SignInMethod, outcome: SignInOutcome) => signIns.labels(SIGN_IN_METHODS.has(method) ? method : 'other', outcome).inc(),
-    refused: (kind) => refusals.labels(kind).inc(),
-    sessionCache: (hit) => {
-      if (hit) lookups.hit++
-      else lookups.miss++
-    },
-    mailDelivery: (sent) => mail.labels(sent ? 'sent' : 'failed').inc(),
-    jobSucceeded: (job) => jobs.labels(job).set(ctx.clock.now() / 1000),
-    count: (name, ...values) => declared.get(name)?.count(values),
-  }
-  return { registry, events }
 }
 
 interface DeclaredCounter {

@@ -1,4 +1,5 @@
-import { parseFlags, withToolContext } from '../../core/cli-command.js'
+import { type FlagOptions, type FlagValues, parseFlags, withToolContext } from '../../core/cli-command.js'
+import type { ToolContext } from '../../core/tool-context.js'
 import {
   allClients,
   type ClientPatch,
@@ -42,6 +43,37 @@ function describe(client: ClientView): string {
   return `${client.clientId}  ${client.name}  (${flags.join(', ')})\n  redirect URIs: ${client.redirectUris.join(' ')}\n  grant types: ${client.grantTypes.join(' ')}\n${backchannel}`
 }
 
+/** The flags of `gatehouse oidc client …`. */
+const CLIENT_FLAGS = {
+  'data-dir': { type: 'string' },
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'post-logout-redirect-uri': { type: 'string', multiple: true },
+  public: { type: 'boolean' },
+  'skip-consent': { type: 'boolean' },
+  json: { type: 'boolean' },
+  'client-id': { type: 'string' },
+  'resource-server': { type: 'boolean' },
+  'id-token-alg': { type: 'string' },
+  'subject-type': { type: 'string' },
+  'grant-type': { type: 'string', multiple: true },
+  'backchannel-logout-uri': { type: 'string' },
+  'require-par': { type: 'boolean' },
+  'no-require-par': { type: 'boolean' },
+} satisfies FlagOptions
+
+type ClientFlags = FlagValues<typeof CLIENT_FLAGS>
+
+/** Who changes a client here, for its audit event. */
+const BY_CLI = { via: 'cli' as const }
+
+/** The flags naming one of a fixed list, checked against it. */
+interface ClientChoices {
+  alg: IdTokenAlg | undefined
+  subjectType: SubjectType | undefined
+  grantTypes: GrantType[] | undefined
+}
+
 /** Runs `gatehouse oidc client <create|list|delete>`; returns the exit code (0 done, 1 refused, 2 usage). */
 export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [group, sub, ...rest] = argv
@@ -53,27 +85,7 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (group !== 'client') return usage(`unknown oidc command "${group}"`)
   if (sub !== 'create' && sub !== 'list' && sub !== 'delete' && sub !== 'update' && sub !== 'rotate-secret')
     return usage(sub ? `unknown oidc client command "${sub}"` : 'missing oidc client command')
-  const parsed = parseFlags(
-    rest,
-    {
-      'data-dir': { type: 'string' },
-      name: { type: 'string' },
-      'redirect-uri': { type: 'string', multiple: true },
-      'post-logout-redirect-uri': { type: 'string', multiple: true },
-      public: { type: 'boolean' },
-      'skip-consent': { type: 'boolean' },
-      json: { type: 'boolean' },
-      'client-id': { type: 'string' },
-      'resource-server': { type: 'boolean' },
-      'id-token-alg': { type: 'string' },
-      'subject-type': { type: 'string' },
-      'grant-type': { type: 'string', multiple: true },
-      'backchannel-logout-uri': { type: 'string' },
-      'require-par': { type: 'boolean' },
-      'no-require-par': { type: 'boolean' },
-    },
-    usage,
-  )
+  const parsed = parseFlags(rest, CLIENT_FLAGS, usage)
   if ('exit' in parsed) return parsed.exit
   const { values } = parsed
   if (sub === 'create' && (!values.name || !values['redirect-uri']?.length))
@@ -86,54 +98,17 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
   if (subjectType !== undefined && !isSubjectType(subjectType)) return usage(`--subject-type must be one of ${SUBJECT_TYPES.join(', ')}`)
   const grants = values['grant-type']
   if (grants?.some((grant) => !isGrantType(grant))) return usage(`--grant-type must be one of ${GRANT_TYPES.join(', ')}`)
-  const grantTypes = grants?.filter(isGrantType)
+  const choices: ClientChoices = {
+    alg: alg !== undefined && isIdTokenAlg(alg) ? alg : undefined,
+    subjectType: subjectType !== undefined && isSubjectType(subjectType) ? subjectType : undefined,
+    grantTypes: grants?.filter(isGrantType),
+  }
 
   return withToolContext(values['data-dir'], env, async (ctx) => {
-    const by = { via: 'cli' as const }
-    if (sub === 'create') {
-      const { client, clientSecret } = await createClient(
-        ctx,
-        {
-          name: values.name as string,
-          redirectUris: values['redirect-uri'] ?? [],
-          postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
-          public: values.public ?? false,
-          skipConsent: values['skip-consent'] ?? false,
-          resourceServer: values['resource-server'] ?? false,
-          backchannelLogoutUri: values['backchannel-logout-uri'] ?? null,
-          requirePar: values['require-par'] ?? false,
-          ...(alg !== undefined && isIdTokenAlg(alg) ? { idTokenSignedResponseAlg: alg } : {}),
-          ...(subjectType !== undefined && isSubjectType(subjectType) ? { subjectType } : {}),
-          ...(grantTypes ? { grantTypes } : {}),
-        },
-        by,
-      )
-      if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)
-      else {
-        process.stdout.write(describe(client))
-        if (clientSecret) process.stdout.write(`  client secret: ${clientSecret}\n  (shown this once: store it now)\n`)
-      }
-      return 0
-    }
-    if (sub === 'update') {
-      const patch: ClientPatch = {}
-      if (values.name !== undefined) patch.name = values.name
-      if (values['redirect-uri'] !== undefined) patch.redirectUris = values['redirect-uri']
-      if (values['post-logout-redirect-uri'] !== undefined) patch.postLogoutRedirectUris = values['post-logout-redirect-uri']
-      if (values['backchannel-logout-uri'] !== undefined) patch.backchannelLogoutUri = values['backchannel-logout-uri'] || null
-      if (values['require-par'] || values['no-require-par']) patch.requirePar = values['require-par'] === true
-      if (values['skip-consent'] !== undefined) patch.skipConsent = values['skip-consent']
-      if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
-      if (alg !== undefined && isIdTokenAlg(alg)) patch.idTokenSignedResponseAlg = alg
-      if (subjectType !== undefined && isSubjectType(subjectType)) patch.subjectType = subjectType
-      if (grantTypes) patch.grantTypes = grantTypes
-      const client = await changeClient(ctx, values['client-id'] as string, patch, by)
-      if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
-      else process.stdout.write(describe(client))
-      return 0
-    }
+    if (sub === 'create') return createFromFlags(ctx, values, choices)
+    if (sub === 'update') return updateFromFlags(ctx, values, choices)
     if (sub === 'rotate-secret') {
-      const { client, clientSecret } = await rotateClientSecret(ctx, values['client-id'] as string, by)
+      const { client, clientSecret } = await rotateClientSecret(ctx, values['client-id'] as string, BY_CLI)
       if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)
       else
         process.stdout.write(
@@ -148,9 +123,63 @@ export async function oidcCommand(argv: string[], env: NodeJS.ProcessEnv = proce
       else for (const client of clients) process.stdout.write(describe(client))
       return 0
     }
-    await removeClient(ctx, values['client-id'] as string, by)
+    await removeClient(ctx, values['client-id'] as string, BY_CLI)
     if (values.json) process.stdout.write(`${JSON.stringify({ success: true })}\n`)
     else process.stdout.write(`Deleted OIDC client ${values['client-id']}\n`)
     return 0
   })
+}
+
+/** `oidc client create`: the client from the flags; its secret shown once. */
+async function createFromFlags(
+  ctx: ToolContext['ctx'],
+  values: ClientFlags,
+  { alg, subjectType, grantTypes }: ClientChoices,
+): Promise<number> {
+  const { client, clientSecret } = await createClient(
+    ctx,
+    {
+      name: values.name as string,
+      redirectUris: values['redirect-uri'] ?? [],
+      postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+      public: values.public ?? false,
+      skipConsent: values['skip-consent'] ?? false,
+      resourceServer: values['resource-server'] ?? false,
+      backchannelLogoutUri: values['backchannel-logout-uri'] ?? null,
+      requirePar: values['require-par'] ?? false,
+      ...(alg !== undefined ? { idTokenSignedResponseAlg: alg } : {}),
+      ...(subjectType !== undefined ? { subjectType } : {}),
+      ...(grantTypes ? { grantTypes } : {}),
+    },
+    BY_CLI,
+  )
+  if (values.json) process.stdout.write(`${JSON.stringify({ clientId: client.clientId, clientSecret })}\n`)
+  else {
+    process.stdout.write(describe(client))
+    if (clientSecret) process.stdout.write(`  client secret: ${clientSecret}\n  (shown this once: store it now)\n`)
+  }
+  return 0
+}
+
+/** `oidc client update`: only the fields a flag names change. */
+async function updateFromFlags(
+  ctx: ToolContext['ctx'],
+  values: ClientFlags,
+  { alg, subjectType, grantTypes }: ClientChoices,
+): Promise<number> {
+  const patch: ClientPatch = {}
+  if (values.name !== undefined) patch.name = values.name
+  if (values['redirect-uri'] !== undefined) patch.redirectUris = values['redirect-uri']
+  if (values['post-logout-redirect-uri'] !== undefined) patch.postLogoutRedirectUris = values['post-logout-redirect-uri']
+  if (values['backchannel-logout-uri'] !== undefined) patch.backchannelLogoutUri = values['backchannel-logout-uri'] || null
+  if (values['require-par'] || values['no-require-par']) patch.requirePar = values['require-par'] === true
+  if (values['skip-consent'] !== undefined) patch.skipConsent = values['skip-consent']
+  if (values['resource-server'] !== undefined) patch.resourceServer = values['resource-server']
+  if (alg !== undefined) patch.idTokenSignedResponseAlg = alg
+  if (subjectType !== undefined) patch.subjectType = subjectType
+  if (grantTypes) patch.grantTypes = grantTypes
+  const client = await changeClient(ctx, values['client-id'] as string, patch, BY_CLI)
+  if (values.json) process.stdout.write(`${JSON.stringify(client)}\n`)
+  else process.stdout.write(describe(client))
+  return 0
 }
