@@ -101,8 +101,13 @@ describe('the Linux package', () => {
     expect(readdirSync(join(unpacked, 'resources', 'migrations')).some((f) => f.endsWith('.sql'))).toBe(true)
   })
 
-  it('every package the main bundle imports resolves inside the package', () => {
-    const main = readFileSync(join(extracted, 'out', 'main', 'index.js'), 'utf8')
+  it('every package the main bundle and its chunks import resolves inside the package', () => {
+    // index.js and the chunks it loads (each command's code is a chunk of its own: server/features/*/commands.ts).
+    const outMain = join(extracted, 'out', 'main')
+    const main = readdirSync(outMain, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.js'))
+      .map((file) => readFileSync(join(outMain, file), 'utf8'))
+      .join('\n')
     const specifiers = [...new Set([...main.matchAll(/from\s+"([^".][^"]*)"/g)].map((m) => m[1]!))].filter(
       // A package name (SQL text such as `from "${table}"` also follows `from`).
       (s) => !s.startsWith('node:') && s !== 'electron' && /^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]+)?$/.test(s),
