@@ -392,6 +392,8 @@ describe('adding a feature, as docs/ARCHITECTURE.md says (issue 51 §5)', () => 
       'README.md',
       'docs/ARCHITECTURE.md',
       'renderer/src/features/index.ts',
+      // Generated: ping's command (commands.ts) and its config section.
+      'server/features/commands.ts',
       'server/features/config-sections.ts',
       'server/features/index.ts',
     ])
