@@ -325,7 +325,7 @@ describe('adding a feature, as docs/ARCHITECTURE.md says (issue 51 §5)', () => 
     // `npm test`'s steps, in its order, in the copy.
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
     for (const script of ['gen:features', 'typecheck', 'lint', 'check:deps']) {
-      const result = await run(npm, ['run', '--silent', script], 240_000)
+      const result = await run(npm, ['run', '--silent', script], 480_000)
       console.log(`feature recipe: npm run ${script} in the copy took ${result.seconds} s`)
       expect({ script, code: result.code, output: result.code === 0 ? '' : result.output }).toEqual({ script, code: 0, output: '' })
     }
@@ -349,7 +349,7 @@ describe('adding a feature, as docs/ARCHITECTURE.md says (issue 51 §5)', () => 
     const tests = await run(
       join(copy, 'node_modules', '.bin', 'vitest'),
       ['run', '--config', config, '--reporter=json', `--outputFile=${report}`],
-      240_000,
+      480_000,
     )
     console.log(`feature recipe: the feature tests in the copy took ${tests.seconds} s`)
     const results = JSON.parse(existsSync(report) ? readFileSync(report, 'utf8') : '{"testResults":[]}') as {
