@@ -120,6 +120,34 @@ describe('hosted sign-in by redirect under two-factor enforcement', () => {
     await context.close()
   }, 60_000)
 
+  it('a sign-up signed in by following its verification link passes through the enrolment step on Continue', async () => {
+    server.gatehouse.config.update({
+      emailAndPassword: { requireEmailVerification: true },
+      emailVerification: { sendOnSignUp: true, autoSignInAfterVerification: true },
+    })
+    try {
+      const email = uniqueEmail('enrol-verify')
+      const { context, page } = await openPage()
+      const returnTo = `${server.base}/get-session`
+      await page.goto(ui('sign-up', { returnTo }))
+      await page.getByRole('textbox', { name: 'Name' }).fill('Verify Person')
+      await page.getByRole('textbox', { name: 'Email' }).fill(email)
+      await page.getByLabel(/^Password/).fill('a-long-enough-password')
+      await page.getByRole('button', { name: 'Create account' }).click()
+      const mail = await sink.waitFor(email, (m) => /verif/i.test(m.subject))
+      const link = (/https?:\/\/\S+verify-email\?token\S+/.exec(mail.text)?.[0] ?? '').replace(/[)>.,]+$/, '')
+      await page.goto(link)
+      await page.getByTestId('email-verified').waitFor()
+      // Signed in by the link: Continue goes through the enrolment step, not straight to returnTo.
+      await expect.poll(() => page.getByTestId('verified-continue').getAttribute('href')).toContain('/ui/account/two-factor?')
+      await page.getByTestId('verified-continue').click()
+      await throughEnrolment(page, returnTo, email)
+      await context.close()
+    } finally {
+      server.gatehouse.config.update({ emailAndPassword: { requireEmailVerification: false }, emailVerification: null })
+    }
+  }, 60_000)
+
   it('without enforcement the same link goes on to returnTo directly', async () => {
     server.gatehouse.config.update({ twoFactor: { enforcement: null } })
     try {

@@ -2,6 +2,7 @@ import { Anchor, Button, Loader, Text } from '@mantine/core'
 import { useEffect, useState } from 'react'
 import type { PageProps } from '../page-props'
 import { api, pageURL } from '../api'
+import { enrolmentStep } from '../enrolment'
 import { errorsOf } from '../errors'
 import { FormAlert, Layout } from '../Layout'
 import { returnToParam } from '../return-to'
@@ -47,6 +48,21 @@ export function VerifyEmailPage({ config }: PageProps) {
   // Sent here by forward auth (identity.requireVerifiedEmail): the app's URL, once the server accepted its host.
   const forwardApp = useForwardAuthApp()
   const next = returnToParam() ?? forwardApp?.url ?? null
+  // Verified and signed in (better-auth's autoSignInAfterVerification, or already): Continue passes
+  // through the enrolment step first when this person must enrol (issue 49 §10), as a sign-in does.
+  const [continueTo, setContinueTo] = useState<string | null>(null)
+  useEffect(() => {
+    if (state?.kind !== 'verified' || !next) return
+    let live = true
+    void (async () => {
+      const signedIn = await api<SessionAnswer | null>('/get-session').catch(() => null)
+      const step = signedIn?.user ? await enrolmentStep(next, config.twoFactor) : null
+      if (live) setContinueTo(step ?? next)
+    })()
+    return () => {
+      live = false
+    }
+  }, [state?.kind, next, config.twoFactor])
 
   useEffect(() => {
     // The session says whose address a new link would go to (and, bare, whether it is verified).
@@ -97,7 +113,9 @@ export function VerifyEmailPage({ config }: PageProps) {
   }
   const canResend = session && !session.user.emailVerified
   const continueLink = next ? (
-    <Anchor href={next}>Continue</Anchor>
+    <Anchor href={continueTo ?? next} data-testid="verified-continue">
+      Continue
+    </Anchor>
   ) : (
     <Anchor href={pageURL('sign-in', keepReturnTo())}>Go to sign-in</Anchor>
   )
