@@ -73,9 +73,9 @@ export const newNonce = (): string => randomBytes(18).toString('base64')
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
 
-/** The page: the build's index.html with the request's style nonce and the application's name as title. */
+/** The page: the build's index.html with the request's style nonce (its meta tag and its pre-paint style) and the application's name as title. */
 export function renderIndex(template: string, nonce: string, title: string): string {
-  return template.replace('__GATEHOUSE_STYLE_NONCE__', nonce).replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
+  return template.replaceAll('__GATEHOUSE_STYLE_NONCE__', nonce).replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
 }
 
 /**

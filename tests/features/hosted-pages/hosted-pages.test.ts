@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
+import { HOSTED_WINDOW, launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { FakeOidc } from '../../helpers/fake-oidc.js'
 import { HttpClient, signUp, uniqueEmail } from '../../helpers/http.js'
 import { createPanelService } from '../../../server/panel/service.js'
@@ -116,6 +116,8 @@ describe('hosted pages', () => {
       // No inline script; the nonce reaches Mantine through the meta tag; the title is the app's name.
       expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/)
       expect(html).toContain(`<meta name="gatehouse-style-nonce" content="${nonce}"`)
+      // The pre-paint page colour carries the same nonce (else the CSP drops it and dark mode flashes white).
+      expect(html).toContain(`<style nonce="${nonce}">`)
       expect(html).toContain('<title>Acme Sign-In</title>')
     }
     // A fresh nonce per response.
@@ -156,6 +158,21 @@ describe('hosted pages', () => {
       socialProviders: [],
     })
   })
+
+  it('paints the page in the visitor\'s scheme before its script runs (no white flash in dark mode)', async () => {
+    for (const [scheme, colour] of [
+      ['dark', 'rgb(31, 31, 31)'],
+      ['light', 'rgb(248, 249, 250)'],
+    ] as const) {
+      const { context, page } = await newPage(browser, { ...PAGE, window: { ...HOSTED_WINDOW, colorScheme: scheme } })
+      // The script never arrives: what shows is what the HTML alone paints.
+      await page.route(/\/ui\/assets\/.*\.js$/, (route) => route.abort())
+      await page.goto(ui('sign-in'))
+      expect(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), scheme).toBe(colour)
+      await context.close()
+    }
+    expect(cspViolations).toEqual([])
+  }, 30_000)
 
   it('signs in with a password and goes to returnTo with the session cookie; a wrong password is shown beside the field', async () => {
     const user = await signUp(server.base, { password: PASSWORD, name: 'Pat Page' })
