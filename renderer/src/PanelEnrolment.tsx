@@ -1,6 +1,9 @@
 import { Alert, Button, Code, Group, List, Stack, Text, TextInput } from '@mantine/core'
 import { IconAlertTriangle } from '@tabler/icons-react'
 import { type FormEvent, useEffect, useState } from 'react'
+// The hosted Two-factor page's QR code (drawn here from the link alone, no third-party service) and key.
+import { QrCode } from '../hosted/src/account/QrCode'
+import { secretOf } from '../hosted/src/account/qr'
 import { panelAuth } from './api'
 import { dateTime } from './format'
 import { addPanelPasskey, passkeysWorkHere, useSignInOptions } from './panel-passkey'
@@ -35,15 +38,6 @@ function timeLeft(deadline: string): string {
   const days = Math.floor(hours / 24)
   const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
   return days ? unit(days, 'day') : unit(hours, 'hour')
-}
-
-/** The secret of an otpauth:// link, to type into an app by hand. */
-const secretOf = (uri: string): string => {
-  try {
-    return new URL(uri).searchParams.get('secret') ?? ''
-  } catch {
-    return ''
-  }
 }
 
 export function PanelEnrolment({
@@ -151,8 +145,10 @@ export function PanelEnrolment({
         <form onSubmit={confirmApp} aria-label="Confirm the authenticator app">
           <Stack gap="sm">
             <Text size="sm">
-              Add this key to your authenticator app (Aegis, Google Authenticator, 1Password…), then enter the code it shows.
+              Scan this code with your authenticator app (Aegis, Google Authenticator, 1Password…), or add the key below by hand, then enter
+              the code it shows.
             </Text>
+            <QrCode text={app.uri} />
             <Code block data-testid="enrol-totp-secret">
               {secretOf(app.uri)}
             </Code>

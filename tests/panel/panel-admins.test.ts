@@ -3,6 +3,7 @@ import { twoFactorClient } from 'better-auth/client/plugins'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { qrPath } from '../../renderer/hosted/src/account/qr.js'
 import { queryAuditEvents } from '../../server/core/audit.js'
 import { contract, opNames } from '../../server/panel/contract.js'
 import { type BrowserPanel, startBrowserPanel } from '../../server/panel/index.js'
@@ -332,6 +333,10 @@ describe('the browser panel signs in administrators', () => {
       await page.getByTestId('enrol-app').click()
       const totp = URI.parse((await page.getByTestId('enrol-totp-uri').textContent()) ?? '') as TOTP
       expect(await page.getByTestId('enrol-totp-secret').textContent()).toBe(totp.secret.base32)
+      // The link drawn as a QR code here (no third-party service), the same modules the hosted page draws.
+      expect(await page.getByTestId('totp-qr-path').getAttribute('d')).toBe(
+        qrPath((await page.getByTestId('enrol-totp-uri').textContent()) ?? '').d,
+      )
       await page.getByTestId('enrol-code').fill(totp.generate({ timestamp: clock.now() }))
       await page.getByTestId('enrol-turn-on').click()
       await page.getByTestId('enrol-backup-codes').waitFor()

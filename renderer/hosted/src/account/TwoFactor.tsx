@@ -1,4 +1,4 @@
-import { Alert, Badge, Box, Button, Card, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Badge, Button, Card, Code, Group, List, PasswordInput, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core'
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { capitalised, enrolmentChoice, enrolmentReturnTo, timeLeft } from '../enrolment'
@@ -6,38 +6,9 @@ import { errorsOf, type FormErrors, invalid, NO_ERRORS } from '../errors'
 import type { PageProps } from '../page-props'
 import { type AccountSession, AccountPage, FocusedAlert, useFocusFirstInvalid, when } from './common'
 import type { TwoFactorStatus } from './Overview'
-import { qrPath } from './qr'
+import { QrCode } from './QrCode'
+import { secretOf } from './qr'
 import { deviceOf } from './user-agent'
-
-/** The otpauth:// link drawn as a QR code, here in the page. */
-export function QrCode({ text }: { text: string }) {
-  const { d, size } = qrPath(text)
-  return (
-    <Box bg="white" p={8} style={{ width: 'fit-content', lineHeight: 0 }}>
-      <svg
-        role="img"
-        aria-label="QR code of the authenticator app link (the link is also written below)"
-        viewBox={`-2 -2 ${size + 4} ${size + 4}`}
-        width={200}
-        height={200}
-        shapeRendering="crispEdges"
-        data-testid="totp-qr"
-      >
-        <rect x={-2} y={-2} width={size + 4} height={size + 4} fill="#ffffff" />
-        <path d={d} fill="#000000" data-testid="totp-qr-path" />
-      </svg>
-    </Box>
-  )
-}
-
-/** The secret of an otpauth:// link, for typing into an app that cannot scan. */
-const secretOf = (uri: string): string => {
-  try {
-    return new URL(uri).searchParams.get('secret') ?? ''
-  } catch {
-    return ''
-  }
-}
 
 /** Backup codes, shown once: a list, a download (a text file made here) and print. */
 function BackupCodes({ codes, appName, onDone }: { codes: string[]; appName: string; onDone: () => void }) {

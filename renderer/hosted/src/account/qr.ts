@@ -21,3 +21,12 @@ export function qrPath(text: string): { d: string; size: number } {
   }
   return { d: parts.join(''), size }
 }
+
+/** The secret of an otpauth:// link, for typing into an app that cannot scan. */
+export const secretOf = (uri: string): string => {
+  try {
+    return new URL(uri).searchParams.get('secret') ?? ''
+  } catch {
+    return ''
+  }
+}
