@@ -14,6 +14,8 @@
  *   server/features/commands.ts        the `gatehouse <name>` commands (commands.ts `commands`), for server/cli.ts
  *   server/features/dependencies.json  what each feature imports of another (dependencies.ts `dependsOn`),
  *                                      for .dependency-cruiser.cjs; and the list of them in docs/ARCHITECTURE.md
+ *   server/features/hosted-page-list.ts every hosted page at {basePath}/ui/<page> (pages.ts `hostedPages`), for
+ *                                      the hosted-pages routes and, by its type, renderer/hosted/src/App.tsx
  *   server/db/feature-bindings.ts      the live binding of each feature table (the dialect switch), names only
  *
  * Run by bin/build-server.js before every build (so `npm install`, `npm start` on edited sources and
@@ -61,6 +63,19 @@ const exportsMatching = (file, pattern) => [...readFileSync(file, 'utf8').matchA
 /** A JavaScript string literal's value (single or double quoted, escapes taken as written). */
 const literal = (single, double) => (single ?? double).replace(/\\(.)/g, '$1')
 
+/** `export const hostedPages = ['page', 'account/page', …] as const` → the page names. */
+function hostedPagesOf(folder, text) {
+  const body = /^export const hostedPages = \[([^\]]*)\] as const/m.exec(text)?.[1]
+  if (body === undefined) throw new Error(`server/features/${folder}/pages.ts: no \`export const hostedPages = [ … ] as const\``)
+  const pages = [...body.matchAll(/'([^'\\]*)'|"([^"\\]*)"/g)].map((m) => literal(m[1], m[2]))
+  for (const page of pages)
+    if (!/^(?:account\/)?[a-z][a-z-]*$/.test(page))
+      throw new Error(
+        `server/features/${folder}/pages.ts: "${page}" is not a page name (lower-case words with dashes, optionally under account/)`,
+      )
+  return pages
+}
+
 /** `export const dependsOn: FeatureDependencies = { 'folder/file.ts': 'why', … }` → [[target, why], …]. */
 function dependsOnOf(folder, text) {
   const body = /^export const dependsOn: FeatureDependencies = \{\n([\s\S]*?)^\}/m.exec(text)?.[1]
@@ -97,6 +112,7 @@ function declarations(root) {
       checks: false,
       commands: false,
       dependsOn: null,
+      hostedPages: [],
     }
     if (has('schema.ts')) entry.tables = exportsMatching(join(dir, 'schema.ts'), /^export const (\w+) = sqliteTable\(/gm)
     if (has('commands.ts')) {
@@ -104,6 +120,7 @@ function declarations(root) {
         throw new Error(`server/features/${folder}/commands.ts: no \`export const commands: CommandDeclaration[] = [ … ]\``)
       entry.commands = true
     }
+    if (has('pages.ts')) entry.hostedPages = hostedPagesOf(folder, readFileSync(join(dir, 'pages.ts'), 'utf8'))
     if (has('dependencies.ts')) entry.dependsOn = dependsOnOf(folder, readFileSync(join(dir, 'dependencies.ts'), 'utf8'))
     if (has('panel-contract.ts')) entry.contracts = exportsMatching(join(dir, 'panel-contract.ts'), /^export const (\w+Contract) = \{/gm)
     if (has('columns.ts')) {
@@ -285,6 +302,27 @@ function commandsModule(features) {
   return `${lines.join('\n')}\n`
 }
 
+function hostedPageListModule(features) {
+  const pages = features.flatMap((f) => f.hostedPages.map((page) => ({ page, folder: f.folder })))
+  const seen = new Map()
+  for (const { page, folder } of pages) {
+    if (seen.has(page)) throw new Error(`hosted page "${page}" is declared by both ${seen.get(page)} and ${folder} (pages.ts)`)
+    seen.set(page, folder)
+  }
+  return `${[
+    HEADER,
+    '/**',
+    ' * Every hosted page, served at `{basePath}/ui/<page>`, each declared by the feature it belongs to (its pages.ts',
+    ' * `hostedPages`), in the order the features are listed. The hosted-pages routes serve exactly these;',
+    ' * renderer/hosted/src/App.tsx maps each to its component (typed on HostedPage: a page without one fails tsc).',
+    ' */',
+    `export const HOSTED_PAGES = [\n${pages.map(({ page, folder }) => `  '${page}', // ${folder}`).join('\n')}\n] as const`,
+    '',
+    '/** The name of a hosted page. */',
+    'export type HostedPage = (typeof HOSTED_PAGES)[number]',
+  ].join('\n')}\n`
+}
+
 function dependenciesFile(features) {
   const declared = Object.fromEntries(features.filter((f) => f.dependsOn).map((f) => [f.folder, Object.fromEntries(f.dependsOn)]))
   return `${JSON.stringify(declared, null, 2)}\n`
@@ -318,6 +356,7 @@ export async function generatedFiles({ root = repoRoot } = {}) {
     'server/features/panel-contracts.ts': contractsModule(features),
     'server/features/commands.ts': commandsModule(features),
     'server/features/dependencies.json': dependenciesFile(features),
+    'server/features/hosted-page-list.ts': hostedPageListModule(features),
     'server/db/feature-bindings.ts': bindingsModule(features),
     ...(doc === null ? {} : { 'docs/ARCHITECTURE.md': doc }),
   }

@@ -68,7 +68,7 @@ function sectionAt(path: string): ZodType | undefined {
 describe('feature declarations', () => {
   it('the generated aggregations are what the listed feature folders say (node bin/gen-features.js)', async () => {
     const files = (await generatedFiles()) as Record<string, string>
-    expect(Object.keys(files).length).toBe(8)
+    expect(Object.keys(files).length).toBe(9)
     for (const [path, text] of Object.entries(files)) {
       const onDisk = readFileSync(join(import.meta.dirname, '../..', path), 'utf8')
       expect({ path, current: onDisk === text }).toEqual({ path, current: true })

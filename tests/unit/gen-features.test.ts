@@ -149,6 +149,22 @@ describe('bin/gen-features.js', () => {
     rmSync(join(root, 'server/features/rate-card/commands.ts'))
   })
 
+  it("gathers each folder's hosted pages (pages.ts) in the list's order, and refuses a page declared twice or a bad name", async () => {
+    write('server/features/index.ts', list(['widget', 'rateCard']))
+    write('server/features/rate-card/pages.ts', "export const hostedPages = ['account/rates', 'rates'] as const\n")
+    write('server/features/widget/pages.ts', 'export const hostedPages = ["widgets"] as const\n')
+    const files = (await generatedFiles({ root })) as Record<string, string>
+    expect(files['server/features/hosted-page-list.ts']).toContain(
+      "export const HOSTED_PAGES = [\n  'widgets', // widget\n  'account/rates', // rate-card\n  'rates', // rate-card\n] as const",
+    )
+    write('server/features/widget/pages.ts', "export const hostedPages = ['rates'] as const\n")
+    await expect(generatedFiles({ root })).rejects.toThrow('hosted page "rates" is declared by both widget and rate-card')
+    write('server/features/widget/pages.ts', "export const hostedPages = ['../admin'] as const\n")
+    await expect(generatedFiles({ root })).rejects.toThrow('server/features/widget/pages.ts: "../admin" is not a page name')
+    rmSync(join(root, 'server/features/widget/pages.ts'))
+    rmSync(join(root, 'server/features/rate-card/pages.ts'))
+  })
+
   it('refuses a config section it cannot mount, naming the folder', async () => {
     write('server/features/index.ts', list(['widget']))
     write('server/features/widget/config.ts', "export const configSections = { 'session.widget': widgetConfig }\n")

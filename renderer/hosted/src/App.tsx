@@ -1,4 +1,5 @@
 import { Anchor, Text } from '@mantine/core'
+import type { HostedPage } from '../../../server/features/hosted-page-list'
 import { type PublicConfig, pageName, pageURL } from './api'
 import { FormAlert, Layout } from './Layout'
 import type { PageProps } from './page-props'
@@ -23,7 +24,8 @@ import { SignOutPage } from './pages/SignOut'
 import { SignUpPage } from './pages/SignUp'
 import { VerifyEmailPage } from './pages/VerifyEmail'
 
-const PAGES: Record<string, (props: PageProps) => React.JSX.Element> = {
+/** Each hosted page's component: every page a feature declares (pages.ts), no other (tsc checks both ways). */
+const PAGES: Record<HostedPage, (props: PageProps) => React.JSX.Element> = {
   'sign-in': SignInPage,
   'sign-up': SignUpPage,
   'forgot-password': ForgotPasswordPage,
@@ -55,7 +57,7 @@ export function App({ config, configError }: { config: PublicConfig; configError
       </Layout>
     )
   }
-  const Page = PAGES[pageName]
+  const Page = (PAGES as Record<string, (props: PageProps) => React.JSX.Element>)[pageName]
   if (!Page) {
     return (
       <Layout config={config} title="Page not found">

@@ -16,31 +16,8 @@ import {
   SECURITY_HEADERS,
 } from './assets.js'
 import { HOSTED_PAGES_ERRORS, hostedPagesError } from './errors.js'
-
-/** Every page the app renders, at `{basePath}/ui/<page>` (the contract of issue 17). */
-export const HOSTED_PAGES = [
-  'sign-in',
-  'consent',
-  'sign-out',
-  'error',
-  'sign-up',
-  'forgot-password',
-  'reset-password',
-  'verify-email',
-  'accept-invitation',
-  'account',
-  'account/password',
-  'account/two-factor',
-  'account/sessions',
-  'account/passkeys',
-  'account/profile',
-  'account/activity',
-  'account/linked',
-  'account/delete',
-  'account/apps',
-  'account/app-passwords',
-  'device',
-] as const
+// Every page, each declared by its feature's pages.ts (the contract of issue 17; generated).
+import { HOSTED_PAGES } from '../hosted-page-list.js'
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -159,7 +159,7 @@ describe('hosted pages', () => {
     })
   })
 
-  it('paints the page in the visitor\'s scheme before its script runs (no white flash in dark mode)', async () => {
+  it("paints the page in the visitor's scheme before its script runs (no white flash in dark mode)", async () => {
     for (const [scheme, colour] of [
       ['dark', 'rgb(31, 31, 31)'],
       ['light', 'rgb(248, 249, 250)'],

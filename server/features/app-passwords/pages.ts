@@ -1,0 +1,2 @@
+/** The app passwords' hosted page in the account center, at {basePath}/ui/<page> (bin/gen-features.js gathers every feature's into server/features/hosted-page-list.ts). */
+export const hostedPages = ['account/app-passwords'] as const
