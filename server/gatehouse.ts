@@ -48,6 +48,7 @@ export const consoleLogger: Logger = {
 }
 
 import type { Gatehouse, GatehouseDatabase, GatehouseOptions } from './instance.js'
+import { hostedPageURL } from './http/hosted-page-url.js'
 export type { Gatehouse, GatehouseDatabase, GatehouseOptions, ListenAt } from './instance.js'
 
 /** The config, secret and data directory of a server about to open its database. */
@@ -260,7 +261,8 @@ function createContext(prepared: Prepared, database: GatehouseDatabase, origin: 
     logger,
     secret,
     delivered: (sent) => ctx.events.mailDelivery(sent),
-    accountLink: async (to) => (ctx.config().hostedPages.enabled && (await findUserByEmail(ctx, to)) ? `${ctx.baseURL}/ui/account` : null),
+    accountLink: async (to) =>
+      ctx.config().hostedPages.enabled && (await findUserByEmail(ctx, to)) ? hostedPageURL(ctx, 'account') : null,
   })
   const ctx = createAuthContext(database, {
     config: () => store.get(),

@@ -6,6 +6,7 @@ import { toPublicUser } from '../core/users.js'
 import type { RouteContext } from './route.js'
 import { setSessionCookies } from './session.js'
 import { featuresOf } from '../features-of.js'
+import { hostedPageIfOn } from './hosted-page-url.js'
 
 /** The identification step's metric (the methods import it from here, beside finishSignIn). */
 export { identifying }
@@ -112,9 +113,8 @@ export function signedInBody(rc: AnyRouteContext, signedIn: SessionWithUser, cal
  * two_factor cookie, then goes on to `returnTo`. Null when the hosted pages are off.
  */
 export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challenge: Record<string, unknown>): string | null {
-  if (!ctx.config().hostedPages.enabled) return null
   const methods = Array.isArray(challenge.twoFactorMethods) ? challenge.twoFactorMethods.join(',') : ''
-  return `${ctx.baseURL}/ui/sign-in?${new URLSearchParams({ step: 'two-factor', methods, returnTo })}`
+  return hostedPageIfOn(ctx, 'sign-in', { step: 'two-factor', methods, returnTo })
 }
 
 /**
@@ -123,8 +123,7 @@ export function secondFactorStepURL(ctx: AuthContext, returnTo: string, challeng
  * Null when the hosted pages are off: there is nowhere to enrol.
  */
 export function enrolmentStepURL(ctx: AuthContext, returnTo: string): string | null {
-  if (!ctx.config().hostedPages.enabled) return null
-  return `${ctx.baseURL}/ui/account/two-factor?${new URLSearchParams({ enrol: '1', returnTo })}`
+  return hostedPageIfOn(ctx, 'account/two-factor', { enrol: '1', returnTo })
 }
 
 /**

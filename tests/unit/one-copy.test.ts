@@ -77,6 +77,14 @@ const RULES: Rule[] = [
       [/:\*{3,}@/, "return url.replace(/\\/\\/([^:/@]*):[^@]*@/, '//$1:***@')"],
     ],
   },
+  {
+    rule: "a hosted page's address (hostedPageURL / hostedPageIfOn: {baseURL}/ui/<page>, its query encoded one way)",
+    file: 'http/hosted-page-url.ts',
+    patterns: [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the copy is source text holding a template
+      [/\$\{[\w.]*baseURL\}\/ui\//, 'return redirect(res, `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(here)}`)'],
+    ],
+  },
 ]
 
 function* sources(dir: string): Generator<string> {
@@ -149,5 +157,19 @@ describe('the scanner', () => {
         ])
       })
     })
+  })
+})
+
+describe('hosted page addresses', () => {
+  it('every page a server file names to hostedPageURL / hostedPageIfOn is one a feature declares (pages.ts)', async () => {
+    const { HOSTED_PAGES } = await import('../../server/features/hosted-page-list.js')
+    const named = [...sources(serverDir)].flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/hostedPage(?:URL|IfOn)\([^,]+,\s*'([^']+)'/g)].map((m) => ({
+        file: relativePath(serverDir, file),
+        page: m[1] as string,
+      })),
+    )
+    expect(named.length).toBeGreaterThan(15)
+    expect(named.filter(({ page }) => !(HOSTED_PAGES as readonly string[]).includes(page))).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import { describeDuration, formatNoticeTime, greet, maskEmail, type Recipient, renderMail } from '../../mail/templates.js'
 import type { OutgoingMail } from '../../mail/types.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * The account feature's messages: the link that confirms deleting one's account, and the security
@@ -27,7 +28,7 @@ export function deleteAccountEmail(appName: string, user: Recipient, url: string
 /** What every security notice is rendered with. */
 export interface NoticeFrame {
   appName: string
-  /** The API's base URL (origin and base path): the account center is at `${baseURL}/ui/account`. */
+  /** The API's base URL (origin and base path): the account center is its `account` page (hostedPageURL). */
   baseURL: string
   at: Date
   /** "Firefox on Windows, address 192.0.2.10": the request's device and address, null when unknown or not the person's. */
@@ -61,8 +62,8 @@ function notice(
     appName,
     greeting: greet(user),
     lines: [`${what}`, ...(frame.from ? [`From: ${frame.from}.`] : [])],
-    action: { label: 'Open your account', url: `${baseURL}/ui/account` },
-    footer: `${ifNotYou} Tell the administrator of ${appName}, and see your recent sign-ins and end the sessions you do not recognise at ${baseURL}/ui/account/activity`,
+    action: { label: 'Open your account', url: hostedPageURL({ baseURL }, 'account') },
+    footer: `${ifNotYou} Tell the administrator of ${appName}, and see your recent sign-ins and end the sessions you do not recognise at ${hostedPageURL({ baseURL }, 'account/activity')}`,
   })
 }
 

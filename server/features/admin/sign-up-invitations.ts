@@ -4,6 +4,7 @@ import { assertValidEmail } from '../../core/users.js'
 import { createVerification, deleteVerifications, findVerification } from '../../core/verification.js'
 import { randomString } from '../../crypto/random.js'
 import { type Actor, audit, authorize } from './actor.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * An administrator's sign-up invitation (issue 47 §2): with `signUp.mode: "invitation"`, the
@@ -37,8 +38,7 @@ export async function inviteToSignUp(
   await deleteVerifications(ctx, identifier(email))
   const row = await createVerification(ctx, identifier(email), randomString(32), SIGN_UP_INVITATION_TTL)
   await audit(ctx, actor, event, { detail: { email, expiresAt: row.expiresAt.toISOString() } })
-  const query = new URLSearchParams({ email, invitation: row.value }).toString()
-  return { email, link: `${ctx.baseURL}/ui/sign-up?${query}`, expiresAt: row.expiresAt.getTime() }
+  return { email, link: hostedPageURL(ctx, 'sign-up', { email, invitation: row.value }), expiresAt: row.expiresAt.getTime() }
 }
 
 /** Whether the (lower-cased) address holds an unexpired sign-up invitation: the admin feature's `invitesSignUp`. */

@@ -10,6 +10,7 @@ import { revokeUserSessions } from './sessions.js'
 import { removeUser } from './users.js'
 import { APIError } from '../../core/errors.js'
 import { adminError } from './errors.js'
+import { hostedPageIfOn } from '../../http/hosted-page-url.js'
 
 /**
  * What an administrator does for a user who asks for help (issue 31 §3): mail them a password
@@ -27,9 +28,9 @@ function hostedLanding(
   page: 'reset-password' | 'verify-email' | 'account/two-factor',
   params: Record<string, string> = {},
 ): string {
-  if (!ctx.config().hostedPages.enabled) throw adminError(400, 'HOSTED_PAGES_DISABLED')
-  const query = new URLSearchParams(params).toString()
-  return `${ctx.baseURL}/ui/${page}${query ? `?${query}` : ''}`
+  const url = hostedPageIfOn(ctx, page, params)
+  if (!url) throw adminError(400, 'HOSTED_PAGES_DISABLED')
+  return url
 }
 
 /**

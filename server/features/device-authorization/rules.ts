@@ -19,6 +19,7 @@ import {
   recordPoll,
   spendApprovedDeviceCode,
 } from './store.js'
+import { hostedPageIfOn } from '../../http/hosted-page-url.js'
 
 /**
  * Device authorization (RFC 8628) as better-auth 1.7's deviceAuthorization plugin runs it:
@@ -61,8 +62,7 @@ export function assertKnownClient(ctx: AuthContext, clientId: string): void {
  * better-auth resolves it), else the hosted page, else better-auth's `/device`.
  */
 export function verificationUris(ctx: AuthContext, userCode: string): { uri: string; complete: string } {
-  const configured =
-    ctx.config().deviceAuthorization.verificationUri ?? (ctx.config().hostedPages.enabled ? `${ctx.baseURL}/ui/device` : '/device')
+  const configured = ctx.config().deviceAuthorization.verificationUri ?? hostedPageIfOn(ctx, 'device') ?? '/device'
   let url: URL
   try {
     url = new URL(configured)

@@ -6,6 +6,7 @@ import { judge, record, fromTrustedProxy, type Verdict } from './access.js'
 import { forwardAuthError } from './errors.js'
 import { domainMatches, type ForwardTarget, forwardedUrl, parseTarget } from './rules.js'
 import { countDecision } from './metrics.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 type AnyRC = RouteContext<unknown, unknown, unknown>
 type Kind = 'auth-request' | 'forward-auth'
@@ -69,9 +70,13 @@ function shape(rc: AnyRC, kind: Kind, target: ForwardTarget, method: string, ver
       return (audited ?? Promise.resolve()).then(() => {
         // An unverified person (identity.requireVerifiedEmail) goes to the page that says so, with its
         // resend button; one whose second-factor enrolment is overdue to the enrolment step.
-        const page =
-          verdict.outcome === 'unverified' ? 'verify-email?' : verdict.outcome === 'enrol' ? 'account/two-factor?enrol=1&' : 'sign-in?'
-        const signIn = `${rc.ctx.baseURL}/ui/${page}returnTo=${encodeURIComponent(target.url)}`
+        const returnTo = target.url
+        const signIn =
+          verdict.outcome === 'unverified'
+            ? hostedPageURL(rc.ctx, 'verify-email', { returnTo })
+            : verdict.outcome === 'enrol'
+              ? hostedPageURL(rc.ctx, 'account/two-factor', { enrol: '1', returnTo })
+              : hostedPageURL(rc.ctx, 'sign-in', { returnTo })
         if (kind === 'forward-auth' && (method === 'GET' || method === 'HEAD')) {
           rc.response.status = 302
           headers.set('location', signIn)

@@ -16,6 +16,7 @@ import { DnError, normalizeDn, normalizeRdns, parseDn } from './dn.js'
 import { layoutOf, uidOf } from './directory.js'
 import { readsOf } from './reads.js'
 import { decodePasswordModify, ResultCode, WireError } from './wire.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * A simple bind (RFC 4511 §4.2) with a people DN: the same password check as a sign-in
@@ -200,7 +201,7 @@ export async function modifyOwnPassword(
   if (hasSecondFactor(ctx, bound) && !ctx.config().ldap.allowMainPasswordWithSecondFactor) {
     return {
       code: ResultCode.unwillingToPerform,
-      message: `with a second factor, change your password on your account page: ${ctx.baseURL}/ui/account/password`,
+      message: `with a second factor, change your password on your account page: ${hostedPageURL(ctx, 'account/password')}`,
     }
   }
   let request: ReturnType<typeof decodePasswordModify>

@@ -8,6 +8,7 @@ import { PanelError } from '../../panel/errors.js'
 import { featuresOf } from '../../features-of.js'
 import type { HandlerGroup, PanelEnv } from '../../panel/env.js'
 import { mailErrors } from './errors.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 type EmailOps =
   | 'email.get'
@@ -143,7 +144,7 @@ const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'emai
       const template = draft ?? store.get().mail.templates[kind]
       if (draft) refuseInvalidTemplate(draft, Boolean(rendered.layout?.action))
       // As an account holder receives it: with the account center's line when hosted pages are on.
-      const account = store.get().hostedPages.enabled ? `${ctx.baseURL}/ui/account` : null
+      const account = store.get().hostedPages.enabled ? hostedPageURL(ctx, 'account') : null
       const { subject, text, html } = applyMailTemplate(
         { to: sampleUser.email, kind, ...rendered },
         template ? { [kind]: template } : undefined,

@@ -11,6 +11,7 @@ import { rememberConsent } from './consent.js'
 import { OIDC_ERRORS } from './errors.js'
 import { INTERACTION_PREFIX, requestState } from './provider.js'
 import { findClient } from './store.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * The interaction routes oidc-provider sends the browser to (B/oidc/interaction/<uid>): the login
@@ -36,7 +37,7 @@ function redirect(res: ServerResponse, location: string): void {
 }
 
 function errorPage(ctx: AuthContext, error: string, description: string): string {
-  const target = new URL(`${ctx.baseURL}/ui/error`)
+  const target = new URL(hostedPageURL(ctx, 'error'))
   target.searchParams.set('error', error)
   target.searchParams.set('error_description', description)
   return target.href
@@ -142,7 +143,7 @@ export async function handleInteraction(
   }
 
   const here = `${ctx.baseURL}${INTERACTION_PREFIX}${uid}`
-  const signIn = `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(here)}`
+  const signIn = hostedPageURL(ctx, 'sign-in', { returnTo: here })
 
   if (req.method === 'POST') {
     if (!sameOrigin(ctx, req)) return sendJson(res, 403, { code: 'INVALID_ORIGIN', message: 'Invalid origin' })
@@ -194,16 +195,16 @@ export async function handleInteraction(
       const mark = new URL(req.url ?? '', ctx.baseURL).searchParams.get('reauth')
       if (!signedInAgain(ctx, uid, mark, sessionId)) {
         const back = `${here}?reauth=${encodeURIComponent(reauthMark(ctx, uid, sessionId))}`
-        return redirect(res, `${ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(back)}`)
+        return redirect(res, hostedPageURL(ctx, 'sign-in', { returnTo: back }))
       }
     }
     // The admission rule of every face (core/admission.ts); an unverified person is asked to verify first,
     // a person whose second-factor enrolment is overdue to enrol.
     const found = await admittedUser(ctx, userId, requestState.get(req)?.session)
-    if (found?.refusal === 'EMAIL_NOT_VERIFIED') return redirect(res, `${ctx.baseURL}/ui/verify-email?returnTo=${encodeURIComponent(here)}`)
+    if (found?.refusal === 'EMAIL_NOT_VERIFIED') return redirect(res, hostedPageURL(ctx, 'verify-email', { returnTo: here }))
     // An overdue second-factor enrolment (twoFactor.enforcement) is asked for on the hosted Two-factor page, then back here.
     if (found?.refusal === 'TWO_FACTOR_ENROLLMENT_REQUIRED')
-      return redirect(res, `${ctx.baseURL}/ui/account/two-factor?enrol=1&returnTo=${encodeURIComponent(here)}`)
+      return redirect(res, hostedPageURL(ctx, 'account/two-factor', { enrol: '1', returnTo: here }))
     const user = found && !found.refusal ? found.user : undefined
     if (!user || !client || !(await mayUseClient(ctx, user.id, client))) {
       const description = !user ? 'The account cannot sign in' : 'The account is not allowed to use this application'
@@ -228,5 +229,5 @@ export async function handleInteraction(
     const grant = await grantRequested(provider, details, userId, clientId)
     return redirect(res, await provider.interactionResult(req, res, { consent: { grantId: grant.jti } }))
   }
-  return redirect(res, `${ctx.baseURL}/ui/consent?interaction=${encodeURIComponent(uid)}`)
+  return redirect(res, hostedPageURL(ctx, 'consent', { interaction: uid }))
 }

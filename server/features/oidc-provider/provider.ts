@@ -21,6 +21,7 @@ import { commitWithOthers } from './commit.js'
 import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 import { countToken } from './metrics.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * panva's oidc-provider (OpenID certified), configured for Gatehouse: issuer = the API's base URL,
@@ -303,13 +304,13 @@ function providerFeatures(ctx: AuthContext, conf: ProviderConf, errors: OidcModu
       logoutSource: async (koa: KoaContextWithOIDC, form: string) => {
         const action = /action="([^"]+)"/.exec(form)?.[1] ?? ''
         const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? ''
-        const target = new URL(`${ctx.baseURL}/ui/sign-out`)
+        const target = new URL(hostedPageURL(ctx, 'sign-out'))
         target.searchParams.set('action', action.replace(/&amp;/g, '&'))
         target.searchParams.set('xsrf', xsrf)
         koa.redirect(target.href)
       },
       postLogoutSuccessSource: async (koa: KoaContextWithOIDC) => {
-        koa.redirect(`${ctx.baseURL}/ui/sign-out?done=1`)
+        koa.redirect(hostedPageURL(ctx, 'sign-out', { done: '1' }))
       },
     },
   }
@@ -443,7 +444,7 @@ function providerConfiguration(
     fetch: outgoingFetch,
     // Errors shown to a browser land on Gatehouse's hosted error page.
     renderError: async (koa: KoaContextWithOIDC, out: Record<string, string>) => {
-      const target = new URL(`${ctx.baseURL}/ui/error`)
+      const target = new URL(hostedPageURL(ctx, 'error'))
       target.searchParams.set('error', out.error ?? 'server_error')
       if (out.error_description) target.searchParams.set('error_description', out.error_description)
       koa.redirect(target.href)

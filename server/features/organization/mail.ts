@@ -1,4 +1,5 @@
 import { escapeHtml } from '../../mail/templates.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /** The organization invitation mail: plain text and HTML, both carrying the accept link. */
 
@@ -59,6 +60,6 @@ export function renderInvitationMail(input: InvitationMailInput): RenderedMail {
 export function invitationURL(template: string | null | undefined, baseURL: string, invitationId: string, hostedPages = true): string {
   const id = encodeURIComponent(invitationId)
   if (template) return template.includes('{id}') ? template.replaceAll('{id}', id) : `${template.replace(/\/+$/, '')}/${id}`
-  if (hostedPages) return `${baseURL}/ui/accept-invitation?id=${id}`
+  if (hostedPages) return hostedPageURL({ baseURL }, 'accept-invitation', { id: invitationId })
   return `${new URL(baseURL).origin}/accept-invitation/${id}`
 }

@@ -51,6 +51,7 @@ import {
   verifyRedirectSignature,
   xsdTrue,
 } from './xml.js'
+import { hostedPageURL } from '../../http/hosted-page-url.js'
 
 /**
  * The identity provider's HTTP side (mounted under the base path, loaded at the first SAML request):
@@ -282,7 +283,7 @@ async function currentSession(rc: RouteContext): Promise<SessionWithUser | null>
 }
 
 function signInFirst(rc: RouteContext, res: ServerResponse, returnTo: string): void {
-  redirect(rc, res, `${rc.ctx.baseURL}/ui/sign-in?returnTo=${encodeURIComponent(returnTo)}`)
+  redirect(rc, res, hostedPageURL(rc.ctx, 'sign-in', { returnTo }))
 }
 
 /**
@@ -495,7 +496,7 @@ async function handleSlo(rc: RouteContext, req: IncomingMessage, res: ServerResp
   // as a sign-out at Gatehouse); the last step answers this SP (answerLogoutRequest).
   const chain = { sessionIds: ended, markerId }
   setSignedCookie(rc, LOGOUT_COOKIE, chainValue(chain), REQUEST_TTL_MS / 1000)
-  await continueLogout(rc, res, `${ctx.baseURL}/ui/sign-out?done=1`, chain)
+  await continueLogout(rc, res, hostedPageURL(ctx, 'sign-out', { done: '1' }), chain)
 }
 
 /** The LogoutResponse to the SP whose LogoutRequest began the chain (its ID and RelayState kept in its replay marker). */
@@ -535,7 +536,7 @@ function readChain(rc: RouteContext): Chain | null {
 }
 
 const safeReturnTo = (ctx: AuthContext, asked: string | null): string =>
-  asked?.startsWith(`${ctx.baseURL}/`) ? asked : `${ctx.baseURL}/ui/sign-out?done=1`
+  asked?.startsWith(`${ctx.baseURL}/`) ? asked : hostedPageURL(ctx, 'sign-out', { done: '1' })
 
 /**
  * The next step of a front-channel logout: a LogoutRequest to the next SP the ended sessions signed
@@ -597,7 +598,7 @@ async function handleLogout(rc: RouteContext, req: IncomingMessage, res: ServerR
   // Another site sending the browser here (logout CSRF): the hosted page asks first. The chain's
   // later steps come from the SPs (cross-site) but have no session left to end.
   const site = req.headers['sec-fetch-site']
-  if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, `${ctx.baseURL}/ui/sign-out`)
+  if (signedIn && (site === 'cross-site' || site === 'same-site')) return redirect(rc, res, hostedPageURL(ctx, 'sign-out'))
   if (signedIn) {
     const sessionId = signedIn.session.id
     await deleteSessionByToken(ctx, signedIn.session.token)
@@ -633,7 +634,7 @@ async function refuse(rc: RouteContext, res: ServerResponse, refusal: SamlRefusa
     meta: rc.meta,
   })
   env.onAssertion?.('refused')
-  const target = new URL(`${ctx.baseURL}/ui/error`)
+  const target = new URL(hostedPageURL(ctx, 'error'))
   target.searchParams.set('error', `saml_${refusal.reason.toLowerCase()}`)
   target.searchParams.set('error_description', SAML_ERRORS[refusal.reason])
   redirect(rc, res, target.href)
@@ -655,7 +656,7 @@ export async function handleSaml(rc: RouteContext, req: IncomingMessage, res: Se
     if (error instanceof SamlRefusal) return await refuse(rc, res, error, env)
     if (error instanceof APIError) return await refuse(rc, res, new SamlRefusal('MALFORMED_REQUEST'), env)
     env.logger.error(`SAML request failed [${path}]:`, error)
-    const target = new URL(`${ctx.baseURL}/ui/error`)
+    const target = new URL(hostedPageURL(ctx, 'error'))
     target.searchParams.set('error', 'server_error')
     redirect(rc, res, target.href)
   }
