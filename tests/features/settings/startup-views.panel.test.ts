@@ -82,16 +82,26 @@ async function expectStartupField(testId: string, source: string): Promise<void>
   expect(await field.inputValue()).toBe(before)
 }
 
-/** A switch set at start-up: says it is read-only, and neither a click nor Space changes it. */
+/** A switch set at start-up: says it is read-only, and neither a click nor Space changes it or asks the server anything. */
 async function expectStartupSwitch(testId: string, source: string, checked: boolean): Promise<void> {
   const toggle = page.getByTestId(testId)
   expect(await toggle.getAttribute('aria-readonly'), testId).toBe('true')
   expect(await describedText(testId)).toContain(`Set at start-up by ${source}`)
   expect(await toggle.isChecked()).toBe(checked)
+  const saves: string[] = []
+  const seen = (request: { url(): string }) => {
+    if (/\/panel\/api\/[^/]*configure/.test(request.url())) saves.push(request.url())
+  }
+  page.on('request', seen)
   await toggle.click({ force: true })
   await toggle.focus()
   await page.keyboard.press('Space')
+  // A round trip after the clicks: a save they started would have been sent before it.
+  await panelOp('server.info')
+  page.off('request', seen)
+  expect(saves, testId).toEqual([])
   expect(await toggle.isChecked()).toBe(checked)
+  expect(await page.getByTestId('error-notice').count()).toBe(0)
 }
 
 async function freePort(): Promise<number> {
