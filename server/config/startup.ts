@@ -26,11 +26,14 @@ export type StartupSources = ReadonlyArray<{ path: string; source: string }>
 /** What a key of the start-up layer is said to come from when its caller named no source (tests, a library user). */
 export const UNNAMED_STARTUP_SOURCE = 'a start-up option'
 
-/** Every path a layer or a patch names, down to its leaves (an empty object names nothing). */
-export function leafPaths(value: Json, prefix = ''): string[] {
+/**
+ * Every path a layer or a patch names, down to its leaves. An empty object names nothing, unless
+ * `emptyObjects` (a patch's `{ database: {} }` still names `database` for the checks of what may be saved).
+ */
+export function leafPaths(value: Json, prefix = '', emptyObjects = false): string[] {
   return Object.entries(value).flatMap(([k, v]) => {
     const path = prefix ? `${prefix}.${k}` : k
-    if (isPlainObject(v)) return leafPaths(v, path)
+    if (isPlainObject(v)) return Object.keys(v).length > 0 || !emptyObjects ? leafPaths(v, path, emptyObjects) : [path]
     return v === undefined ? [] : [path]
   })
 }

@@ -25,7 +25,7 @@ export const settingsPanel = (env: PanelEnv) => {
   const check = async (patch: Json): Promise<Issue[]> => {
     // Saved, it would not take effect (and the answer would claim it did): a start-up option wins.
     refuseStartupKeys(startup(), patch, holdsSecret)
-    for (const path of leafPaths(patch)) {
+    for (const path of leafPaths(patch, '', true)) {
       if (holdsSecret(path)) throw settingsError.secretNotEditableHere(path)
       if (RESTART_REQUIRED.some((key) => path === key || path.startsWith(`${key}.`))) throw settingsError.restartRequired(path)
     }

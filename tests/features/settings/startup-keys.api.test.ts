@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readServeOptions } from '../../../server/cli.js'
+import { leafPaths, startupKeyFor, startupKeysOf } from '../../../server/config/startup.js'
 import type { PanelCaller } from '../../../server/core/panel-caller.js'
 import type { PanelService } from '../../../server/panel/service.js'
 import { adminCaller, panelServiceOf } from '../../helpers/panel-session.js'
@@ -138,5 +139,27 @@ describe('gatehouse serve names the source of each start-up key', () => {
       { path: '', source: `the config file ${file} (GATEHOUSE_CONFIG)` },
       { path: 'trustedOrigins', source: 'GATEHOUSE_TRUSTED_ORIGINS' },
     ])
+  })
+
+  it('each leaf of the layer takes the source of the last part that set it; an empty object sets nothing', () => {
+    const layer = { ldap: { baseDN: 'dc=x', tls: {} }, rateLimit: { enabled: false, max: 5 }, trustedOrigins: ['https://a.lan'] }
+    const keys = startupKeysOf(layer, [
+      { path: '', source: '--config f.json' },
+      { path: 'rateLimit.enabled', source: '--rate-limit' },
+    ])
+    expect(keys).toEqual([
+      { path: 'ldap.baseDN', source: '--config f.json' },
+      { path: 'rateLimit.enabled', source: '--rate-limit' },
+      { path: 'rateLimit.max', source: '--config f.json' },
+      { path: 'trustedOrigins', source: '--config f.json' },
+    ])
+    // A path names a key it is, holds or lies under; a sibling with a common prefix is another key.
+    expect(startupKeyFor(keys, 'ldap')?.path).toBe('ldap.baseDN')
+    expect(startupKeyFor(keys, 'trustedOrigins.0')?.path).toBe('trustedOrigins')
+    expect(startupKeyFor(keys, 'ldap.baseDNs')).toBeUndefined()
+    expect(startupKeyFor(keys, 'ldap.tls')).toBeUndefined()
+    // Without a source named (a library user, the tests' helper): said generically.
+    expect(startupKeysOf({ a: 1 }, [])).toEqual([{ path: 'a', source: 'a start-up option' }])
+    expect(leafPaths({ database: {} }, '', true)).toEqual(['database'])
   })
 })
