@@ -145,6 +145,7 @@ async function startServer(p: ReturnType<typeof paths>): Promise<{ gatehouse: Ga
         secret,
         smtpUrl: options.smtpUrl,
         config: options.overrides,
+        configSources: options.configSources,
         migrations: p.migrations,
       })
       for (;;) {

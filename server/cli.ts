@@ -2,6 +2,7 @@ import './schema.js' // the database tables (core + features), handed down to db
 import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { ConfigError, deepMerge, readJsonFile } from './config/store.js'
+import type { StartupSources } from './config/startup.js'
 import { USER_USAGE, userCommand } from './cli-user.js'
 import type { CommandDeclaration } from './feature.js'
 import { featureCommands } from './features/commands.js'
@@ -76,6 +77,8 @@ export interface ServeOptions {
   secret?: string
   smtpUrl?: string
   overrides: Record<string, unknown>
+  /** Where each part of `overrides` came from, as the panel names it (config/startup.ts). */
+  configSources: StartupSources
   /** The browser control panel's port (always bound to 127.0.0.1). */
   panelPort: number
   /** Host, port and base URL given as flags or variables: they win over the Network panel's settings. */
@@ -85,6 +88,8 @@ export interface ServeOptions {
 type ServeFlags = ReturnType<typeof parseArgs>['values']
 /** A flag's value, else its GATEHOUSE_* variable's (an empty variable counts as unset). */
 type ReadFlag = (name: string, variable: string) => string | undefined
+/** Which gave a flag's value: `--name`, the variable's name, or undefined when neither is set. */
+type SourceOf = (name: string, variable: string) => string | undefined
 
 function parseServeFlags(argv: string[]): ServeFlags {
   try {
@@ -126,36 +131,51 @@ function checkBaseURL(baseURL: string): void {
   if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`base-url: "${baseURL}" is not an http(s) URL`)
 }
 
-/** The config file, then the flags that stand for config settings merged over it. */
-function configOverrides(flag: ReadFlag): Record<string, unknown> {
+/** The config file, then the flags that stand for config settings merged over it, each part with its source. */
+function configOverrides(flag: ReadFlag, sourceOf: SourceOf): { overrides: Record<string, unknown>; sources: StartupSources } {
   let overrides: Record<string, unknown> = {}
+  const sources: Array<{ path: string; source: string }> = []
+  const from = (path: string, name: string, variable: string) => sources.push({ path, source: sourceOf(name, variable) ?? `--${name}` })
   const configFile = flag('config', 'GATEHOUSE_CONFIG')
-  if (configFile) overrides = readJsonFile(resolve(configFile), 'config file')
+  if (configFile) {
+    overrides = readJsonFile(resolve(configFile), 'config file')
+    const named = sourceOf('config', 'GATEHOUSE_CONFIG')
+    sources.push({ path: '', source: named === '--config' ? `--config ${configFile}` : `the config file ${configFile} (GATEHOUSE_CONFIG)` })
+  }
 
   const origins = flag('trusted-origins', 'GATEHOUSE_TRUSTED_ORIGINS')
-  if (origins !== undefined) overrides = deepMerge(overrides, { trustedOrigins: origins.split(',').map((s) => s.trim()) })
+  if (origins !== undefined) {
+    overrides = deepMerge(overrides, { trustedOrigins: origins.split(',').map((s) => s.trim()) })
+    from('trustedOrigins', 'trusted-origins', 'GATEHOUSE_TRUSTED_ORIGINS')
+  }
 
   const rateLimit = flag('rate-limit', 'GATEHOUSE_RATE_LIMIT')
   if (rateLimit !== undefined) {
     if (rateLimit !== 'on' && rateLimit !== 'off') throw new ConfigError(`rate-limit: "${rateLimit}" must be on or off`)
     overrides = deepMerge(overrides, { rateLimit: { enabled: rateLimit === 'on' } })
+    from('rateLimit.enabled', 'rate-limit', 'GATEHOUSE_RATE_LIMIT')
   }
 
   // Naming an address switches the metrics listener on; the config validates the address.
   const metricsAddress = flag('metrics-address', 'GATEHOUSE_METRICS_ADDRESS')
-  if (metricsAddress !== undefined) overrides = deepMerge(overrides, { metrics: { enabled: true, address: metricsAddress } })
+  if (metricsAddress !== undefined) {
+    overrides = deepMerge(overrides, { metrics: { enabled: true, address: metricsAddress } })
+    from('metrics', 'metrics-address', 'GATEHOUSE_METRICS_ADDRESS')
+  }
   const logFormat = flag('log-format', 'GATEHOUSE_LOG_FORMAT')
   if (logFormat !== undefined) {
     if (logFormat !== 'text' && logFormat !== 'json') throw new ConfigError(`log-format: "${logFormat}" must be text or json`)
     overrides = deepMerge(overrides, { log: { format: logFormat } })
+    from('log.format', 'log-format', 'GATEHOUSE_LOG_FORMAT')
   }
   const logLevel = flag('log-level', 'GATEHOUSE_LOG_LEVEL')
   if (logLevel !== undefined) {
     if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
       throw new ConfigError(`log-level: "${logLevel}" must be debug, info, warn or error`)
     overrides = deepMerge(overrides, { log: { level: logLevel } })
+    from('log.level', 'log-level', 'GATEHOUSE_LOG_LEVEL')
   }
-  return overrides
+  return { overrides, sources }
 }
 
 /** Reads flags, then GATEHOUSE_* variables, then defaults. Throws ConfigError on a bad value. */
@@ -165,15 +185,14 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
     const value = values[name]
     return typeof value === 'string' ? value : env[variable] || undefined
   }
-  const sourceOf = (name: string, variable: string): string | undefined =>
-    typeof values[name] === 'string' ? `--${name}` : env[variable] ? variable : undefined
+  const sourceOf: SourceOf = (name, variable) => (typeof values[name] === 'string' ? `--${name}` : env[variable] ? variable : undefined)
 
   const port = portNumber('port', flag('port', 'GATEHOUSE_PORT') ?? '4280')
   // An ephemeral API port (--port 0, tests) gets an ephemeral panel port unless one is named.
   const panelPort = portNumber('panel-port', flag('panel-port', 'GATEHOUSE_PANEL_PORT') ?? String(port === 0 ? 0 : DEFAULT_PANEL_PORT))
   const baseURL = flag('base-url', 'GATEHOUSE_BASE_URL')
   if (baseURL !== undefined) checkBaseURL(baseURL)
-  const overrides = configOverrides(flag)
+  const { overrides, sources: configSources } = configOverrides(flag, sourceOf)
 
   const host = flag('host', 'GATEHOUSE_HOST') ?? '127.0.0.1'
   const network: NetworkOverrides = {}
@@ -192,6 +211,7 @@ export function readServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeO
     secret: env.GATEHOUSE_SECRET || undefined,
     smtpUrl: flag('smtp-url', 'GATEHOUSE_SMTP_URL'),
     overrides,
+    configSources,
     panelPort,
     network,
   }
@@ -229,6 +249,7 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
     secret: options.secret,
     smtpUrl: options.smtpUrl,
     config: options.overrides,
+    configSources: options.configSources,
   })
   let url: string
   try {

@@ -64,6 +64,7 @@ function prepare(options: GatehouseOptions): Prepared {
   const store = new ConfigStore(
     options.dataDir ? join(options.dataDir, 'config.json') : null,
     (options.config ?? {}) as Record<string, unknown>,
+    options.configSources,
   )
   // Without a logger of its own (the CLI), the server logs as `log.format` and `log.level` say.
   const logger = options.logger ?? configuredLogger(() => store.get().log)

@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3'
 import type { H3 } from 'h3'
 import type { GatehouseConfigInput } from './config/schema.js'
 import type { ConfigStore } from './config/store.js'
+import type { StartupSources } from './config/startup.js'
 import type { AuthContext, Clock } from './core/context.js'
 import type { DB } from './db/index.js'
 import type { Storage } from './db/storage.js'
@@ -24,6 +25,8 @@ export interface GatehouseOptions {
   smtpUrl?: string
   /** Overrides merged over the stored config (from --config and flags). */
   config?: GatehouseConfigInput | Record<string, unknown>
+  /** Where each part of `config` came from (the `--config` file, a flag, a GATEHOUSE_* variable), as the panel names it. */
+  configSources?: StartupSources
   clock?: Clock
   logger?: Logger
   /** Folder of the drizzle migrations, when the sources are bundled (the Electron app). */

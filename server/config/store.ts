@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } fro
 import { packageVersion } from '../core/version.js'
 import { type AppliedConfigMigration, migrateConfig } from './migrations.js'
 import { describeConfigError, type GatehouseConfig, wholeConfigSchema } from './schema.js'
+import { type StartupKey, type StartupSources, startupKeysOf } from './startup.js'
 
 /** A configuration problem the operator must fix: one line naming the field. */
 export class ConfigError extends Error {
@@ -161,6 +162,8 @@ export class ConfigStore {
   constructor(
     private readonly file: string | null,
     overrides: Json = {},
+    /** Where each part of `overrides` came from (the config file, a flag, a variable): config/startup.ts. */
+    private readonly sources: StartupSources = [],
   ) {
     this.stored = file && existsSync(file) ? readJsonFile(file, 'config file') : {}
     if (file && existsSync(file)) {
@@ -190,6 +193,14 @@ export class ConfigStore {
 
   get(): GatehouseConfig {
     return this.current
+  }
+
+  /**
+   * The keys start-up options set (`--config`, flags, GATEHOUSE_* variables), each with its source:
+   * they win over the stored layer, so the panel shows them read-only and never stores them.
+   */
+  startupKeys(): StartupKey[] {
+    return startupKeysOf(this.overrides, this.sources)
   }
 
   /** The stored layer only (what the panel shows as editable). */

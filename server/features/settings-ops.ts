@@ -1,6 +1,6 @@
 import { APIError } from '../core/errors.js'
 import type { PanelEnv } from '../panel/env.js'
-import { refuseConflicts } from '../panel/errors.js'
+import { refuseConflicts, refuseStartupKeys } from '../panel/errors.js'
 
 type Json = Record<string, unknown>
 
@@ -17,6 +17,8 @@ export function sectionSettings(env: PanelEnv, section: 'apiKey' | 'jwt' | 'oidc
     /** `base`: each changed field as the view read it, by its whole dotted path (`oidcProvider.x`): refused (409) when another admin changed it since. */
     apply: async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
       await refuseConflicts(env.gatehouse.ctx, { [section]: patch }, base)
+      // A key a start-up option sets would not take effect: refused (409 SET_AT_STARTUP), never stored.
+      refuseStartupKeys(store.startupKeys(), { [section]: patch })
       const issues = store.problems({ [section]: patch })
       const first = issues[0]
       if (first) throw new APIError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`)

@@ -1,5 +1,6 @@
 import type { AuthContext } from '../core/context.js'
 import { type ConfigConflict, configConflicts } from '../core/config-conflicts.js'
+import { leafPaths, type StartupKey, startupKeyFor } from '../config/startup.js'
 
 /** A refusal raised by the panel layer itself (the domain raises APIError). */
 export class PanelError extends Error {
@@ -41,4 +42,32 @@ export async function refuseConflicts(
 ): Promise<void> {
   const conflicts = await configConflicts(ctx, patch, base)
   if (conflicts.length > 0) throw configConflictError(conflicts)
+}
+
+/**
+ * 409 SET_AT_STARTUP: a key a start-up option sets (the `--config` file, a flag, a GATEHOUSE_*
+ * variable) wins over the stored layer, so stored it would not take effect (and the answer would
+ * claim it did). The issue names the key and its source, shown beside the field.
+ */
+export function setAtStartupError(key: StartupKey): PanelError {
+  return new PanelError(
+    409,
+    'SET_AT_STARTUP',
+    `${key.path} is set at start-up by ${key.source}, which wins over the panel: change it where the server is started`,
+    [{ path: key.path, message: `set at start-up by ${key.source}: change it where the server is started` }],
+  )
+}
+
+/**
+ * Refuses a configuration save whose patch names a key set at start-up (config/startup.ts): every
+ * operation that stores configuration asks it before storing (issue 50 §3). `skip`: paths another
+ * refusal answers first (the Settings view's secrets).
+ */
+export function refuseStartupKeys(keys: readonly StartupKey[], patch: Record<string, unknown>, skip?: (path: string) => boolean): void {
+  if (keys.length === 0) return
+  for (const path of leafPaths(patch)) {
+    if (skip?.(path)) continue
+    const key = startupKeyFor(keys, path)
+    if (key) throw setAtStartupError(key)
+  }
 }

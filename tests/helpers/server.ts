@@ -1,3 +1,4 @@
+import type { StartupSources } from '../../server/config/startup.js'
 import type Database from 'better-sqlite3'
 import pg from 'pg'
 import { inject, it } from 'vitest'
@@ -43,6 +44,8 @@ export interface TestServer {
 
 export interface TestServerOptions {
   config?: GatehouseConfigInput
+  /** Where each part of `config` came from, as `gatehouse serve` names it (server/config/startup.ts). */
+  configSources?: StartupSources
   /** --smtp-url: an SMTP server set at start-up (wins over the panel's settings). */
   smtpUrl?: string
   clock?: TestClock
@@ -123,6 +126,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     baseURL: options.baseURL,
     secret: options.secret ?? 'test-secret-0123456789-abcdefghijkl',
     config: { rateLimit: { enabled: false }, ...options.config },
+    ...(options.configSources ? { configSources: options.configSources } : {}),
     ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}),
     clock,
     logger: silentLogger,

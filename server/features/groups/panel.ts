@@ -1,6 +1,7 @@
 import { APIError } from '../../core/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { refuseConflicts } from '../../panel/errors.js'
+import { refuseConflicts, refuseStartupKeys } from '../../panel/errors.js'
+import { startupKeyFor } from '../../config/startup.js'
 import { groupNameProblems, groupRuleImpact } from './claims.js'
 import type { GroupsConfig } from './config.js'
 import { groupsRule } from './names.js'
@@ -17,8 +18,15 @@ export const groupsPanel = (env: PanelEnv) => {
     'groups.configure': async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
       // `base` names fields as `groups.<key>`, as the view read them: another admin's change since is refused (409).
       await refuseConflicts(env.gatehouse.ctx, { groups: patch }, base)
-      const effective = { ...groupsRule(store.get()), ...patch }
-      const change = { groups: effective, oidcProvider: { groups: null } }
+      // A switch set at start-up would not take effect: refused (409 SET_AT_STARTUP), never stored.
+      const startup = store.startupKeys()
+      refuseStartupKeys(startup, { groups: patch })
+      // The rule as it is (the alias folded in), except what start-up options set: those stay theirs.
+      const effective = Object.fromEntries(
+        Object.entries({ ...groupsRule(store.get()), ...patch }).filter(([key]) => !startupKeyFor(startup, `groups.${key}`)),
+      )
+      const aliasAtStartup = startupKeyFor(startup, 'oidcProvider.groups')
+      const change = { groups: effective, ...(aliasAtStartup ? {} : { oidcProvider: { groups: null } }) }
       const first = store.problems(change)[0]
       if (first) throw new APIError(400, 'INVALID_CONFIG', `${first.path}: ${first.message}`)
       return { ...groupsRule(store.update(change)) }

@@ -1,4 +1,3 @@
-import { wholeConfigSchema } from '../../config/schema.js'
 import type { RenderedMail } from '../../feature.js'
 import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProblem } from '../../mail/custom-templates.js'
 import { listMailOutbox, readOutboxMessage, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
@@ -70,13 +69,11 @@ function refuseInvalidTemplate(template: MailTemplate, hasLink: boolean): void {
 
 /** What start-up options set (the --smtp-url flag; mail.smtp keys and mail.from from --config or the environment), which the panel cannot change. */
 function startupMailSettings({ ctx, config: store }: Gatehouse) {
-  const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
-  const effective = store.get().mail
-  const stored = storedOnly.success ? storedOnly.data.mail : effective
-  const smtpKeys = (['url', 'host', 'port', 'secure', 'user', 'password'] as const).filter(
-    (k) => JSON.stringify(stored.smtp[k]) !== JSON.stringify(effective.smtp[k]),
-  )
-  const keys = [...smtpKeys.map((k) => `mail.smtp.${k}`), ...(stored.from !== effective.from ? ['mail.from'] : [])]
+  // The one list of keys start-up options set (config/startup.ts), narrowed to what this view edits.
+  const keys = store
+    .startupKeys()
+    .map((k) => k.path)
+    .filter((p) => p === 'mail.from' || /^mail\.smtp\.(url|host|port|secure|user|password)$/.test(p))
   return { smtpUrl: ctx.mailer.startupSmtpUrl?.() ?? null, keys }
 }
 

@@ -12,11 +12,6 @@ export const settingsError = {
     new PanelError(400, 'RESTART_REQUIRED', `${path} is read at start-up: set it with --config and restart`, [
       { path, message: 'read at start-up: set it with --config and restart' },
     ]),
-  /** A key a start-up option sets (a flag, --config or the environment): stored, it would not take effect. */
-  setAtStartup: (path: string) =>
-    new PanelError(409, 'SET_AT_STARTUP', `${path} is set at start-up, which wins over the panel: change it where the server is started`, [
-      { path, message: 'set at start-up: change it where the server is started' },
-    ]),
   /** A listener's new address cannot be bound (in use, not permitted, not an address here): nothing is stored. */
   listenerNotBound: (path: string, message: string) =>
     new PanelError(409, 'LISTENER_NOT_BOUND', `${message}; nothing was saved and the listener keeps serving`, [{ path, message }]),

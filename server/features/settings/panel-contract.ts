@@ -17,6 +17,11 @@ export const settingsContract = {
       stored: json,
       /** Dotted paths whose effective value comes from --config, flags or the environment. */
       overridden: z.array(z.string()),
+      /**
+       * The same keys, each with what set it (`--config /etc/gatehouse.json`, `GATEHOUSE_RATE_LIMIT`):
+       * every view that edits a key shows it read-only with this reason and leaves it out of its saves.
+       */
+      startup: z.array(z.object({ path: z.string(), source: z.string() })),
       /** Keys that only apply at start-up (changing them needs a restart). */
       restartRequired: z.array(z.string()),
     }),

@@ -1,47 +1,31 @@
-import { wholeConfigSchema } from '../../config/schema.js'
-import { changedKeys, RESTART_ONLY_KEYS } from '../../config/store.js'
+import { RESTART_ONLY_KEYS } from '../../config/store.js'
+import { leafPaths } from '../../config/startup.js'
 import { bindListeners, configProblems } from '../../config-checks.js'
 import { ListenerRefusal } from '../../feature.js'
 import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
-import { refuseConflicts } from '../../panel/errors.js'
+import { refuseConflicts, refuseStartupKeys } from '../../panel/errors.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { settingsError } from './errors.js'
 
 type Json = Record<string, unknown>
 type Issue = { path: string; message: string }
 
-const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 /** Keys read once when the server starts (a reload keeps them too). */
 export const RESTART_REQUIRED: string[] = [...RESTART_ONLY_KEYS]
 
 export { withoutSecrets } from '../../config/secret-paths.js'
 
-/** Every path named by a patch, down to its leaves. */
-function leafPaths(value: Json, prefix = ''): string[] {
-  return Object.entries(value).flatMap(([k, v]) => {
-    const path = prefix ? `${prefix}.${k}` : k
-    return isPlainObject(v) && Object.keys(v).length > 0 ? leafPaths(v, path) : [path]
-  })
-}
-
 /** The Settings view: the config store's merge and schema, applied live. */
 export const settingsPanel = (env: PanelEnv) => {
   const store = env.gatehouse.config
 
-  /** Where start-up options (--config, flags, environment) mask the stored layer. */
-  const overridden = (): string[] => {
-    const storedOnly = wholeConfigSchema().safeParse(store.storedLayer())
-    if (!storedOnly.success) return []
-    return changedKeys(storedOnly.data, env.gatehouse.ctx.config()).filter((p) => !isSecretPath(p))
-  }
+  /** The keys start-up options (--config, flags, environment) set, with their sources; secrets are set in their own views. */
+  const startup = () => store.startupKeys().filter((k) => !isSecretPath(k.path))
 
   const check = async (patch: Json): Promise<Issue[]> => {
-    const fixed = overridden()
-    for (const path of leafPaths(patch)) {
-      // Saved, it would not take effect (and the answer would claim it did): a start-up option wins.
-      const startup = fixed.find((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`))
-      if (startup) throw settingsError.setAtStartup(startup)
+    // Saved, it would not take effect (and the answer would claim it did): a start-up option wins.
+    refuseStartupKeys(startup(), patch, holdsSecret)
+    for (const path of leafPaths(patch, '', true)) {
       if (holdsSecret(path)) throw settingsError.secretNotEditableHere(path)
       if (RESTART_REQUIRED.some((key) => path === key || path.startsWith(`${key}.`))) throw settingsError.restartRequired(path)
     }
@@ -58,7 +42,8 @@ export const settingsPanel = (env: PanelEnv) => {
       return {
         effective: withoutSecrets(env.gatehouse.ctx.config() as Json),
         stored: withoutSecrets(store.storedLayer()),
-        overridden: overridden(),
+        overridden: startup().map((k) => k.path),
+        startup: startup(),
         restartRequired: RESTART_REQUIRED,
       }
     },
@@ -96,7 +81,7 @@ export const settingsPanel = (env: PanelEnv) => {
       }
       // On PostgreSQL, written for the other instances before the answer leaves.
       await store.flushed()
-      return { effective: withoutSecrets(next as Json), overridden: overridden() }
+      return { effective: withoutSecrets(next as Json), overridden: startup().map((k) => k.path) }
     },
   }
 }

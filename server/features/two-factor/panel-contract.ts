@@ -43,8 +43,8 @@ export const twoFactorContract = {
   'twoFactor.reset': mutation("Turn a user's two-factor off (secret, backup codes, trusted devices); the user is told by mail", userId, ok),
   'twoFactor.resetGrace': mutation("Restart a user's enrolment grace period", userId, ok),
   'twoFactor.setEnforcement': mutation(
-    'Require a second factor for these roles',
-    z.object({ roles: z.array(z.string().min(1)), gracePeriod: z.number().int().min(0).optional() }),
+    'Require a second factor for these roles (either value may be left out: a value set at start-up is, and naming one is refused with 409 SET_AT_STARTUP)',
+    z.object({ roles: z.array(z.string().min(1)).optional(), gracePeriod: z.number().int().min(0).optional() }),
     ok,
   ),
   'passkey.remove': mutation(

@@ -1,7 +1,7 @@
 import { recordAudit } from '../../core/audit.js'
 import { findUserById } from '../../core/users.js'
 import type { PanelEnv } from '../../panel/env.js'
-import { PanelError } from '../../panel/errors.js'
+import { PanelError, refuseStartupKeys } from '../../panel/errors.js'
 import { openBackupCodes } from './codes.js'
 import { factorRemovedEmail } from './mail.js'
 import { graceDeadline, removeSecondFactor, resetGrace } from './service.js'
@@ -67,8 +67,12 @@ export const twoFactorPanel = (env: PanelEnv) => {
       await recordAudit(ctx, { type: 'two-factor.grace-reset', targetUserId: userId, detail: { via: 'panel' } })
       return { success: true }
     },
-    'twoFactor.setEnforcement': async ({ roles, gracePeriod }: { roles: string[]; gracePeriod?: number }) => {
-      env.gatehouse.config.update({ twoFactor: { enforcement: { roles, ...(gracePeriod !== undefined ? { gracePeriod } : {}) } } })
+    'twoFactor.setEnforcement': async ({ roles, gracePeriod }: { roles?: string[]; gracePeriod?: number }) => {
+      const enforcement = { ...(roles !== undefined ? { roles } : {}), ...(gracePeriod !== undefined ? { gracePeriod } : {}) }
+      const change = { twoFactor: { enforcement } }
+      // A value set at start-up would not take effect: refused (409 SET_AT_STARTUP), never stored.
+      refuseStartupKeys(env.gatehouse.config.startupKeys(), change)
+      env.gatehouse.config.update(change)
       // On PostgreSQL, shared with the other instances before the answer leaves.
       await env.gatehouse.config.flushed()
       await recordAudit(ctx, { type: 'two-factor.enforcement-changed', detail: { roles, gracePeriod, via: 'panel' } })

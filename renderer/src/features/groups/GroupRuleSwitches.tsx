@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { Editable } from '../../access'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice } from '../../components/common'
+import { useStartup } from '../../startup'
 
 /** The one group-name rule (`groups.*`), shared by the OIDC groups claim, forward auth, LDAP and SAML. */
 const GROUP_SWITCHES = [
@@ -26,6 +27,8 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
   const [pending, setPending] = useState<{ key: SwitchKey; impact: Impact } | null>(null)
   const [checkError, setCheckError] = useState<PanelCallError | null>(null)
   const rule = (groups.data ?? {}) as Record<string, boolean>
+  // A switch set at start-up is read-only with the badge and the reason: a change would not take effect.
+  const startup = useStartup()
 
   const apply = (key: SwitchKey, on: boolean) =>
     configure.mutate(
@@ -59,10 +62,10 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
         {GROUP_SWITCHES.map(([key, text]) => (
           <Switch
             key={key}
-            label={text}
+            {...startup.field(`groups.${key}`, { label: text })}
             checked={rule[key] === true}
             disabled={!groups.data}
-            onChange={(e) => void change(key, e.currentTarget.checked)}
+            onChange={(e) => startup.of(`groups.${key}`) || void change(key, e.currentTarget.checked)}
             data-testid={`oidc-groups-${key}`}
           />
         ))}

@@ -29,6 +29,7 @@ import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES, withTls } from '.
 import { LdapTestBox } from './LdapTestBox'
 import { changedFields } from '../../config-save'
 import { FIELD_PATHS, LDAP_DEFAULTS, type LdapForm, ldapFormOf, ldapValues } from './settings'
+import { type Startup, useStartup } from '../../startup'
 
 /**
  * The LDAP view: the `ldap.*` settings (read and written through the Settings operations, so the
@@ -73,9 +74,12 @@ function ListenerCard({
   saving,
   fieldError,
   onSubmit,
+  startup,
 }: {
   form: LdapForm
   set: <K extends keyof LdapForm>(key: K, value: LdapForm[K]) => void
+  /** Keys set at start-up: read-only here, with the badge and the reason, and never saved. */
+  startup: Startup
   present: boolean
   saving: boolean
   fieldError: (key: string) => string | undefined
@@ -95,54 +99,72 @@ function ListenerCard({
         >
           <Stack gap="sm" data-testid="ldap-form">
             <Switch
-              label="LDAP server enabled"
+              {...startup.field('ldap.enabled', { label: 'LDAP server enabled' })}
               checked={form.enabled}
-              onChange={(e) => set('enabled', e.currentTarget.checked)}
+              onChange={(e) => startup.of('ldap.enabled') || set('enabled', e.currentTarget.checked)}
               error={fieldError('enabled')}
+              data-testid="ldap-enabled"
             />
             <Group grow align="flex-start">
               <TextInput
-                label="Address"
-                description="host:port of the LDAP listener (StartTLS when a certificate is set)"
+                {...startup.field('ldap.address', {
+                  label: 'Address',
+                  description: 'host:port of the LDAP listener (StartTLS when a certificate is set)',
+                })}
+                data-testid="ldap-address"
                 value={form.address}
                 onChange={(e) => set('address', e.currentTarget.value)}
                 error={fieldError('address')}
               />
               <TextInput
-                label="LDAPS address"
-                description="host:port of an LDAPS listener; empty: none"
+                {...startup.field('ldap.ldapsAddress', {
+                  label: 'LDAPS address',
+                  description: 'host:port of an LDAPS listener; empty: none',
+                })}
+                data-testid="ldap-ldapsAddress"
                 value={form.ldapsAddress}
                 onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
                 error={fieldError('ldapsAddress')}
               />
             </Group>
             <TextInput
-              label="Base DN"
-              description="People are under ou=people, groups under ou=groups"
+              {...startup.field('ldap.baseDN', { label: 'Base DN', description: 'People are under ou=people, groups under ou=groups' })}
+              data-testid="ldap-baseDN"
               value={form.baseDN}
               onChange={(e) => set('baseDN', e.currentTarget.value)}
               error={fieldError('baseDN')}
             />
             <TagsInput
-              label="Roles that may search"
-              description="People with one of these roles see the whole directory: apps bind as such a service user"
+              {...startup.field('ldap.searchRoles', {
+                label: 'Roles that may search',
+                description: 'People with one of these roles see the whole directory: apps bind as such a service user',
+              })}
+              data-testid="ldap-searchRoles"
               value={form.searchRoles}
               onChange={(v) => set('searchRoles', v)}
               error={fieldError('searchRoles')}
             />
             <NumberInput
-              label="Idle timeout (seconds)"
-              description="A connection that sends nothing for this long is closed"
+              {...startup.field('ldap.idleTimeout', {
+                label: 'Idle timeout (seconds)',
+                description: 'A connection that sends nothing for this long is closed',
+              })}
+              data-testid="ldap-idleTimeout"
               min={1}
               value={form.idleTimeout}
               onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
               error={fieldError('idleTimeout')}
             />
             <Switch
-              label="Allow the main password for people with a second factor"
-              description="Off (recommended): they bind with an app password, so LDAP does not bypass their second factor"
+              {...startup.field('ldap.allowMainPasswordWithSecondFactor', {
+                label: 'Allow the main password for people with a second factor',
+                description: 'Off (recommended): they bind with an app password, so LDAP does not bypass their second factor',
+              })}
+              data-testid="ldap-allowMainPasswordWithSecondFactor"
               checked={form.allowMainPasswordWithSecondFactor}
-              onChange={(e) => set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)}
+              onChange={(e) =>
+                startup.of('ldap.allowMainPasswordWithSecondFactor') || set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)
+              }
               error={fieldError('allowMainPasswordWithSecondFactor')}
             />
             <Group>
@@ -275,6 +297,7 @@ function RecipesCard({
 export default function LdapView() {
   const settings = useOp('settings.get', {}, { refetchOnWindowFocus: false })
   const save = useOpMutation('settings.update')
+  const startup = useStartup()
   const queries = useQueryClient()
   const current = useMemo(() => ldapFormOf(settings.data?.effective), [settings.data])
   const [form, setForm] = useState<LdapForm>(LDAP_DEFAULTS)
@@ -302,7 +325,8 @@ export default function LdapView() {
   const submit = () => {
     setErrors({})
     // Only the fields changed here, over the values this view read: another admin's change since is refused (409), never undone.
-    const changed = changedFields(ldapValues(form), settings.data?.effective)
+    // Never a key set at start-up: stored, it would not take effect (the server refuses it, 409 SET_AT_STARTUP).
+    const changed = changedFields(startup.leaveOut(ldapValues(form)), settings.data?.effective)
     if (!changed) {
       notifications.show({ color: 'gray', title: 'Nothing to save', message: 'No LDAP setting was changed.' })
       return
@@ -341,7 +365,15 @@ export default function LdapView() {
         </Alert>
       )}
       <ListenerStates names={['ldap', 'ldaps']} testId="ldap-listener-states" />
-      <ListenerCard form={form} set={set} present={current.present} saving={save.isPending} fieldError={fieldError} onSubmit={submit} />
+      <ListenerCard
+        form={form}
+        set={set}
+        present={current.present}
+        saving={save.isPending}
+        fieldError={fieldError}
+        onSubmit={submit}
+        startup={startup}
+      />
       <ServiceUsersCard
         roles={current.searchRoles}
         nobody={serviceUids.length === 0}

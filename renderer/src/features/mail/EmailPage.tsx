@@ -24,7 +24,7 @@ import { useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
-import { ink } from '../../ink'
+import { StartupBadge } from '../../startup'
 import { Outbox } from './Outbox'
 
 type Smtp = { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string }
@@ -32,15 +32,12 @@ type Startup = { smtpUrl: string | null; keys: string[] }
 
 /** SMTP set by start-up options: said, with the badge, and the fields read-only (still focusable, each saying why). */
 function StartupNotice({ startup }: { startup: Startup }) {
+  const source = startup.smtpUrl ? '--smtp-url (or GATEHOUSE_SMTP_URL)' : `--config or the environment: ${startup.keys.join(', ')}`
   return (
     <Alert color="violet" variant="light" data-testid="smtp-startup" title="Set at start-up">
       <Group gap={6} mb={4}>
-        <Badge size="xs" color={ink.special} variant="outline">
-          set at start-up
-        </Badge>
-        <Text size="sm">
-          {startup.smtpUrl ? '--smtp-url (or GATEHOUSE_SMTP_URL)' : `--config or the environment: ${startup.keys.join(', ')}`}
-        </Text>
+        <StartupBadge source={source} testId="smtp-startup-badge" />
+        <Text size="sm">{source}</Text>
       </Group>
       {startup.smtpUrl && <Code data-testid="smtp-startup-url">{startup.smtpUrl}</Code>}
       <Text size="sm" mt={4}>

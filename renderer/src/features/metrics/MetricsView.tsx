@@ -1,4 +1,4 @@
-import { Button, Card, Code, Group, Stack, Switch, Text, TextInput, Title } from '@mantine/core'
+import { Button, Card, Group, Stack, Switch, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState } from 'react'
@@ -7,6 +7,7 @@ import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
 import { ListenerStates } from '../../components/ListenerStates'
 import { changedFields } from '../../config-save'
+import { useStartup } from '../../startup'
 
 /** `metrics.*` as this view edits it, read defensively from the effective config (defaults: the feature's). */
 function metricsFormOf(effective: Record<string, unknown> | undefined): { enabled: boolean; address: string } {
@@ -32,14 +33,19 @@ export default function MetricsView() {
   const current = useMemo(() => metricsFormOf(settings.data?.effective), [settings.data])
   const [form, setForm] = useState(current)
   const [errors, setErrors] = useState<Record<string, string>>({})
+  // Keys set at start-up (--metrics-address, --config): read-only with the badge and the reason, and never saved.
+  const startup = useStartup()
   useEffect(() => setForm(current), [current])
   if (settings.isPending) return <Loading />
   if (settings.error) return <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} />
-  const fixed = settings.data.overridden.some((p) => p === 'metrics' || p.startsWith('metrics.'))
+  const fixed = Boolean(startup.of('metrics.enabled') && startup.of('metrics.address'))
 
   const submit = () => {
     setErrors({})
-    const changed = changedFields({ 'metrics.enabled': form.enabled, 'metrics.address': form.address.trim() }, settings.data.effective)
+    const changed = changedFields(
+      startup.leaveOut({ 'metrics.enabled': form.enabled, 'metrics.address': form.address.trim() }),
+      settings.data.effective,
+    )
     if (!changed) {
       notifications.show({ color: 'gray', title: 'Nothing to save', message: 'No metrics setting was changed.' })
       return
@@ -64,12 +70,6 @@ export default function MetricsView() {
         <Title order={3} size="h4" mb="sm">
           Listener
         </Title>
-        {fixed && (
-          <Text size="sm" mb="sm">
-            Set at start-up (<Code>--metrics-address</Code>, <Code>GATEHOUSE_METRICS_ADDRESS</Code> or <Code>--config</Code>), which wins
-            over this view: change it where the server is started.
-          </Text>
-        )}
         <Editable op="settings.update" note>
           <form
             onSubmit={(e) => {
@@ -79,20 +79,22 @@ export default function MetricsView() {
           >
             <Stack gap="sm" data-testid="metrics-form">
               <Switch
-                label="Metrics enabled"
+                {...startup.field('metrics.enabled', { label: 'Metrics enabled' })}
                 checked={form.enabled}
-                disabled={fixed}
                 onChange={(e) => {
+                  if (startup.of('metrics.enabled')) return
                   const enabled = e.currentTarget.checked
                   setForm((f) => ({ ...f, enabled }))
                 }}
                 error={errors['metrics.enabled']}
               />
               <TextInput
-                label="Address"
-                description="host:port of the metrics listener, e.g. 127.0.0.1:9959 or [::1]:9959"
+                {...startup.field('metrics.address', {
+                  label: 'Address',
+                  description: 'host:port of the metrics listener, e.g. 127.0.0.1:9959 or [::1]:9959',
+                })}
+                data-testid="metrics-address"
                 value={form.address}
-                disabled={fixed}
                 onChange={(e) => {
                   const address = e.currentTarget.value
                   setForm((f) => ({ ...f, address }))

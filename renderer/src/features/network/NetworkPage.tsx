@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, Code, Group, NumberInput, Radio, Select, Stack, Text, TextInput, Title } from '@mantine/core'
+import { Alert, Button, Card, Code, Group, NumberInput, Radio, Select, Stack, Text, TextInput, Title } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { IconAlertTriangle, IconCircleCheck, IconLock, IconNetwork, IconPlugConnected } from '@tabler/icons-react'
 import { useEffect, useState } from 'react'
@@ -6,7 +6,7 @@ import type { OpOutput } from '../../../../server/panel/contract'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
-import { ink } from '../../ink'
+import { StartupBadge } from '../../startup'
 
 type Listen = 'loopback' | 'lan'
 interface Form {
@@ -18,17 +18,23 @@ interface Form {
 
 const ALL = '__all__'
 
-/** A value fixed by a flag or GATEHOUSE_* variable: shown, not editable here. */
+/** A value fixed by a flag or GATEHOUSE_* variable: shown, not editable here (the shared start-up badge, renderer/src/startup.tsx). */
 function OverrideNote({ source }: { source?: string }) {
   if (!source) return null
   return (
-    <Badge color={ink.special} variant="outline" leftSection={<IconLock size={12} />} data-testid="network-override">
-      Set at start-up by {source}
-    </Badge>
+    <StartupBadge source={source} testId="network-override">
+      <Group gap={4} component="span" wrap="nowrap">
+        <IconLock size={12} aria-hidden />
+        Set at start-up by {source}
+      </Group>
+    </StartupBadge>
   )
 }
 
-/** Why a field set at start-up is read-only (still focusable): its description, so `aria-describedby` names it. */
+/**
+ * Why a field set at start-up is read-only (still focusable): its description, so `aria-describedby`
+ * names it. Worded apart from the badge beside it, so the two never read the same.
+ */
 const startupReason = (source?: string) =>
   source ? `Read-only here: ${source} sets it at start-up and wins over the panel; change it where the server is started.` : undefined
 

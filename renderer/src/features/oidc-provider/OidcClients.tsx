@@ -7,6 +7,7 @@ import { useDeepLink } from '../../deep-link'
 import { AccessModal, EditClientModal, SecretModal, type ShownSecret } from './ClientModals'
 import { ClientsTable } from './ClientsTable'
 import { CreateClient } from './CreateClient'
+import { useStartup } from '../../startup'
 import { ProviderSettings } from './ProviderSettings'
 import { RegistrationTokens } from './RegistrationTokens'
 
@@ -22,6 +23,8 @@ export default function OidcClientsPage() {
   const [linked, openClient, closeClient] = useDeepLink('sso')
   const [shown, setShown] = useState<ShownSecret | null>(null)
   const [editing, setEditing] = useState<string | null>(null)
+  // Keys set at start-up are read-only here, with the badge and the reason (renderer/src/startup.tsx).
+  const startup = useStartup()
   if (!clients.data) return clients.error ? <ErrorNotice error={clients.error} onRetry={() => void clients.refetch()} /> : <Loading />
   const { issuer, enabled } = clients.data
   const edited = editing ? (clients.data.clients.find((c) => c.clientId === editing) ?? null) : null
@@ -43,9 +46,14 @@ export default function OidcClientsPage() {
       <Card withBorder>
         <Editable op="oidc.configure" note>
           <Switch
-            label={`OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`}
+            {...startup.field('oidcProvider.enabled', {
+              label: `OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`,
+            })}
             checked={enabled}
-            onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })}
+            onChange={(e) =>
+              startup.of('oidcProvider.enabled') ||
+              configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })
+            }
             data-testid="oidc-enabled"
           />
           <ErrorNotice error={configure.error} />

@@ -7,6 +7,7 @@ import { ErrorNotice, Loading } from '../../components/common'
 import { duration } from '../../format'
 import { ink } from '../../ink'
 import { useUnsaved } from '../../unsaved'
+import { useStartup } from '../../startup'
 import { GroupRuleSwitches } from '../groups/GroupRuleSwitches'
 
 const LIFETIMES = [
@@ -28,7 +29,9 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
   const configure = useOpMutation('oidc.configure')
   const [draft, setDraft] = useState<Record<string, number | ''>>({})
   const [reviewing, setReviewing] = useState(false)
-  const changed = LIFETIMES.filter(([key]) => key in draft && draft[key] !== ttl[key])
+  // A lifetime set at start-up is read-only with the badge and the reason, and never saved.
+  const startup = useStartup()
+  const changed = LIFETIMES.filter(([key]) => key in draft && draft[key] !== ttl[key] && !startup.of(`oidcProvider.ttl.${key}`))
   const invalid = changed.some(([key]) => typeof draft[key] !== 'number' || (draft[key] as number) < 1)
   useUnsaved('sso-lifetimes', changed.length > 0)
   const shown = (v: number | '' | undefined) => (typeof v === 'number' ? `${v} s (${duration(v)})` : 'empty')
@@ -41,13 +44,15 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
           return (
             <NumberInput
               key={key}
-              label={label}
+              {...startup.field(`oidcProvider.ttl.${key}`, {
+                label,
+                description: typeof value === 'number' && value > 0 ? duration(value) : ' ',
+              })}
               w={190}
               min={1}
               allowDecimal={false}
               suffix=" s"
               value={value ?? ''}
-              description={typeof value === 'number' && value > 0 ? duration(value) : ' '}
               error={value === '' || (typeof value === 'number' && value < 1) ? 'Must be at least 1 second' : undefined}
               onChange={(v) => setDraft((d) => ({ ...d, [key]: v === '' ? '' : Number(v) }))}
               data-testid={`oidc-ttl-${key}`}

@@ -5,6 +5,7 @@ import type { RegistrationTokenView } from '../../../../server/features/oidc-pro
 import { Allowed, Editable } from '../../access'
 import { useOpMutation } from '../../api'
 import { ConfirmButton, ErrorNotice } from '../../components/common'
+import { useStartup } from '../../startup'
 import { dateTime } from '../../format'
 import { ink } from '../../ink'
 import { Copyable, ShownOnceModal } from './Copyable'
@@ -218,6 +219,9 @@ export function RegistrationTokens({
 }) {
   const configure = useOpMutation('oidc.configure')
   const [shown, setShown] = useState<{ token: string; id: string } | null>(null)
+  // Set at start-up, the switch is read-only with the badge and the reason: a change would not take effect.
+  const startup = useStartup()
+  const fixed = startup.of('oidcProvider.registration.enabled')
   return (
     <Card withBorder data-testid="oidc-registration">
       <Stack gap="sm">
@@ -226,10 +230,22 @@ export function RegistrationTokens({
         </Title>
         <Editable op="oidc.configure">
           <Switch
-            label="Dynamic client registration (oidcProvider.registration.enabled)"
-            description={`An application holding a token below registers itself at ${issuer}/oauth2/register (RFC 7591)`}
+            {...startup.field('oidcProvider.registration.enabled', {
+              label: 'Dynamic client registration (oidcProvider.registration.enabled)',
+              description: `An application holding a token below registers itself at ${issuer}/oauth2/register (RFC 7591)`,
+            })}
             checked={data.enabled}
-            onChange={(e) => configure.mutate({ patch: { registration: { enabled: e.currentTarget.checked } } }, { onSuccess: onChanged })}
+            onChange={(e) =>
+              fixed ||
+              configure.mutate(
+                {
+                  patch: { registration: { enabled: e.currentTarget.checked } },
+                  // As this view read it: another admin's change since is refused (409), not overwritten.
+                  base: { 'oidcProvider.registration.enabled': data.enabled },
+                },
+                { onSuccess: onChanged },
+              )
+            }
             data-testid="oidc-registration-enabled"
           />
         </Editable>

@@ -29,6 +29,7 @@ import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { ListenerStates } from '../../components/ListenerStates'
 import { ink } from '../../ink'
 import { SecondFactorSummary } from '../two-factor/SecondFactorSummary'
+import { StartupBadge, startupReason, useStartup } from '../../startup'
 import { StorageOutage } from './StorageOutage'
 import { axisLabel, bytes, count, dateTime, duration } from '../../format'
 
@@ -90,6 +91,8 @@ const STEPS: Record<SetupStep['id'], { title: string; todo: string; done: (value
  */
 function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) {
   const save = useOpMutation('settings.update')
+  // signUp.mode set at start-up: the one-click change would not take effect, so the reason stands in for it.
+  const fixed = useStartup().of('signUp.mode')
   if (!signUp.open) return null
   return (
     // The title and the button in the palette's darkest shades: orange 6-9 stayed under 4.5:1 (axe).
@@ -108,19 +111,26 @@ function OpenSignUp({ signUp }: { signUp: OpOutput<'overview.get'>['signUp'] }) 
               ? 'A new account signs in at once; your apps are told of it only once it verifies its email.'
               : 'Email verification is not required: a new account is signed in, and vouched for to your apps, under any address it claims.'}
         </Text>
-        <Group>
-          <Allowed op="settings.update">
-            <Button
-              size="xs"
-              color="red.9"
-              data-testid="sign-up-invitation-only"
-              loading={save.isPending}
-              onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
-            >
-              Allow sign-up by invitation only
-            </Button>
-          </Allowed>
-        </Group>
+        {fixed ? (
+          <Group gap={6} data-testid="sign-up-startup">
+            <StartupBadge source={fixed.source} />
+            <Text size="sm">{startupReason(fixed.source)}</Text>
+          </Group>
+        ) : (
+          <Group>
+            <Allowed op="settings.update">
+              <Button
+                size="xs"
+                color="red.9"
+                data-testid="sign-up-invitation-only"
+                loading={save.isPending}
+                onClick={() => save.mutate({ patch: { signUp: { mode: 'invitation' } } })}
+              >
+                Allow sign-up by invitation only
+              </Button>
+            </Allowed>
+          </Group>
+        )}
         <ErrorNotice error={save.error} />
       </Stack>
     </Alert>

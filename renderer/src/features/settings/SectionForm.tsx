@@ -7,15 +7,12 @@ import { Allowed, Editable } from '../../access'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ink } from '../../ink'
 import { Field } from './SettingField'
+import { startupKeyFor, type StartupKey } from '../../startup'
 import { describeValue, type FieldSpec, getPath, humanIssue, type SectionSpec, sectionPatch } from './settings-fields'
 
 type Json = Record<string, unknown>
 type Values = Record<string, unknown>
 type Issue = { path: string; message: string }
-
-/** Whether a start-up option sets the key (or a key under it, or one above it). */
-export const setAtStartup = (overridden: string[], path: string) =>
-  overridden.some((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`))
 
 /**
  * The issues of a section's change, checked with the server's own schema while typing (debounced),
@@ -163,7 +160,7 @@ export function SectionForm({
   section,
   allFields,
   effective,
-  overridden,
+  startup,
   extra,
   draft,
   onDraft,
@@ -174,7 +171,8 @@ export function SectionForm({
   /** Every field of every section: issues that name another key say its label. */
   allFields: FieldSpec[]
   effective: Json
-  overridden: string[]
+  /** The keys set at start-up, with their sources (settings.get). */
+  startup: StartupKey[]
   extra?: ReactNode
   /** Unsaved values kept by the page, so moving to another section loses nothing. */
   draft: Values | undefined
@@ -190,7 +188,7 @@ export function SectionForm({
   const [generation, setGeneration] = useState(0)
   const save = useOpMutation('settings.update')
   // Only what the panel may change: a key set at start-up is never part of a save.
-  const editable = section.fields.filter((f) => !setAtStartup(overridden, f.path))
+  const editable = section.fields.filter((f) => !startupKeyFor(startup, f.path))
   const patch = sectionPatch(editable, effective, values)
   const invalidJson = editable.filter((f) => rawJson[f.path] !== undefined)
   const changes = editable.filter((f) => JSON.stringify(getPath(effective, f.path)) !== JSON.stringify(values[f.path]))
@@ -233,7 +231,7 @@ export function SectionForm({
                 spec={f}
                 value={values[f.path]}
                 error={errors[f.path]}
-                readOnly={setAtStartup(overridden, f.path)}
+                startup={startupKeyFor(startup, f.path)}
                 rawText={rawJson[f.path]}
                 onRawText={(text) => onRawJson(f.path, text)}
                 onChange={(v) => {

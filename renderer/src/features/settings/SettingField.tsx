@@ -1,31 +1,14 @@
-import {
-  ActionIcon,
-  Badge,
-  Button,
-  Group,
-  JsonInput,
-  NumberInput,
-  Select,
-  Stack,
-  Switch,
-  TagsInput,
-  Text,
-  TextInput,
-  Tooltip,
-} from '@mantine/core'
+import { ActionIcon, Button, Group, JsonInput, NumberInput, Select, Stack, Switch, TagsInput, Text, TextInput } from '@mantine/core'
 import { IconPlus, IconTrash } from '@tabler/icons-react'
 import { type ReactNode, useId, useState } from 'react'
 import { trustedOriginEntry } from '../../../../server/config/schema'
 import { duration } from '../../format'
 import { ink } from '../../ink'
 import type { FieldSpec } from './settings-fields'
+import { StartupLabel, startupDescription, startupReason, type StartupKey } from '../../startup'
 
 /** The select option of a key left unset (FieldSpec.unsetLabel). */
 const UNSET = '__unset__'
-
-/** Why a field set at start-up is read-only here: shown under it (its description, so `aria-describedby` names it). */
-export const STARTUP_REASON =
-  'Set at start-up (a flag, --config or the environment), which wins over the panel: change it where the server is started.'
 
 /** The rule the config schema applies to each entry (empty, malformed, paths...). */
 export function originProblem(value: string): string | null {
@@ -48,7 +31,16 @@ export function jsonProblem(text: string): string | null {
  * typing); text that does not parse is reported up (`onRawText`), so the section counts it as an
  * unsaved change that Discard throws away, and its reason shows under the field.
  */
-function JsonField({ spec, value, onChange, error, readOnly, description, rawText, onRawText }: FieldProps & { description: ReactNode }) {
+function JsonField({
+  spec,
+  value,
+  onChange,
+  error,
+  readOnly,
+  description,
+  rawText,
+  onRawText,
+}: FieldProps & { readOnly: boolean; description: ReactNode }) {
   const [text, setText] = useState(() => rawText ?? JSON.stringify(value ?? {}, null, 2))
   const problem = rawText === undefined ? null : jsonProblem(rawText)
   return (
@@ -74,7 +66,14 @@ function JsonField({ spec, value, onChange, error, readOnly, description, rawTex
   )
 }
 
-function TrustedOrigins({ value, onChange, error, readOnly, label, reason }: FieldProps & { label: ReactNode; reason?: string }) {
+function TrustedOrigins({
+  value,
+  onChange,
+  error,
+  readOnly,
+  label,
+  reason,
+}: FieldProps & { readOnly: boolean; label: ReactNode; reason?: string }) {
   const origins = Array.isArray(value) ? (value as string[]) : []
   const [draft, setDraft] = useState('')
   const [draftError, setDraftError] = useState<string | null>(null)
@@ -176,8 +175,8 @@ export interface FieldProps {
   value: unknown
   onChange: (v: unknown) => void
   error?: string
-  /** Set at start-up: shown, never changed here. */
-  readOnly: boolean
+  /** Set at start-up (with its source): shown, never changed here. */
+  startup?: StartupKey
   /** json: the text typed that does not parse (kept by the page), and where to report it. */
   rawText?: string
   onRawText?: (text: string | undefined) => void
@@ -185,39 +184,19 @@ export interface FieldProps {
 
 /** One setting's editor; set at start-up, it is read-only (still focusable), with the badge and the reason under it. */
 export function Field(props: FieldProps) {
-  const { spec, value, onChange, error, readOnly } = props
-  const label: ReactNode = (
-    <Group gap={6} component="span">
-      {spec.label}
-      {readOnly && (
-        <Tooltip label="Set by a start-up option (--config, a flag or the environment), which wins over the panel" withArrow>
-          <Badge size="xs" color={ink.special} variant="outline" data-testid="startup-badge">
-            set at start-up
-          </Badge>
-        </Tooltip>
-      )}
-    </Group>
-  )
+  const { spec, value, onChange, error, startup } = props
+  const readOnly = startup !== undefined
+  const label: ReactNode = <StartupLabel label={spec.label} startup={startup} />
   const seconds = (v: unknown) => (typeof v === 'number' && v > 0 ? ` (${duration(v)})` : '')
-  const help = (extra = ''): ReactNode =>
-    readOnly ? (
-      <>
-        {spec.help}
-        {extra}
-        <br />
-        <span data-testid="startup-reason">{STARTUP_REASON}</span>
-      </>
-    ) : (
-      `${spec.help}${extra}`
-    )
+  const help = (extra = ''): ReactNode => startupDescription(`${spec.help}${extra}`, startup)
   const common = { label, description: help(), readOnly, error, 'data-testid': `setting-${spec.path}` }
   /** A switch has no read-only state of its own: its change is ignored and it says so. */
   const lockedSwitch = readOnly ? { 'aria-readonly': true, readOnly: true } : {}
   switch (spec.kind) {
     case 'origins':
-      return <TrustedOrigins {...props} label={label} reason={readOnly ? STARTUP_REASON : undefined} />
+      return <TrustedOrigins {...props} readOnly={readOnly} label={label} reason={startup ? startupReason(startup.source) : undefined} />
     case 'json':
-      return <JsonField {...props} description={help()} />
+      return <JsonField {...props} readOnly={readOnly} description={help()} />
     case 'switch':
       return (
         <Switch {...common} {...lockedSwitch} checked={Boolean(value)} onChange={(e) => readOnly || onChange(e.currentTarget.checked)} />

@@ -92,7 +92,7 @@ export default function Settings() {
                 })
               }
               effective={settings.data.effective}
-              overridden={settings.data.overridden}
+              startup={settings.data.startup}
               draft={drafts[section.id]}
               onDraft={(values) =>
                 setDrafts((prev) => {

@@ -3,6 +3,7 @@ import { notifications } from '@mantine/notifications'
 import { useEffect, useState } from 'react'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { Allowed, useMay } from '../../access'
+import { useStartup } from '../../startup'
 
 const failed = (title: string) => (e: PanelCallError) => notifications.show({ color: 'red', title, message: e.message })
 
@@ -27,6 +28,10 @@ export function SecondFactorSummary() {
   const mayEnforce = useMay('twoFactor.setEnforcement')
   const [roles, setRoles] = useState<string[]>([])
   const [graceDays, setGraceDays] = useState<number | ''>(7)
+  // A value set at start-up is read-only with the badge and the reason, and left out of the save.
+  const startup = useStartup()
+  const rolesFixed = startup.of('twoFactor.enforcement.roles')
+  const graceFixed = startup.of('twoFactor.enforcement.gracePeriod')
   useEffect(() => {
     if (!overview.data) return
     setRoles(overview.data.enforcement.roles)
@@ -53,26 +58,33 @@ export function SecondFactorSummary() {
         <Group align="flex-end">
           <TagsInput
             disabled={!mayEnforce}
-            label="Require a second factor for roles"
+            {...startup.field('twoFactor.enforcement.roles', { label: 'Require a second factor for roles' })}
             placeholder="e.g. admin"
             value={roles}
-            onChange={setRoles}
+            onChange={(v) => rolesFixed || setRoles(v)}
             w={320}
+            data-testid="enforcement-roles"
           />
           <NumberInput
             disabled={!mayEnforce}
-            label="Grace period (days)"
+            {...startup.field('twoFactor.enforcement.gracePeriod', { label: 'Grace period (days)' })}
             min={0}
             value={graceDays}
             onChange={(v) => setGraceDays(typeof v === 'number' ? v : '')}
             w={160}
+            data-testid="enforcement-grace"
           />
           <Allowed op="twoFactor.setEnforcement">
             <Button
               loading={save.isPending}
+              disabled={Boolean(rolesFixed && graceFixed)}
+              data-testid="enforcement-save"
               onClick={() =>
                 save.mutate(
-                  { roles, ...(graceDays !== '' ? { gracePeriod: graceDays * 86_400 } : {}) },
+                  {
+                    ...(rolesFixed ? {} : { roles }),
+                    ...(graceDays !== '' && !graceFixed ? { gracePeriod: graceDays * 86_400 } : {}),
+                  },
                   {
                     onSuccess: () => notifications.show({ color: 'teal', title: 'Saved', message: 'Enforcement updated' }),
                     onError: failed('Not saved'),
