@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AuthContext } from '../../server/core/context.js'
 import { Outbox, type OutboxBackoff } from '../../server/core/outbox.js'
@@ -103,12 +104,17 @@ async function destination(name: string, count: number): Promise<string> {
     { name, redirectUris: [`http://${name}.example.test/callback`], skipConsent: true, backchannelLogoutUri: `https://${name}.example.test/bc` },
     { via: 'cli' },
   )
+  await queue(client.clientId, name, count)
+  return client.clientId
+}
+
+async function queue(clientId: string, name: string, count: number): Promise<void> {
   const now = new Date(server.clock.now())
   await queueLogoutDeliveries(
     ctx,
     Array.from({ length: count }, (_, i) => ({
       id: `${name}-${String(i).padStart(3, '0')}`,
-      clientId: client.clientId,
+      clientId,
       accountId: `user-${i}`,
       sid: `${name}-sid-${i}`,
       attempts: 0,
@@ -119,15 +125,16 @@ async function destination(name: string, count: number): Promise<string> {
       createdAt: now,
     })),
   )
-  return client.clientId
 }
 
 const rowsOf = async (clientId: string) => (await listLogoutDeliveries(ctx)).filter((r) => r.clientId === clientId)
 
 describe(`the outbox engine (${testEngine})`, () => {
   it('a destination that never answers delays no other: the other’s whole queue goes out while the hanging one waits for its time limit', async () => {
-    const dead = await destination('dead', 40)
-    const healthy = await destination('healthy', 3 * BATCH + 2)
+    // The dead destination comes first in the order runs take destinations in (their ids').
+    const [dead, healthy] = (await Promise.all([destination('a', 0), destination('b', 0)])).sort() as [string, string]
+    await queue(dead, 'dead', 40)
+    await queue(healthy, 'healthy', 3 * BATCH + 2)
     const behaviour = new Map([[dead, hangs]])
     const e = engine(ctx, server.clock, behaviour)
     const run = e.outbox.run()
@@ -212,18 +219,7 @@ describe(`the outbox engine (${testEngine})`, () => {
   it('two engines on one database never claim the same row: each of 150 rows is delivered once', async () => {
     const dests = await Promise.all(['one', 'two', 'three', 'four', 'five'].map((name) => destination(name, 30)))
     // On PostgreSQL the second engine is another instance (its own pool) on the same database.
-    let other: Gatehouse | undefined
-    let otherDir: string | undefined
-    if (testEngine === 'postgres') {
-      otherDir = mkdtempSync(join(tmpdir(), 'gatehouse-outbox-'))
-      other = await openGatehouse({
-        engine: { databaseUrl: server.databaseUrl as string },
-        dataDir: otherDir,
-        secret: 'test-secret-0123456789-abcdefghijkl',
-        clock: server.clock,
-        logger: silentLogger,
-      })
-    }
+    const other = testEngine === 'postgres' ? await secondInstance() : undefined
     try {
       const delivered = new Map<string, number>()
       // Each delivery takes a few turns of the event loop, so claims and deliveries interleave.
@@ -243,7 +239,85 @@ describe(`the outbox engine (${testEngine})`, () => {
       expect(engines.every((e) => e.attempts.length > 0)).toBe(true)
     } finally {
       await other?.close()
-      if (otherDir) rmSync(otherDir, { recursive: true, force: true })
     }
   })
+
+  it.skipIf(testEngine !== 'postgres')(
+    'two instances on one PostgreSQL, a claim held open: the other’s claim of the same rows waits for it, then takes none',
+    async () => {
+      const dest = await destination('held', 0)
+      await queue(dest, 'gate', 5)
+      const other = await secondInstance()
+      const sql = new pg.Client({ connectionString: server.databaseUrl })
+      const gate = new pg.Client({ connectionString: server.databaseUrl })
+      await sql.connect()
+      await gate.connect()
+      // A claim of these rows stops in a BEFORE UPDATE trigger until the gate opens, its rows locked
+      // inside its open statement.
+      await sql.query(`CREATE FUNCTION held_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.sid LIKE 'gate-%' THEN PERFORM pg_advisory_xact_lock_shared(6151); END IF;
+          RETURN NEW;
+        END $$`)
+      await sql.query('CREATE TRIGGER held_claim BEFORE UPDATE ON "oidcLogoutDelivery" FOR EACH ROW EXECUTE FUNCTION held_claim()')
+      await gate.query('SELECT pg_advisory_lock(6151)')
+      let open = false
+      const openGate = async () => {
+        if (!open) await gate.query('SELECT pg_advisory_unlock(6151)')
+        open = true
+      }
+      const waiting = async (events: string[]) =>
+        (
+          await sql.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = ANY($1) AND query ILIKE 'update "oidcLogoutDelivery"%'`,
+            [events],
+          )
+        ).rows[0]?.n ?? 0
+      try {
+        const delivered = new Map<string, number>()
+        const count: Behaviour = async (row) => {
+          delivered.set(row.id, (delivered.get(row.id) ?? 0) + 1)
+        }
+        const behaviour = new Map([[dest, count]])
+        const first = engine(ctx, server.clock, behaviour)
+        const second = engine(other.ctx, server.clock, behaviour)
+        const firstRun = first.outbox.run()
+        await until('the first claim held at the gate', async () => (await waiting(['advisory'])) === 1)
+        const secondRun = second.outbox.run()
+        await until('the second claim waiting on the first’s rows', async () => (await waiting(['transactionid', 'tuple'])) === 1)
+        await openGate()
+        expect(await Promise.all([firstRun, secondRun])).toEqual([5, 0])
+        expect(second.attempts).toHaveLength(0)
+        expect([...delivered.values()]).toEqual([1, 1, 1, 1, 1])
+        expect((await rowsOf(dest)).every((r) => r.attempts === 1 && r.sentAt !== null)).toBe(true)
+      } finally {
+        await openGate()
+        await sql.query('DROP TRIGGER IF EXISTS held_claim ON "oidcLogoutDelivery"')
+        await sql.query('DROP FUNCTION IF EXISTS held_claim()')
+        await gate.end()
+        await sql.end()
+        await other.close()
+      }
+    },
+  )
 })
+
+/** Another instance on the test server's PostgreSQL database (its own pool; nothing started). */
+async function secondInstance(): Promise<{ ctx: AuthContext; close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-outbox-'))
+  const gatehouse: Gatehouse = await openGatehouse({
+    engine: { databaseUrl: server.databaseUrl as string },
+    dataDir,
+    secret: 'test-secret-0123456789-abcdefghijkl',
+    clock: server.clock,
+    logger: silentLogger,
+  })
+  return {
+    ctx: gatehouse.ctx,
+    async close() {
+      await gatehouse.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
