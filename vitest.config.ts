@@ -59,7 +59,11 @@ export default defineConfig({
                 name: 'postgres',
                 // A feature's own API suite (tests/features/<name>/*.api.test.ts) runs on both engines too,
                 // and so does back-channel logout's suite (the outbox engine's queue with its own claims).
-                include: ['tests/api/**/*.test.ts', 'tests/features/**/*.api.test.ts', 'tests/features/oidc-provider/backchannel-logout.test.ts'],
+                include: [
+                  'tests/api/**/*.test.ts',
+                  'tests/features/**/*.api.test.ts',
+                  'tests/features/oidc-provider/backchannel-logout.test.ts',
+                ],
                 env: { GATEHOUSE_TEST_ENGINE: 'postgres' },
                 globalSetup: ['tests/setup/postgres-engine.ts'],
               },

@@ -231,4 +231,13 @@ export class OutboxMailer implements Mailer {
   }
 }
 
-export { findOutboxMessage, listOutbox, type OutboxPage, type OutboxQuery, type OutboxRow, type OutboxStatus, queueMail, requeueFailed } from './store.js'
+export {
+  findOutboxMessage,
+  listOutbox,
+  type OutboxPage,
+  type OutboxQuery,
+  type OutboxRow,
+  type OutboxStatus,
+  queueMail,
+  requeueFailed,
+} from './store.js'

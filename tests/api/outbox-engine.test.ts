@@ -101,7 +101,12 @@ afterEach(async () => {
 async function destination(name: string, count: number): Promise<string> {
   const { client } = await createClient(
     ctx,
-    { name, redirectUris: [`http://${name}.example.test/callback`], skipConsent: true, backchannelLogoutUri: `https://${name}.example.test/bc` },
+    {
+      name,
+      redirectUris: [`http://${name}.example.test/callback`],
+      skipConsent: true,
+      backchannelLogoutUri: `https://${name}.example.test/bc`,
+    },
     { via: 'cli' },
   )
   await queue(client.clientId, name, count)

@@ -187,7 +187,8 @@ export function logoutOutbox(
           stored.registeredByToken === null || hostAllowed(ctx.config().oidcProvider.registration.allowedHosts, stored.backchannelLogoutUri)
         return { client, stored, trusted, send }
       },
-      deliver: (row, { client, trusted, send }, signal) => trustedDelivery.run({ trusted, signal }, () => send.call(client, row.accountId, row.sid)),
+      deliver: (row, { client, trusted, send }, signal) =>
+        trustedDelivery.run({ trusted, signal }, () => send.call(client, row.accountId, row.sid)),
       async settled(row, _target, error) {
         if (error !== null) return
         await recordAudit(ctx, {
