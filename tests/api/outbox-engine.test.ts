@@ -167,6 +167,22 @@ describe(`the outbox engine (${testEngine})`, () => {
     await e.outbox.stop()
   })
 
+  it('a row queued while its destination’s lane is at work is taken by that lane before it ends, not left for a later run', async () => {
+    const dest = await destination('busy', 1)
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const e = engine(ctx, server.clock, new Map([[dest, (row) => (row.id === 'busy-000' ? held : Promise.resolve())]]))
+    const run = e.outbox.run()
+    await until('the first row in flight', () => e.attempts.length === 1)
+    await queue(dest, 'late', 1)
+    // The lane of that destination runs here already: this run leaves the row to it.
+    expect(await e.outbox.run()).toBe(0)
+    release()
+    expect(await run).toBe(2)
+    expect(e.attempts.map(([, id]) => id)).toEqual(['busy-000', 'late-000'])
+    expect((await rowsOf(dest)).every((r) => r.sentAt !== null)).toBe(true)
+  })
+
   it('a lease that lapsed (its instance stopped mid-delivery) is claimed again, by any engine; not a moment before', async () => {
     const dest = await destination('crashed', 3)
     const first = engine(ctx, server.clock, new Map([[dest, hangs]]))
