@@ -19,8 +19,9 @@ import { backchannelClients, findClient, logoutDeliveryStore, oidcSessionsOf, qu
  * `backchannel_logout_uri` is owed a logout token. The notice is queued in the database in the
  * same transaction as the sign-out (never sent while it answers), and the outbox engine
  * (core/outbox.ts) claims due rows (one instance per row), signs the token with oidc-provider
- * (`typ logout+jwt`, `sid`) and POSTs it, retrying with backoff across restarts. oidc-provider's own end-session notices go
- * through the same queue (provider.ts replaces its Client#backchannelLogout).
+ * (`typ logout+jwt`, `sid`) and POSTs it, retrying with backoff across restarts. oidc-provider's
+ * own end-session notices go through the same queue (provider.ts replaces its
+ * Client#backchannelLogout).
  */
 
 /** How long a claimed row is this instance's before another may take it (a crash mid-delivery). */
