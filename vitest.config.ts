@@ -57,8 +57,13 @@ export default defineConfig({
               test: {
                 ...shared,
                 name: 'postgres',
-                // A feature's own API suite (tests/features/<name>/*.api.test.ts) runs on both engines too.
-                include: ['tests/api/**/*.test.ts', 'tests/features/**/*.api.test.ts'],
+                // A feature's own API suite (tests/features/<name>/*.api.test.ts) runs on both engines too,
+                // and so does back-channel logout's suite (the outbox engine's queue with its own claims).
+                include: [
+                  'tests/api/**/*.test.ts',
+                  'tests/features/**/*.api.test.ts',
+                  'tests/features/oidc-provider/backchannel-logout.test.ts',
+                ],
                 env: { GATEHOUSE_TEST_ENGINE: 'postgres' },
                 globalSetup: ['tests/setup/postgres-engine.ts'],
               },

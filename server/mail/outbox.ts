@@ -1,24 +1,21 @@
-import { and, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import { urlPassword } from '../config/url-password.js'
 import type { createTransport } from 'nodemailer'
 import type { Clock } from '../core/context.js'
 import type { GatehouseConfig } from '../config/schema.js'
 import { applyMailTemplate } from './custom-templates.js'
 import { encryptSecret, revealSecret } from '../crypto/encrypt.js'
-import { generateId } from '../crypto/random.js'
 import type { DB } from '../db/index.js'
-import { mailOutbox } from '../db/schema.js'
 import type { Mailer, OutgoingMail } from './types.js'
-import { firstRow, type Storage } from '../db/storage.js'
+import type { Storage } from '../db/storage.js'
+import { Outbox } from '../core/outbox.js'
+import { mailStore, type OutboxRow, queueMail } from './store.js'
 
 /**
  * The mail outbox: every message is first a row (queued), then an SMTP delivery in the background
  * (sent, or failed with the error). A failed message stays in the table and can be retried; a
- * queued one survives a restart and is delivered when the server (or SMTP) comes back.
+ * queued one survives a restart and is delivered when the server (or SMTP) comes back. Delivery
+ * is the outbox engine's (core/outbox.ts), the SQL mail/store.ts's.
  */
-
-export type OutboxRow = typeof mailOutbox.$inferSelect
-export type OutboxStatus = OutboxRow['status']
 
 export interface MailLogger {
   info(message: string): void
@@ -27,7 +24,7 @@ export interface MailLogger {
 
 export interface OutboxMailerOptions {
   db: DB
-  /** The engine behind `db` ('sqlite' by default): PostgreSQL claims with FOR UPDATE SKIP LOCKED. */
+  /** The engine behind `db` ('sqlite' by default). */
   dialect?: Storage['dialect']
   clock: Clock
   config: () => GatehouseConfig
@@ -101,44 +98,47 @@ export function developmentMailNotice(panelURL: string | null): string {
   return `no SMTP server configured (--smtp-url or mail.smtp): development mail, nothing is sent; every message is kept in ${where}, where its links can be opened`
 }
 
-/** Inserts one message into the outbox as queued and returns its row. */
-export async function queueMail(db: DB, clock: Clock, mail: OutgoingMail): Promise<OutboxRow> {
-  const now = new Date(clock.now())
-  const row: OutboxRow = {
-    id: generateId(),
-    to: mail.to,
-    subject: mail.subject,
-    kind: mail.kind,
-    text: mail.text,
-    html: mail.html,
-    status: 'queued',
-    error: null,
-    attempts: 0,
-    createdAt: now,
-    updatedAt: now,
-    sentAt: null,
-  }
-  await db.insert(mailOutbox).values(row)
-  return row
-}
-
 type Transport = ReturnType<typeof createTransport>
 
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
 
-/** A message `sending` for longer than this was abandoned (its process stopped): longer than any delivery's timeouts. */
-const STALE_SENDING_MS = 10 * 60_000
+/** A message's delivery time limit (the engine cuts it off): longer than nodemailer's own timeouts together. */
+const DELIVERY_TIMEOUT_MS = 5 * 60_000
+/** A message `sending` for longer than this was abandoned (its process stopped): due again, for any instance. */
+const LEASE_MS = 10 * 60_000
+/** How long close() lets the message in flight finish. */
+const CLOSE_GRACE_MS = 5_000
 
 export class OutboxMailer implements Mailer {
   private transport: { key: string; value: Transport } | null = null
-  private running = false
-  private again = false
-  private closed = false
-  private idleWaiters: Array<() => void> = []
   private warnedNoSmtp = false
-  private revived = false
+  /** The outbox engine's queue of mail: one destination (the SMTP server), no automatic retry, no max age. */
+  private readonly outbox: Outbox<OutboxRow, SmtpSettings>
 
-  constructor(private readonly options: OutboxMailerOptions) {}
+  constructor(private readonly options: OutboxMailerOptions) {
+    const { logger } = options
+    this.outbox = new Outbox<OutboxRow, SmtpSettings>(
+      {
+        store: mailStore(options.db, options.dialect ?? 'sqlite', LEASE_MS),
+        leaseMs: LEASE_MS,
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+        // One SMTP conversation at a time.
+        batch: 1,
+        backoff: null,
+        paused: () => this.settings() === null,
+        target: async () => this.settings(),
+        deliver: (row, settings, signal) => this.deliver(row, settings, signal),
+        settled: (row, settings, error) => {
+          this.options.delivered?.(error === null)
+          if (error !== null) logger.warn(`mail ${row.id} (${row.kind}) to ${row.to} failed via ${describeSmtp(settings)}: ${error}`)
+          else logger.info(`mail ${row.id} (${row.kind}) to ${row.to} sent via ${describeSmtp(settings)}`)
+        },
+        // The database was busy or closed (shutdown): what is queued goes out at the next wake.
+        runFailed: (error) => logger.warn(`mail delivery paused: ${error instanceof Error ? error.message : String(error)}`),
+      },
+      { clock: options.clock },
+    )
+  }
 
   async send(mail: OutgoingMail): Promise<void> {
     // A template edited in the panel re-renders the message of its kind; the account center's
@@ -172,31 +172,17 @@ export class OutboxMailer implements Mailer {
     return url ? (urlPassword(url)?.withoutPassword ?? url) : null
   }
 
+  /** Never in the caller's turn: the answer leaves before any SMTP work starts. */
   wake(): void {
-    if (this.closed) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.running = true
-    // Never in the caller's turn: the answer leaves before any SMTP work starts.
-    setImmediate(
-      () =>
-        void this.drain().catch((error: unknown) => {
-          // The database was busy or closed (shutdown): what is queued goes out at the next wake.
-          this.options.logger.warn(`mail delivery paused: ${error instanceof Error ? error.message : String(error)}`)
-        }),
-    )
+    this.outbox.wake()
   }
 
   whenIdle(): Promise<void> {
-    if (!this.running) return Promise.resolve()
-    return new Promise((resolve) => this.idleWaiters.push(resolve))
+    return this.outbox.whenIdle()
   }
 
   async close(): Promise<void> {
-    this.closed = true
-    await Promise.race([this.whenIdle(), new Promise((resolve) => setTimeout(resolve, 5000).unref())])
+    await this.outbox.stop(CLOSE_GRACE_MS)
     this.transport?.value.close()
     this.transport = null
   }
@@ -217,179 +203,41 @@ export class OutboxMailer implements Mailer {
     return this.transport.value
   }
 
-  private async nextQueued(after: Set<string>): Promise<OutboxRow | undefined> {
-    const rows = await this.options.db
-      .select()
-      .from(mailOutbox)
-      .where(eq(mailOutbox.status, 'queued'))
-      .orderBy(mailOutbox.createdAt, sql`rowid`)
-      .limit(after.size + 1)
-    return rows.find((r) => !after.has(r.id))
+  /** A broken (or cut off) connection must not poison the next attempt. */
+  private dropTransport(transport: Transport): void {
+    if (this.transport?.value !== transport) return
+    transport.close()
+    this.transport = null
   }
 
-  /**
-   * The next queued message, claimed (queued → sending) before it is sent: of several processes
-   * on one database (the server and the CLI, or several instances on PostgreSQL) only one sends it.
-   * PostgreSQL: one statement whose subquery locks the oldest queued row and skips rows another
-   * instance has locked (FOR UPDATE SKIP LOCKED), so instances never wait on each other. SQLite:
-   * a conditional update (queued → sending) of the oldest queued row, retried when another
-   * process won it.
-   */
-  private async claimNext(after: Set<string>): Promise<OutboxRow | undefined> {
-    const { db, clock } = this.options
-    if (this.options.dialect === 'postgres') {
-      const oldest = sql`(select ${mailOutbox.id} from ${mailOutbox} where ${mailOutbox.status} = 'queued' order by ${mailOutbox.createdAt}, ${mailOutbox.id} limit 1 for update skip locked)`
-      const [claimed] = await db
-        .update(mailOutbox)
-        .set({ status: 'sending', updatedAt: new Date(clock.now()) })
-        .where(and(eq(mailOutbox.id, oldest), eq(mailOutbox.status, 'queued')))
-        .returning()
-      return claimed
-    }
-    for (;;) {
-      const candidate = await this.nextQueued(after)
-      if (!candidate) return undefined
-      const claimed = await db
-        .update(mailOutbox)
-        .set({ status: 'sending', updatedAt: new Date(clock.now()) })
-        .where(and(eq(mailOutbox.id, candidate.id), eq(mailOutbox.status, 'queued')))
-        .returning({ id: mailOutbox.id })
-      if (claimed.length === 1) return candidate
-      // Another process claimed it first.
-      after.add(candidate.id)
-    }
-  }
-
-  /** Messages left `sending` by a process that stopped mid-delivery go back to the queue. */
-  private async reviveStale(): Promise<void> {
-    // Once per process, when there is somewhere to deliver to; a busy database is tried again at the next wake.
-    if (this.revived || !this.settings()) return
-    const { db, clock } = this.options
-    const before = new Date(clock.now() - STALE_SENDING_MS)
+  private async deliver(row: OutboxRow, settings: SmtpSettings, signal: AbortSignal): Promise<void> {
+    const transport = await this.transportFor(settings)
+    const cut = (): void => this.dropTransport(transport)
+    signal.addEventListener('abort', cut, { once: true })
     try {
-      await db
-        .update(mailOutbox)
-        .set({ status: 'queued', updatedAt: new Date(clock.now()) })
-        .where(and(eq(mailOutbox.status, 'sending'), lt(mailOutbox.updatedAt, before)))
-      this.revived = true
-    } catch {
-      // Busy or closed: next time.
-    }
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      await this.reviveStale()
-      do {
-        this.again = false
-        const attempted = new Set<string>()
-        for (;;) {
-          if (this.closed && attempted.size > 0) break
-          const settings = this.settings()
-          if (!settings) break
-          const row = await this.claimNext(attempted)
-          if (!row) break
-          attempted.add(row.id)
-          await this.deliver(row, settings)
-        }
-      } while (this.again && !this.closed)
-    } finally {
-      this.running = false
-      for (const resolve of this.idleWaiters.splice(0)) resolve()
-    }
-  }
-
-  private async deliver(row: OutboxRow, settings: SmtpSettings): Promise<void> {
-    const { db, clock, config, logger } = this.options
-    let error: string | null = null
-    try {
-      await (await this.transportFor(settings)).sendMail({
-        from: config().mail.from,
+      await transport.sendMail({
+        from: this.options.config().mail.from,
         to: row.to,
         subject: row.subject,
         text: row.text,
         html: row.html,
       })
-    } catch (e) {
-      error = e instanceof Error ? e.message : String(e)
-      // A broken connection must not poison the next attempt.
-      this.transport?.value.close()
-      this.transport = null
+    } catch (error) {
+      this.dropTransport(transport)
+      throw error
+    } finally {
+      signal.removeEventListener('abort', cut)
     }
-    const now = new Date(clock.now())
-    try {
-      await db
-        .update(mailOutbox)
-        .set({
-          status: error ? 'failed' : 'sent',
-          error,
-          attempts: row.attempts + 1,
-          updatedAt: now,
-          sentAt: error ? null : now,
-        })
-        .where(eq(mailOutbox.id, row.id))
-    } catch {
-      // The database closed under a delivery at shutdown: the row stays `sending` and is queued
-      // again (reviveStale) by a later start.
-      return
-    }
-    this.options.delivered?.(!error)
-    if (error) logger.warn(`mail ${row.id} (${row.kind}) to ${row.to} failed via ${describeSmtp(settings)}: ${error}`)
-    else logger.info(`mail ${row.id} (${row.kind}) to ${row.to} sent via ${describeSmtp(settings)}`)
   }
 }
 
-export interface OutboxQuery {
-  status?: OutboxStatus
-  kind?: string
-  to?: string
-  limit?: number
-  offset?: number
-}
-
-export interface OutboxPage {
-  messages: OutboxRow[]
-  total: number
-  limit: number
-  offset: number
-}
-
-/** The outbox, newest first, for the control panel. */
-export async function listOutbox(db: DB, query: OutboxQuery = {}, dialect: Storage['dialect'] = 'sqlite'): Promise<OutboxPage> {
-  const limit = Math.min(Math.max(query.limit ?? 100, 1), 1000)
-  const offset = Math.max(query.offset ?? 0, 0)
-  const filters: SQL[] = []
-  if (query.status) filters.push(eq(mailOutbox.status, query.status))
-  if (query.kind) filters.push(eq(mailOutbox.kind, query.kind))
-  if (query.to) filters.push(eq(mailOutbox.to, query.to.toLowerCase()))
-  const where = filters.length > 0 ? and(...filters) : undefined
-  const messages = await db
-    .select()
-    .from(mailOutbox)
-    .where(where)
-    // Newest first; SQLite's rowid keeps insertion order within one millisecond, PostgreSQL the id.
-    .orderBy(desc(mailOutbox.createdAt), dialect === 'sqlite' ? desc(sql`rowid`) : desc(mailOutbox.id))
-    .limit(limit)
-    .offset(offset)
-  const total = (await firstRow(db.select({ n: count() }).from(mailOutbox).where(where)))?.n ?? 0
-  return { messages, total, limit, offset }
-}
-
-export async function findOutboxMessage(db: DB, id: string): Promise<OutboxRow | undefined> {
-  return await firstRow(db.select().from(mailOutbox).where(eq(mailOutbox.id, id)))
-}
-
-/**
- * Puts failed messages back in the queue (one by id, or every failed one) and starts delivery.
- * Returns how many were re-queued; a message that is not failed is left alone.
- */
-export async function requeueFailed(db: DB, clock: Clock, ids?: string[]): Promise<number> {
-  const failed = eq(mailOutbox.status, 'failed')
-  const result = await db
-    .update(mailOutbox)
-    .set({ status: 'queued', updatedAt: new Date(clock.now()) })
-    .where(ids ? and(failed, inArray(mailOutbox.id, ids)) : failed)
-    // Counted from the returned rows: better-sqlite3 reports `changes`, node-postgres `rowCount`.
-    .returning({ id: mailOutbox.id })
-  return result.length
-}
+export {
+  findOutboxMessage,
+  listOutbox,
+  type OutboxPage,
+  type OutboxQuery,
+  type OutboxRow,
+  type OutboxStatus,
+  queueMail,
+  requeueFailed,
+} from './store.js'

@@ -7,50 +7,35 @@ import type { AuthContext } from '../../core/context.js'
 import { idleOff } from '../../core/idle-scope.js'
 import { generateId } from '../../crypto/random.js'
 import type { Logger } from '../../log.js'
-import type { OidcLogoutDeliveryRow } from './schema.js'
+import { Outbox } from '../../core/outbox.js'
+import type { OidcClientRow, OidcLogoutDeliveryRow } from './schema.js'
 import { isLocalHost } from './clients.js'
-import {
-  backchannelClients,
-  claimLogoutDeliveries,
-  dropLogoutDelivery,
-  dropStaleLogoutDeliveries,
-  dueLogoutClients,
-  findClient,
-  finishLogoutDelivery,
-  oidcSessionsOf,
-  postponeClientDeliveries,
-  queueLogoutDeliveries,
-  setBackchannelState,
-} from './store.js'
+import { backchannelClients, findClient, logoutDeliveryStore, oidcSessionsOf, queueLogoutDeliveries, setBackchannelState } from './store.js'
 
 /**
  * OpenID Connect Back-Channel Logout 1.0. When a Gatehouse session ends (the hosted sign-out page,
  * RP-initiated end-session, an admin's revocation, a ban, the person's deletion: core's
  * `sessionsEnded`), every client its OIDC sessions signed in to that has a
  * `backchannel_logout_uri` is owed a logout token. The notice is queued in the database in the
- * same transaction as the sign-out (never sent while it answers), and a background job claims due
- * rows (one instance per row), signs the token with oidc-provider (`typ logout+jwt`, `sid`) and
- * POSTs it, retrying with backoff across restarts. oidc-provider's own end-session notices go
- * through the same queue (provider.ts replaces its Client#backchannelLogout).
+ * same transaction as the sign-out (never sent while it answers), and the outbox engine
+ * (core/outbox.ts) claims due rows (one instance per row), signs the token with oidc-provider
+ * (`typ logout+jwt`, `sid`) and POSTs it, retrying with backoff across restarts. oidc-provider's
+ * own end-session notices go through the same queue (provider.ts replaces its
+ * Client#backchannelLogout).
  */
 
 /** How long a claimed row is this instance's before another may take it (a crash mid-delivery). */
 const CLAIM_MS = 30_000
-/** The first retry's delay; then as long as the client has been failing, up to MAX_BACKOFF_MS. */
-const FIRST_RETRY_MS = 10_000
-const MAX_BACKOFF_MS = 3_600_000
-/** Rows a client's lane claims (and sends at once) at a time, and its rounds per run. */
+/** The first retry after 10 s; then as long as the client has been failing (about doubling), at most hourly. */
+const BACKOFF = { firstMs: 10_000, maxMs: 3_600_000 }
+/** Rows a client's lane claims (and sends at once) at a time. */
 const BATCH = 20
-const MAX_ROUNDS = 50
 /** Clients served at once by one run (each in its own lane). */
 const MAX_LANES = 64
 
-/** The retry delay of a client failing for `failingMs`: 10 s, then about doubling, at most hourly. */
-export const retryDelay = (failingMs: number): number => Math.min(Math.max(FIRST_RETRY_MS, failingMs), MAX_BACKOFF_MS)
-
 /**
  * One delivery's time limit: a real timer by default (oidc-provider's 2.5 s); replaceable so tests
- * fire it themselves (provider.ts's `fetch` puts it on every back-channel POST).
+ * fire it themselves (the outbox engine puts it on every delivery, provider.ts's `fetch` on its POST).
  */
 export const deliveryTimeout = {
   ms: 2_500,
@@ -62,7 +47,7 @@ export const deliveryTimeout = {
  * private addresses. Admin-registered clients may (Gatehouse serves the LAN); self-registered ones
  * only when their host is in `oidcProvider.registration.allowedHosts`.
  */
-export const trustedDelivery = idleOff(new AsyncLocalStorage<{ trusted: boolean; stop: AbortSignal }>())
+export const trustedDelivery = idleOff(new AsyncLocalStorage<{ trusted: boolean; signal: AbortSignal }>())
 
 /**
  * Whether a self-registered client's back-channel logout URI could ever be delivered: not when its
@@ -155,149 +140,91 @@ function hostAllowed(allowed: readonly string[], uri: string): boolean {
   }
 }
 
-const errorText = (error: unknown): string =>
-  (error instanceof Error
-    ? error.cause instanceof Error
-      ? `${error.message}: ${error.cause.message}`
-      : error.message
-    : String(error)
-  ).slice(0, 300)
-
-/** Per context: clients whose lane runs in this instance now (a new run leaves them to it), those lanes, and their stop. */
-interface Lanes {
-  clients: Set<string>
-  running: Set<Promise<number>>
-  stop: AbortController
+/** What a client's notices are delivered to: oidc-provider's client, its row, whether it may reach the LAN, the sender. */
+interface LogoutTarget {
+  client: ClientInstance
+  stored: OidcClientRow
+  trusted: boolean
+  send: SendLogout
 }
-const lanesOf = new WeakMap<AuthContext, Lanes>()
 
-function lanes(ctx: AuthContext): Lanes {
-  let state = lanesOf.get(ctx)
-  if (!state) {
-    state = { clients: new Set(), running: new Set(), stop: new AbortController() }
-    lanesOf.set(ctx, state)
-  }
-  return state
+/** Per context: its queue of logout notices on the outbox engine. */
+const outboxes = new WeakMap<AuthContext, Outbox<OidcLogoutDeliveryRow, LogoutTarget>>()
+
+/**
+ * The back-channel logout queue of a context on the outbox engine (core/outbox.ts: claim, lease,
+ * time limit, backoff, max age, one lane per client): a destination is a client, its deliveries
+ * signed and POSTed by oidc-provider (20 at a time, each limited by `deliveryTimeout`), its failure
+ * marked on the client (the panel shows it) and retried after `retryDelay` of how long it has been
+ * failing; notices older than `oidcProvider.backchannelLogout.maxRetryAge` are given up.
+ */
+export function logoutOutbox(
+  ctx: AuthContext,
+  providerOf: () => Promise<Provider>,
+  logger: () => Logger,
+): Outbox<OidcLogoutDeliveryRow, LogoutTarget> {
+  let outbox = outboxes.get(ctx)
+  if (outbox) return outbox
+  outbox = new Outbox<OidcLogoutDeliveryRow, LogoutTarget>(
+    {
+      store: logoutDeliveryStore(ctx),
+      leaseMs: CLAIM_MS,
+      timeoutMs: deliveryTimeout.ms,
+      timer: (ms) => deliveryTimeout.signal(ms),
+      batch: BATCH,
+      maxLanes: MAX_LANES,
+      backoff: BACKOFF,
+      maxAgeMs: () => ctx.config().oidcProvider.backchannelLogout.maxRetryAge * 1000,
+      paused: () => !ctx.config().oidcProvider.enabled,
+      async target(clientId) {
+        const provider = await providerOf()
+        const send = originalSenders.get(provider)
+        if (!send) throw new Error('the OIDC provider has no back-channel sender')
+        const stored = await findClient(ctx, clientId)
+        const client = stored?.backchannelLogoutUri ? await provider.Client.find(clientId) : undefined
+        // The client was deleted or no longer takes notices: nothing is owed any more.
+        if (!stored?.backchannelLogoutUri || !client) return null
+        const trusted =
+          stored.registeredByToken === null || hostAllowed(ctx.config().oidcProvider.registration.allowedHosts, stored.backchannelLogoutUri)
+        return { client, stored, trusted, send }
+      },
+      deliver: (row, { client, trusted, send }, signal) =>
+        trustedDelivery.run({ trusted, signal }, () => send.call(client, row.accountId, row.sid)),
+      async settled(row, _target, error) {
+        if (error !== null) return
+        await recordAudit(ctx, {
+          type: 'oidc.backchannel-logout',
+          actorUserId: null,
+          targetUserId: row.accountId,
+          target: row.clientId,
+          detail: { attempts: row.attempts },
+        })
+      },
+      failing: (clientId, { error, retryAt }) =>
+        logger().warn(`Back-channel logout to client ${clientId} failed, retrying at ${retryAt.toISOString()}: ${error}`),
+      async recovered(clientId, { stored }) {
+        if (stored.backchannelFailingSince) await setBackchannelState(ctx, clientId, 'healthy')
+      },
+      expired: (clientId, count, maxAgeMs) =>
+        logger().warn(
+          `Back-channel logout to client ${clientId}: ${count} notice(s) given up, undelivered for ${maxAgeMs / 1000} s (oidcProvider.backchannelLogout.maxRetryAge)`,
+        ),
+      runFailed: (error) => logger().error('Back-channel logout delivery failed:', error),
+    },
+    // Soon after a notice is queued: once the sign-out's transaction has committed.
+    { clock: ctx.clock, wakeDelayMs: 20 },
+  )
+  outboxes.set(ctx, outbox)
+  return outbox
 }
 
 /**
  * The server stops: deliveries in flight are cut off and their lanes end without recording an
- * outcome (their rows stay claimed for CLAIM_MS, then any instance takes them again). `inFlight`:
- * the delivery runs the caller started, awaited as well.
+ * outcome (their rows stay claimed for CLAIM_MS, then any instance takes them again); the runs
+ * under way are awaited, so none queries a database that is being closed.
  */
-export async function stopDeliveries(ctx: AuthContext, inFlight: Iterable<Promise<unknown>> = []): Promise<void> {
-  const state = lanesOf.get(ctx)
-  state?.stop.abort()
-  // The runs begun before the stop (their first queries, before any lane) finish too, so none of
-  // them queries a database that is being closed; an aborted state starts no lane meanwhile.
-  await Promise.allSettled([...inFlight, ...(state?.running ?? [])])
-  if (state) lanesOf.delete(ctx)
-}
-
-/**
- * One client's deliveries, apart from every other client's: it claims its due rows a batch at a
- * time and sends them at once; the first failure marks the client failing (the panel shows it,
- * with the error) and puts its other due rows off to the same retry, unattempted, so a hanging or
- * dead RP costs one timeout per retry, whatever its queue. Returns how many were sent.
- */
-async function lane(
-  ctx: AuthContext,
-  provider: Provider,
-  send: SendLogout,
-  clientId: string,
-  logger: Logger,
-  stop: AbortSignal,
-): Promise<number> {
-  let sent = 0
-  for (let round = 0; round < MAX_ROUNDS && !stop.aborted; round++) {
-    const claimedAt = ctx.clock.now()
-    const rows = await claimLogoutDeliveries(ctx, new Date(claimedAt), new Date(claimedAt + CLAIM_MS), BATCH, clientId)
-    if (rows.length === 0) break
-    const stored = await findClient(ctx, clientId)
-    const client = stored?.backchannelLogoutUri ? await provider.Client.find(clientId) : undefined
-    // The client was deleted or no longer takes notices: nothing is owed any more.
-    if (!stored?.backchannelLogoutUri || !client) {
-      for (const row of rows) await dropLogoutDelivery(ctx, row.id)
-      continue
-    }
-    const trusted =
-      stored.registeredByToken === null || hostAllowed(ctx.config().oidcProvider.registration.allowedHosts, stored.backchannelLogoutUri)
-    const outcomes = await Promise.all(
-      rows.map((row) =>
-        trustedDelivery
-          .run({ trusted, stop }, () => send.call(client, row.accountId, row.sid))
-          .then(
-            () => undefined,
-            (error: unknown) => errorText(error),
-          ),
-      ),
-    )
-    if (stop.aborted) break
-    const now = ctx.clock.now()
-    const failed = outcomes.find((outcome) => outcome !== undefined)
-    let retryAt = new Date(now)
-    if (failed !== undefined) {
-      const since = await setBackchannelState(ctx, clientId, { failingAt: new Date(now), error: failed })
-      retryAt = new Date(now + retryDelay(now - (since?.getTime() ?? now)))
-    }
-    for (const [i, row] of rows.entries()) {
-      const error = outcomes[i]
-      if (error !== undefined) {
-        await finishLogoutDelivery(ctx, row.id, { retryAt, error })
-        continue
-      }
-      await finishLogoutDelivery(ctx, row.id, { sentAt: new Date(now) })
-      sent++
-      await recordAudit(ctx, {
-        type: 'oidc.backchannel-logout',
-        actorUserId: null,
-        targetUserId: row.accountId,
-        target: row.clientId,
-        detail: { attempts: row.attempts },
-      })
-    }
-    if (failed !== undefined) {
-      await postponeClientDeliveries(ctx, clientId, new Date(now), retryAt, failed)
-      logger.warn(`Back-channel logout to client ${clientId} failed, retrying at ${retryAt.toISOString()}: ${failed}`)
-      break
-    }
-    if (stored.backchannelFailingSince) await setBackchannelState(ctx, clientId, 'healthy')
-    if (rows.length < BATCH) break
-  }
-  return sent
-}
-
-/**
- * Sends the due deliveries, each client in its own lane (a client whose lane this instance is
- * running already is left to it); first gives up notices older than
- * `oidcProvider.backchannelLogout.maxRetryAge`. Returns how many were sent. Several instances may
- * run it at once (each row is claimed by one).
- */
-export async function deliverDueLogouts(ctx: AuthContext, provider: Provider, logger: Logger): Promise<number> {
-  const send = originalSenders.get(provider)
-  if (!send) return 0
-  const now = ctx.clock.now()
-  const maxAge = ctx.config().oidcProvider.backchannelLogout.maxRetryAge
-  const dropped = await dropStaleLogoutDeliveries(ctx, new Date(now - maxAge * 1000))
-  for (const clientId of new Set(dropped)) {
-    const count = dropped.filter((id) => id === clientId).length
-    logger.warn(
-      `Back-channel logout to client ${clientId}: ${count} notice(s) given up, undelivered for ${maxAge} s (oidcProvider.backchannelLogout.maxRetryAge)`,
-    )
-  }
-  const state = lanes(ctx)
-  if (state.stop.signal.aborted) return 0
-  const clients = (await dueLogoutClients(ctx, new Date(now), MAX_LANES)).filter((id) => !state.clients.has(id))
-  const counts = await Promise.all(
-    clients.map((clientId) => {
-      state.clients.add(clientId)
-      const running = lane(ctx, provider, send, clientId, logger, state.stop.signal).finally(() => {
-        state.clients.delete(clientId)
-        state.running.delete(running)
-      })
-      state.running.add(running)
-      return running
-    }),
-  )
-  return counts.reduce((a, b) => a + b, 0)
+export async function stopDeliveries(ctx: AuthContext): Promise<void> {
+  const outbox = outboxes.get(ctx)
+  outboxes.delete(ctx)
+  await outbox?.stop()
 }

@@ -23,7 +23,7 @@ import {
 import { refundRegistration, registrationRequest, spendRegistration } from './registration.js'
 import { fastToken } from './token-fast.js'
 import { deleteExpiredModels, deleteOldLogoutDeliveries } from './store.js'
-import { deliverDueLogouts, queueEndedSessions, setDeliveryWaker, stopDeliveries } from './backchannel.js'
+import { logoutOutbox, queueEndedSessions, setDeliveryWaker, stopDeliveries } from './backchannel.js'
 import { OIDC_ERRORS } from './errors.js'
 import * as tables from './schema.js'
 import { configSections } from './config.js'
@@ -52,8 +52,16 @@ function cacheFor(ctx: AuthContext): ReturnType<typeof providerCache> {
  * Returns how many were sent.
  */
 export async function runLogoutDeliveries(ctx: AuthContext): Promise<number> {
-  return deliverDueLogouts(ctx, await cacheFor(ctx).get(), logger)
+  return logoutOutboxOf(ctx).run()
 }
+
+/** The context's back-channel logout queue on the outbox engine (backchannel.ts). */
+const logoutOutboxOf = (ctx: AuthContext) =>
+  logoutOutbox(
+    ctx,
+    () => cacheFor(ctx).get(),
+    () => logger,
+  )
 
 /** Why the last token requests went to oidc-provider instead of the fast path (tests read it). */
 export const fastTokenHandOvers: string[] = []
@@ -183,34 +191,12 @@ export const oidcProviderFeature = defineFeature({
   start: (runtime) => {
     logger = runtime.logger
     const { ctx } = runtime
-    // Back-channel logout deliveries: soon after a notice is queued, and every few seconds for
-    // retries (and notices queued by another instance or before a restart). Runs may overlap: each
-    // client is served by one lane at a time (backchannel.ts), so one hanging RP holds up no other.
-    // Once stopped, no run starts (a wake-up's timer may still fire), and the ones under way are
-    // awaited before the database closes: a run's query against a closed pool is no failure to log.
-    let stopped = false
-    const inFlight = new Set<Promise<unknown>>()
-    const wakeUps = new Set<NodeJS.Timeout>()
-    const deliver = (): void => {
-      if (stopped || !ctx.config().oidcProvider.enabled) return
-      const run: Promise<unknown> = cacheFor(ctx)
-        .get()
-        .then((provider) => deliverDueLogouts(ctx, provider, runtime.logger))
-        .catch((error) => runtime.logger.error('Back-channel logout delivery failed:', error))
-        .finally(() => inFlight.delete(run))
-      inFlight.add(run)
-    }
-    setDeliveryWaker(ctx, () => {
-      if (stopped) return
-      const wakeUp = setTimeout(() => {
-        wakeUps.delete(wakeUp)
-        deliver()
-      }, 20)
-      wakeUp.unref()
-      wakeUps.add(wakeUp)
-    })
-    const poll = setInterval(deliver, DELIVERY_POLL_MS)
-    poll.unref()
+    // Back-channel logout deliveries (the outbox engine): soon after a notice is queued, and every
+    // few seconds for retries (and notices queued by another instance or before a restart). Runs
+    // may overlap: each client is served by one lane at a time, so one hanging RP holds up no other.
+    const outbox = logoutOutboxOf(ctx)
+    setDeliveryWaker(ctx, () => outbox.wake())
+    outbox.poll(DELIVERY_POLL_MS)
     // Expired codes, tokens, sessions and interactions are removed hourly.
     const timer = setInterval(() => {
       // One instance at a time when several share a PostgreSQL database.
@@ -226,12 +212,10 @@ export const oidcProviderFeature = defineFeature({
     }, 3_600_000)
     timer.unref()
     return async () => {
-      stopped = true
       clearInterval(timer)
-      clearInterval(poll)
-      for (const wakeUp of wakeUps) clearTimeout(wakeUp)
       setDeliveryWaker(ctx, undefined)
-      await stopDeliveries(ctx, inFlight)
+      // Once stopped no run starts; the ones under way are awaited before the database closes.
+      await stopDeliveries(ctx)
     }
   },
 })

@@ -18,7 +18,7 @@ import { attachGrant, rememberedConsent } from './consent.js'
 import { nodeSigningKeys } from './signing.js'
 import { pairwiseSubject, type SectorSource, sectorOf } from './subject.js'
 import { commitWithOthers } from './commit.js'
-import { deliveryTimeout, originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
+import { originalSenders, queueLogout, type SendLogout, trustedDelivery, undeliverableReason } from './backchannel.js'
 import { deleteGrantAndTokens } from './store.js'
 import { countToken } from './metrics.js'
 import { hostedPageURL } from '../../http/hosted-page-url.js'
@@ -373,8 +373,8 @@ function existingGrantLoader(ctx: AuthContext, providerOf: () => Provider) {
 function outgoingFetch(url: URL | string, options: RequestInit & { dispatcher?: unknown }) {
   const delivery = trustedDelivery.getStore()
   if (delivery?.trusted === true) delete options.dispatcher
-  // A back-channel delivery: its time limit (one per POST, so one hanging RP costs one), cut short when the server stops.
-  if (delivery) options.signal = AbortSignal.any([deliveryTimeout.signal(deliveryTimeout.ms), delivery.stop])
+  // A back-channel delivery: the outbox engine's signal, its time limit (one per POST, so one hanging RP costs one) or the server stopping.
+  if (delivery) options.signal = delivery.signal
   return globalThis.fetch(url, options)
 }
 

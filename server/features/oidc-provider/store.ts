@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import { ChangeGuardedCache } from '../../core/session-cache.js'
+import type { OutboxStore } from '../../core/outbox.js'
 import type { DB } from '../../db/index.js'
 import { oidcClient, oidcConsent, oidcLogoutDelivery, oidcModel, oidcRegistrationToken, session, user } from '../../db/schema.js'
 import { firstRow, type Storage } from '../../db/storage.js'
@@ -495,7 +496,11 @@ export async function dueLogoutClients(ctx: AuthContext, now: Date, limit: numbe
 }
 
 /** A client that failed: its other due deliveries wait for the same retry, unattempted. */
-export async function postponeClientDeliveries(ctx: AuthContext, clientId: string, now: Date, retryAt: Date, error: string): Promise<void> {
+export async function postponeClientDeliveries(
+  ctx: AuthContext,
+  clientId: string,
+  { now, retryAt, error }: { now: Date; retryAt: Date; error: string },
+): Promise<void> {
   await ctx.db
     .update(oidcLogoutDelivery)
     .set({ nextAttemptAt: retryAt, lastError: error })
@@ -544,28 +549,26 @@ export async function setBackchannelState(
 }
 
 /**
- * Claims up to `limit` due deliveries of one client for this instance until `until`: one UPDATE whose condition
+ * Claims up to `limit` due deliveries of one client for this instance for `leaseMs`: one UPDATE whose condition
  * is checked again on each row it changes (SQLite: under its write lock; PostgreSQL, read
  * committed: a row another instance claimed meanwhile is re-read and skipped), so a row is claimed
  * by one instance at a time. Counts the attempt.
  */
 export async function claimLogoutDeliveries(
   ctx: AuthContext,
-  now: Date,
-  until: Date,
-  limit: number,
   clientId: string,
+  claim: { now: Date; leaseMs: number; limit: number },
 ): Promise<OidcLogoutDeliveryRow[]> {
-  const claimable = and(claimableDelivery(now), eq(oidcLogoutDelivery.clientId, clientId))
+  const claimable = and(claimableDelivery(claim.now), eq(oidcLogoutDelivery.clientId, clientId))
   const due = ctx.db
     .select({ id: oidcLogoutDelivery.id })
     .from(oidcLogoutDelivery)
     .where(claimable)
     .orderBy(asc(oidcLogoutDelivery.nextAttemptAt))
-    .limit(limit)
+    .limit(claim.limit)
   return ctx.db
     .update(oidcLogoutDelivery)
-    .set({ claimedUntil: until, attempts: sql`${oidcLogoutDelivery.attempts} + 1` })
+    .set({ claimedUntil: new Date(claim.now.getTime() + claim.leaseMs), attempts: sql`${oidcLogoutDelivery.attempts} + 1` })
     .where(and(inArray(oidcLogoutDelivery.id, due), claimable))
     .returning()
 }
@@ -584,6 +587,20 @@ export async function finishLogoutDelivery(
 
 export async function dropLogoutDelivery(ctx: AuthContext, id: string): Promise<void> {
   await ctx.db.delete(oidcLogoutDelivery).where(eq(oidcLogoutDelivery.id, id))
+}
+
+/** The outbox engine's store (core/outbox.ts) over `oidcLogoutDelivery`: a destination is a client. */
+export function logoutDeliveryStore(ctx: AuthContext): OutboxStore<OidcLogoutDeliveryRow> {
+  return {
+    dueDestinations: (now, limit) => dueLogoutClients(ctx, now, limit),
+    claim: (clientId, claim) => claimLogoutDeliveries(ctx, clientId, claim),
+    sent: (row, at) => finishLogoutDelivery(ctx, row.id, { sentAt: at }),
+    failed: (row, { error, retryAt, at }) => finishLogoutDelivery(ctx, row.id, { retryAt: retryAt ?? at, error }),
+    drop: (row) => dropLogoutDelivery(ctx, row.id),
+    postpone: (clientId, failure) => postponeClientDeliveries(ctx, clientId, failure),
+    failing: (clientId, { at, error }) => setBackchannelState(ctx, clientId, { failingAt: at, error }),
+    expire: (before) => dropStaleLogoutDeliveries(ctx, before),
+  }
 }
 
 /** Sent deliveries older than `before`, and unsent ones queued before `giveUpBefore`, are removed. */
