@@ -116,13 +116,12 @@ async function preUpgradeBackup(prepared: Prepared): Promise<void> {
     const configBackup = store.migrations.find((m) => m.where === 'file')?.backup ?? undefined
     await createBackup(
       {
-        sqlite,
+        database: { sqliteFile: file },
         dataDir: options.dataDir,
         secret,
         migrationsFolder: folder,
         version: packageVersion(),
         now,
-        method: 'vacuum',
         configFile: configBackup,
       },
       out,

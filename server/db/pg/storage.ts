@@ -27,7 +27,7 @@ export const MIGRATION_LOCK_KEY = 0x6761746568_6f7573n
  * pg's global parsers for every type but dates, hence the global registration (once per process).
  */
 let parsersSet = false
-function setNumberParsers(): void {
+export function setNumberParsers(): void {
   if (parsersSet) return
   parsersSet = true
   const toNumber = (value: string): number | string => {
