@@ -5,14 +5,19 @@
  * (`--database-url`), every table's rows equal. Refused: a backup of a database that is not the
  * one in use, a restore into a database another session uses.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
+import { getTableName, type Table } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
-import { openDatabase } from '../../server/db/index.js'
+import { migrationsFolder, openDatabase } from '../../server/db/index.js'
+import { migratePostgres, pgMigrationsFolder } from '../../server/db/pg/storage.js'
 import { pgSchema } from '../../server/db/pg/schema.js'
 import { schema } from '../../server/schema.js'
 import { type PostgresServer, postgresUnavailable, startPostgres, warnSkipped } from '../helpers/engines.js'
@@ -206,5 +211,111 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
     } finally {
       await holder.end()
     }
+  }, 300_000)
+
+  it('serve backs PostgreSQL up before applying migrations: at the earlier schema, in the usual archive, the last three kept; it restores', async () => {
+    // An earlier release's database: this build's pg migrations but the last three, and a person in it.
+    const url = await postgres.createDatabase()
+    const earlier = join(tempDir(), 'pg-migrations')
+    const journal = JSON.parse(readFileSync(join(pgMigrationsFolder, 'meta', '_journal.json'), 'utf8')) as {
+      entries: Array<{ tag: string; when: number }>
+    }
+    const applied = journal.entries.slice(0, -3)
+    mkdirSync(join(earlier, 'meta'), { recursive: true })
+    writeFileSync(join(earlier, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: applied }))
+    for (const e of applied) copyFileSync(join(pgMigrationsFolder, `${e.tag}.sql`), join(earlier, `${e.tag}.sql`))
+    const pool = new pg.Pool({ connectionString: url })
+    let columnsBefore: Set<string>
+    try {
+      await migratePostgres(pool, earlier)
+      const fixtureFile = join(tempDir(), 'release-0.5.0.db')
+      writeFileSync(fixtureFile, gunzipSync(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'release-0.5.0', 'gatehouse.db.gz'))))
+      const fixture = new Database(fixtureFile, { readonly: true })
+      const alice = fixture.prepare("SELECT * FROM user WHERE email = 'alice@example.lan'").get() as Record<string, unknown>
+      const account = fixture.prepare('SELECT * FROM account WHERE userId = ?').get(alice.id) as Record<string, unknown>
+      fixture.close()
+      await pool.query(
+        'insert into "user" (id, name, email, "emailVerified", "createdAt", "updatedAt") values ($1, $2, $3, false, to_timestamp($4 / 1000.0), to_timestamp($4 / 1000.0))',
+        [alice.id, alice.name, alice.email, alice.createdAt],
+      )
+      await pool.query(
+        'insert into account (id, "accountId", "providerId", "userId", password, "createdAt", "updatedAt") values ($1, $2, $3, $4, $5, now(), now())',
+        [account.id, account.accountId, account.providerId, account.userId, account.password],
+      )
+      const { rows } = await pool.query<{ t: string; c: string }>(
+        "select table_name as t, column_name as c from information_schema.columns where table_schema = 'public'",
+      )
+      columnsBefore = new Set(rows.map((r) => `${r.t}.${r.c}`))
+    } finally {
+      await pool.end()
+    }
+
+    const dataDir = join(tempDir(), 'data')
+    const backups = join(dataDir, 'backups')
+    mkdirSync(backups, { recursive: true })
+    const old = ['20260101-000000-000', '20260102-000000-000', '20260103-000000-000'].map((t) => `gatehouse-backup-${t}-pre-upgrade.tar.gz`)
+    for (const name of old) writeFileSync(join(backups, name), 'old')
+    const server = await startServerProcess(
+      ['--port', '0', '--data-dir', dataDir, '--rate-limit', 'off'],
+      { GATEHOUSE_DATABASE_URL: url },
+      60_000,
+    )
+    try {
+      const signIn = await new HttpClient(server.url, { origin: new URL(server.url).origin }).post('/sign-in/email', {
+        email: 'alice@example.lan',
+        password: PASSWORD,
+      })
+      expect(signIn.status).toBe(200)
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.exited
+    }
+    const made = readdirSync(backups)
+      .filter((n) => n.endsWith('-pre-upgrade.tar.gz'))
+      .sort()
+    expect(made.slice(0, 2)).toEqual(old.slice(1))
+    expect(made).toHaveLength(3)
+    const backup = join(backups, made[2] as string)
+    const line = new RegExp(
+      `Pre-upgrade backup written: ${backup.replaceAll('.', '\\.')} \\(schema version (\\d+), 3 PostgreSQL migrations to apply\\); to go back: gatehouse restore ${backup.replaceAll('.', '\\.')} --data-dir ${dataDir} --database-url postgres://gatehouse@127\\.0\\.0\\.1:\\d+/\\w+`,
+    )
+    expect(server.output()).toMatch(line)
+    const schemaVersion = Number(line.exec(server.output())?.[1])
+    const sqliteKnown = (JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] })
+      .entries.length
+    expect(schemaVersion).toBeGreaterThan(0)
+    expect(schemaVersion).toBeLessThan(sqliteKnown)
+
+    // Nothing pending at the next start: no other backup.
+    const second = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: url }, 60_000)
+    second.child.kill('SIGTERM')
+    await second.exited
+    expect(readdirSync(backups).filter((n) => n.endsWith('-pre-upgrade.tar.gz')).length).toBe(3)
+
+    // The archive's database is at that earlier SQLite schema, each of its columns one PostgreSQL had.
+    const staging = tempDir()
+    execFileSync('tar', ['xzf', backup, '-C', staging, 'manifest.json', 'gatehouse.db'])
+    expect(JSON.parse(readFileSync(join(staging, 'manifest.json'), 'utf8'))).toMatchObject({ schemaVersion, rowCounts: { user: 1 } })
+    const file = new Database(join(staging, 'gatehouse.db'), { readonly: true })
+    try {
+      expect(file.prepare('SELECT count(*) FROM __drizzle_migrations').pluck().get()).toBe(schemaVersion)
+      for (const table of Object.values(schema).map((t) => getTableName(t as Table))) {
+        for (const { name } of file.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]) {
+          expect(columnsBefore.has(`${table}.${name}`), `${table}.${name}`).toBe(true)
+        }
+      }
+    } finally {
+      file.close()
+    }
+
+    // It restores (this build migrates it on the way) into SQLite and into PostgreSQL.
+    const intoSqlite = join(tempDir(), 'sqlite')
+    expect((await runCli(['restore', backup, '--data-dir', intoSqlite], { GATEHOUSE_DATABASE_URL: '' }, 60_000)).code).toBe(0)
+    const restored = await dumpSqlite(join(intoSqlite, 'gatehouse.db'))
+    expect(restored.user?.map((u) => u.email)).toEqual(['alice@example.lan'])
+    const target = await postgres.createDatabase()
+    const run = await runCli(['restore', backup, '--data-dir', join(tempDir(), 'pg'), '--database-url', target], {}, 60_000)
+    expect([run.code, run.stderr]).toEqual([0, ''])
+    expect((await dumpPostgres(target)).user?.map((u) => u.email)).toEqual(['alice@example.lan'])
   }, 300_000)
 })

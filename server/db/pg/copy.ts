@@ -15,8 +15,9 @@
  * - A PostgreSQL target holds the migration advisory lock meanwhile (a server starting on it waits).
  */
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { getTableName, sql } from 'drizzle-orm'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Column, getTableColumns, getTableName, sql } from 'drizzle-orm'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { getTableConfig as pgTableConfig, type PgTable } from 'drizzle-orm/pg-core'
@@ -97,14 +98,37 @@ type Side = PgSide | SqliteSide
 
 const engineName = (side: Side) => (side.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL')
 
-/** One table's rows in keyset pages: SQLite's rowid, PostgreSQL's primary key (one column or composite). */
-async function* pages(side: Side, key: string, batch: number): AsyncGenerator<Record<string, unknown>[]> {
+/** The columns a table has on one side (null: no such table), by name. */
+async function columnsOn(side: Side, table: string): Promise<Set<string> | null> {
   if (side.engine === 'sqlite') {
-    const from = sqliteTables()[key as keyof ReturnType<typeof sqliteTables>] as SQLiteTable
+    const rows = side.database.sqlite.prepare(`PRAGMA table_info("${table.replaceAll('"', '""')}")`).all() as { name: string }[]
+    return rows.length ? new Set(rows.map((r) => r.name)) : null
+  }
+  const { rows } = await side.client.query<{ name: string }>(
+    "select column_name as name from information_schema.columns where table_schema = 'public' and table_name = $1",
+    [table],
+  )
+  return rows.length ? new Set(rows.map((r) => r.name)) : null
+}
+
+/** A table's mirror on each side. */
+const sqliteTable = (key: string) => sqliteTables()[key as keyof ReturnType<typeof sqliteTables>] as unknown as SQLiteTable
+const pgTable = (key: string) => (pgSchema as unknown as Record<string, PgTable>)[key] as PgTable
+const columnsOf = (table: SQLiteTable | PgTable): Record<string, Column> => getTableColumns(table) as Record<string, Column>
+
+/**
+ * One table's rows in keyset pages (SQLite's rowid, PostgreSQL's primary key, one column or
+ * composite), reading only `properties` (the columns both sides have).
+ */
+async function* pages(side: Side, key: string, properties: string[], batch: number): AsyncGenerator<Record<string, unknown>[]> {
+  if (side.engine === 'sqlite') {
+    const from = sqliteTable(key)
+    const columns = columnsOf(from)
+    const picked = Object.fromEntries(properties.map((p) => [p, columns[p] as Column]))
     let last = 0
     for (;;) {
       const page = (await side.database.db
-        .select({ rid: sql<number>`rowid`, row: from as never })
+        .select({ rid: sql<number>`rowid`, row: picked as never })
         .from(from as never)
         .where(sql`rowid > ${last}`)
         .orderBy(sql`rowid`)
@@ -114,12 +138,16 @@ async function* pages(side: Side, key: string, batch: number): AsyncGenerator<Re
       yield page.map((p) => p.row)
     }
   }
-  const table = (pgSchema as unknown as Record<string, PgTable>)[key] as PgTable
+  const table = pgTable(key)
+  const columns = columnsOf(table)
   const config = pgTableConfig(table)
   const single = config.columns.find((c) => c.primary)
   const keyColumns = single ? [single] : (config.primaryKeys[0]?.columns ?? [])
   if (keyColumns.length === 0) throw new Error(`${config.name} has no primary key`)
-  const propertyOf = (column: unknown) => Object.entries(table).find(([, c]) => c === column)?.[0] as string
+  // By name: a composite key's columns (getTableConfig's primaryKeys) are not the table's own objects.
+  const propertyOf = (column: Column) => Object.entries(columns).find(([, c]) => c.name === column.name)?.[0] as string
+  const keyProperties = keyColumns.map(propertyOf)
+  const selected = Object.fromEntries([...new Set([...properties, ...keyProperties])].map((p) => [p, columns[p] as Column]))
   let after: unknown[] | undefined
   for (;;) {
     const where =
@@ -130,23 +158,41 @@ async function* pages(side: Side, key: string, batch: number): AsyncGenerator<Re
             sql`, `,
           )})`
     const page = (await side.db
-      .select()
+      .select(selected as never)
       .from(table)
       .where(where)
       .orderBy(...keyColumns)
       .limit(batch)) as Record<string, unknown>[]
     if (page.length === 0) return
     const last = page[page.length - 1] as Record<string, unknown>
-    after = keyColumns.map((column) => last[propertyOf(column)])
-    yield page
+    after = keyProperties.map((p) => last[p])
+    yield page.map((row) => Object.fromEntries(properties.map((p) => [p, row[p]])))
   }
 }
 
-async function insertRows(side: Side, key: string, rows: Record<string, unknown>[]): Promise<void> {
-  if (side.engine === 'sqlite') {
-    await side.database.db.insert(sqliteTables()[key as keyof ReturnType<typeof sqliteTables>] as never).values(rows as never)
-  } else {
-    await side.db.insert((pgSchema as unknown as Record<string, PgTable>)[key] as PgTable).values(rows as never)
+/**
+ * Writes rows: into PostgreSQL through its mirror; into SQLite by a plain INSERT of the copied
+ * columns only, each value as the SQLite mirror stores it (the file may be at an earlier schema
+ * than the mirror: a pre-upgrade backup).
+ */
+async function insertRows(side: Side, key: string, properties: string[], rows: Record<string, unknown>[]): Promise<void> {
+  if (side.engine === 'postgres') {
+    await side.db.insert(pgTable(key)).values(rows as never)
+    return
+  }
+  const table = sqliteTable(key)
+  const columns = columnsOf(table)
+  const names = properties.map((p) => `"${(columns[p] as Column).name.replaceAll('"', '""')}"`)
+  const insert = side.database.sqlite.prepare(
+    `INSERT INTO "${getTableName(table).replaceAll('"', '""')}" (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
+  )
+  for (const row of rows) {
+    insert.run(
+      ...properties.map((p) => {
+        const value = row[p]
+        return value === null || value === undefined ? null : (columns[p] as Column).mapToDriverValue(value)
+      }),
+    )
   }
 }
 
@@ -167,7 +213,9 @@ async function continueIdentityCounters(side: Side, key: string): Promise<void> 
 
 /**
  * Copies every table of `from` into the (open transaction of) `to` and verifies each: count and
- * checksum of what the source held against what the target holds. Throws on any difference.
+ * checksum of what the source held against what the target holds. The columns copied are those
+ * both sides have (all of them between two databases at this build's schema; a pre-upgrade backup
+ * reads an earlier schema into a SQLite file at that schema); a table one side lacks is left out.
  */
 export async function copyTables(
   from: Side,
@@ -177,15 +225,20 @@ export async function copyTables(
   const batch = options.batch ?? 500
   const reports: TableReport[] = []
   for (const key of copyOrder()) {
-    const name = getTableName(sqliteTables()[key as keyof ReturnType<typeof sqliteTables>] as SQLiteTable)
+    const name = getTableName(sqliteTable(key))
+    const [there, here] = [await columnsOn(from, name), await columnsOn(to, name)]
+    if (!there || !here) continue
+    const properties = Object.entries(columnsOf(sqliteTable(key)))
+      .filter(([, column]) => there.has(column.name) && here.has(column.name))
+      .map(([property]) => property)
     const expected = new Checksum()
-    for await (const rows of pages(from, key, batch)) {
+    for await (const rows of pages(from, key, properties, batch)) {
       for (const row of rows) expected.add(row)
-      await insertRows(to, key, rows)
+      await insertRows(to, key, properties, rows)
     }
     await continueIdentityCounters(to, key)
     const actual = new Checksum()
-    for await (const rows of pages(to, key, batch * 4)) for (const row of rows) actual.add(row)
+    for await (const rows of pages(to, key, properties, batch * 4)) for (const row of rows) actual.add(row)
     if (actual.rows !== expected.rows) {
       throw new Error(`${name}: ${expected.rows} rows in ${engineName(from)}, ${actual.rows} in ${engineName(to)}`)
     }
@@ -324,35 +377,113 @@ export async function copySqliteIntoPostgres(file: string, url: string, options:
   }
 }
 
+/** Where a PostgreSQL database's schema stands: migrations applied, the newest one's time, and this build's count. */
+export interface PostgresSchemaState {
+  applied: number
+  /** `when` of the newest applied migration (drizzle's journal `created_at`), 0 when none. */
+  newest: number
+  /** This build's pg migrations not applied (0 for a database a newer release migrated). */
+  pending: number
+}
+
+async function schemaState(client: pg.Client | pg.PoolClient, pgMigrations: string): Promise<PostgresSchemaState> {
+  const journal = await client.query<{ present: boolean }>("select to_regclass('drizzle.__drizzle_migrations') is not null as present")
+  if (!journal.rows[0]?.present) return { applied: 0, newest: 0, pending: 0 }
+  const { rows } = await client.query<{ n: number; newest: string | null }>(
+    'select count(*)::int as n, max(created_at)::text as newest from drizzle.__drizzle_migrations',
+  )
+  const applied = rows[0]?.n ?? 0
+  const newest = Number(rows[0]?.newest ?? 0)
+  return { applied, newest, pending: applied === 0 ? 0 : journalOf(pgMigrations).filter((e) => e.when > newest).length }
+}
+
+/** The schema state of the database at `url` (the pre-upgrade backup asks before `serve` migrates). */
+export async function postgresSchemaState(url: string, pgMigrations = pgMigrationsFolder): Promise<PostgresSchemaState> {
+  const client = await connect(url)
+  try {
+    return await schemaState(client, pgMigrations)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * The SQLite migrations matching a PostgreSQL database at an earlier schema, copied with their
+ * journal into `folder`: those generated up to its newest applied pg migration (a release's
+ * migrations, both engines', are all generated before the next release's), less any last ones that
+ * add a table or column of the mirror the database lacks (within one release's changes the
+ * engines' migrations may be generated in another order).
+ */
+async function earlierSqliteMigrations(
+  client: pg.Client | pg.PoolClient,
+  sqliteMigrations: string,
+  newest: number,
+  folder: string,
+): Promise<string> {
+  const journal = JSON.parse(readFileSync(join(sqliteMigrations, 'meta', '_journal.json'), 'utf8')) as {
+    entries: Array<{ tag: string; when: number }>
+  }
+  const { rows } = await client.query<{ t: string; c: string }>(
+    "select table_name as t, column_name as c from information_schema.columns where table_schema = 'public'",
+  )
+  const inPostgres = new Set(rows.map((r) => `${r.t}.${r.c}`))
+  const mirrored = new Set(copyOrder().map((key) => getTableName(sqliteTable(key))))
+  let entries = journal.entries.filter((e) => e.when <= newest)
+  for (;;) {
+    rmSync(folder, { recursive: true, force: true })
+    mkdirSync(join(folder, 'meta'), { recursive: true })
+    writeFileSync(join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries }))
+    for (const entry of entries) copyFileSync(join(sqliteMigrations, `${entry.tag}.sql`), join(folder, `${entry.tag}.sql`))
+    if (entries.length <= 1) return folder
+    const probe = openDatabase(':memory:', { migrations: folder })
+    try {
+      const lacking = [...mirrored].some((table) =>
+        (probe.sqlite.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).some(
+          (c) => !inPostgres.has(`${table}.${c.name}`),
+        ),
+      )
+      if (!lacking) return folder
+    } finally {
+      probe.close()
+    }
+    entries = entries.slice(0, -1)
+  }
+}
+
 /**
  * The logical export of a PostgreSQL database into a new SQLite file at this build's schema
  * (`sqliteMigrations`), read in one REPEATABLE READ transaction: the database as of its start,
  * whatever the servers write meanwhile. The database must be at this build's schema version (its
- * pg migrations all applied, none unknown): another version is refused, naming both.
+ * pg migrations all applied, none unknown): another version is refused, naming both; except with
+ * `earlierSchema` (the pre-upgrade backup, before `serve` migrates), where a database this build
+ * would migrate is exported into a SQLite file at the matching earlier schema, which the release
+ * that ran on it restores.
  */
 export async function exportPostgresToSqlite(
   source: string | pg.Pool,
   file: string,
-  options: { sqliteMigrations: string; pgMigrations?: string; batch?: number },
+  options: { sqliteMigrations: string; pgMigrations?: string; batch?: number; earlierSchema?: boolean },
 ): Promise<TableReport[]> {
   if (existsSync(file)) throw new Error(`${file} exists`)
   // A URL (the CLI), or a running server's pool (the panel, the schedule): one connection of it.
   const client = typeof source === 'string' ? await connect(source) : await source.connect()
   const where = typeof source === 'string' ? maskUrlPassword(source) : 'the database'
+  const earlier = `${file}.migrations`
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    const journal = await client.query<{ present: boolean }>("select to_regclass('drizzle.__drizzle_migrations') is not null as present")
-    const applied = journal.rows[0]?.present
-      ? Number((await client.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations')).rows[0]?.n)
-      : 0
+    const state = await schemaState(client, options.pgMigrations ?? pgMigrationsFolder)
     const known = journalOf(options.pgMigrations ?? pgMigrationsFolder).length
-    if (applied === 0) throw new CopyRefused(`${where} holds no Gatehouse database (no migration applied)`)
-    if (applied !== known) {
+    if (state.applied === 0) throw new CopyRefused(`${where} holds no Gatehouse database (no migration applied)`)
+    const older = state.pending > 0
+    if (state.applied !== known && !(older && options.earlierSchema)) {
       throw new CopyRefused(
-        `${where} is at schema version ${applied}, this Gatehouse's is ${known}: back it up with the Gatehouse release that runs on it${applied < known ? ' (or start this one once: it migrates, after its own pre-upgrade backup)' : ''}`,
+        `${where} is at schema version ${state.applied}, this Gatehouse's is ${known}: back it up with the Gatehouse release that runs on it${older ? ' (or start this one once: it migrates, after its own pre-upgrade backup)' : ''}`,
       )
     }
-    const target = openDatabase(file, { migrations: options.sqliteMigrations })
+    const migrations = older
+      ? await earlierSqliteMigrations(client, options.sqliteMigrations, state.newest, earlier)
+      : options.sqliteMigrations
+    const target = openDatabase(file, { migrations })
     try {
       target.sqlite.exec('BEGIN')
       try {
@@ -372,6 +503,7 @@ export async function exportPostgresToSqlite(
       target.close()
     }
   } finally {
+    rmSync(earlier, { recursive: true, force: true })
     await client.query('ROLLBACK').catch(() => {})
     if ('release' in client) client.release()
     else await client.end().catch(() => {})

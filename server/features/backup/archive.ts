@@ -25,7 +25,6 @@ import type Database from 'better-sqlite3'
 import { z } from 'zod'
 import { openDatabase } from '../../db/index.js'
 import { BackupError, backupErrors } from './errors.js'
-import { copySqliteIntoPostgres } from '../../db/pg/copy.js'
 import { appliedMigrations, type BackupDatabase, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
 import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
 import { NETWORK_FILE, networkFile } from '../network/settings.js'
@@ -477,6 +476,7 @@ export async function restoreArchive(
     const manifest = await verifyArchive(file, staging, migrationsFolder)
     const config = fitConfigToTarget(staging, target)
     if (target.engine === 'postgres') {
+      const { copySqliteIntoPostgres } = await import('../../db/pg/copy.js')
       try {
         await copySqliteIntoPostgres(join(staging, 'gatehouse.db'), target.url, { replace: true, sharedConfig: config ?? undefined })
       } catch (error) {

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type pg from 'pg'
-import { CopyRefused, exportPostgresToSqlite } from '../../db/pg/copy.js'
 import { backupErrors } from './errors.js'
 import { SqliteDatabase } from '../../db/sqlite-driver.js'
 
@@ -50,7 +49,10 @@ export function integrityCheck(sqlite: Database.Database): string {
 }
 
 /** Where a backup reads the data: the SQLite file, or the PostgreSQL database (its URL, or a running server's pool). */
-export type BackupDatabase = { sqliteFile: string } | { postgres: string | pg.Pool }
+export type BackupDatabase =
+  | { sqliteFile: string }
+  /** earlierSchema: the pre-upgrade backup of a database this build is about to migrate (server/db/pg/copy.ts). */
+  | { postgres: string | pg.Pool; earlierSchema?: boolean }
 
 /**
  * An online, consistent copy of the live database into `destination`, a new SQLite file; the
@@ -65,8 +67,13 @@ export type BackupDatabase = { sqliteFile: string } | { postgres: string | pg.Po
  */
 export async function snapshot(source: BackupDatabase, destination: string, migrationsFolder: string): Promise<void> {
   if ('postgres' in source) {
+    // Loaded on demand: pg stays out of a SQLite server.
+    const { CopyRefused, exportPostgresToSqlite } = await import('../../db/pg/copy.js')
     try {
-      await exportPostgresToSqlite(source.postgres, destination, { sqliteMigrations: migrationsFolder })
+      await exportPostgresToSqlite(source.postgres, destination, {
+        sqliteMigrations: migrationsFolder,
+        earlierSchema: source.earlierSchema,
+      })
     } catch (error) {
       if (error instanceof CopyRefused) throw backupErrors.postgresExport(error.message)
       throw error
