@@ -505,7 +505,7 @@ export async function exportPostgresToSqlite(
   } finally {
     rmSync(earlier, { recursive: true, force: true })
     await client.query('ROLLBACK').catch(() => {})
-    if ('release' in client) client.release()
-    else await client.end().catch(() => {})
+    if (typeof source === 'string') await client.end().catch(() => {})
+    else (client as pg.PoolClient).release()
   }
 }

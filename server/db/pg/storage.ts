@@ -157,7 +157,8 @@ async function refuseNewerPostgres(client: pg.PoolClient, migrationsFolder: stri
       applied: Number(rows[0]?.applied ?? 0),
       release,
       known: known.length,
-      restore: 'the dump taken before the upgrade (pg_restore into an empty database)',
+      restore:
+        "the pre-upgrade backup in a data directory's backups/ folder (gatehouse restore <file> --data-dir <dir> --database-url <url>)",
     }),
   )
 }
