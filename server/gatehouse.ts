@@ -118,27 +118,66 @@ async function preUpgradeBackup(prepared: Prepared): Promise<void> {
     const configBackup = store.migrations.find((m) => m.where === 'file')?.backup ?? undefined
     await createBackup(
       {
-        sqlite,
+        database: { sqliteFile: file },
         dataDir: options.dataDir,
         secret,
         migrationsFolder: folder,
         version: packageVersion(),
         now,
-        method: 'vacuum',
         configFile: configBackup,
       },
       out,
     )
-    const older = readdirSync(backups)
-      .filter((n) => n.endsWith(PRE_UPGRADE_SUFFIX))
-      .sort()
-    for (const name of older.slice(0, Math.max(0, older.length - PRE_UPGRADE_KEEP))) rmSync(join(backups, name), { force: true })
+    prunePreUpgradeBackups(backups)
     logger.info(
       `Pre-upgrade backup written: ${out} (schema version ${applied}, ${pending} migration${pending === 1 ? '' : 's'} to apply); to go back: gatehouse restore ${out} --data-dir ${options.dataDir}`,
     )
   } finally {
     sqlite.close()
   }
+}
+
+/**
+ * The same on PostgreSQL: before `serve` applies this build's pg migrations to a database an
+ * earlier release migrated, the logical export of it (at its own schema: a SQLite file the earlier
+ * release restores, into SQLite or PostgreSQL) into the data directory's backups/ folder, the last
+ * PRE_UPGRADE_KEEP kept. Several instances starting together each write one; the migrations then
+ * run once, under the advisory lock.
+ */
+async function preUpgradeBackupPostgres(prepared: Prepared, url: string): Promise<void> {
+  const { options, logger, store, secret } = prepared
+  if (!options.dataDir) return
+  const { postgresSchemaState } = await import('./db/pg/copy.js')
+  const state = await postgresSchemaState(url).catch(() => null)
+  // Unreachable: opening it says so, with the reason; a new or newer database: nothing to keep.
+  if (!state || state.applied === 0 || state.pending === 0) return
+  const backups = join(options.dataDir, 'backups')
+  const now = Date.now()
+  const out = join(backups, archiveName(now, 'manual').replace(/\.tar\.gz$/, PRE_UPGRADE_SUFFIX))
+  const made = await createBackup(
+    {
+      database: { postgres: url, earlierSchema: true },
+      dataDir: options.dataDir,
+      secret,
+      migrationsFolder,
+      version: packageVersion(),
+      now,
+      configFile: store.migrations.find((m) => m.where === 'file')?.backup ?? undefined,
+    },
+    out,
+  )
+  prunePreUpgradeBackups(backups)
+  logger.info(
+    `Pre-upgrade backup written: ${out} (schema version ${made.manifest.schemaVersion}, ${state.pending} PostgreSQL migration${state.pending === 1 ? '' : 's'} to apply); to go back: gatehouse restore ${out} --data-dir ${options.dataDir} --database-url ${maskUrlPassword(url)}`,
+  )
+}
+
+/** Deletes pre-upgrade backups beyond the last PRE_UPGRADE_KEEP. */
+function prunePreUpgradeBackups(backups: string): void {
+  const older = readdirSync(backups)
+    .filter((n) => n.endsWith(PRE_UPGRADE_SUFFIX))
+    .sort()
+  for (const name of older.slice(0, Math.max(0, older.length - PRE_UPGRADE_KEEP))) rmSync(join(backups, name), { force: true })
 }
 
 function openSqliteDatabase(options: GatehouseOptions): GatehouseDatabase {
@@ -184,6 +223,7 @@ export async function openGatehouse(options: GatehouseOptions & { engine?: Engin
       await preUpgradeBackup(prepared)
       return assemble(prepared, openSqliteDatabase(options), secondary)
     }
+    await preUpgradeBackupPostgres(prepared, engine.url)
     const { openPostgresEngine } = await import('./db/pg/index.js')
     const { SHARED_CONFIG_TABLE, shareConfig } = await import('./config/shared.js')
     const { ANY_TABLE } = await import('./db/pg/change-signal.js')

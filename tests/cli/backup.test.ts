@@ -257,7 +257,7 @@ describe('gatehouse backup and restore', () => {
     expect(JSON.parse(readFileSync(join(fresh, 'network.json'), 'utf8'))).toEqual(own)
   }, 120_000)
 
-  it('refuses to back up a data directory whose config keeps the data in PostgreSQL (its SQLite file is not the data in use)', async () => {
+  it("backs up the PostgreSQL a data directory's config names, never its stale SQLite file: an unreachable one is refused", async () => {
     const { dataDir } = await populatedDataDir(1)
     const configFile = join(dataDir, 'config.json')
     const stored = existsSync(configFile) ? JSON.parse(readFileSync(configFile, 'utf8')) : {}
@@ -265,14 +265,14 @@ describe('gatehouse backup and restore', () => {
     const before = tree(dataDir)
     const refused = await runCli(['backup', '--data-dir', dataDir])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toMatch(/^gatehouse: this install keeps its data in PostgreSQL/)
+    expect(refused.stderr).toMatch(/^gatehouse: cannot connect to postgres:\/\/gatehouse@127\.0\.0\.1:1\/gatehouse: .*\n$/)
     expect(tree(dataDir)).toEqual(before)
     // The same through a GATEHOUSE_CONFIG file merged over a config without it.
     writeFileSync(configFile, JSON.stringify(stored))
     const overlay = join(tempDir(), 'overlay.json')
     writeFileSync(overlay, JSON.stringify({ database: { url: 'postgres://gatehouse@127.0.0.1:1/gatehouse' } }))
     const viaOverlay = await runCli(['backup', '--data-dir', dataDir], { GATEHOUSE_CONFIG: overlay })
-    expect([viaOverlay.code, viaOverlay.stderr]).toEqual([1, expect.stringMatching(/keeps its data in PostgreSQL/)])
+    expect([viaOverlay.code, viaOverlay.stderr]).toEqual([1, expect.stringMatching(/^gatehouse: cannot connect to postgres:/)])
   }, 120_000)
 
   it('migrates an archive made by the previous schema version', async () => {
@@ -295,7 +295,14 @@ describe('gatehouse backup and restore', () => {
       .run('olduser1', 'Old Timer', 'old@example.com', now, now)
     const archive = join(tempDir(), 'previous.tar.gz')
     const made = await createBackup(
-      { sqlite: old.sqlite, dataDir: oldDir, secret: 'an-old-secret-0123456789abcdef', migrationsFolder: previous, version: '0.0.9', now },
+      {
+        database: { sqliteFile: join(oldDir, 'gatehouse.db') },
+        dataDir: oldDir,
+        secret: 'an-old-secret-0123456789abcdef',
+        migrationsFolder: previous,
+        version: '0.0.9',
+        now,
+      },
       archive,
     )
     old.close()

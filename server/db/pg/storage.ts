@@ -27,7 +27,7 @@ export const MIGRATION_LOCK_KEY = 0x6761746568_6f7573n
  * pg's global parsers for every type but dates, hence the global registration (once per process).
  */
 let parsersSet = false
-function setNumberParsers(): void {
+export function setNumberParsers(): void {
   if (parsersSet) return
   parsersSet = true
   const toNumber = (value: string): number | string => {
@@ -157,7 +157,8 @@ async function refuseNewerPostgres(client: pg.PoolClient, migrationsFolder: stri
       applied: Number(rows[0]?.applied ?? 0),
       release,
       known: known.length,
-      restore: 'the dump taken before the upgrade (pg_restore into an empty database)',
+      restore:
+        "the pre-upgrade backup in a data directory's backups/ folder (gatehouse restore <file> --data-dir <dir> --database-url <url>)",
     }),
   )
 }

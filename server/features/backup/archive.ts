@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import {
   chmodSync,
+  closeSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  writeSync,
   createReadStream,
   createWriteStream,
   existsSync,
@@ -14,19 +19,19 @@ import {
 } from 'node:fs'
 import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { createGunzip, createGzip } from 'node:zlib'
+import { createGunzip, gzipSync } from 'node:zlib'
 import type Database from 'better-sqlite3'
 import { z } from 'zod'
 import { openDatabase } from '../../db/index.js'
 import { BackupError, backupErrors } from './errors.js'
-import { appliedMigrations, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
+import { appliedMigrations, type BackupDatabase, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
 import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
 import { NETWORK_FILE, networkFile } from '../network/settings.js'
 
 /**
- * A backup is one `.tar.gz`: `manifest.json` first, then `gatehouse.db` (an online snapshot),
+ * A backup is one `.tar.gz`: `manifest.json` first, then `gatehouse.db` (an online snapshot; on
+ * PostgreSQL the logical export of every table into a SQLite file, restorable into either engine),
  * `config.json` (the stored configuration, when there is one), `secret` (the auth secret, which
  * opens sealed provider and SMTP secrets) and `network.json` (the Network view's address, port and
  * base URL, when saved). The manifest names the Gatehouse version, the schema
@@ -80,9 +85,32 @@ export const manifestSchema = z.object({
 })
 export type BackupManifest = z.infer<typeof manifestSchema>
 
-const sha256File = async (file: string): Promise<string> => {
+/**
+ * Writing an archive stays off libuv's thread pool as far as it can: a running server's password
+ * hashes keep its four threads busy (server/crypto/hash-queue.ts), and every asynchronous file read,
+ * write or zlib step of 64 KiB queued behind them, so a 1 MB backup under six concurrent sign-ups
+ * took 25 s (issue 50 §9). Files are read, compressed and written synchronously a mebibyte at a
+ * time (a few milliseconds each), the event loop turning between two.
+ */
+const CHUNK = 1024 * 1024
+
+function* fileChunks(file: string): Generator<Buffer> {
+  const fd = openSync(file, 'r')
+  try {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(CHUNK)
+      const n = readSync(fd, buffer, 0, CHUNK, null)
+      if (n === 0) return
+      yield buffer.subarray(0, n)
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const sha256File = (file: string): string => {
   const hash = createHash('sha256')
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  for (const chunk of fileChunks(file)) hash.update(chunk)
   return hash.digest('hex')
 }
 
@@ -96,8 +124,8 @@ export function archiveName(now: number, kind: BackupManifest['kind']): string {
 export const isArchiveName = (name: string): boolean => /^gatehouse-backup-\d{8}-\d{6}-\d{3}(-auto|-pre-upgrade)?\.tar\.gz$/.test(name)
 
 export interface BackupSource {
-  /** The live database (the server's connection, or one the CLI opened). */
-  sqlite: Database.Database
+  /** The live database: the SQLite file, or PostgreSQL (a URL, or the server's pool). */
+  database: BackupDatabase
   dataDir: string
   /** The auth secret in use (written as `secret` when given). */
   secret?: string
@@ -107,8 +135,6 @@ export interface BackupSource {
   kind?: BackupManifest['kind']
   /** The stored config to carry (default `<dataDir>/config.json`): the pre-upgrade backup carries the file as it was before a configuration migration. */
   configFile?: string
-  /** 'backup' from the server's own connection (default), 'vacuum' from another process. */
-  method?: 'backup' | 'vacuum'
   progress?: (fraction: number, phase: 'snapshot' | 'archive') => void
 }
 
@@ -125,7 +151,9 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
   mkdirSync(work, { mode: 0o700 })
   try {
     const db = join(work, 'gatehouse.db')
-    await snapshot(source.sqlite, db, source.method ?? 'backup', (f) => source.progress?.(f * 0.8, 'snapshot'))
+    source.progress?.(0, 'snapshot')
+    await snapshot(source.database, db, source.migrationsFolder)
+    source.progress?.(0.8, 'archive')
     const copy = openExisting(db)
     let counts: Record<string, number>
     let schemaVersion: number
@@ -148,7 +176,7 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
 
     const entries = []
     for (const file of files) {
-      entries.push({ ...file, size: statSync(file.path).size, sha256: await sha256File(file.path) })
+      entries.push({ ...file, size: statSync(file.path).size, sha256: sha256File(file.path) })
     }
     const tags = knownMigrations(source.migrationsFolder)
     const manifest: BackupManifest = {
@@ -167,28 +195,53 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
     const mtime = Math.floor(source.now / 1000)
     const total = entries.reduce((sum, e) => sum + e.size, 0) || 1
     let written = 0
-    const tar = new PassThrough()
     const tmp = `${out}.${process.pid}.tmp`
-    const writing = pipeline(tar, createGzip({ level: 6 }), createWriteStream(tmp, { mode: 0o600 }))
-    const write = (chunk: Buffer) => (tar.write(chunk) ? Promise.resolve() : new Promise<void>((r) => tar.once('drain', r)))
-    await write(tarHeader('manifest.json', manifestBytes.length, mtime))
-    await write(manifestBytes)
-    await write(tarPadding(manifestBytes.length))
-    for (const entry of entries) {
-      await write(tarHeader(entry.name, entry.size, mtime))
-      let copied = 0
-      for await (const chunk of createReadStream(entry.path)) {
-        copied += (chunk as Buffer).length
-        await write(chunk as Buffer)
-        written += (chunk as Buffer).length
-        source.progress?.(0.8 + (0.2 * written) / total, 'archive')
-      }
-      // A file that changed size while being read (config.json rewritten) would break the format.
-      if (copied !== entry.size) throw new BackupError('BACKUP_RACE', `${entry.name} changed while the backup was written; try again`)
-      await write(tarPadding(entry.size))
+    const fd = openSync(tmp, 'w', 0o600)
+    let open = true
+    const closeOnce = () => {
+      if (open) closeSync(fd)
+      open = false
     }
-    tar.end(tarEnd())
-    await writing
+    try {
+      // Headers, paddings and file chunks are gathered into mebibytes, each compressed synchronously
+      // as one gzip member (a gzip file may hold several: RFC 1952 §2.2; gunzip and Node read them
+      // as one stream), then the event loop turns before the next (see CHUNK).
+      let gathered: Buffer[] = []
+      let gatheredBytes = 0
+      const flush = async () => {
+        if (gatheredBytes === 0) return
+        writeSync(fd, gzipSync(Buffer.concat(gathered), { level: 6 }))
+        gathered = []
+        gatheredBytes = 0
+        await new Promise<void>((r) => setImmediate(r))
+      }
+      const write = (chunk: Buffer) => {
+        gathered.push(chunk)
+        gatheredBytes += chunk.length
+        return gatheredBytes >= CHUNK ? flush() : Promise.resolve()
+      }
+      await write(tarHeader('manifest.json', manifestBytes.length, mtime))
+      await write(manifestBytes)
+      await write(tarPadding(manifestBytes.length))
+      for (const entry of entries) {
+        await write(tarHeader(entry.name, entry.size, mtime))
+        let copied = 0
+        for (const chunk of fileChunks(entry.path)) {
+          copied += chunk.length
+          await write(chunk)
+          written += chunk.length
+          source.progress?.(0.8 + (0.2 * written) / total, 'archive')
+        }
+        // A file that changed size while being read (config.json rewritten) would break the format.
+        if (copied !== entry.size) throw new BackupError('BACKUP_RACE', `${entry.name} changed while the backup was written; try again`)
+        await write(tarPadding(entry.size))
+      }
+      await write(tarEnd())
+      await flush()
+      fsyncSync(fd)
+    } finally {
+      closeOnce()
+    }
     chmodSync(tmp, 0o600)
     renameSync(tmp, out)
     return { file: out, size: statSync(out).size, manifest }
@@ -379,9 +432,34 @@ export function swapIn(
   return { manifest, replacedDir }
 }
 
+/** Where a restore puts the database: the data directory's SQLite file, or a PostgreSQL database. */
+export type RestoreTarget = { engine: 'sqlite' } | { engine: 'postgres'; url: string }
+
+/**
+ * The staged config.json made to run on the restore's target: `database.url` removed for SQLite (an
+ * archive of a PostgreSQL install would otherwise start on that database, not on the restored file),
+ * set to the target for PostgreSQL when the file names one. Returns the stored layer, or null.
+ */
+function fitConfigToTarget(staging: string, target: RestoreTarget): Record<string, unknown> | null {
+  const file = join(staging, 'config.json')
+  if (!existsSync(file)) return null
+  const config = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
+  const database = config.database as Record<string, unknown> | undefined
+  if (database && typeof database === 'object' && 'url' in database) {
+    if (target.engine === 'sqlite') {
+      delete database.url
+      if (Object.keys(database).length === 0) delete config.database
+    } else database.url = target.url
+    writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 })
+  }
+  return config
+}
+
 /**
  * `gatehouse restore`: verify into a staging folder beside the data directory, then swap in.
- * Refused (nothing touched) under a running server or when verification fails.
+ * Refused (nothing touched) under a running server or when verification fails. Into PostgreSQL,
+ * the verified SQLite file is copied into the database (replacing what it holds, in one
+ * transaction: server/db/pg/copy.ts) and the other files go to the data directory.
  */
 export async function restoreArchive(
   file: string,
@@ -389,12 +467,24 @@ export async function restoreArchive(
   migrationsFolder: string,
   now: number,
   requestedBy: RestoreRequester | null = null,
+  target: RestoreTarget = { engine: 'sqlite' },
 ): Promise<RestoreResult> {
   const pid = runningServer(dataDir)
   if (pid !== null) throw backupErrors.serverRunning(pid)
   const staging = join(dirname(dataDir), `.${basename(dataDir)}.restore-${process.pid}-${randomBytes(4).toString('hex')}`)
   try {
     const manifest = await verifyArchive(file, staging, migrationsFolder)
+    const config = fitConfigToTarget(staging, target)
+    if (target.engine === 'postgres') {
+      const { copySqliteIntoPostgres } = await import('../../db/pg/copy.js')
+      try {
+        await copySqliteIntoPostgres(join(staging, 'gatehouse.db'), target.url, { replace: true, sharedConfig: config ?? undefined })
+      } catch (error) {
+        throw backupErrors.intoPostgres((error as Error).message)
+      }
+      // The data lives in PostgreSQL now: no SQLite file is left in the data directory (one there is moved aside).
+      rmSync(join(staging, 'gatehouse.db'), { force: true })
+    }
     return swapIn(staging, dataDir, manifest, now, basename(file), requestedBy)
   } finally {
     rmSync(staging, { recursive: true, force: true })

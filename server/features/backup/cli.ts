@@ -1,12 +1,13 @@
 import { userInfo } from 'node:os'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { migrationsFolder } from '../../db/index.js'
 import { packageVersion } from '../../panel/build.js'
-import { archiveName, BACKUPS_DIR, createBackup, restoreArchive } from './archive.js'
+import { maskUrlPassword } from '../../config/url-password.js'
+import { archiveName, BACKUPS_DIR, type BackupResult, createBackup, restoreArchive } from './archive.js'
 import { BackupError, backupErrors } from './errors.js'
-import { openExisting } from './store.js'
+import type { BackupDatabase } from './store.js'
 import { BACKUP_USAGE } from './usage.js'
 import { readJsonFile } from '../../config/store.js'
 
@@ -59,15 +60,26 @@ function databaseUrlIn(file: string): unknown {
 }
 
 /**
- * Backups are of the SQLite data directory. On PostgreSQL (--database-url, GATEHOUSE_DATABASE_URL,
- * or `database.url` in the data directory's config.json or the GATEHOUSE_CONFIG file, as serve reads
- * them) a SQLite file left there is not the data in use: refused, pg_dump's job.
+ * The database a backup reads: the one `serve` would run on with the same flags, variables and
+ * config (--database-url, GATEHOUSE_DATABASE_URL, `database.url` in the data directory's
+ * config.json or the GATEHOUSE_CONFIG file), else the data directory's SQLite file.
  */
-function refuseOnPostgres(env: NodeJS.ProcessEnv, dataDir: string): void {
-  const configured = [join(dataDir, 'config.json'), ...(env.GATEHOUSE_CONFIG ? [resolve(env.GATEHOUSE_CONFIG)] : [])].some((file) =>
-    databaseUrlIn(file),
-  )
-  if (env.GATEHOUSE_DATABASE_URL || configured) throw backupErrors.postgres()
+function postgresUrlOf(env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
+  if (env.GATEHOUSE_DATABASE_URL) return env.GATEHOUSE_DATABASE_URL
+  for (const file of [...(env.GATEHOUSE_CONFIG ? [resolve(env.GATEHOUSE_CONFIG)] : []), join(dataDir, 'config.json')]) {
+    const url = databaseUrlIn(file)
+    if (typeof url === 'string' && url) return url
+  }
+  return undefined
+}
+
+/** A SQLite file `gatehouse migrate` renamed aside (`gatehouse.db.migrated-<time>`), the newest, or null. */
+function migratedAway(dataDir: string): string | null {
+  if (!existsSync(dataDir)) return null
+  const aside = readdirSync(dataDir)
+    .filter((name) => /^gatehouse\.db\.migrated-[0-9TZ.-]+$/.test(name))
+    .sort()
+  return aside.length ? join(dataDir, aside[aside.length - 1] as string) : null
 }
 
 const dataDirOf = (parsed: ReturnType<typeof parse>) =>
@@ -78,30 +90,44 @@ export function backupCommand(argv: string[], env: NodeJS.ProcessEnv = process.e
     argv,
     async (parsed) => {
       const dataDir = dataDirOf(parsed)
-      refuseOnPostgres(env, dataDir)
       const dbFile = join(dataDir, 'gatehouse.db')
-      if (!existsSync(dbFile)) throw backupErrors.noDatabase(dataDir)
+      const url = postgresUrlOf(env, dataDir)
+      let database: BackupDatabase
+      if (url) {
+        // The logical export of the PostgreSQL database in use (one REPEATABLE READ transaction).
+        database = { postgres: url }
+      } else {
+        if (!existsSync(dbFile)) {
+          // The data moved to PostgreSQL and no URL was given: the stale copy is not backed up.
+          const aside = migratedAway(dataDir)
+          throw aside ? backupErrors.migratedAway(dataDir, aside) : backupErrors.noDatabase(dataDir)
+        }
+        // VACUUM INTO: one read transaction, unaffected by the server's writes meanwhile.
+        database = { sqliteFile: dbFile }
+      }
       const now = Date.now()
       const out = resolve((parsed.values.out as string | undefined) ?? join(dataDir, BACKUPS_DIR, archiveName(now, 'manual')))
-      const sqlite = openExisting(dbFile)
+      // The secret in use: GATEHOUSE_SECRET when set (it wins at serve), else the stored one.
+      const stored = join(dataDir, 'secret')
+      const secret = process.env.GATEHOUSE_SECRET || (existsSync(stored) ? readFileSync(stored, 'utf8').trim() : undefined)
+      let result: BackupResult
       try {
-        // The secret in use: GATEHOUSE_SECRET when set (it wins at serve), else the stored one.
-        const stored = join(dataDir, 'secret')
-        const secret = process.env.GATEHOUSE_SECRET || (existsSync(stored) ? readFileSync(stored, 'utf8').trim() : undefined)
-        // VACUUM INTO: one read transaction, unaffected by the server's writes meanwhile.
-        const result = await createBackup(
-          { sqlite, dataDir, secret, migrationsFolder, version: packageVersion(), now, method: 'vacuum' },
-          out,
-        )
-        const m = result.manifest
-        process.stdout.write(
-          `Backup written: ${result.file} (${kb(result.size)})\n` +
-            `  schema version ${m.schemaVersion}, created ${m.createdAt}, ${m.rowCounts.user ?? 0} users, ${m.rowCounts.session ?? 0} sessions\n` +
-            `  files: ${m.files.map((f) => f.name).join(', ')}\n`,
-        )
-      } finally {
-        sqlite.close()
+        result = await createBackup({ database, dataDir, secret, migrationsFolder, version: packageVersion(), now }, out)
+      } catch (error) {
+        // A database holding no Gatehouse data while the data directory holds some: not the one in use.
+        if (url && error instanceof BackupError && /holds no Gatehouse database/.test(error.message) && existsSync(dbFile)) {
+          throw backupErrors.notInUse(
+            `${error.message}, while ${dbFile} holds a Gatehouse database: the data in use is not in the database the configuration names (migrate it first: gatehouse migrate --to)`,
+          )
+        }
+        throw error
       }
+      const m = result.manifest
+      process.stdout.write(
+        `Backup written: ${result.file} (${kb(result.size)})\n` +
+          `  ${url ? `from ${maskUrlPassword(url)}, ` : ''}schema version ${m.schemaVersion}, created ${m.createdAt}, ${m.rowCounts.user ?? 0} users, ${m.rowCounts.session ?? 0} sessions\n` +
+          `  files: ${m.files.map((f) => f.name).join(', ')}\n`,
+      )
     },
     true,
   )
@@ -111,21 +137,28 @@ export function restoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.
   return run(
     argv,
     async (parsed) => {
-      // The archive brings its own config.json: only a PostgreSQL given to this command is refused.
-      if (env.GATEHOUSE_DATABASE_URL) throw backupErrors.postgres()
+      // Into PostgreSQL only when this command is given one (the archive brings its own config.json).
+      const url = env.GATEHOUSE_DATABASE_URL || undefined
       const [file, ...extra] = parsed.positionals
       if (!file || extra.length > 0 || parsed.values['data-dir'] === undefined) {
         throw new BackupError('USAGE', 'usage: gatehouse restore <file> --data-dir <dir>')
       }
       const dataDir = dataDirOf(parsed)
-      const result = await restoreArchive(resolve(file), dataDir, migrationsFolder, Date.now(), {
-        userId: null,
-        label: `os:${osAccount()}`,
-        via: 'cli',
-      })
+      const result = await restoreArchive(
+        resolve(file),
+        dataDir,
+        migrationsFolder,
+        Date.now(),
+        {
+          userId: null,
+          label: `os:${osAccount()}`,
+          via: 'cli',
+        },
+        url ? { engine: 'postgres', url } : { engine: 'sqlite' },
+      )
       const m = result.manifest
       process.stdout.write(
-        `Restored ${file} (created ${m.createdAt}, schema version ${m.schemaVersion}) into ${dataDir}\n` +
+        `Restored ${file} (created ${m.createdAt}, schema version ${m.schemaVersion}) into ${url ? `${maskUrlPassword(url)} and ` : ''}${dataDir}\n` +
           (result.replacedDir
             ? `The replaced files are in ${result.replacedDir}; they are removed once the restored data has started.\n`
             : ''),

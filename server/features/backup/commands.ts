@@ -12,7 +12,7 @@ export const commands: CommandDeclaration[] = [
   },
   {
     name: 'restore',
-    synopsis: 'restore <file> --data-dir <dir>',
+    synopsis: 'restore <file> --data-dir <dir> [--database-url <url>]',
     usage: BACKUP_USAGE,
     run: async (args, env) => (await import('./cli.js')).restoreCommand(args, env),
   },

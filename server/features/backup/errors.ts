@@ -36,9 +36,18 @@ export const backupErrors = {
   noDatabase: (dir: string) => new BackupError('NO_DATABASE', `no Gatehouse database in ${dir}`),
   busy: () => new BackupError('BACKUP_IN_PROGRESS', 'a backup is already being made'),
   badName: () => new BackupError('BACKUP_NOT_FOUND', 'no such backup'),
-  postgres: () =>
+  /** The database the backup would read is not the one in use (issue 50 §8). */
+  notInUse: (detail: string) => new BackupError('NOT_IN_USE', detail),
+  migratedAway: (dir: string, aside: string) =>
+    new BackupError(
+      'NOT_IN_USE',
+      `the data in ${dir} was migrated to PostgreSQL (its SQLite file is now ${aside}, a stale copy): back up the database in use with --database-url postgres://…`,
+    ),
+  postgresExport: (detail: string) => new BackupError('NOT_AVAILABLE', detail),
+  intoPostgres: (detail: string) => new BackupError('RESTORE_REFUSED', `restore into PostgreSQL: ${detail}`),
+  panelRestoreOnPostgres: () =>
     new BackupError(
       'NOT_AVAILABLE',
-      "this install keeps its data in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump / pg_restore, see docs/DEPLOYMENT.md); Gatehouse backups are of the SQLite data directory",
+      'this install keeps its data in PostgreSQL: restore a backup with every instance stopped, by gatehouse restore <file> --data-dir <dir> --database-url postgres://…',
     ),
 }

@@ -5,6 +5,7 @@ import { backupDownloads, backupPanel } from './panel.js'
 import { BackupService, registerBackupService } from './service.js'
 import { backupErrors } from './errors.js'
 import { configSections } from './config.js'
+import { migrationsFolder as sqliteMigrations } from '../../db/index.js'
 
 /** How often the scheduler looks at the clock (the schedule itself is config: backup.schedule). */
 const TICK_MS = 60_000
@@ -43,13 +44,9 @@ export const backupFeature = defineFeature({
         `Restored data (${finished.archive}) started${finished.replaced ? `; removed the replaced data (${finished.replaced})` : ''}`,
       )
     }
-    if (!ctx.sqlite) {
-      // PostgreSQL's data is backed up with its own tools; the data directory holds only config.
-      if (ctx.config().backup.schedule !== 'off')
-        logger.info('scheduled backups are off: this install keeps its data in PostgreSQL (back it up with pg_dump)')
-      return undefined
-    }
-    const service = new BackupService(ctx, dataDir, migrationsFolder, logger)
+    // On PostgreSQL a backup is the logical export into the same archive (a SQLite file): its
+    // schema version is SQLite's, so the archives are checked against SQLite's migrations.
+    const service = new BackupService(ctx, dataDir, ctx.sqlite ? migrationsFolder : sqliteMigrations, logger)
     registerBackupService(service)
     const tick = () => {
       service.tick().catch((error: Error) => logger.error('scheduled backup failed:', error))

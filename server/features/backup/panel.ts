@@ -25,17 +25,14 @@ async function refusing<T>(run: () => Promise<T> | T): Promise<T> {
   try {
     return await run()
   } catch (error) {
-    if (error instanceof BackupError) throw new PanelError(error.code === 'BACKUP_IN_PROGRESS' ? 409 : 400, error.code, error.message)
+    if (error instanceof BackupError)
+      throw new PanelError(error.code === 'BACKUP_IN_PROGRESS' || error.code === 'NOT_AVAILABLE' ? 409 : 400, error.code, error.message)
     throw error
   }
 }
 
 export const backupPanel = (env: PanelEnv) => {
   const service = (): BackupService => {
-    if (!env.gatehouse.ctx.sqlite) {
-      const refusal = backupErrors.postgres()
-      throw new PanelError(409, refusal.code, refusal.message)
-    }
     const found = backupServiceOf(env.gatehouse.ctx)
     if (!found) throw new PanelError(409, 'NOT_AVAILABLE', 'Backups need a data directory (this server runs in memory)')
     return found
@@ -76,6 +73,9 @@ export const backupPanel = (env: PanelEnv) => {
     'backup.restorePlan': ({ name }: { name: string }) =>
       refusing(async () => {
         const s = service()
+        const sqlite = s.ctx.sqlite
+        // Into PostgreSQL, with every instance stopped: the command line's (gatehouse restore --database-url).
+        if (!sqlite) throw backupErrors.panelRestoreOnPostgres()
         s.fileOf(name)
         const listing = (await s.list()).find((b) => b.name === name)
         if (!listing) throw new PanelError(404, 'BACKUP_NOT_FOUND', 'no such backup')
@@ -84,7 +84,7 @@ export const backupPanel = (env: PanelEnv) => {
           replaces: replacedBy(listing.manifest?.files.map((f) => f.name) ?? [])
             .filter((f) => existsSync(join(s.dataDir, f)))
             .map((f) => join(s.dataDir, f)),
-          current: rowCounts(s.sqlite),
+          current: rowCounts(sqlite),
           backup: toRow(listing),
         }
       }),
@@ -92,6 +92,7 @@ export const backupPanel = (env: PanelEnv) => {
       refusing(async () => {
         if (confirm !== name) throw new PanelError(400, 'CONFIRMATION_MISMATCH', 'Type the backup name to confirm the restore')
         const s = service()
+        if (!s.ctx.sqlite) throw backupErrors.panelRestoreOnPostgres()
         const caller = panelCaller()
         const requestedBy = caller
           ? { userId: caller.kind === 'admin' ? caller.user.id : null, label: callerLabel(caller), via: 'panel' as const }

@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type Database from 'better-sqlite3'
 import type { AuthContext } from '../../core/context.js'
 import type { Logger } from '../../log.js'
 import { packageVersion } from '../../panel/build.js'
 import { archiveName, BACKUPS_DIR, type BackupManifest, type BackupResult, createBackup, isArchiveName, readManifest } from './archive.js'
 import { SCHEDULE_MS } from './config.js'
 import { backupErrors } from './errors.js'
+import { type BackupDatabase, poolOf } from './store.js'
 
 /** Progress of the backup being made (one at a time) or the last one made. */
 export interface BackupJob {
@@ -48,10 +48,9 @@ export class BackupService {
     readonly logger: Logger,
   ) {}
 
-  /** Backups are of the SQLite data directory (a PostgreSQL install has no service: see index.ts). */
-  get sqlite(): Database.Database {
-    if (!this.ctx.sqlite) throw backupErrors.postgres()
-    return this.ctx.sqlite
+  /** What a backup reads: the SQLite file (on a connection of its own), or PostgreSQL through the server's pool. */
+  get database(): BackupDatabase {
+    return this.ctx.sqlite ? { sqliteFile: this.ctx.sqlite.name } : { postgres: poolOf(this.ctx.db) }
   }
 
   get directory(): string {
@@ -67,7 +66,7 @@ export class BackupService {
     this.job = job
     const run = createBackup(
       {
-        sqlite: this.sqlite,
+        database: this.database,
         dataDir: this.dataDir,
         secret: this.ctx.secret,
         migrationsFolder: this.migrationsFolder,

@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
+import type pg from 'pg'
+import { backupErrors } from './errors.js'
 import { SqliteDatabase } from '../../db/sqlite-driver.js'
 
 /**
- * All of the backup feature's SQL. SQLite-specific by nature: a backup here is a copy of the
- * database file (VACUUM INTO, integrity_check, the file's own tables and migration journal), so
- * these functions take the driver. A PostgreSQL storage implements its own backup later (pg_dump
- * or COPY) behind the same feature; nothing outside this module and the archive code touches it.
+ * All of the backup feature's SQL. An archive holds a SQLite file whatever the engine: on SQLite a
+ * copy of the database file (VACUUM INTO), on PostgreSQL the logical export of every table into a
+ * new SQLite file (server/db/pg/copy.ts, the copy `gatehouse migrate` makes the other way); the
+ * checks (integrity_check, the file's own tables and migration journal) read that file, so these
+ * functions take the driver.
  */
 
 /** Rows per table (SQLite's own tables left out), sorted by name. */
@@ -45,31 +48,43 @@ export function integrityCheck(sqlite: Database.Database): string {
   return rows.join('; ')
 }
 
+/** Where a backup reads the data: the SQLite file, or the PostgreSQL database (its URL, or a running server's pool). */
+export type BackupDatabase =
+  | { sqliteFile: string }
+  /** earlierSchema: the pre-upgrade backup of a database this build is about to migrate (server/db/pg/copy.ts). */
+  | { postgres: string | pg.Pool; earlierSchema?: boolean }
+
 /**
- * An online, consistent copy of a live database; the source keeps serving reads and writes.
- * - 'backup' (the server's own connection): SQLite's backup API, in steps between which the event
- *   loop runs, with progress; writes made meanwhile through the same connection are carried into
- *   the copy, so it is the database as of the end of the backup.
- * - 'vacuum' (another process, the CLI): VACUUM INTO, one read transaction, so the copy is the
- *   database as of its start. The backup API would restart at every write the server makes and
- *   might never finish under steady load.
+ * An online, consistent copy of the live database into `destination`, a new SQLite file; the
+ * source keeps serving reads and writes meanwhile.
+ * - SQLite: VACUUM INTO on a connection of its own, one read transaction (WAL: it waits for no
+ *   writer and no writer waits for it), so the copy is the database as of its start. Not the
+ *   backup API on the server's connection: its steps fail while that connection is inside a write
+ *   transaction (SQLITE_LOCKED, retried at the next turn of the event loop), and under steady
+ *   sign-ups one is nearly always open, so a backup took minutes (issue 50 §9). Nor the backup API
+ *   on a connection of its own: it restarts at every write the server makes.
+ * - PostgreSQL: the logical export (server/db/pg/copy.ts), one REPEATABLE READ transaction.
  */
-export async function snapshot(
-  source: Database.Database,
-  destination: string,
-  method: 'backup' | 'vacuum',
-  progress?: (fraction: number) => void,
-): Promise<void> {
-  if (method === 'vacuum') {
-    source.prepare('VACUUM INTO ?').run(destination)
-    progress?.(1)
+export async function snapshot(source: BackupDatabase, destination: string, migrationsFolder: string): Promise<void> {
+  if ('postgres' in source) {
+    // Loaded on demand: pg stays out of a SQLite server.
+    const { CopyRefused, exportPostgresToSqlite } = await import('../../db/pg/copy.js')
+    try {
+      await exportPostgresToSqlite(source.postgres, destination, {
+        sqliteMigrations: migrationsFolder,
+        earlierSchema: source.earlierSchema,
+      })
+    } catch (error) {
+      if (error instanceof CopyRefused) throw backupErrors.postgresExport(error.message)
+      throw error
+    }
   } else {
-    await source.backup(destination, {
-      progress({ totalPages, remainingPages }) {
-        progress?.(totalPages === 0 ? 1 : (totalPages - remainingPages) / totalPages)
-        return 256
-      },
-    })
+    const reader = openExisting(source.sqliteFile)
+    try {
+      reader.prepare('VACUUM INTO ?').run(destination)
+    } finally {
+      reader.close()
+    }
   }
   // One self-contained file: rollback journal instead of WAL, nothing beside it.
   const copy = new SqliteDatabase(destination)
@@ -79,6 +94,9 @@ export async function snapshot(
     copy.close()
   }
 }
+
+/** The connection pool of a server on PostgreSQL (drizzle's node-postgres handle holds it). */
+export const poolOf = (db: unknown): pg.Pool => (db as { $client: pg.Pool }).$client
 
 /** Opens a database file that must exist (read-write: WAL readers need the -shm file). */
 export const openExisting = (file: string): Database.Database => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGatehouse } from '../../../server/gatehouse.js'
+import { migrationsFolder } from '../../../server/db/index.js'
 import { restoreArchive } from '../../../server/features/backup/archive.js'
 import { backupServiceOf } from '../../../server/features/backup/service.js'
 import { startBrowserPanel } from '../../../server/panel/index.js'
@@ -206,31 +207,65 @@ onSqlite('restore and the desktop app', () => {
 })
 
 describe.runIf(testEngine === 'postgres')('backups on a PostgreSQL install', () => {
-  it('are refused by the panel with a pointer to pg_dump, and no scheduled backup runs', async () => {
+  it("the panel backs PostgreSQL up into the usual archive (restorable into SQLite), on schedule too; restoring is the command line's", async () => {
     const server = await startTestServer({ config: { backup: { schedule: 'hourly', keep: 2 } } })
     servers.push(server)
     const panel = await startBrowserPanel(server.gatehouse, { port: 0, buildOnDemand: false, logger: silentLogger })
+    const call = async (op: string, input: unknown = {}) => {
+      const res = await fetch(`${panel.origin}/panel/api/${op}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${panel.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+      })
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+    }
     try {
-      for (const op of ['backup.list', 'backup.create']) {
-        const res = await fetch(`${panel.origin}/panel/api/${op}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${panel.token}`, 'content-type': 'application/json' },
-          body: '{}',
-        })
-        expect([op, res.status, await res.json()]).toEqual([
+      const person = await signUp(server.base)
+      const started = await call('backup.create')
+      expect(started.status).toBe(200)
+      await backupServiceOf(server.gatehouse.ctx)?.settle()
+      expect((await call('backup.status')).body).toMatchObject({ running: false, phase: 'done', error: null })
+      const rows = (await call('backup.list')).body.backups as Array<Record<string, unknown>>
+      expect(rows).toHaveLength(1)
+      const name = (rows[0] as Record<string, unknown>).name as string
+      expect(((rows[0] as Record<string, unknown>).rowCounts as Record<string, number>).user).toBe(1)
+
+      // The archive restores into a SQLite data directory, holding the person.
+      const target = mkdtempSync(join(tmpdir(), 'gatehouse-pg-panel-restore-'))
+      try {
+        await restoreArchive(join(server.dataDir, 'backups', name), join(target, 'data'), migrationsFolder, Date.now())
+        const restored = createGatehouse({ dataDir: join(target, 'data'), secret: 'x'.repeat(32), logger: silentLogger })
+        try {
+          expect(sqliteOf(restored.ctx).prepare('SELECT email FROM user').pluck().all()).toEqual([person.email])
+        } finally {
+          await restored.close()
+        }
+      } finally {
+        rmSync(target, { recursive: true, force: true })
+      }
+
+      // Restoring needs every instance stopped: the command line's, the panel says so.
+      for (const [op, input] of [
+        ['backup.restorePlan', { name }],
+        ['backup.restore', { name, confirm: name }],
+      ] as const) {
+        expect([op, await call(op, input)]).toEqual([
           op,
-          409,
           {
             status: 409,
-            code: 'NOT_AVAILABLE',
-            message:
-              "this install keeps its data in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump / pg_restore, see docs/DEPLOYMENT.md); Gatehouse backups are of the SQLite data directory",
+            body: {
+              status: 409,
+              code: 'NOT_AVAILABLE',
+              message:
+                'this install keeps its data in PostgreSQL: restore a backup with every instance stopped, by gatehouse restore <file> --data-dir <dir> --database-url postgres://…',
+            },
           },
         ])
       }
+
       server.clock.advance(2 * HOUR)
-      expect(await backupServiceOf(server.gatehouse.ctx)?.tick()).toBeUndefined()
-      expect(existsSync(join(server.dataDir, 'backups'))).toBe(false)
+      const scheduled = await backupServiceOf(server.gatehouse.ctx)?.tick()
+      expect(scheduled?.manifest.kind).toBe('scheduled')
     } finally {
       await panel.close()
     }
