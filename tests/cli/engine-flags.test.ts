@@ -135,7 +135,8 @@ describe('an engine that cannot be reached: one clear line, nothing half-started
     const redis = cli(['serve', '--port', '0', '--data-dir', dataDir, '--redis-url', 'redis://127.0.0.1:1'])
     expect(redis.code).toBe(2)
     expect(redis.stderr).toMatch(/^gatehouse: secondary storage redis:\/\/127\.0\.0\.1:1: /)
-  })
+    // Six CLI starts one after another (8 s alone): a loaded full run took past the 30 s default.
+  }, 90_000)
 
   it('backup reads the PostgreSQL it is given (the logical export): an unreachable one is refused in one line, its password masked (exit 1)', () => {
     const run = cli(['backup', '--data-dir', dataDir, '--database-url', unreachable])

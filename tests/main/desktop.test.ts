@@ -95,6 +95,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:groups.configure',
   'gatehouse:groups.impact',
   'gatehouse:groups.nameProblems',
+  'gatehouse:groups.organizationImpact',
   'gatehouse:groups.settings',
   'gatehouse:import.start',
   'gatehouse:import.status',

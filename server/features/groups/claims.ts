@@ -1,5 +1,5 @@
 import type { AuthContext } from '../../core/context.js'
-import { findOrganizationsBySlugs, listTeamsOf } from '../organization/store.js'
+import { findOrganizationById, findOrganizationsBySlugs, findTeamById, listTeamsOf } from '../organization/store.js'
 import { namedGroups, organizationSlugOf } from '../organization/slugs.js'
 import type { GroupsConfig } from './config.js'
 import { canonicalGroupName, groupsRule, teamSlug } from './names.js'
@@ -87,4 +87,46 @@ export async function groupRuleImpact(ctx: AuthContext, patch: Partial<GroupsCon
     if (!now[kind] || next[kind]) return []
     return [{ where, name, problem: `a ${KIND[kind]} group: with ${KIND[kind]} groups off nobody holds it, so it lets no one in` }]
   })
+}
+
+/** An administrator's change to an organization or one of its teams that may take group names away. */
+export interface OrganizationChange {
+  organizationId: string
+  /** The team changed; without it, the organization itself. */
+  teamId?: string
+  /** Deleted (the organization with its teams, or the team). */
+  remove?: boolean
+  /** The organization's new slug. */
+  slug?: string
+  /** The team's new name. */
+  teamName?: string
+}
+
+/**
+ * What deleting or renaming an organization or a team would take away before it is done (issue 50
+ * §5): every name a rule requires (forward-auth rules by membership, SAML apps' allowed groups by
+ * group name) that names this organization (its members, roles and teams) or this team, and would
+ * name nobody afterwards. A rename that keeps the slug (or the team's slug) takes nothing away.
+ */
+export async function organizationChangeImpact(ctx: AuthContext, change: OrganizationChange): Promise<GroupNameProblem[]> {
+  const organization = await findOrganizationById(ctx, change.organizationId)
+  if (!organization) return []
+  const config = ctx.config()
+  const named = await namedGroups(ctx)
+  if (change.teamId) {
+    const team = await findTeamById(ctx, change.teamId)
+    const before = team && team.organizationId === organization.id ? teamSlug(team.name) : null
+    if (!before) return []
+    if (!change.remove && (change.teamName === undefined || teamSlug(change.teamName) === before)) return []
+    const group = `${organization.slug}/${before}`
+    const what = change.remove ? 'deleting the team' : 'renaming the team'
+    return named
+      .filter(({ name }) => canonicalGroupName(name) === group)
+      .map(({ where, name }) => ({ where, name, problem: `${what} takes this name away: nobody will hold it, so it lets no one in` }))
+  }
+  if (!change.remove && (change.slug === undefined || change.slug === organization.slug)) return []
+  const what = change.remove ? 'deleting the organization' : `changing its slug to "${change.slug}"`
+  return named
+    .filter(({ name }) => organizationSlugOf(name, config) === organization.slug)
+    .map(({ where, name }) => ({ where, name, problem: `${what} takes this name away: nobody will hold it, so it lets no one in` }))
 }

@@ -25,6 +25,19 @@ export const groupsContract = {
       .strict(),
     z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
   ),
+  'groups.organizationImpact': query(
+    'What deleting or renaming an organization (or one of its teams) would take away: the names rules require (forward-auth rules, SAML apps) that would name nobody afterwards',
+    z
+      .object({
+        organizationId: z.string().min(1).max(200),
+        teamId: z.string().min(1).max(200).optional(),
+        remove: z.boolean().optional(),
+        slug: z.string().min(1).max(200).optional(),
+        teamName: z.string().min(1).max(200).optional(),
+      })
+      .strict(),
+    z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
+  ),
   'groups.configure': mutation(
     'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
     z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),

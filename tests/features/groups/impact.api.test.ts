@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceProvider } from '../../../server/features/saml/service-providers.js'
 import type { PanelService } from '../../../server/panel/service.js'
 import { panelServiceOf } from '../../helpers/panel-session.js'
+import { signUp } from '../../helpers/http.js'
 import { serverLog, startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
@@ -83,5 +84,76 @@ describe('groups.impact: what switching off a kind of group name takes away', ()
   it('refuses a key that is not a switch', async () => {
     const result = await panel.dispatch('groups.impact', { patch: { everything: false } })
     expect(result.ok).toBe(false)
+  })
+})
+
+async function organizationImpact(change: Record<string, unknown>): Promise<Array<{ where: string; name: string; problem: string }>> {
+  const result = await panel.dispatch('groups.organizationImpact', change)
+  if (!result.ok) throw new Error(result.error.message)
+  return result.data as Array<{ where: string; name: string; problem: string }>
+}
+
+describe('groups.organizationImpact: what deleting or renaming an organization or a team takes away', () => {
+  let organizationId = ''
+  let teamId = ''
+  let otherTeamId = ''
+  beforeAll(async () => {
+    const owner = await signUp(server.base, { name: 'Impact Owner' })
+    const created = await panel.dispatch('orgs.create', { name: 'Impact Acme', slug: 'impact-acme', ownerUserId: owner.user.id })
+    if (!created.ok) throw new Error(created.error.message)
+    organizationId = (created.data as { organization: { id: string } }).organization.id
+    const team = async (name: string) => {
+      const made = await panel.dispatch('orgs.createTeam', { organizationId, name })
+      if (!made.ok) throw new Error(made.error.message)
+      return (made.data as { team: { id: string } }).team.id
+    }
+    teamId = await team('Ops')
+    otherTeamId = await team('Support')
+  })
+
+  const names = (found: Array<{ where: string; name: string }>) => found.map(({ where, name }) => `${where}: ${name}`).sort()
+
+  it('deleting the organization lists every rule naming it, its member roles or its teams: forward auth by membership and SAML apps', async () => {
+    const found = await organizationImpact({ organizationId, remove: true })
+    expect(names(found.filter((f) => f.where.startsWith('SAML')))).toEqual([
+      'SAML app "Wiki": impact-acme',
+      'SAML app "Wiki": impact-acme/ops',
+      'SAML app "Wiki": impact-acme:owner',
+    ])
+    // The forward-auth rule names the organization and its team: both go with it.
+    expect(
+      found
+        .filter((f) => f.where.startsWith('forwardAuth'))
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['impact-acme', 'impact-acme/ops'])
+    expect(found[0]?.problem).toBe('deleting the organization takes this name away: nobody will hold it, so it lets no one in')
+    // Asking changes nothing.
+    const still = await panel.dispatch('orgs.get', { organizationId })
+    expect(still.ok).toBe(true)
+  })
+
+  it('a new slug takes the same names away; the same slug, or a new name alone, takes nothing', async () => {
+    const renamed = await organizationImpact({ organizationId, slug: 'acme-two' })
+    expect(renamed.map((f) => f.name).sort()).toEqual(
+      (await organizationImpact({ organizationId, remove: true })).map((f) => f.name).sort(),
+    )
+    expect(renamed[0]?.problem).toBe('changing its slug to "acme-two" takes this name away: nobody will hold it, so it lets no one in')
+    expect(await organizationImpact({ organizationId, slug: 'impact-acme' })).toEqual([])
+    expect(await organizationImpact({ organizationId })).toEqual([])
+  })
+
+  it('deleting or renaming a team lists the rules naming that team only; a rename to the same slug takes nothing', async () => {
+    const removed = await organizationImpact({ organizationId, teamId, remove: true })
+    expect(removed.map((f) => f.name)).toEqual(removed.map(() => 'impact-acme/ops'))
+    expect(removed.map((f) => f.where).some((w) => w.startsWith('SAML'))).toBe(true)
+    expect(removed.map((f) => f.where).some((w) => w.startsWith('forwardAuth'))).toBe(true)
+    expect(removed[0]?.problem).toBe('deleting the team takes this name away: nobody will hold it, so it lets no one in')
+    expect((await organizationImpact({ organizationId, teamId, teamName: 'Operations' })).length).toBe(removed.length)
+    expect(await organizationImpact({ organizationId, teamId, teamName: 'OPS' })).toEqual([])
+    // A team no rule names.
+    expect(await organizationImpact({ organizationId, teamId: otherTeamId, remove: true })).toEqual([])
+    // A team of another organization, or none, is nobody's.
+    expect(await organizationImpact({ organizationId: 'no-such-org', remove: true })).toEqual([])
   })
 })
