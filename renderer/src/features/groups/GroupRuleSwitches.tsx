@@ -1,9 +1,10 @@
-import { Button, Group, List, Modal, Stack, Switch, Text } from '@mantine/core'
+import { Button, Group, Modal, Stack, Switch, Text } from '@mantine/core'
 import { useState } from 'react'
 import { Editable } from '../../access'
 import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice } from '../../components/common'
 import { useStartup } from '../../startup'
+import { NameImpactList } from './NameImpact'
 
 /** The one group-name rule (`groups.*`), shared by the OIDC groups claim, forward auth, LDAP and SAML. */
 const GROUP_SWITCHES = [
@@ -76,16 +77,7 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
           <Text size="sm">
             Nobody would hold these group names any more, so what names them would let no one in. Change those first, or switch off anyway.
           </Text>
-          <List size="sm">
-            {pending?.impact.map((entry) => (
-              <List.Item key={`${entry.where} ${entry.name}`}>
-                <Text span fw={500}>
-                  {entry.where}
-                </Text>{' '}
-                requires <code>{entry.name}</code>: {entry.problem}
-              </List.Item>
-            ))}
-          </List>
+          <NameImpactList entries={pending?.impact ?? []} />
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setPending(null)}>
               Keep it on

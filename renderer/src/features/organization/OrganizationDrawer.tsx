@@ -6,6 +6,7 @@ import { DetailDrawer } from '../../components/DetailDrawer'
 import { done, failed } from '../../components/notify'
 import { dateTime } from '../../format'
 import { ink } from '../../ink'
+import { OrganizationChangeImpact } from '../groups/NameImpact'
 import { OrganizationInvitations } from './OrganizationInvitations'
 import { type OrganizationDetail, OrganizationMembers } from './OrganizationMembers'
 import { RenameOrganization } from './OrganizationForms'
@@ -35,7 +36,12 @@ function OrganizationHeader({ org, onDeleted }: { org: OrganizationDetail; onDel
             <ConfirmButton
               label="Delete"
               title={`Delete ${organization.name}?`}
-              message={`${organization.name}, its ${members.length} membership${members.length === 1 ? '' : 's'}, teams and invitations are deleted. The users stay. This cannot be undone.`}
+              message={
+                <>
+                  {`${organization.name}, its ${members.length} membership${members.length === 1 ? '' : 's'}, teams and invitations are deleted. The users stay. This cannot be undone.`}
+                  <OrganizationChangeImpact change={{ organizationId: organization.id, remove: true }} />
+                </>
+              }
               confirmLabel="Delete organization"
               loading={removeOrg.isPending}
               testId="org-delete"

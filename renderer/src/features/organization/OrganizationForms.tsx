@@ -1,5 +1,6 @@
 import { Button, Group, Modal, Stack, TextInput } from '@mantine/core'
 import { useForm } from '@mantine/form'
+import { useDebouncedValue } from '@mantine/hooks'
 import { IconPencil } from '@tabler/icons-react'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
 import { Allowed } from '../../access'
@@ -8,6 +9,7 @@ import { showFieldErrors } from '../../components/common'
 import { FormDialogButton } from '../../components/FormDialog'
 import { done } from '../../components/notify'
 import { UserPicker } from '../../components/UserPicker'
+import { OrganizationChangeImpact } from '../groups/NameImpact'
 
 /** What a name and a slug must be (the server checks again, and names the field it refuses). */
 const nameAndSlug = {
@@ -73,6 +75,13 @@ export function CreateOrganization({ opened, onClose }: { opened: boolean; onClo
   )
 }
 
+/** Under the slug field: what the new slug would take away, asked once typing pauses. */
+function SlugImpact({ organizationId, slug, current }: { organizationId: string; slug: string; current: string }) {
+  const [settled] = useDebouncedValue(slug.trim(), 300)
+  if (!settled || settled === current) return null
+  return <OrganizationChangeImpact change={{ organizationId, slug: settled }} />
+}
+
 export function RenameOrganization({ org }: { org: OrganizationView }) {
   const update = useOpMutation('orgs.update')
   const form = useForm({ initialValues: { name: org.name, slug: org.slug }, validate: nameAndSlug })
@@ -103,6 +112,7 @@ export function RenameOrganization({ org }: { org: OrganizationView }) {
     >
       <TextInput label="Name" data-autofocus {...form.getInputProps('name')} data-testid="org-rename-name" />
       <TextInput label="Slug" {...form.getInputProps('slug')} data-testid="org-rename-slug" />
+      <SlugImpact organizationId={org.id} slug={form.values.slug} current={org.slug} />
     </FormDialogButton>
   )
 }

@@ -5,6 +5,7 @@ import { Editable } from '../../access'
 import { useOpMutation } from '../../api'
 import { ConfirmButton, showFieldErrors } from '../../components/common'
 import { done, failed } from '../../components/notify'
+import { OrganizationChangeImpact } from '../groups/NameImpact'
 import type { OrganizationDetail } from './OrganizationMembers'
 
 /** One team: its name (renamed on leaving the field), its members, remove. */
@@ -48,7 +49,12 @@ function TeamRow({ org, team }: { org: OrganizationDetail; team: OrganizationDet
       <ConfirmButton
         label="Remove"
         title="Remove this team?"
-        message={`Members of ${team.name} stay in the organization.`}
+        message={
+          <>
+            {`Members of ${team.name} stay in the organization.`}
+            <OrganizationChangeImpact change={{ organizationId, teamId: team.id, remove: true }} />
+          </>
+        }
         confirmLabel="Remove"
         onConfirm={() =>
           removeTeam.mutateAsync({ organizationId, teamId: team.id }).then(() => done('Team removed'), failed('Not removed'))
