@@ -177,16 +177,27 @@ const RECENT_CHANGES = 200
 export async function lastConfigChange(ctx: AuthContext, path: string): Promise<{ by: string; at: number | null }> {
   const { events } = await queryAuditEvents(ctx, { type: CONFIG_CHANGED }, { limit: RECENT_CHANGES })
   for (const event of events) {
-    const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as {
-      keys?: string[]
-      actor?: string
-      via?: string
-    } | null
+    const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as { keys?: string[] } | null
     const touched = (detail?.keys ?? []).some((key) => key === path || key.startsWith(`${path}.`) || path.startsWith(`${key}.`))
     if (!touched) continue
-    const person = event.actorUserId ? await findUserById(ctx, event.actorUserId) : undefined
-    const by = person?.email ?? detail?.actor ?? (detail?.via === 'panel' ? 'the operator (panel)' : 'the server')
-    return { by, at: event.createdAt.getTime() }
+    return changedBy(ctx, event)
   }
   return { by: 'someone', at: null }
+}
+
+/**
+ * Who made a change, and when, as its audit event says: the panel's admin (by email), the caller
+ * named in `detail.actor` (`os:<account>`, `recovery-link`), the command line, or the server.
+ */
+export async function changedBy(
+  ctx: AuthContext,
+  event: { actorUserId: string | null; detail: unknown; createdAt: Date },
+): Promise<{ by: string; at: number }> {
+  const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as { actor?: string; via?: string } | null
+  const person = event.actorUserId ? await findUserById(ctx, event.actorUserId) : undefined
+  const by =
+    person?.email ??
+    detail?.actor ??
+    (detail?.via === 'panel' ? 'the operator (panel)' : detail?.via === 'cli' ? 'the command line' : 'the server')
+  return { by, at: event.createdAt.getTime() }
 }

@@ -1,0 +1,148 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { axe } from '../helpers/axe.js'
+import { verifiedSignUp } from '../helpers/members.js'
+import { operatorCall, signedInPage } from '../helpers/panel-session.js'
+import { buildRenderer, launchChromium, type PanelHarness, startPanelHarness } from './harness.js'
+
+/**
+ * Issue 50 §1 in Chromium, one test per view that saves a managed object: two admins, each signed
+ * in in a browser context of their own, both with the view open. Bea saves one field; Ada's stale
+ * view saves another: both are kept (the view sent only what Ada changed). Then Ada saves a field
+ * Bea changed after Ada read it: refused, and Ada's view shows Bea's value, who and when, beside the
+ * field still holding Ada's own value.
+ */
+
+const PASSWORD = 'correct horse battery'
+let h: PanelHarness
+let browser: Browser
+const contexts: BrowserContext[] = []
+const people = {} as Record<'ada' | 'bea', { id: string; email: string }>
+const pages = {} as Record<'ada' | 'bea', Page>
+
+const operator = (op: string, input: unknown) => operatorCall(h.panel, op, input)
+
+beforeAll(async () => {
+  const [assets, b] = await Promise.all([buildRenderer(), launchChromium()])
+  browser = b
+  h = await startPanelHarness(assets, { config: { saml: { enabled: true }, oidcProvider: { enabled: true } } })
+  for (const [key, name] of [
+    ['ada', 'Ada Admin'],
+    ['bea', 'Bea Admin'],
+  ] as const) {
+    const { user } = await verifiedSignUp(h.server, { name, password: PASSWORD })
+    await operator('users.setRole', { userId: user.id, role: 'admin' })
+    people[key] = { id: user.id, email: user.email }
+    pages[key] = await signedInPage(browser, h.panel, contexts, { email: user.email, password: PASSWORD })
+    // Toasts sit bottom right, over the buttons of a dialog.
+    await pages[key].addStyleTag({ content: '.mantine-Notifications-root { display: none !important; }' })
+  }
+}, 180_000)
+
+afterAll(async () => {
+  for (const context of contexts) await context.close()
+  await browser?.close()
+  await h?.close()
+})
+
+let loads = 0
+async function open(page: Page, view: string, heading: string): Promise<void> {
+  await page.goto(`${h.panel.origin}/?load=${++loads}#/${view}`)
+  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 20_000 })
+  await page.addStyleTag({ content: '.mantine-Notifications-root { display: none !important; }' })
+}
+
+/** axe with the pointer parked in the corner (a button left under it is measured in its hover colours). */
+async function a11y(page: Page, within?: string) {
+  await page.mouse.move(0, 0)
+  return axe(page, within ? { within } : {})
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** The conflict as the view shows it beside a field: who, when, their value. */
+const conflictText = (who: 'ada' | 'bea', theirs: unknown) =>
+  new RegExp(`^changed by ${escape(people[who].email)} at .+ to ${escape(JSON.stringify(theirs))} since you opened this view$`)
+
+describe('two admins, one view each', () => {
+  it('SAML apps: a stale save of the name keeps the other’s groups; saving a name they changed shows theirs beside yours', {
+    timeout: 120_000,
+  }, async () => {
+    const sp = (await operator('saml.createServiceProvider', {
+      metadataXml: `<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://photos.home.arpa/sp"><SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://photos.home.arpa/acs" index="0"/></SPSSODescriptor></EntityDescriptor>`,
+      name: 'Photos',
+    })) as { id: string }
+    const stored = async () =>
+      ((await operator('saml.serviceProviders', {})) as { serviceProviders: Array<{ id: string; name: string; allowedGroups: string[] }> })
+        .serviceProviders[0]
+    for (const who of ['ada', 'bea'] as const) await open(pages[who], 'saml-apps', 'SAML apps')
+    const name = (who: 'ada' | 'bea') => pages[who].getByTestId(`saml-edit-name-${sp.id}`)
+    const groups = (who: 'ada' | 'bea') => pages[who].getByTestId(`saml-edit-groups-${sp.id}`)
+    const saveAs = (who: 'ada' | 'bea') => pages[who].getByTestId(`saml-edit-save-${sp.id}`).click()
+
+    // Bea restricts it to a group.
+    await groups('bea').fill('family')
+    await saveAs('bea')
+    await expect.poll(async () => (await stored())?.allowedGroups).toEqual(['family'])
+    // Ada's view, still showing no groups, renames it: saved, and Bea's groups stay.
+    expect(await groups('ada').inputValue()).toBe('')
+    await name('ada').fill('Photo library')
+    // Meanwhile Bea starts renaming it too, from the name she sees (Photos).
+    await expect.poll(() => name('bea').inputValue()).toBe('Photos')
+    await name('bea').fill('Family photos')
+    await saveAs('ada')
+    await expect.poll(stored).toMatchObject({ name: 'Photo library', allowedGroups: ['family'] })
+
+    // Bea saves her name: refused; beside her field (still hers), Ada's name, who and when.
+    await saveAs('bea')
+    await pages.bea.getByText(conflictText('ada', 'Photo library')).waitFor()
+    expect(await name('bea').inputValue()).toBe('Family photos')
+    expect(await stored()).toMatchObject({ name: 'Photo library', allowedGroups: ['family'] })
+    expect(await a11y(pages.bea)).toEqual([])
+  })
+
+  it('OIDC edit dialog: a stale save of the name keeps the other’s consent switch; saving the switch they changed shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    const { client } = (await operator('oidc.createClient', { name: 'Wiki', redirectUris: ['https://wiki.example.com/cb'] })) as {
+      client: { clientId: string }
+    }
+    const id = client.clientId
+    const stored = async () =>
+      ((await operator('oidc.clients', {})) as { clients: Array<Record<string, unknown>> }).clients.find((c) => c.clientId === id)
+    const edit = async (who: 'ada' | 'bea') => {
+      await pages[who].getByTestId(`oidc-edit-${id}`).click()
+      await pages[who].getByRole('dialog', { name: /^Edit / }).waitFor()
+    }
+    for (const who of ['ada', 'bea'] as const) {
+      await open(pages[who], 'sso', 'Single sign-on')
+      await edit(who)
+    }
+    // Bea skips the consent screen.
+    await pages.bea.getByTestId('oidc-edit-skip-consent').check()
+    await pages.bea.getByTestId('oidc-edit-save').click()
+    await expect.poll(async () => (await stored())?.skipConsent).toBe(true)
+    // Ada's dialog, opened before (consent asked), renames it: saved, and Bea's switch stays.
+    expect(await pages.ada.getByTestId('oidc-edit-skip-consent').isChecked()).toBe(false)
+    await pages.ada.getByTestId('oidc-edit-name').fill('Team wiki')
+    await pages.ada.getByTestId('oidc-edit-save').click()
+    await expect.poll(stored).toMatchObject({ name: 'Team wiki', skipConsent: true })
+    await pages.ada.getByRole('dialog').waitFor({ state: 'detached' })
+
+    // Both open the dialog again (Bea on a fresh load): name Team wiki. Bea renames it; Ada, from
+    // the name she read, renames it too: refused, and Bea's name shows beside Ada's own.
+    await edit('ada')
+    await open(pages.bea, 'sso', 'Single sign-on')
+    await edit('bea')
+    expect(await pages.bea.getByTestId('oidc-edit-name').inputValue()).toBe('Team wiki')
+    await pages.bea.getByTestId('oidc-edit-name').fill('Bea wiki')
+    await pages.bea.getByTestId('oidc-edit-save').click()
+    await expect.poll(async () => (await stored())?.name).toBe('Bea wiki')
+    await pages.ada.getByTestId('oidc-edit-name').fill('Ada wiki')
+    await pages.ada.getByTestId('oidc-edit-save').click()
+    const dialog = pages.ada.getByRole('dialog', { name: /^Edit / })
+    await dialog.getByText(conflictText('bea', 'Bea wiki')).waitFor()
+    expect(await pages.ada.getByTestId('oidc-edit-name').inputValue()).toBe('Ada wiki')
+    expect(await stored()).toMatchObject({ name: 'Bea wiki', skipConsent: true })
+    expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
+  })
+})
