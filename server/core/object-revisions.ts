@@ -71,12 +71,21 @@ export async function lastObjectChange(ctx: AuthContext, trail: ObjectTrail, fie
 /**
  * Refuses a save (`patch`, with `base`: each changed field as the view read it) of the object whose
  * current view is `current`, when a field it changes was changed by someone else since it was read.
+ * Who and when: from the object's trail, or (an object kept in the configuration, as a mail
+ * template) the function that knows.
  */
-export async function refuseStale(ctx: AuthContext, trail: ObjectTrail, current: Json, patch: Json, base: Json | undefined): Promise<void> {
+export async function refuseStale(
+  ctx: AuthContext,
+  trail: ObjectTrail | ((field: string) => Promise<{ by: string; at: number | null }>),
+  current: Json,
+  patch: Json,
+  base: Json | undefined,
+): Promise<void> {
   const stale = staleObjectFields(current, patch, base)
   if (stale.length === 0) return
+  const who = typeof trail === 'function' ? trail : (field: string) => lastObjectChange(ctx, trail, field)
   const conflicts: ConfigConflict[] = []
-  for (const path of stale) conflicts.push({ path, theirs: current[path] ?? null, ...(await lastObjectChange(ctx, trail, path)) })
+  for (const path of stale) conflicts.push({ path, theirs: current[path] ?? null, ...(await who(path)) })
   throw new StaleSave(conflicts)
 }
 
@@ -91,5 +100,7 @@ export function objectChanges(
   { secrets = [], ignore = [] }: { secrets?: string[]; ignore?: string[] } = {},
 ): ConfigChange[] {
   const fields = (o: Json) => Object.fromEntries(Object.entries(o).filter(([k]) => !ignore.includes(k)))
-  return diffLeaves(fields(before), fields(after)).map((c) => (secrets.includes(c.key) ? { key: c.key, from: '(secret)', to: '(secret)' } : c))
+  return diffLeaves(fields(before), fields(after)).map((c) =>
+    secrets.includes(c.key) ? { key: c.key, from: '(secret)', to: '(secret)' } : c,
+  )
 }

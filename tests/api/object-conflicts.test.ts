@@ -38,17 +38,26 @@ async function ok<T>(who: 'ada' | 'bea' | null, op: string, input: unknown): Pro
   return result.data as T
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** The refusal of a stale save: 409 CONFLICT, one issue per stale field naming who, when and their value. */
 function expectConflict(result: Result, path: string, who: 'ada' | 'bea', theirs: unknown): void {
   expect(result.ok).toBe(false)
   if (result.ok) return
-  const email = escape(admins[who].user.email)
+  const email = escapeRe(admins[who].user.email)
   expect(result.error).toMatchObject({ code: 'CONFLICT', status: 409 })
-  expect(result.error.message).toMatch(new RegExp(`^${escape(path)} was changed by ${email} at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z since you opened this view: nothing was saved`))
+  expect(result.error.message).toMatch(
+    new RegExp(
+      `^${escapeRe(path)} was changed by ${email} at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z since you opened this view: nothing was saved`,
+    ),
+  )
   expect(result.error.issues).toEqual([
-    { path, message: expect.stringMatching(new RegExp(`^changed by ${email} at .+ to ${escape(JSON.stringify(theirs))} since you opened this view$`)) },
+    {
+      path,
+      message: expect.stringMatching(
+        new RegExp(`^changed by ${email} at .+ to ${escapeRe(JSON.stringify(theirs))} since you opened this view$`),
+      ),
+    },
   ])
 }
 
@@ -70,7 +79,10 @@ const spMetadata = (origin: string, acs = `${origin}/mellon/postResponse`) => `<
 
 describe('SAML service providers', () => {
   it('a stale save of one field keeps the other admin’s change; saving the field they changed is a conflict naming them', async () => {
-    const sp = await ok<{ id: string }>(null, 'saml.createServiceProvider', { metadataXml: spMetadata('https://photos.home.arpa'), name: 'Photos' })
+    const sp = await ok<{ id: string }>(null, 'saml.createServiceProvider', {
+      metadataXml: spMetadata('https://photos.home.arpa'),
+      name: 'Photos',
+    })
     // Both views read it: name Photos, everyone allowed. Bea restricts it to a group.
     await ok('bea', 'saml.updateServiceProvider', { id: sp.id, allowedGroups: ['family'], base: { allowedGroups: [] } })
     // Ada's view, still showing no groups, renames it: saved, and Bea's groups stay.
@@ -104,10 +116,18 @@ describe('SAML service providers', () => {
   it('new metadata records the entityID and ACS it brings, the XML cut', async () => {
     const sp = await ok<{ id: string }>(null, 'saml.createServiceProvider', { metadataXml: spMetadata('https://wiki.home.arpa') })
     const next = spMetadata('https://wiki.home.arpa', 'https://wiki.home.arpa/saml/acs')
-    await ok('ada', 'saml.updateServiceProvider', { id: sp.id, metadataXml: next, base: { metadataXml: spMetadata('https://wiki.home.arpa') } })
+    await ok('ada', 'saml.updateServiceProvider', {
+      id: sp.id,
+      metadataXml: next,
+      base: { metadataXml: spMetadata('https://wiki.home.arpa') },
+    })
     const [changes] = (await changesOf('saml.sp-updated', sp.id)) as Array<Array<{ key: string; from: unknown; to: unknown }>>
     expect(changes?.map((c) => c.key)).toEqual(['acsUrls', 'metadataXml'])
-    expect(changes?.[0]).toEqual({ key: 'acsUrls', from: ['https://wiki.home.arpa/mellon/postResponse'], to: ['https://wiki.home.arpa/saml/acs'] })
+    expect(changes?.[0]).toEqual({
+      key: 'acsUrls',
+      from: ['https://wiki.home.arpa/mellon/postResponse'],
+      to: ['https://wiki.home.arpa/saml/acs'],
+    })
   })
 })
 
@@ -138,7 +158,12 @@ describe('OIDC clients', () => {
     expect(listed).toMatchObject({ name: 'Team wiki', skipConsent: true, pkceRequired: true })
     // A field a secret rotation did not touch still names who changed it.
     const rotated = await ok<{ clientSecret: string }>('bea', 'oidc.rotateSecret', { clientId: id })
-    expectConflict(await as('ada', 'oidc.updateClient', { clientId: id, name: 'Wiki 2', base: { name: 'Wiki' } }), 'name', 'ada', 'Team wiki')
+    expectConflict(
+      await as('ada', 'oidc.updateClient', { clientId: id, name: 'Wiki 2', base: { name: 'Wiki' } }),
+      'name',
+      'ada',
+      'Team wiki',
+    )
 
     expect(await changesOf('oidc.client-updated', id)).toEqual([
       [{ key: 'skipConsent', from: false, to: true }],
@@ -155,5 +180,78 @@ describe('OIDC clients', () => {
       expect(log).not.toContain(createHash('sha256').update(secret).digest('base64url'))
       expect(log).not.toContain(createHash('sha256').update(secret).digest('hex'))
     }
+  })
+})
+
+/** The config.changed events' changes of a config path's keys, oldest first. */
+async function configChanges(prefix: string): Promise<unknown[]> {
+  const { events } = await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, {})
+  return events
+    .reverse()
+    .map((e) => ((typeof e.detail === 'string' ? JSON.parse(e.detail) : e.detail) as { changes: Array<{ key: string }> }).changes)
+    .map((changes) => changes.filter((c) => c.key.startsWith(prefix)))
+    .filter((changes) => changes.length > 0)
+}
+
+describe('forward-auth settings', () => {
+  it('a stale save of one field keeps the other admin’s change; saving the field they changed is a conflict naming them', async () => {
+    const rule = { domain: 'app.example.lan', policy: 'signed-in' }
+    await ok('bea', 'forwardAuth.save', { defaultPolicy: 'signed-in', base: { 'forwardAuth.defaultPolicy': 'deny' } })
+    await ok('ada', 'forwardAuth.save', { enabled: true, rules: [rule], base: { 'forwardAuth.enabled': false, 'forwardAuth.rules': [] } })
+    expect(server.gatehouse.config.get().forwardAuth).toMatchObject({ enabled: true, defaultPolicy: 'signed-in', rules: [rule] })
+    const stale = await as('ada', 'forwardAuth.save', { defaultPolicy: 'bypass', base: { 'forwardAuth.defaultPolicy': 'deny' } })
+    expectConflict(stale, 'forwardAuth.defaultPolicy', 'bea', 'signed-in')
+    // A rule list another admin changed is one field: their rules are never replaced by a stale list.
+    await ok('bea', 'forwardAuth.save', { rules: [{ ...rule, policy: 'two-factor' }], base: { 'forwardAuth.rules': [rule] } })
+    expectConflict(
+      await as('ada', 'forwardAuth.save', {
+        rules: [rule, { domain: 'b.example.lan', policy: 'bypass' }],
+        base: { 'forwardAuth.rules': [rule] },
+      }),
+      'forwardAuth.rules',
+      'bea',
+      [{ ...rule, policy: 'two-factor' }],
+    )
+    expect(server.gatehouse.config.get().forwardAuth).toMatchObject({
+      defaultPolicy: 'signed-in',
+      rules: [{ ...rule, policy: 'two-factor' }],
+    })
+    expect(await configChanges('forwardAuth.')).toEqual([
+      [{ key: 'forwardAuth.defaultPolicy', from: 'deny', to: 'signed-in' }],
+      [
+        { key: 'forwardAuth.enabled', from: false, to: true },
+        { key: 'forwardAuth.rules', from: [], to: [rule] },
+      ],
+      [{ key: 'forwardAuth.rules', from: [rule], to: [{ ...rule, policy: 'two-factor' }] }],
+    ])
+  })
+})
+
+describe('mail templates', () => {
+  it('subject and body saved apart are both kept; a stale save or reset of a field another admin changed is a conflict naming them', async () => {
+    type Shown = { kind: string; subject: string; body: string; custom: boolean }
+    const shown = async () => (await ok<Shown[]>(null, 'email.templates', {})).find((t) => t.kind === 'verification') as Shown
+    const read = await shown()
+    expect(read.custom).toBe(false)
+    // From the built-in message, Bea edits the body and Ada (a stale editor) the subject: both kept.
+    await ok('bea', 'email.saveTemplate', { kind: 'verification', body: 'Hello {{greeting}}\n\n{{message}}', base: { body: read.body } })
+    await ok('ada', 'email.saveTemplate', { kind: 'verification', subject: 'Confirm for {{appName}}', base: { subject: read.subject } })
+    expect(await shown()).toMatchObject({ subject: 'Confirm for {{appName}}', body: 'Hello {{greeting}}\n\n{{message}}', custom: true })
+    // Ada's editor still shows the built-in body: saving it is refused, and so is a reset.
+    const stale = await as('ada', 'email.saveTemplate', { kind: 'verification', body: '{{message}}', base: { body: read.body } })
+    expectConflict(stale, 'body', 'bea', 'Hello {{greeting}}\n\n{{message}}')
+    const reset = await as('ada', 'email.resetTemplate', {
+      kind: 'verification',
+      base: { subject: 'Confirm for {{appName}}', body: read.body },
+    })
+    expectConflict(reset, 'body', 'bea', 'Hello {{greeting}}\n\n{{message}}')
+    expect((await shown()).body).toBe('Hello {{greeting}}\n\n{{message}}')
+    expect(await configChanges('mail.templates.verification')).toEqual([
+      [
+        { key: 'mail.templates.verification.body', from: null, to: 'Hello {{greeting}}\n\n{{message}}' },
+        { key: 'mail.templates.verification.subject', from: null, to: read.subject },
+      ],
+      [{ key: 'mail.templates.verification.subject', from: read.subject, to: 'Confirm for {{appName}}' }],
+    ])
   })
 })

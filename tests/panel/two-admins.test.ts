@@ -58,10 +58,10 @@ async function a11y(page: Page, within?: string) {
   return axe(page, within ? { within } : {})
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 /** The conflict as the view shows it beside a field: who, when, their value. */
 const conflictText = (who: 'ada' | 'bea', theirs: unknown) =>
-  new RegExp(`^changed by ${escape(people[who].email)} at .+ to ${escape(JSON.stringify(theirs))} since you opened this view$`)
+  new RegExp(`^changed by ${escapeRe(people[who].email)} at .+ to ${escapeRe(JSON.stringify(theirs))} since you opened this view$`)
 
 describe('two admins, one view each', () => {
   it('SAML apps: a stale save of the name keeps the other’s groups; saving a name they changed shows theirs beside yours', {
@@ -144,5 +144,69 @@ describe('two admins, one view each', () => {
     expect(await pages.ada.getByTestId('oidc-edit-name').inputValue()).toBe('Ada wiki')
     expect(await stored()).toMatchObject({ name: 'Bea wiki', skipConsent: true })
     expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
+  })
+  it('Protected apps: a stale save of the switch keeps the other’s default policy; saving a policy they changed shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    const stored = () => h.server.gatehouse.config.get().forwardAuth
+    const policy = async (who: 'ada' | 'bea', label: string) => {
+      await pages[who].getByTestId('forward-auth-default-policy').click()
+      await pages[who].getByRole('option', { name: label, exact: true }).click()
+    }
+    const saveAs = (who: 'ada' | 'bea') => pages[who].getByTestId('forward-auth-save').click()
+    for (const who of ['ada', 'bea'] as const) await open(pages[who], 'protected-apps', 'Protected apps')
+    // Bea: anyone signed in when no rule matches.
+    await policy('bea', 'Signed in')
+    await saveAs('bea')
+    await expect.poll(() => stored().defaultPolicy).toBe('signed-in')
+    // Ada's view (still showing Deny) switches forward auth on: saved, Bea's policy stays.
+    expect(await pages.ada.getByTestId('forward-auth-default-policy').inputValue()).toBe('Deny')
+    await pages.ada.getByLabel('Forward auth enabled').click()
+    await saveAs('ada')
+    await expect.poll(stored).toMatchObject({ enabled: true, defaultPolicy: 'signed-in' })
+    // Both read it again (Ada's view did after her save); Bea asks for a second factor, Ada,
+    // from the policy she read, lets everyone through: refused, Bea's policy beside Ada's choice.
+    await expect.poll(() => pages.ada.getByTestId('forward-auth-default-policy').inputValue()).toBe('Signed in')
+    await policy('bea', 'Signed in with a second factor')
+    await saveAs('bea')
+    await expect.poll(() => stored().defaultPolicy).toBe('two-factor')
+    await policy('ada', 'Bypass (no sign-in)')
+    await saveAs('ada')
+    await pages.ada.getByText(conflictText('bea', 'two-factor')).waitFor()
+    expect(await pages.ada.getByTestId('forward-auth-default-policy').inputValue()).toBe('Bypass (no sign-in)')
+    expect(stored()).toMatchObject({ enabled: true, defaultPolicy: 'two-factor' })
+    expect(await a11y(pages.ada)).toEqual([])
+  })
+
+  it('Email templates: a stale save of the subject keeps the other’s body; saving a body they changed shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    const stored = () => h.server.gatehouse.config.get().mail.templates.verification
+    for (const who of ['ada', 'bea'] as const) {
+      await open(pages[who], 'email', 'Email')
+      await pages[who].getByRole('tab', { name: 'Templates' }).click()
+      await pages[who].getByTestId('template-kind').click()
+      await pages[who].getByRole('option', { name: 'verification', exact: true }).click()
+      await expect.poll(() => pages[who].getByTestId('template-subject').inputValue()).toBe('Verify your email address for {{appName}}')
+    }
+    const builtInBody = await pages.ada.getByTestId('template-body').inputValue()
+    await pages.bea.getByTestId('template-body').fill('Hello {{greeting}}\n\n{{message}}')
+    await pages.bea.getByTestId('template-save').click()
+    await expect.poll(() => stored()?.body).toBe('Hello {{greeting}}\n\n{{message}}')
+    // Ada's editor: the subject only. Saved, and Bea's body stays.
+    await pages.ada.getByTestId('template-subject').fill('Confirm your address for {{appName}}')
+    await pages.ada.getByTestId('template-save').click()
+    await expect.poll(stored).toEqual({ subject: 'Confirm your address for {{appName}}', body: 'Hello {{greeting}}\n\n{{message}}' })
+    // Bea edits the body again; Ada, from the body she read, edits it too: refused, Bea's beside hers.
+    await expect.poll(() => pages.bea.getByTestId('template-body').inputValue()).toBe('Hello {{greeting}}\n\n{{message}}')
+    await pages.ada.getByTestId('template-body').fill(`${builtInBody}\n\nThanks`)
+    await pages.bea.getByTestId('template-body').fill('Hi {{greeting}}\n\n{{message}}')
+    await pages.bea.getByTestId('template-save').click()
+    await expect.poll(() => stored()?.body).toBe('Hi {{greeting}}\n\n{{message}}')
+    await pages.ada.getByTestId('template-save').click()
+    await pages.ada.getByText(conflictText('bea', 'Hi {{greeting}}\n\n{{message}}')).waitFor()
+    expect(await pages.ada.getByTestId('template-body').inputValue()).toBe(`${builtInBody}\n\nThanks`)
+    expect(stored()?.body).toBe('Hi {{greeting}}\n\n{{message}}')
+    expect(await a11y(pages.ada)).toEqual([])
   })
 })
