@@ -91,16 +91,10 @@ export async function refuseStale(
 
 /**
  * The fields a change of an object changed, each with its old and new value as the audit log holds
- * them (config-audit's form: long values cut); `secrets` are named but never written (`(secret)`),
- * `ignore` (timestamps) left out.
+ * them (config-audit's form: long values cut), `ignore` (timestamps) left out. Pass views without
+ * secrets: a secret is named by its own event (`(secret)`), never written.
  */
-export function objectChanges(
-  before: Json,
-  after: Json,
-  { secrets = [], ignore = [] }: { secrets?: string[]; ignore?: string[] } = {},
-): ConfigChange[] {
+export function objectChanges(before: Json, after: Json, { ignore = [] }: { ignore?: string[] } = {}): ConfigChange[] {
   const fields = (o: Json) => Object.fromEntries(Object.entries(o).filter(([k]) => !ignore.includes(k)))
-  return diffLeaves(fields(before), fields(after)).map((c) =>
-    secrets.includes(c.key) ? { key: c.key, from: '(secret)', to: '(secret)' } : c,
-  )
+  return diffLeaves(fields(before), fields(after))
 }

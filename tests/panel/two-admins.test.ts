@@ -100,7 +100,7 @@ describe('two admins, one view each', () => {
     expect(await a11y(pages.bea)).toEqual([])
   })
 
-  it('OIDC edit dialog: a stale save of the name keeps the other’s consent switch; saving the switch they changed shows theirs', {
+  it('OIDC edit dialog: a stale save of the name keeps the other’s consent switch; saving a name they changed shows theirs', {
     timeout: 120_000,
   }, async () => {
     const { client } = (await operator('oidc.createClient', { name: 'Wiki', redirectUris: ['https://wiki.example.com/cb'] })) as {
@@ -145,6 +145,7 @@ describe('two admins, one view each', () => {
     expect(await stored()).toMatchObject({ name: 'Bea wiki', skipConsent: true })
     expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
   })
+
   it('Protected apps: a stale save of the switch keeps the other’s default policy; saving a policy they changed shows theirs', {
     timeout: 120_000,
   }, async () => {
