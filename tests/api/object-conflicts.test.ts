@@ -255,3 +255,31 @@ describe('mail templates', () => {
     ])
   })
 })
+
+describe('organizations', () => {
+  it('a stale rename of the slug keeps the other admin’s name; renaming over their name is a conflict naming them', async () => {
+    const { organization } = await ok<{ organization: { id: string } }>(null, 'orgs.create', {
+      name: 'Family',
+      slug: 'family',
+      ownerUserId: admins.ada.user.id,
+    })
+    const id = organization.id
+    await ok('bea', 'orgs.update', { organizationId: id, name: 'The family', base: { name: 'Family' } })
+    const moved = await ok<{ organization: { name: string; slug: string } }>('ada', 'orgs.update', {
+      organizationId: id,
+      slug: 'household',
+      base: { slug: 'family' },
+    })
+    expect(moved.organization).toMatchObject({ name: 'The family', slug: 'household' })
+    expectConflict(
+      await as('ada', 'orgs.update', { organizationId: id, name: 'Home', base: { name: 'Family' } }),
+      'name',
+      'bea',
+      'The family',
+    )
+    expect(await changesOf('organization.updated', id)).toEqual([
+      [{ key: 'name', from: 'Family', to: 'The family' }],
+      [{ key: 'slug', from: 'family', to: 'household' }],
+    ])
+  })
+})
