@@ -210,4 +210,45 @@ describe('two admins, one view each', () => {
     expect(stored()?.body).toBe('Hi {{greeting}}\n\n{{message}}')
     expect(await a11y(pages.ada)).toEqual([])
   })
+  it('Organizations: a stale rename of the slug keeps the other’s name; renaming over their name shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    const { organization } = (await operator('orgs.create', { name: 'Family', slug: 'family', ownerUserId: people.ada.id })) as {
+      organization: { id: string }
+    }
+    const stored = async () =>
+      ((await operator('orgs.get', { organizationId: organization.id })) as { organization: { name: string; slug: string } }).organization
+    const rename = async (who: 'ada' | 'bea') => {
+      await pages[who].getByTestId('org-rename').click()
+      await pages[who].getByTestId('org-rename-name').waitFor()
+    }
+    for (const who of ['ada', 'bea'] as const) {
+      await open(pages[who], 'organizations', 'Organizations')
+      await pages[who].getByTestId('org-row-family').click()
+      await rename(who)
+    }
+    // Bea renames it; Ada's dialog, opened before, changes the slug: both kept.
+    await pages.bea.getByTestId('org-rename-name').fill('The family')
+    await pages.bea.getByTestId('org-rename-save').click()
+    await expect.poll(async () => (await stored()).name).toBe('The family')
+    expect(await pages.ada.getByTestId('org-rename-name').inputValue()).toBe('Family')
+    await pages.ada.getByTestId('org-rename-slug').fill('household')
+    await pages.ada.getByTestId('org-rename-save').click()
+    await expect.poll(stored).toMatchObject({ name: 'The family', slug: 'household' })
+    await pages.ada.getByTestId('org-rename-name').waitFor({ state: 'detached' })
+
+    // Both open the dialog again; Bea renames it, then Ada, from the name she read: refused.
+    await rename('ada')
+    await expect.poll(() => pages.ada.getByTestId('org-rename-name').inputValue()).toBe('The family')
+    await rename('bea')
+    await pages.bea.getByTestId('org-rename-name').fill('Our family')
+    await pages.bea.getByTestId('org-rename-save').click()
+    await expect.poll(async () => (await stored()).name).toBe('Our family')
+    await pages.ada.getByTestId('org-rename-name').fill('Ada’s family')
+    await pages.ada.getByTestId('org-rename-save').click()
+    await pages.ada.getByText(conflictText('bea', 'Our family')).waitFor()
+    expect(await pages.ada.getByTestId('org-rename-name').inputValue()).toBe('Ada’s family')
+    expect(await stored()).toMatchObject({ name: 'Our family', slug: 'household' })
+    expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
+  })
 })
