@@ -283,3 +283,32 @@ describe('organizations', () => {
     ])
   })
 })
+
+describe('generic OAuth providers', () => {
+  it('a stale save of the scopes keeps the other admin’s client id; saving the client id they changed is a conflict naming them', async () => {
+    const provider = {
+      providerId: 'corp',
+      name: 'Corp SSO',
+      authorizationUrl: 'https://idp.example.com/authorize',
+      tokenUrl: 'https://idp.example.com/token',
+      clientId: 'corp-client',
+      clientSecret: 'corp-secret-FROTZ',
+      scopes: ['openid'],
+      pkce: true,
+    }
+    await ok(null, 'genericOAuth.save', provider)
+    await ok('bea', 'genericOAuth.save', { providerId: 'corp', clientId: 'corp-2', base: { clientId: 'corp-client' } })
+    const saved = await ok<Record<string, unknown>>('ada', 'genericOAuth.save', {
+      providerId: 'corp',
+      scopes: ['openid', 'email'],
+      base: { scopes: ['openid'] },
+    })
+    expect(saved).toMatchObject({ clientId: 'corp-2', scopes: ['openid', 'email'], hasClientSecret: true, name: 'Corp SSO' })
+    const stale = await as('ada', 'genericOAuth.save', { providerId: 'corp', clientId: 'corp-3', base: { clientId: 'corp-client' } })
+    expectConflict(stale, 'clientId', 'bea', 'corp-2')
+    expect(server.gatehouse.config.get().genericOAuth.config[0]).toMatchObject({ clientId: 'corp-2', scopes: ['openid', 'email'] })
+    const log = JSON.stringify((await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, {})).events)
+    expect(log).toContain('corp-2')
+    expect(log).not.toContain('corp-secret-FROTZ')
+  })
+})
