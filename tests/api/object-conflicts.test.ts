@@ -312,3 +312,46 @@ describe('generic OAuth providers', () => {
     expect(log).not.toContain('corp-secret-FROTZ')
   })
 })
+
+describe('social providers', () => {
+  it('a stale save of the scopes keeps the other admin’s client id; saving the linking switch they changed is a conflict naming them', async () => {
+    await ok(null, 'providers.update', {
+      id: 'github',
+      enabled: false,
+      clientId: 'gh-1',
+      clientSecret: 'gh-secret-XYZZY',
+      scopes: ['user:email'],
+      trustedForLinking: false,
+      overrides: {},
+    })
+    await ok('bea', 'providers.update', {
+      id: 'github',
+      clientId: 'gh-2',
+      trustedForLinking: true,
+      base: { clientId: 'gh-1', trustedForLinking: false },
+    })
+    const saved = await ok<Record<string, unknown>>('ada', 'providers.update', {
+      id: 'github',
+      scopes: ['user:email', 'read:user'],
+      base: { scopes: ['user:email'] },
+    })
+    expect(saved).toMatchObject({ clientId: 'gh-2', scopes: ['user:email', 'read:user'], trustedForLinking: true, hasClientSecret: true })
+    // Another provider's linking switch since does not count as a change of GitHub's.
+    await ok('ada', 'providers.update', { id: 'gitlab', trustedForLinking: true, base: { trustedForLinking: false } })
+    expectConflict(
+      await as('ada', 'providers.update', {
+        id: 'github',
+        trustedForLinking: false,
+        enabled: true,
+        base: { trustedForLinking: false, enabled: false },
+      }),
+      'trustedForLinking',
+      'bea',
+      true,
+    )
+    expect(server.gatehouse.config.get().socialProviders.github).toMatchObject({ enabled: false, clientId: 'gh-2' })
+    const log = JSON.stringify((await queryAuditEvents(server.gatehouse.ctx, { type: 'config.changed' }, {})).events)
+    expect(log).toContain('gh-2')
+    expect(log).not.toContain('gh-secret-XYZZY')
+  })
+})
