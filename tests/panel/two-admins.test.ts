@@ -251,4 +251,42 @@ describe('two admins, one view each', () => {
     expect(await stored()).toMatchObject({ name: 'Our family', slug: 'household' })
     expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
   })
+  it('Providers: a stale save of the switch keeps the other’s client id; saving a client id they changed shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    await operator('providers.update', {
+      id: 'github',
+      enabled: false,
+      clientId: 'gh-1',
+      scopes: [],
+      trustedForLinking: false,
+      overrides: {},
+    })
+    const stored = () => h.server.gatehouse.config.get().socialProviders.github
+    const clientId = (who: 'ada' | 'bea') => pages[who].getByTestId('provider-github-client-id')
+    const saveAs = (who: 'ada' | 'bea') => pages[who].getByTestId('provider-github-save').click()
+    for (const who of ['ada', 'bea'] as const) {
+      await open(pages[who], 'providers', 'Providers')
+      await pages[who].getByTestId('provider-github-configure').click()
+      await expect.poll(() => clientId(who).inputValue()).toBe('gh-1')
+    }
+    // Bea pastes a new client id; Ada's drawer (still showing gh-1) turns sign-in on: both kept.
+    await clientId('bea').fill('gh-2')
+    await saveAs('bea')
+    await expect.poll(() => stored()?.clientId).toBe('gh-2')
+    await pages.ada.getByTestId('provider-github-enabled').click()
+    await saveAs('ada')
+    await expect.poll(stored).toMatchObject({ enabled: true, clientId: 'gh-2' })
+    // Each drawer now shows what is stored. Bea pastes another; Ada, from gh-2, pastes hers: refused.
+    await expect.poll(() => clientId('ada').inputValue()).toBe('gh-2')
+    await clientId('bea').fill('gh-3')
+    await saveAs('bea')
+    await expect.poll(() => stored()?.clientId).toBe('gh-3')
+    await clientId('ada').fill('gh-ada')
+    await saveAs('ada')
+    await pages.ada.getByText(conflictText('bea', 'gh-3')).waitFor()
+    expect(await clientId('ada').inputValue()).toBe('gh-ada')
+    expect(stored()).toMatchObject({ enabled: true, clientId: 'gh-3' })
+    expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
+  })
 })

@@ -118,8 +118,9 @@ function GenericProviderForm({
         ...(read ? { base: Object.fromEntries(changed.map((f) => [f, read[f]])) } : {}),
       }
       const saved = await save.mutateAsync(input)
+      // The form shows what is stored now (another admin's fields included), the next save's base.
       setRead(saved)
-      form.setFieldValue('clientSecret', '')
+      form.setValues({ ...formValuesOf(saved), clientSecret: '' })
       form.resetDirty()
       notifications.show({ color: 'teal', title: `${saved.name} saved`, message: 'Sign-in offers it at once.' })
       onSaved(saved.providerId)

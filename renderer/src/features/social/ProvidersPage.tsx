@@ -149,8 +149,16 @@ function ProviderForm({ provider }: { provider: ProviderView }) {
         clientSecret: values.clientSecret || undefined,
         base: Object.fromEntries(changed.map((f) => [f, read[f]])),
       })
+      // The form shows what is stored now (another admin's fields included), the next save's base.
       setRead(saved)
-      form.setFieldValue('clientSecret', '')
+      form.setValues({
+        enabled: saved.enabled,
+        clientId: saved.clientId,
+        clientSecret: '',
+        scopes: saved.scopes,
+        trustedForLinking: saved.trustedForLinking,
+        overrides: Object.fromEntries(saved.overridableEndpoints.map((n) => [n, saved.overrides[n] ?? ''])),
+      })
       form.resetDirty()
       notifications.show({ color: 'teal', title: `${provider.name} saved`, message: 'Sign-in uses the new settings at once.' })
     } catch (e) {
