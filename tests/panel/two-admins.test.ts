@@ -289,4 +289,44 @@ describe('two admins, one view each', () => {
     expect(stored()).toMatchObject({ enabled: true, clientId: 'gh-3' })
     expect(await a11y(pages.ada, '[role="dialog"]')).toEqual([])
   })
+  it('Generic OAuth providers: a stale save of the name keeps the other’s client id; saving a client id they changed shows theirs', {
+    timeout: 120_000,
+  }, async () => {
+    await operator('genericOAuth.save', {
+      providerId: 'corp',
+      name: 'Corp SSO',
+      authorizationUrl: 'https://idp.example.com/authorize',
+      tokenUrl: 'https://idp.example.com/token',
+      clientId: 'corp-1',
+      scopes: ['openid'],
+      pkce: true,
+    })
+    const stored = () => h.server.gatehouse.config.get().genericOAuth.config.find((p) => p.providerId === 'corp')
+    const drawer = (who: 'ada' | 'bea') => pages[who].getByTestId('generic-provider-drawer')
+    const field = (who: 'ada' | 'bea', label: RegExp) => drawer(who).getByLabel(label)
+    const saveAs = (who: 'ada' | 'bea') => drawer(who).getByRole('button', { name: 'Save' }).click()
+    for (const who of ['ada', 'bea'] as const) {
+      await open(pages[who], 'providers', 'Providers')
+      await pages[who].getByRole('button', { name: 'Configure Corp SSO' }).click()
+      await expect.poll(() => field(who, /^Client id/).inputValue()).toBe('corp-1')
+    }
+    // Bea pastes a new client id; Ada's drawer (still showing corp-1) renames the button: both kept.
+    await field('bea', /^Client id/).fill('corp-2')
+    await saveAs('bea')
+    await expect.poll(() => stored()?.clientId).toBe('corp-2')
+    await field('ada', /^Button name/).fill('Corporate sign-in')
+    await saveAs('ada')
+    await expect.poll(stored).toMatchObject({ name: 'Corporate sign-in', clientId: 'corp-2' })
+    // Each drawer now shows what is stored. Bea pastes another; Ada, from corp-2, pastes hers: refused.
+    await expect.poll(() => field('ada', /^Client id/).inputValue()).toBe('corp-2')
+    await field('bea', /^Client id/).fill('corp-3')
+    await saveAs('bea')
+    await expect.poll(() => stored()?.clientId).toBe('corp-3')
+    await field('ada', /^Client id/).fill('corp-ada')
+    await saveAs('ada')
+    await drawer('ada').getByText(conflictText('bea', 'corp-3')).waitFor()
+    expect(await field('ada', /^Client id/).inputValue()).toBe('corp-ada')
+    expect(stored()).toMatchObject({ name: 'Corporate sign-in', clientId: 'corp-3' })
+    expect(await a11y(pages.ada, '[data-testid="generic-provider-drawer"]')).toEqual([])
+  })
 })
