@@ -155,6 +155,8 @@ export interface AuditQuery {
   /** An address prefix. */
   ip?: string
   outcome?: 'success' | 'failure'
+  /** Exactly this target (an object's id: its trail of changes). */
+  target?: string
   /** Epoch milliseconds, inclusive. */
   from?: number
   to?: number
@@ -170,6 +172,7 @@ async function whereOf(ctx: AuthContext, query: AuditQuery): Promise<SQL | undef
     conditions.push(query.type.endsWith('*') ? startsWith(auditEvent.type, query.type.slice(0, -1)) : eq(auditEvent.type, query.type))
   }
   if (query.outcome) conditions.push(eq(auditEvent.outcome, query.outcome))
+  if (query.target !== undefined) conditions.push(eq(auditEvent.target, query.target))
   if (query.ip) conditions.push(startsWith(auditEvent.ipAddress, query.ip))
   if (query.from !== undefined) conditions.push(gte(auditEvent.createdAt, new Date(query.from)))
   if (query.to !== undefined) conditions.push(lte(auditEvent.createdAt, new Date(query.to)))

@@ -172,21 +172,44 @@ const RECENT_CHANGES = 200
 /**
  * Who last changed a configuration field, and when, from the trail above: the panel's admin (by
  * email), the operator (`os:<account>` at start), or the server; `someone` when the trail no longer
- * holds it. A change of a parent key (`ldap` replaced whole) counts for its fields.
+ * holds it. A change of a parent key (`ldap` replaced whole) counts for its fields. `within`: for a
+ * list kept whole (`genericOAuth.config`), whether a change of `path` from one value to the other
+ * touched what is asked about (one provider's field); a value cut for the log counts.
  */
-export async function lastConfigChange(ctx: AuthContext, path: string): Promise<{ by: string; at: number | null }> {
+export async function lastConfigChange(
+  ctx: AuthContext,
+  path: string,
+  within?: (from: unknown, to: unknown) => boolean,
+): Promise<{ by: string; at: number | null }> {
   const { events } = await queryAuditEvents(ctx, { type: CONFIG_CHANGED }, { limit: RECENT_CHANGES })
   for (const event of events) {
     const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as {
       keys?: string[]
-      actor?: string
-      via?: string
+      changes?: ConfigChange[]
     } | null
     const touched = (detail?.keys ?? []).some((key) => key === path || key.startsWith(`${path}.`) || path.startsWith(`${key}.`))
     if (!touched) continue
-    const person = event.actorUserId ? await findUserById(ctx, event.actorUserId) : undefined
-    const by = person?.email ?? detail?.actor ?? (detail?.via === 'panel' ? 'the operator (panel)' : 'the server')
-    return { by, at: event.createdAt.getTime() }
+    const change = within ? detail?.changes?.find((c) => c.key === path) : undefined
+    const cut = (v: unknown) => typeof v === 'string' && v.endsWith('…')
+    if (within && change && !cut(change.from) && !cut(change.to) && !within(change.from, change.to)) continue
+    return changedBy(ctx, event)
   }
   return { by: 'someone', at: null }
+}
+
+/**
+ * Who made a change, and when, as its audit event says: the panel's admin (by email), the caller
+ * named in `detail.actor` (`os:<account>`, `recovery-link`), the command line, or the server.
+ */
+export async function changedBy(
+  ctx: AuthContext,
+  event: { actorUserId: string | null; detail: unknown; createdAt: Date },
+): Promise<{ by: string; at: number }> {
+  const detail = (typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail) as { actor?: string; via?: string } | null
+  const person = event.actorUserId ? await findUserById(ctx, event.actorUserId) : undefined
+  const by =
+    person?.email ??
+    detail?.actor ??
+    (detail?.via === 'panel' ? 'the operator (panel)' : detail?.via === 'cli' ? 'the command line' : 'the server')
+  return { by, at: event.createdAt.getTime() }
 }

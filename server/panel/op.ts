@@ -42,3 +42,10 @@ export const ok = z.object({ success: z.boolean() })
 
 /** The request meta of a panel operation: the panel acts as the server itself, audit events name it instead of a user. */
 export const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }
+
+/**
+ * What a save of a managed object sends beside the fields it changes: each of them as the view read
+ * it (field → value). A field another admin changed since is refused (409 CONFLICT, naming who and
+ * when); absent, the fields are saved as before (scripts, the CLI).
+ */
+export const readBase = z.record(z.string(), z.unknown()).optional()

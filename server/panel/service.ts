@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import { APIError } from '../core/errors.js'
 import { recordAudit } from '../core/audit.js'
 import { configAuditSettled } from '../core/config-audit.js'
+import { StaleSave } from '../core/object-revisions.js'
 import { type PanelCaller, runAsPanelCaller } from '../core/panel-caller.js'
 import { ConfigError } from '../config/store.js'
 import type { PanelDownload } from '../feature.js'
@@ -10,7 +11,7 @@ import type { featureContracts } from '../features/panel-contracts.js'
 import type { Logger } from '../log.js'
 import type { Handlers, PanelEnv } from './env.js'
 import { contract, isOpName, type PanelFailure, type PanelResult } from './contract.js'
-import { PanelError } from './errors.js'
+import { configConflictError, PanelError } from './errors.js'
 import { panelRefusal } from './permissions.js'
 import { systemHandlers } from './ops/system.js'
 
@@ -29,6 +30,8 @@ const issuesOf = (error: z.ZodError): Array<{ path: string; message: string }> =
   error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
 
 function toFailure(error: unknown, logger: Logger, op: string): PanelFailure {
+  // A managed object saved over another admin's change: the same 409 CONFLICT as a configuration save.
+  if (error instanceof StaleSave) error = configConflictError(error.conflicts)
   if (error instanceof PanelError) {
     return { code: error.code, message: error.message, status: error.status, ...(error.issues ? { issues: error.issues } : {}) }
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, query } from '../../panel/op.js'
+import { mutation, none, query, readBase } from '../../panel/op.js'
 import { forwardAuthPolicy, forwardAuthRule } from './config.js'
 
 /** The "Protected apps" view's operations (zod only: shared with the renderer). */
@@ -21,8 +21,15 @@ export const forwardAuthContract = {
     }),
   ),
   'forwardAuth.save': mutation(
-    'Replaces the forward-auth settings: on or off, the rules (in order) and the default policy',
-    z.object({ enabled: z.boolean(), defaultPolicy: forwardAuthPolicy, rules: z.array(forwardAuthRule).max(500) }).strict(),
+    'Changes the forward-auth settings given: on or off, the rules (in order, the list replaced whole) and the default policy; with `base` (each given as read, by its path: `forwardAuth.rules`), refused (409 CONFLICT) when another admin changed one since',
+    z
+      .object({
+        enabled: z.boolean().optional(),
+        defaultPolicy: forwardAuthPolicy.optional(),
+        rules: z.array(forwardAuthRule).max(500).optional(),
+        base: readBase,
+      })
+      .strict(),
     z.object({ success: z.boolean() }),
   ),
   'forwardAuth.test': query(

@@ -1,6 +1,8 @@
 import { admitToFace } from '../../core/sign-in-table.js'
 import { findUserByEmail } from '../../core/user-store.js'
 import type { PanelEnv } from '../../panel/env.js'
+import { refuseConflicts } from '../../panel/errors.js'
+import type { ForwardAuthPolicy } from './config.js'
 import { refusedOutcome, subjectOf } from './access.js'
 import { decide, describeDecider, matchRule, type Outcome, parseTarget } from './rules.js'
 import { proxySnippets } from './snippets.js'
@@ -32,8 +34,19 @@ export const forwardAuthPanel = (env: PanelEnv) => ({
     }
   },
 
-  'forwardAuth.save'(input: { enabled: boolean; defaultPolicy: 'bypass' | 'signed-in' | 'two-factor' | 'deny'; rules: never[] }) {
-    env.gatehouse.config.update({ forwardAuth: { enabled: input.enabled, defaultPolicy: input.defaultPolicy, rules: input.rules } })
+  async 'forwardAuth.save'({
+    base,
+    ...patch
+  }: {
+    enabled?: boolean
+    defaultPolicy?: ForwardAuthPolicy
+    rules?: never[]
+    base?: Record<string, unknown>
+  }) {
+    // Only what this admin changed, and only over what they saw (the configuration's one rule).
+    await refuseConflicts(env.gatehouse.ctx, { forwardAuth: patch }, base)
+    env.gatehouse.config.update({ forwardAuth: patch })
+    await env.gatehouse.config.flushed()
     return { success: true }
   },
 

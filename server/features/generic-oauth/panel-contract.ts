@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query } from '../../panel/op.js'
+import { mutation, ok, query, readBase } from '../../panel/op.js'
 
 /** The Providers view's generic OAuth operations (zod only: shared with the renderer). */
 
@@ -29,19 +29,20 @@ const providerId = z
 export const genericOAuthContract = {
   'genericOAuth.list': query('The generic OAuth / OpenID Connect providers', z.object({}).strict(), z.array(genericProviderViewSchema)),
   'genericOAuth.save': mutation(
-    'Adds a generic OAuth provider, or saves one (a missing clientSecret keeps the stored one; an empty URL removes it)',
+    'Adds a generic OAuth provider, or saves one: only the fields given (a missing one, clientSecret included, keeps the stored value; an empty URL removes it); with `base` (each field given as read), refused (409 CONFLICT) when another admin changed one since',
     z
       .object({
         providerId,
-        name: z.string().max(100),
-        discoveryUrl: z.string().max(2000),
-        authorizationUrl: z.string().max(2000),
-        tokenUrl: z.string().max(2000),
-        userInfoUrl: z.string().max(2000),
-        clientId: z.string().max(500),
+        name: z.string().max(100).optional(),
+        discoveryUrl: z.string().max(2000).optional(),
+        authorizationUrl: z.string().max(2000).optional(),
+        tokenUrl: z.string().max(2000).optional(),
+        userInfoUrl: z.string().max(2000).optional(),
+        clientId: z.string().max(500).optional(),
         clientSecret: z.string().max(4000).optional(),
-        scopes: z.array(z.string().min(1).max(200)).max(50),
-        pkce: z.boolean(),
+        scopes: z.array(z.string().min(1).max(200)).max(50).optional(),
+        pkce: z.boolean().optional(),
+        base: readBase,
       })
       .strict(),
     genericProviderViewSchema,

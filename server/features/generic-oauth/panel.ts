@@ -1,4 +1,6 @@
 import { BUILT_IN_PROVIDER_IDS } from '../../core/social-provider-ids.js'
+import { lastConfigChange } from '../../core/config-audit.js'
+import { refuseStale, staleObjectFields } from '../../core/object-revisions.js'
 import { encryptSecret } from '../../crypto/encrypt.js'
 import type { PanelEnv } from '../../panel/env.js'
 import type { GenericOAuthProviderConfig } from './config.js'
@@ -12,18 +14,26 @@ const BUILT_IN = new Set<string>(BUILT_IN_PROVIDER_IDS)
 
 interface GenericProviderSave {
   providerId: string
-  name: string
-  discoveryUrl: string
-  authorizationUrl: string
-  tokenUrl: string
-  userInfoUrl: string
-  clientId: string
+  name?: string
+  discoveryUrl?: string
+  authorizationUrl?: string
+  tokenUrl?: string
+  userInfoUrl?: string
+  clientId?: string
   clientSecret?: string
-  scopes: string[]
-  pkce: boolean
+  scopes?: string[]
+  pkce?: boolean
+  /** Each field given as the view read it (its view's values). */
+  base?: Record<string, unknown>
 }
 
 type StoredProvider = Record<string, unknown> & { providerId: string }
+
+/** Whether a change of the provider list (old and new, as the config audit logged them) changed one provider's field. */
+const changedField = (id: string, field: string) => (from: unknown, to: unknown) => {
+  const pick = (list: unknown) => (Array.isArray(list) ? (list as StoredProvider[]).find((p) => p.providerId === id) : undefined)
+  return JSON.stringify(pick(from)?.[field] ?? null) !== JSON.stringify(pick(to)?.[field] ?? null)
+}
 
 /**
  * The Providers view's generic OAuth providers: `genericOAuth.config` in the config store (the
@@ -86,27 +96,40 @@ export const genericOAuthPanel = (env: PanelEnv) => {
       return ctx.config().genericOAuth.config.map(view)
     },
 
-    async 'genericOAuth.save'(input: GenericProviderSave): Promise<GenericProviderView> {
+    async 'genericOAuth.save'({ base, ...input }: GenericProviderSave): Promise<GenericProviderView> {
       const id = input.providerId
       if (BUILT_IN.has(id)) throw genericOAuthPanelError.builtIn(id)
-      const list = stored()
-      const index = list.findIndex((p) => p.providerId === id)
-      const previous: StoredProvider = index >= 0 ? (list[index] as StoredProvider) : { providerId: id }
-      const next: StoredProvider = { ...previous, providerId: id, clientId: input.clientId, scopes: input.scopes, pkce: input.pkce }
-      const set = (key: string, value: string) => {
-        if (value) next[key] = value
-        else delete next[key]
+      /** The list with this provider changed: only the fields given (an empty URL or name removes it). */
+      const build = () => {
+        const list = stored()
+        const index = list.findIndex((p) => p.providerId === id)
+        const previous: StoredProvider = index >= 0 ? (list[index] as StoredProvider) : { providerId: id }
+        const next: StoredProvider = { ...previous, providerId: id }
+        if (input.clientId !== undefined) next.clientId = input.clientId
+        if (input.scopes !== undefined) next.scopes = input.scopes
+        if (input.pkce !== undefined) next.pkce = input.pkce
+        for (const key of ['name', 'discoveryUrl', 'authorizationUrl', 'tokenUrl', 'userInfoUrl'] as const) {
+          const value = input[key]
+          if (value === undefined) continue
+          if (value) next[key] = value
+          else delete next[key]
+        }
+        // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
+        if (input.clientSecret) next.clientSecret = encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE)
+        if (index >= 0) list[index] = next
+        else list.push(next)
+        return { list, next }
       }
-      set('name', input.name)
-      set('discoveryUrl', input.discoveryUrl)
-      set('authorizationUrl', input.authorizationUrl)
-      set('tokenUrl', input.tokenUrl)
-      set('userInfoUrl', input.userInfoUrl)
-      // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
-      if (input.clientSecret) next.clientSecret = encryptSecret(ctx.secret, input.clientSecret, CLIENT_SECRET_PURPOSE)
-      if (index >= 0) list[index] = next
-      else list.push(next)
-      await check(list, next)
+      const first = build()
+      await check(first.list, first.next)
+      // After the discovery probe: the list as stored now (another provider saved meanwhile stays),
+      // and the fields changed only over what this admin read (issue 50 §1), checked and written
+      // with nothing awaited between.
+      const existing = ctx.config().genericOAuth.config.find((c) => c.providerId === id)
+      const shown = existing ? { ...view(existing) } : {}
+      if (staleObjectFields(shown, { ...input }, base).length > 0)
+        await refuseStale(ctx, (field) => lastConfigChange(ctx, 'genericOAuth.config', changedField(id, field)), shown, { ...input }, base)
+      const { list } = build()
       write(list, id)
       const saved = ctx.config().genericOAuth.config.find((c) => c.providerId === id)
       if (!saved) throw genericOAuthPanelError.notFound(id)

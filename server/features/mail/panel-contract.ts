@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query, requires } from '../../panel/op.js'
+import { mutation, none, ok, query, readBase, requires } from '../../panel/op.js'
 
 /** The Email view's operations: SMTP settings, template previews, the outbox (zod only: shared with the renderer). */
 
@@ -79,13 +79,20 @@ export const mailContract = {
     ),
   ),
   'email.saveTemplate': mutation(
-    'Saves the subject and body of one message kind (placeholders checked); the outbox uses it for new messages',
-    z.object({ kind: z.string().min(1).max(60), subject: z.string().max(200), body: z.string().max(20_000) }).strict(),
+    'Saves the subject and body of one message kind (placeholders checked); the outbox uses it for new messages. A field not given keeps what the editor shows; with `base` (each field given as the editor showed it), refused (409 CONFLICT) when another admin changed one since',
+    z
+      .object({
+        kind: z.string().min(1).max(60),
+        subject: z.string().max(200).optional(),
+        body: z.string().max(20_000).optional(),
+        base: readBase,
+      })
+      .strict(),
     ok,
   ),
   'email.resetTemplate': mutation(
-    'Returns one message kind to its built-in subject and body',
-    z.object({ kind: z.string().min(1).max(60) }).strict(),
+    'Returns one message kind to its built-in subject and body; with `base` (subject and body as the editor showed them), refused (409 CONFLICT) when another admin changed one since',
+    z.object({ kind: z.string().min(1).max(60), base: readBase }).strict(),
     ok,
   ),
   'email.outbox': query(

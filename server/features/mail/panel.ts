@@ -3,6 +3,8 @@ import { applyMailTemplate, MAIL_PLACEHOLDERS, type MailTemplate, templateProble
 import { listMailOutbox, readOutboxMessage, retryMail, sendTestEmail, smtpSettings } from '../../mail/index.js'
 import { type OutboxRow, sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
+import { lastConfigChange } from '../../core/config-audit.js'
+import { refuseStale } from '../../core/object-revisions.js'
 import { PanelError } from '../../panel/errors.js'
 import { featuresOf } from '../../features-of.js'
 import type { HandlerGroup, PanelEnv } from '../../panel/env.js'
@@ -58,6 +60,31 @@ function builtInMail(gatehouse: Gatehouse, kind: string): RenderedMail {
   const render = Object.hasOwn(mailPreviews(gatehouse), kind) ? mailPreviews(gatehouse)[kind] : undefined
   if (!render) throw new PanelError(404, mailErrors.TEMPLATE_NOT_FOUND.code, `${mailErrors.TEMPLATE_NOT_FOUND.message}: ${kind}`)
   return render()
+}
+
+/** A message kind's subject and body as the editor shows them: the edited ones, else the built-in message's. */
+function shownTemplate(gatehouse: Gatehouse, kind: string, rendered = builtInMail(gatehouse, kind)): MailTemplate {
+  const custom = gatehouse.config.get().mail.templates[kind]
+  return {
+    subject: custom?.subject ?? rendered.subject.split(gatehouse.config.get().mail.appName).join('{{appName}}'),
+    body: custom?.body ?? BUILT_IN_BODY,
+  }
+}
+
+/**
+ * Refuses a template save over another admin's change (issue 50 §1): `base` holds each field the
+ * editor changed (subject, body) as it showed it; one shown differently now is refused (409
+ * CONFLICT) naming who changed it and when, from the configuration's audit trail.
+ */
+async function refuseStaleTemplate(
+  gatehouse: Gatehouse,
+  kind: string,
+  shown: MailTemplate,
+  patch: Record<string, unknown>,
+  base?: Record<string, unknown>,
+) {
+  const who = (field: string) => lastConfigChange(gatehouse.ctx, `mail.templates.${kind}.${field}`)
+  await refuseStale(gatehouse.ctx, who, { ...shown }, patch, base)
 }
 
 /** A template's problem, named beside its field (subject or body). */
@@ -152,16 +179,13 @@ const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'emai
 
     'email.templates'() {
       const stored = store.get().mail.templates
-      const app = store.get().mail.appName
       return Object.entries(mailPreviews(env.gatehouse)).map(([kind, render]) => {
         const rendered = render()
         const hasLink = Boolean(rendered.layout?.action)
-        const custom = stored[kind]
         return {
           kind,
-          subject: custom?.subject ?? rendered.subject.split(app).join('{{appName}}'),
-          body: custom?.body ?? BUILT_IN_BODY,
-          custom: Boolean(custom),
+          ...shownTemplate(env.gatehouse, kind, rendered),
+          custom: Boolean(stored[kind]),
           placeholders: Object.entries(MAIL_PLACEHOLDERS)
             .filter(([name]) => hasLink || name !== 'url')
             .map(([name, description]) => ({ name, description })),
@@ -169,17 +193,22 @@ const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'emai
       })
     },
 
-    async 'email.saveTemplate'({ kind, subject, body }) {
+    async 'email.saveTemplate'({ kind, subject, body, base }) {
       const rendered = builtInMail(env.gatehouse, kind)
-      const template = { subject: subject.trim(), body: body.trim() }
+      const shown = shownTemplate(env.gatehouse, kind, rendered)
+      await refuseStaleTemplate(env.gatehouse, kind, shown, { subject, body }, base)
+      // A field not sent keeps what the editor shows now (another admin's edit of it included).
+      const template = { subject: (subject ?? shown.subject).trim(), body: (body ?? shown.body).trim() }
       refuseInvalidTemplate(template, Boolean(rendered.layout?.action))
       store.update({ mail: { templates: { [kind]: template } } })
       await store.flushed()
       return { success: true }
     },
 
-    async 'email.resetTemplate'({ kind }) {
-      builtInMail(env.gatehouse, kind)
+    async 'email.resetTemplate'({ kind, base }) {
+      const shown = shownTemplate(env.gatehouse, kind)
+      // A reset puts back both fields: each checked against what the editor showed.
+      await refuseStaleTemplate(env.gatehouse, kind, shown, { subject: null, body: null }, base)
       store.update({ mail: { templates: { [kind]: null } } })
       await store.flushed()
       return { success: true }

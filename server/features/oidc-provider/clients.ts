@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { recordAudit } from '../../core/audit.js'
+import { objectChanges, refuseStale } from '../../core/object-revisions.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'
 import { OIDC_ERRORS as OIDC_ERRORS_TEXT, oidcError } from './errors.js'
 import type { OidcClientRow } from './schema.js'
 import { existingOrganizationIds, existingTeamIds } from '../organization/store.js'
-import { deleteClient, findClient, insertClient, listClients, updateClient } from './store.js'
+import { clientAsStored, deleteClient, findClient, insertClient, listClients, updateClient } from './store.js'
 
 /**
  * Relying parties: created, changed and deleted here (panel and CLI). The secret is 43 random
@@ -300,40 +301,62 @@ export async function allClients(ctx: AuthContext): Promise<ClientView[]> {
 export type ClientPatch = Partial<Omit<ClientInput, 'public'>>
 
 /** Changes a client's settings (its id, kind and secret stay). */
-export async function changeClient(ctx: AuthContext, clientId: string, patch: ClientPatch, by: By): Promise<ClientView> {
-  const current = await findClient(ctx, clientId)
-  if (!current) throw oidcError(404, 'CLIENT_NOT_FOUND')
-  const next: Partial<OidcClientRow> = { updatedAt: new Date(ctx.clock.now()) }
-  if (patch.name !== undefined) {
-    next.name = patch.name.trim()
-    if (!next.name) throw oidcError(400, 'NAME_REQUIRED')
-  }
-  if (patch.redirectUris !== undefined) next.redirectUris = normaliseUris(patch.redirectUris, true)
-  if (patch.postLogoutRedirectUris !== undefined) next.postLogoutRedirectUris = normaliseUris(patch.postLogoutRedirectUris, false)
-  if (patch.logo !== undefined) next.logo = checkLogo(patch.logo)
-  if (patch.pkceRequired !== undefined) next.pkceRequired = current.public || patch.pkceRequired
-  if (patch.skipConsent !== undefined) next.skipConsent = patch.skipConsent
-  if (patch.allowedOrganizations !== undefined) next.allowedOrganizations = [...new Set(patch.allowedOrganizations)]
-  if (patch.allowedTeams !== undefined) next.allowedTeams = [...new Set(patch.allowedTeams)]
-  if (patch.resourceServer !== undefined) next.resourceServer = patch.resourceServer
-  if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
-  if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
-  if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
-  if (patch.subjectType !== undefined) next.subjectType = patch.subjectType
-  if (patch.grantTypes !== undefined)
-    next.registeredMetadata = { ...current.registeredMetadata, grant_types: checkGrantTypes(patch.grantTypes, current.public) }
-  checkSector(next.subjectType ?? current.subjectType, next.redirectUris ?? current.redirectUris)
-  await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
-  const row = await updateClient(ctx, clientId, next)
-  if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
+/** What a change of a client records and compares: its view's fields but the times and the delivery state (none is secret). */
+const NOT_SETTINGS = ['createdAt', 'updatedAt', 'secretRotatedAt', 'backchannelFailingSince', 'backchannelLastError']
+
+/**
+ * Changes the fields given. `base` (the panel): each changed field as the view read it; a field
+ * another admin changed since is refused (StaleSave, 409 CONFLICT) and nothing is saved. The audit
+ * event records the old and new value of every setting that changed (never the secret: it is not
+ * a field of the view).
+ */
+export async function changeClient(
+  ctx: AuthContext,
+  clientId: string,
+  patch: ClientPatch,
+  by: By,
+  base?: Record<string, unknown>,
+): Promise<ClientView> {
+  const { before, row } = await ctx.storage.transaction(async () => {
+    const current = await clientAsStored(ctx, clientId)
+    if (!current) throw oidcError(404, 'CLIENT_NOT_FOUND')
+    const before = toClientView(current)
+    await refuseStale(ctx, { type: 'oidc.client-', target: clientId }, { ...before }, { ...patch }, base)
+    const next: Partial<OidcClientRow> = { updatedAt: new Date(ctx.clock.now()) }
+    if (patch.name !== undefined) {
+      next.name = patch.name.trim()
+      if (!next.name) throw oidcError(400, 'NAME_REQUIRED')
+    }
+    if (patch.redirectUris !== undefined) next.redirectUris = normaliseUris(patch.redirectUris, true)
+    if (patch.postLogoutRedirectUris !== undefined) next.postLogoutRedirectUris = normaliseUris(patch.postLogoutRedirectUris, false)
+    if (patch.logo !== undefined) next.logo = checkLogo(patch.logo)
+    if (patch.pkceRequired !== undefined) next.pkceRequired = current.public || patch.pkceRequired
+    if (patch.skipConsent !== undefined) next.skipConsent = patch.skipConsent
+    if (patch.allowedOrganizations !== undefined) next.allowedOrganizations = [...new Set(patch.allowedOrganizations)]
+    if (patch.allowedTeams !== undefined) next.allowedTeams = [...new Set(patch.allowedTeams)]
+    if (patch.resourceServer !== undefined) next.resourceServer = patch.resourceServer
+    if (patch.idTokenSignedResponseAlg !== undefined) next.idTokenSignedResponseAlg = patch.idTokenSignedResponseAlg
+    if (patch.backchannelLogoutUri !== undefined) next.backchannelLogoutUri = checkBackchannelUri(patch.backchannelLogoutUri)
+    if (patch.requirePar !== undefined) next.requirePar = patch.requirePar
+    if (patch.subjectType !== undefined) next.subjectType = patch.subjectType
+    if (patch.grantTypes !== undefined)
+      next.registeredMetadata = { ...current.registeredMetadata, grant_types: checkGrantTypes(patch.grantTypes, current.public) }
+    checkSector(next.subjectType ?? current.subjectType, next.redirectUris ?? current.redirectUris)
+    await checkGroups(ctx, next.allowedOrganizations ?? [], next.allowedTeams ?? [])
+    const row = await updateClient(ctx, clientId, next)
+    if (!row) throw oidcError(404, 'CLIENT_NOT_FOUND')
+    return { before, row }
+  })
+  const after = toClientView(row)
+  const changes = objectChanges({ ...before }, { ...after }, { ignore: NOT_SETTINGS })
   await recordAudit(ctx, {
     type: 'oidc.client-updated',
     actorUserId: by.actorUserId ?? null,
     target: clientId,
-    detail: { via: by.via, fields: Object.keys(patch) },
+    detail: { via: by.via, fields: changes.map((c) => c.key), changes },
     meta: by.meta ?? null,
   })
-  return toClientView(row)
+  return after
 }
 
 /** A new secret for a confidential client; the old one stops working at once. */
@@ -353,7 +376,8 @@ export async function rotateClientSecret(
     type: 'oidc.client-secret-rotated',
     actorUserId: by.actorUserId ?? null,
     target: clientId,
-    detail: { via: by.via },
+    // The secret is named, never written; no setting of the client changed.
+    detail: { via: by.via, changes: [{ key: 'secret', from: '(secret)', to: '(secret)' }] },
     meta: by.meta ?? null,
   })
   return { client: toClientView(row), clientSecret: secret }

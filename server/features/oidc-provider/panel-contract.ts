@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query, readBase } from '../../panel/op.js'
 
 /** The control panel's OIDC client operations (zod only: shared with the renderer). Times are epoch ms. */
 
@@ -92,13 +92,14 @@ export const oidcContract = {
     z.object({ client: oidcClientViewSchema, clientSecret: z.string().nullable() }),
   ),
   'oidc.updateClient': mutation(
-    'Changes a client’s name, logo, redirect and post-logout redirect URIs, back-channel logout URI, PAR requirement, grant types, subject type, PKCE, consent, group restriction, resource-server switch and ID token algorithm (its id, kind and secret stay)',
+    'Changes a client’s name, logo, redirect and post-logout redirect URIs, back-channel logout URI, PAR requirement, grant types, subject type, PKCE, consent, group restriction, resource-server switch and ID token algorithm (its id, kind and secret stay): only the fields given; with `base` (each of them as read), refused (409 CONFLICT) when another admin changed one since',
     z
       .object({
         clientId: z.string().min(1),
         ...clientFields,
         name: clientFields.name.optional(),
         redirectUris: clientFields.redirectUris.optional(),
+        base: readBase,
       })
       .strict(),
     oidcClientViewSchema,

@@ -15,7 +15,8 @@ export const oidcPanel = (env: PanelEnv) => {
     'oidc.configure': settings.apply,
     'oidc.clients': async () => ({ clients: await allClients(ctx), issuer: ctx.baseURL, enabled: ctx.config().oidcProvider.enabled }),
     'oidc.createClient': (input: ClientInput) => createClient(ctx, input, BY),
-    'oidc.updateClient': ({ clientId, ...patch }: ClientPatch & { clientId: string }) => changeClient(ctx, clientId, patch, BY),
+    'oidc.updateClient': ({ clientId, base, ...patch }: ClientPatch & { clientId: string; base?: Record<string, unknown> }) =>
+      changeClient(ctx, clientId, patch, BY, base),
     'oidc.rotateSecret': ({ clientId }: { clientId: string }) => rotateClientSecret(ctx, clientId, BY),
     'oidc.registrationTokens': async () => ({
       tokens: await registrationTokens(ctx),

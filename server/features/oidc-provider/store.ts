@@ -376,6 +376,11 @@ export async function findClient(ctx: AuthContext, clientId: string): Promise<Oi
   return row
 }
 
+/** A client as stored now, past the cache: read inside the transaction that changes it (a save's check of what changed meanwhile). */
+export async function clientAsStored(ctx: AuthContext, clientId: string): Promise<OidcClientRow | undefined> {
+  return firstRow(ctx.db.select().from(oidcClient).where(eq(oidcClient.clientId, clientId)))
+}
+
 export async function listClients(ctx: AuthContext): Promise<OidcClientRow[]> {
   return ctx.db.select().from(oidcClient).orderBy(asc(oidcClient.createdAt), asc(oidcClient.clientId))
 }

@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../core/context.js'
+import { objectChanges, refuseStale } from '../../core/object-revisions.js'
 import type { SessionRow } from '../../core/sessions.js'
 import { generateId } from '../../crypto/random.js'
 import { orgError } from './errors.js'
@@ -127,6 +128,8 @@ export async function checkSlug(ctx: AuthContext, actor: OrgActor, slug: string)
 export interface UpdateOrganizationInput {
   organizationId?: string
   data: { name?: string; slug?: string; logo?: string | null; metadata?: Record<string, unknown> | null }
+  /** The panel: each changed field (name, slug) as the view read it; one changed by someone else since is refused (StaleSave, 409 CONFLICT). */
+  base?: Record<string, unknown>
 }
 
 export async function updateOrganization(ctx: AuthContext, actor: OrgActor, input: UpdateOrganizationInput): Promise<OrganizationJSON> {
@@ -139,24 +142,34 @@ export async function updateOrganization(ctx: AuthContext, actor: OrgActor, inpu
     orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_ORGANIZATION'),
     orgError(403, 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION'),
   )
-  const current = await findOrganizationById(ctx, orgId)
-  if (!current) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
   const { data } = input
-  // An unchanged slug passes (a name edit of an organization whose slug predates the rule).
-  if (data.slug !== undefined && data.slug !== current.slug) await assertSlugAllowed(ctx, data.slug, actor)
-  if (data.slug !== undefined && data.slug !== current.slug && (await findOrganizationBySlug(ctx, data.slug))) {
-    throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
-  }
-  const patch: Partial<OrganizationRow> = {}
-  if (data.name !== undefined) patch.name = data.name
-  if (data.slug !== undefined) patch.slug = data.slug
-  if (data.logo !== undefined) patch.logo = data.logo
-  if (data.metadata !== undefined) patch.metadata = data.metadata === null ? null : JSON.stringify(data.metadata)
-  if (Object.keys(patch).length > 0) {
-    await updateOrganizationRow(ctx, orgId, patch)
-    await auditOrg(ctx, actor, { type: 'organization.updated', target: orgId, detail: { fields: Object.keys(patch) } })
-  }
-  return toOrganizationJSON({ ...current, ...patch })
+  return ctx.storage.transaction(async () => {
+    const current = await findOrganizationById(ctx, orgId)
+    if (!current) throw orgError(400, 'ORGANIZATION_NOT_FOUND')
+    const shown = { name: current.name, slug: current.slug, logo: current.logo ?? null }
+    await refuseStale(ctx, { type: 'organization.updated', target: orgId }, shown, { ...data }, input.base)
+    // An unchanged slug passes (a name edit of an organization whose slug predates the rule).
+    if (data.slug !== undefined && data.slug !== current.slug) await assertSlugAllowed(ctx, data.slug, actor)
+    if (data.slug !== undefined && data.slug !== current.slug && (await findOrganizationBySlug(ctx, data.slug))) {
+      throw orgError(400, 'ORGANIZATION_SLUG_ALREADY_TAKEN')
+    }
+    const patch: Partial<OrganizationRow> = {}
+    if (data.name !== undefined) patch.name = data.name
+    if (data.slug !== undefined) patch.slug = data.slug
+    if (data.logo !== undefined) patch.logo = data.logo
+    if (data.metadata !== undefined) patch.metadata = data.metadata === null ? null : JSON.stringify(data.metadata)
+    if (Object.keys(patch).length > 0) {
+      await updateOrganizationRow(ctx, orgId, patch)
+      // The old and new value of each field changed (metadata is named, its content left out).
+      const changes = objectChanges(shown, {
+        name: patch.name ?? current.name,
+        slug: patch.slug ?? current.slug,
+        logo: patch.logo ?? shown.logo,
+      })
+      await auditOrg(ctx, actor, { type: 'organization.updated', target: orgId, detail: { fields: Object.keys(patch), changes } })
+    }
+    return toOrganizationJSON({ ...current, ...patch })
+  })
 }
 
 /**

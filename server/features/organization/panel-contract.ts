@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query } from '../../panel/op.js'
+import { mutation, ok, query, readBase } from '../../panel/op.js'
 
 /**
  * The control panel's organization operations (zod only: shared with the renderer). Times are
@@ -89,8 +89,15 @@ export const organizationContract = {
     z.object({ organization: organizationRowSchema }),
   ),
   'orgs.update': mutation(
-    'Renames an organization (name and slug)',
-    z.object({ organizationId: id, name: z.string().trim().min(1).max(200), slug: z.string().min(1).max(200).optional() }).strict(),
+    'Renames an organization (name and slug): only the fields given; with `base` (each of them as read), refused (409 CONFLICT) when another admin changed one since',
+    z
+      .object({
+        organizationId: id,
+        name: z.string().trim().min(1).max(200).optional(),
+        slug: z.string().min(1).max(200).optional(),
+        base: readBase,
+      })
+      .strict(),
     z.object({ organization: organizationRowSchema }),
   ),
   'orgs.remove': mutation('Deletes an organization with its members, teams and invitations', z.object({ organizationId: id }).strict(), ok),

@@ -107,8 +107,9 @@ export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
       return { organization: toOrgView(ctx.config(), organization, organization.members.length) }
     },
 
-    async 'orgs.update'({ organizationId, name, slug }) {
-      const updated = await updateOrganization(ctx, actor(ctx), { organizationId, data: { name, ...(slug ? { slug } : {}) } })
+    async 'orgs.update'({ organizationId, name, slug, base }) {
+      const data = { ...(name !== undefined ? { name } : {}), ...(slug ? { slug } : {}) }
+      const updated = await updateOrganization(ctx, actor(ctx), { organizationId, data, ...(base ? { base } : {}) })
       const detail = await getOrganizationDetail(ctx, updated.id)
       return { organization: toOrgView(ctx.config(), updated, detail.members.length) }
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query, readBase } from '../../panel/op.js'
 
 /** The control panel's SAML operations (zod only: shared with the renderer). Times are epoch ms. */
 
@@ -51,7 +51,7 @@ export const samlContract = {
     samlServiceProviderSchema,
   ),
   'saml.updateServiceProvider': mutation(
-    'Changes a service provider’s name, metadata, NameID format or allowed groups',
+    'Changes a service provider’s name, metadata, NameID format or allowed groups: only the fields given; with `base` (each of them as read), refused (409 CONFLICT) when another admin changed one since',
     z
       .object({
         id: z.string().min(1),
@@ -59,6 +59,7 @@ export const samlContract = {
         name: z.string().min(1).max(200).optional(),
         nameIdFormat: format.optional(),
         allowedGroups: groups.optional(),
+        base: readBase,
       })
       .strict(),
     samlServiceProviderSchema,

@@ -21,8 +21,8 @@ export const samlPanel = (env: PanelEnv) => {
     },
     'saml.fetchMetadata': async ({ url }: { url: string }) => ({ metadataXml: await (await sps()).fetchMetadata(url) }),
     'saml.createServiceProvider': async (input: ServiceProviderInput) => (await sps()).createServiceProvider(ctx, input, BY),
-    'saml.updateServiceProvider': async ({ id, ...patch }: ServiceProviderPatch & { id: string }) =>
-      (await sps()).changeServiceProvider(ctx, id, patch, BY),
+    'saml.updateServiceProvider': async ({ id, base, ...patch }: ServiceProviderPatch & { id: string; base?: Record<string, unknown> }) =>
+      (await sps()).changeServiceProvider(ctx, id, patch, BY, base),
     'saml.deleteServiceProvider': async ({ id }: { id: string }) => {
       await (await sps()).removeServiceProvider(ctx, id, BY)
       return { success: true }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { recordAudit } from '../../core/audit.js'
+import { objectChanges, refuseStale } from '../../core/object-revisions.js'
 import type { AuthContext, RequestMeta } from '../../core/context.js'
 import { generateId } from '../../crypto/random.js'
 import type { NamedGroup } from '../../feature.js'
@@ -221,45 +222,61 @@ async function databaseRow(ctx: AuthContext, ref: string): Promise<SamlServicePr
   return row
 }
 
+/** What a change of a service provider records and compares: every field its view shows but the times (none is secret). */
+const TIMES = ['createdAt', 'updatedAt']
+
+/**
+ * Changes the fields given. `base` (the panel): each changed field as the view read it; a field
+ * another admin changed since is refused (StaleSave, 409 CONFLICT) and nothing is saved. The audit
+ * event records the old and new value of every field that changed.
+ */
 export async function changeServiceProvider(
   ctx: AuthContext,
   ref: string,
   patch: ServiceProviderPatch,
   by: By,
+  base?: Record<string, unknown>,
 ): Promise<ServiceProviderView> {
-  const current = await databaseRow(ctx, ref)
-  const next: Partial<SamlServiceProviderRow> = { updatedAt: new Date(ctx.clock.now()) }
-  if (patch.metadataXml !== undefined) {
-    const meta = parseSpMetadata(patch.metadataXml)
-    if (meta.entityId !== current.entityId && configServiceProviders(ctx).some((sp) => sp.entityId === meta.entityId))
-      throw samlError(400, 'SP_EXISTS')
-    next.metadataXml = patch.metadataXml
-    next.entityId = meta.entityId
-  }
-  if (patch.name !== undefined) {
-    next.name = patch.name.trim()
-    if (!next.name) throw samlError(400, 'NAME_REQUIRED')
-  }
-  const format = checkFormat(patch.nameIdFormat)
-  if (format) next.nameIdFormat = format
-  const groups = groupsOf(patch.allowedGroups)
-  if (groups) next.allowedGroups = groups
-  let row: SamlServiceProviderRow | null
-  try {
-    row = await updateServiceProvider(ctx, current.id, next)
-  } catch (error) {
-    if ((error as { clash?: boolean }).clash) throw samlError(400, 'SP_EXISTS')
-    throw error
-  }
-  if (!row) throw samlError(404, 'SP_NOT_FOUND')
+  const { before, row } = await ctx.storage.transaction(async () => {
+    const current = await databaseRow(ctx, ref)
+    const before = viewOf(fromRow(current) as ServiceProvider)
+    await refuseStale(ctx, { type: 'saml.sp-', target: current.id }, { ...before }, { ...patch }, base)
+    const next: Partial<SamlServiceProviderRow> = { updatedAt: new Date(ctx.clock.now()) }
+    if (patch.metadataXml !== undefined) {
+      const meta = parseSpMetadata(patch.metadataXml)
+      if (meta.entityId !== current.entityId && configServiceProviders(ctx).some((sp) => sp.entityId === meta.entityId))
+        throw samlError(400, 'SP_EXISTS')
+      next.metadataXml = patch.metadataXml
+      next.entityId = meta.entityId
+    }
+    if (patch.name !== undefined) {
+      next.name = patch.name.trim()
+      if (!next.name) throw samlError(400, 'NAME_REQUIRED')
+    }
+    const format = checkFormat(patch.nameIdFormat)
+    if (format) next.nameIdFormat = format
+    const groups = groupsOf(patch.allowedGroups)
+    if (groups) next.allowedGroups = groups
+    let row: SamlServiceProviderRow | null
+    try {
+      row = await updateServiceProvider(ctx, current.id, next)
+    } catch (error) {
+      if ((error as { clash?: boolean }).clash) throw samlError(400, 'SP_EXISTS')
+      throw error
+    }
+    if (!row) throw samlError(404, 'SP_NOT_FOUND')
+    return { before, row }
+  })
+  const after = viewOf(fromRow(row) as ServiceProvider)
+  const changes = objectChanges({ ...before }, { ...after }, { ignore: TIMES })
   await recordAudit(ctx, {
     type: 'saml.sp-updated',
     actorUserId: by.actorUserId ?? null,
     target: row.id,
-    detail: { via: by.via, fields: Object.keys(patch).filter((k) => patch[k as keyof ServiceProviderPatch] !== undefined) },
+    detail: { via: by.via, fields: changes.map((c) => c.key), changes },
     meta: by.meta ?? null,
   })
-  return viewOf(fromRow(row) as ServiceProvider)
+  return after
 }
 
 export async function removeServiceProvider(ctx: AuthContext, ref: string, by: By): Promise<void> {

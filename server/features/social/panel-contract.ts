@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, query } from '../../panel/op.js'
+import { mutation, none, query, readBase } from '../../panel/op.js'
 
 /** The Providers view's operations (zod only: shared with the renderer). */
 
@@ -23,16 +23,17 @@ export type ProviderView = z.infer<typeof providerViewSchema>
 export const socialContract = {
   'providers.list': query('The social providers and their settings', none, z.array(providerViewSchema)),
   'providers.update': mutation(
-    "Saves a provider's settings (a missing clientSecret keeps the stored one)",
+    "Saves a provider's settings: only the fields given (a missing one, clientSecret included, keeps the stored value); with `base` (each field given as read), refused (409 CONFLICT) when another admin changed one since",
     z
       .object({
         id: z.string().min(1).max(40),
-        enabled: z.boolean(),
-        clientId: z.string().max(500),
+        enabled: z.boolean().optional(),
+        clientId: z.string().max(500).optional(),
         clientSecret: z.string().max(4000).optional(),
-        scopes: z.array(z.string().min(1).max(200)).max(50),
-        trustedForLinking: z.boolean(),
-        overrides: z.record(z.string(), z.string().max(2000)),
+        scopes: z.array(z.string().min(1).max(200)).max(50).optional(),
+        trustedForLinking: z.boolean().optional(),
+        overrides: z.record(z.string(), z.string().max(2000)).optional(),
+        base: readBase,
       })
       .strict(),
     providerViewSchema,

@@ -1,4 +1,6 @@
+import { lastConfigChange } from '../../core/config-audit.js'
 import { APIError } from '../../core/errors.js'
+import { refuseStale, staleObjectFields } from '../../core/object-revisions.js'
 import { explainExtraProvider } from '../../extra-oauth-providers.js'
 import type { PanelEnv } from '../../panel/env.js'
 import { providerPanelError } from './errors.js'
@@ -10,12 +12,26 @@ import { readTestResult } from './state.js'
 
 interface ProviderUpdate {
   id: string
-  enabled: boolean
-  clientId: string
+  enabled?: boolean
+  clientId?: string
   clientSecret?: string
-  scopes: string[]
-  trustedForLinking: boolean
-  overrides: Record<string, string>
+  scopes?: string[]
+  trustedForLinking?: boolean
+  overrides?: Record<string, string>
+  /** Each field given as the view read it (its view's values). */
+  base?: Record<string, unknown>
+}
+
+/** Where each field of the view is kept, for who changed it (the trusted list is one for every provider). */
+function whoChangedField(ctx: PanelEnv['gatehouse']['ctx'], id: ProviderId) {
+  const paths: Record<string, string> = { enabled: 'enabled', clientId: 'clientId', scopes: 'scope', overrides: 'endpoints' }
+  return (field: string) =>
+    field === 'trustedForLinking'
+      ? lastConfigChange(ctx, 'account.accountLinking.trustedProviders', (from, to) => {
+          const has = (list: unknown) => Array.isArray(list) && list.includes(id)
+          return has(from) !== has(to)
+        })
+      : lastConfigChange(ctx, `socialProviders.${id}.${paths[field] ?? field}`)
 }
 
 /** The Providers view: the same config store and flow as the HTTP API, no rules here. */
@@ -48,31 +64,35 @@ export const socialPanel = (env: PanelEnv) => {
       return PROVIDER_IDS.map(view)
     },
 
-    'providers.update'(input: ProviderUpdate): ProviderView {
+    async 'providers.update'({ base, ...input }: ProviderUpdate): Promise<ProviderView> {
       const { id } = input
       if (!isProviderId(id)) throw providerPanelError.notFound(id)
       const names = PROVIDER_ENDPOINTS[id] as readonly string[]
-      const unknown = Object.keys(input.overrides).find((n) => !names.includes(n))
+      const unknown = Object.keys(input.overrides ?? {}).find((n) => !names.includes(n))
       if (unknown) throw providerPanelError.notAnEndpoint(id, unknown)
-      if (input.enabled && !input.clientId) throw providerPanelError.clientIdRequired()
+      // Only the fields given change, and only over what this admin read (issue 50 §1).
+      const shown = { ...view(id) }
+      if (staleObjectFields(shown, { ...input }, base).length > 0)
+        await refuseStale(ctx, whoChangedField(ctx, id), shown, { ...input }, base)
       const config = ctx.config()
-      // Every endpoint named: an empty override is removed (undefined), a URL set.
-      const endpoints = Object.fromEntries(names.map((n) => [n, input.overrides[n] || undefined]))
+      const options = config.socialProviders[id] as ProviderOptions | undefined
+      if ((input.enabled ?? options?.enabled) && !(input.clientId ?? options?.clientId)) throw providerPanelError.clientIdRequired()
       const trusted = config.account.accountLinking.trustedProviders.filter((p) => p !== id)
-      if (input.trustedForLinking) trusted.push(id)
+      if (input.trustedForLinking ?? config.account.accountLinking.trustedProviders.includes(id)) trusted.push(id)
       try {
         store.update({
           socialProviders: {
             [id]: {
-              enabled: input.enabled,
-              clientId: input.clientId,
+              ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+              ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
               // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
               ...(input.clientSecret ? { clientSecret: sealClientSecret(ctx, input.clientSecret) } : {}),
-              scope: input.scopes,
-              endpoints,
+              ...(input.scopes !== undefined ? { scope: input.scopes } : {}),
+              // Every endpoint named: an empty override is removed (undefined), a URL set.
+              ...(input.overrides ? { endpoints: Object.fromEntries(names.map((n) => [n, input.overrides?.[n] || undefined])) } : {}),
             },
           },
-          account: { accountLinking: { trustedProviders: trusted } },
+          ...(input.trustedForLinking !== undefined ? { account: { accountLinking: { trustedProviders: trusted } } } : {}),
         })
       } catch (e) {
         // The config schema names the field: socialProviders.<id>.endpoints.token: Invalid URL

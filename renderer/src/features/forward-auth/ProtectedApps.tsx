@@ -231,6 +231,8 @@ function RulesTable({
   )
 }
 
+/** What the view edits and saves. */
+type Settings = { enabled: boolean; defaultPolicy: Policy; rules: Rule[] }
 type Snippets = { nginx: string; caddy: string; traefik: string }
 
 /** The proxy configuration of one saved rule, for nginx, Caddy and Traefik (one text with docs/FORWARD-AUTH.md). */
@@ -275,15 +277,34 @@ function ProxySnippets({ rules, snippets }: { rules: { domain: string }[]; snipp
 export default function ProtectedAppsPage() {
   const current = useOp('forwardAuth.get', {})
   const save = useOpMutation('forwardAuth.save')
-  const [draft, setDraft] = useState<{ enabled: boolean; defaultPolicy: Policy; rules: Rule[] } | null>(null)
+  const [draft, setDraft] = useState<Settings | null>(null)
+  // The settings as this view read them: a save sends only what the admin changed, each with its
+  // read value (a field another admin changed since is refused, 409 CONFLICT, and shown beside it).
+  const [read, setRead] = useState<Settings | null>(null)
   const [editing, setEditing] = useState<number | null>(null)
   useEffect(() => {
-    if (current.data && !draft)
-      setDraft({ enabled: current.data.enabled, defaultPolicy: current.data.defaultPolicy, rules: current.data.rules as Rule[] })
+    if (current.data && !draft) {
+      const settings = { enabled: current.data.enabled, defaultPolicy: current.data.defaultPolicy, rules: current.data.rules as Rule[] }
+      setDraft(settings)
+      setRead(settings)
+    }
   }, [current.data, draft])
-  if (!current.data || !draft)
+  if (!current.data || !draft || !read)
     return current.error ? <ErrorNotice error={current.error} onRetry={() => void current.refetch()} /> : <Loading />
   const data = current.data
+  const submit = () => {
+    const changed = (['enabled', 'defaultPolicy', 'rules'] as const).filter((k) => JSON.stringify(draft[k]) !== JSON.stringify(read[k]))
+    if (changed.length === 0) return
+    save.mutate(
+      {
+        ...Object.fromEntries(changed.map((k) => [k, draft[k]])),
+        base: Object.fromEntries(changed.map((k) => [`forwardAuth.${k}`, read[k]])),
+      },
+      // Read again: the next save's base is what is stored now.
+      { onSuccess: () => void current.refetch().then(() => setDraft(null)) },
+    )
+  }
+  const conflict = (field: keyof Settings) => save.error?.messageFor(`forwardAuth.${field}`)
   const move = (i: number, by: number) => {
     const rules = [...draft.rules]
     const [rule] = rules.splice(i, 1)
@@ -297,11 +318,7 @@ export default function ProtectedAppsPage() {
         description="Apps without a sign-in of their own, behind nginx, Caddy or Traefik: the proxy asks Gatehouse about every request. The first matching rule decides."
         actions={
           <Allowed op="forwardAuth.save">
-            <Button
-              onClick={() => save.mutate(draft, { onSuccess: () => void current.refetch() })}
-              loading={save.isPending}
-              data-testid="forward-auth-save"
-            >
+            <Button onClick={submit} loading={save.isPending} data-testid="forward-auth-save">
               Save changes
             </Button>
           </Allowed>
@@ -316,6 +333,7 @@ export default function ProtectedAppsPage() {
                 label="Forward auth enabled"
                 checked={draft.enabled}
                 onChange={(e) => setDraft({ ...draft, enabled: e.currentTarget.checked })}
+                error={conflict('enabled')}
               />
               <Select
                 label="When no rule matches"
@@ -323,6 +341,8 @@ export default function ProtectedAppsPage() {
                 value={draft.defaultPolicy}
                 allowDeselect={false}
                 onChange={(v) => v && setDraft({ ...draft, defaultPolicy: v as Policy })}
+                error={conflict('defaultPolicy')}
+                data-testid="forward-auth-default-policy"
               />
             </Group>
             <Text size="sm" c="dimmed" mt="xs">
@@ -336,6 +356,11 @@ export default function ProtectedAppsPage() {
             ) : null}
           </Card>
           <Card withBorder>
+            {conflict('rules') ? (
+              <Text size="sm" c="red.9" mb="xs" data-testid="forward-auth-rules-conflict">
+                Rules {conflict('rules')}
+              </Text>
+            ) : null}
             <RulesTable
               rules={draft.rules}
               onMove={move}

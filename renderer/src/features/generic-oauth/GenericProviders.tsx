@@ -66,6 +66,24 @@ const BLANK: GenericProviderView = {
   redirectURI: '',
 }
 
+/** The fields a save sends when changed (the secret apart: sent when typed, never read). */
+const SAVED_FIELDS = ['name', 'discoveryUrl', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'clientId', 'scopes', 'pkce'] as const
+
+/** A provider as the form holds it (the name empty when it is the id). */
+function formValuesOf(p: GenericProviderView) {
+  return {
+    providerId: p.providerId,
+    name: p.name === p.providerId ? '' : p.name,
+    discoveryUrl: p.discoveryUrl,
+    authorizationUrl: p.authorizationUrl,
+    tokenUrl: p.tokenUrl,
+    userInfoUrl: p.userInfoUrl,
+    clientId: p.clientId,
+    scopes: p.scopes,
+    pkce: p.pkce,
+  }
+}
+
 function GenericProviderForm({
   provider,
   onSaved,
@@ -80,27 +98,29 @@ function GenericProviderForm({
   const save = useOpMutation('genericOAuth.save')
   const remove = useOpMutation('genericOAuth.remove')
   const form = useForm({
-    initialValues: {
-      providerId: initial.providerId,
-      name: initial.name === initial.providerId ? '' : initial.name,
-      discoveryUrl: initial.discoveryUrl,
-      authorizationUrl: initial.authorizationUrl,
-      tokenUrl: initial.tokenUrl,
-      userInfoUrl: initial.userInfoUrl,
-      clientId: initial.clientId,
-      clientSecret: '',
-      scopes: initial.scopes,
-      pkce: initial.pkce,
-    },
+    initialValues: { ...formValuesOf(initial), clientSecret: '' },
     validate,
     validateInputOnBlur: true,
   })
   /** An endpoint field's complaint opens the folded Endpoints section, so it is seen. */
   const endpointError = Boolean(form.errors.authorizationUrl || form.errors.tokenUrl || form.errors.userInfoUrl)
+  // The provider as this form read it: a save of a stored provider sends only the fields changed,
+  // each with its read value (another admin's change since: 409, shown beside the field).
+  const [read, setRead] = useState(provider)
   const submit = form.onSubmit(async (values) => {
     try {
-      const saved = await save.mutateAsync({ ...values, clientSecret: values.clientSecret || undefined })
-      form.setFieldValue('clientSecret', '')
+      const shown = read ? formValuesOf(read) : null
+      const changed = shown ? SAVED_FIELDS.filter((f) => JSON.stringify(values[f]) !== JSON.stringify(shown[f])) : SAVED_FIELDS
+      const input = {
+        providerId: values.providerId,
+        ...Object.fromEntries(changed.map((f) => [f, values[f]])),
+        clientSecret: values.clientSecret || undefined,
+        ...(read ? { base: Object.fromEntries(changed.map((f) => [f, read[f]])) } : {}),
+      }
+      const saved = await save.mutateAsync(input)
+      // The form shows what is stored now (another admin's fields included), the next save's base.
+      setRead(saved)
+      form.setValues({ ...formValuesOf(saved), clientSecret: '' })
       form.resetDirty()
       notifications.show({ color: 'teal', title: `${saved.name} saved`, message: 'Sign-in offers it at once.' })
       onSaved(saved.providerId)

@@ -26,6 +26,7 @@ import { Allowed, Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { StartupBadge } from '../../startup'
 import { Outbox } from './Outbox'
+import { useFieldDraft } from '../../object-save'
 
 type Smtp = { host: string; port: number; secure: boolean; user: string; hasPassword: boolean; from: string }
 type Startup = { smtpUrl: string | null; keys: string[] }
@@ -165,15 +166,36 @@ function TemplateEditor({
 }) {
   const save = useOpMutation('email.saveTemplate')
   const reset = useOpMutation('email.resetTemplate')
-  const [subject, setSubject] = useState(template.subject)
-  const [body, setBody] = useState(template.body)
+  // Each field follows the stored template until the admin edits it; a save sends only the fields
+  // edited, each with the text it was read at (another admin's change since: 409, shown beside it).
+  const subjectDraft = useFieldDraft(template.subject)
+  const bodyDraft = useFieldDraft(template.body)
+  const subject = subjectDraft.value
+  const body = bodyDraft.value
   const [errors, setErrors] = useState<{ subject?: string; body?: string }>({})
-  const changed = subject !== template.subject || body !== template.body
+  const changed = subject !== subjectDraft.read || body !== bodyDraft.read
   const edit = (next: { subject: string; body: string }) => {
-    setSubject(next.subject)
-    setBody(next.body)
+    if (next.subject !== subject) subjectDraft.set(next.subject)
+    if (next.body !== body) bodyDraft.set(next.body)
     setErrors({})
-    onDraft(next.subject !== template.subject || next.body !== template.body ? next : null)
+    onDraft(next.subject !== subjectDraft.read || next.body !== bodyDraft.read ? next : null)
+  }
+  const saved = () => {
+    subjectDraft.reset()
+    bodyDraft.reset()
+    onDraft(null)
+  }
+  const saveInput = () => {
+    const input: { kind: string; subject?: string; body?: string; base: Record<string, string> } = { kind: template.kind, base: {} }
+    if (subject !== subjectDraft.read) {
+      input.subject = subject
+      input.base.subject = subjectDraft.read
+    }
+    if (body !== bodyDraft.read) {
+      input.body = body
+      input.base.body = bodyDraft.read
+    }
+    return input
   }
   return (
     <Card withBorder padding="md">
@@ -220,13 +242,16 @@ function TemplateEditor({
               loading={reset.isPending}
               onClick={() =>
                 reset.mutate(
-                  { kind: template.kind },
+                  { kind: template.kind, base: { subject: subjectDraft.read, body: bodyDraft.read } },
                   {
                     onSuccess: () => {
-                      onDraft(null)
+                      saved()
                       notifications.show({ color: 'teal', title: 'Built-in message restored', message: template.kind })
                     },
-                    onError: (e) => notifications.show({ color: 'red', title: 'Not reset', message: e.message }),
+                    onError: (e) => {
+                      setErrors({ subject: e.messageFor('subject'), body: e.messageFor('body') })
+                      notifications.show({ color: 'red', title: 'Not reset', message: e.message })
+                    },
                   },
                 )
               }
@@ -239,21 +264,18 @@ function TemplateEditor({
               disabled={!changed}
               loading={save.isPending}
               onClick={() =>
-                save.mutate(
-                  { kind: template.kind, subject, body },
-                  {
-                    onSuccess: () => {
-                      onDraft(null)
-                      notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
-                    },
-                    onError: (e) => {
-                      const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
-                      setErrors(fields)
-                      // A field's problem is shown beside it; anything else as a toast.
-                      if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
-                    },
+                save.mutate(saveInput(), {
+                  onSuccess: () => {
+                    saved()
+                    notifications.show({ color: 'teal', title: 'Template saved', message: 'New messages use it.' })
                   },
-                )
+                  onError: (e) => {
+                    const fields = { subject: e.messageFor('subject'), body: e.messageFor('body') }
+                    setErrors(fields)
+                    // A field's problem is shown beside it; anything else as a toast.
+                    if (!fields.subject && !fields.body) notifications.show({ color: 'red', title: 'Not saved', message: e.message })
+                  },
+                })
               }
               data-testid="template-save"
             >
@@ -287,13 +309,7 @@ function Templates({ kinds }: { kinds: string[] }) {
         w={260}
         data-testid="template-kind"
       />
-      {template && (
-        <TemplateEditor
-          key={`${template.kind}:${template.custom}:${template.subject}:${template.body}`}
-          template={template}
-          onDraft={setDraft}
-        />
-      )}
+      {template && <TemplateEditor key={template.kind} template={template} onDraft={setDraft} />}
       <ErrorNotice error={preview.error} />
       {preview.data && (
         <Card withBorder padding="md">

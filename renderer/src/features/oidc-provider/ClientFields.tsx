@@ -119,6 +119,11 @@ export function changedFields(f: ClientForm, c: OidcClientView) {
   return patch
 }
 
+/** Each field a patch changes as the dialog read it: the server refuses the save (409 CONFLICT) when another admin changed one since. */
+export function baseOf(patch: object, read: OidcClientView): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(patch).map((field) => [field, read[field as keyof OidcClientView] ?? null]))
+}
+
 /**
  * The fields of a client, shared by the registration form (`oidc-…` test ids) and the edit dialog
  * (`oidc-edit-…`). `kindFixed`: the kind (public or confidential) is shown, not changed.
@@ -192,18 +197,21 @@ export function ClientFields({
           checked={f.public || f.pkceRequired}
           disabled={f.public}
           onChange={(e) => set('pkceRequired', e.currentTarget.checked)}
+          error={errorFor('pkceRequired')}
           data-testid={`${prefix}-pkce`}
         />
         <Checkbox
           label="Skip consent (first-party app)"
           checked={f.skipConsent}
           onChange={(e) => set('skipConsent', e.currentTarget.checked)}
+          error={errorFor('skipConsent')}
           data-testid={`${prefix}-skip-consent`}
         />
         <Checkbox
           label="Require pushed authorization requests (PAR)"
           checked={f.requirePar}
           onChange={(e) => set('requirePar', e.currentTarget.checked)}
+          error={errorFor('requirePar')}
           data-testid={`${prefix}-require-par`}
         />
       </Group>
@@ -248,6 +256,7 @@ export function ClientFields({
           value={f.idTokenSignedResponseAlg}
           onChange={(v) => set('idTokenSignedResponseAlg', (v as IdTokenAlg | null) ?? 'RS256')}
           allowDeselect={false}
+          error={errorFor('idTokenSignedResponseAlg')}
           data-testid={`${prefix}-id-token-alg`}
         />
         <Switch
@@ -255,6 +264,7 @@ export function ClientFields({
           label="Resource server (may introspect every application’s tokens)"
           checked={f.resourceServer}
           onChange={(e) => set('resourceServer', e.currentTarget.checked)}
+          error={errorFor('resourceServer')}
           data-testid={`${prefix}-resource-server`}
         />
       </Group>

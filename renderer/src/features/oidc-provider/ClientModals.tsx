@@ -4,7 +4,7 @@ import type { OidcClientView } from '../../../../server/features/oidc-provider/p
 import { Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
 import { ErrorNotice } from '../../components/common'
-import { ClientFields, changedFields, formOf } from './ClientFields'
+import { baseOf, ClientFields, changedFields, formOf } from './ClientFields'
 import { Copyable, ShownOnceModal } from './Copyable'
 import { fillRecipe, type Recipe } from './recipes'
 
@@ -51,7 +51,12 @@ export function AccessModal({ client, onClose }: { client: OidcClientView | null
           <Group justify="flex-end">
             <Button
               loading={update.isPending}
-              onClick={() => update.mutate({ clientId: client.clientId, allowedOrganizations: value }, { onSuccess: close })}
+              onClick={() =>
+                update.mutate(
+                  { clientId: client.clientId, allowedOrganizations: value, base: { allowedOrganizations: client.allowedOrganizations } },
+                  { onSuccess: close },
+                )
+              }
             >
               Save
             </Button>
@@ -73,8 +78,12 @@ export function EditClientModal({ client, onClose }: { client: OidcClientView | 
 
 function EditClient({ client, onClose }: { client: OidcClientView; onClose: () => void }) {
   const update = useOpMutation('oidc.updateClient')
-  const [form, setForm] = useState(() => formOf(client))
-  const patch = changedFields(form, client)
+  // The client as this dialog read it: what the admin changed is measured against it, and sent as
+  // the base of each changed field (the list refreshing meanwhile must not turn a field another
+  // admin changed into one this admin "changed" back).
+  const [read] = useState(client)
+  const [form, setForm] = useState(() => formOf(read))
+  const patch = changedFields(form, read)
   const unchanged = Object.keys(patch).length === 0
   return (
     <Modal opened onClose={onClose} title={`Edit ${client.name}`} size="xl" centered data-testid="oidc-edit">
@@ -93,7 +102,7 @@ function EditClient({ client, onClose }: { client: OidcClientView; onClose: () =
               loading={update.isPending}
               disabled={unchanged}
               data-testid="oidc-edit-save"
-              onClick={() => update.mutate({ clientId: client.clientId, ...patch }, { onSuccess: onClose })}
+              onClick={() => update.mutate({ clientId: read.clientId, ...patch, base: baseOf(patch, read) }, { onSuccess: onClose })}
             >
               Save
             </Button>

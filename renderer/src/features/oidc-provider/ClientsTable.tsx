@@ -30,7 +30,15 @@ export function TokenSettings({ client, onChanged }: { client: OidcClientView; o
           value={client.idTokenSignedResponseAlg}
           allowDeselect={false}
           onChange={(v) =>
-            v && update.mutate({ clientId: client.clientId, idTokenSignedResponseAlg: v as IdTokenAlg }, { onSuccess: onChanged })
+            v &&
+            update.mutate(
+              {
+                clientId: client.clientId,
+                idTokenSignedResponseAlg: v as IdTokenAlg,
+                base: { idTokenSignedResponseAlg: client.idTokenSignedResponseAlg },
+              },
+              { onSuccess: onChanged },
+            )
           }
           data-testid={`oidc-alg-${client.clientId}`}
         />
@@ -38,7 +46,12 @@ export function TokenSettings({ client, onChanged }: { client: OidcClientView; o
           size="xs"
           label="resource server"
           checked={client.resourceServer}
-          onChange={(e) => update.mutate({ clientId: client.clientId, resourceServer: e.currentTarget.checked }, { onSuccess: onChanged })}
+          onChange={(e) =>
+            update.mutate(
+              { clientId: client.clientId, resourceServer: e.currentTarget.checked, base: { resourceServer: client.resourceServer } },
+              { onSuccess: onChanged },
+            )
+          }
           data-testid={`oidc-rs-${client.clientId}`}
         />
         <ErrorNotice error={update.error} />

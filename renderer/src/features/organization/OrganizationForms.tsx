@@ -2,6 +2,7 @@ import { Button, Group, Modal, Stack, TextInput } from '@mantine/core'
 import { useForm } from '@mantine/form'
 import { useDebouncedValue } from '@mantine/hooks'
 import { IconPencil } from '@tabler/icons-react'
+import { useState } from 'react'
 import type { OrganizationView } from '../../../../server/features/organization/panel-contract'
 import { Allowed } from '../../access'
 import { useOpMutation } from '../../api'
@@ -85,6 +86,9 @@ function SlugImpact({ organizationId, slug, current }: { organizationId: string;
 export function RenameOrganization({ org }: { org: OrganizationView }) {
   const update = useOpMutation('orgs.update')
   const form = useForm({ initialValues: { name: org.name, slug: org.slug }, validate: nameAndSlug })
+  // The organization as the dialog read it when opened: only the fields changed are sent, each with
+  // its read value (changed by another admin since: 409, shown beside the field).
+  const [read, setRead] = useState({ name: org.name, slug: org.slug })
   return (
     <FormDialogButton
       op="orgs.update"
@@ -92,11 +96,19 @@ export function RenameOrganization({ org }: { org: OrganizationView }) {
       icon={<IconPencil size={14} />}
       testId="org-rename"
       title={`Rename ${org.name}`}
-      onOpen={() => form.setValues({ name: org.name, slug: org.slug })}
+      onOpen={() => {
+        form.setValues({ name: org.name, slug: org.slug })
+        setRead({ name: org.name, slug: org.slug })
+      }}
       onSubmit={(close) =>
         form.onSubmit((values) =>
           update.mutate(
-            { organizationId: org.id, name: values.name.trim(), slug: values.slug },
+            {
+              organizationId: org.id,
+              ...(values.name.trim() !== read.name ? { name: values.name.trim() } : {}),
+              ...(values.slug !== read.slug ? { slug: values.slug } : {}),
+              base: read,
+            },
             {
               onSuccess: () => {
                 done('Organization renamed')

@@ -5,6 +5,7 @@ import { Allowed, Editable } from '../../access'
 import { useOp, useOpMutation } from '../../api'
 import { GroupNameProblems } from '../groups/GroupNameProblems'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
+import { useFieldDraft } from '../../object-save'
 
 type Format = 'email' | 'persistent' | 'persistent-shared' | 'unspecified'
 const FORMATS = [
@@ -102,8 +103,34 @@ function AddServiceProvider() {
 function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
   const update = useOpMutation('saml.updateServiceProvider')
   const remove = useOpMutation('saml.deleteServiceProvider')
-  const [name, setName] = useState(sp.name)
-  const [groups, setGroups] = useState(sp.allowedGroups.join(', '))
+  // Only the fields this admin changed are sent, each with the value it was read at (a change by
+  // another admin since is refused and shown beside the field).
+  const name = useFieldDraft(sp.name)
+  const groups = useFieldDraft(sp.allowedGroups.join(', '))
+  const save = () => {
+    const patch: { name?: string; allowedGroups?: string[] } = {}
+    const base: Record<string, unknown> = {}
+    if (name.value !== name.read) {
+      patch.name = name.value
+      base.name = name.read
+    }
+    const chosen = groupsOf(groups.value)
+    const readGroups = groupsOf(groups.read)
+    if (chosen.join() !== readGroups.join()) {
+      patch.allowedGroups = chosen
+      base.allowedGroups = readGroups
+    }
+    if (Object.keys(patch).length === 0) return
+    update.mutate(
+      { id: sp.id, ...patch, base },
+      {
+        onSuccess: () => {
+          name.reset()
+          groups.reset()
+        },
+      },
+    )
+  }
   const fromConfig = sp.source === 'config'
   return (
     <Card withBorder data-testid={`saml-sp-${sp.id}`}>
@@ -142,21 +169,30 @@ function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
           </Text>
         ) : (
           <Editable op="saml.updateServiceProvider">
-            <Group align="flex-end" grow>
-              <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
+            <Group align="flex-start" grow>
+              <TextInput
+                label="Name"
+                value={name.value}
+                onChange={(e) => name.set(e.currentTarget.value)}
+                error={update.error?.messageFor('name')}
+                data-testid={`saml-edit-name-${sp.id}`}
+              />
               <Select
                 label="NameID"
                 data={FORMATS}
                 value={sp.nameIdFormat}
                 allowDeselect={false}
-                onChange={(v) => v && update.mutate({ id: sp.id, nameIdFormat: v as Format })}
+                error={update.error?.messageFor('nameIdFormat')}
+                onChange={(v) => v && update.mutate({ id: sp.id, nameIdFormat: v as Format, base: { nameIdFormat: sp.nameIdFormat } })}
               />
-              <TextInput label="Allowed groups" value={groups} onChange={(e) => setGroups(e.currentTarget.value)} />
-              <Button
-                variant="light"
-                loading={update.isPending}
-                onClick={() => update.mutate({ id: sp.id, name, allowedGroups: groupsOf(groups) })}
-              >
+              <TextInput
+                label="Allowed groups"
+                value={groups.value}
+                onChange={(e) => groups.set(e.currentTarget.value)}
+                error={update.error?.messageFor('allowedGroups')}
+                data-testid={`saml-edit-groups-${sp.id}`}
+              />
+              <Button variant="light" mt="xl" loading={update.isPending} onClick={save} data-testid={`saml-edit-save-${sp.id}`}>
                 Save
               </Button>
             </Group>

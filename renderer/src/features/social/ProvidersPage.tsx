@@ -128,16 +128,51 @@ function ProviderForm({ provider }: { provider: ProviderView }) {
       overrides: Object.fromEntries(provider.overridableEndpoints.map((n) => [n, provider.overrides[n] ?? ''])),
     },
   })
+  // The provider as this form read it: only the fields changed are sent, each with its read value
+  // (another admin's change since: 409, shown beside the field).
+  const [read, setRead] = useState(provider)
   const submit = form.onSubmit(async (values) => {
     try {
-      await save.mutateAsync({ id: provider.id, ...values, clientSecret: values.clientSecret || undefined })
-      form.setFieldValue('clientSecret', '')
+      const readValues: Omit<typeof values, 'clientSecret'> = {
+        enabled: read.enabled,
+        clientId: read.clientId,
+        scopes: read.scopes,
+        trustedForLinking: read.trustedForLinking,
+        overrides: Object.fromEntries(read.overridableEndpoints.map((n) => [n, read.overrides[n] ?? ''])),
+      }
+      const changed = (Object.keys(readValues) as Array<keyof typeof readValues>).filter(
+        (f) => JSON.stringify(values[f]) !== JSON.stringify(readValues[f]),
+      )
+      const saved = await save.mutateAsync({
+        id: provider.id,
+        ...Object.fromEntries(changed.map((f) => [f, values[f]])),
+        clientSecret: values.clientSecret || undefined,
+        base: Object.fromEntries(changed.map((f) => [f, read[f]])),
+      })
+      // The form shows what is stored now (another admin's fields included), the next save's base.
+      setRead(saved)
+      form.setValues({
+        enabled: saved.enabled,
+        clientId: saved.clientId,
+        clientSecret: '',
+        scopes: saved.scopes,
+        trustedForLinking: saved.trustedForLinking,
+        overrides: Object.fromEntries(saved.overridableEndpoints.map((n) => [n, saved.overrides[n] ?? ''])),
+      })
       form.resetDirty()
       notifications.show({ color: 'teal', title: `${provider.name} saved`, message: 'Sign-in uses the new settings at once.' })
     } catch (e) {
       const error = e as PanelCallError
       // Each field shows the message the server named it in (never read from the message text).
-      const fields = ['clientId', 'clientSecret', 'scopes', ...provider.overridableEndpoints.map((n) => `overrides.${n}`)]
+      const fields = [
+        'enabled',
+        'clientId',
+        'clientSecret',
+        'scopes',
+        'trustedForLinking',
+        'overrides',
+        ...provider.overridableEndpoints.map((n) => `overrides.${n}`),
+      ]
       for (const field of fields) {
         const message = error.messageFor(field)
         if (message) form.setFieldError(field, message)
