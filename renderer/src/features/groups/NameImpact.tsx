@@ -1,6 +1,7 @@
 import { Alert, List, Loader, Text } from '@mantine/core'
 import type { OpInput } from '../../../../server/panel/contract'
 import { useOp } from '../../api'
+import { ink } from '../../ink'
 
 export interface NameImpactEntry {
   where: string
@@ -35,7 +36,7 @@ export function OrganizationChangeImpact({ change }: { change: OpInput<'groups.o
   const entries = impact.data ?? []
   if (entries.length === 0) return null
   return (
-    <Alert color="yellow" title="Rules name it" data-testid="org-change-impact">
+    <Alert color="red" title="Rules name it" styles={{ title: { color: ink.danger } }} data-testid="org-change-impact">
       <Text size="sm" mb="xs">
         Nobody would hold these names any more, so what names them would let no one in. Change those first, or go ahead anyway.
       </Text>
