@@ -1,11 +1,11 @@
-import { Button, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core'
+import { Button, Group, Modal, MultiSelect, Stack, Text, TextInput } from '@mantine/core'
 import { IconPlus } from '@tabler/icons-react'
-import { useState } from 'react'
+import { useRef, useState } from 'react'
 import { Editable } from '../../access'
-import { useOpMutation } from '../../api'
+import { call, useOpMutation } from '../../api'
 import { ConfirmButton, showFieldErrors } from '../../components/common'
 import { done, failed } from '../../components/notify'
-import { OrganizationChangeImpact } from '../groups/NameImpact'
+import { type NameImpactEntry, NameImpactList, OrganizationChangeImpact } from '../groups/NameImpact'
 import type { OrganizationDetail } from './OrganizationMembers'
 
 /** One team: its name (renamed on leaving the field), its members, remove. */
@@ -14,22 +14,55 @@ function TeamRow({ org, team }: { org: OrganizationDetail; team: OrganizationDet
   const removeTeam = useOpMutation('orgs.removeTeam')
   const setTeamMembers = useOpMutation('orgs.setTeamMembers')
   const organizationId = org.organization.id
+  const field = useRef<HTMLInputElement>(null)
+  // A new name whose slug differs first asks what it takes away (issue 50 §5); with rules naming the team, the admin decides.
+  const [pending, setPending] = useState<{ name: string; impact: NameImpactEntry[] } | null>(null)
+  const rename = (name: string) =>
+    renameTeam.mutate({ organizationId, teamId: team.id, name }, { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') })
+  const keepName = () => {
+    if (field.current) field.current.value = team.name
+    setPending(null)
+  }
   return (
     <Group gap="xs" wrap="nowrap">
       <TextInput
+        ref={field}
         style={{ flex: 1 }}
         size="xs"
         defaultValue={team.name}
         aria-label={`Team ${team.name}`}
         onBlur={(e) => {
           const name = e.currentTarget.value.trim()
-          if (name && name !== team.name)
-            renameTeam.mutate(
-              { organizationId, teamId: team.id, name },
-              { onSuccess: () => done('Team renamed'), onError: failed('Not renamed') },
-            )
+          if (!name || name === team.name) return
+          void call('groups.organizationImpact', { organizationId, teamId: team.id, teamName: name }).then(
+            (impact) => (impact.length ? setPending({ name, impact }) : rename(name)),
+            () => rename(name),
+          )
         }}
       />
+      <Modal opened={pending !== null} onClose={keepName} title={`Rename ${team.name}?`} data-testid="team-rename-impact">
+        <Stack>
+          <Text size="sm">
+            Nobody would hold these group names any more, so what names them would let no one in. Change those first, or rename anyway.
+          </Text>
+          <NameImpactList entries={pending?.impact ?? []} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={keepName}>
+              Keep the name
+            </Button>
+            <Button
+              color="red"
+              onClick={() => {
+                if (pending) rename(pending.name)
+                setPending(null)
+              }}
+              data-testid="team-rename-confirm"
+            >
+              Rename anyway
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
       <MultiSelect
         style={{ flex: 2 }}
         size="xs"
