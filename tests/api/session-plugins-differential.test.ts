@@ -1,9 +1,8 @@
-import { admin, bearer, lastLoginMethod, multiSession, oneTimeToken, organization, twoFactor, username } from 'better-auth/plugins'
+import { lastLoginMethod, multiSession, oneTimeToken } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BetterAuthPeer, startBetterAuthPeer } from '../helpers/better-auth-peer.js'
-import { summary } from '../helpers/differential.js'
-import { type Answer, HttpClient } from '../helpers/http.js'
-import { startTestServer, type TestServer } from '../helpers/server.js'
+import { type DifferentialPair, startDifferentialPair } from '../helpers/better-auth-peer.js'
+import { expectScenarioAlike, type Steps, stepRecord } from '../helpers/differential.js'
+import { HttpClient } from '../helpers/http.js'
 
 /**
  * Issue 27: the same requests to a real better-auth 1.7.25 with the bearer, multi-session,
@@ -14,44 +13,21 @@ import { startTestServer, type TestServer } from '../helpers/server.js'
 const SECRET = 'differential-secret-0123456789-abcdefghij'
 const PASSWORD = 'correct horse battery'
 
-let peer: BetterAuthPeer
-let gatehouse: TestServer
+let pair: DifferentialPair
 
 beforeAll(async () => {
-  // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
-  peer = await startBetterAuthPeer(
-    SECRET,
-    [
-      organization({ teams: { enabled: true } }),
-      admin(),
-      username(),
-      twoFactor(),
-      bearer(),
-      multiSession(),
-      oneTimeToken(),
-      lastLoginMethod(),
-    ],
-    { advanced: { disableOriginCheck: false } },
-  )
-  gatehouse = await startTestServer({
-    secret: SECRET,
-    config: { multiSession: { enabled: true }, oneTimeToken: { enabled: true }, lastLoginMethod: { enabled: true } },
+  pair = await startDifferentialPair(SECRET, [multiSession(), oneTimeToken(), lastLoginMethod()], {
+    multiSession: { enabled: true },
+    oneTimeToken: { enabled: true },
+    lastLoginMethod: { enabled: true },
   })
 })
-afterAll(async () => {
-  await gatehouse.close()
-  await peer.close()
-})
+afterAll(() => pair?.close())
 
-async function scenario(base: string): Promise<Record<string, ReturnType<typeof summary>>> {
-  const seen: Record<string, ReturnType<typeof summary>> = {}
+async function scenario(base: string): Promise<Steps> {
+  const { seen, step } = stepRecord()
   const origin = new URL(base).origin
   const browser = new HttpClient(base, { origin })
-  const step = async (name: string, answer: Promise<Answer>) => {
-    const a = await answer
-    seen[name] = summary(a)
-    return a
-  }
   const email1 = `one${Date.now().toString(36)}@example.com`
   const email2 = `two${Date.now().toString(36)}@example.com`
   await step('sign-up', browser.post('/sign-up/email', { email: email1, password: PASSWORD, name: 'One' }))
@@ -86,13 +62,12 @@ async function scenario(base: string): Promise<Record<string, ReturnType<typeof 
 
 describe('the session plugins against better-auth 1.7.25', () => {
   it('answer alike, step by step', async () => {
-    const theirs = await scenario(peer.base)
-    const ours = await scenario(gatehouse.base)
-    // Known difference: better-auth's verify sets the session cookie through setSessionCookie, which
-    // makes its multi-session hook add a device cookie too; Gatehouse's one-time-token feature
-    // answers the existing session without one (features do not reach into each other).
-    const verify = theirs['one-time-token verify']
-    if (verify) delete verify.cookies['better-auth.session_token_multi-<token>']
-    for (const name of Object.keys(theirs)) expect({ step: name, ...ours[name] }).toEqual({ step: name, ...theirs[name] })
+    await expectScenarioAlike(scenario, pair, (theirs) => {
+      // Known difference: better-auth's verify sets the session cookie through setSessionCookie, which
+      // makes its multi-session hook add a device cookie too; Gatehouse's one-time-token feature
+      // answers the existing session without one (features do not reach into each other).
+      const verify = theirs['one-time-token verify']
+      if (verify) delete verify.cookies['better-auth.session_token_multi-<token>']
+    })
   })
 })

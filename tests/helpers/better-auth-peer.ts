@@ -4,6 +4,8 @@ import Database from 'better-sqlite3'
 import { type BetterAuthOptions, betterAuth } from 'better-auth'
 import { getMigrations } from 'better-auth/db/migration'
 import { toNodeHandler } from 'better-auth/node'
+import { admin, bearer, organization, twoFactor, username } from 'better-auth/plugins'
+import { startTestServer, type TestServer, type TestServerOptions } from './server.js'
 
 /** A real better-auth answering on loopback, for the differential tests to ask the same steps. */
 export interface BetterAuthPeer {
@@ -56,5 +58,47 @@ export async function startBetterAuthPeer(
         server.close(() => resolve())
         sqlite.close()
       }),
+  }
+}
+
+/**
+ * The plugins Gatehouse always ships (their user and session columns): organization with teams,
+ * admin, username, twoFactor, and bearer (Gatehouse's bearer switch is on by default); then `more`.
+ */
+export const shippedPlugins = (...more: NonNullable<BetterAuthOptions['plugins']>): NonNullable<BetterAuthOptions['plugins']> => [
+  organization({ teams: { enabled: true } }),
+  admin(),
+  username(),
+  twoFactor(),
+  bearer(),
+  ...more,
+]
+
+export interface DifferentialPair {
+  peer: BetterAuthPeer
+  gatehouse: TestServer
+  /** better-auth's base URL and Gatehouse's, for the same scenario. */
+  theirs: string
+  ours: string
+  close(): Promise<void>
+}
+
+/** better-auth with the shipped plugins and `more` (its origin check on) and Gatehouse with `config`, on one secret. */
+export async function startDifferentialPair(
+  secret: string,
+  more: NonNullable<BetterAuthOptions['plugins']>,
+  config: TestServerOptions['config'],
+): Promise<DifferentialPair> {
+  const peer = await startBetterAuthPeer(secret, shippedPlugins(...more), { advanced: { disableOriginCheck: false } })
+  const gatehouse = await startTestServer({ secret, config })
+  return {
+    peer,
+    gatehouse,
+    theirs: peer.base,
+    ours: gatehouse.base,
+    close: async () => {
+      await gatehouse.close()
+      await peer.close()
+    },
   }
 }

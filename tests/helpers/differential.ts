@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import type { Answer } from './http.js'
 
 /**
@@ -42,4 +43,41 @@ export function summary(a: Answer) {
     cookies: cookies(a.cookies),
     setAuthToken: a.headers.get('set-auth-token') !== null,
   }
+}
+
+/** A scenario's steps: each one's summary by its name. */
+export type Steps = Record<string, ReturnType<typeof summary>>
+
+/** A scenario's record: `step(name, answer)` awaits the answer, keeps its summary under the name and hands the answer on. */
+export function stepRecord(): {
+  seen: Steps
+  step: (name: string, answer: Promise<Answer>) => Promise<Answer>
+} {
+  const seen: Steps = {}
+  const step = async (name: string, answer: Promise<Answer>) => {
+    const a = await answer
+    seen[name] = summary(a)
+    return a
+  }
+  return { seen, step }
+}
+
+/** Each of better-auth's steps answered alike by Gatehouse (the step named in a failure). */
+export function expectStepsAlike(ours: Steps, theirs: Steps): void {
+  for (const name of Object.keys(theirs)) expect({ step: name, ...ours[name] }).toEqual({ step: name, ...theirs[name] })
+}
+
+/**
+ * Runs `scenario` against better-auth, then against Gatehouse; `known` takes better-auth's known
+ * differences out of its record (each said where it is given); then each step answered alike.
+ */
+export async function expectScenarioAlike(
+  scenario: (base: string) => Promise<Steps>,
+  bases: { theirs: string; ours: string },
+  known: (theirs: Steps) => void = () => {},
+): Promise<void> {
+  const theirs = await scenario(bases.theirs)
+  const ours = await scenario(bases.ours)
+  known(theirs)
+  expectStepsAlike(ours, theirs)
 }

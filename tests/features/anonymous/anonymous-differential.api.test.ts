@@ -1,9 +1,8 @@
-import { admin, anonymous, bearer, organization, twoFactor, username } from 'better-auth/plugins'
+import { anonymous } from 'better-auth/plugins'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BetterAuthPeer, startBetterAuthPeer } from '../../helpers/better-auth-peer.js'
-import { summary } from '../../helpers/differential.js'
+import { type DifferentialPair, startDifferentialPair } from '../../helpers/better-auth-peer.js'
+import { expectScenarioAlike, type Steps, stepRecord } from '../../helpers/differential.js'
 import { type Answer, HttpClient } from '../../helpers/http.js'
-import { startTestServer, type TestServer } from '../../helpers/server.js'
 
 /**
  * Issue 27, anonymous users: the same requests to a real better-auth 1.7.25 with the anonymous
@@ -15,42 +14,16 @@ import { startTestServer, type TestServer } from '../../helpers/server.js'
 const SECRET = 'differential-secret-0123456789-abcdefghij'
 const PASSWORD = 'correct horse battery'
 
-let peer: BetterAuthPeer
-let gatehouse: TestServer
+let pair: DifferentialPair
 
 beforeAll(async () => {
-  // The plugins Gatehouse always ships (their user and session columns), as in differential.test.ts.
-  peer = await startBetterAuthPeer(
-    SECRET,
-    [
-      organization({ teams: { enabled: true } }),
-      admin(),
-      username(),
-      twoFactor(),
-      // Gatehouse's bearer switch is on by default (set-auth-token on every sign-in).
-      bearer(),
-      anonymous(),
-    ],
-    { advanced: { disableOriginCheck: false } },
-  )
-  gatehouse = await startTestServer({
-    secret: SECRET,
-    config: { anonymous: { enabled: true } },
-  })
+  pair = await startDifferentialPair(SECRET, [anonymous()], { anonymous: { enabled: true } })
 })
-afterAll(async () => {
-  await gatehouse.close()
-  await peer.close()
-})
+afterAll(() => pair?.close())
 
-async function scenario(base: string): Promise<Record<string, ReturnType<typeof summary>>> {
-  const seen: Record<string, ReturnType<typeof summary>> = {}
+async function scenario(base: string): Promise<Steps> {
+  const { seen, step } = stepRecord()
   const origin = new URL(base).origin
-  const step = async (name: string, answer: Promise<Answer>) => {
-    const a = await answer
-    seen[name] = summary(a)
-    return a
-  }
   const email1 = `anon-one${Date.now().toString(36)}@example.com`
   const email2 = `anon-two${Date.now().toString(36)}@example.com`
   const user = (a: Answer) => (a.body as { user: { id: string; email: string; isAnonymous: boolean } }).user
@@ -89,12 +62,11 @@ async function scenario(base: string): Promise<Record<string, ReturnType<typeof 
 
 describe('the anonymous plugin against better-auth 1.7.25', () => {
   it('answers alike, step by step', async () => {
-    const theirs = await scenario(peer.base)
-    const ours = await scenario(gatehouse.base)
-    // Known difference, core's get-session and not this feature's: for a token whose session is
-    // gone, better-auth also expires the session cookies; Gatehouse answers null without Set-Cookie.
-    const gone = theirs['get-session by the removed anonymous token']
-    if (gone) gone.cookies = {}
-    for (const name of Object.keys(theirs)) expect({ step: name, ...ours[name] }).toEqual({ step: name, ...theirs[name] })
+    await expectScenarioAlike(scenario, pair, (theirs) => {
+      // Known difference, core's get-session and not this feature's: for a token whose session is
+      // gone, better-auth also expires the session cookies; Gatehouse answers null without Set-Cookie.
+      const gone = theirs['get-session by the removed anonymous token']
+      if (gone) gone.cookies = {}
+    })
   })
 })

@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
@@ -10,6 +9,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { user } from '../../../server/db/schema.js'
 import type { OidcLogoutDeliveryRow } from '../../../server/features/oidc-provider/schema.js'
 import { graceDeadline } from '../../../server/features/two-factor/service.js'
+import {
+  type Apache,
+  apacheMissing,
+  docRecipe,
+  envOf,
+  runRecipe,
+  startApache,
+  writeApacheConfig,
+  writeEnvCgi,
+} from '../../helpers/apache.js'
 import { axe } from '../../helpers/axe.js'
 import { listLogoutDeliveries } from '../../../server/features/oidc-provider/store.js'
 import { administrator, type Member, verifiedSignUp } from '../../helpers/members.js'
@@ -33,52 +42,11 @@ import { serverLog, startTestServer, TestClock, type TestServer } from '../../he
  * file cache kept the sessions) the token arrives and the sessions end.
  */
 
-const ROOT = resolve(import.meta.dirname, '../../..')
-const MODULES = '/usr/lib/apache2/modules'
-const PATH = `${process.env.PATH}:/usr/sbin`
-
-function missing(): string | undefined {
-  if (spawnSync('apache2', ['-v'], { stdio: 'ignore', env: { ...process.env, PATH } }).status !== 0)
-    return 'apache2 is not installed (Debian: apache2)'
-  if (!existsSync(join(MODULES, 'mod_auth_openidc.so'))) return 'mod_auth_openidc is not installed (Debian: libapache2-mod-auth-openidc)'
-  if (!existsSync(join(MODULES, 'mod_cgi.so'))) return 'mod_cgi is not installed (Debian: apache2)'
-  return undefined
-}
-const reason = missing()
+const reason = apacheMissing({
+  'mod_auth_openidc.so': 'mod_auth_openidc is not installed (Debian: libapache2-mod-auth-openidc)',
+  'mod_cgi.so': 'mod_cgi is not installed (Debian: apache2)',
+})
 warnSkipped('tests/features/oidc-provider/mod-auth-openidc.test.ts (Apache httpd + mod_auth_openidc as the back-channel RP)', reason)
-
-/** A block of docs/SSO.md marked `<!-- recipe: NAME -->` (inside a list item: its indent removed). */
-function recipe(name: string): string {
-  const doc = readFileSync(join(ROOT, 'docs', 'SSO.md'), 'utf8')
-  const m = new RegExp(`<!-- recipe: ${name} -->\\n( *)\`\`\`\\w+\\n([\\s\\S]*?)\\n\\1\`\`\``).exec(doc)
-  if (!m?.[2]) throw new Error(`docs/SSO.md has no recipe ${name}`)
-  const indent = m[1] ?? ''
-  return `${m[2]
-    .split('\n')
-    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
-    .join('\n')}\n`
-}
-
-/** Runs the setup recipe with sh (asynchronously: the CLI writes to this process's server's database). */
-function run(script: string, env: Record<string, string>): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('sh', ['-eu', '-c', script], { cwd: ROOT, env: { ...process.env, ...env } })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString()
-    })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      if (code === 0) resolvePromise(out)
-      else reject(new Error(`recipe failed (${code}):\n${out}\n${err}`))
-    })
-  })
-}
 
 interface App {
   name: 'A' | 'B'
@@ -97,38 +65,25 @@ let work: string
 let assets: string
 let browser: Browser
 let admin: Member
-let apache: ChildProcess | undefined
-let apacheStderr = ''
+let apache: Apache | undefined
 const apps: App[] = []
 const appA = (): App => apps[0] as App
 const appB = (): App => apps[1] as App
 
-const asRoot = process.getuid?.() === 0
-
-const errorLog = (): string => {
-  const file = join(work, 'logs', 'error.log')
-  return existsSync(file) ? readFileSync(file, 'utf8') : ''
-}
+const errorLog = (): string => apache?.errorLog() ?? ''
 
 /** The whole Apache configuration: docs/SSO.md's block once per virtual host, placeholders filled. */
-function writeApacheConfig(secrets: Map<string, string>): void {
-  const load = (mod: string, file: string) => `LoadModule ${mod} ${MODULES}/${file}`
-  mkdirSync(join(work, 'logs'), { recursive: true })
+function writeConfig(secrets: Map<string, string>): void {
   mkdirSync(join(work, 'htdocs'), { recursive: true })
-  mkdirSync(join(work, 'cgi'), { recursive: true })
   writeFileSync(join(work, 'htdocs', 'index.html'), '<!doctype html><title>home</title><p>home of the application</p>\n')
   // The protected application: what mod_auth_openidc hands it.
-  writeFileSync(
-    join(work, 'cgi', 'env.cgi'),
-    "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\necho \"REMOTE_USER=$REMOTE_USER\"\nenv | grep '^OIDC_CLAIM_' | sort\n",
-  )
-  chmodSync(join(work, 'cgi', 'env.cgi'), 0o755)
+  writeEnvCgi(work, 'echo "REMOTE_USER=$REMOTE_USER"\nenv | grep \'^OIDC_CLAIM_\' | sort\n')
   const passphrase = randomBytes(24).toString('base64url')
   const hosts: string[] = []
   for (const app of apps) {
     const cache = join(work, `cache-${app.name}`)
     mkdirSync(cache, { recursive: true })
-    const block = recipe('openidc-apache')
+    const block = docRecipe('SSO.md', 'openidc-apache')
       .replaceAll('https://auth.example.com/api/auth', server.base)
       .replaceAll('https://app.example.com', app.url)
       .replace('CLIENT_ID', app.clientId)
@@ -147,75 +102,27 @@ function writeApacheConfig(secrets: Map<string, string>): void {
       '</VirtualHost>',
     )
   }
-  writeFileSync(
-    join(work, 'httpd.conf'),
-    [
-      `ServerRoot "${work}"`,
-      'ServerName 127.0.0.1',
-      // As root (a CI container) Apache serves as nobody, who is given the directory; otherwise as its own user.
-      ...(asRoot ? ['User nobody', 'Group nogroup'] : [`User #${process.getuid?.() ?? 0}`, `Group #${process.getgid?.() ?? 0}`]),
-      `PidFile "${work}/logs/httpd.pid"`,
-      `DefaultRuntimeDir "${work}/logs"`,
-      `ErrorLog "${work}/logs/error.log"`,
-      'LogLevel warn',
-      load('mpm_prefork_module', 'mod_mpm_prefork.so'),
-      load('authn_core_module', 'mod_authn_core.so'),
-      load('authz_core_module', 'mod_authz_core.so'),
-      load('authz_user_module', 'mod_authz_user.so'),
-      load('alias_module', 'mod_alias.so'),
-      load('cgi_module', 'mod_cgi.so'),
-      load('mime_module', 'mod_mime.so'),
-      load('dir_module', 'mod_dir.so'),
-      load('auth_openidc_module', 'mod_auth_openidc.so'),
-      'TypesConfig /etc/mime.types',
-      'DirectoryIndex index.html',
-      'StartServers 1',
-      'MinSpareServers 1',
-      'MaxSpareServers 3',
-      'MaxRequestWorkers 6',
-      ...hosts,
-      '',
-    ].join('\n'),
-  )
-  if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', work])
+  writeApacheConfig(work, {
+    modules: [
+      ['mime_module', 'mod_mime.so'],
+      ['dir_module', 'mod_dir.so'],
+      ['auth_openidc_module', 'mod_auth_openidc.so'],
+    ],
+    lines: ['TypesConfig /etc/mime.types', 'DirectoryIndex index.html', ...hosts],
+    maxSpareServers: 3,
+    maxRequestWorkers: 6,
+  })
 }
 
-async function startApache(): Promise<void> {
-  apacheStderr = ''
-  // A process group of its own: Apache's prefork signals its whole group when it stops.
-  const child = spawn('apache2', ['-DFOREGROUND', '-f', join(work, 'httpd.conf')], {
-    cwd: work,
-    env: { ...process.env, PATH },
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  apache = child
-  child.stderr?.on('data', (c: Buffer) => {
-    apacheStderr += c.toString()
-  })
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const up = await Promise.all(
-      apps.map((app) =>
-        fetch(`${app.url}/`, { signal: AbortSignal.timeout(2000) }).then(
-          (res) => res.status === 200,
-          () => false,
-        ),
-      ),
-    )
-    if (up.every(Boolean)) return
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`apache did not start:\n${apacheStderr}\n${errorLog()}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+const startApacheForApps = async (): Promise<void> => {
+  apache = await startApache(
+    work,
+    apps.map((app) => `${app.url}/`),
+  )
 }
 
 async function stopApache(): Promise<void> {
-  const child = apache
-  if (!child || child.exitCode !== null) return
-  const exited = new Promise((r) => child.once('exit', r))
-  child.kill('SIGTERM')
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))])
-  if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL')
+  await apache?.stop()
   // Its ports are closed once it has exited: the applications are unreachable.
   for (const app of apps) await expect(fetch(`${app.url}/`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow()
 }
@@ -243,14 +150,17 @@ beforeAll(async () => {
     ['B', '127.0.0.2', portB],
   ] as const) {
     const url = `http://${host}:${port}`
-    const out = await run(recipe('openidc-setup'), { APP_URL: url, GATEHOUSE_DATA_DIR: server.dataDir })
+    const out = await runRecipe(docRecipe('SSO.md', 'openidc-setup'), {
+      env: { APP_URL: url, GATEHOUSE_DATA_DIR: server.dataDir },
+      timeoutMs: 120_000,
+    })
     const created = JSON.parse(out.slice(out.indexOf('{'))) as { clientId: string; clientSecret: string }
     expect(created.clientSecret.length).toBeGreaterThan(20)
     secrets.set(created.clientId, created.clientSecret)
     apps.push({ name, url, host, port, clientId: created.clientId, accessLog: join(work, 'logs', `access-${name}.log`) })
   }
-  writeApacheConfig(secrets)
-  await startApache()
+  writeConfig(secrets)
+  await startApacheForApps()
 }, 240_000)
 
 afterAll(async () => {
@@ -268,14 +178,6 @@ beforeEach(() => {
 
 /** Pages in British English, in Playwright's default window (1280×720). */
 const PAGE: NewPageOptions = { window: { locale: 'en-GB' }, timeout: 30_000 }
-
-const envOf = (text: string): Record<string, string> =>
-  Object.fromEntries(
-    text
-      .trim()
-      .split('\n')
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  )
 
 /** The first request of a navigation (the one the browser made before following redirects). */
 function firstOf(request: Request): Request {
@@ -451,7 +353,7 @@ describe.skipIf(reason)('mod_auth_openidc as the back-channel relying party', ()
     }
 
     // Apache again, on the same file cache: its sessions survived the restart (no token yet).
-    await startApache()
+    await startApacheForApps()
     for (const app of apps) expect((await protectedPage(page, app)).REMOTE_USER).toBe(signedIn.person.email)
     const waiting = await deliveriesOf(signedIn)
     expect(waiting.every((r) => r.sentAt === null)).toBe(true)

@@ -1,12 +1,12 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, registeredClientRow } from '../../../server/features/oidc-provider/clients.js'
 import { findClient, upsertRegisteredClient } from '../../../server/features/oidc-provider/store.js'
+import { type Apache, apacheMissing as missing, docRecipe, startApache, writeApacheConfig, writeEnvCgi } from '../../helpers/apache.js'
 import { axe } from '../../helpers/axe.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { buildHostedPages } from '../../helpers/hosted.js'
@@ -24,16 +24,10 @@ import { buildRenderer, launchChromium, type PanelHarness, screenshot, startPane
  * URI, so its sign-in is refused; the redirect URI is corrected in the form, and it signs in.
  */
 
-const ROOT = resolve(import.meta.dirname, '../../..')
-const MODULES = '/usr/lib/apache2/modules'
-const PATH = `${process.env.PATH}:/usr/sbin`
-const apacheMissing = (() => {
-  if (spawnSync('apache2', ['-v'], { stdio: 'ignore', env: { ...process.env, PATH } }).status !== 0)
-    return 'apache2 is not installed (Debian: apache2)'
-  if (!existsSync(join(MODULES, 'mod_auth_openidc.so'))) return 'mod_auth_openidc is not installed (Debian: libapache2-mod-auth-openidc)'
-  if (!existsSync(join(MODULES, 'mod_cgi.so'))) return 'mod_cgi is not installed (Debian: apache2)'
-  return undefined
-})()
+const apacheMissing = missing({
+  'mod_auth_openidc.so': 'mod_auth_openidc is not installed (Debian: libapache2-mod-auth-openidc)',
+  'mod_cgi.so': 'mod_cgi is not installed (Debian: apache2)',
+})
 warnSkipped('tests/features/oidc-provider/oidc-edit.panel.test.ts: mod_auth_openidc after an edit in the panel', apacheMissing)
 
 let h: PanelHarness
@@ -42,7 +36,7 @@ let context: BrowserContext
 let page: Page
 let hosted: string
 let work: string | undefined
-let apache: ChildProcess | undefined
+let apache: Apache | undefined
 
 /** The width the issue names: a 1366 px laptop screen. */
 const VIEWPORT = { width: 1366, height: 768 }
@@ -79,13 +73,7 @@ beforeAll(async () => {
 }, 180_000)
 
 afterAll(async () => {
-  const child = apache
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r))
-    child.kill('SIGTERM')
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))])
-    if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL')
-  }
+  await apache?.stop()
   await context?.close()
   await browser?.close()
   await h?.close()
@@ -267,8 +255,8 @@ describe('OIDC client edit form (issue 50 §4)', () => {
         { name: 'Intranet', redirectUris: [`${app}/wrong/redirect_uri`], postLogoutRedirectUris: [`${app}/`] },
         { via: 'cli' },
       )
-      startApache(app, appPort, client.clientId, clientSecret as string)
-      await waitForApache(app)
+      writeConfig(app, appPort, client.clientId, clientSecret as string)
+      apache = await startApache(work, [`${app}/`])
 
       const person = await verifiedSignUp(h.server, { name: 'Ada Lovelace' })
       const rp = await browser.newContext({ locale: 'en-GB' })
@@ -284,7 +272,7 @@ describe('OIDC client edit form (issue 50 §4)', () => {
         expect(shown.pathname).toBe('/api/auth/ui/error')
         expect(shown.searchParams.get('error')).toBe('invalid_redirect_uri')
         await p.getByText("redirect_uri did not match any of the client's registered redirect_uris").waitFor()
-        expect(readFileSync(join(work, 'access.log'), 'utf8')).not.toContain('/protected/redirect_uri')
+        expect(readFileSync(join(work, 'logs', 'access.log'), 'utf8')).not.toContain('/protected/redirect_uri')
 
         // Corrected in the panel's form.
         await openSso(page)
@@ -317,89 +305,36 @@ describe('OIDC client edit form (issue 50 §4)', () => {
   )
 })
 
-/** Apache in the foreground on loopback, one virtual host with docs/SSO.md's mod_auth_openidc block, placeholders filled. */
-function startApache(app: string, port: number, clientId: string, secret: string): void {
+/** Apache's configuration: one virtual host on loopback with docs/SSO.md's mod_auth_openidc block, placeholders filled. */
+function writeConfig(app: string, port: number, clientId: string, secret: string): void {
   const dir = work as string
-  const doc = readFileSync(join(ROOT, 'docs', 'SSO.md'), 'utf8')
-  const m = /<!-- recipe: openidc-apache -->\n( *)```\w+\n([\s\S]*?)\n\1```/.exec(doc)
-  if (!m?.[2]) throw new Error('docs/SSO.md has no recipe openidc-apache')
-  const indent = m[1] ?? ''
-  const block = m[2]
-    .split('\n')
-    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
-    .join('\n')
+  const block = docRecipe('SSO.md', 'openidc-apache')
     .replaceAll('https://auth.example.com/api/auth', h.server.base)
     .replaceAll('https://app.example.com', app)
     .replace('CLIENT_ID', clientId)
     .replace('CLIENT_SECRET', secret)
     .replace('A_LONG_RANDOM_PASSPHRASE', randomBytes(24).toString('base64url'))
     .replace('/var/cache/apache2/mod_auth_openidc/cache', join(dir, 'cache'))
-  for (const sub of ['cache', 'htdocs', 'cgi']) mkdirSync(join(dir, sub), { recursive: true })
+  for (const sub of ['cache', 'htdocs']) mkdirSync(join(dir, sub), { recursive: true })
   writeFileSync(join(dir, 'htdocs', 'index.html'), '<!doctype html><title>home</title><p>home</p>\n')
-  writeFileSync(
-    join(dir, 'cgi', 'env.cgi'),
-    "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\necho \"REMOTE_USER=$REMOTE_USER\"\nenv | grep '^OIDC_CLAIM_' | sort\n",
-  )
-  chmodSync(join(dir, 'cgi', 'env.cgi'), 0o755)
+  writeEnvCgi(dir, 'echo "REMOTE_USER=$REMOTE_USER"\nenv | grep \'^OIDC_CLAIM_\' | sort\n')
   writeFileSync(join(dir, 'openidc.conf'), block)
-  const asRoot = process.getuid?.() === 0
-  const load = (mod: string, file: string) => `LoadModule ${mod} ${MODULES}/${file}`
-  writeFileSync(
-    join(dir, 'httpd.conf'),
-    [
-      `ServerRoot "${dir}"`,
-      'ServerName 127.0.0.1',
-      ...(asRoot ? ['User nobody', 'Group nogroup'] : [`User #${process.getuid?.() ?? 0}`, `Group #${process.getgid?.() ?? 0}`]),
-      `PidFile "${dir}/httpd.pid"`,
-      `DefaultRuntimeDir "${dir}"`,
-      `ErrorLog "${dir}/error.log"`,
-      'LogLevel warn',
-      load('mpm_prefork_module', 'mod_mpm_prefork.so'),
-      load('authn_core_module', 'mod_authn_core.so'),
-      load('authz_core_module', 'mod_authz_core.so'),
-      load('authz_user_module', 'mod_authz_user.so'),
-      load('alias_module', 'mod_alias.so'),
-      load('cgi_module', 'mod_cgi.so'),
-      load('mime_module', 'mod_mime.so'),
-      load('dir_module', 'mod_dir.so'),
-      load('auth_openidc_module', 'mod_auth_openidc.so'),
+  writeApacheConfig(dir, {
+    modules: [
+      ['mime_module', 'mod_mime.so'],
+      ['dir_module', 'mod_dir.so'],
+      ['auth_openidc_module', 'mod_auth_openidc.so'],
+    ],
+    lines: [
       'TypesConfig /etc/mime.types',
       'DirectoryIndex index.html',
-      'StartServers 1',
-      'MinSpareServers 1',
-      'MaxSpareServers 2',
-      'MaxRequestWorkers 4',
       `Listen 127.0.0.1:${port}`,
       `<VirtualHost 127.0.0.1:${port}>`,
       `    DocumentRoot "${dir}/htdocs"`,
-      `    CustomLog "${dir}/access.log" "%m %U%q %>s"`,
+      `    CustomLog "${dir}/logs/access.log" "%m %U%q %>s"`,
       `    ScriptAlias /protected/env "${dir}/cgi/env.cgi"`,
       '    Include openidc.conf',
       '</VirtualHost>',
-      '',
-    ].join('\n'),
-  )
-  if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', dir])
-  // A process group of its own: Apache's prefork signals its whole group when it stops.
-  apache = spawn('apache2', ['-DFOREGROUND', '-f', join(dir, 'httpd.conf')], {
-    cwd: dir,
-    env: { ...process.env, PATH },
-    detached: true,
-    stdio: 'ignore',
+    ],
   })
-}
-
-async function waitForApache(app: string): Promise<void> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const up = await fetch(`${app}/`, { signal: AbortSignal.timeout(2000) }).then(
-      (res) => res.status === 200,
-      () => false,
-    )
-    if (up) return
-    const log = join(work as string, 'error.log')
-    if (apache?.exitCode !== null || Date.now() > deadline)
-      throw new Error(`apache did not start: ${existsSync(log) ? readFileSync(log, 'utf8') : ''}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
 }

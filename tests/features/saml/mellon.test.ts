@@ -1,13 +1,25 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { type TOTP, URI } from 'otpauth'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { user as userTable } from '../../../server/db/schema.js'
 import { changeServiceProvider, findServiceProviderByRef } from '../../../server/features/saml/service-providers.js'
+import {
+  type Apache,
+  apacheMissing,
+  apachePath,
+  docRecipe,
+  envOf,
+  giveToApache,
+  runRecipe,
+  startApache,
+  writeApacheConfig,
+  writeEnvCgi,
+} from '../../helpers/apache.js'
 import { launchBrowser, newPage, type NewPageOptions } from '../../helpers/browser.js'
 import { freePort, warnSkipped } from '../../helpers/engines.js'
 import { GATEHOUSE_BIN } from '../../helpers/process.js'
@@ -23,13 +35,9 @@ import { verifiedPerson, verifiedResponse } from './sp.js'
  * sp create`; the Apache <Location> block), and driven by Chromium through the hosted sign-in page.
  */
 
-const ROOT = resolve(import.meta.dirname, '../../..')
-const MODULES = '/usr/lib/apache2/modules'
-
 function missing(): string | undefined {
-  if (spawnSync('apache2', ['-v'], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin` } }).status !== 0)
-    return 'apache2 is not installed (Debian: apache2)'
-  if (!existsSync(join(MODULES, 'mod_auth_mellon.so'))) return 'mod_auth_mellon is not installed (Debian: libapache2-mod-auth-mellon)'
+  const apache = apacheMissing({ 'mod_auth_mellon.so': 'mod_auth_mellon is not installed (Debian: libapache2-mod-auth-mellon)' })
+  if (apache) return apache
   if (
     spawnSync('sh', ['-c', 'command -v mellon_create_metadata || test -x /usr/sbin/mellon_create_metadata'], { stdio: 'ignore' }).status !==
     0
@@ -41,54 +49,18 @@ function missing(): string | undefined {
 const reason = missing()
 warnSkipped('tests/features/saml/mellon.test.ts (Apache httpd + mod_auth_mellon as the SAML service provider)', reason)
 
-function recipe(name: string): string {
-  const doc = readFileSync(join(ROOT, 'docs', 'SAML.md'), 'utf8')
-  const m = new RegExp(`<!-- recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(doc)
-  if (!m?.[1]) throw new Error(`docs/SAML.md has no recipe ${name}`)
-  return m[1]
-}
-
 let server: TestServer
 let work: string
 let assets: string
-let apache: ChildProcess | undefined
-let apacheLog = ''
+let apache: Apache | undefined
 let sp: string
 let browser: Browser
-const PATH = (bin: string) => `${bin}:${process.env.PATH}:/usr/sbin`
 
-/** Runs a recipe with sh (asynchronously: it calls this process's server). */
-function run(script: string, cwd: string, env: Record<string, string>): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('sh', ['-eu', '-c', script], { cwd, env: { ...process.env, ...env } })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString()
-    })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      if (code === 0) resolvePromise(out)
-      else reject(new Error(`recipe failed (${code}):\n${out}\n${err}`))
-    })
-  })
-}
-
-const asRoot = process.getuid?.() === 0
-
-async function startApache(dir: string, port: number): Promise<void> {
-  const load = (mod: string, file: string) => `LoadModule ${mod} ${MODULES}/${file}`
-  mkdirSync(join(dir, 'logs'), { recursive: true })
+/** Apache's configuration: docs/SAML.md's block, and a second application on the same server, a service provider of its own (SSO between the two). */
+function writeConfig(dir: string, port: number): void {
+  writeEnvCgi(dir, "env | grep '^MELLON_' | sort\n")
   mkdirSync(join(dir, 'htdocs'), { recursive: true })
-  mkdirSync(join(dir, 'cgi'), { recursive: true })
-  writeFileSync(join(dir, 'cgi', 'env.cgi'), "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\nenv | grep '^MELLON_' | sort\n")
-  chmodSync(join(dir, 'cgi', 'env.cgi'), 0o755)
-  writeFileSync(join(dir, 'mellon.conf'), recipe('mellon-apache'))
-  // A second application on the same server, a service provider of its own (SSO between the two).
+  writeFileSync(join(dir, 'mellon.conf'), docRecipe('SAML.md', 'mellon-apache'))
   writeFileSync(
     join(dir, 'app2.conf'),
     `<Location /app2>
@@ -105,81 +77,23 @@ async function startApache(dir: string, port: number): Promise<void> {
 </Location>
 `,
   )
-  writeFileSync(
-    join(dir, 'httpd.conf'),
-    [
-      `ServerRoot "${dir}"`,
-      'ServerName 127.0.0.1',
-      // As root (a CI container) Apache serves as nobody, who is given the directory; otherwise as its own user.
-      ...(asRoot ? ['User nobody', 'Group nogroup'] : [`User #${process.getuid?.() ?? 0}`, `Group #${process.getgid?.() ?? 0}`]),
+  writeApacheConfig(dir, {
+    modules: [
+      ['auth_mellon_module', 'mod_auth_mellon.so'],
+      ['setenvif_module', 'mod_setenvif.so'],
+    ],
+    lines: [
       `Listen 127.0.0.1:${port}`,
-      `PidFile "${dir}/logs/httpd.pid"`,
-      `DefaultRuntimeDir "${dir}/logs"`,
-      `ErrorLog "${dir}/logs/error.log"`,
-      'LogLevel warn',
-      load('mpm_prefork_module', 'mod_mpm_prefork.so'),
-      load('authn_core_module', 'mod_authn_core.so'),
-      load('authz_core_module', 'mod_authz_core.so'),
-      load('authz_user_module', 'mod_authz_user.so'),
-      load('alias_module', 'mod_alias.so'),
-      load('cgi_module', 'mod_cgi.so'),
-      load('auth_mellon_module', 'mod_auth_mellon.so'),
-      load('setenvif_module', 'mod_setenvif.so'),
       // Plain http on loopback: mellon's cookie test uses SameSite=None, which a browser keeps only on a
       // Secure cookie (https); without the attribute the cookie is same-site Lax, which is what loopback needs.
       'SetEnvIf Request_URI . MELLON_DISABLE_SAMESITE=1',
-      'StartServers 1',
-      'MinSpareServers 1',
-      'MaxSpareServers 2',
-      'MaxRequestWorkers 4',
       `DocumentRoot "${dir}/htdocs"`,
       `ScriptAlias /private/env "${dir}/cgi/env.cgi"`,
       `ScriptAlias /app2/env "${dir}/cgi/env.cgi"`,
       'Include mellon.conf',
       'Include app2.conf',
-      '',
-    ].join('\n'),
-  )
-  if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', dir])
-  // A process group of its own: Apache's prefork signals its whole group when it stops.
-  apache = spawn('apache2', ['-DFOREGROUND', '-f', join(dir, 'httpd.conf')], {
-    cwd: dir,
-    env: { ...process.env, PATH: PATH('/usr/sbin') },
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    ],
   })
-  apache.stderr?.on('data', (c: Buffer) => {
-    apacheLog += c.toString()
-  })
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) })
-      return
-    } catch {}
-    if (apache.exitCode !== null || Date.now() > deadline) {
-      const log = existsSync(join(dir, 'logs', 'error.log')) ? readFileSync(join(dir, 'logs', 'error.log'), 'utf8') : ''
-      throw new Error(`apache did not start:\n${apacheLog}\n${log}`)
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-/**
- * Apache re-reads its configuration (mellon its metadata files): SIGHUP, then wait until the error log
- * says it resumed once more (Apache logs notices whatever LogLevel says).
- */
-async function restartApache(): Promise<void> {
-  const log = join(work, 'logs', 'error.log')
-  const resumed = () => (readFileSync(log, 'utf8').match(/resuming normal operations/g) ?? []).length
-  const before = resumed()
-  apache?.kill('SIGHUP')
-  const deadline = Date.now() + 30_000
-  while (resumed() <= before) {
-    if (apache?.exitCode !== null || Date.now() > deadline)
-      throw new Error(`apache did not come back:\n${apacheLog}\n${readFileSync(log, 'utf8')}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
 }
 
 beforeAll(async () => {
@@ -200,26 +114,24 @@ beforeAll(async () => {
   mkdirSync(bin)
   writeFileSync(join(bin, 'gatehouse'), `#!/bin/sh\nexec "${process.execPath}" "${GATEHOUSE_BIN}" "$@"\n`)
   chmodSync(join(bin, 'gatehouse'), 0o755)
-  const env = { PATH: PATH(bin), GATEHOUSE_DATA_DIR: server.dataDir, GATEHOUSE_URL: server.base }
+  const env = { PATH: apachePath(bin), GATEHOUSE_DATA_DIR: server.dataDir, GATEHOUSE_URL: server.base }
   for (const [name, url] of [
     ['mellon', sp],
     ['app2', `${sp}/app2`],
   ] as const) {
     const dir = join(work, name)
     mkdirSync(dir)
-    const out = await run(recipe('mellon-setup'), dir, { ...env, SP_URL: url })
+    const out = await runRecipe(docRecipe('SAML.md', 'mellon-setup'), { cwd: dir, env: { ...env, SP_URL: url } })
     expect(JSON.parse(out.slice(out.indexOf('{'))).entityId).toBe(`${url}/mellon/metadata`)
   }
-  await startApache(work, apachePort)
+  writeConfig(work, apachePort)
+  // Up once it answers at all (its root has no index: not a 200).
+  apache = await startApache(work, [`${sp}/`], () => true)
 }, 180_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (apache && apache.exitCode === null) {
-    const exited = new Promise((r) => apache?.once('exit', r))
-    apache.kill('SIGTERM')
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-  }
+  await apache?.stop()
   await server?.close()
   delete process.env.GATEHOUSE_HOSTED_ASSETS
   for (const dir of [work, assets]) if (dir) rmSync(dir, { recursive: true, force: true })
@@ -242,14 +154,6 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.getByLabel(/^Password/).fill(password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
-
-const envOf = (text: string): Record<string, string> =>
-  Object.fromEntries(
-    text
-      .trim()
-      .split('\n')
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  )
 
 describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('sign-in shows the MELLON_* attributes; SSO to the second application; single logout ends the Gatehouse session', async () => {
@@ -408,7 +312,7 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
   it('certificate rollover: mellon with static metadata never fails a sign-in across rotate, metadata refresh, activate', async () => {
     // The CLI seals the new key with the server's secret (the test server's is given, not the data directory's file).
     const env = {
-      PATH: PATH(join(work, 'bin')),
+      PATH: apachePath(join(work, 'bin')),
       GATEHOUSE_DATA_DIR: server.dataDir,
       GATEHOUSE_URL: server.base,
       GATEHOUSE_SECRET: server.gatehouse.ctx.secret,
@@ -435,20 +339,20 @@ describe.skipIf(reason)('mod_auth_mellon signs in through Gatehouse', () => {
     verifiedResponse(await signInOnce(), old as string)
 
     // 1. rotate: the next key is published; mellon still has only the old one (its idp.xml is a file) and still signs in.
-    await run('gatehouse saml cert rotate --json', work, env)
+    await runRecipe('gatehouse saml cert rotate --json', { cwd: work, env })
     const both = await published()
     expect(both).toHaveLength(2)
     const next = both.find((c) => c !== old) as string
     verifiedResponse(await signInOnce(), old as string)
 
     // 2. the SP re-reads the metadata (mellon: the file again, and Apache restarted).
-    await run(`curl -fsS "$GATEHOUSE_URL/saml/metadata" -o mellon/idp.xml`, work, env)
-    if (asRoot) spawnSync('chown', ['-R', 'nobody:nogroup', join(work, 'mellon')])
-    await restartApache()
+    await runRecipe(`curl -fsS "$GATEHOUSE_URL/saml/metadata" -o mellon/idp.xml`, { cwd: work, env })
+    giveToApache(join(work, 'mellon'))
+    await apache?.reload()
     verifiedResponse(await signInOnce(), old as string)
 
     // 3. activate: the new key signs, and mellon takes it.
-    await run('gatehouse saml cert rotate --activate --json', work, env)
+    await runRecipe('gatehouse saml cert rotate --activate --json', { cwd: work, env })
     // The CLI activated the key at the wall clock's now; the server's injected clock is brought there.
     server.clock.advance(Math.max(0, Date.now() - server.clock.now()))
     verifiedResponse(await signInOnce(), next)

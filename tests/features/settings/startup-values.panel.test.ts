@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axe } from '../../helpers/axe.js'
-import { launchBrowser } from '../../helpers/browser.js'
-import { type RunningServer, startServerProcess } from '../../helpers/process.js'
+import { type StartupPanel, startStartupPanel } from './startup-panel.js'
 
 /**
  * Issue 37 §11: values set at start-up (`--trusted-origins`, `--smtp-url`, `--base-url`,
@@ -20,106 +16,27 @@ const ORIGIN = 'https://app.example.lan'
 const BASE_URL = 'http://gatehouse.test:4280'
 const SMTP_URL = 'smtp://127.0.0.1:2'
 
-let dir: string
-let server: RunningServer
-let browser: Browser
-let context: BrowserContext
+let h: StartupPanel
 let page: Page
-let panelOrigin = ''
-
-/** A panel operation from the signed-in page (its cookie), as the renderer calls it: status and body. */
-async function panelOp(name: string, input: unknown = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  return page.evaluate(
-    async ([op, body]) => {
-      const response = await fetch(`./panel/api/${op}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        credentials: 'same-origin',
-      })
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-    },
-    [name, input] as const,
-  )
-}
-
-/** The ids in an element's aria-describedby, read out as the text they name. */
-async function describedText(testId: string): Promise<string> {
-  const ids = (await page.getByTestId(testId).getAttribute('aria-describedby')) ?? ''
-  return page.evaluate(
-    (list) =>
-      list
-        .split(/\s+/)
-        .map((id) => document.getElementById(id)?.textContent ?? '')
-        .join(' '),
-    ids,
-  )
-}
-
-async function open(view: string, heading: string): Promise<void> {
-  await page.goto(`${panelOrigin}/?at=${Date.now()}#/${view}`)
-  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 15_000 })
-}
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gatehouse-startup-values-'))
-  browser = await launchBrowser()
-  server = await startServerProcess(
-    [
-      '--port',
-      '0',
-      '--panel-port',
-      '0',
-      '--data-dir',
-      dir,
-      '--trusted-origins',
-      ORIGIN,
-      '--smtp-url',
-      SMTP_URL,
-      '--base-url',
-      BASE_URL,
-      '--rate-limit',
-      'off',
-    ],
-    {},
-    90_000,
-  )
-  // Printed once the panel's listener is up, a moment after the API's.
-  const link = await vi.waitFor(
-    () => {
-      const found = /Panel recovery link: (\S+)/.exec(server.output())?.[1]
-      if (!found) throw new Error(`no panel link yet:\n${server.output()}`)
-      return found
-    },
-    { timeout: 60_000, interval: 100 },
-  )
-  panelOrigin = new URL(link).origin
-  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
-  page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  await page.goto(link)
-  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 30_000 })
+  h = await startStartupPanel('gatehouse-startup-values-', (dir) => ({
+    args: ['--data-dir', dir, '--trusted-origins', ORIGIN, '--smtp-url', SMTP_URL, '--base-url', BASE_URL, '--rate-limit', 'off'],
+  }))
+  page = h.page
 }, 180_000)
 
-afterAll(async () => {
-  await context?.close()
-  await browser?.close()
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGTERM')
-    await server.exited
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => h?.close())
 
 describe('values set at start-up, in every view that shows them', () => {
   it('Settings: trusted origins and the rate limiter read-only with the badge and the reason; saving other fields leaves them untouched', {
     timeout: 120_000,
   }, async () => {
-    const before = await panelOp('settings.get')
+    const before = await h.op('settings.get')
     expect(before.status).toBe(200)
     expect(before.body.overridden).toEqual(expect.arrayContaining(['trustedOrigins', 'rateLimit.enabled']))
 
-    await open('settings?section=application', 'Settings')
+    await h.open('settings?section=application', 'Settings')
     const origins = page.getByTestId('trusted-origins')
     await origins.getByTestId('startup-badge').waitFor()
     const row = origins.getByRole('textbox', { name: 'Trusted origin 1' })
@@ -134,7 +51,7 @@ describe('values set at start-up, in every view that shows them', () => {
     expect(reason).toContain('Set at start-up')
     // The rows' group is described by it (a screen reader says it on entering the list).
     expect(await origins.getAttribute('role')).toBe('group')
-    expect(await describedText('trusted-origins')).toBe(reason)
+    expect(await h.describedText('trusted-origins')).toBe(reason)
     // Nothing that would change it: no Add, no Remove.
     expect(await page.getByTestId('add-origin').count()).toBe(0)
     expect(await origins.getByRole('button', { name: `Remove ${ORIGIN}` }).count()).toBe(0)
@@ -142,13 +59,13 @@ describe('values set at start-up, in every view that shows them', () => {
     expect(await page.getByTestId('base-url').textContent()).toContain(BASE_URL)
     expect(await axe(page), 'application section').toEqual([])
 
-    await open('settings?section=rate-limits', 'Settings')
+    await h.open('settings?section=rate-limits', 'Settings')
     const limiter = page.getByTestId('setting-rateLimit.enabled')
     await page.getByTestId('section-rate-limits').getByTestId('startup-badge').first().waitFor()
     expect(await limiter.isChecked()).toBe(false)
     expect(await limiter.isEditable()).toBe(false)
     expect(await limiter.getAttribute('aria-readonly')).toBe('true')
-    expect(await describedText('setting-rateLimit.enabled')).toContain('Set at start-up')
+    expect(await h.describedText('setting-rateLimit.enabled')).toContain('Set at start-up')
     await limiter.click({ force: true })
     expect(await limiter.isChecked()).toBe(false)
     await limiter.focus()
@@ -176,7 +93,7 @@ describe('values set at start-up, in every view that shows them', () => {
       .first()
       .waitFor({ timeout: 15_000 })
 
-    const after = await panelOp('settings.get')
+    const after = await h.op('settings.get')
     const effective = after.body.effective as { trustedOrigins: string[]; rateLimit: { enabled: boolean; max: number } }
     const stored = after.body.stored as { trustedOrigins?: string[]; rateLimit?: { enabled?: boolean; max?: number } }
     expect(effective.rateLimit.max).toBe(nextMax)
@@ -190,16 +107,16 @@ describe('values set at start-up, in every view that shows them', () => {
 
     // Asked directly, the server refuses to store a key a start-up option sets: it would not take effect.
     for (const patch of [{ trustedOrigins: ['https://other.example.lan'] }, { rateLimit: { enabled: true } }]) {
-      const refused = await panelOp('settings.update', { patch })
+      const refused = await h.op('settings.update', { patch })
       expect(refused.status, JSON.stringify(patch)).toBe(409)
       expect(refused.body.code).toBe('SET_AT_STARTUP')
     }
-    const unchanged = await panelOp('settings.get')
+    const unchanged = await h.op('settings.get')
     expect((unchanged.body.effective as { trustedOrigins: string[] }).trustedOrigins).toEqual([ORIGIN])
   })
 
   it('Email: the SMTP of --smtp-url is shown read-only with the badge, and no Save claims to change it', { timeout: 60_000 }, async () => {
-    await open('email', 'Email')
+    await h.open('email', 'Email')
     const notice = page.getByTestId('smtp-startup')
     await notice.waitFor()
     expect(await notice.textContent()).toContain('set at start-up')
@@ -208,16 +125,16 @@ describe('values set at start-up, in every view that shows them', () => {
     expect(await host.isEditable()).toBe(false)
     await host.focus()
     expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('smtp-host')
-    expect(await describedText('smtp-host')).toContain('Set at start-up')
+    expect(await h.describedText('smtp-host')).toContain('Set at start-up')
     expect(await page.getByTestId('smtp-save').count()).toBe(0)
     expect(await axe(page), 'email view').toEqual([])
-    const refused = await panelOp('email.update', { host: 'smtp.example.com', port: 587, secure: false, user: '', from: 'a@example.com' })
+    const refused = await h.op('email.update', { host: 'smtp.example.com', port: 587, secure: false, user: '', from: 'a@example.com' })
     expect(refused.status).toBe(409)
     expect(refused.body.code).toBe('SET_AT_STARTUP')
   })
 
   it('Network: the base URL of --base-url is shown read-only with the badge and the reason', { timeout: 60_000 }, async () => {
-    await open('network', 'Network')
+    await h.open('network', 'Network')
     await page.getByTestId('network-override').filter({ hasText: 'Set at start-up by --base-url' }).waitFor()
     const field = page.getByTestId('network-base-url')
     expect(await field.inputValue()).toBe(BASE_URL)
@@ -226,7 +143,7 @@ describe('values set at start-up, in every view that shows them', () => {
     await field.focus()
     await page.keyboard.type('x')
     expect(await field.inputValue()).toBe(BASE_URL)
-    expect(await describedText('network-base-url')).toContain('--base-url sets it at start-up')
+    expect(await h.describedText('network-base-url')).toContain('--base-url sets it at start-up')
     // No proposal offers to replace it.
     expect(await page.getByTestId('network-use-proposal').count()).toBe(0)
     expect(await axe(page), 'network view').toEqual([])

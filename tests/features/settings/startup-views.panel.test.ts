@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axe } from '../../helpers/axe.js'
-import { launchBrowser } from '../../helpers/browser.js'
-import { type RunningServer, startServerProcess } from '../../helpers/process.js'
+import { freePort } from '../../helpers/engines.js'
+import { type StartupPanel, startStartupPanel } from './startup-panel.js'
 
 /**
  * Issue 50 §3: start-up values in the views that edit keys of their own (LDAP, Single sign-on's
@@ -18,63 +16,25 @@ import { type RunningServer, startServerProcess } from '../../helpers/process.js
  * another field of the same view succeeds and leaves the start-up value in effect and unstored.
  */
 
-let dir: string
 let configFile: string
 let metricsAddress: string
-let server: RunningServer
-let browser: Browser
-let context: BrowserContext
+let h: StartupPanel
 let page: Page
-let panelOrigin = ''
 
 const FILE_SOURCE = () => `the config file ${configFile} (GATEHOUSE_CONFIG)`
-
-/** A panel operation from the signed-in page (its cookie), as the renderer calls it: status and body. */
-async function panelOp(name: string, input: unknown = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  return page.evaluate(
-    async ([op, body]) => {
-      const response = await fetch(`./panel/api/${op}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        credentials: 'same-origin',
-      })
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-    },
-    [name, input] as const,
-  )
-}
 
 type Settings = {
   effective: Record<string, Record<string, unknown>>
   stored: Record<string, Record<string, unknown> | undefined>
 }
-const settings = async () => (await panelOp('settings.get')).body as unknown as Settings
-
-/** The ids in an element's aria-describedby, read out as the text they name. */
-async function describedText(testId: string): Promise<string> {
-  const ids = (await page.getByTestId(testId).getAttribute('aria-describedby')) ?? ''
-  return page.evaluate(
-    (list) =>
-      list
-        .split(/\s+/)
-        .map((id) => document.getElementById(id)?.textContent ?? '')
-        .join(' '),
-    ids,
-  )
-}
-
-async function open(view: string, heading: string): Promise<void> {
-  await page.goto(`${panelOrigin}/?at=${Date.now()}#/${view}`)
-  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 15_000 })
-}
+const settings = async () => (await h.op('settings.get')).body as unknown as Settings
 
 /** A field set at start-up: read-only yet focusable, typing changes nothing, described by the reason naming the source. */
 async function expectStartupField(testId: string, source: string): Promise<void> {
   const field = page.getByTestId(testId)
   expect(await field.isEditable(), testId).toBe(false)
   expect(await field.isDisabled(), testId).toBe(false)
-  expect(await describedText(testId)).toContain(`Set at start-up by ${source}`)
+  expect(await h.describedText(testId)).toContain(`Set at start-up by ${source}`)
   const before = await field.inputValue()
   await field.focus()
   expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe(testId)
@@ -86,7 +46,7 @@ async function expectStartupField(testId: string, source: string): Promise<void>
 async function expectStartupSwitch(testId: string, source: string, checked: boolean): Promise<void> {
   const toggle = page.getByTestId(testId)
   expect(await toggle.getAttribute('aria-readonly'), testId).toBe('true')
-  expect(await describedText(testId)).toContain(`Set at start-up by ${source}`)
+  expect(await h.describedText(testId)).toContain(`Set at start-up by ${source}`)
   expect(await toggle.isChecked()).toBe(checked)
   const saves: string[] = []
   const seen = (request: { url(): string }) => {
@@ -97,72 +57,42 @@ async function expectStartupSwitch(testId: string, source: string, checked: bool
   await toggle.focus()
   await page.keyboard.press('Space')
   // A round trip after the clicks: a save they started would have been sent before it.
-  await panelOp('server.info')
+  await h.op('server.info')
   page.off('request', seen)
   expect(saves, testId).toEqual([])
   expect(await toggle.isChecked()).toBe(checked)
   expect(await page.getByTestId('error-notice').count()).toBe(0)
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const port = (probe.address() as { port: number }).port
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
-
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gatehouse-startup-views-'))
-  configFile = join(dir, 'startup.json')
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      ldap: { baseDN: 'dc=startup,dc=lan' },
-      groups: { teams: false },
-      oidcProvider: { registration: { enabled: true } },
-      twoFactor: { enabled: true, enforcement: { gracePeriod: 172_800 } },
-      signUp: { mode: 'open' },
-    }),
-  )
   metricsAddress = `127.0.0.1:${await freePort()}`
-  browser = await launchBrowser()
-  server = await startServerProcess(
-    ['--port', '0', '--panel-port', '0', '--data-dir', join(dir, 'data'), '--rate-limit', 'off'],
-    { GATEHOUSE_CONFIG: configFile, GATEHOUSE_METRICS_ADDRESS: metricsAddress },
-    90_000,
-  )
-  const link = await vi.waitFor(
-    () => {
-      const found = /Panel recovery link: (\S+)/.exec(server.output())?.[1]
-      if (!found) throw new Error(`no panel link yet:\n${server.output()}`)
-      return found
-    },
-    { timeout: 60_000, interval: 100 },
-  )
-  panelOrigin = new URL(link).origin
-  context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC', locale: 'en-GB', colorScheme: 'light' })
-  page = await context.newPage()
-  page.setDefaultTimeout(20_000)
-  await page.goto(link)
-  await page.getByRole('heading', { level: 2, name: 'Overview' }).waitFor({ timeout: 30_000 })
+  h = await startStartupPanel('gatehouse-startup-views-', (dir) => {
+    configFile = join(dir, 'startup.json')
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        ldap: { baseDN: 'dc=startup,dc=lan' },
+        groups: { teams: false },
+        oidcProvider: { registration: { enabled: true } },
+        twoFactor: { enabled: true, enforcement: { gracePeriod: 172_800 } },
+        signUp: { mode: 'open' },
+      }),
+    )
+    return {
+      args: ['--data-dir', join(dir, 'data'), '--rate-limit', 'off'],
+      env: { GATEHOUSE_CONFIG: configFile, GATEHOUSE_METRICS_ADDRESS: metricsAddress },
+    }
+  })
+  page = h.page
 }, 180_000)
 
-afterAll(async () => {
-  await context?.close()
-  await browser?.close()
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGTERM')
-    await server.exited
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => h?.close())
 
 describe('start-up badges in the views that edit keys', () => {
   it('LDAP: the base DN of the config file read-only with the badge and the reason; saving another field works', {
     timeout: 90_000,
   }, async () => {
-    await open('ldap', 'LDAP')
+    await h.open('ldap', 'LDAP')
     const form = page.getByTestId('ldap-form')
     const badge = form.getByTestId('startup-badge')
     await badge.waitFor()
@@ -185,7 +115,7 @@ describe('start-up badges in the views that edit keys', () => {
   it('Single sign-on: the groups and registration switches set at start-up are read-only with the badge; another switch saves', {
     timeout: 90_000,
   }, async () => {
-    await open('sso', 'Single sign-on')
+    await h.open('sso', 'Single sign-on')
     await page.getByTestId('oidc-groups-teams').waitFor({ state: 'attached' })
     await expectStartupSwitch('oidc-groups-teams', FILE_SOURCE(), false)
     await page.getByTestId('oidc-registration').getByTestId('startup-badge').waitFor()
@@ -194,7 +124,7 @@ describe('start-up badges in the views that edit keys', () => {
 
     // A switch the panel may set still saves, and the start-up ones stay as they are.
     await page.getByTestId('oidc-groups-roles').click({ force: true })
-    await expect.poll(async () => (await panelOp('groups.settings')).body.roles, { timeout: 15_000 }).toBe(false)
+    await expect.poll(async () => (await h.op('groups.settings')).body.roles, { timeout: 15_000 }).toBe(false)
     const after = await settings()
     expect(after.effective.groups).toMatchObject({ roles: false, teams: false })
     expect(after.stored.groups).not.toHaveProperty('teams')
@@ -203,7 +133,7 @@ describe('start-up badges in the views that edit keys', () => {
   })
 
   it('Overview: the enforcement grace period and the sign-up mode set at start-up; the roles save', { timeout: 90_000 }, async () => {
-    await open('overview', 'Overview')
+    await h.open('overview', 'Overview')
     const summary = page.getByTestId('second-factor-summary')
     await summary.getByTestId('startup-badge').waitFor()
     await expectStartupField('enforcement-grace', FILE_SOURCE())
@@ -227,7 +157,7 @@ describe('start-up badges in the views that edit keys', () => {
   it('Metrics: the listener of GATEHOUSE_METRICS_ADDRESS shown read-only with the badge naming the variable', {
     timeout: 60_000,
   }, async () => {
-    await open('metrics', 'Metrics')
+    await h.open('metrics', 'Metrics')
     const badges = page.getByTestId('metrics-form').getByTestId('startup-badge')
     await badges.first().waitFor()
     expect(await badges.count()).toBe(2)
