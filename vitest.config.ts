@@ -6,10 +6,11 @@ const shared = {
   // Fails any test whose server logged an error or an undeclared warning (tests/helpers/server.ts).
   setupFiles: ['tests/setup/server-log.ts'],
   pool: 'forks' as const,
-  // A run on another runtime (tests/runtime/other-runtimes.test.ts) shares the machine with the
-  // outer run's other worker: tests/features/oidc-provider/oidc-token-fast.api.test.ts's refusal matrix took just over
-  // 30 s there on a loaded machine, on every runtime (Node 20 too).
-  testTimeout: process.env.GATEHOUSE_TEST_RUNTIME ? 90_000 : 30_000,
+  // A bound for a test that hangs, not a speed check (speed is the benches' business): CI's machine
+  // is shared, and on 2026-12-03 it ran the suite in 53 minutes where this one takes 16, so four
+  // tests that take 5–10 s here passed 30 s there. A run on another runtime
+  // (tests/runtime/other-runtimes.test.ts) shares the machine with the outer run's workers too.
+  testTimeout: process.env.GATEHOUSE_TEST_RUNTIME ? 90_000 : 60_000,
   hookTimeout: 60_000,
 }
 

@@ -113,5 +113,5 @@ describe.skipIf(unavailable)('OIDC clients changed on another instance or by the
     // Deleted by the CLI: neither instance issues it another token.
     await cli('oidc', 'client', 'delete', '--client-id', clientId)
     for (const on of [b, a]) expect(await grant(on, clientId, third)).toEqual({ status: 401, error: 'invalid_client' })
-  })
+  }, 120_000)
 })

@@ -30,7 +30,7 @@ const api = (op: string, init: RequestInit = {}) =>
 const open = viewOpener(session)
 
 describe('browser panel', () => {
-  it('is bound to 127.0.0.1; its operations need a signed-in admin or the start-up (recovery) token', { timeout: 15_000 }, async () => {
+  it('is bound to 127.0.0.1; its operations need a signed-in admin or the start-up (recovery) token', { timeout: 45_000 }, async () => {
     expect(h.panel.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(h.panel.loginURL).toBe(`${h.panel.origin}/?token=${h.panel.token}`)
 
@@ -78,7 +78,7 @@ describe('browser panel', () => {
     expect(index.headers.get('x-frame-options')).toBe('DENY')
   })
 
-  it('overview shows the real counts, activity and recent events', { timeout: 15_000 }, async () => {
+  it('overview shows the real counts, activity and recent events', { timeout: 45_000 }, async () => {
     const a = await signUp(h.server.base)
     await signUp(h.server.base)
     const client = new HttpClient(h.server.base)
@@ -99,7 +99,7 @@ describe('browser panel', () => {
     await screenshot(page, 'overview', true)
   })
 
-  it('a trusted origin added in the panel is accepted by the API at once', { timeout: 15_000 }, async () => {
+  it('a trusted origin added in the panel is accepted by the API at once', { timeout: 45_000 }, async () => {
     const app = 'http://app.panel-test.example:3000'
     const fromApp = new HttpClient(h.server.base, { origin: app })
     const before = await fromApp.post('/sign-up/email', { name: 'Before', email: uniqueEmail(), password: 'correct horse battery' })
@@ -131,7 +131,7 @@ describe('browser panel', () => {
     await screenshot(page, 'settings', true)
   })
 
-  it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 15_000 }, async () => {
+  it('refuses an invalid setting with the reason next to the field and changes nothing', { timeout: 45_000 }, async () => {
     await open('settings?section=sign-in', 'Settings')
     const min = page.getByTestId('setting-emailAndPassword.minPasswordLength')
     await min.fill('500')
@@ -150,7 +150,7 @@ describe('browser panel', () => {
     h.server.gatehouse.config.update({ emailAndPassword: { minPasswordLength: 8 } })
   })
 
-  it('audit log filters by outcome and user, and exports what it shows', { timeout: 15_000 }, async () => {
+  it('audit log filters by outcome and user, and exports what it shows', { timeout: 45_000 }, async () => {
     const victim = await signUp(h.server.base)
     expect((await new HttpClient(h.server.base).post('/sign-in/email', { email: victim.email, password: 'not it at all' })).status).toBe(
       401,
@@ -174,7 +174,7 @@ describe('browser panel', () => {
     await screenshot(page, 'audit', true)
   })
 
-  it('a user created in the panel signs in over the HTTP API', { timeout: 15_000 }, async () => {
+  it('a user created in the panel signs in over the HTTP API', { timeout: 45_000 }, async () => {
     const email = uniqueEmail('panel')
     await open('users', 'Users')
     await page.getByTestId('create-user').click()
@@ -200,7 +200,7 @@ describe('browser panel', () => {
     await screenshot(page, 'users', true)
   })
 
-  it('creating a user with a taken email shows the error beside the email field', { timeout: 15_000 }, async () => {
+  it('creating a user with a taken email shows the error beside the email field', { timeout: 45_000 }, async () => {
     const taken = await signUp(h.server.base)
     await open('users', 'Users')
     await page.getByTestId('create-user').click()
@@ -229,7 +229,7 @@ describe('browser panel', () => {
     await page.keyboard.press('Escape')
   })
 
-  it('banning a user in the panel kills their API session', { timeout: 15_000 }, async () => {
+  it('banning a user in the panel kills their API session', { timeout: 45_000 }, async () => {
     const victim = await signUp(h.server.base)
     expect((await victim.client.get<{ user: { id: string } }>('/get-session')).body?.user.id).toBe(victim.user.id)
 
@@ -254,7 +254,7 @@ describe('browser panel', () => {
     )
   })
 
-  it('a provider configured in the panel is used by /sign-in/social at once', { timeout: 15_000 }, async () => {
+  it('a provider configured in the panel is used by /sign-in/social at once', { timeout: 45_000 }, async () => {
     const social = () =>
       new HttpClient(h.server.base).post<{ url: string; redirect: boolean }>('/sign-in/social', {
         provider: 'github',
@@ -312,7 +312,7 @@ describe('browser panel', () => {
     await page.keyboard.press('Escape')
   })
 
-  it('SMTP set in the panel delivers a test email to a loopback sink', { timeout: 15_000 }, async () => {
+  it('SMTP set in the panel delivers a test email to a loopback sink', { timeout: 45_000 }, async () => {
     const sink = await startSmtpSink()
     try {
       await open('email', 'Email')
@@ -334,7 +334,7 @@ describe('browser panel', () => {
     }
   })
 
-  it('shows accounts locked by failed passwords and lifts a lock', { timeout: 15_000 }, async () => {
+  it('shows accounts locked by failed passwords and lifts a lock', { timeout: 45_000 }, async () => {
     const { email, password } = await signUp(h.server.base)
     for (let i = 0; i < 11; i++) await new HttpClient(h.server.base).post('/sign-in/email', { email, password: 'not-the-password' })
     expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(429)
@@ -346,7 +346,7 @@ describe('browser panel', () => {
     expect((await new HttpClient(h.server.base).post('/sign-in/email', { email, password })).status).toBe(200)
   })
 
-  it('every view renders (screenshots)', { timeout: 15_000 }, async () => {
+  it('every view renders (screenshots)', { timeout: 45_000 }, async () => {
     for (const [view, heading] of [
       ['organizations', 'Organizations'],
       ['providers', 'Providers'],
@@ -360,7 +360,7 @@ describe('browser panel', () => {
     }
   })
 
-  it('creating an organization with a taken slug shows the error beside the slug field', { timeout: 20_000 }, async () => {
+  it('creating an organization with a taken slug shows the error beside the slug field', { timeout: 60_000 }, async () => {
     const owner = await signUp(h.server.base)
     const slug = `taken-${Date.now().toString(36)}`
     const first = await api('orgs.create', {

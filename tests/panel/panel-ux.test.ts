@@ -104,7 +104,7 @@ describe('Settings while typing', () => {
     expect(await dialog.count()).toBe(0)
   })
 
-  it('the first Tab reaches "Skip to content", which moves focus to the view', { timeout: 20_000 }, async () => {
+  it('the first Tab reaches "Skip to content", which moves focus to the view', { timeout: 60_000 }, async () => {
     await open('users', 'Users')
     await page.keyboard.press('Tab')
     expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('skip-to-content')

@@ -107,5 +107,5 @@ describe('gatehouse oidc client', () => {
     expect(missing.code).toBe(2)
     const unknown = await runCli(['oidc', 'client', 'rotate-secret', '--client-id', 'nope', ...dir])
     expect(unknown.code).toBe(1)
-  })
+  }, 120_000)
 })
