@@ -26,32 +26,81 @@ const declaredDependencyRules = Object.entries(declared).map(([folder, targets])
   to: { path: '^server/features/[^/]+/', pathNot: [`^server/features/${regexOf(folder)}/`, ...Object.keys(targets).map(allowed)] },
 }))
 
+/**
+ * The floors, from the top (issue 51 §3): a module imports only modules of its own floor or of the
+ * floors below it, type-only imports included, and every module of server/ is on one. docs/ARCHITECTURE.md's
+ * table "The floors" lists the same paths (tests/unit/architecture-doc.test.ts compares them). A path
+ * ending in `/` is a folder, `*` one name, `<feature>` any feature folder.
+ */
+const FLOORS = [
+  {
+    floor: 'composition',
+    paths: [
+      'server/gatehouse.ts',
+      'server/main.ts',
+      'server/cli.ts',
+      'server/cli-user.ts',
+      'server/config-schema.ts',
+      'server/schema.ts',
+      'server/gen-pg-schema.ts',
+      'server/routes.ts',
+      'server/features/*.ts',
+      'server/panel/',
+    ],
+  },
+  { floor: 'features', paths: ['server/features/<feature>/'] },
+  {
+    floor: 'frame',
+    paths: [
+      'server/feature.ts',
+      'server/features-of.ts',
+      'server/instance.ts',
+      'server/config-checks.ts',
+      'server/extra-oauth-providers.ts',
+      'server/panel-frame/',
+    ],
+  },
+  { floor: 'core', paths: ['server/http/', 'server/core/', 'server/mail/', 'server/secondary-storage/'] },
+  {
+    floor: 'base',
+    paths: [
+      'server/db/',
+      'server/config/',
+      'server/crypto/',
+      'server/log.ts',
+      'server/secret.ts',
+      'server/version.ts',
+      'server/idle-scope.ts',
+    ],
+  },
+]
+const regexOfPath = (path) => `^${regexOf(path).replace('<feature>', '[^/]+').replace('\\*', '[^/]+')}${path.endsWith('/') ? '' : '$'}`
+const floorRegex = (floor) => floor.paths.map(regexOfPath).join('|')
+
+/** One rule per floor below the top: nothing of a floor above it. */
+const floorRules = FLOORS.slice(1).map((floor, i) => ({
+  name: `floor-${floor.floor}-imports-nothing-above`,
+  severity: 'error',
+  comment: `The ${floor.floor} floor (${floor.paths.join(', ')}) imports only its own floor and those below it: not ${FLOORS.slice(0, i + 1)
+    .map((above) => above.floor)
+    .join(', ')}.`,
+  from: { path: floorRegex(floor) },
+  to: {
+    path: FLOORS.slice(0, i + 1)
+      .map(floorRegex)
+      .join('|'),
+  },
+}))
+
 module.exports = {
   forbidden: [
+    ...floorRules,
     {
-      name: 'lower-floors-import-no-feature',
+      name: 'every-server-module-on-a-floor',
       severity: 'error',
-      comment:
-        "Arrows point down in fact (issue 39): db/, config/, core/, http/, mail/, crypto/, secondary-storage/, log.ts and secret.ts import no feature folder, no aggregation of the features (server/features/*.ts: the list, the generated tables, columns, sections and contracts), no composition module (gatehouse.ts, main.ts, cli*.ts, config-schema.ts, schema.ts, gen-pg-schema.ts, routes.ts) and nothing of server/panel/. The composition root imports the aggregations and hands them down: the config schema through config/schema.ts's provideConfigSchema and WholeConfig, the tables through db/schema.ts's provideTables and db/tables.ts's DatabaseSchema (and the new-user defaults of the features' columns through core/user-defaults.ts), the routes through http/routes/index.ts routesOf(features), the features through features-of.ts.",
-      from: {
-        path: '^server/(db|config|core|http|mail|crypto|secondary-storage)/|^server/(log|secret)\\.ts$',
-      },
-      to: {
-        path: '^server/features/|^server/(gatehouse|main|cli|cli-user|config-schema|schema|gen-pg-schema|routes)\\.ts$|^server/panel/',
-      },
-    },
-    {
-      name: 'lower-floors-reach-no-feature',
-      severity: 'error',
-      comment:
-        'The same, through any chain of imports (type imports counted): nothing a lower floor loads, however indirectly, is a feature folder, an aggregation of the features or a composition module. The feature frame (feature.ts) names PanelEnv from panel/panel-env.ts, which leaves out the panel contracts every feature declares.',
-      from: {
-        path: '^server/(db|config|core|http|mail|crypto|secondary-storage)/|^server/(log|secret)\\.ts$',
-      },
-      to: {
-        path: '^server/features/|^server/(gatehouse|main|cli|cli-user|config-schema|schema|gen-pg-schema|routes)\\.ts$',
-        reachable: true,
-      },
+      comment: "A module of server/ that no floor names: add its path to FLOORS (and to docs/ARCHITECTURE.md's table).",
+      from: { path: '^server/', pathNot: FLOORS.map(floorRegex).join('|') },
+      to: {},
     },
     {
       name: 'no-circular',

@@ -12,7 +12,7 @@ import { type NetworkOverrides, readNetworkSettings, registerNetworkRuntime, res
 import { type EngineFlags, engineEnvironment, takeEngineFlags } from './db/engine.js'
 import { DEFAULT_PANEL_PORT } from './panel/http.js'
 import { startBrowserPanel } from './panel/index.js'
-import { packageVersion } from './core/version.js'
+import { packageVersion } from './version.js'
 import { NewerDatabaseError } from './db/release.js'
 import { storageFaultLine } from './core/outage.js'
 

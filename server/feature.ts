@@ -1,21 +1,15 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ZodType } from 'zod'
 import type { GatehouseConfig } from './config/schema.js'
-import type { RecordedAudit } from './core/audit.js'
-import type { AdmissionRefusal } from './core/admission-refusal.js'
 import type { AuthContext } from './core/context.js'
-import type { CredentialRevocation } from './core/credential-revocation.js'
 import type { CounterDeclaration } from './core/events.js'
 import type { OAuthProviderSource } from './core/oauth-providers.js'
 import type { RateLimitStore } from './core/rate-limit.js'
-import type { APIError } from './core/errors.js'
-import type { SessionWithUser, UserRow } from './core/sessions.js'
-import type { SignInAttempt } from './core/sign-in.js'
-import type { UserFieldsOptions } from './core/user-store.js'
 import type { Logger } from './log.js'
-import type { Route, RouteContext } from './http/route.js'
+import type { FeatureHooks } from './http/feature-hooks.js'
 import type { MailLayout } from './mail/types.js'
-import type { PanelEnv } from './panel/panel-env.js'
+import type { PanelEnv } from './panel-frame/panel-env.js'
+
+export type { FeatureHooks, FeatureRateRule, SecondFactorOutcome, SessionAnswer } from './http/feature-hooks.js'
 
 /**
  * A capability declared in one object: its config sections, tables and error catalogue, and what
@@ -32,7 +26,7 @@ import type { PanelEnv } from './panel/panel-env.js'
  * tests/unit/feature-declarations.test.ts checks that they are current and hold exactly what the
  * features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
  */
-export interface Feature {
+export interface Feature extends FeatureHooks {
   /**
    * The feature's config sections (its config.ts), by their path in the root config, with
    * better-auth's option names: `{ twoFactor: twoFactorConfig }`, `{ 'user.changeEmail': … }`; the
@@ -56,17 +50,6 @@ export interface Feature {
    * message. `sample` gives the application name, a sample recipient and absolute links.
    */
   mailPreviews?: (sample: MailSample) => Record<string, () => RenderedMail>
-  /** better-auth's plugin id where one exists (`api-key`, `jwt`, `two-factor`, …). */
-  id: string
-  /** Endpoints under the base path. */
-  routes?: Route[]
-  /**
-   * Rate-limit rules for the feature's own paths, as its better-auth plugin declares them (twoFactor:
-   * 3 per 10 s under /two-factor/). They replace the default and strict rules on the matching routes
-   * of this feature (and on the paths its `mount` serves, each counted apart: the OIDC provider's
-   * `/oauth2/register`); a route's own `rateLimit` wins over them, and `rateLimit.customRules` over both.
-   */
-  rateLimit?: FeatureRateRule[]
   /**
    * The counters the feature counts (`ctx.events.count(name, …labelValues)`): the metrics feature
    * registers each when metrics are on (docs/OBSERVABILITY.md lists them), so an observable feature
@@ -77,16 +60,6 @@ export interface Feature {
   panel?: (env: PanelEnv) => Record<string, (input: never) => unknown>
   /** Files the browser panel serves at GET /panel/download/<kind>/<name> (null: no such file). */
   panelDownloads?: (env: PanelEnv) => Record<string, (name: string) => PanelDownload | null>
-  /**
-   * Session resolution from something other than the session cookie (the api-key feature's
-   * `enableSessionForAPIKeys`), asked first. Undefined (not a promise) when it does not apply, so
-   * that the cookie path of every request awaits nothing for it; a promise of undefined when it
-   * looked and found nothing; throws (or rejects with) APIError to refuse the request. `rc.meta` is
-   * computed on first read: read it only when needed.
-   */
-  requestSession?: (rc: RouteContext<unknown, unknown, unknown>) => Promise<SessionWithUser | undefined> | undefined
-  /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
-  sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /** Background work started with the server (jobs, caches); the returned function stops it. */
   start?: (runtime: FeatureRuntime) => (() => void | Promise<void>) | undefined
   /**
@@ -95,71 +68,6 @@ export interface Feature {
    * the config field (`ldap.address: cannot listen on …`). Undefined: nothing to wait for.
    */
   ready?: (ctx: AuthContext) => Promise<void> | undefined
-  /**
-   * The sign-in pipeline's second-factor step (server/http/sign-in.ts), asked for every sign-in
-   * whose method asks for an enrolled second factor, before any session exists: `challenge` stands
-   * in for the session (the feature set its cookie; the answer is sent as it is), `extra` adds to
-   * the signed-in answer, undefined lets the sign-in go on. Throws APIError to refuse it.
-   */
-  secondFactor?: (rc: RouteContext<unknown, unknown, unknown>, attempt: SignInAttempt) => Promise<SecondFactorOutcome | undefined>
-  /**
-   * The feature's own reason not to vouch for a person at a face (core/admission.ts: forward auth,
-   * SAML, LDAP, the OIDC provider): anonymous refuses an anonymous user, two-factor a second-factor
-   * enrolment whose grace period is over. Null: no objection. Synchronous unless it reads the database.
-   */
-  faceRefusal?: (ctx: AuthContext, user: UserRow) => AdmissionRefusal | null | Promise<AdmissionRefusal | null>
-  /** POST /sign-out, after the current session ended and before its cookies are cleared (the multi-session feature ends its device sessions). */
-  signingOut?: (rc: RouteContext<unknown, unknown, unknown>) => void | Promise<void>
-  /**
-   * Sessions ended (sign-out, revocation, expiry, a ban, a deletion: core's sessions module, after
-   * the delete and inside the caller's transaction when there is one): the OIDC provider queues
-   * back-channel logout notices. Runs queries only.
-   */
-  sessionsEnded?: (ctx: AuthContext, sessionIds: readonly string[]) => Promise<void>
-  /**
-   * A step that evicts an intruder was taken for a user (a password change or reset, a ban, "revoke
-   * all sessions", a deletion: core/credential-revocation.ts, inside the caller's transaction when
-   * there is one): the app-passwords feature revokes the user's app passwords. Runs queries only.
-   */
-  credentialsRevoked?: (ctx: AuthContext, revocation: CredentialRevocation) => Promise<void>
-  /**
-   * An audit event was recorded (core/audit.ts recordAudit, after its insert and inside the caller's
-   * transaction when there is one): the account feature mails its security notices for the events
-   * of a person's account. Runs queries only and never throws (a failure must not fail the action).
-   */
-  audited?: (ctx: AuthContext, event: RecordedAudit) => Promise<void>
-  /**
-   * With `signUp.mode: "invitation"`, whether this (lower-cased) address is invited to sign up (the
-   * organization feature: a pending invitation; admin: a sign-up invitation). core/sign-up-gate.ts.
-   */
-  invitesSignUp?: (ctx: AuthContext, email: string) => Promise<boolean>
-  /** The sign-in pipeline's last step: a session was created and its cookies set (any method). */
-  signedIn?: (rc: RouteContext<unknown, unknown, unknown>, signedIn: SessionWithUser, attempt: SignInAttempt) => void | Promise<void>
-  /**
-   * User columns the feature owns (the username feature's username / displayUsername), read from a
-   * client's free-form user input by sign-up, update-user and admin create/update
-   * (users.ts readFeatureUserFields): validated; {} when none of its fields is present.
-   */
-  readUserFields?: (ctx: AuthContext, input: Record<string, unknown>, options: UserFieldsOptions) => Promise<Partial<UserRow>>
-  /** The feature's answer to a unique clash on one of its user columns (users.ts userWriteError); undefined: not its column. */
-  userFieldClash?: (error: unknown) => APIError | undefined
-  /**
-   * A Node request handler (Koa or Connect style) serving paths under the base path that no
-   * declared route takes: the OIDC provider feature mounts oidc-provider so. `handles` is asked
-   * with the path relative to the base path (after the rate limit); `handle` gets Node's request
-   * (its `url` as received) and response and writes the answer itself.
-   */
-  mount?: {
-    handles(ctx: AuthContext, path: string): boolean
-    handle(rc: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void>
-    /**
-     * POST paths (relative to the base path) also taken straight from node:http, ahead of h3's
-     * router, when the request target is exactly the path: the same rate limit, request id,
-     * metrics and handler, without the router and srvx's web Request emulation (server/http/app.ts,
-     * the direct handler). For the OIDC token endpoint, the provider's busiest path.
-     */
-    directPosts?: readonly string[]
-  }
   /**
    * OAuth 2.0 / OpenID Connect providers this feature adds to the social sign-in engine (the
    * generic-oauth feature): /sign-in/social and /callback/<id> run them like the built-in ones.
@@ -247,25 +155,10 @@ export interface NamedGroup {
   byGroupName?: boolean
 }
 
-export interface FeatureRateRule {
-  pathMatcher: (path: string) => boolean
-  rule: (ctx: AuthContext) => { window: number; max: number }
-}
-
 export interface PanelDownload {
   file: string
   filename: string
   type: string
-}
-
-export type SecondFactorOutcome =
-  | { challenge: Record<string, unknown> }
-  | { extra: Record<string, unknown>; withSession?: (created: SessionWithUser) => Promise<void> }
-
-/** A get-session answer: the session and the public user (from the database or the cookie cache). */
-export interface SessionAnswer {
-  session: { id: string; userId: string; activeOrganizationId?: string | null }
-  user: { id: string } & Record<string, unknown>
 }
 
 /** A configuration problem, at the dotted path of the field it concerns. */

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { z } from 'zod'
-import { describeInvalidTrustedOrigin } from '../core/trusted-origins.js'
+import { describeInvalidTrustedOrigin } from './trusted-origins.js'
 import { rateLimitRule } from './rate-limit-rule.js'
 import { secret } from './secret.js'
 

@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { packageVersion } from '../core/version.js'
+import { packageVersion } from '../version.js'
 import { type AppliedConfigMigration, migrateConfig } from './migrations.js'
 import { describeConfigError, type GatehouseConfig, wholeConfigSchema } from './schema.js'
 import { type StartupKey, type StartupSources, startupKeysOf } from './startup.js'

@@ -1,4 +1,4 @@
-import { featuresWith } from '../features-of.js'
+import { hooksWith } from '../http/feature-hooks.js'
 import type { AdmissionRefusal, Face } from './admission-refusal.js'
 import { bannedNow } from './bans.js'
 import type { AuthContext } from './context.js'
@@ -78,7 +78,7 @@ export function standingRefusal(ctx: AuthContext, who: Vouchee): AdmissionRefusa
 }
 
 function featureRefusal(ctx: AuthContext, user: UserRow, start: number): AdmissionRefusal | null | Promise<AdmissionRefusal | null> {
-  const features = featuresWith(ctx, 'faceRefusal')
+  const features = hooksWith(ctx, 'faceRefusal')
   for (let i = start; i < features.length; i++) {
     const answer = features[i]?.faceRefusal(ctx, user)
     if (answer instanceof Promise) return answer.then((refusal) => refusal ?? featureRefusal(ctx, user, i + 1))

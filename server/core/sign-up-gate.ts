@@ -1,5 +1,5 @@
 import type { AuthContext } from './context.js'
-import { featuresWith } from '../features-of.js'
+import { hooksWith } from '../http/feature-hooks.js'
 
 /**
  * Whether a new account may be created for an address now (issue 47 §2, config `signUp.mode`):
@@ -16,7 +16,7 @@ export async function signUpRefusal(ctx: AuthContext, email: string): Promise<Si
   if (mode === 'open') return null
   if (mode === 'closed') return 'closed'
   const address = email.trim().toLowerCase()
-  for (const feature of featuresWith(ctx, 'invitesSignUp')) if (await feature.invitesSignUp(ctx, address)) return null
+  for (const feature of hooksWith(ctx, 'invitesSignUp')) if (await feature.invitesSignUp(ctx, address)) return null
   return 'invitation-required'
 }
 

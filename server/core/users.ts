@@ -9,7 +9,7 @@ import { APIError, ERR } from './errors.js'
 import { deleteUserSessions, type UserRow } from './sessions.js'
 import { type FeatureUserColumns, featureUserDefaults, userFieldAccess } from './user-defaults.js'
 import { normalizeEmail, type UserFieldsOptions } from './user-store.js'
-import { featuresOf } from '../features-of.js'
+import { hooksOf } from '../http/feature-hooks.js'
 
 /**
  * The user rules every feature shares (core): the public shape of a user, the email format, the
@@ -102,7 +102,7 @@ export async function readFeatureUserFields(
   options: UserFieldsOptions,
 ): Promise<Partial<UserRow>> {
   const out: Partial<UserRow> = {}
-  for (const feature of featuresOf(ctx)) {
+  for (const feature of hooksOf(ctx)) {
     if (feature.readUserFields) Object.assign(out, await feature.readUserFields(ctx, input, options))
   }
   return out
@@ -114,7 +114,7 @@ export async function readFeatureUserFields(
  * unchanged.
  */
 export function userWriteError(ctx: AuthContext, error: unknown): unknown {
-  for (const feature of featuresOf(ctx)) {
+  for (const feature of hooksOf(ctx)) {
     const mapped = feature.userFieldClash?.(error)
     if (mapped) return mapped
   }

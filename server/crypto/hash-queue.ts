@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { idleOff } from '../core/idle-scope.js'
+import { idleOff } from '../idle-scope.js'
 
 /**
  * Password hashing is the one expensive thing an auth server does (scrypt: ~130 ms and 32 MiB a

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
-import { packageVersion } from '../core/version.js'
+import { packageVersion } from '../version.js'
 
 /**
  * Rollback refused (issue 50 §7). A database remembers the newest Gatehouse release that migrated

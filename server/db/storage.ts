@@ -1,4 +1,4 @@
-import { classifyOutage } from '../core/outage.js'
+import { classifyOutage } from './outage-codes.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'

@@ -11,7 +11,7 @@ import { assertNotImpersonating } from '../core/impersonation.js'
 import { outageAnswer } from '../core/outage.js'
 import { limitRequest, type RateLimitStore, ruleFor } from '../core/rate-limit.js'
 import { isSessionFresh, type SessionWithUser } from '../core/sessions.js'
-import { isTrustedURL, requestOriginOf } from '../core/trusted-origins.js'
+import { isTrustedURL, requestOriginOf } from '../config/trusted-origins.js'
 import { readBody } from './body.js'
 import { clientIp, rateLimitIdentity } from './client-ip.js'
 import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
@@ -20,7 +20,7 @@ import { resolveRequestSession } from './session.js'
 import type { LogFields } from '../log.js'
 import { requestIdOf } from './request-id.js'
 import { noEvents } from '../core/events.js'
-import { featuresOf } from '../features-of.js'
+import { hooksOf } from './feature-hooks.js'
 
 export interface HttpAppOptions {
   ctx: AuthContext
@@ -390,7 +390,7 @@ async function enforceRateLimit(
   // fresh count and a new store entry, bypassing the limit and growing memory or the table.
   // A path a feature's mount serves (oidc-provider's) may have that feature's own rule
   // (registration's per-source rate); matchers name exact paths, so the key stays bounded.
-  const mounted = route ? undefined : featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))
+  const mounted = route ? undefined : hooksOf(ctx).find((f) => f.mount?.handles(ctx, path))
   const mountRule = mounted?.rateLimit?.find((r) => r.pathMatcher(path))
   const key = `${rateLimitIdentity(ipAddress)}${route?.path ?? (mountRule ? path : '/*')}`
   const rule = ruleFor(config.rateLimit, path, route?.rateLimit?.(ctx) ?? mountRule?.rule(ctx))
@@ -409,7 +409,7 @@ const NOT_MOUNTED = Symbol('not mounted')
  * which writes the answer itself; NOT_MOUNTED when none serves the path.
  */
 async function handToMount(ctx: AuthContext, rc: RequestContext, input: RunInput, path: string, requestId: string): Promise<unknown> {
-  const mount = featuresOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
+  const mount = hooksOf(ctx).find((f) => f.mount?.handles(ctx, path))?.mount
   // srvx's Node adapter over node:http: HTTP/1 requests and responses.
   // The handler writes Node's response itself: the draft's headers do not reach it.
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -676,7 +676,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
 
   // The direct routes (see "A direct route" above createAuthApp).
   const directRoutes = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [`${base}${r.path}`, r]))
-  const directPosts = new Set(featuresOf(ctx).flatMap((f) => (f.mount?.directPosts ?? []).map((path) => `${base}${path}`)))
+  const directPosts = new Set(hooksOf(ctx).flatMap((f) => (f.mount?.directPosts ?? []).map((path) => `${base}${path}`)))
   const direct: DirectHandler = (req, res) => {
     const target = req.url
     if (target === undefined) return false
@@ -684,7 +684,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       if (!directPosts.has(target)) return false
       // A mount that does not take the path now (its feature switched off) leaves it to h3 as usual.
       const path = target.slice(base.length)
-      if (!featuresOf(ctx).some((f) => f.mount?.handles(ctx, path))) return false
+      if (!hooksOf(ctx).some((f) => f.mount?.handles(ctx, path))) return false
       return runDirect(req, res, target, null)
     }
     const route = req.method === 'GET' ? directRoutes.get(target) : undefined

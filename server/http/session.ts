@@ -4,7 +4,7 @@ import { noteImpersonation } from '../core/impersonation.js'
 import { unsignValue } from '../crypto/sign.js'
 import { encodeSessionCache, readSessionToken, serializeCookie, signedCookieValue } from './cookies.js'
 import type { RouteContext } from './route.js'
-import { featuresWith } from '../features-of.js'
+import { hooksWith } from './feature-hooks.js'
 
 type AnyRouteContext = RouteContext<unknown, unknown, unknown>
 
@@ -101,7 +101,7 @@ function fromFeatures(
   options: { disableRefresh?: boolean },
   start: number,
 ): ResolvedSession | Promise<ResolvedSession> {
-  const features = featuresWith(rc.ctx, 'requestSession')
+  const features = hooksWith(rc.ctx, 'requestSession')
   for (let i = start; i < features.length; i++) {
     const pending = features[i]?.requestSession(rc)
     if (pending === undefined) continue

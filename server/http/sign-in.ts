@@ -5,7 +5,7 @@ import { identifying, type OutletRows, runSignIn } from '../core/sign-in-table.j
 import { toPublicUser } from '../core/users.js'
 import type { RouteContext } from './route.js'
 import { setSessionCookies } from './session.js'
-import { featuresOf } from '../features-of.js'
+import { hooksOf } from './feature-hooks.js'
 import { hostedPageIfOn } from './hosted-page-url.js'
 
 /** The identification step's metric (the methods import it from here, beside finishSignIn). */
@@ -50,7 +50,7 @@ function cookieRows(rc: AnyRouteContext): OutletRows {
   return {
     'second-factor': async (run) => {
       if (run.attempt.secondFactor !== 'due') return
-      for (const feature of featuresOf(rc.ctx)) {
+      for (const feature of hooksOf(rc.ctx)) {
         const outcome = await feature.secondFactor?.(rc, run.attempt)
         if (!outcome) continue
         if ('challenge' in outcome) {
@@ -74,7 +74,7 @@ function cookieRows(rc: AnyRouteContext): OutletRows {
     },
     'signed-in': async (run) => {
       if (!run.session) return
-      for (const feature of featuresOf(rc.ctx)) await feature.signedIn?.(rc, run.session, run.attempt)
+      for (const feature of hooksOf(rc.ctx)) await feature.signedIn?.(rc, run.session, run.attempt)
     },
   }
 }

@@ -25,6 +25,3 @@ export async function ensurePanelAssets(assetsDir: string, log: (line: string) =
     return false
   }
 }
-
-// The version moved down to core (the OpenAPI document reads it too); the panel and backup keep this name.
-export { packageVersion } from '../core/version.js'

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { featureContracts } from '../features/panel-contracts.js'
-import { none, type OpDef, query } from './op.js'
+import { none, type OpDef, query } from '../panel-frame/op.js'
 
-export type { OpDef } from './op.js'
+export type { OpDef } from '../panel-frame/op.js'
 
 /**
  * The control panel's operation contract: every operation is declared once, here, with the zod
@@ -17,7 +17,7 @@ const ms = z.number()
 
 // ---------------------------------------------------------------- shared shapes
 
-export { type AuditEventView, auditEventSchema, type PersonView, peopleSchema, personSchema } from './shapes.js'
+export { type AuditEventView, auditEventSchema, type PersonView, peopleSchema, personSchema } from '../panel-frame/shapes.js'
 
 // Moved to their feature folders; named here for the modules that import them from the contract.
 export type { AuditFilter } from '../features/audit/panel-contract.js'

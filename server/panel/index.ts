@@ -1,6 +1,7 @@
 import type { Gatehouse, Logger } from '../gatehouse.js'
 import { consoleLogger } from '../gatehouse.js'
-import { ensurePanelAssets, packageVersion } from './build.js'
+import { packageVersion } from '../version.js'
+import { ensurePanelAssets } from './build.js'
 import { defaultAssetsDir, type PanelServer, startPanelServer } from './http.js'
 import { createPanelService, type PanelService } from './service.js'
 

@@ -9,11 +9,13 @@ import type { PanelDownload } from '../feature.js'
 import { features } from '../features/index.js'
 import type { featureContracts } from '../features/panel-contracts.js'
 import type { Logger } from '../log.js'
-import type { Handlers, PanelEnv } from './env.js'
-import { contract, isOpName, type PanelFailure, type PanelResult } from './contract.js'
-import { configConflictError, PanelError } from './errors.js'
+import type { HandlersOf, PanelEnv } from '../panel-frame/env.js'
+import { type Contract, contract, isOpName, type PanelFailure, type PanelResult } from './contract.js'
+import { configConflictError, PanelError } from '../panel-frame/errors.js'
 import { panelRefusal } from './permissions.js'
 import { systemHandlers } from './ops/system.js'
+
+type Handlers = HandlersOf<Contract>
 
 export interface PanelService {
   env: PanelEnv

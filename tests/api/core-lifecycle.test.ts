@@ -1,4 +1,4 @@
-import { packageVersion } from '../../server/core/version.js'
+import { packageVersion } from '../../server/version.js'
 import { count, desc, eq, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HttpClient, rawRequest, signUp, uniqueEmail } from '../helpers/http.js'

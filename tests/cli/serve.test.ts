@@ -1,4 +1,4 @@
-import { packageVersion } from '../../server/core/version.js'
+import { packageVersion } from '../../server/version.js'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -14,11 +14,31 @@ import { SIGN_IN_TABLE } from '../../server/core/sign-in-table.js'
 const root = join(import.meta.dirname, '../..')
 const doc = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8')
 
-/** Members of `export interface Feature { … }` in server/feature.ts, by name. */
+/**
+ * Members of the Feature type by name: `export interface Feature extends FeatureHooks { … }` in
+ * server/feature.ts and the hooks core and HTTP call, `export interface FeatureHooks { … }` in
+ * server/http/feature-hooks.ts.
+ */
 function featureMembers(): string[] {
-  const source = readFileSync(join(root, 'server/feature.ts'), 'utf8')
-  const body = /export interface Feature \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? ''
-  return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1] as string)
+  const bodies = [
+    ['server/feature.ts', /export interface Feature extends FeatureHooks \{([\s\S]*?)\n\}/],
+    ['server/http/feature-hooks.ts', /export interface FeatureHooks \{([\s\S]*?)\n\}/],
+  ] as const
+  return bodies.flatMap(([path, pattern]) => {
+    const body = pattern.exec(readFileSync(join(root, path), 'utf8'))?.[1] ?? ''
+    expect(body, path).not.toBe('')
+    return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1] as string)
+  })
+}
+
+/** `.dependency-cruiser.cjs`'s FLOORS, read from its source: each floor's name and paths, from the top. */
+function cruiserFloors(): { floor: string; paths: string[] }[] {
+  const source = readFileSync(join(root, '.dependency-cruiser.cjs'), 'utf8')
+  const list = /const FLOORS = \[([\s\S]*?)\n\]\n/.exec(source)?.[1] ?? ''
+  return [...list.matchAll(/floor: '([^']+)',\s*paths: \[([^\]]*)\]/g)].map((m) => ({
+    floor: m[1] as string,
+    paths: [...(m[2] as string).matchAll(/'([^']+)'/g)].map((p) => p[1] as string),
+  }))
 }
 
 /** What a feature declares (data, not a call from core): named in the folder table and the example instead. */
@@ -65,6 +85,23 @@ describe('docs/ARCHITECTURE.md', () => {
     const paragraph = /- A route declared `direct: true` \(([^)]*)\)/.exec(doc)?.[1] ?? ''
     const named = [...paragraph.matchAll(/`(\/[\w/-]+)`/g)].map((m) => m[1])
     expect(named.sort()).toEqual(direct.sort())
+  })
+
+  it('lists the floors as .dependency-cruiser.cjs enforces them: each floor, its paths, in order', () => {
+    const table = /<!-- floors:[^\n]*-->\n([\s\S]*?)<!-- \/floors -->/.exec(doc)?.[1] ?? ''
+    const rows = table
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| floor |'))
+      .map((line) => {
+        const [floor = '', modules = ''] = line
+          .split('|')
+          .slice(1, 3)
+          .map((cell) => cell.trim())
+        return { floor, paths: [...modules.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string) }
+      })
+    const floors = cruiserFloors()
+    expect(floors.map((f) => f.floor)).toEqual(['composition', 'features', 'frame', 'core', 'base'])
+    expect(rows).toEqual(floors)
   })
 
   it('names every hook core calls, and no hook that is gone', () => {

@@ -6,7 +6,7 @@ import { auditableLeaves, diffLeaves } from '../../server/core/config-audit.js'
 import { encryptSecret } from '../../server/crypto/encrypt.js'
 import { toCsv } from '../../server/features/audit/export.js'
 import { withoutSecrets } from '../../server/features/settings/panel.js'
-import type { AuditEventView } from '../../server/panel/shapes.js'
+import type { AuditEventView } from '../../server/panel-frame/shapes.js'
 
 /**
  * Issue 37 §10: no secret field's value, in clear or sealed, reaches a config audit entry, its

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { setImmediate as tick } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { idleOff } from '../../server/core/idle-scope.js'
+import { idleOff } from '../../server/idle-scope.js'
 
 /**
  * What disable() does to work a run left behind: on Node 22 (async_hooks) it reads no store any

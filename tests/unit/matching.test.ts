@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { configSchema } from '../../server/config-schema.js'
-import { describeInvalidTrustedOrigin, isTrustedURL } from '../../server/core/trusted-origins.js'
+import { describeInvalidTrustedOrigin, isTrustedURL } from '../../server/config/trusted-origins.js'
 import { clientIp, rateLimitIdentity } from '../../server/http/client-ip.js'
 
 const ipConf = configSchema.parse({}).advanced.ipAddress

@@ -61,7 +61,7 @@ const RULES: Rule[] = [
   },
   {
     rule: "where a request comes from (requestOriginOf: Origin, else the Referer's origin)",
-    file: 'core/trusted-origins.ts',
+    file: 'config/trusted-origins.ts',
     patterns: [
       [
         /\borigin\b['"]?\]?\)?\s*(\?\?|\|\|)[^\n]*\breferer\b/i,

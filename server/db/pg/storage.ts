@@ -1,4 +1,4 @@
-import { classifyOutage } from '../../core/outage.js'
+import { classifyOutage } from '../outage-codes.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
@@ -10,7 +10,7 @@ import type { ChangeSignal as CacheChangeSignal, Storage, TransactionOptions } f
 import type { ChangeSignal } from './change-signal.js'
 import { pgSchema } from './schema.js'
 import { journalOf, NewerDatabaseError, newerDatabaseMessage, RELEASE_TABLE } from '../release.js'
-import { packageVersion } from '../../core/version.js'
+import { packageVersion } from '../../version.js'
 
 export type PgDB = NodePgDatabase<typeof pgSchema>
 

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { mutation, ok, query, requires } from '../../panel/op.js'
-import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
+import { mutation, ok, query, requires } from '../../panel-frame/op.js'
+import { auditEventSchema, peopleSchema } from '../../panel-frame/shapes.js'
 
 /** The control panel's user operations (zod only: shared with the renderer). Times are epoch ms. */
 

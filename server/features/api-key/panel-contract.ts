@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query } from '../../panel-frame/op.js'
 
 /** The control panel's API-key operations (zod only: shared with the renderer). Times are epoch ms. */
 

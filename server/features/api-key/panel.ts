@@ -1,6 +1,6 @@
 import { findUserByEmail, findUserById } from '../../core/users.js'
-import type { PanelEnv } from '../../panel/env.js'
-import { sectionSettings } from '../settings-ops.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
+import { sectionSettings } from '../../panel-frame/settings-ops.js'
 import { apiKeyError, ownerNotFound } from './errors.js'
 import { createApiKey, deleteApiKey, toWire, updateApiKey } from './keys.js'
 import type { ApiKeyView } from './panel-contract.js'

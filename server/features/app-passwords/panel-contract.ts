@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query } from '../../panel/op.js'
+import { mutation, ok, query } from '../../panel-frame/op.js'
 
 export const appPasswordViewSchema = z.object({
   id: z.string(),

@@ -1,6 +1,6 @@
 import { findUserById } from '../../core/users.js'
-import type { PanelEnv } from '../../panel/env.js'
-import { PanelError } from '../../panel/errors.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
+import { PanelError } from '../../panel-frame/errors.js'
 import { listAppPasswords, revokeAppPassword } from './rules.js'
 
 /** Panel handlers: the owner's own domain functions; the audit names the admin (the panel's caller) as actor. */

@@ -1,4 +1,4 @@
-import type { AuditEventView } from '../../panel/shapes.js'
+import type { AuditEventView } from '../../panel-frame/shapes.js'
 
 /** The audit export's file formats: CSV safe to open in a spreadsheet, and JSON. */
 

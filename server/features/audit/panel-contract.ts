@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { none, query } from '../../panel/op.js'
-import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
+import { none, query } from '../../panel-frame/op.js'
+import { auditEventSchema, peopleSchema } from '../../panel-frame/shapes.js'
 
 /** The audit log view's operations (zod only: shared with the renderer). Times are epoch ms. */
 

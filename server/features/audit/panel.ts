@@ -1,6 +1,6 @@
 import { type AuditQuery, auditEventsPage, auditEventTypes, queryAuditEvents } from '../../core/audit.js'
-import { peopleOf, toAuditView } from '../../panel/ops/audit.js'
-import type { PanelEnv } from '../../panel/env.js'
+import { peopleOf, toAuditView } from '../../panel-frame/audit-views.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 import { exportFilename, exportMime, toCsv } from './export.js'
 
 type Format = 'csv' | 'json'

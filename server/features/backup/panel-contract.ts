@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query } from '../../panel-frame/op.js'
 
 /** The backup view's operations (zod only: shared with the renderer). */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, query, readBase } from '../../panel/op.js'
+import { mutation, none, query, readBase } from '../../panel-frame/op.js'
 import { forwardAuthPolicy, forwardAuthRule } from './config.js'
 
 /** The "Protected apps" view's operations (zod only: shared with the renderer). */

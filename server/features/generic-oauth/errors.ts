@@ -1,4 +1,4 @@
-import { PanelError } from '../../panel/errors.js'
+import { PanelError } from '../../panel-frame/errors.js'
 
 /**
  * The generic OAuth catalogue: better-auth 1.7's generic-oauth codes (error-codes.ts) and the

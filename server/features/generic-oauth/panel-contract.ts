@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query, readBase } from '../../panel/op.js'
+import { mutation, ok, query, readBase } from '../../panel-frame/op.js'
 
 /** The Providers view's generic OAuth operations (zod only: shared with the renderer). */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, query } from '../../panel/op.js'
+import { mutation, none, query } from '../../panel-frame/op.js'
 
 /** The control panel's operations on the group-name rule (zod only: shared with the renderer). */
 export const groupsContract = {

@@ -1,6 +1,6 @@
 import { APIError } from '../../core/errors.js'
-import type { PanelEnv } from '../../panel/env.js'
-import { refuseConflicts, refuseStartupKeys } from '../../panel/errors.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
+import { refuseConflicts, refuseStartupKeys } from '../../panel-frame/errors.js'
 import { startupKeyFor } from '../../config/startup.js'
 import { groupNameProblems, groupRuleImpact, type OrganizationChange, organizationChangeImpact } from './claims.js'
 import type { GroupsConfig } from './config.js'

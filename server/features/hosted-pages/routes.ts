@@ -17,7 +17,6 @@ import {
 } from './assets.js'
 import { HOSTED_PAGES_ERRORS, hostedPagesError } from './errors.js'
 // Every page, each declared by its feature's pages.ts (the contract of issue 17; generated).
-import { HOSTED_PAGES } from '../hosted-page-list.js'
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -86,9 +85,20 @@ function pageResponse(status: number, body: string, csp: string): Response {
   })
 }
 
+/**
+ * Every feature's hosted pages (server/features/hosted-page-list.ts, generated from their pages.ts),
+ * handed in by the composition root (server/routes.ts), as the config schema and the tables are: a
+ * feature imports no aggregation of the features (the floors, docs/ARCHITECTURE.md).
+ */
+let servedPages: ReadonlySet<string> = new Set()
+
+export function provideHostedPages(pages: readonly string[]): void {
+  servedPages = new Set(pages)
+}
+
 /** The app's page (the same index for every page; the script draws the one the address names). */
 async function servePage(ctx: AuthContext, page: string): Promise<Response> {
-  if (!(HOSTED_PAGES as readonly string[]).includes(page)) throw hostedPagesError(404, 'NOT_FOUND')
+  if (!servedPages.has(page)) throw hostedPagesError(404, 'NOT_FOUND')
   const nonce = newNonce()
   const csp = contentSecurityPolicy(nonce, {
     logoOrigin: logoOrigin(ctx.config().hostedPages.logo),

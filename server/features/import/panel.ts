@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { maskUrlPassword } from '../../config/url-password.js'
 import { generateId } from '../../crypto/random.js'
-import { PanelError } from '../../panel/errors.js'
-import type { HandlerGroup } from '../../panel/env.js'
+import { PanelError } from '../../panel-frame/errors.js'
+import type { HandlerGroup } from '../../panel-frame/env.js'
+import type { importContract } from './panel-contract.js'
 import { importBetterAuth } from './better-auth.js'
 import { importErrors } from './errors.js'
 import type { ImportJob } from './panel-contract.js'
@@ -79,7 +80,7 @@ async function runJob(current: ImportJob, work: () => Promise<void>): Promise<vo
  * end, the report exactly as `--json` prints it. One import at a time; the file is removed after a
  * real import (a dry run keeps it for the import that follows).
  */
-export const importPanel: HandlerGroup<ImportOps> = (env) => {
+export const importPanel: HandlerGroup<typeof importContract, ImportOps> = (env) => {
   const { ctx } = env.gatehouse
   let dir: string | null = null
   const uploads = new Map<string, Upload>()

@@ -1,5 +1,5 @@
-import type { PanelEnv } from '../../panel/env.js'
-import { sectionSettings } from '../settings-ops.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
+import { sectionSettings } from '../../panel-frame/settings-ops.js'
 import { listSigningKeys, rotateSigningKey } from './keys.js'
 
 const PANEL_META = { ipAddress: null, userAgent: 'gatehouse-panel' }

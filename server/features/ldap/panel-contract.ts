@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation } from '../../panel/op.js'
+import { mutation } from '../../panel-frame/op.js'
 
 /** The LDAP view's operation (zod only: shared with the renderer). Its settings go through the Settings operations. */
 

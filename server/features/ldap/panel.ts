@@ -1,5 +1,5 @@
-import { PANEL_META } from '../../panel/op.js'
-import type { PanelEnv } from '../../panel/env.js'
+import { PANEL_META } from '../../panel-frame/op.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 import type { LdapTestInput } from './probe.js'
 
 /**

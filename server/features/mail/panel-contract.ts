@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query, readBase, requires } from '../../panel/op.js'
+import { mutation, none, ok, query, readBase, requires } from '../../panel-frame/op.js'
 
 /** The Email view's operations: SMTP settings, template previews, the outbox (zod only: shared with the renderer). */
 

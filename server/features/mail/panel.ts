@@ -5,9 +5,10 @@ import { type OutboxRow, sealSmtpPassword } from '../../mail/outbox.js'
 import { testEmail } from '../../mail/templates.js'
 import { lastConfigChange } from '../../core/config-audit.js'
 import { refuseStale } from '../../core/object-revisions.js'
-import { PanelError } from '../../panel/errors.js'
+import { PanelError } from '../../panel-frame/errors.js'
 import { featuresOf } from '../../features-of.js'
-import type { HandlerGroup, PanelEnv } from '../../panel/env.js'
+import type { HandlerGroup, PanelEnv } from '../../panel-frame/env.js'
+import type { mailContract } from './panel-contract.js'
 import { mailErrors } from './errors.js'
 import { hostedPageURL } from '../../http/hosted-page-url.js'
 
@@ -105,7 +106,7 @@ function startupMailSettings({ ctx, config: store }: Gatehouse) {
 }
 
 /** The SMTP settings: read, saved (unless a start-up option fixes them), tried with a test message. */
-const smtpHandlers: HandlerGroup<'email.get' | 'email.update' | 'email.sendTest'> = (env) => {
+const smtpHandlers: HandlerGroup<typeof mailContract, 'email.get' | 'email.update' | 'email.sendTest'> = (env) => {
   const { ctx, config: store } = env.gatehouse
   return {
     'email.get'() {
@@ -160,7 +161,10 @@ const smtpHandlers: HandlerGroup<'email.get' | 'email.update' | 'email.sendTest'
 }
 
 /** The message templates: previewed, listed with their placeholders, edited and reset to the built-in text. */
-const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'email.saveTemplate' | 'email.resetTemplate'> = (env) => {
+const templateHandlers: HandlerGroup<
+  typeof mailContract,
+  'email.preview' | 'email.templates' | 'email.saveTemplate' | 'email.resetTemplate'
+> = (env) => {
   const { ctx, config: store } = env.gatehouse
   return {
     'email.preview'({ kind, draft }) {
@@ -217,7 +221,7 @@ const templateHandlers: HandlerGroup<'email.preview' | 'email.templates' | 'emai
 }
 
 /** The outbox: its page of messages, one message's text and links, a retry. */
-const outboxHandlers: HandlerGroup<'email.outbox' | 'email.message' | 'email.retry'> = (env) => {
+const outboxHandlers: HandlerGroup<typeof mailContract, 'email.outbox' | 'email.message' | 'email.retry'> = (env) => {
   const { ctx } = env.gatehouse
   return {
     async 'email.outbox'(input) {
@@ -238,4 +242,8 @@ const outboxHandlers: HandlerGroup<'email.outbox' | 'email.message' | 'email.ret
 }
 
 /** The Email view's handlers: SMTP settings, template previews, the outbox and its retries. */
-export const mailPanel: HandlerGroup<EmailOps> = (env) => ({ ...smtpHandlers(env), ...templateHandlers(env), ...outboxHandlers(env) })
+export const mailPanel: HandlerGroup<typeof mailContract, EmailOps> = (env) => ({
+  ...smtpHandlers(env),
+  ...templateHandlers(env),
+  ...outboxHandlers(env),
+})

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, query } from '../../panel/op.js'
+import { mutation, none, query } from '../../panel-frame/op.js'
 
 /** The Network section's operations (zod only: shared with the renderer). */
 const settings = z.object({

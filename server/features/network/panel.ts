@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { PanelEnv } from '../../panel/env.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 import { networkErrors, portTakenMessage } from './errors.js'
 import type { networkContract } from './panel-contract.js'
 import { networkRuntimeOf } from './runtime.js'

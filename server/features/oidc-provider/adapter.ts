@@ -1,7 +1,7 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthContext } from '../../core/context.js'
-import { idleOff } from '../../core/idle-scope.js'
+import { idleOff } from '../../idle-scope.js'
 import type { OidcModelRow } from './schema.js'
 import type { WriteBatch } from './batch.js'
 import { clientMetadata, registeredClientRow } from './clients.js'
@@ -33,7 +33,7 @@ export async function dropEndedSession(ctx: AuthContext, sessionId: string): Pro
 
 /**
  * The Gatehouse session of the request oidc-provider is serving, and for a token request the batch
- * its writes go to (set by the mount). Off while no request is in its hands (core/idle-scope.ts).
+ * its writes go to (set by the mount). Off while no request is in its hands (server/idle-scope.ts).
  */
 export const gatehouseRequest = idleOff(new AsyncLocalStorage<{ sessionId: string | null; batch?: WriteBatch }>())
 

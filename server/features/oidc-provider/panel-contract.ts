@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query, readBase } from '../../panel/op.js'
+import { mutation, none, ok, query, readBase } from '../../panel-frame/op.js'
 
 /** The control panel's OIDC client operations (zod only: shared with the renderer). Times are epoch ms. */
 

@@ -1,5 +1,5 @@
-import type { PanelEnv } from '../../panel/env.js'
-import { sectionSettings } from '../settings-ops.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
+import { sectionSettings } from '../../panel-frame/settings-ops.js'
 import { connectedApps, revokeConsent } from './consent.js'
 import { createRegistrationToken, registrationTokens, revokeRegistration } from './registration.js'
 import { allClients, type ClientInput, type ClientPatch, changeClient, createClient, removeClient, rotateClientSecret } from './clients.js'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { recordAudit } from '../../core/audit.js'
-import { idleOff } from '../../core/idle-scope.js'
+import { idleOff } from '../../idle-scope.js'
 import { callerLabel, panelCaller } from '../../core/panel-caller.js'
 import type { AuthContext } from '../../core/context.js'
 import { randomString } from '../../crypto/random.js'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, ok, query, readBase } from '../../panel/op.js'
+import { mutation, ok, query, readBase } from '../../panel-frame/op.js'
 
 /**
  * The control panel's organization operations (zod only: shared with the renderer). Times are

@@ -1,6 +1,7 @@
 import type { GatehouseConfig } from '../../config/schema.js'
 import { parseRoleList } from '../../core/access-control.js'
-import type { HandlerGroup } from '../../panel/env.js'
+import type { HandlerGroup } from '../../panel-frame/env.js'
+import type { organizationContract } from './panel-contract.js'
 import type { OrganizationJSON } from './shared.js'
 import { cancelInvitation, inviteMember } from './invitations.js'
 import { addMember, removeMember, updateMemberRole } from './members.js'
@@ -69,7 +70,7 @@ const actor = (ctx: AuthContext): OrgActor => {
   return { kind: 'system', actorUserId: null, meta: PANEL_META, sender }
 }
 
-export const organizationPanel: HandlerGroup<OrgOps> = (env) => {
+export const organizationPanel: HandlerGroup<typeof organizationContract, OrgOps> = (env) => {
   const ctx = env.gatehouse.ctx
   return {
     async 'orgs.list'(input) {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { query } from '../../panel/op.js'
-import { auditEventSchema, peopleSchema } from '../../panel/shapes.js'
+import { query } from '../../panel-frame/op.js'
+import { auditEventSchema, peopleSchema } from '../../panel-frame/shapes.js'
 
 /** The overview's operation (zod only: shared with the renderer). Times are epoch ms. */
 

@@ -1,4 +1,4 @@
-import type { PanelEnv } from '../../panel/env.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 import { samlProtocol } from './lazy.js'
 import type { ServiceProviderInput, ServiceProviderPatch } from './service-providers.js'
 

@@ -1,4 +1,4 @@
-import { PanelError } from '../../panel/errors.js'
+import { PanelError } from '../../panel-frame/errors.js'
 
 /**
  * The Settings view's refusals: the only place their messages are spelled. Each names the setting

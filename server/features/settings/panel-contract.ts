@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query } from '../../panel-frame/op.js'
 
 /** The Settings view's operations, with the brute-force locks it shows (zod only: shared with the renderer). */
 

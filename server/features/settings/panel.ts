@@ -3,8 +3,8 @@ import { leafPaths } from '../../config/startup.js'
 import { bindListeners, configProblems } from '../../config-checks.js'
 import { ListenerRefusal } from '../../feature.js'
 import { holdsSecret, isSecretPath, withoutSecrets } from '../../config/secret-paths.js'
-import { refuseConflicts, refuseStartupKeys } from '../../panel/errors.js'
-import type { PanelEnv } from '../../panel/env.js'
+import { refuseConflicts, refuseStartupKeys } from '../../panel-frame/errors.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 import { settingsError } from './errors.js'
 
 type Json = Record<string, unknown>

@@ -1,5 +1,5 @@
 import { clearAccountLock, listAccountLocks } from '../../core/throttle.js'
-import type { PanelEnv } from '../../panel/env.js'
+import type { PanelEnv } from '../../panel-frame/env.js'
 
 /** The panel's view of the per-account password throttle: the same domain functions, no rules here. */
 export const securityPanel = (env: PanelEnv) => ({

@@ -1,6 +1,6 @@
 import type { ProviderProblem } from '../../core/oauth-providers.js'
 import { APIError, ERR, type ErrorStatus } from '../../core/errors.js'
-import { PanelError } from '../../panel/errors.js'
+import { PanelError } from '../../panel-frame/errors.js'
 
 /**
  * The social sign-in catalogue: better-auth's codes and messages (api/routes/sign-in.ts,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mutation, none, ok, query } from '../../panel/op.js'
+import { mutation, none, ok, query } from '../../panel-frame/op.js'
 
 const userId = z.object({ userId: z.string().min(1) })
 

@@ -8,7 +8,7 @@ import {
   signOut,
   type ResolvedSession,
 } from '../../core/sessions.js'
-import type { SessionAnswer } from '../../feature.js'
+import type { SessionAnswer } from '../feature-hooks.js'
 import { decodeSessionCache } from '../cookies.js'
 import { HTML_SECURITY_HEADERS, renderErrorPage } from '../error-page.js'
 import { defineRoute, TextBody } from '../route.js'
@@ -21,8 +21,8 @@ import {
   resolveRequestSession,
   setSessionCacheCookie,
 } from '../session.js'
-import { featuresOf, featuresWith } from '../../features-of.js'
-import { packageVersion } from '../../core/version.js'
+import { hooksOf, hooksWith } from '../feature-hooks.js'
+import { packageVersion } from '../../version.js'
 
 /** Read once: the package.json of the running build. */
 const RELEASE = packageVersion()
@@ -57,7 +57,7 @@ export const coreRoutes = [
       const token = requestSessionToken(rc)
       const current = token ? await findSessionByToken(rc.ctx, token) : null
       if (current) await signOut(rc.ctx, current, rc.meta)
-      for (const feature of featuresOf(rc.ctx)) await feature.signingOut?.(rc)
+      for (const feature of hooksOf(rc.ctx)) await feature.signingOut?.(rc)
       clearSessionCookies(rc)
       return { success: true }
     },
@@ -77,7 +77,7 @@ export const coreRoutes = [
       // promise only when a feature has work to wait for: with none, the answer awaits nothing.
       const answered = (answer: SessionAnswer): Promise<void> | undefined => {
         let chain: Promise<void> | undefined
-        for (const feature of featuresWith(ctx, 'sessionAnswered')) {
+        for (const feature of hooksWith(ctx, 'sessionAnswered')) {
           if (chain) chain = chain.then(() => feature.sessionAnswered(ctx, answer, rc.response.headers))
           else chain = feature.sessionAnswered(ctx, answer, rc.response.headers) || undefined
         }

@@ -1,4 +1,4 @@
-import { packageVersion } from '../../core/version.js'
+import { packageVersion } from '../../version.js'
 import { HTML_SECURITY_HEADERS } from '../error-page.js'
 import { buildOpenAPIDocument, type OpenAPIDocument, renderReferencePage } from '../openapi.js'
 import { defineRoute, type Route, TextBody } from '../route.js'

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { panelCaller } from '../../core/panel-caller.js'
-import type { HandlerGroup, PanelEnv } from '../env.js'
+import type { HandlerGroup, PanelEnv } from '../../panel-frame/env.js'
+import type { contract } from '../contract.js'
 import { allowedChanges, callerPermissions } from '../permissions.js'
 import { features } from './features.js'
 
@@ -15,7 +16,7 @@ function fileSize(file: string): number {
 }
 
 /** Where the server listens and how it runs (the overview's facts panel; the overview itself is features/overview). */
-export const systemHandlers: HandlerGroup<'server.info'> = (env) => ({
+export const systemHandlers: HandlerGroup<typeof contract, 'server.info'> = (env) => ({
   'server.info'() {
     const apiURL = env.apiURL()
     const url = new URL(apiURL)

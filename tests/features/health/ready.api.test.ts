@@ -1,4 +1,4 @@
-import { packageVersion } from '../../../server/core/version.js'
+import { packageVersion } from '../../../server/version.js'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-import { packageVersion } from '../../../server/core/version.js'
+import { packageVersion } from '../../../server/version.js'
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'

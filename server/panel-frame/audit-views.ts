@@ -1,7 +1,7 @@
-import type { AuditRow } from '../../core/audit.js'
-import type { AuthContext } from '../../core/context.js'
-import { findPeopleByIds } from '../../core/user-store.js'
-import type { AuditEventView, PersonView } from '../shapes.js'
+import type { AuditRow } from '../core/audit.js'
+import type { AuthContext } from '../core/context.js'
+import { findPeopleByIds } from '../core/user-store.js'
+import type { AuditEventView, PersonView } from './shapes.js'
 
 /** Audit rows as the panel views show them (the audit log, the overview, a user's page). */
 export const toAuditView = (row: AuditRow): AuditEventView => ({ ...row, createdAt: row.createdAt.getTime() })

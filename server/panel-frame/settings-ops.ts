@@ -1,6 +1,6 @@
 import { APIError } from '../core/errors.js'
-import type { PanelEnv } from '../panel/env.js'
-import { refuseConflicts, refuseStartupKeys } from '../panel/errors.js'
+import type { PanelEnv } from './env.js'
+import { refuseConflicts, refuseStartupKeys } from './errors.js'
 
 type Json = Record<string, unknown>
 
