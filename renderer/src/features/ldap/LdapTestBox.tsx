@@ -13,12 +13,11 @@ import {
   TagsInput,
   Text,
   TextInput,
-  Title,
 } from '@mantine/core'
 import { useState } from 'react'
 import type { OpOutput } from '../../../../server/panel/contract'
 import { type PanelCallError, useOpMutation } from '../../api'
-import { Editable } from '../../access'
+import { FormCard } from '../../components/FormCard'
 
 /**
  * "Test a bind and a filter": one simple bind and one search through the LDAP listener's own
@@ -141,101 +140,98 @@ export function LdapTestBox({ baseDN, serviceUids }: { baseDN: string; serviceUi
   }
 
   return (
-    <Card withBorder>
-      <Title order={3} size="h4" mb="xs">
-        Test a bind and a filter
-      </Title>
-      <Text size="sm" mb="sm">
-        Binds as a person and runs one search through the LDAP server’s own code: the answer is what an app gets. A wrong password counts
-        towards that person’s lockout like any other, and the attempt is audited as yours.
-      </Text>
-      <Editable op="ldap.test" note>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault()
-            run()
-          }}
-        >
-          <Stack gap="sm" data-testid="ldap-test-form">
-            <Group grow align="flex-start">
-              <Select
-                label="Bind as a service user"
-                description="Fills in the bind DN"
-                placeholder="Pick one, or type a DN"
-                data={serviceUids}
-                value={serviceUid}
-                onChange={pickService}
-                clearable
-              />
-              <TextInput
-                label="Bind DN"
-                description="Empty with an empty password: an anonymous bind"
-                value={bindDN}
-                onChange={(e) => setBindDN(e.currentTarget.value)}
-                error={errors.bindDN}
-              />
-              <PasswordInput
-                label="Password"
-                description="The person’s password or one of their app passwords"
-                value={password}
-                onChange={(e) => setPassword(e.currentTarget.value)}
-                error={errors.password}
-                autoComplete="off"
-              />
-            </Group>
-            <Group grow align="flex-start">
-              <TextInput label="Search base" value={base ?? baseDN} onChange={(e) => setBase(e.currentTarget.value)} error={errors.base} />
-              <Select
-                label="Scope"
-                data={SCOPES}
-                value={scope}
-                onChange={(v) => setScope(v ?? 'sub')}
-                allowDeselect={false}
-                error={errors.scope}
-              />
-            </Group>
-            <Group grow align="flex-start">
-              <TextInput
-                label="Filter"
-                description="RFC 4515, e.g. (&(objectClass=person)(uid=alice))"
-                value={filter}
-                onChange={(e) => setFilter(e.currentTarget.value)}
-                error={errors.filter}
-                ff="monospace"
-              />
-              <TagsInput
-                label="Attributes"
-                description="Empty: the user attributes; * user, + operational, 1.1 none"
-                value={attributes}
-                onChange={setAttributes}
-                error={errors.attributes}
-              />
-              <NumberInput
-                label="Size limit"
-                description="Entries at most (1 to 1000)"
-                min={1}
-                max={1000}
-                value={sizeLimit}
-                onChange={(v) => setSizeLimit(typeof v === 'number' ? v : 100)}
-                error={errors.sizeLimit}
-              />
-            </Group>
-            <Group>
-              <Button type="submit" loading={test.isPending} data-testid="ldap-test-run">
-                Bind and search
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Editable>
-      {errors.form && (
-        <Alert color="red" variant="light" mt="sm" data-testid="ldap-test-error">
-          <Text size="sm" c="dark.9">
-            {errors.form}
-          </Text>
-        </Alert>
-      )}
-      {answer && <TestAnswer answer={answer} sizeLimit={sizeLimit} />}
-    </Card>
+    <FormCard
+      title="Test a bind and a filter"
+      op="ldap.test"
+      testId="ldap-test-form"
+      onSubmit={run}
+      intro={
+        <Text size="sm" mb="sm">
+          Binds as a person and runs one search through the LDAP server’s own code: the answer is what an app gets. A wrong password counts
+          towards that person’s lockout like any other, and the attempt is audited as yours.
+        </Text>
+      }
+      after={
+        <>
+          {errors.form && (
+            <Alert color="red" variant="light" mt="sm" data-testid="ldap-test-error">
+              <Text size="sm" c="dark.9">
+                {errors.form}
+              </Text>
+            </Alert>
+          )}
+          {answer && <TestAnswer answer={answer} sizeLimit={sizeLimit} />}
+        </>
+      }
+    >
+      <Group grow align="flex-start">
+        <Select
+          label="Bind as a service user"
+          description="Fills in the bind DN"
+          placeholder="Pick one, or type a DN"
+          data={serviceUids}
+          value={serviceUid}
+          onChange={pickService}
+          clearable
+        />
+        <TextInput
+          label="Bind DN"
+          description="Empty with an empty password: an anonymous bind"
+          value={bindDN}
+          onChange={(e) => setBindDN(e.currentTarget.value)}
+          error={errors.bindDN}
+        />
+        <PasswordInput
+          label="Password"
+          description="The person’s password or one of their app passwords"
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+          error={errors.password}
+          autoComplete="off"
+        />
+      </Group>
+      <Group grow align="flex-start">
+        <TextInput label="Search base" value={base ?? baseDN} onChange={(e) => setBase(e.currentTarget.value)} error={errors.base} />
+        <Select
+          label="Scope"
+          data={SCOPES}
+          value={scope}
+          onChange={(v) => setScope(v ?? 'sub')}
+          allowDeselect={false}
+          error={errors.scope}
+        />
+      </Group>
+      <Group grow align="flex-start">
+        <TextInput
+          label="Filter"
+          description="RFC 4515, e.g. (&(objectClass=person)(uid=alice))"
+          value={filter}
+          onChange={(e) => setFilter(e.currentTarget.value)}
+          error={errors.filter}
+          ff="monospace"
+        />
+        <TagsInput
+          label="Attributes"
+          description="Empty: the user attributes; * user, + operational, 1.1 none"
+          value={attributes}
+          onChange={setAttributes}
+          error={errors.attributes}
+        />
+        <NumberInput
+          label="Size limit"
+          description="Entries at most (1 to 1000)"
+          min={1}
+          max={1000}
+          value={sizeLimit}
+          onChange={(v) => setSizeLimit(typeof v === 'number' ? v : 100)}
+          error={errors.sizeLimit}
+        />
+      </Group>
+      <Group>
+        <Button type="submit" loading={test.isPending} data-testid="ldap-test-run">
+          Bind and search
+        </Button>
+      </Group>
+    </FormCard>
   )
 }

@@ -22,8 +22,8 @@ import { useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState } from 'react'
 import { parseRoleList } from '../../../../server/core/access-control'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
-import { Editable } from '../../access'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { FormCard } from '../../components/FormCard'
 import { ListenerStates } from '../../components/ListenerStates'
 import { DOC_VALUES, hostOf, type LdapValues, portOf, RECIPES, withTls } from './recipes'
 import { LdapTestBox } from './LdapTestBox'
@@ -86,96 +86,82 @@ function ListenerCard({
   onSubmit: () => void
 }) {
   return (
-    <Card withBorder>
-      <Title order={3} size="h4" mb="sm">
-        Listener
-      </Title>
-      <Editable op="settings.update" note>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault()
-            onSubmit()
-          }}
-        >
-          <Stack gap="sm" data-testid="ldap-form">
-            <Switch
-              {...startup.field('ldap.enabled', { label: 'LDAP server enabled' })}
-              checked={form.enabled}
-              onChange={(e) => startup.of('ldap.enabled') || set('enabled', e.currentTarget.checked)}
-              error={fieldError('enabled')}
-              data-testid="ldap-enabled"
-            />
-            <Group grow align="flex-start">
-              <TextInput
-                {...startup.field('ldap.address', {
-                  label: 'Address',
-                  description: 'host:port of the LDAP listener (StartTLS when a certificate is set)',
-                })}
-                data-testid="ldap-address"
-                value={form.address}
-                onChange={(e) => set('address', e.currentTarget.value)}
-                error={fieldError('address')}
-              />
-              <TextInput
-                {...startup.field('ldap.ldapsAddress', {
-                  label: 'LDAPS address',
-                  description: 'host:port of an LDAPS listener; empty: none',
-                })}
-                data-testid="ldap-ldapsAddress"
-                value={form.ldapsAddress}
-                onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
-                error={fieldError('ldapsAddress')}
-              />
-            </Group>
-            <TextInput
-              {...startup.field('ldap.baseDN', { label: 'Base DN', description: 'People are under ou=people, groups under ou=groups' })}
-              data-testid="ldap-baseDN"
-              value={form.baseDN}
-              onChange={(e) => set('baseDN', e.currentTarget.value)}
-              error={fieldError('baseDN')}
-            />
-            <TagsInput
-              {...startup.field('ldap.searchRoles', {
-                label: 'Roles that may search',
-                description: 'People with one of these roles see the whole directory: apps bind as such a service user',
-              })}
-              data-testid="ldap-searchRoles"
-              value={form.searchRoles}
-              onChange={(v) => set('searchRoles', v)}
-              error={fieldError('searchRoles')}
-            />
-            <NumberInput
-              {...startup.field('ldap.idleTimeout', {
-                label: 'Idle timeout (seconds)',
-                description: 'A connection that sends nothing for this long is closed',
-              })}
-              data-testid="ldap-idleTimeout"
-              min={1}
-              value={form.idleTimeout}
-              onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
-              error={fieldError('idleTimeout')}
-            />
-            <Switch
-              {...startup.field('ldap.allowMainPasswordWithSecondFactor', {
-                label: 'Allow the main password for people with a second factor',
-                description: 'Off (recommended): they bind with an app password, so LDAP does not bypass their second factor',
-              })}
-              data-testid="ldap-allowMainPasswordWithSecondFactor"
-              checked={form.allowMainPasswordWithSecondFactor}
-              onChange={(e) =>
-                startup.of('ldap.allowMainPasswordWithSecondFactor') || set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)
-              }
-              error={fieldError('allowMainPasswordWithSecondFactor')}
-            />
-            <Group>
-              <Button type="submit" loading={saving} disabled={!present} data-testid="ldap-save">
-                Save
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Editable>
-    </Card>
+    <FormCard title="Listener" op="settings.update" testId="ldap-form" onSubmit={onSubmit}>
+      <Switch
+        {...startup.field('ldap.enabled', { label: 'LDAP server enabled' })}
+        checked={form.enabled}
+        onChange={(e) => startup.of('ldap.enabled') || set('enabled', e.currentTarget.checked)}
+        error={fieldError('enabled')}
+        data-testid="ldap-enabled"
+      />
+      <Group grow align="flex-start">
+        <TextInput
+          {...startup.field('ldap.address', {
+            label: 'Address',
+            description: 'host:port of the LDAP listener (StartTLS when a certificate is set)',
+          })}
+          data-testid="ldap-address"
+          value={form.address}
+          onChange={(e) => set('address', e.currentTarget.value)}
+          error={fieldError('address')}
+        />
+        <TextInput
+          {...startup.field('ldap.ldapsAddress', {
+            label: 'LDAPS address',
+            description: 'host:port of an LDAPS listener; empty: none',
+          })}
+          data-testid="ldap-ldapsAddress"
+          value={form.ldapsAddress}
+          onChange={(e) => set('ldapsAddress', e.currentTarget.value)}
+          error={fieldError('ldapsAddress')}
+        />
+      </Group>
+      <TextInput
+        {...startup.field('ldap.baseDN', { label: 'Base DN', description: 'People are under ou=people, groups under ou=groups' })}
+        data-testid="ldap-baseDN"
+        value={form.baseDN}
+        onChange={(e) => set('baseDN', e.currentTarget.value)}
+        error={fieldError('baseDN')}
+      />
+      <TagsInput
+        {...startup.field('ldap.searchRoles', {
+          label: 'Roles that may search',
+          description: 'People with one of these roles see the whole directory: apps bind as such a service user',
+        })}
+        data-testid="ldap-searchRoles"
+        value={form.searchRoles}
+        onChange={(v) => set('searchRoles', v)}
+        error={fieldError('searchRoles')}
+      />
+      <NumberInput
+        {...startup.field('ldap.idleTimeout', {
+          label: 'Idle timeout (seconds)',
+          description: 'A connection that sends nothing for this long is closed',
+        })}
+        data-testid="ldap-idleTimeout"
+        min={1}
+        value={form.idleTimeout}
+        onChange={(v) => set('idleTimeout', typeof v === 'number' ? v : LDAP_DEFAULTS.idleTimeout)}
+        error={fieldError('idleTimeout')}
+      />
+      <Switch
+        {...startup.field('ldap.allowMainPasswordWithSecondFactor', {
+          label: 'Allow the main password for people with a second factor',
+          description: 'Off (recommended): they bind with an app password, so LDAP does not bypass their second factor',
+        })}
+        data-testid="ldap-allowMainPasswordWithSecondFactor"
+        checked={form.allowMainPasswordWithSecondFactor}
+        onChange={(e) =>
+          startup.of('ldap.allowMainPasswordWithSecondFactor') || set('allowMainPasswordWithSecondFactor', e.currentTarget.checked)
+        }
+        error={fieldError('allowMainPasswordWithSecondFactor')}
+      />
+      <Group>
+        <Button type="submit" loading={saving} disabled={!present} data-testid="ldap-save">
+          Save
+        </Button>
+      </Group>
+    </FormCard>
   )
 }
 

@@ -1,10 +1,10 @@
-import { Button, Card, Group, Stack, Switch, TextInput, Title } from '@mantine/core'
+import { Button, Group, Stack, Switch, TextInput } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
 import { useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState } from 'react'
-import { Editable } from '../../access'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ErrorNotice, Loading, PageHeader, showFieldErrors } from '../../components/common'
+import { FormCard } from '../../components/FormCard'
 import { ListenerStates } from '../../components/ListenerStates'
 import { changedFields } from '../../config-save'
 import { useStartup } from '../../startup'
@@ -66,50 +66,36 @@ export default function MetricsView() {
         description="Prometheus metrics on a listener of their own, never on the API's port: GET /metrics (docs/OBSERVABILITY.md)."
       />
       <ListenerStates names={['metrics']} testId="metrics-listener-states" />
-      <Card withBorder>
-        <Title order={3} size="h4" mb="sm">
-          Listener
-        </Title>
-        <Editable op="settings.update" note>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault()
-              submit()
-            }}
-          >
-            <Stack gap="sm" data-testid="metrics-form">
-              <Switch
-                {...startup.field('metrics.enabled', { label: 'Metrics enabled' })}
-                checked={form.enabled}
-                onChange={(e) => {
-                  if (startup.of('metrics.enabled')) return
-                  const enabled = e.currentTarget.checked
-                  setForm((f) => ({ ...f, enabled }))
-                }}
-                error={errors['metrics.enabled']}
-              />
-              <TextInput
-                {...startup.field('metrics.address', {
-                  label: 'Address',
-                  description: 'host:port of the metrics listener, e.g. 127.0.0.1:9959 or [::1]:9959',
-                })}
-                data-testid="metrics-address"
-                value={form.address}
-                onChange={(e) => {
-                  const address = e.currentTarget.value
-                  setForm((f) => ({ ...f, address }))
-                }}
-                error={errors['metrics.address']}
-              />
-              <Group>
-                <Button type="submit" loading={save.isPending} disabled={fixed} data-testid="metrics-save">
-                  Save
-                </Button>
-              </Group>
-            </Stack>
-          </form>
-        </Editable>
-      </Card>
+      <FormCard title="Listener" op="settings.update" testId="metrics-form" onSubmit={submit}>
+        <Switch
+          {...startup.field('metrics.enabled', { label: 'Metrics enabled' })}
+          checked={form.enabled}
+          onChange={(e) => {
+            if (startup.of('metrics.enabled')) return
+            const enabled = e.currentTarget.checked
+            setForm((f) => ({ ...f, enabled }))
+          }}
+          error={errors['metrics.enabled']}
+        />
+        <TextInput
+          {...startup.field('metrics.address', {
+            label: 'Address',
+            description: 'host:port of the metrics listener, e.g. 127.0.0.1:9959 or [::1]:9959',
+          })}
+          data-testid="metrics-address"
+          value={form.address}
+          onChange={(e) => {
+            const address = e.currentTarget.value
+            setForm((f) => ({ ...f, address }))
+          }}
+          error={errors['metrics.address']}
+        />
+        <Group>
+          <Button type="submit" loading={save.isPending} disabled={fixed} data-testid="metrics-save">
+            Save
+          </Button>
+        </Group>
+      </FormCard>
     </Stack>
   )
 }
