@@ -244,3 +244,76 @@ it('copies a message arriving in small pieces a bounded number of times, not onc
   }
   expect(copied.bytes).toBeLessThan(8 * message.length)
 }, 120_000)
+
+/** A random filter and what the server's limits measure of it (tests/features/ldap/limits.test.ts: 512 items, depth 32, 16 KiB). */
+interface RandomFilter {
+  text: string
+  /** Every and/or/not and every leaf counts one item. */
+  items: number
+  /** and/or/not on the deepest path. */
+  depth: number
+  /** The longest value (an equality's assertion value, a substring's part). */
+  longest: number
+}
+
+function randomFilter(next: () => number, levels: number, width: number, longValue: boolean): RandomFilter {
+  if (levels === 0) {
+    const length = longValue && next() < 0.5 ? 16 * 1024 + (next() < 0.5 ? 0 : 1) : 1 + Math.floor(next() * 12)
+    const value = 'v'.repeat(length)
+    return next() < 0.5
+      ? { text: `(cn=${value})`, items: 1, depth: 0, longest: length }
+      : { text: `(cn=*${value}*)`, items: 1, depth: 0, longest: length }
+  }
+  if (next() < 0.2) {
+    const inner = randomFilter(next, levels - 1, width, longValue)
+    return { text: `(!${inner.text})`, items: inner.items + 1, depth: inner.depth + 1, longest: inner.longest }
+  }
+  const count = Math.ceil(width / 2) + Math.floor((next() * width) / 2)
+  // The first part goes down every level asked for; the others stop at random.
+  const parts = Array.from({ length: count }, (_, i) =>
+    randomFilter(next, i === 0 ? levels - 1 : Math.floor(next() * levels), width, longValue),
+  )
+  return {
+    text: `(${next() < 0.5 ? '&' : '|'}${parts.map((p) => p.text).join('')})`,
+    items: 1 + parts.reduce((sum, p) => sum + p.items, 0),
+    depth: 1 + Math.max(...parts.map((p) => p.depth)),
+    longest: Math.max(...parts.map((p) => p.longest)),
+  }
+}
+
+it('random filters around the limits: over any limit adminLimitExceeded (11), within them an answer; the connection goes on', async () => {
+  serverLog.allowWarning(/^ldap: /)
+  const next = random(51)
+  const cases: RandomFilter[] = []
+  // Deep and narrow (depth around 32), wide and shallow (items around 512), small with long values (around 16 KiB).
+  // Width 1: the first part always descends, so the depth is exactly the levels asked for (32 and 33 included).
+  for (const levels of [32, 33, 28 + Math.floor(next() * 8), 28 + Math.floor(next() * 8), 28 + Math.floor(next() * 8)])
+    cases.push(randomFilter(next, levels, 1, false))
+  for (let i = 0; i < 8; i++) cases.push(randomFilter(next, 2, 40 + Math.floor(next() * 8), false))
+  for (let i = 0; i < 8; i++) cases.push(randomFilter(next, 1 + Math.floor(next() * 2), 2, true))
+  const over = (f: RandomFilter) => f.items > 512 || f.depth > 32 || f.longest > 16 * 1024
+  // The generator reaches both sides of every limit.
+  expect(cases.some((f) => f.depth === 33) && cases.some((f) => f.depth === 32)).toBe(true)
+  expect(cases.some((f) => f.items > 512) && cases.some((f) => f.items <= 512 && f.items > 100)).toBe(true)
+  expect(cases.some((f) => f.longest > 16 * 1024) && cases.some((f) => f.longest === 16 * 1024)).toBe(true)
+
+  const c = new Client({ url: server.url, timeout: 60_000 })
+  await bindWhenFree(c, alice.dn)
+  const answers: { items: number; depth: number; longest: number; code: number | 'ok'; expected: number | 'ok' }[] = []
+  for (const f of cases) {
+    let code: number | 'ok' = 'ok'
+    try {
+      await c.search(`ou=people,${BASE}`, { scope: 'one', filter: f.text, attributes: ['uid'] })
+    } catch (error) {
+      code = (error as { code?: number }).code ?? -1
+    }
+    answers.push({ items: f.items, depth: f.depth, longest: f.longest, code, expected: over(f) ? 11 : 'ok' })
+  }
+  expect(answers.filter((a) => a.code !== a.expected)).toEqual([])
+  expect(answers.filter((a) => a.code === 11).length).toBeGreaterThan(3)
+  expect(answers.filter((a) => a.code === 'ok').length).toBeGreaterThan(3)
+  // The same connection still answers.
+  const { searchEntries } = await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=alice)', attributes: ['uid'] })
+  expect(searchEntries.map((e) => e.uid)).toEqual(['alice'])
+  await c.unbind()
+}, 120_000)
