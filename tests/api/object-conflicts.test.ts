@@ -354,4 +354,22 @@ describe('social providers', () => {
     expect(log).toContain('gh-2')
     expect(log).not.toContain('gh-secret-XYZZY')
   })
+
+  it('a provider never configured, shown off, stays off when a save gives it only a client id (the switch left as shown)', async () => {
+    expect(server.gatehouse.config.get().socialProviders.discord).toBeUndefined()
+    const saved = await ok<Record<string, unknown>>('ada', 'providers.update', {
+      id: 'discord',
+      clientId: 'dc-1',
+      clientSecret: 'dc-secret',
+      base: { clientId: '' },
+    })
+    expect(saved).toMatchObject({ enabled: false, status: 'configured', clientId: 'dc-1' })
+    expect(server.gatehouse.config.get().socialProviders.discord).toMatchObject({ enabled: false, clientId: 'dc-1' })
+    // Switched on by name, it is on; a later save of another field leaves it on.
+    await ok('ada', 'providers.update', { id: 'discord', enabled: true, base: { enabled: false } })
+    expect(await ok('ada', 'providers.update', { id: 'discord', scopes: ['identify'], base: { scopes: [] } })).toMatchObject({
+      enabled: true,
+      status: 'enabled',
+    })
+  })
 })

@@ -76,14 +76,18 @@ export const socialPanel = (env: PanelEnv) => {
         await refuseStale(ctx, whoChangedField(ctx, id), shown, { ...input }, base)
       const config = ctx.config()
       const options = config.socialProviders[id] as ProviderOptions | undefined
-      if ((input.enabled ?? options?.enabled) && !(input.clientId ?? options?.clientId)) throw providerPanelError.clientIdRequired()
+      // A field left out keeps what the admin saw. For the switch that is the effective state, not
+      // the stored flag: a provider never configured is shown off, while its stored `enabled`
+      // defaults to true, so giving it a client id alone would switch it on unasked.
+      const enabled = input.enabled ?? shown.enabled
+      if (enabled && !(input.clientId ?? options?.clientId)) throw providerPanelError.clientIdRequired()
       const trusted = config.account.accountLinking.trustedProviders.filter((p) => p !== id)
       if (input.trustedForLinking ?? config.account.accountLinking.trustedProviders.includes(id)) trusted.push(id)
       try {
         store.update({
           socialProviders: {
             [id]: {
-              ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+              enabled,
               ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
               // Sealed (AES-256-GCM, key derived from the auth secret) before it reaches config.json.
               ...(input.clientSecret ? { clientSecret: sealClientSecret(ctx, input.clientSecret) } : {}),
