@@ -55,10 +55,16 @@ export interface IndexedPerson {
   dn: string
   /** Normalized DN. */
   ndn: string
-  /** The shared group rule's groups, in its order. */
-  groups: IndexedGroup[]
+  /** The shared group rule's groups, in its order (shared by everyone with the same sources: never mutated). */
+  groups: readonly IndexedGroup[]
   /** entryUUID, computed at first use. */
   uuid?: string
+  /**
+   * The person's searchResultEntry as last encoded (the attribute selection it was made for, and
+   * the protocolOp's bytes): a sync asks every page for the same attributes, so each person is
+   * encoded once per index, and each page only frames the kept bytes with its message id.
+   */
+  encoded?: { selection: string; op: Buffer }
 }
 
 /** Yields to the event loop (other connections, HTTP) between slices of long work. */
@@ -117,6 +123,14 @@ function compareGroups(group: IndexedGroup, lower: string, name: string): number
   return group.name < name ? -1 : group.name > name ? 1 : 0
 }
 
+/** The group rule's input as one string: equal for people whose groups are equal. */
+function sourcesKey(sources: GroupSources): string {
+  let key = sources.role ?? '\u0001'
+  for (const m of sources.memberships) key += `\u0000m${m.slug}\u0000${m.role}`
+  for (const t of sources.teams) key += `\u0000t${t.slug}\u0000${t.teamName}`
+  return key
+}
+
 const push = <K, V>(map: Map<K, V[]>, key: K, value: V): void => {
   const list = map.get(key)
   if (list) list.push(value)
@@ -157,6 +171,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
     }
   }
   const groupByName = new Map<string, IndexedGroup>()
+  const groupsBySources = new Map<string, IndexedGroup[]>()
   const none: never[] = []
   for (let i = 0; i < rows.length; i++) {
     if (i > 0 && i % CHUNK === 0) await yieldToLoop()
@@ -172,21 +187,30 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
     const name = row.name.trim()
     push(index.byCn, (name || uid).toLowerCase(), person)
     const sources: GroupSources = { role: row.role, memberships: memberships.get(row.id) ?? none, teams: teams.get(row.id) ?? none }
-    for (const groupName of groupNames(sources, rule)) {
-      let group = groupByName.get(groupName)
-      if (!group) {
-        group = {
-          name: groupName,
-          lower: groupName.toLowerCase(),
-          dn: layout.groupDn(groupName),
-          ndn: layout.groupNdn(groupName),
-          members: [],
+    // People with the same sources have the same groups: the rule runs once per distinct set of
+    // sources (a few hundred for a hundred thousand people), its groups shared.
+    const key = sourcesKey(sources)
+    let groups = groupsBySources.get(key)
+    if (!groups) {
+      groups = []
+      for (const groupName of groupNames(sources, rule)) {
+        let group = groupByName.get(groupName)
+        if (!group) {
+          group = {
+            name: groupName,
+            lower: groupName.toLowerCase(),
+            dn: layout.groupDn(groupName),
+            ndn: layout.groupNdn(groupName),
+            members: [],
+          }
+          groupByName.set(groupName, group)
         }
-        groupByName.set(groupName, group)
+        groups.push(group)
       }
-      group.members.push(person)
-      person.groups.push(group)
+      groupsBySources.set(key, groups)
     }
+    for (const group of groups) group.members.push(person)
+    person.groups = groups
   }
   const groups = [...groupByName.values()].sort((a, b) => compareGroups(a, b.lower, b.name))
   for (const group of groups) {

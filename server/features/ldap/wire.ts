@@ -479,21 +479,48 @@ export function encodeNotice(code: number, diagnostic: string): Buffer {
 
 /** A SearchResultEntry; `typesOnly` sends the names with empty value sets. */
 export function encodeEntry(id: number, entry: AnswerEntry, typesOnly: boolean): Buffer {
-  return message(id, (w) => {
-    w.startSequence(Op.searchResultEntry)
-    w.writeString(entry.dn)
+  return frameMessage(id, encodeEntryOp(entry, typesOnly))
+}
+
+/** A searchResultEntry's protocolOp alone, framed per message by `frameMessage` (the directory keeps a person's). */
+export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
+  const w = new BerWriter({ size: 256 })
+  w.startSequence(Op.searchResultEntry)
+  w.writeString(entry.dn)
+  w.startSequence(0x30)
+  for (const attribute of entry.attributes) {
     w.startSequence(0x30)
-    for (const attribute of entry.attributes) {
-      w.startSequence(0x30)
-      w.writeString(attribute.name)
-      w.startSequence(0x31)
-      if (!typesOnly) for (const value of attribute.values) w.writeString(value)
-      w.endSequence()
-      w.endSequence()
-    }
+    w.writeString(attribute.name)
+    w.startSequence(0x31)
+    if (!typesOnly) for (const value of attribute.values) w.writeString(value)
     w.endSequence()
     w.endSequence()
-  })
+  }
+  w.endSequence()
+  w.endSequence()
+  return w.buffer
+}
+
+/** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
+export function frameMessage(id: number, op: Buffer): Buffer {
+  // messageID: INTEGER, minimal two's complement (0 … 2^31 − 1).
+  const idBytes = id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4
+  const content = 2 + idBytes + op.length
+  if (content > 0xffffff) throw new Error('sequence too long')
+  const lengthBytes = content <= 0x7f ? 1 : content <= 0xff ? 2 : content <= 0xffff ? 3 : 4
+  const out = Buffer.allocUnsafe(1 + lengthBytes + content)
+  let at = 0
+  out[at++] = 0x30
+  if (lengthBytes === 1) out[at++] = content
+  else {
+    out[at++] = 0x80 | (lengthBytes - 1)
+    for (let shift = (lengthBytes - 2) * 8; shift >= 0; shift -= 8) out[at++] = (content >>> shift) & 0xff
+  }
+  out[at++] = 0x02
+  out[at++] = idBytes
+  for (let shift = (idBytes - 1) * 8; shift >= 0; shift -= 8) out[at++] = (id >>> shift) & 0xff
+  op.copy(out, at)
+  return out
 }
 
 /** The paged-results control's value (RFC 2696): `{size, cookie}`. */
