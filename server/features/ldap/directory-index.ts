@@ -1,12 +1,11 @@
 import { refusalNow } from '../../core/admission.js'
 import type { GatehouseConfig } from '../../config/schema.js'
 import type { AuthContext } from '../../core/context.js'
-import type { UserRow } from '../../core/sessions.js'
 import type { ChangeSignal, Storage } from '../../db/storage.js'
 import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
-import { listMembershipsAfter, listTeamMembershipsAfter, listUsersAfter } from './store.js'
+import { type DirectoryRow, listDirectoryPeopleAfter, listMembershipsAfter, listTeamMembershipsAfter } from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -28,7 +27,8 @@ import { listMembershipsAfter, listTeamMembershipsAfter, listUsersAfter } from '
  * to the event loop between chunks and between slices of the group computation: loading a hundred
  * thousand people never holds HTTP for more than a few milliseconds at a time. Concurrent
  * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
- * each operation, never here. Rows are shared: never mutated.
+ * each operation, never here. Rows are shared: never mutated. It is first built right after the
+ * listener opens (`warm`), so the first search after a start finds it built or being built.
  */
 
 /** Rows per query while loading. */
@@ -48,7 +48,8 @@ export interface IndexedGroup {
 }
 
 export interface IndexedPerson {
-  row: UserRow
+  /** The person's directory columns (store.ts DirectoryRow). */
+  row: DirectoryRow
   /** Position in `DirectoryIndex.people`. */
   at: number
   uid: string
@@ -142,12 +143,12 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
   const layout = layoutOfBase(config.ldap.baseDN)
   const index = new DirectoryIndex(config, layout)
   const rule = groupsRule(config)
-  const rows: UserRow[] = []
-  for (let after: UserRow | null = null; ; ) {
-    const chunk = await listUsersAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
+  const rows: DirectoryRow[] = []
+  for (let after: DirectoryRow | null = null; ; ) {
+    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
     for (const row of chunk) rows.push(row)
     if (chunk.length < CHUNK) break
-    after = chunk[chunk.length - 1] as UserRow
+    after = chunk[chunk.length - 1] as DirectoryRow
     await yieldToLoop()
   }
   const memberships = new Map<string, Array<{ slug: string; role: string }>>()
@@ -175,7 +176,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
   const none: never[] = []
   for (let i = 0; i < rows.length; i++) {
     if (i > 0 && i % CHUNK === 0) await yieldToLoop()
-    const row = rows[i] as UserRow
+    const row = rows[i] as DirectoryRow
     const uid = loginNameOf(row)
     const person: IndexedPerson = { row, at: i, uid, dn: layout.personDn(uid), ndn: layout.personNdn(uid), groups: [] }
     index.people.push(person)
@@ -222,7 +223,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
 }
 
 /** Whether a person shows in the directory now: the one admission rule's row part (not banned at this instant, verified when required). */
-export const shownNow = (ctx: AuthContext, row: UserRow): boolean => refusalNow(ctx, row) === null
+export const shownNow = (ctx: AuthContext, row: DirectoryRow): boolean => refusalNow(ctx, row) === null
 
 /**
  * The index of one storage, loaded on demand and again after the directory changed. `begin()` at
@@ -269,6 +270,20 @@ export class DirectoryIndexes {
     } finally {
       if (this.loading?.promise === promise) this.loading = null
     }
+  }
+
+  /**
+   * Builds the index ahead of the first search (called once the listener serves): the first sync
+   * after start then costs what any other does. A failure (the database closing meanwhile) is left
+   * to the next operation's load.
+   */
+  warm(): Promise<void> {
+    return this.begin()
+      .then(() => this.current())
+      .then(
+        () => undefined,
+        () => undefined,
+      )
   }
 
   /** Drops the index (memory back) until the next operation needs it. */
