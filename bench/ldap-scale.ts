@@ -179,7 +179,12 @@ function gatehouseArgs(dir: string, port: number): string[] {
 }
 const ENV = { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' }
 
-function spawnGatehouse(dir: string, port: number, nodeArgs: string[] = [], databaseUrl?: string): { child: ChildProcess; started: Promise<void> } {
+function spawnGatehouse(
+  dir: string,
+  port: number,
+  nodeArgs: string[] = [],
+  databaseUrl?: string,
+): { child: ChildProcess; started: Promise<void> } {
   const args = [...nodeArgs, ...gatehouseArgs(dir, port), ...(databaseUrl ? ['--database-url', databaseUrl] : [])]
   const child = spawn(process.execPath, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] })
   const started = new Promise<void>((resolve, reject) => {
@@ -457,7 +462,11 @@ async function main(): Promise<void> {
     '| people | engine | measure | Gatehouse wall s | Gatehouse CPU s | PostgreSQL CPU s | slapd wall s | slapd CPU s | ratio (CPU, slapd/Gatehouse) |',
     '|---:|---|---|---:|---:|---:|---:|---:|---:|',
   ]
-  const extra: string[] = [`- load average at the start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`]
+  const extra: string[] = [
+    `- load average at the start: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  ]
   const none = { wall: Number.NaN, cpu: Number.NaN, perSecond: Number.NaN, cpuMs: Number.NaN, value: { entries: 0, pageCpuMs: [] } }
   for (const people of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ldap-scale-'))
@@ -511,7 +520,11 @@ async function main(): Promise<void> {
       rmSync(dir, { recursive: true, force: true })
     }
   }
-  extra.push(`- load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
+  extra.push(
+    `- load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  )
   console.log([...lines, '', ...extra].join('\n'))
 }
 

@@ -47,33 +47,48 @@ export interface IndexedGroup {
   members: IndexedPerson[]
 }
 
+/**
+ * A person as the index holds them: the directory's columns (store.ts DirectoryRow) without what
+ * only the load needs (the role, the username: the uid and the groups are made of them), times as
+ * epoch milliseconds. A hundred thousand of these are most of the index's memory: one object each,
+ * no Date, no per-person arrays.
+ */
 export interface IndexedPerson {
-  /** The person's directory columns (store.ts DirectoryRow). */
-  row: DirectoryRow
+  id: string
+  name: string
+  email: string
+  emailVerified: boolean
+  banned: boolean | null
+  banExpires: Date | null
+  /** Epoch milliseconds. */
+  createdAt: number
+  /** Epoch milliseconds. */
+  updatedAt: number
   /** Position in `DirectoryIndex.people`. */
   at: number
   uid: string
   dn: string
-  /** Normalized DN. */
+  /** Normalized DN (the same string as `dn` when they are equal). */
   ndn: string
   /** The shared group rule's groups, in its order (shared by everyone with the same sources: never mutated). */
   groups: readonly IndexedGroup[]
   /** entryUUID, computed at first use. */
-  uuid?: string
+  uuid: string | undefined
   /**
-   * The person's searchResultEntry as last encoded (the attribute selection it was made for, and
-   * the protocolOp's bytes): a sync asks every page for the same attributes, so each person is
-   * encoded once per index, and each page only frames the kept bytes with its message id.
+   * The person's searchResultEntry as last encoded: the attribute selection it was made for and the
+   * protocolOp's bytes. A sync asks every page for the same attributes, so each person is encoded
+   * once per index, and each page only frames the kept bytes with its message id.
    */
-  encoded?: { selection: string; op: Buffer }
+  encodedFor: string | undefined
+  encoded: Buffer | undefined
 }
 
 /** Yields to the event loop (other connections, HTTP) between slices of long work. */
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /** Whether a row sorts before (negative), at or after a (createdAt, id) key: the directory's order. */
-export function compareKey(row: { createdAt: Date; id: string }, createdAt: number, id: string): number {
-  const t = row.createdAt.getTime()
+export function compareKey(row: { createdAt: number; id: string }, createdAt: number, id: string): number {
+  const t = row.createdAt
   if (t !== createdAt) return t < createdAt ? -1 : 1
   return row.id < id ? -1 : row.id > id ? 1 : 0
 }
@@ -82,8 +97,9 @@ export class DirectoryIndex {
   readonly people: IndexedPerson[] = []
   readonly byId = new Map<string, IndexedPerson>()
   readonly byUid = new Map<string, IndexedPerson>()
-  readonly byMail = new Map<string, IndexedPerson[]>()
-  readonly byCn = new Map<string, IndexedPerson[]>()
+  /** By mail and cn (lower case): one person, or the list when several share it (`lookup`). */
+  readonly byMail = new Map<string, IndexedPerson | IndexedPerson[]>()
+  readonly byCn = new Map<string, IndexedPerson | IndexedPerson[]>()
   /** Groups by name (case-insensitive order, then by name). */
   readonly groups: IndexedGroup[] = []
   readonly groupByName = new Map<string, IndexedGroup>()
@@ -94,13 +110,19 @@ export class DirectoryIndex {
     readonly layout: Layout,
   ) {}
 
+  /** The people under a key of `byMail` or `byCn`, in directory order. */
+  static lookup(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string): readonly IndexedPerson[] {
+    const found = map.get(key)
+    return found === undefined ? [] : Array.isArray(found) ? found : [found]
+  }
+
   /** The first position in `list` (sorted in directory order) at or after a (createdAt, id) key. */
   static seekPerson(list: readonly IndexedPerson[], createdAt: number, id: string): number {
     let lo = 0
     let hi = list.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (compareKey((list[mid] as IndexedPerson).row, createdAt, id) < 0) lo = mid + 1
+      if (compareKey(list[mid] as IndexedPerson, createdAt, id) < 0) lo = mid + 1
       else hi = mid
     }
     return lo
@@ -136,6 +158,14 @@ const push = <K, V>(map: Map<K, V[]>, key: K, value: V): void => {
   const list = map.get(key)
   if (list) list.push(value)
   else map.set(key, [value])
+}
+
+/** Adds a person under a key: alone, or into a list once a second one shares it. */
+function add(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string, person: IndexedPerson): void {
+  const found = map.get(key)
+  if (found === undefined) map.set(key, person)
+  else if (Array.isArray(found)) found.push(person)
+  else map.set(key, [found, person])
 }
 
 /** Reads everyone and their group sources in chunks, yielding between them, and indexes them. */
@@ -177,16 +207,36 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
   for (let i = 0; i < rows.length; i++) {
     if (i > 0 && i % CHUNK === 0) await yieldToLoop()
     const row = rows[i] as DirectoryRow
+    rows[i] = undefined as unknown as DirectoryRow // each row goes once its person is made
     const uid = loginNameOf(row)
-    const person: IndexedPerson = { row, at: i, uid, dn: layout.personDn(uid), ndn: layout.personNdn(uid), groups: [] }
+    const dn = layout.personDn(uid)
+    const ndn = layout.personNdn(uid)
+    const person: IndexedPerson = {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      emailVerified: row.emailVerified,
+      banned: row.banned,
+      banExpires: row.banExpires,
+      createdAt: row.createdAt.getTime(),
+      updatedAt: row.updatedAt.getTime(),
+      at: i,
+      uid,
+      dn,
+      ndn: ndn === dn ? dn : ndn,
+      groups: none,
+      uuid: undefined,
+      encodedFor: undefined,
+      encoded: undefined,
+    }
     index.people.push(person)
     index.byId.set(row.id, person)
     // The first one of a uid wins, as the database's lookup of one row would.
     const uidKey = uid.toLowerCase()
     if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
-    push(index.byMail, row.email.toLowerCase(), person)
+    add(index.byMail, row.email.toLowerCase(), person)
     const name = row.name.trim()
-    push(index.byCn, (name || uid).toLowerCase(), person)
+    add(index.byCn, (name || uid).toLowerCase(), person)
     const sources: GroupSources = { role: row.role, memberships: memberships.get(row.id) ?? none, teams: teams.get(row.id) ?? none }
     // People with the same sources have the same groups: the rule runs once per distinct set of
     // sources (a few hundred for a hundred thousand people), its groups shared.
@@ -223,7 +273,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
 }
 
 /** Whether a person shows in the directory now: the one admission rule's row part (not banned at this instant, verified when required). */
-export const shownNow = (ctx: AuthContext, row: DirectoryRow): boolean => refusalNow(ctx, row) === null
+export const shownNow = (ctx: AuthContext, person: IndexedPerson): boolean => refusalNow(ctx, person) === null
 
 /**
  * The index of one storage, loaded on demand and again after the directory changed. `begin()` at

@@ -189,7 +189,7 @@ function groupUUID(group: IndexedGroup): string {
 
 /** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
 function personAttributes(person: IndexedPerson): Attribute[] {
-  const row = person.row
+  const row = person
   const uid = person.uid
   const name = row.name.trim()
   const words = name.split(/\s+/).filter(Boolean)
@@ -206,8 +206,8 @@ function personAttributes(person: IndexedPerson): Attribute[] {
   person.uuid ??= entryUUID(row.id)
   attributes.push(
     { name: 'entryUUID', values: [person.uuid], operational: true },
-    { name: 'createTimestamp', values: [generalizedTime(row.createdAt)], operational: true },
-    { name: 'modifyTimestamp', values: [generalizedTime(row.updatedAt)], operational: true },
+    { name: 'createTimestamp', values: [generalizedTime(new Date(row.createdAt))], operational: true },
+    { name: 'modifyTimestamp', values: [generalizedTime(new Date(row.updatedAt))], operational: true },
   )
   return attributes
 }
@@ -260,7 +260,9 @@ const groupDns = new WeakMap<readonly IndexedGroup[], string[]>()
 function inGroupOrder(groups: readonly IndexedGroup[]): readonly IndexedGroup[] {
   let sorted = groupOrders.get(groups)
   if (!sorted) {
-    sorted = [...groups].sort((a, b) => (a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    sorted = [...groups].sort((a, b) =>
+      a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
     groupOrders.set(groups, sorted)
   }
   return sorted
@@ -300,7 +302,7 @@ export class Snapshot {
   }
 
   private shown(person: IndexedPerson): boolean {
-    return shownNow(this.ctx, person.row)
+    return shownNow(this.ctx, person)
   }
 
   /** The bound person's own indexed entry (shown now), or null. */
@@ -342,8 +344,8 @@ export class Snapshot {
       const found = index.byUid.get(value.toLowerCase())
       narrow(found ? [found] : [])
     }
-    for (const value of requiredValues(filter, 'mail')) narrow(index.byMail.get(value.toLowerCase()) ?? [])
-    for (const value of requiredValues(filter, 'cn')) narrow(index.byCn.get(value.toLowerCase()) ?? [])
+    for (const value of requiredValues(filter, 'mail')) narrow(Index.lookup(index.byMail, value.toLowerCase()))
+    for (const value of requiredValues(filter, 'cn')) narrow(Index.lookup(index.byCn, value.toLowerCase()))
     for (const value of requiredValues(filter, 'memberof')) {
       const group = this.groupAt(index, value)
       if (group !== undefined) narrow(group?.members ?? [])
@@ -649,7 +651,7 @@ export class SearchCursor {
     if (segment.kind === 'fixed') key = `f:${this.at}`
     else if (segment.kind === 'people') {
       const person = segment.list[this.at] as IndexedPerson
-      key = `p:${person.row.createdAt.getTime()}:${person.row.id}`
+      key = `p:${person.createdAt}:${person.id}`
     } else key = `g:${(segment.list[this.at] as IndexedGroup).name}`
     return Buffer.from(`${this.seg}:${key}`, 'utf8')
   }
@@ -852,12 +854,13 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
   const person = entry.person
   if (!person) return encodeEntry(id, selectAttributes(entry, requested), typesOnly)
   const selection = selectionKey(requested, typesOnly)
-  let kept = person.encoded
-  if (kept?.selection !== selection) {
-    kept = { selection, op: encodeEntryOp(selectAttributes(entry, requested), typesOnly) }
-    person.encoded = kept
+  let op = person.encoded
+  if (op === undefined || person.encodedFor !== selection) {
+    op = encodeEntryOp(selectAttributes(entry, requested), typesOnly)
+    person.encoded = op
+    person.encodedFor = selection
   }
-  return frameMessage(id, kept.op)
+  return frameMessage(id, op)
 }
 
 /**
