@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import crypto from 'node:crypto'
 import { refusalNow } from '../../core/admission.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -52,6 +52,8 @@ export interface Entry {
   readonly attributes: Attribute[]
   /** The indexed person it shows (its encoding is kept there: `encodeSelected`). */
   readonly person?: IndexedPerson
+  /** Whether `encodeSelected` keeps this entry's encoding on the person (a search over many people). */
+  readonly keep?: boolean
 }
 
 const ALIASES: Record<string, string> = {
@@ -110,9 +112,15 @@ export function viewerOf(ctx: AuthContext, user: UserRow | null): Viewer {
 /** The uid of a user: the login name everyone shares (the username in lower case, else the email). */
 export const uidOf = (user: UserRow): string => loginNameOf(user)
 
+/** SHA-1 of a string: the one-shot `crypto.hash` where Node has it (20.12+), else a Hash. */
+const sha1: (data: string) => Buffer =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? (data) => (crypto as unknown as { hash: (a: string, d: string, e: 'buffer') => Buffer }).hash('sha1', data, 'buffer')
+    : (data) => crypto.createHash('sha1').update(data).digest()
+
 /** A stable UUID (version 5 layout, SHA-1 of a fixed namespace and the id) for `entryUUID`. */
 export function entryUUID(userId: string): string {
-  const hash = createHash('sha1').update('gatehouse-ldap-entryUUID\0').update(userId).digest()
+  const hash = sha1(`gatehouse-ldap-entryUUID\0${userId}`)
   hash[6] = ((hash[6] as number) & 0x0f) | 0x50
   hash[8] = ((hash[8] as number) & 0x3f) | 0x80
   const h = hash.subarray(0, 16).toString('hex')
@@ -218,7 +226,11 @@ class PersonEntry implements Entry {
   readonly ndn: string
   private built: Attribute[] | null = null
 
-  constructor(readonly person: IndexedPerson) {
+  constructor(
+    readonly person: IndexedPerson,
+    /** Whether its encoding is worth keeping (a search over many people), else only used when it matches. */
+    readonly keep: boolean,
+  ) {
     this.dn = person.dn
     this.ndn = person.ndn
   }
@@ -402,10 +414,13 @@ export class Snapshot {
     return !!self && self.groups.includes(group)
   }
 
-  /** A person's entry (null when not shown now); its attributes are built when first read. */
-  personEntry(person: IndexedPerson): Entry | null {
+  /**
+   * A person's entry (null when not shown now); its attributes are built when first read. `keep`:
+   * the search lists many people (a sync), so its encoding is kept on the person for the next one.
+   */
+  personEntry(person: IndexedPerson, keep = false): Entry | null {
     if (!this.shown(person)) return null
-    return new PersonEntry(person)
+    return new PersonEntry(person, keep)
   }
 
   /** A group's entry (null when no member is shown to this viewer); its members are listed only when read. */
@@ -556,7 +571,7 @@ export class Snapshot {
   cursor(segments: Segment[], filter: Filter): SearchCursor {
     return new SearchCursor(segments, filter, (segment, at) => {
       if (segment.kind === 'fixed') return segment.entries[at] ?? null
-      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson)
+      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson, segment.list.length > 1)
       return this.groupEntry(segment.list[at] as IndexedGroup, this.index as DirectoryIndex)
     })
   }
@@ -847,8 +862,9 @@ function selectionKey(requested: string[], typesOnly: boolean): string {
 
 /**
  * A searchResultEntry message of the attributes of `entry` a search asked for: a person's
- * protocolOp is encoded once per index and attribute selection (kept on the indexed person), each
- * answer only frames it with its message id; other entries are encoded each time.
+ * protocolOp is encoded once per index and attribute selection (kept on the indexed person by a
+ * search over many people, the last one's selection), each answer only frames it with its message
+ * id; other entries are encoded each time.
  */
 export function encodeSelected(id: number, entry: Entry, requested: string[], typesOnly: boolean): Buffer {
   const person = entry.person
@@ -857,8 +873,11 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
   let op = person.encoded
   if (op === undefined || person.encodedFor !== selection) {
     op = encodeEntryOp(selectAttributes(entry, requested), typesOnly)
-    person.encoded = op
-    person.encodedFor = selection
+    // A lookup of one person (by uid, a bind's own entry) leaves a sync's kept bytes alone.
+    if (entry.keep) {
+      person.encoded = op
+      person.encodedFor = selection
+    }
   }
   return frameMessage(id, op)
 }
