@@ -353,10 +353,15 @@ interface Synced {
   pageCpuMs: number[]
 }
 
-/** A full paged sync (page 500, uid/cn/mail/memberOf), the server's CPU read after each page. */
-async function sync(target: Target): Promise<Synced> {
+/** A client bound as the reader (binding hashes a password on Gatehouse's side: never inside a timed sync). */
+async function bound(target: Target): Promise<Client> {
   const c = new Client({ url: target.url, timeout: 600_000 })
   await c.bind(target.bindDn, PASSWORD)
+  return c
+}
+
+/** A full paged sync (page 500, uid/cn/mail/memberOf) on a bound client, the server's CPU read after each page. */
+async function sync(target: Target, c: Client): Promise<Synced> {
   const pageCpuMs: number[] = []
   let entries = 0
   let last = cpu(target.pid)
@@ -371,7 +376,6 @@ async function sync(target: Target): Promise<Synced> {
     pageCpuMs.push((now - last) * 1000)
     last = now
   }
-  await c.unbind()
   return { entries, pageCpuMs }
 }
 
@@ -415,13 +419,15 @@ async function httpDuring(origin: string | undefined, during: Promise<unknown>):
 async function measure(target: Target, people: number) {
   // HTTP get-session latencies during the cold sync (its CPU includes those requests: counted) and
   // a third sync; the warm sync is measured alone.
-  const coldRun = timed(target, () => sync(target))
+  const c = await bound(target)
+  const coldRun = timed(target, () => sync(target, c))
   const httpCold = await httpDuring(target.http, coldRun)
   const cold = await coldRun
-  const warm = await timed(target, () => sync(target))
-  const thirdRun = sync(target)
+  const warm = await timed(target, () => sync(target, c))
+  const thirdRun = sync(target, c)
   const http = await httpDuring(target.http, thirdRun)
   await thirdRun
+  await c.unbind()
   const rss = rssMb(target.pid)
   const member = await rate(target, people, async (c, i) => {
     const dn = `uid=p${i},ou=people,${BASE}`
