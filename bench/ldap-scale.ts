@@ -1,13 +1,15 @@
 /**
  * LDAP at scale (issue 48; not a test): Gatehouse's directory against OpenLDAP's slapd holding the
  * same people and groups (1 % admins in `admin`, everyone else in `user`; 200 organizations, each
- * person a member of one, `<org>` and `<org>:member`, and of one of its two teams, `<org>/team-a` or
- * `<org>/team-b`: five groups each), both on loopback, in the same run, on SQLite and PostgreSQL. Per size: a full paged sync (page 500, uid/cn/mail/memberOf) cold and warm, the
- * group-membership search `(&(objectClass=groupOfNames)(member=<dn>))` and search by uid (rates
- * over LDAP_SCALE_SECONDS), each with the server's CPU time read from /proc/<pid>/stat (utime +
- * stime) beside the wall time — the machine is shared, so CPU is the figure to compare — and
- * HTTP get-session latencies (p50/p99) measured during the warm sync; Gatehouse's resident memory
- * (VmRSS) after three syncs and its start-up time at that size.
+ * person a member of one, `<org>` and `<org>:member`, and of one of its two teams, `<org>/team-a`
+ * or `<org>/team-b`: four groups each), both on loopback, in the same run, on SQLite and
+ * PostgreSQL. Per size: a full paged sync (page 500, uid/cn/mail/memberOf, the client bound
+ * beforehand) cold (right after start) and warm, the group-membership search
+ * `(&(objectClass=groupOfNames)(member=<dn>))` and search by uid (rates over LDAP_SCALE_SECONDS),
+ * each with the server's CPU time read from /proc/<pid>/stat (utime + stime) beside the wall time,
+ * per page too — the machine is shared, so CPU is the figure to compare — HTTP get-session
+ * latencies (p50/p99) during the cold sync and during a warm one, Gatehouse's resident memory
+ * (VmRSS) after three syncs and after idling, and its start-up time at that size.
  *
  *   LDAP_SCALE_PEOPLE=10000,100000 LDAP_SCALE_ENGINES=sqlite,postgres node bin/run-ts.js bench/ldap-scale.ts
  *

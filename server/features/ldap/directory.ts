@@ -197,9 +197,8 @@ function groupUUID(group: IndexedGroup): string {
 
 /** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
 function personAttributes(person: IndexedPerson): Attribute[] {
-  const row = person
   const uid = person.uid
-  const name = row.name.trim()
+  const name = person.name.trim()
   const words = name.split(/\s+/).filter(Boolean)
   const attributes: Attribute[] = [
     { name: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'] },
@@ -209,13 +208,13 @@ function personAttributes(person: IndexedPerson): Attribute[] {
     { name: 'sn', values: [words.at(-1) ?? uid] },
   ]
   if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
-  attributes.push({ name: 'mail', values: [row.email] })
+  attributes.push({ name: 'mail', values: [person.email] })
   if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: memberOfValues(person.groups), dn: true })
-  person.uuid ??= entryUUID(row.id)
+  person.uuid ??= entryUUID(person.id)
   attributes.push(
     { name: 'entryUUID', values: [person.uuid], operational: true },
-    { name: 'createTimestamp', values: [generalizedTime(new Date(row.createdAt))], operational: true },
-    { name: 'modifyTimestamp', values: [generalizedTime(new Date(row.updatedAt))], operational: true },
+    { name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))], operational: true },
+    { name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))], operational: true },
   )
   return attributes
 }
