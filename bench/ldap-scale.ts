@@ -1,30 +1,49 @@
 /**
  * LDAP at scale (issue 48; not a test): Gatehouse's directory against OpenLDAP's slapd holding the
- * same people and role groups (1 % admins in `admin`, everyone in `user`), both on loopback, in the
- * same run. Per size: a full paged sync (page 500, uid/cn/mail/memberOf) cold and warm, the
- * group-membership search `(&(objectClass=groupOfNames)(member=<dn>))` and search by uid (rates
- * over LDAP_SCALE_SECONDS), each with the server's CPU time read from /proc/<pid>/stat (utime +
- * stime) beside the wall time — the machine is shared, so CPU is the figure to compare — and
- * HTTP get-session latencies (p50/p99) measured during the warm sync; Gatehouse's resident memory
- * (VmRSS) after three syncs and its start-up time at that size.
+ * same people and groups (1 % admins in `admin`, everyone else in `user`; 200 organizations, each
+ * person a member of one, `<org>` and `<org>:member`, and of one of its two teams, `<org>/team-a`
+ * or `<org>/team-b`: four groups each), both on loopback, in the same run, on SQLite and
+ * PostgreSQL. Per size: a full paged sync (page 500, uid/cn/mail/memberOf, the client bound
+ * beforehand) cold (right after start) and warm, the group-membership search
+ * `(&(objectClass=groupOfNames)(member=<dn>))` and search by uid (rates over LDAP_SCALE_SECONDS),
+ * each with the server's CPU time read from /proc/<pid>/stat (utime + stime) beside the wall time,
+ * per page too — the machine is shared, so CPU is the figure to compare — HTTP get-session
+ * latencies (p50/p99) during the cold sync and during a warm one, Gatehouse's resident memory
+ * (VmRSS) after three syncs and after idling, and its start-up time at that size.
  *
- *   LDAP_SCALE_PEOPLE=10000,100000 node bin/run-ts.js bench/ldap-scale.ts
+ *   LDAP_SCALE_PEOPLE=10000,100000 LDAP_SCALE_ENGINES=sqlite,postgres node bin/run-ts.js bench/ldap-scale.ts
  *
- * People are inserted straight into the SQLite file between a first start (migrations) and the
- * measured start (one transaction; 100 000 HTTP sign-ups would take hours of scrypt). slapd has no
- * memberof overlay here: its people carry no memberOf (Gatehouse's do), its groups list members.
- * Organizations and teams are not seeded (role groups only).
+ * People, organizations, memberships, teams and team memberships are inserted straight into the
+ * database (SQLite file or a private PostgreSQL, tests/helpers/engines.ts) between a first start
+ * (migrations) and the measured start (100 000 HTTP sign-ups would take hours of scrypt). slapd has
+ * no memberof overlay here: its people carry no memberOf (Gatehouse's do), its groups list members.
+ * On PostgreSQL the database's own CPU (every postgres process) is reported beside Gatehouse's.
+ * LDAP_SCALE_SLAPD=0 skips slapd; LDAP_SCALE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+ * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 30) is the idle time before
+ * the last memory reading.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Client } from 'ldapts'
+import pg from 'pg'
+import { type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
 
 const SIZES = (process.env.LDAP_SCALE_PEOPLE ?? '10000').split(',').map(Number)
 const SECONDS = Number(process.env.LDAP_SCALE_SECONDS ?? 3)
+const ENGINES = (process.env.LDAP_SCALE_ENGINES ?? 'sqlite').split(',') as Array<'sqlite' | 'postgres'>
+const WITH_SLAPD = process.env.LDAP_SCALE_SLAPD !== '0'
+const NODE_ARGS = (process.env.LDAP_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean)
+const IDLE = Number(process.env.LDAP_SCALE_IDLE ?? 30)
+const ORGS = 200
+/** The groups of person i, as Gatehouse's group rule names them (role, organization, member role, team). */
+const orgOf = (i: number) => `org${i % ORGS}`
+const teamOf = (i: number) => (Math.floor(i / ORGS) % 2 === 0 ? 'team-a' : 'team-b')
+const roleOf = (i: number) => (i % 100 === 0 ? 'admin' : 'user')
+const GROUPS_PER_PERSON = 4
 const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
 const root = join(import.meta.dirname, '..')
@@ -46,11 +65,26 @@ function cpu(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) / TICK
 }
+/** CPU seconds of every process whose parent is `parent`, and of `parent` (PostgreSQL's backends). */
+function treeCpu(parent: number): number {
+  let total = cpu(parent)
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[1]) === parent) total += (Number(fields[11]) + Number(fields[12])) / TICK
+    } catch {}
+  }
+  return total
+}
 const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
 
 interface Target {
   url: string
   pid: number
+  /** The database's processes (PostgreSQL's postmaster), whose CPU is reported apart. */
+  dbPid?: number
   child: ChildProcess
   bindDn: string
   http?: string
@@ -104,10 +138,21 @@ index objectClass eq
       `dn: uid=p${i},ou=people,${BASE}\nobjectClass: inetOrgPerson\nuid: p${i}\ncn: Person ${i}\nsn: ${i}\nmail: p${i}@example.com\n`,
     )
   }
-  const admins = Array.from({ length: Math.ceil(people / 100) }, (_, k) => `member: uid=p${k * 100},ou=people,${BASE}`)
-  lines.push(`dn: cn=admin,ou=groups,${BASE}\nobjectClass: groupOfNames\ncn: admin\n${admins.join('\n')}\n`)
-  const users = Array.from({ length: people }, (_, i) => (i % 100 === 0 ? null : `member: uid=p${i},ou=people,${BASE}`)).filter(Boolean)
-  lines.push(`dn: cn=user,ou=groups,${BASE}\nobjectClass: groupOfNames\ncn: user\n${users.join('\n')}\n`)
+  const members = new Map<string, string[]>()
+  const add = (group: string, i: number) => {
+    const list = members.get(group)
+    const line = `member: uid=p${i},ou=people,${BASE}`
+    if (list) list.push(line)
+    else members.set(group, [line])
+  }
+  for (let i = 0; i < people; i++) {
+    add(roleOf(i), i)
+    add(orgOf(i), i)
+    add(`${orgOf(i)}:member`, i)
+    add(`${orgOf(i)}/${teamOf(i)}`, i)
+  }
+  for (const [group, list] of members)
+    lines.push(`dn: cn=${group},ou=groups,${BASE}\nobjectClass: groupOfNames\ncn: ${group}\n${list.join('\n')}\n`)
   // slapadd: offline bulk load, before slapd starts.
   execFileSync('/usr/sbin/slapadd', ['-f', join(dir, 'slapd.conf'), '-q'], {
     input: lines.join('\n'),
@@ -136,8 +181,14 @@ function gatehouseArgs(dir: string, port: number): string[] {
 }
 const ENV = { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' }
 
-function spawnGatehouse(dir: string, port: number): { child: ChildProcess; started: Promise<void> } {
-  const child = spawn(process.execPath, gatehouseArgs(dir, port), { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] })
+function spawnGatehouse(
+  dir: string,
+  port: number,
+  nodeArgs: string[] = [],
+  databaseUrl?: string,
+): { child: ChildProcess; started: Promise<void> } {
+  const args = [...nodeArgs, ...gatehouseArgs(dir, port), ...(databaseUrl ? ['--database-url', databaseUrl] : [])]
+  const child = spawn(process.execPath, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] })
   const started = new Promise<void>((resolve, reject) => {
     let out = ''
     const timer = setTimeout(() => reject(new Error(`gatehouse did not start:\n${out}`)), 120_000)
@@ -163,14 +214,92 @@ const stop = (child: ChildProcess) =>
     child.kill('SIGTERM')
   })
 
-async function startGatehouse(dir: string, people: number): Promise<Target & { startup: number }> {
+/** Inserts the people, organizations, teams and memberships into Gatehouse's SQLite file. */
+function seedSqlite(dir: string, people: number): void {
+  const db = new Database(join(dir, 'gatehouse.db'))
+  db.prepare("update user set role = 'admin', emailVerified = 1 where username = 'reader'").run()
+  const user = db.prepare(
+    'insert into user (id, name, email, emailVerified, createdAt, updatedAt, username, role) values (?, ?, ?, 1, ?, ?, ?, ?)',
+  )
+  const org = db.prepare('insert into organization (id, name, slug, createdAt) values (?, ?, ?, ?)')
+  const team = db.prepare('insert into team (id, name, organizationId, createdAt) values (?, ?, ?, ?)')
+  const member = db.prepare("insert into member (id, organizationId, userId, role, createdAt) values (?, ?, ?, 'member', ?)")
+  const teamMember = db.prepare('insert into teamMember (id, teamId, userId, createdAt) values (?, ?, ?, ?)')
+  const t0 = Date.UTC(2026, 0, 1)
+  db.transaction(() => {
+    for (let o = 0; o < ORGS; o++) {
+      org.run(`o${o}`, `Organization ${o}`, `org${o}`, t0)
+      team.run(`o${o}a`, 'team-a', `o${o}`, t0)
+      team.run(`o${o}b`, 'team-b', `o${o}`, t0)
+    }
+    for (let i = 0; i < people; i++) {
+      user.run(`u${i}`, `Person ${i}`, `p${i}@example.com`, t0 + i, t0, `p${i}`, roleOf(i))
+      member.run(`m${i}`, `o${i % ORGS}`, `u${i}`, t0)
+      teamMember.run(`t${i}`, `o${i % ORGS}${teamOf(i).slice(-1)}`, `u${i}`, t0)
+    }
+  })()
+  db.close()
+}
+
+/** The same rows on PostgreSQL, generated by the database. */
+async function seedPostgres(url: string, people: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const t0 = "timestamptz '2026-01-01 00:00:00+00'"
+    await client.query(`update "user" set role = 'admin', "emailVerified" = true where username = 'reader'`)
+    await client.query(
+      `insert into organization (id, name, slug, "createdAt") select 'o' || o, 'Organization ' || o, 'org' || o, ${t0} from generate_series(0, ${ORGS - 1}) o`,
+    )
+    await client.query(
+      `insert into team (id, name, "organizationId", "createdAt") select 'o' || o || t, 'team-' || t, 'o' || o, ${t0} from generate_series(0, ${ORGS - 1}) o, (values ('a'), ('b')) v(t)`,
+    )
+    await client.query(
+      `insert into "user" (id, name, email, "emailVerified", "createdAt", "updatedAt", username, role)
+       select 'u' || i, 'Person ' || i, 'p' || i || '@example.com', true, ${t0} + i * interval '1 millisecond', ${t0}, 'p' || i,
+              case when i % 100 = 0 then 'admin' else 'user' end
+       from generate_series(0, $1::int - 1) i`,
+      [people],
+    )
+    await client.query(
+      `insert into member (id, "organizationId", "userId", role, "createdAt") select 'm' || i, 'o' || (i % ${ORGS}), 'u' || i, 'member', ${t0} from generate_series(0, $1::int - 1) i`,
+      [people],
+    )
+    await client.query(
+      `insert into "teamMember" (id, "teamId", "userId", "createdAt")
+       select 't' || i, 'o' || (i % ${ORGS}) || case when (i / ${ORGS}) % 2 = 0 then 'a' else 'b' end, 'u' || i, ${t0} from generate_series(0, $1::int - 1) i`,
+      [people],
+    )
+    await client.query('vacuum analyze')
+  } finally {
+    await client.end()
+  }
+}
+
+/** The postmaster's pid (its backends are its children). */
+async function postmasterPid(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query("select setting from pg_settings where name = 'data_directory'")
+    return Number(readFileSync(join(rows[0].setting, 'postmaster.pid'), 'utf8').split('\n')[0])
+  } finally {
+    await client.end()
+  }
+}
+
+async function startGatehouse(
+  dir: string,
+  people: number,
+  databaseUrl?: string,
+): Promise<Target & { startup: number; startupCpu: number }> {
   const [port, ldapPort] = [await freePort(), await freePort()]
   writeFileSync(
     join(dir, 'config.json'),
     JSON.stringify({ rateLimit: { enabled: false }, ldap: { enabled: true, address: `127.0.0.1:${ldapPort}`, searchRoles: ['admin'] } }),
   )
   // First start: migrations, and the reader signed up over HTTP (a real password).
-  const first = spawnGatehouse(dir, port)
+  const first = spawnGatehouse(dir, port, [], databaseUrl)
   await first.started
   const origin = `http://127.0.0.1:${port}`
   const res = await fetch(`${origin}/api/auth/sign-up/email`, {
@@ -180,45 +309,76 @@ async function startGatehouse(dir: string, people: number): Promise<Target & { s
   })
   if (res.status !== 200) throw new Error(`sign-up: ${res.status} ${await res.text()}`)
   await stop(first.child)
-  const db = new Database(join(dir, 'gatehouse.db'))
-  db.prepare("update user set role = 'admin', emailVerified = 1 where username = 'reader'").run()
-  const insert = db.prepare(
-    'insert into user (id, name, email, emailVerified, createdAt, updatedAt, username, role) values (?, ?, ?, 1, ?, ?, ?, ?)',
-  )
-  const t0 = Date.UTC(2026, 0, 1)
-  db.transaction(() => {
-    for (let i = 0; i < people; i++)
-      insert.run(`u${i}`, `Person ${i}`, `p${i}@example.com`, t0 + i, t0, `p${i}`, i % 100 === 0 ? 'admin' : 'user')
-  })()
-  db.close()
+  if (databaseUrl) await seedPostgres(databaseUrl, people)
+  else seedSqlite(dir, people)
   const begun = performance.now()
-  const second = spawnGatehouse(dir, port)
+  const second = spawnGatehouse(dir, port, NODE_ARGS, databaseUrl)
   await second.started
   const startup = (performance.now() - begun) / 1000
+  const startupCpu = cpu(second.child.pid as number)
   const url = `ldap://127.0.0.1:${ldapPort}`
   await waitLdap(url, `uid=reader,ou=people,${BASE}`, PASSWORD)
-  return { url, child: second.child, pid: second.child.pid as number, bindDn: `uid=reader,ou=people,${BASE}`, http: origin, startup }
+  return {
+    url,
+    child: second.child,
+    pid: second.child.pid as number,
+    dbPid: databaseUrl ? await postmasterPid(databaseUrl) : undefined,
+    bindDn: `uid=reader,ou=people,${BASE}`,
+    http: origin,
+    startup,
+    startupCpu,
+  }
+}
+
+interface Timed<T> {
+  wall: number
+  cpu: number
+  /** The database's CPU seconds meanwhile (PostgreSQL), NaN without one. */
+  dbCpu: number
+  value: T
 }
 
 /** Wall and server CPU seconds of `op`. */
-async function timed<T>(pid: number, op: () => Promise<T>): Promise<{ wall: number; cpu: number; value: T }> {
-  const c0 = cpu(pid)
+async function timed<T>(target: Pick<Target, 'pid' | 'dbPid'>, op: () => Promise<T>): Promise<Timed<T>> {
+  const c0 = cpu(target.pid)
+  const d0 = target.dbPid ? treeCpu(target.dbPid) : Number.NaN
   const t0 = performance.now()
   const value = await op()
-  return { wall: (performance.now() - t0) / 1000, cpu: cpu(pid) - c0, value }
+  const wall = (performance.now() - t0) / 1000
+  const dbCpu = target.dbPid ? treeCpu(target.dbPid) - d0 : Number.NaN
+  return { wall, cpu: cpu(target.pid) - c0, dbCpu, value }
 }
 
-async function sync(target: Target): Promise<number> {
+interface Synced {
+  entries: number
+  /** Server CPU milliseconds of each page, in order (read between pages). */
+  pageCpuMs: number[]
+}
+
+/** A client bound as the reader (binding hashes a password on Gatehouse's side: never inside a timed sync). */
+async function bound(target: Target): Promise<Client> {
   const c = new Client({ url: target.url, timeout: 600_000 })
   await c.bind(target.bindDn, PASSWORD)
-  const { searchEntries } = await c.search(`ou=people,${BASE}`, {
+  return c
+}
+
+/** A full paged sync (page 500, uid/cn/mail/memberOf) on a bound client, the server's CPU read after each page. */
+async function sync(target: Target, c: Client): Promise<Synced> {
+  const pageCpuMs: number[] = []
+  let entries = 0
+  let last = cpu(target.pid)
+  for await (const page of c.searchPaginated(`ou=people,${BASE}`, {
     scope: 'one',
     filter: '(objectClass=inetOrgPerson)',
     attributes: ['uid', 'cn', 'mail', 'memberOf'],
     paged: { pageSize: 500 },
-  })
-  await c.unbind()
-  return searchEntries.length
+  })) {
+    entries += page.searchEntries.length
+    const now = cpu(target.pid)
+    pageCpuMs.push((now - last) * 1000)
+    last = now
+  }
+  return { entries, pageCpuMs }
 }
 
 /** Operations per wall second and server CPU milliseconds per operation, over SECONDS. */
@@ -226,20 +386,20 @@ async function rate(
   target: Target,
   people: number,
   op: (c: Client, n: number) => Promise<void>,
-): Promise<{ perSecond: number; cpuMs: number }> {
+): Promise<{ perSecond: number; cpuMs: number; dbCpuMs: number }> {
   const c = new Client({ url: target.url, timeout: 600_000 })
   await c.bind(target.bindDn, PASSWORD)
   await op(c, 1) // warm
   let n = 0
-  const r = await timed(target.pid, async () => {
+  const r = await timed(target, async () => {
     const end = Date.now() + SECONDS * 1000
     while (Date.now() < end) await op(c, (n++ * 7919) % people)
   })
   await c.unbind()
-  return { perSecond: n / r.wall, cpuMs: (r.cpu * 1000) / n }
+  return { perSecond: n / r.wall, cpuMs: (r.cpu * 1000) / n, dbCpuMs: (r.dbCpu * 1000) / n }
 }
 
-async function httpDuring(origin: string | undefined, during: Promise<unknown>): Promise<{ p50: number; p99: number } | null> {
+async function httpDuring(origin: string | undefined, during: Promise<unknown>): Promise<{ p50: number; p99: number; n: number } | null> {
   if (!origin) return null
   const times: number[] = []
   let done = false
@@ -255,15 +415,21 @@ async function httpDuring(origin: string | undefined, during: Promise<unknown>):
   }
   times.sort((a, b) => a - b)
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN
-  return { p50: at(0.5), p99: at(0.99) }
+  return { p50: at(0.5), p99: at(0.99), n: times.length }
 }
 
 async function measure(target: Target, people: number) {
-  const cold = await timed(target.pid, () => sync(target))
-  const warmRun = timed(target.pid, () => sync(target))
-  const http = await httpDuring(target.http, warmRun)
-  const warm = await warmRun
-  await sync(target)
+  // HTTP get-session latencies during the cold sync (its CPU includes those requests: counted) and
+  // a third sync; the warm sync is measured alone.
+  const c = await bound(target)
+  const coldRun = timed(target, () => sync(target, c))
+  const httpCold = await httpDuring(target.http, coldRun)
+  const cold = await coldRun
+  const warm = await timed(target, () => sync(target, c))
+  const thirdRun = sync(target, c)
+  const http = await httpDuring(target.http, thirdRun)
+  await thirdRun
+  await c.unbind()
   const rss = rssMb(target.pid)
   const member = await rate(target, people, async (c, i) => {
     const dn = `uid=p${i},ou=people,${BASE}`
@@ -272,7 +438,7 @@ async function measure(target: Target, people: number) {
       filter: `(&(objectClass=groupOfNames)(member=${dn}))`,
       attributes: ['cn'],
     })
-    if (searchEntries.length !== 1) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
+    if (searchEntries.length !== GROUPS_PER_PERSON) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
   })
   const uid = await rate(target, people, async (c, i) => {
     const { searchEntries } = await c.search(`ou=people,${BASE}`, {
@@ -282,49 +448,92 @@ async function measure(target: Target, people: number) {
     })
     if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
   })
-  return { cold, warm, http, rss, member, uid }
+  await new Promise((r) => setTimeout(r, IDLE * 1000))
+  const idleRss = rssMb(target.pid)
+  return { cold, warm, httpCold, http, rss, idleRss, member, uid }
+}
+
+/** The spread of page costs: median, and the first and last tenth's medians (a page's cost must not depend on its place). */
+function pageSpread(ms: number[]): string {
+  const med = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b)
+    return s[Math.floor(s.length / 2)] ?? Number.NaN
+  }
+  const tenth = Math.max(1, Math.floor(ms.length / 10))
+  return `page CPU median ${med(ms).toFixed(0)} ms (first tenth ${med(ms.slice(0, tenth)).toFixed(0)}, last tenth ${med(ms.slice(-tenth)).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})`
 }
 
 const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '–')
 
 async function main(): Promise<void> {
   const lines = [
-    '| people | measure | Gatehouse wall s | Gatehouse CPU s | slapd wall s | slapd CPU s | ratio (CPU, slapd/Gatehouse) |',
-    '|---:|---|---:|---:|---:|---:|---:|',
+    '| people | engine | measure | Gatehouse wall s | Gatehouse CPU s | PostgreSQL CPU s | slapd wall s | slapd CPU s | ratio (CPU, slapd/Gatehouse) |',
+    '|---:|---|---|---:|---:|---:|---:|---:|---:|',
   ]
-  const extra: string[] = []
+  const extra: string[] = [
+    `- load average at the start: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  ]
+  const none = { wall: Number.NaN, cpu: Number.NaN, perSecond: Number.NaN, cpuMs: Number.NaN, value: { entries: 0, pageCpuMs: [] } }
   for (const people of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ldap-scale-'))
     const children: ChildProcess[] = []
+    let postgres: PostgresServer | null = null
     try {
       mkdirSync(join(dir, 'slapd'))
-      mkdirSync(join(dir, 'gatehouse'))
-      const slapd = await startSlapd(join(dir, 'slapd'), people)
-      children.push(slapd.child)
-      const theirs = await measure(slapd, people)
-      await stop(slapd.child)
-      const gatehouse = await startGatehouse(join(dir, 'gatehouse'), people)
-      children.push(gatehouse.child)
-      const ours = await measure(gatehouse, people)
-      const row = (what: string, a: { wall: number; cpu: number }, b: { wall: number; cpu: number }) =>
-        lines.push(`| ${people} | ${what} | ${f(a.wall)} | ${f(a.cpu)} | ${f(b.wall)} | ${f(b.cpu)} | ${f(b.cpu / a.cpu)}× |`)
-      row('full paged sync, cold', ours.cold, theirs.cold)
-      row('full paged sync, warm', ours.warm, theirs.warm)
-      const rateRow = (what: string, a: { perSecond: number; cpuMs: number }, b: { perSecond: number; cpuMs: number }) =>
-        lines.push(
-          `| ${people} | ${what} (ops/s wall; CPU ms/op) | ${f(a.perSecond, 0)} | ${f(a.cpuMs, 3)} ms | ${f(b.perSecond, 0)} | ${f(b.cpuMs, 3)} ms | ${f(b.cpuMs / a.cpuMs)}× |`,
+      let theirs: Awaited<ReturnType<typeof measure>> | null = null
+      if (WITH_SLAPD) {
+        const slapd = await startSlapd(join(dir, 'slapd'), people)
+        children.push(slapd.child)
+        theirs = await measure(slapd, people)
+        await stop(slapd.child)
+        extra.push(
+          `- ${people} people, slapd: resident memory after three syncs ${f(theirs.rss, 0)} MB; ${pageSpread(theirs.warm.value.pageCpuMs)} warm; entries ${theirs.cold.value.entries}`,
         )
-      rateRow('group search by member', ours.member, theirs.member)
-      rateRow('search by uid', ours.uid, theirs.uid)
-      extra.push(
-        `- ${people} people: Gatehouse start-up ${f(gatehouse.startup)} s; resident memory after three syncs ${f(ours.rss, 0)} MB (slapd ${f(theirs.rss, 0)} MB); HTTP get-session during the warm sync p50 ${f(ours.http?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.http?.p99 ?? Number.NaN, 1)} ms; entries returned ${ours.cold.value} (slapd ${theirs.cold.value})`,
-      )
+      }
+      for (const engine of ENGINES) {
+        const home = join(dir, `gatehouse-${engine}`)
+        mkdirSync(home)
+        let databaseUrl: string | undefined
+        if (engine === 'postgres') {
+          postgres ??= await startPostgres({ shared_buffers: '256MB' })
+          databaseUrl = await postgres.createDatabase(`ldap_scale_${people}`)
+        }
+        const gatehouse = await startGatehouse(home, people, databaseUrl)
+        children.push(gatehouse.child)
+        const ours = await measure(gatehouse, people)
+        await stop(gatehouse.child)
+        const t = theirs ?? { cold: none, warm: none, member: none, uid: none }
+        const row = (what: string, a: Timed<unknown>, b: { wall: number; cpu: number }) =>
+          lines.push(
+            `| ${people} | ${engine} | ${what} | ${f(a.wall)} | ${f(a.cpu)} | ${f(a.dbCpu)} | ${f(b.wall)} | ${f(b.cpu)} | ${f(b.cpu / a.cpu)}× |`,
+          )
+        row('full paged sync, cold', ours.cold, t.cold)
+        row('full paged sync, warm', ours.warm, t.warm)
+        const rateRow = (what: string, a: { perSecond: number; cpuMs: number; dbCpuMs: number }, b: { perSecond: number; cpuMs: number }) =>
+          lines.push(
+            `| ${people} | ${engine} | ${what} (ops/s wall; CPU ms/op) | ${f(a.perSecond, 0)} | ${f(a.cpuMs, 3)} ms | ${f(a.dbCpuMs, 3)} ms | ${f(b.perSecond, 0)} | ${f(b.cpuMs, 3)} ms | ${f(b.cpuMs / a.cpuMs)}× |`,
+          )
+        rateRow('group search by member', ours.member, t.member)
+        rateRow('search by uid', ours.uid, t.uid)
+        extra.push(
+          `- ${people} people, ${engine}: Gatehouse start-up ${f(gatehouse.startup)} s wall (${f(gatehouse.startupCpu)} s CPU); resident memory after three syncs ${f(ours.rss, 0)} MB, after ${IDLE} s idle ${f(ours.idleRss, 0)} MB; HTTP get-session during the cold sync (${ours.httpCold?.n} requests) p50 ${f(ours.httpCold?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.httpCold?.p99 ?? Number.NaN, 1)} ms, during a warm sync p50 ${f(ours.http?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.http?.p99 ?? Number.NaN, 1)} ms; cold ${pageSpread(ours.cold.value.pageCpuMs)}; warm ${pageSpread(ours.warm.value.pageCpuMs)}; entries ${ours.cold.value.entries}`,
+        )
+        console.log([...lines, '', ...extra].join('\n'))
+      }
     } finally {
       await Promise.all(children.map(stop))
+      await postgres?.stop()
       rmSync(dir, { recursive: true, force: true })
     }
-    console.log([...lines, '', ...extra].join('\n'))
   }
+  extra.push(
+    `- load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  )
+  console.log([...lines, '', ...extra].join('\n'))
 }
 
 await main()

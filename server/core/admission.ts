@@ -1,6 +1,6 @@
 import { hooksWith } from '../http/feature-hooks.js'
 import type { AdmissionRefusal, Face } from './admission-refusal.js'
-import { bannedNow } from './bans.js'
+import { type BanFields, bannedNow } from './bans.js'
 import type { AuthContext } from './context.js'
 import { APIError, ERR } from './errors.js'
 import type { SessionRow, SessionWithUser, UserRow } from './sessions.js'
@@ -58,7 +58,7 @@ export const unverifiedRefused = (ctx: AuthContext, user: { emailVerified: boole
  * (a ban, an unverified email): cheap and synchronous, so a face that keeps the rest beside a
  * cached session (forward auth) asks these at every request.
  */
-export function refusalNow(ctx: AuthContext, user: UserRow): 'BANNED_USER' | 'EMAIL_NOT_VERIFIED' | null {
+export function refusalNow(ctx: AuthContext, user: BanFields & { emailVerified: boolean }): 'BANNED_USER' | 'EMAIL_NOT_VERIFIED' | null {
   if (bannedNow(user, ctx.clock.now())) return 'BANNED_USER'
   if (unverifiedRefused(ctx, user)) return 'EMAIL_NOT_VERIFIED'
   return null

@@ -1,12 +1,11 @@
 import { refusalNow } from '../../core/admission.js'
 import type { GatehouseConfig } from '../../config/schema.js'
 import type { AuthContext } from '../../core/context.js'
-import type { UserRow } from '../../core/sessions.js'
 import type { ChangeSignal, Storage } from '../../db/storage.js'
 import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
-import { listMembershipsAfter, listTeamMembershipsAfter, listUsersAfter } from './store.js'
+import { type DirectoryRow, listDirectoryPeopleAfter, listMembershipsAfter, listTeamMembershipsAfter } from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -28,11 +27,14 @@ import { listMembershipsAfter, listTeamMembershipsAfter, listUsersAfter } from '
  * to the event loop between chunks and between slices of the group computation: loading a hundred
  * thousand people never holds HTTP for more than a few milliseconds at a time. Concurrent
  * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
- * each operation, never here. Rows are shared: never mutated.
+ * each operation, never here. Rows are shared: never mutated. It is first built right after the
+ * listener opens (`warm`), so the first search after a start finds it built or being built.
  */
 
-/** Rows per query while loading. */
-const CHUNK = 2_000
+/** Rows per query while loading (a few milliseconds each). */
+const CHUNK = 1_000
+/** People indexed between two yields (a few milliseconds). */
+const SLICE = 500
 
 export interface IndexedGroup {
   name: string
@@ -47,26 +49,48 @@ export interface IndexedGroup {
   members: IndexedPerson[]
 }
 
+/**
+ * A person as the index holds them: the directory's columns (store.ts DirectoryRow) without what
+ * only the load needs (the role, the username: the uid and the groups are made of them), times as
+ * epoch milliseconds. A hundred thousand of these are most of the index's memory: one object each,
+ * no Date, no per-person arrays.
+ */
 export interface IndexedPerson {
-  row: UserRow
+  id: string
+  name: string
+  email: string
+  emailVerified: boolean
+  banned: boolean | null
+  banExpires: Date | null
+  /** Epoch milliseconds. */
+  createdAt: number
+  /** Epoch milliseconds. */
+  updatedAt: number
   /** Position in `DirectoryIndex.people`. */
   at: number
   uid: string
   dn: string
-  /** Normalized DN. */
+  /** Normalized DN (the same string as `dn` when they are equal). */
   ndn: string
-  /** The shared group rule's groups, in its order. */
-  groups: IndexedGroup[]
+  /** The shared group rule's groups, in its order (shared by everyone with the same sources: never mutated). */
+  groups: readonly IndexedGroup[]
   /** entryUUID, computed at first use. */
-  uuid?: string
+  uuid: string | undefined
+  /**
+   * The person's searchResultEntry as last encoded: the attribute selection it was made for and the
+   * protocolOp's bytes. A sync asks every page for the same attributes, so each person is encoded
+   * once per index, and each page only frames the kept bytes with its message id.
+   */
+  encodedFor: string | undefined
+  encoded: Buffer | undefined
 }
 
 /** Yields to the event loop (other connections, HTTP) between slices of long work. */
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /** Whether a row sorts before (negative), at or after a (createdAt, id) key: the directory's order. */
-export function compareKey(row: { createdAt: Date; id: string }, createdAt: number, id: string): number {
-  const t = row.createdAt.getTime()
+export function compareKey(row: { createdAt: number; id: string }, createdAt: number, id: string): number {
+  const t = row.createdAt
   if (t !== createdAt) return t < createdAt ? -1 : 1
   return row.id < id ? -1 : row.id > id ? 1 : 0
 }
@@ -75,8 +99,9 @@ export class DirectoryIndex {
   readonly people: IndexedPerson[] = []
   readonly byId = new Map<string, IndexedPerson>()
   readonly byUid = new Map<string, IndexedPerson>()
-  readonly byMail = new Map<string, IndexedPerson[]>()
-  readonly byCn = new Map<string, IndexedPerson[]>()
+  /** By mail and cn (lower case): one person, or the list when several share it (`lookup`). */
+  readonly byMail = new Map<string, IndexedPerson | IndexedPerson[]>()
+  readonly byCn = new Map<string, IndexedPerson | IndexedPerson[]>()
   /** Groups by name (case-insensitive order, then by name). */
   readonly groups: IndexedGroup[] = []
   readonly groupByName = new Map<string, IndexedGroup>()
@@ -87,13 +112,19 @@ export class DirectoryIndex {
     readonly layout: Layout,
   ) {}
 
+  /** The people under a key of `byMail` or `byCn`, in directory order. */
+  static lookup(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string): readonly IndexedPerson[] {
+    const found = map.get(key)
+    return found === undefined ? [] : Array.isArray(found) ? found : [found]
+  }
+
   /** The first position in `list` (sorted in directory order) at or after a (createdAt, id) key. */
   static seekPerson(list: readonly IndexedPerson[], createdAt: number, id: string): number {
     let lo = 0
     let hi = list.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (compareKey((list[mid] as IndexedPerson).row, createdAt, id) < 0) lo = mid + 1
+      if (compareKey(list[mid] as IndexedPerson, createdAt, id) < 0) lo = mid + 1
       else hi = mid
     }
     return lo
@@ -117,10 +148,26 @@ function compareGroups(group: IndexedGroup, lower: string, name: string): number
   return group.name < name ? -1 : group.name > name ? 1 : 0
 }
 
+/** The group rule's input as one string: equal for people whose groups are equal. */
+function sourcesKey(sources: GroupSources): string {
+  let key = sources.role ?? '\u0001'
+  for (const m of sources.memberships) key += `\u0000m${m.slug}\u0000${m.role}`
+  for (const t of sources.teams) key += `\u0000t${t.slug}\u0000${t.teamName}`
+  return key
+}
+
 const push = <K, V>(map: Map<K, V[]>, key: K, value: V): void => {
   const list = map.get(key)
   if (list) list.push(value)
   else map.set(key, [value])
+}
+
+/** Adds a person under a key: alone, or into a list once a second one shares it. */
+function add(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string, person: IndexedPerson): void {
+  const found = map.get(key)
+  if (found === undefined) map.set(key, person)
+  else if (Array.isArray(found)) found.push(person)
+  else map.set(key, [found, person])
 }
 
 /** Reads everyone and their group sources in chunks, yielding between them, and indexes them. */
@@ -128,19 +175,19 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
   const layout = layoutOfBase(config.ldap.baseDN)
   const index = new DirectoryIndex(config, layout)
   const rule = groupsRule(config)
-  const rows: UserRow[] = []
-  for (let after: UserRow | null = null; ; ) {
-    const chunk = await listUsersAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
+  const rows: DirectoryRow[] = []
+  for (let after: DirectoryRow | null = null; ; ) {
+    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
     for (const row of chunk) rows.push(row)
     if (chunk.length < CHUNK) break
-    after = chunk[chunk.length - 1] as UserRow
+    after = chunk[chunk.length - 1] as DirectoryRow
     await yieldToLoop()
   }
   const memberships = new Map<string, Array<{ slug: string; role: string }>>()
   if (rule.organizations || rule.memberRoles) {
     for (let after: string | null = null; ; ) {
       const chunk = await listMembershipsAfter(ctx, after, CHUNK)
-      for (const m of chunk) push(memberships, m.userId, { slug: m.slug, role: m.role })
+      for (const m of chunk) push(memberships, m.userId, m)
       if (chunk.length < CHUNK) break
       after = (chunk[chunk.length - 1] as { id: string }).id
       await yieldToLoop()
@@ -150,43 +197,73 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
   if (rule.teams) {
     for (let after: string | null = null; ; ) {
       const chunk = await listTeamMembershipsAfter(ctx, after, CHUNK)
-      for (const t of chunk) push(teams, t.userId, { slug: t.slug, teamName: t.teamName })
+      for (const t of chunk) push(teams, t.userId, t)
       if (chunk.length < CHUNK) break
       after = (chunk[chunk.length - 1] as { id: string }).id
       await yieldToLoop()
     }
   }
   const groupByName = new Map<string, IndexedGroup>()
+  const groupsBySources = new Map<string, IndexedGroup[]>()
   const none: never[] = []
   for (let i = 0; i < rows.length; i++) {
-    if (i > 0 && i % CHUNK === 0) await yieldToLoop()
-    const row = rows[i] as UserRow
+    if (i > 0 && i % SLICE === 0) await yieldToLoop()
+    const row = rows[i] as DirectoryRow
+    rows[i] = undefined as unknown as DirectoryRow // each row goes once its person is made
     const uid = loginNameOf(row)
-    const person: IndexedPerson = { row, at: i, uid, dn: layout.personDn(uid), ndn: layout.personNdn(uid), groups: [] }
+    const dn = layout.personDn(uid)
+    const ndn = layout.personNdn(uid)
+    const person: IndexedPerson = {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      emailVerified: row.emailVerified,
+      banned: row.banned,
+      banExpires: row.banExpires,
+      createdAt: row.createdAt.getTime(),
+      updatedAt: row.updatedAt.getTime(),
+      at: i,
+      uid,
+      dn,
+      ndn: ndn === dn ? dn : ndn,
+      groups: none,
+      uuid: undefined,
+      encodedFor: undefined,
+      encoded: undefined,
+    }
     index.people.push(person)
     index.byId.set(row.id, person)
     // The first one of a uid wins, as the database's lookup of one row would.
     const uidKey = uid.toLowerCase()
     if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
-    push(index.byMail, row.email.toLowerCase(), person)
+    add(index.byMail, row.email.toLowerCase(), person)
     const name = row.name.trim()
-    push(index.byCn, (name || uid).toLowerCase(), person)
+    add(index.byCn, (name || uid).toLowerCase(), person)
     const sources: GroupSources = { role: row.role, memberships: memberships.get(row.id) ?? none, teams: teams.get(row.id) ?? none }
-    for (const groupName of groupNames(sources, rule)) {
-      let group = groupByName.get(groupName)
-      if (!group) {
-        group = {
-          name: groupName,
-          lower: groupName.toLowerCase(),
-          dn: layout.groupDn(groupName),
-          ndn: layout.groupNdn(groupName),
-          members: [],
+    // People with the same sources have the same groups: the rule runs once per distinct set of
+    // sources (a few hundred for a hundred thousand people), its groups shared.
+    const key = sourcesKey(sources)
+    let groups = groupsBySources.get(key)
+    if (!groups) {
+      groups = []
+      for (const groupName of groupNames(sources, rule)) {
+        let group = groupByName.get(groupName)
+        if (!group) {
+          group = {
+            name: groupName,
+            lower: groupName.toLowerCase(),
+            dn: layout.groupDn(groupName),
+            ndn: layout.groupNdn(groupName),
+            members: [],
+          }
+          groupByName.set(groupName, group)
         }
-        groupByName.set(groupName, group)
+        groups.push(group)
       }
-      group.members.push(person)
-      person.groups.push(group)
+      groupsBySources.set(key, groups)
     }
+    for (const group of groups) group.members.push(person)
+    person.groups = groups
   }
   const groups = [...groupByName.values()].sort((a, b) => compareGroups(a, b.lower, b.name))
   for (const group of groups) {
@@ -198,7 +275,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig): Promise<Director
 }
 
 /** Whether a person shows in the directory now: the one admission rule's row part (not banned at this instant, verified when required). */
-export const shownNow = (ctx: AuthContext, row: UserRow): boolean => refusalNow(ctx, row) === null
+export const shownNow = (ctx: AuthContext, person: IndexedPerson): boolean => refusalNow(ctx, person) === null
 
 /**
  * The index of one storage, loaded on demand and again after the directory changed. `begin()` at
@@ -245,6 +322,20 @@ export class DirectoryIndexes {
     } finally {
       if (this.loading?.promise === promise) this.loading = null
     }
+  }
+
+  /**
+   * Builds the index ahead of the first search (called once the listener serves): the first sync
+   * after start then costs what any other does. A failure (the database closing meanwhile) is left
+   * to the next operation's load.
+   */
+  warm(): Promise<void> {
+    return this.begin()
+      .then(() => this.current())
+      .then(
+        () => undefined,
+        () => undefined,
+      )
   }
 
   /** Drops the index (memory back) until the next operation needs it. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import crypto from 'node:crypto'
 import { refusalNow } from '../../core/admission.js'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
@@ -14,7 +14,7 @@ import {
   yieldToLoop,
 } from './directory-index.js'
 import { DnError, type Layout, layoutOfBase, normalizeDn, normalizeRdns, parseDn, type Rdn } from './dn.js'
-import { type AnswerEntry, type Filter, OID, ResultCode, type Scope } from './wire.js'
+import { type AnswerEntry, encodeEntry, encodeEntryOp, type Filter, frameMessage, OID, ResultCode, type Scope } from './wire.js'
 
 export { Layout } from './dn.js'
 
@@ -49,7 +49,11 @@ export interface Entry {
   dn: string
   /** The normalized DN. */
   ndn: string
-  attributes: Attribute[]
+  readonly attributes: Attribute[]
+  /** The indexed person it shows (its encoding is kept there: `encodeSelected`). */
+  readonly person?: IndexedPerson
+  /** Whether `encodeSelected` keeps this entry's encoding on the person (a search over many people). */
+  readonly keep?: boolean
 }
 
 const ALIASES: Record<string, string> = {
@@ -60,9 +64,17 @@ const ALIASES: Record<string, string> = {
   rfc822mailbox: 'mail',
 }
 
+/** Canonical names already asked for (attribute names come from a short list; a client's odd ones are bounded). */
+const canonicalNames = new Map<string, string>()
 const canonical = (name: string): string => {
-  const lower = name.toLowerCase()
-  return ALIASES[lower] ?? lower
+  let found = canonicalNames.get(name)
+  if (found === undefined) {
+    const lower = name.toLowerCase()
+    found = ALIASES[lower] ?? lower
+    if (canonicalNames.size >= 10_000) canonicalNames.clear()
+    canonicalNames.set(name, found)
+  }
+  return found
 }
 
 /**
@@ -100,9 +112,15 @@ export function viewerOf(ctx: AuthContext, user: UserRow | null): Viewer {
 /** The uid of a user: the login name everyone shares (the username in lower case, else the email). */
 export const uidOf = (user: UserRow): string => loginNameOf(user)
 
+/** SHA-1 of a string: the one-shot `crypto.hash` where Node has it (20.12+), else a Hash. */
+const sha1: (data: string) => Buffer =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? (data) => (crypto as unknown as { hash: (a: string, d: string, e: 'buffer') => Buffer }).hash('sha1', data, 'buffer')
+    : (data) => crypto.createHash('sha1').update(data).digest()
+
 /** A stable UUID (version 5 layout, SHA-1 of a fixed namespace and the id) for `entryUUID`. */
 export function entryUUID(userId: string): string {
-  const hash = createHash('sha1').update('gatehouse-ldap-entryUUID\0').update(userId).digest()
+  const hash = sha1(`gatehouse-ldap-entryUUID\0${userId}`)
   hash[6] = ((hash[6] as number) & 0x0f) | 0x50
   hash[8] = ((hash[8] as number) & 0x3f) | 0x80
   const h = hash.subarray(0, 16).toString('hex')
@@ -111,7 +129,10 @@ export function entryUUID(userId: string): string {
 
 /** Generalized time, UTC, whole seconds: 20260101120000Z. */
 export function generalizedTime(date: Date): string {
-  return `${date.toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`
+  const year = date.getUTCFullYear()
+  if (year < 1000 || year > 9999) return `${date.toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`
+  const two = (n: number) => (n < 10 ? `0${n}` : `${n}`)
+  return `${year}${two(date.getUTCMonth() + 1)}${two(date.getUTCDate())}${two(date.getUTCHours())}${two(date.getUTCMinutes())}${two(date.getUTCSeconds())}Z`
 }
 
 /** Milliseconds of a generalized time value (fractions and offsets accepted); NaN when it is not one. */
@@ -174,6 +195,66 @@ function groupUUID(group: IndexedGroup): string {
   return group.uuid
 }
 
+/** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
+function personAttributes(person: IndexedPerson): Attribute[] {
+  const uid = person.uid
+  const name = person.name.trim()
+  const words = name.split(/\s+/).filter(Boolean)
+  const attributes: Attribute[] = [
+    { name: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'] },
+    { name: 'uid', values: [uid] },
+    { name: 'cn', values: [name || uid] },
+    { name: 'displayName', values: [name || uid] },
+    { name: 'sn', values: [words.at(-1) ?? uid] },
+  ]
+  if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
+  attributes.push({ name: 'mail', values: [person.email] })
+  if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: memberOfValues(person.groups), dn: true })
+  person.uuid ??= entryUUID(person.id)
+  attributes.push(
+    { name: 'entryUUID', values: [person.uuid], operational: true },
+    { name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))], operational: true },
+    { name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))], operational: true },
+  )
+  return attributes
+}
+
+/** A person's entry, its attributes built only when read (a sync's kept encoding needs none). */
+class PersonEntry implements Entry {
+  readonly dn: string
+  readonly ndn: string
+  private built: Attribute[] | null = null
+
+  constructor(
+    readonly person: IndexedPerson,
+    /** Whether its encoding is worth keeping (a search over many people), else only used when it matches. */
+    readonly keep: boolean,
+  ) {
+    this.dn = person.dn
+    this.ndn = person.ndn
+  }
+
+  get attributes(): Attribute[] {
+    this.built ??= personAttributes(this.person)
+    return this.built
+  }
+}
+
+/** Whether a filter reads nothing but objectClass (and so answers alike for every person: they share their classes). */
+function classOnly(filter: Filter): boolean {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return filter.of.every(classOnly)
+    case 'not':
+      return classOnly(filter.of)
+    case 'undefined':
+      return true
+    default:
+      return canonical(filter.attribute) === 'objectclass'
+  }
+}
+
 /** A segment of a search's candidates, in directory order: fixed entries, people, or groups. */
 type Segment =
   | { kind: 'fixed'; entries: Entry[] }
@@ -182,9 +263,31 @@ type Segment =
 
 const segmentLength = (segment: Segment): number => (segment.kind === 'fixed' ? segment.entries.length : segment.list.length)
 
+/** A person's groups sorted in group order, and their DNs (memberOf), per shared list of groups (directory-index.ts shares one per distinct set of sources). */
+const groupOrders = new WeakMap<readonly IndexedGroup[], readonly IndexedGroup[]>()
+const groupDns = new WeakMap<readonly IndexedGroup[], string[]>()
+
 /** Sorted in group order (a person's groups come in the group rule's order). */
-const inGroupOrder = (groups: readonly IndexedGroup[]): IndexedGroup[] =>
-  [...groups].sort((a, b) => (a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+function inGroupOrder(groups: readonly IndexedGroup[]): readonly IndexedGroup[] {
+  let sorted = groupOrders.get(groups)
+  if (!sorted) {
+    sorted = [...groups].sort((a, b) =>
+      a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
+    groupOrders.set(groups, sorted)
+  }
+  return sorted
+}
+
+/** The DNs of a person's groups, in the group rule's order (shared: never mutated). */
+function memberOfValues(groups: readonly IndexedGroup[]): string[] {
+  let dns = groupDns.get(groups)
+  if (!dns) {
+    dns = groups.map((g) => g.dn)
+    groupDns.set(groups, dns)
+  }
+  return dns
+}
 
 /**
  * One operation's view of the directory, as this viewer may see it: the in-memory index
@@ -192,6 +295,7 @@ const inGroupOrder = (groups: readonly IndexedGroup[]): IndexedGroup[] =>
  */
 export class Snapshot {
   private index: DirectoryIndex | null = null
+  private lastPersonAt: { dn: string; person: IndexedPerson | null } | null = null
   readonly layout: Layout
   /** Kept for callers that set it: entries are built per search, `memberOf` comes from the index at no cost. */
   withMemberOf = true
@@ -209,7 +313,7 @@ export class Snapshot {
   }
 
   private shown(person: IndexedPerson): boolean {
-    return shownNow(this.ctx, person.row)
+    return shownNow(this.ctx, person)
   }
 
   /** The bound person's own indexed entry (shown now), or null. */
@@ -220,15 +324,18 @@ export class Snapshot {
     return self && this.shown(self) ? self : null
   }
 
-  /** The person a (normalized or not) DN names, if indexed. */
+  /** The person a (normalized or not) DN names, if indexed (remembered for the operation: a filter's member value is asked of each group). */
   private personAt(index: DirectoryIndex, dn: string): IndexedPerson | null {
+    if (this.lastPersonAt?.dn === dn) return this.lastPersonAt.person
     let target: Target
     try {
       target = locate(this.layout, dn)
     } catch {
       return null
     }
-    return target.kind === 'person' ? (index.byUid.get(target.uid) ?? null) : null
+    const person = target.kind === 'person' ? (index.byUid.get(target.uid) ?? null) : null
+    this.lastPersonAt = { dn, person }
+    return person
   }
 
   /** The people a search may return, in directory order, narrowed by the equalities its filter requires. */
@@ -248,8 +355,8 @@ export class Snapshot {
       const found = index.byUid.get(value.toLowerCase())
       narrow(found ? [found] : [])
     }
-    for (const value of requiredValues(filter, 'mail')) narrow(index.byMail.get(value.toLowerCase()) ?? [])
-    for (const value of requiredValues(filter, 'cn')) narrow(index.byCn.get(value.toLowerCase()) ?? [])
+    for (const value of requiredValues(filter, 'mail')) narrow(Index.lookup(index.byMail, value.toLowerCase()))
+    for (const value of requiredValues(filter, 'cn')) narrow(Index.lookup(index.byCn, value.toLowerCase()))
     for (const value of requiredValues(filter, 'memberof')) {
       const group = this.groupAt(index, value)
       if (group !== undefined) narrow(group?.members ?? [])
@@ -306,30 +413,13 @@ export class Snapshot {
     return !!self && self.groups.includes(group)
   }
 
-  /** A person's entry (null when not shown now). */
-  personEntry(person: IndexedPerson): Entry | null {
+  /**
+   * A person's entry (null when not shown now); its attributes are built when first read. `keep`:
+   * the search lists many people (a sync), so its encoding is kept on the person for the next one.
+   */
+  personEntry(person: IndexedPerson, keep = false): Entry | null {
     if (!this.shown(person)) return null
-    const row = person.row
-    const uid = person.uid
-    const name = row.name.trim()
-    const words = name.split(/\s+/).filter(Boolean)
-    const attributes: Attribute[] = [
-      { name: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'] },
-      { name: 'uid', values: [uid] },
-      { name: 'cn', values: [name || uid] },
-      { name: 'displayName', values: [name || uid] },
-      { name: 'sn', values: [words.at(-1) ?? uid] },
-    ]
-    if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
-    attributes.push({ name: 'mail', values: [row.email] })
-    if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: person.groups.map((g) => g.dn), dn: true })
-    person.uuid ??= entryUUID(row.id)
-    attributes.push(
-      { name: 'entryUUID', values: [person.uuid], operational: true },
-      { name: 'createTimestamp', values: [generalizedTime(row.createdAt)], operational: true },
-      { name: 'modifyTimestamp', values: [generalizedTime(row.updatedAt)], operational: true },
-    )
-    return { dn: person.dn, ndn: person.ndn, attributes }
+    return new PersonEntry(person, keep)
   }
 
   /** A group's entry (null when no member is shown to this viewer); its members are listed only when read. */
@@ -480,7 +570,7 @@ export class Snapshot {
   cursor(segments: Segment[], filter: Filter): SearchCursor {
     return new SearchCursor(segments, filter, (segment, at) => {
       if (segment.kind === 'fixed') return segment.entries[at] ?? null
-      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson)
+      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson, segment.list.length > 1)
       return this.groupEntry(segment.list[at] as IndexedGroup, this.index as DirectoryIndex)
     })
   }
@@ -509,12 +599,23 @@ export class SearchCursor {
   private at = 0
   /** A matching entry found by `more()`, at the current position, not yet handed out. */
   private pending: Entry | null = null
+  /** The filter reads only objectClass: its verdict on one person is every person's (null: not known yet). */
+  private readonly sameForPeople: boolean
+  private peopleVerdict: boolean | null = null
 
   constructor(
     private readonly segments: Segment[],
     private readonly filter: Filter,
     private readonly build: (segment: Segment, at: number) => Entry | null,
-  ) {}
+  ) {
+    this.sameForPeople = classOnly(filter)
+  }
+
+  private matches(segment: Segment, entry: Entry): boolean {
+    if (segment.kind !== 'people' || !this.sameForPeople) return matches(entry, this.filter)
+    this.peopleVerdict ??= matches(entry, this.filter)
+    return this.peopleVerdict
+  }
 
   /** The next matching entry at or after the position (left there, not handed out), or null at the end. */
   private async find(): Promise<Entry | null> {
@@ -529,7 +630,7 @@ export class SearchCursor {
       }
       if (++examined % SLICE === 0) await yieldToLoop()
       const entry = this.build(segment, this.at)
-      if (entry && matches(entry, this.filter)) {
+      if (entry && this.matches(segment, entry)) {
         this.pending = entry
         return entry
       }
@@ -564,7 +665,7 @@ export class SearchCursor {
     if (segment.kind === 'fixed') key = `f:${this.at}`
     else if (segment.kind === 'people') {
       const person = segment.list[this.at] as IndexedPerson
-      key = `p:${person.row.createdAt.getTime()}:${person.row.id}`
+      key = `p:${person.createdAt}:${person.id}`
     } else key = `g:${(segment.list[this.at] as IndexedGroup).name}`
     return Buffer.from(`${this.seg}:${key}`, 'utf8')
   }
@@ -745,6 +846,39 @@ export function selectAttributes(entry: Entry, requested: string[]): AnswerEntry
       })
       .map((a) => ({ name: a.name, values: a.values })),
   }
+}
+
+/** The selection key of a search's requested attributes (the same array for every entry of a search). */
+const selections = new WeakMap<string[], string>()
+function selectionKey(requested: string[], typesOnly: boolean): string {
+  let key = selections.get(requested)
+  if (key === undefined) {
+    key = requested.map((r) => r.toLowerCase()).join('\0')
+    selections.set(requested, key)
+  }
+  return typesOnly ? `t\0${key}` : `v\0${key}`
+}
+
+/**
+ * A searchResultEntry message of the attributes of `entry` a search asked for: a person's
+ * protocolOp is encoded once per index and attribute selection (kept on the indexed person by a
+ * search over many people, the last one's selection), each answer only frames it with its message
+ * id; other entries are encoded each time.
+ */
+export function encodeSelected(id: number, entry: Entry, requested: string[], typesOnly: boolean): Buffer {
+  const person = entry.person
+  if (!person) return encodeEntry(id, selectAttributes(entry, requested), typesOnly)
+  const selection = selectionKey(requested, typesOnly)
+  let op = person.encoded
+  if (op === undefined || person.encodedFor !== selection) {
+    op = encodeEntryOp(selectAttributes(entry, requested), typesOnly)
+    // A lookup of one person (by uid, a bind's own entry) leaves a sync's kept bytes alone.
+    if (entry.keep) {
+      person.encoded = op
+      person.encodedFor = selection
+    }
+  }
+  return frameMessage(id, op)
 }
 
 /**

@@ -97,6 +97,8 @@ export const ldapFeature = defineFeature({
             started.set(ctx, Promise.resolve(next))
             const { bound } = next
             logger.info(`LDAP listening on ldap://${hostPort(bound.address)}${bound.ldaps ? ` and ldaps://${hostPort(bound.ldaps)}` : ''}`)
+            // The directory's index is built now, in slices, not at the first search (issue 48).
+            void import('./directory-index.js').then(({ indexesOf }) => indexesOf(ctx).warm())
           } else started.delete(ctx)
         },
         keptServing: '(the LDAP listeners keep serving on their addresses)',

@@ -43,7 +43,11 @@ export class DirectoryReads {
    * instance) is reflected in the change signal. (A new configuration is noticed at each lookup.)
    */
   async begin(): Promise<void> {
-    await Promise.all([this.cache.sync?.(), indexesOf(this.ctx).begin()])
+    // One barrier: the cache's signal and the index's are the same storage's, and a PostgreSQL
+    // `sync()` makes every signal of it current (two calls at once would cost two round trips,
+    // the second waiting for the first: storage's coalesced barrier).
+    if (this.cache.sync) await this.cache.sync()
+    else await indexesOf(this.ctx).begin()
   }
 
   /** The cache key of `key` under the current configuration. */

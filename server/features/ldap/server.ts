@@ -12,14 +12,13 @@ import { appPasswordVerifier } from './app-password-port.js'
 import { modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, selectAttributes, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, encodeSelected, entryAt, layoutOf, openSearch, matchedDnOf, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import { LDAP_SEARCHES } from './metrics.js'
 import {
   type Control,
   decodePagedValue,
   decodeRequest,
-  encodeEntry,
   encodeExtended,
   encodeNotice,
   encodePagedValue,
@@ -393,7 +392,7 @@ class Connection {
     let code: number = ResultCode.success
     while (sent < wanted && !this.closed) {
       const slice = await cursor.take(Math.min(SLICE_ENTRIES, wanted - sent))
-      for (const entry of slice) out.push(encodeEntry(id, selectAttributes(entry, request.attributes), request.typesOnly))
+      for (const entry of slice) out.push(encodeSelected(id, entry, request.attributes, request.typesOnly))
       sent += slice.length
       if (slice.length < SLICE_ENTRIES || sent >= wanted) break
       this.send(Buffer.concat(out))

@@ -479,21 +479,81 @@ export function encodeNotice(code: number, diagnostic: string): Buffer {
 
 /** A SearchResultEntry; `typesOnly` sends the names with empty value sets. */
 export function encodeEntry(id: number, entry: AnswerEntry, typesOnly: boolean): Buffer {
-  return message(id, (w) => {
-    w.startSequence(Op.searchResultEntry)
-    w.writeString(entry.dn)
-    w.startSequence(0x30)
-    for (const attribute of entry.attributes) {
-      w.startSequence(0x30)
-      w.writeString(attribute.name)
-      w.startSequence(0x31)
-      if (!typesOnly) for (const value of attribute.values) w.writeString(value)
-      w.endSequence()
-      w.endSequence()
-    }
-    w.endSequence()
-    w.endSequence()
-  })
+  return frameMessage(id, encodeEntryOp(entry, typesOnly))
+}
+
+/** Bytes of a BER length (the definite forms BerWriter writes: short, 0x81, 0x82, 0x83). */
+const lengthSize = (n: number): number => {
+  if (n > 0xffffff) throw new Error('sequence too long')
+  return n <= 0x7f ? 1 : n <= 0xff ? 2 : n <= 0xffff ? 3 : 4
+}
+
+/** Writes a tag and a length at `at`; the position after them. */
+function header(out: Buffer, at: number, tag: number, n: number): number {
+  out[at++] = tag
+  const size = lengthSize(n)
+  if (size === 1) out[at++] = n
+  else {
+    out[at++] = 0x80 | (size - 1)
+    for (let shift = (size - 2) * 8; shift >= 0; shift -= 8) out[at++] = (n >>> shift) & 0xff
+  }
+  return at
+}
+
+/** A tag-length-value's whole size. */
+const tlv = (n: number): number => 1 + lengthSize(n) + n
+
+/**
+ * A searchResultEntry's protocolOp alone, framed per message by `frameMessage` (the directory keeps
+ * a person's): the bytes BerWriter writes, sized first and written once into a buffer of that size.
+ */
+export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
+  const dnSize = Buffer.byteLength(entry.dn)
+  const sizes: number[] = []
+  let attributes = 0
+  for (const attribute of entry.attributes) {
+    const name = Buffer.byteLength(attribute.name)
+    let set = 0
+    if (!typesOnly) for (const value of attribute.values) set += tlv(Buffer.byteLength(value))
+    const content = tlv(name) + tlv(set)
+    sizes.push(name, set, content)
+    attributes += tlv(content)
+  }
+  const content = tlv(dnSize) + tlv(attributes)
+  const out = Buffer.allocUnsafe(tlv(content))
+  let at = header(out, 0, Op.searchResultEntry, content)
+  at = header(out, at, 0x04, dnSize)
+  at += out.write(entry.dn, at, 'utf8')
+  at = header(out, at, 0x30, attributes)
+  let k = 0
+  for (const attribute of entry.attributes) {
+    const [name, set, attributeContent] = [sizes[k] as number, sizes[k + 1] as number, sizes[k + 2] as number]
+    k += 3
+    at = header(out, at, 0x30, attributeContent)
+    at = header(out, at, 0x04, name)
+    at += out.write(attribute.name, at, 'utf8')
+    at = header(out, at, 0x31, set)
+    if (!typesOnly)
+      for (const value of attribute.values) {
+        at = header(out, at, 0x04, Buffer.byteLength(value))
+        at += out.write(value, at, 'utf8')
+      }
+  }
+  return out
+}
+
+/** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
+export function frameMessage(id: number, op: Buffer): Buffer {
+  // messageID: INTEGER, minimal two's complement (0 … 2^31 − 1).
+  const idBytes = id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4
+  const content = 2 + idBytes + op.length
+  const out = Buffer.allocUnsafe(tlv(content))
+  let at = header(out, 0, 0x30, content)
+  out[at++] = 0x02
+  out[at++] = idBytes
+  for (let shift = (idBytes - 1) * 8; shift >= 0; shift -= 8) out[at++] = (id >>> shift) & 0xff
+  op.copy(out, at)
+  return out
 }
 
 /** The paged-results control's value (RFC 2696): `{size, cookie}`. */

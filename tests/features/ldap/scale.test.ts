@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm'
 import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AuthContext } from '../../../server/core/context.js'
@@ -91,6 +92,30 @@ describe('the directory index', () => {
     // A DN that names nobody is in no group; an upper-case DN names the same person.
     expect(await groupsOf(`uid=nobody,ou=people,${BASE}`)).toEqual([])
     expect(await groupsOf(subject.dn.toUpperCase())).toEqual(['admin', 'user'])
+    await c.unbind()
+  })
+
+  it('answers each search with the attributes it asked for, though a person’s encoding is kept between searches', async () => {
+    const reader = await person(server, 'keptreader', 'Kept Reader', 'admin')
+    const subject = await person(server, 'keptsubject', 'Kept Subject')
+    const c = await client(server, reader.dn)
+    // A search over many people (its encodings are kept on each person), the subject's entry picked out.
+    const ask = async (attributes: string[], typesOnly = false) =>
+      (
+        await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=kept*)', attributes, returnAttributeValues: !typesOnly })
+      ).searchEntries.find((e) => e.dn === subject.dn)
+    // The same selection twice (the kept bytes), then others: each answer is its own selection's.
+    expect(await ask(['uid', 'mail'])).toEqual({ dn: subject.dn, uid: 'keptsubject', mail: 'keptsubject@example.com' })
+    expect(await ask(['uid', 'mail'])).toEqual({ dn: subject.dn, uid: 'keptsubject', mail: 'keptsubject@example.com' })
+    expect(await ask(['cn'])).toEqual({ dn: subject.dn, cn: 'Kept Subject' })
+    expect(await ask(['uid'], true)).toEqual({ dn: subject.dn, uid: [] })
+    expect(await ask(['uid'])).toEqual({ dn: subject.dn, uid: 'keptsubject' })
+    // A lookup of one person with another selection, then the many-people search again.
+    expect((await c.search(subject.dn, { scope: 'base', attributes: ['mail'] })).searchEntries[0]?.mail).toBe('keptsubject@example.com')
+    expect(await ask(['uid'])).toEqual({ dn: subject.dn, uid: 'keptsubject' })
+    // A rename is a new index: the kept bytes go with the old one.
+    await server.gatehouse.ctx.db.update(user).set({ name: 'Kept Renamed' }).where(eq(user.id, subject.id))
+    expect(await ask(['cn'])).toEqual({ dn: subject.dn, cn: 'Kept Renamed' })
     await c.unbind()
   })
 
