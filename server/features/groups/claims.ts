@@ -1,4 +1,6 @@
 import type { AuthContext } from '../../core/context.js'
+import { featuresWith } from '../../features-of.js'
+import { knownRoles } from '../admin/access.js'
 import { findOrganizationById, findOrganizationsBySlugs, findTeamById, listTeamsOf } from '../organization/store.js'
 import { namedGroups, organizationSlugOf } from '../organization/slugs.js'
 import type { GroupsConfig } from './config.js'
@@ -129,4 +131,38 @@ export async function organizationChangeImpact(ctx: AuthContext, change: Organiz
   return named
     .filter(({ name }) => organizationSlugOf(name, config) === organization.slug)
     .map(({ where, name }) => ({ where, name, problem: `${what} takes this name away: nobody will hold it, so it lets no one in` }))
+}
+
+/** The roles an edit of `admin.roles` removes (a rename removes the old name): known before, unknown after. Built-in roles stay. */
+export function removedRoles(before: readonly string[], after: readonly string[]): string[] {
+  return before.filter((role) => !after.includes(role))
+}
+
+/** What a rule naming a removed role meets, unless the feature says more. */
+const ROLE_GONE = 'nobody can be given it any more, so only those who hold it now meet this rule'
+
+/**
+ * What an edit of the roles (`admin.roles`, as it would be after the edit) takes away before it is
+ * saved (issue 50 §5): every rule that names a role the edit removes (or renames away), by the role
+ * (forward-auth rules' `subject.roles`, `ldap.searchRoles`, two-factor's enforcement roles, admin's
+ * `adminRoles` and `defaultRole`: each feature's `namedRoles`) or by its group name (SAML apps'
+ * allowed groups: a role's group name is the role). Nothing when the edit removes no role.
+ */
+export async function roleChangeImpact(ctx: AuthContext, rolesAfter: Readonly<Record<string, unknown>>): Promise<GroupNameProblem[]> {
+  const config = ctx.config()
+  // The edit's roles are only named here, never trusted for their grants: their definitions are not read.
+  const after = { ...config, admin: { ...config.admin, roles: rolesAfter as typeof config.admin.roles } }
+  const removed = removedRoles(Object.keys(knownRoles(config)), Object.keys(knownRoles(after)))
+  if (removed.length === 0) return []
+  const problem = (role: string, effect = ROLE_GONE) => `removing the role "${role}" takes this name away: ${effect}`
+  const byRole = featuresWith(ctx, 'namedRoles').flatMap((feature) =>
+    feature
+      .namedRoles(ctx)
+      .filter(({ name }) => removed.includes(name))
+      .map(({ where, name, effect }) => ({ where, name, problem: problem(name, effect) })),
+  )
+  const byGroupName = (await namedGroups(ctx))
+    .filter(({ name }) => removed.includes(name))
+    .map(({ where, name }) => ({ where, name, problem: problem(name) }))
+  return [...byRole, ...byGroupName]
 }
