@@ -39,8 +39,13 @@ export const groupsContract = {
     z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
   ),
   'groups.roleImpact': query(
-    'What an edit of the roles would take away: the rules that name a role it removes or renames (forward-auth rules, SAML apps, LDAP search roles, two-factor enforcement, admin.adminRoles and admin.defaultRole)',
-    z.object({ roles: z.record(z.string().max(200), z.unknown()) }).strict(),
+    'What an edit of the roles (`roles`: admin.roles; `organizationRoles`: organization.roles, each as after the edit) would take away: the rules that name a role it removes or renames (forward-auth rules, SAML apps, LDAP search roles, two-factor enforcement, admin.adminRoles and admin.defaultRole)',
+    z
+      .object({
+        roles: z.record(z.string().max(200), z.unknown()).optional(),
+        organizationRoles: z.record(z.string().max(200), z.unknown()).optional(),
+      })
+      .strict(),
     z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
   ),
   'groups.configure': mutation(

@@ -35,6 +35,7 @@ beforeAll(async () => {
       admin: { roles: { helpdesk: { user: ['list'] }, auditor: { user: ['list'] }, unnamed: { user: ['list'] } } },
       ldap: { searchRoles: ['admin', 'helpdesk', 'auditor'] },
       twoFactor: { enforcement: { roles: ['auditor'] } },
+      organization: { roles: { reviewer: { team: ['update'] }, spare: { team: ['update'] } } },
     },
   })
   panel = panelServiceOf(server)
@@ -174,8 +175,8 @@ describe('groups.organizationImpact: what deleting or renaming an organization o
   })
 })
 
-async function roleImpact(roles: Record<string, unknown>): Promise<Array<{ where: string; name: string; problem: string }>> {
-  const result = await panel.dispatch('groups.roleImpact', { roles })
+async function roleImpact(change: Record<string, unknown>): Promise<Array<{ where: string; name: string; problem: string }>> {
+  const result = await panel.dispatch('groups.roleImpact', change)
   if (!result.ok) throw new Error(result.error.message)
   return result.data as Array<{ where: string; name: string; problem: string }>
 }
@@ -186,7 +187,7 @@ describe('groups.roleImpact: what removing or renaming a role takes away', () =>
   const places = (found: Array<{ where: string; name: string }>) => found.map(({ where, name }) => `${where}: ${name}`).sort()
 
   it('removing a role lists the forward-auth rule, the SAML app and the LDAP search roles that name it', async () => {
-    const found = await roleImpact(without('helpdesk'))
+    const found = await roleImpact({ roles: without('helpdesk') })
     expect(places(found)).toEqual([
       'SAML app "Desk": helpdesk',
       'forwardAuth.rules[1].subject.roles: helpdesk',
@@ -202,17 +203,36 @@ describe('groups.roleImpact: what removing or renaming a role takes away', () =>
 
   it('a rename takes the old name away; two-factor enforcement names a role too', async () => {
     const { auditor, ...rest } = all
-    expect(places(await roleImpact({ ...rest, reviewer: auditor }))).toEqual([
+    expect(places(await roleImpact({ roles: { ...rest, reviewer: auditor } }))).toEqual([
       'ldap.searchRoles: auditor',
       'twoFactor.enforcement.roles: auditor',
     ])
   })
 
   it('a role nothing names, an edit that removes no role, and a built-in role kept by its default are not listed', async () => {
-    expect(await roleImpact(without('unnamed'))).toEqual([])
-    expect(await roleImpact(all)).toEqual([])
-    expect(await roleImpact({ ...all, extra: { user: ['list'] } })).toEqual([])
+    expect(await roleImpact({ roles: without('unnamed') })).toEqual([])
+    expect(await roleImpact({ roles: all })).toEqual([])
+    expect(await roleImpact({ roles: { ...all, extra: { user: ['list'] } } })).toEqual([])
     // Overriding the built-in admin and dropping the override: admin is still a role.
-    expect(await roleImpact({ ...all, admin: { user: ['list'] } })).toEqual([])
+    expect(await roleImpact({ roles: { ...all, admin: { user: ['list'] } } })).toEqual([])
+  })
+
+  it('removing an organization role lists the SAML apps naming it as a member role, in any organization', async () => {
+    await createServiceProvider(
+      server.gatehouse.ctx,
+      {
+        metadataXml: metadata.replaceAll('wiki.home.arpa', 'review.home.arpa'),
+        name: 'Review',
+        nameIdFormat: 'email',
+        allowedGroups: ['impact-acme:reviewer', 'impact-acme/reviewer', 'reviewer'],
+      },
+      { via: 'cli' },
+    )
+    const found = await roleImpact({ organizationRoles: { spare: { team: ['update'] } } })
+    expect(places(found)).toEqual(['SAML app "Review": impact-acme:reviewer'])
+    expect(found[0]?.problem).toBe(
+      'removing the organization role "reviewer" takes this name away: nobody can be given it any more, so only those who hold it now meet this rule',
+    )
+    expect(await roleImpact({ organizationRoles: { reviewer: { team: ['update'] } } })).toEqual([])
   })
 })

@@ -1,6 +1,6 @@
 import { IconUsers } from '@tabler/icons-react'
 import { lazy } from 'react'
-import { call } from '../../api'
+import { roleImpact } from '../groups/role-impact'
 import { definePanelFeature } from '../panel-feature'
 
 /** The admin feature in the control panel (renderer/src/features/panel-feature.ts). */
@@ -60,17 +60,7 @@ export const adminPanel = definePanelFeature({
           help: 'role → {"user": [actions], "session": [actions]}.',
           kind: 'json',
           // Removing or renaming a role that rules name (forward auth, SAML apps, LDAP, two-factor) asks first.
-          impact: {
-            ask: (_before, after) =>
-              call('groups.roleImpact', {
-                roles: after && typeof after === 'object' && !Array.isArray(after) ? (after as Record<string, unknown>) : {},
-              }),
-            title: 'Remove a role that rules name?',
-            message:
-              'Nobody could be given these roles any more, so what names them would hold only for those who have them now. Change those first, or remove anyway.',
-            keep: 'Keep the role',
-            proceed: 'Remove anyway',
-          },
+          impact: roleImpact('roles'),
         },
       ],
     },
