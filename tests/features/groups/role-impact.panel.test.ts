@@ -41,9 +41,9 @@ beforeAll(async () => {
 })
 
 /** Types the custom roles into the Settings field and confirms the review. */
-async function saveRoles(value: Record<string, unknown>): Promise<void> {
-  await open('settings?section=admin', 'Settings')
-  const field = page.getByTestId('setting-admin.roles')
+async function saveRoles(value: Record<string, unknown>, section = 'admin', path = 'admin.roles'): Promise<void> {
+  await open(`settings?section=${section}`, 'Settings')
+  const field = page.getByTestId(`setting-${path}`)
   await field.fill(JSON.stringify(value))
   await expect.poll(() => page.getByTestId('save-settings').isDisabled(), { timeout: 15_000 }).toBe(false)
   await page.getByTestId('save-settings').click()
@@ -79,5 +79,27 @@ describe('Settings → Admin roles: removing a role that rules name asks first',
     await expect.poll(roles).toEqual([])
     // The closed dialog keeps an empty root: nothing was asked.
     expect(await page.getByTestId('setting-impact').getByRole('button').count()).toBe(0)
+  })
+
+  it('Custom organization roles ask the same way for a member role a SAML app names', { timeout: 90_000 }, async () => {
+    h.server.gatehouse.config.update({ organization: { roles: { reviewer: { team: ['update'] }, spare: { team: ['update'] } } } })
+    await createServiceProvider(
+      h.server.gatehouse.ctx,
+      {
+        metadataXml: metadata.replaceAll('desk.home.arpa', 'review.home.arpa'),
+        name: 'Review',
+        nameIdFormat: 'email',
+        allowedGroups: ['acme:reviewer'],
+      },
+      { via: 'cli' },
+    )
+    const organizationRoles = () => Object.keys(h.server.gatehouse.ctx.config().organization.roles).sort()
+    await saveRoles({ spare: { team: ['update'] } }, 'organizations', 'organization.roles')
+    const dialog = page.getByTestId('setting-impact')
+    await dialog.getByText('SAML app "Review"').waitFor()
+    expect(await dialog.textContent()).toContain('SAML app "Review" requires acme:reviewer: removing the organization role "reviewer"')
+    expect(organizationRoles()).toEqual(['reviewer', 'spare'])
+    await page.getByRole('button', { name: 'Remove anyway' }).click()
+    await expect.poll(organizationRoles).toEqual(['spare'])
   })
 })

@@ -110,11 +110,14 @@ function ReviewChanges({
 
 /** A change that takes away what rules name (a field's `impact`): the list, and keep or go ahead. */
 function ImpactDialog({
+  opened,
   pending,
   saving,
   onKeep,
   onProceed,
 }: {
+  opened: boolean
+  /** The last change asked about, kept while the dialog closes. */
   pending: { field: FieldSpec; entries: Array<{ where: string; name: string; problem: string }> } | null
   saving: boolean
   onKeep: () => void
@@ -122,7 +125,7 @@ function ImpactDialog({
 }) {
   const impact = pending?.field.impact
   return (
-    <Modal opened={pending !== null} onClose={onKeep} title={impact?.title ?? ''} centered size="lg" data-testid="setting-impact">
+    <Modal opened={opened} onClose={onKeep} title={impact?.title ?? ''} centered size="lg" data-testid="setting-impact">
       <Stack>
         <Text size="sm">{impact?.message}</Text>
         <NameImpactList entries={pending?.entries ?? []} />
@@ -216,7 +219,8 @@ export function SectionForm({
   const initial = useMemo(() => Object.fromEntries(section.fields.map((f) => [f.path, getPath(effective, f.path)])), [section, effective])
   const values = draft ?? initial
   const [reviewing, setReviewing] = useState(false)
-  // A change a field's `impact` says takes something away, waiting for the admin's answer.
+  // A change a field's `impact` says takes something away, waiting for the admin's answer (kept while its dialog closes).
+  const [asking, setAsking] = useState(false)
   const [impact, setImpact] = useState<{ field: FieldSpec; entries: Array<{ where: string; name: string; problem: string }> } | null>(null)
   // Remounts the fields on Discard, so editors holding their own text (JSON) start again from the saved value.
   const [generation, setGeneration] = useState(0)
@@ -256,6 +260,7 @@ export function SectionForm({
       if (entries.length > 0) {
         setReviewing(false)
         setImpact({ field: f, entries })
+        setAsking(true)
         return
       }
     }
@@ -267,7 +272,7 @@ export function SectionForm({
       onDraft({ ...values, [impact.field.path]: getPath(effective, impact.field.path) })
       setGeneration((g) => g + 1)
     }
-    setImpact(null)
+    setAsking(false)
   }
 
   return (
@@ -337,7 +342,13 @@ export function SectionForm({
         onClose={() => setReviewing(false)}
         onConfirm={confirm}
       />
-      <ImpactDialog pending={impact} saving={save.isPending} onKeep={keep} onProceed={() => void submit().finally(() => setImpact(null))} />
+      <ImpactDialog
+        opened={asking}
+        pending={impact}
+        saving={save.isPending}
+        onKeep={keep}
+        onProceed={() => void submit().finally(() => setAsking(false))}
+      />
     </Card>
   )
 }
