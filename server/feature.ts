@@ -103,6 +103,13 @@ export interface Feature extends FeatureHooks {
    * and in the panel (organization/slugs.ts reservedSlugs, groups/claims.ts).
    */
   namedGroups?: (ctx: AuthContext) => NamedGroup[] | Promise<NamedGroup[]>
+  /**
+   * The roles (admin's roles, `admin.roles` and the built-in ones) this feature's configuration names
+   * (forward-auth rules' `subject.roles`, `ldap.searchRoles`, two-factor's enforcement roles, admin's
+   * own `adminRoles` and `defaultRole`), each with where: an edit that removes or renames a role
+   * lists them first (groups/claims.ts roleChangeImpact, the panel's `groups.roleImpact`).
+   */
+  namedRoles?: (ctx: AuthContext) => NamedRole[]
 }
 
 /**
@@ -153,6 +160,15 @@ export interface NamedGroup {
    * decide whether anyone holds it; absent: matched on memberships themselves (forward auth's rules).
    */
   byGroupName?: boolean
+}
+
+/** A role a feature's configuration names, where, and what removing the role does to that rule. */
+export interface NamedRole {
+  /** The config key: `forwardAuth.rules[0].subject.roles`, `ldap.searchRoles`. */
+  where: string
+  name: string
+  /** What removing the role does there, when it is more than "names a role nobody can be given". */
+  effect?: string
 }
 
 export interface PanelDownload {

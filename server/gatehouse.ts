@@ -1,7 +1,7 @@
 import { signUpExposure } from './core/sign-up-gate.js'
 import './schema.js' // the database tables (core + features), handed down to db/ as it loads: first, before any module that queries
 import { configAuditSettled, watchConfigChanges } from './core/config-audit.js'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import type { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
@@ -49,6 +49,7 @@ export const consoleLogger: Logger = {
 
 import type { Gatehouse, GatehouseDatabase, GatehouseOptions } from './instance.js'
 import { hostedPageURL } from './http/hosted-page-url.js'
+import { forgetRunningServer, recordRunningServer } from './db/running-server.js'
 export type { Gatehouse, GatehouseDatabase, GatehouseOptions, ListenAt } from './instance.js'
 
 /** The config, secret and data directory of a server about to open its database. */
@@ -375,8 +376,10 @@ function announceOpenSignUp(ctx: AuthContext, logger: Logger): void {
 function startBackground(ctx: AuthContext, prepared: Prepared, database: GatehouseDatabase, rateLimitStore: () => RateLimitStore) {
   const { options, logger, store } = prepared
   // A server has this data directory open: `gatehouse restore` refuses to write under it.
-  const pidFile = options.dataDir ? join(options.dataDir, 'gatehouse.pid') : null
-  if (pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
+  // Beside it, the database it uses (no secrets): `gatehouse backup` refuses to read another one.
+  const dataDir = options.dataDir ?? null
+  if (dataDir)
+    recordRunningServer(dataDir, database.dialect === 'sqlite' ? { sqliteFile: database.location } : { postgres: database.location })
 
   const stopFeatures = features
     .map((feature) =>
@@ -400,7 +403,7 @@ function startBackground(ctx: AuthContext, prepared: Prepared, database: Gatehou
   }
   // Every change of the effective config is audited, the one found at start included (issue 31 §2).
   const stopConfigAudit = watchConfigChanges(ctx, store, options.dataDir, logger)
-  return { pidFile, stopFeatures, stopConfigAudit }
+  return { dataDir, stopFeatures, stopConfigAudit }
 }
 
 /**
@@ -484,7 +487,7 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: Se
   const { ctx, mailer } = createContext(prepared, database, origin, sharedCaches)
   const { rateLimitStore, outages } = rateLimitStores(ctx, prepared, database, secondary)
   announceOpenSignUp(ctx, logger)
-  const { pidFile, stopFeatures, stopConfigAudit } = startBackground(ctx, prepared, database, rateLimitStore)
+  const { dataDir, stopFeatures, stopConfigAudit } = startBackground(ctx, prepared, database, rateLimitStore)
 
   const { app, direct } = createAuthApp({
     ctx,
@@ -514,9 +517,7 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: Se
       await mailer.close()
       await database.close()
       await secondary?.close()
-      try {
-        if (pidFile && readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true })
-      } catch {}
+      if (dataDir) forgetRunningServer(dataDir)
     },
   }
 }

@@ -213,6 +213,36 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
     }
   }, 300_000)
 
+  it('refuses a backup of the SQLite file while the server on the data directory runs on PostgreSQL given by its variable, and backs up that database', async () => {
+    const url = await postgres.createDatabase()
+    const dataDir = join(tempDir(), 'data')
+    await fill(dataDir, { GATEHOUSE_DATABASE_URL: '' })
+    // The same directory served from PostgreSQL by GATEHOUSE_DATABASE_URL alone: its config names no database.
+    const server = await startServerProcess(
+      ['--port', '0', '--data-dir', dataDir, '--rate-limit', 'off'],
+      { GATEHOUSE_DATABASE_URL: url },
+      60_000,
+    )
+    try {
+      const at = new URL(url)
+      const identity = `postgres://${at.hostname}:${at.port}${at.pathname}`
+      const recorded = readFileSync(join(dataDir, 'gatehouse.engine.json'), 'utf8')
+      expect(JSON.parse(recorded)).toEqual({ pid: server.child.pid, database: identity })
+      expect(recorded).not.toContain('@')
+      const stale = await runCli(['backup', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: '' }, 60_000)
+      expect([stale.code, stale.stderr]).toEqual([
+        1,
+        `gatehouse: the server running on ${dataDir} (pid ${server.child.pid}) uses ${identity}, but this backup would read sqlite:${join(dataDir, 'gatehouse.db')}: give it that database's URL with --database-url\n`,
+      ])
+      expect(existsSync(join(dataDir, 'backups')) ? readdirSync(join(dataDir, 'backups')) : []).toEqual([])
+      const same = await runCli(['backup', '--data-dir', dataDir, '--database-url', url], { GATEHOUSE_DATABASE_URL: '' }, 60_000)
+      expect([same.code, same.stderr]).toEqual([0, ''])
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.exited
+    }
+  }, 300_000)
+
   it('serve backs PostgreSQL up before applying migrations: at the earlier schema, in the usual archive, the last three kept; it restores', async () => {
     // An earlier release's database: this build's pg migrations but the last three, and a person in it.
     const url = await postgres.createDatabase()

@@ -234,6 +234,33 @@ describe('gatehouse backup and restore', () => {
     await again.exited
   }, 120_000)
 
+  it('a running server records the database it uses beside its pid file, without secrets; a backup of another database is refused (issue 50 §8)', async () => {
+    const { dataDir } = await populatedDataDir(1)
+    const db = join(dataDir, 'gatehouse.db')
+    const server = await startServerProcess(['--port', '0', '--data-dir', dataDir, '--rate-limit', 'off'], { GATEHOUSE_SECRET: '' })
+    try {
+      const record = JSON.parse(readFileSync(join(dataDir, 'gatehouse.engine.json'), 'utf8'))
+      expect(record).toEqual({ pid: server.child.pid, database: `sqlite:${db}` })
+      const elsewhere = 'postgres://gatehouse:s3cret@127.0.0.1:1/elsewhere'
+      const refusal = `gatehouse: the server running on ${dataDir} (pid ${server.child.pid}) uses sqlite:${db}, but this backup would read postgres://127.0.0.1:1/elsewhere: run it without --database-url, GATEHOUSE_DATABASE_URL or database.url\n`
+      // By the flag, the variable or the data directory's config: one line, no password, no archive, nothing asked of that database.
+      const byFlag = await runCli(['backup', '--data-dir', dataDir, '--database-url', elsewhere])
+      expect([byFlag.code, byFlag.stderr]).toEqual([1, refusal])
+      const byEnv = await runCli(['backup', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: elsewhere })
+      expect([byEnv.code, byEnv.stderr]).toEqual([1, refusal])
+      expect(existsSync(join(dataDir, 'backups')) ? readdirSync(join(dataDir, 'backups')) : []).toEqual([])
+      // The database it uses is backed up while it runs.
+      const same = await runCli(['backup', '--data-dir', dataDir])
+      expect([same.code, same.stderr]).toEqual([0, ''])
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.exited
+    }
+    // Stopped, it leaves no record behind.
+    expect(existsSync(join(dataDir, 'gatehouse.engine.json'))).toBe(false)
+    expect(existsSync(join(dataDir, 'gatehouse.pid'))).toBe(false)
+  }, 120_000)
+
   it("carries the Network view's settings (network.json) and restores them; an archive without them leaves the machine's own (issue 50 §8)", async () => {
     const { dataDir } = await populatedDataDir(1)
     const network = { listen: 'lan', interface: null, port: 4390, baseURL: 'https://auth.example.lan' }

@@ -96,6 +96,7 @@ const EXPECTED_CHANNELS = [
   'gatehouse:groups.impact',
   'gatehouse:groups.nameProblems',
   'gatehouse:groups.organizationImpact',
+  'gatehouse:groups.roleImpact',
   'gatehouse:groups.settings',
   'gatehouse:import.start',
   'gatehouse:import.status',

@@ -37,6 +37,25 @@ export interface FieldSpec {
   unsetLabel?: string
   min?: number
   max?: number
+  /** Asked before a save that changes this field: what the change takes away (issue 50 §5). */
+  impact?: FieldImpact
+}
+
+/**
+ * What a change of one Settings field takes away, asked of the server before the save is sent: a
+ * non-empty answer (the rules that name what the change removes) is listed, and the admin keeps the
+ * saved value or saves anyway. An empty answer (or none, when the question fails) saves at once.
+ */
+export interface FieldImpact {
+  ask: (before: unknown, after: unknown) => Promise<Array<{ where: string; name: string; problem: string }>>
+  /** The dialog's title. */
+  title: string
+  /** One sentence above the list. */
+  message: string
+  /** The answer that puts the saved value back and saves nothing. */
+  keep: string
+  /** The answer that saves the change. */
+  proceed: string
 }
 
 /** The Settings sections, in the order the Settings view lists them (settings/settings-fields.ts titles them). */

@@ -16,8 +16,9 @@
  * - SQLite is read inside one read transaction: a consistent snapshot even if a server still runs
  *   (writes made after the snapshot are not copied: stop the server first, the command says so).
  */
-import { existsSync, readFileSync, renameSync } from 'node:fs'
+import { existsSync, renameSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { runningServer } from '../running-server.js'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../../config/store.js'
 import { maskUrlPassword } from '../../config/url-password.js'
@@ -57,20 +58,6 @@ export async function migrateToPostgres(options: MigrateOptions): Promise<TableR
   return copySqliteIntoPostgres(file, options.to, { batch: options.batch, migrationsFolder: options.migrationsFolder, log: options.log })
 }
 
-/** Whether a server runs on the data directory (its gatehouse.pid names a live process). */
-function serverRunsOn(dataDir: string): boolean {
-  const pidFile = join(dataDir, 'gatehouse.pid')
-  if (!existsSync(pidFile)) return false
-  const pid = Number(readFileSync(pidFile, 'utf8').trim())
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /**
  * After a verified copy, the SQLite file and its WAL files are renamed aside
  * (`gatehouse.db.migrated-<time>`), so that nothing takes the stale copy for the data: a backup of
@@ -78,7 +65,7 @@ function serverRunsOn(dataDir: string): boolean {
  * place (null) while a server still runs on it.
  */
 function retireSqliteFile(dataDir: string, now: number): string | null {
-  if (serverRunsOn(dataDir)) return null
+  if (runningServer(dataDir) !== null) return null
   const aside = `gatehouse.db.migrated-${new Date(now).toISOString().replaceAll(':', '-')}`
   for (const suffix of ['', '-wal', '-shm']) {
     const file = join(dataDir, `gatehouse.db${suffix}`)

@@ -20,6 +20,22 @@ export const adminFeature = defineFeature({
   panel: adminPanel,
   // signUp.mode "invitation": an administrator's sign-up invitation lets its address sign up.
   invitesSignUp: invitedToSignUp,
+  // Its own keys that name a role: removing that role asks first (groups/claims.ts roleChangeImpact).
+  namedRoles: (ctx) => {
+    const { adminRoles, defaultRole } = ctx.config().admin
+    return [
+      ...adminRoles.map((name) => ({
+        where: 'admin.adminRoles',
+        name,
+        effect: 'nobody can be given it any more, so only those who hold it now are administrators by it',
+      })),
+      {
+        where: 'admin.defaultRole',
+        name: defaultRole,
+        effect: 'new users would be given a role that no longer exists, which grants nothing',
+      },
+    ]
+  },
 })
 
 // The rules other entry points (the `gatehouse user` CLI, tests, benchmarks) call directly.

@@ -28,6 +28,7 @@ import { BackupError, backupErrors } from './errors.js'
 import { appliedMigrations, type BackupDatabase, integrityCheck, knownMigrations, openExisting, rowCounts, snapshot } from './store.js'
 import { readTar, TarError, tarEnd, tarHeader, tarPadding } from './tar.js'
 import { NETWORK_FILE, networkFile } from '../network/settings.js'
+import { runningServer } from '../../db/running-server.js'
 
 /**
  * A backup is one `.tar.gz`: `manifest.json` first, then `gatehouse.db` (an online snapshot; on
@@ -67,7 +68,6 @@ export const replacedBy = (archiveFiles: readonly string[]): string[] =>
       (archiveFiles.includes('secret') || !SECRET_FILES.includes(name)) && (archiveFiles.includes(NETWORK_FILE) || name !== NETWORK_FILE),
   )
 export const BACKUPS_DIR = 'backups'
-export const PID_FILE = 'gatehouse.pid'
 export const RESTORE_MARKER = 'restore.json'
 export const PENDING_DIR = 'restore-pending'
 
@@ -366,20 +366,6 @@ export async function readManifest(file: string): Promise<BackupManifest | null>
     })
   } catch {}
   return manifest
-}
-
-/** The pid of a live server on `dataDir` (its pid file names a running process), else null. */
-export function runningServer(dataDir: string): number | null {
-  const file = join(dataDir, PID_FILE)
-  if (!existsSync(file)) return null
-  const pid = Number(readFileSync(file, 'utf8').trim())
-  if (!Number.isInteger(pid) || pid <= 0) return null
-  try {
-    process.kill(pid, 0)
-    return pid
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : null
-  }
 }
 
 export interface RestoreResult {

@@ -10,6 +10,7 @@ import { BackupError, backupErrors } from './errors.js'
 import type { BackupDatabase } from './store.js'
 import { BACKUP_USAGE } from './usage.js'
 import { readJsonFile } from '../../config/store.js'
+import { databaseIdentity, runningDatabase } from '../../db/running-server.js'
 
 const kb = (bytes: number) => (bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`)
 
@@ -92,6 +93,10 @@ export function backupCommand(argv: string[], env: NodeJS.ProcessEnv = process.e
       const dataDir = dataDirOf(parsed)
       const dbFile = join(dataDir, 'gatehouse.db')
       const url = postgresUrlOf(env, dataDir)
+      // A server running on the directory names the database it uses: a backup of another one is refused.
+      const running = runningDatabase(dataDir)
+      const reading = databaseIdentity(url ? { postgres: url } : { sqliteFile: dbFile })
+      if (running && running.database !== reading) throw backupErrors.notTheRunningOne(dataDir, running, reading)
       let database: BackupDatabase
       if (url) {
         // The logical export of the PostgreSQL database in use (one REPEATABLE READ transaction).

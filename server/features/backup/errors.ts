@@ -38,6 +38,11 @@ export const backupErrors = {
   badName: () => new BackupError('BACKUP_NOT_FOUND', 'no such backup'),
   /** The database the backup would read is not the one in use (issue 50 §8). */
   notInUse: (detail: string) => new BackupError('NOT_IN_USE', detail),
+  notTheRunningOne: (dir: string, running: { pid: number; database: string }, reading: string) =>
+    new BackupError(
+      'NOT_IN_USE',
+      `the server running on ${dir} (pid ${running.pid}) uses ${running.database}, but this backup would read ${reading}: ${running.database.startsWith('sqlite:') ? 'run it without --database-url, GATEHOUSE_DATABASE_URL or database.url' : "give it that database's URL with --database-url"}`,
+    ),
   migratedAway: (dir: string, aside: string) =>
     new BackupError(
       'NOT_IN_USE',

@@ -4,7 +4,7 @@ import { flushAllowedCounts } from './counts.js'
 import { FORWARD_AUTH_ERRORS } from './errors.js'
 import { forwardAuthPanel } from './panel.js'
 import { forwardAuthRoutes } from './routes.js'
-import { rulesNamedGroups } from './rules.js'
+import { rulesNamedGroups, rulesNamedRoles } from './rules.js'
 import * as tables from './schema.js'
 import { forwardAuthMetrics } from './metrics.js'
 
@@ -25,6 +25,7 @@ export const forwardAuthFeature = defineFeature({
   routes: forwardAuthRoutes,
   panel: forwardAuthPanel,
   namedGroups: (ctx) => rulesNamedGroups(ctx.config().forwardAuth.rules),
+  namedRoles: (ctx) => rulesNamedRoles(ctx.config().forwardAuth.rules),
   start({ ctx, logger }) {
     const flush = () =>
       flushAllowedCounts(ctx).catch((error: unknown) => logger.warn(`forward auth: counts not written (${(error as Error).message})`))

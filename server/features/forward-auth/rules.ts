@@ -1,5 +1,5 @@
 import { canonicalGroupName, teamGroupName } from '../groups/names.js'
-import type { NamedGroup } from '../../feature.js'
+import type { NamedGroup, NamedRole } from '../../feature.js'
 import type { ForwardAuthPolicy, ForwardAuthRule } from './config.js'
 
 /**
@@ -237,4 +237,11 @@ export function rulesNamedGroups(rules: readonly ForwardAuthRule[]): NamedGroup[
       ),
     ]
   })
+}
+
+/** The roles the rules require (`subject.roles`), each where it is written: removing such a role asks first (groups/claims.ts roleChangeImpact). */
+export function rulesNamedRoles(rules: readonly ForwardAuthRule[]): NamedRole[] {
+  return rules.flatMap((rule, index) =>
+    (rule.subject?.roles ?? []).map((name) => ({ where: `forwardAuth.rules[${index}].subject.roles`, name })),
+  )
 }

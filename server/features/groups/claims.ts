@@ -1,4 +1,7 @@
 import type { AuthContext } from '../../core/context.js'
+import { featuresWith } from '../../features-of.js'
+import { knownRoles } from '../admin/access.js'
+import { orgRoles } from '../organization/access.js'
 import { findOrganizationById, findOrganizationsBySlugs, findTeamById, listTeamsOf } from '../organization/store.js'
 import { namedGroups, organizationSlugOf } from '../organization/slugs.js'
 import type { GroupsConfig } from './config.js'
@@ -129,4 +132,57 @@ export async function organizationChangeImpact(ctx: AuthContext, change: Organiz
   return named
     .filter(({ name }) => organizationSlugOf(name, config) === organization.slug)
     .map(({ where, name }) => ({ where, name, problem: `${what} takes this name away: nobody will hold it, so it lets no one in` }))
+}
+
+/** The roles an edit of `admin.roles` removes (a rename removes the old name): known before, unknown after. Built-in roles stay. */
+export function removedRoles(before: readonly string[], after: readonly string[]): string[] {
+  return before.filter((role) => !after.includes(role))
+}
+
+/** What a rule naming a removed role meets, unless the feature says more. */
+const ROLE_GONE = 'nobody can be given it any more, so only those who hold it now meet this rule'
+
+/** An edit of the roles, as they would be after it: admin's (`admin.roles`), organizations' member roles (`organization.roles`), or both. */
+export interface RoleChange {
+  roles?: Readonly<Record<string, unknown>>
+  organizationRoles?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * What an edit of the roles takes away before it is saved (issue 50 §5): every rule that names a
+ * role the edit removes (or renames away), by the role (forward-auth rules' `subject.roles`,
+ * `ldap.searchRoles`, two-factor's enforcement roles, admin's `adminRoles` and `defaultRole`: each
+ * feature's `namedRoles`) or by its group name (SAML apps' allowed groups: a role's group name is
+ * the role, a member role's `<org slug>:<role>` in every organization). Nothing when the edit
+ * removes no role. The edit's roles are only named here: their definitions are never read.
+ */
+export async function roleChangeImpact(ctx: AuthContext, change: RoleChange): Promise<GroupNameProblem[]> {
+  const config = ctx.config()
+  const after = {
+    ...config,
+    admin: { ...config.admin, roles: (change.roles ?? config.admin.roles) as typeof config.admin.roles },
+    organization: {
+      ...config.organization,
+      roles: (change.organizationRoles ?? config.organization.roles) as typeof config.organization.roles,
+    },
+  }
+  const removed = removedRoles(Object.keys(knownRoles(config)), Object.keys(knownRoles(after)))
+  const removedMemberRoles = removedRoles(Object.keys(orgRoles(config)), Object.keys(orgRoles(after)))
+  if (removed.length === 0 && removedMemberRoles.length === 0) return []
+  const problem = (role: string, effect = ROLE_GONE) => `removing the role "${role}" takes this name away: ${effect}`
+  const byRole = featuresWith(ctx, 'namedRoles').flatMap((feature) =>
+    feature
+      .namedRoles(ctx)
+      .filter(({ name }) => removed.includes(name))
+      .map(({ where, name, effect }) => ({ where, name, problem: problem(name, effect) })),
+  )
+  const memberRoleOf = (name: string) => (name.includes('/') ? null : name.slice(name.indexOf(':') + 1) || null)
+  const byGroupName = (await namedGroups(ctx)).flatMap(({ where, name }) => {
+    if (removed.includes(name)) return [{ where, name, problem: problem(name) }]
+    const memberRole = name.includes(':') ? memberRoleOf(name) : null
+    if (memberRole && removedMemberRoles.includes(memberRole))
+      return [{ where, name, problem: `removing the organization role "${memberRole}" takes this name away: ${ROLE_GONE}` }]
+    return []
+  })
+  return [...byRole, ...byGroupName]
 }

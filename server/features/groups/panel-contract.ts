@@ -38,6 +38,16 @@ export const groupsContract = {
       .strict(),
     z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
   ),
+  'groups.roleImpact': query(
+    'What an edit of the roles (`roles`: admin.roles; `organizationRoles`: organization.roles, each as after the edit) would take away: the rules that name a role it removes or renames (forward-auth rules, SAML apps, LDAP search roles, two-factor enforcement, admin.adminRoles and admin.defaultRole)',
+    z
+      .object({
+        roles: z.record(z.string().max(200), z.unknown()).optional(),
+        organizationRoles: z.record(z.string().max(200), z.unknown()).optional(),
+      })
+      .strict(),
+    z.array(z.object({ where: z.string(), name: z.string(), problem: z.string() })),
+  ),
   'groups.configure': mutation(
     'Applies a JSON Merge Patch to the `groups.*` configuration, live (validated by the config schema); clears the deprecated `oidcProvider.groups` alias',
     z.object({ patch: z.record(z.string(), z.unknown()), base: z.record(z.string(), z.unknown()).optional() }).strict(),

@@ -2,7 +2,14 @@ import { APIError } from '../../core/errors.js'
 import type { PanelEnv } from '../../panel-frame/env.js'
 import { refuseConflicts, refuseStartupKeys } from '../../panel-frame/errors.js'
 import { startupKeyFor } from '../../config/startup.js'
-import { groupNameProblems, groupRuleImpact, type OrganizationChange, organizationChangeImpact } from './claims.js'
+import {
+  groupNameProblems,
+  groupRuleImpact,
+  type OrganizationChange,
+  organizationChangeImpact,
+  type RoleChange,
+  roleChangeImpact,
+} from './claims.js'
 import type { GroupsConfig } from './config.js'
 import { groupsRule } from './names.js'
 
@@ -15,6 +22,7 @@ export const groupsPanel = (env: PanelEnv) => {
     'groups.nameProblems': () => groupNameProblems(env.gatehouse.ctx),
     'groups.impact': ({ patch }: { patch: Partial<GroupsConfig> }) => groupRuleImpact(env.gatehouse.ctx, patch),
     'groups.organizationImpact': (change: OrganizationChange) => organizationChangeImpact(env.gatehouse.ctx, change),
+    'groups.roleImpact': (change: RoleChange) => roleChangeImpact(env.gatehouse.ctx, change),
     /** A change from the panel writes `groups.*` and retires the alias, so the two cannot disagree. */
     'groups.configure': async ({ patch, base }: { patch: Json; base?: Json }): Promise<Json> => {
       // `base` names fields as `groups.<key>`, as the view read them: another admin's change since is refused (409).

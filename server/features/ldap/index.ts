@@ -125,4 +125,12 @@ export const ldapFeature = defineFeature({
   },
   bindListeners: async (ctx, next) => controls.get(ctx)?.bind(next),
   listeners: (ctx) => controls.get(ctx)?.states() ?? [],
+  // Removing a role the directory lets search asks first; the config check then refuses the save until it is taken out.
+  namedRoles: (ctx) =>
+    ctx.config().ldap.searchRoles.map((name) => ({
+      where: 'ldap.searchRoles',
+      name,
+      effect:
+        'only a role that exists may search the whole directory, so the save is refused until it is taken out of the roles that may search',
+    })),
 })

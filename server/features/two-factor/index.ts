@@ -21,4 +21,11 @@ export const twoFactorFeature = defineFeature({
   secondFactor,
   // A face vouches for no one of an enforced role whose enrolment grace is over (core/admission.ts).
   faceRefusal: (ctx, user) => enrolmentOverdue(ctx, user),
+  // Removing a role that must have a second factor asks first (groups/claims.ts roleChangeImpact).
+  namedRoles: (ctx) =>
+    ctx.config().twoFactor.enforcement.roles.map((name) => ({
+      where: 'twoFactor.enforcement.roles',
+      name,
+      effect: 'nobody can be given it any more, so only those who hold it now must have a second factor by it',
+    })),
 })

@@ -27,8 +27,15 @@ beforeAll(async () => {
     config: {
       forwardAuth: {
         enabled: true,
-        rules: [{ domain: 'ops.lan', policy: 'signed-in', subject: { organizations: ['impact-acme'], teams: ['ops'] } }],
+        rules: [
+          { domain: 'ops.lan', policy: 'signed-in', subject: { organizations: ['impact-acme'], teams: ['ops'] } },
+          { domain: 'desk.lan', policy: 'signed-in', subject: { roles: ['helpdesk'] } },
+        ],
       },
+      admin: { roles: { helpdesk: { user: ['list'] }, auditor: { user: ['list'] }, unnamed: { user: ['list'] } } },
+      ldap: { searchRoles: ['admin', 'helpdesk', 'auditor'] },
+      twoFactor: { enforcement: { roles: ['auditor'] } },
+      organization: { roles: { reviewer: { team: ['update'] }, spare: { team: ['update'] } } },
     },
   })
   panel = panelServiceOf(server)
@@ -39,6 +46,16 @@ beforeAll(async () => {
       name: 'Wiki',
       nameIdFormat: 'email',
       allowedGroups: ['impact-acme/ops', 'impact-acme:owner', 'admin', 'impact-acme'],
+    },
+    { via: 'cli' },
+  )
+  await createServiceProvider(
+    server.gatehouse.ctx,
+    {
+      metadataXml: metadata.replaceAll('wiki.home.arpa', 'desk.home.arpa'),
+      name: 'Desk',
+      nameIdFormat: 'email',
+      allowedGroups: ['helpdesk'],
     },
     { via: 'cli' },
   )
@@ -64,9 +81,9 @@ describe('groups.impact: what switching off a kind of group name takes away', ()
 
   it('each switch names its own kind: member roles, roles, organizations; several at once', async () => {
     expect((await impact({ memberRoles: false })).map((entry) => entry.name)).toEqual(['impact-acme:owner'])
-    expect((await impact({ roles: false })).map((entry) => entry.name)).toEqual(['admin'])
+    expect((await impact({ roles: false })).map((entry) => entry.name)).toEqual(['admin', 'helpdesk'])
     expect((await impact({ organizations: false })).map((entry) => entry.name)).toEqual(['impact-acme'])
-    expect((await impact({ teams: false, roles: false })).map((entry) => entry.name)).toEqual(['impact-acme/ops', 'admin'])
+    expect((await impact({ teams: false, roles: false })).map((entry) => entry.name)).toEqual(['impact-acme/ops', 'admin', 'helpdesk'])
   })
 
   it('a switch turned on, or one already off, takes nothing away', async () => {
@@ -155,5 +172,67 @@ describe('groups.organizationImpact: what deleting or renaming an organization o
     expect(await organizationImpact({ organizationId, teamId: otherTeamId, remove: true })).toEqual([])
     // A team of another organization, or none, is nobody's.
     expect(await organizationImpact({ organizationId: 'no-such-org', remove: true })).toEqual([])
+  })
+})
+
+async function roleImpact(change: Record<string, unknown>): Promise<Array<{ where: string; name: string; problem: string }>> {
+  const result = await panel.dispatch('groups.roleImpact', change)
+  if (!result.ok) throw new Error(result.error.message)
+  return result.data as Array<{ where: string; name: string; problem: string }>
+}
+
+describe('groups.roleImpact: what removing or renaming a role takes away', () => {
+  const all = { helpdesk: { user: ['list'] }, auditor: { user: ['list'] }, unnamed: { user: ['list'] } }
+  const without = (...roles: string[]) => Object.fromEntries(Object.entries(all).filter(([role]) => !roles.includes(role)))
+  const places = (found: Array<{ where: string; name: string }>) => found.map(({ where, name }) => `${where}: ${name}`).sort()
+
+  it('removing a role lists the forward-auth rule, the SAML app and the LDAP search roles that name it', async () => {
+    const found = await roleImpact({ roles: without('helpdesk') })
+    expect(places(found)).toEqual([
+      'SAML app "Desk": helpdesk',
+      'forwardAuth.rules[1].subject.roles: helpdesk',
+      'ldap.searchRoles: helpdesk',
+    ])
+    expect(found.find((f) => f.where.startsWith('forwardAuth'))?.problem).toBe(
+      'removing the role "helpdesk" takes this name away: nobody can be given it any more, so only those who hold it now meet this rule',
+    )
+    expect(found.find((f) => f.where === 'ldap.searchRoles')?.problem).toContain('the save is refused until it is taken out')
+    // Asking changes nothing.
+    expect(Object.keys(server.gatehouse.ctx.config().admin.roles)).toContain('helpdesk')
+  })
+
+  it('a rename takes the old name away; two-factor enforcement names a role too', async () => {
+    const { auditor, ...rest } = all
+    expect(places(await roleImpact({ roles: { ...rest, reviewer: auditor } }))).toEqual([
+      'ldap.searchRoles: auditor',
+      'twoFactor.enforcement.roles: auditor',
+    ])
+  })
+
+  it('a role nothing names, an edit that removes no role, and a built-in role kept by its default are not listed', async () => {
+    expect(await roleImpact({ roles: without('unnamed') })).toEqual([])
+    expect(await roleImpact({ roles: all })).toEqual([])
+    expect(await roleImpact({ roles: { ...all, extra: { user: ['list'] } } })).toEqual([])
+    // Overriding the built-in admin and dropping the override: admin is still a role.
+    expect(await roleImpact({ roles: { ...all, admin: { user: ['list'] } } })).toEqual([])
+  })
+
+  it('removing an organization role lists the SAML apps naming it as a member role, in any organization', async () => {
+    await createServiceProvider(
+      server.gatehouse.ctx,
+      {
+        metadataXml: metadata.replaceAll('wiki.home.arpa', 'review.home.arpa'),
+        name: 'Review',
+        nameIdFormat: 'email',
+        allowedGroups: ['impact-acme:reviewer', 'impact-acme/reviewer', 'reviewer'],
+      },
+      { via: 'cli' },
+    )
+    const found = await roleImpact({ organizationRoles: { spare: { team: ['update'] } } })
+    expect(places(found)).toEqual(['SAML app "Review": impact-acme:reviewer'])
+    expect(found[0]?.problem).toBe(
+      'removing the organization role "reviewer" takes this name away: nobody can be given it any more, so only those who hold it now meet this rule',
+    )
+    expect(await roleImpact({ organizationRoles: { reviewer: { team: ['update'] } } })).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import { IconUsers } from '@tabler/icons-react'
 import { lazy } from 'react'
+import { roleImpact } from '../groups/role-impact'
 import { definePanelFeature } from '../panel-feature'
 
 /** The admin feature in the control panel (renderer/src/features/panel-feature.ts). */
@@ -58,6 +59,8 @@ export const adminPanel = definePanelFeature({
           label: 'Custom admin roles',
           help: 'role → {"user": [actions], "session": [actions]}.',
           kind: 'json',
+          // Removing or renaming a role that rules name (forward auth, SAML apps, LDAP, two-factor) asks first.
+          impact: roleImpact('roles'),
         },
       ],
     },

@@ -1,5 +1,6 @@
 import { IconBuilding } from '@tabler/icons-react'
 import { lazy } from 'react'
+import { roleImpact } from '../groups/role-impact'
 import { definePanelFeature } from '../panel-feature'
 
 /** The organization feature in the control panel (renderer/src/features/panel-feature.ts). */
@@ -82,6 +83,8 @@ export const organizationPanel = definePanelFeature({
           label: 'Custom organization roles',
           help: 'role → resource → allowed actions, added to owner, admin and member.',
           kind: 'json',
+          // Removing or renaming a member role that SAML apps name (`acme:reviewer`) asks first.
+          impact: roleImpact('organizationRoles'),
         },
       ],
     },

@@ -6,6 +6,7 @@ import { type ReactNode, useMemo, useState } from 'react'
 import { Allowed, Editable } from '../../access'
 import { type PanelCallError, useOp, useOpMutation } from '../../api'
 import { ink } from '../../ink'
+import { NameImpactList } from '../groups/NameImpact'
 import { Field } from './SettingField'
 import { startupKeyFor, type StartupKey } from '../../startup'
 import { describeValue, type FieldSpec, getPath, humanIssue, type SectionSpec, sectionPatch } from './settings-fields'
@@ -107,6 +108,40 @@ function ReviewChanges({
   )
 }
 
+/** A change that takes away what rules name (a field's `impact`): the list, and keep or go ahead. */
+function ImpactDialog({
+  opened,
+  pending,
+  saving,
+  onKeep,
+  onProceed,
+}: {
+  opened: boolean
+  /** The last change asked about, kept while the dialog closes. */
+  pending: { field: FieldSpec; entries: Array<{ where: string; name: string; problem: string }> } | null
+  saving: boolean
+  onKeep: () => void
+  onProceed: () => void
+}) {
+  const impact = pending?.field.impact
+  return (
+    <Modal opened={opened} onClose={onKeep} title={impact?.title ?? ''} centered size="lg" data-testid="setting-impact">
+      <Stack>
+        <Text size="sm">{impact?.message}</Text>
+        <NameImpactList entries={pending?.entries ?? []} />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onKeep}>
+            {impact?.keep}
+          </Button>
+          <Button color="red" loading={saving} onClick={onProceed} data-testid="setting-impact-confirm">
+            {impact?.proceed}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  )
+}
+
 /** The bar under a section: what needs fixing, how many changes are unsaved, Discard and Review and save. */
 function SaveBar({
   problems,
@@ -184,6 +219,9 @@ export function SectionForm({
   const initial = useMemo(() => Object.fromEntries(section.fields.map((f) => [f.path, getPath(effective, f.path)])), [section, effective])
   const values = draft ?? initial
   const [reviewing, setReviewing] = useState(false)
+  // A change a field's `impact` says takes something away, waiting for the admin's answer (kept while its dialog closes).
+  const [asking, setAsking] = useState(false)
+  const [impact, setImpact] = useState<{ field: FieldSpec; entries: Array<{ where: string; name: string; problem: string }> } | null>(null)
   // Remounts the fields on Discard, so editors holding their own text (JSON) start again from the saved value.
   const [generation, setGeneration] = useState(0)
   const save = useOpMutation('settings.update')
@@ -211,6 +249,30 @@ export function SectionForm({
     } finally {
       setReviewing(false)
     }
+  }
+
+  /** Confirmed in the review: first each changed field with an `impact` is asked what the change takes away. */
+  const confirm = async () => {
+    for (const f of changes) {
+      if (!f.impact) continue
+      // A question that fails asks nothing: the save's own checks still hold.
+      const entries = await f.impact.ask(getPath(effective, f.path), values[f.path]).catch(() => [])
+      if (entries.length > 0) {
+        setReviewing(false)
+        setImpact({ field: f, entries })
+        setAsking(true)
+        return
+      }
+    }
+    await submit()
+  }
+  /** Keep: the field goes back to its saved value; nothing is sent. */
+  const keep = () => {
+    if (impact) {
+      onDraft({ ...values, [impact.field.path]: getPath(effective, impact.field.path) })
+      setGeneration((g) => g + 1)
+    }
+    setAsking(false)
   }
 
   return (
@@ -278,7 +340,14 @@ export function SectionForm({
         opened={reviewing}
         saving={save.isPending}
         onClose={() => setReviewing(false)}
-        onConfirm={submit}
+        onConfirm={confirm}
+      />
+      <ImpactDialog
+        opened={asking}
+        pending={impact}
+        saving={save.isPending}
+        onKeep={keep}
+        onProceed={() => void submit().finally(() => setAsking(false))}
       />
     </Card>
   )
