@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises'
 import { bindingHolds, bindingMark } from './revocations.js'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, type Server as TlsServer, createSecureContext, createServer as createTlsServer } from 'node:tls'
@@ -48,8 +49,13 @@ export { testBindAndSearch } from './probe.js'
 
 /** Requests of one connection queued at most; past them (or with answers unsent) reading stops. */
 const MAX_PENDING = 16
-/** Entries encoded and written at a time by a long search (its cursor yields between slices). */
-const SLICE_ENTRIES = 256
+/**
+ * Entries encoded and written at a time by a long search; between two slices the search yields to
+ * the event loop (or waits for the client to take what was written), so HTTP and the other
+ * connections are answered between them: a slice costs a few milliseconds, a 500-entry page with
+ * memberOf about ten times that.
+ */
+const SLICE_ENTRIES = 64
 
 /**
  * The rule simple binds are limited by per source (`ldap.rateLimit`, by default the HTTP sign-in's:
@@ -58,6 +64,19 @@ const SLICE_ENTRIES = 256
 export function bindRateRule(config: GatehouseConfig): RateRule {
   return config.ldap.rateLimit ?? ruleFor(config.rateLimit, '/sign-in/email')
 }
+
+/** The longest a refused bind's answer waits (ms). */
+const REFUSAL_PAUSE_MS = 1000
+
+/**
+ * A bind refused busy (the limiter, or the source's share of the password-hash queue) is answered
+ * after a pause (a second, at most the time the client was told to wait). The connection reads
+ * nothing while a bind is unanswered, so a flood gets one answer per connection per second
+ * (`maxConnectionsPerAddress` of them) instead of as many cheap refusals as the server can write:
+ * tens of thousands a second, the CPU HTTP needs (docs/BENCHMARKS.md "LDAP under attack").
+ */
+const refusalPause = (retryAfterSeconds: number): Promise<void> =>
+  sleep(Math.max(0, Math.min(REFUSAL_PAUSE_MS, retryAfterSeconds * 1000)), undefined, { ref: false })
 
 /** The rate limiter's count of one source's binds: its identity (IPv4 address, IPv6 /64) and this operation. */
 const bindLimitKey = (address: string): string => `${rateLimitIdentity(address)}ldap:bind`
@@ -312,6 +331,7 @@ class Connection {
           const decision = await limitRequest(this.ctx, store, limitKey, bindRateRule(config), this.meta(), tried)
           if (!decision.allowed) {
             const why = `too many failed binds from your address; try again in ${decision.retryAfterSeconds} s`
+            await refusalPause(decision.retryAfterSeconds)
             return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, why))
           }
         }
@@ -322,6 +342,7 @@ class Connection {
           // Password hashing is saturated (the HTTP API answers 503): busy, and the client may try again.
           if (error instanceof HashQueueFullError) {
             if (store && limitKey) await store.release(limitKey) // no password was checked
+            await refusalPause(1)
             return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
           }
           throw error
@@ -398,7 +419,10 @@ class Connection {
       if (slice.length < SLICE_ENTRIES || sent >= wanted) break
       this.send(Buffer.concat(out))
       out = []
+      // Another slice follows: the event loop turns first (the entries' promises settle as
+      // microtasks, which alone would build a whole page in one task), or the client takes what was written.
       if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve))
+      else await yieldToLoop()
     }
     if (limit > 0 && sent >= limit && limit < pageSize && (await cursor.more())) code = ResultCode.sizeLimitExceeded
     let doneControls: Control[] | undefined
