@@ -169,6 +169,8 @@ class Connection {
   }
 
   private readonly onData = (chunk: Buffer): void => {
+    // Closed (a message over the limit, a malformed one): what the client still sends is dropped, not gathered.
+    if (this.closed) return
     this.pieces.push(chunk)
     this.piecesLength += chunk.length
     if (this.buffer.length + this.piecesLength < this.awaited) return
