@@ -69,7 +69,8 @@ export function bindRateRule(config: GatehouseConfig): RateRule {
 const REFUSAL_PAUSE_MS = 1000
 
 /**
- * A bind refused busy (the limiter, or the source's share of the password-hash queue) is answered
+ * A bind refused busy (the limiter, or the source's share of the password-hash queue), or a message
+ * refused for `ldap.limits`, is answered
  * after a pause (a second, at most the time the client was told to wait). The connection reads
  * nothing while a bind is unanswered, so a flood gets one answer per connection per second
  * (`maxConnectionsPerAddress` of them) instead of as many cheap refusals as the server can write:
@@ -298,6 +299,10 @@ class Connection {
           this.logger.warn(`ldap: refused a message from ${this.socket.remoteAddress}: ${request.reason} (ldap.limits)`)
         }
         if (request.responseTag === Op.bindResponse) this.boundId = null
+        // Answered after the same pause as a refused bind: this connection's next requests wait
+        // behind it (and past MAX_PENDING it reads nothing), so a client sending 1 MiB filters gets
+        // one refusal a second instead of having hundreds of megabytes a second read and measured.
+        await refusalPause(1)
         if (request.responseTag === Op.extendedResponse) {
           this.startingTls = false
           return this.send(encodeExtended(id, ResultCode.adminLimitExceeded, request.reason, null, null))
