@@ -212,6 +212,8 @@ class Connection {
 
   private fail(error: unknown): void {
     if (this.closed) return
+    // Nothing more is read: what the client still sends stays in the kernel until the socket goes.
+    this.socket.pause()
     const why = error instanceof Error ? error.message : String(error)
     // A length prefix over the limit: the client is told why (a Notice of Disconnection), its bytes are not read.
     if (error instanceof MessageTooLarge) this.socket.write(encodeNotice(ResultCode.adminLimitExceeded, why))
