@@ -70,9 +70,9 @@ const REFUSAL_PAUSE_MS = 1000
 
 /**
  * A bind refused busy (the limiter, or the source's share of the password-hash queue), or a message
- * refused for `ldap.limits`, is answered
- * after a pause (a second, at most the time the client was told to wait). The connection reads
- * nothing while a bind is unanswered, so a flood gets one answer per connection per second
+ * refused for `ldap.limits`, is answered after a pause (a second, at most the time the client was
+ * told to wait). The connection reads nothing while a bind is unanswered (and nothing past
+ * MAX_PENDING requests), so a flood gets one answer per connection per second
  * (`maxConnectionsPerAddress` of them) instead of as many cheap refusals as the server can write:
  * tens of thousands a second, the CPU HTTP needs (docs/BENCHMARKS.md "LDAP under attack").
  */
