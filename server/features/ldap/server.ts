@@ -539,19 +539,43 @@ function loadTls(conf: GatehouseConfig['ldap']): { pem: { cert: Buffer; key: Buf
 
 /** One listener set's open connections (by role) and the rule admitting a new one under `ldap.maxConnections*`. */
 function connectionLimits(ctx: AuthContext): { sockets: Map<Socket, LdapRole>; admit(socket: Socket, role: LdapRole): boolean } {
-  const perAddress = new Map<string, number>()
+  /** Each source's open connections, oldest first. */
+  const perAddress = new Map<string, Set<Socket>>()
   const sockets = new Map<Socket, LdapRole>()
+  const forget = (socket: Socket, from: string): void => {
+    if (!sockets.delete(socket)) return
+    const held = perAddress.get(from)
+    held?.delete(socket)
+    if (held?.size === 0) perAddress.delete(from)
+  }
+  /**
+   * With every place taken: the oldest connection of the source holding the most, if that source
+   * would still hold more than the newcomer's after it (`count`: the newcomer's source's connections,
+   * itself included). Idle connections from a few addresses then make room for another address,
+   * never the reverse, and sources holding one connection each are not cycled.
+   */
+  const evictable = (count: number): { socket: Socket; from: string } | null => {
+    let busiest: [string, Set<Socket>] | null = null
+    for (const entry of perAddress) if (!busiest || entry[1].size > busiest[1].size) busiest = entry
+    if (!busiest || busiest[1].size <= count) return null
+    const [from, held] = busiest
+    const socket = held.values().next().value as Socket
+    return { socket, from }
+  }
   /**
    * Counts a TCP connection towards its source's limit (an IPv4 address, an IPv6 /64: the HTTP
    * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
-   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
+   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed. Over the
+   * global one, the busiest source's oldest connection is closed instead when that source holds
+   * more (evictable).
    */
   const admit = (socket: Socket, role: LdapRole): boolean => {
     const clear = role === 'ldap'
     const from = rateLimitIdentity(socket.remoteAddress ?? '')
-    const count = perAddress.get(from) ?? 0
+    const count = perAddress.get(from)?.size ?? 0
     const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
-    if (count >= maxConnectionsPerAddress || sockets.size >= maxConnections) {
+    const victim = count < maxConnectionsPerAddress && sockets.size >= maxConnections ? evictable(count + 1) : null
+    if (count >= maxConnectionsPerAddress || (sockets.size >= maxConnections && !victim)) {
       const why = count >= maxConnectionsPerAddress ? 'too many connections from your address' : 'too many connections'
       socket.on('error', () => socket.destroy())
       // In clear on the plain listener; LDAPS has no TLS session yet to carry it: closed.
@@ -561,14 +585,16 @@ function connectionLimits(ctx: AuthContext): { sockets: Map<Socket, LdapRole>; a
       } else socket.destroy()
       return false
     }
-    perAddress.set(from, count + 1)
+    if (victim) {
+      // Closed without a notice: it may carry TLS by now (StartTLS, LDAPS), where clear bytes do not belong.
+      forget(victim.socket, victim.from)
+      victim.socket.destroy()
+    }
+    const held = perAddress.get(from)
+    if (held) held.add(socket)
+    else perAddress.set(from, new Set([socket]))
     sockets.set(socket, role)
-    socket.once('close', () => {
-      sockets.delete(socket)
-      const left = (perAddress.get(from) ?? 1) - 1
-      if (left <= 0) perAddress.delete(from)
-      else perAddress.set(from, left)
-    })
+    socket.once('close', () => forget(socket, from))
     return true
   }
   return { sockets, admit }
