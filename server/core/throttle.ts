@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, inArray } from 'drizzle-orm'
-import { hashSource } from '../crypto/hash-queue.js'
+import { HashQueueFullError, hashSource, passwordHashQueue } from '../crypto/hash-queue.js'
 import { burnPasswordCheck, type PasswordCheck, verifySignInPassword } from '../crypto/password.js'
 import { loginThrottle } from '../db/schema.js'
 import { firstRow } from '../db/storage.js'
@@ -149,10 +149,14 @@ export async function throttledPasswordCheck(
   check: () => Promise<boolean>,
   options: { targetUserId?: string | null; clearOnSuccess?: boolean } = {},
 ): Promise<boolean> {
-  await reservePasswordAttempt(ctx, key)
   // The hashes of this check count towards its source's share of the password-hash queue
-  // (crypto/hash-queue.ts): a flood from one address never fills it for everyone else.
-  const ok = meta?.ipAddress ? await hashSource.run(rateLimitIdentity(meta.ipAddress), check) : await check()
+  // (crypto/hash-queue.ts): a flood from one address never fills it for everyone else. Past its
+  // share (or with the queue full) it is refused here, before the reservation is written: a flood
+  // past its share costs no commit, and no account counts an attempt whose password was not checked.
+  const source = meta?.ipAddress ? rateLimitIdentity(meta.ipAddress) : null
+  if (passwordHashQueue.refuses(source ?? undefined)) throw new HashQueueFullError()
+  await reservePasswordAttempt(ctx, key)
+  const ok = source !== null ? await hashSource.run(source, check) : await check()
   if (!ok) await recordPasswordFailure(ctx, key, meta, options.targetUserId)
   else if (options.clearOnSuccess !== false) await clearPasswordFailures(ctx, key)
   return ok

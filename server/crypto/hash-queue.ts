@@ -53,6 +53,16 @@ export class HashQueue {
     return Math.max(this.concurrency, Math.ceil((this.concurrency + this.maxPending) / 4))
   }
 
+  /**
+   * Whether a job of `source` would be refused now (its share held, or no room left): asked before
+   * a password check writes its reservation (core/throttle.ts), so a flood past its share is
+   * refused without a database write.
+   */
+  refuses(source: string = hashSource.getStore() ?? UNATTRIBUTED): boolean {
+    if (source !== UNATTRIBUTED && (this.held.get(source) ?? 0) >= this.perSource) return true
+    return this.running >= this.concurrency && this.waitingCount >= this.maxPending
+  }
+
   async run<T>(task: () => Promise<T>, source: string = hashSource.getStore() ?? UNATTRIBUTED): Promise<T> {
     const held = this.held.get(source) ?? 0
     if (source !== UNATTRIBUTED && held >= this.perSource) throw new HashQueueFullError()

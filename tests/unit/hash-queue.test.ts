@@ -29,6 +29,9 @@ it('one source holds at most a quarter of the queue; past it, refused at once wh
   const log: string[] = []
   const flood = Array.from({ length: 3 }, (_, i) => job(log, `flood${i}`))
   const runs = flood.map((j) => queue.run(j.task, '203.0.113.9'))
+  // Asked before a check writes anything (core/throttle.ts): the flood is refused, another source is not.
+  expect(queue.refuses('203.0.113.9')).toBe(true)
+  expect(queue.refuses('198.51.100.1')).toBe(false)
   await expect(queue.run(job(log, 'flood3').task, '203.0.113.9')).rejects.toBeInstanceOf(HashQueueFullError)
   const other = job(log, 'other')
   const otherRun = queue.run(other.task, '198.51.100.1')

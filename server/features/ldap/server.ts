@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises'
 import { bindingHolds, bindingMark } from './revocations.js'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type SecureContext, TLSSocket, type Server as TlsServer, createSecureContext, createServer as createTlsServer } from 'node:tls'
@@ -47,8 +48,13 @@ export { testBindAndSearch } from './probe.js'
 
 /** Requests of one connection queued at most; past them (or with answers unsent) reading stops. */
 const MAX_PENDING = 16
-/** Entries encoded and written at a time by a long search (its cursor yields between slices). */
-const SLICE_ENTRIES = 256
+/**
+ * Entries encoded and written at a time by a long search; between two slices the search yields to
+ * the event loop (or waits for the client to take what was written), so HTTP and the other
+ * connections are answered between them: a slice costs a few milliseconds, a 500-entry page with
+ * memberOf about ten times that.
+ */
+const SLICE_ENTRIES = 64
 
 /**
  * The rule simple binds are limited by per source (`ldap.rateLimit`, by default the HTTP sign-in's:
@@ -57,6 +63,20 @@ const SLICE_ENTRIES = 256
 export function bindRateRule(config: GatehouseConfig): RateRule {
   return config.ldap.rateLimit ?? ruleFor(config.rateLimit, '/sign-in/email')
 }
+
+/** The longest a refused bind's answer waits (ms). */
+const REFUSAL_PAUSE_MS = 1000
+
+/**
+ * A bind refused busy (the limiter, or the source's share of the password-hash queue), or a message
+ * refused for `ldap.limits`, is answered after a pause (a second, at most the time the client was
+ * told to wait). The connection reads nothing while a bind is unanswered (and nothing past
+ * MAX_PENDING requests), so a flood gets one answer per connection per second
+ * (`maxConnectionsPerAddress` of them) instead of as many cheap refusals as the server can write:
+ * tens of thousands a second, the CPU HTTP needs (docs/BENCHMARKS.md "LDAP under attack").
+ */
+const refusalPause = (retryAfterSeconds: number): Promise<void> =>
+  sleep(Math.max(0, Math.min(REFUSAL_PAUSE_MS, retryAfterSeconds * 1000)), undefined, { ref: false })
 
 /** The rate limiter's count of one source's binds: its identity (IPv4 address, IPv6 /64) and this operation. */
 const bindLimitKey = (address: string): string => `${rateLimitIdentity(address)}ldap:bind`
@@ -149,6 +169,8 @@ class Connection {
   }
 
   private readonly onData = (chunk: Buffer): void => {
+    // Closed (a message over the limit, a malformed one): what the client still sends is dropped, not gathered.
+    if (this.closed) return
     this.pieces.push(chunk)
     this.piecesLength += chunk.length
     if (this.buffer.length + this.piecesLength < this.awaited) return
@@ -189,6 +211,8 @@ class Connection {
 
   private fail(error: unknown): void {
     if (this.closed) return
+    // Nothing more is read: what the client still sends stays in the kernel until the socket goes.
+    this.socket.pause()
     const why = error instanceof Error ? error.message : String(error)
     // A length prefix over the limit: the client is told why (a Notice of Disconnection), its bytes are not read.
     if (error instanceof MessageTooLarge) this.socket.write(encodeNotice(ResultCode.adminLimitExceeded, why))
@@ -276,6 +300,10 @@ class Connection {
           this.logger.warn(`ldap: refused a message from ${this.socket.remoteAddress}: ${request.reason} (ldap.limits)`)
         }
         if (request.responseTag === Op.bindResponse) this.boundId = null
+        // Answered after the same pause as a refused bind: this connection's next requests wait
+        // behind it (and past MAX_PENDING it reads nothing), so a client sending 1 MiB filters gets
+        // one refusal a second instead of having hundreds of megabytes a second read and measured.
+        await refusalPause(1)
         if (request.responseTag === Op.extendedResponse) {
           this.startingTls = false
           return this.send(encodeExtended(id, ResultCode.adminLimitExceeded, request.reason, null, null))
@@ -311,6 +339,7 @@ class Connection {
           const decision = await limitRequest(this.ctx, store, limitKey, bindRateRule(config), this.meta(), tried)
           if (!decision.allowed) {
             const why = `too many failed binds from your address; try again in ${decision.retryAfterSeconds} s`
+            await refusalPause(decision.retryAfterSeconds)
             return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, why))
           }
         }
@@ -321,6 +350,7 @@ class Connection {
           // Password hashing is saturated (the HTTP API answers 503): busy, and the client may try again.
           if (error instanceof HashQueueFullError) {
             if (store && limitKey) await store.release(limitKey) // no password was checked
+            await refusalPause(1)
             return this.send(encodeResult(id, Op.bindResponse, ResultCode.busy, 'server busy'))
           }
           throw error
@@ -397,7 +427,10 @@ class Connection {
       if (slice.length < SLICE_ENTRIES || sent >= wanted) break
       this.send(Buffer.concat(out))
       out = []
+      // Another slice follows: the event loop turns first (the entries' promises settle as
+      // microtasks, which alone would build a whole page in one task), or the client takes what was written.
       if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve))
+      else await yieldToLoop()
     }
     if (limit > 0 && sent >= limit && limit < pageSize && (await cursor.more())) code = ResultCode.sizeLimitExceeded
     let doneControls: Control[] | undefined
@@ -505,19 +538,43 @@ function loadTls(conf: GatehouseConfig['ldap']): { pem: { cert: Buffer; key: Buf
 
 /** One listener set's open connections (by role) and the rule admitting a new one under `ldap.maxConnections*`. */
 function connectionLimits(ctx: AuthContext): { sockets: Map<Socket, LdapRole>; admit(socket: Socket, role: LdapRole): boolean } {
-  const perAddress = new Map<string, number>()
+  /** Each source's open connections, oldest first. */
+  const perAddress = new Map<string, Set<Socket>>()
   const sockets = new Map<Socket, LdapRole>()
+  const forget = (socket: Socket, from: string): void => {
+    if (!sockets.delete(socket)) return
+    const held = perAddress.get(from)
+    held?.delete(socket)
+    if (held?.size === 0) perAddress.delete(from)
+  }
+  /**
+   * With every place taken: the oldest connection of the source holding the most, if that source
+   * would still hold more than the newcomer's after it (`count`: the newcomer's source's connections,
+   * itself included). Idle connections from a few addresses then make room for another address,
+   * never the reverse, and sources holding one connection each are not cycled.
+   */
+  const evictable = (count: number): { socket: Socket; from: string } | null => {
+    let busiest: [string, Set<Socket>] | null = null
+    for (const entry of perAddress) if (!busiest || entry[1].size > busiest[1].size) busiest = entry
+    if (!busiest || busiest[1].size <= count) return null
+    const [from, held] = busiest
+    const socket = held.values().next().value as Socket
+    return { socket, from }
+  }
   /**
    * Counts a TCP connection towards its source's limit (an IPv4 address, an IPv6 /64: the HTTP
    * limiter's grouping) and the global one from its first byte (LDAPS: before the handshake);
-   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed.
+   * false: refused with a Notice of Disconnection (unavailable, 52) in clear, then closed. Over the
+   * global one, the busiest source's oldest connection is closed instead when that source holds
+   * more (evictable).
    */
   const admit = (socket: Socket, role: LdapRole): boolean => {
     const clear = role === 'ldap'
     const from = rateLimitIdentity(socket.remoteAddress ?? '')
-    const count = perAddress.get(from) ?? 0
+    const count = perAddress.get(from)?.size ?? 0
     const { maxConnectionsPerAddress, maxConnections } = ctx.config().ldap
-    if (count >= maxConnectionsPerAddress || sockets.size >= maxConnections) {
+    const victim = count < maxConnectionsPerAddress && sockets.size >= maxConnections ? evictable(count + 1) : null
+    if (count >= maxConnectionsPerAddress || (sockets.size >= maxConnections && !victim)) {
       const why = count >= maxConnectionsPerAddress ? 'too many connections from your address' : 'too many connections'
       socket.on('error', () => socket.destroy())
       // In clear on the plain listener; LDAPS has no TLS session yet to carry it: closed.
@@ -527,14 +584,16 @@ function connectionLimits(ctx: AuthContext): { sockets: Map<Socket, LdapRole>; a
       } else socket.destroy()
       return false
     }
-    perAddress.set(from, count + 1)
+    if (victim) {
+      // Closed without a notice: it may carry TLS by now (StartTLS, LDAPS), where clear bytes do not belong.
+      forget(victim.socket, victim.from)
+      victim.socket.destroy()
+    }
+    const held = perAddress.get(from)
+    if (held) held.add(socket)
+    else perAddress.set(from, new Set([socket]))
     sockets.set(socket, role)
-    socket.once('close', () => {
-      sockets.delete(socket)
-      const left = (perAddress.get(from) ?? 1) - 1
-      if (left <= 0) perAddress.delete(from)
-      else perAddress.set(from, left)
-    })
+    socket.once('close', () => forget(socket, from))
     return true
   }
   return { sockets, admit }

@@ -266,9 +266,11 @@ function decode(ber: BerReader, frame: Buffer, limits: MessageLimits): Request {
   const id = ber.readInt()
   if (!Number.isInteger(id) || id < 0) throw new WireError('invalid message id')
   const tag = must(ber.peek(), 'operation')
-  // Measured before decoded: the operation and its controls, then a search's filter.
-  let over = overLimits(frame, ber.offset, end, limits, false)
-  if (over === null && tag === Op.searchRequest) over = filterOverLimits(frame, ber.offset, limits)
+  // Measured before decoded: a search's filter first (its walk stops at the item past
+  // maxFilterClauses: a 1 MiB OR is refused after 513 items, not walked whole), then the
+  // operation and its controls.
+  let over = tag === Op.searchRequest ? filterOverLimits(frame, ber.offset, limits) : null
+  if (over === null) over = overLimits(frame, ber.offset, end, limits, false)
   if (over !== null) return { op: 'refused', responseTag: RESPONSES[tag] ?? null, reason: over, id, controls: [] }
   const op = decodeOp(ber, tag, id)
   const controls: Control[] = []

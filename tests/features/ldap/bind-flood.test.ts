@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { passwordHashQueue } from '../../../server/crypto/hash-queue.js'
+import { loginThrottle } from '../../../server/db/schema.js'
 import { HttpClient } from '../../helpers/http.js'
 import { ok, RawConnection, verifiedPerson } from './edge-helpers.js'
 import { BASE, type LdapServer, PASSWORD, type Person, startLdapServer } from './helpers.js'
@@ -9,7 +11,8 @@ import { BASE, type LdapServer, PASSWORD, type Person, startLdapServer } from '.
  * each costs a hash), with the request limiter off as the test server has it (so only the queue's
  * fairness stands between the flood and the others), and a queue of 16 waiting so the flood alone
  * fills it. Meanwhile a person signs in over HTTP from 127.0.0.1: 200, not 503 SERVER_BUSY. The
- * flood itself is answered busy (51) past its share. Timings belong to bench/, none is asserted.
+ * flood itself is answered busy (51) past its share, before anything is written for it (no
+ * attempt counted against an account). Timings belong to bench/, none is asserted.
  */
 
 let server: LdapServer
@@ -47,3 +50,32 @@ it('64 connections flooding binds from 127.0.0.2 leave an HTTP sign-in from 127.
   // Every flood bind was refused, by the password check or by the queue: nothing else.
   expect([...codes.keys()].sort()).toEqual([49, 51])
 }, 240_000)
+
+it('a bind from a source holding its whole share of the queue is answered busy before anything is written: no attempt counted', async () => {
+  const queue = passwordHashQueue
+  const source = '127.0.0.9'
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  // The source's share, held open by hand (4 running, the rest waiting).
+  const jobs = Array.from({ length: queue.perSource }, () => queue.run(() => held, source))
+  const ctx = server.gatehouse.ctx
+  const attempts = async () => (await ctx.db.select().from(loginThrottle)).length
+  const before = await attempts()
+  const raw = await RawConnection.open(server.port, source)
+  try {
+    expect(await raw.bind(1, `uid=nobody-here,ou=people,${BASE}`, 'Winter2026!')).toMatchObject({ code: 51, diagnostic: 'server busy' })
+    // No reservation was written for a check that never ran (the account's lockout count is untouched).
+    expect(await attempts()).toBe(before)
+  } finally {
+    release()
+    await Promise.all(jobs)
+    raw.destroy()
+  }
+  // Its share free again: the same bind is checked (and counted).
+  const again = await RawConnection.open(server.port, source)
+  expect(await again.bind(1, `uid=nobody-here,ou=people,${BASE}`, 'Winter2026!')).toMatchObject({ code: 49 })
+  expect(await attempts()).toBe(before + 1)
+  again.destroy()
+})

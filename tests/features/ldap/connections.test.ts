@@ -5,7 +5,8 @@ import { type LdapServer, PASSWORD, type Person, startLdapServer } from './helpe
 /**
  * `ldap.maxConnectionsPerAddress` (per IPv4 address, per IPv6 /64) and `ldap.maxConnections` (in
  * all): a connection over either cap gets a Notice of Disconnection (unavailable, 52), then is
- * closed; it is not reset bare. The connections held go on, and HTTP answers.
+ * closed; it is not reset bare. The connections held go on, and HTTP answers. With every place
+ * taken, an address holding more than a newcomer's would gives up its oldest connection to it.
  */
 
 let server: LdapServer
@@ -60,6 +61,43 @@ it('over maxConnections (every address together): a Notice of Disconnection (una
     expect(answered).toBe(true)
   } finally {
     for (const c of held) c.destroy()
+    await server.gatehouse.config.update({ ldap: { maxConnections: 1024 } })
+  }
+})
+
+it('over maxConnections, held mostly by one address: that address’s oldest connection makes room for another address', async () => {
+  await server.gatehouse.config.update({ ldap: { maxConnections: 4 } })
+  const flood: RawConnection[] = []
+  const held: RawConnection[] = []
+  try {
+    // Idle connections from one address fill most places; another address holds one.
+    for (let i = 0; i < 3; i++) flood.push(await RawConnection.open(server.port, '127.0.0.7'))
+    held.push(await RawConnection.open(server.port, '127.0.0.8'))
+    expect(await held[0]?.bind(1, alice.dn, PASSWORD)).toMatchObject({ code: 0 })
+    // A newcomer from a third address: served, and the flooding address's oldest connection is closed.
+    const newcomer = await RawConnection.open(server.port, '127.0.0.9')
+    held.push(newcomer)
+    expect(await newcomer.bind(1, alice.dn, PASSWORD)).toMatchObject({ code: 0 })
+    await flood[0]?.until(() => flood[0]?.closed === true)
+    expect(flood.map((c) => c.closed)).toEqual([true, false, false])
+    // The flooding address itself gets no place from the others: refused with the notice.
+    const more = await RawConnection.open(server.port, '127.0.0.7')
+    await more.until(() => more.closed)
+    expect(more.answers).toEqual([{ ...notice, diagnostic: 'too many connections' }])
+    // Another newcomer: the flooding address still holds the most (2), its next oldest makes room.
+    const fourth = await RawConnection.open(server.port, '127.0.0.10')
+    held.push(fourth)
+    expect(await fourth.bind(1, alice.dn, PASSWORD)).toMatchObject({ code: 0 })
+    await flood[1]?.until(() => flood[1]?.closed === true)
+    expect(flood.map((c) => c.closed)).toEqual([true, true, false])
+    // Four addresses with one each: nobody holds more than a newcomer would, so the next one is refused.
+    const fifth = await RawConnection.open(server.port, '127.0.0.11')
+    await fifth.until(() => fifth.closed)
+    expect(fifth.answers).toEqual([{ ...notice, diagnostic: 'too many connections' }])
+    expect(await held[0]?.bind(2, alice.dn, PASSWORD)).toMatchObject({ code: 0 })
+    expect(await ok(server)).toBe(200)
+  } finally {
+    for (const c of [...flood, ...held]) c.destroy()
     await server.gatehouse.config.update({ ldap: { maxConnections: 1024 } })
   }
 })
