@@ -25,6 +25,9 @@ export type { FeatureHooks, FeatureRateRule, SecondFactorOutcome, SessionAnswer 
  * contracts (features/panel-contracts.ts, shared with the renderer).
  * tests/unit/feature-declarations.test.ts checks that they are current and hold exactly what the
  * features declare here, and that every feature's config.ts, schema.ts and errors.ts is declared.
+ *
+ * Its id, routes, rate rules and the hooks core and HTTP call are declared in `FeatureHooks`
+ * (server/http/feature-hooks.ts), the part of a feature the lower floors may name.
  */
 export interface Feature extends FeatureHooks {
   /**
