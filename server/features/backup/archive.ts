@@ -145,6 +145,22 @@ export interface BackupResult {
 }
 
 /** Takes an online snapshot and writes the archive to `out` (written aside, then renamed). */
+/** The files an archive carries beside its manifest: the database snapshot, the config, the secret and the Network view's settings. */
+function archivedFiles(source: BackupSource, work: string, db: string): Array<{ name: (typeof DATA_FILES)[number]; path: string }> {
+  const files: Array<{ name: (typeof DATA_FILES)[number]; path: string }> = [{ name: 'gatehouse.db', path: db }]
+  const config = source.configFile ?? join(source.dataDir, 'config.json')
+  if (existsSync(config)) files.push({ name: 'config.json', path: config })
+  const secretFile = join(source.dataDir, 'secret')
+  if (source.secret) {
+    // A secret given by the environment is written into the work folder, readable by the owner only.
+    writeFileSync(join(work, 'secret'), `${source.secret}\n`, { mode: 0o600 })
+    files.push({ name: 'secret', path: join(work, 'secret') })
+  } else if (existsSync(secretFile)) files.push({ name: 'secret', path: secretFile })
+  const network = networkFile(source.dataDir)
+  if (existsSync(network)) files.push({ name: NETWORK_FILE, path: network })
+  return files
+}
+
 export async function createBackup(source: BackupSource, out: string): Promise<BackupResult> {
   mkdirSync(dirname(out), { recursive: true, mode: 0o700 })
   const work = join(dirname(out), `.backup-${process.pid}-${randomBytes(4).toString('hex')}`)
@@ -163,19 +179,8 @@ export async function createBackup(source: BackupSource, out: string): Promise<B
     } finally {
       copy.close()
     }
-    const files: Array<{ name: (typeof DATA_FILES)[number]; path: string }> = [{ name: 'gatehouse.db', path: db }]
-    const config = source.configFile ?? join(source.dataDir, 'config.json')
-    if (existsSync(config)) files.push({ name: 'config.json', path: config })
-    const secretFile = join(source.dataDir, 'secret')
-    if (source.secret) {
-      writeFileSync(join(work, 'secret'), `${source.secret}\n`, { mode: 0o600 })
-      files.push({ name: 'secret', path: join(work, 'secret') })
-    } else if (existsSync(secretFile)) files.push({ name: 'secret', path: secretFile })
-    const network = networkFile(source.dataDir)
-    if (existsSync(network)) files.push({ name: NETWORK_FILE, path: network })
-
     const entries = []
-    for (const file of files) {
+    for (const file of archivedFiles(source, work, db)) {
       entries.push({ ...file, size: statSync(file.path).size, sha256: sha256File(file.path) })
     }
     const tags = knownMigrations(source.migrationsFolder)

@@ -1,3 +1,4 @@
+import type { AuthContext } from '../../core/context.js'
 import { lastConfigChange } from '../../core/config-audit.js'
 import { APIError } from '../../core/errors.js'
 import { refuseStale, staleObjectFields } from '../../core/object-revisions.js'
@@ -34,30 +35,33 @@ function whoChangedField(ctx: PanelEnv['gatehouse']['ctx'], id: ProviderId) {
       : lastConfigChange(ctx, `socialProviders.${id}.${paths[field] ?? field}`)
 }
 
+/** What the Providers view shows of one provider: the effective switch, the status, never the secret. */
+function providerView(ctx: AuthContext, id: ProviderId): ProviderView {
+  const config = ctx.config()
+  const options = config.socialProviders[id] as ProviderOptions | undefined
+  const overrides: Record<string, string> = {}
+  for (const [name, url] of Object.entries(options?.endpoints ?? {})) if (url) overrides[name] = url
+  const enabled = Boolean(options?.enabled && options.clientId)
+  return {
+    id,
+    name: providers[id].name,
+    enabled,
+    status: enabled ? 'enabled' : options?.clientId ? 'configured' : 'off',
+    clientId: options?.clientId ?? '',
+    hasClientSecret: Boolean(options?.clientSecret),
+    scopes: options?.scope ?? [],
+    trustedForLinking: config.account.accountLinking.trustedProviders.includes(id),
+    overrides,
+    redirectURI: options?.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
+    overridableEndpoints: [...PROVIDER_ENDPOINTS[id]],
+  }
+}
+
 /** The Providers view: the same config store and flow as the HTTP API, no rules here. */
 export const socialPanel = (env: PanelEnv) => {
   const { ctx, config: store } = env.gatehouse
 
-  const view = (id: ProviderId): ProviderView => {
-    const config = ctx.config()
-    const options = config.socialProviders[id] as ProviderOptions | undefined
-    const overrides: Record<string, string> = {}
-    for (const [name, url] of Object.entries(options?.endpoints ?? {})) if (url) overrides[name] = url
-    const enabled = Boolean(options?.enabled && options.clientId)
-    return {
-      id,
-      name: providers[id].name,
-      enabled,
-      status: enabled ? 'enabled' : options?.clientId ? 'configured' : 'off',
-      clientId: options?.clientId ?? '',
-      hasClientSecret: Boolean(options?.clientSecret),
-      scopes: options?.scope ?? [],
-      trustedForLinking: config.account.accountLinking.trustedProviders.includes(id),
-      overrides,
-      redirectURI: options?.redirectURI ?? `${ctx.baseURL}/callback/${id}`,
-      overridableEndpoints: [...PROVIDER_ENDPOINTS[id]],
-    }
-  }
+  const view = (id: ProviderId) => providerView(ctx, id)
 
   return {
     'providers.list'(): ProviderView[] {
