@@ -29,7 +29,7 @@
  * LDAP_ATTACK_PHASES=baseline,b picks phases; LDAP_ATTACK_PROFILE=<dir> starts Gatehouse with
  * `--cpu-prof` into that directory (written when it stops at the end).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { type ChildProcess, fork } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
@@ -39,6 +39,7 @@ import { fileURLToPath } from 'node:url'
 import { BerWriter } from '@ldapjs/asn1'
 import Database from 'better-sqlite3'
 import { Client } from 'ldapts'
+import { spawnGatehouse, stopChild } from './gatehouse-process.js'
 
 const PEOPLE = Number(process.env.LDAP_ATTACK_PEOPLE ?? 10_000)
 const SECONDS = Number(process.env.LDAP_ATTACK_SECONDS ?? 15)
@@ -252,46 +253,7 @@ function cpu(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICK
 }
 
-const ENV = { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' }
-
-function spawnGatehouse(dir: string, port: number, profile?: string): { child: ChildProcess; started: Promise<void> } {
-  const args = [
-    ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
-    join(root, 'bin', 'gatehouse.js'),
-    'serve',
-    '--port',
-    String(port),
-    '--panel-port',
-    '0',
-    '--data-dir',
-    dir,
-  ]
-  const child = spawn(process.execPath, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] })
-  const started = new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`gatehouse did not start:\n${out}`)), 180_000)
-    const on = (chunk: Buffer) => {
-      out += chunk.toString()
-      if (/LDAP listening on/.test(out)) {
-        clearTimeout(timer)
-        child.stdout?.removeAllListeners('data').resume()
-        child.stderr?.removeAllListeners('data').resume()
-        resolve()
-      }
-    }
-    child.stdout?.on('data', on)
-    child.stderr?.on('data', on)
-    child.once('exit', (code) => reject(new Error(`gatehouse exited (${code}):\n${out}`)))
-  })
-  return { child, started }
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
+const stop = stopChild
 
 interface Server {
   origin: string
@@ -315,7 +277,7 @@ async function startServer(dir: string): Promise<Server> {
   const rateLimit = { customRules: { '/get-session': { window: 10, max: 1_000_000 }, '/ok': { window: 10, max: 1_000_000 } } }
   const config: Record<string, unknown> = { ldap, rateLimit }
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config))
-  const first = spawnGatehouse(dir, port)
+  const first = spawnGatehouse({ dataDir: dir, port })
   await first.started
   const origin = `http://127.0.0.1:${port}`
   let address = 100
@@ -336,7 +298,7 @@ async function startServer(dir: string): Promise<Server> {
       insert.run(`u${i}`, `Person ${i}`, `p${i}@example.com`, t0 + i, t0, `p${i}`, i % 100 === 0 ? 'admin' : 'user')
   })()
   db.close()
-  const second = spawnGatehouse(dir, port, PROFILE)
+  const second = spawnGatehouse({ dataDir: dir, port, nodeArgs: PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : [] })
   await second.started
   const child = second.child
   return {

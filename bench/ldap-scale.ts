@@ -30,6 +30,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Client } from 'ldapts'
 import pg from 'pg'
+import { spawnGatehouse, stopChild } from './gatehouse-process.js'
 import { type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
 
 const SIZES = (process.env.LDAP_SCALE_PEOPLE ?? '10000').split(',').map(Number)
@@ -46,7 +47,6 @@ const roleOf = (i: number) => (i % 100 === 0 ? 'admin' : 'user')
 const GROUPS_PER_PERSON = 4
 const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
-const root = join(import.meta.dirname, '..')
 const TICK = 100 // USER_HZ
 
 function freePort(): Promise<number> {
@@ -165,54 +165,12 @@ index objectClass eq
   return { url, child, pid: child.pid as number, bindDn: `cn=admin,${BASE}` }
 }
 
-function gatehouseArgs(dir: string, port: number): string[] {
-  return [
-    join(root, 'bin', 'gatehouse.js'),
-    'serve',
-    '--port',
-    String(port),
-    '--panel-port',
-    '0',
-    '--data-dir',
-    dir,
-    '--config',
-    join(dir, 'config.json'),
-  ]
-}
-const ENV = { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' }
-
-function spawnGatehouse(
-  dir: string,
-  port: number,
-  nodeArgs: string[] = [],
-  databaseUrl?: string,
-): { child: ChildProcess; started: Promise<void> } {
-  const args = [...nodeArgs, ...gatehouseArgs(dir, port), ...(databaseUrl ? ['--database-url', databaseUrl] : [])]
-  const child = spawn(process.execPath, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] })
-  const started = new Promise<void>((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`gatehouse did not start:\n${out}`)), 120_000)
-    const on = (chunk: Buffer) => {
-      out += chunk.toString()
-      if (/LDAP listening on/.test(out)) {
-        clearTimeout(timer)
-        child.stdout?.removeAllListeners('data').resume()
-        child.stderr?.removeAllListeners('data').resume()
-        resolve()
-      }
-    }
-    child.stdout?.on('data', on)
-    child.stderr?.on('data', on)
-  })
-  return { child, started }
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
+const stop = stopChild
+const serveArgs = (dir: string, databaseUrl?: string) => [
+  '--config',
+  join(dir, 'config.json'),
+  ...(databaseUrl ? ['--database-url', databaseUrl] : []),
+]
 
 /** Inserts the people, organizations, teams and memberships into Gatehouse's SQLite file. */
 function seedSqlite(dir: string, people: number): void {
@@ -299,7 +257,7 @@ async function startGatehouse(
     JSON.stringify({ rateLimit: { enabled: false }, ldap: { enabled: true, address: `127.0.0.1:${ldapPort}`, searchRoles: ['admin'] } }),
   )
   // First start: migrations, and the reader signed up over HTTP (a real password).
-  const first = spawnGatehouse(dir, port, [], databaseUrl)
+  const first = spawnGatehouse({ dataDir: dir, port, serveArgs: serveArgs(dir, databaseUrl), timeoutMs: 120_000 })
   await first.started
   const origin = `http://127.0.0.1:${port}`
   const res = await fetch(`${origin}/api/auth/sign-up/email`, {
@@ -312,7 +270,7 @@ async function startGatehouse(
   if (databaseUrl) await seedPostgres(databaseUrl, people)
   else seedSqlite(dir, people)
   const begun = performance.now()
-  const second = spawnGatehouse(dir, port, NODE_ARGS, databaseUrl)
+  const second = spawnGatehouse({ dataDir: dir, port, nodeArgs: NODE_ARGS, serveArgs: serveArgs(dir, databaseUrl), timeoutMs: 120_000 })
   await second.started
   const startup = (performance.now() - begun) / 1000
   const startupCpu = cpu(second.child.pid as number)
