@@ -77,6 +77,7 @@ const LAZY_IMPORTS: Record<string, string> = {
   'server/features/saml/commands.ts ./cli.js': 'SAML and LDAP: gatehouse saml sp create',
   'server/features/saml/lazy.ts ./protocol.js': 'SAML and LDAP: metadata (the routes, the panel and the cleanup job load the same module)',
   'server/features/ldap/index.ts ./server.js': 'SAML and LDAP: a bind and a search on the LDAP listener',
+  'server/features/ldap/index.ts ./directory-index.js': 'SAML and LDAP: the index built once the LDAP listener opens (the search reads it)',
   'server/features/metrics/index.ts ./registry.js': 'metrics (prom-client): the SQLite server serves /metrics',
   'server/features/import/users-file.ts csv-parse': 'imports users with foreign hashes (a CSV file)',
 }
