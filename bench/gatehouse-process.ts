@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
@@ -62,3 +63,12 @@ export const stopChild = (child: ChildProcess): Promise<void> =>
     child.once('exit', () => resolve())
     child.kill('SIGTERM')
   })
+
+const TICK = 100 // USER_HZ
+
+/** CPU seconds (user + system) of a process, from /proc/<pid>/stat (the benches' machine is shared: wall time misleads). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / TICK
+}

@@ -39,7 +39,8 @@ import { fileURLToPath } from 'node:url'
 import { BerWriter } from '@ldapjs/asn1'
 import Database from 'better-sqlite3'
 import { Client } from 'ldapts'
-import { spawnGatehouse, stopChild } from './gatehouse-process.js'
+import { freePort } from '../tests/helpers/engines.js'
+import { cpuSeconds, spawnGatehouse, stopChild } from './gatehouse-process.js'
 
 const PEOPLE = Number(process.env.LDAP_ATTACK_PEOPLE ?? 10_000)
 const SECONDS = Number(process.env.LDAP_ATTACK_SECONDS ?? 15)
@@ -50,7 +51,6 @@ const PHASES = (process.env.LDAP_ATTACK_PHASES ?? ALL_PHASES.join(',')).split(',
 const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
 const root = join(import.meta.dirname, '..')
-const TICK = 100 // USER_HZ
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -236,22 +236,7 @@ class Prober {
 // ---------------------------------------------------------------------------------------------
 // The server.
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** CPU seconds (user + system) of a process, from /proc/<pid>/stat. */
-function cpu(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICK
-}
+const cpu = cpuSeconds
 
 const stop = stopChild
 

@@ -24,14 +24,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Client } from 'ldapts'
 import pg from 'pg'
-import { spawnGatehouse, stopChild } from './gatehouse-process.js'
-import { type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
+import { cpuSeconds, spawnGatehouse, stopChild } from './gatehouse-process.js'
+import { freePort, type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
 
 const SIZES = (process.env.LDAP_SCALE_PEOPLE ?? '10000').split(',').map(Number)
 const SECONDS = Number(process.env.LDAP_SCALE_SECONDS ?? 3)
@@ -49,22 +48,7 @@ const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
 const TICK = 100 // USER_HZ
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** CPU seconds (user + system) of a process, from /proc/<pid>/stat. */
-function cpu(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICK
-}
+const cpu = cpuSeconds
 /** CPU seconds of every process whose parent is `parent`, and of `parent` (PostgreSQL's backends). */
 function treeCpu(parent: number): number {
   let total = cpu(parent)

@@ -3,6 +3,8 @@ import { BerReader } from '@ldapjs/asn1'
 import { BindRequest } from '@ldapjs/messages'
 import { systemActor } from '../../../server/features/admin/index.js'
 import { adminUpdateUser } from '../../../server/features/admin/users.js'
+import type { AuthContext } from '../../../server/core/context.js'
+import { user } from '../../../server/db/schema.js'
 import { frameLength } from '../../../server/features/ldap/wire.js'
 import type { TestServer } from '../../helpers/server.js'
 import { BASE, person, type Person } from './helpers.js'
@@ -107,4 +109,30 @@ export class RawConnection {
 /** GET /api/auth/ok on the test server: its status. */
 export async function ok(server: TestServer): Promise<number> {
   return (await fetch(`${server.base}/ok`)).status
+}
+
+/**
+ * `count` people inserted through the store in one transaction per chunk of 500 (verified emails:
+ * they show in the directory), three to a creation time so the order's tie-break (the id) is exercised.
+ */
+export async function seedPeople(ctx: AuthContext, count: number, prefix: string): Promise<void> {
+  const start = Date.UTC(2026, 0, 1)
+  for (let from = 0; from < count; from += 500) {
+    const rows = Array.from({ length: Math.min(500, count - from) }, (_, k) => {
+      const i = from + k
+      return {
+        id: `${prefix}-${String(i).padStart(6, '0')}`,
+        name: `Seeded Person ${i}`,
+        email: `${prefix}${i}@example.com`,
+        emailVerified: true,
+        username: `${prefix}${i}`,
+        role: 'user',
+        createdAt: new Date(start + Math.floor(i / 3) * 1000),
+        updatedAt: new Date(start),
+      }
+    })
+    await ctx.storage.transaction(async () => {
+      await ctx.db.insert(user).values(rows)
+    })
+  }
 }

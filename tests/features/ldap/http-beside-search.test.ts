@@ -1,8 +1,6 @@
 import { SearchRequest } from '@ldapjs/messages'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AuthContext } from '../../../server/core/context.js'
-import { user } from '../../../server/db/schema.js'
-import { RawConnection, verifiedPerson } from './edge-helpers.js'
+import { RawConnection, seedPeople, verifiedPerson } from './edge-helpers.js'
 import { BASE, type LdapServer, PASSWORD, startLdapServer } from './helpers.js'
 
 /**
@@ -16,29 +14,6 @@ import { BASE, type LdapServer, PASSWORD, startLdapServer } from './helpers.js'
 
 const SEEDED = 4_000
 
-/** People inserted through the store (verified emails: they show in the directory). */
-async function seed(ctx: AuthContext, count: number, prefix: string): Promise<void> {
-  const start = Date.UTC(2026, 0, 1)
-  for (let from = 0; from < count; from += 500) {
-    const rows = Array.from({ length: Math.min(500, count - from) }, (_, k) => {
-      const i = from + k
-      return {
-        id: `${prefix}-${String(i).padStart(6, '0')}`,
-        name: `Seeded Person ${i}`,
-        email: `${prefix}${i}@example.com`,
-        emailVerified: true,
-        username: `${prefix}${i}`,
-        role: 'user',
-        createdAt: new Date(start + i * 1000),
-        updatedAt: new Date(start),
-      }
-    })
-    await ctx.storage.transaction(async () => {
-      await ctx.db.insert(user).values(rows)
-    })
-  }
-}
-
 const search = (id: number, filter: string) =>
   new SearchRequest({ messageId: id, baseObject: `ou=people,${BASE}`, scope: 'one', filter, attributes: ['uid', 'memberOf'] }).toBer()
     .buffer as Buffer
@@ -51,7 +26,7 @@ afterAll(() => server?.close())
 
 describe('HTTP beside a long search', () => {
   it('answers an HTTP request that arrives while a search writes its entries, before the search is done', async () => {
-    await seed(server.gatehouse.ctx, SEEDED, 'slice')
+    await seedPeople(server.gatehouse.ctx, SEEDED, 'slice')
     const reader = await verifiedPerson(server, 'slicereader', 'Slice Reader', 'admin')
     const raw = await RawConnection.open(server.port)
     expect(await raw.bind(1, reader.dn, PASSWORD)).toMatchObject({ code: 0 })

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm'
 import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AuthContext } from '../../../server/core/context.js'
 import { user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
 import { indexesOf } from '../../../server/features/ldap/directory-index.js'
+import { seedPeople } from './edge-helpers.js'
 import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
 
 /**
@@ -13,30 +13,6 @@ import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from
  * groups are found from the person, memberOf follows a role change, pages of a large directory
  * (5 000 people seeded through the store) are stable and complete, and HTTP answers during them.
  */
-
-/** People inserted through the store in one transaction per chunk (verified emails: they show in the directory). */
-async function seed(ctx: AuthContext, count: number, prefix: string): Promise<void> {
-  const start = Date.UTC(2026, 0, 1)
-  for (let from = 0; from < count; from += 500) {
-    const rows = Array.from({ length: Math.min(500, count - from) }, (_, k) => {
-      const i = from + k
-      return {
-        id: `${prefix}-${String(i).padStart(6, '0')}`,
-        name: `Seeded Person ${i}`,
-        email: `${prefix}${i}@example.com`,
-        emailVerified: true,
-        username: `${prefix}${i}`,
-        role: 'user',
-        // Several people share a creation time: the order's tie-break (the id) is exercised.
-        createdAt: new Date(start + Math.floor(i / 3) * 1000),
-        updatedAt: new Date(start),
-      }
-    })
-    await ctx.storage.transaction(async () => {
-      await ctx.db.insert(user).values(rows)
-    })
-  }
-}
 
 let server: LdapServer
 beforeAll(async () => {
@@ -121,7 +97,7 @@ describe('the directory index', () => {
 
   it('pages through 5 000 people seeded through the store, each once and in order, while HTTP answers', async () => {
     const ctx = server.gatehouse.ctx
-    await seed(ctx, 5_000, 'bulk')
+    await seedPeople(ctx, 5_000, 'bulk')
     const reader = await person(server, 'bulkreader', 'Bulk Reader', 'admin')
     const c = new Client({ url: server.url, timeout: 60_000 })
     await c.bind(reader.dn, PASSWORD)
