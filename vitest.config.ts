@@ -32,6 +32,8 @@ export default defineConfig({
     // slower here (18.1 minutes with three workers): it starts the heaviest Chromium, import and
     // nested-runtime files together.
     maxWorkers: 4,
+    // CI keeps only the tail of the output: the last lines name each failure (tests/setup/failure-summary.ts).
+    reporters: ['default', './tests/setup/failure-summary.ts'],
     projects: [
       {
         test: {
