@@ -70,8 +70,14 @@ async function round(load: () => Promise<{ people: unknown[] }>): Promise<Round>
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at the start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
-  console.log('| engine | people | round | wall ms | CPU ms | longest task ms (probe) | event-loop delay max ms | most CPU between two probe ticks ms |')
+  console.log(
+    `load average at the start: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  )
+  console.log(
+    '| engine | people | round | wall ms | CPU ms | longest task ms (probe) | event-loop delay max ms | most CPU between two probe ticks ms |',
+  )
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
   let postgres: PostgresServer | null = null
   try {
@@ -112,7 +118,11 @@ async function main(): Promise<void> {
   } finally {
     await postgres?.stop()
   }
-  console.log(`load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  )
 }
 
 await main()

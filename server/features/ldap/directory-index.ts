@@ -31,9 +31,11 @@ import {
  * awaited at the start of each operation (`begin`), so a change committed anywhere before an
  * operation began is what that operation sees.
  *
- * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) and yields
- * to the event loop between chunks and between slices of the group computation: loading a hundred
- * thousand people never holds HTTP for more than a few milliseconds at a time. Concurrent
+ * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) as arrays of
+ * plain values (store.ts, `storage.rows`), the group sources first and then each chunk of people
+ * indexed as it arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
+ * checked between chunks and every 64 people): loading a hundred thousand people holds HTTP for a
+ * few milliseconds at a time (and the collector's pauses). Concurrent
  * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
  * each operation, never here. Rows are shared: never mutated. It is first built right after the
  * listener opens (`warm`), so the first search after a start finds it built or being built.

@@ -36,7 +36,18 @@ export type DirectoryRow = [
 ]
 
 /** Positions in a DirectoryRow. */
-export const ROW = { id: 0, name: 1, email: 2, emailVerified: 3, createdAt: 4, updatedAt: 5, username: 6, role: 7, banned: 8, banExpires: 9 } as const
+export const ROW = {
+  id: 0,
+  name: 1,
+  email: 2,
+  emailVerified: 3,
+  createdAt: 4,
+  updatedAt: 5,
+  username: 6,
+  role: 7,
+  banned: 8,
+  banExpires: 9,
+} as const
 
 /** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
 const bool = (value: unknown): boolean => value === true || value === 1
