@@ -181,6 +181,32 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
     expect(ids).toEqual(['tx1', 'tx2'])
   })
 
+  it('rows: a select as arrays of plain values, in the transaction when called inside one (its uncommitted rows seen)', async () => {
+    const { storage } = database
+    const db = () => storage.db as unknown as typeof database.db
+    const query = () =>
+      db().select({ id: user.id, verified: user.emailVerified }).from(user).where(sql`${user.id} like 'raw%'`).orderBy(user.id)
+    await db()
+      .insert(user)
+      .values(newUser('raw1', { emailVerified: true }))
+    expect(await storage.rows(query())).toEqual([['raw1', true]])
+    let inside: unknown[][] = []
+    const rolledBack = await storage
+      .transaction(async () => {
+        await db().insert(user).values(newUser('raw2'))
+        inside = await storage.rows(query())
+        throw new Error('rolled back')
+      })
+      .catch((e: Error) => e.message)
+    expect(rolledBack).toBe('rolled back')
+    // Only the transaction's own connection sees raw2 before the commit.
+    expect(inside).toEqual([
+      ['raw1', true],
+      ['raw2', false],
+    ])
+    expect(await storage.rows(query())).toEqual([['raw1', true]])
+  })
+
   it('transaction isolation: serializable by default, READ COMMITTED when a body asks for it, a nested call keeps the outer one', async () => {
     const { storage } = database
     const db = () => storage.db as unknown as typeof database.db

@@ -237,6 +237,15 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
      * listener every call answers true: the caches then never serve a stale entry, they just do
      * not cache.
      */
+    async rows(query) {
+      const { sql: text, params } = query.toSQL()
+      // drizzle's node-postgres transaction keeps its client on its session; the pool's handle, its pool
+      // (whose clients send parameters through storableParam: pool.on('connect') below).
+      const tx = current.getStore() as unknown as { session?: { client?: pg.PoolClient } } | undefined
+      const client: pg.Pool | pg.PoolClient = tx?.session?.client ?? (root as unknown as { $client: pg.Pool }).$client
+      const result = await client.query<unknown[]>({ text, values: params, rowMode: 'array' })
+      return result.rows
+    },
     changeSignal(signalOptions): CacheChangeSignal {
       const changes = options.changes
       if (!changes) return { changed: () => true }

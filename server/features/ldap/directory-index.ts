@@ -5,7 +5,15 @@ import type { ChangeSignal, Storage } from '../../db/storage.js'
 import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
-import { type DirectoryRow, listDirectoryPeopleAfter, listMembershipsAfter, listTeamMembershipsAfter } from './store.js'
+import {
+  type DirectoryRow,
+  listDirectoryPeopleAfter,
+  listMembershipsAfter,
+  listTeamMembershipsAfter,
+  type MembershipRow,
+  ROW,
+  type TeamMembershipRow,
+} from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -23,18 +31,20 @@ import { type DirectoryRow, listDirectoryPeopleAfter, listMembershipsAfter, list
  * awaited at the start of each operation (`begin`), so a change committed anywhere before an
  * operation began is what that operation sees.
  *
- * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) and yields
- * to the event loop between chunks and between slices of the group computation: loading a hundred
- * thousand people never holds HTTP for more than a few milliseconds at a time. Concurrent
+ * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) as arrays of
+ * plain values (store.ts, `storage.rows`), the group sources first and then each chunk of people
+ * indexed as it arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
+ * checked between chunks and every 64 people): loading a hundred thousand people holds HTTP for a
+ * few milliseconds at a time (and the collector's pauses). Concurrent
  * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
  * each operation, never here. Rows are shared: never mutated. It is first built right after the
  * listener opens (`warm`), so the first search after a start finds it built or being built.
  */
 
-/** Rows per query while loading (a few milliseconds each). */
+/** Rows per query while loading (one task of a few milliseconds each: the query, then its rows as arrays). */
 const CHUNK = 1_000
-/** People indexed between two yields (a few milliseconds). */
-const SLICE = 500
+/** The longest the load works between two yields, in milliseconds (checked every 64 people). */
+const SLICE_MS = 4
 
 export interface IndexedGroup {
   name: string
@@ -170,100 +180,143 @@ function add(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string, per
   else map.set(key, [found, person])
 }
 
-/** Reads everyone and their group sources in chunks, yielding between them, and indexes them. */
-async function load(ctx: AuthContext, config: GatehouseConfig): Promise<DirectoryIndex> {
+/**
+ * Long work in tasks of a few milliseconds: `due()` answers true once `budgetMs` have passed since
+ * the last yield, and `yield()` gives the event loop a turn. Bounded by elapsed time rather than by
+ * a count of rows, so a slow machine (or a slow row) still yields every few milliseconds. The clock
+ * is injectable (tests count the turns with a clock that moves at every reading).
+ */
+export class TimeSlices {
+  private started: number
+  /** Turns given to the event loop (tests and the bench). */
+  yields = 0
+
+  constructor(
+    private readonly now: () => number = performance.now.bind(performance),
+    private readonly budgetMs = SLICE_MS,
+  ) {
+    this.started = now()
+  }
+
+  due(): boolean {
+    return this.now() - this.started >= this.budgetMs
+  }
+
+  async yield(): Promise<void> {
+    this.yields++
+    await yieldToLoop()
+    this.started = this.now()
+  }
+
+  /** Yields when the slice's time is up. */
+  async maybeYield(): Promise<void> {
+    if (this.due()) await this.yield()
+  }
+}
+
+/** Reads everyone and their group sources in chunks, yielding by elapsed time, and indexes them. */
+async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlices): Promise<DirectoryIndex> {
   const layout = layoutOfBase(config.ldap.baseDN)
   const index = new DirectoryIndex(config, layout)
   const rule = groupsRule(config)
-  const rows: DirectoryRow[] = []
-  for (let after: DirectoryRow | null = null; ; ) {
-    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after.createdAt, id: after.id } : null, CHUNK)
-    for (const row of chunk) rows.push(row)
-    if (chunk.length < CHUNK) break
-    after = chunk[chunk.length - 1] as DirectoryRow
-    await yieldToLoop()
-  }
+  // The group sources first (keyed by person), then the people, each indexed as its chunk arrives.
   const memberships = new Map<string, Array<{ slug: string; role: string }>>()
   if (rule.organizations || rule.memberRoles) {
     for (let after: string | null = null; ; ) {
       const chunk = await listMembershipsAfter(ctx, after, CHUNK)
-      for (const m of chunk) push(memberships, m.userId, m)
+      for (const m of chunk) push(memberships, m[1], { slug: m[2], role: m[3] })
       if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as { id: string }).id
-      await yieldToLoop()
+      after = (chunk[chunk.length - 1] as MembershipRow)[0]
+      await slices.maybeYield()
     }
   }
   const teams = new Map<string, Array<{ slug: string; teamName: string }>>()
   if (rule.teams) {
     for (let after: string | null = null; ; ) {
       const chunk = await listTeamMembershipsAfter(ctx, after, CHUNK)
-      for (const t of chunk) push(teams, t.userId, t)
+      for (const t of chunk) push(teams, t[1], { slug: t[2], teamName: t[3] })
       if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as { id: string }).id
-      await yieldToLoop()
+      after = (chunk[chunk.length - 1] as TeamMembershipRow)[0]
+      await slices.maybeYield()
     }
   }
   const groupByName = new Map<string, IndexedGroup>()
   const groupsBySources = new Map<string, IndexedGroup[]>()
   const none: never[] = []
-  for (let i = 0; i < rows.length; i++) {
-    if (i > 0 && i % SLICE === 0) await yieldToLoop()
-    const row = rows[i] as DirectoryRow
-    rows[i] = undefined as unknown as DirectoryRow // each row goes once its person is made
-    const uid = loginNameOf(row)
-    const dn = layout.personDn(uid)
-    const ndn = layout.personNdn(uid)
-    const person: IndexedPerson = {
-      id: row.id,
-      name: row.name,
-      email: row.email,
-      emailVerified: row.emailVerified,
-      banned: row.banned,
-      banExpires: row.banExpires,
-      createdAt: row.createdAt.getTime(),
-      updatedAt: row.updatedAt.getTime(),
-      at: i,
-      uid,
-      dn,
-      ndn: ndn === dn ? dn : ndn,
-      groups: none,
-      uuid: undefined,
-      encodedFor: undefined,
-      encoded: undefined,
-    }
-    index.people.push(person)
-    index.byId.set(row.id, person)
-    // The first one of a uid wins, as the database's lookup of one row would.
-    const uidKey = uid.toLowerCase()
-    if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
-    add(index.byMail, row.email.toLowerCase(), person)
-    const name = row.name.trim()
-    add(index.byCn, (name || uid).toLowerCase(), person)
-    const sources: GroupSources = { role: row.role, memberships: memberships.get(row.id) ?? none, teams: teams.get(row.id) ?? none }
-    // People with the same sources have the same groups: the rule runs once per distinct set of
-    // sources (a few hundred for a hundred thousand people), its groups shared.
-    const key = sourcesKey(sources)
-    let groups = groupsBySources.get(key)
-    if (!groups) {
-      groups = []
-      for (const groupName of groupNames(sources, rule)) {
-        let group = groupByName.get(groupName)
-        if (!group) {
-          group = {
-            name: groupName,
-            lower: groupName.toLowerCase(),
-            dn: layout.groupDn(groupName),
-            ndn: layout.groupNdn(groupName),
-            members: [],
-          }
-          groupByName.set(groupName, group)
-        }
-        groups.push(group)
+  const sources: GroupSources = { role: null, memberships: none, teams: none }
+  const named = { username: null as string | null, email: '' }
+  for (let after: DirectoryRow | null = null; ; ) {
+    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null, CHUNK)
+    for (let k = 0; k < chunk.length; k++) {
+      // A chunk is read in one task (a few milliseconds); indexing it yields by time.
+      if ((k & 63) === 63) await slices.maybeYield()
+      const row = chunk[k] as DirectoryRow
+      const id = row[ROW.id]
+      const email = row[ROW.email]
+      const name = row[ROW.name]
+      named.username = row[ROW.username]
+      named.email = email
+      const uid = loginNameOf(named)
+      const dn = layout.personDn(uid)
+      const ndn = layout.personNdn(uid)
+      const banExpires = row[ROW.banExpires]
+      const person: IndexedPerson = {
+        id,
+        name,
+        email,
+        emailVerified: row[ROW.emailVerified],
+        banned: row[ROW.banned],
+        banExpires: banExpires === null ? null : new Date(banExpires),
+        createdAt: row[ROW.createdAt],
+        updatedAt: row[ROW.updatedAt],
+        at: index.people.length,
+        uid,
+        dn,
+        ndn: ndn === dn ? dn : ndn,
+        groups: none,
+        uuid: undefined,
+        encodedFor: undefined,
+        encoded: undefined,
       }
-      groupsBySources.set(key, groups)
+      index.people.push(person)
+      index.byId.set(id, person)
+      // The first one of a uid wins, as the database's lookup of one row would.
+      const uidKey = uid.toLowerCase()
+      if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
+      add(index.byMail, email.toLowerCase(), person)
+      const trimmed = name.trim()
+      add(index.byCn, (trimmed || uid).toLowerCase(), person)
+      sources.role = row[ROW.role]
+      sources.memberships = memberships.get(id) ?? none
+      sources.teams = teams.get(id) ?? none
+      // People with the same sources have the same groups: the rule runs once per distinct set of
+      // sources (a few hundred for a hundred thousand people), its groups shared.
+      const key = sourcesKey(sources)
+      let groups = groupsBySources.get(key)
+      if (!groups) {
+        groups = []
+        for (const groupName of groupNames(sources, rule)) {
+          let group = groupByName.get(groupName)
+          if (!group) {
+            group = {
+              name: groupName,
+              lower: groupName.toLowerCase(),
+              dn: layout.groupDn(groupName),
+              ndn: layout.groupNdn(groupName),
+              members: [],
+            }
+            groupByName.set(groupName, group)
+          }
+          groups.push(group)
+        }
+        groupsBySources.set(key, groups)
+      }
+      for (const group of groups) group.members.push(person)
+      person.groups = groups
     }
-    for (const group of groups) group.members.push(person)
-    person.groups = groups
+    if (chunk.length < CHUNK) break
+    after = chunk[chunk.length - 1] as DirectoryRow
+    await slices.maybeYield()
   }
   const groups = [...groupByName.values()].sort((a, b) => compareGroups(a, b.lower, b.name))
   for (const group of groups) {
@@ -289,6 +342,8 @@ export class DirectoryIndexes {
   private loading: { generation: number; promise: Promise<DirectoryIndex> } | null = null
   /** How many times the directory was read from the database (tests and metrics). */
   loads = 0
+  /** The load's clock for its time slices (monotonic milliseconds; tests inject one that moves at each reading). */
+  clock: () => number = performance.now.bind(performance)
 
   constructor(private readonly ctx: AuthContext) {
     this.signal = ctx.storage.changeSignal({ scope: 'directory' })
@@ -313,7 +368,7 @@ export class DirectoryIndexes {
     }
     const generation = this.generation
     this.loads++
-    const promise = load(this.ctx, config)
+    const promise = load(this.ctx, config, new TimeSlices(this.clock))
     this.loading = { generation, promise }
     try {
       const index = await promise

@@ -210,13 +210,27 @@ function personAttributes(person: IndexedPerson): Attribute[] {
   if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
   attributes.push({ name: 'mail', values: [person.email] })
   if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: memberOfValues(person.groups), dn: true })
-  person.uuid ??= entryUUID(person.id)
+  // The operational ones cost a hash and two formatted times: made only when read (a sync asking
+  // for uid, cn, mail and memberOf never reads them).
   attributes.push(
-    { name: 'entryUUID', values: [person.uuid], operational: true },
-    { name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))], operational: true },
-    { name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))], operational: true },
+    lazyAttribute('entryUUID', () => (person.uuid ??= entryUUID(person.id))),
+    lazyAttribute('createTimestamp', () => generalizedTime(new Date(person.createdAt))),
+    lazyAttribute('modifyTimestamp', () => generalizedTime(new Date(person.updatedAt))),
   )
   return attributes
+}
+
+/** An operational attribute of one value, made when its values are first read. */
+function lazyAttribute(name: string, make: () => string): Attribute {
+  let values: string[] | null = null
+  return {
+    name,
+    get values() {
+      values ??= [make()]
+      return values
+    },
+    operational: true,
+  }
 }
 
 /** A person's entry, its attributes built only when read (a sync's kept encoding needs none). */
@@ -830,10 +844,7 @@ function evaluate(entry: Entry, filter: Filter): boolean | undefined {
 
 /** The attributes of `entry` a search asked for (`*` user attributes, `+` operational, `1.1` none, or names). */
 export function selectAttributes(entry: Entry, requested: string[]): AnswerEntry {
-  const wanted = requested.map((r) => r.toLowerCase())
-  const all = wanted.length === 0 || wanted.includes('*')
-  const operational = wanted.includes('+')
-  const named = new Set(wanted.filter((w) => w !== '*' && w !== '+' && w !== '1.1').map(canonical))
+  const { all, operational, named } = selectionOf(requested)
   const root = entry.dn === ''
   return {
     dn: entry.dn,
@@ -846,6 +857,31 @@ export function selectAttributes(entry: Entry, requested: string[]): AnswerEntry
       })
       .map((a) => ({ name: a.name, values: a.values })),
   }
+}
+
+interface Selection {
+  /** `*` or nothing asked: every user attribute. */
+  all: boolean
+  /** `+`: every operational attribute. */
+  operational: boolean
+  /** The attributes asked by name, canonical. */
+  named: Set<string>
+}
+
+/** What a search's requested attributes select, worked out once per search (the same array for each of its entries). */
+const selectionsOf = new WeakMap<string[], Selection>()
+function selectionOf(requested: string[]): Selection {
+  let found = selectionsOf.get(requested)
+  if (!found) {
+    const wanted = requested.map((r) => r.toLowerCase())
+    found = {
+      all: wanted.length === 0 || wanted.includes('*'),
+      operational: wanted.includes('+'),
+      named: new Set(wanted.filter((w) => w !== '*' && w !== '+' && w !== '1.1').map(canonical)),
+    }
+    selectionsOf.set(requested, found)
+  }
+  return found
 }
 
 /** The selection key of a search's requested attributes (the same array for every entry of a search). */

@@ -121,4 +121,35 @@ describe('the directory index', () => {
     expect(paged.searchEntries[0]?.memberOf).toBe(`cn=user,ou=groups,${BASE}`)
     await c.unbind()
   })
+
+  it('a load yields to the event loop by elapsed time, within a chunk of rows too (a clock that moves at each reading)', async () => {
+    const ctx = server.gatehouse.ctx
+    await seedPeople(ctx, 3_000, 'slices')
+    const indexes = indexesOf(ctx)
+    const real = indexes.clock
+    // Every reading of the load's clock is 10 ms later than the last: each check finds its slice's time up.
+    let now = 0
+    indexes.clock = () => (now += 10)
+    // A counting probe: one turn of the event loop per setImmediate while the load runs.
+    let turns = 0
+    let running = true
+    const spin = () => {
+      if (!running) return
+      turns++
+      setImmediate(spin)
+    }
+    try {
+      indexes.drop()
+      await indexes.begin()
+      setImmediate(spin)
+      const index = await indexes.current()
+      running = false
+      expect(index.people.length).toBeGreaterThanOrEqual(3_000)
+      // At least one turn per 64 people indexed; by chunks of rows alone it would be a handful.
+      expect(turns).toBeGreaterThanOrEqual(3_000 / 64)
+    } finally {
+      running = false
+      indexes.clock = real
+    }
+  })
 })
