@@ -287,8 +287,14 @@ async function serveCommand(argv: string[], engine: EngineFlags): Promise<void> 
     if (stopping) return
     stopping = true
     log.info(`${signal} received, shutting down`)
-    await panel?.close()
-    await gatehouse.close()
+    try {
+      await panel?.close()
+      await gatehouse.close()
+    } catch (error) {
+      // Said, and the exit code says so; gatehouse.close() has removed the pid file either way.
+      log.error('shutdown did not complete cleanly', error)
+      process.exit(1)
+    }
     process.exit(0)
   }
   process.on('SIGINT', () => void stop('SIGINT'))

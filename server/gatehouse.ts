@@ -507,17 +507,22 @@ function assemble(prepared: Prepared, database: GatehouseDatabase, secondary: Se
     dataDir: options.dataDir,
     ...listener,
     async close() {
-      await listener.closeListener()
-      outages.stop()
-      for (const stop of stopFeatures) await stop()
-      stopConfigAudit()
-      await configAuditSettled(ctx)
-      // A config change still being written to the shared table lands before the pool closes.
-      await store.flushed().catch(() => {})
-      await mailer.close()
-      await database.close()
-      await secondary?.close()
-      if (dataDir) forgetRunningServer(dataDir)
+      try {
+        await listener.closeListener()
+        outages.stop()
+        for (const stop of stopFeatures) await stop()
+        stopConfigAudit()
+        await configAuditSettled(ctx)
+        // A config change still being written to the shared table lands before the pool closes.
+        await store.flushed().catch(() => {})
+        await mailer.close()
+        await database.close()
+        await secondary?.close()
+      } finally {
+        // Even when a step above failed: a pid file left behind would name a process that is gone
+        // (or, once its pid is reused, another one) to backup, restore and migrate.
+        if (dataDir) forgetRunningServer(dataDir)
+      }
     },
   }
 }

@@ -11,6 +11,7 @@ import { createBackup } from '../../server/features/backup/archive.js'
 import { tarEnd, tarHeader, tarPadding } from '../../server/features/backup/tar.js'
 import { HttpClient, uniqueEmail } from '../helpers/http.js'
 import { runCli, startServerProcess } from '../helpers/process.js'
+import { startTestServer } from '../helpers/server.js'
 
 const dirs: string[] = []
 const tempDir = () => {
@@ -260,6 +261,22 @@ describe('gatehouse backup and restore', () => {
     expect(existsSync(join(dataDir, 'gatehouse.engine.json'))).toBe(false)
     expect(existsSync(join(dataDir, 'gatehouse.pid'))).toBe(false)
   }, 120_000)
+
+  it('a server whose stop fails part-way still removes its pid file and engine record (a stale pid could be reused by another process)', async () => {
+    const server = await startTestServer()
+    try {
+      expect(existsSync(join(server.dataDir, 'gatehouse.pid'))).toBe(true)
+      expect(existsSync(join(server.dataDir, 'gatehouse.engine.json'))).toBe(true)
+      server.gatehouse.ctx.mailer.close = async () => {
+        throw new Error('the mail transport would not close')
+      }
+      await expect(server.gatehouse.close()).rejects.toThrow('the mail transport would not close')
+      expect(existsSync(join(server.dataDir, 'gatehouse.pid'))).toBe(false)
+      expect(existsSync(join(server.dataDir, 'gatehouse.engine.json'))).toBe(false)
+    } finally {
+      rmSync(server.dataDir, { recursive: true, force: true })
+    }
+  })
 
   it("carries the Network view's settings (network.json) and restores them; an archive without them leaves the machine's own (issue 50 §8)", async () => {
     const { dataDir } = await populatedDataDir(1)
