@@ -30,6 +30,34 @@ warnSkipped('tests/cli/backup-postgres.test.ts (backups on PostgreSQL)', unavail
 const PASSWORD = 'password-1234'
 /** A bound for one command or one server start, not a speed check: CI's shared machine ran this file's commands 3× slower than this one. */
 const CLI_BOUND = 120_000
+
+/**
+ * Awaits one step, bounded and named: CI once saw this file's third test run out its 300 s with no
+ * step bounded but the commands, so a step that hangs fails with its name (and what it says).
+ */
+async function step<T>(name: string, work: Promise<T>, detail: () => string = () => '', ms = 90_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name}: not done within ${ms} ms${detail() ? `\n${detail()}` : ''}`)), ms)
+  })
+  try {
+    return await Promise.race([work, bound])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Stops a server process: SIGTERM, then SIGKILL if it has not exited within the bound (its output in the failure). */
+async function stopServer(server: Awaited<ReturnType<typeof startServerProcess>>): Promise<void> {
+  server.child.kill('SIGTERM')
+  try {
+    await step('the server’s stop after SIGTERM', server.exited, () => server.output().split('\n').slice(-30).join('\n'), 60_000)
+  } catch (error) {
+    server.child.kill('SIGKILL')
+    await server.exited
+    throw error
+  }
+}
 type Dump = Record<string, Record<string, unknown>[]>
 
 /** Every row of every table through a drizzle mirror, sorted by primary key. */
@@ -71,16 +99,26 @@ async function fill(dataDir: string, env: Record<string, string>): Promise<strin
   try {
     for (let i = 0; i < 3; i++) {
       const email = uniqueEmail('pgb')
-      const res = await client.post('/sign-up/email', { name: i === 0 ? 'Ówner "Quoted" 名前' : 'Member', email, password: PASSWORD })
+      const res = await step(
+        `sign-up ${i + 1} of 3`,
+        client.post('/sign-up/email', { name: i === 0 ? 'Ówner "Quoted" 名前' : 'Member', email, password: PASSWORD }),
+        server.output,
+      )
       expect(res.status).toBe(200)
       emails.push(email)
     }
-    const org = await client.post('/organization/create', { name: 'Acme', slug: `acme-${Date.now()}` })
+    const org = await step(
+      'organization/create',
+      client.post('/organization/create', { name: 'Acme', slug: `acme-${Date.now()}` }),
+      server.output,
+    )
     expect(org.status).toBe(200)
-    expect((await client.post('/sign-in/email', { email: emails[1], password: 'wrong password!' })).status).toBe(401)
+    expect(
+      (await step('a wrong sign-in', client.post('/sign-in/email', { email: emails[1], password: 'wrong password!' }), server.output))
+        .status,
+    ).toBe(401)
   } finally {
-    server.child.kill('SIGTERM')
-    await server.exited
+    await stopServer(server)
   }
   return emails
 }
@@ -151,8 +189,7 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
       })
       expect(signIn.status).toBe(200)
     } finally {
-      server.child.kill('SIGTERM')
-      await server.exited
+      await stopServer(server)
     }
   }, 300_000)
 
@@ -199,20 +236,31 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
     // A restore into a database another session uses (a running instance) changes nothing.
     const archive = join(tempDir(), 'a.tar.gz')
     expect((await runCli(['backup', '--data-dir', dataDir, '--out', archive], { GATEHOUSE_DATABASE_URL: '' }, CLI_BOUND)).code).toBe(0)
-    const busy = await postgres.createDatabase()
+    const busy = await step('CREATE DATABASE', postgres.createDatabase())
     const holder = new pg.Client({ connectionString: busy })
-    holder.on('error', () => {}) // a failure shows in the test's own awaits, not as an unhandled event at shutdown    await holder.connect()
+    let holderError = ''
+    holder.on('error', (error) => {
+      holderError = String(error)
+    })
+    await step('the holder’s connect', holder.connect(), () => `holder: ${holderError || 'no error'}`)
     try {
-      await holder.query('create table "notes" (id int primary key)')
+      await step(
+        'the holder’s create table',
+        holder.query('create table "notes" (id int primary key)'),
+        () => `holder: ${holderError || 'no error'}`,
+      )
       const run = await runCli(['restore', archive, '--data-dir', join(tempDir(), 'x'), '--database-url', busy], {}, CLI_BOUND)
       expect(run.code).toBe(1)
       expect(run.stderr).toMatch(
         /^gatehouse: restore into PostgreSQL: 1 other session is connected to postgres:\/\/gatehouse@127\.0\.0\.1:\d+\/\w+ \(a running Gatehouse\?\): stop every instance before restoring into it\n$/,
       )
-      const tables = await holder.query("select table_name from information_schema.tables where table_schema = 'public'")
+      const tables = await step(
+        'the holder’s list of tables',
+        holder.query("select table_name from information_schema.tables where table_schema = 'public'"),
+      )
       expect(tables.rows).toEqual([{ table_name: 'notes' }])
     } finally {
-      await holder.end()
+      await step('the holder’s end', holder.end())
     }
   }, 300_000)
 
@@ -241,8 +289,7 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
       const same = await runCli(['backup', '--data-dir', dataDir, '--database-url', url], { GATEHOUSE_DATABASE_URL: '' }, CLI_BOUND)
       expect([same.code, same.stderr]).toEqual([0, ''])
     } finally {
-      server.child.kill('SIGTERM')
-      await server.exited
+      await stopServer(server)
     }
   }, 300_000)
 
@@ -301,8 +348,7 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
       })
       expect(signIn.status).toBe(200)
     } finally {
-      server.child.kill('SIGTERM')
-      await server.exited
+      await stopServer(server)
     }
     const made = readdirSync(backups)
       .filter((n) => n.endsWith('-pre-upgrade.tar.gz'))
@@ -322,8 +368,7 @@ describe.skipIf(unavailable)('backups on PostgreSQL', () => {
 
     // Nothing pending at the next start: no other backup.
     const second = await startServerProcess(['--port', '0', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: url }, CLI_BOUND)
-    second.child.kill('SIGTERM')
-    await second.exited
+    await stopServer(second)
     expect(readdirSync(backups).filter((n) => n.endsWith('-pre-upgrade.tar.gz')).length).toBe(3)
 
     // The archive's database is at that earlier SQLite schema, each of its columns one PostgreSQL had.
