@@ -231,12 +231,6 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       // same query-builder calls (select/insert/update/delete, returning, onConflict...).
       return (current.getStore() ?? root) as unknown as DB
     },
-    /**
-     * The caches' "changed?" answered from the LISTEN/NOTIFY version; `sync()` first makes it
-     * current (every commit made before the call, by any instance, is counted). Without a
-     * listener every call answers true: the caches then never serve a stale entry, they just do
-     * not cache.
-     */
     async rows(query) {
       const { sql: text, params } = query.toSQL()
       // drizzle's node-postgres transaction keeps its client on its session; the pool's handle, its pool
@@ -246,6 +240,12 @@ export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptio
       const result = await client.query<unknown[]>({ text, values: params, rowMode: 'array' })
       return result.rows
     },
+    /**
+     * The caches' "changed?" answered from the LISTEN/NOTIFY version; `sync()` first makes it
+     * current (every commit made before the call, by any instance, is counted). Without a
+     * listener every call answers true: the caches then never serve a stale entry, they just do
+     * not cache.
+     */
     changeSignal(signalOptions): CacheChangeSignal {
       const changes = options.changes
       if (!changes) return { changed: () => true }
