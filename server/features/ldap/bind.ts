@@ -40,7 +40,12 @@ import { hostedPageURL } from '../../http/hosted-page-url.js'
  * a sign-in), its throttle count cleared and the bind audited in one commit.
  */
 
-export type BindOutcome = { code: number; user: UserRow | null }
+/**
+ * A bind's answer. `appPassword`: the app password it opened with (when it expires, null: never),
+ * so the connection re-checks that one at each operation (`appPasswordHolds`); null for the main
+ * password or a refusal.
+ */
+export type BindOutcome = { code: number; user: UserRow | null; appPassword: { expiresAt: number | null } | null }
 
 const METHOD = 'ldap'
 const invalid = () => new APIError(401, 'INVALID_CREDENTIALS', 'Invalid credentials')
@@ -56,6 +61,8 @@ interface BindMemo {
   user: UserRow
   /** Until when it stands (a minute, never past the app password's expiry). */
   until: number
+  /** The app password's own expiry (null: never), handed to the connection. */
+  expiresAt: number | null
 }
 /** When each app password's successful bind was last audited here (its memo key → ms). */
 const audited = new Map<string, number>()
@@ -75,8 +82,8 @@ function uidOfDn(ctx: AuthContext, dn: string): string | null {
 }
 
 export async function simpleBind(ctx: AuthContext, name: string, password: Buffer, meta: RequestMeta): Promise<BindOutcome> {
-  if (name === '' && password.length === 0) return { code: ResultCode.success, user: null }
-  if (password.length === 0) return { code: ResultCode.unwillingToPerform, user: null }
+  if (name === '' && password.length === 0) return { code: ResultCode.success, user: null, appPassword: null }
+  if (password.length === 0) return { code: ResultCode.unwillingToPerform, user: null, appPassword: null }
   const secret = password.toString('utf8')
   const uid = uidOfDn(ctx, name)
   const reads = readsOf(ctx)
@@ -93,7 +100,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
     const now = ctx.clock.now()
     if (memo && memo.user === found && now < memo.until && !refusalNow(ctx, found)) {
       ctx.events.signIn(METHOD, 'success')
-      return { code: ResultCode.success, user: found }
+      return { code: ResultCode.success, user: found, appPassword: { expiresAt: memo.expiresAt } }
     }
   }
   const key = found ? throttleKey('email', found.email) : throttleKey('username', uid ?? name)
@@ -155,7 +162,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
       return { attempt, appPassword: null }
     })
   } catch (error) {
-    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null }
+    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null, appPassword: null }
     throw error
   }
   const { attempt, appPassword } = identified
@@ -168,7 +175,7 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
     // The sign-in table's bind outlet: admit, vouch (no entry, no bind for whom no face may vouch), commit + audit, metric.
     user = (await runSignIn(ctx, 'bind', { ...attempt, quiet: !audit }, meta)).attempt.user
   } catch (error) {
-    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null }
+    if (error instanceof APIError) return { code: ResultCode.invalidCredentials, user: null, appPassword: null }
     throw error
   }
   if (appPassword && credentialKey && audit) {
@@ -178,9 +185,24 @@ export async function simpleBind(ctx: AuthContext, name: string, password: Buffe
   if (appPassword && memoKey && found) {
     // Kept only if nothing at all was written since this bind began (this bind's own audit included).
     const until = Math.min(now + APP_PASSWORD_WINDOW_MS, appPassword.expiresAt ?? Number.POSITIVE_INFINITY)
-    reads.rememberSince(since, memoKey, { user: found, until } satisfies BindMemo)
+    reads.rememberSince(since, memoKey, { user: found, until, expiresAt: appPassword.expiresAt } satisfies BindMemo)
   }
-  return { code: ResultCode.success, user }
+  return { code: ResultCode.success, user, appPassword }
+}
+
+/**
+ * Whether the app password a connection bound with still opens `userId`'s account (asked at each
+ * operation on that connection): answered from the bind memo while it stands (nothing at all was
+ * written since it was made, so nothing was revoked), else checked again as a bind checks it.
+ * A bind made the memo; a check here makes none (the memo is the bind's, with its audit window).
+ */
+export async function appPasswordHolds(ctx: AuthContext, userId: string, secret: string): Promise<boolean> {
+  if (ctx.storage.dialect === 'sqlite') {
+    const memo = readsOf(ctx).peek<BindMemo>(memoKeyOf(userId, secret))
+    if (memo && memo.user.id === userId && ctx.clock.now() < memo.until) return true
+  }
+  const verify = appPasswordVerifier()
+  return !!verify && (await verify(ctx, userId, secret)) !== null
 }
 
 /**

@@ -9,8 +9,7 @@ import type { GatehouseConfig } from '../../config/schema.js'
 import { limitRequest, type RateLimitStore, type RateRule, rateLimitIdentity, ruleFor } from '../../core/rate-limit.js'
 import { ListenerRefusal } from '../../feature.js'
 import type { Logger } from '../../log.js'
-import { appPasswordVerifier } from './app-password-port.js'
-import { modifyOwnPassword, simpleBind } from './bind.js'
+import { appPasswordHolds, modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
 import { Snapshot, compareValue, encodeSelected, entryAt, layoutOf, openSearch, matchedDnOf, uidOf, viewerOf } from './directory.js'
@@ -258,8 +257,7 @@ class Connection {
       return false
     }
     const expired = held.expiresAt !== null && this.ctx.clock.now() >= held.expiresAt
-    const verify = appPasswordVerifier()
-    if (!expired && verify && (await verify(this.ctx, this.boundId, held.secret))) return true
+    if (!expired && (await appPasswordHolds(this.ctx, this.boundId, held.secret))) return true
     this.boundId = null
     this.appPassword = null
     return false
@@ -360,13 +358,11 @@ class Connection {
         if (store && limitKey && outcome.user) await store.release(limitKey)
         this.boundId = outcome.user?.id ?? null
         this.boundMark = bindingMark(this.ctx)
-        this.appPassword = null
-        if (outcome.user) {
-          // Bound with an app password? Then it is re-checked at every operation (revoked, expired: the binding ends).
-          const secret = request.password.toString('utf8')
-          const match = await appPasswordVerifier()?.(this.ctx, outcome.user.id, secret)
-          if (match) this.appPassword = { secret, expiresAt: match.expiresAt }
-        }
+        // Bound with an app password? Then it is re-checked at every operation (revoked, expired: the binding ends).
+        this.appPassword =
+          outcome.user && outcome.appPassword
+            ? { secret: request.password.toString('utf8'), expiresAt: outcome.appPassword.expiresAt }
+            : null
         this.send(encodeResult(id, Op.bindResponse, outcome.code))
         return
       }

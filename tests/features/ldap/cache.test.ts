@@ -83,6 +83,38 @@ describe('app-password binds', () => {
     await c.unbind()
   })
 
+  it('a remembered app-password bind, and each operation on its connection, read no app password (a revocation still ends it)', async () => {
+    const member = await verifiedSignUp(server, { username: 'apache', name: 'Apache Service', email: 'apache@example.com' })
+    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Apache' })
+    expect(made.status).toBe(200)
+    const c = new Client({ url: server.url, timeout: 5_000 })
+    // The first bind is audited (a write: nothing read before it is remembered), the second remembered.
+    for (let i = 0; i < 2; i++) await c.bind(dnOf('apache'), made.body.password)
+    // Every statement the server prepares while the memo stands (drizzle prepares each query it runs).
+    const sqlite = server.gatehouse.ctx.sqlite
+    if (!sqlite) throw new Error('the bind memo is SQLite’s')
+    const prepare = sqlite.prepare
+    const read: string[] = []
+    sqlite.prepare = ((source: string) => {
+      if (/appPassword/i.test(source)) read.push(source)
+      return prepare.call(sqlite, source)
+    }) as typeof prepare
+    try {
+      for (let i = 0; i < 3; i++) {
+        await c.bind(dnOf('apache'), made.body.password)
+        const { searchEntries } = await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=apache)', attributes: ['uid'] })
+        expect(searchEntries.map((e) => e.uid)).toEqual(['apache'])
+      }
+    } finally {
+      sqlite.prepare = prepare
+    }
+    expect(read).toEqual([])
+
+    expect((await member.client.post('/app-password/revoke', { id: made.body.id })).status).toBe(200)
+    await expect(c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=apache)' })).rejects.toBeInstanceOf(InvalidCredentialsError)
+    await c.unbind()
+  })
+
   it('a ban through the HTTP API refuses the very next bind of a remembered app password', async () => {
     const member = await verifiedSignUp(server, { username: 'printer', name: 'Printer User', email: 'printer@example.com' })
     const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Printer' })
