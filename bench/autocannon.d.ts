@@ -33,6 +33,8 @@ declare module 'autocannon' {
     errors: number
     timeouts: number
     '2xx': number
+    /** Seconds the run took (autocannon rounds it to hundredths). */
+    duration: number
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon
