@@ -37,6 +37,9 @@ const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5))
  * second's slice of sign-ups would count only a few).
  */
 const UNSLICED = new Set(['POST /sign-in/email', 'POST /sign-up/email'])
+/** The six ports the servers take, from this one up (BENCH_PORT_BASE; the smoke test picks free ones). */
+const PORT = Number(process.env.BENCH_PORT_BASE ?? 4390)
+const port = (offset: number) => PORT + offset
 /** BENCH_PROFILE=<dir>: the `gatehouse` server runs with `--cpu-prof` into <dir> (written when it stops at the end). */
 const PROFILE = process.env.BENCH_PROFILE
 const root = join(import.meta.dirname, '..')
@@ -246,13 +249,15 @@ async function main() {
         'bin/gatehouse.js',
         'serve',
         '--port',
-        '4390',
+        String(port(0)),
         '--data-dir',
         join(workDir, 'gatehouse'),
         '--rate-limit',
         'off',
+        '--panel-port',
+        '0',
       ],
-      4390,
+      port(0),
     ),
     await start(
       'gatehouse+metrics',
@@ -260,24 +265,24 @@ async function main() {
         'bin/gatehouse.js',
         'serve',
         '--port',
-        '4393',
+        String(port(3)),
         '--data-dir',
         join(workDir, 'gatehouse-metrics'),
         '--rate-limit',
         'off',
         '--panel-port',
-        '4395',
+        String(port(5)),
         '--metrics-address',
-        '127.0.0.1:4394',
+        `127.0.0.1:${port(4)}`,
       ],
-      4393,
+      port(3),
     ),
-    await start('better-auth', [runTs, 'bench/better-auth-server.ts', '4391', join(workDir, 'better-auth.db')], 4391),
-    await start('bare', [runTs, 'bench/bare-server.ts', '4392'], 4392),
+    await start('better-auth', [runTs, 'bench/better-auth-server.ts', String(port(1)), join(workDir, 'better-auth.db')], port(1)),
+    await start('bare', [runTs, 'bench/bare-server.ts', String(port(2))], port(2)),
   ]
   // Scraped as Prometheus would (every second here, every 15 s by default there).
   const scraper = setInterval(() => {
-    fetch('http://127.0.0.1:4394/metrics')
+    fetch(`http://127.0.0.1:${port(4)}/metrics`)
       .then((res) => res.text())
       .catch(() => {})
   }, 1000)
