@@ -20,7 +20,12 @@ import {
   encodeAttribute,
   encodeEntry,
   encodeEntryOpOf,
-  type Filter, frameMessage, OID, ResultCode, type Scope } from './wire.js'
+  type Filter,
+  frameMessage,
+  OID,
+  ResultCode,
+  type Scope,
+} from './wire.js'
 
 export { Layout } from './dn.js'
 
@@ -963,7 +968,10 @@ function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boo
     }
     parts.push(memberOf)
   }
-  if (op('entryuuid')) parts.push({ name: 'entryUUID', values: [(person.uuid ??= entryUUID(person.id))] })
+  if (op('entryuuid')) {
+    person.uuid ??= entryUUID(person.id)
+    parts.push({ name: 'entryUUID', values: [person.uuid] })
+  }
   if (op('createtimestamp')) parts.push({ name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))] })
   if (op('modifytimestamp')) parts.push({ name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))] })
   return encodeEntryOpOf(person.dn, parts, typesOnly)
