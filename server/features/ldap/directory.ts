@@ -941,25 +941,24 @@ const memberOfEncoded = [new WeakMap<readonly IndexedGroup[], Buffer>(), new Wea
  * objectClass and memberOf copied from their shared encodings.
  */
 function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boolean): Buffer {
+  // No closure here: one per person is a cost at a hundred thousand (and a bundle keeping names wraps each).
   const { all, operational, named } = selectionOf(requested)
-  const user = (name: string) => all || named.has(name)
-  const op = (name: string) => operational || named.has(name)
   const parts: AnswerAttribute[] = []
   const uid = person.uid
-  if (user('objectclass')) parts.push(personClass[typesOnly ? 1 : 0] as Buffer)
-  if (user('uid')) parts.push({ name: 'uid', values: [uid] })
+  if (all || named.has('objectclass')) parts.push(personClass[typesOnly ? 1 : 0] as Buffer)
+  if (all || named.has('uid')) parts.push({ name: 'uid', values: [uid] })
   const name = person.name.trim()
-  if (user('cn')) parts.push({ name: 'cn', values: [name || uid] })
-  if (user('displayname')) parts.push({ name: 'displayName', values: [name || uid] })
-  const wantsSn = user('sn')
-  const wantsGiven = user('givenname')
+  if (all || named.has('cn')) parts.push({ name: 'cn', values: [name || uid] })
+  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [name || uid] })
+  const wantsSn = all || named.has('sn')
+  const wantsGiven = all || named.has('givenname')
   if (wantsSn || wantsGiven) {
     const words = name.split(/\s+/).filter(Boolean)
     if (wantsSn) parts.push({ name: 'sn', values: [words.at(-1) ?? uid] })
     if (wantsGiven && words.length >= 2) parts.push({ name: 'givenName', values: [words[0] as string] })
   }
-  if (user('mail')) parts.push({ name: 'mail', values: [person.email] })
-  if (person.groups.length > 0 && user('memberof')) {
+  if (all || named.has('mail')) parts.push({ name: 'mail', values: [person.email] })
+  if (person.groups.length > 0 && (all || named.has('memberof'))) {
     const kept = memberOfEncoded[typesOnly ? 1 : 0] as WeakMap<readonly IndexedGroup[], Buffer>
     let memberOf = kept.get(person.groups)
     if (!memberOf) {
@@ -968,12 +967,14 @@ function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boo
     }
     parts.push(memberOf)
   }
-  if (op('entryuuid')) {
+  if (operational || named.has('entryuuid')) {
     person.uuid ??= entryUUID(person.id)
     parts.push({ name: 'entryUUID', values: [person.uuid] })
   }
-  if (op('createtimestamp')) parts.push({ name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))] })
-  if (op('modifytimestamp')) parts.push({ name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))] })
+  if (operational || named.has('createtimestamp'))
+    parts.push({ name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))] })
+  if (operational || named.has('modifytimestamp'))
+    parts.push({ name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))] })
   return encodeEntryOpOf(person.dn, parts, typesOnly)
 }
 
