@@ -17,6 +17,9 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { openGatehouse } from '../server/gatehouse.js'
 import { indexesOf } from '../server/features/ldap/directory-index.js'
+import { encodeSelected, layoutOf, openSearch, type Viewer } from '../server/features/ldap/directory.js'
+import type { AuthContext } from '../server/core/context.js'
+import type { UserRow } from '../server/core/sessions.js'
 import { type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
 import { silentLogger } from '../tests/helpers/server-log.js'
 import { seedPostgres, seedSqlite } from './ldap-seed.js'
@@ -24,6 +27,35 @@ import { seedPostgres, seedSqlite } from './ldap-seed.js'
 const PEOPLE = Number(process.env.LDAP_LOAD_PEOPLE ?? 100_000)
 const ENGINES = (process.env.LDAP_LOAD_ENGINES ?? 'sqlite').split(',') as Array<'sqlite' | 'postgres'>
 const ROUNDS = Number(process.env.LDAP_LOAD_ROUNDS ?? 3)
+const SYNC = process.env.LDAP_LOAD_SYNC === '1'
+
+/** One full paged sync in-process (pages of 500, encoded as the listener does); its CPU in ms and the entries. */
+async function sync(ctx: AuthContext): Promise<{ cpuMs: number; entries: number }> {
+  const viewer: Viewer = { user: { id: 'bench-reader', role: 'admin' } as UserRow, everything: true }
+  const attributes = ['uid', 'cn', 'mail', 'memberOf']
+  const c0 = process.cpuUsage()
+  let entries = 0
+  let cookie: Buffer | null = null
+  for (let id = 2; ; id++) {
+    await indexesOf(ctx).begin()
+    const opened = await openSearch(
+      ctx,
+      viewer,
+      { base: layoutOf(ctx).people, scope: 'one', filter: { kind: 'equal', attribute: 'objectClass', value: 'inetOrgPerson' } },
+      false,
+    )
+    if ('code' in opened) throw new Error(`search answered ${opened.code}`)
+    if (cookie && !opened.cursor.seek(cookie)) break
+    for (const entry of await opened.cursor.take(500)) {
+      encodeSelected(id, entry, attributes, false)
+      entries++
+    }
+    if (!(await opened.cursor.more())) break
+    cookie = opened.cursor.cookie()
+  }
+  const c = process.cpuUsage(c0)
+  return { cpuMs: (c.user + c.system) / 1000, entries }
+}
 
 interface Round {
   wallMs: number
@@ -109,6 +141,13 @@ async function main(): Promise<void> {
           console.log(
             `| ${engine} | ${r.people} | ${i} | ${r.wallMs.toFixed(0)} | ${r.cpuMs.toFixed(0)} | ${r.longestTaskMs.toFixed(1)} | ${r.histogramMaxMs.toFixed(1)} | ${r.longestTaskCpuMs.toFixed(1)} |`,
           )
+          if (SYNC) {
+            const cold = await sync(gatehouse.ctx)
+            const warm = await sync(gatehouse.ctx)
+            console.log(
+              `|   sync after load ${i}: first (encoding) ${cold.cpuMs.toFixed(0)} ms CPU, second (kept bytes) ${warm.cpuMs.toFixed(0)} ms CPU, ${cold.entries} / ${warm.entries} entries |`,
+            )
+          }
         }
       } finally {
         await gatehouse.close()

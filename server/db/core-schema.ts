@@ -50,7 +50,7 @@ export function userTable<F extends Record<string, SQLiteColumnBuilderBase>>(fea
     return [
       uniqueIndex('user_email_unique').on(c.email),
       ...featureIndexes(t as never),
-      index('user_created_at_idx').on(c.createdAt),
+      index('user_created_at_id_idx').on(c.createdAt, c.id),
       index('user_name_idx').on(c.name),
     ]
   })

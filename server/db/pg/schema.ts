@@ -28,7 +28,7 @@ export const user = pgTable(
   (t) => [
     uniqueIndex('user_email_unique').on(t.email),
     uniqueIndex('user_username_unique').on(t.username),
-    index('user_created_at_idx').on(t.createdAt),
+    index('user_created_at_id_idx').on(t.createdAt, t.id),
     index('user_name_idx').on(t.name),
     index('user_email_trgm_idx').using('gin', sql`lower(${t.email}) gin_trgm_ops`),
     index('user_name_trgm_idx').using('gin', sql`lower(${t.name}) gin_trgm_ops`),

@@ -14,7 +14,18 @@ import {
   yieldToLoop,
 } from './directory-index.js'
 import { DnError, type Layout, layoutOfBase, normalizeDn, normalizeRdns, parseDn, type Rdn } from './dn.js'
-import { type AnswerEntry, encodeEntry, encodeEntryOp, type Filter, frameMessage, OID, ResultCode, type Scope } from './wire.js'
+import {
+  type AnswerAttribute,
+  type AnswerEntry,
+  encodeAttribute,
+  encodeEntry,
+  encodeEntryOpOf,
+  type Filter,
+  frameMessage,
+  OID,
+  ResultCode,
+  type Scope,
+} from './wire.js'
 
 export { Layout } from './dn.js'
 
@@ -234,7 +245,7 @@ function lazyAttribute(name: string, make: () => string): Attribute {
 }
 
 /** A person's entry, its attributes built only when read (a sync's kept encoding needs none). */
-class PersonEntry implements Entry {
+export class PersonEntry implements Entry {
   readonly dn: string
   readonly ndn: string
   private built: Attribute[] | null = null
@@ -907,7 +918,7 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
   const selection = selectionKey(requested, typesOnly)
   let op = person.encoded
   if (op === undefined || person.encodedFor !== selection) {
-    op = encodeEntryOp(selectAttributes(entry, requested), typesOnly)
+    op = encodePerson(person, requested, typesOnly)
     // A lookup of one person (by uid, a bind's own entry) leaves a sync's kept bytes alone.
     if (entry.keep) {
       person.encoded = op
@@ -915,6 +926,56 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
     }
   }
   return frameMessage(id, op)
+}
+
+/** A person's objectClass, encoded once (with values, types only). */
+const PERSON_CLASS_VALUES = ['top', 'person', 'organizationalPerson', 'inetOrgPerson']
+const personClass = [encodeAttribute('objectClass', PERSON_CLASS_VALUES, false), encodeAttribute('objectClass', PERSON_CLASS_VALUES, true)]
+/** memberOf encoded once per shared list of groups (with values, types only). */
+const memberOfEncoded = [new WeakMap<readonly IndexedGroup[], Buffer>(), new WeakMap<readonly IndexedGroup[], Buffer>()]
+
+/**
+ * A person's searchResultEntry protocolOp, encoded straight from the index's record: the bytes
+ * `encodeEntryOp(selectAttributes(personEntry, requested))` writes (personAttributes' attributes,
+ * in its order, as the selection picks them), without building the entry's attributes, and with
+ * objectClass and memberOf copied from their shared encodings.
+ */
+function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boolean): Buffer {
+  // No closure here: one per person is a cost at a hundred thousand (and a bundle keeping names wraps each).
+  const { all, operational, named } = selectionOf(requested)
+  const parts: AnswerAttribute[] = []
+  const uid = person.uid
+  if (all || named.has('objectclass')) parts.push(personClass[typesOnly ? 1 : 0] as Buffer)
+  if (all || named.has('uid')) parts.push({ name: 'uid', values: [uid] })
+  const name = person.name.trim()
+  if (all || named.has('cn')) parts.push({ name: 'cn', values: [name || uid] })
+  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [name || uid] })
+  const wantsSn = all || named.has('sn')
+  const wantsGiven = all || named.has('givenname')
+  if (wantsSn || wantsGiven) {
+    const words = name.split(/\s+/).filter(Boolean)
+    if (wantsSn) parts.push({ name: 'sn', values: [words.at(-1) ?? uid] })
+    if (wantsGiven && words.length >= 2) parts.push({ name: 'givenName', values: [words[0] as string] })
+  }
+  if (all || named.has('mail')) parts.push({ name: 'mail', values: [person.email] })
+  if (person.groups.length > 0 && (all || named.has('memberof'))) {
+    const kept = memberOfEncoded[typesOnly ? 1 : 0] as WeakMap<readonly IndexedGroup[], Buffer>
+    let memberOf = kept.get(person.groups)
+    if (!memberOf) {
+      memberOf = encodeAttribute('memberOf', memberOfValues(person.groups), typesOnly)
+      kept.set(person.groups, memberOf)
+    }
+    parts.push(memberOf)
+  }
+  if (operational || named.has('entryuuid')) {
+    person.uuid ??= entryUUID(person.id)
+    parts.push({ name: 'entryUUID', values: [person.uuid] })
+  }
+  if (operational || named.has('createtimestamp'))
+    parts.push({ name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))] })
+  if (operational || named.has('modifytimestamp'))
+    parts.push({ name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))] })
+  return encodeEntryOpOf(person.dn, parts, typesOnly)
 }
 
 /**

@@ -63,10 +63,25 @@ export async function listDirectoryPeopleAfter(
   after: { createdAt: number; id: string } | null,
   limit: number,
 ): Promise<DirectoryRow[]> {
+  const query = directoryPeopleQuery(ctx, after, limit)
+  const rows = (await ctx.storage.rows(query)) as DirectoryRow[]
+  for (const row of rows) {
+    row[ROW.emailVerified] = bool(row[ROW.emailVerified])
+    const banned = row[ROW.banned] as unknown
+    row[ROW.banned] = banned === null ? null : bool(banned)
+  }
+  return rows
+}
+
+/**
+ * The select of `listDirectoryPeopleAfter` (not run): a keyset chunk in the directory's order, one
+ * range of the index `user (createdAt, id)` (migrations 0023 / pg 0024) on both engines, no sort.
+ */
+export function directoryPeopleQuery(ctx: AuthContext, after: { createdAt: number; id: string } | null, limit: number) {
   const where = after
     ? sql`(${user.createdAt}, ${user.id}) > (${sql.param(new Date(after.createdAt), user.createdAt)}, ${after.id})`
     : undefined
-  const query = ctx.db
+  return ctx.db
     .select({
       id: user.id,
       name: user.name,
@@ -83,13 +98,6 @@ export async function listDirectoryPeopleAfter(
     .where(where)
     .orderBy(asc(user.createdAt), asc(user.id))
     .limit(limit)
-  const rows = (await ctx.storage.rows(query)) as DirectoryRow[]
-  for (const row of rows) {
-    row[ROW.emailVerified] = bool(row[ROW.emailVerified])
-    const banned = row[ROW.banned] as unknown
-    row[ROW.banned] = banned === null ? null : bool(banned)
-  }
-  return rows
 }
 
 /** A membership as the load reads it: [member id, user id, organization slug, member role]. */

@@ -510,31 +510,75 @@ const tlv = (n: number): number => 1 + lengthSize(n) + n
  * a person's): the bytes BerWriter writes, sized first and written once into a buffer of that size.
  */
 export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
-  const dnSize = Buffer.byteLength(entry.dn)
-  const sizes: number[] = []
+  return encodeEntryOpOf(entry.dn, entry.attributes, typesOnly)
+}
+
+/**
+ * An attribute's PartialAttribute `{type, vals}` alone: the bytes `encodeEntryOp` writes for it. An
+ * attribute many entries share (a person's objectClass, one memberOf list for everyone with the
+ * same groups) is encoded once and copied into each entry (`encodeEntryOpOf`).
+ */
+export function encodeAttribute(name: string, values: readonly string[], typesOnly: boolean): Buffer {
+  const nameSize = Buffer.byteLength(name)
+  let set = 0
+  if (!typesOnly) for (const value of values) set += tlv(Buffer.byteLength(value))
+  const content = tlv(nameSize) + tlv(set)
+  const out = Buffer.allocUnsafe(tlv(content))
+  let at = header(out, 0, 0x30, content)
+  at = header(out, at, 0x04, nameSize)
+  at += out.write(name, at, 'utf8')
+  at = header(out, at, 0x31, set)
+  if (!typesOnly)
+    for (const value of values) {
+      at = header(out, at, 0x04, Buffer.byteLength(value))
+      at += out.write(value, at, 'utf8')
+    }
+  return out
+}
+
+/** An attribute of an answer: its name and values, or its PartialAttribute already encoded (`encodeAttribute`, same `typesOnly`). */
+export type AnswerAttribute = { name: string; values: readonly string[] } | Buffer
+
+/** Sizes of the attributes being encoded (module-level scratch: encoding is synchronous). */
+let scratch: number[] = []
+
+/** A searchResultEntry's protocolOp from its DN and attributes, some of them already encoded. */
+export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): Buffer {
+  const dnSize = Buffer.byteLength(dn)
+  if (scratch.length < list.length * 3) scratch = new Array<number>(list.length * 3).fill(0)
+  const sizes = scratch
   let attributes = 0
-  for (const attribute of entry.attributes) {
+  for (let i = 0; i < list.length; i++) {
+    const attribute = list[i] as AnswerAttribute
+    if (Buffer.isBuffer(attribute)) {
+      attributes += attribute.length
+      continue
+    }
     const name = Buffer.byteLength(attribute.name)
     let set = 0
     if (!typesOnly) for (const value of attribute.values) set += tlv(Buffer.byteLength(value))
     const content = tlv(name) + tlv(set)
-    sizes.push(name, set, content)
+    sizes[i * 3] = name
+    sizes[i * 3 + 1] = set
+    sizes[i * 3 + 2] = content
     attributes += tlv(content)
   }
   const content = tlv(dnSize) + tlv(attributes)
   const out = Buffer.allocUnsafe(tlv(content))
   let at = header(out, 0, Op.searchResultEntry, content)
   at = header(out, at, 0x04, dnSize)
-  at += out.write(entry.dn, at, 'utf8')
+  at += out.write(dn, at, 'utf8')
   at = header(out, at, 0x30, attributes)
-  let k = 0
-  for (const attribute of entry.attributes) {
-    const [name, set, attributeContent] = [sizes[k] as number, sizes[k + 1] as number, sizes[k + 2] as number]
-    k += 3
-    at = header(out, at, 0x30, attributeContent)
-    at = header(out, at, 0x04, name)
+  for (let i = 0; i < list.length; i++) {
+    const attribute = list[i] as AnswerAttribute
+    if (Buffer.isBuffer(attribute)) {
+      at += attribute.copy(out, at)
+      continue
+    }
+    at = header(out, at, 0x30, sizes[i * 3 + 2] as number)
+    at = header(out, at, 0x04, sizes[i * 3] as number)
     at += out.write(attribute.name, at, 'utf8')
-    at = header(out, at, 0x31, set)
+    at = header(out, at, 0x31, sizes[i * 3 + 1] as number)
     if (!typesOnly)
       for (const value of attribute.values) {
         at = header(out, at, 0x04, Buffer.byteLength(value))

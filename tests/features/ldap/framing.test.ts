@@ -1,6 +1,8 @@
 import { BerWriter } from '@ldapjs/asn1'
 import { describe, expect, it } from 'vitest'
-import { encodeEntry, encodeEntryOp, frameMessage } from '../../../server/features/ldap/wire.js'
+import type { IndexedGroup, IndexedPerson } from '../../../server/features/ldap/directory-index.js'
+import { encodeSelected, PersonEntry, selectAttributes } from '../../../server/features/ldap/directory.js'
+import { encodeAttribute, encodeEntry, encodeEntryOp, encodeEntryOpOf, frameMessage } from '../../../server/features/ldap/wire.js'
 
 /** The message as one BerWriter writes it (the encoding before a person's protocolOp was kept and framed per message). */
 function reference(id: number, entry: { dn: string; attributes: { name: string; values: string[] }[] }, typesOnly: boolean): Buffer {
@@ -42,7 +44,71 @@ describe('a kept protocolOp framed per message (issue 48)', () => {
         for (const id of ids) {
           expect(frameMessage(id, encodeEntryOp(entry, typesOnly)).equals(reference(id, entry, typesOnly)), `${id} ${size}`).toBe(true)
           expect(encodeEntry(id, entry, typesOnly).equals(reference(id, entry, typesOnly))).toBe(true)
+          // Attributes encoded apart and copied in: the same bytes.
+          const parts = entry.attributes.map((a, i) => (i % 2 === 0 ? encodeAttribute(a.name, a.values, typesOnly) : a))
+          expect(frameMessage(id, encodeEntryOpOf(entry.dn, parts, typesOnly)).equals(reference(id, entry, typesOnly))).toBe(true)
         }
     }
+  })
+})
+
+describe("a person's entry encoded straight from the index (issue 48)", () => {
+  const group = (name: string): IndexedGroup => ({
+    name,
+    lower: name.toLowerCase(),
+    dn: `cn=${name},ou=groups,dc=example,dc=com`,
+    ndn: `cn=${name.toLowerCase()},ou=groups,dc=example,dc=com`,
+    members: [],
+  })
+  const person = (id: string, name: string, groups: IndexedGroup[]): IndexedPerson => ({
+    id,
+    name,
+    email: `${id}@example.com`,
+    emailVerified: true,
+    banned: null,
+    banExpires: null,
+    createdAt: Date.UTC(2026, 0, 1, 12, 30, 5, 250),
+    updatedAt: Date.UTC(2026, 5, 2),
+    at: 0,
+    uid: id.toLowerCase(),
+    dn: `uid=${id.toLowerCase()},ou=people,dc=example,dc=com`,
+    ndn: `uid=${id.toLowerCase()},ou=people,dc=example,dc=com`,
+    groups,
+    uuid: undefined,
+    encodedFor: undefined,
+    encoded: undefined,
+  })
+  const shared = [group('admin'), group('Org/Team-é')]
+  const people = [
+    person('Ada', '  Ada  King Lovelace ', shared),
+    person('bob', 'Bob', shared),
+    person('nobody', '', []),
+    person('long', 'L'.repeat(300), [group('x'.repeat(200))]),
+  ]
+  const selections = [
+    [],
+    ['*'],
+    ['+'],
+    ['*', '+'],
+    ['uid', 'cn', 'mail', 'memberOf'],
+    ['1.1'],
+    ['SN', 'gn', 'displayName', 'entryUUID', 'createTimestamp', 'modifyTimestamp'],
+    ['objectClass', 'commonName', 'rfc822Mailbox', 'userid'],
+    ['memberof', 'nothing'],
+  ]
+
+  it('writes the bytes of its attributes as built and selected, for every selection', () => {
+    for (const p of people)
+      for (const requested of selections)
+        for (const typesOnly of [false, true]) {
+          // Twice: the second copies objectClass and memberOf from their shared encodings.
+          for (let round = 0; round < 2; round++) {
+            const entry = new PersonEntry(p, false)
+            const selected = selectAttributes(entry, requested)
+            const got = encodeSelected(7, entry, requested, typesOnly)
+            expect(got.equals(encodeEntry(7, selected, typesOnly)), `${p.id} ${requested.join(',')} ${typesOnly}`).toBe(true)
+            expect(got.equals(reference(7, selected, typesOnly))).toBe(true)
+          }
+        }
   })
 })

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
 import { indexesOf } from '../../../server/features/ldap/directory-index.js'
+import { directoryPeopleQuery } from '../../../server/features/ldap/store.js'
 import { seedPeople } from './edge-helpers.js'
 import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
 
@@ -151,5 +152,20 @@ describe('the directory index', () => {
       running = false
       indexes.clock = real
     }
+  })
+
+  it('reads each chunk of people as one range of the index user (createdAt, id), without sorting (SQLite: migration 0023)', async () => {
+    const ctx = server.gatehouse.ctx
+    if (ctx.storage.dialect !== 'sqlite') return // PostgreSQL: tests/db/postgres.test.ts checks the index exists; its planner's choice depends on the table's size
+    const query = directoryPeopleQuery(ctx, { createdAt: Date.UTC(2026, 0, 1), id: 'u1' }, 1_000)
+    const plan = await ctx.storage.rows({
+      toSQL: () => {
+        const { sql, params } = query.toSQL()
+        return { sql: `explain query plan ${sql}`, params }
+      },
+    })
+    const details = plan.map((row) => String(row[3])).join('\n')
+    expect(details).toContain('user_created_at_id_idx ((createdAt,id)>(?,?))')
+    expect(details).not.toContain('TEMP B-TREE')
   })
 })
