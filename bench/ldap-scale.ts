@@ -319,23 +319,27 @@ async function measure(target: Target, people: number) {
     await c.unbind()
   }
   const rss = rssMb(target.pid)
-  const member = !MEASURES.has('member') ? skippedRate : await rate(target, people, async (c, i) => {
-    const dn = `uid=p${i},ou=people,${BASE}`
-    const { searchEntries } = await c.search(`ou=groups,${BASE}`, {
-      scope: 'one',
-      filter: `(&(objectClass=groupOfNames)(member=${dn}))`,
-      attributes: ['cn'],
-    })
-    if (searchEntries.length !== GROUPS_PER_PERSON) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
-  })
-  const uid = !MEASURES.has('uid') ? skippedRate : await rate(target, people, async (c, i) => {
-    const { searchEntries } = await c.search(`ou=people,${BASE}`, {
-      scope: 'one',
-      filter: `(uid=p${i})`,
-      attributes: ['uid', 'mail', 'cn'],
-    })
-    if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
-  })
+  const member = !MEASURES.has('member')
+    ? skippedRate
+    : await rate(target, people, async (c, i) => {
+        const dn = `uid=p${i},ou=people,${BASE}`
+        const { searchEntries } = await c.search(`ou=groups,${BASE}`, {
+          scope: 'one',
+          filter: `(&(objectClass=groupOfNames)(member=${dn}))`,
+          attributes: ['cn'],
+        })
+        if (searchEntries.length !== GROUPS_PER_PERSON) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
+      })
+  const uid = !MEASURES.has('uid')
+    ? skippedRate
+    : await rate(target, people, async (c, i) => {
+        const { searchEntries } = await c.search(`ou=people,${BASE}`, {
+          scope: 'one',
+          filter: `(uid=p${i})`,
+          attributes: ['uid', 'mail', 'cn'],
+        })
+        if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
+      })
   if (IDLE > 0) await new Promise((r) => setTimeout(r, IDLE * 1000))
   const idleRss = rssMb(target.pid)
   return { cold, warm, httpCold, http, rss, idleRss, member, uid }
@@ -364,7 +368,10 @@ async function statements(url: string, what: 'reset' | 'report'): Promise<string
     const { rows } = await client.query(
       "SELECT calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 12",
     )
-    return ['- statements during the measures (pg_stat_statements, by calls):', ...rows.map((r) => `  - ${r.calls}× (${Number(r.total_exec_time).toFixed(0)} ms) ${r.query}`)].join('\n')
+    return [
+      '- statements during the measures (pg_stat_statements, by calls):',
+      ...rows.map((r) => `  - ${r.calls}× (${Number(r.total_exec_time).toFixed(0)} ms) ${r.query}`),
+    ].join('\n')
   } finally {
     await client.end()
   }

@@ -192,9 +192,12 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
       storage.transaction(async () => {
         await (storage.db as unknown as typeof database.db).execute(sql`select 1`)
       }),
-      storage.transaction(async () => {
-        await (storage.db as unknown as typeof database.db).execute(sql`select 2`)
-      }, { isolation: 'read committed' }),
+      storage.transaction(
+        async () => {
+          await (storage.db as unknown as typeof database.db).execute(sql`select 2`)
+        },
+        { isolation: 'read committed' },
+      ),
     ])
     expect(before).toBe(false)
     expect(await hooked()).toBe(false)

@@ -53,8 +53,8 @@ export interface ChangeSignal {
  * Why `sync()` is needed for "no stale window": a NOTIFY reaches the listener asynchronously, so
  * a revocation committed on instance A may still be in flight to instance B when the client's
  * next request reaches B. PostgreSQL sends a listening session its pending notifications before
- * answering its next query, so a `SELECT 1` on the listening connection issued after the request
- * arrived returns only after every notification committed before it was delivered. Callers that
+ * its next ReadyForQuery, so a round trip on the listening connection (SyncBarrier, below) issued
+ * after the request arrived returns only after every notification committed before it was delivered. Callers that
  * need strictness (the session cache) await `sync()` before trusting an entry; calls made while a
  * barrier query is in flight wait for the next one, so N concurrent requests cost at most two
  * round trips, not N.
@@ -165,7 +165,7 @@ export async function listenForChanges(
  * ReadyForQuery alone (no statement to parse, plan or describe on either side). PostgreSQL sends a
  * session the notifications it was signalled before any ReadyForQuery, whichever message asked for
  * it (postgres.c, `send_ready_for_query`: "if any notifies were received …, they'll be seen by the
- * client before ReadyForQuery is"), so it holds what `SELECT 1` held. A pg "submittable": the
+ * client before ReadyForQuery is"), so it holds what the `SELECT 1` it replaced held. A pg "submittable": the
  * client queues it like a query and hands it the connection's answers (a lost connection: its error).
  */
 class SyncBarrier {
