@@ -20,7 +20,10 @@
  * On PostgreSQL the database's own CPU (every postgres process) is reported beside Gatehouse's.
  * LDAP_SCALE_SLAPD=0 skips slapd; LDAP_SCALE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
  * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 30) is the idle time before
- * the last memory reading.
+ * the last memory reading. LDAP_SCALE_MEASURES (e.g. `uid` or `member,uid`; all by default: `sync`,
+ * `member`, `uid`) runs only those measures (the others show as –), and LDAP_SCALE_IDLE=0 skips
+ * the idle wait: enough to iterate on one figure. LDAP_SCALE_PG_STATEMENTS=1 (PostgreSQL) loads
+ * pg_stat_statements and prints the statements Gatehouse sent during the measures, by calls.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -38,6 +41,8 @@ const ENGINES = (process.env.LDAP_SCALE_ENGINES ?? 'sqlite').split(',') as Array
 const WITH_SLAPD = process.env.LDAP_SCALE_SLAPD !== '0'
 const NODE_ARGS = (process.env.LDAP_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const IDLE = Number(process.env.LDAP_SCALE_IDLE ?? 30)
+const PG_STATEMENTS = process.env.LDAP_SCALE_PG_STATEMENTS === '1'
+const MEASURES = new Set((process.env.LDAP_SCALE_MEASURES ?? 'sync,member,uid').split(','))
 const GROUPS_PER_PERSON = 4
 const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
@@ -296,34 +301,46 @@ async function httpDuring(origin: string | undefined, during: Promise<unknown>):
 async function measure(target: Target, people: number) {
   // HTTP get-session latencies during the cold sync (its CPU includes those requests: counted) and
   // a third sync; the warm sync is measured alone.
-  const c = await bound(target)
-  const coldRun = timed(target, () => sync(target, c))
-  const httpCold = await httpDuring(target.http, coldRun)
-  const cold = await coldRun
-  const warm = await timed(target, () => sync(target, c))
-  const thirdRun = sync(target, c)
-  const http = await httpDuring(target.http, thirdRun)
-  await thirdRun
-  await c.unbind()
+  const skipped = { wall: Number.NaN, cpu: Number.NaN, dbCpu: Number.NaN, value: { entries: 0, pageCpuMs: [] as number[] } }
+  const skippedRate = { perSecond: Number.NaN, cpuMs: Number.NaN, dbCpuMs: Number.NaN }
+  let cold: Timed<Synced> = skipped
+  let warm: Timed<Synced> = skipped
+  let httpCold: Awaited<ReturnType<typeof httpDuring>> = null
+  let http: Awaited<ReturnType<typeof httpDuring>> = null
+  if (MEASURES.has('sync')) {
+    const c = await bound(target)
+    const coldRun = timed(target, () => sync(target, c))
+    httpCold = await httpDuring(target.http, coldRun)
+    cold = await coldRun
+    warm = await timed(target, () => sync(target, c))
+    const thirdRun = sync(target, c)
+    http = await httpDuring(target.http, thirdRun)
+    await thirdRun
+    await c.unbind()
+  }
   const rss = rssMb(target.pid)
-  const member = await rate(target, people, async (c, i) => {
-    const dn = `uid=p${i},ou=people,${BASE}`
-    const { searchEntries } = await c.search(`ou=groups,${BASE}`, {
-      scope: 'one',
-      filter: `(&(objectClass=groupOfNames)(member=${dn}))`,
-      attributes: ['cn'],
-    })
-    if (searchEntries.length !== GROUPS_PER_PERSON) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
-  })
-  const uid = await rate(target, people, async (c, i) => {
-    const { searchEntries } = await c.search(`ou=people,${BASE}`, {
-      scope: 'one',
-      filter: `(uid=p${i})`,
-      attributes: ['uid', 'mail', 'cn'],
-    })
-    if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
-  })
-  await new Promise((r) => setTimeout(r, IDLE * 1000))
+  const member = !MEASURES.has('member')
+    ? skippedRate
+    : await rate(target, people, async (c, i) => {
+        const dn = `uid=p${i},ou=people,${BASE}`
+        const { searchEntries } = await c.search(`ou=groups,${BASE}`, {
+          scope: 'one',
+          filter: `(&(objectClass=groupOfNames)(member=${dn}))`,
+          attributes: ['cn'],
+        })
+        if (searchEntries.length !== GROUPS_PER_PERSON) throw new Error(`groups of ${dn}: ${JSON.stringify(searchEntries)}`)
+      })
+  const uid = !MEASURES.has('uid')
+    ? skippedRate
+    : await rate(target, people, async (c, i) => {
+        const { searchEntries } = await c.search(`ou=people,${BASE}`, {
+          scope: 'one',
+          filter: `(uid=p${i})`,
+          attributes: ['uid', 'mail', 'cn'],
+        })
+        if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
+      })
+  if (IDLE > 0) await new Promise((r) => setTimeout(r, IDLE * 1000))
   const idleRss = rssMb(target.pid)
   return { cold, warm, httpCold, http, rss, idleRss, member, uid }
 }
@@ -336,6 +353,28 @@ function pageSpread(ms: number[]): string {
   }
   const tenth = Math.max(1, Math.floor(ms.length / 10))
   return `page CPU median ${med(ms).toFixed(0)} ms (first tenth ${med(ms.slice(0, tenth)).toFixed(0)}, last tenth ${med(ms.slice(-tenth)).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})`
+}
+
+/** pg_stat_statements: emptied before the measures, then the statements they sent, by calls. */
+async function statements(url: string, what: 'reset' | 'report'): Promise<string> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    if (what === 'reset') {
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+      await client.query('SELECT pg_stat_statements_reset()')
+      return ''
+    }
+    const { rows } = await client.query(
+      "SELECT calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 12",
+    )
+    return [
+      '- statements during the measures (pg_stat_statements, by calls):',
+      ...rows.map((r) => `  - ${r.calls}× (${Number(r.total_exec_time).toFixed(0)} ms) ${r.query}`),
+    ].join('\n')
+  } finally {
+    await client.end()
+  }
 }
 
 const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '–')
@@ -372,12 +411,17 @@ async function main(): Promise<void> {
         mkdirSync(home)
         let databaseUrl: string | undefined
         if (engine === 'postgres') {
-          postgres ??= await startPostgres({ shared_buffers: '256MB' })
+          postgres ??= await startPostgres({
+            shared_buffers: '256MB',
+            ...(PG_STATEMENTS ? { shared_preload_libraries: 'pg_stat_statements' } : {}),
+          })
           databaseUrl = await postgres.createDatabase(`ldap_scale_${people}`)
         }
         const gatehouse = await startGatehouse(home, people, databaseUrl)
         children.push(gatehouse.child)
+        if (PG_STATEMENTS && databaseUrl) await statements(databaseUrl, 'reset')
         const ours = await measure(gatehouse, people)
+        if (PG_STATEMENTS && databaseUrl) extra.push(await statements(databaseUrl, 'report'))
         await stop(gatehouse.child)
         const t = theirs ?? { cold: none, warm: none, member: none, uid: none }
         const row = (what: string, a: Timed<unknown>, b: { wall: number; cpu: number }) =>

@@ -4,6 +4,7 @@
  * nesting, isolation, retries), number parsing, JS types, unique clashes and the change signal.
  */
 import { and, count, eq, sql } from 'drizzle-orm'
+import { executionAsyncId } from 'node:async_hooks'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import '../../server/schema.js' // the tables, handed down to db/ as they load (as gatehouse.ts does first)
@@ -179,6 +180,32 @@ describe.skipIf(unavailable)('PostgreSQL storage', () => {
     expect(failed).toBe('boom')
     const ids = (await outside.select({ id: user.id }).from(user).where(sql`${user.id} like 'tx%'`)).map((r) => r.id).sort()
     expect(ids).toEqual(['tx1', 'tx2'])
+  })
+
+  it("once its transactions have ended, the transaction marker leaves no promise hook on (Node 20's AsyncLocalStorage taxes every promise while enabled)", async () => {
+    // With async_hooks' promise hooks on, a promise's reaction runs under an async id of its own;
+    // off, under none (0).
+    const hooked = async () => (await Promise.resolve().then(() => executionAsyncId())) !== 0
+    const before = await hooked()
+    const { storage } = database
+    await Promise.all([
+      storage.transaction(async () => {
+        await (storage.db as unknown as typeof database.db).execute(sql`select 1`)
+      }),
+      storage.transaction(
+        async () => {
+          await (storage.db as unknown as typeof database.db).execute(sql`select 2`)
+        },
+        { isolation: 'read committed' },
+      ),
+    ])
+    expect(before).toBe(false)
+    expect(await hooked()).toBe(false)
+    // A transaction begun afterwards still has its handle.
+    await storage.transaction(async () => {
+      expect(storage.db).not.toBe(database.db)
+    })
+    expect(await hooked()).toBe(false)
   })
 
   it('rows: a select as arrays of plain values, in the transaction when called inside one (its uncommitted rows seen)', async () => {

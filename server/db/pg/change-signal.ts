@@ -53,8 +53,8 @@ export interface ChangeSignal {
  * Why `sync()` is needed for "no stale window": a NOTIFY reaches the listener asynchronously, so
  * a revocation committed on instance A may still be in flight to instance B when the client's
  * next request reaches B. PostgreSQL sends a listening session its pending notifications before
- * answering its next query, so a `SELECT 1` on the listening connection issued after the request
- * arrived returns only after every notification committed before it was delivered. Callers that
+ * its next ReadyForQuery, so a round trip on the listening connection (SyncBarrier, below) issued
+ * after the request arrived returns only after every notification committed before it was delivered. Callers that
  * need strictness (the session cache) await `sync()` before trusting an entry; calls made while a
  * barrier query is in flight wait for the next one, so N concurrent requests cost at most two
  * round trips, not N.
@@ -139,7 +139,9 @@ export async function listenForChanges(
   const sync = coalescedBarrier(
     async () => {
       const c = await ensure()
-      await c.query('SELECT 1')
+      const barrier = new SyncBarrier()
+      c.query(barrier)
+      await barrier.done
     },
     () => closed,
   )
@@ -156,6 +158,38 @@ export async function listenForChanges(
       await c?.end().catch(() => {})
     },
   }
+}
+
+/**
+ * The barrier as the protocol's smallest round trip: a lone Sync message, answered by
+ * ReadyForQuery alone (no statement to parse, plan or describe on either side). PostgreSQL sends a
+ * session the notifications it was signalled before any ReadyForQuery, whichever message asked for
+ * it (postgres.c, `send_ready_for_query`: "if any notifies were received …, they'll be seen by the
+ * client before ReadyForQuery is"), so it holds what the `SELECT 1` it replaced held. A pg "submittable": the
+ * client queues it like a query and hands it the connection's answers (a lost connection: its error).
+ */
+class SyncBarrier {
+  private settle: { resolve: () => void; reject: (error: Error) => void } | undefined
+  readonly done = new Promise<void>((resolve, reject) => {
+    this.settle = { resolve, reject }
+  })
+  submit(connection: { sync(): void }): void {
+    connection.sync()
+  }
+  handleReadyForQuery(): void {
+    this.settle?.resolve()
+  }
+  handleError(error: Error): void {
+    this.settle?.reject(error)
+  }
+  // Answers a lone Sync never gets; a submittable must have them all.
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleCommandComplete(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  handleCopyData(): void {}
 }
 
 /** A connection that LISTENs on the change channel, passing each payload on, and telling when it is lost. */

@@ -11,6 +11,7 @@ import type { ChangeSignal } from './change-signal.js'
 import { pgSchema } from './schema.js'
 import { journalOf, NewerDatabaseError, newerDatabaseMessage, RELEASE_TABLE } from '../release.js'
 import { packageVersion } from '../../version.js'
+import { idleOff } from '../../idle-scope.js'
 
 export type PgDB = NodePgDatabase<typeof pgSchema>
 
@@ -222,7 +223,11 @@ function sqlState(error: unknown): string | undefined {
  * so running it again is safe.
  */
 export function postgresStorage(root: PgDB, options: { isolation?: PostgresOptions['isolation']; changes?: ChangeSignal } = {}): Storage {
-  const current = new AsyncLocalStorage<PgDB>()
+  // The transaction marker, off while no transaction is in flight (idleOff): on Node 20 an enabled
+  // AsyncLocalStorage keeps async_hooks' promise hooks on every promise the process creates, for
+  // ever once one transaction ran (a bind's audit row is one), and each LDAP operation, get-session
+  // or token request would pay them (as SQLite's storage does, db/storage.ts).
+  const current = idleOff(new AsyncLocalStorage<PgDB>())
   const isolationLevel = options.isolation ?? 'serializable'
   return {
     dialect: 'postgres',
