@@ -221,6 +221,19 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
+/**
+ * Waits until a server is idle (under 10 ms of CPU in 200 ms; at most 5 s): a hashing scenario
+ * leaves up to a second of password hashes running after its clients stop (the requests in
+ * flight), which the next scenario would otherwise pay for, in its CPU and its rate.
+ */
+async function settle(t: Target): Promise<void> {
+  for (let tries = 0; tries < 25; tries++) {
+    const before = cpuMs(t.child.pid)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    if (!(cpuMs(t.child.pid) - before > 10)) return
+  }
+}
+
 interface Sample {
   /** Server CPU milliseconds per 1000 answered requests. */
   cpu: number
@@ -297,6 +310,7 @@ async function main() {
       for (const [scenario, run] of selected) {
         // Per server: its slices' requests, seconds, CPU and latencies, summed into one sample.
         const parts = new Map<Target, { requests: number; seconds: number; cpu: number; p50: number[]; p99: number[]; failures: number }>()
+        for (const t of targets) await settle(t)
         const before = machineTicks()
         const turns = UNSLICED.has(scenario) ? 1 : SLICES
         for (let turn = 0; turn < turns; turn++) {
