@@ -244,8 +244,9 @@ class Connection {
   /**
    * Whether the credential this connection bound with still opens it: an app password revoked or
    * expired since ends the binding (the operation is answered invalidCredentials, later ones run
-   * anonymous until a new bind). One indexed read of the person's app passwords and a keyed hash,
-   * per operation, never per entry; a ban or deletion ends it through `viewer`.
+   * anonymous until a new bind). On SQLite answered from the bind memo while nothing was written
+   * since it was made; else one indexed read of the person's app passwords and a keyed hash, per
+   * operation, never per entry (`appPasswordHolds`). A ban or deletion ends it through `viewer`.
    */
   private async credentialHolds(): Promise<boolean> {
     const held = this.appPassword
