@@ -9,6 +9,9 @@
  * `gatehouse+metrics` is the same build with the Prometheus listener on (--metrics-address, issue
  * 32), scraped once a second as Prometheus would: the last lines give its throughput against
  * `gatehouse` (metrics off) per scenario.
+ *
+ * A round's figure per server sums its slices (BENCH_SLICES, below): req/s is all its requests over
+ * all its seconds, and p50 and p99 are the medians of the slices' own.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
