@@ -206,19 +206,32 @@ function groupUUID(group: IndexedGroup): string {
   return group.uuid
 }
 
-/** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
-function personAttributes(person: IndexedPerson): Attribute[] {
-  const uid = person.uid
+/** A person's objectClass values. */
+const PERSON_CLASS_VALUES = ['top', 'person', 'organizationalPerson', 'inetOrgPerson']
+
+/**
+ * The name attributes of a person, from their one name field: cn and displayName are the name
+ * (else the uid), sn its last word (else the uid), givenName its first word when there are two or
+ * more (else none). The one rule both the entry (`personAttributes`) and its direct encoding
+ * (`encodePerson`) follow.
+ */
+function personNames(person: IndexedPerson): { cn: string; sn: string; givenName: string | null } {
   const name = person.name.trim()
   const words = name.split(/\s+/).filter(Boolean)
+  return { cn: name || person.uid, sn: words.at(-1) ?? person.uid, givenName: words.length >= 2 ? (words[0] as string) : null }
+}
+
+/** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
+function personAttributes(person: IndexedPerson): Attribute[] {
+  const { cn, sn, givenName } = personNames(person)
   const attributes: Attribute[] = [
-    { name: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'inetOrgPerson'] },
-    { name: 'uid', values: [uid] },
-    { name: 'cn', values: [name || uid] },
-    { name: 'displayName', values: [name || uid] },
-    { name: 'sn', values: [words.at(-1) ?? uid] },
+    { name: 'objectClass', values: [...PERSON_CLASS_VALUES] },
+    { name: 'uid', values: [person.uid] },
+    { name: 'cn', values: [cn] },
+    { name: 'displayName', values: [cn] },
+    { name: 'sn', values: [sn] },
   ]
-  if (words.length >= 2) attributes.push({ name: 'givenName', values: [words[0] as string] })
+  if (givenName !== null) attributes.push({ name: 'givenName', values: [givenName] })
   attributes.push({ name: 'mail', values: [person.email] })
   if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: memberOfValues(person.groups), dn: true })
   // The operational ones cost a hash and two formatted times: made only when read (a sync asking
@@ -929,7 +942,6 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
 }
 
 /** A person's objectClass, encoded once (with values, types only). */
-const PERSON_CLASS_VALUES = ['top', 'person', 'organizationalPerson', 'inetOrgPerson']
 const personClass = [encodeAttribute('objectClass', PERSON_CLASS_VALUES, false), encodeAttribute('objectClass', PERSON_CLASS_VALUES, true)]
 /** memberOf encoded once per shared list of groups (with values, types only). */
 const memberOfEncoded = [new WeakMap<readonly IndexedGroup[], Buffer>(), new WeakMap<readonly IndexedGroup[], Buffer>()]
@@ -944,19 +956,13 @@ function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boo
   // No closure here: one per person is a cost at a hundred thousand (and a bundle keeping names wraps each).
   const { all, operational, named } = selectionOf(requested)
   const parts: AnswerAttribute[] = []
-  const uid = person.uid
   if (all || named.has('objectclass')) parts.push(personClass[typesOnly ? 1 : 0] as Buffer)
-  if (all || named.has('uid')) parts.push({ name: 'uid', values: [uid] })
-  const name = person.name.trim()
-  if (all || named.has('cn')) parts.push({ name: 'cn', values: [name || uid] })
-  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [name || uid] })
-  const wantsSn = all || named.has('sn')
-  const wantsGiven = all || named.has('givenname')
-  if (wantsSn || wantsGiven) {
-    const words = name.split(/\s+/).filter(Boolean)
-    if (wantsSn) parts.push({ name: 'sn', values: [words.at(-1) ?? uid] })
-    if (wantsGiven && words.length >= 2) parts.push({ name: 'givenName', values: [words[0] as string] })
-  }
+  if (all || named.has('uid')) parts.push({ name: 'uid', values: [person.uid] })
+  const names = personNames(person)
+  if (all || named.has('cn')) parts.push({ name: 'cn', values: [names.cn] })
+  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [names.cn] })
+  if (all || named.has('sn')) parts.push({ name: 'sn', values: [names.sn] })
+  if (names.givenName !== null && (all || named.has('givenname'))) parts.push({ name: 'givenName', values: [names.givenName] })
   if (all || named.has('mail')) parts.push({ name: 'mail', values: [person.email] })
   if (person.groups.length > 0 && (all || named.has('memberof'))) {
     const kept = memberOfEncoded[typesOnly ? 1 : 0] as WeakMap<readonly IndexedGroup[], Buffer>
