@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 
 export const GATEHOUSE_BIN = join(import.meta.dirname, '..', '..', 'bin', 'gatehouse.js')
 
@@ -63,27 +63,43 @@ export function runCli(
   timeoutMs = 20_000,
   input?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runNode([GATEHOUSE_BIN, ...args], env, timeoutMs, input)
+}
+
+/**
+ * Runs `node <args>` to completion (bounded: killed and rejected past `timeoutMs`, with what it
+ * printed) and returns its exit code, its output apart and both interleaved as they came.
+ */
+export function runNode(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [GATEHOUSE_BIN, ...args], {
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, ...env },
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
     if (input !== undefined) child.stdin?.end(input)
     let stdout = ''
     let stderr = ''
+    let output = ''
     child.stdout?.on('data', (c: Buffer) => {
       stdout += c.toString()
+      output += c.toString()
     })
     child.stderr?.on('data', (c: Buffer) => {
       stderr += c.toString()
+      output += c.toString()
     })
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`cli did not finish within ${timeoutMs} ms: ${stdout}${stderr}`))
+      reject(new Error(`${args.map((a) => basename(a)).join(' ')} did not finish within ${timeoutMs} ms:\n${output}`))
     }, timeoutMs)
     child.on('exit', (code) => {
       clearTimeout(timer)
-      resolve({ code, stdout, stderr })
+      resolve({ code, stdout, stderr, output })
     })
   })
 }

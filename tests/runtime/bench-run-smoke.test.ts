@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { freePort } from '../helpers/engines.js'
+import { runNode } from '../helpers/process.js'
 
 /**
  * `npm run bench` (bench/run.ts, then bench/ldap.ts against slapd) still runs to its end: every
@@ -37,39 +37,22 @@ async function portIsFree(port: number): Promise<boolean> {
 
 it('npm run bench: every scenario on every server answers without a failure, and the LDAP comparison runs', async () => {
   const base = await freeRun()
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'run.ts')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        BENCH_PORT_BASE: String(base),
-        BENCH_ROUNDS: '1',
-        BENCH_DURATION: '0.5',
-        BENCH_WARM_UP: '0',
-        BENCH_SLICES: '1',
-        LDAP_BENCH_PEOPLE: '5',
-        LDAP_BENCH_SECONDS: '0.5',
-        LDAP_BENCH_WARM_UP: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    child.stderr.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`npm run bench did not finish in 240 s:\n${out}`))
-    }, 240_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      if (code === 0) resolve(out)
-      else reject(new Error(`npm run bench exited with ${code}:\n${out}`))
-    })
-  })
+  const run = await runNode(
+    [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'run.ts')],
+    {
+      BENCH_PORT_BASE: String(base),
+      BENCH_ROUNDS: '1',
+      BENCH_DURATION: '0.5',
+      BENCH_WARM_UP: '0',
+      BENCH_SLICES: '1',
+      LDAP_BENCH_PEOPLE: '5',
+      LDAP_BENCH_SECONDS: '0.5',
+      LDAP_BENCH_WARM_UP: '0',
+    },
+    240_000,
+  )
+  const { output } = run
+  expect(run.code, output).toBe(0)
   // | scenario | server | req/s (median) | p50 ms | p99 ms | failed | vs better-auth | vs bare |
   const rows = output.split('\n').filter((line) => /^\| (GET|POST) \//.test(line) && line.split('|').length === 10)
   const servers = (scenario: string) => rows.filter((row) => row.startsWith(`| ${scenario} |`)).map((row) => row.split(' | ')[1])

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { freePort } from '../helpers/engines.js'
+import { runNode } from '../helpers/process.js'
 
 /**
  * The token endpoint's benchmark (bench/oidc.ts, docs/BENCHMARKS.md) still runs: one second per
@@ -15,37 +15,14 @@ const root = join(import.meta.dirname, '..', '..')
 
 it('bench/oidc.ts: rotating refreshes (RS256, EdDSA), client credentials and the bare anchor answer, none fails', async () => {
   const port = await freePort()
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc.ts')], {
-      cwd: root,
-      // A short warm-up by count, printed window by window (BENCH_CURVE), then one second measured.
-      env: {
-        ...process.env,
-        BENCH_DURATION: '1',
-        BENCH_CONCURRENCY: '2',
-        BENCH_PORT: String(port),
-        BENCH_WARMUP_REQUESTS: '20',
-        BENCH_CURVE: '10',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    child.stderr.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`bench/oidc.ts did not finish in 60 s:\n${out}`))
-    }, 60_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      if (code === 0) resolve(out)
-      else reject(new Error(`bench/oidc.ts exited with ${code}:\n${out}`))
-    })
-  })
+  // A short warm-up by count, printed window by window (BENCH_CURVE), then one second measured.
+  const run = await runNode(
+    [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc.ts')],
+    { BENCH_DURATION: '1', BENCH_CONCURRENCY: '2', BENCH_PORT: String(port), BENCH_WARMUP_REQUESTS: '20', BENCH_CURVE: '10' },
+    60_000,
+  )
+  const { output } = run
+  expect(run.code, output).toBe(0)
   const rows = output.split('\n').filter((line) => /^\| (refresh_token|client_credentials|bare:)/.test(line))
   expect(
     rows.map((row) => row.split(' | ')[0]),
