@@ -56,6 +56,13 @@ describe('the read cache', () => {
 })
 
 describe('app-password binds', () => {
+  /** A verified person, an app password made on their account page (200), and an unbound LDAP client. */
+  const withAppPassword = async (username: string, name: string, options: { expiresIn?: number } = {}) => {
+    const member = await verifiedSignUp(server, { username, name, email: `${username}@example.com` })
+    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: username, ...options })
+    expect(made.status).toBe(200)
+    return { member, made, c: new Client({ url: server.url, timeout: 5_000 }) }
+  }
   const successes = async (userId: string) =>
     (
       await server.gatehouse.ctx.db
@@ -65,10 +72,7 @@ describe('app-password binds', () => {
     ).filter((e) => (e.detail as { credential?: string } | null)?.credential === 'app-password')
 
   it('repeated binds are audited once a minute; a revocation through the HTTP API refuses the very next bind', async () => {
-    const member = await verifiedSignUp(server, { username: 'nas', name: 'Nas User', email: 'nas@example.com' })
-    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'NAS' })
-    expect(made.status).toBe(200)
-    const c = new Client({ url: server.url, timeout: 5_000 })
+    const { member, made, c } = await withAppPassword('nas', 'Nas User')
     for (let i = 0; i < 5; i++) await c.bind(dnOf('nas'), made.body.password)
     expect(await c.exop('1.3.6.1.4.1.4203.1.11.3')).toMatchObject({ value: `dn:${dnOf('nas')}` })
     expect(await successes(member.user.id)).toHaveLength(1)
@@ -84,10 +88,7 @@ describe('app-password binds', () => {
   })
 
   it('a remembered app-password bind, and each operation on its connection, read no app password (a revocation still ends it)', async () => {
-    const member = await verifiedSignUp(server, { username: 'apache', name: 'Apache Service', email: 'apache@example.com' })
-    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Apache' })
-    expect(made.status).toBe(200)
-    const c = new Client({ url: server.url, timeout: 5_000 })
+    const { member, made, c } = await withAppPassword('apache', 'Apache Service')
     // The first bind is audited (a write: nothing read before it is remembered), the second remembered.
     for (let i = 0; i < 2; i++) await c.bind(dnOf('apache'), made.body.password)
     // Every statement the server prepares while the memo stands (drizzle prepares each query it runs).
@@ -116,10 +117,7 @@ describe('app-password binds', () => {
   })
 
   it('a ban through the HTTP API refuses the very next bind of a remembered app password', async () => {
-    const member = await verifiedSignUp(server, { username: 'printer', name: 'Printer User', email: 'printer@example.com' })
-    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Printer' })
-    expect(made.status).toBe(200)
-    const c = new Client({ url: server.url, timeout: 5_000 })
+    const { member, made, c } = await withAppPassword('printer', 'Printer User')
     for (let i = 0; i < 3; i++) await c.bind(dnOf('printer'), made.body.password)
     const ban = await admin.client.post('/admin/ban-user', { userId: member.user.id })
     expect(ban.status).toBe(200)
@@ -128,10 +126,7 @@ describe('app-password binds', () => {
   })
 
   it('an app password that expires is refused at its expiry, remembered or not', async () => {
-    const member = await verifiedSignUp(server, { username: 'brief', name: 'Brief User', email: 'brief@example.com' })
-    const made = await member.client.post<{ id: string; password: string }>('/app-password/create', { name: 'Brief', expiresIn: 90 })
-    expect(made.status).toBe(200)
-    const c = new Client({ url: server.url, timeout: 5_000 })
+    const { made, c } = await withAppPassword('brief', 'Brief User', { expiresIn: 90 })
     server.clock.advanceSeconds(61)
     for (let i = 0; i < 3; i++) await c.bind(dnOf('brief'), made.body.password)
     server.clock.advanceSeconds(30)
