@@ -63,7 +63,7 @@ export function runCli(
   timeoutMs = 20_000,
   input?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return runNode([GATEHOUSE_BIN, ...args], env, timeoutMs, input)
+  return runNode([GATEHOUSE_BIN, ...args], env, timeoutMs, input).then(({ code, stdout, stderr }) => ({ code, stdout, stderr }))
 }
 
 /**
