@@ -132,7 +132,17 @@ export async function createSession(ctx: AuthContext, target: UserRow, options: 
 export type ResolvedSession =
   | { status: 'none' }
   | { status: 'expired'; userId: string }
-  | { status: 'active'; data: SessionWithUser; refreshed: boolean }
+  | {
+      status: 'active'
+      data: SessionWithUser
+      refreshed: boolean
+      /**
+       * Set on a session-cache hit (resolveCachedSession): whether the same lookup would find this
+       * very session, still active and not due a refresh, now. get-session replays its answer while
+       * it holds (server/http/app.ts, "Replays").
+       */
+      still?: () => boolean
+    }
 
 /**
  * Looks a session token up and applies the lifecycle of SPEC §4: an expired session is deleted;
@@ -170,7 +180,13 @@ export function resolveCachedSession(ctx: AuthContext, token: string, options: {
   if (!found || sessionState(ctx, found, options) !== 'active') return undefined
   // A miss is counted by findSessionByToken, which the caller asks next.
   ctx.events.sessionCache(true)
-  return { status: 'active', data: found, refreshed: false }
+  return {
+    status: 'active',
+    data: found,
+    refreshed: false,
+    // The cache empties on any change to the database, so finding the same object means nothing changed.
+    still: () => cache.get(token) === found && sessionState(ctx, found, options) === 'active',
+  }
 }
 
 /** The lifecycle of SPEC §4 for a found session: still active as it is, expired, or due a refresh. */

@@ -18,7 +18,7 @@ import { type CookieNames, cookieNames, parseCookieHeader } from './cookies.js'
 import { type ResponseDraft, type Route, type RouteContext, TextBody } from './route.js'
 import { resolveRequestSession } from './session.js'
 import type { LogFields } from '../log.js'
-import { requestIdOf } from './request-id.js'
+import { newRequestId, requestIdOf } from './request-id.js'
 import { noEvents } from '../core/events.js'
 import { hooksOf } from './feature-hooks.js'
 
@@ -154,6 +154,7 @@ class RequestContext implements RouteContext {
   body: unknown = undefined
   query: unknown = undefined
   session: SessionWithUser | null = null
+  replayWhile: (() => boolean) | undefined = undefined
   private lazyMeta: RequestMeta | undefined
   private lazyCookies: Map<string, string> | undefined
 
@@ -204,6 +205,8 @@ interface RunInput {
   node?: { req: IncomingMessage; res: ServerResponse }
   /** Set by the observing runner: the X-Request-Id of the answer. */
   requestId?: string
+  /** A direct route's answer that may be replayed while this holds (RouteContext.replayWhile). */
+  replayWhile?: () => boolean
 }
 
 function routedInput(event: H3Event): RunInput {
@@ -638,6 +641,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
           (error: unknown) => failure(error, input, route, requestId, path),
         )
       }
+      input.replayWhile = rc.replayWhile
       return finish(result, draft)
     } catch (error) {
       return failure(error, input, route, requestId, path)
@@ -697,6 +701,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
    * fromNodeHandler, and writes its answer itself.
    */
   const runDirect = (req: IncomingMessage, res: ServerResponse, target: string, route: Route | null): true => {
+    // A replay answers an unobserved request (no metric, no request log to write) at once.
+    const key = route && !watching() ? replayKey(target, req.rawHeaders) : undefined
+    if (key !== undefined && replays.answered(key, ctx.config(), res)) return true
     const request = new NodeRequest({ req, res })
     const response = new DirectDraft()
     // The exact target matched: its path is the target itself, with no query string.
@@ -714,13 +721,87 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
           .catch((error: unknown) => failDirect(options, base, req, res, input, route, target, error))
       } else {
         sendDirect(res, input, route, started, result, observe)
+        if (key !== undefined && input.replayWhile)
+          replays.remember(key, ctx.config(), input.replayWhile, input.response as DirectDraft, result)
       }
     } catch (error) {
       failDirect(options, base, req, res, input, route, target, error)
     }
     return true
   }
+  const replays = new Replays()
   return { app, direct }
+}
+
+/*
+ * Replays (issue 51). Apps poll get-session with the same cookie again and again, and on a
+ * session-cache hit the answer is the same every time: the route marks it (RouteContext.replayWhile)
+ * and the next request with the very same headers gets it again, with its own request id, while
+ * the configuration is the same object and the route's check holds (get-session: the session cache
+ * still holds that session, active and not due a refresh; any write to the database empties it).
+ * Nothing of the route runs: on this machine each microsecond of work per request costs about
+ * two in throughput (docs/BENCHMARKS.md), and the route's own steps cost several.
+ * Requests carrying X-Request-Id (a proxy's id to keep) and observed requests (metrics, request
+ * log) always run the route.
+ */
+
+/** One answer to replay. */
+interface Replay {
+  config: GatehouseConfig
+  still: () => boolean
+  status: number
+  /** writeHead's flat list of headers; the value at `idAt` is the request id, new for each answer. */
+  raw: string[]
+  idAt: number
+  body: string
+}
+
+/** At most this many answers are kept: past it, the store starts over (a flood of distinct cookies cannot grow memory). */
+const MAX_REPLAYS = 10_000
+
+class Replays {
+  private readonly byKey = new Map<string, Replay>()
+
+  /** Answers from a replay when one holds for exactly this request; false to run the route. */
+  answered(key: string, config: GatehouseConfig, res: ServerResponse): boolean {
+    const replay = this.byKey.get(key)
+    if (replay === undefined) return false
+    if (replay.config !== config || !replay.still()) {
+      this.byKey.delete(key)
+      return false
+    }
+    const raw = replay.raw.slice()
+    raw[replay.idAt] = newRequestId()
+    res.writeHead(replay.status, '', raw)
+    res.end(replay.body)
+    return true
+  }
+
+  /** Keeps an answer just sent as writeDirectAnswer sent it: a text body, no cookie, its request id in place. */
+  remember(key: string, config: GatehouseConfig, still: () => boolean, draft: DirectDraft, result: unknown): void {
+    if (typeof result !== 'string' || draft.headers.has('set-cookie')) return
+    const raw = draft.headers.raw('text/plain; charset=UTF-8', result)
+    let idAt = -1
+    for (let i = 0; i < raw.length; i += 2) if (raw[i] === 'x-request-id') idAt = i + 1
+    if (idAt < 0) return
+    if (this.byKey.size >= MAX_REPLAYS) this.byKey.clear()
+    this.byKey.set(key, { config, still, status: draft.status ?? 200, raw, idAt, body: result })
+  }
+}
+
+/**
+ * What a replay is found by: the request target and every header line as the client sent it
+ * (names and values; a line break cannot occur in either). Undefined when the request forwards an
+ * X-Request-Id, which its answer may have to carry.
+ */
+function replayKey(target: string, rawHeaders: string[]): string | undefined {
+  let key = target
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 12 && name.toLowerCase() === 'x-request-id') return undefined
+    key += `\n${name}\n${rawHeaders[i + 1]}`
+  }
+  return key
 }
 
 /** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */

@@ -31,6 +31,13 @@ export interface RouteContext<B = unknown, Q = unknown, S = SessionWithUser | nu
   cookies: Map<string, string>
   names: CookieNames
   response: ResponseDraft
+  /**
+   * Set by a direct route's handler when its answer depends on nothing but the request's headers,
+   * the configuration and what this function checks: the same answer (status, headers, body; a
+   * new request id) is then given again to a request with the very same headers while it returns
+   * true, without running the route (server/http/app.ts, "Replays").
+   */
+  replayWhile?: () => boolean
 }
 
 /** A non-JSON answer (HTML page, empty redirect body). */

@@ -95,7 +95,14 @@ export const coreRoutes = [
         // A refresh already re-issued the cache with the new cookies.
         if (cacheConf.enabled && !resolved.refreshed) setSessionCacheCookie(rc, publicSession(resolved.data))
         const body = new TextBody(publicSessionJSON(resolved.data), 'application/json')
-        return answered(resolved.data)?.then(() => body) ?? body
+        const featuresAdding = answered(resolved.data)
+        if (featuresAdding) return featuresAdding.then(() => body)
+        // A cache hit answered with nothing but its body (no cookie set or expired, no feature's
+        // header, no impersonation to note) is the same answer while that session still is.
+        if (resolved.still && !resolved.data.session.impersonatedBy && cachedCookie === undefined && !cacheConf.enabled) {
+          rc.replayWhile = resolved.still
+        }
+        return body
       }
       const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
       return resolved instanceof Promise ? resolved.then(answer) : answer(resolved)
