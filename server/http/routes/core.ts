@@ -97,9 +97,9 @@ export const coreRoutes = [
         const body = new TextBody(publicSessionJSON(resolved.data), 'application/json')
         const featuresAdding = answered(resolved.data)
         if (featuresAdding) return featuresAdding.then(() => body)
-        // A cache hit that no feature adds to (and no impersonation to note) is the same answer
-        // while that session still is; one that sets or expires a cookie is never replayed (app.ts).
-        if (resolved.still && !resolved.data.session.impersonatedBy) rc.replayWhile = resolved.still
+        // A cache hit that no feature adds to is the same answer while that session still is; one
+        // that sets or expires a cookie is never replayed (server/http/app.ts).
+        if (resolved.still) rc.replayWhile = resolved.still
         return body
       }
       const resolved = resolveRequestSession(rc, { disableRefresh: query.disableRefresh })
