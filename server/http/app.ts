@@ -703,7 +703,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
   const runDirect = (req: IncomingMessage, res: ServerResponse, target: string, route: Route | null): true => {
     // A replay answers an unobserved request (no metric, no request log to write) at once.
     const key = route && !watching() ? replayKey(target, req.rawHeaders) : undefined
-    if (key !== undefined && replays.answered(key, ctx.config(), res)) return true
+    if (key !== undefined && replays.answered(key, req.rawHeaders, ctx.config(), res)) return true
     const request = new NodeRequest({ req, res })
     const response = new DirectDraft()
     // The exact target matched: its path is the target itself, with no query string.
@@ -722,7 +722,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       } else {
         sendDirect(res, input, route, started, result, observe)
         if (key !== undefined && input.replayWhile)
-          replays.remember(key, ctx.config(), input.replayWhile, input.response as DirectDraft, result)
+          replays.remember(key, req.rawHeaders, ctx.config(), input.replayWhile, input.response as DirectDraft, result)
       }
     } catch (error) {
       failDirect(options, base, req, res, input, route, target, error)
@@ -747,6 +747,8 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
 
 /** One answer to replay. */
 interface Replay {
+  /** The request's header lines as the client sent them: another request must send these exactly. */
+  headers: string[]
   config: GatehouseConfig
   still: () => boolean
   status: number
@@ -763,9 +765,9 @@ class Replays {
   private readonly byKey = new Map<string, Replay>()
 
   /** Answers from a replay when one holds for exactly this request; false to run the route. */
-  answered(key: string, config: GatehouseConfig, res: ServerResponse): boolean {
+  answered(key: string, headers: string[], config: GatehouseConfig, res: ServerResponse): boolean {
     const replay = this.byKey.get(key)
-    if (replay === undefined) return false
+    if (replay === undefined || !sameLines(replay.headers, headers)) return false
     if (replay.config !== config || !replay.still()) {
       this.byKey.delete(key)
       return false
@@ -778,30 +780,41 @@ class Replays {
   }
 
   /** Keeps an answer just sent as writeDirectAnswer sent it: a text body, no cookie, its request id in place. */
-  remember(key: string, config: GatehouseConfig, still: () => boolean, draft: DirectDraft, result: unknown): void {
+  remember(key: string, headers: string[], config: GatehouseConfig, still: () => boolean, draft: DirectDraft, result: unknown): void {
     if (typeof result !== 'string' || draft.headers.has('set-cookie')) return
     const raw = draft.headers.raw('text/plain; charset=UTF-8', result)
     let idAt = -1
     for (let i = 0; i < raw.length; i += 2) if (raw[i] === 'x-request-id') idAt = i + 1
     if (idAt < 0) return
     if (this.byKey.size >= MAX_REPLAYS) this.byKey.clear()
-    this.byKey.set(key, { config, still, status: draft.status ?? 200, raw, idAt, body: result })
+    this.byKey.set(key, { headers: headers.slice(), config, still, status: draft.status ?? 200, raw, idAt, body: result })
   }
 }
 
+/** Whether two requests sent the same header lines, names and values, in the same order. */
+function sameLines(kept: string[], sent: string[]): boolean {
+  if (kept.length !== sent.length) return false
+  for (let i = 0; i < kept.length; i++) if (kept[i] !== sent[i]) return false
+  return true
+}
+
 /**
- * What a replay is found by: the request target and every header line as the client sent it
- * (names and values; a line break cannot occur in either). Undefined when the request forwards an
- * X-Request-Id, which its answer may have to carry.
+ * What a replay is looked up by: the request target, its Cookie and its Authorization (the lines
+ * that tell one person's request from another's; the answer is replayed only if every other line
+ * is the same too, sameLines). Undefined when the request forwards an X-Request-Id, which its
+ * answer may have to carry. Names are matched by length first: most lines are none of the three.
  */
 function replayKey(target: string, rawHeaders: string[]): string | undefined {
-  let key = target
+  let cookie = ''
+  let authorization = ''
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
-    if (name.length === 12 && name.toLowerCase() === 'x-request-id') return undefined
-    key += `\n${name}\n${rawHeaders[i + 1]}`
+    const length = name.length
+    if (length === 6 && name.toLowerCase() === 'cookie') cookie += `${rawHeaders[i + 1]}\n`
+    else if (length === 13 && name.toLowerCase() === 'authorization') authorization += `${rawHeaders[i + 1]}\n`
+    else if (length === 12 && name.toLowerCase() === 'x-request-id') return undefined
   }
-  return key
+  return `${target}\n${cookie}\n${authorization}`
 }
 
 /** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */

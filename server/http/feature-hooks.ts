@@ -37,7 +37,11 @@ export interface FeatureHooks {
    * computed on first read: read it only when needed.
    */
   requestSession?: (rc: RouteContext<unknown, unknown, unknown>) => Promise<SessionWithUser | undefined> | undefined
-  /** A get-session answer carrying a session is about to leave: add headers (the jwt feature's `set-auth-jwt`). */
+  /**
+   * A get-session answer carrying a session is about to leave: add headers (the jwt feature's
+   * `set-auth-jwt`). Return a promise whenever something is added: an answer to which no hook
+   * returned one may be replayed as it is to the same request (server/http/app.ts, "Replays").
+   */
   sessionAnswered?: (ctx: AuthContext, answer: SessionAnswer, headers: Headers) => void | Promise<void>
   /**
    * The sign-in pipeline's second-factor step (server/http/sign-in.ts), asked for every sign-in
