@@ -1,17 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { availableParallelism } from 'node:os'
 import { idleOff } from '../idle-scope.js'
 
 /**
  * Password hashing is the one expensive thing an auth server does (scrypt: ~130 ms and 32 MiB a
- * hash). Hashes run at most `concurrency` at a time (libuv's thread pool has 4 threads, which also
- * serve file I/O), and at most `maxPending` more may wait: beyond that a request is refused at once
- * instead of queueing for minutes, so an overload degrades into fast 503s, not timeouts.
+ * hash). Hashes run at most `concurrency` at a time (`hashConcurrency`: the machine's cores, at
+ * most libuv's 4 threads, which also serve file I/O), and at most `maxPending` more may wait:
+ * beyond that a request is refused at once instead of queueing for minutes, so an overload
+ * degrades into fast 503s, not timeouts.
  *
  * Shared fairly between sources (issue 48 §2; docs/ARCHITECTURE.md "Password hashing"): a job
  * belongs to the source of the password check that asked for it (`hashSource`: an IPv4 address,
  * an IPv6 /64, set by core/throttle.ts around every sign-in, bind and password check), and
  *  - one source holds at most `perSource` jobs, waiting and running together: a quarter of the
- *    queue (4 running + 64 waiting: 17), never fewer than `concurrency`; its next one is refused
+ *    queue (4 running + 64 waiting: 17; on 2 cores, 2 + 64: 17 too), never fewer than `concurrency`; its next one is refused
  *    at once (503 SERVER_BUSY, LDAP busy), whatever room the queue has for others;
  *  - a freed thread goes to the sources in turn (round robin), not to the oldest job: another
  *    source's job waits for at most one job of each source ahead of it, not for a flood's backlog.
@@ -40,7 +42,7 @@ export class HashQueue {
   private readonly turns = new Map<string, Array<() => void>>()
 
   constructor(
-    private readonly concurrency: number,
+    readonly concurrency: number,
     public maxPending: number,
   ) {}
 
@@ -104,5 +106,13 @@ export class HashQueue {
   }
 }
 
+/**
+ * How many hashes run at once: one per core, at most libuv's four threads. A hash is pure CPU, so
+ * more at once than there are cores adds no throughput; it only makes each hash (and the sign-in
+ * waiting for it) take longer and leaves the event loop one runnable thread among more (issue 48:
+ * four hashes on two cores during a bind flood, HTTP p99 up to seconds; docs/BENCHMARKS.md).
+ */
+export const hashConcurrency = (cores: number = availableParallelism()): number => Math.max(1, Math.min(4, cores))
+
 /** One queue per process: there is one thread pool per process. */
-export const passwordHashQueue = new HashQueue(4, 64)
+export const passwordHashQueue = new HashQueue(hashConcurrency(), 64)

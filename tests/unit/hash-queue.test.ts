@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest'
-import { HashQueue, HashQueueFullError, hashSource } from '../../server/crypto/hash-queue.js'
+import { availableParallelism } from 'node:os'
+import { HashQueue, HashQueueFullError, hashConcurrency, hashSource, passwordHashQueue } from '../../server/crypto/hash-queue.js'
 
 /**
  * The password-hash queue shared fairly between sources (issue 48 §2): one source holds at most a
@@ -83,4 +84,22 @@ it('the source comes from hashSource around the check; jobs without one are not 
   }
   await Promise.all([...runs, ...floodRuns])
   expect(log).toEqual(['anon0', 'anon1', 'x0', 'anon2', 'x1', 'anon3', 'x2', 'anon4', 'anon5'])
+})
+
+it("runs one hash per core at once, at most libuv's four threads: the process's queue too", async () => {
+  expect([1, 2, 3, 4, 8, 64].map((cores) => hashConcurrency(cores))).toEqual([1, 2, 3, 4, 4, 4])
+  expect(hashConcurrency(0)).toBe(1)
+  expect(passwordHashQueue.concurrency).toBe(Math.min(4, availableParallelism()))
+  // The queue itself starts no more than that: the next job waits for a free one.
+  const queue = new HashQueue(hashConcurrency(2), 10)
+  const log: string[] = []
+  const jobs = Array.from({ length: 3 }, (_, i) => job(log, `job${i}`))
+  const runs = jobs.map((j) => queue.run(j.task))
+  await tick()
+  expect(log).toEqual(['job0', 'job1'])
+  jobs[0]?.finish()
+  await tick()
+  expect(log).toEqual(['job0', 'job1', 'job2'])
+  for (const j of jobs) j.finish()
+  await Promise.all(runs)
 })

@@ -58,7 +58,7 @@ it('a bind from a source holding its whole share of the queue is answered busy b
   const held = new Promise<void>((resolve) => {
     release = resolve
   })
-  // The source's share, held open by hand (4 running, the rest waiting).
+  // The source's share, held open by hand (as many running as the queue runs at once, the rest waiting).
   const jobs = Array.from({ length: queue.perSource }, () => queue.run(() => held, source))
   const ctx = server.gatehouse.ctx
   const attempts = async () => (await ctx.db.select().from(loginThrottle)).length
