@@ -13,8 +13,9 @@ import { idleOff } from '../idle-scope.js'
  * belongs to the source of the password check that asked for it (`hashSource`: an IPv4 address,
  * an IPv6 /64, set by core/throttle.ts around every sign-in, bind and password check), and
  *  - one source holds at most `perSource` jobs, waiting and running together: a quarter of the
- *    queue (4 running + 64 waiting: 17; on 2 cores, 2 + 64: 17 too), never fewer than `concurrency`; its next one is refused
- *    at once (503 SERVER_BUSY, LDAP busy), whatever room the queue has for others;
+ *    queue (4 running + 64 waiting: 17; on 2 cores 2 + 64, 17 too), never fewer than
+ *    `concurrency`; its next one is refused at once (503 SERVER_BUSY, LDAP busy), whatever room
+ *    the queue has for others;
  *  - a freed thread goes to the sources in turn (round robin), not to the oldest job: another
  *    source's job waits for at most one job of each source ahead of it, not for a flood's backlog.
  * Jobs without a source (sign-up, reset, an admin's change) are one source together, in the

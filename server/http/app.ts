@@ -694,6 +694,8 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const route = req.method === 'GET' ? directRoutes.get(target) : undefined
     return route ? runDirect(req, res, target, route) : false
   }
+  /** get-session's answers kept for the same request again (see "Replays" below). */
+  const replays = new Replays()
   /**
    * Answers a direct request with the routed path's runner. A declared route (GET /get-session)
    * answers with its result; a mount's direct POST (the OIDC token endpoint, route null) gets Node's
@@ -729,7 +731,6 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     }
     return true
   }
-  const replays = new Replays()
   return { app, direct }
 }
 

@@ -87,10 +87,10 @@ export type BackupManifest = z.infer<typeof manifestSchema>
 
 /**
  * Writing an archive stays off libuv's thread pool as far as it can: a running server's password
- * hashes keep up to all four of its threads busy (server/crypto/hash-queue.ts), and every asynchronous file read,
- * write or zlib step of 64 KiB queued behind them, so a 1 MB backup under six concurrent sign-ups
- * took 25 s (issue 50 §9). Files are read, compressed and written synchronously a mebibyte at a
- * time (a few milliseconds each), the event loop turning between two.
+ * hashes keep up to all four of its threads busy (server/crypto/hash-queue.ts), and every
+ * asynchronous file read, write or zlib step of 64 KiB queued behind them, so a 1 MB backup under
+ * six concurrent sign-ups took 25 s (issue 50 §9). Files are read, compressed and written
+ * synchronously a mebibyte at a time (a few milliseconds each), the event loop turning between two.
  */
 const CHUNK = 1024 * 1024
 
