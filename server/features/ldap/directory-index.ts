@@ -17,11 +17,11 @@ import {
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
- * (oldest first), with maps from uid, mail and cn to people, from a person to their groups and
- * from a group to its members. A search looks its candidates up here instead of scanning: a
- * person's groups (`(member=<dn>)`) cost their own groups, an equality on uid, mail or cn one map
- * lookup, `memberOf` a list already built, and a page resumes at its place in the sorted list
- * (a binary search), whatever its position.
+ * (oldest first), with maps from uid, mail and cn to people (mail and cn filled at first need:
+ * `namesBuilt`), from a person to their groups and from a group to its members. A search looks
+ * its candidates up here instead of scanning: a person's groups (`(member=<dn>)`) cost their own
+ * groups, an equality on uid, mail or cn one map lookup, `memberOf` a list already built, and a
+ * page resumes at its place in the sorted list (a binary search), whatever its position.
  *
  * It follows the directory, not the database: it is loaded again only when the change signal of
  * the scope 'directory' moved (a person's shown columns, a role, a ban, an organization, a
@@ -109,9 +109,17 @@ export class DirectoryIndex {
   readonly people: IndexedPerson[] = []
   readonly byId = new Map<string, IndexedPerson>()
   readonly byUid = new Map<string, IndexedPerson>()
-  /** By mail and cn (lower case): one person, or the list when several share it (`lookup`). */
+  /**
+   * By mail and cn (lower case): one person, or the list when several share it (`lookup`). Empty
+   * until `namesBuilt()` resolved: built at the first search that narrows by mail or cn, not by the
+   * load (syncs and searches by uid or member never read them, and each load after a directory
+   * change skips two map entries per person).
+   */
   readonly byMail = new Map<string, IndexedPerson | IndexedPerson[]>()
   readonly byCn = new Map<string, IndexedPerson | IndexedPerson[]>()
+  private names: Promise<void> | null = null
+  /** Whether `byMail` and `byCn` are filled (`namesBuilt()` resolved). */
+  namesReady = false
   /** Groups by name (case-insensitive order, then by name). */
   readonly groups: IndexedGroup[] = []
   readonly groupByName = new Map<string, IndexedGroup>()
@@ -121,6 +129,25 @@ export class DirectoryIndex {
     readonly config: GatehouseConfig,
     readonly layout: Layout,
   ) {}
+
+  /**
+   * Fills `byMail` and `byCn` once (every caller shares the one build), yielding by elapsed time as
+   * the load does: the first search by mail or cn of a hundred thousand people holds HTTP for a few
+   * milliseconds at a time, never for the whole build.
+   */
+  namesBuilt(slices: TimeSlices = new TimeSlices()): Promise<void> {
+    this.names ??= (async () => {
+      const people = this.people
+      for (let k = 0; k < people.length; k++) {
+        if ((k & 63) === 63) await slices.maybeYield()
+        const person = people[k] as IndexedPerson
+        add(this.byMail, person.email.toLowerCase(), person)
+        add(this.byCn, (person.name.trim() || person.uid).toLowerCase(), person)
+      }
+      this.namesReady = true
+    })()
+    return this.names
+  }
 
   /** The people under a key of `byMail` or `byCn`, in directory order. */
   static lookup(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string): readonly IndexedPerson[] {
@@ -283,9 +310,6 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
       // The first one of a uid wins, as the database's lookup of one row would.
       const uidKey = uid.toLowerCase()
       if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
-      add(index.byMail, email.toLowerCase(), person)
-      const trimmed = name.trim()
-      add(index.byCn, (trimmed || uid).toLowerCase(), person)
       sources.role = row[ROW.role]
       sources.memberships = memberships.get(id) ?? none
       sources.teams = teams.get(id) ?? none

@@ -11,6 +11,7 @@ import {
   DirectoryIndex as Index,
   indexesOf,
   shownNow,
+  TimeSlices,
   yieldToLoop,
 } from './directory-index.js'
 import { DnError, type Layout, layoutOfBase, normalizeDn, normalizeRdns, parseDn, type Rdn } from './dn.js'
@@ -350,6 +351,14 @@ export class Snapshot {
     return this.index
   }
 
+  /** The index, with its mail and cn maps built when the filter narrows people by mail or cn. */
+  private async loadFor(filter: Filter): Promise<DirectoryIndex> {
+    const index = await this.load()
+    if (!index.namesReady && (requiredValues(filter, 'mail').length > 0 || requiredValues(filter, 'cn').length > 0))
+      await index.namesBuilt(new TimeSlices(indexesOf(this.ctx).clock))
+    return index
+  }
+
   private shown(person: IndexedPerson): boolean {
     return shownNow(this.ctx, person)
   }
@@ -393,8 +402,11 @@ export class Snapshot {
       const found = index.byUid.get(value.toLowerCase())
       narrow(found ? [found] : [])
     }
-    for (const value of requiredValues(filter, 'mail')) narrow(Index.lookup(index.byMail, value.toLowerCase()))
-    for (const value of requiredValues(filter, 'cn')) narrow(Index.lookup(index.byCn, value.toLowerCase()))
+    // Filled for this filter by `loadFor`; without them the filter alone judges every person.
+    if (index.namesReady) {
+      for (const value of requiredValues(filter, 'mail')) narrow(Index.lookup(index.byMail, value.toLowerCase()))
+      for (const value of requiredValues(filter, 'cn')) narrow(Index.lookup(index.byCn, value.toLowerCase()))
+    }
     for (const value of requiredValues(filter, 'memberof')) {
       const group = this.groupAt(index, value)
       if (group !== undefined) narrow(group?.members ?? [])
@@ -564,7 +576,7 @@ export class Snapshot {
         const people = this.unitEntry('people')
         const groups = this.unitEntry('groups')
         if (scope === 'one') return [{ kind: 'fixed', entries: [people, groups] }]
-        const index = await this.load()
+        const index = await this.loadFor(filter)
         return [
           { kind: 'fixed', entries: [this.baseEntry(), people] },
           { kind: 'people', list: this.peopleCandidates(index, filter) },
@@ -577,7 +589,7 @@ export class Snapshot {
         if (anonymous) return null
         const unit: Segment = { kind: 'fixed', entries: [this.unitEntry(base.kind)] }
         if (scope === 'base') return [unit]
-        const index = await this.load()
+        const index = await this.loadFor(filter)
         const below: Segment =
           base.kind === 'people'
             ? { kind: 'people', list: this.peopleCandidates(index, filter) }

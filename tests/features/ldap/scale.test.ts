@@ -154,6 +154,57 @@ describe('the directory index', () => {
     }
   })
 
+  it('builds the mail and cn maps at the first search by mail or cn, once, yielding by time, and finds what a scan finds', async () => {
+    const ctx = server.gatehouse.ctx
+    await seedPeople(ctx, 2_000, 'names')
+    const reader = await person(server, 'namesreader', 'Names Reader', 'admin')
+    const c = await client(server, reader.dn)
+    const indexes = indexesOf(ctx)
+    const real = indexes.clock
+    try {
+      const search = async (filter: string) =>
+        (await c.search(`ou=people,${BASE}`, { scope: 'one', filter, attributes: ['uid'] })).searchEntries.map((e) => e.uid as string)
+      // A sync and a search by uid leave them empty (the load does not build them).
+      expect(await search('(uid=names7)')).toEqual(['names7'])
+      const index = await indexes.current()
+      expect(index.namesReady).toBe(false)
+      expect(index.byMail.size).toBe(0)
+      // The first search by mail builds both, in slices: a clock 10 ms later at each reading ends
+      // every slice at its first check, so a probe turning once per setImmediate counts the yields.
+      let now = 0
+      indexes.clock = () => (now += 10)
+      let turns = 0
+      let running = true
+      const spin = () => {
+        if (!running) return
+        turns++
+        setImmediate(spin)
+      }
+      setImmediate(spin)
+      expect(await search('(mail=NAMES1234@example.com)')).toEqual(['names1234'])
+      running = false
+      expect(index.namesReady).toBe(true)
+      expect(turns).toBeGreaterThanOrEqual(2_000 / 64)
+      expect(index.byMail.size).toBeGreaterThanOrEqual(2_001)
+      // By cn (case-insensitive, several people under one name), the same maps; no second build.
+      const loads = indexes.loads
+      await person(server, 'namestwin', 'Names Reader')
+      // (Sorted: both made within one second, their directory order is their ids'.)
+      expect((await search('(cn=names READER)')).sort()).toEqual(['namesreader', 'namestwin'])
+      // The new person was a change: a new index, whose maps the search by cn built again.
+      expect(indexes.loads).toBe(loads + 1)
+      expect((await indexes.current()).namesReady).toBe(true)
+      // What narrowing finds is what the filter alone finds: a filter the maps cannot narrow (an OR).
+      expect((await search('(|(cn=Names Reader)(uid=nobody))')).sort()).toEqual(['namesreader', 'namestwin'])
+      expect(await search('(&(mail=names5@example.com)(cn=Seeded Person 5))')).toEqual(['names5'])
+      expect(await search('(&(mail=names5@example.com)(cn=Seeded Person 6))')).toEqual([])
+      expect(await search('(mail=nobody@example.com)')).toEqual([])
+    } finally {
+      indexes.clock = real
+      await c.unbind()
+    }
+  })
+
   it('reads each chunk of people as one range of the index user (createdAt, id), without sorting (SQLite: migration 0023)', async () => {
     const ctx = server.gatehouse.ctx
     if (ctx.storage.dialect !== 'sqlite') return // PostgreSQL: tests/db/postgres.test.ts checks the index exists; its planner's choice depends on the table's size
