@@ -3,7 +3,7 @@ import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
-import { indexesOf } from '../../../server/features/ldap/directory-index.js'
+import { type DirectoryIndexes, indexesOf } from '../../../server/features/ldap/directory-index.js'
 import { directoryPeopleQuery } from '../../../server/features/ldap/store.js'
 import { seedPeople } from './edge-helpers.js'
 import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
@@ -14,6 +14,31 @@ import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from
  * groups are found from the person, memberOf follows a role change, pages of a large directory
  * (5 000 people seeded through the store) are stable and complete, and HTTP answers during them.
  */
+
+/**
+ * Runs `work` with the index's clock 10 ms later at each reading (every time slice ends at its
+ * first check) and counts the event loop's turns meanwhile, one per setImmediate: the yields.
+ */
+async function turnsDuring<T>(indexes: DirectoryIndexes, work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  const real = indexes.clock
+  let now = 0
+  indexes.clock = () => (now += 10)
+  let turns = 0
+  let running = true
+  const spin = () => {
+    if (!running) return
+    turns++
+    setImmediate(spin)
+  }
+  setImmediate(spin)
+  try {
+    const result = await work()
+    return { result, turns }
+  } finally {
+    running = false
+    indexes.clock = real
+  }
+}
 
 let server: LdapServer
 beforeAll(async () => {
@@ -127,31 +152,12 @@ describe('the directory index', () => {
     const ctx = server.gatehouse.ctx
     await seedPeople(ctx, 3_000, 'slices')
     const indexes = indexesOf(ctx)
-    const real = indexes.clock
-    // Every reading of the load's clock is 10 ms later than the last: each check finds its slice's time up.
-    let now = 0
-    indexes.clock = () => (now += 10)
-    // A counting probe: one turn of the event loop per setImmediate while the load runs.
-    let turns = 0
-    let running = true
-    const spin = () => {
-      if (!running) return
-      turns++
-      setImmediate(spin)
-    }
-    try {
-      indexes.drop()
-      await indexes.begin()
-      setImmediate(spin)
-      const index = await indexes.current()
-      running = false
-      expect(index.people.length).toBeGreaterThanOrEqual(3_000)
-      // At least one turn per 64 people indexed; by chunks of rows alone it would be a handful.
-      expect(turns).toBeGreaterThanOrEqual(3_000 / 64)
-    } finally {
-      running = false
-      indexes.clock = real
-    }
+    indexes.drop()
+    await indexes.begin()
+    const { result: index, turns } = await turnsDuring(indexes, () => indexes.current())
+    expect(index.people.length).toBeGreaterThanOrEqual(3_000)
+    // At least one turn per 64 people indexed; by chunks of rows alone it would be a handful.
+    expect(turns).toBeGreaterThanOrEqual(3_000 / 64)
   })
 
   it('builds the mail and cn maps at the first search by mail or cn, once, yielding by time, and finds what a scan finds', async () => {
@@ -160,7 +166,6 @@ describe('the directory index', () => {
     const reader = await person(server, 'namesreader', 'Names Reader', 'admin')
     const c = await client(server, reader.dn)
     const indexes = indexesOf(ctx)
-    const real = indexes.clock
     try {
       const search = async (filter: string) =>
         (await c.search(`ou=people,${BASE}`, { scope: 'one', filter, attributes: ['uid'] })).searchEntries.map((e) => e.uid as string)
@@ -169,24 +174,13 @@ describe('the directory index', () => {
       const index = await indexes.current()
       expect(index.namesReady).toBe(false)
       expect(index.byMail.size).toBe(0)
-      // The first search by mail builds both, in slices: a clock 10 ms later at each reading ends
-      // every slice at its first check, so a probe turning once per setImmediate counts the yields.
-      let now = 0
-      indexes.clock = () => (now += 10)
-      let turns = 0
-      let running = true
-      const spin = () => {
-        if (!running) return
-        turns++
-        setImmediate(spin)
-      }
-      setImmediate(spin)
-      expect(await search('(mail=NAMES1234@example.com)')).toEqual(['names1234'])
-      running = false
+      // The first search by mail builds both, in slices.
+      const { result: found, turns } = await turnsDuring(indexes, () => search('(mail=NAMES1234@example.com)'))
+      expect(found).toEqual(['names1234'])
       expect(index.namesReady).toBe(true)
       expect(turns).toBeGreaterThanOrEqual(2_000 / 64)
       expect(index.byMail.size).toBeGreaterThanOrEqual(2_001)
-      // By cn (case-insensitive, several people under one name), the same maps; no second build.
+      // By cn (case-insensitive, two people under one name), after a change: a new index's maps.
       const loads = indexes.loads
       await person(server, 'namestwin', 'Names Reader')
       // (Sorted: both made within one second, their directory order is their ids'.)
@@ -200,7 +194,6 @@ describe('the directory index', () => {
       expect(await search('(&(mail=names5@example.com)(cn=Seeded Person 6))')).toEqual([])
       expect(await search('(mail=nobody@example.com)')).toEqual([])
     } finally {
-      indexes.clock = real
       await c.unbind()
     }
   })
