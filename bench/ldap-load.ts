@@ -17,7 +17,8 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { openGatehouse } from '../server/gatehouse.js'
 import { indexesOf } from '../server/features/ldap/directory-index.js'
-import { encodeSelected, layoutOf, openSearch, type Viewer } from '../server/features/ldap/directory.js'
+import { layoutOf, openSearch, selectedOp, type Viewer } from '../server/features/ldap/directory.js'
+import { frameMessages } from '../server/features/ldap/wire.js'
 import type { AuthContext } from '../server/core/context.js'
 import type { UserRow } from '../server/core/sessions.js'
 import { type PostgresServer, startPostgres } from '../tests/helpers/engines.js'
@@ -29,7 +30,7 @@ const ENGINES = (process.env.LDAP_LOAD_ENGINES ?? 'sqlite').split(',') as Array<
 const ROUNDS = Number(process.env.LDAP_LOAD_ROUNDS ?? 3)
 const SYNC = process.env.LDAP_LOAD_SYNC === '1'
 
-/** One full paged sync in-process (pages of 500, encoded as the listener does); its CPU in ms and the entries. */
+/** One full paged sync in-process (pages of 500, encoded and framed 64 entries at a time, as the listener does); its CPU in ms and the entries. */
 async function sync(ctx: AuthContext): Promise<{ cpuMs: number; entries: number }> {
   const viewer: Viewer = { user: { id: 'bench-reader', role: 'admin' } as UserRow, everything: true }
   const attributes = ['uid', 'cn', 'mail', 'memberOf']
@@ -46,9 +47,15 @@ async function sync(ctx: AuthContext): Promise<{ cpuMs: number; entries: number 
     )
     if ('code' in opened) throw new Error(`search answered ${opened.code}`)
     if (cookie && !opened.cursor.seek(cookie)) break
-    for (const entry of await opened.cursor.take(500)) {
-      encodeSelected(id, entry, attributes, false)
-      entries++
+    for (let taken = 0; taken < 500; ) {
+      const slice = await opened.cursor.take(Math.min(64, 500 - taken))
+      frameMessages(
+        id,
+        slice.map((entry) => selectedOp(entry, attributes, false)),
+      )
+      entries += slice.length
+      taken += slice.length
+      if (slice.length === 0) break
     }
     if (!(await opened.cursor.more())) break
     cookie = opened.cursor.cookie()

@@ -19,7 +19,7 @@ import {
   type AnswerAttribute,
   type AnswerEntry,
   encodeAttribute,
-  encodeEntry,
+  encodeEntryOp,
   encodeEntryOpOf,
   type Filter,
   frameMessage,
@@ -932,14 +932,22 @@ function selectionKey(requested: string[], typesOnly: boolean): string {
 }
 
 /**
- * A searchResultEntry message of the attributes of `entry` a search asked for: a person's
- * protocolOp is encoded once per index and attribute selection (kept on the indexed person by a
- * search over many people, the last one's selection), each answer only frames it with its message
- * id; other entries are encoded each time.
+ * A searchResultEntry message of the attributes of `entry` a search asked for (`selectedOp`,
+ * framed with its message id). The listener frames a slice of entries at once (wire.ts `frameMessages`).
  */
 export function encodeSelected(id: number, entry: Entry, requested: string[], typesOnly: boolean): Buffer {
+  return frameMessage(id, selectedOp(entry, requested, typesOnly))
+}
+
+/**
+ * The searchResultEntry protocolOp of the attributes of `entry` a search asked for: a person's is
+ * encoded once per index and attribute selection (kept on the indexed person by a search over many
+ * people, the last one's selection), each answer only frames it with its message id; other entries
+ * are encoded each time.
+ */
+export function selectedOp(entry: Entry, requested: string[], typesOnly: boolean): Buffer {
   const person = entry.person
-  if (!person) return encodeEntry(id, selectAttributes(entry, requested), typesOnly)
+  if (!person) return encodeEntryOp(selectAttributes(entry, requested), typesOnly)
   const selection = selectionKey(requested, typesOnly)
   let op = person.encoded
   if (op === undefined || person.encodedFor !== selection) {
@@ -950,7 +958,7 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
       person.encodedFor = selection
     }
   }
-  return frameMessage(id, op)
+  return op
 }
 
 /** A person's objectClass, encoded once (with values, types only). */

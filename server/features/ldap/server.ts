@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js'
 import { appPasswordHolds, modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, encodeSelected, entryAt, layoutOf, openSearch, matchedDnOf, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, selectedOp, uidOf, viewerOf } from './directory.js'
 import { readsOf } from './reads.js'
 import { LDAP_SEARCHES } from './metrics.js'
 import {
@@ -24,6 +24,7 @@ import {
   encodePagedValue,
   encodeResult,
   frameLength,
+  frameMessages,
   frameSize,
   MessageTooLarge,
   OID,
@@ -413,17 +414,18 @@ class Connection {
     const unpagedMax = paged ? 0 : this.ctx.config().ldap.maxUnpagedEntries
     const limit = unpagedMax > 0 && (request.sizeLimit === 0 || request.sizeLimit > unpagedMax) ? unpagedMax : request.sizeLimit
     const wanted = limit > 0 ? Math.min(pageSize, limit) : pageSize
-    // The entries and the result go out in one write when they fit in one slice (the usual one-entry answer).
-    let out: Buffer[] = []
+    // The entries and the result go out in one write when they fit in one slice (the usual one-entry
+    // answer); a slice's entries are framed into one buffer (wire.ts frameMessages).
+    let ops: Buffer[] = []
     let sent = 0
     let code: number = ResultCode.success
     while (sent < wanted && !this.closed) {
       const slice = await cursor.take(Math.min(SLICE_ENTRIES, wanted - sent))
-      for (const entry of slice) out.push(encodeSelected(id, entry, request.attributes, request.typesOnly))
+      for (const entry of slice) ops.push(selectedOp(entry, request.attributes, request.typesOnly))
       sent += slice.length
       if (slice.length < SLICE_ENTRIES || sent >= wanted) break
-      this.send(Buffer.concat(out))
-      out = []
+      this.send(frameMessages(id, ops))
+      ops = []
       // Another slice follows: the event loop turns first (the entries' promises settle as
       // microtasks, which alone would build a whole page in one task), or the client takes what was written.
       if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve))
@@ -436,8 +438,8 @@ class Connection {
       // The size is an estimate, 0 when unknown (RFC 2696): counting would read every candidate.
       doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(0, next) }]
     }
-    out.push(encodeResult(id, Op.searchResultDone, code, '', doneControls))
-    this.send(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out))
+    const done = encodeResult(id, Op.searchResultDone, code, '', doneControls)
+    this.send(ops.length === 0 ? done : frameMessages(id, ops, done))
   }
 
   private async compare(request: Extract<Request, { op: 'compare' }>): Promise<void> {

@@ -588,17 +588,39 @@ export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], ty
   return out
 }
 
-/** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
-export function frameMessage(id: number, op: Buffer): Buffer {
-  // messageID: INTEGER, minimal two's complement (0 … 2^31 − 1).
-  const idBytes = id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4
-  const content = 2 + idBytes + op.length
-  const out = Buffer.allocUnsafe(tlv(content))
-  let at = header(out, 0, 0x30, content)
+/** Bytes of a messageID: INTEGER, minimal two's complement (0 … 2^31 − 1). */
+const idSize = (id: number): number => (id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4)
+
+/** Writes the LDAPMessage `{id, op}` (no controls) at `at`; the position after it. */
+function writeFramed(out: Buffer, at: number, id: number, idBytes: number, op: Buffer): number {
+  at = header(out, at, 0x30, 2 + idBytes + op.length)
   out[at++] = 0x02
   out[at++] = idBytes
   for (let shift = (idBytes - 1) * 8; shift >= 0; shift -= 8) out[at++] = (id >>> shift) & 0xff
-  op.copy(out, at)
+  return at + op.copy(out, at)
+}
+
+/** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
+export function frameMessage(id: number, op: Buffer): Buffer {
+  const idBytes = idSize(id)
+  const out = Buffer.allocUnsafe(tlv(2 + idBytes + op.length))
+  writeFramed(out, 0, id, idBytes, op)
+  return out
+}
+
+/**
+ * The messages `frameMessage(id, op)` for each of `ops`, then `tail` (a whole message: the
+ * search's result), in one buffer: a slice of a search's entries costs one allocation and one
+ * copy of each entry's bytes, not a buffer per entry and a concatenation of them.
+ */
+export function frameMessages(id: number, ops: readonly Buffer[], tail: Buffer | null = null): Buffer {
+  const idBytes = idSize(id)
+  let size = tail === null ? 0 : tail.length
+  for (let i = 0; i < ops.length; i++) size += tlv(2 + idBytes + (ops[i] as Buffer).length)
+  const out = Buffer.allocUnsafe(size)
+  let at = 0
+  for (let i = 0; i < ops.length; i++) at = writeFramed(out, at, id, idBytes, ops[i] as Buffer)
+  if (tail !== null) tail.copy(out, at)
   return out
 }
 

@@ -2,7 +2,14 @@ import { BerWriter } from '@ldapjs/asn1'
 import { describe, expect, it } from 'vitest'
 import type { IndexedGroup, IndexedPerson } from '../../../server/features/ldap/directory-index.js'
 import { encodeSelected, PersonEntry, selectAttributes } from '../../../server/features/ldap/directory.js'
-import { encodeAttribute, encodeEntry, encodeEntryOp, encodeEntryOpOf, frameMessage } from '../../../server/features/ldap/wire.js'
+import {
+  encodeAttribute,
+  encodeEntry,
+  encodeEntryOp,
+  encodeEntryOpOf,
+  frameMessage,
+  frameMessages,
+} from '../../../server/features/ldap/wire.js'
 
 /** The message as one BerWriter writes it (the encoding before a person's protocolOp was kept and framed per message). */
 function reference(id: number, entry: { dn: string; attributes: { name: string; values: string[] }[] }, typesOnly: boolean): Buffer {
@@ -48,6 +55,19 @@ describe('a kept protocolOp framed per message (issue 48)', () => {
           const parts = entry.attributes.map((a, i) => (i % 2 === 0 ? encodeAttribute(a.name, a.values, typesOnly) : a))
           expect(frameMessage(id, encodeEntryOpOf(entry.dn, parts, typesOnly)).equals(reference(id, entry, typesOnly))).toBe(true)
         }
+    }
+  })
+
+  it('frames a slice of entries and the result into one buffer: the bytes of each message one after the other', () => {
+    const ops = [0, 1, 118, 122, 300, 70000].map((size) =>
+      encodeEntryOp({ dn: `uid=p${size},ou=people,dc=example,dc=com`, attributes: [{ name: 'cn', values: ['é'.repeat(size)] }] }, false),
+    )
+    const done = Buffer.from([0x30, 0x0c, 0x02, 0x01, 0x07, 0x65, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00])
+    for (const id of [0, 127, 128, 32768, 2147483647]) {
+      const each = ops.map((op) => frameMessage(id, op))
+      expect(frameMessages(id, ops).equals(Buffer.concat(each))).toBe(true)
+      expect(frameMessages(id, ops, done).equals(Buffer.concat([...each, done]))).toBe(true)
+      expect(frameMessages(id, [], done).equals(done)).toBe(true)
     }
   })
 })
