@@ -5,15 +5,7 @@ import type { ChangeSignal, Storage } from '../../db/storage.js'
 import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
-import {
-  type DirectoryRow,
-  listDirectoryPeopleAfter,
-  listMembershipsAfter,
-  listTeamMembershipsAfter,
-  type MembershipRow,
-  ROW,
-  type TeamMembershipRow,
-} from './store.js'
+import { type DirectoryRow, listDirectoryPeopleAfter, listOrganizationsAfter, listTeamsAfter, parseSources, ROW } from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -32,8 +24,9 @@ import {
  * operation began is what that operation sees.
  *
  * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) as arrays of
- * plain values (store.ts, `storage.rows`), the group sources first and then each chunk of people
- * indexed as it arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
+ * plain values (store.ts, `storage.rows`), organizations and teams first and then each chunk of
+ * people (each with their group sources as one text: store.ts `sourcesColumn`) indexed as it
+ * arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
  * checked between chunks and every 64 people): loading a hundred thousand people holds HTTP for a
  * few milliseconds at a time (and the collector's pauses). Concurrent
  * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
@@ -185,20 +178,6 @@ function compareGroups(group: IndexedGroup, lower: string, name: string): number
   return group.name < name ? -1 : group.name > name ? 1 : 0
 }
 
-/** The group rule's input as one string: equal for people whose groups are equal. */
-function sourcesKey(sources: GroupSources): string {
-  let key = sources.role ?? '\u0001'
-  for (const m of sources.memberships) key += `\u0000m${m.slug}\u0000${m.role}`
-  for (const t of sources.teams) key += `\u0000t${t.slug}\u0000${t.teamName}`
-  return key
-}
-
-const push = <K, V>(map: Map<K, V[]>, key: K, value: V): void => {
-  const list = map.get(key)
-  if (list) list.push(value)
-  else map.set(key, [value])
-}
-
 /** Adds a person under a key: alone, or into a list once a second one shares it. */
 function add(map: Map<string, IndexedPerson | IndexedPerson[]>, key: string, person: IndexedPerson): void {
   const found = map.get(key)
@@ -241,39 +220,58 @@ export class TimeSlices {
   }
 }
 
-/** Reads everyone and their group sources in chunks, yielding by elapsed time, and indexes them. */
+/** Reads everyone, with what their groups are made of, in chunks, yielding by elapsed time, and indexes them. */
 async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlices): Promise<DirectoryIndex> {
   const layout = layoutOfBase(config.ldap.baseDN)
   const index = new DirectoryIndex(config, layout)
   const rule = groupsRule(config)
-  // The group sources first (keyed by person), then the people, each indexed as its chunk arrives.
-  const memberships = new Map<string, Array<{ slug: string; role: string }>>()
-  if (rule.organizations || rule.memberRoles) {
+  const wanted = { memberships: rule.organizations || rule.memberRoles, teams: rule.teams }
+  // Organizations and teams first (a few hundred rows): people's sources name them by id.
+  const slugOf = new Map<string, string>()
+  if (wanted.memberships || wanted.teams)
     for (let after: string | null = null; ; ) {
-      const chunk = await listMembershipsAfter(ctx, after, CHUNK)
-      for (const m of chunk) push(memberships, m[1], { slug: m[2], role: m[3] })
+      const chunk = await listOrganizationsAfter(ctx, after, CHUNK)
+      for (const [id, slug] of chunk) slugOf.set(id, slug)
       if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as MembershipRow)[0]
+      after = (chunk[chunk.length - 1] as [string, string])[0]
       await slices.maybeYield()
     }
-  }
-  const teams = new Map<string, Array<{ slug: string; teamName: string }>>()
-  if (rule.teams) {
+  const teamOf = new Map<string, { slug: string; teamName: string }>()
+  if (wanted.teams)
     for (let after: string | null = null; ; ) {
-      const chunk = await listTeamMembershipsAfter(ctx, after, CHUNK)
-      for (const t of chunk) push(teams, t[1], { slug: t[2], teamName: t[3] })
+      const chunk = await listTeamsAfter(ctx, after, CHUNK)
+      for (const [id, organizationId, teamName] of chunk) {
+        const slug = slugOf.get(organizationId)
+        if (slug !== undefined) teamOf.set(id, { slug, teamName })
+      }
       if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as TeamMembershipRow)[0]
+      after = (chunk[chunk.length - 1] as [string, string, string])[0]
       await slices.maybeYield()
     }
+  /** The group rule's input from a person's sources text (store.ts sourcesColumn). */
+  const sourcesOf = (text: string): GroupSources => {
+    const parts = parseSources(text)
+    const memberships: Array<{ slug: string; role: string }> = []
+    for (const [organizationId, role] of parts.memberships) {
+      const slug = slugOf.get(organizationId)
+      if (slug !== undefined) memberships.push({ slug, role })
+    }
+    const teams: Array<{ slug: string; teamName: string }> = []
+    for (const id of parts.teams) {
+      const found = teamOf.get(id)
+      if (found) teams.push(found)
+    }
+    return { role: parts.role, memberships, teams }
   }
   const groupByName = new Map<string, IndexedGroup>()
+  // Each person's sources arrive as one text (store.ts sourcesColumn): people with the same text
+  // have the same groups, so the rule runs once per distinct text (a few hundred for a hundred
+  // thousand people), its groups shared.
   const groupsBySources = new Map<string, IndexedGroup[]>()
   const none: never[] = []
-  const sources: GroupSources = { role: null, memberships: none, teams: none }
   const named = { username: null as string | null, email: '' }
   for (let after: DirectoryRow | null = null; ; ) {
-    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null, CHUNK)
+    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null, CHUNK, wanted)
     for (let k = 0; k < chunk.length; k++) {
       // A chunk is read in one task (a few milliseconds); indexing it yields by time.
       if ((k & 63) === 63) await slices.maybeYield()
@@ -287,39 +285,11 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
       const dn = layout.personDn(uid)
       const ndn = layout.personNdn(uid)
       const banExpires = row[ROW.banExpires]
-      const person: IndexedPerson = {
-        id,
-        name,
-        email,
-        emailVerified: row[ROW.emailVerified],
-        banned: row[ROW.banned],
-        banExpires: banExpires === null ? null : new Date(banExpires),
-        createdAt: row[ROW.createdAt],
-        updatedAt: row[ROW.updatedAt],
-        at: index.people.length,
-        uid,
-        dn,
-        ndn: ndn === dn ? dn : ndn,
-        groups: none,
-        uuid: undefined,
-        encodedFor: undefined,
-        encoded: undefined,
-      }
-      index.people.push(person)
-      index.byId.set(id, person)
-      // The first one of a uid wins, as the database's lookup of one row would.
-      const uidKey = uid.toLowerCase()
-      if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
-      sources.role = row[ROW.role]
-      sources.memberships = memberships.get(id) ?? none
-      sources.teams = teams.get(id) ?? none
-      // People with the same sources have the same groups: the rule runs once per distinct set of
-      // sources (a few hundred for a hundred thousand people), its groups shared.
-      const key = sourcesKey(sources)
-      let groups = groupsBySources.get(key)
+      const sources = row[ROW.sources]
+      let groups = groupsBySources.get(sources)
       if (!groups) {
         groups = []
-        for (const groupName of groupNames(sources, rule)) {
+        for (const groupName of groupNames(sourcesOf(sources), rule)) {
           let group = groupByName.get(groupName)
           if (!group) {
             group = {
@@ -333,10 +303,32 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
           }
           groups.push(group)
         }
-        groupsBySources.set(key, groups)
+        groupsBySources.set(sources, groups.length === 0 ? none : groups)
       }
-      for (const group of groups) group.members.push(person)
-      person.groups = groups
+      const person: IndexedPerson = {
+        id,
+        name,
+        email,
+        emailVerified: row[ROW.emailVerified],
+        banned: row[ROW.banned],
+        banExpires: banExpires === null ? null : new Date(banExpires),
+        createdAt: row[ROW.createdAt],
+        updatedAt: row[ROW.updatedAt],
+        at: index.people.length,
+        uid,
+        dn,
+        ndn: ndn === dn ? dn : ndn,
+        groups,
+        uuid: undefined,
+        encodedFor: undefined,
+        encoded: undefined,
+      }
+      index.people.push(person)
+      index.byId.set(id, person)
+      // The first one of a uid wins, as the database's lookup of one row would.
+      const uidKey = uid.toLowerCase()
+      if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
+      for (let g = 0; g < groups.length; g++) (groups[g] as IndexedGroup).members.push(person)
     }
     if (chunk.length < CHUNK) break
     after = chunk[chunk.length - 1] as DirectoryRow

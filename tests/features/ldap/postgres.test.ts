@@ -97,6 +97,12 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
     async () => {
       const member = await signUpOn(a, uniqueEmail('ldapteams'), { verified: true })
       await joinTeamsNamed(a.client(member.cookie), member.id, { name: 'Commas', slug: 'commas-pg' }, SEPARATOR_TEAM_NAMES)
+      // Characters JSON escapes, and its brackets: each person's group sources are read as one JSON text (store.ts).
+      await joinTeamsNamed(a.client(member.cookie), member.id, { name: 'Quotes', slug: 'quotes-pg' }, [
+        'Say "hi"',
+        'back\\slash',
+        '[x], {y}',
+      ])
       const dn = `uid=${member.email},ou=people,${BASE}`
       const found = await ldapsearch(
         { url: ldapB },
@@ -108,11 +114,17 @@ describe.skipIf(noPostgres)('LDAP on two instances sharing PostgreSQL', () => {
         'user',
         'commas-pg',
         'commas-pg:owner',
+        'quotes-pg',
+        'quotes-pg:owner',
         'commas-pg/a-admin',
         'commas-pg/commas',
         'commas-pg/equipe-ete',
         'commas-pg/release-ops',
         'commas-pg/x-admin',
+        'quotes-pg/back-slash',
+        'quotes-pg/quotes',
+        'quotes-pg/say-hi',
+        'quotes-pg/x-y',
       ]
       expect(names.every(noSeparator)).toBe(true)
       expect(parseLdif(found.stdout)).toEqual([

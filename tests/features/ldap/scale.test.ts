@@ -1,10 +1,13 @@
 import { eq } from 'drizzle-orm'
 import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { user } from '../../../server/db/schema.js'
+import { organization, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
 import { type DirectoryIndexes, indexesOf } from '../../../server/features/ldap/directory-index.js'
-import { directoryPeopleQuery } from '../../../server/features/ldap/store.js'
+import { personOf } from '../../../server/features/groups/person.js'
+import { insertMember } from '../../../server/features/organization/store.js'
+import { directoryPeopleQuery, findUser } from '../../../server/features/ldap/store.js'
+import { joinTeamsNamed, verifiedSignUp } from '../../helpers/members.js'
 import { seedPeople } from './edge-helpers.js'
 import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
 
@@ -196,6 +199,57 @@ describe('the directory index', () => {
     } finally {
       await c.unbind()
     }
+  })
+
+  it('holds the groups personOf reads for each person, whatever team names and member roles hold (the sources read as one JSON text per person)', async () => {
+    const ctx = server.gatehouse.ctx
+    const up = await verifiedSignUp(server, { username: 'jsonteams', name: 'Json Teams', email: 'jsonteams@example.com' })
+    // Characters JSON escapes, and the text's own brackets and commas, in team names.
+    await joinTeamsNamed(up.client, up.user.id, { name: 'Quotes', slug: 'quotes-json' }, [
+      'Say "hi"',
+      'back\\slash',
+      '[x], {y}',
+      'Tab\there',
+    ])
+    await joinTeamsNamed(up.client, up.user.id, { name: 'Second', slug: 'aaa-second' }, [])
+    // A second member of one organization, with two member roles, and someone in none.
+    const other = await verifiedSignUp(server, { username: 'jsonother', name: 'Json Other', email: 'jsonother@example.com' })
+    const [quotes] = await ctx.db.select().from(organization).where(eq(organization.slug, 'quotes-json'))
+    if (!quotes) throw new Error('no organization quotes-json')
+    await insertMember(ctx, {
+      id: 'json-other-member',
+      organizationId: quotes.id,
+      userId: other.user.id,
+      role: 'admin,member',
+      teamId: null,
+      createdAt: new Date(),
+    })
+    const loner = await verifiedSignUp(server, { username: 'jsonloner', name: 'Json Loner', email: 'jsonloner@example.com' })
+    const indexes = indexesOf(ctx)
+    await indexes.begin()
+    const index = await indexes.current()
+    const groupsIn = (id: string) => (index.byId.get(id)?.groups ?? []).map((g) => g.name)
+    for (const id of [up.user.id, other.user.id, loner.user.id]) {
+      const row = await findUser(ctx, id)
+      if (!row) throw new Error(`no user ${id}`)
+      // personOf reads memberships and teams with joins (organization's store): another path to the same groups.
+      expect(groupsIn(id)).toEqual((await personOf(ctx, row)).groups)
+    }
+    expect(groupsIn(up.user.id)).toEqual([
+      'user',
+      'aaa-second',
+      'aaa-second:owner',
+      'quotes-json',
+      'quotes-json:owner',
+      'aaa-second/second',
+      'quotes-json/back-slash',
+      'quotes-json/quotes',
+      'quotes-json/say-hi',
+      'quotes-json/tab-here',
+      'quotes-json/x-y',
+    ])
+    expect(groupsIn(other.user.id)).toEqual(['user', 'quotes-json', 'quotes-json:admin', 'quotes-json:member'])
+    expect(groupsIn(loner.user.id)).toEqual(['user'])
   })
 
   it('reads each chunk of people as one range of the index user (createdAt, id), without sorting (SQLite: migration 0023)', async () => {
