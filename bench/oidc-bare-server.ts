@@ -10,11 +10,12 @@
  * the request runner, async context) is taken away. Not a server anyone should run: it checks
  * only what the benchmark's requests need (no scopes, no sessions, no rate limit).
  *
- * Usage: node bin/run-ts.js bench/oidc-bare-server.ts <port> <data-dir> <chains>
- * Prints `listening <client id> <secret> <refresh token>,<refresh token>,…` (one token per chain).
+ * Usage: node bin/run-ts.js bench/oidc-bare-server.ts <port> <data-dir> <chains> (port 0: one the system picks)
+ * Prints `listening <port> <client id> <secret> <refresh token>,<refresh token>,…` (one token per chain).
  */
 import { createHash, generateKeyPairSync, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { parse } from 'node:querystring'
 import { bannedNow } from '../server/core/bans.js'
@@ -23,7 +24,8 @@ import { SqliteDatabase } from '../server/db/sqlite-driver.js'
 const port = Number(process.argv[2])
 const dataDir = process.argv[3] as string
 const chains = Number(process.argv[4] ?? 16)
-const ISSUER = `http://127.0.0.1:${port}/api/auth`
+/** The ID tokens' issuer: this server's address, known once it listens (port 0 asks the system for a free one). */
+let issuer = `http://127.0.0.1:${port}/api/auth`
 const CLIENT_ID = 'bare-client'
 const SECRET = randomBytes(32).toString('base64url')
 const secretHash = createHash('sha256').update(SECRET).digest()
@@ -214,7 +216,7 @@ function refresh(req: IncomingMessage, res: ServerResponse, body: string): void 
     iat: t,
     exp: t + ID_TOKEN_TTL,
     aud: CLIENT_ID,
-    iss: ISSUER,
+    iss: issuer,
   }
   const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
   const idToken = `${signingInput}.${sign('sha256', Buffer.from(signingInput), privateKey).toString('base64url')}`
@@ -271,5 +273,9 @@ const server = createServer((req, res) => {
   req.on('end', () => refresh(req, res, Buffer.concat(chunks).toString('utf8')))
 })
 server.keepAliveTimeout = 5_000
-server.listen(port, '127.0.0.1', () => console.log(`listening ${CLIENT_ID} ${SECRET} ${firstTokens.join(',')}`))
+server.listen(port, '127.0.0.1', () => {
+  const bound = (server.address() as AddressInfo).port
+  issuer = `http://127.0.0.1:${bound}/api/auth`
+  console.log(`listening ${bound} ${CLIENT_ID} ${SECRET} ${firstTokens.join(',')}`)
+})
 process.on('SIGTERM', () => server.close(() => process.exit(0)))

@@ -182,7 +182,7 @@ async function measure(name: string, pid: number, worker: () => Promise<() => Pr
 }
 
 /** bench/oidc-bare-server.ts on its own port and data directory; resolves with its process, client and first tokens. */
-async function startBare(): Promise<{ child: ChildProcess; basic: string; tokens: string[] }> {
+async function startBare(): Promise<{ child: ChildProcess; base: string; basic: string; tokens: string[] }> {
   // The CLI migrates the directory: the anchor writes to Gatehouse's own tables and indexes.
   execFileSync(process.execPath, [bin, 'oidc', 'client', 'list', '--data-dir', bareDir], {
     env: { ...process.env, GATEHOUSE_SECRET: SECRET },
@@ -190,17 +190,23 @@ async function startBare(): Promise<{ child: ChildProcess; basic: string; tokens
   })
   const child = spawn(
     process.execPath,
-    [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc-bare-server.ts'), String(PORT + 1), bareDir, String(CONCURRENCY)],
+    // Port 0: the system's choice, told back (a fixed PORT + 1 could be taken by another process meanwhile).
+    [join(root, 'bin', 'run-ts.js'), join(root, 'bench', 'oidc-bare-server.ts'), '0', bareDir, String(CONCURRENCY)],
     { env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] },
   )
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the bare server did not start')), 30_000)
     child.stdout?.on('data', (chunk: Buffer) => {
-      const started = /listening (\S+) (\S+) (\S+)/.exec(chunk.toString())
+      const started = /listening (\d+) (\S+) (\S+) (\S+)/.exec(chunk.toString())
       if (!started) return
       clearTimeout(timer)
-      const [, clientId, secret, tokens] = started as unknown as [string, string, string, string]
-      resolve({ child, basic: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, tokens: tokens.split(',') })
+      const [, port, clientId, secret, tokens] = started as unknown as [string, string, string, string, string]
+      resolve({
+        child,
+        base: `http://127.0.0.1:${port}/api/auth`,
+        basic: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+        tokens: tokens.split(','),
+      })
     })
   })
 }
@@ -297,7 +303,7 @@ async function main(): Promise<void> {
     if (SCENARIOS.has('bare')) {
       const bare = await startBare()
       try {
-        const bareBase = `http://127.0.0.1:${PORT + 1}/api/auth`
+        const bareBase = bare.base
         let chain = 0
         const barePerCore = await measure(
           'bare: refresh_token (rotating, RS256 ID token), node:http + SQLite',
