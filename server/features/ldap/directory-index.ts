@@ -283,7 +283,9 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
       named.email = email
       const uid = loginNameOf(named)
       const dn = layout.personDn(uid)
-      const ndn = layout.personNdn(uid)
+      const lower = uid.toLowerCase()
+      // Most uids are lower case already: their normalized DN is the DN itself (no second string).
+      const ndn = lower === uid && layout.npeople === layout.people ? dn : layout.personNdn(uid)
       const banExpires = row[ROW.banExpires]
       const sources = row[ROW.sources]
       let groups = groupsBySources.get(sources)
@@ -317,7 +319,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
         at: index.people.length,
         uid,
         dn,
-        ndn: ndn === dn ? dn : ndn,
+        ndn,
         groups,
         uuid: undefined,
         encodedFor: undefined,
@@ -326,8 +328,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
       index.people.push(person)
       index.byId.set(id, person)
       // The first one of a uid wins, as the database's lookup of one row would.
-      const uidKey = uid.toLowerCase()
-      if (!index.byUid.has(uidKey)) index.byUid.set(uidKey, person)
+      if (!index.byUid.has(lower)) index.byUid.set(lower, person)
       for (let g = 0; g < groups.length; g++) (groups[g] as IndexedGroup).members.push(person)
     }
     if (chunk.length < CHUNK) break

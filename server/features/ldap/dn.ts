@@ -93,11 +93,16 @@ export function parseDn(dn: string): Rdn[] {
   return rdns
 }
 
+/** Whether a value needs any escape of `escapeDnValue` (most uids and names need none: one test, no copy). */
+const NEEDS_ESCAPE = /[\\,+"<>;=\0]|^[ #]| $/
+
 /** An attribute value escaped for a DN (RFC 4514 §2.4). */
 export function escapeDnValue(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value
   let out = value.replace(/[\\,+"<>;=]/g, (c) => `\\${c}`).replace(/\0/g, '\\00')
   if (out.startsWith(' ') || out.startsWith('#')) out = `\\${out}`
-  if (out.endsWith(' ') && out.length > 1) out = `${out.slice(0, -1)}\\ `
+  // A lone space is escaped once, as the leading one, not again as the trailing one.
+  if (out.endsWith(' ') && value.length > 1) out = `${out.slice(0, -1)}\\ `
   return out
 }
 
