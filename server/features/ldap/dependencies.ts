@@ -7,5 +7,7 @@ export const dependsOn: FeatureDependencies = {
   'admin/access.ts': "who may search the whole directory follows admin's role rule, and a search role must be one admin knows",
   'groups/names.ts': "an entry's groups are the groups feature's one group-name rule",
   'app-passwords/verify.ts': "a bind with an app password is app-passwords' own check",
+  'organization/store.ts':
+    "an entry's groups name organizations and teams, whose slugs and names the directory reads through organization's store",
   'username/rules.ts': "the uid is username's login-name rule",
 }

@@ -5,7 +5,8 @@ import type { ChangeSignal, Storage } from '../../db/storage.js'
 import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
-import { type DirectoryRow, listDirectoryPeopleAfter, listOrganizationsAfter, listTeamsAfter, parseSources, ROW } from './store.js'
+import { listOrganizationSlugs, listTeamNames } from '../organization/store.js'
+import { type DirectoryRow, listDirectoryPeopleAfter, parseSources, ROW } from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -23,9 +24,9 @@ import { type DirectoryRow, listDirectoryPeopleAfter, listOrganizationsAfter, li
  * awaited at the start of each operation (`begin`), so a change committed anywhere before an
  * operation began is what that operation sees.
  *
- * Loading reads the tables in chunks (CHUNK rows per query, oldest first, keyset-paged) as arrays of
- * plain values (store.ts, `storage.rows`), organizations and teams first and then each chunk of
- * people (each with their group sources as one text: store.ts `sourcesColumn`) indexed as it
+ * Loading reads organizations' slugs and teams' names first (a few hundred rows, through
+ * organization's store), then the people in chunks (CHUNK rows per query, oldest first,
+ * keyset-paged) as arrays of plain values (store.ts, `storage.rows`), each chunk of people (each with their group sources as one text: store.ts `sourcesColumn`) indexed as it
  * arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
  * checked between chunks and every 64 people): loading a hundred thousand people holds HTTP for a
  * few milliseconds at a time (and the collector's pauses). Concurrent
@@ -228,25 +229,12 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
   const wanted = { memberships: rule.organizations || rule.memberRoles, teams: rule.teams }
   // Organizations and teams first (a few hundred rows): people's sources name them by id.
   const slugOf = new Map<string, string>()
-  if (wanted.memberships || wanted.teams)
-    for (let after: string | null = null; ; ) {
-      const chunk = await listOrganizationsAfter(ctx, after, CHUNK)
-      for (const [id, slug] of chunk) slugOf.set(id, slug)
-      if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as [string, string])[0]
-      await slices.maybeYield()
-    }
+  if (wanted.memberships || wanted.teams) for (const { id, slug } of await listOrganizationSlugs(ctx)) slugOf.set(id, slug)
   const teamOf = new Map<string, { slug: string; teamName: string }>()
   if (wanted.teams)
-    for (let after: string | null = null; ; ) {
-      const chunk = await listTeamsAfter(ctx, after, CHUNK)
-      for (const [id, organizationId, teamName] of chunk) {
-        const slug = slugOf.get(organizationId)
-        if (slug !== undefined) teamOf.set(id, { slug, teamName })
-      }
-      if (chunk.length < CHUNK) break
-      after = (chunk[chunk.length - 1] as [string, string, string])[0]
-      await slices.maybeYield()
+    for (const { id, organizationId, name } of await listTeamNames(ctx)) {
+      const slug = slugOf.get(organizationId)
+      if (slug !== undefined) teamOf.set(id, { slug, teamName: name })
     }
   /** The group rule's input from a person's sources text (store.ts sourcesColumn). */
   const sourcesOf = (text: string): GroupSources => {

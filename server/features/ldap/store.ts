@@ -1,7 +1,7 @@
-import { and, asc, eq, gt, isNull, or, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, or, type SQL, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
-import { member, organization, team, teamMember, user } from '../../db/schema.js'
+import { member, teamMember, user } from '../../db/schema.js'
 import { firstRow } from '../../db/storage.js'
 
 /**
@@ -87,8 +87,8 @@ export async function listDirectoryPeopleAfter(
  * for people whose sources were read equal, so the index runs the group rule once per distinct
  * text, and the load reads no membership row into JavaScript. Ids, not names: each subquery is one
  * range of the index member (userId) or teamMember (userId) with no join (a join per person costs
- * PostgreSQL about 20 µs a row); the load maps ids to slugs and names (`listOrganizationsAfter`,
- * `listTeamsAfter`) once per distinct text.
+ * PostgreSQL about 20 µs a row); the load maps ids to slugs and names (organization's store:
+ * `listOrganizationSlugs`, `listTeamNames`) once per distinct text.
  */
 function sourcesColumn(ctx: AuthContext, wanted: SourcesWanted): SQL<string> {
   if (ctx.storage.dialect === 'postgres') {
@@ -117,36 +117,6 @@ function sourcesColumn(ctx: AuthContext, wanted: SourcesWanted): SQL<string> {
 export function parseSources(text: string): { role: string | null; memberships: Array<[string, string]>; teams: string[] } {
   const [role, memberships, teams] = JSON.parse(text) as [string | null, Array<[string, string]> | null, string[] | null]
   return { role, memberships: memberships ?? [], teams: teams ?? [] }
-}
-
-/** Up to `limit` organizations after the id `after`, as [id, slug]: the load's map from an id to a slug, in chunks. */
-export async function listOrganizationsAfter(
-  ctx: AuthContext,
-  after: string | null,
-  limit: number,
-): Promise<Array<[id: string, slug: string]>> {
-  const query = ctx.db
-    .select({ id: organization.id, slug: organization.slug })
-    .from(organization)
-    .where(after === null ? undefined : gt(organization.id, after))
-    .orderBy(asc(organization.id))
-    .limit(limit)
-  return (await ctx.storage.rows(query)) as Array<[string, string]>
-}
-
-/** Up to `limit` teams after the id `after`, as [id, organization id, name], in chunks. */
-export async function listTeamsAfter(
-  ctx: AuthContext,
-  after: string | null,
-  limit: number,
-): Promise<Array<[id: string, organizationId: string, name: string]>> {
-  const query = ctx.db
-    .select({ id: team.id, organizationId: team.organizationId, name: team.name })
-    .from(team)
-    .where(after === null ? undefined : gt(team.id, after))
-    .orderBy(asc(team.id))
-    .limit(limit)
-  return (await ctx.storage.rows(query)) as Array<[string, string, string]>
 }
 
 /**

@@ -70,6 +70,11 @@ export async function listOrganizationSlugs(ctx: AuthContext): Promise<Array<{ i
   return ctx.db.select({ id: organization.id, name: organization.name, slug: organization.slug }).from(organization)
 }
 
+/** Every team, as its id, its organization's id and its name (the directory's map from a team id to a group name). */
+export async function listTeamNames(ctx: AuthContext): Promise<Array<{ id: string; organizationId: string; name: string }>> {
+  return ctx.db.select({ id: team.id, organizationId: team.organizationId, name: team.name }).from(team)
+}
+
 /** Organizations whose slug is one of `slugs`, compared case-insensitively (`slugs` in lower case). */
 export async function findOrganizationsBySlugs(
   ctx: AuthContext,
