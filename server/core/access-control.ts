@@ -15,6 +15,11 @@ export type PermissionRequest = Record<string, readonly string[]>
 /** "admin, member" or ["admin", "member"] → ["admin", "member"]: split on commas, trimmed, no empty entries. */
 export function parseRoleList(roles: string | readonly string[] | null | undefined): string[] {
   if (roles === null || roles === undefined) return []
+  // One role (the common case, asked at every LDAP operation and permission check): no lists built.
+  if (typeof roles === 'string' && !roles.includes(',')) {
+    const role = roles.trim()
+    return role ? [role] : []
+  }
   return (typeof roles === 'string' ? [roles] : roles)
     .flatMap((role) => role.split(','))
     .map((role) => role.trim())

@@ -68,6 +68,11 @@ describe('the access engine', () => {
     expect(parseRoleList(' admin, ,support,, ')).toEqual(['admin', 'support'])
     expect(parseRoleList(['admin,member', ' owner '])).toEqual(['admin', 'member', 'owner'])
     expect(parseRoleList(null)).toEqual([])
+    // One role without a comma takes a shorter way; it must answer as the general one does.
+    expect(parseRoleList(' admin ')).toEqual(['admin'])
+    expect(parseRoleList('admin')).toEqual(['admin'])
+    expect(parseRoleList('')).toEqual([])
+    expect(parseRoleList(' \t ')).toEqual([])
     expect(joinRoles(['admin', ' member ', ''])).toBe('admin,member')
     expect(joinRoles('owner')).toBe('owner')
   })
