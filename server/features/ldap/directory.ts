@@ -62,6 +62,8 @@ export interface Entry {
   /** The normalized DN. */
   ndn: string
   readonly attributes: Attribute[]
+  /** One attribute by its canonical name, without building the others (else `attributes` is searched). */
+  attribute?(name: string): Attribute | undefined
   /** The indexed person it shows (its encoding is kept there: `encodeSelected`). */
   readonly person?: IndexedPerson
   /** Whether `encodeSelected` keeps this entry's encoding on the person (a search over many people). */
@@ -222,27 +224,49 @@ function personNames(person: IndexedPerson): { cn: string; sn: string; givenName
   return { cn: name || person.uid, sn: words.at(-1) ?? person.uid, givenName: words.length >= 2 ? (words[0] as string) : null }
 }
 
-/** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
-function personAttributes(person: IndexedPerson): Attribute[] {
-  const { cn, sn, givenName } = personNames(person)
-  const attributes: Attribute[] = [
-    { name: 'objectClass', values: [...PERSON_CLASS_VALUES] },
-    { name: 'uid', values: [person.uid] },
-    { name: 'cn', values: [cn] },
-    { name: 'displayName', values: [cn] },
-    { name: 'sn', values: [sn] },
-  ]
-  if (givenName !== null) attributes.push({ name: 'givenName', values: [givenName] })
-  attributes.push({ name: 'mail', values: [person.email] })
-  if (person.groups.length > 0) attributes.push({ name: 'memberOf', values: memberOfValues(person.groups), dn: true })
+type PersonNames = ReturnType<typeof personNames>
+
+/**
+ * A person's attributes in entry order, by canonical name, each made from the person and their
+ * names (or absent: null): the one list behind the whole entry (`personAttributes`) and one
+ * attribute of it (`personAttribute`, what a filter or a compare reads: `(uid=…)` builds the uid
+ * alone, not the entry).
+ */
+const PERSON_ATTRIBUTES: ReadonlyArray<readonly [string, (person: IndexedPerson, names: () => PersonNames) => Attribute | null]> = [
+  ['objectclass', () => ({ name: 'objectClass', values: [...PERSON_CLASS_VALUES] })],
+  ['uid', (person) => ({ name: 'uid', values: [person.uid] })],
+  ['cn', (_, names) => ({ name: 'cn', values: [names().cn] })],
+  ['displayname', (_, names) => ({ name: 'displayName', values: [names().cn] })],
+  ['sn', (_, names) => ({ name: 'sn', values: [names().sn] })],
+  ['givenname', (_, names) => (names().givenName === null ? null : { name: 'givenName', values: [names().givenName as string] })],
+  ['mail', (person) => ({ name: 'mail', values: [person.email] })],
+  ['memberof', (person) => (person.groups.length > 0 ? { name: 'memberOf', values: memberOfValues(person.groups), dn: true } : null)],
   // The operational ones cost a hash and two formatted times: made only when read (a sync asking
   // for uid, cn, mail and memberOf never reads them).
-  attributes.push(
-    lazyAttribute('entryUUID', () => (person.uuid ??= entryUUID(person.id))),
-    lazyAttribute('createTimestamp', () => generalizedTime(new Date(person.createdAt))),
-    lazyAttribute('modifyTimestamp', () => generalizedTime(new Date(person.updatedAt))),
-  )
+  ['entryuuid', (person) => lazyAttribute('entryUUID', () => (person.uuid ??= entryUUID(person.id)))],
+  ['createtimestamp', (person) => lazyAttribute('createTimestamp', () => generalizedTime(new Date(person.createdAt)))],
+  ['modifytimestamp', (person) => lazyAttribute('modifyTimestamp', () => generalizedTime(new Date(person.updatedAt)))],
+]
+const PERSON_ATTRIBUTE = new Map(PERSON_ATTRIBUTES)
+
+/** A person's attributes: the same for every viewer (who may see the person is the snapshot's rule). */
+function personAttributes(person: IndexedPerson): Attribute[] {
+  let names: PersonNames | undefined
+  const namesOf = () => (names ??= personNames(person))
+  const attributes: Attribute[] = []
+  for (const [, make] of PERSON_ATTRIBUTES) {
+    const attribute = make(person, namesOf)
+    if (attribute) attributes.push(attribute)
+  }
   return attributes
+}
+
+/** One attribute of a person's entry by its canonical name (`personAttributes`' for that name), or undefined. */
+function personAttribute(person: IndexedPerson, name: string): Attribute | undefined {
+  const make = PERSON_ATTRIBUTE.get(name)
+  if (!make) return undefined
+  let names: PersonNames | undefined
+  return make(person, () => (names ??= personNames(person))) ?? undefined
 }
 
 /** An operational attribute of one value, made when its values are first read. */
@@ -276,6 +300,11 @@ export class PersonEntry implements Entry {
   get attributes(): Attribute[] {
     this.built ??= personAttributes(this.person)
     return this.built
+  }
+
+  attribute(name: string): Attribute | undefined {
+    if (this.built) return this.built.find((a) => canonical(a.name) === name)
+    return personAttribute(this.person, name)
   }
 }
 
@@ -746,6 +775,7 @@ export class SearchCursor {
 
 function attributeOf(entry: Entry, name: string): Attribute | undefined {
   const wanted = canonical(name)
+  if (entry.attribute) return entry.attribute(wanted)
   return entry.attributes.find((a) => canonical(a.name) === wanted)
 }
 
@@ -902,33 +932,38 @@ interface Selection {
   operational: boolean
   /** The attributes asked by name, canonical. */
   named: Set<string>
+  /** What a person's kept encoding was made for (`IndexedPerson.encodedFor`): with values, types only. */
+  keys: readonly [values: string, typesOnly: string]
 }
 
-/** What a search's requested attributes select, worked out once per search (the same array for each of its entries). */
-const selectionsOf = new WeakMap<string[], Selection>()
+/**
+ * What a search's requested attributes select, worked out once per list of names: the last list
+ * asked about is recognized by identity (a search passes the same array for each of its entries),
+ * another one by its names (each request decodes a new array: a lookup by uid worked them out
+ * again at every operation). Bounded: a client's odd lists start the map over.
+ */
+let lastRequested: string[] | null = null
+let lastSelection: Selection | null = null
+const selectionsByNames = new Map<string, Selection>()
 function selectionOf(requested: string[]): Selection {
-  let found = selectionsOf.get(requested)
+  if (requested === lastRequested) return lastSelection as Selection
+  const names = requested.join('\0')
+  let found = selectionsByNames.get(names)
   if (!found) {
     const wanted = requested.map((r) => r.toLowerCase())
+    const key = wanted.join('\0')
     found = {
       all: wanted.length === 0 || wanted.includes('*'),
       operational: wanted.includes('+'),
       named: new Set(wanted.filter((w) => w !== '*' && w !== '+' && w !== '1.1').map(canonical)),
+      keys: [`v\0${key}`, `t\0${key}`],
     }
-    selectionsOf.set(requested, found)
+    if (selectionsByNames.size >= 1_000) selectionsByNames.clear()
+    selectionsByNames.set(names, found)
   }
+  lastRequested = requested
+  lastSelection = found
   return found
-}
-
-/** The selection key of a search's requested attributes (the same array for every entry of a search). */
-const selections = new WeakMap<string[], string>()
-function selectionKey(requested: string[], typesOnly: boolean): string {
-  let key = selections.get(requested)
-  if (key === undefined) {
-    key = requested.map((r) => r.toLowerCase()).join('\0')
-    selections.set(requested, key)
-  }
-  return typesOnly ? `t\0${key}` : `v\0${key}`
 }
 
 /**
@@ -948,7 +983,7 @@ export function encodeSelected(id: number, entry: Entry, requested: string[], ty
 export function selectedOp(entry: Entry, requested: string[], typesOnly: boolean): Buffer {
   const person = entry.person
   if (!person) return encodeEntryOp(selectAttributes(entry, requested), typesOnly)
-  const selection = selectionKey(requested, typesOnly)
+  const selection = selectionOf(requested).keys[typesOnly ? 1 : 0]
   let op = person.encoded
   if (op === undefined || person.encodedFor !== selection) {
     op = encodePerson(person, requested, typesOnly)

@@ -131,4 +131,27 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
           }
         }
   })
+
+  it('reads one attribute (what a filter or a compare asks) as the whole entry holds it', () => {
+    const names = ['objectclass', 'uid', 'cn', 'displayname', 'sn', 'givenname', 'mail', 'memberof']
+    const operational = ['entryuuid', 'createtimestamp', 'modifytimestamp']
+    const values = (a: { name: string; values: string[]; dn?: boolean } | undefined) => a && { name: a.name, values: [...a.values], dn: a.dn }
+    for (const p of people) {
+      const whole = new PersonEntry(p, false).attributes
+      expect(whole.map((a) => a.name.toLowerCase())).toEqual([...names, ...operational].filter((n) => whole.some((a) => a.name.toLowerCase() === n)))
+      for (const name of [...names, ...operational, 'member', 'nothing']) {
+        const inWhole = whole.find((a) => a.name.toLowerCase() === name)
+        // Alone (nothing built), and once the entry was built.
+        const alone = new PersonEntry(p, false)
+        expect(values(alone.attribute?.(name)), `${p.id} ${name}`).toEqual(values(inWhole))
+        const built = new PersonEntry(p, false)
+        void built.attributes
+        expect(values(built.attribute?.(name)), `${p.id} ${name} built`).toEqual(values(inWhole))
+      }
+    }
+    // givenName only for a name of two words or more; memberOf only with groups.
+    expect(new PersonEntry(people[1] as IndexedPerson, false).attribute?.('givenname')).toBeUndefined()
+    expect(new PersonEntry(people[2] as IndexedPerson, false).attribute?.('memberof')).toBeUndefined()
+    expect(new PersonEntry(people[0] as IndexedPerson, false).attribute?.('givenname')?.values).toEqual(['Ada'])
+  })
 })
