@@ -101,7 +101,6 @@ export function compareKey(row: { createdAt: number; id: string }, createdAt: nu
 
 export class DirectoryIndex {
   readonly people: IndexedPerson[] = []
-  readonly byId = new Map<string, IndexedPerson>()
   readonly byUid = new Map<string, IndexedPerson>()
   /**
    * By mail and cn (lower case): one person, or the list when several share it (`lookup`). Empty
@@ -123,6 +122,17 @@ export class DirectoryIndex {
     readonly config: GatehouseConfig,
     readonly layout: Layout,
   ) {}
+
+  /**
+   * A user's indexed person: found through their uid (the login name, the key of `byUid`), so the
+   * load keeps no map by id (a hundred thousand entries, read only for a viewer's own entry). Two
+   * people sharing a uid (the first one keeps it) are told apart by a walk.
+   */
+  personOf(user: { id: string; username: string | null; email: string }): IndexedPerson | undefined {
+    const found = this.byUid.get(loginNameOf(user).toLowerCase())
+    if (found?.id === user.id) return found
+    return this.people.find((person) => person.id === user.id)
+  }
 
   /**
    * Fills `byMail` and `byCn` once (every caller shares the one build), yielding by elapsed time as
@@ -314,7 +324,6 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
         encoded: undefined,
       }
       index.people.push(person)
-      index.byId.set(id, person)
       // The first one of a uid wins, as the database's lookup of one row would.
       if (!index.byUid.has(lower)) index.byUid.set(lower, person)
       for (let g = 0; g < groups.length; g++) (groups[g] as IndexedGroup).members.push(person)

@@ -219,10 +219,12 @@ const PERSON_CLASS_VALUES = ['top', 'person', 'organizationalPerson', 'inetOrgPe
  * (`encodePerson`) follow.
  */
 function personNames(person: IndexedPerson): { cn: string; sn: string; givenName: string | null } {
-  const name = person.name.trim()
-  const words = name.split(/\s+/).filter(Boolean)
-  return { cn: name || person.uid, sn: words.at(-1) ?? person.uid, givenName: words.length >= 2 ? (words[0] as string) : null }
+  const words = person.name.trim().split(/\s+/).filter(Boolean)
+  return { cn: commonNameOf(person), sn: words.at(-1) ?? person.uid, givenName: words.length >= 2 ? (words[0] as string) : null }
 }
+
+/** A person's cn and displayName (`personNames`' cn), without splitting the name into words (a sync asks for cn, not sn). */
+const commonNameOf = (person: IndexedPerson): string => person.name.trim() || person.uid
 
 type PersonNames = ReturnType<typeof personNames>
 
@@ -235,8 +237,8 @@ type PersonNames = ReturnType<typeof personNames>
 const PERSON_ATTRIBUTES: ReadonlyArray<readonly [string, (person: IndexedPerson, names: () => PersonNames) => Attribute | null]> = [
   ['objectclass', () => ({ name: 'objectClass', values: [...PERSON_CLASS_VALUES] })],
   ['uid', (person) => ({ name: 'uid', values: [person.uid] })],
-  ['cn', (_, names) => ({ name: 'cn', values: [names().cn] })],
-  ['displayname', (_, names) => ({ name: 'displayName', values: [names().cn] })],
+  ['cn', (person) => ({ name: 'cn', values: [commonNameOf(person)] })],
+  ['displayname', (person) => ({ name: 'displayName', values: [commonNameOf(person)] })],
   ['sn', (_, names) => ({ name: 'sn', values: [names().sn] })],
   ['givenname', (_, names) => (names().givenName === null ? null : { name: 'givenName', values: [names().givenName as string] })],
   ['mail', (person) => ({ name: 'mail', values: [person.email] })],
@@ -396,7 +398,7 @@ export class Snapshot {
   private self(index: DirectoryIndex): IndexedPerson | null {
     const user = this.viewer.user
     if (!user) return null
-    const self = index.byId.get(user.id)
+    const self = index.personOf(user)
     return self && this.shown(self) ? self : null
   }
 
@@ -1013,11 +1015,13 @@ function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boo
   const parts: AnswerAttribute[] = []
   if (all || named.has('objectclass')) parts.push(personClass[typesOnly ? 1 : 0] as Buffer)
   if (all || named.has('uid')) parts.push({ name: 'uid', values: [person.uid] })
-  const names = personNames(person)
-  if (all || named.has('cn')) parts.push({ name: 'cn', values: [names.cn] })
-  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [names.cn] })
-  if (all || named.has('sn')) parts.push({ name: 'sn', values: [names.sn] })
-  if (names.givenName !== null && (all || named.has('givenname'))) parts.push({ name: 'givenName', values: [names.givenName] })
+  if (all || named.has('cn')) parts.push({ name: 'cn', values: [commonNameOf(person)] })
+  if (all || named.has('displayname')) parts.push({ name: 'displayName', values: [commonNameOf(person)] })
+  if (all || named.has('sn') || named.has('givenname')) {
+    const names = personNames(person)
+    if (all || named.has('sn')) parts.push({ name: 'sn', values: [names.sn] })
+    if (names.givenName !== null && (all || named.has('givenname'))) parts.push({ name: 'givenName', values: [names.givenName] })
+  }
   if (all || named.has('mail')) parts.push({ name: 'mail', values: [person.email] })
   if (person.groups.length > 0 && (all || named.has('memberof'))) {
     const kept = memberOfEncoded[typesOnly ? 1 : 0] as WeakMap<readonly IndexedGroup[], Buffer>

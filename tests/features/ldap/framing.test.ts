@@ -1,6 +1,8 @@
 import { BerWriter } from '@ldapjs/asn1'
 import { describe, expect, it } from 'vitest'
-import type { IndexedGroup, IndexedPerson } from '../../../server/features/ldap/directory-index.js'
+import { configSchema } from '../../../server/config-schema.js'
+import { DirectoryIndex, type IndexedGroup, type IndexedPerson } from '../../../server/features/ldap/directory-index.js'
+import { layoutOfBase } from '../../../server/features/ldap/dn.js'
 import { encodeSelected, PersonEntry, selectAttributes } from '../../../server/features/ldap/directory.js'
 import {
   encodeAttribute,
@@ -135,10 +137,13 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
   it('reads one attribute (what a filter or a compare asks) as the whole entry holds it', () => {
     const names = ['objectclass', 'uid', 'cn', 'displayname', 'sn', 'givenname', 'mail', 'memberof']
     const operational = ['entryuuid', 'createtimestamp', 'modifytimestamp']
-    const values = (a: { name: string; values: string[]; dn?: boolean } | undefined) => a && { name: a.name, values: [...a.values], dn: a.dn }
+    const values = (a: { name: string; values: string[]; dn?: boolean } | undefined) =>
+      a && { name: a.name, values: [...a.values], dn: a.dn }
     for (const p of people) {
       const whole = new PersonEntry(p, false).attributes
-      expect(whole.map((a) => a.name.toLowerCase())).toEqual([...names, ...operational].filter((n) => whole.some((a) => a.name.toLowerCase() === n)))
+      expect(whole.map((a) => a.name.toLowerCase())).toEqual(
+        [...names, ...operational].filter((n) => whole.some((a) => a.name.toLowerCase() === n)),
+      )
       for (const name of [...names, ...operational, 'member', 'nothing']) {
         const inWhole = whole.find((a) => a.name.toLowerCase() === name)
         // Alone (nothing built), and once the entry was built.
@@ -153,5 +158,20 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
     expect(new PersonEntry(people[1] as IndexedPerson, false).attribute?.('givenname')).toBeUndefined()
     expect(new PersonEntry(people[2] as IndexedPerson, false).attribute?.('memberof')).toBeUndefined()
     expect(new PersonEntry(people[0] as IndexedPerson, false).attribute?.('givenname')?.values).toEqual(['Ada'])
+  })
+
+  it("finds a viewer's own person through the uid, and by id when another holds that uid", () => {
+    const index = new DirectoryIndex(configSchema.parse({}), layoutOfBase('dc=example,dc=com'))
+    const first = { ...person('Same', 'First', []), id: 'id-1' }
+    const second = { ...person('Same', 'Second', []), id: 'id-2', at: 1 }
+    const other = { ...person('other', 'Other', []), id: 'id-3', at: 2 }
+    index.people.push(first, second, other)
+    // The first one of a uid keeps it, as the load does.
+    index.byUid.set('same', first)
+    index.byUid.set('other', other)
+    expect(index.personOf({ id: 'id-1', username: 'Same', email: 'same@example.com' })).toBe(first)
+    expect(index.personOf({ id: 'id-2', username: 'same', email: 'same2@example.com' })).toBe(second)
+    expect(index.personOf({ id: 'id-3', username: null, email: 'x@example.com' })).toBe(other)
+    expect(index.personOf({ id: 'id-4', username: 'other', email: 'o@example.com' })).toBeUndefined()
   })
 })

@@ -228,7 +228,7 @@ describe('the directory index', () => {
     const indexes = indexesOf(ctx)
     await indexes.begin()
     const index = await indexes.current()
-    const groupsIn = (id: string) => (index.byId.get(id)?.groups ?? []).map((g) => g.name)
+    const groupsIn = (id: string) => (index.people.find((person) => person.id === id)?.groups ?? []).map((g) => g.name)
     for (const id of [up.user.id, other.user.id, loner.user.id]) {
       const row = await findUser(ctx, id)
       if (!row) throw new Error(`no user ${id}`)
