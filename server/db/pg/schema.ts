@@ -201,7 +201,7 @@ export const member = pgTable(
   },
   (t) => [
     index('member_organization_id_idx').on(t.organizationId),
-    index('member_user_id_idx').on(t.userId),
+    index('member_user_org_role_idx').on(t.userId, t.organizationId, t.role),
     uniqueIndex('member_org_user_unique').on(t.organizationId, t.userId),
   ],
 )
@@ -216,7 +216,7 @@ export const teamMember = pgTable(
   },
   (t) => [
     uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId),
-    index('team_member_user_id_idx').on(t.userId),
+    index('team_member_user_team_idx').on(t.userId, t.teamId),
   ],
 )
 

@@ -86,8 +86,9 @@ export async function listDirectoryPeopleAfter(
  * id, …]]` (either list null or [] when there is none, or when the rule does not need it): equal
  * for people whose sources were read equal, so the index runs the group rule once per distinct
  * text, and the load reads no membership row into JavaScript. Ids, not names: each subquery is one
- * range of the index member (userId) or teamMember (userId) with no join (a join per person costs
- * PostgreSQL about 20 µs a row); the load maps ids to slugs and names (organization's store:
+ * range of a covering index, member (userId, organizationId, role) or teamMember (userId, teamId)
+ * (migrations 0024 / pg 0025: the row itself is not looked up), with no join (a join per person
+ * costs PostgreSQL about 20 µs a row); the load maps ids to slugs and names (organization's store:
  * `listOrganizationSlugs`, `listTeamNames`) once per distinct text.
  */
 function sourcesColumn(ctx: AuthContext, wanted: SourcesWanted): SQL<string> {

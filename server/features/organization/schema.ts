@@ -51,7 +51,7 @@ export const member = sqliteTable(
   },
   (t) => [
     index('member_organization_id_idx').on(t.organizationId),
-    index('member_user_id_idx').on(t.userId),
+    index('member_user_org_role_idx').on(t.userId, t.organizationId, t.role),
     uniqueIndex('member_org_user_unique').on(t.organizationId, t.userId),
   ],
 )
@@ -72,7 +72,7 @@ export const teamMember = sqliteTable(
       .references(() => user.id, { onDelete: 'cascade' }),
     createdAt: timestamp('createdAt'),
   },
-  (t) => [uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId), index('team_member_user_id_idx').on(t.userId)],
+  (t) => [uniqueIndex('team_member_team_user_unique').on(t.teamId, t.userId), index('team_member_user_team_idx').on(t.userId, t.teamId)],
 )
 
 export const invitation = sqliteTable(

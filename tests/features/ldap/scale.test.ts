@@ -252,7 +252,7 @@ describe('the directory index', () => {
     expect(groupsIn(loner.user.id)).toEqual(['user'])
   })
 
-  it('reads each chunk of people as one range of the index user (createdAt, id), without sorting (SQLite: migration 0023)', async () => {
+  it('reads each chunk of people as one range of the index user (createdAt, id), without sorting, memberships from the index alone (SQLite: migrations 0023, 0024)', async () => {
     const ctx = server.gatehouse.ctx
     if (ctx.storage.dialect !== 'sqlite') return // PostgreSQL: tests/db/postgres.test.ts checks the index exists; its planner's choice depends on the table's size
     const query = directoryPeopleQuery(ctx, { createdAt: Date.UTC(2026, 0, 1), id: 'u1' }, 1_000)
@@ -265,5 +265,8 @@ describe('the directory index', () => {
     const details = plan.map((row) => String(row[3])).join('\n')
     expect(details).toContain('user_created_at_id_idx ((createdAt,id)>(?,?))')
     expect(details).not.toContain('TEMP B-TREE')
+    // Each person's memberships and teams come from the index alone (migration 0024): no lookup of the row.
+    expect(details).toContain('SEARCH member USING COVERING INDEX member_user_org_role_idx (userId=?)')
+    expect(details).toContain('SEARCH teamMember USING COVERING INDEX team_member_user_team_idx (userId=?)')
   })
 })
