@@ -26,11 +26,11 @@ import { type DirectoryRow, listDirectoryPeopleAfter, parseSources, ROW } from '
  *
  * Loading reads organizations' slugs and teams' names first (a few hundred rows, through
  * organization's store), then the people in chunks (CHUNK rows per query, oldest first,
- * keyset-paged) as arrays of plain values (store.ts, `storage.rows`), each chunk of people (each with their group sources as one text: store.ts `sourcesColumn`) indexed as it
- * arrives, and yields to the event loop once SLICE_MS have passed (`TimeSlices`,
- * checked between chunks and every 64 people): loading a hundred thousand people holds HTTP for a
- * few milliseconds at a time (and the collector's pauses). Concurrent
- * operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
+ * keyset-paged) as arrays of plain values (store.ts, `storage.rows`), each chunk of people (each
+ * with their group sources as one text: store.ts `sourcesColumn`) indexed as it arrives, and
+ * yields to the event loop once SLICE_MS have passed (`TimeSlices`, checked between chunks and
+ * every 64 people): loading a hundred thousand people holds HTTP for a few milliseconds at a time
+ * (and the collector's pauses). Concurrent operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
  * each operation, never here. Rows are shared: never mutated. It is first built right after the
  * listener opens (`warm`), so the first search after a start finds it built or being built.
  */
