@@ -41,6 +41,13 @@ beforeAll(async () => {
 })
 
 /** Types the custom roles into the Settings field and confirms the review. */
+/**
+ * How long a save may take to reach the server's configuration: the panel asks for the impact
+ * first, then saves. A bound for a hang, not a speed check: in a full run beside three other
+ * workers one save took longer than expect.poll's default second (2026-12-04).
+ */
+const SAVED = { timeout: 15_000 }
+
 async function saveRoles(value: Record<string, unknown>, section = 'admin', path = 'admin.roles'): Promise<void> {
   await open(`settings?section=${section}`, 'Settings')
   const field = page.getByTestId(`setting-${path}`)
@@ -62,7 +69,7 @@ describe('Settings → Admin roles: removing a role that rules name asks first',
     expect(await axe(page)).toEqual([])
 
     await page.getByRole('button', { name: 'Keep the role' }).click()
-    await expect.poll(() => dialog.getByText('SAML app "Desk"').count()).toBe(0)
+    await expect.poll(() => dialog.getByText('SAML app "Desk"').count(), SAVED).toBe(0)
     // Nothing was sent, and the field shows the role again with nothing left unsaved.
     expect(roles()).toEqual(['helpdesk', 'spare'])
     expect(await page.getByTestId('setting-admin.roles').inputValue()).toContain('helpdesk')
@@ -71,12 +78,12 @@ describe('Settings → Admin roles: removing a role that rules name asks first',
     await saveRoles({ spare: { user: ['list'] } })
     await dialog.getByText('SAML app "Desk"').waitFor()
     await page.getByTestId('setting-impact-confirm').click()
-    await expect.poll(roles).toEqual(['spare'])
+    await expect.poll(roles, SAVED).toEqual(['spare'])
   })
 
   it('removing a role nothing names saves at once', { timeout: 90_000 }, async () => {
     await saveRoles({})
-    await expect.poll(roles).toEqual([])
+    await expect.poll(roles, SAVED).toEqual([])
     // The closed dialog keeps an empty root: nothing was asked.
     expect(await page.getByTestId('setting-impact').getByRole('button').count()).toBe(0)
   })
@@ -100,6 +107,6 @@ describe('Settings → Admin roles: removing a role that rules name asks first',
     expect(await dialog.textContent()).toContain('SAML app "Review" requires acme:reviewer: removing the organization role "reviewer"')
     expect(organizationRoles()).toEqual(['reviewer', 'spare'])
     await page.getByRole('button', { name: 'Remove anyway' }).click()
-    await expect.poll(organizationRoles).toEqual(['spare'])
+    await expect.poll(organizationRoles, SAVED).toEqual(['spare'])
   })
 })
