@@ -40,7 +40,6 @@ beforeAll(async () => {
   )
 })
 
-/** Types the custom roles into the Settings field and confirms the review. */
 /**
  * How long a save may take to reach the server's configuration: the panel asks for the impact
  * first, then saves. A bound for a hang, not a speed check: in a full run beside three other
@@ -48,6 +47,7 @@ beforeAll(async () => {
  */
 const SAVED = { timeout: 15_000 }
 
+/** Types the custom roles into the Settings field and confirms the review. */
 async function saveRoles(value: Record<string, unknown>, section = 'admin', path = 'admin.roles'): Promise<void> {
   await open(`settings?section=${section}`, 'Settings')
   const field = page.getByTestId(`setting-${path}`)
