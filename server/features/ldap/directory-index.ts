@@ -124,11 +124,12 @@ export class DirectoryIndex {
   ) {}
 
   /**
-   * A user's indexed person: found through their uid (the login name, the key of `byUid`), so the
-   * load keeps no map by id (a hundred thousand entries, read only for a viewer's own entry). Two
-   * people sharing a uid (the first one keeps it) are told apart by a walk.
+   * A user's indexed person (not groups' `personOf`, the faces' record of a person): found through
+   * their uid (the login name, the key of `byUid`), so the load keeps no map by id (a hundred
+   * thousand entries, read only for a viewer's own entry). Two people sharing a uid (the first one
+   * keeps it) are told apart by a walk.
    */
-  personOf(user: { id: string; username: string | null; email: string }): IndexedPerson | undefined {
+  entryOf(user: { id: string; username: string | null; email: string }): IndexedPerson | undefined {
     const found = this.byUid.get(loginNameOf(user).toLowerCase())
     if (found?.id === user.id) return found
     return this.people.find((person) => person.id === user.id)

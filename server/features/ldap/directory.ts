@@ -398,7 +398,7 @@ export class Snapshot {
   private self(index: DirectoryIndex): IndexedPerson | null {
     const user = this.viewer.user
     if (!user) return null
-    const self = index.personOf(user)
+    const self = index.entryOf(user)
     return self && this.shown(self) ? self : null
   }
 

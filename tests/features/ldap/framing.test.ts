@@ -169,9 +169,9 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
     // The first one of a uid keeps it, as the load does.
     index.byUid.set('same', first)
     index.byUid.set('other', other)
-    expect(index.personOf({ id: 'id-1', username: 'Same', email: 'same@example.com' })).toBe(first)
-    expect(index.personOf({ id: 'id-2', username: 'same', email: 'same2@example.com' })).toBe(second)
-    expect(index.personOf({ id: 'id-3', username: null, email: 'x@example.com' })).toBe(other)
-    expect(index.personOf({ id: 'id-4', username: 'other', email: 'o@example.com' })).toBeUndefined()
+    expect(index.entryOf({ id: 'id-1', username: 'Same', email: 'same@example.com' })).toBe(first)
+    expect(index.entryOf({ id: 'id-2', username: 'same', email: 'same2@example.com' })).toBe(second)
+    expect(index.entryOf({ id: 'id-3', username: null, email: 'x@example.com' })).toBe(other)
+    expect(index.entryOf({ id: 'id-4', username: 'other', email: 'o@example.com' })).toBeUndefined()
   })
 })
