@@ -80,13 +80,6 @@ export interface IndexedPerson {
   groups: readonly IndexedGroup[]
   /** entryUUID, computed at first use. */
   uuid: string | undefined
-  /**
-   * The person's searchResultEntry as last encoded: the attribute selection it was made for and the
-   * protocolOp's bytes. A sync asks every page for the same attributes, so each person is encoded
-   * once per index, and each page only frames the kept bytes with its message id.
-   */
-  encodedFor: string | undefined
-  encoded: Buffer | undefined
 }
 
 /** Yields to the event loop (other connections, HTTP) between slices of long work. */
@@ -321,8 +314,6 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
         ndn,
         groups,
         uuid: undefined,
-        encodedFor: undefined,
-        encoded: undefined,
       }
       index.people.push(person)
       // The first one of a uid wins, as the database's lookup of one row would.

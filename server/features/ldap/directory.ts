@@ -19,10 +19,8 @@ import {
   type AnswerAttribute,
   type AnswerEntry,
   encodeAttribute,
-  encodeEntryOp,
-  encodeEntryOpOf,
+  type EntryWriter,
   type Filter,
-  frameMessage,
   OID,
   ResultCode,
   type Scope,
@@ -64,10 +62,8 @@ export interface Entry {
   readonly attributes: Attribute[]
   /** One attribute by its canonical name, without building the others (else `attributes` is searched). */
   attribute?(name: string): Attribute | undefined
-  /** The indexed person it shows (its encoding is kept there: `encodeSelected`). */
+  /** The indexed person it shows (`writeSelected` encodes it straight from there). */
   readonly person?: IndexedPerson
-  /** Whether `encodeSelected` keeps this entry's encoding on the person (a search over many people). */
-  readonly keep?: boolean
 }
 
 const ALIASES: Record<string, string> = {
@@ -216,7 +212,7 @@ const PERSON_CLASS_VALUES = ['top', 'person', 'organizationalPerson', 'inetOrgPe
  * The name attributes of a person, from their one name field: cn and displayName are the name
  * (else the uid), sn its last word (else the uid), givenName its first word when there are two or
  * more (else none). The one rule both the entry (`personAttributes`) and its direct encoding
- * (`encodePerson`) follow.
+ * (`personParts`) follow.
  */
 function personNames(person: IndexedPerson): { cn: string; sn: string; givenName: string | null } {
   const words = person.name.trim().split(/\s+/).filter(Boolean)
@@ -284,17 +280,13 @@ function lazyAttribute(name: string, make: () => string): Attribute {
   }
 }
 
-/** A person's entry, its attributes built only when read (a sync's kept encoding needs none). */
+/** A person's entry, its attributes built only when read (a sync's encoding needs none: `writeSelected`). */
 export class PersonEntry implements Entry {
   readonly dn: string
   readonly ndn: string
   private built: Attribute[] | null = null
 
-  constructor(
-    readonly person: IndexedPerson,
-    /** Whether its encoding is worth keeping (a search over many people), else only used when it matches. */
-    readonly keep: boolean,
-  ) {
+  constructor(readonly person: IndexedPerson) {
     this.dn = person.dn
     this.ndn = person.ndn
   }
@@ -494,13 +486,10 @@ export class Snapshot {
     return !!self && self.groups.includes(group)
   }
 
-  /**
-   * A person's entry (null when not shown now); its attributes are built when first read. `keep`:
-   * the search lists many people (a sync), so its encoding is kept on the person for the next one.
-   */
-  personEntry(person: IndexedPerson, keep = false): Entry | null {
+  /** A person's entry (null when not shown now); its attributes are built when first read. */
+  personEntry(person: IndexedPerson): Entry | null {
     if (!this.shown(person)) return null
-    return new PersonEntry(person, keep)
+    return new PersonEntry(person)
   }
 
   /** A group's entry (null when no member is shown to this viewer); its members are listed only when read. */
@@ -651,7 +640,7 @@ export class Snapshot {
   cursor(segments: Segment[], filter: Filter): SearchCursor {
     return new SearchCursor(segments, filter, (segment, at) => {
       if (segment.kind === 'fixed') return segment.entries[at] ?? null
-      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson, segment.list.length > 1)
+      if (segment.kind === 'people') return this.personEntry(segment.list[at] as IndexedPerson)
       return this.groupEntry(segment.list[at] as IndexedGroup, this.index as DirectoryIndex)
     })
   }
@@ -934,8 +923,6 @@ interface Selection {
   operational: boolean
   /** The attributes asked by name, canonical. */
   named: Set<string>
-  /** What a person's kept encoding was made for (`IndexedPerson.encodedFor`): with values, types only. */
-  keys: readonly [values: string, typesOnly: string]
 }
 
 /**
@@ -953,12 +940,10 @@ function selectionOf(requested: string[]): Selection {
   let found = selectionsByNames.get(names)
   if (!found) {
     const wanted = requested.map((r) => r.toLowerCase())
-    const key = wanted.join('\0')
     found = {
       all: wanted.length === 0 || wanted.includes('*'),
       operational: wanted.includes('+'),
       named: new Set(wanted.filter((w) => w !== '*' && w !== '+' && w !== '1.1').map(canonical)),
-      keys: [`v\0${key}`, `t\0${key}`],
     }
     if (selectionsByNames.size >= 1_000) selectionsByNames.clear()
     selectionsByNames.set(names, found)
@@ -969,33 +954,16 @@ function selectionOf(requested: string[]): Selection {
 }
 
 /**
- * A searchResultEntry message of the attributes of `entry` a search asked for (`selectedOp`,
- * framed with its message id). The listener frames a slice of entries at once (wire.ts `frameMessages`).
+ * Appends to `writer` the searchResultEntry of the attributes of `entry` a search asked for: a
+ * person's straight from the index's record (`personParts`), another entry's as selected.
  */
-export function encodeSelected(id: number, entry: Entry, requested: string[], typesOnly: boolean): Buffer {
-  return frameMessage(id, selectedOp(entry, requested, typesOnly))
-}
-
-/**
- * The searchResultEntry protocolOp of the attributes of `entry` a search asked for: a person's is
- * encoded once per index and attribute selection (kept on the indexed person by a search over many
- * people, the last one's selection), each answer only frames it with its message id; other entries
- * are encoded each time.
- */
-export function selectedOp(entry: Entry, requested: string[], typesOnly: boolean): Buffer {
+export function writeSelected(writer: EntryWriter, entry: Entry, requested: string[], typesOnly: boolean): void {
   const person = entry.person
-  if (!person) return encodeEntryOp(selectAttributes(entry, requested), typesOnly)
-  const selection = selectionOf(requested).keys[typesOnly ? 1 : 0]
-  let op = person.encoded
-  if (op === undefined || person.encodedFor !== selection) {
-    op = encodePerson(person, requested, typesOnly)
-    // A lookup of one person (by uid, a bind's own entry) leaves a sync's kept bytes alone.
-    if (entry.keep) {
-      person.encoded = op
-      person.encodedFor = selection
-    }
+  if (person) writer.entry(person.dn, personParts(person, requested, typesOnly), typesOnly)
+  else {
+    const selected = selectAttributes(entry, requested)
+    writer.entry(selected.dn, selected.attributes, typesOnly)
   }
-  return op
 }
 
 /** A person's objectClass, encoded once (with values, types only). */
@@ -1004,12 +972,12 @@ const personClass = [encodeAttribute('objectClass', PERSON_CLASS_VALUES, false),
 const memberOfEncoded = [new WeakMap<readonly IndexedGroup[], Buffer>(), new WeakMap<readonly IndexedGroup[], Buffer>()]
 
 /**
- * A person's searchResultEntry protocolOp, encoded straight from the index's record: the bytes
- * `encodeEntryOp(selectAttributes(personEntry, requested))` writes (personAttributes' attributes,
- * in its order, as the selection picks them), without building the entry's attributes, and with
- * objectClass and memberOf copied from their shared encodings.
+ * A person's attributes as a search selects them, straight from the index's record: what
+ * `selectAttributes(personEntry, requested)` answers (personAttributes' attributes, in its order),
+ * without building the entry's attributes, objectClass and memberOf as encodings shared by
+ * everyone with the same groups (`encodeAttribute`, copied into each entry).
  */
-function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boolean): Buffer {
+function personParts(person: IndexedPerson, requested: string[], typesOnly: boolean): AnswerAttribute[] {
   // No closure here: one per person is a cost at a hundred thousand (and a bundle keeping names wraps each).
   const { all, operational, named } = selectionOf(requested)
   const parts: AnswerAttribute[] = []
@@ -1040,7 +1008,7 @@ function encodePerson(person: IndexedPerson, requested: string[], typesOnly: boo
     parts.push({ name: 'createTimestamp', values: [generalizedTime(new Date(person.createdAt))] })
   if (operational || named.has('modifytimestamp'))
     parts.push({ name: 'modifyTimestamp', values: [generalizedTime(new Date(person.updatedAt))] })
-  return encodeEntryOpOf(person.dn, parts, typesOnly)
+  return parts
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js'
 import { appPasswordHolds, modifyOwnPassword, simpleBind } from './bind.js'
 import { parseLdapAddress, tlsRequired } from './config.js'
 import { DnError, normalizeDn } from './dn.js'
-import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, selectedOp, uidOf, viewerOf } from './directory.js'
+import { Snapshot, compareValue, entryAt, layoutOf, openSearch, matchedDnOf, uidOf, viewerOf, writeSelected } from './directory.js'
 import { readsOf } from './reads.js'
 import { LDAP_SEARCHES } from './metrics.js'
 import {
@@ -24,7 +24,7 @@ import {
   encodePagedValue,
   encodeResult,
   frameLength,
-  frameMessages,
+  EntryWriter,
   frameSize,
   MessageTooLarge,
   OID,
@@ -415,17 +415,16 @@ class Connection {
     const limit = unpagedMax > 0 && (request.sizeLimit === 0 || request.sizeLimit > unpagedMax) ? unpagedMax : request.sizeLimit
     const wanted = limit > 0 ? Math.min(pageSize, limit) : pageSize
     // The entries and the result go out in one write when they fit in one slice (the usual one-entry
-    // answer); a slice's entries are framed into one buffer (wire.ts frameMessages).
-    let ops: Buffer[] = []
+    // answer); a slice's entries are written into one buffer (wire.ts EntryWriter).
+    const writer = new EntryWriter(id)
     let sent = 0
     let code: number = ResultCode.success
     while (sent < wanted && !this.closed) {
       const slice = await cursor.take(Math.min(SLICE_ENTRIES, wanted - sent))
-      for (const entry of slice) ops.push(selectedOp(entry, request.attributes, request.typesOnly))
+      for (const entry of slice) writeSelected(writer, entry, request.attributes, request.typesOnly)
       sent += slice.length
       if (slice.length < SLICE_ENTRIES || sent >= wanted) break
-      this.send(frameMessages(id, ops))
-      ops = []
+      this.send(writer.take())
       // Another slice follows: the event loop turns first (the entries' promises settle as
       // microtasks, which alone would build a whole page in one task), or the client takes what was written.
       if (this.socket.writableNeedDrain) await new Promise<void>((resolve) => this.socket.once('drain', resolve).once('close', resolve))
@@ -439,7 +438,7 @@ class Connection {
       doneControls = [{ type: OID.pagedResults, critical: false, value: encodePagedValue(0, next) }]
     }
     const done = encodeResult(id, Op.searchResultDone, code, '', doneControls)
-    this.send(ops.length === 0 ? done : frameMessages(id, ops, done))
+    this.send(writer.take(done))
   }
 
   private async compare(request: Extract<Request, { op: 'compare' }>): Promise<void> {

@@ -506,8 +506,8 @@ function header(out: Buffer, at: number, tag: number, n: number): number {
 const tlv = (n: number): number => 1 + lengthSize(n) + n
 
 /**
- * A searchResultEntry's protocolOp alone, framed per message by `frameMessage` (the directory keeps
- * a person's): the bytes BerWriter writes, sized first and written once into a buffer of that size.
+ * A searchResultEntry's protocolOp alone: the bytes BerWriter writes, sized first and written once
+ * into a buffer of that size.
  */
 export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
   return encodeEntryOpOf(entry.dn, entry.attributes, typesOnly)
@@ -516,7 +516,7 @@ export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
 /**
  * An attribute's PartialAttribute `{type, vals}` alone: the bytes `encodeEntryOp` writes for it. An
  * attribute many entries share (a person's objectClass, one memberOf list for everyone with the
- * same groups) is encoded once and copied into each entry (`encodeEntryOpOf`).
+ * same groups) is encoded once and copied into each entry (`sizeEntryOp`, `writeEntryOp`).
  */
 export function encodeAttribute(name: string, values: readonly string[], typesOnly: boolean): Buffer {
   const nameSize = Buffer.byteLength(name)
@@ -539,11 +539,17 @@ export function encodeAttribute(name: string, values: readonly string[], typesOn
 /** An attribute of an answer: its name and values, or its PartialAttribute already encoded (`encodeAttribute`, same `typesOnly`). */
 export type AnswerAttribute = { name: string; values: readonly string[] } | Buffer
 
-/** Sizes of the attributes being encoded (module-level scratch: encoding is synchronous). */
+/**
+ * What `sizeEntryOp` worked out for `writeEntryOp`, which runs right after it (encoding is
+ * synchronous): per attribute its name's, value set's and content's sizes, then the DN's size and
+ * the attribute list's. Module-level, so sizing an entry allocates nothing.
+ */
 let scratch: number[] = []
+let sizedDn = 0
+let sizedAttributes = 0
 
-/** A searchResultEntry's protocolOp from its DN and attributes, some of them already encoded. */
-export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): Buffer {
+/** The size of the searchResultEntry protocolOp of `dn` and `list`, remembered for `writeEntryOp`. */
+function sizeEntryOp(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): number {
   const dnSize = Buffer.byteLength(dn)
   if (scratch.length < list.length * 3) scratch = new Array<number>(list.length * 3).fill(0)
   const sizes = scratch
@@ -563,16 +569,24 @@ export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], ty
     sizes[i * 3 + 2] = content
     attributes += tlv(content)
   }
-  const content = tlv(dnSize) + tlv(attributes)
-  const out = Buffer.allocUnsafe(tlv(content))
-  let at = header(out, 0, Op.searchResultEntry, content)
-  at = header(out, at, 0x04, dnSize)
+  sizedDn = dnSize
+  sizedAttributes = attributes
+  return tlv(tlv(dnSize) + tlv(attributes))
+}
+
+/** Writes at `at` the protocolOp `sizeEntryOp` just sized (the same arguments); the position after it. */
+function writeEntryOp(out: Buffer, at: number, dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): number {
+  const sizes = scratch
+  at = header(out, at, Op.searchResultEntry, tlv(sizedDn) + tlv(sizedAttributes))
+  at = header(out, at, 0x04, sizedDn)
   at += out.write(dn, at, 'utf8')
-  at = header(out, at, 0x30, attributes)
+  at = header(out, at, 0x30, sizedAttributes)
   for (let i = 0; i < list.length; i++) {
     const attribute = list[i] as AnswerAttribute
     if (Buffer.isBuffer(attribute)) {
-      at += attribute.copy(out, at)
+      // TypedArray#set: Buffer#copy's JavaScript wrapper makes a view of the source at each call.
+      out.set(attribute, at)
+      at += attribute.length
       continue
     }
     at = header(out, at, 0x30, sizes[i * 3 + 2] as number)
@@ -585,43 +599,84 @@ export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], ty
         at += out.write(value, at, 'utf8')
       }
   }
+  return at
+}
+
+/** A searchResultEntry's protocolOp from its DN and attributes, some of them already encoded. */
+export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): Buffer {
+  const out = Buffer.allocUnsafe(sizeEntryOp(dn, list, typesOnly))
+  writeEntryOp(out, 0, dn, list, typesOnly)
   return out
 }
 
 /** Bytes of a messageID: INTEGER, minimal two's complement (0 … 2^31 − 1). */
 const idSize = (id: number): number => (id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4)
 
-/** Writes the LDAPMessage `{id, op}` (no controls) at `at`; the position after it. */
-function writeFramed(out: Buffer, at: number, id: number, idBytes: number, op: Buffer): number {
-  at = header(out, at, 0x30, 2 + idBytes + op.length)
+/** Writes the header of the LDAPMessage `{id, op}` (no controls) for an op of `opSize` bytes at `at`; the position of the op. */
+function writeMessageHeader(out: Buffer, at: number, id: number, idBytes: number, opSize: number): number {
+  at = header(out, at, 0x30, 2 + idBytes + opSize)
   out[at++] = 0x02
   out[at++] = idBytes
   for (let shift = (idBytes - 1) * 8; shift >= 0; shift -= 8) out[at++] = (id >>> shift) & 0xff
-  return at + op.copy(out, at)
+  return at
 }
 
 /** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
 export function frameMessage(id: number, op: Buffer): Buffer {
   const idBytes = idSize(id)
   const out = Buffer.allocUnsafe(tlv(2 + idBytes + op.length))
-  writeFramed(out, 0, id, idBytes, op)
+  out.set(op, writeMessageHeader(out, 0, id, idBytes, op.length))
   return out
 }
 
 /**
- * The messages `frameMessage(id, op)` for each of `ops`, then `tail` (a whole message: the
- * search's result), in one buffer: a slice of a search's entries costs one allocation and one
- * copy of each entry's bytes, not a buffer per entry and a concatenation of them.
+ * A slice of a search's answer (its searchResultEntry messages, then maybe the result) written
+ * straight into one buffer: each entry is sized, then written in place, with no buffer of its own
+ * and no copy of one. `take()` answers what was written since the last take. (A person's
+ * protocolOp is not kept between searches: a hundred thousand small kept buffers cost the first
+ * sync more in the collector than they saved the next ones, issue 48.)
  */
-export function frameMessages(id: number, ops: readonly Buffer[], tail: Buffer | null = null): Buffer {
-  const idBytes = idSize(id)
-  let size = tail === null ? 0 : tail.length
-  for (let i = 0; i < ops.length; i++) size += tlv(2 + idBytes + (ops[i] as Buffer).length)
-  const out = Buffer.allocUnsafe(size)
-  let at = 0
-  for (let i = 0; i < ops.length; i++) at = writeFramed(out, at, id, idBytes, ops[i] as Buffer)
-  if (tail !== null) tail.copy(out, at)
-  return out
+export class EntryWriter {
+  private out: Buffer | null = null
+  private at = 0
+  private readonly idBytes: number
+  /** The first buffer's size: about the last slice's, so a slice usually fits in one. */
+  private capacity = 4096
+
+  constructor(private readonly id: number) {
+    this.idBytes = idSize(id)
+  }
+
+  /** Appends the searchResultEntry message of `dn` and `list` (some attributes already encoded: `encodeAttribute`). */
+  entry(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): void {
+    const opSize = sizeEntryOp(dn, list, typesOnly)
+    const out = this.room(tlv(2 + this.idBytes + opSize))
+    this.at = writeEntryOp(out, writeMessageHeader(out, this.at, this.id, this.idBytes, opSize), dn, list, typesOnly)
+  }
+
+  /** The messages written since the last take, then `tail` (a whole message: the search's result). */
+  take(tail: Buffer | null = null): Buffer {
+    if (this.at === 0 && tail !== null) return tail
+    if (tail !== null) {
+      this.room(tail.length).set(tail, this.at)
+      this.at += tail.length
+    }
+    const bytes = (this.out ?? Buffer.alloc(0)).subarray(0, this.at)
+    this.capacity = Math.max(4096, this.at + (this.at >> 3))
+    this.out = null
+    this.at = 0
+    return bytes
+  }
+
+  /** The buffer, with room for `size` more bytes at `at` (a bigger one, the bytes so far copied, when it has not). */
+  private room(size: number): Buffer {
+    const out = this.out
+    if (out !== null && this.at + size <= out.length) return out
+    const bigger = Buffer.allocUnsafe(Math.max(this.capacity, 2 * (out?.length ?? 0), this.at + size))
+    if (out !== null) out.copy(bigger, 0, 0, this.at)
+    this.out = bigger
+    return bigger
+  }
 }
 
 /** The paged-results control's value (RFC 2696): `{size, cookie}`. */

@@ -3,17 +3,17 @@ import { describe, expect, it } from 'vitest'
 import { configSchema } from '../../../server/config-schema.js'
 import { DirectoryIndex, type IndexedGroup, type IndexedPerson } from '../../../server/features/ldap/directory-index.js'
 import { layoutOfBase } from '../../../server/features/ldap/dn.js'
-import { encodeSelected, PersonEntry, selectAttributes } from '../../../server/features/ldap/directory.js'
+import { type Entry, PersonEntry, selectAttributes, writeSelected } from '../../../server/features/ldap/directory.js'
 import {
   encodeAttribute,
   encodeEntry,
   encodeEntryOp,
   encodeEntryOpOf,
+  EntryWriter,
   frameMessage,
-  frameMessages,
 } from '../../../server/features/ldap/wire.js'
 
-/** The message as one BerWriter writes it (the encoding before a person's protocolOp was kept and framed per message). */
+/** The message as one BerWriter writes it (the encoding before entries were sized and written in place). */
 function reference(id: number, entry: { dn: string; attributes: { name: string; values: string[] }[] }, typesOnly: boolean): Buffer {
   const w = new BerWriter({ size: 256 })
   w.startSequence(0x30)
@@ -35,7 +35,7 @@ function reference(id: number, entry: { dn: string; attributes: { name: string; 
   return w.buffer
 }
 
-describe('a kept protocolOp framed per message (issue 48)', () => {
+describe('searchResultEntry messages sized and written in place (issue 48)', () => {
   it('writes the same bytes as one BerWriter, for every length form and message id size', () => {
     const ids = [0, 1, 127, 128, 255, 256, 32767, 32768, 8388607, 8388608, 2147483647]
     // Entries whose messages need a short length, 0x81, 0x82 and 0x83.
@@ -60,16 +60,29 @@ describe('a kept protocolOp framed per message (issue 48)', () => {
     }
   })
 
-  it('frames a slice of entries and the result into one buffer: the bytes of each message one after the other', () => {
-    const ops = [0, 1, 118, 122, 300, 70000].map((size) =>
-      encodeEntryOp({ dn: `uid=p${size},ou=people,dc=example,dc=com`, attributes: [{ name: 'cn', values: ['é'.repeat(size)] }] }, false),
-    )
+  it('writes a slice of entries and the result into one buffer: the bytes of each message one after the other', () => {
+    // Sizes around the length forms, and past the writer's first buffer (it grows, keeping what it wrote).
+    const entries = [0, 1, 118, 122, 300, 5000, 70000, 2].map((size) => ({
+      dn: `uid=p${size},ou=people,dc=example,dc=com`,
+      attributes: [
+        { name: 'cn', values: ['é'.repeat(size)] },
+        { name: 'mail', values: [`p${size}@example.com`] },
+      ],
+    }))
     const done = Buffer.from([0x30, 0x0c, 0x02, 0x01, 0x07, 0x65, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00])
     for (const id of [0, 127, 128, 32768, 2147483647]) {
-      const each = ops.map((op) => frameMessage(id, op))
-      expect(frameMessages(id, ops).equals(Buffer.concat(each))).toBe(true)
-      expect(frameMessages(id, ops, done).equals(Buffer.concat([...each, done]))).toBe(true)
-      expect(frameMessages(id, [], done).equals(done)).toBe(true)
+      const each = entries.map((entry) => reference(id, entry, false))
+      const writer = new EntryWriter(id)
+      // Two slices from one writer, the second ending with the result; then the result alone.
+      for (const entry of entries.slice(0, 3)) writer.entry(entry.dn, entry.attributes, false)
+      expect(writer.take().equals(Buffer.concat(each.slice(0, 3)))).toBe(true)
+      for (const entry of entries.slice(3)) {
+        // One attribute already encoded, copied in.
+        writer.entry(entry.dn, [encodeAttribute('cn', entry.attributes[0]?.values ?? [], false), ...entry.attributes.slice(1)], false)
+      }
+      expect(writer.take(done).equals(Buffer.concat([...each.slice(3), done]))).toBe(true)
+      expect(writer.take(done).equals(done)).toBe(true)
+      expect(writer.take().length).toBe(0)
     }
   })
 })
@@ -97,8 +110,6 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
     ndn: `uid=${id.toLowerCase()},ou=people,dc=example,dc=com`,
     groups,
     uuid: undefined,
-    encodedFor: undefined,
-    encoded: undefined,
   })
   const shared = [group('admin'), group('Org/Team-é')]
   const people = [
@@ -119,15 +130,22 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
     ['memberof', 'nothing'],
   ]
 
+  /** The message `writeSelected` writes for one entry. */
+  const written = (id: number, entry: Entry, requested: string[], typesOnly: boolean): Buffer => {
+    const writer = new EntryWriter(id)
+    writeSelected(writer, entry, requested, typesOnly)
+    return writer.take()
+  }
+
   it('writes the bytes of its attributes as built and selected, for every selection', () => {
     for (const p of people)
       for (const requested of selections)
         for (const typesOnly of [false, true]) {
           // Twice: the second copies objectClass and memberOf from their shared encodings.
           for (let round = 0; round < 2; round++) {
-            const entry = new PersonEntry(p, false)
+            const entry = new PersonEntry(p)
             const selected = selectAttributes(entry, requested)
-            const got = encodeSelected(7, entry, requested, typesOnly)
+            const got = written(7, entry, requested, typesOnly)
             expect(got.equals(encodeEntry(7, selected, typesOnly)), `${p.id} ${requested.join(',')} ${typesOnly}`).toBe(true)
             expect(got.equals(reference(7, selected, typesOnly))).toBe(true)
           }
@@ -140,24 +158,24 @@ describe("a person's entry encoded straight from the index (issue 48)", () => {
     const values = (a: { name: string; values: string[]; dn?: boolean } | undefined) =>
       a && { name: a.name, values: [...a.values], dn: a.dn }
     for (const p of people) {
-      const whole = new PersonEntry(p, false).attributes
+      const whole = new PersonEntry(p).attributes
       expect(whole.map((a) => a.name.toLowerCase())).toEqual(
         [...names, ...operational].filter((n) => whole.some((a) => a.name.toLowerCase() === n)),
       )
       for (const name of [...names, ...operational, 'member', 'nothing']) {
         const inWhole = whole.find((a) => a.name.toLowerCase() === name)
         // Alone (nothing built), and once the entry was built.
-        const alone = new PersonEntry(p, false)
+        const alone = new PersonEntry(p)
         expect(values(alone.attribute?.(name)), `${p.id} ${name}`).toEqual(values(inWhole))
-        const built = new PersonEntry(p, false)
+        const built = new PersonEntry(p)
         void built.attributes
         expect(values(built.attribute?.(name)), `${p.id} ${name} built`).toEqual(values(inWhole))
       }
     }
     // givenName only for a name of two words or more; memberOf only with groups.
-    expect(new PersonEntry(people[1] as IndexedPerson, false).attribute?.('givenname')).toBeUndefined()
-    expect(new PersonEntry(people[2] as IndexedPerson, false).attribute?.('memberof')).toBeUndefined()
-    expect(new PersonEntry(people[0] as IndexedPerson, false).attribute?.('givenname')?.values).toEqual(['Ada'])
+    expect(new PersonEntry(people[1] as IndexedPerson).attribute?.('givenname')).toBeUndefined()
+    expect(new PersonEntry(people[2] as IndexedPerson).attribute?.('memberof')).toBeUndefined()
+    expect(new PersonEntry(people[0] as IndexedPerson).attribute?.('givenname')?.values).toEqual(['Ada'])
   })
 
   it("finds a viewer's own person through the uid, and by id when another holds that uid", () => {
