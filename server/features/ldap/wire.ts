@@ -574,12 +574,27 @@ function sizeEntryOp(dn: string, list: readonly AnswerAttribute[], typesOnly: bo
   return tlv(tlv(dnSize) + tlv(attributes))
 }
 
+/**
+ * Writes `text` as UTF-8 at `at`; the position after it. A short ASCII string (a DN, a uid, an
+ * attribute's name: most of what a sync writes) is copied by a loop here, about four times
+ * cheaper than Buffer#write's call into C++ for it; anything else goes through Buffer#write.
+ */
+function writeUtf8(out: Buffer, at: number, text: string): number {
+  const n = text.length
+  if (n > 64) return at + out.write(text, at, 'utf8')
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0x80) return at + out.write(text, at, 'utf8')
+    out[at + i] = c
+  }
+  return at + n
+}
+
 /** Writes at `at` the protocolOp `sizeEntryOp` just sized (the same arguments); the position after it. */
 function writeEntryOp(out: Buffer, at: number, dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): number {
   const sizes = scratch
   at = header(out, at, Op.searchResultEntry, tlv(sizedDn) + tlv(sizedAttributes))
-  at = header(out, at, 0x04, sizedDn)
-  at += out.write(dn, at, 'utf8')
+  at = writeUtf8(out, header(out, at, 0x04, sizedDn), dn)
   at = header(out, at, 0x30, sizedAttributes)
   for (let i = 0; i < list.length; i++) {
     const attribute = list[i] as AnswerAttribute
@@ -590,14 +605,9 @@ function writeEntryOp(out: Buffer, at: number, dn: string, list: readonly Answer
       continue
     }
     at = header(out, at, 0x30, sizes[i * 3 + 2] as number)
-    at = header(out, at, 0x04, sizes[i * 3] as number)
-    at += out.write(attribute.name, at, 'utf8')
+    at = writeUtf8(out, header(out, at, 0x04, sizes[i * 3] as number), attribute.name)
     at = header(out, at, 0x31, sizes[i * 3 + 1] as number)
-    if (!typesOnly)
-      for (const value of attribute.values) {
-        at = header(out, at, 0x04, Buffer.byteLength(value))
-        at += out.write(value, at, 'utf8')
-      }
+    if (!typesOnly) for (const value of attribute.values) at = writeUtf8(out, header(out, at, 0x04, Buffer.byteLength(value)), value)
   }
   return at
 }

@@ -60,6 +60,31 @@ describe('searchResultEntry messages sized and written in place (issue 48)', () 
     }
   })
 
+  it('writes ASCII and other text alike: short and long, the first byte past ASCII anywhere, surrogate pairs', () => {
+    const values = [
+      '',
+      'a',
+      'a'.repeat(63),
+      `${'a'.repeat(63)}é`,
+      'a'.repeat(64),
+      'a'.repeat(65),
+      `é${'a'.repeat(70)}`,
+      '😀x',
+      `x${'\u007f'}`,
+      '\u0080',
+    ]
+    for (const typesOnly of [false, true]) {
+      const entry = {
+        dn: `uid=${'d'.repeat(64)}é,ou=people,dc=example,dc=com`,
+        attributes: [
+          { name: 'description', values },
+          { name: 'cné', values },
+        ],
+      }
+      expect(encodeEntry(3, entry, typesOnly).equals(reference(3, entry, typesOnly))).toBe(true)
+    }
+  })
+
   it('writes a slice of entries and the result into one buffer: the bytes of each message one after the other', () => {
     // Sizes around the length forms, and past the writer's first buffer (it grows, keeping what it wrote).
     const entries = [0, 1, 118, 122, 300, 5000, 70000, 2].map((size) => ({
