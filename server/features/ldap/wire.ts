@@ -575,9 +575,10 @@ function sizeEntryOp(dn: string, list: readonly AnswerAttribute[], typesOnly: bo
 }
 
 /**
- * Writes `text` as UTF-8 at `at`; the position after it. A short ASCII string (a DN, a uid, an
- * attribute's name: most of what a sync writes) is copied by a loop here, about four times
- * cheaper than Buffer#write's call into C++ for it; anything else goes through Buffer#write.
+ * Writes `text` as UTF-8 at `at`; the position after it. A short ASCII string (a uid, an
+ * attribute's name, a DN) is copied by a loop here: for a few characters Buffer#write's call into
+ * C++ costs several times the copy (about even at 40 characters). Anything else goes through
+ * Buffer#write.
  */
 function writeUtf8(out: Buffer, at: number, text: string): number {
   const n = text.length
