@@ -30,7 +30,7 @@ const ENGINES = (process.env.LDAP_LOAD_ENGINES ?? 'sqlite').split(',') as Array<
 const ROUNDS = Number(process.env.LDAP_LOAD_ROUNDS ?? 3)
 const SYNC = process.env.LDAP_LOAD_SYNC === '1'
 
-/** One full paged sync in-process (pages of 500, encoded and framed 64 entries at a time, as the listener does); its CPU in ms and the entries. */
+/** One full paged sync in-process (pages of 500, written 64 entries at a time into one buffer, as the listener does); its CPU in ms and the entries. */
 async function sync(ctx: AuthContext): Promise<{ cpuMs: number; entries: number }> {
   const viewer: Viewer = { user: { id: 'bench-reader', role: 'admin' } as UserRow, everything: true }
   const attributes = ['uid', 'cn', 'mail', 'memberOf']
