@@ -479,11 +479,6 @@ export function encodeNotice(code: number, diagnostic: string): Buffer {
   return encodeExtended(0, code, diagnostic, OID.noticeOfDisconnection, null)
 }
 
-/** A SearchResultEntry; `typesOnly` sends the names with empty value sets. */
-export function encodeEntry(id: number, entry: AnswerEntry, typesOnly: boolean): Buffer {
-  return frameMessage(id, encodeEntryOp(entry, typesOnly))
-}
-
 /** Bytes of a BER length (the definite forms BerWriter writes: short, 0x81, 0x82, 0x83). */
 const lengthSize = (n: number): number => {
   if (n > 0xffffff) throw new Error('sequence too long')
@@ -506,15 +501,7 @@ function header(out: Buffer, at: number, tag: number, n: number): number {
 const tlv = (n: number): number => 1 + lengthSize(n) + n
 
 /**
- * A searchResultEntry's protocolOp alone: the bytes BerWriter writes, sized first and written once
- * into a buffer of that size.
- */
-export function encodeEntryOp(entry: AnswerEntry, typesOnly: boolean): Buffer {
-  return encodeEntryOpOf(entry.dn, entry.attributes, typesOnly)
-}
-
-/**
- * An attribute's PartialAttribute `{type, vals}` alone: the bytes `encodeEntryOp` writes for it. An
+ * An attribute's PartialAttribute `{type, vals}` alone: the bytes `EntryWriter.entry` writes for it. An
  * attribute many entries share (a person's objectClass, one memberOf list for everyone with the
  * same groups) is encoded once and copied into each entry (`sizeEntryOp`, `writeEntryOp`).
  */
@@ -613,13 +600,6 @@ function writeEntryOp(out: Buffer, at: number, dn: string, list: readonly Answer
   return at
 }
 
-/** A searchResultEntry's protocolOp from its DN and attributes, some of them already encoded. */
-export function encodeEntryOpOf(dn: string, list: readonly AnswerAttribute[], typesOnly: boolean): Buffer {
-  const out = Buffer.allocUnsafe(sizeEntryOp(dn, list, typesOnly))
-  writeEntryOp(out, 0, dn, list, typesOnly)
-  return out
-}
-
 /** Bytes of a messageID: INTEGER, minimal two's complement (0 … 2^31 − 1). */
 const idSize = (id: number): number => (id < 0x80 ? 1 : id < 0x8000 ? 2 : id < 0x800000 ? 3 : 4)
 
@@ -630,14 +610,6 @@ function writeMessageHeader(out: Buffer, at: number, id: number, idBytes: number
   out[at++] = idBytes
   for (let shift = (idBytes - 1) * 8; shift >= 0; shift -= 8) out[at++] = (id >>> shift) & 0xff
   return at
-}
-
-/** An LDAPMessage `{id, op}` without controls around an encoded protocolOp: the bytes `message` writes. */
-export function frameMessage(id: number, op: Buffer): Buffer {
-  const idBytes = idSize(id)
-  const out = Buffer.allocUnsafe(tlv(2 + idBytes + op.length))
-  out.set(op, writeMessageHeader(out, 0, id, idBytes, op.length))
-  return out
 }
 
 /**
