@@ -19,8 +19,9 @@
  * no memberof overlay here: its people carry no memberOf (Gatehouse's do), its groups list members.
  * On PostgreSQL the database's own CPU (every postgres process) is reported beside Gatehouse's.
  * LDAP_SCALE_SLAPD=0 skips slapd; LDAP_SCALE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
- * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 30) is the idle time before
- * the last memory reading. LDAP_SCALE_MEASURES (e.g. `uid` or `member,uid`; all by default: `sync`,
+ * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 90) is how long memory is read
+ * each second after the measures (readings at the start, at 30 s and at the end, and the second
+ * from which it stayed within 20 % of the reading after three syncs). LDAP_SCALE_MEASURES (e.g. `uid` or `member,uid`; all by default: `sync`,
  * `member`, `uid`) runs only those measures (the others show as –), and LDAP_SCALE_IDLE=0 skips
  * the idle wait: enough to iterate on one figure. LDAP_SCALE_PG_STATEMENTS=1 (PostgreSQL) loads
  * pg_stat_statements and prints the statements Gatehouse sent during the measures, by calls.
@@ -40,7 +41,7 @@ const SECONDS = Number(process.env.LDAP_SCALE_SECONDS ?? 3)
 const ENGINES = (process.env.LDAP_SCALE_ENGINES ?? 'sqlite').split(',') as Array<'sqlite' | 'postgres'>
 const WITH_SLAPD = process.env.LDAP_SCALE_SLAPD !== '0'
 const NODE_ARGS = (process.env.LDAP_SCALE_NODE_ARGS ?? '').split(' ').filter(Boolean)
-const IDLE = Number(process.env.LDAP_SCALE_IDLE ?? 30)
+const IDLE = Number(process.env.LDAP_SCALE_IDLE ?? 90)
 const PG_STATEMENTS = process.env.LDAP_SCALE_PG_STATEMENTS === '1'
 const MEASURES = new Set((process.env.LDAP_SCALE_MEASURES ?? 'sync,member,uid').split(','))
 const GROUPS_PER_PERSON = 4
@@ -298,6 +299,30 @@ async function httpDuring(origin: string | undefined, during: Promise<unknown>):
   return { p50: at(0.5), p99: at(0.99), n: times.length }
 }
 
+/**
+ * Resident memory while idle, read each second for IDLE seconds: at the start (right after the
+ * searches), at 30 s and at the end, and from which second on it stayed within 20 % of `reference`
+ * (the reading after three syncs). V8 gives back the pages of the garbage the searches promoted
+ * only when its memory reducer collects, which it starts once the allocation rate has stayed low
+ * for a while, not at a fixed second: when it came back is the figure, not one reading.
+ */
+async function idleMemory(
+  pid: number,
+  reference: number,
+): Promise<{ start: number; at30: number; end: number; withinFrom: number | null }> {
+  const start = rssMb(pid)
+  let at30 = Number.NaN
+  let end = start
+  let lastAbove = start > reference * 1.2 ? 0 : -1
+  for (let second = 1; second <= IDLE; second++) {
+    await new Promise((r) => setTimeout(r, 1000))
+    end = rssMb(pid)
+    if (second === 30) at30 = end
+    if (end > reference * 1.2) lastAbove = second
+  }
+  return { start, at30, end, withinFrom: lastAbove === IDLE ? null : lastAbove + 1 }
+}
+
 async function measure(target: Target, people: number) {
   // HTTP get-session latencies during the cold sync (its CPU includes those requests: counted) and
   // a third sync; the warm sync is measured alone.
@@ -340,9 +365,8 @@ async function measure(target: Target, people: number) {
         })
         if (searchEntries[0]?.uid !== `p${i}`) throw new Error(`uid p${i}: ${JSON.stringify(searchEntries)}`)
       })
-  if (IDLE > 0) await new Promise((r) => setTimeout(r, IDLE * 1000))
-  const idleRss = rssMb(target.pid)
-  return { cold, warm, httpCold, http, rss, idleRss, member, uid }
+  const idle = await idleMemory(target.pid, rss)
+  return { cold, warm, httpCold, http, rss, idle, member, uid }
 }
 
 /** The spread of page costs: median, and the first and last tenth's medians (a page's cost must not depend on its place). */
@@ -437,7 +461,7 @@ async function main(): Promise<void> {
         rateRow('group search by member', ours.member, t.member)
         rateRow('search by uid', ours.uid, t.uid)
         extra.push(
-          `- ${people} people, ${engine}: Gatehouse start-up ${f(gatehouse.startup)} s wall (${f(gatehouse.startupCpu)} s CPU); resident memory after three syncs ${f(ours.rss, 0)} MB, after ${IDLE} s idle ${f(ours.idleRss, 0)} MB; HTTP get-session during the cold sync (${ours.httpCold?.n} requests) p50 ${f(ours.httpCold?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.httpCold?.p99 ?? Number.NaN, 1)} ms, during a warm sync p50 ${f(ours.http?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.http?.p99 ?? Number.NaN, 1)} ms; cold ${pageSpread(ours.cold.value.pageCpuMs)}; warm ${pageSpread(ours.warm.value.pageCpuMs)}; entries ${ours.cold.value.entries}`,
+          `- ${people} people, ${engine}: Gatehouse start-up ${f(gatehouse.startup)} s wall (${f(gatehouse.startupCpu)} s CPU); resident memory after three syncs ${f(ours.rss, 0)} MB, after the searches ${f(ours.idle.start, 0)} MB, idle 30 s ${f(ours.idle.at30, 0)} MB, idle ${IDLE} s ${f(ours.idle.end, 0)} MB, within 20 % of the first figure ${ours.idle.withinFrom === null ? `not by ${IDLE} s of idle` : `from ${ours.idle.withinFrom} s of idle on`}; HTTP get-session during the cold sync (${ours.httpCold?.n} requests) p50 ${f(ours.httpCold?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.httpCold?.p99 ?? Number.NaN, 1)} ms, during a warm sync p50 ${f(ours.http?.p50 ?? Number.NaN, 1)} ms, p99 ${f(ours.http?.p99 ?? Number.NaN, 1)} ms; cold ${pageSpread(ours.cold.value.pageCpuMs)}; warm ${pageSpread(ours.warm.value.pageCpuMs)}; entries ${ours.cold.value.entries}`,
         )
         console.log([...lines, '', ...extra].join('\n'))
       }
