@@ -21,11 +21,11 @@
  * no memberof overlay here: its people carry no memberOf (Gatehouse's do), its groups list members.
  * On PostgreSQL the database's own CPU (every postgres process) is reported beside Gatehouse's.
  * LDAP_SCALE_SLAPD=0 skips slapd; LDAP_SCALE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
- * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 90) is how long memory is read
- * each second after the measures (readings at the start, at 30 s and at the end, and the second
- * from which it stayed within 20 % of the reading after three syncs). LDAP_SCALE_MEASURES (e.g. `uid` or `member,uid`; all by default: `sync`,
- * `member`, `uid`) runs only those measures (the others show as –), and LDAP_SCALE_IDLE=0 skips
- * the idle wait: enough to iterate on one figure. LDAP_SCALE_PG_STATEMENTS=1 (PostgreSQL) loads
+ * is passed to the measured Gatehouse process; LDAP_SCALE_IDLE (seconds, 90) is how long memory is
+ * read, each second, after the measures (the readings at the start, at 30 s and at the end, and the
+ * second from which it stayed within 20 % of the reading after three syncs). LDAP_SCALE_MEASURES
+ * (e.g. `uid` or `member,uid`; all by default: `sync`, `member`, `uid`) runs only those measures
+ * (the others show as –), and LDAP_SCALE_IDLE=0 skips the idle wait: enough to iterate on one figure. LDAP_SCALE_PG_STATEMENTS=1 (PostgreSQL) loads
  * pg_stat_statements and prints the statements Gatehouse sent during the measures, by calls.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
