@@ -6,7 +6,7 @@ import { type GroupSources, groupNames, groupsRule } from '../groups/names.js'
 import { loginNameOf } from '../username/rules.js'
 import { type Layout, layoutOfBase } from './dn.js'
 import { listOrganizationSlugs, listTeamNames } from '../organization/store.js'
-import { type DirectoryRow, listDirectoryPeopleAfter, parseSources, ROW } from './store.js'
+import { type DirectoryRow, directoryPeopleReader, parseSources, ROW } from './store.js'
 
 /**
  * The directory in memory, indexed (issue 48): everyone the directory may show, in its order
@@ -262,8 +262,9 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
   const groupsBySources = new Map<string, IndexedGroup[]>()
   const none: never[] = []
   const named = { username: null as string | null, email: '' }
+  const readChunk = directoryPeopleReader(ctx, CHUNK, wanted)
   for (let after: DirectoryRow | null = null; ; ) {
-    const chunk = await listDirectoryPeopleAfter(ctx, after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null, CHUNK, wanted)
+    const chunk = await readChunk(after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null)
     for (let k = 0; k < chunk.length; k++) {
       // A chunk is read in one task (a few milliseconds); indexing it yields by time.
       if ((k & 63) === 63) await slices.maybeYield()

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, or, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, fillPlaceholders, isNull, or, type SQL, sql } from 'drizzle-orm'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { member, teamMember, user } from '../../db/schema.js'
@@ -59,26 +59,46 @@ export interface SourcesWanted {
   teams: boolean
 }
 
+/** A compiled select: its SQL text and its parameters (drizzle's placeholders among them). */
+type Compiled = { sql: string; params: unknown[] }
+
 /**
- * Up to `limit` people after `after` (createdAt in epoch milliseconds, id), oldest first: one
- * chunk of the directory's load, read as arrays (`storage.rows`). The row comparison
- * `(createdAt, id) > (?, ?)` lets both engines start each chunk at its place in the createdAt
- * index instead of scanning from the start.
+ * The reader of one load's chunks: up to `limit` people after a position (createdAt in epoch
+ * milliseconds, id), oldest first, as arrays (`storage.rows`). The select is built and compiled
+ * once per load (`directoryPeopleStatements`) and each chunk fills in only its position: drizzle's
+ * building and `toSQL` of this select cost about 0.6 ms, 60–80 ms of a load of 100 000 people on
+ * PostgreSQL. The row comparison `(createdAt, id) > (?, ?)` lets both engines start each chunk at
+ * its place in the createdAt index instead of scanning from the start.
  */
-export async function listDirectoryPeopleAfter(
+export function directoryPeopleReader(
   ctx: AuthContext,
-  after: { createdAt: number; id: string } | null,
   limit: number,
   wanted: SourcesWanted,
-): Promise<DirectoryRow[]> {
-  const query = directoryPeopleQuery(ctx, after, limit, wanted)
-  const rows = (await ctx.storage.rows(query)) as DirectoryRow[]
-  for (const row of rows) {
-    row[ROW.emailVerified] = bool(row[ROW.emailVerified])
-    const banned = row[ROW.banned] as unknown
-    row[ROW.banned] = banned === null ? null : bool(banned)
+): (after: { createdAt: number; id: string } | null) => Promise<DirectoryRow[]> {
+  const statements = directoryPeopleStatements(ctx, limit, wanted)
+  return async (after) => {
+    const compiled = after ? chunkAfter(statements.next, after) : statements.first
+    const rows = (await ctx.storage.rows({ toSQL: () => compiled })) as DirectoryRow[]
+    for (const row of rows) {
+      row[ROW.emailVerified] = bool(row[ROW.emailVerified])
+      const banned = row[ROW.banned] as unknown
+      row[ROW.banned] = banned === null ? null : bool(banned)
+    }
+    return rows
   }
-  return rows
+}
+
+/** A load's two selects, compiled: the first chunk's, and the next chunks' with the position as placeholders. */
+export function directoryPeopleStatements(ctx: AuthContext, limit: number, wanted: SourcesWanted): { first: Compiled; next: Compiled } {
+  return {
+    first: directoryPeopleQuery(ctx, null, limit, wanted).toSQL(),
+    next: directoryPeopleQuery(ctx, 'placeholders', limit, wanted).toSQL(),
+  }
+}
+
+/** The next chunks' select at a position (the createdAt encoded by the column, as a Date would be). */
+export function chunkAfter(next: Compiled, after: { createdAt: number; id: string }): Compiled {
+  return { sql: next.sql, params: fillPlaceholders(next.params, { createdAt: new Date(after.createdAt), id: after.id }) }
 }
 
 /**
@@ -121,17 +141,16 @@ export function parseSources(text: string): { role: string | null; memberships: 
 }
 
 /**
- * The select of `listDirectoryPeopleAfter` (not run): a keyset chunk in the directory's order, one
- * range of the index `user (createdAt, id)` (migrations 0023 / pg 0024) on both engines, no sort.
+ * The select of a load's chunk (not run): a keyset chunk in the directory's order, one range of
+ * the index `user (createdAt, id)` (migrations 0023 / pg 0024) on both engines, no sort; after a
+ * position given as placeholders (`chunkAfter` fills them in), or from the start.
  */
-export function directoryPeopleQuery(
-  ctx: AuthContext,
-  after: { createdAt: number; id: string } | null,
-  limit: number,
-  wanted: SourcesWanted = { memberships: true, teams: true },
-) {
+function directoryPeopleQuery(ctx: AuthContext, after: 'placeholders' | null, limit: number, wanted: SourcesWanted) {
+  // The position's createdAt goes through the column's encoder when filled in (drizzle's
+  // fillPlaceholders), as a Date parameter would: epoch milliseconds on SQLite, text on PostgreSQL.
+  const createdAt = sql.placeholder('createdAt') as unknown as Date
   const where = after
-    ? sql`(${user.createdAt}, ${user.id}) > (${sql.param(new Date(after.createdAt), user.createdAt)}, ${after.id})`
+    ? sql`(${user.createdAt}, ${user.id}) > (${sql.param(createdAt, user.createdAt)}, ${sql.placeholder('id')})`
     : undefined
   return ctx.db
     .select({
