@@ -65,9 +65,9 @@ type Compiled = { sql: string; params: unknown[] }
 /**
  * The reader of one load's chunks: up to `limit` people after a position (createdAt in epoch
  * milliseconds, id), oldest first, as arrays (`storage.rows`). The select is built and compiled
- * once per load (`directoryPeopleStatements`) and each chunk fills in only its position: drizzle's
- * building and `toSQL` of this select cost about 0.6 ms, 60–80 ms of a load of 100 000 people on
- * PostgreSQL. The row comparison `(createdAt, id) > (?, ?)` lets both engines start each chunk at
+ * once per load (`directoryPeopleStatements`) and each chunk fills in only its position: building
+ * and compiling it per chunk of 1 000 took 79 ms of a PostgreSQL cold load of 100 000 people in a
+ * profile (docs/BENCHMARKS.md, round 7 session 9). The row comparison `(createdAt, id) > (?, ?)` lets both engines start each chunk at
  * its place in the createdAt index instead of scanning from the start.
  */
 export function directoryPeopleReader(
