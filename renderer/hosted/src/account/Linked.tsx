@@ -28,16 +28,21 @@ function LinkedBody({ config }: { config: PublicConfig }) {
   const [notice, setNotice] = useState<string | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
 
-  const load = useCallback(() => {
-    api<LinkedAccount[]>('/list-accounts')
-      .then(setAccounts)
-      .catch((e: unknown) => setError((e as Error).message))
-    if (config.passkey)
-      api<unknown[]>('/passkey/list-user-passkeys')
-        .then((list) => setPasskeys(list.length))
-        .catch(() => setPasskeys(0))
-  }, [config.passkey])
-  useEffect(load, [load])
+  const load = useCallback(
+    () =>
+      Promise.all([
+        api<LinkedAccount[]>('/list-accounts')
+          .then(setAccounts)
+          .catch((e: unknown) => setError((e as Error).message)),
+        config.passkey
+          ? api<unknown[]>('/passkey/list-user-passkeys')
+              .then((list) => setPasskeys(list.length))
+              .catch(() => setPasskeys(0))
+          : null,
+      ]),
+    [config.passkey],
+  )
+  useEffect(() => void load(), [load])
 
   const link = async (provider: string) => {
     setBusy(provider)
@@ -50,7 +55,7 @@ function LinkedBody({ config }: { config: PublicConfig }) {
         errorCallbackURL: pageURL('account/linked', { error: '1' }),
       })
       if (answer.url) location.assign(answer.url)
-      else load()
+      else await load()
     } catch (e) {
       setError((e as Error).message)
       setBusy(null)
@@ -63,8 +68,8 @@ function LinkedBody({ config }: { config: PublicConfig }) {
     setNotice(null)
     try {
       await api('/unlink-account', { providerId: account.providerId, accountId: account.accountId })
+      await load()
       setNotice(`${name} is no longer linked.`)
-      load()
     } catch (e) {
       setError((e as Error).message)
     } finally {

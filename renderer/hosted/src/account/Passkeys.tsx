@@ -124,12 +124,14 @@ function PasskeysBody() {
   const [adding, setAdding] = useState(false)
   const [name, setName] = useState('')
 
-  const load = useCallback(() => {
-    api<Passkey[]>('/passkey/list-user-passkeys')
-      .then(setItems)
-      .catch((e: unknown) => setError((e as Error).message))
-  }, [])
-  useEffect(load, [load])
+  const load = useCallback(
+    () =>
+      api<Passkey[]>('/passkey/list-user-passkeys')
+        .then(setItems)
+        .catch((e: unknown) => setError((e as Error).message)),
+    [],
+  )
+  useEffect(() => void load(), [load])
 
   const add = async (event: FormEvent) => {
     event.preventDefault()
@@ -148,9 +150,9 @@ function PasskeysBody() {
       }
       const label = name.trim()
       await api('/passkey/verify-registration', { response, ...(label ? { name: label } : {}) })
+      await load()
       setNotice(`${label || 'Your passkey'} was added.`)
       setName('')
-      load()
     } catch (e) {
       if (e instanceof ApiError && e.code === 'SESSION_NOT_FRESH') setStale(true)
       else setError((e as Error).message)
@@ -199,9 +201,8 @@ function PasskeysBody() {
             key={p.id}
             item={p}
             onChanged={(message) => {
-              setNotice(message)
               setError(null)
-              load()
+              void load().then(() => setNotice(message))
             }}
             onError={setError}
           />

@@ -36,7 +36,7 @@ function SessionsBody({ current }: { current: AccountSession }) {
   const [notice, setNotice] = useState<string | null>(null)
 
   const load = useCallback(() => {
-    api<SessionRow[]>('/list-sessions')
+    return api<SessionRow[]>('/list-sessions')
       .then((list) =>
         // This device first, then the most recently active.
         setRows(
@@ -49,7 +49,7 @@ function SessionsBody({ current }: { current: AccountSession }) {
       )
       .catch((e: unknown) => setError((e as Error).message))
   }, [current.session.token])
-  useEffect(load, [load])
+  useEffect(() => void load(), [load])
 
   const revoke = async (row: SessionRow) => {
     setBusy(row.id)
@@ -57,8 +57,8 @@ function SessionsBody({ current }: { current: AccountSession }) {
     setNotice(null)
     try {
       await api('/revoke-session', { token: row.token })
+      await load()
       setNotice(`Signed out of ${deviceOf(row.userAgent)}.`)
-      load()
     } catch (e) {
       setError((e as Error).message)
     } finally {
@@ -72,8 +72,8 @@ function SessionsBody({ current }: { current: AccountSession }) {
     setNotice(null)
     try {
       await api('/revoke-other-sessions', {})
+      await load()
       setNotice('Signed out of every other device.')
-      load()
     } catch (e) {
       setError((e as Error).message)
     } finally {

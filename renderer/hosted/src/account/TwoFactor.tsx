@@ -199,12 +199,14 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
   const [busy, setBusy] = useState<string | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
   const load = useCallback(() => {
-    api<{ devices: TrustedDevice[] }>('/two-factor/trusted-devices')
-      // This browser first, then the most recently used (the server's order).
-      .then((answer) => setRows([...answer.devices].sort((a, b) => Number(b.current) - Number(a.current))))
-      .catch((e: unknown) => setError((e as Error).message))
+    return (
+      api<{ devices: TrustedDevice[] }>('/two-factor/trusted-devices')
+        // This browser first, then the most recently used (the server's order).
+        .then((answer) => setRows([...answer.devices].sort((a, b) => Number(b.current) - Number(a.current))))
+        .catch((e: unknown) => setError((e as Error).message))
+    )
   }, [])
-  useEffect(load, [load])
+  useEffect(() => void load(), [load])
 
   const forget = async (key: string, run: () => Promise<unknown>, done: string) => {
     setBusy(key)
@@ -212,8 +214,8 @@ function TrustedBrowsers({ onChange }: { onChange: () => void }) {
     setNotice(null)
     try {
       await run()
+      await load()
       setNotice(done)
-      load()
       onChange()
     } catch (e) {
       setError((e as Error).message)
@@ -325,12 +327,14 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
   const [enrolling, setEnrolling] = useState<{ uri: string; codes: string[] } | null>(null)
   const [codes, setCodes] = useState<string[] | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
+  // Returns when the page shows the new state: a notice is set only then, so it never speaks of
+  // a change the page does not show yet (the account pages all follow this).
   const load = useCallback(() => {
-    api<TwoFactorStatus>('/two-factor/status')
+    return api<TwoFactorStatus>('/two-factor/status')
       .then(setStatus)
       .catch((e: unknown) => setError((e as Error).message))
   }, [])
-  useEffect(load, [load])
+  useEffect(() => void load(), [load])
 
   if (error) return <FocusedAlert message={error} />
   if (!status) return null
@@ -414,12 +418,13 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
       {enrolling ? (
         <ConfirmEnrolment
           uri={enrolling.uri}
-          onConfirmed={() => {
-            setCodes(enrolling.codes)
-            setEnrolling(null)
-            setNotice('Two-factor authentication is on.')
-            load()
-          }}
+          onConfirmed={() =>
+            void load().then(() => {
+              setCodes(enrolling.codes)
+              setEnrolling(null)
+              setNotice('Two-factor authentication is on.')
+            })
+          }
         />
       ) : null}
       {status.otp ? (
@@ -438,9 +443,9 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
                 button="Turn on codes by email"
                 onSubmit={async (password) => {
                   await api('/two-factor/enable', { password, method: 'otp' })
+                  await load()
                   setEnrolling(null)
                   setNotice(`Two-factor authentication is on: signing in will ask for a code sent to ${email}.`)
-                  load()
                 }}
               />
             </>
@@ -458,9 +463,9 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
             button="Make new backup codes"
             onSubmit={async (password) => {
               const answer = await api<{ backupCodes: string[] }>('/two-factor/generate-backup-codes', { password })
+              await load()
               setCodes(answer.backupCodes)
               setNotice('New backup codes were made; the old ones no longer work.')
-              load()
             }}
           />
         </Stack>
@@ -483,9 +488,9 @@ function TwoFactorBody({ appName, passkey, current }: { appName: string; passkey
             danger
             onSubmit={async (password) => {
               await api('/two-factor/disable', { password })
+              await load()
               setCodes(null)
               setNotice('Two-factor authentication is off.')
-              load()
             }}
           />
         </Stack>
