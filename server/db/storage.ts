@@ -147,7 +147,6 @@ export function sqliteChangeSignal(
     let versionSeen = -1
     return {
       changed() {
-        const changes = totalChanges.get() as number
         let othersSame: boolean
         if (header?.read(headerRead)) {
           othersSame = headerRead.equals(headerSeen)
@@ -158,6 +157,11 @@ export function sqliteChangeSignal(
           othersSame = version === versionSeen
           versionSeen = version
         }
+        // Every commit rewrites the WAL-index header, this connection's own too, so outside a
+        // transaction a header read as before means no write of ours either. Inside one (own
+        // writes not committed yet) and without the header, `total_changes()` counts them; skipping
+        // it otherwise saves a statement (about 0.2 µs) on every request that looks up a session.
+        const changes = header && !sqlite.inTransaction ? changesSeen : (totalChanges.get() as number)
         if (changes === changesSeen && othersSame) return false
         changesSeen = changes
         return true

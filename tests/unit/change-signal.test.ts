@@ -99,6 +99,52 @@ describe.each([
     expect(signal.changed()).toBe(false)
   })
 
+  it("sees each of this connection's own commits at the very next call, through checkpoints and WAL restarts", () => {
+    // Outside a transaction the header alone speaks for this connection's commits too (no
+    // total_changes() asked): every commit rewrites it, the one that restarts the WAL included.
+    const { a } = setup()
+    const signal = signalOn(a)
+    signal.changed()
+    const modes = ['PASSIVE', 'FULL', 'RESTART', 'TRUNCATE']
+    for (let n = 0; n < 80; n++) {
+      a.prepare('insert into t values (?)').run(n)
+      expect(signal.changed()).toBe(true)
+      expect(signal.changed()).toBe(false)
+      a.prepare('update t set n = n + 1 where n = ?').run(n)
+      expect(signal.changed()).toBe(true)
+      a.prepare('delete from t where n = ?').run(n + 1)
+      expect(signal.changed()).toBe(true)
+      expect(signal.changed()).toBe(false)
+      if (n % 10 === 9) {
+        a.pragma(`wal_checkpoint(${modes[((n - 9) / 10) % modes.length]})`)
+        signal.changed()
+        expect(signal.changed()).toBe(false)
+      }
+    }
+  })
+
+  it("sees this connection's writes inside a transaction before it commits, and after a rollback", () => {
+    const { a } = setup()
+    const signal = signalOn(a)
+    signal.changed()
+    a.exec('begin')
+    a.prepare('insert into t values (1)').run()
+    expect(signal.changed()).toBe(true)
+    expect(signal.changed()).toBe(false)
+    a.prepare('insert into t values (2)').run()
+    expect(signal.changed()).toBe(true)
+    a.exec('commit')
+    signal.changed()
+    expect(signal.changed()).toBe(false)
+    a.exec('begin')
+    a.prepare('insert into t values (3)').run()
+    expect(signal.changed()).toBe(true)
+    a.exec('rollback')
+    a.prepare('insert into t values (4)').run()
+    expect(signal.changed()).toBe(true)
+    expect(signal.changed()).toBe(false)
+  })
+
   it('sees each commit of another connection at the very next call, and nothing between them', () => {
     const { file, a } = setup()
     const b = openAt(file)
