@@ -694,8 +694,8 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
     const route = req.method === 'GET' ? directRoutes.get(target) : undefined
     return route ? runDirect(req, res, target, route) : false
   }
-  /** get-session's answers kept for the same request again (see "Replays" below). */
-  const replays = new Replays()
+  /** Each direct route's answers kept for the same request again (see "Replays" below). */
+  const replaysOf = new Map(options.routes.filter((r) => r.direct && r.method === 'GET').map((r) => [r, new Replays()]))
   /**
    * Answers a direct request with the routed path's runner. A declared route (GET /get-session)
    * answers with its result; a mount's direct POST (the OIDC token endpoint, route null) gets Node's
@@ -704,8 +704,9 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
    */
   const runDirect = (req: IncomingMessage, res: ServerResponse, target: string, route: Route | null): true => {
     // A replay answers an unobserved request (no metric, no request log to write) at once.
-    const key = route && !watching() ? replayKey(target, req.rawHeaders) : undefined
-    if (key !== undefined && replays.answered(key, req.rawHeaders, ctx.config(), res)) return true
+    const replays = route && !watching() ? replaysOf.get(route) : undefined
+    const key = replays ? replayKey(req.rawHeaders) : undefined
+    if (key !== undefined && replays?.answered(key, req.rawHeaders, ctx.config(), res)) return true
     const request = new NodeRequest({ req, res })
     const response = new DirectDraft()
     // The exact target matched: its path is the target itself, with no query string.
@@ -724,7 +725,7 @@ export function createAuthApp(options: HttpAppOptions): AuthApp {
       } else {
         sendDirect(res, input, route, started, result, observe)
         if (key !== undefined && input.replayWhile)
-          replays.remember(key, req.rawHeaders, ctx.config(), input.replayWhile, input.response as DirectDraft, result)
+          replays?.remember(key, req.rawHeaders, ctx.config(), input.replayWhile, input.response as DirectDraft, result)
       }
     } catch (error) {
       failDirect(options, base, req, res, input, route, target, error)
@@ -800,22 +801,34 @@ function sameLines(kept: string[], sent: string[]): boolean {
 }
 
 /**
- * What a replay is looked up by: the request target, its Cookie and its Authorization (the lines
- * that tell one person's request from another's; the answer is replayed only if every other line
- * is the same too, sameLines). Undefined when the request forwards an X-Request-Id, which its
- * answer may have to carry. Names are matched by length first: most lines are none of the three.
+ * What a replay is looked up by, among its route's: the request's Cookie and Authorization (the
+ * lines that tell one person's request from another's; the answer is replayed only if every line
+ * is the same too, sameLines). The usual request, one Cookie line or one Authorization line, is
+ * looked up by that line's own value, with no string built; anything else by the lines joined.
+ * (A key only finds a candidate: two requests with equal keys and different lines never share an
+ * answer.) Undefined when the request forwards an X-Request-Id, which its answer may have to carry.
+ * Names are matched by length first: most lines are none of the three.
  */
-function replayKey(target: string, rawHeaders: string[]): string | undefined {
-  let cookie = ''
-  let authorization = ''
+function replayKey(rawHeaders: string[]): string | undefined {
+  let identifying: string | undefined
+  let lines = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     const length = name.length
-    if (length === 6 && name.toLowerCase() === 'cookie') cookie += `${rawHeaders[i + 1]}\n`
-    else if (length === 13 && name.toLowerCase() === 'authorization') authorization += `${rawHeaders[i + 1]}\n`
-    else if (length === 12 && name.toLowerCase() === 'x-request-id') return undefined
+    if ((length === 6 && name.toLowerCase() === 'cookie') || (length === 13 && name.toLowerCase() === 'authorization')) {
+      identifying = rawHeaders[i + 1] as string
+      lines++
+    } else if (length === 12 && name.toLowerCase() === 'x-request-id') return undefined
   }
-  return `${target}\n${cookie}\n${authorization}`
+  if (lines === 1) return identifying
+  let cookies = ''
+  let authorization = ''
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase()
+    if (name === 'cookie') cookies += `${rawHeaders[i + 1]}\n`
+    else if (name === 'authorization') authorization += `${rawHeaders[i + 1]}\n`
+  }
+  return `${cookies}\n${authorization}`
 }
 
 /** What the runner returns once a mount's handler has answered on Node's response itself (direct POST). */

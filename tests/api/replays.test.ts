@@ -158,6 +158,13 @@ describe('get-session replays', () => {
     await ask({ cookie }, 2)
     // Any header line that differs is another request.
     expect((await ask({ cookie, 'x-extra': '1' }, 2)).ran).toBe(replays ? 1 : 2)
+    // The same cookie beside another person's bearer token (which wins; its session not read yet:
+    // a miss, then a hit that is kept) is looked up apart and compared line by line: the cookie
+    // alone's answer is never given for it.
+    const other = await signUp(server.base)
+    const both = await ask({ cookie, authorization: `Bearer ${other.token}` }, 3)
+    expect(both.ran).toBe(replays ? 2 : 3)
+    for (const answer of both.answers) expect(JSON.parse(answer.body).user.id).toBe(other.user.id)
     // An id a trusted proxy forwards must be the answer's: never replayed.
     const forwarded = await ask({ cookie, 'x-request-id': 'proxy-id-1' }, 2)
     expect(forwarded.ran).toBe(2)
