@@ -98,6 +98,27 @@ async function prepare(target: Target): Promise<void> {
   }
 }
 
+/** The field names of a JSON answer, nested ones as `a.b`, sorted. */
+function fieldsOf(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return []
+  return Object.entries(value)
+    .flatMap(([key, inner]) => [`${prefix}${key}`, ...fieldsOf(inner, `${prefix}${key}.`)])
+    .sort()
+}
+
+/**
+ * The bare anchor must answer get-session with Gatehouse's fields (bench/bare-server.ts): a field
+ * Gatehouse gains and the anchor lacks would make the anchor's work smaller than Gatehouse's.
+ */
+async function checkAnchor(gatehouse: Target, bare: Target): Promise<void> {
+  const answer = (t: Target) => fetch(`${t.base}/get-session`, { headers: { cookie: t.cookie } }).then((r) => r.json())
+  const [own, anchor] = [fieldsOf(await answer(gatehouse)), fieldsOf(await answer(bare))]
+  if (own.join() !== anchor.join())
+    throw new Error(
+      `bench/bare-server.ts answers get-session with other fields than Gatehouse: missing ${own.filter((f) => !anchor.includes(f)).join(', ') || 'none'}, extra ${anchor.filter((f) => !own.includes(f)).join(', ') || 'none'}`,
+    )
+}
+
 let counter = 0
 /** null: the scenario does not apply to that server (forward auth is Gatehouse's own). */
 type Scenario = (t: Target, seconds: number) => Promise<Result | null>
@@ -304,6 +325,7 @@ async function main() {
   }, 1000)
   try {
     for (const t of targets) await prepare(t)
+    await checkAnchor(targets.find((t) => t.name === 'gatehouse') as Target, targets.find((t) => t.name === 'bare') as Target)
     if (WARM_UP > 0) {
       console.error(`warm-up: ${WARM_UP} s of each scenario on each server, not counted`)
       for (const [, run] of selected) for (const t of targets) await run(t, WARM_UP)
