@@ -3,8 +3,8 @@
  * node:http server (the physical limit), each in its own process on loopback, measured
  * alternately in the same run with autocannon. Prints a Markdown table with ratios.
  *
- *   npm run bench                       # 3 rounds × 5 s per scenario and server
- *   BENCH_ROUNDS=5 BENCH_DURATION=8 npm run bench
+ *   npm run bench                       # 3 rounds × 10 s per scenario and server
+ *   BENCH_ROUNDS=5 BENCH_DURATION=20 npm run bench
  *
  * `gatehouse+metrics` is the same build with the Prometheus listener on (--metrics-address, issue
  * 32), scraped once a second as Prometheus would: the last lines give its throughput against
@@ -20,7 +20,12 @@ import { join } from 'node:path'
 import autocannon, { type Result } from 'autocannon'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const DURATION = Number(process.env.BENCH_DURATION ?? 5)
+/**
+ * Seconds per round, scenario and server. Rounds of 5 s measured this VM more than the servers: the
+ * same build's round ratio to bare swung from 0.71× to 1.13× in one sitting; rounds of 20 s (20
+ * turns) from 0.95× to 1.09× (docs/BENCHMARKS.md, issue 51).
+ */
+const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 /**
  * Seconds of each scenario run on each server before the first round, not counted: V8 compiles
  * every server's hot path first (without it the first round measured whichever server ran first
@@ -32,8 +37,10 @@ const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 2)
  * (the order alternating): this VM's host takes back 1 % to 30 % of the CPU from one minute to the
  * next (steal time in /proc/stat), so servers measured one after another for whole rounds saw
  * different machines; turns of a second see the same one. BENCH_SLICES=1: one run per round.
+ * Default: one slice a second. autocannon runs whole seconds (asked for 0.25 s, it runs 1 s), so
+ * a round never has more slices than seconds.
  */
-const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5))
+const SLICES = Math.max(1, Math.min(Number(process.env.BENCH_SLICES ?? DURATION), Math.floor(DURATION)))
 /**
  * Scenarios run whole in each round, not in slices: a password hash takes tens of milliseconds
  * per request on this machine, and a run drops the requests still in flight when it ends (a
@@ -341,7 +348,13 @@ async function main() {
         for (let turn = 0; turn < turns; turn++) {
           // Alternate the order each turn so no server always runs on a warmer or cooler machine.
           const order = (round * turns + turn) % 2 === 0 ? targets : [...targets].reverse()
-          for (const t of order) {
+          for (const [i, t] of order.entries()) {
+            // A hashing scenario's previous server still hashes the requests in flight when its run
+            // ended (up to a second of CPU): the next server must not run beside them. Without
+            // this, whichever server came after another's sign-ups lost 10 % (rounds alternated
+            // 1.13× and 0.89×).
+            const previous = order[i - 1]
+            if (UNSLICED.has(scenario) && previous) await settle(previous)
             const cpuBefore = cpuMs(t.child.pid)
             const r = await run(t, DURATION / turns)
             if (!r) continue
