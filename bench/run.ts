@@ -13,9 +13,9 @@
  * A round's figure per server sums its slices (BENCH_SLICES, below): req/s is all its requests over
  * all its seconds, and p50 and p99 are the medians of the slices' own.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon, { type Result } from 'autocannon'
 
@@ -243,6 +243,24 @@ function machineTicks(): { all: number; steal: number } {
   }
 }
 
+/**
+ * Each turn runs every server's main thread on the same processor, the next turn on the next one
+ * (`taskset -p`, Linux; BENCH_PIN=0 leaves placement to the scheduler). Left to it, a server's
+ * event loop stayed on one of the two vCPUs for many seconds, and they were not equally fast at
+ * the time: a round's ratio then measured where each server happened to sit (turns of one sitting
+ * from 0.71× to 1.54×, alternating pins: 0.95× to 1.05×; docs/BENCHMARKS.md, issue 51). The
+ * client, the servers' other threads (libuv's pool: the hashes; V8's helpers) stay free.
+ */
+const PIN = process.platform === 'linux' && process.env.BENCH_PIN !== '0' && availableParallelism() > 1
+function pin(t: Target, turn: number): void {
+  if (!PIN || t.child.pid === undefined) return
+  try {
+    execFileSync('taskset', ['-p', '-c', String(turn % availableParallelism()), String(t.child.pid)], { stdio: 'ignore' })
+  } catch {
+    console.error('bench: taskset failed; servers are not pinned (util-linux missing?)')
+  }
+}
+
 function cpuMs(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
@@ -355,6 +373,8 @@ async function main() {
             // 1.13× and 0.89×).
             const previous = order[i - 1]
             if (UNSLICED.has(scenario) && previous) await settle(previous)
+            // Two turns on a processor, then two on the next: each order meets each processor.
+            pin(t, Math.floor((round * turns + turn) / 2))
             const cpuBefore = cpuMs(t.child.pid)
             const r = await run(t, DURATION / turns)
             if (!r) continue
