@@ -251,13 +251,14 @@ function machineTicks(): { all: number; steal: number } {
  * from 0.71× to 1.54×, alternating pins: 0.95× to 1.05×; docs/BENCHMARKS.md, issue 51). The
  * client, the servers' other threads (libuv's pool: the hashes; V8's helpers) stay free.
  */
-const PIN = process.platform === 'linux' && process.env.BENCH_PIN !== '0' && availableParallelism() > 1
+let pinning = process.platform === 'linux' && process.env.BENCH_PIN !== '0' && availableParallelism() > 1
 function pin(t: Target, turn: number): void {
-  if (!PIN || t.child.pid === undefined) return
+  if (!pinning || t.child.pid === undefined) return
   try {
     execFileSync('taskset', ['-p', '-c', String(turn % availableParallelism()), String(t.child.pid)], { stdio: 'ignore' })
   } catch {
-    console.error('bench: taskset failed; servers are not pinned (util-linux missing?)')
+    pinning = false
+    console.error('bench: taskset failed, so the servers are not pinned from here on (util-linux missing?)')
   }
 }
 
