@@ -245,11 +245,12 @@ function machineTicks(): { all: number; steal: number } {
 
 /**
  * Each turn runs every server's main thread on the same processor, the next turn on the next one
- * (`taskset -p`, Linux; BENCH_PIN=0 leaves placement to the scheduler). Left to it, a server's
- * event loop stayed on one of the two vCPUs for many seconds, and they were not equally fast at
- * the time: a round's ratio then measured where each server happened to sit (turns of one sitting
- * from 0.71× to 1.54×, alternating pins: 0.95× to 1.05×; docs/BENCHMARKS.md, issue 51). The
- * client, the servers' other threads (libuv's pool: the hashes; V8's helpers) stay free.
+ * (`taskset -p`, Linux; BENCH_PIN=0 leaves placement to the scheduler). Left to it, one server
+ * could run at half again its CPU per request for 10–20 s while the other did not, and turns spent
+ * mostly on one vCPU were faster than those on the other: harness turns of one sitting ranged from
+ * 0.71× to 1.54×, with alternating pins from 0.95× to 1.05× (docs/BENCHMARKS.md, issue 51). The
+ * client and the servers' other threads (libuv's pool: the hashes; V8's helpers) stay free. If the
+ * processors this process may use are not numbered from 0, taskset fails and pinning stops.
  */
 let pinning = process.platform === 'linux' && process.env.BENCH_PIN !== '0' && availableParallelism() > 1
 function pin(t: Target, turn: number): void {
