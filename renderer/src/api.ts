@@ -1,4 +1,4 @@
-import { type UseQueryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type UseQueryOptions, useIsFetching, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import {
   contract,
   type GatehouseBridge,
@@ -115,6 +115,16 @@ export function useOpMutation<K extends OpName>(op: K) {
       if (contract[op].mutates) void client.invalidateQueries()
     },
   })
+}
+
+/**
+ * Whether the view's copy of `op` is being read again (after a save, or on focus). A control that
+ * saves at once sends the value it shows as the save's `base`, so it is disabled while its own
+ * save is pending and until the value is read again: a second click in between would act on the
+ * value from before the first, and the server would refuse it as another admin's change.
+ */
+export function useRereading(op: OpName): boolean {
+  return useIsFetching({ queryKey: [op] }) > 0
 }
 
 export function openExternal(url: string): void {

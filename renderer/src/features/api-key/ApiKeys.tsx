@@ -47,12 +47,14 @@ function Settings() {
             label="API keys enabled"
             description="Off: the /api-key/* endpoints answer 404"
             checked={s.enabled}
+            disabled={configure.isPending || settings.isFetching}
             onChange={(e) => set({ enabled: e.currentTarget.checked })}
             data-testid="apikey-enabled"
           />
           <Switch
             label="A key acts as its owner's session (enableSessionForAPIKeys)"
             checked={s.enableSessionForAPIKeys}
+            disabled={configure.isPending || settings.isFetching}
             onChange={(e) => set({ enableSessionForAPIKeys: e.currentTarget.checked })}
             data-testid="apikey-session"
           />

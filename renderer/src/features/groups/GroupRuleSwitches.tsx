@@ -27,6 +27,7 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
   const configure = useOpMutation('groups.configure')
   const [pending, setPending] = useState<{ key: SwitchKey; impact: Impact } | null>(null)
   const [checkError, setCheckError] = useState<PanelCallError | null>(null)
+  const [checking, setChecking] = useState(false)
   const rule = (groups.data ?? {}) as Record<string, boolean>
   // A switch set at start-up is read-only with the badge and the reason: a change would not take effect.
   const startup = useStartup()
@@ -37,7 +38,6 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
       {
         onSuccess: () => {
           setPending(null)
-          void groups.refetch()
           onChanged?.()
         },
       },
@@ -46,12 +46,15 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
   const change = async (key: SwitchKey, on: boolean) => {
     setCheckError(null)
     if (on) return apply(key, on)
+    setChecking(true)
     try {
       const impact = await call('groups.impact', { patch: { [key]: false } })
       if (impact.length === 0) apply(key, false)
       else setPending({ key, impact })
     } catch (error) {
       setCheckError(error as PanelCallError)
+    } finally {
+      setChecking(false)
     }
   }
 
@@ -65,7 +68,8 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
             key={key}
             {...startup.field(`groups.${key}`, { label: text })}
             checked={rule[key] === true}
-            disabled={!groups.data}
+            // Until the rule is read again after a change, a click would act on the rule as it was.
+            disabled={!groups.data || checking || configure.isPending || groups.isFetching}
             onChange={(e) => startup.of(`groups.${key}`) || void change(key, e.currentTarget.checked)}
             data-testid={`oidc-groups-${key}`}
           />

@@ -17,6 +17,7 @@ function Settings() {
           <Switch
             label="JWT enabled (GET /token, GET /jwks, set-auth-jwt on get-session)"
             checked={s.enabled}
+            disabled={configure.isPending || settings.isFetching}
             onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked }, base: { 'jwt.enabled': s.enabled } })}
             data-testid="jwt-enabled"
           />
@@ -25,6 +26,7 @@ function Settings() {
             data={['EdDSA', 'ES256', 'RS256']}
             value={s.jwks.keyPairConfig.alg}
             allowDeselect={false}
+            disabled={configure.isPending || settings.isFetching}
             onChange={(alg) =>
               alg &&
               configure.mutate({

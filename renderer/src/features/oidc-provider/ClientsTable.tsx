@@ -2,7 +2,7 @@ import { Badge, type BadgeProps, Button, Code, Group, Select, Stack, Switch, Tab
 import type { ReactNode } from 'react'
 import type { OidcClientView } from '../../../../server/features/oidc-provider/panel-contract'
 import { Allowed, Editable } from '../../access'
-import { useOpMutation } from '../../api'
+import { useOpMutation, useRereading } from '../../api'
 import { ConfirmButton, ErrorNotice } from '../../components/common'
 import { dateTime } from '../../format'
 import { ID_TOKEN_ALGS, type IdTokenAlg } from './ClientFields'
@@ -19,6 +19,7 @@ function KindBadge(props: BadgeProps & { children: ReactNode; 'data-testid'?: st
 /** A client's token settings, changed in place: the ID token algorithm and the resource-server switch. */
 export function TokenSettings({ client, onChanged }: { client: OidcClientView; onChanged: () => void }) {
   const update = useOpMutation('oidc.updateClient')
+  const rereading = useRereading('oidc.clients')
   return (
     <Editable op="oidc.updateClient">
       <Stack gap={4}>
@@ -29,6 +30,7 @@ export function TokenSettings({ client, onChanged }: { client: OidcClientView; o
           data={ID_TOKEN_ALGS}
           value={client.idTokenSignedResponseAlg}
           allowDeselect={false}
+          disabled={update.isPending || rereading}
           onChange={(v) =>
             v &&
             update.mutate(
@@ -46,6 +48,7 @@ export function TokenSettings({ client, onChanged }: { client: OidcClientView; o
           size="xs"
           label="resource server"
           checked={client.resourceServer}
+          disabled={update.isPending || rereading}
           onChange={(e) =>
             update.mutate(
               { clientId: client.clientId, resourceServer: e.currentTarget.checked, base: { resourceServer: client.resourceServer } },

@@ -50,6 +50,7 @@ export default function OidcClientsPage() {
               label: `OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`,
             })}
             checked={enabled}
+            disabled={configure.isPending || clients.isFetching}
             onChange={(e) =>
               startup.of('oidcProvider.enabled') ||
               configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })

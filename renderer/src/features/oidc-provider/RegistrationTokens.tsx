@@ -3,7 +3,7 @@ import { IconAlertTriangle, IconPlus } from '@tabler/icons-react'
 import { useState } from 'react'
 import type { RegistrationTokenView } from '../../../../server/features/oidc-provider/panel-contract'
 import { Allowed, Editable } from '../../access'
-import { useOpMutation } from '../../api'
+import { useOpMutation, useRereading } from '../../api'
 import { ConfirmButton, ErrorNotice } from '../../components/common'
 import { useStartup } from '../../startup'
 import { dateTime } from '../../format'
@@ -218,6 +218,7 @@ export function RegistrationTokens({
   onChanged: () => void
 }) {
   const configure = useOpMutation('oidc.configure')
+  const rereading = useRereading('oidc.registrationTokens')
   const [shown, setShown] = useState<{ token: string; id: string } | null>(null)
   // Set at start-up, the switch is read-only with the badge and the reason: a change would not take effect.
   const startup = useStartup()
@@ -235,6 +236,7 @@ export function RegistrationTokens({
               description: `An application holding a token below registers itself at ${issuer}/oauth2/register (RFC 7591)`,
             })}
             checked={data.enabled}
+            disabled={configure.isPending || rereading}
             onChange={(e) =>
               fixed ||
               configure.mutate(

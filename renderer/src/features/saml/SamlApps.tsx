@@ -2,7 +2,7 @@ import { Badge, Button, Card, Code, Group, Select, Stack, Text, Textarea, TextIn
 import { useState } from 'react'
 import type { SamlServiceProviderView } from '../../../../server/features/saml/panel-contract'
 import { Allowed, Editable } from '../../access'
-import { useOp, useOpMutation } from '../../api'
+import { useOp, useOpMutation, useRereading } from '../../api'
 import { GroupNameProblems } from '../groups/GroupNameProblems'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { useFieldDraft } from '../../object-save'
@@ -102,6 +102,7 @@ function AddServiceProvider() {
 
 function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
   const update = useOpMutation('saml.updateServiceProvider')
+  const rereading = useRereading('saml.serviceProviders')
   const remove = useOpMutation('saml.deleteServiceProvider')
   // Only the fields this admin changed are sent, each with the value it was read at (a change by
   // another admin since is refused and shown beside the field).
@@ -182,6 +183,7 @@ function ServiceProviderCard({ sp }: { sp: SamlServiceProviderView }) {
                 data={FORMATS}
                 value={sp.nameIdFormat}
                 allowDeselect={false}
+                disabled={update.isPending || rereading}
                 error={update.error?.messageFor('nameIdFormat')}
                 onChange={(v) => v && update.mutate({ id: sp.id, nameIdFormat: v as Format, base: { nameIdFormat: sp.nameIdFormat } })}
               />
