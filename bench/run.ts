@@ -228,11 +228,6 @@ const scenarios: Record<string, Scenario> = {
 const only = process.env.BENCH_ONLY?.split(/[,|]/).map((name) => name.trim())
 const selected = Object.entries(scenarios).filter(([name]) => !only || only.includes(name))
 
-/**
- * CPU time a process has used, in milliseconds (Linux: /proc/PID/stat utime + stime, at the
- * kernel's 100 ticks per second). Per request it is a fairer cost than req/s on a busy machine,
- * where throughput follows whatever else runs.
- */
 /** The machine's CPU ticks so far, all of them and those its host took (steal), from /proc/stat. */
 function machineTicks(): { all: number; steal: number } {
   try {
@@ -263,6 +258,11 @@ function pin(t: Target, turn: number): void {
   }
 }
 
+/**
+ * CPU time a process has used, in milliseconds (Linux: /proc/PID/stat utime + stime, at the
+ * kernel's 100 ticks per second). Per request it is a fairer cost than req/s on a busy machine,
+ * where throughput follows whatever else runs.
+ */
 function cpuMs(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
@@ -270,6 +270,27 @@ function cpuMs(pid: number | undefined): number {
   } catch {
     return Number.NaN
   }
+}
+
+/**
+ * The machine's own speed, with every server idle: iterations per microsecond of a fixed loop of
+ * arithmetic, run for 200 ms in this process. The 2-core VM of issue 51 ran such a loop about 16 %
+ * slower after a minute of load, on both processors, and stayed there (docs/BENCHMARKS.md, round 7,
+ * session 11): printed beside each round, it tells a round measured across that step, where both
+ * servers' CPU per request moved with the machine, from one where one server moved.
+ */
+function machineSpeed(): number {
+  let x = 1
+  let loops = 0
+  const start = performance.now()
+  let now = start
+  while (now - start < 200) {
+    for (let i = 0; i < 100_000; i++) x = (x * 1103515245 + 12345) % 2147483647
+    loops += 1
+    now = performance.now()
+  }
+  // x is used, so the loop cannot be optimised away.
+  return x < 0 ? Number.NaN : (loops * 100_000) / ((now - start) * 1000)
 }
 
 /**
@@ -358,11 +379,15 @@ async function main() {
       for (const [, run] of selected) for (const t of targets) await run(t, WARM_UP)
     }
     const samples = new Map<string, Sample[]>()
+    /** Per scenario, the machine's speed before each of its rounds (machineSpeed). */
+    const speeds = new Map<string, number[]>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const [scenario, run] of selected) {
         // Per server: its slices' requests, seconds, CPU and latencies, summed into one sample.
         const parts = new Map<Target, { requests: number; seconds: number; cpu: number; p50: number[]; p99: number[]; failures: number }>()
         for (const t of targets) await settle(t)
+        const speed = machineSpeed()
+        speeds.set(scenario, [...(speeds.get(scenario) ?? []), speed])
         const before = machineTicks()
         const turns = UNSLICED.has(scenario) ? 1 : SLICES
         for (let turn = 0; turn < turns; turn++) {
@@ -402,7 +427,7 @@ async function main() {
           list.push({ cpu, rps, p50: median(part.p50), p99: median(part.p99), failures: part.failures })
           samples.set(key, list)
           console.error(
-            `round ${round + 1} ${scenario} ${t.name}: ${rps.toFixed(0)} req/s p99 ${median(part.p99)} ms, ${cpu.toFixed(1)} CPU ms / 1000 req (host steal ${steal.toFixed(0)} %)`,
+            `round ${round + 1} ${scenario} ${t.name}: ${rps.toFixed(0)} req/s p99 ${median(part.p99)} ms, ${cpu.toFixed(1)} CPU ms / 1000 req (host steal ${steal.toFixed(0)} %, machine ${speed.toFixed(1)} iterations/µs)`,
           )
         }
       }
@@ -457,13 +482,18 @@ async function main() {
       )
     }
     // The goal is ≥ 0.95× bare in every round, not only in the median: each round's own ratio.
-    lines.push('', '| scenario | gatehouse / bare, req/s, each round | lowest |', '|---|---|---:|')
+    lines.push(
+      '',
+      '| scenario | gatehouse / bare, req/s, each round | lowest | machine speed before each round, iterations/µs |',
+      '|---|---|---:|---|',
+    )
     for (const [scenario] of selected) {
       const ours = samples.get(`${scenario}|gatehouse`) ?? []
       const bare = samples.get(`${scenario}|bare`) ?? []
       if (ours.length === 0 || bare.length === 0) continue
       const ratios = ours.map((x, i) => x.rps / (bare[i]?.rps ?? Number.NaN))
-      lines.push(`| ${scenario} | ${ratios.map((r) => r.toFixed(2)).join(' · ')} | ${Math.min(...ratios).toFixed(2)}× |`)
+      const machine = (speeds.get(scenario) ?? []).map((x) => x.toFixed(1)).join(' · ')
+      lines.push(`| ${scenario} | ${ratios.map((r) => r.toFixed(2)).join(' · ')} | ${Math.min(...ratios).toFixed(2)}× | ${machine} |`)
     }
     console.log(lines.join('\n'))
     const rpsOf = (scenario: string) => median((samples.get(`${scenario}|gatehouse`) ?? []).map((x) => x.rps))
