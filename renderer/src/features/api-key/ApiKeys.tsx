@@ -18,7 +18,7 @@ import {
 } from '@mantine/core'
 import { IconCheck, IconCopy, IconKey, IconPlus, IconSearch, IconTrash } from '@tabler/icons-react'
 import { useState } from 'react'
-import { useOp, useOpMutation } from '../../api'
+import { useOp, useOpMutation, useRereading } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { Allowed, Editable } from '../../access'
 import { UserPicker } from '../../components/UserPicker'
@@ -31,6 +31,7 @@ const userFromHash = (): string => new URLSearchParams(window.location.hash.spli
 function Settings() {
   const settings = useOp('apiKey.settings', {})
   const configure = useOpMutation('apiKey.configure')
+  const rereading = useRereading('apiKey.settings')
   if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} /> : <Loading />
   const s = settings.data as { enabled: boolean; enableSessionForAPIKeys: boolean; apiKeyHeaders: string | string[] }
   // One switch at a time, over the value shown: another admin's change since is refused (409), not undone.
@@ -47,14 +48,14 @@ function Settings() {
             label="API keys enabled"
             description="Off: the /api-key/* endpoints answer 404"
             checked={s.enabled}
-            disabled={configure.isPending || settings.isFetching}
+            disabled={configure.isPending || rereading}
             onChange={(e) => set({ enabled: e.currentTarget.checked })}
             data-testid="apikey-enabled"
           />
           <Switch
             label="A key acts as its owner's session (enableSessionForAPIKeys)"
             checked={s.enableSessionForAPIKeys}
-            disabled={configure.isPending || settings.isFetching}
+            disabled={configure.isPending || rereading}
             onChange={(e) => set({ enableSessionForAPIKeys: e.currentTarget.checked })}
             data-testid="apikey-session"
           />

@@ -1,7 +1,7 @@
 import { Button, Group, Modal, Stack, Switch, Text } from '@mantine/core'
 import { useState } from 'react'
 import { Editable } from '../../access'
-import { call, type PanelCallError, useOp, useOpMutation } from '../../api'
+import { call, type PanelCallError, useOp, useOpMutation, useRereading } from '../../api'
 import { ErrorNotice } from '../../components/common'
 import { useStartup } from '../../startup'
 import { NameImpactList } from './NameImpact'
@@ -25,6 +25,7 @@ type Impact = Array<{ where: string; name: string; problem: string }>
 export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
   const groups = useOp('groups.settings', {})
   const configure = useOpMutation('groups.configure')
+  const rereading = useRereading('groups.settings')
   const [pending, setPending] = useState<{ key: SwitchKey; impact: Impact } | null>(null)
   const [checkError, setCheckError] = useState<PanelCallError | null>(null)
   const [checking, setChecking] = useState(false)
@@ -69,7 +70,7 @@ export function GroupRuleSwitches({ onChanged }: { onChanged?: () => void }) {
             {...startup.field(`groups.${key}`, { label: text })}
             checked={rule[key] === true}
             // Until the rule is read again after a change, a click would act on the rule as it was.
-            disabled={!groups.data || checking || configure.isPending || groups.isFetching}
+            disabled={!groups.data || checking || configure.isPending || rereading}
             onChange={(e) => startup.of(`groups.${key}`) || void change(key, e.currentTarget.checked)}
             data-testid={`oidc-groups-${key}`}
           />

@@ -1,6 +1,6 @@
 import { Badge, Card, Code, Group, Select, Stack, Switch, Table, Text } from '@mantine/core'
 import { IconRefresh } from '@tabler/icons-react'
-import { useOp, useOpMutation } from '../../api'
+import { useOp, useOpMutation, useRereading } from '../../api'
 import { ConfirmButton, ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { dateTime, duration } from '../../format'
 import { Allowed, Editable } from '../../access'
@@ -8,6 +8,7 @@ import { Allowed, Editable } from '../../access'
 function Settings() {
   const settings = useOp('jwt.settings', {})
   const configure = useOpMutation('jwt.configure')
+  const rereading = useRereading('jwt.settings')
   if (!settings.data) return settings.error ? <ErrorNotice error={settings.error} onRetry={() => void settings.refetch()} /> : <Loading />
   const s = settings.data as { enabled: boolean; jwks: { keyPairConfig: { alg: string } } }
   return (
@@ -17,7 +18,7 @@ function Settings() {
           <Switch
             label="JWT enabled (GET /token, GET /jwks, set-auth-jwt on get-session)"
             checked={s.enabled}
-            disabled={configure.isPending || settings.isFetching}
+            disabled={configure.isPending || rereading}
             onChange={(e) => configure.mutate({ patch: { enabled: e.currentTarget.checked }, base: { 'jwt.enabled': s.enabled } })}
             data-testid="jwt-enabled"
           />
@@ -26,7 +27,7 @@ function Settings() {
             data={['EdDSA', 'ES256', 'RS256']}
             value={s.jwks.keyPairConfig.alg}
             allowDeselect={false}
-            disabled={configure.isPending || settings.isFetching}
+            disabled={configure.isPending || rereading}
             onChange={(alg) =>
               alg &&
               configure.mutate({

@@ -1,7 +1,7 @@
 import { Card, Stack, Switch } from '@mantine/core'
 import { useState } from 'react'
 import { Editable } from '../../access'
-import { useOp, useOpMutation } from '../../api'
+import { useOp, useOpMutation, useRereading } from '../../api'
 import { ErrorNotice, Loading, PageHeader } from '../../components/common'
 import { useDeepLink } from '../../deep-link'
 import { AccessModal, EditClientModal, SecretModal, type ShownSecret } from './ClientModals'
@@ -19,6 +19,7 @@ export default function OidcClientsPage() {
   const clients = useOp('oidc.clients', {})
   const tokens = useOp('oidc.registrationTokens', {})
   const configure = useOpMutation('oidc.configure')
+  const rereading = useRereading('oidc.clients')
   // `#/sso/<clientId>`: the client's own address (issue 31 §3), opening its access dialog.
   const [linked, openClient, closeClient] = useDeepLink('sso')
   const [shown, setShown] = useState<ShownSecret | null>(null)
@@ -50,7 +51,7 @@ export default function OidcClientsPage() {
               label: `OpenID Connect provider enabled (discovery at ${issuer}/.well-known/openid-configuration)`,
             })}
             checked={enabled}
-            disabled={configure.isPending || clients.isFetching}
+            disabled={configure.isPending || rereading}
             onChange={(e) =>
               startup.of('oidcProvider.enabled') ||
               configure.mutate({ patch: { enabled: e.currentTarget.checked } }, { onSuccess: () => void clients.refetch() })
