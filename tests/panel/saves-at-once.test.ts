@@ -1,8 +1,7 @@
-import type { Page } from 'playwright-core'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createClient } from '../../server/features/oidc-provider/clients.js'
 import { findClient } from '../../server/features/oidc-provider/store.js'
-import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
+import { panelPageForFile, viewOpener } from './harness.js'
 
 /**
  * Controls that save at once (the `groups.*` switches, an OIDC client's switches) when the view's
@@ -14,23 +13,19 @@ import { type PanelHarness, panelPageForFile, viewOpener } from './harness.js'
  * until its value is read again (renderer/src/api.ts `useRereading`).
  */
 
-let h: PanelHarness
-let page: Page
 const session = panelPageForFile()
-beforeAll(() => {
-  ;({ h, page } = session)
-})
 const open = viewOpener(session)
 
 /** From now on every reread of `op` answers 1.5 s late, as on a loaded machine. */
 const slowRereads = (op: string) =>
-  page.route(`**/panel/api/${op}`, async (route) => {
+  session.page.route(`**/panel/api/${op}`, async (route) => {
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     await route.continue()
   })
 
 describe('controls that save at once', () => {
   it('a second click while the rule is still being reread applies to the stored rule', { timeout: 60_000 }, async () => {
+    const { h, page } = session
     await open('sso', 'Single sign-on')
     const roles = page.getByTestId('oidc-groups-roles')
     await expect.poll(() => roles.isChecked()).toBe(true)
@@ -45,6 +40,7 @@ describe('controls that save at once', () => {
   })
 
   it("an OIDC client's resource-server switch, clicked twice in a row, ends where the admin left it", { timeout: 60_000 }, async () => {
+    const { h, page } = session
     const { client } = await createClient(h.server.gatehouse.ctx, { name: 'Wiki', redirectUris: ['https://wiki.lan/cb'] }, { via: 'cli' })
     await open('sso', 'Single sign-on')
     const resourceServer = page.getByTestId(`oidc-rs-${client.clientId}`)
