@@ -61,11 +61,13 @@ export default defineConfig({
                 ...shared,
                 name: 'postgres',
                 // A feature's own API suite (tests/features/<name>/*.api.test.ts) runs on both engines too,
-                // and so does back-channel logout's suite (the outbox engine's queue with its own claims).
+                // and so does back-channel logout's suite (the outbox engine's queue with its own claims),
+                // and the directory index's (its load reads each chunk with a query of PostgreSQL's own).
                 include: [
                   'tests/api/**/*.test.ts',
                   'tests/features/**/*.api.test.ts',
                   'tests/features/oidc-provider/backchannel-logout.test.ts',
+                  'tests/features/ldap/scale.test.ts',
                 ],
                 env: { GATEHOUSE_TEST_ENGINE: 'postgres' },
                 globalSetup: ['tests/setup/postgres-engine.ts'],

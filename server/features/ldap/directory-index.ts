@@ -27,7 +27,7 @@ import { type DirectoryRow, directoryPeopleReader, parseSources, ROW } from './s
  * Loading reads organizations' slugs and teams' names first (a few hundred rows, through
  * organization's store), then the people in chunks (CHUNK rows per query, oldest first,
  * keyset-paged) as arrays of plain values (store.ts, `storage.rows`), each chunk of people (each
- * with their group sources as one text: store.ts `sourcesColumn`) indexed as it arrives, and
+ * with their group sources as one text: store.ts `parseSources`) indexed as it arrives, and
  * yields to the event loop once SLICE_MS have passed (`TimeSlices`, checked between chunks and
  * every 64 people): loading a hundred thousand people holds HTTP for a few milliseconds at a time
  * (and the collector's pauses). Concurrent operations share one load. Clock-dependent rules (a ban's expiry) are applied by the caller at
@@ -240,7 +240,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
       const slug = slugOf.get(organizationId)
       if (slug !== undefined) teamOf.set(id, { slug, teamName: name })
     }
-  /** The group rule's input from a person's sources text (store.ts sourcesColumn). */
+  /** The group rule's input from a person's sources text (store.ts parseSources). */
   const sourcesOf = (text: string): GroupSources => {
     const parts = parseSources(text)
     const memberships: Array<{ slug: string; role: string }> = []
@@ -256,7 +256,7 @@ async function load(ctx: AuthContext, config: GatehouseConfig, slices: TimeSlice
     return { role: parts.role, memberships, teams }
   }
   const groupByName = new Map<string, IndexedGroup>()
-  // Each person's sources arrive as one text (store.ts sourcesColumn): people with the same text
+  // Each person's sources arrive as one text (store.ts parseSources): people with the same text
   // have the same groups, so the rule runs once per distinct text (a few hundred for a hundred
   // thousand people), its groups shared.
   const groupsBySources = new Map<string, IndexedGroup[]>()

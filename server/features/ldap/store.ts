@@ -1,4 +1,5 @@
 import { and, asc, eq, fillPlaceholders, isNull, or, type SQL, sql } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { AuthContext } from '../../core/context.js'
 import type { UserRow } from '../../core/sessions.js'
 import { member, teamMember, user } from '../../db/schema.js'
@@ -10,13 +11,6 @@ import { firstRow } from '../../db/storage.js'
  * plain values (`storage.rows`: no per-row object, no Date), so loading a hundred thousand people
  * never holds the event loop for long nor needs one huge result in memory at once.
  */
-
-/**
- * A timestamp column as epoch milliseconds, read as a plain number on both engines (SQLite stores
- * them so; on PostgreSQL the whole milliseconds of the timestamptz, as drizzle's Date would hold).
- */
-const epochMs = (ctx: AuthContext, column: typeof user.createdAt | typeof user.banExpires): SQL<number> =>
-  ctx.storage.dialect === 'postgres' ? sql<number>`floor(extract(epoch from ${column}) * 1000)::float8` : sql<number>`${column}`
 
 /**
  * A person as the directory's index reads them, one array per row (no object, no Date: a hundred
@@ -90,9 +84,16 @@ export function directoryPeopleReader(
 
 /** A load's two selects, compiled: the first chunk's, and the next chunks' with the position as placeholders. */
 export function directoryPeopleStatements(ctx: AuthContext, limit: number, wanted: SourcesWanted): { first: Compiled; next: Compiled } {
+  if (ctx.storage.dialect === 'postgres') {
+    const dialect = new PgDialect()
+    return {
+      first: dialect.sqlToQuery(postgresChunkQuery(null, limit, wanted)),
+      next: dialect.sqlToQuery(postgresChunkQuery('placeholders', limit, wanted)),
+    }
+  }
   return {
-    first: directoryPeopleQuery(ctx, null, limit, wanted).toSQL(),
-    next: directoryPeopleQuery(ctx, 'placeholders', limit, wanted).toSQL(),
+    first: sqliteChunkQuery(ctx, null, limit, wanted).toSQL(),
+    next: sqliteChunkQuery(ctx, 'placeholders', limit, wanted).toSQL(),
   }
 }
 
@@ -101,74 +102,106 @@ export function chunkAfter(next: Compiled, after: { createdAt: number; id: strin
   return { sql: next.sql, params: fillPlaceholders(next.params, { createdAt: new Date(after.createdAt), id: after.id }) }
 }
 
-/**
- * A person's group sources as one JSON text, `[role, [[organization id, member role], …], [team
- * id, …]]` (either list null or [] when there is none, or when the rule does not need it): equal
- * for people whose sources were read equal, so the index runs the group rule once per distinct
- * text, and the load reads no membership row into JavaScript. Ids, not names: each subquery is one
- * range of a covering index, member (userId, organizationId, role) or teamMember (userId, teamId)
- * (migrations 0024 / pg 0025: the row itself is not looked up), with no join (a join per person
- * costs PostgreSQL about 20 µs a row); the load maps ids to slugs and names (organization's store:
- * `listOrganizationSlugs`, `listTeamNames`) once per distinct text.
+/*
+ * A person's group sources as one text, equal for people whose sources were read equal, so the
+ * index runs the group rule once per distinct text, and the load reads no membership row into
+ * JavaScript: the role, then the [organization id, member role] pairs, then the team ids, fields
+ * apart by SOURCE_FIELD, parts by SOURCE_PART (control characters: ids are generated and roles are
+ * names from the config, neither holds one). Ids, not names: the load maps ids to slugs and names
+ * (organization's store: `listOrganizationSlugs`, `listTeamNames`) once per distinct text. A list
+ * the rule does not need is read as empty.
  */
-function sourcesColumn(ctx: AuthContext, wanted: SourcesWanted): SQL<string> {
-  if (ctx.storage.dialect === 'postgres') {
-    const memberships = wanted.memberships
-      ? sql`(select json_agg(json_build_array(${member.organizationId}, ${member.role})) from ${member} where ${member.userId} = ${user.id})`
-      : sql`null::json`
-    const teams = wanted.teams
-      ? sql`(select json_agg(${teamMember.teamId}) from ${teamMember} where ${teamMember.userId} = ${user.id})`
-      : sql`null::json`
-    return sql<string>`json_build_array(${user.role}, ${memberships}, ${teams})::text`
-  }
-  // The subqueries' JSON subtype reaches json_array, which nests their arrays rather than quoting
-  // them as strings (no json() around them: it would parse each text again, about 45 ms a load of
-  // 100 000 people). Were a SQLite to drop the subtype, the groups would go wrong and
-  // tests/features/ldap/scale.test.ts ('holds the groups personOf reads') would fail.
-  const memberships = wanted.memberships
-    ? sql`(select json_group_array(json_array(${member.organizationId}, ${member.role})) from ${member} where ${member.userId} = ${user.id})`
-    : sql`null`
-  const teams = wanted.teams
-    ? sql`(select json_group_array(${teamMember.teamId}) from ${teamMember} where ${teamMember.userId} = ${user.id})`
-    : sql`null`
-  return sql<string>`json_array(${user.role}, ${memberships}, ${teams})`
-}
+const SOURCE_FIELD = '\x1e'
+const SOURCE_PART = '\x1f'
 
-/** The parts of a `sources` text (`sourcesColumn`): the role, [organization id, member role] pairs, team ids. */
+/** The parts of a `sources` text: the role, [organization id, member role] pairs, team ids. */
 export function parseSources(text: string): { role: string | null; memberships: Array<[string, string]>; teams: string[] } {
-  const [role, memberships, teams] = JSON.parse(text) as [string | null, Array<[string, string]> | null, string[] | null]
-  return { role, memberships: memberships ?? [], teams: teams ?? [] }
+  const [role = '', memberships = '', teams = ''] = text.split(SOURCE_FIELD)
+  const pairs: Array<[string, string]> = []
+  if (memberships !== '') {
+    const parts = memberships.split(SOURCE_PART)
+    for (let i = 0; i + 1 < parts.length; i += 2) pairs.push([parts[i] as string, parts[i + 1] as string])
+  }
+  return { role: role === '' ? null : role, memberships: pairs, teams: teams === '' ? [] : teams.split(SOURCE_PART) }
 }
 
 /**
- * The select of a load's chunk (not run): a keyset chunk in the directory's order, one range of
- * the index `user (createdAt, id)` (migrations 0023 / pg 0024) on both engines, no sort; after a
- * position given as placeholders (`chunkAfter` fills them in), or from the start.
+ * The select of a load's chunk on SQLite (not run): a keyset chunk in the directory's order, one
+ * range of the index `user (createdAt, id)` (migration 0023), no sort; after a position given as
+ * placeholders (`chunkAfter` fills them in), or from the start. Each person's sources are two
+ * subqueries, each one range of a covering index, member (userId, organizationId, role) or
+ * teamMember (userId, teamId) (migration 0024: the row itself is not looked up).
  */
-function directoryPeopleQuery(ctx: AuthContext, after: 'placeholders' | null, limit: number, wanted: SourcesWanted) {
+function sqliteChunkQuery(ctx: AuthContext, after: 'placeholders' | null, limit: number, wanted: SourcesWanted) {
   // The position's createdAt goes through the column's encoder when filled in (drizzle's
-  // fillPlaceholders), as a Date parameter would: epoch milliseconds on SQLite, text on PostgreSQL.
+  // fillPlaceholders), as a Date parameter would: epoch milliseconds. Times are read as stored
+  // (epoch milliseconds: an SQL expression, not the column, so drizzle makes no Date of them).
   const createdAt = sql.placeholder('createdAt') as unknown as Date
   const where = after
     ? sql`(${user.createdAt}, ${user.id}) > (${sql.param(createdAt, user.createdAt)}, ${sql.placeholder('id')})`
     : undefined
+  const memberships = wanted.memberships
+    ? sql`(select group_concat(${member.organizationId} || char(31) || ${member.role}, char(31)) from ${member} where ${member.userId} = ${user.id})`
+    : sql`null`
+  const teams = wanted.teams
+    ? sql`(select group_concat(${teamMember.teamId}, char(31)) from ${teamMember} where ${teamMember.userId} = ${user.id})`
+    : sql`null`
   return ctx.db
     .select({
       id: user.id,
       name: user.name,
       email: user.email,
       emailVerified: user.emailVerified,
-      createdAt: epochMs(ctx, user.createdAt),
-      updatedAt: epochMs(ctx, user.updatedAt),
+      createdAt: sql<number>`${user.createdAt}`,
+      updatedAt: sql<number>`${user.updatedAt}`,
       username: user.username,
       banned: user.banned,
-      banExpires: epochMs(ctx, user.banExpires),
-      sources: sourcesColumn(ctx, wanted),
+      banExpires: sql<number>`${user.banExpires}`,
+      sources: sql<string>`coalesce(${user.role}, '') || char(30) || coalesce(${memberships}, '') || char(30) || coalesce(${teams}, '')`,
     })
     .from(user)
     .where(where)
     .orderBy(asc(user.createdAt), asc(user.id))
     .limit(limit)
+}
+
+/**
+ * The select of a load's chunk on PostgreSQL: the chunk's people as on SQLite (one range of the
+ * index `user (createdAt, id)`, pg migration 0024), then their memberships and team memberships
+ * each in one scan of its covering index (pg 0025) for all the chunk's ids at once
+ * (`= any(array(…))`), grouped per person, joined back. Two subqueries per person, as SQLite runs,
+ * cost PostgreSQL about 0.25 s more of its CPU per load of 100 000 people (docs/BENCHMARKS.md,
+ * round 7 session 12). Times leave as epoch milliseconds, the whole milliseconds a Date would hold.
+ */
+function postgresChunkQuery(after: 'placeholders' | null, limit: number, wanted: SourcesWanted): SQL {
+  const createdAt = sql.placeholder('createdAt') as unknown as Date
+  const where = after
+    ? sql`where (${user.createdAt}, ${user.id}) > (${sql.param(createdAt, user.createdAt)}, ${sql.placeholder('id')})`
+    : sql``
+  // date_part answers a float8 (extract a numeric: 2.5 times the database's CPU over three columns
+  // of 100 000 rows); rounded to whole microseconds first, so a time on a whole millisecond never
+  // reads as the one before it.
+  const epochMs = (column: string) => sql.raw(`floor(round(date_part('epoch', chunk."${column}") * 1e6) / 1000)`)
+  const memberships = wanted.memberships
+    ? sql`(select ${member.userId} as "userId", string_agg(${member.organizationId} || chr(31) || ${member.role}, chr(31)) as list
+        from ${member} where ${member.userId} = any(array(select id from chunk)) group by ${member.userId})`
+    : sql`(select null::text as "userId", null::text as list where false)`
+  const teams = wanted.teams
+    ? sql`(select ${teamMember.userId} as "userId", string_agg(${teamMember.teamId}, chr(31)) as list
+        from ${teamMember} where ${teamMember.userId} = any(array(select id from chunk)) group by ${teamMember.userId})`
+    : sql`(select null::text as "userId", null::text as list where false)`
+  return sql`with chunk as materialized (
+      select ${user.id} as id, ${user.name} as name, ${user.email} as email, ${user.emailVerified} as "emailVerified",
+        ${user.createdAt} as "createdAt", ${user.updatedAt} as "updatedAt", ${user.username} as username,
+        ${user.banned} as banned, ${user.banExpires} as "banExpires", ${user.role} as role
+      from ${user} ${where} order by ${user.createdAt}, ${user.id} limit ${sql.raw(String(limit))})
+    select chunk.id, chunk.name, chunk.email, chunk."emailVerified", ${epochMs('createdAt')}, ${epochMs('updatedAt')},
+      chunk.username, chunk.banned, ${epochMs('banExpires')},
+      coalesce(chunk.role, '') || chr(30) || coalesce(memberships.list, '') || chr(30) || coalesce(teams.list, '')
+    from chunk
+      left join ${memberships} memberships on memberships."userId" = chunk.id
+      left join ${teams} teams on teams."userId" = chunk.id
+    order by chunk."createdAt", chunk.id`
 }
 
 /** The user whose LDAP uid is `uid` (the username, else the email of a user without one). */

@@ -201,10 +201,10 @@ describe('the directory index', () => {
     }
   })
 
-  it('holds the groups personOf reads for each person, whatever team names and member roles hold (the sources read as one JSON text per person)', async () => {
+  it('holds the groups personOf reads for each person, whatever team names and member roles hold (the sources read as one text per person)', async () => {
     const ctx = server.gatehouse.ctx
     const up = await verifiedSignUp(server, { username: 'jsonteams', name: 'Json Teams', email: 'jsonteams@example.com' })
-    // Characters JSON escapes, and the text's own brackets and commas, in team names.
+    // Characters JSON would escape, brackets and commas, in team names (the text holds team ids, the names are mapped after).
     await joinTeamsNamed(up.client, up.user.id, { name: 'Quotes', slug: 'quotes-json' }, [
       'Say "hi"',
       'back\\slash',
@@ -234,6 +234,9 @@ describe('the directory index', () => {
       if (!row) throw new Error(`no user ${id}`)
       // personOf reads memberships and teams with joins (organization's store): another path to the same groups.
       expect(groupsIn(id)).toEqual((await personOf(ctx, row)).groups)
+      // Times read as epoch milliseconds (on PostgreSQL computed by the database) are the Date's own.
+      const indexed = index.people.find((person) => person.id === id)
+      expect([indexed?.createdAt, indexed?.updatedAt]).toEqual([row.createdAt.getTime(), row.updatedAt.getTime()])
     }
     expect(groupsIn(up.user.id)).toEqual([
       'user',
