@@ -10,7 +10,9 @@ import { panelPageForFile, viewOpener } from './harness.js'
  * the value the view had last read, so the second click sent the old value as its base and the
  * server refused it as another admin's change (409): the admin's own second click was lost (CI,
  * stop 62, tests/features/oidc-provider/oidc-panel.panel.test.ts). Such a control is disabled
- * until its value is read again (renderer/src/api.ts `useRereading`).
+ * until its value is read again (renderer/src/api.ts `useRereading`). Forms with a Save button
+ * met the same refusal when saved twice before the reread (the lifetimes, the protected apps): a
+ * save's own values are the next save's base from the moment it succeeds.
  */
 
 const session = panelPageForFile()
@@ -55,5 +57,52 @@ describe('controls that save at once', () => {
     await expect.poll(() => resourceServer.isChecked(), { timeout: 10_000 }).toBe(false)
     expect(await page.getByText('since you opened this view').count()).toBe(0)
     await page.unroute('**/panel/api/oidc.clients')
+  })
+
+  it('token lifetimes saved twice before the view reads them back: the second save applies over the first', {
+    timeout: 60_000,
+  }, async () => {
+    const { h, page } = session
+    const ttl = () => h.server.gatehouse.config.get().oidcProvider.ttl.accessToken
+    await open('sso', 'Single sign-on')
+    await slowRereads('oidc.settings')
+    const field = page.getByTestId('oidc-ttl-accessToken')
+    const saveAs = async (seconds: number) => {
+      await field.fill(String(seconds))
+      await field.blur()
+      await page.getByTestId('oidc-ttl-save').click()
+      await page.getByTestId('oidc-ttl-confirm').click()
+      await expect.poll(ttl, { timeout: 10_000 }).toBe(seconds)
+    }
+    await saveAs(1234)
+    // Until the reread, the field shows what this admin saved, not the value from before.
+    expect(await field.inputValue()).toBe('1234 s')
+    await saveAs(2345)
+    await expect.poll(() => field.inputValue(), { timeout: 10_000 }).toBe('2345 s')
+    expect(await page.getByText('since you opened this view').count()).toBe(0)
+    await expect.poll(() => page.getByTestId('oidc-ttl-unsaved').count(), { timeout: 10_000 }).toBe(0)
+    await page.unroute('**/panel/api/oidc.settings')
+  })
+
+  it('protected apps saved twice before the view reads them back: the second save applies, an edit made meanwhile stays', {
+    timeout: 60_000,
+  }, async () => {
+    const { h, page } = session
+    const enabled = () => h.server.gatehouse.config.get().forwardAuth.enabled
+    await open('protected-apps', 'Protected apps')
+    const toggle = page.getByLabel('Forward auth enabled')
+    const before = enabled()
+    await expect.poll(() => toggle.isChecked()).toBe(before)
+    await slowRereads('forwardAuth.get')
+    await toggle.click()
+    await page.getByTestId('forward-auth-save').click()
+    await expect.poll(enabled).toBe(!before)
+    // Edited again while the view is still reading the first save back.
+    await toggle.click()
+    await page.getByTestId('forward-auth-save').click()
+    await expect.poll(enabled, { timeout: 10_000 }).toBe(before)
+    await expect.poll(() => toggle.isChecked(), { timeout: 10_000 }).toBe(before)
+    expect(await page.getByText('since you opened this view').count()).toBe(0)
+    await page.unroute('**/panel/api/forwardAuth.get')
   })
 })

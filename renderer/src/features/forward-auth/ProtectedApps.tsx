@@ -295,13 +295,19 @@ export default function ProtectedAppsPage() {
   const submit = () => {
     const changed = (['enabled', 'defaultPolicy', 'rules'] as const).filter((k) => JSON.stringify(draft[k]) !== JSON.stringify(read[k]))
     if (changed.length === 0) return
+    const sent = Object.fromEntries(changed.map((k) => [k, draft[k]]))
+    const saved = draft
     save.mutate(
+      { ...sent, base: Object.fromEntries(changed.map((k) => [`forwardAuth.${k}`, read[k]])) },
       {
-        ...Object.fromEntries(changed.map((k) => [k, draft[k]])),
-        base: Object.fromEntries(changed.map((k) => [`forwardAuth.${k}`, read[k]])),
+        onSuccess: () => {
+          // What this admin stored is the next save's base at once: an edit made before the
+          // reread below is then saved over it, not refused as another admin's change (409).
+          setRead((r) => (r ? { ...r, ...sent } : r))
+          // Read again and show what is stored now, unless the admin has edited since the save.
+          void current.refetch().then(() => setDraft((d) => (d === saved ? null : d)))
+        },
       },
-      // Read again: the next save's base is what is stored now.
-      { onSuccess: () => void current.refetch().then(() => setDraft(null)) },
     )
   }
   const conflict = (field: keyof Settings) => save.error?.messageFor(`forwardAuth.${field}`)

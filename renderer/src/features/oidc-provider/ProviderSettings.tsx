@@ -1,8 +1,8 @@
 import { Badge, Button, Card, Group, List, Modal, NumberInput, Stack, Text } from '@mantine/core'
 import { notifications } from '@mantine/notifications'
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { Editable } from '../../access'
-import { useOp, useOpMutation } from '../../api'
+import { useOp, useOpMutation, useRereading } from '../../api'
 import { ErrorNotice, Loading } from '../../components/common'
 import { duration } from '../../format'
 import { ink } from '../../ink'
@@ -29,6 +29,17 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
   const configure = useOpMutation('oidc.configure')
   const [draft, setDraft] = useState<Record<string, number | ''>>({})
   const [reviewing, setReviewing] = useState(false)
+  // A saved lifetime stays in the draft until the view has read it back (the draft then equals it
+  // and is dropped): cleared at once, the field would show the value from before the save, and a
+  // second save before the reread would send that as its base and be refused as another admin's
+  // change (409). Saving waits for the reread.
+  const rereading = useRereading('oidc.settings')
+  useEffect(() => {
+    setDraft((d) => {
+      const kept = Object.entries(d).filter(([key, value]) => value !== ttl[key])
+      return kept.length === Object.keys(d).length ? d : Object.fromEntries(kept)
+    })
+  }, [ttl])
   // A lifetime set at start-up is read-only with the badge and the reason, and never saved.
   const startup = useStartup()
   const changed = LIFETIMES.filter(([key]) => key in draft && draft[key] !== ttl[key] && !startup.of(`oidcProvider.ttl.${key}`))
@@ -69,7 +80,7 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
         <Button variant="default" disabled={changed.length === 0} onClick={() => setDraft({})}>
           Discard
         </Button>
-        <Button disabled={changed.length === 0 || invalid} onClick={() => setReviewing(true)} data-testid="oidc-ttl-save">
+        <Button disabled={changed.length === 0 || invalid || rereading} onClick={() => setReviewing(true)} data-testid="oidc-ttl-save">
           Review and save
         </Button>
       </Group>
@@ -102,7 +113,6 @@ function Lifetimes({ ttl }: { ttl: Record<string, number> }) {
                   },
                   {
                     onSuccess: () => {
-                      setDraft({})
                       notifications.show({ color: 'teal', title: 'Token lifetimes saved', message: 'New tokens use them from now on.' })
                     },
                     onSettled: () => setReviewing(false),
