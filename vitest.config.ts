@@ -52,9 +52,9 @@ export default defineConfig({
           include: ['tests/panel/**/*.test.ts', 'tests/features/**/*.panel.test.ts'],
           globalSetup: ['tests/setup/renderer-build.ts'],
           // A click's effect (a panel call, the server's work, the view's reread) is polled for: on
-          // a loaded machine it can take over expect.poll's default second (CI, 2026-12-05: a
-          // revoke in oidc-panel.panel.test.ts was stored after the poll gave up). A longer bound
-          // only delays a failure.
+          // a loaded machine it can take over expect.poll's default second (2026-12-05: a revoke in
+          // oidc-panel.panel.test.ts was not stored within it during a full run, and passed in each
+          // of three runs alone). A longer bound only delays a failure.
           expect: { poll: { timeout: 10_000 } },
         },
       },
