@@ -1,12 +1,20 @@
 import { eq } from 'drizzle-orm'
 import { Client } from 'ldapts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { organization, user } from '../../../server/db/schema.js'
+import { organization, team, user } from '../../../server/db/schema.js'
 import { banUser, setRole, systemActor } from '../../../server/features/admin/index.js'
 import { type DirectoryIndexes, indexesOf } from '../../../server/features/ldap/directory-index.js'
 import { personOf } from '../../../server/features/groups/person.js'
 import { insertMember } from '../../../server/features/organization/store.js'
-import { chunkAfter, directoryPeopleStatements, findUser } from '../../../server/features/ldap/store.js'
+import {
+  chunkAfter,
+  type DirectoryRow,
+  directoryPeopleReader,
+  directoryPeopleStatements,
+  findUser,
+  parseSources,
+  ROW,
+} from '../../../server/features/ldap/store.js'
 import { joinTeamsNamed, verifiedSignUp } from '../../helpers/members.js'
 import { seedPeople } from './edge-helpers.js'
 import { BASE, client, type LdapServer, PASSWORD, person, startLdapServer } from './helpers.js'
@@ -253,6 +261,33 @@ describe('the directory index', () => {
     ])
     expect(groupsIn(other.user.id)).toEqual(['user', 'quotes-json', 'quotes-json:admin', 'quotes-json:member'])
     expect(groupsIn(loner.user.id)).toEqual(['user'])
+  })
+
+  it('reads only the sources the group rule needs: memberships, teams, both or neither (each engine its own select)', async () => {
+    const ctx = server.gatehouse.ctx
+    const up = await verifiedSignUp(server, { username: 'wantedsrc', name: 'Wanted Sources', email: 'wantedsrc@example.com' })
+    await joinTeamsNamed(up.client, up.user.id, { name: 'Wanted', slug: 'wanted-src' }, ['Alpha', 'Beta'])
+    const [org] = await ctx.db.select().from(organization).where(eq(organization.slug, 'wanted-src'))
+    if (!org) throw new Error('no organization wanted-src')
+    const teamIds = (await ctx.db.select().from(team).where(eq(team.organizationId, org.id))).map((t) => t.id).sort()
+    const sourcesOf = async (wanted: { memberships: boolean; teams: boolean }) => {
+      const read = directoryPeopleReader(ctx, 1_000, wanted)
+      let found: DirectoryRow | undefined
+      for (let after: DirectoryRow | null = null; ; ) {
+        const chunk = await read(after ? { createdAt: after[ROW.createdAt], id: after[ROW.id] } : null)
+        found ??= chunk.find((row) => row[ROW.id] === up.user.id)
+        if (chunk.length < 1_000) break
+        after = chunk[chunk.length - 1] as DirectoryRow
+      }
+      if (!found) throw new Error('wantedsrc not read')
+      const parts = parseSources(found[ROW.sources])
+      return { ...parts, teams: [...parts.teams].sort() }
+    }
+    const memberships: Array<[string, string]> = [[org.id, 'owner']]
+    expect(await sourcesOf({ memberships: true, teams: true })).toEqual({ role: 'user', memberships, teams: teamIds })
+    expect(await sourcesOf({ memberships: true, teams: false })).toEqual({ role: 'user', memberships, teams: [] })
+    expect(await sourcesOf({ memberships: false, teams: true })).toEqual({ role: 'user', memberships: [], teams: teamIds })
+    expect(await sourcesOf({ memberships: false, teams: false })).toEqual({ role: 'user', memberships: [], teams: [] })
   })
 
   it('reads each chunk of people as one range of the index user (createdAt, id), without sorting, memberships from the index alone (SQLite: migrations 0023, 0024)', async () => {
