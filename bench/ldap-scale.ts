@@ -5,8 +5,9 @@
  * or `<org>/team-b`: four groups each), both on loopback, in the same run, on SQLite and
  * PostgreSQL. Per size: a full paged sync (page 500, uid/cn/mail/memberOf, the client bound
  * beforehand) cold (right after start: read from its first page, and again from the moment the
- * listener opened, when Gatehouse starts loading the directory, less the two binds' cost) and warm,
- * the group-membership search
+ * listener opened, when Gatehouse starts loading the directory, less the two binds' cost; each the
+ * median of LDAP_SCALE_COLD_STARTS starts, 5 by default, every sample listed under the table: one
+ * start's reading varied by up to a third from the next start's) and warm, the group-membership search
  * `(&(objectClass=groupOfNames)(member=<dn>))` and search by uid (rates over LDAP_SCALE_SECONDS),
  * each with the server's CPU time read from /proc/<pid>/stat (utime + stime) beside the wall time,
  * per page too — the machine is shared, so CPU is the figure to compare — HTTP get-session
@@ -48,6 +49,8 @@ const NODE_ARGS = (process.env.LDAP_SCALE_NODE_ARGS ?? '').split(' ').filter(Boo
 const IDLE = Number(process.env.LDAP_SCALE_IDLE ?? 90)
 const PG_STATEMENTS = process.env.LDAP_SCALE_PG_STATEMENTS === '1'
 const MEASURES = new Set((process.env.LDAP_SCALE_MEASURES ?? 'sync,member,uid').split(','))
+/** Starts whose cold sync is measured, per server (the cold rows are their medians). */
+const COLD_STARTS = Math.max(1, Number(process.env.LDAP_SCALE_COLD_STARTS ?? 5))
 const GROUPS_PER_PERSON = 4
 const BASE = 'dc=gatehouse,dc=lan'
 const PASSWORD = 'bench-password-123'
@@ -77,6 +80,8 @@ interface Target {
   child: ChildProcess
   bindDn: string
   http?: string
+  /** slapd's port (it is started again on it for each further cold sync). */
+  port?: number
 }
 
 async function waitLdap(url: string, dn: string, password: string): Promise<void> {
@@ -148,10 +153,15 @@ index objectClass eq
     stdio: ['pipe', 'ignore', 'inherit'],
     maxBuffer: 1 << 30,
   })
+  return runSlapd(dir, port)
+}
+
+/** slapd on the database `startSlapd` loaded in `dir` (started again for each further cold sync). */
+async function runSlapd(dir: string, port: number): Promise<Target> {
   const child = spawn('/usr/sbin/slapd', ['-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/`, '-d', '0'], { stdio: 'ignore' })
   const url = `ldap://127.0.0.1:${port}`
   await waitLdap(url, `cn=admin,${BASE}`, PASSWORD)
-  return { url, child, pid: child.pid as number, bindDn: `cn=admin,${BASE}` }
+  return { url, child, pid: child.pid as number, bindDn: `cn=admin,${BASE}`, port }
 }
 
 const stop = stopChild
@@ -369,6 +379,63 @@ async function idleMemory(
   return { start, at30, end, withinFrom: lastAbove === IDLE ? null : lastAbove + 1 }
 }
 
+/**
+ * The first sync after a start, on a client bound since, read two ways at once: from its first
+ * page (`cold`, as the rows of earlier sessions), and from the moment the listener opened
+ * (`coldWhole`), so that the part of the load done before the first page (while the client bound)
+ * is counted too, less the two binds' own cost (waitLdap's and this client's: password hashes,
+ * measured right after). slapd loads nothing before the first search: its two readings are one.
+ */
+async function coldSync(target: Target & { listening?: Listening }, c: Client): Promise<{ cold: Timed<Synced>; coldWhole: Timed<Synced> }> {
+  let cold: Timed<Synced> | null = null
+  const whole = await timed(
+    target,
+    async () => {
+      cold = await timed(target, () => sync(target, c))
+      return cold.value
+    },
+    target.listening,
+  )
+  const alone = cold as unknown as Timed<Synced>
+  if (!target.listening) return { cold: alone, coldWhole: alone }
+  const binds = await timed(target, async () => {
+    for (let i = 0; i < 2; i++) await (await bound(target)).unbind()
+  })
+  return { cold: alone, coldWhole: { ...whole, cpu: whole.cpu - binds.cpu, dbCpu: whole.dbCpu - binds.dbCpu } }
+}
+
+/** The cold syncs of COLD_STARTS − 1 more starts (`start` launches the server, then it is stopped). */
+async function moreColdSyncs(
+  start: () => Promise<Target & { listening?: Listening }>,
+): Promise<Array<{ cold: Timed<Synced>; coldWhole: Timed<Synced> }>> {
+  const out: Array<{ cold: Timed<Synced>; coldWhole: Timed<Synced> }> = []
+  for (let k = 1; k < COLD_STARTS; k++) {
+    const target = await start()
+    try {
+      const c = await bound(target)
+      out.push(await coldSync(target, c))
+      await c.unbind()
+    } finally {
+      await stop(target.child)
+    }
+  }
+  return out
+}
+
+/** The median of each reading of `samples` (wall, CPU, the database's CPU), the first sample's pages. */
+function medianOf(samples: Array<Timed<Synced>>): Timed<Synced> {
+  const med = (pick: (t: Timed<Synced>) => number) => {
+    const s = samples.map(pick).sort((a, b) => a - b)
+    const mid = s.length >> 1
+    return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+  }
+  return { wall: med((t) => t.wall), cpu: med((t) => t.cpu), dbCpu: med((t) => t.dbCpu), value: (samples[0] as Timed<Synced>).value }
+}
+
+/** Each sample's wall and CPU seconds, for the notes under the table. */
+const samplesText = (samples: Array<Timed<Synced>>): string =>
+  samples.map((t) => `${f(t.wall)}/${f(t.cpu)}${Number.isFinite(t.dbCpu) ? `+${f(t.dbCpu)}` : ''}`).join(', ')
+
 async function measure(target: Target & { listening?: Listening }, people: number) {
   // The cold and warm syncs are measured alone (slapd serves no HTTP beside them: its CPU is the
   // sync's alone too); HTTP get-session latencies during a third sync here, during a cold one in
@@ -381,27 +448,7 @@ async function measure(target: Target & { listening?: Listening }, people: numbe
   let http: Awaited<ReturnType<typeof httpDuring>> = null
   if (MEASURES.has('sync')) {
     const c = await bound(target)
-    // The cold sync read two ways at once: from its first page (the `cold` row, as the rows of
-    // earlier sessions), and from the moment the listener opened, so that the part of the load done
-    // before the first page (while the client bound) is counted too, less the two binds' own cost
-    // (waitLdap's and this client's: password hashes, measured below).
-    // slapd loads nothing before the first search: its two readings are one.
-    let coldAlone: Timed<Synced> = skipped
-    coldWhole = await timed(
-      target,
-      async () => {
-        coldAlone = await timed(target, () => sync(target, c))
-        return coldAlone.value
-      },
-      target.listening,
-    )
-    cold = coldAlone
-    if (target.listening) {
-      const binds = await timed(target, async () => {
-        for (let i = 0; i < 2; i++) await (await bound(target)).unbind()
-      })
-      coldWhole = { ...coldWhole, cpu: coldWhole.cpu - binds.cpu, dbCpu: coldWhole.dbCpu - binds.dbCpu }
-    } else coldWhole = cold
+    ;({ cold, coldWhole } = await coldSync(target, c))
     warm = await timed(target, () => sync(target, c))
     const thirdRun = sync(target, c)
     http = await httpDuring(target.http, thirdRun)
@@ -491,6 +538,16 @@ async function main(): Promise<void> {
         children.push(slapd.child)
         theirs = await measure(slapd, people)
         await stop(slapd.child)
+        if (MEASURES.has('sync')) {
+          const more = await moreColdSyncs(async () => {
+            const again = await runSlapd(join(dir, 'slapd'), slapd.port as number)
+            children.push(again.child)
+            return again
+          })
+          const samples = [theirs.cold, ...more.map((m) => m.cold)]
+          theirs = { ...theirs, cold: medianOf(samples), coldWhole: medianOf(samples) }
+          extra.push(`- ${people} people, slapd: cold syncs of ${samples.length} starts, wall/CPU s: ${samplesText(samples)}`)
+        }
         extra.push(
           `- ${people} people, slapd: resident memory after three syncs ${f(theirs.rss, 0)} MB; ${pageSpread(theirs.warm.value.pageCpuMs)} warm; entries ${theirs.cold.value.entries}`,
         )
@@ -510,17 +567,31 @@ async function main(): Promise<void> {
         const gatehouse = await launchGatehouse(prepared)
         children.push(gatehouse.child)
         if (PG_STATEMENTS && databaseUrl) await statements(databaseUrl, 'reset')
-        const ours = await measure(gatehouse, people)
+        let ours = await measure(gatehouse, people)
         if (PG_STATEMENTS && databaseUrl) extra.push(await statements(databaseUrl, 'report'))
         await stop(gatehouse.child)
+        if (MEASURES.has('sync')) {
+          const more = await moreColdSyncs(async () => {
+            const again = await launchGatehouse(prepared)
+            children.push(again.child)
+            return again
+          })
+          const cold = [ours.cold, ...more.map((m) => m.cold)]
+          const whole = [ours.coldWhole, ...more.map((m) => m.coldWhole)]
+          ours = { ...ours, cold: medianOf(cold), coldWhole: medianOf(whole) }
+          extra.push(
+            `- ${people} people, ${engine}: cold syncs of ${cold.length} starts, wall/CPU s${databaseUrl ? '+PostgreSQL CPU s' : ''}: from the first page ${samplesText(cold)}; the load counted from the listener's start ${samplesText(whole)}`,
+          )
+        }
         const withHttp = MEASURES.has('sync') ? await coldWithHttp(prepared) : null
         const t = theirs ?? { cold: none, warm: none, member: none, uid: none }
         const row = (what: string, a: Timed<unknown>, b: { wall: number; cpu: number }) =>
           lines.push(
             `| ${people} | ${engine} | ${what} | ${f(a.wall)} | ${f(a.cpu)} | ${f(a.dbCpu)} | ${f(b.wall)} | ${f(b.cpu)} | ${f(b.cpu / a.cpu)}× |`,
           )
-        row('full paged sync, cold', ours.cold, t.cold)
-        row("full paged sync, cold, the load counted from the listener's start (wall: from there)", ours.coldWhole, t.cold)
+        const starts = COLD_STARTS > 1 ? `, median of ${COLD_STARTS} starts` : ''
+        row(`full paged sync, cold${starts}`, ours.cold, t.cold)
+        row(`full paged sync, cold, the load counted from the listener's start (wall: from there)${starts}`, ours.coldWhole, t.cold)
         row('full paged sync, warm', ours.warm, t.warm)
         if (withHttp) row('full paged sync, cold, HTTP get-session alongside', withHttp.cold, t.cold)
         const rateRow = (what: string, a: { perSecond: number; cpuMs: number; dbCpuMs: number }, b: { perSecond: number; cpuMs: number }) =>
