@@ -387,21 +387,14 @@ async function idleMemory(
  * measured right after). slapd loads nothing before the first search: its two readings are one.
  */
 async function coldSync(target: Target & { listening?: Listening }, c: Client): Promise<{ cold: Timed<Synced>; coldWhole: Timed<Synced> }> {
-  let cold: Timed<Synced> | null = null
-  const whole = await timed(
-    target,
-    async () => {
-      cold = await timed(target, () => sync(target, c))
-      return cold.value
-    },
-    target.listening,
-  )
-  const alone = cold as unknown as Timed<Synced>
-  if (!target.listening) return { cold: alone, coldWhole: alone }
+  // One sync, two clocks: the outer reading's value is the inner one.
+  const whole = await timed(target, () => timed(target, () => sync(target, c)), target.listening)
+  const cold = whole.value
+  if (!target.listening) return { cold, coldWhole: cold }
   const binds = await timed(target, async () => {
     for (let i = 0; i < 2; i++) await (await bound(target)).unbind()
   })
-  return { cold: alone, coldWhole: { ...whole, cpu: whole.cpu - binds.cpu, dbCpu: whole.dbCpu - binds.dbCpu } }
+  return { cold, coldWhole: { ...whole, value: cold.value, cpu: whole.cpu - binds.cpu, dbCpu: whole.dbCpu - binds.dbCpu } }
 }
 
 /** The cold syncs of COLD_STARTS − 1 more starts (`start` launches the server, then it is stopped). */
@@ -434,7 +427,8 @@ function medianOf(samples: Array<Timed<Synced>>): Timed<Synced> {
 
 /** Each sample's wall and CPU seconds, for the notes under the table. */
 const samplesText = (samples: Array<Timed<Synced>>): string =>
-  samples.map((t) => `${f(t.wall)}/${f(t.cpu)}${Number.isFinite(t.dbCpu) ? `+${f(t.dbCpu)}` : ''}`).join(', ')
+  // PostgreSQL's CPU less the binds' can read a hair below zero at small sizes (two readings' noise): signed as it is.
+  samples.map((t) => `${f(t.wall)}/${f(t.cpu)}${Number.isFinite(t.dbCpu) ? `${t.dbCpu < 0 ? '' : '+'}${f(t.dbCpu)}` : ''}`).join(', ')
 
 async function measure(target: Target & { listening?: Listening }, people: number) {
   // The cold and warm syncs are measured alone (slapd serves no HTTP beside them: its CPU is the
@@ -545,7 +539,8 @@ async function main(): Promise<void> {
             return again
           })
           const samples = [theirs.cold, ...more.map((m) => m.cold)]
-          theirs = { ...theirs, cold: medianOf(samples), coldWhole: medianOf(samples) }
+          const median = medianOf(samples)
+          theirs = { ...theirs, cold: median, coldWhole: median }
           extra.push(`- ${people} people, slapd: cold syncs of ${samples.length} starts, wall/CPU s: ${samplesText(samples)}`)
         }
         extra.push(
