@@ -415,14 +415,22 @@ async function moreColdSyncs(
   return out
 }
 
+/** The median of `xs` (the mean of the two middle values for an even count), NaN when empty. */
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  if (s.length === 0) return Number.NaN
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+}
+
 /** The median of each reading of `samples` (wall, CPU, the database's CPU), the first sample's pages. */
 function medianOf(samples: Array<Timed<Synced>>): Timed<Synced> {
-  const med = (pick: (t: Timed<Synced>) => number) => {
-    const s = samples.map(pick).sort((a, b) => a - b)
-    const mid = s.length >> 1
-    return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+  return {
+    wall: median(samples.map((t) => t.wall)),
+    cpu: median(samples.map((t) => t.cpu)),
+    dbCpu: median(samples.map((t) => t.dbCpu)),
+    value: (samples[0] as Timed<Synced>).value,
   }
-  return { wall: med((t) => t.wall), cpu: med((t) => t.cpu), dbCpu: med((t) => t.dbCpu), value: (samples[0] as Timed<Synced>).value }
 }
 
 /** Each sample's wall and CPU seconds, for the notes under the table. */
@@ -477,12 +485,8 @@ async function measure(target: Target & { listening?: Listening }, people: numbe
 
 /** The spread of page costs: median, and the first and last tenth's medians (a page's cost must not depend on its place). */
 function pageSpread(ms: number[]): string {
-  const med = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b)
-    return s[Math.floor(s.length / 2)] ?? Number.NaN
-  }
   const tenth = Math.max(1, Math.floor(ms.length / 10))
-  return `page CPU median ${med(ms).toFixed(0)} ms (first tenth ${med(ms.slice(0, tenth)).toFixed(0)}, last tenth ${med(ms.slice(-tenth)).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})`
+  return `page CPU median ${median(ms).toFixed(0)} ms (first tenth ${median(ms.slice(0, tenth)).toFixed(0)}, last tenth ${median(ms.slice(-tenth)).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})`
 }
 
 /** pg_stat_statements: emptied before the measures, then the statements they sent, by calls. */
