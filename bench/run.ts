@@ -66,8 +66,21 @@ interface Target {
   bearer: string
 }
 
+/**
+ * V8 flags every server of this bench runs with, the anchor too. By default V8's memory reducer: its
+ * watchdog runs a memory-reducing full collection about 100 s after a process's last full one
+ * (105 s into every server's life in this bench), and that collection drops the maps the hot
+ * code was optimised for: Node's stream, timer and event functions are deoptimised ("weak
+ * objects", `--trace-deopt`), and in most runs the code compiled again afterwards cost 25–30 %
+ * more user CPU per request for the rest of the run, in whichever process it hit (Gatehouse 9.1 →
+ * 12.1 µs, the bare server 10.0 → 12.3 µs in one sitting; docs/BENCHMARKS.md, issue 51). It hits
+ * the servers at different moments, so a round compared one server before it with another after
+ * it. Without the reducer neither process steps. BENCH_MEMORY_REDUCER=1 measures with V8's default.
+ */
+const V8_FLAGS = process.env.BENCH_MEMORY_REDUCER === '1' ? [] : ['--no-memory-reducer']
+
 function start(name: Target['name'], args: string[], port: number): Promise<Target> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...V8_FLAGS, ...args], {
     cwd: root,
     env: { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -320,7 +333,9 @@ const median = (xs: number[]) => {
 }
 
 async function main() {
-  console.error(`benchmark: ${ROUNDS} rounds × ${DURATION} s per scenario and server, working dir ${workDir}`)
+  console.error(
+    `benchmark: ${ROUNDS} rounds × ${DURATION} s per scenario and server, node flags ${V8_FLAGS.join(' ') || '(none)'}, working dir ${workDir}`,
+  )
   mkdirSync(join(workDir, 'gatehouse'))
   writeFileSync(join(workDir, 'gatehouse', 'config.json'), JSON.stringify(FORWARD_AUTH_CONFIG))
   // The same configuration for the metrics build: the two differ only by the metrics listener.
