@@ -69,10 +69,10 @@ interface Target {
 /**
  * V8 flags every server of this bench runs with, the anchor too. By default V8's memory reducer: its
  * watchdog runs a memory-reducing full collection about 100 s after a process's last full one
- * (105 s into every server's life in this bench), and that collection drops the maps the hot
+ * (105–140 s into a server's life in the runs traced), and that collection drops the maps the hot
  * code was optimised for: Node's stream, timer and event functions are deoptimised ("weak
- * objects", `--trace-deopt`), and in most runs the code compiled again afterwards cost 25–30 %
- * more user CPU per request for the rest of the run, in whichever process it hit (Gatehouse 9.1 →
+ * objects", `--trace-deopt`), and often the code compiled again afterwards cost 25–30 % more
+ * user CPU per request for the rest of the run, in whichever process it hit (Gatehouse 9.1 →
  * 12.1 µs, the bare server 10.0 → 12.3 µs in one sitting; docs/BENCHMARKS.md, issue 51). It hits
  * the servers at different moments, so a round compared one server before it with another after
  * it. Without the reducer neither process steps. BENCH_MEMORY_REDUCER=1 measures with V8's default.
