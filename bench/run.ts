@@ -85,6 +85,13 @@ function start(name: Target['name'], args: string[], port: number): Promise<Targ
     env: { ...process.env, GATEHOUSE_SECRET: 'bench-secret-0123456789-abcdefghijklmnop', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
+  // The options node really got before the script (spawnargs: what was executed), for the smoke test.
+  const argv = child.spawnargs.slice(1)
+  const options = argv.slice(
+    0,
+    argv.findIndex((arg) => !arg.startsWith('-')),
+  )
+  console.error(`${name}: node options ${options.join(' ') || '(none)'}`)
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000)
     child.stdout?.on('data', (chunk: Buffer) => {
